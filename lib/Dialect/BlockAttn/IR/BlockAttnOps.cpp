@@ -1,0 +1,261 @@
+//===- BlockAttnOps.cpp - blockattn operations ----------------------------===//
+//
+// Verifiers for blockattn.forward and blockattn.backward. Every illegal
+// combination of operands and attributes is reported here, with the operand
+// named, so that no later pass has to re-check (or crash on) its input.
+//
+//===----------------------------------------------------------------------===//
+
+#include "blockattn/Dialect/BlockAttn/IR/BlockAttnOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::blockattn;
+
+//===----------------------------------------------------------------------===//
+// Support
+//===----------------------------------------------------------------------===//
+
+bool Support::isSupportedBlockSize(int64_t bs) {
+  return llvm::is_contained(blockSizes, bs);
+}
+
+bool Support::isSupportedHeadDim(int64_t d) {
+  return llvm::is_contained(headDims, d);
+}
+
+bool Support::isSupportedElementType(Type t) { return t.isBF16() || t.isF16(); }
+
+//===----------------------------------------------------------------------===//
+// Shared verification
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// A named memref operand, so that diagnostics can say which one is wrong.
+struct NamedOperand {
+  StringRef name;
+  Value value;
+};
+
+std::string joinInts(ArrayRef<int64_t> values) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  llvm::interleaveComma(values, os);
+  return s;
+}
+
+/// Checks an activation memref ([T, H, head_dim], unit-stride last dim).
+LogicalResult verifyActivation(Operation *op, const NamedOperand &operand,
+                               int64_t headDim, Type elementType) {
+  auto type = dyn_cast<MemRefType>(operand.value.getType());
+  if (!type || type.getRank() != 3)
+    return op->emitOpError()
+           << "operand '" << operand.name
+           << "' must be a rank-3 memref [tokens, heads, head_dim], got "
+           << operand.value.getType();
+  if (type.getElementType() != elementType)
+    return op->emitOpError()
+           << "operand '" << operand.name << "' has element type "
+           << type.getElementType() << ", but element_type is " << elementType;
+  if (type.isDynamicDim(2))
+    return op->emitOpError() << "operand '" << operand.name
+                             << "' must have a static head dimension (" << headDim
+                             << ")";
+  if (type.getDimSize(2) != headDim)
+    return op->emitOpError()
+           << "operand '" << operand.name << "' has head dimension "
+           << type.getDimSize(2) << ", but head_dim is " << headDim;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)) || strides[2] != 1)
+    return op->emitOpError() << "operand '" << operand.name
+                             << "' must have a unit-stride head_dim dimension";
+  return success();
+}
+
+/// Static dimensions of two activations must agree (dynamic ones are checked
+/// at run time by the API).
+LogicalResult verifySameShape(Operation *op, const NamedOperand &ref,
+                              const NamedOperand &other) {
+  auto a = cast<MemRefType>(ref.value.getType());
+  auto b = cast<MemRefType>(other.value.getType());
+  for (int64_t i = 0; i < 2; ++i) {
+    if (a.isDynamicDim(i) || b.isDynamicDim(i) ||
+        a.getDimSize(i) == b.getDimSize(i))
+      continue;
+    return op->emitOpError()
+           << "operand '" << other.name << "' has shape [" << b.getShape()
+           << "] but '" << ref.name << "' has shape [" << a.getShape()
+           << "]: " << (i == 0 ? "tokens" : "heads") << " differ";
+  }
+  return success();
+}
+
+LogicalResult verifyCuSeqlens(Operation *op, Value cu) {
+  auto type = dyn_cast<MemRefType>(cu.getType());
+  if (!type || type.getRank() != 1)
+    return op->emitOpError()
+           << "cu_seqlens must be a rank-1 memref [num_sequences + 1], got "
+           << cu.getType();
+  if (!type.getElementType().isSignlessInteger(32))
+    return op->emitOpError() << "cu_seqlens must have i32 elements, got "
+                             << type.getElementType();
+  return success();
+}
+
+LogicalResult verifyRotaryTable(Operation *op, StringRef name, Value table,
+                                int64_t headDim) {
+  auto type = dyn_cast<MemRefType>(table.getType());
+  bool ok = type && type.getRank() == 2 && type.getElementType().isF32() &&
+            type.getDimSize(1) == headDim / 2 && type.getLayout().isIdentity();
+  if (!ok)
+    return op->emitOpError()
+           << "rotary " << name
+           << " table must be a contiguous memref<?x" << headDim / 2
+           << "xf32> ([max_position, head_dim/2] of f32), got "
+           << table.getType();
+  return success();
+}
+
+/// Everything both kernels share: attributes, cu_seqlens, rotary operands.
+template <typename OpTy>
+LogicalResult verifyAttentionOp(OpTy op, ArrayRef<NamedOperand> activations) {
+  Operation *operation = op.getOperation();
+  int64_t blockSize = op.getBlockSize();
+  if (!Support::isSupportedBlockSize(blockSize))
+    return op.emitOpError() << "unsupported block_size " << blockSize
+                            << "; supported block sizes: "
+                            << joinInts(Support::blockSizes);
+  int64_t headDim = op.getHeadDim();
+  if (!Support::isSupportedHeadDim(headDim))
+    return op.emitOpError() << "unsupported head_dim " << headDim
+                            << "; supported head dims: "
+                            << joinInts(Support::headDims);
+  Type elementType = op.getElementType();
+  if (!Support::isSupportedElementType(elementType))
+    return op.emitOpError() << "unsupported element_type " << elementType
+                            << "; supported element types: bf16, f16";
+
+  for (const NamedOperand &operand : activations)
+    if (failed(verifyActivation(operation, operand, headDim, elementType)))
+      return failure();
+  for (const NamedOperand &operand : activations.drop_front())
+    if (failed(verifySameShape(operation, activations.front(), operand)))
+      return failure();
+  if (failed(verifyCuSeqlens(operation, op.getCuSeqlens())))
+    return failure();
+
+  if (Value scale = op.getScale()) {
+    if (!scale.getType().isF32())
+      return op.emitOpError() << "scale operand must be f32, got "
+                              << scale.getType();
+    if (op.getSoftmaxScale())
+      return op.emitOpError() << "the softmax_scale attribute and the scale "
+                                 "operand are mutually exclusive";
+  }
+  if (std::optional<APFloat> scale = op.getSoftmaxScale()) {
+    double value = scale->convertToDouble();
+    if (!std::isfinite(value) || value <= 0.0)
+      return op.emitOpError() << "softmax_scale must be finite and positive, got "
+                              << value;
+  }
+
+  bool hasTables = op.getRotaryCos() != nullptr;
+  if (hasTables != (op.getRotarySin() != nullptr))
+    return op.emitOpError() << "rotary cos and sin tables must be given together";
+  if (!op.hasRotary()) {
+    if (hasTables)
+      return op.emitOpError()
+             << "rotary tables are given but the rotary mode is none";
+    if (op.getRotaryTheta())
+      return op.emitOpError()
+             << "rotary_theta is given but the rotary mode is none";
+    if (op.getPositions())
+      return op.emitOpError()
+             << "positions are given but the rotary mode is none";
+    if (op.getRotateV())
+      return op.emitOpError() << "rotate_v is set but the rotary mode is none";
+    return success();
+  }
+  if (hasTables && op.getRotaryTheta())
+    return op.emitOpError()
+           << "rotary tables and rotary_theta are mutually exclusive";
+  if (!hasTables && !op.getRotaryTheta())
+    return op.emitOpError()
+           << "rotary mode " << stringifyRotaryMode(op.getRotary())
+           << " needs rotary(%cos, %sin) tables or a rotary_theta";
+  if (std::optional<APFloat> theta = op.getRotaryTheta()) {
+    double value = theta->convertToDouble();
+    if (!std::isfinite(value) || value <= 1.0)
+      return op.emitOpError()
+             << "rotary_theta must be finite and greater than 1, got " << value;
+  }
+  if (hasTables) {
+    if (failed(verifyRotaryTable(operation, "cos", op.getRotaryCos(), headDim)) ||
+        failed(verifyRotaryTable(operation, "sin", op.getRotarySin(), headDim)))
+      return failure();
+    if (op.getRotaryCos().getType() != op.getRotarySin().getType())
+      return op.emitOpError() << "rotary cos and sin tables must have the same "
+                                 "type, got "
+                              << op.getRotaryCos().getType() << " and "
+                              << op.getRotarySin().getType();
+  }
+  if (Value positions = op.getPositions()) {
+    auto type = dyn_cast<MemRefType>(positions.getType());
+    if (!type || type.getRank() != 1 ||
+        !type.getElementType().isSignlessInteger(32))
+      return op.emitOpError()
+             << "positions must be a rank-1 memref of i32 [tokens], got "
+             << positions.getType();
+  }
+  return success();
+}
+
+template <typename OpTy>
+double effectiveSoftmaxScale(OpTy op) {
+  if (std::optional<APFloat> scale = op.getSoftmaxScale())
+    return scale->convertToDouble();
+  return 1.0 / std::sqrt(static_cast<double>(op.getHeadDim()));
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// ForwardOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ForwardOp::verify() {
+  NamedOperand activations[] = {
+      {"q", getQ()}, {"k", getK()}, {"v", getV()}, {"o", getO()}};
+  return verifyAttentionOp(*this, activations);
+}
+
+double ForwardOp::getEffectiveSoftmaxScale() {
+  return effectiveSoftmaxScale(*this);
+}
+
+//===----------------------------------------------------------------------===//
+// BackwardOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult BackwardOp::verify() {
+  NamedOperand activations[] = {{"q", getQ()},   {"k", getK()},
+                                {"v", getV()},   {"do", getDout()},
+                                {"dq", getDq()}, {"dk", getDk()},
+                                {"dv", getDv()}};
+  return verifyAttentionOp(*this, activations);
+}
+
+double BackwardOp::getEffectiveSoftmaxScale() {
+  return effectiveSoftmaxScale(*this);
+}
+
+#define GET_OP_CLASSES
+#include "blockattn/Dialect/BlockAttn/IR/BlockAttnOps.cpp.inc"

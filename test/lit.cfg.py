@@ -1,0 +1,57 @@
+# -*- Python -*-
+# lit configuration for block-attn (`make check`, or `ninja check-blockattn`).
+
+import os
+import shutil
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "BLOCKATTN"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test", ".py"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.blockattn_obj_root, "test")
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%blockattn_src_root", config.blockattn_src_root))
+config.substitutions.append(("%mlir_dir", config.mlir_dir))
+config.substitutions.append(("%cmake_generator", config.cmake_generator))
+config.substitutions.append(("%cmake", config.cmake_command))
+config.substitutions.append(("%python", config.python_executable or "python3"))
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+tool_dirs = [config.blockattn_tools_dir, config.llvm_tools_dir]
+tools = [
+    "block-attn-opt",
+    ToolSubst("block-attn-compile", unresolved="ignore"),
+    "FileCheck",
+    "not",
+    "count",
+    "split-file",
+]
+llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# CUDA tools: tests that assemble PTX or inspect SASS are marked
+# `REQUIRES: ptxas` / `REQUIRES: cuobjdump` and run where the tools exist.
+def find_cuda_tool(name, configured):
+    if configured and os.path.exists(configured):
+        return configured
+    for d in [os.environ.get("CUDA_HOME", ""), "/usr/local/cuda"]:
+        p = os.path.join(d, "bin", name) if d else ""
+        if p and os.path.exists(p):
+            return p
+    return shutil.which(name)
+
+ptxas = find_cuda_tool("ptxas", config.ptxas_executable)
+if ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+cuobjdump = find_cuda_tool("cuobjdump", config.cuobjdump_executable)
+if cuobjdump:
+    config.available_features.add("cuobjdump")
+    config.substitutions.append(("%cuobjdump", cuobjdump))
