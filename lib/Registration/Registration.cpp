@@ -4,6 +4,9 @@
 #include "blockattn/InitAllPasses.h"
 
 #include "blockattn/Dialect/BlockAttn/IR/BlockAttnDialect.h"
+#include "blockattn/Dialect/WarpSpec/IR/WarpSpecDialect.h"
+#include "blockattn/Dialect/BlockAttn/Transforms/Passes.h"
+#include "blockattn/Dialect/WarpSpec/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -27,7 +30,7 @@
 using namespace mlir;
 
 void blockattn::registerAllBlockAttnDialects(DialectRegistry &registry) {
-  registry.insert<blockattn::BlockAttnDialect>();
+  registry.insert<blockattn::BlockAttnDialect, warpspec::WarpSpecDialect>();
 }
 
 void blockattn::registerBlockAttnToolDialects(DialectRegistry &registry) {
@@ -43,7 +46,10 @@ void blockattn::registerBlockAttnToolDialects(DialectRegistry &registry) {
   registerNVVMDialectTranslation(registry);
 }
 
-void blockattn::registerAllBlockAttnPasses() {}
+void blockattn::registerAllBlockAttnPasses() {
+  registerBlockAttnPasses();
+  warpspec::registerWarpSpecPasses();
+}
 
 void blockattn::registerBlockAttnToolPasses() {
   registerAllBlockAttnPasses();

@@ -1,0 +1,55 @@
+//===- Passes.td - blockattn transforms --------------------*- tablegen -*-===//
+
+#ifndef BLOCKATTN_DIALECT_BLOCKATTN_TRANSFORMS_PASSES_TD
+#define BLOCKATTN_DIALECT_BLOCKATTN_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def BlockAttnWarpSpecializePass
+    : Pass<"blockattn-warp-specialize", "func::FuncOp"> {
+  let summary = "Lower a blockattn kernel to a warp-specialized warpspec.kernel";
+  let description = [{
+    Replaces the `blockattn.forward` (or `blockattn.backward`) operation of a
+    kernel function with a `warpspec.kernel` that implements it on `chip`:
+    tiles over (64-token block, head), the persistent jagged schedule
+    (`warpspec.tile_loop`), the partition into warp roles, and the channels
+    between them.
+
+    #### Input invariant
+    The function body is one `blockattn` op and a `return`; every memref
+    operand of the op, and its run-time `scale`, are arguments of the
+    function (they become the kernel's parameters).
+
+    #### Output IR
+    - `sm_90a` (Hopper), forward: a `load` partition (one warpgroup; one
+      thread issues TMA) fills a ring `qkv` of `num-stages` slots with the Q, K
+      and V tiles of each (block, head) tile; a `compute` partition of one
+      warpgroup, replicated `num-consumers` times, takes the slots
+      round-robin: S = Q K^T with wgmma into registers, exact softmax in
+      registers, O = P V with P as the register A operand, then O divided by
+      the row sums is stored, masked to the tile's valid rows.
+    - The function's arguments get a `blockattn.name` attribute ("q", "k",
+      ...) that names them in the launch manifest.
+
+    #### Invariants
+    Register budgets, thread counts and the channel protocol satisfy the
+    `warpspec.kernel` verifier; shared memory is placed by
+    `warpspec-allocate-smem`.
+  }];
+  let dependentDialects = ["warpspec::WarpSpecDialect", "arith::ArithDialect",
+                           "memref::MemRefDialect"];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
+           "Target GPU: sm_90a (Hopper) or sm_100a (Blackwell)">,
+    Option<"numStages", "num-stages", "int64_t", /*default=*/"0",
+           "Slots of the Q/K/V ring; 0 picks the deepest ring that fits shared memory (up to 8)">,
+    Option<"numConsumers", "num-consumers", "int64_t", /*default=*/"2",
+           "Hopper: consumer warpgroups, each owning whole tiles">,
+    Option<"pOperand", "p-operand", "std::string", /*default=*/"\"registers\"",
+           "Hopper: where P = softmax(S) feeds O = P V from: 'registers' "
+           "(wgmma with a register A operand) or 'smem' (P staged through a "
+           "per-warpgroup shared-memory scratch buffer)">,
+  ];
+}
+
+#endif // BLOCKATTN_DIALECT_BLOCKATTN_TRANSFORMS_PASSES_TD

@@ -1,0 +1,44 @@
+//===- WarpSpecAttrs.td - warpspec enums and attributes ----*- tablegen -*-===//
+
+#ifndef BLOCKATTN_DIALECT_WARPSPEC_IR_WARPSPECATTRS_TD
+#define BLOCKATTN_DIALECT_WARPSPEC_IR_WARPSPECATTRS_TD
+
+include "blockattn/Dialect/WarpSpec/IR/WarpSpecDialect.td"
+include "mlir/IR/EnumAttr.td"
+
+def WarpSpec_MemorySpace : I32EnumAttr<"MemorySpace",
+    "where a channel's buffers live", [
+      I32EnumAttrCase<"smem", 0>,
+      I32EnumAttrCase<"tmem", 1>
+    ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::warpspec";
+}
+def WarpSpec_MemorySpaceAttr
+    : EnumAttr<WarpSpec_Dialect, WarpSpec_MemorySpace, "memory_space"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def WarpSpec_Role : I32EnumAttr<"Role", "what a partition does", [
+      I32EnumAttrCase<"load", 0>,
+      I32EnumAttrCase<"compute", 1>,
+      I32EnumAttrCase<"mma", 2>,
+      I32EnumAttrCase<"softmax", 3>,
+      I32EnumAttrCase<"epilogue", 4>
+    ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::warpspec";
+  let description = [{
+    - `load`: issues TMA copies into channels (one elected thread).
+    - `compute`: a warpgroup that multiplies, does tile math and stores
+      (the Hopper consumer: wgmma accumulators live in its registers).
+    - `mma`: issues tensor-core MMAs from one elected thread (Blackwell).
+    - `softmax`: tile math on accumulators read from tensor memory.
+    - `epilogue`: reads finished accumulators and stores them.
+  }];
+}
+def WarpSpec_RoleAttr : EnumAttr<WarpSpec_Dialect, WarpSpec_Role, "role"> {
+  let assemblyFormat = "$value";
+}
+
+#endif // BLOCKATTN_DIALECT_WARPSPEC_IR_WARPSPECATTRS_TD

@@ -1,0 +1,53 @@
+//===- WarpSpecOps.h - warpspec types and operations ------------*- C++ -*-===//
+
+#ifndef BLOCKATTN_DIALECT_WARPSPEC_IR_WARPSPECOPS_H
+#define BLOCKATTN_DIALECT_WARPSPEC_IR_WARPSPECOPS_H
+
+#include "blockattn/Dialect/WarpSpec/IR/WarpSpecDialect.h"
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/RegionKindInterface.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "blockattn/Dialect/WarpSpec/IR/WarpSpecEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "blockattn/Dialect/WarpSpec/IR/WarpSpecAttrs.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "blockattn/Dialect/WarpSpec/IR/WarpSpecOpsTypes.h.inc"
+
+namespace mlir::warpspec {
+class PartitionOp;
+class ChannelOp;
+} // namespace mlir::warpspec
+
+#define GET_OP_CLASSES
+#include "blockattn/Dialect/WarpSpec/IR/WarpSpecOps.h.inc"
+
+namespace mlir::warpspec {
+
+/// Hardware limits the verifiers and allocators check against. Both targets
+/// share them (sm_90a and sm_100a: 227 KiB of shared memory per CTA, 64K
+/// 32-bit registers per SM, 1024 threads per CTA; TMEM exists on sm_100a only).
+struct TargetLimits {
+  static constexpr int64_t maxSharedMemoryBytes = 227 * 1024;
+  static constexpr int64_t registerFileSize = 64 * 1024;
+  static constexpr int64_t maxThreadsPerCta = 1024;
+  static constexpr int64_t tmemColumns = 512;
+  static constexpr int64_t tmemLanes = 128;
+  static constexpr int64_t warpgroupWarps = 4;
+  static bool isSupportedChip(StringRef chip) {
+    return chip == "sm_90a" || chip == "sm_100a";
+  }
+};
+
+/// Number of bytes of an element type stored in memory.
+int64_t getElementSizeInBytes(Type type);
+
+} // namespace mlir::warpspec
+
+#endif // BLOCKATTN_DIALECT_WARPSPEC_IR_WARPSPECOPS_H

@@ -1,0 +1,459 @@
+//===- WarpSpecOps.td - warpspec operations ----------------*- tablegen -*-===//
+//
+// Kernel structure (kernel, partition, channel), the channel protocol
+// (acquire/commit/close on the producer side, consume/release on the consumer
+// side), the persistent tile loop, and the tile operations.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BLOCKATTN_DIALECT_WARPSPEC_IR_WARPSPECOPS_TD
+#define BLOCKATTN_DIALECT_WARPSPEC_IR_WARPSPECOPS_TD
+
+include "blockattn/Dialect/WarpSpec/IR/WarpSpecDialect.td"
+include "blockattn/Dialect/WarpSpec/IR/WarpSpecAttrs.td"
+include "blockattn/Dialect/WarpSpec/IR/WarpSpecTypes.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/RegionKindInterface.td"
+
+//===----------------------------------------------------------------------===//
+// Kernel structure
+//===----------------------------------------------------------------------===//
+
+def WarpSpec_KernelOp : WarpSpec_Op<"kernel", [
+    SingleBlock, NoTerminator, RecursiveMemoryEffects]> {
+  let summary = "a warp-specialized kernel: channels and partitions";
+  let description = [{
+    The `warpspec.kernel` operation is one GPU kernel, as it runs on one SM of
+    `chip` (`sm_90a` or `sm_100a`). Its body declares the channels
+    (`warpspec.channel`) and then the partitions (`warpspec.partition`), which
+    run concurrently on disjoint warps of one CTA, in the order written:
+    partition 0 gets the first warps. It may also hold side-effect-free
+    values the partitions share (`memref.dim` of the kernel's memrefs,
+    constants). Values from above (the enclosing function's arguments) are the
+    kernel's parameters.
+
+    The kernel's properties that the launch needs are attributes:
+    `smem_bytes` (dynamic shared memory, written by `warpspec-allocate-smem`)
+    and `tmem_columns` (tensor memory, written by `warpspec-allocate-tmem`);
+    `info` carries what the `blockattn` op described (kind, block size, head
+    dim, element type, rotary mode), for the launch manifest.
+
+    The verifier checks the budgets of DESIGN.md: every partition is made of
+    whole warpgroups (`setmaxnreg` works per warpgroup), register budgets are
+    multiples of 8 in [24, 256] and fit the 64K-register file, the CTA has at
+    most 1024 threads, shared memory fits 227 KiB and tensor memory 512
+    columns; and the channel protocol: each channel has exactly one producer
+    partition, which closes it, and at least one consumer partition.
+
+    Example:
+
+    ```mlir
+    warpspec.kernel chip("sm_90a") {
+      %qkv = warpspec.channel "qkv" depth(4)
+          : !warpspec.channel<[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
+      warpspec.partition "producer" role(load) warps(4) regs(40) {
+        ...
+      }
+      warpspec.partition "consumer" role(compute) warps(4) regs(232) replicas(2) {
+        ...
+      }
+    }
+    ```
+  }];
+  let arguments = (ins StrAttr:$chip,
+                       OptionalAttr<I64Attr>:$smem_bytes,
+                       OptionalAttr<I64Attr>:$tmem_columns,
+                       OptionalAttr<DictionaryAttr>:$info);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "`chip` `(` $chip `)` attr-dict-with-keyword $body";
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Partitions in launch order.
+    SmallVector<PartitionOp, 4> getPartitions();
+    /// Channels in declaration order.
+    SmallVector<ChannelOp, 4> getChannels();
+    /// Threads per CTA (all partitions and replicas).
+    int64_t getNumThreads();
+    /// True for the Blackwell target.
+    bool isBlackwell() { return getChip() == "sm_100a"; }
+  }];
+}
+
+def WarpSpec_ChannelOp : WarpSpec_Op<"channel", [HasParent<"KernelOp">]> {
+  let summary = "a ring buffer through which one partition hands tiles on";
+  let description = [{
+    The `warpspec.channel` operation declares a ring of `depth` slots. Each
+    slot holds one buffer of each type in the channel type plus the
+    coordinates of the tile in it. One partition produces into the channel
+    (`warpspec.acquire` a free slot, fill it, `warpspec.commit` it; finally
+    `warpspec.close`), other partitions consume from it
+    (`warpspec.consume` iterates over committed slots in order; the body
+    gives the slot back with `warpspec.release`). A consumer partition with
+    `replicas(R)` takes the slots round-robin: replica `r` gets slots
+    `r, r+R, ...`.
+
+    The lowering gives each slot a `full` and an `empty` mbarrier and tracks
+    their phases; `warpspec-allocate-smem` writes where the buffers
+    (`buffer_offset`, slot `s` at `buffer_offset + s * slot_stride`), the
+    barriers (`barrier_offset`) and the tile coordinates (`info_offset`) live.
+
+    Example (q, k, v of a tile, four slots deep):
+
+    ```mlir
+    %qkv = warpspec.channel "qkv" depth(4)
+        : !warpspec.channel<[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$depth,
+                       OptionalAttr<I64Attr>:$buffer_offset,
+                       OptionalAttr<I64Attr>:$slot_stride,
+                       OptionalAttr<I64Attr>:$barrier_offset,
+                       OptionalAttr<I64Attr>:$info_offset);
+  let results = (outs WarpSpec_ChannelType:$channel);
+  let assemblyFormat = "$name `depth` `(` $depth `)` attr-dict `:` type($channel)";
+  let extraClassDeclaration = [{
+    ChannelType getChannelType() { return getChannel().getType(); }
+    /// True once warpspec-allocate-smem has placed the channel.
+    bool isAllocated() {
+      return getBufferOffset() && getSlotStride() && getBarrierOffset() &&
+             getInfoOffset();
+    }
+  }];
+}
+
+def WarpSpec_PartitionOp : WarpSpec_Op<"partition", [
+    SingleBlock, NoTerminator, HasParent<"KernelOp">, RecursiveMemoryEffects]> {
+  let summary = "a group of warpgroups that plays one role";
+  let description = [{
+    The `warpspec.partition` operation runs its body on `warps` warps
+    (`replicas` times, on disjoint warps: each replica is an independent copy
+    that takes its share of the slots of the channels it consumes). `regs` is
+    the per-thread register budget the lowering sets with `setmaxnreg` when
+    the partition starts. Partitions only talk through channels.
+
+    Example:
+
+    ```mlir
+    warpspec.partition "consumer" role(compute) warps(4) regs(232) replicas(2) {
+      warpspec.consume %qkv (%row, %rows, %head, %q, %k, %v) : !qkv {
+        ...
+      }
+    }
+    ```
+  }];
+  let arguments = (ins StrAttr:$name,
+                       WarpSpec_RoleAttr:$role,
+                       I64Attr:$num_warps,
+                       I64Attr:$num_regs,
+                       DefaultValuedAttr<I64Attr, "1">:$replicas);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $name `role` `(` custom<Role>($role) `)` `warps` `(` $num_warps `)` `regs` `(` $num_regs `)`
+    (`replicas` `(` $replicas^ `)`)? attr-dict-with-keyword $body
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getNumThreads() { return getNumWarps() * 32 * getReplicas(); }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Persistent schedule
+//===----------------------------------------------------------------------===//
+
+def WarpSpec_TileLoopOp : WarpSpec_Op<"tile_loop", [
+    SingleBlock, NoTerminator, RecursiveMemoryEffects]> {
+  let summary = "the persistent loop over the (block, head) tiles of a jagged batch";
+  let description = [{
+    The `warpspec.tile_loop` operation runs its body once for each tile this
+    CTA owns. The tiles are the blocks of `block_size` tokens of every
+    sequence delimited by `cu_seqlens` (i32 `[B+1]`), times `num_heads`
+    heads; `num_tokens` is T = `cu_seqlens[B]`. The body receives the tile's
+    first token row, its number of valid rows (1 to `block_size`; only a
+    sequence's last block is partial) and its head.
+
+    Tiles are numbered without a prefix sum, so with no host synchronization
+    and no preparation kernel: block `j` of sequence `b` gets the virtual
+    number `v = floor(cu_seqlens[b] / block_size) + b + j`, which is
+    increasing and below `floor(T / block_size) + B`; a few numbers (at most
+    one per sequence) name no block and are skipped. With heads innermost,
+    the work item `v * num_heads + h` is split into one contiguous range per
+    CTA of the persistent grid. A CTA finds its first sequence by binary
+    search over `cu_seqlens`, then walks forward. Empty sequences own no
+    block.
+
+    Example:
+
+    ```mlir
+    warpspec.tile_loop (%row, %rows, %head) in %cu_seqlens : memref<?xi32>
+        heads(%h) tokens(%t) block_size(64) {
+      ...
+    }
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$cu_seqlens,
+                       Index:$num_heads,
+                       Index:$num_tokens,
+                       I64Attr:$block_size);
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Channel protocol
+//===----------------------------------------------------------------------===//
+
+def WarpSpec_AcquireOp : WarpSpec_Op<"acquire", [
+    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "producer: wait for the next free slot of a channel";
+  let description = [{
+    The `warpspec.acquire` operation waits until the producer's next slot is
+    free (all its consumers released it) and returns its buffers. It must be
+    followed, in the same block, by a `warpspec.commit` of the same channel
+    that publishes the slot.
+
+    ```mlir
+    %q, %k, %v = warpspec.acquire %qkv : !qkv
+    ```
+  }];
+  let arguments = (ins WarpSpec_ChannelType:$channel);
+  let results = (outs Variadic<WarpSpec_BufferType>:$buffers);
+  let assemblyFormat = "$channel attr-dict `:` type($channel)";
+}
+
+def WarpSpec_CommitOp : WarpSpec_Op<"commit"> {
+  let summary = "producer: publish the acquired slot with its tile coordinates";
+  let description = [{
+    The `warpspec.commit` operation hands the slot acquired last to the
+    consumers, together with the tile's first row, number of valid rows and
+    head. The consumers see the slot once every asynchronous copy into it
+    (`warpspec.tma_load` since the acquire) has landed: on shared memory the
+    lowering counts the bytes of those copies into the slot's `full` barrier.
+
+    ```mlir
+    warpspec.commit %qkv tile(%row, %rows, %head) : !qkv
+    ```
+  }];
+  let arguments = (ins WarpSpec_ChannelType:$channel, I32:$row, I32:$rows,
+                       I32:$head);
+  let assemblyFormat = [{
+    $channel `tile` `(` $row `,` $rows `,` $head `)` attr-dict `:` type($channel)
+  }];
+}
+
+def WarpSpec_CloseOp : WarpSpec_Op<"close"> {
+  let summary = "producer: no more tiles; every consumer loop ends";
+  let description = [{
+    The `warpspec.close` operation tells every consumer of the channel (every
+    replica of every consuming partition) that no slot follows, so that their
+    `warpspec.consume` loops end. The producer must close each channel it
+    produces after its last commit.
+
+    ```mlir
+    warpspec.close %qkv : !qkv
+    ```
+  }];
+  let arguments = (ins WarpSpec_ChannelType:$channel);
+  let assemblyFormat = "$channel attr-dict `:` type($channel)";
+}
+
+def WarpSpec_ConsumeOp : WarpSpec_Op<"consume", [
+    SingleBlock, NoTerminator, RecursiveMemoryEffects]> {
+  let summary = "consumer: run the body on every slot of a channel, in order";
+  let description = [{
+    The `warpspec.consume` operation waits for each slot of `channel` this
+    partition replica is due (every `replicas`-th one) until the producer
+    closes the channel, and runs the body on it. The body receives the
+    tile's first row, valid rows and head, then one buffer per channel buffer
+    type; it must give the slot back with exactly one `warpspec.release` of
+    the channel.
+
+    ```mlir
+    warpspec.consume %qkv (%row, %rows, %head, %q, %k, %v) : !qkv {
+      ...
+      warpspec.release %qkv : !qkv
+    }
+    ```
+  }];
+  let arguments = (ins WarpSpec_ChannelType:$channel);
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasRegionVerifier = 1;
+}
+
+def WarpSpec_ReleaseOp : WarpSpec_Op<"release"> {
+  let summary = "consumer: give the current slot back to the producer";
+  let description = [{
+    The `warpspec.release` operation tells the producer that this consumer
+    is done with the slot of the enclosing `warpspec.consume`: every read of
+    its buffers, including asynchronous ones by the tensor cores, has
+    completed. It must be directly in the body of a `warpspec.consume` of the
+    same channel.
+
+    ```mlir
+    warpspec.release %qkv : !qkv
+    ```
+  }];
+  let arguments = (ins WarpSpec_ChannelType:$channel);
+  let assemblyFormat = "$channel attr-dict `:` type($channel)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Private buffers
+//===----------------------------------------------------------------------===//
+
+def WarpSpec_ScratchOp : WarpSpec_Op<"scratch", [HasParent<"PartitionOp">]> {
+  let summary = "a buffer private to each replica of a partition";
+  let description = [{
+    The `warpspec.scratch` operation declares a shared-memory buffer that
+    each replica of the enclosing partition owns alone (for example P staged
+    for the tensor cores). `warpspec-allocate-smem` writes its `offset`;
+    replica `r` uses `offset + r * replica_stride`.
+
+    ```mlir
+    %pbuf = warpspec.scratch : !warpspec.buffer<64x64xbf16, smem>
+    ```
+  }];
+  let arguments = (ins OptionalAttr<I64Attr>:$offset,
+                       OptionalAttr<I64Attr>:$replica_stride);
+  let results = (outs WarpSpec_BufferType:$buffer);
+  let assemblyFormat = "attr-dict `:` type($buffer)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Tile operations
+//===----------------------------------------------------------------------===//
+
+def WarpSpec_WriteOp : WarpSpec_Op<"write"> {
+  let summary = "write a register tile into a buffer for the tensor cores";
+  let description = [{
+    The `warpspec.write` operation stores the 16-bit register tile `value`
+    into the shared-memory buffer `dest` in the layout `warpspec.mma` reads
+    (the same 128-byte-swizzled chunks TMA writes), then makes the writes
+    visible to the tensor cores (an async-proxy fence and a barrier over the
+    warpgroup).
+
+    ```mlir
+    warpspec.write %p, %pbuf : !warpspec.acc<64x64xbf16>, !warpspec.buffer<64x64xbf16, smem>
+    ```
+  }];
+  let arguments = (ins WarpSpec_AccType:$value, WarpSpec_BufferType:$dest);
+  let assemblyFormat = "$value `,` $dest attr-dict `:` type($value) `,` type($dest)";
+  let hasVerifier = 1;
+}
+
+def WarpSpec_TmaLoadOp : WarpSpec_Op<"tma_load"> {
+  let summary = "asynchronous bulk copy of one tile into a channel buffer";
+  let description = [{
+    The `warpspec.tma_load` operation copies rows `[row, row + R)` of head
+    `head` of `source` (a `[T, H, D]` memref) into the shared-memory buffer
+    `dest` of shape `R x D`, with the tensor memory accelerator. Rows past
+    the end of `source` are filled with zeros; rows past the end of the
+    tile's sequence are the next sequence's rows: consumers mask them. The
+    copy completes asynchronously on the slot's `full` barrier.
+
+    ```mlir
+    warpspec.tma_load %q[%row, %head] into %qbuf
+        : memref<?x4x128xbf16>, !warpspec.buffer<64x128xbf16, smem>
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$source, I32:$row, I32:$head,
+                       WarpSpec_BufferType:$dest);
+  let assemblyFormat = [{
+    $source `[` $row `,` $head `]` `into` $dest attr-dict `:` type($source) `,` type($dest)
+  }];
+  let hasVerifier = 1;
+}
+
+def WarpSpec_MmaOp : WarpSpec_Op<"mma"> {
+  let summary = "tile matrix multiply on the tensor cores";
+  let description = [{
+    The `warpspec.mma` operation computes `D = A * B` (`A * B^T` with
+    `transpose_b`) with f32 accumulation. `A` is `M x K`, either a
+    shared-memory buffer or a 16-bit register tile; `B` is a shared-memory
+    buffer, `K x N` (or `N x K` with `transpose_b`). The result is a
+    register tile of the warpgroup that issues it (the wgmma accumulator on
+    sm_90a).
+
+    ```mlir
+    // S = Q K^T
+    %s = warpspec.mma %q, %k {transpose_b}
+        : !warpspec.buffer<64x128xbf16, smem>, !warpspec.buffer<64x128xbf16, smem>
+          -> !warpspec.acc<64x64xf32>
+    // O = P V, P from registers
+    %o = warpspec.mma %p, %v
+        : !warpspec.acc<64x64xbf16>, !warpspec.buffer<64x128xbf16, smem>
+          -> !warpspec.acc<64x128xf32>
+    ```
+  }];
+  let arguments = (ins AnyTypeOf<[WarpSpec_BufferType, WarpSpec_AccType]>:$a,
+                       WarpSpec_BufferType:$b, UnitAttr:$transpose_b);
+  let results = (outs WarpSpec_AccType:$result);
+  let assemblyFormat = [{
+    $a `,` $b attr-dict `:` type($a) `,` type($b) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def WarpSpec_SoftmaxOp : WarpSpec_Op<"softmax", [Pure]> {
+  let summary = "exact row softmax of a register tile, unnormalized";
+  let description = [{
+    The `warpspec.softmax` operation computes, for every row `i` of the f32
+    tile `scores` and the columns `j < valid_cols`,
+
+    ```
+    P[i, j] = exp(scale * (S[i, j] - max_j' S[i, j']))     (0 for j >= valid_cols)
+    L[i]    = sum_j P[i, j]                                (in f32)
+    ```
+
+    and returns `P` converted to the result's element type, and `L`. The
+    whole row is one tile, so there is no online rescaling. The lowering
+    folds `scale * log2(e)` into one fused multiply-add per element feeding
+    `ex2`. Dividing by `L` is left to the consumer of `P * V`
+    (`warpspec.store ... divide_by`), which is cheaper than normalizing P.
+
+    ```mlir
+    %p, %l = warpspec.softmax %s valid_cols(%rows) scale(%scale)
+        : !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xbf16>, !warpspec.rows<64xf32>
+    ```
+  }];
+  let arguments = (ins WarpSpec_AccType:$scores, I32:$valid_cols, F32:$scale);
+  let results = (outs WarpSpec_AccType:$probs, WarpSpec_RowsType:$row_sums);
+  let assemblyFormat = [{
+    $scores `valid_cols` `(` $valid_cols `)` `scale` `(` $scale `)` attr-dict
+    `:` type($scores) `->` type($probs) `,` type($row_sums)
+  }];
+  let hasVerifier = 1;
+}
+
+def WarpSpec_StoreOp : WarpSpec_Op<"store"> {
+  let summary = "masked store of a register tile's valid rows";
+  let description = [{
+    The `warpspec.store` operation writes rows `[0, rows)` of the register
+    tile `value` to `dest[row + i, head, :]` (a `[T, H, D]` memref),
+    converting to `dest`'s element type; with `divide_by`, row `i` is first
+    divided by `divide_by[i]`. Rows `>= rows` are not written, so a
+    sequence's partial last block never touches the next sequence.
+
+    ```mlir
+    warpspec.store %o to %out[%row, %head] rows(%rows) divide_by(%l)
+        : !warpspec.acc<64x128xf32>, memref<?x4x128xbf16>, !warpspec.rows<64xf32>
+    ```
+  }];
+  let arguments = (ins WarpSpec_AccType:$value, AnyMemRef:$dest, I32:$row,
+                       I32:$head, I32:$rows,
+                       Optional<WarpSpec_RowsType>:$divide_by);
+  let assemblyFormat = [{
+    $value `to` $dest `[` $row `,` $head `]` `rows` `(` $rows `)`
+    (`divide_by` `(` $divide_by^ `)`)? attr-dict
+    `:` type($value) `,` type($dest) (`,` type($divide_by)^)?
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // BLOCKATTN_DIALECT_WARPSPEC_IR_WARPSPECOPS_TD

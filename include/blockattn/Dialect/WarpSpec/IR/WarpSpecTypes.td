@@ -1,0 +1,83 @@
+//===- WarpSpecTypes.td - warpspec types -------------------*- tablegen -*-===//
+
+#ifndef BLOCKATTN_DIALECT_WARPSPEC_IR_WARPSPECTYPES_TD
+#define BLOCKATTN_DIALECT_WARPSPEC_IR_WARPSPECTYPES_TD
+
+include "blockattn/Dialect/WarpSpec/IR/WarpSpecDialect.td"
+include "blockattn/Dialect/WarpSpec/IR/WarpSpecAttrs.td"
+
+class WarpSpec_Type<string name, string typeMnemonic, list<Trait> traits = []>
+    : TypeDef<WarpSpec_Dialect, name, traits> {
+  let mnemonic = typeMnemonic;
+}
+
+def WarpSpec_BufferType : WarpSpec_Type<"Buffer", "buffer"> {
+  let summary = "one tile buffer of a channel slot, in shared or tensor memory";
+  let description = [{
+    A handle to one buffer of the channel slot that the enclosing
+    `warpspec.acquire` or `warpspec.consume` is working on: a row-major tile
+    of `shape` elements. Shared-memory tiles of 16-bit elements are stored as
+    64-column chunks with the 128-byte swizzle that TMA writes and the tensor
+    cores read, so a 64x128 tile is two 8 KiB chunks.
+
+    Example: `!warpspec.buffer<64x128xbf16, smem>`.
+  }];
+  let parameters = (ins ArrayRefParameter<"int64_t">:$shape,
+                        "Type":$elementType,
+                        EnumParameter<WarpSpec_MemorySpace>:$memorySpace);
+  let hasCustomAssemblyFormat = 1;
+  let extraClassDeclaration = [{
+    /// Size of the buffer in bytes.
+    int64_t getSizeInBytes() const;
+  }];
+}
+
+def WarpSpec_ChannelType : WarpSpec_Type<"Channel", "channel"> {
+  let summary = "a ring of slots, each holding one buffer per tile handed over";
+  let description = [{
+    The type of a `warpspec.channel`: the buffers of one slot and where they
+    live. Every slot also carries the coordinates of the tile it holds.
+
+    Example: `!warpspec.channel<[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>`
+    (q, k and v of one tile).
+  }];
+  let parameters = (ins ArrayRefParameter<"Type">:$bufferTypes,
+                        EnumParameter<WarpSpec_MemorySpace>:$memorySpace);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Bytes of one slot's buffers.
+    int64_t getSlotSizeInBytes() const;
+  }];
+}
+
+def WarpSpec_AccType : WarpSpec_Type<"Acc", "acc"> {
+  let summary = "a tile distributed over the registers of a warpgroup";
+  let description = [{
+    A `rows x cols` tile held in the registers of the 128 threads of one
+    warpgroup. The distribution is the one the target's matrix instructions
+    use (the wgmma accumulator fragment on sm_90a, the `tcgen05.ld` 32x32b
+    layout on sm_100a); tile math such as `warpspec.softmax` is written
+    against the tile, the lowering knows which thread holds which element.
+    f32 tiles are accumulators; 16-bit tiles are MMA A operands (P).
+
+    Example: `!warpspec.acc<64x64xf32>`.
+  }];
+  let parameters = (ins ArrayRefParameter<"int64_t">:$shape,
+                        "Type":$elementType);
+  let hasCustomAssemblyFormat = 1;
+}
+
+def WarpSpec_RowsType : WarpSpec_Type<"Rows", "rows"> {
+  let summary = "one value per row of a register tile";
+  let description = [{
+    Per-row values of a `!warpspec.acc` tile (for example softmax row sums),
+    held by the threads that hold the row.
+
+    Example: `!warpspec.rows<64xf32>`.
+  }];
+  let parameters = (ins "int64_t":$numRows, "Type":$elementType);
+  let hasCustomAssemblyFormat = 1;
+}
+
+#endif // BLOCKATTN_DIALECT_WARPSPEC_IR_WARPSPECTYPES_TD

@@ -1,0 +1,212 @@
+//===- Abi.cpp - kernel parameters and the launch manifest ----------------===//
+//
+// A kernel's parameters follow from how it uses the function's arguments:
+// a [T, H, D] memref that is loaded with TMA is passed as a tensor map; one
+// that is stored to is passed as a pointer and its two outer strides; a 1-D
+// memref as a pointer and its length; dynamic sizes the kernel reads as i32;
+// f32 scalars as themselves. The manifest spells this out so that a runtime
+// can build every argument with no other knowledge of the kernel.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelEmitter.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+using namespace mlir;
+using namespace mlir::blockattn::lowering;
+using namespace mlir::warpspec;
+
+namespace {
+
+std::string argName(func::FuncOp func, unsigned index) {
+  if (auto name = func.getArgAttrOfType<StringAttr>(index, "blockattn.name"))
+    return name.str();
+  return "arg" + std::to_string(index);
+}
+
+struct ArgUses {
+  bool tma = false;
+  int64_t tmaRows = 0;
+  bool pointer = false;
+  SmallVector<bool> dims;
+};
+
+} // namespace
+
+FailureOr<SmallVector<KernelParam>>
+mlir::blockattn::lowering::buildKernelParams(func::FuncOp func,
+                                             KernelOp kernel) {
+  DenseMap<Value, ArgUses> uses;
+  for (BlockArgument arg : func.getArguments())
+    if (auto type = dyn_cast<MemRefType>(arg.getType()))
+      uses[arg].dims.assign(type.getRank(), false);
+
+  WalkResult walk = kernel.walk([&](Operation *op) -> WalkResult {
+    if (auto load = dyn_cast<TmaLoadOp>(op)) {
+      ArgUses &u = uses[load.getSource()];
+      int64_t rows = load.getDest().getType().getShape()[0];
+      if (u.tma && u.tmaRows != rows)
+        return op->emitOpError()
+               << "loads tiles of " << rows << " rows from a tensor that is "
+               << "also loaded in tiles of " << u.tmaRows
+               << " rows; one tensor map serves one box shape";
+      u.tma = true;
+      u.tmaRows = rows;
+    }
+    else if (auto store = dyn_cast<StoreOp>(op))
+      uses[store.getDest()].pointer = true;
+    else if (auto loop = dyn_cast<TileLoopOp>(op))
+      uses[loop.getCuSeqlens()].pointer = true;
+    else if (auto dim = dyn_cast<memref::DimOp>(op)) {
+      std::optional<int64_t> index = dim.getConstantIndex();
+      if (!index)
+        return op->emitOpError()
+               << "must use a constant dimension index inside a kernel";
+      uses[dim.getSource()].dims[*index] = true;
+    }
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+
+  SmallVector<KernelParam> params;
+  for (BlockArgument arg : func.getArguments()) {
+    std::string name = argName(func, arg.getArgNumber());
+    if (arg.getType().isF32()) {
+      KernelParam p{KernelParam::Kind::F32, name, name, "scalar"};
+      p.source = arg;
+      params.push_back(p);
+      continue;
+    }
+    auto type = dyn_cast<MemRefType>(arg.getType());
+    if (!type) {
+      if (!arg.use_empty())
+        return func.emitError() << "kernel argument " << arg.getArgNumber()
+                                << " of type " << arg.getType()
+                                << " cannot be passed to a GPU kernel";
+      continue;
+    }
+    if (!uses.count(arg))
+      continue;
+    const ArgUses &u = uses[arg];
+    if (u.tma) {
+      KernelParam p{KernelParam::Kind::TensorMap, name + "_tmap", name,
+                    "tensormap"};
+      p.elementType = type.getElementType();
+      p.box = {64, 1, u.tmaRows};
+      p.source = arg;
+      params.push_back(p);
+    }
+    if (u.pointer) {
+      KernelParam p{KernelParam::Kind::Pointer, name, name, "base"};
+      p.elementType = type.getElementType();
+      p.source = arg;
+      params.push_back(p);
+      if (type.getRank() == 1) {
+        KernelParam size{KernelParam::Kind::I32, name + "_size0", name,
+                         "size", 0};
+        size.source = arg;
+        params.push_back(size);
+      }
+      for (int64_t d = 0; d + 1 < type.getRank(); ++d) {
+        KernelParam stride{KernelParam::Kind::I64,
+                           name + "_stride" + std::to_string(d), name,
+                           "stride", d};
+        stride.source = arg;
+        params.push_back(stride);
+      }
+    }
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      if (!u.dims[d] || !type.isDynamicDim(d))
+        continue;
+      if (type.getRank() == 1 && u.pointer && d == 0)
+        continue; // already passed as <name>_size0
+      KernelParam size{KernelParam::Kind::I32, name + "_size" + std::to_string(d),
+                       name, "size", d};
+      size.source = arg;
+      params.push_back(size);
+    }
+  }
+  return params;
+}
+
+static StringRef kindName(KernelParam::Kind kind) {
+  switch (kind) {
+  case KernelParam::Kind::TensorMap:
+    return "tensormap";
+  case KernelParam::Kind::Pointer:
+    return "pointer";
+  case KernelParam::Kind::I32:
+    return "i32";
+  case KernelParam::Kind::I64:
+    return "i64";
+  case KernelParam::Kind::F32:
+    return "f32";
+  }
+  llvm_unreachable("unknown parameter kind");
+}
+
+static std::string typeName(Type type) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  type.print(os);
+  return s;
+}
+
+DictionaryAttr mlir::blockattn::lowering::buildManifest(
+    OpBuilder &b, func::FuncOp func, KernelOp kernel,
+    ArrayRef<KernelParam> params, int64_t threads, int64_t maxRegisters) {
+  SmallVector<Attribute> paramAttrs;
+  for (const KernelParam &p : params) {
+    SmallVector<NamedAttribute> fields = {
+        b.getNamedAttr("name", b.getStringAttr(p.name)),
+        b.getNamedAttr("kind", b.getStringAttr(kindName(p.kind))),
+        b.getNamedAttr("tensor", b.getStringAttr(p.tensor)),
+        b.getNamedAttr("value", b.getStringAttr(p.value))};
+    if (p.dim >= 0)
+      fields.push_back(b.getNamedAttr("dim", b.getI64IntegerAttr(p.dim)));
+    if (p.elementType)
+      fields.push_back(
+          b.getNamedAttr("dtype", b.getStringAttr(typeName(p.elementType))));
+    if (p.kind == KernelParam::Kind::TensorMap) {
+      // A rank-3 map over [T, H, D] (innermost first: D, H, T); one box is
+      // 64 columns (128 bytes, the 128-byte swizzle's span) x 1 head x the
+      // tile's rows.
+      fields.push_back(b.getNamedAttr(
+          "dims", b.getStrArrayAttr({"head_dim", "heads", "tokens"})));
+      fields.push_back(b.getNamedAttr("box", b.getI64ArrayAttr(p.box)));
+      fields.push_back(b.getNamedAttr("swizzle", b.getStringAttr("128B")));
+      fields.push_back(b.getNamedAttr("interleave", b.getStringAttr("none")));
+      fields.push_back(
+          b.getNamedAttr("l2_promotion", b.getStringAttr("256B")));
+      fields.push_back(b.getNamedAttr("oob_fill", b.getStringAttr("zero")));
+    }
+    paramAttrs.push_back(b.getDictionaryAttr(fields));
+  }
+  SmallVector<NamedAttribute> entries = {
+      b.getNamedAttr("kernel", b.getStringAttr(func.getSymName())),
+      b.getNamedAttr("chip", b.getStringAttr(kernel.getChip())),
+      b.getNamedAttr("threads", b.getI64IntegerAttr(threads)),
+      b.getNamedAttr("max_registers", b.getI64IntegerAttr(maxRegisters)),
+      b.getNamedAttr("smem_bytes",
+                     b.getI64IntegerAttr(kernel.getSmemBytes().value_or(0))),
+      b.getNamedAttr("tmem_columns",
+                     b.getI64IntegerAttr(kernel.getTmemColumns().value_or(0))),
+      b.getNamedAttr("grid", b.getStringAttr("persistent")),
+      b.getNamedAttr("params", b.getArrayAttr(paramAttrs))};
+  SmallVector<Attribute> roles;
+  for (PartitionOp partition : kernel.getPartitions())
+    roles.push_back(b.getDictionaryAttr(
+        {b.getNamedAttr("name", partition.getNameAttr()),
+         b.getNamedAttr("role", b.getStringAttr(
+                                    stringifyRole(partition.getRole()))),
+         b.getNamedAttr("warps", partition.getNumWarpsAttr()),
+         b.getNamedAttr("replicas", partition.getReplicasAttr()),
+         b.getNamedAttr("registers", partition.getNumRegsAttr())}));
+  entries.push_back(b.getNamedAttr("partitions", b.getArrayAttr(roles)));
+  if (DictionaryAttr info = kernel.getInfoAttr())
+    for (NamedAttribute entry : info)
+      entries.push_back(entry);
+  return b.getDictionaryAttr(entries);
+}

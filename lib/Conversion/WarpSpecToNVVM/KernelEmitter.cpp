@@ -1,0 +1,350 @@
+//===- KernelEmitter.cpp - prologue, warp-role dispatch, helpers ----------===//
+
+#include "KernelEmitter.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::blockattn::lowering;
+using namespace mlir::warpspec;
+
+/// Symbol of the kernel's dynamic shared memory (`extern __shared__`).
+static constexpr StringLiteral kDynamicSmem = "__blockattn_dynamic_smem";
+
+KernelEmitter::KernelEmitter(func::FuncOp func, KernelOp kernel,
+                             LLVM::LLVMFuncOp llvmFunc,
+                             ArrayRef<KernelParam> params, int64_t maxRegisters)
+    : b(llvmFunc.getContext()), loc(kernel.getLoc()),
+      ctx(llvmFunc.getContext()), func(func), kernel(kernel),
+      llvmFunc(llvmFunc), maxRegisters(maxRegisters),
+      blackwell(kernel.isBlackwell()), params(params) {}
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+Value KernelEmitter::i32(int64_t v) {
+  return LLVM::ConstantOp::create(b, loc, i32T(), b.getI32IntegerAttr(v));
+}
+Value KernelEmitter::i64(int64_t v) {
+  return LLVM::ConstantOp::create(b, loc, i64T(), b.getI64IntegerAttr(v));
+}
+Value KernelEmitter::f32(double v) {
+  return LLVM::ConstantOp::create(b, loc, f32T(), b.getF32FloatAttr(v));
+}
+Value KernelEmitter::add(Value a, Value c) {
+  return LLVM::AddOp::create(b, loc, a, c);
+}
+Value KernelEmitter::sub(Value a, Value c) {
+  return LLVM::SubOp::create(b, loc, a, c);
+}
+Value KernelEmitter::mul(Value a, Value c) {
+  return LLVM::MulOp::create(b, loc, a, c);
+}
+Value KernelEmitter::udiv(Value a, Value c) {
+  return LLVM::UDivOp::create(b, loc, a, c);
+}
+Value KernelEmitter::urem(Value a, Value c) {
+  return LLVM::URemOp::create(b, loc, a, c);
+}
+Value KernelEmitter::andi(Value a, Value c) {
+  return LLVM::AndOp::create(b, loc, a, c);
+}
+Value KernelEmitter::cmp(LLVM::ICmpPredicate p, Value a, Value c) {
+  return LLVM::ICmpOp::create(b, loc, p, a, c);
+}
+Value KernelEmitter::select(Value c, Value t, Value f) {
+  return LLVM::SelectOp::create(b, loc, c, t, f);
+}
+Value KernelEmitter::zext64(Value v) {
+  return LLVM::ZExtOp::create(b, loc, i64T(), v);
+}
+Value KernelEmitter::trunc32(Value v) {
+  return LLVM::TruncOp::create(b, loc, i32T(), v);
+}
+Value KernelEmitter::load(Type t, Value ptr, unsigned alignment) {
+  return LLVM::LoadOp::create(b, loc, t, ptr, alignment);
+}
+void KernelEmitter::store(Value v, Value ptr, unsigned alignment) {
+  LLVM::StoreOp::create(b, loc, v, ptr, alignment);
+}
+
+Value KernelEmitter::variable(Type t, std::optional<int64_t> init) {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(entryBlock);
+  Value one = LLVM::ConstantOp::create(b, loc, i32T(), b.getI32IntegerAttr(1));
+  Value slot = LLVM::AllocaOp::create(b, loc, LLVM::LLVMPointerType::get(ctx),
+                                      t, one, /*alignment=*/8);
+  if (init) {
+    Value value = LLVM::ConstantOp::create(b, loc, t,
+                                           b.getIntegerAttr(t, *init));
+    LLVM::StoreOp::create(b, loc, value, slot);
+  }
+  return slot;
+}
+
+Value KernelEmitter::smem(Value byteOffset) {
+  return LLVM::GEPOp::create(b, loc, smemPtrT(), b.getI8Type(), smemBase,
+                             ValueRange{byteOffset});
+}
+
+Value KernelEmitter::smemAddress(Value ptr) {
+  return LLVM::PtrToIntOp::create(b, loc, i32T(), ptr);
+}
+
+void KernelEmitter::emitIf(Value cond, function_ref<void()> thenFn) {
+  auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  thenFn();
+}
+
+void KernelEmitter::emitWhile(
+    function_ref<std::pair<Value, SmallVector<Value>>()> cond,
+    function_ref<void(ValueRange)> body, TypeRange forwarded) {
+  auto whileOp = scf::WhileOp::create(b, loc, forwarded, ValueRange{});
+  OpBuilder::InsertionGuard guard(b);
+  Block *before = b.createBlock(&whileOp.getBefore());
+  b.setInsertionPointToEnd(before);
+  auto [condition, values] = cond();
+  scf::ConditionOp::create(b, loc, condition, values);
+  SmallVector<Location> locs(forwarded.size(), loc);
+  Block *after = b.createBlock(&whileOp.getAfter(), {}, forwarded, locs);
+  b.setInsertionPointToEnd(after);
+  body(after->getArguments());
+  scf::YieldOp::create(b, loc);
+}
+
+void KernelEmitter::replicaBarrier() {
+  Value id = add(i32(partition.namedBarrierBase), partition.replica);
+  NVVM::BarrierOp::create(b, loc, Type(), id, i32(partition.replicaThreads),
+                          nullptr, nullptr);
+}
+
+Value KernelEmitter::lookup(Value v) { return scalars.lookup(v); }
+
+Value KernelEmitter::lookupI32(Value v) {
+  Value mapped = lookup(v);
+  if (mapped.getType().isInteger(64))
+    return trunc32(mapped);
+  return mapped;
+}
+
+//===----------------------------------------------------------------------===//
+// Kernel structure
+//===----------------------------------------------------------------------===//
+
+void KernelEmitter::bindParams() {
+  for (auto [index, param] : llvm::enumerate(params)) {
+    Value arg = llvmFunc.getArgument(index);
+    ArgParams &entry = argParams[param.source];
+    if (auto type = dyn_cast<MemRefType>(param.source.getType())) {
+      entry.sizes.resize(type.getRank());
+      entry.strides.resize(type.getRank());
+    }
+    switch (param.kind) {
+    case KernelParam::Kind::TensorMap:
+      entry.tensorMap = arg;
+      break;
+    case KernelParam::Kind::Pointer:
+      entry.pointer = arg;
+      break;
+    case KernelParam::Kind::I32:
+      entry.sizes[param.dim] = arg;
+      break;
+    case KernelParam::Kind::I64:
+      entry.strides[param.dim] = arg;
+      break;
+    case KernelParam::Kind::F32:
+      entry.scalar = arg;
+      scalars.map(param.source, arg);
+      break;
+    }
+  }
+}
+
+void KernelEmitter::emitPrologue() {
+  tid = NVVM::ThreadIdXOp::create(b, loc, i32T());
+  warp = LLVM::LShrOp::create(b, loc, tid, i32(5));
+  lane = andi(tid, i32(31));
+
+  // The dynamic shared memory base is only guaranteed 16-byte aligned; the
+  // 128-byte swizzle needs 1024 (warpspec-allocate-smem reserved the slack).
+  Value raw = LLVM::AddressOfOp::create(b, loc, smemPtrT(), kDynamicSmem);
+  Value address = smemAddress(raw);
+  Value pad = andi(sub(i32(1024), andi(address, i32(1023))), i32(1023));
+  smemBase = LLVM::GEPOp::create(b, loc, smemPtrT(), b.getI8Type(), raw,
+                                 ValueRange{pad});
+}
+
+LogicalResult KernelEmitter::emitKernelScalars() {
+  for (Operation &op : kernel.getBody().front()) {
+    if (isa<ChannelOp, PartitionOp>(op))
+      continue;
+    if (failed(emitOp(&op)))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult KernelEmitter::emitPartitions() {
+  int64_t firstWarp = 0;
+  int64_t namedBarrier = 1; // 0 is the CTA-wide barrier
+  for (PartitionOp partition : kernel.getPartitions()) {
+    int64_t warps = partition.getNumWarps() * partition.getReplicas();
+    Value inRange =
+        LLVM::AndOp::create(b, loc,
+                            cmp(LLVM::ICmpPredicate::uge, warp, i32(firstWarp)),
+                            cmp(LLVM::ICmpPredicate::ult, warp,
+                                i32(firstWarp + warps)));
+    LogicalResult result = success();
+    emitIf(inRange, [&] {
+      result = emitPartition(partition, firstWarp, namedBarrier);
+    });
+    if (failed(result))
+      return failure();
+    firstWarp += warps;
+    namedBarrier += partition.getReplicas();
+  }
+  if (namedBarrier > 16)
+    return kernel.emitOpError()
+           << "needs " << namedBarrier - 1
+           << " named barriers (one per partition replica), more than the 15 "
+              "a CTA has besides barrier 0";
+  return success();
+}
+
+LogicalResult KernelEmitter::emitPartition(PartitionOp op, int64_t firstWarp,
+                                           int64_t namedBarrierBase) {
+  // Rebalance registers first: `setmaxnreg.inc` waits until the registers
+  // that other warpgroups released with `.dec` are available.
+  int64_t regs = op.getNumRegs();
+  if (regs < maxRegisters)
+    NVVM::SetMaxRegisterOp::create(b, loc, regs,
+                                   NVVM::SetMaxRegisterAction::decrease);
+  else if (regs > maxRegisters)
+    NVVM::SetMaxRegisterOp::create(b, loc, regs,
+                                   NVVM::SetMaxRegisterAction::increase);
+
+  partition = PartitionContext();
+  partition.op = op;
+  partition.replicaThreads = op.getNumWarps() * 32;
+  Value warpInPartition = sub(warp, i32(firstWarp));
+  partition.replica = udiv(warpInPartition, i32(op.getNumWarps()));
+  partition.threadInReplica =
+      sub(tid, mul(add(i32(firstWarp),
+                       mul(partition.replica, i32(op.getNumWarps()))),
+                   i32(32)));
+  partition.namedBarrierBase = namedBarrierBase;
+  partition.singleThread =
+      op.getRole() == Role::load || op.getRole() == Role::mma;
+
+  if (!partition.singleThread)
+    return emitBlock(op.getBody().front());
+  LogicalResult result = success();
+  emitIf(cmp(LLVM::ICmpPredicate::eq, partition.threadInReplica, i32(0)),
+         [&] { result = emitBlock(op.getBody().front()); });
+  return result;
+}
+
+LogicalResult KernelEmitter::emit() {
+  entryBlock = llvmFunc.addEntryBlock(b);
+  b.setInsertionPointToStart(entryBlock);
+  bindParams();
+  emitPrologue();
+  if (failed(emitKernelScalars()))
+    return failure();
+  initChannelBarriers();
+  if (failed(emitPartitions()))
+    return failure();
+  LLVM::ReturnOp::create(b, loc, ValueRange{});
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Op dispatch
+//===----------------------------------------------------------------------===//
+
+LogicalResult KernelEmitter::emitBlock(Block &block) {
+  for (Operation &op : block)
+    if (failed(emitOp(&op)))
+      return failure();
+  return success();
+}
+
+static LogicalResult emitConstant(KernelEmitter &e, arith::ConstantOp op) {
+  Attribute value = op.getValue();
+  Value result;
+  if (auto integer = dyn_cast<IntegerAttr>(value)) {
+    if (integer.getType().isIndex())
+      result = e.i64(integer.getInt());
+    else if (integer.getType().isInteger(32))
+      result = e.i32(integer.getInt());
+    else if (integer.getType().isInteger(64))
+      result = e.i64(integer.getInt());
+  } else if (auto real = dyn_cast<FloatAttr>(value)) {
+    if (real.getType().isF32())
+      result = e.f32(real.getValueAsDouble());
+  }
+  if (!result)
+    return op.emitOpError() << "constant of type " << op.getType()
+                            << " is not supported inside a warpspec.kernel";
+  e.scalars.map(op.getResult(), result);
+  return success();
+}
+
+static LogicalResult emitDim(KernelEmitter &e, memref::DimOp op) {
+  auto type = cast<MemRefType>(op.getSource().getType());
+  int64_t dim = *op.getConstantIndex();
+  Value result;
+  if (!type.isDynamicDim(dim))
+    result = e.i64(type.getDimSize(dim));
+  else if (Value size = e.argParams[op.getSource()].sizes[dim])
+    result = e.zext64(size);
+  if (!result)
+    return op.emitOpError() << "size of a memref that is not a kernel "
+                               "parameter";
+  e.scalars.map(op.getResult(), result);
+  return success();
+}
+
+LogicalResult KernelEmitter::emitOp(Operation *op) {
+  return TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](arith::ConstantOp c) { return emitConstant(*this, c); })
+      .Case([&](memref::DimOp d) { return emitDim(*this, d); })
+      .Case([&](TileLoopOp o) { return emitTileLoop(o); })
+      .Case([&](AcquireOp o) { return emitAcquire(o); })
+      .Case([&](CommitOp o) { return emitCommit(o); })
+      .Case([&](CloseOp o) { return emitClose(o); })
+      .Case([&](ConsumeOp o) { return emitConsume(o); })
+      .Case([&](ReleaseOp o) { return emitRelease(o); })
+      .Case([&](TmaLoadOp o) { return emitTmaLoad(o); })
+      .Case([&](SoftmaxOp o) { return emitSoftmax(o); })
+      .Case([&](StoreOp o) { return emitStore(o); })
+      .Case([&](WriteOp o) { return emitWrite(o); })
+      .Case([&](ScratchOp o) {
+        if (!o.getOffset() || !o.getReplicaStride())
+          return LogicalResult(o.emitOpError()
+                               << "has no offset: run warpspec-allocate-smem "
+                                  "first");
+        Value offset = add(i32(*o.getOffset()),
+                           mul(partition.replica, i32(*o.getReplicaStride())));
+        buffers[o.getBuffer()] = smem(offset);
+        return success();
+      })
+      .Case([&](MmaOp o) {
+        if (blackwell)
+          return LogicalResult(o.emitOpError()
+                               << "with register operands is not available on "
+                               << kernel.getChip());
+        return emitHopperMma(o);
+      })
+      .Default([&](Operation *other) {
+        return other->emitOpError()
+               << "cannot be lowered by convert-warpspec-to-nvvm inside a "
+                  "warpspec.kernel";
+      });
+}

@@ -1,0 +1,269 @@
+//===- KernelEmitter.h - warpspec.kernel to NVVM, shared state --*- C++ -*-===//
+//
+// The lowering of one warpspec.kernel into one llvm.func in a gpu.module. The
+// emitter walks the kernel's partitions in program order and emits NVVM/LLVM
+// ops (plus scf for structured control flow, converted to branches at the
+// end of the pass). The pieces are split by concern, each in its own file:
+//
+//   KernelEmitter.cpp  prologue, warp-role dispatch, op dispatch, helpers
+//   Abi.cpp            the kernel's parameters and the launch manifest
+//   Schedule.cpp       warpspec.tile_loop: the persistent jagged schedule
+//   Channels.cpp       the channel protocol on mbarriers, TMA loads
+//   TileMath.cpp       softmax, stores and writes of register tiles, written
+//                      against a FragmentLayout so that both targets share it
+//   Hopper.cpp         wgmma and the wgmma accumulator layout (sm_90a)
+//
+// Per-thread mutable state (ring counters, the schedule's cursor) lives in
+// allocas in the entry block; LLVM's SROA/mem2reg turns them into registers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BLOCKATTN_LIB_CONVERSION_WARPSPECTONVVM_KERNELEMITTER_H
+#define BLOCKATTN_LIB_CONVERSION_WARPSPECTONVVM_KERNELEMITTER_H
+
+#include "blockattn/Dialect/WarpSpec/IR/WarpSpecOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+#include <functional>
+#include <memory>
+
+namespace mlir::blockattn::lowering {
+
+//===----------------------------------------------------------------------===//
+// ABI
+//===----------------------------------------------------------------------===//
+
+/// One parameter of the kernel, in launch order.
+struct KernelParam {
+  enum class Kind { TensorMap, Pointer, I32, I64, F32 };
+  Kind kind;
+  std::string name;   // e.g. "q_tmap", "o", "o_stride0"
+  std::string tensor; // the function argument it comes from, e.g. "o"
+  std::string value;  // what the runtime passes: "tensormap", "base",
+                      // "stride", "size", "scalar"
+  int64_t dim = -1;   // for "stride" and "size"
+  /// Tensor maps: box (innermost first) and element type.
+  SmallVector<int64_t> box;
+  Type elementType;
+  /// The function argument this parameter is derived from.
+  Value source;
+};
+
+/// Kernel parameters derived from a function argument.
+struct ArgParams {
+  Value tensorMap;          // !llvm.ptr to the 128-byte CUtensorMap
+  Value pointer;            // !llvm.ptr<1>
+  SmallVector<Value> sizes; // i32 per dim, null when static
+  SmallVector<Value> strides; // i64 per dim (elements), null if not passed
+  Value scalar;             // f32 scalars
+};
+
+/// Decides the parameter list of a kernel from how the kernel uses the
+/// enclosing function's arguments.
+FailureOr<SmallVector<KernelParam>> buildKernelParams(func::FuncOp func,
+                                                      warpspec::KernelOp kernel);
+
+/// The `blockattn.manifest` attribute: everything a runtime needs to launch.
+DictionaryAttr buildManifest(OpBuilder &b, func::FuncOp func,
+                             warpspec::KernelOp kernel,
+                             ArrayRef<KernelParam> params, int64_t threads,
+                             int64_t maxRegisters);
+
+//===----------------------------------------------------------------------===//
+// Register tiles
+//===----------------------------------------------------------------------===//
+
+class KernelEmitter;
+
+/// Which element of a warpgroup tile each register of a thread holds. Tile
+/// math is written against this interface, so the softmax and the stores are
+/// the same code on both targets.
+class FragmentLayout {
+public:
+  virtual ~FragmentLayout() = default;
+  /// f32 registers per thread for a `rows x cols` tile.
+  virtual int64_t numRegs() const = 0;
+  /// Distinct tile rows a thread holds.
+  virtual int64_t numRowSlots() const = 0;
+  /// Which of the thread's rows register `reg` belongs to.
+  virtual int64_t rowSlot(int64_t reg) const = 0;
+  /// Column of register `reg` is colBase() + colOffset(reg).
+  virtual int64_t colOffset(int64_t reg) const = 0;
+  /// Tile row of the thread's row `slot` (i32).
+  virtual Value rowIndex(KernelEmitter &e, int64_t slot) const = 0;
+  /// The thread's column base (i32).
+  virtual Value colBase(KernelEmitter &e) const = 0;
+  /// Lane XOR masks that reach every other thread holding the same row.
+  virtual ArrayRef<int32_t> rowReductionMasks() const = 0;
+};
+
+/// A register tile: its type, layout and per-thread registers. f32 tiles hold
+/// one value per register; 16-bit tiles hold packed pairs (register 2i and
+/// 2i+1, which are adjacent columns of one row) as i32.
+struct Fragment {
+  warpspec::AccType type;
+  std::shared_ptr<FragmentLayout> layout;
+  SmallVector<Value> regs;
+};
+
+/// Per-row values of a tile, one per row slot of the thread.
+struct RowValues {
+  std::shared_ptr<FragmentLayout> layout;
+  SmallVector<Value> slots;
+};
+
+//===----------------------------------------------------------------------===//
+// Channels
+//===----------------------------------------------------------------------===//
+
+struct ChannelState {
+  warpspec::ChannelOp op;
+  /// Per-thread ring position (an i32 alloca).
+  Value counter;
+  /// Slot the producer or consumer works on right now (i32).
+  Value stage;
+  /// Entry number of that slot (i32).
+  Value entry;
+  /// Number of consumer partitions (arrivals per phase on `empty`).
+  int64_t numConsumers = 0;
+  /// Replicas of each consumer partition (they take entries round-robin).
+  int64_t consumerReplicas = 1;
+};
+
+//===----------------------------------------------------------------------===//
+// Emitter
+//===----------------------------------------------------------------------===//
+
+/// What the partition being emitted runs on.
+struct PartitionContext {
+  warpspec::PartitionOp op;
+  Value replica;          // i32
+  Value threadInReplica;  // i32, 0 .. replicaThreads-1
+  int64_t replicaThreads = 0;
+  int64_t namedBarrierBase = 0; // first named barrier id of replica 0
+  bool singleThread = false;    // only thread 0 of the replica runs the body
+};
+
+class KernelEmitter {
+public:
+  KernelEmitter(func::FuncOp func, warpspec::KernelOp kernel,
+                LLVM::LLVMFuncOp llvmFunc, ArrayRef<KernelParam> params,
+                int64_t maxRegisters);
+
+  /// Emits the whole kernel body.
+  LogicalResult emit();
+
+  //===--- helpers used by all parts ---------------------------------------===//
+  OpBuilder b;
+  Location loc;
+  MLIRContext *ctx;
+
+  Type i1T() { return b.getI1Type(); }
+  Type i32T() { return b.getI32Type(); }
+  Type i64T() { return b.getI64Type(); }
+  Type f32T() { return b.getF32Type(); }
+  Type smemPtrT() { return LLVM::LLVMPointerType::get(ctx, 3); }
+  Type globalPtrT() { return LLVM::LLVMPointerType::get(ctx, 1); }
+
+  Value i32(int64_t v);
+  Value i64(int64_t v);
+  Value f32(double v);
+  Value add(Value a, Value c);
+  Value sub(Value a, Value c);
+  Value mul(Value a, Value c);
+  Value udiv(Value a, Value c);
+  Value urem(Value a, Value c);
+  Value andi(Value a, Value c);
+  Value cmp(LLVM::ICmpPredicate p, Value a, Value c);
+  Value select(Value c, Value t, Value f);
+  Value zext64(Value v);
+  Value trunc32(Value v);
+  Value load(Type t, Value ptr, unsigned alignment = 0);
+  void store(Value v, Value ptr, unsigned alignment = 0);
+  /// A per-thread mutable i32/i64 variable (entry-block alloca), optionally
+  /// initialized in the entry block.
+  Value variable(Type t, std::optional<int64_t> init = std::nullopt);
+
+  /// Pointer into the (1024-aligned) dynamic shared memory.
+  Value smem(Value byteOffset);
+  Value smem(int64_t byteOffset) { return smem(i32(byteOffset)); }
+  /// Shared-window address (i32) of a shared pointer, for descriptors.
+  Value smemAddress(Value ptr);
+
+  /// Structured control flow (converted to branches at the end of the pass).
+  void emitIf(Value cond, function_ref<void()> thenFn);
+  /// while (cond()) body(); `cond` may forward values to `body`.
+  void emitWhile(function_ref<std::pair<Value, SmallVector<Value>>()> cond,
+                 function_ref<void(ValueRange)> body, TypeRange forwarded = {});
+
+  /// Named barrier over the threads of the current partition replica.
+  void replicaBarrier();
+
+  //===--- values of the kernel being lowered ------------------------------===//
+  func::FuncOp func;
+  warpspec::KernelOp kernel;
+  LLVM::LLVMFuncOp llvmFunc;
+  int64_t maxRegisters;
+  bool blackwell = false;
+
+  Value tid, warp, lane;  // i32
+  Value smemBase;         // !llvm.ptr<3>, 1024-aligned
+  PartitionContext partition;
+  DenseMap<Value, ArgParams> argParams;
+  IRMapping scalars;      // warpspec scalars (i32, index as i64, f32)
+  DenseMap<Value, Fragment> fragments;
+  DenseMap<Value, RowValues> rowValues;
+  DenseMap<Value, Value> buffers; // warpspec buffer -> !llvm.ptr<3>
+  DenseMap<Value, ChannelState> channels;
+
+  Value lookup(Value v);
+  /// A scalar operand as i32 (index values are truncated).
+  Value lookupI32(Value v);
+
+  //===--- per-concern lowering (one file each) ----------------------------===//
+  LogicalResult emitBlock(Block &block);
+  LogicalResult emitOp(Operation *op);
+
+  // Schedule.cpp
+  LogicalResult emitTileLoop(warpspec::TileLoopOp op);
+  // Channels.cpp
+  void initChannelBarriers();
+  LogicalResult emitAcquire(warpspec::AcquireOp op);
+  LogicalResult emitCommit(warpspec::CommitOp op);
+  LogicalResult emitClose(warpspec::CloseOp op);
+  LogicalResult emitConsume(warpspec::ConsumeOp op);
+  LogicalResult emitRelease(warpspec::ReleaseOp op);
+  LogicalResult emitTmaLoad(warpspec::TmaLoadOp op);
+  Value fullBarrier(ChannelState &state, Value stage);
+  Value emptyBarrier(ChannelState &state, Value stage);
+  void waitBarrier(Value barrier, Value parity);
+  // TileMath.cpp
+  LogicalResult emitSoftmax(warpspec::SoftmaxOp op);
+  LogicalResult emitStore(warpspec::StoreOp op);
+  LogicalResult emitWrite(warpspec::WriteOp op);
+  Value shuffleXor(Value v, int32_t mask);
+  // Hopper.cpp
+  LogicalResult emitHopperMma(warpspec::MmaOp op);
+  std::shared_ptr<FragmentLayout> hopperAccLayout(warpspec::AccType type);
+
+private:
+  ArrayRef<KernelParam> params;
+  Value entryAllocaPoint;
+  Block *entryBlock = nullptr;
+
+  void emitPrologue();
+  LogicalResult emitKernelScalars();
+  LogicalResult emitPartitions();
+  LogicalResult emitPartition(warpspec::PartitionOp partition,
+                              int64_t firstWarp, int64_t namedBarrierBase);
+  void bindParams();
+};
+
+} // namespace mlir::blockattn::lowering
+
+#endif // BLOCKATTN_LIB_CONVERSION_WARPSPECTONVVM_KERNELEMITTER_H

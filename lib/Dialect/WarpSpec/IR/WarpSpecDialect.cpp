@@ -1,0 +1,195 @@
+//===- WarpSpecDialect.cpp - warpspec dialect and types -------------------===//
+
+#include "blockattn/Dialect/WarpSpec/IR/WarpSpecDialect.h"
+#include "blockattn/Dialect/WarpSpec/IR/WarpSpecOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::warpspec;
+
+#include "blockattn/Dialect/WarpSpec/IR/WarpSpecOpsDialect.cpp.inc"
+#include "blockattn/Dialect/WarpSpec/IR/WarpSpecEnums.cpp.inc"
+#define GET_ATTRDEF_CLASSES
+#include "blockattn/Dialect/WarpSpec/IR/WarpSpecAttrs.cpp.inc"
+#define GET_TYPEDEF_CLASSES
+#include "blockattn/Dialect/WarpSpec/IR/WarpSpecOpsTypes.cpp.inc"
+
+void WarpSpecDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "blockattn/Dialect/WarpSpec/IR/WarpSpecOps.cpp.inc"
+      >();
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "blockattn/Dialect/WarpSpec/IR/WarpSpecOpsTypes.cpp.inc"
+      >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "blockattn/Dialect/WarpSpec/IR/WarpSpecAttrs.cpp.inc"
+      >();
+}
+
+int64_t mlir::warpspec::getElementSizeInBytes(Type type) {
+  return (type.getIntOrFloatBitWidth() + 7) / 8;
+}
+
+//===----------------------------------------------------------------------===//
+// Shapes: `64x128xbf16`
+//===----------------------------------------------------------------------===//
+
+static ParseResult parseStaticShape(AsmParser &parser,
+                                    SmallVectorImpl<int64_t> &shape,
+                                    Type &elementType) {
+  if (parser.parseDimensionList(shape, /*allowDynamic=*/false,
+                                /*withTrailingX=*/true) ||
+      parser.parseType(elementType))
+    return failure();
+  return success();
+}
+
+static void printStaticShape(AsmPrinter &printer, ArrayRef<int64_t> shape,
+                             Type elementType) {
+  for (int64_t dim : shape)
+    printer << dim << 'x';
+  printer << elementType;
+}
+
+static ParseResult parseMemorySpace(AsmParser &parser, MemorySpace &space) {
+  StringRef keyword;
+  SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseKeyword(&keyword))
+    return failure();
+  std::optional<MemorySpace> parsed = symbolizeMemorySpace(keyword);
+  if (!parsed)
+    return parser.emitError(loc, "expected memory space 'smem' or 'tmem'");
+  space = *parsed;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// BufferType
+//===----------------------------------------------------------------------===//
+
+Type BufferType::parse(AsmParser &parser) {
+  SmallVector<int64_t> shape;
+  Type elementType;
+  MemorySpace space;
+  if (parser.parseLess() || parseStaticShape(parser, shape, elementType) ||
+      parser.parseComma() || parseMemorySpace(parser, space) ||
+      parser.parseGreater())
+    return {};
+  return BufferType::get(parser.getContext(), shape, elementType, space);
+}
+
+void BufferType::print(AsmPrinter &printer) const {
+  printer << '<';
+  printStaticShape(printer, getShape(), getElementType());
+  printer << ", " << stringifyMemorySpace(getMemorySpace()) << '>';
+}
+
+int64_t BufferType::getSizeInBytes() const {
+  int64_t elements = 1;
+  for (int64_t dim : getShape())
+    elements *= dim;
+  return elements * getElementSizeInBytes(getElementType());
+}
+
+//===----------------------------------------------------------------------===//
+// ChannelType
+//===----------------------------------------------------------------------===//
+
+Type ChannelType::parse(AsmParser &parser) {
+  SmallVector<Type> buffers;
+  SmallVector<SmallVector<int64_t>> shapes;
+  SmallVector<Type> elementTypes;
+  MemorySpace space;
+  auto parseOne = [&]() -> ParseResult {
+    shapes.emplace_back();
+    elementTypes.emplace_back();
+    return parseStaticShape(parser, shapes.back(), elementTypes.back());
+  };
+  if (parser.parseLess() ||
+      parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, parseOne) ||
+      parser.parseComma() || parseMemorySpace(parser, space) ||
+      parser.parseGreater())
+    return {};
+  for (auto [shape, elementType] : llvm::zip(shapes, elementTypes))
+    buffers.push_back(
+        BufferType::get(parser.getContext(), shape, elementType, space));
+  return parser.getChecked<ChannelType>(parser.getContext(), buffers, space);
+}
+
+void ChannelType::print(AsmPrinter &printer) const {
+  printer << "<[";
+  llvm::interleaveComma(getBufferTypes(), printer, [&](Type type) {
+    auto buffer = cast<BufferType>(type);
+    printStaticShape(printer, buffer.getShape(), buffer.getElementType());
+  });
+  printer << "], " << stringifyMemorySpace(getMemorySpace()) << '>';
+}
+
+LogicalResult
+ChannelType::verify(function_ref<InFlightDiagnostic()> emitError,
+                    ArrayRef<Type> bufferTypes, MemorySpace memorySpace) {
+  if (bufferTypes.empty())
+    return emitError() << "a channel needs at least one buffer per slot";
+  for (Type type : bufferTypes) {
+    auto buffer = dyn_cast<BufferType>(type);
+    if (!buffer)
+      return emitError() << "channel slots hold !warpspec.buffer types, got "
+                         << type;
+    if (buffer.getMemorySpace() != memorySpace)
+      return emitError() << "channel buffer " << type
+                         << " is not in the channel's memory space";
+    if (buffer.getShape().size() != 2)
+      return emitError() << "channel buffers are 2-D tiles, got " << type;
+  }
+  return success();
+}
+
+int64_t ChannelType::getSlotSizeInBytes() const {
+  int64_t bytes = 0;
+  for (Type type : getBufferTypes())
+    bytes += cast<BufferType>(type).getSizeInBytes();
+  return bytes;
+}
+
+//===----------------------------------------------------------------------===//
+// AccType and RowsType
+//===----------------------------------------------------------------------===//
+
+Type AccType::parse(AsmParser &parser) {
+  SmallVector<int64_t> shape;
+  Type elementType;
+  if (parser.parseLess() || parseStaticShape(parser, shape, elementType) ||
+      parser.parseGreater())
+    return {};
+  return AccType::get(parser.getContext(), shape, elementType);
+}
+
+void AccType::print(AsmPrinter &printer) const {
+  printer << '<';
+  printStaticShape(printer, getShape(), getElementType());
+  printer << '>';
+}
+
+Type RowsType::parse(AsmParser &parser) {
+  SmallVector<int64_t> shape;
+  Type elementType;
+  SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseLess() || parseStaticShape(parser, shape, elementType) ||
+      parser.parseGreater())
+    return {};
+  if (shape.size() != 1) {
+    parser.emitError(loc, "expected one dimension (the number of rows)");
+    return {};
+  }
+  return RowsType::get(parser.getContext(), shape[0], elementType);
+}
+
+void RowsType::print(AsmPrinter &printer) const {
+  printer << '<' << getNumRows() << 'x' << getElementType() << '>';
+}

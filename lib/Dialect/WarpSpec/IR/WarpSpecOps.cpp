@@ -1,0 +1,561 @@
+//===- WarpSpecOps.cpp - warpspec operations ------------------------------===//
+//
+// Verifiers for the kernel's budgets and the channel protocol, and the custom
+// assembly of the region ops. Everything the NVVM lowering relies on is
+// checked here, so that the lowering can assume well-formed input.
+//
+//===----------------------------------------------------------------------===//
+
+#include "blockattn/Dialect/WarpSpec/IR/WarpSpecOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::warpspec;
+
+//===----------------------------------------------------------------------===//
+// KernelOp
+//===----------------------------------------------------------------------===//
+
+SmallVector<PartitionOp, 4> KernelOp::getPartitions() {
+  return llvm::to_vector<4>(getBody().front().getOps<PartitionOp>());
+}
+
+SmallVector<ChannelOp, 4> KernelOp::getChannels() {
+  return llvm::to_vector<4>(getBody().front().getOps<ChannelOp>());
+}
+
+int64_t KernelOp::getNumThreads() {
+  int64_t threads = 0;
+  for (PartitionOp partition : getPartitions())
+    threads += partition.getNumThreads();
+  return threads;
+}
+
+namespace {
+
+/// The partitions that produce into and consume from one channel.
+struct ChannelUsers {
+  SmallVector<PartitionOp> producers;
+  SmallVector<PartitionOp> consumers;
+  bool closed = false;
+};
+
+bool isProducerOp(Operation *op) {
+  return isa<AcquireOp, CommitOp, CloseOp>(op);
+}
+
+Value getProtocolChannel(Operation *op) {
+  return TypeSwitch<Operation *, Value>(op)
+      .Case<AcquireOp, CommitOp, CloseOp, ConsumeOp, ReleaseOp>(
+          [](auto typed) { return typed.getChannel(); })
+      .Default([](Operation *) { return Value(); });
+}
+
+void addUnique(SmallVectorImpl<PartitionOp> &list, PartitionOp partition) {
+  if (!llvm::is_contained(list, partition))
+    list.push_back(partition);
+}
+
+/// Every acquire must be committed, in the same block, before the next
+/// acquire of that channel, a close, or the end of the block.
+LogicalResult verifyAcquireCommitPairs(Block &block) {
+  llvm::SmallMapVector<Value, AcquireOp, 4> pending;
+  for (Operation &op : block) {
+    if (auto acquire = dyn_cast<AcquireOp>(op)) {
+      if (pending.count(acquire.getChannel()))
+        return acquire.emitOpError()
+               << "acquires a slot of the channel while the previous one is "
+                  "not committed";
+      pending[acquire.getChannel()] = acquire;
+    } else if (auto commit = dyn_cast<CommitOp>(op)) {
+      if (!pending.erase(commit.getChannel()))
+        return commit.emitOpError()
+               << "commits a slot that was not acquired in the same block";
+    } else if (auto close = dyn_cast<CloseOp>(op)) {
+      if (pending.count(close.getChannel()))
+        return close.emitOpError()
+               << "closes the channel while an acquired slot is not committed";
+    }
+    for (Region &region : op.getRegions())
+      for (Block &nested : region)
+        if (failed(verifyAcquireCommitPairs(nested)))
+          return failure();
+  }
+  if (!pending.empty())
+    return pending.front().second.emitOpError()
+           << "acquired slot is never committed";
+  return success();
+}
+
+LogicalResult verifyBudgets(KernelOp kernel) {
+  int64_t threads = kernel.getNumThreads();
+  if (threads > TargetLimits::maxThreadsPerCta)
+    return kernel.emitOpError()
+           << "uses " << threads << " threads, more than the "
+           << TargetLimits::maxThreadsPerCta << " a CTA can have";
+
+  int64_t registers = 0;
+  std::string breakdown;
+  llvm::raw_string_ostream os(breakdown);
+  for (PartitionOp partition : kernel.getPartitions()) {
+    registers += partition.getNumRegs() * partition.getNumThreads();
+    os << (breakdown.empty() ? "" : ", ") << '"' << partition.getName()
+       << "\": " << partition.getNumRegs() << " x "
+       << partition.getNumThreads();
+  }
+  if (registers > TargetLimits::registerFileSize)
+    return kernel.emitOpError()
+           << "register budgets need " << registers << " registers ("
+           << breakdown << "), more than the "
+           << TargetLimits::registerFileSize << " of an SM";
+
+  if (std::optional<int64_t> smem = kernel.getSmemBytes();
+      smem && *smem > TargetLimits::maxSharedMemoryBytes)
+    return kernel.emitOpError()
+           << "uses " << *smem << " bytes of shared memory, more than the "
+           << TargetLimits::maxSharedMemoryBytes << " a CTA can have";
+
+  if (std::optional<int64_t> columns = kernel.getTmemColumns()) {
+    if (!kernel.isBlackwell())
+      return kernel.emitOpError()
+             << "has tmem_columns, but " << kernel.getChip()
+             << " has no tensor memory";
+    if (*columns < 32 || *columns > TargetLimits::tmemColumns ||
+        !llvm::isPowerOf2_64(*columns))
+      return kernel.emitOpError()
+             << "tmem_columns must be a power of two in [32, "
+             << TargetLimits::tmemColumns << "], got " << *columns;
+  }
+  return success();
+}
+
+LogicalResult verifyChannelUsers(KernelOp kernel) {
+  llvm::MapVector<Value, ChannelUsers> users;
+  for (ChannelOp channel : kernel.getChannels()) {
+    users[channel.getChannel()];
+    if (channel.getChannelType().getMemorySpace() == MemorySpace::tmem &&
+        !kernel.isBlackwell())
+      return channel.emitOpError()
+             << "lives in tensor memory, which " << kernel.getChip()
+             << " does not have";
+  }
+  for (PartitionOp partition : kernel.getPartitions()) {
+    WalkResult result = partition.walk([&](Operation *op) {
+      Value channel = getProtocolChannel(op);
+      if (!channel)
+        return WalkResult::advance();
+      ChannelUsers &entry = users[channel];
+      if (isProducerOp(op))
+        addUnique(entry.producers, partition);
+      else if (isa<ConsumeOp>(op))
+        addUnique(entry.consumers, partition);
+      if (isa<CloseOp>(op))
+        entry.closed = true;
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      return failure();
+  }
+  for (auto &[value, entry] : users) {
+    auto channel = value.getDefiningOp<ChannelOp>();
+    if (!channel)
+      return kernel.emitOpError() << "uses a channel not declared in it";
+    StringRef name = channel.getName();
+    if (entry.producers.empty())
+      return channel.emitOpError()
+             << "channel \"" << name << "\" has no producer partition";
+    if (entry.producers.size() > 1)
+      return channel.emitOpError()
+             << "channel \"" << name << "\" is produced by two partitions, \""
+             << entry.producers[0].getName() << "\" and \""
+             << entry.producers[1].getName() << "\"; a channel has one producer";
+    PartitionOp producer = entry.producers.front();
+    if (producer.getReplicas() != 1)
+      return channel.emitOpError()
+             << "channel \"" << name << "\" is produced by partition \""
+             << producer.getName() << "\" with replicas("
+             << producer.getReplicas()
+             << "); a channel's producer runs once";
+    if (entry.consumers.empty())
+      return channel.emitOpError()
+             << "channel \"" << name << "\" has no consumer partition";
+    if (llvm::is_contained(entry.consumers, producer))
+      return channel.emitOpError()
+             << "channel \"" << name << "\" is produced and consumed by "
+             << "partition \"" << producer.getName() << "\"";
+    if (!entry.closed)
+      return channel.emitOpError()
+             << "channel \"" << name << "\" is never closed by its producer \""
+             << producer.getName() << "\", so its consumers would never stop";
+  }
+  return success();
+}
+
+} // namespace
+
+LogicalResult KernelOp::verifyRegions() {
+  if (!TargetLimits::isSupportedChip(getChip()))
+    return emitOpError() << "unsupported chip '" << getChip()
+                         << "'; supported chips: sm_90a, sm_100a";
+  for (Operation &op : getBody().front()) {
+    if (isa<ChannelOp, PartitionOp>(op) || isMemoryEffectFree(&op))
+      continue;
+    return op.emitOpError()
+           << "is not allowed directly in a warpspec.kernel: only channels, "
+              "partitions and side-effect-free values are";
+  }
+  if (getPartitions().empty())
+    return emitOpError() << "has no partitions";
+  if (failed(verifyBudgets(*this)) || failed(verifyChannelUsers(*this)))
+    return failure();
+  for (PartitionOp partition : getPartitions())
+    if (failed(verifyAcquireCommitPairs(partition.getBody().front())))
+      return failure();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// PartitionOp
+//===----------------------------------------------------------------------===//
+
+/// Roles print as a bare keyword: `role(load)`.
+static ParseResult parseRole(OpAsmParser &parser, RoleAttr &role) {
+  StringRef keyword;
+  SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseKeyword(&keyword))
+    return failure();
+  std::optional<Role> parsed = symbolizeRole(keyword);
+  if (!parsed)
+    return parser.emitError(loc) << "unknown partition role '" << keyword
+                                 << "'; expected load, compute, mma, softmax "
+                                    "or epilogue";
+  role = RoleAttr::get(parser.getContext(), *parsed);
+  return success();
+}
+
+static void printRole(OpAsmPrinter &printer, Operation *, RoleAttr role) {
+  printer << stringifyRole(role.getValue());
+}
+
+LogicalResult PartitionOp::verify() {
+  int64_t warps = getNumWarps();
+  if (warps <= 0 || warps % TargetLimits::warpgroupWarps != 0)
+    return emitOpError() << "partition \"" << getName() << "\" has " << warps
+                         << " warps; partitions are made of whole warpgroups "
+                            "(multiples of 4 warps) so that setmaxnreg can set "
+                            "their registers";
+  int64_t regs = getNumRegs();
+  if (regs < 24 || regs > 256 || regs % 8 != 0)
+    return emitOpError() << "partition \"" << getName()
+                         << "\" asks for " << regs
+                         << " registers per thread; setmaxnreg takes a "
+                            "multiple of 8 in [24, 256]";
+  if (getReplicas() < 1)
+    return emitOpError() << "replicas must be at least 1";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// TileLoopOp
+//===----------------------------------------------------------------------===//
+
+ParseResult TileLoopOp::parse(OpAsmParser &parser, OperationState &result) {
+  SmallVector<OpAsmParser::Argument> args;
+  OpAsmParser::UnresolvedOperand cuSeqlens, numHeads, numTokens;
+  Type cuType;
+  int64_t blockSize;
+  Builder &b = parser.getBuilder();
+  if (parser.parseArgumentList(args, OpAsmParser::Delimiter::Paren) ||
+      parser.parseKeyword("in") || parser.parseOperand(cuSeqlens) ||
+      parser.parseColonType(cuType) || parser.parseKeyword("heads") ||
+      parser.parseLParen() || parser.parseOperand(numHeads) ||
+      parser.parseRParen() || parser.parseKeyword("tokens") ||
+      parser.parseLParen() || parser.parseOperand(numTokens) ||
+      parser.parseRParen() || parser.parseKeyword("block_size") ||
+      parser.parseLParen() || parser.parseInteger(blockSize) ||
+      parser.parseRParen())
+    return failure();
+  result.addAttribute(getBlockSizeAttrName(result.name),
+                      b.getI64IntegerAttr(blockSize));
+  if (parser.parseOptionalAttrDictWithKeyword(result.attributes) ||
+      parser.resolveOperand(cuSeqlens, cuType, result.operands) ||
+      parser.resolveOperand(numHeads, b.getIndexType(), result.operands) ||
+      parser.resolveOperand(numTokens, b.getIndexType(), result.operands))
+    return failure();
+  for (OpAsmParser::Argument &arg : args)
+    arg.type = b.getI32Type();
+  Region *body = result.addRegion();
+  return parser.parseRegion(*body, args);
+}
+
+void TileLoopOp::print(OpAsmPrinter &p) {
+  p << " (";
+  llvm::interleaveComma(getBody().getArguments(), p,
+                        [&](BlockArgument arg) { p.printOperand(arg); });
+  p << ") in " << getCuSeqlens() << " : " << getCuSeqlens().getType()
+    << " heads(" << getNumHeads() << ") tokens(" << getNumTokens()
+    << ") block_size(" << getBlockSize() << ")";
+  p.printOptionalAttrDictWithKeyword((*this)->getAttrs(),
+                                     {getBlockSizeAttrName()});
+  p << ' ';
+  p.printRegion(getBody(), /*printEntryBlockArgs=*/false);
+}
+
+LogicalResult TileLoopOp::verify() {
+  auto type = dyn_cast<MemRefType>(getCuSeqlens().getType());
+  if (!type || type.getRank() != 1 ||
+      !type.getElementType().isSignlessInteger(32))
+    return emitOpError() << "cu_seqlens must be a rank-1 memref of i32, got "
+                         << getCuSeqlens().getType();
+  if (getBlockSize() <= 0)
+    return emitOpError() << "block_size must be positive";
+  Block &body = getBody().front();
+  if (body.getNumArguments() != 3 ||
+      !llvm::all_of(body.getArgumentTypes(),
+                    [](Type t) { return t.isSignlessInteger(32); }))
+    return emitOpError()
+           << "body must take three i32 arguments: row, rows, head";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// AcquireOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AcquireOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location> location, ValueRange operands,
+    DictionaryAttr attributes, OpaqueProperties properties, RegionRange regions,
+    SmallVectorImpl<Type> &inferredReturnTypes) {
+  auto channel = dyn_cast<ChannelType>(operands[0].getType());
+  if (!channel)
+    return failure();
+  llvm::append_range(inferredReturnTypes, channel.getBufferTypes());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ConsumeOp
+//===----------------------------------------------------------------------===//
+
+ParseResult ConsumeOp::parse(OpAsmParser &parser, OperationState &result) {
+  OpAsmParser::UnresolvedOperand channel;
+  SmallVector<OpAsmParser::Argument> args;
+  Type type;
+  if (parser.parseOperand(channel) ||
+      parser.parseArgumentList(args, OpAsmParser::Delimiter::Paren) ||
+      parser.parseColonType(type) ||
+      parser.parseOptionalAttrDictWithKeyword(result.attributes) ||
+      parser.resolveOperand(channel, type, result.operands))
+    return failure();
+  auto channelType = dyn_cast<ChannelType>(type);
+  if (!channelType)
+    return parser.emitError(parser.getNameLoc(),
+                            "expected a !warpspec.channel type");
+  size_t expected = 3 + channelType.getBufferTypes().size();
+  if (args.size() != expected)
+    return parser.emitError(parser.getNameLoc())
+           << "expected " << expected
+           << " block arguments (row, rows, head, then one per buffer)";
+  Type i32 = parser.getBuilder().getI32Type();
+  for (size_t i = 0; i < args.size(); ++i)
+    args[i].type = i < 3 ? i32 : channelType.getBufferTypes()[i - 3];
+  return parser.parseRegion(*result.addRegion(), args);
+}
+
+void ConsumeOp::print(OpAsmPrinter &p) {
+  p << ' ' << getChannel() << " (";
+  llvm::interleaveComma(getBody().getArguments(), p,
+                        [&](BlockArgument arg) { p.printOperand(arg); });
+  p << ") : " << getChannel().getType();
+  p.printOptionalAttrDictWithKeyword((*this)->getAttrs());
+  p << ' ';
+  p.printRegion(getBody(), /*printEntryBlockArgs=*/false);
+}
+
+LogicalResult ConsumeOp::verifyRegions() {
+  auto type = cast<ChannelType>(getChannel().getType());
+  Block &body = getBody().front();
+  SmallVector<Type> expected(3, IntegerType::get(getContext(), 32));
+  llvm::append_range(expected, type.getBufferTypes());
+  if (body.getArgumentTypes() != ArrayRef<Type>(expected))
+    return emitOpError() << "body arguments must be (i32 row, i32 rows, i32 "
+                            "head) followed by the channel's buffers";
+  int64_t releases = llvm::count_if(body.getOps<ReleaseOp>(), [&](ReleaseOp r) {
+    return r.getChannel() == getChannel();
+  });
+  if (releases != 1)
+    return emitOpError() << "body must release the slot exactly once, found "
+                         << releases << " releases";
+  return success();
+}
+
+LogicalResult ReleaseOp::verify() {
+  auto consume = dyn_cast<ConsumeOp>((*this)->getParentOp());
+  if (!consume || consume.getChannel() != getChannel())
+    return emitOpError()
+           << "must be directly inside a warpspec.consume of the same channel";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Tile operations
+//===----------------------------------------------------------------------===//
+
+static bool isSixteenBit(Type type) { return type.isBF16() || type.isF16(); }
+
+LogicalResult TmaLoadOp::verify() {
+  auto source = dyn_cast<MemRefType>(getSource().getType());
+  BufferType dest = getDest().getType();
+  if (!source || source.getRank() != 3)
+    return emitOpError() << "source must be a rank-3 memref [tokens, heads, "
+                            "head_dim], got "
+                         << getSource().getType();
+  if (dest.getMemorySpace() != MemorySpace::smem)
+    return emitOpError() << "destination must be a shared-memory buffer";
+  if (source.getElementType() != dest.getElementType())
+    return emitOpError() << "source element type " << source.getElementType()
+                         << " differs from the buffer's "
+                         << dest.getElementType();
+  if (!isSixteenBit(dest.getElementType()))
+    return emitOpError() << "only 16-bit elements are supported, got "
+                         << dest.getElementType();
+  ArrayRef<int64_t> shape = dest.getShape();
+  if (source.isDynamicDim(2) || source.getDimSize(2) != shape[1])
+    return emitOpError() << "buffer has " << shape[1]
+                         << " columns, but the source's head dimension is "
+                         << (source.isDynamicDim(2)
+                                 ? std::string("dynamic")
+                                 : std::to_string(source.getDimSize(2)));
+  if (shape[1] % 64 != 0)
+    return emitOpError() << "the head dimension must be a multiple of 64 "
+                            "elements (whole 128-byte swizzled chunks), got "
+                         << shape[1];
+  if (shape[0] > 256)
+    return emitOpError() << "a TMA box has at most 256 rows, got " << shape[0];
+  if (!getDest().getDefiningOp<AcquireOp>())
+    return emitOpError()
+           << "destination must be a buffer of a slot acquired by the producer";
+  return success();
+}
+
+LogicalResult MmaOp::verify() {
+  Type aType = getA().getType();
+  ArrayRef<int64_t> aShape;
+  Type aElement;
+  if (auto buffer = dyn_cast<BufferType>(aType)) {
+    aShape = buffer.getShape();
+    aElement = buffer.getElementType();
+  } else {
+    auto acc = cast<AccType>(aType);
+    aShape = acc.getShape();
+    aElement = acc.getElementType();
+  }
+  BufferType b = getB().getType();
+  AccType d = getResult().getType();
+  if (aShape.size() != 2 || d.getShape().size() != 2)
+    return emitOpError() << "operands must be 2-D tiles";
+  if (!isSixteenBit(aElement) || b.getElementType() != aElement)
+    return emitOpError() << "A and B must have the same 16-bit element type, "
+                            "got "
+                         << aElement << " and " << b.getElementType();
+  if (!d.getElementType().isF32())
+    return emitOpError() << "the accumulator must be f32";
+  int64_t m = aShape[0], k = aShape[1];
+  int64_t bk = getTransposeB() ? b.getShape()[1] : b.getShape()[0];
+  int64_t n = getTransposeB() ? b.getShape()[0] : b.getShape()[1];
+  if (bk != k)
+    return emitOpError() << "A is " << m << "x" << k << " but B has " << bk
+                         << " rows along K"
+                         << (getTransposeB() ? " (transpose_b)" : "");
+  if (d.getShape()[0] != m || d.getShape()[1] != n)
+    return emitOpError() << "result must be " << m << "x" << n;
+  if (m != 64)
+    return emitOpError() << "M must be 64 (one warpgroup's tile), got " << m;
+  if (n % 8 != 0 || n > 256 || k % 16 != 0)
+    return emitOpError() << "N must be a multiple of 8 up to 256 and K a "
+                            "multiple of 16, got N="
+                         << n << " K=" << k;
+  if (auto buffer = dyn_cast<BufferType>(aType);
+      buffer && buffer.getMemorySpace() != MemorySpace::smem)
+    return emitOpError() << "a buffer A operand must be in shared memory";
+  if (b.getMemorySpace() != MemorySpace::smem)
+    return emitOpError() << "B must be in shared memory";
+  return success();
+}
+
+LogicalResult SoftmaxOp::verify() {
+  AccType scores = getScores().getType();
+  AccType probs = getProbs().getType();
+  if (scores.getShape().size() != 2 || !scores.getElementType().isF32())
+    return emitOpError() << "scores must be a 2-D f32 tile";
+  if (probs.getShape() != scores.getShape())
+    return emitOpError() << "probabilities must have the scores' shape";
+  Type pElement = probs.getElementType();
+  if (!isSixteenBit(pElement) && !pElement.isF32())
+    return emitOpError() << "probabilities must be bf16, f16 or f32";
+  RowsType sums = getRowSums().getType();
+  if (sums.getNumRows() != scores.getShape()[0] ||
+      !sums.getElementType().isF32())
+    return emitOpError() << "row sums must be !warpspec.rows<"
+                         << scores.getShape()[0] << "xf32>";
+  return success();
+}
+
+LogicalResult ScratchOp::verify() {
+  BufferType type = getBuffer().getType();
+  if (type.getMemorySpace() != MemorySpace::smem)
+    return emitOpError() << "scratch buffers live in shared memory";
+  if (type.getShape().size() != 2)
+    return emitOpError() << "scratch buffers are 2-D tiles";
+  return success();
+}
+
+LogicalResult WriteOp::verify() {
+  AccType value = getValue().getType();
+  BufferType dest = getDest().getType();
+  if (!isSixteenBit(value.getElementType()))
+    return emitOpError() << "only 16-bit register tiles can be written, got "
+                         << value.getElementType();
+  if (value.getShape() != dest.getShape() ||
+      value.getElementType() != dest.getElementType())
+    return emitOpError() << "tile " << value << " does not match buffer "
+                         << dest;
+  if (dest.getMemorySpace() != MemorySpace::smem)
+    return emitOpError() << "destination must be in shared memory";
+  if (dest.getShape()[1] % 64 != 0)
+    return emitOpError() << "buffers hold whole 64-column swizzled chunks";
+  return success();
+}
+
+LogicalResult StoreOp::verify() {
+  AccType value = getValue().getType();
+  auto dest = dyn_cast<MemRefType>(getDest().getType());
+  if (value.getShape().size() != 2 || !value.getElementType().isF32())
+    return emitOpError() << "value must be a 2-D f32 tile";
+  if (!dest || dest.getRank() != 3)
+    return emitOpError() << "destination must be a rank-3 memref [tokens, "
+                            "heads, head_dim]";
+  if (dest.isDynamicDim(2) || dest.getDimSize(2) != value.getShape()[1])
+    return emitOpError() << "tile has " << value.getShape()[1]
+                         << " columns, but the destination's head dimension "
+                            "differs";
+  if (!isSixteenBit(dest.getElementType()) && !dest.getElementType().isF32())
+    return emitOpError() << "destination element type must be bf16, f16 or "
+                            "f32";
+  if (Value divide = getDivideBy()) {
+    auto rows = cast<RowsType>(divide.getType());
+    if (rows.getNumRows() != value.getShape()[0])
+      return emitOpError() << "divide_by has " << rows.getNumRows()
+                           << " rows, the tile " << value.getShape()[0];
+  }
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "blockattn/Dialect/WarpSpec/IR/WarpSpecOps.cpp.inc"

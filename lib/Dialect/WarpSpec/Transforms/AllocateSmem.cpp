@@ -1,0 +1,126 @@
+//===- AllocateSmem.cpp - place warpspec buffers in shared memory ---------===//
+//
+// warpspec-allocate-smem: a static plan. Every buffer of these kernels lives
+// for the whole kernel (rings are reused, never freed), so the plan is a
+// bump allocation with the alignments the hardware needs; what matters is
+// that it is explicit in the IR and that overflowing the budget is a
+// diagnostic that says what takes the space.
+//
+//===----------------------------------------------------------------------===//
+
+#include "blockattn/Dialect/WarpSpec/Transforms/Passes.h"
+
+#include "blockattn/Dialect/WarpSpec/IR/WarpSpecOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/Support/MathExtras.h"
+
+namespace mlir::warpspec {
+#define GEN_PASS_DEF_WARPSPECALLOCATESMEMPASS
+#include "blockattn/Dialect/WarpSpec/Transforms/Passes.h.inc"
+} // namespace mlir::warpspec
+
+using namespace mlir;
+using namespace mlir::warpspec;
+
+namespace {
+
+/// The 128-byte swizzle repeats every 1024 bytes; tiles aligned to it need no
+/// descriptor base offset.
+constexpr int64_t kSwizzleAlignment = 1024;
+constexpr int64_t kBarrierBytes = 8;
+constexpr int64_t kTileRecordBytes = 16;
+/// The lowering aligns the dynamic shared memory base at run time.
+constexpr int64_t kBaseAlignmentSlack = 1024;
+
+/// One line of the over-budget diagnostic.
+struct Placement {
+  std::string what;
+  int64_t bytes;
+};
+
+LogicalResult allocateKernel(KernelOp kernel) {
+  Builder b(kernel.getContext());
+  SmallVector<Placement> placements;
+  int64_t offset = 0;
+
+  SmallVector<ChannelOp, 4> smemChannels;
+  for (ChannelOp channel : kernel.getChannels())
+    if (channel.getChannelType().getMemorySpace() == MemorySpace::smem)
+      smemChannels.push_back(channel);
+
+  for (ChannelOp channel : smemChannels) {
+    int64_t stride = llvm::alignTo(channel.getChannelType().getSlotSizeInBytes(),
+                                   kSwizzleAlignment);
+    offset = llvm::alignTo(offset, kSwizzleAlignment);
+    channel.setBufferOffsetAttr(b.getI64IntegerAttr(offset));
+    channel.setSlotStrideAttr(b.getI64IntegerAttr(stride));
+    int64_t bytes = stride * channel.getDepth();
+    placements.push_back({"channel \"" + channel.getName().str() + "\": " +
+                              std::to_string(channel.getDepth()) + " x " +
+                              std::to_string(stride) + " bytes",
+                          bytes});
+    offset += bytes;
+  }
+
+  kernel.walk([&](ScratchOp scratch) {
+    auto partition = scratch->getParentOfType<PartitionOp>();
+    int64_t stride = llvm::alignTo(scratch.getBuffer().getType().getSizeInBytes(),
+                                   kSwizzleAlignment);
+    offset = llvm::alignTo(offset, kSwizzleAlignment);
+    scratch.setOffsetAttr(b.getI64IntegerAttr(offset));
+    scratch.setReplicaStrideAttr(b.getI64IntegerAttr(stride));
+    int64_t bytes = stride * partition.getReplicas();
+    placements.push_back({"scratch of partition \"" +
+                              partition.getName().str() + "\": " +
+                              std::to_string(partition.getReplicas()) + " x " +
+                              std::to_string(stride) + " bytes",
+                          bytes});
+    offset += bytes;
+  });
+
+  // Barriers and tile records of every channel (tensor-memory channels are
+  // synchronized through shared-memory barriers too).
+  int64_t barrierStart = offset;
+  for (ChannelOp channel : kernel.getChannels()) {
+    channel.setBarrierOffsetAttr(b.getI64IntegerAttr(offset));
+    offset += 2 * channel.getDepth() * kBarrierBytes;
+  }
+  offset = llvm::alignTo(offset, kTileRecordBytes);
+  for (ChannelOp channel : kernel.getChannels()) {
+    channel.setInfoOffsetAttr(b.getI64IntegerAttr(offset));
+    offset += channel.getDepth() * kTileRecordBytes;
+  }
+  placements.push_back(
+      {"barriers and tile records", offset - barrierStart});
+
+  int64_t total = offset + kBaseAlignmentSlack;
+  placements.push_back({"alignment slack of the dynamic base",
+                        kBaseAlignmentSlack});
+  kernel.setSmemBytesAttr(b.getI64IntegerAttr(total));
+  if (total <= TargetLimits::maxSharedMemoryBytes)
+    return success();
+
+  InFlightDiagnostic diag = kernel.emitOpError()
+                            << "needs " << total
+                            << " bytes of shared memory, more than the "
+                            << TargetLimits::maxSharedMemoryBytes
+                            << " a CTA can have";
+  for (const Placement &p : placements)
+    diag.attachNote() << p.what << " = " << p.bytes;
+  return failure();
+}
+
+struct WarpSpecAllocateSmemPass
+    : public warpspec::impl::WarpSpecAllocateSmemPassBase<WarpSpecAllocateSmemPass> {
+  void runOnOperation() override {
+    WalkResult result = getOperation().walk([&](KernelOp kernel) {
+      return failed(allocateKernel(kernel)) ? WalkResult::interrupt()
+                                            : WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
+} // namespace
