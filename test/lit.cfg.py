@@ -3,6 +3,7 @@
 
 import os
 import shutil
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -20,7 +21,8 @@ config.substitutions.append(("%blockattn_src_root", config.blockattn_src_root))
 config.substitutions.append(("%mlir_dir", config.mlir_dir))
 config.substitutions.append(("%cmake_generator", config.cmake_generator))
 config.substitutions.append(("%cmake", config.cmake_command))
-config.substitutions.append(("%python", config.python_executable or "python3"))
+# The Python that runs lit, unless CMake found one.
+config.substitutions.append(("%python", config.python_executable or sys.executable))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
