@@ -3,6 +3,7 @@
 
 import os
 import shutil
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -19,8 +20,12 @@ config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%blockattn_src_root", config.blockattn_src_root))
 config.substitutions.append(("%mlir_dir", config.mlir_dir))
 config.substitutions.append(("%cmake_generator", config.cmake_generator))
+config.substitutions.append(("%cmake_make_program", config.cmake_make_program))
 config.substitutions.append(("%cmake", config.cmake_command))
-config.substitutions.append(("%python", config.python_executable or "python3"))
+config.substitutions.append(("%cxx_compiler", config.cxx_compiler))
+config.substitutions.append(("%blockattn_obj_root", config.blockattn_obj_root))
+# The Python that runs lit, unless CMake found one.
+config.substitutions.append(("%python", config.python_executable or sys.executable))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()

@@ -80,20 +80,47 @@ LogicalResult verifyActivation(Operation *op, const NamedOperand &operand,
   return success();
 }
 
-/// Static dimensions of two activations must agree (dynamic ones are checked
-/// at run time by the API).
-LogicalResult verifySameShape(Operation *op, const NamedOperand &ref,
-                              const NamedOperand &other) {
-  auto a = cast<MemRefType>(ref.value.getType());
-  auto b = cast<MemRefType>(other.value.getType());
+/// Formats a shape for a diagnostic as `[?, 4, 128]` (dynamic sizes as `?`).
+std::string formatShape(ArrayRef<int64_t> shape) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << '[';
+  llvm::interleaveComma(shape, os, [&](int64_t size) {
+    if (ShapedType::isDynamic(size))
+      os << '?';
+    else
+      os << size;
+  });
+  os << ']';
+  return s;
+}
+
+/// The static token and head dimensions of all activations must agree
+/// (dynamic ones are checked at run time by the API). Each dimension is
+/// compared against the first activation that has it static, so that two
+/// static sizes that differ are caught even when an operand in between (or
+/// the first one) is dynamic.
+LogicalResult verifySameShape(Operation *op,
+                              ArrayRef<NamedOperand> activations) {
   for (int64_t i = 0; i < 2; ++i) {
-    if (a.isDynamicDim(i) || b.isDynamicDim(i) ||
-        a.getDimSize(i) == b.getDimSize(i))
-      continue;
-    return op->emitOpError()
-           << "operand '" << other.name << "' has shape [" << b.getShape()
-           << "] but '" << ref.name << "' has shape [" << a.getShape()
-           << "]: " << (i == 0 ? "tokens" : "heads") << " differ";
+    const NamedOperand *ref = nullptr;
+    for (const NamedOperand &other : activations) {
+      auto type = cast<MemRefType>(other.value.getType());
+      if (type.isDynamicDim(i))
+        continue;
+      if (!ref) {
+        ref = &other;
+        continue;
+      }
+      auto refType = cast<MemRefType>(ref->value.getType());
+      if (refType.getDimSize(i) == type.getDimSize(i))
+        continue;
+      return op->emitOpError()
+             << "operand '" << other.name << "' has shape "
+             << formatShape(type.getShape()) << " but '" << ref->name
+             << "' has shape " << formatShape(refType.getShape()) << ": "
+             << (i == 0 ? "tokens" : "heads") << " differ";
+    }
   }
   return success();
 }
@@ -146,9 +173,8 @@ LogicalResult verifyAttentionOp(OpTy op, ArrayRef<NamedOperand> activations) {
   for (const NamedOperand &operand : activations)
     if (failed(verifyActivation(operation, operand, headDim, elementType)))
       return failure();
-  for (const NamedOperand &operand : activations.drop_front())
-    if (failed(verifySameShape(operation, activations.front(), operand)))
-      return failure();
+  if (failed(verifySameShape(operation, activations)))
+    return failure();
   if (failed(verifyCuSeqlens(operation, op.getCuSeqlens())))
     return failure();
 

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+#===- scripts/install-deps.sh - install what block-attn needs -------------===#
+#
+# Installs whatever is missing, and nothing when everything is there:
+#   apt: llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools cmake
+#        ninja-build (plus g++ when there is no C++ compiler, and python3 /
+#        python3-pip when the system has no Python or no pip for it);
+#   pip: numpy pytest (for the Python tests).
+# `apt-get update && apt-get install -y` runs only if an apt package is
+# missing, through sudo unless we are root. pip installs into the Python that
+# `python3` runs (as the user, never through sudo).
+#
+# Called by `make check` and `make run`; safe to run again at any time.
+#
+#===----------------------------------------------------------------------===#
+
+set -euo pipefail
+
+APT_PACKAGES=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools cmake ninja-build)
+PIP_PACKAGES=(numpy pytest)   # distribution names; module names are the same
+PYTHON=${PYTHON:-python3}
+
+log() { echo "install-deps: $*"; }
+
+# Runs a command as root: directly when we are root, else through sudo.
+as_root() {
+  if [[ $(id -u) -eq 0 ]]; then
+    "$@"
+  elif command -v sudo >/dev/null 2>&1; then
+    sudo "$@"
+  else
+    log "need root to run '$*', and sudo is not installed" >&2
+    exit 1
+  fi
+}
+
+apt_installed() {
+  dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"
+}
+
+#--- apt ---------------------------------------------------------------------
+missing=()
+if command -v dpkg-query >/dev/null 2>&1; then
+  for pkg in "${APT_PACKAGES[@]}"; do
+    apt_installed "$pkg" || missing+=("$pkg")
+  done
+  if ! command -v c++ >/dev/null 2>&1 && ! command -v g++ >/dev/null 2>&1 &&
+     ! command -v clang++ >/dev/null 2>&1; then
+    missing+=(g++)
+  fi
+  if ! command -v "$PYTHON" >/dev/null 2>&1; then
+    missing+=(python3 python3-pip)
+  elif ! "$PYTHON" -m pip --version >/dev/null 2>&1 &&
+       [[ $(command -v "$PYTHON") == /usr/bin/* ]] && ! apt_installed python3-pip; then
+    missing+=(python3-pip)
+  fi
+
+  if [[ ${#missing[@]} -gt 0 ]]; then
+    log "installing apt packages: ${missing[*]}"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update
+    if ! as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y \
+        --no-install-recommends "${missing[@]}"; then
+      log "apt-get install failed. The LLVM/MLIR 22 packages come from Debian" >&2
+      log "(or from https://apt.llvm.org for older releases): add a source" >&2
+      log "that has them and run this script again." >&2
+      exit 1
+    fi
+  else
+    log "apt packages: all present"
+  fi
+else
+  log "no dpkg: not a Debian-like system; install LLVM/MLIR 22, cmake and" \
+      "ninja yourself (MLIR_DIR is passed to cmake by the Makefile)" >&2
+fi
+
+#--- pip ---------------------------------------------------------------------
+missing=()
+for pkg in "${PIP_PACKAGES[@]}"; do
+  "$PYTHON" -c "import $pkg" >/dev/null 2>&1 || missing+=("$pkg")
+done
+if [[ ${#missing[@]} -eq 0 ]]; then
+  log "pip packages: all present"
+  exit 0
+fi
+
+if ! "$PYTHON" -m pip --version >/dev/null 2>&1; then
+  log "no pip for $PYTHON; trying ensurepip"
+  "$PYTHON" -m ensurepip --upgrade >/dev/null 2>&1 || {
+    log "cannot install pip for $PYTHON; install ${missing[*]} yourself" >&2
+    exit 1
+  }
+fi
+
+log "installing pip packages: ${missing[*]}"
+pip_log=$(mktemp)
+trap 'rm -f "$pip_log"' EXIT
+if ! "$PYTHON" -m pip install --disable-pip-version-check "${missing[@]}" 2>&1 |
+     tee "$pip_log"; then
+  # Debian's system Python is "externally managed" (PEP 668): pip refuses to
+  # install into it unless told that this is intended.
+  if grep -q "externally-managed-environment" "$pip_log"; then
+    log "the system Python is externally managed; retrying with --break-system-packages"
+    "$PYTHON" -m pip install --disable-pip-version-check --break-system-packages \
+      "${missing[@]}"
+  else
+    exit 1
+  fi
+fi
