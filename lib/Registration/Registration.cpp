@@ -5,7 +5,9 @@
 
 #include "blockattn/Dialect/BlockAttn/IR/BlockAttnDialect.h"
 #include "blockattn/Dialect/WarpSpec/IR/WarpSpecDialect.h"
+#include "blockattn/Conversion/Passes.h"
 #include "blockattn/Dialect/BlockAttn/Transforms/Passes.h"
+#include "blockattn/Pipelines/Pipelines.h"
 #include "blockattn/Dialect/WarpSpec/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -49,6 +51,8 @@ void blockattn::registerBlockAttnToolDialects(DialectRegistry &registry) {
 void blockattn::registerAllBlockAttnPasses() {
   registerBlockAttnPasses();
   warpspec::registerWarpSpecPasses();
+  registerBlockAttnConversionPasses();
+  registerBlockAttnPipelines();
 }
 
 void blockattn::registerBlockAttnToolPasses() {

@@ -1,0 +1,60 @@
+//===- Pipelines.h - the blockattn-to-ptx pipeline --------------*- C++ -*-===//
+//
+// The whole compiler as one pass pipeline, so that block-attn-opt, the
+// block-attn-compile driver and embedding compilers run the same passes:
+//
+//   func.func(blockattn-warp-specialize{chip})   blockattn -> warpspec
+//   warpspec-allocate-smem                        shared-memory plan
+//   convert-warpspec-to-nvvm{chip}                warpspec -> NVVM/LLVM
+//   convert-nvvm-to-llvm, reconcile-unrealized-casts
+//   gpu-module-to-binary{format}                  PTX (isa) or cubin (bin)
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BLOCKATTN_PIPELINES_PIPELINES_H
+#define BLOCKATTN_PIPELINES_PIPELINES_H
+
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir {
+class OpPassManager;
+namespace blockattn {
+
+struct BlockAttnToPtxOptions
+    : public PassPipelineOptions<BlockAttnToPtxOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip", llvm::cl::desc("Target GPU: sm_90a or sm_100a"),
+      llvm::cl::init("sm_90a")};
+  PassOptions::Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("What gpu-module-to-binary produces: isa (PTX), bin "
+                     "(cubin, runs ptxas), llvm (bitcode), or none (stop at "
+                     "the NVVM/LLVM dialects)"),
+      llvm::cl::init("isa")};
+  PassOptions::Option<int64_t> numStages{
+      *this, "num-stages",
+      llvm::cl::desc("Ring depth (0: as deep as shared memory allows)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> numConsumers{
+      *this, "num-consumers",
+      llvm::cl::desc("Hopper: consumer warpgroups"), llvm::cl::init(2)};
+  PassOptions::Option<std::string> pOperand{
+      *this, "p-operand",
+      llvm::cl::desc("Hopper: P for O = P V from 'registers' or 'smem'"),
+      llvm::cl::init("registers")};
+  PassOptions::Option<std::string> ptxFeatures{
+      *this, "ptx-features", llvm::cl::desc("PTX ISA version feature"),
+      llvm::cl::init("+ptx86")};
+};
+
+/// Adds the blockattn-to-ptx passes to `pm` (anchored on a builtin.module).
+void buildBlockAttnToPtxPipeline(OpPassManager &pm,
+                                 const BlockAttnToPtxOptions &options);
+
+/// Registers `blockattn-to-ptx` with the global pass registry.
+void registerBlockAttnPipelines();
+
+} // namespace blockattn
+} // namespace mlir
+
+#endif // BLOCKATTN_PIPELINES_PIPELINES_H

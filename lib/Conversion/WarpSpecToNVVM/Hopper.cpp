@@ -1,0 +1,235 @@
+//===- Hopper.cpp - wgmma and its accumulator layout (sm_90a) -------------===//
+//
+// warpspec.mma on sm_90a: one warpgroup issues wgmma.mma_async m64nNk16 with
+// f32 accumulators in registers.
+//   - A from shared memory (S = Q K^T, or P staged in a scratch buffer):
+//     nvvm.wgmma.mma_async with K-major A and K-major (transpose_b) or
+//     MN-major B descriptors.
+//   - A from registers (O = P V with P left where softmax produced it):
+//     MLIR 22's nvvm.wgmma.mma_async only takes A as a descriptor, so this
+//     form is an llvm.inline_asm of the PTX `wgmma.mma_async ... {a0..a3},
+//     descB, p, 1, 1, 1;` (PTX ISA, "wgmma.mma_async", register A), built the
+//     way convert-nvvm-to-llvm builds the descriptor form.
+// Every chain is fenced before (its A registers or accumulators may have been
+// written by ordinary instructions), committed as one group and waited for
+// before its accumulators are read, so ptxas never has to serialize it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelEmitter.h"
+
+#include "blockattn/Conversion/WarpSpecToNVVM/Descriptors.h"
+
+using namespace mlir;
+using namespace mlir::blockattn::lowering;
+using namespace mlir::blockattn::nvdesc;
+using namespace mlir::warpspec;
+
+namespace {
+
+/// The wgmma m64nNk16 f32 accumulator fragment (PTX ISA, "Register Fragments:
+/// wgmma .m64nNk16", matrix D; CuTe CLayout_64xN): thread t = 32 w + l holds
+/// register i at row 16 w + l / 4 + 8 ((i / 2) % 2), column
+/// 8 (i / 4) + 2 (l % 4) + i % 2. A row is spread over the 4 lanes of a quad.
+class WgmmaAccumulatorLayout : public FragmentLayout {
+public:
+  explicit WgmmaAccumulatorLayout(int64_t cols) : cols(cols) {}
+  int64_t numRegs() const override { return cols / 2; }
+  int64_t numRowSlots() const override { return 2; }
+  int64_t rowSlot(int64_t reg) const override { return (reg / 2) % 2; }
+  int64_t colOffset(int64_t reg) const override {
+    return 8 * (reg / 4) + reg % 2;
+  }
+  Value rowIndex(KernelEmitter &e, int64_t slot) const override {
+    Value warpInGroup =
+        LLVM::LShrOp::create(e.b, e.loc, e.partition.threadInReplica,
+                             e.i32(5));
+    Value quad = LLVM::LShrOp::create(e.b, e.loc, e.lane, e.i32(2));
+    return e.add(e.add(e.mul(warpInGroup, e.i32(16)), quad), e.i32(8 * slot));
+  }
+  Value colBase(KernelEmitter &e) const override {
+    return e.mul(e.andi(e.lane, e.i32(3)), e.i32(2));
+  }
+  ArrayRef<int32_t> rowReductionMasks() const override { return masks; }
+
+private:
+  int64_t cols;
+  static constexpr int32_t masks[] = {1, 2};
+};
+
+NVVM::WGMMATypes wgmmaType(Type type) {
+  if (type.isBF16())
+    return NVVM::WGMMATypes::bf16;
+  if (type.isF16())
+    return NVVM::WGMMATypes::f16;
+  return NVVM::WGMMATypes::f32;
+}
+
+/// Tile geometry of a buffer operand.
+SwizzledTile tileOf(BufferType type) {
+  return SwizzledTile{type.getShape()[0], type.getShape()[1]};
+}
+
+/// A descriptor = the address-independent bits | (start >> 4) & 0x3FFF.
+Value descriptor(KernelEmitter &e, uint64_t fixedBits, Value start,
+                 uint64_t offset) {
+  Value address = e.zext64(e.add(start, e.i32(offset)));
+  Value field = e.andi(LLVM::LShrOp::create(e.b, e.loc, address, e.i64(4)),
+                       e.i64(0x3FFF));
+  return LLVM::OrOp::create(e.b, e.loc, field,
+                            e.i64(static_cast<int64_t>(fixedBits)));
+}
+
+Type accStructType(MLIRContext *ctx, int64_t regs) {
+  return LLVM::LLVMStructType::getLiteral(
+      ctx, SmallVector<Type>(regs, Float32Type::get(ctx)));
+}
+
+SmallVector<Value> unpack(KernelEmitter &e, Value structValue, int64_t n) {
+  SmallVector<Value> values;
+  for (int64_t i = 0; i < n; ++i)
+    values.push_back(LLVM::ExtractValueOp::create(e.b, e.loc, structValue, i));
+  return values;
+}
+
+/// One register-A wgmma step: D (n f32, read and written) += A (4 x b32) * B.
+Value registerAWgmma(KernelEmitter &e, int64_t n, Type elementType,
+                     ArrayRef<Value> acc, ArrayRef<Value> a, Value descB,
+                     bool accumulate) {
+  int64_t regs = n / 2;
+  std::string type = elementType.isBF16() ? "bf16" : "f16";
+  std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" +
+                     std::to_string(2 * regs + 5) +
+                     ", 0;\nwgmma.mma_async.sync.aligned.m64n" +
+                     std::to_string(n) + "k16.f32." + type + "." + type + " {";
+  std::string constraints;
+  for (int64_t i = 0; i < regs; ++i) {
+    text += (i ? ", $" : "$") + std::to_string(i);
+    constraints += "=f,";
+  }
+  text += "}, {$" + std::to_string(2 * regs) + ", $" +
+          std::to_string(2 * regs + 1) + ", $" + std::to_string(2 * regs + 2) +
+          ", $" + std::to_string(2 * regs + 3) + "}, $" +
+          std::to_string(2 * regs + 4) + ", p, 1, 1, 1;\n}\n";
+  for (int64_t i = 0; i < regs; ++i)
+    constraints += std::to_string(i) + ",";
+  constraints += "r,r,r,r,l,n";
+
+  SmallVector<Value> operands(acc.begin(), acc.end());
+  operands.append(a.begin(), a.end());
+  operands.push_back(descB);
+  operands.push_back(e.i32(accumulate ? 1 : 0));
+  auto asmOp = LLVM::InlineAsmOp::create(
+      e.b, e.loc, accStructType(e.ctx, regs), operands, text, constraints,
+      /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(e.ctx, LLVM::AsmDialect::AD_ATT),
+      /*operand_attrs=*/ArrayAttr());
+  return asmOp.getResult(0);
+}
+
+/// Pins `values` to this point of the instruction stream: an empty
+/// side-effecting asm that reads and redefines them (CUTLASS's
+/// warpgroup_fence_operand). LLVM may otherwise move the arithmetic that
+/// produces a wgmma's register operands below its `wgmma.fence`, or the
+/// arithmetic that reads its accumulators above its `wgmma.wait_group`; both
+/// are undefined behaviour (PTX ISA, wgmma.fence and wgmma.wait_group).
+SmallVector<Value> fenceRegisters(KernelEmitter &e, ArrayRef<Value> values) {
+  if (values.empty())
+    return {};
+  std::string constraints;
+  SmallVector<Type> types;
+  for (Value v : values) {
+    constraints += v.getType().isF32() ? "=f," : "=r,";
+    types.push_back(v.getType());
+  }
+  for (size_t i = 0; i < values.size(); ++i)
+    constraints += std::to_string(i) + (i + 1 < values.size() ? "," : "");
+  auto asmOp = LLVM::InlineAsmOp::create(
+      e.b, e.loc, LLVM::LLVMStructType::getLiteral(e.ctx, types), values, "",
+      constraints, /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(e.ctx, LLVM::AsmDialect::AD_ATT),
+      /*operand_attrs=*/ArrayAttr());
+  return unpack(e, asmOp.getResult(0), values.size());
+}
+
+} // namespace
+
+std::shared_ptr<FragmentLayout>
+KernelEmitter::hopperAccLayout(AccType type) {
+  return std::make_shared<WgmmaAccumulatorLayout>(type.getShape()[1]);
+}
+
+LogicalResult KernelEmitter::emitHopperMma(MmaOp op) {
+  AccType resultType = op.getResult().getType();
+  int64_t n = resultType.getShape()[1];
+  int64_t regs = n / 2;
+  BufferType bType = op.getB().getType();
+  Value bPtr = buffers.lookup(op.getB());
+  if (!bPtr)
+    return op.emitOpError() << "B is not a buffer of this partition";
+  Value bStart = smemAddress(bPtr);
+  SwizzledTile bTile = tileOf(bType);
+  bool bKMajor = op.getTransposeB();
+  uint64_t bFixed = bKMajor ? kMajorDescriptor(0) : mnMajorDescriptor(0, bTile);
+  auto bOffset = [&](int64_t k) -> uint64_t {
+    return bKMajor ? kMajorStepOffset(bTile, k) : mnMajorStepOffset(k);
+  };
+  Type elementType = bType.getElementType();
+  Type structType = accStructType(ctx, regs);
+
+  SmallVector<Value> result;
+  if (auto aType = dyn_cast<BufferType>(op.getA().getType())) {
+    Value aPtr = buffers.lookup(op.getA());
+    if (!aPtr)
+      return op.emitOpError() << "A is not a buffer of this partition";
+    Value aStart = smemAddress(aPtr);
+    SwizzledTile aTile = tileOf(aType);
+    int64_t steps = aType.getShape()[1] / 16;
+    NVVM::WgmmaFenceAlignedOp::create(b, loc);
+    Value acc = LLVM::UndefOp::create(b, loc, structType);
+    for (int64_t k = 0; k < steps; ++k) {
+      Value descA = descriptor(*this, kMajorDescriptor(0), aStart,
+                               kMajorStepOffset(aTile, k));
+      Value descB = descriptor(*this, bFixed, bStart, bOffset(k));
+      acc = NVVM::WgmmaMmaAsyncOp::create(
+          b, loc, structType, acc, descA, descB,
+          NVVM::MMAShapeAttr::get(ctx, 64, n, 16), wgmmaType(elementType),
+          wgmmaType(elementType), NVVM::WGMMATypes::f32,
+          k == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
+          NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
+          NVVM::MMALayout::row,
+          bKMajor ? NVVM::MMALayout::col : NVVM::MMALayout::row,
+          NVVM::MMAIntOverflowAttr());
+    }
+    NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+    result = fenceRegisters(*this, unpack(*this, acc, regs));
+  } else {
+    auto it = fragments.find(op.getA());
+    if (it == fragments.end())
+      return op.emitOpError() << "A was not produced in this partition";
+    // A 16-bit register tile is its wgmma accumulator layout, packed in
+    // pairs; k-block kb (16 columns) is registers 8kb..8kb+7, i.e. packed
+    // registers 4kb..4kb+3, which is exactly the A fragment of m64nNk16
+    // (PTX ISA, "wgmma .m64nNk16" register fragment A). No data moves.
+    SmallVector<Value> a = fenceRegisters(*this, it->second.regs);
+    NVVM::WgmmaFenceAlignedOp::create(b, loc);
+    int64_t steps = cast<AccType>(op.getA().getType()).getShape()[1] / 16;
+    SmallVector<Value> acc(regs, LLVM::UndefOp::create(b, loc, f32T()));
+    for (int64_t k = 0; k < steps; ++k) {
+      Value descB = descriptor(*this, bFixed, bStart, bOffset(k));
+      Value out = registerAWgmma(*this, n, elementType, acc,
+                                 ArrayRef<Value>(a).slice(4 * k, 4), descB,
+                                 k > 0);
+      acc = unpack(*this, out, regs);
+    }
+    NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+    result = fenceRegisters(*this, acc);
+  }
+  fragments[op.getResult()] =
+      Fragment{resultType, hopperAccLayout(resultType), std::move(result)};
+  return success();
+}

@@ -1,0 +1,218 @@
+//===- TileMath.cpp - softmax, stores and writes of register tiles --------===//
+//
+// Written against FragmentLayout: which row and column each register of a
+// thread holds, and which lanes share a row. The same code serves the wgmma
+// accumulator layout (sm_90a) and the tcgen05.ld layouts (sm_100a).
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelEmitter.h"
+
+#include "blockattn/Conversion/WarpSpecToNVVM/Descriptors.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::blockattn::lowering;
+using namespace mlir::warpspec;
+
+using Pred = LLVM::ICmpPredicate;
+
+Value KernelEmitter::shuffleXor(Value v, int32_t mask) {
+  return NVVM::ShflOp::create(b, loc, v.getType(), i32(-1), v, i32(mask),
+                              i32(0x1f), NVVM::ShflKind::bfly, UnitAttr());
+}
+
+/// Packs two f32 values into one i32 of two 16-bit floats, `lo` in the low
+/// half (cvt.rn.{bf16,f16}x2.f32 takes the high half first; LLVM orders the
+/// vector elements for us).
+static Value packPair(KernelEmitter &e, Type elementType, Value lo, Value hi) {
+  auto pairF32 = VectorType::get({2}, e.f32T());
+  Value v = LLVM::UndefOp::create(e.b, e.loc, pairF32);
+  v = LLVM::InsertElementOp::create(e.b, e.loc, v, lo, e.i32(0));
+  v = LLVM::InsertElementOp::create(e.b, e.loc, v, hi, e.i32(1));
+  Value narrow = LLVM::FPTruncOp::create(
+      e.b, e.loc, VectorType::get({2}, elementType), v);
+  return LLVM::BitcastOp::create(e.b, e.loc, e.i32T(), narrow);
+}
+
+/// Reduces `v` over the lanes that hold the same row.
+static Value reduceRow(KernelEmitter &e, const FragmentLayout &layout, Value v,
+                       bool isMax) {
+  for (int32_t mask : layout.rowReductionMasks()) {
+    Value other = e.shuffleXor(v, mask);
+    v = isMax ? Value(LLVM::MaxNumOp::create(e.b, e.loc, v, other))
+              : Value(LLVM::FAddOp::create(e.b, e.loc, v, other));
+  }
+  return v;
+}
+
+LogicalResult KernelEmitter::emitSoftmax(SoftmaxOp op) {
+  auto it = fragments.find(op.getScores());
+  if (it == fragments.end())
+    return op.emitOpError() << "scores were not produced in this partition";
+  const Fragment &scores = it->second;
+  const FragmentLayout &layout = *scores.layout;
+  int64_t numRegs = layout.numRegs(), numSlots = layout.numRowSlots();
+
+  // Columns at or past the tile's valid count are other sequences' keys.
+  Value validCols = lookupI32(op.getValidCols());
+  Value colBase = layout.colBase(*this);
+  Value negInf = f32(-std::numeric_limits<double>::infinity());
+  SmallVector<Value> s(numRegs);
+  for (int64_t r = 0; r < numRegs; ++r) {
+    Value col = add(colBase, i32(layout.colOffset(r)));
+    s[r] = select(cmp(Pred::slt, col, validCols), scores.regs[r], negInf);
+  }
+
+  // Row max; column 0 is always valid, so the max is finite.
+  SmallVector<Value> rowMax(numSlots, negInf);
+  for (int64_t r = 0; r < numRegs; ++r) {
+    int64_t slot = layout.rowSlot(r);
+    rowMax[slot] = LLVM::MaxNumOp::create(b, loc, rowMax[slot], s[r]);
+  }
+  for (Value &m : rowMax)
+    m = reduceRow(*this, layout, m, /*isMax=*/true);
+
+  // exp(scale (s - m)) = exp2(s k - m k) with k = scale log2(e): one FMA and
+  // one ex2 per element.
+  Value k = LLVM::FMulOp::create(b, loc, lookup(op.getScale()),
+                                 f32(M_LOG2E));
+  SmallVector<Value> negMaxK(numSlots);
+  for (int64_t slot = 0; slot < numSlots; ++slot)
+    negMaxK[slot] = LLVM::FNegOp::create(
+        b, loc, LLVM::FMulOp::create(b, loc, rowMax[slot], k));
+  SmallVector<Value> p(numRegs);
+  SmallVector<Value> rowSum(numSlots, f32(0.0));
+  for (int64_t r = 0; r < numRegs; ++r) {
+    int64_t slot = layout.rowSlot(r);
+    Value x = LLVM::FMAOp::create(b, loc, s[r], k, negMaxK[slot]);
+    p[r] = LLVM::Exp2Op::create(b, loc, x);
+    rowSum[slot] = LLVM::FAddOp::create(b, loc, rowSum[slot], p[r]);
+  }
+  for (Value &sum : rowSum)
+    sum = reduceRow(*this, layout, sum, /*isMax=*/false);
+
+  AccType probsType = op.getProbs().getType();
+  Fragment probs{probsType, scores.layout, {}};
+  if (probsType.getElementType().isF32()) {
+    probs.regs = p;
+  } else {
+    for (int64_t r = 0; r + 1 < numRegs; r += 2)
+      probs.regs.push_back(
+          packPair(*this, probsType.getElementType(), p[r], p[r + 1]));
+  }
+  fragments[op.getProbs()] = std::move(probs);
+  rowValues[op.getRowSums()] = RowValues{scores.layout, rowSum};
+  return success();
+}
+
+/// Registers 2i and 2i+1 hold adjacent columns of one row in every layout
+/// the targets use; the stores and writes rely on it.
+static bool pairsAreAdjacent(const FragmentLayout &layout) {
+  for (int64_t r = 0; r + 1 < layout.numRegs(); r += 2)
+    if (layout.rowSlot(r) != layout.rowSlot(r + 1) ||
+        layout.colOffset(r + 1) != layout.colOffset(r) + 1)
+      return false;
+  return true;
+}
+
+LogicalResult KernelEmitter::emitStore(StoreOp op) {
+  auto it = fragments.find(op.getValue());
+  if (it == fragments.end())
+    return op.emitOpError() << "value was not produced in this partition";
+  const Fragment &value = it->second;
+  const FragmentLayout &layout = *value.layout;
+  if (!pairsAreAdjacent(layout))
+    return op.emitOpError() << "register layout without adjacent column pairs";
+  ArgParams &dest = argParams[op.getDest()];
+  if (!dest.pointer || !dest.strides[0] || !dest.strides[1])
+    return op.emitOpError() << "destination must be a kernel argument";
+  Type elementType = cast<MemRefType>(op.getDest().getType()).getElementType();
+
+  SmallVector<Value> scale;
+  if (Value divide = op.getDivideBy()) {
+    for (Value sum : rowValues[divide].slots)
+      scale.push_back(LLVM::FDivOp::create(b, loc, f32(1.0), sum));
+  }
+
+  // Element offset of the tile's (row 0, head, column 0).
+  Value rowStart = zext64(lookupI32(op.getRow()));
+  Value head = zext64(lookupI32(op.getHead()));
+  Value tileBase = add(mul(rowStart, dest.strides[0]),
+                       mul(head, dest.strides[1]));
+  Value validRows = lookupI32(op.getRows());
+  Value colBase = layout.colBase(*this);
+
+  for (int64_t slot = 0; slot < layout.numRowSlots(); ++slot) {
+    Value row = layout.rowIndex(*this, slot);
+    // Rows past the tile's valid count belong to the next sequence.
+    emitIf(cmp(Pred::slt, row, validRows), [&] {
+      Value rowBase = add(tileBase, mul(zext64(row), dest.strides[0]));
+      for (int64_t r = 0; r + 1 < layout.numRegs(); r += 2) {
+        if (layout.rowSlot(r) != slot)
+          continue;
+        Value lo = value.regs[r], hi = value.regs[r + 1];
+        if (!scale.empty()) {
+          lo = LLVM::FMulOp::create(b, loc, lo, scale[slot]);
+          hi = LLVM::FMulOp::create(b, loc, hi, scale[slot]);
+        }
+        Value col = zext64(add(colBase, i32(layout.colOffset(r))));
+        Value ptr = LLVM::GEPOp::create(b, loc, globalPtrT(), elementType,
+                                        dest.pointer,
+                                        ValueRange{add(rowBase, col)});
+        if (elementType.isF32()) {
+          auto pair = VectorType::get({2}, f32T());
+          Value v = LLVM::UndefOp::create(b, loc, pair);
+          v = LLVM::InsertElementOp::create(b, loc, v, lo, i32(0));
+          v = LLVM::InsertElementOp::create(b, loc, v, hi, i32(1));
+          store(v, ptr, 8);
+        } else {
+          store(packPair(*this, elementType, lo, hi), ptr, 4);
+        }
+      }
+    });
+  }
+  return success();
+}
+
+LogicalResult KernelEmitter::emitWrite(WriteOp op) {
+  auto it = fragments.find(op.getValue());
+  Value dest = buffers.lookup(op.getDest());
+  if (it == fragments.end() || !dest)
+    return op.emitOpError() << "needs a register tile and a buffer of this "
+                               "partition";
+  const Fragment &value = it->second;
+  const FragmentLayout &layout = *value.layout;
+  if (!pairsAreAdjacent(layout))
+    return op.emitOpError() << "register layout without adjacent column pairs";
+  ArrayRef<int64_t> shape = op.getDest().getType().getShape();
+  int64_t rows = shape[0];
+  Value colBase = layout.colBase(*this);
+  // The TMA 128-byte swizzle layout (nvdesc::SwizzledTile::byteOffset), so
+  // that warpspec.mma reads it with the same descriptors as a TMA'd tile.
+  for (int64_t r = 0; r + 1 < layout.numRegs(); r += 2) {
+    Value row = layout.rowIndex(*this, layout.rowSlot(r));
+    Value col = add(colBase, i32(layout.colOffset(r)));
+    Value chunk = LLVM::LShrOp::create(b, loc, col, i32(6));
+    Value byteInRow = mul(andi(col, i32(63)), i32(2));
+    Value unit = LLVM::XOrOp::create(
+        b, loc, LLVM::LShrOp::create(b, loc, byteInRow, i32(4)),
+        andi(row, i32(7)));
+    Value offset =
+        add(add(mul(chunk, i32(rows * nvdesc::SwizzledTile::kRowBytes)),
+                mul(row, i32(nvdesc::SwizzledTile::kRowBytes))),
+            add(mul(unit, i32(16)), andi(byteInRow, i32(15))));
+    Value ptr = LLVM::GEPOp::create(b, loc, smemPtrT(), b.getI8Type(), dest,
+                                    ValueRange{offset});
+    store(value.regs[r / 2], ptr, 4);
+  }
+  // Generic-proxy writes become visible to the tensor cores (async proxy)
+  // after a proxy fence by each writer and a barrier over the warpgroup.
+  NVVM::FenceProxyOp::create(
+      b, loc, NVVM::ProxyKind::async_shared,
+      NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+  replicaBarrier();
+  return success();
+}

@@ -1,0 +1,206 @@
+//===- WarpSpecToNVVM.cpp - convert-warpspec-to-nvvm ----------------------===//
+//
+// For each function whose body is a warpspec.kernel: build the gpu.module and
+// the kernel's llvm.func (parameters, launch attributes, manifest), let the
+// KernelEmitter fill its body, then lower the structured control flow it used
+// to LLVM branches.
+//
+//===----------------------------------------------------------------------===//
+
+#include "blockattn/Conversion/Passes.h"
+
+#include "KernelEmitter.h"
+
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/LLVMCommon/ConversionTarget.h"
+#include "mlir/Conversion/LLVMCommon/TypeConverter.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace mlir::blockattn {
+#define GEN_PASS_DEF_CONVERTWARPSPECTONVVMPASS
+#include "blockattn/Conversion/Passes.h.inc"
+} // namespace mlir::blockattn
+
+using namespace mlir;
+using namespace mlir::blockattn;
+using namespace mlir::blockattn::lowering;
+using namespace mlir::warpspec;
+
+namespace {
+
+/// The kernel of a function whose body is `warpspec.kernel; return`.
+KernelOp getKernel(func::FuncOp func) {
+  if (func.isExternal())
+    return {};
+  Block &body = func.getBody().front();
+  auto kernel = dyn_cast<KernelOp>(body.front());
+  if (!kernel || body.getOperations().size() != 2 ||
+      !isa<func::ReturnOp>(body.back()))
+    return {};
+  return kernel;
+}
+
+/// The per-thread register cap the kernel is launched with: the register
+/// file shared evenly, rounded down to the multiple of 8 `setmaxnreg` works
+/// in. Partitions then move registers between each other from this base.
+int64_t launchRegisterCap(int64_t threads) {
+  return std::min<int64_t>(248, (TargetLimits::registerFileSize / threads) / 8 * 8);
+}
+
+Type paramType(MLIRContext *ctx, const KernelParam &p) {
+  switch (p.kind) {
+  case KernelParam::Kind::TensorMap:
+    return LLVM::LLVMPointerType::get(ctx);
+  case KernelParam::Kind::Pointer:
+    return LLVM::LLVMPointerType::get(ctx, 1);
+  case KernelParam::Kind::I32:
+    return IntegerType::get(ctx, 32);
+  case KernelParam::Kind::I64:
+    return IntegerType::get(ctx, 64);
+  case KernelParam::Kind::F32:
+    return Float32Type::get(ctx);
+  }
+  llvm_unreachable("unknown parameter kind");
+}
+
+struct ConvertWarpSpecToNVVMPass
+    : public blockattn::impl::ConvertWarpSpecToNVVMPassBase<
+          ConvertWarpSpecToNVVMPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<std::pair<func::FuncOp, KernelOp>> kernels;
+    module.walk([&](func::FuncOp func) {
+      if (KernelOp kernel = getKernel(func))
+        kernels.push_back({func, kernel});
+    });
+    // A kernel nested anywhere else has no function to take its parameters
+    // from.
+    WalkResult stray = module.walk([&](KernelOp kernel) {
+      auto func = dyn_cast<func::FuncOp>(kernel->getParentOp());
+      if (func && getKernel(func) == kernel)
+        return WalkResult::advance();
+      kernel.emitOpError() << "must be the only operation (besides return) of "
+                              "a func.func to be lowered to a GPU kernel";
+      return WalkResult::interrupt();
+    });
+    if (stray.wasInterrupted())
+      return signalPassFailure();
+
+    SmallVector<gpu::GPUModuleOp> gpuModules;
+    for (auto [func, kernel] : kernels) {
+      FailureOr<gpu::GPUModuleOp> gpuModule = lowerKernel(func, kernel);
+      if (failed(gpuModule))
+        return signalPassFailure();
+      gpuModules.push_back(*gpuModule);
+    }
+    for (gpu::GPUModuleOp gpuModule : gpuModules)
+      if (failed(lowerStructuredControlFlow(gpuModule)))
+        return signalPassFailure();
+  }
+
+  FailureOr<gpu::GPUModuleOp> lowerKernel(func::FuncOp func, KernelOp kernel) {
+    if (!chip.empty() && chip != kernel.getChip()) {
+      kernel.emitOpError() << "targets " << kernel.getChip()
+                           << ", but convert-warpspec-to-nvvm was asked for "
+                           << chip;
+      return failure();
+    }
+    if (!kernel.getSmemBytes()) {
+      kernel.emitOpError()
+          << "has no shared-memory plan: run warpspec-allocate-smem first";
+      return failure();
+    }
+    FailureOr<SmallVector<KernelParam>> params =
+        buildKernelParams(func, kernel);
+    if (failed(params))
+      return failure();
+
+    MLIRContext *ctx = &getContext();
+    OpBuilder b(func);
+    Location loc = func.getLoc();
+    auto target = NVVM::NVVMTargetAttr::get(ctx, /*optLevel=*/3,
+                                            "nvptx64-nvidia-cuda",
+                                            kernel.getChip(), features);
+    auto gpuModule = gpu::GPUModuleOp::create(b, loc, func.getSymName(),
+                                              b.getArrayAttr({target}));
+    b.setInsertionPointToStart(gpuModule.getBody());
+    LLVM::GlobalOp::create(
+        b, loc, LLVM::LLVMArrayType::get(b.getI8Type(), 0),
+        /*isConstant=*/false, LLVM::Linkage::External,
+        "__blockattn_dynamic_smem", Attribute(),
+        // Claim only what CUDA guarantees; the prologue aligns the base to
+        // 1024 at run time. A larger alignment here would let LLVM fold that
+        // computation away on a promise the driver does not make.
+        /*alignment=*/16, /*addrSpace=*/3);
+
+    SmallVector<Type> argTypes;
+    for (const KernelParam &p : *params)
+      argTypes.push_back(paramType(ctx, p));
+    auto fnType =
+        LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), argTypes);
+    auto llvmFunc = LLVM::LLVMFuncOp::create(b, loc, func.getSymName(), fnType);
+    int64_t threads = kernel.getNumThreads();
+    int64_t maxRegisters = launchRegisterCap(threads);
+    llvmFunc->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(),
+                      b.getUnitAttr());
+    llvmFunc->setAttr(NVVM::NVVMDialect::getReqntidAttrName(),
+                      b.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
+    llvmFunc->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
+                      b.getI32IntegerAttr(maxRegisters));
+    llvmFunc->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                      b.getI32IntegerAttr(1));
+    for (auto [index, p] : llvm::enumerate(*params)) {
+      if (p.kind != KernelParam::Kind::TensorMap)
+        continue;
+      // CUtensorMap by value in parameter space (a __grid_constant__ param).
+      llvmFunc.setArgAttr(index, LLVM::LLVMDialect::getByValAttrName(),
+                          TypeAttr::get(LLVM::LLVMArrayType::get(
+                              b.getI8Type(), 128)));
+      llvmFunc.setArgAttr(index, LLVM::LLVMDialect::getAlignAttrName(),
+                          b.getI64IntegerAttr(64));
+      llvmFunc.setArgAttr(index, NVVM::NVVMDialect::getGridConstantAttrName(),
+                          b.getUnitAttr());
+    }
+
+    KernelEmitter emitter(func, kernel, llvmFunc, *params, maxRegisters);
+    if (failed(emitter.emit()))
+      return failure();
+    llvmFunc->setAttr("blockattn.manifest",
+                      buildManifest(b, func, kernel, *params, threads,
+                                    maxRegisters));
+    func.erase();
+    return gpuModule;
+  }
+
+  /// The emitter uses scf for loops and conditionals; lower them to LLVM
+  /// branches inside the gpu.module only.
+  LogicalResult lowerStructuredControlFlow(gpu::GPUModuleOp gpuModule) {
+    MLIRContext *ctx = &getContext();
+    {
+      RewritePatternSet patterns(ctx);
+      populateSCFToControlFlowConversionPatterns(patterns);
+      ConversionTarget target(*ctx);
+      target.addIllegalDialect<scf::SCFDialect>();
+      target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+      if (failed(applyPartialConversion(gpuModule, target, std::move(patterns))))
+        return failure();
+    }
+    LLVMTypeConverter converter(ctx);
+    RewritePatternSet patterns(ctx);
+    cf::populateControlFlowToLLVMConversionPatterns(converter, patterns);
+    arith::populateArithToLLVMConversionPatterns(converter, patterns);
+    LLVMConversionTarget target(*ctx);
+    target.addLegalDialect<NVVM::NVVMDialect>();
+    target.addLegalOp<gpu::GPUModuleOp>();
+    return applyPartialConversion(gpuModule, target, std::move(patterns));
+  }
+};
+
+} // namespace
