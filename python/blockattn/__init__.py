@@ -1,12 +1,21 @@
 """block-attn: compiler and runtime for fixed block-diagonal self-attention.
 
-Only the float64 NumPy reference lives here for now. Keep this module importable without
-torch or a GPU: a later GPU runtime must be imported lazily (or from its own submodule) so
-that ``import blockattn`` keeps working on CPU-only machines.
+``blockattn.block_attention`` runs the compiled kernels from PyTorch;
+``blockattn.reference`` is the float64 NumPy reference they are tested
+against. ``import blockattn`` needs neither torch nor a GPU: the runtime is
+imported on first use.
 """
 
 from . import reference
 
 __version__ = "0.1.0"
 
-__all__ = ["reference", "__version__"]
+__all__ = ["block_attention", "reference", "__version__"]
+
+
+def __getattr__(name):
+    if name == "block_attention":
+        from .api import block_attention
+
+        return block_attention
+    raise AttributeError(f"module 'blockattn' has no attribute {name!r}")

@@ -1,0 +1,162 @@
+"""Loading and launching compiled kernels with the CUDA driver API.
+
+Everything a launch needs comes from the kernel's manifest: the threads per
+CTA, the dynamic shared memory, and the ordered parameter list, where each
+parameter says what to pass (a tensor map of a tensor, a pointer, a size or a
+stride, a scalar). Launches go to PyTorch's current stream.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+
+import torch
+from cuda.bindings import driver as cu
+
+from ._kernels import KernelFiles
+
+__all__ = ["LoadedKernel", "load_kernel", "chip_of"]
+
+
+def _check(result):
+    """Unpacks a cuda.bindings (err, *values) tuple, raising on errors."""
+    err, *values = result if isinstance(result, tuple) else (result,)
+    if err != cu.CUresult.CUDA_SUCCESS:
+        _, name = cu.cuGetErrorName(err)
+        raise RuntimeError(f"blockattn: CUDA driver error {name.decode() if name else err}")
+    if not values:
+        return None
+    return values[0] if len(values) == 1 else values
+
+
+_DTYPES = {
+    torch.bfloat16: cu.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+    torch.float16: cu.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+}
+_SWIZZLE = {"128B": cu.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_128B}
+_L2 = {
+    "128B": cu.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+    "256B": cu.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+}
+
+
+def chip_of(device: torch.device) -> str:
+    """The compiler's chip name for a CUDA device."""
+    major, minor = torch.cuda.get_device_capability(device)
+    if (major, minor) == (9, 0):
+        return "sm_90a"
+    if major == 10 and minor == 0:
+        return "sm_100a"
+    raise ValueError(
+        f"device: blockattn kernels run on sm_90a (H100/H200) and sm_100a (B200); "
+        f"this device is sm_{major}{minor}"
+    )
+
+
+class _TensorMapArg(ctypes.Structure):
+    """A 128-byte CUtensorMap passed by value (the driver copies it into the
+    kernel's 64-byte-aligned parameter slot)."""
+
+    _fields_ = [("bytes", ctypes.c_uint64 * 16)]
+
+
+def _tensor_map(spec: dict, tensor: torch.Tensor) -> _TensorMapArg:
+    """Encodes the TMA descriptor of a [T, H, D] tensor as the manifest asks."""
+    esize = tensor.element_size()
+    dims = [tensor.shape[2], tensor.shape[1], tensor.shape[0]]
+    strides = [tensor.stride(1) * esize, tensor.stride(0) * esize]
+    tmap = _check(
+        cu.cuTensorMapEncodeTiled(
+            _DTYPES[tensor.dtype],
+            3,
+            tensor.data_ptr(),
+            [cu.cuuint64_t(d) for d in dims],
+            [cu.cuuint64_t(s) for s in strides],
+            [cu.cuuint32_t(b) for b in spec["box"]],
+            [cu.cuuint32_t(1)] * 3,
+            cu.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
+            _SWIZZLE[spec["swizzle"]],
+            _L2[spec["l2_promotion"]],
+            # Zero fill past T: V rows past T are multiplied by P = 0, and
+            # 0 * NaN would not be 0.
+            cu.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+        )
+    )
+    arg = _TensorMapArg()
+    ctypes.memmove(ctypes.addressof(arg), tmap.getPtr(), 128)
+    return arg
+
+
+class LoadedKernel:
+    """One kernel loaded into the current CUDA context."""
+
+    def __init__(self, files: KernelFiles):
+        self.files = files
+        self.manifest = files.manifest
+        self.module = _check(cu.cuModuleLoadData(files.image()))
+        self.function = _check(cu.cuModuleGetFunction(self.module, files.name.encode()))
+        self.threads = int(self.manifest["threads"])
+        self.smem = int(self.manifest["smem_bytes"])
+        _check(
+            cu.cuFuncSetAttribute(
+                self.function,
+                cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                self.smem,
+            )
+        )
+
+    def _argument(self, spec: dict, tensors: dict, scalars: dict):
+        kind = spec["kind"]
+        if kind == "f32":
+            return ctypes.c_float(scalars[spec["tensor"]])
+        tensor = tensors[spec["tensor"]]
+        if kind == "tensormap":
+            return _tensor_map(spec, tensor)
+        if kind == "pointer":
+            return ctypes.c_uint64(tensor.data_ptr())
+        if spec["value"] == "size":
+            value = tensor.shape[spec["dim"]]
+        elif spec["value"] == "stride":
+            value = tensor.stride(spec["dim"])
+        else:
+            raise RuntimeError(f"blockattn: unknown manifest parameter {spec}")
+        return ctypes.c_int32(value) if kind == "i32" else ctypes.c_int64(value)
+
+    def launch(self, grid: int, tensors: dict, scalars: dict) -> None:
+        """Launches on the current stream; `tensors` and `scalars` by name."""
+        args = [self._argument(p, tensors, scalars) for p in self.manifest["params"]]
+        pointers = (ctypes.c_void_p * len(args))(*[ctypes.addressof(a) for a in args])
+        stream = torch.cuda.current_stream().cuda_stream
+        _check(
+            cu.cuLaunchKernel(
+                self.function,
+                grid, 1, 1,
+                self.threads, 1, 1,
+                self.smem,
+                cu.CUstream(stream),
+                ctypes.addressof(pointers),
+                0,
+            )
+        )
+
+
+_LOADED: dict[tuple[int, str], LoadedKernel] = {}
+_LOCK = threading.Lock()
+
+
+def load_kernel(files: KernelFiles, device: torch.device) -> LoadedKernel:
+    """The kernel loaded in `device`'s primary context (loaded once)."""
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    key = (index, files.name)
+    with _LOCK:
+        kernel = _LOADED.get(key)
+        if kernel is None:
+            with torch.cuda.device(index):
+                torch.cuda.init()
+                # PyTorch made the primary context current; the module loads
+                # into it.
+                torch.empty(0, device=f"cuda:{index}")
+                kernel = LoadedKernel(files)
+            _LOADED[key] = kernel
+    return kernel

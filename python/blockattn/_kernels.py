@@ -1,0 +1,158 @@
+"""Finding compiled kernels: prebuilt directories, a compile cache, the compiler.
+
+A kernel is identified by a :class:`KernelKey` (kind, head dim, block size,
+dtype, rotary mode, chip). Its files are ``<name>.ptx`` (and optionally
+``<name>.cubin``) plus ``<name>.json``, the launch manifest that
+``block-attn-compile`` writes. They are looked up, in order, in:
+
+1. ``$BLOCKATTN_KERNEL_DIR/<chip>/`` and ``$BLOCKATTN_KERNEL_DIR/``: kernels
+   compiled elsewhere (for a GPU machine with no compiler installed);
+2. ``$BLOCKATTN_CACHE_DIR/<chip>/`` (default ``~/.cache/blockattn``), where
+   kernels compiled on demand are kept;
+
+and if neither has it, ``block-attn-compile`` (``$BLOCKATTN_COMPILER``, the
+``PATH``, or this repository's ``build/bin``) compiles it into the cache.
+This module needs neither torch nor a GPU.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import tempfile
+
+__all__ = ["KernelKey", "KernelFiles", "find_kernel", "compile_kernel", "prebuild"]
+
+_REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+@dataclasses.dataclass(frozen=True)
+class KernelKey:
+    """What a compiled kernel is specialized for (everything else is run-time)."""
+
+    kind: str  # "forward" or "backward"
+    head_dim: int
+    block_size: int
+    dtype: str  # "bf16" or "f16"
+    chip: str  # "sm_90a" or "sm_100a"
+    rotary: str = "none"  # "none", "half_split", "interleaved"
+
+    @property
+    def name(self) -> str:
+        suffix = "" if self.rotary == "none" else f"_{self.rotary}"
+        return f"blockattn_{self.kind}_d{self.head_dim}_b{self.block_size}_{self.dtype}{suffix}"
+
+    def compiler_flags(self) -> list[str]:
+        return [
+            f"--kind={self.kind}",
+            f"--head-dim={self.head_dim}",
+            f"--block-size={self.block_size}",
+            f"--dtype={self.dtype}",
+            f"--rotary={self.rotary}",
+            f"--chip={self.chip}",
+            f"--name={self.name}",
+        ]
+
+
+@dataclasses.dataclass
+class KernelFiles:
+    """The manifest and the code of one compiled kernel."""
+
+    manifest: dict
+    directory: pathlib.Path
+
+    @property
+    def name(self) -> str:
+        return self.manifest["kernel"]
+
+    def image(self) -> bytes:
+        """The cubin if there is one (no JIT at load), else NUL-terminated PTX."""
+        cubin = self.manifest.get("cubin")
+        if cubin and (self.directory / cubin).exists():
+            return (self.directory / cubin).read_bytes()
+        return (self.directory / self.manifest["ptx"]).read_bytes() + b"\0"
+
+
+def _cache_dir() -> pathlib.Path:
+    env = os.environ.get("BLOCKATTN_CACHE_DIR")
+    if env:
+        return pathlib.Path(env)
+    return pathlib.Path.home() / ".cache" / "blockattn"
+
+
+def _search_dirs(chip: str) -> list[pathlib.Path]:
+    dirs = []
+    prebuilt = os.environ.get("BLOCKATTN_KERNEL_DIR")
+    if prebuilt:
+        dirs += [pathlib.Path(prebuilt) / chip, pathlib.Path(prebuilt)]
+    dirs.append(_cache_dir() / chip)
+    return dirs
+
+
+def _load(directory: pathlib.Path, key: KernelKey) -> KernelFiles | None:
+    path = directory / f"{key.name}.json"
+    if not path.exists():
+        return None
+    manifest = json.loads(path.read_text())
+    if manifest.get("chip") != key.chip:
+        return None
+    return KernelFiles(manifest, directory)
+
+
+def find_compiler() -> str | None:
+    """The block-attn-compile executable, or None."""
+    env = os.environ.get("BLOCKATTN_COMPILER")
+    if env:
+        return env
+    found = shutil.which("block-attn-compile")
+    if found:
+        return found
+    local = _REPO_ROOT / "build" / "bin" / "block-attn-compile"
+    return str(local) if local.exists() else None
+
+
+def compile_kernel(key: KernelKey, directory: pathlib.Path, cubin: bool = False) -> KernelFiles:
+    """Compiles one kernel into ``directory`` with block-attn-compile."""
+    compiler = find_compiler()
+    if compiler is None:
+        raise RuntimeError(
+            f"blockattn: no compiled kernel {key.name} for {key.chip} and no "
+            "block-attn-compile to build it; set BLOCKATTN_KERNEL_DIR to a "
+            "directory of prebuilt kernels or BLOCKATTN_COMPILER to the compiler"
+        )
+    directory.mkdir(parents=True, exist_ok=True)
+    # Compile into a private directory, then move the files in place, so that
+    # concurrent processes never read half-written kernels.
+    with tempfile.TemporaryDirectory(dir=directory) as tmp:
+        cmd = [compiler, *key.compiler_flags(), "-o", tmp, "--quiet"]
+        if cubin:
+            cmd.append("--cubin")
+        result = subprocess.run(cmd, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise RuntimeError(
+                f"blockattn: compiling {key.name} failed:\n{result.stderr}{result.stdout}"
+            )
+        for entry in pathlib.Path(tmp).iterdir():
+            os.replace(entry, directory / entry.name)
+    files = _load(directory, key)
+    assert files is not None, "block-attn-compile wrote no manifest"
+    return files
+
+
+def find_kernel(key: KernelKey) -> KernelFiles:
+    """Prebuilt, cached or freshly compiled files of the kernel ``key``."""
+    for directory in _search_dirs(key.chip):
+        files = _load(directory, key)
+        if files is not None:
+            return files
+    return compile_kernel(key, _cache_dir() / key.chip)
+
+
+def prebuild(directory: str | os.PathLike, keys: list[KernelKey], cubin: bool = True) -> None:
+    """Compiles ``keys`` into ``directory/<chip>/`` for use as BLOCKATTN_KERNEL_DIR."""
+    for key in keys:
+        compile_kernel(key, pathlib.Path(directory) / key.chip, cubin=cubin)
