@@ -187,8 +187,9 @@ def test_argument_errors():
         blockattn.block_attention(q.float(), k.float(), v.float(), cu)
     with pytest.raises(ValueError, match="^q: head_dim 32"):
         blockattn.block_attention(q[..., :32], k[..., :32], v[..., :32], cu)
+    wide = torch.zeros(q.shape[:2] + (2 * q.shape[2],), dtype=q.dtype, device="cuda")
     with pytest.raises(ValueError, match="^q: the head_dim dimension must be contiguous"):
-        blockattn.block_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), cu)
+        blockattn.block_attention(wide[..., ::2], k, v, cu)
     with pytest.raises(ValueError, match="^cu_seqlens: expected dtype torch.int32"):
         blockattn.block_attention(q, k, v, cu.long())
     with pytest.raises(ValueError, match="^cu_seqlens: must start at 0"):
