@@ -294,7 +294,7 @@ struct BlockAttnWarpSpecializePass
     if (numConsumers < 1 || numConsumers > 3) {
       op->emitOpError() << "num-consumers must be 1, 2 or 3 (warpgroups of "
                            "128 threads next to the producer), got "
-                        << numConsumers;
+                        << static_cast<int64_t>(numConsumers);
       return failure();
     }
     if (pOperand != "registers" && pOperand != "smem") {

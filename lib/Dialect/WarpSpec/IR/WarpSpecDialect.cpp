@@ -81,13 +81,26 @@ Type BufferType::parse(AsmParser &parser) {
       parser.parseComma() || parseMemorySpace(parser, space) ||
       parser.parseGreater())
     return {};
-  return BufferType::get(parser.getContext(), shape, elementType, space);
+  return parser.getChecked<BufferType>(parser.getContext(), shape, elementType,
+                                       space);
 }
 
 void BufferType::print(AsmPrinter &printer) const {
   printer << '<';
   printStaticShape(printer, getShape(), getElementType());
   printer << ", " << stringifyMemorySpace(getMemorySpace()) << '>';
+}
+
+LogicalResult
+BufferType::verify(function_ref<InFlightDiagnostic()> emitError,
+                   ArrayRef<int64_t> shape, Type elementType,
+                   MemorySpace memorySpace) {
+  // Buffers are sized in bytes (getSizeInBytes), so their elements must have
+  // a bit width.
+  if (!isa<IntegerType, FloatType>(elementType))
+    return emitError() << "buffer elements must be integers or floats, got "
+                       << elementType;
+  return success();
 }
 
 int64_t BufferType::getSizeInBytes() const {
@@ -116,9 +129,13 @@ Type ChannelType::parse(AsmParser &parser) {
       parser.parseComma() || parseMemorySpace(parser, space) ||
       parser.parseGreater())
     return {};
-  for (auto [shape, elementType] : llvm::zip(shapes, elementTypes))
-    buffers.push_back(
-        BufferType::get(parser.getContext(), shape, elementType, space));
+  for (auto [shape, elementType] : llvm::zip(shapes, elementTypes)) {
+    auto buffer = parser.getChecked<BufferType>(parser.getContext(), shape,
+                                                elementType, space);
+    if (!buffer)
+      return {};
+    buffers.push_back(buffer);
+  }
   return parser.getChecked<ChannelType>(parser.getContext(), buffers, space);
 }
 

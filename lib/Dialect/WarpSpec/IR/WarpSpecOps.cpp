@@ -426,6 +426,8 @@ LogicalResult TmaLoadOp::verify() {
     return emitOpError() << "only 16-bit elements are supported, got "
                          << dest.getElementType();
   ArrayRef<int64_t> shape = dest.getShape();
+  if (shape.size() != 2)
+    return emitOpError() << "destination must be a 2-D tile, got " << dest;
   if (source.isDynamicDim(2) || source.getDimSize(2) != shape[1])
     return emitOpError() << "buffer has " << shape[1]
                          << " columns, but the source's head dimension is "
@@ -458,7 +460,8 @@ LogicalResult MmaOp::verify() {
   }
   BufferType b = getB().getType();
   AccType d = getResult().getType();
-  if (aShape.size() != 2 || d.getShape().size() != 2)
+  if (aShape.size() != 2 || b.getShape().size() != 2 ||
+      d.getShape().size() != 2)
     return emitOpError() << "operands must be 2-D tiles";
   if (!isSixteenBit(aElement) || b.getElementType() != aElement)
     return emitOpError() << "A and B must have the same 16-bit element type, "
@@ -526,6 +529,8 @@ LogicalResult WriteOp::verify() {
       value.getElementType() != dest.getElementType())
     return emitOpError() << "tile " << value << " does not match buffer "
                          << dest;
+  if (dest.getShape().size() != 2)
+    return emitOpError() << "only 2-D tiles can be written, got " << dest;
   if (dest.getMemorySpace() != MemorySpace::smem)
     return emitOpError() << "destination must be in shared memory";
   if (dest.getShape()[1] % 64 != 0)

@@ -26,6 +26,7 @@ def WarpSpec_BufferType : WarpSpec_Type<"Buffer", "buffer"> {
                         "Type":$elementType,
                         EnumParameter<WarpSpec_MemorySpace>:$memorySpace);
   let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
   let extraClassDeclaration = [{
     /// Size of the buffer in bytes.
     int64_t getSizeInBytes() const;

@@ -1,0 +1,155 @@
+// RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --implicit-check-not=blockattn.forward
+// RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a p-operand=smem" | FileCheck %s --check-prefix=SMEM
+// RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a num-consumers=1" | FileCheck %s --check-prefix=ONEWG
+// RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a num-consumers=3" | FileCheck %s --check-prefix=THREEWG
+// RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a num-stages=2" | FileCheck %s --check-prefix=STAGES2
+
+// blockattn-warp-specialize on Hopper forward kernels: the seed forward
+// (bf16, head_dim 128) and an f16 head_dim-64 forward; P from registers or
+// staged through shared memory; one, two or three consumer warpgroups (their
+// register budgets); the ring depth the pass picks (4 slots of Q, K, V at
+// head_dim 128, 8 at head_dim 64) or is given; a run-time scale against the
+// constant one (the kernel's info has softmax_scale only when it is a
+// constant); and the blockattn.name attributes that name the kernel's
+// parameters.
+
+!act = memref<?x4x128xbf16>
+!act64 = memref<?x8x64xf16>
+!cu = memref<?xi32>
+
+// The seed forward, with every default: a load warpgroup (40 registers)
+// fills a 4-slot ring; two compute replicas (232 registers each) take its
+// slots; the default scale 1/sqrt(128) is a constant.
+// CHECK-LABEL: func.func @forward_seed_d128
+// CHECK-SAME: (%[[Q:[a-z0-9_]+]]: memref<?x4x128xbf16> {blockattn.name = "q"}
+// CHECK-SAME: %[[K:[a-z0-9_]+]]: memref<?x4x128xbf16> {blockattn.name = "k"}
+// CHECK-SAME: %[[V:[a-z0-9_]+]]: memref<?x4x128xbf16> {blockattn.name = "v"}
+// CHECK-SAME: %[[O:[a-z0-9_]+]]: memref<?x4x128xbf16> {blockattn.name = "o"}
+// CHECK-SAME: %[[CU:[a-z0-9_]+]]: memref<?xi32> {blockattn.name = "cu_seqlens"})
+// CHECK: warpspec.kernel chip("sm_90a") attributes {info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64, kind = "forward", rotary = "none", softmax_scale = 0.0883883461 : f32}} {
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[ONE:.*]] = arith.constant 1 : index
+// CHECK-DAG: %[[T:.*]] = memref.dim %[[Q]], %[[ZERO]]
+// CHECK-DAG: %[[H:.*]] = memref.dim %[[Q]], %[[ONE]]
+// CHECK-DAG: %[[SCALE:.*]] = arith.constant 0.0883883461 : f32
+// CHECK: %[[QKV:.*]] = warpspec.channel "qkv" depth(4) : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
+// CHECK: warpspec.partition "load" role(load) warps(4) regs(40) {
+// CHECK-NEXT: warpspec.tile_loop (%[[ROW:.*]], %[[ROWS:.*]], %[[HEAD:.*]]) in %[[CU]] : memref<?xi32> heads(%[[H]]) tokens(%[[T]]) block_size(64) {
+// CHECK-NEXT: %[[BUF:.*]]:3 = warpspec.acquire %[[QKV]]
+// CHECK-NEXT: warpspec.tma_load %[[Q]][%[[ROW]], %[[HEAD]]] into %[[BUF]]#0
+// CHECK-NEXT: warpspec.tma_load %[[K]][%[[ROW]], %[[HEAD]]] into %[[BUF]]#1
+// CHECK-NEXT: warpspec.tma_load %[[V]][%[[ROW]], %[[HEAD]]] into %[[BUF]]#2
+// CHECK-NEXT: warpspec.commit %[[QKV]] tile(%[[ROW]], %[[ROWS]], %[[HEAD]])
+// CHECK-NEXT: }
+// CHECK-NEXT: warpspec.close %[[QKV]]
+// CHECK-NEXT: }
+// CHECK-NEXT: warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
+// CHECK-NEXT: warpspec.consume %[[QKV]] (%[[CROW:.*]], %[[CROWS:.*]], %[[CHEAD:.*]], %[[QT:.*]], %[[KT:.*]], %[[VT:.*]]) :
+// CHECK-NEXT: %[[S:.*]] = warpspec.mma %[[QT]], %[[KT]] {transpose_b} : {{.*}} -> <64x64xf32>
+// CHECK-NEXT: %[[P:.*]], %[[L:.*]] = warpspec.softmax %[[S]] valid_cols(%[[CROWS]]) scale(%[[SCALE]]) : <64x64xf32> -> <64x64xbf16>, <64xf32>
+// CHECK-NEXT: %[[OT:.*]] = warpspec.mma %[[P]], %[[VT]] : !warpspec.acc<64x64xbf16>, {{.*}} -> <64x128xf32>
+// CHECK-NEXT: warpspec.release %[[QKV]]
+// CHECK-NEXT: warpspec.store %[[OT]] to %[[O]][%[[CROW]], %[[CHEAD]]] rows(%[[CROWS]]) divide_by(%[[L]])
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NEXT: return
+
+// P staged through a per-replica scratch buffer: softmax, write, then P V
+// with A from shared memory.
+// SMEM-LABEL: func.func @forward_seed_d128
+// SMEM: warpspec.channel "qkv" depth(4)
+// SMEM: warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
+// SMEM-NEXT: %[[PBUF:.*]] = warpspec.scratch : <64x64xbf16, smem>
+// SMEM-NEXT: warpspec.consume
+// SMEM-NEXT: warpspec.mma
+// SMEM-NEXT: %[[P:.*]], %[[L:.*]] = warpspec.softmax
+// SMEM-NEXT: warpspec.write %[[P]], %[[PBUF]] : <64x64xbf16>, <64x64xbf16, smem>
+// SMEM-NEXT: %[[OT:.*]] = warpspec.mma %[[PBUF]], %{{.*}} : !warpspec.buffer<64x64xbf16, smem>, <64x128xbf16, smem> -> <64x128xf32>
+// SMEM-NEXT: warpspec.release
+// SMEM-NEXT: warpspec.store %[[OT]]
+
+// One consumer warpgroup gets the most setmaxnreg allows; replicas(1) is
+// the default and is not printed.
+// ONEWG-LABEL: func.func @forward_seed_d128
+// ONEWG: warpspec.partition "load" role(load) warps(4) regs(40) {
+// ONEWG: warpspec.partition "compute" role(compute) warps(4) regs(256) {
+
+// Three consumer warpgroups share the registers the producer leaves:
+// 40 x 128 + 152 x 384 <= 65536.
+// THREEWG-LABEL: func.func @forward_seed_d128
+// THREEWG: warpspec.partition "load" role(load) warps(4) regs(40) {
+// THREEWG: warpspec.partition "compute" role(compute) warps(4) regs(152) replicas(3) {
+
+// An explicit num-stages is taken as given.
+// STAGES2-LABEL: func.func @forward_seed_d128
+// STAGES2: warpspec.channel "qkv" depth(2) :
+func.func @forward_seed_d128(%q: !act, %k: !act, %v: !act, %o: !act, %cu: !cu) {
+  blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
+      cu_seqlens(%cu : !cu)
+      {block_size = 64 : i64, head_dim = 128 : i64, element_type = bf16}
+  return
+}
+
+// f16, head_dim 64: a slot is half as large, so the ring is 8 slots deep
+// (the most the pass picks), also with the P scratch buffers.
+// CHECK-LABEL: func.func @forward_f16_d64
+// CHECK: warpspec.kernel chip("sm_90a") attributes {info = {block_size = 64 : i64, element_type = f16, head_dim = 64 : i64, kind = "forward", rotary = "none", softmax_scale = 1.250000e-01 : f32}} {
+// CHECK: warpspec.channel "qkv" depth(8) : <[64x64xf16, 64x64xf16, 64x64xf16], smem>
+// CHECK: warpspec.softmax {{.*}} -> <64x64xf16>, <64xf32>
+// CHECK: warpspec.mma {{.*}} : !warpspec.acc<64x64xf16>, <64x64xf16, smem> -> <64x64xf32>
+// SMEM-LABEL: func.func @forward_f16_d64
+// SMEM: warpspec.channel "qkv" depth(8) :
+// SMEM: warpspec.scratch : <64x64xf16, smem>
+// STAGES2-LABEL: func.func @forward_f16_d64
+// STAGES2: warpspec.channel "qkv" depth(2) :
+func.func @forward_f16_d64(%q: !act64, %k: !act64, %v: !act64, %o: !act64,
+                           %cu: !cu) {
+  blockattn.forward q(%q : !act64) k(%k : !act64) v(%v : !act64) o(%o : !act64)
+      cu_seqlens(%cu : !cu) {head_dim = 64 : i64, element_type = f16}
+  return
+}
+
+// A run-time scale: it is named as a kernel parameter, used by the softmax,
+// and the info has no softmax_scale. Arguments are named by role, whatever
+// their position.
+// CHECK-LABEL: func.func @forward_runtime_scale
+// CHECK-SAME: (%[[CU:[a-z0-9_]+]]: memref<?xi32> {blockattn.name = "cu_seqlens"}
+// CHECK-SAME: %[[SCALE:[a-z0-9_]+]]: f32 {blockattn.name = "softmax_scale"}
+// CHECK-SAME: {blockattn.name = "q"}
+// CHECK-SAME: {blockattn.name = "k"}
+// CHECK-SAME: {blockattn.name = "v"}
+// CHECK-SAME: {blockattn.name = "o"})
+// CHECK: warpspec.kernel chip("sm_90a") attributes {info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64, kind = "forward", rotary = "none"}} {
+// CHECK-NOT: arith.constant {{.*}} : f32
+// CHECK: warpspec.tile_loop ({{.*}}) in %[[CU]]
+// CHECK: warpspec.softmax %{{.*}} valid_cols(%{{.*}}) scale(%[[SCALE]])
+func.func @forward_runtime_scale(%cu: !cu, %scale: f32, %q: !act, %k: !act,
+                                 %v: !act, %o: !act) {
+  blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
+      cu_seqlens(%cu : !cu) scale(%scale : f32)
+      {head_dim = 128 : i64, element_type = bf16}
+  return
+}
+
+// A constant softmax_scale replaces the default 1/sqrt(head_dim), in the
+// info and in the constant the softmax uses.
+// CHECK-LABEL: func.func @forward_constant_scale
+// CHECK: warpspec.kernel chip("sm_90a") attributes {info = {block_size = 64 : i64{{.*}}softmax_scale = 5.000000e-01 : f32}} {
+// CHECK: %[[SCALE:.*]] = arith.constant 5.000000e-01 : f32
+// CHECK: warpspec.softmax %{{.*}} valid_cols(%{{.*}}) scale(%[[SCALE]])
+func.func @forward_constant_scale(%q: !act, %k: !act, %v: !act, %o: !act,
+                                  %cu: !cu) {
+  blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
+      cu_seqlens(%cu : !cu)
+      {head_dim = 128 : i64, element_type = bf16, softmax_scale = 0.5 : f32}
+  return
+}
+
+// A function without a blockattn op is left alone, arguments unnamed.
+// CHECK-LABEL: func.func @negative_no_blockattn_op
+// CHECK-SAME: (%{{[a-z0-9_]+}}: memref<?x4x128xbf16>)
+// CHECK-NEXT: return
+func.func @negative_no_blockattn_op(%q: !act) {
+  return
+}

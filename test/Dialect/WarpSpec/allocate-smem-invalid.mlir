@@ -1,0 +1,106 @@
+// RUN: split-file %s %t
+// RUN: block-attn-opt %t/kernels.mlir -split-input-file -verify-diagnostics -warpspec-allocate-smem
+// RUN: block-attn-opt %t/num-stages.mlir -split-input-file -verify-diagnostics --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a num-stages=5}),warpspec-allocate-smem)'
+
+// warpspec-allocate-smem diagnoses a plan above the 232448 bytes (227 KiB)
+// of shared memory a CTA can have, with one note per placement: each channel
+// (depth x slot stride), each partition's scratch (replicas x replica
+// stride), the barriers and tile records, and the base alignment slack.
+
+//--- kernels.mlir
+
+// Five 48 KiB slots of Q, K, V: 245760 + 80 + 80 + 1024 = 246944 bytes.
+!qkv = !warpspec.channel<[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
+func.func @negative_ring_too_deep(%i: i32) {
+  // expected-error @+4 {{'warpspec.kernel' op needs 246944 bytes of shared memory, more than the 232448 a CTA can have}}
+  // expected-note @+3 {{channel "qkv": 5 x 49152 bytes = 245760}}
+  // expected-note @+2 {{barriers and tile records = 160}}
+  // expected-note @+1 {{alignment slack of the dynamic base = 1024}}
+  warpspec.kernel chip("sm_90a") {
+    %qkv = warpspec.channel "qkv" depth(5) : !qkv
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      %q, %k, %v = warpspec.acquire %qkv : !qkv
+      warpspec.commit %qkv tile(%i, %i, %i) : !qkv
+      warpspec.close %qkv : !qkv
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
+      warpspec.consume %qkv (%row, %rows, %head, %q, %k, %v) : !qkv {
+        warpspec.release %qkv : !qkv
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// The ring alone fits (4 slots, 192 KiB), but three replicas of a 16 KiB
+// scratch buffer do not fit next to it; two channels are listed in order.
+// 196608 + 8192 + 49152 + 80 + 80 + 1024 = 255136 bytes.
+!qkv = !warpspec.channel<[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
+!o = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_scratch_overflows(%i: i32) {
+  // expected-error @+6 {{'warpspec.kernel' op needs 255136 bytes of shared memory, more than the 232448 a CTA can have}}
+  // expected-note @+5 {{channel "qkv": 4 x 49152 bytes = 196608}}
+  // expected-note @+4 {{channel "o": 1 x 8192 bytes = 8192}}
+  // expected-note @+3 {{scratch of partition "compute": 3 x 16384 bytes = 49152}}
+  // expected-note @+2 {{barriers and tile records = 160}}
+  // expected-note @+1 {{alignment slack of the dynamic base = 1024}}
+  warpspec.kernel chip("sm_90a") {
+    %qkv = warpspec.channel "qkv" depth(4) : !qkv
+    %o = warpspec.channel "o" depth(1) : !o
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      %q, %k, %v = warpspec.acquire %qkv : !qkv
+      warpspec.commit %qkv tile(%i, %i, %i) : !qkv
+      warpspec.close %qkv : !qkv
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(136) replicas(3) {
+      %p = warpspec.scratch : !warpspec.buffer<64x128xbf16, smem>
+      warpspec.consume %qkv (%row, %rows, %head, %q, %k, %v) : !qkv {
+        warpspec.release %qkv : !qkv
+      }
+    }
+    warpspec.partition "store" role(epilogue) warps(4) regs(24) {
+      %ob = warpspec.acquire %o : !o
+      warpspec.commit %o tile(%i, %i, %i) : !o
+      warpspec.close %o : !o
+    }
+    warpspec.partition "sink" role(epilogue) warps(4) regs(24) {
+      warpspec.consume %o (%row, %rows, %head, %ob) : !o {
+        warpspec.release %o : !o
+      }
+    }
+  }
+  return
+}
+
+//--- num-stages.mlir
+
+// blockattn-warp-specialize takes num-stages=5 as given at head_dim 128
+// (the default would pick 4); the ring does not fit, and the diagnostic
+// comes from warpspec-allocate-smem, on the kernel built at the forward's
+// location.
+!act = memref<?x4x128xbf16>
+func.func @negative_num_stages_too_deep(%q: !act, %k: !act, %v: !act, %o: !act,
+                                        %cu: memref<?xi32>) {
+  // expected-error @+4 {{'warpspec.kernel' op needs 246944 bytes of shared memory, more than the 232448 a CTA can have}}
+  // expected-note @+3 {{channel "qkv": 5 x 49152 bytes = 245760}}
+  // expected-note @+2 {{barriers and tile records = 160}}
+  // expected-note @+1 {{alignment slack of the dynamic base = 1024}}
+  blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
+      cu_seqlens(%cu : memref<?xi32>)
+      {block_size = 64 : i64, head_dim = 128 : i64, element_type = bf16}
+  return
+}
+
+// -----
+
+// At head_dim 64 five slots (24 KiB each) fit: no diagnostic.
+!act64 = memref<?x4x64xbf16>
+func.func @num_stages_fit_d64(%q: !act64, %k: !act64, %v: !act64, %o: !act64,
+                              %cu: memref<?xi32>) {
+  blockattn.forward q(%q : !act64) k(%k : !act64) v(%v : !act64) o(%o : !act64)
+      cu_seqlens(%cu : memref<?xi32>)
+      {block_size = 64 : i64, head_dim = 64 : i64, element_type = bf16}
+  return
+}

@@ -1,0 +1,201 @@
+// RUN: block-attn-opt %s -warpspec-allocate-smem | FileCheck %s
+// The plan depends only on the kernel's shape: running the pass again on its
+// own output rewrites the same offsets.
+// RUN: block-attn-opt %s -warpspec-allocate-smem | block-attn-opt -warpspec-allocate-smem | FileCheck %s
+
+// warpspec-allocate-smem: the offsets it writes on every channel
+// (buffer_offset, slot_stride, barrier_offset, info_offset) and scratch
+// buffer (offset, replica_stride), and the kernel's smem_bytes. The layout,
+// from offset 0: the slots of every shared-memory channel, each slot
+// 1024-byte aligned; every scratch buffer, one 1024-byte aligned copy per
+// replica; every channel's full/empty mbarriers (2 x depth x 8 bytes); every
+// channel's tile records (depth x 16 bytes); then 1024 bytes of slack for the
+// run-time alignment of the dynamic shared memory base. Each kernel is
+// planned on its own, from 0.
+
+!tile = !warpspec.buffer<64x128xbf16, smem>
+!qkv = !warpspec.channel<[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
+
+// The seed forward's ring: 4 slots of Q, K, V (3 x 16 KiB = 48 KiB each),
+// then 64 bytes of barriers and 64 bytes of tile records:
+// 196608 + 64 + 64 + 1024 = 197760.
+// CHECK-LABEL: func.func @allocate_one_channel
+// CHECK: warpspec.kernel chip("sm_90a") attributes {smem_bytes = 197760 : i64} {
+// CHECK: warpspec.channel "qkv" depth(4) {barrier_offset = 196608 : i64, buffer_offset = 0 : i64, info_offset = 196672 : i64, slot_stride = 49152 : i64}
+func.func @allocate_one_channel(%i: i32) {
+  warpspec.kernel chip("sm_90a") {
+    %qkv = warpspec.channel "qkv" depth(4) : !qkv
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      %q, %k, %v = warpspec.acquire %qkv : !qkv
+      warpspec.commit %qkv tile(%i, %i, %i) : !qkv
+      warpspec.close %qkv : !qkv
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
+      warpspec.consume %qkv (%row, %rows, %head, %q, %k, %v) : !qkv {
+        warpspec.release %qkv : !qkv
+      }
+    }
+  }
+  return
+}
+
+// Two channels, placed in declaration order. A slot of "a" is 100x64 bf16 =
+// 12800 bytes, padded to a 13312-byte (13 KiB) stride so that every slot
+// starts 1024-byte aligned; "b" starts after a's three slots (39936).
+// Barriers follow the slots (a: 48 bytes, b: 32), then the records (a: 48,
+// b: 32): 72864 + 1024 = 73888.
+// CHECK-LABEL: func.func @allocate_two_channels
+// CHECK: warpspec.kernel chip("sm_90a") attributes {smem_bytes = 73888 : i64} {
+// CHECK: warpspec.channel "a" depth(3) {barrier_offset = 72704 : i64, buffer_offset = 0 : i64, info_offset = 72784 : i64, slot_stride = 13312 : i64}
+// CHECK: warpspec.channel "b" depth(2) {barrier_offset = 72752 : i64, buffer_offset = 39936 : i64, info_offset = 72832 : i64, slot_stride = 16384 : i64}
+!a = !warpspec.channel<[100x64xbf16], smem>
+!b = !warpspec.channel<[64x64xbf16, 64x64xbf16], smem>
+func.func @allocate_two_channels(%i: i32) {
+  warpspec.kernel chip("sm_90a") {
+    %a = warpspec.channel "a" depth(3) : !a
+    %b = warpspec.channel "b" depth(2) : !b
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      %x = warpspec.acquire %a : !a
+      warpspec.commit %a tile(%i, %i, %i) : !a
+      %y, %z = warpspec.acquire %b : !b
+      warpspec.commit %b tile(%i, %i, %i) : !b
+      warpspec.close %a : !a
+      warpspec.close %b : !b
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
+      warpspec.consume %a (%row, %rows, %head, %x) : !a {
+        warpspec.release %a : !a
+      }
+      warpspec.consume %b (%row, %rows, %head, %y, %z) : !b {
+        warpspec.release %b : !b
+      }
+    }
+  }
+  return
+}
+
+// Scratch buffers come after the channels, one copy per replica of their
+// partition: a 10x64 bf16 buffer (1280 bytes) gets a 2048-byte replica
+// stride, 3 replicas from 98304; the next buffer (8 KiB) starts at
+// 98304 + 3 x 2048 = 104448 and takes 3 x 8192. Barriers and records follow:
+// 129024 + 32 + 32 + 1024 = 130112.
+// CHECK-LABEL: func.func @allocate_scratch_replicas
+// CHECK: warpspec.kernel chip("sm_90a") attributes {smem_bytes = 130112 : i64} {
+// CHECK: warpspec.channel "qkv" depth(2) {barrier_offset = 129024 : i64, buffer_offset = 0 : i64, info_offset = 129056 : i64, slot_stride = 49152 : i64}
+// CHECK: warpspec.partition "compute" role(compute) warps(4) regs(152) replicas(3) {
+// CHECK-NEXT: warpspec.scratch {offset = 98304 : i64, replica_stride = 2048 : i64} : <10x64xbf16, smem>
+// CHECK-NEXT: warpspec.scratch {offset = 104448 : i64, replica_stride = 8192 : i64} : <64x64xbf16, smem>
+func.func @allocate_scratch_replicas(%i: i32) {
+  warpspec.kernel chip("sm_90a") {
+    %qkv = warpspec.channel "qkv" depth(2) : !qkv
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      %q, %k, %v = warpspec.acquire %qkv : !qkv
+      warpspec.commit %qkv tile(%i, %i, %i) : !qkv
+      warpspec.close %qkv : !qkv
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(152) replicas(3) {
+      %small = warpspec.scratch : !warpspec.buffer<10x64xbf16, smem>
+      %p = warpspec.scratch : !warpspec.buffer<64x64xbf16, smem>
+      warpspec.consume %qkv (%row, %rows, %head, %q, %k, %v) : !qkv {
+        warpspec.release %qkv : !qkv
+      }
+    }
+  }
+  return
+}
+
+// The seed forward with P staged in shared memory, as
+// blockattn-warp-specialize{p-operand=smem} builds it: the two compute
+// replicas' 8 KiB P buffers follow the ring. smem_bytes = 196608 + 2 x 8192
+// + 64 + 64 + 1024 = 214144.
+// CHECK-LABEL: func.func @allocate_hopper_forward_scratch
+// CHECK: smem_bytes = 214144 : i64
+// CHECK: warpspec.channel "qkv" depth(4) {barrier_offset = 212992 : i64, buffer_offset = 0 : i64, info_offset = 213056 : i64, slot_stride = 49152 : i64}
+// CHECK: warpspec.scratch {offset = 196608 : i64, replica_stride = 8192 : i64} : <64x64xbf16, smem>
+func.func @allocate_hopper_forward_scratch(%i: i32) {
+  warpspec.kernel chip("sm_90a") attributes {
+      info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64,
+              kind = "forward", rotary = "none"}} {
+    %qkv = warpspec.channel "qkv" depth(4) : !qkv
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      %q, %k, %v = warpspec.acquire %qkv : !qkv
+      warpspec.commit %qkv tile(%i, %i, %i) : !qkv
+      warpspec.close %qkv : !qkv
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
+      %pbuf = warpspec.scratch : !warpspec.buffer<64x64xbf16, smem>
+      warpspec.consume %qkv (%row, %rows, %head, %q, %k, %v) : !qkv {
+        warpspec.release %qkv : !qkv
+      }
+    }
+  }
+  return
+}
+
+// A tensor-memory channel gets no shared-memory buffers (no buffer_offset,
+// no slot_stride) but its barriers and tile records are in shared memory,
+// after those of the channels declared before it.
+// CHECK-LABEL: func.func @allocate_tmem_channel
+// CHECK: warpspec.kernel chip("sm_100a") attributes {smem_bytes = 99456 : i64} {
+// CHECK: warpspec.channel "qkv" depth(2) {barrier_offset = 98304 : i64, buffer_offset = 0 : i64, info_offset = 98368 : i64, slot_stride = 49152 : i64}
+// CHECK: warpspec.channel "s" depth(2) {barrier_offset = 98336 : i64, info_offset = 98400 : i64} : <[128x64xf32], tmem>
+!s = !warpspec.channel<[128x64xf32], tmem>
+func.func @allocate_tmem_channel(%i: i32) {
+  warpspec.kernel chip("sm_100a") {
+    %qkv = warpspec.channel "qkv" depth(2) : !qkv
+    %s = warpspec.channel "s" depth(2) : !s
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      %q, %k, %v = warpspec.acquire %qkv : !qkv
+      warpspec.commit %qkv tile(%i, %i, %i) : !qkv
+      warpspec.close %qkv : !qkv
+    }
+    warpspec.partition "mma" role(mma) warps(4) regs(40) {
+      warpspec.consume %qkv (%row, %rows, %head, %q, %k, %v) : !qkv {
+        %sb = warpspec.acquire %s : !s
+        warpspec.commit %s tile(%row, %rows, %head) : !s
+        warpspec.release %qkv : !qkv
+      }
+      warpspec.close %s : !s
+    }
+    warpspec.partition "softmax" role(softmax) warps(4) regs(160) replicas(2) {
+      warpspec.consume %s (%row, %rows, %head, %sb) : !s {
+        warpspec.release %s : !s
+      }
+    }
+  }
+  return
+}
+
+// Only tensor-memory channels: the barriers start at offset 0 (2 x 8 bytes),
+// the record follows (16 bytes): 32 + 1024 = 1056.
+// CHECK-LABEL: func.func @allocate_only_tmem
+// CHECK: warpspec.kernel chip("sm_100a") attributes {smem_bytes = 1056 : i64} {
+// CHECK: warpspec.channel "s" depth(1) {barrier_offset = 0 : i64, info_offset = 16 : i64} : <[128x64xf32], tmem>
+func.func @allocate_only_tmem(%i: i32) {
+  warpspec.kernel chip("sm_100a") {
+    %s = warpspec.channel "s" depth(1) : !s
+    warpspec.partition "mma" role(mma) warps(4) regs(40) {
+      %sb = warpspec.acquire %s : !s
+      warpspec.commit %s tile(%i, %i, %i) : !s
+      warpspec.close %s : !s
+    }
+    warpspec.partition "softmax" role(softmax) warps(4) regs(160) {
+      warpspec.consume %s (%row, %rows, %head, %sb) : !s {
+        warpspec.release %s : !s
+      }
+    }
+  }
+  return
+}
+
+// A kernel without channels or scratch still reserves the alignment slack,
+// and existing attributes (info) are kept.
+// CHECK-LABEL: func.func @allocate_no_channels
+// CHECK: warpspec.kernel chip("sm_90a") attributes {info = {kind = "none"}, smem_bytes = 1024 : i64} {
+func.func @allocate_no_channels() {
+  warpspec.kernel chip("sm_90a") attributes {info = {kind = "none"}} {
+    warpspec.partition "a" role(compute) warps(4) regs(64) {
+    }
+  }
+  return
+}

@@ -1,0 +1,1293 @@
+// RUN: block-attn-opt %s -split-input-file -verify-diagnostics
+
+// One case per diagnostic of the warpspec dialect: the type parsers and
+// verifiers of lib/Dialect/WarpSpec/IR/WarpSpecDialect.cpp, every message of
+// the op parsers and verifiers of lib/Dialect/WarpSpec/IR/WarpSpecOps.cpp,
+// and the ODS constraints the ops rely on (parents, positive depth).
+//
+// Two messages of ChannelType::verify cannot be reached from textual IR,
+// because the channel parser builds its buffers itself (in the channel's
+// memory space): "channel slots hold !warpspec.buffer types" and "channel
+// buffer ... is not in the channel's memory space". They guard C++ builders.
+
+//===----------------------------------------------------------------------===//
+// Types
+//===----------------------------------------------------------------------===//
+
+// A buffer lives in smem or tmem; there is no global-memory buffer.
+// expected-error @+1 {{expected memory space 'smem' or 'tmem'}}
+func.func @negative_buffer_memory_space(%b: !warpspec.buffer<64x64xbf16, gmem>) {
+  return
+}
+
+// -----
+
+// Buffers are sized in bytes, so their elements need a bit width: not index.
+// expected-error @+1 {{buffer elements must be integers or floats, got 'index'}}
+func.func @negative_buffer_index_elements(%b: !warpspec.buffer<64x64xindex, smem>) {
+  return
+}
+
+// -----
+
+// The same check applies to the buffers of a channel slot (a vector element).
+// expected-error @+1 {{buffer elements must be integers or floats, got 'vector<2xf32>'}}
+func.func @negative_channel_vector_elements(%c: !warpspec.channel<[64x64xvector<2xf32>], smem>) {
+  return
+}
+
+// -----
+
+// Buffer shapes are static.
+// expected-error @+1 {{expected static shape}}
+func.func @negative_buffer_dynamic_shape(%b: !warpspec.buffer<?x64xbf16, smem>) {
+  return
+}
+
+// -----
+
+// A channel's memory space is smem or tmem as well.
+// expected-error @+1 {{expected memory space 'smem' or 'tmem'}}
+func.func @negative_channel_memory_space(%c: !warpspec.channel<[64x64xbf16], global>) {
+  return
+}
+
+// -----
+
+// A channel slot holds at least one buffer.
+// expected-error @+1 {{a channel needs at least one buffer per slot}}
+func.func @negative_channel_no_buffers(%c: !warpspec.channel<[], smem>) {
+  return
+}
+
+// -----
+
+// Channel buffers are 2-D tiles, not vectors.
+// expected-error @+1 {{channel buffers are 2-D tiles, got '!warpspec.buffer<64xbf16, smem>'}}
+func.func @negative_channel_1d_buffer(%c: !warpspec.channel<[64x64xbf16, 64xbf16], smem>) {
+  return
+}
+
+// -----
+
+// Per-row values have exactly one dimension.
+// expected-error @+1 {{expected one dimension (the number of rows)}}
+func.func @negative_rows_two_dims(%r: !warpspec.rows<64x2xf32>) {
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// warpspec.kernel: chip, body, budgets
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// Only sm_90a and sm_100a are targets.
+func.func @negative_kernel_unsupported_chip() {
+  // expected-error @+1 {{'warpspec.kernel' op unsupported chip 'sm_80'; supported chips: sm_90a, sm_100a}}
+  warpspec.kernel chip("sm_80") {
+    warpspec.partition "a" role(compute) warps(4) regs(64) {
+    }
+  }
+  return
+}
+
+// -----
+
+// The kernel body may hold side-effect-free values, not an allocation.
+func.func @negative_kernel_op_with_effects() {
+  warpspec.kernel chip("sm_90a") {
+    // expected-error @+1 {{'memref.alloc' op is not allowed directly in a warpspec.kernel: only channels, partitions and side-effect-free values are}}
+    %m = memref.alloc() : memref<4xf32>
+    warpspec.partition "a" role(compute) warps(4) regs(64) {
+    }
+  }
+  return
+}
+
+// -----
+
+// Protocol and tile ops belong in partitions, not directly in the kernel.
+!c = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_kernel_close_outside_partition(%i: i32) {
+  warpspec.kernel chip("sm_90a") {
+    %c = warpspec.channel "c" depth(2) : !c
+    // expected-error @+1 {{'warpspec.close' op is not allowed directly in a warpspec.kernel}}
+    warpspec.close %c : !c
+    warpspec.partition "a" role(compute) warps(4) regs(64) {
+    }
+  }
+  return
+}
+
+// -----
+
+// A kernel runs at least one partition.
+func.func @negative_kernel_no_partitions() {
+  // expected-error @+1 {{'warpspec.kernel' op has no partitions}}
+  warpspec.kernel chip("sm_90a") {
+    %c0 = arith.constant 0 : index
+  }
+  return
+}
+
+// -----
+
+// 4 + 4 x 8 replicas = 36 warps = 1152 threads, more than a CTA can have.
+func.func @negative_kernel_too_many_threads() {
+  // expected-error @+1 {{'warpspec.kernel' op uses 1152 threads, more than the 1024 a CTA can have}}
+  warpspec.kernel chip("sm_90a") {
+    warpspec.partition "load" role(load) warps(4) regs(24) {
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(24) replicas(8) {
+    }
+  }
+  return
+}
+
+// -----
+
+// 40 x 128 + 256 x 256 registers overflow the 64K register file; the message
+// gives every partition's budget x threads.
+func.func @negative_kernel_too_many_registers() {
+  // expected-error @+1 {{'warpspec.kernel' op register budgets need 70656 registers ("load": 40 x 128, "compute": 256 x 256), more than the 65536 of an SM}}
+  warpspec.kernel chip("sm_90a") {
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(256) replicas(2) {
+    }
+  }
+  return
+}
+
+// -----
+
+// smem_bytes above 227 KiB (232448 bytes).
+func.func @negative_kernel_too_much_smem() {
+  // expected-error @+1 {{'warpspec.kernel' op uses 232449 bytes of shared memory, more than the 232448 a CTA can have}}
+  warpspec.kernel chip("sm_90a") attributes {smem_bytes = 232449 : i64} {
+    warpspec.partition "a" role(compute) warps(4) regs(64) {
+    }
+  }
+  return
+}
+
+// -----
+
+// Hopper has no tensor memory, so no tmem_columns.
+func.func @negative_kernel_tmem_columns_on_hopper() {
+  // expected-error @+1 {{'warpspec.kernel' op has tmem_columns, but sm_90a has no tensor memory}}
+  warpspec.kernel chip("sm_90a") attributes {tmem_columns = 128 : i64} {
+    warpspec.partition "a" role(compute) warps(4) regs(64) {
+    }
+  }
+  return
+}
+
+// -----
+
+// TMEM is allocated in powers of two of columns: 48 is not one.
+func.func @negative_kernel_tmem_columns_not_power_of_two() {
+  // expected-error @+1 {{'warpspec.kernel' op tmem_columns must be a power of two in [32, 512], got 48}}
+  warpspec.kernel chip("sm_100a") attributes {tmem_columns = 48 : i64} {
+    warpspec.partition "a" role(mma) warps(4) regs(64) {
+    }
+  }
+  return
+}
+
+// -----
+
+// 1024 is a power of two, but above the 512 columns an SM has.
+func.func @negative_kernel_tmem_columns_too_many() {
+  // expected-error @+1 {{'warpspec.kernel' op tmem_columns must be a power of two in [32, 512], got 1024}}
+  warpspec.kernel chip("sm_100a") attributes {tmem_columns = 1024 : i64} {
+    warpspec.partition "a" role(mma) warps(4) regs(64) {
+    }
+  }
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// warpspec.kernel: channel producers and consumers
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// A channel must be declared in the kernel that uses it, not passed in.
+!c = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_channel_not_declared(%c: !c, %i: i32) {
+  // expected-error @+1 {{'warpspec.kernel' op uses a channel not declared in it}}
+  warpspec.kernel chip("sm_90a") {
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      %b = warpspec.acquire %c : !c
+      warpspec.commit %c tile(%i, %i, %i) : !c
+      warpspec.close %c : !c
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(232) {
+      warpspec.consume %c (%row, %rows, %head, %b) : !c {
+        warpspec.release %c : !c
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// Nobody acquires, commits or closes the channel.
+!c = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_channel_no_producer() {
+  warpspec.kernel chip("sm_90a") {
+    // expected-error @+1 {{'warpspec.channel' op channel "c" has no producer partition}}
+    %c = warpspec.channel "c" depth(2) : !c
+    warpspec.partition "compute" role(compute) warps(4) regs(232) {
+      warpspec.consume %c (%row, %rows, %head, %b) : !c {
+        warpspec.release %c : !c
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// Two partitions produce into one channel (the second only closes it).
+!c = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_channel_two_producers(%i: i32) {
+  warpspec.kernel chip("sm_90a") {
+    // expected-error @+1 {{'warpspec.channel' op channel "c" is produced by two partitions, "load" and "load2"; a channel has one producer}}
+    %c = warpspec.channel "c" depth(2) : !c
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      %b = warpspec.acquire %c : !c
+      warpspec.commit %c tile(%i, %i, %i) : !c
+      warpspec.close %c : !c
+    }
+    warpspec.partition "load2" role(load) warps(4) regs(40) {
+      warpspec.close %c : !c
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(232) {
+      warpspec.consume %c (%row, %rows, %head, %b) : !c {
+        warpspec.release %c : !c
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// The producer is replicated: its replicas would race for the slots.
+!c = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_channel_replicated_producer(%i: i32) {
+  warpspec.kernel chip("sm_90a") {
+    // expected-error @+1 {{'warpspec.channel' op channel "c" is produced by partition "load" with replicas(2); a channel's producer runs once}}
+    %c = warpspec.channel "c" depth(2) : !c
+    warpspec.partition "load" role(load) warps(4) regs(40) replicas(2) {
+      %b = warpspec.acquire %c : !c
+      warpspec.commit %c tile(%i, %i, %i) : !c
+      warpspec.close %c : !c
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(200) {
+      warpspec.consume %c (%row, %rows, %head, %b) : !c {
+        warpspec.release %c : !c
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// Slots are produced but nobody consumes them.
+!c = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_channel_no_consumer(%i: i32) {
+  warpspec.kernel chip("sm_90a") {
+    // expected-error @+1 {{'warpspec.channel' op channel "c" has no consumer partition}}
+    %c = warpspec.channel "c" depth(2) : !c
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      %b = warpspec.acquire %c : !c
+      warpspec.commit %c tile(%i, %i, %i) : !c
+      warpspec.close %c : !c
+    }
+  }
+  return
+}
+
+// -----
+
+// One partition both produces into and consumes from the channel.
+!c = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_channel_same_partition(%i: i32) {
+  warpspec.kernel chip("sm_90a") {
+    // expected-error @+1 {{'warpspec.channel' op channel "c" is produced and consumed by partition "loop"}}
+    %c = warpspec.channel "c" depth(2) : !c
+    warpspec.partition "loop" role(compute) warps(4) regs(40) {
+      %b = warpspec.acquire %c : !c
+      warpspec.commit %c tile(%i, %i, %i) : !c
+      warpspec.close %c : !c
+      warpspec.consume %c (%row, %rows, %head, %x) : !c {
+        warpspec.release %c : !c
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// The producer never closes the channel: the consumer loop would never end.
+!c = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_channel_never_closed(%i: i32) {
+  warpspec.kernel chip("sm_90a") {
+    // expected-error @+1 {{'warpspec.channel' op channel "c" is never closed by its producer "load", so its consumers would never stop}}
+    %c = warpspec.channel "c" depth(2) : !c
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      %b = warpspec.acquire %c : !c
+      warpspec.commit %c tile(%i, %i, %i) : !c
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(232) {
+      warpspec.consume %c (%row, %rows, %head, %b) : !c {
+        warpspec.release %c : !c
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// A tensor-memory channel on Hopper, which has no tensor memory.
+!t = !warpspec.channel<[64x64xf32], tmem>
+func.func @negative_channel_tmem_on_hopper(%i: i32) {
+  warpspec.kernel chip("sm_90a") {
+    // expected-error @+1 {{'warpspec.channel' op lives in tensor memory, which sm_90a does not have}}
+    %c = warpspec.channel "s" depth(2) : !t
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      %b = warpspec.acquire %c : !t
+      warpspec.commit %c tile(%i, %i, %i) : !t
+      warpspec.close %c : !t
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(232) {
+      warpspec.consume %c (%row, %rows, %head, %b) : !t {
+        warpspec.release %c : !t
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// A ring has at least one slot.
+!c = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_channel_depth_zero() {
+  warpspec.kernel chip("sm_90a") {
+    // expected-error @+1 {{'warpspec.channel' op attribute 'depth' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
+    %c = warpspec.channel "c" depth(0) : !c
+    warpspec.partition "a" role(compute) warps(4) regs(64) {
+    }
+  }
+  return
+}
+
+// -----
+
+// Channels are declared in a kernel.
+!c = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_channel_outside_kernel() {
+  // expected-error @+1 {{'warpspec.channel' op expects parent op 'warpspec.kernel'}}
+  %c = warpspec.channel "c" depth(2) : !c
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Producer protocol: acquire / commit / close
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// A second acquire before the first slot is committed.
+!c = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_acquire_twice(%i: i32) {
+  warpspec.kernel chip("sm_90a") {
+    %c = warpspec.channel "c" depth(2) : !c
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      %b0 = warpspec.acquire %c : !c
+      // expected-error @+1 {{'warpspec.acquire' op acquires a slot of the channel while the previous one is not committed}}
+      %b1 = warpspec.acquire %c : !c
+      warpspec.commit %c tile(%i, %i, %i) : !c
+      warpspec.commit %c tile(%i, %i, %i) : !c
+      warpspec.close %c : !c
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(232) {
+      warpspec.consume %c (%row, %rows, %head, %b) : !c {
+        warpspec.release %c : !c
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// A commit with no acquired slot to publish.
+!c = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_commit_without_acquire(%i: i32) {
+  warpspec.kernel chip("sm_90a") {
+    %c = warpspec.channel "c" depth(2) : !c
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      // expected-error @+1 {{'warpspec.commit' op commits a slot that was not acquired in the same block}}
+      warpspec.commit %c tile(%i, %i, %i) : !c
+      warpspec.close %c : !c
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(232) {
+      warpspec.consume %c (%row, %rows, %head, %b) : !c {
+        warpspec.release %c : !c
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// Closing the channel while a slot is acquired but not yet committed.
+!c = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_close_with_pending_acquire(%i: i32) {
+  warpspec.kernel chip("sm_90a") {
+    %c = warpspec.channel "c" depth(2) : !c
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      %b = warpspec.acquire %c : !c
+      // expected-error @+1 {{'warpspec.close' op closes the channel while an acquired slot is not committed}}
+      warpspec.close %c : !c
+      warpspec.commit %c tile(%i, %i, %i) : !c
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(232) {
+      warpspec.consume %c (%row, %rows, %head, %b) : !c {
+        warpspec.release %c : !c
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// The slot acquired in the loop body is committed after the loop, in another
+// block: within the body it is never committed.
+!c = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_acquire_never_committed(%cu: memref<?xi32>, %n: index,
+                                            %i: i32) {
+  warpspec.kernel chip("sm_90a") {
+    %c = warpspec.channel "c" depth(2) : !c
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      warpspec.tile_loop (%row, %rows, %head) in %cu : memref<?xi32>
+          heads(%n) tokens(%n) block_size(64) {
+        // expected-error @+1 {{'warpspec.acquire' op acquired slot is never committed}}
+        %b = warpspec.acquire %c : !c
+      }
+      warpspec.commit %c tile(%i, %i, %i) : !c
+      warpspec.close %c : !c
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(232) {
+      warpspec.consume %c (%row, %rows, %head, %b) : !c {
+        warpspec.release %c : !c
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// The generic form cannot give acquire other results than the channel's
+// buffers (InferTypeOpInterface checks them).
+!c = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_acquire_result_types(%c: !c) {
+  // expected-error @+2 {{'warpspec.acquire' op inferred type(s) '!warpspec.buffer<64x64xbf16, smem>' are incompatible with return type(s) of operation '!warpspec.buffer<64x128xbf16, smem>'}}
+  // expected-error @+1 {{'warpspec.acquire' op failed to infer returned types}}
+  %b = "warpspec.acquire"(%c) : (!c) -> !warpspec.buffer<64x128xbf16, smem>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// warpspec.partition
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// Two warps are half a warpgroup: setmaxnreg works per warpgroup.
+func.func @negative_partition_half_warpgroup() {
+  warpspec.kernel chip("sm_90a") {
+    // expected-error @+1 {{'warpspec.partition' op partition "a" has 2 warps; partitions are made of whole warpgroups (multiples of 4 warps) so that setmaxnreg can set their registers}}
+    warpspec.partition "a" role(compute) warps(2) regs(64) {
+    }
+  }
+  return
+}
+
+// -----
+
+// Zero warps is not a warpgroup either.
+func.func @negative_partition_no_warps() {
+  warpspec.kernel chip("sm_90a") {
+    // expected-error @+1 {{'warpspec.partition' op partition "a" has 0 warps}}
+    warpspec.partition "a" role(compute) warps(0) regs(64) {
+    }
+  }
+  return
+}
+
+// -----
+
+// setmaxnreg takes multiples of 8: 36 is not one.
+func.func @negative_partition_regs_not_multiple_of_8() {
+  warpspec.kernel chip("sm_90a") {
+    // expected-error @+1 {{'warpspec.partition' op partition "a" asks for 36 registers per thread; setmaxnreg takes a multiple of 8 in [24, 256]}}
+    warpspec.partition "a" role(compute) warps(4) regs(36) {
+    }
+  }
+  return
+}
+
+// -----
+
+// 16 registers is below setmaxnreg's minimum of 24.
+func.func @negative_partition_regs_too_few() {
+  warpspec.kernel chip("sm_90a") {
+    // expected-error @+1 {{'warpspec.partition' op partition "a" asks for 16 registers per thread; setmaxnreg takes a multiple of 8 in [24, 256]}}
+    warpspec.partition "a" role(compute) warps(4) regs(16) {
+    }
+  }
+  return
+}
+
+// -----
+
+// 264 registers is above setmaxnreg's maximum of 256.
+func.func @negative_partition_regs_too_many() {
+  warpspec.kernel chip("sm_90a") {
+    // expected-error @+1 {{'warpspec.partition' op partition "a" asks for 264 registers per thread; setmaxnreg takes a multiple of 8 in [24, 256]}}
+    warpspec.partition "a" role(compute) warps(4) regs(264) {
+    }
+  }
+  return
+}
+
+// -----
+
+// A partition runs at least once.
+func.func @negative_partition_zero_replicas() {
+  warpspec.kernel chip("sm_90a") {
+    // expected-error @+1 {{'warpspec.partition' op replicas must be at least 1}}
+    warpspec.partition "a" role(compute) warps(4) regs(64) replicas(0) {
+    }
+  }
+  return
+}
+
+// -----
+
+// "producer" is not a role.
+func.func @negative_partition_unknown_role() {
+  warpspec.kernel chip("sm_90a") {
+    // expected-error @+1 {{unknown partition role 'producer'; expected load, compute, mma, softmax or epilogue}}
+    warpspec.partition "a" role(producer) warps(4) regs(64) {
+    }
+  }
+  return
+}
+
+// -----
+
+// Partitions live in a kernel.
+func.func @negative_partition_outside_kernel() {
+  // expected-error @+1 {{'warpspec.partition' op expects parent op 'warpspec.kernel'}}
+  warpspec.partition "a" role(compute) warps(4) regs(64) {
+  }
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// warpspec.tile_loop
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// cu_seqlens holds i32 offsets, not i64.
+func.func @negative_tile_loop_cu_seqlens_i64(%cu: memref<?xi64>, %n: index) {
+  // expected-error @+1 {{'warpspec.tile_loop' op cu_seqlens must be a rank-1 memref of i32, got 'memref<?xi64>'}}
+  warpspec.tile_loop (%row, %rows, %head) in %cu : memref<?xi64>
+      heads(%n) tokens(%n) block_size(64) {
+  }
+  return
+}
+
+// -----
+
+// cu_seqlens is a vector [B+1], not a matrix.
+func.func @negative_tile_loop_cu_seqlens_rank2(%cu: memref<?x2xi32>, %n: index) {
+  // expected-error @+1 {{'warpspec.tile_loop' op cu_seqlens must be a rank-1 memref of i32, got 'memref<?x2xi32>'}}
+  warpspec.tile_loop (%row, %rows, %head) in %cu : memref<?x2xi32>
+      heads(%n) tokens(%n) block_size(64) {
+  }
+  return
+}
+
+// -----
+
+// Blocks have at least one token.
+func.func @negative_tile_loop_block_size_zero(%cu: memref<?xi32>, %n: index) {
+  // expected-error @+1 {{'warpspec.tile_loop' op block_size must be positive}}
+  warpspec.tile_loop (%row, %rows, %head) in %cu : memref<?xi32>
+      heads(%n) tokens(%n) block_size(0) {
+  }
+  return
+}
+
+// -----
+
+// The body receives row, rows and head: two arguments are too few.
+func.func @negative_tile_loop_two_args(%cu: memref<?xi32>, %n: index) {
+  // expected-error @+1 {{'warpspec.tile_loop' op body must take three i32 arguments: row, rows, head}}
+  warpspec.tile_loop (%row, %head) in %cu : memref<?xi32>
+      heads(%n) tokens(%n) block_size(64) {
+  }
+  return
+}
+
+// -----
+
+// In the generic form the body arguments can be mistyped: index, not i32.
+func.func @negative_tile_loop_index_args(%cu: memref<?xi32>, %n: index) {
+  // expected-error @+1 {{'warpspec.tile_loop' op body must take three i32 arguments: row, rows, head}}
+  "warpspec.tile_loop"(%cu, %n, %n) <{block_size = 64 : i64}> ({
+  ^bb0(%row: index, %rows: index, %head: index):
+  }) : (memref<?xi32>, index, index) -> ()
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Consumer protocol: consume / release
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// consume takes a channel, not an i32.
+func.func @negative_consume_not_a_channel(%x: i32) {
+  // expected-error @+1 {{expected a !warpspec.channel type}}
+  warpspec.consume %x (%row, %rows, %head) : i32 {
+  }
+  return
+}
+
+// -----
+
+// The body names row, rows, head and one value per buffer: 4 here, not 3.
+!c = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_consume_missing_buffer_arg(%c: !c) {
+  // expected-error @+1 {{expected 4 block arguments (row, rows, head, then one per buffer)}}
+  warpspec.consume %c (%row, %rows, %head) : !c {
+    warpspec.release %c : !c
+  }
+  return
+}
+
+// -----
+
+// In the generic form the body's buffer argument can disagree with the
+// channel's buffer type.
+!c = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_consume_body_arg_types(%c: !c) {
+  // expected-error @+1 {{'warpspec.consume' op body arguments must be (i32 row, i32 rows, i32 head) followed by the channel's buffers}}
+  "warpspec.consume"(%c) ({
+  ^bb0(%row: i32, %rows: i32, %head: i32, %b: !warpspec.buffer<64x128xbf16, smem>):
+    warpspec.release %c : !c
+  }) : (!c) -> ()
+  return
+}
+
+// -----
+
+// The slot is never given back.
+!c = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_consume_no_release(%c: !c) {
+  // expected-error @+1 {{'warpspec.consume' op body must release the slot exactly once, found 0 releases}}
+  warpspec.consume %c (%row, %rows, %head, %b) : !c {
+  }
+  return
+}
+
+// -----
+
+// The slot is given back twice.
+!c = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_consume_two_releases(%c: !c) {
+  // expected-error @+1 {{'warpspec.consume' op body must release the slot exactly once, found 2 releases}}
+  warpspec.consume %c (%row, %rows, %head, %b) : !c {
+    warpspec.release %c : !c
+    warpspec.release %c : !c
+  }
+  return
+}
+
+// -----
+
+// A release with no enclosing consume.
+!c = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_release_outside_consume(%c: !c) {
+  // expected-error @+1 {{'warpspec.release' op must be directly inside a warpspec.consume of the same channel}}
+  warpspec.release %c : !c
+  return
+}
+
+// -----
+
+// A release of another channel than the one being consumed.
+!c = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_release_other_channel(%c: !c, %d: !c) {
+  warpspec.consume %c (%row, %rows, %head, %b) : !c {
+    warpspec.release %c : !c
+    // expected-error @+1 {{'warpspec.release' op must be directly inside a warpspec.consume of the same channel}}
+    warpspec.release %d : !c
+  }
+  return
+}
+
+// -----
+
+// A release nested in a loop inside the consume body is not directly in it.
+!c = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_release_nested(%c: !c, %cu: memref<?xi32>, %n: index) {
+  warpspec.consume %c (%row, %rows, %head, %b) : !c {
+    warpspec.release %c : !c
+    warpspec.tile_loop (%r, %rs, %h) in %cu : memref<?xi32>
+        heads(%n) tokens(%n) block_size(64) {
+      // expected-error @+1 {{'warpspec.release' op must be directly inside a warpspec.consume of the same channel}}
+      warpspec.release %c : !c
+    }
+  }
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// warpspec.scratch
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// Scratch buffers are in shared memory.
+func.func @negative_scratch_tmem() {
+  warpspec.kernel chip("sm_100a") {
+    warpspec.partition "a" role(compute) warps(4) regs(64) {
+      // expected-error @+1 {{'warpspec.scratch' op scratch buffers live in shared memory}}
+      %s = warpspec.scratch : !warpspec.buffer<64x64xf32, tmem>
+    }
+  }
+  return
+}
+
+// -----
+
+// Scratch buffers are 2-D tiles.
+func.func @negative_scratch_1d() {
+  warpspec.kernel chip("sm_90a") {
+    warpspec.partition "a" role(compute) warps(4) regs(64) {
+      // expected-error @+1 {{'warpspec.scratch' op scratch buffers are 2-D tiles}}
+      %s = warpspec.scratch : !warpspec.buffer<4096xbf16, smem>
+    }
+  }
+  return
+}
+
+// -----
+
+// A scratch buffer belongs to one partition (one copy per replica).
+func.func @negative_scratch_outside_partition() {
+  warpspec.kernel chip("sm_90a") {
+    // expected-error @+1 {{'warpspec.scratch' op expects parent op 'warpspec.partition'}}
+    %s = warpspec.scratch : !warpspec.buffer<64x64xbf16, smem>
+    warpspec.partition "a" role(compute) warps(4) regs(64) {
+    }
+  }
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// warpspec.tma_load
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// The source is [tokens, heads, head_dim]; a 2-D tensor has no heads.
+func.func @negative_tma_load_rank2_source(%src: memref<?x128xbf16>, %i: i32,
+                                          %b: !warpspec.buffer<64x128xbf16, smem>) {
+  // expected-error @+1 {{'warpspec.tma_load' op source must be a rank-3 memref [tokens, heads, head_dim], got 'memref<?x128xbf16>'}}
+  warpspec.tma_load %src[%i, %i] into %b
+      : memref<?x128xbf16>, !warpspec.buffer<64x128xbf16, smem>
+  return
+}
+
+// -----
+
+// TMA writes shared memory, not tensor memory.
+func.func @negative_tma_load_tmem_dest(%src: memref<?x4x128xbf16>, %i: i32,
+                                       %b: !warpspec.buffer<64x128xbf16, tmem>) {
+  // expected-error @+1 {{'warpspec.tma_load' op destination must be a shared-memory buffer}}
+  warpspec.tma_load %src[%i, %i] into %b
+      : memref<?x4x128xbf16>, !warpspec.buffer<64x128xbf16, tmem>
+  return
+}
+
+// -----
+
+// TMA copies, it does not convert: f16 into bf16.
+func.func @negative_tma_load_element_mismatch(%src: memref<?x4x128xf16>, %i: i32,
+                                              %b: !warpspec.buffer<64x128xbf16, smem>) {
+  // expected-error @+1 {{'warpspec.tma_load' op source element type 'f16' differs from the buffer's 'bf16'}}
+  warpspec.tma_load %src[%i, %i] into %b
+      : memref<?x4x128xf16>, !warpspec.buffer<64x128xbf16, smem>
+  return
+}
+
+// -----
+
+// f32 tiles are not supported (the swizzled layout assumes 16-bit elements).
+func.func @negative_tma_load_f32(%src: memref<?x4x128xf32>, %i: i32,
+                                 %b: !warpspec.buffer<64x128xf32, smem>) {
+  // expected-error @+1 {{'warpspec.tma_load' op only 16-bit elements are supported, got 'f32'}}
+  warpspec.tma_load %src[%i, %i] into %b
+      : memref<?x4x128xf32>, !warpspec.buffer<64x128xf32, smem>
+  return
+}
+
+// -----
+
+// The destination is a 2-D tile (rows x head_dim).
+func.func @negative_tma_load_1d_dest(%src: memref<?x4x128xbf16>, %i: i32,
+                                     %b: !warpspec.buffer<128xbf16, smem>) {
+  // expected-error @+1 {{'warpspec.tma_load' op destination must be a 2-D tile, got '!warpspec.buffer<128xbf16, smem>'}}
+  warpspec.tma_load %src[%i, %i] into %b
+      : memref<?x4x128xbf16>, !warpspec.buffer<128xbf16, smem>
+  return
+}
+
+// -----
+
+// A 64-column buffer cannot hold a 128-wide head.
+func.func @negative_tma_load_columns_mismatch(%src: memref<?x4x128xbf16>, %i: i32,
+                                              %b: !warpspec.buffer<64x64xbf16, smem>) {
+  // expected-error @+1 {{'warpspec.tma_load' op buffer has 64 columns, but the source's head dimension is 128}}
+  warpspec.tma_load %src[%i, %i] into %b
+      : memref<?x4x128xbf16>, !warpspec.buffer<64x64xbf16, smem>
+  return
+}
+
+// -----
+
+// The head dimension must be static to match the buffer.
+func.func @negative_tma_load_dynamic_head_dim(%src: memref<?x4x?xbf16>, %i: i32,
+                                              %b: !warpspec.buffer<64x128xbf16, smem>) {
+  // expected-error @+1 {{'warpspec.tma_load' op buffer has 128 columns, but the source's head dimension is dynamic}}
+  warpspec.tma_load %src[%i, %i] into %b
+      : memref<?x4x?xbf16>, !warpspec.buffer<64x128xbf16, smem>
+  return
+}
+
+// -----
+
+// 32 columns of bf16 are half a 128-byte swizzle chunk.
+func.func @negative_tma_load_partial_chunk(%src: memref<?x4x32xbf16>, %i: i32,
+                                           %b: !warpspec.buffer<64x32xbf16, smem>) {
+  // expected-error @+1 {{'warpspec.tma_load' op the head dimension must be a multiple of 64 elements (whole 128-byte swizzled chunks), got 32}}
+  warpspec.tma_load %src[%i, %i] into %b
+      : memref<?x4x32xbf16>, !warpspec.buffer<64x32xbf16, smem>
+  return
+}
+
+// -----
+
+// A TMA box is at most 256 rows.
+func.func @negative_tma_load_too_many_rows(%src: memref<?x4x64xbf16>, %i: i32,
+                                           %b: !warpspec.buffer<512x64xbf16, smem>) {
+  // expected-error @+1 {{'warpspec.tma_load' op a TMA box has at most 256 rows, got 512}}
+  warpspec.tma_load %src[%i, %i] into %b
+      : memref<?x4x64xbf16>, !warpspec.buffer<512x64xbf16, smem>
+  return
+}
+
+// -----
+
+// A well-formed buffer that is not a slot acquired by the producer: the
+// copy could not complete on a slot's barrier.
+func.func @negative_tma_load_not_acquired(%src: memref<?x4x128xbf16>, %i: i32,
+                                          %b: !warpspec.buffer<64x128xbf16, smem>) {
+  // expected-error @+1 {{'warpspec.tma_load' op destination must be a buffer of a slot acquired by the producer}}
+  warpspec.tma_load %src[%i, %i] into %b
+      : memref<?x4x128xbf16>, !warpspec.buffer<64x128xbf16, smem>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// warpspec.mma
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// A is a register tile of one dimension.
+func.func @negative_mma_1d_a(%a: !warpspec.acc<64xbf16>,
+                             %b: !warpspec.buffer<64x64xbf16, smem>) {
+  // expected-error @+1 {{'warpspec.mma' op operands must be 2-D tiles}}
+  %d = warpspec.mma %a, %b : !warpspec.acc<64xbf16>, !warpspec.buffer<64x64xbf16, smem>
+      -> !warpspec.acc<64x64xf32>
+  return
+}
+
+// -----
+
+// B is a buffer of one dimension.
+func.func @negative_mma_1d_b(%a: !warpspec.buffer<64x64xbf16, smem>,
+                             %b: !warpspec.buffer<64xbf16, smem>) {
+  // expected-error @+1 {{'warpspec.mma' op operands must be 2-D tiles}}
+  %d = warpspec.mma %a, %b : !warpspec.buffer<64x64xbf16, smem>, !warpspec.buffer<64xbf16, smem>
+      -> !warpspec.acc<64x64xf32>
+  return
+}
+
+// -----
+
+// The result is a register tile of one dimension.
+func.func @negative_mma_1d_result(%a: !warpspec.buffer<64x64xbf16, smem>,
+                                  %b: !warpspec.buffer<64x64xbf16, smem>) {
+  // expected-error @+1 {{'warpspec.mma' op operands must be 2-D tiles}}
+  %d = warpspec.mma %a, %b : !warpspec.buffer<64x64xbf16, smem>, !warpspec.buffer<64x64xbf16, smem>
+      -> !warpspec.acc<4096xf32>
+  return
+}
+
+// -----
+
+// A and B differ in element type (bf16 vs f16).
+func.func @negative_mma_element_mismatch(%a: !warpspec.buffer<64x64xbf16, smem>,
+                                         %b: !warpspec.buffer<64x64xf16, smem>) {
+  // expected-error @+1 {{'warpspec.mma' op A and B must have the same 16-bit element type, got 'bf16' and 'f16'}}
+  %d = warpspec.mma %a, %b : !warpspec.buffer<64x64xbf16, smem>, !warpspec.buffer<64x64xf16, smem>
+      -> !warpspec.acc<64x64xf32>
+  return
+}
+
+// -----
+
+// f32 operands (tf32 MMAs) are not supported.
+func.func @negative_mma_f32_operands(%a: !warpspec.buffer<64x64xf32, smem>,
+                                     %b: !warpspec.buffer<64x64xf32, smem>) {
+  // expected-error @+1 {{'warpspec.mma' op A and B must have the same 16-bit element type, got 'f32' and 'f32'}}
+  %d = warpspec.mma %a, %b : !warpspec.buffer<64x64xf32, smem>, !warpspec.buffer<64x64xf32, smem>
+      -> !warpspec.acc<64x64xf32>
+  return
+}
+
+// -----
+
+// Accumulation is in f32, not f16.
+func.func @negative_mma_f16_accumulator(%a: !warpspec.buffer<64x64xbf16, smem>,
+                                        %b: !warpspec.buffer<64x64xbf16, smem>) {
+  // expected-error @+1 {{'warpspec.mma' op the accumulator must be f32}}
+  %d = warpspec.mma %a, %b : !warpspec.buffer<64x64xbf16, smem>, !warpspec.buffer<64x64xbf16, smem>
+      -> !warpspec.acc<64x64xf16>
+  return
+}
+
+// -----
+
+// A is 64x128 but B (not transposed) has 64 rows: K differs.
+func.func @negative_mma_k_mismatch(%a: !warpspec.buffer<64x128xbf16, smem>,
+                                   %b: !warpspec.buffer<64x128xbf16, smem>) {
+  // expected-error @+1 {{'warpspec.mma' op A is 64x128 but B has 64 rows along K}}
+  %d = warpspec.mma %a, %b : !warpspec.buffer<64x128xbf16, smem>, !warpspec.buffer<64x128xbf16, smem>
+      -> !warpspec.acc<64x128xf32>
+  return
+}
+
+// -----
+
+// With transpose_b, K is B's second dimension: 64, not 128.
+func.func @negative_mma_k_mismatch_transposed(%a: !warpspec.buffer<64x128xbf16, smem>,
+                                              %b: !warpspec.buffer<128x64xbf16, smem>) {
+  // expected-error @+1 {{'warpspec.mma' op A is 64x128 but B has 64 rows along K (transpose_b)}}
+  %d = warpspec.mma %a, %b {transpose_b} : !warpspec.buffer<64x128xbf16, smem>, !warpspec.buffer<128x64xbf16, smem>
+      -> !warpspec.acc<64x128xf32>
+  return
+}
+
+// -----
+
+// Q K^T of 64x128 tiles is 64x64, not 64x128.
+func.func @negative_mma_result_shape(%a: !warpspec.buffer<64x128xbf16, smem>,
+                                     %b: !warpspec.buffer<64x128xbf16, smem>) {
+  // expected-error @+1 {{'warpspec.mma' op result must be 64x64}}
+  %d = warpspec.mma %a, %b {transpose_b} : !warpspec.buffer<64x128xbf16, smem>, !warpspec.buffer<64x128xbf16, smem>
+      -> !warpspec.acc<64x128xf32>
+  return
+}
+
+// -----
+
+// One warpgroup's wgmma tile has 64 rows, not 128.
+func.func @negative_mma_m128(%a: !warpspec.buffer<128x64xbf16, smem>,
+                             %b: !warpspec.buffer<64x64xbf16, smem>) {
+  // expected-error @+1 {{'warpspec.mma' op M must be 64 (one warpgroup's tile), got 128}}
+  %d = warpspec.mma %a, %b : !warpspec.buffer<128x64xbf16, smem>, !warpspec.buffer<64x64xbf16, smem>
+      -> !warpspec.acc<128x64xf32>
+  return
+}
+
+// -----
+
+// N = 12 is not a multiple of 8.
+func.func @negative_mma_n_not_multiple_of_8(%a: !warpspec.buffer<64x64xbf16, smem>,
+                                            %b: !warpspec.buffer<64x12xbf16, smem>) {
+  // expected-error @+1 {{'warpspec.mma' op N must be a multiple of 8 up to 256 and K a multiple of 16, got N=12 K=64}}
+  %d = warpspec.mma %a, %b : !warpspec.buffer<64x64xbf16, smem>, !warpspec.buffer<64x12xbf16, smem>
+      -> !warpspec.acc<64x12xf32>
+  return
+}
+
+// -----
+
+// N = 512 is more than one wgmma can produce.
+func.func @negative_mma_n_too_large(%a: !warpspec.buffer<64x64xbf16, smem>,
+                                    %b: !warpspec.buffer<64x512xbf16, smem>) {
+  // expected-error @+1 {{'warpspec.mma' op N must be a multiple of 8 up to 256 and K a multiple of 16, got N=512 K=64}}
+  %d = warpspec.mma %a, %b : !warpspec.buffer<64x64xbf16, smem>, !warpspec.buffer<64x512xbf16, smem>
+      -> !warpspec.acc<64x512xf32>
+  return
+}
+
+// -----
+
+// K = 8 is not a multiple of the 16-element wgmma K step.
+func.func @negative_mma_k_not_multiple_of_16(%a: !warpspec.acc<64x8xbf16>,
+                                             %b: !warpspec.buffer<8x64xbf16, smem>) {
+  // expected-error @+1 {{'warpspec.mma' op N must be a multiple of 8 up to 256 and K a multiple of 16, got N=64 K=8}}
+  %d = warpspec.mma %a, %b : !warpspec.acc<64x8xbf16>, !warpspec.buffer<8x64xbf16, smem>
+      -> !warpspec.acc<64x64xf32>
+  return
+}
+
+// -----
+
+// A buffer A operand in tensor memory.
+func.func @negative_mma_a_in_tmem(%a: !warpspec.buffer<64x64xbf16, tmem>,
+                                  %b: !warpspec.buffer<64x64xbf16, smem>) {
+  // expected-error @+1 {{'warpspec.mma' op a buffer A operand must be in shared memory}}
+  %d = warpspec.mma %a, %b : !warpspec.buffer<64x64xbf16, tmem>, !warpspec.buffer<64x64xbf16, smem>
+      -> !warpspec.acc<64x64xf32>
+  return
+}
+
+// -----
+
+// B in tensor memory.
+func.func @negative_mma_b_in_tmem(%a: !warpspec.acc<64x64xbf16>,
+                                  %b: !warpspec.buffer<64x64xbf16, tmem>) {
+  // expected-error @+1 {{'warpspec.mma' op B must be in shared memory}}
+  %d = warpspec.mma %a, %b : !warpspec.acc<64x64xbf16>, !warpspec.buffer<64x64xbf16, tmem>
+      -> !warpspec.acc<64x64xf32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// warpspec.softmax
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// Scores are the f32 accumulator of Q K^T, not bf16.
+func.func @negative_softmax_bf16_scores(%s: !warpspec.acc<64x64xbf16>, %n: i32,
+                                        %scale: f32) {
+  // expected-error @+1 {{'warpspec.softmax' op scores must be a 2-D f32 tile}}
+  %p, %l = warpspec.softmax %s valid_cols(%n) scale(%scale)
+      : !warpspec.acc<64x64xbf16> -> !warpspec.acc<64x64xbf16>, !warpspec.rows<64xf32>
+  return
+}
+
+// -----
+
+// P has the shape of S.
+func.func @negative_softmax_probs_shape(%s: !warpspec.acc<64x64xf32>, %n: i32,
+                                        %scale: f32) {
+  // expected-error @+1 {{'warpspec.softmax' op probabilities must have the scores' shape}}
+  %p, %l = warpspec.softmax %s valid_cols(%n) scale(%scale)
+      : !warpspec.acc<64x64xf32> -> !warpspec.acc<64x128xbf16>, !warpspec.rows<64xf32>
+  return
+}
+
+// -----
+
+// P is a float tile, not i16.
+func.func @negative_softmax_probs_integer(%s: !warpspec.acc<64x64xf32>, %n: i32,
+                                          %scale: f32) {
+  // expected-error @+1 {{'warpspec.softmax' op probabilities must be bf16, f16 or f32}}
+  %p, %l = warpspec.softmax %s valid_cols(%n) scale(%scale)
+      : !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xi16>, !warpspec.rows<64xf32>
+  return
+}
+
+// -----
+
+// One row sum per row of S: 32 is not 64.
+func.func @negative_softmax_row_sums_count(%s: !warpspec.acc<64x64xf32>, %n: i32,
+                                           %scale: f32) {
+  // expected-error @+1 {{'warpspec.softmax' op row sums must be !warpspec.rows<64xf32>}}
+  %p, %l = warpspec.softmax %s valid_cols(%n) scale(%scale)
+      : !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xbf16>, !warpspec.rows<32xf32>
+  return
+}
+
+// -----
+
+// Row sums are accumulated in f32, not bf16.
+func.func @negative_softmax_row_sums_bf16(%s: !warpspec.acc<64x64xf32>, %n: i32,
+                                          %scale: f32) {
+  // expected-error @+1 {{'warpspec.softmax' op row sums must be !warpspec.rows<64xf32>}}
+  %p, %l = warpspec.softmax %s valid_cols(%n) scale(%scale)
+      : !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xbf16>, !warpspec.rows<64xbf16>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// warpspec.write
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// Only 16-bit tiles (MMA A operands) are written for the tensor cores.
+func.func @negative_write_f32(%v: !warpspec.acc<64x64xf32>,
+                              %b: !warpspec.buffer<64x64xf32, smem>) {
+  // expected-error @+1 {{'warpspec.write' op only 16-bit register tiles can be written, got 'f32'}}
+  warpspec.write %v, %b : !warpspec.acc<64x64xf32>, !warpspec.buffer<64x64xf32, smem>
+  return
+}
+
+// -----
+
+// The tile and the buffer differ in shape.
+func.func @negative_write_shape_mismatch(%v: !warpspec.acc<64x64xbf16>,
+                                         %b: !warpspec.buffer<64x128xbf16, smem>) {
+  // expected-error @+1 {{'warpspec.write' op tile '!warpspec.acc<64x64xbf16>' does not match buffer '!warpspec.buffer<64x128xbf16, smem>'}}
+  warpspec.write %v, %b : !warpspec.acc<64x64xbf16>, !warpspec.buffer<64x128xbf16, smem>
+  return
+}
+
+// -----
+
+// The tile and the buffer differ in element type.
+func.func @negative_write_element_mismatch(%v: !warpspec.acc<64x64xbf16>,
+                                           %b: !warpspec.buffer<64x64xf16, smem>) {
+  // expected-error @+1 {{'warpspec.write' op tile '!warpspec.acc<64x64xbf16>' does not match buffer '!warpspec.buffer<64x64xf16, smem>'}}
+  warpspec.write %v, %b : !warpspec.acc<64x64xbf16>, !warpspec.buffer<64x64xf16, smem>
+  return
+}
+
+// -----
+
+// Matching 1-D tile and buffer are still not a 2-D swizzled tile.
+func.func @negative_write_1d(%v: !warpspec.acc<64xbf16>,
+                             %b: !warpspec.buffer<64xbf16, smem>) {
+  // expected-error @+1 {{'warpspec.write' op only 2-D tiles can be written, got '!warpspec.buffer<64xbf16, smem>'}}
+  warpspec.write %v, %b : !warpspec.acc<64xbf16>, !warpspec.buffer<64xbf16, smem>
+  return
+}
+
+// -----
+
+// The destination is shared memory, not tensor memory.
+func.func @negative_write_tmem(%v: !warpspec.acc<64x64xbf16>,
+                               %b: !warpspec.buffer<64x64xbf16, tmem>) {
+  // expected-error @+1 {{'warpspec.write' op destination must be in shared memory}}
+  warpspec.write %v, %b : !warpspec.acc<64x64xbf16>, !warpspec.buffer<64x64xbf16, tmem>
+  return
+}
+
+// -----
+
+// 32 columns are half a 64-column swizzled chunk.
+func.func @negative_write_partial_chunk(%v: !warpspec.acc<64x32xbf16>,
+                                        %b: !warpspec.buffer<64x32xbf16, smem>) {
+  // expected-error @+1 {{'warpspec.write' op buffers hold whole 64-column swizzled chunks}}
+  warpspec.write %v, %b : !warpspec.acc<64x32xbf16>, !warpspec.buffer<64x32xbf16, smem>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// warpspec.store
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// The stored tile is an f32 accumulator, not a bf16 A operand.
+func.func @negative_store_bf16_value(%v: !warpspec.acc<64x128xbf16>,
+                                     %o: memref<?x4x128xbf16>, %i: i32) {
+  // expected-error @+1 {{'warpspec.store' op value must be a 2-D f32 tile}}
+  warpspec.store %v to %o[%i, %i] rows(%i)
+      : !warpspec.acc<64x128xbf16>, memref<?x4x128xbf16>
+  return
+}
+
+// -----
+
+// The destination is [tokens, heads, head_dim].
+func.func @negative_store_rank2_dest(%v: !warpspec.acc<64x128xf32>,
+                                     %o: memref<?x128xbf16>, %i: i32) {
+  // expected-error @+1 {{'warpspec.store' op destination must be a rank-3 memref [tokens, heads, head_dim]}}
+  warpspec.store %v to %o[%i, %i] rows(%i)
+      : !warpspec.acc<64x128xf32>, memref<?x128xbf16>
+  return
+}
+
+// -----
+
+// A 128-column tile into a head_dim-64 tensor.
+func.func @negative_store_head_dim_mismatch(%v: !warpspec.acc<64x128xf32>,
+                                            %o: memref<?x4x64xbf16>, %i: i32) {
+  // expected-error @+1 {{'warpspec.store' op tile has 128 columns, but the destination's head dimension differs}}
+  warpspec.store %v to %o[%i, %i] rows(%i)
+      : !warpspec.acc<64x128xf32>, memref<?x4x64xbf16>
+  return
+}
+
+// -----
+
+// A dynamic head dimension cannot be checked against the tile.
+func.func @negative_store_dynamic_head_dim(%v: !warpspec.acc<64x128xf32>,
+                                           %o: memref<?x4x?xbf16>, %i: i32) {
+  // expected-error @+1 {{'warpspec.store' op tile has 128 columns, but the destination's head dimension differs}}
+  warpspec.store %v to %o[%i, %i] rows(%i)
+      : !warpspec.acc<64x128xf32>, memref<?x4x?xbf16>
+  return
+}
+
+// -----
+
+// Outputs are floats: not i32.
+func.func @negative_store_integer_dest(%v: !warpspec.acc<64x128xf32>,
+                                       %o: memref<?x4x128xi32>, %i: i32) {
+  // expected-error @+1 {{'warpspec.store' op destination element type must be bf16, f16 or f32}}
+  warpspec.store %v to %o[%i, %i] rows(%i)
+      : !warpspec.acc<64x128xf32>, memref<?x4x128xi32>
+  return
+}
+
+// -----
+
+// One divisor per row of the tile: 32 for a 64-row tile.
+func.func @negative_store_divide_by_rows(%v: !warpspec.acc<64x128xf32>,
+                                         %o: memref<?x4x128xbf16>, %i: i32,
+                                         %l: !warpspec.rows<32xf32>) {
+  // expected-error @+1 {{'warpspec.store' op divide_by has 32 rows, the tile 64}}
+  warpspec.store %v to %o[%i, %i] rows(%i) divide_by(%l)
+      : !warpspec.acc<64x128xf32>, memref<?x4x128xbf16>, !warpspec.rows<32xf32>
+  return
+}

@@ -1,0 +1,380 @@
+// RUN: block-attn-opt %s | block-attn-opt | FileCheck %s
+// RUN: block-attn-opt %s --mlir-print-op-generic | block-attn-opt | FileCheck %s
+
+// Round trip of every warpspec op and type form, in the custom and the
+// generic syntax: the Hopper forward kernel as blockattn-warp-specialize and
+// warpspec-allocate-smem produce it (P from registers, and P staged through a
+// scratch buffer), f16 and head_dim 64, replicas, a Blackwell kernel with
+// every partition role and a tensor-memory channel, every optional attribute
+// and operand of the tile operations, and every type as a function argument.
+
+!act = memref<?x4x128xbf16>
+!cu = memref<?xi32>
+!qkv = !warpspec.channel<[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
+!tile = !warpspec.buffer<64x128xbf16, smem>
+
+//===----------------------------------------------------------------------===//
+// Hopper forward kernels
+//===----------------------------------------------------------------------===//
+
+// The seed forward (bf16, head_dim 128) after blockattn-warp-specialize and
+// warpspec-allocate-smem: a load partition fills a four-slot qkv ring, two
+// compute replicas take its slots round-robin, P feeds P V from registers.
+// CHECK-LABEL: func.func @hopper_forward_bf16_d128
+// CHECK-SAME: {blockattn.name = "q"}
+// CHECK: warpspec.kernel chip("sm_90a") attributes {info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64, kind = "forward", rotary = "none", softmax_scale = 0.0883883461 : f32}, smem_bytes = 197760 : i64} {
+// CHECK: %[[T:.*]] = memref.dim %[[Q:.*]], %{{.*}} : memref<?x4x128xbf16>
+// CHECK: %[[H:.*]] = memref.dim %[[Q]], %{{.*}} : memref<?x4x128xbf16>
+// CHECK: %[[SCALE:.*]] = arith.constant 0.0883883461 : f32
+// CHECK: %[[QKV:.*]] = warpspec.channel "qkv" depth(4) {barrier_offset = 196608 : i64, buffer_offset = 0 : i64, info_offset = 196672 : i64, slot_stride = 49152 : i64} : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
+// CHECK: warpspec.partition "load" role(load) warps(4) regs(40) {
+// CHECK-NEXT: warpspec.tile_loop (%[[ROW:.*]], %[[ROWS:.*]], %[[HEAD:.*]]) in %[[CU:.*]] : memref<?xi32> heads(%[[H]]) tokens(%[[T]]) block_size(64) {
+// CHECK-NEXT: %[[BUFS:.*]]:3 = warpspec.acquire %[[QKV]] : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
+// CHECK-NEXT: warpspec.tma_load %[[Q]][%[[ROW]], %[[HEAD]]] into %[[BUFS]]#0 : memref<?x4x128xbf16>, <64x128xbf16, smem>
+// CHECK-NEXT: warpspec.tma_load %{{.*}}[%[[ROW]], %[[HEAD]]] into %[[BUFS]]#1
+// CHECK-NEXT: warpspec.tma_load %{{.*}}[%[[ROW]], %[[HEAD]]] into %[[BUFS]]#2
+// CHECK-NEXT: warpspec.commit %[[QKV]] tile(%[[ROW]], %[[ROWS]], %[[HEAD]]) : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
+// CHECK-NEXT: }
+// CHECK-NEXT: warpspec.close %[[QKV]] : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
+// CHECK-NEXT: }
+// CHECK-NEXT: warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
+// CHECK-NEXT: warpspec.consume %[[QKV]] (%[[CROW:.*]], %[[CROWS:.*]], %[[CHEAD:.*]], %[[CQ:.*]], %[[CK:.*]], %[[CV:.*]]) : !warpspec.channel<[64x128xbf16, 64x128xbf16, 64x128xbf16], smem> {
+// CHECK-NEXT: %[[S:.*]] = warpspec.mma %[[CQ]], %[[CK]] {transpose_b} : !warpspec.buffer<64x128xbf16, smem>, <64x128xbf16, smem> -> <64x64xf32>
+// CHECK-NEXT: %[[P:.*]], %[[L:.*]] = warpspec.softmax %[[S]] valid_cols(%[[CROWS]]) scale(%[[SCALE]]) : <64x64xf32> -> <64x64xbf16>, <64xf32>
+// CHECK-NEXT: %[[O:.*]] = warpspec.mma %[[P]], %[[CV]] : !warpspec.acc<64x64xbf16>, <64x128xbf16, smem> -> <64x128xf32>
+// CHECK-NEXT: warpspec.release %[[QKV]] : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
+// CHECK-NEXT: warpspec.store %[[O]] to %{{.*}}[%[[CROW]], %[[CHEAD]]] rows(%[[CROWS]]) divide_by(%[[L]]) : <64x128xf32>, memref<?x4x128xbf16>, !warpspec.rows<64xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+func.func @hopper_forward_bf16_d128(%q: !act {blockattn.name = "q"},
+                                    %k: !act {blockattn.name = "k"},
+                                    %v: !act {blockattn.name = "v"},
+                                    %o: !act {blockattn.name = "o"},
+                                    %cu: !cu {blockattn.name = "cu_seqlens"}) {
+  warpspec.kernel chip("sm_90a") attributes {
+      info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64,
+              kind = "forward", rotary = "none",
+              softmax_scale = 0.0883883461 : f32},
+      smem_bytes = 197760 : i64} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %tokens = memref.dim %q, %c0 : !act
+    %heads = memref.dim %q, %c1 : !act
+    %scale = arith.constant 0.0883883461 : f32
+    %qkv = warpspec.channel "qkv" depth(4)
+        {barrier_offset = 196608 : i64, buffer_offset = 0 : i64,
+         info_offset = 196672 : i64, slot_stride = 49152 : i64} : !qkv
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      warpspec.tile_loop (%row, %rows, %head) in %cu : !cu
+          heads(%heads) tokens(%tokens) block_size(64) {
+        %qb, %kb, %vb = warpspec.acquire %qkv : !qkv
+        warpspec.tma_load %q[%row, %head] into %qb : !act, !tile
+        warpspec.tma_load %k[%row, %head] into %kb : !act, !tile
+        warpspec.tma_load %v[%row, %head] into %vb : !act, !tile
+        warpspec.commit %qkv tile(%row, %rows, %head) : !qkv
+      }
+      warpspec.close %qkv : !qkv
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
+      warpspec.consume %qkv (%row, %rows, %head, %qt, %kt, %vt) : !qkv {
+        %s = warpspec.mma %qt, %kt {transpose_b}
+            : !tile, !tile -> !warpspec.acc<64x64xf32>
+        %p, %l = warpspec.softmax %s valid_cols(%rows) scale(%scale)
+            : !warpspec.acc<64x64xf32>
+            -> !warpspec.acc<64x64xbf16>, !warpspec.rows<64xf32>
+        %out = warpspec.mma %p, %vt
+            : !warpspec.acc<64x64xbf16>, !tile -> !warpspec.acc<64x128xf32>
+        warpspec.release %qkv : !qkv
+        warpspec.store %out to %o[%row, %head] rows(%rows) divide_by(%l)
+            : !warpspec.acc<64x128xf32>, !act, !warpspec.rows<64xf32>
+      }
+    }
+  }
+  return
+}
+
+// p-operand=smem: each compute replica stages P in its own scratch buffer
+// (warpspec.write) and P V reads A from shared memory; the run-time scale is
+// a kernel parameter, so the info dictionary has no softmax_scale.
+// CHECK-LABEL: func.func @hopper_forward_scratch_runtime_scale
+// CHECK-SAME: %[[SCALE:[a-z0-9_]+]]: f32 {blockattn.name = "softmax_scale"}
+// CHECK: warpspec.kernel chip("sm_90a") attributes {info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64, kind = "forward", rotary = "none"}, smem_bytes = 214144 : i64}
+// CHECK: warpspec.channel "qkv" depth(4) {barrier_offset = 212992 : i64, buffer_offset = 0 : i64, info_offset = 213056 : i64, slot_stride = 49152 : i64}
+// CHECK: warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
+// CHECK-NEXT: %[[PBUF:.*]] = warpspec.scratch {offset = 196608 : i64, replica_stride = 8192 : i64} : <64x64xbf16, smem>
+// CHECK-NEXT: warpspec.consume
+// CHECK: %[[P:.*]], %{{.*}} = warpspec.softmax %{{.*}} valid_cols(%{{.*}}) scale(%[[SCALE]])
+// CHECK-NEXT: warpspec.write %[[P]], %[[PBUF]] : <64x64xbf16>, <64x64xbf16, smem>
+// CHECK-NEXT: warpspec.mma %[[PBUF]], %{{.*}} : !warpspec.buffer<64x64xbf16, smem>, <64x128xbf16, smem> -> <64x128xf32>
+func.func @hopper_forward_scratch_runtime_scale(
+    %q: !act {blockattn.name = "q"}, %k: !act {blockattn.name = "k"},
+    %v: !act {blockattn.name = "v"}, %o: !act {blockattn.name = "o"},
+    %cu: !cu {blockattn.name = "cu_seqlens"},
+    %scale: f32 {blockattn.name = "softmax_scale"}) {
+  warpspec.kernel chip("sm_90a") attributes {
+      info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64,
+              kind = "forward", rotary = "none"},
+      smem_bytes = 214144 : i64} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %tokens = memref.dim %q, %c0 : !act
+    %heads = memref.dim %q, %c1 : !act
+    %qkv = warpspec.channel "qkv" depth(4)
+        {barrier_offset = 212992 : i64, buffer_offset = 0 : i64,
+         info_offset = 213056 : i64, slot_stride = 49152 : i64} : !qkv
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      warpspec.tile_loop (%row, %rows, %head) in %cu : !cu
+          heads(%heads) tokens(%tokens) block_size(64) {
+        %qb, %kb, %vb = warpspec.acquire %qkv : !qkv
+        warpspec.tma_load %q[%row, %head] into %qb : !act, !tile
+        warpspec.tma_load %k[%row, %head] into %kb : !act, !tile
+        warpspec.tma_load %v[%row, %head] into %vb : !act, !tile
+        warpspec.commit %qkv tile(%row, %rows, %head) : !qkv
+      }
+      warpspec.close %qkv : !qkv
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
+      %pbuf = warpspec.scratch {offset = 196608 : i64, replica_stride = 8192 : i64}
+          : !warpspec.buffer<64x64xbf16, smem>
+      warpspec.consume %qkv (%row, %rows, %head, %qt, %kt, %vt) : !qkv {
+        %s = warpspec.mma %qt, %kt {transpose_b}
+            : !tile, !tile -> !warpspec.acc<64x64xf32>
+        %p, %l = warpspec.softmax %s valid_cols(%rows) scale(%scale)
+            : !warpspec.acc<64x64xf32>
+            -> !warpspec.acc<64x64xbf16>, !warpspec.rows<64xf32>
+        warpspec.write %p, %pbuf
+            : !warpspec.acc<64x64xbf16>, !warpspec.buffer<64x64xbf16, smem>
+        %out = warpspec.mma %pbuf, %vt
+            : !warpspec.buffer<64x64xbf16, smem>, !tile
+            -> !warpspec.acc<64x128xf32>
+        warpspec.release %qkv : !qkv
+        warpspec.store %out to %o[%row, %head] rows(%rows) divide_by(%l)
+            : !warpspec.acc<64x128xf32>, !act, !warpspec.rows<64xf32>
+      }
+    }
+  }
+  return
+}
+
+// f16, head_dim 64, static token and head counts, an eight-slot ring, three
+// compute replicas; not yet allocated (no offsets, no smem_bytes, no info).
+// CHECK-LABEL: func.func @hopper_forward_f16_d64_three_replicas
+// CHECK: warpspec.kernel chip("sm_90a") {
+// CHECK: %[[QKV:.*]] = warpspec.channel "qkv" depth(8) : <[64x64xf16, 64x64xf16, 64x64xf16], smem>
+// CHECK: warpspec.tile_loop ({{.*}}) in %{{.*}} : memref<5xi32> heads(%{{.*}}) tokens(%{{.*}}) block_size(64) {
+// CHECK: warpspec.tma_load %{{.*}} into %{{.*}} : memref<1024x8x64xf16>, <64x64xf16, smem>
+// CHECK: warpspec.partition "compute" role(compute) warps(4) regs(152) replicas(3) {
+// CHECK: warpspec.softmax %{{.*}} : <64x64xf32> -> <64x64xf16>, <64xf32>
+// CHECK: warpspec.store %{{.*}} : <64x64xf32>, memref<1024x8x64xf16>, !warpspec.rows<64xf32>
+!act64 = memref<1024x8x64xf16>
+!tile64 = !warpspec.buffer<64x64xf16, smem>
+!qkv64 = !warpspec.channel<[64x64xf16, 64x64xf16, 64x64xf16], smem>
+func.func @hopper_forward_f16_d64_three_replicas(%q: !act64, %k: !act64,
+                                                 %v: !act64, %o: !act64,
+                                                 %cu: memref<5xi32>) {
+  warpspec.kernel chip("sm_90a") {
+    %tokens = arith.constant 1024 : index
+    %heads = arith.constant 8 : index
+    %scale = arith.constant 1.250000e-01 : f32
+    %qkv = warpspec.channel "qkv" depth(8) : !qkv64
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      warpspec.tile_loop (%row, %rows, %head) in %cu : memref<5xi32>
+          heads(%heads) tokens(%tokens) block_size(64) {
+        %qb, %kb, %vb = warpspec.acquire %qkv : !qkv64
+        warpspec.tma_load %q[%row, %head] into %qb : !act64, !tile64
+        warpspec.tma_load %k[%row, %head] into %kb : !act64, !tile64
+        warpspec.tma_load %v[%row, %head] into %vb : !act64, !tile64
+        warpspec.commit %qkv tile(%row, %rows, %head) : !qkv64
+      }
+      warpspec.close %qkv : !qkv64
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(152) replicas(3) {
+      warpspec.consume %qkv (%row, %rows, %head, %qt, %kt, %vt) : !qkv64 {
+        %s = warpspec.mma %qt, %kt {transpose_b}
+            : !tile64, !tile64 -> !warpspec.acc<64x64xf32>
+        %p, %l = warpspec.softmax %s valid_cols(%rows) scale(%scale)
+            : !warpspec.acc<64x64xf32>
+            -> !warpspec.acc<64x64xf16>, !warpspec.rows<64xf32>
+        %out = warpspec.mma %p, %vt
+            : !warpspec.acc<64x64xf16>, !tile64 -> !warpspec.acc<64x64xf32>
+        warpspec.release %qkv : !qkv64
+        warpspec.store %out to %o[%row, %head] rows(%rows) divide_by(%l)
+            : !warpspec.acc<64x64xf32>, !act64, !warpspec.rows<64xf32>
+      }
+    }
+  }
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Blackwell structure: every role, a tensor-memory channel, tmem_columns
+//===----------------------------------------------------------------------===//
+
+// Every partition role on sm_100a: load feeds mma through shared memory, mma
+// hands accumulators to the softmax replicas through tensor memory, softmax
+// hands tiles to the epilogue; a channel with two consumer partitions; an
+// acquire/commit nested in a consume; tmem_columns and every channel offset.
+// CHECK-LABEL: func.func @blackwell_all_roles
+// CHECK: warpspec.kernel chip("sm_100a") attributes {smem_bytes = 132256 : i64, tmem_columns = 256 : i64} {
+// CHECK: %[[QKV:.*]] = warpspec.channel "qkv" depth(2) {barrier_offset = 131072 : i64, buffer_offset = 0 : i64, info_offset = 131152 : i64, slot_stride = 49152 : i64} : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
+// CHECK: %[[S:.*]] = warpspec.channel "mma_s" depth(2) {barrier_offset = 131104 : i64, info_offset = 131184 : i64} : <[128x64xf32, 128x128xf32], tmem>
+// CHECK: %[[E:.*]] = warpspec.channel "s_epi" depth(1) {barrier_offset = 131136 : i64, buffer_offset = 98304 : i64, info_offset = 131216 : i64, slot_stride = 32768 : i64} : <[64x128xf32], smem>
+// CHECK: warpspec.partition "load" role(load) warps(4) regs(40) {
+// CHECK: warpspec.partition "mma" role(mma) warps(4) regs(40) {
+// CHECK-NEXT: warpspec.consume %[[QKV]] (
+// CHECK-NEXT: %{{.*}}:2 = warpspec.acquire %[[S]] : <[128x64xf32, 128x128xf32], tmem>
+// CHECK-NEXT: warpspec.commit %[[S]] tile(
+// CHECK-NEXT: warpspec.release %[[QKV]]
+// CHECK: warpspec.close %[[S]]
+// CHECK: warpspec.partition "softmax" role(softmax) warps(4) regs(160) replicas(2) {
+// CHECK-NEXT: warpspec.consume %[[S]] (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : !warpspec.channel<[128x64xf32, 128x128xf32], tmem> {
+// CHECK: warpspec.partition "epilogue" role(epilogue) warps(4) regs(80) {
+// CHECK-NEXT: warpspec.consume %[[E]]
+// CHECK: warpspec.consume %[[QKV]]
+!s = !warpspec.channel<[128x64xf32, 128x128xf32], tmem>
+!e = !warpspec.channel<[64x128xf32], smem>
+func.func @blackwell_all_roles(%q: !act, %k: !act, %v: !act, %cu: !cu,
+                               %heads: index, %tokens: index) {
+  warpspec.kernel chip("sm_100a") attributes {smem_bytes = 132256 : i64,
+                                              tmem_columns = 256 : i64} {
+    %qkv = warpspec.channel "qkv" depth(2)
+        {barrier_offset = 131072 : i64, buffer_offset = 0 : i64,
+         info_offset = 131152 : i64, slot_stride = 49152 : i64} : !qkv
+    %s = warpspec.channel "mma_s" depth(2)
+        {barrier_offset = 131104 : i64, info_offset = 131184 : i64} : !s
+    %e = warpspec.channel "s_epi" depth(1)
+        {barrier_offset = 131136 : i64, buffer_offset = 98304 : i64,
+         info_offset = 131216 : i64, slot_stride = 32768 : i64} : !e
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      warpspec.tile_loop (%row, %rows, %head) in %cu : !cu
+          heads(%heads) tokens(%tokens) block_size(64) {
+        %qb, %kb, %vb = warpspec.acquire %qkv : !qkv
+        warpspec.tma_load %q[%row, %head] into %qb : !act, !tile
+        warpspec.tma_load %k[%row, %head] into %kb : !act, !tile
+        warpspec.tma_load %v[%row, %head] into %vb : !act, !tile
+        warpspec.commit %qkv tile(%row, %rows, %head) : !qkv
+      }
+      warpspec.close %qkv : !qkv
+    }
+    warpspec.partition "mma" role(mma) warps(4) regs(40) {
+      warpspec.consume %qkv (%row, %rows, %head, %qt, %kt, %vt) : !qkv {
+        %sb, %ob = warpspec.acquire %s : !s
+        warpspec.commit %s tile(%row, %rows, %head) : !s
+        warpspec.release %qkv : !qkv
+      }
+      warpspec.close %s : !s
+    }
+    warpspec.partition "softmax" role(softmax) warps(4) regs(160) replicas(2) {
+      warpspec.consume %s (%row, %rows, %head, %sb, %ob) : !s {
+        warpspec.release %s : !s
+      }
+    }
+    warpspec.partition "epilogue" role(epilogue) warps(4) regs(80) {
+      warpspec.consume %e (%row, %rows, %head, %eb) : !e {
+        warpspec.release %e : !e
+      }
+      warpspec.consume %qkv (%row, %rows, %head, %qt, %kt, %vt) : !qkv {
+        warpspec.release %qkv : !qkv
+      }
+    }
+    warpspec.partition "softmax_epi" role(softmax) warps(4) regs(24) {
+      warpspec.tile_loop (%row, %rows, %head) in %cu : !cu
+          heads(%heads) tokens(%tokens) block_size(64) {
+        %eb = warpspec.acquire %e : !e
+        warpspec.commit %e tile(%row, %rows, %head) : !e
+      }
+      warpspec.close %e : !e
+    }
+  }
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Tile operations, one form each
+//===----------------------------------------------------------------------===//
+
+// mma with an f16 register A, N = 256 and K = 64 from shared memory; softmax
+// keeping P in f32; store without divide_by into an f32 tensor; a scratch
+// without offsets; a tile_loop with a discardable attribute.
+// CHECK-LABEL: func.func @tile_ops_forms
+// CHECK: warpspec.mma %{{.*}}, %{{.*}} : !warpspec.acc<64x64xf16>, <64x256xf16, smem> -> <64x256xf32>
+// CHECK: warpspec.mma %{{.*}}, %{{.*}} {transpose_b} : !warpspec.buffer<64x64xf16, smem>, <256x64xf16, smem> -> <64x256xf32>
+// CHECK: warpspec.softmax %{{.*}} valid_cols(%{{.*}}) scale(%{{.*}}) : <64x256xf32> -> <64x256xf32>, <64xf32>
+// CHECK: warpspec.store %{{.*}} to %{{.*}}[%{{.*}}, %{{.*}}] rows(%{{.*}}) : <64x256xf32>, memref<?x2x256xf32>{{$}}
+func.func @tile_ops_forms(%a: !warpspec.acc<64x64xf16>,
+                          %abuf: !warpspec.buffer<64x64xf16, smem>,
+                          %b: !warpspec.buffer<64x256xf16, smem>,
+                          %bt: !warpspec.buffer<256x64xf16, smem>,
+                          %scale: f32, %i: i32,
+                          %out: memref<?x2x256xf32>) {
+  %d = warpspec.mma %a, %b
+      : !warpspec.acc<64x64xf16>, !warpspec.buffer<64x256xf16, smem>
+      -> !warpspec.acc<64x256xf32>
+  %dt = warpspec.mma %abuf, %bt {transpose_b}
+      : !warpspec.buffer<64x64xf16, smem>, !warpspec.buffer<256x64xf16, smem>
+      -> !warpspec.acc<64x256xf32>
+  %p, %l = warpspec.softmax %d valid_cols(%i) scale(%scale)
+      : !warpspec.acc<64x256xf32>
+      -> !warpspec.acc<64x256xf32>, !warpspec.rows<64xf32>
+  warpspec.store %p to %out[%i, %i] rows(%i)
+      : !warpspec.acc<64x256xf32>, memref<?x2x256xf32>
+  return
+}
+
+// A scratch buffer before allocation, and a tile loop with an extra
+// attribute (printed with `attributes`).
+// CHECK-LABEL: func.func @scratch_unallocated_tile_loop_attr
+// CHECK: warpspec.tile_loop (%{{.*}}, %{{.*}}, %{{.*}}) in %{{.*}} : memref<?xi32> heads(%{{.*}}) tokens(%{{.*}}) block_size(128) attributes {note = "x"} {
+// CHECK: warpspec.scratch : <64x128xbf16, smem>
+// CHECK: warpspec.consume %{{.*}} (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : !warpspec.channel<[64x128xbf16], smem> attributes {note = "y"} {
+!one = !warpspec.channel<[64x128xbf16], smem>
+func.func @scratch_unallocated_tile_loop_attr(%cu: !cu, %n: index) {
+  warpspec.kernel chip("sm_90a") {
+    %c = warpspec.channel "one" depth(1) : !one
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      warpspec.tile_loop (%row, %rows, %head) in %cu : !cu
+          heads(%n) tokens(%n) block_size(128) attributes {note = "x"} {
+        %b = warpspec.acquire %c : !one
+        warpspec.commit %c tile(%row, %rows, %head) : !one
+      }
+      warpspec.close %c : !one
+    }
+    warpspec.partition "compute" role(compute) warps(8) regs(224) {
+      %pbuf = warpspec.scratch : !warpspec.buffer<64x128xbf16, smem>
+      warpspec.consume %c (%row, %rows, %head, %b) : !one attributes {note = "y"} {
+        warpspec.release %c : !one
+      }
+    }
+  }
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Types
+//===----------------------------------------------------------------------===//
+
+// Every type form: buffers in both memory spaces and of integer and float
+// elements, single- and multi-buffer channels in both spaces, register tiles
+// of accumulators and A operands, and row vectors.
+// CHECK-LABEL: func.func @types(
+// CHECK-SAME: !warpspec.buffer<64x128xbf16, smem>
+// CHECK-SAME: !warpspec.buffer<128x256xf32, tmem>
+// CHECK-SAME: !warpspec.buffer<16x32xi8, smem>
+// CHECK-SAME: !warpspec.channel<[64x64xf16], smem>
+// CHECK-SAME: !warpspec.channel<[128x64xf32, 128x128xf32], tmem>
+// CHECK-SAME: !warpspec.acc<64x128xf32>
+// CHECK-SAME: !warpspec.acc<64x64xbf16>
+// CHECK-SAME: !warpspec.rows<64xf32>
+// CHECK-SAME: !warpspec.rows<128xf16>
+func.func @types(%b0: !warpspec.buffer<64x128xbf16, smem>,
+                 %b1: !warpspec.buffer<128x256xf32, tmem>,
+                 %b2: !warpspec.buffer<16x32xi8, smem>,
+                 %c0: !warpspec.channel<[64x64xf16], smem>,
+                 %c1: !warpspec.channel<[128x64xf32, 128x128xf32], tmem>,
+                 %a0: !warpspec.acc<64x128xf32>,
+                 %a1: !warpspec.acc<64x64xbf16>,
+                 %r0: !warpspec.rows<64xf32>,
+                 %r1: !warpspec.rows<128xf16>) {
+  return
+}
