@@ -1,0 +1,477 @@
+"""What the benchmark times: our kernels and the peers of shared/BENCHMARK.md.
+
+Every implementation is an ``Impl`` with one factory per kernel kind (see ``KINDS``). A factory
+takes a ``Problem`` (the tensors, on the GPU) and a list of launch configurations, and returns a
+``Runner``: the zero-argument callable that is timed, plus how to read its result as ``[T, H, D]``
+tensors for the correctness check. Adding a row (say, our backward once it exists, or a
+forward+backward row for a peer) is adding a factory; adding a peer is adding an ``Impl`` to
+``IMPLS``.
+
+Before anything is timed, ``check`` runs every (implementation, kind) on a small jagged problem
+(lengths 0, 1, 63, 64, 65, ...) and compares with a float64 reference, so a broken peer never
+yields a number.
+
+Importing this module needs torch and triton but no GPU.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+import triton_block_attn
+import workloads
+
+
+# --------------------------------------------------------------------------------------------
+# Kernel kinds and their HBM floors
+# --------------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Kind:
+    name: str
+    floor_tensors: int  # [T, H, D] tensors that must cross HBM (shared/BENCHMARK.md, "The limit")
+    outputs: tuple[str, ...]  # what the check compares
+    floor_doc: str
+
+
+KINDS = {
+    "forward": Kind("forward", 4, ("o",), "read q, k, v; write o"),
+    "backward": Kind("backward", 7, ("dq", "dk", "dv"), "read q, k, v, dO; write dq, dk, dv (O is not needed)"),
+    # Not in the default set: a training step's attention, the two floors added.
+    "fwd+bwd": Kind("fwd+bwd", 11, ("dq", "dk", "dv"), "forward (4 tensors) then backward (7 tensors)"),
+}
+
+
+class Unavailable(Exception):
+    """This implementation cannot run this problem; the message says why."""
+
+
+# --------------------------------------------------------------------------------------------
+# Problems
+# --------------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Problem:
+    q: torch.Tensor
+    k: torch.Tensor
+    v: torch.Tensor
+    do: Optional[torch.Tensor]  # the gradient of o, for backward kinds
+    cu_seqlens: torch.Tensor
+    lengths: np.ndarray  # host copy of the sequence lengths
+    block_size: int = 64
+    softmax_scale: Optional[float] = None
+    _cache: dict = dataclasses.field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_workload(cls, w: workloads.Workload, with_grad: bool, seed: int = 0) -> "Problem":
+        ts = w.tensors(4 if with_grad else 3, seed=seed)  # randn: never zero
+        return cls(*ts[:3], ts[3] if with_grad else None, w.cu_seqlens(), np.asarray(w.lengths))
+
+    @property
+    def T(self) -> int:
+        return self.q.shape[0]
+
+    @property
+    def H(self) -> int:
+        return self.q.shape[1]
+
+    @property
+    def D(self) -> int:
+        return self.q.shape[2]
+
+    @property
+    def scale(self) -> float:
+        return self.D ** -0.5 if self.softmax_scale is None else self.softmax_scale
+
+    @property
+    def aligned(self) -> bool:
+        """Every sequence a whole number of blocks (the reshape trick needs it)."""
+        return bool(np.all(self.lengths % self.block_size == 0))
+
+    def table(self):
+        """(starts, counts) of every block, int32 on the GPU; built once, outside timed regions."""
+        if "table" not in self._cache:
+            self._cache["table"] = triton_block_attn.block_table(self.cu_seqlens, self.T, self.block_size)
+        return self._cache["table"]
+
+    def block_cu_seqlens(self) -> torch.Tensor:
+        """cu_seqlens in which every block is its own sequence (blocks tile [0, T) in order)."""
+        if "block_cu" not in self._cache:
+            starts = self.table()[0]
+            self._cache["block_cu"] = torch.cat([starts, starts.new_tensor([self.T])]).contiguous()
+        return self._cache["block_cu"]
+
+    def blocks(self, t: torch.Tensor) -> torch.Tensor:
+        """The [nblocks, H, bs, D] view of a [T, H, D] tensor (aligned problems only; no copy)."""
+        bs = self.block_size
+        return t.view(t.shape[0] // bs, bs, t.shape[1], t.shape[2]).transpose(1, 2)
+
+    def unblocks(self, t: torch.Tensor) -> torch.Tensor:
+        """Inverse of blocks(): [nblocks, H, bs, D] -> [T, H, D] (copies only if t's layout needs it)."""
+        return t.transpose(1, 2).reshape(-1, t.shape[1], t.shape[3])
+
+
+# --------------------------------------------------------------------------------------------
+# Runners and implementations
+# --------------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Runner:
+    fn: Callable[[], Any]  # what is timed
+    outputs: Callable[[Any], tuple]  # fn()'s result -> [T, H, D] tensors, in KINDS[kind].outputs order
+    config: dict = dataclasses.field(default_factory=dict)  # launch configuration, reported
+
+
+Factory = Callable[[Problem, Sequence[Any]], Runner]
+
+
+@dataclasses.dataclass
+class Impl:
+    name: str
+    description: str
+    factories: dict  # kind -> Factory
+    aligned_only: bool = False
+    ours: bool = False
+    configs: tuple = (None,)  # launch configurations; each is checked, the passing ones tuned over
+
+    def unavailable(self, p: Problem) -> Optional[str]:
+        if self.aligned_only and not p.aligned:
+            return f"needs every sequence length to be a multiple of {p.block_size}"
+        return None
+
+
+def _autograd_runner(kind: str, attn: Callable, tensors: Sequence[torch.Tensor], do: Optional[torch.Tensor],
+                     to_thd: Callable[[torch.Tensor], torch.Tensor], config: Optional[dict] = None) -> Runner:
+    """Runner for a differentiable attn(q, k, v) -> o; tensors and do in attn's layout.
+
+    backward: the forward runs once here, outside the timed region; the timed call is the
+    autograd backward alone (retain_graph so it can be repeated), gradients with respect to the
+    tensors exactly as given (no layout copy is added after the backward kernel).
+    """
+    config = config or {}
+    if kind == "forward":
+        q, k, v = tensors
+
+        def fwd():
+            with torch.no_grad():
+                return attn(q, k, v)
+
+        return Runner(fwd, lambda o: (to_thd(o),), config)
+    leaves = tuple(t.detach().requires_grad_() for t in tensors)
+    with torch.enable_grad():
+        if kind == "backward":
+            o = attn(*leaves)
+
+            def fn():
+                return torch.autograd.grad(o, leaves, do, retain_graph=True)
+        elif kind == "fwd+bwd":
+
+            def fn():
+                return torch.autograd.grad(attn(*leaves), leaves, do)
+        else:
+            raise Unavailable(f"no {kind} runner")
+    return Runner(fn, lambda gs: tuple(to_thd(g) for g in gs), config)
+
+
+# ---- ours ----------------------------------------------------------------------------------
+
+
+def _ours(kind: str) -> Factory:
+    def make(p: Problem, configs) -> Runner:
+        import blockattn
+
+        if kind == "forward":
+            o = torch.empty_like(p.q)
+            # Validate the arguments once (reads cu_seqlens back to the host), then time without.
+            blockattn.block_attention(p.q, p.k, p.v, p.cu_seqlens, block_size=p.block_size,
+                                      softmax_scale=p.scale, out=o, check_inputs=True)
+
+            def fn():
+                return blockattn.block_attention(p.q, p.k, p.v, p.cu_seqlens, block_size=p.block_size,
+                                                 softmax_scale=p.scale, out=o, check_inputs=False)
+
+            return Runner(fn, lambda out: (out,))
+
+        def attn(q, k, v):  # the backward goes through torch.autograd (NotImplementedError until it exists)
+            return blockattn.block_attention(q, k, v, p.cu_seqlens, block_size=p.block_size,
+                                             softmax_scale=p.scale, check_inputs=False)
+
+        return _autograd_runner(kind, attn, (p.q, p.k, p.v), p.do, lambda t: t)
+
+    return make
+
+
+# ---- the straightforward Triton kernel ----------------------------------------------------
+
+
+def _triton_fns(kind: str, p: Problem):
+    """config -> the zero-argument callable for that (num_warps, num_stages)."""
+    table = p.table()
+    tba = triton_block_attn
+    if kind == "forward":
+        o = torch.empty_like(p.q)
+        return lambda c: (lambda: tba.forward(p.q, p.k, p.v, table, p.scale, out=o, num_warps=c[0],
+                                              num_stages=c[1], block_size=p.block_size)), lambda out: (out,)
+    if kind == "backward":
+        return lambda c: (lambda: tba.backward(p.do, p.q, p.k, p.v, table, p.scale, num_warps=c[0],
+                                               num_stages=c[1], block_size=p.block_size)), lambda g: g
+    if kind == "fwd+bwd":
+        def make(c):
+            def fn():
+                tba.forward(p.q, p.k, p.v, table, p.scale, num_warps=c[0], num_stages=c[1], block_size=p.block_size)
+                return tba.backward(p.do, p.q, p.k, p.v, table, p.scale, num_warps=c[0], num_stages=c[1],
+                                    block_size=p.block_size)
+            return fn
+        return make, lambda g: g
+    raise Unavailable(f"no {kind} runner")
+
+
+def _triton(kind: str) -> Factory:
+    def make(p: Problem, configs) -> Runner:
+        make_fn, outputs = _triton_fns(kind, p)
+        configs = list(configs)
+        if len(configs) == 1:
+            c = configs[0]
+            return Runner(make_fn(c), outputs, {"num_warps": c[0], "num_stages": c[1]})
+        best, timings = tune(make_fn, configs)
+        print(f"    triton {kind} D={p.D}: best num_warps={best[0]} num_stages={best[1]}  ("
+              + ", ".join(f"{c[0]}w{c[1]}s {t}" for c, t in timings.items()) + ")", flush=True)
+        return Runner(make_fn(best), outputs,
+                      {"num_warps": best[0], "num_stages": best[1], "tuning_ms": {f"{c[0]}w{c[1]}s": t
+                                                                                   for c, t in timings.items()}})
+
+    return make
+
+
+def tune(make_fn: Callable, configs: Sequence[Any], warmup: int = 10, rep: int = 40):
+    """Times every configuration once on the actual problem; returns (best, {config: ms or error})."""
+    import triton.testing
+
+    timings: dict = {}
+    for c in configs:
+        try:
+            fn = make_fn(c)
+            fn()
+            timings[c] = round(triton.testing.do_bench(fn, warmup=warmup, rep=rep, return_mode="median"), 4)
+        except Exception as e:  # noqa: BLE001 - a configuration that does not compile is just left out
+            timings[c] = f"failed: {type(e).__name__}"
+        finally:
+            torch.cuda.empty_cache()
+    ok = {c: t for c, t in timings.items() if isinstance(t, float)}
+    if not ok:
+        raise RuntimeError(f"no configuration ran: {timings}")
+    return min(ok, key=ok.get), timings
+
+
+# ---- FA2 varlen through aten, every block its own sequence ---------------------------------
+
+
+def _fa2(kind: str) -> Factory:
+    # aten::_flash_attention_forward(Tensor query, Tensor key, Tensor value, Tensor? cum_seq_q,
+    #   Tensor? cum_seq_k, SymInt max_q, SymInt max_k, float dropout_p, bool is_causal,
+    #   bool return_debug_mask, *, float? scale=None, ...)
+    #   -> (Tensor output, Tensor softmax_logsumexp, Tensor rng_state, Tensor unused, Tensor debug_attn_mask)
+    # aten::_flash_attention_backward(Tensor grad_out, Tensor query, Tensor key, Tensor value, Tensor out,
+    #   Tensor logsumexp, Tensor cum_seq_q, Tensor cum_seq_k, SymInt max_q, SymInt max_k, float dropout_p,
+    #   bool is_causal, Tensor rng_state, Tensor unused, *, float? scale=None, ...) -> (Tensor, Tensor, Tensor)
+    def make(p: Problem, configs) -> Runner:
+        if not torch.backends.cuda.is_flash_attention_available():
+            raise Unavailable("this torch build has no flash attention")
+        cu, bs = p.block_cu_seqlens(), p.block_size
+
+        def fwd():
+            res = torch.ops.aten._flash_attention_forward(p.q, p.k, p.v, cu, cu, bs, bs, 0.0, False, False,
+                                                          scale=p.scale)
+            return res[0], res[1], res[2], res[3]  # output, logsumexp, rng_state, unused
+
+        def bwd(out, lse, rng_state, unused):
+            return torch.ops.aten._flash_attention_backward(p.do, p.q, p.k, p.v, out, lse, cu, cu, bs, bs, 0.0,
+                                                            False, rng_state, unused, scale=p.scale)
+
+        if kind == "forward":
+            return Runner(lambda: fwd()[0], lambda o: (o,))
+        if kind == "backward":
+            saved = fwd()  # outside the timed region
+            return Runner(lambda: bwd(*saved), lambda g: tuple(g))
+        if kind == "fwd+bwd":
+            return Runner(lambda: bwd(*fwd()), lambda g: tuple(g))
+        raise Unavailable(f"no {kind} runner")
+
+    return make
+
+
+# ---- SDPA on [nblocks, H, 64, D] views -------------------------------------------------------
+
+
+def _sdpa(kind: str, backend: str) -> Factory:
+    def make(p: Problem, configs) -> Runner:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+
+        be = getattr(SDPBackend, backend)
+
+        def attn(q, k, v):
+            with sdpa_kernel(be):  # only this backend: raises if it cannot run, never falls back
+                return F.scaled_dot_product_attention(q, k, v, scale=p.scale)
+
+        views = tuple(p.blocks(t) for t in (p.q, p.k, p.v))
+        do = p.blocks(p.do) if p.do is not None else None
+        return _autograd_runner(kind, attn, views, do, p.unblocks)
+
+    return make
+
+
+def _eager(kind: str) -> Factory:
+    def make(p: Problem, configs) -> Runner:
+        def attn(q, k, v):
+            s = torch.matmul(q, k.transpose(-2, -1))
+            return torch.matmul(torch.softmax(s.float() * p.scale, dim=-1).to(q.dtype), v)
+
+        views = tuple(p.blocks(t) for t in (p.q, p.k, p.v))
+        do = p.blocks(p.do) if p.do is not None else None
+        return _autograd_runner(kind, attn, views, do, p.unblocks)
+
+    return make
+
+
+def _all_kinds(factory: Callable[..., Factory], *args) -> dict:
+    return {kind: factory(kind, *args) for kind in KINDS}
+
+
+IMPLS = [
+    Impl("ours", "block-attn: blockattn.block_attention (compiled kernels; backward through torch.autograd)",
+         _all_kinds(_ours), ours=True),
+    Impl("triton", "a straightforward Triton kernel (bench/triton_block_attn.py), best of num_warps/num_stages",
+         _all_kinds(_triton), configs=triton_block_attn.CONFIGS),
+    Impl("fa2-varlen", "FA2 varlen (aten._flash_attention_forward/_backward), every 64-token block its own sequence",
+         _all_kinds(_fa2)),
+    Impl("cudnn-sdpa", "cuDNN SDPA on [nblocks, H, 64, D] views", _all_kinds(_sdpa, "CUDNN_ATTENTION"),
+         aligned_only=True),
+    Impl("flash-sdpa", "SDPA flash backend on [nblocks, H, 64, D] views", _all_kinds(_sdpa, "FLASH_ATTENTION"),
+         aligned_only=True),
+    Impl("memeff-sdpa", "SDPA memory-efficient backend on [nblocks, H, 64, D] views",
+         _all_kinds(_sdpa, "EFFICIENT_ATTENTION"), aligned_only=True),
+    Impl("eager", "eager matmul/softmax/matmul on [nblocks, H, 64, D] views", _all_kinds(_eager),
+         aligned_only=True),
+]
+
+
+def get(name: str) -> Impl:
+    for impl in IMPLS:
+        if impl.name == name:
+            return impl
+    raise ValueError(f"unknown implementation {name!r}; known: {', '.join(i.name for i in IMPLS)}")
+
+
+# --------------------------------------------------------------------------------------------
+# Correctness check against float64
+# --------------------------------------------------------------------------------------------
+
+CHECK_LENGTHS = (1, 63, 64, 65, 0, 127, 128, 129, 300, 7, 1000, 200)  # partial blocks, an empty sequence
+CHECK_LENGTHS_ALIGNED = (64, 128, 192, 640, 64, 1024)
+MAX_REL_TOL = 4e-2  # max |x - ref| / max |ref|, per output (bf16 kernels land near 1e-2)
+RMS_REL_TOL = 2e-2  # ||x - ref|| / ||ref|| (bf16 kernels land near 6e-3)
+
+
+def check_problem(heads: int, head_dim: int, dtype: torch.dtype, aligned: bool, with_grad: bool) -> Problem:
+    lengths = np.array(CHECK_LENGTHS_ALIGNED if aligned else CHECK_LENGTHS, dtype=np.int64)
+    return Problem.from_workload(workloads.Workload("check", lengths, heads, head_dim, dtype), with_grad, seed=1)
+
+
+def reference(p: Problem, kind: str) -> tuple:
+    """float64 outputs of KINDS[kind] on p's (bf16-rounded) inputs: block by block, all blocks batched."""
+    bs = p.block_size
+    ends = np.cumsum(p.lengths)
+    rows = [(r, min(bs, int(e) - r)) for b, e in zip(ends - p.lengths, ends) for r in range(int(b), int(e), bs)]
+    starts = torch.tensor([r[0] for r in rows], device=p.q.device)
+    counts = torch.tensor([r[1] for r in rows], device=p.q.device)
+    cols = torch.arange(bs, device=p.q.device)
+    valid = cols[None, :] < counts[:, None]  # [nblocks, bs]
+    index = torch.where(valid, starts[:, None] + cols[None, :], 0)
+    with torch.enable_grad():
+        leaves = [t.detach().double().requires_grad_(kind != "forward") for t in (p.q, p.k, p.v)]
+        Q, K, V = (t[index] for t in leaves)  # [nblocks, bs, H, D]
+        S = torch.einsum("bihd,bjhd->bhij", Q, K) * p.scale
+        S = S.masked_fill(~valid[:, None, None, :], float("-inf"))
+        O = torch.einsum("bhij,bjhd->bihd", torch.softmax(S, dim=-1), V)[valid]  # blocks tile rows in order
+        if kind == "forward":
+            return (O.detach(),)
+        return tuple(torch.autograd.grad(O, leaves, p.do.double()))
+
+
+def compare(outs: Sequence[torch.Tensor], refs: Sequence[torch.Tensor], names: Sequence[str]) -> tuple[bool, dict]:
+    errs, ok = {}, True
+    for name, x, r in zip(names, outs, refs):
+        if tuple(x.shape) != tuple(r.shape):
+            errs[name] = f"shape {tuple(x.shape)}, expected {tuple(r.shape)}"
+            ok = False
+            continue
+        d = x.double() - r
+        max_rel = float(d.abs().max() / r.abs().max())
+        rms_rel = float(d.norm() / r.norm())
+        errs[name] = {"max_rel": max_rel, "rms_rel": rms_rel}
+        ok = ok and max_rel <= MAX_REL_TOL and rms_rel <= RMS_REL_TOL  # False for NaN too
+    return ok, errs
+
+
+def check(impl: Impl, kind: str, heads: int, head_dim: int, dtype: torch.dtype) -> dict:
+    """Runs impl on the check problem for every configuration; returns
+    {"status": "ok"|"failed"|"skipped", "configs": passing configs, "errors": ..., "reason": ...}."""
+    if kind not in impl.factories:
+        return {"status": "skipped", "reason": f"no {kind} runner", "configs": []}
+    p = check_problem(heads, head_dim, dtype, impl.aligned_only, KINDS[kind].name != "forward")
+    refs = reference(p, kind)
+    passing, errors, wrong, raised = [], {}, [], []
+    for c in impl.configs:
+        label = "default" if c is None else f"num_warps={c[0]} num_stages={c[1]}"
+        runner = None
+        try:
+            runner = impl.factories[kind](p, [c])
+            outs = runner.outputs(runner.fn())
+            torch.cuda.synchronize()
+            ok, errs = compare(outs, refs, KINDS[kind].outputs)
+            errors[label] = errs
+            (passing if ok else wrong).append(c if ok else f"{label}: wrong result {errs}")
+        except Unavailable as e:
+            return {"status": "skipped", "reason": str(e), "configs": []}
+        except Exception as e:  # noqa: BLE001 - any failure means: no number from this configuration
+            raised.append(f"{label}: {type(e).__name__}: {_first_line(e)}")
+        del runner
+    del p, refs
+    torch.cuda.empty_cache()
+    problems = "; ".join(wrong + raised) or None
+    if passing:
+        return {"status": "ok", "configs": passing, "errors": errors, "reason": problems}
+    # A wrong result is a failure; an exception (missing backend, not implemented) a skip.
+    return {"status": "failed" if wrong else "skipped", "configs": [], "errors": errors, "reason": problems}
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0][:300] if text else ""
+
+
+# --------------------------------------------------------------------------------------------
+# Copy bandwidth (the floor's denominator)
+# --------------------------------------------------------------------------------------------
+
+
+def copy_bandwidth(nbytes: int = 4 << 30, warmup: int = 25, rep: int = 100) -> dict:
+    """A large device-to-device copy; bandwidth counts bytes read plus bytes written."""
+    import triton.testing
+
+    def run() -> float:
+        src = torch.empty(nbytes, dtype=torch.uint8, device="cuda").random_()
+        dst = torch.empty_like(src)
+        return triton.testing.do_bench(lambda: dst.copy_(src), warmup=warmup, rep=rep, return_mode="median")
+
+    ms = run()  # src and dst are freed on return
+    torch.cuda.empty_cache()
+    return {"bytes_copied": nbytes, "bytes_moved": 2 * nbytes, "ms": ms, "bytes_per_s": 2 * nbytes / (ms * 1e-3)}
