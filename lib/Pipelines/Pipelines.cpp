@@ -23,6 +23,7 @@ void blockattn::buildBlockAttnToPtxPipeline(
   specialize.numStages = options.numStages;
   specialize.numConsumers = options.numConsumers;
   specialize.pOperand = options.pOperand;
+  specialize.oStore = options.oStore;
   pm.addNestedPass<func::FuncOp>(createBlockAttnWarpSpecializePass(specialize));
   pm.addPass(warpspec::createWarpSpecAllocateSmemPass());
   ConvertWarpSpecToNVVMPassOptions convert;

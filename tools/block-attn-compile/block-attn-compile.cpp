@@ -88,6 +88,8 @@ static cl::opt<int64_t> numConsumers("num-consumers", cl::init(2),
                                      cl::cat(category));
 static cl::opt<std::string> pOperand("p-operand", cl::init("registers"),
                                      cl::cat(category));
+static cl::opt<std::string> oStore("o-store", cl::init("smem"),
+                                   cl::cat(category));
 
 namespace {
 
@@ -303,6 +305,7 @@ int main(int argc, char **argv) {
   options.numStages = numStages;
   options.numConsumers = numConsumers;
   options.pOperand = pOperand;
+  options.oStore = oStore;
   blockattn::buildBlockAttnToPtxPipeline(pm, options);
   if (failed(pm.run(*module)))
     return 1;

@@ -42,6 +42,10 @@ struct BlockAttnToPtxOptions
       *this, "p-operand",
       llvm::cl::desc("Hopper: P for O = P V from 'registers' or 'smem'"),
       llvm::cl::init("registers")};
+  PassOptions::Option<std::string> oStore{
+      *this, "o-store",
+      llvm::cl::desc("Hopper: O stored from 'smem' staging or 'registers'"),
+      llvm::cl::init("smem")};
   PassOptions::Option<std::string> ptxFeatures{
       *this, "ptx-features", llvm::cl::desc("PTX ISA version feature"),
       llvm::cl::init("+ptx86")};

@@ -179,7 +179,7 @@ DictionaryAttr mlir::blockattn::lowering::buildManifest(
       fields.push_back(b.getNamedAttr("swizzle", b.getStringAttr("128B")));
       fields.push_back(b.getNamedAttr("interleave", b.getStringAttr("none")));
       fields.push_back(
-          b.getNamedAttr("l2_promotion", b.getStringAttr("256B")));
+          b.getNamedAttr("l2_promotion", b.getStringAttr("128B")));
       fields.push_back(b.getNamedAttr("oob_fill", b.getStringAttr("zero")));
     }
     paramAttrs.push_back(b.getDictionaryAttr(fields));

@@ -18,6 +18,7 @@ using namespace mlir::blockattn::lowering;
 using namespace mlir::warpspec;
 
 using Pred = LLVM::ICmpPredicate;
+namespace nvdesc = mlir::blockattn::nvdesc;
 
 Value KernelEmitter::shuffleXor(Value v, int32_t mask) {
   return NVVM::ShflOp::create(b, loc, v.getType(), i32(-1), v, i32(mask),
@@ -108,6 +109,24 @@ LogicalResult KernelEmitter::emitSoftmax(SoftmaxOp op) {
   return success();
 }
 
+/// Byte offset of element (row, col) in a 16-bit tile laid out as TMA writes
+/// it with the 128-byte swizzle (nvdesc::SwizzledTile::byteOffset): 64-column
+/// chunks of `rows` 128-byte rows, 16-byte units XOR-ed with row % 8. Also
+/// what keeps the staging buffer's fragment writes and row reads free of bank
+/// conflicts.
+static Value swizzledOffset(KernelEmitter &e, Value row, Value col,
+                            int64_t rows) {
+  Value chunk = LLVM::LShrOp::create(e.b, e.loc, col, e.i32(6));
+  Value byteInRow = e.mul(e.andi(col, e.i32(63)), e.i32(2));
+  Value unit = LLVM::XOrOp::create(
+      e.b, e.loc, LLVM::LShrOp::create(e.b, e.loc, byteInRow, e.i32(4)),
+      e.andi(row, e.i32(7)));
+  return e.add(
+      e.add(e.mul(chunk, e.i32(rows * nvdesc::SwizzledTile::kRowBytes)),
+            e.mul(row, e.i32(nvdesc::SwizzledTile::kRowBytes))),
+      e.add(e.mul(unit, e.i32(16)), e.andi(byteInRow, e.i32(15))));
+}
+
 /// Registers 2i and 2i+1 hold adjacent columns of one row in every layout
 /// the targets use; the stores and writes rely on it.
 static bool pairsAreAdjacent(const FragmentLayout &layout) {
@@ -116,6 +135,74 @@ static bool pairsAreAdjacent(const FragmentLayout &layout) {
         layout.colOffset(r + 1) != layout.colOffset(r) + 1)
       return false;
   return true;
+}
+
+/// warpspec.store via a staging buffer: fragments into shared memory, then
+/// 16-byte loads and stores of whole row segments (8 consecutive threads
+/// cover the 128 bytes of one 64-column chunk of a row).
+static LogicalResult emitStagedStore(KernelEmitter &e, StoreOp op,
+                                     const Fragment &value,
+                                     ArrayRef<Value> scale, Value tileBase,
+                                     Value validRows) {
+  const FragmentLayout &layout = *value.layout;
+  ArgParams &dest = e.argParams[op.getDest()];
+  Value staging = e.buffers.lookup(op.getStaging());
+  if (!staging)
+    return op.emitOpError() << "staging buffer is not one of this partition";
+  Type elementType = cast<MemRefType>(op.getDest().getType()).getElementType();
+  int64_t rows = value.type.getShape()[0], cols = value.type.getShape()[1];
+
+  // Everyone finished copying the previous tile out of the buffer.
+  e.replicaBarrier();
+  Value colBase = layout.colBase(e);
+  for (int64_t r = 0; r + 1 < layout.numRegs(); r += 2) {
+    int64_t slot = layout.rowSlot(r);
+    Value lo = value.regs[r], hi = value.regs[r + 1];
+    if (!scale.empty()) {
+      lo = LLVM::FMulOp::create(e.b, e.loc, lo, scale[slot]);
+      hi = LLVM::FMulOp::create(e.b, e.loc, hi, scale[slot]);
+    }
+    Value offset =
+        swizzledOffset(e, layout.rowIndex(e, slot),
+                       e.add(colBase, e.i32(layout.colOffset(r))), rows);
+    Value ptr = LLVM::GEPOp::create(e.b, e.loc, e.smemPtrT(), e.b.getI8Type(),
+                                    staging, ValueRange{offset});
+    e.store(packPair(e, elementType, lo, hi), ptr, 4);
+  }
+  // The whole tile is in the buffer.
+  e.replicaBarrier();
+
+  constexpr int64_t kUnitBytes = 16, kUnitsPerRow = 8;
+  int64_t threads = e.partition.replicaThreads;
+  int64_t units = rows * cols * 2 / kUnitBytes;
+  Type vec = VectorType::get({4}, e.i32T());
+  for (int64_t first = 0; first < units; first += threads) {
+    Value linear = e.add(e.i32(first), e.partition.threadInReplica);
+    Value chunk = e.udiv(linear, e.i32(rows * kUnitsPerRow));
+    Value inChunk = e.urem(linear, e.i32(rows * kUnitsPerRow));
+    Value row = e.udiv(inChunk, e.i32(kUnitsPerRow));
+    Value unit = e.urem(inChunk, e.i32(kUnitsPerRow));
+    Value physical = LLVM::XOrOp::create(e.b, e.loc, unit,
+                                         e.andi(row, e.i32(7)));
+    Value offset =
+        e.add(e.add(e.mul(chunk, e.i32(rows * nvdesc::SwizzledTile::kRowBytes)),
+                    e.mul(row, e.i32(nvdesc::SwizzledTile::kRowBytes))),
+              e.mul(physical, e.i32(kUnitBytes)));
+    Value src = LLVM::GEPOp::create(e.b, e.loc, e.smemPtrT(), e.b.getI8Type(),
+                                    staging, ValueRange{offset});
+    Value data = e.load(vec, src, 16);
+    e.emitIf(e.cmp(LLVM::ICmpPredicate::slt, row, validRows), [&] {
+      Value col = e.add(e.mul(chunk, e.i32(64)),
+                        e.mul(unit, e.i32(kUnitBytes / 2)));
+      Value element = e.add(e.add(tileBase, e.mul(e.zext64(row),
+                                                  dest.strides[0])),
+                            e.zext64(col));
+      Value dst = LLVM::GEPOp::create(e.b, e.loc, e.globalPtrT(), elementType,
+                                      dest.pointer, ValueRange{element});
+      e.store(data, dst, 16);
+    });
+  }
+  return success();
 }
 
 LogicalResult KernelEmitter::emitStore(StoreOp op) {
@@ -143,6 +230,8 @@ LogicalResult KernelEmitter::emitStore(StoreOp op) {
   Value tileBase = add(mul(rowStart, dest.strides[0]),
                        mul(head, dest.strides[1]));
   Value validRows = lookupI32(op.getRows());
+  if (op.getStaging())
+    return emitStagedStore(*this, op, value, scale, tileBase, validRows);
   Value colBase = layout.colBase(*this);
 
   for (int64_t slot = 0; slot < layout.numRowSlots(); ++slot) {
@@ -195,15 +284,7 @@ LogicalResult KernelEmitter::emitWrite(WriteOp op) {
   for (int64_t r = 0; r + 1 < layout.numRegs(); r += 2) {
     Value row = layout.rowIndex(*this, layout.rowSlot(r));
     Value col = add(colBase, i32(layout.colOffset(r)));
-    Value chunk = LLVM::LShrOp::create(b, loc, col, i32(6));
-    Value byteInRow = mul(andi(col, i32(63)), i32(2));
-    Value unit = LLVM::XOrOp::create(
-        b, loc, LLVM::LShrOp::create(b, loc, byteInRow, i32(4)),
-        andi(row, i32(7)));
-    Value offset =
-        add(add(mul(chunk, i32(rows * nvdesc::SwizzledTile::kRowBytes)),
-                mul(row, i32(nvdesc::SwizzledTile::kRowBytes))),
-            add(mul(unit, i32(16)), andi(byteInRow, i32(15))));
+    Value offset = swizzledOffset(*this, row, col, rows);
     Value ptr = LLVM::GEPOp::create(b, loc, smemPtrT(), b.getI8Type(), dest,
                                     ValueRange{offset});
     store(value.regs[r / 2], ptr, 4);

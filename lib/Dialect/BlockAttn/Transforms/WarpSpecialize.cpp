@@ -52,6 +52,7 @@ struct HopperForwardOptions {
   int64_t numStages;
   int64_t numConsumers;
   bool pFromSmem;
+  bool stageOutput;
 };
 
 /// Names the function arguments the kernel's parameters come from, so that
@@ -186,9 +187,12 @@ void buildHopperForward(OpBuilder &b, Location loc, ForwardOp op,
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(&createBody(consumer, {}, loc));
     BufferType pTile = tileBuffer(spec, spec.blockSize);
-    Value pScratch;
+    Value pScratch, oStaging;
     if (options.pFromSmem)
       pScratch = ScratchOp::create(b, loc, pTile, nullptr, nullptr);
+    if (options.stageOutput)
+      oStaging = ScratchOp::create(b, loc, tileBuffer(spec, spec.headDim),
+                                   nullptr, nullptr);
     auto consume = ConsumeOp::create(b, loc, qkv);
     Block &body =
         createBody(consume, {i32, i32, i32, tile, tile, tile}, loc);
@@ -214,7 +218,7 @@ void buildHopperForward(OpBuilder &b, Location loc, ForwardOp op,
     Value o = MmaOp::create(b, loc, oType, pOperand, v, /*transpose_b=*/false);
     ReleaseOp::create(b, loc, qkv);
     StoreOp::create(b, loc, o, op.getO(), row, head, rows,
-                    softmax.getRowSums());
+                    softmax.getRowSums(), oStaging);
   }
 }
 
@@ -307,17 +311,38 @@ struct BlockAttnWarpSpecializePass
     options.pFromSmem = pOperand == "smem";
     int64_t elementBytes = 2;
     int64_t slotBytes = 3 * spec.blockSize * spec.headDim * elementBytes;
-    int64_t scratchBytes = options.pFromSmem
-                               ? numConsumers * spec.blockSize *
-                                     spec.blockSize * elementBytes
-                               : 0;
+    if (oStore != "smem" && oStore != "registers") {
+      op->emitOpError() << "o-store must be 'smem' or 'registers', got '"
+                        << oStore << "'";
+      return failure();
+    }
+    options.stageOutput = oStore == "smem";
+    int64_t scratchBytes = 0;
+    if (options.pFromSmem)
+      scratchBytes += numConsumers * spec.blockSize * spec.blockSize *
+                      elementBytes;
+    if (options.stageOutput)
+      scratchBytes += numConsumers * spec.blockSize * spec.headDim *
+                      elementBytes;
     int64_t budget =
         TargetLimits::maxSharedMemoryBytes - kSmemReserve - scratchBytes;
+    // Consumers take slots round-robin, so the depth is a multiple of their
+    // number (see the warpspec.kernel verifier).
     int64_t fits = std::min(kMaxStages, budget / slotBytes);
+    fits -= fits % options.numConsumers;
+    if (numStages < 0 || numStages % options.numConsumers != 0) {
+      op->emitOpError() << "num-stages must be a non-negative multiple of "
+                           "num-consumers ("
+                        << options.numConsumers << "), got "
+                        << static_cast<int64_t>(numStages);
+      return failure();
+    }
     options.numStages = numStages > 0 ? numStages : fits;
     if (options.numStages < 1) {
-      op->emitOpError() << "one slot of Q, K and V (" << slotBytes
-                        << " bytes) does not fit in shared memory";
+      op->emitOpError() << "no ring of Q, K and V slots (" << slotBytes
+                        << " bytes each, a multiple of " << numConsumers
+                        << " slots) fits in shared memory next to "
+                        << scratchBytes << " bytes of scratch";
       return failure();
     }
     return options;

@@ -193,6 +193,26 @@ LogicalResult verifyChannelUsers(KernelOp kernel) {
       return channel.emitOpError()
              << "channel \"" << name << "\" is never closed by its producer \""
              << producer.getName() << "\", so its consumers would never stop";
+    // Replicas take slots round-robin. Each slot's barriers must be used by
+    // one replica only, or a replica that runs ahead could mistake a phase
+    // two laps old for the one it waits for (parity waits alias).
+    for (PartitionOp consumer : entry.consumers) {
+      int64_t replicas = consumer.getReplicas();
+      if (replicas != entry.consumers.front().getReplicas())
+        return channel.emitOpError()
+               << "channel \"" << name << "\" is consumed by partitions with "
+               << "different replica counts (\""
+               << entry.consumers.front().getName() << "\" and \""
+               << consumer.getName() << "\"); they must take slots in step";
+      if (channel.getDepth() % replicas != 0)
+        return channel.emitOpError()
+               << "channel \"" << name << "\" has depth "
+               << channel.getDepth() << ", which is not a multiple of the "
+               << replicas << " replicas of its consumer \""
+               << consumer.getName()
+               << "\": each slot must belong to one replica so that its "
+                  "barrier phases are waited for in order";
+    }
   }
   return success();
 }
@@ -558,6 +578,20 @@ LogicalResult StoreOp::verify() {
     if (rows.getNumRows() != value.getShape()[0])
       return emitOpError() << "divide_by has " << rows.getNumRows()
                            << " rows, the tile " << value.getShape()[0];
+  }
+  if (Value staging = getStaging()) {
+    auto buffer = cast<BufferType>(staging.getType());
+    if (buffer.getMemorySpace() != MemorySpace::smem ||
+        buffer.getShape() != value.getShape() ||
+        buffer.getElementType() != dest.getElementType() ||
+        !isSixteenBit(buffer.getElementType()))
+      return emitOpError()
+             << "staging buffer must be a shared-memory tile of the value's "
+                "shape and the destination's 16-bit element type, got "
+             << buffer;
+    if (!staging.getDefiningOp<ScratchOp>())
+      return emitOpError()
+             << "staging buffer must be a warpspec.scratch of the partition";
   }
   return success();
 }

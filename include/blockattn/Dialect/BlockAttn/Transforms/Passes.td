@@ -49,6 +49,10 @@ def BlockAttnWarpSpecializePass
            "Hopper: where P = softmax(S) feeds O = P V from: 'registers' "
            "(wgmma with a register A operand) or 'smem' (P staged through a "
            "per-warpgroup shared-memory scratch buffer)">,
+    Option<"oStore", "o-store", "std::string", /*default=*/"\"smem\"",
+           "Hopper: how O leaves the registers: 'smem' (staged in a "
+           "per-warpgroup buffer, then stored in whole 128-byte row segments) "
+           "or 'registers' (each thread stores its accumulator fragment)">,
   ];
 }
 

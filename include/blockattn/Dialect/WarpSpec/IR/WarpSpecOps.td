@@ -431,7 +431,7 @@ def WarpSpec_SoftmaxOp : WarpSpec_Op<"softmax", [Pure]> {
   let hasVerifier = 1;
 }
 
-def WarpSpec_StoreOp : WarpSpec_Op<"store"> {
+def WarpSpec_StoreOp : WarpSpec_Op<"store", [AttrSizedOperandSegments]> {
   let summary = "masked store of a register tile's valid rows";
   let description = [{
     The `warpspec.store` operation writes rows `[0, rows)` of the register
@@ -440,18 +440,26 @@ def WarpSpec_StoreOp : WarpSpec_Op<"store"> {
     divided by `divide_by[i]`. Rows `>= rows` are not written, so a
     sequence's partial last block never touches the next sequence.
 
+    With `via(%staging)` (a shared-memory buffer of the tile's shape and the
+    destination's element type, private to the warpgroup), the tile is first
+    written there, then copied out in whole 128-byte row segments with 16-byte
+    stores: every global store instruction writes full cache lines, instead of
+    the 16-byte pieces a thread's accumulator fragment holds.
+
     ```mlir
-    warpspec.store %o to %out[%row, %head] rows(%rows) divide_by(%l)
-        : !warpspec.acc<64x128xf32>, memref<?x4x128xbf16>, !warpspec.rows<64xf32>
+    warpspec.store %o to %out[%row, %head] rows(%rows) divide_by(%l) via(%stage)
+        : !warpspec.acc<64x128xf32>, memref<?x4x128xbf16>, !warpspec.rows<64xf32>,
+          !warpspec.buffer<64x128xbf16, smem>
     ```
   }];
   let arguments = (ins WarpSpec_AccType:$value, AnyMemRef:$dest, I32:$row,
                        I32:$head, I32:$rows,
-                       Optional<WarpSpec_RowsType>:$divide_by);
+                       Optional<WarpSpec_RowsType>:$divide_by,
+                       Optional<WarpSpec_BufferType>:$staging);
   let assemblyFormat = [{
     $value `to` $dest `[` $row `,` $head `]` `rows` `(` $rows `)`
-    (`divide_by` `(` $divide_by^ `)`)? attr-dict
-    `:` type($value) `,` type($dest) (`,` type($divide_by)^)?
+    (`divide_by` `(` $divide_by^ `)`)? (`via` `(` $staging^ `)`)? attr-dict
+    `:` type($value) `,` type($dest) (`,` type($divide_by)^)? (`,` type($staging)^)?
   }];
   let hasVerifier = 1;
 }
