@@ -53,15 +53,19 @@ def no_compute(ir: str) -> str:
 VARIANTS = {
     # name: (head_dim, warp-specialize options, edit)
     "d128_base": (128, "", None),
+    "d128_oregs": (128, "o-store=registers", None),
     "d128_c3": (128, "num-consumers=3", None),
     "d128_c1": (128, "num-consumers=1", None),
-    "d128_s3": (128, "num-stages=3", None),
+    "d128_s2": (128, "num-stages=2", None),
     "d128_psmem": (128, "p-operand=smem", None),
+    "d128_psmem_oregs": (128, "p-operand=smem o-store=registers", None),
     "d128_nostore": (128, "", lambda ir: drop_lines(ir, r"warpspec\.store")),
     "d128_nocompute": (128, "", no_compute),
     "d64_base": (64, "", None),
+    "d64_oregs": (64, "o-store=registers", None),
     "d64_c3": (64, "num-consumers=3", None),
     "d64_s4": (64, "num-stages=4", None),
+    "d64_psmem": (64, "p-operand=smem", None),
     "d64_nocompute": (64, "", no_compute),
 }
 
@@ -90,9 +94,8 @@ def main() -> None:
     base = json.loads((out / "d128_base.json").read_text())
     for p in base["params"]:
         if p["kind"] == "tensormap":
-            p["l2_promotion"] = "128B"
-    base["kernel"] = "d128_base"
-    (out / "d128_l2_128.json").write_text(json.dumps(base, indent=2))
+            p["l2_promotion"] = "256B"
+    (out / "d128_l2_256.json").write_text(json.dumps(base, indent=2))
 
 
 if __name__ == "__main__":
