@@ -24,6 +24,7 @@ void blockattn::buildBlockAttnToPtxPipeline(
   specialize.numConsumers = options.numConsumers;
   specialize.pOperand = options.pOperand;
   specialize.oStore = options.oStore;
+  specialize.schedule = options.schedule;
   pm.addNestedPass<func::FuncOp>(createBlockAttnWarpSpecializePass(specialize));
   pm.addPass(warpspec::createWarpSpecAllocateSmemPass());
   ConvertWarpSpecToNVVMPassOptions convert;

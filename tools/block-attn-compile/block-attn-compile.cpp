@@ -90,6 +90,8 @@ static cl::opt<std::string> pOperand("p-operand", cl::init("registers"),
                                      cl::cat(category));
 static cl::opt<std::string> oStore("o-store", cl::init("smem"),
                                    cl::cat(category));
+static cl::opt<std::string> schedule("schedule", cl::init("strided"),
+                                     cl::cat(category));
 
 namespace {
 
@@ -306,6 +308,7 @@ int main(int argc, char **argv) {
   options.numConsumers = numConsumers;
   options.pOperand = pOperand;
   options.oStore = oStore;
+  options.schedule = schedule;
   blockattn::buildBlockAttnToPtxPipeline(pm, options);
   if (failed(pm.run(*module)))
     return 1;

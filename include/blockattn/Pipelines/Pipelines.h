@@ -42,6 +42,10 @@ struct BlockAttnToPtxOptions
       *this, "p-operand",
       llvm::cl::desc("Hopper: P for O = P V from 'registers' or 'smem'"),
       llvm::cl::init("registers")};
+  PassOptions::Option<std::string> schedule{
+      *this, "schedule",
+      llvm::cl::desc("Tiles to CTAs: 'strided' or 'contiguous'"),
+      llvm::cl::init("strided")};
   PassOptions::Option<std::string> oStore{
       *this, "o-store",
       llvm::cl::desc("Hopper: O stored from 'smem' staging or 'registers'"),

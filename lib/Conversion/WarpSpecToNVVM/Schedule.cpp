@@ -6,13 +6,14 @@
 // which increases along the packed tokens and stays below
 //   V = floor(T / bs) + B,
 // because floor((cu[b] + len) / bs) + 1 >= floor(cu[b] / bs) + ceil(len / bs).
-// Work items are v * H + h (heads innermost, so consecutive items of a CTA
-// read adjacent bytes of the same rows); CTA c of G owns items
-// [c N / G, (c+1) N / G) with N = V H. The CTA finds the sequence of its
+// Work items are v * H + h (heads innermost), N = V H of them. CTA c of G
+// takes items c, c + G, c + 2G, ... (strided: at any moment the whole grid
+// works on neighbouring rows, which keeps DRAM pages open), or the range
+// [c N / G, (c+1) N / G) (contiguous). The CTA finds the sequence of its
 // first item by binary search over key(b) = floor(cu[b] / bs) + b, then walks
-// forward: each step is either a real tile or the (at most one per sequence)
-// virtual number past a sequence's last block, which is skipped for all heads
-// at once. Nothing reads memory the host wrote after launch, so the kernel
+// forward, moving to later sequences as the virtual number passes their keys;
+// an item whose virtual number lies past its sequence's last block (at most
+// one per sequence) is skipped. The walk reads only cu_seqlens, so the kernel
 // needs no host synchronization and is CUDA-graph safe.
 //
 //===----------------------------------------------------------------------===//
@@ -24,6 +25,17 @@ using namespace mlir::blockattn::lowering;
 using namespace mlir::warpspec;
 
 using Pred = LLVM::ICmpPredicate;
+
+namespace {
+
+/// The cursor of the walk: the work item, its virtual block and head, and the
+/// sequence that virtual block falls in (index, first and end rows). Every
+/// field is a per-thread variable (an alloca that SROA promotes).
+struct Cursor {
+  Value item, vblock, head, seq, seqStart, seqEnd;
+};
+
+} // namespace
 
 LogicalResult KernelEmitter::emitTileLoop(TileLoopOp op) {
   ArgParams &cuParams = argParams[op.getCuSeqlens()];
@@ -45,57 +57,86 @@ LogicalResult KernelEmitter::emitTileLoop(TileLoopOp op) {
   Value items = mul(virtualBlocks, heads);
   Value grid = zext64(NVVM::GridDimXOp::create(b, loc, i32T()));
   Value cta = zext64(NVVM::BlockIdXOp::create(b, loc, i32T()));
-  Value first = udiv(mul(cta, items), grid);
-  Value last = udiv(mul(add(cta, i64(1)), items), grid);
+  bool contiguous = op.getContiguous();
+  // Contiguous: CTA c owns [c N / G, (c+1) N / G). Strided: c, c + G, ...
+  Value first = contiguous ? udiv(mul(cta, items), grid) : cta;
+  Value last =
+      contiguous ? udiv(mul(add(cta, i64(1)), items), grid) : items;
 
-  // The cursor: item L, virtual block v, head h, sequence b and its rows.
-  Type i64 = i64T();
-  Value item = variable(i64), vblock = variable(i64), head = variable(i64),
-        seq = variable(i64), seqStart = variable(i64), seqEnd = variable(i64);
-  Value lo = variable(i64), hi = variable(i64);
+  Type t64 = i64T();
+  Cursor c{variable(t64), variable(t64), variable(t64),
+           variable(t64), variable(t64), variable(t64)};
+  Value lo = variable(t64), hi = variable(t64);
+  Value one = i64(1), zero = i64(0);
+  // key(b) = floor(cu[b] / bs) + b: the virtual number of sequence b's first
+  // block.
+  auto keyAfter = [&](Value s, Value end) {
+    return add(add(udiv(end, bs), s), one);
+  };
 
-  Value haveWork =
-      LLVM::AndOp::create(b, loc, cmp(Pred::ult, first, last),
-                          cmp(Pred::sgt, numSeqs, this->i64(0)));
+  Value haveWork = LLVM::AndOp::create(b, loc, cmp(Pred::ult, first, last),
+                                       cmp(Pred::sgt, numSeqs, zero));
   LogicalResult result = success();
   emitIf(haveWork, [&] {
     Value v0 = udiv(first, heads);
     // Binary search: the largest b in [0, B) with key(b) <= v0.
-    store(this->i64(0), lo);
+    store(zero, lo);
     store(numSeqs, hi);
     emitWhile(
         [&] {
-          Value l = load(i64, lo), h = load(i64, hi);
-          return std::make_pair(cmp(Pred::ugt, sub(h, l), this->i64(1)),
+          Value l = load(t64, lo), h = load(t64, hi);
+          return std::make_pair(cmp(Pred::ugt, sub(h, l), one),
                                 SmallVector<Value>{});
         },
         [&](ValueRange) {
-          Value l = load(i64, lo), h = load(i64, hi);
-          Value mid = LLVM::LShrOp::create(b, loc, add(l, h), this->i64(1));
+          Value l = load(t64, lo), h = load(t64, hi);
+          Value mid = LLVM::LShrOp::create(b, loc, add(l, h), one);
           Value key = add(udiv(loadCu(mid), bs), mid);
           Value le = cmp(Pred::ule, key, v0);
           store(select(le, mid, l), lo);
           store(select(le, h, mid), hi);
         });
-    Value b0 = load(i64, lo);
-    store(b0, seq);
-    store(loadCu(b0), seqStart);
-    store(loadCu(add(b0, this->i64(1))), seqEnd);
-    store(first, item);
-    store(v0, vblock);
-    store(urem(first, heads), head);
+    Value b0 = load(t64, lo);
+    store(b0, c.seq);
+    store(loadCu(b0), c.seqStart);
+    store(loadCu(add(b0, one)), c.seqEnd);
+    store(first, c.item);
+    store(v0, c.vblock);
+    store(urem(first, heads), c.head);
 
+    // Moves the cursor's sequence forward until it holds virtual block v.
+    auto catchUp = [&](Value v) {
+      emitWhile(
+          [&] {
+            Value s = load(t64, c.seq), end = load(t64, c.seqEnd);
+            Value more = cmp(Pred::ult, add(s, one), numSeqs);
+            Value behind = cmp(Pred::uge, v, keyAfter(s, end));
+            return std::make_pair(LLVM::AndOp::create(b, loc, more, behind),
+                                  SmallVector<Value>{});
+          },
+          [&](ValueRange) {
+            Value next = add(load(t64, c.seq), one);
+            store(next, c.seq);
+            store(load(t64, c.seqEnd), c.seqStart);
+            store(loadCu(add(next, one)), c.seqEnd);
+          });
+    };
+
+    // Per step: dv virtual blocks and dh heads (strided), or one item.
+    Value step = contiguous ? one : grid;
+    Value dv = udiv(step, heads), dh = urem(step, heads);
     emitWhile(
         [&] {
-          return std::make_pair(cmp(Pred::ult, load(i64, item), last),
+          return std::make_pair(cmp(Pred::ult, load(t64, c.item), last),
                                 SmallVector<Value>{});
         },
         [&](ValueRange) {
-          Value v = load(i64, vblock), h = load(i64, head),
-                s = load(i64, seq), start = load(i64, seqStart),
-                end = load(i64, seqEnd);
+          Value v = load(t64, c.vblock), h = load(t64, c.head),
+                s = load(t64, c.seq), start = load(t64, c.seqStart),
+                end = load(t64, c.seqEnd);
           Value j = sub(v, add(udiv(start, bs), s));
           Value row = add(start, mul(j, bs));
+          // Past the sequence's last block: a virtual number with no block.
           Value valid = cmp(Pred::ult, row, end);
           emitIf(valid, [&] {
             Value rows = LLVM::UMinOp::create(b, loc, sub(end, row), bs);
@@ -106,25 +147,13 @@ LogicalResult KernelEmitter::emitTileLoop(TileLoopOp op) {
             if (failed(emitBlock(body)))
               result = failure();
           });
-          // Advance: the next head, or skip the rest of an invalid block.
-          Value nextHead = select(valid, add(h, this->i64(1)), heads);
-          store(add(load(i64, item), sub(nextHead, h)), item);
-          Value wrapped = cmp(Pred::eq, nextHead, heads);
-          store(select(wrapped, this->i64(0), nextHead), head);
-          emitIf(wrapped, [&] {
-            Value nextV = add(v, this->i64(1));
-            store(nextV, vblock);
-            Value nextKey = add(add(udiv(end, bs), s), this->i64(1));
-            Value more = cmp(Pred::ult, add(s, this->i64(1)), numSeqs);
-            Value crossed = LLVM::AndOp::create(
-                b, loc, cmp(Pred::uge, nextV, nextKey), more);
-            emitIf(crossed, [&] {
-              Value next = add(s, this->i64(1));
-              store(next, seq);
-              store(end, seqStart);
-              store(loadCu(add(next, this->i64(1))), seqEnd);
-            });
-          });
+          store(add(load(t64, c.item), step), c.item);
+          Value nextHead = add(h, dh);
+          Value carry = cmp(Pred::uge, nextHead, heads);
+          store(select(carry, sub(nextHead, heads), nextHead), c.head);
+          Value nextV = add(add(v, dv), select(carry, one, zero));
+          store(nextV, c.vblock);
+          catchUp(nextV);
         });
   });
   return result;

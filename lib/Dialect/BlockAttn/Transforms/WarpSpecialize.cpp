@@ -53,6 +53,7 @@ struct HopperForwardOptions {
   int64_t numConsumers;
   bool pFromSmem;
   bool stageOutput;
+  bool contiguousSchedule;
 };
 
 /// Names the function arguments the kernel's parameters come from, so that
@@ -164,7 +165,8 @@ void buildHopperForward(OpBuilder &b, Location loc, ForwardOp op,
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(&createBody(producer, {}, loc));
     auto loop = TileLoopOp::create(b, loc, spec.cuSeqlens, numHeads, numTokens,
-                                   b.getI64IntegerAttr(spec.blockSize));
+                                   b.getI64IntegerAttr(spec.blockSize),
+                                   options.contiguousSchedule ? b.getUnitAttr() : nullptr);
     Block &body = createBody(loop, {i32, i32, i32}, loc);
     b.setInsertionPointToStart(&body);
     Value row = body.getArgument(0), rows = body.getArgument(1),
@@ -317,6 +319,12 @@ struct BlockAttnWarpSpecializePass
       return failure();
     }
     options.stageOutput = oStore == "smem";
+    if (schedule != "strided" && schedule != "contiguous") {
+      op->emitOpError() << "schedule must be 'strided' or 'contiguous', got '"
+                        << schedule << "'";
+      return failure();
+    }
+    options.contiguousSchedule = schedule == "contiguous";
     int64_t scratchBytes = 0;
     if (options.pFromSmem)
       scratchBytes += numConsumers * spec.blockSize * spec.blockSize *

@@ -303,6 +303,8 @@ ParseResult TileLoopOp::parse(OpAsmParser &parser, OperationState &result) {
     return failure();
   result.addAttribute(getBlockSizeAttrName(result.name),
                       b.getI64IntegerAttr(blockSize));
+  if (succeeded(parser.parseOptionalKeyword("contiguous")))
+    result.addAttribute(getContiguousAttrName(result.name), b.getUnitAttr());
   if (parser.parseOptionalAttrDictWithKeyword(result.attributes) ||
       parser.resolveOperand(cuSeqlens, cuType, result.operands) ||
       parser.resolveOperand(numHeads, b.getIndexType(), result.operands) ||
@@ -321,8 +323,10 @@ void TileLoopOp::print(OpAsmPrinter &p) {
   p << ") in " << getCuSeqlens() << " : " << getCuSeqlens().getType()
     << " heads(" << getNumHeads() << ") tokens(" << getNumTokens()
     << ") block_size(" << getBlockSize() << ")";
-  p.printOptionalAttrDictWithKeyword((*this)->getAttrs(),
-                                     {getBlockSizeAttrName()});
+  if (getContiguous())
+    p << " contiguous";
+  p.printOptionalAttrDictWithKeyword(
+      (*this)->getAttrs(), {getBlockSizeAttrName(), getContiguousAttrName()});
   p << ' ';
   p.printRegion(getBody(), /*printEntryBlockArgs=*/false);
 }

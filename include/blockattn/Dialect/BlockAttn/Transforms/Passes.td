@@ -49,6 +49,9 @@ def BlockAttnWarpSpecializePass
            "Hopper: where P = softmax(S) feeds O = P V from: 'registers' "
            "(wgmma with a register A operand) or 'smem' (P staged through a "
            "per-warpgroup shared-memory scratch buffer)">,
+    Option<"schedule", "schedule", "std::string", /*default=*/"\"strided\"",
+           "How tiles are dealt to the persistent CTAs: 'strided' "
+           "(round-robin) or 'contiguous' (one range each)">,
     Option<"oStore", "o-store", "std::string", /*default=*/"\"smem\"",
            "Hopper: how O leaves the registers: 'smem' (staged in a "
            "per-warpgroup buffer, then stored in whole 128-byte row segments) "

@@ -179,10 +179,12 @@ def WarpSpec_TileLoopOp : WarpSpec_Op<"tile_loop", [
     number `v = floor(cu_seqlens[b] / block_size) + b + j`, which is
     increasing and below `floor(T / block_size) + B`; a few numbers (at most
     one per sequence) name no block and are skipped. With heads innermost,
-    the work item `v * num_heads + h` is split into one contiguous range per
-    CTA of the persistent grid. A CTA finds its first sequence by binary
-    search over `cu_seqlens`, then walks forward. Empty sequences own no
-    block.
+    the work items `v * num_heads + h` are dealt to the CTAs of the
+    persistent grid round-robin (CTA `c` of `G` takes items `c, c + G, ...`),
+    so that at any time the grid works on neighbouring rows of memory; with
+    `contiguous`, each CTA takes one contiguous range instead. A CTA finds its
+    first sequence by binary search over `cu_seqlens`, then walks forward.
+    Empty sequences own no block.
 
     Example:
 
@@ -196,7 +198,8 @@ def WarpSpec_TileLoopOp : WarpSpec_Op<"tile_loop", [
   let arguments = (ins AnyMemRef:$cu_seqlens,
                        Index:$num_heads,
                        Index:$num_tokens,
-                       I64Attr:$block_size);
+                       I64Attr:$block_size,
+                       UnitAttr:$contiguous);
   let regions = (region SizedRegion<1>:$body);
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
