@@ -47,7 +47,7 @@ def main(directory: str) -> None:
         fn()
         torch.cuda.synchronize()
         status = ""
-        if "nostore" not in path.stem and "nocompute" not in path.stem:
+        if not any(x in path.stem for x in ("nostore", "nocompute", "noload")):
             import blockattn
 
             ref = blockattn.block_attention(q, k, v, cu)

@@ -53,16 +53,16 @@ def no_compute(ir: str) -> str:
 VARIANTS = {
     # name: (head_dim, warp-specialize options, edit)
     "d128_base": (128, "", None),
-    "d128_contig": (128, "schedule=contiguous", None),
     "d128_s2": (128, "num-stages=2", None),
-    "d128_psmem": (128, "p-operand=smem", None),
-    "d128_c1": (128, "num-consumers=1", None),
+    "d128_s2_psmem": (128, "num-stages=2 p-operand=smem", None),
+    "d128_c1_s2": (128, "num-consumers=1 num-stages=2", None),
+    "d128_c1_s1": (128, "num-consumers=1 num-stages=1", None),
+    "d128_noload": (128, "", lambda ir: drop_lines(ir, r"warpspec\.tma_load")),
     "d128_nocompute": (128, "", no_compute),
     "d64_base": (64, "", None),
-    "d64_contig": (64, "schedule=contiguous", None),
     "d64_s4": (64, "num-stages=4", None),
-    "d64_psmem": (64, "p-operand=smem", None),
-    "d64_nocompute": (64, "", no_compute),
+    "d64_s2": (64, "num-stages=2", None),
+    "d64_noload": (64, "", lambda ir: drop_lines(ir, r"warpspec\.tma_load")),
 }
 
 

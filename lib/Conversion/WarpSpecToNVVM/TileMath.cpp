@@ -172,16 +172,19 @@ static LogicalResult emitStagedStore(KernelEmitter &e, StoreOp op,
   // The whole tile is in the buffer.
   e.replicaBarrier();
 
-  constexpr int64_t kUnitBytes = 16, kUnitsPerRow = 8;
+  // Consecutive threads copy consecutive 16-byte units of a tile row (both
+  // 64-column chunks), so each warp store writes whole rows of the head.
+  constexpr int64_t kUnitBytes = 16, kUnitsPerChunkRow = 8;
+  int64_t unitsPerRow = cols * 2 / kUnitBytes;
   int64_t threads = e.partition.replicaThreads;
-  int64_t units = rows * cols * 2 / kUnitBytes;
+  int64_t units = rows * unitsPerRow;
   Type vec = VectorType::get({4}, e.i32T());
   for (int64_t first = 0; first < units; first += threads) {
     Value linear = e.add(e.i32(first), e.partition.threadInReplica);
-    Value chunk = e.udiv(linear, e.i32(rows * kUnitsPerRow));
-    Value inChunk = e.urem(linear, e.i32(rows * kUnitsPerRow));
-    Value row = e.udiv(inChunk, e.i32(kUnitsPerRow));
-    Value unit = e.urem(inChunk, e.i32(kUnitsPerRow));
+    Value row = e.udiv(linear, e.i32(unitsPerRow));
+    Value unitInRow = e.urem(linear, e.i32(unitsPerRow));
+    Value chunk = e.udiv(unitInRow, e.i32(kUnitsPerChunkRow));
+    Value unit = e.urem(unitInRow, e.i32(kUnitsPerChunkRow));
     Value physical = LLVM::XOrOp::create(e.b, e.loc, unit,
                                          e.andi(row, e.i32(7)));
     Value offset =
@@ -192,8 +195,7 @@ static LogicalResult emitStagedStore(KernelEmitter &e, StoreOp op,
                                     staging, ValueRange{offset});
     Value data = e.load(vec, src, 16);
     e.emitIf(e.cmp(LLVM::ICmpPredicate::slt, row, validRows), [&] {
-      Value col = e.add(e.mul(chunk, e.i32(64)),
-                        e.mul(unit, e.i32(kUnitBytes / 2)));
+      Value col = e.mul(unitInRow, e.i32(kUnitBytes / 2));
       Value element = e.add(e.add(tileBase, e.mul(e.zext64(row),
                                                   dest.strides[0])),
                             e.zext64(col));
