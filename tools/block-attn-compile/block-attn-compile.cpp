@@ -88,7 +88,7 @@ static cl::opt<int64_t> numConsumers("num-consumers", cl::init(2),
                                      cl::cat(category));
 static cl::opt<std::string> pOperand("p-operand", cl::init("registers"),
                                      cl::cat(category));
-static cl::opt<std::string> oStore("o-store", cl::init("smem"),
+static cl::opt<std::string> oStore("o-store", cl::init("tma"),
                                    cl::cat(category));
 static cl::opt<std::string> schedule("schedule", cl::init("strided"),
                                      cl::cat(category));

@@ -48,8 +48,9 @@ struct BlockAttnToPtxOptions
       llvm::cl::init("strided")};
   PassOptions::Option<std::string> oStore{
       *this, "o-store",
-      llvm::cl::desc("Hopper: O stored from 'smem' staging or 'registers'"),
-      llvm::cl::init("smem")};
+      llvm::cl::desc("Hopper: O stored by 'tma', from 'smem' staging, or "
+                     "from 'registers'"),
+      llvm::cl::init("tma")};
   PassOptions::Option<std::string> ptxFeatures{
       *this, "ptx-features", llvm::cl::desc("PTX ISA version feature"),
       llvm::cl::init("+ptx86")};

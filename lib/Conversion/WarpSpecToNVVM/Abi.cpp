@@ -54,8 +54,20 @@ mlir::blockattn::lowering::buildKernelParams(func::FuncOp func,
       u.tma = true;
       u.tmaRows = rows;
     }
-    else if (auto store = dyn_cast<StoreOp>(op))
-      uses[store.getDest()].pointer = true;
+    else if (auto store = dyn_cast<StoreOp>(op)) {
+      ArgUses &u = uses[store.getDest()];
+      u.pointer = true;
+      if (store.getBulk()) {
+        int64_t rows = store.getValue().getType().getShape()[0];
+        if (u.tma && u.tmaRows != rows)
+          return op->emitOpError() << "stores tiles of " << rows
+                                   << " rows to a tensor also accessed in "
+                                      "tiles of "
+                                   << u.tmaRows << " rows";
+        u.tma = true;
+        u.tmaRows = rows;
+      }
+    }
     else if (auto loop = dyn_cast<TileLoopOp>(op))
       uses[loop.getCuSeqlens()].pointer = true;
     else if (auto dim = dyn_cast<memref::DimOp>(op)) {

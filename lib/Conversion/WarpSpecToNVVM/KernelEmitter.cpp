@@ -102,6 +102,16 @@ void KernelEmitter::emitIf(Value cond, function_ref<void()> thenFn) {
   thenFn();
 }
 
+void KernelEmitter::emitIfElse(Value cond, function_ref<void()> thenFn,
+                               function_ref<void()> elseFn) {
+  auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  thenFn();
+  b.setInsertionPointToStart(ifOp.elseBlock());
+  elseFn();
+}
+
 void KernelEmitter::emitWhile(
     function_ref<std::pair<Value, SmallVector<Value>>()> cond,
     function_ref<void(ValueRange)> body, TypeRange forwarded) {
@@ -242,8 +252,16 @@ LogicalResult KernelEmitter::emitPartition(PartitionOp op, int64_t firstWarp,
   partition.singleThread =
       op.getRole() == Role::load || op.getRole() == Role::mma;
 
-  if (!partition.singleThread)
-    return emitBlock(op.getBody().front());
+  if (!partition.singleThread) {
+    if (failed(emitBlock(op.getBody().front())))
+      return failure();
+    // Bulk stores read shared memory asynchronously; the CTA must not exit
+    // (and free it) before they have completed.
+    if (partition.usesBulkStores)
+      emitIf(cmp(LLVM::ICmpPredicate::eq, partition.threadInReplica, i32(0)),
+             [&] { NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, UnitAttr()); });
+    return success();
+  }
   LogicalResult result = success();
   emitIf(cmp(LLVM::ICmpPredicate::eq, partition.threadInReplica, i32(0)),
          [&] { result = emitBlock(op.getBody().front()); });

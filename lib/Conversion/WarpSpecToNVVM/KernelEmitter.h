@@ -147,6 +147,7 @@ struct PartitionContext {
   int64_t replicaThreads = 0;
   int64_t namedBarrierBase = 0; // first named barrier id of replica 0
   bool singleThread = false;    // only thread 0 of the replica runs the body
+  bool usesBulkStores = false;  // must wait for them before exiting
 };
 
 class KernelEmitter {
@@ -197,6 +198,8 @@ public:
 
   /// Structured control flow (converted to branches at the end of the pass).
   void emitIf(Value cond, function_ref<void()> thenFn);
+  void emitIfElse(Value cond, function_ref<void()> thenFn,
+                  function_ref<void()> elseFn);
   /// while (cond()) body(); `cond` may forward values to `body`.
   void emitWhile(function_ref<std::pair<Value, SmallVector<Value>>()> cond,
                  function_ref<void(ValueRange)> body, TypeRange forwarded = {});

@@ -137,6 +137,10 @@ static bool pairsAreAdjacent(const FragmentLayout &layout) {
   return true;
 }
 
+static void copyOutRows(KernelEmitter &e, StoreOp op, Value staging,
+                        Value tileBase, Value validRows, int64_t rows,
+                        int64_t cols);
+
 /// warpspec.store via a staging buffer: fragments into shared memory, then
 /// 16-byte loads and stores of whole row segments (8 consecutive threads
 /// cover the 128 bytes of one 64-column chunk of a row).
@@ -151,8 +155,17 @@ static LogicalResult emitStagedStore(KernelEmitter &e, StoreOp op,
     return op.emitOpError() << "staging buffer is not one of this partition";
   Type elementType = cast<MemRefType>(op.getDest().getType()).getElementType();
   int64_t rows = value.type.getShape()[0], cols = value.type.getShape()[1];
+  bool bulk = op.getBulk();
+  Value leader = e.cmp(LLVM::ICmpPredicate::eq, e.partition.threadInReplica,
+                       e.i32(0));
 
-  // Everyone finished copying the previous tile out of the buffer.
+  // The previous tile has left the buffer: the leader's bulk store has read
+  // it (wait_group.read), and every thread finished copying it out.
+  if (bulk)
+    e.emitIf(leader, [&] {
+      NVVM::CpAsyncBulkWaitGroupOp::create(e.b, e.loc, 0,
+                                           e.b.getUnitAttr());
+    });
   e.replicaBarrier();
   Value colBase = layout.colBase(e);
   for (int64_t r = 0; r + 1 < layout.numRegs(); r += 2) {
@@ -169,9 +182,49 @@ static LogicalResult emitStagedStore(KernelEmitter &e, StoreOp op,
                                     staging, ValueRange{offset});
     e.store(packPair(e, elementType, lo, hi), ptr, 4);
   }
-  // The whole tile is in the buffer.
+  // The whole tile is in the buffer, visible to the tensor memory
+  // accelerator (async proxy) too.
+  if (bulk)
+    NVVM::FenceProxyOp::create(
+        e.b, e.loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(e.ctx, NVVM::SharedSpace::shared_cta));
   e.replicaBarrier();
+  auto copyOut = [&] { copyOutRows(e, op, staging, tileBase, validRows, rows, cols); };
+  if (!bulk) {
+    copyOut();
+    return success();
+  }
+  // Full tiles: two (or one) bulk tensor stores of 64-column chunks; the
+  // tensor map clips rows past T. A partial tile's extra rows belong to the
+  // next sequence, so the threads copy only its valid rows.
+  e.emitIfElse(
+      e.cmp(LLVM::ICmpPredicate::eq, validRows, e.i32(rows)),
+      [&] {
+        e.emitIf(leader, [&] {
+          Value row = e.lookupI32(op.getRow()), head = e.lookupI32(op.getHead());
+          for (int64_t chunk = 0; chunk < cols / 64; ++chunk) {
+            Value src = LLVM::GEPOp::create(
+                e.b, e.loc, e.smemPtrT(), e.b.getI8Type(), staging,
+                ValueRange{e.i32(chunk * rows * nvdesc::SwizzledTile::kRowBytes)});
+            Value coords[] = {e.i32(chunk * 64), head, row};
+            NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
+                e.b, e.loc, dest.tensorMap, src, coords, Value(),
+                NVVM::TMAStoreModeAttr(), Value());
+          }
+          NVVM::CpAsyncBulkCommitGroupOp::create(e.b, e.loc);
+        });
+      },
+      copyOut);
+  e.partition.usesBulkStores = true;
+  return success();
+}
 
+/// Copies the valid rows of a staged tile to global memory.
+static void copyOutRows(KernelEmitter &e, StoreOp op, Value staging,
+                        Value tileBase, Value validRows, int64_t rows,
+                        int64_t cols) {
+  ArgParams &dest = e.argParams[op.getDest()];
+  Type elementType = cast<MemRefType>(op.getDest().getType()).getElementType();
   // Consecutive threads copy consecutive 16-byte units of a tile row (both
   // 64-column chunks), so each warp store writes whole rows of the head.
   constexpr int64_t kUnitBytes = 16, kUnitsPerChunkRow = 8;
@@ -204,7 +257,6 @@ static LogicalResult emitStagedStore(KernelEmitter &e, StoreOp op,
       e.store(data, dst, 16);
     });
   }
-  return success();
 }
 
 LogicalResult KernelEmitter::emitStore(StoreOp op) {

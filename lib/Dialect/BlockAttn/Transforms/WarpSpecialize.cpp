@@ -53,6 +53,7 @@ struct HopperForwardOptions {
   int64_t numConsumers;
   bool pFromSmem;
   bool stageOutput;
+  bool bulkStore;
   bool contiguousSchedule;
 };
 
@@ -220,7 +221,8 @@ void buildHopperForward(OpBuilder &b, Location loc, ForwardOp op,
     Value o = MmaOp::create(b, loc, oType, pOperand, v, /*transpose_b=*/false);
     ReleaseOp::create(b, loc, qkv);
     StoreOp::create(b, loc, o, op.getO(), row, head, rows,
-                    softmax.getRowSums(), oStaging);
+                    softmax.getRowSums(), oStaging,
+                    options.bulkStore ? b.getUnitAttr() : nullptr);
   }
 }
 
@@ -313,12 +315,14 @@ struct BlockAttnWarpSpecializePass
     options.pFromSmem = pOperand == "smem";
     int64_t elementBytes = 2;
     int64_t slotBytes = 3 * spec.blockSize * spec.headDim * elementBytes;
-    if (oStore != "smem" && oStore != "registers") {
-      op->emitOpError() << "o-store must be 'smem' or 'registers', got '"
+    if (oStore != "tma" && oStore != "smem" && oStore != "registers") {
+      op->emitOpError() << "o-store must be 'tma', 'smem' or 'registers', "
+                           "got '"
                         << oStore << "'";
       return failure();
     }
-    options.stageOutput = oStore == "smem";
+    options.stageOutput = oStore != "registers";
+    options.bulkStore = oStore == "tma";
     if (schedule != "strided" && schedule != "contiguous") {
       op->emitOpError() << "schedule must be 'strided' or 'contiguous', got '"
                         << schedule << "'";

@@ -596,7 +596,12 @@ LogicalResult StoreOp::verify() {
     if (!staging.getDefiningOp<ScratchOp>())
       return emitOpError()
              << "staging buffer must be a warpspec.scratch of the partition";
+  } else if (getBulk()) {
+    return emitOpError() << "bulk stores go through a staging buffer: add "
+                            "via(%staging)";
   }
+  if (getBulk() && value.getShape()[1] % 64 != 0)
+    return emitOpError() << "bulk stores copy whole 64-column chunks";
   return success();
 }
 

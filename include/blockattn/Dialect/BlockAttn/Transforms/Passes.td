@@ -52,10 +52,12 @@ def BlockAttnWarpSpecializePass
     Option<"schedule", "schedule", "std::string", /*default=*/"\"strided\"",
            "How tiles are dealt to the persistent CTAs: 'strided' "
            "(round-robin) or 'contiguous' (one range each)">,
-    Option<"oStore", "o-store", "std::string", /*default=*/"\"smem\"",
-           "Hopper: how O leaves the registers: 'smem' (staged in a "
-           "per-warpgroup buffer, then stored in whole 128-byte row segments) "
-           "or 'registers' (each thread stores its accumulator fragment)">,
+    Option<"oStore", "o-store", "std::string", /*default=*/"\"tma\"",
+           "Hopper: how O leaves the registers: 'tma' (staged in a "
+           "per-warpgroup buffer; full tiles leave with a bulk tensor store, "
+           "partial ones as below), 'smem' (staged, then stored by the "
+           "threads in whole 128-byte row segments) or 'registers' (each "
+           "thread stores its accumulator fragment)">,
   ];
 }
 

@@ -447,7 +447,11 @@ def WarpSpec_StoreOp : WarpSpec_Op<"store", [AttrSizedOperandSegments]> {
     destination's element type, private to the warpgroup), the tile is first
     written there, then copied out in whole 128-byte row segments with 16-byte
     stores: every global store instruction writes full cache lines, instead of
-    the 16-byte pieces a thread's accumulator fragment holds.
+    the 16-byte pieces a thread's accumulator fragment holds. With `bulk`
+    too, a tile with all its rows valid leaves the buffer through the tensor
+    memory accelerator (an asynchronous bulk tensor store issued by one
+    thread) and only a sequence's partial last tile is copied out by the
+    threads.
 
     ```mlir
     warpspec.store %o to %out[%row, %head] rows(%rows) divide_by(%l) via(%stage)
@@ -458,10 +462,11 @@ def WarpSpec_StoreOp : WarpSpec_Op<"store", [AttrSizedOperandSegments]> {
   let arguments = (ins WarpSpec_AccType:$value, AnyMemRef:$dest, I32:$row,
                        I32:$head, I32:$rows,
                        Optional<WarpSpec_RowsType>:$divide_by,
-                       Optional<WarpSpec_BufferType>:$staging);
+                       Optional<WarpSpec_BufferType>:$staging,
+                       UnitAttr:$bulk);
   let assemblyFormat = [{
     $value `to` $dest `[` $row `,` $head `]` `rows` `(` $rows `)`
-    (`divide_by` `(` $divide_by^ `)`)? (`via` `(` $staging^ `)`)? attr-dict
+    (`divide_by` `(` $divide_by^ `)`)? (`via` `(` $staging^ `)`)? (`bulk` $bulk^)? attr-dict
     `:` type($value) `,` type($dest) (`,` type($divide_by)^)? (`,` type($staging)^)?
   }];
   let hasVerifier = 1;
