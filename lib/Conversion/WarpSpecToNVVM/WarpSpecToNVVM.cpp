@@ -117,6 +117,15 @@ struct ConvertWarpSpecToNVVMPass
           << "has no shared-memory plan: run warpspec-allocate-smem first";
       return failure();
     }
+    // The prologue initializes every channel's barriers before any channel
+    // op is lowered (and could report a missing offset): check them first.
+    for (ChannelOp channel : kernel.getChannels()) {
+      if (!channel.getBarrierOffset() || !channel.getInfoOffset()) {
+        channel.emitOpError() << "has no barrier or tile record offsets: run "
+                                 "warpspec-allocate-smem first";
+        return failure();
+      }
+    }
     FailureOr<SmallVector<KernelParam>> params =
         buildKernelParams(func, kernel);
     if (failed(params))

@@ -5,6 +5,10 @@
 // RUN: block-attn-opt %t/consumers0.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-consumers=0"
 // RUN: block-attn-opt %t/consumers4.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-consumers=4"
 // RUN: block-attn-opt %t/p-operand.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a p-operand=tmem"
+// RUN: block-attn-opt %t/o-store.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a o-store=tmem"
+// RUN: block-attn-opt %t/stages-odd.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-stages=3"
+// RUN: block-attn-opt %t/stages-three.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-consumers=3 num-stages=4"
+// RUN: block-attn-opt %t/stages-negative.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-stages=-1"
 
 // Every diagnostic of blockattn-warp-specialize, one part per set of pass
 // options (split-file), one case per split (-split-input-file).
@@ -12,10 +16,13 @@
 // Two messages of the pass cannot be reached from valid input and have no
 // case: "operand '...' must be an argument of the enclosing function" (the
 // op must already be the only operation of its function, so every operand
-// is an entry-block argument), and "one slot of Q, K and V (...) does not
-// fit in shared memory" (the largest slot the blockattn verifier allows is
-// 48 KiB). A num-stages too deep for shared memory is not diagnosed here:
-// warpspec-allocate-smem reports it (allocate-smem-invalid.mlir).
+// is an entry-block argument), and "no ring of Q, K and V slots (...) fits
+// in shared memory next to ... bytes of scratch" (the largest slot the
+// blockattn verifier allows is 48 KiB, at head_dim 128; the most scratch is
+// 72 KiB, three consumers staging both P and O, which leaves room for 3
+// slots, a multiple of 3). A num-stages too deep for shared memory is not
+// diagnosed here: warpspec-allocate-smem reports it
+// (allocate-smem-invalid.mlir).
 
 //--- sm90a.mlir
 
@@ -178,6 +185,56 @@ func.func @negative_four_consumers(%q: !act, %k: !act, %v: !act, %o: !act,
 func.func @negative_p_operand(%q: !act, %k: !act, %v: !act, %o: !act,
                               %cu: memref<?xi32>) {
   // expected-error @+1 {{'blockattn.forward' op p-operand must be 'registers' or 'smem', got 'tmem'}}
+  blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
+      cu_seqlens(%cu : memref<?xi32>) {head_dim = 128 : i64, element_type = bf16}
+  return
+}
+
+//--- o-store.mlir
+
+// O leaves the registers directly or through shared memory; nothing else.
+!act = memref<?x4x128xbf16>
+func.func @negative_o_store(%q: !act, %k: !act, %v: !act, %o: !act,
+                            %cu: memref<?xi32>) {
+  // expected-error @+1 {{'blockattn.forward' op o-store must be 'smem' or 'registers', got 'tmem'}}
+  blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
+      cu_seqlens(%cu : memref<?xi32>) {head_dim = 128 : i64, element_type = bf16}
+  return
+}
+
+//--- stages-odd.mlir
+
+// The two consumer replicas (the default) take the slots round-robin: an
+// odd ring would hand a slot to both in turn.
+!act = memref<?x4x128xbf16>
+func.func @negative_num_stages_odd(%q: !act, %k: !act, %v: !act, %o: !act,
+                                   %cu: memref<?xi32>) {
+  // expected-error @+1 {{'blockattn.forward' op num-stages must be a non-negative multiple of num-consumers (2), got 3}}
+  blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
+      cu_seqlens(%cu : memref<?xi32>) {head_dim = 128 : i64, element_type = bf16}
+  return
+}
+
+//--- stages-three.mlir
+
+// Three consumers need a multiple of 3 slots; 4 (the two-consumer default)
+// is not one.
+!act = memref<?x4x128xbf16>
+func.func @negative_num_stages_three_consumers(%q: !act, %k: !act, %v: !act,
+                                               %o: !act, %cu: memref<?xi32>) {
+  // expected-error @+1 {{'blockattn.forward' op num-stages must be a non-negative multiple of num-consumers (3), got 4}}
+  blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
+      cu_seqlens(%cu : memref<?xi32>) {head_dim = 128 : i64, element_type = bf16}
+  return
+}
+
+//--- stages-negative.mlir
+
+// A negative depth is rejected (0 is the default: the pass picks one).
+!act = memref<?x4x128xbf16>
+func.func @negative_num_stages_negative(%q: !act, %k: !act, %v: !act, %o: !act,
+                                        %cu: memref<?xi32>) {
+  // expected-error @+1 {{'blockattn.forward' op num-stages must be a non-negative multiple of num-consumers (2), got -1}}
   blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
       cu_seqlens(%cu : memref<?xi32>) {head_dim = 128 : i64, element_type = bf16}
   return

@@ -1,17 +1,41 @@
 // RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --implicit-check-not=blockattn.forward
+// o-store=smem is the default: the same kernels.
+// RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a o-store=smem" | FileCheck %s --implicit-check-not=blockattn.forward
+// RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a o-store=registers" | FileCheck %s --check-prefix=OREGS --implicit-check-not=warpspec.scratch
+// RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a p-operand=smem o-store=smem" | FileCheck %s --check-prefix=SMEM
 // RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a p-operand=smem" | FileCheck %s --check-prefix=SMEM
+// RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a p-operand=smem o-store=registers" | FileCheck %s --check-prefix=SMEM-OREGS
 // RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a num-consumers=1" | FileCheck %s --check-prefix=ONEWG
 // RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a num-consumers=3" | FileCheck %s --check-prefix=THREEWG
+// RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a num-consumers=3 o-store=registers" | FileCheck %s --check-prefix=THREEWG-OREGS
 // RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a num-stages=2" | FileCheck %s --check-prefix=STAGES2
+// RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a num-consumers=3 num-stages=6" | FileCheck %s --check-prefix=STAGES6
 
 // blockattn-warp-specialize on Hopper forward kernels: the seed forward
 // (bf16, head_dim 128) and an f16 head_dim-64 forward; P from registers or
-// staged through shared memory; one, two or three consumer warpgroups (their
-// register budgets); the ring depth the pass picks (4 slots of Q, K, V at
-// head_dim 128, 8 at head_dim 64) or is given; a run-time scale against the
-// constant one (the kernel's info has softmax_scale only when it is a
-// constant); and the blockattn.name attributes that name the kernel's
-// parameters.
+// staged through shared memory; O stored from registers or staged through a
+// per-replica shared-memory buffer (o-store, default smem); one, two or three
+// consumer warpgroups (their register budgets); the ring depth the pass
+// picks or is given; a run-time scale against the constant one (the
+// kernel's info has softmax_scale only when it is a constant); and the
+// blockattn.name attributes that name the kernel's parameters.
+//
+// The depth the pass picks: as many 3-tile slots as fit in the 227 KiB of
+// shared memory less 2 KiB (barriers, records, alignment) and the scratch
+// buffers (per consumer: 8 KiB for P with p-operand=smem, 64 x head_dim x 2
+// bytes for O with o-store=smem), at most 8, rounded down to a multiple of
+// num-consumers (consumer replicas take the slots round-robin, see the
+// warpspec.kernel verifier). At head_dim 128 (48 KiB slots):
+//   num-consumers  p-operand  o-store    scratch  fits  depth
+//   1              registers  smem        16 KiB     4      4
+//   2              registers  smem        32 KiB     4      4
+//   2              registers  registers       0      4      4
+//   2              smem       smem        48 KiB     3      2
+//   2              smem       registers   16 KiB     4      4
+//   3              registers  smem        48 KiB     3      3
+//   3              registers  registers       0      4      3
+// At head_dim 64 (24 KiB slots) 8 fit in every case above; three consumers
+// get 6.
 
 !act = memref<?x4x128xbf16>
 !act64 = memref<?x8x64xf16>
@@ -19,7 +43,8 @@
 
 // The seed forward, with every default: a load warpgroup (40 registers)
 // fills a 4-slot ring; two compute replicas (232 registers each) take its
-// slots; the default scale 1/sqrt(128) is a constant.
+// slots, each with a 64x128 staging buffer that O is stored through; the
+// default scale 1/sqrt(128) is a constant.
 // CHECK-LABEL: func.func @forward_seed_d128
 // CHECK-SAME: (%[[Q:[a-z0-9_]+]]: memref<?x4x128xbf16> {blockattn.name = "q"}
 // CHECK-SAME: %[[K:[a-z0-9_]+]]: memref<?x4x128xbf16> {blockattn.name = "k"}
@@ -44,46 +69,83 @@
 // CHECK-NEXT: warpspec.close %[[QKV]]
 // CHECK-NEXT: }
 // CHECK-NEXT: warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
+// CHECK-NEXT: %[[OBUF:.*]] = warpspec.scratch : <64x128xbf16, smem>
 // CHECK-NEXT: warpspec.consume %[[QKV]] (%[[CROW:.*]], %[[CROWS:.*]], %[[CHEAD:.*]], %[[QT:.*]], %[[KT:.*]], %[[VT:.*]]) :
 // CHECK-NEXT: %[[S:.*]] = warpspec.mma %[[QT]], %[[KT]] {transpose_b} : {{.*}} -> <64x64xf32>
 // CHECK-NEXT: %[[P:.*]], %[[L:.*]] = warpspec.softmax %[[S]] valid_cols(%[[CROWS]]) scale(%[[SCALE]]) : <64x64xf32> -> <64x64xbf16>, <64xf32>
 // CHECK-NEXT: %[[OT:.*]] = warpspec.mma %[[P]], %[[VT]] : !warpspec.acc<64x64xbf16>, {{.*}} -> <64x128xf32>
 // CHECK-NEXT: warpspec.release %[[QKV]]
-// CHECK-NEXT: warpspec.store %[[OT]] to %[[O]][%[[CROW]], %[[CHEAD]]] rows(%[[CROWS]]) divide_by(%[[L]])
+// CHECK-NEXT: warpspec.store %[[OT]] to %[[O]][%[[CROW]], %[[CHEAD]]] rows(%[[CROWS]]) divide_by(%[[L]]) via(%[[OBUF]]) : <64x128xf32>, memref<?x4x128xbf16>, !warpspec.rows<64xf32>, !warpspec.buffer<64x128xbf16, smem>
 // CHECK-NEXT: }
 // CHECK-NEXT: }
 // CHECK-NEXT: }
 // CHECK-NEXT: return
 
+// O stored from registers: no scratch buffer, no via; the ring is as deep
+// as with the staging buffers.
+// OREGS-LABEL: func.func @forward_seed_d128
+// OREGS: warpspec.channel "qkv" depth(4) :
+// OREGS: warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
+// OREGS-NEXT: warpspec.consume
+// OREGS: warpspec.release
+// OREGS-NEXT: warpspec.store %{{.*}} divide_by(%{{.*}}) : <64x128xf32>, memref<?x4x128xbf16>, !warpspec.rows<64xf32>{{$}}
+
 // P staged through a per-replica scratch buffer: softmax, write, then P V
-// with A from shared memory.
+// with A from shared memory; O staged through a second one (declared after
+// P's). The two buffers (48 KiB for two replicas) leave room for 3 slots,
+// rounded down to 2 for the two replicas.
 // SMEM-LABEL: func.func @forward_seed_d128
-// SMEM: warpspec.channel "qkv" depth(4)
+// SMEM: warpspec.channel "qkv" depth(2) :
 // SMEM: warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
 // SMEM-NEXT: %[[PBUF:.*]] = warpspec.scratch : <64x64xbf16, smem>
+// SMEM-NEXT: %[[OBUF:.*]] = warpspec.scratch : <64x128xbf16, smem>
 // SMEM-NEXT: warpspec.consume
 // SMEM-NEXT: warpspec.mma
 // SMEM-NEXT: %[[P:.*]], %[[L:.*]] = warpspec.softmax
 // SMEM-NEXT: warpspec.write %[[P]], %[[PBUF]] : <64x64xbf16>, <64x64xbf16, smem>
 // SMEM-NEXT: %[[OT:.*]] = warpspec.mma %[[PBUF]], %{{.*}} : !warpspec.buffer<64x64xbf16, smem>, <64x128xbf16, smem> -> <64x128xf32>
 // SMEM-NEXT: warpspec.release
-// SMEM-NEXT: warpspec.store %[[OT]]
+// SMEM-NEXT: warpspec.store %[[OT]] to {{.*}} divide_by(%[[L]]) via(%[[OBUF]])
+
+// P staged, O from registers: one scratch buffer, a 4-slot ring.
+// SMEM-OREGS-LABEL: func.func @forward_seed_d128
+// SMEM-OREGS: warpspec.channel "qkv" depth(4) :
+// SMEM-OREGS: warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
+// SMEM-OREGS-NEXT: %[[PBUF:.*]] = warpspec.scratch : <64x64xbf16, smem>
+// SMEM-OREGS-NEXT: warpspec.consume
+// SMEM-OREGS: warpspec.write %{{.*}}, %[[PBUF]]
+// SMEM-OREGS: warpspec.store %{{.*}} divide_by(%{{.*}}) : <64x128xf32>, memref<?x4x128xbf16>, !warpspec.rows<64xf32>{{$}}
 
 // One consumer warpgroup gets the most setmaxnreg allows; replicas(1) is
 // the default and is not printed.
 // ONEWG-LABEL: func.func @forward_seed_d128
+// ONEWG: warpspec.channel "qkv" depth(4) :
 // ONEWG: warpspec.partition "load" role(load) warps(4) regs(40) {
 // ONEWG: warpspec.partition "compute" role(compute) warps(4) regs(256) {
+// ONEWG-NEXT: warpspec.scratch : <64x128xbf16, smem>
 
 // Three consumer warpgroups share the registers the producer leaves:
-// 40 x 128 + 152 x 384 <= 65536.
+// 40 x 128 + 152 x 384 <= 65536. Their three O buffers leave room for 3
+// slots, one per replica.
 // THREEWG-LABEL: func.func @forward_seed_d128
+// THREEWG: warpspec.channel "qkv" depth(3) :
 // THREEWG: warpspec.partition "load" role(load) warps(4) regs(40) {
 // THREEWG: warpspec.partition "compute" role(compute) warps(4) regs(152) replicas(3) {
+// THREEWG-NEXT: warpspec.scratch : <64x128xbf16, smem>
 
-// An explicit num-stages is taken as given.
+// Without the O buffers 4 slots fit, rounded down to 3 for three replicas.
+// THREEWG-OREGS-LABEL: func.func @forward_seed_d128
+// THREEWG-OREGS: warpspec.channel "qkv" depth(3) :
+// THREEWG-OREGS: warpspec.partition "compute" role(compute) warps(4) regs(152) replicas(3) {
+// THREEWG-OREGS-NEXT: warpspec.consume
+
+// An explicit num-stages is taken as given (a multiple of num-consumers;
+// warpspec-allocate-smem checks that it fits).
 // STAGES2-LABEL: func.func @forward_seed_d128
 // STAGES2: warpspec.channel "qkv" depth(2) :
+// STAGES6-LABEL: func.func @forward_seed_d128
+// STAGES6: warpspec.channel "qkv" depth(6) :
+// STAGES6: warpspec.partition "compute" role(compute) warps(4) regs(152) replicas(3) {
 func.func @forward_seed_d128(%q: !act, %k: !act, %v: !act, %o: !act, %cu: !cu) {
   blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
       cu_seqlens(%cu : !cu)
@@ -92,15 +154,25 @@ func.func @forward_seed_d128(%q: !act, %k: !act, %v: !act, %o: !act, %cu: !cu) {
 }
 
 // f16, head_dim 64: a slot is half as large, so the ring is 8 slots deep
-// (the most the pass picks), also with the P scratch buffers.
+// (the most the pass picks), also with the P and O scratch buffers; with
+// three consumers, 6. The O staging buffer is f16, 64x64.
 // CHECK-LABEL: func.func @forward_f16_d64
 // CHECK: warpspec.kernel chip("sm_90a") attributes {info = {block_size = 64 : i64, element_type = f16, head_dim = 64 : i64, kind = "forward", rotary = "none", softmax_scale = 1.250000e-01 : f32}} {
 // CHECK: warpspec.channel "qkv" depth(8) : <[64x64xf16, 64x64xf16, 64x64xf16], smem>
+// CHECK: %[[OBUF64:.*]] = warpspec.scratch : <64x64xf16, smem>
 // CHECK: warpspec.softmax {{.*}} -> <64x64xf16>, <64xf32>
 // CHECK: warpspec.mma {{.*}} : !warpspec.acc<64x64xf16>, <64x64xf16, smem> -> <64x64xf32>
+// CHECK: warpspec.store {{.*}} via(%[[OBUF64]]) : <64x64xf32>, memref<?x8x64xf16>, !warpspec.rows<64xf32>, !warpspec.buffer<64x64xf16, smem>
+// OREGS-LABEL: func.func @forward_f16_d64
+// OREGS: warpspec.channel "qkv" depth(8) :
 // SMEM-LABEL: func.func @forward_f16_d64
 // SMEM: warpspec.channel "qkv" depth(8) :
 // SMEM: warpspec.scratch : <64x64xf16, smem>
+// SMEM-NEXT: warpspec.scratch : <64x64xf16, smem>
+// THREEWG-LABEL: func.func @forward_f16_d64
+// THREEWG: warpspec.channel "qkv" depth(6) :
+// THREEWG-OREGS-LABEL: func.func @forward_f16_d64
+// THREEWG-OREGS: warpspec.channel "qkv" depth(6) :
 // STAGES2-LABEL: func.func @forward_f16_d64
 // STAGES2: warpspec.channel "qkv" depth(2) :
 func.func @forward_f16_d64(%q: !act64, %k: !act64, %v: !act64, %o: !act64,

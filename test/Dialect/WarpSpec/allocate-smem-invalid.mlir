@@ -1,6 +1,7 @@
 // RUN: split-file %s %t
 // RUN: block-attn-opt %t/kernels.mlir -split-input-file -verify-diagnostics -warpspec-allocate-smem
-// RUN: block-attn-opt %t/num-stages.mlir -split-input-file -verify-diagnostics --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a num-stages=5}),warpspec-allocate-smem)'
+// RUN: block-attn-opt %t/num-stages.mlir -split-input-file -verify-diagnostics --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a num-stages=6}),warpspec-allocate-smem)'
+// RUN: block-attn-opt %t/num-stages-registers.mlir -split-input-file -verify-diagnostics --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a num-stages=6 o-store=registers}),warpspec-allocate-smem)'
 
 // warpspec-allocate-smem diagnoses a plan above the 232448 bytes (227 KiB)
 // of shared memory a CTA can have, with one note per placement: each channel
@@ -9,15 +10,16 @@
 
 //--- kernels.mlir
 
-// Five 48 KiB slots of Q, K, V: 245760 + 80 + 80 + 1024 = 246944 bytes.
+// Six 48 KiB slots of Q, K, V (the next depth after four that two replicas
+// can share): 294912 + 96 + 96 + 1024 = 296128 bytes.
 !qkv = !warpspec.channel<[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
 func.func @negative_ring_too_deep(%i: i32) {
-  // expected-error @+4 {{'warpspec.kernel' op needs 246944 bytes of shared memory, more than the 232448 a CTA can have}}
-  // expected-note @+3 {{channel "qkv": 5 x 49152 bytes = 245760}}
-  // expected-note @+2 {{barriers and tile records = 160}}
+  // expected-error @+4 {{'warpspec.kernel' op needs 296128 bytes of shared memory, more than the 232448 a CTA can have}}
+  // expected-note @+3 {{channel "qkv": 6 x 49152 bytes = 294912}}
+  // expected-note @+2 {{barriers and tile records = 192}}
   // expected-note @+1 {{alignment slack of the dynamic base = 1024}}
   warpspec.kernel chip("sm_90a") {
-    %qkv = warpspec.channel "qkv" depth(5) : !qkv
+    %qkv = warpspec.channel "qkv" depth(6) : !qkv
     warpspec.partition "load" role(load) warps(4) regs(40) {
       %q, %k, %v = warpspec.acquire %qkv : !qkv
       warpspec.commit %qkv tile(%i, %i, %i) : !qkv
@@ -34,16 +36,16 @@ func.func @negative_ring_too_deep(%i: i32) {
 
 // -----
 
-// The ring alone fits (4 slots, 192 KiB), but three replicas of a 16 KiB
+// The ring alone fits (4 slots, 192 KiB), but four replicas of a 16 KiB
 // scratch buffer do not fit next to it; two channels are listed in order.
-// 196608 + 8192 + 49152 + 80 + 80 + 1024 = 255136 bytes.
+// 196608 + 8192 + 65536 + 80 + 80 + 1024 = 271520 bytes.
 !qkv = !warpspec.channel<[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
 !o = !warpspec.channel<[64x64xbf16], smem>
 func.func @negative_scratch_overflows(%i: i32) {
-  // expected-error @+6 {{'warpspec.kernel' op needs 255136 bytes of shared memory, more than the 232448 a CTA can have}}
+  // expected-error @+6 {{'warpspec.kernel' op needs 271520 bytes of shared memory, more than the 232448 a CTA can have}}
   // expected-note @+5 {{channel "qkv": 4 x 49152 bytes = 196608}}
   // expected-note @+4 {{channel "o": 1 x 8192 bytes = 8192}}
-  // expected-note @+3 {{scratch of partition "compute": 3 x 16384 bytes = 49152}}
+  // expected-note @+3 {{scratch of partition "compute": 4 x 16384 bytes = 65536}}
   // expected-note @+2 {{barriers and tile records = 160}}
   // expected-note @+1 {{alignment slack of the dynamic base = 1024}}
   warpspec.kernel chip("sm_90a") {
@@ -54,7 +56,7 @@ func.func @negative_scratch_overflows(%i: i32) {
       warpspec.commit %qkv tile(%i, %i, %i) : !qkv
       warpspec.close %qkv : !qkv
     }
-    warpspec.partition "compute" role(compute) warps(4) regs(136) replicas(3) {
+    warpspec.partition "compute" role(compute) warps(4) regs(104) replicas(4) {
       %p = warpspec.scratch : !warpspec.buffer<64x128xbf16, smem>
       warpspec.consume %qkv (%row, %rows, %head, %q, %k, %v) : !qkv {
         warpspec.release %qkv : !qkv
@@ -76,16 +78,19 @@ func.func @negative_scratch_overflows(%i: i32) {
 
 //--- num-stages.mlir
 
-// blockattn-warp-specialize takes num-stages=5 as given at head_dim 128
-// (the default would pick 4); the ring does not fit, and the diagnostic
-// comes from warpspec-allocate-smem, on the kernel built at the forward's
-// location.
+// blockattn-warp-specialize takes num-stages=6 (a multiple of its two
+// consumers) as given at head_dim 128 (the default would pick 4); the ring
+// does not fit next to the two compute replicas' 16 KiB O staging buffers
+// (o-store=smem, the default), and the diagnostic comes from
+// warpspec-allocate-smem, on the kernel built at the forward's location:
+// 294912 + 32768 + 96 + 96 + 1024 = 328896 bytes.
 !act = memref<?x4x128xbf16>
 func.func @negative_num_stages_too_deep(%q: !act, %k: !act, %v: !act, %o: !act,
                                         %cu: memref<?xi32>) {
-  // expected-error @+4 {{'warpspec.kernel' op needs 246944 bytes of shared memory, more than the 232448 a CTA can have}}
-  // expected-note @+3 {{channel "qkv": 5 x 49152 bytes = 245760}}
-  // expected-note @+2 {{barriers and tile records = 160}}
+  // expected-error @+5 {{'warpspec.kernel' op needs 328896 bytes of shared memory, more than the 232448 a CTA can have}}
+  // expected-note @+4 {{channel "qkv": 6 x 49152 bytes = 294912}}
+  // expected-note @+3 {{scratch of partition "compute": 2 x 16384 bytes = 32768}}
+  // expected-note @+2 {{barriers and tile records = 192}}
   // expected-note @+1 {{alignment slack of the dynamic base = 1024}}
   blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
       cu_seqlens(%cu : memref<?xi32>)
@@ -95,12 +100,30 @@ func.func @negative_num_stages_too_deep(%q: !act, %k: !act, %v: !act, %o: !act,
 
 // -----
 
-// At head_dim 64 five slots (24 KiB each) fit: no diagnostic.
+// At head_dim 64 six slots (24 KiB each) fit next to the 8 KiB staging
+// buffers: no diagnostic.
 !act64 = memref<?x4x64xbf16>
 func.func @num_stages_fit_d64(%q: !act64, %k: !act64, %v: !act64, %o: !act64,
                               %cu: memref<?xi32>) {
   blockattn.forward q(%q : !act64) k(%k : !act64) v(%v : !act64) o(%o : !act64)
       cu_seqlens(%cu : memref<?xi32>)
       {block_size = 64 : i64, head_dim = 64 : i64, element_type = bf16}
+  return
+}
+
+//--- num-stages-registers.mlir
+
+// With o-store=registers there is no scratch: the six-slot ring alone does
+// not fit (294912 + 96 + 96 + 1024 = 296128 bytes).
+!act = memref<?x4x128xbf16>
+func.func @negative_num_stages_too_deep_registers(%q: !act, %k: !act, %v: !act,
+                                                  %o: !act, %cu: memref<?xi32>) {
+  // expected-error @+4 {{'warpspec.kernel' op needs 296128 bytes of shared memory, more than the 232448 a CTA can have}}
+  // expected-note @+3 {{channel "qkv": 6 x 49152 bytes = 294912}}
+  // expected-note @+2 {{barriers and tile records = 192}}
+  // expected-note @+1 {{alignment slack of the dynamic base = 1024}}
+  blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
+      cu_seqlens(%cu : memref<?xi32>)
+      {block_size = 64 : i64, head_dim = 128 : i64, element_type = bf16}
   return
 }

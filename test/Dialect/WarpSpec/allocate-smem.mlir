@@ -2,6 +2,12 @@
 // The plan depends only on the kernel's shape: running the pass again on its
 // own output rewrites the same offsets.
 // RUN: block-attn-opt %s -warpspec-allocate-smem | block-attn-opt -warpspec-allocate-smem | FileCheck %s
+// The plans of the kernels blockattn-warp-specialize builds (the forward at
+// the end of this file), with its defaults, P staged (p-operand=smem) and
+// three consumers; the kernels above are planned again, unchanged.
+// RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a}),warpspec-allocate-smem)' | FileCheck %s --check-prefix=PIPE
+// RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a p-operand=smem}),warpspec-allocate-smem)' | FileCheck %s --check-prefix=PIPE-P
+// RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a num-consumers=3}),warpspec-allocate-smem)' | FileCheck %s --check-prefix=PIPE-3
 
 // warpspec-allocate-smem: the offsets it writes on every channel
 // (buffer_offset, slot_stride, barrier_offset, info_offset) and scratch
@@ -43,7 +49,8 @@ func.func @allocate_one_channel(%i: i32) {
 // 12800 bytes, padded to a 13312-byte (13 KiB) stride so that every slot
 // starts 1024-byte aligned; "b" starts after a's three slots (39936).
 // Barriers follow the slots (a: 48 bytes, b: 32), then the records (a: 48,
-// b: 32): 72864 + 1024 = 73888.
+// b: 32): 72864 + 1024 = 73888. (One compute warpgroup: two replicas could
+// not share a's three slots.)
 // CHECK-LABEL: func.func @allocate_two_channels
 // CHECK: warpspec.kernel chip("sm_90a") attributes {smem_bytes = 73888 : i64} {
 // CHECK: warpspec.channel "a" depth(3) {barrier_offset = 72704 : i64, buffer_offset = 0 : i64, info_offset = 72784 : i64, slot_stride = 13312 : i64}
@@ -62,7 +69,7 @@ func.func @allocate_two_channels(%i: i32) {
       warpspec.close %a : !a
       warpspec.close %b : !b
     }
-    warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
+    warpspec.partition "compute" role(compute) warps(4) regs(232) {
       warpspec.consume %a (%row, %rows, %head, %x) : !a {
         warpspec.release %a : !a
       }
@@ -75,19 +82,20 @@ func.func @allocate_two_channels(%i: i32) {
 }
 
 // Scratch buffers come after the channels, one copy per replica of their
-// partition: a 10x64 bf16 buffer (1280 bytes) gets a 2048-byte replica
-// stride, 3 replicas from 98304; the next buffer (8 KiB) starts at
-// 98304 + 3 x 2048 = 104448 and takes 3 x 8192. Barriers and records follow:
-// 129024 + 32 + 32 + 1024 = 130112.
+// partition: after a three-slot ring (one slot per replica), a 10x64 bf16
+// buffer (1280 bytes) gets a 2048-byte replica stride, 3 replicas from
+// 147456; the next buffer (8 KiB) starts at 147456 + 3 x 2048 = 153600 and
+// takes 3 x 8192. Barriers and records follow: 178176 + 48 + 48 + 1024 =
+// 179296.
 // CHECK-LABEL: func.func @allocate_scratch_replicas
-// CHECK: warpspec.kernel chip("sm_90a") attributes {smem_bytes = 130112 : i64} {
-// CHECK: warpspec.channel "qkv" depth(2) {barrier_offset = 129024 : i64, buffer_offset = 0 : i64, info_offset = 129056 : i64, slot_stride = 49152 : i64}
+// CHECK: warpspec.kernel chip("sm_90a") attributes {smem_bytes = 179296 : i64} {
+// CHECK: warpspec.channel "qkv" depth(3) {barrier_offset = 178176 : i64, buffer_offset = 0 : i64, info_offset = 178224 : i64, slot_stride = 49152 : i64}
 // CHECK: warpspec.partition "compute" role(compute) warps(4) regs(152) replicas(3) {
-// CHECK-NEXT: warpspec.scratch {offset = 98304 : i64, replica_stride = 2048 : i64} : <10x64xbf16, smem>
-// CHECK-NEXT: warpspec.scratch {offset = 104448 : i64, replica_stride = 8192 : i64} : <64x64xbf16, smem>
+// CHECK-NEXT: warpspec.scratch {offset = 147456 : i64, replica_stride = 2048 : i64} : <10x64xbf16, smem>
+// CHECK-NEXT: warpspec.scratch {offset = 153600 : i64, replica_stride = 8192 : i64} : <64x64xbf16, smem>
 func.func @allocate_scratch_replicas(%i: i32) {
   warpspec.kernel chip("sm_90a") {
-    %qkv = warpspec.channel "qkv" depth(2) : !qkv
+    %qkv = warpspec.channel "qkv" depth(3) : !qkv
     warpspec.partition "load" role(load) warps(4) regs(40) {
       %q, %k, %v = warpspec.acquire %qkv : !qkv
       warpspec.commit %qkv tile(%i, %i, %i) : !qkv
@@ -104,15 +112,15 @@ func.func @allocate_scratch_replicas(%i: i32) {
   return
 }
 
-// The seed forward with P staged in shared memory, as
-// blockattn-warp-specialize{p-operand=smem} builds it: the two compute
-// replicas' 8 KiB P buffers follow the ring. smem_bytes = 196608 + 2 x 8192
-// + 64 + 64 + 1024 = 214144.
-// CHECK-LABEL: func.func @allocate_hopper_forward_scratch
-// CHECK: smem_bytes = 214144 : i64
-// CHECK: warpspec.channel "qkv" depth(4) {barrier_offset = 212992 : i64, buffer_offset = 0 : i64, info_offset = 213056 : i64, slot_stride = 49152 : i64}
-// CHECK: warpspec.scratch {offset = 196608 : i64, replica_stride = 8192 : i64} : <64x64xbf16, smem>
-func.func @allocate_hopper_forward_scratch(%i: i32) {
+// The seed forward as blockattn-warp-specialize builds it by default: the
+// two compute replicas' 16 KiB O staging buffers (o-store=smem) follow the
+// four-slot ring. smem_bytes = 196608 + 2 x 16384 + 64 + 64 + 1024 = 230528,
+// 1920 bytes under the limit.
+// CHECK-LABEL: func.func @allocate_hopper_forward_staged_o
+// CHECK: smem_bytes = 230528 : i64
+// CHECK: warpspec.channel "qkv" depth(4) {barrier_offset = 229376 : i64, buffer_offset = 0 : i64, info_offset = 229440 : i64, slot_stride = 49152 : i64}
+// CHECK: warpspec.scratch {offset = 196608 : i64, replica_stride = 16384 : i64} : <64x128xbf16, smem>
+func.func @allocate_hopper_forward_staged_o(%i: i32) {
   warpspec.kernel chip("sm_90a") attributes {
       info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64,
               kind = "forward", rotary = "none"}} {
@@ -123,7 +131,39 @@ func.func @allocate_hopper_forward_scratch(%i: i32) {
       warpspec.close %qkv : !qkv
     }
     warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
+      %obuf = warpspec.scratch : !warpspec.buffer<64x128xbf16, smem>
+      warpspec.consume %qkv (%row, %rows, %head, %q, %k, %v) : !qkv {
+        warpspec.release %qkv : !qkv
+      }
+    }
+  }
+  return
+}
+
+// The seed forward with P staged in shared memory too, as
+// blockattn-warp-specialize{p-operand=smem} builds it: both scratch buffers
+// leave room for three slots only, and two replicas share an even number, so
+// the ring has two. The P buffers (2 x 8 KiB) and the O buffers (2 x 16 KiB)
+// follow it in order: smem_bytes = 98304 + 16384 + 32768 + 32 + 32 + 1024 =
+// 148544.
+// CHECK-LABEL: func.func @allocate_hopper_forward_scratch
+// CHECK: smem_bytes = 148544 : i64
+// CHECK: warpspec.channel "qkv" depth(2) {barrier_offset = 147456 : i64, buffer_offset = 0 : i64, info_offset = 147488 : i64, slot_stride = 49152 : i64}
+// CHECK: warpspec.scratch {offset = 98304 : i64, replica_stride = 8192 : i64} : <64x64xbf16, smem>
+// CHECK-NEXT: warpspec.scratch {offset = 114688 : i64, replica_stride = 16384 : i64} : <64x128xbf16, smem>
+func.func @allocate_hopper_forward_scratch(%i: i32) {
+  warpspec.kernel chip("sm_90a") attributes {
+      info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64,
+              kind = "forward", rotary = "none"}} {
+    %qkv = warpspec.channel "qkv" depth(2) : !qkv
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      %q, %k, %v = warpspec.acquire %qkv : !qkv
+      warpspec.commit %qkv tile(%i, %i, %i) : !qkv
+      warpspec.close %qkv : !qkv
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
       %pbuf = warpspec.scratch : !warpspec.buffer<64x64xbf16, smem>
+      %obuf = warpspec.scratch : !warpspec.buffer<64x128xbf16, smem>
       warpspec.consume %qkv (%row, %rows, %head, %q, %k, %v) : !qkv {
         warpspec.release %qkv : !qkv
       }
@@ -197,5 +237,36 @@ func.func @allocate_no_channels() {
     warpspec.partition "a" role(compute) warps(4) regs(64) {
     }
   }
+  return
+}
+
+// The seed forward through blockattn-warp-specialize, then this pass (the
+// PIPE runs; the plain runs leave it alone): the plans above, as built.
+// Default: 4 slots and the O staging buffers, 230528 bytes.
+// PIPE-LABEL: func.func @pipeline_forward
+// PIPE: smem_bytes = 230528 : i64
+// PIPE: warpspec.channel "qkv" depth(4) {barrier_offset = 229376 : i64, buffer_offset = 0 : i64, info_offset = 229440 : i64, slot_stride = 49152 : i64}
+// PIPE: warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
+// PIPE-NEXT: %[[O:.*]] = warpspec.scratch {offset = 196608 : i64, replica_stride = 16384 : i64} : <64x128xbf16, smem>
+// PIPE: warpspec.store {{.*}} via(%[[O]])
+// P staged too: 2 slots, P then O buffers, 148544 bytes.
+// PIPE-P-LABEL: func.func @pipeline_forward
+// PIPE-P: smem_bytes = 148544 : i64
+// PIPE-P: warpspec.channel "qkv" depth(2) {barrier_offset = 147456 : i64, buffer_offset = 0 : i64, info_offset = 147488 : i64, slot_stride = 49152 : i64}
+// PIPE-P: warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
+// PIPE-P-NEXT: warpspec.scratch {offset = 98304 : i64, replica_stride = 8192 : i64} : <64x64xbf16, smem>
+// PIPE-P-NEXT: warpspec.scratch {offset = 114688 : i64, replica_stride = 16384 : i64} : <64x128xbf16, smem>
+// Three consumers: their three O buffers (48 KiB) leave room for 3 slots,
+// one per replica: 147456 + 49152 + 48 + 48 + 1024 = 197728 bytes.
+// PIPE-3-LABEL: func.func @pipeline_forward
+// PIPE-3: smem_bytes = 197728 : i64
+// PIPE-3: warpspec.channel "qkv" depth(3) {barrier_offset = 196608 : i64, buffer_offset = 0 : i64, info_offset = 196656 : i64, slot_stride = 49152 : i64}
+// PIPE-3: warpspec.partition "compute" role(compute) warps(4) regs(152) replicas(3) {
+// PIPE-3-NEXT: warpspec.scratch {offset = 147456 : i64, replica_stride = 16384 : i64} : <64x128xbf16, smem>
+!act = memref<?x4x128xbf16>
+func.func @pipeline_forward(%q: !act, %k: !act, %v: !act, %o: !act,
+                            %cu: memref<?xi32>) {
+  blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
+      cu_seqlens(%cu : memref<?xi32>) {head_dim = 128 : i64, element_type = bf16}
   return
 }

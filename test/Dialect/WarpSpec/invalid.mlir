@@ -357,6 +357,81 @@ func.func @negative_channel_never_closed(%i: i32) {
 
 // -----
 
+// Two compute replicas take the slots round-robin; with three slots, slot 0
+// would go to replica 0, then (on the second lap) to replica 1, and the two
+// would wait on the same barrier's parity a phase apart.
+!c = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_channel_depth_not_multiple_of_replicas(%i: i32) {
+  warpspec.kernel chip("sm_90a") {
+    // expected-error @+1 {{'warpspec.channel' op channel "c" has depth 3, which is not a multiple of the 2 replicas of its consumer "compute": each slot must belong to one replica so that its barrier phases are waited for in order}}
+    %c = warpspec.channel "c" depth(3) : !c
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      %b = warpspec.acquire %c : !c
+      warpspec.commit %c tile(%i, %i, %i) : !c
+      warpspec.close %c : !c
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
+      warpspec.consume %c (%row, %rows, %head, %b) : !c {
+        warpspec.release %c : !c
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// Fewer slots than replicas is not a multiple either: 2 slots, 3 replicas.
+!c = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_channel_depth_below_replicas(%i: i32) {
+  warpspec.kernel chip("sm_90a") {
+    // expected-error @+1 {{'warpspec.channel' op channel "c" has depth 2, which is not a multiple of the 3 replicas of its consumer "compute"}}
+    %c = warpspec.channel "c" depth(2) : !c
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      %b = warpspec.acquire %c : !c
+      warpspec.commit %c tile(%i, %i, %i) : !c
+      warpspec.close %c : !c
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(152) replicas(3) {
+      warpspec.consume %c (%row, %rows, %head, %b) : !c {
+        warpspec.release %c : !c
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// Every consumer partition sees every slot, each with its own replicas: with
+// 2 and 1 replicas the slots would not belong to one replica per partition
+// in step (the depth, 2, is a multiple of both).
+!c = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_channel_consumer_replicas_differ(%i: i32) {
+  warpspec.kernel chip("sm_90a") {
+    // expected-error @+1 {{'warpspec.channel' op channel "c" is consumed by partitions with different replica counts ("compute" and "epilogue"); they must take slots in step}}
+    %c = warpspec.channel "c" depth(2) : !c
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      %b = warpspec.acquire %c : !c
+      warpspec.commit %c tile(%i, %i, %i) : !c
+      warpspec.close %c : !c
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(160) replicas(2) {
+      warpspec.consume %c (%row, %rows, %head, %b) : !c {
+        warpspec.release %c : !c
+      }
+    }
+    warpspec.partition "epilogue" role(epilogue) warps(4) regs(80) {
+      warpspec.consume %c (%row, %rows, %head, %b) : !c {
+        warpspec.release %c : !c
+      }
+    }
+  }
+  return
+}
+
+// -----
+
 // A tensor-memory channel on Hopper, which has no tensor memory.
 !t = !warpspec.channel<[64x64xf32], tmem>
 func.func @negative_channel_tmem_on_hopper(%i: i32) {
@@ -1289,5 +1364,116 @@ func.func @negative_store_divide_by_rows(%v: !warpspec.acc<64x128xf32>,
   // expected-error @+1 {{'warpspec.store' op divide_by has 32 rows, the tile 64}}
   warpspec.store %v to %o[%i, %i] rows(%i) divide_by(%l)
       : !warpspec.acc<64x128xf32>, memref<?x4x128xbf16>, !warpspec.rows<32xf32>
+  return
+}
+
+// -----
+
+// The staging buffer of via is in shared memory (here: tensor memory).
+func.func @negative_store_staging_tmem(%v: !warpspec.acc<64x128xf32>,
+                                       %o: memref<?x4x128xbf16>, %i: i32,
+                                       %s: !warpspec.buffer<64x128xbf16, tmem>) {
+  // expected-error @+1 {{'warpspec.store' op staging buffer must be a shared-memory tile of the value's shape and the destination's 16-bit element type, got '!warpspec.buffer<64x128xbf16, tmem>'}}
+  warpspec.store %v to %o[%i, %i] rows(%i) via(%s)
+      : !warpspec.acc<64x128xf32>, memref<?x4x128xbf16>,
+        !warpspec.buffer<64x128xbf16, tmem>
+  return
+}
+
+// -----
+
+// The staging buffer holds the whole tile: 64x128, not 64x64.
+func.func @negative_store_staging_shape(%v: !warpspec.acc<64x128xf32>,
+                                        %o: memref<?x4x128xbf16>, %i: i32,
+                                        %s: !warpspec.buffer<64x64xbf16, smem>) {
+  // expected-error @+1 {{'warpspec.store' op staging buffer must be a shared-memory tile of the value's shape and the destination's 16-bit element type, got '!warpspec.buffer<64x64xbf16, smem>'}}
+  warpspec.store %v to %o[%i, %i] rows(%i) via(%s)
+      : !warpspec.acc<64x128xf32>, memref<?x4x128xbf16>,
+        !warpspec.buffer<64x64xbf16, smem>
+  return
+}
+
+// -----
+
+// The staging buffer holds the converted values: f16 for a bf16 tensor is
+// wrong.
+func.func @negative_store_staging_element_type(%v: !warpspec.acc<64x128xf32>,
+                                               %o: memref<?x4x128xbf16>, %i: i32,
+                                               %s: !warpspec.buffer<64x128xf16, smem>) {
+  // expected-error @+1 {{'warpspec.store' op staging buffer must be a shared-memory tile of the value's shape and the destination's 16-bit element type, got '!warpspec.buffer<64x128xf16, smem>'}}
+  warpspec.store %v to %o[%i, %i] rows(%i) via(%s)
+      : !warpspec.acc<64x128xf32>, memref<?x4x128xbf16>,
+        !warpspec.buffer<64x128xf16, smem>
+  return
+}
+
+// -----
+
+// An f32 tensor can be stored, but not staged: the staging layout is the
+// 16-bit swizzled one (the element type matches the destination's here).
+func.func @negative_store_staging_f32(%v: !warpspec.acc<64x128xf32>,
+                                      %o: memref<?x4x128xf32>, %i: i32,
+                                      %s: !warpspec.buffer<64x128xf32, smem>) {
+  // expected-error @+1 {{'warpspec.store' op staging buffer must be a shared-memory tile of the value's shape and the destination's 16-bit element type, got '!warpspec.buffer<64x128xf32, smem>'}}
+  warpspec.store %v to %o[%i, %i] rows(%i) via(%s)
+      : !warpspec.acc<64x128xf32>, memref<?x4x128xf32>,
+        !warpspec.buffer<64x128xf32, smem>
+  return
+}
+
+// -----
+
+// A buffer of the right type that is not a warpspec.scratch: a function
+// argument.
+func.func @negative_store_staging_argument(%v: !warpspec.acc<64x128xf32>,
+                                           %o: memref<?x4x128xbf16>, %i: i32,
+                                           %s: !warpspec.buffer<64x128xbf16, smem>) {
+  // expected-error @+1 {{'warpspec.store' op staging buffer must be a warpspec.scratch of the partition}}
+  warpspec.store %v to %o[%i, %i] rows(%i) via(%s)
+      : !warpspec.acc<64x128xf32>, memref<?x4x128xbf16>,
+        !warpspec.buffer<64x128xbf16, smem>
+  return
+}
+
+// -----
+
+// A channel slot's buffer is shared with the producer, not private to the
+// warpgroup: it cannot stage the store either.
+!c = !warpspec.channel<[64x128xbf16], smem>
+func.func @negative_store_staging_channel_slot(%v: !warpspec.acc<64x128xf32>,
+                                               %o: memref<?x4x128xbf16>,
+                                               %i: i32) {
+  warpspec.kernel chip("sm_90a") {
+    %c = warpspec.channel "c" depth(2) : !c
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      %b = warpspec.acquire %c : !c
+      warpspec.commit %c tile(%i, %i, %i) : !c
+      warpspec.close %c : !c
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(232) {
+      warpspec.consume %c (%row, %rows, %head, %b) : !c {
+        // expected-error @+1 {{'warpspec.store' op staging buffer must be a warpspec.scratch of the partition}}
+        warpspec.store %v to %o[%row, %head] rows(%rows) via(%b)
+            : !warpspec.acc<64x128xf32>, memref<?x4x128xbf16>,
+              !warpspec.buffer<64x128xbf16, smem>
+        warpspec.release %c : !c
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// The optional types follow the order of the operands: divide_by's, then
+// the staging buffer's.
+func.func @negative_store_optional_types_order(%v: !warpspec.acc<64x128xf32>,
+                                               %o: memref<?x4x128xbf16>, %i: i32,
+                                               %l: !warpspec.rows<64xf32>,
+                                               %s: !warpspec.buffer<64x128xbf16, smem>) {
+  warpspec.store %v to %o[%i, %i] rows(%i) divide_by(%l) via(%s)
+      : !warpspec.acc<64x128xf32>, memref<?x4x128xbf16>,
+        // expected-error @+1 {{expected the divide_by type (!warpspec.rows), then the staging type (!warpspec.buffer), got '!warpspec.rows<64xf32>'}}
+        !warpspec.buffer<64x128xbf16, smem>, !warpspec.rows<64xf32>
   return
 }

@@ -4,9 +4,10 @@
 // Round trip of every warpspec op and type form, in the custom and the
 // generic syntax: the Hopper forward kernel as blockattn-warp-specialize and
 // warpspec-allocate-smem produce it (P from registers, and P staged through a
-// scratch buffer), f16 and head_dim 64, replicas, a Blackwell kernel with
-// every partition role and a tensor-memory channel, every optional attribute
-// and operand of the tile operations, and every type as a function argument.
+// scratch buffer; O stored from registers or staged through a scratch buffer
+// with via), f16 and head_dim 64, replicas, a Blackwell kernel with every
+// partition role and a tensor-memory channel, every optional attribute and
+// operand of the tile operations, and every type as a function argument.
 
 !act = memref<?x4x128xbf16>
 !cu = memref<?xi32>
@@ -18,15 +19,18 @@
 //===----------------------------------------------------------------------===//
 
 // The seed forward (bf16, head_dim 128) after blockattn-warp-specialize and
-// warpspec-allocate-smem: a load partition fills a four-slot qkv ring, two
-// compute replicas take its slots round-robin, P feeds P V from registers.
+// warpspec-allocate-smem with their defaults: a load partition fills a
+// four-slot qkv ring, two compute replicas take its slots round-robin, P
+// feeds P V from registers, and O leaves through a per-replica 16 KiB staging
+// buffer (o-store=smem): warpspec.store ... via(%scratch). smem_bytes =
+// 196608 + 2 x 16384 + 64 + 64 + 1024 = 230528.
 // CHECK-LABEL: func.func @hopper_forward_bf16_d128
 // CHECK-SAME: {blockattn.name = "q"}
-// CHECK: warpspec.kernel chip("sm_90a") attributes {info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64, kind = "forward", rotary = "none", softmax_scale = 0.0883883461 : f32}, smem_bytes = 197760 : i64} {
+// CHECK: warpspec.kernel chip("sm_90a") attributes {info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64, kind = "forward", rotary = "none", softmax_scale = 0.0883883461 : f32}, smem_bytes = 230528 : i64} {
 // CHECK: %[[T:.*]] = memref.dim %[[Q:.*]], %{{.*}} : memref<?x4x128xbf16>
 // CHECK: %[[H:.*]] = memref.dim %[[Q]], %{{.*}} : memref<?x4x128xbf16>
 // CHECK: %[[SCALE:.*]] = arith.constant 0.0883883461 : f32
-// CHECK: %[[QKV:.*]] = warpspec.channel "qkv" depth(4) {barrier_offset = 196608 : i64, buffer_offset = 0 : i64, info_offset = 196672 : i64, slot_stride = 49152 : i64} : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
+// CHECK: %[[QKV:.*]] = warpspec.channel "qkv" depth(4) {barrier_offset = 229376 : i64, buffer_offset = 0 : i64, info_offset = 229440 : i64, slot_stride = 49152 : i64} : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
 // CHECK: warpspec.partition "load" role(load) warps(4) regs(40) {
 // CHECK-NEXT: warpspec.tile_loop (%[[ROW:.*]], %[[ROWS:.*]], %[[HEAD:.*]]) in %[[CU:.*]] : memref<?xi32> heads(%[[H]]) tokens(%[[T]]) block_size(64) {
 // CHECK-NEXT: %[[BUFS:.*]]:3 = warpspec.acquire %[[QKV]] : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
@@ -38,12 +42,13 @@
 // CHECK-NEXT: warpspec.close %[[QKV]] : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
 // CHECK-NEXT: }
 // CHECK-NEXT: warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
+// CHECK-NEXT: %[[OBUF:.*]] = warpspec.scratch {offset = 196608 : i64, replica_stride = 16384 : i64} : <64x128xbf16, smem>
 // CHECK-NEXT: warpspec.consume %[[QKV]] (%[[CROW:.*]], %[[CROWS:.*]], %[[CHEAD:.*]], %[[CQ:.*]], %[[CK:.*]], %[[CV:.*]]) : !warpspec.channel<[64x128xbf16, 64x128xbf16, 64x128xbf16], smem> {
 // CHECK-NEXT: %[[S:.*]] = warpspec.mma %[[CQ]], %[[CK]] {transpose_b} : !warpspec.buffer<64x128xbf16, smem>, <64x128xbf16, smem> -> <64x64xf32>
 // CHECK-NEXT: %[[P:.*]], %[[L:.*]] = warpspec.softmax %[[S]] valid_cols(%[[CROWS]]) scale(%[[SCALE]]) : <64x64xf32> -> <64x64xbf16>, <64xf32>
 // CHECK-NEXT: %[[O:.*]] = warpspec.mma %[[P]], %[[CV]] : !warpspec.acc<64x64xbf16>, <64x128xbf16, smem> -> <64x128xf32>
 // CHECK-NEXT: warpspec.release %[[QKV]] : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
-// CHECK-NEXT: warpspec.store %[[O]] to %{{.*}}[%[[CROW]], %[[CHEAD]]] rows(%[[CROWS]]) divide_by(%[[L]]) : <64x128xf32>, memref<?x4x128xbf16>, !warpspec.rows<64xf32>
+// CHECK-NEXT: warpspec.store %[[O]] to %{{.*}}[%[[CROW]], %[[CHEAD]]] rows(%[[CROWS]]) divide_by(%[[L]]) via(%[[OBUF]]) : <64x128xf32>, memref<?x4x128xbf16>, !warpspec.rows<64xf32>, !warpspec.buffer<64x128xbf16, smem>
 // CHECK-NEXT: }
 // CHECK-NEXT: }
 // CHECK-NEXT: }
@@ -56,15 +61,15 @@ func.func @hopper_forward_bf16_d128(%q: !act {blockattn.name = "q"},
       info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64,
               kind = "forward", rotary = "none",
               softmax_scale = 0.0883883461 : f32},
-      smem_bytes = 197760 : i64} {
+      smem_bytes = 230528 : i64} {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %tokens = memref.dim %q, %c0 : !act
     %heads = memref.dim %q, %c1 : !act
     %scale = arith.constant 0.0883883461 : f32
     %qkv = warpspec.channel "qkv" depth(4)
-        {barrier_offset = 196608 : i64, buffer_offset = 0 : i64,
-         info_offset = 196672 : i64, slot_stride = 49152 : i64} : !qkv
+        {barrier_offset = 229376 : i64, buffer_offset = 0 : i64,
+         info_offset = 229440 : i64, slot_stride = 49152 : i64} : !qkv
     warpspec.partition "load" role(load) warps(4) regs(40) {
       warpspec.tile_loop (%row, %rows, %head) in %cu : !cu
           heads(%heads) tokens(%tokens) block_size(64) {
@@ -77,6 +82,8 @@ func.func @hopper_forward_bf16_d128(%q: !act {blockattn.name = "q"},
       warpspec.close %qkv : !qkv
     }
     warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
+      %obuf = warpspec.scratch {offset = 196608 : i64, replica_stride = 16384 : i64}
+          : !tile
       warpspec.consume %qkv (%row, %rows, %head, %qt, %kt, %vt) : !qkv {
         %s = warpspec.mma %qt, %kt {transpose_b}
             : !tile, !tile -> !warpspec.acc<64x64xf32>
@@ -87,16 +94,18 @@ func.func @hopper_forward_bf16_d128(%q: !act {blockattn.name = "q"},
             : !warpspec.acc<64x64xbf16>, !tile -> !warpspec.acc<64x128xf32>
         warpspec.release %qkv : !qkv
         warpspec.store %out to %o[%row, %head] rows(%rows) divide_by(%l)
-            : !warpspec.acc<64x128xf32>, !act, !warpspec.rows<64xf32>
+            via(%obuf)
+            : !warpspec.acc<64x128xf32>, !act, !warpspec.rows<64xf32>, !tile
       }
     }
   }
   return
 }
 
-// p-operand=smem: each compute replica stages P in its own scratch buffer
-// (warpspec.write) and P V reads A from shared memory; the run-time scale is
-// a kernel parameter, so the info dictionary has no softmax_scale.
+// p-operand=smem o-store=registers: each compute replica stages P in its own
+// scratch buffer (warpspec.write) and P V reads A from shared memory; O is
+// stored from registers (no via); the run-time scale is a kernel parameter,
+// so the info dictionary has no softmax_scale.
 // CHECK-LABEL: func.func @hopper_forward_scratch_runtime_scale
 // CHECK-SAME: %[[SCALE:[a-z0-9_]+]]: f32 {blockattn.name = "softmax_scale"}
 // CHECK: warpspec.kernel chip("sm_90a") attributes {info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64, kind = "forward", rotary = "none"}, smem_bytes = 214144 : i64}
@@ -107,6 +116,8 @@ func.func @hopper_forward_bf16_d128(%q: !act {blockattn.name = "q"},
 // CHECK: %[[P:.*]], %{{.*}} = warpspec.softmax %{{.*}} valid_cols(%{{.*}}) scale(%[[SCALE]])
 // CHECK-NEXT: warpspec.write %[[P]], %[[PBUF]] : <64x64xbf16>, <64x64xbf16, smem>
 // CHECK-NEXT: warpspec.mma %[[PBUF]], %{{.*}} : !warpspec.buffer<64x64xbf16, smem>, <64x128xbf16, smem> -> <64x128xf32>
+// CHECK-NEXT: warpspec.release
+// CHECK-NEXT: warpspec.store %{{.*}} divide_by(%{{.*}}) : <64x128xf32>, memref<?x4x128xbf16>, !warpspec.rows<64xf32>{{$}}
 func.func @hopper_forward_scratch_runtime_scale(
     %q: !act {blockattn.name = "q"}, %k: !act {blockattn.name = "k"},
     %v: !act {blockattn.name = "v"}, %o: !act {blockattn.name = "o"},
@@ -157,16 +168,19 @@ func.func @hopper_forward_scratch_runtime_scale(
   return
 }
 
-// f16, head_dim 64, static token and head counts, an eight-slot ring, three
-// compute replicas; not yet allocated (no offsets, no smem_bytes, no info).
+// f16, head_dim 64, static token and head counts, a six-slot ring (a
+// multiple of the three compute replicas, which take its slots
+// round-robin), O staged through an f16 scratch buffer; not yet allocated
+// (no offsets, no smem_bytes, no info).
 // CHECK-LABEL: func.func @hopper_forward_f16_d64_three_replicas
 // CHECK: warpspec.kernel chip("sm_90a") {
-// CHECK: %[[QKV:.*]] = warpspec.channel "qkv" depth(8) : <[64x64xf16, 64x64xf16, 64x64xf16], smem>
+// CHECK: %[[QKV:.*]] = warpspec.channel "qkv" depth(6) : <[64x64xf16, 64x64xf16, 64x64xf16], smem>
 // CHECK: warpspec.tile_loop ({{.*}}) in %{{.*}} : memref<5xi32> heads(%{{.*}}) tokens(%{{.*}}) block_size(64) {
 // CHECK: warpspec.tma_load %{{.*}} into %{{.*}} : memref<1024x8x64xf16>, <64x64xf16, smem>
 // CHECK: warpspec.partition "compute" role(compute) warps(4) regs(152) replicas(3) {
+// CHECK-NEXT: %[[OBUF:.*]] = warpspec.scratch : <64x64xf16, smem>
 // CHECK: warpspec.softmax %{{.*}} : <64x64xf32> -> <64x64xf16>, <64xf32>
-// CHECK: warpspec.store %{{.*}} : <64x64xf32>, memref<1024x8x64xf16>, !warpspec.rows<64xf32>
+// CHECK: warpspec.store %{{.*}} via(%[[OBUF]]) : <64x64xf32>, memref<1024x8x64xf16>, !warpspec.rows<64xf32>, !warpspec.buffer<64x64xf16, smem>
 !act64 = memref<1024x8x64xf16>
 !tile64 = !warpspec.buffer<64x64xf16, smem>
 !qkv64 = !warpspec.channel<[64x64xf16, 64x64xf16, 64x64xf16], smem>
@@ -177,7 +191,7 @@ func.func @hopper_forward_f16_d64_three_replicas(%q: !act64, %k: !act64,
     %tokens = arith.constant 1024 : index
     %heads = arith.constant 8 : index
     %scale = arith.constant 1.250000e-01 : f32
-    %qkv = warpspec.channel "qkv" depth(8) : !qkv64
+    %qkv = warpspec.channel "qkv" depth(6) : !qkv64
     warpspec.partition "load" role(load) warps(4) regs(40) {
       warpspec.tile_loop (%row, %rows, %head) in %cu : memref<5xi32>
           heads(%heads) tokens(%tokens) block_size(64) {
@@ -190,6 +204,7 @@ func.func @hopper_forward_f16_d64_three_replicas(%q: !act64, %k: !act64,
       warpspec.close %qkv : !qkv64
     }
     warpspec.partition "compute" role(compute) warps(4) regs(152) replicas(3) {
+      %obuf = warpspec.scratch : !tile64
       warpspec.consume %qkv (%row, %rows, %head, %qt, %kt, %vt) : !qkv64 {
         %s = warpspec.mma %qt, %kt {transpose_b}
             : !tile64, !tile64 -> !warpspec.acc<64x64xf32>
@@ -200,7 +215,8 @@ func.func @hopper_forward_f16_d64_three_replicas(%q: !act64, %k: !act64,
             : !warpspec.acc<64x64xf16>, !tile64 -> !warpspec.acc<64x64xf32>
         warpspec.release %qkv : !qkv64
         warpspec.store %out to %o[%row, %head] rows(%rows) divide_by(%l)
-            : !warpspec.acc<64x64xf32>, !act64, !warpspec.rows<64xf32>
+            via(%obuf)
+            : !warpspec.acc<64x64xf32>, !act64, !warpspec.rows<64xf32>, !tile64
       }
     }
   }
@@ -319,6 +335,34 @@ func.func @tile_ops_forms(%a: !warpspec.acc<64x64xf16>,
       -> !warpspec.acc<64x256xf32>, !warpspec.rows<64xf32>
   warpspec.store %p to %out[%i, %i] rows(%i)
       : !warpspec.acc<64x256xf32>, memref<?x2x256xf32>
+  return
+}
+
+// store with via but no divide_by (its staging type alone follows the
+// destination's; the printer and the parser tell the optional types apart by
+// kind), and with both, into an f16 tensor.
+// CHECK-LABEL: func.func @store_via_forms
+// CHECK: %[[B:.*]] = warpspec.scratch : <64x128xbf16, smem>
+// CHECK-NEXT: %[[H:.*]] = warpspec.scratch : <64x64xf16, smem>
+// CHECK-NEXT: warpspec.store %{{.*}} to %{{.*}}[%{{.*}}, %{{.*}}] rows(%{{.*}}) via(%[[B]]) : <64x128xf32>, memref<?x4x128xbf16>, !warpspec.buffer<64x128xbf16, smem>{{$}}
+// CHECK-NEXT: warpspec.store %{{.*}} to %{{.*}}[%{{.*}}, %{{.*}}] rows(%{{.*}}) divide_by(%{{.*}}) via(%[[H]]) : <64x64xf32>, memref<?x2x64xf16>, !warpspec.rows<64xf32>, !warpspec.buffer<64x64xf16, smem>{{$}}
+func.func @store_via_forms(%a: !warpspec.acc<64x128xf32>,
+                           %a64: !warpspec.acc<64x64xf32>,
+                           %l: !warpspec.rows<64xf32>, %i: i32,
+                           %out: memref<?x4x128xbf16>,
+                           %out64: memref<?x2x64xf16>) {
+  warpspec.kernel chip("sm_90a") {
+    warpspec.partition "store" role(compute) warps(4) regs(64) {
+      %b = warpspec.scratch : !warpspec.buffer<64x128xbf16, smem>
+      %h = warpspec.scratch : !warpspec.buffer<64x64xf16, smem>
+      warpspec.store %a to %out[%i, %i] rows(%i) via(%b)
+          : !warpspec.acc<64x128xf32>, memref<?x4x128xbf16>,
+            !warpspec.buffer<64x128xbf16, smem>
+      warpspec.store %a64 to %out64[%i, %i] rows(%i) divide_by(%l) via(%h)
+          : !warpspec.acc<64x64xf32>, memref<?x2x64xf16>,
+            !warpspec.rows<64xf32>, !warpspec.buffer<64x64xf16, smem>
+    }
+  }
   return
 }
 

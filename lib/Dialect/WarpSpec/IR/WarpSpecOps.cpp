@@ -562,6 +562,38 @@ LogicalResult WriteOp::verify() {
   return success();
 }
 
+/// The types of warpspec.store's optional operands, each after a comma:
+/// `[, !warpspec.rows<...>] [, !warpspec.buffer<...>]`. Two optional groups
+/// of ODS could not tell them apart (with `via` but no `divide_by`, the
+/// buffer type would be taken for divide_by's), so the kind of type decides.
+static ParseResult parseStoreOptionalTypes(OpAsmParser &parser,
+                                           Type &divideBy, Type &staging) {
+  while (succeeded(parser.parseOptionalComma())) {
+    SMLoc loc = parser.getCurrentLocation();
+    Type type;
+    if (parser.parseType(type))
+      return failure();
+    if (isa<RowsType>(type) && !divideBy && !staging)
+      divideBy = type;
+    else if (isa<BufferType>(type) && !staging)
+      staging = type;
+    else
+      return parser.emitError(loc)
+             << "expected the divide_by type (!warpspec.rows), then the "
+                "staging type (!warpspec.buffer), got "
+             << type;
+  }
+  return success();
+}
+
+static void printStoreOptionalTypes(OpAsmPrinter &printer, Operation *,
+                                    Type divideBy, Type staging) {
+  if (divideBy)
+    printer << ", " << divideBy;
+  if (staging)
+    printer << ", " << staging;
+}
+
 LogicalResult StoreOp::verify() {
   AccType value = getValue().getType();
   auto dest = dyn_cast<MemRefType>(getDest().getType());

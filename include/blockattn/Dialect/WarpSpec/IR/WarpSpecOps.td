@@ -467,7 +467,8 @@ def WarpSpec_StoreOp : WarpSpec_Op<"store", [AttrSizedOperandSegments]> {
   let assemblyFormat = [{
     $value `to` $dest `[` $row `,` $head `]` `rows` `(` $rows `)`
     (`divide_by` `(` $divide_by^ `)`)? (`via` `(` $staging^ `)`)? (`bulk` $bulk^)? attr-dict
-    `:` type($value) `,` type($dest) (`,` type($divide_by)^)? (`,` type($staging)^)?
+    `:` type($value) `,` type($dest) ``
+    custom<StoreOptionalTypes>(type($divide_by), type($staging))
   }];
   let hasVerifier = 1;
 }
