@@ -52,17 +52,14 @@ def no_compute(ir: str) -> str:
 
 VARIANTS = {
     # name: (head_dim, warp-specialize options, edit)
-    "d128_base": (128, "", None),
-    "d128_s2": (128, "num-stages=2", None),
-    "d128_s2_psmem": (128, "num-stages=2 p-operand=smem", None),
-    "d128_c1_s2": (128, "num-consumers=1 num-stages=2", None),
-    "d128_c1_s1": (128, "num-consumers=1 num-stages=1", None),
-    "d128_noload": (128, "", lambda ir: drop_lines(ir, r"warpspec\.tma_load")),
-    "d128_nocompute": (128, "", no_compute),
-    "d64_base": (64, "", None),
-    "d64_s4": (64, "num-stages=4", None),
-    "d64_s2": (64, "num-stages=2", None),
-    "d64_noload": (64, "", lambda ir: drop_lines(ir, r"warpspec\.tma_load")),
+    "d128_tma": (128, "o-store=tma", None),
+    "d128_smem": (128, "o-store=smem", None),
+    "d128_tma_s2": (128, "o-store=tma num-stages=2", None),
+    "d128_tma_c1_s2": (128, "o-store=tma num-consumers=1 num-stages=2", None),
+    "d128_tma_contig": (128, "o-store=tma schedule=contiguous", None),
+    "d64_tma": (64, "o-store=tma", None),
+    "d64_smem": (64, "o-store=smem", None),
+    "d64_tma_s4": (64, "o-store=tma num-stages=4", None),
 }
 
 
@@ -86,12 +83,6 @@ def main() -> None:
                            check=True)
         manifest = json.loads((out / f"{name}.json").read_text())
         print(name, manifest["ptxas"]["registers"], "regs", manifest["smem_bytes"], "smem")
-    # Same code, other L2 promotion for the loads.
-    base = json.loads((out / "d128_base.json").read_text())
-    for p in base["params"]:
-        if p["kind"] == "tensormap":
-            p["l2_promotion"] = "256B"
-    (out / "d128_l2_256.json").write_text(json.dumps(base, indent=2))
 
 
 if __name__ == "__main__":

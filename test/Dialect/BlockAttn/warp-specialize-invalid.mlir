@@ -196,7 +196,7 @@ func.func @negative_p_operand(%q: !act, %k: !act, %v: !act, %o: !act,
 !act = memref<?x4x128xbf16>
 func.func @negative_o_store(%q: !act, %k: !act, %v: !act, %o: !act,
                             %cu: memref<?xi32>) {
-  // expected-error @+1 {{'blockattn.forward' op o-store must be 'smem' or 'registers', got 'tmem'}}
+  // expected-error @+1 {{'blockattn.forward' op o-store must be 'tma', 'smem' or 'registers', got 'tmem'}}
   blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
       cu_seqlens(%cu : memref<?xi32>) {head_dim = 128 : i64, element_type = bf16}
   return

@@ -1,6 +1,6 @@
-// RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --implicit-check-not=blockattn.forward
-// o-store=smem is the default: the same kernels.
 // RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a o-store=smem" | FileCheck %s --implicit-check-not=blockattn.forward
+// o-store=tma is the default: the same kernels, with bulk stores.
+// RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=TMA --implicit-check-not=blockattn.forward
 // RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a o-store=registers" | FileCheck %s --check-prefix=OREGS --implicit-check-not=warpspec.scratch
 // RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a p-operand=smem o-store=smem" | FileCheck %s --check-prefix=SMEM
 // RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a p-operand=smem" | FileCheck %s --check-prefix=SMEM
@@ -14,7 +14,8 @@
 // blockattn-warp-specialize on Hopper forward kernels: the seed forward
 // (bf16, head_dim 128) and an f16 head_dim-64 forward; P from registers or
 // staged through shared memory; O stored from registers or staged through a
-// per-replica shared-memory buffer (o-store, default smem); one, two or three
+// per-replica shared-memory buffer (o-store=smem, or tma, the default, which
+// adds bulk tensor stores of full tiles); one, two or three
 // consumer warpgroups (their register budgets); the ring depth the pass
 // picks or is given; a run-time scale against the constant one (the
 // kernel's info has softmax_scale only when it is a constant); and the
@@ -157,6 +158,12 @@ func.func @forward_seed_d128(%q: !act, %k: !act, %v: !act, %o: !act, %cu: !cu) {
 // (the most the pass picks), also with the P and O scratch buffers; with
 // three consumers, 6. The O staging buffer is f16, 64x64.
 // CHECK-LABEL: func.func @forward_f16_d64
+// TMA-LABEL: func.func @forward_seed_d128
+// TMA: %[[OBUF:.*]] = warpspec.scratch : <64x128xbf16, smem>
+// TMA: warpspec.store {{.*}} via(%[[OBUF]]) bulk : <64x128xf32>
+// TMA-LABEL: func.func @forward_f16_d64
+// TMA: warpspec.store {{.*}} via(%{{.*}}) bulk : <64x64xf32>
+
 // CHECK: warpspec.kernel chip("sm_90a") attributes {info = {block_size = 64 : i64, element_type = f16, head_dim = 64 : i64, kind = "forward", rotary = "none", softmax_scale = 1.250000e-01 : f32}} {
 // CHECK: warpspec.channel "qkv" depth(8) : <[64x64xf16, 64x64xf16, 64x64xf16], smem>
 // CHECK: %[[OBUF64:.*]] = warpspec.scratch : <64x64xf16, smem>
