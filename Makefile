@@ -1,6 +1,7 @@
 #===- Makefile - block-attn: the commands a user types ---------------------===#
 #
 #   make run     install what is missing, build, compile the seed kernels
+#                for sm_90a and sm_100a (PTX, cubin, manifest; out/)
 #   make check   install what is missing, build, run every test
 #   make build   configure (first time) and build
 #   make clean   remove the build directory
@@ -49,7 +50,7 @@ check: deps
 
 run: deps
 	$(MAKE) --no-print-directory build
-	$(BUILD_DIR)/bin/block-attn-opt examples/seed.mlir
+	BUILD_DIR=$(BUILD_DIR) ./scripts/run.sh
 
 clean:
 	rm -rf $(BUILD_DIR)

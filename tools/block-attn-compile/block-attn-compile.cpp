@@ -17,6 +17,7 @@
 #include "blockattn/InitAllPasses.h"
 #include "blockattn/Pipelines/Pipelines.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/CompilationInterfaces.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -27,6 +28,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -62,6 +64,9 @@ static cl::opt<std::string> ptxasPath("ptxas", cl::desc("ptxas to use"),
                                       cl::init(""), cl::cat(category));
 static cl::opt<bool> quiet("quiet", cl::desc("Print nothing on success"),
                            cl::cat(category));
+static cl::opt<bool> noHeader("no-header",
+                              cl::desc("Omit the resource table's header"),
+                              cl::cat(category));
 
 // A kernel described by flags instead of an input file.
 static cl::opt<std::string> kind("kind",
@@ -80,6 +85,10 @@ static cl::opt<std::string> rotary("rotary",
                                    cl::init("none"), cl::cat(category));
 static cl::opt<std::string> kernelName("name", cl::desc("Kernel name"),
                                        cl::init(""), cl::cat(category));
+static cl::list<std::string>
+    onlyKernels("kernels",
+                cl::desc("Compile only these kernel functions of the input"),
+                cl::CommaSeparated, cl::cat(category));
 
 // Pipeline tuning.
 static cl::opt<int64_t> numStages("num-stages", cl::init(0),
@@ -299,6 +308,21 @@ int main(int argc, char **argv) {
   }
   if (!module)
     return 1;
+  if (!onlyKernels.empty()) {
+    llvm::StringSet<> wanted;
+    for (const std::string &name : onlyKernels)
+      wanted.insert(name);
+    for (func::FuncOp func :
+         llvm::make_early_inc_range(module->getOps<func::FuncOp>())) {
+      if (!wanted.erase(func.getSymName()))
+        func.erase();
+    }
+    for (const auto &missing : wanted) {
+      llvm::errs() << "error: no kernel function @" << missing.getKey()
+                   << " in the input\n";
+      return 1;
+    }
+  }
 
   PassManager pm(&context);
   blockattn::BlockAttnToPtxOptions options;
@@ -329,7 +353,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   bool ok = true;
-  if (!quiet)
+  if (!quiet && !noHeader)
     llvm::outs() << llvm::format("%-28s %-8s %-34s %5s %8s %5s %9s %8s\n",
                                  "kernel", "chip", "warps/registers per role",
                                  "regs", "smem", "tmem", "ptx", "compile");
