@@ -17,7 +17,11 @@
 set -euo pipefail
 
 APT_PACKAGES=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools cmake ninja-build)
-PIP_PACKAGES=(numpy pytest)   # distribution names; module names are the same
+# pip distribution=module to import to see whether it is there. cuobjdump and
+# nvdisasm (NVIDIA's PyPI wheels) let the SASS lit tests run; CUDA's own
+# toolkit on this machine has ptxas but no disassembler.
+PIP_PACKAGES=(numpy=numpy pytest=pytest
+              nvidia-cuda-cuobjdump=nvidia.cu13.bin nvidia-cuda-nvdisasm=nvidia.cu13.bin)
 PYTHON=${PYTHON:-python3}
 
 log() { echo "install-deps: $*"; }
@@ -75,8 +79,15 @@ fi
 
 #--- pip ---------------------------------------------------------------------
 missing=()
-for pkg in "${PIP_PACKAGES[@]}"; do
-  "$PYTHON" -c "import $pkg" >/dev/null 2>&1 || missing+=("$pkg")
+for entry in "${PIP_PACKAGES[@]}"; do
+  pkg=${entry%%=*}
+  if [[ $pkg == nvidia-cuda-* ]]; then
+    tool=${pkg#nvidia-cuda-}
+    "$PYTHON" -c "import nvidia, os, sys; sys.exit(not any(os.path.exists(os.path.join(p, 'cu13', 'bin', '$tool')) for p in nvidia.__path__))" \
+      >/dev/null 2>&1 || missing+=("$pkg")
+  else
+    "$PYTHON" -c "import ${entry#*=}" >/dev/null 2>&1 || missing+=("$pkg")
+  fi
 done
 if [[ ${#missing[@]} -eq 0 ]]; then
   log "pip packages: all present"

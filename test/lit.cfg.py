@@ -33,7 +33,8 @@ llvm_config.use_default_substitutions()
 tool_dirs = [config.blockattn_tools_dir, config.llvm_tools_dir]
 tools = [
     "block-attn-opt",
-    ToolSubst("block-attn-compile", unresolved="ignore"),
+    "block-attn-compile",
+    "blockattn-descriptor-test",
     "FileCheck",
     "not",
     "count",
@@ -51,6 +52,29 @@ def find_cuda_tool(name, configured):
         if p and os.path.exists(p):
             return p
     return shutil.which(name)
+
+def pip_cuda_bin():
+    """NVIDIA's PyPI wheels (nvidia-cuda-cuobjdump, -nvdisasm) put their tools
+    in site-packages/nvidia/cu13/bin of the python3 on PATH."""
+    import subprocess
+
+    code = ("import nvidia, os\n"
+            "for p in nvidia.__path__: print(os.path.join(p, 'cu13', 'bin'))")
+    try:
+        out = subprocess.run(["python3", "-c", code], capture_output=True,
+                             text=True, timeout=60).stdout
+    except Exception:
+        return []
+    return [d for d in out.split() if os.path.isdir(d)]
+
+
+for directory in pip_cuda_bin():
+    # cuobjdump runs nvdisasm from PATH.
+    config.environment["PATH"] = directory + os.pathsep + config.environment["PATH"]
+    if not config.cuobjdump_executable or not os.path.exists(config.cuobjdump_executable):
+        candidate = os.path.join(directory, "cuobjdump")
+        if os.path.exists(candidate):
+            config.cuobjdump_executable = candidate
 
 ptxas = find_cuda_tool("ptxas", config.ptxas_executable)
 if ptxas:
