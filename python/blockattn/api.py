@@ -15,7 +15,7 @@ import torch
 
 from . import _driver, _kernels
 
-__all__ = ["block_attention"]
+__all__ = ["block_attention", "forward", "backward"]
 
 SUPPORTED_HEAD_DIMS = (64, 128)
 SUPPORTED_BLOCK_SIZES = (64,)
@@ -83,6 +83,28 @@ def _num_sms(device: torch.device) -> int:
     return torch.cuda.get_device_properties(device).multi_processor_count
 
 
+def _launch(kind: str, like: torch.Tensor, block_size: int, tensors: dict, softmax_scale: float) -> None:
+    """Launches the `kind` kernel specialized for `like`'s head dim and dtype."""
+    key = _kernels.KernelKey(
+        kind=kind,
+        head_dim=like.shape[2],
+        block_size=block_size,
+        dtype=_DTYPE_NAMES[like.dtype],
+        chip=_driver.chip_of(like.device),
+    )
+    kernel = _driver.load_kernel(_kernels.find_kernel(key), like.device)
+    with torch.cuda.device(like.device):
+        kernel.launch(
+            grid=_num_sms(like.device),
+            tensors=tensors,
+            scalars={"softmax_scale": float(softmax_scale)},
+        )
+
+
+def _empty(q: torch.Tensor) -> torch.Tensor:
+    return torch.empty_like(q, memory_format=torch.contiguous_format)
+
+
 def forward(
     q: torch.Tensor,
     k: torch.Tensor,
@@ -93,38 +115,91 @@ def forward(
     out: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Launches the forward kernel on validated inputs; returns o."""
-    o = torch.empty_like(q, memory_format=torch.contiguous_format) if out is None else out
-    if q.shape[0] == 0 or q.shape[1] == 0:
-        return o
-    key = _kernels.KernelKey(
-        kind="forward",
-        head_dim=q.shape[2],
-        block_size=block_size,
-        dtype=_DTYPE_NAMES[q.dtype],
-        chip=_driver.chip_of(q.device),
-    )
-    kernel = _driver.load_kernel(_kernels.find_kernel(key), q.device)
-    with torch.cuda.device(q.device):
-        kernel.launch(
-            grid=_num_sms(q.device),
-            tensors={"q": q, "k": k, "v": v, "o": o, "cu_seqlens": cu_seqlens},
-            scalars={"softmax_scale": float(softmax_scale)},
-        )
+    o = _empty(q) if out is None else out
+    if q.shape[0] and q.shape[1]:
+        tensors = {"q": q, "k": k, "v": v, "o": o, "cu_seqlens": cu_seqlens}
+        _launch("forward", q, block_size, tensors, softmax_scale)
     return o
 
 
-class _BlockAttention(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, q, k, v, cu_seqlens, block_size, softmax_scale):
-        return forward(q, k, v, cu_seqlens, block_size, softmax_scale)
+def _tma_ready(t: torch.Tensor) -> torch.Tensor:
+    """`t` itself if the tensor-memory accelerator can read it, else a copy."""
+    esize = t.element_size()
+    if t.stride(2) == 1 and not (t.stride(0) * esize % 16 or t.stride(1) * esize % 16 or t.data_ptr() % 16):
+        return t
+    return t.contiguous()
 
-    @staticmethod
-    def backward(ctx, grad_o):
-        raise NotImplementedError(
-            "blockattn: the backward kernel is not implemented yet, so "
-            "block_attention is not differentiable in this version; call it "
-            "under torch.no_grad() or detach its inputs"
-        )
+
+def backward(
+    grad_o: torch.Tensor,
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    cu_seqlens: torch.Tensor,
+    block_size: int,
+    softmax_scale: float,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Launches the backward kernel; returns dq, dk, dv.
+
+    It reads q, k, v and dO only: no forward output, no logsumexp, no
+    preprocessing kernel, no atomics (deterministic)."""
+    dq, dk, dv = _empty(q), _empty(k), _empty(v)
+    if q.shape[0] and q.shape[1]:
+        tensors = {
+            "q": q, "k": k, "v": v, "do": _tma_ready(grad_o.to(q.dtype)),
+            "dq": dq, "dk": dk, "dv": dv, "cu_seqlens": cu_seqlens,
+        }
+        _launch("backward", q, block_size, tensors, softmax_scale)
+    return dq, dk, dv
+
+
+# The differentiable operator, registered with torch.library so that it
+# works under torch.compile (the fake implementations give shapes without
+# running anything) and saves only q, k, v and cu_seqlens for the backward.
+
+
+@torch.library.custom_op("blockattn::block_attention", mutates_args=())
+def _block_attention_op(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens: torch.Tensor,
+    block_size: int, softmax_scale: float,
+) -> torch.Tensor:
+    return forward(q, k, v, cu_seqlens, block_size, softmax_scale)
+
+
+@_block_attention_op.register_fake
+def _(q, k, v, cu_seqlens, block_size, softmax_scale):
+    return _empty(q)
+
+
+@torch.library.custom_op("blockattn::block_attention_backward", mutates_args=())
+def _block_attention_backward_op(
+    grad_o: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+    cu_seqlens: torch.Tensor, block_size: int, softmax_scale: float,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    return backward(grad_o, q, k, v, cu_seqlens, block_size, softmax_scale)
+
+
+@_block_attention_backward_op.register_fake
+def _(grad_o, q, k, v, cu_seqlens, block_size, softmax_scale):
+    return _empty(q), _empty(k), _empty(v)
+
+
+def _setup_context(ctx, inputs, output):
+    q, k, v, cu_seqlens, block_size, softmax_scale = inputs
+    ctx.save_for_backward(q, k, v, cu_seqlens)
+    ctx.block_size = block_size
+    ctx.softmax_scale = softmax_scale
+
+
+def _backward_rule(ctx, grad_o):
+    q, k, v, cu_seqlens = ctx.saved_tensors
+    dq, dk, dv = _block_attention_backward_op(
+        grad_o, q, k, v, cu_seqlens, ctx.block_size, ctx.softmax_scale
+    )
+    return dq, dk, dv, None, None, None
+
+
+_block_attention_op.register_autograd(_backward_rule, setup_context=_setup_context)
 
 
 def block_attention(
@@ -154,7 +229,9 @@ def block_attention(
 
     Returns:
         ``o`` of the shape and dtype of ``q``: for each block,
-        ``softmax(scale * Q K^T) V``.
+        ``softmax(scale * Q K^T) V``. Differentiable with respect to q, k and
+        v (the backward kernel recomputes the softmax from q and k; only q, k,
+        v and cu_seqlens are saved).
     """
     _check_activation("q", q, None)
     _check_activation("k", k, q)
@@ -176,4 +253,4 @@ def block_attention(
         if torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v)):
             raise ValueError("out: cannot write into a given tensor when gradients are required")
         return forward(q, k, v, cu_seqlens, block_size, float(softmax_scale), out=out)
-    return _BlockAttention.apply(q, k, v, cu_seqlens, block_size, float(softmax_scale))
+    return _block_attention_op(q, k, v, cu_seqlens, block_size, float(softmax_scale))

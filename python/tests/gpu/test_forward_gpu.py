@@ -155,14 +155,6 @@ def test_deterministic():
     assert torch.equal(a, b)
 
 
-def test_backward_not_implemented_yet():
-    q, k, v, cu = make_inputs([70], 2, 64, torch.bfloat16)
-    q.requires_grad_(True)
-    o = blockattn.block_attention(q, k, v, cu)
-    with pytest.raises(NotImplementedError, match="backward"):
-        o.sum().backward()
-
-
 def test_cuda_graph_capture():
     q, k, v, cu = make_inputs([300, 64, 5], 4, 128, torch.bfloat16, seed=2)
     blockattn.block_attention(q, k, v, cu)  # load the kernel outside capture
