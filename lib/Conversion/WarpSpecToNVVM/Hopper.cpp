@@ -40,16 +40,18 @@ public:
   int64_t colOffset(int64_t reg) const override {
     return 8 * (reg / 4) + reg % 2;
   }
-  Value rowIndex(KernelEmitter &e, int64_t slot) const override {
+  Value rowBase(KernelEmitter &e) const override {
     Value warpInGroup =
         LLVM::LShrOp::create(e.b, e.loc, e.partition.threadInReplica,
                              e.i32(5));
     Value quad = LLVM::LShrOp::create(e.b, e.loc, e.lane, e.i32(2));
-    return e.add(e.add(e.mul(warpInGroup, e.i32(16)), quad), e.i32(8 * slot));
+    return e.add(e.mul(warpInGroup, e.i32(16)), quad);
   }
+  int64_t rowOffset(int64_t slot) const override { return 8 * slot; }
   Value colBase(KernelEmitter &e) const override {
     return e.mul(e.andi(e.lane, e.i32(3)), e.i32(2));
   }
+  int64_t colBaseBound() const override { return 7; }
   ArrayRef<int32_t> rowReductionMasks() const override { return masks; }
 
 private:
@@ -186,12 +188,18 @@ LogicalResult KernelEmitter::emitHopperMma(MmaOp op) {
       return op.emitOpError() << "A is not a buffer of this partition";
     Value aStart = smemAddress(aPtr);
     SwizzledTile aTile = tileOf(aType);
-    int64_t steps = aType.getShape()[1] / 16;
+    // A stored K x M (transpose_a) is MN-major: the same descriptor rules
+    // as an MN-major B.
+    bool aKMajor = !op.getTransposeA();
+    uint64_t aFixed = aKMajor ? kMajorDescriptor(0) : mnMajorDescriptor(0, aTile);
+    auto aOffset = [&](int64_t k) -> uint64_t {
+      return aKMajor ? kMajorStepOffset(aTile, k) : mnMajorStepOffset(k);
+    };
+    int64_t steps = (aKMajor ? aType.getShape()[1] : aType.getShape()[0]) / 16;
     NVVM::WgmmaFenceAlignedOp::create(b, loc);
     Value acc = LLVM::UndefOp::create(b, loc, structType);
     for (int64_t k = 0; k < steps; ++k) {
-      Value descA = descriptor(*this, kMajorDescriptor(0), aStart,
-                               kMajorStepOffset(aTile, k));
+      Value descA = descriptor(*this, aFixed, aStart, aOffset(k));
       Value descB = descriptor(*this, bFixed, bStart, bOffset(k));
       acc = NVVM::WgmmaMmaAsyncOp::create(
           b, loc, structType, acc, descA, descB,
@@ -199,7 +207,9 @@ LogicalResult KernelEmitter::emitHopperMma(MmaOp op) {
           wgmmaType(elementType), NVVM::WGMMATypes::f32,
           k == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
           NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
-          NVVM::MMALayout::row,
+          // The NVVM op emits imm-trans-a = layoutA and imm-trans-b =
+          // 1 - layoutB (row = 0): K-major A is `row`, K-major B is `col`.
+          aKMajor ? NVVM::MMALayout::row : NVVM::MMALayout::col,
           bKMajor ? NVVM::MMALayout::col : NVVM::MMALayout::row,
           NVVM::MMAIntOverflowAttr());
     }

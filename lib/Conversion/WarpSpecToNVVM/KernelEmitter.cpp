@@ -341,6 +341,7 @@ LogicalResult KernelEmitter::emitOp(Operation *op) {
       .Case([&](ReleaseOp o) { return emitRelease(o); })
       .Case([&](TmaLoadOp o) { return emitTmaLoad(o); })
       .Case([&](SoftmaxOp o) { return emitSoftmax(o); })
+      .Case([&](SoftmaxGradOp o) { return emitSoftmaxGrad(o); })
       .Case([&](StoreOp o) { return emitStore(o); })
       .Case([&](WriteOp o) { return emitWrite(o); })
       .Case([&](ScratchOp o) {

@@ -94,10 +94,13 @@ public:
   virtual int64_t rowSlot(int64_t reg) const = 0;
   /// Column of register `reg` is colBase() + colOffset(reg).
   virtual int64_t colOffset(int64_t reg) const = 0;
-  /// Tile row of the thread's row `slot` (i32).
-  virtual Value rowIndex(KernelEmitter &e, int64_t slot) const = 0;
-  /// The thread's column base (i32).
+  /// Tile row of the thread's row `slot` (i32): rowBase() + rowOffset(slot).
+  Value rowIndex(KernelEmitter &e, int64_t slot) const;
+  virtual Value rowBase(KernelEmitter &e) const = 0;
+  virtual int64_t rowOffset(int64_t slot) const = 0;
+  /// The thread's column base (i32), below colBaseBound().
   virtual Value colBase(KernelEmitter &e) const = 0;
+  virtual int64_t colBaseBound() const = 0;
   /// Lane XOR masks that reach every other thread holding the same row.
   virtual ArrayRef<int32_t> rowReductionMasks() const = 0;
 };
@@ -247,6 +250,7 @@ public:
   void waitBarrier(Value barrier, Value parity);
   // TileMath.cpp
   LogicalResult emitSoftmax(warpspec::SoftmaxOp op);
+  LogicalResult emitSoftmaxGrad(warpspec::SoftmaxGradOp op);
   LogicalResult emitStore(warpspec::StoreOp op);
   LogicalResult emitWrite(warpspec::WriteOp op);
   Value shuffleXor(Value v, int32_t mask);

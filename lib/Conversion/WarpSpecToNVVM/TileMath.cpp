@@ -95,6 +95,25 @@ LogicalResult KernelEmitter::emitSoftmax(SoftmaxOp op) {
   for (Value &sum : rowSum)
     sum = reduceRow(*this, layout, sum, /*isMax=*/false);
 
+  // Normalized probabilities, and zero rows for queries past the tile.
+  if (op.getNormalize()) {
+    SmallVector<Value> inverse;
+    for (Value sum : rowSum)
+      inverse.push_back(LLVM::FDivOp::create(b, loc, f32(1.0), sum));
+    for (int64_t r = 0; r < numRegs; ++r)
+      p[r] = LLVM::FMulOp::create(b, loc, p[r], inverse[layout.rowSlot(r)]);
+  }
+  if (Value validRowsOperand = op.getValidRows()) {
+    Value validRows = lookupI32(validRowsOperand);
+    Value zero = f32(0.0);
+    SmallVector<Value> rowValid;
+    for (int64_t slot = 0; slot < numSlots; ++slot)
+      rowValid.push_back(
+          cmp(Pred::slt, layout.rowIndex(*this, slot), validRows));
+    for (int64_t r = 0; r < numRegs; ++r)
+      p[r] = select(rowValid[layout.rowSlot(r)], p[r], zero);
+  }
+
   AccType probsType = op.getProbs().getType();
   Fragment probs{probsType, scores.layout, {}};
   if (probsType.getElementType().isF32()) {
@@ -125,6 +144,104 @@ static Value swizzledOffset(KernelEmitter &e, Value row, Value col,
       e.add(e.mul(chunk, e.i32(rows * nvdesc::SwizzledTile::kRowBytes)),
             e.mul(row, e.i32(nvdesc::SwizzledTile::kRowBytes))),
       e.add(e.mul(unit, e.i32(16)), e.andi(byteInRow, e.i32(15))));
+}
+
+LogicalResult KernelEmitter::emitSoftmaxGrad(SoftmaxGradOp op) {
+  auto pIt = fragments.find(op.getProbs());
+  auto dpIt = fragments.find(op.getDprobs());
+  if (pIt == fragments.end() || dpIt == fragments.end())
+    return op.emitOpError() << "operands were not produced in this partition";
+  const Fragment &p = pIt->second, &dp = dpIt->second;
+  const FragmentLayout &layout = *p.layout;
+  int64_t numRegs = layout.numRegs(), numSlots = layout.numRowSlots();
+  // D[i] = sum_j P[i, j] dP[i, j], reduced over the lanes holding row i.
+  SmallVector<Value> rowDot(numSlots, f32(0.0));
+  for (int64_t r = 0; r < numRegs; ++r) {
+    int64_t slot = layout.rowSlot(r);
+    rowDot[slot] =
+        LLVM::FMAOp::create(b, loc, p.regs[r], dp.regs[r], rowDot[slot]);
+  }
+  for (Value &dot : rowDot)
+    dot = reduceRow(*this, layout, dot, /*isMax=*/false);
+  Value scale = lookup(op.getScale());
+  SmallVector<Value> ds(numRegs);
+  for (int64_t r = 0; r < numRegs; ++r) {
+    Value centered =
+        LLVM::FSubOp::create(b, loc, dp.regs[r], rowDot[layout.rowSlot(r)]);
+    ds[r] = LLVM::FMulOp::create(
+        b, loc, LLVM::FMulOp::create(b, loc, p.regs[r], scale), centered);
+  }
+  AccType type = op.getGrad().getType();
+  Fragment grad{type, p.layout, {}};
+  if (type.getElementType().isF32()) {
+    grad.regs = ds;
+  } else {
+    for (int64_t r = 0; r + 1 < numRegs; r += 2)
+      grad.regs.push_back(packPair(*this, type.getElementType(), ds[r], ds[r + 1]));
+  }
+  fragments[op.getGrad()] = std::move(grad);
+  return success();
+}
+
+Value FragmentLayout::rowIndex(KernelEmitter &e, int64_t slot) const {
+  return e.add(rowBase(e), e.i32(rowOffset(slot)));
+}
+
+/// Shared-memory pointers to the register pairs of a fragment in a swizzled
+/// tile (swizzledOffset), one per pair.
+///
+/// Written naively, every pair's address is a different run-time value, and
+/// LLVM hoists all of them out of the tile loop, where they cost a register
+/// each (and spill). When the layout allows it (the thread's column base
+/// stays inside one 16-byte unit, constant column offsets are whole units,
+/// constant row offsets whole swizzle periods of 8 rows, as in the wgmma
+/// layout), byte(row, col) = [chunk and row constants] +
+/// [rowBase * 128 + ((unit ^ rowBase % 8) << 4) + colBase * 2], and the
+/// bracket takes only 8 values (one per unit): the constants become
+/// immediate offsets of the stores.
+static SmallVector<Value> pairPointers(KernelEmitter &e,
+                                       const FragmentLayout &layout,
+                                       Value tile, int64_t rows) {
+  SmallVector<Value> ptrs;
+  bool factorable = 2 * layout.colBaseBound() <= 16;
+  for (int64_t r = 0; r + 1 < layout.numRegs(); r += 2)
+    factorable &= (2 * layout.colOffset(r)) % 16 == 0 &&
+                  layout.rowOffset(layout.rowSlot(r)) % 8 == 0;
+  Value rowBase = layout.rowBase(e), colBase = layout.colBase(e);
+  if (!factorable) {
+    for (int64_t r = 0; r + 1 < layout.numRegs(); r += 2) {
+      Value row = e.add(rowBase, e.i32(layout.rowOffset(layout.rowSlot(r))));
+      Value col = e.add(colBase, e.i32(layout.colOffset(r)));
+      ptrs.push_back(LLVM::GEPOp::create(
+          e.b, e.loc, e.smemPtrT(), e.b.getI8Type(), tile,
+          ValueRange{swizzledOffset(e, row, col, rows)}));
+    }
+    return ptrs;
+  }
+  Value rowPhase = e.andi(rowBase, e.i32(7));
+  Value common = e.add(e.mul(rowBase, e.i32(nvdesc::SwizzledTile::kRowBytes)),
+                       e.mul(colBase, e.i32(2)));
+  SmallVector<Value> unitBase(8);
+  for (int64_t r = 0; r + 1 < layout.numRegs(); r += 2) {
+    int64_t colBytes = 2 * layout.colOffset(r);
+    int64_t chunk = colBytes / nvdesc::SwizzledTile::kRowBytes;
+    int64_t unit = (colBytes % nvdesc::SwizzledTile::kRowBytes) / 16;
+    if (!unitBase[unit]) {
+      Value swizzled = LLVM::XOrOp::create(e.b, e.loc, rowPhase, e.i32(unit));
+      Value offset =
+          e.add(common, LLVM::ShlOp::create(e.b, e.loc, swizzled, e.i32(4)));
+      unitBase[unit] = LLVM::GEPOp::create(e.b, e.loc, e.smemPtrT(),
+                                           e.b.getI8Type(), tile,
+                                           ValueRange{offset});
+    }
+    int64_t constant =
+        chunk * rows * nvdesc::SwizzledTile::kRowBytes +
+        layout.rowOffset(layout.rowSlot(r)) * nvdesc::SwizzledTile::kRowBytes;
+    ptrs.push_back(LLVM::GEPOp::create(e.b, e.loc, e.smemPtrT(),
+                                       e.b.getI8Type(), unitBase[unit],
+                                       ArrayRef<LLVM::GEPArg>{constant}));
+  }
+  return ptrs;
 }
 
 /// Registers 2i and 2i+1 hold adjacent columns of one row in every layout
@@ -167,7 +284,7 @@ static LogicalResult emitStagedStore(KernelEmitter &e, StoreOp op,
                                            e.b.getUnitAttr());
     });
   e.replicaBarrier();
-  Value colBase = layout.colBase(e);
+  SmallVector<Value> ptrs = pairPointers(e, layout, staging, rows);
   for (int64_t r = 0; r + 1 < layout.numRegs(); r += 2) {
     int64_t slot = layout.rowSlot(r);
     Value lo = value.regs[r], hi = value.regs[r + 1];
@@ -175,12 +292,7 @@ static LogicalResult emitStagedStore(KernelEmitter &e, StoreOp op,
       lo = LLVM::FMulOp::create(e.b, e.loc, lo, scale[slot]);
       hi = LLVM::FMulOp::create(e.b, e.loc, hi, scale[slot]);
     }
-    Value offset =
-        swizzledOffset(e, layout.rowIndex(e, slot),
-                       e.add(colBase, e.i32(layout.colOffset(r))), rows);
-    Value ptr = LLVM::GEPOp::create(e.b, e.loc, e.smemPtrT(), e.b.getI8Type(),
-                                    staging, ValueRange{offset});
-    e.store(packPair(e, elementType, lo, hi), ptr, 4);
+    e.store(packPair(e, elementType, lo, hi), ptrs[r / 2], 4);
   }
   // The whole tile is in the buffer, visible to the tensor memory
   // accelerator (async proxy) too.
@@ -232,26 +344,40 @@ static void copyOutRows(KernelEmitter &e, StoreOp op, Value staging,
   int64_t threads = e.partition.replicaThreads;
   int64_t units = rows * unitsPerRow;
   Type vec = VectorType::get({4}, e.i32T());
-  for (int64_t first = 0; first < units; first += threads) {
-    Value linear = e.add(e.i32(first), e.partition.threadInReplica);
-    Value row = e.udiv(linear, e.i32(unitsPerRow));
-    Value unitInRow = e.urem(linear, e.i32(unitsPerRow));
-    Value chunk = e.udiv(unitInRow, e.i32(kUnitsPerChunkRow));
-    Value unit = e.urem(unitInRow, e.i32(kUnitsPerChunkRow));
-    Value physical = LLVM::XOrOp::create(e.b, e.loc, unit,
-                                         e.andi(row, e.i32(7)));
-    Value offset =
-        e.add(e.add(e.mul(chunk, e.i32(rows * nvdesc::SwizzledTile::kRowBytes)),
-                    e.mul(row, e.i32(nvdesc::SwizzledTile::kRowBytes))),
-              e.mul(physical, e.i32(kUnitBytes)));
-    Value src = LLVM::GEPOp::create(e.b, e.loc, e.smemPtrT(), e.b.getI8Type(),
-                                    staging, ValueRange{offset});
+  // Every pass of the loop moves the thread `threads / unitsPerRow` rows
+  // down (a multiple of the 8-row swizzle period), so its unit, chunk and
+  // swizzle are the same in every pass: one base address, plus a constant.
+  assert(threads % unitsPerRow == 0 && (threads / unitsPerRow) % 8 == 0 &&
+         "a pass must cover whole swizzle periods");
+  Value t = e.partition.threadInReplica;
+  Value rowBase = e.udiv(t, e.i32(unitsPerRow));
+  Value unitInRow = e.urem(t, e.i32(unitsPerRow));
+  Value chunk = e.udiv(unitInRow, e.i32(kUnitsPerChunkRow));
+  Value unit = e.urem(unitInRow, e.i32(kUnitsPerChunkRow));
+  Value physical =
+      LLVM::XOrOp::create(e.b, e.loc, unit, e.andi(rowBase, e.i32(7)));
+  Value offset =
+      e.add(e.add(e.mul(chunk, e.i32(rows * nvdesc::SwizzledTile::kRowBytes)),
+                  e.mul(rowBase, e.i32(nvdesc::SwizzledTile::kRowBytes))),
+            e.mul(physical, e.i32(kUnitBytes)));
+  Value srcBase = LLVM::GEPOp::create(e.b, e.loc, e.smemPtrT(),
+                                      e.b.getI8Type(), staging,
+                                      ValueRange{offset});
+  Value col = e.zext64(e.mul(unitInRow, e.i32(kUnitBytes / 2)));
+  Value dstBase = e.add(e.add(tileBase, e.mul(e.zext64(rowBase),
+                                                dest.strides[0])),
+                        col);
+  int64_t rowsPerPass = threads / unitsPerRow;
+  for (int64_t pass = 0; pass * threads < units; ++pass) {
+    int64_t rowStep = pass * rowsPerPass;
+    Value src = LLVM::GEPOp::create(
+        e.b, e.loc, e.smemPtrT(), e.b.getI8Type(), srcBase,
+        ArrayRef<LLVM::GEPArg>{rowStep * nvdesc::SwizzledTile::kRowBytes});
     Value data = e.load(vec, src, 16);
+    Value row = e.add(rowBase, e.i32(rowStep));
     e.emitIf(e.cmp(LLVM::ICmpPredicate::slt, row, validRows), [&] {
-      Value col = e.mul(unitInRow, e.i32(kUnitBytes / 2));
-      Value element = e.add(e.add(tileBase, e.mul(e.zext64(row),
-                                                  dest.strides[0])),
-                            e.zext64(col));
+      Value element =
+          e.add(dstBase, e.mul(e.i64(rowStep), dest.strides[0]));
       Value dst = LLVM::GEPOp::create(e.b, e.loc, e.globalPtrT(), elementType,
                                       dest.pointer, ValueRange{element});
       e.store(data, dst, 16);
@@ -332,16 +458,16 @@ LogicalResult KernelEmitter::emitWrite(WriteOp op) {
     return op.emitOpError() << "register layout without adjacent column pairs";
   ArrayRef<int64_t> shape = op.getDest().getType().getShape();
   int64_t rows = shape[0];
-  Value colBase = layout.colBase(*this);
   // The TMA 128-byte swizzle layout (nvdesc::SwizzledTile::byteOffset), so
   // that warpspec.mma reads it with the same descriptors as a TMA'd tile.
+  SmallVector<Value> ptrs = pairPointers(*this, layout, dest, rows);
   for (int64_t r = 0; r + 1 < layout.numRegs(); r += 2) {
-    Value row = layout.rowIndex(*this, layout.rowSlot(r));
-    Value col = add(colBase, i32(layout.colOffset(r)));
-    Value offset = swizzledOffset(*this, row, col, rows);
-    Value ptr = LLVM::GEPOp::create(b, loc, smemPtrT(), b.getI8Type(), dest,
-                                    ValueRange{offset});
-    store(value.regs[r / 2], ptr, 4);
+    Value packed =
+        value.type.getElementType().isF32()
+            ? packPair(*this, op.getDest().getType().getElementType(),
+                       value.regs[r], value.regs[r + 1])
+            : value.regs[r / 2];
+    store(packed, ptrs[r / 2], 4);
   }
   // Generic-proxy writes become visible to the tensor cores (async proxy)
   // after a proxy fence by each writer and a barrier over the warpgroup.

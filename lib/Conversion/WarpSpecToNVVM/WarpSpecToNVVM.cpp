@@ -161,8 +161,6 @@ struct ConvertWarpSpecToNVVMPass
                       b.getUnitAttr());
     llvmFunc->setAttr(NVVM::NVVMDialect::getReqntidAttrName(),
                       b.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
-    llvmFunc->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
-                      b.getI32IntegerAttr(maxRegisters));
     llvmFunc->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                       b.getI32IntegerAttr(1));
     for (auto [index, p] : llvm::enumerate(*params)) {

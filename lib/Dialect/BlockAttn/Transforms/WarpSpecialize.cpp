@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir::blockattn {
 #define GEN_PASS_DEF_BLOCKATTNWARPSPECIALIZEPASS
@@ -38,17 +39,26 @@ constexpr int64_t kSmemReserve = 1024 + 1024;
 /// Everything the recipes need to know about the op being lowered.
 struct KernelSpec {
   Operation *op;
+  StringRef kind; // "forward" or "backward"
   int64_t blockSize;
   int64_t headDim;
   Type elementType;
   Value cuSeqlens;
-  Value scale;                      // run-time scale, or null
-  double constantScale;             // used when `scale` is null
+  Value scale;          // run-time scale, or null
+  double constantScale; // used when `scale` is null
   RotaryMode rotary;
+  /// Tensors loaded per tile (q, k, v[, do]) and stored per tile (o, or
+  /// dv, dk, dq).
+  SmallVector<Value> loads;
+  SmallVector<Value> stores;
+  int64_t elementBytes() const { return 2; }
+  int64_t tileBytes(int64_t cols) const {
+    return blockSize * cols * elementBytes();
+  }
 };
 
-/// The tunables of the Hopper forward recipe, already validated.
-struct HopperForwardOptions {
+/// The tunables of the Hopper recipes, already validated.
+struct HopperPlan {
   int64_t numStages;
   int64_t numConsumers;
   bool pFromSmem;
@@ -85,10 +95,9 @@ LogicalResult checkKernelFunction(func::FuncOp func, Operation *op) {
   return success();
 }
 
-DictionaryAttr buildInfo(OpBuilder &b, const KernelSpec &spec,
-                         StringRef kind) {
+DictionaryAttr buildInfo(OpBuilder &b, const KernelSpec &spec) {
   SmallVector<NamedAttribute> entries = {
-      b.getNamedAttr("kind", b.getStringAttr(kind)),
+      b.getNamedAttr("kind", b.getStringAttr(spec.kind)),
       b.getNamedAttr("block_size", b.getI64IntegerAttr(spec.blockSize)),
       b.getNamedAttr("head_dim", b.getI64IntegerAttr(spec.headDim)),
       b.getNamedAttr("element_type", TypeAttr::get(spec.elementType)),
@@ -96,7 +105,8 @@ DictionaryAttr buildInfo(OpBuilder &b, const KernelSpec &spec,
                      b.getStringAttr(stringifyRotaryMode(spec.rotary)))};
   if (!spec.scale)
     entries.push_back(b.getNamedAttr(
-        "softmax_scale", b.getF32FloatAttr(static_cast<float>(spec.constantScale))));
+        "softmax_scale",
+        b.getF32FloatAttr(static_cast<float>(spec.constantScale))));
   return b.getDictionaryAttr(entries);
 }
 
@@ -114,50 +124,80 @@ Block &createBody(OpTy op, TypeRange argTypes, Location loc) {
   return block;
 }
 
-/// Hopper forward (DESIGN.md, "Targets"): one TMA producer warpgroup and
-/// `numConsumers` consumer warpgroups that each own whole tiles.
+/// What a consumer body works with: the tile's coordinates and buffers, the
+/// scale, and the partition's scratch buffers.
+struct ConsumerContext {
+  Value ring; // the channel the tiles come from
+  Value row, rows, head;
+  SmallVector<Value> tiles; // one per loaded tensor, in KernelSpec::loads order
+  Value scale;
+  Value pScratch;  // P (forward with p-operand=smem, backward)
+  Value dsScratch; // dS (backward)
+  Value oStaging;  // output staging (o-store=smem|tma)
+  bool bulkStore = false;
+};
+
+/// Stores an output tile as the plan says (staged, bulk or from registers).
+void storeTile(OpBuilder &b, Location loc, const ConsumerContext &c,
+               Value tile, Value dest, Value divideBy) {
+  StoreOp::create(b, loc, tile, dest, c.row, c.head, c.rows, divideBy,
+                  c.oStaging, c.bulkStore ? b.getUnitAttr() : nullptr);
+}
+
+/// The Hopper kernel shell (DESIGN.md, "Targets"), shared by the forward and
+/// the backward: one TMA producer warpgroup fills a ring with the tiles of
+/// `spec.loads`, and `numConsumers` consumer warpgroups each own whole tiles,
+/// taking the slots round-robin; `body` builds what a consumer does with one.
 ///
-/// Why these numbers: a 64x64 tile is memory-bound by ~7x (32 FLOP/byte), so
-/// the recipe is about keeping enough loads in flight (Little's law asks for
-/// ~32-48 KiB per SM on an H200): a ring as deep as shared memory allows.
-/// Two consumers are enough to hide one tile's math and store behind the
-/// other's; the producer needs few registers (40), which leaves the
-/// consumers 232 each (S 32 + O 64 + P 16 accumulator registers at D=128).
-void buildHopperForward(OpBuilder &b, Location loc, ForwardOp op,
-                        const KernelSpec &spec,
-                        const HopperForwardOptions &options) {
+/// Why these numbers: a 64x64 tile is memory-bound by ~7x (32 FLOP/byte
+/// forward, ~40 backward), so the recipe is about keeping loads in flight
+/// and stores out of the way. The producer needs few registers (40), which
+/// leaves the consumers 232 each with two of them (the forward holds S 32 +
+/// O 64 + P 16 accumulator registers at D=128; the backward at most one
+/// 64-register output accumulator, dS and a few row values at a time).
+void buildHopperKernel(
+    OpBuilder &b, Location loc, const KernelSpec &spec, const HopperPlan &plan,
+    bool needsPScratch, bool needsDsScratch,
+    function_ref<void(OpBuilder &, ConsumerContext &)> body) {
   MLIRContext *ctx = b.getContext();
-  int64_t numThreads = 128 * (1 + options.numConsumers);
-  int64_t consumerRegs =
-      std::min<int64_t>(256, ((65536 / 128 - kProducerRegs) /
-                              options.numConsumers) / 8 * 8);
-  (void)numThreads;
+  int64_t consumerRegs = std::min<int64_t>(
+      256, ((65536 / 128 - kProducerRegs) / plan.numConsumers) / 8 * 8);
 
   auto kernel = KernelOp::create(b, loc, b.getStringAttr("sm_90a"),
                                  /*smem_bytes=*/nullptr,
-                                 /*tmem_columns=*/nullptr,
-                                 buildInfo(b, spec, "forward"));
+                                 /*tmem_columns=*/nullptr, buildInfo(b, spec));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&createBody(kernel, {}, loc));
 
+  Value first = spec.loads.front();
   Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
   Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
-  Value numTokens = memref::DimOp::create(b, loc, op.getQ(), c0);
-  Value numHeads = memref::DimOp::create(b, loc, op.getQ(), c1);
+  Value numTokens = memref::DimOp::create(b, loc, first, c0);
+  Value numHeads = memref::DimOp::create(b, loc, first, c1);
   Value scale = spec.scale;
   if (!scale)
     scale = arith::ConstantOp::create(
         b, loc, b.getF32FloatAttr(static_cast<float>(spec.constantScale)));
 
   BufferType tile = tileBuffer(spec, spec.headDim);
-  auto channelType =
-      ChannelType::get(ctx, {tile, tile, tile}, MemorySpace::smem);
-  Value qkv = ChannelOp::create(b, loc, channelType, b.getStringAttr("qkv"),
-                                b.getI64IntegerAttr(options.numStages),
-                                nullptr, nullptr, nullptr, nullptr);
+  SmallVector<Type> tiles(spec.loads.size(), tile);
+  auto channelType = ChannelType::get(ctx, tiles, MemorySpace::smem);
+  std::string channelName;
+  for (Value load : spec.loads) {
+    auto arg = cast<BlockArgument>(load);
+    auto func = cast<func::FuncOp>(arg.getOwner()->getParentOp());
+    channelName +=
+        func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "blockattn.name")
+            .str();
+  }
+  Value ring = ChannelOp::create(b, loc, channelType,
+                                 b.getStringAttr(channelName),
+                                 b.getI64IntegerAttr(plan.numStages), nullptr,
+                                 nullptr, nullptr, nullptr);
   Type i32 = b.getI32Type();
 
-  // Producer: walk the tiles, copy Q, K, V of each into the next free slot.
+  // Producer: walk the tiles, copy every loaded tensor's tile into the next
+  // free slot.
   auto producer = PartitionOp::create(
       b, loc, b.getStringAttr("load"), RoleAttr::get(ctx, Role::load),
       b.getI64IntegerAttr(4), b.getI64IntegerAttr(kProducerRegs),
@@ -165,65 +205,118 @@ void buildHopperForward(OpBuilder &b, Location loc, ForwardOp op,
   {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(&createBody(producer, {}, loc));
-    auto loop = TileLoopOp::create(b, loc, spec.cuSeqlens, numHeads, numTokens,
-                                   b.getI64IntegerAttr(spec.blockSize),
-                                   options.contiguousSchedule ? b.getUnitAttr() : nullptr);
-    Block &body = createBody(loop, {i32, i32, i32}, loc);
-    b.setInsertionPointToStart(&body);
-    Value row = body.getArgument(0), rows = body.getArgument(1),
-          head = body.getArgument(2);
-    auto acquire = AcquireOp::create(b, loc, qkv);
-    Value sources[] = {op.getQ(), op.getK(), op.getV()};
-    for (auto [source, buffer] : llvm::zip(sources, acquire.getBuffers()))
+    auto loop = TileLoopOp::create(
+        b, loc, spec.cuSeqlens, numHeads, numTokens,
+        b.getI64IntegerAttr(spec.blockSize),
+        plan.contiguousSchedule ? b.getUnitAttr() : nullptr);
+    Block &loopBody = createBody(loop, {i32, i32, i32}, loc);
+    b.setInsertionPointToStart(&loopBody);
+    Value row = loopBody.getArgument(0), rows = loopBody.getArgument(1),
+          head = loopBody.getArgument(2);
+    auto acquire = AcquireOp::create(b, loc, ring);
+    for (auto [source, buffer] : llvm::zip(spec.loads, acquire.getBuffers()))
       TmaLoadOp::create(b, loc, source, row, head, buffer);
-    CommitOp::create(b, loc, qkv, row, rows, head);
+    CommitOp::create(b, loc, ring, row, rows, head);
     b.setInsertionPointAfter(loop);
-    CloseOp::create(b, loc, qkv);
+    CloseOp::create(b, loc, ring);
   }
 
   // Consumers: each owns whole tiles, round-robin over the ring's slots.
   auto consumer = PartitionOp::create(
       b, loc, b.getStringAttr("compute"), RoleAttr::get(ctx, Role::compute),
       b.getI64IntegerAttr(4), b.getI64IntegerAttr(consumerRegs),
-      b.getI64IntegerAttr(options.numConsumers));
-  {
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(&createBody(consumer, {}, loc));
-    BufferType pTile = tileBuffer(spec, spec.blockSize);
-    Value pScratch, oStaging;
-    if (options.pFromSmem)
-      pScratch = ScratchOp::create(b, loc, pTile, nullptr, nullptr);
-    if (options.stageOutput)
-      oStaging = ScratchOp::create(b, loc, tileBuffer(spec, spec.headDim),
-                                   nullptr, nullptr);
-    auto consume = ConsumeOp::create(b, loc, qkv);
-    Block &body =
-        createBody(consume, {i32, i32, i32, tile, tile, tile}, loc);
-    b.setInsertionPointToStart(&body);
-    Value row = body.getArgument(0), rows = body.getArgument(1),
-          head = body.getArgument(2);
-    Value q = body.getArgument(3), k = body.getArgument(4),
-          v = body.getArgument(5);
-    auto f32 = b.getF32Type();
-    auto sType = AccType::get(ctx, {spec.blockSize, spec.blockSize}, f32);
-    auto pType =
-        AccType::get(ctx, {spec.blockSize, spec.blockSize}, spec.elementType);
-    auto oType = AccType::get(ctx, {spec.blockSize, spec.headDim}, f32);
-    auto rowsType = RowsType::get(ctx, spec.blockSize, f32);
-    Value s = MmaOp::create(b, loc, sType, q, k, /*transpose_b=*/true);
-    auto softmax =
-        SoftmaxOp::create(b, loc, pType, rowsType, s, rows, scale);
-    Value pOperand = softmax.getProbs();
-    if (pScratch) {
-      WriteOp::create(b, loc, softmax.getProbs(), pScratch);
-      pOperand = pScratch;
-    }
-    Value o = MmaOp::create(b, loc, oType, pOperand, v, /*transpose_b=*/false);
-    ReleaseOp::create(b, loc, qkv);
-    StoreOp::create(b, loc, o, op.getO(), row, head, rows,
-                    softmax.getRowSums(), oStaging,
-                    options.bulkStore ? b.getUnitAttr() : nullptr);
+      b.getI64IntegerAttr(plan.numConsumers));
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&createBody(consumer, {}, loc));
+  ConsumerContext c;
+  c.ring = ring;
+  c.scale = scale;
+  c.bulkStore = plan.bulkStore;
+  BufferType square = tileBuffer(spec, spec.blockSize);
+  if (needsPScratch)
+    c.pScratch = ScratchOp::create(b, loc, square, nullptr, nullptr);
+  if (needsDsScratch)
+    c.dsScratch = ScratchOp::create(b, loc, square, nullptr, nullptr);
+  if (plan.stageOutput)
+    c.oStaging = ScratchOp::create(b, loc, tile, nullptr, nullptr);
+  auto consume = ConsumeOp::create(b, loc, ring);
+  SmallVector<Type> argTypes = {i32, i32, i32};
+  argTypes.append(tiles);
+  Block &consumeBody = createBody(consume, argTypes, loc);
+  b.setInsertionPointToStart(&consumeBody);
+  c.row = consumeBody.getArgument(0);
+  c.rows = consumeBody.getArgument(1);
+  c.head = consumeBody.getArgument(2);
+  for (BlockArgument arg : consumeBody.getArguments().drop_front(3))
+    c.tiles.push_back(arg);
+  body(b, c);
+}
+
+/// The forward per tile: S = Q K^T, P = softmax(S) (unnormalized), O = P V,
+/// release, O / rowsum stored.
+void buildForwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
+                      ConsumerContext &c) {
+  MLIRContext *ctx = b.getContext();
+  Value q = c.tiles[0], k = c.tiles[1], v = c.tiles[2];
+  auto f32 = b.getF32Type();
+  int64_t bs = spec.blockSize;
+  auto sType = AccType::get(ctx, {bs, bs}, f32);
+  auto pType = AccType::get(ctx, {bs, bs}, spec.elementType);
+  auto oType = AccType::get(ctx, {bs, spec.headDim}, f32);
+  auto rowsType = RowsType::get(ctx, bs, f32);
+  Value s = MmaOp::create(b, loc, sType, q, k, /*transpose_a=*/false,
+                          /*transpose_b=*/true);
+  auto softmax = SoftmaxOp::create(b, loc, pType, rowsType, s, c.rows,
+                                   /*valid_rows=*/Value(), c.scale,
+                                   /*normalize=*/false);
+  Value pOperand = softmax.getProbs();
+  if (c.pScratch) {
+    WriteOp::create(b, loc, softmax.getProbs(), c.pScratch);
+    pOperand = c.pScratch;
   }
+  Value o = MmaOp::create(b, loc, oType, pOperand, v, false, false);
+  ReleaseOp::create(b, loc, c.ring);
+  storeTile(b, loc, c, o, spec.stores[0], softmax.getRowSums());
+}
+
+/// The backward per tile (DESIGN.md, "The algorithm"). Register budget at
+/// D=128: three 64-register output accumulators do not fit next to dS, so
+/// the outputs are computed and stored one after the other.
+///   S  = Q K^T;  P = softmax(S), normalized, query rows past the tile zeroed
+///   P -> shared memory (bf16), A operand of dV = P^T dO
+///   dP = dO V^T
+///   dS = scale P (dP - rowsum(P dP))   (scale folded in; O is never read)
+///   dS -> shared memory, A operand of dK = dS^T Q; dS stays in registers
+///   as the A operand of dQ = dS K.
+void buildBackwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
+                       ConsumerContext &c) {
+  MLIRContext *ctx = b.getContext();
+  Value q = c.tiles[0], k = c.tiles[1], v = c.tiles[2], dout = c.tiles[3];
+  auto f32 = b.getF32Type();
+  int64_t bs = spec.blockSize;
+  auto square32 = AccType::get(ctx, {bs, bs}, f32);
+  auto square16 = AccType::get(ctx, {bs, bs}, spec.elementType);
+  auto outType = AccType::get(ctx, {bs, spec.headDim}, f32);
+  auto rowsType = RowsType::get(ctx, bs, f32);
+  Value s = MmaOp::create(b, loc, square32, q, k, false, /*transpose_b=*/true);
+  auto softmax = SoftmaxOp::create(b, loc, square32, rowsType, s, c.rows,
+                                   /*valid_rows=*/c.rows, c.scale,
+                                   /*normalize=*/true);
+  Value p = softmax.getProbs();
+  WriteOp::create(b, loc, p, c.pScratch);
+  Value dp = MmaOp::create(b, loc, square32, dout, v, false, true);
+  Value ds = SoftmaxGradOp::create(b, loc, square16, p, dp, c.scale);
+  WriteOp::create(b, loc, ds, c.dsScratch);
+  // One output accumulator at a time: each is stored before the next is
+  // computed. The slot is held until the last product has read it.
+  Value dvAcc = MmaOp::create(b, loc, outType, c.pScratch, dout,
+                              /*transpose_a=*/true, false);
+  storeTile(b, loc, c, dvAcc, spec.stores[0], Value());
+  Value dkAcc = MmaOp::create(b, loc, outType, c.dsScratch, q, true, false);
+  storeTile(b, loc, c, dkAcc, spec.stores[1], Value());
+  Value dqAcc = MmaOp::create(b, loc, outType, ds, k, false, false);
+  ReleaseOp::create(b, loc, c.ring);
+  storeTile(b, loc, c, dqAcc, spec.stores[2], Value());
 }
 
 struct BlockAttnWarpSpecializePass
@@ -253,52 +346,79 @@ struct BlockAttnWarpSpecializePass
   LogicalResult lowerKernel(func::FuncOp func, Operation *op) {
     if (failed(checkKernelFunction(func, op)))
       return failure();
-    if (auto forward = dyn_cast<ForwardOp>(op))
-      return lowerForward(func, forward);
-    return op->emitOpError()
-           << "the backward kernel is not implemented yet by "
-              "blockattn-warp-specialize";
+    FailureOr<KernelSpec> spec = TypeSwitch<Operation *, FailureOr<KernelSpec>>(op)
+        .Case<ForwardOp, BackwardOp>(
+            [&](auto typed) { return describe(func, typed); });
+    if (failed(spec))
+      return failure();
+    if (spec->rotary != RotaryMode::none)
+      return op->emitOpError() << "fused rotary embeddings are not implemented "
+                                  "yet by blockattn-warp-specialize";
+    if (chip != "sm_90a")
+      return op->emitOpError() << "the " << spec->kind
+                               << " kernel is not implemented yet for " << chip;
+    bool backward = isa<BackwardOp>(op);
+    FailureOr<HopperPlan> plan = hopperPlan(op, *spec, backward);
+    if (failed(plan))
+      return failure();
+
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    bool pScratch = backward || plan->pFromSmem;
+    buildHopperKernel(b, loc, *spec, *plan, pScratch, /*needsDsScratch=*/backward,
+                      [&](OpBuilder &b, ConsumerContext &c) {
+                        if (backward)
+                          buildBackwardBody(b, loc, *spec, c);
+                        else
+                          buildForwardBody(b, loc, *spec, c);
+                      });
+    op->erase();
+    return success();
   }
 
-  LogicalResult lowerForward(func::FuncOp func, ForwardOp op) {
-    if (op.hasRotary())
-      return op.emitOpError() << "fused rotary embeddings are not implemented "
-                                 "yet by blockattn-warp-specialize";
-    if (chip != "sm_90a")
-      return op.emitOpError() << "the forward kernel is not implemented yet "
-                                 "for "
-                              << chip;
+  FailureOr<KernelSpec> describe(func::FuncOp func, ForwardOp op) {
     SmallVector<std::pair<StringRef, Value>> named = {
-        {"q", op.getQ()},
-        {"k", op.getK()},
-        {"v", op.getV()},
-        {"o", op.getO()},
-        {"cu_seqlens", op.getCuSeqlens()}};
+        {"q", op.getQ()}, {"k", op.getK()}, {"v", op.getV()},
+        {"o", op.getO()}, {"cu_seqlens", op.getCuSeqlens()}};
+    return describeCommon(func, op, "forward", named,
+                          {op.getQ(), op.getK(), op.getV()}, {op.getO()});
+  }
+
+  FailureOr<KernelSpec> describe(func::FuncOp func, BackwardOp op) {
+    SmallVector<std::pair<StringRef, Value>> named = {
+        {"q", op.getQ()},   {"k", op.getK()},   {"v", op.getV()},
+        {"do", op.getDout()}, {"dq", op.getDq()}, {"dk", op.getDk()},
+        {"dv", op.getDv()}, {"cu_seqlens", op.getCuSeqlens()}};
+    return describeCommon(func, op, "backward", named,
+                          {op.getQ(), op.getK(), op.getV(), op.getDout()},
+                          {op.getDv(), op.getDk(), op.getDq()});
+  }
+
+  template <typename OpTy>
+  FailureOr<KernelSpec>
+  describeCommon(func::FuncOp func, OpTy op, StringRef kind,
+                 SmallVector<std::pair<StringRef, Value>> named,
+                 SmallVector<Value> loads, SmallVector<Value> stores) {
     if (op.getScale())
       named.push_back({"softmax_scale", op.getScale()});
     if (failed(nameKernelArguments(func, op, named)))
       return failure();
-
     KernelSpec spec{op,
+                    kind,
                     op.getBlockSize(),
                     op.getHeadDim(),
                     op.getElementType(),
                     op.getCuSeqlens(),
                     op.getScale(),
                     op.getEffectiveSoftmaxScale(),
-                    op.getRotary()};
-    FailureOr<HopperForwardOptions> options = hopperForwardOptions(op, spec);
-    if (failed(options))
-      return failure();
-
-    OpBuilder b(op);
-    buildHopperForward(b, op.getLoc(), op, spec, *options);
-    op.erase();
-    return success();
+                    op.getRotary(),
+                    loads,
+                    stores};
+    return spec;
   }
 
-  FailureOr<HopperForwardOptions> hopperForwardOptions(Operation *op,
-                                                       const KernelSpec &spec) {
+  FailureOr<HopperPlan> hopperPlan(Operation *op, const KernelSpec &spec,
+                                   bool backward) {
     if (numConsumers < 1 || numConsumers > 3) {
       op->emitOpError() << "num-consumers must be 1, 2 or 3 (warpgroups of "
                            "128 threads next to the producer), got "
@@ -310,54 +430,56 @@ struct BlockAttnWarpSpecializePass
                         << pOperand << "'";
       return failure();
     }
-    HopperForwardOptions options;
-    options.numConsumers = numConsumers;
-    options.pFromSmem = pOperand == "smem";
-    int64_t elementBytes = 2;
-    int64_t slotBytes = 3 * spec.blockSize * spec.headDim * elementBytes;
     if (oStore != "tma" && oStore != "smem" && oStore != "registers") {
       op->emitOpError() << "o-store must be 'tma', 'smem' or 'registers', "
                            "got '"
                         << oStore << "'";
       return failure();
     }
-    options.stageOutput = oStore != "registers";
-    options.bulkStore = oStore == "tma";
     if (schedule != "strided" && schedule != "contiguous") {
       op->emitOpError() << "schedule must be 'strided' or 'contiguous', got '"
                         << schedule << "'";
       return failure();
     }
-    options.contiguousSchedule = schedule == "contiguous";
-    int64_t scratchBytes = 0;
-    if (options.pFromSmem)
-      scratchBytes += numConsumers * spec.blockSize * spec.blockSize *
-                      elementBytes;
-    if (options.stageOutput)
-      scratchBytes += numConsumers * spec.blockSize * spec.headDim *
-                      elementBytes;
+    HopperPlan plan;
+    plan.numConsumers = numConsumers;
+    plan.pFromSmem = pOperand == "smem";
+    plan.stageOutput = oStore != "registers";
+    plan.bulkStore = oStore == "tma";
+    plan.contiguousSchedule = schedule == "contiguous";
+
+    int64_t slotBytes = spec.loads.size() * spec.tileBytes(spec.headDim);
+    int64_t scratchPerConsumer = 0;
+    if (backward || plan.pFromSmem)
+      scratchPerConsumer += spec.tileBytes(spec.blockSize);
+    if (backward)
+      scratchPerConsumer += spec.tileBytes(spec.blockSize);
+    if (plan.stageOutput)
+      scratchPerConsumer += spec.tileBytes(spec.headDim);
+    int64_t scratchBytes = numConsumers * scratchPerConsumer;
     int64_t budget =
         TargetLimits::maxSharedMemoryBytes - kSmemReserve - scratchBytes;
     // Consumers take slots round-robin, so the depth is a multiple of their
     // number (see the warpspec.kernel verifier).
     int64_t fits = std::min(kMaxStages, budget / slotBytes);
-    fits -= fits % options.numConsumers;
-    if (numStages < 0 || numStages % options.numConsumers != 0) {
+    fits -= fits % plan.numConsumers;
+    if (numStages < 0 || numStages % plan.numConsumers != 0) {
       op->emitOpError() << "num-stages must be a non-negative multiple of "
                            "num-consumers ("
-                        << options.numConsumers << "), got "
+                        << plan.numConsumers << "), got "
                         << static_cast<int64_t>(numStages);
       return failure();
     }
-    options.numStages = numStages > 0 ? numStages : fits;
-    if (options.numStages < 1) {
-      op->emitOpError() << "no ring of Q, K and V slots (" << slotBytes
+    plan.numStages = numStages > 0 ? numStages : fits;
+    if (plan.numStages < 1) {
+      op->emitOpError() << "no ring of " << spec.loads.size()
+                        << "-tile slots (" << slotBytes
                         << " bytes each, a multiple of " << numConsumers
                         << " slots) fits in shared memory next to "
                         << scratchBytes << " bytes of scratch";
       return failure();
     }
-    return options;
+    return plan;
   }
 };
 

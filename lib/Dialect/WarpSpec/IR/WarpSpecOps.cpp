@@ -493,7 +493,11 @@ LogicalResult MmaOp::verify() {
                          << aElement << " and " << b.getElementType();
   if (!d.getElementType().isF32())
     return emitOpError() << "the accumulator must be f32";
-  int64_t m = aShape[0], k = aShape[1];
+  if (getTransposeA() && !isa<BufferType>(aType))
+    return emitOpError() << "transpose_a needs A in shared memory: a register "
+                            "A operand is always K-major";
+  int64_t m = getTransposeA() ? aShape[1] : aShape[0];
+  int64_t k = getTransposeA() ? aShape[0] : aShape[1];
   int64_t bk = getTransposeB() ? b.getShape()[1] : b.getShape()[0];
   int64_t n = getTransposeB() ? b.getShape()[0] : b.getShape()[1];
   if (bk != k)
@@ -546,11 +550,12 @@ LogicalResult ScratchOp::verify() {
 LogicalResult WriteOp::verify() {
   AccType value = getValue().getType();
   BufferType dest = getDest().getType();
-  if (!isSixteenBit(value.getElementType()))
-    return emitOpError() << "only 16-bit register tiles can be written, got "
-                         << value.getElementType();
+  if (!isSixteenBit(dest.getElementType()))
+    return emitOpError() << "only 16-bit buffers can be written, got "
+                         << dest.getElementType();
   if (value.getShape() != dest.getShape() ||
-      value.getElementType() != dest.getElementType())
+      (value.getElementType() != dest.getElementType() &&
+       !value.getElementType().isF32()))
     return emitOpError() << "tile " << value << " does not match buffer "
                          << dest;
   if (dest.getShape().size() != 2)
@@ -592,6 +597,20 @@ static void printStoreOptionalTypes(OpAsmPrinter &printer, Operation *,
     printer << ", " << divideBy;
   if (staging)
     printer << ", " << staging;
+}
+
+LogicalResult SoftmaxGradOp::verify() {
+  AccType p = getProbs().getType(), dp = getDprobs().getType();
+  AccType ds = getGrad().getType();
+  if (p.getShape().size() != 2 || !p.getElementType().isF32() ||
+      dp != p)
+    return emitOpError() << "probabilities and their gradient must be f32 "
+                            "tiles of one shape";
+  if (ds.getShape() != p.getShape())
+    return emitOpError() << "the result must have the probabilities' shape";
+  if (!isSixteenBit(ds.getElementType()) && !ds.getElementType().isF32())
+    return emitOpError() << "the result must be bf16, f16 or f32";
+  return success();
 }
 
 LogicalResult StoreOp::verify() {

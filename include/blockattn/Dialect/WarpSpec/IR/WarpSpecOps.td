@@ -335,7 +335,8 @@ def WarpSpec_ScratchOp : WarpSpec_Op<"scratch", [HasParent<"PartitionOp">]> {
 def WarpSpec_WriteOp : WarpSpec_Op<"write"> {
   let summary = "write a register tile into a buffer for the tensor cores";
   let description = [{
-    The `warpspec.write` operation stores the 16-bit register tile `value`
+    The `warpspec.write` operation stores the register tile `value`
+    (converted to the buffer's 16-bit element type if it is f32)
     into the shared-memory buffer `dest` in the layout `warpspec.mma` reads
     (the same 128-byte-swizzled chunks TMA writes), then makes the writes
     visible to the tensor cores (an async-proxy fence and a barrier over the
@@ -377,9 +378,11 @@ def WarpSpec_MmaOp : WarpSpec_Op<"mma"> {
   let summary = "tile matrix multiply on the tensor cores";
   let description = [{
     The `warpspec.mma` operation computes `D = A * B` (`A * B^T` with
-    `transpose_b`) with f32 accumulation. `A` is `M x K`, either a
+    `transpose_b`, `A^T * B` with `transpose_a`) with f32 accumulation. `A`
+    is `M x K` (a buffer stored `K x M` with `transpose_a`), either a
     shared-memory buffer or a 16-bit register tile; `B` is a shared-memory
-    buffer, `K x N` (or `N x K` with `transpose_b`). The result is a
+    buffer, `K x N` (or `N x K` with `transpose_b`). Transposes cost nothing:
+    they select the major-ness the tensor cores read the buffer with. The result is a
     register tile of the warpgroup that issues it (the wgmma accumulator on
     sm_90a).
 
@@ -395,7 +398,8 @@ def WarpSpec_MmaOp : WarpSpec_Op<"mma"> {
     ```
   }];
   let arguments = (ins AnyTypeOf<[WarpSpec_BufferType, WarpSpec_AccType]>:$a,
-                       WarpSpec_BufferType:$b, UnitAttr:$transpose_b);
+                       WarpSpec_BufferType:$b, UnitAttr:$transpose_a,
+                       UnitAttr:$transpose_b);
   let results = (outs WarpSpec_AccType:$result);
   let assemblyFormat = [{
     $a `,` $b attr-dict `:` type($a) `,` type($b) `->` type($result)
@@ -404,7 +408,7 @@ def WarpSpec_MmaOp : WarpSpec_Op<"mma"> {
 }
 
 def WarpSpec_SoftmaxOp : WarpSpec_Op<"softmax", [Pure]> {
-  let summary = "exact row softmax of a register tile, unnormalized";
+  let summary = "exact row softmax of a register tile";
   let description = [{
     The `warpspec.softmax` operation computes, for every row `i` of the f32
     tile `scores` and the columns `j < valid_cols`,
@@ -417,19 +421,60 @@ def WarpSpec_SoftmaxOp : WarpSpec_Op<"softmax", [Pure]> {
     and returns `P` converted to the result's element type, and `L`. The
     whole row is one tile, so there is no online rescaling. The lowering
     folds `scale * log2(e)` into one fused multiply-add per element feeding
-    `ex2`. Dividing by `L` is left to the consumer of `P * V`
-    (`warpspec.store ... divide_by`), which is cheaper than normalizing P.
+    `ex2`. By default P is left unnormalized: dividing the `M x N` output of
+    `P V` by `L` (`warpspec.store ... divide_by`) is cheaper than dividing the
+    `M x M` P. With `normalize`, P is divided by `L` (the backward needs the
+    true probabilities). With `valid_rows`, rows `i >= valid_rows` of P are
+    zero: those query rows belong to another sequence, and in the backward
+    they must not contribute to `P^T dO` or `dS^T Q`.
 
     ```mlir
     %p, %l = warpspec.softmax %s valid_cols(%rows) scale(%scale)
         : !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xbf16>, !warpspec.rows<64xf32>
+    %pn, %l2 = warpspec.softmax %s valid_cols(%rows) valid_rows(%rows) scale(%scale) normalize
+        : !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xf32>, !warpspec.rows<64xf32>
     ```
   }];
-  let arguments = (ins WarpSpec_AccType:$scores, I32:$valid_cols, F32:$scale);
+  let arguments = (ins WarpSpec_AccType:$scores, I32:$valid_cols,
+                       Optional<I32>:$valid_rows, F32:$scale,
+                       UnitAttr:$normalize);
   let results = (outs WarpSpec_AccType:$probs, WarpSpec_RowsType:$row_sums);
   let assemblyFormat = [{
-    $scores `valid_cols` `(` $valid_cols `)` `scale` `(` $scale `)` attr-dict
+    $scores `valid_cols` `(` $valid_cols `)` (`valid_rows` `(` $valid_rows^ `)`)?
+    `scale` `(` $scale `)` (`normalize` $normalize^)? attr-dict
     `:` type($scores) `->` type($probs) `,` type($row_sums)
+  }];
+  let hasVerifier = 1;
+}
+
+def WarpSpec_SoftmaxGradOp : WarpSpec_Op<"softmax_grad", [Pure]> {
+  let summary = "dS = scale * P * (dP - rowsum(P * dP)) of register tiles";
+  let description = [{
+    The `warpspec.softmax_grad` operation computes the gradient of the
+    attention scores from the (normalized) probabilities `probs` and their
+    gradient `dprobs` = dO V^T, both f32 tiles of one shape:
+
+    ```
+    D[i]     = sum_j P[i, j] * dP[i, j]                    (= rowsum(dO * O))
+    dS[i, j] = scale * P[i, j] * (dP[i, j] - D[i])
+    ```
+
+    converted to the result's element type. `D` is computed inline from the
+    tiles, so the forward output O is never read and no preprocessing pass
+    is needed. The softmax scale is folded in, so that dK = dS^T Q and
+    dQ = dS K need no further scaling.
+
+    ```mlir
+    %ds = warpspec.softmax_grad %p, %dp scale(%scale)
+        : !warpspec.acc<64x64xf32>, !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xbf16>
+    ```
+  }];
+  let arguments = (ins WarpSpec_AccType:$probs, WarpSpec_AccType:$dprobs,
+                       F32:$scale);
+  let results = (outs WarpSpec_AccType:$grad);
+  let assemblyFormat = [{
+    $probs `,` $dprobs `scale` `(` $scale `)` attr-dict
+    `:` type($probs) `,` type($dprobs) `->` type($grad)
   }];
   let hasVerifier = 1;
 }
