@@ -88,10 +88,29 @@ def _tensor_map(spec: dict, tensor: torch.Tensor) -> _TensorMapArg:
     return arg
 
 
-class LoadedKernel:
-    """One kernel loaded into the current CUDA context."""
+_CONTEXTS: dict[int, object] = {}
 
-    def __init__(self, files: KernelFiles):
+
+def _make_context_current(index: int) -> None:
+    """Makes device `index`'s primary context (PyTorch's) current on this thread.
+
+    The driver API's current context is per thread, and PyTorch binds it only
+    lazily: the autograd engine runs backward passes on threads of its own
+    where no context may be current yet."""
+    ctx = _CONTEXTS.get(index)
+    if ctx is None:
+        device = _check(cu.cuDeviceGet(index))
+        ctx = _check(cu.cuDevicePrimaryCtxRetain(device))
+        _CONTEXTS[index] = ctx
+    _check(cu.cuCtxSetCurrent(ctx))
+
+
+class LoadedKernel:
+    """One kernel loaded into a device's primary context."""
+
+    def __init__(self, files: KernelFiles, device_index: int = 0):
+        self.device_index = device_index
+        _make_context_current(device_index)
         self.files = files
         self.manifest = files.manifest
         self.module = _check(cu.cuModuleLoadData(files.image()))
@@ -125,6 +144,7 @@ class LoadedKernel:
 
     def launch(self, grid: int, tensors: dict, scalars: dict) -> None:
         """Launches on the current stream; `tensors` and `scalars` by name."""
+        _make_context_current(self.device_index)
         args = [self._argument(p, tensors, scalars) for p in self.manifest["params"]]
         pointers = (ctypes.c_void_p * len(args))(*[ctypes.addressof(a) for a in args])
         stream = torch.cuda.current_stream().cuda_stream
@@ -152,11 +172,7 @@ def load_kernel(files: KernelFiles, device: torch.device) -> LoadedKernel:
     with _LOCK:
         kernel = _LOADED.get(key)
         if kernel is None:
-            with torch.cuda.device(index):
-                torch.cuda.init()
-                # PyTorch made the primary context current; the module loads
-                # into it.
-                torch.empty(0, device=f"cuda:{index}")
-                kernel = LoadedKernel(files)
+            torch.cuda.init()
+            kernel = LoadedKernel(files, index)
             _LOADED[key] = kernel
     return kernel

@@ -39,7 +39,10 @@ def _check_activation(name: str, t, ref: torch.Tensor | None) -> None:
     if t.stride(2) != 1:
         raise ValueError(f"{name}: the head_dim dimension must be contiguous (stride 1), got stride {t.stride(2)}")
     esize = t.element_size()
-    if (t.stride(0) * esize) % 16 or (t.stride(1) * esize) % 16 or t.data_ptr() % 16:
+    # Under torch.compile the tensors are fake and have no address; the eager
+    # call checks it.
+    misaligned = not torch.compiler.is_compiling() and t.data_ptr() % 16
+    if (t.stride(0) * esize) % 16 or (t.stride(1) * esize) % 16 or misaligned:
         raise ValueError(
             f"{name}: the tensor-memory accelerator needs 16-byte aligned data and token/head "
             f"strides; got strides {t.stride()} and address {t.data_ptr():#x}"
@@ -247,8 +250,10 @@ def block_attention(
         raise ValueError(f"softmax_scale: expected a finite positive number, got {softmax_scale!r}")
     if out is not None:
         _check_activation("out", out, q)
-    capturing = torch.cuda.is_current_stream_capturing()
-    _check_cu_seqlens(cu_seqlens, q, check_values=check_inputs and not capturing)
+    check_values = (
+        check_inputs and not torch.compiler.is_compiling() and not torch.cuda.is_current_stream_capturing()
+    )
+    _check_cu_seqlens(cu_seqlens, q, check_values=check_values)
     if out is not None:
         if torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v)):
             raise ValueError("out: cannot write into a given tensor when gradients are required")
