@@ -41,5 +41,34 @@ int main() {
                           {1, 8}, {7, 56}, {8, 0}, {0, 64}, {9, 72}})
     std::printf("swizzle(%" PRId64 ", %" PRId64 ") = %" PRId64 "\n", row, col,
                 v128.byteOffset(row, col));
+  // tcgen05 (sm_100a): the shared-memory descriptors of the same tiles and
+  // the instruction descriptors of every MMA the Blackwell lowering emits.
+  std::printf("tcgen05 kmajor(0x1000) = 0x%016" PRIx64 "\n",
+              tcgen05KMajorDescriptor(0x1000));
+  std::printf("tcgen05 mnmajor(0x9000, 64x128) = 0x%016" PRIx64 "\n",
+              tcgen05MNMajorDescriptor(0x9000, v128));
+  for (int64_t k = 0; k < 8; ++k)
+    std::printf("tcgen05 kmajor 64x128 step %" PRId64 " = 0x%016" PRIx64 "\n",
+                k, tcgen05KMajorDescriptor(0x1000 + kMajorStepOffset(v128, k)));
+  for (int64_t k = 0; k < 4; ++k)
+    std::printf("tcgen05 mnmajor 64x128 step %" PRId64 " = 0x%016" PRIx64
+                "\n",
+                k, tcgen05MNMajorDescriptor(0x9000 + mnMajorStepOffset(k), v128));
+  struct Form {
+    const char *name;
+    int64_t m, n;
+    Tcgen05Type ab;
+    bool aMN, bMN;
+  };
+  for (Form f : {Form{"S=QK^T bf16 n64", 64, 64, Tcgen05Type::BF16, false, false},
+                 Form{"S=QK^T f16 n64", 64, 64, Tcgen05Type::F16, false, false},
+                 Form{"O=PV bf16 n64", 64, 64, Tcgen05Type::BF16, false, true},
+                 Form{"O=PV bf16 n128", 64, 128, Tcgen05Type::BF16, false, true},
+                 Form{"O=PV f16 n128", 64, 128, Tcgen05Type::F16, false, true},
+                 Form{"dV=P^T dO bf16 n128", 64, 128, Tcgen05Type::BF16, true, true},
+                 Form{"m128 n64 bf16", 128, 64, Tcgen05Type::BF16, false, false}})
+    std::printf("idesc %s = 0x%08x\n", f.name,
+                tcgen05InstrDescriptor(f.m, f.n, f.ab, f.ab, Tcgen05Type::F32,
+                                       f.aMN, f.bMN));
   return 0;
 }

@@ -40,3 +40,47 @@ uint64_t mlir::blockattn::nvdesc::mnMajorDescriptor(uint64_t tileStart,
 uint64_t mlir::blockattn::nvdesc::mnMajorStepOffset(int64_t kStep) {
   return kStep * 16 * 128;
 }
+
+uint64_t mlir::blockattn::nvdesc::tcgen05SmemDescriptor(uint64_t start,
+                                                       uint64_t lbo,
+                                                       uint64_t sbo,
+                                                       Tcgen05Swizzle swizzle,
+                                                       uint64_t baseOffset) {
+  constexpr uint64_t kVersion = 1; // bits 46-48: "fixed constant 0b001"
+  return encodeField(start) | (encodeField(lbo) << 16) |
+         (encodeField(sbo) << 32) | (kVersion << 46) |
+         ((baseOffset & 0x7) << 49) | (static_cast<uint64_t>(swizzle) << 61);
+}
+
+uint64_t mlir::blockattn::nvdesc::tcgen05KMajorDescriptor(uint64_t tileStart) {
+  return tcgen05SmemDescriptor(tileStart, /*lbo=*/16, /*sbo=*/8 * 128,
+                               Tcgen05Swizzle::B128);
+}
+
+uint64_t
+mlir::blockattn::nvdesc::tcgen05MNMajorDescriptor(uint64_t tileStart,
+                                                  const SwizzledTile &tile) {
+  return tcgen05SmemDescriptor(tileStart, /*lbo=*/tile.chunkBytes(),
+                               /*sbo=*/8 * 128, Tcgen05Swizzle::B128);
+}
+
+static uint32_t tcgen05Format(Tcgen05Type type) {
+  switch (type) {
+  case Tcgen05Type::F16:
+    return 0;
+  case Tcgen05Type::BF16:
+    return 1;
+  case Tcgen05Type::F32:
+    return 1; // D format: F16 = 0, F32 = 1
+  }
+  return 0;
+}
+
+uint32_t mlir::blockattn::nvdesc::tcgen05InstrDescriptor(
+    int64_t m, int64_t n, Tcgen05Type a, Tcgen05Type b, Tcgen05Type d,
+    bool aMNMajor, bool bMNMajor) {
+  return (tcgen05Format(d) << 4) | (tcgen05Format(a) << 7) |
+         (tcgen05Format(b) << 10) | (uint32_t(aMNMajor) << 15) |
+         (uint32_t(bMNMajor) << 16) | (uint32_t(n >> 3) << 17) |
+         (uint32_t(m >> 4) << 24);
+}

@@ -60,6 +60,46 @@ uint64_t kMajorStepOffset(const SwizzledTile &tile, int64_t kStep);
 uint64_t mnMajorDescriptor(uint64_t tileStart, const SwizzledTile &tile);
 uint64_t mnMajorStepOffset(int64_t kStep);
 
+//===----------------------------------------------------------------------===//
+// Blackwell (tcgen05)
+//===----------------------------------------------------------------------===//
+
+/// Swizzle code of the tcgen05 shared-memory descriptor, bits 61-63 (PTX ISA,
+/// "Shared memory descriptor"; CUTLASS cute/arch/mma_sm100_desc.hpp
+/// LayoutType). 128B is 2 here, 1 in wgmma's field and 3 in the TMA enum.
+enum class Tcgen05Swizzle : uint64_t {
+  None = 0,
+  B128Base32B = 1,
+  B128 = 2,
+  B64 = 4,
+  B32 = 6
+};
+
+/// The tcgen05 shared-memory descriptor: wgmma's start/LBO/SBO fields, the
+/// fixed "version" 0b001 at bits 46-48, base offset at 49-51, LBO mode 0 at
+/// bit 52, the 3-bit swizzle at 61-63.
+uint64_t tcgen05SmemDescriptor(uint64_t start, uint64_t lbo, uint64_t sbo,
+                               Tcgen05Swizzle swizzle,
+                               uint64_t baseOffset = 0);
+
+/// K-major and MN-major operands of 16-bit tiles written by TMA with the
+/// 128-byte swizzle (same geometry as the wgmma helpers; k-steps advance the
+/// start address by kMajorStepOffset / mnMajorStepOffset).
+uint64_t tcgen05KMajorDescriptor(uint64_t tileStart);
+uint64_t tcgen05MNMajorDescriptor(uint64_t tileStart, const SwizzledTile &tile);
+
+/// Element types of the tcgen05 `.kind::f16` instruction descriptor.
+enum class Tcgen05Type { F16, BF16, F32 };
+
+/// The 32-bit tcgen05 instruction descriptor for `.kind::f16` (PTX ISA,
+/// "Instruction descriptor", table for .kind::f16/tf32; CUTLASS
+/// UMMA::InstrDescriptor): D format at bits 4-5, A and B formats at 7-9 and
+/// 10-12, A/B major (1 = MN-major) at 15/16, N >> 3 at 17-22, M >> 4 at
+/// 24-28. Dense, no negation, no saturation, no shift.
+uint32_t tcgen05InstrDescriptor(int64_t m, int64_t n, Tcgen05Type a,
+                                Tcgen05Type b, Tcgen05Type d, bool aMNMajor,
+                                bool bMNMajor);
+
 } // namespace mlir::blockattn::nvdesc
 
 #endif // BLOCKATTN_CONVERSION_WARPSPECTONVVM_DESCRIPTORS_H
