@@ -5,7 +5,8 @@
 #   apt: llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools cmake
 #        ninja-build (plus g++ when there is no C++ compiler, and python3 /
 #        python3-pip when the system has no Python or no pip for it);
-#   pip: numpy pytest (for the Python tests).
+#   pip: numpy pytest (for the Python tests), cuobjdump/nvdisasm (SASS tests),
+#        nvidia-cutlass (headers only, for the CUTLASS descriptor oracle test).
 # `apt-get update && apt-get install -y` runs only if an apt package is
 # missing, through sudo unless we are root. pip installs into the Python that
 # `python3` runs (as the user, never through sudo).
@@ -22,6 +23,13 @@ APT_PACKAGES=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools cmake ninja
 # toolkit on this machine has ptxas but no disassembler.
 PIP_PACKAGES=(numpy=numpy pytest=pytest
               nvidia-cuda-cuobjdump=nvidia.cu13.bin nvidia-cuda-nvdisasm=nvidia.cu13.bin)
+# Installed with --no-deps: test/Conversion/WarpSpecToNVVM/cutlass-oracle.test
+# only needs the C++ headers this wheel ships (cutlass_library/source/include;
+# cutlass_library imports without the dependencies). Its dependencies
+# (cuda-python, scipy, pydot, treelib, networkx) are unused here, and
+# cuda-python would pin cuda-bindings, which the runtime uses, to another
+# version.
+PIP_NODEPS_PACKAGES=(nvidia-cutlass=cutlass_library)
 PYTHON=${PYTHON:-python3}
 
 log() { echo "install-deps: $*"; }
@@ -78,18 +86,24 @@ else
 fi
 
 #--- pip ---------------------------------------------------------------------
-missing=()
-for entry in "${PIP_PACKAGES[@]}"; do
-  pkg=${entry%%=*}
-  if [[ $pkg == nvidia-cuda-* ]]; then
-    tool=${pkg#nvidia-cuda-}
-    "$PYTHON" -c "import nvidia, os, sys; sys.exit(not any(os.path.exists(os.path.join(p, 'cu13', 'bin', '$tool')) for p in nvidia.__path__))" \
-      >/dev/null 2>&1 || missing+=("$pkg")
-  else
-    "$PYTHON" -c "import ${entry#*=}" >/dev/null 2>&1 || missing+=("$pkg")
-  fi
-done
-if [[ ${#missing[@]} -eq 0 ]]; then
+# pip_missing ENTRY...: the distributions of those pkg=module entries that are
+# not installed.
+pip_missing() {
+  local entry pkg tool
+  for entry in "$@"; do
+    pkg=${entry%%=*}
+    if [[ $pkg == nvidia-cuda-* ]]; then
+      tool=${pkg#nvidia-cuda-}
+      "$PYTHON" -c "import nvidia, os, sys; sys.exit(not any(os.path.exists(os.path.join(p, 'cu13', 'bin', '$tool')) for p in nvidia.__path__))" \
+        >/dev/null 2>&1 || echo "$pkg"
+    else
+      "$PYTHON" -c "import ${entry#*=}" >/dev/null 2>&1 || echo "$pkg"
+    fi
+  done
+}
+mapfile -t missing < <(pip_missing "${PIP_PACKAGES[@]}")
+mapfile -t missing_nodeps < <(pip_missing "${PIP_NODEPS_PACKAGES[@]}")
+if [[ ${#missing[@]} -eq 0 && ${#missing_nodeps[@]} -eq 0 ]]; then
   log "pip packages: all present"
   exit 0
 fi
@@ -97,23 +111,32 @@ fi
 if ! "$PYTHON" -m pip --version >/dev/null 2>&1; then
   log "no pip for $PYTHON; trying ensurepip"
   "$PYTHON" -m ensurepip --upgrade >/dev/null 2>&1 || {
-    log "cannot install pip for $PYTHON; install ${missing[*]} yourself" >&2
+    log "cannot install pip for $PYTHON; install ${missing[*]} ${missing_nodeps[*]} yourself" >&2
     exit 1
   }
 fi
 
-log "installing pip packages: ${missing[*]}"
 pip_log=$(mktemp)
 trap 'rm -f "$pip_log"' EXIT
-if ! "$PYTHON" -m pip install --disable-pip-version-check "${missing[@]}" 2>&1 |
-     tee "$pip_log"; then
-  # Debian's system Python is "externally managed" (PEP 668): pip refuses to
-  # install into it unless told that this is intended.
-  if grep -q "externally-managed-environment" "$pip_log"; then
-    log "the system Python is externally managed; retrying with --break-system-packages"
-    "$PYTHON" -m pip install --disable-pip-version-check --break-system-packages \
-      "${missing[@]}"
-  else
-    exit 1
+# pip_install ARG...: pip install ARG... into $PYTHON.
+pip_install() {
+  if ! "$PYTHON" -m pip install --disable-pip-version-check "$@" 2>&1 |
+       tee "$pip_log"; then
+    # Debian's system Python is "externally managed" (PEP 668): pip refuses to
+    # install into it unless told that this is intended.
+    if grep -q "externally-managed-environment" "$pip_log"; then
+      log "the system Python is externally managed; retrying with --break-system-packages"
+      "$PYTHON" -m pip install --disable-pip-version-check --break-system-packages "$@"
+    else
+      exit 1
+    fi
   fi
+}
+if [[ ${#missing[@]} -gt 0 ]]; then
+  log "installing pip packages: ${missing[*]}"
+  pip_install "${missing[@]}"
+fi
+if [[ ${#missing_nodeps[@]} -gt 0 ]]; then
+  log "installing pip packages without their dependencies: ${missing_nodeps[*]}"
+  pip_install --no-deps "${missing_nodeps[@]}"
 fi

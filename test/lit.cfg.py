@@ -84,3 +84,49 @@ cuobjdump = find_cuda_tool("cuobjdump", config.cuobjdump_executable)
 if cuobjdump:
     config.available_features.add("cuobjdump")
     config.substitutions.append(("%cuobjdump", cuobjdump))
+
+# CUTLASS's headers (the nvidia-cutlass wheel ships them under
+# cutlass_library/source/include) plus the CUDA toolkit's include directories
+# (CuTe includes cuda_runtime_api.h, cuda_fp16.h and libcu++'s <cuda/std/...>,
+# which CUDA 13 keeps under include/cccl): test/Conversion/WarpSpecToNVVM/
+# cutlass-oracle.test compiles a host program against them with the C++
+# compiler and is marked `REQUIRES: cutlass-headers`.
+def cutlass_include_dir():
+    import subprocess
+
+    code = ("import importlib.util, os\n"
+            "spec = importlib.util.find_spec('cutlass_library')\n"
+            "for p in (spec.submodule_search_locations or []) if spec else []:\n"
+            "    print(os.path.join(p, 'source', 'include'))")
+    try:
+        out = subprocess.run(["python3", "-c", code], capture_output=True,
+                             text=True, timeout=60).stdout
+    except Exception:
+        return None
+    for d in out.splitlines():
+        if os.path.exists(os.path.join(d, "cute", "arch", "mma_sm100_desc.hpp")):
+            return d
+    return None
+
+
+def cuda_include_dirs():
+    """The CUDA include directory and the one that holds <cuda/std/...>."""
+    for root in [os.environ.get("CUDA_HOME", ""), os.environ.get("CUDA_PATH", ""),
+                 "/usr/local/cuda"]:
+        inc = os.path.join(root, "include") if root else ""
+        if not inc or not os.path.exists(os.path.join(inc, "cuda_runtime_api.h")):
+            continue
+        for std in [os.path.join(inc, "cccl"), inc]:
+            if os.path.exists(os.path.join(std, "cuda", "std", "utility")):
+                return [inc] if std == inc else [inc, std]
+    return None
+
+
+cutlass_include = cutlass_include_dir()
+cuda_includes = cuda_include_dirs()
+if cutlass_include and cuda_includes and config.cxx_compiler and \
+        os.path.exists(config.cxx_compiler):
+    config.available_features.add("cutlass-headers")
+    config.substitutions.append(
+        ("%cutlass_cxxflags",
+         " ".join(["-std=c++17"] + ['-I"%s"' % d for d in [cutlass_include] + cuda_includes])))
