@@ -115,6 +115,14 @@ BufferType tileBuffer(const KernelSpec &spec, int64_t cols) {
                          spec.elementType, MemorySpace::smem);
 }
 
+/// A channel with no placement yet (the allocators fill it in).
+Value createChannel(OpBuilder &b, Location loc, ChannelType type,
+                    StringRef name, int64_t depth) {
+  return ChannelOp::create(b, loc, type, b.getStringAttr(name),
+                           b.getI64IntegerAttr(depth), nullptr, nullptr,
+                           nullptr, nullptr, nullptr);
+}
+
 /// Creates a single-block region op body and returns its block.
 template <typename OpTy>
 Block &createBody(OpTy op, TypeRange argTypes, Location loc) {
@@ -165,7 +173,9 @@ void buildHopperKernel(
 
   auto kernel = KernelOp::create(b, loc, b.getStringAttr("sm_90a"),
                                  /*smem_bytes=*/nullptr,
-                                 /*tmem_columns=*/nullptr, buildInfo(b, spec));
+                                 /*tmem_columns=*/nullptr,
+                                 /*tmem_base_offset=*/nullptr,
+                                 buildInfo(b, spec));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&createBody(kernel, {}, loc));
 
@@ -190,10 +200,7 @@ void buildHopperKernel(
         func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "blockattn.name")
             .str();
   }
-  Value ring = ChannelOp::create(b, loc, channelType,
-                                 b.getStringAttr(channelName),
-                                 b.getI64IntegerAttr(plan.numStages), nullptr,
-                                 nullptr, nullptr, nullptr);
+  Value ring = createChannel(b, loc, channelType, channelName, plan.numStages);
   Type i32 = b.getI32Type();
 
   // Producer: walk the tiles, copy every loaded tensor's tile into the next
@@ -319,6 +326,168 @@ void buildBackwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
   storeTile(b, loc, c, dqAcc, spec.stores[2], Value());
 }
 
+/// Kernel-level values every recipe starts from.
+struct KernelValues {
+  Value numTokens, numHeads, scale;
+};
+
+KernelValues buildKernelValues(OpBuilder &b, Location loc,
+                               const KernelSpec &spec) {
+  Value first = spec.loads.front();
+  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
+  KernelValues values;
+  values.numTokens = memref::DimOp::create(b, loc, first, c0);
+  values.numHeads = memref::DimOp::create(b, loc, first, c1);
+  values.scale = spec.scale;
+  if (!values.scale)
+    values.scale = arith::ConstantOp::create(
+        b, loc, b.getF32FloatAttr(static_cast<float>(spec.constantScale)));
+  return values;
+}
+
+/// The TMA producer partition shared by every recipe: walk the tiles, copy
+/// the tiles of `spec.loads` into the ring `ring`.
+void buildLoadPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
+                        const KernelValues &values, Value ring,
+                        bool contiguousSchedule, int64_t regs) {
+  MLIRContext *ctx = b.getContext();
+  Type i32 = b.getI32Type();
+  auto producer = PartitionOp::create(
+      b, loc, b.getStringAttr("load"), RoleAttr::get(ctx, Role::load),
+      b.getI64IntegerAttr(4), b.getI64IntegerAttr(regs),
+      b.getI64IntegerAttr(1));
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&createBody(producer, {}, loc));
+  auto loop = TileLoopOp::create(
+      b, loc, spec.cuSeqlens, values.numHeads, values.numTokens,
+      b.getI64IntegerAttr(spec.blockSize),
+      contiguousSchedule ? b.getUnitAttr() : nullptr);
+  Block &loopBody = createBody(loop, {i32, i32, i32}, loc);
+  b.setInsertionPointToStart(&loopBody);
+  Value row = loopBody.getArgument(0), rows = loopBody.getArgument(1),
+        head = loopBody.getArgument(2);
+  auto acquire = AcquireOp::create(b, loc, ring);
+  for (auto [source, buffer] : llvm::zip(spec.loads, acquire.getBuffers()))
+    TmaLoadOp::create(b, loc, source, row, head, buffer);
+  CommitOp::create(b, loc, ring, row, rows, head);
+  b.setInsertionPointAfter(loop);
+  CloseOp::create(b, loc, ring);
+}
+
+/// Blackwell forward (DESIGN.md, "Targets"; the tcgen05 recipe of
+/// shared/reference/blackwell-tcgen05-encodings.md). Four warpgroups:
+///   load     TMA of Q, K, V into the ring "qkv" (one thread issues)
+///   mma      one thread issues tcgen05.mma: S = Q K^T into the tensor-memory
+///            ring "s", then, once the softmax wrote P into "p", O = P V (A
+///            from tensor memory) into the ring "o"; it gives the Q/K/V slot
+///            and the P slot back when those MMAs complete (tcgen05.commit)
+///   softmax  x2, taking tiles round-robin: S from tensor memory, exact
+///            softmax in registers, P (bf16) back into tensor memory, then
+///            O from tensor memory, divided by the row sums, staged and stored
+/// Registers: 512 threads share 64K registers; the load and MMA warpgroups
+/// need few (40 each: one thread works, and the schedule is scalar code), so
+/// each softmax warpgroup gets 216 (S 32 + O 64 + P 16 registers at D=128).
+/// Tensor memory: "s", "p" and "o" are two slots deep, so tile i+1's S is
+/// computed while tile i is being normalized and stored; each pair of slots
+/// shares columns at lane alignments 0 and 16 (M = 64 uses half the lanes):
+/// 64 + 32 + D columns, 256 allocated at D = 128.
+void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
+                           const HopperPlan &plan) {
+  MLIRContext *ctx = b.getContext();
+  constexpr int64_t kLoadRegs = 40, kMmaRegs = 40, kSoftmaxReplicas = 2;
+  int64_t softmaxRegs = std::min<int64_t>(
+      256, ((65536 / 128 - kLoadRegs - kMmaRegs) / kSoftmaxReplicas) / 8 * 8);
+  auto kernel = KernelOp::create(b, loc, b.getStringAttr("sm_100a"), nullptr,
+                                 nullptr, nullptr, buildInfo(b, spec));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&createBody(kernel, {}, loc));
+  KernelValues values = buildKernelValues(b, loc, spec);
+
+  int64_t bs = spec.blockSize;
+  Type f32 = b.getF32Type();
+  BufferType tile = tileBuffer(spec, spec.headDim);
+  auto tmemTile = [&](int64_t cols, Type element) {
+    return BufferType::get(ctx, {bs, cols}, element, MemorySpace::tmem);
+  };
+  BufferType sBuf = tmemTile(bs, f32), pBuf = tmemTile(bs, spec.elementType),
+             oBuf = tmemTile(spec.headDim, f32);
+  Value qkv = createChannel(
+      b, loc, ChannelType::get(ctx, {tile, tile, tile}, MemorySpace::smem),
+      "qkv", plan.numStages);
+  Value sCh = createChannel(
+      b, loc, ChannelType::get(ctx, {sBuf}, MemorySpace::tmem), "s", 2);
+  Value pCh = createChannel(
+      b, loc, ChannelType::get(ctx, {pBuf}, MemorySpace::tmem), "p", 2);
+  Value oCh = createChannel(
+      b, loc, ChannelType::get(ctx, {oBuf}, MemorySpace::tmem), "o", 2);
+  Type i32 = b.getI32Type();
+
+  buildLoadPartition(b, loc, spec, values, qkv, plan.contiguousSchedule,
+                     kLoadRegs);
+
+  // MMA issuer.
+  {
+    auto mma = PartitionOp::create(
+        b, loc, b.getStringAttr("mma"), RoleAttr::get(ctx, Role::mma),
+        b.getI64IntegerAttr(4), b.getI64IntegerAttr(kMmaRegs),
+        b.getI64IntegerAttr(1));
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&createBody(mma, {}, loc));
+    auto consume = ConsumeOp::create(b, loc, qkv);
+    Block &body = createBody(consume, {i32, i32, i32, tile, tile, tile}, loc);
+    b.setInsertionPointToStart(&body);
+    Value row = body.getArgument(0), rows = body.getArgument(1),
+          head = body.getArgument(2);
+    Value q = body.getArgument(3), k = body.getArgument(4),
+          v = body.getArgument(5);
+    Value s = AcquireOp::create(b, loc, sCh).getResult(0);
+    MmaAsyncOp::create(b, loc, q, k, s, /*transpose_a=*/false,
+                       /*transpose_b=*/true);
+    CommitOp::create(b, loc, sCh, row, rows, head);
+    Value p = GetOp::create(b, loc, pCh).getResult(0);
+    Value o = AcquireOp::create(b, loc, oCh).getResult(0);
+    MmaAsyncOp::create(b, loc, p, v, o, false, false);
+    CommitOp::create(b, loc, oCh, row, rows, head);
+    ReleaseOp::create(b, loc, pCh, /*after_mma=*/true);
+    ReleaseOp::create(b, loc, qkv, /*after_mma=*/true);
+    b.setInsertionPointAfter(consume);
+    CloseOp::create(b, loc, sCh);
+  }
+
+  // Softmax + epilogue warpgroups.
+  {
+    auto softmax = PartitionOp::create(
+        b, loc, b.getStringAttr("softmax"), RoleAttr::get(ctx, Role::softmax),
+        b.getI64IntegerAttr(4), b.getI64IntegerAttr(softmaxRegs),
+        b.getI64IntegerAttr(kSoftmaxReplicas));
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&createBody(softmax, {}, loc));
+    Value staging = ScratchOp::create(b, loc, tile, nullptr, nullptr);
+    auto consume = ConsumeOp::create(b, loc, sCh);
+    Block &body = createBody(consume, {i32, i32, i32, sBuf}, loc);
+    b.setInsertionPointToStart(&body);
+    Value row = body.getArgument(0), rows = body.getArgument(1),
+          head = body.getArgument(2), sSlot = body.getArgument(3);
+    auto sType = AccType::get(ctx, {bs, bs}, f32);
+    auto pType = AccType::get(ctx, {bs, bs}, spec.elementType);
+    auto oType = AccType::get(ctx, {bs, spec.headDim}, f32);
+    Value sVal = TmemLoadOp::create(b, loc, sType, sSlot);
+    ReleaseOp::create(b, loc, sCh, /*after_mma=*/false);
+    auto sm = SoftmaxOp::create(b, loc, pType, RowsType::get(ctx, bs, f32),
+                                sVal, rows, Value(), values.scale, false);
+    Value pSlot = AcquireOp::create(b, loc, pCh).getResult(0);
+    TmemStoreOp::create(b, loc, sm.getProbs(), pSlot);
+    CommitOp::create(b, loc, pCh, row, rows, head);
+    Value oSlot = GetOp::create(b, loc, oCh).getResult(0);
+    Value oVal = TmemLoadOp::create(b, loc, oType, oSlot);
+    ReleaseOp::create(b, loc, oCh, false);
+    StoreOp::create(b, loc, oVal, spec.stores[0], row, head, rows,
+                    sm.getRowSums(), staging,
+                    plan.bulkStore ? b.getUnitAttr() : nullptr);
+  }
+}
+
 struct BlockAttnWarpSpecializePass
     : public blockattn::impl::BlockAttnWarpSpecializePassBase<
           BlockAttnWarpSpecializePass> {
@@ -354,16 +523,24 @@ struct BlockAttnWarpSpecializePass
     if (spec->rotary != RotaryMode::none)
       return op->emitOpError() << "fused rotary embeddings are not implemented "
                                   "yet by blockattn-warp-specialize";
-    if (chip != "sm_90a")
+    bool backward = isa<BackwardOp>(op);
+    if (chip == "sm_100a" && backward)
       return op->emitOpError() << "the " << spec->kind
                                << " kernel is not implemented yet for " << chip;
-    bool backward = isa<BackwardOp>(op);
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    if (chip == "sm_100a") {
+      FailureOr<HopperPlan> plan = blackwellPlan(op, *spec);
+      if (failed(plan))
+        return failure();
+      buildBlackwellForward(b, loc, *spec, *plan);
+      op->erase();
+      return success();
+    }
     FailureOr<HopperPlan> plan = hopperPlan(op, *spec, backward);
     if (failed(plan))
       return failure();
 
-    OpBuilder b(op);
-    Location loc = op->getLoc();
     bool pScratch = backward || plan->pFromSmem;
     buildHopperKernel(b, loc, *spec, *plan, pScratch, /*needsDsScratch=*/backward,
                       [&](OpBuilder &b, ConsumerContext &c) {
@@ -415,6 +592,40 @@ struct BlockAttnWarpSpecializePass
                     loads,
                     stores};
     return spec;
+  }
+
+  /// The Blackwell recipe's ring depth: the deepest Q/K/V ring that fits
+  /// next to the two softmax warpgroups' output staging buffers.
+  FailureOr<HopperPlan> blackwellPlan(Operation *op, const KernelSpec &spec) {
+    if (oStore != "tma" && oStore != "smem") {
+      op->emitOpError() << "o-store must be 'tma' or 'smem' on sm_100a (O "
+                           "comes out of tensor memory into registers, then "
+                           "through shared memory), got '"
+                        << oStore << "'";
+      return failure();
+    }
+    if (schedule != "strided" && schedule != "contiguous") {
+      op->emitOpError() << "schedule must be 'strided' or 'contiguous', got '"
+                        << schedule << "'";
+      return failure();
+    }
+    HopperPlan plan;
+    plan.numConsumers = 1; // the MMA warp takes every slot
+    plan.pFromSmem = false;
+    plan.stageOutput = true;
+    plan.bulkStore = oStore == "tma";
+    plan.contiguousSchedule = schedule == "contiguous";
+    int64_t slotBytes = spec.loads.size() * spec.tileBytes(spec.headDim);
+    int64_t scratch = 2 * spec.tileBytes(spec.headDim);
+    int64_t budget = TargetLimits::maxSharedMemoryBytes - kSmemReserve - scratch;
+    if (numStages < 0) {
+      op->emitOpError() << "num-stages must be non-negative, got "
+                        << static_cast<int64_t>(numStages);
+      return failure();
+    }
+    plan.numStages =
+        numStages > 0 ? numStages : std::min(kMaxStages, budget / slotBytes);
+    return plan;
   }
 
   FailureOr<HopperPlan> hopperPlan(Operation *op, const KernelSpec &spec,

@@ -44,6 +44,7 @@ struct ChannelUsers {
   SmallVector<PartitionOp> producers;
   SmallVector<PartitionOp> consumers;
   bool closed = false;
+  bool consumedInLoop = false; // by warpspec.consume (needs a close)
 };
 
 bool isProducerOp(Operation *op) {
@@ -52,7 +53,7 @@ bool isProducerOp(Operation *op) {
 
 Value getProtocolChannel(Operation *op) {
   return TypeSwitch<Operation *, Value>(op)
-      .Case<AcquireOp, CommitOp, CloseOp, ConsumeOp, ReleaseOp>(
+      .Case<AcquireOp, CommitOp, CloseOp, ConsumeOp, GetOp, ReleaseOp>(
           [](auto typed) { return typed.getChannel(); })
       .Default([](Operation *) { return Value(); });
 }
@@ -63,10 +64,21 @@ void addUnique(SmallVectorImpl<PartitionOp> &list, PartitionOp partition) {
 }
 
 /// Every acquire must be committed, in the same block, before the next
-/// acquire of that channel, a close, or the end of the block.
+/// acquire of that channel, a close, or the end of the block; every get must
+/// be released likewise.
 LogicalResult verifyAcquireCommitPairs(Block &block) {
   llvm::SmallMapVector<Value, AcquireOp, 4> pending;
+  llvm::SmallMapVector<Value, GetOp, 4> taken;
   for (Operation &op : block) {
+    if (auto get = dyn_cast<GetOp>(op)) {
+      if (taken.count(get.getChannel()))
+        return get.emitOpError()
+               << "takes a slot of the channel while the previous one is not "
+                  "released";
+      taken[get.getChannel()] = get;
+    } else if (auto release = dyn_cast<ReleaseOp>(op)) {
+      taken.erase(release.getChannel());
+    }
     if (auto acquire = dyn_cast<AcquireOp>(op)) {
       if (pending.count(acquire.getChannel()))
         return acquire.emitOpError()
@@ -90,6 +102,8 @@ LogicalResult verifyAcquireCommitPairs(Block &block) {
   if (!pending.empty())
     return pending.front().second.emitOpError()
            << "acquired slot is never committed";
+  if (!taken.empty())
+    return taken.front().second.emitOpError() << "slot is never released";
   return success();
 }
 
@@ -153,10 +167,12 @@ LogicalResult verifyChannelUsers(KernelOp kernel) {
       ChannelUsers &entry = users[channel];
       if (isProducerOp(op))
         addUnique(entry.producers, partition);
-      else if (isa<ConsumeOp>(op))
+      else if (isa<ConsumeOp, GetOp>(op))
         addUnique(entry.consumers, partition);
       if (isa<CloseOp>(op))
         entry.closed = true;
+      if (isa<ConsumeOp>(op))
+        entry.consumedInLoop = true;
       return WalkResult::advance();
     });
     if (result.wasInterrupted())
@@ -176,12 +192,6 @@ LogicalResult verifyChannelUsers(KernelOp kernel) {
              << entry.producers[0].getName() << "\" and \""
              << entry.producers[1].getName() << "\"; a channel has one producer";
     PartitionOp producer = entry.producers.front();
-    if (producer.getReplicas() != 1)
-      return channel.emitOpError()
-             << "channel \"" << name << "\" is produced by partition \""
-             << producer.getName() << "\" with replicas("
-             << producer.getReplicas()
-             << "); a channel's producer runs once";
     if (entry.consumers.empty())
       return channel.emitOpError()
              << "channel \"" << name << "\" has no consumer partition";
@@ -189,13 +199,45 @@ LogicalResult verifyChannelUsers(KernelOp kernel) {
       return channel.emitOpError()
              << "channel \"" << name << "\" is produced and consumed by "
              << "partition \"" << producer.getName() << "\"";
-    if (!entry.closed)
+    if (entry.consumedInLoop && !entry.closed)
       return channel.emitOpError()
              << "channel \"" << name << "\" is never closed by its producer \""
              << producer.getName() << "\", so its consumers would never stop";
-    // Replicas take slots round-robin. Each slot's barriers must be used by
-    // one replica only, or a replica that runs ahead could mistake a phase
-    // two laps old for the one it waits for (parity waits alias).
+    if (entry.closed && !entry.consumedInLoop)
+      return channel.emitOpError()
+             << "channel \"" << name << "\" is closed, but no "
+             << "warpspec.consume loop reads it";
+    if (entry.closed && producer.getReplicas() != 1)
+      return channel.emitOpError()
+             << "channel \"" << name << "\" is closed by partition \""
+             << producer.getName() << "\" with replicas("
+             << producer.getReplicas()
+             << "); only a single producer can end its consumers' loops";
+    // Replicas take slots round-robin, producers and consumers alike: entry n
+    // is produced by replica n % Rp and consumed by replica n % Rc. Each
+    // slot's barriers must be used by one replica only, or a replica that
+    // runs ahead could mistake a phase two laps old for the one it waits for
+    // (parity waits alias); and replicated producers and consumers must
+    // agree on who has which entry.
+    int64_t producerReplicas = producer.getReplicas();
+    if (producerReplicas > 1) {
+      for (PartitionOp consumer : entry.consumers)
+        if (consumer.getReplicas() != 1 &&
+            consumer.getReplicas() != producerReplicas)
+          return channel.emitOpError()
+                 << "channel \"" << name << "\" is produced by "
+                 << producerReplicas << " replicas of \"" << producer.getName()
+                 << "\" and consumed by " << consumer.getReplicas()
+                 << " replicas of \"" << consumer.getName()
+                 << "\"; replicated ends must have the same count";
+      if (channel.getDepth() % producerReplicas != 0)
+        return channel.emitOpError()
+               << "channel \"" << name << "\" has depth " << channel.getDepth()
+               << ", which is not a multiple of the " << producerReplicas
+               << " replicas of its producer \"" << producer.getName()
+               << "\": each slot must belong to one replica so that its "
+                  "barrier phases are waited for in order";
+    }
     for (PartitionOp consumer : entry.consumers) {
       int64_t replicas = consumer.getReplicas();
       if (replicas != entry.consumers.front().getReplicas())
@@ -232,6 +274,21 @@ LogicalResult KernelOp::verifyRegions() {
   }
   if (getPartitions().empty())
     return emitOpError() << "has no partitions";
+  // Ops appear only on the targets that have them.
+  WalkResult targetCheck = walk([&](Operation *op) {
+    bool blackwellOnly = isa<MmaAsyncOp, TmemLoadOp, TmemStoreOp>(op);
+    bool hopperOnly = isa<MmaOp>(op);
+    if ((blackwellOnly && !isBlackwell()) || (hopperOnly && isBlackwell())) {
+      op->emitOpError() << "is not available on " << getChip()
+                        << (hopperOnly ? " (use warpspec.mma_async into "
+                                         "tensor memory)"
+                                       : " (no tensor memory)");
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (targetCheck.wasInterrupted())
+    return failure();
   if (failed(verifyBudgets(*this)) || failed(verifyChannelUsers(*this)))
     return failure();
   for (PartitionOp partition : getPartitions())
@@ -363,6 +420,17 @@ LogicalResult AcquireOp::inferReturnTypes(
   return success();
 }
 
+LogicalResult GetOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location> location, ValueRange operands,
+    DictionaryAttr attributes, OpaqueProperties properties, RegionRange regions,
+    SmallVectorImpl<Type> &inferredReturnTypes) {
+  auto channel = dyn_cast<ChannelType>(operands[0].getType());
+  if (!channel)
+    return failure();
+  llvm::append_range(inferredReturnTypes, channel.getBufferTypes());
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // ConsumeOp
 //===----------------------------------------------------------------------===//
@@ -420,10 +488,20 @@ LogicalResult ConsumeOp::verifyRegions() {
 }
 
 LogicalResult ReleaseOp::verify() {
+  // The slot comes from a preceding warpspec.get of the channel in this
+  // block, or else from the enclosing warpspec.consume.
+  for (Operation *op = (*this)->getPrevNode(); op; op = op->getPrevNode()) {
+    if (auto get = dyn_cast<GetOp>(op); get && get.getChannel() == getChannel())
+      return success();
+    if (auto release = dyn_cast<ReleaseOp>(op);
+        release && release.getChannel() == getChannel())
+      break;
+  }
   auto consume = dyn_cast<ConsumeOp>((*this)->getParentOp());
   if (!consume || consume.getChannel() != getChannel())
     return emitOpError()
-           << "must be directly inside a warpspec.consume of the same channel";
+           << "must follow a warpspec.get of the channel in the same block, or "
+              "be directly inside a warpspec.consume of the same channel";
   return success();
 }
 
@@ -597,6 +675,75 @@ static void printStoreOptionalTypes(OpAsmPrinter &printer, Operation *,
     printer << ", " << divideBy;
   if (staging)
     printer << ", " << staging;
+}
+
+LogicalResult MmaAsyncOp::verify() {
+  BufferType a = getA().getType(), b = getB().getType(), d = getDest().getType();
+  if (a.getShape().size() != 2 || b.getShape().size() != 2 ||
+      d.getShape().size() != 2)
+    return emitOpError() << "operands must be 2-D tiles";
+  if (d.getMemorySpace() != MemorySpace::tmem || !d.getElementType().isF32())
+    return emitOpError() << "the destination must be an f32 tensor-memory "
+                            "buffer, got "
+                         << d;
+  if (b.getMemorySpace() != MemorySpace::smem)
+    return emitOpError() << "B must be in shared memory";
+  if (a.getMemorySpace() == MemorySpace::tmem && getTransposeA())
+    return emitOpError() << "an A operand in tensor memory is always K-major: "
+                            "transpose_a needs A in shared memory";
+  if (!isSixteenBit(a.getElementType()) ||
+      a.getElementType() != b.getElementType())
+    return emitOpError() << "A and B must have the same 16-bit element type, "
+                            "got "
+                         << a.getElementType() << " and " << b.getElementType();
+  int64_t m = getTransposeA() ? a.getShape()[1] : a.getShape()[0];
+  int64_t k = getTransposeA() ? a.getShape()[0] : a.getShape()[1];
+  int64_t bk = getTransposeB() ? b.getShape()[1] : b.getShape()[0];
+  int64_t n = getTransposeB() ? b.getShape()[0] : b.getShape()[1];
+  if (bk != k)
+    return emitOpError() << "A is " << m << "x" << k << " but B has " << bk
+                         << " rows along K";
+  if (d.getShape()[0] != m || d.getShape()[1] != n)
+    return emitOpError() << "the destination must be " << m << "x" << n;
+  if (m != 64 || n % 8 != 0 || n > 256 || k % 16 != 0)
+    return emitOpError() << "tcgen05.mma with M = 64 needs N a multiple of 8 "
+                            "up to 256 and K a multiple of 16, got M="
+                         << m << " N=" << n << " K=" << k;
+  return success();
+}
+
+LogicalResult TmemLoadOp::verify() {
+  BufferType source = getSource().getType();
+  AccType result = getResult().getType();
+  if (source.getMemorySpace() != MemorySpace::tmem ||
+      !source.getElementType().isF32())
+    return emitOpError() << "the source must be an f32 tensor-memory buffer";
+  if (source.getShape() != result.getShape() ||
+      !result.getElementType().isF32())
+    return emitOpError() << "the result must be an f32 tile of the buffer's "
+                            "shape";
+  if (source.getShape().size() != 2 || source.getShape()[0] != 64 ||
+      source.getShape()[1] % 8 != 0)
+    return emitOpError() << "tensor-memory tiles have 64 rows and a multiple "
+                            "of 8 columns";
+  return success();
+}
+
+LogicalResult TmemStoreOp::verify() {
+  AccType value = getValue().getType();
+  BufferType dest = getDest().getType();
+  if (dest.getMemorySpace() != MemorySpace::tmem)
+    return emitOpError() << "the destination must be in tensor memory";
+  if (!isSixteenBit(value.getElementType()) ||
+      value.getElementType() != dest.getElementType() ||
+      value.getShape() != dest.getShape())
+    return emitOpError() << "stores a 16-bit tile into a buffer of its shape "
+                            "and element type (P for a tensor-memory A "
+                            "operand)";
+  if (dest.getShape()[0] != 64 || dest.getShape()[1] % 16 != 0)
+    return emitOpError() << "tensor-memory tiles have 64 rows and a multiple "
+                            "of 16 columns here";
+  return success();
 }
 
 LogicalResult SoftmaxGradOp::verify() {

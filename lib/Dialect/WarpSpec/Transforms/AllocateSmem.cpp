@@ -46,7 +46,7 @@ LogicalResult allocateKernel(KernelOp kernel) {
 
   SmallVector<ChannelOp, 4> smemChannels;
   for (ChannelOp channel : kernel.getChannels())
-    if (channel.getChannelType().getMemorySpace() == MemorySpace::smem)
+    if (!channel.inTensorMemory())
       smemChannels.push_back(channel);
 
   for (ChannelOp channel : smemChannels) {
@@ -90,6 +90,15 @@ LogicalResult allocateKernel(KernelOp kernel) {
   for (ChannelOp channel : kernel.getChannels()) {
     channel.setInfoOffsetAttr(b.getI64IntegerAttr(offset));
     offset += channel.getDepth() * kTileRecordBytes;
+  }
+  // The tensor-memory base address (written by tcgen05.alloc) and the
+  // barrier that holds the deallocation until every user is done.
+  bool usesTmem = llvm::any_of(kernel.getChannels(), [](ChannelOp channel) {
+    return channel.inTensorMemory();
+  });
+  if (usesTmem) {
+    kernel.setTmemBaseOffsetAttr(b.getI64IntegerAttr(offset));
+    offset += kTileRecordBytes;
   }
   placements.push_back(
       {"barriers and tile records", offset - barrierStart});

@@ -35,7 +35,10 @@ def WarpSpec_KernelOp : WarpSpec_Op<"kernel", [
 
     The kernel's properties that the launch needs are attributes:
     `smem_bytes` (dynamic shared memory, written by `warpspec-allocate-smem`)
-    and `tmem_columns` (tensor memory, written by `warpspec-allocate-tmem`);
+    and `tmem_columns` (tensor memory, written by `warpspec-allocate-tmem`;
+    `tmem_base_offset` is where in shared memory `tcgen05.alloc` writes the
+    tensor-memory address, followed by the barrier that holds its release
+    until every partition is done with it);
     `info` carries what the `blockattn` op described (kind, block size, head
     dim, element type, rotary mode), for the launch manifest.
 
@@ -64,6 +67,7 @@ def WarpSpec_KernelOp : WarpSpec_Op<"kernel", [
   let arguments = (ins StrAttr:$chip,
                        OptionalAttr<I64Attr>:$smem_bytes,
                        OptionalAttr<I64Attr>:$tmem_columns,
+                       OptionalAttr<I64Attr>:$tmem_base_offset,
                        OptionalAttr<DictionaryAttr>:$info);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "`chip` `(` $chip `)` attr-dict-with-keyword $body";
@@ -110,15 +114,25 @@ def WarpSpec_ChannelOp : WarpSpec_Op<"channel", [HasParent<"KernelOp">]> {
                        OptionalAttr<I64Attr>:$buffer_offset,
                        OptionalAttr<I64Attr>:$slot_stride,
                        OptionalAttr<I64Attr>:$barrier_offset,
-                       OptionalAttr<I64Attr>:$info_offset);
+                       OptionalAttr<I64Attr>:$info_offset,
+                       OptionalAttr<DenseI64ArrayAttr>:$tmem_slots);
   let results = (outs WarpSpec_ChannelType:$channel);
   let assemblyFormat = "$name `depth` `(` $depth `)` attr-dict `:` type($channel)";
   let extraClassDeclaration = [{
     ChannelType getChannelType() { return getChannel().getType(); }
-    /// True once warpspec-allocate-smem has placed the channel.
+    bool inTensorMemory() {
+      return getChannelType().getMemorySpace() == MemorySpace::tmem;
+    }
+    /// True once the allocators placed the channel: warpspec-allocate-smem
+    /// (barriers, records, shared-memory slots) and, for tensor-memory
+    /// channels, warpspec-allocate-tmem (`tmem_slots`: lane and column of
+    /// each slot, [lane0, column0, lane1, column1, ...]).
     bool isAllocated() {
-      return getBufferOffset() && getSlotStride() && getBarrierOffset() &&
-             getInfoOffset();
+      bool barriers = getBarrierOffset() && getInfoOffset();
+      if (inTensorMemory())
+        return barriers && getTmemSlots() &&
+               getTmemSlots()->size() == 2 * getDepth();
+      return barriers && getBufferOffset() && getSlotStride();
     }
   }];
 }
@@ -287,21 +301,112 @@ def WarpSpec_ConsumeOp : WarpSpec_Op<"consume", [
   let hasRegionVerifier = 1;
 }
 
+def WarpSpec_GetOp : WarpSpec_Op<"get", [
+    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "consumer: wait for the next committed slot of a channel";
+  let description = [{
+    The `warpspec.get` operation takes the next slot of `channel` this
+    partition replica is due (replicas take slots round-robin), waiting until
+    the producer committed it, and returns its buffers. Unlike
+    `warpspec.consume`, it takes one slot, inside some other loop (for
+    example the MMA warp takes the P of the tile it is working on). It must
+    be followed, in the same block, by a `warpspec.release` of the channel.
+
+    ```mlir
+    %p = warpspec.get %pch : !warpspec.channel<[64x64xbf16], tmem>
+    ```
+  }];
+  let arguments = (ins WarpSpec_ChannelType:$channel);
+  let results = (outs Variadic<WarpSpec_BufferType>:$buffers);
+  let assemblyFormat = "$channel attr-dict `:` type($channel)";
+}
+
 def WarpSpec_ReleaseOp : WarpSpec_Op<"release"> {
   let summary = "consumer: give the current slot back to the producer";
   let description = [{
     The `warpspec.release` operation tells the producer that this consumer
-    is done with the slot of the enclosing `warpspec.consume`: every read of
-    its buffers, including asynchronous ones by the tensor cores, has
-    completed. It must be directly in the body of a `warpspec.consume` of the
-    same channel.
+    is done with the slot it took last (with the enclosing `warpspec.consume`
+    or a preceding `warpspec.get` in the same block): every read of its
+    buffers has completed. With `after_mma`, the reads are the asynchronous
+    tensor-core MMAs this thread issued: the slot is released when they
+    complete (a `tcgen05.commit` on sm_100a), not when the thread gets here.
 
     ```mlir
     warpspec.release %qkv : !qkv
+    warpspec.release %qkv after_mma : !qkv
     ```
   }];
-  let arguments = (ins WarpSpec_ChannelType:$channel);
-  let assemblyFormat = "$channel attr-dict `:` type($channel)";
+  let arguments = (ins WarpSpec_ChannelType:$channel, UnitAttr:$after_mma);
+  let assemblyFormat = "$channel (`after_mma` $after_mma^)? attr-dict `:` type($channel)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor memory (sm_100a)
+//===----------------------------------------------------------------------===//
+
+def WarpSpec_MmaAsyncOp : WarpSpec_Op<"mma_async"> {
+  let summary = "asynchronous tensor-core MMA into a tensor-memory buffer";
+  let description = [{
+    The `warpspec.mma_async` operation starts `D = A * B` (`A * B^T` with
+    `transpose_b`, `A^T * B` with `transpose_a`) into the tensor-memory
+    buffer `dest`, with f32 accumulation, issued by one thread (the `mma`
+    role). `A` is a shared-memory buffer or a 16-bit tensor-memory buffer
+    (P, read K-major); `B` a shared-memory buffer. It completes
+    asynchronously: the next `warpspec.commit` of `dest`'s channel (or a
+    `warpspec.release ... after_mma`) tracks it. On sm_100a this is
+    `tcgen05.mma` with `M = 64` (the accumulator occupies the half of the
+    tensor-memory lanes the M = 64 data path uses).
+
+    ```mlir
+    warpspec.mma_async %q, %k into %s {transpose_b}
+        : !warpspec.buffer<64x128xbf16, smem>, !warpspec.buffer<64x128xbf16, smem>,
+          !warpspec.buffer<64x64xf32, tmem>
+    ```
+  }];
+  let arguments = (ins WarpSpec_BufferType:$a, WarpSpec_BufferType:$b,
+                       WarpSpec_BufferType:$dest, UnitAttr:$transpose_a,
+                       UnitAttr:$transpose_b);
+  let assemblyFormat = [{
+    $a `,` $b `into` $dest attr-dict `:` type($a) `,` type($b) `,` type($dest)
+  }];
+  let hasVerifier = 1;
+}
+
+def WarpSpec_TmemLoadOp : WarpSpec_Op<"tmem_load"> {
+  let summary = "read a tensor-memory buffer into a register tile";
+  let description = [{
+    The `warpspec.tmem_load` operation reads the M = 64 tensor-memory
+    buffer `source` into a register tile of the warpgroup (each warp reads
+    the 16 rows in its quarter of the lanes; `tcgen05.ld` 16x256b, so the
+    registers have the same layout as a wgmma accumulator) and waits for the
+    load to complete.
+
+    ```mlir
+    %s = warpspec.tmem_load %sbuf : !warpspec.buffer<64x64xf32, tmem> -> !warpspec.acc<64x64xf32>
+    ```
+  }];
+  let arguments = (ins WarpSpec_BufferType:$source);
+  let results = (outs WarpSpec_AccType:$result);
+  let assemblyFormat = "$source attr-dict `:` type($source) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def WarpSpec_TmemStoreOp : WarpSpec_Op<"tmem_store"> {
+  let summary = "write a 16-bit register tile into a tensor-memory buffer";
+  let description = [{
+    The `warpspec.tmem_store` operation writes the 16-bit register tile
+    `value` (P) into the tensor-memory buffer `dest`, two elements per
+    32-bit column (the layout `tcgen05.mma` reads an A operand in), with
+    `tcgen05.st` 16x128b. The commit of `dest`'s channel waits for the
+    stores to complete.
+
+    ```mlir
+    warpspec.tmem_store %p, %pbuf : !warpspec.acc<64x64xbf16>, !warpspec.buffer<64x64xbf16, tmem>
+    ```
+  }];
+  let arguments = (ins WarpSpec_AccType:$value, WarpSpec_BufferType:$dest);
+  let assemblyFormat = "$value `,` $dest attr-dict `:` type($value) `,` type($dest)";
   let hasVerifier = 1;
 }
 

@@ -32,4 +32,32 @@ def WarpSpecAllocateSmemPass : Pass<"warpspec-allocate-smem", "ModuleOp"> {
   }];
 }
 
+def WarpSpecAllocateTmemPass : Pass<"warpspec-allocate-tmem", "ModuleOp"> {
+  let summary = "Place every tensor-memory buffer in the 128 lanes x 512 columns";
+  let description = [{
+    Gives every slot of every tensor-memory channel of a kernel a lane
+    alignment and a column (`tmem_slots` on the channel: `[lane, column]` per
+    slot) and writes the kernel's allocation (`tmem_columns`: a power of two
+    of at least 32, what `tcgen05.alloc` takes).
+
+    An M = 64 accumulator uses half of the 128 lanes (the M = 64 data path:
+    rows 16q..16q+15 in lanes 32q + a .. 32q + a + 15, a = 0 or 16), so two
+    buffers of the same width share one column range, one at each lane
+    alignment: slots 2k and 2k+1 of a ring are packed so. f32 buffers take one
+    column per element, 16-bit ones (P, a tensor-memory A operand) one per two
+    elements. A ring's slot s has lane alignment 16 (s % 2) in every channel,
+    so the P and the O of one tile share their alignment, as `tcgen05.mma`
+    with A in tensor memory requires.
+
+    Lifetimes: every channel is a ring reused by the persistent tile loop, so
+    all its slots are live for the whole kernel and buffers of different
+    channels never share columns; the budget check is therefore over all of
+    them.
+
+    #### Diagnostics
+    Over 512 columns, the kernel gets an error listing every buffer live at
+    the peak (all of them) with its columns.
+  }];
+}
+
 #endif // BLOCKATTN_DIALECT_WARPSPEC_TRANSFORMS_PASSES_TD
