@@ -14,8 +14,12 @@
 // TABLE: seed_forward sm_90a load:4w/40r compute:8w/232r
 // RUN: FileCheck %s --check-prefix=PTX < %t/seed_forward.ptx
 // PTX: .target sm_90a
+// No .maxnreg: ptxas derives the 168-register cap (65536 / 384, rounded
+// down to a multiple of 8) from the thread count and one CTA per SM.
+// PTX-NOT: .maxnreg
 // PTX: .reqntid 384, 1, 1
-// PTX: .maxnreg 168
+// PTX-NEXT: .minnctapersm 1
+// PTX-NOT: .maxnreg
 // PTX-DAG: setmaxnreg.dec.sync.aligned.u32 40
 // PTX-DAG: setmaxnreg.inc.sync.aligned.u32 232
 // PTX-DAG: cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes

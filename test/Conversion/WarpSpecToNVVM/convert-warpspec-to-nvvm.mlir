@@ -19,21 +19,25 @@
 
 // The parameters, in argument order: Q's tensor map (by value in parameter
 // space, a __grid_constant__), the two dynamic sizes of Q the kernel reads
-// (tokens, heads), K's and V's tensor maps, O's base and outer strides,
+// (tokens, heads), K's and V's tensor maps, O's tensor map (bulk stores of
+// full tiles) and O's base and outer strides (the partial tiles),
 // cu_seqlens' base and length, the scale.
 // CHECK-NEXT: llvm.func @seed_forward(
 // CHECK-SAME: %[[QMAP:[a-z0-9]+]]: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant},
 // CHECK-SAME: %{{[a-z0-9]+}}: i32, %{{[a-z0-9]+}}: i32,
 // CHECK-SAME: %[[KMAP:[a-z0-9]+]]: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant},
 // CHECK-SAME: %[[VMAP:[a-z0-9]+]]: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant},
+// CHECK-SAME: %[[OMAP:[a-z0-9]+]]: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant},
 // CHECK-SAME: %{{[a-z0-9]+}}: !llvm.ptr<1>, %{{[a-z0-9]+}}: i64, %{{[a-z0-9]+}}: i64,
 // CHECK-SAME: %{{[a-z0-9]+}}: !llvm.ptr<1>, %{{[a-z0-9]+}}: i32,
 // CHECK-SAME: %{{[a-z0-9]+}}: f32)
 
 // The manifest: launch configuration (384 threads: one load warpgroup and
-// two compute replicas; the 168-register launch cap, the register file
-// shared evenly), the shared memory of the plan, then every parameter, in
-// order, with what a runtime needs to build it.
+// two compute replicas; max_registers, the register file shared evenly:
+// 65536 / 384 rounded down to a multiple of 8), the shared memory of the
+// plan, then every parameter, in order, with what a runtime needs to build
+// it. The kernel has no nvvm.maxnreg: ptxas derives the same 168-register
+// cap from reqntid and minctasm.
 // CHECK-SAME: attributes {blockattn.manifest = {block_size = 64 : i64, chip = "sm_90a", element_type = bf16, grid = "persistent", head_dim = 128 : i64, kernel = "seed_forward", kind = "forward", max_registers = 168 : i64,
 // CHECK-SAME: params = [
 // CHECK-SAME: {box = [64, 1, 64], dims = ["head_dim", "heads", "tokens"], dtype = "bf16", interleave = "none", kind = "tensormap", l2_promotion = "128B", name = "q_tmap", oob_fill = "zero", swizzle = "128B", tensor = "q", value = "tensormap"},
@@ -41,6 +45,7 @@
 // CHECK-SAME: {dim = 1 : i64, kind = "i32", name = "q_size1", tensor = "q", value = "size"},
 // CHECK-SAME: {box = [64, 1, 64], dims = ["head_dim", "heads", "tokens"], dtype = "bf16", interleave = "none", kind = "tensormap", l2_promotion = "128B", name = "k_tmap", oob_fill = "zero", swizzle = "128B", tensor = "k", value = "tensormap"},
 // CHECK-SAME: {box = [64, 1, 64], dims = ["head_dim", "heads", "tokens"], dtype = "bf16", interleave = "none", kind = "tensormap", l2_promotion = "128B", name = "v_tmap", oob_fill = "zero", swizzle = "128B", tensor = "v", value = "tensormap"},
+// CHECK-SAME: {box = [64, 1, 64], dims = ["head_dim", "heads", "tokens"], dtype = "bf16", interleave = "none", kind = "tensormap", l2_promotion = "128B", name = "o_tmap", oob_fill = "zero", swizzle = "128B", tensor = "o", value = "tensormap"},
 // CHECK-SAME: {dtype = "bf16", kind = "pointer", name = "o", tensor = "o", value = "base"},
 // CHECK-SAME: {dim = 0 : i64, kind = "i64", name = "o_stride0", tensor = "o", value = "stride"},
 // CHECK-SAME: {dim = 1 : i64, kind = "i64", name = "o_stride1", tensor = "o", value = "stride"},
@@ -49,7 +54,7 @@
 // CHECK-SAME: {kind = "f32", name = "softmax_scale", tensor = "softmax_scale", value = "scalar"}],
 // CHECK-SAME: partitions = [{name = "load", registers = 40 : i64, replicas = 1 : i64, role = "load", warps = 4 : i64}, {name = "compute", registers = 232 : i64, replicas = 2 : i64, role = "compute", warps = 4 : i64}],
 // CHECK-SAME: rotary = "none", smem_bytes = 230528 : i64, threads = 384 : i64, tmem_columns = 0 : i64},
-// CHECK-SAME: nvvm.kernel, nvvm.maxnreg = 168 : i32, nvvm.minctasm = 1 : i32, nvvm.reqntid = array<i32: 384, 1, 1>} {
+// CHECK-SAME: nvvm.kernel, nvvm.minctasm = 1 : i32, nvvm.reqntid = array<i32: 384, 1, 1>} {
 
 // Prologue: thread 0 initializes the full and empty barriers of the 4 slots.
 // CHECK-COUNT-8: nvvm.mbarrier.init %{{.*}}, %{{.*}} : !llvm.ptr<3>, i32
@@ -94,13 +99,21 @@
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
 
 // The slot is released; O, divided by the row sums, goes to the replica's
-// staging buffer (between two named barriers of the warpgroup), then out in
-// 16-byte stores of whole row segments.
+// staging buffer (once the previous bulk store has read it, between two
+// named barriers of the warpgroup, the writes fenced for the async proxy),
+// then out: a full tile in two bulk tensor stores (one per 64-column box)
+// through O's tensor map, a partial one in 16-byte stores of whole row
+// segments. The kernel waits for its last bulk stores before it exits.
 // CHECK: nvvm.mbarrier.arrive
 // CHECK: llvm.fdiv
+// CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
 // CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
+// CHECK-COUNT-2: nvvm.cp.async.bulk.tensor.global.shared.cta %[[OMAP]], %{{.*}}, box[%{{.*}}, %{{.*}}, %{{.*}}] : !llvm.ptr, <3>
+// CHECK-NEXT: nvvm.cp.async.bulk.commit.group
 // CHECK-COUNT-8: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xi32>, !llvm.ptr<1>
+// CHECK: nvvm.cp.async.bulk.wait_group 0{{$}}
 // CHECK: llvm.return
 // CHECK-NEXT: }
 // CHECK-NEXT: }

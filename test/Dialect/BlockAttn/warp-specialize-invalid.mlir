@@ -9,20 +9,22 @@
 // RUN: block-attn-opt %t/stages-odd.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-stages=3"
 // RUN: block-attn-opt %t/stages-three.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-consumers=3 num-stages=4"
 // RUN: block-attn-opt %t/stages-negative.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-stages=-1"
+// RUN: block-attn-opt %t/backward-three.mlir -split-input-file -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-consumers=3"
+// RUN: block-attn-opt %t/backward-three-oregs.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-consumers=3 o-store=registers"
 
 // Every diagnostic of blockattn-warp-specialize, one part per set of pass
 // options (split-file), one case per split (-split-input-file).
 //
-// Two messages of the pass cannot be reached from valid input and have no
+// One message of the pass cannot be reached from valid input and has no
 // case: "operand '...' must be an argument of the enclosing function" (the
 // op must already be the only operation of its function, so every operand
-// is an entry-block argument), and "no ring of Q, K and V slots (...) fits
-// in shared memory next to ... bytes of scratch" (the largest slot the
-// blockattn verifier allows is 48 KiB, at head_dim 128; the most scratch is
-// 72 KiB, three consumers staging both P and O, which leaves room for 3
-// slots, a multiple of 3). A num-stages too deep for shared memory is not
-// diagnosed here: warpspec-allocate-smem reports it
-// (allocate-smem-invalid.mlir).
+// is an entry-block argument). "no ring of ... slots fits in shared memory"
+// is reached by the backward only: its 4-tile slots are 64 KiB at head_dim
+// 128, and three consumers need a multiple of 3 of them, which never fits
+// (the forward's largest slot is 48 KiB; the most forward scratch, three
+// consumers staging both P and O, 72 KiB, leaves room for 3 slots). A
+// num-stages too deep for shared memory is not diagnosed here:
+// warpspec-allocate-smem reports it (allocate-smem-invalid.mlir).
 
 //--- sm90a.mlir
 
@@ -95,16 +97,51 @@ func.func @negative_forward_rotary_theta(%q: !act, %k: !act, %v: !act,
 
 // -----
 
-// The backward kernel (the seed's) is not lowered yet.
+// The backward is lowered, but not its fused rotary (the seed's
+// seed_backward_rope, half-split with tables).
 !act = memref<?x4x128xbf16>
-func.func @negative_backward(%q: !act, %k: !act, %v: !act, %do: !act,
-                             %dq: !act, %dk: !act, %dv: !act,
-                             %cu: memref<?xi32>) {
-  // expected-error @+1 {{'blockattn.backward' op the backward kernel is not implemented yet by blockattn-warp-specialize}}
+!tab = memref<?x64xf32>
+func.func @negative_backward_rotary(%q: !act, %k: !act, %v: !act, %do: !act,
+                                    %dq: !act, %dk: !act, %dv: !act,
+                                    %cu: memref<?xi32>, %cos: !tab, %sin: !tab) {
+  // expected-error @+1 {{'blockattn.backward' op fused rotary embeddings are not implemented yet by blockattn-warp-specialize}}
+  blockattn.backward q(%q : !act) k(%k : !act) v(%v : !act) do(%do : !act)
+      dq(%dq : !act) dk(%dk : !act) dv(%dv : !act)
+      cu_seqlens(%cu : memref<?xi32>) rotary(%cos, %sin : !tab, !tab)
+      {head_dim = 128 : i64, element_type = bf16,
+       rotary = #blockattn.rotary<half_split>}
+  return
+}
+
+// -----
+
+// Nor the backward's rotary with in-kernel angles.
+!act = memref<?x4x128xbf16>
+func.func @negative_backward_rotary_theta(%q: !act, %k: !act, %v: !act,
+                                          %do: !act, %dq: !act, %dk: !act,
+                                          %dv: !act, %cu: memref<?xi32>) {
+  // expected-error @+1 {{'blockattn.backward' op fused rotary embeddings are not implemented yet by blockattn-warp-specialize}}
+  blockattn.backward q(%q : !act) k(%k : !act) v(%v : !act) do(%do : !act)
+      dq(%dq : !act) dk(%dk : !act) dv(%dv : !act)
+      cu_seqlens(%cu : memref<?xi32>)
+      {head_dim = 128 : i64, element_type = bf16,
+       rotary = #blockattn.rotary<interleaved>, rotary_theta = 10000.0 : f32}
+  return
+}
+
+// -----
+
+// The backward is a kernel function like the forward: nothing else in it.
+!act = memref<?x4x128xbf16>
+func.func @negative_backward_extra_op(%q: !act, %k: !act, %v: !act, %do: !act,
+                                      %dq: !act, %dk: !act, %dv: !act,
+                                      %cu: memref<?xi32>) {
+  // expected-error @+1 {{'blockattn.backward' op must be the only operation of a function with no results (the function becomes the kernel)}}
   blockattn.backward q(%q : !act) k(%k : !act) v(%v : !act) do(%do : !act)
       dq(%dq : !act) dk(%dk : !act) dv(%dv : !act)
       cu_seqlens(%cu : memref<?xi32>)
       {head_dim = 128 : i64, element_type = bf16}
+  %c0 = arith.constant 0 : index
   return
 }
 
@@ -122,16 +159,34 @@ func.func @negative_forward_sm100a(%q: !act, %k: !act, %v: !act, %o: !act,
 
 // -----
 
-// On sm_100a the backward is reported as not implemented too.
+// The backward exists for sm_90a only: on sm_100a it is not implemented.
 !act = memref<?x4x128xbf16>
 func.func @negative_backward_sm100a(%q: !act, %k: !act, %v: !act, %do: !act,
                                     %dq: !act, %dk: !act, %dv: !act,
                                     %cu: memref<?xi32>) {
-  // expected-error @+1 {{'blockattn.backward' op the backward kernel is not implemented yet by blockattn-warp-specialize}}
+  // expected-error @+1 {{'blockattn.backward' op the backward kernel is not implemented yet for sm_100a}}
   blockattn.backward q(%q : !act) k(%k : !act) v(%v : !act) do(%do : !act)
       dq(%dq : !act) dk(%dk : !act) dv(%dv : !act)
       cu_seqlens(%cu : memref<?xi32>)
       {head_dim = 128 : i64, element_type = bf16}
+  return
+}
+
+// -----
+
+// Rotary is reported before the chip: the rotary backward on sm_100a.
+!act = memref<?x4x128xbf16>
+!tab = memref<?x64xf32>
+func.func @negative_backward_rotary_sm100a(%q: !act, %k: !act, %v: !act,
+                                           %do: !act, %dq: !act, %dk: !act,
+                                           %dv: !act, %cu: memref<?xi32>,
+                                           %cos: !tab, %sin: !tab) {
+  // expected-error @+1 {{'blockattn.backward' op fused rotary embeddings are not implemented yet by blockattn-warp-specialize}}
+  blockattn.backward q(%q : !act) k(%k : !act) v(%v : !act) do(%do : !act)
+      dq(%dq : !act) dk(%dk : !act) dv(%dv : !act)
+      cu_seqlens(%cu : memref<?xi32>) rotary(%cos, %sin : !tab, !tab)
+      {head_dim = 128 : i64, element_type = bf16,
+       rotary = #blockattn.rotary<half_split>}
   return
 }
 
@@ -237,5 +292,56 @@ func.func @negative_num_stages_negative(%q: !act, %k: !act, %v: !act, %o: !act,
   // expected-error @+1 {{'blockattn.forward' op num-stages must be a non-negative multiple of num-consumers (2), got -1}}
   blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
       cu_seqlens(%cu : memref<?xi32>) {head_dim = 128 : i64, element_type = bf16}
+  return
+}
+
+//--- backward-three.mlir
+
+// The backward at head_dim 128 with three consumers: a slot holds Q, K, V
+// and dO (4 x 16 KiB), each consumer has 32 KiB of scratch (P, dS, the
+// output staging buffer). 227 KiB - 2 KiB - 96 KiB leaves room for 2 slots,
+// and three replicas need a multiple of 3.
+!act = memref<?x4x128xbf16>
+func.func @negative_backward_three_consumers(%q: !act, %k: !act, %v: !act,
+                                             %do: !act, %dq: !act, %dk: !act,
+                                             %dv: !act, %cu: memref<?xi32>) {
+  // expected-error @+1 {{'blockattn.backward' op no ring of 4-tile slots (65536 bytes each, a multiple of 3 slots) fits in shared memory next to 98304 bytes of scratch}}
+  blockattn.backward q(%q : !act) k(%k : !act) v(%v : !act) do(%do : !act)
+      dq(%dq : !act) dk(%dk : !act) dv(%dv : !act)
+      cu_seqlens(%cu : memref<?xi32>)
+      {head_dim = 128 : i64, element_type = bf16}
+  return
+}
+
+// -----
+
+// At head_dim 64 the slots are half as large (32 KiB): next to three
+// consumers' 72 KiB of scratch 4 fit, rounded down to 3 (warp-specialize.mlir
+// checks the ring); no error.
+!act64 = memref<?x8x64xf16>
+func.func @backward_three_consumers_d64(%q: !act64, %k: !act64, %v: !act64,
+                                        %do: !act64, %dq: !act64, %dk: !act64,
+                                        %dv: !act64, %cu: memref<?xi32>) {
+  blockattn.backward q(%q : !act64) k(%k : !act64) v(%v : !act64)
+      do(%do : !act64) dq(%dq : !act64) dk(%dk : !act64) dv(%dv : !act64)
+      cu_seqlens(%cu : memref<?xi32>) {head_dim = 64 : i64, element_type = f16}
+  return
+}
+
+//--- backward-three-oregs.mlir
+
+// Without the output staging buffers (16 KiB of scratch per consumer, P and
+// dS) still only 2 slots fit: no multiple of 3.
+!act = memref<?x4x128xbf16>
+func.func @negative_backward_three_consumers_oregs(%q: !act, %k: !act,
+                                                   %v: !act, %do: !act,
+                                                   %dq: !act, %dk: !act,
+                                                   %dv: !act,
+                                                   %cu: memref<?xi32>) {
+  // expected-error @+1 {{'blockattn.backward' op no ring of 4-tile slots (65536 bytes each, a multiple of 3 slots) fits in shared memory next to 49152 bytes of scratch}}
+  blockattn.backward q(%q : !act) k(%k : !act) v(%v : !act) do(%do : !act)
+      dq(%dq : !act) dk(%dk : !act) dv(%dv : !act)
+      cu_seqlens(%cu : memref<?xi32>)
+      {head_dim = 128 : i64, element_type = bf16}
   return
 }

@@ -1,15 +1,24 @@
-// RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a o-store=smem" | FileCheck %s --implicit-check-not=blockattn.forward
+// RUN: split-file %s %t
+// RUN: block-attn-opt %t/forward.mlir -blockattn-warp-specialize="chip=sm_90a o-store=smem" | FileCheck %s --implicit-check-not=blockattn.forward
 // o-store=tma is the default: the same kernels, with bulk stores.
-// RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=TMA --implicit-check-not=blockattn.forward
-// RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a o-store=registers" | FileCheck %s --check-prefix=OREGS --implicit-check-not=warpspec.scratch
-// RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a p-operand=smem o-store=smem" | FileCheck %s --check-prefix=SMEM
-// RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a p-operand=smem" | FileCheck %s --check-prefix=SMEM
-// RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a p-operand=smem o-store=registers" | FileCheck %s --check-prefix=SMEM-OREGS
-// RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a num-consumers=1" | FileCheck %s --check-prefix=ONEWG
-// RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a num-consumers=3" | FileCheck %s --check-prefix=THREEWG
-// RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a num-consumers=3 o-store=registers" | FileCheck %s --check-prefix=THREEWG-OREGS
-// RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a num-stages=2" | FileCheck %s --check-prefix=STAGES2
-// RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a num-consumers=3 num-stages=6" | FileCheck %s --check-prefix=STAGES6
+// RUN: block-attn-opt %t/forward.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=TMA --implicit-check-not=blockattn.forward
+// RUN: block-attn-opt %t/forward.mlir -blockattn-warp-specialize="chip=sm_90a o-store=registers" | FileCheck %s --check-prefix=OREGS --implicit-check-not=warpspec.scratch
+// RUN: block-attn-opt %t/forward.mlir -blockattn-warp-specialize="chip=sm_90a p-operand=smem o-store=smem" | FileCheck %s --check-prefix=SMEM
+// RUN: block-attn-opt %t/forward.mlir -blockattn-warp-specialize="chip=sm_90a p-operand=smem" | FileCheck %s --check-prefix=SMEM
+// RUN: block-attn-opt %t/forward.mlir -blockattn-warp-specialize="chip=sm_90a p-operand=smem o-store=registers" | FileCheck %s --check-prefix=SMEM-OREGS
+// RUN: block-attn-opt %t/forward.mlir -blockattn-warp-specialize="chip=sm_90a num-consumers=1" | FileCheck %s --check-prefix=ONEWG
+// RUN: block-attn-opt %t/forward.mlir -blockattn-warp-specialize="chip=sm_90a num-consumers=3" | FileCheck %s --check-prefix=THREEWG
+// RUN: block-attn-opt %t/forward.mlir -blockattn-warp-specialize="chip=sm_90a num-consumers=3 o-store=registers" | FileCheck %s --check-prefix=THREEWG-OREGS
+// RUN: block-attn-opt %t/forward.mlir -blockattn-warp-specialize="chip=sm_90a num-stages=2" | FileCheck %s --check-prefix=STAGES2
+// RUN: block-attn-opt %t/forward.mlir -blockattn-warp-specialize="chip=sm_90a num-consumers=3 num-stages=6" | FileCheck %s --check-prefix=STAGES6
+// The backward kernels (the second part of this file), both head dims in one
+// run; three consumers at head_dim 64 only.
+// RUN: cat %t/backward.mlir %t/backward-d64.mlir | block-attn-opt -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=BWD --implicit-check-not=blockattn.backward
+// RUN: cat %t/backward.mlir %t/backward-d64.mlir | block-attn-opt -blockattn-warp-specialize="chip=sm_90a p-operand=smem" | FileCheck %s --check-prefix=BWD --implicit-check-not=blockattn.backward
+// RUN: cat %t/backward.mlir %t/backward-d64.mlir | block-attn-opt -blockattn-warp-specialize="chip=sm_90a o-store=smem" | FileCheck %s --check-prefix=BWD-OSMEM --implicit-check-not=bulk
+// RUN: cat %t/backward.mlir %t/backward-d64.mlir | block-attn-opt -blockattn-warp-specialize="chip=sm_90a o-store=registers" | FileCheck %s --check-prefix=BWD-OREGS --implicit-check-not=via
+// RUN: cat %t/backward.mlir %t/backward-d64.mlir | block-attn-opt -blockattn-warp-specialize="chip=sm_90a num-consumers=1" | FileCheck %s --check-prefix=BWD-ONEWG
+// RUN: block-attn-opt %t/backward-d64.mlir -blockattn-warp-specialize="chip=sm_90a num-consumers=3" | FileCheck %s --check-prefix=BWD64-THREEWG
 
 // blockattn-warp-specialize on Hopper forward kernels: the seed forward
 // (bf16, head_dim 128) and an f16 head_dim-64 forward; P from registers or
@@ -37,6 +46,12 @@
 //   3              registers  registers       0      4      3
 // At head_dim 64 (24 KiB slots) 8 fit in every case above; three consumers
 // get 6.
+//
+// The backward kernels are in a second part (split-file): a head_dim-128
+// backward in the forward's input would fail the num-consumers=3 runs (see
+// warp-specialize-invalid.mlir).
+
+//--- forward.mlir
 
 !act = memref<?x4x128xbf16>
 !act64 = memref<?x8x64xf16>
@@ -230,5 +245,187 @@ func.func @forward_constant_scale(%q: !act, %k: !act, %v: !act, %o: !act,
 // CHECK-SAME: (%{{[a-z0-9_]+}}: memref<?x4x128xbf16>)
 // CHECK-NEXT: return
 func.func @negative_no_blockattn_op(%q: !act) {
+  return
+}
+
+//--- backward.mlir
+
+//===----------------------------------------------------------------------===//
+// Backward
+//===----------------------------------------------------------------------===//
+
+// blockattn-warp-specialize on Hopper backward kernels: the same shell as
+// the forward (one load warpgroup, consumer replicas taking a ring's slots
+// round-robin), a 4-tile ring "qkvdo" (Q, K, V, dO), and per consumer two
+// 64x64 scratch buffers (P and dS, A operands of dV = P^T dO and dK = dS^T Q
+// read transposed) and the output staging buffer that dV, dK and dQ leave
+// through in turn. P is always staged (p-operand only changes the forward).
+// The scale is folded into dS, so dK and dQ are plain products; the slot is
+// released after the last product that reads it (dQ = dS K, dS from
+// registers), before dQ is stored.
+//
+// The depth: as for the forward, with 4-tile slots and 8 KiB (P) + 8 KiB
+// (dS) + 64 x head_dim x 2 bytes (staging, unless o-store=registers) of
+// scratch per consumer:
+//   head_dim  num-consumers  o-store     scratch  fits  depth
+//   128       2              tma/smem     64 KiB     2      2
+//   128       2              registers    32 KiB     3      2
+//   128       1              tma          32 KiB     3      3
+//   128       3              any       >= 48 KiB     2  (error)
+//   64        2              tma/smem     48 KiB     5      4
+//   64        2              registers    32 KiB     6      6
+//   64        1              tma          24 KiB     6      6
+//   64        3              tma          72 KiB     4      3
+
+// The seed backward, every default: a 2-slot ring of 64 KiB slots, two
+// compute replicas of 232 registers, the constant scale 1/sqrt(128); the
+// body in order: S = Q K^T; P = softmax(S), rows past the tile zeroed and
+// normalized, in f32; P written (as bf16) to its buffer; dP = dO V^T;
+// dS = softmax_grad(P, dP) in bf16; dS written; dV = P^T dO stored; dK =
+// dS^T Q stored; dQ = dS K; release; dQ stored. The three stores are bulk
+// through the one staging buffer.
+// BWD-LABEL: func.func @backward_seed_d128
+// BWD-SAME: (%[[Q:[a-z0-9_]+]]: memref<?x4x128xbf16> {blockattn.name = "q"}
+// BWD-SAME: %[[K:[a-z0-9_]+]]: memref<?x4x128xbf16> {blockattn.name = "k"}
+// BWD-SAME: %[[V:[a-z0-9_]+]]: memref<?x4x128xbf16> {blockattn.name = "v"}
+// BWD-SAME: %[[DO:[a-z0-9_]+]]: memref<?x4x128xbf16> {blockattn.name = "do"}
+// BWD-SAME: %[[DQ:[a-z0-9_]+]]: memref<?x4x128xbf16> {blockattn.name = "dq"}
+// BWD-SAME: %[[DK:[a-z0-9_]+]]: memref<?x4x128xbf16> {blockattn.name = "dk"}
+// BWD-SAME: %[[DV:[a-z0-9_]+]]: memref<?x4x128xbf16> {blockattn.name = "dv"}
+// BWD-SAME: %[[CU:[a-z0-9_]+]]: memref<?xi32> {blockattn.name = "cu_seqlens"})
+// BWD: warpspec.kernel chip("sm_90a") attributes {info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64, kind = "backward", rotary = "none", softmax_scale = 0.0883883461 : f32}} {
+// BWD-DAG: %[[ZERO:.*]] = arith.constant 0 : index
+// BWD-DAG: %[[ONE:.*]] = arith.constant 1 : index
+// BWD-DAG: %[[T:.*]] = memref.dim %[[Q]], %[[ZERO]]
+// BWD-DAG: %[[H:.*]] = memref.dim %[[Q]], %[[ONE]]
+// BWD-DAG: %[[SCALE:.*]] = arith.constant 0.0883883461 : f32
+// BWD: %[[RING:.*]] = warpspec.channel "qkvdo" depth(2) : <[64x128xbf16, 64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
+// BWD-NEXT: warpspec.partition "load" role(load) warps(4) regs(40) {
+// BWD-NEXT: warpspec.tile_loop (%[[ROW:[a-z0-9_]+]], %[[ROWS:[a-z0-9_]+]], %[[HEAD:[a-z0-9_]+]]) in %[[CU]] : memref<?xi32> heads(%[[H]]) tokens(%[[T]]) block_size(64) {
+// BWD-NEXT: %[[BUF:.*]]:4 = warpspec.acquire %[[RING]]
+// BWD-NEXT: warpspec.tma_load %[[Q]][%[[ROW]], %[[HEAD]]] into %[[BUF]]#0 : memref<?x4x128xbf16>, <64x128xbf16, smem>
+// BWD-NEXT: warpspec.tma_load %[[K]][%[[ROW]], %[[HEAD]]] into %[[BUF]]#1
+// BWD-NEXT: warpspec.tma_load %[[V]][%[[ROW]], %[[HEAD]]] into %[[BUF]]#2
+// BWD-NEXT: warpspec.tma_load %[[DO]][%[[ROW]], %[[HEAD]]] into %[[BUF]]#3
+// BWD-NEXT: warpspec.commit %[[RING]] tile(%[[ROW]], %[[ROWS]], %[[HEAD]])
+// BWD-NEXT: }
+// BWD-NEXT: warpspec.close %[[RING]]
+// BWD-NEXT: }
+// BWD-NEXT: warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
+// BWD-NEXT: %[[PBUF:.*]] = warpspec.scratch : <64x64xbf16, smem>
+// BWD-NEXT: %[[DSBUF:.*]] = warpspec.scratch : <64x64xbf16, smem>
+// BWD-NEXT: %[[STAGE:.*]] = warpspec.scratch : <64x128xbf16, smem>
+// BWD-NEXT: warpspec.consume %[[RING]] (%[[CROW:[a-z0-9_]+]], %[[CROWS:[a-z0-9_]+]], %[[CHEAD:[a-z0-9_]+]], %[[QT:[a-z0-9_]+]], %[[KT:[a-z0-9_]+]], %[[VT:[a-z0-9_]+]], %[[DOT:[a-z0-9_]+]]) : !warpspec.channel<[64x128xbf16, 64x128xbf16, 64x128xbf16, 64x128xbf16], smem> {
+// BWD-NEXT: %[[S:.*]] = warpspec.mma %[[QT]], %[[KT]] {transpose_b} : !warpspec.buffer<64x128xbf16, smem>, <64x128xbf16, smem> -> <64x64xf32>
+// BWD-NEXT: %[[P:[a-z0-9_]+]], %{{.*}} = warpspec.softmax %[[S]] valid_cols(%[[CROWS]]) valid_rows(%[[CROWS]]) scale(%[[SCALE]]) normalize : <64x64xf32> -> <64x64xf32>, <64xf32>
+// BWD-NEXT: warpspec.write %[[P]], %[[PBUF]] : <64x64xf32>, <64x64xbf16, smem>
+// BWD-NEXT: %[[DP:.*]] = warpspec.mma %[[DOT]], %[[VT]] {transpose_b} : !warpspec.buffer<64x128xbf16, smem>, <64x128xbf16, smem> -> <64x64xf32>
+// BWD-NEXT: %[[DS:.*]] = warpspec.softmax_grad %[[P]], %[[DP]] scale(%[[SCALE]]) : <64x64xf32>, <64x64xf32> -> <64x64xbf16>
+// BWD-NEXT: warpspec.write %[[DS]], %[[DSBUF]] : <64x64xbf16>, <64x64xbf16, smem>
+// BWD-NEXT: %[[DVT:.*]] = warpspec.mma %[[PBUF]], %[[DOT]] {transpose_a} : !warpspec.buffer<64x64xbf16, smem>, <64x128xbf16, smem> -> <64x128xf32>
+// BWD-NEXT: warpspec.store %[[DVT]] to %[[DV]][%[[CROW]], %[[CHEAD]]] rows(%[[CROWS]]) via(%[[STAGE]]) bulk : <64x128xf32>, memref<?x4x128xbf16>, !warpspec.buffer<64x128xbf16, smem>
+// BWD-NEXT: %[[DKT:.*]] = warpspec.mma %[[DSBUF]], %[[QT]] {transpose_a} : !warpspec.buffer<64x64xbf16, smem>, <64x128xbf16, smem> -> <64x128xf32>
+// BWD-NEXT: warpspec.store %[[DKT]] to %[[DK]][%[[CROW]], %[[CHEAD]]] rows(%[[CROWS]]) via(%[[STAGE]]) bulk : <64x128xf32>, memref<?x4x128xbf16>, !warpspec.buffer<64x128xbf16, smem>
+// BWD-NEXT: %[[DQT:.*]] = warpspec.mma %[[DS]], %[[KT]] : !warpspec.acc<64x64xbf16>, <64x128xbf16, smem> -> <64x128xf32>
+// BWD-NEXT: warpspec.release %[[RING]]
+// BWD-NEXT: warpspec.store %[[DQT]] to %[[DQ]][%[[CROW]], %[[CHEAD]]] rows(%[[CROWS]]) via(%[[STAGE]]) bulk : <64x128xf32>, memref<?x4x128xbf16>, !warpspec.buffer<64x128xbf16, smem>
+// BWD-NEXT: }
+// BWD-NEXT: }
+// BWD-NEXT: }
+// BWD-NEXT: return
+
+// Staged stores without bulk: the same body, plain via.
+// BWD-OSMEM-LABEL: func.func @backward_seed_d128
+// BWD-OSMEM: warpspec.channel "qkvdo" depth(2) :
+// BWD-OSMEM: %[[STAGE:.*]] = warpspec.scratch : <64x128xbf16, smem>
+// BWD-OSMEM-COUNT-3: warpspec.store %{{.*}} via(%[[STAGE]]) : <64x128xf32>, memref<?x4x128xbf16>, !warpspec.buffer<64x128xbf16, smem>{{$}}
+
+// Outputs stored from registers: P and dS buffers only, stores without via;
+// the ring does not get deeper (3 slots fit, not a multiple of 2).
+// BWD-OREGS-LABEL: func.func @backward_seed_d128
+// BWD-OREGS: warpspec.channel "qkvdo" depth(2) :
+// BWD-OREGS: warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
+// BWD-OREGS-NEXT: warpspec.scratch : <64x64xbf16, smem>
+// BWD-OREGS-NEXT: warpspec.scratch : <64x64xbf16, smem>
+// BWD-OREGS-NEXT: warpspec.consume
+// BWD-OREGS-COUNT-3: warpspec.store %{{.*}} rows(%{{.*}}) : <64x128xf32>, memref<?x4x128xbf16>{{$}}
+
+// One consumer: 256 registers, and 3 slots fit next to its 32 KiB.
+// BWD-ONEWG-LABEL: func.func @backward_seed_d128
+// BWD-ONEWG: warpspec.channel "qkvdo" depth(3) :
+// BWD-ONEWG: warpspec.partition "compute" role(compute) warps(4) regs(256) {
+!act = memref<?x4x128xbf16>
+func.func @backward_seed_d128(%q: !act, %k: !act, %v: !act, %do: !act,
+                              %dq: !act, %dk: !act, %dv: !act,
+                              %cu: memref<?xi32>) {
+  blockattn.backward q(%q : !act) k(%k : !act) v(%v : !act) do(%do : !act)
+      dq(%dq : !act) dk(%dk : !act) dv(%dv : !act)
+      cu_seqlens(%cu : memref<?xi32>)
+      {block_size = 64 : i64, head_dim = 128 : i64, element_type = bf16}
+  return
+}
+
+//--- backward-d64.mlir
+
+// f16, head_dim 64, 8 heads, a run-time scale (a named parameter, no
+// softmax_scale in the info): 32 KiB slots, a 4-slot ring; every buffer and
+// tile is 64x64 f16 (P is still f32 in registers, written as f16).
+// BWD-LABEL: func.func @backward_f16_d64
+// BWD-SAME: (%[[Q:[a-z0-9_]+]]: memref<?x8x64xf16> {blockattn.name = "q"}
+// BWD-SAME: %[[K:[a-z0-9_]+]]: memref<?x8x64xf16> {blockattn.name = "k"}
+// BWD-SAME: %[[V:[a-z0-9_]+]]: memref<?x8x64xf16> {blockattn.name = "v"}
+// BWD-SAME: %[[DO:[a-z0-9_]+]]: memref<?x8x64xf16> {blockattn.name = "do"}
+// BWD-SAME: %[[DQ:[a-z0-9_]+]]: memref<?x8x64xf16> {blockattn.name = "dq"}
+// BWD-SAME: %[[DK:[a-z0-9_]+]]: memref<?x8x64xf16> {blockattn.name = "dk"}
+// BWD-SAME: %[[DV:[a-z0-9_]+]]: memref<?x8x64xf16> {blockattn.name = "dv"}
+// BWD-SAME: %[[CU:[a-z0-9_]+]]: memref<?xi32> {blockattn.name = "cu_seqlens"}
+// BWD-SAME: %[[SCALE:[a-z0-9_]+]]: f32 {blockattn.name = "softmax_scale"})
+// BWD: warpspec.kernel chip("sm_90a") attributes {info = {block_size = 64 : i64, element_type = f16, head_dim = 64 : i64, kind = "backward", rotary = "none"}} {
+// BWD-NOT: arith.constant {{.*}} : f32
+// BWD: %[[RING:.*]] = warpspec.channel "qkvdo" depth(4) : <[64x64xf16, 64x64xf16, 64x64xf16, 64x64xf16], smem>
+// BWD: warpspec.tile_loop ({{.*}}) in %[[CU]]
+// BWD: warpspec.tma_load %[[DO]][{{.*}}] into %{{.*}}#3 : memref<?x8x64xf16>, <64x64xf16, smem>
+// BWD: warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
+// BWD-NEXT: %[[PBUF:.*]] = warpspec.scratch : <64x64xf16, smem>
+// BWD-NEXT: %[[DSBUF:.*]] = warpspec.scratch : <64x64xf16, smem>
+// BWD-NEXT: %[[STAGE:.*]] = warpspec.scratch : <64x64xf16, smem>
+// BWD-NEXT: warpspec.consume %[[RING]] (%{{.*}}, %[[CROWS:[a-z0-9_]+]], %{{.*}}, %[[QT:[a-z0-9_]+]], %[[KT:[a-z0-9_]+]], %[[VT:[a-z0-9_]+]], %[[DOT:[a-z0-9_]+]]) :
+// BWD-NEXT: %[[S:.*]] = warpspec.mma %[[QT]], %[[KT]] {transpose_b} : !warpspec.buffer<64x64xf16, smem>, <64x64xf16, smem> -> <64x64xf32>
+// BWD-NEXT: %[[P:[a-z0-9_]+]], %{{.*}} = warpspec.softmax %[[S]] valid_cols(%[[CROWS]]) valid_rows(%[[CROWS]]) scale(%[[SCALE]]) normalize : <64x64xf32> -> <64x64xf32>, <64xf32>
+// BWD-NEXT: warpspec.write %[[P]], %[[PBUF]] : <64x64xf32>, <64x64xf16, smem>
+// BWD-NEXT: %[[DP:.*]] = warpspec.mma %[[DOT]], %[[VT]] {transpose_b} : !warpspec.buffer<64x64xf16, smem>, <64x64xf16, smem> -> <64x64xf32>
+// BWD-NEXT: %[[DS:.*]] = warpspec.softmax_grad %[[P]], %[[DP]] scale(%[[SCALE]]) : <64x64xf32>, <64x64xf32> -> <64x64xf16>
+// BWD-NEXT: warpspec.write %[[DS]], %[[DSBUF]] : <64x64xf16>, <64x64xf16, smem>
+// BWD-NEXT: %[[DVT:.*]] = warpspec.mma %[[PBUF]], %[[DOT]] {transpose_a} : !warpspec.buffer<64x64xf16, smem>, <64x64xf16, smem> -> <64x64xf32>
+// BWD-NEXT: warpspec.store %[[DVT]] to %[[DV]][{{.*}}] rows(%[[CROWS]]) via(%[[STAGE]]) bulk : <64x64xf32>, memref<?x8x64xf16>, !warpspec.buffer<64x64xf16, smem>
+// BWD-NEXT: %[[DKT:.*]] = warpspec.mma %[[DSBUF]], %[[QT]] {transpose_a} : !warpspec.buffer<64x64xf16, smem>, <64x64xf16, smem> -> <64x64xf32>
+// BWD-NEXT: warpspec.store %[[DKT]] to %[[DK]][{{.*}}] rows(%[[CROWS]]) via(%[[STAGE]]) bulk : <64x64xf32>, memref<?x8x64xf16>, !warpspec.buffer<64x64xf16, smem>
+// BWD-NEXT: %[[DQT:.*]] = warpspec.mma %[[DS]], %[[KT]] : !warpspec.acc<64x64xf16>, <64x64xf16, smem> -> <64x64xf32>
+// BWD-NEXT: warpspec.release %[[RING]]
+// BWD-NEXT: warpspec.store %[[DQT]] to %[[DQ]][{{.*}}] rows(%[[CROWS]]) via(%[[STAGE]]) bulk : <64x64xf32>, memref<?x8x64xf16>, !warpspec.buffer<64x64xf16, smem>
+// BWD-NEXT: }
+
+// BWD-OSMEM-LABEL: func.func @backward_f16_d64
+// BWD-OSMEM: warpspec.channel "qkvdo" depth(4) :
+// BWD-OREGS-LABEL: func.func @backward_f16_d64
+// BWD-OREGS: warpspec.channel "qkvdo" depth(6) :
+// BWD-ONEWG-LABEL: func.func @backward_f16_d64
+// BWD-ONEWG: warpspec.channel "qkvdo" depth(6) :
+// BWD-ONEWG: warpspec.partition "compute" role(compute) warps(4) regs(256) {
+
+// Three consumers fit at head_dim 64: 152 registers each, 3 slots.
+// BWD64-THREEWG-LABEL: func.func @backward_f16_d64
+// BWD64-THREEWG: warpspec.channel "qkvdo" depth(3) :
+// BWD64-THREEWG: warpspec.partition "compute" role(compute) warps(4) regs(152) replicas(3) {
+// BWD64-THREEWG-COUNT-3: warpspec.scratch : <64x64xf16, smem>
+// BWD64-THREEWG-NEXT: warpspec.consume
+!act64 = memref<?x8x64xf16>
+func.func @backward_f16_d64(%q: !act64, %k: !act64, %v: !act64, %do: !act64,
+                            %dq: !act64, %dk: !act64, %dv: !act64,
+                            %cu: memref<?xi32>, %scale: f32) {
+  blockattn.backward q(%q : !act64) k(%k : !act64) v(%v : !act64)
+      do(%do : !act64) dq(%dq : !act64) dk(%dk : !act64) dv(%dv : !act64)
+      cu_seqlens(%cu : memref<?xi32>) scale(%scale : f32)
+      {head_dim = 64 : i64, element_type = f16}
   return
 }

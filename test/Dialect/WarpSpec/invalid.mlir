@@ -1173,6 +1173,55 @@ func.func @negative_mma_b_in_tmem(%a: !warpspec.acc<64x64xbf16>,
   return
 }
 
+// -----
+
+// transpose_a selects the major-ness the tensor cores read a shared-memory A
+// with; a register A (the 16-bit tile a softmax or softmax_grad produced) has
+// the fixed K-major fragment layout of wgmma, so it cannot be transposed.
+func.func @negative_mma_transpose_a_register(%a: !warpspec.acc<64x64xbf16>,
+                                             %b: !warpspec.buffer<64x128xbf16, smem>) {
+  // expected-error @+1 {{'warpspec.mma' op transpose_a needs A in shared memory: a register A operand is always K-major}}
+  %d = warpspec.mma %a, %b {transpose_a}
+      : !warpspec.acc<64x64xbf16>, !warpspec.buffer<64x128xbf16, smem> -> !warpspec.acc<64x128xf32>
+  return
+}
+
+// -----
+
+// With transpose_a, A is stored K x M: a 128x64 buffer is M=64, K=128, and
+// B (64 rows) does not match that K.
+func.func @negative_mma_transpose_a_k_mismatch(%a: !warpspec.buffer<128x64xbf16, smem>,
+                                               %b: !warpspec.buffer<64x128xbf16, smem>) {
+  // expected-error @+1 {{'warpspec.mma' op A is 64x128 but B has 64 rows along K}}
+  %d = warpspec.mma %a, %b {transpose_a}
+      : !warpspec.buffer<128x64xbf16, smem>, !warpspec.buffer<64x128xbf16, smem> -> !warpspec.acc<64x128xf32>
+  return
+}
+
+// -----
+
+// With transpose_a, M is A's second dimension: a 64x128 buffer gives
+// M = 128, more than one warpgroup's 64 rows (the result matches it).
+func.func @negative_mma_transpose_a_m(%a: !warpspec.buffer<64x128xbf16, smem>,
+                                      %b: !warpspec.buffer<64x128xbf16, smem>) {
+  // expected-error @+1 {{'warpspec.mma' op M must be 64 (one warpgroup's tile), got 128}}
+  %d = warpspec.mma %a, %b {transpose_a}
+      : !warpspec.buffer<64x128xbf16, smem>, !warpspec.buffer<64x128xbf16, smem> -> !warpspec.acc<128x128xf32>
+  return
+}
+
+// -----
+
+// With transpose_a the result is M x N with M taken from A's columns: a
+// 64x64 P^T dO is 64x128, not the 64x64 of A's stored shape.
+func.func @negative_mma_transpose_a_result(%a: !warpspec.buffer<64x64xbf16, smem>,
+                                           %b: !warpspec.buffer<64x128xbf16, smem>) {
+  // expected-error @+1 {{'warpspec.mma' op result must be 64x128}}
+  %d = warpspec.mma %a, %b {transpose_a}
+      : !warpspec.buffer<64x64xbf16, smem>, !warpspec.buffer<64x128xbf16, smem> -> !warpspec.acc<64x64xf32>
+  return
+}
+
 //===----------------------------------------------------------------------===//
 // warpspec.softmax
 //===----------------------------------------------------------------------===//
@@ -1232,17 +1281,162 @@ func.func @negative_softmax_row_sums_bf16(%s: !warpspec.acc<64x64xf32>, %n: i32,
   return
 }
 
+// -----
+
+// valid_rows is an i32 row count, like valid_cols (the custom form gives it
+// no type: an index value is a type mismatch).
+func.func @negative_softmax_valid_rows_index(%s: !warpspec.acc<64x64xf32>, %n: i32,
+                                             %r: index, %scale: f32) {
+  // expected-note @-1 {{prior use here}}
+  // expected-error @+1 {{use of value '%r' expects different type than prior uses: 'i32' vs 'index'}}
+  %p, %l = warpspec.softmax %s valid_cols(%n) valid_rows(%r) scale(%scale) normalize
+      : !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xf32>, !warpspec.rows<64xf32>
+  return
+}
+
+// -----
+
+// normalize is a keyword after the scale, not before it.
+func.func @negative_softmax_normalize_position(%s: !warpspec.acc<64x64xf32>, %n: i32,
+                                               %scale: f32) {
+  // expected-error @+1 {{expected 'scale'}}
+  %p, %l = warpspec.softmax %s valid_cols(%n) normalize scale(%scale)
+      : !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xf32>, !warpspec.rows<64xf32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// warpspec.softmax_grad
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// P is the normalized f32 softmax output, not its 16-bit MMA operand.
+func.func @negative_softmax_grad_bf16_probs(%p: !warpspec.acc<64x64xbf16>,
+                                            %dp: !warpspec.acc<64x64xf32>,
+                                            %scale: f32) {
+  // expected-error @+1 {{'warpspec.softmax_grad' op probabilities and their gradient must be f32 tiles of one shape}}
+  %ds = warpspec.softmax_grad %p, %dp scale(%scale)
+      : !warpspec.acc<64x64xbf16>, !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xbf16>
+  return
+}
+
+// -----
+
+// dP = dO V^T is the f32 accumulator of an MMA, not a 16-bit tile.
+func.func @negative_softmax_grad_f16_dprobs(%p: !warpspec.acc<64x64xf32>,
+                                            %dp: !warpspec.acc<64x64xf16>,
+                                            %scale: f32) {
+  // expected-error @+1 {{'warpspec.softmax_grad' op probabilities and their gradient must be f32 tiles of one shape}}
+  %ds = warpspec.softmax_grad %p, %dp scale(%scale)
+      : !warpspec.acc<64x64xf32>, !warpspec.acc<64x64xf16> -> !warpspec.acc<64x64xf16>
+  return
+}
+
+// -----
+
+// P and dP are elementwise partners: 64x64 and 64x128 differ.
+func.func @negative_softmax_grad_shape_mismatch(%p: !warpspec.acc<64x64xf32>,
+                                                %dp: !warpspec.acc<64x128xf32>,
+                                                %scale: f32) {
+  // expected-error @+1 {{'warpspec.softmax_grad' op probabilities and their gradient must be f32 tiles of one shape}}
+  %ds = warpspec.softmax_grad %p, %dp scale(%scale)
+      : !warpspec.acc<64x64xf32>, !warpspec.acc<64x128xf32> -> !warpspec.acc<64x64xbf16>
+  return
+}
+
+// -----
+
+// Rows are reduced, so the tiles are 2-D (matching 1-D tiles are not).
+func.func @negative_softmax_grad_1d(%p: !warpspec.acc<64xf32>,
+                                    %dp: !warpspec.acc<64xf32>, %scale: f32) {
+  // expected-error @+1 {{'warpspec.softmax_grad' op probabilities and their gradient must be f32 tiles of one shape}}
+  %ds = warpspec.softmax_grad %p, %dp scale(%scale)
+      : !warpspec.acc<64xf32>, !warpspec.acc<64xf32> -> !warpspec.acc<64xbf16>
+  return
+}
+
+// -----
+
+// dS has the shape of P: 64x64, not 64x128.
+func.func @negative_softmax_grad_result_shape(%p: !warpspec.acc<64x64xf32>,
+                                              %dp: !warpspec.acc<64x64xf32>,
+                                              %scale: f32) {
+  // expected-error @+1 {{'warpspec.softmax_grad' op the result must have the probabilities' shape}}
+  %ds = warpspec.softmax_grad %p, %dp scale(%scale)
+      : !warpspec.acc<64x64xf32>, !warpspec.acc<64x64xf32> -> !warpspec.acc<64x128xbf16>
+  return
+}
+
+// -----
+
+// dS is a float tile (the A operand of dK and dQ, or f32): not i16.
+func.func @negative_softmax_grad_result_integer(%p: !warpspec.acc<64x64xf32>,
+                                                %dp: !warpspec.acc<64x64xf32>,
+                                                %scale: f32) {
+  // expected-error @+1 {{'warpspec.softmax_grad' op the result must be bf16, f16 or f32}}
+  %ds = warpspec.softmax_grad %p, %dp scale(%scale)
+      : !warpspec.acc<64x64xf32>, !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xi16>
+  return
+}
+
+// -----
+
+// The scale is an f32 value, not f16 (ODS operand constraint).
+func.func @negative_softmax_grad_f16_scale(%p: !warpspec.acc<64x64xf32>,
+                                           %dp: !warpspec.acc<64x64xf32>,
+                                           %scale: f16) {
+  // expected-note @-1 {{prior use here}}
+  // expected-error @+1 {{use of value '%scale' expects different type than prior uses: 'f32' vs 'f16'}}
+  %ds = warpspec.softmax_grad %p, %dp scale(%scale)
+      : !warpspec.acc<64x64xf32>, !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xbf16>
+  return
+}
+
 //===----------------------------------------------------------------------===//
 // warpspec.write
 //===----------------------------------------------------------------------===//
 
 // -----
 
-// Only 16-bit tiles (MMA A operands) are written for the tensor cores.
+// Buffers are written for the tensor cores, which read 16-bit operands: an
+// f32 tile can be written (converted to the buffer's type), but not into an
+// f32 buffer.
 func.func @negative_write_f32(%v: !warpspec.acc<64x64xf32>,
                               %b: !warpspec.buffer<64x64xf32, smem>) {
-  // expected-error @+1 {{'warpspec.write' op only 16-bit register tiles can be written, got 'f32'}}
+  // expected-error @+1 {{'warpspec.write' op only 16-bit buffers can be written, got 'f32'}}
   warpspec.write %v, %b : !warpspec.acc<64x64xf32>, !warpspec.buffer<64x64xf32, smem>
+  return
+}
+
+// -----
+
+// The buffer's element type decides, not the tile's: a bf16 tile into an
+// f32 buffer is rejected the same way.
+func.func @negative_write_bf16_into_f32(%v: !warpspec.acc<64x64xbf16>,
+                                        %b: !warpspec.buffer<64x64xf32, smem>) {
+  // expected-error @+1 {{'warpspec.write' op only 16-bit buffers can be written, got 'f32'}}
+  warpspec.write %v, %b : !warpspec.acc<64x64xbf16>, !warpspec.buffer<64x64xf32, smem>
+  return
+}
+
+// -----
+
+// i16 is 16 bits wide but not an MMA operand type.
+func.func @negative_write_i16(%v: !warpspec.acc<64x64xi16>,
+                              %b: !warpspec.buffer<64x64xi16, smem>) {
+  // expected-error @+1 {{'warpspec.write' op only 16-bit buffers can be written, got 'i16'}}
+  warpspec.write %v, %b : !warpspec.acc<64x64xi16>, !warpspec.buffer<64x64xi16, smem>
+  return
+}
+
+// -----
+
+// An f32 tile is converted, but not reshaped: 64x64 into 64x128.
+func.func @negative_write_f32_shape_mismatch(%v: !warpspec.acc<64x64xf32>,
+                                             %b: !warpspec.buffer<64x128xbf16, smem>) {
+  // expected-error @+1 {{'warpspec.write' op tile '!warpspec.acc<64x64xf32>' does not match buffer '!warpspec.buffer<64x128xbf16, smem>'}}
+  warpspec.write %v, %b : !warpspec.acc<64x64xf32>, !warpspec.buffer<64x128xbf16, smem>
   return
 }
 
@@ -1258,7 +1452,8 @@ func.func @negative_write_shape_mismatch(%v: !warpspec.acc<64x64xbf16>,
 
 // -----
 
-// The tile and the buffer differ in element type.
+// The tile and the buffer differ in element type: only f32 tiles are
+// converted, a bf16 tile is not rounded to f16.
 func.func @negative_write_element_mismatch(%v: !warpspec.acc<64x64xbf16>,
                                            %b: !warpspec.buffer<64x64xf16, smem>) {
   // expected-error @+1 {{'warpspec.write' op tile '!warpspec.acc<64x64xbf16>' does not match buffer '!warpspec.buffer<64x64xf16, smem>'}}

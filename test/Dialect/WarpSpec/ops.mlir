@@ -5,7 +5,9 @@
 // generic syntax: the Hopper forward kernel as blockattn-warp-specialize and
 // warpspec-allocate-smem produce it (P from registers, and P staged through a
 // scratch buffer; O stored from registers or staged through a scratch buffer
-// with via), f16 and head_dim 64, replicas, a Blackwell kernel with every
+// with via), f16 and head_dim 64, replicas, the Hopper backward kernel
+// (softmax valid_rows/normalize, softmax_grad, mma transpose_a, writes of f32
+// tiles, three bulk stores through one staging buffer), a Blackwell kernel with every
 // partition role and a tensor-memory channel, every optional attribute and
 // operand of the tile operations, and every type as a function argument.
 
@@ -224,6 +226,123 @@ func.func @hopper_forward_f16_d64_three_replicas(%q: !act64, %k: !act64,
 }
 
 //===----------------------------------------------------------------------===//
+// Hopper backward kernel
+//===----------------------------------------------------------------------===//
+
+// The seed backward (bf16, head_dim 128) after blockattn-warp-specialize and
+// warpspec-allocate-smem with their defaults: a load partition fills a
+// two-slot qkvdo ring (4 tiles, 64 KiB a slot); each of the two compute
+// replicas has 8 KiB scratch buffers for P and dS and a 16 KiB staging
+// buffer the three outputs leave through in turn (bulk). smem_bytes =
+// 131072 + 2 x (8192 + 8192 + 16384) + 32 + 32 + 1024 = 197696.
+// CHECK-LABEL: func.func @hopper_backward_bf16_d128
+// CHECK: warpspec.kernel chip("sm_90a") attributes {info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64, kind = "backward", rotary = "none", softmax_scale = 0.0883883461 : f32}, smem_bytes = 197696 : i64} {
+// CHECK: %[[SCALE:.*]] = arith.constant 0.0883883461 : f32
+// CHECK: %[[RING:.*]] = warpspec.channel "qkvdo" depth(2) {barrier_offset = 196608 : i64, buffer_offset = 0 : i64, info_offset = 196640 : i64, slot_stride = 65536 : i64} : <[64x128xbf16, 64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
+// CHECK: warpspec.partition "load" role(load) warps(4) regs(40) {
+// CHECK: %[[BUFS:.*]]:4 = warpspec.acquire %[[RING]]
+// CHECK-COUNT-4: warpspec.tma_load
+// CHECK-NEXT: warpspec.commit %[[RING]]
+// CHECK: warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
+// CHECK-NEXT: %[[PBUF:.*]] = warpspec.scratch {offset = 131072 : i64, replica_stride = 8192 : i64} : <64x64xbf16, smem>
+// CHECK-NEXT: %[[DSBUF:.*]] = warpspec.scratch {offset = 147456 : i64, replica_stride = 8192 : i64} : <64x64xbf16, smem>
+// CHECK-NEXT: %[[STAGE:.*]] = warpspec.scratch {offset = 163840 : i64, replica_stride = 16384 : i64} : <64x128xbf16, smem>
+// CHECK-NEXT: warpspec.consume %[[RING]] (%[[ROW:.*]], %[[ROWS:.*]], %[[HEAD:.*]], %[[QT:.*]], %[[KT:.*]], %[[VT:.*]], %[[DOT:.*]]) : !warpspec.channel<[64x128xbf16, 64x128xbf16, 64x128xbf16, 64x128xbf16], smem> {
+// CHECK-NEXT: %[[S:.*]] = warpspec.mma %[[QT]], %[[KT]] {transpose_b} : !warpspec.buffer<64x128xbf16, smem>, <64x128xbf16, smem> -> <64x64xf32>
+// CHECK-NEXT: %[[P:.*]], %{{.*}} = warpspec.softmax %[[S]] valid_cols(%[[ROWS]]) valid_rows(%[[ROWS]]) scale(%[[SCALE]]) normalize : <64x64xf32> -> <64x64xf32>, <64xf32>
+// CHECK-NEXT: warpspec.write %[[P]], %[[PBUF]] : <64x64xf32>, <64x64xbf16, smem>
+// CHECK-NEXT: %[[DP:.*]] = warpspec.mma %[[DOT]], %[[VT]] {transpose_b} : !warpspec.buffer<64x128xbf16, smem>, <64x128xbf16, smem> -> <64x64xf32>
+// CHECK-NEXT: %[[DS:.*]] = warpspec.softmax_grad %[[P]], %[[DP]] scale(%[[SCALE]]) : <64x64xf32>, <64x64xf32> -> <64x64xbf16>
+// CHECK-NEXT: warpspec.write %[[DS]], %[[DSBUF]] : <64x64xbf16>, <64x64xbf16, smem>
+// CHECK-NEXT: %[[DV:.*]] = warpspec.mma %[[PBUF]], %[[DOT]] {transpose_a} : !warpspec.buffer<64x64xbf16, smem>, <64x128xbf16, smem> -> <64x128xf32>
+// CHECK-NEXT: warpspec.store %[[DV]] to %{{.*}}[%[[ROW]], %[[HEAD]]] rows(%[[ROWS]]) via(%[[STAGE]]) bulk : <64x128xf32>, memref<?x4x128xbf16>, !warpspec.buffer<64x128xbf16, smem>
+// CHECK-NEXT: %[[DK:.*]] = warpspec.mma %[[DSBUF]], %[[QT]] {transpose_a} : !warpspec.buffer<64x64xbf16, smem>, <64x128xbf16, smem> -> <64x128xf32>
+// CHECK-NEXT: warpspec.store %[[DK]] to %{{.*}}[%[[ROW]], %[[HEAD]]] rows(%[[ROWS]]) via(%[[STAGE]]) bulk : <64x128xf32>, memref<?x4x128xbf16>, !warpspec.buffer<64x128xbf16, smem>
+// CHECK-NEXT: %[[DQ:.*]] = warpspec.mma %[[DS]], %[[KT]] : !warpspec.acc<64x64xbf16>, <64x128xbf16, smem> -> <64x128xf32>
+// CHECK-NEXT: warpspec.release %[[RING]]
+// CHECK-NEXT: warpspec.store %[[DQ]] to %{{.*}}[%[[ROW]], %[[HEAD]]] rows(%[[ROWS]]) via(%[[STAGE]]) bulk : <64x128xf32>, memref<?x4x128xbf16>, !warpspec.buffer<64x128xbf16, smem>
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+!qkvdo = !warpspec.channel<[64x128xbf16, 64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
+func.func @hopper_backward_bf16_d128(%q: !act {blockattn.name = "q"},
+                                     %k: !act {blockattn.name = "k"},
+                                     %v: !act {blockattn.name = "v"},
+                                     %do: !act {blockattn.name = "do"},
+                                     %dq: !act {blockattn.name = "dq"},
+                                     %dk: !act {blockattn.name = "dk"},
+                                     %dv: !act {blockattn.name = "dv"},
+                                     %cu: !cu {blockattn.name = "cu_seqlens"}) {
+  warpspec.kernel chip("sm_90a") attributes {
+      info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64,
+              kind = "backward", rotary = "none",
+              softmax_scale = 0.0883883461 : f32},
+      smem_bytes = 197696 : i64} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %tokens = memref.dim %q, %c0 : !act
+    %heads = memref.dim %q, %c1 : !act
+    %scale = arith.constant 0.0883883461 : f32
+    %ring = warpspec.channel "qkvdo" depth(2)
+        {barrier_offset = 196608 : i64, buffer_offset = 0 : i64,
+         info_offset = 196640 : i64, slot_stride = 65536 : i64} : !qkvdo
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      warpspec.tile_loop (%row, %rows, %head) in %cu : !cu
+          heads(%heads) tokens(%tokens) block_size(64) {
+        %qb, %kb, %vb, %dob = warpspec.acquire %ring : !qkvdo
+        warpspec.tma_load %q[%row, %head] into %qb : !act, !tile
+        warpspec.tma_load %k[%row, %head] into %kb : !act, !tile
+        warpspec.tma_load %v[%row, %head] into %vb : !act, !tile
+        warpspec.tma_load %do[%row, %head] into %dob : !act, !tile
+        warpspec.commit %ring tile(%row, %rows, %head) : !qkvdo
+      }
+      warpspec.close %ring : !qkvdo
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
+      %pbuf = warpspec.scratch {offset = 131072 : i64, replica_stride = 8192 : i64}
+          : !warpspec.buffer<64x64xbf16, smem>
+      %dsbuf = warpspec.scratch {offset = 147456 : i64, replica_stride = 8192 : i64}
+          : !warpspec.buffer<64x64xbf16, smem>
+      %stage = warpspec.scratch {offset = 163840 : i64, replica_stride = 16384 : i64}
+          : !tile
+      warpspec.consume %ring (%row, %rows, %head, %qt, %kt, %vt, %dot) : !qkvdo {
+        %s = warpspec.mma %qt, %kt {transpose_b}
+            : !tile, !tile -> !warpspec.acc<64x64xf32>
+        %p, %l = warpspec.softmax %s valid_cols(%rows) valid_rows(%rows)
+            scale(%scale) normalize
+            : !warpspec.acc<64x64xf32>
+            -> !warpspec.acc<64x64xf32>, !warpspec.rows<64xf32>
+        warpspec.write %p, %pbuf
+            : !warpspec.acc<64x64xf32>, !warpspec.buffer<64x64xbf16, smem>
+        %dp = warpspec.mma %dot, %vt {transpose_b}
+            : !tile, !tile -> !warpspec.acc<64x64xf32>
+        %ds = warpspec.softmax_grad %p, %dp scale(%scale)
+            : !warpspec.acc<64x64xf32>, !warpspec.acc<64x64xf32>
+            -> !warpspec.acc<64x64xbf16>
+        warpspec.write %ds, %dsbuf
+            : !warpspec.acc<64x64xbf16>, !warpspec.buffer<64x64xbf16, smem>
+        %dvt = warpspec.mma %pbuf, %dot {transpose_a}
+            : !warpspec.buffer<64x64xbf16, smem>, !tile
+            -> !warpspec.acc<64x128xf32>
+        warpspec.store %dvt to %dv[%row, %head] rows(%rows) via(%stage) bulk
+            : !warpspec.acc<64x128xf32>, !act, !tile
+        %dkt = warpspec.mma %dsbuf, %qt {transpose_a}
+            : !warpspec.buffer<64x64xbf16, smem>, !tile
+            -> !warpspec.acc<64x128xf32>
+        warpspec.store %dkt to %dk[%row, %head] rows(%rows) via(%stage) bulk
+            : !warpspec.acc<64x128xf32>, !act, !tile
+        %dqt = warpspec.mma %ds, %kt
+            : !warpspec.acc<64x64xbf16>, !tile -> !warpspec.acc<64x128xf32>
+        warpspec.release %ring : !qkvdo
+        warpspec.store %dqt to %dq[%row, %head] rows(%rows) via(%stage) bulk
+            : !warpspec.acc<64x128xf32>, !act, !tile
+      }
+    }
+  }
+  return
+}
+
+//===----------------------------------------------------------------------===//
 // Blackwell structure: every role, a tensor-memory channel, tmem_columns
 //===----------------------------------------------------------------------===//
 
@@ -335,6 +454,76 @@ func.func @tile_ops_forms(%a: !warpspec.acc<64x64xf16>,
       -> !warpspec.acc<64x256xf32>, !warpspec.rows<64xf32>
   warpspec.store %p to %out[%i, %i] rows(%i)
       : !warpspec.acc<64x256xf32>, memref<?x2x256xf32>
+  return
+}
+
+// The backward's tile operations in every form: softmax with valid_rows
+// alone, normalize alone, and both (P kept in f32 or rounded to f16);
+// softmax_grad into bf16, f16 and f32; mma with transpose_a (A stored K x M:
+// a 128x64 buffer is M = 64, K = 128), alone and with transpose_b (A^T B^T);
+// writes of f32 tiles into bf16 and f16 buffers next to a same-type write.
+// CHECK-LABEL: func.func @backward_tile_ops_forms
+// CHECK: warpspec.softmax %{{.*}} valid_cols(%[[N:.*]]) valid_rows(%[[N]]) scale(%{{.*}}) : <64x64xf32> -> <64x64xbf16>, <64xf32>
+// CHECK: warpspec.softmax %{{.*}} valid_cols(%[[N]]) scale(%{{.*}}) normalize : <64x64xf32> -> <64x64xf16>, <64xf32>
+// CHECK: %[[P:.*]], %{{.*}} = warpspec.softmax %{{.*}} valid_cols(%[[N]]) valid_rows(%[[N]]) scale(%{{.*}}) normalize : <64x64xf32> -> <64x64xf32>, <64xf32>
+// CHECK: warpspec.softmax_grad %[[P]], %{{.*}} scale(%{{.*}}) : <64x64xf32>, <64x64xf32> -> <64x64xbf16>
+// CHECK: warpspec.softmax_grad %[[P]], %{{.*}} scale(%{{.*}}) : <64x64xf32>, <64x64xf32> -> <64x64xf16>
+// CHECK: warpspec.softmax_grad %[[P]], %{{.*}} scale(%{{.*}}) : <64x64xf32>, <64x64xf32> -> <64x64xf32>
+// CHECK: warpspec.mma %{{.*}}, %{{.*}} {transpose_a} : !warpspec.buffer<64x64xbf16, smem>, <64x256xbf16, smem> -> <64x256xf32>
+// CHECK: warpspec.mma %{{.*}}, %{{.*}} {transpose_a} : !warpspec.buffer<128x64xbf16, smem>, <128x64xbf16, smem> -> <64x64xf32>
+// CHECK: warpspec.mma %{{.*}}, %{{.*}} {transpose_a, transpose_b} : !warpspec.buffer<64x64xbf16, smem>, <128x64xbf16, smem> -> <64x128xf32>
+// CHECK: warpspec.write %[[P]], %{{.*}} : <64x64xf32>, <64x64xbf16, smem>
+// CHECK: warpspec.write %[[P]], %{{.*}} : <64x64xf32>, <64x64xf16, smem>
+// CHECK: warpspec.write %{{.*}}, %{{.*}} : <64x128xf32>, <64x128xbf16, smem>
+// CHECK: warpspec.write %{{.*}}, %{{.*}} : <64x64xf16>, <64x64xf16, smem>
+func.func @backward_tile_ops_forms(%s: !warpspec.acc<64x64xf32>,
+                                   %dp: !warpspec.acc<64x64xf32>,
+                                   %wide: !warpspec.acc<64x128xf32>,
+                                   %h: !warpspec.acc<64x64xf16>,
+                                   %n: i32, %scale: f32,
+                                   %a: !warpspec.buffer<64x64xbf16, smem>,
+                                   %a128: !warpspec.buffer<128x64xbf16, smem>,
+                                   %b256: !warpspec.buffer<64x256xbf16, smem>,
+                                   %b128t: !warpspec.buffer<128x64xbf16, smem>,
+                                   %bf: !warpspec.buffer<64x64xbf16, smem>,
+                                   %hf: !warpspec.buffer<64x64xf16, smem>,
+                                   %bfw: !warpspec.buffer<64x128xbf16, smem>) {
+  %p0, %l0 = warpspec.softmax %s valid_cols(%n) valid_rows(%n) scale(%scale)
+      : !warpspec.acc<64x64xf32>
+      -> !warpspec.acc<64x64xbf16>, !warpspec.rows<64xf32>
+  %p1, %l1 = warpspec.softmax %s valid_cols(%n) scale(%scale) normalize
+      : !warpspec.acc<64x64xf32>
+      -> !warpspec.acc<64x64xf16>, !warpspec.rows<64xf32>
+  %p, %l = warpspec.softmax %s valid_cols(%n) valid_rows(%n) scale(%scale)
+      normalize
+      : !warpspec.acc<64x64xf32>
+      -> !warpspec.acc<64x64xf32>, !warpspec.rows<64xf32>
+  %ds0 = warpspec.softmax_grad %p, %dp scale(%scale)
+      : !warpspec.acc<64x64xf32>, !warpspec.acc<64x64xf32>
+      -> !warpspec.acc<64x64xbf16>
+  %ds1 = warpspec.softmax_grad %p, %dp scale(%scale)
+      : !warpspec.acc<64x64xf32>, !warpspec.acc<64x64xf32>
+      -> !warpspec.acc<64x64xf16>
+  %ds2 = warpspec.softmax_grad %p, %dp scale(%scale)
+      : !warpspec.acc<64x64xf32>, !warpspec.acc<64x64xf32>
+      -> !warpspec.acc<64x64xf32>
+  %d0 = warpspec.mma %a, %b256 {transpose_a}
+      : !warpspec.buffer<64x64xbf16, smem>, !warpspec.buffer<64x256xbf16, smem>
+      -> !warpspec.acc<64x256xf32>
+  %d1 = warpspec.mma %a128, %b128t {transpose_a}
+      : !warpspec.buffer<128x64xbf16, smem>, !warpspec.buffer<128x64xbf16, smem>
+      -> !warpspec.acc<64x64xf32>
+  %d2 = warpspec.mma %a, %b128t {transpose_a, transpose_b}
+      : !warpspec.buffer<64x64xbf16, smem>, !warpspec.buffer<128x64xbf16, smem>
+      -> !warpspec.acc<64x128xf32>
+  warpspec.write %p, %bf
+      : !warpspec.acc<64x64xf32>, !warpspec.buffer<64x64xbf16, smem>
+  warpspec.write %p, %hf
+      : !warpspec.acc<64x64xf32>, !warpspec.buffer<64x64xf16, smem>
+  warpspec.write %wide, %bfw
+      : !warpspec.acc<64x128xf32>, !warpspec.buffer<64x128xbf16, smem>
+  warpspec.write %h, %hf
+      : !warpspec.acc<64x64xf16>, !warpspec.buffer<64x64xf16, smem>
   return
 }
 

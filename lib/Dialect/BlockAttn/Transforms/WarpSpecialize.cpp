@@ -685,7 +685,7 @@ struct BlockAttnWarpSpecializePass
     if (plan.numStages < 1) {
       op->emitOpError() << "no ring of " << spec.loads.size()
                         << "-tile slots (" << slotBytes
-                        << " bytes each, a multiple of " << numConsumers
+                        << " bytes each, a multiple of " << plan.numConsumers
                         << " slots) fits in shared memory next to "
                         << scratchBytes << " bytes of scratch";
       return failure();
