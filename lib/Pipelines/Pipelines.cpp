@@ -26,6 +26,7 @@ void blockattn::buildBlockAttnToPtxPipeline(
   specialize.oStore = options.oStore;
   specialize.schedule = options.schedule;
   pm.addNestedPass<func::FuncOp>(createBlockAttnWarpSpecializePass(specialize));
+  pm.addPass(warpspec::createWarpSpecAllocateTmemPass());
   pm.addPass(warpspec::createWarpSpecAllocateSmemPass());
   ConvertWarpSpecToNVVMPassOptions convert;
   convert.chip = options.chip;

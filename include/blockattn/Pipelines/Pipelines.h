@@ -4,6 +4,7 @@
 // block-attn-compile driver and embedding compilers run the same passes:
 //
 //   func.func(blockattn-warp-specialize{chip})   blockattn -> warpspec
+//   warpspec-allocate-tmem                        tensor-memory plan (sm_100a)
 //   warpspec-allocate-smem                        shared-memory plan
 //   convert-warpspec-to-nvvm{chip}                warpspec -> NVVM/LLVM
 //   convert-nvvm-to-llvm, reconcile-unrealized-casts

@@ -1,22 +1,30 @@
 //===- Channels.cpp - the channel protocol on mbarriers, TMA loads --------===//
 //
 // Each slot s of a channel has two mbarriers in shared memory:
-//   full[s]  (count 1): the producer's thread arrives after publishing the
-//            slot; the TMA bytes it announced with expect_tx complete it.
-//   empty[s] (count = number of consumer partitions): one thread of the
-//            consuming replica of each consumer partition arrives on release.
-// The producer's n-th slot is s = n % depth in phase (n / depth) & 1; it waits
-// for empty[s] with the opposite parity, so the first lap passes at once (a
-// fresh barrier is in phase 0 and "phase 1 completed" is the one before it).
-// Consumer replica r of R takes entries r, r+R, ...; it waits for full[s]
-// with parity (n / depth) & 1. Parity waits alias two phases apart, which
-// cannot happen here: a producer is at most `depth` entries ahead of every
-// consumer by construction of the ring.
+//   full[s]  the producer publishes the slot: one arrival after it wrote the
+//            slot's record, plus, for an MMA-produced (tensor-memory) slot,
+//            the tcgen05.commit arrival when the MMAs into it complete; TMA
+//            bytes announced with expect_tx complete a loaded slot;
+//   empty[s] (count = number of consumer partitions): one arrival per
+//            consumer partition when it releases the slot (or, after_mma,
+//            a tcgen05.commit when its MMAs reading the slot complete).
+// Entry n of a ring is in slot n % depth, phase (n / depth) & 1. Producers
+// wait for empty[s] with the opposite parity, so the first lap passes at
+// once (a fresh barrier is in phase 0 and "phase 1 completed" is the one
+// before it). Replicas take entries round-robin on both sides: replica r of
+// R handles entries r, r + R, ... The verifier makes the depth a multiple of
+// R, so every slot belongs to one replica and parity waits, which alias two
+// phases apart, never see another replica's phase.
 //
-// Each slot also carries a 16-byte record (row, rows, head, unused) that the
-// producer writes before it arrives on full[s] (release) and consumers read
-// after their wait (acquire). `close` publishes one record with rows = -1 per
-// consumer replica, which ends the consumers' loops.
+// Each slot also carries a 16-byte record (row, rows, head, unused) written
+// before the producer's arrival (release) and read after the consumer's wait
+// (acquire). `close` publishes one record with rows = -1 per consumer
+// replica, which ends the consumers' loops.
+//
+// Tensor-memory slots add the tcgen05 ordering of the PTX ISA's canonical
+// patterns: `tcgen05.fence::after_thread_sync` after every wait that
+// precedes tcgen05 work, `tcgen05.wait::st` and
+// `tcgen05.fence::before_thread_sync` before every arrival that follows it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,6 +57,13 @@ void KernelEmitter::waitBarrier(Value barrier, Value parity) {
                                         i32(0x989680));
 }
 
+void KernelEmitter::tcgen05Fence(bool after) {
+  NVVM::Tcgen05FenceOp::create(
+      b, loc,
+      after ? NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC
+            : NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);
+}
+
 /// Slot and parity of ring entry `entry`.
 static std::pair<Value, Value> slotOf(KernelEmitter &e, ChannelState &state,
                                       Value entry) {
@@ -58,36 +73,67 @@ static std::pair<Value, Value> slotOf(KernelEmitter &e, ChannelState &state,
   return {stage, phase};
 }
 
+/// The partition that produces into `channel` and the replicas of the
+/// partitions that consume it.
+static void describeChannel(KernelOp kernel, ChannelState &state) {
+  Value channel = state.op.getChannel();
+  for (PartitionOp partition : kernel.getPartitions()) {
+    bool produces = false, consumes = false;
+    partition.walk([&](Operation *op) {
+      if (auto acquire = dyn_cast<AcquireOp>(op))
+        produces |= acquire.getChannel() == channel;
+      if (auto consume = dyn_cast<ConsumeOp>(op))
+        consumes |= consume.getChannel() == channel;
+      if (auto get = dyn_cast<GetOp>(op))
+        consumes |= get.getChannel() == channel;
+    });
+    if (produces) {
+      state.producerReplicas = partition.getReplicas();
+      state.producedByMma = partition.getRole() == Role::mma;
+    }
+    if (consumes) {
+      ++state.numConsumers;
+      state.consumerReplicas = partition.getReplicas();
+    }
+  }
+}
+
 void KernelEmitter::initChannelBarriers() {
-  // Who consumes each channel decides the empty barriers' arrival counts.
   for (ChannelOp channel : kernel.getChannels()) {
     ChannelState &state = channels[channel.getChannel()];
     state.op = channel;
-    for (PartitionOp partition : kernel.getPartitions()) {
-      bool consumes = false;
-      partition.walk([&](ConsumeOp consume) {
-        consumes |= consume.getChannel() == channel.getChannel();
-      });
-      if (consumes) {
-        ++state.numConsumers;
-        state.consumerReplicas = partition.getReplicas();
-      }
-    }
+    describeChannel(kernel, state);
   }
+  int64_t tmemUsers = countTmemUsers();
   emitIf(cmp(Pred::eq, tid, i32(0)), [&] {
     for (ChannelOp channel : kernel.getChannels()) {
       ChannelState &state = channels[channel.getChannel()];
+      // An MMA producer arrives twice per phase: once for the record (a
+      // release by its thread), once through tcgen05.commit for the data.
+      int64_t fullCount = state.producedByMma ? 2 : 1;
       for (int64_t s = 0; s < channel.getDepth(); ++s) {
-        NVVM::MBarrierInitOp::create(b, loc, fullBarrier(state, i32(s)), i32(1),
-                                     Value());
+        NVVM::MBarrierInitOp::create(b, loc, fullBarrier(state, i32(s)),
+                                     i32(fullCount), Value());
         NVVM::MBarrierInitOp::create(b, loc, emptyBarrier(state, i32(s)),
                                      i32(state.numConsumers), Value());
       }
     }
+    if (tmemUsers)
+      NVVM::MBarrierInitOp::create(b, loc, tmemTeardownBarrier(),
+                                   i32(tmemUsers), Value());
     NVVM::FenceMbarrierInitOp::create(b, loc);
   });
-  // Every thread must see initialized barriers before any role starts.
+  if (tmemUsers)
+    allocateTensorMemory();
+  // Every thread must see initialized barriers (and the tensor-memory
+  // address) before any role starts.
+  if (tmemUsers)
+    tcgen05Fence(/*after=*/false);
   NVVM::Barrier0Op::create(b, loc);
+  if (tmemUsers) {
+    tcgen05Fence(/*after=*/true);
+    tmemBase = load(i32T(), smem(*kernel.getTmemBaseOffset()), 4);
+  }
 }
 
 /// Bytes the TMA copies between an acquire and its commit deliver.
@@ -103,53 +149,134 @@ static int64_t bytesUntilCommit(AcquireOp acquire) {
   return bytes;
 }
 
-/// Producer side: wait until the next slot is free.
+void KernelEmitter::initPartitionCounters(PartitionOp op) {
+  partitionCounters.clear();
+  op.walk([&](Operation *inner) {
+    Value channel;
+    int64_t replicas = 1;
+    if (auto acquire = dyn_cast<AcquireOp>(inner)) {
+      channel = acquire.getChannel();
+      replicas = channels[channel].producerReplicas;
+    } else if (auto close = dyn_cast<CloseOp>(inner)) {
+      channel = close.getChannel();
+      replicas = channels[channel].producerReplicas;
+    } else if (auto get = dyn_cast<GetOp>(inner)) {
+      channel = get.getChannel();
+      replicas = channels[channel].consumerReplicas;
+    }
+    if (!channel || partitionCounters.count(channel))
+      return;
+    // Replica r takes entries r, r + R, ...
+    Value counter = variable(i32T());
+    store(replicas > 1 ? partition.replica : i32(0), counter);
+    partitionCounters[channel] = counter;
+  });
+}
+
+/// Maps a slot's buffers: shared-memory pointers, or tensor-memory addresses.
+void KernelEmitter::bindSlotBuffers(ChannelState &state, ValueRange buffers) {
+  if (state.op.inTensorMemory()) {
+    // tmem_slots holds [lane, column] per slot; select this slot's.
+    ArrayRef<int64_t> slots = *state.op.getTmemSlots();
+    Value base = i32(0);
+    for (int64_t s = state.op.getDepth() - 1; s >= 0; --s) {
+      Value address = i32((slots[2 * s] << 16) | slots[2 * s + 1]);
+      base = s == state.op.getDepth() - 1
+                 ? address
+                 : select(cmp(Pred::eq, state.stage, i32(s)), address, base);
+    }
+    int64_t column = 0;
+    for (Value buffer : buffers) {
+      tmemAddrs[buffer] = add(add(tmemBase, base), i32(column));
+      auto type = cast<BufferType>(buffer.getType());
+      int64_t bits = type.getElementType().getIntOrFloatBitWidth();
+      column += bits >= 32 ? type.getShape()[1]
+                           : type.getShape()[1] * bits / 32;
+    }
+    return;
+  }
+  Value slot = add(i32(*state.op.getBufferOffset()),
+                   mul(state.stage, i32(*state.op.getSlotStride())));
+  int64_t offset = 0;
+  for (Value buffer : buffers) {
+    this->buffers[buffer] = smem(add(slot, i32(offset)));
+    offset += cast<BufferType>(buffer.getType()).getSizeInBytes();
+  }
+}
+
+/// Producer side: wait until the partition's next slot is free.
 static void acquireSlot(KernelEmitter &e, ChannelState &state) {
-  if (!state.counter)
-    state.counter = e.variable(e.i32T(), 0);
-  Value entry = e.load(e.i32T(), state.counter);
+  Value counter = e.partitionCounters.lookup(state.op.getChannel());
+  Value entry = e.load(e.i32T(), counter);
   auto [stage, phase] = slotOf(e, state, entry);
   e.waitBarrier(e.emptyBarrier(state, stage), LLVM::XOrOp::create(
                                                   e.b, e.loc, phase, e.i32(1)));
+  // The consumers' tcgen05.ld of this slot are ordered before the MMAs that
+  // overwrite it.
+  if (state.op.inTensorMemory())
+    e.tcgen05Fence(/*after=*/true);
   state.stage = stage;
   state.entry = entry;
 }
 
 /// Producer side: write the slot's record and publish it.
 static void publishSlot(KernelEmitter &e, ChannelState &state, Value row,
-                        Value rows, Value head) {
-  int64_t base = *state.op.getInfoOffset();
-  Value record = e.smem(e.add(e.i32(base), e.mul(state.stage, e.i32(kRecordBytes))));
-  Type vec = VectorType::get({4}, e.i32T());
-  Value packed = LLVM::UndefOp::create(e.b, e.loc, vec);
-  Value fields[] = {row, rows, head, e.i32(0)};
-  for (auto [i, field] : llvm::enumerate(fields))
-    packed = LLVM::InsertElementOp::create(e.b, e.loc, packed, field,
-                                           e.i32(i));
-  e.store(packed, record, 16);
-  NVVM::MBarrierArriveOp::create(e.b, e.loc, Type(),
-                                 e.fullBarrier(state, state.stage), Value());
-  e.store(e.add(state.entry, e.i32(1)), state.counter);
+                        Value rows, Value head, bool sentinel = false) {
+  Value counter = e.partitionCounters.lookup(state.op.getChannel());
+  bool threads = !e.partition.singleThread;
+  if (threads) {
+    // Every thread of the replica wrote (tcgen05.st or st.shared); make the
+    // writes visible to the tensor cores and gather the replica.
+    if (state.op.inTensorMemory() && !sentinel) {
+      NVVM::Tcgen05WaitOp::create(e.b, e.loc, NVVM::Tcgen05WaitKind::STORE);
+      e.tcgen05Fence(/*after=*/false);
+    } else if (!sentinel) {
+      NVVM::FenceProxyOp::create(
+          e.b, e.loc, NVVM::ProxyKind::async_shared,
+          NVVM::SharedSpaceAttr::get(e.ctx, NVVM::SharedSpace::shared_cta));
+    }
+    e.replicaBarrier();
+  }
+  auto arrive = [&] {
+    int64_t base = *state.op.getInfoOffset();
+    Value record =
+        e.smem(e.add(e.i32(base), e.mul(state.stage, e.i32(kRecordBytes))));
+    Type vec = VectorType::get({4}, e.i32T());
+    Value packed = LLVM::UndefOp::create(e.b, e.loc, vec);
+    Value fields[] = {row, rows, head, e.i32(0)};
+    for (auto [i, field] : llvm::enumerate(fields))
+      packed = LLVM::InsertElementOp::create(e.b, e.loc, packed, field,
+                                             e.i32(i));
+    e.store(packed, record, 16);
+    Value full = e.fullBarrier(state, state.stage);
+    // The record's arrival has release semantics; the tcgen05.commit's
+    // arrival comes when the MMAs into the slot complete. A sentinel has no
+    // data: both arrivals at once.
+    Value count = state.producedByMma && sentinel ? e.i32(2) : Value();
+    NVVM::MBarrierArriveOp::create(e.b, e.loc, Type(), full, count);
+    if (state.producedByMma && !sentinel)
+      NVVM::Tcgen05CommitOp::create(e.b, e.loc, full, Value());
+  };
+  if (threads)
+    e.emitIf(e.cmp(Pred::eq, e.partition.threadInReplica, e.i32(0)), arrive);
+  else
+    arrive();
+  e.store(e.add(state.entry, e.i32(state.producerReplicas)), counter);
 }
 
 LogicalResult KernelEmitter::emitAcquire(AcquireOp op) {
   ChannelState &state = channels[op.getChannel()];
   if (!state.op.isAllocated())
-    return op.emitOpError() << "channel has no shared-memory offsets: run "
-                               "warpspec-allocate-smem first";
+    return op.emitOpError() << "channel is not placed: run "
+                               "warpspec-allocate-smem (and, for tensor "
+                               "memory, warpspec-allocate-tmem) first";
   acquireSlot(*this, state);
   // Announce the bytes the copies into this slot will deliver before issuing
   // them, so that the barrier's transaction count never underflows.
   if (int64_t bytes = bytesUntilCommit(op))
     NVVM::MBarrierExpectTxOp::create(b, loc, fullBarrier(state, state.stage),
                                      i32(bytes));
-  Value slot = add(i32(*state.op.getBufferOffset()),
-                   mul(state.stage, i32(*state.op.getSlotStride())));
-  int64_t offset = 0;
-  for (Value buffer : op.getBuffers()) {
-    buffers[buffer] = smem(add(slot, i32(offset)));
-    offset += cast<BufferType>(buffer.getType()).getSizeInBytes();
-  }
+  bindSlotBuffers(state, op.getBuffers());
   return success();
 }
 
@@ -163,19 +290,40 @@ LogicalResult KernelEmitter::emitCommit(CommitOp op) {
 LogicalResult KernelEmitter::emitClose(CloseOp op) {
   ChannelState &state = channels[op.getChannel()];
   if (!state.op.isAllocated())
-    return op.emitOpError() << "channel has no shared-memory offsets: run "
+    return op.emitOpError() << "channel is not placed: run "
                                "warpspec-allocate-smem first";
   for (int64_t r = 0; r < state.consumerReplicas; ++r) {
     acquireSlot(*this, state);
-    publishSlot(*this, state, i32(0), i32(-1), i32(0));
+    publishSlot(*this, state, i32(0), i32(-1), i32(0), /*sentinel=*/true);
   }
   return success();
+}
+
+/// Consumer side: wait for a slot and read its record.
+static SmallVector<Value> waitSlot(KernelEmitter &e, ChannelState &state,
+                                   Value entry) {
+  auto [stage, phase] = slotOf(e, state, entry);
+  e.waitBarrier(e.fullBarrier(state, stage), phase);
+  // The producer's tcgen05 work (MMAs, stores into tensor memory) is ordered
+  // before ours.
+  if (state.op.inTensorMemory() || e.partition.op.getRole() == Role::mma)
+    e.tcgen05Fence(/*after=*/true);
+  int64_t base = *state.op.getInfoOffset();
+  Value record = e.smem(e.add(e.i32(base), e.mul(stage, e.i32(kRecordBytes))));
+  Value packed = e.load(VectorType::get({4}, e.i32T()), record, 16);
+  SmallVector<Value> fields;
+  for (int64_t i = 0; i < 3; ++i)
+    fields.push_back(
+        LLVM::ExtractElementOp::create(e.b, e.loc, packed, e.i32(i)));
+  fields.push_back(stage);
+  fields.push_back(entry);
+  return fields;
 }
 
 LogicalResult KernelEmitter::emitConsume(ConsumeOp op) {
   ChannelState &state = channels[op.getChannel()];
   if (!state.op.isAllocated())
-    return op.emitOpError() << "channel has no shared-memory offsets: run "
+    return op.emitOpError() << "channel is not placed: run "
                                "warpspec-allocate-smem first";
   Value counter = variable(i32T());
   store(partition.replica, counter);
@@ -185,19 +333,7 @@ LogicalResult KernelEmitter::emitConsume(ConsumeOp op) {
   Type i32 = i32T();
   emitWhile(
       [&] {
-        Value entry = load(i32, counter);
-        auto [stage, phase] = slotOf(*this, state, entry);
-        waitBarrier(fullBarrier(state, stage), phase);
-        int64_t base = *state.op.getInfoOffset();
-        Value record =
-            smem(add(this->i32(base), mul(stage, this->i32(kRecordBytes))));
-        Value packed = load(VectorType::get({4}, i32), record, 16);
-        SmallVector<Value> fields;
-        for (int64_t i = 0; i < 3; ++i)
-          fields.push_back(LLVM::ExtractElementOp::create(b, loc, packed,
-                                                          this->i32(i)));
-        fields.push_back(stage);
-        fields.push_back(entry);
+        SmallVector<Value> fields = waitSlot(*this, state, load(i32, counter));
         Value open = cmp(Pred::sge, fields[1], this->i32(0));
         return std::make_pair(open, fields);
       },
@@ -207,13 +343,7 @@ LogicalResult KernelEmitter::emitConsume(ConsumeOp op) {
         scalars.map(body.getArgument(2), values[2]);
         state.stage = values[3];
         state.entry = values[4];
-        Value slot = add(this->i32(*state.op.getBufferOffset()),
-                         mul(state.stage, this->i32(*state.op.getSlotStride())));
-        int64_t offset = 0;
-        for (BlockArgument buffer : body.getArguments().drop_front(3)) {
-          buffers[buffer] = smem(add(slot, this->i32(offset)));
-          offset += cast<BufferType>(buffer.getType()).getSizeInBytes();
-        }
+        bindSlotBuffers(state, body.getArguments().drop_front(3));
         if (failed(emitBlock(body)))
           result = failure();
         store(add(state.entry, this->i32(stride)), counter);
@@ -222,16 +352,40 @@ LogicalResult KernelEmitter::emitConsume(ConsumeOp op) {
   return result;
 }
 
+LogicalResult KernelEmitter::emitGet(GetOp op) {
+  ChannelState &state = channels[op.getChannel()];
+  if (!state.op.isAllocated())
+    return op.emitOpError() << "channel is not placed: run "
+                               "warpspec-allocate-smem first";
+  Value counter = partitionCounters.lookup(op.getChannel());
+  SmallVector<Value> fields = waitSlot(*this, state, load(i32T(), counter));
+  state.stage = fields[3];
+  state.entry = fields[4];
+  bindSlotBuffers(state, op.getBuffers());
+  store(add(state.entry, i32(state.consumerReplicas)), counter);
+  return success();
+}
+
 LogicalResult KernelEmitter::emitRelease(ReleaseOp op) {
   ChannelState &state = channels[op.getChannel()];
-  // A compute warpgroup reads a slot only through wgmma (which completed
-  // before this point: the lowering waits for every wgmma group it issues)
-  // and the record (read before its first wgmma); wgmma is warpgroup-wide,
-  // so once thread 0 passed its wait, the whole warpgroup is done with the
-  // slot. Any other role synchronizes its threads first.
-  if (partition.op.getRole() != Role::compute && !partition.singleThread)
-    replicaBarrier();
   Value barrier = emptyBarrier(state, state.stage);
+  if (op.getAfterMma()) {
+    // Arrives when every MMA this thread issued so far, including those
+    // reading the slot, has completed.
+    NVVM::Tcgen05CommitOp::create(b, loc, barrier, Value());
+    return success();
+  }
+  // A compute warpgroup reads a shared-memory slot only through wgmma (which
+  // completed before this point: the lowering waits for every wgmma group it
+  // issues) and the record (read before its first wgmma); wgmma is
+  // warpgroup-wide, so once thread 0 passed its wait, the whole warpgroup is
+  // done with the slot. Other multi-thread roles first order their
+  // tensor-memory reads (tcgen05.ld, waited for) and gather the replica.
+  if (!partition.singleThread && partition.op.getRole() != Role::compute) {
+    if (state.op.inTensorMemory())
+      tcgen05Fence(/*after=*/false);
+    replicaBarrier();
+  }
   auto arrive = [&] {
     NVVM::MBarrierArriveOp::create(b, loc, Type(), barrier, Value());
   };

@@ -251,6 +251,11 @@ LogicalResult KernelEmitter::emitPartition(PartitionOp op, int64_t firstWarp,
   partition.namedBarrierBase = namedBarrierBase;
   partition.singleThread =
       op.getRole() == Role::load || op.getRole() == Role::mma;
+  initPartitionCounters(op);
+  // Warp 0 of the kernel allocated the tensor memory; it frees it once every
+  // partition that uses it is done.
+  bool deallocates = tmemBase && firstWarp == 0;
+  bool tmemUser = tmemBase && usesTmem(op);
 
   if (!partition.singleThread) {
     if (failed(emitBlock(op.getBody().front())))
@@ -260,11 +265,15 @@ LogicalResult KernelEmitter::emitPartition(PartitionOp op, int64_t firstWarp,
     if (partition.usesBulkStores)
       emitIf(cmp(LLVM::ICmpPredicate::eq, partition.threadInReplica, i32(0)),
              [&] { NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, UnitAttr()); });
+    if (tmemUser || deallocates)
+      releaseTensorMemory(deallocates);
     return success();
   }
   LogicalResult result = success();
   emitIf(cmp(LLVM::ICmpPredicate::eq, partition.threadInReplica, i32(0)),
          [&] { result = emitBlock(op.getBody().front()); });
+  if (tmemUser || deallocates)
+    releaseTensorMemory(deallocates);
   return result;
 }
 
@@ -339,6 +348,10 @@ LogicalResult KernelEmitter::emitOp(Operation *op) {
       .Case([&](CloseOp o) { return emitClose(o); })
       .Case([&](ConsumeOp o) { return emitConsume(o); })
       .Case([&](ReleaseOp o) { return emitRelease(o); })
+      .Case([&](GetOp o) { return emitGet(o); })
+      .Case([&](MmaAsyncOp o) { return emitMmaAsync(o); })
+      .Case([&](TmemLoadOp o) { return emitTmemLoad(o); })
+      .Case([&](TmemStoreOp o) { return emitTmemStore(o); })
       .Case([&](TmaLoadOp o) { return emitTmaLoad(o); })
       .Case([&](SoftmaxOp o) { return emitSoftmax(o); })
       .Case([&](SoftmaxGradOp o) { return emitSoftmaxGrad(o); })

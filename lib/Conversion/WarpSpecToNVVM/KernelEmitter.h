@@ -126,16 +126,18 @@ struct RowValues {
 
 struct ChannelState {
   warpspec::ChannelOp op;
-  /// Per-thread ring position (an i32 alloca).
-  Value counter;
   /// Slot the producer or consumer works on right now (i32).
   Value stage;
   /// Entry number of that slot (i32).
   Value entry;
   /// Number of consumer partitions (arrivals per phase on `empty`).
   int64_t numConsumers = 0;
-  /// Replicas of each consumer partition (they take entries round-robin).
+  /// Replicas of the producer and of each consumer partition (they take
+  /// entries round-robin).
+  int64_t producerReplicas = 1;
   int64_t consumerReplicas = 1;
+  /// Produced by MMAs (completion arrives through tcgen05.commit).
+  bool producedByMma = false;
 };
 
 //===----------------------------------------------------------------------===//
@@ -219,13 +221,18 @@ public:
 
   Value tid, warp, lane;  // i32
   Value smemBase;         // !llvm.ptr<3>, 1024-aligned
+  Value tmemBase;         // i32 tensor-memory address of the allocation
   PartitionContext partition;
   DenseMap<Value, ArgParams> argParams;
   IRMapping scalars;      // warpspec scalars (i32, index as i64, f32)
   DenseMap<Value, Fragment> fragments;
   DenseMap<Value, RowValues> rowValues;
   DenseMap<Value, Value> buffers; // warpspec buffer -> !llvm.ptr<3>
+  DenseMap<Value, Value> tmemAddrs; // tensor-memory buffer -> i32 address
   DenseMap<Value, ChannelState> channels;
+  /// The current partition's ring position per channel it produces into or
+  /// gets from (i32 allocas).
+  DenseMap<Value, Value> partitionCounters;
 
   Value lookup(Value v);
   /// A scalar operand as i32 (index values are truncated).
@@ -245,9 +252,13 @@ public:
   LogicalResult emitConsume(warpspec::ConsumeOp op);
   LogicalResult emitRelease(warpspec::ReleaseOp op);
   LogicalResult emitTmaLoad(warpspec::TmaLoadOp op);
+  LogicalResult emitGet(warpspec::GetOp op);
   Value fullBarrier(ChannelState &state, Value stage);
   Value emptyBarrier(ChannelState &state, Value stage);
   void waitBarrier(Value barrier, Value parity);
+  void tcgen05Fence(bool after);
+  void initPartitionCounters(warpspec::PartitionOp op);
+  void bindSlotBuffers(ChannelState &state, ValueRange buffers);
   // TileMath.cpp
   LogicalResult emitSoftmax(warpspec::SoftmaxOp op);
   LogicalResult emitSoftmaxGrad(warpspec::SoftmaxGradOp op);
@@ -257,6 +268,15 @@ public:
   // Hopper.cpp
   LogicalResult emitHopperMma(warpspec::MmaOp op);
   std::shared_ptr<FragmentLayout> hopperAccLayout(warpspec::AccType type);
+  // Blackwell.cpp
+  int64_t countTmemUsers();
+  bool usesTmem(warpspec::PartitionOp op);
+  Value tmemTeardownBarrier();
+  void allocateTensorMemory();
+  void releaseTensorMemory(bool deallocates);
+  LogicalResult emitMmaAsync(warpspec::MmaAsyncOp op);
+  LogicalResult emitTmemLoad(warpspec::TmemLoadOp op);
+  LogicalResult emitTmemStore(warpspec::TmemStoreOp op);
 
 private:
   ArrayRef<KernelParam> params;
