@@ -488,6 +488,138 @@ void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
   }
 }
 
+/// Blackwell backward: the forward's four warpgroups, with five
+/// tensor-memory accumulators per tile.
+///   load     TMA of Q, K, V, dO into the ring "qkvdo"
+///   mma      S = Q K^T and dP = dO V^T into tensor memory; once a compute
+///            warpgroup staged P and dS (bf16) in shared memory ("pds"):
+///            dV = P^T dO, dK = dS^T Q, dQ = dS K (A read MN-major for the
+///            transposes), each into its own tensor-memory ring
+///   compute  x2, tiles round-robin: S and dP from tensor memory, P
+///            (normalized, query rows past the tile zeroed) and
+///            dS = scale P (dP - rowsum(P dP)) in registers, both to shared
+///            memory; then dV, dK, dQ from tensor memory, staged and stored
+/// Tensor memory, two slots per ring sharing columns at lane alignments 0
+/// and 16: S 64 + dP 64 + dV, dK, dQ 3 x D columns = 512 at D = 128 (the
+/// whole tensor memory, which warpspec-allocate-tmem checks), 320 -> 512 at
+/// D = 64. No logsumexp, no O, no preprocessing, no atomics.
+void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
+                            const HopperPlan &plan) {
+  MLIRContext *ctx = b.getContext();
+  constexpr int64_t kLoadRegs = 40, kMmaRegs = 40, kReplicas = 2;
+  int64_t computeRegs = std::min<int64_t>(
+      256, ((65536 / 128 - kLoadRegs - kMmaRegs) / kReplicas) / 8 * 8);
+  auto kernel = KernelOp::create(b, loc, b.getStringAttr("sm_100a"), nullptr,
+                                 nullptr, nullptr, buildInfo(b, spec));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&createBody(kernel, {}, loc));
+  KernelValues values = buildKernelValues(b, loc, spec);
+
+  int64_t bs = spec.blockSize, d = spec.headDim;
+  Type f32 = b.getF32Type();
+  BufferType tile = tileBuffer(spec, d);
+  BufferType square = tileBuffer(spec, bs);
+  auto tmemTile = [&](int64_t cols) {
+    return BufferType::get(ctx, {bs, cols}, f32, MemorySpace::tmem);
+  };
+  auto tmemChannel = [&](StringRef name, int64_t cols) {
+    return createChannel(
+        b, loc, ChannelType::get(ctx, {tmemTile(cols)}, MemorySpace::tmem),
+        name, 2);
+  };
+  Value qkvdo = createChannel(
+      b, loc,
+      ChannelType::get(ctx, {tile, tile, tile, tile}, MemorySpace::smem),
+      "qkvdo", plan.numStages);
+  Value sCh = tmemChannel("s", bs), dpCh = tmemChannel("dp", bs);
+  Value dvCh = tmemChannel("dv", d), dkCh = tmemChannel("dk", d),
+        dqCh = tmemChannel("dq", d);
+  Value pdsCh = createChannel(
+      b, loc, ChannelType::get(ctx, {square, square}, MemorySpace::smem),
+      "pds", kReplicas);
+  Type i32 = b.getI32Type();
+
+  buildLoadPartition(b, loc, spec, values, qkvdo, plan.contiguousSchedule,
+                     kLoadRegs);
+
+  // MMA issuer.
+  {
+    auto mma = PartitionOp::create(
+        b, loc, b.getStringAttr("mma"), RoleAttr::get(ctx, Role::mma),
+        b.getI64IntegerAttr(4), b.getI64IntegerAttr(kMmaRegs),
+        b.getI64IntegerAttr(1));
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&createBody(mma, {}, loc));
+    auto consume = ConsumeOp::create(b, loc, qkvdo);
+    Block &body =
+        createBody(consume, {i32, i32, i32, tile, tile, tile, tile}, loc);
+    b.setInsertionPointToStart(&body);
+    Value row = body.getArgument(0), rows = body.getArgument(1),
+          head = body.getArgument(2);
+    Value q = body.getArgument(3), k = body.getArgument(4),
+          v = body.getArgument(5), dout = body.getArgument(6);
+    auto product = [&](Value channel, Value a, Value bOperand, bool ta,
+                       bool tb) {
+      Value dest = AcquireOp::create(b, loc, channel).getResult(0);
+      MmaAsyncOp::create(b, loc, a, bOperand, dest, ta, tb);
+      CommitOp::create(b, loc, channel, row, rows, head);
+    };
+    product(sCh, q, k, false, true);     // S  = Q K^T
+    product(dpCh, dout, v, false, true); // dP = dO V^T
+    auto pds = GetOp::create(b, loc, pdsCh);
+    Value p = pds.getResult(0), ds = pds.getResult(1);
+    product(dvCh, p, dout, true, false); // dV = P^T dO
+    product(dkCh, ds, q, true, false);   // dK = dS^T Q
+    product(dqCh, ds, k, false, false);  // dQ = dS K
+    ReleaseOp::create(b, loc, pdsCh, /*after_mma=*/true);
+    ReleaseOp::create(b, loc, qkvdo, /*after_mma=*/true);
+    b.setInsertionPointAfter(consume);
+    CloseOp::create(b, loc, sCh);
+  }
+
+  // Softmax gradient + epilogue warpgroups.
+  {
+    auto compute = PartitionOp::create(
+        b, loc, b.getStringAttr("compute"), RoleAttr::get(ctx, Role::softmax),
+        b.getI64IntegerAttr(4), b.getI64IntegerAttr(computeRegs),
+        b.getI64IntegerAttr(kReplicas));
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&createBody(compute, {}, loc));
+    Value staging = ScratchOp::create(b, loc, tile, nullptr, nullptr);
+    auto consume = ConsumeOp::create(b, loc, sCh);
+    Block &body = createBody(consume, {i32, i32, i32, tmemTile(bs)}, loc);
+    b.setInsertionPointToStart(&body);
+    Value row = body.getArgument(0), rows = body.getArgument(1),
+          head = body.getArgument(2);
+    auto squareF32 = AccType::get(ctx, {bs, bs}, f32);
+    auto squareOut = AccType::get(ctx, {bs, bs}, spec.elementType);
+    auto outType = AccType::get(ctx, {bs, d}, f32);
+    Value s = TmemLoadOp::create(b, loc, squareF32, body.getArgument(3));
+    ReleaseOp::create(b, loc, sCh, false);
+    Value dpSlot = GetOp::create(b, loc, dpCh).getResult(0);
+    Value dp = TmemLoadOp::create(b, loc, squareF32, dpSlot);
+    ReleaseOp::create(b, loc, dpCh, false);
+    auto sm = SoftmaxOp::create(b, loc, squareF32, RowsType::get(ctx, bs, f32),
+                                s, rows, rows, values.scale, true);
+    Value ds = SoftmaxGradOp::create(b, loc, squareOut, sm.getProbs(), dp,
+                                     values.scale);
+    auto pds = AcquireOp::create(b, loc, pdsCh);
+    WriteOp::create(b, loc, sm.getProbs(), pds.getResult(0));
+    WriteOp::create(b, loc, ds, pds.getResult(1));
+    CommitOp::create(b, loc, pdsCh, row, rows, head);
+    auto drain = [&](Value channel, Value dest) {
+      Value slot = GetOp::create(b, loc, channel).getResult(0);
+      Value grad = TmemLoadOp::create(b, loc, outType, slot);
+      ReleaseOp::create(b, loc, channel, false);
+      StoreOp::create(b, loc, grad, dest, row, head, rows, Value(), staging,
+                      plan.bulkStore ? b.getUnitAttr() : nullptr);
+    };
+    drain(dvCh, spec.stores[0]);
+    drain(dkCh, spec.stores[1]);
+    drain(dqCh, spec.stores[2]);
+  }
+}
+
 struct BlockAttnWarpSpecializePass
     : public blockattn::impl::BlockAttnWarpSpecializePassBase<
           BlockAttnWarpSpecializePass> {
@@ -524,16 +656,16 @@ struct BlockAttnWarpSpecializePass
       return op->emitOpError() << "fused rotary embeddings are not implemented "
                                   "yet by blockattn-warp-specialize";
     bool backward = isa<BackwardOp>(op);
-    if (chip == "sm_100a" && backward)
-      return op->emitOpError() << "the " << spec->kind
-                               << " kernel is not implemented yet for " << chip;
     OpBuilder b(op);
     Location loc = op->getLoc();
     if (chip == "sm_100a") {
-      FailureOr<HopperPlan> plan = blackwellPlan(op, *spec);
+      FailureOr<HopperPlan> plan = blackwellPlan(op, *spec, backward);
       if (failed(plan))
         return failure();
-      buildBlackwellForward(b, loc, *spec, *plan);
+      if (backward)
+        buildBlackwellBackward(b, loc, *spec, *plan);
+      else
+        buildBlackwellForward(b, loc, *spec, *plan);
       op->erase();
       return success();
     }
@@ -596,7 +728,8 @@ struct BlockAttnWarpSpecializePass
 
   /// The Blackwell recipe's ring depth: the deepest Q/K/V ring that fits
   /// next to the two softmax warpgroups' output staging buffers.
-  FailureOr<HopperPlan> blackwellPlan(Operation *op, const KernelSpec &spec) {
+  FailureOr<HopperPlan> blackwellPlan(Operation *op, const KernelSpec &spec,
+                                      bool backward) {
     if (oStore != "tma" && oStore != "smem") {
       op->emitOpError() << "o-store must be 'tma' or 'smem' on sm_100a (O "
                            "comes out of tensor memory into registers, then "
@@ -616,7 +749,10 @@ struct BlockAttnWarpSpecializePass
     plan.bulkStore = oStore == "tma";
     plan.contiguousSchedule = schedule == "contiguous";
     int64_t slotBytes = spec.loads.size() * spec.tileBytes(spec.headDim);
+    // Two output staging buffers, and the backward's two P/dS slots.
     int64_t scratch = 2 * spec.tileBytes(spec.headDim);
+    if (backward)
+      scratch += 2 * 2 * spec.tileBytes(spec.blockSize);
     int64_t budget = TargetLimits::maxSharedMemoryBytes - kSmemReserve - scratch;
     if (numStages < 0) {
       op->emitOpError() << "num-stages must be non-negative, got "
