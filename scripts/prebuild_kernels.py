@@ -5,6 +5,14 @@ On a machine with the compiler (this repository built):
     python3 scripts/prebuild_kernels.py .prebuilt
 then on a GPU machine without it:
     BLOCKATTN_KERNEL_DIR=.prebuilt python3 -m pytest python/tests/gpu
+
+Every combination of --chips, --kinds, --head-dims, --dtypes and --rotary is
+built. A rotary mode other than none is built once per --rotary-variants entry:
+plain (position = index in the sequence), pos (an explicit positions tensor),
+rv (v rotated too), pos_rv (both). For example, everything the GPU tests and
+the rotary benchmark need:
+    python3 scripts/prebuild_kernels.py .prebuilt --kinds forward,backward \\
+        --rotary none,half_split,interleaved --rotary-variants plain,pos,rv,pos_rv
 """
 
 import argparse
@@ -14,22 +22,53 @@ import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "python"))
 
-from blockattn._kernels import KernelKey, prebuild  # noqa: E402
+from blockattn._kernels import ROTARY_MODES, KernelKey, prebuild  # noqa: E402
+
+VARIANTS = {"plain": (False, False), "pos": (True, False), "rv": (False, True), "pos_rv": (True, True)}
 
 
-def main() -> None:
+def split(text: str) -> list[str]:
+    return [item for item in text.split(",") if item]
+
+
+def keys_for(args) -> list[KernelKey]:
+    keys = []
+    for chip, kind, d, dtype, rotary in itertools.product(
+        args.chips, args.kinds, args.head_dims, args.dtypes, args.rotary
+    ):
+        for variant in (["plain"] if rotary == "none" else args.rotary_variants):
+            positions, rotate_v = VARIANTS[variant]
+            keys.append(KernelKey(kind=kind, head_dim=d, block_size=64, dtype=dtype, chip=chip,
+                                  rotary=rotary, positions=positions, rotate_v=rotate_v))
+    return keys
+
+
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("directory")
-    parser.add_argument("--chips", default="sm_90a")
-    parser.add_argument("--kinds", default="forward")
-    args = parser.parse_args()
-    keys = [
-        KernelKey(kind=kind, head_dim=d, block_size=64, dtype=dtype, chip=chip)
-        for chip, kind, d, dtype in itertools.product(
-            args.chips.split(","), args.kinds.split(","), (64, 128), ("bf16", "f16")
-        )
-    ]
-    prebuild(args.directory, keys, cubin=True)
+    parser.add_argument("--chips", default="sm_90a", help="comma-separated (default: sm_90a)")
+    parser.add_argument("--kinds", default="forward", help="comma-separated: forward, backward (default: forward)")
+    parser.add_argument("--head-dims", default="64,128", help="comma-separated (default: 64,128)")
+    parser.add_argument("--dtypes", default="bf16,f16", help="comma-separated (default: bf16,f16)")
+    parser.add_argument("--rotary", default="none",
+                        help=f"comma-separated rotary modes among {', '.join(ROTARY_MODES)} (default: none)")
+    parser.add_argument("--rotary-variants", default="plain",
+                        help=f"comma-separated, for rotary modes other than none: {', '.join(VARIANTS)} "
+                             "(default: plain)")
+    parser.add_argument("--dry-run", action="store_true", help="print the kernels, compile nothing")
+    args = parser.parse_args(argv)
+    args.chips, args.kinds, args.dtypes = split(args.chips), split(args.kinds), split(args.dtypes)
+    args.head_dims = [int(d) for d in split(args.head_dims)]
+    args.rotary, args.rotary_variants = split(args.rotary), split(args.rotary_variants)
+    for mode in args.rotary:
+        if mode not in ROTARY_MODES:
+            parser.error(f"--rotary: unknown mode {mode!r}; known: {', '.join(ROTARY_MODES)}")
+    for variant in args.rotary_variants:
+        if variant not in VARIANTS:
+            parser.error(f"--rotary-variants: unknown variant {variant!r}; known: {', '.join(VARIANTS)}")
+    keys = keys_for(args)
+    if not args.dry_run:
+        prebuild(args.directory, keys, cubin=True)
     for key in keys:
         print(f"{key.chip}/{key.name}")
 

@@ -1,7 +1,7 @@
 """Finding compiled kernels: prebuilt directories, a compile cache, the compiler.
 
 A kernel is identified by a :class:`KernelKey` (kind, head dim, block size,
-dtype, rotary mode, chip). Its files are ``<name>.ptx`` (and optionally
+dtype, rotary mode with its positions/rotate-v options, chip). Its files are ``<name>.ptx`` (and optionally
 ``<name>.cubin``) plus ``<name>.json``, the launch manifest that
 ``block-attn-compile`` writes. They are looked up, in order, in:
 
@@ -25,14 +25,23 @@ import shutil
 import subprocess
 import tempfile
 
-__all__ = ["KernelKey", "KernelFiles", "find_kernel", "compile_kernel", "prebuild"]
+__all__ = ["ROTARY_MODES", "KernelKey", "KernelFiles", "find_kernel", "compile_kernel", "prebuild"]
 
 _REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
+ROTARY_MODES = ("none", "half_split", "interleaved")
+
+
 @dataclasses.dataclass(frozen=True)
 class KernelKey:
-    """What a compiled kernel is specialized for (everything else is run-time)."""
+    """What a compiled kernel is specialized for (everything else is run-time).
+
+    With rotary embeddings (``rotary`` other than ``"none"``) the kernel takes
+    the fp32 ``cos``/``sin`` tables; ``positions`` adds an int32 positions
+    tensor (else a token's position is its index in its sequence) and
+    ``rotate_v`` rotates v as well.
+    """
 
     kind: str  # "forward" or "backward"
     head_dim: int
@@ -40,22 +49,36 @@ class KernelKey:
     dtype: str  # "bf16" or "f16"
     chip: str  # "sm_90a" or "sm_100a"
     rotary: str = "none"  # "none", "half_split", "interleaved"
+    positions: bool = False  # the kernel takes a positions tensor
+    rotate_v: bool = False  # the kernel rotates v too
+
+    def __post_init__(self):
+        if self.rotary not in ROTARY_MODES:
+            raise ValueError(f"rotary: expected one of {', '.join(ROTARY_MODES)}, got {self.rotary!r}")
+        if self.rotary == "none" and (self.positions or self.rotate_v):
+            raise ValueError("positions and rotate_v need a rotary mode (half_split or interleaved)")
 
     @property
     def name(self) -> str:
-        suffix = "" if self.rotary == "none" else f"_{self.rotary}"
+        """blockattn_<kind>_d<D>_b<B>_<dtype>[_<rotary>][_pos][_rv], as block-attn-compile names it."""
+        suffix = ""
+        if self.rotary != "none":
+            suffix = f"_{self.rotary}" + ("_pos" if self.positions else "") + ("_rv" if self.rotate_v else "")
         return f"blockattn_{self.kind}_d{self.head_dim}_b{self.block_size}_{self.dtype}{suffix}"
 
     def compiler_flags(self) -> list[str]:
-        return [
+        flags = [
             f"--kind={self.kind}",
             f"--head-dim={self.head_dim}",
             f"--block-size={self.block_size}",
             f"--dtype={self.dtype}",
             f"--rotary={self.rotary}",
-            f"--chip={self.chip}",
-            f"--name={self.name}",
         ]
+        if self.positions:
+            flags.append("--positions")
+        if self.rotate_v:
+            flags.append("--rotate-v")
+        return flags + [f"--chip={self.chip}", f"--name={self.name}"]
 
 
 @dataclasses.dataclass

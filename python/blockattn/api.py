@@ -5,17 +5,24 @@ Conventions follow FlashAttention's varlen API: ``q``, ``k``, ``v`` are
 ``cu_seqlens`` the int32 offsets ``[B+1]`` of the sequences. Every sequence is
 cut into blocks of ``block_size`` tokens from its first token (the last block
 may be partial) and each token attends to the tokens of its block only.
+
+With ``rotary=blockattn.Rotary(cos, sin, ...)`` the kernels apply rotary
+position embeddings (RoPE) to q and k (and v with ``rotate_v``) in fp32 after
+loading them, and the backward kernel returns gradients with respect to the
+un-rotated inputs: callers pass un-rotated tensors.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Optional
 
 import torch
 
 from . import _driver, _kernels
+from .reference import Rotary
 
-__all__ = ["block_attention", "forward", "backward"]
+__all__ = ["Rotary", "block_attention", "forward", "backward"]
 
 SUPPORTED_HEAD_DIMS = (64, 128)
 SUPPORTED_BLOCK_SIZES = (64,)
@@ -56,7 +63,8 @@ def _check_activation(name: str, t, ref: torch.Tensor | None) -> None:
             raise ValueError(f"{name}: on {t.device}, but q is on {ref.device}")
 
 
-def _check_cu_seqlens(cu_seqlens, q: torch.Tensor, check_values: bool) -> None:
+def _check_cu_seqlens(cu_seqlens, q: torch.Tensor, check_values: bool) -> torch.Tensor | None:
+    """Checks cu_seqlens; returns a host copy of its values if `check_values`."""
     if not isinstance(cu_seqlens, torch.Tensor):
         raise ValueError(f"cu_seqlens: expected a torch.Tensor, got {type(cu_seqlens).__name__}")
     if cu_seqlens.dtype != torch.int32:
@@ -70,7 +78,7 @@ def _check_cu_seqlens(cu_seqlens, q: torch.Tensor, check_values: bool) -> None:
     if not cu_seqlens.is_contiguous():
         raise ValueError("cu_seqlens: must be contiguous")
     if not check_values:
-        return
+        return None
     values = cu_seqlens.cpu()
     if values[0].item() != 0:
         raise ValueError(f"cu_seqlens: must start at 0, starts at {values[0].item()}")
@@ -80,20 +88,106 @@ def _check_cu_seqlens(cu_seqlens, q: torch.Tensor, check_values: bool) -> None:
         raise ValueError(
             f"cu_seqlens: the last offset must equal the number of tokens {q.shape[0]}, got {values[-1].item()}"
         )
+    return values
+
+
+def _check_table(name: str, t, q: torch.Tensor) -> torch.Tensor:
+    """A cos/sin table: fp32 [max_position, D/2] on q's device; returns it
+    contiguous and 16-byte aligned (copied if it is not)."""
+    half = q.shape[2] // 2
+    if not isinstance(t, torch.Tensor):
+        raise ValueError(f"{name}: expected a torch.Tensor, got {type(t).__name__}")
+    if t.dtype != torch.float32:
+        raise ValueError(f"{name}: expected dtype torch.float32, got {t.dtype}")
+    if t.dim() != 2 or t.shape[1] != half:
+        raise ValueError(
+            f"{name}: expected a [max_position, head_dim/2] = [P, {half}] table, got shape {tuple(t.shape)}"
+        )
+    if t.shape[0] < 1:
+        raise ValueError(f"{name}: the table has no rows (max_position must be at least 1)")
+    if t.device != q.device:
+        raise ValueError(f"{name}: on {t.device}, but q is on {q.device}")
+    if t.requires_grad and torch.is_grad_enabled():
+        raise ValueError(
+            f"{name}: requires grad, but no gradient is computed for the rotary tables; pass {name}.detach()"
+        )
+    misaligned = not torch.compiler.is_compiling() and t.data_ptr() % 16
+    if not t.is_contiguous() or misaligned:
+        t = t.clone(memory_format=torch.contiguous_format)
+    return t
+
+
+def _check_rotary(rotary, q: torch.Tensor, cu_values: torch.Tensor | None):
+    """Validates `rotary` for q; returns (cos, sin, positions, interleaved, rotate_v)
+    ready for the kernel. `cu_values` (host cu_seqlens, or None when values are
+    not checked) bounds the default positions."""
+    if not isinstance(rotary, Rotary):
+        raise ValueError(f"rotary: expected a blockattn.Rotary or None, got {type(rotary).__name__}")
+    D = q.shape[2]
+    if D % 2 or D % 16:
+        raise ValueError(f"rotary: needs a head_dim that is even and a multiple of 16, got {D}")
+    for field in ("interleaved", "rotate_v"):
+        if not isinstance(getattr(rotary, field), bool):
+            raise ValueError(f"rotary.{field}: expected a bool, got {type(getattr(rotary, field)).__name__}")
+    cos = _check_table("rotary.cos", rotary.cos, q)
+    sin = _check_table("rotary.sin", rotary.sin, q)
+    if cos.shape != sin.shape:
+        raise ValueError(
+            f"rotary.sin: shape {tuple(sin.shape)} differs from rotary.cos's {tuple(cos.shape)}"
+        )
+    max_position = cos.shape[0]
+    positions = rotary.positions
+    if positions is not None:
+        if not isinstance(positions, torch.Tensor):
+            raise ValueError(f"rotary.positions: expected a torch.Tensor or None, got {type(positions).__name__}")
+        if positions.dtype != torch.int32:
+            raise ValueError(f"rotary.positions: expected dtype torch.int32, got {positions.dtype}")
+        if positions.dim() != 1 or positions.shape[0] != q.shape[0]:
+            raise ValueError(
+                f"rotary.positions: expected a 1-D tensor of one position per token [{q.shape[0]}], "
+                f"got shape {tuple(positions.shape)}"
+            )
+        if positions.device != q.device:
+            raise ValueError(f"rotary.positions: on {positions.device}, but q is on {q.device}")
+        if not positions.is_contiguous():
+            positions = positions.contiguous()
+        if cu_values is not None and positions.numel():
+            low, high = torch.stack(torch.aminmax(positions)).tolist()
+            if low < 0 or high >= max_position:
+                raise ValueError(
+                    f"rotary.positions: must lie in [0, {max_position}) (max_position = the rows of the "
+                    f"cos/sin tables), got values from {low} to {high}"
+                )
+    elif cu_values is not None and cu_values.numel() > 1:
+        longest = int((cu_values[1:] - cu_values[:-1]).max())
+        if longest > max_position:
+            raise ValueError(
+                f"rotary: the longest sequence has {longest} tokens, so its positions reach {longest - 1}, "
+                f"but the cos/sin tables have only {max_position} rows; pass longer tables or "
+                f"rotary.positions"
+            )
+    return cos, sin, positions, rotary.interleaved, rotary.rotate_v
 
 
 def _num_sms(device: torch.device) -> int:
     return torch.cuda.get_device_properties(device).multi_processor_count
 
 
-def _launch(kind: str, like: torch.Tensor, block_size: int, tensors: dict, softmax_scale: float) -> None:
-    """Launches the `kind` kernel specialized for `like`'s head dim and dtype."""
+def _launch(
+    kind: str, like: torch.Tensor, block_size: int, tensors: dict, softmax_scale: float,
+    rotary: str = "none", positions: bool = False, rotate_v: bool = False,
+) -> None:
+    """Launches the `kind` kernel specialized for `like`'s head dim and dtype
+    (and the rotary options)."""
     key = _kernels.KernelKey(
         kind=kind,
         head_dim=like.shape[2],
         block_size=block_size,
         dtype=_DTYPE_NAMES[like.dtype],
         chip=_driver.chip_of(like.device),
+        rotary=rotary,
+        positions=positions,
+        rotate_v=rotate_v,
     )
     kernel = _driver.load_kernel(_kernels.find_kernel(key), like.device)
     with torch.cuda.device(like.device):
@@ -108,6 +202,20 @@ def _empty(q: torch.Tensor) -> torch.Tensor:
     return torch.empty_like(q, memory_format=torch.contiguous_format)
 
 
+def _rotary_launch_args(tensors: dict, cos, sin, positions, interleaved: bool, rotate_v: bool) -> dict:
+    """Adds the rotary tensors to `tensors`; returns _launch's rotary keywords."""
+    if cos is None:
+        return {}
+    tensors["cos"], tensors["sin"] = cos, sin
+    if positions is not None:
+        tensors["positions"] = positions
+    return {
+        "rotary": "interleaved" if interleaved else "half_split",
+        "positions": positions is not None,
+        "rotate_v": bool(rotate_v),
+    }
+
+
 def forward(
     q: torch.Tensor,
     k: torch.Tensor,
@@ -116,12 +224,20 @@ def forward(
     block_size: int,
     softmax_scale: float,
     out: torch.Tensor | None = None,
+    cos: torch.Tensor | None = None,
+    sin: torch.Tensor | None = None,
+    positions: torch.Tensor | None = None,
+    interleaved: bool = False,
+    rotate_v: bool = False,
 ) -> torch.Tensor:
-    """Launches the forward kernel on validated inputs; returns o."""
+    """Launches the forward kernel on validated inputs; returns o. With the
+    rotary tables (`cos`, `sin`), q and k (and v if `rotate_v`) are rotated
+    in the kernel."""
     o = _empty(q) if out is None else out
     if q.shape[0] and q.shape[1]:
         tensors = {"q": q, "k": k, "v": v, "o": o, "cu_seqlens": cu_seqlens}
-        _launch("forward", q, block_size, tensors, softmax_scale)
+        rope = _rotary_launch_args(tensors, cos, sin, positions, interleaved, rotate_v)
+        _launch("forward", q, block_size, tensors, softmax_scale, **rope)
     return o
 
 
@@ -141,36 +257,53 @@ def backward(
     cu_seqlens: torch.Tensor,
     block_size: int,
     softmax_scale: float,
+    cos: torch.Tensor | None = None,
+    sin: torch.Tensor | None = None,
+    positions: torch.Tensor | None = None,
+    interleaved: bool = False,
+    rotate_v: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Launches the backward kernel; returns dq, dk, dv.
 
     It reads q, k, v and dO only: no forward output, no logsumexp, no
-    preprocessing kernel, no atomics (deterministic)."""
+    preprocessing kernel, no atomics (deterministic). With the rotary tables,
+    q, k (and v) are the un-rotated inputs and so are the gradients: the
+    kernel rotates q, k and applies the transposed rotation to dq, dk (and
+    dv) in fp32 before rounding them."""
     dq, dk, dv = _empty(q), _empty(k), _empty(v)
     if q.shape[0] and q.shape[1]:
         tensors = {
             "q": q, "k": k, "v": v, "do": _tma_ready(grad_o.to(q.dtype)),
             "dq": dq, "dk": dk, "dv": dv, "cu_seqlens": cu_seqlens,
         }
-        _launch("backward", q, block_size, tensors, softmax_scale)
+        rope = _rotary_launch_args(tensors, cos, sin, positions, interleaved, rotate_v)
+        _launch("backward", q, block_size, tensors, softmax_scale, **rope)
     return dq, dk, dv
 
 
 # The differentiable operator, registered with torch.library so that it
 # works under torch.compile (the fake implementations give shapes without
-# running anything) and saves only q, k, v and cu_seqlens for the backward.
+# running anything) and saves only q, k, v, cu_seqlens (and the rotary
+# tables and positions) for the backward. The rotary arguments are optional:
+# without them the schema and the kernels are those of plain attention.
 
 
 @torch.library.custom_op("blockattn::block_attention", mutates_args=())
 def _block_attention_op(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens: torch.Tensor,
     block_size: int, softmax_scale: float,
+    cos: Optional[torch.Tensor] = None, sin: Optional[torch.Tensor] = None,
+    positions: Optional[torch.Tensor] = None, interleaved: bool = False, rotate_v: bool = False,
 ) -> torch.Tensor:
-    return forward(q, k, v, cu_seqlens, block_size, softmax_scale)
+    return forward(
+        q, k, v, cu_seqlens, block_size, softmax_scale,
+        cos=cos, sin=sin, positions=positions, interleaved=interleaved, rotate_v=rotate_v,
+    )
 
 
 @_block_attention_op.register_fake
-def _(q, k, v, cu_seqlens, block_size, softmax_scale):
+def _(q, k, v, cu_seqlens, block_size, softmax_scale, cos=None, sin=None, positions=None,
+      interleaved=False, rotate_v=False):
     return _empty(q)
 
 
@@ -178,28 +311,39 @@ def _(q, k, v, cu_seqlens, block_size, softmax_scale):
 def _block_attention_backward_op(
     grad_o: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     cu_seqlens: torch.Tensor, block_size: int, softmax_scale: float,
+    cos: Optional[torch.Tensor] = None, sin: Optional[torch.Tensor] = None,
+    positions: Optional[torch.Tensor] = None, interleaved: bool = False, rotate_v: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    return backward(grad_o, q, k, v, cu_seqlens, block_size, softmax_scale)
+    return backward(
+        grad_o, q, k, v, cu_seqlens, block_size, softmax_scale,
+        cos=cos, sin=sin, positions=positions, interleaved=interleaved, rotate_v=rotate_v,
+    )
 
 
 @_block_attention_backward_op.register_fake
-def _(grad_o, q, k, v, cu_seqlens, block_size, softmax_scale):
+def _(grad_o, q, k, v, cu_seqlens, block_size, softmax_scale, cos=None, sin=None, positions=None,
+      interleaved=False, rotate_v=False):
     return _empty(q), _empty(k), _empty(v)
 
 
 def _setup_context(ctx, inputs, output):
-    q, k, v, cu_seqlens, block_size, softmax_scale = inputs
-    ctx.save_for_backward(q, k, v, cu_seqlens)
+    q, k, v, cu_seqlens, block_size, softmax_scale, cos, sin, positions, interleaved, rotate_v = inputs
+    # None (no rotary, default positions) is saved as None and packs nothing.
+    ctx.save_for_backward(q, k, v, cu_seqlens, cos, sin, positions)
     ctx.block_size = block_size
     ctx.softmax_scale = softmax_scale
+    ctx.interleaved = interleaved
+    ctx.rotate_v = rotate_v
 
 
 def _backward_rule(ctx, grad_o):
-    q, k, v, cu_seqlens = ctx.saved_tensors
+    q, k, v, cu_seqlens, cos, sin, positions = ctx.saved_tensors
     dq, dk, dv = _block_attention_backward_op(
-        grad_o, q, k, v, cu_seqlens, ctx.block_size, ctx.softmax_scale
+        grad_o, q, k, v, cu_seqlens, ctx.block_size, ctx.softmax_scale,
+        cos, sin, positions, ctx.interleaved, ctx.rotate_v,
     )
-    return dq, dk, dv, None, None, None
+    # No gradients for cu_seqlens, the scalars, the rotary tables or positions.
+    return dq, dk, dv, None, None, None, None, None, None, None, None
 
 
 _block_attention_op.register_autograd(_backward_rule, setup_context=_setup_context)
@@ -215,6 +359,7 @@ def block_attention(
     softmax_scale: float | None = None,
     out: torch.Tensor | None = None,
     check_inputs: bool = True,
+    rotary: Rotary | None = None,
 ) -> torch.Tensor:
     """Fixed block-diagonal self-attention over packed jagged sequences.
 
@@ -227,14 +372,32 @@ def block_attention(
         softmax_scale: defaults to ``1/sqrt(D)``.
         out: optional ``[T, H, D]`` tensor to write ``o`` into (same dtype and
             device as q; last dimension contiguous, 16-byte aligned strides).
-        check_inputs: also check the values of ``cu_seqlens`` (a device-to-host
-            copy; skipped automatically while a CUDA graph is being captured).
+        check_inputs: also check the values of ``cu_seqlens`` (and of the
+            rotary positions: a device-to-host copy; skipped automatically
+            while a CUDA graph is being captured or under torch.compile).
+        rotary: optional ``blockattn.Rotary(cos, sin, interleaved=False,
+            positions=None, rotate_v=False)``: rotary position embeddings
+            fused into the kernels. ``cos``/``sin`` are fp32 tables
+            ``[max_position, D/2]`` on q's device (copied if not contiguous;
+            no gradient flows to them). Pair ``i`` of a token at position
+            ``p`` is ``(x[i], x[i + D/2])`` (half-split, "NeoX") or
+            ``(x[2i], x[2i+1])`` (``interleaved=True``, "GPT-J") and turns by
+            the angle of ``cos[p, i]``, ``sin[p, i]``. A token's position is
+            its index inside its sequence, or ``positions[token]`` with
+            ``positions`` an int32 ``[T]`` tensor; every position must be in
+            ``[0, max_position)`` (checked with ``check_inputs``; the kernel
+            clamps out-of-range positions for memory safety). q and k (and v
+            if ``rotate_v``; o is not rotated back) are rotated in fp32 after
+            loading; pass them un-rotated. The same object works with
+            ``blockattn.reference.forward``.
 
     Returns:
         ``o`` of the shape and dtype of ``q``: for each block,
-        ``softmax(scale * Q K^T) V``. Differentiable with respect to q, k and
-        v (the backward kernel recomputes the softmax from q and k; only q, k,
-        v and cu_seqlens are saved).
+        ``softmax(scale * R(Q) R(K)^T) V`` (R the rotation, or the identity
+        without ``rotary``; ``R(V)`` with ``rotate_v``). Differentiable with
+        respect to q, k and v, the un-rotated inputs (the backward kernel
+        recomputes the softmax from q and k; only q, k, v, cu_seqlens and the
+        rotary tables and positions are saved).
     """
     _check_activation("q", q, None)
     _check_activation("k", k, q)
@@ -253,9 +416,13 @@ def block_attention(
     check_values = (
         check_inputs and not torch.compiler.is_compiling() and not torch.cuda.is_current_stream_capturing()
     )
-    _check_cu_seqlens(cu_seqlens, q, check_values=check_values)
+    cu_values = _check_cu_seqlens(cu_seqlens, q, check_values=check_values)
+    rope = {}
+    if rotary is not None:
+        cos, sin, positions, interleaved, rotate_v = _check_rotary(rotary, q, cu_values)
+        rope = dict(cos=cos, sin=sin, positions=positions, interleaved=interleaved, rotate_v=rotate_v)
     if out is not None:
         if torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v)):
             raise ValueError("out: cannot write into a given tensor when gradients are required")
-        return forward(q, k, v, cu_seqlens, block_size, float(softmax_scale), out=out)
-    return _block_attention_op(q, k, v, cu_seqlens, block_size, float(softmax_scale))
+        return forward(q, k, v, cu_seqlens, block_size, float(softmax_scale), out=out, **rope)
+    return _block_attention_op(q, k, v, cu_seqlens, block_size, float(softmax_scale), **rope)

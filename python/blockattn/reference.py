@@ -204,9 +204,14 @@ def block_mask(cu_seqlens: Any, block_size: int) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Rotary:
     """Rotary embedding options for :func:`forward`, :func:`backward`, :func:`dense_reference`.
+
+    This is also ``blockattn.Rotary``, the ``rotary=`` argument of
+    ``blockattn.block_attention``: one object serves the kernels and this reference. The
+    kernels need torch tables (fp32, on q's device) and int32 torch positions. Instances
+    compare by identity (their fields are arrays).
 
     Attributes:
         cos, sin: tables ``[max_position, D/2]`` (fp32 or fp64, numpy or torch).

@@ -43,3 +43,30 @@ def forward(q, k, v, cu_seqlens, block_size=64, softmax_scale=None) -> torch.Ten
 
 def to_numpy(t: torch.Tensor) -> np.ndarray:
     return t.detach().double().cpu().numpy()
+
+
+def sequence_positions(cu_seqlens: torch.Tensor) -> torch.Tensor:
+    """Each token's index inside its sequence (int64, on cu_seqlens' device)."""
+    pos = reference.sequence_positions(cu_seqlens.cpu().numpy())
+    return torch.from_numpy(pos).to(cu_seqlens.device)
+
+
+def rotate(x, cos, sin, positions, interleaved=False, dtype=None):
+    """Rotary embedding of x [T, H, D] as a separate PyTorch pass.
+
+    The arithmetic is in `dtype` (default x's): with bf16, the tables are cast
+    to bf16 and every product and sum is rounded to bf16, as the usual
+    unfused implementations do (q * cos + rotate_half(q) * sin). The result
+    has `dtype`. Differentiable through autograd."""
+    dtype = dtype or x.dtype
+    x = x.to(dtype)
+    c = cos[positions].to(dtype)[:, None, :]
+    s = sin[positions].to(dtype)[:, None, :]
+    if interleaved:
+        x1, x2 = x[..., 0::2], x[..., 1::2]
+    else:
+        x1, x2 = x.chunk(2, dim=-1)
+    r1, r2 = x1 * c - x2 * s, x2 * c + x1 * s
+    if interleaved:
+        return torch.stack([r1, r2], dim=-1).flatten(-2)
+    return torch.cat([r1, r2], dim=-1)

@@ -1,0 +1,87 @@
+"""KernelKey: kernel names and block-attn-compile flags (no torch, no GPU)."""
+
+import pytest
+
+from blockattn._kernels import KernelKey
+
+
+def key(**kw):
+    base = dict(kind="forward", head_dim=128, block_size=64, dtype="bf16", chip="sm_90a")
+    base.update(kw)
+    return KernelKey(**base)
+
+
+def test_plain_kernel_name_and_flags_unchanged():
+    k = key()
+    assert k.name == "blockattn_forward_d128_b64_bf16"
+    assert k.compiler_flags() == [
+        "--kind=forward", "--head-dim=128", "--block-size=64", "--dtype=bf16", "--rotary=none",
+        "--chip=sm_90a", "--name=blockattn_forward_d128_b64_bf16",
+    ]
+    assert key(kind="backward", head_dim=64, dtype="f16").name == "blockattn_backward_d64_b64_f16"
+
+
+@pytest.mark.parametrize(
+    "rotary, positions, rotate_v, suffix, extra",
+    [
+        ("half_split", False, False, "_half_split", []),
+        ("interleaved", False, False, "_interleaved", []),
+        ("half_split", True, False, "_half_split_pos", ["--positions"]),
+        ("interleaved", False, True, "_interleaved_rv", ["--rotate-v"]),
+        ("interleaved", True, True, "_interleaved_pos_rv", ["--positions", "--rotate-v"]),
+    ],
+)
+def test_rotary_kernel_names_and_flags(rotary, positions, rotate_v, suffix, extra):
+    k = key(kind="backward", rotary=rotary, positions=positions, rotate_v=rotate_v)
+    name = "blockattn_backward_d128_b64_bf16" + suffix
+    assert k.name == name
+    assert k.compiler_flags() == [
+        "--kind=backward", "--head-dim=128", "--block-size=64", "--dtype=bf16", f"--rotary={rotary}",
+        *extra, "--chip=sm_90a", f"--name={name}",
+    ]
+
+
+def test_rotary_keys_differ():
+    names = {
+        key(rotary=r, positions=p, rotate_v=v).name
+        for r in ("half_split", "interleaved") for p in (False, True) for v in (False, True)
+    }
+    assert len(names) == 8 and key().name not in names
+
+
+@pytest.mark.parametrize(
+    "kw, msg",
+    [
+        (dict(rotary="neox"), r"rotary: expected one of none, half_split, interleaved"),
+        (dict(positions=True), r"positions and rotate_v need a rotary mode"),
+        (dict(rotate_v=True), r"positions and rotate_v need a rotary mode"),
+    ],
+)
+def test_invalid_keys(kw, msg):
+    with pytest.raises(ValueError, match=msg):
+        key(**kw)
+
+
+def test_prebuild_script_kernel_sets(capsys):
+    """scripts/prebuild_kernels.py --dry-run: the default set is unchanged; rotary variants."""
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "prebuild_kernels.py"
+    spec = importlib.util.spec_from_file_location("prebuild_kernels", path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+
+    script.main(["unused", "--dry-run"])
+    assert capsys.readouterr().out.split() == [
+        f"sm_90a/blockattn_forward_d{d}_b64_{t}" for d in (64, 128) for t in ("bf16", "f16")]
+
+    script.main(["unused", "--dry-run", "--kinds", "backward", "--head-dims", "128", "--dtypes", "bf16",
+                 "--rotary", "none,interleaved", "--rotary-variants", "plain,pos,rv,pos_rv"])
+    base = "sm_90a/blockattn_backward_d128_b64_bf16"
+    assert capsys.readouterr().out.split() == [
+        base, base + "_interleaved", base + "_interleaved_pos", base + "_interleaved_rv",
+        base + "_interleaved_pos_rv"]
+
+    with pytest.raises(SystemExit):
+        script.main(["unused", "--dry-run", "--rotary-variants", "both"])
