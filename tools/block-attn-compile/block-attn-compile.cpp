@@ -3,6 +3,8 @@
 //   block-attn-compile INPUT.mlir --chip=sm_90a -o DIR [--cubin]
 //   block-attn-compile --kind=forward --head-dim=128 --block-size=64
 //                      --dtype=bf16 --chip=sm_90a -o DIR
+//                      [--rotary=half_split|interleaved [--positions]
+//                       [--rotate-v] [--rotary-theta=THETA]]
 //
 // Runs the blockattn-to-ptx pipeline on every kernel function of the input
 // (or on one kernel described by flags) and writes, per kernel,
@@ -43,6 +45,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <cmath>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -53,7 +56,7 @@ static cl::opt<std::string> inputFile(cl::Positional,
                                       cl::desc("[input.mlir]"),
                                       cl::init(""), cl::cat(category));
 static cl::opt<std::string> outputDir("o", cl::desc("Output directory"),
-                                      cl::value_desc("dir"), cl::Required,
+                                      cl::value_desc("dir"), cl::init(""),
                                       cl::cat(category));
 static cl::opt<std::string> chip("chip", cl::desc("sm_90a or sm_100a"),
                                  cl::init("sm_90a"), cl::cat(category));
@@ -83,8 +86,27 @@ static cl::opt<int64_t> heads("heads",
 static cl::opt<std::string> rotary("rotary",
                                    cl::desc("none, half_split, interleaved"),
                                    cl::init("none"), cl::cat(category));
+static cl::opt<bool> rotaryPositions(
+    "positions",
+    cl::desc("With --rotary: the kernel takes an i32 positions tensor [T] "
+             "(default: a token's index inside its sequence)"),
+    cl::cat(category));
+static cl::opt<bool> rotateV("rotate-v",
+                             cl::desc("With --rotary: rotate v as well"),
+                             cl::cat(category));
+static cl::opt<double> rotaryTheta(
+    "rotary-theta",
+    cl::desc("With --rotary: compute the angles in the kernel from this base "
+             "(pair i of position p turns by p * theta^(-2i/head_dim)) "
+             "instead of reading cos/sin tables"),
+    cl::init(0.0), cl::cat(category));
 static cl::opt<std::string> kernelName("name", cl::desc("Kernel name"),
                                        cl::init(""), cl::cat(category));
+static cl::opt<bool> emitBlockAttn(
+    "emit-blockattn",
+    cl::desc("With --kind: print the verified blockattn IR of the kernel the "
+             "flags describe and stop (no -o needed)"),
+    cl::cat(category));
 static cl::list<std::string>
     onlyKernels("kernels",
                 cl::desc("Compile only these kernel functions of the input"),
@@ -104,23 +126,80 @@ static cl::opt<std::string> schedule("schedule", cl::init("strided"),
 
 namespace {
 
-/// The MLIR of one kernel described by flags: run-time tokens, heads (unless
-/// --heads) and softmax scale, so that one kernel serves every call.
-std::string kernelFromFlags(std::string &error) {
+/// Checks the flags that describe a kernel (--kind mode) that the op
+/// verifier cannot phrase in terms of flags.
+bool checkKernelFlags(std::string &error) {
   if (kind != "forward" && kind != "backward") {
     error = "--kind must be 'forward' or 'backward'";
-    return "";
+    return false;
   }
+  if (rotary != "none" && rotary != "half_split" && rotary != "interleaved") {
+    error = "--rotary must be 'none', 'half_split' or 'interleaved', got '" +
+            rotary + "'";
+    return false;
+  }
+  bool theta = rotaryTheta.getNumOccurrences() > 0;
+  if (rotary == "none") {
+    for (auto [given, flag] :
+         std::initializer_list<std::pair<bool, const char *>>{
+             {rotaryPositions, "--positions"},
+             {rotateV, "--rotate-v"},
+             {theta, "--rotary-theta"}})
+      if (given) {
+        error = std::string(flag) +
+                " needs --rotary=half_split or --rotary=interleaved";
+        return false;
+      }
+  }
+  double thetaValue = rotaryTheta.getValue();
+  if (theta && !(std::isfinite(thetaValue) && thetaValue > 1.0)) {
+    error = "--rotary-theta must be a finite number greater than 1, got " +
+            std::to_string(thetaValue);
+    return false;
+  }
+  if (rotary != "none" && (headDim <= 0 || headDim % 2)) {
+    error = "--rotary needs an even --head-dim, got " +
+            std::to_string(headDim.getValue());
+    return false;
+  }
+  return true;
+}
+
+/// The default kernel name of the --kind mode:
+/// blockattn_<kind>_d<D>_b<B>_<dtype>[_<rotary>][_pos][_rv][_theta].
+std::string defaultKernelName() {
+  std::string name = "blockattn_" + kind + "_d" + std::to_string(headDim) +
+                     "_b" + std::to_string(blockSize) + "_" + dtype;
+  if (rotary != "none") {
+    name += "_" + rotary;
+    if (rotaryPositions)
+      name += "_pos";
+    if (rotateV)
+      name += "_rv";
+    if (rotaryTheta.getNumOccurrences())
+      name += "_theta";
+  }
+  return name;
+}
+
+/// The MLIR of one kernel described by flags: run-time tokens, heads (unless
+/// --heads) and softmax scale, so that one kernel serves every call. With
+/// --rotary the function also takes the f32 tables %cos and %sin
+/// [max_position, head_dim/2] (unless --rotary-theta) and, with --positions,
+/// the i32 %positions [T]; blockattn-warp-specialize names the kernel
+/// parameters after these roles ("cos", "sin", "positions").
+std::string kernelFromFlags(std::string &error) {
+  if (!checkKernelFlags(error))
+    return "";
   std::string h = heads > 0 ? std::to_string(heads) : "?";
   std::string act = "memref<?x" + h + "x" + std::to_string(headDim) + "x" +
                     dtype + ">";
-  std::string name = kernelName;
-  if (name.empty())
-    name = "blockattn_" + kind + "_d" + std::to_string(headDim) + "_b" +
-           std::to_string(blockSize) + "_" + dtype +
-           (rotary == "none" ? "" : "_" + rotary);
+  std::string name = kernelName.empty() ? defaultKernelName() : kernelName;
   std::string table = "memref<?x" + std::to_string(headDim / 2) + "xf32>";
   bool rope = rotary != "none";
+  bool theta = rope && rotaryTheta.getNumOccurrences() > 0;
+  bool tables = rope && !theta;
+  bool positions = rope && rotaryPositions;
   std::string s;
   llvm::raw_string_ostream os(s);
   os << "func.func @" << name << "(";
@@ -131,18 +210,30 @@ std::string kernelFromFlags(std::string &error) {
   for (const std::string &t : tensors)
     os << "%" << t << ": " << act << ", ";
   os << "%cu: memref<?xi32>, %scale: f32";
-  if (rope)
+  if (tables)
     os << ", %cos: " << table << ", %sin: " << table;
+  if (positions)
+    os << ", %positions: memref<?xi32>";
   os << ") {\n  blockattn." << kind;
   for (const std::string &t : tensors)
     os << " " << t << "(%" << t << " : " << act << ")";
   os << " cu_seqlens(%cu : memref<?xi32>) scale(%scale : f32)";
-  if (rope)
+  if (tables)
     os << " rotary(%cos, %sin : " << table << ", " << table << ")";
+  if (positions)
+    os << " positions(%positions : memref<?xi32>)";
   os << " {block_size = " << blockSize << " : i64, head_dim = " << headDim
      << " : i64, element_type = " << dtype;
   if (rope)
     os << ", rotary = #blockattn.rotary<" << rotary << ">";
+  if (theta)
+    // An exponent makes it a float literal, 9 digits make it exact in f32.
+    os << ", rotary_theta = "
+       << llvm::format("%.9e", static_cast<double>(
+                                   static_cast<float>(rotaryTheta.getValue())))
+       << " : f32";
+  if (rope && rotateV)
+    os << ", rotate_v";
   os << "}\n  return\n}\n";
   return s;
 }
@@ -292,7 +383,24 @@ int main(int argc, char **argv) {
       return 1;
     }
     module = parseSourceString<ModuleOp>(text, &context, "<flags>");
+    if (module && emitBlockAttn) {
+      module->print(llvm::outs());
+      return 0;
+    }
   } else {
+    if (emitBlockAttn) {
+      llvm::errs() << "error: --emit-blockattn needs --kind\n";
+      return 1;
+    }
+    for (const cl::Option *flag :
+         std::initializer_list<const cl::Option *>{&rotary, &rotaryPositions,
+                                                   &rotateV, &rotaryTheta})
+      if (flag->getNumOccurrences()) {
+        llvm::errs() << "error: --" << flag->ArgStr
+                     << " describes a kernel: it needs --kind (an input file "
+                        "states rotary embeddings in its blockattn ops)\n";
+        return 1;
+      }
     if (inputFile.empty()) {
       llvm::errs() << "error: no input file (or --kind) given\n";
       return 1;
@@ -308,6 +416,10 @@ int main(int argc, char **argv) {
   }
   if (!module)
     return 1;
+  if (outputDir.empty()) {
+    llvm::errs() << "error: no output directory (-o DIR) given\n";
+    return 1;
+  }
   if (!onlyKernels.empty()) {
     llvm::StringSet<> wanted;
     for (const std::string &name : onlyKernels)
