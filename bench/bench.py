@@ -3,6 +3,9 @@
 
     PYTHONPATH=python BLOCKATTN_KERNEL_DIR=.prebuilt \\
         python3 bench/bench.py --workloads seed,seed-d64 [--kernels forward,backward] [--out DIR]
+    # rotary embeddings: fused kernels against a compiled rotary pass + attention
+    PYTHONPATH=python BLOCKATTN_KERNEL_DIR=.prebuilt \\
+        python3 bench/bench.py --rotary half_split [--rotary-positions] [--rotate-v] [--workloads rope,seed]
 
 In order: measure the copy bandwidth (a large device-to-device copy, bytes read + written);
 check every (implementation, kernel kind) on a small jagged problem against float64 (a wrong or
@@ -38,19 +41,38 @@ import workloads  # noqa: E402
 
 def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--workloads", default="seed,seed-d64",
-                    help="comma-separated: seed, seed-d64, seed-aligned, rope (default: seed,seed-d64)")
+    ap.add_argument("--workloads", default=None,
+                    help="comma-separated: seed, seed-d64, seed-aligned, rope (default: seed,seed-d64; "
+                         "with --rotary: rope,seed)")
     ap.add_argument("--kernels", default="forward,backward",
                     help=f"comma-separated kinds among {', '.join(peers.KINDS)} (default: forward,backward)")
-    ap.add_argument("--impls", default=",".join(i.name for i in peers.IMPLS),
-                    help="comma-separated implementations (default: all): "
-                         + ", ".join(i.name for i in peers.IMPLS))
+    ap.add_argument("--impls", default=None,
+                    help="comma-separated implementations (default: all of the mode): "
+                         + ", ".join(i.name for i in peers.IMPLS) + "; with --rotary: "
+                         + ", ".join(i.name for i in peers.ROTARY_IMPLS))
+    ap.add_argument("--rotary", choices=("half_split", "interleaved"), default=None,
+                    help="benchmark attention with rotary embeddings (RoPE) of this layout: our fused "
+                         "kernels against a torch.compile'd rotary pass followed by our plain kernels and by "
+                         "FA2 varlen (default workloads then: rope,seed)")
+    ap.add_argument("--rotary-positions", action="store_true",
+                    help="with --rotary: pass the positions as a tensor (the fused _pos kernels)")
+    ap.add_argument("--rotate-v", action="store_true", help="with --rotary: rotate v as well")
     ap.add_argument("--out", default=str(HERE / "out"), help="directory for results.json and results.png")
     ap.add_argument("--check-only", action="store_true", help="run the correctness checks only, time nothing")
     ap.add_argument("--warmup", type=float, default=25, help="do_bench warmup, ms (default 25)")
     ap.add_argument("--rep", type=float, default=100, help="do_bench repetition time, ms (default 100)")
     ap.add_argument("--copy-gib", type=float, default=4, help="size of the bandwidth copy, GiB (default 4)")
     args = ap.parse_args(argv)
+    if args.rotary is None and (args.rotary_positions or args.rotate_v):
+        ap.error("--rotary-positions and --rotate-v need --rotary")
+    args.rotary_config = None
+    if args.rotary is not None:
+        args.rotary_config = peers.RotaryConfig(interleaved=args.rotary == "interleaved",
+                                                positions=args.rotary_positions, rotate_v=args.rotate_v)
+    if args.workloads is None:
+        args.workloads = "rope,seed" if args.rotary else "seed,seed-d64"
+    if args.impls is None:
+        args.impls = ",".join(i.name for i in (peers.ROTARY_IMPLS if args.rotary else peers.IMPLS))
     args.workloads = [w for w in args.workloads.split(",") if w]
     args.kernels = [k for k in args.kernels.split(",") if k]
     args.impls = [peers.get(n) for n in args.impls.split(",") if n]
@@ -131,11 +153,19 @@ def bench_workload(name: str, args, bandwidth: float, checks: dict, state: dict)
     }
     print(f"\n== {name}: T={w.tokens:,} B={len(lengths)} H={w.heads} D={w.head_dim} blocks={nblocks:,} "
           f"({bpt / 1e9:.2f} GB per tensor)", flush=True)
+    rotary_extra = 0  # with rotary: tables (+ positions) read once per kernel launch
+    if args.rotary_config is not None:
+        rotary_extra = rotary_floor_bytes(w, args.rotary_config)
+        rep["rotary"] = dict(rotary_report(args), table_and_positions_bytes=rotary_extra)
     for kind in args.kernels:
-        fb = peers.KINDS[kind].floor_tensors * bpt
+        launches = 2 if kind == "fwd+bwd" else 1
+        fb = peers.KINDS[kind].floor_tensors * bpt + launches * rotary_extra
         rep["floors"][kind] = {"tensors": peers.KINDS[kind].floor_tensors, "bytes": fb,
                                "ms": fb / bandwidth * 1e3, "what": peers.KINDS[kind].floor_doc}
-        print(f"   {kind} floor: {peers.KINDS[kind].floor_tensors} tensors, {fb / 1e9:.2f} GB, "
+        extra = f" + {launches * rotary_extra / 1e6:.2f} MB rotary tables" if rotary_extra else ""
+        if rotary_extra:
+            rep["floors"][kind]["what"] += "; plus the cos/sin tables (and positions) of each launch"
+        print(f"   {kind} floor: {peers.KINDS[kind].floor_tensors} tensors{extra}, {fb / 1e9:.2f} GB, "
               f"{fb / bandwidth * 1e3:.3f} ms", flush=True)
 
     # The correctness checks (small problem of this workload's H, D, dtype), cached across workloads.
@@ -146,7 +176,7 @@ def bench_workload(name: str, args, bandwidth: float, checks: dict, state: dict)
             if impl.aligned_only and not aligned:
                 continue  # not applicable here; reported as skipped below
             if key not in checks and state["alive"]:
-                checks[key] = peers.check(impl, kind, w.heads, w.head_dim, w.dtype)
+                checks[key] = peers.check(impl, kind, w.heads, w.head_dim, w.dtype, rotary=args.rotary_config)
                 state["alive"] = cuda_alive()
                 c = checks[key]
                 print(f"     {kind:8s} {impl.name:12s} {c['status']:7s} {_check_summary(c)}", flush=True)
@@ -163,7 +193,8 @@ def bench_workload(name: str, args, bandwidth: float, checks: dict, state: dict)
                                        "reason": reason})
         return rep
 
-    prob = peers.Problem.from_workload(w, with_grad=any(k != "forward" for k in args.kernels))
+    prob = peers.Problem.from_workload(w, with_grad=any(k != "forward" for k in args.kernels),
+                                       rotary=args.rotary_config)
     try:
         for kind in args.kernels:
             floor_ms = rep["floors"][kind]["ms"]
@@ -203,6 +234,25 @@ def bench_workload(name: str, args, bandwidth: float, checks: dict, state: dict)
     return rep
 
 
+TIMING_NOTE = ("forward: the forward alone (no autograd graph); backward: the autograd backward alone, "
+               "its forward run once outside the timed region (unfused peers: attention backward + compiled "
+               "rotary backward); fwd+bwd: both")
+
+
+def rotary_floor_bytes(w, config) -> int:
+    """Bytes a fused rotary kernel reads besides the activations: the fp32 cos/sin tables of
+    max_position = the longest sequence rows, and the int32 positions if passed as a tensor."""
+    max_position = int(w.lengths.max()) if len(w.lengths) else 1
+    return 2 * max_position * (w.head_dim // 2) * 4 + (4 * w.tokens if config.positions else 0)
+
+
+def rotary_report(args) -> dict:
+    c = args.rotary_config
+    return {"mode": c.mode, "positions_tensor": c.positions, "rotate_v": c.rotate_v,
+            "tables": f"reference.rope_tables(max_position = longest sequence, D, base={c.base:g}), fp32",
+            "timing": TIMING_NOTE}
+
+
 def _check_summary(c: dict) -> str:
     errs = c.get("errors") or {}
     worst = None
@@ -220,6 +270,13 @@ def print_table(report: dict) -> None:
     bw = report["copy"]["bytes_per_s"]
     print(f"\n{report['env']['gpu']}, torch {report['env']['torch']}, triton {report['env']['triton']}, "
           f"{report['env']['date']}; copy bandwidth {bw / 1e12:.2f} TB/s")
+    if report.get("rotary"):
+        r = report["rotary"]
+        print(f"rotary embeddings: {r['mode']}" + (", positions tensor" if r["positions_tensor"] else "")
+              + (", v rotated" if r["rotate_v"] else "") + f"; {r['tables']}")
+        print(f"timing: {r['timing']}")
+        print("floor: the activations plus the rotary tables (and positions), for every row; "
+              "'ours x' is relative to ours-fused")
     head = f"{'workload':13s} {'kernel':8s} {'implementation':14s} {'ms':>8s} {'TB/s':>6s} {'% floor':>8s} " \
            f"{'ours x':>7s}  note"
     for wl in report["workloads"]:
@@ -269,7 +326,8 @@ def plot(report: dict, path: pathlib.Path) -> None:
                         xs.append(i - 0.4 + width * (j + 0.5))
                         ys.append(r[metric])
                 bars = ax.bar(xs, ys, width, label=n, color=colors[n],
-                              edgecolor="black" if n == "ours" else None, linewidth=1.2 if n == "ours" else 0)
+                              edgecolor="black" if n in ("ours", "ours-fused") else None,
+                              linewidth=1.2 if n in ("ours", "ours-fused") else 0)
                 ax.bar_label(bars, fmt=fmt, fontsize=7, padding=1)
             if metric == "ms":
                 for i, kind in enumerate(kinds):
@@ -307,6 +365,7 @@ def main(argv=None) -> int:
           f"in {copy['ms']:.3f} ms, bytes read + written)", flush=True)
     report = {
         "env": env,
+        "rotary": rotary_report(args) if args.rotary_config is not None else None,
         "args": {"workloads": args.workloads, "kernels": args.kernels, "impls": [i.name for i in args.impls],
                  "warmup_ms": args.warmup, "rep_ms": args.rep, "timing": "triton.testing.do_bench, median"},
         "copy": copy,

@@ -11,7 +11,12 @@ Before anything is timed, ``check`` runs every (implementation, kind) on a small
 (lengths 0, 1, 63, 64, 65, ...) and compares with a float64 reference, so a broken peer never
 yields a number.
 
-Importing this module needs torch and triton but no GPU.
+With rotary embeddings (``RotaryConfig``, ``bench.py --rotary``) the problem also holds fp32
+cos/sin tables (and positions), the float64 reference rotates q and k (and v) before the
+attention, and ``ROTARY_IMPLS`` are timed instead of ``IMPLS``: our fused kernels, our plain
+kernels after a torch.compile'd rotary pass, and FA2 varlen after the same rotary pass.
+
+Importing this module needs torch and triton but no GPU (flash_attn is optional).
 """
 
 from __future__ import annotations
@@ -57,6 +62,58 @@ class Unavailable(Exception):
 # --------------------------------------------------------------------------------------------
 
 
+@dataclasses.dataclass(frozen=True)
+class RotaryConfig:
+    """Rotary embeddings of a benchmark run: layout, explicit positions tensor, rotate v."""
+
+    interleaved: bool = False
+    positions: bool = False  # pass the positions as a tensor (the _pos kernels); same values
+    rotate_v: bool = False
+    base: float = 10000.0
+
+    @property
+    def mode(self) -> str:
+        return "interleaved" if self.interleaved else "half_split"
+
+    def describe(self) -> str:
+        return self.mode + (" +positions" if self.positions else "") + (" +rotate_v" if self.rotate_v else "")
+
+
+@dataclasses.dataclass
+class RotaryTensors:
+    """The rotary inputs of a problem, on the GPU."""
+
+    config: RotaryConfig
+    cos: torch.Tensor  # fp32 [max_position, D/2]
+    sin: torch.Tensor
+    positions: Optional[torch.Tensor]  # int32 [T] for the fused kernels, if config.positions
+    index: torch.Tensor  # int64 [T]: each token's table row, for the unfused rotary pass
+
+    @classmethod
+    def make(cls, config: RotaryConfig, lengths: np.ndarray, head_dim: int, device="cuda") -> "RotaryTensors":
+        import blockattn.reference as ref
+
+        max_position = max(1, int(lengths.max()) if len(lengths) else 1)
+        cos, sin = (torch.tensor(t, dtype=torch.float32, device=device)
+                    for t in ref.rope_tables(max_position, head_dim, config.base))
+        cu = np.concatenate([[0], np.cumsum(lengths)])
+        index = torch.tensor(ref.sequence_positions(cu), dtype=torch.int64, device=device)
+        positions = index.to(torch.int32) if config.positions else None
+        return cls(config, cos, sin, positions, index)
+
+    def blockattn(self):
+        import blockattn
+
+        c = self.config
+        return blockattn.Rotary(self.cos, self.sin, interleaved=c.interleaved, positions=self.positions,
+                                rotate_v=c.rotate_v)
+
+    def table_bytes(self) -> int:
+        """Bytes of the inputs a fused kernel reads besides q, k, v (, dO): tables and positions."""
+        n = 2 * self.cos.numel() * self.cos.element_size()
+        return n + (self.positions.numel() * 4 if self.positions is not None else 0)
+
+
 @dataclasses.dataclass
 class Problem:
     q: torch.Tensor
@@ -67,12 +124,16 @@ class Problem:
     lengths: np.ndarray  # host copy of the sequence lengths
     block_size: int = 64
     softmax_scale: Optional[float] = None
+    rotary: Optional[RotaryTensors] = None
     _cache: dict = dataclasses.field(default_factory=dict, repr=False)
 
     @classmethod
-    def from_workload(cls, w: workloads.Workload, with_grad: bool, seed: int = 0) -> "Problem":
+    def from_workload(cls, w: workloads.Workload, with_grad: bool, seed: int = 0,
+                      rotary: Optional[RotaryConfig] = None) -> "Problem":
         ts = w.tensors(4 if with_grad else 3, seed=seed)  # randn: never zero
-        return cls(*ts[:3], ts[3] if with_grad else None, w.cu_seqlens(), np.asarray(w.lengths))
+        lengths = np.asarray(w.lengths)
+        rot = RotaryTensors.make(rotary, lengths, w.head_dim) if rotary is not None else None
+        return cls(*ts[:3], ts[3] if with_grad else None, w.cu_seqlens(), lengths, rotary=rot)
 
     @property
     def T(self) -> int:
@@ -341,6 +402,148 @@ def _eager(kind: str) -> Factory:
     return make
 
 
+# ---- rotary: fused (ours), and a compiled rotary pass + attention (ours plain, FA2) -----------
+
+
+def rotary_pass(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, index: torch.Tensor,
+                interleaved: bool) -> torch.Tensor:
+    """RoPE of x [T, H, D] as its own pass: gather the table rows, rotate in fp32, round once."""
+    c = cos[index][:, None, :]
+    s = sin[index][:, None, :]
+    xf = x.float()
+    if interleaved:
+        x1, x2 = xf[..., 0::2], xf[..., 1::2]
+    else:
+        x1, x2 = xf.chunk(2, dim=-1)
+    r1, r2 = x1 * c - x2 * s, x2 * c + x1 * s
+    out = torch.stack([r1, r2], dim=-1).flatten(-2) if interleaved else torch.cat([r1, r2], dim=-1)
+    return out.to(x.dtype)
+
+
+_COMPILED_ROTARY: dict = {}
+
+
+def compiled_rotary(interleaved: bool, rotate_v: bool) -> Callable:
+    """torch.compile'd (q, k, v) -> rotated (q, k, v): one pass over q and k (and v) forward, and
+    its compiled (AOTAutograd) backward. What a user without fused rotary runs."""
+    key = (interleaved, rotate_v)
+    if key not in _COMPILED_ROTARY:
+        def rotate(q, k, v, cos, sin, index):
+            q = rotary_pass(q, cos, sin, index, interleaved)
+            k = rotary_pass(k, cos, sin, index, interleaved)
+            if rotate_v:
+                v = rotary_pass(v, cos, sin, index, interleaved)
+            return q, k, v
+
+        _COMPILED_ROTARY[key] = torch.compile(rotate, dynamic=False)
+    return _COMPILED_ROTARY[key]
+
+
+def _rotated(p: Problem, attn: Callable) -> Callable:
+    """attn(q, k, v) preceded by the compiled rotary pass."""
+    r = p.rotary
+    rotate = compiled_rotary(r.config.interleaved, r.config.rotate_v)
+
+    def fn(q, k, v):
+        return attn(*rotate(q, k, v, r.cos, r.sin, r.index))
+
+    return fn
+
+
+def _need_rotary(p: Problem) -> None:
+    if p.rotary is None:
+        raise Unavailable("a rotary implementation needs a problem with rotary tables (bench.py --rotary)")
+
+
+def _ours_fused(kind: str) -> Factory:
+    def make(p: Problem, configs) -> Runner:
+        import blockattn
+
+        _need_rotary(p)
+        rotary = p.rotary.blockattn()
+        if kind == "forward":
+            o = torch.empty_like(p.q)
+            blockattn.block_attention(p.q, p.k, p.v, p.cu_seqlens, block_size=p.block_size,
+                                      softmax_scale=p.scale, out=o, check_inputs=True, rotary=rotary)
+
+            def fn():
+                return blockattn.block_attention(p.q, p.k, p.v, p.cu_seqlens, block_size=p.block_size,
+                                                 softmax_scale=p.scale, out=o, check_inputs=False, rotary=rotary)
+
+            return Runner(fn, lambda out: (out,))
+
+        def attn(q, k, v):
+            return blockattn.block_attention(q, k, v, p.cu_seqlens, block_size=p.block_size,
+                                             softmax_scale=p.scale, check_inputs=False, rotary=rotary)
+
+        return _autograd_runner(kind, attn, (p.q, p.k, p.v), p.do, lambda t: t)
+
+    return make
+
+
+def _ours_unfused(kind: str) -> Factory:
+    def make(p: Problem, configs) -> Runner:
+        import blockattn
+
+        _need_rotary(p)
+
+        def attn(q, k, v):
+            return blockattn.block_attention(q, k, v, p.cu_seqlens, block_size=p.block_size,
+                                             softmax_scale=p.scale, check_inputs=False)
+
+        return _autograd_runner(kind, _rotated(p, attn), (p.q, p.k, p.v), p.do, lambda t: t,
+                                {"rotary": "torch.compile"})
+
+    return make
+
+
+class _Fa2VarlenAten(torch.autograd.Function):
+    """FA2 varlen through aten (torch's bundled FlashAttention-2), differentiable."""
+
+    @staticmethod
+    def forward(ctx, q, k, v, cu, max_len, scale):
+        out, lse, rng_state, unused, _ = torch.ops.aten._flash_attention_forward(
+            q, k, v, cu, cu, max_len, max_len, 0.0, False, False, scale=scale)
+        ctx.save_for_backward(q, k, v, out, lse, cu)
+        ctx.extra = (rng_state, unused, max_len, scale)
+        return out
+
+    @staticmethod
+    def backward(ctx, do):
+        q, k, v, out, lse, cu = ctx.saved_tensors
+        rng_state, unused, max_len, scale = ctx.extra
+        dq, dk, dv = torch.ops.aten._flash_attention_backward(
+            do.contiguous(), q, k, v, out, lse, cu, cu, max_len, max_len, 0.0, False, rng_state, unused,
+            scale=scale)
+        return dq, dk, dv, None, None, None
+
+
+def _fa2_varlen_fn(p: Problem):
+    """(attn(q, k, v) with every block its own FA2 varlen sequence, backend name)."""
+    cu, bs = p.block_cu_seqlens(), p.block_size
+    try:
+        from flash_attn import flash_attn_varlen_func
+    except ImportError:
+        flash_attn_varlen_func = None
+    if flash_attn_varlen_func is not None:
+        return (lambda q, k, v: flash_attn_varlen_func(q, k, v, cu, cu, bs, bs, 0.0, softmax_scale=p.scale),
+                "flash_attn.flash_attn_varlen_func")
+    if not torch.backends.cuda.is_flash_attention_available():
+        raise Unavailable("neither flash_attn nor torch's flash attention is available")
+    return (lambda q, k, v: _Fa2VarlenAten.apply(q, k, v, cu, bs, p.scale),
+            "aten._flash_attention_forward/_backward")
+
+
+def _fa2_rotary(kind: str) -> Factory:
+    def make(p: Problem, configs) -> Runner:
+        _need_rotary(p)
+        attn, backend = _fa2_varlen_fn(p)
+        return _autograd_runner(kind, _rotated(p, attn), (p.q, p.k, p.v), p.do, lambda t: t,
+                                {"rotary": "torch.compile", "fa2": backend})
+
+    return make
+
+
 def _all_kinds(factory: Callable[..., Factory], *args) -> dict:
     return {kind: factory(kind, *args) for kind in KINDS}
 
@@ -363,11 +566,22 @@ IMPLS = [
 ]
 
 
+ROTARY_IMPLS = [
+    Impl("ours-fused", "block-attn with fused rotary: block_attention(..., rotary=Rotary(...))",
+         _all_kinds(_ours_fused), ours=True),
+    Impl("ours-unfused", "a torch.compile'd rotary pass (fp32 math, one rounding), then block-attn without rotary",
+         _all_kinds(_ours_unfused)),
+    Impl("fa2-rotary", "the same compiled rotary pass, then FA2 varlen (flash_attn if installed, else aten), "
+                       "every 64-token block its own sequence", _all_kinds(_fa2_rotary)),
+]
+
+
 def get(name: str) -> Impl:
-    for impl in IMPLS:
+    for impl in IMPLS + ROTARY_IMPLS:
         if impl.name == name:
             return impl
-    raise ValueError(f"unknown implementation {name!r}; known: {', '.join(i.name for i in IMPLS)}")
+    known = ", ".join(i.name for i in IMPLS + ROTARY_IMPLS)
+    raise ValueError(f"unknown implementation {name!r}; known: {known}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -380,9 +594,22 @@ MAX_REL_TOL = 4e-2  # max |x - ref| / max |ref|, per output (bf16 kernels land n
 RMS_REL_TOL = 2e-2  # ||x - ref|| / ||ref|| (bf16 kernels land near 6e-3)
 
 
-def check_problem(heads: int, head_dim: int, dtype: torch.dtype, aligned: bool, with_grad: bool) -> Problem:
+def check_problem(heads: int, head_dim: int, dtype: torch.dtype, aligned: bool, with_grad: bool,
+                  rotary: Optional[RotaryConfig] = None) -> Problem:
     lengths = np.array(CHECK_LENGTHS_ALIGNED if aligned else CHECK_LENGTHS, dtype=np.int64)
-    return Problem.from_workload(workloads.Workload("check", lengths, heads, head_dim, dtype), with_grad, seed=1)
+    return Problem.from_workload(workloads.Workload("check", lengths, heads, head_dim, dtype), with_grad, seed=1,
+                                 rotary=rotary)
+
+
+def _rotate64(x: torch.Tensor, r: RotaryTensors) -> torch.Tensor:
+    """float64 rotation of a float64 [T, H, D] tensor (differentiable)."""
+    c = r.cos.double()[r.index][:, None, :]
+    s = r.sin.double()[r.index][:, None, :]
+    if r.config.interleaved:
+        x1, x2 = x[..., 0::2], x[..., 1::2]
+        return torch.stack([x1 * c - x2 * s, x2 * c + x1 * s], dim=-1).flatten(-2)
+    x1, x2 = x.chunk(2, dim=-1)
+    return torch.cat([x1 * c - x2 * s, x2 * c + x1 * s], dim=-1)
 
 
 def reference(p: Problem, kind: str) -> tuple:
@@ -397,7 +624,12 @@ def reference(p: Problem, kind: str) -> tuple:
     index = torch.where(valid, starts[:, None] + cols[None, :], 0)
     with torch.enable_grad():
         leaves = [t.detach().double().requires_grad_(kind != "forward") for t in (p.q, p.k, p.v)]
-        Q, K, V = (t[index] for t in leaves)  # [nblocks, bs, H, D]
+        q, k, v = leaves
+        if p.rotary is not None:  # gradients with respect to the un-rotated inputs
+            q, k = _rotate64(q, p.rotary), _rotate64(k, p.rotary)
+            if p.rotary.config.rotate_v:
+                v = _rotate64(v, p.rotary)
+        Q, K, V = (t[index] for t in (q, k, v))  # [nblocks, bs, H, D]
         S = torch.einsum("bihd,bjhd->bhij", Q, K) * p.scale
         S = S.masked_fill(~valid[:, None, None, :], float("-inf"))
         O = torch.einsum("bhij,bjhd->bihd", torch.softmax(S, dim=-1), V)[valid]  # blocks tile rows in order
@@ -421,12 +653,13 @@ def compare(outs: Sequence[torch.Tensor], refs: Sequence[torch.Tensor], names: S
     return ok, errs
 
 
-def check(impl: Impl, kind: str, heads: int, head_dim: int, dtype: torch.dtype) -> dict:
+def check(impl: Impl, kind: str, heads: int, head_dim: int, dtype: torch.dtype,
+          rotary: Optional[RotaryConfig] = None) -> dict:
     """Runs impl on the check problem for every configuration; returns
     {"status": "ok"|"failed"|"skipped", "configs": passing configs, "errors": ..., "reason": ...}."""
     if kind not in impl.factories:
         return {"status": "skipped", "reason": f"no {kind} runner", "configs": []}
-    p = check_problem(heads, head_dim, dtype, impl.aligned_only, KINDS[kind].name != "forward")
+    p = check_problem(heads, head_dim, dtype, impl.aligned_only, KINDS[kind].name != "forward", rotary)
     refs = reference(p, kind)
     passing, errors, wrong, raised = [], {}, [], []
     for c in impl.configs:
