@@ -161,8 +161,8 @@ def test_custom_scale_and_many_heads():
     q, k, v, cu = make_inputs(LENGTHS, 16, 128, torch.bfloat16, seed=12)
     cos, sin = random_tables(max(LENGTHS), 128, seed=13)
     rotary = blockattn.Rotary(cos, sin)
-    run_forward(q, k, v, cu, rotary, torch.bfloat16, scale=0.3)
-    run_backward(q, k, v, cu, rotary, torch.bfloat16, seed=12, scale=0.3)
+    run_forward(q, k, v, cu, rotary, torch.bfloat16, scale=0.05)
+    run_backward(q, k, v, cu, rotary, torch.bfloat16, seed=12, scale=0.05)
 
 
 def test_strided_inputs_and_tables():
