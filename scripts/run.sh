@@ -14,7 +14,7 @@ set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 BIN=${BUILD_DIR:-build}/bin
 SEED=examples/seed.mlir
-KERNELS=(seed_forward seed_backward seed_backward_rope)
+KERNELS=(seed_forward seed_forward_rope seed_backward seed_backward_rope)
 
 echo "== $SEED, parsed and verified by block-attn-opt"
 "$BIN/block-attn-opt" "$SEED" || exit 1

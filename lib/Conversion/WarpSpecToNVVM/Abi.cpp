@@ -70,6 +70,34 @@ mlir::blockattn::lowering::buildKernelParams(func::FuncOp func,
     }
     else if (auto loop = dyn_cast<TileLoopOp>(op))
       uses[loop.getCuSeqlens()].pointer = true;
+    else if (isa<RotateOp, RotateTileOp>(op)) {
+      // Tables: base, row stride and row count (positions are clamped into
+      // it); positions: base and length.
+      Value cos, sin, positions;
+      if (auto rotate = dyn_cast<RotateOp>(op)) {
+        cos = rotate.getCos(), sin = rotate.getSin();
+        positions = rotate.getPositions();
+      } else {
+        auto tile = cast<RotateTileOp>(op);
+        cos = tile.getCos(), sin = tile.getSin();
+        positions = tile.getPositions();
+      }
+      for (Value table : {cos, sin}) {
+        if (!table)
+          continue;
+        if (!uses.count(table))
+          return op->emitOpError()
+                 << "rotary tables must be arguments of the kernel function";
+        uses[table].pointer = true;
+        uses[table].dims[0] = true;
+      }
+      if (positions) {
+        if (!uses.count(positions))
+          return op->emitOpError()
+                 << "positions must be an argument of the kernel function";
+        uses[positions].pointer = true;
+      }
+    }
     else if (auto dim = dyn_cast<memref::DimOp>(op)) {
       std::optional<int64_t> index = dim.getConstantIndex();
       if (!index)

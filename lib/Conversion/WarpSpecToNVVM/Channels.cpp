@@ -16,7 +16,7 @@
 // R, so every slot belongs to one replica and parity waits, which alias two
 // phases apart, never see another replica's phase.
 //
-// Each slot also carries a 16-byte record (row, rows, head, unused) written
+// Each slot also carries a 16-byte record (row, rows, head, position) written
 // before the producer's arrival (release) and read after the consumer's wait
 // (acquire). `close` publishes one record with rows = -1 per consumer
 // replica, which ends the consumers' loops.
@@ -221,7 +221,8 @@ static void acquireSlot(KernelEmitter &e, ChannelState &state) {
 
 /// Producer side: write the slot's record and publish it.
 static void publishSlot(KernelEmitter &e, ChannelState &state, Value row,
-                        Value rows, Value head, bool sentinel = false) {
+                        Value rows, Value head, Value position,
+                        bool sentinel = false) {
   Value counter = e.partitionCounters.lookup(state.op.getChannel());
   bool threads = !e.partition.singleThread;
   if (threads) {
@@ -243,7 +244,7 @@ static void publishSlot(KernelEmitter &e, ChannelState &state, Value row,
         e.smem(e.add(e.i32(base), e.mul(state.stage, e.i32(kRecordBytes))));
     Type vec = VectorType::get({4}, e.i32T());
     Value packed = LLVM::UndefOp::create(e.b, e.loc, vec);
-    Value fields[] = {row, rows, head, e.i32(0)};
+    Value fields[] = {row, rows, head, position ? position : e.i32(0)};
     for (auto [i, field] : llvm::enumerate(fields))
       packed = LLVM::InsertElementOp::create(e.b, e.loc, packed, field,
                                              e.i32(i));
@@ -283,7 +284,8 @@ LogicalResult KernelEmitter::emitAcquire(AcquireOp op) {
 LogicalResult KernelEmitter::emitCommit(CommitOp op) {
   ChannelState &state = channels[op.getChannel()];
   publishSlot(*this, state, lookupI32(op.getRow()), lookupI32(op.getRows()),
-              lookupI32(op.getHead()));
+              lookupI32(op.getHead()),
+              op.getPosition() ? lookupI32(op.getPosition()) : Value());
   return success();
 }
 
@@ -294,7 +296,8 @@ LogicalResult KernelEmitter::emitClose(CloseOp op) {
                                "warpspec-allocate-smem first";
   for (int64_t r = 0; r < state.consumerReplicas; ++r) {
     acquireSlot(*this, state);
-    publishSlot(*this, state, i32(0), i32(-1), i32(0), /*sentinel=*/true);
+    publishSlot(*this, state, i32(0), i32(-1), i32(0), Value(),
+                /*sentinel=*/true);
   }
   return success();
 }
@@ -312,7 +315,7 @@ static SmallVector<Value> waitSlot(KernelEmitter &e, ChannelState &state,
   Value record = e.smem(e.add(e.i32(base), e.mul(stage, e.i32(kRecordBytes))));
   Value packed = e.load(VectorType::get({4}, e.i32T()), record, 16);
   SmallVector<Value> fields;
-  for (int64_t i = 0; i < 3; ++i)
+  for (int64_t i = 0; i < 4; ++i)
     fields.push_back(
         LLVM::ExtractElementOp::create(e.b, e.loc, packed, e.i32(i)));
   fields.push_back(stage);
@@ -341,14 +344,15 @@ LogicalResult KernelEmitter::emitConsume(ConsumeOp op) {
         scalars.map(body.getArgument(0), values[0]);
         scalars.map(body.getArgument(1), values[1]);
         scalars.map(body.getArgument(2), values[2]);
-        state.stage = values[3];
-        state.entry = values[4];
+        state.position = values[3];
+        state.stage = values[4];
+        state.entry = values[5];
         bindSlotBuffers(state, body.getArguments().drop_front(3));
         if (failed(emitBlock(body)))
           result = failure();
         store(add(state.entry, this->i32(stride)), counter);
       },
-      TypeRange{i32, i32, i32, i32, i32});
+      TypeRange{i32, i32, i32, i32, i32, i32});
   return result;
 }
 
@@ -359,8 +363,9 @@ LogicalResult KernelEmitter::emitGet(GetOp op) {
                                "warpspec-allocate-smem first";
   Value counter = partitionCounters.lookup(op.getChannel());
   SmallVector<Value> fields = waitSlot(*this, state, load(i32T(), counter));
-  state.stage = fields[3];
-  state.entry = fields[4];
+  state.position = fields[3];
+  state.stage = fields[4];
+  state.entry = fields[5];
   bindSlotBuffers(state, op.getBuffers());
   store(add(state.entry, i32(state.consumerReplicas)), counter);
   return success();
@@ -422,5 +427,15 @@ LogicalResult KernelEmitter::emitTmaLoad(TmaLoadOp op) {
         b, loc, dst, source.tensorMap, coords, barrier, ValueRange{}, Value(),
         Value(), NVVM::TMALoadModeAttr(), BoolAttr(), nullptr, Value());
   }
+  return success();
+}
+
+LogicalResult KernelEmitter::emitTilePosition(TilePositionOp op) {
+  ChannelState &state = channels[op.getChannel()];
+  if (!state.position)
+    return op.emitOpError() << "needs a slot of the channel: use it inside "
+                               "the warpspec.consume of the channel or after "
+                               "a warpspec.get of it";
+  scalars.map(op.getPosition(), state.position);
   return success();
 }

@@ -12,6 +12,8 @@
 //   TileMath.cpp       softmax, stores and writes of register tiles, written
 //                      against a FragmentLayout so that both targets share it
 //   Hopper.cpp         wgmma and the wgmma accumulator layout (sm_90a)
+//   Blackwell.cpp      tensor memory and tcgen05 (sm_100a)
+//   Rotary.cpp         rotary embeddings of shared-memory and register tiles
 //
 // Per-thread mutable state (ring counters, the schedule's cursor) lives in
 // allocas in the entry block; LLVM's SROA/mem2reg turns them into registers.
@@ -130,6 +132,8 @@ struct ChannelState {
   Value stage;
   /// Entry number of that slot (i32).
   Value entry;
+  /// Position field of the record of the slot a consumer holds (i32).
+  Value position;
   /// Number of consumer partitions (arrivals per phase on `empty`).
   int64_t numConsumers = 0;
   /// Replicas of the producer and of each consumer partition (they take
@@ -253,6 +257,7 @@ public:
   LogicalResult emitRelease(warpspec::ReleaseOp op);
   LogicalResult emitTmaLoad(warpspec::TmaLoadOp op);
   LogicalResult emitGet(warpspec::GetOp op);
+  LogicalResult emitTilePosition(warpspec::TilePositionOp op);
   Value fullBarrier(ChannelState &state, Value stage);
   Value emptyBarrier(ChannelState &state, Value stage);
   void waitBarrier(Value barrier, Value parity);
@@ -268,6 +273,9 @@ public:
   // Hopper.cpp
   LogicalResult emitHopperMma(warpspec::MmaOp op);
   std::shared_ptr<FragmentLayout> hopperAccLayout(warpspec::AccType type);
+  // Rotary.cpp
+  LogicalResult emitRotate(warpspec::RotateOp op);
+  LogicalResult emitRotateTile(warpspec::RotateTileOp op);
   // Blackwell.cpp
   int64_t countTmemUsers();
   bool usesTmem(warpspec::PartitionOp op);
@@ -290,6 +298,10 @@ private:
                               int64_t firstWarp, int64_t namedBarrierBase);
   void bindParams();
 };
+
+/// Packs two f32 values into one i32 of two 16-bit floats, `lo` in the low
+/// half (TileMath.cpp).
+Value packPair(KernelEmitter &e, Type elementType, Value lo, Value hi);
 
 } // namespace mlir::blockattn::lowering
 

@@ -144,6 +144,9 @@ LogicalResult KernelEmitter::emitTileLoop(TileLoopOp op) {
             scalars.map(body.getArgument(0), trunc32(row));
             scalars.map(body.getArgument(1), trunc32(rows));
             scalars.map(body.getArgument(2), trunc32(h));
+            // The row's position inside its sequence (rotary embeddings).
+            if (body.getNumArguments() > 3)
+              scalars.map(body.getArgument(3), trunc32(sub(row, start)));
             if (failed(emitBlock(body)))
               result = failure();
           });

@@ -28,7 +28,8 @@ Value KernelEmitter::shuffleXor(Value v, int32_t mask) {
 /// Packs two f32 values into one i32 of two 16-bit floats, `lo` in the low
 /// half (cvt.rn.{bf16,f16}x2.f32 takes the high half first; LLVM orders the
 /// vector elements for us).
-static Value packPair(KernelEmitter &e, Type elementType, Value lo, Value hi) {
+Value mlir::blockattn::lowering::packPair(KernelEmitter &e, Type elementType,
+                                         Value lo, Value hi) {
   auto pairF32 = VectorType::get({2}, e.f32T());
   Value v = LLVM::UndefOp::create(e.b, e.loc, pairF32);
   v = LLVM::InsertElementOp::create(e.b, e.loc, v, lo, e.i32(0));

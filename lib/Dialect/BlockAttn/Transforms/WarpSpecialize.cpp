@@ -47,6 +47,13 @@ struct KernelSpec {
   Value scale;          // run-time scale, or null
   double constantScale; // used when `scale` is null
   RotaryMode rotary;
+  /// Rotary operands: tables (or theta), explicit positions, rotate v too.
+  Value cos, sin, positions;
+  std::optional<float> theta;
+  bool rotateV = false;
+  bool hasRotary() const { return rotary != RotaryMode::none; }
+  /// The tile position travels with the tile unless positions are explicit.
+  bool needsTilePosition() const { return hasRotary() && !positions; }
   /// Tensors loaded per tile (q, k, v[, do]) and stored per tile (o, or
   /// dv, dk, dq).
   SmallVector<Value> loads;
@@ -65,6 +72,8 @@ struct HopperPlan {
   bool stageOutput;
   bool bulkStore;
   bool contiguousSchedule;
+  /// sm_100a with rotary embeddings: depth of the rotated-tile ring.
+  int64_t rotaryDepth = 0;
 };
 
 /// Names the function arguments the kernel's parameters come from, so that
@@ -132,11 +141,66 @@ Block &createBody(OpTy op, TypeRange argTypes, Location loc) {
   return block;
 }
 
+/// Where a tile's rows are for the rotary embedding.
+struct TileRows {
+  Value row, rows, position;
+};
+
+/// Position of the tile's first row, or a placeholder with explicit
+/// positions (the rotation then reads positions[row + r]).
+Value tilePosition(OpBuilder &b, Location loc, const KernelSpec &spec,
+                   Value channel) {
+  if (spec.needsTilePosition())
+    return TilePositionOp::create(b, loc, channel);
+  return arith::ConstantIntOp::create(b, loc, 0, 32);
+}
+
+FloatAttr thetaAttr(OpBuilder &b, const KernelSpec &spec) {
+  return spec.theta ? b.getF32FloatAttr(*spec.theta) : FloatAttr();
+}
+
+/// Rotates shared-memory tiles (in place when `dests` is `sources`).
+void rotateTiles(OpBuilder &b, Location loc, const KernelSpec &spec,
+                 ValueRange sources, ValueRange dests, const TileRows &at) {
+  RotateOp::create(b, loc, sources, dests, at.rows, at.row, at.position,
+                   spec.cos, spec.sin, spec.positions,
+                   b.getBoolAttr(spec.rotary == RotaryMode::interleaved),
+                   thetaAttr(b, spec));
+}
+
+/// The gradient with respect to the un-rotated input from the gradient with
+/// respect to the rotated one (the transposed rotation, in f32).
+Value unrotateGradient(OpBuilder &b, Location loc, const KernelSpec &spec,
+                       Value grad, const TileRows &at) {
+  return RotateTileOp::create(
+      b, loc, grad.getType(), grad, at.rows, at.row, at.position, spec.cos,
+      spec.sin, spec.positions,
+      b.getBoolAttr(spec.rotary == RotaryMode::interleaved), thetaAttr(b, spec),
+      b.getUnitAttr());
+}
+
+/// The tensors the kernel rotates, among the loaded tiles (q, k, v, ...).
+SmallVector<Value> rotatedTiles(const KernelSpec &spec, ValueRange tiles) {
+  SmallVector<Value> rotated = {tiles[0], tiles[1]};
+  if (spec.rotateV)
+    rotated.push_back(tiles[2]);
+  return rotated;
+}
+
+/// Publishes a tile, with its position when the rotary embedding needs it.
+void commitTile(OpBuilder &b, Location loc, const KernelSpec &spec,
+                Value channel, Value row, Value rows, Value head,
+                Value position) {
+  CommitOp::create(b, loc, channel, row, rows, head,
+                   spec.needsTilePosition() ? position : Value());
+}
+
 /// What a consumer body works with: the tile's coordinates and buffers, the
 /// scale, and the partition's scratch buffers.
 struct ConsumerContext {
   Value ring; // the channel the tiles come from
   Value row, rows, head;
+  Value position; // of the tile's first row (rotary embeddings)
   SmallVector<Value> tiles; // one per loaded tensor, in KernelSpec::loads order
   Value scale;
   Value pScratch;  // P (forward with p-operand=smem, backward)
@@ -150,6 +214,58 @@ void storeTile(OpBuilder &b, Location loc, const ConsumerContext &c,
                Value tile, Value dest, Value divideBy) {
   StoreOp::create(b, loc, tile, dest, c.row, c.head, c.rows, divideBy,
                   c.oStaging, c.bulkStore ? b.getUnitAttr() : nullptr);
+}
+
+/// Kernel-level values every recipe starts from.
+struct KernelValues {
+  Value numTokens, numHeads, scale;
+};
+
+KernelValues buildKernelValues(OpBuilder &b, Location loc,
+                               const KernelSpec &spec) {
+  Value first = spec.loads.front();
+  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
+  KernelValues values;
+  values.numTokens = memref::DimOp::create(b, loc, first, c0);
+  values.numHeads = memref::DimOp::create(b, loc, first, c1);
+  values.scale = spec.scale;
+  if (!values.scale)
+    values.scale = arith::ConstantOp::create(
+        b, loc, b.getF32FloatAttr(static_cast<float>(spec.constantScale)));
+  return values;
+}
+
+/// The TMA producer partition shared by every recipe: walk the tiles, copy
+/// the tiles of `spec.loads` into the ring `ring`.
+void buildLoadPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
+                        const KernelValues &values, Value ring,
+                        bool contiguousSchedule, int64_t regs) {
+  MLIRContext *ctx = b.getContext();
+  Type i32 = b.getI32Type();
+  auto producer = PartitionOp::create(
+      b, loc, b.getStringAttr("load"), RoleAttr::get(ctx, Role::load),
+      b.getI64IntegerAttr(4), b.getI64IntegerAttr(regs),
+      b.getI64IntegerAttr(1));
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&createBody(producer, {}, loc));
+  auto loop = TileLoopOp::create(
+      b, loc, spec.cuSeqlens, values.numHeads, values.numTokens,
+      b.getI64IntegerAttr(spec.blockSize),
+      contiguousSchedule ? b.getUnitAttr() : nullptr);
+  SmallVector<Type> loopArgs(spec.needsTilePosition() ? 4 : 3, i32);
+  Block &loopBody = createBody(loop, loopArgs, loc);
+  b.setInsertionPointToStart(&loopBody);
+  Value row = loopBody.getArgument(0), rows = loopBody.getArgument(1),
+        head = loopBody.getArgument(2);
+  Value position =
+      spec.needsTilePosition() ? loopBody.getArgument(3) : Value();
+  auto acquire = AcquireOp::create(b, loc, ring);
+  for (auto [source, buffer] : llvm::zip(spec.loads, acquire.getBuffers()))
+    TmaLoadOp::create(b, loc, source, row, head, buffer);
+  commitTile(b, loc, spec, ring, row, rows, head, position);
+  b.setInsertionPointAfter(loop);
+  CloseOp::create(b, loc, ring);
 }
 
 /// The Hopper kernel shell (DESIGN.md, "Targets"), shared by the forward and
@@ -179,16 +295,7 @@ void buildHopperKernel(
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&createBody(kernel, {}, loc));
 
-  Value first = spec.loads.front();
-  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
-  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
-  Value numTokens = memref::DimOp::create(b, loc, first, c0);
-  Value numHeads = memref::DimOp::create(b, loc, first, c1);
-  Value scale = spec.scale;
-  if (!scale)
-    scale = arith::ConstantOp::create(
-        b, loc, b.getF32FloatAttr(static_cast<float>(spec.constantScale)));
-
+  KernelValues values = buildKernelValues(b, loc, spec);
   BufferType tile = tileBuffer(spec, spec.headDim);
   SmallVector<Type> tiles(spec.loads.size(), tile);
   auto channelType = ChannelType::get(ctx, tiles, MemorySpace::smem);
@@ -202,31 +309,8 @@ void buildHopperKernel(
   }
   Value ring = createChannel(b, loc, channelType, channelName, plan.numStages);
   Type i32 = b.getI32Type();
-
-  // Producer: walk the tiles, copy every loaded tensor's tile into the next
-  // free slot.
-  auto producer = PartitionOp::create(
-      b, loc, b.getStringAttr("load"), RoleAttr::get(ctx, Role::load),
-      b.getI64IntegerAttr(4), b.getI64IntegerAttr(kProducerRegs),
-      b.getI64IntegerAttr(1));
-  {
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(&createBody(producer, {}, loc));
-    auto loop = TileLoopOp::create(
-        b, loc, spec.cuSeqlens, numHeads, numTokens,
-        b.getI64IntegerAttr(spec.blockSize),
-        plan.contiguousSchedule ? b.getUnitAttr() : nullptr);
-    Block &loopBody = createBody(loop, {i32, i32, i32}, loc);
-    b.setInsertionPointToStart(&loopBody);
-    Value row = loopBody.getArgument(0), rows = loopBody.getArgument(1),
-          head = loopBody.getArgument(2);
-    auto acquire = AcquireOp::create(b, loc, ring);
-    for (auto [source, buffer] : llvm::zip(spec.loads, acquire.getBuffers()))
-      TmaLoadOp::create(b, loc, source, row, head, buffer);
-    CommitOp::create(b, loc, ring, row, rows, head);
-    b.setInsertionPointAfter(loop);
-    CloseOp::create(b, loc, ring);
-  }
+  buildLoadPartition(b, loc, spec, values, ring, plan.contiguousSchedule,
+                     kProducerRegs);
 
   // Consumers: each owns whole tiles, round-robin over the ring's slots.
   auto consumer = PartitionOp::create(
@@ -237,7 +321,7 @@ void buildHopperKernel(
   b.setInsertionPointToStart(&createBody(consumer, {}, loc));
   ConsumerContext c;
   c.ring = ring;
-  c.scale = scale;
+  c.scale = values.scale;
   c.bulkStore = plan.bulkStore;
   BufferType square = tileBuffer(spec, spec.blockSize);
   if (needsPScratch)
@@ -256,6 +340,13 @@ void buildHopperKernel(
   c.head = consumeBody.getArgument(2);
   for (BlockArgument arg : consumeBody.getArguments().drop_front(3))
     c.tiles.push_back(arg);
+  if (spec.hasRotary()) {
+    // q and k (and v) are rotated in place, in f32, before any product
+    // reads them; the slot is this warpgroup's alone.
+    c.position = tilePosition(b, loc, spec, ring);
+    SmallVector<Value> rotated = rotatedTiles(spec, c.tiles);
+    rotateTiles(b, loc, spec, rotated, rotated, {c.row, c.rows, c.position});
+  }
   body(b, c);
 }
 
@@ -316,63 +407,84 @@ void buildBackwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
   WriteOp::create(b, loc, ds, c.dsScratch);
   // One output accumulator at a time: each is stored before the next is
   // computed. The slot is held until the last product has read it.
+  // With rotary embeddings q and k (and v) were rotated in the slot, so
+  // the products give gradients with respect to the rotated tensors; each
+  // is turned back in f32 before its single rounding.
+  auto unrotate = [&](Value grad, bool rotated) {
+    if (!rotated)
+      return grad;
+    return unrotateGradient(b, loc, spec, grad, {c.row, c.rows, c.position});
+  };
   Value dvAcc = MmaOp::create(b, loc, outType, c.pScratch, dout,
                               /*transpose_a=*/true, false);
-  storeTile(b, loc, c, dvAcc, spec.stores[0], Value());
+  storeTile(b, loc, c, unrotate(dvAcc, spec.rotateV), spec.stores[0], Value());
   Value dkAcc = MmaOp::create(b, loc, outType, c.dsScratch, q, true, false);
-  storeTile(b, loc, c, dkAcc, spec.stores[1], Value());
+  storeTile(b, loc, c, unrotate(dkAcc, spec.hasRotary()), spec.stores[1],
+            Value());
   Value dqAcc = MmaOp::create(b, loc, outType, ds, k, false, false);
   ReleaseOp::create(b, loc, c.ring);
-  storeTile(b, loc, c, dqAcc, spec.stores[2], Value());
+  storeTile(b, loc, c, unrotate(dqAcc, spec.hasRotary()), spec.stores[2],
+            Value());
 }
 
-/// Kernel-level values every recipe starts from.
-struct KernelValues {
-  Value numTokens, numHeads, scale;
-};
+/// Blackwell's rotary warpgroup: the MMA reads its operands from shared
+/// memory with no thread in between, so one warpgroup rotates each slot's q
+/// and k (and v) from the load ring `ring` into the ring `rotated`, which
+/// the MMA warp reads beside `ring` (both release their slots of `ring`).
+/// With it, the MMA warp also tracks the rotated ring (and the tile's
+/// position in the backward): 56 registers instead of 40 (at 40 it spills).
+constexpr int64_t kRotaryRegs = 56, kRotaryMmaRegs = 56;
 
-KernelValues buildKernelValues(OpBuilder &b, Location loc,
-                               const KernelSpec &spec) {
-  Value first = spec.loads.front();
-  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
-  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
-  KernelValues values;
-  values.numTokens = memref::DimOp::create(b, loc, first, c0);
-  values.numHeads = memref::DimOp::create(b, loc, first, c1);
-  values.scale = spec.scale;
-  if (!values.scale)
-    values.scale = arith::ConstantOp::create(
-        b, loc, b.getF32FloatAttr(static_cast<float>(spec.constantScale)));
-  return values;
+Value createRotaryRing(OpBuilder &b, Location loc, const KernelSpec &spec,
+                       int64_t depth) {
+  SmallVector<Type> tiles(spec.rotateV ? 3 : 2,
+                          tileBuffer(spec, spec.headDim));
+  return createChannel(
+      b, loc,
+      ChannelType::get(b.getContext(), tiles, MemorySpace::smem), "rotated",
+      depth);
 }
 
-/// The TMA producer partition shared by every recipe: walk the tiles, copy
-/// the tiles of `spec.loads` into the ring `ring`.
-void buildLoadPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
-                        const KernelValues &values, Value ring,
-                        bool contiguousSchedule, int64_t regs) {
+void buildRotaryPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
+                          Value ring, Value rotated) {
   MLIRContext *ctx = b.getContext();
-  Type i32 = b.getI32Type();
-  auto producer = PartitionOp::create(
-      b, loc, b.getStringAttr("load"), RoleAttr::get(ctx, Role::load),
-      b.getI64IntegerAttr(4), b.getI64IntegerAttr(regs),
+  auto partition = PartitionOp::create(
+      b, loc, b.getStringAttr("rotary"), RoleAttr::get(ctx, Role::rotary),
+      b.getI64IntegerAttr(4), b.getI64IntegerAttr(kRotaryRegs),
       b.getI64IntegerAttr(1));
   OpBuilder::InsertionGuard g(b);
-  b.setInsertionPointToStart(&createBody(producer, {}, loc));
-  auto loop = TileLoopOp::create(
-      b, loc, spec.cuSeqlens, values.numHeads, values.numTokens,
-      b.getI64IntegerAttr(spec.blockSize),
-      contiguousSchedule ? b.getUnitAttr() : nullptr);
-  Block &loopBody = createBody(loop, {i32, i32, i32}, loc);
-  b.setInsertionPointToStart(&loopBody);
-  Value row = loopBody.getArgument(0), rows = loopBody.getArgument(1),
-        head = loopBody.getArgument(2);
-  auto acquire = AcquireOp::create(b, loc, ring);
-  for (auto [source, buffer] : llvm::zip(spec.loads, acquire.getBuffers()))
-    TmaLoadOp::create(b, loc, source, row, head, buffer);
-  CommitOp::create(b, loc, ring, row, rows, head);
-  b.setInsertionPointAfter(loop);
-  CloseOp::create(b, loc, ring);
+  b.setInsertionPointToStart(&createBody(partition, {}, loc));
+  auto consume = ConsumeOp::create(b, loc, ring);
+  Type i32 = b.getI32Type();
+  SmallVector<Type> argTypes = {i32, i32, i32};
+  auto ringType = cast<ChannelType>(ring.getType());
+  argTypes.append(ringType.getBufferTypes().begin(),
+                  ringType.getBufferTypes().end());
+  Block &body = createBody(consume, argTypes, loc);
+  b.setInsertionPointToStart(&body);
+  Value row = body.getArgument(0), rows = body.getArgument(1),
+        head = body.getArgument(2);
+  SmallVector<Value> sources =
+      rotatedTiles(spec, body.getArguments().drop_front(3));
+  Value position = tilePosition(b, loc, spec, ring);
+  auto dests = AcquireOp::create(b, loc, rotated);
+  rotateTiles(b, loc, spec, sources, dests.getBuffers(), {row, rows, position});
+  CommitOp::create(b, loc, rotated, row, rows, head);
+  ReleaseOp::create(b, loc, ring, /*after_mma=*/false);
+}
+
+/// The MMA warp's operands: the rotated q, k (and v) when there are rotary
+/// embeddings, else the loaded tiles. Returns the tiles to use, in order.
+SmallVector<Value> mmaOperands(OpBuilder &b, Location loc,
+                               const KernelSpec &spec, Value rotated,
+                               ValueRange loaded) {
+  SmallVector<Value> operands(loaded.begin(), loaded.end());
+  if (!spec.hasRotary())
+    return operands;
+  auto get = GetOp::create(b, loc, rotated);
+  for (auto [i, tile] : llvm::enumerate(get.getResults()))
+    operands[i] = tile;
+  return operands;
 }
 
 /// Blackwell forward (DESIGN.md, "Targets"; the tcgen05 recipe of
@@ -395,9 +507,13 @@ void buildLoadPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
 void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
                            const HopperPlan &plan) {
   MLIRContext *ctx = b.getContext();
-  constexpr int64_t kLoadRegs = 40, kMmaRegs = 40, kSoftmaxReplicas = 2;
+  constexpr int64_t kLoadRegs = 40, kSoftmaxReplicas = 2;
+  int64_t rotaryRegs = spec.hasRotary() ? kRotaryRegs : 0;
+  int64_t mmaRegs = spec.hasRotary() ? kRotaryMmaRegs : 40;
   int64_t softmaxRegs = std::min<int64_t>(
-      256, ((65536 / 128 - kLoadRegs - kMmaRegs) / kSoftmaxReplicas) / 8 * 8);
+      256, ((65536 / 128 - kLoadRegs - mmaRegs - rotaryRegs) /
+            kSoftmaxReplicas) /
+               8 * 8);
   auto kernel = KernelOp::create(b, loc, b.getStringAttr("sm_100a"), nullptr,
                                  nullptr, nullptr, buildInfo(b, spec));
   OpBuilder::InsertionGuard guard(b);
@@ -421,16 +537,21 @@ void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
       b, loc, ChannelType::get(ctx, {pBuf}, MemorySpace::tmem), "p", 2);
   Value oCh = createChannel(
       b, loc, ChannelType::get(ctx, {oBuf}, MemorySpace::tmem), "o", 2);
+  Value rotated = spec.hasRotary()
+                      ? createRotaryRing(b, loc, spec, plan.rotaryDepth)
+                      : Value();
   Type i32 = b.getI32Type();
 
   buildLoadPartition(b, loc, spec, values, qkv, plan.contiguousSchedule,
                      kLoadRegs);
+  if (rotated)
+    buildRotaryPartition(b, loc, spec, qkv, rotated);
 
   // MMA issuer.
   {
     auto mma = PartitionOp::create(
         b, loc, b.getStringAttr("mma"), RoleAttr::get(ctx, Role::mma),
-        b.getI64IntegerAttr(4), b.getI64IntegerAttr(kMmaRegs),
+        b.getI64IntegerAttr(4), b.getI64IntegerAttr(mmaRegs),
         b.getI64IntegerAttr(1));
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(&createBody(mma, {}, loc));
@@ -439,8 +560,9 @@ void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
     b.setInsertionPointToStart(&body);
     Value row = body.getArgument(0), rows = body.getArgument(1),
           head = body.getArgument(2);
-    Value q = body.getArgument(3), k = body.getArgument(4),
-          v = body.getArgument(5);
+    SmallVector<Value> operands = mmaOperands(
+        b, loc, spec, rotated, body.getArguments().drop_front(3));
+    Value q = operands[0], k = operands[1], v = operands[2];
     Value s = AcquireOp::create(b, loc, sCh).getResult(0);
     MmaAsyncOp::create(b, loc, q, k, s, /*transpose_a=*/false,
                        /*transpose_b=*/true);
@@ -450,6 +572,8 @@ void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
     MmaAsyncOp::create(b, loc, p, v, o, false, false);
     CommitOp::create(b, loc, oCh, row, rows, head);
     ReleaseOp::create(b, loc, pCh, /*after_mma=*/true);
+    if (rotated)
+      ReleaseOp::create(b, loc, rotated, /*after_mma=*/true);
     ReleaseOp::create(b, loc, qkv, /*after_mma=*/true);
     b.setInsertionPointAfter(consume);
     CloseOp::create(b, loc, sCh);
@@ -506,9 +630,12 @@ void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
 void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
                             const HopperPlan &plan) {
   MLIRContext *ctx = b.getContext();
-  constexpr int64_t kLoadRegs = 40, kMmaRegs = 40, kReplicas = 2;
+  constexpr int64_t kLoadRegs = 40, kReplicas = 2;
+  int64_t rotaryRegs = spec.hasRotary() ? kRotaryRegs : 0;
+  int64_t mmaRegs = spec.hasRotary() ? kRotaryMmaRegs : 40;
   int64_t computeRegs = std::min<int64_t>(
-      256, ((65536 / 128 - kLoadRegs - kMmaRegs) / kReplicas) / 8 * 8);
+      256,
+      ((65536 / 128 - kLoadRegs - mmaRegs - rotaryRegs) / kReplicas) / 8 * 8);
   auto kernel = KernelOp::create(b, loc, b.getStringAttr("sm_100a"), nullptr,
                                  nullptr, nullptr, buildInfo(b, spec));
   OpBuilder::InsertionGuard guard(b);
@@ -537,16 +664,21 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
   Value pdsCh = createChannel(
       b, loc, ChannelType::get(ctx, {square, square}, MemorySpace::smem),
       "pds", kReplicas);
+  Value rotated = spec.hasRotary()
+                      ? createRotaryRing(b, loc, spec, plan.rotaryDepth)
+                      : Value();
   Type i32 = b.getI32Type();
 
   buildLoadPartition(b, loc, spec, values, qkvdo, plan.contiguousSchedule,
                      kLoadRegs);
+  if (rotated)
+    buildRotaryPartition(b, loc, spec, qkvdo, rotated);
 
   // MMA issuer.
   {
     auto mma = PartitionOp::create(
         b, loc, b.getStringAttr("mma"), RoleAttr::get(ctx, Role::mma),
-        b.getI64IntegerAttr(4), b.getI64IntegerAttr(kMmaRegs),
+        b.getI64IntegerAttr(4), b.getI64IntegerAttr(mmaRegs),
         b.getI64IntegerAttr(1));
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(&createBody(mma, {}, loc));
@@ -556,13 +688,21 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
     b.setInsertionPointToStart(&body);
     Value row = body.getArgument(0), rows = body.getArgument(1),
           head = body.getArgument(2);
-    Value q = body.getArgument(3), k = body.getArgument(4),
-          v = body.getArgument(5), dout = body.getArgument(6);
+    SmallVector<Value> operands = mmaOperands(
+        b, loc, spec, rotated, body.getArguments().drop_front(3));
+    Value q = operands[0], k = operands[1], v = operands[2],
+          dout = operands[3];
+    // The epilogue turns the gradients back by the tile's position, which
+    // travels with S.
+    Value position = spec.needsTilePosition()
+                         ? tilePosition(b, loc, spec, qkvdo)
+                         : Value();
     auto product = [&](Value channel, Value a, Value bOperand, bool ta,
                        bool tb) {
       Value dest = AcquireOp::create(b, loc, channel).getResult(0);
       MmaAsyncOp::create(b, loc, a, bOperand, dest, ta, tb);
-      CommitOp::create(b, loc, channel, row, rows, head);
+      commitTile(b, loc, spec, channel, row, rows, head,
+                 channel == sCh ? position : Value());
     };
     product(sCh, q, k, false, true);     // S  = Q K^T
     product(dpCh, dout, v, false, true); // dP = dO V^T
@@ -572,6 +712,8 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
     product(dkCh, ds, q, true, false);   // dK = dS^T Q
     product(dqCh, ds, k, false, false);  // dQ = dS K
     ReleaseOp::create(b, loc, pdsCh, /*after_mma=*/true);
+    if (rotated)
+      ReleaseOp::create(b, loc, rotated, /*after_mma=*/true);
     ReleaseOp::create(b, loc, qkvdo, /*after_mma=*/true);
     b.setInsertionPointAfter(consume);
     CloseOp::create(b, loc, sCh);
@@ -594,6 +736,8 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
     auto squareF32 = AccType::get(ctx, {bs, bs}, f32);
     auto squareOut = AccType::get(ctx, {bs, bs}, spec.elementType);
     auto outType = AccType::get(ctx, {bs, d}, f32);
+    Value position = spec.hasRotary() ? tilePosition(b, loc, spec, sCh)
+                                      : Value();
     Value s = TmemLoadOp::create(b, loc, squareF32, body.getArgument(3));
     ReleaseOp::create(b, loc, sCh, false);
     Value dpSlot = GetOp::create(b, loc, dpCh).getResult(0);
@@ -607,16 +751,20 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
     WriteOp::create(b, loc, sm.getProbs(), pds.getResult(0));
     WriteOp::create(b, loc, ds, pds.getResult(1));
     CommitOp::create(b, loc, pdsCh, row, rows, head);
-    auto drain = [&](Value channel, Value dest) {
+    // Gradients with respect to rotated tensors are turned back in f32
+    // before their single rounding.
+    auto drain = [&](Value channel, Value dest, bool rotatedInput) {
       Value slot = GetOp::create(b, loc, channel).getResult(0);
       Value grad = TmemLoadOp::create(b, loc, outType, slot);
       ReleaseOp::create(b, loc, channel, false);
+      if (rotatedInput)
+        grad = unrotateGradient(b, loc, spec, grad, {row, rows, position});
       StoreOp::create(b, loc, grad, dest, row, head, rows, Value(), staging,
                       plan.bulkStore ? b.getUnitAttr() : nullptr);
     };
-    drain(dvCh, spec.stores[0]);
-    drain(dkCh, spec.stores[1]);
-    drain(dqCh, spec.stores[2]);
+    drain(dvCh, spec.stores[0], spec.rotateV);
+    drain(dkCh, spec.stores[1], spec.hasRotary());
+    drain(dqCh, spec.stores[2], spec.hasRotary());
   }
 }
 
@@ -652,9 +800,6 @@ struct BlockAttnWarpSpecializePass
             [&](auto typed) { return describe(func, typed); });
     if (failed(spec))
       return failure();
-    if (spec->rotary != RotaryMode::none)
-      return op->emitOpError() << "fused rotary embeddings are not implemented "
-                                  "yet by blockattn-warp-specialize";
     bool backward = isa<BackwardOp>(op);
     OpBuilder b(op);
     Location loc = op->getLoc();
@@ -710,6 +855,12 @@ struct BlockAttnWarpSpecializePass
                  SmallVector<Value> loads, SmallVector<Value> stores) {
     if (op.getScale())
       named.push_back({"softmax_scale", op.getScale()});
+    if (op.getRotaryCos()) {
+      named.push_back({"cos", op.getRotaryCos()});
+      named.push_back({"sin", op.getRotarySin()});
+    }
+    if (op.getPositions())
+      named.push_back({"positions", op.getPositions()});
     if (failed(nameKernelArguments(func, op, named)))
       return failure();
     KernelSpec spec{op,
@@ -721,8 +872,15 @@ struct BlockAttnWarpSpecializePass
                     op.getScale(),
                     op.getEffectiveSoftmaxScale(),
                     op.getRotary(),
+                    op.getRotaryCos(),
+                    op.getRotarySin(),
+                    op.getPositions(),
+                    std::nullopt,
+                    static_cast<bool>(op.getRotateV()),
                     loads,
                     stores};
+    if (std::optional<APFloat> theta = op.getRotaryTheta())
+      spec.theta = theta->convertToFloat();
     return spec;
   }
 
@@ -759,8 +917,22 @@ struct BlockAttnWarpSpecializePass
                         << static_cast<int64_t>(numStages);
       return failure();
     }
+    // Rotary embeddings add the ring of rotated tiles: two slots deep when
+    // the load ring still gets two, else one.
+    int64_t rotatedSlotBytes =
+        (spec.rotateV ? 3 : 2) * spec.tileBytes(spec.headDim);
+    if (spec.hasRotary()) {
+      plan.rotaryDepth =
+          (budget - 2 * rotatedSlotBytes) / slotBytes >= 2 ? 2 : 1;
+      budget -= plan.rotaryDepth * rotatedSlotBytes;
+    }
     plan.numStages =
         numStages > 0 ? numStages : std::min(kMaxStages, budget / slotBytes);
+    if (plan.numStages < 1) {
+      op->emitOpError() << "no ring of " << spec.loads.size() << "-tile slots ("
+                        << slotBytes << " bytes each) fits in shared memory";
+      return failure();
+    }
     return plan;
   }
 

@@ -397,11 +397,12 @@ LogicalResult TileLoopOp::verify() {
   if (getBlockSize() <= 0)
     return emitOpError() << "block_size must be positive";
   Block &body = getBody().front();
-  if (body.getNumArguments() != 3 ||
+  if ((body.getNumArguments() != 3 && body.getNumArguments() != 4) ||
       !llvm::all_of(body.getArgumentTypes(),
                     [](Type t) { return t.isSignlessInteger(32); }))
-    return emitOpError()
-           << "body must take three i32 arguments: row, rows, head";
+    return emitOpError() << "body must take three i32 arguments (row, rows, "
+                            "head), and optionally a fourth (the position of "
+                            "the row inside its sequence)";
   return success();
 }
 
@@ -744,6 +745,74 @@ LogicalResult TmemStoreOp::verify() {
     return emitOpError() << "tensor-memory tiles have 64 rows and a multiple "
                             "of 16 columns here";
   return success();
+}
+
+/// Rotary angles come from f32 tables [max_position, head_dim / 2] (cos and
+/// sin) or from `theta`; positions, if given, are i32 [tokens].
+static LogicalResult verifyRotaryOperands(Operation *op, int64_t headDim,
+                                          Value cos, Value sin,
+                                          Value positions,
+                                          std::optional<APFloat> theta) {
+  if (headDim % 16 != 0)
+    return op->emitOpError() << "rotary embeddings need a head dim that is a "
+                                "multiple of 16, got "
+                             << headDim;
+  if (bool(cos) == bool(theta))
+    return op->emitOpError()
+           << "needs either cos/sin tables or a theta, not both or neither";
+  if (theta) {
+    double value = theta->convertToDouble();
+    if (!std::isfinite(value) || value <= 1.0)
+      return op->emitOpError()
+             << "theta must be finite and greater than 1, got " << value;
+  }
+  for (Value table : {cos, sin}) {
+    if (!table)
+      continue;
+    auto type = cast<MemRefType>(table.getType());
+    if (type.getRank() != 2 || !type.getElementType().isF32() ||
+        type.getDimSize(1) != headDim / 2 || !type.getLayout().isIdentity())
+      return op->emitOpError() << "rotary tables must be contiguous memref<?x"
+                               << headDim / 2 << "xf32>, got " << type;
+  }
+  if (positions) {
+    auto type = cast<MemRefType>(positions.getType());
+    if (type.getRank() != 1 || !type.getElementType().isSignlessInteger(32))
+      return op->emitOpError() << "positions must be a rank-1 memref of i32, "
+                                  "got "
+                               << type;
+  }
+  return success();
+}
+
+LogicalResult RotateOp::verify() {
+  if (getSources().empty() || getSources().size() != getDests().size())
+    return emitOpError() << "needs as many destinations as sources (at least "
+                            "one), got "
+                         << getSources().size() << " and "
+                         << getDests().size();
+  BufferType first = cast<BufferType>(getSources().front().getType());
+  for (Value tile : llvm::concat<Value>(getSources(), getDests())) {
+    auto type = cast<BufferType>(tile.getType());
+    if (type != first || type.getMemorySpace() != MemorySpace::smem ||
+        !isSixteenBit(type.getElementType()) || type.getShape().size() != 2)
+      return emitOpError() << "rotates 16-bit shared-memory tiles of one "
+                              "type, got "
+                           << first << " and " << type;
+  }
+  return verifyRotaryOperands(*this, first.getShape()[1], getCos(), getSin(),
+                              getPositions(), getTheta());
+}
+
+LogicalResult RotateTileOp::verify() {
+  AccType value = getValue().getType();
+  if (value != getResult().getType() || !value.getElementType().isF32() ||
+      value.getShape().size() != 2)
+    return emitOpError() << "rotates an f32 register tile into one of the same "
+                            "type, got "
+                         << value << " and " << getResult().getType();
+  return verifyRotaryOperands(*this, value.getShape()[1], getCos(), getSin(),
+                              getPositions(), getTheta());
 }
 
 LogicalResult SoftmaxGradOp::verify() {

@@ -24,7 +24,8 @@ def WarpSpec_Role : I32EnumAttr<"Role", "what a partition does", [
       I32EnumAttrCase<"compute", 1>,
       I32EnumAttrCase<"mma", 2>,
       I32EnumAttrCase<"softmax", 3>,
-      I32EnumAttrCase<"epilogue", 4>
+      I32EnumAttrCase<"epilogue", 4>,
+      I32EnumAttrCase<"rotary", 5>
     ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::warpspec";
@@ -35,6 +36,8 @@ def WarpSpec_Role : I32EnumAttr<"Role", "what a partition does", [
     - `mma`: issues tensor-core MMAs from one elected thread (Blackwell).
     - `softmax`: tile math on accumulators read from tensor memory.
     - `epilogue`: reads finished accumulators and stores them.
+    - `rotary`: applies rotary embeddings to loaded tiles in shared memory,
+      for the MMA to read (all threads of the warpgroup).
   }];
 }
 def WarpSpec_RoleAttr : EnumAttr<WarpSpec_Dialect, WarpSpec_Role, "role"> {

@@ -186,7 +186,8 @@ def WarpSpec_TileLoopOp : WarpSpec_Op<"tile_loop", [
     sequence delimited by `cu_seqlens` (i32 `[B+1]`), times `num_heads`
     heads; `num_tokens` is T = `cu_seqlens[B]`. The body receives the tile's
     first token row, its number of valid rows (1 to `block_size`; only a
-    sequence's last block is partial) and its head.
+    sequence's last block is partial) and its head, and, if it takes a
+    fourth argument, the position of that first row inside its sequence.
 
     Tiles are numbered without a prefix sum, so with no host synchronization
     and no preparation kernel: block `j` of sequence `b` gets the virtual
@@ -250,15 +251,44 @@ def WarpSpec_CommitOp : WarpSpec_Op<"commit"> {
     (`warpspec.tma_load` since the acquire) has landed: on shared memory the
     lowering counts the bytes of those copies into the slot's `full` barrier.
 
+    With `position(%p)`, the record also carries the position of the tile's
+    first row inside its sequence, which consumers read with
+    `warpspec.tile_position` (rotary embeddings need it).
+
     ```mlir
     warpspec.commit %qkv tile(%row, %rows, %head) : !qkv
+    warpspec.commit %qkv tile(%row, %rows, %head) position(%pos) : !qkv
     ```
   }];
   let arguments = (ins WarpSpec_ChannelType:$channel, I32:$row, I32:$rows,
-                       I32:$head);
+                       I32:$head, Optional<I32>:$position);
   let assemblyFormat = [{
-    $channel `tile` `(` $row `,` $rows `,` $head `)` attr-dict `:` type($channel)
+    $channel `tile` `(` $row `,` $rows `,` $head `)`
+    (`position` `(` $position^ `)`)? attr-dict `:` type($channel)
   }];
+  let builders = [
+    OpBuilder<(ins "Value":$channel, "Value":$row, "Value":$rows,
+                   "Value":$head), [{
+      build($_builder, $_state, channel, row, rows, head, Value());
+    }]>
+  ];
+}
+
+def WarpSpec_TilePositionOp : WarpSpec_Op<"tile_position", [Pure]> {
+  let summary = "position in its sequence of the first row of the current tile";
+  let description = [{
+    The `warpspec.tile_position` operation returns the position that the
+    producer committed with the slot this consumer holds of `channel` (the
+    enclosing `warpspec.consume`, or a preceding `warpspec.get`): the index,
+    inside its sequence, of the tile's first row.
+
+    ```mlir
+    %pos = warpspec.tile_position %qkv : !qkv
+    ```
+  }];
+  let arguments = (ins WarpSpec_ChannelType:$channel);
+  let results = (outs I32:$position);
+  let assemblyFormat = "$channel attr-dict `:` type($channel)";
 }
 
 def WarpSpec_CloseOp : WarpSpec_Op<"close"> {
@@ -338,6 +368,87 @@ def WarpSpec_ReleaseOp : WarpSpec_Op<"release"> {
   }];
   let arguments = (ins WarpSpec_ChannelType:$channel, UnitAttr:$after_mma);
   let assemblyFormat = "$channel (`after_mma` $after_mma^)? attr-dict `:` type($channel)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Rotary embeddings
+//===----------------------------------------------------------------------===//
+
+def WarpSpec_RotateOp : WarpSpec_Op<"rotate", [AttrSizedOperandSegments]> {
+  let summary = "rotary embedding of shared-memory tiles, in f32";
+  let description = [{
+    The `warpspec.rotate` operation applies the rotary embedding to rows
+    `[0, rows)` of each 16-bit shared-memory tile of `sources` and writes the
+    results to the tiles of `dests` (a destination may be its source). Row
+    `r` has position `position + r`, or `positions[row + r]` when
+    `positions` (an i32 memref over the tokens) is given; positions are
+    clamped into the table. Pair `i` of a row turns by the angle whose
+    cosine and sine are `cos[p, i]` and `sin[p, i]` (f32 tables
+    `[max_position, head_dim / 2]`), or, with `theta` instead of tables, by
+    `p * theta^(-2i / head_dim)`. Without `interleaved` (the half-split
+    layout) element `i` pairs with `i + head_dim / 2`; with it, element `2i`
+    with `2i + 1`. The arithmetic is f32 with one rounding to the tile's
+    type; every tile of a row shares one table lookup. Rows past `rows` are
+    left as they are. Every thread of the partition replica takes part; the
+    results are visible to the tensor cores afterwards (an async-proxy fence
+    and a barrier over the replica).
+
+    ```mlir
+    warpspec.rotate(%q, %k) into(%q, %k) rows(%rows) row(%row)
+        position(%pos) cos(%cos, %sin : memref<?x64xf32>, memref<?x64xf32>)
+        {interleaved = false}
+        : !warpspec.buffer<64x128xbf16, smem>, !warpspec.buffer<64x128xbf16, smem>
+          into !warpspec.buffer<64x128xbf16, smem>, !warpspec.buffer<64x128xbf16, smem>
+    ```
+  }];
+  let arguments = (ins Variadic<WarpSpec_BufferType>:$sources,
+                       Variadic<WarpSpec_BufferType>:$dests, I32:$rows,
+                       I32:$row, I32:$position, Optional<AnyMemRef>:$cos,
+                       Optional<AnyMemRef>:$sin,
+                       Optional<AnyMemRef>:$positions, BoolAttr:$interleaved,
+                       OptionalAttr<F32Attr>:$theta);
+  let assemblyFormat = [{
+    `(` $sources `)` `into` `(` $dests `)` `rows` `(` $rows `)`
+    `row` `(` $row `)` `position` `(` $position `)`
+    (`cos` `(` $cos^ `,` $sin `:` type($cos) `,` type($sin) `)`)?
+    (`positions` `(` $positions^ `:` type($positions) `)`)? attr-dict
+    `:` type($sources) `into` type($dests)
+  }];
+  let hasVerifier = 1;
+}
+
+def WarpSpec_RotateTileOp : WarpSpec_Op<"rotate_tile",
+                                        [AttrSizedOperandSegments]> {
+  let summary = "rotary embedding (or its transpose) of an f32 register tile";
+  let description = [{
+    The `warpspec.rotate_tile` operation rotates rows `[0, rows)` of the f32
+    register tile `value` as `warpspec.rotate` does a shared-memory tile,
+    or, with `inverse`, by the opposite angles: the transpose of the
+    rotation, which turns the gradient with respect to a rotated q or k into
+    the gradient with respect to the un-rotated input. Both elements of a
+    pair are held by one thread in the tile layouts of both targets, so it
+    exchanges no data; rows past `rows` are returned as they are.
+
+    ```mlir
+    %dq = warpspec.rotate_tile %dqr rows(%rows) row(%row) position(%pos)
+        cos(%cos, %sin : memref<?x64xf32>, memref<?x64xf32>)
+        {interleaved = false, inverse}
+        : !warpspec.acc<64x128xf32> -> !warpspec.acc<64x128xf32>
+    ```
+  }];
+  let arguments = (ins WarpSpec_AccType:$value, I32:$rows, I32:$row,
+                       I32:$position, Optional<AnyMemRef>:$cos,
+                       Optional<AnyMemRef>:$sin,
+                       Optional<AnyMemRef>:$positions, BoolAttr:$interleaved,
+                       OptionalAttr<F32Attr>:$theta, UnitAttr:$inverse);
+  let results = (outs WarpSpec_AccType:$result);
+  let assemblyFormat = [{
+    $value `rows` `(` $rows `)` `row` `(` $row `)` `position` `(` $position `)`
+    (`cos` `(` $cos^ `,` $sin `:` type($cos) `,` type($sin) `)`)?
+    (`positions` `(` $positions^ `:` type($positions) `)`)? attr-dict
+    `:` type($value) `->` type($result)
+  }];
   let hasVerifier = 1;
 }
 

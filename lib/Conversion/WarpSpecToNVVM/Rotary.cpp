@@ -1,0 +1,380 @@
+//===- Rotary.cpp - rotary embeddings of shared-memory and register tiles -===//
+//
+// warpspec.rotate turns the 16-bit tiles a TMA wrote into shared memory (the
+// 128-byte swizzle layout) in place or into other tiles; warpspec.rotate_tile
+// turns an f32 register tile (the inverse rotation of the backward's
+// epilogue). Both compute in f32 and round once.
+//
+// Angles come from f32 tables [max_position, D/2] (cos, sin) or from a base
+// theta: pair i of position p turns by p * theta^(-2i/D), reduced into
+// [-pi, pi] (Cody-Waite, two terms) before sin.approx/cos.approx, whose
+// absolute error there is about 2^-20.9 (PTX ISA, "sin", "cos").
+//
+// Positions are clamped into the table: the Python API validates them, and
+// the clamp keeps a bad position from reading outside the table.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelEmitter.h"
+
+#include "blockattn/Conversion/WarpSpecToNVVM/Descriptors.h"
+
+using namespace mlir;
+using namespace mlir::blockattn::lowering;
+using namespace mlir::warpspec;
+
+using Pred = LLVM::ICmpPredicate;
+namespace nvdesc = mlir::blockattn::nvdesc;
+
+namespace {
+
+/// Where the angles of a rotate or rotate_tile come from, bound to the
+/// kernel's parameters.
+struct AngleSource {
+  int64_t headDim = 0;
+  bool interleaved = false;
+  bool inverse = false;
+  std::optional<double> theta;
+  // Tables: base pointers, row stride (elements, i64) and row count (i32).
+  Value cos, sin, tableStride, tableRows;
+  // Explicit positions: base pointer and length (i32).
+  Value positions, numPositions;
+  // The tile: first global row, first row's position.
+  Value row, position;
+};
+
+template <typename OpTy>
+FailureOr<AngleSource> bindAngles(KernelEmitter &e, OpTy op, int64_t headDim,
+                                  bool inverse) {
+  AngleSource a;
+  a.headDim = headDim;
+  a.interleaved = op.getInterleaved();
+  a.inverse = inverse;
+  if (std::optional<APFloat> theta = op.getTheta())
+    a.theta = theta->convertToDouble();
+  if (op.getCos()) {
+    ArgParams &cos = e.argParams[op.getCos()];
+    ArgParams &sin = e.argParams[op.getSin()];
+    if (!cos.pointer || !sin.pointer || cos.strides.size() != 2 ||
+        !cos.strides[0] || !cos.sizes[0] || !sin.strides[0])
+      return op.emitOpError() << "rotary tables must be kernel parameters";
+    a.cos = cos.pointer;
+    a.sin = sin.pointer;
+    a.tableStride = cos.strides[0];
+    // Both tables have cos' row count (the Python API checks they agree);
+    // take the smaller one anyway, so neither is read past its end.
+    a.tableRows = cos.sizes[0];
+    if (sin.sizes.size() == 2 && sin.sizes[0])
+      a.tableRows = LLVM::UMinOp::create(e.b, e.loc, cos.sizes[0],
+                                         sin.sizes[0]);
+  }
+  if (op.getPositions()) {
+    ArgParams &positions = e.argParams[op.getPositions()];
+    if (!positions.pointer || positions.sizes.empty() || !positions.sizes[0])
+      return op.emitOpError() << "positions must be a kernel parameter";
+    a.positions = positions.pointer;
+    a.numPositions = positions.sizes[0];
+  }
+  a.row = e.lookupI32(op.getRow());
+  a.position = e.lookupI32(op.getPosition());
+  return a;
+}
+
+/// The position of tile row `r` (i32), clamped into the table (theta: at
+/// least 0).
+Value positionOf(KernelEmitter &e, const AngleSource &a, Value r) {
+  Value p;
+  if (a.positions) {
+    Value token = e.add(a.row, r);
+    // Clamped like the position itself: never past the positions tensor.
+    token = LLVM::UMinOp::create(e.b, e.loc, token,
+                                 e.sub(a.numPositions, e.i32(1)));
+    Value ptr = LLVM::GEPOp::create(e.b, e.loc, e.globalPtrT(), e.i32T(),
+                                    a.positions, ValueRange{token});
+    p = e.load(e.i32T(), ptr, 4);
+  } else {
+    p = e.add(a.position, r);
+  }
+  if (a.tableRows)
+    p = LLVM::SMinOp::create(e.b, e.loc, p, e.sub(a.tableRows, e.i32(1)));
+  return LLVM::SMaxOp::create(e.b, e.loc, p, e.i32(0));
+}
+
+Value callIntrinsic(KernelEmitter &e, StringRef name, Value x) {
+  return LLVM::CallIntrinsicOp::create(e.b, e.loc, e.f32T(),
+                                       e.b.getStringAttr(name), ValueRange{x})
+      .getResult(0);
+}
+
+/// cos and sin of pair `i` (i32) at position `p` (i32) from theta.
+std::pair<Value, Value> anglesFromTheta(KernelEmitter &e, const AngleSource &a,
+                                        Value p, Value i) {
+  // inv_freq = theta^(-2i/D) = exp2(i * (-2 log2(theta) / D)).
+  Value fi = LLVM::UIToFPOp::create(e.b, e.loc, e.f32T(), i);
+  Value exponent = LLVM::FMulOp::create(
+      e.b, e.loc, fi, e.f32(-2.0 * std::log2(*a.theta) / a.headDim));
+  Value invFreq = LLVM::Exp2Op::create(e.b, e.loc, exponent);
+  Value fp = LLVM::SIToFPOp::create(e.b, e.loc, e.f32T(), p);
+  Value angle = LLVM::FMulOp::create(e.b, e.loc, fp, invFreq);
+  // Reduce into [-pi, pi]: angle - k 2pi with 2pi split in two f32 terms.
+  constexpr double kTwoPi = 6.283185307179586;
+  const float twoPiHi = static_cast<float>(kTwoPi);
+  const double twoPiLo = kTwoPi - static_cast<double>(twoPiHi);
+  Value k = LLVM::RoundEvenOp::create(
+      e.b, e.loc,
+      LLVM::FMulOp::create(e.b, e.loc, angle, e.f32(1.0 / kTwoPi)));
+  Value negK = LLVM::FNegOp::create(e.b, e.loc, k);
+  Value r = LLVM::FMAOp::create(e.b, e.loc, negK, e.f32(twoPiHi), angle);
+  r = LLVM::FMAOp::create(e.b, e.loc, negK, e.f32(twoPiLo), r);
+  return {callIntrinsic(e, "llvm.nvvm.cos.approx.f", r),
+          callIntrinsic(e, "llvm.nvvm.sin.approx.f", r)};
+}
+
+/// cos and sin of `count` consecutive pairs starting at `i` (i32, a multiple
+/// of `count`) at position `p`; the sines are negated for the inverse.
+std::pair<SmallVector<Value>, SmallVector<Value>>
+loadAngles(KernelEmitter &e, const AngleSource &a, Value p, Value i,
+           int64_t count) {
+  SmallVector<Value> cosines, sines;
+  if (a.theta) {
+    for (int64_t j = 0; j < count; ++j) {
+      auto [c, s] = anglesFromTheta(e, a, p, e.add(i, e.i32(j)));
+      cosines.push_back(c);
+      sines.push_back(s);
+    }
+  } else {
+    Value element = e.add(e.mul(e.zext64(p), a.tableStride), e.zext64(i));
+    // Runs of 4 pairs are 16-byte aligned (contiguous tables of D/2 f32
+    // rows, D a multiple of 16); single pairs are loaded alone.
+    int64_t width = count % 4 == 0 ? 4 : 1;
+    Type vec = VectorType::get({width}, e.f32T());
+    for (auto [table, out] : {std::pair{a.cos, &cosines}, {a.sin, &sines}}) {
+      for (int64_t j = 0; j < count; j += width) {
+        Value ptr =
+            LLVM::GEPOp::create(e.b, e.loc, e.globalPtrT(), e.f32T(), table,
+                                ValueRange{e.add(element, e.i64(j))});
+        Value loaded = e.load(width == 1 ? e.f32T() : vec, ptr, 4 * width);
+        for (int64_t k = 0; k < width; ++k)
+          out->push_back(width == 1 ? loaded
+                                    : Value(LLVM::ExtractElementOp::create(
+                                          e.b, e.loc, loaded, e.i32(k))));
+      }
+    }
+  }
+  if (a.inverse)
+    for (Value &s : sines)
+      s = LLVM::FNegOp::create(e.b, e.loc, s);
+  return {cosines, sines};
+}
+
+/// (x, y) turned by the angle: (x c - y s, y c + x s).
+std::pair<Value, Value> turn(KernelEmitter &e, Value x, Value y, Value c,
+                             Value s) {
+  Value ys = LLVM::FMulOp::create(e.b, e.loc, y, s);
+  Value xs = LLVM::FMulOp::create(e.b, e.loc, x, s);
+  Value newX = LLVM::FMAOp::create(e.b, e.loc, x, c,
+                                   LLVM::FNegOp::create(e.b, e.loc, ys));
+  Value newY = LLVM::FMAOp::create(e.b, e.loc, y, c, xs);
+  return {newX, newY};
+}
+
+/// The 8 elements of a 16-byte unit (4 x i32 of packed 16-bit pairs) as f32.
+SmallVector<Value> unpackUnit(KernelEmitter &e, Type elementType, Value unit) {
+  SmallVector<Value> values;
+  auto pair = VectorType::get({2}, elementType);
+  for (int64_t w = 0; w < 4; ++w) {
+    Value word = LLVM::ExtractElementOp::create(e.b, e.loc, unit, e.i32(w));
+    Value halves = LLVM::BitcastOp::create(e.b, e.loc, pair, word);
+    Value wide = LLVM::FPExtOp::create(
+        e.b, e.loc, VectorType::get({2}, e.f32T()), halves);
+    for (int64_t h = 0; h < 2; ++h)
+      values.push_back(
+          LLVM::ExtractElementOp::create(e.b, e.loc, wide, e.i32(h)));
+  }
+  return values;
+}
+
+Value packUnit(KernelEmitter &e, Type elementType, ArrayRef<Value> values) {
+  Type vec = VectorType::get({4}, e.i32T());
+  Value unit = LLVM::UndefOp::create(e.b, e.loc, vec);
+  for (int64_t w = 0; w < 4; ++w)
+    unit = LLVM::InsertElementOp::create(
+        e.b, e.loc, unit,
+        packPair(e, elementType, values[2 * w], values[2 * w + 1]), e.i32(w));
+  return unit;
+}
+
+} // namespace
+
+/// Work split: a work item is one 16-byte unit of a row (interleaved: its 4
+/// pairs) or, half-split, a unit of the first half and its partner unit
+/// D/2 columns on (8 pairs). Consecutive threads take consecutive items of a
+/// row, so table reads are coalesced; a pass of the replica covers a
+/// multiple of 8 rows, so a thread's units and swizzle phase are the same
+/// in every pass and its addresses are one base plus constants.
+LogicalResult KernelEmitter::emitRotate(RotateOp op) {
+  auto type = cast<BufferType>(op.getSources().front().getType());
+  int64_t tileRows = type.getShape()[0], d = type.getShape()[1];
+  Type elementType = type.getElementType();
+  FailureOr<AngleSource> angles = bindAngles(*this, op, d, /*inverse=*/false);
+  if (failed(angles))
+    return failure();
+  SmallVector<Value> sources, dests;
+  for (Value tile : op.getSources())
+    sources.push_back(buffers.lookup(tile));
+  for (Value tile : op.getDests())
+    dests.push_back(buffers.lookup(tile));
+  if (llvm::is_contained(sources, Value()) || llvm::is_contained(dests, Value()))
+    return op.emitOpError() << "needs shared-memory tiles of this partition";
+
+  constexpr int64_t kUnitElems = 8, kUnitsPerChunkRow = 8;
+  int64_t unitsPerRow = d / kUnitElems;
+  int64_t itemsPerRow = angles->interleaved ? unitsPerRow : unitsPerRow / 2;
+  int64_t pairsPerItem = angles->interleaved ? kUnitElems / 2 : kUnitElems;
+  int64_t threads = partition.replicaThreads;
+  if (threads % itemsPerRow != 0 || (threads / itemsPerRow) % 8 != 0 ||
+      tileRows % (threads / itemsPerRow) != 0)
+    return op.emitOpError() << "cannot split a " << tileRows << "x" << d
+                            << " tile over " << threads << " threads";
+  int64_t rowsPerPass = threads / itemsPerRow;
+
+  Value t = partition.threadInReplica;
+  Value rowBase = udiv(t, i32(itemsPerRow));
+  Value item = urem(t, i32(itemsPerRow));
+  // The (first) unit of the item, its partner, and the pairs they hold.
+  Value firstUnit = item;
+  Value partnerUnit = add(item, i32(unitsPerRow / 2));
+  Value firstPair = mul(item, i32(pairsPerItem));
+  auto unitOffset = [&](Value unit) {
+    Value chunk = udiv(unit, i32(kUnitsPerChunkRow));
+    Value physical = LLVM::XOrOp::create(
+        b, loc, urem(unit, i32(kUnitsPerChunkRow)), andi(rowBase, i32(7)));
+    return add(add(mul(chunk, i32(tileRows * nvdesc::SwizzledTile::kRowBytes)),
+                   mul(rowBase, i32(nvdesc::SwizzledTile::kRowBytes))),
+               mul(physical, i32(16)));
+  };
+  Value firstOffset = unitOffset(firstUnit);
+  Value partnerOffset = angles->interleaved ? Value() : unitOffset(partnerUnit);
+  Value validRows = lookupI32(op.getRows());
+  Type vec = VectorType::get({4}, i32T());
+  auto at = [&](Value base, Value offset, int64_t rowStep) {
+    Value ptr = LLVM::GEPOp::create(b, loc, smemPtrT(), b.getI8Type(), base,
+                                    ValueRange{offset});
+    return LLVM::GEPOp::create(
+        b, loc, smemPtrT(), b.getI8Type(), ptr,
+        ArrayRef<LLVM::GEPArg>{rowStep * nvdesc::SwizzledTile::kRowBytes});
+  };
+
+  for (int64_t pass = 0; pass * rowsPerPass < tileRows; ++pass) {
+    int64_t rowStep = pass * rowsPerPass;
+    Value r = add(rowBase, i32(rowStep));
+    emitIf(cmp(Pred::slt, r, validRows), [&] {
+      Value p = positionOf(*this, *angles, r);
+      auto [cosines, sines] =
+          loadAngles(*this, *angles, p, firstPair, pairsPerItem);
+      for (auto [source, dest] : llvm::zip(sources, dests)) {
+        SmallVector<Value> first = unpackUnit(
+            *this, elementType, load(vec, at(source, firstOffset, rowStep), 16));
+        if (angles->interleaved) {
+          for (int64_t j = 0; j < pairsPerItem; ++j)
+            std::tie(first[2 * j], first[2 * j + 1]) =
+                turn(*this, first[2 * j], first[2 * j + 1], cosines[j],
+                     sines[j]);
+        } else {
+          SmallVector<Value> second = unpackUnit(
+              *this, elementType,
+              load(vec, at(source, partnerOffset, rowStep), 16));
+          for (int64_t j = 0; j < pairsPerItem; ++j)
+            std::tie(first[j], second[j]) =
+                turn(*this, first[j], second[j], cosines[j], sines[j]);
+          store(packUnit(*this, elementType, second),
+                at(dest, partnerOffset, rowStep), 16);
+        }
+        store(packUnit(*this, elementType, first),
+              at(dest, firstOffset, rowStep), 16);
+      }
+    });
+  }
+  // Generic-proxy writes become visible to the tensor cores (async proxy)
+  // after a proxy fence by each writer and a barrier over the replica.
+  NVVM::FenceProxyOp::create(
+      b, loc, NVVM::ProxyKind::async_shared,
+      NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+  replicaBarrier();
+  return success();
+}
+
+/// Each register pair is found through the layout: the partner of the
+/// register at column c is the one of the same row slot at c + 1
+/// (interleaved, c even) or c + D/2 (half-split, c < D/2). Column bases are
+/// run-time, so this needs partners at a constant column offset, which both
+/// targets' layouts give (the wgmma accumulator layout: column base
+/// 2 (lane % 4), offsets 8 (reg / 4) + reg % 2).
+LogicalResult KernelEmitter::emitRotateTile(RotateTileOp op) {
+  auto it = fragments.find(op.getValue());
+  if (it == fragments.end())
+    return op.emitOpError() << "needs a register tile of this partition";
+  const Fragment &value = it->second;
+  const FragmentLayout &layout = *value.layout;
+  int64_t d = value.type.getShape()[1];
+  FailureOr<AngleSource> angles =
+      bindAngles(*this, op, d, static_cast<bool>(op.getInverse()));
+  if (failed(angles))
+    return failure();
+  int64_t partnerOffset = angles->interleaved ? 1 : d / 2;
+  auto noPairs = [&] {
+    return op.emitOpError() << "register layout does not hold both elements "
+                               "of a rotary pair in one thread";
+  };
+
+  DenseMap<std::pair<int64_t, int64_t>, int64_t> regAt;
+  for (int64_t reg = 0; reg < layout.numRegs(); ++reg)
+    regAt[{layout.rowSlot(reg), layout.colOffset(reg)}] = reg;
+  // (first register, partner register) of each pair the thread holds.
+  SmallVector<std::pair<int64_t, int64_t>> pairs;
+  for (int64_t reg = 0; reg < layout.numRegs(); ++reg) {
+    // Column bases are even and below colBaseBound() (pairsAreAdjacent
+    // relies on the same), so an even offset starts an interleaved pair, and
+    // an offset stays in its half for every thread or the layout mixes them.
+    int64_t col = layout.colOffset(reg);
+    bool isFirst;
+    if (angles->interleaved)
+      isFirst = col % 2 == 0;
+    else if (col + layout.colBaseBound() <= d / 2)
+      isFirst = true;
+    else if (col >= d / 2)
+      isFirst = false;
+    else
+      return noPairs();
+    if (!isFirst)
+      continue;
+    auto partner = regAt.find({layout.rowSlot(reg), col + partnerOffset});
+    if (partner == regAt.end())
+      return noPairs();
+    pairs.push_back({reg, partner->second});
+  }
+
+  Fragment result{value.type, value.layout, value.regs};
+  Value validRows = lookupI32(op.getRows());
+  Value colBase = layout.colBase(*this);
+  for (int64_t slot = 0; slot < layout.numRowSlots(); ++slot) {
+    Value r = layout.rowIndex(*this, slot);
+    // Rows past the tile keep their values (the stores skip them).
+    Value p = positionOf(*this, *angles, r);
+    for (auto [first, second] : pairs) {
+      if (layout.rowSlot(first) != slot)
+        continue;
+      Value col = add(colBase, i32(layout.colOffset(first)));
+      Value pair =
+          angles->interleaved ? LLVM::LShrOp::create(b, loc, col, i32(1)) : col;
+      auto [cosines, sines] = loadAngles(*this, *angles, p, pair, 1);
+      auto [x, y] = turn(*this, value.regs[first], value.regs[second],
+                         cosines[0], sines[0]);
+      Value valid = cmp(Pred::slt, r, validRows);
+      result.regs[first] = select(valid, x, value.regs[first]);
+      result.regs[second] = select(valid, y, value.regs[second]);
+    }
+  }
+  fragments[op.getResult()] = std::move(result);
+  return success();
+}
