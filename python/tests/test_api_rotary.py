@@ -328,3 +328,31 @@ def test_torch_compile_block_attention_builds_rotary_inside(launches, monkeypatc
     assert [c["key"].name for c in launches] == [
         "blockattn_forward_d64_b64_bf16_half_split_pos_rv", "blockattn_backward_d64_b64_bf16_half_split_pos_rv"]
     assert torch.equal(launches[0]["tensors"]["positions"], positions)
+
+
+def test_driver_builds_rotary_arguments():
+    """The launch arguments of the manifest's rotary parameters (the contract of the lowering):
+    table pointers with their i32 row count and i64 row stride, positions pointer and size."""
+    import ctypes
+
+    from blockattn import _driver
+
+    cos, sin = tables(300, 128)
+    positions = torch.arange(T, dtype=torch.int32)
+    tensors = {"cos": cos, "sin": sin, "positions": positions}
+    specs = []
+    for name in ("cos", "sin"):
+        specs += [
+            {"name": name, "tensor": name, "kind": "pointer", "value": "base", "dtype": "f32"},
+            {"name": f"{name}_size0", "tensor": name, "kind": "i32", "value": "size", "dim": 0},
+            {"name": f"{name}_stride0", "tensor": name, "kind": "i64", "value": "stride", "dim": 0},
+        ]
+    specs += [
+        {"name": "positions", "tensor": "positions", "kind": "pointer", "value": "base", "dtype": "i32"},
+        {"name": "positions_size0", "tensor": "positions", "kind": "i32", "value": "size", "dim": 0},
+    ]
+    args = [_driver.LoadedKernel._argument(None, s, tensors, {}) for s in specs]
+    want = [(ctypes.c_uint64, cos.data_ptr()), (ctypes.c_int32, 300), (ctypes.c_int64, 64),
+            (ctypes.c_uint64, sin.data_ptr()), (ctypes.c_int32, 300), (ctypes.c_int64, 64),
+            (ctypes.c_uint64, positions.data_ptr()), (ctypes.c_int32, T)]
+    assert [(type(a), a.value) for a in args] == want
