@@ -6,9 +6,10 @@
 // epilogue). Both compute in f32 and round once.
 //
 // Angles come from f32 tables [max_position, D/2] (cos, sin) or from a base
-// theta: pair i of position p turns by p * theta^(-2i/D), reduced into
+// theta: pair i of position p turns by p * theta^(-2i/D) (f32), reduced into
 // [-pi, pi] (Cody-Waite, two terms) before sin.approx/cos.approx, whose
-// absolute error there is about 2^-20.9 (PTX ISA, "sin", "cos").
+// absolute error there is about 2^-20.9 (PTX ISA, "sin", "cos"). The f32
+// angle itself is off by up to p * 2^-23 relative (as in any f32 RoPE).
 //
 // Positions are clamped into the table: the Python API validates them, and
 // the clamp keeps a bad position from reading outside the table.
@@ -52,28 +53,35 @@ FailureOr<AngleSource> bindAngles(KernelEmitter &e, OpTy op, int64_t headDim,
   a.inverse = inverse;
   if (std::optional<APFloat> theta = op.getTheta())
     a.theta = theta->convertToDouble();
+  // Run-time sizes, or the static ones of the memref type.
+  auto sizeOf = [&](Value memref) -> Value {
+    ArgParams &params = e.argParams[memref];
+    if (!params.sizes.empty() && params.sizes[0])
+      return params.sizes[0];
+    auto type = cast<MemRefType>(memref.getType());
+    return type.isDynamicDim(0) ? Value() : e.i32(type.getDimSize(0));
+  };
   if (op.getCos()) {
     ArgParams &cos = e.argParams[op.getCos()];
     ArgParams &sin = e.argParams[op.getSin()];
+    Value cosRows = sizeOf(op.getCos()), sinRows = sizeOf(op.getSin());
     if (!cos.pointer || !sin.pointer || cos.strides.size() != 2 ||
-        !cos.strides[0] || !cos.sizes[0] || !sin.strides[0])
+        !cos.strides[0] || !cosRows || !sinRows)
       return op.emitOpError() << "rotary tables must be kernel parameters";
     a.cos = cos.pointer;
     a.sin = sin.pointer;
+    // Both tables are read at cos' row stride (the verifier makes them
+    // contiguous rows of D/2; the Python API passes them contiguous).
     a.tableStride = cos.strides[0];
-    // Both tables have cos' row count (the Python API checks they agree);
-    // take the smaller one anyway, so neither is read past its end.
-    a.tableRows = cos.sizes[0];
-    if (sin.sizes.size() == 2 && sin.sizes[0])
-      a.tableRows = LLVM::UMinOp::create(e.b, e.loc, cos.sizes[0],
-                                         sin.sizes[0]);
+    // The smaller row count, so that neither table is read past its end.
+    a.tableRows = LLVM::UMinOp::create(e.b, e.loc, cosRows, sinRows);
   }
   if (op.getPositions()) {
     ArgParams &positions = e.argParams[op.getPositions()];
-    if (!positions.pointer || positions.sizes.empty() || !positions.sizes[0])
+    a.numPositions = sizeOf(op.getPositions());
+    if (!positions.pointer || !a.numPositions)
       return op.emitOpError() << "positions must be a kernel parameter";
     a.positions = positions.pointer;
-    a.numPositions = positions.sizes[0];
   }
   a.row = e.lookupI32(op.getRow());
   a.position = e.lookupI32(op.getPosition());
@@ -106,17 +114,9 @@ Value callIntrinsic(KernelEmitter &e, StringRef name, Value x) {
       .getResult(0);
 }
 
-/// cos and sin of pair `i` (i32) at position `p` (i32) from theta.
-std::pair<Value, Value> anglesFromTheta(KernelEmitter &e, const AngleSource &a,
-                                        Value p, Value i) {
-  // inv_freq = theta^(-2i/D) = exp2(i * (-2 log2(theta) / D)).
-  Value fi = LLVM::UIToFPOp::create(e.b, e.loc, e.f32T(), i);
-  Value exponent = LLVM::FMulOp::create(
-      e.b, e.loc, fi, e.f32(-2.0 * std::log2(*a.theta) / a.headDim));
-  Value invFreq = LLVM::Exp2Op::create(e.b, e.loc, exponent);
-  Value fp = LLVM::SIToFPOp::create(e.b, e.loc, e.f32T(), p);
-  Value angle = LLVM::FMulOp::create(e.b, e.loc, fp, invFreq);
-  // Reduce into [-pi, pi]: angle - k 2pi with 2pi split in two f32 terms.
+/// cos and sin of the angle `p * freq`, reduced into [-pi, pi] (Cody-Waite,
+/// 2pi split in two f32 terms) for sin.approx/cos.approx.
+std::pair<Value, Value> sinCos(KernelEmitter &e, Value angle) {
   constexpr double kTwoPi = 6.283185307179586;
   const float twoPiHi = static_cast<float>(kTwoPi);
   const double twoPiLo = kTwoPi - static_cast<double>(twoPiHi);
@@ -130,29 +130,48 @@ std::pair<Value, Value> anglesFromTheta(KernelEmitter &e, const AngleSource &a,
           callIntrinsic(e, "llvm.nvvm.sin.approx.f", r)};
 }
 
-/// cos and sin of `count` consecutive pairs starting at `i` (i32, a multiple
-/// of `count`) at position `p`; the sines are negated for the inverse.
+/// cos and sin of pairs `base + offset + j`, j < `count`, at position `p`
+/// (i32); `base` is a run-time i32, `offset` a constant. The sines are
+/// negated for the inverse.
+///
+/// From theta, the frequency of pair i is theta^(-2i/D) =
+/// exp2(base * c) * exp2((offset + j) * c) with c = -2 log2(theta) / D: one
+/// run-time exp2 per thread, times constants. Computing each pair's
+/// frequency whole would give LLVM one loop-invariant value per pair to
+/// hoist out of the tile loop, where they spill.
 std::pair<SmallVector<Value>, SmallVector<Value>>
-loadAngles(KernelEmitter &e, const AngleSource &a, Value p, Value i,
-           int64_t count) {
+loadAngles(KernelEmitter &e, const AngleSource &a, Value p, Value base,
+           int64_t offset, int64_t count) {
   SmallVector<Value> cosines, sines;
   if (a.theta) {
+    double c = -2.0 * std::log2(*a.theta) / a.headDim;
+    Value baseFreq = LLVM::Exp2Op::create(
+        e.b, e.loc,
+        LLVM::FMulOp::create(
+            e.b, e.loc, LLVM::UIToFPOp::create(e.b, e.loc, e.f32T(), base),
+            e.f32(c)));
+    Value scaled = LLVM::FMulOp::create(
+        e.b, e.loc, LLVM::SIToFPOp::create(e.b, e.loc, e.f32T(), p), baseFreq);
     for (int64_t j = 0; j < count; ++j) {
-      auto [c, s] = anglesFromTheta(e, a, p, e.add(i, e.i32(j)));
-      cosines.push_back(c);
-      sines.push_back(s);
+      Value angle = LLVM::FMulOp::create(
+          e.b, e.loc, scaled, e.f32(std::exp2((offset + j) * c)));
+      auto [cosine, sine] = sinCos(e, angle);
+      cosines.push_back(cosine);
+      sines.push_back(sine);
     }
   } else {
-    Value element = e.add(e.mul(e.zext64(p), a.tableStride), e.zext64(i));
+    Value element = e.add(e.mul(e.zext64(p), a.tableStride), e.zext64(base));
     // Runs of 4 pairs are 16-byte aligned (contiguous tables of D/2 f32
-    // rows, D a multiple of 16); single pairs are loaded alone.
+    // rows, D a multiple of 16, base and offset multiples of 4); single
+    // pairs are loaded alone.
     int64_t width = count % 4 == 0 ? 4 : 1;
     Type vec = VectorType::get({width}, e.f32T());
     for (auto [table, out] : {std::pair{a.cos, &cosines}, {a.sin, &sines}}) {
+      Value row = LLVM::GEPOp::create(e.b, e.loc, e.globalPtrT(), e.f32T(),
+                                      table, ValueRange{element});
       for (int64_t j = 0; j < count; j += width) {
-        Value ptr =
-            LLVM::GEPOp::create(e.b, e.loc, e.globalPtrT(), e.f32T(), table,
-                                ValueRange{e.add(element, e.i64(j))});
+        Value ptr = LLVM::GEPOp::create(e.b, e.loc, e.globalPtrT(), e.f32T(),
+                                        row, ArrayRef<LLVM::GEPArg>{offset + j});
         Value loaded = e.load(width == 1 ? e.f32T() : vec, ptr, 4 * width);
         for (int64_t k = 0; k < width; ++k)
           out->push_back(width == 1 ? loaded
@@ -271,7 +290,7 @@ LogicalResult KernelEmitter::emitRotate(RotateOp op) {
     emitIf(cmp(Pred::slt, r, validRows), [&] {
       Value p = positionOf(*this, *angles, r);
       auto [cosines, sines] =
-          loadAngles(*this, *angles, p, firstPair, pairsPerItem);
+          loadAngles(*this, *angles, p, firstPair, 0, pairsPerItem);
       for (auto [source, dest] : llvm::zip(sources, dests)) {
         SmallVector<Value> first = unpackUnit(
             *this, elementType, load(vec, at(source, firstOffset, rowStep), 16));
@@ -357,6 +376,7 @@ LogicalResult KernelEmitter::emitRotateTile(RotateTileOp op) {
   Fragment result{value.type, value.layout, value.regs};
   Value validRows = lookupI32(op.getRows());
   Value colBase = layout.colBase(*this);
+  Value pairBase = LLVM::LShrOp::create(b, loc, colBase, i32(1));
   for (int64_t slot = 0; slot < layout.numRowSlots(); ++slot) {
     Value r = layout.rowIndex(*this, slot);
     // Rows past the tile keep their values (the stores skip them).
@@ -364,10 +384,14 @@ LogicalResult KernelEmitter::emitRotateTile(RotateTileOp op) {
     for (auto [first, second] : pairs) {
       if (layout.rowSlot(first) != slot)
         continue;
-      Value col = add(colBase, i32(layout.colOffset(first)));
-      Value pair =
-          angles->interleaved ? LLVM::LShrOp::create(b, loc, col, i32(1)) : col;
-      auto [cosines, sines] = loadAngles(*this, *angles, p, pair, 1);
+      // Pair index: column (half-split) or column / 2 (interleaved; the
+      // column base and the first offset are even).
+      auto [cosines, sines] =
+          angles->interleaved
+              ? loadAngles(*this, *angles, p, pairBase,
+                           layout.colOffset(first) / 2, 1)
+              : loadAngles(*this, *angles, p, colBase, layout.colOffset(first),
+                           1);
       auto [x, y] = turn(*this, value.regs[first], value.regs[second],
                          cosines[0], sines[0]);
       Value valid = cmp(Pred::slt, r, validRows);
