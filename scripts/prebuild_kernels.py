@@ -16,13 +16,25 @@ the rotary benchmark need:
 """
 
 import argparse
+import importlib.util
 import itertools
 import pathlib
 import sys
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "python"))
 
-from blockattn._kernels import ROTARY_MODES, KernelKey, prebuild  # noqa: E402
+def _load_kernels_module():
+    """python/blockattn/_kernels.py alone: it needs only the standard library, so the
+    build machine needs neither numpy nor torch (the blockattn package imports numpy)."""
+    path = pathlib.Path(__file__).resolve().parents[1] / "python" / "blockattn" / "_kernels.py"
+    spec = importlib.util.spec_from_file_location("_blockattn_kernels", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+_kernels = _load_kernels_module()
+ROTARY_MODES, KernelKey, prebuild = _kernels.ROTARY_MODES, _kernels.KernelKey, _kernels.prebuild
 
 VARIANTS = {"plain": (False, False), "pos": (True, False), "rv": (False, True), "pos_rv": (True, True)}
 
