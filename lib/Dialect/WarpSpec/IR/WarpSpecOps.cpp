@@ -726,6 +726,12 @@ LogicalResult TmemLoadOp::verify() {
       source.getShape()[1] % 8 != 0)
     return emitOpError() << "tensor-memory tiles have 64 rows and a multiple "
                             "of 8 columns";
+  // tcgen05.ld 16x256b reads .x1 to .x32 groups of 8 columns.
+  int64_t groups = source.getShape()[1] / 8;
+  if (!llvm::isPowerOf2_64(groups) || groups > 32)
+    return emitOpError() << "tcgen05.ld 16x256b reads 8, 16, 32, 64, 128 or "
+                            "256 columns, got "
+                         << source.getShape()[1];
   return success();
 }
 
@@ -743,6 +749,13 @@ LogicalResult TmemStoreOp::verify() {
   if (dest.getShape()[0] != 64 || dest.getShape()[1] % 16 != 0)
     return emitOpError() << "tensor-memory tiles have 64 rows and a multiple "
                             "of 16 columns here";
+  // tcgen05.st 16x128b writes .x1 to .x64 groups of 4 packed 32-bit columns;
+  // a 16-column group of 16-bit elements is .x2.
+  int64_t groups = dest.getShape()[1] / 8;
+  if (!llvm::isPowerOf2_64(groups) || groups > 64)
+    return emitOpError() << "tcgen05.st 16x128b writes 16, 32, 64, 128, 256 "
+                            "or 512 columns of 16-bit elements, got "
+                         << dest.getShape()[1];
   return success();
 }
 
