@@ -18,8 +18,9 @@
 // one of this partition", and on sm_100a "operands are not buffers of slots
 // this partition holds", "source is not a buffer of a slot this partition
 // holds", "needs a register tile and a buffer of a slot this partition
-// holds": SSA dominance already forbids it, and a buffer passed in as a
-// function argument is reported as an argument that cannot be passed);
+// holds": SSA dominance already forbids it, and a buffer or register tile
+// passed in as a function argument is reported as an argument that cannot
+// be passed);
 // "size of a memref that is not a kernel parameter", "cu_seqlens must be a
 // dynamically sized kernel argument" and the store's "destination must be a
 // kernel argument" (a memref is a function argument, always passed with its
