@@ -484,7 +484,18 @@ LogicalResult ConsumeOp::verifyRegions() {
   if (releases != 1)
     return emitOpError() << "body must release the slot exactly once, found "
                          << releases << " releases";
-  return success();
+  // A get of the same channel takes a second slot, which would need a second
+  // release: the one release then gives back the get's slot, never the
+  // consume's, and the producer stalls once the ring is full.
+  WalkResult gets = getBody().walk([&](GetOp get) {
+    if (get.getChannel() != getChannel())
+      return WalkResult::advance();
+    get.emitOpError() << "takes a slot of the channel the enclosing "
+                         "warpspec.consume iterates over; the consume's own "
+                         "slot would never be released";
+    return WalkResult::interrupt();
+  });
+  return failure(gets.wasInterrupted());
 }
 
 LogicalResult ReleaseOp::verify() {
