@@ -1073,6 +1073,30 @@ func.func @negative_get_released_twice(%c: !c) {
 
 // -----
 
+// A get of the channel the enclosing consume iterates over: the body's one
+// release would give back the get's slot, never the consume's.
+!c = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_get_inside_consume_of_same_channel(%i: i32) {
+  warpspec.kernel chip("sm_90a") {
+    %c = warpspec.channel "c" depth(2) : !c
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      %b = warpspec.acquire %c : !c
+      warpspec.commit %c tile(%i, %i, %i) : !c
+      warpspec.close %c : !c
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(232) {
+      warpspec.consume %c (%row, %rows, %head, %b) : !c {
+        // expected-error @+1 {{'warpspec.get' op takes a slot of the channel the enclosing warpspec.consume iterates over; the consume's own slot would never be released}}
+        %x = warpspec.get %c : !c
+        warpspec.release %c : !c
+      }
+    }
+  }
+  return
+}
+
+// -----
+
 // The generic form cannot give get other results than the channel's buffers
 // (InferTypeOpInterface checks them).
 !c = !warpspec.channel<[64x64xf32], tmem>
