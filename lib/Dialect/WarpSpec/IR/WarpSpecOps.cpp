@@ -285,6 +285,26 @@ LogicalResult KernelOp::verifyRegions() {
                                        : " (no tensor memory)");
       return WalkResult::interrupt();
     }
+    // tcgen05.mma and tcgen05.commit are issued by one thread, and a commit
+    // tracks the MMAs of the thread that issues it: both belong to the
+    // single-thread MMA role, whose commits the channel barriers count.
+    auto release = dyn_cast<ReleaseOp>(op);
+    bool afterMma = release && release.getAfterMma();
+    if (afterMma && !isBlackwell()) {
+      op->emitOpError() << "with after_mma is not available on " << getChip()
+                        << " (no tcgen05.commit)";
+      return WalkResult::interrupt();
+    }
+    auto partition = op->getParentOfType<PartitionOp>();
+    if ((afterMma || isa<MmaAsyncOp>(op)) && partition &&
+        partition.getRole() != Role::mma) {
+      op->emitOpError() << (afterMma ? "with after_mma" : "")
+                        << (afterMma ? " " : "")
+                        << "must be in a role(mma) partition (one thread "
+                           "issues the MMAs and commits them), not in \""
+                        << partition.getName() << "\"";
+      return WalkResult::interrupt();
+    }
     return WalkResult::advance();
   });
   if (targetCheck.wasInterrupted())
