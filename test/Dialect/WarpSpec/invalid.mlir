@@ -272,6 +272,81 @@ func.func @negative_mma_on_blackwell(%a: !a, %b: !a) {
 
 // -----
 
+// release after_mma is a tcgen05.commit: Blackwell only.
+!c = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_release_after_mma_on_hopper(%i: i32) {
+  warpspec.kernel chip("sm_90a") {
+    %c = warpspec.channel "c" depth(2) : !c
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      %b = warpspec.acquire %c : !c
+      warpspec.commit %c tile(%i, %i, %i) : !c
+      warpspec.close %c : !c
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(232) {
+      warpspec.consume %c (%row, %rows, %head, %b) : !c {
+        // expected-error @+1 {{'warpspec.release' op with after_mma is not available on sm_90a (no tcgen05.commit)}}
+        warpspec.release %c after_mma : !c
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// One thread issues tcgen05.mma: not a softmax warpgroup, whose 128
+// threads would each issue it.
+!a = !warpspec.buffer<64x64xbf16, smem>
+!d = !warpspec.buffer<64x64xf32, tmem>
+func.func @negative_mma_async_outside_mma_role(%a: !a, %d: !d) {
+  warpspec.kernel chip("sm_100a") {
+    warpspec.partition "softmax" role(softmax) warps(4) regs(160) {
+      // expected-error @+1 {{'warpspec.mma_async' op must be in a role(mma) partition (one thread issues the MMAs and commits them), not in "softmax"}}
+      warpspec.mma_async %a, %a into %d {transpose_b} : !a, !a, !d
+    }
+  }
+  return
+}
+
+// -----
+
+// The load role is single-threaded too, but its commits are not counted on
+// an MMA-produced slot: still not the MMA role.
+!a = !warpspec.buffer<64x64xbf16, smem>
+!d = !warpspec.buffer<64x64xf32, tmem>
+func.func @negative_mma_async_in_load_role(%a: !a, %d: !d) {
+  warpspec.kernel chip("sm_100a") {
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      // expected-error @+1 {{'warpspec.mma_async' op must be in a role(mma) partition (one thread issues the MMAs and commits them), not in "load"}}
+      warpspec.mma_async %a, %a into %d {transpose_b} : !a, !a, !d
+    }
+  }
+  return
+}
+
+// -----
+
+// after_mma commits the MMAs of the releasing thread: in a softmax
+// warpgroup, 128 threads would each arrive on the slot's empty barrier.
+!c = !warpspec.channel<[64x64xf32], tmem>
+func.func @negative_release_after_mma_outside_mma_role(%i: i32) {
+  warpspec.kernel chip("sm_100a") {
+    %c = warpspec.channel "c" depth(2) : !c
+    warpspec.partition "mma" role(mma) warps(4) regs(40) {
+      %b = warpspec.acquire %c : !c
+      warpspec.commit %c tile(%i, %i, %i) : !c
+    }
+    warpspec.partition "softmax" role(softmax) warps(4) regs(160) {
+      %b = warpspec.get %c : !c
+      // expected-error @+1 {{'warpspec.release' op with after_mma must be in a role(mma) partition (one thread issues the MMAs and commits them), not in "softmax"}}
+      warpspec.release %c after_mma : !c
+    }
+  }
+  return
+}
+
+// -----
+
 // 16 columns are below the 32 tcgen05.alloc allocates at least.
 func.func @negative_kernel_tmem_columns_too_few() {
   // expected-error @+1 {{'warpspec.kernel' op tmem_columns must be a power of two in [32, 512], got 16}}

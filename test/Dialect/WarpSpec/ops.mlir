@@ -581,7 +581,7 @@ func.func @blackwell_forward_bf16_d128(%q: !act {blockattn.name = "q"},
 // CHECK: warpspec.tmem_store %{{.*}}, %{{.*}} : <64x512xbf16>, <64x512xbf16, tmem>
 // CHECK: warpspec.kernel chip("sm_100a") {
 // CHECK: warpspec.partition "producer" role(softmax) warps(4) regs(80) replicas(2) {
-// CHECK: warpspec.partition "consumer" role(epilogue) warps(4) regs(80) replicas(2) {
+// CHECK: warpspec.partition "consumer" role(mma) warps(4) regs(80) replicas(2) {
 // CHECK-NEXT: %[[B:.*]] = warpspec.get %[[C:.*]] : <[64x64xf32], tmem>
 // CHECK-NEXT: warpspec.release %[[C]] after_mma : <[64x64xf32], tmem>
 // CHECK-NEXT: %{{.*}} = warpspec.get %[[C]] : <[64x64xf32], tmem>
@@ -633,7 +633,7 @@ func.func @blackwell_op_forms(%a16: !warpspec.buffer<64x64xf16, smem>,
       %b = warpspec.acquire %c : !ring64
       warpspec.commit %c tile(%i, %i, %i) : !ring64
     }
-    warpspec.partition "consumer" role(epilogue) warps(4) regs(80) replicas(2) {
+    warpspec.partition "consumer" role(mma) warps(4) regs(80) replicas(2) {
       %b = warpspec.get %c : !ring64
       warpspec.release %c after_mma : !ring64
       %b2 = warpspec.get %c : !ring64
