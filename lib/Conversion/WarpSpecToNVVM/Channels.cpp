@@ -191,7 +191,7 @@ void KernelEmitter::bindSlotBuffers(ChannelState &state, ValueRange buffers) {
       auto type = cast<BufferType>(buffer.getType());
       int64_t bits = type.getElementType().getIntOrFloatBitWidth();
       column += bits >= 32 ? type.getShape()[1]
-                           : type.getShape()[1] * bits / 32;
+                           : llvm::divideCeil(type.getShape()[1] * bits, 32);
     }
     return;
   }

@@ -126,6 +126,21 @@ struct ConvertWarpSpecToNVVMPass
         return failure();
       }
     }
+    // The prologue allocates tensor memory (tmem_columns) into the slot at
+    // tmem_base_offset before any tensor-memory op is lowered.
+    bool usesTmem = llvm::any_of(kernel.getChannels(), [](ChannelOp channel) {
+      return channel.inTensorMemory();
+    });
+    kernel.walk([&](Operation *op) {
+      usesTmem |= isa<MmaAsyncOp, TmemLoadOp, TmemStoreOp>(op);
+    });
+    if (usesTmem && (!kernel.getTmemColumns() || !kernel.getTmemBaseOffset())) {
+      kernel.emitOpError() << "uses tensor memory but has no tensor-memory "
+                              "plan (tmem_columns, tmem_base_offset): run "
+                              "warpspec-allocate-tmem and "
+                              "warpspec-allocate-smem first";
+      return failure();
+    }
     FailureOr<SmallVector<KernelParam>> params =
         buildKernelParams(func, kernel);
     if (failed(params))

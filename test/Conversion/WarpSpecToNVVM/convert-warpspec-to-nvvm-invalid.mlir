@@ -1,25 +1,35 @@
 // RUN: split-file %s %t
 // RUN: block-attn-opt %t/unplanned.mlir -split-input-file -verify-diagnostics -convert-warpspec-to-nvvm
 // RUN: block-attn-opt %t/chip.mlir -verify-diagnostics --pass-pipeline='builtin.module(warpspec-allocate-smem,convert-warpspec-to-nvvm{chip=sm_100a})'
+// RUN: block-attn-opt %t/chip-sm90a.mlir -verify-diagnostics --pass-pipeline='builtin.module(warpspec-allocate-tmem,warpspec-allocate-smem,convert-warpspec-to-nvvm{chip=sm_90a})'
 // RUN: block-attn-opt %t/kernels.mlir -split-input-file -verify-diagnostics --pass-pipeline='builtin.module(warpspec-allocate-smem,convert-warpspec-to-nvvm)'
 
 // The diagnostics of convert-warpspec-to-nvvm that input which passes the
-// warpspec verifiers can trigger: a kernel without its shared-memory plan, a
-// chip other than the one asked for, a kernel that is not the body of a
-// func.func, function arguments and kernel contents the lowering cannot
-// pass or lower. One part per set of passes (split-file), one case per
-// split.
+// warpspec verifiers can trigger: a kernel without its shared-memory or
+// tensor-memory plan, a chip other than the one asked for, a kernel that is
+// not the body of a func.func, function arguments and kernel contents the
+// lowering cannot pass or lower. One part per set of passes (split-file),
+// one case per split.
 //
 // Not covered: "needs N named barriers (one per partition replica)" (15
 // replicas would need more than the 1024 threads a CTA can have); the
 // messages that guard values crossing partitions ("... not produced in this
 // partition", "... not a buffer of this partition", "staging buffer is not
-// one of this partition": SSA dominance already forbids it); "size of a
-// memref that is not a kernel parameter", "cu_seqlens must be a
+// one of this partition", and on sm_100a "operands are not buffers of slots
+// this partition holds", "source is not a buffer of a slot this partition
+// holds", "needs a register tile and a buffer of a slot this partition
+// holds": SSA dominance already forbids it, and a buffer or register tile
+// passed in as a function argument is reported as an argument that cannot
+// be passed);
+// "size of a memref that is not a kernel parameter", "cu_seqlens must be a
 // dynamically sized kernel argument" and the store's "destination must be a
 // kernel argument" (a memref is a function argument, always passed with its
 // sizes and strides: any op that would make another one inside the kernel
-// is itself reported as not lowerable).
+// is itself reported as not lowerable). Two messages guard ops on the wrong
+// target, which the warpspec.kernel verifier reports first ("is not
+// available on sm_90a/sm_100a", WarpSpec/invalid.mlir): warpspec.mma_async
+// "needs tensor memory (sm_100a)" and warpspec.mma "with register operands
+// is not available on sm_100a".
 
 //--- unplanned.mlir
 
@@ -70,9 +80,150 @@ func.func @negative_channel_buffers_not_placed() {
     %i = arith.constant 0 : i32
     %c = warpspec.channel "c" depth(2) {barrier_offset = 0 : i64, info_offset = 32 : i64} : !c
     warpspec.partition "load" role(load) warps(4) regs(40) {
-      // expected-error @+1 {{'warpspec.acquire' op channel has no shared-memory offsets: run warpspec-allocate-smem first}}
+      // expected-error @+1 {{'warpspec.acquire' op channel is not placed: run warpspec-allocate-smem (and, for tensor memory, warpspec-allocate-tmem) first}}
       %b = warpspec.acquire %c : !c
       warpspec.commit %c tile(%i, %i, %i) : !c
+      warpspec.close %c : !c
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(232) {
+      warpspec.consume %c (%row, %rows, %head, %b) : !c {
+        warpspec.release %c : !c
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// A tensor-memory channel whose barriers and records are placed, with the
+// kernel's tensor-memory plan, but not its slots (tmem_slots):
+// warpspec-allocate-tmem did not run on it.
+!s = !warpspec.channel<[64x64xf32], tmem>
+func.func @negative_tmem_channel_slots_not_placed() {
+  warpspec.kernel chip("sm_100a") attributes {smem_bytes = 1088 : i64, tmem_base_offset = 48 : i64, tmem_columns = 64 : i64} {
+    %i = arith.constant 0 : i32
+    %s = warpspec.channel "s" depth(2) {barrier_offset = 0 : i64, info_offset = 32 : i64} : !s
+    warpspec.partition "mma" role(mma) warps(4) regs(40) {
+      // expected-error @+1 {{'warpspec.acquire' op channel is not placed: run warpspec-allocate-smem (and, for tensor memory, warpspec-allocate-tmem) first}}
+      %b = warpspec.acquire %s : !s
+      warpspec.commit %s tile(%i, %i, %i) : !s
+      warpspec.close %s : !s
+    }
+    warpspec.partition "softmax" role(softmax) warps(4) regs(160) {
+      warpspec.consume %s (%row, %rows, %head, %b) : !s {
+        %v = warpspec.tmem_load %b : !warpspec.buffer<64x64xf32, tmem> -> !warpspec.acc<64x64xf32>
+        warpspec.release %s : !s
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// Everything placed, but no tmem_columns: the prologue would not allocate
+// tensor memory, and the slots would have no base address.
+!s = !warpspec.channel<[64x64xf32], tmem>
+func.func @negative_no_tmem_columns() {
+  // expected-error @+1 {{'warpspec.kernel' op uses tensor memory but has no tensor-memory plan (tmem_columns, tmem_base_offset): run warpspec-allocate-tmem and warpspec-allocate-smem first}}
+  warpspec.kernel chip("sm_100a") attributes {smem_bytes = 1088 : i64, tmem_base_offset = 48 : i64} {
+    %i = arith.constant 0 : i32
+    %s = warpspec.channel "s" depth(2) {barrier_offset = 0 : i64, info_offset = 32 : i64, tmem_slots = array<i64: 0, 0, 16, 0>} : !s
+    warpspec.partition "mma" role(mma) warps(4) regs(40) {
+      %b = warpspec.acquire %s : !s
+      warpspec.commit %s tile(%i, %i, %i) : !s
+      warpspec.close %s : !s
+    }
+    warpspec.partition "softmax" role(softmax) warps(4) regs(160) {
+      warpspec.consume %s (%row, %rows, %head, %b) : !s {
+        %v = warpspec.tmem_load %b : !warpspec.buffer<64x64xf32, tmem> -> !warpspec.acc<64x64xf32>
+        warpspec.release %s : !s
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// tmem_columns, but no tmem_base_offset: tcgen05.alloc would have no
+// shared-memory slot to write the tensor-memory address to.
+!s = !warpspec.channel<[64x64xf32], tmem>
+func.func @negative_no_tmem_base_offset() {
+  // expected-error @+1 {{'warpspec.kernel' op uses tensor memory but has no tensor-memory plan (tmem_columns, tmem_base_offset): run warpspec-allocate-tmem and warpspec-allocate-smem first}}
+  warpspec.kernel chip("sm_100a") attributes {smem_bytes = 1088 : i64, tmem_columns = 64 : i64} {
+    %i = arith.constant 0 : i32
+    %s = warpspec.channel "s" depth(2) {barrier_offset = 0 : i64, info_offset = 32 : i64, tmem_slots = array<i64: 0, 0, 16, 0>} : !s
+    warpspec.partition "mma" role(mma) warps(4) regs(40) {
+      %b = warpspec.acquire %s : !s
+      warpspec.commit %s tile(%i, %i, %i) : !s
+      warpspec.close %s : !s
+    }
+    warpspec.partition "softmax" role(softmax) warps(4) regs(160) {
+      warpspec.consume %s (%row, %rows, %head, %b) : !s {
+        %v = warpspec.tmem_load %b : !warpspec.buffer<64x64xf32, tmem> -> !warpspec.acc<64x64xf32>
+        warpspec.release %s : !s
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// Partitions are lowered in order: with the consumer first, its consume is
+// the first op to find the slots unplaced.
+!c = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_consume_first_not_placed() {
+  warpspec.kernel chip("sm_90a") attributes {smem_bytes = 2048 : i64} {
+    %i = arith.constant 0 : i32
+    %c = warpspec.channel "c" depth(2) {barrier_offset = 0 : i64, info_offset = 32 : i64} : !c
+    warpspec.partition "compute" role(compute) warps(4) regs(232) {
+      // expected-error @+1 {{'warpspec.consume' op channel is not placed: run warpspec-allocate-smem first}}
+      warpspec.consume %c (%row, %rows, %head, %b) : !c {
+        warpspec.release %c : !c
+      }
+    }
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      %b = warpspec.acquire %c : !c
+      warpspec.commit %c tile(%i, %i, %i) : !c
+      warpspec.close %c : !c
+    }
+  }
+  return
+}
+
+// -----
+
+// Likewise a get, in a partition before the producer's.
+!c = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_get_first_not_placed() {
+  warpspec.kernel chip("sm_90a") attributes {smem_bytes = 2048 : i64} {
+    %i = arith.constant 0 : i32
+    %c = warpspec.channel "c" depth(2) {barrier_offset = 0 : i64, info_offset = 32 : i64} : !c
+    warpspec.partition "compute" role(compute) warps(4) regs(232) {
+      // expected-error @+1 {{'warpspec.get' op channel is not placed: run warpspec-allocate-smem first}}
+      %b = warpspec.get %c : !c
+      warpspec.release %c : !c
+    }
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      %b = warpspec.acquire %c : !c
+      warpspec.commit %c tile(%i, %i, %i) : !c
+    }
+  }
+  return
+}
+
+// -----
+
+// A producer that only closes the channel (its consumers see no tile).
+!c = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_close_not_placed() {
+  warpspec.kernel chip("sm_90a") attributes {smem_bytes = 2048 : i64} {
+    %c = warpspec.channel "c" depth(2) {barrier_offset = 0 : i64, info_offset = 32 : i64} : !c
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      // expected-error @+1 {{'warpspec.close' op channel is not placed: run warpspec-allocate-smem first}}
       warpspec.close %c : !c
     }
     warpspec.partition "compute" role(compute) warps(4) regs(232) {
@@ -107,6 +258,32 @@ func.func @negative_chip_mismatch(%cu: !cu) {
     %n = arith.constant 4 : index
     warpspec.partition "a" role(compute) warps(4) regs(64) {
       warpspec.tile_loop (%row, %rows, %head) in %cu : !cu heads(%n) tokens(%n) block_size(64) {
+      }
+    }
+  }
+  return
+}
+
+//--- chip-sm90a.mlir
+
+// The other way round: an sm_100a kernel (with its tensor-memory plan) and
+// the pass asked for sm_90a.
+!s = !warpspec.channel<[64x64xf32], tmem>
+func.func @negative_chip_mismatch_sm100a(%cu: memref<?xi32>) {
+  // expected-error @+1 {{'warpspec.kernel' op targets sm_100a, but convert-warpspec-to-nvvm was asked for sm_90a}}
+  warpspec.kernel chip("sm_100a") {
+    %n = arith.constant 4 : index
+    %s = warpspec.channel "s" depth(2) : !s
+    warpspec.partition "mma" role(mma) warps(4) regs(40) {
+      warpspec.tile_loop (%row, %rows, %head) in %cu : memref<?xi32> heads(%n) tokens(%n) block_size(64) {
+        %b = warpspec.acquire %s : !s
+        warpspec.commit %s tile(%row, %rows, %head) : !s
+      }
+      warpspec.close %s : !s
+    }
+    warpspec.partition "softmax" role(softmax) warps(4) regs(160) {
+      warpspec.consume %s (%row, %rows, %head, %b) : !s {
+        warpspec.release %s : !s
       }
     }
   }
@@ -300,16 +477,20 @@ func.func @static_cu_seqlens(%cu: memref<5xi32>) {
 
 // -----
 
-// warpspec.mma into a register accumulator is wgmma, lowered for sm_90a
-// only: on sm_100a it is reported.
+// A tensor-memory channel, but warpspec-allocate-tmem did not run (only
+// warpspec-allocate-smem, which placed its barriers and the tensor-memory
+// address): no tmem_columns, nothing to allocate.
 !act = memref<?x4x64xbf16>
 !tile = !warpspec.buffer<64x64xbf16, smem>
 !c = !warpspec.channel<[64x64xbf16, 64x64xbf16], smem>
-func.func @negative_blackwell_register_mma(%q: !act, %k: !act,
-                                           %cu: memref<?xi32>) {
+!s = !warpspec.channel<[64x64xf32], tmem>
+func.func @negative_tmem_not_allocated(%q: !act, %k: !act,
+                                       %cu: memref<?xi32>) {
+  // expected-error @+1 {{'warpspec.kernel' op uses tensor memory but has no tensor-memory plan (tmem_columns, tmem_base_offset): run warpspec-allocate-tmem and warpspec-allocate-smem first}}
   warpspec.kernel chip("sm_100a") {
     %n = arith.constant 4 : index
     %c = warpspec.channel "c" depth(2) : !c
+    %s = warpspec.channel "s" depth(2) : !s
     warpspec.partition "load" role(load) warps(4) regs(40) {
       warpspec.tile_loop (%row, %rows, %head) in %cu : memref<?xi32> heads(%n) tokens(%n) block_size(64) {
         %x, %y = warpspec.acquire %c : !c
@@ -319,11 +500,19 @@ func.func @negative_blackwell_register_mma(%q: !act, %k: !act,
       }
       warpspec.close %c : !c
     }
-    warpspec.partition "compute" role(compute) warps(4) regs(232) {
+    warpspec.partition "mma" role(mma) warps(4) regs(40) {
       warpspec.consume %c (%row, %rows, %head, %x, %y) : !c {
-        // expected-error @+1 {{'warpspec.mma' op with register operands is not available on sm_100a}}
-        %s = warpspec.mma %x, %y {transpose_b} : !tile, !tile -> !warpspec.acc<64x64xf32>
-        warpspec.release %c : !c
+        %d = warpspec.acquire %s : !s
+        warpspec.mma_async %x, %y into %d {transpose_b} : !tile, !tile, !warpspec.buffer<64x64xf32, tmem>
+        warpspec.commit %s tile(%row, %rows, %head) : !s
+        warpspec.release %c after_mma : !c
+      }
+      warpspec.close %s : !s
+    }
+    warpspec.partition "softmax" role(softmax) warps(4) regs(160) {
+      warpspec.consume %s (%row, %rows, %head, %b) : !s {
+        %v = warpspec.tmem_load %b : !warpspec.buffer<64x64xf32, tmem> -> !warpspec.acc<64x64xf32>
+        warpspec.release %s : !s
       }
     }
   }

@@ -1,6 +1,7 @@
 // RUN: split-file %s %t
 // RUN: block-attn-opt %t/kernels.mlir -split-input-file -verify-diagnostics -warpspec-allocate-smem
 // RUN: block-attn-opt %t/num-stages.mlir -split-input-file -verify-diagnostics --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a num-stages=6}),warpspec-allocate-smem)'
+// RUN: block-attn-opt %t/sm100a-num-stages.mlir -verify-diagnostics --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_100a num-stages=3}),warpspec-allocate-tmem,warpspec-allocate-smem)'
 // RUN: block-attn-opt %t/num-stages-registers.mlir -split-input-file -verify-diagnostics --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a num-stages=6 o-store=registers}),warpspec-allocate-smem)'
 
 // warpspec-allocate-smem diagnoses a plan above the 232448 bytes (227 KiB)
@@ -125,5 +126,31 @@ func.func @negative_num_stages_too_deep_registers(%q: !act, %k: !act, %v: !act,
   blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
       cu_seqlens(%cu : memref<?xi32>)
       {block_size = 64 : i64, head_dim = 128 : i64, element_type = bf16}
+  return
+}
+
+//--- sm100a-num-stages.mlir
+
+// The sm_100a backward with a 3-slot Q/K/V/dO ring (the default picks 2):
+// next to the P/dS ring and the two compute warpgroups' staging buffers it
+// does not fit. The tensor-memory rings take no shared memory but their
+// barriers and records do, and so does the tensor-memory address: 15
+// slots (3 + 5 x 2 + 2) of 2 x 8 bytes of barriers and 16 of record, and 16
+// bytes for the address = 496; 196608 + 32768 + 32768 + 496 + 1024 =
+// 263664 bytes.
+!act = memref<?x4x128xbf16>
+func.func @negative_sm100a_backward_num_stages(%q: !act, %k: !act, %v: !act,
+                                               %do: !act, %dq: !act, %dk: !act,
+                                               %dv: !act, %cu: memref<?xi32>) {
+  // expected-error @+6 {{'warpspec.kernel' op needs 263664 bytes of shared memory, more than the 232448 a CTA can have}}
+  // expected-note @+5 {{channel "qkvdo": 3 x 65536 bytes = 196608}}
+  // expected-note @+4 {{channel "pds": 2 x 16384 bytes = 32768}}
+  // expected-note @+3 {{scratch of partition "compute": 2 x 16384 bytes = 32768}}
+  // expected-note @+2 {{barriers and tile records = 496}}
+  // expected-note @+1 {{alignment slack of the dynamic base = 1024}}
+  blockattn.backward q(%q : !act) k(%k : !act) v(%v : !act) do(%do : !act)
+      dq(%dq : !act) dk(%dk : !act) dv(%dv : !act)
+      cu_seqlens(%cu : memref<?xi32>)
+      {head_dim = 128 : i64, element_type = bf16}
   return
 }

@@ -8,6 +8,9 @@
 // RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a}),warpspec-allocate-smem)' | FileCheck %s --check-prefix=PIPE
 // RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a p-operand=smem}),warpspec-allocate-smem)' | FileCheck %s --check-prefix=PIPE-P
 // RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a num-consumers=3}),warpspec-allocate-smem)' | FileCheck %s --check-prefix=PIPE-3
+// The sm_100a forward, planned as blockattn-to-ptx does (tensor memory
+// first); allocate-smem keeps what allocate-tmem wrote.
+// RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_100a}),warpspec-allocate-tmem,warpspec-allocate-smem)' | FileCheck %s --check-prefix=PIPE-BW
 
 // warpspec-allocate-smem: the offsets it writes on every channel
 // (buffer_offset, slot_stride, barrier_offset, info_offset) and scratch
@@ -15,7 +18,9 @@
 // from offset 0: the slots of every shared-memory channel, each slot
 // 1024-byte aligned; every scratch buffer, one 1024-byte aligned copy per
 // replica; every channel's full/empty mbarriers (2 x depth x 8 bytes); every
-// channel's tile records (depth x 16 bytes); then 1024 bytes of slack for the
+// channel's tile records (depth x 16 bytes); in a kernel with
+// tensor-memory channels, 16 bytes for the address tcgen05.alloc writes and
+// the teardown barrier (tmem_base_offset); then 1024 bytes of slack for the
 // run-time alignment of the dynamic shared memory base. Each kernel is
 // planned on its own, from 0.
 
@@ -174,12 +179,14 @@ func.func @allocate_hopper_forward_scratch(%i: i32) {
 
 // A tensor-memory channel gets no shared-memory buffers (no buffer_offset,
 // no slot_stride) but its barriers and tile records are in shared memory,
-// after those of the channels declared before it.
+// after those of the channels declared before it; then 16 bytes for the
+// tensor-memory address tcgen05.alloc writes and the teardown barrier
+// (tmem_base_offset): 98304 + 2 x 32 + 2 x 32 + 16 + 1024 = 99472.
 // CHECK-LABEL: func.func @allocate_tmem_channel
-// CHECK: warpspec.kernel chip("sm_100a") attributes {smem_bytes = 99456 : i64} {
+// CHECK: warpspec.kernel chip("sm_100a") attributes {smem_bytes = 99472 : i64, tmem_base_offset = 98432 : i64} {
 // CHECK: warpspec.channel "qkv" depth(2) {barrier_offset = 98304 : i64, buffer_offset = 0 : i64, info_offset = 98368 : i64, slot_stride = 49152 : i64}
-// CHECK: warpspec.channel "s" depth(2) {barrier_offset = 98336 : i64, info_offset = 98400 : i64} : <[128x64xf32], tmem>
-!s = !warpspec.channel<[128x64xf32], tmem>
+// CHECK: warpspec.channel "s" depth(2) {barrier_offset = 98336 : i64, info_offset = 98400 : i64} : <[64x64xf32], tmem>
+!s = !warpspec.channel<[64x64xf32], tmem>
 func.func @allocate_tmem_channel(%i: i32) {
   warpspec.kernel chip("sm_100a") {
     %qkv = warpspec.channel "qkv" depth(2) : !qkv
@@ -207,10 +214,11 @@ func.func @allocate_tmem_channel(%i: i32) {
 }
 
 // Only tensor-memory channels: the barriers start at offset 0 (2 x 8 bytes),
-// the record follows (16 bytes): 32 + 1024 = 1056.
+// the record follows (16 bytes), then the tensor-memory address (16 bytes):
+// 48 + 1024 = 1072.
 // CHECK-LABEL: func.func @allocate_only_tmem
-// CHECK: warpspec.kernel chip("sm_100a") attributes {smem_bytes = 1056 : i64} {
-// CHECK: warpspec.channel "s" depth(1) {barrier_offset = 0 : i64, info_offset = 16 : i64} : <[128x64xf32], tmem>
+// CHECK: warpspec.kernel chip("sm_100a") attributes {smem_bytes = 1072 : i64, tmem_base_offset = 32 : i64} {
+// CHECK: warpspec.channel "s" depth(1) {barrier_offset = 0 : i64, info_offset = 16 : i64} : <[64x64xf32], tmem>
 func.func @allocate_only_tmem(%i: i32) {
   warpspec.kernel chip("sm_100a") {
     %s = warpspec.channel "s" depth(1) : !s
@@ -263,6 +271,19 @@ func.func @allocate_no_channels() {
 // PIPE-3: warpspec.channel "qkv" depth(3) {barrier_offset = 196608 : i64, buffer_offset = 0 : i64, info_offset = 196656 : i64, slot_stride = 49152 : i64}
 // PIPE-3: warpspec.partition "compute" role(compute) warps(4) regs(152) replicas(3) {
 // PIPE-3-NEXT: warpspec.scratch {offset = 147456 : i64, replica_stride = 16384 : i64} : <64x128xbf16, smem>
+// sm_100a: 4 slots, the two softmax warpgroups' O staging buffers, the
+// barriers and records of qkv and of the tensor-memory rings s, p, o (2
+// slots each), then the tensor-memory address: 196608 + 32768 + 160 + 160 +
+// 16 + 1024 = 230736 bytes. The rings keep their tmem_slots and the kernel
+// its tmem_columns.
+// PIPE-BW-LABEL: func.func @pipeline_forward
+// PIPE-BW: warpspec.kernel chip("sm_100a") attributes {info = {{{.*}}}, smem_bytes = 230736 : i64, tmem_base_offset = 229696 : i64, tmem_columns = 256 : i64}
+// PIPE-BW: warpspec.channel "qkv" depth(4) {barrier_offset = 229376 : i64, buffer_offset = 0 : i64, info_offset = 229536 : i64, slot_stride = 49152 : i64}
+// PIPE-BW: warpspec.channel "s" depth(2) {barrier_offset = 229440 : i64, info_offset = 229600 : i64, tmem_slots = array<i64: 0, 0, 16, 0>} : <[64x64xf32], tmem>
+// PIPE-BW: warpspec.channel "p" depth(2) {barrier_offset = 229472 : i64, info_offset = 229632 : i64, tmem_slots = array<i64: 0, 64, 16, 64>} : <[64x64xbf16], tmem>
+// PIPE-BW: warpspec.channel "o" depth(2) {barrier_offset = 229504 : i64, info_offset = 229664 : i64, tmem_slots = array<i64: 0, 96, 16, 96>} : <[64x128xf32], tmem>
+// PIPE-BW: warpspec.partition "softmax" role(softmax) warps(4) regs(216) replicas(2) {
+// PIPE-BW-NEXT: warpspec.scratch {offset = 196608 : i64, replica_stride = 16384 : i64} : <64x128xbf16, smem>
 !act = memref<?x4x128xbf16>
 func.func @pipeline_forward(%q: !act, %k: !act, %v: !act, %o: !act,
                             %cu: memref<?xi32>) {

@@ -209,6 +209,155 @@ func.func @negative_kernel_tmem_columns_too_many() {
 }
 
 //===----------------------------------------------------------------------===//
+// warpspec.kernel: ops per target
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// tcgen05.mma needs tensor memory: not on Hopper.
+!a = !warpspec.buffer<64x64xbf16, smem>
+!d = !warpspec.buffer<64x64xf32, tmem>
+func.func @negative_mma_async_on_hopper(%a: !a, %b: !a, %d: !d) {
+  warpspec.kernel chip("sm_90a") {
+    warpspec.partition "mma" role(mma) warps(4) regs(40) {
+      // expected-error @+1 {{'warpspec.mma_async' op is not available on sm_90a (no tensor memory)}}
+      warpspec.mma_async %a, %b into %d {transpose_b} : !a, !a, !d
+    }
+  }
+  return
+}
+
+// -----
+
+// Nor tcgen05.ld ...
+!d = !warpspec.buffer<64x64xf32, tmem>
+func.func @negative_tmem_load_on_hopper(%d: !d) {
+  warpspec.kernel chip("sm_90a") {
+    warpspec.partition "compute" role(compute) warps(4) regs(232) {
+      // expected-error @+1 {{'warpspec.tmem_load' op is not available on sm_90a (no tensor memory)}}
+      %s = warpspec.tmem_load %d : !d -> !warpspec.acc<64x64xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// ... nor tcgen05.st.
+!p = !warpspec.buffer<64x64xbf16, tmem>
+func.func @negative_tmem_store_on_hopper(%v: !warpspec.acc<64x64xbf16>, %p: !p) {
+  warpspec.kernel chip("sm_90a") {
+    warpspec.partition "compute" role(compute) warps(4) regs(232) {
+      // expected-error @+1 {{'warpspec.tmem_store' op is not available on sm_90a (no tensor memory)}}
+      warpspec.tmem_store %v, %p : !warpspec.acc<64x64xbf16>, !p
+    }
+  }
+  return
+}
+
+// -----
+
+// warpspec.mma is wgmma (a register accumulator): Hopper only. On Blackwell
+// the accumulator lives in tensor memory.
+!a = !warpspec.buffer<64x64xbf16, smem>
+func.func @negative_mma_on_blackwell(%a: !a, %b: !a) {
+  warpspec.kernel chip("sm_100a") {
+    warpspec.partition "compute" role(softmax) warps(4) regs(232) {
+      // expected-error @+1 {{'warpspec.mma' op is not available on sm_100a (use warpspec.mma_async into tensor memory)}}
+      %s = warpspec.mma %a, %b {transpose_b} : !a, !a -> !warpspec.acc<64x64xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// release after_mma is a tcgen05.commit: Blackwell only.
+!c = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_release_after_mma_on_hopper(%i: i32) {
+  warpspec.kernel chip("sm_90a") {
+    %c = warpspec.channel "c" depth(2) : !c
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      %b = warpspec.acquire %c : !c
+      warpspec.commit %c tile(%i, %i, %i) : !c
+      warpspec.close %c : !c
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(232) {
+      warpspec.consume %c (%row, %rows, %head, %b) : !c {
+        // expected-error @+1 {{'warpspec.release' op with after_mma is not available on sm_90a (no tcgen05.commit)}}
+        warpspec.release %c after_mma : !c
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// One thread issues tcgen05.mma: not a softmax warpgroup, whose 128
+// threads would each issue it.
+!a = !warpspec.buffer<64x64xbf16, smem>
+!d = !warpspec.buffer<64x64xf32, tmem>
+func.func @negative_mma_async_outside_mma_role(%a: !a, %d: !d) {
+  warpspec.kernel chip("sm_100a") {
+    warpspec.partition "softmax" role(softmax) warps(4) regs(160) {
+      // expected-error @+1 {{'warpspec.mma_async' op must be in a role(mma) partition (one thread issues the MMAs and commits them), not in "softmax"}}
+      warpspec.mma_async %a, %a into %d {transpose_b} : !a, !a, !d
+    }
+  }
+  return
+}
+
+// -----
+
+// The load role is single-threaded too, but its commits are not counted on
+// an MMA-produced slot: still not the MMA role.
+!a = !warpspec.buffer<64x64xbf16, smem>
+!d = !warpspec.buffer<64x64xf32, tmem>
+func.func @negative_mma_async_in_load_role(%a: !a, %d: !d) {
+  warpspec.kernel chip("sm_100a") {
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      // expected-error @+1 {{'warpspec.mma_async' op must be in a role(mma) partition (one thread issues the MMAs and commits them), not in "load"}}
+      warpspec.mma_async %a, %a into %d {transpose_b} : !a, !a, !d
+    }
+  }
+  return
+}
+
+// -----
+
+// after_mma commits the MMAs of the releasing thread: in a softmax
+// warpgroup, 128 threads would each arrive on the slot's empty barrier.
+!c = !warpspec.channel<[64x64xf32], tmem>
+func.func @negative_release_after_mma_outside_mma_role(%i: i32) {
+  warpspec.kernel chip("sm_100a") {
+    %c = warpspec.channel "c" depth(2) : !c
+    warpspec.partition "mma" role(mma) warps(4) regs(40) {
+      %b = warpspec.acquire %c : !c
+      warpspec.commit %c tile(%i, %i, %i) : !c
+    }
+    warpspec.partition "softmax" role(softmax) warps(4) regs(160) {
+      %b = warpspec.get %c : !c
+      // expected-error @+1 {{'warpspec.release' op with after_mma must be in a role(mma) partition (one thread issues the MMAs and commits them), not in "softmax"}}
+      warpspec.release %c after_mma : !c
+    }
+  }
+  return
+}
+
+// -----
+
+// 16 columns are below the 32 tcgen05.alloc allocates at least.
+func.func @negative_kernel_tmem_columns_too_few() {
+  // expected-error @+1 {{'warpspec.kernel' op tmem_columns must be a power of two in [32, 512], got 16}}
+  warpspec.kernel chip("sm_100a") attributes {tmem_columns = 16 : i64} {
+    warpspec.partition "a" role(mma) warps(4) regs(64) {
+    }
+  }
+  return
+}
+
+//===----------------------------------------------------------------------===//
 // warpspec.kernel: channel producers and consumers
 //===----------------------------------------------------------------------===//
 
@@ -277,11 +426,14 @@ func.func @negative_channel_two_producers(%i: i32) {
 
 // -----
 
-// The producer is replicated: its replicas would race for the slots.
+// A replicated producer may fill a ring (its replicas take the slots
+// round-robin, ops.mlir), but it cannot close it: each replica would
+// publish its own end-of-stream records, and no one replica knows when the
+// others are done.
 !c = !warpspec.channel<[64x64xbf16], smem>
-func.func @negative_channel_replicated_producer(%i: i32) {
+func.func @negative_channel_replicated_producer_closes(%i: i32) {
   warpspec.kernel chip("sm_90a") {
-    // expected-error @+1 {{'warpspec.channel' op channel "c" is produced by partition "load" with replicas(2); a channel's producer runs once}}
+    // expected-error @+1 {{'warpspec.channel' op channel "c" is closed by partition "load" with replicas(2); only a single producer can end its consumers' loops}}
     %c = warpspec.channel "c" depth(2) : !c
     warpspec.partition "load" role(load) warps(4) regs(40) replicas(2) {
       %b = warpspec.acquire %c : !c
@@ -292,6 +444,72 @@ func.func @negative_channel_replicated_producer(%i: i32) {
       warpspec.consume %c (%row, %rows, %head, %b) : !c {
         warpspec.release %c : !c
       }
+    }
+  }
+  return
+}
+
+// -----
+
+// Two softmax replicas produce P into a ring of three slots: slot 0 would
+// be filled by replica 0, then (one lap later) by replica 1, and each
+// would wait on the slot's empty barrier with its own count of laps.
+!p = !warpspec.channel<[64x64xbf16], tmem>
+func.func @negative_channel_depth_not_multiple_of_producer_replicas(%i: i32) {
+  warpspec.kernel chip("sm_100a") {
+    // expected-error @+1 {{'warpspec.channel' op channel "p" has depth 3, which is not a multiple of the 2 replicas of its producer "softmax": each slot must belong to one replica so that its barrier phases are waited for in order}}
+    %p = warpspec.channel "p" depth(3) : !p
+    warpspec.partition "softmax" role(softmax) warps(4) regs(160) replicas(2) {
+      %b = warpspec.acquire %p : !p
+      warpspec.commit %p tile(%i, %i, %i) : !p
+    }
+    warpspec.partition "mma" role(mma) warps(4) regs(40) {
+      %b = warpspec.get %p : !p
+      warpspec.release %p after_mma : !p
+    }
+  }
+  return
+}
+
+// -----
+
+// Replicated on both ends, the counts must agree: entry n is produced by
+// replica n % 2 and would be consumed by replica n % 4.
+!c = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_channel_replica_counts_differ(%i: i32) {
+  warpspec.kernel chip("sm_100a") {
+    // expected-error @+1 {{'warpspec.channel' op channel "c" is produced by 2 replicas of "producer" and consumed by 4 replicas of "consumer"; replicated ends must have the same count}}
+    %c = warpspec.channel "c" depth(4) : !c
+    warpspec.partition "producer" role(softmax) warps(4) regs(40) replicas(2) {
+      %b = warpspec.acquire %c : !c
+      warpspec.commit %c tile(%i, %i, %i) : !c
+    }
+    warpspec.partition "consumer" role(softmax) warps(4) regs(40) replicas(4) {
+      %b = warpspec.get %c : !c
+      warpspec.release %c : !c
+    }
+  }
+  return
+}
+
+// -----
+
+// A ring read with warpspec.get only (no consume loop) is not closed: its
+// reader takes exactly the slots it knows are coming, and would never read
+// the end-of-stream records.
+!c = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_channel_closed_without_consume(%i: i32) {
+  warpspec.kernel chip("sm_90a") {
+    // expected-error @+1 {{'warpspec.channel' op channel "c" is closed, but no warpspec.consume loop reads it}}
+    %c = warpspec.channel "c" depth(2) : !c
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      %b = warpspec.acquire %c : !c
+      warpspec.commit %c tile(%i, %i, %i) : !c
+      warpspec.close %c : !c
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(232) {
+      %b = warpspec.get %c : !c
+      warpspec.release %c : !c
     }
   }
   return
@@ -812,7 +1030,7 @@ func.func @negative_consume_two_releases(%c: !c) {
 // A release with no enclosing consume.
 !c = !warpspec.channel<[64x64xbf16], smem>
 func.func @negative_release_outside_consume(%c: !c) {
-  // expected-error @+1 {{'warpspec.release' op must be directly inside a warpspec.consume of the same channel}}
+  // expected-error @+1 {{'warpspec.release' op must follow a warpspec.get of the channel in the same block, or be directly inside a warpspec.consume of the same channel}}
   warpspec.release %c : !c
   return
 }
@@ -824,7 +1042,7 @@ func.func @negative_release_outside_consume(%c: !c) {
 func.func @negative_release_other_channel(%c: !c, %d: !c) {
   warpspec.consume %c (%row, %rows, %head, %b) : !c {
     warpspec.release %c : !c
-    // expected-error @+1 {{'warpspec.release' op must be directly inside a warpspec.consume of the same channel}}
+    // expected-error @+1 {{'warpspec.release' op must follow a warpspec.get of the channel in the same block, or be directly inside a warpspec.consume of the same channel}}
     warpspec.release %d : !c
   }
   return
@@ -839,10 +1057,128 @@ func.func @negative_release_nested(%c: !c, %cu: memref<?xi32>, %n: index) {
     warpspec.release %c : !c
     warpspec.tile_loop (%r, %rs, %h) in %cu : memref<?xi32>
         heads(%n) tokens(%n) block_size(64) {
-      // expected-error @+1 {{'warpspec.release' op must be directly inside a warpspec.consume of the same channel}}
+      // expected-error @+1 {{'warpspec.release' op must follow a warpspec.get of the channel in the same block, or be directly inside a warpspec.consume of the same channel}}
       warpspec.release %c : !c
     }
   }
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Consumer protocol: get / release
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// A second get before the first slot is released.
+!c = !warpspec.channel<[64x64xf32], tmem>
+func.func @negative_get_twice(%i: i32) {
+  warpspec.kernel chip("sm_100a") {
+    %c = warpspec.channel "c" depth(2) : !c
+    warpspec.partition "mma" role(mma) warps(4) regs(40) {
+      %b = warpspec.acquire %c : !c
+      warpspec.commit %c tile(%i, %i, %i) : !c
+    }
+    warpspec.partition "softmax" role(softmax) warps(4) regs(160) {
+      %b0 = warpspec.get %c : !c
+      // expected-error @+1 {{'warpspec.get' op takes a slot of the channel while the previous one is not released}}
+      %b1 = warpspec.get %c : !c
+      warpspec.release %c : !c
+    }
+  }
+  return
+}
+
+// -----
+
+// The slot taken in the loop body is released after the loop, in another
+// block: the release has no get before it in its block (nor an enclosing
+// consume).
+!c = !warpspec.channel<[64x64xf32], tmem>
+func.func @negative_get_released_in_other_block(%cu: memref<?xi32>, %n: index,
+                                                %i: i32) {
+  warpspec.kernel chip("sm_100a") {
+    %c = warpspec.channel "c" depth(2) : !c
+    warpspec.partition "mma" role(mma) warps(4) regs(40) {
+      %b = warpspec.acquire %c : !c
+      warpspec.commit %c tile(%i, %i, %i) : !c
+    }
+    warpspec.partition "softmax" role(softmax) warps(4) regs(160) {
+      warpspec.tile_loop (%row, %rows, %head) in %cu : memref<?xi32>
+          heads(%n) tokens(%n) block_size(64) {
+        %b = warpspec.get %c : !c
+      }
+      // expected-error @+1 {{'warpspec.release' op must follow a warpspec.get of the channel in the same block, or be directly inside a warpspec.consume of the same channel}}
+      warpspec.release %c : !c
+    }
+  }
+  return
+}
+
+// -----
+
+// A get whose slot is never given back.
+!c = !warpspec.channel<[64x64xf32], tmem>
+func.func @negative_get_never_released(%i: i32) {
+  warpspec.kernel chip("sm_100a") {
+    %c = warpspec.channel "c" depth(2) : !c
+    warpspec.partition "mma" role(mma) warps(4) regs(40) {
+      %b = warpspec.acquire %c : !c
+      warpspec.commit %c tile(%i, %i, %i) : !c
+    }
+    warpspec.partition "softmax" role(softmax) warps(4) regs(160) {
+      // expected-error @+1 {{'warpspec.get' op slot is never released}}
+      %b = warpspec.get %c : !c
+    }
+  }
+  return
+}
+
+// -----
+
+// One get, two releases: the second has no slot to give back.
+!c = !warpspec.channel<[64x64xf32], tmem>
+func.func @negative_get_released_twice(%c: !c) {
+  %b = warpspec.get %c : !c
+  warpspec.release %c : !c
+  // expected-error @+1 {{'warpspec.release' op must follow a warpspec.get of the channel in the same block, or be directly inside a warpspec.consume of the same channel}}
+  warpspec.release %c after_mma : !c
+  return
+}
+
+// -----
+
+// A get of the channel the enclosing consume iterates over: the body's one
+// release would give back the get's slot, never the consume's.
+!c = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_get_inside_consume_of_same_channel(%i: i32) {
+  warpspec.kernel chip("sm_90a") {
+    %c = warpspec.channel "c" depth(2) : !c
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      %b = warpspec.acquire %c : !c
+      warpspec.commit %c tile(%i, %i, %i) : !c
+      warpspec.close %c : !c
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(232) {
+      warpspec.consume %c (%row, %rows, %head, %b) : !c {
+        // expected-error @+1 {{'warpspec.get' op takes a slot of the channel the enclosing warpspec.consume iterates over; the consume's own slot would never be released}}
+        %x = warpspec.get %c : !c
+        warpspec.release %c : !c
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// The generic form cannot give get other results than the channel's buffers
+// (InferTypeOpInterface checks them).
+!c = !warpspec.channel<[64x64xf32], tmem>
+func.func @negative_get_result_types(%c: !c) {
+  // expected-error @+2 {{'warpspec.get' op inferred type(s) '!warpspec.buffer<64x64xf32, tmem>' are incompatible with return type(s) of operation '!warpspec.buffer<64x64xf32, smem>'}}
+  // expected-error @+1 {{'warpspec.get' op failed to infer returned types}}
+  %b = "warpspec.get"(%c) : (!c) -> !warpspec.buffer<64x64xf32, smem>
   return
 }
 
@@ -1219,6 +1555,339 @@ func.func @negative_mma_transpose_a_result(%a: !warpspec.buffer<64x64xbf16, smem
   // expected-error @+1 {{'warpspec.mma' op result must be 64x128}}
   %d = warpspec.mma %a, %b {transpose_a}
       : !warpspec.buffer<64x64xbf16, smem>, !warpspec.buffer<64x128xbf16, smem> -> !warpspec.acc<64x64xf32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// warpspec.mma_async
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// A is a tile, not a row.
+func.func @negative_mma_async_1d(%a: !warpspec.buffer<64xbf16, smem>,
+                                 %b: !warpspec.buffer<64x64xbf16, smem>,
+                                 %d: !warpspec.buffer<64x64xf32, tmem>) {
+  // expected-error @+1 {{'warpspec.mma_async' op operands must be 2-D tiles}}
+  warpspec.mma_async %a, %b into %d
+      : !warpspec.buffer<64xbf16, smem>, !warpspec.buffer<64x64xbf16, smem>,
+        !warpspec.buffer<64x64xf32, tmem>
+  return
+}
+
+// -----
+
+// The accumulator is in tensor memory, not shared memory.
+func.func @negative_mma_async_dest_smem(%a: !warpspec.buffer<64x64xbf16, smem>,
+                                        %d: !warpspec.buffer<64x64xf32, smem>) {
+  // expected-error @+1 {{'warpspec.mma_async' op the destination must be an f32 tensor-memory buffer, got '!warpspec.buffer<64x64xf32, smem>'}}
+  warpspec.mma_async %a, %a into %d {transpose_b}
+      : !warpspec.buffer<64x64xbf16, smem>, !warpspec.buffer<64x64xbf16, smem>,
+        !warpspec.buffer<64x64xf32, smem>
+  return
+}
+
+// -----
+
+// Accumulation is in f32: not a bf16 destination.
+func.func @negative_mma_async_dest_bf16(%a: !warpspec.buffer<64x64xbf16, smem>,
+                                        %d: !warpspec.buffer<64x64xbf16, tmem>) {
+  // expected-error @+1 {{'warpspec.mma_async' op the destination must be an f32 tensor-memory buffer, got '!warpspec.buffer<64x64xbf16, tmem>'}}
+  warpspec.mma_async %a, %a into %d {transpose_b}
+      : !warpspec.buffer<64x64xbf16, smem>, !warpspec.buffer<64x64xbf16, smem>,
+        !warpspec.buffer<64x64xbf16, tmem>
+  return
+}
+
+// -----
+
+// Only A may come from tensor memory; B is always a shared-memory operand.
+func.func @negative_mma_async_b_tmem(%a: !warpspec.buffer<64x64xbf16, smem>,
+                                     %b: !warpspec.buffer<64x64xbf16, tmem>,
+                                     %d: !warpspec.buffer<64x64xf32, tmem>) {
+  // expected-error @+1 {{'warpspec.mma_async' op B must be in shared memory}}
+  warpspec.mma_async %a, %b into %d
+      : !warpspec.buffer<64x64xbf16, smem>, !warpspec.buffer<64x64xbf16, tmem>,
+        !warpspec.buffer<64x64xf32, tmem>
+  return
+}
+
+// -----
+
+// A in tensor memory is read K-major: it cannot be transposed.
+func.func @negative_mma_async_tmem_a_transposed(%a: !warpspec.buffer<64x64xbf16, tmem>,
+                                                %b: !warpspec.buffer<64x64xbf16, smem>,
+                                                %d: !warpspec.buffer<64x64xf32, tmem>) {
+  // expected-error @+1 {{'warpspec.mma_async' op an A operand in tensor memory is always K-major: transpose_a needs A in shared memory}}
+  warpspec.mma_async %a, %b into %d {transpose_a}
+      : !warpspec.buffer<64x64xbf16, tmem>, !warpspec.buffer<64x64xbf16, smem>,
+        !warpspec.buffer<64x64xf32, tmem>
+  return
+}
+
+// -----
+
+// A and B differ in element type (f16 vs bf16).
+func.func @negative_mma_async_mixed_types(%a: !warpspec.buffer<64x64xf16, smem>,
+                                          %b: !warpspec.buffer<64x64xbf16, smem>,
+                                          %d: !warpspec.buffer<64x64xf32, tmem>) {
+  // expected-error @+1 {{'warpspec.mma_async' op A and B must have the same 16-bit element type, got 'f16' and 'bf16'}}
+  warpspec.mma_async %a, %b into %d {transpose_b}
+      : !warpspec.buffer<64x64xf16, smem>, !warpspec.buffer<64x64xbf16, smem>,
+        !warpspec.buffer<64x64xf32, tmem>
+  return
+}
+
+// -----
+
+// f32 operands (kind::tf32) are not supported.
+func.func @negative_mma_async_f32_operands(%a: !warpspec.buffer<64x64xf32, smem>,
+                                           %d: !warpspec.buffer<64x64xf32, tmem>) {
+  // expected-error @+1 {{'warpspec.mma_async' op A and B must have the same 16-bit element type, got 'f32' and 'f32'}}
+  warpspec.mma_async %a, %a into %d {transpose_b}
+      : !warpspec.buffer<64x64xf32, smem>, !warpspec.buffer<64x64xf32, smem>,
+        !warpspec.buffer<64x64xf32, tmem>
+  return
+}
+
+// -----
+
+// A is 64x128 but B (not transposed) has 64 rows: K differs.
+func.func @negative_mma_async_k_mismatch(%a: !warpspec.buffer<64x128xbf16, smem>,
+                                         %b: !warpspec.buffer<64x128xbf16, smem>,
+                                         %d: !warpspec.buffer<64x128xf32, tmem>) {
+  // expected-error @+1 {{'warpspec.mma_async' op A is 64x128 but B has 64 rows along K}}
+  warpspec.mma_async %a, %b into %d
+      : !warpspec.buffer<64x128xbf16, smem>, !warpspec.buffer<64x128xbf16, smem>,
+        !warpspec.buffer<64x128xf32, tmem>
+  return
+}
+
+// -----
+
+// With transpose_a, A is stored K x M: a 64x64 P is M = 64, K = 64, and
+// dO (64 rows) matches; the result is 64 x 128, not 64 x 64.
+func.func @negative_mma_async_dest_shape(%p: !warpspec.buffer<64x64xbf16, smem>,
+                                         %dout: !warpspec.buffer<64x128xbf16, smem>,
+                                         %d: !warpspec.buffer<64x64xf32, tmem>) {
+  // expected-error @+1 {{'warpspec.mma_async' op the destination must be 64x128}}
+  warpspec.mma_async %p, %dout into %d {transpose_a}
+      : !warpspec.buffer<64x64xbf16, smem>, !warpspec.buffer<64x128xbf16, smem>,
+        !warpspec.buffer<64x64xf32, tmem>
+  return
+}
+
+// -----
+
+// M = 128 is a tcgen05.mma shape, but not this lowering's (M = 64 only: the
+// accumulators use half the lanes, two share their columns).
+func.func @negative_mma_async_m128(%a: !warpspec.buffer<128x64xbf16, smem>,
+                                   %b: !warpspec.buffer<64x64xbf16, smem>,
+                                   %d: !warpspec.buffer<128x64xf32, tmem>) {
+  // expected-error @+1 {{'warpspec.mma_async' op tcgen05.mma with M = 64 needs N a multiple of 8 up to 256 and K a multiple of 16, got M=128 N=64 K=64}}
+  warpspec.mma_async %a, %b into %d {transpose_b}
+      : !warpspec.buffer<128x64xbf16, smem>, !warpspec.buffer<64x64xbf16, smem>,
+        !warpspec.buffer<128x64xf32, tmem>
+  return
+}
+
+// -----
+
+// N = 12 is not a multiple of 8.
+func.func @negative_mma_async_n12(%a: !warpspec.buffer<64x64xbf16, smem>,
+                                  %b: !warpspec.buffer<12x64xbf16, smem>,
+                                  %d: !warpspec.buffer<64x12xf32, tmem>) {
+  // expected-error @+1 {{'warpspec.mma_async' op tcgen05.mma with M = 64 needs N a multiple of 8 up to 256 and K a multiple of 16, got M=64 N=12 K=64}}
+  warpspec.mma_async %a, %b into %d {transpose_b}
+      : !warpspec.buffer<64x64xbf16, smem>, !warpspec.buffer<12x64xbf16, smem>,
+        !warpspec.buffer<64x12xf32, tmem>
+  return
+}
+
+// -----
+
+// N = 512 is more than one tcgen05.mma produces.
+func.func @negative_mma_async_n512(%a: !warpspec.buffer<64x64xbf16, smem>,
+                                   %b: !warpspec.buffer<64x512xbf16, smem>,
+                                   %d: !warpspec.buffer<64x512xf32, tmem>) {
+  // expected-error @+1 {{'warpspec.mma_async' op tcgen05.mma with M = 64 needs N a multiple of 8 up to 256 and K a multiple of 16, got M=64 N=512 K=64}}
+  warpspec.mma_async %a, %b into %d
+      : !warpspec.buffer<64x64xbf16, smem>, !warpspec.buffer<64x512xbf16, smem>,
+        !warpspec.buffer<64x512xf32, tmem>
+  return
+}
+
+// -----
+
+// K = 8 is half the K = 16 of one instruction.
+func.func @negative_mma_async_k8(%a: !warpspec.buffer<64x8xbf16, smem>,
+                                 %b: !warpspec.buffer<64x8xbf16, smem>,
+                                 %d: !warpspec.buffer<64x64xf32, tmem>) {
+  // expected-error @+1 {{'warpspec.mma_async' op tcgen05.mma with M = 64 needs N a multiple of 8 up to 256 and K a multiple of 16, got M=64 N=64 K=8}}
+  warpspec.mma_async %a, %b into %d {transpose_b}
+      : !warpspec.buffer<64x8xbf16, smem>, !warpspec.buffer<64x8xbf16, smem>,
+        !warpspec.buffer<64x64xf32, tmem>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// warpspec.tmem_load
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// The source is a tensor-memory buffer, not a shared-memory one.
+func.func @negative_tmem_load_smem(%b: !warpspec.buffer<64x64xf32, smem>) {
+  // expected-error @+1 {{'warpspec.tmem_load' op the source must be an f32 tensor-memory buffer}}
+  %s = warpspec.tmem_load %b : !warpspec.buffer<64x64xf32, smem> -> !warpspec.acc<64x64xf32>
+  return
+}
+
+// -----
+
+// Accumulators are f32; a packed bf16 P is written, not read back.
+func.func @negative_tmem_load_bf16(%b: !warpspec.buffer<64x64xbf16, tmem>) {
+  // expected-error @+1 {{'warpspec.tmem_load' op the source must be an f32 tensor-memory buffer}}
+  %s = warpspec.tmem_load %b : !warpspec.buffer<64x64xbf16, tmem> -> !warpspec.acc<64x64xbf16>
+  return
+}
+
+// -----
+
+// The register tile has the buffer's shape: 64x64, not 64x128.
+func.func @negative_tmem_load_result_shape(%b: !warpspec.buffer<64x64xf32, tmem>) {
+  // expected-error @+1 {{'warpspec.tmem_load' op the result must be an f32 tile of the buffer's shape}}
+  %s = warpspec.tmem_load %b : !warpspec.buffer<64x64xf32, tmem> -> !warpspec.acc<64x128xf32>
+  return
+}
+
+// -----
+
+// The load does not convert: an f32 buffer gives an f32 tile.
+func.func @negative_tmem_load_result_f16(%b: !warpspec.buffer<64x64xf32, tmem>) {
+  // expected-error @+1 {{'warpspec.tmem_load' op the result must be an f32 tile of the buffer's shape}}
+  %s = warpspec.tmem_load %b : !warpspec.buffer<64x64xf32, tmem> -> !warpspec.acc<64x64xf16>
+  return
+}
+
+// -----
+
+// An M = 128 accumulator (all lanes) is not the M = 64 layout the load reads.
+func.func @negative_tmem_load_128_rows(%b: !warpspec.buffer<128x64xf32, tmem>) {
+  // expected-error @+1 {{'warpspec.tmem_load' op tensor-memory tiles have 64 rows and a multiple of 8 columns}}
+  %s = warpspec.tmem_load %b : !warpspec.buffer<128x64xf32, tmem> -> !warpspec.acc<128x64xf32>
+  return
+}
+
+// -----
+
+// 12 columns are not whole 8-column groups of the 16x256b shape.
+func.func @negative_tmem_load_12_columns(%b: !warpspec.buffer<64x12xf32, tmem>) {
+  // expected-error @+1 {{'warpspec.tmem_load' op tensor-memory tiles have 64 rows and a multiple of 8 columns}}
+  %s = warpspec.tmem_load %b : !warpspec.buffer<64x12xf32, tmem> -> !warpspec.acc<64x12xf32>
+  return
+}
+
+// -----
+
+// 24 columns are 3 groups of 8: tcgen05.ld has .x1, .x2, .x4, ... only.
+func.func @negative_tmem_load_24_columns(%b: !warpspec.buffer<64x24xf32, tmem>) {
+  // expected-error @+1 {{'warpspec.tmem_load' op tcgen05.ld 16x256b reads 8, 16, 32, 64, 128 or 256 columns, got 24}}
+  %s = warpspec.tmem_load %b : !warpspec.buffer<64x24xf32, tmem> -> !warpspec.acc<64x24xf32>
+  return
+}
+
+// -----
+
+// 512 columns would be .x64 (256 registers per thread): 16x256b stops at
+// .x32.
+func.func @negative_tmem_load_512_columns(%b: !warpspec.buffer<64x512xf32, tmem>) {
+  // expected-error @+1 {{'warpspec.tmem_load' op tcgen05.ld 16x256b reads 8, 16, 32, 64, 128 or 256 columns, got 512}}
+  %s = warpspec.tmem_load %b : !warpspec.buffer<64x512xf32, tmem> -> !warpspec.acc<64x512xf32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// warpspec.tmem_store
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// tmem_store writes tensor memory; warpspec.write writes shared memory.
+func.func @negative_tmem_store_smem(%v: !warpspec.acc<64x64xbf16>,
+                                    %b: !warpspec.buffer<64x64xbf16, smem>) {
+  // expected-error @+1 {{'warpspec.tmem_store' op the destination must be in tensor memory}}
+  warpspec.tmem_store %v, %b : !warpspec.acc<64x64xbf16>, !warpspec.buffer<64x64xbf16, smem>
+  return
+}
+
+// -----
+
+// The stored tile is the 16-bit A operand (P), not an f32 accumulator.
+func.func @negative_tmem_store_f32(%v: !warpspec.acc<64x64xf32>,
+                                   %b: !warpspec.buffer<64x64xf32, tmem>) {
+  // expected-error @+1 {{'warpspec.tmem_store' op stores a 16-bit tile into a buffer of its shape and element type (P for a tensor-memory A operand)}}
+  warpspec.tmem_store %v, %b : !warpspec.acc<64x64xf32>, !warpspec.buffer<64x64xf32, tmem>
+  return
+}
+
+// -----
+
+// No conversion: bf16 into f16.
+func.func @negative_tmem_store_element_mismatch(%v: !warpspec.acc<64x64xbf16>,
+                                                %b: !warpspec.buffer<64x64xf16, tmem>) {
+  // expected-error @+1 {{'warpspec.tmem_store' op stores a 16-bit tile into a buffer of its shape and element type (P for a tensor-memory A operand)}}
+  warpspec.tmem_store %v, %b : !warpspec.acc<64x64xbf16>, !warpspec.buffer<64x64xf16, tmem>
+  return
+}
+
+// -----
+
+// Nor reshaping: 64x64 into 64x128.
+func.func @negative_tmem_store_shape_mismatch(%v: !warpspec.acc<64x64xbf16>,
+                                              %b: !warpspec.buffer<64x128xbf16, tmem>) {
+  // expected-error @+1 {{'warpspec.tmem_store' op stores a 16-bit tile into a buffer of its shape and element type (P for a tensor-memory A operand)}}
+  warpspec.tmem_store %v, %b : !warpspec.acc<64x64xbf16>, !warpspec.buffer<64x128xbf16, tmem>
+  return
+}
+
+// -----
+
+// 128 rows: not the M = 64 layout.
+func.func @negative_tmem_store_128_rows(%v: !warpspec.acc<128x64xbf16>,
+                                        %b: !warpspec.buffer<128x64xbf16, tmem>) {
+  // expected-error @+1 {{'warpspec.tmem_store' op tensor-memory tiles have 64 rows and a multiple of 16 columns here}}
+  warpspec.tmem_store %v, %b : !warpspec.acc<128x64xbf16>, !warpspec.buffer<128x64xbf16, tmem>
+  return
+}
+
+// -----
+
+// 8 columns are half a K = 16 step of the MMA that reads P.
+func.func @negative_tmem_store_8_columns(%v: !warpspec.acc<64x8xbf16>,
+                                         %b: !warpspec.buffer<64x8xbf16, tmem>) {
+  // expected-error @+1 {{'warpspec.tmem_store' op tensor-memory tiles have 64 rows and a multiple of 16 columns here}}
+  warpspec.tmem_store %v, %b : !warpspec.acc<64x8xbf16>, !warpspec.buffer<64x8xbf16, tmem>
+  return
+}
+
+// -----
+
+// 48 columns would be tcgen05.st .x6: not a power of two.
+func.func @negative_tmem_store_48_columns(%v: !warpspec.acc<64x48xbf16>,
+                                          %b: !warpspec.buffer<64x48xbf16, tmem>) {
+  // expected-error @+1 {{'warpspec.tmem_store' op tcgen05.st 16x128b writes 16, 32, 64, 128, 256 or 512 columns of 16-bit elements, got 48}}
+  warpspec.tmem_store %v, %b : !warpspec.acc<64x48xbf16>, !warpspec.buffer<64x48xbf16, tmem>
+  return
+}
+
+// -----
+
+// 1024 columns would be .x128: 16x128b stops at .x64.
+func.func @negative_tmem_store_1024_columns(%v: !warpspec.acc<64x1024xbf16>,
+                                            %b: !warpspec.buffer<64x1024xbf16, tmem>) {
+  // expected-error @+1 {{'warpspec.tmem_store' op tcgen05.st 16x128b writes 16, 32, 64, 128, 256 or 512 columns of 16-bit elements, got 1024}}
+  warpspec.tmem_store %v, %b : !warpspec.acc<64x1024xbf16>, !warpspec.buffer<64x1024xbf16, tmem>
   return
 }
 
@@ -1670,5 +2339,34 @@ func.func @negative_store_optional_types_order(%v: !warpspec.acc<64x128xf32>,
       : !warpspec.acc<64x128xf32>, memref<?x4x128xbf16>,
         // expected-error @+1 {{expected the divide_by type (!warpspec.rows), then the staging type (!warpspec.buffer), got '!warpspec.rows<64xf32>'}}
         !warpspec.buffer<64x128xbf16, smem>, !warpspec.rows<64xf32>
+  return
+}
+
+// -----
+
+// A bulk store leaves from the staging buffer (TMA reads shared memory):
+// without via there is nothing to copy from.
+func.func @negative_store_bulk_without_staging(%v: !warpspec.acc<64x128xf32>,
+                                               %o: memref<?x4x128xbf16>, %i: i32) {
+  // expected-error @+1 {{'warpspec.store' op bulk stores go through a staging buffer: add via(%staging)}}
+  warpspec.store %v to %o[%i, %i] rows(%i) bulk
+      : !warpspec.acc<64x128xf32>, memref<?x4x128xbf16>
+  return
+}
+
+// -----
+
+// A 32-column tile is half a 128-byte TMA box.
+func.func @negative_store_bulk_partial_chunk(%v: !warpspec.acc<64x32xf32>,
+                                             %o: memref<?x4x32xbf16>, %i: i32) {
+  warpspec.kernel chip("sm_90a") {
+    warpspec.partition "store" role(compute) warps(4) regs(64) {
+      %s = warpspec.scratch : !warpspec.buffer<64x32xbf16, smem>
+      // expected-error @+1 {{'warpspec.store' op bulk stores copy whole 64-column chunks}}
+      warpspec.store %v to %o[%i, %i] rows(%i) via(%s) bulk
+          : !warpspec.acc<64x32xf32>, memref<?x4x32xbf16>,
+            !warpspec.buffer<64x32xbf16, smem>
+    }
+  }
   return
 }

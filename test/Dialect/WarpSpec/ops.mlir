@@ -8,8 +8,11 @@
 // with via), f16 and head_dim 64, replicas, the Hopper backward kernel
 // (softmax valid_rows/normalize, softmax_grad, mma transpose_a, writes of f32
 // tiles, three bulk stores through one staging buffer), a Blackwell kernel with every
-// partition role and a tensor-memory channel, every optional attribute and
-// operand of the tile operations, and every type as a function argument.
+// partition role and a tensor-memory channel, the Blackwell forward kernel
+// (tensor-memory rings with tmem_slots, mma_async, get, release after_mma,
+// tmem_load/tmem_store, a replicated producer) and every form of the
+// Blackwell ops, every optional attribute and operand of the tile
+// operations, and every type as a function argument.
 
 !act = memref<?x4x128xbf16>
 !cu = memref<?xi32>
@@ -420,6 +423,231 @@ func.func @blackwell_all_roles(%q: !act, %k: !act, %v: !act, %cu: !cu,
         warpspec.commit %e tile(%row, %rows, %head) : !e
       }
       warpspec.close %e : !e
+    }
+  }
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Blackwell kernels: tensor-memory rings, mma_async, get, tmem_load/store
+//===----------------------------------------------------------------------===//
+
+// The sm_100a forward (bf16, head_dim 128) as blockattn-warp-specialize,
+// warpspec-allocate-tmem and warpspec-allocate-smem produce it: the MMA
+// warp takes Q/K/V from the ring, issues S = Q K^T into the tensor-memory
+// ring "s", takes the P the softmax wrote (get), issues O = P V with A in
+// tensor memory into "o", and gives P and Q/K/V back when those MMAs
+// complete (release ... after_mma); the two softmax replicas produce into
+// "p" (a replicated producer, which does not close it) and read O with get.
+// Every tensor-memory ring has its tmem_slots, the kernel tmem_columns and
+// tmem_base_offset.
+// CHECK-LABEL: func.func @blackwell_forward_bf16_d128
+// CHECK: warpspec.kernel chip("sm_100a") attributes {info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64, kind = "forward", rotary = "none", softmax_scale = 0.0883883461 : f32}, smem_bytes = 230736 : i64, tmem_base_offset = 229696 : i64, tmem_columns = 256 : i64} {
+// CHECK: %[[QKV:.*]] = warpspec.channel "qkv" depth(4) {barrier_offset = 229376 : i64, buffer_offset = 0 : i64, info_offset = 229536 : i64, slot_stride = 49152 : i64} : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
+// CHECK-NEXT: %[[S:.*]] = warpspec.channel "s" depth(2) {barrier_offset = 229440 : i64, info_offset = 229600 : i64, tmem_slots = array<i64: 0, 0, 16, 0>} : <[64x64xf32], tmem>
+// CHECK-NEXT: %[[P:.*]] = warpspec.channel "p" depth(2) {barrier_offset = 229472 : i64, info_offset = 229632 : i64, tmem_slots = array<i64: 0, 64, 16, 64>} : <[64x64xbf16], tmem>
+// CHECK-NEXT: %[[O:.*]] = warpspec.channel "o" depth(2) {barrier_offset = 229504 : i64, info_offset = 229664 : i64, tmem_slots = array<i64: 0, 96, 16, 96>} : <[64x128xf32], tmem>
+// CHECK: warpspec.partition "mma" role(mma) warps(4) regs(40) {
+// CHECK-NEXT: warpspec.consume %[[QKV]] (%[[ROW:.*]], %[[ROWS:.*]], %[[HEAD:.*]], %[[QT:.*]], %[[KT:.*]], %[[VT:.*]]) : !warpspec.channel<[64x128xbf16, 64x128xbf16, 64x128xbf16], smem> {
+// CHECK-NEXT: %[[SB:.*]] = warpspec.acquire %[[S]] : <[64x64xf32], tmem>
+// CHECK-NEXT: warpspec.mma_async %[[QT]], %[[KT]] into %[[SB]] {transpose_b} : <64x128xbf16, smem>, <64x128xbf16, smem>, <64x64xf32, tmem>
+// CHECK-NEXT: warpspec.commit %[[S]] tile(%[[ROW]], %[[ROWS]], %[[HEAD]]) : <[64x64xf32], tmem>
+// CHECK-NEXT: %[[PB:.*]] = warpspec.get %[[P]] : <[64x64xbf16], tmem>
+// CHECK-NEXT: %[[OB:.*]] = warpspec.acquire %[[O]] : <[64x128xf32], tmem>
+// CHECK-NEXT: warpspec.mma_async %[[PB]], %[[VT]] into %[[OB]] : <64x64xbf16, tmem>, <64x128xbf16, smem>, <64x128xf32, tmem>
+// CHECK-NEXT: warpspec.commit %[[O]] tile(%[[ROW]], %[[ROWS]], %[[HEAD]]) : <[64x128xf32], tmem>
+// CHECK-NEXT: warpspec.release %[[P]] after_mma : <[64x64xbf16], tmem>
+// CHECK-NEXT: warpspec.release %[[QKV]] after_mma : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
+// CHECK-NEXT: }
+// CHECK-NEXT: warpspec.close %[[S]] : <[64x64xf32], tmem>
+// CHECK-NEXT: }
+// CHECK-NEXT: warpspec.partition "softmax" role(softmax) warps(4) regs(216) replicas(2) {
+// CHECK-NEXT: %[[STAGE:.*]] = warpspec.scratch {offset = 196608 : i64, replica_stride = 16384 : i64} : <64x128xbf16, smem>
+// CHECK-NEXT: warpspec.consume %[[S]] (%[[R:.*]], %[[RS:.*]], %[[H:.*]], %[[SSLOT:.*]]) : !warpspec.channel<[64x64xf32], tmem> {
+// CHECK-NEXT: %[[SV:.*]] = warpspec.tmem_load %[[SSLOT]] : <64x64xf32, tmem> -> <64x64xf32>
+// CHECK-NEXT: warpspec.release %[[S]] : <[64x64xf32], tmem>
+// CHECK-NEXT: %[[PR:.*]], %[[L:.*]] = warpspec.softmax %[[SV]] valid_cols(%[[RS]]) scale(%{{.*}}) : <64x64xf32> -> <64x64xbf16>, <64xf32>
+// CHECK-NEXT: %[[PSLOT:.*]] = warpspec.acquire %[[P]] : <[64x64xbf16], tmem>
+// CHECK-NEXT: warpspec.tmem_store %[[PR]], %[[PSLOT]] : <64x64xbf16>, <64x64xbf16, tmem>
+// CHECK-NEXT: warpspec.commit %[[P]] tile(%[[R]], %[[RS]], %[[H]]) : <[64x64xbf16], tmem>
+// CHECK-NEXT: %[[OSLOT:.*]] = warpspec.get %[[O]] : <[64x128xf32], tmem>
+// CHECK-NEXT: %[[OV:.*]] = warpspec.tmem_load %[[OSLOT]] : <64x128xf32, tmem> -> <64x128xf32>
+// CHECK-NEXT: warpspec.release %[[O]] : <[64x128xf32], tmem>
+// CHECK-NEXT: warpspec.store %[[OV]] to %{{.*}}[%[[R]], %[[H]]] rows(%[[RS]]) divide_by(%[[L]]) via(%[[STAGE]]) bulk : <64x128xf32>, memref<?x4x128xbf16>, !warpspec.rows<64xf32>, !warpspec.buffer<64x128xbf16, smem>
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+!sring = !warpspec.channel<[64x64xf32], tmem>
+!pring = !warpspec.channel<[64x64xbf16], tmem>
+!oring = !warpspec.channel<[64x128xf32], tmem>
+func.func @blackwell_forward_bf16_d128(%q: !act {blockattn.name = "q"},
+                                       %k: !act {blockattn.name = "k"},
+                                       %v: !act {blockattn.name = "v"},
+                                       %o: !act {blockattn.name = "o"},
+                                       %cu: !cu {blockattn.name = "cu_seqlens"}) {
+  warpspec.kernel chip("sm_100a") attributes {
+      info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64,
+              kind = "forward", rotary = "none",
+              softmax_scale = 0.0883883461 : f32},
+      smem_bytes = 230736 : i64, tmem_base_offset = 229696 : i64,
+      tmem_columns = 256 : i64} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %tokens = memref.dim %q, %c0 : !act
+    %heads = memref.dim %q, %c1 : !act
+    %scale = arith.constant 0.0883883461 : f32
+    %qkv = warpspec.channel "qkv" depth(4)
+        {barrier_offset = 229376 : i64, buffer_offset = 0 : i64,
+         info_offset = 229536 : i64, slot_stride = 49152 : i64} : !qkv
+    %s = warpspec.channel "s" depth(2)
+        {barrier_offset = 229440 : i64, info_offset = 229600 : i64,
+         tmem_slots = array<i64: 0, 0, 16, 0>} : !sring
+    %p = warpspec.channel "p" depth(2)
+        {barrier_offset = 229472 : i64, info_offset = 229632 : i64,
+         tmem_slots = array<i64: 0, 64, 16, 64>} : !pring
+    %ring_o = warpspec.channel "o" depth(2)
+        {barrier_offset = 229504 : i64, info_offset = 229664 : i64,
+         tmem_slots = array<i64: 0, 96, 16, 96>} : !oring
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      warpspec.tile_loop (%row, %rows, %head) in %cu : !cu
+          heads(%heads) tokens(%tokens) block_size(64) {
+        %qb, %kb, %vb = warpspec.acquire %qkv : !qkv
+        warpspec.tma_load %q[%row, %head] into %qb : !act, !tile
+        warpspec.tma_load %k[%row, %head] into %kb : !act, !tile
+        warpspec.tma_load %v[%row, %head] into %vb : !act, !tile
+        warpspec.commit %qkv tile(%row, %rows, %head) : !qkv
+      }
+      warpspec.close %qkv : !qkv
+    }
+    warpspec.partition "mma" role(mma) warps(4) regs(40) {
+      warpspec.consume %qkv (%row, %rows, %head, %qt, %kt, %vt) : !qkv {
+        %sb = warpspec.acquire %s : !sring
+        warpspec.mma_async %qt, %kt into %sb {transpose_b}
+            : !tile, !tile, !warpspec.buffer<64x64xf32, tmem>
+        warpspec.commit %s tile(%row, %rows, %head) : !sring
+        %pb = warpspec.get %p : !pring
+        %ob = warpspec.acquire %ring_o : !oring
+        warpspec.mma_async %pb, %vt into %ob
+            : !warpspec.buffer<64x64xbf16, tmem>, !tile,
+              !warpspec.buffer<64x128xf32, tmem>
+        warpspec.commit %ring_o tile(%row, %rows, %head) : !oring
+        warpspec.release %p after_mma : !pring
+        warpspec.release %qkv after_mma : !qkv
+      }
+      warpspec.close %s : !sring
+    }
+    warpspec.partition "softmax" role(softmax) warps(4) regs(216) replicas(2) {
+      %stage = warpspec.scratch {offset = 196608 : i64, replica_stride = 16384 : i64}
+          : !tile
+      warpspec.consume %s (%row, %rows, %head, %sslot) : !sring {
+        %sv = warpspec.tmem_load %sslot
+            : !warpspec.buffer<64x64xf32, tmem> -> !warpspec.acc<64x64xf32>
+        warpspec.release %s : !sring
+        %pr, %l = warpspec.softmax %sv valid_cols(%rows) scale(%scale)
+            : !warpspec.acc<64x64xf32>
+            -> !warpspec.acc<64x64xbf16>, !warpspec.rows<64xf32>
+        %pslot = warpspec.acquire %p : !pring
+        warpspec.tmem_store %pr, %pslot
+            : !warpspec.acc<64x64xbf16>, !warpspec.buffer<64x64xbf16, tmem>
+        warpspec.commit %p tile(%row, %rows, %head) : !pring
+        %oslot = warpspec.get %ring_o : !oring
+        %ov = warpspec.tmem_load %oslot
+            : !warpspec.buffer<64x128xf32, tmem> -> !warpspec.acc<64x128xf32>
+        warpspec.release %ring_o : !oring
+        warpspec.store %ov to %o[%row, %head] rows(%rows) divide_by(%l)
+            via(%stage) bulk
+            : !warpspec.acc<64x128xf32>, !act, !warpspec.rows<64xf32>, !tile
+      }
+    }
+  }
+  return
+}
+
+// The other forms of the Blackwell ops: mma_async with f16 operands and
+// N = 256, with A read transposed (the backward's dV = P^T dO) and with both
+// transposes, with a 16-bit A in tensor memory of K = 32; tmem_load of the
+// narrowest (8 columns) and widest (256) tiles; tmem_store of 16 and 512
+// columns; a get with release after_mma and a plain one, a release after_mma
+// inside a consume, and a replicated producer next to a replicated consumer
+// of the same count.
+// CHECK-LABEL: func.func @blackwell_op_forms
+// CHECK: warpspec.mma_async %{{.*}}, %{{.*}} into %{{.*}} : <64x64xf16, smem>, <64x256xf16, smem>, <64x256xf32, tmem>
+// CHECK: warpspec.mma_async %{{.*}}, %{{.*}} into %{{.*}} {transpose_a} : <64x64xbf16, smem>, <64x128xbf16, smem>, <64x128xf32, tmem>
+// CHECK: warpspec.mma_async %{{.*}}, %{{.*}} into %{{.*}} {transpose_a, transpose_b} : <128x64xbf16, smem>, <64x128xbf16, smem>, <64x64xf32, tmem>
+// CHECK: warpspec.mma_async %{{.*}}, %{{.*}} into %{{.*}} : <64x32xf16, tmem>, <32x64xf16, smem>, <64x64xf32, tmem>
+// CHECK: warpspec.tmem_load %{{.*}} : <64x8xf32, tmem> -> <64x8xf32>
+// CHECK: warpspec.tmem_load %{{.*}} : <64x256xf32, tmem> -> <64x256xf32>
+// CHECK: warpspec.tmem_store %{{.*}}, %{{.*}} : <64x16xf16>, <64x16xf16, tmem>
+// CHECK: warpspec.tmem_store %{{.*}}, %{{.*}} : <64x512xbf16>, <64x512xbf16, tmem>
+// CHECK: warpspec.kernel chip("sm_100a") {
+// CHECK: warpspec.partition "producer" role(softmax) warps(4) regs(80) replicas(2) {
+// CHECK: warpspec.partition "consumer" role(mma) warps(4) regs(80) replicas(2) {
+// CHECK-NEXT: %[[B:.*]] = warpspec.get %[[C:.*]] : <[64x64xf32], tmem>
+// CHECK-NEXT: warpspec.release %[[C]] after_mma : <[64x64xf32], tmem>
+// CHECK-NEXT: %{{.*}} = warpspec.get %[[C]] : <[64x64xf32], tmem>
+// CHECK-NEXT: warpspec.release %[[C]] : <[64x64xf32], tmem>
+// CHECK: warpspec.consume %{{.*}} (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : !warpspec.channel<[64x64xbf16], smem> {
+// CHECK-NEXT: warpspec.release %{{.*}} after_mma : <[64x64xbf16], smem>
+!ring64 = !warpspec.channel<[64x64xf32], tmem>
+!smem64 = !warpspec.channel<[64x64xbf16], smem>
+func.func @blackwell_op_forms(%a16: !warpspec.buffer<64x64xf16, smem>,
+                              %b16: !warpspec.buffer<64x256xf16, smem>,
+                              %d256: !warpspec.buffer<64x256xf32, tmem>,
+                              %p: !warpspec.buffer<64x64xbf16, smem>,
+                              %dout: !warpspec.buffer<64x128xbf16, smem>,
+                              %d128: !warpspec.buffer<64x128xf32, tmem>,
+                              %a128t: !warpspec.buffer<128x64xbf16, smem>,
+                              %d64: !warpspec.buffer<64x64xf32, tmem>,
+                              %atmem: !warpspec.buffer<64x32xf16, tmem>,
+                              %b32: !warpspec.buffer<32x64xf16, smem>,
+                              %t8: !warpspec.buffer<64x8xf32, tmem>,
+                              %v16: !warpspec.acc<64x16xf16>,
+                              %t16: !warpspec.buffer<64x16xf16, tmem>,
+                              %v512: !warpspec.acc<64x512xbf16>,
+                              %t512: !warpspec.buffer<64x512xbf16, tmem>,
+                              %i: i32) {
+  warpspec.mma_async %a16, %b16 into %d256
+      : !warpspec.buffer<64x64xf16, smem>, !warpspec.buffer<64x256xf16, smem>,
+        !warpspec.buffer<64x256xf32, tmem>
+  warpspec.mma_async %p, %dout into %d128 {transpose_a}
+      : !warpspec.buffer<64x64xbf16, smem>, !warpspec.buffer<64x128xbf16, smem>,
+        !warpspec.buffer<64x128xf32, tmem>
+  warpspec.mma_async %a128t, %dout into %d64 {transpose_a, transpose_b}
+      : !warpspec.buffer<128x64xbf16, smem>, !warpspec.buffer<64x128xbf16, smem>,
+        !warpspec.buffer<64x64xf32, tmem>
+  warpspec.mma_async %atmem, %b32 into %d64
+      : !warpspec.buffer<64x32xf16, tmem>, !warpspec.buffer<32x64xf16, smem>,
+        !warpspec.buffer<64x64xf32, tmem>
+  %l8 = warpspec.tmem_load %t8
+      : !warpspec.buffer<64x8xf32, tmem> -> !warpspec.acc<64x8xf32>
+  %l256 = warpspec.tmem_load %d256
+      : !warpspec.buffer<64x256xf32, tmem> -> !warpspec.acc<64x256xf32>
+  warpspec.tmem_store %v16, %t16
+      : !warpspec.acc<64x16xf16>, !warpspec.buffer<64x16xf16, tmem>
+  warpspec.tmem_store %v512, %t512
+      : !warpspec.acc<64x512xbf16>, !warpspec.buffer<64x512xbf16, tmem>
+  warpspec.kernel chip("sm_100a") {
+    %c = warpspec.channel "c" depth(2) : !ring64
+    %e = warpspec.channel "e" depth(1) : !smem64
+    warpspec.partition "producer" role(softmax) warps(4) regs(80) replicas(2) {
+      %b = warpspec.acquire %c : !ring64
+      warpspec.commit %c tile(%i, %i, %i) : !ring64
+    }
+    warpspec.partition "consumer" role(mma) warps(4) regs(80) replicas(2) {
+      %b = warpspec.get %c : !ring64
+      warpspec.release %c after_mma : !ring64
+      %b2 = warpspec.get %c : !ring64
+      warpspec.release %c : !ring64
+    }
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      %eb = warpspec.acquire %e : !smem64
+      warpspec.commit %e tile(%i, %i, %i) : !smem64
+      warpspec.close %e : !smem64
+    }
+    warpspec.partition "mma" role(mma) warps(4) regs(40) {
+      warpspec.consume %e (%row, %rows, %head, %eb) : !smem64 {
+        warpspec.release %e after_mma : !smem64
+      }
     }
   }
   return

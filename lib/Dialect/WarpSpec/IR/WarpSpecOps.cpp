@@ -285,6 +285,26 @@ LogicalResult KernelOp::verifyRegions() {
                                        : " (no tensor memory)");
       return WalkResult::interrupt();
     }
+    // tcgen05.mma and tcgen05.commit are issued by one thread, and a commit
+    // tracks the MMAs of the thread that issues it: both belong to the
+    // single-thread MMA role, whose commits the channel barriers count.
+    auto release = dyn_cast<ReleaseOp>(op);
+    bool afterMma = release && release.getAfterMma();
+    if (afterMma && !isBlackwell()) {
+      op->emitOpError() << "with after_mma is not available on " << getChip()
+                        << " (no tcgen05.commit)";
+      return WalkResult::interrupt();
+    }
+    auto partition = op->getParentOfType<PartitionOp>();
+    if ((afterMma || isa<MmaAsyncOp>(op)) && partition &&
+        partition.getRole() != Role::mma) {
+      op->emitOpError() << (afterMma ? "with after_mma" : "")
+                        << (afterMma ? " " : "")
+                        << "must be in a role(mma) partition (one thread "
+                           "issues the MMAs and commits them), not in \""
+                        << partition.getName() << "\"";
+      return WalkResult::interrupt();
+    }
     return WalkResult::advance();
   });
   if (targetCheck.wasInterrupted())
@@ -485,7 +505,18 @@ LogicalResult ConsumeOp::verifyRegions() {
   if (releases != 1)
     return emitOpError() << "body must release the slot exactly once, found "
                          << releases << " releases";
-  return success();
+  // A get of the same channel takes a second slot, which would need a second
+  // release: the one release then gives back the get's slot, never the
+  // consume's, and the producer stalls once the ring is full.
+  WalkResult gets = getBody().walk([&](GetOp get) {
+    if (get.getChannel() != getChannel())
+      return WalkResult::advance();
+    get.emitOpError() << "takes a slot of the channel the enclosing "
+                         "warpspec.consume iterates over; the consume's own "
+                         "slot would never be released";
+    return WalkResult::interrupt();
+  });
+  return failure(gets.wasInterrupted());
 }
 
 LogicalResult ReleaseOp::verify() {
@@ -727,6 +758,12 @@ LogicalResult TmemLoadOp::verify() {
       source.getShape()[1] % 8 != 0)
     return emitOpError() << "tensor-memory tiles have 64 rows and a multiple "
                             "of 8 columns";
+  // tcgen05.ld 16x256b reads .x1 to .x32 groups of 8 columns.
+  int64_t groups = source.getShape()[1] / 8;
+  if (!llvm::isPowerOf2_64(groups) || groups > 32)
+    return emitOpError() << "tcgen05.ld 16x256b reads 8, 16, 32, 64, 128 or "
+                            "256 columns, got "
+                         << source.getShape()[1];
   return success();
 }
 
@@ -744,6 +781,13 @@ LogicalResult TmemStoreOp::verify() {
   if (dest.getShape()[0] != 64 || dest.getShape()[1] % 16 != 0)
     return emitOpError() << "tensor-memory tiles have 64 rows and a multiple "
                             "of 16 columns here";
+  // tcgen05.st 16x128b writes .x1 to .x64 groups of 4 packed 32-bit columns;
+  // a 16-column group of 16-bit elements is .x2.
+  int64_t groups = dest.getShape()[1] / 8;
+  if (!llvm::isPowerOf2_64(groups) || groups > 64)
+    return emitOpError() << "tcgen05.st 16x128b writes 16, 32, 64, 128, 256 "
+                            "or 512 columns of 16-bit elements, got "
+                         << dest.getShape()[1];
   return success();
 }
 

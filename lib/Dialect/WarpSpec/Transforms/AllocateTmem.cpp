@@ -28,11 +28,12 @@ constexpr int64_t kUpperHalfLanes = 16;
 /// tcgen05.alloc allocates at least this many columns, in powers of two.
 constexpr int64_t kMinColumns = 32;
 
-/// Columns one buffer of the type takes: one per 32-bit cell per row.
+/// Columns one buffer of the type takes: one per 32-bit cell per row (a
+/// row of narrower elements is packed, and its last cell may be partial).
 int64_t columnsOf(BufferType type) {
   int64_t cols = type.getShape()[1];
   int64_t bits = type.getElementType().getIntOrFloatBitWidth();
-  return bits >= 32 ? cols : cols * bits / 32;
+  return bits >= 32 ? cols : llvm::divideCeil(cols * bits, 32);
 }
 
 LogicalResult allocateKernel(KernelOp kernel) {
