@@ -1,0 +1,284 @@
+// RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=HOPPER --implicit-check-not=blockattn.forward --implicit-check-not=blockattn.backward
+// RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_100a" | FileCheck %s --check-prefix=BLACKWELL --implicit-check-not=blockattn.forward --implicit-check-not=blockattn.backward
+
+// blockattn-warp-specialize with fused rotary embeddings (bf16, head_dim
+// 128), on both targets.
+//
+// sm_90a: each consumer warpgroup owns its slot, so it rotates q and k (and
+// v with rotate_v) in place right after taking the slot, before any product
+// reads them. Without explicit positions the load partition's tile loop
+// takes the position of the tile's first row (fourth argument) and commits
+// it with the slot; the consumer reads it back with warpspec.tile_position.
+// With explicit positions nothing travels: the position operand is a
+// placeholder 0 and the rotation reads positions[row + r]. The backward's
+// products give gradients with respect to the rotated tensors: dk and dq
+// (and dv with rotate_v) are turned back with rotate_tile {inverse} right
+// before their store.
+//
+// sm_100a: the tensor cores read their operands straight from shared
+// memory, so a "rotary" warpgroup (56 registers) consumes the load ring and
+// rotates q and k (and v) out of place into a ring "rotated"; the MMA warp
+// (56 registers instead of 40) gets the rotated tiles next to its load slot
+// and releases both once its MMAs complete. In the backward the position
+// travels on with S to the compute warpgroups, which un-rotate dk and dq
+// (and dv) read from tensor memory.
+
+!act = memref<?x4x128xbf16>
+!cu = memref<?xi32>
+!tab = memref<?x64xf32>
+
+//===----------------------------------------------------------------------===//
+// Forward
+//===----------------------------------------------------------------------===//
+
+// Half-split, cos/sin tables, positions from the tile loop.
+// HOPPER-LABEL: func.func @forward_tables
+// HOPPER-SAME: %[[COS:[a-z0-9_]+]]: memref<?x64xf32> {blockattn.name = "cos"}, %[[SIN:[a-z0-9_]+]]: memref<?x64xf32> {blockattn.name = "sin"})
+// HOPPER: warpspec.kernel chip("sm_90a") attributes {info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64, kind = "forward", rotary = "half_split", softmax_scale = 0.0883883461 : f32}} {
+// HOPPER: %[[QKV:.*]] = warpspec.channel "qkv" depth(4) : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
+// HOPPER: warpspec.partition "load" role(load) warps(4) regs(40) {
+// HOPPER-NEXT: warpspec.tile_loop (%[[ROW:[a-z0-9_]+]], %[[ROWS:[a-z0-9_]+]], %[[HEAD:[a-z0-9_]+]], %[[POS:[a-z0-9_]+]]) in
+// HOPPER: warpspec.commit %[[QKV]] tile(%[[ROW]], %[[ROWS]], %[[HEAD]]) position(%[[POS]]) :
+// HOPPER: warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
+// HOPPER: warpspec.consume %[[QKV]] (%[[CROW:[a-z0-9_]+]], %[[CROWS:[a-z0-9_]+]], %{{[a-z0-9_]+}}, %[[QT:[a-z0-9_]+]], %[[KT:[a-z0-9_]+]], %[[VT:[a-z0-9_]+]]) :
+// HOPPER-NEXT: %[[CPOS:.*]] = warpspec.tile_position %[[QKV]] :
+// HOPPER-NEXT: warpspec.rotate(%[[QT]], %[[KT]]) into(%[[QT]], %[[KT]]) rows(%[[CROWS]]) row(%[[CROW]]) position(%[[CPOS]]) cos(%[[COS]], %[[SIN]] : memref<?x64xf32>, memref<?x64xf32>) {interleaved = false} :
+// HOPPER-NEXT: warpspec.mma %[[QT]], %[[KT]] {transpose_b}
+// HOPPER-NOT: warpspec.rotate
+// HOPPER: warpspec.mma %{{.*}}, %[[VT]] :
+// HOPPER-NOT: warpspec.rotate
+// HOPPER: return
+
+// BLACKWELL-LABEL: func.func @forward_tables
+// BLACKWELL: warpspec.kernel chip("sm_100a") attributes {info = {{{.*}}rotary = "half_split"{{.*}}}} {
+// BLACKWELL: %[[QKV:.*]] = warpspec.channel "qkv" depth(2) : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
+// BLACKWELL: %[[ROT:.*]] = warpspec.channel "rotated" depth(2) : <[64x128xbf16, 64x128xbf16], smem>
+// BLACKWELL: warpspec.partition "load" role(load) warps(4) regs(40) {
+// BLACKWELL-NEXT: warpspec.tile_loop (%[[ROW:[a-z0-9_]+]], %[[ROWS:[a-z0-9_]+]], %[[HEAD:[a-z0-9_]+]], %[[POS:[a-z0-9_]+]]) in
+// BLACKWELL: warpspec.commit %[[QKV]] tile(%[[ROW]], %[[ROWS]], %[[HEAD]]) position(%[[POS]]) :
+// BLACKWELL: warpspec.partition "rotary" role(rotary) warps(4) regs(56) {
+// BLACKWELL-NEXT: warpspec.consume %[[QKV]] (%[[RROW:[a-z0-9_]+]], %[[RROWS:[a-z0-9_]+]], %[[RHEAD:[a-z0-9_]+]], %[[RQ:[a-z0-9_]+]], %[[RK:[a-z0-9_]+]], %{{[a-z0-9_]+}}) :
+// BLACKWELL-NEXT: %[[RPOS:.*]] = warpspec.tile_position %[[QKV]] :
+// BLACKWELL-NEXT: %[[DST:.*]]:2 = warpspec.acquire %[[ROT]] :
+// BLACKWELL-NEXT: warpspec.rotate(%[[RQ]], %[[RK]]) into(%[[DST]]#0, %[[DST]]#1) rows(%[[RROWS]]) row(%[[RROW]]) position(%[[RPOS]]) cos(%{{.*}}, %{{.*}} : memref<?x64xf32>, memref<?x64xf32>) {interleaved = false} :
+// BLACKWELL-NEXT: warpspec.commit %[[ROT]] tile(%[[RROW]], %[[RROWS]], %[[RHEAD]]) :
+// BLACKWELL-NEXT: warpspec.release %[[QKV]] :
+// BLACKWELL-NEXT: }
+// BLACKWELL-NEXT: }
+// BLACKWELL-NEXT: warpspec.partition "mma" role(mma) warps(4) regs(56) {
+// BLACKWELL-NEXT: warpspec.consume %[[QKV]] (%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %[[MV:[a-z0-9_]+]]) :
+// BLACKWELL-NEXT: %[[GOT:.*]]:2 = warpspec.get %[[ROT]] : <[64x128xbf16, 64x128xbf16], smem>
+// BLACKWELL-NEXT: %[[SB:.*]] = warpspec.acquire
+// BLACKWELL-NEXT: warpspec.mma_async %[[GOT]]#0, %[[GOT]]#1 into %[[SB]] {transpose_b}
+// BLACKWELL: warpspec.mma_async %{{.*}}, %[[MV]] into
+// BLACKWELL: warpspec.release %[[ROT]] after_mma :
+// BLACKWELL-NEXT: warpspec.release %[[QKV]] after_mma :
+// BLACKWELL: warpspec.partition "softmax" role(softmax) warps(4) regs(176) replicas(2) {
+// BLACKWELL-NOT: warpspec.rotate
+// BLACKWELL: return
+func.func @forward_tables(%q: !act, %k: !act, %v: !act, %o: !act, %cu: !cu,
+                          %cos: !tab, %sin: !tab) {
+  blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
+      cu_seqlens(%cu : !cu) rotary(%cos, %sin : !tab, !tab)
+      {block_size = 64 : i64, head_dim = 128 : i64, element_type = bf16,
+       rotary = #blockattn.rotary<half_split>}
+  return
+}
+
+// Interleaved, tables, explicit positions, v rotated too.
+// HOPPER-LABEL: func.func @forward_positions_rotate_v
+// HOPPER-SAME: %[[POSITIONS:[a-z0-9_]+]]: memref<?xi32> {blockattn.name = "positions"})
+// HOPPER: warpspec.partition "load"
+// HOPPER-NEXT: warpspec.tile_loop (%[[ROW:[a-z0-9_]+]], %[[ROWS:[a-z0-9_]+]], %[[HEAD:[a-z0-9_]+]]) in
+// HOPPER: warpspec.commit %{{.*}} tile(%[[ROW]], %[[ROWS]], %[[HEAD]]) : <
+// HOPPER: warpspec.consume %{{.*}} (%[[CROW:[a-z0-9_]+]], %[[CROWS:[a-z0-9_]+]], %{{[a-z0-9_]+}}, %[[QT:[a-z0-9_]+]], %[[KT:[a-z0-9_]+]], %[[VT:[a-z0-9_]+]]) :
+// HOPPER-NEXT: %[[ZERO:.*]] = arith.constant 0 : i32
+// HOPPER-NEXT: warpspec.rotate(%[[QT]], %[[KT]], %[[VT]]) into(%[[QT]], %[[KT]], %[[VT]]) rows(%[[CROWS]]) row(%[[CROW]]) position(%[[ZERO]]) cos(%{{.*}}, %{{.*}} : memref<?x64xf32>, memref<?x64xf32>) positions(%[[POSITIONS]] : memref<?xi32>) {interleaved = true} :
+// HOPPER-NOT: warpspec.tile_position
+// HOPPER: return
+
+// BLACKWELL-LABEL: func.func @forward_positions_rotate_v
+// BLACKWELL: %[[ROT:.*]] = warpspec.channel "rotated" depth(2) : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
+// BLACKWELL: warpspec.tile_loop (%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) in
+// BLACKWELL-NOT: warpspec.tile_position
+// BLACKWELL: warpspec.partition "rotary" role(rotary) warps(4) regs(56) {
+// BLACKWELL: %[[ZERO:.*]] = arith.constant 0 : i32
+// BLACKWELL-NEXT: %[[DST:.*]]:3 = warpspec.acquire %[[ROT]] :
+// BLACKWELL-NEXT: warpspec.rotate(%{{.*}}, %{{.*}}, %{{.*}}) into(%[[DST]]#0, %[[DST]]#1, %[[DST]]#2) rows(%{{.*}}) row(%{{.*}}) position(%[[ZERO]]) cos({{.*}}) positions(%{{.*}} : memref<?xi32>) {interleaved = true} :
+// The MMA warp takes v from the rotated ring as well.
+// BLACKWELL: warpspec.partition "mma" role(mma) warps(4) regs(56) {
+// BLACKWELL: %[[GOT:.*]]:3 = warpspec.get %[[ROT]] :
+// BLACKWELL: warpspec.mma_async %[[GOT]]#0, %[[GOT]]#1 into
+// BLACKWELL: warpspec.mma_async %{{.*}}, %[[GOT]]#2 into
+// BLACKWELL-NOT: warpspec.tile_position
+// BLACKWELL: return
+func.func @forward_positions_rotate_v(%q: !act, %k: !act, %v: !act, %o: !act,
+                                      %cu: !cu, %cos: !tab, %sin: !tab,
+                                      %pos: memref<?xi32>) {
+  blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
+      cu_seqlens(%cu : !cu) rotary(%cos, %sin : !tab, !tab)
+      positions(%pos : memref<?xi32>)
+      {block_size = 64 : i64, head_dim = 128 : i64, element_type = bf16,
+       rotary = #blockattn.rotary<interleaved>, rotate_v}
+  return
+}
+
+// Angles from rotary_theta: no tables, theta on the rotation.
+// HOPPER-LABEL: func.func @forward_theta
+// HOPPER: warpspec.tile_loop (%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) in
+// HOPPER: %[[CPOS:.*]] = warpspec.tile_position
+// HOPPER-NEXT: warpspec.rotate(%{{.*}}, %{{.*}}) into(%{{.*}}, %{{.*}}) rows(%{{.*}}) row(%{{.*}}) position(%[[CPOS]]) {interleaved = true, theta = 1.000000e+04 : f32} :
+// BLACKWELL-LABEL: func.func @forward_theta
+// BLACKWELL: warpspec.partition "rotary"
+// BLACKWELL: warpspec.rotate(%{{.*}}, %{{.*}}) into(%{{.*}}#0, %{{.*}}#1) rows(%{{.*}}) row(%{{.*}}) position(%{{.*}}) {interleaved = true, theta = 1.000000e+04 : f32} :
+func.func @forward_theta(%q: !act, %k: !act, %v: !act, %o: !act, %cu: !cu) {
+  blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
+      cu_seqlens(%cu : !cu)
+      {block_size = 64 : i64, head_dim = 128 : i64, element_type = bf16,
+       rotary = #blockattn.rotary<interleaved>, rotary_theta = 10000.0 : f32}
+  return
+}
+
+// Without rotary embeddings nothing of this: three loop arguments, no
+// position, no rotation, no rotary partition, and the MMA warp keeps 40
+// registers (the softmax warpgroups get 216).
+// HOPPER-LABEL: func.func @forward_plain
+// HOPPER: warpspec.tile_loop (%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) in
+// HOPPER-NOT: position
+// HOPPER-NOT: warpspec.rotate
+// HOPPER: return
+// BLACKWELL-LABEL: func.func @forward_plain
+// BLACKWELL-NOT: "rotated"
+// BLACKWELL: warpspec.partition "load"
+// BLACKWELL-NOT: warpspec.rotate
+// BLACKWELL-NOT: role(rotary)
+// BLACKWELL: warpspec.partition "mma" role(mma) warps(4) regs(40) {
+// BLACKWELL: warpspec.partition "softmax" role(softmax) warps(4) regs(216) replicas(2) {
+// BLACKWELL-NOT: warpspec.rotate
+// BLACKWELL: return
+func.func @forward_plain(%q: !act, %k: !act, %v: !act, %o: !act, %cu: !cu) {
+  blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
+      cu_seqlens(%cu : !cu)
+      {block_size = 64 : i64, head_dim = 128 : i64, element_type = bf16}
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Backward
+//===----------------------------------------------------------------------===//
+
+// Half-split tables: q and k rotated in place; dv stored as computed, dk and
+// dq turned back by the tile's position (dq after the slot's release).
+// HOPPER-LABEL: func.func @backward_tables
+// HOPPER-SAME: %[[DQ:[a-z0-9_]+]]: memref<?x4x128xbf16> {blockattn.name = "dq"}, %[[DK:[a-z0-9_]+]]: memref<?x4x128xbf16> {blockattn.name = "dk"}, %[[DV:[a-z0-9_]+]]: memref<?x4x128xbf16> {blockattn.name = "dv"}
+// HOPPER-SAME: %[[COS:[a-z0-9_]+]]: memref<?x64xf32> {blockattn.name = "cos"}, %[[SIN:[a-z0-9_]+]]: memref<?x64xf32> {blockattn.name = "sin"})
+// HOPPER: warpspec.kernel chip("sm_90a") attributes {info = {{{.*}}kind = "backward", rotary = "half_split"{{.*}}}} {
+// HOPPER: %[[RING:.*]] = warpspec.channel "qkvdo" depth(2)
+// HOPPER: warpspec.tile_loop (%[[ROW:[a-z0-9_]+]], %[[ROWS:[a-z0-9_]+]], %[[HEAD:[a-z0-9_]+]], %[[POS:[a-z0-9_]+]]) in
+// HOPPER: warpspec.commit %[[RING]] tile(%[[ROW]], %[[ROWS]], %[[HEAD]]) position(%[[POS]]) :
+// HOPPER: warpspec.consume %[[RING]] (%[[CROW:[a-z0-9_]+]], %[[CROWS:[a-z0-9_]+]], %{{[a-z0-9_]+}}, %[[QT:[a-z0-9_]+]], %[[KT:[a-z0-9_]+]], %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) :
+// HOPPER-NEXT: %[[CPOS:.*]] = warpspec.tile_position %[[RING]] :
+// HOPPER-NEXT: warpspec.rotate(%[[QT]], %[[KT]]) into(%[[QT]], %[[KT]]) rows(%[[CROWS]]) row(%[[CROW]]) position(%[[CPOS]]) cos(%[[COS]], %[[SIN]] : memref<?x64xf32>, memref<?x64xf32>) {interleaved = false} :
+// HOPPER: %[[DVACC:.*]] = warpspec.mma %{{.*}}, %{{.*}} {transpose_a}
+// HOPPER-NEXT: warpspec.store %[[DVACC]] to %[[DV]]
+// HOPPER-NEXT: %[[DKACC:.*]] = warpspec.mma %{{.*}}, %[[QT]] {transpose_a}
+// HOPPER-NEXT: %[[DKR:.*]] = warpspec.rotate_tile %[[DKACC]] rows(%[[CROWS]]) row(%[[CROW]]) position(%[[CPOS]]) cos(%[[COS]], %[[SIN]] : memref<?x64xf32>, memref<?x64xf32>) {interleaved = false, inverse} : <64x128xf32> -> <64x128xf32>
+// HOPPER-NEXT: warpspec.store %[[DKR]] to %[[DK]]
+// HOPPER-NEXT: %[[DQACC:.*]] = warpspec.mma %{{.*}}, %[[KT]] :
+// HOPPER-NEXT: warpspec.release %[[RING]]
+// HOPPER-NEXT: %[[DQR:.*]] = warpspec.rotate_tile %[[DQACC]] rows(%[[CROWS]]) row(%[[CROW]]) position(%[[CPOS]]) cos(%[[COS]], %[[SIN]] : memref<?x64xf32>, memref<?x64xf32>) {interleaved = false, inverse} : <64x128xf32> -> <64x128xf32>
+// HOPPER-NEXT: warpspec.store %[[DQR]] to %[[DQ]]
+
+// BLACKWELL-LABEL: func.func @backward_tables
+// BLACKWELL-SAME: %[[DQ:[a-z0-9_]+]]: memref<?x4x128xbf16> {blockattn.name = "dq"}, %[[DK:[a-z0-9_]+]]: memref<?x4x128xbf16> {blockattn.name = "dk"}, %[[DV:[a-z0-9_]+]]: memref<?x4x128xbf16> {blockattn.name = "dv"}
+// BLACKWELL: %[[RING:.*]] = warpspec.channel "qkvdo" depth(2)
+// BLACKWELL: %[[S:.*]] = warpspec.channel "s" depth(2) : <[64x64xf32], tmem>
+// BLACKWELL: %[[ROT:.*]] = warpspec.channel "rotated" depth(1) : <[64x128xbf16, 64x128xbf16], smem>
+// BLACKWELL: warpspec.commit %[[RING]] tile(%{{.*}}, %{{.*}}, %{{.*}}) position(%{{.*}}) :
+// BLACKWELL: warpspec.partition "rotary" role(rotary) warps(4) regs(56) {
+// BLACKWELL: warpspec.rotate(%{{.*}}, %{{.*}}) into(%{{.*}}#0, %{{.*}}#1) {{.*}} {interleaved = false} :
+// BLACKWELL: warpspec.partition "mma" role(mma) warps(4) regs(56) {
+// BLACKWELL: %[[GOT:.*]]:2 = warpspec.get %[[ROT]] :
+// BLACKWELL-NEXT: %[[MPOS:.*]] = warpspec.tile_position %[[RING]] :
+// BLACKWELL: warpspec.mma_async %[[GOT]]#0, %[[GOT]]#1 into %{{.*}} {transpose_b}
+// BLACKWELL-NEXT: warpspec.commit %[[S]] tile(%{{.*}}, %{{.*}}, %{{.*}}) position(%[[MPOS]]) : <[64x64xf32], tmem>
+// dK = dS^T Q and dQ = dS K read the rotated q and k.
+// BLACKWELL: warpspec.mma_async %{{.*}}#1, %[[GOT]]#0 into %{{.*}} {transpose_a}
+// BLACKWELL: warpspec.mma_async %{{.*}}#1, %[[GOT]]#1 into
+// BLACKWELL: warpspec.release %[[ROT]] after_mma :
+// BLACKWELL-NEXT: warpspec.release %[[RING]] after_mma :
+// BLACKWELL: warpspec.partition "compute" role(softmax) warps(4) regs(176) replicas(2) {
+// BLACKWELL: warpspec.consume %[[S]] (%[[CROW:[a-z0-9_]+]], %[[CROWS:[a-z0-9_]+]], %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) :
+// BLACKWELL-NEXT: %[[CPOS:.*]] = warpspec.tile_position %[[S]] : <[64x64xf32], tmem>
+// BLACKWELL: %[[DVT:.*]] = warpspec.tmem_load %{{.*}} : <64x128xf32, tmem> -> <64x128xf32>
+// BLACKWELL-NEXT: warpspec.release
+// BLACKWELL-NEXT: warpspec.store %[[DVT]] to %[[DV]]
+// BLACKWELL: %[[DKT:.*]] = warpspec.tmem_load %{{.*}} : <64x128xf32, tmem> -> <64x128xf32>
+// BLACKWELL-NEXT: warpspec.release
+// BLACKWELL-NEXT: %[[DKR:.*]] = warpspec.rotate_tile %[[DKT]] rows(%[[CROWS]]) row(%[[CROW]]) position(%[[CPOS]]) cos({{.*}}) {interleaved = false, inverse} :
+// BLACKWELL-NEXT: warpspec.store %[[DKR]] to %[[DK]]
+// BLACKWELL: %[[DQT:.*]] = warpspec.tmem_load %{{.*}} : <64x128xf32, tmem> -> <64x128xf32>
+// BLACKWELL-NEXT: warpspec.release
+// BLACKWELL-NEXT: %[[DQR:.*]] = warpspec.rotate_tile %[[DQT]] rows(%[[CROWS]]) row(%[[CROW]]) position(%[[CPOS]]) cos({{.*}}) {interleaved = false, inverse} :
+// BLACKWELL-NEXT: warpspec.store %[[DQR]] to %[[DQ]]
+func.func @backward_tables(%q: !act, %k: !act, %v: !act, %do: !act,
+                           %dq: !act, %dk: !act, %dv: !act, %cu: !cu,
+                           %cos: !tab, %sin: !tab) {
+  blockattn.backward q(%q : !act) k(%k : !act) v(%v : !act) do(%do : !act)
+      dq(%dq : !act) dk(%dk : !act) dv(%dv : !act) cu_seqlens(%cu : !cu)
+      rotary(%cos, %sin : !tab, !tab)
+      {block_size = 64 : i64, head_dim = 128 : i64, element_type = bf16,
+       rotary = #blockattn.rotary<half_split>}
+  return
+}
+
+// Theta, explicit positions, rotate_v: no position travels anywhere, q, k
+// and v are rotated, and dv is turned back too.
+// HOPPER-LABEL: func.func @backward_theta_positions_rotate_v
+// HOPPER-SAME: %[[POSITIONS:[a-z0-9_]+]]: memref<?xi32> {blockattn.name = "positions"})
+// HOPPER-NOT: warpspec.tile_position
+// HOPPER: warpspec.tile_loop (%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) in
+// HOPPER: warpspec.consume %{{.*}} (%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %[[QT:[a-z0-9_]+]], %[[KT:[a-z0-9_]+]], %[[VT:[a-z0-9_]+]], %{{[a-z0-9_]+}}) :
+// HOPPER-NEXT: %[[ZERO:.*]] = arith.constant 0 : i32
+// HOPPER-NEXT: warpspec.rotate(%[[QT]], %[[KT]], %[[VT]]) into(%[[QT]], %[[KT]], %[[VT]]) rows(%{{.*}}) row(%{{.*}}) position(%[[ZERO]]) positions(%[[POSITIONS]] : memref<?xi32>) {interleaved = false, theta = 5.000000e+05 : f32} :
+// HOPPER: %[[DVACC:.*]] = warpspec.mma %{{.*}}, %{{.*}} {transpose_a}
+// HOPPER-NEXT: %[[DVR:.*]] = warpspec.rotate_tile %[[DVACC]] rows(%{{.*}}) row(%{{.*}}) position(%[[ZERO]]) positions(%[[POSITIONS]] : memref<?xi32>) {interleaved = false, inverse, theta = 5.000000e+05 : f32} :
+// HOPPER-NEXT: warpspec.store %[[DVR]] to
+// HOPPER-NEXT: %[[DKACC:.*]] = warpspec.mma
+// HOPPER-NEXT: %[[DKR:.*]] = warpspec.rotate_tile %[[DKACC]] {{.*}} {interleaved = false, inverse, theta = 5.000000e+05 : f32} :
+// HOPPER-NEXT: warpspec.store %[[DKR]] to
+// HOPPER-NEXT: %[[DQACC:.*]] = warpspec.mma
+// HOPPER-NEXT: warpspec.release
+// HOPPER-NEXT: %[[DQR:.*]] = warpspec.rotate_tile %[[DQACC]] {{.*}} {interleaved = false, inverse, theta = 5.000000e+05 : f32} :
+// HOPPER-NEXT: warpspec.store %[[DQR]] to
+// HOPPER-NOT: warpspec.tile_position
+// HOPPER: return
+
+// BLACKWELL-LABEL: func.func @backward_theta_positions_rotate_v
+// BLACKWELL-NOT: warpspec.tile_position
+// BLACKWELL: %[[S:.*]] = warpspec.channel "s" depth(2)
+// BLACKWELL: %[[ROT:.*]] = warpspec.channel "rotated" depth(1) : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
+// BLACKWELL: warpspec.partition "rotary" role(rotary) warps(4) regs(56) {
+// BLACKWELL: warpspec.rotate(%{{.*}}, %{{.*}}, %{{.*}}) into(%{{.*}}#0, %{{.*}}#1, %{{.*}}#2) {{.*}} positions(%{{.*}} : memref<?xi32>) {interleaved = false, theta = 5.000000e+05 : f32} :
+// BLACKWELL: warpspec.partition "mma" role(mma) warps(4) regs(56) {
+// BLACKWELL: %[[GOT:.*]]:3 = warpspec.get %[[ROT]] :
+// S travels without a position; dP = dO V^T reads the rotated v.
+// BLACKWELL: warpspec.commit %[[S]] tile(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) : <[64x64xf32], tmem>
+// BLACKWELL: warpspec.mma_async %{{.*}}, %[[GOT]]#2 into %{{.*}} {transpose_b}
+// BLACKWELL: warpspec.partition "compute" role(softmax)
+// BLACKWELL-COUNT-3: warpspec.rotate_tile %{{.*}} positions(%{{.*}} : memref<?xi32>) {interleaved = false, inverse, theta = 5.000000e+05 : f32} :
+// BLACKWELL-NOT: warpspec.rotate_tile
+// BLACKWELL-NOT: warpspec.tile_position
+// BLACKWELL: return
+func.func @backward_theta_positions_rotate_v(%q: !act, %k: !act, %v: !act,
+                                             %do: !act, %dq: !act, %dk: !act,
+                                             %dv: !act, %cu: !cu,
+                                             %pos: memref<?xi32>) {
+  blockattn.backward q(%q : !act) k(%k : !act) v(%v : !act) do(%do : !act)
+      dq(%dq : !act) dk(%dk : !act) dv(%dv : !act) cu_seqlens(%cu : !cu)
+      positions(%pos : memref<?xi32>)
+      {block_size = 64 : i64, head_dim = 128 : i64, element_type = bf16,
+       rotary = #blockattn.rotary<half_split>, rotary_theta = 500000.0 : f32,
+       rotate_v}
+  return
+}
