@@ -70,18 +70,20 @@ mlir::blockattn::lowering::buildKernelParams(func::FuncOp func,
     }
     else if (auto loop = dyn_cast<TileLoopOp>(op))
       uses[loop.getCuSeqlens()].pointer = true;
-    else if (isa<RotateOp, RotateTileOp>(op)) {
+    else if (isa<RotateOp, RotateTileOp, RotaryAnglesOp>(op)) {
       // Tables: base, row stride and row count (positions are clamped into
       // it); positions: base and length.
       Value cos, sin, positions;
-      if (auto rotate = dyn_cast<RotateOp>(op)) {
-        cos = rotate.getCos(), sin = rotate.getSin();
-        positions = rotate.getPositions();
-      } else {
-        auto tile = cast<RotateTileOp>(op);
-        cos = tile.getCos(), sin = tile.getSin();
-        positions = tile.getPositions();
-      }
+      auto operandsOf = [&](auto rotary) {
+        cos = rotary.getCos(), sin = rotary.getSin();
+        positions = rotary.getPositions();
+      };
+      if (auto rotate = dyn_cast<RotateOp>(op))
+        operandsOf(rotate);
+      else if (auto tile = dyn_cast<RotateTileOp>(op))
+        operandsOf(tile);
+      else
+        operandsOf(cast<RotaryAnglesOp>(op));
       for (Value table : {cos, sin}) {
         if (!table)
           continue;

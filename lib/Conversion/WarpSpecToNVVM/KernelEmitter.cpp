@@ -352,6 +352,7 @@ LogicalResult KernelEmitter::emitOp(Operation *op) {
       .Case([&](TilePositionOp o) { return emitTilePosition(o); })
       .Case([&](RotateOp o) { return emitRotate(o); })
       .Case([&](RotateTileOp o) { return emitRotateTile(o); })
+      .Case([&](RotaryAnglesOp o) { return emitRotaryAngles(o); })
       .Case([&](MmaAsyncOp o) { return emitMmaAsync(o); })
       .Case([&](TmemLoadOp o) { return emitTmemLoad(o); })
       .Case([&](TmemStoreOp o) { return emitTmemStore(o); })

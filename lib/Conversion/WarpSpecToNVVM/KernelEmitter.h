@@ -276,6 +276,7 @@ public:
   // Rotary.cpp
   LogicalResult emitRotate(warpspec::RotateOp op);
   LogicalResult emitRotateTile(warpspec::RotateTileOp op);
+  LogicalResult emitRotaryAngles(warpspec::RotaryAnglesOp op);
   // Blackwell.cpp
   int64_t countTmemUsers();
   bool usesTmem(warpspec::PartitionOp op);

@@ -161,10 +161,9 @@ loadAngles(KernelEmitter &e, const AngleSource &a, Value p, Value base,
     }
   } else {
     Value element = e.add(e.mul(e.zext64(p), a.tableStride), e.zext64(base));
-    // Runs of 4 pairs are 16-byte aligned (contiguous tables of D/2 f32
-    // rows, D a multiple of 16, base and offset multiples of 4); single
-    // pairs are loaded alone.
-    int64_t width = count % 4 == 0 ? 4 : 1;
+    // Runs of 4 (2) pairs start at multiples of 4 (2) of contiguous tables
+    // of D/2 f32 rows, D a multiple of 16: 16-byte (8-byte) aligned loads.
+    int64_t width = count % 4 == 0 ? 4 : count % 2 == 0 ? 2 : 1;
     Type vec = VectorType::get({width}, e.f32T());
     for (auto [table, out] : {std::pair{a.cos, &cosines}, {a.sin, &sines}}) {
       Value row = LLVM::GEPOp::create(e.b, e.loc, e.globalPtrT(), e.f32T(),
@@ -274,7 +273,6 @@ LogicalResult KernelEmitter::emitRotate(RotateOp op) {
   };
   Value firstOffset = unitOffset(firstUnit);
   Value partnerOffset = angles->interleaved ? Value() : unitOffset(partnerUnit);
-  Value validRows = lookupI32(op.getRows());
   Type vec = VectorType::get({4}, i32T());
   auto at = [&](Value base, Value offset, int64_t rowStep) {
     Value ptr = LLVM::GEPOp::create(b, loc, smemPtrT(), b.getI8Type(), base,
@@ -284,35 +282,49 @@ LogicalResult KernelEmitter::emitRotate(RotateOp op) {
         ArrayRef<LLVM::GEPArg>{rowStep * nvdesc::SwizzledTile::kRowBytes});
   };
 
-  for (int64_t pass = 0; pass * rowsPerPass < tileRows; ++pass) {
+  // Every row is rotated, the rows past `rows` too (their positions are
+  // clamped like any other): a destination then holds finite values in all
+  // rows (the products read whole tiles and mask what is past the tile),
+  // and with no branch the table loads of all passes are issued before any
+  // of them is waited for (one L2 round trip per tile, not one per pass).
+  // As many passes' tables are loaded ahead as the partition's registers
+  // allow (2 per pair; about 40 go to everything else): all of them in a
+  // 232-register warpgroup, one at a time in a 56-register one.
+  int64_t passes = tileRows / rowsPerPass;
+  int64_t ahead = std::clamp<int64_t>(
+      (partition.op.getNumRegs() - 40) / (2 * pairsPerItem), 1, passes);
+  SmallVector<std::pair<SmallVector<Value>, SmallVector<Value>>> tables;
+  auto loadPass = [&](int64_t pass) {
+    Value p = positionOf(*this, *angles, add(rowBase, i32(pass * rowsPerPass)));
+    tables.push_back(loadAngles(*this, *angles, p, firstPair, 0, pairsPerItem));
+  };
+  for (int64_t pass = 0; pass < ahead; ++pass)
+    loadPass(pass);
+  for (int64_t pass = 0; pass < passes; ++pass) {
+    if (pass + ahead < passes)
+      loadPass(pass + ahead);
     int64_t rowStep = pass * rowsPerPass;
-    Value r = add(rowBase, i32(rowStep));
-    emitIf(cmp(Pred::slt, r, validRows), [&] {
-      Value p = positionOf(*this, *angles, r);
-      auto [cosines, sines] =
-          loadAngles(*this, *angles, p, firstPair, 0, pairsPerItem);
-      for (auto [source, dest] : llvm::zip(sources, dests)) {
-        SmallVector<Value> first = unpackUnit(
-            *this, elementType, load(vec, at(source, firstOffset, rowStep), 16));
-        if (angles->interleaved) {
-          for (int64_t j = 0; j < pairsPerItem; ++j)
-            std::tie(first[2 * j], first[2 * j + 1]) =
-                turn(*this, first[2 * j], first[2 * j + 1], cosines[j],
-                     sines[j]);
-        } else {
-          SmallVector<Value> second = unpackUnit(
-              *this, elementType,
-              load(vec, at(source, partnerOffset, rowStep), 16));
-          for (int64_t j = 0; j < pairsPerItem; ++j)
-            std::tie(first[j], second[j]) =
-                turn(*this, first[j], second[j], cosines[j], sines[j]);
-          store(packUnit(*this, elementType, second),
-                at(dest, partnerOffset, rowStep), 16);
-        }
-        store(packUnit(*this, elementType, first),
-              at(dest, firstOffset, rowStep), 16);
+    auto &[cosines, sines] = tables[pass];
+    for (auto [source, dest] : llvm::zip(sources, dests)) {
+      SmallVector<Value> first = unpackUnit(
+          *this, elementType, load(vec, at(source, firstOffset, rowStep), 16));
+      if (angles->interleaved) {
+        for (int64_t j = 0; j < pairsPerItem; ++j)
+          std::tie(first[2 * j], first[2 * j + 1]) = turn(
+              *this, first[2 * j], first[2 * j + 1], cosines[j], sines[j]);
+      } else {
+        SmallVector<Value> second = unpackUnit(
+            *this, elementType,
+            load(vec, at(source, partnerOffset, rowStep), 16));
+        for (int64_t j = 0; j < pairsPerItem; ++j)
+          std::tie(first[j], second[j]) =
+              turn(*this, first[j], second[j], cosines[j], sines[j]);
+        store(packUnit(*this, elementType, second),
+              at(dest, partnerOffset, rowStep), 16);
       }
-    });
+      store(packUnit(*this, elementType, first),
+            at(dest, firstOffset, rowStep), 16);
+    }
   }
   // Generic-proxy writes become visible to the tensor cores (async proxy)
   // after a proxy fence by each writer and a barrier over the replica.
@@ -323,33 +335,24 @@ LogicalResult KernelEmitter::emitRotate(RotateOp op) {
   return success();
 }
 
-/// Each register pair is found through the layout: the partner of the
-/// register at column c is the one of the same row slot at c + 1
-/// (interleaved, c even) or c + D/2 (half-split, c < D/2). Column bases are
-/// run-time, so this needs partners at a constant column offset, which both
-/// targets' layouts give (the wgmma accumulator layout: column base
-/// 2 (lane % 4), offsets 8 (reg / 4) + reg % 2).
-LogicalResult KernelEmitter::emitRotateTile(RotateTileOp op) {
-  auto it = fragments.find(op.getValue());
-  if (it == fragments.end())
-    return op.emitOpError() << "needs a register tile of this partition";
-  const Fragment &value = it->second;
-  const FragmentLayout &layout = *value.layout;
-  int64_t d = value.type.getShape()[1];
-  FailureOr<AngleSource> angles =
-      bindAngles(*this, op, d, static_cast<bool>(op.getInverse()));
-  if (failed(angles))
-    return failure();
-  int64_t partnerOffset = angles->interleaved ? 1 : d / 2;
+/// The rotary pairs a thread holds in a register tile: (first register,
+/// partner register). The partner of the register at column c is the one
+/// of the same row slot at c + 1 (interleaved, c even) or c + D/2
+/// (half-split, c < D/2). Column bases are run-time, so this needs partners
+/// at a constant column offset, which both targets' layouts give (the wgmma
+/// accumulator layout: column base 2 (lane % 4), offsets
+/// 8 (reg / 4) + reg % 2).
+static FailureOr<SmallVector<std::pair<int64_t, int64_t>>>
+findPairs(Operation *op, const FragmentLayout &layout, int64_t d,
+          bool interleaved) {
+  int64_t partnerOffset = interleaved ? 1 : d / 2;
   auto noPairs = [&] {
-    return op.emitOpError() << "register layout does not hold both elements "
-                               "of a rotary pair in one thread";
+    return op->emitOpError() << "register layout does not hold both elements "
+                                "of a rotary pair in one thread";
   };
-
   DenseMap<std::pair<int64_t, int64_t>, int64_t> regAt;
   for (int64_t reg = 0; reg < layout.numRegs(); ++reg)
     regAt[{layout.rowSlot(reg), layout.colOffset(reg)}] = reg;
-  // (first register, partner register) of each pair the thread holds.
   SmallVector<std::pair<int64_t, int64_t>> pairs;
   for (int64_t reg = 0; reg < layout.numRegs(); ++reg) {
     // Column bases are even and below colBaseBound() (pairsAreAdjacent
@@ -357,7 +360,7 @@ LogicalResult KernelEmitter::emitRotateTile(RotateTileOp op) {
     // an offset stays in its half for every thread or the layout mixes them.
     int64_t col = layout.colOffset(reg);
     bool isFirst;
-    if (angles->interleaved)
+    if (interleaved)
       isFirst = col % 2 == 0;
     else if (col + layout.colBaseBound() <= d / 2)
       isFirst = true;
@@ -372,32 +375,119 @@ LogicalResult KernelEmitter::emitRotateTile(RotateTileOp op) {
       return noPairs();
     pairs.push_back({reg, partner->second});
   }
+  return pairs;
+}
+
+/// Calls `body(slot, first, second, cos, sin)` for each pair of each row
+/// slot of the thread, with the pair's angle at the row's position.
+///
+/// The table reads are the cost here: a warp's read touches 8 rows (8 cache
+/// lines) whatever its width, so the number of reads is what counts. With
+/// `widen`, two pairs with consecutive indices (the wgmma layout's adjacent
+/// columns, half-split) share one 8-byte read, half as many; that costs
+/// registers when the turns are interleaved with the reads (the backward
+/// then spills), so only warpspec.rotary_angles, which only reads, widens.
+static void
+forEachPairAngle(KernelEmitter &e, const FragmentLayout &layout,
+                 const AngleSource &angles,
+                 ArrayRef<std::pair<int64_t, int64_t>> pairs, bool widen,
+                 function_ref<void(int64_t, int64_t, int64_t, Value, Value)>
+                     body) {
+  Value colBase = layout.colBase(e);
+  // Pair index: column (half-split) or column / 2 (interleaved; the column
+  // base and the first offset are even), a run-time base plus a constant.
+  Value indexBase = angles.interleaved
+                        ? Value(LLVM::LShrOp::create(e.b, e.loc, colBase,
+                                                     e.i32(1)))
+                        : colBase;
+  auto indexOffset = [&](int64_t reg) {
+    return angles.interleaved ? layout.colOffset(reg) / 2
+                              : layout.colOffset(reg);
+  };
+  for (int64_t slot = 0; slot < layout.numRowSlots(); ++slot) {
+    Value p = positionOf(e, angles, layout.rowIndex(e, slot));
+    SmallVector<std::pair<int64_t, int64_t>> slotPairs;
+    for (auto pair : pairs)
+      if (layout.rowSlot(pair.first) == slot)
+        slotPairs.push_back(pair);
+    for (size_t n = 0; n < slotPairs.size();) {
+      // An even offset keeps the 8-byte read aligned (the base is even).
+      int64_t offset = indexOffset(slotPairs[n].first);
+      size_t run = widen && n + 1 < slotPairs.size() && offset % 2 == 0 &&
+                           indexOffset(slotPairs[n + 1].first) == offset + 1
+                       ? 2
+                       : 1;
+      auto [cosines, sines] = loadAngles(e, angles, p, indexBase, offset, run);
+      for (size_t j = 0; j < run; ++j)
+        body(slot, slotPairs[n + j].first, slotPairs[n + j].second,
+             cosines[j], sines[j]);
+      n += run;
+    }
+  }
+}
+
+LogicalResult KernelEmitter::emitRotaryAngles(RotaryAnglesOp op) {
+  AccType type = op.getAngles().getType();
+  std::shared_ptr<FragmentLayout> layout = hopperAccLayout(type);
+  int64_t d = type.getShape()[1];
+  FailureOr<AngleSource> angles = bindAngles(*this, op, d, /*inverse=*/false);
+  if (failed(angles))
+    return failure();
+  auto pairs = findPairs(op, *layout, d, angles->interleaved);
+  if (failed(pairs))
+    return failure();
+  Fragment result{type, layout, SmallVector<Value>(layout->numRegs())};
+  forEachPairAngle(*this, *layout, *angles, *pairs, /*widen=*/true,
+                   [&](int64_t, int64_t first, int64_t second, Value c,
+                       Value s) {
+                     result.regs[first] = c;
+                     result.regs[second] = s;
+                   });
+  fragments[op.getAngles()] = std::move(result);
+  return success();
+}
+
+LogicalResult KernelEmitter::emitRotateTile(RotateTileOp op) {
+  auto it = fragments.find(op.getValue());
+  if (it == fragments.end())
+    return op.emitOpError() << "needs a register tile of this partition";
+  const Fragment &value = it->second;
+  const FragmentLayout &layout = *value.layout;
+  int64_t d = value.type.getShape()[1];
+  bool inverse = static_cast<bool>(op.getInverse());
+  bool interleaved = op.getInterleaved();
+  auto pairs = findPairs(op, layout, d, interleaved);
+  if (failed(pairs))
+    return failure();
 
   Fragment result{value.type, value.layout, value.regs};
   Value validRows = lookupI32(op.getRows());
-  Value colBase = layout.colBase(*this);
-  Value pairBase = LLVM::LShrOp::create(b, loc, colBase, i32(1));
-  for (int64_t slot = 0; slot < layout.numRowSlots(); ++slot) {
-    Value r = layout.rowIndex(*this, slot);
-    // Rows past the tile keep their values (the stores skip them).
-    Value p = positionOf(*this, *angles, r);
-    for (auto [first, second] : pairs) {
-      if (layout.rowSlot(first) != slot)
-        continue;
-      // Pair index: column (half-split) or column / 2 (interleaved; the
-      // column base and the first offset are even).
-      auto [cosines, sines] =
-          angles->interleaved
-              ? loadAngles(*this, *angles, p, pairBase,
-                           layout.colOffset(first) / 2, 1)
-              : loadAngles(*this, *angles, p, colBase, layout.colOffset(first),
-                           1);
-      auto [x, y] = turn(*this, value.regs[first], value.regs[second],
-                         cosines[0], sines[0]);
-      Value valid = cmp(Pred::slt, r, validRows);
-      result.regs[first] = select(valid, x, value.regs[first]);
-      result.regs[second] = select(valid, y, value.regs[second]);
-    }
+  SmallVector<Value> valid;
+  for (int64_t slot = 0; slot < layout.numRowSlots(); ++slot)
+    valid.push_back(cmp(Pred::slt, layout.rowIndex(*this, slot), validRows));
+  // Rows past the tile keep their values (the stores skip them).
+  auto turnPair = [&](int64_t slot, int64_t first, int64_t second, Value c,
+                      Value s) {
+    if (inverse)
+      s = LLVM::FNegOp::create(b, loc, s);
+    auto [x, y] = turn(*this, value.regs[first], value.regs[second], c, s);
+    result.regs[first] = select(valid[slot], x, value.regs[first]);
+    result.regs[second] = select(valid[slot], y, value.regs[second]);
+  };
+  if (Value anglesTile = op.getAngles()) {
+    auto angles = fragments.find(anglesTile);
+    if (angles == fragments.end())
+      return op.emitOpError() << "needs angles computed in this partition";
+    for (auto [first, second] : *pairs)
+      turnPair(layout.rowSlot(first), first, second, angles->second.regs[first],
+               angles->second.regs[second]);
+  } else {
+    FailureOr<AngleSource> angles =
+        bindAngles(*this, op, d, /*inverse=*/false);
+    if (failed(angles))
+      return failure();
+    forEachPairAngle(*this, layout, *angles, *pairs, /*widen=*/false,
+                     turnPair);
   }
   fragments[op.getResult()] = std::move(result);
   return success();

@@ -168,15 +168,31 @@ void rotateTiles(OpBuilder &b, Location loc, const KernelSpec &spec,
                    thetaAttr(b, spec));
 }
 
+/// The angles of a [block, D] register tile's rotary pairs, read once per
+/// tile, ahead of the products whose results they turn back (which hides
+/// the table reads' latency) and shared by the tile's gradients.
+Value rotaryAngles(OpBuilder &b, Location loc, const KernelSpec &spec,
+                   const TileRows &at) {
+  auto type = AccType::get(b.getContext(), {spec.blockSize, spec.headDim},
+                           b.getF32Type());
+  return RotaryAnglesOp::create(
+      b, loc, type, at.rows, at.row, at.position, spec.cos, spec.sin,
+      spec.positions, b.getBoolAttr(spec.rotary == RotaryMode::interleaved),
+      thetaAttr(b, spec));
+}
+
 /// The gradient with respect to the un-rotated input from the gradient with
-/// respect to the rotated one (the transposed rotation, in f32).
+/// respect to the rotated one (the transposed rotation, in f32), with the
+/// angles of a warpspec.rotary_angles or, if `angles` is null, read here.
 Value unrotateGradient(OpBuilder &b, Location loc, const KernelSpec &spec,
-                       Value grad, const TileRows &at) {
+                       Value grad, const TileRows &at, Value angles) {
+  bool readsTables = !angles;
   return RotateTileOp::create(
-      b, loc, grad.getType(), grad, at.rows, at.row, at.position, spec.cos,
-      spec.sin, spec.positions,
-      b.getBoolAttr(spec.rotary == RotaryMode::interleaved), thetaAttr(b, spec),
-      b.getUnitAttr());
+      b, loc, grad.getType(), grad, at.rows, at.row, at.position,
+      readsTables ? spec.cos : Value(), readsTables ? spec.sin : Value(),
+      readsTables ? spec.positions : Value(), angles,
+      b.getBoolAttr(spec.rotary == RotaryMode::interleaved),
+      readsTables ? thetaAttr(b, spec) : FloatAttr(), b.getUnitAttr());
 }
 
 /// The tensors the kernel rotates, among the loaded tiles (q, k, v, ...).
@@ -410,17 +426,29 @@ void buildBackwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
   // With rotary embeddings q and k (and v) were rotated in the slot, so
   // the products give gradients with respect to the rotated tensors; each
   // is turned back in f32 before its single rounding.
+  // Each gradient's angles are read just before the product that makes it,
+  // so that the table reads overlap the product; one set shared by the
+  // three products would stay live across two stores and spill at D = 128.
+  TileRows at{c.row, c.rows, c.position};
+  Value angles;
+  auto readAngles = [&] { angles = rotaryAngles(b, loc, spec, at); };
   auto unrotate = [&](Value grad, bool rotated) {
     if (!rotated)
       return grad;
-    return unrotateGradient(b, loc, spec, grad, {c.row, c.rows, c.position});
+    return unrotateGradient(b, loc, spec, grad, at, angles);
   };
+  if (spec.rotateV)
+    readAngles();
   Value dvAcc = MmaOp::create(b, loc, outType, c.pScratch, dout,
                               /*transpose_a=*/true, false);
   storeTile(b, loc, c, unrotate(dvAcc, spec.rotateV), spec.stores[0], Value());
+  if (spec.hasRotary())
+    readAngles();
   Value dkAcc = MmaOp::create(b, loc, outType, c.dsScratch, q, true, false);
   storeTile(b, loc, c, unrotate(dkAcc, spec.hasRotary()), spec.stores[1],
             Value());
+  if (spec.hasRotary())
+    readAngles();
   Value dqAcc = MmaOp::create(b, loc, outType, ds, k, false, false);
   ReleaseOp::create(b, loc, c.ring);
   storeTile(b, loc, c, unrotate(dqAcc, spec.hasRotary()), spec.stores[2],
@@ -753,12 +781,17 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
     CommitOp::create(b, loc, pdsCh, row, rows, head);
     // Gradients with respect to rotated tensors are turned back in f32
     // before their single rounding.
+    // The gradients are turned back with table reads after each load from
+    // tensor memory: reading the angles ahead (warpspec.rotary_angles, as
+    // on sm_90a) needs 64 more registers at D = 128, and these warpgroups
+    // have 176 (it spills).
+    TileRows at{row, rows, position};
     auto drain = [&](Value channel, Value dest, bool rotatedInput) {
       Value slot = GetOp::create(b, loc, channel).getResult(0);
       Value grad = TmemLoadOp::create(b, loc, outType, slot);
       ReleaseOp::create(b, loc, channel, false);
       if (rotatedInput)
-        grad = unrotateGradient(b, loc, spec, grad, {row, rows, position});
+        grad = unrotateGradient(b, loc, spec, grad, at, Value());
       StoreOp::create(b, loc, grad, dest, row, head, rows, Value(), staging,
                       plan.bulkStore ? b.getUnitAttr() : nullptr);
     };

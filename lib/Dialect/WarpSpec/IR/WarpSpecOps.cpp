@@ -855,7 +855,29 @@ LogicalResult RotateTileOp::verify() {
     return emitOpError() << "rotates an f32 register tile into one of the same "
                             "type, got "
                          << value << " and " << getResult().getType();
+  if (Value angles = getAngles()) {
+    if (angles.getType() != value)
+      return emitOpError() << "angles must be a tile of the rotated tile's "
+                              "type "
+                           << value << ", got " << angles.getType();
+    if (getCos() || getTheta() || getPositions())
+      return emitOpError() << "takes its angles either from angles(...) or "
+                              "from tables or theta, not both";
+    if (value.getShape()[1] % 16 != 0)
+      return emitOpError() << "rotary embeddings need a head dim that is a "
+                              "multiple of 16, got "
+                           << value.getShape()[1];
+    return success();
+  }
   return verifyRotaryOperands(*this, value.getShape()[1], getCos(), getSin(),
+                              getPositions(), getTheta());
+}
+
+LogicalResult RotaryAnglesOp::verify() {
+  AccType angles = getAngles().getType();
+  if (!angles.getElementType().isF32() || angles.getShape().size() != 2)
+    return emitOpError() << "produces an f32 register tile, got " << angles;
+  return verifyRotaryOperands(*this, angles.getShape()[1], getCos(), getSin(),
                               getPositions(), getTheta());
 }
 

@@ -440,14 +440,54 @@ def WarpSpec_RotateTileOp : WarpSpec_Op<"rotate_tile",
   let arguments = (ins WarpSpec_AccType:$value, I32:$rows, I32:$row,
                        I32:$position, Optional<AnyMemRef>:$cos,
                        Optional<AnyMemRef>:$sin,
-                       Optional<AnyMemRef>:$positions, BoolAttr:$interleaved,
-                       OptionalAttr<F32Attr>:$theta, UnitAttr:$inverse);
+                       Optional<AnyMemRef>:$positions,
+                       Optional<WarpSpec_AccType>:$angles,
+                       BoolAttr:$interleaved, OptionalAttr<F32Attr>:$theta,
+                       UnitAttr:$inverse);
   let results = (outs WarpSpec_AccType:$result);
   let assemblyFormat = [{
     $value `rows` `(` $rows `)` `row` `(` $row `)` `position` `(` $position `)`
     (`cos` `(` $cos^ `,` $sin `:` type($cos) `,` type($sin) `)`)?
-    (`positions` `(` $positions^ `:` type($positions) `)`)? attr-dict
+    (`positions` `(` $positions^ `:` type($positions) `)`)?
+    (`angles` `(` $angles^ `:` type($angles) `)`)? attr-dict
     `:` type($value) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def WarpSpec_RotaryAnglesOp : WarpSpec_Op<"rotary_angles",
+                                          [AttrSizedOperandSegments]> {
+  let summary = "cosines and sines of a register tile's rotary pairs";
+  let description = [{
+    The `warpspec.rotary_angles` operation looks up (or, with `theta`,
+    computes) the angles of the rotary pairs of rows `[0, rows)` of an f32
+    register tile of its result's type, as `warpspec.rotate_tile` does: the
+    first element of each pair holds the cosine, the second the sine.
+    `warpspec.rotate_tile ... angles(%angles)` uses them instead of reading
+    the tables itself, so the table reads can be issued early (before the
+    products whose results they turn, hiding their latency) and shared by
+    several tiles of the same rows (the backward's dk and dq).
+
+    ```mlir
+    %angles = warpspec.rotary_angles rows(%rows) row(%row) position(%pos)
+        cos(%cos, %sin : memref<?x64xf32>, memref<?x64xf32>)
+        {interleaved = false} : !warpspec.acc<64x128xf32>
+    %dq = warpspec.rotate_tile %dqr rows(%rows) row(%row) position(%pos)
+        angles(%angles : !warpspec.acc<64x128xf32>)
+        {interleaved = false, inverse}
+        : !warpspec.acc<64x128xf32> -> !warpspec.acc<64x128xf32>
+    ```
+  }];
+  let arguments = (ins I32:$rows, I32:$row, I32:$position,
+                       Optional<AnyMemRef>:$cos, Optional<AnyMemRef>:$sin,
+                       Optional<AnyMemRef>:$positions, BoolAttr:$interleaved,
+                       OptionalAttr<F32Attr>:$theta);
+  let results = (outs WarpSpec_AccType:$angles);
+  let assemblyFormat = [{
+    `rows` `(` $rows `)` `row` `(` $row `)` `position` `(` $position `)`
+    (`cos` `(` $cos^ `,` $sin `:` type($cos) `,` type($sin) `)`)?
+    (`positions` `(` $positions^ `:` type($positions) `)`)? attr-dict
+    `:` type($angles)
   }];
   let hasVerifier = 1;
 }
