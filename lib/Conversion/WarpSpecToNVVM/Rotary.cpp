@@ -121,8 +121,7 @@ std::pair<Value, Value> sinCos(KernelEmitter &e, Value angle) {
   const float twoPiHi = static_cast<float>(kTwoPi);
   const double twoPiLo = kTwoPi - static_cast<double>(twoPiHi);
   Value k = LLVM::RoundEvenOp::create(
-      e.b, e.loc,
-      LLVM::FMulOp::create(e.b, e.loc, angle, e.f32(1.0 / kTwoPi)));
+      e.b, e.loc, LLVM::FMulOp::create(e.b, e.loc, angle, e.f32(1.0 / kTwoPi)));
   Value negK = LLVM::FNegOp::create(e.b, e.loc, k);
   Value r = LLVM::FMAOp::create(e.b, e.loc, negK, e.f32(twoPiHi), angle);
   r = LLVM::FMAOp::create(e.b, e.loc, negK, e.f32(twoPiLo), r);
@@ -147,14 +146,14 @@ loadAngles(KernelEmitter &e, const AngleSource &a, Value p, Value base,
     double c = -2.0 * std::log2(*a.theta) / a.headDim;
     Value baseFreq = LLVM::Exp2Op::create(
         e.b, e.loc,
-        LLVM::FMulOp::create(
-            e.b, e.loc, LLVM::UIToFPOp::create(e.b, e.loc, e.f32T(), base),
-            e.f32(c)));
+        LLVM::FMulOp::create(e.b, e.loc,
+                             LLVM::UIToFPOp::create(e.b, e.loc, e.f32T(), base),
+                             e.f32(c)));
     Value scaled = LLVM::FMulOp::create(
         e.b, e.loc, LLVM::SIToFPOp::create(e.b, e.loc, e.f32T(), p), baseFreq);
     for (int64_t j = 0; j < count; ++j) {
-      Value angle = LLVM::FMulOp::create(
-          e.b, e.loc, scaled, e.f32(std::exp2((offset + j) * c)));
+      Value angle = LLVM::FMulOp::create(e.b, e.loc, scaled,
+                                         e.f32(std::exp2((offset + j) * c)));
       auto [cosine, sine] = sinCos(e, angle);
       cosines.push_back(cosine);
       sines.push_back(sine);
@@ -169,8 +168,9 @@ loadAngles(KernelEmitter &e, const AngleSource &a, Value p, Value base,
       Value row = LLVM::GEPOp::create(e.b, e.loc, e.globalPtrT(), e.f32T(),
                                       table, ValueRange{element});
       for (int64_t j = 0; j < count; j += width) {
-        Value ptr = LLVM::GEPOp::create(e.b, e.loc, e.globalPtrT(), e.f32T(),
-                                        row, ArrayRef<LLVM::GEPArg>{offset + j});
+        Value ptr =
+            LLVM::GEPOp::create(e.b, e.loc, e.globalPtrT(), e.f32T(), row,
+                                ArrayRef<LLVM::GEPArg>{offset + j});
         Value loaded = e.load(width == 1 ? e.f32T() : vec, ptr, 4 * width);
         for (int64_t k = 0; k < width; ++k)
           out->push_back(width == 1 ? loaded
@@ -203,8 +203,8 @@ SmallVector<Value> unpackUnit(KernelEmitter &e, Type elementType, Value unit) {
   for (int64_t w = 0; w < 4; ++w) {
     Value word = LLVM::ExtractElementOp::create(e.b, e.loc, unit, e.i32(w));
     Value halves = LLVM::BitcastOp::create(e.b, e.loc, pair, word);
-    Value wide = LLVM::FPExtOp::create(
-        e.b, e.loc, VectorType::get({2}, e.f32T()), halves);
+    Value wide = LLVM::FPExtOp::create(e.b, e.loc,
+                                       VectorType::get({2}, e.f32T()), halves);
     for (int64_t h = 0; h < 2; ++h)
       values.push_back(
           LLVM::ExtractElementOp::create(e.b, e.loc, wide, e.i32(h)));
@@ -242,7 +242,8 @@ LogicalResult KernelEmitter::emitRotate(RotateOp op) {
     sources.push_back(buffers.lookup(tile));
   for (Value tile : op.getDests())
     dests.push_back(buffers.lookup(tile));
-  if (llvm::is_contained(sources, Value()) || llvm::is_contained(dests, Value()))
+  if (llvm::is_contained(sources, Value()) ||
+      llvm::is_contained(dests, Value()))
     return op.emitOpError() << "needs shared-memory tiles of this partition";
 
   constexpr int64_t kUnitElems = 8, kUnitsPerChunkRow = 8;
@@ -310,20 +311,20 @@ LogicalResult KernelEmitter::emitRotate(RotateOp op) {
           *this, elementType, load(vec, at(source, firstOffset, rowStep), 16));
       if (angles->interleaved) {
         for (int64_t j = 0; j < pairsPerItem; ++j)
-          std::tie(first[2 * j], first[2 * j + 1]) = turn(
-              *this, first[2 * j], first[2 * j + 1], cosines[j], sines[j]);
+          std::tie(first[2 * j], first[2 * j + 1]) =
+              turn(*this, first[2 * j], first[2 * j + 1], cosines[j], sines[j]);
       } else {
-        SmallVector<Value> second = unpackUnit(
-            *this, elementType,
-            load(vec, at(source, partnerOffset, rowStep), 16));
+        SmallVector<Value> second =
+            unpackUnit(*this, elementType,
+                       load(vec, at(source, partnerOffset, rowStep), 16));
         for (int64_t j = 0; j < pairsPerItem; ++j)
           std::tie(first[j], second[j]) =
               turn(*this, first[j], second[j], cosines[j], sines[j]);
         store(packUnit(*this, elementType, second),
               at(dest, partnerOffset, rowStep), 16);
       }
-      store(packUnit(*this, elementType, first),
-            at(dest, firstOffset, rowStep), 16);
+      store(packUnit(*this, elementType, first), at(dest, firstOffset, rowStep),
+            16);
     }
   }
   // Generic-proxy writes become visible to the tensor cores (async proxy)
@@ -387,19 +388,17 @@ findPairs(Operation *op, const FragmentLayout &layout, int64_t d,
 /// columns, half-split) share one 8-byte read, half as many; that costs
 /// registers when the turns are interleaved with the reads (the backward
 /// then spills), so only warpspec.rotary_angles, which only reads, widens.
-static void
-forEachPairAngle(KernelEmitter &e, const FragmentLayout &layout,
-                 const AngleSource &angles,
-                 ArrayRef<std::pair<int64_t, int64_t>> pairs, bool widen,
-                 function_ref<void(int64_t, int64_t, int64_t, Value, Value)>
-                     body) {
+static void forEachPairAngle(
+    KernelEmitter &e, const FragmentLayout &layout, const AngleSource &angles,
+    ArrayRef<std::pair<int64_t, int64_t>> pairs, bool widen,
+    function_ref<void(int64_t, int64_t, int64_t, Value, Value)> body) {
   Value colBase = layout.colBase(e);
   // Pair index: column (half-split) or column / 2 (interleaved; the column
   // base and the first offset are even), a run-time base plus a constant.
-  Value indexBase = angles.interleaved
-                        ? Value(LLVM::LShrOp::create(e.b, e.loc, colBase,
-                                                     e.i32(1)))
-                        : colBase;
+  Value indexBase =
+      angles.interleaved
+          ? Value(LLVM::LShrOp::create(e.b, e.loc, colBase, e.i32(1)))
+          : colBase;
   auto indexOffset = [&](int64_t reg) {
     return angles.interleaved ? layout.colOffset(reg) / 2
                               : layout.colOffset(reg);
@@ -419,8 +418,8 @@ forEachPairAngle(KernelEmitter &e, const FragmentLayout &layout,
                        : 1;
       auto [cosines, sines] = loadAngles(e, angles, p, indexBase, offset, run);
       for (size_t j = 0; j < run; ++j)
-        body(slot, slotPairs[n + j].first, slotPairs[n + j].second,
-             cosines[j], sines[j]);
+        body(slot, slotPairs[n + j].first, slotPairs[n + j].second, cosines[j],
+             sines[j]);
       n += run;
     }
   }
@@ -437,12 +436,12 @@ LogicalResult KernelEmitter::emitRotaryAngles(RotaryAnglesOp op) {
   if (failed(pairs))
     return failure();
   Fragment result{type, layout, SmallVector<Value>(layout->numRegs())};
-  forEachPairAngle(*this, *layout, *angles, *pairs, /*widen=*/true,
-                   [&](int64_t, int64_t first, int64_t second, Value c,
-                       Value s) {
-                     result.regs[first] = c;
-                     result.regs[second] = s;
-                   });
+  forEachPairAngle(
+      *this, *layout, *angles, *pairs, /*widen=*/true,
+      [&](int64_t, int64_t first, int64_t second, Value c, Value s) {
+        result.regs[first] = c;
+        result.regs[second] = s;
+      });
   fragments[op.getAngles()] = std::move(result);
   return success();
 }
@@ -482,12 +481,10 @@ LogicalResult KernelEmitter::emitRotateTile(RotateTileOp op) {
       turnPair(layout.rowSlot(first), first, second, angles->second.regs[first],
                angles->second.regs[second]);
   } else {
-    FailureOr<AngleSource> angles =
-        bindAngles(*this, op, d, /*inverse=*/false);
+    FailureOr<AngleSource> angles = bindAngles(*this, op, d, /*inverse=*/false);
     if (failed(angles))
       return failure();
-    forEachPairAngle(*this, layout, *angles, *pairs, /*widen=*/false,
-                     turnPair);
+    forEachPairAngle(*this, layout, *angles, *pairs, /*widen=*/false, turnPair);
   }
   fragments[op.getResult()] = std::move(result);
   return success();

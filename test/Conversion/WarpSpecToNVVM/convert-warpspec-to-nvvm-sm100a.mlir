@@ -189,6 +189,8 @@
 // columns), and wait for the load.
 // CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK-NEXT: nvvm.tcgen05.fence <after>
+// The slot's record: row, rows, head, position.
+// CHECK-COUNT-4: llvm.extractelement %{{.*}} : vector<4xi32>
 // CHECK: %[[Q3:.*]] = llvm.mlir.constant(3 : i32) : i32
 // CHECK-NEXT: %[[Q5:.*]] = llvm.mlir.constant(5 : i32) : i32
 // CHECK-NEXT: %[[QW:.*]] = llvm.lshr %{{.*}}, %[[Q5]] : i32

@@ -71,68 +71,6 @@ func.func @negative_two_forwards(%q: !act, %k: !act, %v: !act, %o: !act,
 
 // -----
 
-// Fused rotary embeddings (here half-split with tables) are not lowered yet.
-!act = memref<?x4x128xbf16>
-!tab = memref<?x64xf32>
-func.func @negative_forward_rotary(%q: !act, %k: !act, %v: !act, %o: !act,
-                                   %cu: memref<?xi32>, %cos: !tab, %sin: !tab) {
-  // expected-error @+1 {{'blockattn.forward' op fused rotary embeddings are not implemented yet by blockattn-warp-specialize}}
-  blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
-      cu_seqlens(%cu : memref<?xi32>) rotary(%cos, %sin : !tab, !tab)
-      {head_dim = 128 : i64, element_type = bf16,
-       rotary = #blockattn.rotary<half_split>}
-  return
-}
-
-// -----
-
-// Rotary with in-kernel angles (rotary_theta) is not lowered yet either.
-!act = memref<?x4x128xbf16>
-func.func @negative_forward_rotary_theta(%q: !act, %k: !act, %v: !act,
-                                         %o: !act, %cu: memref<?xi32>) {
-  // expected-error @+1 {{'blockattn.forward' op fused rotary embeddings are not implemented yet by blockattn-warp-specialize}}
-  blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
-      cu_seqlens(%cu : memref<?xi32>)
-      {head_dim = 128 : i64, element_type = bf16,
-       rotary = #blockattn.rotary<interleaved>, rotary_theta = 10000.0 : f32}
-  return
-}
-
-// -----
-
-// The backward is lowered, but not its fused rotary (the seed's
-// seed_backward_rope, half-split with tables).
-!act = memref<?x4x128xbf16>
-!tab = memref<?x64xf32>
-func.func @negative_backward_rotary(%q: !act, %k: !act, %v: !act, %do: !act,
-                                    %dq: !act, %dk: !act, %dv: !act,
-                                    %cu: memref<?xi32>, %cos: !tab, %sin: !tab) {
-  // expected-error @+1 {{'blockattn.backward' op fused rotary embeddings are not implemented yet by blockattn-warp-specialize}}
-  blockattn.backward q(%q : !act) k(%k : !act) v(%v : !act) do(%do : !act)
-      dq(%dq : !act) dk(%dk : !act) dv(%dv : !act)
-      cu_seqlens(%cu : memref<?xi32>) rotary(%cos, %sin : !tab, !tab)
-      {head_dim = 128 : i64, element_type = bf16,
-       rotary = #blockattn.rotary<half_split>}
-  return
-}
-
-// -----
-
-// Nor the backward's rotary with in-kernel angles.
-!act = memref<?x4x128xbf16>
-func.func @negative_backward_rotary_theta(%q: !act, %k: !act, %v: !act,
-                                          %do: !act, %dq: !act, %dk: !act,
-                                          %dv: !act, %cu: memref<?xi32>) {
-  // expected-error @+1 {{'blockattn.backward' op fused rotary embeddings are not implemented yet by blockattn-warp-specialize}}
-  blockattn.backward q(%q : !act) k(%k : !act) v(%v : !act) do(%do : !act)
-      dq(%dq : !act) dk(%dk : !act) dv(%dv : !act)
-      cu_seqlens(%cu : memref<?xi32>)
-      {head_dim = 128 : i64, element_type = bf16,
-       rotary = #blockattn.rotary<interleaved>, rotary_theta = 10000.0 : f32}
-  return
-}
-
-// -----
 
 // The backward is a kernel function like the forward: nothing else in it.
 !act = memref<?x4x128xbf16>
@@ -149,40 +87,6 @@ func.func @negative_backward_extra_op(%q: !act, %k: !act, %v: !act, %do: !act,
 }
 
 //--- sm100a.mlir
-
-// Both sm_100a recipes exist (warp-specialize-sm100a.mlir); what is still
-// reported on sm_100a is what the recipes do not cover. Fused rotary
-// embeddings, forward (here interleaved with in-kernel angles) ...
-!act = memref<?x4x128xbf16>
-func.func @negative_forward_rotary_sm100a(%q: !act, %k: !act, %v: !act,
-                                          %o: !act, %cu: memref<?xi32>) {
-  // expected-error @+1 {{'blockattn.forward' op fused rotary embeddings are not implemented yet by blockattn-warp-specialize}}
-  blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
-      cu_seqlens(%cu : memref<?xi32>)
-      {head_dim = 128 : i64, element_type = bf16,
-       rotary = #blockattn.rotary<interleaved>, rotary_theta = 10000.0 : f32}
-  return
-}
-
-// -----
-
-// ... and backward (the seed's seed_backward_rope: half-split with tables).
-!act = memref<?x4x128xbf16>
-!tab = memref<?x64xf32>
-func.func @negative_backward_rotary_sm100a(%q: !act, %k: !act, %v: !act,
-                                           %do: !act, %dq: !act, %dk: !act,
-                                           %dv: !act, %cu: memref<?xi32>,
-                                           %cos: !tab, %sin: !tab) {
-  // expected-error @+1 {{'blockattn.backward' op fused rotary embeddings are not implemented yet by blockattn-warp-specialize}}
-  blockattn.backward q(%q : !act) k(%k : !act) v(%v : !act) do(%do : !act)
-      dq(%dq : !act) dk(%dk : !act) dv(%dv : !act)
-      cu_seqlens(%cu : memref<?xi32>) rotary(%cos, %sin : !tab, !tab)
-      {head_dim = 128 : i64, element_type = bf16,
-       rotary = #blockattn.rotary<half_split>}
-  return
-}
-
-// -----
 
 // The kernel function checks come first on sm_100a too.
 !act = memref<?x4x128xbf16>

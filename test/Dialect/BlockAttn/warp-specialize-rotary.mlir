@@ -179,14 +179,17 @@ func.func @forward_plain(%q: !act, %k: !act, %v: !act, %o: !act, %cu: !cu) {
 // HOPPER: warpspec.consume %[[RING]] (%[[CROW:[a-z0-9_]+]], %[[CROWS:[a-z0-9_]+]], %{{[a-z0-9_]+}}, %[[QT:[a-z0-9_]+]], %[[KT:[a-z0-9_]+]], %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) :
 // HOPPER-NEXT: %[[CPOS:.*]] = warpspec.tile_position %[[RING]] :
 // HOPPER-NEXT: warpspec.rotate(%[[QT]], %[[KT]]) into(%[[QT]], %[[KT]]) rows(%[[CROWS]]) row(%[[CROW]]) position(%[[CPOS]]) cos(%[[COS]], %[[SIN]] : memref<?x64xf32>, memref<?x64xf32>) {interleaved = false} :
+// Each gradient's angles are read just before the product that makes it.
 // HOPPER: %[[DVACC:.*]] = warpspec.mma %{{.*}}, %{{.*}} {transpose_a}
 // HOPPER-NEXT: warpspec.store %[[DVACC]] to %[[DV]]
+// HOPPER-NEXT: %[[KANG:.*]] = warpspec.rotary_angles rows(%[[CROWS]]) row(%[[CROW]]) position(%[[CPOS]]) cos(%[[COS]], %[[SIN]] : memref<?x64xf32>, memref<?x64xf32>) {interleaved = false} : <64x128xf32>
 // HOPPER-NEXT: %[[DKACC:.*]] = warpspec.mma %{{.*}}, %[[QT]] {transpose_a}
-// HOPPER-NEXT: %[[DKR:.*]] = warpspec.rotate_tile %[[DKACC]] rows(%[[CROWS]]) row(%[[CROW]]) position(%[[CPOS]]) cos(%[[COS]], %[[SIN]] : memref<?x64xf32>, memref<?x64xf32>) {interleaved = false, inverse} : <64x128xf32> -> <64x128xf32>
+// HOPPER-NEXT: %[[DKR:.*]] = warpspec.rotate_tile %[[DKACC]] rows(%[[CROWS]]) row(%[[CROW]]) position(%[[CPOS]]) angles(%[[KANG]] : !warpspec.acc<64x128xf32>) {interleaved = false, inverse} : <64x128xf32> -> <64x128xf32>
 // HOPPER-NEXT: warpspec.store %[[DKR]] to %[[DK]]
+// HOPPER-NEXT: %[[QANG:.*]] = warpspec.rotary_angles rows(%[[CROWS]]) row(%[[CROW]]) position(%[[CPOS]]) cos(%[[COS]], %[[SIN]] : memref<?x64xf32>, memref<?x64xf32>) {interleaved = false} : <64x128xf32>
 // HOPPER-NEXT: %[[DQACC:.*]] = warpspec.mma %{{.*}}, %[[KT]] :
 // HOPPER-NEXT: warpspec.release %[[RING]]
-// HOPPER-NEXT: %[[DQR:.*]] = warpspec.rotate_tile %[[DQACC]] rows(%[[CROWS]]) row(%[[CROW]]) position(%[[CPOS]]) cos(%[[COS]], %[[SIN]] : memref<?x64xf32>, memref<?x64xf32>) {interleaved = false, inverse} : <64x128xf32> -> <64x128xf32>
+// HOPPER-NEXT: %[[DQR:.*]] = warpspec.rotate_tile %[[DQACC]] rows(%[[CROWS]]) row(%[[CROW]]) position(%[[CPOS]]) angles(%[[QANG]] : !warpspec.acc<64x128xf32>) {interleaved = false, inverse} : <64x128xf32> -> <64x128xf32>
 // HOPPER-NEXT: warpspec.store %[[DQR]] to %[[DQ]]
 
 // BLACKWELL-LABEL: func.func @backward_tables
@@ -241,15 +244,18 @@ func.func @backward_tables(%q: !act, %k: !act, %v: !act, %do: !act,
 // HOPPER: warpspec.consume %{{.*}} (%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %[[QT:[a-z0-9_]+]], %[[KT:[a-z0-9_]+]], %[[VT:[a-z0-9_]+]], %{{[a-z0-9_]+}}) :
 // HOPPER-NEXT: %[[ZERO:.*]] = arith.constant 0 : i32
 // HOPPER-NEXT: warpspec.rotate(%[[QT]], %[[KT]], %[[VT]]) into(%[[QT]], %[[KT]], %[[VT]]) rows(%{{.*}}) row(%{{.*}}) position(%[[ZERO]]) positions(%[[POSITIONS]] : memref<?xi32>) {interleaved = false, theta = 5.000000e+05 : f32} :
-// HOPPER: %[[DVACC:.*]] = warpspec.mma %{{.*}}, %{{.*}} {transpose_a}
-// HOPPER-NEXT: %[[DVR:.*]] = warpspec.rotate_tile %[[DVACC]] rows(%{{.*}}) row(%{{.*}}) position(%[[ZERO]]) positions(%[[POSITIONS]] : memref<?xi32>) {interleaved = false, inverse, theta = 5.000000e+05 : f32} :
+// HOPPER: %[[VANG:.*]] = warpspec.rotary_angles rows(%{{.*}}) row(%{{.*}}) position(%[[ZERO]]) positions(%[[POSITIONS]] : memref<?xi32>) {interleaved = false, theta = 5.000000e+05 : f32} : <64x128xf32>
+// HOPPER-NEXT: %[[DVACC:.*]] = warpspec.mma %{{.*}}, %{{.*}} {transpose_a}
+// HOPPER-NEXT: %[[DVR:.*]] = warpspec.rotate_tile %[[DVACC]] rows(%{{.*}}) row(%{{.*}}) position(%[[ZERO]]) angles(%[[VANG]] : !warpspec.acc<64x128xf32>) {interleaved = false, inverse} :
 // HOPPER-NEXT: warpspec.store %[[DVR]] to
+// HOPPER-NEXT: %[[KANG:.*]] = warpspec.rotary_angles {{.*}} {interleaved = false, theta = 5.000000e+05 : f32} : <64x128xf32>
 // HOPPER-NEXT: %[[DKACC:.*]] = warpspec.mma
-// HOPPER-NEXT: %[[DKR:.*]] = warpspec.rotate_tile %[[DKACC]] {{.*}} {interleaved = false, inverse, theta = 5.000000e+05 : f32} :
+// HOPPER-NEXT: %[[DKR:.*]] = warpspec.rotate_tile %[[DKACC]] {{.*}} angles(%[[KANG]] : !warpspec.acc<64x128xf32>) {interleaved = false, inverse} :
 // HOPPER-NEXT: warpspec.store %[[DKR]] to
+// HOPPER-NEXT: %[[QANG:.*]] = warpspec.rotary_angles {{.*}} {interleaved = false, theta = 5.000000e+05 : f32} : <64x128xf32>
 // HOPPER-NEXT: %[[DQACC:.*]] = warpspec.mma
 // HOPPER-NEXT: warpspec.release
-// HOPPER-NEXT: %[[DQR:.*]] = warpspec.rotate_tile %[[DQACC]] {{.*}} {interleaved = false, inverse, theta = 5.000000e+05 : f32} :
+// HOPPER-NEXT: %[[DQR:.*]] = warpspec.rotate_tile %[[DQACC]] {{.*}} angles(%[[QANG]] : !warpspec.acc<64x128xf32>) {interleaved = false, inverse} :
 // HOPPER-NEXT: warpspec.store %[[DQR]] to
 // HOPPER-NOT: warpspec.tile_position
 // HOPPER: return

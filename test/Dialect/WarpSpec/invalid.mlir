@@ -943,7 +943,7 @@ func.func @negative_tile_loop_block_size_zero(%cu: memref<?xi32>, %n: index) {
 
 // The body receives row, rows and head: two arguments are too few.
 func.func @negative_tile_loop_two_args(%cu: memref<?xi32>, %n: index) {
-  // expected-error @+1 {{'warpspec.tile_loop' op body must take three i32 arguments: row, rows, head}}
+  // expected-error @+1 {{'warpspec.tile_loop' op body must take three i32 arguments (row, rows, head), and optionally a fourth}}
   warpspec.tile_loop (%row, %head) in %cu : memref<?xi32>
       heads(%n) tokens(%n) block_size(64) {
   }
@@ -954,7 +954,7 @@ func.func @negative_tile_loop_two_args(%cu: memref<?xi32>, %n: index) {
 
 // In the generic form the body arguments can be mistyped: index, not i32.
 func.func @negative_tile_loop_index_args(%cu: memref<?xi32>, %n: index) {
-  // expected-error @+1 {{'warpspec.tile_loop' op body must take three i32 arguments: row, rows, head}}
+  // expected-error @+1 {{'warpspec.tile_loop' op body must take three i32 arguments (row, rows, head), and optionally a fourth}}
   "warpspec.tile_loop"(%cu, %n, %n) <{block_size = 64 : i64}> ({
   ^bb0(%row: index, %rows: index, %head: index):
   }) : (memref<?xi32>, index, index) -> ()

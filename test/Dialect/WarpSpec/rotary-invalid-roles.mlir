@@ -3,15 +3,9 @@
 // warpspec.rotate is a cooperative operation: every thread of the partition
 // replica takes its share of the tile's 16-byte units, then all of them meet
 // at the replica's named barrier (128 threads). In a role(load) or role(mma)
-// partition only thread 0 runs the body, so the rotation would cover one
-// thread's share and the barrier would wait forever for the 127 others.
-// Today neither the verifier nor convert-warpspec-to-nvvm rejects it: both
-// kernels below lower, the bar.sync of 128 threads inside the thread-0
-// branch. Expected to fail until one of them reports an error on the
-// rotation (any message naming the op); then remove the XFAIL line.
-// XFAIL: *
+// partition only thread 0 runs the body, so the kernel verifier rejects it.
 
-// CHECK-COUNT-2: error: 'warpspec.rotate' op
+// CHECK-COUNT-2: error: 'warpspec.rotate' op needs every thread of its partition, but only one thread of the role({{load|mma}}) partition
 
 !act = memref<?x4x128xbf16>
 !cu = memref<?xi32>

@@ -642,3 +642,64 @@ func.func @negative_tile_position_index(%c: !c) {
   %p = "warpspec.tile_position"(%c) : (!c) -> index
   return
 }
+
+//===----------------------------------------------------------------------===//
+// warpspec.rotary_angles and rotate_tile ... angles(...)
+//===----------------------------------------------------------------------===//
+
+// -----
+
+!acc = !warpspec.acc<64x128xf32>
+!tab = memref<?x64xf32>
+
+// The angles of a rotation are read once: from an angles tile, or from
+// tables (or theta), not both.
+func.func @negative_rotate_tile_angles_and_tables(%a: !acc, %g: !acc, %i: i32,
+                                                  %cos: !tab, %sin: !tab) {
+  // expected-error @+1 {{'warpspec.rotate_tile' op takes its angles either from angles(...) or from tables or theta, not both}}
+  %r = warpspec.rotate_tile %a rows(%i) row(%i) position(%i)
+      cos(%cos, %sin : !tab, !tab) angles(%g : !acc) {interleaved = false}
+      : !acc -> !acc
+  return
+}
+
+// -----
+
+!acc = !warpspec.acc<64x128xf32>
+
+// An angles tile has the rotated tile's shape (one angle per pair).
+func.func @negative_rotate_tile_angles_type(%a: !acc,
+                                            %g: !warpspec.acc<64x64xf32>,
+                                            %i: i32) {
+  // expected-error @+1 {{'warpspec.rotate_tile' op angles must be a tile of the rotated tile's type '!warpspec.acc<64x128xf32>', got '!warpspec.acc<64x64xf32>'}}
+  %r = warpspec.rotate_tile %a rows(%i) row(%i) position(%i)
+      angles(%g : !warpspec.acc<64x64xf32>) {interleaved = false} : !acc -> !acc
+  return
+}
+
+// -----
+
+!tab = memref<?x64xf32>
+
+// rotary_angles produces f32 (cosines and sines).
+func.func @negative_rotary_angles_bf16(%i: i32, %cos: !tab, %sin: !tab) {
+  // expected-error @+1 {{'warpspec.rotary_angles' op produces an f32 register tile, got '!warpspec.acc<64x128xbf16>'}}
+  %g = warpspec.rotary_angles rows(%i) row(%i) position(%i)
+      cos(%cos, %sin : !tab, !tab) {interleaved = false}
+      : !warpspec.acc<64x128xbf16>
+  return
+}
+
+// -----
+
+!tab = memref<?x64xf32>
+
+// Its table checks are rotate_tile's.
+func.func @negative_rotary_angles_tables_and_theta(%i: i32, %cos: !tab,
+                                                   %sin: !tab) {
+  // expected-error @+1 {{'warpspec.rotary_angles' op needs either cos/sin tables or a theta, not both or neither}}
+  %g = warpspec.rotary_angles rows(%i) row(%i) position(%i)
+      cos(%cos, %sin : !tab, !tab) {interleaved = false, theta = 1.0e4 : f32}
+      : !warpspec.acc<64x128xf32>
+  return
+}

@@ -305,6 +305,31 @@ LogicalResult KernelOp::verifyRegions() {
                         << partition.getName() << "\"";
       return WalkResult::interrupt();
     }
+    // The rotary ops split a tile over every thread of the replica (and
+    // meet at its barrier); a load or MMA partition runs its body on one.
+    if (isa<RotateOp, RotateTileOp, RotaryAnglesOp>(op) && partition &&
+        (partition.getRole() == Role::load ||
+         partition.getRole() == Role::mma)) {
+      op->emitOpError() << "needs every thread of its partition, but only "
+                           "one thread of the role("
+                        << stringifyRole(partition.getRole())
+                        << ") partition \"" << partition.getName()
+                        << "\" runs its body";
+      return WalkResult::interrupt();
+    }
+    // A consumer reads the position its producer committed with the tile.
+    if (auto position = dyn_cast<TilePositionOp>(op)) {
+      bool committed = llvm::any_of(
+          position.getChannel().getUsers(), [](Operation *user) {
+            auto commit = dyn_cast<CommitOp>(user);
+            return commit && commit.getPosition();
+          });
+      if (!committed) {
+        op->emitOpError() << "reads a position that no warpspec.commit of the "
+                             "channel carries (commit ... position(%p))";
+        return WalkResult::interrupt();
+      }
+    }
     return WalkResult::advance();
   });
   if (targetCheck.wasInterrupted())
@@ -801,6 +826,8 @@ static LogicalResult verifyRotaryOperands(Operation *op, int64_t headDim,
     return op->emitOpError() << "rotary embeddings need a head dim that is a "
                                 "multiple of 16, got "
                              << headDim;
+  if (bool(cos) != bool(sin))
+    return op->emitOpError() << "cos and sin tables must be given together";
   if (bool(cos) == bool(theta))
     return op->emitOpError()
            << "needs either cos/sin tables or a theta, not both or neither";
