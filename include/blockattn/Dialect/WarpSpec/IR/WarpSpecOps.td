@@ -390,9 +390,11 @@ def WarpSpec_RotateOp : WarpSpec_Op<"rotate", [AttrSizedOperandSegments]> {
     layout) element `i` pairs with `i + head_dim / 2`; with it, element `2i`
     with `2i + 1`. The arithmetic is f32 with one rounding to the tile's
     type; every tile of a row shares one table lookup. Rows past `rows` are
-    left as they are. Every thread of the partition replica takes part; the
-    results are visible to the tensor cores afterwards (an async-proxy fence
-    and a barrier over the replica).
+    rotated too (by their clamped positions): they are not tokens of the
+    tile, but a destination then holds finite values in every row, which the
+    products read whole and mask. Every thread of the partition replica
+    takes part; the results are visible to the tensor cores afterwards (an
+    async-proxy fence and a barrier over the replica).
 
     ```mlir
     warpspec.rotate(%q, %k) into(%q, %k) rows(%rows) row(%row)
