@@ -115,8 +115,10 @@ static cl::list<std::string>
 // Pipeline tuning.
 static cl::opt<int64_t> numStages("num-stages", cl::init(0),
                                   cl::cat(category));
-static cl::opt<int64_t> numConsumers("num-consumers", cl::init(2),
-                                     cl::cat(category));
+static cl::opt<int64_t>
+    numConsumers("num-consumers",
+                 cl::desc("Hopper consumer warpgroups (0: the recipe picks)"),
+                 cl::init(0), cl::cat(category));
 static cl::opt<std::string> pOperand("p-operand", cl::init("registers"),
                                      cl::cat(category));
 static cl::opt<std::string> oStore("o-store", cl::init("tma"),

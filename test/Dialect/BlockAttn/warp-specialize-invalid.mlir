@@ -5,7 +5,7 @@
 // RUN: block-attn-opt %t/sm100a-schedule.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a schedule=diagonal"
 // RUN: block-attn-opt %t/sm100a-stages-negative.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a num-stages=-2"
 // RUN: block-attn-opt %t/sm80.mlir -split-input-file -verify-diagnostics -blockattn-warp-specialize="chip=sm_80"
-// RUN: block-attn-opt %t/consumers0.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-consumers=0"
+// RUN: block-attn-opt %t/consumers0.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-consumers=-1"
 // RUN: block-attn-opt %t/consumers4.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-consumers=4"
 // RUN: block-attn-opt %t/p-operand.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a p-operand=tmem"
 // RUN: block-attn-opt %t/o-store.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a o-store=tmem"
@@ -183,7 +183,7 @@ func.func @no_kernel_no_error() {
 !act = memref<?x4x128xbf16>
 func.func @negative_zero_consumers(%q: !act, %k: !act, %v: !act, %o: !act,
                                    %cu: memref<?xi32>) {
-  // expected-error @+1 {{'blockattn.forward' op num-consumers must be 1, 2 or 3 (warpgroups of 128 threads next to the producer), got 0}}
+  // expected-error @+1 {{'blockattn.forward' op num-consumers must be 0 (the recipe picks), 1, 2 or 3 (warpgroups of 128 threads next to the producer), got -1}}
   blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
       cu_seqlens(%cu : memref<?xi32>) {head_dim = 128 : i64, element_type = bf16}
   return
@@ -195,7 +195,7 @@ func.func @negative_zero_consumers(%q: !act, %k: !act, %v: !act, %o: !act,
 !act = memref<?x4x128xbf16>
 func.func @negative_four_consumers(%q: !act, %k: !act, %v: !act, %o: !act,
                                    %cu: memref<?xi32>) {
-  // expected-error @+1 {{'blockattn.forward' op num-consumers must be 1, 2 or 3 (warpgroups of 128 threads next to the producer), got 4}}
+  // expected-error @+1 {{'blockattn.forward' op num-consumers must be 0 (the recipe picks), 1, 2 or 3 (warpgroups of 128 threads next to the producer), got 4}}
   blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
       cu_seqlens(%cu : memref<?xi32>) {head_dim = 128 : i64, element_type = bf16}
   return

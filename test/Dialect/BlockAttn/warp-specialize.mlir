@@ -13,12 +13,15 @@
 // RUN: block-attn-opt %t/forward.mlir -blockattn-warp-specialize="chip=sm_90a num-consumers=3 num-stages=6" | FileCheck %s --check-prefix=STAGES6
 // The backward kernels (the second part of this file), both head dims in one
 // run; three consumers at head_dim 64 only.
-// RUN: cat %t/backward.mlir %t/backward-d64.mlir | block-attn-opt -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=BWD --implicit-check-not=blockattn.backward
-// RUN: cat %t/backward.mlir %t/backward-d64.mlir | block-attn-opt -blockattn-warp-specialize="chip=sm_90a p-operand=smem" | FileCheck %s --check-prefix=BWD --implicit-check-not=blockattn.backward
-// RUN: cat %t/backward.mlir %t/backward-d64.mlir | block-attn-opt -blockattn-warp-specialize="chip=sm_90a o-store=smem" | FileCheck %s --check-prefix=BWD-OSMEM --implicit-check-not=bulk
-// RUN: cat %t/backward.mlir %t/backward-d64.mlir | block-attn-opt -blockattn-warp-specialize="chip=sm_90a o-store=registers" | FileCheck %s --check-prefix=BWD-OREGS --implicit-check-not=via
+// RUN: cat %t/backward.mlir %t/backward-d64.mlir | block-attn-opt -blockattn-warp-specialize="chip=sm_90a num-consumers=2" | FileCheck %s --check-prefix=BWD --implicit-check-not=blockattn.backward
+// RUN: cat %t/backward.mlir %t/backward-d64.mlir | block-attn-opt -blockattn-warp-specialize="chip=sm_90a num-consumers=2 p-operand=smem" | FileCheck %s --check-prefix=BWD --implicit-check-not=blockattn.backward
+// RUN: cat %t/backward.mlir %t/backward-d64.mlir | block-attn-opt -blockattn-warp-specialize="chip=sm_90a num-consumers=2 o-store=smem" | FileCheck %s --check-prefix=BWD-OSMEM --implicit-check-not=bulk
+// RUN: cat %t/backward.mlir %t/backward-d64.mlir | block-attn-opt -blockattn-warp-specialize="chip=sm_90a num-consumers=2 o-store=registers" | FileCheck %s --check-prefix=BWD-OREGS --implicit-check-not=via
 // RUN: cat %t/backward.mlir %t/backward-d64.mlir | block-attn-opt -blockattn-warp-specialize="chip=sm_90a num-consumers=1" | FileCheck %s --check-prefix=BWD-ONEWG
 // RUN: block-attn-opt %t/backward-d64.mlir -blockattn-warp-specialize="chip=sm_90a num-consumers=3" | FileCheck %s --check-prefix=BWD64-THREEWG
+// By default the head_dim 64 backward gets one consumer (and a deeper ring);
+// the head_dim 128 one two.
+// RUN: cat %t/backward.mlir %t/backward-d64.mlir | block-attn-opt -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=BWD-DEFAULT
 
 // blockattn-warp-specialize on Hopper forward kernels: the seed forward
 // (bf16, head_dim 128) and an f16 head_dim-64 forward; P from registers or
@@ -412,6 +415,12 @@ func.func @backward_seed_d128(%q: !act, %k: !act, %v: !act, %do: !act,
 // BWD-ONEWG-LABEL: func.func @backward_f16_d64
 // BWD-ONEWG: warpspec.channel "qkvdo" depth(6) :
 // BWD-ONEWG: warpspec.partition "compute" role(compute) warps(4) regs(256) {
+
+// BWD-DEFAULT-LABEL: func.func @backward_seed_d128
+// BWD-DEFAULT: warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
+// BWD-DEFAULT-LABEL: func.func @backward_f16_d64
+// BWD-DEFAULT: warpspec.channel "qkvdo" depth(6) :
+// BWD-DEFAULT: warpspec.partition "compute" role(compute) warps(4) regs(256) {
 
 // Three consumers fit at head_dim 64: 152 registers each, 3 slots.
 // BWD64-THREEWG-LABEL: func.func @backward_f16_d64

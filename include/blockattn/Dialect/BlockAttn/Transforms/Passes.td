@@ -43,8 +43,10 @@ def BlockAttnWarpSpecializePass
            "Target GPU: sm_90a (Hopper) or sm_100a (Blackwell)">,
     Option<"numStages", "num-stages", "int64_t", /*default=*/"0",
            "Slots of the Q/K/V ring; 0 picks the deepest ring that fits shared memory (up to 8)">,
-    Option<"numConsumers", "num-consumers", "int64_t", /*default=*/"2",
-           "Hopper: consumer warpgroups, each owning whole tiles">,
+    Option<"numConsumers", "num-consumers", "int64_t", /*default=*/"0",
+           "Hopper: consumer warpgroups, each owning whole tiles; 0 picks "
+           "1 for the backward at head dim 64 without rotary embeddings "
+           "(a deeper ring), else 2">,
     Option<"pOperand", "p-operand", "std::string", /*default=*/"\"registers\"",
            "Hopper: where P = softmax(S) feeds O = P V from: 'registers' "
            "(wgmma with a register A operand) or 'smem' (P staged through a "
