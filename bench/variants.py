@@ -1,7 +1,11 @@
 """Times the kernels of a variants directory (scripts/perf_variants.py) on the
 seed workloads, next to the copy floor. Variants whose name contains
 'nostore' or 'nocompute' skip work and are not checked; the others are
-compared with the float64 reference on a slice of the batch."""
+compared with the float64 reference on a slice of the batch.
+
+Usage: bench/variants.py DIR [NAME]: NAME times only the variants whose file
+name contains it. A manifest may list "exp_grids", the grids to time the
+kernel at (default: the grid its manifest asks for)."""
 
 import json
 import pathlib
@@ -34,7 +38,10 @@ def main(directory: str) -> None:
         q, k, v = w.tensors(3)
         cases[d] = (w, q, k, v, w.cu_seqlens(), torch.empty_like(q))
     results = {}
+    only = sys.argv[2] if len(sys.argv) > 2 else ""
     for path in sorted(pathlib.Path(directory).glob("*.json")):
+        if only and only not in path.stem:
+            continue
         manifest = json.loads(path.read_text())
         files = _kernels.KernelFiles(manifest, path.parent)
         kernel = _driver.LoadedKernel(files)
@@ -42,21 +49,24 @@ def main(directory: str) -> None:
         w, q, k, v, cu, o = cases[d]
         tensors = {"q": q, "k": k, "v": v, "o": o, "cu_seqlens": cu}
         scalars = {"softmax_scale": d ** -0.5}
-        fn = lambda: kernel.launch(sms, tensors, scalars)  # noqa: E731
-        o.fill_(float("nan"))
-        fn()
-        torch.cuda.synchronize()
-        status = ""
-        if not any(x in path.stem for x in ("nostore", "nocompute", "noload")):
-            import blockattn
+        grids = manifest.get("exp_grids", [kernel.grid(sms, {"q": q, "cu_seqlens": cu})])
+        for grid in grids:
+            fn = lambda: kernel.launch(grid, tensors, scalars)  # noqa: E731
+            o.fill_(float("nan"))
+            fn()
+            torch.cuda.synchronize()
+            status = ""
+            if not any(x in path.stem for x in ("nostore", "nocompute", "noload")):
+                import blockattn
 
-            ref = blockattn.block_attention(q, k, v, cu)
-            err = (o.float() - ref.float()).abs().max().item()
-            status = "OK" if err < 2e-2 else f"MISMATCH vs base ({err:.2e})"
-        ms = triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median")
-        floor = 4 * w.bytes_per_tensor() / bw * 1e3
-        results[path.stem] = ms
-        print(f"{path.stem:16s} D={d:3d} {ms:7.3f} ms  {100 * floor / ms:5.1f}% of floor  {status}")
+                ref = blockattn.block_attention(q, k, v, cu)
+                err = (o.float() - ref.float()).abs().max().item()
+                status = "OK" if err < 2e-2 else f"MISMATCH vs base ({err:.2e})"
+            ms = triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median")
+            floor = 4 * w.bytes_per_tensor() / bw * 1e3
+            results[path.stem] = ms
+            print(f"{path.stem:16s} grid={grid:6d} D={d:3d} {ms:7.3f} ms  {100 * floor / ms:5.1f}% of floor  {status}",
+                  flush=True)
 
 
 if __name__ == "__main__":

@@ -60,6 +60,12 @@ VARIANTS = {
     "d64_tma": (64, "o-store=tma", None),
     "d64_smem": (64, "o-store=smem", None),
     "d64_tma_s4": (64, "o-store=tma num-stages=4", None),
+    "d128_persistent": (128, "schedule=strided", None),
+    "d128_chunked": (128, "", None),
+    "d64_persistent": (64, "schedule=strided", None),
+    "d64_chunked": (64, "", None),
+    "d64_chunked_x3": (64, "ctas-per-sm=3", None),
+    "d64_chunked_x4": (64, "ctas-per-sm=4", None),
 }
 
 

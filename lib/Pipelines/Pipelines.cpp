@@ -25,6 +25,8 @@ void blockattn::buildBlockAttnToPtxPipeline(
   specialize.pOperand = options.pOperand;
   specialize.oStore = options.oStore;
   specialize.schedule = options.schedule;
+  specialize.ctasPerSm = options.ctasPerSm;
+  specialize.tilesPerCta = options.tilesPerCta;
   pm.addNestedPass<func::FuncOp>(createBlockAttnWarpSpecializePass(specialize));
   pm.addPass(warpspec::createWarpSpecAllocateTmemPass());
   pm.addPass(warpspec::createWarpSpecAllocateSmemPass());

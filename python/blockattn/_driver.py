@@ -14,7 +14,7 @@ import threading
 import torch
 from cuda.bindings import driver as cu
 
-from ._kernels import KernelFiles
+from ._kernels import KernelFiles, launch_grid
 
 __all__ = ["LoadedKernel", "load_kernel", "chip_of"]
 
@@ -141,6 +141,10 @@ class LoadedKernel:
         else:
             raise RuntimeError(f"blockattn: unknown manifest parameter {spec}")
         return ctypes.c_int32(value) if kind == "i32" else ctypes.c_int64(value)
+
+    def grid(self, num_sms: int, tensors: dict) -> int:
+        """The grid this kernel's manifest asks for (see launch_grid)."""
+        return launch_grid(self.manifest, num_sms, tensors["q"].shape, tensors["cu_seqlens"].numel())
 
     def launch(self, grid: int, tensors: dict, scalars: dict) -> None:
         """Launches on the current stream; `tensors` and `scalars` by name."""

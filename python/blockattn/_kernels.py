@@ -179,3 +179,22 @@ def prebuild(directory: str | os.PathLike, keys: list[KernelKey], cubin: bool = 
     """Compiles ``keys`` into ``directory/<chip>/`` for use as BLOCKATTN_KERNEL_DIR."""
     for key in keys:
         compile_kernel(key, pathlib.Path(directory) / key.chip, cubin=cubin)
+
+
+def launch_grid(manifest: dict, num_sms: int, q_shape, cu_seqlens_numel: int) -> int:
+    """The grid a kernel's manifest asks for.
+
+    A persistent kernel runs ``ctas_per_sm`` (default 1) CTAs on every SM. A
+    chunked one runs a CTA per ``tiles_per_cta`` work items, which the
+    hardware hands out in order as CTAs finish. The work items are the tile
+    loop's virtual blocks, ``floor(T / block_size) + B``, times the heads
+    (``q_shape`` is ``[T, H, D]``, B = ``cu_seqlens_numel - 1``): known from
+    shapes, so the launch needs no host synchronization.
+    """
+    ctas = int(manifest.get("ctas_per_sm", 1))
+    if manifest.get("grid", "persistent") != "chunked":
+        return num_sms * ctas
+    blocks = int(q_shape[0]) // int(manifest["block_size"]) + max(int(cu_seqlens_numel) - 1, 0)
+    items = blocks * int(q_shape[1])
+    per_cta = int(manifest["tiles_per_cta"])
+    return max(1, -(-items // per_cta))

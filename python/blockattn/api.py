@@ -192,7 +192,7 @@ def _launch(
     kernel = _driver.load_kernel(_kernels.find_kernel(key), like.device)
     with torch.cuda.device(like.device):
         kernel.launch(
-            grid=_num_sms(like.device),
+            grid=kernel.grid(_num_sms(like.device), tensors),
             tensors=tensors,
             scalars={"softmax_scale": float(softmax_scale)},
         )

@@ -85,3 +85,22 @@ def test_prebuild_script_kernel_sets(capsys):
 
     with pytest.raises(SystemExit):
         script.main(["unused", "--dry-run", "--rotary-variants", "both"])
+
+
+def test_launch_grid_persistent():
+    from blockattn._kernels import launch_grid
+
+    assert launch_grid({"grid": "persistent"}, 132, (1000, 4, 128), 3) == 132
+    assert launch_grid({"grid": "persistent", "ctas_per_sm": 2}, 132, (1000, 4, 128), 3) == 264
+
+
+def test_launch_grid_chunked():
+    from blockattn._kernels import launch_grid
+
+    manifest = {"grid": "chunked", "ctas_per_sm": 2, "tiles_per_cta": 4, "block_size": 64}
+    # seed: T = 1,627,232 tokens, 1152 sequences, 4 heads: (25425 + 1152) x 4 = 106,308 items.
+    assert launch_grid(manifest, 132, (1_627_232, 4, 128), 1153) == 26_577
+    # Rounds up: 2 sequences of 1 token, 1 head: (0 + 2) x 1 = 2 items -> one CTA.
+    assert launch_grid(manifest, 132, (2, 1, 128), 3) == 1
+    # No tokens and no sequences still launches one CTA (it finds no work).
+    assert launch_grid(manifest, 132, (0, 4, 128), 1) == 1

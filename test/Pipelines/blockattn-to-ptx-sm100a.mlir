@@ -16,7 +16,7 @@
 // NVVM: nvvm.tcgen05.alloc
 //
 // RUN: rm -rf %t && block-attn-compile %s --chip=sm_100a -o %t | FileCheck %s --check-prefix=TABLE
-// TABLE: seed_forward sm_100a load:4w/40r mma:4w/40r softmax:8w/216r - 230736 256
+// TABLE: seed_forward sm_100a load:4w/40r mma:4w/40r softmax:8w/216r - 230384 256
 // RUN: FileCheck %s --check-prefix=PTX --implicit-check-not=wgmma < %t/seed_forward.ptx
 // PTX: .target sm_100a
 // PTX-NOT: .maxnreg

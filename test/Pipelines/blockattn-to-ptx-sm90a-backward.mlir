@@ -13,7 +13,7 @@
 // NVVM-SAME: kind = "backward"
 //
 // RUN: rm -rf %t && block-attn-compile %s --chip=sm_90a -o %t | FileCheck %s --check-prefix=TABLE
-// TABLE: seed_backward sm_90a load:4w/40r compute:8w/232r - 197696 0
+// TABLE: seed_backward sm_90a load:4w/40r compute:8w/232r - 197616 0
 // RUN: FileCheck %s --check-prefix=PTX < %t/seed_backward.ptx
 // PTX: .target sm_90a
 // No .maxnreg: ptxas derives the register cap from .reqntid and

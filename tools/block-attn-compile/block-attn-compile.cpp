@@ -52,8 +52,7 @@ namespace cl = llvm::cl;
 
 static cl::OptionCategory category("block-attn-compile options");
 
-static cl::opt<std::string> inputFile(cl::Positional,
-                                      cl::desc("[input.mlir]"),
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("[input.mlir]"),
                                       cl::init(""), cl::cat(category));
 static cl::opt<std::string> outputDir("o", cl::desc("Output directory"),
                                       cl::value_desc("dir"), cl::init(""),
@@ -113,8 +112,7 @@ static cl::list<std::string>
                 cl::CommaSeparated, cl::cat(category));
 
 // Pipeline tuning.
-static cl::opt<int64_t> numStages("num-stages", cl::init(0),
-                                  cl::cat(category));
+static cl::opt<int64_t> numStages("num-stages", cl::init(0), cl::cat(category));
 static cl::opt<int64_t>
     numConsumers("num-consumers",
                  cl::desc("Hopper consumer warpgroups (0: the recipe picks)"),
@@ -123,8 +121,19 @@ static cl::opt<std::string> pOperand("p-operand", cl::init("registers"),
                                      cl::cat(category));
 static cl::opt<std::string> oStore("o-store", cl::init("tma"),
                                    cl::cat(category));
-static cl::opt<std::string> schedule("schedule", cl::init("strided"),
-                                     cl::cat(category));
+static cl::opt<std::string>
+    schedule("schedule",
+             cl::desc("Tiles to CTAs: auto (the recipe picks), strided, "
+                      "contiguous or chunked"),
+             cl::init("auto"), cl::cat(category));
+static cl::opt<int64_t>
+    ctasPerSm("ctas-per-sm",
+              cl::desc("Hopper CTAs sharing an SM (0: the recipe picks)"),
+              cl::init(0), cl::cat(category));
+static cl::opt<int64_t> tilesPerCta(
+    "tiles-per-cta",
+    cl::desc("Tiles per CTA of a chunked launch (0: the recipe picks)"),
+    cl::init(0), cl::cat(category));
 
 namespace {
 
@@ -194,8 +203,8 @@ std::string kernelFromFlags(std::string &error) {
   if (!checkKernelFlags(error))
     return "";
   std::string h = heads > 0 ? std::to_string(heads) : "?";
-  std::string act = "memref<?x" + h + "x" + std::to_string(headDim) + "x" +
-                    dtype + ">";
+  std::string act =
+      "memref<?x" + h + "x" + std::to_string(headDim) + "x" + dtype + ">";
   std::string name = kernelName.empty() ? defaultKernelName() : kernelName;
   std::string table = "memref<?x" + std::to_string(headDim / 2) + "xf32>";
   bool rope = rotary != "none";
@@ -394,9 +403,8 @@ int main(int argc, char **argv) {
       llvm::errs() << "error: --emit-blockattn needs --kind\n";
       return 1;
     }
-    for (const cl::Option *flag :
-         std::initializer_list<const cl::Option *>{&rotary, &rotaryPositions,
-                                                   &rotateV, &rotaryTheta})
+    for (const cl::Option *flag : std::initializer_list<const cl::Option *>{
+             &rotary, &rotaryPositions, &rotateV, &rotaryTheta})
       if (flag->getNumOccurrences()) {
         llvm::errs() << "error: --" << flag->ArgStr
                      << " describes a kernel: it needs --kind (an input file "
@@ -447,6 +455,8 @@ int main(int argc, char **argv) {
   options.pOperand = pOperand;
   options.oStore = oStore;
   options.schedule = schedule;
+  options.ctasPerSm = ctasPerSm;
+  options.tilesPerCta = tilesPerCta;
   blockattn::buildBlockAttnToPtxPipeline(pm, options);
   if (failed(pm.run(*module)))
     return 1;
@@ -455,8 +465,8 @@ int main(int argc, char **argv) {
           .count();
 
   if (auto ec = llvm::sys::fs::create_directories(outputDir)) {
-    llvm::errs() << "error: cannot create " << outputDir << ": "
-                 << ec.message() << "\n";
+    llvm::errs() << "error: cannot create " << outputDir << ": " << ec.message()
+                 << "\n";
     return 1;
   }
 
@@ -495,11 +505,10 @@ int main(int argc, char **argv) {
     // The object is NUL-terminated PTX text.
     StringRef ptxText(ptx->data(), ptx->size());
     ptxText = ptxText.rtrim(StringRef("\0", 1));
-    double seconds =
-        pipelineSeconds / gpuModules.size() +
-        std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                      kernelStart)
-            .count();
+    double seconds = pipelineSeconds / gpuModules.size() +
+                     std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - kernelStart)
+                         .count();
 
     llvm::SmallString<256> ptxPath(outputDir), jsonPath(outputDir),
         cubinPath(outputDir);
@@ -524,8 +533,8 @@ int main(int argc, char **argv) {
         continue;
       }
       if (report->getBoolean("wgmma_serialized").value_or(false))
-        llvm::errs() << "warning: ptxas serialized wgmma in " << name
-                     << ":\n" << log;
+        llvm::errs() << "warning: ptxas serialized wgmma in " << name << ":\n"
+                     << log;
       if (report->getInteger("spill_stores").value_or(0) ||
           report->getInteger("spill_loads").value_or(0))
         llvm::errs() << "warning: " << name << " spills registers:\n" << log;

@@ -38,15 +38,26 @@ struct BlockAttnToPtxOptions
       llvm::cl::init(0)};
   PassOptions::Option<int64_t> numConsumers{
       *this, "num-consumers",
-      llvm::cl::desc("Hopper: consumer warpgroups"), llvm::cl::init(2)};
+      llvm::cl::desc("Hopper: consumer warpgroups (0: the recipe picks)"),
+      llvm::cl::init(0)};
   PassOptions::Option<std::string> pOperand{
       *this, "p-operand",
       llvm::cl::desc("Hopper: P for O = P V from 'registers' or 'smem'"),
       llvm::cl::init("registers")};
   PassOptions::Option<std::string> schedule{
       *this, "schedule",
-      llvm::cl::desc("Tiles to CTAs: 'strided' or 'contiguous'"),
-      llvm::cl::init("strided")};
+      llvm::cl::desc("Tiles to CTAs: 'auto', 'strided', 'contiguous' or "
+                     "'chunked'"),
+      llvm::cl::init("auto")};
+  PassOptions::Option<int64_t> ctasPerSm{
+      *this, "ctas-per-sm",
+      llvm::cl::desc("Hopper: CTAs sharing an SM (0: the recipe picks)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> tilesPerCta{
+      *this, "tiles-per-cta",
+      llvm::cl::desc("Tiles per CTA of a chunked launch (0: the recipe "
+                     "picks)"),
+      llvm::cl::init(0)};
   PassOptions::Option<std::string> oStore{
       *this, "o-store",
       llvm::cl::desc("Hopper: O stored by 'tma', from 'smem' staging, or "

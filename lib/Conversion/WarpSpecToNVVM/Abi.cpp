@@ -53,8 +53,7 @@ mlir::blockattn::lowering::buildKernelParams(func::FuncOp func,
                << " rows; one tensor map serves one box shape";
       u.tma = true;
       u.tmaRows = rows;
-    }
-    else if (auto store = dyn_cast<StoreOp>(op)) {
+    } else if (auto store = dyn_cast<StoreOp>(op)) {
       ArgUses &u = uses[store.getDest()];
       u.pointer = true;
       if (store.getBulk()) {
@@ -67,8 +66,7 @@ mlir::blockattn::lowering::buildKernelParams(func::FuncOp func,
         u.tma = true;
         u.tmaRows = rows;
       }
-    }
-    else if (auto loop = dyn_cast<TileLoopOp>(op))
+    } else if (auto loop = dyn_cast<TileLoopOp>(op))
       uses[loop.getCuSeqlens()].pointer = true;
     else if (isa<RotateOp, RotateTileOp, RotaryAnglesOp>(op)) {
       // Tables: base, row stride and row count (positions are clamped into
@@ -99,8 +97,7 @@ mlir::blockattn::lowering::buildKernelParams(func::FuncOp func,
                  << "positions must be an argument of the kernel function";
         uses[positions].pointer = true;
       }
-    }
-    else if (auto dim = dyn_cast<memref::DimOp>(op)) {
+    } else if (auto dim = dyn_cast<memref::DimOp>(op)) {
       std::optional<int64_t> index = dim.getConstantIndex();
       if (!index)
         return op->emitOpError()
@@ -124,9 +121,9 @@ mlir::blockattn::lowering::buildKernelParams(func::FuncOp func,
     auto type = dyn_cast<MemRefType>(arg.getType());
     if (!type) {
       if (!arg.use_empty())
-        return func.emitError() << "kernel argument " << arg.getArgNumber()
-                                << " of type " << arg.getType()
-                                << " cannot be passed to a GPU kernel";
+        return func.emitError()
+               << "kernel argument " << arg.getArgNumber() << " of type "
+               << arg.getType() << " cannot be passed to a GPU kernel";
       continue;
     }
     if (!uses.count(arg))
@@ -146,15 +143,15 @@ mlir::blockattn::lowering::buildKernelParams(func::FuncOp func,
       p.source = arg;
       params.push_back(p);
       if (type.getRank() == 1) {
-        KernelParam size{KernelParam::Kind::I32, name + "_size0", name,
-                         "size", 0};
+        KernelParam size{KernelParam::Kind::I32, name + "_size0", name, "size",
+                         0};
         size.source = arg;
         params.push_back(size);
       }
       for (int64_t d = 0; d + 1 < type.getRank(); ++d) {
         KernelParam stride{KernelParam::Kind::I64,
-                           name + "_stride" + std::to_string(d), name,
-                           "stride", d};
+                           name + "_stride" + std::to_string(d), name, "stride",
+                           d};
         stride.source = arg;
         params.push_back(stride);
       }
@@ -164,8 +161,8 @@ mlir::blockattn::lowering::buildKernelParams(func::FuncOp func,
         continue;
       if (type.getRank() == 1 && u.pointer && d == 0)
         continue; // already passed as <name>_size0
-      KernelParam size{KernelParam::Kind::I32, name + "_size" + std::to_string(d),
-                       name, "size", d};
+      KernelParam size{KernelParam::Kind::I32,
+                       name + "_size" + std::to_string(d), name, "size", d};
       size.source = arg;
       params.push_back(size);
     }
@@ -220,8 +217,7 @@ DictionaryAttr mlir::blockattn::lowering::buildManifest(
       fields.push_back(b.getNamedAttr("box", b.getI64ArrayAttr(p.box)));
       fields.push_back(b.getNamedAttr("swizzle", b.getStringAttr("128B")));
       fields.push_back(b.getNamedAttr("interleave", b.getStringAttr("none")));
-      fields.push_back(
-          b.getNamedAttr("l2_promotion", b.getStringAttr("128B")));
+      fields.push_back(b.getNamedAttr("l2_promotion", b.getStringAttr("128B")));
       fields.push_back(b.getNamedAttr("oob_fill", b.getStringAttr("zero")));
     }
     paramAttrs.push_back(b.getDictionaryAttr(fields));
@@ -235,14 +231,26 @@ DictionaryAttr mlir::blockattn::lowering::buildManifest(
                      b.getI64IntegerAttr(kernel.getSmemBytes().value_or(0))),
       b.getNamedAttr("tmem_columns",
                      b.getI64IntegerAttr(kernel.getTmemColumns().value_or(0))),
-      b.getNamedAttr("grid", b.getStringAttr("persistent")),
+      // A persistent grid is ctas_per_sm CTAs per SM; a chunked one is a CTA
+      // per tiles_per_cta work items ((floor(T / block) + B) x H of them,
+      // the tile loop's virtual blocks times the heads).
+      b.getNamedAttr(
+          "grid",
+          b.getStringAttr(kernel.getTilesPerCta() ? "chunked" : "persistent")),
       b.getNamedAttr("params", b.getArrayAttr(paramAttrs))};
+  // Absent means 1.
+  if (kernel.getCtasPerSmOrDefault() > 1)
+    entries.push_back(b.getNamedAttr(
+        "ctas_per_sm", b.getI64IntegerAttr(kernel.getCtasPerSmOrDefault())));
+  if (std::optional<int64_t> tiles = kernel.getTilesPerCta())
+    entries.push_back(
+        b.getNamedAttr("tiles_per_cta", b.getI64IntegerAttr(*tiles)));
   SmallVector<Attribute> roles;
   for (PartitionOp partition : kernel.getPartitions())
     roles.push_back(b.getDictionaryAttr(
         {b.getNamedAttr("name", partition.getNameAttr()),
-         b.getNamedAttr("role", b.getStringAttr(
-                                    stringifyRole(partition.getRole()))),
+         b.getNamedAttr("role",
+                        b.getStringAttr(stringifyRole(partition.getRole()))),
          b.getNamedAttr("warps", partition.getNumWarpsAttr()),
          b.getNamedAttr("replicas", partition.getReplicasAttr()),
          b.getNamedAttr("registers", partition.getNumRegsAttr())}));

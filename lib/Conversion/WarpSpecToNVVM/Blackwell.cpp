@@ -57,13 +57,13 @@ int64_t KernelEmitter::countTmemUsers() {
 }
 
 Value KernelEmitter::tmemTeardownBarrier() {
-  return smem(*kernel.getTmemBaseOffset() + kTeardownBarrierOffset);
+  return meta(*kernel.getTmemBaseOffset() + kTeardownBarrierOffset);
 }
 
 void KernelEmitter::allocateTensorMemory() {
   // tcgen05.alloc and relinquish are warp-wide (.sync.aligned).
   emitIf(cmp(Pred::eq, warp, i32(0)), [&] {
-    Value slot = smem(*kernel.getTmemBaseOffset());
+    Value slot = meta(*kernel.getTmemBaseOffset());
     NVVM::Tcgen05AllocOp::create(b, loc, slot, i32(*kernel.getTmemColumns()));
     // Nothing allocates more: a CTA started on this SM after us can allocate
     // as soon as we free ours.
@@ -90,8 +90,7 @@ void KernelEmitter::releaseTensorMemory(bool deallocates) {
     tcgen05Fence(/*after=*/true);
     Value base = LLVM::IntToPtrOp::create(
         b, loc, LLVM::LLVMPointerType::get(ctx, 6), tmemBase);
-    NVVM::Tcgen05DeallocOp::create(b, loc, base,
-                                   i32(*kernel.getTmemColumns()));
+    NVVM::Tcgen05DeallocOp::create(b, loc, base, i32(*kernel.getTmemColumns()));
   });
 }
 
@@ -104,9 +103,8 @@ static Tcgen05Type tcgen05Type(Type type) {
 }
 
 static Value tmemPointer(KernelEmitter &e, Value address) {
-  return LLVM::IntToPtrOp::create(e.b, e.loc,
-                                  LLVM::LLVMPointerType::get(e.ctx, 6),
-                                  address);
+  return LLVM::IntToPtrOp::create(
+      e.b, e.loc, LLVM::LLVMPointerType::get(e.ctx, 6), address);
 }
 
 /// descriptor = address-independent bits | (start >> 4) & 0x3FFF.
@@ -127,7 +125,8 @@ LogicalResult KernelEmitter::emitMmaAsync(MmaAsyncOp op) {
   Value d = tmemAddrs.lookup(op.getDest());
   Value bPtr = buffers.lookup(op.getB());
   bool aInTmem = aType.getMemorySpace() == MemorySpace::tmem;
-  Value aAddr = aInTmem ? tmemAddrs.lookup(op.getA()) : buffers.lookup(op.getA());
+  Value aAddr =
+      aInTmem ? tmemAddrs.lookup(op.getA()) : buffers.lookup(op.getA());
   if (!d || !bPtr || !aAddr)
     return op.emitOpError() << "operands are not buffers of slots this "
                                "partition holds";
@@ -140,10 +139,10 @@ LogicalResult KernelEmitter::emitMmaAsync(MmaAsyncOp op) {
       m, n, tcgen05Type(aType.getElementType()),
       tcgen05Type(bType.getElementType()), Tcgen05Type::F32,
       /*aMNMajor=*/!aKMajor, /*bMNMajor=*/!bKMajor);
-  uint64_t aFixed = aKMajor ? tcgen05KMajorDescriptor(0)
-                            : tcgen05MNMajorDescriptor(0, aTile);
-  uint64_t bFixed = bKMajor ? tcgen05KMajorDescriptor(0)
-                            : tcgen05MNMajorDescriptor(0, bTile);
+  uint64_t aFixed =
+      aKMajor ? tcgen05KMajorDescriptor(0) : tcgen05MNMajorDescriptor(0, aTile);
+  uint64_t bFixed =
+      bKMajor ? tcgen05KMajorDescriptor(0) : tcgen05MNMajorDescriptor(0, bTile);
   Value aStart = aInTmem ? Value() : smemAddress(aAddr);
   Value bStart = smemAddress(bPtr);
   Value dPtr = tmemPointer(*this, d);
@@ -162,8 +161,8 @@ LogicalResult KernelEmitter::emitMmaAsync(MmaAsyncOp op) {
                                  bKMajor ? kMajorStepOffset(bTile, step)
                                          : mnMajorStepOffset(step));
     // The first step overwrites D, the others accumulate.
-    Value accumulate = LLVM::ConstantOp::create(b, loc, i1T(),
-                                                b.getBoolAttr(step > 0));
+    Value accumulate =
+        LLVM::ConstantOp::create(b, loc, i1T(), b.getBoolAttr(step > 0));
     NVVM::Tcgen05MMAOp::create(b, loc, NVVM::Tcgen05MMAKind::F16,
                                NVVM::CTAGroupKind::CTA_1,
                                NVVM::Tcgen05MMACollectorOp::DISCARD,
@@ -178,8 +177,7 @@ static Value warpLanes(KernelEmitter &e) {
   Value quarter = e.andi(
       LLVM::LShrOp::create(e.b, e.loc, e.partition.threadInReplica, e.i32(5)),
       e.i32(3));
-  return LLVM::ShlOp::create(e.b, e.loc, e.mul(quarter, e.i32(32)),
-                             e.i32(16));
+  return LLVM::ShlOp::create(e.b, e.loc, e.mul(quarter, e.i32(32)), e.i32(16));
 }
 
 LogicalResult KernelEmitter::emitTmemLoad(TmemLoadOp op) {

@@ -41,20 +41,19 @@ static constexpr int64_t kRecordBytes = 16;
 
 Value KernelEmitter::fullBarrier(ChannelState &state, Value stage) {
   int64_t base = *state.op.getBarrierOffset();
-  return smem(add(i32(base), mul(stage, i32(kBarrierBytes))));
+  return meta(add(i32(base), mul(stage, i32(kBarrierBytes))));
 }
 
 Value KernelEmitter::emptyBarrier(ChannelState &state, Value stage) {
-  int64_t base = *state.op.getBarrierOffset() +
-                 state.op.getDepth() * kBarrierBytes;
-  return smem(add(i32(base), mul(stage, i32(kBarrierBytes))));
+  int64_t base =
+      *state.op.getBarrierOffset() + state.op.getDepth() * kBarrierBytes;
+  return meta(add(i32(base), mul(stage, i32(kBarrierBytes))));
 }
 
 void KernelEmitter::waitBarrier(Value barrier, Value parity) {
   // The suspend-time hint lets the hardware park the thread instead of
   // spinning (CUTLASS uses the same value).
-  NVVM::MBarrierTryWaitParityOp::create(b, loc, barrier, parity,
-                                        i32(0x989680));
+  NVVM::MBarrierTryWaitParityOp::create(b, loc, barrier, parity, i32(0x989680));
 }
 
 void KernelEmitter::tcgen05Fence(bool after) {
@@ -132,7 +131,7 @@ void KernelEmitter::initChannelBarriers() {
   NVVM::Barrier0Op::create(b, loc);
   if (tmemUsers) {
     tcgen05Fence(/*after=*/true);
-    tmemBase = load(i32T(), smem(*kernel.getTmemBaseOffset()), 4);
+    tmemBase = load(i32T(), meta(*kernel.getTmemBaseOffset()), 4);
   }
 }
 
@@ -209,8 +208,8 @@ static void acquireSlot(KernelEmitter &e, ChannelState &state) {
   Value counter = e.partitionCounters.lookup(state.op.getChannel());
   Value entry = e.load(e.i32T(), counter);
   auto [stage, phase] = slotOf(e, state, entry);
-  e.waitBarrier(e.emptyBarrier(state, stage), LLVM::XOrOp::create(
-                                                  e.b, e.loc, phase, e.i32(1)));
+  e.waitBarrier(e.emptyBarrier(state, stage),
+                LLVM::XOrOp::create(e.b, e.loc, phase, e.i32(1)));
   // The consumers' tcgen05.ld of this slot are ordered before the MMAs that
   // overwrite it.
   if (state.op.inTensorMemory())
@@ -241,13 +240,13 @@ static void publishSlot(KernelEmitter &e, ChannelState &state, Value row,
   auto arrive = [&] {
     int64_t base = *state.op.getInfoOffset();
     Value record =
-        e.smem(e.add(e.i32(base), e.mul(state.stage, e.i32(kRecordBytes))));
+        e.meta(e.add(e.i32(base), e.mul(state.stage, e.i32(kRecordBytes))));
     Type vec = VectorType::get({4}, e.i32T());
     Value packed = LLVM::UndefOp::create(e.b, e.loc, vec);
     Value fields[] = {row, rows, head, position ? position : e.i32(0)};
     for (auto [i, field] : llvm::enumerate(fields))
-      packed = LLVM::InsertElementOp::create(e.b, e.loc, packed, field,
-                                             e.i32(i));
+      packed =
+          LLVM::InsertElementOp::create(e.b, e.loc, packed, field, e.i32(i));
     e.store(packed, record, 16);
     Value full = e.fullBarrier(state, state.stage);
     // The record's arrival has release semantics; the tcgen05.commit's
@@ -312,7 +311,7 @@ static SmallVector<Value> waitSlot(KernelEmitter &e, ChannelState &state,
   if (state.op.inTensorMemory() || e.partition.op.getRole() == Role::mma)
     e.tcgen05Fence(/*after=*/true);
   int64_t base = *state.op.getInfoOffset();
-  Value record = e.smem(e.add(e.i32(base), e.mul(stage, e.i32(kRecordBytes))));
+  Value record = e.meta(e.add(e.i32(base), e.mul(stage, e.i32(kRecordBytes))));
   Value packed = e.load(VectorType::get({4}, e.i32T()), record, 16);
   SmallVector<Value> fields;
   for (int64_t i = 0; i < 4; ++i)
@@ -418,9 +417,9 @@ LogicalResult KernelEmitter::emitTmaLoad(TmaLoadOp op) {
   // address is a valid cluster address without clusters.
   Type clusterPtr = LLVM::LLVMPointerType::get(ctx, 7);
   for (int64_t chunk = 0; chunk < cols / 64; ++chunk) {
-    Value chunkPtr = LLVM::GEPOp::create(b, loc, smemPtrT(), b.getI8Type(),
-                                         dest,
-                                         ValueRange{i32(chunk * rows * 128)});
+    Value chunkPtr =
+        LLVM::GEPOp::create(b, loc, smemPtrT(), b.getI8Type(), dest,
+                            ValueRange{i32(chunk * rows * 128)});
     Value dst = LLVM::AddrSpaceCastOp::create(b, loc, clusterPtr, chunkPtr);
     Value coords[] = {i32(chunk * 64), head, row};
     NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(

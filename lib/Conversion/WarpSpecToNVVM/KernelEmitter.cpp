@@ -79,8 +79,8 @@ Value KernelEmitter::variable(Type t, std::optional<int64_t> init) {
   Value slot = LLVM::AllocaOp::create(b, loc, LLVM::LLVMPointerType::get(ctx),
                                       t, one, /*alignment=*/8);
   if (init) {
-    Value value = LLVM::ConstantOp::create(b, loc, t,
-                                           b.getIntegerAttr(t, *init));
+    Value value =
+        LLVM::ConstantOp::create(b, loc, t, b.getIntegerAttr(t, *init));
     LLVM::StoreOp::create(b, loc, value, slot);
   }
   return slot;
@@ -89,6 +89,11 @@ Value KernelEmitter::variable(Type t, std::optional<int64_t> init) {
 Value KernelEmitter::smem(Value byteOffset) {
   return LLVM::GEPOp::create(b, loc, smemPtrT(), b.getI8Type(), smemBase,
                              ValueRange{byteOffset});
+}
+
+Value KernelEmitter::meta(Value byteOffset) {
+  return LLVM::GEPOp::create(b, loc, smemPtrT(), b.getI8Type(), metaBase,
+                             ValueRange{sub(byteOffset, i32(metaStart))});
 }
 
 Value KernelEmitter::smemAddress(Value ptr) {
@@ -188,6 +193,31 @@ void KernelEmitter::emitPrologue() {
   Value pad = andi(sub(i32(1024), andi(address, i32(1023))), i32(1023));
   smemBase = LLVM::GEPOp::create(b, loc, smemPtrT(), b.getI8Type(), raw,
                                  ValueRange{pad});
+  // The barriers and tile records use the skipped bytes when they fit there,
+  // which is what lets two 114,688-byte forward CTAs share an SM.
+  auto [start, end] = metadataRange();
+  metaStart = start;
+  Value inPad = cmp(LLVM::ICmpPredicate::uge, pad, i32(end - start));
+  Value afterBuffers = LLVM::GEPOp::create(b, loc, smemPtrT(), b.getI8Type(),
+                                           smemBase, ValueRange{i32(start)});
+  metaBase = LLVM::SelectOp::create(b, loc, inPad, raw, afterBuffers);
+}
+
+std::pair<int64_t, int64_t> KernelEmitter::metadataRange() {
+  constexpr int64_t kBarrierBytes = 8, kRecordBytes = 16;
+  int64_t start = std::numeric_limits<int64_t>::max(), end = 0;
+  for (ChannelOp channel : kernel.getChannels()) {
+    start = std::min<int64_t>(start, *channel.getBarrierOffset());
+    end = std::max<int64_t>(end, *channel.getBarrierOffset() +
+                                     2 * channel.getDepth() * kBarrierBytes);
+    end = std::max<int64_t>(end, *channel.getInfoOffset() +
+                                     channel.getDepth() * kRecordBytes);
+  }
+  if (std::optional<int64_t> tmem = kernel.getTmemBaseOffset())
+    end = std::max<int64_t>(end, *tmem + kRecordBytes);
+  if (end == 0)
+    return {0, 0};
+  return {start, end};
 }
 
 LogicalResult KernelEmitter::emitKernelScalars() {
@@ -205,15 +235,12 @@ LogicalResult KernelEmitter::emitPartitions() {
   int64_t namedBarrier = 1; // 0 is the CTA-wide barrier
   for (PartitionOp partition : kernel.getPartitions()) {
     int64_t warps = partition.getNumWarps() * partition.getReplicas();
-    Value inRange =
-        LLVM::AndOp::create(b, loc,
-                            cmp(LLVM::ICmpPredicate::uge, warp, i32(firstWarp)),
-                            cmp(LLVM::ICmpPredicate::ult, warp,
-                                i32(firstWarp + warps)));
+    Value inRange = LLVM::AndOp::create(
+        b, loc, cmp(LLVM::ICmpPredicate::uge, warp, i32(firstWarp)),
+        cmp(LLVM::ICmpPredicate::ult, warp, i32(firstWarp + warps)));
     LogicalResult result = success();
-    emitIf(inRange, [&] {
-      result = emitPartition(partition, firstWarp, namedBarrier);
-    });
+    emitIf(inRange,
+           [&] { result = emitPartition(partition, firstWarp, namedBarrier); });
     if (failed(result))
       return failure();
     firstWarp += warps;
@@ -244,10 +271,10 @@ LogicalResult KernelEmitter::emitPartition(PartitionOp op, int64_t firstWarp,
   partition.replicaThreads = op.getNumWarps() * 32;
   Value warpInPartition = sub(warp, i32(firstWarp));
   partition.replica = udiv(warpInPartition, i32(op.getNumWarps()));
-  partition.threadInReplica =
-      sub(tid, mul(add(i32(firstWarp),
-                       mul(partition.replica, i32(op.getNumWarps()))),
-                   i32(32)));
+  partition.threadInReplica = sub(
+      tid,
+      mul(add(i32(firstWarp), mul(partition.replica, i32(op.getNumWarps()))),
+          i32(32)));
   partition.namedBarrierBase = namedBarrierBase;
   partition.singleThread =
       op.getRole() == Role::load || op.getRole() == Role::mma;
@@ -263,8 +290,9 @@ LogicalResult KernelEmitter::emitPartition(PartitionOp op, int64_t firstWarp,
     // Bulk stores read shared memory asynchronously; the CTA must not exit
     // (and free it) before they have completed.
     if (partition.usesBulkStores)
-      emitIf(cmp(LLVM::ICmpPredicate::eq, partition.threadInReplica, i32(0)),
-             [&] { NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, UnitAttr()); });
+      emitIf(
+          cmp(LLVM::ICmpPredicate::eq, partition.threadInReplica, i32(0)),
+          [&] { NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, UnitAttr()); });
     if (tmemUser || deallocates)
       releaseTensorMemory(deallocates);
     return success();

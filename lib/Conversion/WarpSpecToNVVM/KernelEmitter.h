@@ -58,17 +58,17 @@ struct KernelParam {
 
 /// Kernel parameters derived from a function argument.
 struct ArgParams {
-  Value tensorMap;          // !llvm.ptr to the 128-byte CUtensorMap
-  Value pointer;            // !llvm.ptr<1>
-  SmallVector<Value> sizes; // i32 per dim, null when static
+  Value tensorMap;            // !llvm.ptr to the 128-byte CUtensorMap
+  Value pointer;              // !llvm.ptr<1>
+  SmallVector<Value> sizes;   // i32 per dim, null when static
   SmallVector<Value> strides; // i64 per dim (elements), null if not passed
-  Value scalar;             // f32 scalars
+  Value scalar;               // f32 scalars
 };
 
 /// Decides the parameter list of a kernel from how the kernel uses the
 /// enclosing function's arguments.
-FailureOr<SmallVector<KernelParam>> buildKernelParams(func::FuncOp func,
-                                                      warpspec::KernelOp kernel);
+FailureOr<SmallVector<KernelParam>>
+buildKernelParams(func::FuncOp func, warpspec::KernelOp kernel);
 
 /// The `blockattn.manifest` attribute: everything a runtime needs to launch.
 DictionaryAttr buildManifest(OpBuilder &b, func::FuncOp func,
@@ -151,8 +151,8 @@ struct ChannelState {
 /// What the partition being emitted runs on.
 struct PartitionContext {
   warpspec::PartitionOp op;
-  Value replica;          // i32
-  Value threadInReplica;  // i32, 0 .. replicaThreads-1
+  Value replica;         // i32
+  Value threadInReplica; // i32, 0 .. replicaThreads-1
   int64_t replicaThreads = 0;
   int64_t namedBarrierBase = 0; // first named barrier id of replica 0
   bool singleThread = false;    // only thread 0 of the replica runs the body
@@ -168,7 +168,8 @@ public:
   /// Emits the whole kernel body.
   LogicalResult emit();
 
-  //===--- helpers used by all parts ---------------------------------------===//
+  //===--- helpers used by all parts
+  //---------------------------------------===//
   OpBuilder b;
   Location loc;
   MLIRContext *ctx;
@@ -202,6 +203,12 @@ public:
   /// Pointer into the (1024-aligned) dynamic shared memory.
   Value smem(Value byteOffset);
   Value smem(int64_t byteOffset) { return smem(i32(byteOffset)); }
+  /// A barrier or tile record at the planned `byteOffset` (past the buffers;
+  /// the prologue may have moved them into the alignment pad).
+  Value meta(Value byteOffset);
+  Value meta(int64_t byteOffset) { return meta(i32(byteOffset)); }
+  /// [first, last) planned byte offsets of the barriers and tile records.
+  std::pair<int64_t, int64_t> metadataRange();
   /// Shared-window address (i32) of a shared pointer, for descriptors.
   Value smemAddress(Value ptr);
 
@@ -216,22 +223,25 @@ public:
   /// Named barrier over the threads of the current partition replica.
   void replicaBarrier();
 
-  //===--- values of the kernel being lowered ------------------------------===//
+  //===--- values of the kernel being lowered
+  //------------------------------===//
   func::FuncOp func;
   warpspec::KernelOp kernel;
   LLVM::LLVMFuncOp llvmFunc;
   int64_t maxRegisters;
   bool blackwell = false;
 
-  Value tid, warp, lane;  // i32
-  Value smemBase;         // !llvm.ptr<3>, 1024-aligned
-  Value tmemBase;         // i32 tensor-memory address of the allocation
+  Value tid, warp, lane; // i32
+  Value smemBase;        // !llvm.ptr<3>, 1024-aligned
+  Value metaBase;        // !llvm.ptr<3>: where the barriers and records are
+  int64_t metaStart = 0; // their planned offset (the first barrier's)
+  Value tmemBase;        // i32 tensor-memory address of the allocation
   PartitionContext partition;
   DenseMap<Value, ArgParams> argParams;
-  IRMapping scalars;      // warpspec scalars (i32, index as i64, f32)
+  IRMapping scalars; // warpspec scalars (i32, index as i64, f32)
   DenseMap<Value, Fragment> fragments;
   DenseMap<Value, RowValues> rowValues;
-  DenseMap<Value, Value> buffers; // warpspec buffer -> !llvm.ptr<3>
+  DenseMap<Value, Value> buffers;   // warpspec buffer -> !llvm.ptr<3>
   DenseMap<Value, Value> tmemAddrs; // tensor-memory buffer -> i32 address
   DenseMap<Value, ChannelState> channels;
   /// The current partition's ring position per channel it produces into or
@@ -242,7 +252,8 @@ public:
   /// A scalar operand as i32 (index values are truncated).
   Value lookupI32(Value v);
 
-  //===--- per-concern lowering (one file each) ----------------------------===//
+  //===--- per-concern lowering (one file each)
+  //----------------------------===//
   LogicalResult emitBlock(Block &block);
   LogicalResult emitOp(Operation *op);
 

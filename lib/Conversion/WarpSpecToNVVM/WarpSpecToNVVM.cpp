@@ -45,13 +45,6 @@ KernelOp getKernel(func::FuncOp func) {
   return kernel;
 }
 
-/// The per-thread register cap the kernel is launched with: the register
-/// file shared evenly, rounded down to the multiple of 8 `setmaxnreg` works
-/// in. Partitions then move registers between each other from this base.
-int64_t launchRegisterCap(int64_t threads) {
-  return std::min<int64_t>(248, (TargetLimits::registerFileSize / threads) / 8 * 8);
-}
-
 Type paramType(MLIRContext *ctx, const KernelParam &p) {
   switch (p.kind) {
   case KernelParam::Kind::TensorMap:
@@ -149,9 +142,8 @@ struct ConvertWarpSpecToNVVMPass
     MLIRContext *ctx = &getContext();
     OpBuilder b(func);
     Location loc = func.getLoc();
-    auto target = NVVM::NVVMTargetAttr::get(ctx, /*optLevel=*/3,
-                                            "nvptx64-nvidia-cuda",
-                                            kernel.getChip(), features);
+    auto target = NVVM::NVVMTargetAttr::get(
+        ctx, /*optLevel=*/3, "nvptx64-nvidia-cuda", kernel.getChip(), features);
     auto gpuModule = gpu::GPUModuleOp::create(b, loc, func.getSymName(),
                                               b.getArrayAttr({target}));
     b.setInsertionPointToStart(gpuModule.getBody());
@@ -171,20 +163,25 @@ struct ConvertWarpSpecToNVVMPass
         LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), argTypes);
     auto llvmFunc = LLVM::LLVMFuncOp::create(b, loc, func.getSymName(), fnType);
     int64_t threads = kernel.getNumThreads();
-    int64_t maxRegisters = launchRegisterCap(threads);
+    // The per-thread register cap the kernel is launched with; partitions
+    // then move registers between each other from this base.
+    int64_t maxRegisters = kernel.getLaunchRegisterCap();
     llvmFunc->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(),
                       b.getUnitAttr());
-    llvmFunc->setAttr(NVVM::NVVMDialect::getReqntidAttrName(),
-                      b.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
+    llvmFunc->setAttr(
+        NVVM::NVVMDialect::getReqntidAttrName(),
+        b.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
+    // .minnctapersm makes ptxas keep the registers within the CTA's share.
     llvmFunc->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
-                      b.getI32IntegerAttr(1));
+                      b.getI32IntegerAttr(static_cast<int32_t>(
+                          kernel.getCtasPerSmOrDefault())));
     for (auto [index, p] : llvm::enumerate(*params)) {
       if (p.kind != KernelParam::Kind::TensorMap)
         continue;
       // CUtensorMap by value in parameter space (a __grid_constant__ param).
-      llvmFunc.setArgAttr(index, LLVM::LLVMDialect::getByValAttrName(),
-                          TypeAttr::get(LLVM::LLVMArrayType::get(
-                              b.getI8Type(), 128)));
+      llvmFunc.setArgAttr(
+          index, LLVM::LLVMDialect::getByValAttrName(),
+          TypeAttr::get(LLVM::LLVMArrayType::get(b.getI8Type(), 128)));
       llvmFunc.setArgAttr(index, LLVM::LLVMDialect::getAlignAttrName(),
                           b.getI64IntegerAttr(64));
       llvmFunc.setArgAttr(index, NVVM::NVVMDialect::getGridConstantAttrName(),
@@ -194,9 +191,9 @@ struct ConvertWarpSpecToNVVMPass
     KernelEmitter emitter(func, kernel, llvmFunc, *params, maxRegisters);
     if (failed(emitter.emit()))
       return failure();
-    llvmFunc->setAttr("blockattn.manifest",
-                      buildManifest(b, func, kernel, *params, threads,
-                                    maxRegisters));
+    llvmFunc->setAttr(
+        "blockattn.manifest",
+        buildManifest(b, func, kernel, *params, threads, maxRegisters));
     func.erase();
     return gpuModule;
   }
@@ -211,7 +208,8 @@ struct ConvertWarpSpecToNVVMPass
       ConversionTarget target(*ctx);
       target.addIllegalDialect<scf::SCFDialect>();
       target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
-      if (failed(applyPartialConversion(gpuModule, target, std::move(patterns))))
+      if (failed(
+              applyPartialConversion(gpuModule, target, std::move(patterns))))
         return failure();
     }
     LLVMTypeConverter converter(ctx);

@@ -49,8 +49,9 @@
 // CHECK-SAME: %{{[a-z0-9]+}}: !llvm.ptr<1>, %{{[a-z0-9]+}}: i32)
 
 // The manifest: kind backward, 384 threads, the shared memory of the plan
-// (2 x 64 KiB of slots, 2 x 32 KiB of scratch, barriers, tile records and
-// alignment slack), the constant scale, and every parameter in order.
+// (2 x 64 KiB of slots, 2 x 32 KiB of scratch and the alignment slack that
+// holds the barriers and tile records), the constant scale, and every
+// parameter in order.
 // CHECK-SAME: attributes {blockattn.manifest = {block_size = 64 : i64, chip = "sm_90a", element_type = bf16, grid = "persistent", head_dim = 128 : i64, kernel = "seed_backward", kind = "backward", max_registers = 168 : i64,
 // CHECK-SAME: params = [
 // CHECK-SAME: {box = [64, 1, 64], dims = ["head_dim", "heads", "tokens"], dtype = "bf16", interleave = "none", kind = "tensormap", l2_promotion = "128B", name = "q_tmap", oob_fill = "zero", swizzle = "128B", tensor = "q", value = "tensormap"},
@@ -73,7 +74,7 @@
 // CHECK-SAME: {dtype = "i32", kind = "pointer", name = "cu_seqlens", tensor = "cu_seqlens", value = "base"},
 // CHECK-SAME: {dim = 0 : i64, kind = "i32", name = "cu_seqlens_size0", tensor = "cu_seqlens", value = "size"}],
 // CHECK-SAME: partitions = [{name = "load", registers = 40 : i64, replicas = 1 : i64, role = "load", warps = 4 : i64}, {name = "compute", registers = 232 : i64, replicas = 2 : i64, role = "compute", warps = 4 : i64}],
-// CHECK-SAME: rotary = "none", smem_bytes = 197696 : i64, softmax_scale = 0.0883883461 : f32, threads = 384 : i64, tmem_columns = 0 : i64},
+// CHECK-SAME: rotary = "none", smem_bytes = 197616 : i64, softmax_scale = 0.0883883461 : f32, threads = 384 : i64, tmem_columns = 0 : i64},
 // CHECK-SAME: nvvm.kernel, nvvm.minctasm = 1 : i32, nvvm.reqntid = array<i32: 384, 1, 1>} {
 
 // Prologue: the full and empty barriers of the 2 slots.

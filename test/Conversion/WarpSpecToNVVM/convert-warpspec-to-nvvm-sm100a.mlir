@@ -61,10 +61,19 @@
 // shared-memory plan and the 256 tensor-memory columns.
 // CHECK-SAME: blockattn.manifest = {block_size = 64 : i64, chip = "sm_100a", element_type = bf16, grid = "persistent", head_dim = 128 : i64, kernel = "seed_forward", kind = "forward", max_registers = 128 : i64,
 // CHECK-SAME: partitions = [{name = "load", registers = 40 : i64, replicas = 1 : i64, role = "load", warps = 4 : i64}, {name = "mma", registers = 40 : i64, replicas = 1 : i64, role = "mma", warps = 4 : i64}, {name = "softmax", registers = 216 : i64, replicas = 2 : i64, role = "softmax", warps = 4 : i64}],
-// CHECK-SAME: rotary = "none", smem_bytes = 230736 : i64, softmax_scale = 0.0883883461 : f32, threads = 512 : i64, tmem_columns = 256 : i64},
+// CHECK-SAME: rotary = "none", smem_bytes = 230384 : i64, softmax_scale = 0.0883883461 : f32, threads = 512 : i64, tmem_columns = 256 : i64},
 // CHECK-SAME: nvvm.kernel, nvvm.minctasm = 1 : i32, nvvm.reqntid = array<i32: 512, 1, 1>} {
 // CHECK: %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x : i32
 // CHECK: %[[WARP:.*]] = llvm.lshr %[[TID]], %{{.*}} : i32
+// The barriers, tile records and tensor-memory address (336 bytes from
+// offset 229376) go into the bytes the alignment of the base skips when
+// they fit there, after the buffers otherwise: every access to them is at
+// its offset less 229376 from that base.
+// CHECK: %[[FITS:.*]] = llvm.mlir.constant(336 : i32) : i32
+// CHECK-NEXT: %[[INPAD:.*]] = llvm.icmp "uge" %{{.*}}, %[[FITS]] : i32
+// CHECK-NEXT: %[[BUFEND:.*]] = llvm.mlir.constant(229376 : i32) : i32
+// CHECK-NEXT: %[[AFTER:.*]] = llvm.getelementptr %{{.*}}[%[[BUFEND]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+// CHECK-NEXT: %[[META:.*]] = llvm.select %[[INPAD]], %{{.*}}, %[[AFTER]] : i1, !llvm.ptr<3>
 
 // Prologue, thread 0: full and empty barriers of the 4 qkv slots and of the
 // 2 slots of s, p and o (20), then the teardown barrier after the
@@ -74,7 +83,9 @@
 // CHECK-COUNT-20: nvvm.mbarrier.init %{{.*}}, %{{.*}} : !llvm.ptr<3>, i32
 // CHECK-NEXT: %[[THREE:.*]] = llvm.mlir.constant(3 : i32) : i32
 // CHECK-NEXT: %[[TDOFF:.*]] = llvm.mlir.constant(229704 : i32) : i32
-// CHECK-NEXT: %[[TD:.*]] = llvm.getelementptr %{{.*}}[%[[TDOFF]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+// CHECK-NEXT: %[[TDSTART:.*]] = llvm.mlir.constant(229376 : i32) : i32
+// CHECK-NEXT: %[[TDREL:.*]] = llvm.sub %[[TDOFF]], %[[TDSTART]] : i32
+// CHECK-NEXT: %[[TD:.*]] = llvm.getelementptr %[[META]][%[[TDREL]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
 // CHECK-NEXT: nvvm.mbarrier.init %[[TD]], %[[THREE]] : !llvm.ptr<3>, i32
 // CHECK-NEXT: nvvm.fence.mbarrier.init
 // Warp 0 allocates the 256 columns, writing their address to shared memory
@@ -83,7 +94,9 @@
 // CHECK-NEXT: llvm.cond_br %[[W0]], ^[[ALLOC:bb[0-9]+]], ^[[JOIN:bb[0-9]+]]
 // CHECK-NEXT: ^[[ALLOC]]:
 // CHECK-NEXT: %[[SLOTOFF:.*]] = llvm.mlir.constant(229696 : i32) : i32
-// CHECK-NEXT: %[[SLOT:.*]] = llvm.getelementptr %{{.*}}[%[[SLOTOFF]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+// CHECK-NEXT: %[[SLOTSTART:.*]] = llvm.mlir.constant(229376 : i32) : i32
+// CHECK-NEXT: %[[SLOTREL:.*]] = llvm.sub %[[SLOTOFF]], %[[SLOTSTART]] : i32
+// CHECK-NEXT: %[[SLOT:.*]] = llvm.getelementptr %[[META]][%[[SLOTREL]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
 // CHECK-NEXT: %[[COLS:.*]] = llvm.mlir.constant(256 : i32) : i32
 // CHECK-NEXT: nvvm.tcgen05.alloc %[[SLOT]], %[[COLS]] : !llvm.ptr<3>, i32
 // CHECK-NEXT: nvvm.tcgen05.relinquish_alloc_permit
@@ -95,7 +108,9 @@
 // CHECK-NEXT: nvvm.barrier0
 // CHECK-NEXT: nvvm.tcgen05.fence <after>
 // CHECK-NEXT: %[[BASEOFF:.*]] = llvm.mlir.constant(229696 : i32) : i32
-// CHECK-NEXT: %[[BASEPTR:.*]] = llvm.getelementptr %{{.*}}[%[[BASEOFF]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+// CHECK-NEXT: %[[BASESTART:.*]] = llvm.mlir.constant(229376 : i32) : i32
+// CHECK-NEXT: %[[BASEREL:.*]] = llvm.sub %[[BASEOFF]], %[[BASESTART]] : i32
+// CHECK-NEXT: %[[BASEPTR:.*]] = llvm.getelementptr %[[META]][%[[BASEREL]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
 // CHECK-NEXT: %[[TMEM:.*]] = llvm.load %[[BASEPTR]] {alignment = 4 : i64} : !llvm.ptr<3> -> i32
 
 // Load (warps 0-3): six TMA loads (Q, K, V: two 64-column boxes each).
@@ -104,7 +119,9 @@
 // At the end warp 0 (the allocating warp) waits until every user of the
 // tensor memory arrived on the teardown barrier, then frees the columns.
 // CHECK: %[[TDWOFF:.*]] = llvm.mlir.constant(229704 : i32) : i32
-// CHECK-NEXT: %[[TDW:.*]] = llvm.getelementptr %{{.*}}[%[[TDWOFF]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+// CHECK-NEXT: %[[TDWSTART:.*]] = llvm.mlir.constant(229376 : i32) : i32
+// CHECK-NEXT: %[[TDWREL:.*]] = llvm.sub %[[TDWOFF]], %[[TDWSTART]] : i32
+// CHECK-NEXT: %[[TDW:.*]] = llvm.getelementptr %[[META]][%[[TDWREL]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
 // CHECK-NEXT: %{{.*}} = llvm.mlir.constant(10000000 : i32) : i32
 // CHECK-NEXT: nvvm.mbarrier.try_wait.parity %[[TDW]], %{{.*}}, %{{.*}} : !llvm.ptr<3>, i32, i32
 // CHECK-NEXT: nvvm.tcgen05.fence <after>
@@ -248,7 +265,7 @@
 // BWD: gpu.module @seed_backward [#nvvm.target<O = 3, chip = "sm_100a", features = "+ptx86">] {
 // BWD: llvm.func @seed_backward(
 // BWD-SAME: partitions = [{name = "load", registers = 40 : i64, replicas = 1 : i64, role = "load", warps = 4 : i64}, {name = "mma", registers = 40 : i64, replicas = 1 : i64, role = "mma", warps = 4 : i64}, {name = "compute", registers = 216 : i64, replicas = 2 : i64, role = "softmax", warps = 4 : i64}],
-// BWD-SAME: smem_bytes = 198096 : i64, softmax_scale = 0.0883883461 : f32, threads = 512 : i64, tmem_columns = 512 : i64},
+// BWD-SAME: smem_bytes = 197616 : i64, softmax_scale = 0.0883883461 : f32, threads = 512 : i64, tmem_columns = 512 : i64},
 // BWD: %[[COLS:.*]] = llvm.mlir.constant(512 : i32) : i32
 // BWD-NEXT: nvvm.tcgen05.alloc %{{.*}}, %[[COLS]] : !llvm.ptr<3>, i32
 // BWD-NEXT: nvvm.tcgen05.relinquish_alloc_permit

@@ -1,17 +1,20 @@
-// RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a}),warpspec-allocate-smem,convert-warpspec-to-nvvm)' | FileCheck %s --implicit-check-not=warpspec.
+// RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a schedule=strided}),warpspec-allocate-smem,convert-warpspec-to-nvvm)' | FileCheck %s --implicit-check-not=warpspec.
 // S = Q K^T is 8 wgmma of K=16 with A and B from shared memory (NVVM ops);
 // O = P V is 4 with the register A operand (inline asm, which MLIR 22's NVVM
 // op lacks). With p-operand=smem, P V is 4 more NVVM ops instead.
 // RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a}),warpspec-allocate-smem,convert-warpspec-to-nvvm)' | grep -c 'nvvm.wgmma.mma_async' | FileCheck %s --check-prefix=WGMMA8
 // RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a}),warpspec-allocate-smem,convert-warpspec-to-nvvm)' | grep -c 'wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16' | FileCheck %s --check-prefix=ASM4
-// RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a p-operand=smem}),warpspec-allocate-smem,convert-warpspec-to-nvvm)' | FileCheck %s --check-prefix=PSMEM --implicit-check-not=wgmma.mma_async.sync
-// RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a o-store=registers}),warpspec-allocate-smem,convert-warpspec-to-nvvm)' | FileCheck %s --check-prefix=OREGS --implicit-check-not='nvvm.barrier id'
+// RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a schedule=strided p-operand=smem}),warpspec-allocate-smem,convert-warpspec-to-nvvm)' | FileCheck %s --check-prefix=PSMEM --implicit-check-not=wgmma.mma_async.sync
+// RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a schedule=strided o-store=registers}),warpspec-allocate-smem,convert-warpspec-to-nvvm)' | FileCheck %s --check-prefix=OREGS --implicit-check-not='nvvm.barrier id'
+// RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a}),warpspec-allocate-smem,convert-warpspec-to-nvvm)' | FileCheck %s --check-prefix=CHUNKED --implicit-check-not=warpspec.
 
 // convert-warpspec-to-nvvm on the seed forward (bf16, head_dim 128, any
 // number of heads, a run-time softmax scale) after blockattn-warp-specialize
 // and warpspec-allocate-smem: the gpu.module and its kernel, the launch
 // attributes and the manifest, and the NVVM operations of every part of the
-// kernel, in order. Nothing of warpspec remains.
+// kernel, in order. Nothing of warpspec remains. The main checks are of the
+// persistent launch with two consumers (schedule=strided); CHUNKED checks
+// the default launch of the sm_90a forward.
 
 // The module and its target; the dynamic shared memory, aligned at run time.
 // CHECK: gpu.module @seed_forward [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx86">] {
@@ -53,7 +56,7 @@
 // CHECK-SAME: {dim = 0 : i64, kind = "i32", name = "cu_seqlens_size0", tensor = "cu_seqlens", value = "size"},
 // CHECK-SAME: {kind = "f32", name = "softmax_scale", tensor = "softmax_scale", value = "scalar"}],
 // CHECK-SAME: partitions = [{name = "load", registers = 40 : i64, replicas = 1 : i64, role = "load", warps = 4 : i64}, {name = "compute", registers = 232 : i64, replicas = 2 : i64, role = "compute", warps = 4 : i64}],
-// CHECK-SAME: rotary = "none", smem_bytes = 230528 : i64, threads = 384 : i64, tmem_columns = 0 : i64},
+// CHECK-SAME: rotary = "none", smem_bytes = 230384 : i64, threads = 384 : i64, tmem_columns = 0 : i64},
 // CHECK-SAME: nvvm.kernel, nvvm.minctasm = 1 : i32, nvvm.reqntid = array<i32: 384, 1, 1>} {
 
 // Prologue: thread 0 initializes the full and empty barriers of the 4 slots.
@@ -125,7 +128,7 @@
 // P staged through shared memory: every wgmma is an NVVM op (8 for S, 4 for
 // O = P V with A from shared memory), no inline asm; a third named barrier
 // (after the P write); 2 slots.
-// PSMEM: smem_bytes = 148544 : i64
+// PSMEM: smem_bytes = 148464 : i64
 // PSMEM-COUNT-4: nvvm.mbarrier.init
 // PSMEM-NOT: nvvm.mbarrier.init
 // PSMEM-COUNT-8: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 64, k = 16>
@@ -136,13 +139,29 @@
 // PSMEM-COUNT-2: nvvm.barrier id
 // PSMEM-COUNT-8: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xi32>, !llvm.ptr<1>
 
-// O stored from registers: no staging buffer (197760 bytes), no named
+// O stored from registers: no staging buffer (197616 bytes), no named
 // barrier, each thread stores its fragment in 4-byte pairs of bf16.
-// OREGS: smem_bytes = 197760 : i64
+// OREGS: smem_bytes = 197616 : i64
 // OREGS: llvm.inline_asm
 // OREGS-COUNT-32: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : i32, !llvm.ptr<1>
 // OREGS-NOT: !llvm.ptr<1>
 // OREGS: llvm.return
+
+// The default launch of the sm_90a forward: chunked, a CTA per 4 tiles, two
+// CTAs per SM (.minnctapersm 2), each with one consumer warpgroup of 216
+// registers next to the producer (256 threads launched with 128 registers,
+// half the register file), a ring of 2 slots.
+// CHUNKED: llvm.func @seed_forward(
+// CHUNKED-SAME: attributes {blockattn.manifest = {block_size = 64 : i64, chip = "sm_90a", ctas_per_sm = 2 : i64, element_type = bf16, grid = "chunked", head_dim = 128 : i64, kernel = "seed_forward", kind = "forward", max_registers = 128 : i64,
+// CHUNKED-SAME: partitions = [{name = "load", registers = 40 : i64, replicas = 1 : i64, role = "load", warps = 4 : i64}, {name = "compute", registers = 216 : i64, replicas = 1 : i64, role = "compute", warps = 4 : i64}],
+// CHUNKED-SAME: rotary = "none", smem_bytes = 115696 : i64, threads = 256 : i64, tiles_per_cta = 4 : i64, tmem_columns = 0 : i64},
+// CHUNKED-SAME: nvvm.kernel, nvvm.minctasm = 2 : i32, nvvm.reqntid = array<i32: 256, 1, 1>} {
+// CHUNKED-COUNT-4: nvvm.mbarrier.init %{{.*}}, %{{.*}} : !llvm.ptr<3>, i32
+// CHUNKED-NOT: nvvm.mbarrier.init
+// CHUNKED: nvvm.fence.mbarrier.init
+// CHUNKED: nvvm.setmaxregister decrease 40
+// CHUNKED: nvvm.setmaxregister increase 216
+// CHUNKED: llvm.return
 
 !act = memref<?x?x128xbf16>
 func.func @seed_forward(%q: !act, %k: !act, %v: !act, %o: !act,

@@ -92,7 +92,7 @@
 // BLACKWELL-SAME: %[[COS:arg[0-9]+]]: !llvm.ptr<1>, %{{arg[0-9]+}}: i64, %[[COSROWS:arg[0-9]+]]: i32, %[[SIN:arg[0-9]+]]: !llvm.ptr<1>, %{{arg[0-9]+}}: i64, %[[SINROWS:arg[0-9]+]]: i32)
 // BLACKWELL-SAME: name = "cos_size0"
 // BLACKWELL-SAME: name = "sin_size0"
-// BLACKWELL-SAME: partitions = [{name = "load", registers = 40 : i64, replicas = 1 : i64, role = "load", warps = 4 : i64}, {name = "rotary", registers = 56 : i64, replicas = 1 : i64, role = "rotary", warps = 4 : i64}, {name = "mma", registers = 56 : i64, replicas = 1 : i64, role = "mma", warps = 4 : i64}, {name = "softmax", registers = 176 : i64, replicas = 2 : i64, role = "softmax", warps = 4 : i64}]
+// BLACKWELL-SAME: partitions = [{name = "load", registers = 40 : i64, replicas = 1 : i64, role = "load", warps = 4 : i64}, {name = "rotary", registers = 56 : i64, replicas = 1 : i64, role = "rotary", warps = 4 : i64}, {name = "mma", registers = 56 : i64, replicas = 1 : i64, role = "mma", warps = 4 : i64}, {name = "softmax", registers = 160 : i64, replicas = 2 : i64, role = "softmax", warps = 4 : i64}]
 // BLACKWELL-SAME: threads = 640 : i64
 // BLACKWELL: nvvm.setmaxregister  decrease 40
 // BLACKWELL: nvvm.setmaxregister  decrease 56
@@ -130,7 +130,7 @@
 // The MMA warpgroup, then its MMAs.
 // BLACKWELL: nvvm.setmaxregister  decrease 56
 // BLACKWELL: nvvm.tcgen05.mma
-// BLACKWELL: nvvm.setmaxregister  increase 176
+// BLACKWELL: nvvm.setmaxregister  increase 160
 func.func @forward_tables(%q: !act, %k: !act, %v: !act, %o: !act, %cu: !cu,
                           %cos: !tab, %sin: !tab) {
   blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
@@ -262,12 +262,12 @@ func.func @forward_theta_positions(%q: !act, %k: !act, %v: !act, %o: !act,
 
 // BLACKWELL-LABEL: llvm.func @backward_tables(
 // BLACKWELL-SAME: %[[COS:arg[0-9]+]]: !llvm.ptr<1>, %{{arg[0-9]+}}: i64, %{{arg[0-9]+}}: i32, %[[SIN:arg[0-9]+]]: !llvm.ptr<1>, %{{arg[0-9]+}}: i64, %{{arg[0-9]+}}: i32)
-// BLACKWELL-SAME: {name = "rotary", registers = 56 : i64, replicas = 1 : i64, role = "rotary", warps = 4 : i64}, {name = "mma", registers = 56 : i64, replicas = 1 : i64, role = "mma", warps = 4 : i64}, {name = "compute", registers = 176 : i64, replicas = 2 : i64, role = "softmax", warps = 4 : i64}
+// BLACKWELL-SAME: {name = "rotary", registers = 56 : i64, replicas = 1 : i64, role = "rotary", warps = 4 : i64}, {name = "mma", registers = 56 : i64, replicas = 1 : i64, role = "mma", warps = 4 : i64}, {name = "compute", registers = 160 : i64, replicas = 2 : i64, role = "softmax", warps = 4 : i64}
 // BLACKWELL-SAME: tmem_columns = 512 : i64
 // BLACKWELL: nvvm.setmaxregister  decrease 56
 // BLACKWELL: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // BLACKWELL: nvvm.setmaxregister  decrease 56
-// BLACKWELL: nvvm.setmaxregister  increase 176
+// BLACKWELL: nvvm.setmaxregister  increase 160
 // dK from tensor memory, then turned back.
 // BLACKWELL: nvvm.tcgen05.ld
 // BLACKWELL: nvvm.tcgen05.ld

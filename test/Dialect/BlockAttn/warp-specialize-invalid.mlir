@@ -3,15 +3,19 @@
 // RUN: block-attn-opt %t/sm100a.mlir -split-input-file -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a"
 // RUN: block-attn-opt %t/sm100a-o-store.mlir -split-input-file -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a o-store=registers"
 // RUN: block-attn-opt %t/sm100a-schedule.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a schedule=diagonal"
+// RUN: block-attn-opt %t/sm100a-ctas-per-sm.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a ctas-per-sm=2"
 // RUN: block-attn-opt %t/sm100a-stages-negative.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a num-stages=-2"
 // RUN: block-attn-opt %t/sm80.mlir -split-input-file -verify-diagnostics -blockattn-warp-specialize="chip=sm_80"
 // RUN: block-attn-opt %t/consumers0.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-consumers=-1"
 // RUN: block-attn-opt %t/consumers4.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-consumers=4"
 // RUN: block-attn-opt %t/p-operand.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a p-operand=tmem"
 // RUN: block-attn-opt %t/o-store.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a o-store=tmem"
-// RUN: block-attn-opt %t/stages-odd.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-stages=3"
+// RUN: block-attn-opt %t/stages-odd.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a schedule=strided num-stages=3"
 // RUN: block-attn-opt %t/stages-three.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-consumers=3 num-stages=4"
 // RUN: block-attn-opt %t/stages-negative.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-stages=-1"
+// RUN: block-attn-opt %t/ctas-per-sm.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a ctas-per-sm=5"
+// RUN: block-attn-opt %t/tiles-per-cta-negative.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a tiles-per-cta=-1"
+// RUN: block-attn-opt %t/tiles-per-cta-strided.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a schedule=strided tiles-per-cta=4"
 // RUN: block-attn-opt %t/backward-three.mlir -split-input-file -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-consumers=3"
 // RUN: block-attn-opt %t/backward-three-oregs.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-consumers=3 o-store=registers"
 
@@ -22,10 +26,12 @@
 // case: "operand '...' must be an argument of the enclosing function" (the
 // op must already be the only operation of its function, so every operand
 // is an entry-block argument). "no ring of ... slots fits in shared memory"
-// is reached by the backward only: its 4-tile slots are 64 KiB at head_dim
+// has its case in the backward: its 4-tile slots are 64 KiB at head_dim
 // 128, and three consumers need a multiple of 3 of them, which never fits
-// (the forward's largest slot is 48 KiB; the most forward scratch, three
-// consumers staging both P and O, 72 KiB, leaves room for 3 slots). A
+// (in a persistent CTA the forward's largest slot is 48 KiB; the most
+// forward scratch, three consumers staging both P and O, 72 KiB, leaves
+// room for 3 slots; a chunked forward, which shares the SM with other
+// CTAs, reaches it too, e.g. with schedule=chunked num-consumers=2). A
 // num-stages too deep for shared memory is not diagnosed here:
 // warpspec-allocate-smem reports it (allocate-smem-invalid.mlir).
 
@@ -132,11 +138,25 @@ func.func @negative_backward_o_store_registers_sm100a(%q: !act, %k: !act,
 
 //--- sm100a-schedule.mlir
 
-// The schedule is 'strided' or 'contiguous' on sm_100a as well.
+// The schedule is 'auto', 'strided', 'contiguous' or 'chunked' on sm_100a
+// as well.
 !act = memref<?x4x128xbf16>
 func.func @negative_schedule_sm100a(%q: !act, %k: !act, %v: !act, %o: !act,
                                     %cu: memref<?xi32>) {
-  // expected-error @+1 {{'blockattn.forward' op schedule must be 'strided' or 'contiguous', got 'diagonal'}}
+  // expected-error @+1 {{'blockattn.forward' op schedule must be 'auto', 'strided', 'contiguous' or 'chunked', got 'diagonal'}}
+  blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
+      cu_seqlens(%cu : memref<?xi32>) {head_dim = 128 : i64, element_type = bf16}
+  return
+}
+
+//--- sm100a-ctas-per-sm.mlir
+
+// Sharing an SM between CTAs is a Hopper recipe: on sm_100a ctas-per-sm
+// may only be 0 or 1.
+!act = memref<?x4x128xbf16>
+func.func @negative_ctas_per_sm_sm100a(%q: !act, %k: !act, %v: !act, %o: !act,
+                                       %cu: memref<?xi32>) {
+  // expected-error @+1 {{'blockattn.forward' op ctas-per-sm above 1 is implemented for sm_90a only}}
   blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
       cu_seqlens(%cu : memref<?xi32>) {head_dim = 128 : i64, element_type = bf16}
   return
@@ -227,8 +247,8 @@ func.func @negative_o_store(%q: !act, %k: !act, %v: !act, %o: !act,
 
 //--- stages-odd.mlir
 
-// The two consumer replicas (the default) take the slots round-robin: an
-// odd ring would hand a slot to both in turn.
+// The two consumer replicas (the default of a persistent launch) take the
+// slots round-robin: an odd ring would hand a slot to both in turn.
 !act = memref<?x4x128xbf16>
 func.func @negative_num_stages_odd(%q: !act, %k: !act, %v: !act, %o: !act,
                                    %cu: memref<?xi32>) {
@@ -253,11 +273,49 @@ func.func @negative_num_stages_three_consumers(%q: !act, %k: !act, %v: !act,
 
 //--- stages-negative.mlir
 
-// A negative depth is rejected (0 is the default: the pass picks one).
+// A negative depth is rejected (0 is the default: the pass picks one). The
+// default forward is chunked, with one consumer.
 !act = memref<?x4x128xbf16>
 func.func @negative_num_stages_negative(%q: !act, %k: !act, %v: !act, %o: !act,
                                         %cu: memref<?xi32>) {
-  // expected-error @+1 {{'blockattn.forward' op num-stages must be a non-negative multiple of num-consumers (2), got -1}}
+  // expected-error @+1 {{'blockattn.forward' op num-stages must be a non-negative multiple of num-consumers (1), got -1}}
+  blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
+      cu_seqlens(%cu : memref<?xi32>) {head_dim = 128 : i64, element_type = bf16}
+  return
+}
+
+//--- ctas-per-sm.mlir
+
+// At most four CTAs share an SM (0 lets the recipe pick).
+!act = memref<?x4x128xbf16>
+func.func @negative_ctas_per_sm(%q: !act, %k: !act, %v: !act, %o: !act,
+                                %cu: memref<?xi32>) {
+  // expected-error @+1 {{'blockattn.forward' op ctas-per-sm must be 0 (the recipe picks) or in [1, 4], got 5}}
+  blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
+      cu_seqlens(%cu : memref<?xi32>) {head_dim = 128 : i64, element_type = bf16}
+  return
+}
+
+//--- tiles-per-cta-negative.mlir
+
+// A chunked CTA gets a positive number of tiles (0 lets the recipe pick).
+!act = memref<?x4x128xbf16>
+func.func @negative_tiles_per_cta(%q: !act, %k: !act, %v: !act, %o: !act,
+                                  %cu: memref<?xi32>) {
+  // expected-error @+1 {{'blockattn.forward' op tiles-per-cta must be 0 (the recipe picks) or positive, got -1}}
+  blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
+      cu_seqlens(%cu : memref<?xi32>) {head_dim = 128 : i64, element_type = bf16}
+  return
+}
+
+//--- tiles-per-cta-strided.mlir
+
+// A persistent grid deals out every tile: tiles-per-cta has no meaning
+// there.
+!act = memref<?x4x128xbf16>
+func.func @negative_tiles_per_cta_strided(%q: !act, %k: !act, %v: !act,
+                                          %o: !act, %cu: memref<?xi32>) {
+  // expected-error @+1 {{'blockattn.forward' op tiles-per-cta applies to a chunked launch; this one is persistent (schedule 'strided')}}
   blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
       cu_seqlens(%cu : memref<?xi32>) {head_dim = 128 : i64, element_type = bf16}
   return
@@ -267,7 +325,7 @@ func.func @negative_num_stages_negative(%q: !act, %k: !act, %v: !act, %o: !act,
 
 // The backward at head_dim 128 with three consumers: a slot holds Q, K, V
 // and dO (4 x 16 KiB), each consumer has 32 KiB of scratch (P, dS, the
-// output staging buffer). 227 KiB - 2 KiB - 96 KiB leaves room for 2 slots,
+// output staging buffer). 227 KiB - 1 KiB - 96 KiB leaves room for 2 slots,
 // and three replicas need a multiple of 3.
 !act = memref<?x4x128xbf16>
 func.func @negative_backward_three_consumers(%q: !act, %k: !act, %v: !act,

@@ -1,5 +1,8 @@
 // RUN: split-file %s %t
 // RUN: block-attn-opt %t/forward.mlir -blockattn-warp-specialize="chip=sm_90a o-store=smem" | FileCheck %s --implicit-check-not=blockattn.forward
+// The persistent launch the chunked default replaced: two consumers, no
+// ctas_per_sm or tiles_per_cta.
+// RUN: block-attn-opt %t/forward.mlir -blockattn-warp-specialize="chip=sm_90a schedule=strided o-store=smem" | FileCheck %s --check-prefix=STRIDED --implicit-check-not=blockattn.forward --implicit-check-not=ctas_per_sm --implicit-check-not=tiles_per_cta
 // o-store=tma is the default: the same kernels, with bulk stores.
 // RUN: block-attn-opt %t/forward.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=TMA --implicit-check-not=blockattn.forward
 // RUN: block-attn-opt %t/forward.mlir -blockattn-warp-specialize="chip=sm_90a o-store=registers" | FileCheck %s --check-prefix=OREGS --implicit-check-not=warpspec.scratch
@@ -7,6 +10,7 @@
 // RUN: block-attn-opt %t/forward.mlir -blockattn-warp-specialize="chip=sm_90a p-operand=smem" | FileCheck %s --check-prefix=SMEM
 // RUN: block-attn-opt %t/forward.mlir -blockattn-warp-specialize="chip=sm_90a p-operand=smem o-store=registers" | FileCheck %s --check-prefix=SMEM-OREGS
 // RUN: block-attn-opt %t/forward.mlir -blockattn-warp-specialize="chip=sm_90a num-consumers=1" | FileCheck %s --check-prefix=ONEWG
+// RUN: block-attn-opt %t/forward.mlir -blockattn-warp-specialize="chip=sm_90a schedule=strided num-consumers=1" | FileCheck %s --check-prefix=ONEWG-STRIDED --implicit-check-not=ctas_per_sm
 // RUN: block-attn-opt %t/forward.mlir -blockattn-warp-specialize="chip=sm_90a num-consumers=3" | FileCheck %s --check-prefix=THREEWG
 // RUN: block-attn-opt %t/forward.mlir -blockattn-warp-specialize="chip=sm_90a num-consumers=3 o-store=registers" | FileCheck %s --check-prefix=THREEWG-OREGS
 // RUN: block-attn-opt %t/forward.mlir -blockattn-warp-specialize="chip=sm_90a num-stages=2" | FileCheck %s --check-prefix=STAGES2
@@ -28,17 +32,32 @@
 // staged through shared memory; O stored from registers or staged through a
 // per-replica shared-memory buffer (o-store=smem, or tma, the default, which
 // adds bulk tensor stores of full tiles); one, two or three
-// consumer warpgroups (their register budgets); the ring depth the pass
-// picks or is given; a run-time scale against the constant one (the
-// kernel's info has softmax_scale only when it is a constant); and the
-// blockattn.name attributes that name the kernel's parameters.
+// consumer warpgroups (their register budgets); the launch (by default
+// chunked: two CTAs per SM, each with one consumer warpgroup and a few
+// tiles, taken in order, contiguous; schedule=strided or more than one
+// consumer: a persistent grid); the ring depth the pass picks or is given;
+// a run-time scale against the constant one (the kernel's info has
+// softmax_scale only when it is a constant); and the blockattn.name
+// attributes that name the kernel's parameters.
 //
-// The depth the pass picks: as many 3-tile slots as fit in the 227 KiB of
-// shared memory less 2 KiB (barriers, records, alignment) and the scratch
-// buffers (per consumer: 8 KiB for P with p-operand=smem, 64 x head_dim x 2
-// bytes for O with o-store=smem), at most 8, rounded down to a multiple of
-// num-consumers (consumer replicas take the slots round-robin, see the
-// warpspec.kernel verifier). At head_dim 128 (48 KiB slots):
+// The depth the pass picks: as many 3-tile slots as fit in the CTA's
+// shared memory (227 KiB for a persistent CTA; 228 / 2 - 1 = 113 KiB for
+// each of two CTAs on an SM) less 1 KiB (barriers, records, alignment) and
+// the scratch buffers (per consumer: 8 KiB for P with p-operand=smem,
+// 64 x head_dim x 2 bytes for O with o-store=smem or tma), at most 8,
+// rounded down to a multiple of num-consumers (consumer replicas take the
+// slots round-robin, see the warpspec.kernel verifier).
+//
+// Chunked (the default; one consumer, 216 registers, 4 tiles per CTA at
+// head_dim 128, 8 at 64), at head_dim 128 (48 KiB slots):
+//   p-operand  o-store    scratch  fits  depth
+//   registers  tma/smem    16 KiB     2      2
+//   registers  registers       0      2      2
+//   smem       tma/smem    24 KiB     1      1
+//   smem       registers    8 KiB     2      2
+// At head_dim 64 (24 KiB slots) 4 fit in every case above.
+//
+// Persistent (schedule=strided, or num-consumers above 1), at head_dim 128:
 //   num-consumers  p-operand  o-store    scratch  fits  depth
 //   1              registers  smem        16 KiB     4      4
 //   2              registers  smem        32 KiB     4      4
@@ -60,25 +79,28 @@
 !act64 = memref<?x8x64xf16>
 !cu = memref<?xi32>
 
-// The seed forward, with every default: a load warpgroup (40 registers)
-// fills a 4-slot ring; two compute replicas (232 registers each) take its
-// slots, each with a 64x128 staging buffer that O is stored through; the
-// default scale 1/sqrt(128) is a constant.
+// The seed forward, with every default: a chunked launch, two CTAs per SM
+// and 4 tiles per CTA, taken contiguously; a load warpgroup (40 registers)
+// fills a 2-slot ring; one compute warpgroup (216 registers: the 128 a
+// thread two CTAs per SM launch with, less the producer's share; replicas(1)
+// is the default and is not printed) takes its slots, with a 64x128 staging
+// buffer that O is stored through; the default scale 1/sqrt(128) is a
+// constant.
 // CHECK-LABEL: func.func @forward_seed_d128
 // CHECK-SAME: (%[[Q:[a-z0-9_]+]]: memref<?x4x128xbf16> {blockattn.name = "q"}
 // CHECK-SAME: %[[K:[a-z0-9_]+]]: memref<?x4x128xbf16> {blockattn.name = "k"}
 // CHECK-SAME: %[[V:[a-z0-9_]+]]: memref<?x4x128xbf16> {blockattn.name = "v"}
 // CHECK-SAME: %[[O:[a-z0-9_]+]]: memref<?x4x128xbf16> {blockattn.name = "o"}
 // CHECK-SAME: %[[CU:[a-z0-9_]+]]: memref<?xi32> {blockattn.name = "cu_seqlens"})
-// CHECK: warpspec.kernel chip("sm_90a") attributes {info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64, kind = "forward", rotary = "none", softmax_scale = 0.0883883461 : f32}} {
+// CHECK: warpspec.kernel chip("sm_90a") attributes {ctas_per_sm = 2 : i64, info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64, kind = "forward", rotary = "none", softmax_scale = 0.0883883461 : f32}, tiles_per_cta = 4 : i64} {
 // CHECK-DAG: %[[ZERO:.*]] = arith.constant 0 : index
 // CHECK-DAG: %[[ONE:.*]] = arith.constant 1 : index
 // CHECK-DAG: %[[T:.*]] = memref.dim %[[Q]], %[[ZERO]]
 // CHECK-DAG: %[[H:.*]] = memref.dim %[[Q]], %[[ONE]]
 // CHECK-DAG: %[[SCALE:.*]] = arith.constant 0.0883883461 : f32
-// CHECK: %[[QKV:.*]] = warpspec.channel "qkv" depth(4) : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
+// CHECK: %[[QKV:.*]] = warpspec.channel "qkv" depth(2) : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
 // CHECK: warpspec.partition "load" role(load) warps(4) regs(40) {
-// CHECK-NEXT: warpspec.tile_loop (%[[ROW:.*]], %[[ROWS:.*]], %[[HEAD:.*]]) in %[[CU]] : memref<?xi32> heads(%[[H]]) tokens(%[[T]]) block_size(64) {
+// CHECK-NEXT: warpspec.tile_loop (%[[ROW:.*]], %[[ROWS:.*]], %[[HEAD:.*]]) in %[[CU]] : memref<?xi32> heads(%[[H]]) tokens(%[[T]]) block_size(64) contiguous {
 // CHECK-NEXT: %[[BUF:.*]]:3 = warpspec.acquire %[[QKV]]
 // CHECK-NEXT: warpspec.tma_load %[[Q]][%[[ROW]], %[[HEAD]]] into %[[BUF]]#0
 // CHECK-NEXT: warpspec.tma_load %[[K]][%[[ROW]], %[[HEAD]]] into %[[BUF]]#1
@@ -87,7 +109,7 @@
 // CHECK-NEXT: }
 // CHECK-NEXT: warpspec.close %[[QKV]]
 // CHECK-NEXT: }
-// CHECK-NEXT: warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
+// CHECK-NEXT: warpspec.partition "compute" role(compute) warps(4) regs(216) {
 // CHECK-NEXT: %[[OBUF:.*]] = warpspec.scratch : <64x128xbf16, smem>
 // CHECK-NEXT: warpspec.consume %[[QKV]] (%[[CROW:.*]], %[[CROWS:.*]], %[[CHEAD:.*]], %[[QT:.*]], %[[KT:.*]], %[[VT:.*]]) :
 // CHECK-NEXT: %[[S:.*]] = warpspec.mma %[[QT]], %[[KT]] {transpose_b} : {{.*}} -> <64x64xf32>
@@ -100,22 +122,36 @@
 // CHECK-NEXT: }
 // CHECK-NEXT: return
 
+// schedule=strided: the persistent launch, as before the chunked default:
+// no ctas_per_sm or tiles_per_cta, a 4-slot ring, tiles dealt round-robin
+// (no contiguous), two compute replicas of 232 registers, each with its O
+// staging buffer.
+// STRIDED-LABEL: func.func @forward_seed_d128
+// STRIDED: warpspec.kernel chip("sm_90a") attributes {info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64, kind = "forward", rotary = "none", softmax_scale = 0.0883883461 : f32}} {
+// STRIDED: %[[QKV:.*]] = warpspec.channel "qkv" depth(4) : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
+// STRIDED-NEXT: warpspec.partition "load" role(load) warps(4) regs(40) {
+// STRIDED-NEXT: warpspec.tile_loop ({{.*}}) in %{{.*}} : memref<?xi32> heads(%{{.*}}) tokens(%{{.*}}) block_size(64) {
+// STRIDED: warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
+// STRIDED-NEXT: %[[OBUF:.*]] = warpspec.scratch : <64x128xbf16, smem>
+// STRIDED-NEXT: warpspec.consume %[[QKV]]
+// STRIDED: warpspec.store {{.*}} via(%[[OBUF]]) : <64x128xf32>, memref<?x4x128xbf16>, !warpspec.rows<64xf32>, !warpspec.buffer<64x128xbf16, smem>
+
 // O stored from registers: no scratch buffer, no via; the ring is as deep
 // as with the staging buffers.
 // OREGS-LABEL: func.func @forward_seed_d128
-// OREGS: warpspec.channel "qkv" depth(4) :
-// OREGS: warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
+// OREGS: warpspec.channel "qkv" depth(2) :
+// OREGS: warpspec.partition "compute" role(compute) warps(4) regs(216) {
 // OREGS-NEXT: warpspec.consume
 // OREGS: warpspec.release
 // OREGS-NEXT: warpspec.store %{{.*}} divide_by(%{{.*}}) : <64x128xf32>, memref<?x4x128xbf16>, !warpspec.rows<64xf32>{{$}}
 
 // P staged through a per-replica scratch buffer: softmax, write, then P V
 // with A from shared memory; O staged through a second one (declared after
-// P's). The two buffers (48 KiB for two replicas) leave room for 3 slots,
-// rounded down to 2 for the two replicas.
+// P's). The two buffers (24 KiB) leave room for one slot in the 112 KiB of
+// a chunked CTA.
 // SMEM-LABEL: func.func @forward_seed_d128
-// SMEM: warpspec.channel "qkv" depth(2) :
-// SMEM: warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
+// SMEM: warpspec.channel "qkv" depth(1) :
+// SMEM: warpspec.partition "compute" role(compute) warps(4) regs(216) {
 // SMEM-NEXT: %[[PBUF:.*]] = warpspec.scratch : <64x64xbf16, smem>
 // SMEM-NEXT: %[[OBUF:.*]] = warpspec.scratch : <64x128xbf16, smem>
 // SMEM-NEXT: warpspec.consume
@@ -126,27 +162,37 @@
 // SMEM-NEXT: warpspec.release
 // SMEM-NEXT: warpspec.store %[[OT]] to {{.*}} divide_by(%[[L]]) via(%[[OBUF]])
 
-// P staged, O from registers: one scratch buffer, a 4-slot ring.
+// P staged, O from registers: one scratch buffer, a 2-slot ring.
 // SMEM-OREGS-LABEL: func.func @forward_seed_d128
-// SMEM-OREGS: warpspec.channel "qkv" depth(4) :
-// SMEM-OREGS: warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
+// SMEM-OREGS: warpspec.channel "qkv" depth(2) :
+// SMEM-OREGS: warpspec.partition "compute" role(compute) warps(4) regs(216) {
 // SMEM-OREGS-NEXT: %[[PBUF:.*]] = warpspec.scratch : <64x64xbf16, smem>
 // SMEM-OREGS-NEXT: warpspec.consume
 // SMEM-OREGS: warpspec.write %{{.*}}, %[[PBUF]]
 // SMEM-OREGS: warpspec.store %{{.*}} divide_by(%{{.*}}) : <64x128xf32>, memref<?x4x128xbf16>, !warpspec.rows<64xf32>{{$}}
 
-// One consumer warpgroup gets the most setmaxnreg allows; replicas(1) is
-// the default and is not printed.
+// An explicit single consumer is the default chunked launch: 216
+// registers, two CTAs per SM. Persistent (schedule=strided), one consumer
+// warpgroup gets the most setmaxnreg allows and a 4-slot ring; replicas(1)
+// is the default and is not printed.
 // ONEWG-LABEL: func.func @forward_seed_d128
-// ONEWG: warpspec.channel "qkv" depth(4) :
+// ONEWG: warpspec.kernel chip("sm_90a") attributes {ctas_per_sm = 2 : i64, {{.*}}, tiles_per_cta = 4 : i64} {
+// ONEWG: warpspec.channel "qkv" depth(2) :
 // ONEWG: warpspec.partition "load" role(load) warps(4) regs(40) {
-// ONEWG: warpspec.partition "compute" role(compute) warps(4) regs(256) {
+// ONEWG-NEXT: warpspec.tile_loop {{.*}} block_size(64) contiguous {
+// ONEWG: warpspec.partition "compute" role(compute) warps(4) regs(216) {
 // ONEWG-NEXT: warpspec.scratch : <64x128xbf16, smem>
+// ONEWG-STRIDED-LABEL: func.func @forward_seed_d128
+// ONEWG-STRIDED: warpspec.channel "qkv" depth(4) :
+// ONEWG-STRIDED: warpspec.partition "load" role(load) warps(4) regs(40) {
+// ONEWG-STRIDED: warpspec.partition "compute" role(compute) warps(4) regs(256) {
+// ONEWG-STRIDED-NEXT: warpspec.scratch : <64x128xbf16, smem>
 
-// Three consumer warpgroups share the registers the producer leaves:
-// 40 x 128 + 152 x 384 <= 65536. Their three O buffers leave room for 3
-// slots, one per replica.
+// Three consumer warpgroups (a persistent launch: no ctas_per_sm) share
+// the registers the producer leaves: 40 x 128 + 152 x 384 <= 65536. Their
+// three O buffers leave room for 3 slots, one per replica.
 // THREEWG-LABEL: func.func @forward_seed_d128
+// THREEWG: warpspec.kernel chip("sm_90a") attributes {info = {{.*}}} {
 // THREEWG: warpspec.channel "qkv" depth(3) :
 // THREEWG: warpspec.partition "load" role(load) warps(4) regs(40) {
 // THREEWG: warpspec.partition "compute" role(compute) warps(4) regs(152) replicas(3) {
@@ -172,9 +218,10 @@ func.func @forward_seed_d128(%q: !act, %k: !act, %v: !act, %o: !act, %cu: !cu) {
   return
 }
 
-// f16, head_dim 64: a slot is half as large, so the ring is 8 slots deep
-// (the most the pass picks), also with the P and O scratch buffers; with
-// three consumers, 6. The O staging buffer is f16, 64x64.
+// f16, head_dim 64: a slot is half as large, so a chunked CTA gets 8
+// tiles and a 4-slot ring, also with the P and O scratch buffers; a
+// persistent one 8 slots (the most the pass picks); with three consumers,
+// 6. The O staging buffer is f16, 64x64.
 // CHECK-LABEL: func.func @forward_f16_d64
 // TMA-LABEL: func.func @forward_seed_d128
 // TMA: %[[OBUF:.*]] = warpspec.scratch : <64x128xbf16, smem>
@@ -182,16 +229,22 @@ func.func @forward_seed_d128(%q: !act, %k: !act, %v: !act, %o: !act, %cu: !cu) {
 // TMA-LABEL: func.func @forward_f16_d64
 // TMA: warpspec.store {{.*}} via(%{{.*}}) bulk : <64x64xf32>
 
-// CHECK: warpspec.kernel chip("sm_90a") attributes {info = {block_size = 64 : i64, element_type = f16, head_dim = 64 : i64, kind = "forward", rotary = "none", softmax_scale = 1.250000e-01 : f32}} {
-// CHECK: warpspec.channel "qkv" depth(8) : <[64x64xf16, 64x64xf16, 64x64xf16], smem>
+// CHECK: warpspec.kernel chip("sm_90a") attributes {ctas_per_sm = 2 : i64, info = {block_size = 64 : i64, element_type = f16, head_dim = 64 : i64, kind = "forward", rotary = "none", softmax_scale = 1.250000e-01 : f32}, tiles_per_cta = 8 : i64} {
+// CHECK: warpspec.channel "qkv" depth(4) : <[64x64xf16, 64x64xf16, 64x64xf16], smem>
+// CHECK: warpspec.tile_loop {{.*}} contiguous {
+// CHECK: warpspec.partition "compute" role(compute) warps(4) regs(216) {
 // CHECK: %[[OBUF64:.*]] = warpspec.scratch : <64x64xf16, smem>
 // CHECK: warpspec.softmax {{.*}} -> <64x64xf16>, <64xf32>
 // CHECK: warpspec.mma {{.*}} : !warpspec.acc<64x64xf16>, <64x64xf16, smem> -> <64x64xf32>
 // CHECK: warpspec.store {{.*}} via(%[[OBUF64]]) : <64x64xf32>, memref<?x8x64xf16>, !warpspec.rows<64xf32>, !warpspec.buffer<64x64xf16, smem>
+// STRIDED-LABEL: func.func @forward_f16_d64
+// STRIDED: warpspec.kernel chip("sm_90a") attributes {info = {block_size = 64 : i64, element_type = f16, head_dim = 64 : i64, kind = "forward", rotary = "none", softmax_scale = 1.250000e-01 : f32}} {
+// STRIDED: warpspec.channel "qkv" depth(8) : <[64x64xf16, 64x64xf16, 64x64xf16], smem>
+// STRIDED: warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
 // OREGS-LABEL: func.func @forward_f16_d64
-// OREGS: warpspec.channel "qkv" depth(8) :
+// OREGS: warpspec.channel "qkv" depth(4) :
 // SMEM-LABEL: func.func @forward_f16_d64
-// SMEM: warpspec.channel "qkv" depth(8) :
+// SMEM: warpspec.channel "qkv" depth(4) :
 // SMEM: warpspec.scratch : <64x64xf16, smem>
 // SMEM-NEXT: warpspec.scratch : <64x64xf16, smem>
 // THREEWG-LABEL: func.func @forward_f16_d64
@@ -217,7 +270,7 @@ func.func @forward_f16_d64(%q: !act64, %k: !act64, %v: !act64, %o: !act64,
 // CHECK-SAME: {blockattn.name = "k"}
 // CHECK-SAME: {blockattn.name = "v"}
 // CHECK-SAME: {blockattn.name = "o"})
-// CHECK: warpspec.kernel chip("sm_90a") attributes {info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64, kind = "forward", rotary = "none"}} {
+// CHECK: warpspec.kernel chip("sm_90a") attributes {ctas_per_sm = 2 : i64, info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64, kind = "forward", rotary = "none"}, tiles_per_cta = 4 : i64} {
 // CHECK-NOT: arith.constant {{.*}} : f32
 // CHECK: warpspec.tile_loop ({{.*}}) in %[[CU]]
 // CHECK: warpspec.softmax %{{.*}} valid_cols(%{{.*}}) scale(%[[SCALE]])
@@ -232,7 +285,7 @@ func.func @forward_runtime_scale(%cu: !cu, %scale: f32, %q: !act, %k: !act,
 // A constant softmax_scale replaces the default 1/sqrt(head_dim), in the
 // info and in the constant the softmax uses.
 // CHECK-LABEL: func.func @forward_constant_scale
-// CHECK: warpspec.kernel chip("sm_90a") attributes {info = {block_size = 64 : i64{{.*}}softmax_scale = 5.000000e-01 : f32}} {
+// CHECK: warpspec.kernel chip("sm_90a") attributes {ctas_per_sm = 2 : i64, info = {block_size = 64 : i64{{.*}}softmax_scale = 5.000000e-01 : f32}, tiles_per_cta = 4 : i64} {
 // CHECK: %[[SCALE:.*]] = arith.constant 5.000000e-01 : f32
 // CHECK: warpspec.softmax %{{.*}} valid_cols(%{{.*}}) scale(%[[SCALE]])
 func.func @forward_constant_scale(%q: !act, %k: !act, %v: !act, %o: !act,

@@ -147,10 +147,11 @@ func.func @negative_kernel_too_many_threads() {
 
 // -----
 
-// 40 x 128 + 256 x 256 registers overflow the 64K register file; the message
-// gives every partition's budget x threads.
+// 40 x 128 + 256 x 256 registers overflow the pool the CTA is launched with
+// (384 threads x 168: 65536 / 384 rounded down to a multiple of 8, one CTA
+// per SM); the message gives every partition's budget x threads.
 func.func @negative_kernel_too_many_registers() {
-  // expected-error @+1 {{'warpspec.kernel' op register budgets need 70656 registers ("load": 40 x 128, "compute": 256 x 256), more than the 65536 of an SM}}
+  // expected-error @+1 {{'warpspec.kernel' op register budgets need 70656 registers ("load": 40 x 128, "compute": 256 x 256), more than the 64512 the CTA gets (384 threads x 168 at launch, 1 CTA(s) per SM)}}
   warpspec.kernel chip("sm_90a") {
     warpspec.partition "load" role(load) warps(4) regs(40) {
     }
@@ -164,9 +165,61 @@ func.func @negative_kernel_too_many_registers() {
 
 // smem_bytes above 227 KiB (232448 bytes).
 func.func @negative_kernel_too_much_smem() {
-  // expected-error @+1 {{'warpspec.kernel' op uses 232449 bytes of shared memory, more than the 232448 a CTA can have}}
+  // expected-error @+1 {{'warpspec.kernel' op uses 232449 bytes of shared memory, more than the 232448 a CTA can have (1 per SM)}}
   warpspec.kernel chip("sm_90a") attributes {smem_bytes = 232449 : i64} {
     warpspec.partition "a" role(compute) warps(4) regs(64) {
+    }
+  }
+  return
+}
+
+// -----
+
+// At most four CTAs share an SM.
+func.func @negative_kernel_ctas_per_sm_too_many() {
+  // expected-error @+1 {{'warpspec.kernel' op ctas_per_sm must be in [1, 4], got 5}}
+  warpspec.kernel chip("sm_90a") attributes {ctas_per_sm = 5 : i64} {
+    warpspec.partition "a" role(compute) warps(4) regs(64) {
+    }
+  }
+  return
+}
+
+// -----
+
+// A chunked launch gives every CTA at least one tile.
+func.func @negative_kernel_tiles_per_cta_zero() {
+  // expected-error @+1 {{'warpspec.kernel' op tiles_per_cta must be at least 1, got 0}}
+  warpspec.kernel chip("sm_90a") attributes {tiles_per_cta = 0 : i64} {
+    warpspec.partition "a" role(compute) warps(4) regs(64) {
+    }
+  }
+  return
+}
+
+// -----
+
+// A chunked launch (tiles_per_cta) hands each CTA a range of consecutive
+// tiles: its tile loops must be contiguous, not strided.
+!qkv = !warpspec.channel<[64x64xf16, 64x64xf16, 64x64xf16], smem>
+func.func @negative_kernel_tiles_per_cta_strided(%cu: memref<5xi32>) {
+  // expected-error @+1 {{'warpspec.kernel' op tiles_per_cta (a chunked launch) needs contiguous tile loops}}
+  warpspec.kernel chip("sm_90a") attributes {tiles_per_cta = 4 : i64} {
+    %tokens = arith.constant 1024 : index
+    %heads = arith.constant 8 : index
+    %qkv = warpspec.channel "qkv" depth(2) : !qkv
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      warpspec.tile_loop (%row, %rows, %head) in %cu : memref<5xi32>
+          heads(%heads) tokens(%tokens) block_size(64) {
+        %q, %k, %v = warpspec.acquire %qkv : !qkv
+        warpspec.commit %qkv tile(%row, %rows, %head) : !qkv
+      }
+      warpspec.close %qkv : !qkv
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(232) {
+      warpspec.consume %qkv (%row, %rows, %head, %q, %k, %v) : !qkv {
+        warpspec.release %qkv : !qkv
+      }
     }
   }
   return

@@ -365,7 +365,7 @@ func.func @hopper_backward_bf16_d128(%q: !act {blockattn.name = "q"},
 // CHECK-NEXT: warpspec.commit %[[S]] tile(
 // CHECK-NEXT: warpspec.release %[[QKV]]
 // CHECK: warpspec.close %[[S]]
-// CHECK: warpspec.partition "softmax" role(softmax) warps(4) regs(160) replicas(2) {
+// CHECK: warpspec.partition "softmax" role(softmax) warps(4) regs(144) replicas(2) {
 // CHECK-NEXT: warpspec.consume %[[S]] (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : !warpspec.channel<[128x64xf32, 128x128xf32], tmem> {
 // CHECK: warpspec.partition "epilogue" role(epilogue) warps(4) regs(80) {
 // CHECK-NEXT: warpspec.consume %[[E]]
@@ -403,7 +403,7 @@ func.func @blackwell_all_roles(%q: !act, %k: !act, %v: !act, %cu: !cu,
       }
       warpspec.close %s : !s
     }
-    warpspec.partition "softmax" role(softmax) warps(4) regs(160) replicas(2) {
+    warpspec.partition "softmax" role(softmax) warps(4) regs(144) replicas(2) {
       warpspec.consume %s (%row, %rows, %head, %sb, %ob) : !s {
         warpspec.release %s : !s
       }

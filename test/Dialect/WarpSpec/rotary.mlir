@@ -234,7 +234,7 @@ func.func @hopper_backward_theta_positions(
 // CHECK-NEXT: warpspec.commit %[[S]] tile(%{{.*}}, %{{.*}}, %{{.*}}) position(%[[MPOS]]) : <[64x64xf32], tmem>
 // CHECK: warpspec.release %[[ROT]] after_mma : <[64x128xbf16, 64x128xbf16], smem>
 // CHECK-NEXT: warpspec.release %[[QKV]] after_mma
-// CHECK: warpspec.partition "softmax" role(softmax) warps(4) regs(176) replicas(2) {
+// CHECK: warpspec.partition "softmax" role(softmax) warps(4) regs(160) replicas(2) {
 // CHECK: %[[SPOS:.*]] = warpspec.tile_position %[[S]] : <[64x64xf32], tmem>
 // CHECK: %[[OT:.*]] = warpspec.tmem_load %{{.*}} : <64x128xf32, tmem> -> <64x128xf32>
 // CHECK: %[[OR:.*]] = warpspec.rotate_tile %[[OT]] rows(%{{.*}}) row(%{{.*}}) position(%[[SPOS]]) cos(%[[COS]], %[[SIN]] : memref<4096x64xf32>, memref<4096x64xf32>) {interleaved = true} : <64x128xf32> -> <64x128xf32>
@@ -305,7 +305,7 @@ func.func @blackwell_forward_rotary_partition(
       }
       warpspec.close %s : !warpspec.channel<[64x64xf32], tmem>
     }
-    warpspec.partition "softmax" role(softmax) warps(4) regs(176) replicas(2) {
+    warpspec.partition "softmax" role(softmax) warps(4) regs(160) replicas(2) {
       %obuf = warpspec.scratch : !tile
       warpspec.consume %s (%row, %rows, %head, %sb)
           : !warpspec.channel<[64x64xf32], tmem> {

@@ -123,17 +123,40 @@ LogicalResult verifyBudgets(KernelOp kernel) {
        << "\": " << partition.getNumRegs() << " x "
        << partition.getNumThreads();
   }
-  if (registers > TargetLimits::registerFileSize)
+  int64_t ctas = kernel.getCtasPerSmOrDefault();
+  if (ctas < 1 || ctas > 4)
+    return kernel.emitOpError()
+           << "ctas_per_sm must be in [1, 4], got " << ctas;
+  if (std::optional<int64_t> tiles = kernel.getTilesPerCta()) {
+    if (*tiles < 1)
+      return kernel.emitOpError()
+             << "tiles_per_cta must be at least 1, got " << *tiles;
+    // A chunked grid has a CTA per few tiles; a strided walk would give each
+    // CTA tiles a whole grid apart.
+    WalkResult strided = kernel.walk([](TileLoopOp loop) {
+      return loop.getContiguous() ? WalkResult::advance()
+                                  : WalkResult::interrupt();
+    });
+    if (strided.wasInterrupted())
+      return kernel.emitOpError()
+             << "tiles_per_cta (a chunked launch) needs contiguous tile loops";
+  }
+  // setmaxnreg moves registers within the pool the CTA was launched with; an
+  // increase the pool cannot cover blocks forever.
+  int64_t pool = kernel.getLaunchRegisterCap() * threads;
+  if (registers > pool)
     return kernel.emitOpError()
            << "register budgets need " << registers << " registers ("
-           << breakdown << "), more than the "
-           << TargetLimits::registerFileSize << " of an SM";
+           << breakdown << "), more than the " << pool << " the CTA gets ("
+           << threads << " threads x " << kernel.getLaunchRegisterCap()
+           << " at launch, " << ctas << " CTA(s) per SM)";
 
+  int64_t smemBudget = TargetLimits::sharedMemoryBudget(ctas);
   if (std::optional<int64_t> smem = kernel.getSmemBytes();
-      smem && *smem > TargetLimits::maxSharedMemoryBytes)
+      smem && *smem > smemBudget)
     return kernel.emitOpError()
            << "uses " << *smem << " bytes of shared memory, more than the "
-           << TargetLimits::maxSharedMemoryBytes << " a CTA can have";
+           << smemBudget << " a CTA can have (" << ctas << " per SM)";
 
   if (std::optional<int64_t> columns = kernel.getTmemColumns()) {
     if (!kernel.isBlackwell())
@@ -155,9 +178,8 @@ LogicalResult verifyChannelUsers(KernelOp kernel) {
     users[channel.getChannel()];
     if (channel.getChannelType().getMemorySpace() == MemorySpace::tmem &&
         !kernel.isBlackwell())
-      return channel.emitOpError()
-             << "lives in tensor memory, which " << kernel.getChip()
-             << " does not have";
+      return channel.emitOpError() << "lives in tensor memory, which "
+                                   << kernel.getChip() << " does not have";
   }
   for (PartitionOp partition : kernel.getPartitions()) {
     WalkResult result = partition.walk([&](Operation *op) {
@@ -190,7 +212,8 @@ LogicalResult verifyChannelUsers(KernelOp kernel) {
       return channel.emitOpError()
              << "channel \"" << name << "\" is produced by two partitions, \""
              << entry.producers[0].getName() << "\" and \""
-             << entry.producers[1].getName() << "\"; a channel has one producer";
+             << entry.producers[1].getName()
+             << "\"; a channel has one producer";
     PartitionOp producer = entry.producers.front();
     if (entry.consumers.empty())
       return channel.emitOpError()
@@ -248,10 +271,9 @@ LogicalResult verifyChannelUsers(KernelOp kernel) {
                << consumer.getName() << "\"); they must take slots in step";
       if (channel.getDepth() % replicas != 0)
         return channel.emitOpError()
-               << "channel \"" << name << "\" has depth "
-               << channel.getDepth() << ", which is not a multiple of the "
-               << replicas << " replicas of its consumer \""
-               << consumer.getName()
+               << "channel \"" << name << "\" has depth " << channel.getDepth()
+               << ", which is not a multiple of the " << replicas
+               << " replicas of its consumer \"" << consumer.getName()
                << "\": each slot must belong to one replica so that its "
                   "barrier phases are waited for in order";
     }
@@ -319,8 +341,8 @@ LogicalResult KernelOp::verifyRegions() {
     }
     // A consumer reads the position its producer committed with the tile.
     if (auto position = dyn_cast<TilePositionOp>(op)) {
-      bool committed = llvm::any_of(
-          position.getChannel().getUsers(), [](Operation *user) {
+      bool committed =
+          llvm::any_of(position.getChannel().getUsers(), [](Operation *user) {
             auto commit = dyn_cast<CommitOp>(user);
             return commit && commit.getPosition();
           });
@@ -374,8 +396,8 @@ LogicalResult PartitionOp::verify() {
                             "their registers";
   int64_t regs = getNumRegs();
   if (regs < 24 || regs > 256 || regs % 8 != 0)
-    return emitOpError() << "partition \"" << getName()
-                         << "\" asks for " << regs
+    return emitOpError() << "partition \"" << getName() << "\" asks for "
+                         << regs
                          << " registers per thread; setmaxnreg takes a "
                             "multiple of 8 in [24, 256]";
   if (getReplicas() < 1)
@@ -466,10 +488,11 @@ LogicalResult AcquireOp::inferReturnTypes(
   return success();
 }
 
-LogicalResult GetOp::inferReturnTypes(
-    MLIRContext *context, std::optional<Location> location, ValueRange operands,
-    DictionaryAttr attributes, OpaqueProperties properties, RegionRange regions,
-    SmallVectorImpl<Type> &inferredReturnTypes) {
+LogicalResult
+GetOp::inferReturnTypes(MLIRContext *context, std::optional<Location> location,
+                        ValueRange operands, DictionaryAttr attributes,
+                        OpaqueProperties properties, RegionRange regions,
+                        SmallVectorImpl<Type> &inferredReturnTypes) {
   auto channel = dyn_cast<ChannelType>(operands[0].getType());
   if (!channel)
     return failure();
@@ -706,8 +729,8 @@ LogicalResult WriteOp::verify() {
 /// `[, !warpspec.rows<...>] [, !warpspec.buffer<...>]`. Two optional groups
 /// of ODS could not tell them apart (with `via` but no `divide_by`, the
 /// buffer type would be taken for divide_by's), so the kind of type decides.
-static ParseResult parseStoreOptionalTypes(OpAsmParser &parser,
-                                           Type &divideBy, Type &staging) {
+static ParseResult parseStoreOptionalTypes(OpAsmParser &parser, Type &divideBy,
+                                           Type &staging) {
   while (succeeded(parser.parseOptionalComma())) {
     SMLoc loc = parser.getCurrentLocation();
     Type type;
@@ -735,7 +758,8 @@ static void printStoreOptionalTypes(OpAsmPrinter &printer, Operation *,
 }
 
 LogicalResult MmaAsyncOp::verify() {
-  BufferType a = getA().getType(), b = getB().getType(), d = getDest().getType();
+  BufferType a = getA().getType(), b = getB().getType(),
+             d = getDest().getType();
   if (a.getShape().size() != 2 || b.getShape().size() != 2 ||
       d.getShape().size() != 2)
     return emitOpError() << "operands must be 2-D tiles";
@@ -819,8 +843,7 @@ LogicalResult TmemStoreOp::verify() {
 /// Rotary angles come from f32 tables [max_position, head_dim / 2] (cos and
 /// sin) or from `theta`; positions, if given, are i32 [tokens].
 static LogicalResult verifyRotaryOperands(Operation *op, int64_t headDim,
-                                          Value cos, Value sin,
-                                          Value positions,
+                                          Value cos, Value sin, Value positions,
                                           std::optional<APFloat> theta) {
   if (headDim % 16 != 0)
     return op->emitOpError() << "rotary embeddings need a head dim that is a "
@@ -860,8 +883,7 @@ LogicalResult RotateOp::verify() {
   if (getSources().empty() || getSources().size() != getDests().size())
     return emitOpError() << "needs as many destinations as sources (at least "
                             "one), got "
-                         << getSources().size() << " and "
-                         << getDests().size();
+                         << getSources().size() << " and " << getDests().size();
   BufferType first = cast<BufferType>(getSources().front().getType());
   for (Value tile : llvm::concat<Value>(getSources(), getDests())) {
     auto type = cast<BufferType>(tile.getType());
@@ -911,8 +933,7 @@ LogicalResult RotaryAnglesOp::verify() {
 LogicalResult SoftmaxGradOp::verify() {
   AccType p = getProbs().getType(), dp = getDprobs().getType();
   AccType ds = getGrad().getType();
-  if (p.getShape().size() != 2 || !p.getElementType().isF32() ||
-      dp != p)
+  if (p.getShape().size() != 2 || !p.getElementType().isF32() || dp != p)
     return emitOpError() << "probabilities and their gradient must be f32 "
                             "tiles of one shape";
   if (ds.getShape() != p.getShape())

@@ -30,8 +30,10 @@ namespace {
 constexpr int64_t kSwizzleAlignment = 1024;
 constexpr int64_t kBarrierBytes = 8;
 constexpr int64_t kTileRecordBytes = 16;
-/// The lowering aligns the dynamic shared memory base at run time.
-constexpr int64_t kBaseAlignmentSlack = 1024;
+/// CUDA promises the dynamic shared memory base 16-byte alignment only; the
+/// lowering rounds it up to kSwizzleAlignment at run time, which skips at
+/// most this many bytes.
+constexpr int64_t kMaxBasePad = kSwizzleAlignment - 16;
 
 /// One line of the over-budget diagnostic.
 struct Placement {
@@ -50,31 +52,31 @@ LogicalResult allocateKernel(KernelOp kernel) {
       smemChannels.push_back(channel);
 
   for (ChannelOp channel : smemChannels) {
-    int64_t stride = llvm::alignTo(channel.getChannelType().getSlotSizeInBytes(),
-                                   kSwizzleAlignment);
+    int64_t stride = llvm::alignTo(
+        channel.getChannelType().getSlotSizeInBytes(), kSwizzleAlignment);
     offset = llvm::alignTo(offset, kSwizzleAlignment);
     channel.setBufferOffsetAttr(b.getI64IntegerAttr(offset));
     channel.setSlotStrideAttr(b.getI64IntegerAttr(stride));
     int64_t bytes = stride * channel.getDepth();
-    placements.push_back({"channel \"" + channel.getName().str() + "\": " +
-                              std::to_string(channel.getDepth()) + " x " +
-                              std::to_string(stride) + " bytes",
+    placements.push_back({"channel \"" + channel.getName().str() +
+                              "\": " + std::to_string(channel.getDepth()) +
+                              " x " + std::to_string(stride) + " bytes",
                           bytes});
     offset += bytes;
   }
 
   kernel.walk([&](ScratchOp scratch) {
     auto partition = scratch->getParentOfType<PartitionOp>();
-    int64_t stride = llvm::alignTo(scratch.getBuffer().getType().getSizeInBytes(),
-                                   kSwizzleAlignment);
+    int64_t stride = llvm::alignTo(
+        scratch.getBuffer().getType().getSizeInBytes(), kSwizzleAlignment);
     offset = llvm::alignTo(offset, kSwizzleAlignment);
     scratch.setOffsetAttr(b.getI64IntegerAttr(offset));
     scratch.setReplicaStrideAttr(b.getI64IntegerAttr(stride));
     int64_t bytes = stride * partition.getReplicas();
     placements.push_back({"scratch of partition \"" +
-                              partition.getName().str() + "\": " +
-                              std::to_string(partition.getReplicas()) + " x " +
-                              std::to_string(stride) + " bytes",
+                              partition.getName().str() +
+                              "\": " + std::to_string(partition.getReplicas()) +
+                              " x " + std::to_string(stride) + " bytes",
                           bytes});
     offset += bytes;
   });
@@ -100,28 +102,37 @@ LogicalResult allocateKernel(KernelOp kernel) {
     kernel.setTmemBaseOffsetAttr(b.getI64IntegerAttr(offset));
     offset += kTileRecordBytes;
   }
-  placements.push_back(
-      {"barriers and tile records", offset - barrierStart});
+  // The barriers and tile records (offsets past the buffers in the plan)
+  // go into the bytes the run-time alignment skips when they fit there, and
+  // after the buffers otherwise (see KernelEmitter::emitPrologue). Either
+  // way the kernel needs the buffers plus this slack.
+  int64_t metadata = offset - barrierStart;
+  int64_t slack = std::max(kMaxBasePad, (metadata - 16) + metadata);
+  placements.push_back({"barriers and tile records (" +
+                            std::to_string(metadata) +
+                            " bytes) and the alignment slack of the base",
+                        slack});
 
-  int64_t total = offset + kBaseAlignmentSlack;
-  placements.push_back({"alignment slack of the dynamic base",
-                        kBaseAlignmentSlack});
+  int64_t total = barrierStart + slack;
   kernel.setSmemBytesAttr(b.getI64IntegerAttr(total));
-  if (total <= TargetLimits::maxSharedMemoryBytes)
+  int64_t budget =
+      TargetLimits::sharedMemoryBudget(kernel.getCtasPerSmOrDefault());
+  if (total <= budget)
     return success();
 
   InFlightDiagnostic diag = kernel.emitOpError()
                             << "needs " << total
                             << " bytes of shared memory, more than the "
-                            << TargetLimits::maxSharedMemoryBytes
-                            << " a CTA can have";
+                            << budget << " a CTA can have ("
+                            << kernel.getCtasPerSmOrDefault() << " per SM)";
   for (const Placement &p : placements)
     diag.attachNote() << p.what << " = " << p.bytes;
   return failure();
 }
 
 struct WarpSpecAllocateSmemPass
-    : public warpspec::impl::WarpSpecAllocateSmemPassBase<WarpSpecAllocateSmemPass> {
+    : public warpspec::impl::WarpSpecAllocateSmemPassBase<
+          WarpSpecAllocateSmemPass> {
   void runOnOperation() override {
     WalkResult result = getOperation().walk([&](KernelOp kernel) {
       return failed(allocateKernel(kernel)) ? WalkResult::interrupt()

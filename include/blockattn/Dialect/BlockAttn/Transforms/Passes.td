@@ -27,7 +27,9 @@ def BlockAttnWarpSpecializePass
       warpgroup, replicated `num-consumers` times, takes the slots
       round-robin: S = Q K^T with wgmma into registers, exact softmax in
       registers, O = P V with P as the register A operand, then O divided by
-      the row sums is stored, masked to the tile's valid rows.
+      the row sums is stored, masked to the tile's valid rows. By default
+      the forward is launched chunked: one consumer, two CTAs per SM, a CTA
+      per few tiles (`schedule`, `ctas-per-sm`, `tiles-per-cta`).
     - The function's arguments get a `blockattn.name` attribute ("q", "k",
       ...) that names them in the launch manifest.
 
@@ -51,9 +53,19 @@ def BlockAttnWarpSpecializePass
            "Hopper: where P = softmax(S) feeds O = P V from: 'registers' "
            "(wgmma with a register A operand) or 'smem' (P staged through a "
            "per-warpgroup shared-memory scratch buffer)">,
-    Option<"schedule", "schedule", "std::string", /*default=*/"\"strided\"",
-           "How tiles are dealt to the persistent CTAs: 'strided' "
-           "(round-robin) or 'contiguous' (one range each)">,
+    Option<"schedule", "schedule", "std::string", /*default=*/"\"auto\"",
+           "How tiles are dealt to CTAs: 'strided' (a persistent grid, "
+           "round-robin), 'contiguous' (a persistent grid, one range each), "
+           "'chunked' (a CTA per tiles-per-cta tiles, handed out in order by "
+           "the hardware) or 'auto' (the recipe picks: chunked for the "
+           "plain sm_90a forward, else strided)">,
+    Option<"ctasPerSm", "ctas-per-sm", "int64_t", /*default=*/"0",
+           "Hopper: CTAs sharing an SM, which divides its registers and "
+           "shared memory among them; 0 picks 2 for a chunked forward, "
+           "else 1">,
+    Option<"tilesPerCta", "tiles-per-cta", "int64_t", /*default=*/"0",
+           "Tiles per CTA of a chunked launch; 0 picks about 192 KiB of "
+           "loads per CTA (4 tiles at head dim 128, 8 at 64)">,
     Option<"oStore", "o-store", "std::string", /*default=*/"\"tma\"",
            "Hopper: how O leaves the registers: 'tma' (staged in a "
            "per-warpgroup buffer; full tiles leave with a bulk tensor store, "

@@ -25,11 +25,7 @@ class PartitionOp;
 class ChannelOp;
 } // namespace mlir::warpspec
 
-#define GET_OP_CLASSES
-#include "blockattn/Dialect/WarpSpec/IR/WarpSpecOps.h.inc"
-
 namespace mlir::warpspec {
-
 /// Hardware limits the verifiers and allocators check against. Both targets
 /// share them (sm_90a and sm_100a: 227 KiB of shared memory per CTA, 64K
 /// 32-bit registers per SM, 1024 threads per CTA; TMEM exists on sm_100a only).
@@ -40,10 +36,32 @@ struct TargetLimits {
   static constexpr int64_t tmemColumns = 512;
   static constexpr int64_t tmemLanes = 128;
   static constexpr int64_t warpgroupWarps = 4;
+  static constexpr int64_t smemPerSm = 228 * 1024;
+  static constexpr int64_t reservedSmemPerCta = 1024;
+  /// Dynamic shared memory a CTA can have when `ctas` CTAs share an SM.
+  static constexpr int64_t sharedMemoryBudget(int64_t ctas) {
+    return ctas <= 1 ? maxSharedMemoryBytes
+                     : smemPerSm / ctas - reservedSmemPerCta;
+  }
+  /// Registers per thread a CTA of `threads` threads is launched with when
+  /// `ctas` CTAs share an SM: the register file shared evenly, rounded down
+  /// to the multiple of 8 `setmaxnreg` works in (at most 248 at launch).
+  /// Partitions then move registers between each other within this pool.
+  static constexpr int64_t launchRegisterCap(int64_t threads, int64_t ctas) {
+    int64_t even = registerFileSize / (ctas < 1 ? 1 : ctas) /
+                   (threads < 1 ? 1 : threads) / 8 * 8;
+    return even < 248 ? even : 248;
+  }
   static bool isSupportedChip(StringRef chip) {
     return chip == "sm_90a" || chip == "sm_100a";
   }
 };
+} // namespace mlir::warpspec
+
+#define GET_OP_CLASSES
+#include "blockattn/Dialect/WarpSpec/IR/WarpSpecOps.h.inc"
+
+namespace mlir::warpspec {
 
 /// Number of bytes of an element type stored in memory.
 int64_t getElementSizeInBytes(Type type);

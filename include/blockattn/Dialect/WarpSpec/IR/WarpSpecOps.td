@@ -41,12 +41,22 @@ def WarpSpec_KernelOp : WarpSpec_Op<"kernel", [
     until every partition is done with it);
     `info` carries what the `blockattn` op described (kind, block size, head
     dim, element type, rotary mode), for the launch manifest.
+    `ctas_per_sm` (default 1) is how many CTAs of the kernel share an SM: the
+    register file and shared memory are divided among them, so the budgets
+    below are per share. `tiles_per_cta`, when present, makes the launch
+    chunked instead of persistent: one CTA per `tiles_per_cta` work items
+    (the tile loop must then be contiguous), so that the hardware hands out
+    the tiles in order as CTAs finish.
 
     The verifier checks the budgets of DESIGN.md: every partition is made of
     whole warpgroups (`setmaxnreg` works per warpgroup), register budgets are
-    multiples of 8 in [24, 256] and fit the 64K-register file, the CTA has at
-    most 1024 threads, shared memory fits 227 KiB and tensor memory 512
-    columns; and the channel protocol: each channel has exactly one producer
+    multiples of 8 in [24, 256] and fit the registers the CTA is launched
+    with (its share of the 64K-register file, evenly per thread and rounded
+    down to a multiple of 8: `setmaxnreg` only moves registers within that
+    pool, and an increase that the pool cannot cover waits forever), the CTA
+    has at most 1024 threads, shared memory fits 227 KiB (or the CTA's share
+    of the SM's 228 KiB, less 1 KiB the hardware reserves per CTA) and tensor
+    memory 512 columns; and the channel protocol: each channel has exactly one producer
     partition, which closes it, and at least one consumer partition.
 
     Example:
@@ -68,7 +78,9 @@ def WarpSpec_KernelOp : WarpSpec_Op<"kernel", [
                        OptionalAttr<I64Attr>:$smem_bytes,
                        OptionalAttr<I64Attr>:$tmem_columns,
                        OptionalAttr<I64Attr>:$tmem_base_offset,
-                       OptionalAttr<DictionaryAttr>:$info);
+                       OptionalAttr<DictionaryAttr>:$info,
+                       OptionalAttr<I64Attr>:$ctas_per_sm,
+                       OptionalAttr<I64Attr>:$tiles_per_cta);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "`chip` `(` $chip `)` attr-dict-with-keyword $body";
   let hasRegionVerifier = 1;
@@ -81,6 +93,13 @@ def WarpSpec_KernelOp : WarpSpec_Op<"kernel", [
     int64_t getNumThreads();
     /// True for the Blackwell target.
     bool isBlackwell() { return getChip() == "sm_100a"; }
+    /// CTAs of this kernel that share one SM (1 unless stated).
+    int64_t getCtasPerSmOrDefault() { return getCtasPerSm().value_or(1); }
+    /// Registers per thread the CTA is launched with.
+    int64_t getLaunchRegisterCap() {
+      return TargetLimits::launchRegisterCap(getNumThreads(),
+                                             getCtasPerSmOrDefault());
+    }
   }];
 }
 
