@@ -66,6 +66,8 @@ VARIANTS = {
     "d64_chunked": (64, "", None),
     "d64_chunked_x3": (64, "ctas-per-sm=3", None),
     "d64_chunked_x4": (64, "ctas-per-sm=4", None),
+    "d128_chunked_osmem": (128, "o-store=smem", None),
+    "d128_chunked_s1": (128, "num-stages=1", None),
 }
 
 
