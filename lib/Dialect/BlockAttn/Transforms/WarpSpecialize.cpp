@@ -542,6 +542,17 @@ SmallVector<Value> mmaOperands(OpBuilder &b, Location loc,
   return operands;
 }
 
+/// The budget of each of the `replicas` softmax/compute warpgroups of an
+/// sm_100a kernel: what the CTA's register pool leaves after the
+/// single-warpgroup roles (load, MMA and, with rotary embeddings, rotary),
+/// whose budgets add up to `otherRegs`.
+int64_t blackwellReplicaRegs(const KernelSpec &spec, int64_t otherRegs,
+                             int64_t replicas) {
+  int64_t single = spec.hasRotary() ? 3 : 2;
+  int64_t pool = registerPoolPerWarpgroupThread(single + replicas, 1);
+  return std::min<int64_t>(256, (pool - otherRegs) / replicas / 8 * 8);
+}
+
 /// Blackwell forward (DESIGN.md, "Targets"; the tcgen05 recipe of
 /// shared/reference/blackwell-tcgen05-encodings.md). Four warpgroups:
 ///   load     TMA of Q, K, V into the ring "qkv" (one thread issues)
@@ -565,12 +576,8 @@ void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
   constexpr int64_t kLoadRegs = 40, kSoftmaxReplicas = 2;
   int64_t rotaryRegs = spec.hasRotary() ? kRotaryRegs : 0;
   int64_t mmaRegs = spec.hasRotary() ? kRotaryMmaRegs : 40;
-  int64_t warpgroups = 2 + kSoftmaxReplicas + (spec.hasRotary() ? 1 : 0);
-  int64_t softmaxRegs =
-      std::min<int64_t>(256, ((registerPoolPerWarpgroupThread(warpgroups, 1) -
-                               kLoadRegs - mmaRegs - rotaryRegs) /
-                              kSoftmaxReplicas) /
-                                 8 * 8);
+  int64_t softmaxRegs = blackwellReplicaRegs(
+      spec, kLoadRegs + mmaRegs + rotaryRegs, kSoftmaxReplicas);
   auto kernel =
       KernelOp::create(b, loc, b.getStringAttr("sm_100a"), nullptr, nullptr,
                        nullptr, buildInfo(b, spec),
@@ -692,12 +699,8 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
   constexpr int64_t kLoadRegs = 40, kReplicas = 2;
   int64_t rotaryRegs = spec.hasRotary() ? kRotaryRegs : 0;
   int64_t mmaRegs = spec.hasRotary() ? kRotaryMmaRegs : 40;
-  int64_t warpgroups = 2 + kReplicas + (spec.hasRotary() ? 1 : 0);
   int64_t computeRegs =
-      std::min<int64_t>(256, ((registerPoolPerWarpgroupThread(warpgroups, 1) -
-                               kLoadRegs - mmaRegs - rotaryRegs) /
-                              kReplicas) /
-                                 8 * 8);
+      blackwellReplicaRegs(spec, kLoadRegs + mmaRegs + rotaryRegs, kReplicas);
   auto kernel =
       KernelOp::create(b, loc, b.getStringAttr("sm_100a"), nullptr, nullptr,
                        nullptr, buildInfo(b, spec),
