@@ -110,7 +110,7 @@ void KernelEmitter::initChannelBarriers() {
       // An MMA producer arrives twice per phase: once for the record (a
       // release by its thread), once through tcgen05.commit for the data.
       int64_t fullCount = state.producedByMma ? 2 : 1;
-      for (int64_t s = 0; s < channel.getDepth(); ++s) {
+      for (int64_t s = 0, e = channel.getDepth(); s < e; ++s) {
         NVVM::MBarrierInitOp::create(b, loc, fullBarrier(state, i32(s)),
                                      i32(fullCount), Value());
         NVVM::MBarrierInitOp::create(b, loc, emptyBarrier(state, i32(s)),
@@ -180,7 +180,7 @@ void KernelEmitter::bindSlotBuffers(ChannelState &state, ValueRange buffers) {
     Value base = i32(0);
     for (int64_t s = state.op.getDepth() - 1; s >= 0; --s) {
       Value address = i32((slots[2 * s] << 16) | slots[2 * s + 1]);
-      base = s == state.op.getDepth() - 1
+      base = s == static_cast<int64_t>(state.op.getDepth()) - 1
                  ? address
                  : select(cmp(Pred::eq, state.stage, i32(s)), address, base);
     }

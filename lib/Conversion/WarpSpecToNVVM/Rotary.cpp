@@ -168,9 +168,9 @@ loadAngles(KernelEmitter &e, const AngleSource &a, Value p, Value base,
       Value row = LLVM::GEPOp::create(e.b, e.loc, e.globalPtrT(), e.f32T(),
                                       table, ValueRange{element});
       for (int64_t j = 0; j < count; j += width) {
-        Value ptr =
-            LLVM::GEPOp::create(e.b, e.loc, e.globalPtrT(), e.f32T(), row,
-                                ArrayRef<LLVM::GEPArg>{offset + j});
+        Value ptr = LLVM::GEPOp::create(
+            e.b, e.loc, e.globalPtrT(), e.f32T(), row,
+            ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(offset + j)});
         Value loaded = e.load(width == 1 ? e.f32T() : vec, ptr, 4 * width);
         for (int64_t k = 0; k < width; ++k)
           out->push_back(width == 1 ? loaded
@@ -278,9 +278,9 @@ LogicalResult KernelEmitter::emitRotate(RotateOp op) {
   auto at = [&](Value base, Value offset, int64_t rowStep) {
     Value ptr = LLVM::GEPOp::create(b, loc, smemPtrT(), b.getI8Type(), base,
                                     ValueRange{offset});
-    return LLVM::GEPOp::create(
-        b, loc, smemPtrT(), b.getI8Type(), ptr,
-        ArrayRef<LLVM::GEPArg>{rowStep * nvdesc::SwizzledTile::kRowBytes});
+    return LLVM::GEPOp::create(b, loc, smemPtrT(), b.getI8Type(), ptr,
+                               ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(
+                                   rowStep * nvdesc::SwizzledTile::kRowBytes)});
   };
 
   // Every row is rotated, the rows past `rows` too (their positions are

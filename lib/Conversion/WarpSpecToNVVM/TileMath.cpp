@@ -29,13 +29,13 @@ Value KernelEmitter::shuffleXor(Value v, int32_t mask) {
 /// half (cvt.rn.{bf16,f16}x2.f32 takes the high half first; LLVM orders the
 /// vector elements for us).
 Value mlir::blockattn::lowering::packPair(KernelEmitter &e, Type elementType,
-                                         Value lo, Value hi) {
+                                          Value lo, Value hi) {
   auto pairF32 = VectorType::get({2}, e.f32T());
   Value v = LLVM::UndefOp::create(e.b, e.loc, pairF32);
   v = LLVM::InsertElementOp::create(e.b, e.loc, v, lo, e.i32(0));
   v = LLVM::InsertElementOp::create(e.b, e.loc, v, hi, e.i32(1));
-  Value narrow = LLVM::FPTruncOp::create(
-      e.b, e.loc, VectorType::get({2}, elementType), v);
+  Value narrow =
+      LLVM::FPTruncOp::create(e.b, e.loc, VectorType::get({2}, elementType), v);
   return LLVM::BitcastOp::create(e.b, e.loc, e.i32T(), narrow);
 }
 
@@ -79,8 +79,7 @@ LogicalResult KernelEmitter::emitSoftmax(SoftmaxOp op) {
 
   // exp(scale (s - m)) = exp2(s k - m k) with k = scale log2(e): one FMA and
   // one ex2 per element.
-  Value k = LLVM::FMulOp::create(b, loc, lookup(op.getScale()),
-                                 f32(M_LOG2E));
+  Value k = LLVM::FMulOp::create(b, loc, lookup(op.getScale()), f32(M_LOG2E));
   SmallVector<Value> negMaxK(numSlots);
   for (int64_t slot = 0; slot < numSlots; ++slot)
     negMaxK[slot] = LLVM::FNegOp::create(
@@ -178,7 +177,8 @@ LogicalResult KernelEmitter::emitSoftmaxGrad(SoftmaxGradOp op) {
     grad.regs = ds;
   } else {
     for (int64_t r = 0; r + 1 < numRegs; r += 2)
-      grad.regs.push_back(packPair(*this, type.getElementType(), ds[r], ds[r + 1]));
+      grad.regs.push_back(
+          packPair(*this, type.getElementType(), ds[r], ds[r + 1]));
   }
   fragments[op.getGrad()] = std::move(grad);
   return success();
@@ -201,8 +201,8 @@ Value FragmentLayout::rowIndex(KernelEmitter &e, int64_t slot) const {
 /// bracket takes only 8 values (one per unit): the constants become
 /// immediate offsets of the stores.
 static SmallVector<Value> pairPointers(KernelEmitter &e,
-                                       const FragmentLayout &layout,
-                                       Value tile, int64_t rows) {
+                                       const FragmentLayout &layout, Value tile,
+                                       int64_t rows) {
   SmallVector<Value> ptrs;
   bool factorable = 2 * layout.colBaseBound() <= 16;
   for (int64_t r = 0; r + 1 < layout.numRegs(); r += 2)
@@ -213,9 +213,9 @@ static SmallVector<Value> pairPointers(KernelEmitter &e,
     for (int64_t r = 0; r + 1 < layout.numRegs(); r += 2) {
       Value row = e.add(rowBase, e.i32(layout.rowOffset(layout.rowSlot(r))));
       Value col = e.add(colBase, e.i32(layout.colOffset(r)));
-      ptrs.push_back(LLVM::GEPOp::create(
-          e.b, e.loc, e.smemPtrT(), e.b.getI8Type(), tile,
-          ValueRange{swizzledOffset(e, row, col, rows)}));
+      ptrs.push_back(
+          LLVM::GEPOp::create(e.b, e.loc, e.smemPtrT(), e.b.getI8Type(), tile,
+                              ValueRange{swizzledOffset(e, row, col, rows)}));
     }
     return ptrs;
   }
@@ -231,16 +231,15 @@ static SmallVector<Value> pairPointers(KernelEmitter &e,
       Value swizzled = LLVM::XOrOp::create(e.b, e.loc, rowPhase, e.i32(unit));
       Value offset =
           e.add(common, LLVM::ShlOp::create(e.b, e.loc, swizzled, e.i32(4)));
-      unitBase[unit] = LLVM::GEPOp::create(e.b, e.loc, e.smemPtrT(),
-                                           e.b.getI8Type(), tile,
-                                           ValueRange{offset});
+      unitBase[unit] = LLVM::GEPOp::create(
+          e.b, e.loc, e.smemPtrT(), e.b.getI8Type(), tile, ValueRange{offset});
     }
     int64_t constant =
         chunk * rows * nvdesc::SwizzledTile::kRowBytes +
         layout.rowOffset(layout.rowSlot(r)) * nvdesc::SwizzledTile::kRowBytes;
-    ptrs.push_back(LLVM::GEPOp::create(e.b, e.loc, e.smemPtrT(),
-                                       e.b.getI8Type(), unitBase[unit],
-                                       ArrayRef<LLVM::GEPArg>{constant}));
+    ptrs.push_back(LLVM::GEPOp::create(
+        e.b, e.loc, e.smemPtrT(), e.b.getI8Type(), unitBase[unit],
+        ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(constant)}));
   }
   return ptrs;
 }
@@ -274,15 +273,14 @@ static LogicalResult emitStagedStore(KernelEmitter &e, StoreOp op,
   Type elementType = cast<MemRefType>(op.getDest().getType()).getElementType();
   int64_t rows = value.type.getShape()[0], cols = value.type.getShape()[1];
   bool bulk = op.getBulk();
-  Value leader = e.cmp(LLVM::ICmpPredicate::eq, e.partition.threadInReplica,
-                       e.i32(0));
+  Value leader =
+      e.cmp(LLVM::ICmpPredicate::eq, e.partition.threadInReplica, e.i32(0));
 
   // The previous tile has left the buffer: the leader's bulk store has read
   // it (wait_group.read), and every thread finished copying it out.
   if (bulk)
     e.emitIf(leader, [&] {
-      NVVM::CpAsyncBulkWaitGroupOp::create(e.b, e.loc, 0,
-                                           e.b.getUnitAttr());
+      NVVM::CpAsyncBulkWaitGroupOp::create(e.b, e.loc, 0, e.b.getUnitAttr());
     });
   e.replicaBarrier();
   SmallVector<Value> ptrs = pairPointers(e, layout, staging, rows);
@@ -302,7 +300,9 @@ static LogicalResult emitStagedStore(KernelEmitter &e, StoreOp op,
         e.b, e.loc, NVVM::ProxyKind::async_shared,
         NVVM::SharedSpaceAttr::get(e.ctx, NVVM::SharedSpace::shared_cta));
   e.replicaBarrier();
-  auto copyOut = [&] { copyOutRows(e, op, staging, tileBase, validRows, rows, cols); };
+  auto copyOut = [&] {
+    copyOutRows(e, op, staging, tileBase, validRows, rows, cols);
+  };
   if (!bulk) {
     copyOut();
     return success();
@@ -314,11 +314,13 @@ static LogicalResult emitStagedStore(KernelEmitter &e, StoreOp op,
       e.cmp(LLVM::ICmpPredicate::eq, validRows, e.i32(rows)),
       [&] {
         e.emitIf(leader, [&] {
-          Value row = e.lookupI32(op.getRow()), head = e.lookupI32(op.getHead());
+          Value row = e.lookupI32(op.getRow()),
+                head = e.lookupI32(op.getHead());
           for (int64_t chunk = 0; chunk < cols / 64; ++chunk) {
             Value src = LLVM::GEPOp::create(
                 e.b, e.loc, e.smemPtrT(), e.b.getI8Type(), staging,
-                ValueRange{e.i32(chunk * rows * nvdesc::SwizzledTile::kRowBytes)});
+                ValueRange{
+                    e.i32(chunk * rows * nvdesc::SwizzledTile::kRowBytes)});
             Value coords[] = {e.i32(chunk * 64), head, row};
             NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
                 e.b, e.loc, dest.tensorMap, src, coords, Value(),
@@ -361,24 +363,22 @@ static void copyOutRows(KernelEmitter &e, StoreOp op, Value staging,
       e.add(e.add(e.mul(chunk, e.i32(rows * nvdesc::SwizzledTile::kRowBytes)),
                   e.mul(rowBase, e.i32(nvdesc::SwizzledTile::kRowBytes))),
             e.mul(physical, e.i32(kUnitBytes)));
-  Value srcBase = LLVM::GEPOp::create(e.b, e.loc, e.smemPtrT(),
-                                      e.b.getI8Type(), staging,
-                                      ValueRange{offset});
+  Value srcBase = LLVM::GEPOp::create(e.b, e.loc, e.smemPtrT(), e.b.getI8Type(),
+                                      staging, ValueRange{offset});
   Value col = e.zext64(e.mul(unitInRow, e.i32(kUnitBytes / 2)));
-  Value dstBase = e.add(e.add(tileBase, e.mul(e.zext64(rowBase),
-                                                dest.strides[0])),
-                        col);
+  Value dstBase =
+      e.add(e.add(tileBase, e.mul(e.zext64(rowBase), dest.strides[0])), col);
   int64_t rowsPerPass = threads / unitsPerRow;
   for (int64_t pass = 0; pass * threads < units; ++pass) {
     int64_t rowStep = pass * rowsPerPass;
-    Value src = LLVM::GEPOp::create(
-        e.b, e.loc, e.smemPtrT(), e.b.getI8Type(), srcBase,
-        ArrayRef<LLVM::GEPArg>{rowStep * nvdesc::SwizzledTile::kRowBytes});
+    Value src =
+        LLVM::GEPOp::create(e.b, e.loc, e.smemPtrT(), e.b.getI8Type(), srcBase,
+                            ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(
+                                rowStep * nvdesc::SwizzledTile::kRowBytes)});
     Value data = e.load(vec, src, 16);
     Value row = e.add(rowBase, e.i32(rowStep));
     e.emitIf(e.cmp(LLVM::ICmpPredicate::slt, row, validRows), [&] {
-      Value element =
-          e.add(dstBase, e.mul(e.i64(rowStep), dest.strides[0]));
+      Value element = e.add(dstBase, e.mul(e.i64(rowStep), dest.strides[0]));
       Value dst = LLVM::GEPOp::create(e.b, e.loc, e.globalPtrT(), elementType,
                                       dest.pointer, ValueRange{element});
       e.store(data, dst, 16);
@@ -408,8 +408,8 @@ LogicalResult KernelEmitter::emitStore(StoreOp op) {
   // Element offset of the tile's (row 0, head, column 0).
   Value rowStart = zext64(lookupI32(op.getRow()));
   Value head = zext64(lookupI32(op.getHead()));
-  Value tileBase = add(mul(rowStart, dest.strides[0]),
-                       mul(head, dest.strides[1]));
+  Value tileBase =
+      add(mul(rowStart, dest.strides[0]), mul(head, dest.strides[1]));
   Value validRows = lookupI32(op.getRows());
   if (op.getStaging())
     return emitStagedStore(*this, op, value, scale, tileBase, validRows);
@@ -429,9 +429,9 @@ LogicalResult KernelEmitter::emitStore(StoreOp op) {
           hi = LLVM::FMulOp::create(b, loc, hi, scale[slot]);
         }
         Value col = zext64(add(colBase, i32(layout.colOffset(r))));
-        Value ptr = LLVM::GEPOp::create(b, loc, globalPtrT(), elementType,
-                                        dest.pointer,
-                                        ValueRange{add(rowBase, col)});
+        Value ptr =
+            LLVM::GEPOp::create(b, loc, globalPtrT(), elementType, dest.pointer,
+                                ValueRange{add(rowBase, col)});
         if (elementType.isF32()) {
           auto pair = VectorType::get({2}, f32T());
           Value v = LLVM::UndefOp::create(b, loc, pair);

@@ -941,8 +941,8 @@ struct BlockAttnWarpSpecializePass
       return failure();
     KernelSpec spec{op,
                     kind,
-                    op.getBlockSize(),
-                    op.getHeadDim(),
+                    static_cast<int64_t>(op.getBlockSize()),
+                    static_cast<int64_t>(op.getHeadDim()),
                     op.getElementType(),
                     op.getCuSeqlens(),
                     op.getScale(),

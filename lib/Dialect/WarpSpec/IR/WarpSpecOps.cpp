@@ -246,7 +246,7 @@ LogicalResult verifyChannelUsers(KernelOp kernel) {
     if (producerReplicas > 1) {
       for (PartitionOp consumer : entry.consumers)
         if (consumer.getReplicas() != 1 &&
-            consumer.getReplicas() != producerReplicas)
+            static_cast<int64_t>(consumer.getReplicas()) != producerReplicas)
           return channel.emitOpError()
                  << "channel \"" << name << "\" is produced by "
                  << producerReplicas << " replicas of \"" << producer.getName()
@@ -263,7 +263,8 @@ LogicalResult verifyChannelUsers(KernelOp kernel) {
     }
     for (PartitionOp consumer : entry.consumers) {
       int64_t replicas = consumer.getReplicas();
-      if (replicas != entry.consumers.front().getReplicas())
+      if (replicas !=
+          static_cast<int64_t>(entry.consumers.front().getReplicas()))
         return channel.emitOpError()
                << "channel \"" << name << "\" is consumed by partitions with "
                << "different replica counts (\""

@@ -62,16 +62,16 @@ LogicalResult allocateKernel(KernelOp kernel) {
       width += columnsOf(buffer);
     }
     SmallVector<int64_t> slots;
-    for (int64_t s = 0; s < channel.getDepth(); ++s) {
+    for (int64_t s = 0, e = channel.getDepth(); s < e; ++s) {
       // Slots 2k and 2k+1 share columns, at lane alignments 0 and 16.
       slots.push_back(kUpperHalfLanes * (s % 2));
       slots.push_back(column + (s / 2) * width);
     }
     int64_t columns = llvm::divideCeil(channel.getDepth(), 2) * width;
-    lines.push_back("channel \"" + channel.getName().str() + "\": " +
-                    std::to_string(channel.getDepth()) + " slots of " +
-                    std::to_string(width) + " columns = " +
-                    std::to_string(columns) + " columns");
+    lines.push_back("channel \"" + channel.getName().str() +
+                    "\": " + std::to_string(channel.getDepth()) + " slots of " +
+                    std::to_string(width) +
+                    " columns = " + std::to_string(columns) + " columns");
     channel.setTmemSlotsAttr(b.getDenseI64ArrayAttr(slots));
     column += columns;
   }
