@@ -107,16 +107,6 @@ static Value tmemPointer(KernelEmitter &e, Value address) {
       e.b, e.loc, LLVM::LLVMPointerType::get(e.ctx, 6), address);
 }
 
-/// descriptor = address-independent bits | (start >> 4) & 0x3FFF.
-static Value smemDescriptor(KernelEmitter &e, uint64_t fixedBits, Value start,
-                            uint64_t offset) {
-  Value address = e.zext64(e.add(start, e.i32(offset)));
-  Value field = e.andi(LLVM::LShrOp::create(e.b, e.loc, address, e.i64(4)),
-                       e.i64(0x3FFF));
-  return LLVM::OrOp::create(e.b, e.loc, field,
-                            e.i64(static_cast<int64_t>(fixedBits)));
-}
-
 LogicalResult KernelEmitter::emitMmaAsync(MmaAsyncOp op) {
   if (!blackwell)
     return op.emitOpError() << "needs tensor memory (sm_100a)";
@@ -154,10 +144,10 @@ LogicalResult KernelEmitter::emitMmaAsync(MmaAsyncOp op) {
   for (int64_t step = 0; step < k / 16; ++step) {
     Value a = aInTmem
                   ? tmemPointer(*this, add(aAddr, i32(step * aColumnsPerStep)))
-                  : smemDescriptor(*this, aFixed, aStart,
+                  : smemDescriptor(aFixed, aStart,
                                    aKMajor ? kMajorStepOffset(aTile, step)
                                            : mnMajorStepOffset(step));
-    Value bDesc = smemDescriptor(*this, bFixed, bStart,
+    Value bDesc = smemDescriptor(bFixed, bStart,
                                  bKMajor ? kMajorStepOffset(bTile, step)
                                          : mnMajorStepOffset(step));
     // The first step overwrites D, the others accumulate.

@@ -42,8 +42,7 @@ public:
   }
   Value rowBase(KernelEmitter &e) const override {
     Value warpInGroup =
-        LLVM::LShrOp::create(e.b, e.loc, e.partition.threadInReplica,
-                             e.i32(5));
+        LLVM::LShrOp::create(e.b, e.loc, e.partition.threadInReplica, e.i32(5));
     Value quad = LLVM::LShrOp::create(e.b, e.loc, e.lane, e.i32(2));
     return e.add(e.mul(warpInGroup, e.i32(16)), quad);
   }
@@ -70,16 +69,6 @@ NVVM::WGMMATypes wgmmaType(Type type) {
 /// Tile geometry of a buffer operand.
 SwizzledTile tileOf(BufferType type) {
   return SwizzledTile{type.getShape()[0], type.getShape()[1]};
-}
-
-/// A descriptor = the address-independent bits | (start >> 4) & 0x3FFF.
-Value descriptor(KernelEmitter &e, uint64_t fixedBits, Value start,
-                 uint64_t offset) {
-  Value address = e.zext64(e.add(start, e.i32(offset)));
-  Value field = e.andi(LLVM::LShrOp::create(e.b, e.loc, address, e.i64(4)),
-                       e.i64(0x3FFF));
-  return LLVM::OrOp::create(e.b, e.loc, field,
-                            e.i64(static_cast<int64_t>(fixedBits)));
 }
 
 Type accStructType(MLIRContext *ctx, int64_t regs) {
@@ -158,8 +147,7 @@ SmallVector<Value> fenceRegisters(KernelEmitter &e, ArrayRef<Value> values) {
 
 } // namespace
 
-std::shared_ptr<FragmentLayout>
-KernelEmitter::hopperAccLayout(AccType type) {
+std::shared_ptr<FragmentLayout> KernelEmitter::hopperAccLayout(AccType type) {
   return std::make_shared<WgmmaAccumulatorLayout>(type.getShape()[1]);
 }
 
@@ -191,7 +179,8 @@ LogicalResult KernelEmitter::emitHopperMma(MmaOp op) {
     // A stored K x M (transpose_a) is MN-major: the same descriptor rules
     // as an MN-major B.
     bool aKMajor = !op.getTransposeA();
-    uint64_t aFixed = aKMajor ? kMajorDescriptor(0) : mnMajorDescriptor(0, aTile);
+    uint64_t aFixed =
+        aKMajor ? kMajorDescriptor(0) : mnMajorDescriptor(0, aTile);
     auto aOffset = [&](int64_t k) -> uint64_t {
       return aKMajor ? kMajorStepOffset(aTile, k) : mnMajorStepOffset(k);
     };
@@ -199,8 +188,8 @@ LogicalResult KernelEmitter::emitHopperMma(MmaOp op) {
     NVVM::WgmmaFenceAlignedOp::create(b, loc);
     Value acc = LLVM::UndefOp::create(b, loc, structType);
     for (int64_t k = 0; k < steps; ++k) {
-      Value descA = descriptor(*this, aFixed, aStart, aOffset(k));
-      Value descB = descriptor(*this, bFixed, bStart, bOffset(k));
+      Value descA = smemDescriptor(aFixed, aStart, aOffset(k));
+      Value descB = smemDescriptor(bFixed, bStart, bOffset(k));
       acc = NVVM::WgmmaMmaAsyncOp::create(
           b, loc, structType, acc, descA, descB,
           NVVM::MMAShapeAttr::get(ctx, 64, n, 16), wgmmaType(elementType),
@@ -229,10 +218,10 @@ LogicalResult KernelEmitter::emitHopperMma(MmaOp op) {
     int64_t steps = cast<AccType>(op.getA().getType()).getShape()[1] / 16;
     SmallVector<Value> acc(regs, LLVM::UndefOp::create(b, loc, f32T()));
     for (int64_t k = 0; k < steps; ++k) {
-      Value descB = descriptor(*this, bFixed, bStart, bOffset(k));
-      Value out = registerAWgmma(*this, n, elementType, acc,
-                                 ArrayRef<Value>(a).slice(4 * k, 4), descB,
-                                 k > 0);
+      Value descB = smemDescriptor(bFixed, bStart, bOffset(k));
+      Value out =
+          registerAWgmma(*this, n, elementType, acc,
+                         ArrayRef<Value>(a).slice(4 * k, 4), descB, k > 0);
       acc = unpack(*this, out, regs);
     }
     NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);

@@ -96,6 +96,15 @@ Value KernelEmitter::meta(Value byteOffset) {
                              ValueRange{sub(byteOffset, i32(metaStart))});
 }
 
+Value KernelEmitter::smemDescriptor(uint64_t fixedBits, Value start,
+                                    uint64_t offset) {
+  Value address = zext64(add(start, i32(offset)));
+  Value field =
+      andi(LLVM::LShrOp::create(b, loc, address, i64(4)), i64(0x3FFF));
+  return LLVM::OrOp::create(b, loc, field,
+                            i64(static_cast<int64_t>(fixedBits)));
+}
+
 Value KernelEmitter::smemAddress(Value ptr) {
   return LLVM::PtrToIntOp::create(b, loc, i32T(), ptr);
 }

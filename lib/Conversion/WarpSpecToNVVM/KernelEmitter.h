@@ -211,6 +211,10 @@ public:
   std::pair<int64_t, int64_t> metadataRange();
   /// Shared-window address (i32) of a shared pointer, for descriptors.
   Value smemAddress(Value ptr);
+  /// A shared-memory matrix descriptor (wgmma and tcgen05 share the layout of
+  /// its low bits): the address-independent `fixedBits` | ((start + offset)
+  /// >> 4) & 0x3FFF.
+  Value smemDescriptor(uint64_t fixedBits, Value start, uint64_t offset);
 
   /// Structured control flow (converted to branches at the end of the pass).
   void emitIf(Value cond, function_ref<void()> thenFn);

@@ -86,16 +86,16 @@ struct HopperPlan {
   int64_t tilesPerCta = 0;
 };
 
-/// What the warpgroups' budgets may add up to, per thread of a warpgroup:
-/// the registers the CTA is launched with (see TargetLimits), which
-/// setmaxnreg can only move between warpgroups.
-int64_t registerPoolPerWarpgroupThread(int64_t warpgroups, int64_t ctasPerSm) {
-  return TargetLimits::launchRegisterCap(128 * warpgroups, ctasPerSm) *
-         warpgroups;
-}
-
-IntegerAttr tilesPerCtaAttr(OpBuilder &b, const HopperPlan &plan) {
-  return plan.tilesPerCta > 0 ? b.getI64IntegerAttr(plan.tilesPerCta) : nullptr;
+/// The register budget of each of `replicas` replicated warpgroups next to
+/// `single` unreplicated ones whose budgets add up to `otherRegs`: the
+/// registers the CTA is launched with (see TargetLimits), which setmaxnreg
+/// can only move between warpgroups, less the others', split evenly.
+int64_t replicaRegs(int64_t single, int64_t otherRegs, int64_t replicas,
+                    int64_t ctasPerSm) {
+  int64_t warpgroups = single + replicas;
+  int64_t pool =
+      TargetLimits::launchRegisterCap(128 * warpgroups, ctasPerSm) * warpgroups;
+  return std::min<int64_t>(256, (pool - otherRegs) / replicas / 8 * 8);
 }
 
 /// Names the function arguments the kernel's parameters come from, so that
@@ -274,6 +274,22 @@ KernelValues buildKernelValues(OpBuilder &b, Location loc,
   return values;
 }
 
+/// Creates the `warpspec.kernel` for `chip` (with the plan's launch
+/// attributes) and the values every recipe shares; leaves the builder in the
+/// kernel's body, so callers hold an InsertionGuard.
+KernelValues beginKernel(OpBuilder &b, Location loc, StringRef chip,
+                         const KernelSpec &spec, const HopperPlan &plan) {
+  auto kernel = KernelOp::create(
+      b, loc, b.getStringAttr(chip),
+      /*smem_bytes=*/nullptr,
+      /*tmem_columns=*/nullptr,
+      /*tmem_base_offset=*/nullptr, buildInfo(b, spec),
+      plan.ctasPerSm > 1 ? b.getI64IntegerAttr(plan.ctasPerSm) : nullptr,
+      plan.tilesPerCta > 0 ? b.getI64IntegerAttr(plan.tilesPerCta) : nullptr);
+  b.setInsertionPointToStart(&createBody(kernel, {}, loc));
+  return buildKernelValues(b, loc, spec);
+}
+
 /// The TMA producer partition shared by every recipe: walk the tiles, copy
 /// the tiles of `spec.loads` into the ring `ring`.
 void buildLoadPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
@@ -323,24 +339,10 @@ void buildHopperKernel(
   MLIRContext *ctx = b.getContext();
   // The CTA's register pool (its share of the SM's registers at launch)
   // less the producer's, split among the consumers.
-  int64_t consumerRegs = std::min<int64_t>(
-      256,
-      ((registerPoolPerWarpgroupThread(1 + plan.numConsumers, plan.ctasPerSm) -
-        kProducerRegs) /
-       plan.numConsumers) /
-          8 * 8);
-
-  auto kernel = KernelOp::create(
-      b, loc, b.getStringAttr("sm_90a"),
-      /*smem_bytes=*/nullptr,
-      /*tmem_columns=*/nullptr,
-      /*tmem_base_offset=*/nullptr, buildInfo(b, spec),
-      plan.ctasPerSm > 1 ? b.getI64IntegerAttr(plan.ctasPerSm) : nullptr,
-      tilesPerCtaAttr(b, plan));
+  int64_t consumerRegs = replicaRegs(/*single=*/1, kProducerRegs,
+                                     plan.numConsumers, plan.ctasPerSm);
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(&createBody(kernel, {}, loc));
-
-  KernelValues values = buildKernelValues(b, loc, spec);
+  KernelValues values = beginKernel(b, loc, "sm_90a", spec, plan);
   BufferType tile = tileBuffer(spec, spec.headDim);
   SmallVector<Type> tiles(spec.loads.size(), tile);
   auto channelType = ChannelType::get(ctx, tiles, MemorySpace::smem);
@@ -542,15 +544,98 @@ SmallVector<Value> mmaOperands(OpBuilder &b, Location loc,
   return operands;
 }
 
-/// The budget of each of the `replicas` softmax/compute warpgroups of an
-/// sm_100a kernel: what the CTA's register pool leaves after the
-/// single-warpgroup roles (load, MMA and, with rotary embeddings, rotary),
-/// whose budgets add up to `otherRegs`.
-int64_t blackwellReplicaRegs(const KernelSpec &spec, int64_t otherRegs,
-                             int64_t replicas) {
-  int64_t single = spec.hasRotary() ? 3 : 2;
-  int64_t pool = registerPoolPerWarpgroupThread(single + replicas, 1);
-  return std::min<int64_t>(256, (pool - otherRegs) / replicas / 8 * 8);
+/// sm_100a budgets: the load warpgroup 40, the MMA warpgroup 40 (56 with
+/// rotary embeddings: it also tracks the rotated ring and the tile
+/// position), the rotary warpgroup 56, and the two replicated
+/// softmax/compute warpgroups what the CTA's pool leaves.
+struct BlackwellRegs {
+  static constexpr int64_t kReplicas = 2;
+  int64_t load = 40, mma = 40, rotary = 0, replicated = 0;
+};
+
+BlackwellRegs blackwellRegs(const KernelSpec &spec) {
+  BlackwellRegs regs;
+  if (spec.hasRotary()) {
+    regs.mma = kRotaryMmaRegs;
+    regs.rotary = kRotaryRegs;
+  }
+  regs.replicated =
+      replicaRegs(spec.hasRotary() ? 3 : 2, regs.load + regs.mma + regs.rotary,
+                  BlackwellRegs::kReplicas, /*ctasPerSm=*/1);
+  return regs;
+}
+
+/// The sm_100a MMA warpgroup's loop over the load ring, up to its body: the
+/// tile coordinates and the MMA operands (the rotated tiles where there are
+/// rotary embeddings). The builder is left in the body.
+struct MmaLoop {
+  ConsumeOp consume;
+  Value row, rows, head;
+  SmallVector<Value> operands;
+};
+
+MmaLoop beginMmaLoop(OpBuilder &b, Location loc, const KernelSpec &spec,
+                     Value ring, Value rotated, BufferType tile, int64_t regs) {
+  MLIRContext *ctx = b.getContext();
+  auto mma =
+      PartitionOp::create(b, loc, b.getStringAttr("mma"),
+                          RoleAttr::get(ctx, Role::mma), b.getI64IntegerAttr(4),
+                          b.getI64IntegerAttr(regs), b.getI64IntegerAttr(1));
+  b.setInsertionPointToStart(&createBody(mma, {}, loc));
+  MmaLoop loop;
+  loop.consume = ConsumeOp::create(b, loc, ring);
+  Type i32 = b.getI32Type();
+  SmallVector<Type> args = {i32, i32, i32};
+  args.append(spec.loads.size(), tile);
+  Block &body = createBody(loop.consume, args, loc);
+  b.setInsertionPointToStart(&body);
+  loop.row = body.getArgument(0);
+  loop.rows = body.getArgument(1);
+  loop.head = body.getArgument(2);
+  loop.operands =
+      mmaOperands(b, loc, spec, rotated, body.getArguments().drop_front(3));
+  return loop;
+}
+
+/// Ends an MMA loop body: gives the rotated and loaded slots back once the
+/// MMAs that read them complete, then closes `first` (the channel the
+/// loop's first product goes to) after the loop.
+void endMmaLoop(OpBuilder &b, Location loc, const MmaLoop &loop, Value ring,
+                Value rotated, Value first) {
+  if (rotated)
+    ReleaseOp::create(b, loc, rotated, /*after_mma=*/true);
+  ReleaseOp::create(b, loc, ring, /*after_mma=*/true);
+  b.setInsertionPointAfter(loop.consume);
+  CloseOp::create(b, loc, first);
+}
+
+/// The sm_100a softmax/compute replicas' loop over S, up to its body: their
+/// output staging buffer, the tile coordinates and the S slot. The builder
+/// is left in the body.
+struct EpilogueLoop {
+  Value staging, row, rows, head, sSlot;
+};
+
+EpilogueLoop beginEpilogueLoop(OpBuilder &b, Location loc, StringRef name,
+                               int64_t regs, Value sCh, BufferType sBuf,
+                               BufferType tile) {
+  MLIRContext *ctx = b.getContext();
+  auto partition = PartitionOp::create(
+      b, loc, b.getStringAttr(name), RoleAttr::get(ctx, Role::softmax),
+      b.getI64IntegerAttr(4), b.getI64IntegerAttr(regs),
+      b.getI64IntegerAttr(BlackwellRegs::kReplicas));
+  b.setInsertionPointToStart(&createBody(partition, {}, loc));
+  EpilogueLoop loop;
+  loop.staging = ScratchOp::create(b, loc, tile, nullptr, nullptr);
+  auto consume = ConsumeOp::create(b, loc, sCh);
+  Type i32 = b.getI32Type();
+  Block &body = createBody(consume, {i32, i32, i32, sBuf}, loc);
+  b.setInsertionPointToStart(&body);
+  loop.row = body.getArgument(0);
+  loop.rows = body.getArgument(1);
+  loop.head = body.getArgument(2);
+  loop.sSlot = body.getArgument(3);
+  return loop;
 }
 
 /// Blackwell forward (DESIGN.md, "Targets"; the tcgen05 recipe of
@@ -573,18 +658,9 @@ int64_t blackwellReplicaRegs(const KernelSpec &spec, int64_t otherRegs,
 void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
                            const HopperPlan &plan) {
   MLIRContext *ctx = b.getContext();
-  constexpr int64_t kLoadRegs = 40, kSoftmaxReplicas = 2;
-  int64_t rotaryRegs = spec.hasRotary() ? kRotaryRegs : 0;
-  int64_t mmaRegs = spec.hasRotary() ? kRotaryMmaRegs : 40;
-  int64_t softmaxRegs = blackwellReplicaRegs(
-      spec, kLoadRegs + mmaRegs + rotaryRegs, kSoftmaxReplicas);
-  auto kernel =
-      KernelOp::create(b, loc, b.getStringAttr("sm_100a"), nullptr, nullptr,
-                       nullptr, buildInfo(b, spec),
-                       /*ctas_per_sm=*/nullptr, tilesPerCtaAttr(b, plan));
+  BlackwellRegs regs = blackwellRegs(spec);
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(&createBody(kernel, {}, loc));
-  KernelValues values = buildKernelValues(b, loc, spec);
+  KernelValues values = beginKernel(b, loc, "sm_100a", spec, plan);
 
   int64_t bs = spec.blockSize;
   Type f32 = b.getF32Type();
@@ -606,29 +682,18 @@ void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
   Value rotated = spec.hasRotary()
                       ? createRotaryRing(b, loc, spec, plan.rotaryDepth)
                       : Value();
-  Type i32 = b.getI32Type();
 
   buildLoadPartition(b, loc, spec, values, qkv, plan.contiguousSchedule,
-                     kLoadRegs);
+                     regs.load);
   if (rotated)
     buildRotaryPartition(b, loc, spec, qkv, rotated);
 
   // MMA issuer.
   {
-    auto mma = PartitionOp::create(
-        b, loc, b.getStringAttr("mma"), RoleAttr::get(ctx, Role::mma),
-        b.getI64IntegerAttr(4), b.getI64IntegerAttr(mmaRegs),
-        b.getI64IntegerAttr(1));
     OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(&createBody(mma, {}, loc));
-    auto consume = ConsumeOp::create(b, loc, qkv);
-    Block &body = createBody(consume, {i32, i32, i32, tile, tile, tile}, loc);
-    b.setInsertionPointToStart(&body);
-    Value row = body.getArgument(0), rows = body.getArgument(1),
-          head = body.getArgument(2);
-    SmallVector<Value> operands =
-        mmaOperands(b, loc, spec, rotated, body.getArguments().drop_front(3));
-    Value q = operands[0], k = operands[1], v = operands[2];
+    MmaLoop loop = beginMmaLoop(b, loc, spec, qkv, rotated, tile, regs.mma);
+    Value row = loop.row, rows = loop.rows, head = loop.head;
+    Value q = loop.operands[0], k = loop.operands[1], v = loop.operands[2];
     Value s = AcquireOp::create(b, loc, sCh).getResult(0);
     MmaAsyncOp::create(b, loc, q, k, s, /*transpose_a=*/false,
                        /*transpose_b=*/true);
@@ -638,27 +703,16 @@ void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
     MmaAsyncOp::create(b, loc, p, v, o, false, false);
     CommitOp::create(b, loc, oCh, row, rows, head);
     ReleaseOp::create(b, loc, pCh, /*after_mma=*/true);
-    if (rotated)
-      ReleaseOp::create(b, loc, rotated, /*after_mma=*/true);
-    ReleaseOp::create(b, loc, qkv, /*after_mma=*/true);
-    b.setInsertionPointAfter(consume);
-    CloseOp::create(b, loc, sCh);
+    endMmaLoop(b, loc, loop, qkv, rotated, sCh);
   }
 
   // Softmax + epilogue warpgroups.
   {
-    auto softmax = PartitionOp::create(
-        b, loc, b.getStringAttr("softmax"), RoleAttr::get(ctx, Role::softmax),
-        b.getI64IntegerAttr(4), b.getI64IntegerAttr(softmaxRegs),
-        b.getI64IntegerAttr(kSoftmaxReplicas));
     OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(&createBody(softmax, {}, loc));
-    Value staging = ScratchOp::create(b, loc, tile, nullptr, nullptr);
-    auto consume = ConsumeOp::create(b, loc, sCh);
-    Block &body = createBody(consume, {i32, i32, i32, sBuf}, loc);
-    b.setInsertionPointToStart(&body);
-    Value row = body.getArgument(0), rows = body.getArgument(1),
-          head = body.getArgument(2), sSlot = body.getArgument(3);
+    EpilogueLoop loop =
+        beginEpilogueLoop(b, loc, "softmax", regs.replicated, sCh, sBuf, tile);
+    Value row = loop.row, rows = loop.rows, head = loop.head,
+          sSlot = loop.sSlot, staging = loop.staging;
     auto sType = AccType::get(ctx, {bs, bs}, f32);
     auto pType = AccType::get(ctx, {bs, bs}, spec.elementType);
     auto oType = AccType::get(ctx, {bs, spec.headDim}, f32);
@@ -696,18 +750,9 @@ void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
 void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
                             const HopperPlan &plan) {
   MLIRContext *ctx = b.getContext();
-  constexpr int64_t kLoadRegs = 40, kReplicas = 2;
-  int64_t rotaryRegs = spec.hasRotary() ? kRotaryRegs : 0;
-  int64_t mmaRegs = spec.hasRotary() ? kRotaryMmaRegs : 40;
-  int64_t computeRegs =
-      blackwellReplicaRegs(spec, kLoadRegs + mmaRegs + rotaryRegs, kReplicas);
-  auto kernel =
-      KernelOp::create(b, loc, b.getStringAttr("sm_100a"), nullptr, nullptr,
-                       nullptr, buildInfo(b, spec),
-                       /*ctas_per_sm=*/nullptr, tilesPerCtaAttr(b, plan));
+  BlackwellRegs regs = blackwellRegs(spec);
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(&createBody(kernel, {}, loc));
-  KernelValues values = buildKernelValues(b, loc, spec);
+  KernelValues values = beginKernel(b, loc, "sm_100a", spec, plan);
 
   int64_t bs = spec.blockSize, d = spec.headDim;
   Type f32 = b.getF32Type();
@@ -730,33 +775,22 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
         dqCh = tmemChannel("dq", d);
   Value pdsCh = createChannel(
       b, loc, ChannelType::get(ctx, {square, square}, MemorySpace::smem), "pds",
-      kReplicas);
+      BlackwellRegs::kReplicas);
   Value rotated = spec.hasRotary()
                       ? createRotaryRing(b, loc, spec, plan.rotaryDepth)
                       : Value();
-  Type i32 = b.getI32Type();
 
   buildLoadPartition(b, loc, spec, values, qkvdo, plan.contiguousSchedule,
-                     kLoadRegs);
+                     regs.load);
   if (rotated)
     buildRotaryPartition(b, loc, spec, qkvdo, rotated);
 
   // MMA issuer.
   {
-    auto mma = PartitionOp::create(
-        b, loc, b.getStringAttr("mma"), RoleAttr::get(ctx, Role::mma),
-        b.getI64IntegerAttr(4), b.getI64IntegerAttr(mmaRegs),
-        b.getI64IntegerAttr(1));
     OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(&createBody(mma, {}, loc));
-    auto consume = ConsumeOp::create(b, loc, qkvdo);
-    Block &body =
-        createBody(consume, {i32, i32, i32, tile, tile, tile, tile}, loc);
-    b.setInsertionPointToStart(&body);
-    Value row = body.getArgument(0), rows = body.getArgument(1),
-          head = body.getArgument(2);
-    SmallVector<Value> operands =
-        mmaOperands(b, loc, spec, rotated, body.getArguments().drop_front(3));
+    MmaLoop loop = beginMmaLoop(b, loc, spec, qkvdo, rotated, tile, regs.mma);
+    Value row = loop.row, rows = loop.rows, head = loop.head;
+    ArrayRef<Value> operands = loop.operands;
     Value q = operands[0], k = operands[1], v = operands[2], dout = operands[3];
     // The epilogue turns the gradients back by the tile's position, which
     // travels with S.
@@ -777,33 +811,22 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
     product(dkCh, ds, q, true, false);   // dK = dS^T Q
     product(dqCh, ds, k, false, false);  // dQ = dS K
     ReleaseOp::create(b, loc, pdsCh, /*after_mma=*/true);
-    if (rotated)
-      ReleaseOp::create(b, loc, rotated, /*after_mma=*/true);
-    ReleaseOp::create(b, loc, qkvdo, /*after_mma=*/true);
-    b.setInsertionPointAfter(consume);
-    CloseOp::create(b, loc, sCh);
+    endMmaLoop(b, loc, loop, qkvdo, rotated, sCh);
   }
 
   // Softmax gradient + epilogue warpgroups.
   {
-    auto compute = PartitionOp::create(
-        b, loc, b.getStringAttr("compute"), RoleAttr::get(ctx, Role::softmax),
-        b.getI64IntegerAttr(4), b.getI64IntegerAttr(computeRegs),
-        b.getI64IntegerAttr(kReplicas));
     OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(&createBody(compute, {}, loc));
-    Value staging = ScratchOp::create(b, loc, tile, nullptr, nullptr);
-    auto consume = ConsumeOp::create(b, loc, sCh);
-    Block &body = createBody(consume, {i32, i32, i32, tmemTile(bs)}, loc);
-    b.setInsertionPointToStart(&body);
-    Value row = body.getArgument(0), rows = body.getArgument(1),
-          head = body.getArgument(2);
+    EpilogueLoop loop = beginEpilogueLoop(b, loc, "compute", regs.replicated,
+                                          sCh, tmemTile(bs), tile);
+    Value row = loop.row, rows = loop.rows, head = loop.head,
+          staging = loop.staging;
     auto squareF32 = AccType::get(ctx, {bs, bs}, f32);
     auto squareOut = AccType::get(ctx, {bs, bs}, spec.elementType);
     auto outType = AccType::get(ctx, {bs, d}, f32);
     Value position =
         spec.hasRotary() ? tilePosition(b, loc, spec, sCh) : Value();
-    Value s = TmemLoadOp::create(b, loc, squareF32, body.getArgument(3));
+    Value s = TmemLoadOp::create(b, loc, squareF32, loop.sSlot);
     ReleaseOp::create(b, loc, sCh, false);
     Value dpSlot = GetOp::create(b, loc, dpCh).getResult(0);
     Value dp = TmemLoadOp::create(b, loc, squareF32, dpSlot);
@@ -821,7 +844,7 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
     // The gradients are turned back with table reads after each load from
     // tensor memory: reading the angles ahead (warpspec.rotary_angles, as
     // on sm_90a) needs 64 more registers at D = 128, and these warpgroups
-    // have 176 (it spills).
+    // have 160 (it spills).
     TileRows at{row, rows, position};
     auto drain = [&](Value channel, Value dest, bool rotatedInput) {
       Value slot = GetOp::create(b, loc, channel).getResult(0);
