@@ -77,6 +77,32 @@ func.func @negative_scratch_overflows(%i: i32) {
   return
 }
 
+// -----
+
+// With two CTAs per SM a CTA gets half the SM's 228 KiB less the 1 KiB the
+// hardware reserves: 115712 bytes. Three 48 KiB slots do not fit:
+// 147456 + 1008 = 148464 bytes.
+!qkv = !warpspec.channel<[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
+func.func @negative_two_ctas_ring_too_deep(%i: i32) {
+  // expected-error @+3 {{'warpspec.kernel' op needs 148464 bytes of shared memory, more than the 115712 a CTA can have (2 per SM)}}
+  // expected-note @+2 {{channel "qkv": 3 x 49152 bytes = 147456}}
+  // expected-note @+1 {{barriers and tile records (96 bytes) and the alignment slack of the base = 1008}}
+  warpspec.kernel chip("sm_90a") attributes {ctas_per_sm = 2 : i64} {
+    %qkv = warpspec.channel "qkv" depth(3) : !qkv
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      %q, %k, %v = warpspec.acquire %qkv : !qkv
+      warpspec.commit %qkv tile(%i, %i, %i) : !qkv
+      warpspec.close %qkv : !qkv
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(216) {
+      warpspec.consume %qkv (%row, %rows, %head, %q, %k, %v) : !qkv {
+        warpspec.release %qkv : !qkv
+      }
+    }
+  }
+  return
+}
+
 //--- num-stages.mlir
 
 // blockattn-warp-specialize, with a persistent launch (schedule=strided:

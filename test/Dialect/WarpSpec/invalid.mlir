@@ -163,6 +163,33 @@ func.func @negative_kernel_too_many_registers() {
 
 // -----
 
+// Two CTAs per SM: 256 threads get 128 registers each at launch, a pool of
+// 32768, less than 40 + 232 per thread of the two warpgroups.
+func.func @negative_two_ctas_register_pool() {
+  // expected-error @+1 {{'warpspec.kernel' op register budgets need 34816 registers ("a": 40 x 128, "b": 232 x 128), more than the 32768 the CTA gets (256 threads x 128 at launch, 2 CTA(s) per SM)}}
+  warpspec.kernel chip("sm_90a") attributes {ctas_per_sm = 2 : i64} {
+    warpspec.partition "a" role(load) warps(4) regs(40) {
+    }
+    warpspec.partition "b" role(compute) warps(4) regs(232) {
+    }
+  }
+  return
+}
+
+// -----
+
+// Two CTAs per SM: smem_bytes above 115712 (228 KiB / 2 - 1 KiB).
+func.func @negative_two_ctas_too_much_smem() {
+  // expected-error @+1 {{'warpspec.kernel' op uses 115713 bytes of shared memory, more than the 115712 a CTA can have (2 per SM)}}
+  warpspec.kernel chip("sm_90a") attributes {ctas_per_sm = 2 : i64, smem_bytes = 115713 : i64} {
+    warpspec.partition "a" role(compute) warps(4) regs(64) {
+    }
+  }
+  return
+}
+
+// -----
+
 // smem_bytes above 227 KiB (232448 bytes).
 func.func @negative_kernel_too_much_smem() {
   // expected-error @+1 {{'warpspec.kernel' op uses 232449 bytes of shared memory, more than the 232448 a CTA can have (1 per SM)}}
