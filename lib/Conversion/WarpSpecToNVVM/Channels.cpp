@@ -36,8 +36,8 @@ using namespace mlir::warpspec;
 
 using Pred = LLVM::ICmpPredicate;
 
-static constexpr int64_t kBarrierBytes = 8;
-static constexpr int64_t kRecordBytes = 16;
+static constexpr int64_t kBarrierBytes = SlotState::barrierBytes;
+static constexpr int64_t kRecordBytes = SlotState::tileRecordBytes;
 
 Value KernelEmitter::fullBarrier(ChannelState &state, Value stage) {
   int64_t base = *state.op.getBarrierOffset();

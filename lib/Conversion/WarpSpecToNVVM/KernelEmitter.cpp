@@ -213,7 +213,8 @@ void KernelEmitter::emitPrologue() {
 }
 
 std::pair<int64_t, int64_t> KernelEmitter::metadataRange() {
-  constexpr int64_t kBarrierBytes = 8, kRecordBytes = 16;
+  constexpr int64_t kBarrierBytes = SlotState::barrierBytes;
+  constexpr int64_t kRecordBytes = SlotState::tileRecordBytes;
   int64_t start = std::numeric_limits<int64_t>::max(), end = 0;
   for (ChannelOp channel : kernel.getChannels()) {
     start = std::min<int64_t>(start, *channel.getBarrierOffset());

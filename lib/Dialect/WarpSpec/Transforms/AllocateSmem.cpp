@@ -28,8 +28,8 @@ namespace {
 /// The 128-byte swizzle repeats every 1024 bytes; tiles aligned to it need no
 /// descriptor base offset.
 constexpr int64_t kSwizzleAlignment = 1024;
-constexpr int64_t kBarrierBytes = 8;
-constexpr int64_t kTileRecordBytes = 16;
+constexpr int64_t kBarrierBytes = SlotState::barrierBytes;
+constexpr int64_t kTileRecordBytes = SlotState::tileRecordBytes;
 /// CUDA promises the dynamic shared memory base 16-byte alignment only; the
 /// lowering rounds it up to kSwizzleAlignment at run time, which skips at
 /// most this many bytes.

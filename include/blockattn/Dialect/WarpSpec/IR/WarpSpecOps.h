@@ -56,6 +56,14 @@ struct TargetLimits {
     return chip == "sm_90a" || chip == "sm_100a";
   }
 };
+
+/// Sizes of the per-slot synchronization state that warpspec-allocate-smem
+/// places and the lowering addresses: an mbarrier, and a tile record (row,
+/// rows, head, position).
+struct SlotState {
+  static constexpr int64_t barrierBytes = 8;
+  static constexpr int64_t tileRecordBytes = 16;
+};
 } // namespace mlir::warpspec
 
 #define GET_OP_CLASSES
