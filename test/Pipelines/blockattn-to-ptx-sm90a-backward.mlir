@@ -1,7 +1,9 @@
 // The whole pipeline on the seed backward for sm_90a: PTX that ptxas
 // accepts with no spills and no serialized wgmma, and SASS with the Hopper
 // instructions the kernel is built from (blockattn-to-ptx-sm90a.mlir does
-// the same for the forward).
+// the same for the forward). The default launch is chunked: two CTAs per
+// SM, each a producer and one consumer warpgroup over a ring of one
+// 64 KiB slot, three tiles per CTA.
 //
 // RUN: block-attn-opt %s --blockattn-to-ptx="chip=sm_90a" | FileCheck %s --check-prefix=BIN
 // BIN: gpu.binary @seed_backward
@@ -13,17 +15,17 @@
 // NVVM-SAME: kind = "backward"
 //
 // RUN: rm -rf %t && block-attn-compile %s --chip=sm_90a -o %t | FileCheck %s --check-prefix=TABLE
-// TABLE: seed_backward sm_90a load:4w/40r compute:8w/232r - 197616 0
+// TABLE: seed_backward sm_90a load:4w/40r compute:4w/216r - 99312 0
 // RUN: FileCheck %s --check-prefix=PTX < %t/seed_backward.ptx
 // PTX: .target sm_90a
 // No .maxnreg: ptxas derives the register cap from .reqntid and
 // .minnctapersm.
 // PTX-NOT: .maxnreg
-// PTX: .reqntid 384, 1, 1
-// PTX-NEXT: .minnctapersm 1
+// PTX: .reqntid 256, 1, 1
+// PTX-NEXT: .minnctapersm 2
 // PTX-NOT: .maxnreg
 // PTX-DAG: setmaxnreg.dec.sync.aligned.u32 40
-// PTX-DAG: setmaxnreg.inc.sync.aligned.u32 232
+// PTX-DAG: setmaxnreg.inc.sync.aligned.u32 216
 // PTX-DAG: cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 // PTX-DAG: mbarrier.try_wait.parity
 // PTX-DAG: shfl.sync.bfly.b32

@@ -21,11 +21,13 @@
 // RUN: cat %t/backward.mlir %t/backward-d64.mlir | block-attn-opt -blockattn-warp-specialize="chip=sm_90a num-consumers=2 p-operand=smem" | FileCheck %s --check-prefix=BWD --implicit-check-not=blockattn.backward
 // RUN: cat %t/backward.mlir %t/backward-d64.mlir | block-attn-opt -blockattn-warp-specialize="chip=sm_90a num-consumers=2 o-store=smem" | FileCheck %s --check-prefix=BWD-OSMEM --implicit-check-not=bulk
 // RUN: cat %t/backward.mlir %t/backward-d64.mlir | block-attn-opt -blockattn-warp-specialize="chip=sm_90a num-consumers=2 o-store=registers" | FileCheck %s --check-prefix=BWD-OREGS --implicit-check-not=via
-// RUN: cat %t/backward.mlir %t/backward-d64.mlir | block-attn-opt -blockattn-warp-specialize="chip=sm_90a num-consumers=1" | FileCheck %s --check-prefix=BWD-ONEWG
+// RUN: cat %t/backward.mlir %t/backward-d64.mlir | block-attn-opt -blockattn-warp-specialize="chip=sm_90a num-consumers=1 schedule=strided" | FileCheck %s --check-prefix=BWD-ONEWG
 // RUN: block-attn-opt %t/backward-d64.mlir -blockattn-warp-specialize="chip=sm_90a num-consumers=3" | FileCheck %s --check-prefix=BWD64-THREEWG
-// By default the head_dim 64 backward gets one consumer (and a deeper ring);
-// the head_dim 128 one two.
+// By default the backward is chunked (two CTAs per SM, one consumer each);
+// persistent, the head_dim 64 backward gets one consumer (and a deeper
+// ring), the head_dim 128 one two.
 // RUN: cat %t/backward.mlir %t/backward-d64.mlir | block-attn-opt -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=BWD-DEFAULT
+// RUN: cat %t/backward.mlir %t/backward-d64.mlir | block-attn-opt -blockattn-warp-specialize="chip=sm_90a schedule=strided" | FileCheck %s --check-prefix=BWD-PERSISTENT
 
 // blockattn-warp-specialize on Hopper forward kernels: the seed forward
 // (bf16, head_dim 128) and an f16 head_dim-64 forward; P from registers or
@@ -469,11 +471,25 @@ func.func @backward_seed_d128(%q: !act, %k: !act, %v: !act, %do: !act,
 // BWD-ONEWG: warpspec.channel "qkvdo" depth(6) :
 // BWD-ONEWG: warpspec.partition "compute" role(compute) warps(4) regs(256) {
 
+// The default launch: chunked, two CTAs per SM of 128 registers a thread at
+// launch, one consumer of 216 after setmaxnreg; a ring of one 64 KiB slot
+// and three tiles a CTA at head_dim 128, two 32 KiB slots and six tiles at
+// head_dim 64 (about 192 KiB of loads a CTA).
 // BWD-DEFAULT-LABEL: func.func @backward_seed_d128
-// BWD-DEFAULT: warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
+// BWD-DEFAULT: warpspec.kernel chip("sm_90a") attributes {ctas_per_sm = 2 : i64, {{.*}}, tiles_per_cta = 3 : i64} {
+// BWD-DEFAULT: warpspec.channel "qkvdo" depth(1) :
+// BWD-DEFAULT: warpspec.tile_loop {{.*}} block_size(64) contiguous {
+// BWD-DEFAULT: warpspec.partition "compute" role(compute) warps(4) regs(216) {
 // BWD-DEFAULT-LABEL: func.func @backward_f16_d64
-// BWD-DEFAULT: warpspec.channel "qkvdo" depth(6) :
-// BWD-DEFAULT: warpspec.partition "compute" role(compute) warps(4) regs(256) {
+// BWD-DEFAULT: warpspec.kernel chip("sm_90a") attributes {ctas_per_sm = 2 : i64, {{.*}}, tiles_per_cta = 6 : i64} {
+// BWD-DEFAULT: warpspec.channel "qkvdo" depth(2) :
+// BWD-DEFAULT: warpspec.partition "compute" role(compute) warps(4) regs(216) {
+
+// BWD-PERSISTENT-LABEL: func.func @backward_seed_d128
+// BWD-PERSISTENT: warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
+// BWD-PERSISTENT-LABEL: func.func @backward_f16_d64
+// BWD-PERSISTENT: warpspec.channel "qkvdo" depth(6) :
+// BWD-PERSISTENT: warpspec.partition "compute" role(compute) warps(4) regs(256) {
 
 // Three consumers fit at head_dim 64: 152 registers each, 3 slots.
 // BWD64-THREEWG-LABEL: func.func @backward_f16_d64

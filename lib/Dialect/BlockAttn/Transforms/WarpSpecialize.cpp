@@ -1043,7 +1043,12 @@ struct BlockAttnWarpSpecializePass
   /// program per tile. Two CTAs per SM, each with one consumer, a ring of
   /// two and four tiles, took ours to 1.53 ms; D=64 with eight tiles, to
   /// 0.787 against 0.846 ms. Fewer tiles per CTA expose each CTA's start
-  /// (1 tile: 2.41 ms, 2: 1.69 ms at D=128).
+  /// (1 tile: 2.41 ms, 2: 1.69 ms at D=128). The plain backward gains too:
+  /// three tiles a CTA at D=128 (a ring of one 64 KiB slot), six at D=64 (a
+  /// ring of two): 2.93 against 3.01 ms and 1.48 against 1.51 ms persistent
+  /// (seed, seed-d64, H200, 2026-11-29). The rotary kernels stay persistent:
+  /// they need two consumers to overlap the rotation, which two CTAs per SM
+  /// cannot give registers to.
   LogicalResult resolveLaunch(Operation *op, int64_t slotBytes, bool hopper,
                               bool chunkedByDefault, HopperPlan &plan) {
     if (schedule != "auto" && schedule != "strided" &&
@@ -1112,7 +1117,7 @@ struct BlockAttnWarpSpecializePass
     }
     HopperPlan plan;
     int64_t slotBytes = spec.loads.size() * spec.tileBytes(spec.headDim);
-    bool chunkedByDefault = !backward && !spec.hasRotary() && numConsumers <= 1;
+    bool chunkedByDefault = !spec.hasRotary() && numConsumers <= 1;
     if (failed(resolveLaunch(op, slotBytes, /*hopper=*/true, chunkedByDefault,
                              plan)))
       return failure();
