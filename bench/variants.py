@@ -1,14 +1,24 @@
-"""Times the kernels of a variants directory (scripts/perf_variants.py) on the
-seed workloads, next to the copy floor. Variants whose name contains
-'nostore' or 'nocompute' skip work and are not checked; the others are
-compared with the float64 reference on a slice of the batch.
+"""Times the kernels of a variants directory (scripts/perf_variants.py, or any
+block-attn-compile output) on seed and seed-d64, next to the copy floor and the
+straightforward Triton kernel, in one process.
 
-Usage: bench/variants.py DIR [NAME]: NAME times only the variants whose file
-name contains it. A manifest may list "exp_grids", the grids to time the
-kernel at (default: the grid its manifest asks for)."""
+Forward and backward manifests are both timed. Every kernel (and the Triton
+kernel, forward and backward, at both head dims) is timed in `--rounds` rounds
+that go through all of them in turn, and the median round is reported: the
+H200 drifts by 1-2% over a run as it heats up (it runs at its 700 W cap on
+these kernels), which interleaving spreads over every kernel alike. Variants
+whose name contains 'nostore', 'nocompute' or 'noload' skip work and are not
+checked; the others are compared with blockattn's default kernels (forward
+output, or the three gradients).
 
+Usage: bench/variants.py DIR [--only NAME] [--rounds N]. A manifest may list
+"exp_grids", the grids to time the kernel at (default: its manifest's grid).
+"""
+
+import argparse
 import json
 import pathlib
+import statistics
 import sys
 
 import torch
@@ -16,9 +26,13 @@ import triton
 
 sys.path.insert(0, "bench")
 sys.path.insert(0, "python")
+import triton_block_attn as tba  # noqa: E402
 import workloads  # noqa: E402
 
+import blockattn  # noqa: E402
 from blockattn import _driver, _kernels  # noqa: E402
+
+UNCHECKED = ("nostore", "nocompute", "noload")
 
 
 def copy_bandwidth() -> float:
@@ -28,46 +42,77 @@ def copy_bandwidth() -> float:
     return 2 * src.numel() / (ms * 1e-3)
 
 
-def main(directory: str) -> None:
+def make_case(name: str) -> dict:
+    w = workloads.get(name)
+    q, k, v = w.tensors(3)
+    cu = w.cu_seqlens()
+    case = dict(w=w, q=q, k=k, v=v, cu=cu, do=torch.randn_like(q), o=torch.empty_like(q),
+                dq=torch.empty_like(q), dk=torch.empty_like(q), dv=torch.empty_like(q),
+                table=tba.block_table(cu, q.shape[0], 64))
+    return case
+
+
+def max_error(kind: str, c: dict) -> float:
+    """Largest absolute difference from blockattn's default kernels."""
+    if kind == "forward":
+        ref = blockattn.block_attention(c["q"], c["k"], c["v"], c["cu"])
+        return (c["o"].float() - ref.float()).abs().max().item()
+    q, k, v = (x.detach().requires_grad_() for x in (c["q"], c["k"], c["v"]))
+    grads = torch.autograd.grad(blockattn.block_attention(q, k, v, c["cu"]), (q, k, v), c["do"])
+    return max((c[n].float() - g.float()).abs().max().item() for n, g in zip(("dq", "dk", "dv"), grads))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("dir")
+    ap.add_argument("--only", default="", help="time only the variants whose name contains this")
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args()
+
     bw = copy_bandwidth()
     print(f"copy bandwidth {bw / 1e12:.3f} TB/s")
     sms = torch.cuda.get_device_properties(0).multi_processor_count
-    cases = {}
-    for d, name in [(128, "seed"), (64, "seed-d64")]:
-        w = workloads.get(name)
-        q, k, v = w.tensors(3)
-        cases[d] = (w, q, k, v, w.cu_seqlens(), torch.empty_like(q))
-    results = {}
-    only = sys.argv[2] if len(sys.argv) > 2 else ""
-    for path in sorted(pathlib.Path(directory).glob("*.json")):
-        if only and only not in path.stem:
+    cases = {128: make_case("seed"), 64: make_case("seed-d64")}
+    runs = {}  # name -> (head_dim, kind, fn)
+    for d, c in cases.items():
+        runs[f"triton_forward_d{d}"] = (d, "forward", lambda c=c: tba.forward(c["q"], c["k"], c["v"], c["table"], out=c["o"]))
+        runs[f"triton_backward_d{d}"] = (d, "backward", lambda c=c: tba.backward(c["do"], c["q"], c["k"], c["v"], c["table"]))
+    for path in sorted(pathlib.Path(args.dir).glob("*.json")):
+        if args.only and args.only not in path.stem:
             continue
         manifest = json.loads(path.read_text())
-        files = _kernels.KernelFiles(manifest, path.parent)
-        kernel = _driver.LoadedKernel(files)
-        d = manifest["head_dim"]
-        w, q, k, v, cu, o = cases[d]
-        tensors = {"q": q, "k": k, "v": v, "o": o, "cu_seqlens": cu}
-        scalars = {"softmax_scale": d ** -0.5}
-        grids = manifest.get("exp_grids", [kernel.grid(sms, {"q": q, "cu_seqlens": cu})])
+        kernel = _driver.LoadedKernel(_kernels.KernelFiles(manifest, path.parent))
+        d, kind = manifest["head_dim"], manifest.get("kind", "forward")
+        c = cases[d]
+        tensors = {n: c[n] for n in ("q", "k", "v", "o", "do", "dq", "dk", "dv")}
+        tensors["cu_seqlens"] = c["cu"]
+        grids = manifest.get("exp_grids") or [kernel.grid(sms, {"q": c["q"], "cu_seqlens": c["cu"]})]
         for grid in grids:
-            fn = lambda: kernel.launch(grid, tensors, scalars)  # noqa: E731
-            o.fill_(float("nan"))
+            fn = lambda kernel=kernel, grid=grid, t=tensors, d=d: kernel.launch(grid, t, {"softmax_scale": d ** -0.5})  # noqa: E731
+            for out in ("o",) if kind == "forward" else ("dq", "dk", "dv"):
+                c[out].fill_(float("nan"))
             fn()
             torch.cuda.synchronize()
-            status = ""
-            if not any(x in path.stem for x in ("nostore", "nocompute", "noload")):
-                import blockattn
+            status = "unchecked"
+            if not any(x in path.stem for x in UNCHECKED):
+                err = max_error(kind, c)
+                status = "OK" if err < 2e-2 else f"MISMATCH ({err:.2e})"
+            name = f"{path.stem}@{grid}"
+            print(f"{name}: {status}", flush=True)
+            runs[name] = (d, kind, fn)
 
-                ref = blockattn.block_attention(q, k, v, cu)
-                err = (o.float() - ref.float()).abs().max().item()
-                status = "OK" if err < 2e-2 else f"MISMATCH vs base ({err:.2e})"
-            ms = triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median")
-            floor = 4 * w.bytes_per_tensor() / bw * 1e3
-            results[path.stem] = ms
-            print(f"{path.stem:16s} grid={grid:6d} D={d:3d} {ms:7.3f} ms  {100 * floor / ms:5.1f}% of floor  {status}",
-                  flush=True)
+    times = {name: [] for name in runs}
+    for _ in range(args.rounds):
+        for name, (_, _, fn) in runs.items():
+            times[name].append(triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median"))
+    for name, (d, kind, _) in runs.items():
+        w = cases[d]["w"]
+        floor = (4 if kind == "forward" else 7) * w.bytes_per_tensor() / bw * 1e3
+        ms = statistics.median(times[name])
+        rounds = " ".join(f"{t:.4f}" for t in times[name])
+        print(f"{name:36s} D={d:3d} {kind:8s} {ms:7.4f} ms {100 * floor / ms:6.1f}% of floor  rounds {rounds}",
+              flush=True)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else ".variants")
+    main()
