@@ -28,8 +28,9 @@ def BlockAttnWarpSpecializePass
       round-robin: S = Q K^T with wgmma into registers, exact softmax in
       registers, O = P V with P as the register A operand, then O divided by
       the row sums is stored, masked to the tile's valid rows. By default
-      the forward is launched chunked: one consumer, two CTAs per SM, a CTA
-      per few tiles (`schedule`, `ctas-per-sm`, `tiles-per-cta`).
+      the forward and the backward without rotary embeddings are launched
+      chunked: one consumer, two CTAs per SM, a CTA per few tiles
+      (`schedule`, `ctas-per-sm`, `tiles-per-cta`).
     - The function's arguments get a `blockattn.name` attribute ("q", "k",
       ...) that names them in the launch manifest.
 
@@ -47,8 +48,8 @@ def BlockAttnWarpSpecializePass
            "Slots of the Q/K/V ring; 0 picks the deepest ring that fits shared memory (up to 8)">,
     Option<"numConsumers", "num-consumers", "int64_t", /*default=*/"0",
            "Hopper: consumer warpgroups, each owning whole tiles; 0 picks "
-           "1 for the backward at head dim 64 without rotary embeddings "
-           "(a deeper ring), else 2">,
+           "1 for a chunked launch and for the persistent backward at head "
+           "dim 64 without rotary embeddings (a deeper ring), else 2">,
     Option<"pOperand", "p-operand", "std::string", /*default=*/"\"registers\"",
            "Hopper: where P = softmax(S) feeds O = P V from: 'registers' "
            "(wgmma with a register A operand) or 'smem' (P staged through a "
@@ -58,14 +59,16 @@ def BlockAttnWarpSpecializePass
            "round-robin), 'contiguous' (a persistent grid, one range each), "
            "'chunked' (a CTA per tiles-per-cta tiles, handed out in order by "
            "the hardware) or 'auto' (the recipe picks: chunked for the "
-           "plain sm_90a forward, else strided)">,
+           "sm_90a forward and backward without rotary embeddings, else "
+           "strided)">,
     Option<"ctasPerSm", "ctas-per-sm", "int64_t", /*default=*/"0",
            "Hopper: CTAs sharing an SM, which divides its registers and "
-           "shared memory among them; 0 picks 2 for a chunked forward, "
+           "shared memory among them; 0 picks 2 for a chunked launch, "
            "else 1">,
     Option<"tilesPerCta", "tiles-per-cta", "int64_t", /*default=*/"0",
            "Tiles per CTA of a chunked launch; 0 picks about 192 KiB of "
-           "loads per CTA (4 tiles at head dim 128, 8 at 64)">,
+           "loads per CTA (forward: 4 tiles at head dim 128, 8 at 64; "
+           "backward: 3 and 6)">,
     Option<"oStore", "o-store", "std::string", /*default=*/"\"tma\"",
            "Hopper: how O leaves the registers: 'tma' (staged in a "
            "per-warpgroup buffer; full tiles leave with a bulk tensor store, "
