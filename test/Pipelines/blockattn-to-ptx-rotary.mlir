@@ -28,12 +28,13 @@
 // NVVM-SAME: rotary = "half_split"
 //
 // The resource tables: Hopper keeps its two warpgroup roles (the consumers
-// rotate in their slots); Blackwell adds the rotary warpgroup, and the MMA
+// rotate in their slots; the half-split backward is launched chunked, two
+// CTAs of one consumer per SM); Blackwell adds the rotary warpgroup, and the MMA
 // warpgroup takes 56 registers instead of 40.
 // RUN: rm -rf %t && block-attn-compile %s --chip=sm_90a -o %t/sm90a --no-header | FileCheck %s --check-prefix=TABLE90
 // TABLE90: {{^}}rope_forward{{ +}}sm_90a{{ +}}load:4w/40r compute:8w/232r{{ +}}- 230384 0
 // TABLE90-NEXT: {{^}}rope_forward_theta{{ +}}sm_90a{{ +}}load:4w/40r compute:8w/232r{{ +}}- 230384 0
-// TABLE90-NEXT: {{^}}rope_backward{{ +}}sm_90a{{ +}}load:4w/40r compute:8w/232r{{ +}}- 197616 0
+// TABLE90-NEXT: {{^}}rope_backward{{ +}}sm_90a{{ +}}load:4w/40r compute:4w/216r{{ +}}- 99312 0
 // RUN: block-attn-compile %s --chip=sm_100a -o %t/sm100a --no-header | FileCheck %s --check-prefix=TABLE100
 // TABLE100: {{^}}rope_forward{{ +}}sm_100a{{ +}}load:4w/40r rotary:4w/56r mma:4w/56r softmax:8w/160r{{ +}}- 197616 256
 // TABLE100-NEXT: {{^}}rope_forward_theta{{ +}}sm_100a{{ +}}load:4w/40r rotary:4w/56r mma:4w/56r softmax:8w/160r{{ +}}- 197616 256

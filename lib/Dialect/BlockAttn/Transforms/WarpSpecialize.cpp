@@ -1046,9 +1046,8 @@ struct BlockAttnWarpSpecializePass
   /// (1 tile: 2.41 ms, 2: 1.69 ms at D=128). The plain backward gains too:
   /// three tiles a CTA at D=128 (a ring of one 64 KiB slot), six at D=64 (a
   /// ring of two): 2.93 against 3.01 ms and 1.48 against 1.51 ms persistent
-  /// (seed, seed-d64, H200, 2026-11-29). The rotary kernels stay persistent:
-  /// they need two consumers to overlap the rotation, which two CTAs per SM
-  /// cannot give registers to.
+  /// (seed, seed-d64, H200, 2026-11-29). With rotary embeddings it depends
+  /// (see chunkedByDefault).
   LogicalResult resolveLaunch(Operation *op, int64_t slotBytes, bool hopper,
                               bool chunkedByDefault, HopperPlan &plan) {
     if (schedule != "auto" && schedule != "strided" &&
@@ -1095,6 +1094,18 @@ struct BlockAttnWarpSpecializePass
     return backward && spec.headDim <= 64 && !spec.hasRotary() ? 1 : 2;
   }
 
+  /// Which Hopper kernels launch chunked unless told otherwise: those
+  /// without rotary embeddings, and the half-split rotary backward, whose
+  /// rotation the second CTA on the SM hides as well as a second consumer
+  /// would (H200, 2026-11-29: 3.61 against 3.81 ms on seed, 2.89 against
+  /// 2.98 ms on rope). The rotary forward (1.60 against 1.50 ms on rope)
+  /// and the interleaved rotary backward (3.32 against 3.28 ms) are faster
+  /// persistent, with two consumers.
+  static bool chunkedByDefaultFor(const KernelSpec &spec, bool backward) {
+    return !spec.hasRotary() ||
+           (backward && spec.rotary == RotaryMode::half_split);
+  }
+
   FailureOr<HopperPlan> hopperPlan(Operation *op, const KernelSpec &spec,
                                    bool backward) {
     if (numConsumers < 0 || numConsumers > 3) {
@@ -1117,7 +1128,8 @@ struct BlockAttnWarpSpecializePass
     }
     HopperPlan plan;
     int64_t slotBytes = spec.loads.size() * spec.tileBytes(spec.headDim);
-    bool chunkedByDefault = !spec.hasRotary() && numConsumers <= 1;
+    bool chunkedByDefault =
+        numConsumers <= 1 && chunkedByDefaultFor(spec, backward);
     if (failed(resolveLaunch(op, slotBytes, /*hopper=*/true, chunkedByDefault,
                              plan)))
       return failure();
