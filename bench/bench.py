@@ -24,6 +24,7 @@ import gc
 import json
 import pathlib
 import platform
+import statistics
 import subprocess
 import sys
 
@@ -62,7 +63,13 @@ def parse_args(argv=None):
     ap.add_argument("--warmup", type=float, default=25, help="do_bench warmup, ms (default 25)")
     ap.add_argument("--rep", type=float, default=100, help="do_bench repetition time, ms (default 100)")
     ap.add_argument("--copy-gib", type=float, default=4, help="size of the bandwidth copy, GiB (default 4)")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="time every implementation of a workload this many times, in turn, and report the "
+                         "median (default 1); the GPU's clock drifts as it warms, and rounds spread that "
+                         "drift over all implementations alike")
     args = ap.parse_args(argv)
+    if args.rounds < 1:
+        ap.error(f"--rounds must be at least 1, got {args.rounds}")
     if args.rotary is None and (args.rotary_positions or args.rotate_v):
         ap.error("--rotary-positions and --rotate-v need --rotary")
     args.rotary_config = None
@@ -196,8 +203,8 @@ def bench_workload(name: str, args, bandwidth: float, checks: dict, state: dict)
     prob = peers.Problem.from_workload(w, with_grad=any(k != "forward" for k in args.kernels),
                                        rotary=args.rotary_config)
     try:
+        timed = []  # (kind, impl, row, configs) of the rows that passed their check
         for kind in args.kernels:
-            floor_ms = rep["floors"][kind]["ms"]
             for impl in args.impls:
                 c = checks.get((impl.name, kind, w.heads, w.head_dim, str(w.dtype)), {"status": "not run"})
                 row = {"kind": kind, "impl": impl.name, "ours": impl.ours, "check": c["status"],
@@ -205,23 +212,43 @@ def bench_workload(name: str, args, bandwidth: float, checks: dict, state: dict)
                 why_not = impl.unavailable(prob)
                 if why_not:
                     row.update(status="skipped", reason=why_not)
-                elif not state["alive"]:
-                    row.update(status="skipped", reason="CUDA context lost earlier in the run")
                 elif c["status"] != "ok":
                     row.update(status="skipped", reason=f"correctness check {c['status']}: {c.get('reason')}")
                 else:
-                    row.update(time_one(impl, kind, prob, c["configs"], args))
-                    state["alive"] = cuda_alive()
-                cleanup()
-                if row["status"] == "ok":
-                    ms = row["ms"]
-                    row.update(tb_per_s=rep["floors"][kind]["bytes"] / (ms * 1e-3) / 1e12,
-                               pct_floor=100.0 * floor_ms / ms)
-                    print(f"   {kind:8s} {impl.name:12s} {ms:8.3f} ms  {row['tb_per_s']:5.2f} TB/s  "
-                          f"{row['pct_floor']:5.1f}% of floor", flush=True)
-                else:
-                    print(f"   {kind:8s} {impl.name:12s} skipped: {row['reason']}", flush=True)
+                    row.update(status="pending", ms_rounds=[])
+                    timed.append((kind, impl, row, c["configs"]))
                 rep["results"].append(row)
+        for round_index in range(args.rounds):
+            for kind, impl, row, configs in timed:
+                if row["status"] == "skipped":
+                    continue
+                if not state["alive"]:
+                    row.update(status="skipped", reason="CUDA context lost earlier in the run")
+                    continue
+                result = time_one(impl, kind, prob, configs, args)
+                state["alive"] = cuda_alive()
+                cleanup()
+                if result["status"] != "ok":
+                    row.update(result)
+                    continue
+                row["ms_rounds"].append(result["ms"])
+                row["config"] = result["config"]
+                if args.rounds > 1:
+                    print(f"   round {round_index + 1}: {kind:8s} {impl.name:12s} {result['ms']:8.3f} ms", flush=True)
+        for kind, _, row, _ in timed:
+            if row["status"] == "skipped":
+                continue
+            ms = statistics.median(row["ms_rounds"])
+            row.update(status="ok", ms=ms, tb_per_s=rep["floors"][kind]["bytes"] / (ms * 1e-3) / 1e12,
+                       pct_floor=100.0 * rep["floors"][kind]["ms"] / ms)
+            if args.rounds == 1:
+                del row["ms_rounds"]
+        for row in rep["results"]:
+            if row["status"] == "ok":
+                print(f"   {row['kind']:8s} {row['impl']:12s} {row['ms']:8.3f} ms  {row['tb_per_s']:5.2f} TB/s  "
+                      f"{row['pct_floor']:5.1f}% of floor", flush=True)
+            else:
+                print(f"   {row['kind']:8s} {row['impl']:12s} skipped: {row['reason']}", flush=True)
     finally:
         del prob
         cleanup()
@@ -367,7 +394,8 @@ def main(argv=None) -> int:
         "env": env,
         "rotary": rotary_report(args) if args.rotary_config is not None else None,
         "args": {"workloads": args.workloads, "kernels": args.kernels, "impls": [i.name for i in args.impls],
-                 "warmup_ms": args.warmup, "rep_ms": args.rep, "timing": "triton.testing.do_bench, median"},
+                 "warmup_ms": args.warmup, "rep_ms": args.rep, "rounds": args.rounds,
+                 "timing": "triton.testing.do_bench, median; with rounds > 1, the median of the rounds"},
         "copy": copy,
         "impls": [{"name": i.name, "description": i.description, "aligned_only": i.aligned_only, "ours": i.ours}
                   for i in args.impls],
