@@ -22,7 +22,7 @@ import torch
 import blockattn
 
 from . import reference_torch
-from .test_forward_gpu import EDGE_LENGTHS, make_inputs
+from .test_forward_gpu import EDGE_LENGTHS, make_inputs, packed_qkv, saved_for_backward
 
 TOL = {torch.bfloat16: (2e-2, 4e-2), torch.float16: (4e-3, 8e-3)}
 
@@ -89,11 +89,8 @@ def test_custom_scale():
 
 def test_strided_inputs_and_grad():
     """q, k, v as views of a packed qkv tensor; dO non-contiguous."""
-    lengths = [130, 64, 1, 0, 500]
-    T, H, D = sum(lengths), 4, 128
-    cu = torch.tensor(np.concatenate([[0], np.cumsum(lengths)]), dtype=torch.int32, device="cuda")
-    qkv = torch.randn((T, 3, H, D), device="cuda").to(torch.bfloat16).requires_grad_(True)
-    q, k, v = qkv[:, 0], qkv[:, 1], qkv[:, 2]
+    qkv, q, k, v, cu = packed_qkv([130, 64, 1, 0, 500], 4, 128, requires_grad=True)
+    T, _, H, D = qkv.shape
     do = torch.randn((T, H, 2 * D), device="cuda").to(torch.bfloat16)[..., ::2]
     blockattn.block_attention(q, k, v, cu).backward(do)
     got = [qkv.grad[:, i] for i in range(3)]
@@ -116,14 +113,7 @@ def test_only_inputs_saved():
     """The autograd graph keeps q, k, v and cu_seqlens: no o, no statistics."""
     q, k, v, cu = make_inputs([300, 64], 4, 64, torch.bfloat16)
     leaves = [t.clone().requires_grad_(True) for t in (q, k, v)]
-    saved = []
-
-    def pack(t):
-        saved.append(t)
-        return t
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        o = blockattn.block_attention(*leaves, cu)
+    o, saved = saved_for_backward(lambda: blockattn.block_attention(*leaves, cu))
     assert len(saved) == 4
     assert all(any(s is t for t in (*leaves, cu)) for s in saved)
     o.sum().backward()

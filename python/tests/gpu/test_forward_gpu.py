@@ -32,13 +32,39 @@ GUARD_ROWS = 3
 
 def make_inputs(lengths, heads, head_dim, dtype, seed=0):
     g = torch.Generator(device="cuda").manual_seed(seed)
-    cu = torch.tensor(np.concatenate([[0], np.cumsum(lengths)]), dtype=torch.int32, device="cuda")
+    cu = cu_seqlens_of(lengths)
     T = int(cu[-1])
     q, k, v = (
         torch.randn((T, heads, head_dim), generator=g, device="cuda", dtype=torch.float32).to(dtype)
         for _ in range(3)
     )
     return q, k, v, cu
+
+
+def cu_seqlens_of(lengths):
+    return torch.tensor(np.concatenate([[0], np.cumsum(lengths)]), dtype=torch.int32, device="cuda")
+
+
+def packed_qkv(lengths, heads, head_dim, requires_grad=False):
+    """q, k, v as views of one packed bf16 [T, 3, H, D] tensor (token stride 3 H D).
+
+    Returns (qkv, q, k, v, cu_seqlens); with requires_grad, qkv is the leaf."""
+    qkv = torch.randn((sum(lengths), 3, heads, head_dim), device="cuda").to(torch.bfloat16)
+    qkv.requires_grad_(requires_grad)
+    return qkv, qkv[:, 0], qkv[:, 1], qkv[:, 2], cu_seqlens_of(lengths)
+
+
+def saved_for_backward(fn):
+    """Runs fn() and returns its result and the tensors autograd saved for the backward."""
+    saved = []
+
+    def pack(t):
+        saved.append(t)
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        result = fn()
+    return result, saved
 
 
 def poisoned_output(q):
@@ -125,11 +151,7 @@ def test_large_logits_stay_finite():
 
 def test_strided_inputs():
     """q, k, v as views of one packed qkv tensor (token stride 3 H D)."""
-    lengths = [130, 64, 1, 0, 500]
-    T, H, D = sum(lengths), 4, 128
-    cu = torch.tensor(np.concatenate([[0], np.cumsum(lengths)]), dtype=torch.int32, device="cuda")
-    qkv = torch.randn((T, 3, H, D), device="cuda").to(torch.bfloat16)
-    q, k, v = qkv[:, 0], qkv[:, 1], qkv[:, 2]
+    _, q, k, v, cu = packed_qkv([130, 64, 1, 0, 500], 4, 128)
     o = blockattn.block_attention(q, k, v, cu)
     check(o, reference_torch.forward(q, k, v, cu), torch.bfloat16)
 

@@ -35,7 +35,7 @@ from blockattn import reference
 
 from . import reference_torch
 from .test_backward_gpu import check_grads
-from .test_forward_gpu import check, make_inputs, poisoned_output, GUARD_ROWS
+from .test_forward_gpu import GUARD_ROWS, check, make_inputs, packed_qkv, poisoned_output, saved_for_backward
 
 LENGTHS = [0, 1, 63, 64, 65, 130, 300]
 LAYOUTS = [pytest.param(False, id="half_split"), pytest.param(True, id="interleaved")]
@@ -167,11 +167,8 @@ def test_custom_scale_and_many_heads():
 
 def test_strided_inputs_and_tables():
     """q, k, v views of a packed qkv tensor; tables sliced from wider ones (copied by the API)."""
-    lengths = [130, 64, 1, 0, 500]
-    T, H, D = sum(lengths), 4, 128
-    cu = torch.tensor(np.concatenate([[0], np.cumsum(lengths)]), dtype=torch.int32, device="cuda")
-    qkv = torch.randn((T, 3, H, D), device="cuda").to(torch.bfloat16)
-    q, k, v = qkv[:, 0], qkv[:, 1], qkv[:, 2]
+    _, q, k, v, cu = packed_qkv([130, 64, 1, 0, 500], 4, 128)
+    D = q.shape[-1]
     cos, sin = random_tables(500, 2 * D, seed=14)
     rotary = blockattn.Rotary(cos[:, ::2], sin[:, ::2], interleaved=True)
     run_forward(q, k, v, cu, rotary, torch.bfloat16)
@@ -229,14 +226,8 @@ def test_only_inputs_and_tables_saved():
     cos, sin = random_tables(300, 64)
     positions = torch.arange(q.shape[0], device="cuda", dtype=torch.int32) % 300
     leaves = [t.clone().requires_grad_(True) for t in (q, k, v)]
-    saved = []
-
-    def pack(t):
-        saved.append(t)
-        return t
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        o = blockattn.block_attention(*leaves, cu, rotary=blockattn.Rotary(cos, sin, positions=positions))
+    rotary = blockattn.Rotary(cos, sin, positions=positions)
+    o, saved = saved_for_backward(lambda: blockattn.block_attention(*leaves, cu, rotary=rotary))
     assert len(saved) == 7
     assert all(any(s is t for t in (*leaves, cu, cos, sin, positions)) for s in saved)
     o.sum().backward()
