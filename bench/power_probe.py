@@ -12,8 +12,6 @@ Usage: bench/power_probe.py DIR [--seconds S]
 """
 
 import argparse
-import json
-import pathlib
 import subprocess
 import sys
 import time
@@ -24,8 +22,7 @@ sys.path.insert(0, "bench")
 sys.path.insert(0, "python")
 import triton_block_attn as tba  # noqa: E402
 import workloads  # noqa: E402
-
-from blockattn import _driver, _kernels  # noqa: E402
+from variants import kernels_in  # noqa: E402
 
 QUERY = "power.draw,clocks.sm,clocks.mem,temperature.gpu"
 
@@ -63,14 +60,12 @@ def main() -> None:
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     tba.forward(q, k, v, table, out=o)  # compile before timing
     fns = {"triton": lambda: tba.forward(q, k, v, table, out=o)}
-    for path in sorted(pathlib.Path(args.dir).glob("*.json")):
-        manifest = json.loads(path.read_text())
+    for stem, manifest, kernel in kernels_in(args.dir):
         if manifest.get("kind", "forward") != "forward" or manifest["head_dim"] != 128:
             continue
-        kernel = _driver.LoadedKernel(_kernels.KernelFiles(manifest, path.parent))
         grid = kernel.grid(sms, {"q": q, "cu_seqlens": cu})
         tensors = {"q": q, "k": k, "v": v, "o": o, "cu_seqlens": cu}
-        fns[path.stem] = lambda kernel=kernel, grid=grid, t=tensors: kernel.launch(grid, t, {"softmax_scale": 128 ** -0.5})
+        fns[stem] = lambda kernel=kernel, grid=grid, t=tensors: kernel.launch(grid, t, {"softmax_scale": 128 ** -0.5})
     print(f"{'kernel':28s} {'ms':>7s} {'W':>6s} {'SM MHz':>7s} {'mem MHz':>8s} {'C':>5s}")
     for _ in range(2):
         for name, fn in fns.items():

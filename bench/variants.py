@@ -26,6 +26,7 @@ import triton
 
 sys.path.insert(0, "bench")
 sys.path.insert(0, "python")
+import peers  # noqa: E402
 import triton_block_attn as tba  # noqa: E402
 import workloads  # noqa: E402
 
@@ -33,13 +34,6 @@ import blockattn  # noqa: E402
 from blockattn import _driver, _kernels  # noqa: E402
 
 UNCHECKED = ("nostore", "nocompute", "noload")
-
-
-def copy_bandwidth() -> float:
-    src = torch.empty(4 << 30, dtype=torch.uint8, device="cuda")
-    dst = torch.empty_like(src)
-    ms = triton.testing.do_bench(lambda: dst.copy_(src), warmup=25, rep=100, return_mode="median")
-    return 2 * src.numel() / (ms * 1e-3)
 
 
 def make_case(name: str) -> dict:
@@ -50,6 +44,15 @@ def make_case(name: str) -> dict:
                 dq=torch.empty_like(q), dk=torch.empty_like(q), dv=torch.empty_like(q),
                 table=tba.block_table(cu, q.shape[0], 64))
     return case
+
+
+def kernels_in(directory: str, only: str = ""):
+    """(name, manifest, loaded kernel) of every manifest in `directory`."""
+    for path in sorted(pathlib.Path(directory).glob("*.json")):
+        if only and only not in path.stem:
+            continue
+        manifest = json.loads(path.read_text())
+        yield path.stem, manifest, _driver.LoadedKernel(_kernels.KernelFiles(manifest, path.parent))
 
 
 def max_error(kind: str, c: dict) -> float:
@@ -69,7 +72,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
 
-    bw = copy_bandwidth()
+    bw = peers.copy_bandwidth()["bytes_per_s"]
     print(f"copy bandwidth {bw / 1e12:.3f} TB/s")
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     cases = {128: make_case("seed"), 64: make_case("seed-d64")}
@@ -77,11 +80,7 @@ def main() -> None:
     for d, c in cases.items():
         runs[f"triton_forward_d{d}"] = (d, "forward", lambda c=c: tba.forward(c["q"], c["k"], c["v"], c["table"], out=c["o"]))
         runs[f"triton_backward_d{d}"] = (d, "backward", lambda c=c: tba.backward(c["do"], c["q"], c["k"], c["v"], c["table"]))
-    for path in sorted(pathlib.Path(args.dir).glob("*.json")):
-        if args.only and args.only not in path.stem:
-            continue
-        manifest = json.loads(path.read_text())
-        kernel = _driver.LoadedKernel(_kernels.KernelFiles(manifest, path.parent))
+    for stem, manifest, kernel in kernels_in(args.dir, args.only):
         d, kind = manifest["head_dim"], manifest.get("kind", "forward")
         c = cases[d]
         tensors = {n: c[n] for n in ("q", "k", "v", "o", "do", "dq", "dk", "dv")}
@@ -94,10 +93,10 @@ def main() -> None:
             fn()
             torch.cuda.synchronize()
             status = "unchecked"
-            if not any(x in path.stem for x in UNCHECKED):
+            if not any(x in stem for x in UNCHECKED):
                 err = max_error(kind, c)
                 status = "OK" if err < 2e-2 else f"MISMATCH ({err:.2e})"
-            name = f"{path.stem}@{grid}"
+            name = f"{stem}@{grid}"
             print(f"{name}: {status}", flush=True)
             runs[name] = (d, kind, fn)
 

@@ -183,7 +183,7 @@ LogicalResult KernelEmitter::emitTmemLoad(TmemLoadOp op) {
       b, loc, vec, /*pack=*/false, NVVM::Tcgen05LdStShape::SHAPE_16X256B, ptr,
       Value());
   NVVM::Tcgen05WaitOp::create(b, loc, NVVM::Tcgen05WaitKind::LOAD);
-  Fragment fragment{type, hopperAccLayout(type), {}};
+  Fragment fragment{type, accumulatorLayout(type), {}};
   for (int64_t r = 0; r < regs; ++r) {
     Value bits = LLVM::ExtractElementOp::create(b, loc, loaded, i32(r));
     fragment.regs.push_back(LLVM::BitcastOp::create(b, loc, f32T(), bits));

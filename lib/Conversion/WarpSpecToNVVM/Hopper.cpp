@@ -147,7 +147,7 @@ SmallVector<Value> fenceRegisters(KernelEmitter &e, ArrayRef<Value> values) {
 
 } // namespace
 
-std::shared_ptr<FragmentLayout> KernelEmitter::hopperAccLayout(AccType type) {
+std::shared_ptr<FragmentLayout> KernelEmitter::accumulatorLayout(AccType type) {
   return std::make_shared<WgmmaAccumulatorLayout>(type.getShape()[1]);
 }
 
@@ -229,6 +229,6 @@ LogicalResult KernelEmitter::emitHopperMma(MmaOp op) {
     result = fenceRegisters(*this, acc);
   }
   fragments[op.getResult()] =
-      Fragment{resultType, hopperAccLayout(resultType), std::move(result)};
+      Fragment{resultType, accumulatorLayout(resultType), std::move(result)};
   return success();
 }

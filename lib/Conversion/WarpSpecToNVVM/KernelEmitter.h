@@ -168,8 +168,7 @@ public:
   /// Emits the whole kernel body.
   LogicalResult emit();
 
-  //===--- helpers used by all parts
-  //---------------------------------------===//
+  //===--- helpers used by all parts --------------------------------------===//
   OpBuilder b;
   Location loc;
   MLIRContext *ctx;
@@ -227,8 +226,7 @@ public:
   /// Named barrier over the threads of the current partition replica.
   void replicaBarrier();
 
-  //===--- values of the kernel being lowered
-  //------------------------------===//
+  //===--- values of the kernel being lowered -----------------------------===//
   func::FuncOp func;
   warpspec::KernelOp kernel;
   LLVM::LLVMFuncOp llvmFunc;
@@ -256,8 +254,7 @@ public:
   /// A scalar operand as i32 (index values are truncated).
   Value lookupI32(Value v);
 
-  //===--- per-concern lowering (one file each)
-  //----------------------------===//
+  //===--- per-concern lowering (one file each) ---------------------------===//
   LogicalResult emitBlock(Block &block);
   LogicalResult emitOp(Operation *op);
 
@@ -287,7 +284,9 @@ public:
   Value shuffleXor(Value v, int32_t mask);
   // Hopper.cpp
   LogicalResult emitHopperMma(warpspec::MmaOp op);
-  std::shared_ptr<FragmentLayout> hopperAccLayout(warpspec::AccType type);
+  /// The register layout of an f32 tile: the wgmma accumulator's, which the
+  /// sm_100a tcgen05.ld shape 16x256b reproduces, so both targets share it.
+  std::shared_ptr<FragmentLayout> accumulatorLayout(warpspec::AccType type);
   // Rotary.cpp
   LogicalResult emitRotate(warpspec::RotateOp op);
   LogicalResult emitRotateTile(warpspec::RotateTileOp op);

@@ -427,7 +427,7 @@ static void forEachPairAngle(
 
 LogicalResult KernelEmitter::emitRotaryAngles(RotaryAnglesOp op) {
   AccType type = op.getAngles().getType();
-  std::shared_ptr<FragmentLayout> layout = hopperAccLayout(type);
+  std::shared_ptr<FragmentLayout> layout = accumulatorLayout(type);
   int64_t d = type.getShape()[1];
   FailureOr<AngleSource> angles = bindAngles(*this, op, d, /*inverse=*/false);
   if (failed(angles))

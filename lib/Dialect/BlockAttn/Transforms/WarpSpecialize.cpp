@@ -1047,7 +1047,7 @@ struct BlockAttnWarpSpecializePass
   /// three tiles a CTA at D=128 (a ring of one 64 KiB slot), six at D=64 (a
   /// ring of two): 2.93 against 3.01 ms and 1.48 against 1.51 ms persistent
   /// (seed, seed-d64, H200, 2026-11-29). With rotary embeddings it depends
-  /// (see chunkedByDefault).
+  /// (see chunkedByDefaultFor).
   LogicalResult resolveLaunch(Operation *op, int64_t slotBytes, bool hopper,
                               bool chunkedByDefault, HopperPlan &plan) {
     if (schedule != "auto" && schedule != "strided" &&
