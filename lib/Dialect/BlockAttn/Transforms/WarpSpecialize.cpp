@@ -1095,15 +1095,17 @@ struct BlockAttnWarpSpecializePass
   }
 
   /// Which Hopper kernels launch chunked unless told otherwise: those
-  /// without rotary embeddings, and the half-split rotary backward, whose
-  /// rotation the second CTA on the SM hides as well as a second consumer
-  /// would (H200, 2026-11-29: 3.61 against 3.81 ms on seed, 2.89 against
-  /// 2.98 ms on rope). The rotary forward (1.60 against 1.50 ms on rope)
-  /// and the interleaved rotary backward (3.32 against 3.28 ms) are faster
-  /// persistent, with two consumers.
+  /// without rotary embeddings, and the half-split rotary backward at head
+  /// dim 128, whose rotation the second CTA on the SM hides as well as a
+  /// second consumer would (H200, 2026-11-29: 3.61 against 3.81 ms on seed,
+  /// 2.89 against 2.98 ms on rope). At head dim 64 that backward is faster
+  /// persistent (1.96 against 2.06 ms on seed-d64), as are the rotary
+  /// forward (1.50 against 1.60 ms on rope; 0.95 against 1.06 ms on
+  /// seed-d64) and the interleaved rotary backward (3.28 against 3.32 ms;
+  /// 2.23 against 2.31 ms at head dim 64), with two consumers.
   static bool chunkedByDefaultFor(const KernelSpec &spec, bool backward) {
-    return !spec.hasRotary() ||
-           (backward && spec.rotary == RotaryMode::half_split);
+    return !spec.hasRotary() || (backward && spec.headDim > 64 &&
+                                 spec.rotary == RotaryMode::half_split);
   }
 
   FailureOr<HopperPlan> hopperPlan(Operation *op, const KernelSpec &spec,

@@ -29,7 +29,7 @@ def BlockAttnWarpSpecializePass
       registers, O = P V with P as the register A operand, then O divided by
       the row sums is stored, masked to the tile's valid rows. By default
       the forward and the backward without rotary embeddings, and the
-      half-split rotary backward, are launched chunked: one consumer, two
+      half-split rotary backward at head dim 128, are launched chunked: one consumer, two
       CTAs per SM, a CTA per few tiles (`schedule`, `ctas-per-sm`,
       `tiles-per-cta`).
     - The function's arguments get a `blockattn.name` attribute ("q", "k",
@@ -61,7 +61,7 @@ def BlockAttnWarpSpecializePass
            "'chunked' (a CTA per tiles-per-cta tiles, handed out in order by "
            "the hardware) or 'auto' (the recipe picks: chunked for the "
            "sm_90a forward and backward without rotary embeddings and the "
-           "half-split rotary backward, else strided)">,
+           "half-split rotary backward at head dim 128, else strided)">,
     Option<"ctasPerSm", "ctas-per-sm", "int64_t", /*default=*/"0",
            "Hopper: CTAs sharing an SM, which divides its registers and "
            "shared memory among them; 0 picks 2 for a chunked launch, "
