@@ -29,9 +29,9 @@ def BlockAttnWarpSpecializePass
       registers, O = P V with P as the register A operand, then O divided by
       the row sums is stored, masked to the tile's valid rows. By default
       the forward and the backward without rotary embeddings, and the
-      half-split rotary backward at head dim 128, are launched chunked: one consumer, two
-      CTAs per SM, a CTA per few tiles (`schedule`, `ctas-per-sm`,
-      `tiles-per-cta`).
+      half-split rotary backward at head dim 128, are launched chunked: one
+      consumer, two CTAs per SM, a CTA per few tiles (`schedule`,
+      `ctas-per-sm`, `tiles-per-cta`).
     - The function's arguments get a `blockattn.name` attribute ("q", "k",
       ...) that names them in the launch manifest.
 
