@@ -27,6 +27,7 @@ void blockattn::buildBlockAttnToPtxPipeline(
   specialize.schedule = options.schedule;
   specialize.ctasPerSm = options.ctasPerSm;
   specialize.tilesPerCta = options.tilesPerCta;
+  specialize.l2Prefetch = options.l2Prefetch;
   pm.addNestedPass<func::FuncOp>(createBlockAttnWarpSpecializePass(specialize));
   pm.addPass(warpspec::createWarpSpecAllocateTmemPass());
   pm.addPass(warpspec::createWarpSpecAllocateSmemPass());

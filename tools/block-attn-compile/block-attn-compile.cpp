@@ -122,6 +122,11 @@ static cl::opt<std::string> pOperand("p-operand", cl::init("registers"),
 static cl::opt<std::string> oStore("o-store", cl::init("tma"),
                                    cl::cat(category));
 static cl::opt<std::string>
+    l2Prefetch("l2-prefetch",
+               cl::desc("Prefetch each tile into L2 before waiting for a "
+                        "slot: auto (the recipe picks), on or off"),
+               cl::init("auto"), cl::cat(category));
+static cl::opt<std::string>
     schedule("schedule",
              cl::desc("Tiles to CTAs: auto (the recipe picks), strided, "
                       "contiguous or chunked"),
@@ -457,6 +462,7 @@ int main(int argc, char **argv) {
   options.schedule = schedule;
   options.ctasPerSm = ctasPerSm;
   options.tilesPerCta = tilesPerCta;
+  options.l2Prefetch = l2Prefetch;
   blockattn::buildBlockAttnToPtxPipeline(pm, options);
   if (failed(pm.run(*module)))
     return 1;

@@ -63,6 +63,11 @@ struct BlockAttnToPtxOptions
       llvm::cl::desc("Hopper: O stored by 'tma', from 'smem' staging, or "
                      "from 'registers'"),
       llvm::cl::init("tma")};
+  PassOptions::Option<std::string> l2Prefetch{
+      *this, "l2-prefetch",
+      llvm::cl::desc("Prefetch each tile into L2 before waiting for a slot: "
+                     "'auto' (the recipe picks), 'on' or 'off'"),
+      llvm::cl::init("auto")};
   PassOptions::Option<std::string> ptxFeatures{
       *this, "ptx-features", llvm::cl::desc("PTX ISA version feature"),
       llvm::cl::init("+ptx86")};

@@ -270,6 +270,8 @@ LogicalResult KernelEmitter::emitAcquire(AcquireOp op) {
     return op.emitOpError() << "channel is not placed: run "
                                "warpspec-allocate-smem (and, for tensor "
                                "memory, warpspec-allocate-tmem) first";
+  if (op.getL2Prefetch())
+    emitL2Prefetches(op);
   acquireSlot(*this, state);
   // Announce the bytes the copies into this slot will deliver before issuing
   // them, so that the barrier's transaction count never underflows.
@@ -400,6 +402,34 @@ LogicalResult KernelEmitter::emitRelease(ReleaseOp op) {
   return success();
 }
 
+/// The copies of a tile: one per 64-column (128-byte, swizzled) chunk, at
+/// coordinates {column, head, row} of the [T, H, D] tensor map.
+static SmallVector<std::array<Value, 3>> chunkCoordinates(KernelEmitter &e,
+                                                          TmaLoadOp op) {
+  Value row = e.lookupI32(op.getRow()), head = e.lookupI32(op.getHead());
+  int64_t cols = op.getDest().getType().getShape()[1];
+  SmallVector<std::array<Value, 3>> chunks;
+  for (int64_t chunk = 0; chunk < cols / 64; ++chunk)
+    chunks.push_back({e.i32(chunk * 64), head, row});
+  return chunks;
+}
+
+void KernelEmitter::emitL2Prefetches(AcquireOp op) {
+  for (Operation *next = op->getNextNode(); next && !isa<CommitOp>(next);
+       next = next->getNextNode()) {
+    auto load = dyn_cast<TmaLoadOp>(next);
+    if (!load || load.getDest().getDefiningOp() != op.getOperation())
+      continue;
+    Value tensorMap = argParams[load.getSource()].tensorMap;
+    if (!tensorMap)
+      continue; // emitTmaLoad reports it
+    for (const std::array<Value, 3> &coords : chunkCoordinates(*this, load))
+      NVVM::CpAsyncBulkTensorPrefetchOp::create(
+          b, loc, tensorMap, coords, ValueRange{}, NVVM::TMALoadModeAttr(),
+          /*l2CacheHint=*/Value());
+  }
+}
+
 LogicalResult KernelEmitter::emitTmaLoad(TmaLoadOp op) {
   ArgParams &source = argParams[op.getSource()];
   Value dest = buffers.lookup(op.getDest());
@@ -409,19 +439,16 @@ LogicalResult KernelEmitter::emitTmaLoad(TmaLoadOp op) {
   if (!source.tensorMap || !dest || !state)
     return op.emitOpError() << "needs a tensor-map kernel argument and an "
                                "acquired destination";
-  BufferType type = op.getDest().getType();
-  int64_t rows = type.getShape()[0], cols = type.getShape()[1];
+  int64_t rows = op.getDest().getType().getShape()[0];
   Value barrier = fullBarrier(*state, state->stage);
-  Value row = lookupI32(op.getRow()), head = lookupI32(op.getHead());
   // `.shared::cluster` destinations are the PTX 8.0 form: a CTA's own shared
   // address is a valid cluster address without clusters.
   Type clusterPtr = LLVM::LLVMPointerType::get(ctx, 7);
-  for (int64_t chunk = 0; chunk < cols / 64; ++chunk) {
-    Value chunkPtr =
-        LLVM::GEPOp::create(b, loc, smemPtrT(), b.getI8Type(), dest,
-                            ValueRange{i32(chunk * rows * 128)});
+  for (auto [chunk, coords] : llvm::enumerate(chunkCoordinates(*this, op))) {
+    Value chunkPtr = LLVM::GEPOp::create(
+        b, loc, smemPtrT(), b.getI8Type(), dest,
+        ValueRange{i32(static_cast<int64_t>(chunk) * rows * 128)});
     Value dst = LLVM::AddrSpaceCastOp::create(b, loc, clusterPtr, chunkPtr);
-    Value coords[] = {i32(chunk * 64), head, row};
     NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
         b, loc, dst, source.tensorMap, coords, barrier, ValueRange{}, Value(),
         Value(), NVVM::TMALoadModeAttr(), BoolAttr(), nullptr, Value());

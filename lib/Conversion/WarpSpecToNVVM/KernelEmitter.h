@@ -263,6 +263,8 @@ public:
   // Channels.cpp
   void initChannelBarriers();
   LogicalResult emitAcquire(warpspec::AcquireOp op);
+  /// The L2 prefetches of the copies into an `l2_prefetch` acquire's slot.
+  void emitL2Prefetches(warpspec::AcquireOp op);
   LogicalResult emitCommit(warpspec::CommitOp op);
   LogicalResult emitClose(warpspec::CloseOp op);
   LogicalResult emitConsume(warpspec::ConsumeOp op);

@@ -18,6 +18,8 @@
 // RUN: block-attn-opt %t/tiles-per-cta-strided.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a schedule=strided tiles-per-cta=4"
 // RUN: block-attn-opt %t/backward-three.mlir -split-input-file -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-consumers=3"
 // RUN: block-attn-opt %t/backward-three-oregs.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-consumers=3 o-store=registers"
+// RUN: block-attn-opt %t/l2-prefetch.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a l2-prefetch=maybe"
+// RUN: block-attn-opt %t/sm100a-l2-prefetch.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a l2-prefetch=yes"
 
 // Every diagnostic of blockattn-warp-specialize, one part per set of pass
 // options (split-file), one case per split (-split-input-file).
@@ -240,6 +242,30 @@ func.func @negative_p_operand(%q: !act, %k: !act, %v: !act, %o: !act,
 func.func @negative_o_store(%q: !act, %k: !act, %v: !act, %o: !act,
                             %cu: memref<?xi32>) {
   // expected-error @+1 {{'blockattn.forward' op o-store must be 'tma', 'smem' or 'registers', got 'tmem'}}
+  blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
+      cu_seqlens(%cu : memref<?xi32>) {head_dim = 128 : i64, element_type = bf16}
+  return
+}
+
+//--- l2-prefetch.mlir
+
+// The L2 prefetch is on, off, or left to the recipe.
+!act = memref<?x4x128xbf16>
+func.func @negative_l2_prefetch(%q: !act, %k: !act, %v: !act, %o: !act,
+                                %cu: memref<?xi32>) {
+  // expected-error @+1 {{'blockattn.forward' op l2-prefetch must be 'auto', 'on' or 'off', got 'maybe'}}
+  blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
+      cu_seqlens(%cu : memref<?xi32>) {head_dim = 128 : i64, element_type = bf16}
+  return
+}
+
+//--- sm100a-l2-prefetch.mlir
+
+// The same check on sm_100a.
+!act = memref<?x4x128xbf16>
+func.func @negative_l2_prefetch_sm100a(%q: !act, %k: !act, %v: !act, %o: !act,
+                                       %cu: memref<?xi32>) {
+  // expected-error @+1 {{'blockattn.forward' op l2-prefetch must be 'auto', 'on' or 'off', got 'yes'}}
   blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
       cu_seqlens(%cu : memref<?xi32>) {head_dim = 128 : i64, element_type = bf16}
   return

@@ -25,9 +25,14 @@
 // RUN: block-attn-opt %t/backward-d64.mlir -blockattn-warp-specialize="chip=sm_90a num-consumers=3" | FileCheck %s --check-prefix=BWD64-THREEWG
 // By default the backward is chunked (two CTAs per SM, one consumer each);
 // persistent, the head_dim 64 backward gets one consumer (and a deeper
-// ring), the head_dim 128 one two.
+// ring), the head_dim 128 one two. The chunked head_dim 64 backward's
+// producer prefetches each tile into L2 before it waits for a slot
+// (l2-prefetch=auto); the forwards do not, unless told to.
 // RUN: cat %t/backward.mlir %t/backward-d64.mlir | block-attn-opt -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=BWD-DEFAULT
-// RUN: cat %t/backward.mlir %t/backward-d64.mlir | block-attn-opt -blockattn-warp-specialize="chip=sm_90a schedule=strided" | FileCheck %s --check-prefix=BWD-PERSISTENT
+// RUN: cat %t/backward.mlir %t/backward-d64.mlir | block-attn-opt -blockattn-warp-specialize="chip=sm_90a schedule=strided" | FileCheck %s --check-prefix=BWD-PERSISTENT --implicit-check-not=l2_prefetch
+// RUN: cat %t/backward.mlir %t/backward-d64.mlir | block-attn-opt -blockattn-warp-specialize="chip=sm_90a l2-prefetch=off" | FileCheck %s --check-prefix=BWD-DEFAULT-NOPF --implicit-check-not=l2_prefetch
+// RUN: block-attn-opt %t/forward.mlir -blockattn-warp-specialize="chip=sm_90a l2-prefetch=on" | FileCheck %s --check-prefix=FWD-PF
+// RUN: block-attn-opt %t/forward.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=FWD-NOPF --implicit-check-not=l2_prefetch
 
 // blockattn-warp-specialize on Hopper forward kernels: the seed forward
 // (bf16, head_dim 128) and an f16 head_dim-64 forward; P from registers or
@@ -479,11 +484,21 @@ func.func @backward_seed_d128(%q: !act, %k: !act, %v: !act, %do: !act,
 // BWD-DEFAULT: warpspec.kernel chip("sm_90a") attributes {ctas_per_sm = 2 : i64, {{.*}}, tiles_per_cta = 3 : i64} {
 // BWD-DEFAULT: warpspec.channel "qkvdo" depth(1) :
 // BWD-DEFAULT: warpspec.tile_loop {{.*}} block_size(64) contiguous {
+// BWD-DEFAULT-NEXT: warpspec.acquire %{{[0-9a-z_]+}} : <
 // BWD-DEFAULT: warpspec.partition "compute" role(compute) warps(4) regs(216) {
 // BWD-DEFAULT-LABEL: func.func @backward_f16_d64
 // BWD-DEFAULT: warpspec.kernel chip("sm_90a") attributes {ctas_per_sm = 2 : i64, {{.*}}, tiles_per_cta = 6 : i64} {
 // BWD-DEFAULT: warpspec.channel "qkvdo" depth(2) :
+// BWD-DEFAULT: warpspec.tile_loop {{.*}} block_size(64) contiguous {
+// BWD-DEFAULT-NEXT: warpspec.acquire %{{.*}} {l2_prefetch} : <
 // BWD-DEFAULT: warpspec.partition "compute" role(compute) warps(4) regs(216) {
+// BWD-DEFAULT-NOPF-LABEL: func.func @backward_f16_d64
+// BWD-DEFAULT-NOPF: warpspec.kernel chip("sm_90a") attributes {ctas_per_sm = 2 : i64, {{.*}}, tiles_per_cta = 6 : i64} {
+// FWD-PF-LABEL: func.func @forward_seed_d128
+// FWD-PF: warpspec.acquire %{{.*}} {l2_prefetch} : <
+// FWD-PF-LABEL: func.func @forward_f16_d64
+// FWD-PF: warpspec.acquire %{{.*}} {l2_prefetch} : <
+// FWD-NOPF-LABEL: func.func @forward_seed_d128
 
 // BWD-PERSISTENT-LABEL: func.func @backward_seed_d128
 // BWD-PERSISTENT: warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {

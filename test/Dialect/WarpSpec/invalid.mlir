@@ -2450,3 +2450,64 @@ func.func @negative_store_bulk_partial_chunk(%v: !warpspec.acc<64x32xf32>,
   }
   return
 }
+
+// -----
+
+// An l2_prefetch acquire prefetches what the copies into its slot read:
+// without copies there is nothing to prefetch.
+!qkv = !warpspec.channel<[64x64xf16, 64x64xf16, 64x64xf16], smem>
+func.func @negative_acquire_l2_prefetch_without_copies(%cu: memref<5xi32>) {
+  warpspec.kernel chip("sm_90a") {
+    %tokens = arith.constant 1024 : index
+    %heads = arith.constant 8 : index
+    %qkv = warpspec.channel "qkv" depth(2) : !qkv
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      warpspec.tile_loop (%row, %rows, %head) in %cu : memref<5xi32>
+          heads(%heads) tokens(%tokens) block_size(64) {
+        // expected-error @+1 {{'warpspec.acquire' op with l2_prefetch has no warpspec.tma_load into its slot to prefetch for}}
+        %q, %k, %v = warpspec.acquire %qkv {l2_prefetch} : !qkv
+        warpspec.commit %qkv tile(%row, %rows, %head) : !qkv
+      }
+      warpspec.close %qkv : !qkv
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(232) {
+      warpspec.consume %qkv (%row, %rows, %head, %q, %k, %v) : !qkv {
+        warpspec.release %qkv : !qkv
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// The prefetches are issued before the wait for the slot, so the copies'
+// coordinates must be computed before the acquire.
+!qkv = !warpspec.channel<[64x64xf16, 64x64xf16, 64x64xf16], smem>
+func.func @negative_acquire_l2_prefetch_late_coordinates(
+    %q: memref<?x8x64xf16>, %cu: memref<5xi32>) {
+  warpspec.kernel chip("sm_90a") {
+    %tokens = arith.constant 1024 : index
+    %heads = arith.constant 8 : index
+    %qkv = warpspec.channel "qkv" depth(2) : !qkv
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      warpspec.tile_loop (%row, %rows, %head) in %cu : memref<5xi32>
+          heads(%heads) tokens(%tokens) block_size(64) {
+        // expected-error @+1 {{'warpspec.acquire' op with l2_prefetch needs the coordinates of the copies into its slot before it, but a warpspec.tma_load uses one computed after it}}
+        %qb, %kb, %vb = warpspec.acquire %qkv {l2_prefetch} : !qkv
+        %c64 = arith.constant 64 : i32
+        %next = arith.addi %row, %c64 : i32
+        warpspec.tma_load %q[%next, %head] into %qb
+            : memref<?x8x64xf16>, !warpspec.buffer<64x64xf16, smem>
+        warpspec.commit %qkv tile(%row, %rows, %head) : !qkv
+      }
+      warpspec.close %qkv : !qkv
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(232) {
+      warpspec.consume %qkv (%row, %rows, %head, %qt, %kt, %vt) : !qkv {
+        warpspec.release %qkv : !qkv
+      }
+    }
+  }
+  return
+}

@@ -237,13 +237,14 @@ func.func @hopper_forward_f16_d64_three_replicas(%q: !act64, %k: !act64,
 // two-slot qkvdo ring (4 tiles, 64 KiB a slot); each of the two compute
 // replicas has 8 KiB scratch buffers for P and dS and a 16 KiB staging
 // buffer the three outputs leave through in turn (bulk). smem_bytes =
-// 131072 + 2 x (8192 + 8192 + 16384) + 32 + 32 + 1024 = 197696.
+// 131072 + 2 x (8192 + 8192 + 16384) + 32 + 32 + 1024 = 197696. Its acquire
+// carries l2_prefetch (the option's form; not this kernel's default).
 // CHECK-LABEL: func.func @hopper_backward_bf16_d128
 // CHECK: warpspec.kernel chip("sm_90a") attributes {info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64, kind = "backward", rotary = "none", softmax_scale = 0.0883883461 : f32}, smem_bytes = 197696 : i64} {
 // CHECK: %[[SCALE:.*]] = arith.constant 0.0883883461 : f32
 // CHECK: %[[RING:.*]] = warpspec.channel "qkvdo" depth(2) {barrier_offset = 196608 : i64, buffer_offset = 0 : i64, info_offset = 196640 : i64, slot_stride = 65536 : i64} : <[64x128xbf16, 64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
 // CHECK: warpspec.partition "load" role(load) warps(4) regs(40) {
-// CHECK: %[[BUFS:.*]]:4 = warpspec.acquire %[[RING]]
+// CHECK: %[[BUFS:.*]]:4 = warpspec.acquire %[[RING]] {l2_prefetch} :
 // CHECK-COUNT-4: warpspec.tma_load
 // CHECK-NEXT: warpspec.commit %[[RING]]
 // CHECK: warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
@@ -292,7 +293,7 @@ func.func @hopper_backward_bf16_d128(%q: !act {blockattn.name = "q"},
     warpspec.partition "load" role(load) warps(4) regs(40) {
       warpspec.tile_loop (%row, %rows, %head) in %cu : !cu
           heads(%heads) tokens(%tokens) block_size(64) {
-        %qb, %kb, %vb, %dob = warpspec.acquire %ring : !qkvdo
+        %qb, %kb, %vb, %dob = warpspec.acquire %ring {l2_prefetch} : !qkvdo
         warpspec.tma_load %q[%row, %head] into %qb : !act, !tile
         warpspec.tma_load %k[%row, %head] into %kb : !act, !tile
         warpspec.tma_load %v[%row, %head] into %vb : !act, !tile

@@ -84,6 +84,8 @@ struct HopperPlan {
   /// persistent launch).
   int64_t ctasPerSm = 1;
   int64_t tilesPerCta = 0;
+  /// The producer prefetches each tile into L2 before it waits for a slot.
+  bool l2Prefetch = false;
 };
 
 /// The register budget of each of `replicas` replicated warpgroups next to
@@ -294,7 +296,7 @@ KernelValues beginKernel(OpBuilder &b, Location loc, StringRef chip,
 /// the tiles of `spec.loads` into the ring `ring`.
 void buildLoadPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
                         const KernelValues &values, Value ring,
-                        bool contiguousSchedule, int64_t regs) {
+                        const HopperPlan &plan, int64_t regs) {
   MLIRContext *ctx = b.getContext();
   Type i32 = b.getI32Type();
   auto producer = PartitionOp::create(
@@ -306,7 +308,7 @@ void buildLoadPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
   auto loop =
       TileLoopOp::create(b, loc, spec.cuSeqlens, values.numHeads,
                          values.numTokens, b.getI64IntegerAttr(spec.blockSize),
-                         contiguousSchedule ? b.getUnitAttr() : nullptr);
+                         plan.contiguousSchedule ? b.getUnitAttr() : nullptr);
   SmallVector<Type> loopArgs(spec.needsTilePosition() ? 4 : 3, i32);
   Block &loopBody = createBody(loop, loopArgs, loc);
   b.setInsertionPointToStart(&loopBody);
@@ -314,6 +316,7 @@ void buildLoadPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
         head = loopBody.getArgument(2);
   Value position = spec.needsTilePosition() ? loopBody.getArgument(3) : Value();
   auto acquire = AcquireOp::create(b, loc, ring);
+  acquire.setL2Prefetch(plan.l2Prefetch);
   for (auto [source, buffer] : llvm::zip(spec.loads, acquire.getBuffers()))
     TmaLoadOp::create(b, loc, source, row, head, buffer);
   commitTile(b, loc, spec, ring, row, rows, head, position);
@@ -356,8 +359,7 @@ void buildHopperKernel(
   }
   Value ring = createChannel(b, loc, channelType, channelName, plan.numStages);
   Type i32 = b.getI32Type();
-  buildLoadPartition(b, loc, spec, values, ring, plan.contiguousSchedule,
-                     kProducerRegs);
+  buildLoadPartition(b, loc, spec, values, ring, plan, kProducerRegs);
 
   // Consumers: each owns whole tiles, round-robin over the ring's slots.
   auto consumer = PartitionOp::create(
@@ -683,8 +685,7 @@ void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
                       ? createRotaryRing(b, loc, spec, plan.rotaryDepth)
                       : Value();
 
-  buildLoadPartition(b, loc, spec, values, qkv, plan.contiguousSchedule,
-                     regs.load);
+  buildLoadPartition(b, loc, spec, values, qkv, plan, regs.load);
   if (rotated)
     buildRotaryPartition(b, loc, spec, qkv, rotated);
 
@@ -780,8 +781,7 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
                       ? createRotaryRing(b, loc, spec, plan.rotaryDepth)
                       : Value();
 
-  buildLoadPartition(b, loc, spec, values, qkvdo, plan.contiguousSchedule,
-                     regs.load);
+  buildLoadPartition(b, loc, spec, values, qkvdo, plan, regs.load);
   if (rotated)
     buildRotaryPartition(b, loc, spec, qkvdo, rotated);
 
@@ -997,7 +997,8 @@ struct BlockAttnWarpSpecializePass
     HopperPlan plan;
     int64_t slotBytes = spec.loads.size() * spec.tileBytes(spec.headDim);
     if (failed(resolveLaunch(op, slotBytes, /*hopper=*/false,
-                             /*chunkedByDefault=*/false, plan)))
+                             /*chunkedByDefault=*/false, plan)) ||
+        failed(resolveL2Prefetch(op, /*byDefault=*/false, plan)))
       return failure();
     plan.numConsumers = 1; // the MMA warp takes every slot
     plan.pFromSmem = false;
@@ -1094,6 +1095,22 @@ struct BlockAttnWarpSpecializePass
     return backward && spec.headDim <= 64 && !spec.hasRotary() ? 1 : 2;
   }
 
+  /// `l2-prefetch`: the producer asks for each tile in L2 before it waits for
+  /// a slot. Under `auto` only where it measured faster: the plain Hopper
+  /// backward at head dim 64, chunked, whose two 32 KiB slots a CTA leave
+  /// DRAM short of requests (H200, 2026-11-29: 1.452 against 1.477 ms on
+  /// seed-d64). Elsewhere it made DRAM idle more, not less: the D=128
+  /// forward 1.594 against 1.516 ms, the D=128 backward 3.08 against 2.92.
+  LogicalResult resolveL2Prefetch(Operation *op, bool byDefault,
+                                  HopperPlan &plan) {
+    if (l2Prefetch != "auto" && l2Prefetch != "on" && l2Prefetch != "off")
+      return op->emitOpError()
+             << "l2-prefetch must be 'auto', 'on' or 'off', got '" << l2Prefetch
+             << "'";
+    plan.l2Prefetch = l2Prefetch == "on" || (l2Prefetch == "auto" && byDefault);
+    return success();
+  }
+
   /// Which Hopper kernels launch chunked unless told otherwise: those
   /// without rotary embeddings, and the half-split rotary backward at head
   /// dim 128, whose rotation the second CTA on the SM hides as well as a
@@ -1134,6 +1151,10 @@ struct BlockAttnWarpSpecializePass
         numConsumers <= 1 && chunkedByDefaultFor(spec, backward);
     if (failed(resolveLaunch(op, slotBytes, /*hopper=*/true, chunkedByDefault,
                              plan)))
+      return failure();
+    bool prefetchByDefault = backward && !spec.hasRotary() &&
+                             spec.headDim <= 64 && plan.tilesPerCta > 0;
+    if (failed(resolveL2Prefetch(op, prefetchByDefault, plan)))
       return failure();
     // Two CTAs per SM leave each 128 registers a thread at launch: one
     // consumer warpgroup (216 after setmaxnreg) next to the producer.

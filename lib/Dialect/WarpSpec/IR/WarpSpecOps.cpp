@@ -9,6 +9,7 @@
 #include "blockattn/Dialect/WarpSpec/IR/WarpSpecOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/MapVector.h"
@@ -486,6 +487,33 @@ LogicalResult AcquireOp::inferReturnTypes(
   if (!channel)
     return failure();
   llvm::append_range(inferredReturnTypes, channel.getBufferTypes());
+  return success();
+}
+
+/// A prefetch is issued before the wait for the slot, so it needs every
+/// copy's coordinates by then.
+LogicalResult AcquireOp::verify() {
+  if (!getL2Prefetch())
+    return success();
+  DominanceInfo dominance;
+  bool hasCopies = false;
+  for (Value buffer : getBuffers()) {
+    for (Operation *user : buffer.getUsers()) {
+      auto load = dyn_cast<TmaLoadOp>(user);
+      if (!load)
+        continue;
+      hasCopies = true;
+      for (Value coordinate : {load.getRow(), load.getHead()})
+        if (!dominance.properlyDominates(coordinate, getOperation()))
+          return emitOpError()
+                 << "with l2_prefetch needs the coordinates of the copies "
+                    "into its slot before it, but a warpspec.tma_load uses "
+                    "one computed after it";
+    }
+  }
+  if (!hasCopies)
+    return emitOpError() << "with l2_prefetch has no warpspec.tma_load into "
+                            "its slot to prefetch for";
   return success();
 }
 

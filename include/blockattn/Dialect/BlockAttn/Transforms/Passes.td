@@ -31,7 +31,9 @@ def BlockAttnWarpSpecializePass
       the forward and the backward without rotary embeddings, and the
       half-split rotary backward at head dim 128, are launched chunked: one
       consumer, two CTAs per SM, a CTA per few tiles (`schedule`,
-      `ctas-per-sm`, `tiles-per-cta`).
+      `ctas-per-sm`, `tiles-per-cta`). The chunked backward at head dim 64
+      also prefetches each tile into L2 before its producer waits for a
+      slot (`l2-prefetch`).
     - The function's arguments get a `blockattn.name` attribute ("q", "k",
       ...) that names them in the launch manifest.
 
@@ -76,6 +78,12 @@ def BlockAttnWarpSpecializePass
            "partial ones as below), 'smem' (staged, then stored by the "
            "threads in whole 128-byte row segments) or 'registers' (each "
            "thread stores its accumulator fragment)">,
+    Option<"l2Prefetch", "l2-prefetch", "std::string", /*default=*/"\"auto\"",
+           "Whether the producer prefetches each tile into L2 before it "
+           "waits for a free slot (warpspec.acquire {l2_prefetch}): 'on', "
+           "'off', or 'auto' (the recipe picks: on for the sm_90a backward "
+           "without rotary embeddings at head dim 64 when it is launched "
+           "chunked, off elsewhere)">,
   ];
 }
 

@@ -252,13 +252,24 @@ def WarpSpec_AcquireOp : WarpSpec_Op<"acquire", [
     followed, in the same block, by a `warpspec.commit` of the same channel
     that publishes the slot.
 
+    With `l2_prefetch`, the producer first asks for the tiles that the
+    `warpspec.tma_load` copies into this slot will read to be brought into
+    L2 (a bulk tensor prefetch each), then waits for the slot: the reads
+    from DRAM start while the slot is still in use, and the copies find the
+    data in L2. The copies' coordinates must therefore be known before the
+    acquire. It adds loads in flight without shared memory; whether that
+    pays depends on the kernel (see the `l2-prefetch` option of
+    `blockattn-warp-specialize`).
+
     ```mlir
     %q, %k, %v = warpspec.acquire %qkv : !qkv
+    %q, %k, %v = warpspec.acquire %qkv {l2_prefetch} : !qkv
     ```
   }];
-  let arguments = (ins WarpSpec_ChannelType:$channel);
+  let arguments = (ins WarpSpec_ChannelType:$channel, UnitAttr:$l2_prefetch);
   let results = (outs Variadic<WarpSpec_BufferType>:$buffers);
   let assemblyFormat = "$channel attr-dict `:` type($channel)";
+  let hasVerifier = 1;
 }
 
 def WarpSpec_CommitOp : WarpSpec_Op<"commit"> {
