@@ -1096,11 +1096,15 @@ struct BlockAttnWarpSpecializePass
   }
 
   /// `l2-prefetch`: the producer asks for each tile in L2 before it waits for
-  /// a slot. Under `auto` only where it measured faster: the plain Hopper
-  /// backward at head dim 64, chunked, whose two 32 KiB slots a CTA leave
-  /// DRAM short of requests (H200, 2026-11-29: 1.452 against 1.477 ms on
-  /// seed-d64). Elsewhere it made DRAM idle more, not less: the D=128
-  /// forward 1.594 against 1.516 ms, the D=128 backward 3.08 against 2.92.
+  /// a slot. Under `auto` only where it measured faster and was tested on
+  /// the GPU (H200, 2026-11-29): the plain Hopper backward at head dim 64,
+  /// chunked, whose two 32 KiB slots a CTA leave DRAM short of requests
+  /// (1.452 against 1.477 ms on seed-d64). The rotary forwards at head dim
+  /// 128 measured faster with it too (half-split 1.72 against 1.86 ms on
+  /// seed) but their 40-register producers then spill 8-12 bytes, and with
+  /// 48 registers the gain was gone; they stay off until that is settled.
+  /// Elsewhere it made DRAM idle more, not less: the plain D=128 forward
+  /// 1.594 against 1.516 ms, the D=128 backward 3.08 against 2.92.
   LogicalResult resolveL2Prefetch(Operation *op, bool byDefault,
                                   HopperPlan &plan) {
     if (l2Prefetch != "auto" && l2Prefetch != "on" && l2Prefetch != "off")
