@@ -414,6 +414,9 @@ static SmallVector<std::array<Value, 3>> chunkCoordinates(KernelEmitter &e,
   return chunks;
 }
 
+/// The copies are those between the acquire and its commit in the same
+/// block, as the recipes build them; a copy nested in a region there would
+/// only go without its prefetch.
 void KernelEmitter::emitL2Prefetches(AcquireOp op) {
   for (Operation *next = op->getNextNode(); next && !isa<CommitOp>(next);
        next = next->getNextNode()) {
