@@ -402,16 +402,11 @@ LogicalResult KernelEmitter::emitRelease(ReleaseOp op) {
   return success();
 }
 
-/// The copies of a tile: one per 64-column (128-byte, swizzled) chunk, at
-/// coordinates {column, head, row} of the [T, H, D] tensor map.
-static SmallVector<std::array<Value, 3>> chunkCoordinates(KernelEmitter &e,
-                                                          TmaLoadOp op) {
-  Value row = e.lookupI32(op.getRow()), head = e.lookupI32(op.getHead());
-  int64_t cols = op.getDest().getType().getShape()[1];
-  SmallVector<std::array<Value, 3>> chunks;
-  for (int64_t chunk = 0; chunk < cols / 64; ++chunk)
-    chunks.push_back({e.i32(chunk * 64), head, row});
-  return chunks;
+/// The bulk tensor copies of a tma_load's tile.
+static SmallVector<TmaBox> loadBoxes(KernelEmitter &e, TmaLoadOp op) {
+  ArrayRef<int64_t> shape = op.getDest().getType().getShape();
+  return e.tmaBoxes(e.lookupI32(op.getRow()), e.lookupI32(op.getHead()),
+                    shape[0], shape[1]);
 }
 
 /// The copies are those between the acquire and its commit in the same
@@ -426,9 +421,9 @@ void KernelEmitter::emitL2Prefetches(AcquireOp op) {
     Value tensorMap = argParams[load.getSource()].tensorMap;
     if (!tensorMap)
       continue; // emitTmaLoad reports it
-    for (const std::array<Value, 3> &coords : chunkCoordinates(*this, load))
+    for (const TmaBox &box : loadBoxes(*this, load))
       NVVM::CpAsyncBulkTensorPrefetchOp::create(
-          b, loc, tensorMap, coords, ValueRange{}, NVVM::TMALoadModeAttr(),
+          b, loc, tensorMap, box.coords, ValueRange{}, NVVM::TMALoadModeAttr(),
           /*l2CacheHint=*/Value());
   }
 }
@@ -442,19 +437,18 @@ LogicalResult KernelEmitter::emitTmaLoad(TmaLoadOp op) {
   if (!source.tensorMap || !dest || !state)
     return op.emitOpError() << "needs a tensor-map kernel argument and an "
                                "acquired destination";
-  int64_t rows = op.getDest().getType().getShape()[0];
   Value barrier = fullBarrier(*state, state->stage);
   // `.shared::cluster` destinations are the PTX 8.0 form: a CTA's own shared
   // address is a valid cluster address without clusters.
   Type clusterPtr = LLVM::LLVMPointerType::get(ctx, 7);
-  for (auto [chunk, coords] : llvm::enumerate(chunkCoordinates(*this, op))) {
-    Value chunkPtr = LLVM::GEPOp::create(
-        b, loc, smemPtrT(), b.getI8Type(), dest,
-        ValueRange{i32(static_cast<int64_t>(chunk) * rows * 128)});
+  for (const TmaBox &box : loadBoxes(*this, op)) {
+    Value chunkPtr = LLVM::GEPOp::create(b, loc, smemPtrT(), b.getI8Type(),
+                                         dest, ValueRange{i32(box.smemOffset)});
     Value dst = LLVM::AddrSpaceCastOp::create(b, loc, clusterPtr, chunkPtr);
     NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-        b, loc, dst, source.tensorMap, coords, barrier, ValueRange{}, Value(),
-        Value(), NVVM::TMALoadModeAttr(), BoolAttr(), nullptr, Value());
+        b, loc, dst, source.tensorMap, box.coords, barrier, ValueRange{},
+        Value(), Value(), NVVM::TMALoadModeAttr(), BoolAttr(), nullptr,
+        Value());
   }
   return success();
 }

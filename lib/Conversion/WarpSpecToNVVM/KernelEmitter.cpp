@@ -2,6 +2,8 @@
 
 #include "KernelEmitter.h"
 
+#include "blockattn/Conversion/WarpSpecToNVVM/Descriptors.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -103,6 +105,16 @@ Value KernelEmitter::smemDescriptor(uint64_t fixedBits, Value start,
       andi(LLVM::LShrOp::create(b, loc, address, i64(4)), i64(0x3FFF));
   return LLVM::OrOp::create(b, loc, field,
                             i64(static_cast<int64_t>(fixedBits)));
+}
+
+SmallVector<TmaBox> KernelEmitter::tmaBoxes(Value row, Value head, int64_t rows,
+                                            int64_t cols) {
+  using nvdesc::SwizzledTile;
+  SmallVector<TmaBox> boxes;
+  for (int64_t chunk = 0; chunk < cols / SwizzledTile::kChunkCols; ++chunk)
+    boxes.push_back({SwizzledTile{rows, cols}.chunkBytes() * chunk,
+                     {i32(chunk * SwizzledTile::kChunkCols), head, row}});
+  return boxes;
 }
 
 Value KernelEmitter::smemAddress(Value ptr) {

@@ -31,6 +31,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 
+#include <array>
 #include <functional>
 #include <memory>
 
@@ -149,6 +150,14 @@ struct ChannelState {
 //===----------------------------------------------------------------------===//
 
 /// What the partition being emitted runs on.
+/// One bulk tensor copy of a tile: a 64-column (128-byte, swizzled) chunk,
+/// at byte `smemOffset` of the tile in shared memory and at coordinates
+/// {column, head, row} of the [T, H, D] tensor map.
+struct TmaBox {
+  int64_t smemOffset;
+  std::array<Value, 3> coords;
+};
+
 struct PartitionContext {
   warpspec::PartitionOp op;
   Value replica;         // i32
@@ -214,6 +223,10 @@ public:
   /// its low bits): the address-independent `fixedBits` | ((start + offset)
   /// >> 4) & 0x3FFF.
   Value smemDescriptor(uint64_t fixedBits, Value start, uint64_t offset);
+  /// The bulk tensor copies of a `rows` x `cols` tile whose first row is
+  /// `row` of head `head` (TMA loads, their L2 prefetches, bulk stores).
+  SmallVector<TmaBox> tmaBoxes(Value row, Value head, int64_t rows,
+                               int64_t cols);
 
   /// Structured control flow (converted to branches at the end of the pass).
   void emitIf(Value cond, function_ref<void()> thenFn);

@@ -314,16 +314,14 @@ static LogicalResult emitStagedStore(KernelEmitter &e, StoreOp op,
       e.cmp(LLVM::ICmpPredicate::eq, validRows, e.i32(rows)),
       [&] {
         e.emitIf(leader, [&] {
-          Value row = e.lookupI32(op.getRow()),
-                head = e.lookupI32(op.getHead());
-          for (int64_t chunk = 0; chunk < cols / 64; ++chunk) {
-            Value src = LLVM::GEPOp::create(
-                e.b, e.loc, e.smemPtrT(), e.b.getI8Type(), staging,
-                ValueRange{
-                    e.i32(chunk * rows * nvdesc::SwizzledTile::kRowBytes)});
-            Value coords[] = {e.i32(chunk * 64), head, row};
+          for (const TmaBox &box :
+               e.tmaBoxes(e.lookupI32(op.getRow()), e.lookupI32(op.getHead()),
+                          rows, cols)) {
+            Value src =
+                LLVM::GEPOp::create(e.b, e.loc, e.smemPtrT(), e.b.getI8Type(),
+                                    staging, ValueRange{e.i32(box.smemOffset)});
             NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
-                e.b, e.loc, dest.tensorMap, src, coords, Value(),
+                e.b, e.loc, dest.tensorMap, src, box.coords, Value(),
                 NVVM::TMAStoreModeAttr(), Value());
           }
           NVVM::CpAsyncBulkCommitGroupOp::create(e.b, e.loc);
