@@ -381,13 +381,14 @@ LogicalResult KernelEmitter::emitRelease(ReleaseOp op) {
     NVVM::Tcgen05CommitOp::create(b, loc, barrier, Value());
     return success();
   }
-  // A compute warpgroup reads a shared-memory slot only through wgmma (which
-  // completed before this point: the lowering waits for every wgmma group it
-  // issues) and the record (read before its first wgmma); wgmma is
-  // warpgroup-wide, so once thread 0 passed its wait, the whole warpgroup is
-  // done with the slot. Other multi-thread roles first order their
-  // tensor-memory reads (tcgen05.ld, waited for) and gather the replica.
-  if (!partition.singleThread && partition.op.getRole() != Role::compute) {
+  // Thread 0's arrival (a release) covers only what happens-before it, and
+  // every thread of the replica read the slot's record with ld.shared. The
+  // warpgroup-wide wgmma between that read and this point orders nothing in
+  // the PTX memory model, so without the replica barrier the producer's next
+  // record store races the other threads' reads (compute-sanitizer's
+  // racecheck reports it; docs/sanitizers.md). Roles reading tensor memory
+  // first order their tcgen05.ld (waited for) before the barrier.
+  if (!partition.singleThread) {
     if (state.op.inTensorMemory())
       tcgen05Fence(/*after=*/false);
     replicaBarrier();
