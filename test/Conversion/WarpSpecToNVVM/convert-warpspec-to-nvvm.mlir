@@ -5,7 +5,7 @@
 // RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a}),warpspec-allocate-smem,convert-warpspec-to-nvvm)' | grep -c 'nvvm.wgmma.mma_async' | FileCheck %s --check-prefix=WGMMA8
 // RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a}),warpspec-allocate-smem,convert-warpspec-to-nvvm)' | grep -c 'wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16' | FileCheck %s --check-prefix=ASM4
 // RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a schedule=strided p-operand=smem}),warpspec-allocate-smem,convert-warpspec-to-nvvm)' | FileCheck %s --check-prefix=PSMEM --implicit-check-not=wgmma.mma_async.sync
-// RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a schedule=strided o-store=registers}),warpspec-allocate-smem,convert-warpspec-to-nvvm)' | FileCheck %s --check-prefix=OREGS --implicit-check-not='nvvm.barrier id'
+// RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a schedule=strided o-store=registers}),warpspec-allocate-smem,convert-warpspec-to-nvvm)' | FileCheck %s --check-prefix=OREGS
 // RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a}),warpspec-allocate-smem,convert-warpspec-to-nvvm)' | FileCheck %s --check-prefix=CHUNKED --implicit-check-not=warpspec.
 
 // convert-warpspec-to-nvvm on the seed forward (bf16, head_dim 128, any
@@ -140,9 +140,15 @@
 // PSMEM-COUNT-8: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<4xi32>, !llvm.ptr<1>
 
 // O stored from registers: no staging buffer (197616 bytes), no named
-// barrier, each thread stores its fragment in 4-byte pairs of bf16.
+// barrier for the store, each thread stores its fragment in 4-byte pairs of
+// bf16. The one named barrier gathers the warpgroup before its thread 0
+// releases the slot (every thread read the slot's tile record).
 // OREGS: smem_bytes = 197616 : i64
 // OREGS: llvm.inline_asm
+// OREGS: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
+// OREGS-NOT: nvvm.barrier id
+// OREGS: nvvm.mbarrier.arrive
+// OREGS-NOT: nvvm.barrier id
 // OREGS-COUNT-32: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : i32, !llvm.ptr<1>
 // OREGS-NOT: !llvm.ptr<1>
 // OREGS: llvm.return
