@@ -39,7 +39,7 @@ struct Cursor {
 
 LogicalResult KernelEmitter::emitTileLoop(TileLoopOp op) {
   ArgParams &cuParams = argParams[op.getCuSeqlens()];
-  if (!cuParams.pointer || !cuParams.sizes[0])
+  if (!cuParams.pointer || !argSize(op.getCuSeqlens(), 0))
     return op.emitOpError()
            << "cu_seqlens must be a dynamically sized kernel argument";
   Value cu = cuParams.pointer;
