@@ -26,8 +26,8 @@ const char *knownUpstreamCrash(llvm::StringRef input);
 
 /// Parses `input` as MLIR, verifies it, and runs each pipeline of
 /// `pipelines` on a fresh parse: the passes on the top-level module, as in
-/// `--pass-pipeline='builtin.module(...)'` (so without that anchor). Returns 0, as
-/// LLVMFuzzerTestOneInput must; aborts on a broken invariant.
+/// `--pass-pipeline='builtin.module(...)'` (so without that anchor). Returns 0,
+/// as LLVMFuzzerTestOneInput must; aborts on a broken invariant.
 int runPipelines(const uint8_t *data, size_t size,
                  llvm::ArrayRef<llvm::StringRef> pipelines);
 

@@ -1,4 +1,5 @@
-//===- ReplayMain.cpp - run a fuzz target over files, deterministically ----===//
+//===- ReplayMain.cpp - run a fuzz target over files, deterministically
+//----===//
 //
 // The main of the fuzz targets when they are not linked with libFuzzer (the
 // normal g++ build): every argument is a file, or a directory whose files

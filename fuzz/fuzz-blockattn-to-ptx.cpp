@@ -1,6 +1,7 @@
 //===- fuzz-blockattn-to-ptx.cpp - fuzz target: blockattn-to-ptx ----------===//
 //
-// LLVMFuzzerTestOneInput for the whole blockattn-to-ptx pipeline through NVPTX to PTX (no ptxas), both chips.
+// LLVMFuzzerTestOneInput for the whole blockattn-to-ptx pipeline through NVPTX
+// to PTX (no ptxas), both chips.
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,6 +1,8 @@
-//===- fuzz-convert-to-nvvm.cpp - fuzz target: convert-warpspec-to-nvvm ----===//
+//===- fuzz-convert-to-nvvm.cpp - fuzz target: convert-warpspec-to-nvvm
+//----===//
 //
-// LLVMFuzzerTestOneInput for convert-warpspec-to-nvvm on planned (allocated) kernels, and after the allocators on unplanned ones.
+// LLVMFuzzerTestOneInput for convert-warpspec-to-nvvm on planned (allocated)
+// kernels, and after the allocators on unplanned ones.
 //
 //===----------------------------------------------------------------------===//
 

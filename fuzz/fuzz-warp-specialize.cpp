@@ -1,4 +1,5 @@
-//===- fuzz-warp-specialize.cpp - fuzz target: blockattn-warp-specialize ---===//
+//===- fuzz-warp-specialize.cpp - fuzz target: blockattn-warp-specialize
+//---===//
 //
 // LLVMFuzzerTestOneInput for blockattn-warp-specialize for both chips.
 //

@@ -122,8 +122,8 @@ struct ConvertWarpSpecToNVVMPass
     // The prologue allocates tensor memory (tmem_columns) into the slot at
     // tmem_base_offset before any tensor-memory op is lowered.
     SmallVector<ChannelOp, 4> channels = kernel.getChannels();
-    auto tmemChannel = llvm::find_if(
-        channels, [](ChannelOp c) { return c.inTensorMemory(); });
+    auto tmemChannel =
+        llvm::find_if(channels, [](ChannelOp c) { return c.inTensorMemory(); });
     bool tcgen05 = false;
     kernel.walk([&](Operation *op) {
       tcgen05 |= isa<MmaAsyncOp, TmemLoadOp, TmemStoreOp>(op);

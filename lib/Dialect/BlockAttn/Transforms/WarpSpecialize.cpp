@@ -20,7 +20,6 @@
 
 #include <limits>
 
-
 namespace mlir::blockattn {
 #define GEN_PASS_DEF_BLOCKATTNWARPSPECIALIZEPASS
 #include "blockattn/Dialect/BlockAttn/Transforms/Passes.h.inc"

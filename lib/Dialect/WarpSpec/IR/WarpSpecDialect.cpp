@@ -15,8 +15,8 @@ using namespace mlir;
 using namespace mlir::warpspec;
 using mlir::blockattn::CheckedSize;
 
-#include "blockattn/Dialect/WarpSpec/IR/WarpSpecOpsDialect.cpp.inc"
 #include "blockattn/Dialect/WarpSpec/IR/WarpSpecEnums.cpp.inc"
+#include "blockattn/Dialect/WarpSpec/IR/WarpSpecOpsDialect.cpp.inc"
 #define GET_ATTRDEF_CLASSES
 #include "blockattn/Dialect/WarpSpec/IR/WarpSpecAttrs.cpp.inc"
 #define GET_TYPEDEF_CLASSES
@@ -96,10 +96,9 @@ void BufferType::print(AsmPrinter &printer) const {
   printer << ", " << stringifyMemorySpace(getMemorySpace()) << '>';
 }
 
-LogicalResult
-BufferType::verify(function_ref<InFlightDiagnostic()> emitError,
-                   ArrayRef<int64_t> shape, Type elementType,
-                   MemorySpace memorySpace) {
+LogicalResult BufferType::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 ArrayRef<int64_t> shape, Type elementType,
+                                 MemorySpace memorySpace) {
   // Buffers are sized in bytes (getSizeInBytes), so their elements must have
   // a bit width.
   if (!isa<IntegerType, FloatType>(elementType))
@@ -189,9 +188,9 @@ void ChannelType::print(AsmPrinter &printer) const {
   printer << "], " << stringifyMemorySpace(getMemorySpace()) << '>';
 }
 
-LogicalResult
-ChannelType::verify(function_ref<InFlightDiagnostic()> emitError,
-                    ArrayRef<Type> bufferTypes, MemorySpace memorySpace) {
+LogicalResult ChannelType::verify(function_ref<InFlightDiagnostic()> emitError,
+                                  ArrayRef<Type> bufferTypes,
+                                  MemorySpace memorySpace) {
   if (bufferTypes.empty())
     return emitError() << "a channel needs at least one buffer per slot";
   for (Type type : bufferTypes) {

@@ -171,9 +171,9 @@ LogicalResult verifyBudgets(KernelOp kernel) {
     return kernel.emitOpError()
            << "smem_bytes must be non-negative, got " << *smem;
   if (std::optional<int64_t> base = kernel.getTmemBaseOffset();
-      base && (*base < 0 || *base % 8 != 0 ||
-               *base > TargetLimits::maxSharedMemoryBytes -
-                           SlotState::tileRecordBytes))
+      base &&
+      (*base < 0 || *base % 8 != 0 ||
+       *base > TargetLimits::maxSharedMemoryBytes - SlotState::tileRecordBytes))
     return kernel.emitOpError()
            << "tmem_base_offset must be a multiple of 8 in [0, "
            << TargetLimits::maxSharedMemoryBytes - SlotState::tileRecordBytes
@@ -471,12 +471,11 @@ LogicalResult ChannelOp::verify() {
                          << TargetLimits::maxSharedMemoryBytes
                          << " bytes of shared memory";
   // The planned offsets address shared memory of the CTA.
-  for (auto [name, value] :
-       {std::pair<StringRef, std::optional<int64_t>>{"buffer_offset",
-                                                     getBufferOffset()},
-        {"slot_stride", getSlotStride()},
-        {"barrier_offset", getBarrierOffset()},
-        {"info_offset", getInfoOffset()}})
+  for (auto [name, value] : {std::pair<StringRef, std::optional<int64_t>>{
+                                 "buffer_offset", getBufferOffset()},
+                             {"slot_stride", getSlotStride()},
+                             {"barrier_offset", getBarrierOffset()},
+                             {"info_offset", getInfoOffset()}})
     if (value && (*value < 0 || *value > TargetLimits::maxSharedMemoryBytes))
       return emitOpError() << name << " must be in [0, "
                            << TargetLimits::maxSharedMemoryBytes << "], got "
@@ -490,19 +489,17 @@ LogicalResult ChannelOp::verify() {
   if (static_cast<int64_t>(slots->size()) != 2 * getDepth())
     return emitOpError() << "tmem_slots must hold a lane and a column per "
                             "slot ("
-                         << 2 * getDepth() << " values), got "
-                         << slots->size();
+                         << 2 * getDepth() << " values), got " << slots->size();
   int64_t width = tmemSlotColumns(getChannelType());
   for (size_t s = 0; s < slots->size(); s += 2) {
     int64_t lane = (*slots)[s], column = (*slots)[s + 1];
     if (lane < 0 || lane >= TargetLimits::tmemLanes || column < 0 ||
         column > TargetLimits::tmemColumns - width)
-      return emitOpError()
-             << "tmem_slots of slot " << s / 2 << " (lane " << lane
-             << ", column " << column << ", " << width
-             << " columns wide) leave the tensor memory of "
-             << TargetLimits::tmemLanes << " lanes x "
-             << TargetLimits::tmemColumns << " columns";
+      return emitOpError() << "tmem_slots of slot " << s / 2 << " (lane "
+                           << lane << ", column " << column << ", " << width
+                           << " columns wide) leave the tensor memory of "
+                           << TargetLimits::tmemLanes << " lanes x "
+                           << TargetLimits::tmemColumns << " columns";
   }
   return success();
 }
@@ -551,8 +548,8 @@ LogicalResult PartitionOp::verify() {
                             "multiple of 8 in [24, 256]";
   int64_t maxReplicas = TargetLimits::maxWarpsPerCta / warps;
   if (getReplicas() < 1 || getReplicas() > maxReplicas)
-    return emitOpError() << "replicas must be in [1, " << maxReplicas
-                         << "] (" << TargetLimits::maxWarpsPerCta
+    return emitOpError() << "replicas must be in [1, " << maxReplicas << "] ("
+                         << TargetLimits::maxWarpsPerCta
                          << " warps a CTA at most, " << warps
                          << " per replica), got " << getReplicas();
   return success();
@@ -615,7 +612,8 @@ LogicalResult TileLoopOp::verify() {
     return emitOpError() << "cu_seqlens must be a rank-1 memref of i32, got "
                          << getCuSeqlens().getType();
   // Rows are i32 (cu_seqlens, the body's arguments).
-  if (getBlockSize() <= 0 || getBlockSize() > std::numeric_limits<int32_t>::max())
+  if (getBlockSize() <= 0 ||
+      getBlockSize() > std::numeric_limits<int32_t>::max())
     return emitOpError() << "block_size must be in [1, "
                          << std::numeric_limits<int32_t>::max() << "], got "
                          << getBlockSize();
