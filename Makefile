@@ -5,6 +5,11 @@
 #   make check   install what is missing, build, run every test
 #   make build   configure (first time) and build
 #   make clean   remove the build directory
+#   make fuzz    libFuzzer campaign over every fuzz target (clang-22; build in
+#                build-fuzz; FUZZ_SECONDS per target, FUZZ_TARGETS to pick)
+#   make check-sanitize
+#                AddressSanitizer + UBSan build (build-sanitize) and its lit
+#                run (docs/fuzzing.md)
 #
 # Dependencies (apt: LLVM/MLIR 22, cmake, ninja; pip: numpy, pytest) are
 # installed by scripts/install-deps.sh, only when missing.
@@ -18,7 +23,15 @@ LIT         ?= $(LLVM_PREFIX)/bin/lit
 PYTHON      ?= python3
 CMAKE_FLAGS ?=
 
-.PHONY: all build check run clean deps
+FUZZ_BUILD_DIR     ?= build-fuzz
+FUZZ_SECONDS       ?= 300
+FUZZ_TARGETS       ?= parse warp-specialize allocate-smem allocate-tmem \
+                      convert-to-nvvm blockattn-to-ptx
+FUZZ_FLAGS         ?= -timeout=30 -rss_limit_mb=4096 -max_len=65536
+SANITIZE_BUILD_DIR ?= build-sanitize
+SANITIZE_FLAGS     ?= -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+
+.PHONY: all build check run clean deps fuzz fuzz-build check-sanitize
 
 all: build
 
@@ -51,6 +64,39 @@ check: deps
 run: deps
 	$(MAKE) --no-print-directory build
 	BUILD_DIR=$(BUILD_DIR) ./scripts/run.sh
+
+# A libFuzzer build of the fuzz targets (clang-22 against the same LLVM 22
+# libraries), then FUZZ_SECONDS of random search per target, one process,
+# starting from the committed corpus. New inputs go to $(FUZZ_BUILD_DIR)/
+# corpus/<target>; crashes to $(FUZZ_BUILD_DIR)/findings/<target>.
+fuzz-build:
+	FUZZ=1 PYTHON=$(PYTHON) ./scripts/install-deps.sh
+	@if [ ! -f $(FUZZ_BUILD_DIR)/build.ninja ]; then \
+	  cmake -G Ninja -S . -B $(FUZZ_BUILD_DIR) -DMLIR_DIR=$(MLIR_DIR) \
+	    -DLLVM_EXTERNAL_LIT=$(LIT) -DCMAKE_CXX_COMPILER=clang++-22 \
+	    -DCMAKE_C_COMPILER=clang-22 -DBLOCKATTN_LIBFUZZER=ON \
+	    -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer" \
+	    || exit 1; \
+	fi
+	ninja -C $(FUZZ_BUILD_DIR) $(addprefix blockattn-fuzz-,$(FUZZ_TARGETS))
+
+fuzz: fuzz-build
+	./scripts/fuzz.sh $(FUZZ_BUILD_DIR) $(FUZZ_SECONDS) "$(FUZZ_FLAGS)" $(FUZZ_TARGETS)
+
+# Everything built with AddressSanitizer and UBSan (g++), and the lit tests
+# run with it: any report fails the test that triggered it.
+check-sanitize: deps
+	@if [ ! -f $(SANITIZE_BUILD_DIR)/build.ninja ]; then \
+	  cmake -G Ninja -S . -B $(SANITIZE_BUILD_DIR) -DMLIR_DIR=$(MLIR_DIR) \
+	    -DLLVM_EXTERNAL_LIT=$(LIT) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	    -DCMAKE_CXX_FLAGS="$(SANITIZE_FLAGS)" \
+	    -DCMAKE_EXE_LINKER_FLAGS="$(SANITIZE_FLAGS)" \
+	    -DCMAKE_SHARED_LINKER_FLAGS="$(SANITIZE_FLAGS)" || exit 1; \
+	fi
+	ninja -C $(SANITIZE_BUILD_DIR)
+	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  $(LIT) -sv $(SANITIZE_BUILD_DIR)/test
 
 clean:
 	rm -rf $(BUILD_DIR)

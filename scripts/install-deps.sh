@@ -11,6 +11,9 @@
 # missing, through sudo unless we are root. pip installs into the Python that
 # `python3` runs (as the user, never through sudo).
 #
+# With FUZZ=1 (`make fuzz`), also clang-22 and libclang-rt-22-dev: libFuzzer
+# for the fuzz campaigns (docs/fuzzing.md); `make check` does not need them.
+#
 # Called by `make check` and `make run`; safe to run again at any time.
 #
 #===----------------------------------------------------------------------===#
@@ -18,6 +21,9 @@
 set -euo pipefail
 
 APT_PACKAGES=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools cmake ninja-build)
+if [[ ${FUZZ:-0} == 1 ]]; then
+  APT_PACKAGES+=(clang-22 libclang-rt-22-dev)
+fi
 # pip distribution=module to import to see whether it is there. cuobjdump and
 # nvdisasm (NVIDIA's PyPI wheels) let the SASS lit tests run; CUDA's own
 # toolkit on this machine has ptxas but no disassembler.

@@ -56,28 +56,39 @@ _REJECTED_FLOAT_KINDS = "bcOSUMmV"
 # --------------------------------------------------------------------------------------------
 
 
-def _to_numpy(x: Any, *, as_float: bool) -> np.ndarray:
+def _to_numpy(x: Any, name: str, *, as_float: bool) -> np.ndarray:
     """Convert ``x`` (numpy array, array-like or torch tensor) to a NumPy array.
 
     Torch tensors (anything with ``detach``) are detached and moved to the CPU. When
     ``as_float``, tensors other than float64 (and complex, which is rejected later) are first
     converted with ``.float()`` (float32: exact for bf16/fp16/fp32, which NumPy may not
-    support natively); float64 tensors are kept in full precision.
+    support natively); float64 tensors are kept in full precision. Meta tensors (shape
+    only, no data) and inputs NumPy cannot convert (ragged nesting, integers past 64 bits,
+    objects without an array form) raise ``ValueError`` naming ``name``, not whatever the
+    conversion raised (``NotImplementedError``, ``OverflowError``, ``TypeError``).
     """
     if hasattr(x, "detach"):
-        t = x.detach()
-        dtype = str(getattr(t, "dtype", ""))
-        if as_float and dtype != "torch.float64" and "complex" not in dtype:
-            t = t.float()
-        return np.asarray(t.cpu())
-    return np.asarray(x)
+        if getattr(x, "is_meta", False) or str(getattr(x, "device", "")) == "meta":
+            raise ValueError(
+                f"{name} is a meta tensor (a shape without data); the reference needs its values"
+            )
+    try:
+        if hasattr(x, "detach"):
+            t = x.detach()
+            dtype = str(getattr(t, "dtype", ""))
+            if as_float and dtype != "torch.float64" and "complex" not in dtype:
+                t = t.float()
+            return np.asarray(t.cpu())
+        return np.asarray(x)
+    except (TypeError, ValueError, OverflowError, NotImplementedError, RuntimeError) as err:
+        raise ValueError(f"{name} cannot be converted to an array: {err}") from err
 
 
 def _as_float64(x: Any, name: str) -> np.ndarray:
     """Return ``x`` as a float64 array, rejecting non-real or non-numeric inputs."""
     if x is None:
         raise ValueError(f"{name} must be an array, got None")
-    arr = _to_numpy(x, as_float=True)
+    arr = _to_numpy(x, name, as_float=True)
     if arr.dtype.kind in _REJECTED_FLOAT_KINDS and not _is_extension_float(arr.dtype):
         raise ValueError(f"{name} must have a real numeric dtype, got {arr.dtype}")
     return arr.astype(np.float64)
@@ -98,11 +109,29 @@ def _as_int_array(x: Any, name: str) -> np.ndarray:
     """Return ``x`` as an int64 array, requiring an integer dtype (no silent truncation)."""
     if x is None:
         raise ValueError(f"{name} must be an integer array, got None")
-    arr = _to_numpy(x, as_float=False)
+    arr = _to_numpy(x, name, as_float=False)
     empty_list = arr.size == 0 and arr.dtype.kind == "f"  # np.asarray([]) is float64
     if arr.dtype.kind not in "iu" and not empty_list:
         raise ValueError(f"{name} must have an integer dtype, got {arr.dtype}")
     return arr.astype(np.int64)
+
+
+_INT64_MAX = int(np.iinfo(np.int64).max)
+
+
+def _check_int(value: Any, name: str, minimum: int, what: str) -> int:
+    """Validate an integer argument in ``[minimum, 2**63 - 1]`` and return it as ``int``.
+
+    Row and position arithmetic is done in int64 NumPy arrays, where a larger Python int
+    raises ``OverflowError``; the bound is stated instead.
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{name} must be {what}, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be {what}, got {value}")
+    if value > _INT64_MAX:
+        raise ValueError(f"{name} must be at most 2**63 - 1, got {value}")
+    return int(value)
 
 
 def _check_block_size(block_size: Any) -> int:
@@ -111,7 +140,7 @@ def _check_block_size(block_size: Any) -> int:
         raise ValueError(f"block_size must be a positive integer, got {block_size!r}")
     if block_size <= 0:
         raise ValueError(f"block_size must be positive, got {block_size}")
-    return int(block_size)
+    return _check_int(block_size, "block_size", 1, "a positive integer")
 
 
 # --------------------------------------------------------------------------------------------
@@ -233,10 +262,18 @@ def rope_tables(max_position: int, dim: int, base: float = 10000.0) -> Tuple[np.
 
     Pair ``i`` at position ``p`` has angle ``p * base ** (-2 i / dim)``.
     """
-    if dim <= 0 or dim % 2:
+    dim = _check_int(dim, "dim", 1, "a positive even integer")
+    if dim % 2:
         raise ValueError(f"dim must be a positive even integer, got {dim}")
-    if max_position < 0:
-        raise ValueError(f"max_position must be non-negative, got {max_position}")
+    max_position = _check_int(max_position, "max_position", 0, "a non-negative integer")
+    if isinstance(base, (str, bytes, bool, np.bool_)):
+        raise ValueError(f"base must be a positive real number, got {base!r}")
+    try:
+        base = float(base)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"base must be a positive real number, got {base!r}") from None
+    if not math.isfinite(base) or base <= 0:
+        raise ValueError(f"base must be a positive finite real number, got {base}")
     inv_freq = base ** (-np.arange(0, dim, 2, dtype=np.float64) / dim)
     angles = np.arange(max_position, dtype=np.float64)[:, None] * inv_freq[None, :]
     return np.cos(angles), np.sin(angles)

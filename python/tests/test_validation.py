@@ -203,3 +203,105 @@ def test_attention_rotary_validation(qkv, tables):
 def test_bad_rope_tables(args, msg):
     with pytest.raises(ValueError, match=msg):
         ref.rope_tables(*args)
+
+
+# Issue 15: inputs that raised NotImplementedError, OverflowError or TypeError from deep in
+# NumPy now raise ValueError naming the argument.
+
+
+class FakeMetaTensor:
+    """Duck-typed torch meta tensor: a shape and dtype, no data (``cpu()`` and ``__array__``
+    raise NotImplementedError as torch does), so the check runs where torch is absent."""
+
+    is_meta = True
+    device = "meta"
+    dtype = "torch.bfloat16"
+
+    def detach(self):
+        return self
+
+    def float(self):
+        return self
+
+    def cpu(self):
+        raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+
+    def __array__(self, dtype=None, copy=None):
+        raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+
+
+@pytest.mark.parametrize("which", ["q", "k", "v"])
+def test_meta_tensor_inputs(qkv, which):
+    args = dict(zip("qkv", qkv))
+    args[which] = FakeMetaTensor()
+    with pytest.raises(ValueError, match=rf"^{which} is a meta tensor"):
+        ref.forward(args["q"], args["k"], args["v"], CU)
+
+
+def test_meta_tensor_cu_seqlens_and_do(qkv):
+    with pytest.raises(ValueError, match=r"^cu_seqlens is a meta tensor"):
+        ref.forward(*qkv, FakeMetaTensor())
+    with pytest.raises(ValueError, match=r"^do is a meta tensor"):
+        ref.backward(*qkv, FakeMetaTensor(), CU)
+
+
+def test_meta_tensor_rotary_tables(qkv):
+    cos, sin = ref.rope_tables(8, qkv[0].shape[-1])
+    with pytest.raises(ValueError, match=r"^cos is a meta tensor"):
+        ref.forward(*qkv, CU, rotary=ref.Rotary(FakeMetaTensor(), sin))
+
+
+@pytest.mark.parametrize("x, msg", [([[1.0, 2.0], [3.0]], r"^q cannot be converted"),
+                                    ([[2**70]], r"^q must have a real numeric dtype")])
+def test_unconvertible_inputs(qkv, x, msg):
+    with pytest.raises(ValueError, match=msg):
+        ref.forward(x, *qkv[1:], CU)
+
+
+@pytest.mark.parametrize("bs", [2**70, 2**63, np.uint64(2**63)])
+def test_block_size_beyond_int64(qkv, bs):
+    for call in (
+        lambda: ref.forward(*qkv, CU, block_size=bs),
+        lambda: ref.backward(*qkv, qkv[0], CU, block_size=bs),
+        lambda: ref.dense_reference(*qkv, CU, block_size=bs),
+        lambda: ref.block_mask(CU, bs),
+        lambda: ref.block_tiles(CU, bs),
+    ):
+        with pytest.raises(ValueError, match=r"block_size must be at most 2\*\*63 - 1"):
+            call()
+
+
+def test_block_size_int64_max_is_one_block_per_sequence(qkv):
+    big = 2**63 - 1
+    assert ref.block_tiles(CU, big) == ref.block_tiles(CU, 64)
+    np.testing.assert_allclose(
+        ref.dense_reference(*qkv, CU, block_size=big), ref.forward(*qkv, CU, block_size=big)
+    )
+
+
+@pytest.mark.parametrize(
+    "args, kwargs, msg",
+    [
+        (("8", 4), {}, r"^max_position must be a non-negative integer, got '8'"),
+        ((8, "4"), {}, r"^dim must be a positive even integer, got '4'"),
+        ((8.0, 4), {}, r"^max_position must be a non-negative integer"),
+        ((8, None), {}, r"^dim must be a positive even integer, got None"),
+        ((True, 4), {}, r"^max_position must be a non-negative integer"),
+        ((2**70, 4), {}, r"^max_position must be at most 2\*\*63 - 1"),
+        ((8, 4), {"base": "x"}, r"^base must be a positive real number, got 'x'"),
+        ((8, 4), {"base": None}, r"^base must be a positive real number, got None"),
+        ((8, 4), {"base": 0.0}, r"^base must be a positive finite real number"),
+        ((8, 4), {"base": float("inf")}, r"^base must be a positive finite real number"),
+        ((8, 4), {"base": 10**400}, r"^base must be a positive real number"),
+    ],
+)
+def test_rope_tables_non_numeric_args(args, kwargs, msg):
+    with pytest.raises(ValueError, match=msg):
+        ref.rope_tables(*args, **kwargs)
+
+
+def test_rope_tables_accepts_numpy_scalars():
+    cos, sin = ref.rope_tables(np.int64(4), np.int32(4), base=np.float32(10000.0))
+    expected = ref.rope_tables(4, 4)
+    np.testing.assert_array_equal(cos, expected[0])
+    np.testing.assert_array_equal(sin, expected[1])

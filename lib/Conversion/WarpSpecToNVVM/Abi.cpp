@@ -98,11 +98,19 @@ mlir::blockattn::lowering::buildKernelParams(func::FuncOp func,
         uses[positions].pointer = true;
       }
     } else if (auto dim = dyn_cast<memref::DimOp>(op)) {
+      // The verifier keeps the index constant and inside the rank; the
+      // size is a parameter only if the memref is one.
       std::optional<int64_t> index = dim.getConstantIndex();
-      if (!index)
+      auto it = uses.find(dim.getSource());
+      if (it == uses.end())
         return op->emitOpError()
-               << "must use a constant dimension index inside a kernel";
-      uses[dim.getSource()].dims[*index] = true;
+               << "inside a kernel must take the size of an argument of the "
+                  "kernel function";
+      if (!index || *index < 0 ||
+          *index >= static_cast<int64_t>(it->second.dims.size()))
+        return op->emitOpError()
+               << "must use a constant dimension index inside the rank";
+      it->second.dims[*index] = true;
     }
     return WalkResult::advance();
   });

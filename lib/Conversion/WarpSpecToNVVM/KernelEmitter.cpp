@@ -375,11 +375,12 @@ static LogicalResult emitConstant(KernelEmitter &e, arith::ConstantOp op) {
 
 static LogicalResult emitDim(KernelEmitter &e, memref::DimOp op) {
   auto type = cast<MemRefType>(op.getSource().getType());
+  // buildKernelParams checked the index against the rank.
   int64_t dim = *op.getConstantIndex();
   Value result;
   if (!type.isDynamicDim(dim))
     result = e.i64(type.getDimSize(dim));
-  else if (Value size = e.argParams[op.getSource()].sizes[dim])
+  else if (Value size = e.argSize(op.getSource(), dim))
     result = e.zext64(size);
   if (!result)
     return op.emitOpError() << "size of a memref that is not a kernel "

@@ -253,6 +253,15 @@ public:
   Value tmemBase;        // i32 tensor-memory address of the allocation
   PartitionContext partition;
   DenseMap<Value, ArgParams> argParams;
+  /// The i32 size parameter of dimension `dim` of `memref`; null when the
+  /// memref is not a kernel argument or that size is not passed.
+  Value argSize(Value memref, int64_t dim) {
+    auto it = argParams.find(memref);
+    if (it == argParams.end() || dim < 0 ||
+        dim >= static_cast<int64_t>(it->second.sizes.size()))
+      return Value();
+    return it->second.sizes[dim];
+  }
   IRMapping scalars; // warpspec scalars (i32, index as i64, f32)
   DenseMap<Value, Fragment> fragments;
   DenseMap<Value, RowValues> rowValues;

@@ -39,7 +39,7 @@ struct Cursor {
 
 LogicalResult KernelEmitter::emitTileLoop(TileLoopOp op) {
   ArgParams &cuParams = argParams[op.getCuSeqlens()];
-  if (!cuParams.pointer || !cuParams.sizes[0])
+  if (!cuParams.pointer || !argSize(op.getCuSeqlens(), 0))
     return op.emitOpError()
            << "cu_seqlens must be a dynamically sized kernel argument";
   Value cu = cuParams.pointer;
@@ -60,8 +60,7 @@ LogicalResult KernelEmitter::emitTileLoop(TileLoopOp op) {
   bool contiguous = op.getContiguous();
   // Contiguous: CTA c owns [c N / G, (c+1) N / G). Strided: c, c + G, ...
   Value first = contiguous ? udiv(mul(cta, items), grid) : cta;
-  Value last =
-      contiguous ? udiv(mul(add(cta, i64(1)), items), grid) : items;
+  Value last = contiguous ? udiv(mul(add(cta, i64(1)), items), grid) : items;
 
   Type t64 = i64T();
   Cursor c{variable(t64), variable(t64), variable(t64),

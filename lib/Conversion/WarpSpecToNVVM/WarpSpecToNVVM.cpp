@@ -121,12 +121,25 @@ struct ConvertWarpSpecToNVVMPass
     }
     // The prologue allocates tensor memory (tmem_columns) into the slot at
     // tmem_base_offset before any tensor-memory op is lowered.
-    bool usesTmem = llvm::any_of(kernel.getChannels(), [](ChannelOp channel) {
-      return channel.inTensorMemory();
-    });
+    SmallVector<ChannelOp, 4> channels = kernel.getChannels();
+    auto tmemChannel =
+        llvm::find_if(channels, [](ChannelOp c) { return c.inTensorMemory(); });
+    bool tcgen05 = false;
     kernel.walk([&](Operation *op) {
-      usesTmem |= isa<MmaAsyncOp, TmemLoadOp, TmemStoreOp>(op);
+      tcgen05 |= isa<MmaAsyncOp, TmemLoadOp, TmemStoreOp>(op);
     });
+    bool usesTmem = tcgen05 || tmemChannel != channels.end();
+    // The prologue allocates tensor memory for the partitions that issue
+    // tcgen05 ops, the only way to reach it: without one, a tensor-memory
+    // channel has no allocation to address.
+    if (!tcgen05 && usesTmem) {
+      tmemChannel->emitOpError()
+          << "channel \"" << tmemChannel->getName()
+          << "\" lives in tensor memory, but no partition accesses tensor "
+             "memory (warpspec.mma_async, warpspec.tmem_load or "
+             "warpspec.tmem_store), so none allocates it";
+      return failure();
+    }
     if (usesTmem && (!kernel.getTmemColumns() || !kernel.getTmemBaseOffset())) {
       kernel.emitOpError() << "uses tensor memory but has no tensor-memory "
                               "plan (tmem_columns, tmem_base_offset): run "

@@ -411,23 +411,6 @@ func.func @negative_two_box_shapes(%q: !act, %cu: memref<?xi32>) {
 
 // -----
 
-// The dimension a kernel reads is fixed when the kernel is built, not a
-// run-time value (reported before the index argument itself).
-!act = memref<?x?x64xbf16>
-func.func @negative_dynamic_dim_index(%q: !act, %cu: memref<?xi32>, %d: index) {
-  warpspec.kernel chip("sm_90a") {
-    // expected-error @+1 {{'memref.dim' op must use a constant dimension index inside a kernel}}
-    %h = memref.dim %q, %d : !act
-    warpspec.partition "a" role(compute) warps(4) regs(64) {
-      warpspec.tile_loop (%row, %rows, %head) in %cu : memref<?xi32> heads(%h) tokens(%h) block_size(64) {
-      }
-    }
-  }
-  return
-}
-
-// -----
-
 // Kernel scalars are index, i32, i64 and f32 constants: not f16.
 !cu = memref<?xi32>
 func.func @negative_f16_constant(%cu: !cu) {

@@ -172,7 +172,7 @@ func.func @negative_ctas_per_sm_sm100a(%q: !act, %k: !act, %v: !act, %o: !act,
 func.func @negative_stages_sm100a(%q: !act, %k: !act, %v: !act, %do: !act,
                                   %dq: !act, %dk: !act, %dv: !act,
                                   %cu: memref<?xi32>) {
-  // expected-error @+1 {{'blockattn.backward' op num-stages must be non-negative, got -2}}
+  // expected-error @+1 {{'blockattn.backward' op num-stages must be 0 (the recipe picks) or in [1, 7264] (the slots whose barriers and tile records fit in shared memory), got -2}}
   blockattn.backward q(%q : !act) k(%k : !act) v(%v : !act) do(%do : !act)
       dq(%dq : !act) dk(%dk : !act) dv(%dv : !act)
       cu_seqlens(%cu : memref<?xi32>)
@@ -304,7 +304,7 @@ func.func @negative_num_stages_three_consumers(%q: !act, %k: !act, %v: !act,
 !act = memref<?x4x128xbf16>
 func.func @negative_num_stages_negative(%q: !act, %k: !act, %v: !act, %o: !act,
                                         %cu: memref<?xi32>) {
-  // expected-error @+1 {{'blockattn.forward' op num-stages must be a non-negative multiple of num-consumers (1), got -1}}
+  // expected-error @+1 {{'blockattn.forward' op num-stages must be 0 (the recipe picks) or in [1, 7264] (the slots whose barriers and tile records fit in shared memory), got -1}}
   blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
       cu_seqlens(%cu : memref<?xi32>) {head_dim = 128 : i64, element_type = bf16}
   return
@@ -328,7 +328,7 @@ func.func @negative_ctas_per_sm(%q: !act, %k: !act, %v: !act, %o: !act,
 !act = memref<?x4x128xbf16>
 func.func @negative_tiles_per_cta(%q: !act, %k: !act, %v: !act, %o: !act,
                                   %cu: memref<?xi32>) {
-  // expected-error @+1 {{'blockattn.forward' op tiles-per-cta must be 0 (the recipe picks) or positive, got -1}}
+  // expected-error @+1 {{'blockattn.forward' op tiles-per-cta must be 0 (the recipe picks) or in [1, 2147483647], got -1}}
   blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
       cu_seqlens(%cu : memref<?xi32>) {head_dim = 128 : i64, element_type = bf16}
   return

@@ -216,7 +216,7 @@ func.func @negative_kernel_ctas_per_sm_too_many() {
 
 // A chunked launch gives every CTA at least one tile.
 func.func @negative_kernel_tiles_per_cta_zero() {
-  // expected-error @+1 {{'warpspec.kernel' op tiles_per_cta must be at least 1, got 0}}
+  // expected-error @+1 {{'warpspec.kernel' op tiles_per_cta must be in [1, 2147483647], got 0}}
   warpspec.kernel chip("sm_90a") attributes {tiles_per_cta = 0 : i64} {
     warpspec.partition "a" role(compute) warps(4) regs(64) {
     }
@@ -953,7 +953,7 @@ func.func @negative_partition_regs_too_many() {
 // A partition runs at least once.
 func.func @negative_partition_zero_replicas() {
   warpspec.kernel chip("sm_90a") {
-    // expected-error @+1 {{'warpspec.partition' op replicas must be at least 1}}
+    // expected-error @+1 {{'warpspec.partition' op replicas must be in [1, 8] (32 warps a CTA at most, 4 per replica), got 0}}
     warpspec.partition "a" role(compute) warps(4) regs(64) replicas(0) {
     }
   }
@@ -1012,7 +1012,7 @@ func.func @negative_tile_loop_cu_seqlens_rank2(%cu: memref<?x2xi32>, %n: index) 
 
 // Blocks have at least one token.
 func.func @negative_tile_loop_block_size_zero(%cu: memref<?xi32>, %n: index) {
-  // expected-error @+1 {{'warpspec.tile_loop' op block_size must be positive}}
+  // expected-error @+1 {{'warpspec.tile_loop' op block_size must be in [1, 2147483647], got 0}}
   warpspec.tile_loop (%row, %rows, %head) in %cu : memref<?xi32>
       heads(%n) tokens(%n) block_size(0) {
   }

@@ -18,6 +18,8 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <limits>
+
 namespace mlir::blockattn {
 #define GEN_PASS_DEF_BLOCKATTNWARPSPECIALIZEPASS
 #include "blockattn/Dialect/BlockAttn/Transforms/Passes.h.inc"
@@ -1010,11 +1012,8 @@ struct BlockAttnWarpSpecializePass
       scratch += 2 * 2 * spec.tileBytes(spec.blockSize);
     int64_t budget =
         TargetLimits::maxSharedMemoryBytes - kSmemReserve - scratch;
-    if (numStages < 0) {
-      op->emitOpError() << "num-stages must be non-negative, got "
-                        << static_cast<int64_t>(numStages);
+    if (failed(checkNumStages(op)))
       return failure();
-    }
     // Rotary embeddings add the ring of rotated tiles: two slots deep when
     // the load ring still gets two, else one.
     int64_t rotatedSlotBytes =
@@ -1032,6 +1031,19 @@ struct BlockAttnWarpSpecializePass
       return failure();
     }
     return plan;
+  }
+
+  /// `num-stages` becomes the ring's depth, a count the allocator and the
+  /// lowering multiply and loop over: it is bounded by the deepest ring
+  /// whose barriers alone fit in shared memory.
+  LogicalResult checkNumStages(Operation *op) {
+    if (numStages >= 0 && numStages <= SlotState::maxDepth)
+      return success();
+    return op->emitOpError()
+           << "num-stages must be 0 (the recipe picks) or in [1, "
+           << SlotState::maxDepth << "] (the slots whose barriers and tile "
+           << "records fit in shared memory), got "
+           << static_cast<int64_t>(numStages);
   }
 
   /// The launch: how tiles are dealt (`schedule`), how many CTAs share an
@@ -1064,9 +1076,10 @@ struct BlockAttnWarpSpecializePass
     if (!hopper && ctasPerSm > 1)
       return op->emitOpError()
              << "ctas-per-sm above 1 is implemented for sm_90a only";
-    if (tilesPerCta < 0)
+    if (tilesPerCta < 0 || tilesPerCta > std::numeric_limits<int32_t>::max())
       return op->emitOpError()
-             << "tiles-per-cta must be 0 (the recipe picks) or positive, got "
+             << "tiles-per-cta must be 0 (the recipe picks) or in [1, "
+             << std::numeric_limits<int32_t>::max() << "], got "
              << static_cast<int64_t>(tilesPerCta);
     bool chunked =
         schedule == "chunked" || (schedule == "auto" && chunkedByDefault);
@@ -1183,7 +1196,9 @@ struct BlockAttnWarpSpecializePass
     // number (see the warpspec.kernel verifier).
     int64_t fits = std::min(kMaxStages, budget / slotBytes);
     fits -= fits % plan.numConsumers;
-    if (numStages < 0 || numStages % plan.numConsumers != 0) {
+    if (failed(checkNumStages(op)))
+      return failure();
+    if (numStages % plan.numConsumers != 0) {
       op->emitOpError() << "num-stages must be a non-negative multiple of "
                            "num-consumers ("
                         << plan.numConsumers << "), got "

@@ -2,16 +2,21 @@
 
 #include "blockattn/Dialect/WarpSpec/IR/WarpSpecDialect.h"
 #include "blockattn/Dialect/WarpSpec/IR/WarpSpecOps.h"
+#include "blockattn/Support/CheckedArithmetic.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::warpspec;
+using mlir::blockattn::CheckedSize;
 
-#include "blockattn/Dialect/WarpSpec/IR/WarpSpecOpsDialect.cpp.inc"
 #include "blockattn/Dialect/WarpSpec/IR/WarpSpecEnums.cpp.inc"
+#include "blockattn/Dialect/WarpSpec/IR/WarpSpecOpsDialect.cpp.inc"
 #define GET_ATTRDEF_CLASSES
 #include "blockattn/Dialect/WarpSpec/IR/WarpSpecAttrs.cpp.inc"
 #define GET_TYPEDEF_CLASSES
@@ -91,23 +96,58 @@ void BufferType::print(AsmPrinter &printer) const {
   printer << ", " << stringifyMemorySpace(getMemorySpace()) << '>';
 }
 
-LogicalResult
-BufferType::verify(function_ref<InFlightDiagnostic()> emitError,
-                   ArrayRef<int64_t> shape, Type elementType,
-                   MemorySpace memorySpace) {
+LogicalResult BufferType::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 ArrayRef<int64_t> shape, Type elementType,
+                                 MemorySpace memorySpace) {
   // Buffers are sized in bytes (getSizeInBytes), so their elements must have
   // a bit width.
   if (!isa<IntegerType, FloatType>(elementType))
     return emitError() << "buffer elements must be integers or floats, got "
                        << elementType;
+  // Sizes and addresses are computed from the shape: it must fit the memory.
+  if (memorySpace == MemorySpace::tmem) {
+    if (shape.size() != 2)
+      return emitError() << "tensor-memory buffers are 2-D tiles, got "
+                         << shape.size() << " dimensions";
+    int64_t bits = elementType.getIntOrFloatBitWidth();
+    CheckedSize cells = CheckedSize(shape[1]) * CheckedSize(bits);
+    std::string tile;
+    llvm::raw_string_ostream os(tile);
+    os << shape[0] << 'x' << shape[1] << 'x' << elementType;
+    if (shape[0] > TargetLimits::tmemLanes ||
+        !cells.fitsIn(TargetLimits::tmemColumns * 32))
+      return emitError() << "a tensor-memory buffer of " << tile
+                         << " does not fit in the " << TargetLimits::tmemLanes
+                         << " lanes x " << TargetLimits::tmemColumns
+                         << " 32-bit columns of tensor memory";
+    return success();
+  }
+  CheckedSize bytes = getElementSizeInBytes(elementType);
+  for (int64_t dim : shape)
+    bytes *= dim;
+  if (!bytes.fitsIn(TargetLimits::maxSharedMemoryBytes))
+    return emitError() << "a shared-memory buffer must fit in the "
+                       << TargetLimits::maxSharedMemoryBytes
+                       << " bytes of a CTA, got "
+                       << (bytes.get() ? std::to_string(*bytes.get())
+                                       : std::string("more than 2^63"))
+                       << " bytes";
   return success();
 }
 
 int64_t BufferType::getSizeInBytes() const {
-  int64_t elements = 1;
+  // Verified types fit; an unverified one saturates so that every budget
+  // check fails instead of wrapping around.
+  CheckedSize bytes = getElementSizeInBytes(getElementType());
   for (int64_t dim : getShape())
-    elements *= dim;
-  return elements * getElementSizeInBytes(getElementType());
+    bytes *= dim;
+  return bytes.get().value_or(std::numeric_limits<int64_t>::max());
+}
+
+int64_t BufferType::getTmemColumns() const {
+  int64_t columns = getShape()[1];
+  int64_t bits = getElementType().getIntOrFloatBitWidth();
+  return bits >= 32 ? columns : llvm::divideCeil(columns * bits, 32);
 }
 
 //===----------------------------------------------------------------------===//
@@ -148,9 +188,9 @@ void ChannelType::print(AsmPrinter &printer) const {
   printer << "], " << stringifyMemorySpace(getMemorySpace()) << '>';
 }
 
-LogicalResult
-ChannelType::verify(function_ref<InFlightDiagnostic()> emitError,
-                    ArrayRef<Type> bufferTypes, MemorySpace memorySpace) {
+LogicalResult ChannelType::verify(function_ref<InFlightDiagnostic()> emitError,
+                                  ArrayRef<Type> bufferTypes,
+                                  MemorySpace memorySpace) {
   if (bufferTypes.empty())
     return emitError() << "a channel needs at least one buffer per slot";
   for (Type type : bufferTypes) {
@@ -168,10 +208,10 @@ ChannelType::verify(function_ref<InFlightDiagnostic()> emitError,
 }
 
 int64_t ChannelType::getSlotSizeInBytes() const {
-  int64_t bytes = 0;
+  CheckedSize bytes = 0;
   for (Type type : getBufferTypes())
     bytes += cast<BufferType>(type).getSizeInBytes();
-  return bytes;
+  return bytes.get().value_or(std::numeric_limits<int64_t>::max());
 }
 
 //===----------------------------------------------------------------------===//

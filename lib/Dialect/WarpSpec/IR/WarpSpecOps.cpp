@@ -8,6 +8,8 @@
 
 #include "blockattn/Dialect/WarpSpec/IR/WarpSpecOps.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/OpImplementation.h"
@@ -16,8 +18,19 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::warpspec;
+
+bool TargetLimits::isValidPtxIdentifier(StringRef name) {
+  auto isLead = [](char c) { return llvm::isAlpha(c) || c == '_' || c == '$'; };
+  auto isFollow = [&](char c) { return isLead(c) || llvm::isDigit(c); };
+  if (name.empty() || !isLead(name.front()) ||
+      !llvm::all_of(name.drop_front(), isFollow))
+    return false;
+  return name.size() > 1 || llvm::isAlpha(name.front());
+}
 
 //===----------------------------------------------------------------------===//
 // KernelOp
@@ -129,9 +142,10 @@ LogicalResult verifyBudgets(KernelOp kernel) {
     return kernel.emitOpError()
            << "ctas_per_sm must be in [1, 4], got " << ctas;
   if (std::optional<int64_t> tiles = kernel.getTilesPerCta()) {
-    if (*tiles < 1)
+    if (*tiles < 1 || *tiles > std::numeric_limits<int32_t>::max())
       return kernel.emitOpError()
-             << "tiles_per_cta must be at least 1, got " << *tiles;
+             << "tiles_per_cta must be in [1, "
+             << std::numeric_limits<int32_t>::max() << "], got " << *tiles;
     // A chunked grid has a CTA per few tiles; a strided walk would give each
     // CTA tiles a whole grid apart.
     WalkResult strided = kernel.walk([](TileLoopOp loop) {
@@ -153,6 +167,17 @@ LogicalResult verifyBudgets(KernelOp kernel) {
            << " at launch, " << ctas << " CTA(s) per SM)";
 
   int64_t smemBudget = TargetLimits::sharedMemoryBudget(ctas);
+  if (std::optional<int64_t> smem = kernel.getSmemBytes(); smem && *smem < 0)
+    return kernel.emitOpError()
+           << "smem_bytes must be non-negative, got " << *smem;
+  if (std::optional<int64_t> base = kernel.getTmemBaseOffset();
+      base &&
+      (*base < 0 || *base % 8 != 0 ||
+       *base > TargetLimits::maxSharedMemoryBytes - SlotState::tileRecordBytes))
+    return kernel.emitOpError()
+           << "tmem_base_offset must be a multiple of 8 in [0, "
+           << TargetLimits::maxSharedMemoryBytes - SlotState::tileRecordBytes
+           << "], got " << *base;
   if (std::optional<int64_t> smem = kernel.getSmemBytes();
       smem && *smem > smemBudget)
     return kernel.emitOpError()
@@ -169,6 +194,13 @@ LogicalResult verifyBudgets(KernelOp kernel) {
       return kernel.emitOpError()
              << "tmem_columns must be a power of two in [32, "
              << TargetLimits::tmemColumns << "], got " << *columns;
+    for (ChannelOp channel : kernel.getChannels()) {
+      std::optional<int64_t> end = channel.getTmemColumnsEnd();
+      if (end && *end > *columns)
+        return channel.emitOpError()
+               << "tmem_slots reach column " << *end << ", past the "
+               << *columns << " tmem_columns of the kernel";
+    }
   }
   return success();
 }
@@ -285,10 +317,48 @@ LogicalResult verifyChannelUsers(KernelOp kernel) {
 
 } // namespace
 
+/// The lowering reads a memref.dim as a constant dimension of a kernel
+/// parameter (Abi.cpp, emitDim), so its index must be one.
+static LogicalResult verifyDims(KernelOp kernel) {
+  WalkResult result = kernel.walk([](memref::DimOp dim) {
+    auto type = dyn_cast<MemRefType>(dim.getSource().getType());
+    std::optional<int64_t> index = dim.getConstantIndex();
+    if (!type) {
+      dim.emitOpError() << "inside a warpspec.kernel needs a ranked memref";
+      return WalkResult::interrupt();
+    }
+    if (!index || *index < 0 || *index >= type.getRank()) {
+      InFlightDiagnostic diag = dim.emitOpError();
+      diag << "inside a warpspec.kernel needs a constant dimension index in "
+              "[0, "
+           << type.getRank() << ")";
+      if (index)
+        diag << ", got " << *index;
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+/// The function becomes the PTX entry of the same name.
+static LogicalResult verifyKernelName(KernelOp kernel) {
+  auto func = dyn_cast_or_null<func::FuncOp>(kernel->getParentOp());
+  if (!func || TargetLimits::isValidPtxIdentifier(func.getSymName()))
+    return success();
+  return kernel.emitOpError()
+         << "is the body of function @\"" << func.getSymName()
+         << "\", which is not a valid PTX identifier: kernel names start "
+            "with a letter, '_' or '$' and continue with letters, digits, "
+            "'_' or '$'";
+}
+
 LogicalResult KernelOp::verifyRegions() {
   if (!TargetLimits::isSupportedChip(getChip()))
     return emitOpError() << "unsupported chip '" << getChip()
                          << "'; supported chips: sm_90a, sm_100a";
+  if (failed(verifyKernelName(*this)))
+    return failure();
   for (Operation &op : getBody().front()) {
     if (isa<ChannelOp, PartitionOp>(op) || isMemoryEffectFree(&op))
       continue;
@@ -358,11 +428,79 @@ LogicalResult KernelOp::verifyRegions() {
   });
   if (targetCheck.wasInterrupted())
     return failure();
-  if (failed(verifyBudgets(*this)) || failed(verifyChannelUsers(*this)))
+  if (failed(verifyDims(*this)) || failed(verifyBudgets(*this)) ||
+      failed(verifyChannelUsers(*this)))
     return failure();
   for (PartitionOp partition : getPartitions())
     if (failed(verifyAcquireCommitPairs(partition.getBody().front())))
       return failure();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ChannelOp
+//===----------------------------------------------------------------------===//
+
+/// Tensor-memory columns one slot of the channel spans (one per 32-bit cell
+/// of a row, buffers side by side).
+static int64_t tmemSlotColumns(ChannelType type) {
+  int64_t columns = 0;
+  for (Type bufferType : type.getBufferTypes())
+    columns += cast<BufferType>(bufferType).getTmemColumns();
+  return columns;
+}
+
+std::optional<int64_t> ChannelOp::getTmemColumnsEnd() {
+  std::optional<ArrayRef<int64_t>> slots = getTmemSlots();
+  if (!slots || !inTensorMemory())
+    return std::nullopt;
+  int64_t end = 0;
+  for (size_t s = 1; s < slots->size(); s += 2)
+    end = std::max(end, (*slots)[s] + tmemSlotColumns(getChannelType()));
+  return end;
+}
+
+LogicalResult ChannelOp::verify() {
+  if (getDepth() > SlotState::maxDepth)
+    return emitOpError() << "channel \"" << getName() << "\" has depth "
+                         << getDepth() << ", more than the "
+                         << SlotState::maxDepth
+                         << " slots whose barriers and tile records ("
+                         << SlotState::bytesPerSlot
+                         << " bytes each) fit in the "
+                         << TargetLimits::maxSharedMemoryBytes
+                         << " bytes of shared memory";
+  // The planned offsets address shared memory of the CTA.
+  for (auto [name, value] : {std::pair<StringRef, std::optional<int64_t>>{
+                                 "buffer_offset", getBufferOffset()},
+                             {"slot_stride", getSlotStride()},
+                             {"barrier_offset", getBarrierOffset()},
+                             {"info_offset", getInfoOffset()}})
+    if (value && (*value < 0 || *value > TargetLimits::maxSharedMemoryBytes))
+      return emitOpError() << name << " must be in [0, "
+                           << TargetLimits::maxSharedMemoryBytes << "], got "
+                           << *value;
+  std::optional<ArrayRef<int64_t>> slots = getTmemSlots();
+  if (!slots)
+    return success();
+  if (!inTensorMemory())
+    return emitOpError() << "has tmem_slots, but its buffers live in shared "
+                            "memory";
+  if (static_cast<int64_t>(slots->size()) != 2 * getDepth())
+    return emitOpError() << "tmem_slots must hold a lane and a column per "
+                            "slot ("
+                         << 2 * getDepth() << " values), got " << slots->size();
+  int64_t width = tmemSlotColumns(getChannelType());
+  for (size_t s = 0; s < slots->size(); s += 2) {
+    int64_t lane = (*slots)[s], column = (*slots)[s + 1];
+    if (lane < 0 || lane >= TargetLimits::tmemLanes || column < 0 ||
+        column > TargetLimits::tmemColumns - width)
+      return emitOpError() << "tmem_slots of slot " << s / 2 << " (lane "
+                           << lane << ", column " << column << ", " << width
+                           << " columns wide) leave the tensor memory of "
+                           << TargetLimits::tmemLanes << " lanes x "
+                           << TargetLimits::tmemColumns << " columns";
+  }
   return success();
 }
 
@@ -396,14 +534,24 @@ LogicalResult PartitionOp::verify() {
                          << " warps; partitions are made of whole warpgroups "
                             "(multiples of 4 warps) so that setmaxnreg can set "
                             "their registers";
+  if (warps > TargetLimits::maxWarpsPerCta)
+    return emitOpError() << "partition \"" << getName() << "\" has " << warps
+                         << " warps, more than the "
+                         << TargetLimits::maxWarpsPerCta << " ("
+                         << TargetLimits::maxThreadsPerCta
+                         << " threads) a CTA can have";
   int64_t regs = getNumRegs();
   if (regs < 24 || regs > 256 || regs % 8 != 0)
     return emitOpError() << "partition \"" << getName() << "\" asks for "
                          << regs
                          << " registers per thread; setmaxnreg takes a "
                             "multiple of 8 in [24, 256]";
-  if (getReplicas() < 1)
-    return emitOpError() << "replicas must be at least 1";
+  int64_t maxReplicas = TargetLimits::maxWarpsPerCta / warps;
+  if (getReplicas() < 1 || getReplicas() > maxReplicas)
+    return emitOpError() << "replicas must be in [1, " << maxReplicas << "] ("
+                         << TargetLimits::maxWarpsPerCta
+                         << " warps a CTA at most, " << warps
+                         << " per replica), got " << getReplicas();
   return success();
 }
 
@@ -463,8 +611,12 @@ LogicalResult TileLoopOp::verify() {
       !type.getElementType().isSignlessInteger(32))
     return emitOpError() << "cu_seqlens must be a rank-1 memref of i32, got "
                          << getCuSeqlens().getType();
-  if (getBlockSize() <= 0)
-    return emitOpError() << "block_size must be positive";
+  // Rows are i32 (cu_seqlens, the body's arguments).
+  if (getBlockSize() <= 0 ||
+      getBlockSize() > std::numeric_limits<int32_t>::max())
+    return emitOpError() << "block_size must be in [1, "
+                         << std::numeric_limits<int32_t>::max() << "], got "
+                         << getBlockSize();
   Block &body = getBody().front();
   if ((body.getNumArguments() != 3 && body.getNumArguments() != 4) ||
       !llvm::all_of(body.getArgumentTypes(),

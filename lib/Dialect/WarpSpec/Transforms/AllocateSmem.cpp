@@ -11,6 +11,7 @@
 #include "blockattn/Dialect/WarpSpec/Transforms/Passes.h"
 
 #include "blockattn/Dialect/WarpSpec/IR/WarpSpecOps.h"
+#include "blockattn/Support/CheckedArithmetic.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/MathExtras.h"
@@ -22,6 +23,7 @@ namespace mlir::warpspec {
 
 using namespace mlir;
 using namespace mlir::warpspec;
+using mlir::blockattn::CheckedSize;
 
 namespace {
 
@@ -38,13 +40,26 @@ constexpr int64_t kMaxBasePad = kSwizzleAlignment - 16;
 /// One line of the over-budget diagnostic.
 struct Placement {
   std::string what;
-  int64_t bytes;
+  CheckedSize bytes;
 };
+
+std::string describe(CheckedSize size) {
+  std::optional<int64_t> value = size.get();
+  return value ? std::to_string(*value) : "more than 2^63";
+}
+
+/// An offset or size of the plan as an attribute (0 if it overflowed).
+IntegerAttr sizeAttr(Builder &b, CheckedSize size) {
+  return b.getI64IntegerAttr(size.get().value_or(0));
+}
 
 LogicalResult allocateKernel(KernelOp kernel) {
   Builder b(kernel.getContext());
   SmallVector<Placement> placements;
-  int64_t offset = 0;
+  // Every size comes from a type shape or an attribute: a sum that wrapped
+  // around would pass the budget check. An offset that overflowed is written
+  // as 0, but then so did the total, and the pass fails.
+  CheckedSize offset = 0;
 
   SmallVector<ChannelOp, 4> smemChannels;
   for (ChannelOp channel : kernel.getChannels())
@@ -52,46 +67,48 @@ LogicalResult allocateKernel(KernelOp kernel) {
       smemChannels.push_back(channel);
 
   for (ChannelOp channel : smemChannels) {
-    int64_t stride = llvm::alignTo(
-        channel.getChannelType().getSlotSizeInBytes(), kSwizzleAlignment);
-    offset = llvm::alignTo(offset, kSwizzleAlignment);
-    channel.setBufferOffsetAttr(b.getI64IntegerAttr(offset));
-    channel.setSlotStrideAttr(b.getI64IntegerAttr(stride));
-    int64_t bytes = stride * channel.getDepth();
+    CheckedSize stride =
+        CheckedSize(channel.getChannelType().getSlotSizeInBytes())
+            .alignTo(kSwizzleAlignment);
+    offset = offset.alignTo(kSwizzleAlignment);
+    channel.setBufferOffsetAttr(sizeAttr(b, offset));
+    channel.setSlotStrideAttr(sizeAttr(b, stride));
+    CheckedSize bytes = stride * CheckedSize(channel.getDepth());
     placements.push_back({"channel \"" + channel.getName().str() +
                               "\": " + std::to_string(channel.getDepth()) +
-                              " x " + std::to_string(stride) + " bytes",
+                              " x " + describe(stride) + " bytes",
                           bytes});
     offset += bytes;
   }
 
   kernel.walk([&](ScratchOp scratch) {
     auto partition = scratch->getParentOfType<PartitionOp>();
-    int64_t stride = llvm::alignTo(
-        scratch.getBuffer().getType().getSizeInBytes(), kSwizzleAlignment);
-    offset = llvm::alignTo(offset, kSwizzleAlignment);
-    scratch.setOffsetAttr(b.getI64IntegerAttr(offset));
-    scratch.setReplicaStrideAttr(b.getI64IntegerAttr(stride));
-    int64_t bytes = stride * partition.getReplicas();
+    CheckedSize stride =
+        CheckedSize(scratch.getBuffer().getType().getSizeInBytes())
+            .alignTo(kSwizzleAlignment);
+    offset = offset.alignTo(kSwizzleAlignment);
+    scratch.setOffsetAttr(sizeAttr(b, offset));
+    scratch.setReplicaStrideAttr(sizeAttr(b, stride));
+    CheckedSize bytes = stride * CheckedSize(partition.getReplicas());
     placements.push_back({"scratch of partition \"" +
                               partition.getName().str() +
                               "\": " + std::to_string(partition.getReplicas()) +
-                              " x " + std::to_string(stride) + " bytes",
+                              " x " + describe(stride) + " bytes",
                           bytes});
     offset += bytes;
   });
 
   // Barriers and tile records of every channel (tensor-memory channels are
   // synchronized through shared-memory barriers too).
-  int64_t barrierStart = offset;
+  CheckedSize barrierStart = offset;
   for (ChannelOp channel : kernel.getChannels()) {
-    channel.setBarrierOffsetAttr(b.getI64IntegerAttr(offset));
-    offset += 2 * channel.getDepth() * kBarrierBytes;
+    channel.setBarrierOffsetAttr(sizeAttr(b, offset));
+    offset += CheckedSize(2 * kBarrierBytes) * CheckedSize(channel.getDepth());
   }
-  offset = llvm::alignTo(offset, kTileRecordBytes);
+  offset = offset.alignTo(kTileRecordBytes);
   for (ChannelOp channel : kernel.getChannels()) {
-    channel.setInfoOffsetAttr(b.getI64IntegerAttr(offset));
-    offset += channel.getDepth() * kTileRecordBytes;
+    channel.setInfoOffsetAttr(sizeAttr(b, offset));
+    offset += CheckedSize(kTileRecordBytes) * CheckedSize(channel.getDepth());
   }
   // The tensor-memory base address (written by tcgen05.alloc) and the
   // barrier that holds the deallocation until every user is done.
@@ -99,34 +116,39 @@ LogicalResult allocateKernel(KernelOp kernel) {
     return channel.inTensorMemory();
   });
   if (usesTmem) {
-    kernel.setTmemBaseOffsetAttr(b.getI64IntegerAttr(offset));
+    kernel.setTmemBaseOffsetAttr(sizeAttr(b, offset));
     offset += kTileRecordBytes;
   }
   // The barriers and tile records (offsets past the buffers in the plan)
   // go into the bytes the run-time alignment skips when they fit there, and
   // after the buffers otherwise (see KernelEmitter::emitPrologue). Either
   // way the kernel needs the buffers plus this slack.
-  int64_t metadata = offset - barrierStart;
-  int64_t slack = std::max(kMaxBasePad, (metadata - 16) + metadata);
-  placements.push_back({"barriers and tile records (" +
-                            std::to_string(metadata) +
+  CheckedSize slack = CheckedSize::overflowed();
+  std::string metadataBytes = describe(slack);
+  if (offset.get() && barrierStart.get()) {
+    int64_t metadata = *offset.get() - *barrierStart.get();
+    metadataBytes = std::to_string(metadata);
+    if (std::optional<int64_t> twice = (CheckedSize(metadata) * 2).get())
+      slack = std::max(kMaxBasePad, *twice - 16);
+  }
+  placements.push_back({"barriers and tile records (" + metadataBytes +
                             " bytes) and the alignment slack of the base",
                         slack});
 
-  int64_t total = barrierStart + slack;
-  kernel.setSmemBytesAttr(b.getI64IntegerAttr(total));
+  CheckedSize total = barrierStart + slack;
   int64_t budget =
       TargetLimits::sharedMemoryBudget(kernel.getCtasPerSmOrDefault());
-  if (total <= budget)
+  kernel.setSmemBytesAttr(sizeAttr(b, total));
+  if (total.fitsIn(budget))
     return success();
 
   InFlightDiagnostic diag = kernel.emitOpError()
-                            << "needs " << total
+                            << "needs " << describe(total)
                             << " bytes of shared memory, more than the "
                             << budget << " a CTA can have ("
                             << kernel.getCtasPerSmOrDefault() << " per SM)";
   for (const Placement &p : placements)
-    diag.attachNote() << p.what << " = " << p.bytes;
+    diag.attachNote() << p.what << " = " << describe(p.bytes);
   return failure();
 }
 

@@ -9,9 +9,12 @@
 #include "blockattn/Dialect/WarpSpec/Transforms/Passes.h"
 
 #include "blockattn/Dialect/WarpSpec/IR/WarpSpecOps.h"
+#include "blockattn/Support/CheckedArithmetic.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/MathExtras.h"
+
+#include <limits>
 
 namespace mlir::warpspec {
 #define GEN_PASS_DEF_WARPSPECALLOCATETMEMPASS
@@ -20,6 +23,7 @@ namespace mlir::warpspec {
 
 using namespace mlir;
 using namespace mlir::warpspec;
+using mlir::blockattn::CheckedSize;
 
 namespace {
 
@@ -27,14 +31,6 @@ namespace {
 constexpr int64_t kUpperHalfLanes = 16;
 /// tcgen05.alloc allocates at least this many columns, in powers of two.
 constexpr int64_t kMinColumns = 32;
-
-/// Columns one buffer of the type takes: one per 32-bit cell per row (a
-/// row of narrower elements is packed, and its last cell may be partial).
-int64_t columnsOf(BufferType type) {
-  int64_t cols = type.getShape()[1];
-  int64_t bits = type.getElementType().getIntOrFloatBitWidth();
-  return bits >= 32 ? cols : llvm::divideCeil(cols * bits, 32);
-}
 
 LogicalResult allocateKernel(KernelOp kernel) {
   Builder b(kernel.getContext());
@@ -50,6 +46,7 @@ LogicalResult allocateKernel(KernelOp kernel) {
 
   int64_t column = 0;
   SmallVector<std::string> lines;
+  bool overBudget = false;
   for (ChannelOp channel : channels) {
     ArrayRef<Type> buffers = channel.getChannelType().getBufferTypes();
     int64_t width = 0;
@@ -59,25 +56,32 @@ LogicalResult allocateKernel(KernelOp kernel) {
         return channel.emitOpError()
                << "tensor-memory buffers are M = 64 tiles (64 rows), got "
                << buffer;
-      width += columnsOf(buffer);
+      width += buffer.getTmemColumns();
+    }
+    // Slots 2k and 2k+1 share columns, at lane alignments 0 and 16. The
+    // budget is checked before any slot is placed: the depth alone may ask
+    // for more columns than exist.
+    CheckedSize columns =
+        CheckedSize(llvm::divideCeil(channel.getDepth(), 2)) * width;
+    lines.push_back("channel \"" + channel.getName().str() +
+                    "\": " + std::to_string(channel.getDepth()) + " slots of " +
+                    std::to_string(width) + " columns = " +
+                    std::to_string(columns.get().value_or(0)) + " columns");
+    CheckedSize end = columns + column;
+    if (overBudget || !end.fitsIn(TargetLimits::tmemColumns)) {
+      overBudget = true;
+      column = end.get().value_or(std::numeric_limits<int64_t>::max());
+      continue;
     }
     SmallVector<int64_t> slots;
     for (int64_t s = 0, e = channel.getDepth(); s < e; ++s) {
-      // Slots 2k and 2k+1 share columns, at lane alignments 0 and 16.
       slots.push_back(kUpperHalfLanes * (s % 2));
       slots.push_back(column + (s / 2) * width);
     }
-    int64_t columns = llvm::divideCeil(channel.getDepth(), 2) * width;
-    lines.push_back("channel \"" + channel.getName().str() +
-                    "\": " + std::to_string(channel.getDepth()) + " slots of " +
-                    std::to_string(width) +
-                    " columns = " + std::to_string(columns) + " columns");
     channel.setTmemSlotsAttr(b.getDenseI64ArrayAttr(slots));
-    column += columns;
+    column = *end.get();
   }
-  int64_t allocation =
-      std::max<int64_t>(kMinColumns, llvm::PowerOf2Ceil(column));
-  if (column > TargetLimits::tmemColumns) {
+  if (overBudget) {
     InFlightDiagnostic diag =
         kernel.emitOpError()
         << "needs " << column << " tensor-memory columns, more than the "
@@ -86,6 +90,8 @@ LogicalResult allocateKernel(KernelOp kernel) {
       diag.attachNote() << line;
     return failure();
   }
+  int64_t allocation =
+      std::max<int64_t>(kMinColumns, llvm::PowerOf2Ceil(column));
   kernel.setTmemColumnsAttr(b.getI64IntegerAttr(allocation));
   return success();
 }

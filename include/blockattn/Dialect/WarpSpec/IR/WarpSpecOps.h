@@ -36,6 +36,7 @@ struct TargetLimits {
   static constexpr int64_t tmemColumns = 512;
   static constexpr int64_t tmemLanes = 128;
   static constexpr int64_t warpgroupWarps = 4;
+  static constexpr int64_t maxWarpsPerCta = maxThreadsPerCta / 32;
   static constexpr int64_t smemPerSm = 228 * 1024;
   static constexpr int64_t reservedSmemPerCta = 1024;
   /// Dynamic shared memory a CTA can have when `ctas` CTAs share an SM.
@@ -55,6 +56,11 @@ struct TargetLimits {
   static bool isSupportedChip(StringRef chip) {
     return chip == "sm_90a" || chip == "sm_100a";
   }
+  /// Whether `name` can name a PTX entry: the PTX ISA's identifiers less the
+  /// `%` that LLVM's NVPTX backend rejects ("Symbol name with unsupported
+  /// characters"): a letter, `_` or `$`, then letters, digits, `_` and `$`
+  /// (a lone `_` or `$` is not one).
+  static bool isValidPtxIdentifier(StringRef name);
 };
 
 /// Sizes of the per-slot synchronization state that warpspec-allocate-smem
@@ -63,6 +69,13 @@ struct TargetLimits {
 struct SlotState {
   static constexpr int64_t barrierBytes = 8;
   static constexpr int64_t tileRecordBytes = 16;
+  /// Shared memory every slot of a channel takes whatever its buffers: its
+  /// full and empty barriers and its tile record.
+  static constexpr int64_t bytesPerSlot = 2 * barrierBytes + tileRecordBytes;
+  /// The deepest ring whose per-slot state alone fits in a CTA's shared
+  /// memory (7264 slots); `depth` and `num-stages` are checked against it.
+  static constexpr int64_t maxDepth =
+      TargetLimits::maxSharedMemoryBytes / bytesPerSlot;
 };
 } // namespace mlir::warpspec
 

@@ -121,6 +121,12 @@ def WarpSpec_ChannelOp : WarpSpec_Op<"channel", [HasParent<"KernelOp">]> {
     (`buffer_offset`, slot `s` at `buffer_offset + s * slot_stride`), the
     barriers (`barrier_offset`) and the tile coordinates (`info_offset`) live.
 
+    The verifier bounds what later becomes a size or an address: `depth` is
+    at most 7264 (every slot takes 32 bytes of shared memory for its
+    barriers and record, whatever its buffers, and a CTA has 227 KiB), the
+    offsets lie inside those 227 KiB, and each `tmem_slots` entry is a lane
+    in [0, 128) and a column range inside the 512 columns of tensor memory.
+
     Example (q, k, v of a tile, four slots deep):
 
     ```mlir
@@ -137,6 +143,7 @@ def WarpSpec_ChannelOp : WarpSpec_Op<"channel", [HasParent<"KernelOp">]> {
                        OptionalAttr<DenseI64ArrayAttr>:$tmem_slots);
   let results = (outs WarpSpec_ChannelType:$channel);
   let assemblyFormat = "$name `depth` `(` $depth `)` attr-dict `:` type($channel)";
+  let hasVerifier = 1;
   let extraClassDeclaration = [{
     ChannelType getChannelType() { return getChannel().getType(); }
     bool inTensorMemory() {
@@ -146,6 +153,9 @@ def WarpSpec_ChannelOp : WarpSpec_Op<"channel", [HasParent<"KernelOp">]> {
     /// (barriers, records, shared-memory slots) and, for tensor-memory
     /// channels, warpspec-allocate-tmem (`tmem_slots`: lane and column of
     /// each slot, [lane0, column0, lane1, column1, ...]).
+    /// One past the last tensor-memory column the slots of `tmem_slots`
+    /// span; none without them.
+    std::optional<int64_t> getTmemColumnsEnd();
     bool isAllocated() {
       bool barriers = getBarrierOffset() && getInfoOffset();
       if (inTensorMemory())
@@ -165,6 +175,9 @@ def WarpSpec_PartitionOp : WarpSpec_Op<"partition", [
     that takes its share of the slots of the channels it consumes). `regs` is
     the per-thread register budget the lowering sets with `setmaxnreg` when
     the partition starts. Partitions only talk through channels.
+
+    A CTA has at most 1024 threads, so `warps` is a multiple of 4 up to 32
+    and `warps x replicas` at most 32.
 
     Example:
 

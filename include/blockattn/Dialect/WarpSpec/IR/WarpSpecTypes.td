@@ -20,6 +20,10 @@ def WarpSpec_BufferType : WarpSpec_Type<"Buffer", "buffer"> {
     64-column chunks with the 128-byte swizzle that TMA writes and the tensor
     cores read, so a 64x128 tile is two 8 KiB chunks.
 
+    A buffer must fit where it lives: a shared-memory buffer in the 227 KiB
+    of a CTA, a tensor-memory buffer (2-D) in its 128 lanes x 512 columns of
+    32-bit cells.
+
     Example: `!warpspec.buffer<64x128xbf16, smem>`.
   }];
   let parameters = (ins ArrayRefParameter<"int64_t">:$shape,
@@ -30,6 +34,9 @@ def WarpSpec_BufferType : WarpSpec_Type<"Buffer", "buffer"> {
   let extraClassDeclaration = [{
     /// Size of the buffer in bytes.
     int64_t getSizeInBytes() const;
+    /// Tensor-memory columns of a 2-D buffer: one per 32-bit cell of a row
+    /// (rows of narrower elements are packed; the last cell may be partial).
+    int64_t getTmemColumns() const;
   }];
 }
 

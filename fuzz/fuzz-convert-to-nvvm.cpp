@@ -1,0 +1,16 @@
+//===- fuzz-convert-to-nvvm.cpp - fuzz target: convert-warpspec-to-nvvm
+//----===//
+//
+// LLVMFuzzerTestOneInput for convert-warpspec-to-nvvm on planned (allocated)
+// kernels, and after the allocators on unplanned ones.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FuzzTarget.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  static const llvm::StringRef pipelines[] = {
+      "convert-warpspec-to-nvvm",
+      "warpspec-allocate-tmem,warpspec-allocate-smem,convert-warpspec-to-nvvm"};
+  return mlir::blockattn::fuzz::runPipelines(data, size, pipelines);
+}
