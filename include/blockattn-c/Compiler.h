@@ -48,15 +48,12 @@ mlirBlockAttnCompileResultGetNumKernels(MlirBlockAttnCompileResult result);
  * live as long as the result. */
 MLIR_CAPI_EXPORTED MlirStringRef mlirBlockAttnCompileResultGetKernelName(
     MlirBlockAttnCompileResult result, intptr_t pos);
-MLIR_CAPI_EXPORTED MlirStringRef
-mlirBlockAttnCompileResultGetPtx(MlirBlockAttnCompileResult result,
-                                 intptr_t pos);
-MLIR_CAPI_EXPORTED MlirStringRef
-mlirBlockAttnCompileResultGetCubin(MlirBlockAttnCompileResult result,
-                                   intptr_t pos);
-MLIR_CAPI_EXPORTED MlirStringRef
-mlirBlockAttnCompileResultGetManifest(MlirBlockAttnCompileResult result,
-                                      intptr_t pos);
+MLIR_CAPI_EXPORTED MlirStringRef mlirBlockAttnCompileResultGetPtx(
+    MlirBlockAttnCompileResult result, intptr_t pos);
+MLIR_CAPI_EXPORTED MlirStringRef mlirBlockAttnCompileResultGetCubin(
+    MlirBlockAttnCompileResult result, intptr_t pos);
+MLIR_CAPI_EXPORTED MlirStringRef mlirBlockAttnCompileResultGetManifest(
+    MlirBlockAttnCompileResult result, intptr_t pos);
 
 #ifdef __cplusplus
 }

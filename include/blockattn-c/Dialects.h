@@ -1,4 +1,5 @@
-/*===-- blockattn-c/Dialects.h - C API for the block-attn dialects -*- C -*-===*\
+/*===-- blockattn-c/Dialects.h - C API for the block-attn dialects -*- C
+-*-===*\
 |*                                                                            *|
 |* The blockattn and warpspec dialects for C (and so Python ctypes, Rust,     *|
 |* ...) in upstream MLIR's style: a dialect handle per dialect, and one call  *|

@@ -66,8 +66,9 @@ mlirBlockAttnCompileResultGetKernelName(MlirBlockAttnCompileResult result,
   return wrap(StringRef(unwrapResult(result)[pos].kernel.name));
 }
 
-MlirStringRef mlirBlockAttnCompileResultGetPtx(MlirBlockAttnCompileResult result,
-                                               intptr_t pos) {
+MlirStringRef
+mlirBlockAttnCompileResultGetPtx(MlirBlockAttnCompileResult result,
+                                 intptr_t pos) {
   return wrap(StringRef(unwrapResult(result)[pos].kernel.ptx));
 }
 

@@ -67,9 +67,8 @@ constexpr Flag kFlags[] = {
 /// The options of blockattn-to-ptx that are flags of the tool. `format` is
 /// not: the tool always writes PTX, and a cubin with --cubin.
 constexpr const char *kPipelineFlags[] = {
-    "chip",     "num-stages",  "num-consumers", "p-operand",
-    "o-store",  "schedule",    "ctas-per-sm",   "tiles-per-cta",
-    "l2-prefetch", "ptx-features"};
+    "chip",     "num-stages",  "num-consumers", "p-operand",   "o-store",
+    "schedule", "ctas-per-sm", "tiles-per-cta", "l2-prefetch", "ptx-features"};
 
 /// The integer ones among them: checked here, so that a bad value is
 /// reported with the flag's name (llvm::cl would print it to stderr itself).
@@ -146,8 +145,8 @@ struct Parser {
       return error("--" + name + " needs an integer, got '" + value + "'");
     // The value is spliced into `name=value ...`; characters that would end
     // or nest it are never part of a valid value.
-    if (value.empty() || value.find_first_of(" \t\n\r\v\f'\"{}") !=
-                             StringRef::npos)
+    if (value.empty() ||
+        value.find_first_of(" \t\n\r\v\f'\"{}") != StringRef::npos)
       return error("--" + name + " has no valid value: '" + value + "'");
     pipelineOptions += (name + "=" + value + " ").str();
     return success();

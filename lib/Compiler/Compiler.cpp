@@ -76,8 +76,7 @@ static FailureOr<std::string> serializeToPtx(gpu::GPUModuleOp gpuModule) {
   auto target = dyn_cast<gpu::TargetAttrInterface>(targets[0]);
   if (!target)
     return emitError(gpuModule.getLoc())
-           << "gpu.module @" << gpuModule.getName() << ": target "
-           << targets[0]
+           << "gpu.module @" << gpuModule.getName() << ": target " << targets[0]
            << " cannot serialize a gpu.module (no gpu::TargetAttrInterface: "
               "is the context's registry registerAllBlockAttnDialects'?)";
   gpu::TargetOptions targetOptions(
@@ -88,15 +87,13 @@ static FailureOr<std::string> serializeToPtx(gpu::GPUModuleOp gpuModule) {
   if (!ptx)
     return emitError(gpuModule.getLoc()) << "PTX generation failed";
   // The object is NUL-terminated PTX text.
-  return StringRef(ptx->data(), ptx->size())
-      .rtrim(StringRef("\0", 1))
-      .str();
+  return StringRef(ptx->data(), ptx->size()).rtrim(StringRef("\0", 1)).str();
 }
 
 /// Serializes one gpu.module of the lowered module into a CompiledKernel.
-static FailureOr<CompiledKernel>
-compileKernel(gpu::GPUModuleOp gpuModule, const CompileOptions &options,
-              double pipelineSeconds) {
+static FailureOr<CompiledKernel> compileKernel(gpu::GPUModuleOp gpuModule,
+                                               const CompileOptions &options,
+                                               double pipelineSeconds) {
   Clock::time_point start = Clock::now();
   CompiledKernel kernel;
   kernel.name = gpuModule.getName().str();
@@ -127,18 +124,19 @@ compileKernel(gpu::GPUModuleOp gpuModule, const CompileOptions &options,
     return kernel;
 
   StringRef chip = *kernel.manifest.getString("chip");
-  FailureOr<blockattn::detail::PtxasResult> assembled = blockattn::detail::runPtxas(
-      options.ptxas, kernel.ptx, chip, kernel.name, gpuModule.getLoc());
+  FailureOr<blockattn::detail::PtxasResult> assembled =
+      blockattn::detail::runPtxas(options.ptxas, kernel.ptx, chip, kernel.name,
+                                  gpuModule.getLoc());
   if (failed(assembled))
     return failure();
   if (assembled->report.getBoolean("wgmma_serialized").value_or(false))
-    emitWarning(gpuModule.getLoc()) << "ptxas serialized wgmma in " << kernel.name
-                            << ":\n"
-                            << assembled->log;
+    emitWarning(gpuModule.getLoc())
+        << "ptxas serialized wgmma in " << kernel.name << ":\n"
+        << assembled->log;
   if (assembled->report.getInteger("spill_stores").value_or(0) ||
       assembled->report.getInteger("spill_loads").value_or(0))
     emitWarning(gpuModule.getLoc()) << kernel.name << " spills registers:\n"
-                            << assembled->log;
+                                    << assembled->log;
   kernel.cubin = std::move(assembled->cubin);
   kernel.ptxasLog = std::move(assembled->log);
   kernel.manifest["cubin"] = kernel.name + ".cubin";

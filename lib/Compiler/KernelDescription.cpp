@@ -52,7 +52,8 @@ blockattn::verifyKernelDescription(const KernelDescription &description,
     return failure();
   }
   if (d.rotary != "none" && (d.headDim <= 0 || d.headDim % 2)) {
-    error = "--rotary needs an even --head-dim, got " + std::to_string(d.headDim);
+    error =
+        "--rotary needs an even --head-dim, got " + std::to_string(d.headDim);
     return failure();
   }
   // The name becomes a symbol in the source: anything but an MLIR bare
@@ -127,8 +128,8 @@ std::string blockattn::getKernelSource(const KernelDescription &description) {
   if (theta)
     // An exponent makes it a float literal, 9 digits make it exact in f32.
     os << ", rotary_theta = "
-       << llvm::format("%.9e", static_cast<double>(
-                                   static_cast<float>(*d.rotaryTheta)))
+       << llvm::format("%.9e",
+                       static_cast<double>(static_cast<float>(*d.rotaryTheta)))
        << " : f32";
   if (rope && d.rotateV)
     os << ", rotate_v";

@@ -87,8 +87,8 @@ static LogicalResult parseReport(StringRef log, llvm::json::Object &report,
 }
 
 FailureOr<blockattn::detail::PtxasResult>
-blockattn::detail::runPtxas(StringRef configuredPtxas, StringRef ptx, StringRef chip,
-                 StringRef kernel, Location loc) {
+blockattn::detail::runPtxas(StringRef configuredPtxas, StringRef ptx,
+                            StringRef chip, StringRef kernel, Location loc) {
   std::string ptxas = findPtxas(configuredPtxas);
   if (ptxas.empty()) {
     emitError(loc) << "ptxas failed for " << kernel

@@ -34,7 +34,8 @@ static MlirLogicalResult printDiagnostic(MlirDiagnostic diagnostic,
 }
 
 static MlirModule parseFile(MlirContext context, const char *path) {
-  return mlirModuleCreateParseFromFile(context, mlirStringRefCreateFromCString(path));
+  return mlirModuleCreateParseFromFile(context,
+                                       mlirStringRefCreateFromCString(path));
 }
 
 /* Counts occurrences of `needle` in `text`. */
@@ -136,11 +137,10 @@ int main(int argc, char **argv) {
     rc = 1;
   mlirPassManagerDestroy(pm);
 
-  MlirModule empty =
-      mlirModuleCreateEmpty(mlirLocationUnknownGet(context));
-  MlirBlockAttnCompileResult none = mlirBlockAttnCompile(
-      empty, mlirStringRefCreateFromCString("chip=sm_90a"), false,
-      mlirStringRefCreateFromCString(""));
+  MlirModule empty = mlirModuleCreateEmpty(mlirLocationUnknownGet(context));
+  MlirBlockAttnCompileResult none =
+      mlirBlockAttnCompile(empty, mlirStringRefCreateFromCString("chip=sm_90a"),
+                           false, mlirStringRefCreateFromCString(""));
   printf("compile of an empty module: %s\n",
          mlirBlockAttnCompileResultIsNull(none) ? "failed" : "compiled");
   if (!mlirBlockAttnCompileResultIsNull(none))

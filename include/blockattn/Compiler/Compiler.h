@@ -1,4 +1,5 @@
-//===- Compiler.h - blockattn kernels to PTX, cubin and manifest -*- C++ -*-===//
+//===- Compiler.h - blockattn kernels to PTX, cubin and manifest -*- C++
+//-*-===//
 //
 // The compiler as one call. `compileKernels` runs the blockattn-to-ptx
 // pipeline on a module of blockattn kernel functions and returns, per kernel,

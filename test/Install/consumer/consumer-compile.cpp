@@ -41,8 +41,9 @@ int main(int argc, char **argv) {
       llvm::errs() << "consumer-compile: " << error << "\n";
       return 1;
     }
-    llvm::outs() << kernel.name << ": " << kernel.ptx.size() << " bytes of PTX, "
-                 << *kernel.manifest.getInteger("threads") << " threads\n";
+    llvm::outs() << kernel.name << ": " << kernel.ptx.size()
+                 << " bytes of PTX, " << *kernel.manifest.getInteger("threads")
+                 << " threads\n";
   }
   return 0;
 }

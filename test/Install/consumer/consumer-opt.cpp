@@ -44,11 +44,10 @@ struct BuildForwardPass
     OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
     Location loc = b.getUnknownLoc();
     Type bf16 = b.getBF16Type();
-    auto act = MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic, 128},
-                               bf16);
+    auto act = MemRefType::get(
+        {ShapedType::kDynamic, ShapedType::kDynamic, 128}, bf16);
     auto cu = MemRefType::get({ShapedType::kDynamic}, b.getI32Type());
-    auto type =
-        b.getFunctionType({act, act, act, act, cu, b.getF32Type()}, {});
+    auto type = b.getFunctionType({act, act, act, act, cu, b.getF32Type()}, {});
     auto func =
         func::FuncOp::create(b, loc, "blockattn_forward_d128_b64_bf16", type);
     Block *body = func.addEntryBlock();
