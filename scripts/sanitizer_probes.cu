@@ -145,32 +145,38 @@ __global__ void recordThroughSyncthreads(int4 *out) {
 
 constexpr int kElems = 256; // 1 KiB of ints
 
-__global__ void storeBulk(int *dst) {
-  __shared__ alignas(128) int staging[kElems];
+// Fills the staging buffer with 0..kElems-1 and makes it visible to the
+// bulk-copy engine (the async proxy) before thread 0 issues the copy.
+__device__ void stage(int *staging) {
   for (int i = threadIdx.x; i < kElems; i += blockDim.x)
     staging[i] = i;
   ptx::fence_proxy_async(ptx::space_shared);
   __syncthreads();
+}
+
+__device__ void waitForBulkStores() {
+  ptx::cp_async_bulk_commit_group();
+  ptx::cp_async_bulk_wait_group(ptx::n32_t<0>());
+}
+
+__global__ void storeBulk(int *dst) {
+  __shared__ alignas(128) int staging[kElems];
+  stage(staging);
   if (threadIdx.x == 0) {
     ptx::cp_async_bulk(ptx::space_global, ptx::space_shared, dst, staging,
                        kElems * sizeof(int));
-    ptx::cp_async_bulk_commit_group();
-    ptx::cp_async_bulk_wait_group(ptx::n32_t<0>());
+    waitForBulkStores();
   }
 }
 
 __global__ void storeTensor(const __grid_constant__ CUtensorMap map) {
   __shared__ alignas(128) int staging[kElems];
-  for (int i = threadIdx.x; i < kElems; i += blockDim.x)
-    staging[i] = i;
-  ptx::fence_proxy_async(ptx::space_shared);
-  __syncthreads();
+  stage(staging);
   if (threadIdx.x == 0) {
     int32_t coords[2] = {0, 0};
     ptx::cp_async_bulk_tensor(ptx::space_global, ptx::space_shared, &map,
                               coords, staging);
-    ptx::cp_async_bulk_commit_group();
-    ptx::cp_async_bulk_wait_group(ptx::n32_t<0>());
+    waitForBulkStores();
   }
 }
 

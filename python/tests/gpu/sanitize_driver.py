@@ -24,24 +24,18 @@ import torch
 import blockattn
 from blockattn import api
 
+from .test_forward_gpu import cu_seqlens_of
+from .test_rotary_gpu import standard_tables
+
 LENGTHS = [0, 1, 63, 64, 65, 200, 7]
 HEADS = 2
-
-
-def _cu_seqlens(lengths):
-    cu = [0]
-    for n in lengths:
-        cu.append(cu[-1] + n)
-    return torch.tensor(cu, dtype=torch.int32, device="cuda")
 
 
 def _rotary(mode: str, head_dim: int):
     if mode == "none":
         return None
-    positions = torch.arange(256, dtype=torch.float32, device="cuda")[:, None]
-    freqs = 10000.0 ** (-torch.arange(head_dim // 2, dtype=torch.float32, device="cuda") * 2 / head_dim)
-    angles = positions * freqs
-    return blockattn.Rotary(torch.cos(angles), torch.sin(angles), interleaved=(mode == "interleaved"))
+    cos, sin = standard_tables(256, head_dim)
+    return blockattn.Rotary(cos, sin, interleaved=(mode == "interleaved"))
 
 
 def _poison_outputs() -> None:
@@ -57,7 +51,7 @@ def _assert_written(name: str, t: torch.Tensor) -> None:
 
 def run_case(kind: str, head_dim: int, rotary: str, poisoned: bool) -> None:
     g = torch.Generator(device="cuda").manual_seed(0)
-    cu = _cu_seqlens(LENGTHS)
+    cu = cu_seqlens_of(LENGTHS)
     T = sum(LENGTHS)
     q, k, v, do = (
         torch.randn((T, HEADS, head_dim), generator=g, device="cuda").to(torch.bfloat16) for _ in range(4)
