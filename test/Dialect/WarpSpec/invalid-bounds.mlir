@@ -78,6 +78,22 @@ func.func @negative_dim_index_negative(%q: !act, %cu: memref<?xi32>) {
 
 // -----
 
+// An unranked memref has no dimension the lowering could read.
+func.func @unranked_dim(%q: memref<*xbf16>, %cu: memref<?xi32>) {
+  warpspec.kernel chip("sm_90a") {
+    %c = arith.constant 1 : index
+    // expected-error @+1 {{'memref.dim' op inside a warpspec.kernel needs a ranked memref}}
+    %h = memref.dim %q, %c : memref<*xbf16>
+    warpspec.partition "a" role(compute) warps(4) regs(64) {
+      warpspec.tile_loop (%row, %rows, %head) in %cu : memref<?xi32> heads(%h) tokens(%h) block_size(64) {
+      }
+    }
+  }
+  return
+}
+
+// -----
+
 //===----------------------------------------------------------------------===//
 // Counts (class 2: 64-bit wrap-around)
 //===----------------------------------------------------------------------===//
