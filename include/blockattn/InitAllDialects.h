@@ -1,8 +1,12 @@
 //===- InitAllDialects.h - register every block-attn dialect ----*- C++ -*-===//
 //
-// One call for tools and embedding compilers: registers the blockattn and
-// warpspec dialects (and the upstream dialects their passes create) into a
-// registry.
+// One call for tools, plugins and embedding compilers. Upstream's
+// `mlir::registerAllDialects` is everything a pipeline can need; the same
+// holds here: `registerAllBlockAttnDialects` registers everything the
+// blockattn-to-ptx pipeline and the compile API need, so a context built from
+// that registry can run them to the end (PTX and cubin). The name carries the
+// project so that `using namespace mlir; using namespace mlir::blockattn;`
+// leaves both calls unambiguous.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,13 +19,16 @@ class DialectRegistry;
 
 namespace mlir::blockattn {
 
-/// Registers the project's dialects.
+/// Registers the blockattn and warpspec dialects, the upstream dialects the
+/// pipeline's passes create or accept (func, arith, math, memref, scf, cf,
+/// gpu, nvvm, llvm), the NVVM target attribute's `gpu::TargetAttrInterface`
+/// (without it `gpu-module-to-binary` cannot serialize a kernel) and the
+/// translations of builtin, gpu, llvm and nvvm to LLVM IR. Safe to call more
+/// than once and next to upstream's `registerAllDialects`.
 void registerAllBlockAttnDialects(DialectRegistry &registry);
 
-/// Registers the project's dialects plus the upstream dialects, interfaces
-/// and translations that `block-attn-opt` offers next to them: func, arith,
-/// math, memref, scf, cf, gpu, nvvm, llvm (and their LLVM IR translations and
-/// the NVVM target, which `gpu-module-to-binary` needs).
+/// The name block-attn-opt used before everything moved into
+/// registerAllBlockAttnDialects; registers the same.
 void registerBlockAttnToolDialects(DialectRegistry &registry);
 
 } // namespace mlir::blockattn

@@ -1,8 +1,10 @@
 //===- InitAllPasses.h - register every block-attn pass ---------*- C++ -*-===//
 //
-// One call for tools and embedding compilers: registers the project's passes
-// and named pipelines with the global pass registry, so that they can be
-// named on a command line or in a textual pass pipeline.
+// One call per kind for tools, plugins and embedding compilers: the project's
+// passes and its named pipelines, registered with the global pass registry so
+// that a command line or a textual pass pipeline can name them. Every call is
+// idempotent: a plugin loaded into an mlir-opt that registered the upstream
+// passes already, or a program calling twice, registers nothing twice.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,12 +13,20 @@
 
 namespace mlir::blockattn {
 
-/// Registers the project's passes and pipelines.
+/// Registers the project's passes (blockattn-warp-specialize,
+/// warpspec-allocate-smem, warpspec-allocate-tmem, convert-warpspec-to-nvvm),
+/// the upstream passes blockattn-to-ptx runs after them (convert-nvvm-to-llvm,
+/// reconcile-unrealized-casts, gpu-module-to-binary), so that every stage of
+/// the pipeline can be spelled out textually, and the pipelines
+/// (registerAllBlockAttnPipelines).
 void registerAllBlockAttnPasses();
 
-/// Registers the project's passes plus the upstream ones `block-attn-opt`
-/// offers next to them (canonicalize, cse, the conversions to LLVM/NVVM,
-/// nvvm-attach-target, gpu-module-to-binary, ...).
+/// Registers the project's named pipelines: blockattn-to-ptx.
+void registerAllBlockAttnPipelines();
+
+/// registerAllBlockAttnPasses plus the upstream passes block-attn-opt offers
+/// next to them (canonicalize, cse, the conversions to LLVM/NVVM,
+/// nvvm-attach-target, ...).
 void registerBlockAttnToolPasses();
 
 } // namespace mlir::blockattn

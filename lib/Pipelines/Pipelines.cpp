@@ -16,8 +16,77 @@
 using namespace mlir;
 using namespace mlir::blockattn;
 
-void blockattn::buildBlockAttnToPtxPipeline(
-    OpPassManager &pm, const BlockAttnToPtxOptions &options) {
+/// The oldest PTX ISA (as in +ptxNN) each chip's instructions exist in:
+/// PTX ISA 8.0 introduced sm_90a (wgmma, setmaxnreg, the bulk tensor
+/// copies), 8.6 sm_100a (tcgen05).
+static std::optional<unsigned> minimumPtxVersion(StringRef chip) {
+  if (chip == "sm_90a")
+    return 80;
+  if (chip == "sm_100a")
+    return 86;
+  return std::nullopt;
+}
+
+/// The PTX ISA versions from 8.0 on that LLVM 22's NVPTX backend knows; it
+/// ignores any other +ptxNN with a warning and would pick a version of its
+/// own.
+static bool isKnownPtxVersion(unsigned version) {
+  return (version >= 80 && version <= 88) || version == 90;
+}
+
+static LogicalResult verifyPtxFeatures(StringRef features, StringRef chip,
+                                       raw_ostream &errorStream) {
+  unsigned version = 0;
+  StringRef digits = features;
+  if (!digits.consume_front("+ptx") || digits.size() != 2 ||
+      digits.getAsInteger(10, version)) {
+    errorStream << "blockattn-to-ptx: ptx-features must be one PTX ISA "
+                   "version such as +ptx86, got '"
+                << features << "'\n";
+    return failure();
+  }
+  std::optional<unsigned> minimum = minimumPtxVersion(chip);
+  // An unknown chip is diagnosed by blockattn-warp-specialize on the op.
+  if (!minimum)
+    return success();
+  if (version < *minimum) {
+    errorStream << "blockattn-to-ptx: ptx-features '" << features
+                << "' is PTX ISA " << version / 10 << "." << version % 10
+                << ", older than " << chip << " allows: it needs PTX ISA "
+                << *minimum / 10 << "." << *minimum % 10 << " or newer (+ptx"
+                << *minimum << ")\n";
+    return failure();
+  }
+  if (!isKnownPtxVersion(version)) {
+    errorStream << "blockattn-to-ptx: ptx-features '" << features
+                << "' is no PTX ISA version LLVM's NVPTX backend knows "
+                   "(+ptx80 ... +ptx88, +ptx90)\n";
+    return failure();
+  }
+  return success();
+}
+
+LogicalResult
+blockattn::verifyBlockAttnToPtxOptions(const BlockAttnToPtxOptions &options,
+                                       raw_ostream &errorStream) {
+  StringRef format = options.format;
+  if (!llvm::is_contained({"isa", "assembly", "bin", "binary", "fatbin",
+                           "fatbinary", "llvm", "offloading", "none"},
+                          format)) {
+    errorStream << "blockattn-to-ptx: format must be 'isa', 'bin', "
+                   "'fatbin', 'llvm' or 'none', got '"
+                << format << "'\n";
+    return failure();
+  }
+  return verifyPtxFeatures(options.ptxFeatures, options.chip, errorStream);
+}
+
+LogicalResult
+blockattn::buildBlockAttnToPtxPipeline(OpPassManager &pm,
+                                       const BlockAttnToPtxOptions &options,
+                                       raw_ostream &errorStream) {
+  if (failed(verifyBlockAttnToPtxOptions(options, errorStream)))
+    return failure();
   BlockAttnWarpSpecializePassOptions specialize;
   specialize.chip = options.chip;
   specialize.numStages = options.numStages;
@@ -40,15 +109,35 @@ void blockattn::buildBlockAttnToPtxPipeline(
   pm.addPass(createConvertNVVMToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   if (options.format == "none")
-    return;
+    return success();
   GpuModuleToBinaryPassOptions binary;
   binary.compilationTarget = options.format;
   pm.addPass(createGpuModuleToBinaryPass(binary));
+  return success();
 }
 
 void blockattn::registerBlockAttnPipelines() {
-  PassPipelineRegistration<BlockAttnToPtxOptions>(
+  // PassPipelineRegistration<Options> would drop the builder's result; a
+  // pipeline with bad options must fail to parse instead.
+  registerPassPipeline(
       "blockattn-to-ptx",
       "Compile blockattn kernels to PTX (or cubin) for sm_90a or sm_100a",
-      buildBlockAttnToPtxPipeline);
+      [](OpPassManager &pm, StringRef optionsString,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        BlockAttnToPtxOptions options;
+        std::string message;
+        llvm::raw_string_ostream errorStream(message);
+        if (failed(options.parseFromString(optionsString, errorStream)) ||
+            failed(buildBlockAttnToPtxPipeline(pm, options, errorStream))) {
+          // llvm::cl reports a bad option value on stderr by itself.
+          if (message.empty())
+            message = "blockattn-to-ptx: invalid options '" +
+                      optionsString.str() + "'";
+          return errorHandler(StringRef(message).rtrim());
+        }
+        return success();
+      },
+      [](function_ref<void(const detail::PassOptions &)> optionsHandler) {
+        optionsHandler(BlockAttnToPtxOptions());
+      });
 }

@@ -1,14 +1,21 @@
-//===- Registration.cpp - register dialects and passes --------------------===//
+//===- Registration.cpp - register dialects, passes and pipelines ---------===//
+//
+// The registration hooks of InitAllDialects.h and InitAllPasses.h. The pass
+// hooks run once per process (std::call_once): MLIR's pass registry rejects
+// a pipeline registered twice in debug builds, and a dialect plugin, a pass
+// plugin and the program that loads them may all ask.
+//
+//===----------------------------------------------------------------------===//
 
 #include "blockattn/InitAllDialects.h"
 #include "blockattn/InitAllPasses.h"
 
-#include "blockattn/Dialect/BlockAttn/IR/BlockAttnDialect.h"
-#include "blockattn/Dialect/WarpSpec/IR/WarpSpecDialect.h"
 #include "blockattn/Conversion/Passes.h"
+#include "blockattn/Dialect/BlockAttn/IR/BlockAttnDialect.h"
 #include "blockattn/Dialect/BlockAttn/Transforms/Passes.h"
-#include "blockattn/Pipelines/Pipelines.h"
+#include "blockattn/Dialect/WarpSpec/IR/WarpSpecDialect.h"
 #include "blockattn/Dialect/WarpSpec/Transforms/Passes.h"
+#include "blockattn/Pipelines/Pipelines.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -29,18 +36,18 @@
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
 
+#include <mutex>
+
 using namespace mlir;
 
 void blockattn::registerAllBlockAttnDialects(DialectRegistry &registry) {
   registry.insert<blockattn::BlockAttnDialect, warpspec::WarpSpecDialect>();
-}
-
-void blockattn::registerBlockAttnToolDialects(DialectRegistry &registry) {
-  registerAllBlockAttnDialects(registry);
   registry.insert<arith::ArithDialect, cf::ControlFlowDialect,
                   func::FuncDialect, gpu::GPUDialect, LLVM::LLVMDialect,
                   math::MathDialect, memref::MemRefDialect, NVVM::NVVMDialect,
                   scf::SCFDialect>();
+  // gpu-module-to-binary casts #nvvm.target to gpu::TargetAttrInterface;
+  // the NVVM dialect alone does not attach that interface.
   NVVM::registerNVVMTargetInterfaceExternalModels(registry);
   registerBuiltinDialectTranslation(registry);
   registerGPUDialectTranslation(registry);
@@ -48,16 +55,34 @@ void blockattn::registerBlockAttnToolDialects(DialectRegistry &registry) {
   registerNVVMDialectTranslation(registry);
 }
 
+void blockattn::registerBlockAttnToolDialects(DialectRegistry &registry) {
+  registerAllBlockAttnDialects(registry);
+}
+
+void blockattn::registerAllBlockAttnPipelines() {
+  static std::once_flag once;
+  std::call_once(once, [] { registerBlockAttnPipelines(); });
+}
+
 void blockattn::registerAllBlockAttnPasses() {
-  registerBlockAttnPasses();
-  warpspec::registerWarpSpecPasses();
-  registerBlockAttnConversionPasses();
-  registerBlockAttnPipelines();
+  static std::once_flag once;
+  std::call_once(once, [] {
+    registerBlockAttnPasses();
+    warpspec::registerWarpSpecPasses();
+    registerBlockAttnConversionPasses();
+    registerConvertNVVMToLLVMPass();
+    registerReconcileUnrealizedCastsPass();
+    registerGpuModuleToBinaryPass();
+  });
+  registerAllBlockAttnPipelines();
 }
 
 void blockattn::registerBlockAttnToolPasses() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    registerTransformsPasses();
+    registerConversionPasses();
+    registerGPUPasses();
+  });
   registerAllBlockAttnPasses();
-  registerTransformsPasses();
-  registerConversionPasses();
-  registerGPUPasses();
 }

@@ -16,6 +16,8 @@
 #define BLOCKATTN_PIPELINES_PIPELINES_H
 
 #include "mlir/Pass/PassOptions.h"
+#include "mlir/Support/LLVM.h"
+#include "llvm/Support/raw_ostream.h"
 
 namespace mlir {
 class OpPassManager;
@@ -69,15 +71,33 @@ struct BlockAttnToPtxOptions
                      "'auto' (the recipe picks), 'on' or 'off'"),
       llvm::cl::init("auto")};
   PassOptions::Option<std::string> ptxFeatures{
-      *this, "ptx-features", llvm::cl::desc("PTX ISA version feature"),
+      *this, "ptx-features",
+      llvm::cl::desc("PTX ISA version for the NVPTX backend: +ptx80 or "
+                     "newer on sm_90a, +ptx86 or newer on sm_100a, up to "
+                     "+ptx90"),
       llvm::cl::init("+ptx86")};
 };
 
-/// Adds the blockattn-to-ptx passes to `pm` (anchored on a builtin.module).
-void buildBlockAttnToPtxPipeline(OpPassManager &pm,
-                                 const BlockAttnToPtxOptions &options);
+/// Checks the options no pass checks before LLVM's NVPTX backend would abort
+/// on them: `format` must name what gpu-module-to-binary produces (isa,
+/// bin, fatbin, llvm, or their long names assembly, binary, fatbinary,
+/// offloading) or be none, and `ptx-features` must be one PTX ISA version
+/// (+ptx80 ... +ptx88, +ptx90) that the chip supports: PTX ISA 8.0 or newer
+/// for sm_90a, 8.6 or newer for sm_100a. The chip itself and the tuning
+/// options are checked by blockattn-warp-specialize, with the location of
+/// the op they concern. Writes the reason to `errorStream` on failure.
+LogicalResult verifyBlockAttnToPtxOptions(const BlockAttnToPtxOptions &options,
+                                          raw_ostream &errorStream);
 
-/// Registers `blockattn-to-ptx` with the global pass registry.
+/// Adds the blockattn-to-ptx passes to `pm` (anchored on a builtin.module).
+/// Fails, adding nothing, on options verifyBlockAttnToPtxOptions rejects.
+LogicalResult
+buildBlockAttnToPtxPipeline(OpPassManager &pm,
+                            const BlockAttnToPtxOptions &options,
+                            raw_ostream &errorStream = llvm::errs());
+
+/// Registers `blockattn-to-ptx` with the global pass registry. A textual
+/// pipeline with bad options fails to parse (mlir-opt exits with 1).
 void registerBlockAttnPipelines();
 
 } // namespace blockattn
