@@ -35,6 +35,7 @@ tools = [
     "block-attn-opt",
     "block-attn-compile",
     "blockattn-descriptor-test",
+    "blockattn-capi-test",
     "FileCheck",
     "not",
     "count",
@@ -55,6 +56,16 @@ mlir_opt = os.path.join(config.llvm_tools_dir, "mlir-opt")
 if os.path.exists(mlir_opt):
     config.available_features.add("mlir-opt")
     config.substitutions.append(("%mlir_opt", mlir_opt))
+
+# Debian's own mlir-opt (it links libMLIR.so) and our plugins for it; the
+# plugins are built only against the MLIR dylib (BLOCKATTN_LINK_MLIR_DYLIB).
+upstream_mlir_opt = os.path.join(config.llvm_tools_dir, "mlir-opt")
+plugin_dir = os.path.join(config.blockattn_obj_root, "lib")
+if os.path.exists(upstream_mlir_opt) and os.path.exists(
+        os.path.join(plugin_dir, "BlockAttnDialectPlugin.so")):
+    config.available_features.add("plugins")
+    config.substitutions.append(("%upstream_mlir_opt", upstream_mlir_opt))
+    config.substitutions.append(("%blockattn_libs", plugin_dir))
 
 # CUDA tools: tests that assemble PTX or inspect SASS are marked
 # `REQUIRES: ptxas` / `REQUIRES: cuobjdump` and run where the tools exist.

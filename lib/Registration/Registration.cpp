@@ -42,10 +42,10 @@ using namespace mlir;
 
 void blockattn::registerAllBlockAttnDialects(DialectRegistry &registry) {
   registry.insert<blockattn::BlockAttnDialect, warpspec::WarpSpecDialect>();
-  registry.insert<arith::ArithDialect, cf::ControlFlowDialect,
-                  func::FuncDialect, gpu::GPUDialect, LLVM::LLVMDialect,
-                  math::MathDialect, memref::MemRefDialect, NVVM::NVVMDialect,
-                  scf::SCFDialect>();
+  registry
+      .insert<arith::ArithDialect, cf::ControlFlowDialect, func::FuncDialect,
+              gpu::GPUDialect, LLVM::LLVMDialect, math::MathDialect,
+              memref::MemRefDialect, NVVM::NVVMDialect, scf::SCFDialect>();
   // gpu-module-to-binary casts #nvvm.target to gpu::TargetAttrInterface;
   // the NVVM dialect alone does not attach that interface.
   NVVM::registerNVVMTargetInterfaceExternalModels(registry);
