@@ -28,6 +28,8 @@ FUZZ_SECONDS       ?= 300
 FUZZ_TARGETS       ?= parse warp-specialize allocate-smem allocate-tmem \
                       convert-to-nvvm blockattn-to-ptx
 FUZZ_FLAGS         ?= -timeout=30 -rss_limit_mb=4096 -max_len=65536
+# Coverage for libFuzzer in every object of ours, and the sanitizers.
+FUZZ_CXXFLAGS      ?= -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
 SANITIZE_BUILD_DIR ?= build-sanitize
 SANITIZE_FLAGS     ?= -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 
@@ -75,7 +77,7 @@ fuzz-build:
 	  cmake -G Ninja -S . -B $(FUZZ_BUILD_DIR) -DMLIR_DIR=$(MLIR_DIR) \
 	    -DLLVM_EXTERNAL_LIT=$(LIT) -DCMAKE_CXX_COMPILER=clang++-22 \
 	    -DCMAKE_C_COMPILER=clang-22 -DBLOCKATTN_LIBFUZZER=ON \
-	    -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer" \
+	    -DCMAKE_CXX_FLAGS="$(FUZZ_CXXFLAGS)" \
 	    || exit 1; \
 	fi
 	ninja -C $(FUZZ_BUILD_DIR) $(addprefix blockattn-fuzz-,$(FUZZ_TARGETS))
@@ -94,7 +96,7 @@ check-sanitize: deps
 	    -DCMAKE_SHARED_LINKER_FLAGS="$(SANITIZE_FLAGS)" || exit 1; \
 	fi
 	ninja -C $(SANITIZE_BUILD_DIR)
-	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
+	ASAN_OPTIONS=detect_leaks=0:allow_user_poisoning=0:abort_on_error=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  $(LIT) -sv $(SANITIZE_BUILD_DIR)/test
 
