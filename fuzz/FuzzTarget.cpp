@@ -84,10 +84,11 @@ void installFatalErrorHandler() {
 
 /// Parses and verifies; null for input that the parser or verifier rejects.
 OwningOpRef<ModuleOp> parse(MLIRContext &context, llvm::StringRef input) {
+  // MLIR's lexer stops at the buffer's terminating NUL, as a file read by a
+  // tool has it; libFuzzer's data has none, so parse a terminated copy.
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBuffer(input, "fuzz-input",
-                                       /*RequiresNullTerminator=*/false),
+      llvm::MemoryBuffer::getMemBufferCopy(input, "fuzz-input"),
       llvm::SMLoc());
   return parseSourceFile<ModuleOp>(sourceMgr, &context);
 }
