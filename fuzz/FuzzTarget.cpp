@@ -88,8 +88,7 @@ OwningOpRef<ModuleOp> parse(MLIRContext &context, llvm::StringRef input) {
   // tool has it; libFuzzer's data has none, so parse a terminated copy.
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy(input, "fuzz-input"),
-      llvm::SMLoc());
+      llvm::MemoryBuffer::getMemBufferCopy(input, "fuzz-input"), llvm::SMLoc());
   return parseSourceFile<ModuleOp>(sourceMgr, &context);
 }
 
