@@ -24,7 +24,7 @@ for target in "$@"; do
   log=$build/logs/$target.log
   echo "fuzz: $target for ${seconds}s (log: $log)"
   # shellcheck disable=SC2086
-  ASAN_OPTIONS=detect_leaks=0 "$exe" $flags -max_total_time="$seconds" \
+  ASAN_OPTIONS=detect_leaks=0:allow_user_poisoning=0 "$exe" $flags -max_total_time="$seconds" \
     -artifact_prefix="$findings/" -print_final_stats=1 \
     "$corpus" "$root/fuzz/corpus/$target" >"$log" 2>&1
   rc=$?
