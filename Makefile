@@ -26,7 +26,7 @@ CMAKE_FLAGS ?=
 FUZZ_BUILD_DIR     ?= build-fuzz
 FUZZ_SECONDS       ?= 300
 FUZZ_TARGETS       ?= parse warp-specialize allocate-smem allocate-tmem \
-                      convert-to-nvvm blockattn-to-ptx
+                      convert-to-nvvm blockattn-to-ptx compile-flags
 FUZZ_FLAGS         ?= -timeout=30 -rss_limit_mb=4096 -max_len=65536
 # Coverage for libFuzzer in every object of ours, and the sanitizers.
 FUZZ_CXXFLAGS      ?= -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer

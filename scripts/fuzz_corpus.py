@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Regenerates the seed corpus of the fuzz targets (fuzz/corpus/<target>/).
 
-    python3 scripts/fuzz_corpus.py [--build build]
+    python3 scripts/fuzz_corpus.py [--build build] [--targets parse,...]
 
 The seeds are the tests and examples, split at `// -----` and at split-file's
 `//--- name` markers, and what the tools make of the blockattn kernels among
 them at each stage (warp-specialized for both chips, then planned by the
 allocators), so that every target starts from inputs that reach deep into its
-pass. Seed files are named by the SHA-1 of their contents (as libFuzzer names
+pass; block-attn-compile's command lines in the tests seed the compile-flags
+target (one argument per line). Seed files are named by the SHA-1 of their contents (as libFuzzer names
 what it adds); other files in the corpus directories (the crash reproducers,
 named after what they found) are kept. `make check` replays the whole corpus
 (test/Fuzz/replay.test).
@@ -17,6 +18,7 @@ import argparse
 import hashlib
 import os
 import re
+import shlex
 import subprocess
 import sys
 
@@ -46,6 +48,26 @@ def sources():
                     yield os.path.join(dirpath, name)
 
 
+def compile_flag_seeds():
+    """block-attn-compile's command lines in the tests, one argument per line
+    (the compile-flags target's input), with lit's substitutions replaced by
+    plain paths."""
+    seeds = []
+    for dirpath, _, files in sorted(os.walk(os.path.join(ROOT, "test"))):
+        for name in sorted(files):
+            text = open(os.path.join(dirpath, name), encoding="utf-8",
+                        errors="replace").read()
+            for line in re.findall(r"block-attn-compile( [^|>%\n]*)", text):
+                line = re.sub(r"%\S*", "out", line)
+                try:
+                    args = shlex.split(line)
+                except ValueError:
+                    continue
+                if args:
+                    seeds.append("\n".join(args) + "\n")
+    return seeds
+
+
 def run_opt(opt, text, pipeline):
     result = subprocess.run(
         [opt, "-", f"--pass-pipeline={pipeline}"],
@@ -70,7 +92,13 @@ def write_seeds(target, seeds):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+    parser.add_argument("--targets", default=None,
+                        help="comma-separated targets to regenerate (all)")
     args = parser.parse_args()
+    wanted = set(args.targets.split(",")) if args.targets else None
+    if wanted == {"compile-flags"}:
+        write_seeds("compile-flags", compile_flag_seeds())
+        return
     opt = os.path.join(args.build, "bin", "block-attn-opt")
     if not os.path.exists(opt):
         sys.exit(f"{opt} not found: build first (make build)")
@@ -94,14 +122,22 @@ def main():
         if out:
             planned.append(out)
 
-    write_seeds("parse", chunks + specialized)
-    write_seeds("warp-specialize", recipes)
-    write_seeds("allocate-smem", kernels + specialized)
-    write_seeds("allocate-tmem", kernels + specialized)
-    write_seeds("convert-to-nvvm", kernels + planned)
+    if wanted is None or "parse" in wanted:
+        write_seeds("parse", chunks + specialized)
+    if wanted is None or "warp-specialize" in wanted:
+        write_seeds("warp-specialize", recipes)
+    if wanted is None or "allocate-smem" in wanted:
+        write_seeds("allocate-smem", kernels + specialized)
+    if wanted is None or "allocate-tmem" in wanted:
+        write_seeds("allocate-tmem", kernels + specialized)
+    if wanted is None or "convert-to-nvvm" in wanted:
+        write_seeds("convert-to-nvvm", kernels + planned)
     # The smallest recipes that compile for both chips.
     small = sorted(set(compiles), key=len)[:MAX_PTX_SEEDS]
-    write_seeds("blockattn-to-ptx", small)
+    if wanted is None or "blockattn-to-ptx" in wanted:
+        write_seeds("blockattn-to-ptx", small)
+    if wanted is None or "compile-flags" in wanted:
+        write_seeds("compile-flags", compile_flag_seeds())
 
 
 if __name__ == "__main__":

@@ -47,6 +47,7 @@ tools = [
     "blockattn-fuzz-allocate-tmem",
     "blockattn-fuzz-convert-to-nvvm",
     "blockattn-fuzz-blockattn-to-ptx",
+    "blockattn-fuzz-compile-flags",
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "blockattn/Compiler/Compiler.h"
+#include "blockattn/Dialect/WarpSpec/IR/WarpSpecOps.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Parser/Parser.h"
@@ -56,15 +57,30 @@ blockattn::verifyKernelDescription(const KernelDescription &description,
         "--rotary needs an even --head-dim, got " + std::to_string(d.headDim);
     return failure();
   }
-  // The name becomes a symbol in the source: anything but an MLIR bare
-  // identifier would let the text say something else.
+  // The sizes are spelled into the source and into the default name: a
+  // negative one would make neither parse. The op verifier judges which
+  // positive ones are supported.
+  for (auto [value, flag] :
+       std::initializer_list<std::pair<int64_t, const char *>>{
+           {d.headDim, "--head-dim"}, {d.blockSize, "--block-size"}})
+    if (value <= 0) {
+      error =
+          std::string(flag) + " must be positive, got " + std::to_string(value);
+      return failure();
+    }
+  if (d.heads < 0) {
+    error = "--heads must be 0 (a run-time head count) or positive, got " +
+            std::to_string(d.heads);
+    return failure();
+  }
+  // The name becomes a symbol in the source, bare (anything else would let
+  // the text say something else), and the PTX entry: an MLIR bare
+  // identifier that is a PTX identifier too.
   if (!d.name.empty() &&
       (!(llvm::isAlpha(d.name.front()) || d.name.front() == '_') ||
-       !llvm::all_of(d.name, [](char c) {
-         return llvm::isAlnum(c) || c == '_' || c == '$' || c == '.';
-       }))) {
-    error = "--name must be a letter or '_', then letters, digits, '_', '$' "
-            "or '.', got '" +
+       !warpspec::TargetLimits::isValidPtxIdentifier(d.name))) {
+    error = "--name must be a letter or '_', then letters, digits, '_' or "
+            "'$' (a PTX identifier, not a lone '_'), got '" +
             d.name + "'";
     return failure();
   }

@@ -3,6 +3,7 @@
 #include "blockattn/Pipelines/Pipelines.h"
 
 #include "blockattn/Conversion/Passes.h"
+#include "blockattn/Conversion/WarpSpecToNVVM/PtxFeatures.h"
 #include "blockattn/Dialect/BlockAttn/Transforms/Passes.h"
 #include "blockattn/Dialect/WarpSpec/Transforms/Passes.h"
 
@@ -16,56 +17,6 @@
 using namespace mlir;
 using namespace mlir::blockattn;
 
-/// The oldest PTX ISA (as in +ptxNN) each chip's instructions exist in:
-/// PTX ISA 8.0 introduced sm_90a (wgmma, setmaxnreg, the bulk tensor
-/// copies), 8.6 sm_100a (tcgen05).
-static std::optional<unsigned> minimumPtxVersion(StringRef chip) {
-  if (chip == "sm_90a")
-    return 80;
-  if (chip == "sm_100a")
-    return 86;
-  return std::nullopt;
-}
-
-/// The PTX ISA versions from 8.0 on that LLVM 22's NVPTX backend knows; it
-/// ignores any other +ptxNN with a warning and would pick a version of its
-/// own.
-static bool isKnownPtxVersion(unsigned version) {
-  return (version >= 80 && version <= 88) || version == 90;
-}
-
-static LogicalResult verifyPtxFeatures(StringRef features, StringRef chip,
-                                       raw_ostream &errorStream) {
-  unsigned version = 0;
-  StringRef digits = features;
-  if (!digits.consume_front("+ptx") || digits.size() != 2 ||
-      digits.getAsInteger(10, version)) {
-    errorStream << "blockattn-to-ptx: ptx-features must be one PTX ISA "
-                   "version such as +ptx86, got '"
-                << features << "'\n";
-    return failure();
-  }
-  std::optional<unsigned> minimum = minimumPtxVersion(chip);
-  // An unknown chip is diagnosed by blockattn-warp-specialize on the op.
-  if (!minimum)
-    return success();
-  if (version < *minimum) {
-    errorStream << "blockattn-to-ptx: ptx-features '" << features
-                << "' is PTX ISA " << version / 10 << "." << version % 10
-                << ", older than " << chip << " allows: it needs PTX ISA "
-                << *minimum / 10 << "." << *minimum % 10 << " or newer (+ptx"
-                << *minimum << ")\n";
-    return failure();
-  }
-  if (!isKnownPtxVersion(version)) {
-    errorStream << "blockattn-to-ptx: ptx-features '" << features
-                << "' is no PTX ISA version LLVM's NVPTX backend knows "
-                   "(+ptx80 ... +ptx88, +ptx90)\n";
-    return failure();
-  }
-  return success();
-}
-
 LogicalResult
 blockattn::verifyBlockAttnToPtxOptions(const BlockAttnToPtxOptions &options,
                                        raw_ostream &errorStream) {
@@ -78,7 +29,12 @@ blockattn::verifyBlockAttnToPtxOptions(const BlockAttnToPtxOptions &options,
                 << format << "'\n";
     return failure();
   }
-  return verifyPtxFeatures(options.ptxFeatures, options.chip, errorStream);
+  if (std::optional<std::string> problem =
+          checkPtxFeatures(options.ptxFeatures, options.chip)) {
+    errorStream << "blockattn-to-ptx: " << *problem << "\n";
+    return failure();
+  }
+  return success();
 }
 
 LogicalResult

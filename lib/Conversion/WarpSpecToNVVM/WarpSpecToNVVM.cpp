@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "blockattn/Conversion/Passes.h"
+#include "blockattn/Conversion/WarpSpecToNVVM/PtxFeatures.h"
 
 #include "KernelEmitter.h"
 
@@ -103,6 +104,13 @@ struct ConvertWarpSpecToNVVMPass
       kernel.emitOpError() << "targets " << kernel.getChip()
                            << ", but convert-warpspec-to-nvvm was asked for "
                            << chip;
+      return failure();
+    }
+    // NVPTX aborts on a PTX ISA the chip cannot use: say so on the kernel.
+    if (std::optional<std::string> problem =
+            checkPtxFeatures(features, kernel.getChip())) {
+      kernel.emitOpError() << "targets " << kernel.getChip()
+                           << ", but convert-warpspec-to-nvvm's " << *problem;
       return failure();
     }
     if (!kernel.getSmemBytes()) {
