@@ -11,6 +11,8 @@ timed as one training step (y = layer(x); y.backward(dy)), with triton.testing.d
 
   ours-packed     blockattn.nn.BlockAttention: block_attention_qkvpacked, whose backward
                   writes one packed [T, 3, H, D] gradient;
+  ours-packed-unchecked  the same with check_inputs=False (no cu_seqlens check, which copies
+                  cu_seqlens to the host and so synchronizes once per step);
   ours-views      the same layer calling block_attention on q, k, v = qkv.unbind(1)
                   (autograd materializes and sums one packed gradient per view);
   fa2-packed      the same layer on FA2 varlen, every 64-token block its own sequence
@@ -53,6 +55,9 @@ def parse_args(argv=None):
     ap.add_argument("--bias", action="store_true", help="projections with biases (default: none)")
     ap.add_argument("--rep", type=int, default=200, help="do_bench rep in ms (default: 200)")
     ap.add_argument("--out", default=str(HERE / "out"), help="directory for layer.json and layer.png")
+    ap.add_argument("--profile", action="store_true",
+                    help="also profile a few steps of each layer (torch.profiler): GPU time per kernel, "
+                         "and GPU busy time against the step's time")
     return ap.parse_args(argv)
 
 
@@ -149,6 +154,32 @@ def rotary_pass_for(layer, cu):
     return rotate
 
 
+def profile_step(label, fn, steps=5):
+    """Prints the GPU time per kernel of `steps` steps and the busy fraction of the step."""
+    from torch.profiler import ProfilerActivity, profile
+
+    fn()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        start.record()
+        for _ in range(steps):
+            fn()
+        end.record()
+        torch.cuda.synchronize()
+    wall = start.elapsed_time(end) / steps
+    kernels = {}
+    for e in prof.events():
+        if e.device_type == torch.autograd.DeviceType.CUDA:
+            k = kernels.setdefault(e.name, [0, 0.0])
+            k[0] += 1
+            k[1] += e.device_time_total / 1000.0
+    busy = sum(t for _, t in kernels.values()) / steps
+    print(f"== profile {label}: {wall:.3f} ms per step, GPU busy {busy:.3f} ms ({busy / wall:.1%})")
+    for name, (count, total) in sorted(kernels.items(), key=lambda kv: -kv[1][1])[:14]:
+        print(f"   {total / steps:8.3f} ms  {count // steps:3d}x  {name[:110]}")
+
+
 def run_workload(name, args):
     import blockattn
     from blockattn import api
@@ -183,9 +214,16 @@ def run_workload(name, args):
         assert rel < 2e-2, f"{name}: {label} differs from ours-packed by {rel:.3e}"
     del ys
 
+    if args.profile:
+        for label, module in (("ours-packed", layer), ("ours-views", views)):
+            profile_step(f"{name} {label}", step(module))
+
     results = {"workload": name, "tokens": T, "heads": H, "head_dim": D, "embed_dim": E,
                "rotary": args.rotary, "bias": args.bias, "fa2_backend": fa2.backend}
     results["ours-packed"] = bench(step(layer), args.rep)
+    layer.check_inputs = False  # no cu_seqlens device-to-host copy per step
+    results["ours-packed-unchecked"] = bench(step(layer), args.rep)
+    layer.check_inputs = True
     results["ours-views"] = bench(step(views), args.rep)
     results["fa2-packed"] = bench(step(fa2), args.rep)
 
@@ -271,6 +309,9 @@ def main(argv=None):
         print(f"{r['workload']:10} {r['tokens']:9d} {r['embed_dim']:4d} {r['bound']:8.3f} {r['gemms']:8.3f} "
               f"{r['attention']:8.3f} {r['ours-packed']:8.3f} {r['ours-views']:8.3f} {r['fa2-packed']:8.3f} "
               f"{r['ours-packed/bound']:13.3f} {r['fa2-packed/ours-packed']:11.2f}")
+    for r in rows:
+        print(f"{r['workload']}: check_inputs=False {r['ours-packed-unchecked']:.3f} ms "
+              f"({r['ours-packed-unchecked'] / r['bound']:.3f} of the bound); fa2 backend: {r['fa2_backend']}")
     meta = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "python": platform.python_version(),

@@ -161,7 +161,14 @@ def _check_rotary(rotary, q: torch.Tensor, cu_values: torch.Tensor | None):
                     f"rotary.positions: must lie in [0, {max_position}) (max_position = the rows of the "
                     f"cos/sin tables), got values from {low} to {high}"
                 )
-    elif cu_values is not None and cu_values.numel() > 1:
+    elif cu_values is not None:
+        _check_sequence_positions(cu_values, max_position)
+    return cos, sin, positions, rotary.interleaved, rotary.rotate_v
+
+
+def _check_sequence_positions(cu_values: torch.Tensor, max_position: int) -> None:
+    """Default positions (a token's index in its sequence) must fit the tables."""
+    if cu_values.numel() > 1:
         longest = int((cu_values[1:] - cu_values[:-1]).max())
         if longest > max_position:
             raise ValueError(
@@ -169,11 +176,13 @@ def _check_rotary(rotary, q: torch.Tensor, cu_values: torch.Tensor | None):
                 f"but the cos/sin tables have only {max_position} rows; pass longer tables or "
                 f"rotary.positions"
             )
-    return cos, sin, positions, rotary.interleaved, rotary.rotate_v
 
 
 def _num_sms(device: torch.device) -> int:
     return torch.cuda.get_device_properties(device).multi_processor_count
+
+
+_FILES: dict = {}  # KernelKey -> KernelFiles
 
 
 def _launch(
@@ -192,7 +201,10 @@ def _launch(
         positions=positions,
         rotate_v=rotate_v,
     )
-    kernel = _driver.load_kernel(_kernels.find_kernel(key), like.device)
+    files = _FILES.get(key)
+    if files is None:  # looked up (and compiled, if need be) once per process
+        files = _FILES.setdefault(key, _kernels.find_kernel(key))
+    kernel = _driver.load_kernel(files, like.device)
     with torch.cuda.device(like.device):
         kernel.launch(
             grid=kernel.grid(_num_sms(like.device), tensors),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import torch
 
+from . import api
 from .api import SUPPORTED_HEAD_DIMS, block_attention_qkvpacked
 from .reference import Rotary, rope_tables
 
@@ -38,6 +39,11 @@ class BlockAttention(torch.nn.Module):
             attention kernels.
         bias: whether the projections have biases.
         max_position, rotary_base: the tables of a named rotary mode.
+        check_inputs: check the values of ``cu_seqlens`` (and that the
+            longest sequence fits the rotary tables) as the attention does:
+            a device-to-host copy per call, made before the projection is
+            launched; skipped under torch.compile and CUDA graph capture. The
+            attribute of the same name can be changed later.
         device, dtype: of the parameters (bf16 or fp16 for the kernels;
             under autocast the projections produce them).
 
@@ -45,8 +51,10 @@ class BlockAttention(torch.nn.Module):
     """
 
     def __init__(self, embed_dim: int, num_heads: int, *, rotary=None, bias: bool = True,
-                 max_position: int = 8192, rotary_base: float = 10000.0, device=None, dtype=None):
+                 max_position: int = 8192, rotary_base: float = 10000.0, check_inputs: bool = True,
+                 device=None, dtype=None):
         super().__init__()
+        self.check_inputs = bool(check_inputs)
         for name, value in (("embed_dim", embed_dim), ("num_heads", num_heads)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name}: expected a positive int, got {value!r}")
@@ -102,13 +110,25 @@ class BlockAttention(torch.nn.Module):
         if not isinstance(x, torch.Tensor) or x.dim() != 2 or x.shape[1] != self.embed_dim:
             shape = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
             raise ValueError(f"x: expected a [tokens, {self.embed_dim}] tensor, got {shape}")
+        if not x.is_cuda:
+            raise ValueError(f"x: expected a CUDA tensor, got one on {x.device}")
         tokens = x.shape[0]
+        # The values of cu_seqlens are checked here, before the projection is
+        # launched: the check copies them to the host, which waits for the
+        # GPU; done after the projection, it would leave the GPU idle until
+        # the attention kernel is launched.
+        check = (self.check_inputs and not torch.compiler.is_compiling()
+                 and not torch.cuda.is_current_stream_capturing())
+        if check:
+            cu_values = api._check_cu_seqlens(cu_seqlens, x, check_values=True)
+            if self.rotary_mode is not None:
+                api._check_sequence_positions(cu_values, self.rotary_cos.shape[0])
         qkv = self.qkv(x).view(tokens, 3, self.num_heads, self.head_dim)
         rotary = None
         if self.rotary_mode is not None:
             rotary = Rotary(self.rotary_cos, self.rotary_sin, interleaved=self.interleaved,
                             rotate_v=self.rotate_v)
-        o = block_attention_qkvpacked(qkv, cu_seqlens, rotary=rotary)
+        o = block_attention_qkvpacked(qkv, cu_seqlens, rotary=rotary, check_inputs=False)
         return self.out_proj(o.view(tokens, self.embed_dim))
 
     def extra_repr(self) -> str:

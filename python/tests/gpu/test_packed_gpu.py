@@ -269,3 +269,14 @@ def test_block_attention_layer_argument_errors():
     layer = blockattn.nn.BlockAttention(512, 4, device="cuda", dtype=torch.bfloat16)
     with pytest.raises(ValueError, match=r"x: expected a \[tokens, 512\] tensor"):
         layer(torch.zeros(4, 256, device="cuda", dtype=torch.bfloat16), cu_seqlens_of([4]))
+    with pytest.raises(ValueError, match=r"x: expected a CUDA tensor"):
+        layer(torch.zeros(4, 512, dtype=torch.bfloat16), cu_seqlens_of([4]))
+    x = torch.zeros(100, 512, device="cuda", dtype=torch.bfloat16)
+    with pytest.raises(ValueError, match=r"cu_seqlens: the last offset must equal the number of tokens 100"):
+        layer(x, cu_seqlens_of([99]))
+    short = blockattn.nn.BlockAttention(512, 4, rotary="interleaved", max_position=64, device="cuda",
+                                        dtype=torch.bfloat16)
+    with pytest.raises(ValueError, match=r"rotary: the longest sequence has 100 tokens"):
+        short(x, cu_seqlens_of([100]))
+    short.check_inputs = False  # unchecked: the kernel clamps the positions into the table
+    assert short(x, cu_seqlens_of([100])).shape == (100, 512)
