@@ -2,7 +2,11 @@
 #
 #   make run     install what is missing, build, compile the seed kernels
 #                for sm_90a and sm_100a (PTX, cubin, manifest; out/)
-#   make check   install what is missing, build, run every test
+#   make check   install what is missing, build, run every test, build the
+#                wheel and test it installed in a fresh virtual environment
+#   make wheel   build dist/blockattn-<version>-py3-none-manylinux_*.whl: the
+#                Python package, the statically linked compiler and the
+#                prebuilt kernels (reuses $(BUILD_DIR))
 #   make build   configure (first time) and build
 #   make clean   remove the build directory
 #   make fuzz    libFuzzer campaign over every fuzz target (clang-22; build in
@@ -33,7 +37,7 @@ FUZZ_CXXFLAGS      ?= -fsanitize=fuzzer-no-link,address,undefined -fno-omit-fram
 SANITIZE_BUILD_DIR ?= build-sanitize
 SANITIZE_FLAGS     ?= -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 
-.PHONY: all build check run clean deps fuzz fuzz-build check-sanitize
+.PHONY: all build check run clean deps fuzz fuzz-build check-sanitize wheel check-wheel
 
 all: build
 
@@ -62,6 +66,28 @@ check: deps
 	else \
 	  echo "python/tests does not exist yet: skipping the Python tests"; \
 	fi
+	$(MAKE) --no-print-directory check-wheel
+
+# The wheel: scikit-build-core (pyproject.toml) re-runs CMake in $(BUILD_DIR),
+# builds blockattn-wheel-files there (the static compiler, the prebuilt
+# kernels) and installs the `wheel` component next to python/blockattn. The
+# platform tag is the glibc the compiler needs (scripts/wheel_platform.py,
+# which also refuses any library that glibc does not provide), so the
+# compiler is linked first; the kernels are left to the wheel build, which
+# configures with its own Python (a change of the interpreter's path would
+# compile them again).
+wheel: deps
+	$(MAKE) --no-print-directory build
+	ninja -C $(BUILD_DIR) block-attn-compile-static
+	rm -f dist/blockattn-*.whl
+	tag=$$($(PYTHON) scripts/wheel_platform.py $(BUILD_DIR)/bin-static/block-attn-compile) && \
+	  $(PYTHON) -m pip wheel --no-deps --no-build-isolation --disable-pip-version-check \
+	    -w dist -Cbuild-dir=$(BUILD_DIR) -Cwheel.tags=py3-none-$$tag .
+	@ls -l dist/blockattn-*.whl
+
+# Installs the wheel into a fresh venv and tests it there (no GPU needed).
+check-wheel: wheel
+	PYTHON=$(PYTHON) scripts/check_wheel.sh dist/blockattn-*.whl
 
 run: deps
 	$(MAKE) --no-print-directory build

@@ -3,9 +3,12 @@
 #
 # Installs whatever is missing, and nothing when everything is there:
 #   apt: llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools cmake
-#        ninja-build (plus g++ when there is no C++ compiler, and python3 /
-#        python3-pip when the system has no Python or no pip for it);
-#   pip: numpy pytest (for the Python tests), cuobjdump/nvdisasm (SASS tests),
+#        ninja-build, zlib1g-dev libzstd-dev lld (the wheel's statically
+#        linked compiler) (plus g++ when there is no C++ compiler, and python3
+#        / python3-pip / python3-venv when the system has no Python, no pip or
+#        no venv for it);
+#   pip: numpy pytest (for the Python tests), scikit-build-core (the wheel's
+#        build backend), cuobjdump/nvdisasm (SASS tests),
 #        nvidia-cutlass (headers only, for the CUTLASS descriptor oracle test).
 # `apt-get update && apt-get install -y` runs only if an apt package is
 # missing, through sudo unless we are root. pip installs into the Python that
@@ -20,14 +23,15 @@
 
 set -euo pipefail
 
-APT_PACKAGES=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools cmake ninja-build)
+APT_PACKAGES=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools cmake ninja-build
+              zlib1g-dev libzstd-dev lld)
 if [[ ${FUZZ:-0} == 1 ]]; then
   APT_PACKAGES+=(clang-22 libclang-rt-22-dev)
 fi
 # pip distribution=module to import to see whether it is there. cuobjdump and
 # nvdisasm (NVIDIA's PyPI wheels) let the SASS lit tests run; CUDA's own
 # toolkit on this machine has ptxas but no disassembler.
-PIP_PACKAGES=(numpy=numpy pytest=pytest
+PIP_PACKAGES=(numpy=numpy pytest=pytest scikit-build-core=scikit_build_core
               nvidia-cuda-cuobjdump=nvidia.cu13.bin nvidia-cuda-nvdisasm=nvidia.cu13.bin)
 # Installed with --no-deps: test/Conversion/WarpSpecToNVVM/cutlass-oracle.test
 # only needs the C++ headers this wheel ships (cutlass_library/source/include;
@@ -71,6 +75,11 @@ if command -v dpkg-query >/dev/null 2>&1; then
   elif ! "$PYTHON" -m pip --version >/dev/null 2>&1 &&
        [[ $(command -v "$PYTHON") == /usr/bin/* ]] && ! apt_installed python3-pip; then
     missing+=(python3-pip)
+  fi
+  # `make check` installs the wheel into a fresh virtual environment.
+  if command -v "$PYTHON" >/dev/null 2>&1 && ! "$PYTHON" -c "import ensurepip" >/dev/null 2>&1 &&
+     [[ $(command -v "$PYTHON") == /usr/bin/* ]] && ! apt_installed python3-venv; then
+    missing+=(python3-venv)
   fi
 
   if [[ ${#missing[@]} -gt 0 ]]; then

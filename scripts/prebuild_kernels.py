@@ -67,6 +67,9 @@ def main(argv=None) -> None:
     parser.add_argument("--rotary-variants", default="plain",
                         help=f"comma-separated, for rotary modes other than none: {', '.join(VARIANTS)} "
                              "(default: plain)")
+    parser.add_argument("--compiler", default=None,
+                        help="the block-attn-compile to use (default: $BLOCKATTN_COMPILER, the PATH, build/bin)")
+    parser.add_argument("--jobs", "-j", type=int, default=1, help="compiles to run at once (default: 1)")
     parser.add_argument("--dry-run", action="store_true", help="print the kernels, compile nothing")
     args = parser.parse_args(argv)
     args.chips, args.kinds, args.dtypes = split(args.chips), split(args.kinds), split(args.dtypes)
@@ -80,7 +83,7 @@ def main(argv=None) -> None:
             parser.error(f"--rotary-variants: unknown variant {variant!r}; known: {', '.join(VARIANTS)}")
     keys = keys_for(args)
     if not args.dry_run:
-        prebuild(args.directory, keys, cubin=True)
+        prebuild(args.directory, keys, cubin=True, jobs=args.jobs, compiler=args.compiler)
     for key in keys:
         print(f"{key.chip}/{key.name}")
 

@@ -2,9 +2,12 @@
 
 ``blockattn.block_attention`` runs the compiled kernels from PyTorch
 (``blockattn.Rotary`` describes fused rotary embeddings);
-``blockattn.reference`` is the float64 NumPy reference they are tested
-against (it takes the same ``Rotary``). ``import blockattn`` needs neither torch nor a GPU: the runtime is
-imported on first use.
+``block_attention_qkvpacked`` and ``block_attention_kvpacked`` take q, k, v
+packed in one tensor and return packed gradients; ``blockattn.nn.BlockAttention``
+is the whole attention layer. ``blockattn.reference`` is the float64 NumPy
+reference they are tested against (it takes the same ``Rotary``).
+``import blockattn`` needs neither torch nor a GPU: the runtime is imported
+on first use, and the kernel lookup (``blockattn._kernels``) never imports it.
 """
 
 from . import reference
@@ -12,12 +15,21 @@ from .reference import Rotary
 
 __version__ = "0.1.0"
 
-__all__ = ["Rotary", "block_attention", "reference", "__version__"]
+__all__ = [
+    "Rotary", "block_attention", "block_attention_qkvpacked", "block_attention_kvpacked", "nn",
+    "reference", "__version__",
+]
+
+_API = ("block_attention", "block_attention_qkvpacked", "block_attention_kvpacked")
 
 
 def __getattr__(name):
-    if name == "block_attention":
-        from .api import block_attention
+    if name in _API:
+        from . import api
 
-        return block_attention
+        return getattr(api, name)
+    if name == "nn":
+        import importlib
+
+        return importlib.import_module(".nn", __name__)
     raise AttributeError(f"module 'blockattn' has no attribute {name!r}")

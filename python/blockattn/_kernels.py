@@ -7,17 +7,24 @@ dtype, rotary mode with its positions/rotate-v options, chip). Its files are ``<
 
 1. ``$BLOCKATTN_KERNEL_DIR/<chip>/`` and ``$BLOCKATTN_KERNEL_DIR/``: kernels
    compiled elsewhere (for a GPU machine with no compiler installed);
-2. ``$BLOCKATTN_CACHE_DIR/<chip>/`` (default ``~/.cache/blockattn``), where
-   kernels compiled on demand are kept;
+2. ``blockattn/_prebuilt/<chip>/``: the kernels the wheel ships, compiled
+   by the compiler it bundles (absent in a source checkout);
+3. ``$BLOCKATTN_CACHE_DIR/<compiler id>/<chip>/`` (default
+   ``~/.cache/blockattn``), where kernels compiled on demand are kept. The
+   compiler id is a hash of the compiler's executable, so a new compiler never
+   loads a kernel that an old one compiled;
 
-and if neither has it, ``block-attn-compile`` (``$BLOCKATTN_COMPILER``, the
-``PATH``, or this repository's ``build/bin``) compiles it into the cache.
-This module needs neither torch nor a GPU.
+and if none has it, ``block-attn-compile`` compiles it into the cache: the
+``$BLOCKATTN_COMPILER``, else the one the wheel bundles
+(``blockattn/_native/block-attn-compile``), else the one on the ``PATH``, else
+this repository's ``build/bin``. This module needs neither torch nor a GPU.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
+import hashlib
 import json
 import os
 import pathlib
@@ -25,9 +32,18 @@ import shutil
 import subprocess
 import tempfile
 
-__all__ = ["ROTARY_MODES", "KernelKey", "KernelFiles", "find_kernel", "compile_kernel", "prebuild"]
+__all__ = [
+    "ROTARY_MODES", "KernelKey", "KernelFiles", "find_kernel", "find_compiler", "compiler_id",
+    "cache_dir", "compile_kernel", "prebuild",
+]
 
-_REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
+_PACKAGE_DIR = pathlib.Path(__file__).resolve().parent
+_REPO_ROOT = _PACKAGE_DIR.parents[1]
+# What the wheel adds to the package (CMake's `wheel` install component):
+# native executables and libraries, and the prebuilt kernels.
+NATIVE_DIR = _PACKAGE_DIR / "_native"
+PREBUILT_DIR = _PACKAGE_DIR / "_prebuilt"
+BUNDLED_COMPILER = NATIVE_DIR / "block-attn-compile"
 
 
 ROTARY_MODES = ("none", "half_split", "interleaved")
@@ -100,11 +116,38 @@ class KernelFiles:
         return (self.directory / self.manifest["ptx"]).read_bytes() + b"\0"
 
 
-def _cache_dir() -> pathlib.Path:
+def _cache_root() -> pathlib.Path:
     env = os.environ.get("BLOCKATTN_CACHE_DIR")
     if env:
         return pathlib.Path(env)
     return pathlib.Path.home() / ".cache" / "blockattn"
+
+
+@functools.lru_cache(maxsize=None)
+def _file_id(path: str, size: int, mtime_ns: int) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()[:16]
+
+
+def compiler_id(compiler: str | os.PathLike) -> str:
+    """The first 16 hex digits of the SHA-256 of the compiler's executable:
+    the compile cache's key for the compiler version (hashed once per file
+    version and process)."""
+    path = os.path.realpath(shutil.which(str(compiler)) or compiler)
+    st = os.stat(path)
+    return _file_id(path, st.st_size, st.st_mtime_ns)
+
+
+def cache_dir(chip: str, compiler: str | os.PathLike | None = None) -> pathlib.Path | None:
+    """Where kernels that ``compiler`` (default: :func:`find_compiler`)
+    compiles for ``chip`` are cached; None without a compiler."""
+    compiler = compiler if compiler is not None else find_compiler()
+    if compiler is None:
+        return None
+    return _cache_root() / compiler_id(compiler) / chip
 
 
 def _search_dirs(chip: str) -> list[pathlib.Path]:
@@ -112,7 +155,7 @@ def _search_dirs(chip: str) -> list[pathlib.Path]:
     prebuilt = os.environ.get("BLOCKATTN_KERNEL_DIR")
     if prebuilt:
         dirs += [pathlib.Path(prebuilt) / chip, pathlib.Path(prebuilt)]
-    dirs.append(_cache_dir() / chip)
+    dirs.append(PREBUILT_DIR / chip)
     return dirs
 
 
@@ -131,6 +174,8 @@ def find_compiler() -> str | None:
     env = os.environ.get("BLOCKATTN_COMPILER")
     if env:
         return env
+    if BUNDLED_COMPILER.is_file() and os.access(BUNDLED_COMPILER, os.X_OK):
+        return str(BUNDLED_COMPILER)
     found = shutil.which("block-attn-compile")
     if found:
         return found
@@ -138,15 +183,22 @@ def find_compiler() -> str | None:
     return str(local) if local.exists() else None
 
 
-def compile_kernel(key: KernelKey, directory: pathlib.Path, cubin: bool = False) -> KernelFiles:
-    """Compiles one kernel into ``directory`` with block-attn-compile."""
-    compiler = find_compiler()
+def compile_kernel(
+    key: KernelKey, directory: pathlib.Path | None = None, cubin: bool = False, compiler: str | None = None,
+) -> KernelFiles:
+    """Compiles one kernel with block-attn-compile (``compiler``, default
+    :func:`find_compiler`) into ``directory`` (default: the cache,
+    :func:`cache_dir`)."""
+    compiler = compiler if compiler is not None else find_compiler()
     if compiler is None:
         raise RuntimeError(
             f"blockattn: no compiled kernel {key.name} for {key.chip} and no "
             "block-attn-compile to build it; set BLOCKATTN_KERNEL_DIR to a "
             "directory of prebuilt kernels or BLOCKATTN_COMPILER to the compiler"
         )
+    if directory is None:
+        directory = cache_dir(key.chip, compiler)
+    directory = pathlib.Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     # Compile into a private directory, then move the files in place, so that
     # concurrent processes never read half-written kernels.
@@ -172,13 +224,31 @@ def find_kernel(key: KernelKey) -> KernelFiles:
         files = _load(directory, key)
         if files is not None:
             return files
-    return compile_kernel(key, _cache_dir() / key.chip)
+    compiler = find_compiler()
+    if compiler is not None:
+        files = _load(cache_dir(key.chip, compiler), key)
+        if files is not None:
+            return files
+    return compile_kernel(key, compiler=compiler)
 
 
-def prebuild(directory: str | os.PathLike, keys: list[KernelKey], cubin: bool = True) -> None:
-    """Compiles ``keys`` into ``directory/<chip>/`` for use as BLOCKATTN_KERNEL_DIR."""
-    for key in keys:
-        compile_kernel(key, pathlib.Path(directory) / key.chip, cubin=cubin)
+def prebuild(
+    directory: str | os.PathLike, keys: list[KernelKey], cubin: bool = True, jobs: int = 1,
+    compiler: str | None = None,
+) -> None:
+    """Compiles ``keys`` into ``directory/<chip>/`` for use as
+    BLOCKATTN_KERNEL_DIR (or as the wheel's prebuilt set), ``jobs`` at a time."""
+    def one(key):
+        compile_kernel(key, pathlib.Path(directory) / key.chip, cubin=cubin, compiler=compiler)
+
+    if jobs <= 1:
+        for key in keys:
+            one(key)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        list(pool.map(one, keys))
 
 
 def launch_grid(manifest: dict, num_sms: int, q_shape, cu_seqlens_numel: int) -> int:

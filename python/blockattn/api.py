@@ -22,7 +22,10 @@ import torch
 from . import _driver, _kernels
 from .reference import Rotary
 
-__all__ = ["Rotary", "block_attention", "forward", "backward"]
+__all__ = [
+    "Rotary", "block_attention", "block_attention_qkvpacked", "block_attention_kvpacked",
+    "forward", "backward",
+]
 
 SUPPORTED_HEAD_DIMS = (64, 128)
 SUPPORTED_BLOCK_SIZES = (64,)
@@ -158,7 +161,14 @@ def _check_rotary(rotary, q: torch.Tensor, cu_values: torch.Tensor | None):
                     f"rotary.positions: must lie in [0, {max_position}) (max_position = the rows of the "
                     f"cos/sin tables), got values from {low} to {high}"
                 )
-    elif cu_values is not None and cu_values.numel() > 1:
+    elif cu_values is not None:
+        _check_sequence_positions(cu_values, max_position)
+    return cos, sin, positions, rotary.interleaved, rotary.rotate_v
+
+
+def _check_sequence_positions(cu_values: torch.Tensor, max_position: int) -> None:
+    """Default positions (a token's index in its sequence) must fit the tables."""
+    if cu_values.numel() > 1:
         longest = int((cu_values[1:] - cu_values[:-1]).max())
         if longest > max_position:
             raise ValueError(
@@ -166,11 +176,13 @@ def _check_rotary(rotary, q: torch.Tensor, cu_values: torch.Tensor | None):
                 f"but the cos/sin tables have only {max_position} rows; pass longer tables or "
                 f"rotary.positions"
             )
-    return cos, sin, positions, rotary.interleaved, rotary.rotate_v
 
 
 def _num_sms(device: torch.device) -> int:
     return torch.cuda.get_device_properties(device).multi_processor_count
+
+
+_FILES: dict = {}  # KernelKey -> KernelFiles
 
 
 def _launch(
@@ -189,7 +201,10 @@ def _launch(
         positions=positions,
         rotate_v=rotate_v,
     )
-    kernel = _driver.load_kernel(_kernels.find_kernel(key), like.device)
+    files = _FILES.get(key)
+    if files is None:  # looked up (and compiled, if need be) once per process
+        files = _FILES.setdefault(key, _kernels.find_kernel(key))
+    kernel = _driver.load_kernel(files, like.device)
     with torch.cuda.device(like.device):
         kernel.launch(
             grid=kernel.grid(_num_sms(like.device), tensors),
@@ -262,15 +277,20 @@ def backward(
     positions: torch.Tensor | None = None,
     interleaved: bool = False,
     rotate_v: bool = False,
+    grads: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Launches the backward kernel; returns dq, dk, dv.
+
+    ``grads`` are the tensors to write dq, dk, dv into (any TMA-ready
+    strides, e.g. views of one packed buffer); by default three contiguous
+    tensors are allocated.
 
     It reads q, k, v and dO only: no forward output, no logsumexp, no
     preprocessing kernel, no atomics (deterministic). With the rotary tables,
     q, k (and v) are the un-rotated inputs and so are the gradients: the
     kernel rotates q, k and applies the transposed rotation to dq, dk (and
     dv) in fp32 before rounding them."""
-    dq, dk, dv = _empty(q), _empty(k), _empty(v)
+    dq, dk, dv = (_empty(q), _empty(k), _empty(v)) if grads is None else grads
     if q.shape[0] and q.shape[1]:
         tensors = {
             "q": q, "k": k, "v": v, "do": _tma_ready(grad_o.to(q.dtype)),
@@ -349,6 +369,265 @@ def _backward_rule(ctx, grad_o):
 _block_attention_op.register_autograd(_backward_rule, setup_context=_setup_context)
 
 
+# The packed layouts (flash-attn's qkvpacked / kvpacked): q, k, v are views
+# of one [T, 3, H, D] tensor (or k, v of one [T, 2, H, D]), which is what a
+# single qkv projection produces. The kernels read the views directly (their
+# tensor maps carry the packed strides), and the backward op allocates the
+# packed gradient once and has the kernel write dq, dk, dv straight into its
+# views: autograd gets one [T, 3, H, D] gradient (or dq and one [T, 2, H, D]),
+# with no zero fill, no stack and no copy.
+
+
+def _packed_empty(packed: torch.Tensor) -> torch.Tensor:
+    return torch.empty(packed.shape, dtype=packed.dtype, device=packed.device)
+
+
+@torch.library.custom_op("blockattn::block_attention_qkvpacked", mutates_args=())
+def _qkvpacked_op(
+    qkv: torch.Tensor, cu_seqlens: torch.Tensor, block_size: int, softmax_scale: float,
+    cos: Optional[torch.Tensor] = None, sin: Optional[torch.Tensor] = None,
+    positions: Optional[torch.Tensor] = None, interleaved: bool = False, rotate_v: bool = False,
+) -> torch.Tensor:
+    q, k, v = qkv.unbind(1)
+    return forward(
+        q, k, v, cu_seqlens, block_size, softmax_scale,
+        cos=cos, sin=sin, positions=positions, interleaved=interleaved, rotate_v=rotate_v,
+    )
+
+
+@_qkvpacked_op.register_fake
+def _(qkv, cu_seqlens, block_size, softmax_scale, cos=None, sin=None, positions=None,
+      interleaved=False, rotate_v=False):
+    return _empty(qkv[:, 0])
+
+
+@torch.library.custom_op("blockattn::block_attention_qkvpacked_backward", mutates_args=())
+def _qkvpacked_backward_op(
+    grad_o: torch.Tensor, qkv: torch.Tensor, cu_seqlens: torch.Tensor, block_size: int,
+    softmax_scale: float, cos: Optional[torch.Tensor] = None, sin: Optional[torch.Tensor] = None,
+    positions: Optional[torch.Tensor] = None, interleaved: bool = False, rotate_v: bool = False,
+) -> torch.Tensor:
+    dqkv = _packed_empty(qkv)
+    backward(
+        grad_o, *qkv.unbind(1), cu_seqlens, block_size, softmax_scale,
+        cos=cos, sin=sin, positions=positions, interleaved=interleaved, rotate_v=rotate_v,
+        grads=dqkv.unbind(1),
+    )
+    return dqkv
+
+
+@_qkvpacked_backward_op.register_fake
+def _(grad_o, qkv, cu_seqlens, block_size, softmax_scale, cos=None, sin=None, positions=None,
+      interleaved=False, rotate_v=False):
+    return _packed_empty(qkv)
+
+
+def _qkvpacked_setup_context(ctx, inputs, output):
+    qkv, cu_seqlens, block_size, softmax_scale, cos, sin, positions, interleaved, rotate_v = inputs
+    ctx.save_for_backward(qkv, cu_seqlens, cos, sin, positions)
+    ctx.block_size, ctx.softmax_scale = block_size, softmax_scale
+    ctx.interleaved, ctx.rotate_v = interleaved, rotate_v
+
+
+def _qkvpacked_backward_rule(ctx, grad_o):
+    qkv, cu_seqlens, cos, sin, positions = ctx.saved_tensors
+    dqkv = _qkvpacked_backward_op(
+        grad_o, qkv, cu_seqlens, ctx.block_size, ctx.softmax_scale,
+        cos, sin, positions, ctx.interleaved, ctx.rotate_v,
+    )
+    return dqkv, None, None, None, None, None, None, None, None
+
+
+_qkvpacked_op.register_autograd(_qkvpacked_backward_rule, setup_context=_qkvpacked_setup_context)
+
+
+@torch.library.custom_op("blockattn::block_attention_kvpacked", mutates_args=())
+def _kvpacked_op(
+    q: torch.Tensor, kv: torch.Tensor, cu_seqlens: torch.Tensor, block_size: int, softmax_scale: float,
+    cos: Optional[torch.Tensor] = None, sin: Optional[torch.Tensor] = None,
+    positions: Optional[torch.Tensor] = None, interleaved: bool = False, rotate_v: bool = False,
+) -> torch.Tensor:
+    k, v = kv.unbind(1)
+    return forward(
+        q, k, v, cu_seqlens, block_size, softmax_scale,
+        cos=cos, sin=sin, positions=positions, interleaved=interleaved, rotate_v=rotate_v,
+    )
+
+
+@_kvpacked_op.register_fake
+def _(q, kv, cu_seqlens, block_size, softmax_scale, cos=None, sin=None, positions=None,
+      interleaved=False, rotate_v=False):
+    return _empty(q)
+
+
+@torch.library.custom_op("blockattn::block_attention_kvpacked_backward", mutates_args=())
+def _kvpacked_backward_op(
+    grad_o: torch.Tensor, q: torch.Tensor, kv: torch.Tensor, cu_seqlens: torch.Tensor, block_size: int,
+    softmax_scale: float, cos: Optional[torch.Tensor] = None, sin: Optional[torch.Tensor] = None,
+    positions: Optional[torch.Tensor] = None, interleaved: bool = False, rotate_v: bool = False,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    dq, dkv = _empty(q), _packed_empty(kv)
+    dk, dv = dkv.unbind(1)
+    backward(
+        grad_o, q, *kv.unbind(1), cu_seqlens, block_size, softmax_scale,
+        cos=cos, sin=sin, positions=positions, interleaved=interleaved, rotate_v=rotate_v,
+        grads=(dq, dk, dv),
+    )
+    return dq, dkv
+
+
+@_kvpacked_backward_op.register_fake
+def _(grad_o, q, kv, cu_seqlens, block_size, softmax_scale, cos=None, sin=None, positions=None,
+      interleaved=False, rotate_v=False):
+    return _empty(q), _packed_empty(kv)
+
+
+def _kvpacked_setup_context(ctx, inputs, output):
+    q, kv, cu_seqlens, block_size, softmax_scale, cos, sin, positions, interleaved, rotate_v = inputs
+    ctx.save_for_backward(q, kv, cu_seqlens, cos, sin, positions)
+    ctx.block_size, ctx.softmax_scale = block_size, softmax_scale
+    ctx.interleaved, ctx.rotate_v = interleaved, rotate_v
+
+
+def _kvpacked_backward_rule(ctx, grad_o):
+    q, kv, cu_seqlens, cos, sin, positions = ctx.saved_tensors
+    dq, dkv = _kvpacked_backward_op(
+        grad_o, q, kv, cu_seqlens, ctx.block_size, ctx.softmax_scale,
+        cos, sin, positions, ctx.interleaved, ctx.rotate_v,
+    )
+    return dq, dkv, None, None, None, None, None, None, None, None
+
+
+_kvpacked_op.register_autograd(_kvpacked_backward_rule, setup_context=_kvpacked_setup_context)
+
+
+def _check_packed(name: str, t, count: int) -> None:
+    """A packed [T, count, H, D] tensor: its count views must each pass
+    _check_activation (the views' strides and addresses are the kernels')."""
+    if not isinstance(t, torch.Tensor):
+        raise ValueError(f"{name}: expected a torch.Tensor, got {type(t).__name__}")
+    if t.dim() != 4 or t.shape[1] != count:
+        raise ValueError(
+            f"{name}: expected a [tokens, {count}, heads, head_dim] tensor, got shape {tuple(t.shape)}"
+        )
+    if (t.stride(1) * t.element_size()) % 16:
+        raise ValueError(
+            f"{name}: the tensor-memory accelerator needs 16-byte aligned data and strides; got "
+            f"strides {t.stride()}"
+        )
+    _check_activation(name, t[:, 0], None)
+
+
+def _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, rotary, requires_grad):
+    """The checks every entry point shares; returns (softmax_scale, rope kwargs)."""
+    if block_size not in SUPPORTED_BLOCK_SIZES:
+        raise ValueError(
+            f"block_size: {block_size} is not supported; supported block sizes: "
+            f"{', '.join(map(str, SUPPORTED_BLOCK_SIZES))}"
+        )
+    if softmax_scale is None:
+        softmax_scale = 1.0 / math.sqrt(q.shape[2])
+    elif not (isinstance(softmax_scale, (int, float)) and math.isfinite(softmax_scale) and softmax_scale > 0):
+        raise ValueError(f"softmax_scale: expected a finite positive number, got {softmax_scale!r}")
+    if out is not None:
+        _check_activation("out", out, q)
+    check_values = (
+        check_inputs and not torch.compiler.is_compiling() and not torch.cuda.is_current_stream_capturing()
+    )
+    cu_values = _check_cu_seqlens(cu_seqlens, q, check_values=check_values)
+    rope = {}
+    if rotary is not None:
+        cos, sin, positions, interleaved, rotate_v = _check_rotary(rotary, q, cu_values)
+        rope = dict(cos=cos, sin=sin, positions=positions, interleaved=interleaved, rotate_v=rotate_v)
+    if out is not None and torch.is_grad_enabled() and requires_grad:
+        raise ValueError("out: cannot write into a given tensor when gradients are required")
+    return float(softmax_scale), rope
+
+
+def block_attention_qkvpacked(
+    qkv: torch.Tensor,
+    cu_seqlens: torch.Tensor,
+    *,
+    block_size: int = 64,
+    softmax_scale: float | None = None,
+    out: torch.Tensor | None = None,
+    check_inputs: bool = True,
+    rotary: Rotary | None = None,
+) -> torch.Tensor:
+    """:func:`block_attention` of ``q, k, v = qkv.unbind(1)``, for q, k, v
+    packed in one tensor (flash-attn's ``flash_attn_varlen_qkvpacked_func``
+    layout), with a packed gradient.
+
+    Args:
+        qkv: ``[T, 3, H, D]``, as ``Linear(E, 3 * E)(x).view(T, 3, H, D)``
+            gives it; bf16 or fp16, D in (64, 128), the last dimension
+            contiguous, strides and address 16-byte aligned. It is read in
+            place (no copy).
+        cu_seqlens, block_size, softmax_scale, out, check_inputs, rotary: as
+            for :func:`block_attention`.
+
+    Returns:
+        ``o``, ``[T, H, D]``. The gradient with respect to ``qkv`` is one
+        ``[T, 3, H, D]`` tensor whose three slices the backward kernel
+        writes directly: the backward allocates nothing else (unlike
+        ``block_attention`` on views of qkv, where autograd zero-fills a
+        packed gradient per view and adds them).
+    """
+    _check_packed("qkv", qkv, 3)
+    q, k, v = qkv.unbind(1)
+    scale, rope = _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, rotary,
+                                qkv.requires_grad)
+    if out is not None:
+        return forward(q, k, v, cu_seqlens, block_size, scale, out=out, **rope)
+    return _qkvpacked_op(qkv, cu_seqlens, block_size, scale, **rope)
+
+
+def block_attention_kvpacked(
+    q: torch.Tensor,
+    kv: torch.Tensor,
+    cu_seqlens: torch.Tensor,
+    *,
+    block_size: int = 64,
+    softmax_scale: float | None = None,
+    out: torch.Tensor | None = None,
+    check_inputs: bool = True,
+    rotary: Rotary | None = None,
+) -> torch.Tensor:
+    """:func:`block_attention` of ``q`` and ``k, v = kv.unbind(1)``
+    (flash-attn's ``flash_attn_varlen_kvpacked_func`` layout), with a packed
+    gradient for ``kv``.
+
+    Args:
+        q: ``[T, H, D]``, as for :func:`block_attention`.
+        kv: ``[T, 2, H, D]``, the same T, H, D, dtype and device as q; the
+            last dimension contiguous, strides and address 16-byte aligned.
+        cu_seqlens, block_size, softmax_scale, out, check_inputs, rotary: as
+            for :func:`block_attention`.
+
+    Returns:
+        ``o``, ``[T, H, D]``. The gradients are dq (``[T, H, D]``) and one
+        ``[T, 2, H, D]`` tensor for kv, whose two slices the backward kernel
+        writes directly.
+    """
+    _check_activation("q", q, None)
+    _check_packed("kv", kv, 2)
+    k, v = kv.unbind(1)
+    if k.shape != q.shape:
+        raise ValueError(
+            f"kv: shape {tuple(kv.shape)} does not match q's {tuple(q.shape)} "
+            f"(expected [{q.shape[0]}, 2, {q.shape[1]}, {q.shape[2]}])"
+        )
+    if kv.dtype != q.dtype:
+        raise ValueError(f"kv: dtype {kv.dtype} differs from q's {q.dtype}")
+    if kv.device != q.device:
+        raise ValueError(f"kv: on {kv.device}, but q is on {q.device}")
+    scale, rope = _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, rotary,
+                                q.requires_grad or kv.requires_grad)
+    if out is not None:
+        return forward(q, k, v, cu_seqlens, block_size, scale, out=out, **rope)
+    return _kvpacked_op(q, kv, cu_seqlens, block_size, scale, **rope)
+
+
 def block_attention(
     q: torch.Tensor,
     k: torch.Tensor,
@@ -402,27 +681,8 @@ def block_attention(
     _check_activation("q", q, None)
     _check_activation("k", k, q)
     _check_activation("v", v, q)
-    if block_size not in SUPPORTED_BLOCK_SIZES:
-        raise ValueError(
-            f"block_size: {block_size} is not supported; supported block sizes: "
-            f"{', '.join(map(str, SUPPORTED_BLOCK_SIZES))}"
-        )
-    if softmax_scale is None:
-        softmax_scale = 1.0 / math.sqrt(q.shape[2])
-    elif not (isinstance(softmax_scale, (int, float)) and math.isfinite(softmax_scale) and softmax_scale > 0):
-        raise ValueError(f"softmax_scale: expected a finite positive number, got {softmax_scale!r}")
+    scale, rope = _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, rotary,
+                                any(t.requires_grad for t in (q, k, v)))
     if out is not None:
-        _check_activation("out", out, q)
-    check_values = (
-        check_inputs and not torch.compiler.is_compiling() and not torch.cuda.is_current_stream_capturing()
-    )
-    cu_values = _check_cu_seqlens(cu_seqlens, q, check_values=check_values)
-    rope = {}
-    if rotary is not None:
-        cos, sin, positions, interleaved, rotate_v = _check_rotary(rotary, q, cu_values)
-        rope = dict(cos=cos, sin=sin, positions=positions, interleaved=interleaved, rotate_v=rotate_v)
-    if out is not None:
-        if torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v)):
-            raise ValueError("out: cannot write into a given tensor when gradients are required")
-        return forward(q, k, v, cu_seqlens, block_size, float(softmax_scale), out=out, **rope)
-    return _block_attention_op(q, k, v, cu_seqlens, block_size, float(softmax_scale), **rope)
+        return forward(q, k, v, cu_seqlens, block_size, scale, out=out, **rope)
+    return _block_attention_op(q, k, v, cu_seqlens, block_size, scale, **rope)

@@ -1,0 +1,282 @@
+"""The packed layouts (block_attention_qkvpacked / _kvpacked) and the
+BlockAttention layer, on the GPU.
+
+Forward outputs and gradients are compared with the float64 references
+(reference_torch for plain attention, blockattn.reference with the same Rotary
+for rotary), at the tolerances of the unpacked kernels (test_forward_gpu.TOL,
+test_backward_gpu.TOL): the kernels are the same, reading and writing views of
+the packed tensors. The packed backward must allocate the packed gradient and
+nothing else (torch.cuda.memory_stats counts every allocation).
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import blockattn
+from blockattn import reference
+
+from . import reference_torch
+from .test_backward_gpu import check_grads, reference_grads
+from .test_forward_gpu import check, cu_seqlens_of
+from .test_rotary_gpu import random_tables, ref_backward, ref_forward
+
+LENGTHS = [0, 1, 63, 64, 65, 130, 7, 300]
+DTYPES = [pytest.param(torch.bfloat16, id="bf16"), pytest.param(torch.float16, id="f16")]
+
+
+def packed(lengths, count, heads, head_dim, dtype, seed=0):
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    t = torch.randn((sum(lengths), count, heads, head_dim), generator=g, device="cuda").to(dtype)
+    return t, cu_seqlens_of(lengths)
+
+
+def grad_out(like, seed=1):
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    return torch.randn(like.shape, generator=g, device="cuda").to(like.dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("head_dim", [64, 128])
+def test_qkvpacked_against_float64(head_dim, dtype):
+    qkv, cu = packed(LENGTHS, 3, 4, head_dim, dtype)
+    qkv.requires_grad_(True)
+    o = blockattn.block_attention_qkvpacked(qkv, cu)
+    q, k, v = qkv.detach().unbind(1)
+    check(o, reference_torch.forward(q.double(), k.double(), v.double(), cu), dtype)
+    do = grad_out(o)
+    o.backward(do)
+    assert qkv.grad.shape == qkv.shape and qkv.grad.is_contiguous()
+    check_grads(qkv.grad.unbind(1), reference_grads(q, k, v, cu, do), dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("head_dim", [64, 128])
+def test_kvpacked_against_float64(head_dim, dtype):
+    kv, cu = packed(LENGTHS, 2, 2, head_dim, dtype, seed=2)
+    q = packed(LENGTHS, 1, 2, head_dim, dtype, seed=3)[0][:, 0].contiguous()
+    q.requires_grad_(True)
+    kv.requires_grad_(True)
+    o = blockattn.block_attention_kvpacked(q, kv, cu, softmax_scale=0.2)
+    k, v = kv.detach().unbind(1)
+    check(o, reference_torch.forward(q.detach().double(), k.double(), v.double(), cu,
+                                     softmax_scale=0.2), dtype)
+    do = grad_out(o)
+    o.backward(do)
+    assert kv.grad.shape == kv.shape and kv.grad.is_contiguous()
+    want = reference_grads(q.detach(), k, v, cu, do, scale=0.2)
+    check_grads([q.grad, *kv.grad.unbind(1)], want, dtype)
+
+
+@pytest.mark.parametrize("interleaved, positions, rotate_v",
+                         [(False, False, False), (True, True, False), (False, True, True)])
+def test_qkvpacked_rotary(interleaved, positions, rotate_v):
+    qkv, cu = packed(LENGTHS, 3, 2, 128, torch.bfloat16, seed=5)
+    cos, sin = random_tables(300, 128, seed=6)
+    pos = None
+    if positions:
+        pos = torch.randint(0, 300, (qkv.shape[0],), device="cuda", dtype=torch.int32)
+    rotary = blockattn.Rotary(cos, sin, interleaved=interleaved, positions=pos, rotate_v=rotate_v)
+    leaf = qkv.clone().requires_grad_(True)
+    o = blockattn.block_attention_qkvpacked(leaf, cu, rotary=rotary)
+    q, k, v = qkv.unbind(1)
+    check(o, ref_forward(q, k, v, cu, rotary), torch.bfloat16)
+    do = grad_out(o, seed=7)
+    o.backward(do)
+    check_grads(leaf.grad.unbind(1), ref_backward(q, k, v, do, cu, rotary), torch.bfloat16)
+
+
+def test_kvpacked_rotary():
+    kv, cu = packed(LENGTHS, 2, 2, 64, torch.float16, seed=8)
+    q = packed(LENGTHS, 1, 2, 64, torch.float16, seed=9)[0][:, 0].contiguous()
+    cos, sin = random_tables(300, 64, seed=10)
+    rotary = blockattn.Rotary(cos, sin, interleaved=True)
+    ql, kvl = q.clone().requires_grad_(True), kv.clone().requires_grad_(True)
+    o = blockattn.block_attention_kvpacked(ql, kvl, cu, rotary=rotary)
+    k, v = kv.unbind(1)
+    check(o, ref_forward(q, k, v, cu, rotary), torch.float16)
+    do = grad_out(o, seed=11)
+    o.backward(do)
+    check_grads([ql.grad, *kvl.grad.unbind(1)], ref_backward(q, k, v, do, cu, rotary), torch.float16)
+
+
+def allocations():
+    torch.cuda.synchronize()
+    stats = torch.cuda.memory_stats()
+    return stats["allocation.all.allocated"], stats["allocated_bytes.all.allocated"]
+
+
+def test_qkvpacked_backward_allocates_only_the_packed_gradient():
+    # 3 * 4 * 128 * 2 bytes per token: every size is a multiple of the
+    # allocator's 512-byte rounding.
+    qkv, cu = packed([1000, 63, 0, 1500], 3, 4, 128, torch.bfloat16, seed=12)
+    qkv.requires_grad_(True)
+    o = blockattn.block_attention_qkvpacked(qkv, cu)
+    do = grad_out(o)
+    torch.autograd.grad(o, qkv, do, retain_graph=True)  # kernels loaded, allocator warm
+    count, size = allocations()
+    (dqkv,) = torch.autograd.grad(o, qkv, do)
+    count2, size2 = allocations()
+    assert dqkv.shape == qkv.shape
+    assert (count2 - count, size2 - size) == (1, dqkv.numel() * dqkv.element_size())
+
+
+def test_kvpacked_backward_allocates_dq_and_the_packed_gradient():
+    kv, cu = packed([1000, 63, 0, 1500], 2, 4, 128, torch.bfloat16, seed=13)
+    q = torch.randn(kv[:, 0].shape, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    kv.requires_grad_(True)
+    o = blockattn.block_attention_kvpacked(q, kv, cu)
+    do = grad_out(o)
+    torch.autograd.grad(o, (q, kv), do, retain_graph=True)
+    count, size = allocations()
+    dq, dkv = torch.autograd.grad(o, (q, kv), do)
+    count2, size2 = allocations()
+    assert (count2 - count, size2 - size) == (2, (dq.numel() + dkv.numel()) * dq.element_size())
+
+
+def test_qkvpacked_out_torch_compile_and_cuda_graph():
+    qkv, cu = packed([300, 64, 5], 3, 4, 128, torch.bfloat16, seed=14)
+    want = blockattn.block_attention(*qkv.unbind(1), cu)
+
+    out = torch.full_like(want, float("nan"))
+    assert blockattn.block_attention_qkvpacked(qkv, cu, out=out) is out
+    torch.testing.assert_close(out, want, rtol=0, atol=0)
+
+    leaf = qkv.clone().requires_grad_(True)
+    do = grad_out(want)
+
+    @torch.compile(fullgraph=True)
+    def step(x):
+        return (blockattn.block_attention_qkvpacked(x, cu).float() * do.float()).sum()
+
+    step(leaf).backward()
+    eager = qkv.clone().requires_grad_(True)
+    blockattn.block_attention_qkvpacked(eager, cu).backward(do)
+    torch.testing.assert_close(leaf.grad, eager.grad, rtol=0, atol=0)
+
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        captured = blockattn.block_attention_qkvpacked(qkv, cu)
+    qkv.copy_(torch.randn_like(qkv))
+    graph.replay()
+    torch.cuda.synchronize()
+    torch.testing.assert_close(captured, blockattn.block_attention(*qkv.unbind(1), cu), rtol=0, atol=0)
+
+
+def test_opcheck_packed_ops():
+    qkv, cu = packed([130, 1, 64], 3, 2, 64, torch.bfloat16, seed=15)
+    qkv.requires_grad_(True)
+    q = qkv.detach()[:, 0].contiguous().requires_grad_(True)
+    kv = qkv.detach()[:, 1:].contiguous().requires_grad_(True)
+    cos, sin = random_tables(130, 64)
+    utils = ("test_schema", "test_faketensor", "test_autograd_registration", "test_aot_dispatch_dynamic")
+    torch.library.opcheck(torch.ops.blockattn.block_attention_qkvpacked.default,
+                          (qkv, cu, 64, 0.125, cos, sin, None, False, False), test_utils=utils)
+    torch.library.opcheck(torch.ops.blockattn.block_attention_kvpacked.default,
+                          (q, kv, cu, 64, 0.125, None, None, None, False, False), test_utils=utils)
+
+
+def test_packed_argument_errors():
+    qkv, cu = packed([70], 3, 2, 64, torch.bfloat16)
+    with pytest.raises(ValueError, match=r"qkv: expected a torch.Tensor"):
+        blockattn.block_attention_qkvpacked(None, cu)
+    with pytest.raises(ValueError, match=r"qkv: expected a \[tokens, 3, heads, head_dim\] tensor"):
+        blockattn.block_attention_qkvpacked(qkv[:, :2], cu)
+    with pytest.raises(ValueError, match=r"qkv: head_dim 32 is not supported"):
+        blockattn.block_attention_qkvpacked(qkv[..., :32], cu)
+    with pytest.raises(ValueError, match=r"qkv: expected dtype"):
+        blockattn.block_attention_qkvpacked(qkv.float(), cu)
+    with pytest.raises(ValueError, match=r"cu_seqlens: the last offset"):
+        blockattn.block_attention_qkvpacked(qkv, cu_seqlens_of([69]))
+    q = qkv[:, 0]
+    with pytest.raises(ValueError, match=r"kv: expected a \[tokens, 2, heads, head_dim\] tensor"):
+        blockattn.block_attention_kvpacked(q, qkv, cu)
+    with pytest.raises(ValueError, match=r"kv: shape .* does not match q's"):
+        blockattn.block_attention_kvpacked(q, qkv[:, 1:, :1], cu)
+    with pytest.raises(ValueError, match=r"kv: dtype"):
+        blockattn.block_attention_kvpacked(q, qkv[:, 1:].half(), cu)
+    with pytest.raises(ValueError, match=r"out: cannot write"):
+        blockattn.block_attention_qkvpacked(qkv.clone().requires_grad_(True), cu, out=torch.empty_like(q))
+
+
+# --------------------------------------------------------------------------------------------
+# blockattn.nn.BlockAttention
+# --------------------------------------------------------------------------------------------
+
+
+def rel_error(x, ref):
+    return (torch.linalg.vector_norm(x.double() - ref) / torch.linalg.vector_norm(ref)).item()
+
+
+def layer_reference(layer, x, cu):
+    """The layer in float64: the same weights, reference_torch attention, rotary in float64."""
+    w = {n: p.detach().double().requires_grad_(True) for n, p in layer.named_parameters()}
+    xd = x.detach().double()
+    T, H, D = x.shape[0], layer.num_heads, layer.head_dim
+    qkv = torch.nn.functional.linear(xd, w["qkv.weight"], w.get("qkv.bias")).view(T, 3, H, D)
+    q, k, v = qkv.unbind(1)
+    if layer.rotary_mode is not None:
+        pos = reference_torch.sequence_positions(cu)
+        cos, sin = layer.rotary_cos.double(), layer.rotary_sin.double()
+        q, k = (reference_torch.rotate(t, cos, sin, pos, layer.interleaved) for t in (q, k))
+    o = reference_torch.forward(q, k, v, cu).reshape(T, H * D)
+    return torch.nn.functional.linear(o, w["out_proj.weight"], w.get("out_proj.bias")), w
+
+
+@pytest.mark.parametrize("rotary", [None, "half_split", "interleaved"])
+def test_block_attention_layer(rotary):
+    torch.manual_seed(16)
+    layer = blockattn.nn.BlockAttention(512, 4, rotary=rotary, device="cuda", dtype=torch.bfloat16)
+    x = torch.randn(sum(LENGTHS), 512, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    cu = cu_seqlens_of(LENGTHS)
+    y = layer(x, cu)
+    want, w = layer_reference(layer, x, cu)
+    # Two bf16 projections around the attention: relative Frobenius errors.
+    assert not torch.isnan(y).any()
+    assert rel_error(y, want) < 2e-2, f"y: relative error {rel_error(y, want):.3e}"
+    dy = grad_out(y, seed=17)
+    y.backward(dy)
+    want.backward(dy.double())
+    for name, p in layer.named_parameters():
+        rel = rel_error(p.grad, w[name].grad)
+        assert rel < 2e-2, f"{name}.grad: relative error {rel:.3e}"
+
+
+def test_block_attention_layer_compiles_fullgraph():
+    torch.manual_seed(18)
+    layer = blockattn.nn.BlockAttention(256, 4, rotary="half_split", device="cuda", dtype=torch.bfloat16)
+    x = torch.randn(400, 256, device="cuda", dtype=torch.bfloat16)
+    cu = cu_seqlens_of([100, 300])
+    eager = layer(x, cu)
+    compiled = torch.compile(layer, fullgraph=True)
+    torch.testing.assert_close(compiled(x, cu), eager, rtol=1e-2, atol=1e-2)
+    compiled(x, cu).float().sum().backward()
+    assert layer.qkv.weight.grad is not None and torch.isfinite(layer.qkv.weight.grad).all()
+
+
+def test_block_attention_layer_argument_errors():
+    with pytest.raises(ValueError, match=r"num_heads: 3 does not divide embed_dim 512"):
+        blockattn.nn.BlockAttention(512, 3)
+    with pytest.raises(ValueError, match=r"num_heads: embed_dim / num_heads = 32"):
+        blockattn.nn.BlockAttention(512, 16)
+    with pytest.raises(ValueError, match=r"rotary: expected None, a blockattn.Rotary"):
+        blockattn.nn.BlockAttention(512, 4, rotary="neox")
+    cos, sin = random_tables(16, 128)
+    with pytest.raises(ValueError, match=r"rotary: the layer's Rotary must have positions=None"):
+        blockattn.nn.BlockAttention(512, 4, rotary=blockattn.Rotary(
+            cos, sin, positions=torch.zeros(4, dtype=torch.int32, device="cuda")))
+    layer = blockattn.nn.BlockAttention(512, 4, device="cuda", dtype=torch.bfloat16)
+    with pytest.raises(ValueError, match=r"x: expected a \[tokens, 512\] tensor"):
+        layer(torch.zeros(4, 256, device="cuda", dtype=torch.bfloat16), cu_seqlens_of([4]))
+    with pytest.raises(ValueError, match=r"x: expected a CUDA tensor"):
+        layer(torch.zeros(4, 512, dtype=torch.bfloat16), cu_seqlens_of([4]))
+    x = torch.zeros(100, 512, device="cuda", dtype=torch.bfloat16)
+    with pytest.raises(ValueError, match=r"cu_seqlens: the last offset must equal the number of tokens 100"):
+        layer(x, cu_seqlens_of([99]))
+    short = blockattn.nn.BlockAttention(512, 4, rotary="interleaved", max_position=64, device="cuda",
+                                        dtype=torch.bfloat16)
+    with pytest.raises(ValueError, match=r"rotary: the longest sequence has 100 tokens"):
+        short(x, cu_seqlens_of([100]))
+    short.check_inputs = False  # unchecked: the kernel clamps the positions into the table
+    assert short(x, cu_seqlens_of([100])).shape == (100, 512)
