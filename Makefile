@@ -87,7 +87,8 @@ wheel: deps
 
 # Installs the wheel into a fresh venv and tests it there (no GPU needed).
 check-wheel: wheel
-	PYTHON=$(PYTHON) scripts/check_wheel.sh dist/blockattn-*.whl
+	PYTHON=$(PYTHON) BLOCKATTN_REFERENCE_COMPILER=$(abspath $(BUILD_DIR))/bin/block-attn-compile \
+	  scripts/check_wheel.sh dist/blockattn-*.whl
 
 run: deps
 	$(MAKE) --no-print-directory build

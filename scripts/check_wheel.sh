@@ -12,7 +12,9 @@
 #   - ldd of the bundled compiler shows no LLVM/MLIR (or C++ runtime)
 #     library, and it has no run path;
 #   - `blockattn-compile` compiles a kernel that is not prebuilt (computed
-#     rotary angles, --rotary-theta);
+#     rotary angles, --rotary-theta); with BLOCKATTN_REFERENCE_COMPILER (the
+#     build's dylib-linked block-attn-compile; `make check` sets it) its PTX
+#     must be byte-identical to that compiler's;
 #   - the package's own lookup (blockattn._kernels.find_kernel) finds a
 #     prebuilt kernel in the package, and compiles one that is not there
 #     (removed from this throwaway install) with the bundled compiler into
@@ -36,6 +38,12 @@ echo "check_wheel: $(basename "$wheel"): $((size / 1024 / 1024)) MiB"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+kernel_flags=(--kind=forward --head-dim=64 --dtype=f16 --rotary=interleaved
+              --rotary-theta=10000 --chip=sm_90a --quiet)
+reference=${BLOCKATTN_REFERENCE_COMPILER:-}
+if [[ -n $reference ]]; then
+  "$reference" "${kernel_flags[@]}" -o "$work/reference"
+fi
 "$PYTHON" -m venv --system-site-packages "$work/venv"
 "$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps --no-index "$wheel"
 
@@ -60,12 +68,16 @@ tag=$("$PYTHON" "$here/wheel_platform.py" "$compiler") || fail "wheel_platform.p
 [[ $(basename "$wheel") == *"-py3-none-$tag.whl" ]] || fail "the wheel's tag is not py3-none-$tag"
 
 echo "check_wheel: blockattn-compile (a kernel the wheel does not prebuild)"
-blockattn-compile --kind=forward --head-dim=64 --dtype=f16 --rotary=interleaved \
-  --rotary-theta=10000 --chip=sm_90a -o "$work/cli"
+blockattn-compile "${kernel_flags[@]}" -o "$work/cli"
 ls "$work/cli" | sed 's/^/    /'
 name=blockattn_forward_d64_b64_f16_interleaved_theta
 [[ -s $work/cli/$name.ptx && -s $work/cli/$name.json ]] || fail "blockattn-compile wrote no $name"
 grep -q "\.entry $name" "$work/cli/$name.ptx" || fail "$name.ptx has no entry $name"
+if [[ -n $reference ]]; then
+  cmp "$work/reference/$name.ptx" "$work/cli/$name.ptx" ||
+    fail "the bundled compiler's PTX differs from $reference's"
+  echo "    PTX byte-identical to $reference's"
+fi
 
 echo "check_wheel: the package's kernel lookup"
 "$py" - <<'PY'
