@@ -9,21 +9,21 @@ module {
       %0 = warpspec.channel "qkv" depth(2) : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
       warpspec.partition "load" role(load) warps(4) regs(40) {
         warpspec.tile_loop (%arg5, %arg6, %arg7) in %arg4 : memref<?xi32> heads(%dim_0) tokens(%dim) block_size(64) contiguous {
-          %1:3 = warpspec.acquire %0 : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
+          %slot0, %1:3 = warpspec.acquire %0 : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
           warpspec.tma_load %arg0[%arg5, %arg7] into %1#0 : memref<?x4x128xbf16>, <64x128xbf16, smem>
           warpspec.tma_load %arg1[%arg5, %arg7] into %1#1 : memref<?x4x128xbf16>, <64x128xbf16, smem>
           warpspec.tma_load %arg2[%arg5, %arg7] into %1#2 : memref<?x4x128xbf16>, <64x128xbf16, smem>
-          warpspec.commit %0 tile(%arg5, %arg6, %arg7) : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
+          warpspec.commit %slot0 tile(%arg5, %arg6, %arg7)
         }
         warpspec.close %0 : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
       }
       warpspec.partition "compute" role(compute) warps(4) regs(216) {
         %1 = warpspec.scratch : <64x128xbf16, smem>
-        warpspec.consume %0 (%arg5, %arg6, %arg7, %arg8, %arg9, %arg10) : !warpspec.channel<[64x128xbf16, 64x128xbf16, 64x128xbf16], smem> {
+        warpspec.consume %0 (%slot01, %arg5, %arg6, %arg7, %arg8, %arg9, %arg10) : !warpspec.channel<[64x128xbf16, 64x128xbf16, 64x128xbf16], smem> {
           %2 = warpspec.mma %arg8, %arg9 {transpose_b} : !warpspec.buffer<64x128xbf16, smem>, <64x128xbf16, smem> -> <64x64xf32>
           %probs, %row_sums = warpspec.softmax %2 valid_cols(%arg6) scale(%cst) : <64x64xf32> -> <64x64xbf16>, <64xf32>
           %3 = warpspec.mma %probs, %arg10 : !warpspec.acc<64x64xbf16>, <64x128xbf16, smem> -> <64x128xf32>
-          warpspec.release %0 : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
+          warpspec.release %slot01
           warpspec.store %3 to %arg3[%arg5, %arg7] rows(%arg6) divide_by(%row_sums) via(%1) bulk : <64x128xf32>, memref<?x4x128xbf16>, !warpspec.rows<64xf32>, !warpspec.buffer<64x128xbf16, smem>
         }
       }

@@ -9,13 +9,13 @@ func.func @negative_tmem_channel_without_tcgen05() {
     // expected-error @+1 {{'warpspec.channel' op channel "s" lives in tensor memory, but no partition accesses tensor memory (warpspec.mma_async, warpspec.tmem_load or warpspec.tmem_store), so none allocates it}}
     %s = warpspec.channel "s" depth(2) : !s
     warpspec.partition "mma" role(mma) warps(4) regs(40) {
-      %a = warpspec.acquire %s : !s
-      warpspec.commit %s tile(%i, %i, %i) : !s
+      %s_slot, %a = warpspec.acquire %s : !s
+      warpspec.commit %s_slot tile(%i, %i, %i)
       warpspec.close %s : !s
     }
     warpspec.partition "softmax" role(softmax) warps(4) regs(160) {
-      warpspec.consume %s (%row, %rows, %head, %b) : !s {
-        warpspec.release %s : !s
+      warpspec.consume %s (%s_slot1, %row, %rows, %head, %b) : !s {
+        warpspec.release %s_slot1
       }
     }
   }

@@ -39,14 +39,14 @@ using Pred = LLVM::ICmpPredicate;
 static constexpr int64_t kBarrierBytes = SlotState::barrierBytes;
 static constexpr int64_t kRecordBytes = SlotState::tileRecordBytes;
 
-Value KernelEmitter::fullBarrier(ChannelState &state, Value stage) {
-  int64_t base = *state.op.getBarrierOffset();
+Value KernelEmitter::fullBarrier(ChannelInfo &info, Value stage) {
+  int64_t base = *info.op.getBarrierOffset();
   return meta(add(i32(base), mul(stage, i32(kBarrierBytes))));
 }
 
-Value KernelEmitter::emptyBarrier(ChannelState &state, Value stage) {
+Value KernelEmitter::emptyBarrier(ChannelInfo &info, Value stage) {
   int64_t base =
-      *state.op.getBarrierOffset() + state.op.getDepth() * kBarrierBytes;
+      *info.op.getBarrierOffset() + info.op.getDepth() * kBarrierBytes;
   return meta(add(i32(base), mul(stage, i32(kBarrierBytes))));
 }
 
@@ -64,9 +64,9 @@ void KernelEmitter::tcgen05Fence(bool after) {
 }
 
 /// Slot and parity of ring entry `entry`.
-static std::pair<Value, Value> slotOf(KernelEmitter &e, ChannelState &state,
+static std::pair<Value, Value> slotOf(KernelEmitter &e, ChannelInfo &info,
                                       Value entry) {
-  Value depth = e.i32(state.op.getDepth());
+  Value depth = e.i32(info.op.getDepth());
   Value stage = e.urem(entry, depth);
   Value phase = e.andi(e.udiv(entry, depth), e.i32(1));
   return {stage, phase};
@@ -74,8 +74,8 @@ static std::pair<Value, Value> slotOf(KernelEmitter &e, ChannelState &state,
 
 /// The partition that produces into `channel` and the replicas of the
 /// partitions that consume it.
-static void describeChannel(KernelOp kernel, ChannelState &state) {
-  Value channel = state.op.getChannel();
+static void describeChannel(KernelOp kernel, ChannelInfo &info) {
+  Value channel = info.op.getChannel();
   for (PartitionOp partition : kernel.getPartitions()) {
     bool produces = false, consumes = false;
     partition.walk([&](Operation *op) {
@@ -87,34 +87,34 @@ static void describeChannel(KernelOp kernel, ChannelState &state) {
         consumes |= get.getChannel() == channel;
     });
     if (produces) {
-      state.producerReplicas = partition.getReplicas();
-      state.producedByMma = partition.getRole() == Role::mma;
+      info.producerReplicas = partition.getReplicas();
+      info.producedByMma = partition.getRole() == Role::mma;
     }
     if (consumes) {
-      ++state.numConsumers;
-      state.consumerReplicas = partition.getReplicas();
+      ++info.numConsumers;
+      info.consumerReplicas = partition.getReplicas();
     }
   }
 }
 
 void KernelEmitter::initChannelBarriers() {
   for (ChannelOp channel : kernel.getChannels()) {
-    ChannelState &state = channels[channel.getChannel()];
-    state.op = channel;
-    describeChannel(kernel, state);
+    ChannelInfo &info = channels[channel.getChannel()];
+    info.op = channel;
+    describeChannel(kernel, info);
   }
   int64_t tmemUsers = countTmemUsers();
   emitIf(cmp(Pred::eq, tid, i32(0)), [&] {
     for (ChannelOp channel : kernel.getChannels()) {
-      ChannelState &state = channels[channel.getChannel()];
+      ChannelInfo &info = channels[channel.getChannel()];
       // An MMA producer arrives twice per phase: once for the record (a
       // release by its thread), once through tcgen05.commit for the data.
-      int64_t fullCount = state.producedByMma ? 2 : 1;
+      int64_t fullCount = info.producedByMma ? 2 : 1;
       for (int64_t s = 0, e = channel.getDepth(); s < e; ++s) {
-        NVVM::MBarrierInitOp::create(b, loc, fullBarrier(state, i32(s)),
+        NVVM::MBarrierInitOp::create(b, loc, fullBarrier(info, i32(s)),
                                      i32(fullCount), Value());
-        NVVM::MBarrierInitOp::create(b, loc, emptyBarrier(state, i32(s)),
-                                     i32(state.numConsumers), Value());
+        NVVM::MBarrierInitOp::create(b, loc, emptyBarrier(info, i32(s)),
+                                     i32(info.numConsumers), Value());
       }
     }
     if (tmemUsers)
@@ -135,16 +135,13 @@ void KernelEmitter::initChannelBarriers() {
   }
 }
 
-/// Bytes the TMA copies between an acquire and its commit deliver.
+/// Bytes the TMA copies into an acquired slot's buffers deliver.
 static int64_t bytesUntilCommit(AcquireOp acquire) {
   int64_t bytes = 0;
-  for (Operation *op = acquire->getNextNode(); op; op = op->getNextNode()) {
-    if (auto commit = dyn_cast<CommitOp>(op))
-      if (commit.getChannel() == acquire.getChannel())
-        break;
-    if (auto load = dyn_cast<TmaLoadOp>(op))
-      bytes += load.getDest().getType().getSizeInBytes();
-  }
+  for (Value buffer : acquire.getBuffers())
+    for (Operation *user : buffer.getUsers())
+      if (auto load = dyn_cast<TmaLoadOp>(user))
+        bytes += load.getDest().getType().getSizeInBytes();
   return bytes;
 }
 
@@ -173,16 +170,17 @@ void KernelEmitter::initPartitionCounters(PartitionOp op) {
 }
 
 /// Maps a slot's buffers: shared-memory pointers, or tensor-memory addresses.
-void KernelEmitter::bindSlotBuffers(ChannelState &state, ValueRange buffers) {
-  if (state.op.inTensorMemory()) {
+void KernelEmitter::bindSlotBuffers(ChannelInfo &info, Value stage,
+                                    ValueRange buffers) {
+  if (info.op.inTensorMemory()) {
     // tmem_slots holds [lane, column] per slot; select this slot's.
-    ArrayRef<int64_t> slots = *state.op.getTmemSlots();
+    ArrayRef<int64_t> placed = *info.op.getTmemSlots();
     Value base = i32(0);
-    for (int64_t s = state.op.getDepth() - 1; s >= 0; --s) {
-      Value address = i32((slots[2 * s] << 16) | slots[2 * s + 1]);
-      base = s == static_cast<int64_t>(state.op.getDepth()) - 1
+    for (int64_t s = info.op.getDepth() - 1; s >= 0; --s) {
+      Value address = i32((placed[2 * s] << 16) | placed[2 * s + 1]);
+      base = s == static_cast<int64_t>(info.op.getDepth()) - 1
                  ? address
-                 : select(cmp(Pred::eq, state.stage, i32(s)), address, base);
+                 : select(cmp(Pred::eq, stage, i32(s)), address, base);
     }
     int64_t column = 0;
     for (Value buffer : buffers) {
@@ -194,8 +192,8 @@ void KernelEmitter::bindSlotBuffers(ChannelState &state, ValueRange buffers) {
     }
     return;
   }
-  Value slot = add(i32(*state.op.getBufferOffset()),
-                   mul(state.stage, i32(*state.op.getSlotStride())));
+  Value slot = add(i32(*info.op.getBufferOffset()),
+                   mul(stage, i32(*info.op.getSlotStride())));
   int64_t offset = 0;
   for (Value buffer : buffers) {
     this->buffers[buffer] = smem(add(slot, i32(offset)));
@@ -204,30 +202,29 @@ void KernelEmitter::bindSlotBuffers(ChannelState &state, ValueRange buffers) {
 }
 
 /// Producer side: wait until the partition's next slot is free.
-static void acquireSlot(KernelEmitter &e, ChannelState &state) {
-  Value counter = e.partitionCounters.lookup(state.op.getChannel());
+static SlotValues acquireSlot(KernelEmitter &e, ChannelInfo &info) {
+  Value counter = e.partitionCounters.lookup(info.op.getChannel());
   Value entry = e.load(e.i32T(), counter);
-  auto [stage, phase] = slotOf(e, state, entry);
-  e.waitBarrier(e.emptyBarrier(state, stage),
+  auto [stage, phase] = slotOf(e, info, entry);
+  e.waitBarrier(e.emptyBarrier(info, stage),
                 LLVM::XOrOp::create(e.b, e.loc, phase, e.i32(1)));
   // The consumers' tcgen05.ld of this slot are ordered before the MMAs that
   // overwrite it.
-  if (state.op.inTensorMemory())
+  if (info.op.inTensorMemory())
     e.tcgen05Fence(/*after=*/true);
-  state.stage = stage;
-  state.entry = entry;
+  return {stage, entry, Value()};
 }
 
 /// Producer side: write the slot's record and publish it.
-static void publishSlot(KernelEmitter &e, ChannelState &state, Value row,
-                        Value rows, Value head, Value position,
-                        bool sentinel = false) {
-  Value counter = e.partitionCounters.lookup(state.op.getChannel());
+static void publishSlot(KernelEmitter &e, ChannelInfo &info,
+                        const SlotValues &slot, Value row, Value rows,
+                        Value head, Value position, bool sentinel = false) {
+  Value counter = e.partitionCounters.lookup(info.op.getChannel());
   bool threads = !e.partition.singleThread;
   if (threads) {
     // Every thread of the replica wrote (tcgen05.st or st.shared); make the
     // writes visible to the tensor cores and gather the replica.
-    if (state.op.inTensorMemory() && !sentinel) {
+    if (info.op.inTensorMemory() && !sentinel) {
       NVVM::Tcgen05WaitOp::create(e.b, e.loc, NVVM::Tcgen05WaitKind::STORE);
       e.tcgen05Fence(/*after=*/false);
     } else if (!sentinel) {
@@ -238,9 +235,9 @@ static void publishSlot(KernelEmitter &e, ChannelState &state, Value row,
     e.replicaBarrier();
   }
   auto arrive = [&] {
-    int64_t base = *state.op.getInfoOffset();
+    int64_t base = *info.op.getInfoOffset();
     Value record =
-        e.meta(e.add(e.i32(base), e.mul(state.stage, e.i32(kRecordBytes))));
+        e.meta(e.add(e.i32(base), e.mul(slot.stage, e.i32(kRecordBytes))));
     Type vec = VectorType::get({4}, e.i32T());
     Value packed = LLVM::UndefOp::create(e.b, e.loc, vec);
     Value fields[] = {row, rows, head, position ? position : e.i32(0)};
@@ -248,71 +245,72 @@ static void publishSlot(KernelEmitter &e, ChannelState &state, Value row,
       packed =
           LLVM::InsertElementOp::create(e.b, e.loc, packed, field, e.i32(i));
     e.store(packed, record, 16);
-    Value full = e.fullBarrier(state, state.stage);
+    Value full = e.fullBarrier(info, slot.stage);
     // The record's arrival has release semantics; the tcgen05.commit's
     // arrival comes when the MMAs into the slot complete. A sentinel has no
     // data: both arrivals at once.
-    Value count = state.producedByMma && sentinel ? e.i32(2) : Value();
+    Value count = info.producedByMma && sentinel ? e.i32(2) : Value();
     NVVM::MBarrierArriveOp::create(e.b, e.loc, Type(), full, count);
-    if (state.producedByMma && !sentinel)
+    if (info.producedByMma && !sentinel)
       NVVM::Tcgen05CommitOp::create(e.b, e.loc, full, Value());
   };
   if (threads)
     e.emitIf(e.cmp(Pred::eq, e.partition.threadInReplica, e.i32(0)), arrive);
   else
     arrive();
-  e.store(e.add(state.entry, e.i32(state.producerReplicas)), counter);
+  e.store(e.add(slot.entry, e.i32(info.producerReplicas)), counter);
 }
 
 LogicalResult KernelEmitter::emitAcquire(AcquireOp op) {
-  ChannelState &state = channels[op.getChannel()];
-  if (!state.op.isAllocated())
+  ChannelInfo &info = channels[op.getChannel()];
+  if (!info.op.isAllocated())
     return op.emitOpError() << "channel is not placed: run "
                                "warpspec-allocate-smem (and, for tensor "
                                "memory, warpspec-allocate-tmem) first";
   if (op.getL2Prefetch())
     emitL2Prefetches(op);
-  acquireSlot(*this, state);
+  SlotValues slot = acquireSlot(*this, info);
   // Announce the bytes the copies into this slot will deliver before issuing
   // them, so that the barrier's transaction count never underflows.
   if (int64_t bytes = bytesUntilCommit(op))
-    NVVM::MBarrierExpectTxOp::create(b, loc, fullBarrier(state, state.stage),
+    NVVM::MBarrierExpectTxOp::create(b, loc, fullBarrier(info, slot.stage),
                                      i32(bytes));
-  bindSlotBuffers(state, op.getBuffers());
+  bindSlotBuffers(info, slot.stage, op.getBuffers());
+  slots[op.getSlot()] = slot;
   return success();
 }
 
 LogicalResult KernelEmitter::emitCommit(CommitOp op) {
-  ChannelState &state = channels[op.getChannel()];
-  publishSlot(*this, state, lookupI32(op.getRow()), lookupI32(op.getRows()),
-              lookupI32(op.getHead()),
+  ChannelInfo &info = channels[op.getChannel()];
+  publishSlot(*this, info, slots.lookup(op.getSlot()), lookupI32(op.getRow()),
+              lookupI32(op.getRows()), lookupI32(op.getHead()),
               op.getPosition() ? lookupI32(op.getPosition()) : Value());
   return success();
 }
 
 LogicalResult KernelEmitter::emitClose(CloseOp op) {
-  ChannelState &state = channels[op.getChannel()];
-  if (!state.op.isAllocated())
+  ChannelInfo &info = channels[op.getChannel()];
+  if (!info.op.isAllocated())
     return op.emitOpError() << "channel is not placed: run "
                                "warpspec-allocate-smem first";
-  for (int64_t r = 0; r < state.consumerReplicas; ++r) {
-    acquireSlot(*this, state);
-    publishSlot(*this, state, i32(0), i32(-1), i32(0), Value(),
+  for (int64_t r = 0; r < info.consumerReplicas; ++r) {
+    SlotValues slot = acquireSlot(*this, info);
+    publishSlot(*this, info, slot, i32(0), i32(-1), i32(0), Value(),
                 /*sentinel=*/true);
   }
   return success();
 }
 
 /// Consumer side: wait for a slot and read its record.
-static SmallVector<Value> waitSlot(KernelEmitter &e, ChannelState &state,
+static SmallVector<Value> waitSlot(KernelEmitter &e, ChannelInfo &info,
                                    Value entry) {
-  auto [stage, phase] = slotOf(e, state, entry);
-  e.waitBarrier(e.fullBarrier(state, stage), phase);
+  auto [stage, phase] = slotOf(e, info, entry);
+  e.waitBarrier(e.fullBarrier(info, stage), phase);
   // The producer's tcgen05 work (MMAs, stores into tensor memory) is ordered
   // before ours.
-  if (state.op.inTensorMemory() || e.partition.op.getRole() == Role::mma)
+  if (info.op.inTensorMemory() || e.partition.op.getRole() == Role::mma)
     e.tcgen05Fence(/*after=*/true);
-  int64_t base = *state.op.getInfoOffset();
+  int64_t base = *info.op.getInfoOffset();
   Value record = e.meta(e.add(e.i32(base), e.mul(stage, e.i32(kRecordBytes))));
   Value packed = e.load(VectorType::get({4}, e.i32T()), record, 16);
   SmallVector<Value> fields;
@@ -325,56 +323,54 @@ static SmallVector<Value> waitSlot(KernelEmitter &e, ChannelState &state,
 }
 
 LogicalResult KernelEmitter::emitConsume(ConsumeOp op) {
-  ChannelState &state = channels[op.getChannel()];
-  if (!state.op.isAllocated())
+  ChannelInfo &info = channels[op.getChannel()];
+  if (!info.op.isAllocated())
     return op.emitOpError() << "channel is not placed: run "
                                "warpspec-allocate-smem first";
   Value counter = variable(i32T());
   store(partition.replica, counter);
-  int64_t stride = state.consumerReplicas;
+  int64_t stride = info.consumerReplicas;
   Block &body = op.getBody().front();
   LogicalResult result = success();
   Type i32 = i32T();
   emitWhile(
       [&] {
-        SmallVector<Value> fields = waitSlot(*this, state, load(i32, counter));
+        SmallVector<Value> fields = waitSlot(*this, info, load(i32, counter));
         Value open = cmp(Pred::sge, fields[1], this->i32(0));
         return std::make_pair(open, fields);
       },
       [&](ValueRange values) {
-        scalars.map(body.getArgument(0), values[0]);
-        scalars.map(body.getArgument(1), values[1]);
-        scalars.map(body.getArgument(2), values[2]);
-        state.position = values[3];
-        state.stage = values[4];
-        state.entry = values[5];
-        bindSlotBuffers(state, body.getArguments().drop_front(3));
+        scalars.map(op.getRow(), values[0]);
+        scalars.map(op.getRows(), values[1]);
+        scalars.map(op.getHead(), values[2]);
+        SlotValues slot{values[4], values[5], values[3]};
+        slots[op.getSlot()] = slot;
+        bindSlotBuffers(info, slot.stage, op.getBufferArgs());
         if (failed(emitBlock(body)))
           result = failure();
-        store(add(state.entry, this->i32(stride)), counter);
+        store(add(slot.entry, this->i32(stride)), counter);
       },
       TypeRange{i32, i32, i32, i32, i32, i32});
   return result;
 }
 
 LogicalResult KernelEmitter::emitGet(GetOp op) {
-  ChannelState &state = channels[op.getChannel()];
-  if (!state.op.isAllocated())
+  ChannelInfo &info = channels[op.getChannel()];
+  if (!info.op.isAllocated())
     return op.emitOpError() << "channel is not placed: run "
                                "warpspec-allocate-smem first";
   Value counter = partitionCounters.lookup(op.getChannel());
-  SmallVector<Value> fields = waitSlot(*this, state, load(i32T(), counter));
-  state.position = fields[3];
-  state.stage = fields[4];
-  state.entry = fields[5];
-  bindSlotBuffers(state, op.getBuffers());
-  store(add(state.entry, i32(state.consumerReplicas)), counter);
+  SmallVector<Value> fields = waitSlot(*this, info, load(i32T(), counter));
+  SlotValues slot{fields[4], fields[5], fields[3]};
+  slots[op.getSlot()] = slot;
+  bindSlotBuffers(info, slot.stage, op.getBuffers());
+  store(add(slot.entry, i32(info.consumerReplicas)), counter);
   return success();
 }
 
 LogicalResult KernelEmitter::emitRelease(ReleaseOp op) {
-  ChannelState &state = channels[op.getChannel()];
-  Value barrier = emptyBarrier(state, state.stage);
+  ChannelInfo &info = channels[op.getChannel()];
+  Value barrier = emptyBarrier(info, slots.lookup(op.getSlot()).stage);
   if (op.getAfterMma()) {
     // Arrives when every MMA this thread issued so far, including those
     // reading the slot, has completed.
@@ -389,7 +385,7 @@ LogicalResult KernelEmitter::emitRelease(ReleaseOp op) {
   // racecheck reports it; docs/sanitizers.md). Roles reading tensor memory
   // first order their tcgen05.ld (waited for) before the barrier.
   if (!partition.singleThread) {
-    if (state.op.inTensorMemory())
+    if (info.op.inTensorMemory())
       tcgen05Fence(/*after=*/false);
     replicaBarrier();
   }
@@ -432,13 +428,13 @@ void KernelEmitter::emitL2Prefetches(AcquireOp op) {
 LogicalResult KernelEmitter::emitTmaLoad(TmaLoadOp op) {
   ArgParams &source = argParams[op.getSource()];
   Value dest = buffers.lookup(op.getDest());
-  ChannelState *state = nullptr;
-  if (auto acquire = op.getDest().getDefiningOp<AcquireOp>())
-    state = &channels[acquire.getChannel()];
-  if (!source.tensorMap || !dest || !state)
+  // The verifier makes the destination a buffer of an acquired slot.
+  Value slot = getBufferSlot(op.getDest());
+  Value stage = slot ? slots.lookup(slot).stage : Value();
+  if (!source.tensorMap || !dest || !stage)
     return op.emitOpError() << "needs a tensor-map kernel argument and an "
                                "acquired destination";
-  Value barrier = fullBarrier(*state, state->stage);
+  Value barrier = fullBarrier(channels[getSlotChannel(slot)], stage);
   // `.shared::cluster` destinations are the PTX 8.0 form: a CTA's own shared
   // address is a valid cluster address without clusters.
   Type clusterPtr = LLVM::LLVMPointerType::get(ctx, 7);
@@ -455,11 +451,11 @@ LogicalResult KernelEmitter::emitTmaLoad(TmaLoadOp op) {
 }
 
 LogicalResult KernelEmitter::emitTilePosition(TilePositionOp op) {
-  ChannelState &state = channels[op.getChannel()];
-  if (!state.position)
-    return op.emitOpError() << "needs a slot of the channel: use it inside "
-                               "the warpspec.consume of the channel or after "
-                               "a warpspec.get of it";
-  scalars.map(op.getPosition(), state.position);
+  // The verifier makes the slot a consumer's, which dominates this use, so
+  // its get or consume bound the position.
+  Value position = slots.lookup(op.getSlot()).position;
+  if (!position)
+    return op.emitOpError() << "reads a slot whose record was not read";
+  scalars.map(op.getPosition(), position);
   return success();
 }

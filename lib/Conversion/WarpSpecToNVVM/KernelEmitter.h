@@ -127,14 +127,10 @@ struct RowValues {
 // Channels
 //===----------------------------------------------------------------------===//
 
-struct ChannelState {
+/// What the lowering knows of a channel, fixed for the whole kernel: who
+/// produces into it and who consumes it.
+struct ChannelInfo {
   warpspec::ChannelOp op;
-  /// Slot the producer or consumer works on right now (i32).
-  Value stage;
-  /// Entry number of that slot (i32).
-  Value entry;
-  /// Position field of the record of the slot a consumer holds (i32).
-  Value position;
   /// Number of consumer partitions (arrivals per phase on `empty`).
   int64_t numConsumers = 0;
   /// Replicas of the producer and of each consumer partition (they take
@@ -143,6 +139,17 @@ struct ChannelState {
   int64_t consumerReplicas = 1;
   /// Produced by MMAs (completion arrives through tcgen05.commit).
   bool producedByMma = false;
+};
+
+/// The lowered values of one `!warpspec.slot`, bound by the acquire, get or
+/// consume that took it and read by the ops that name it.
+struct SlotValues {
+  /// Which slot of the ring (i32).
+  Value stage;
+  /// The ring entry the slot holds (i32).
+  Value entry;
+  /// Position field of the slot's tile record (i32; consumer slots only).
+  Value position;
 };
 
 //===----------------------------------------------------------------------===//
@@ -267,7 +274,9 @@ public:
   DenseMap<Value, RowValues> rowValues;
   DenseMap<Value, Value> buffers;   // warpspec buffer -> !llvm.ptr<3>
   DenseMap<Value, Value> tmemAddrs; // tensor-memory buffer -> i32 address
-  DenseMap<Value, ChannelState> channels;
+  DenseMap<Value, ChannelInfo> channels;
+  /// !warpspec.slot values -> their stage, entry and position.
+  DenseMap<Value, SlotValues> slots;
   /// The current partition's ring position per channel it produces into or
   /// gets from (i32 allocas).
   DenseMap<Value, Value> partitionCounters;
@@ -294,12 +303,12 @@ public:
   LogicalResult emitTmaLoad(warpspec::TmaLoadOp op);
   LogicalResult emitGet(warpspec::GetOp op);
   LogicalResult emitTilePosition(warpspec::TilePositionOp op);
-  Value fullBarrier(ChannelState &state, Value stage);
-  Value emptyBarrier(ChannelState &state, Value stage);
+  Value fullBarrier(ChannelInfo &info, Value stage);
+  Value emptyBarrier(ChannelInfo &info, Value stage);
   void waitBarrier(Value barrier, Value parity);
   void tcgen05Fence(bool after);
   void initPartitionCounters(warpspec::PartitionOp op);
-  void bindSlotBuffers(ChannelState &state, ValueRange buffers);
+  void bindSlotBuffers(ChannelInfo &info, Value stage, ValueRange buffers);
   // TileMath.cpp
   LogicalResult emitSoftmax(warpspec::SoftmaxOp op);
   LogicalResult emitSoftmaxGrad(warpspec::SoftmaxGradOp op);

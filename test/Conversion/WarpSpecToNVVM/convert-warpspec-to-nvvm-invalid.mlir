@@ -58,13 +58,13 @@ func.func @negative_channel_not_placed() {
     // expected-error @+1 {{'warpspec.channel' op has no barrier or tile record offsets: run warpspec-allocate-smem first}}
     %c = warpspec.channel "c" depth(2) : !c
     warpspec.partition "load" role(load) warps(4) regs(40) {
-      %b = warpspec.acquire %c : !c
-      warpspec.commit %c tile(%i, %i, %i) : !c
+      %c_slot, %b = warpspec.acquire %c : !c
+      warpspec.commit %c_slot tile(%i, %i, %i)
       warpspec.close %c : !c
     }
     warpspec.partition "compute" role(compute) warps(4) regs(232) {
-      warpspec.consume %c (%row, %rows, %head, %b) : !c {
-        warpspec.release %c : !c
+      warpspec.consume %c (%c_slot1, %row, %rows, %head, %b) : !c {
+        warpspec.release %c_slot1
       }
     }
   }
@@ -81,13 +81,13 @@ func.func @negative_channel_buffers_not_placed() {
     %c = warpspec.channel "c" depth(2) {barrier_offset = 0 : i64, info_offset = 32 : i64} : !c
     warpspec.partition "load" role(load) warps(4) regs(40) {
       // expected-error @+1 {{'warpspec.acquire' op channel is not placed: run warpspec-allocate-smem (and, for tensor memory, warpspec-allocate-tmem) first}}
-      %b = warpspec.acquire %c : !c
-      warpspec.commit %c tile(%i, %i, %i) : !c
+      %c_slot, %b = warpspec.acquire %c : !c
+      warpspec.commit %c_slot tile(%i, %i, %i)
       warpspec.close %c : !c
     }
     warpspec.partition "compute" role(compute) warps(4) regs(232) {
-      warpspec.consume %c (%row, %rows, %head, %b) : !c {
-        warpspec.release %c : !c
+      warpspec.consume %c (%c_slot1, %row, %rows, %head, %b) : !c {
+        warpspec.release %c_slot1
       }
     }
   }
@@ -106,14 +106,14 @@ func.func @negative_tmem_channel_slots_not_placed() {
     %s = warpspec.channel "s" depth(2) {barrier_offset = 0 : i64, info_offset = 32 : i64} : !s
     warpspec.partition "mma" role(mma) warps(4) regs(40) {
       // expected-error @+1 {{'warpspec.acquire' op channel is not placed: run warpspec-allocate-smem (and, for tensor memory, warpspec-allocate-tmem) first}}
-      %b = warpspec.acquire %s : !s
-      warpspec.commit %s tile(%i, %i, %i) : !s
+      %s_slot, %b = warpspec.acquire %s : !s
+      warpspec.commit %s_slot tile(%i, %i, %i)
       warpspec.close %s : !s
     }
     warpspec.partition "softmax" role(softmax) warps(4) regs(160) {
-      warpspec.consume %s (%row, %rows, %head, %b) : !s {
+      warpspec.consume %s (%s_slot1, %row, %rows, %head, %b) : !s {
         %v = warpspec.tmem_load %b : !warpspec.buffer<64x64xf32, tmem> -> !warpspec.acc<64x64xf32>
-        warpspec.release %s : !s
+        warpspec.release %s_slot1
       }
     }
   }
@@ -131,14 +131,14 @@ func.func @negative_no_tmem_columns() {
     %i = arith.constant 0 : i32
     %s = warpspec.channel "s" depth(2) {barrier_offset = 0 : i64, info_offset = 32 : i64, tmem_slots = array<i64: 0, 0, 16, 0>} : !s
     warpspec.partition "mma" role(mma) warps(4) regs(40) {
-      %b = warpspec.acquire %s : !s
-      warpspec.commit %s tile(%i, %i, %i) : !s
+      %s_slot, %b = warpspec.acquire %s : !s
+      warpspec.commit %s_slot tile(%i, %i, %i)
       warpspec.close %s : !s
     }
     warpspec.partition "softmax" role(softmax) warps(4) regs(160) {
-      warpspec.consume %s (%row, %rows, %head, %b) : !s {
+      warpspec.consume %s (%s_slot1, %row, %rows, %head, %b) : !s {
         %v = warpspec.tmem_load %b : !warpspec.buffer<64x64xf32, tmem> -> !warpspec.acc<64x64xf32>
-        warpspec.release %s : !s
+        warpspec.release %s_slot1
       }
     }
   }
@@ -156,14 +156,14 @@ func.func @negative_no_tmem_base_offset() {
     %i = arith.constant 0 : i32
     %s = warpspec.channel "s" depth(2) {barrier_offset = 0 : i64, info_offset = 32 : i64, tmem_slots = array<i64: 0, 0, 16, 0>} : !s
     warpspec.partition "mma" role(mma) warps(4) regs(40) {
-      %b = warpspec.acquire %s : !s
-      warpspec.commit %s tile(%i, %i, %i) : !s
+      %s_slot, %b = warpspec.acquire %s : !s
+      warpspec.commit %s_slot tile(%i, %i, %i)
       warpspec.close %s : !s
     }
     warpspec.partition "softmax" role(softmax) warps(4) regs(160) {
-      warpspec.consume %s (%row, %rows, %head, %b) : !s {
+      warpspec.consume %s (%s_slot1, %row, %rows, %head, %b) : !s {
         %v = warpspec.tmem_load %b : !warpspec.buffer<64x64xf32, tmem> -> !warpspec.acc<64x64xf32>
-        warpspec.release %s : !s
+        warpspec.release %s_slot1
       }
     }
   }
@@ -181,13 +181,13 @@ func.func @negative_consume_first_not_placed() {
     %c = warpspec.channel "c" depth(2) {barrier_offset = 0 : i64, info_offset = 32 : i64} : !c
     warpspec.partition "compute" role(compute) warps(4) regs(232) {
       // expected-error @+1 {{'warpspec.consume' op channel is not placed: run warpspec-allocate-smem first}}
-      warpspec.consume %c (%row, %rows, %head, %b) : !c {
-        warpspec.release %c : !c
+      warpspec.consume %c (%c_slot, %row, %rows, %head, %b) : !c {
+        warpspec.release %c_slot
       }
     }
     warpspec.partition "load" role(load) warps(4) regs(40) {
-      %b = warpspec.acquire %c : !c
-      warpspec.commit %c tile(%i, %i, %i) : !c
+      %c_slot1, %b = warpspec.acquire %c : !c
+      warpspec.commit %c_slot1 tile(%i, %i, %i)
       warpspec.close %c : !c
     }
   }
@@ -204,12 +204,12 @@ func.func @negative_get_first_not_placed() {
     %c = warpspec.channel "c" depth(2) {barrier_offset = 0 : i64, info_offset = 32 : i64} : !c
     warpspec.partition "compute" role(compute) warps(4) regs(232) {
       // expected-error @+1 {{'warpspec.get' op channel is not placed: run warpspec-allocate-smem first}}
-      %b = warpspec.get %c : !c
-      warpspec.release %c : !c
+      %c_slot, %b = warpspec.get %c : !c
+      warpspec.release %c_slot
     }
     warpspec.partition "load" role(load) warps(4) regs(40) {
-      %b = warpspec.acquire %c : !c
-      warpspec.commit %c tile(%i, %i, %i) : !c
+      %c_slot1, %b = warpspec.acquire %c : !c
+      warpspec.commit %c_slot1 tile(%i, %i, %i)
     }
   }
   return
@@ -227,8 +227,8 @@ func.func @negative_close_not_placed() {
       warpspec.close %c : !c
     }
     warpspec.partition "compute" role(compute) warps(4) regs(232) {
-      warpspec.consume %c (%row, %rows, %head, %b) : !c {
-        warpspec.release %c : !c
+      warpspec.consume %c (%c_slot, %row, %rows, %head, %b) : !c {
+        warpspec.release %c_slot
       }
     }
   }
@@ -276,14 +276,14 @@ func.func @negative_chip_mismatch_sm100a(%cu: memref<?xi32>) {
     %s = warpspec.channel "s" depth(2) : !s
     warpspec.partition "mma" role(mma) warps(4) regs(40) {
       warpspec.tile_loop (%row, %rows, %head) in %cu : memref<?xi32> heads(%n) tokens(%n) block_size(64) {
-        %b = warpspec.acquire %s : !s
-        warpspec.commit %s tile(%row, %rows, %head) : !s
+        %s_slot, %b = warpspec.acquire %s : !s
+        warpspec.commit %s_slot tile(%row, %rows, %head)
       }
       warpspec.close %s : !s
     }
     warpspec.partition "softmax" role(softmax) warps(4) regs(160) {
-      warpspec.consume %s (%row, %rows, %head, %b) : !s {
-        warpspec.release %s : !s
+      warpspec.consume %s (%s_slot1, %row, %rows, %head, %b) : !s {
+        warpspec.release %s_slot1
       }
     }
   }
@@ -352,13 +352,13 @@ func.func @negative_i32_argument(%i: i32) {
   warpspec.kernel chip("sm_90a") {
     %c = warpspec.channel "c" depth(2) : !c
     warpspec.partition "load" role(load) warps(4) regs(40) {
-      %b = warpspec.acquire %c : !c
-      warpspec.commit %c tile(%i, %i, %i) : !c
+      %c_slot, %b = warpspec.acquire %c : !c
+      warpspec.commit %c_slot tile(%i, %i, %i)
       warpspec.close %c : !c
     }
     warpspec.partition "compute" role(compute) warps(4) regs(232) {
-      warpspec.consume %c (%row, %rows, %head, %b) : !c {
-        warpspec.release %c : !c
+      warpspec.consume %c (%c_slot1, %row, %rows, %head, %b) : !c {
+        warpspec.release %c_slot1
       }
     }
   }
@@ -392,17 +392,17 @@ func.func @negative_two_box_shapes(%q: !act, %cu: memref<?xi32>) {
     %a = warpspec.channel "a" depth(1) : !a
     warpspec.partition "load" role(load) warps(4) regs(40) {
       warpspec.tile_loop (%row, %rows, %head) in %cu : memref<?xi32> heads(%n) tokens(%n) block_size(64) {
-        %x, %y = warpspec.acquire %a : !a
+        %a_slot, %x, %y = warpspec.acquire %a : !a
         warpspec.tma_load %q[%row, %head] into %x : !act, !warpspec.buffer<64x64xbf16, smem>
         // expected-error @+1 {{'warpspec.tma_load' op loads tiles of 128 rows from a tensor that is also loaded in tiles of 64 rows; one tensor map serves one box shape}}
         warpspec.tma_load %q[%row, %head] into %y : !act, !warpspec.buffer<128x64xbf16, smem>
-        warpspec.commit %a tile(%row, %rows, %head) : !a
+        warpspec.commit %a_slot tile(%row, %rows, %head)
       }
       warpspec.close %a : !a
     }
     warpspec.partition "compute" role(compute) warps(4) regs(232) {
-      warpspec.consume %a (%row, %rows, %head, %x, %y) : !a {
-        warpspec.release %a : !a
+      warpspec.consume %a (%a_slot1, %row, %rows, %head, %x, %y) : !a {
+        warpspec.release %a_slot1
       }
     }
   }
@@ -476,26 +476,26 @@ func.func @negative_tmem_not_allocated(%q: !act, %k: !act,
     %s = warpspec.channel "s" depth(2) : !s
     warpspec.partition "load" role(load) warps(4) regs(40) {
       warpspec.tile_loop (%row, %rows, %head) in %cu : memref<?xi32> heads(%n) tokens(%n) block_size(64) {
-        %x, %y = warpspec.acquire %c : !c
+        %c_slot, %x, %y = warpspec.acquire %c : !c
         warpspec.tma_load %q[%row, %head] into %x : !act, !tile
         warpspec.tma_load %k[%row, %head] into %y : !act, !tile
-        warpspec.commit %c tile(%row, %rows, %head) : !c
+        warpspec.commit %c_slot tile(%row, %rows, %head)
       }
       warpspec.close %c : !c
     }
     warpspec.partition "mma" role(mma) warps(4) regs(40) {
-      warpspec.consume %c (%row, %rows, %head, %x, %y) : !c {
-        %d = warpspec.acquire %s : !s
+      warpspec.consume %c (%c_slot1, %row, %rows, %head, %x, %y) : !c {
+        %s_slot, %d = warpspec.acquire %s : !s
         warpspec.mma_async %x, %y into %d {transpose_b} : !tile, !tile, !warpspec.buffer<64x64xf32, tmem>
-        warpspec.commit %s tile(%row, %rows, %head) : !s
-        warpspec.release %c after_mma : !c
+        warpspec.commit %s_slot tile(%row, %rows, %head)
+        warpspec.release %c_slot1 after_mma
       }
       warpspec.close %s : !s
     }
     warpspec.partition "softmax" role(softmax) warps(4) regs(160) {
-      warpspec.consume %s (%row, %rows, %head, %b) : !s {
+      warpspec.consume %s (%s_slot1, %row, %rows, %head, %b) : !s {
         %v = warpspec.tmem_load %b : !warpspec.buffer<64x64xf32, tmem> -> !warpspec.acc<64x64xf32>
-        warpspec.release %s : !s
+        warpspec.release %s_slot1
       }
     }
   }

@@ -43,10 +43,10 @@
 // HOPPER: %[[QKV:.*]] = warpspec.channel "qkv" depth(4) : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
 // HOPPER: warpspec.partition "load" role(load) warps(4) regs(40) {
 // HOPPER-NEXT: warpspec.tile_loop (%[[ROW:[a-z0-9_]+]], %[[ROWS:[a-z0-9_]+]], %[[HEAD:[a-z0-9_]+]], %[[POS:[a-z0-9_]+]]) in
-// HOPPER: warpspec.commit %[[QKV]] tile(%[[ROW]], %[[ROWS]], %[[HEAD]]) position(%[[POS]]) :
+// HOPPER: warpspec.commit %{{[a-z0-9_]+}} tile(%[[ROW]], %[[ROWS]], %[[HEAD]]) position(%[[POS]])
 // HOPPER: warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
-// HOPPER: warpspec.consume %[[QKV]] (%[[CROW:[a-z0-9_]+]], %[[CROWS:[a-z0-9_]+]], %{{[a-z0-9_]+}}, %[[QT:[a-z0-9_]+]], %[[KT:[a-z0-9_]+]], %[[VT:[a-z0-9_]+]]) :
-// HOPPER-NEXT: %[[CPOS:.*]] = warpspec.tile_position %[[QKV]] :
+// HOPPER: warpspec.consume %[[QKV]] (%[[S_QKV:[^,]*]], %[[CROW:[a-z0-9_]+]], %[[CROWS:[a-z0-9_]+]], %{{[a-z0-9_]+}}, %[[QT:[a-z0-9_]+]], %[[KT:[a-z0-9_]+]], %[[VT:[a-z0-9_]+]]) :
+// HOPPER-NEXT: %[[CPOS:.*]] = warpspec.tile_position %[[S_QKV]]
 // HOPPER-NEXT: warpspec.rotate(%[[QT]], %[[KT]]) into(%[[QT]], %[[KT]]) rows(%[[CROWS]]) row(%[[CROW]]) position(%[[CPOS]]) cos(%[[COS]], %[[SIN]] : memref<?x64xf32>, memref<?x64xf32>) {interleaved = false} :
 // HOPPER-NEXT: warpspec.mma %[[QT]], %[[KT]] {transpose_b}
 // HOPPER-NOT: warpspec.rotate
@@ -60,24 +60,24 @@
 // BLACKWELL: %[[ROT:.*]] = warpspec.channel "rotated" depth(2) : <[64x128xbf16, 64x128xbf16], smem>
 // BLACKWELL: warpspec.partition "load" role(load) warps(4) regs(40) {
 // BLACKWELL-NEXT: warpspec.tile_loop (%[[ROW:[a-z0-9_]+]], %[[ROWS:[a-z0-9_]+]], %[[HEAD:[a-z0-9_]+]], %[[POS:[a-z0-9_]+]]) in
-// BLACKWELL: warpspec.commit %[[QKV]] tile(%[[ROW]], %[[ROWS]], %[[HEAD]]) position(%[[POS]]) :
+// BLACKWELL: warpspec.commit %{{[a-z0-9_]+}} tile(%[[ROW]], %[[ROWS]], %[[HEAD]]) position(%[[POS]])
 // BLACKWELL: warpspec.partition "rotary" role(rotary) warps(4) regs(56) {
-// BLACKWELL-NEXT: warpspec.consume %[[QKV]] (%[[RROW:[a-z0-9_]+]], %[[RROWS:[a-z0-9_]+]], %[[RHEAD:[a-z0-9_]+]], %[[RQ:[a-z0-9_]+]], %[[RK:[a-z0-9_]+]], %{{[a-z0-9_]+}}) :
-// BLACKWELL-NEXT: %[[RPOS:.*]] = warpspec.tile_position %[[QKV]] :
-// BLACKWELL-NEXT: %[[DST:.*]]:2 = warpspec.acquire %[[ROT]] :
+// BLACKWELL-NEXT: warpspec.consume %[[QKV]] (%[[S_QKV:[^,]*]], %[[RROW:[a-z0-9_]+]], %[[RROWS:[a-z0-9_]+]], %[[RHEAD:[a-z0-9_]+]], %[[RQ:[a-z0-9_]+]], %[[RK:[a-z0-9_]+]], %{{[a-z0-9_]+}}) :
+// BLACKWELL-NEXT: %[[RPOS:.*]] = warpspec.tile_position %[[S_QKV]]
+// BLACKWELL-NEXT: %[[S_ROT:.*]], %[[DST:.*]]:2 = warpspec.acquire %[[ROT]] :
 // BLACKWELL-NEXT: warpspec.rotate(%[[RQ]], %[[RK]]) into(%[[DST]]#0, %[[DST]]#1) rows(%[[RROWS]]) row(%[[RROW]]) position(%[[RPOS]]) cos(%{{.*}}, %{{.*}} : memref<?x64xf32>, memref<?x64xf32>) {interleaved = false} :
-// BLACKWELL-NEXT: warpspec.commit %[[ROT]] tile(%[[RROW]], %[[RROWS]], %[[RHEAD]]) :
-// BLACKWELL-NEXT: warpspec.release %[[QKV]] :
+// BLACKWELL-NEXT: warpspec.commit %[[S_ROT]] tile(%[[RROW]], %[[RROWS]], %[[RHEAD]])
+// BLACKWELL-NEXT: warpspec.release %[[S_QKV]]
 // BLACKWELL-NEXT: }
 // BLACKWELL-NEXT: }
 // BLACKWELL-NEXT: warpspec.partition "mma" role(mma) warps(4) regs(56) {
-// BLACKWELL-NEXT: warpspec.consume %[[QKV]] (%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %[[MV:[a-z0-9_]+]]) :
-// BLACKWELL-NEXT: %[[GOT:.*]]:2 = warpspec.get %[[ROT]] : <[64x128xbf16, 64x128xbf16], smem>
-// BLACKWELL-NEXT: %[[SB:.*]] = warpspec.acquire
+// BLACKWELL-NEXT: warpspec.consume %[[QKV]] (%[[S_QKV:[^,]*]], %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %[[MV:[a-z0-9_]+]]) :
+// BLACKWELL-NEXT: %[[S_ROT:.*]], %[[GOT:.*]]:2 = warpspec.get %[[ROT]] : <[64x128xbf16, 64x128xbf16], smem>
+// BLACKWELL-NEXT: %{{[a-z0-9_]+}}, %[[SB:[a-z0-9_]+]] = warpspec.acquire
 // BLACKWELL-NEXT: warpspec.mma_async %[[GOT]]#0, %[[GOT]]#1 into %[[SB]] {transpose_b}
 // BLACKWELL: warpspec.mma_async %{{.*}}, %[[MV]] into
-// BLACKWELL: warpspec.release %[[ROT]] after_mma :
-// BLACKWELL-NEXT: warpspec.release %[[QKV]] after_mma :
+// BLACKWELL: warpspec.release %[[S_ROT]] after_mma
+// BLACKWELL-NEXT: warpspec.release %[[S_QKV]] after_mma
 // BLACKWELL: warpspec.partition "softmax" role(softmax) warps(4) regs(160) replicas(2) {
 // BLACKWELL-NOT: warpspec.rotate
 // BLACKWELL: return
@@ -95,8 +95,8 @@ func.func @forward_tables(%q: !act, %k: !act, %v: !act, %o: !act, %cu: !cu,
 // HOPPER-SAME: %[[POSITIONS:[a-z0-9_]+]]: memref<?xi32> {blockattn.name = "positions"})
 // HOPPER: warpspec.partition "load"
 // HOPPER-NEXT: warpspec.tile_loop (%[[ROW:[a-z0-9_]+]], %[[ROWS:[a-z0-9_]+]], %[[HEAD:[a-z0-9_]+]]) in
-// HOPPER: warpspec.commit %{{.*}} tile(%[[ROW]], %[[ROWS]], %[[HEAD]]) : <
-// HOPPER: warpspec.consume %{{.*}} (%[[CROW:[a-z0-9_]+]], %[[CROWS:[a-z0-9_]+]], %{{[a-z0-9_]+}}, %[[QT:[a-z0-9_]+]], %[[KT:[a-z0-9_]+]], %[[VT:[a-z0-9_]+]]) :
+// HOPPER: warpspec.commit %{{.*}} tile(%[[ROW]], %[[ROWS]], %[[HEAD]])
+// HOPPER: warpspec.consume %{{.*}} (%{{.*}}, %[[CROW:[a-z0-9_]+]], %[[CROWS:[a-z0-9_]+]], %{{[a-z0-9_]+}}, %[[QT:[a-z0-9_]+]], %[[KT:[a-z0-9_]+]], %[[VT:[a-z0-9_]+]]) :
 // HOPPER-NEXT: %[[ZERO:.*]] = arith.constant 0 : i32
 // HOPPER-NEXT: warpspec.rotate(%[[QT]], %[[KT]], %[[VT]]) into(%[[QT]], %[[KT]], %[[VT]]) rows(%[[CROWS]]) row(%[[CROW]]) position(%[[ZERO]]) cos(%{{.*}}, %{{.*}} : memref<?x64xf32>, memref<?x64xf32>) positions(%[[POSITIONS]] : memref<?xi32>) {interleaved = true} :
 // HOPPER-NOT: warpspec.tile_position
@@ -108,11 +108,11 @@ func.func @forward_tables(%q: !act, %k: !act, %v: !act, %o: !act, %cu: !cu,
 // BLACKWELL-NOT: warpspec.tile_position
 // BLACKWELL: warpspec.partition "rotary" role(rotary) warps(4) regs(56) {
 // BLACKWELL: %[[ZERO:.*]] = arith.constant 0 : i32
-// BLACKWELL-NEXT: %[[DST:.*]]:3 = warpspec.acquire %[[ROT]] :
+// BLACKWELL-NEXT: %[[S_ROT:.*]], %[[DST:.*]]:3 = warpspec.acquire %[[ROT]] :
 // BLACKWELL-NEXT: warpspec.rotate(%{{.*}}, %{{.*}}, %{{.*}}) into(%[[DST]]#0, %[[DST]]#1, %[[DST]]#2) rows(%{{.*}}) row(%{{.*}}) position(%[[ZERO]]) cos({{.*}}) positions(%{{.*}} : memref<?xi32>) {interleaved = true} :
 // The MMA warp takes v from the rotated ring as well.
 // BLACKWELL: warpspec.partition "mma" role(mma) warps(4) regs(56) {
-// BLACKWELL: %[[GOT:.*]]:3 = warpspec.get %[[ROT]] :
+// BLACKWELL: %[[S_ROT:.*]], %[[GOT:.*]]:3 = warpspec.get %[[ROT]] :
 // BLACKWELL: warpspec.mma_async %[[GOT]]#0, %[[GOT]]#1 into
 // BLACKWELL: warpspec.mma_async %{{.*}}, %[[GOT]]#2 into
 // BLACKWELL-NOT: warpspec.tile_position
@@ -182,9 +182,9 @@ func.func @forward_plain(%q: !act, %k: !act, %v: !act, %o: !act, %cu: !cu) {
 // HOPPER: warpspec.kernel chip("sm_90a") attributes {ctas_per_sm = 2 : i64, info = {{{.*}}kind = "backward", rotary = "half_split"{{.*}}}, tiles_per_cta = 3 : i64} {
 // HOPPER: %[[RING:.*]] = warpspec.channel "qkvdo" depth(1)
 // HOPPER: warpspec.tile_loop (%[[ROW:[a-z0-9_]+]], %[[ROWS:[a-z0-9_]+]], %[[HEAD:[a-z0-9_]+]], %[[POS:[a-z0-9_]+]]) in
-// HOPPER: warpspec.commit %[[RING]] tile(%[[ROW]], %[[ROWS]], %[[HEAD]]) position(%[[POS]]) :
-// HOPPER: warpspec.consume %[[RING]] (%[[CROW:[a-z0-9_]+]], %[[CROWS:[a-z0-9_]+]], %{{[a-z0-9_]+}}, %[[QT:[a-z0-9_]+]], %[[KT:[a-z0-9_]+]], %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) :
-// HOPPER-NEXT: %[[CPOS:.*]] = warpspec.tile_position %[[RING]] :
+// HOPPER: warpspec.commit %{{[a-z0-9_]+}} tile(%[[ROW]], %[[ROWS]], %[[HEAD]]) position(%[[POS]])
+// HOPPER: warpspec.consume %[[RING]] (%[[S_RING:[^,]*]], %[[CROW:[a-z0-9_]+]], %[[CROWS:[a-z0-9_]+]], %{{[a-z0-9_]+}}, %[[QT:[a-z0-9_]+]], %[[KT:[a-z0-9_]+]], %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) :
+// HOPPER-NEXT: %[[CPOS:.*]] = warpspec.tile_position %[[S_RING]]
 // HOPPER-NEXT: warpspec.rotate(%[[QT]], %[[KT]]) into(%[[QT]], %[[KT]]) rows(%[[CROWS]]) row(%[[CROW]]) position(%[[CPOS]]) cos(%[[COS]], %[[SIN]] : memref<?x64xf32>, memref<?x64xf32>) {interleaved = false} :
 // Each gradient's angles are read just before the product that makes it.
 // HOPPER: %[[DVACC:.*]] = warpspec.mma %{{.*}}, %{{.*}} {transpose_a}
@@ -195,7 +195,7 @@ func.func @forward_plain(%q: !act, %k: !act, %v: !act, %o: !act, %cu: !cu) {
 // HOPPER-NEXT: warpspec.store %[[DKR]] to %[[DK]]
 // HOPPER-NEXT: %[[QANG:.*]] = warpspec.rotary_angles rows(%[[CROWS]]) row(%[[CROW]]) position(%[[CPOS]]) cos(%[[COS]], %[[SIN]] : memref<?x64xf32>, memref<?x64xf32>) {interleaved = false} : <64x128xf32>
 // HOPPER-NEXT: %[[DQACC:.*]] = warpspec.mma %{{.*}}, %[[KT]] :
-// HOPPER-NEXT: warpspec.release %[[RING]]
+// HOPPER-NEXT: warpspec.release %[[S_RING]]
 // HOPPER-NEXT: %[[DQR:.*]] = warpspec.rotate_tile %[[DQACC]] rows(%[[CROWS]]) row(%[[CROW]]) position(%[[CPOS]]) angles(%[[QANG]] : !warpspec.acc<64x128xf32>) {interleaved = false, inverse} : <64x128xf32> -> <64x128xf32>
 // HOPPER-NEXT: warpspec.store %[[DQR]] to %[[DQ]]
 
@@ -204,22 +204,22 @@ func.func @forward_plain(%q: !act, %k: !act, %v: !act, %o: !act, %cu: !cu) {
 // BLACKWELL: %[[RING:.*]] = warpspec.channel "qkvdo" depth(2)
 // BLACKWELL: %[[S:.*]] = warpspec.channel "s" depth(2) : <[64x64xf32], tmem>
 // BLACKWELL: %[[ROT:.*]] = warpspec.channel "rotated" depth(1) : <[64x128xbf16, 64x128xbf16], smem>
-// BLACKWELL: warpspec.commit %[[RING]] tile(%{{.*}}, %{{.*}}, %{{.*}}) position(%{{.*}}) :
+// BLACKWELL: warpspec.commit %{{[a-z0-9_]+}} tile(%{{.*}}, %{{.*}}, %{{.*}}) position(%{{.*}})
 // BLACKWELL: warpspec.partition "rotary" role(rotary) warps(4) regs(56) {
 // BLACKWELL: warpspec.rotate(%{{.*}}, %{{.*}}) into(%{{.*}}#0, %{{.*}}#1) {{.*}} {interleaved = false} :
 // BLACKWELL: warpspec.partition "mma" role(mma) warps(4) regs(56) {
-// BLACKWELL: %[[GOT:.*]]:2 = warpspec.get %[[ROT]] :
-// BLACKWELL-NEXT: %[[MPOS:.*]] = warpspec.tile_position %[[RING]] :
+// BLACKWELL: %[[S_ROT:.*]], %[[GOT:.*]]:2 = warpspec.get %[[ROT]] :
+// BLACKWELL-NEXT: %[[MPOS:.*]] = warpspec.tile_position %{{[a-z0-9_]+}}
 // BLACKWELL: warpspec.mma_async %[[GOT]]#0, %[[GOT]]#1 into %{{.*}} {transpose_b}
-// BLACKWELL-NEXT: warpspec.commit %[[S]] tile(%{{.*}}, %{{.*}}, %{{.*}}) position(%[[MPOS]]) : <[64x64xf32], tmem>
+// BLACKWELL-NEXT: warpspec.commit %{{[a-z0-9_]+}} tile(%{{.*}}, %{{.*}}, %{{.*}}) position(%[[MPOS]])
 // dK = dS^T Q and dQ = dS K read the rotated q and k.
 // BLACKWELL: warpspec.mma_async %{{.*}}#1, %[[GOT]]#0 into %{{.*}} {transpose_a}
 // BLACKWELL: warpspec.mma_async %{{.*}}#1, %[[GOT]]#1 into
-// BLACKWELL: warpspec.release %[[ROT]] after_mma :
-// BLACKWELL-NEXT: warpspec.release %[[RING]] after_mma :
+// BLACKWELL: warpspec.release %[[S_ROT]] after_mma
+// BLACKWELL-NEXT: warpspec.release %{{[a-z0-9_]+}} after_mma
 // BLACKWELL: warpspec.partition "compute" role(softmax) warps(4) regs(160) replicas(2) {
-// BLACKWELL: warpspec.consume %[[S]] (%[[CROW:[a-z0-9_]+]], %[[CROWS:[a-z0-9_]+]], %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) :
-// BLACKWELL-NEXT: %[[CPOS:.*]] = warpspec.tile_position %[[S]] : <[64x64xf32], tmem>
+// BLACKWELL: warpspec.consume %[[S]] (%[[S_S:[^,]*]], %[[CROW:[a-z0-9_]+]], %[[CROWS:[a-z0-9_]+]], %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) :
+// BLACKWELL-NEXT: %[[CPOS:.*]] = warpspec.tile_position %[[S_S]]
 // BLACKWELL: %[[DVT:.*]] = warpspec.tmem_load %{{.*}} : <64x128xf32, tmem> -> <64x128xf32>
 // BLACKWELL-NEXT: warpspec.release
 // BLACKWELL-NEXT: warpspec.store %[[DVT]] to %[[DV]]
@@ -248,7 +248,7 @@ func.func @backward_tables(%q: !act, %k: !act, %v: !act, %do: !act,
 // HOPPER-SAME: %[[POSITIONS:[a-z0-9_]+]]: memref<?xi32> {blockattn.name = "positions"})
 // HOPPER-NOT: warpspec.tile_position
 // HOPPER: warpspec.tile_loop (%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) in
-// HOPPER: warpspec.consume %{{.*}} (%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %[[QT:[a-z0-9_]+]], %[[KT:[a-z0-9_]+]], %[[VT:[a-z0-9_]+]], %{{[a-z0-9_]+}}) :
+// HOPPER: warpspec.consume %{{.*}} (%{{.*}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %[[QT:[a-z0-9_]+]], %[[KT:[a-z0-9_]+]], %[[VT:[a-z0-9_]+]], %{{[a-z0-9_]+}}) :
 // HOPPER-NEXT: %[[ZERO:.*]] = arith.constant 0 : i32
 // HOPPER-NEXT: warpspec.rotate(%[[QT]], %[[KT]], %[[VT]]) into(%[[QT]], %[[KT]], %[[VT]]) rows(%{{.*}}) row(%{{.*}}) position(%[[ZERO]]) positions(%[[POSITIONS]] : memref<?xi32>) {interleaved = false, theta = 5.000000e+05 : f32} :
 // HOPPER: %[[VANG:.*]] = warpspec.rotary_angles rows(%{{.*}}) row(%{{.*}}) position(%[[ZERO]]) positions(%[[POSITIONS]] : memref<?xi32>) {interleaved = false, theta = 5.000000e+05 : f32} : <64x128xf32>
@@ -274,9 +274,9 @@ func.func @backward_tables(%q: !act, %k: !act, %v: !act, %do: !act,
 // BLACKWELL: warpspec.partition "rotary" role(rotary) warps(4) regs(56) {
 // BLACKWELL: warpspec.rotate(%{{.*}}, %{{.*}}, %{{.*}}) into(%{{.*}}#0, %{{.*}}#1, %{{.*}}#2) {{.*}} positions(%{{.*}} : memref<?xi32>) {interleaved = false, theta = 5.000000e+05 : f32} :
 // BLACKWELL: warpspec.partition "mma" role(mma) warps(4) regs(56) {
-// BLACKWELL: %[[GOT:.*]]:3 = warpspec.get %[[ROT]] :
+// BLACKWELL: %[[S_ROT:.*]], %[[GOT:.*]]:3 = warpspec.get %[[ROT]] :
 // S travels without a position; dP = dO V^T reads the rotated v.
-// BLACKWELL: warpspec.commit %[[S]] tile(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) : <[64x64xf32], tmem>
+// BLACKWELL: warpspec.commit %{{[a-z0-9_]+}} tile(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}})
 // BLACKWELL: warpspec.mma_async %{{.*}}, %[[GOT]]#2 into %{{.*}} {transpose_b}
 // BLACKWELL: warpspec.partition "compute" role(softmax)
 // BLACKWELL-COUNT-3: warpspec.rotate_tile %{{.*}} positions(%{{.*}} : memref<?xi32>) {interleaved = false, inverse, theta = 5.000000e+05 : f32} :

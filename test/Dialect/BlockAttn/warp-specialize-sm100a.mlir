@@ -51,11 +51,11 @@
 // Load: Q, K and V of every tile into the ring, which it closes at the end.
 // CHECK-NEXT: warpspec.partition "load" role(load) warps(4) regs(40) {
 // CHECK-NEXT: warpspec.tile_loop (%[[ROW:.*]], %[[ROWS:.*]], %[[HEAD:.*]]) in %[[CU]] : memref<?xi32> heads(%[[H]]) tokens(%[[T]]) block_size(64) {
-// CHECK-NEXT: %[[B:.*]]:3 = warpspec.acquire %[[QKV]]
+// CHECK-NEXT: %[[S_QKV:.*]], %[[B:.*]]:3 = warpspec.acquire %[[QKV]]
 // CHECK-NEXT: warpspec.tma_load %[[Q]][%[[ROW]], %[[HEAD]]] into %[[B]]#0 : memref<?x4x128xbf16>, <64x128xbf16, smem>
 // CHECK-NEXT: warpspec.tma_load %[[K]][%[[ROW]], %[[HEAD]]] into %[[B]]#1
 // CHECK-NEXT: warpspec.tma_load %[[V]][%[[ROW]], %[[HEAD]]] into %[[B]]#2
-// CHECK-NEXT: warpspec.commit %[[QKV]] tile(%[[ROW]], %[[ROWS]], %[[HEAD]])
+// CHECK-NEXT: warpspec.commit %[[S_QKV]] tile(%[[ROW]], %[[ROWS]], %[[HEAD]])
 // CHECK-NEXT: }
 // CHECK-NEXT: warpspec.close %[[QKV]]
 // CHECK-NEXT: }
@@ -64,16 +64,16 @@
 // P and Q/K/V given back once those MMAs complete. It closes s (the
 // softmax loop's ring); p and o are read with get and never closed.
 // CHECK-NEXT: warpspec.partition "mma" role(mma) warps(4) regs(40) {
-// CHECK-NEXT: warpspec.consume %[[QKV]] (%[[MR:.*]], %[[MRS:.*]], %[[MH:.*]], %[[MQ:.*]], %[[MK:.*]], %[[MV:.*]]) : !warpspec.channel<[64x128xbf16, 64x128xbf16, 64x128xbf16], smem> {
-// CHECK-NEXT: %[[SB:.*]] = warpspec.acquire %[[S]] : <[64x64xf32], tmem>
+// CHECK-NEXT: warpspec.consume %[[QKV]] (%[[S_QKV:[^,]*]], %[[MR:.*]], %[[MRS:.*]], %[[MH:.*]], %[[MQ:.*]], %[[MK:.*]], %[[MV:.*]]) : !warpspec.channel<[64x128xbf16, 64x128xbf16, 64x128xbf16], smem> {
+// CHECK-NEXT: %[[S_S:.*]], %[[SB:.*]] = warpspec.acquire %[[S]] : <[64x64xf32], tmem>
 // CHECK-NEXT: warpspec.mma_async %[[MQ]], %[[MK]] into %[[SB]] {transpose_b} : <64x128xbf16, smem>, <64x128xbf16, smem>, <64x64xf32, tmem>
-// CHECK-NEXT: warpspec.commit %[[S]] tile(%[[MR]], %[[MRS]], %[[MH]]) : <[64x64xf32], tmem>
-// CHECK-NEXT: %[[PB:.*]] = warpspec.get %[[P]] : <[64x64xbf16], tmem>
-// CHECK-NEXT: %[[OB:.*]] = warpspec.acquire %[[OR]] : <[64x128xf32], tmem>
+// CHECK-NEXT: warpspec.commit %[[S_S]] tile(%[[MR]], %[[MRS]], %[[MH]])
+// CHECK-NEXT: %[[S_P:.*]], %[[PB:.*]] = warpspec.get %[[P]] : <[64x64xbf16], tmem>
+// CHECK-NEXT: %[[S_OR:.*]], %[[OB:.*]] = warpspec.acquire %[[OR]] : <[64x128xf32], tmem>
 // CHECK-NEXT: warpspec.mma_async %[[PB]], %[[MV]] into %[[OB]] : <64x64xbf16, tmem>, <64x128xbf16, smem>, <64x128xf32, tmem>
-// CHECK-NEXT: warpspec.commit %[[OR]] tile(%[[MR]], %[[MRS]], %[[MH]]) : <[64x128xf32], tmem>
-// CHECK-NEXT: warpspec.release %[[P]] after_mma : <[64x64xbf16], tmem>
-// CHECK-NEXT: warpspec.release %[[QKV]] after_mma : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
+// CHECK-NEXT: warpspec.commit %[[S_OR]] tile(%[[MR]], %[[MRS]], %[[MH]])
+// CHECK-NEXT: warpspec.release %[[S_P]] after_mma
+// CHECK-NEXT: warpspec.release %[[S_QKV]] after_mma
 // CHECK-NEXT: }
 // CHECK-NEXT: warpspec.close %[[S]] : <[64x64xf32], tmem>
 // CHECK-NEXT: }
@@ -82,16 +82,16 @@
 // slot, divided by the row sums, staged and stored.
 // CHECK-NEXT: warpspec.partition "softmax" role(softmax) warps(4) regs(216) replicas(2) {
 // CHECK-NEXT: %[[STAGE:.*]] = warpspec.scratch : <64x128xbf16, smem>
-// CHECK-NEXT: warpspec.consume %[[S]] (%[[SR:.*]], %[[SRS:.*]], %[[SH:.*]], %[[SSLOT:.*]]) : !warpspec.channel<[64x64xf32], tmem> {
+// CHECK-NEXT: warpspec.consume %[[S]] (%[[S_S:[^,]*]], %[[SR:.*]], %[[SRS:.*]], %[[SH:.*]], %[[SSLOT:.*]]) : !warpspec.channel<[64x64xf32], tmem> {
 // CHECK-NEXT: %[[SV:.*]] = warpspec.tmem_load %[[SSLOT]] : <64x64xf32, tmem> -> <64x64xf32>
-// CHECK-NEXT: warpspec.release %[[S]] : <[64x64xf32], tmem>
+// CHECK-NEXT: warpspec.release %[[S_S]]
 // CHECK-NEXT: %[[PR:.*]], %[[L:.*]] = warpspec.softmax %[[SV]] valid_cols(%[[SRS]]) scale(%[[SCALE]]) : <64x64xf32> -> <64x64xbf16>, <64xf32>
-// CHECK-NEXT: %[[PSLOT:.*]] = warpspec.acquire %[[P]] : <[64x64xbf16], tmem>
+// CHECK-NEXT: %[[S_P:.*]], %[[PSLOT:.*]] = warpspec.acquire %[[P]] : <[64x64xbf16], tmem>
 // CHECK-NEXT: warpspec.tmem_store %[[PR]], %[[PSLOT]] : <64x64xbf16>, <64x64xbf16, tmem>
-// CHECK-NEXT: warpspec.commit %[[P]] tile(%[[SR]], %[[SRS]], %[[SH]]) : <[64x64xbf16], tmem>
-// CHECK-NEXT: %[[OSLOT:.*]] = warpspec.get %[[OR]] : <[64x128xf32], tmem>
+// CHECK-NEXT: warpspec.commit %[[S_P]] tile(%[[SR]], %[[SRS]], %[[SH]])
+// CHECK-NEXT: %[[S_OR:.*]], %[[OSLOT:.*]] = warpspec.get %[[OR]] : <[64x128xf32], tmem>
 // CHECK-NEXT: %[[OV:.*]] = warpspec.tmem_load %[[OSLOT]] : <64x128xf32, tmem> -> <64x128xf32>
-// CHECK-NEXT: warpspec.release %[[OR]] : <[64x128xf32], tmem>
+// CHECK-NEXT: warpspec.release %[[S_OR]]
 // CHECK-NEXT: warpspec.store %[[OV]] to %[[O]][%[[SR]], %[[SH]]] rows(%[[SRS]]) divide_by(%[[L]]) via(%[[STAGE]]) bulk : <64x128xf32>, memref<?x4x128xbf16>, !warpspec.rows<64xf32>, !warpspec.buffer<64x128xbf16, smem>
 // CHECK-NEXT: }
 // CHECK-NEXT: }
@@ -173,12 +173,12 @@ func.func @forward_f16_d64(%q: !act64, %k: !act64, %v: !act64, %o: !act64,
 // Load: Q, K, V and dO.
 // BWD-NEXT: warpspec.partition "load" role(load) warps(4) regs(40) {
 // BWD-NEXT: warpspec.tile_loop (%[[ROW:.*]], %[[ROWS:.*]], %[[HEAD:.*]]) in %[[CU]]
-// BWD-NEXT: %[[B:.*]]:4 = warpspec.acquire %[[RING]]
+// BWD-NEXT: %[[S_RING:.*]], %[[B:.*]]:4 = warpspec.acquire %[[RING]]
 // BWD-NEXT: warpspec.tma_load %[[Q]][%[[ROW]], %[[HEAD]]] into %[[B]]#0
 // BWD-NEXT: warpspec.tma_load %[[K]][%[[ROW]], %[[HEAD]]] into %[[B]]#1
 // BWD-NEXT: warpspec.tma_load %[[V]][%[[ROW]], %[[HEAD]]] into %[[B]]#2
 // BWD-NEXT: warpspec.tma_load %[[DO]][%[[ROW]], %[[HEAD]]] into %[[B]]#3
-// BWD-NEXT: warpspec.commit %[[RING]] tile(%[[ROW]], %[[ROWS]], %[[HEAD]])
+// BWD-NEXT: warpspec.commit %[[S_RING]] tile(%[[ROW]], %[[ROWS]], %[[HEAD]])
 // BWD-NEXT: }
 // BWD-NEXT: warpspec.close %[[RING]]
 // BWD-NEXT: }
@@ -187,25 +187,25 @@ func.func @forward_f16_d64(%q: !act64, %k: !act64, %v: !act64, %o: !act64,
 // and dQ = dS K, each into its own ring; P/dS and Q/K/V/dO are given back
 // when the MMAs complete.
 // BWD-NEXT: warpspec.partition "mma" role(mma) warps(4) regs(40) {
-// BWD-NEXT: warpspec.consume %[[RING]] (%[[MR:.*]], %[[MRS:.*]], %[[MH:.*]], %[[MQ:.*]], %[[MK:.*]], %[[MV:.*]], %[[MDO:.*]]) : !warpspec.channel<[64x128xbf16, 64x128xbf16, 64x128xbf16, 64x128xbf16], smem> {
-// BWD-NEXT: %[[SB:.*]] = warpspec.acquire %[[S]] : <[64x64xf32], tmem>
+// BWD-NEXT: warpspec.consume %[[RING]] (%[[S_RING:[^,]*]], %[[MR:.*]], %[[MRS:.*]], %[[MH:.*]], %[[MQ:.*]], %[[MK:.*]], %[[MV:.*]], %[[MDO:.*]]) : !warpspec.channel<[64x128xbf16, 64x128xbf16, 64x128xbf16, 64x128xbf16], smem> {
+// BWD-NEXT: %[[S_S:.*]], %[[SB:.*]] = warpspec.acquire %[[S]] : <[64x64xf32], tmem>
 // BWD-NEXT: warpspec.mma_async %[[MQ]], %[[MK]] into %[[SB]] {transpose_b} : <64x128xbf16, smem>, <64x128xbf16, smem>, <64x64xf32, tmem>
-// BWD-NEXT: warpspec.commit %[[S]] tile(%[[MR]], %[[MRS]], %[[MH]])
-// BWD-NEXT: %[[DPB:.*]] = warpspec.acquire %[[DP]] : <[64x64xf32], tmem>
+// BWD-NEXT: warpspec.commit %[[S_S]] tile(%[[MR]], %[[MRS]], %[[MH]])
+// BWD-NEXT: %[[S_DP:.*]], %[[DPB:.*]] = warpspec.acquire %[[DP]] : <[64x64xf32], tmem>
 // BWD-NEXT: warpspec.mma_async %[[MDO]], %[[MV]] into %[[DPB]] {transpose_b} : <64x128xbf16, smem>, <64x128xbf16, smem>, <64x64xf32, tmem>
-// BWD-NEXT: warpspec.commit %[[DP]] tile(%[[MR]], %[[MRS]], %[[MH]])
-// BWD-NEXT: %[[PD:.*]]:2 = warpspec.get %[[PDS]] : <[64x64xbf16, 64x64xbf16], smem>
-// BWD-NEXT: %[[DVB:.*]] = warpspec.acquire %[[DVR]] : <[64x128xf32], tmem>
+// BWD-NEXT: warpspec.commit %[[S_DP]] tile(%[[MR]], %[[MRS]], %[[MH]])
+// BWD-NEXT: %[[S_PDS:.*]], %[[PD:.*]]:2 = warpspec.get %[[PDS]] : <[64x64xbf16, 64x64xbf16], smem>
+// BWD-NEXT: %[[S_DVR:.*]], %[[DVB:.*]] = warpspec.acquire %[[DVR]] : <[64x128xf32], tmem>
 // BWD-NEXT: warpspec.mma_async %[[PD]]#0, %[[MDO]] into %[[DVB]] {transpose_a} : <64x64xbf16, smem>, <64x128xbf16, smem>, <64x128xf32, tmem>
-// BWD-NEXT: warpspec.commit %[[DVR]] tile(%[[MR]], %[[MRS]], %[[MH]])
-// BWD-NEXT: %[[DKB:.*]] = warpspec.acquire %[[DKR]] : <[64x128xf32], tmem>
+// BWD-NEXT: warpspec.commit %[[S_DVR]] tile(%[[MR]], %[[MRS]], %[[MH]])
+// BWD-NEXT: %[[S_DKR:.*]], %[[DKB:.*]] = warpspec.acquire %[[DKR]] : <[64x128xf32], tmem>
 // BWD-NEXT: warpspec.mma_async %[[PD]]#1, %[[MQ]] into %[[DKB]] {transpose_a} : <64x64xbf16, smem>, <64x128xbf16, smem>, <64x128xf32, tmem>
-// BWD-NEXT: warpspec.commit %[[DKR]] tile(%[[MR]], %[[MRS]], %[[MH]])
-// BWD-NEXT: %[[DQB:.*]] = warpspec.acquire %[[DQR]] : <[64x128xf32], tmem>
+// BWD-NEXT: warpspec.commit %[[S_DKR]] tile(%[[MR]], %[[MRS]], %[[MH]])
+// BWD-NEXT: %[[S_DQR:.*]], %[[DQB:.*]] = warpspec.acquire %[[DQR]] : <[64x128xf32], tmem>
 // BWD-NEXT: warpspec.mma_async %[[PD]]#1, %[[MK]] into %[[DQB]] : <64x64xbf16, smem>, <64x128xbf16, smem>, <64x128xf32, tmem>
-// BWD-NEXT: warpspec.commit %[[DQR]] tile(%[[MR]], %[[MRS]], %[[MH]])
-// BWD-NEXT: warpspec.release %[[PDS]] after_mma
-// BWD-NEXT: warpspec.release %[[RING]] after_mma
+// BWD-NEXT: warpspec.commit %[[S_DQR]] tile(%[[MR]], %[[MRS]], %[[MH]])
+// BWD-NEXT: warpspec.release %[[S_PDS]] after_mma
+// BWD-NEXT: warpspec.release %[[S_RING]] after_mma
 // BWD-NEXT: }
 // BWD-NEXT: warpspec.close %[[S]]
 // BWD-NEXT: }
@@ -215,29 +215,29 @@ func.func @forward_f16_d64(%q: !act64, %k: !act64, %v: !act64, %o: !act64,
 // and stored (the same staging buffer in turn).
 // BWD-NEXT: warpspec.partition "compute" role(softmax) warps(4) regs(216) replicas(2) {
 // BWD-NEXT: %[[STAGE:.*]] = warpspec.scratch : <64x128xbf16, smem>
-// BWD-NEXT: warpspec.consume %[[S]] (%[[CR:.*]], %[[CRS:.*]], %[[CH:.*]], %[[SSLOT:.*]]) : !warpspec.channel<[64x64xf32], tmem> {
+// BWD-NEXT: warpspec.consume %[[S]] (%[[S_S:[^,]*]], %[[CR:.*]], %[[CRS:.*]], %[[CH:.*]], %[[SSLOT:.*]]) : !warpspec.channel<[64x64xf32], tmem> {
 // BWD-NEXT: %[[SV:.*]] = warpspec.tmem_load %[[SSLOT]] : <64x64xf32, tmem> -> <64x64xf32>
-// BWD-NEXT: warpspec.release %[[S]]
-// BWD-NEXT: %[[DPSLOT:.*]] = warpspec.get %[[DP]] : <[64x64xf32], tmem>
+// BWD-NEXT: warpspec.release %[[S_S]]
+// BWD-NEXT: %[[S_DP:.*]], %[[DPSLOT:.*]] = warpspec.get %[[DP]] : <[64x64xf32], tmem>
 // BWD-NEXT: %[[DPV:.*]] = warpspec.tmem_load %[[DPSLOT]] : <64x64xf32, tmem> -> <64x64xf32>
-// BWD-NEXT: warpspec.release %[[DP]]
+// BWD-NEXT: warpspec.release %[[S_DP]]
 // BWD-NEXT: %[[PV:.*]], %{{.*}} = warpspec.softmax %[[SV]] valid_cols(%[[CRS]]) valid_rows(%[[CRS]]) scale(%[[SCALE]]) normalize : <64x64xf32> -> <64x64xf32>, <64xf32>
 // BWD-NEXT: %[[DSV:.*]] = warpspec.softmax_grad %[[PV]], %[[DPV]] scale(%[[SCALE]]) : <64x64xf32>, <64x64xf32> -> <64x64xbf16>
-// BWD-NEXT: %[[W:.*]]:2 = warpspec.acquire %[[PDS]]
+// BWD-NEXT: %[[S_PDS:.*]], %[[W:.*]]:2 = warpspec.acquire %[[PDS]]
 // BWD-NEXT: warpspec.write %[[PV]], %[[W]]#0 : <64x64xf32>, <64x64xbf16, smem>
 // BWD-NEXT: warpspec.write %[[DSV]], %[[W]]#1 : <64x64xbf16>, <64x64xbf16, smem>
-// BWD-NEXT: warpspec.commit %[[PDS]] tile(%[[CR]], %[[CRS]], %[[CH]])
-// BWD-NEXT: %[[G1:.*]] = warpspec.get %[[DVR]]
+// BWD-NEXT: warpspec.commit %[[S_PDS]] tile(%[[CR]], %[[CRS]], %[[CH]])
+// BWD-NEXT: %[[S_DVR:.*]], %[[G1:.*]] = warpspec.get %[[DVR]]
 // BWD-NEXT: %[[V1:.*]] = warpspec.tmem_load %[[G1]] : <64x128xf32, tmem> -> <64x128xf32>
-// BWD-NEXT: warpspec.release %[[DVR]]
+// BWD-NEXT: warpspec.release %[[S_DVR]]
 // BWD-NEXT: warpspec.store %[[V1]] to %[[DV]][%[[CR]], %[[CH]]] rows(%[[CRS]]) via(%[[STAGE]]) bulk : <64x128xf32>, memref<?x4x128xbf16>, !warpspec.buffer<64x128xbf16, smem>
-// BWD-NEXT: %[[G2:.*]] = warpspec.get %[[DKR]]
+// BWD-NEXT: %[[S_DKR:.*]], %[[G2:.*]] = warpspec.get %[[DKR]]
 // BWD-NEXT: %[[V2:.*]] = warpspec.tmem_load %[[G2]]
-// BWD-NEXT: warpspec.release %[[DKR]]
+// BWD-NEXT: warpspec.release %[[S_DKR]]
 // BWD-NEXT: warpspec.store %[[V2]] to %[[DK]][%[[CR]], %[[CH]]] rows(%[[CRS]]) via(%[[STAGE]]) bulk
-// BWD-NEXT: %[[G3:.*]] = warpspec.get %[[DQR]]
+// BWD-NEXT: %[[S_DQR:.*]], %[[G3:.*]] = warpspec.get %[[DQR]]
 // BWD-NEXT: %[[V3:.*]] = warpspec.tmem_load %[[G3]]
-// BWD-NEXT: warpspec.release %[[DQR]]
+// BWD-NEXT: warpspec.release %[[S_DQR]]
 // BWD-NEXT: warpspec.store %[[V3]] to %[[DQ]][%[[CR]], %[[CH]]] rows(%[[CRS]]) via(%[[STAGE]]) bulk
 // BWD-NEXT: }
 // BWD-NEXT: }

@@ -108,21 +108,21 @@
 // CHECK: %[[QKV:.*]] = warpspec.channel "qkv" depth(2) : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
 // CHECK: warpspec.partition "load" role(load) warps(4) regs(40) {
 // CHECK-NEXT: warpspec.tile_loop (%[[ROW:.*]], %[[ROWS:.*]], %[[HEAD:.*]]) in %[[CU]] : memref<?xi32> heads(%[[H]]) tokens(%[[T]]) block_size(64) contiguous {
-// CHECK-NEXT: %[[BUF:.*]]:3 = warpspec.acquire %[[QKV]]
+// CHECK-NEXT: %[[S_QKV:.*]], %[[BUF:.*]]:3 = warpspec.acquire %[[QKV]]
 // CHECK-NEXT: warpspec.tma_load %[[Q]][%[[ROW]], %[[HEAD]]] into %[[BUF]]#0
 // CHECK-NEXT: warpspec.tma_load %[[K]][%[[ROW]], %[[HEAD]]] into %[[BUF]]#1
 // CHECK-NEXT: warpspec.tma_load %[[V]][%[[ROW]], %[[HEAD]]] into %[[BUF]]#2
-// CHECK-NEXT: warpspec.commit %[[QKV]] tile(%[[ROW]], %[[ROWS]], %[[HEAD]])
+// CHECK-NEXT: warpspec.commit %[[S_QKV]] tile(%[[ROW]], %[[ROWS]], %[[HEAD]])
 // CHECK-NEXT: }
 // CHECK-NEXT: warpspec.close %[[QKV]]
 // CHECK-NEXT: }
 // CHECK-NEXT: warpspec.partition "compute" role(compute) warps(4) regs(216) {
 // CHECK-NEXT: %[[OBUF:.*]] = warpspec.scratch : <64x128xbf16, smem>
-// CHECK-NEXT: warpspec.consume %[[QKV]] (%[[CROW:.*]], %[[CROWS:.*]], %[[CHEAD:.*]], %[[QT:.*]], %[[KT:.*]], %[[VT:.*]]) :
+// CHECK-NEXT: warpspec.consume %[[QKV]] (%[[S_QKV:[^,]*]], %[[CROW:.*]], %[[CROWS:.*]], %[[CHEAD:.*]], %[[QT:.*]], %[[KT:.*]], %[[VT:.*]]) :
 // CHECK-NEXT: %[[S:.*]] = warpspec.mma %[[QT]], %[[KT]] {transpose_b} : {{.*}} -> <64x64xf32>
 // CHECK-NEXT: %[[P:.*]], %[[L:.*]] = warpspec.softmax %[[S]] valid_cols(%[[CROWS]]) scale(%[[SCALE]]) : <64x64xf32> -> <64x64xbf16>, <64xf32>
 // CHECK-NEXT: %[[OT:.*]] = warpspec.mma %[[P]], %[[VT]] : !warpspec.acc<64x64xbf16>, {{.*}} -> <64x128xf32>
-// CHECK-NEXT: warpspec.release %[[QKV]]
+// CHECK-NEXT: warpspec.release %[[S_QKV]]
 // CHECK-NEXT: warpspec.store %[[OT]] to %[[O]][%[[CROW]], %[[CHEAD]]] rows(%[[CROWS]]) divide_by(%[[L]]) via(%[[OBUF]]) : <64x128xf32>, memref<?x4x128xbf16>, !warpspec.rows<64xf32>, !warpspec.buffer<64x128xbf16, smem>
 // CHECK-NEXT: }
 // CHECK-NEXT: }
@@ -365,12 +365,12 @@ func.func @negative_no_blockattn_op(%q: !act) {
 // BWD: %[[RING:.*]] = warpspec.channel "qkvdo" depth(2) : <[64x128xbf16, 64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
 // BWD-NEXT: warpspec.partition "load" role(load) warps(4) regs(40) {
 // BWD-NEXT: warpspec.tile_loop (%[[ROW:[a-z0-9_]+]], %[[ROWS:[a-z0-9_]+]], %[[HEAD:[a-z0-9_]+]]) in %[[CU]] : memref<?xi32> heads(%[[H]]) tokens(%[[T]]) block_size(64) {
-// BWD-NEXT: %[[BUF:.*]]:4 = warpspec.acquire %[[RING]]
+// BWD-NEXT: %[[S_RING:.*]], %[[BUF:.*]]:4 = warpspec.acquire %[[RING]]
 // BWD-NEXT: warpspec.tma_load %[[Q]][%[[ROW]], %[[HEAD]]] into %[[BUF]]#0 : memref<?x4x128xbf16>, <64x128xbf16, smem>
 // BWD-NEXT: warpspec.tma_load %[[K]][%[[ROW]], %[[HEAD]]] into %[[BUF]]#1
 // BWD-NEXT: warpspec.tma_load %[[V]][%[[ROW]], %[[HEAD]]] into %[[BUF]]#2
 // BWD-NEXT: warpspec.tma_load %[[DO]][%[[ROW]], %[[HEAD]]] into %[[BUF]]#3
-// BWD-NEXT: warpspec.commit %[[RING]] tile(%[[ROW]], %[[ROWS]], %[[HEAD]])
+// BWD-NEXT: warpspec.commit %[[S_RING]] tile(%[[ROW]], %[[ROWS]], %[[HEAD]])
 // BWD-NEXT: }
 // BWD-NEXT: warpspec.close %[[RING]]
 // BWD-NEXT: }
@@ -378,7 +378,7 @@ func.func @negative_no_blockattn_op(%q: !act) {
 // BWD-NEXT: %[[PBUF:.*]] = warpspec.scratch : <64x64xbf16, smem>
 // BWD-NEXT: %[[DSBUF:.*]] = warpspec.scratch : <64x64xbf16, smem>
 // BWD-NEXT: %[[STAGE:.*]] = warpspec.scratch : <64x128xbf16, smem>
-// BWD-NEXT: warpspec.consume %[[RING]] (%[[CROW:[a-z0-9_]+]], %[[CROWS:[a-z0-9_]+]], %[[CHEAD:[a-z0-9_]+]], %[[QT:[a-z0-9_]+]], %[[KT:[a-z0-9_]+]], %[[VT:[a-z0-9_]+]], %[[DOT:[a-z0-9_]+]]) : !warpspec.channel<[64x128xbf16, 64x128xbf16, 64x128xbf16, 64x128xbf16], smem> {
+// BWD-NEXT: warpspec.consume %[[RING]] (%[[S_RING:[^,]*]], %[[CROW:[a-z0-9_]+]], %[[CROWS:[a-z0-9_]+]], %[[CHEAD:[a-z0-9_]+]], %[[QT:[a-z0-9_]+]], %[[KT:[a-z0-9_]+]], %[[VT:[a-z0-9_]+]], %[[DOT:[a-z0-9_]+]]) : !warpspec.channel<[64x128xbf16, 64x128xbf16, 64x128xbf16, 64x128xbf16], smem> {
 // BWD-NEXT: %[[S:.*]] = warpspec.mma %[[QT]], %[[KT]] {transpose_b} : !warpspec.buffer<64x128xbf16, smem>, <64x128xbf16, smem> -> <64x64xf32>
 // BWD-NEXT: %[[P:[a-z0-9_]+]], %{{.*}} = warpspec.softmax %[[S]] valid_cols(%[[CROWS]]) valid_rows(%[[CROWS]]) scale(%[[SCALE]]) normalize : <64x64xf32> -> <64x64xf32>, <64xf32>
 // BWD-NEXT: warpspec.write %[[P]], %[[PBUF]] : <64x64xf32>, <64x64xbf16, smem>
@@ -390,7 +390,7 @@ func.func @negative_no_blockattn_op(%q: !act) {
 // BWD-NEXT: %[[DKT:.*]] = warpspec.mma %[[DSBUF]], %[[QT]] {transpose_a} : !warpspec.buffer<64x64xbf16, smem>, <64x128xbf16, smem> -> <64x128xf32>
 // BWD-NEXT: warpspec.store %[[DKT]] to %[[DK]][%[[CROW]], %[[CHEAD]]] rows(%[[CROWS]]) via(%[[STAGE]]) bulk : <64x128xf32>, memref<?x4x128xbf16>, !warpspec.buffer<64x128xbf16, smem>
 // BWD-NEXT: %[[DQT:.*]] = warpspec.mma %[[DS]], %[[KT]] : !warpspec.acc<64x64xbf16>, <64x128xbf16, smem> -> <64x128xf32>
-// BWD-NEXT: warpspec.release %[[RING]]
+// BWD-NEXT: warpspec.release %[[S_RING]]
 // BWD-NEXT: warpspec.store %[[DQT]] to %[[DQ]][%[[CROW]], %[[CHEAD]]] rows(%[[CROWS]]) via(%[[STAGE]]) bulk : <64x128xf32>, memref<?x4x128xbf16>, !warpspec.buffer<64x128xbf16, smem>
 // BWD-NEXT: }
 // BWD-NEXT: }
@@ -452,7 +452,7 @@ func.func @backward_seed_d128(%q: !act, %k: !act, %v: !act, %do: !act,
 // BWD-NEXT: %[[PBUF:.*]] = warpspec.scratch : <64x64xf16, smem>
 // BWD-NEXT: %[[DSBUF:.*]] = warpspec.scratch : <64x64xf16, smem>
 // BWD-NEXT: %[[STAGE:.*]] = warpspec.scratch : <64x64xf16, smem>
-// BWD-NEXT: warpspec.consume %[[RING]] (%{{.*}}, %[[CROWS:[a-z0-9_]+]], %{{.*}}, %[[QT:[a-z0-9_]+]], %[[KT:[a-z0-9_]+]], %[[VT:[a-z0-9_]+]], %[[DOT:[a-z0-9_]+]]) :
+// BWD-NEXT: warpspec.consume %[[RING]] (%[[S_RING:[^,]*]], %{{.*}}, %[[CROWS:[a-z0-9_]+]], %{{.*}}, %[[QT:[a-z0-9_]+]], %[[KT:[a-z0-9_]+]], %[[VT:[a-z0-9_]+]], %[[DOT:[a-z0-9_]+]]) :
 // BWD-NEXT: %[[S:.*]] = warpspec.mma %[[QT]], %[[KT]] {transpose_b} : !warpspec.buffer<64x64xf16, smem>, <64x64xf16, smem> -> <64x64xf32>
 // BWD-NEXT: %[[P:[a-z0-9_]+]], %{{.*}} = warpspec.softmax %[[S]] valid_cols(%[[CROWS]]) valid_rows(%[[CROWS]]) scale(%[[SCALE]]) normalize : <64x64xf32> -> <64x64xf32>, <64xf32>
 // BWD-NEXT: warpspec.write %[[P]], %[[PBUF]] : <64x64xf32>, <64x64xf16, smem>
@@ -464,7 +464,7 @@ func.func @backward_seed_d128(%q: !act, %k: !act, %v: !act, %do: !act,
 // BWD-NEXT: %[[DKT:.*]] = warpspec.mma %[[DSBUF]], %[[QT]] {transpose_a} : !warpspec.buffer<64x64xf16, smem>, <64x64xf16, smem> -> <64x64xf32>
 // BWD-NEXT: warpspec.store %[[DKT]] to %[[DK]][{{.*}}] rows(%[[CROWS]]) via(%[[STAGE]]) bulk : <64x64xf32>, memref<?x8x64xf16>, !warpspec.buffer<64x64xf16, smem>
 // BWD-NEXT: %[[DQT:.*]] = warpspec.mma %[[DS]], %[[KT]] : !warpspec.acc<64x64xf16>, <64x64xf16, smem> -> <64x64xf32>
-// BWD-NEXT: warpspec.release %[[RING]]
+// BWD-NEXT: warpspec.release %[[S_RING]]
 // BWD-NEXT: warpspec.store %[[DQT]] to %[[DQ]][{{.*}}] rows(%[[CROWS]]) via(%[[STAGE]]) bulk : <64x64xf32>, memref<?x8x64xf16>, !warpspec.buffer<64x64xf16, smem>
 // BWD-NEXT: }
 

@@ -23,13 +23,13 @@ func.func @negative_ring_too_deep(%i: i32) {
   warpspec.kernel chip("sm_90a") {
     %qkv = warpspec.channel "qkv" depth(6) : !qkv
     warpspec.partition "load" role(load) warps(4) regs(40) {
-      %q, %k, %v = warpspec.acquire %qkv : !qkv
-      warpspec.commit %qkv tile(%i, %i, %i) : !qkv
+      %qkv_slot, %q, %k, %v = warpspec.acquire %qkv : !qkv
+      warpspec.commit %qkv_slot tile(%i, %i, %i)
       warpspec.close %qkv : !qkv
     }
     warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
-      warpspec.consume %qkv (%row, %rows, %head, %q, %k, %v) : !qkv {
-        warpspec.release %qkv : !qkv
+      warpspec.consume %qkv (%qkv_slot1, %row, %rows, %head, %q, %k, %v) : !qkv {
+        warpspec.release %qkv_slot1
       }
     }
   }
@@ -53,24 +53,24 @@ func.func @negative_scratch_overflows(%i: i32) {
     %qkv = warpspec.channel "qkv" depth(4) : !qkv
     %o = warpspec.channel "o" depth(1) : !o
     warpspec.partition "load" role(load) warps(4) regs(40) {
-      %q, %k, %v = warpspec.acquire %qkv : !qkv
-      warpspec.commit %qkv tile(%i, %i, %i) : !qkv
+      %qkv_slot, %q, %k, %v = warpspec.acquire %qkv : !qkv
+      warpspec.commit %qkv_slot tile(%i, %i, %i)
       warpspec.close %qkv : !qkv
     }
     warpspec.partition "compute" role(compute) warps(4) regs(104) replicas(4) {
       %p = warpspec.scratch : !warpspec.buffer<64x128xbf16, smem>
-      warpspec.consume %qkv (%row, %rows, %head, %q, %k, %v) : !qkv {
-        warpspec.release %qkv : !qkv
+      warpspec.consume %qkv (%qkv_slot1, %row, %rows, %head, %q, %k, %v) : !qkv {
+        warpspec.release %qkv_slot1
       }
     }
     warpspec.partition "store" role(epilogue) warps(4) regs(24) {
-      %ob = warpspec.acquire %o : !o
-      warpspec.commit %o tile(%i, %i, %i) : !o
+      %o_slot, %ob = warpspec.acquire %o : !o
+      warpspec.commit %o_slot tile(%i, %i, %i)
       warpspec.close %o : !o
     }
     warpspec.partition "sink" role(epilogue) warps(4) regs(24) {
-      warpspec.consume %o (%row, %rows, %head, %ob) : !o {
-        warpspec.release %o : !o
+      warpspec.consume %o (%o_slot1, %row, %rows, %head, %ob) : !o {
+        warpspec.release %o_slot1
       }
     }
   }
@@ -90,13 +90,13 @@ func.func @negative_two_ctas_ring_too_deep(%i: i32) {
   warpspec.kernel chip("sm_90a") attributes {ctas_per_sm = 2 : i64} {
     %qkv = warpspec.channel "qkv" depth(3) : !qkv
     warpspec.partition "load" role(load) warps(4) regs(40) {
-      %q, %k, %v = warpspec.acquire %qkv : !qkv
-      warpspec.commit %qkv tile(%i, %i, %i) : !qkv
+      %qkv_slot, %q, %k, %v = warpspec.acquire %qkv : !qkv
+      warpspec.commit %qkv_slot tile(%i, %i, %i)
       warpspec.close %qkv : !qkv
     }
     warpspec.partition "compute" role(compute) warps(4) regs(216) {
-      warpspec.consume %qkv (%row, %rows, %head, %q, %k, %v) : !qkv {
-        warpspec.release %qkv : !qkv
+      warpspec.consume %qkv (%qkv_slot1, %row, %rows, %head, %q, %k, %v) : !qkv {
+        warpspec.release %qkv_slot1
       }
     }
   }

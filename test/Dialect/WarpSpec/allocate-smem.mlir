@@ -39,13 +39,13 @@ func.func @allocate_one_channel(%i: i32) {
   warpspec.kernel chip("sm_90a") {
     %qkv = warpspec.channel "qkv" depth(4) : !qkv
     warpspec.partition "load" role(load) warps(4) regs(40) {
-      %q, %k, %v = warpspec.acquire %qkv : !qkv
-      warpspec.commit %qkv tile(%i, %i, %i) : !qkv
+      %qkv_slot, %q, %k, %v = warpspec.acquire %qkv : !qkv
+      warpspec.commit %qkv_slot tile(%i, %i, %i)
       warpspec.close %qkv : !qkv
     }
     warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
-      warpspec.consume %qkv (%row, %rows, %head, %q, %k, %v) : !qkv {
-        warpspec.release %qkv : !qkv
+      warpspec.consume %qkv (%qkv_slot1, %row, %rows, %head, %q, %k, %v) : !qkv {
+        warpspec.release %qkv_slot1
       }
     }
   }
@@ -69,19 +69,19 @@ func.func @allocate_two_channels(%i: i32) {
     %a = warpspec.channel "a" depth(3) : !a
     %b = warpspec.channel "b" depth(2) : !b
     warpspec.partition "load" role(load) warps(4) regs(40) {
-      %x = warpspec.acquire %a : !a
-      warpspec.commit %a tile(%i, %i, %i) : !a
-      %y, %z = warpspec.acquire %b : !b
-      warpspec.commit %b tile(%i, %i, %i) : !b
+      %a_slot, %x = warpspec.acquire %a : !a
+      warpspec.commit %a_slot tile(%i, %i, %i)
+      %b_slot, %y, %z = warpspec.acquire %b : !b
+      warpspec.commit %b_slot tile(%i, %i, %i)
       warpspec.close %a : !a
       warpspec.close %b : !b
     }
     warpspec.partition "compute" role(compute) warps(4) regs(232) {
-      warpspec.consume %a (%row, %rows, %head, %x) : !a {
-        warpspec.release %a : !a
+      warpspec.consume %a (%a_slot1, %row, %rows, %head, %x) : !a {
+        warpspec.release %a_slot1
       }
-      warpspec.consume %b (%row, %rows, %head, %y, %z) : !b {
-        warpspec.release %b : !b
+      warpspec.consume %b (%b_slot1, %row, %rows, %head, %y, %z) : !b {
+        warpspec.release %b_slot1
       }
     }
   }
@@ -104,15 +104,15 @@ func.func @allocate_scratch_replicas(%i: i32) {
   warpspec.kernel chip("sm_90a") {
     %qkv = warpspec.channel "qkv" depth(3) : !qkv
     warpspec.partition "load" role(load) warps(4) regs(40) {
-      %q, %k, %v = warpspec.acquire %qkv : !qkv
-      warpspec.commit %qkv tile(%i, %i, %i) : !qkv
+      %qkv_slot, %q, %k, %v = warpspec.acquire %qkv : !qkv
+      warpspec.commit %qkv_slot tile(%i, %i, %i)
       warpspec.close %qkv : !qkv
     }
     warpspec.partition "compute" role(compute) warps(4) regs(152) replicas(3) {
       %small = warpspec.scratch : !warpspec.buffer<10x64xbf16, smem>
       %p = warpspec.scratch : !warpspec.buffer<64x64xbf16, smem>
-      warpspec.consume %qkv (%row, %rows, %head, %q, %k, %v) : !qkv {
-        warpspec.release %qkv : !qkv
+      warpspec.consume %qkv (%qkv_slot1, %row, %rows, %head, %q, %k, %v) : !qkv {
+        warpspec.release %qkv_slot1
       }
     }
   }
@@ -133,14 +133,14 @@ func.func @allocate_hopper_forward_staged_o(%i: i32) {
               kind = "forward", rotary = "none"}} {
     %qkv = warpspec.channel "qkv" depth(4) : !qkv
     warpspec.partition "load" role(load) warps(4) regs(40) {
-      %q, %k, %v = warpspec.acquire %qkv : !qkv
-      warpspec.commit %qkv tile(%i, %i, %i) : !qkv
+      %qkv_slot, %q, %k, %v = warpspec.acquire %qkv : !qkv
+      warpspec.commit %qkv_slot tile(%i, %i, %i)
       warpspec.close %qkv : !qkv
     }
     warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
       %obuf = warpspec.scratch : !warpspec.buffer<64x128xbf16, smem>
-      warpspec.consume %qkv (%row, %rows, %head, %q, %k, %v) : !qkv {
-        warpspec.release %qkv : !qkv
+      warpspec.consume %qkv (%qkv_slot1, %row, %rows, %head, %q, %k, %v) : !qkv {
+        warpspec.release %qkv_slot1
       }
     }
   }
@@ -163,15 +163,15 @@ func.func @allocate_hopper_forward_scratch(%i: i32) {
               kind = "forward", rotary = "none"}} {
     %qkv = warpspec.channel "qkv" depth(2) : !qkv
     warpspec.partition "load" role(load) warps(4) regs(40) {
-      %q, %k, %v = warpspec.acquire %qkv : !qkv
-      warpspec.commit %qkv tile(%i, %i, %i) : !qkv
+      %qkv_slot, %q, %k, %v = warpspec.acquire %qkv : !qkv
+      warpspec.commit %qkv_slot tile(%i, %i, %i)
       warpspec.close %qkv : !qkv
     }
     warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
       %pbuf = warpspec.scratch : !warpspec.buffer<64x64xbf16, smem>
       %obuf = warpspec.scratch : !warpspec.buffer<64x128xbf16, smem>
-      warpspec.consume %qkv (%row, %rows, %head, %q, %k, %v) : !qkv {
-        warpspec.release %qkv : !qkv
+      warpspec.consume %qkv (%qkv_slot1, %row, %rows, %head, %q, %k, %v) : !qkv {
+        warpspec.release %qkv_slot1
       }
     }
   }
@@ -193,21 +193,21 @@ func.func @allocate_tmem_channel(%i: i32) {
     %qkv = warpspec.channel "qkv" depth(2) : !qkv
     %s = warpspec.channel "s" depth(2) : !s
     warpspec.partition "load" role(load) warps(4) regs(40) {
-      %q, %k, %v = warpspec.acquire %qkv : !qkv
-      warpspec.commit %qkv tile(%i, %i, %i) : !qkv
+      %qkv_slot, %q, %k, %v = warpspec.acquire %qkv : !qkv
+      warpspec.commit %qkv_slot tile(%i, %i, %i)
       warpspec.close %qkv : !qkv
     }
     warpspec.partition "mma" role(mma) warps(4) regs(40) {
-      warpspec.consume %qkv (%row, %rows, %head, %q, %k, %v) : !qkv {
-        %sb = warpspec.acquire %s : !s
-        warpspec.commit %s tile(%row, %rows, %head) : !s
-        warpspec.release %qkv : !qkv
+      warpspec.consume %qkv (%qkv_slot1, %row, %rows, %head, %q, %k, %v) : !qkv {
+        %s_slot, %sb = warpspec.acquire %s : !s
+        warpspec.commit %s_slot tile(%row, %rows, %head)
+        warpspec.release %qkv_slot1
       }
       warpspec.close %s : !s
     }
     warpspec.partition "softmax" role(softmax) warps(4) regs(160) replicas(2) {
-      warpspec.consume %s (%row, %rows, %head, %sb) : !s {
-        warpspec.release %s : !s
+      warpspec.consume %s (%s_slot1, %row, %rows, %head, %sb) : !s {
+        warpspec.release %s_slot1
       }
     }
   }
@@ -224,13 +224,13 @@ func.func @allocate_only_tmem(%i: i32) {
   warpspec.kernel chip("sm_100a") {
     %s = warpspec.channel "s" depth(1) : !s
     warpspec.partition "mma" role(mma) warps(4) regs(40) {
-      %sb = warpspec.acquire %s : !s
-      warpspec.commit %s tile(%i, %i, %i) : !s
+      %s_slot, %sb = warpspec.acquire %s : !s
+      warpspec.commit %s_slot tile(%i, %i, %i)
       warpspec.close %s : !s
     }
     warpspec.partition "softmax" role(softmax) warps(4) regs(160) {
-      warpspec.consume %s (%row, %rows, %head, %sb) : !s {
-        warpspec.release %s : !s
+      warpspec.consume %s (%s_slot1, %row, %rows, %head, %sb) : !s {
+        warpspec.release %s_slot1
       }
     }
   }

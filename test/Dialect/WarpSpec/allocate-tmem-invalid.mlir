@@ -32,28 +32,28 @@ func.func @negative_backward_d256(%i: i32) {
     %dk = warpspec.channel "dk" depth(2) : !grad
     %dq = warpspec.channel "dq" depth(2) : !grad
     warpspec.partition "mma" role(mma) warps(4) regs(40) {
-      %a = warpspec.acquire %s : !sq
-      warpspec.commit %s tile(%i, %i, %i) : !sq
-      %b = warpspec.acquire %dp : !sq
-      warpspec.commit %dp tile(%i, %i, %i) : !sq
-      %c = warpspec.acquire %dv : !grad
-      warpspec.commit %dv tile(%i, %i, %i) : !grad
-      %d = warpspec.acquire %dk : !grad
-      warpspec.commit %dk tile(%i, %i, %i) : !grad
-      %e = warpspec.acquire %dq : !grad
-      warpspec.commit %dq tile(%i, %i, %i) : !grad
+      %s_slot, %a = warpspec.acquire %s : !sq
+      warpspec.commit %s_slot tile(%i, %i, %i)
+      %dp_slot, %b = warpspec.acquire %dp : !sq
+      warpspec.commit %dp_slot tile(%i, %i, %i)
+      %dv_slot, %c = warpspec.acquire %dv : !grad
+      warpspec.commit %dv_slot tile(%i, %i, %i)
+      %dk_slot, %d = warpspec.acquire %dk : !grad
+      warpspec.commit %dk_slot tile(%i, %i, %i)
+      %dq_slot, %e = warpspec.acquire %dq : !grad
+      warpspec.commit %dq_slot tile(%i, %i, %i)
     }
     warpspec.partition "compute" role(softmax) warps(4) regs(160) {
-      %a = warpspec.get %s : !sq
-      warpspec.release %s : !sq
-      %b = warpspec.get %dp : !sq
-      warpspec.release %dp : !sq
-      %c = warpspec.get %dv : !grad
-      warpspec.release %dv : !grad
-      %d = warpspec.get %dk : !grad
-      warpspec.release %dk : !grad
-      %e = warpspec.get %dq : !grad
-      warpspec.release %dq : !grad
+      %s_slot1, %a = warpspec.get %s : !sq
+      warpspec.release %s_slot1
+      %dp_slot1, %b = warpspec.get %dp : !sq
+      warpspec.release %dp_slot1
+      %dv_slot1, %c = warpspec.get %dv : !grad
+      warpspec.release %dv_slot1
+      %dk_slot1, %d = warpspec.get %dk : !grad
+      warpspec.release %dk_slot1
+      %dq_slot1, %e = warpspec.get %dq : !grad
+      warpspec.release %dq_slot1
     }
   }
   return
@@ -75,18 +75,18 @@ func.func @negative_one_column_over(%i: i32) {
     %o = warpspec.channel "o" depth(3) : !o
     %p = warpspec.channel "p" depth(1) : !p
     warpspec.partition "mma" role(mma) warps(4) regs(40) {
-      %a = warpspec.acquire %o : !o
-      warpspec.commit %o tile(%i, %i, %i) : !o
+      %o_slot, %a = warpspec.acquire %o : !o
+      warpspec.commit %o_slot tile(%i, %i, %i)
     }
     warpspec.partition "softmax" role(softmax) warps(4) regs(160) {
-      %a = warpspec.get %o : !o
-      warpspec.release %o : !o
-      %b, %c = warpspec.acquire %p : !p
-      warpspec.commit %p tile(%i, %i, %i) : !p
+      %o_slot1, %a = warpspec.get %o : !o
+      warpspec.release %o_slot1
+      %p_slot, %b, %c = warpspec.acquire %p : !p
+      warpspec.commit %p_slot tile(%i, %i, %i)
     }
     warpspec.partition "reader" role(mma) warps(4) regs(40) {
-      %b, %c = warpspec.get %p : !p
-      warpspec.release %p after_mma : !p
+      %p_slot1, %b, %c = warpspec.get %p : !p
+      warpspec.release %p_slot1 after_mma
     }
   }
   return
@@ -102,12 +102,12 @@ func.func @negative_128_rows(%i: i32) {
     // expected-error @+1 {{'warpspec.channel' op tensor-memory buffers are M = 64 tiles (64 rows), got '!warpspec.buffer<128x64xf32, tmem>'}}
     %s = warpspec.channel "s" depth(2) : !s128
     warpspec.partition "mma" role(mma) warps(4) regs(40) {
-      %a = warpspec.acquire %s : !s128
-      warpspec.commit %s tile(%i, %i, %i) : !s128
+      %s_slot, %a = warpspec.acquire %s : !s128
+      warpspec.commit %s_slot tile(%i, %i, %i)
     }
     warpspec.partition "softmax" role(softmax) warps(4) regs(160) {
-      %a = warpspec.get %s : !s128
-      warpspec.release %s : !s128
+      %s_slot1, %a = warpspec.get %s : !s128
+      warpspec.release %s_slot1
     }
   }
   return
@@ -122,12 +122,12 @@ func.func @negative_second_buffer_32_rows(%i: i32) {
     // expected-error @+1 {{'warpspec.channel' op tensor-memory buffers are M = 64 tiles (64 rows), got '!warpspec.buffer<32x64xf32, tmem>'}}
     %s = warpspec.channel "s" depth(1) : !mixed
     warpspec.partition "mma" role(mma) warps(4) regs(40) {
-      %a, %b = warpspec.acquire %s : !mixed
-      warpspec.commit %s tile(%i, %i, %i) : !mixed
+      %s_slot, %a, %b = warpspec.acquire %s : !mixed
+      warpspec.commit %s_slot tile(%i, %i, %i)
     }
     warpspec.partition "softmax" role(softmax) warps(4) regs(160) {
-      %a, %b = warpspec.get %s : !mixed
-      warpspec.release %s : !mixed
+      %s_slot1, %a, %b = warpspec.get %s : !mixed
+      warpspec.release %s_slot1
     }
   }
   return
@@ -142,12 +142,12 @@ func.func @negative_tmem_channel_on_hopper(%i: i32) {
     // expected-error @+1 {{'warpspec.channel' op lives in tensor memory, which sm_90a does not have}}
     %s = warpspec.channel "s" depth(2) : !s
     warpspec.partition "load" role(load) warps(4) regs(40) {
-      %a = warpspec.acquire %s : !s
-      warpspec.commit %s tile(%i, %i, %i) : !s
+      %s_slot, %a = warpspec.acquire %s : !s
+      warpspec.commit %s_slot tile(%i, %i, %i)
     }
     warpspec.partition "compute" role(compute) warps(4) regs(232) {
-      %a = warpspec.get %s : !s
-      warpspec.release %s : !s
+      %s_slot1, %a = warpspec.get %s : !s
+      warpspec.release %s_slot1
     }
   }
   return

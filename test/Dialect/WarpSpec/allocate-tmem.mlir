@@ -27,12 +27,12 @@ func.func @one_f32_ring(%i: i32) {
   warpspec.kernel chip("sm_100a") {
     %s = warpspec.channel "s" depth(2) : !s
     warpspec.partition "mma" role(mma) warps(4) regs(40) {
-      %b = warpspec.acquire %s : !s
-      warpspec.commit %s tile(%i, %i, %i) : !s
+      %s_slot, %b = warpspec.acquire %s : !s
+      warpspec.commit %s_slot tile(%i, %i, %i)
     }
     warpspec.partition "softmax" role(softmax) warps(4) regs(160) {
-      %b = warpspec.get %s : !s
-      warpspec.release %s : !s
+      %s_slot1, %b = warpspec.get %s : !s
+      warpspec.release %s_slot1
     }
   }
   return
@@ -48,12 +48,12 @@ func.func @bf16_ring_minimum(%i: i32) {
   warpspec.kernel chip("sm_100a") {
     %p = warpspec.channel "p" depth(2) : !p
     warpspec.partition "softmax" role(softmax) warps(4) regs(160) replicas(2) {
-      %b = warpspec.acquire %p : !p
-      warpspec.commit %p tile(%i, %i, %i) : !p
+      %p_slot, %b = warpspec.acquire %p : !p
+      warpspec.commit %p_slot tile(%i, %i, %i)
     }
     warpspec.partition "mma" role(mma) warps(4) regs(40) {
-      %b = warpspec.get %p : !p
-      warpspec.release %p after_mma : !p
+      %p_slot1, %b = warpspec.get %p : !p
+      warpspec.release %p_slot1 after_mma
     }
   }
   return
@@ -69,12 +69,12 @@ func.func @narrow_minimum(%i: i32) {
   warpspec.kernel chip("sm_100a") {
     %n = warpspec.channel "n" depth(1) : !n
     warpspec.partition "mma" role(mma) warps(4) regs(40) {
-      %b = warpspec.acquire %n : !n
-      warpspec.commit %n tile(%i, %i, %i) : !n
+      %n_slot, %b = warpspec.acquire %n : !n
+      warpspec.commit %n_slot tile(%i, %i, %i)
     }
     warpspec.partition "softmax" role(softmax) warps(4) regs(160) {
-      %b = warpspec.get %n : !n
-      warpspec.release %n : !n
+      %n_slot1, %b = warpspec.get %n : !n
+      warpspec.release %n_slot1
     }
   }
   return
@@ -101,26 +101,26 @@ func.func @forward_rings(%i: i32) {
     %p = warpspec.channel "p" depth(2) : !p
     %o = warpspec.channel "o" depth(2) : !o
     warpspec.partition "mma" role(mma) warps(4) regs(40) {
-      %sb = warpspec.acquire %s : !s
-      warpspec.commit %s tile(%i, %i, %i) : !s
-      %ob = warpspec.acquire %o : !o
-      warpspec.commit %o tile(%i, %i, %i) : !o
-      %eb = warpspec.acquire %e : !e
-      warpspec.commit %e tile(%i, %i, %i) : !e
+      %s_slot, %sb = warpspec.acquire %s : !s
+      warpspec.commit %s_slot tile(%i, %i, %i)
+      %o_slot, %ob = warpspec.acquire %o : !o
+      warpspec.commit %o_slot tile(%i, %i, %i)
+      %e_slot, %eb = warpspec.acquire %e : !e
+      warpspec.commit %e_slot tile(%i, %i, %i)
     }
     warpspec.partition "softmax" role(softmax) warps(4) regs(160) {
-      %sb = warpspec.get %s : !s
-      warpspec.release %s : !s
-      %pb = warpspec.acquire %p : !p
-      warpspec.commit %p tile(%i, %i, %i) : !p
-      %ob = warpspec.get %o : !o
-      warpspec.release %o : !o
-      %eb = warpspec.get %e : !e
-      warpspec.release %e : !e
+      %s_slot1, %sb = warpspec.get %s : !s
+      warpspec.release %s_slot1
+      %p_slot, %pb = warpspec.acquire %p : !p
+      warpspec.commit %p_slot tile(%i, %i, %i)
+      %o_slot1, %ob = warpspec.get %o : !o
+      warpspec.release %o_slot1
+      %e_slot1, %eb = warpspec.get %e : !e
+      warpspec.release %e_slot1
     }
     warpspec.partition "p_reader" role(mma) warps(4) regs(40) {
-      %pb = warpspec.get %p : !p
-      warpspec.release %p after_mma : !p
+      %p_slot1, %pb = warpspec.get %p : !p
+      warpspec.release %p_slot1 after_mma
     }
   }
   return
@@ -142,20 +142,20 @@ func.func @odd_depths(%i: i32) {
     %three = warpspec.channel "three" depth(3) : !s
     %five = warpspec.channel "five" depth(5) : !n16
     warpspec.partition "mma" role(mma) warps(4) regs(40) {
-      %a = warpspec.acquire %one : !s
-      warpspec.commit %one tile(%i, %i, %i) : !s
-      %b = warpspec.acquire %three : !s
-      warpspec.commit %three tile(%i, %i, %i) : !s
-      %c = warpspec.acquire %five : !n16
-      warpspec.commit %five tile(%i, %i, %i) : !n16
+      %one_slot, %a = warpspec.acquire %one : !s
+      warpspec.commit %one_slot tile(%i, %i, %i)
+      %three_slot, %b = warpspec.acquire %three : !s
+      warpspec.commit %three_slot tile(%i, %i, %i)
+      %five_slot, %c = warpspec.acquire %five : !n16
+      warpspec.commit %five_slot tile(%i, %i, %i)
     }
     warpspec.partition "softmax" role(softmax) warps(4) regs(160) {
-      %a = warpspec.get %one : !s
-      warpspec.release %one : !s
-      %b = warpspec.get %three : !s
-      warpspec.release %three : !s
-      %c = warpspec.get %five : !n16
-      warpspec.release %five : !n16
+      %one_slot1, %a = warpspec.get %one : !s
+      warpspec.release %one_slot1
+      %three_slot1, %b = warpspec.get %three : !s
+      warpspec.release %three_slot1
+      %five_slot1, %c = warpspec.get %five : !n16
+      warpspec.release %five_slot1
     }
   }
   return
@@ -172,12 +172,12 @@ func.func @multi_buffer_slots(%i: i32) {
   warpspec.kernel chip("sm_100a") {
     %so = warpspec.channel "so" depth(2) : !so
     warpspec.partition "mma" role(mma) warps(4) regs(40) {
-      %a, %b = warpspec.acquire %so : !so
-      warpspec.commit %so tile(%i, %i, %i) : !so
+      %so_slot, %a, %b = warpspec.acquire %so : !so
+      warpspec.commit %so_slot tile(%i, %i, %i)
     }
     warpspec.partition "softmax" role(softmax) warps(4) regs(160) {
-      %a, %b = warpspec.get %so : !so
-      warpspec.release %so : !so
+      %so_slot1, %a, %b = warpspec.get %so : !so
+      warpspec.release %so_slot1
     }
   }
   return
@@ -200,20 +200,20 @@ func.func @narrow_elements(%i: i32) {
     %odd = warpspec.channel "odd" depth(1) : !odd
     %b = warpspec.channel "i8" depth(1) : !b
     warpspec.partition "mma" role(mma) warps(4) regs(40) {
-      %x = warpspec.acquire %h : !h
-      warpspec.commit %h tile(%i, %i, %i) : !h
-      %y = warpspec.acquire %odd : !odd
-      warpspec.commit %odd tile(%i, %i, %i) : !odd
-      %z = warpspec.acquire %b : !b
-      warpspec.commit %b tile(%i, %i, %i) : !b
+      %h_slot, %x = warpspec.acquire %h : !h
+      warpspec.commit %h_slot tile(%i, %i, %i)
+      %odd_slot, %y = warpspec.acquire %odd : !odd
+      warpspec.commit %odd_slot tile(%i, %i, %i)
+      %b_slot, %z = warpspec.acquire %b : !b
+      warpspec.commit %b_slot tile(%i, %i, %i)
     }
     warpspec.partition "softmax" role(softmax) warps(4) regs(160) {
-      %x = warpspec.get %h : !h
-      warpspec.release %h : !h
-      %y = warpspec.get %odd : !odd
-      warpspec.release %odd : !odd
-      %z = warpspec.get %b : !b
-      warpspec.release %b : !b
+      %h_slot1, %x = warpspec.get %h : !h
+      warpspec.release %h_slot1
+      %odd_slot1, %y = warpspec.get %odd : !odd
+      warpspec.release %odd_slot1
+      %b_slot1, %z = warpspec.get %b : !b
+      warpspec.release %b_slot1
     }
   }
   return
@@ -232,16 +232,16 @@ func.func @whole_tensor_memory(%i: i32) {
     %a = warpspec.channel "a" depth(2) : !ab
     %g = warpspec.channel "b" depth(2) : !grads
     warpspec.partition "mma" role(mma) warps(4) regs(40) {
-      %x, %y = warpspec.acquire %a : !ab
-      warpspec.commit %a tile(%i, %i, %i) : !ab
-      %p, %q, %r = warpspec.acquire %g : !grads
-      warpspec.commit %g tile(%i, %i, %i) : !grads
+      %a_slot, %x, %y = warpspec.acquire %a : !ab
+      warpspec.commit %a_slot tile(%i, %i, %i)
+      %g_slot, %p, %q, %r = warpspec.acquire %g : !grads
+      warpspec.commit %g_slot tile(%i, %i, %i)
     }
     warpspec.partition "softmax" role(softmax) warps(4) regs(160) {
-      %x, %y = warpspec.get %a : !ab
-      warpspec.release %a : !ab
-      %p, %q, %r = warpspec.get %g : !grads
-      warpspec.release %g : !grads
+      %a_slot1, %x, %y = warpspec.get %a : !ab
+      warpspec.release %a_slot1
+      %g_slot1, %p, %q, %r = warpspec.get %g : !grads
+      warpspec.release %g_slot1
     }
   }
   return
@@ -264,23 +264,23 @@ module @two_kernels_module {
     warpspec.kernel chip("sm_100a") {
       %p = warpspec.channel "p" depth(2) : !p
       warpspec.partition "softmax" role(softmax) warps(4) regs(160) {
-        %b = warpspec.acquire %p : !p
-        warpspec.commit %p tile(%i, %i, %i) : !p
+        %p_slot, %b = warpspec.acquire %p : !p
+        warpspec.commit %p_slot tile(%i, %i, %i)
       }
       warpspec.partition "mma" role(mma) warps(4) regs(40) {
-        %b = warpspec.get %p : !p
-        warpspec.release %p after_mma : !p
+        %p_slot1, %b = warpspec.get %p : !p
+        warpspec.release %p_slot1 after_mma
       }
     }
     warpspec.kernel chip("sm_100a") {
       %s = warpspec.channel "s" depth(1) : !s
       warpspec.partition "mma" role(mma) warps(4) regs(40) {
-        %b = warpspec.acquire %s : !s
-        warpspec.commit %s tile(%i, %i, %i) : !s
+        %s_slot, %b = warpspec.acquire %s : !s
+        warpspec.commit %s_slot tile(%i, %i, %i)
       }
       warpspec.partition "softmax" role(softmax) warps(4) regs(160) {
-        %b = warpspec.get %s : !s
-        warpspec.release %s : !s
+        %s_slot1, %b = warpspec.get %s : !s
+        warpspec.release %s_slot1
       }
     }
     return
@@ -289,12 +289,12 @@ module @two_kernels_module {
     warpspec.kernel chip("sm_100a") attributes {smem_bytes = 2048 : i64} {
       %e = warpspec.channel "e" depth(2) : !e
       warpspec.partition "load" role(load) warps(4) regs(40) {
-        %b = warpspec.acquire %e : !e
-        warpspec.commit %e tile(%i, %i, %i) : !e
+        %e_slot, %b = warpspec.acquire %e : !e
+        warpspec.commit %e_slot tile(%i, %i, %i)
       }
       warpspec.partition "mma" role(mma) warps(4) regs(40) {
-        %b = warpspec.get %e : !e
-        warpspec.release %e after_mma : !e
+        %e_slot1, %b = warpspec.get %e : !e
+        warpspec.release %e_slot1 after_mma
       }
     }
     warpspec.kernel chip("sm_90a") attributes {info = {kind = "none"}} {

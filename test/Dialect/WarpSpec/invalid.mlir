@@ -238,14 +238,14 @@ func.func @negative_kernel_tiles_per_cta_strided(%cu: memref<5xi32>) {
     warpspec.partition "load" role(load) warps(4) regs(40) {
       warpspec.tile_loop (%row, %rows, %head) in %cu : memref<5xi32>
           heads(%heads) tokens(%tokens) block_size(64) {
-        %q, %k, %v = warpspec.acquire %qkv : !qkv
-        warpspec.commit %qkv tile(%row, %rows, %head) : !qkv
+        %qkv_slot, %q, %k, %v = warpspec.acquire %qkv : !qkv
+        warpspec.commit %qkv_slot tile(%row, %rows, %head)
       }
       warpspec.close %qkv : !qkv
     }
     warpspec.partition "compute" role(compute) warps(4) regs(232) {
-      warpspec.consume %qkv (%row, %rows, %head, %q, %k, %v) : !qkv {
-        warpspec.release %qkv : !qkv
+      warpspec.consume %qkv (%qkv_slot1, %row, %rows, %head, %q, %k, %v) : !qkv {
+        warpspec.release %qkv_slot1
       }
     }
   }
@@ -358,14 +358,14 @@ func.func @negative_release_after_mma_on_hopper(%i: i32) {
   warpspec.kernel chip("sm_90a") {
     %c = warpspec.channel "c" depth(2) : !c
     warpspec.partition "load" role(load) warps(4) regs(40) {
-      %b = warpspec.acquire %c : !c
-      warpspec.commit %c tile(%i, %i, %i) : !c
+      %c_slot, %b = warpspec.acquire %c : !c
+      warpspec.commit %c_slot tile(%i, %i, %i)
       warpspec.close %c : !c
     }
     warpspec.partition "compute" role(compute) warps(4) regs(232) {
-      warpspec.consume %c (%row, %rows, %head, %b) : !c {
+      warpspec.consume %c (%c_slot1, %row, %rows, %head, %b) : !c {
         // expected-error @+1 {{'warpspec.release' op with after_mma is not available on sm_90a (no tcgen05.commit)}}
-        warpspec.release %c after_mma : !c
+        warpspec.release %c_slot1 after_mma
       }
     }
   }
@@ -413,13 +413,13 @@ func.func @negative_release_after_mma_outside_mma_role(%i: i32) {
   warpspec.kernel chip("sm_100a") {
     %c = warpspec.channel "c" depth(2) : !c
     warpspec.partition "mma" role(mma) warps(4) regs(40) {
-      %b = warpspec.acquire %c : !c
-      warpspec.commit %c tile(%i, %i, %i) : !c
+      %c_slot, %b = warpspec.acquire %c : !c
+      warpspec.commit %c_slot tile(%i, %i, %i)
     }
     warpspec.partition "softmax" role(softmax) warps(4) regs(160) {
-      %b = warpspec.get %c : !c
+      %c_slot1, %b = warpspec.get %c : !c
       // expected-error @+1 {{'warpspec.release' op with after_mma must be in a role(mma) partition (one thread issues the MMAs and commits them), not in "softmax"}}
-      warpspec.release %c after_mma : !c
+      warpspec.release %c_slot1 after_mma
     }
   }
   return
@@ -449,13 +449,13 @@ func.func @negative_channel_not_declared(%c: !c, %i: i32) {
   // expected-error @+1 {{'warpspec.kernel' op uses a channel not declared in it}}
   warpspec.kernel chip("sm_90a") {
     warpspec.partition "load" role(load) warps(4) regs(40) {
-      %b = warpspec.acquire %c : !c
-      warpspec.commit %c tile(%i, %i, %i) : !c
+      %c_slot, %b = warpspec.acquire %c : !c
+      warpspec.commit %c_slot tile(%i, %i, %i)
       warpspec.close %c : !c
     }
     warpspec.partition "compute" role(compute) warps(4) regs(232) {
-      warpspec.consume %c (%row, %rows, %head, %b) : !c {
-        warpspec.release %c : !c
+      warpspec.consume %c (%c_slot1, %row, %rows, %head, %b) : !c {
+        warpspec.release %c_slot1
       }
     }
   }
@@ -471,8 +471,8 @@ func.func @negative_channel_no_producer() {
     // expected-error @+1 {{'warpspec.channel' op channel "c" has no producer partition}}
     %c = warpspec.channel "c" depth(2) : !c
     warpspec.partition "compute" role(compute) warps(4) regs(232) {
-      warpspec.consume %c (%row, %rows, %head, %b) : !c {
-        warpspec.release %c : !c
+      warpspec.consume %c (%c_slot, %row, %rows, %head, %b) : !c {
+        warpspec.release %c_slot
       }
     }
   }
@@ -488,16 +488,16 @@ func.func @negative_channel_two_producers(%i: i32) {
     // expected-error @+1 {{'warpspec.channel' op channel "c" is produced by two partitions, "load" and "load2"; a channel has one producer}}
     %c = warpspec.channel "c" depth(2) : !c
     warpspec.partition "load" role(load) warps(4) regs(40) {
-      %b = warpspec.acquire %c : !c
-      warpspec.commit %c tile(%i, %i, %i) : !c
+      %c_slot, %b = warpspec.acquire %c : !c
+      warpspec.commit %c_slot tile(%i, %i, %i)
       warpspec.close %c : !c
     }
     warpspec.partition "load2" role(load) warps(4) regs(40) {
       warpspec.close %c : !c
     }
     warpspec.partition "compute" role(compute) warps(4) regs(232) {
-      warpspec.consume %c (%row, %rows, %head, %b) : !c {
-        warpspec.release %c : !c
+      warpspec.consume %c (%c_slot1, %row, %rows, %head, %b) : !c {
+        warpspec.release %c_slot1
       }
     }
   }
@@ -516,13 +516,13 @@ func.func @negative_channel_replicated_producer_closes(%i: i32) {
     // expected-error @+1 {{'warpspec.channel' op channel "c" is closed by partition "load" with replicas(2); only a single producer can end its consumers' loops}}
     %c = warpspec.channel "c" depth(2) : !c
     warpspec.partition "load" role(load) warps(4) regs(40) replicas(2) {
-      %b = warpspec.acquire %c : !c
-      warpspec.commit %c tile(%i, %i, %i) : !c
+      %c_slot, %b = warpspec.acquire %c : !c
+      warpspec.commit %c_slot tile(%i, %i, %i)
       warpspec.close %c : !c
     }
     warpspec.partition "compute" role(compute) warps(4) regs(200) {
-      warpspec.consume %c (%row, %rows, %head, %b) : !c {
-        warpspec.release %c : !c
+      warpspec.consume %c (%c_slot1, %row, %rows, %head, %b) : !c {
+        warpspec.release %c_slot1
       }
     }
   }
@@ -540,12 +540,12 @@ func.func @negative_channel_depth_not_multiple_of_producer_replicas(%i: i32) {
     // expected-error @+1 {{'warpspec.channel' op channel "p" has depth 3, which is not a multiple of the 2 replicas of its producer "softmax": each slot must belong to one replica so that its barrier phases are waited for in order}}
     %p = warpspec.channel "p" depth(3) : !p
     warpspec.partition "softmax" role(softmax) warps(4) regs(160) replicas(2) {
-      %b = warpspec.acquire %p : !p
-      warpspec.commit %p tile(%i, %i, %i) : !p
+      %p_slot, %b = warpspec.acquire %p : !p
+      warpspec.commit %p_slot tile(%i, %i, %i)
     }
     warpspec.partition "mma" role(mma) warps(4) regs(40) {
-      %b = warpspec.get %p : !p
-      warpspec.release %p after_mma : !p
+      %p_slot1, %b = warpspec.get %p : !p
+      warpspec.release %p_slot1 after_mma
     }
   }
   return
@@ -561,12 +561,12 @@ func.func @negative_channel_replica_counts_differ(%i: i32) {
     // expected-error @+1 {{'warpspec.channel' op channel "c" is produced by 2 replicas of "producer" and consumed by 4 replicas of "consumer"; replicated ends must have the same count}}
     %c = warpspec.channel "c" depth(4) : !c
     warpspec.partition "producer" role(softmax) warps(4) regs(40) replicas(2) {
-      %b = warpspec.acquire %c : !c
-      warpspec.commit %c tile(%i, %i, %i) : !c
+      %c_slot, %b = warpspec.acquire %c : !c
+      warpspec.commit %c_slot tile(%i, %i, %i)
     }
     warpspec.partition "consumer" role(softmax) warps(4) regs(40) replicas(4) {
-      %b = warpspec.get %c : !c
-      warpspec.release %c : !c
+      %c_slot1, %b = warpspec.get %c : !c
+      warpspec.release %c_slot1
     }
   }
   return
@@ -583,13 +583,13 @@ func.func @negative_channel_closed_without_consume(%i: i32) {
     // expected-error @+1 {{'warpspec.channel' op channel "c" is closed, but no warpspec.consume loop reads it}}
     %c = warpspec.channel "c" depth(2) : !c
     warpspec.partition "load" role(load) warps(4) regs(40) {
-      %b = warpspec.acquire %c : !c
-      warpspec.commit %c tile(%i, %i, %i) : !c
+      %c_slot, %b = warpspec.acquire %c : !c
+      warpspec.commit %c_slot tile(%i, %i, %i)
       warpspec.close %c : !c
     }
     warpspec.partition "compute" role(compute) warps(4) regs(232) {
-      %b = warpspec.get %c : !c
-      warpspec.release %c : !c
+      %c_slot1, %b = warpspec.get %c : !c
+      warpspec.release %c_slot1
     }
   }
   return
@@ -604,8 +604,8 @@ func.func @negative_channel_no_consumer(%i: i32) {
     // expected-error @+1 {{'warpspec.channel' op channel "c" has no consumer partition}}
     %c = warpspec.channel "c" depth(2) : !c
     warpspec.partition "load" role(load) warps(4) regs(40) {
-      %b = warpspec.acquire %c : !c
-      warpspec.commit %c tile(%i, %i, %i) : !c
+      %c_slot, %b = warpspec.acquire %c : !c
+      warpspec.commit %c_slot tile(%i, %i, %i)
       warpspec.close %c : !c
     }
   }
@@ -621,11 +621,11 @@ func.func @negative_channel_same_partition(%i: i32) {
     // expected-error @+1 {{'warpspec.channel' op channel "c" is produced and consumed by partition "loop"}}
     %c = warpspec.channel "c" depth(2) : !c
     warpspec.partition "loop" role(compute) warps(4) regs(40) {
-      %b = warpspec.acquire %c : !c
-      warpspec.commit %c tile(%i, %i, %i) : !c
+      %c_slot, %b = warpspec.acquire %c : !c
+      warpspec.commit %c_slot tile(%i, %i, %i)
       warpspec.close %c : !c
-      warpspec.consume %c (%row, %rows, %head, %x) : !c {
-        warpspec.release %c : !c
+      warpspec.consume %c (%c_slot1, %row, %rows, %head, %x) : !c {
+        warpspec.release %c_slot1
       }
     }
   }
@@ -641,12 +641,12 @@ func.func @negative_channel_never_closed(%i: i32) {
     // expected-error @+1 {{'warpspec.channel' op channel "c" is never closed by its producer "load", so its consumers would never stop}}
     %c = warpspec.channel "c" depth(2) : !c
     warpspec.partition "load" role(load) warps(4) regs(40) {
-      %b = warpspec.acquire %c : !c
-      warpspec.commit %c tile(%i, %i, %i) : !c
+      %c_slot, %b = warpspec.acquire %c : !c
+      warpspec.commit %c_slot tile(%i, %i, %i)
     }
     warpspec.partition "compute" role(compute) warps(4) regs(232) {
-      warpspec.consume %c (%row, %rows, %head, %b) : !c {
-        warpspec.release %c : !c
+      warpspec.consume %c (%c_slot1, %row, %rows, %head, %b) : !c {
+        warpspec.release %c_slot1
       }
     }
   }
@@ -664,13 +664,13 @@ func.func @negative_channel_depth_not_multiple_of_replicas(%i: i32) {
     // expected-error @+1 {{'warpspec.channel' op channel "c" has depth 3, which is not a multiple of the 2 replicas of its consumer "compute": each slot must belong to one replica so that its barrier phases are waited for in order}}
     %c = warpspec.channel "c" depth(3) : !c
     warpspec.partition "load" role(load) warps(4) regs(40) {
-      %b = warpspec.acquire %c : !c
-      warpspec.commit %c tile(%i, %i, %i) : !c
+      %c_slot, %b = warpspec.acquire %c : !c
+      warpspec.commit %c_slot tile(%i, %i, %i)
       warpspec.close %c : !c
     }
     warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
-      warpspec.consume %c (%row, %rows, %head, %b) : !c {
-        warpspec.release %c : !c
+      warpspec.consume %c (%c_slot1, %row, %rows, %head, %b) : !c {
+        warpspec.release %c_slot1
       }
     }
   }
@@ -686,13 +686,13 @@ func.func @negative_channel_depth_below_replicas(%i: i32) {
     // expected-error @+1 {{'warpspec.channel' op channel "c" has depth 2, which is not a multiple of the 3 replicas of its consumer "compute"}}
     %c = warpspec.channel "c" depth(2) : !c
     warpspec.partition "load" role(load) warps(4) regs(40) {
-      %b = warpspec.acquire %c : !c
-      warpspec.commit %c tile(%i, %i, %i) : !c
+      %c_slot, %b = warpspec.acquire %c : !c
+      warpspec.commit %c_slot tile(%i, %i, %i)
       warpspec.close %c : !c
     }
     warpspec.partition "compute" role(compute) warps(4) regs(152) replicas(3) {
-      warpspec.consume %c (%row, %rows, %head, %b) : !c {
-        warpspec.release %c : !c
+      warpspec.consume %c (%c_slot1, %row, %rows, %head, %b) : !c {
+        warpspec.release %c_slot1
       }
     }
   }
@@ -710,18 +710,18 @@ func.func @negative_channel_consumer_replicas_differ(%i: i32) {
     // expected-error @+1 {{'warpspec.channel' op channel "c" is consumed by partitions with different replica counts ("compute" and "epilogue"); they must take slots in step}}
     %c = warpspec.channel "c" depth(2) : !c
     warpspec.partition "load" role(load) warps(4) regs(40) {
-      %b = warpspec.acquire %c : !c
-      warpspec.commit %c tile(%i, %i, %i) : !c
+      %c_slot, %b = warpspec.acquire %c : !c
+      warpspec.commit %c_slot tile(%i, %i, %i)
       warpspec.close %c : !c
     }
     warpspec.partition "compute" role(compute) warps(4) regs(160) replicas(2) {
-      warpspec.consume %c (%row, %rows, %head, %b) : !c {
-        warpspec.release %c : !c
+      warpspec.consume %c (%c_slot1, %row, %rows, %head, %b) : !c {
+        warpspec.release %c_slot1
       }
     }
     warpspec.partition "epilogue" role(epilogue) warps(4) regs(80) {
-      warpspec.consume %c (%row, %rows, %head, %b) : !c {
-        warpspec.release %c : !c
+      warpspec.consume %c (%c_slot2, %row, %rows, %head, %b) : !c {
+        warpspec.release %c_slot2
       }
     }
   }
@@ -737,13 +737,13 @@ func.func @negative_channel_tmem_on_hopper(%i: i32) {
     // expected-error @+1 {{'warpspec.channel' op lives in tensor memory, which sm_90a does not have}}
     %c = warpspec.channel "s" depth(2) : !t
     warpspec.partition "load" role(load) warps(4) regs(40) {
-      %b = warpspec.acquire %c : !t
-      warpspec.commit %c tile(%i, %i, %i) : !t
+      %c_slot, %b = warpspec.acquire %c : !t
+      warpspec.commit %c_slot tile(%i, %i, %i)
       warpspec.close %c : !t
     }
     warpspec.partition "compute" role(compute) warps(4) regs(232) {
-      warpspec.consume %c (%row, %rows, %head, %b) : !t {
-        warpspec.release %c : !t
+      warpspec.consume %c (%c_slot1, %row, %rows, %head, %b) : !t {
+        warpspec.release %c_slot1
       }
     }
   }
@@ -777,6 +777,11 @@ func.func @negative_channel_outside_kernel() {
 //===----------------------------------------------------------------------===//
 // Producer protocol: acquire / commit / close
 //===----------------------------------------------------------------------===//
+//
+// The slot an acquire returns is what its commit names, so the pairing is in
+// the SSA graph: a slot exists only where its acquire dominates, has one
+// commit, and is committed in the acquire's block before the channel's next
+// acquire or close.
 
 // -----
 
@@ -786,16 +791,16 @@ func.func @negative_acquire_twice(%i: i32) {
   warpspec.kernel chip("sm_90a") {
     %c = warpspec.channel "c" depth(2) : !c
     warpspec.partition "load" role(load) warps(4) regs(40) {
-      %b0 = warpspec.acquire %c : !c
+      %s0, %b0 = warpspec.acquire %c : !c
       // expected-error @+1 {{'warpspec.acquire' op acquires a slot of the channel while the previous one is not committed}}
-      %b1 = warpspec.acquire %c : !c
-      warpspec.commit %c tile(%i, %i, %i) : !c
-      warpspec.commit %c tile(%i, %i, %i) : !c
+      %s1, %b1 = warpspec.acquire %c : !c
+      warpspec.commit %s0 tile(%i, %i, %i)
+      warpspec.commit %s1 tile(%i, %i, %i)
       warpspec.close %c : !c
     }
     warpspec.partition "compute" role(compute) warps(4) regs(232) {
-      warpspec.consume %c (%row, %rows, %head, %b) : !c {
-        warpspec.release %c : !c
+      warpspec.consume %c (%s, %row, %rows, %head, %b) : !c {
+        warpspec.release %s
       }
     }
   }
@@ -804,21 +809,73 @@ func.func @negative_acquire_twice(%i: i32) {
 
 // -----
 
-// A commit with no acquired slot to publish.
+// A slot is published once.
+!c = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_commit_twice(%i: i32) {
+  warpspec.kernel chip("sm_90a") {
+    %c = warpspec.channel "c" depth(2) : !c
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      %s, %b = warpspec.acquire %c : !c
+      warpspec.commit %s tile(%i, %i, %i)
+      // expected-error @+1 {{'warpspec.commit' op commits a slot that is already committed; each acquired slot is committed once}}
+      warpspec.commit %s tile(%i, %i, %i)
+      warpspec.close %c : !c
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(232) {
+      warpspec.consume %c (%s, %row, %rows, %head, %b) : !c {
+        warpspec.release %s
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// A commit with no acquired slot to publish: without an acquire there is no
+// slot value to name.
 !c = !warpspec.channel<[64x64xbf16], smem>
 func.func @negative_commit_without_acquire(%i: i32) {
   warpspec.kernel chip("sm_90a") {
     %c = warpspec.channel "c" depth(2) : !c
     warpspec.partition "load" role(load) warps(4) regs(40) {
-      // expected-error @+1 {{'warpspec.commit' op commits a slot that was not acquired in the same block}}
-      warpspec.commit %c tile(%i, %i, %i) : !c
+      // expected-error @+1 {{use of undeclared SSA value name}}
+      warpspec.commit %s tile(%i, %i, %i)
       warpspec.close %c : !c
     }
-    warpspec.partition "compute" role(compute) warps(4) regs(232) {
-      warpspec.consume %c (%row, %rows, %head, %b) : !c {
-        warpspec.release %c : !c
-      }
-    }
+  }
+  return
+}
+
+// -----
+
+// commit takes a slot, not the channel (the channel-keyed form of before).
+!c = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_commit_channel(%c: !c, %i: i32) {
+  // expected-note @-1 {{prior use here}}
+  // expected-error @+1 {{use of value '%c' expects different type than prior uses: '!warpspec.slot' vs '!warpspec.channel<[64x64xbf16], smem>'}}
+  warpspec.commit %c tile(%i, %i, %i)
+  return
+}
+
+// -----
+
+// Only an acquire, a get or a consume makes a slot.
+func.func @negative_commit_foreign_slot(%s: !warpspec.slot, %i: i32) {
+  // expected-error @+1 {{'warpspec.commit' op slot operand must be the slot of a warpspec.acquire, a warpspec.get or a warpspec.consume}}
+  warpspec.commit %s tile(%i, %i, %i)
+  return
+}
+
+// -----
+
+// A consumer gives its slot back; it does not publish it.
+!c = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_commit_consumer_slot(%c: !c, %i: i32) {
+  warpspec.consume %c (%s, %row, %rows, %head, %b) : !c {
+    // expected-error @+1 {{'warpspec.commit' op commits a slot that a consumer took; a consumer gives its slots back with warpspec.release}}
+    warpspec.commit %s tile(%i, %i, %i)
+    warpspec.release %s
   }
   return
 }
@@ -831,14 +888,14 @@ func.func @negative_close_with_pending_acquire(%i: i32) {
   warpspec.kernel chip("sm_90a") {
     %c = warpspec.channel "c" depth(2) : !c
     warpspec.partition "load" role(load) warps(4) regs(40) {
-      %b = warpspec.acquire %c : !c
+      %s, %b = warpspec.acquire %c : !c
       // expected-error @+1 {{'warpspec.close' op closes the channel while an acquired slot is not committed}}
       warpspec.close %c : !c
-      warpspec.commit %c tile(%i, %i, %i) : !c
+      warpspec.commit %s tile(%i, %i, %i)
     }
     warpspec.partition "compute" role(compute) warps(4) regs(232) {
-      warpspec.consume %c (%row, %rows, %head, %b) : !c {
-        warpspec.release %c : !c
+      warpspec.consume %c (%s, %row, %rows, %head, %b) : !c {
+        warpspec.release %s
       }
     }
   }
@@ -847,25 +904,23 @@ func.func @negative_close_with_pending_acquire(%i: i32) {
 
 // -----
 
-// The slot acquired in the loop body is committed after the loop, in another
-// block: within the body it is never committed.
+// The slot acquired in the loop body is never committed (a commit after the
+// loop could not name it: the slot is not defined there).
 !c = !warpspec.channel<[64x64xbf16], smem>
-func.func @negative_acquire_never_committed(%cu: memref<?xi32>, %n: index,
-                                            %i: i32) {
+func.func @negative_acquire_never_committed(%cu: memref<?xi32>, %n: index) {
   warpspec.kernel chip("sm_90a") {
     %c = warpspec.channel "c" depth(2) : !c
     warpspec.partition "load" role(load) warps(4) regs(40) {
       warpspec.tile_loop (%row, %rows, %head) in %cu : memref<?xi32>
           heads(%n) tokens(%n) block_size(64) {
         // expected-error @+1 {{'warpspec.acquire' op acquired slot is never committed}}
-        %b = warpspec.acquire %c : !c
+        %s, %b = warpspec.acquire %c : !c
       }
-      warpspec.commit %c tile(%i, %i, %i) : !c
       warpspec.close %c : !c
     }
     warpspec.partition "compute" role(compute) warps(4) regs(232) {
-      warpspec.consume %c (%row, %rows, %head, %b) : !c {
-        warpspec.release %c : !c
+      warpspec.consume %c (%s, %row, %rows, %head, %b) : !c {
+        warpspec.release %s
       }
     }
   }
@@ -874,16 +929,42 @@ func.func @negative_acquire_never_committed(%cu: memref<?xi32>, %n: index,
 
 // -----
 
-// The generic form cannot give acquire other results than the channel's
-// buffers (InferTypeOpInterface checks them).
+// The slot is acquired outside the loop and committed inside it, once per
+// tile: dominance allows it, the ring does not (one commit per acquire).
 !c = !warpspec.channel<[64x64xbf16], smem>
-func.func @negative_acquire_result_types(%c: !c) {
-  // expected-error @+2 {{'warpspec.acquire' op inferred type(s) '!warpspec.buffer<64x64xbf16, smem>' are incompatible with return type(s) of operation '!warpspec.buffer<64x128xbf16, smem>'}}
-  // expected-error @+1 {{'warpspec.acquire' op failed to infer returned types}}
-  %b = "warpspec.acquire"(%c) : (!c) -> !warpspec.buffer<64x128xbf16, smem>
+func.func @negative_commit_in_other_block(%cu: memref<?xi32>, %n: index) {
+  warpspec.kernel chip("sm_90a") {
+    %c = warpspec.channel "c" depth(2) : !c
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      %s, %b = warpspec.acquire %c : !c
+      warpspec.tile_loop (%row, %rows, %head) in %cu : memref<?xi32>
+          heads(%n) tokens(%n) block_size(64) {
+        // expected-error @+1 {{'warpspec.commit' op commits a slot that was not acquired in the same block}}
+        warpspec.commit %s tile(%row, %rows, %head)
+      }
+      warpspec.close %c : !c
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(232) {
+      warpspec.consume %c (%s, %row, %rows, %head, %b) : !c {
+        warpspec.release %s
+      }
+    }
+  }
   return
 }
 
+// -----
+
+// The generic form cannot give acquire other results than the slot and the
+// channel's buffers (InferTypeOpInterface checks them).
+!c = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_acquire_result_types(%c: !c, %i: i32) {
+  // expected-error @+2 {{'warpspec.acquire' op inferred type(s) '!warpspec.slot', '!warpspec.buffer<64x64xbf16, smem>' are incompatible with return type(s) of operation '!warpspec.slot', '!warpspec.buffer<64x128xbf16, smem>'}}
+  // expected-error @+1 {{'warpspec.acquire' op failed to infer returned types}}
+  %s, %b = "warpspec.acquire"(%c) : (!c) -> (!warpspec.slot, !warpspec.buffer<64x128xbf16, smem>)
+  warpspec.commit %s tile(%i, %i, %i)
+  return
+}
 //===----------------------------------------------------------------------===//
 // warpspec.partition
 //===----------------------------------------------------------------------===//
@@ -1050,19 +1131,20 @@ func.func @negative_tile_loop_index_args(%cu: memref<?xi32>, %n: index) {
 // consume takes a channel, not an i32.
 func.func @negative_consume_not_a_channel(%x: i32) {
   // expected-error @+1 {{expected a !warpspec.channel type}}
-  warpspec.consume %x (%row, %rows, %head) : i32 {
+  warpspec.consume %x (%s, %row, %rows, %head) : i32 {
   }
   return
 }
 
 // -----
 
-// The body names row, rows, head and one value per buffer: 4 here, not 3.
+// The body names the slot, row, rows, head and one value per buffer: 5 here,
+// not 4.
 !c = !warpspec.channel<[64x64xbf16], smem>
 func.func @negative_consume_missing_buffer_arg(%c: !c) {
-  // expected-error @+1 {{expected 4 block arguments (row, rows, head, then one per buffer)}}
-  warpspec.consume %c (%row, %rows, %head) : !c {
-    warpspec.release %c : !c
+  // expected-error @+1 {{expected 5 block arguments (slot, row, rows, head, then one per buffer)}}
+  warpspec.consume %c (%s, %row, %rows, %head) : !c {
+    warpspec.release %s
   }
   return
 }
@@ -1073,10 +1155,10 @@ func.func @negative_consume_missing_buffer_arg(%c: !c) {
 // channel's buffer type.
 !c = !warpspec.channel<[64x64xbf16], smem>
 func.func @negative_consume_body_arg_types(%c: !c) {
-  // expected-error @+1 {{'warpspec.consume' op body arguments must be (i32 row, i32 rows, i32 head) followed by the channel's buffers}}
+  // expected-error @+1 {{'warpspec.consume' op body arguments must be (!warpspec.slot slot, i32 row, i32 rows, i32 head) followed by the channel's buffers}}
   "warpspec.consume"(%c) ({
-  ^bb0(%row: i32, %rows: i32, %head: i32, %b: !warpspec.buffer<64x128xbf16, smem>):
-    warpspec.release %c : !c
+  ^bb0(%s: !warpspec.slot, %row: i32, %rows: i32, %head: i32, %b: !warpspec.buffer<64x128xbf16, smem>):
+    warpspec.release %s
   }) : (!c) -> ()
   return
 }
@@ -1087,7 +1169,7 @@ func.func @negative_consume_body_arg_types(%c: !c) {
 !c = !warpspec.channel<[64x64xbf16], smem>
 func.func @negative_consume_no_release(%c: !c) {
   // expected-error @+1 {{'warpspec.consume' op body must release the slot exactly once, found 0 releases}}
-  warpspec.consume %c (%row, %rows, %head, %b) : !c {
+  warpspec.consume %c (%s, %row, %rows, %head, %b) : !c {
   }
   return
 }
@@ -1098,47 +1180,46 @@ func.func @negative_consume_no_release(%c: !c) {
 !c = !warpspec.channel<[64x64xbf16], smem>
 func.func @negative_consume_two_releases(%c: !c) {
   // expected-error @+1 {{'warpspec.consume' op body must release the slot exactly once, found 2 releases}}
-  warpspec.consume %c (%row, %rows, %head, %b) : !c {
-    warpspec.release %c : !c
-    warpspec.release %c : !c
+  warpspec.consume %c (%s, %row, %rows, %head, %b) : !c {
+    warpspec.release %s
+    warpspec.release %s
   }
   return
 }
 
 // -----
 
-// A release with no enclosing consume.
+// A release with no consume or get around it has no slot to name.
 !c = !warpspec.channel<[64x64xbf16], smem>
 func.func @negative_release_outside_consume(%c: !c) {
-  // expected-error @+1 {{'warpspec.release' op must follow a warpspec.get of the channel in the same block, or be directly inside a warpspec.consume of the same channel}}
-  warpspec.release %c : !c
+  // expected-error @+1 {{use of undeclared SSA value name}}
+  warpspec.release %s
   return
 }
 
 // -----
 
-// A release of another channel than the one being consumed.
+// The producer publishes its slot; it does not release it.
 !c = !warpspec.channel<[64x64xbf16], smem>
-func.func @negative_release_other_channel(%c: !c, %d: !c) {
-  warpspec.consume %c (%row, %rows, %head, %b) : !c {
-    warpspec.release %c : !c
-    // expected-error @+1 {{'warpspec.release' op must follow a warpspec.get of the channel in the same block, or be directly inside a warpspec.consume of the same channel}}
-    warpspec.release %d : !c
-  }
+func.func @negative_release_acquired_slot(%c: !c, %i: i32) {
+  %s, %b = warpspec.acquire %c : !c
+  // expected-error @+1 {{'warpspec.release' op releases a slot that the producer acquired; the producer publishes its slots with warpspec.commit}}
+  warpspec.release %s
+  warpspec.commit %s tile(%i, %i, %i)
   return
 }
 
 // -----
 
-// A release nested in a loop inside the consume body is not directly in it.
+// A release nested in a loop inside the consume body would give the slot
+// back once per iteration.
 !c = !warpspec.channel<[64x64xbf16], smem>
 func.func @negative_release_nested(%c: !c, %cu: memref<?xi32>, %n: index) {
-  warpspec.consume %c (%row, %rows, %head, %b) : !c {
-    warpspec.release %c : !c
+  warpspec.consume %c (%s, %row, %rows, %head, %b) : !c {
     warpspec.tile_loop (%r, %rs, %h) in %cu : memref<?xi32>
         heads(%n) tokens(%n) block_size(64) {
-      // expected-error @+1 {{'warpspec.release' op must follow a warpspec.get of the channel in the same block, or be directly inside a warpspec.consume of the same channel}}
-      warpspec.release %c : !c
+      // expected-error @+1 {{'warpspec.release' op releases the slot of the enclosing warpspec.consume from a nested block; the body releases it directly, once per slot}}
+      warpspec.release %s
     }
   }
   return
@@ -1156,14 +1237,15 @@ func.func @negative_get_twice(%i: i32) {
   warpspec.kernel chip("sm_100a") {
     %c = warpspec.channel "c" depth(2) : !c
     warpspec.partition "mma" role(mma) warps(4) regs(40) {
-      %b = warpspec.acquire %c : !c
-      warpspec.commit %c tile(%i, %i, %i) : !c
+      %s, %b = warpspec.acquire %c : !c
+      warpspec.commit %s tile(%i, %i, %i)
     }
     warpspec.partition "softmax" role(softmax) warps(4) regs(160) {
-      %b0 = warpspec.get %c : !c
+      %s0, %b0 = warpspec.get %c : !c
       // expected-error @+1 {{'warpspec.get' op takes a slot of the channel while the previous one is not released}}
-      %b1 = warpspec.get %c : !c
-      warpspec.release %c : !c
+      %s1, %b1 = warpspec.get %c : !c
+      warpspec.release %s0
+      warpspec.release %s1
     }
   }
   return
@@ -1171,25 +1253,24 @@ func.func @negative_get_twice(%i: i32) {
 
 // -----
 
-// The slot taken in the loop body is released after the loop, in another
-// block: the release has no get before it in its block (nor an enclosing
-// consume).
+// The slot is taken before the loop and released in its body, once per
+// tile: dominance allows it, the ring does not.
 !c = !warpspec.channel<[64x64xf32], tmem>
 func.func @negative_get_released_in_other_block(%cu: memref<?xi32>, %n: index,
                                                 %i: i32) {
   warpspec.kernel chip("sm_100a") {
     %c = warpspec.channel "c" depth(2) : !c
     warpspec.partition "mma" role(mma) warps(4) regs(40) {
-      %b = warpspec.acquire %c : !c
-      warpspec.commit %c tile(%i, %i, %i) : !c
+      %s, %b = warpspec.acquire %c : !c
+      warpspec.commit %s tile(%i, %i, %i)
     }
     warpspec.partition "softmax" role(softmax) warps(4) regs(160) {
+      %s, %b = warpspec.get %c : !c
       warpspec.tile_loop (%row, %rows, %head) in %cu : memref<?xi32>
           heads(%n) tokens(%n) block_size(64) {
-        %b = warpspec.get %c : !c
+        // expected-error @+1 {{'warpspec.release' op releases a slot that was not taken in the same block}}
+        warpspec.release %s
       }
-      // expected-error @+1 {{'warpspec.release' op must follow a warpspec.get of the channel in the same block, or be directly inside a warpspec.consume of the same channel}}
-      warpspec.release %c : !c
     }
   }
   return
@@ -1203,12 +1284,12 @@ func.func @negative_get_never_released(%i: i32) {
   warpspec.kernel chip("sm_100a") {
     %c = warpspec.channel "c" depth(2) : !c
     warpspec.partition "mma" role(mma) warps(4) regs(40) {
-      %b = warpspec.acquire %c : !c
-      warpspec.commit %c tile(%i, %i, %i) : !c
+      %s, %b = warpspec.acquire %c : !c
+      warpspec.commit %s tile(%i, %i, %i)
     }
     warpspec.partition "softmax" role(softmax) warps(4) regs(160) {
       // expected-error @+1 {{'warpspec.get' op slot is never released}}
-      %b = warpspec.get %c : !c
+      %s, %b = warpspec.get %c : !c
     }
   }
   return
@@ -1216,34 +1297,35 @@ func.func @negative_get_never_released(%i: i32) {
 
 // -----
 
-// One get, two releases: the second has no slot to give back.
+// One get, two releases.
 !c = !warpspec.channel<[64x64xf32], tmem>
 func.func @negative_get_released_twice(%c: !c) {
-  %b = warpspec.get %c : !c
-  warpspec.release %c : !c
-  // expected-error @+1 {{'warpspec.release' op must follow a warpspec.get of the channel in the same block, or be directly inside a warpspec.consume of the same channel}}
-  warpspec.release %c after_mma : !c
+  %s, %b = warpspec.get %c : !c
+  warpspec.release %s
+  // expected-error @+1 {{'warpspec.release' op releases a slot that is already released; each slot is released once}}
+  warpspec.release %s after_mma
   return
 }
 
 // -----
 
-// A get of the channel the enclosing consume iterates over: the body's one
-// release would give back the get's slot, never the consume's.
+// A get of the channel the enclosing consume iterates over takes a second
+// slot of the ring while the consume's is held.
 !c = !warpspec.channel<[64x64xbf16], smem>
 func.func @negative_get_inside_consume_of_same_channel(%i: i32) {
   warpspec.kernel chip("sm_90a") {
     %c = warpspec.channel "c" depth(2) : !c
     warpspec.partition "load" role(load) warps(4) regs(40) {
-      %b = warpspec.acquire %c : !c
-      warpspec.commit %c tile(%i, %i, %i) : !c
+      %s, %b = warpspec.acquire %c : !c
+      warpspec.commit %s tile(%i, %i, %i)
       warpspec.close %c : !c
     }
     warpspec.partition "compute" role(compute) warps(4) regs(232) {
-      warpspec.consume %c (%row, %rows, %head, %b) : !c {
+      warpspec.consume %c (%s, %row, %rows, %head, %b) : !c {
         // expected-error @+1 {{'warpspec.get' op takes a slot of the channel the enclosing warpspec.consume iterates over; the consume's own slot would never be released}}
-        %x = warpspec.get %c : !c
-        warpspec.release %c : !c
+        %s2, %x = warpspec.get %c : !c
+        warpspec.release %s2
+        warpspec.release %s
       }
     }
   }
@@ -1252,16 +1334,68 @@ func.func @negative_get_inside_consume_of_same_channel(%i: i32) {
 
 // -----
 
-// The generic form cannot give get other results than the channel's buffers
-// (InferTypeOpInterface checks them).
+// The generic form cannot give get other results than the slot and the
+// channel's buffers (InferTypeOpInterface checks them).
 !c = !warpspec.channel<[64x64xf32], tmem>
 func.func @negative_get_result_types(%c: !c) {
-  // expected-error @+2 {{'warpspec.get' op inferred type(s) '!warpspec.buffer<64x64xf32, tmem>' are incompatible with return type(s) of operation '!warpspec.buffer<64x64xf32, smem>'}}
+  // expected-error @+2 {{'warpspec.get' op inferred type(s) '!warpspec.slot', '!warpspec.buffer<64x64xf32, tmem>' are incompatible with return type(s) of operation '!warpspec.slot', '!warpspec.buffer<64x64xf32, smem>'}}
   // expected-error @+1 {{'warpspec.get' op failed to infer returned types}}
-  %b = "warpspec.get"(%c) : (!c) -> !warpspec.buffer<64x64xf32, smem>
+  %s, %b = "warpspec.get"(%c) : (!c) -> (!warpspec.slot, !warpspec.buffer<64x64xf32, smem>)
+  warpspec.release %s
   return
 }
 
+// -----
+
+// The position is in the record the producer commits: a producer's own slot
+// has none to read yet.
+!c = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_tile_position_of_acquired_slot(%c: !c, %i: i32) {
+  %s, %b = warpspec.acquire %c : !c
+  // expected-error @+1 {{'warpspec.tile_position' op reads the position of a slot that the producer acquired; a consumer reads the position the producer committed with the slot}}
+  %p = warpspec.tile_position %s
+  warpspec.commit %s tile(%i, %i, %i) position(%p)
+  return
+}
+
+// -----
+
+// Issue 16's reproducer: partition "b" asks for the tile position of a slot
+// of the channel that partition "a" consumes. With slots as values it cannot
+// be written: the slot of "a" is not defined in "b" (before, this verified
+// and the lowering failed with "operand #0 does not dominate this use").
+!one = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_tile_position_of_another_partition(
+    %cu: memref<?xi32>, %n: index) {
+  warpspec.kernel chip("sm_90a") {
+    %x = warpspec.channel "x" depth(1) : !one
+    %y = warpspec.channel "y" depth(1) : !one
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      warpspec.tile_loop (%row, %rows, %head, %p) in %cu : memref<?xi32>
+          heads(%n) tokens(%n) block_size(64) {
+        %sx, %bx = warpspec.acquire %x : !one
+        warpspec.commit %sx tile(%row, %rows, %head) position(%p)
+        %sy, %by = warpspec.acquire %y : !one
+        warpspec.commit %sy tile(%row, %rows, %head) position(%p)
+      }
+      warpspec.close %x : !one
+      warpspec.close %y : !one
+    }
+    warpspec.partition "a" role(compute) warps(4) regs(200) {
+      warpspec.consume %x (%xslot, %row, %rows, %head, %xt) : !one {
+        warpspec.release %xslot
+      }
+    }
+    warpspec.partition "b" role(compute) warps(4) regs(200) {
+      warpspec.consume %y (%yslot, %row, %rows, %head, %yt) : !one {
+        // expected-error @+1 {{use of undeclared SSA value name}}
+        %pos = warpspec.tile_position %xslot
+        warpspec.release %yslot
+      }
+    }
+  }
+  return
+}
 //===----------------------------------------------------------------------===//
 // warpspec.scratch
 //===----------------------------------------------------------------------===//
@@ -2390,17 +2524,17 @@ func.func @negative_store_staging_channel_slot(%v: !warpspec.acc<64x128xf32>,
   warpspec.kernel chip("sm_90a") {
     %c = warpspec.channel "c" depth(2) : !c
     warpspec.partition "load" role(load) warps(4) regs(40) {
-      %b = warpspec.acquire %c : !c
-      warpspec.commit %c tile(%i, %i, %i) : !c
+      %c_slot, %b = warpspec.acquire %c : !c
+      warpspec.commit %c_slot tile(%i, %i, %i)
       warpspec.close %c : !c
     }
     warpspec.partition "compute" role(compute) warps(4) regs(232) {
-      warpspec.consume %c (%row, %rows, %head, %b) : !c {
+      warpspec.consume %c (%c_slot1, %row, %rows, %head, %b) : !c {
         // expected-error @+1 {{'warpspec.store' op staging buffer must be a warpspec.scratch of the partition}}
         warpspec.store %v to %o[%row, %head] rows(%rows) via(%b)
             : !warpspec.acc<64x128xf32>, memref<?x4x128xbf16>,
               !warpspec.buffer<64x128xbf16, smem>
-        warpspec.release %c : !c
+        warpspec.release %c_slot1
       }
     }
   }
@@ -2465,14 +2599,14 @@ func.func @negative_acquire_l2_prefetch_without_copies(%cu: memref<5xi32>) {
       warpspec.tile_loop (%row, %rows, %head) in %cu : memref<5xi32>
           heads(%heads) tokens(%tokens) block_size(64) {
         // expected-error @+1 {{'warpspec.acquire' op with l2_prefetch has no warpspec.tma_load into its slot to prefetch for}}
-        %q, %k, %v = warpspec.acquire %qkv {l2_prefetch} : !qkv
-        warpspec.commit %qkv tile(%row, %rows, %head) : !qkv
+        %qkv_slot, %q, %k, %v = warpspec.acquire %qkv {l2_prefetch} : !qkv
+        warpspec.commit %qkv_slot tile(%row, %rows, %head)
       }
       warpspec.close %qkv : !qkv
     }
     warpspec.partition "compute" role(compute) warps(4) regs(232) {
-      warpspec.consume %qkv (%row, %rows, %head, %q, %k, %v) : !qkv {
-        warpspec.release %qkv : !qkv
+      warpspec.consume %qkv (%qkv_slot1, %row, %rows, %head, %q, %k, %v) : !qkv {
+        warpspec.release %qkv_slot1
       }
     }
   }
@@ -2494,18 +2628,18 @@ func.func @negative_acquire_l2_prefetch_late_coordinates(
       warpspec.tile_loop (%row, %rows, %head) in %cu : memref<5xi32>
           heads(%heads) tokens(%tokens) block_size(64) {
         // expected-error @+1 {{'warpspec.acquire' op with l2_prefetch needs the coordinates of the copies into its slot before it, but a warpspec.tma_load uses one computed after it}}
-        %qb, %kb, %vb = warpspec.acquire %qkv {l2_prefetch} : !qkv
+        %qkv_slot, %qb, %kb, %vb = warpspec.acquire %qkv {l2_prefetch} : !qkv
         %c64 = arith.constant 64 : i32
         %next = arith.addi %row, %c64 : i32
         warpspec.tma_load %q[%next, %head] into %qb
             : memref<?x8x64xf16>, !warpspec.buffer<64x64xf16, smem>
-        warpspec.commit %qkv tile(%row, %rows, %head) : !qkv
+        warpspec.commit %qkv_slot tile(%row, %rows, %head)
       }
       warpspec.close %qkv : !qkv
     }
     warpspec.partition "compute" role(compute) warps(4) regs(232) {
-      warpspec.consume %qkv (%row, %rows, %head, %qt, %kt, %vt) : !qkv {
-        warpspec.release %qkv : !qkv
+      warpspec.consume %qkv (%qkv_slot1, %row, %rows, %head, %qt, %kt, %vt) : !qkv {
+        warpspec.release %qkv_slot1
       }
     }
   }

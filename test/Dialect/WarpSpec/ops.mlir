@@ -38,21 +38,21 @@
 // CHECK: %[[QKV:.*]] = warpspec.channel "qkv" depth(4) {barrier_offset = 229376 : i64, buffer_offset = 0 : i64, info_offset = 229440 : i64, slot_stride = 49152 : i64} : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
 // CHECK: warpspec.partition "load" role(load) warps(4) regs(40) {
 // CHECK-NEXT: warpspec.tile_loop (%[[ROW:.*]], %[[ROWS:.*]], %[[HEAD:.*]]) in %[[CU:.*]] : memref<?xi32> heads(%[[H]]) tokens(%[[T]]) block_size(64) {
-// CHECK-NEXT: %[[BUFS:.*]]:3 = warpspec.acquire %[[QKV]] : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
+// CHECK-NEXT: %[[SLOT:.*]], %[[BUFS:.*]]:3 = warpspec.acquire %[[QKV]] : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
 // CHECK-NEXT: warpspec.tma_load %[[Q]][%[[ROW]], %[[HEAD]]] into %[[BUFS]]#0 : memref<?x4x128xbf16>, <64x128xbf16, smem>
 // CHECK-NEXT: warpspec.tma_load %{{.*}}[%[[ROW]], %[[HEAD]]] into %[[BUFS]]#1
 // CHECK-NEXT: warpspec.tma_load %{{.*}}[%[[ROW]], %[[HEAD]]] into %[[BUFS]]#2
-// CHECK-NEXT: warpspec.commit %[[QKV]] tile(%[[ROW]], %[[ROWS]], %[[HEAD]]) : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
+// CHECK-NEXT: warpspec.commit %[[SLOT]] tile(%[[ROW]], %[[ROWS]], %[[HEAD]]){{$}}
 // CHECK-NEXT: }
 // CHECK-NEXT: warpspec.close %[[QKV]] : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
 // CHECK-NEXT: }
 // CHECK-NEXT: warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
 // CHECK-NEXT: %[[OBUF:.*]] = warpspec.scratch {offset = 196608 : i64, replica_stride = 16384 : i64} : <64x128xbf16, smem>
-// CHECK-NEXT: warpspec.consume %[[QKV]] (%[[CROW:.*]], %[[CROWS:.*]], %[[CHEAD:.*]], %[[CQ:.*]], %[[CK:.*]], %[[CV:.*]]) : !warpspec.channel<[64x128xbf16, 64x128xbf16, 64x128xbf16], smem> {
+// CHECK-NEXT: warpspec.consume %[[QKV]] (%[[CSLOT:.*]], %[[CROW:.*]], %[[CROWS:.*]], %[[CHEAD:.*]], %[[CQ:.*]], %[[CK:.*]], %[[CV:.*]]) : !warpspec.channel<[64x128xbf16, 64x128xbf16, 64x128xbf16], smem> {
 // CHECK-NEXT: %[[S:.*]] = warpspec.mma %[[CQ]], %[[CK]] {transpose_b} : !warpspec.buffer<64x128xbf16, smem>, <64x128xbf16, smem> -> <64x64xf32>
 // CHECK-NEXT: %[[P:.*]], %[[L:.*]] = warpspec.softmax %[[S]] valid_cols(%[[CROWS]]) scale(%[[SCALE]]) : <64x64xf32> -> <64x64xbf16>, <64xf32>
 // CHECK-NEXT: %[[O:.*]] = warpspec.mma %[[P]], %[[CV]] : !warpspec.acc<64x64xbf16>, <64x128xbf16, smem> -> <64x128xf32>
-// CHECK-NEXT: warpspec.release %[[QKV]] : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
+// CHECK-NEXT: warpspec.release %[[CSLOT]]{{$}}
 // CHECK-NEXT: warpspec.store %[[O]] to %{{.*}}[%[[CROW]], %[[CHEAD]]] rows(%[[CROWS]]) divide_by(%[[L]]) via(%[[OBUF]]) : <64x128xf32>, memref<?x4x128xbf16>, !warpspec.rows<64xf32>, !warpspec.buffer<64x128xbf16, smem>
 // CHECK-NEXT: }
 // CHECK-NEXT: }
@@ -78,18 +78,18 @@ func.func @hopper_forward_bf16_d128(%q: !act {blockattn.name = "q"},
     warpspec.partition "load" role(load) warps(4) regs(40) {
       warpspec.tile_loop (%row, %rows, %head) in %cu : !cu
           heads(%heads) tokens(%tokens) block_size(64) {
-        %qb, %kb, %vb = warpspec.acquire %qkv : !qkv
+        %qkv_slot, %qb, %kb, %vb = warpspec.acquire %qkv : !qkv
         warpspec.tma_load %q[%row, %head] into %qb : !act, !tile
         warpspec.tma_load %k[%row, %head] into %kb : !act, !tile
         warpspec.tma_load %v[%row, %head] into %vb : !act, !tile
-        warpspec.commit %qkv tile(%row, %rows, %head) : !qkv
+        warpspec.commit %qkv_slot tile(%row, %rows, %head)
       }
       warpspec.close %qkv : !qkv
     }
     warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
       %obuf = warpspec.scratch {offset = 196608 : i64, replica_stride = 16384 : i64}
           : !tile
-      warpspec.consume %qkv (%row, %rows, %head, %qt, %kt, %vt) : !qkv {
+      warpspec.consume %qkv (%qkv_slot1, %row, %rows, %head, %qt, %kt, %vt) : !qkv {
         %s = warpspec.mma %qt, %kt {transpose_b}
             : !tile, !tile -> !warpspec.acc<64x64xf32>
         %p, %l = warpspec.softmax %s valid_cols(%rows) scale(%scale)
@@ -97,7 +97,7 @@ func.func @hopper_forward_bf16_d128(%q: !act {blockattn.name = "q"},
             -> !warpspec.acc<64x64xbf16>, !warpspec.rows<64xf32>
         %out = warpspec.mma %p, %vt
             : !warpspec.acc<64x64xbf16>, !tile -> !warpspec.acc<64x128xf32>
-        warpspec.release %qkv : !qkv
+        warpspec.release %qkv_slot1
         warpspec.store %out to %o[%row, %head] rows(%rows) divide_by(%l)
             via(%obuf)
             : !warpspec.acc<64x128xf32>, !act, !warpspec.rows<64xf32>, !tile
@@ -142,18 +142,18 @@ func.func @hopper_forward_scratch_runtime_scale(
     warpspec.partition "load" role(load) warps(4) regs(40) {
       warpspec.tile_loop (%row, %rows, %head) in %cu : !cu
           heads(%heads) tokens(%tokens) block_size(64) {
-        %qb, %kb, %vb = warpspec.acquire %qkv : !qkv
+        %qkv_slot, %qb, %kb, %vb = warpspec.acquire %qkv : !qkv
         warpspec.tma_load %q[%row, %head] into %qb : !act, !tile
         warpspec.tma_load %k[%row, %head] into %kb : !act, !tile
         warpspec.tma_load %v[%row, %head] into %vb : !act, !tile
-        warpspec.commit %qkv tile(%row, %rows, %head) : !qkv
+        warpspec.commit %qkv_slot tile(%row, %rows, %head)
       }
       warpspec.close %qkv : !qkv
     }
     warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
       %pbuf = warpspec.scratch {offset = 196608 : i64, replica_stride = 8192 : i64}
           : !warpspec.buffer<64x64xbf16, smem>
-      warpspec.consume %qkv (%row, %rows, %head, %qt, %kt, %vt) : !qkv {
+      warpspec.consume %qkv (%qkv_slot1, %row, %rows, %head, %qt, %kt, %vt) : !qkv {
         %s = warpspec.mma %qt, %kt {transpose_b}
             : !tile, !tile -> !warpspec.acc<64x64xf32>
         %p, %l = warpspec.softmax %s valid_cols(%rows) scale(%scale)
@@ -164,7 +164,7 @@ func.func @hopper_forward_scratch_runtime_scale(
         %out = warpspec.mma %pbuf, %vt
             : !warpspec.buffer<64x64xbf16, smem>, !tile
             -> !warpspec.acc<64x128xf32>
-        warpspec.release %qkv : !qkv
+        warpspec.release %qkv_slot1
         warpspec.store %out to %o[%row, %head] rows(%rows) divide_by(%l)
             : !warpspec.acc<64x128xf32>, !act, !warpspec.rows<64xf32>
       }
@@ -200,17 +200,17 @@ func.func @hopper_forward_f16_d64_three_replicas(%q: !act64, %k: !act64,
     warpspec.partition "load" role(load) warps(4) regs(40) {
       warpspec.tile_loop (%row, %rows, %head) in %cu : memref<5xi32>
           heads(%heads) tokens(%tokens) block_size(64) {
-        %qb, %kb, %vb = warpspec.acquire %qkv : !qkv64
+        %qkv_slot, %qb, %kb, %vb = warpspec.acquire %qkv : !qkv64
         warpspec.tma_load %q[%row, %head] into %qb : !act64, !tile64
         warpspec.tma_load %k[%row, %head] into %kb : !act64, !tile64
         warpspec.tma_load %v[%row, %head] into %vb : !act64, !tile64
-        warpspec.commit %qkv tile(%row, %rows, %head) : !qkv64
+        warpspec.commit %qkv_slot tile(%row, %rows, %head)
       }
       warpspec.close %qkv : !qkv64
     }
     warpspec.partition "compute" role(compute) warps(4) regs(152) replicas(3) {
       %obuf = warpspec.scratch : !tile64
-      warpspec.consume %qkv (%row, %rows, %head, %qt, %kt, %vt) : !qkv64 {
+      warpspec.consume %qkv (%qkv_slot1, %row, %rows, %head, %qt, %kt, %vt) : !qkv64 {
         %s = warpspec.mma %qt, %kt {transpose_b}
             : !tile64, !tile64 -> !warpspec.acc<64x64xf32>
         %p, %l = warpspec.softmax %s valid_cols(%rows) scale(%scale)
@@ -218,7 +218,7 @@ func.func @hopper_forward_f16_d64_three_replicas(%q: !act64, %k: !act64,
             -> !warpspec.acc<64x64xf16>, !warpspec.rows<64xf32>
         %out = warpspec.mma %p, %vt
             : !warpspec.acc<64x64xf16>, !tile64 -> !warpspec.acc<64x64xf32>
-        warpspec.release %qkv : !qkv64
+        warpspec.release %qkv_slot1
         warpspec.store %out to %o[%row, %head] rows(%rows) divide_by(%l)
             via(%obuf)
             : !warpspec.acc<64x64xf32>, !act64, !warpspec.rows<64xf32>, !tile64
@@ -244,14 +244,14 @@ func.func @hopper_forward_f16_d64_three_replicas(%q: !act64, %k: !act64,
 // CHECK: %[[SCALE:.*]] = arith.constant 0.0883883461 : f32
 // CHECK: %[[RING:.*]] = warpspec.channel "qkvdo" depth(2) {barrier_offset = 196608 : i64, buffer_offset = 0 : i64, info_offset = 196640 : i64, slot_stride = 65536 : i64} : <[64x128xbf16, 64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
 // CHECK: warpspec.partition "load" role(load) warps(4) regs(40) {
-// CHECK: %[[BUFS:.*]]:4 = warpspec.acquire %[[RING]] {l2_prefetch} :
+// CHECK: %[[SLOT:.*]], %[[BUFS:.*]]:4 = warpspec.acquire %[[RING]] {l2_prefetch} :
 // CHECK-COUNT-4: warpspec.tma_load
-// CHECK-NEXT: warpspec.commit %[[RING]]
+// CHECK-NEXT: warpspec.commit %[[SLOT]]
 // CHECK: warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
 // CHECK-NEXT: %[[PBUF:.*]] = warpspec.scratch {offset = 131072 : i64, replica_stride = 8192 : i64} : <64x64xbf16, smem>
 // CHECK-NEXT: %[[DSBUF:.*]] = warpspec.scratch {offset = 147456 : i64, replica_stride = 8192 : i64} : <64x64xbf16, smem>
 // CHECK-NEXT: %[[STAGE:.*]] = warpspec.scratch {offset = 163840 : i64, replica_stride = 16384 : i64} : <64x128xbf16, smem>
-// CHECK-NEXT: warpspec.consume %[[RING]] (%[[ROW:.*]], %[[ROWS:.*]], %[[HEAD:.*]], %[[QT:.*]], %[[KT:.*]], %[[VT:.*]], %[[DOT:.*]]) : !warpspec.channel<[64x128xbf16, 64x128xbf16, 64x128xbf16, 64x128xbf16], smem> {
+// CHECK-NEXT: warpspec.consume %[[RING]] (%[[CSLOT:.*]], %[[ROW:.*]], %[[ROWS:.*]], %[[HEAD:.*]], %[[QT:.*]], %[[KT:.*]], %[[VT:.*]], %[[DOT:.*]]) : !warpspec.channel<[64x128xbf16, 64x128xbf16, 64x128xbf16, 64x128xbf16], smem> {
 // CHECK-NEXT: %[[S:.*]] = warpspec.mma %[[QT]], %[[KT]] {transpose_b} : !warpspec.buffer<64x128xbf16, smem>, <64x128xbf16, smem> -> <64x64xf32>
 // CHECK-NEXT: %[[P:.*]], %{{.*}} = warpspec.softmax %[[S]] valid_cols(%[[ROWS]]) valid_rows(%[[ROWS]]) scale(%[[SCALE]]) normalize : <64x64xf32> -> <64x64xf32>, <64xf32>
 // CHECK-NEXT: warpspec.write %[[P]], %[[PBUF]] : <64x64xf32>, <64x64xbf16, smem>
@@ -263,7 +263,7 @@ func.func @hopper_forward_f16_d64_three_replicas(%q: !act64, %k: !act64,
 // CHECK-NEXT: %[[DK:.*]] = warpspec.mma %[[DSBUF]], %[[QT]] {transpose_a} : !warpspec.buffer<64x64xbf16, smem>, <64x128xbf16, smem> -> <64x128xf32>
 // CHECK-NEXT: warpspec.store %[[DK]] to %{{.*}}[%[[ROW]], %[[HEAD]]] rows(%[[ROWS]]) via(%[[STAGE]]) bulk : <64x128xf32>, memref<?x4x128xbf16>, !warpspec.buffer<64x128xbf16, smem>
 // CHECK-NEXT: %[[DQ:.*]] = warpspec.mma %[[DS]], %[[KT]] : !warpspec.acc<64x64xbf16>, <64x128xbf16, smem> -> <64x128xf32>
-// CHECK-NEXT: warpspec.release %[[RING]]
+// CHECK-NEXT: warpspec.release %[[CSLOT]]
 // CHECK-NEXT: warpspec.store %[[DQ]] to %{{.*}}[%[[ROW]], %[[HEAD]]] rows(%[[ROWS]]) via(%[[STAGE]]) bulk : <64x128xf32>, memref<?x4x128xbf16>, !warpspec.buffer<64x128xbf16, smem>
 // CHECK-NEXT: }
 // CHECK-NEXT: }
@@ -293,12 +293,12 @@ func.func @hopper_backward_bf16_d128(%q: !act {blockattn.name = "q"},
     warpspec.partition "load" role(load) warps(4) regs(40) {
       warpspec.tile_loop (%row, %rows, %head) in %cu : !cu
           heads(%heads) tokens(%tokens) block_size(64) {
-        %qb, %kb, %vb, %dob = warpspec.acquire %ring {l2_prefetch} : !qkvdo
+        %ring_slot, %qb, %kb, %vb, %dob = warpspec.acquire %ring {l2_prefetch} : !qkvdo
         warpspec.tma_load %q[%row, %head] into %qb : !act, !tile
         warpspec.tma_load %k[%row, %head] into %kb : !act, !tile
         warpspec.tma_load %v[%row, %head] into %vb : !act, !tile
         warpspec.tma_load %do[%row, %head] into %dob : !act, !tile
-        warpspec.commit %ring tile(%row, %rows, %head) : !qkvdo
+        warpspec.commit %ring_slot tile(%row, %rows, %head)
       }
       warpspec.close %ring : !qkvdo
     }
@@ -309,7 +309,7 @@ func.func @hopper_backward_bf16_d128(%q: !act {blockattn.name = "q"},
           : !warpspec.buffer<64x64xbf16, smem>
       %stage = warpspec.scratch {offset = 163840 : i64, replica_stride = 16384 : i64}
           : !tile
-      warpspec.consume %ring (%row, %rows, %head, %qt, %kt, %vt, %dot) : !qkvdo {
+      warpspec.consume %ring (%ring_slot1, %row, %rows, %head, %qt, %kt, %vt, %dot) : !qkvdo {
         %s = warpspec.mma %qt, %kt {transpose_b}
             : !tile, !tile -> !warpspec.acc<64x64xf32>
         %p, %l = warpspec.softmax %s valid_cols(%rows) valid_rows(%rows)
@@ -337,7 +337,7 @@ func.func @hopper_backward_bf16_d128(%q: !act {blockattn.name = "q"},
             : !warpspec.acc<64x128xf32>, !act, !tile
         %dqt = warpspec.mma %ds, %kt
             : !warpspec.acc<64x64xbf16>, !tile -> !warpspec.acc<64x128xf32>
-        warpspec.release %ring : !qkvdo
+        warpspec.release %ring_slot1
         warpspec.store %dqt to %dq[%row, %head] rows(%rows) via(%stage) bulk
             : !warpspec.acc<64x128xf32>, !act, !tile
       }
@@ -361,13 +361,13 @@ func.func @hopper_backward_bf16_d128(%q: !act {blockattn.name = "q"},
 // CHECK: %[[E:.*]] = warpspec.channel "s_epi" depth(1) {barrier_offset = 131136 : i64, buffer_offset = 98304 : i64, info_offset = 131216 : i64, slot_stride = 32768 : i64} : <[64x128xf32], smem>
 // CHECK: warpspec.partition "load" role(load) warps(4) regs(40) {
 // CHECK: warpspec.partition "mma" role(mma) warps(4) regs(40) {
-// CHECK-NEXT: warpspec.consume %[[QKV]] (
-// CHECK-NEXT: %{{.*}}:2 = warpspec.acquire %[[S]] : <[128x64xf32, 128x128xf32], tmem>
-// CHECK-NEXT: warpspec.commit %[[S]] tile(
-// CHECK-NEXT: warpspec.release %[[QKV]]
+// CHECK-NEXT: warpspec.consume %[[QKV]] (%[[CSLOT:[^,]*]],
+// CHECK-NEXT: %[[SSLOT:.*]], %{{.*}}:2 = warpspec.acquire %[[S]] : <[128x64xf32, 128x128xf32], tmem>
+// CHECK-NEXT: warpspec.commit %[[SSLOT]] tile(
+// CHECK-NEXT: warpspec.release %[[CSLOT]]
 // CHECK: warpspec.close %[[S]]
 // CHECK: warpspec.partition "softmax" role(softmax) warps(4) regs(144) replicas(2) {
-// CHECK-NEXT: warpspec.consume %[[S]] (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : !warpspec.channel<[128x64xf32, 128x128xf32], tmem> {
+// CHECK-NEXT: warpspec.consume %[[S]] (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : !warpspec.channel<[128x64xf32, 128x128xf32], tmem> {
 // CHECK: warpspec.partition "epilogue" role(epilogue) warps(4) regs(80) {
 // CHECK-NEXT: warpspec.consume %[[E]]
 // CHECK: warpspec.consume %[[QKV]]
@@ -388,40 +388,40 @@ func.func @blackwell_all_roles(%q: !act, %k: !act, %v: !act, %cu: !cu,
     warpspec.partition "load" role(load) warps(4) regs(40) {
       warpspec.tile_loop (%row, %rows, %head) in %cu : !cu
           heads(%heads) tokens(%tokens) block_size(64) {
-        %qb, %kb, %vb = warpspec.acquire %qkv : !qkv
+        %qkv_slot, %qb, %kb, %vb = warpspec.acquire %qkv : !qkv
         warpspec.tma_load %q[%row, %head] into %qb : !act, !tile
         warpspec.tma_load %k[%row, %head] into %kb : !act, !tile
         warpspec.tma_load %v[%row, %head] into %vb : !act, !tile
-        warpspec.commit %qkv tile(%row, %rows, %head) : !qkv
+        warpspec.commit %qkv_slot tile(%row, %rows, %head)
       }
       warpspec.close %qkv : !qkv
     }
     warpspec.partition "mma" role(mma) warps(4) regs(40) {
-      warpspec.consume %qkv (%row, %rows, %head, %qt, %kt, %vt) : !qkv {
-        %sb, %ob = warpspec.acquire %s : !s
-        warpspec.commit %s tile(%row, %rows, %head) : !s
-        warpspec.release %qkv : !qkv
+      warpspec.consume %qkv (%qkv_slot1, %row, %rows, %head, %qt, %kt, %vt) : !qkv {
+        %s_slot, %sb, %ob = warpspec.acquire %s : !s
+        warpspec.commit %s_slot tile(%row, %rows, %head)
+        warpspec.release %qkv_slot1
       }
       warpspec.close %s : !s
     }
     warpspec.partition "softmax" role(softmax) warps(4) regs(144) replicas(2) {
-      warpspec.consume %s (%row, %rows, %head, %sb, %ob) : !s {
-        warpspec.release %s : !s
+      warpspec.consume %s (%s_slot1, %row, %rows, %head, %sb, %ob) : !s {
+        warpspec.release %s_slot1
       }
     }
     warpspec.partition "epilogue" role(epilogue) warps(4) regs(80) {
-      warpspec.consume %e (%row, %rows, %head, %eb) : !e {
-        warpspec.release %e : !e
+      warpspec.consume %e (%e_slot, %row, %rows, %head, %eb) : !e {
+        warpspec.release %e_slot
       }
-      warpspec.consume %qkv (%row, %rows, %head, %qt, %kt, %vt) : !qkv {
-        warpspec.release %qkv : !qkv
+      warpspec.consume %qkv (%qkv_slot2, %row, %rows, %head, %qt, %kt, %vt) : !qkv {
+        warpspec.release %qkv_slot2
       }
     }
     warpspec.partition "softmax_epi" role(softmax) warps(4) regs(24) {
       warpspec.tile_loop (%row, %rows, %head) in %cu : !cu
           heads(%heads) tokens(%tokens) block_size(64) {
-        %eb = warpspec.acquire %e : !e
-        warpspec.commit %e tile(%row, %rows, %head) : !e
+        %e_slot1, %eb = warpspec.acquire %e : !e
+        warpspec.commit %e_slot1 tile(%row, %rows, %head)
       }
       warpspec.close %e : !e
     }
@@ -449,31 +449,31 @@ func.func @blackwell_all_roles(%q: !act, %k: !act, %v: !act, %cu: !cu,
 // CHECK-NEXT: %[[P:.*]] = warpspec.channel "p" depth(2) {barrier_offset = 229472 : i64, info_offset = 229632 : i64, tmem_slots = array<i64: 0, 64, 16, 64>} : <[64x64xbf16], tmem>
 // CHECK-NEXT: %[[O:.*]] = warpspec.channel "o" depth(2) {barrier_offset = 229504 : i64, info_offset = 229664 : i64, tmem_slots = array<i64: 0, 96, 16, 96>} : <[64x128xf32], tmem>
 // CHECK: warpspec.partition "mma" role(mma) warps(4) regs(40) {
-// CHECK-NEXT: warpspec.consume %[[QKV]] (%[[ROW:.*]], %[[ROWS:.*]], %[[HEAD:.*]], %[[QT:.*]], %[[KT:.*]], %[[VT:.*]]) : !warpspec.channel<[64x128xbf16, 64x128xbf16, 64x128xbf16], smem> {
-// CHECK-NEXT: %[[SB:.*]] = warpspec.acquire %[[S]] : <[64x64xf32], tmem>
+// CHECK-NEXT: warpspec.consume %[[QKV]] (%[[QSLOT:.*]], %[[ROW:.*]], %[[ROWS:.*]], %[[HEAD:.*]], %[[QT:.*]], %[[KT:.*]], %[[VT:.*]]) : !warpspec.channel<[64x128xbf16, 64x128xbf16, 64x128xbf16], smem> {
+// CHECK-NEXT: %[[SS:.*]], %[[SB:.*]] = warpspec.acquire %[[S]] : <[64x64xf32], tmem>
 // CHECK-NEXT: warpspec.mma_async %[[QT]], %[[KT]] into %[[SB]] {transpose_b} : <64x128xbf16, smem>, <64x128xbf16, smem>, <64x64xf32, tmem>
-// CHECK-NEXT: warpspec.commit %[[S]] tile(%[[ROW]], %[[ROWS]], %[[HEAD]]) : <[64x64xf32], tmem>
-// CHECK-NEXT: %[[PB:.*]] = warpspec.get %[[P]] : <[64x64xbf16], tmem>
-// CHECK-NEXT: %[[OB:.*]] = warpspec.acquire %[[O]] : <[64x128xf32], tmem>
+// CHECK-NEXT: warpspec.commit %[[SS]] tile(%[[ROW]], %[[ROWS]], %[[HEAD]]){{$}}
+// CHECK-NEXT: %[[PS:.*]], %[[PB:.*]] = warpspec.get %[[P]] : <[64x64xbf16], tmem>
+// CHECK-NEXT: %[[OS:.*]], %[[OB:.*]] = warpspec.acquire %[[O]] : <[64x128xf32], tmem>
 // CHECK-NEXT: warpspec.mma_async %[[PB]], %[[VT]] into %[[OB]] : <64x64xbf16, tmem>, <64x128xbf16, smem>, <64x128xf32, tmem>
-// CHECK-NEXT: warpspec.commit %[[O]] tile(%[[ROW]], %[[ROWS]], %[[HEAD]]) : <[64x128xf32], tmem>
-// CHECK-NEXT: warpspec.release %[[P]] after_mma : <[64x64xbf16], tmem>
-// CHECK-NEXT: warpspec.release %[[QKV]] after_mma : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
+// CHECK-NEXT: warpspec.commit %[[OS]] tile(%[[ROW]], %[[ROWS]], %[[HEAD]]){{$}}
+// CHECK-NEXT: warpspec.release %[[PS]] after_mma{{$}}
+// CHECK-NEXT: warpspec.release %[[QSLOT]] after_mma{{$}}
 // CHECK-NEXT: }
 // CHECK-NEXT: warpspec.close %[[S]] : <[64x64xf32], tmem>
 // CHECK-NEXT: }
 // CHECK-NEXT: warpspec.partition "softmax" role(softmax) warps(4) regs(216) replicas(2) {
 // CHECK-NEXT: %[[STAGE:.*]] = warpspec.scratch {offset = 196608 : i64, replica_stride = 16384 : i64} : <64x128xbf16, smem>
-// CHECK-NEXT: warpspec.consume %[[S]] (%[[R:.*]], %[[RS:.*]], %[[H:.*]], %[[SSLOT:.*]]) : !warpspec.channel<[64x64xf32], tmem> {
+// CHECK-NEXT: warpspec.consume %[[S]] (%[[SS:.*]], %[[R:.*]], %[[RS:.*]], %[[H:.*]], %[[SSLOT:.*]]) : !warpspec.channel<[64x64xf32], tmem> {
 // CHECK-NEXT: %[[SV:.*]] = warpspec.tmem_load %[[SSLOT]] : <64x64xf32, tmem> -> <64x64xf32>
-// CHECK-NEXT: warpspec.release %[[S]] : <[64x64xf32], tmem>
+// CHECK-NEXT: warpspec.release %[[SS]]{{$}}
 // CHECK-NEXT: %[[PR:.*]], %[[L:.*]] = warpspec.softmax %[[SV]] valid_cols(%[[RS]]) scale(%{{.*}}) : <64x64xf32> -> <64x64xbf16>, <64xf32>
-// CHECK-NEXT: %[[PSLOT:.*]] = warpspec.acquire %[[P]] : <[64x64xbf16], tmem>
+// CHECK-NEXT: %[[PS:.*]], %[[PSLOT:.*]] = warpspec.acquire %[[P]] : <[64x64xbf16], tmem>
 // CHECK-NEXT: warpspec.tmem_store %[[PR]], %[[PSLOT]] : <64x64xbf16>, <64x64xbf16, tmem>
-// CHECK-NEXT: warpspec.commit %[[P]] tile(%[[R]], %[[RS]], %[[H]]) : <[64x64xbf16], tmem>
-// CHECK-NEXT: %[[OSLOT:.*]] = warpspec.get %[[O]] : <[64x128xf32], tmem>
+// CHECK-NEXT: warpspec.commit %[[PS]] tile(%[[R]], %[[RS]], %[[H]]){{$}}
+// CHECK-NEXT: %[[OS:.*]], %[[OSLOT:.*]] = warpspec.get %[[O]] : <[64x128xf32], tmem>
 // CHECK-NEXT: %[[OV:.*]] = warpspec.tmem_load %[[OSLOT]] : <64x128xf32, tmem> -> <64x128xf32>
-// CHECK-NEXT: warpspec.release %[[O]] : <[64x128xf32], tmem>
+// CHECK-NEXT: warpspec.release %[[OS]]{{$}}
 // CHECK-NEXT: warpspec.store %[[OV]] to %{{.*}}[%[[R]], %[[H]]] rows(%[[RS]]) divide_by(%[[L]]) via(%[[STAGE]]) bulk : <64x128xf32>, memref<?x4x128xbf16>, !warpspec.rows<64xf32>, !warpspec.buffer<64x128xbf16, smem>
 // CHECK-NEXT: }
 // CHECK-NEXT: }
@@ -512,49 +512,49 @@ func.func @blackwell_forward_bf16_d128(%q: !act {blockattn.name = "q"},
     warpspec.partition "load" role(load) warps(4) regs(40) {
       warpspec.tile_loop (%row, %rows, %head) in %cu : !cu
           heads(%heads) tokens(%tokens) block_size(64) {
-        %qb, %kb, %vb = warpspec.acquire %qkv : !qkv
+        %qkv_slot, %qb, %kb, %vb = warpspec.acquire %qkv : !qkv
         warpspec.tma_load %q[%row, %head] into %qb : !act, !tile
         warpspec.tma_load %k[%row, %head] into %kb : !act, !tile
         warpspec.tma_load %v[%row, %head] into %vb : !act, !tile
-        warpspec.commit %qkv tile(%row, %rows, %head) : !qkv
+        warpspec.commit %qkv_slot tile(%row, %rows, %head)
       }
       warpspec.close %qkv : !qkv
     }
     warpspec.partition "mma" role(mma) warps(4) regs(40) {
-      warpspec.consume %qkv (%row, %rows, %head, %qt, %kt, %vt) : !qkv {
-        %sb = warpspec.acquire %s : !sring
+      warpspec.consume %qkv (%qkv_slot1, %row, %rows, %head, %qt, %kt, %vt) : !qkv {
+        %s_slot, %sb = warpspec.acquire %s : !sring
         warpspec.mma_async %qt, %kt into %sb {transpose_b}
             : !tile, !tile, !warpspec.buffer<64x64xf32, tmem>
-        warpspec.commit %s tile(%row, %rows, %head) : !sring
-        %pb = warpspec.get %p : !pring
-        %ob = warpspec.acquire %ring_o : !oring
+        warpspec.commit %s_slot tile(%row, %rows, %head)
+        %p_slot, %pb = warpspec.get %p : !pring
+        %ring_o_slot, %ob = warpspec.acquire %ring_o : !oring
         warpspec.mma_async %pb, %vt into %ob
             : !warpspec.buffer<64x64xbf16, tmem>, !tile,
               !warpspec.buffer<64x128xf32, tmem>
-        warpspec.commit %ring_o tile(%row, %rows, %head) : !oring
-        warpspec.release %p after_mma : !pring
-        warpspec.release %qkv after_mma : !qkv
+        warpspec.commit %ring_o_slot tile(%row, %rows, %head)
+        warpspec.release %p_slot after_mma
+        warpspec.release %qkv_slot1 after_mma
       }
       warpspec.close %s : !sring
     }
     warpspec.partition "softmax" role(softmax) warps(4) regs(216) replicas(2) {
       %stage = warpspec.scratch {offset = 196608 : i64, replica_stride = 16384 : i64}
           : !tile
-      warpspec.consume %s (%row, %rows, %head, %sslot) : !sring {
+      warpspec.consume %s (%s_slot1, %row, %rows, %head, %sslot) : !sring {
         %sv = warpspec.tmem_load %sslot
             : !warpspec.buffer<64x64xf32, tmem> -> !warpspec.acc<64x64xf32>
-        warpspec.release %s : !sring
+        warpspec.release %s_slot1
         %pr, %l = warpspec.softmax %sv valid_cols(%rows) scale(%scale)
             : !warpspec.acc<64x64xf32>
             -> !warpspec.acc<64x64xbf16>, !warpspec.rows<64xf32>
-        %pslot = warpspec.acquire %p : !pring
+        %p_slot1, %pslot = warpspec.acquire %p : !pring
         warpspec.tmem_store %pr, %pslot
             : !warpspec.acc<64x64xbf16>, !warpspec.buffer<64x64xbf16, tmem>
-        warpspec.commit %p tile(%row, %rows, %head) : !pring
-        %oslot = warpspec.get %ring_o : !oring
+        warpspec.commit %p_slot1 tile(%row, %rows, %head)
+        %ring_o_slot1, %oslot = warpspec.get %ring_o : !oring
         %ov = warpspec.tmem_load %oslot
             : !warpspec.buffer<64x128xf32, tmem> -> !warpspec.acc<64x128xf32>
-        warpspec.release %ring_o : !oring
+        warpspec.release %ring_o_slot1
         warpspec.store %ov to %o[%row, %head] rows(%rows) divide_by(%l)
             via(%stage) bulk
             : !warpspec.acc<64x128xf32>, !act, !warpspec.rows<64xf32>, !tile
@@ -583,12 +583,12 @@ func.func @blackwell_forward_bf16_d128(%q: !act {blockattn.name = "q"},
 // CHECK: warpspec.kernel chip("sm_100a") {
 // CHECK: warpspec.partition "producer" role(softmax) warps(4) regs(80) replicas(2) {
 // CHECK: warpspec.partition "consumer" role(mma) warps(4) regs(80) replicas(2) {
-// CHECK-NEXT: %[[B:.*]] = warpspec.get %[[C:.*]] : <[64x64xf32], tmem>
-// CHECK-NEXT: warpspec.release %[[C]] after_mma : <[64x64xf32], tmem>
-// CHECK-NEXT: %{{.*}} = warpspec.get %[[C]] : <[64x64xf32], tmem>
-// CHECK-NEXT: warpspec.release %[[C]] : <[64x64xf32], tmem>
-// CHECK: warpspec.consume %{{.*}} (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : !warpspec.channel<[64x64xbf16], smem> {
-// CHECK-NEXT: warpspec.release %{{.*}} after_mma : <[64x64xbf16], smem>
+// CHECK-NEXT: %[[GS:.*]], %[[B:.*]] = warpspec.get %[[C:.*]] : <[64x64xf32], tmem>
+// CHECK-NEXT: warpspec.release %[[GS]] after_mma{{$}}
+// CHECK-NEXT: %[[GS2:.*]], %{{.*}} = warpspec.get %[[C]] : <[64x64xf32], tmem>
+// CHECK-NEXT: warpspec.release %[[GS2]]{{$}}
+// CHECK: warpspec.consume %{{.*}} (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : !warpspec.channel<[64x64xbf16], smem> {
+// CHECK-NEXT: warpspec.release %{{.*}} after_mma{{$}}
 !ring64 = !warpspec.channel<[64x64xf32], tmem>
 !smem64 = !warpspec.channel<[64x64xbf16], smem>
 func.func @blackwell_op_forms(%a16: !warpspec.buffer<64x64xf16, smem>,
@@ -631,23 +631,23 @@ func.func @blackwell_op_forms(%a16: !warpspec.buffer<64x64xf16, smem>,
     %c = warpspec.channel "c" depth(2) : !ring64
     %e = warpspec.channel "e" depth(1) : !smem64
     warpspec.partition "producer" role(softmax) warps(4) regs(80) replicas(2) {
-      %b = warpspec.acquire %c : !ring64
-      warpspec.commit %c tile(%i, %i, %i) : !ring64
+      %c_slot, %b = warpspec.acquire %c : !ring64
+      warpspec.commit %c_slot tile(%i, %i, %i)
     }
     warpspec.partition "consumer" role(mma) warps(4) regs(80) replicas(2) {
-      %b = warpspec.get %c : !ring64
-      warpspec.release %c after_mma : !ring64
-      %b2 = warpspec.get %c : !ring64
-      warpspec.release %c : !ring64
+      %c_slot1, %b = warpspec.get %c : !ring64
+      warpspec.release %c_slot1 after_mma
+      %c_slot2, %b2 = warpspec.get %c : !ring64
+      warpspec.release %c_slot2
     }
     warpspec.partition "load" role(load) warps(4) regs(40) {
-      %eb = warpspec.acquire %e : !smem64
-      warpspec.commit %e tile(%i, %i, %i) : !smem64
+      %e_slot, %eb = warpspec.acquire %e : !smem64
+      warpspec.commit %e_slot tile(%i, %i, %i)
       warpspec.close %e : !smem64
     }
     warpspec.partition "mma" role(mma) warps(4) regs(40) {
-      warpspec.consume %e (%row, %rows, %head, %eb) : !smem64 {
-        warpspec.release %e after_mma : !smem64
+      warpspec.consume %e (%e_slot1, %row, %rows, %head, %eb) : !smem64 {
+        warpspec.release %e_slot1 after_mma
       }
     }
   }
@@ -789,7 +789,7 @@ func.func @store_via_forms(%a: !warpspec.acc<64x128xf32>,
 // CHECK-LABEL: func.func @scratch_unallocated_tile_loop_attr
 // CHECK: warpspec.tile_loop (%{{.*}}, %{{.*}}, %{{.*}}) in %{{.*}} : memref<?xi32> heads(%{{.*}}) tokens(%{{.*}}) block_size(128) attributes {note = "x"} {
 // CHECK: warpspec.scratch : <64x128xbf16, smem>
-// CHECK: warpspec.consume %{{.*}} (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : !warpspec.channel<[64x128xbf16], smem> attributes {note = "y"} {
+// CHECK: warpspec.consume %{{.*}} (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : !warpspec.channel<[64x128xbf16], smem> attributes {note = "y"} {
 !one = !warpspec.channel<[64x128xbf16], smem>
 func.func @scratch_unallocated_tile_loop_attr(%cu: !cu, %n: index) {
   warpspec.kernel chip("sm_90a") {
@@ -797,15 +797,15 @@ func.func @scratch_unallocated_tile_loop_attr(%cu: !cu, %n: index) {
     warpspec.partition "load" role(load) warps(4) regs(40) {
       warpspec.tile_loop (%row, %rows, %head) in %cu : !cu
           heads(%n) tokens(%n) block_size(128) attributes {note = "x"} {
-        %b = warpspec.acquire %c : !one
-        warpspec.commit %c tile(%row, %rows, %head) : !one
+        %c_slot, %b = warpspec.acquire %c : !one
+        warpspec.commit %c_slot tile(%row, %rows, %head)
       }
       warpspec.close %c : !one
     }
     warpspec.partition "compute" role(compute) warps(8) regs(224) {
       %pbuf = warpspec.scratch : !warpspec.buffer<64x128xbf16, smem>
-      warpspec.consume %c (%row, %rows, %head, %b) : !one attributes {note = "y"} {
-        warpspec.release %c : !one
+      warpspec.consume %c (%c_slot1, %row, %rows, %head, %b) : !one attributes {note = "y"} {
+        warpspec.release %c_slot1
       }
     }
   }

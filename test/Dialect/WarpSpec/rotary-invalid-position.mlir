@@ -23,17 +23,17 @@ func.func @tile_position_without_committed_position(
     warpspec.partition "load" role(load) warps(4) regs(40) {
       warpspec.tile_loop (%row, %rows, %head, %pos) in %cu : !cu
           heads(%heads) tokens(%tokens) block_size(64) {
-        %qb, %kb = warpspec.acquire %qk : !qk
+        %qk_slot, %qb, %kb = warpspec.acquire %qk : !qk
         warpspec.tma_load %q[%row, %head] into %qb : !act, !tile
         warpspec.tma_load %k[%row, %head] into %kb : !act, !tile
-        warpspec.commit %qk tile(%row, %rows, %head) : !qk
+        warpspec.commit %qk_slot tile(%row, %rows, %head)
       }
       warpspec.close %qk : !qk
     }
     warpspec.partition "compute" role(compute) warps(4) regs(232) {
-      warpspec.consume %qk (%row, %rows, %head, %qt, %kt) : !qk {
+      warpspec.consume %qk (%qk_slot1, %row, %rows, %head, %qt, %kt) : !qk {
         // expected-error @+1 {{'warpspec.tile_position' op reads a position that no warpspec.commit of the channel carries (commit ... position(%p))}}
-        %pos = warpspec.tile_position %qk : !qk
+        %pos = warpspec.tile_position %qk_slot1
         warpspec.rotate(%qt, %kt) into(%qt, %kt) rows(%rows) row(%row)
             position(%pos) {interleaved = false, theta = 10000.0 : f32}
             : !tile, !tile into !tile, !tile
@@ -44,7 +44,7 @@ func.func @tile_position_without_committed_position(
             -> !warpspec.acc<64x64xbf16>, !warpspec.rows<64xf32>
         %out = warpspec.mma %p, %kt
             : !warpspec.acc<64x64xbf16>, !tile -> !warpspec.acc<64x128xf32>
-        warpspec.release %qk : !qk
+        warpspec.release %qk_slot1
         warpspec.store %out to %o[%row, %head] rows(%rows) divide_by(%l)
             : !warpspec.acc<64x128xf32>, !act, !warpspec.rows<64xf32>
       }

@@ -28,18 +28,18 @@ func.func @rotate_in_load_partition(%q: !act {blockattn.name = "q"},
     warpspec.partition "load" role(load) warps(4) regs(40) {
       warpspec.tile_loop (%row, %rows, %head, %pos) in %cu : !cu
           heads(%heads) tokens(%tokens) block_size(64) {
-        %qb, %kb = warpspec.acquire %qk : !qk
+        %qk_slot, %qb, %kb = warpspec.acquire %qk : !qk
         warpspec.tma_load %q[%row, %head] into %qb : !act, !tile
         warpspec.tma_load %k[%row, %head] into %kb : !act, !tile
         warpspec.rotate(%qb, %kb) into(%qb, %kb) rows(%rows) row(%row)
             position(%pos) {interleaved = false, theta = 10000.0 : f32}
             : !tile, !tile into !tile, !tile
-        warpspec.commit %qk tile(%row, %rows, %head) : !qk
+        warpspec.commit %qk_slot tile(%row, %rows, %head)
       }
       warpspec.close %qk : !qk
     }
     warpspec.partition "compute" role(compute) warps(4) regs(232) {
-      warpspec.consume %qk (%row, %rows, %head, %qt, %kt) : !qk {
+      warpspec.consume %qk (%qk_slot1, %row, %rows, %head, %qt, %kt) : !qk {
         %s = warpspec.mma %qt, %kt {transpose_b}
             : !tile, !tile -> !warpspec.acc<64x64xf32>
         %p, %l = warpspec.softmax %s valid_cols(%rows) scale(%scale)
@@ -47,7 +47,7 @@ func.func @rotate_in_load_partition(%q: !act {blockattn.name = "q"},
             -> !warpspec.acc<64x64xbf16>, !warpspec.rows<64xf32>
         %out = warpspec.mma %p, %kt
             : !warpspec.acc<64x64xbf16>, !tile -> !warpspec.acc<64x128xf32>
-        warpspec.release %qk : !qk
+        warpspec.release %qk_slot1
         warpspec.store %out to %o[%row, %head] rows(%rows) divide_by(%l)
             : !warpspec.acc<64x128xf32>, !act, !warpspec.rows<64xf32>
       }
@@ -83,56 +83,53 @@ func.func @rotate_in_mma_partition(%q: !act {blockattn.name = "q"},
     warpspec.partition "load" role(load) warps(4) regs(40) {
       warpspec.tile_loop (%row, %rows, %head, %pos) in %cu : !cu
           heads(%heads) tokens(%tokens) block_size(64) {
-        %qb, %kb, %vb = warpspec.acquire %qkv : !qkv
+        %qkv_slot, %qb, %kb, %vb = warpspec.acquire %qkv : !qkv
         warpspec.tma_load %q[%row, %head] into %qb : !act, !tile
         warpspec.tma_load %k[%row, %head] into %kb : !act, !tile
         warpspec.tma_load %v[%row, %head] into %vb : !act, !tile
-        warpspec.commit %qkv tile(%row, %rows, %head) position(%pos) : !qkv
+        warpspec.commit %qkv_slot tile(%row, %rows, %head) position(%pos)
       }
       warpspec.close %qkv : !qkv
     }
     warpspec.partition "mma" role(mma) warps(4) regs(40) {
-      warpspec.consume %qkv (%row, %rows, %head, %qt, %kt, %vt) : !qkv {
-        %pos = warpspec.tile_position %qkv : !qkv
+      warpspec.consume %qkv (%qkv_slot1, %row, %rows, %head, %qt, %kt, %vt) : !qkv {
+        %pos = warpspec.tile_position %qkv_slot1
         warpspec.rotate(%qt, %kt) into(%qt, %kt) rows(%rows) row(%row)
             position(%pos) {interleaved = false, theta = 10000.0 : f32}
             : !tile, !tile into !tile, !tile
-        %sb = warpspec.acquire %s : !warpspec.channel<[64x64xf32], tmem>
+        %s_slot, %sb = warpspec.acquire %s : !warpspec.channel<[64x64xf32], tmem>
         warpspec.mma_async %qt, %kt into %sb {transpose_b}
             : !tile, !tile, !warpspec.buffer<64x64xf32, tmem>
-        warpspec.commit %s tile(%row, %rows, %head)
-            : !warpspec.channel<[64x64xf32], tmem>
-        %pb = warpspec.get %p : !warpspec.channel<[64x64xbf16], tmem>
-        %ob = warpspec.acquire %oc : !warpspec.channel<[64x128xf32], tmem>
+        warpspec.commit %s_slot tile(%row, %rows, %head)
+        %p_slot, %pb = warpspec.get %p : !warpspec.channel<[64x64xbf16], tmem>
+        %oc_slot, %ob = warpspec.acquire %oc : !warpspec.channel<[64x128xf32], tmem>
         warpspec.mma_async %pb, %vt into %ob
             : !warpspec.buffer<64x64xbf16, tmem>, !tile,
               !warpspec.buffer<64x128xf32, tmem>
-        warpspec.commit %oc tile(%row, %rows, %head)
-            : !warpspec.channel<[64x128xf32], tmem>
-        warpspec.release %p after_mma : !warpspec.channel<[64x64xbf16], tmem>
-        warpspec.release %qkv after_mma : !qkv
+        warpspec.commit %oc_slot tile(%row, %rows, %head)
+        warpspec.release %p_slot after_mma
+        warpspec.release %qkv_slot1 after_mma
       }
       warpspec.close %s : !warpspec.channel<[64x64xf32], tmem>
     }
     warpspec.partition "softmax" role(softmax) warps(4) regs(216) replicas(2) {
       %obuf = warpspec.scratch : !tile
-      warpspec.consume %s (%row, %rows, %head, %sb)
+      warpspec.consume %s (%s_slot1, %row, %rows, %head, %sb)
           : !warpspec.channel<[64x64xf32], tmem> {
         %st = warpspec.tmem_load %sb
             : !warpspec.buffer<64x64xf32, tmem> -> !warpspec.acc<64x64xf32>
-        warpspec.release %s : !warpspec.channel<[64x64xf32], tmem>
+        warpspec.release %s_slot1
         %pt, %l = warpspec.softmax %st valid_cols(%rows) scale(%scale)
             : !warpspec.acc<64x64xf32>
             -> !warpspec.acc<64x64xbf16>, !warpspec.rows<64xf32>
-        %pb = warpspec.acquire %p : !warpspec.channel<[64x64xbf16], tmem>
+        %p_slot1, %pb = warpspec.acquire %p : !warpspec.channel<[64x64xbf16], tmem>
         warpspec.tmem_store %pt, %pb
             : !warpspec.acc<64x64xbf16>, !warpspec.buffer<64x64xbf16, tmem>
-        warpspec.commit %p tile(%row, %rows, %head)
-            : !warpspec.channel<[64x64xbf16], tmem>
-        %ob = warpspec.get %oc : !warpspec.channel<[64x128xf32], tmem>
+        warpspec.commit %p_slot1 tile(%row, %rows, %head)
+        %oc_slot1, %ob = warpspec.get %oc : !warpspec.channel<[64x128xf32], tmem>
         %ot = warpspec.tmem_load %ob
             : !warpspec.buffer<64x128xf32, tmem> -> !warpspec.acc<64x128xf32>
-        warpspec.release %oc : !warpspec.channel<[64x128xf32], tmem>
+        warpspec.release %oc_slot1
         warpspec.store %ot to %o[%row, %head] rows(%rows) divide_by(%l)
             via(%obuf) bulk
             : !warpspec.acc<64x128xf32>, !act, !warpspec.rows<64xf32>, !tile

@@ -623,23 +623,19 @@ func.func @negative_tile_loop_index_position(%cu: memref<?xi32>, %n: index) {
 
 // -----
 
-!c = !warpspec.channel<[64x128xbf16], smem>
-
 // The committed position is an i32, like the tile's other coordinates.
-func.func @negative_commit_position_i64(%c: !c, %i: i32, %p: i64) {
+func.func @negative_commit_position_i64(%s: !warpspec.slot, %i: i32, %p: i64) {
   // expected-error @+1 {{'warpspec.commit' op operand #4 must be 32-bit signless integer, but got 'i64'}}
-  "warpspec.commit"(%c, %i, %i, %i, %p) : (!c, i32, i32, i32, i64) -> ()
+  "warpspec.commit"(%s, %i, %i, %i, %p) : (!warpspec.slot, i32, i32, i32, i64) -> ()
   return
 }
 
 // -----
 
-!c = !warpspec.channel<[64x128xbf16], smem>
-
 // tile_position returns an i32.
-func.func @negative_tile_position_index(%c: !c) {
+func.func @negative_tile_position_index(%s: !warpspec.slot) {
   // expected-error @+1 {{'warpspec.tile_position' op result #0 must be 32-bit signless integer, but got 'index'}}
-  %p = "warpspec.tile_position"(%c) : (!c) -> index
+  %p = "warpspec.tile_position"(%s) : (!warpspec.slot) -> index
   return
 }
 

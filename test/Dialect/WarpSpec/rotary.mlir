@@ -31,10 +31,10 @@
 // CHECK: %[[QKV:.*]] = warpspec.channel "qkv" depth(4) : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
 // CHECK: warpspec.partition "load" role(load) warps(4) regs(40) {
 // CHECK-NEXT: warpspec.tile_loop (%[[ROW:.*]], %[[ROWS:.*]], %[[HEAD:.*]], %[[POS:.*]]) in %{{.*}} : memref<?xi32> heads(%{{.*}}) tokens(%{{.*}}) block_size(64) {
-// CHECK: warpspec.commit %[[QKV]] tile(%[[ROW]], %[[ROWS]], %[[HEAD]]) position(%[[POS]]) : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
+// CHECK: warpspec.commit %{{[a-z0-9_]+}} tile(%[[ROW]], %[[ROWS]], %[[HEAD]]) position(%[[POS]])
 // CHECK: warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
-// CHECK: warpspec.consume %[[QKV]] (%[[CROW:.*]], %[[CROWS:.*]], %{{.*}}, %[[QT:.*]], %[[KT:.*]], %{{.*}}) : !warpspec.channel<[64x128xbf16, 64x128xbf16, 64x128xbf16], smem> {
-// CHECK-NEXT: %[[CPOS:.*]] = warpspec.tile_position %[[QKV]] : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
+// CHECK: warpspec.consume %[[QKV]] (%[[S_QKV:[^,]*]], %[[CROW:.*]], %[[CROWS:.*]], %{{.*}}, %[[QT:.*]], %[[KT:.*]], %{{.*}}) : !warpspec.channel<[64x128xbf16, 64x128xbf16, 64x128xbf16], smem> {
+// CHECK-NEXT: %[[CPOS:.*]] = warpspec.tile_position %[[S_QKV]]
 // CHECK-NEXT: warpspec.rotate(%[[QT]], %[[KT]]) into(%[[QT]], %[[KT]]) rows(%[[CROWS]]) row(%[[CROW]]) position(%[[CPOS]]) cos(%[[COS]], %[[SIN]] : memref<?x64xf32>, memref<?x64xf32>) {interleaved = false} : !warpspec.buffer<64x128xbf16, smem>, !warpspec.buffer<64x128xbf16, smem> into !warpspec.buffer<64x128xbf16, smem>, !warpspec.buffer<64x128xbf16, smem>
 // CHECK-NEXT: warpspec.mma %[[QT]], %[[KT]] {transpose_b}
 func.func @hopper_forward_tables(%q: !act {blockattn.name = "q"},
@@ -57,18 +57,18 @@ func.func @hopper_forward_tables(%q: !act {blockattn.name = "q"},
     warpspec.partition "load" role(load) warps(4) regs(40) {
       warpspec.tile_loop (%row, %rows, %head, %pos) in %cu : !cu
           heads(%heads) tokens(%tokens) block_size(64) {
-        %qb, %kb, %vb = warpspec.acquire %qkv : !qkv
+        %qkv_slot, %qb, %kb, %vb = warpspec.acquire %qkv : !qkv
         warpspec.tma_load %q[%row, %head] into %qb : !act, !tile
         warpspec.tma_load %k[%row, %head] into %kb : !act, !tile
         warpspec.tma_load %v[%row, %head] into %vb : !act, !tile
-        warpspec.commit %qkv tile(%row, %rows, %head) position(%pos) : !qkv
+        warpspec.commit %qkv_slot tile(%row, %rows, %head) position(%pos)
       }
       warpspec.close %qkv : !qkv
     }
     warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
       %obuf = warpspec.scratch : !tile
-      warpspec.consume %qkv (%row, %rows, %head, %qt, %kt, %vt) : !qkv {
-        %pos = warpspec.tile_position %qkv : !qkv
+      warpspec.consume %qkv (%qkv_slot1, %row, %rows, %head, %qt, %kt, %vt) : !qkv {
+        %pos = warpspec.tile_position %qkv_slot1
         warpspec.rotate(%qt, %kt) into(%qt, %kt) rows(%rows) row(%row)
             position(%pos) cos(%cos, %sin : !tab, !tab) {interleaved = false}
             : !tile, !tile into !tile, !tile
@@ -79,7 +79,7 @@ func.func @hopper_forward_tables(%q: !act {blockattn.name = "q"},
             -> !warpspec.acc<64x64xbf16>, !warpspec.rows<64xf32>
         %out = warpspec.mma %p, %vt
             : !warpspec.acc<64x64xbf16>, !tile -> !warpspec.acc<64x128xf32>
-        warpspec.release %qkv : !qkv
+        warpspec.release %qkv_slot1
         warpspec.store %out to %o[%row, %head] rows(%rows) divide_by(%l)
             via(%obuf) bulk
             : !warpspec.acc<64x128xf32>, !act, !warpspec.rows<64xf32>, !tile
@@ -101,8 +101,8 @@ func.func @hopper_forward_tables(%q: !act {blockattn.name = "q"},
 // CHECK-SAME: %[[POSITIONS:[a-z0-9_]+]]: memref<?xi32> {blockattn.name = "positions"})
 // CHECK: %[[RING:.*]] = warpspec.channel "qkvdo" depth(2)
 // CHECK: warpspec.tile_loop (%[[ROW:[a-z0-9_]+]], %[[ROWS:[a-z0-9_]+]], %[[HEAD:[a-z0-9_]+]]) in
-// CHECK: warpspec.commit %[[RING]] tile(%[[ROW]], %[[ROWS]], %[[HEAD]]) : <[64x128xbf16, 64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
-// CHECK: warpspec.consume %[[RING]] (%[[CROW:.*]], %[[CROWS:.*]], %{{.*}}, %[[QT:.*]], %[[KT:.*]], %[[VT:.*]], %{{.*}}) :
+// CHECK: warpspec.commit %{{[a-z0-9_]+}} tile(%[[ROW]], %[[ROWS]], %[[HEAD]])
+// CHECK: warpspec.consume %[[RING]] (%[[S_RING:[^,]*]], %[[CROW:.*]], %[[CROWS:.*]], %{{.*}}, %[[QT:.*]], %[[KT:.*]], %[[VT:.*]], %{{.*}}) :
 // CHECK-NEXT: %[[ZERO:.*]] = arith.constant 0 : i32
 // CHECK-NEXT: warpspec.rotate(%[[QT]], %[[KT]], %[[VT]]) into(%[[QT]], %[[KT]], %[[VT]]) rows(%[[CROWS]]) row(%[[CROW]]) position(%[[ZERO]]) positions(%[[POSITIONS]] : memref<?xi32>) {interleaved = false, theta = 5.000000e+05 : f32} : !warpspec.buffer<64x128xbf16, smem>, !warpspec.buffer<64x128xbf16, smem>, !warpspec.buffer<64x128xbf16, smem> into !warpspec.buffer<64x128xbf16, smem>, !warpspec.buffer<64x128xbf16, smem>, !warpspec.buffer<64x128xbf16, smem>
 // CHECK: %[[DV:.*]] = warpspec.mma %{{.*}}, %{{.*}} {transpose_a}
@@ -112,7 +112,7 @@ func.func @hopper_forward_tables(%q: !act {blockattn.name = "q"},
 // CHECK-NEXT: %[[DKR:.*]] = warpspec.rotate_tile %[[DK]] {{.*}} {interleaved = false, inverse, theta = 5.000000e+05 : f32}
 // CHECK-NEXT: warpspec.store %[[DKR]] to
 // CHECK: %[[DQ:.*]] = warpspec.mma %{{.*}}, %[[KT]] :
-// CHECK-NEXT: warpspec.release %[[RING]]
+// CHECK-NEXT: warpspec.release %[[S_RING]]
 // CHECK-NEXT: %[[DQR:.*]] = warpspec.rotate_tile %[[DQ]] {{.*}} {interleaved = false, inverse, theta = 5.000000e+05 : f32}
 // CHECK-NEXT: warpspec.store %[[DQR]] to
 func.func @hopper_backward_theta_positions(
@@ -135,12 +135,12 @@ func.func @hopper_backward_theta_positions(
     warpspec.partition "load" role(load) warps(4) regs(40) {
       warpspec.tile_loop (%row, %rows, %head) in %cu : !cu
           heads(%heads) tokens(%tokens) block_size(64) {
-        %qb, %kb, %vb, %dob = warpspec.acquire %ring : !qkvdo
+        %ring_slot, %qb, %kb, %vb, %dob = warpspec.acquire %ring : !qkvdo
         warpspec.tma_load %q[%row, %head] into %qb : !act, !tile
         warpspec.tma_load %k[%row, %head] into %kb : !act, !tile
         warpspec.tma_load %v[%row, %head] into %vb : !act, !tile
         warpspec.tma_load %do[%row, %head] into %dob : !act, !tile
-        warpspec.commit %ring tile(%row, %rows, %head) : !qkvdo
+        warpspec.commit %ring_slot tile(%row, %rows, %head)
       }
       warpspec.close %ring : !qkvdo
     }
@@ -148,7 +148,7 @@ func.func @hopper_backward_theta_positions(
       %pbuf = warpspec.scratch : !warpspec.buffer<64x64xbf16, smem>
       %dsbuf = warpspec.scratch : !warpspec.buffer<64x64xbf16, smem>
       %stage = warpspec.scratch : !tile
-      warpspec.consume %ring (%row, %rows, %head, %qt, %kt, %vt, %dot) : !qkvdo {
+      warpspec.consume %ring (%ring_slot1, %row, %rows, %head, %qt, %kt, %vt, %dot) : !qkvdo {
         %zero = arith.constant 0 : i32
         warpspec.rotate(%qt, %kt, %vt) into(%qt, %kt, %vt) rows(%rows)
             row(%row) position(%zero) positions(%positions : memref<?xi32>)
@@ -189,7 +189,7 @@ func.func @hopper_backward_theta_positions(
             : !warpspec.acc<64x128xf32>, !act, !tile
         %dqacc = warpspec.mma %ds, %kt
             : !warpspec.acc<64x64xbf16>, !tile -> !warpspec.acc<64x128xf32>
-        warpspec.release %ring : !qkvdo
+        warpspec.release %ring_slot1
         %dqr = warpspec.rotate_tile %dqacc rows(%rows) row(%row)
             position(%zero) positions(%positions : memref<?xi32>)
             {interleaved = false, inverse, theta = 500000.0 : f32}
@@ -219,23 +219,23 @@ func.func @hopper_backward_theta_positions(
 // CHECK: %[[S:.*]] = warpspec.channel "s" depth(2) : <[64x64xf32], tmem>
 // CHECK: %[[ROT:.*]] = warpspec.channel "rotated" depth(2) : <[64x128xbf16, 64x128xbf16], smem>
 // CHECK: warpspec.tile_loop (%[[ROW:.*]], %[[ROWS:.*]], %[[HEAD:.*]], %[[POS:.*]]) in
-// CHECK: warpspec.commit %[[QKV]] tile(%[[ROW]], %[[ROWS]], %[[HEAD]]) position(%[[POS]])
+// CHECK: warpspec.commit %{{[a-z0-9_]+}} tile(%[[ROW]], %[[ROWS]], %[[HEAD]]) position(%[[POS]])
 // CHECK: warpspec.partition "rotary" role(rotary) warps(4) regs(56) {
-// CHECK-NEXT: warpspec.consume %[[QKV]] (%[[RROW:.*]], %[[RROWS:.*]], %[[RHEAD:.*]], %[[RQ:.*]], %[[RK:.*]], %{{.*}}) :
-// CHECK-NEXT: %[[RPOS:.*]] = warpspec.tile_position %[[QKV]] : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
-// CHECK-NEXT: %[[DST:.*]]:2 = warpspec.acquire %[[ROT]] : <[64x128xbf16, 64x128xbf16], smem>
+// CHECK-NEXT: warpspec.consume %[[QKV]] (%[[S_QKV:[^,]*]], %[[RROW:.*]], %[[RROWS:.*]], %[[RHEAD:.*]], %[[RQ:.*]], %[[RK:.*]], %{{.*}}) :
+// CHECK-NEXT: %[[RPOS:.*]] = warpspec.tile_position %[[S_QKV]]
+// CHECK-NEXT: %[[S_ROT:.*]], %[[DST:.*]]:2 = warpspec.acquire %[[ROT]] : <[64x128xbf16, 64x128xbf16], smem>
 // CHECK-NEXT: warpspec.rotate(%[[RQ]], %[[RK]]) into(%[[DST]]#0, %[[DST]]#1) rows(%[[RROWS]]) row(%[[RROW]]) position(%[[RPOS]]) cos(%[[COS]], %[[SIN]] : memref<4096x64xf32>, memref<4096x64xf32>) {interleaved = true} : !warpspec.buffer<64x128xbf16, smem>, !warpspec.buffer<64x128xbf16, smem> into !warpspec.buffer<64x128xbf16, smem>, !warpspec.buffer<64x128xbf16, smem>
-// CHECK-NEXT: warpspec.commit %[[ROT]] tile(%[[RROW]], %[[RROWS]], %[[RHEAD]]) : <[64x128xbf16, 64x128xbf16], smem>
-// CHECK-NEXT: warpspec.release %[[QKV]] :
+// CHECK-NEXT: warpspec.commit %[[S_ROT]] tile(%[[RROW]], %[[RROWS]], %[[RHEAD]])
+// CHECK-NEXT: warpspec.release %[[S_QKV]]
 // CHECK: warpspec.partition "mma" role(mma) warps(4) regs(56) {
-// CHECK: %[[GOT:.*]]:2 = warpspec.get %[[ROT]] : <[64x128xbf16, 64x128xbf16], smem>
-// CHECK-NEXT: %[[MPOS:.*]] = warpspec.tile_position %[[QKV]]
+// CHECK: %[[S_ROT:.*]], %[[GOT:.*]]:2 = warpspec.get %[[ROT]] : <[64x128xbf16, 64x128xbf16], smem>
+// CHECK-NEXT: %[[MPOS:.*]] = warpspec.tile_position %{{[a-z0-9_]+}}
 // CHECK: warpspec.mma_async %[[GOT]]#0, %[[GOT]]#1 into %{{.*}} {transpose_b}
-// CHECK-NEXT: warpspec.commit %[[S]] tile(%{{.*}}, %{{.*}}, %{{.*}}) position(%[[MPOS]]) : <[64x64xf32], tmem>
-// CHECK: warpspec.release %[[ROT]] after_mma : <[64x128xbf16, 64x128xbf16], smem>
-// CHECK-NEXT: warpspec.release %[[QKV]] after_mma
+// CHECK-NEXT: warpspec.commit %{{[a-z0-9_]+}} tile(%{{.*}}, %{{.*}}, %{{.*}}) position(%[[MPOS]])
+// CHECK: warpspec.release %[[S_ROT]] after_mma
+// CHECK-NEXT: warpspec.release %{{[a-z0-9_]+}} after_mma
 // CHECK: warpspec.partition "softmax" role(softmax) warps(4) regs(160) replicas(2) {
-// CHECK: %[[SPOS:.*]] = warpspec.tile_position %[[S]] : <[64x64xf32], tmem>
+// CHECK: %[[SPOS:.*]] = warpspec.tile_position %{{[a-z0-9_]+}}
 // CHECK: %[[OT:.*]] = warpspec.tmem_load %{{.*}} : <64x128xf32, tmem> -> <64x128xf32>
 // CHECK: %[[OR:.*]] = warpspec.rotate_tile %[[OT]] rows(%{{.*}}) row(%{{.*}}) position(%[[SPOS]]) cos(%[[COS]], %[[SIN]] : memref<4096x64xf32>, memref<4096x64xf32>) {interleaved = true} : <64x128xf32> -> <64x128xf32>
 // CHECK-NEXT: warpspec.store %[[OR]] to
@@ -264,67 +264,64 @@ func.func @blackwell_forward_rotary_partition(
     warpspec.partition "load" role(load) warps(4) regs(40) {
       warpspec.tile_loop (%row, %rows, %head, %pos) in %cu : !cu
           heads(%heads) tokens(%tokens) block_size(64) {
-        %qb, %kb, %vb = warpspec.acquire %qkv : !qkv
+        %qkv_slot, %qb, %kb, %vb = warpspec.acquire %qkv : !qkv
         warpspec.tma_load %q[%row, %head] into %qb : !act, !tile
         warpspec.tma_load %k[%row, %head] into %kb : !act, !tile
         warpspec.tma_load %v[%row, %head] into %vb : !act, !tile
-        warpspec.commit %qkv tile(%row, %rows, %head) position(%pos) : !qkv
+        warpspec.commit %qkv_slot tile(%row, %rows, %head) position(%pos)
       }
       warpspec.close %qkv : !qkv
     }
     warpspec.partition "rotary" role(rotary) warps(4) regs(56) {
-      warpspec.consume %qkv (%row, %rows, %head, %qt, %kt, %vt) : !qkv {
-        %pos = warpspec.tile_position %qkv : !qkv
-        %qr, %kr = warpspec.acquire %rot : !rot
+      warpspec.consume %qkv (%qkv_slot1, %row, %rows, %head, %qt, %kt, %vt) : !qkv {
+        %pos = warpspec.tile_position %qkv_slot1
+        %rot_slot, %qr, %kr = warpspec.acquire %rot : !rot
         warpspec.rotate(%qt, %kt) into(%qr, %kr) rows(%rows) row(%row)
             position(%pos) cos(%cos, %sin : !tab4k, !tab4k)
             {interleaved = true} : !tile, !tile into !tile, !tile
-        warpspec.commit %rot tile(%row, %rows, %head) : !rot
-        warpspec.release %qkv : !qkv
+        warpspec.commit %rot_slot tile(%row, %rows, %head)
+        warpspec.release %qkv_slot1
       }
     }
     warpspec.partition "mma" role(mma) warps(4) regs(56) {
-      warpspec.consume %qkv (%row, %rows, %head, %qt, %kt, %vt) : !qkv {
-        %qr, %kr = warpspec.get %rot : !rot
-        %pos = warpspec.tile_position %qkv : !qkv
-        %sb = warpspec.acquire %s : !warpspec.channel<[64x64xf32], tmem>
+      warpspec.consume %qkv (%qkv_slot2, %row, %rows, %head, %qt, %kt, %vt) : !qkv {
+        %rot_slot1, %qr, %kr = warpspec.get %rot : !rot
+        %pos = warpspec.tile_position %qkv_slot2
+        %s_slot, %sb = warpspec.acquire %s : !warpspec.channel<[64x64xf32], tmem>
         warpspec.mma_async %qr, %kr into %sb {transpose_b}
             : !tile, !tile, !warpspec.buffer<64x64xf32, tmem>
-        warpspec.commit %s tile(%row, %rows, %head) position(%pos)
-            : !warpspec.channel<[64x64xf32], tmem>
-        %pb = warpspec.get %p : !warpspec.channel<[64x64xbf16], tmem>
-        %ob = warpspec.acquire %oc : !warpspec.channel<[64x128xf32], tmem>
+        warpspec.commit %s_slot tile(%row, %rows, %head) position(%pos)
+        %p_slot, %pb = warpspec.get %p : !warpspec.channel<[64x64xbf16], tmem>
+        %oc_slot, %ob = warpspec.acquire %oc : !warpspec.channel<[64x128xf32], tmem>
         warpspec.mma_async %pb, %vt into %ob
             : !warpspec.buffer<64x64xbf16, tmem>, !tile,
               !warpspec.buffer<64x128xf32, tmem>
-        warpspec.commit %oc tile(%row, %rows, %head)
-            : !warpspec.channel<[64x128xf32], tmem>
-        warpspec.release %p after_mma : !warpspec.channel<[64x64xbf16], tmem>
-        warpspec.release %rot after_mma : !rot
-        warpspec.release %qkv after_mma : !qkv
+        warpspec.commit %oc_slot tile(%row, %rows, %head)
+        warpspec.release %p_slot after_mma
+        warpspec.release %rot_slot1 after_mma
+        warpspec.release %qkv_slot2 after_mma
       }
       warpspec.close %s : !warpspec.channel<[64x64xf32], tmem>
     }
     warpspec.partition "softmax" role(softmax) warps(4) regs(160) replicas(2) {
       %obuf = warpspec.scratch : !tile
-      warpspec.consume %s (%row, %rows, %head, %sb)
+      warpspec.consume %s (%s_slot1, %row, %rows, %head, %sb)
           : !warpspec.channel<[64x64xf32], tmem> {
-        %pos = warpspec.tile_position %s : !warpspec.channel<[64x64xf32], tmem>
+        %pos = warpspec.tile_position %s_slot1
         %st = warpspec.tmem_load %sb
             : !warpspec.buffer<64x64xf32, tmem> -> !warpspec.acc<64x64xf32>
-        warpspec.release %s : !warpspec.channel<[64x64xf32], tmem>
+        warpspec.release %s_slot1
         %pt, %l = warpspec.softmax %st valid_cols(%rows) scale(%scale)
             : !warpspec.acc<64x64xf32>
             -> !warpspec.acc<64x64xbf16>, !warpspec.rows<64xf32>
-        %pb = warpspec.acquire %p : !warpspec.channel<[64x64xbf16], tmem>
+        %p_slot1, %pb = warpspec.acquire %p : !warpspec.channel<[64x64xbf16], tmem>
         warpspec.tmem_store %pt, %pb
             : !warpspec.acc<64x64xbf16>, !warpspec.buffer<64x64xbf16, tmem>
-        warpspec.commit %p tile(%row, %rows, %head)
-            : !warpspec.channel<[64x64xbf16], tmem>
-        %ob = warpspec.get %oc : !warpspec.channel<[64x128xf32], tmem>
+        warpspec.commit %p_slot1 tile(%row, %rows, %head)
+        %oc_slot1, %ob = warpspec.get %oc : !warpspec.channel<[64x128xf32], tmem>
         %ot = warpspec.tmem_load %ob
             : !warpspec.buffer<64x128xf32, tmem> -> !warpspec.acc<64x128xf32>
-        warpspec.release %oc : !warpspec.channel<[64x128xf32], tmem>
+        warpspec.release %oc_slot1
         %or = warpspec.rotate_tile %ot rows(%rows) row(%row) position(%pos)
             cos(%cos, %sin : !tab4k, !tab4k) {interleaved = true}
             : !warpspec.acc<64x128xf32> -> !warpspec.acc<64x128xf32>
@@ -346,7 +343,7 @@ func.func @blackwell_forward_rotary_partition(
 // argument with the contiguous schedule.
 // CHECK-LABEL: func.func @hopper_forward_f16_d64_theta
 // CHECK: warpspec.tile_loop (%{{.*}}, %{{.*}}, %{{.*}}, %[[POS:.*]]) in %{{.*}} : memref<?xi32> heads(%{{.*}}) tokens(%{{.*}}) block_size(64) contiguous {
-// CHECK: warpspec.commit %{{.*}} tile(%{{.*}}, %{{.*}}, %{{.*}}) position(%[[POS]]) : <[64x64xf16, 64x64xf16, 64x64xf16], smem>
+// CHECK: warpspec.commit %{{.*}} tile(%{{.*}}, %{{.*}}, %{{.*}}) position(%[[POS]])
 // CHECK: warpspec.rotate(%[[QT:[a-z0-9_]+]]) into(%[[QT]]) rows(%{{.*}}) row(%{{.*}}) position(%{{.*}}) {interleaved = true, theta = 1.000000e+04 : f32} : !warpspec.buffer<64x64xf16, smem> into !warpspec.buffer<64x64xf16, smem>
 !act64 = memref<?x2x64xf16>
 !tile64 = !warpspec.buffer<64x64xf16, smem>
@@ -365,17 +362,17 @@ func.func @hopper_forward_f16_d64_theta(
     warpspec.partition "load" role(load) warps(4) regs(40) {
       warpspec.tile_loop (%row, %rows, %head, %pos) in %cu : !cu
           heads(%heads) tokens(%tokens) block_size(64) contiguous {
-        %qb, %kb, %vb = warpspec.acquire %qkv : !qkv64
+        %qkv_slot, %qb, %kb, %vb = warpspec.acquire %qkv : !qkv64
         warpspec.tma_load %q[%row, %head] into %qb : !act64, !tile64
         warpspec.tma_load %k[%row, %head] into %kb : !act64, !tile64
         warpspec.tma_load %v[%row, %head] into %vb : !act64, !tile64
-        warpspec.commit %qkv tile(%row, %rows, %head) position(%pos) : !qkv64
+        warpspec.commit %qkv_slot tile(%row, %rows, %head) position(%pos)
       }
       warpspec.close %qkv : !qkv64
     }
     warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
-      warpspec.consume %qkv (%row, %rows, %head, %qt, %kt, %vt) : !qkv64 {
-        %pos = warpspec.tile_position %qkv : !qkv64
+      warpspec.consume %qkv (%qkv_slot1, %row, %rows, %head, %qt, %kt, %vt) : !qkv64 {
+        %pos = warpspec.tile_position %qkv_slot1
         warpspec.rotate(%qt) into(%qt) rows(%rows) row(%row) position(%pos)
             {interleaved = true, theta = 10000.0 : f32}
             : !tile64 into !tile64
@@ -386,7 +383,7 @@ func.func @hopper_forward_f16_d64_theta(
             -> !warpspec.acc<64x64xf16>, !warpspec.rows<64xf32>
         %out = warpspec.mma %p, %vt
             : !warpspec.acc<64x64xf16>, !tile64 -> !warpspec.acc<64x64xf32>
-        warpspec.release %qkv : !qkv64
+        warpspec.release %qkv_slot1
         warpspec.store %out to %o[%row, %head] rows(%rows) divide_by(%l)
             : !warpspec.acc<64x64xf32>, !act64, !warpspec.rows<64xf32>
       }

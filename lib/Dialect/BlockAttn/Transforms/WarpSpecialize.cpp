@@ -175,9 +175,9 @@ struct TileRows {
 /// Position of the tile's first row, or a placeholder with explicit
 /// positions (the rotation then reads positions[row + r]).
 Value tilePosition(OpBuilder &b, Location loc, const KernelSpec &spec,
-                   Value channel) {
+                   Value slot) {
   if (spec.needsTilePosition())
-    return TilePositionOp::create(b, loc, channel);
+    return TilePositionOp::create(b, loc, slot);
   return arith::ConstantIntOp::create(b, loc, 0, 32);
 }
 
@@ -230,17 +230,16 @@ SmallVector<Value> rotatedTiles(const KernelSpec &spec, ValueRange tiles) {
 }
 
 /// Publishes a tile, with its position when the rotary embedding needs it.
-void commitTile(OpBuilder &b, Location loc, const KernelSpec &spec,
-                Value channel, Value row, Value rows, Value head,
-                Value position) {
-  CommitOp::create(b, loc, channel, row, rows, head,
+void commitTile(OpBuilder &b, Location loc, const KernelSpec &spec, Value slot,
+                Value row, Value rows, Value head, Value position) {
+  CommitOp::create(b, loc, slot, row, rows, head,
                    spec.needsTilePosition() ? position : Value());
 }
 
 /// What a consumer body works with: the tile's coordinates and buffers, the
 /// scale, and the partition's scratch buffers.
 struct ConsumerContext {
-  Value ring; // the channel the tiles come from
+  Value slot; // the slot of the consumed ring the tiles are in
   Value row, rows, head;
   Value position;           // of the tile's first row (rotary embeddings)
   SmallVector<Value> tiles; // one per loaded tensor, in KernelSpec::loads order
@@ -321,7 +320,7 @@ void buildLoadPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
   acquire.setL2Prefetch(plan.l2Prefetch);
   for (auto [source, buffer] : llvm::zip(spec.loads, acquire.getBuffers()))
     TmaLoadOp::create(b, loc, source, row, head, buffer);
-  commitTile(b, loc, spec, ring, row, rows, head, position);
+  commitTile(b, loc, spec, acquire.getSlot(), row, rows, head, position);
   b.setInsertionPointAfter(loop);
   CloseOp::create(b, loc, ring);
 }
@@ -371,7 +370,6 @@ void buildHopperKernel(
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(&createBody(consumer, {}, loc));
   ConsumerContext c;
-  c.ring = ring;
   c.scale = values.scale;
   c.bulkStore = plan.bulkStore;
   BufferType square = tileBuffer(spec, spec.blockSize);
@@ -382,19 +380,19 @@ void buildHopperKernel(
   if (plan.stageOutput)
     c.oStaging = ScratchOp::create(b, loc, tile, nullptr, nullptr);
   auto consume = ConsumeOp::create(b, loc, ring);
-  SmallVector<Type> argTypes = {i32, i32, i32};
+  SmallVector<Type> argTypes = {SlotType::get(ctx), i32, i32, i32};
   argTypes.append(tiles);
   Block &consumeBody = createBody(consume, argTypes, loc);
   b.setInsertionPointToStart(&consumeBody);
-  c.row = consumeBody.getArgument(0);
-  c.rows = consumeBody.getArgument(1);
-  c.head = consumeBody.getArgument(2);
-  for (BlockArgument arg : consumeBody.getArguments().drop_front(3))
-    c.tiles.push_back(arg);
+  c.slot = consume.getSlot();
+  c.row = consume.getRow();
+  c.rows = consume.getRows();
+  c.head = consume.getHead();
+  llvm::append_range(c.tiles, consume.getBufferArgs());
   if (spec.hasRotary()) {
     // q and k (and v) are rotated in place, in f32, before any product
     // reads them; the slot is this warpgroup's alone.
-    c.position = tilePosition(b, loc, spec, ring);
+    c.position = tilePosition(b, loc, spec, c.slot);
     SmallVector<Value> rotated = rotatedTiles(spec, c.tiles);
     rotateTiles(b, loc, spec, rotated, rotated, {c.row, c.rows, c.position});
   }
@@ -424,7 +422,7 @@ void buildForwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
     pOperand = c.pScratch;
   }
   Value o = MmaOp::create(b, loc, oType, pOperand, v, false, false);
-  ReleaseOp::create(b, loc, c.ring);
+  ReleaseOp::create(b, loc, c.slot);
   storeTile(b, loc, c, o, spec.stores[0], softmax.getRowSums());
 }
 
@@ -485,7 +483,7 @@ void buildBackwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
   if (spec.hasRotary())
     readAngles();
   Value dqAcc = MmaOp::create(b, loc, outType, ds, k, false, false);
-  ReleaseOp::create(b, loc, c.ring);
+  ReleaseOp::create(b, loc, c.slot);
   storeTile(b, loc, c, unrotate(dqAcc, spec.hasRotary()), spec.stores[2],
             Value());
 }
@@ -517,33 +515,34 @@ void buildRotaryPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
   b.setInsertionPointToStart(&createBody(partition, {}, loc));
   auto consume = ConsumeOp::create(b, loc, ring);
   Type i32 = b.getI32Type();
-  SmallVector<Type> argTypes = {i32, i32, i32};
+  SmallVector<Type> argTypes = {SlotType::get(ctx), i32, i32, i32};
   auto ringType = cast<ChannelType>(ring.getType());
   argTypes.append(ringType.getBufferTypes().begin(),
                   ringType.getBufferTypes().end());
   Block &body = createBody(consume, argTypes, loc);
   b.setInsertionPointToStart(&body);
-  Value row = body.getArgument(0), rows = body.getArgument(1),
-        head = body.getArgument(2);
-  SmallVector<Value> sources =
-      rotatedTiles(spec, body.getArguments().drop_front(3));
-  Value position = tilePosition(b, loc, spec, ring);
+  Value row = consume.getRow(), rows = consume.getRows(),
+        head = consume.getHead();
+  SmallVector<Value> sources = rotatedTiles(spec, consume.getBufferArgs());
+  Value position = tilePosition(b, loc, spec, consume.getSlot());
   auto dests = AcquireOp::create(b, loc, rotated);
   rotateTiles(b, loc, spec, sources, dests.getBuffers(), {row, rows, position});
-  CommitOp::create(b, loc, rotated, row, rows, head);
-  ReleaseOp::create(b, loc, ring, /*after_mma=*/false);
+  CommitOp::create(b, loc, dests.getSlot(), row, rows, head);
+  ReleaseOp::create(b, loc, consume.getSlot(), /*after_mma=*/false);
 }
 
 /// The MMA warp's operands: the rotated q, k (and v) when there are rotary
-/// embeddings, else the loaded tiles. Returns the tiles to use, in order.
+/// embeddings, else the loaded tiles. Returns the tiles to use, in order,
+/// and sets `rotatedSlot` to the slot of the rotated ring they are in.
 SmallVector<Value> mmaOperands(OpBuilder &b, Location loc,
                                const KernelSpec &spec, Value rotated,
-                               ValueRange loaded) {
+                               ValueRange loaded, Value &rotatedSlot) {
   SmallVector<Value> operands(loaded.begin(), loaded.end());
   if (!spec.hasRotary())
     return operands;
   auto get = GetOp::create(b, loc, rotated);
-  for (auto [i, tile] : llvm::enumerate(get.getResults()))
+  rotatedSlot = get.getSlot();
+  for (auto [i, tile] : llvm::enumerate(get.getBuffers()))
     operands[i] = tile;
   return operands;
 }
@@ -574,8 +573,9 @@ BlackwellRegs blackwellRegs(const KernelSpec &spec) {
 /// rotary embeddings). The builder is left in the body.
 struct MmaLoop {
   ConsumeOp consume;
-  Value row, rows, head;
+  Value slot, row, rows, head;
   SmallVector<Value> operands;
+  Value rotatedSlot; // the slot of the rotated ring, with rotary embeddings
 };
 
 MmaLoop beginMmaLoop(OpBuilder &b, Location loc, const KernelSpec &spec,
@@ -589,26 +589,26 @@ MmaLoop beginMmaLoop(OpBuilder &b, Location loc, const KernelSpec &spec,
   MmaLoop loop;
   loop.consume = ConsumeOp::create(b, loc, ring);
   Type i32 = b.getI32Type();
-  SmallVector<Type> args = {i32, i32, i32};
+  SmallVector<Type> args = {SlotType::get(ctx), i32, i32, i32};
   args.append(spec.loads.size(), tile);
   Block &body = createBody(loop.consume, args, loc);
   b.setInsertionPointToStart(&body);
-  loop.row = body.getArgument(0);
-  loop.rows = body.getArgument(1);
-  loop.head = body.getArgument(2);
-  loop.operands =
-      mmaOperands(b, loc, spec, rotated, body.getArguments().drop_front(3));
+  loop.slot = loop.consume.getSlot();
+  loop.row = loop.consume.getRow();
+  loop.rows = loop.consume.getRows();
+  loop.head = loop.consume.getHead();
+  loop.operands = mmaOperands(b, loc, spec, rotated,
+                              loop.consume.getBufferArgs(), loop.rotatedSlot);
   return loop;
 }
 
 /// Ends an MMA loop body: gives the rotated and loaded slots back once the
 /// MMAs that read them complete, then closes `first` (the channel the
 /// loop's first product goes to) after the loop.
-void endMmaLoop(OpBuilder &b, Location loc, const MmaLoop &loop, Value ring,
-                Value rotated, Value first) {
-  if (rotated)
-    ReleaseOp::create(b, loc, rotated, /*after_mma=*/true);
-  ReleaseOp::create(b, loc, ring, /*after_mma=*/true);
+void endMmaLoop(OpBuilder &b, Location loc, const MmaLoop &loop, Value first) {
+  if (loop.rotatedSlot)
+    ReleaseOp::create(b, loc, loop.rotatedSlot, /*after_mma=*/true);
+  ReleaseOp::create(b, loc, loop.slot, /*after_mma=*/true);
   b.setInsertionPointAfter(loop.consume);
   CloseOp::create(b, loc, first);
 }
@@ -617,7 +617,7 @@ void endMmaLoop(OpBuilder &b, Location loc, const MmaLoop &loop, Value ring,
 /// output staging buffer, the tile coordinates and the S slot. The builder
 /// is left in the body.
 struct EpilogueLoop {
-  Value staging, row, rows, head, sSlot;
+  Value staging, slot, row, rows, head, sBuffer;
 };
 
 EpilogueLoop beginEpilogueLoop(OpBuilder &b, Location loc, StringRef name,
@@ -633,12 +633,14 @@ EpilogueLoop beginEpilogueLoop(OpBuilder &b, Location loc, StringRef name,
   loop.staging = ScratchOp::create(b, loc, tile, nullptr, nullptr);
   auto consume = ConsumeOp::create(b, loc, sCh);
   Type i32 = b.getI32Type();
-  Block &body = createBody(consume, {i32, i32, i32, sBuf}, loc);
+  Block &body =
+      createBody(consume, {SlotType::get(ctx), i32, i32, i32, sBuf}, loc);
   b.setInsertionPointToStart(&body);
-  loop.row = body.getArgument(0);
-  loop.rows = body.getArgument(1);
-  loop.head = body.getArgument(2);
-  loop.sSlot = body.getArgument(3);
+  loop.slot = consume.getSlot();
+  loop.row = consume.getRow();
+  loop.rows = consume.getRows();
+  loop.head = consume.getHead();
+  loop.sBuffer = consume.getBufferArgs()[0];
   return loop;
 }
 
@@ -697,16 +699,17 @@ void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
     MmaLoop loop = beginMmaLoop(b, loc, spec, qkv, rotated, tile, regs.mma);
     Value row = loop.row, rows = loop.rows, head = loop.head;
     Value q = loop.operands[0], k = loop.operands[1], v = loop.operands[2];
-    Value s = AcquireOp::create(b, loc, sCh).getResult(0);
-    MmaAsyncOp::create(b, loc, q, k, s, /*transpose_a=*/false,
+    auto s = AcquireOp::create(b, loc, sCh);
+    MmaAsyncOp::create(b, loc, q, k, s.getBuffers()[0], /*transpose_a=*/false,
                        /*transpose_b=*/true);
-    CommitOp::create(b, loc, sCh, row, rows, head);
-    Value p = GetOp::create(b, loc, pCh).getResult(0);
-    Value o = AcquireOp::create(b, loc, oCh).getResult(0);
-    MmaAsyncOp::create(b, loc, p, v, o, false, false);
-    CommitOp::create(b, loc, oCh, row, rows, head);
-    ReleaseOp::create(b, loc, pCh, /*after_mma=*/true);
-    endMmaLoop(b, loc, loop, qkv, rotated, sCh);
+    CommitOp::create(b, loc, s.getSlot(), row, rows, head);
+    auto p = GetOp::create(b, loc, pCh);
+    auto o = AcquireOp::create(b, loc, oCh);
+    MmaAsyncOp::create(b, loc, p.getBuffers()[0], v, o.getBuffers()[0], false,
+                       false);
+    CommitOp::create(b, loc, o.getSlot(), row, rows, head);
+    ReleaseOp::create(b, loc, p.getSlot(), /*after_mma=*/true);
+    endMmaLoop(b, loc, loop, sCh);
   }
 
   // Softmax + epilogue warpgroups.
@@ -715,20 +718,20 @@ void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
     EpilogueLoop loop =
         beginEpilogueLoop(b, loc, "softmax", regs.replicated, sCh, sBuf, tile);
     Value row = loop.row, rows = loop.rows, head = loop.head,
-          sSlot = loop.sSlot, staging = loop.staging;
+          staging = loop.staging;
     auto sType = AccType::get(ctx, {bs, bs}, f32);
     auto pType = AccType::get(ctx, {bs, bs}, spec.elementType);
     auto oType = AccType::get(ctx, {bs, spec.headDim}, f32);
-    Value sVal = TmemLoadOp::create(b, loc, sType, sSlot);
-    ReleaseOp::create(b, loc, sCh, /*after_mma=*/false);
+    Value sVal = TmemLoadOp::create(b, loc, sType, loop.sBuffer);
+    ReleaseOp::create(b, loc, loop.slot, /*after_mma=*/false);
     auto sm = SoftmaxOp::create(b, loc, pType, RowsType::get(ctx, bs, f32),
                                 sVal, rows, Value(), values.scale, false);
-    Value pSlot = AcquireOp::create(b, loc, pCh).getResult(0);
-    TmemStoreOp::create(b, loc, sm.getProbs(), pSlot);
-    CommitOp::create(b, loc, pCh, row, rows, head);
-    Value oSlot = GetOp::create(b, loc, oCh).getResult(0);
-    Value oVal = TmemLoadOp::create(b, loc, oType, oSlot);
-    ReleaseOp::create(b, loc, oCh, false);
+    auto p = AcquireOp::create(b, loc, pCh);
+    TmemStoreOp::create(b, loc, sm.getProbs(), p.getBuffers()[0]);
+    CommitOp::create(b, loc, p.getSlot(), row, rows, head);
+    auto o = GetOp::create(b, loc, oCh);
+    Value oVal = TmemLoadOp::create(b, loc, oType, o.getBuffers()[0]);
+    ReleaseOp::create(b, loc, o.getSlot(), false);
     StoreOp::create(b, loc, oVal, spec.stores[0], row, head, rows,
                     sm.getRowSums(), staging,
                     plan.bulkStore ? b.getUnitAttr() : nullptr);
@@ -796,24 +799,25 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
     Value q = operands[0], k = operands[1], v = operands[2], dout = operands[3];
     // The epilogue turns the gradients back by the tile's position, which
     // travels with S.
-    Value position =
-        spec.needsTilePosition() ? tilePosition(b, loc, spec, qkvdo) : Value();
+    Value position = spec.needsTilePosition()
+                         ? tilePosition(b, loc, spec, loop.slot)
+                         : Value();
     auto product = [&](Value channel, Value a, Value bOperand, bool ta,
                        bool tb) {
-      Value dest = AcquireOp::create(b, loc, channel).getResult(0);
-      MmaAsyncOp::create(b, loc, a, bOperand, dest, ta, tb);
-      commitTile(b, loc, spec, channel, row, rows, head,
+      auto dest = AcquireOp::create(b, loc, channel);
+      MmaAsyncOp::create(b, loc, a, bOperand, dest.getBuffers()[0], ta, tb);
+      commitTile(b, loc, spec, dest.getSlot(), row, rows, head,
                  channel == sCh ? position : Value());
     };
     product(sCh, q, k, false, true);     // S  = Q K^T
     product(dpCh, dout, v, false, true); // dP = dO V^T
     auto pds = GetOp::create(b, loc, pdsCh);
-    Value p = pds.getResult(0), ds = pds.getResult(1);
+    Value p = pds.getBuffers()[0], ds = pds.getBuffers()[1];
     product(dvCh, p, dout, true, false); // dV = P^T dO
     product(dkCh, ds, q, true, false);   // dK = dS^T Q
     product(dqCh, ds, k, false, false);  // dQ = dS K
-    ReleaseOp::create(b, loc, pdsCh, /*after_mma=*/true);
-    endMmaLoop(b, loc, loop, qkvdo, rotated, sCh);
+    ReleaseOp::create(b, loc, pds.getSlot(), /*after_mma=*/true);
+    endMmaLoop(b, loc, loop, sCh);
   }
 
   // Softmax gradient + epilogue warpgroups.
@@ -827,20 +831,20 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
     auto squareOut = AccType::get(ctx, {bs, bs}, spec.elementType);
     auto outType = AccType::get(ctx, {bs, d}, f32);
     Value position =
-        spec.hasRotary() ? tilePosition(b, loc, spec, sCh) : Value();
-    Value s = TmemLoadOp::create(b, loc, squareF32, loop.sSlot);
-    ReleaseOp::create(b, loc, sCh, false);
-    Value dpSlot = GetOp::create(b, loc, dpCh).getResult(0);
-    Value dp = TmemLoadOp::create(b, loc, squareF32, dpSlot);
-    ReleaseOp::create(b, loc, dpCh, false);
+        spec.hasRotary() ? tilePosition(b, loc, spec, loop.slot) : Value();
+    Value s = TmemLoadOp::create(b, loc, squareF32, loop.sBuffer);
+    ReleaseOp::create(b, loc, loop.slot, false);
+    auto dpGet = GetOp::create(b, loc, dpCh);
+    Value dp = TmemLoadOp::create(b, loc, squareF32, dpGet.getBuffers()[0]);
+    ReleaseOp::create(b, loc, dpGet.getSlot(), false);
     auto sm = SoftmaxOp::create(b, loc, squareF32, RowsType::get(ctx, bs, f32),
                                 s, rows, rows, values.scale, true);
     Value ds = SoftmaxGradOp::create(b, loc, squareOut, sm.getProbs(), dp,
                                      values.scale);
     auto pds = AcquireOp::create(b, loc, pdsCh);
-    WriteOp::create(b, loc, sm.getProbs(), pds.getResult(0));
-    WriteOp::create(b, loc, ds, pds.getResult(1));
-    CommitOp::create(b, loc, pdsCh, row, rows, head);
+    WriteOp::create(b, loc, sm.getProbs(), pds.getBuffers()[0]);
+    WriteOp::create(b, loc, ds, pds.getBuffers()[1]);
+    CommitOp::create(b, loc, pds.getSlot(), row, rows, head);
     // Gradients with respect to rotated tensors are turned back in f32
     // before their single rounding.
     // The gradients are turned back with table reads after each load from
@@ -849,9 +853,9 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
     // have 160 (it spills).
     TileRows at{row, rows, position};
     auto drain = [&](Value channel, Value dest, bool rotatedInput) {
-      Value slot = GetOp::create(b, loc, channel).getResult(0);
-      Value grad = TmemLoadOp::create(b, loc, outType, slot);
-      ReleaseOp::create(b, loc, channel, false);
+      auto get = GetOp::create(b, loc, channel);
+      Value grad = TmemLoadOp::create(b, loc, outType, get.getBuffers()[0]);
+      ReleaseOp::create(b, loc, get.getSlot(), false);
       if (rotatedInput)
         grad = unrotateGradient(b, loc, spec, grad, at, Value());
       StoreOp::create(b, loc, grad, dest, row, head, rows, Value(), staging,

@@ -77,50 +77,6 @@ void addUnique(SmallVectorImpl<PartitionOp> &list, PartitionOp partition) {
     list.push_back(partition);
 }
 
-/// Every acquire must be committed, in the same block, before the next
-/// acquire of that channel, a close, or the end of the block; every get must
-/// be released likewise.
-LogicalResult verifyAcquireCommitPairs(Block &block) {
-  llvm::SmallMapVector<Value, AcquireOp, 4> pending;
-  llvm::SmallMapVector<Value, GetOp, 4> taken;
-  for (Operation &op : block) {
-    if (auto get = dyn_cast<GetOp>(op)) {
-      if (taken.count(get.getChannel()))
-        return get.emitOpError()
-               << "takes a slot of the channel while the previous one is not "
-                  "released";
-      taken[get.getChannel()] = get;
-    } else if (auto release = dyn_cast<ReleaseOp>(op)) {
-      taken.erase(release.getChannel());
-    }
-    if (auto acquire = dyn_cast<AcquireOp>(op)) {
-      if (pending.count(acquire.getChannel()))
-        return acquire.emitOpError()
-               << "acquires a slot of the channel while the previous one is "
-                  "not committed";
-      pending[acquire.getChannel()] = acquire;
-    } else if (auto commit = dyn_cast<CommitOp>(op)) {
-      if (!pending.erase(commit.getChannel()))
-        return commit.emitOpError()
-               << "commits a slot that was not acquired in the same block";
-    } else if (auto close = dyn_cast<CloseOp>(op)) {
-      if (pending.count(close.getChannel()))
-        return close.emitOpError()
-               << "closes the channel while an acquired slot is not committed";
-    }
-    for (Region &region : op.getRegions())
-      for (Block &nested : region)
-        if (failed(verifyAcquireCommitPairs(nested)))
-          return failure();
-  }
-  if (!pending.empty())
-    return pending.front().second.emitOpError()
-           << "acquired slot is never committed";
-  if (!taken.empty())
-    return taken.front().second.emitOpError() << "slot is never released";
-  return success();
-}
-
 LogicalResult verifyBudgets(KernelOp kernel) {
   int64_t threads = kernel.getNumThreads();
   if (threads > TargetLimits::maxThreadsPerCta)
@@ -415,8 +371,12 @@ LogicalResult KernelOp::verifyRegions() {
     if (auto position = dyn_cast<TilePositionOp>(op)) {
       bool committed =
           llvm::any_of(position.getChannel().getUsers(), [](Operation *user) {
-            auto commit = dyn_cast<CommitOp>(user);
-            return commit && commit.getPosition();
+            auto acquire = dyn_cast<AcquireOp>(user);
+            return acquire &&
+                   llvm::any_of(acquire.getSlot().getUsers(), [](Operation *u) {
+                     auto commit = dyn_cast<CommitOp>(u);
+                     return commit && commit.getPosition();
+                   });
           });
       if (!committed) {
         op->emitOpError() << "reads a position that no warpspec.commit of the "
@@ -431,9 +391,6 @@ LogicalResult KernelOp::verifyRegions() {
   if (failed(verifyDims(*this)) || failed(verifyBudgets(*this)) ||
       failed(verifyChannelUsers(*this)))
     return failure();
-  for (PartitionOp partition : getPartitions())
-    if (failed(verifyAcquireCommitPairs(partition.getBody().front())))
-      return failure();
   return success();
 }
 
@@ -638,13 +595,124 @@ LogicalResult AcquireOp::inferReturnTypes(
   auto channel = dyn_cast<ChannelType>(operands[0].getType());
   if (!channel)
     return failure();
+  inferredReturnTypes.push_back(SlotType::get(context));
   llvm::append_range(inferredReturnTypes, channel.getBufferTypes());
   return success();
 }
 
-/// A prefetch is issued before the wait for the slot, so it needs every
-/// copy's coordinates by then.
+//===----------------------------------------------------------------------===//
+// Slots
+//===----------------------------------------------------------------------===//
+
+Value mlir::warpspec::getSlotChannel(Value slot) {
+  if (auto acquire = slot.getDefiningOp<AcquireOp>())
+    return acquire.getChannel();
+  if (auto get = slot.getDefiningOp<GetOp>())
+    return get.getChannel();
+  if (auto arg = dyn_cast<BlockArgument>(slot))
+    if (auto consume =
+            dyn_cast_or_null<ConsumeOp>(arg.getOwner()->getParentOp()))
+      if (arg.getArgNumber() == 0)
+        return consume.getChannel();
+  return Value();
+}
+
+Value mlir::warpspec::getBufferSlot(Value buffer) {
+  if (auto acquire = buffer.getDefiningOp<AcquireOp>())
+    return acquire.getSlot();
+  if (auto get = buffer.getDefiningOp<GetOp>())
+    return get.getSlot();
+  if (auto arg = dyn_cast<BlockArgument>(buffer))
+    if (auto consume =
+            dyn_cast_or_null<ConsumeOp>(arg.getOwner()->getParentOp()))
+      if (arg.getArgNumber() >= 4)
+        return consume.getSlot();
+  return Value();
+}
+
+/// Whether `slot` was taken by a consumer (warpspec.get or
+/// warpspec.consume), as opposed to acquired by the producer.
+static bool isConsumerSlot(Value slot) {
+  return !slot.getDefiningOp<AcquireOp>();
+}
+
+/// A slot is what an acquire, a get or a consume took; nothing else makes
+/// one (a block argument of another op, in the generic form, is none).
+static LogicalResult verifySlotOperand(Operation *op, Value slot) {
+  if (getSlotChannel(slot))
+    return success();
+  return op->emitOpError()
+         << "slot operand must be the slot of a warpspec.acquire, a "
+            "warpspec.get or a warpspec.consume";
+}
+
+/// The users of `slot` of type OpTy (its commits or releases), those in one
+/// block in program order.
+template <typename OpTy>
+static SmallVector<OpTy> slotUsers(Value slot) {
+  SmallVector<OpTy> users;
+  for (Operation *user : slot.getUsers())
+    if (auto typed = dyn_cast<OpTy>(user))
+      users.push_back(typed);
+  llvm::sort(users, [](OpTy a, OpTy b) {
+    return a->getBlock() == b->getBlock() && a->isBeforeInBlock(b);
+  });
+  return users;
+}
+
+/// Reports the first op strictly between `from` and `to` (one block), or
+/// nested in one, that `pred` selects. A `to` before `from` is left to the
+/// dominance check.
+static LogicalResult verifyNoneBetween(Operation *from, Operation *to,
+                                       function_ref<bool(Operation *)> pred,
+                                       StringRef message) {
+  if (!from->isBeforeInBlock(to))
+    return success();
+  for (Operation *op = from->getNextNode(); op != to; op = op->getNextNode()) {
+    WalkResult result = op->walk([&](Operation *inner) {
+      if (!pred(inner))
+        return WalkResult::advance();
+      inner->emitOpError() << message;
+      return WalkResult::interrupt();
+    });
+    if (result.wasInterrupted())
+      return failure();
+  }
+  return success();
+}
+
+/// The producer fills its slots in ring order, one at a time: the slot is
+/// committed exactly once, in the acquire's block, before the next acquire
+/// or the close of the channel.
 LogicalResult AcquireOp::verify() {
+  Value channel = getChannel();
+  SmallVector<CommitOp> commits = slotUsers<CommitOp>(getSlot());
+  if (commits.empty())
+    return emitOpError() << "acquired slot is never committed";
+  if (commits.size() > 1)
+    return commits[1].emitOpError()
+           << "commits a slot that is already committed; each acquired slot "
+              "is committed once";
+  CommitOp commit = commits.front();
+  if (commit->getBlock() != (*this)->getBlock())
+    return commit.emitOpError()
+           << "commits a slot that was not acquired in the same block";
+  if (failed(verifyNoneBetween(
+          getOperation(), commit,
+          [&](Operation *op) {
+            auto acquire = dyn_cast<AcquireOp>(op);
+            return acquire && acquire.getChannel() == channel;
+          },
+          "acquires a slot of the channel while the previous one is not "
+          "committed")) ||
+      failed(verifyNoneBetween(
+          getOperation(), commit,
+          [&](Operation *op) {
+            auto close = dyn_cast<CloseOp>(op);
+            return close && close.getChannel() == channel;
+          },
+          "closes the channel while an acquired slot is not committed")))
+    return failure();
   if (!getL2Prefetch())
     return success();
   DominanceInfo dominance;
@@ -677,8 +745,50 @@ GetOp::inferReturnTypes(MLIRContext *context, std::optional<Location> location,
   auto channel = dyn_cast<ChannelType>(operands[0].getType());
   if (!channel)
     return failure();
+  inferredReturnTypes.push_back(SlotType::get(context));
   llvm::append_range(inferredReturnTypes, channel.getBufferTypes());
   return success();
+}
+
+/// Printed as `%slot, %buf:N = ...`.
+static void nameSlotResults(Value slot, ValueRange buffers,
+                            OpAsmSetValueNameFn setNameFn) {
+  setNameFn(slot, "slot");
+  if (!buffers.empty())
+    setNameFn(buffers.front(), "buf");
+}
+
+void AcquireOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
+  nameSlotResults(getSlot(), getBuffers(), setNameFn);
+}
+
+void GetOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
+  nameSlotResults(getSlot(), getBuffers(), setNameFn);
+}
+
+/// A consumer takes the slots of a ring in order, one at a time: the slot
+/// is released exactly once, in the get's block, before the next get of the
+/// channel.
+LogicalResult GetOp::verify() {
+  Value channel = getChannel();
+  SmallVector<ReleaseOp> releases = slotUsers<ReleaseOp>(getSlot());
+  if (releases.empty())
+    return emitOpError() << "slot is never released";
+  if (releases.size() > 1)
+    return releases[1].emitOpError()
+           << "releases a slot that is already released; each slot is "
+              "released once";
+  ReleaseOp release = releases.front();
+  if (release->getBlock() != (*this)->getBlock())
+    return release.emitOpError()
+           << "releases a slot that was not taken in the same block";
+  return verifyNoneBetween(
+      getOperation(), release,
+      [&](Operation *op) {
+        auto get = dyn_cast<GetOp>(op);
+        return get && get.getChannel() == channel;
+      },
+      "takes a slot of the channel while the previous one is not released");
 }
 
 //===----------------------------------------------------------------------===//
@@ -699,14 +809,15 @@ ParseResult ConsumeOp::parse(OpAsmParser &parser, OperationState &result) {
   if (!channelType)
     return parser.emitError(parser.getNameLoc(),
                             "expected a !warpspec.channel type");
-  size_t expected = 3 + channelType.getBufferTypes().size();
+  size_t expected = 4 + channelType.getBufferTypes().size();
   if (args.size() != expected)
     return parser.emitError(parser.getNameLoc())
            << "expected " << expected
-           << " block arguments (row, rows, head, then one per buffer)";
+           << " block arguments (slot, row, rows, head, then one per buffer)";
   Type i32 = parser.getBuilder().getI32Type();
-  for (size_t i = 0; i < args.size(); ++i)
-    args[i].type = i < 3 ? i32 : channelType.getBufferTypes()[i - 3];
+  args[0].type = SlotType::get(parser.getContext());
+  for (size_t i = 1; i < args.size(); ++i)
+    args[i].type = i < 4 ? i32 : channelType.getBufferTypes()[i - 4];
   return parser.parseRegion(*result.addRegion(), args);
 }
 
@@ -723,17 +834,21 @@ void ConsumeOp::print(OpAsmPrinter &p) {
 LogicalResult ConsumeOp::verifyRegions() {
   auto type = cast<ChannelType>(getChannel().getType());
   Block &body = getBody().front();
-  SmallVector<Type> expected(3, IntegerType::get(getContext(), 32));
+  SmallVector<Type> expected = {SlotType::get(getContext())};
+  expected.append(3, IntegerType::get(getContext(), 32));
   llvm::append_range(expected, type.getBufferTypes());
   if (body.getArgumentTypes() != ArrayRef<Type>(expected))
-    return emitOpError() << "body arguments must be (i32 row, i32 rows, i32 "
-                            "head) followed by the channel's buffers";
-  int64_t releases = llvm::count_if(body.getOps<ReleaseOp>(), [&](ReleaseOp r) {
-    return r.getChannel() == getChannel();
-  });
-  if (releases != 1)
+    return emitOpError() << "body arguments must be (!warpspec.slot slot, i32 "
+                            "row, i32 rows, i32 head) followed by the "
+                            "channel's buffers";
+  SmallVector<ReleaseOp> releases = slotUsers<ReleaseOp>(getSlot());
+  if (releases.size() != 1)
     return emitOpError() << "body must release the slot exactly once, found "
-                         << releases << " releases";
+                         << releases.size() << " releases";
+  if (releases.front()->getBlock() != &body)
+    return releases.front().emitOpError()
+           << "releases the slot of the enclosing warpspec.consume from a "
+              "nested block; the body releases it directly, once per slot";
   // A get of the same channel takes a second slot, which would need a second
   // release: the one release then gives back the get's slot, never the
   // consume's, and the producer stalls once the ring is full.
@@ -748,21 +863,36 @@ LogicalResult ConsumeOp::verifyRegions() {
   return failure(gets.wasInterrupted());
 }
 
+Value CommitOp::getChannel() { return getSlotChannel(getSlot()); }
+Value ReleaseOp::getChannel() { return getSlotChannel(getSlot()); }
+Value TilePositionOp::getChannel() { return getSlotChannel(getSlot()); }
+
+LogicalResult CommitOp::verify() {
+  if (failed(verifySlotOperand(getOperation(), getSlot())))
+    return failure();
+  if (isConsumerSlot(getSlot()))
+    return emitOpError() << "commits a slot that a consumer took; a consumer "
+                            "gives its slots back with warpspec.release";
+  return success();
+}
+
 LogicalResult ReleaseOp::verify() {
-  // The slot comes from a preceding warpspec.get of the channel in this
-  // block, or else from the enclosing warpspec.consume.
-  for (Operation *op = (*this)->getPrevNode(); op; op = op->getPrevNode()) {
-    if (auto get = dyn_cast<GetOp>(op); get && get.getChannel() == getChannel())
-      return success();
-    if (auto release = dyn_cast<ReleaseOp>(op);
-        release && release.getChannel() == getChannel())
-      break;
-  }
-  auto consume = dyn_cast<ConsumeOp>((*this)->getParentOp());
-  if (!consume || consume.getChannel() != getChannel())
-    return emitOpError()
-           << "must follow a warpspec.get of the channel in the same block, or "
-              "be directly inside a warpspec.consume of the same channel";
+  if (failed(verifySlotOperand(getOperation(), getSlot())))
+    return failure();
+  if (!isConsumerSlot(getSlot()))
+    return emitOpError() << "releases a slot that the producer acquired; the "
+                            "producer publishes its slots with "
+                            "warpspec.commit";
+  return success();
+}
+
+LogicalResult TilePositionOp::verify() {
+  if (failed(verifySlotOperand(getOperation(), getSlot())))
+    return failure();
+  if (!isConsumerSlot(getSlot()))
+    return emitOpError() << "reads the position of a slot that the producer "
+                            "acquired; a consumer reads the position the "
+                            "producer committed with the slot";
   return success();
 }
 

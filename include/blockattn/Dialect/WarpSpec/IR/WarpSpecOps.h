@@ -8,6 +8,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/RegionKindInterface.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -86,6 +87,17 @@ namespace mlir::warpspec {
 
 /// Number of bytes of an element type stored in memory.
 int64_t getElementSizeInBytes(Type type);
+
+/// The channel of a `!warpspec.slot`: the channel of the warpspec.acquire or
+/// warpspec.get that returned it, or of the warpspec.consume whose body
+/// takes it as its first argument. Null for any other value.
+Value getSlotChannel(Value slot);
+
+/// The slot a buffer belongs to: the slot result of the warpspec.acquire or
+/// warpspec.get that returned the buffer, or the slot argument of the
+/// warpspec.consume body it is an argument of. Null for any other value
+/// (scratch buffers).
+Value getBufferSlot(Value buffer);
 
 } // namespace mlir::warpspec
 

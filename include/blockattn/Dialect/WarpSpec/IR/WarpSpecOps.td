@@ -14,6 +14,7 @@ include "blockattn/Dialect/WarpSpec/IR/WarpSpecAttrs.td"
 include "blockattn/Dialect/WarpSpec/IR/WarpSpecTypes.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/OpAsmInterface.td"
 include "mlir/IR/RegionKindInterface.td"
 
 //===----------------------------------------------------------------------===//
@@ -257,13 +258,16 @@ def WarpSpec_TileLoopOp : WarpSpec_Op<"tile_loop", [
 //===----------------------------------------------------------------------===//
 
 def WarpSpec_AcquireOp : WarpSpec_Op<"acquire", [
-    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+    DeclareOpInterfaceMethods<InferTypeOpInterface>,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
   let summary = "producer: wait for the next free slot of a channel";
   let description = [{
     The `warpspec.acquire` operation waits until the producer's next slot is
-    free (all its consumers released it) and returns its buffers. It must be
-    followed, in the same block, by a `warpspec.commit` of the same channel
-    that publishes the slot.
+    free (all its consumers released it) and returns the slot and its
+    buffers. The slot must be published exactly once, by a `warpspec.commit`
+    of it in the same block, and before the next `warpspec.acquire` or the
+    `warpspec.close` of the channel (a producer fills its slots in ring
+    order, one at a time).
 
     With `l2_prefetch`, the producer first asks for the tiles that the
     `warpspec.tma_load` copies into this slot will read to be brought into
@@ -275,12 +279,13 @@ def WarpSpec_AcquireOp : WarpSpec_Op<"acquire", [
     `blockattn-warp-specialize`).
 
     ```mlir
-    %q, %k, %v = warpspec.acquire %qkv : !qkv
-    %q, %k, %v = warpspec.acquire %qkv {l2_prefetch} : !qkv
+    %slot, %q, %k, %v = warpspec.acquire %qkv : !qkv
+    %slot, %q, %k, %v = warpspec.acquire %qkv {l2_prefetch} : !qkv
     ```
   }];
   let arguments = (ins WarpSpec_ChannelType:$channel, UnitAttr:$l2_prefetch);
-  let results = (outs Variadic<WarpSpec_BufferType>:$buffers);
+  let results = (outs WarpSpec_SlotType:$slot,
+                      Variadic<WarpSpec_BufferType>:$buffers);
   let assemblyFormat = "$channel attr-dict `:` type($channel)";
   let hasVerifier = 1;
 }
@@ -288,50 +293,61 @@ def WarpSpec_AcquireOp : WarpSpec_Op<"acquire", [
 def WarpSpec_CommitOp : WarpSpec_Op<"commit"> {
   let summary = "producer: publish the acquired slot with its tile coordinates";
   let description = [{
-    The `warpspec.commit` operation hands the slot acquired last to the
-    consumers, together with the tile's first row, number of valid rows and
-    head. The consumers see the slot once every asynchronous copy into it
-    (`warpspec.tma_load` since the acquire) has landed: on shared memory the
-    lowering counts the bytes of those copies into the slot's `full` barrier.
+    The `warpspec.commit` operation hands the slot `slot` (the result of a
+    `warpspec.acquire`) to the consumers, together with the tile's first
+    row, number of valid rows and head. The consumers see the slot once every
+    asynchronous copy into it (`warpspec.tma_load` into its buffers) has
+    landed: on shared memory the lowering counts the bytes of those copies
+    into the slot's `full` barrier.
 
     With `position(%p)`, the record also carries the position of the tile's
     first row inside its sequence, which consumers read with
     `warpspec.tile_position` (rotary embeddings need it).
 
     ```mlir
-    warpspec.commit %qkv tile(%row, %rows, %head) : !qkv
-    warpspec.commit %qkv tile(%row, %rows, %head) position(%pos) : !qkv
+    warpspec.commit %slot tile(%row, %rows, %head)
+    warpspec.commit %slot tile(%row, %rows, %head) position(%pos)
     ```
   }];
-  let arguments = (ins WarpSpec_ChannelType:$channel, I32:$row, I32:$rows,
+  let arguments = (ins WarpSpec_SlotType:$slot, I32:$row, I32:$rows,
                        I32:$head, Optional<I32>:$position);
   let assemblyFormat = [{
-    $channel `tile` `(` $row `,` $rows `,` $head `)`
-    (`position` `(` $position^ `)`)? attr-dict `:` type($channel)
+    $slot `tile` `(` $row `,` $rows `,` $head `)`
+    (`position` `(` $position^ `)`)? attr-dict
   }];
   let builders = [
-    OpBuilder<(ins "Value":$channel, "Value":$row, "Value":$rows,
+    OpBuilder<(ins "Value":$slot, "Value":$row, "Value":$rows,
                    "Value":$head), [{
-      build($_builder, $_state, channel, row, rows, head, Value());
+      build($_builder, $_state, slot, row, rows, head, Value());
     }]>
   ];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The channel of the committed slot.
+    Value getChannel();
+  }];
 }
 
 def WarpSpec_TilePositionOp : WarpSpec_Op<"tile_position", [Pure]> {
   let summary = "position in its sequence of the first row of the current tile";
   let description = [{
     The `warpspec.tile_position` operation returns the position that the
-    producer committed with the slot this consumer holds of `channel` (the
-    enclosing `warpspec.consume`, or a preceding `warpspec.get`): the index,
-    inside its sequence, of the tile's first row.
+    producer committed with the slot `slot`, which this consumer holds (the
+    slot of a `warpspec.consume` or a `warpspec.get`): the index, inside its
+    sequence, of the tile's first row.
 
     ```mlir
-    %pos = warpspec.tile_position %qkv : !qkv
+    %pos = warpspec.tile_position %slot
     ```
   }];
-  let arguments = (ins WarpSpec_ChannelType:$channel);
+  let arguments = (ins WarpSpec_SlotType:$slot);
   let results = (outs I32:$position);
-  let assemblyFormat = "$channel attr-dict `:` type($channel)";
+  let assemblyFormat = "$slot attr-dict";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The channel of the slot.
+    Value getChannel();
+  }];
 }
 
 def WarpSpec_CloseOp : WarpSpec_Op<"close"> {
@@ -356,15 +372,15 @@ def WarpSpec_ConsumeOp : WarpSpec_Op<"consume", [
   let description = [{
     The `warpspec.consume` operation waits for each slot of `channel` this
     partition replica is due (every `replicas`-th one) until the producer
-    closes the channel, and runs the body on it. The body receives the
-    tile's first row, valid rows and head, then one buffer per channel buffer
-    type; it must give the slot back with exactly one `warpspec.release` of
-    the channel.
+    closes the channel, and runs the body on it. The body receives the slot,
+    the tile's first row, valid rows and head, then one buffer per channel
+    buffer type; it must give the slot back with exactly one
+    `warpspec.release` of it, directly in the body.
 
     ```mlir
-    warpspec.consume %qkv (%row, %rows, %head, %q, %k, %v) : !qkv {
+    warpspec.consume %qkv (%slot, %row, %rows, %head, %q, %k, %v) : !qkv {
       ...
-      warpspec.release %qkv : !qkv
+      warpspec.release %slot
     }
     ```
   }];
@@ -372,46 +388,65 @@ def WarpSpec_ConsumeOp : WarpSpec_Op<"consume", [
   let regions = (region SizedRegion<1>:$body);
   let hasCustomAssemblyFormat = 1;
   let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The body's arguments: the slot, the tile's first row, valid rows and
+    /// head, then the slot's buffers.
+    BlockArgument getSlot() { return getBody().front().getArgument(0); }
+    BlockArgument getRow() { return getBody().front().getArgument(1); }
+    BlockArgument getRows() { return getBody().front().getArgument(2); }
+    BlockArgument getHead() { return getBody().front().getArgument(3); }
+    Block::BlockArgListType getBufferArgs() {
+      return getBody().front().getArguments().drop_front(4);
+    }
+  }];
 }
 
 def WarpSpec_GetOp : WarpSpec_Op<"get", [
-    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+    DeclareOpInterfaceMethods<InferTypeOpInterface>,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
   let summary = "consumer: wait for the next committed slot of a channel";
   let description = [{
     The `warpspec.get` operation takes the next slot of `channel` this
     partition replica is due (replicas take slots round-robin), waiting until
-    the producer committed it, and returns its buffers. Unlike
+    the producer committed it, and returns the slot and its buffers. Unlike
     `warpspec.consume`, it takes one slot, inside some other loop (for
-    example the MMA warp takes the P of the tile it is working on). It must
-    be followed, in the same block, by a `warpspec.release` of the channel.
+    example the MMA warp takes the P of the tile it is working on). The slot
+    must be given back exactly once, by a `warpspec.release` of it in the
+    same block, before the next `warpspec.get` of the channel.
 
     ```mlir
-    %p = warpspec.get %pch : !warpspec.channel<[64x64xbf16], tmem>
+    %slot, %p = warpspec.get %pch : !warpspec.channel<[64x64xbf16], tmem>
     ```
   }];
   let arguments = (ins WarpSpec_ChannelType:$channel);
-  let results = (outs Variadic<WarpSpec_BufferType>:$buffers);
+  let results = (outs WarpSpec_SlotType:$slot,
+                      Variadic<WarpSpec_BufferType>:$buffers);
   let assemblyFormat = "$channel attr-dict `:` type($channel)";
+  let hasVerifier = 1;
 }
 
 def WarpSpec_ReleaseOp : WarpSpec_Op<"release"> {
   let summary = "consumer: give the current slot back to the producer";
   let description = [{
     The `warpspec.release` operation tells the producer that this consumer
-    is done with the slot it took last (with the enclosing `warpspec.consume`
-    or a preceding `warpspec.get` in the same block): every read of its
-    buffers has completed. With `after_mma`, the reads are the asynchronous
-    tensor-core MMAs this thread issued: the slot is released when they
-    complete (a `tcgen05.commit` on sm_100a), not when the thread gets here.
+    is done with the slot `slot` (the slot of a `warpspec.consume` or a
+    `warpspec.get`): every read of its buffers has completed. With
+    `after_mma`, the reads are the asynchronous tensor-core MMAs this thread
+    issued: the slot is released when they complete (a `tcgen05.commit` on
+    sm_100a), not when the thread gets here.
 
     ```mlir
-    warpspec.release %qkv : !qkv
-    warpspec.release %qkv after_mma : !qkv
+    warpspec.release %slot
+    warpspec.release %slot after_mma
     ```
   }];
-  let arguments = (ins WarpSpec_ChannelType:$channel, UnitAttr:$after_mma);
-  let assemblyFormat = "$channel (`after_mma` $after_mma^)? attr-dict `:` type($channel)";
+  let arguments = (ins WarpSpec_SlotType:$slot, UnitAttr:$after_mma);
+  let assemblyFormat = "$slot (`after_mma` $after_mma^)? attr-dict";
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The channel of the released slot.
+    Value getChannel();
+  }];
 }
 
 //===----------------------------------------------------------------------===//

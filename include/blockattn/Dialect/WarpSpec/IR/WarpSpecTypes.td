@@ -59,6 +59,26 @@ def WarpSpec_ChannelType : WarpSpec_Type<"Channel", "channel"> {
   }];
 }
 
+def WarpSpec_SlotType : WarpSpec_Type<"Slot", "slot"> {
+  let summary = "one slot of a channel, held by the partition that took it";
+  let description = [{
+    The slot that a `warpspec.acquire` (producer), a `warpspec.get` or a
+    `warpspec.consume` (consumer) took of a channel, as an SSA value. The
+    operations that work on that slot take it as an operand: the producer
+    publishes it with `warpspec.commit`, a consumer gives it back with
+    `warpspec.release` and reads its tile's position with
+    `warpspec.tile_position`; the buffers of the slot are results (or block
+    arguments) of the same operation. So which slot an operation works on is
+    the value it names, and only a partition that took a slot can name it:
+    dominance keeps a slot inside the partition, and the block, that took
+    it, and each slot is given back exactly once (the verifiers of
+    `warpspec.acquire`, `warpspec.get` and `warpspec.consume`).
+
+    Example: `%slot, %q, %k, %v = warpspec.acquire %qkv : !qkv` gives a
+    `!warpspec.slot`.
+  }];
+}
+
 def WarpSpec_AccType : WarpSpec_Type<"Acc", "acc"> {
   let summary = "a tile distributed over the registers of a warpgroup";
   let description = [{
