@@ -129,6 +129,7 @@ enum Op : uint16_t {
   OpFMul2,
   OpFFma2,
   OpFAdd2,
+  OpFSub2,
   OpSelp,
   OpSetp,
   OpMov,
@@ -521,6 +522,10 @@ llvm::Error Emulator::decode(Instruction &inst) {
   // Integer and bit arithmetic (PTX ISA 9.7.1 "Integer Arithmetic
   // Instructions", 9.7.8 "Logic and Shift Instructions").
   if (base == "add" || base == "sub") {
+    if (op == "add.rn.f32x2" || op == "sub.rn.f32x2") {
+      ty = {TyF, 64};
+      return set(base == "add" ? OpFAdd2 : OpFSub2);
+    }
     if (!lastType())
       return unknown();
     if (ty.ty == TyF) {
@@ -528,8 +533,10 @@ llvm::Error Emulator::decode(Instruction &inst) {
         return unknown();
       return set(base == "add" ? OpFAdd : OpFSub);
     }
-    if (p.size() == 3 && p[1] == "rn" && p[2] == "f32x2" && base == "add")
-      return set(OpFAdd2);
+    if (p.size() == 3 && p[1] == "rn" && p[2] == "f32x2") {
+      ty = {TyF, 64};
+      return set(base == "add" ? OpFAdd2 : OpFSub2);
+    }
     return set(base == "add" ? OpAdd : OpSub);
   }
   if (base == "mul") {
@@ -2340,7 +2347,8 @@ llvm::Error Emulator::step(Thread &t, unsigned budget) {
       break;
     case OpFMul2:
     case OpFFma2:
-    case OpFAdd2: {
+    case OpFAdd2:
+    case OpFSub2: {
       // .f32x2 (9.7.3: packed f32 pairs in a .b64, element-wise).
       uint64_t a = v(1), b = v(2), c = in.op == OpFFma2 ? v(3) : 0;
       uint64_t r = 0;
@@ -2350,6 +2358,7 @@ llvm::Error Emulator::step(Thread &t, unsigned budget) {
         float z = bitsToFloat(uint32_t(c >> (32 * h)));
         float q = in.op == OpFMul2   ? x * y
                   : in.op == OpFAdd2 ? x + y
+                  : in.op == OpFSub2 ? x - y
                                      : std::fmaf(x, y, z);
         r |= uint64_t(floatToBits(q)) << (32 * h);
       }
