@@ -1223,55 +1223,33 @@ llvm::Error Emulator::readSmemMatrix(uint64_t desc, bool mnMajor, unsigned rows,
                                      unsigned cols, bool bf16,
                                      std::vector<float> &out, unsigned line,
                                      bool tcgen05) {
-  uint32_t start = uint32_t(desc & 0x3fff) << 4;
-  uint32_t lbo = uint32_t((desc >> 16) & 0x3fff) << 4;
-  uint32_t sbo = uint32_t((desc >> 32) & 0x3fff) << 4;
-  unsigned baseOffset = unsigned((desc >> 49) & 7);
+  SmemDescriptor d = decodeSmemDescriptor(desc, tcgen05);
   const char *what = tcgen05 ? "tcgen05.mma" : "wgmma";
-  bool swizzled;
-  if (tcgen05) {
-    unsigned fixed = unsigned((desc >> 46) & 7);
-    unsigned sw = unsigned((desc >> 61) & 7);
-    if (fixed != 1)
-      return fail(nullptr, nullptr,
-                  llvm::formatv("{0} (line {1}): shared-memory descriptor "
-                                "{2:x} lacks the fixed 0b001 at bits 46-48",
-                                what, line, desc));
-    if (sw != 2)
-      return fail(nullptr, nullptr,
-                  llvm::formatv("{0} (line {1}): descriptor {2:x} has swizzle "
-                                "mode {3}; only 128B (2) is emulated",
-                                what, line, desc, sw));
-    if ((desc >> 52) & 1)
-      return fail(nullptr, nullptr,
-                  llvm::formatv("{0} (line {1}): descriptor {2:x}: absolute "
-                                "leading-dimension mode is not emulated",
-                                what, line, desc));
-    swizzled = true;
-  } else {
-    unsigned sw = unsigned((desc >> 62) & 3);
-    if (sw != 1)
-      return fail(nullptr, nullptr,
-                  llvm::formatv("{0} (line {1}): descriptor {2:x} has swizzle "
-                                "mode {3}; only 128B (1) is emulated",
-                                what, line, desc, sw));
-    swizzled = true;
-  }
-  if (baseOffset != 0)
+  if (tcgen05 && d.version != 1)
+    return fail(nullptr, nullptr,
+                llvm::formatv("{0} (line {1}): shared-memory descriptor {2:x} "
+                              "lacks the fixed 0b001 at bits 46-48",
+                              what, line, desc));
+  if (tcgen05 && d.lboAbsolute)
+    return fail(nullptr, nullptr,
+                llvm::formatv("{0} (line {1}): descriptor {2:x}: absolute "
+                              "leading-dimension mode is not emulated",
+                              what, line, desc));
+  if (d.swizzleBytes != 128 || d.swizzle32BAtom)
+    return fail(nullptr, nullptr,
+                llvm::formatv("{0} (line {1}): descriptor {2:x} is not "
+                              "128-byte swizzled; only that layout is emulated",
+                              what, line, desc));
+  if (d.baseOffset != 0)
     return fail(nullptr, nullptr,
                 llvm::formatv("{0} (line {1}): descriptor {2:x} has base "
                               "offset {3}; only 0 is emulated",
-                              what, line, desc, baseOffset));
-  unsigned es = 2;
+                              what, line, desc, d.baseOffset));
   out.assign(size_t(rows) * cols, 0.0f);
   for (unsigned mn = 0; mn < rows; ++mn)
     for (unsigned kk = 0; kk < cols; ++kk) {
-      uint32_t a = mnMajor ? start + (mn % 64) * es + (mn / 64) * lbo +
-                                 (kk % 8) * 128 + (kk / 8) * sbo
-                           : start + (mn % 8) * 128 + (mn / 8) * sbo + kk * es;
-      if (swizzled)
-        a = swizzle128(a);
-      if (auto e = asyncSharedRead(a, es, what, line))
+      uint32_t a = smemElementAddress(d, mnMajor, mn, kk);
+      if (auto e = asyncSharedRead(a, 2, what, line))
         return e;
       uint16_t h;
       std::memcpy(&h, &smem[a], 2);
@@ -2023,11 +2001,16 @@ llvm::Error Emulator::tcIssueMma(Thread &t, const Instruction &inst) {
   op.idesc = uint32_t(value(t, o[3]));
   op.accumulate = value(t, o[4]) != 0;
   uint32_t d = op.idesc;
-  unsigned dtype = (d >> 4) & 3, atype = (d >> 7) & 7, btype = (d >> 10) & 7;
-  op.n = ((d >> 17) & 0x3f) << 3;
-  op.m = ((d >> 24) & 0x1f) << 4;
-  if (d & 3 || (d >> 2) & 1)
+  InstrDescriptor idd = decodeInstrDescriptor(d);
+  unsigned dtype = idd.dType, atype = idd.aType, btype = idd.bType;
+  op.n = idd.n;
+  op.m = idd.m;
+  if (idd.sparse || idd.sparsitySelector)
     return fail(&t, &inst, "sparse tcgen05.mma is not emulated");
+  if (idd.saturate || idd.maxShift)
+    return fail(&t, &inst,
+                "saturate / max-shift fields set in a .kind::f16 "
+                "descriptor");
   if (dtype != 1)
     return fail(&t, &inst,
                 llvm::formatv("idesc {0:x}: D type {1}; only f32 (1) is "
@@ -2125,10 +2108,10 @@ static unsigned accumulatorLane(unsigned m, unsigned align, unsigned r) {
 }
 
 llvm::Error Emulator::doTcMma(AsyncOp &op) {
-  uint32_t d = op.idesc;
-  bool bf16 = (d >> 7) & 1;
-  bool negA = (d >> 13) & 1, negB = (d >> 14) & 1;
-  bool transA = (d >> 15) & 1, transB = (d >> 16) & 1;
+  InstrDescriptor id = decodeInstrDescriptor(op.idesc);
+  bool bf16 = id.aType == 1;
+  bool negA = id.negateA, negB = id.negateB;
+  bool transA = id.transposeA, transB = id.transposeB;
   unsigned dl = op.tmemD >> 16, dc = op.tmemD & 0xffff;
   unsigned align = op.m == 64 ? dl : 0;
   std::vector<float> a(size_t(op.m) * 16), b;
@@ -2860,4 +2843,68 @@ blockattn::emu::emulate(Kernel &kernel, const llvm::json::Object &manifest,
                         const Options &options, Statistics &stats) {
   Emulator e(kernel, manifest, tensors, scalars, options, stats);
   return e.run();
+}
+
+SmemDescriptor blockattn::emu::decodeSmemDescriptor(uint64_t desc,
+                                                    bool tcgen05) {
+  SmemDescriptor d;
+  d.start = uint32_t(desc & 0x3fff) << 4;
+  d.lbo = uint32_t((desc >> 16) & 0x3fff) << 4;
+  d.sbo = uint32_t((desc >> 32) & 0x3fff) << 4;
+  d.baseOffset = unsigned((desc >> 49) & 7);
+  if (tcgen05) {
+    d.version = unsigned((desc >> 46) & 7);
+    d.lboAbsolute = (desc >> 52) & 1;
+    // 0 none, 1 128B with 32B atomicity, 2 128B, 4 64B, 6 32B.
+    switch (unsigned((desc >> 61) & 7)) {
+    case 1:
+      d.swizzleBytes = 128;
+      d.swizzle32BAtom = true;
+      break;
+    case 2:
+      d.swizzleBytes = 128;
+      break;
+    case 4:
+      d.swizzleBytes = 64;
+      break;
+    case 6:
+      d.swizzleBytes = 32;
+      break;
+    default:
+      d.swizzleBytes = 0;
+    }
+  } else {
+    // 0 none, 1 128B, 2 64B, 3 32B.
+    static const unsigned bytes[4] = {0, 128, 64, 32};
+    d.swizzleBytes = bytes[(desc >> 62) & 3];
+  }
+  return d;
+}
+
+uint32_t blockattn::emu::smemElementAddress(const SmemDescriptor &d,
+                                            bool mnMajor, unsigned mn,
+                                            unsigned k) {
+  const unsigned es = 2;
+  uint32_t a = mnMajor ? d.start + (mn % 64) * es + (mn / 64) * d.lbo +
+                             (k % 8) * 128 + (k / 8) * d.sbo
+                       : d.start + (mn % 8) * 128 + (mn / 8) * d.sbo + k * es;
+  return swizzle128(a);
+}
+
+InstrDescriptor blockattn::emu::decodeInstrDescriptor(uint32_t v) {
+  InstrDescriptor d;
+  d.sparsitySelector = v & 3;
+  d.sparse = (v >> 2) & 1;
+  d.saturate = (v >> 3) & 1;
+  d.dType = (v >> 4) & 3;
+  d.aType = (v >> 7) & 7;
+  d.bType = (v >> 10) & 7;
+  d.negateA = (v >> 13) & 1;
+  d.negateB = (v >> 14) & 1;
+  d.transposeA = (v >> 15) & 1;
+  d.transposeB = (v >> 16) & 1;
+  d.n = ((v >> 17) & 0x3f) << 3;
+  d.m = ((v >> 24) & 0x1f) << 4;
+  d.maxShift = (v >> 30) & 3;
+  return d;
 }

@@ -13,20 +13,28 @@
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdio>
+
 using namespace llvm;
 using namespace blockattn::emu;
 
-static cl::opt<std::string> ptxFile(cl::Positional, cl::desc("<kernel.ptx>"),
-                                    cl::Required);
+static cl::opt<std::string> ptxFile(cl::Positional, cl::desc("<kernel.ptx>"));
 static cl::opt<std::string> manifestFile("manifest",
                                          cl::desc("the kernel's manifest"),
-                                         cl::value_desc("file"), cl::Required);
+                                         cl::value_desc("file"));
+static cl::opt<std::string> decodeFile(
+    "decode-descriptors",
+    cl::desc("decode `label = value` descriptor lines (wgmma, `tcgen05 ...`, "
+             "`idesc ...`, `swizzle(r, c)`) with the emulator's decoders and "
+             "exit"),
+    cl::value_desc("file"));
 static cl::list<std::string>
     tensorArgs("tensor", cl::desc("a tensor of the manifest: NAME=FILE.npy"),
                cl::value_desc("name=file"));
@@ -62,11 +70,74 @@ static int fail(const Twine &msg) {
   return 1;
 }
 
+static const char *typeName(unsigned t) {
+  return t == 0 ? "f16" : t == 1 ? "bf16" : "other";
+}
+
+// Prints what the emulator reads out of each descriptor; the cutlass-oracle
+// test feeds it descriptors CUTLASS built and checks the decoding.
+static int decodeDescriptors() {
+  auto buf = MemoryBuffer::getFile(decodeFile);
+  if (!buf)
+    return fail(decodeFile + ": " + buf.getError().message());
+  SmallVector<StringRef> lines;
+  (*buf)->getBuffer().split(lines, '\n', -1, false);
+  for (StringRef line : lines) {
+    auto [label, text] = line.split(" = ");
+    label = label.trim();
+    text = text.trim();
+    uint64_t v;
+    if (text.getAsInteger(0, v))
+      return fail("bad line '" + line + "'");
+    if (label.starts_with("swizzle(")) {
+      // Element (r, c) of a K-major tile at address 0 (c < 64: one row of
+      // the swizzle atom; the tile's next 64 columns are the next atom).
+      unsigned r, c;
+      if (sscanf(label.str().c_str(), "swizzle(%u, %u)", &r, &c) != 2)
+        return fail("bad label '" + label + "'");
+      if (c >= 64)
+        continue;
+      SmemDescriptor d;
+      d.sbo = 1024;
+      d.swizzleBytes = 128;
+      uint32_t a = smemElementAddress(d, false, r, c);
+      outs() << label << ": emulator " << a << ", CUTLASS " << v
+             << (a == v ? "" : " MISMATCH") << "\n";
+      continue;
+    }
+    if (label.starts_with("idesc ")) {
+      InstrDescriptor d = decodeInstrDescriptor(uint32_t(v));
+      outs() << label << ": M=" << d.m << " N=" << d.n
+             << " D=" << (d.dType == 1 ? "f32" : "other")
+             << " A=" << typeName(d.aType) << " B=" << typeName(d.bType)
+             << " A-major=" << (d.transposeA ? "MN" : "K")
+             << " B-major=" << (d.transposeB ? "MN" : "K")
+             << " negate=" << d.negateA << d.negateB << " sparse=" << d.sparse
+             << "\n";
+      continue;
+    }
+    bool tcgen05 = label.starts_with("tcgen05 ");
+    SmemDescriptor d = decodeSmemDescriptor(v, tcgen05);
+    outs() << label << ": start=" << format_hex(d.start, 0) << " lbo=" << d.lbo
+           << " sbo=" << d.sbo << " base=" << d.baseOffset
+           << " swizzle=" << d.swizzleBytes << "B"
+           << (d.swizzle32BAtom ? "-atom32B" : "");
+    if (tcgen05)
+      outs() << " version=" << d.version << " lbo-mode=" << d.lboAbsolute;
+    outs() << "\n";
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   cl::ParseCommandLineOptions(argc, argv,
                               "block-attn-emulate: run a compiled block-attn "
                               "kernel on the CPU\n");
+  if (!decodeFile.empty())
+    return decodeDescriptors();
+  if (ptxFile.empty() || manifestFile.empty())
+    return fail("a PTX file and --manifest are required");
   auto ptx = MemoryBuffer::getFile(ptxFile);
   if (!ptx)
     return fail(ptxFile + ": " + ptx.getError().message());

@@ -63,6 +63,32 @@ llvm::Error emulate(Kernel &kernel, const llvm::json::Object &manifest,
                     const std::map<std::string, double> &scalars,
                     const Options &options, Statistics &stats);
 
+/// A shared-memory matrix descriptor, decoded (PTX ISA 9.7.15.5.1 for wgmma,
+/// 9.7.16.4.1 for tcgen05). Byte values, not the >> 4 encodings.
+struct SmemDescriptor {
+  uint32_t start = 0, lbo = 0, sbo = 0;
+  unsigned baseOffset = 0;
+  unsigned swizzleBytes = 0;   ///< 0 (none), 32, 64 or 128
+  bool swizzle32BAtom = false; ///< tcgen05's 128B with 32-byte atomicity
+  unsigned version = 0;        ///< tcgen05 bits 46-48 (must be 1)
+  bool lboAbsolute = false;    ///< tcgen05 bit 52
+};
+SmemDescriptor decodeSmemDescriptor(uint64_t desc, bool tcgen05);
+
+/// Byte address of element (mn, k) of an operand in the canonical 128-byte
+/// swizzled layout (K-major or MN-major), 16-bit elements.
+uint32_t smemElementAddress(const SmemDescriptor &d, bool mnMajor, unsigned mn,
+                            unsigned k);
+
+/// A tcgen05 .kind::f16 instruction descriptor, decoded (9.7.16.4.2).
+struct InstrDescriptor {
+  unsigned sparsitySelector = 0, dType = 0, aType = 0, bType = 0;
+  bool sparse = false, saturate = false, negateA = false, negateB = false;
+  bool transposeA = false, transposeB = false; ///< MN-major
+  unsigned m = 0, n = 0, maxShift = 0;
+};
+InstrDescriptor decodeInstrDescriptor(uint32_t idesc);
+
 /// .npy files (NumPy format 1.0/2.0, C order, little-endian).
 llvm::Expected<Tensor> readNpy(llvm::StringRef path, std::string &descr);
 llvm::Error writeNpy(llvm::StringRef path, const Tensor &t,
