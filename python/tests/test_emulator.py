@@ -216,11 +216,12 @@ def test_planted_wgmma_wait_removed(kernels, tmp_path):
 
 
 def test_planted_tmem_lane_offset(kernels, tmp_path):
-    # sm_100a: the second tile's accumulators at lane alignment 16 moved to 0, over the
-    # first tile's (tcgen05 M = 64 layout F).
+    # sm_100a: the S ring's slot 1 (lane alignment 16, tcgen05 M = 64 layout F) moved to
+    # lane 0, onto slot 0: the next tile's S = Q K^T overwrites the accumulators the
+    # softmax is still reading.
     base = kernels(FWD, "sm_100a")
     ptx = planted(base, tmp_path, lambda t: re.sub(r"shl\.b32 	(%r\d+), (%r\d+), 20;",
-                                                   r"shl.b32 	\1, \2, 31;", t, count=1))
+                                                   r"and.b32 	\1, \2, 0;", t, count=1))
     assert_caught(base, FWD, ptx)
 
 
