@@ -2605,8 +2605,10 @@ llvm::Error Emulator::step(Thread &t, unsigned budget) {
       op.mbar = uint32_t(addressOf(t, o[0]));
       if (!mbar(op.mbar))
         return fail(&t, &in, "tcgen05.commit to no initialized mbarrier");
-      op.deps = std::move(t.tcPending);
-      t.tcPending.clear();
+      // The commit tracks every earlier tcgen05 operation of the thread that
+      // has not completed, not only those since its previous commit.
+      llvm::erase_if(t.tcPending, [&](unsigned id) { return ops[id].done; });
+      op.deps = t.tcPending;
       unsigned id = unsigned(ops.size());
       ops.push_back(std::move(op));
       pendingOps.push_back(id);
