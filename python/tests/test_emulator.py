@@ -122,11 +122,14 @@ def test_sm100a_matches_reference(case, kernels):
         assert (out[name] != em.POISON).all()
 
 
+@pytest.mark.parametrize("kind", ["forward", "backward"])
 @pytest.mark.parametrize("chip", ["sm_90a", "sm_100a"])
-@pytest.mark.parametrize("seed,shared_base,sms", [(7, 16, 1), (123, 1024, 3)])
-def test_other_schedules(chip, seed, shared_base, sms, kernels):
-    """Other warp orders and completion points, a CTA window not 1024-aligned, other grids."""
-    case = em.Case("forward", 64, "bf16")
+@pytest.mark.parametrize("seed,shared_base,sms", [(2, 1024, 2), (7, 16, 1), (123, 1024, 3)])
+def test_other_schedules(kind, chip, seed, shared_base, sms, kernels):
+    """Other warp orders and completion points, a CTA window not 1024-aligned, other grids.
+    (Seed 2 on the sm_100a backward is the schedule where a second tcgen05.commit in a row
+    once arrived before the MMAs it tracks had completed, an emulator bug now fixed.)"""
+    case = em.Case(kind, 64, "bf16")
     tensors, out = run(kernels(case, chip), case, seed=seed, num_sms=sms,
                        extra_args=[f"--shared-base={shared_base}"])
     assert em.check_close(case, out, em.reference_outputs(case, tensors)) == []
