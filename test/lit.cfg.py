@@ -34,6 +34,7 @@ tool_dirs = [config.blockattn_tools_dir, config.llvm_tools_dir]
 tools = [
     "block-attn-opt",
     "block-attn-compile",
+    "block-attn-emulate",
     "blockattn-descriptor-test",
     "blockattn-capi-test",
     "FileCheck",

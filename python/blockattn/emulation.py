@@ -1,0 +1,209 @@
+"""Running compiled kernels in ``block-attn-emulate``, the CPU emulator of the PTX we emit.
+
+This module needs only NumPy. It builds the small jagged problems the emulator
+tests use (the same inputs the H200 fixture was recorded on), writes them as
+``.npy`` files, runs ``block-attn-emulate`` on a kernel's PTX and manifest, and
+reads the outputs back. See docs/emulator.md.
+
+16-bit floats are kept as their raw bits (``uint16``): NumPy has no bfloat16.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import tempfile
+
+import numpy as np
+
+from . import reference
+from ._kernels import launch_grid
+
+__all__ = [
+    "EDGE_LENGTHS",
+    "HEADS",
+    "POISON",
+    "Case",
+    "EmulationError",
+    "bits_to_float",
+    "check_close",
+    "emulate",
+    "find_emulator",
+    "float_to_bits",
+    "make_problem",
+    "reference_outputs",
+]
+
+_REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+# The issue's small jagged problem: empty, single-token, bs-1, bs, bs+1 and a long sequence.
+EDGE_LENGTHS = (0, 1, 63, 64, 65, 200)
+HEADS = 2
+# Every output element starts as this bit pattern (a NaN in bf16 and f16), so an element the
+# kernel never writes is seen as such, on the GPU and in the emulator alike.
+POISON = 0xFFFF
+
+# Tolerances of the GPU tests (python/tests/gpu/test_forward_gpu.TOL, test_backward_gpu.TOL).
+FORWARD_TOL = {"bf16": dict(atol=2e-2, rtol=2e-2, frob=1e-2), "f16": dict(atol=5e-3, rtol=5e-3, frob=2.5e-3)}
+BACKWARD_TOL = {"bf16": (2e-2, 4e-2), "f16": (4e-3, 8e-3)}
+
+
+class EmulationError(RuntimeError):
+    """block-attn-emulate reported a problem (deadlock, race, bad access, unknown instruction)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """One kernel on the small problem."""
+
+    kind: str  # forward / backward
+    head_dim: int
+    dtype: str  # bf16 / f16
+    rotary: str = "none"
+
+    @property
+    def name(self) -> str:
+        return f"{self.kind}_d{self.head_dim}_{self.dtype}_{self.rotary}"
+
+    def compiler_flags(self, chip: str) -> list[str]:
+        return [f"--kind={self.kind}", f"--head-dim={self.head_dim}", "--block-size=64",
+                f"--dtype={self.dtype}", f"--rotary={self.rotary}", f"--chip={chip}",
+                f"--name=k_{self.name}"]
+
+    @property
+    def outputs(self) -> tuple[str, ...]:
+        return ("o",) if self.kind == "forward" else ("dq", "dk", "dv")
+
+
+def float_to_bits(x: np.ndarray, dtype: str) -> np.ndarray:
+    """Round-to-nearest-even float32 -> bf16/f16 bits (uint16)."""
+    x = np.asarray(x, dtype=np.float32)
+    if dtype == "f16":
+        return x.astype(np.float16).view(np.uint16)
+    u = x.view(np.uint32).astype(np.uint64)
+    rounded = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
+    return rounded.astype(np.uint16)
+
+
+def bits_to_float(bits: np.ndarray, dtype: str) -> np.ndarray:
+    """bf16/f16 bits (uint16) -> float64."""
+    bits = np.asarray(bits, dtype=np.uint16)
+    if dtype == "f16":
+        return bits.view(np.float16).astype(np.float64)
+    return (bits.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+
+
+def make_problem(case: Case, lengths=EDGE_LENGTHS, heads=HEADS, seed: int = 0) -> dict:
+    """The inputs of one case (uint16 bits for q, k, v, do; int32 cu_seqlens; f32 tables) and
+    poisoned outputs. Deterministic in ``seed``."""
+    rng = np.random.default_rng(seed)
+    cu = reference.make_cu_seqlens(list(lengths)).astype(np.int32)
+    T, D = int(cu[-1]), case.head_dim
+    tensors = {"cu_seqlens": cu}
+    names = ("q", "k", "v") + (("do",) if case.kind == "backward" else ())
+    for name in names:
+        tensors[name] = float_to_bits(rng.standard_normal((T, heads, D), dtype=np.float32), case.dtype)
+    for name in case.outputs:
+        tensors[name] = np.full((T, heads, D), POISON, dtype=np.uint16)
+    if case.rotary != "none":
+        cos, sin = reference.rope_tables(max(lengths) + 1, D)
+        tensors["cos"] = cos.astype(np.float32)
+        tensors["sin"] = sin.astype(np.float32)
+    return tensors
+
+
+def inputs_digest(tensors: dict) -> str:
+    """A hash of a problem's tensors (the fixture records it, so that a test knows it
+    regenerated the very inputs the GPU ran on)."""
+    h = hashlib.sha256()
+    for name in sorted(tensors):
+        h.update(name.encode())
+        h.update(np.ascontiguousarray(tensors[name]).tobytes())
+    return h.hexdigest()[:16]
+
+
+def reference_outputs(case: Case, tensors: dict) -> dict:
+    """The float64 reference outputs of a problem."""
+    f = {n: bits_to_float(tensors[n], case.dtype) for n in ("q", "k", "v", "do") if n in tensors}
+    rotary = None
+    if case.rotary != "none":
+        rotary = reference.Rotary(tensors["cos"], tensors["sin"], interleaved=case.rotary == "interleaved")
+    if case.kind == "forward":
+        return {"o": reference.forward(f["q"], f["k"], f["v"], tensors["cu_seqlens"], rotary=rotary)}
+    dq, dk, dv = reference.backward(f["q"], f["k"], f["v"], f["do"], tensors["cu_seqlens"], rotary=rotary)
+    return {"dq": dq, "dk": dk, "dv": dv}
+
+
+def check_close(case: Case, got: dict, want: dict) -> list[str]:
+    """The GPU tests' tolerance checks; returns the failures (empty when all pass)."""
+    failures = []
+    for name in case.outputs:
+        g = bits_to_float(got[name], case.dtype)
+        r = want[name]
+        if np.isnan(g).any():
+            failures.append(f"{name}: {int(np.isnan(g).sum())} elements never written")
+            continue
+        diff = g - r
+        if case.kind == "forward":
+            tol = FORWARD_TOL[case.dtype]
+            bad = np.abs(diff) > tol["atol"] + tol["rtol"] * np.abs(r)
+            frob = np.linalg.norm(diff) / (np.linalg.norm(r) + 1e-30)
+            if bad.any():
+                failures.append(f"{name}: {int(bad.sum())} elements outside atol/rtol")
+            if frob >= tol["frob"]:
+                failures.append(f"{name}: relative Frobenius error {frob:.3e}")
+        else:
+            frob_tol, max_tol = BACKWARD_TOL[case.dtype]
+            scale = np.abs(r).max() or 1.0
+            frob = np.linalg.norm(diff) / (np.linalg.norm(r) + 1e-30)
+            worst = np.abs(diff).max() / scale if diff.size else 0.0
+            if frob >= frob_tol:
+                failures.append(f"{name}: relative Frobenius error {frob:.3e}")
+            if worst >= max_tol:
+                failures.append(f"{name}: max error {worst:.3e} of the largest |grad|")
+    return failures
+
+
+def find_emulator() -> str | None:
+    """block-attn-emulate: $BLOCKATTN_EMULATOR, the PATH, or this repository's build/bin."""
+    env = os.environ.get("BLOCKATTN_EMULATOR")
+    if env:
+        return env
+    found = shutil.which("block-attn-emulate")
+    if found:
+        return found
+    local = _REPO_ROOT / "build" / "bin" / "block-attn-emulate"
+    return str(local) if local.exists() else None
+
+
+def emulate(ptx: os.PathLike, manifest: os.PathLike, tensors: dict, scalars: dict, *,
+            num_sms: int = 2, seed: int = 1, extra_args=(), emulator: str | None = None) -> dict:
+    """Runs one kernel in block-attn-emulate; returns every tensor after the run (by name).
+
+    The grid is the one the runtime would launch on a GPU with ``num_sms`` SMs
+    (``_kernels.launch_grid``). Raises EmulationError with the emulator's report."""
+    emulator = emulator or find_emulator()
+    if emulator is None:
+        raise RuntimeError("block-attn-emulate not found (build the project first)")
+    man = json.loads(pathlib.Path(manifest).read_text())
+    q = tensors["q"]
+    grid = launch_grid(man, num_sms, q.shape, tensors["cu_seqlens"].size)
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = pathlib.Path(tmp)
+        cmd = [emulator, str(ptx), f"--manifest={manifest}", f"--grid={grid}", f"--seed={seed}",
+               f"--out-dir={tmp / 'out'}", *extra_args]
+        for name, array in tensors.items():
+            path = tmp / f"{name}.npy"
+            np.save(path, np.ascontiguousarray(array))
+            cmd.append(f"--tensor={name}={path}")
+        for name, value in scalars.items():
+            cmd.append(f"--scalar={name}={float(value)!r}")
+        result = subprocess.run(cmd, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise EmulationError(result.stderr.strip() or result.stdout.strip())
+        return {name: np.load(tmp / "out" / f"{name}.npy") for name in tensors}

@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""Emulates compiled kernels in block-attn-emulate on the small jagged problem.
+
+Every combination of --chips, --kinds, --head-dims, --dtypes and --rotary is
+compiled with build/bin/block-attn-compile and emulated on the emulator tests'
+problem (lengths 0, 1, 63, 64, 65, 200; two heads), then compared with the
+float64 reference within the GPU tests' tolerances. The defaults are the whole
+standard set on both chips (forward and backward, head dims 64 and 128, bf16
+and f16, rotary none, half_split and interleaved):
+
+    python3 scripts/emulate_kernels.py
+    python3 scripts/emulate_kernels.py --chips sm_100a --kinds backward --seeds 1,2,3
+
+Exit status 1 if any kernel fails; each failure is printed with the
+emulator's report.
+"""
+
+import argparse
+import itertools
+import pathlib
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "python"))
+
+from blockattn import emulation as em  # noqa: E402
+from blockattn._kernels import find_compiler  # noqa: E402
+
+
+def split(text):
+    return [item for item in text.split(",") if item]
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--chips", default="sm_90a,sm_100a")
+    parser.add_argument("--kinds", default="forward,backward")
+    parser.add_argument("--head-dims", default="64,128")
+    parser.add_argument("--dtypes", default="bf16,f16")
+    parser.add_argument("--rotary", default="none,half_split,interleaved")
+    parser.add_argument("--seeds", default="1", help="comma-separated emulator seeds")
+    parser.add_argument("--sms", type=int, default=2, help="SMs of the emulated GPU (sets the grid)")
+    args = parser.parse_args(argv)
+    compiler = find_compiler()
+    if compiler is None or em.find_emulator() is None:
+        parser.error("build the project first (block-attn-compile and block-attn-emulate)")
+    failed = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for chip, kind, d, dtype, rotary in itertools.product(
+                split(args.chips), split(args.kinds), [int(x) for x in split(args.head_dims)],
+                split(args.dtypes), split(args.rotary)):
+            case = em.Case(kind, d, dtype, rotary)
+            out = pathlib.Path(tmp) / chip
+            subprocess.run([compiler, *case.compiler_flags(chip), "-o", str(out), "--quiet"], check=True)
+            base = out / f"k_{case.name}"
+            for seed in [int(s) for s in split(args.seeds)]:
+                tensors = em.make_problem(case)
+                start = time.time()
+                try:
+                    got = em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), tensors,
+                                     {"softmax_scale": d ** -0.5}, seed=seed, num_sms=args.sms)
+                    failures = em.check_close(case, got, em.reference_outputs(case, tensors))
+                except em.EmulationError as e:
+                    failures = [str(e)]
+                status = "ok" if not failures else "FAILED"
+                print(f"{chip} {case.name} seed {seed}: {status} ({time.time() - start:.1f} s)", flush=True)
+                for f in failures:
+                    print("    " + f.replace("\n", "\n    "))
+                failed += bool(failures)
+    print(f"{failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
