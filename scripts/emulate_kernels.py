@@ -6,7 +6,8 @@ compiled with build/bin/block-attn-compile and emulated on the emulator tests'
 problem (lengths 0, 1, 63, 64, 65, 200; two heads), then compared with the
 float64 reference within the GPU tests' tolerances. The defaults are the whole
 standard set on both chips (forward and backward, head dims 64 and 128, bf16
-and f16, rotary none, half_split and interleaved):
+and f16, rotary none, half_split and interleaved, each rotary mode with its
+--rotary-variants: the 144 kernels of scripts/prebuild_kernels.py's standard set):
 
     python3 scripts/emulate_kernels.py
     python3 scripts/emulate_kernels.py --chips sm_100a --kinds backward --seeds 1,2,3
@@ -40,6 +41,8 @@ def main(argv=None):
     parser.add_argument("--head-dims", default="64,128")
     parser.add_argument("--dtypes", default="bf16,f16")
     parser.add_argument("--rotary", default="none,half_split,interleaved")
+    parser.add_argument("--rotary-variants", default="plain,pos,rv,pos_rv",
+                        help="with a rotary mode: plain, pos (a positions tensor), rv (rotate v), pos_rv")
     parser.add_argument("--seeds", default="1", help="comma-separated emulator seeds")
     parser.add_argument("--sms", type=int, default=2, help="SMs of the emulated GPU (sets the grid)")
     args = parser.parse_args(argv)
@@ -48,10 +51,15 @@ def main(argv=None):
         parser.error("build the project first (block-attn-compile and block-attn-emulate)")
     failed = 0
     with tempfile.TemporaryDirectory() as tmp:
-        for chip, kind, d, dtype, rotary in itertools.product(
+        variants = {"plain": (False, False), "pos": (True, False), "rv": (False, True),
+                    "pos_rv": (True, True)}
+        for chip, kind, d, dtype, rotary, variant in itertools.product(
                 split(args.chips), split(args.kinds), [int(x) for x in split(args.head_dims)],
-                split(args.dtypes), split(args.rotary)):
-            case = em.Case(kind, d, dtype, rotary)
+                split(args.dtypes), split(args.rotary), split(args.rotary_variants)):
+            if rotary == "none" and variant != "plain":
+                continue
+            positions, rotate_v = variants[variant]
+            case = em.Case(kind, d, dtype, rotary, positions=positions, rotate_v=rotate_v)
             out = pathlib.Path(tmp) / chip
             subprocess.run([compiler, *case.compiler_flags(chip), "-o", str(out), "--quiet"], check=True)
             base = out / f"k_{case.name}"

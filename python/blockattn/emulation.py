@@ -65,15 +65,23 @@ class Case:
     head_dim: int
     dtype: str  # bf16 / f16
     rotary: str = "none"
+    positions: bool = False  # the kernel reads an int32 positions tensor [T]
+    rotate_v: bool = False  # the kernel rotates v as well
 
     @property
     def name(self) -> str:
-        return f"{self.kind}_d{self.head_dim}_{self.dtype}_{self.rotary}"
+        suffix = ("_pos" if self.positions else "") + ("_rv" if self.rotate_v else "")
+        return f"{self.kind}_d{self.head_dim}_{self.dtype}_{self.rotary}{suffix}"
 
     def compiler_flags(self, chip: str) -> list[str]:
-        return [f"--kind={self.kind}", f"--head-dim={self.head_dim}", "--block-size=64",
-                f"--dtype={self.dtype}", f"--rotary={self.rotary}", f"--chip={chip}",
-                f"--name=k_{self.name}"]
+        flags = [f"--kind={self.kind}", f"--head-dim={self.head_dim}", "--block-size=64",
+                 f"--dtype={self.dtype}", f"--rotary={self.rotary}", f"--chip={chip}",
+                 f"--name=k_{self.name}"]
+        if self.positions:
+            flags.append("--positions")
+        if self.rotate_v:
+            flags.append("--rotate-v")
+        return flags
 
     @property
     def outputs(self) -> tuple[str, ...]:
@@ -111,9 +119,13 @@ def make_problem(case: Case, lengths=EDGE_LENGTHS, heads=HEADS, seed: int = 0) -
     for name in case.outputs:
         tensors[name] = np.full((T, heads, D), POISON, dtype=np.uint16)
     if case.rotary != "none":
-        cos, sin = reference.rope_tables(max(lengths) + 1, D)
+        max_position = max(lengths) + 1
+        cos, sin = reference.rope_tables(max_position, D)
         tensors["cos"] = cos.astype(np.float32)
         tensors["sin"] = sin.astype(np.float32)
+        if case.positions:
+            # Arbitrary positions anywhere in the tables, not a token's index.
+            tensors["positions"] = rng.integers(0, max_position, size=T, dtype=np.int32)
     return tensors
 
 
@@ -132,7 +144,8 @@ def reference_outputs(case: Case, tensors: dict) -> dict:
     f = {n: bits_to_float(tensors[n], case.dtype) for n in ("q", "k", "v", "do") if n in tensors}
     rotary = None
     if case.rotary != "none":
-        rotary = reference.Rotary(tensors["cos"], tensors["sin"], interleaved=case.rotary == "interleaved")
+        rotary = reference.Rotary(tensors["cos"], tensors["sin"], interleaved=case.rotary == "interleaved",
+                                  positions=tensors.get("positions"), rotate_v=case.rotate_v)
     if case.kind == "forward":
         return {"o": reference.forward(f["q"], f["k"], f["v"], tensors["cu_seqlens"], rotary=rotary)}
     dq, dk, dv = reference.backward(f["q"], f["k"], f["v"], f["do"], tensors["cu_seqlens"], rotary=rotary)

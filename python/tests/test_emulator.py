@@ -122,6 +122,30 @@ def test_sm100a_matches_reference(case, kernels):
         assert (out[name] != em.POISON).all()
 
 
+# The rotary variants of the prebuilt set (a positions tensor, rotate_v, both): a sample per
+# chip; scripts/emulate_kernels.py runs all 144 kernels.
+VARIANT_CASES = [
+    ("sm_90a", em.Case("forward", 64, "bf16", "half_split", positions=True)),
+    ("sm_90a", em.Case("backward", 64, "f16", "interleaved", positions=True, rotate_v=True)),
+    ("sm_100a", em.Case("forward", 128, "bf16", "interleaved", rotate_v=True)),
+    ("sm_100a", em.Case("backward", 64, "bf16", "half_split", positions=True, rotate_v=True)),
+    ("sm_100a", em.Case("backward", 128, "f16", "interleaved", positions=True)),
+]
+
+
+@pytest.mark.parametrize("chip,case", VARIANT_CASES, ids=lambda x: x if isinstance(x, str) else x.name)
+def test_rotary_variants_match_reference(chip, case, kernels):
+    tensors, out = run(kernels(case, chip), case)
+    assert em.check_close(case, out, em.reference_outputs(case, tensors)) == []
+    # The variant matters: the same outputs miss the reference without it.
+    if case.positions:
+        plain = {name: value for name, value in tensors.items() if name != "positions"}
+        assert em.check_close(case, out, em.reference_outputs(case, plain)) != []
+    if case.rotate_v:
+        unrotated_v = em.Case(case.kind, case.head_dim, case.dtype, case.rotary, positions=case.positions)
+        assert em.check_close(case, out, em.reference_outputs(unrotated_v, tensors)) != []
+
+
 @pytest.mark.parametrize("kind", ["forward", "backward"])
 @pytest.mark.parametrize("chip", ["sm_90a", "sm_100a"])
 @pytest.mark.parametrize("seed,shared_base,sms", [(2, 1024, 2), (7, 16, 1), (123, 1024, 3)])
