@@ -191,8 +191,7 @@ blockattnPlanCreate(uint64_t function, uint64_t context, uint32_t threads,
     if (p->kind < BLOCKATTN_PARAM_TENSORMAP || p->kind > BLOCKATTN_PARAM_F32)
       return fail(BLOCKATTN_LAUNCH_INVALID_ARGUMENT,
                   "params[%d]: unknown kind %d", i, p->kind);
-    int32_t count =
-        p->kind == BLOCKATTN_PARAM_F32 ? numScalars : numTensors;
+    int32_t count = p->kind == BLOCKATTN_PARAM_F32 ? numScalars : numTensors;
     if (p->tensor < 0 || p->tensor >= count)
       return fail(BLOCKATTN_LAUNCH_INVALID_ARGUMENT,
                   "params[%d]: %s %d out of range (%d of them)", i,
@@ -221,7 +220,8 @@ blockattnPlanCreate(uint64_t function, uint64_t context, uint32_t threads,
     plan->params = malloc(n * sizeof(*plan->params));
     plan->values = calloc(n, sizeof(*plan->values));
     plan->pointers = calloc(n, sizeof(*plan->pointers));
-    plan->caches = aligned_alloc(_Alignof(TensorMapCache), n * sizeof(TensorMapCache));
+    plan->caches =
+        aligned_alloc(_Alignof(TensorMapCache), n * sizeof(TensorMapCache));
   }
   if (!plan || !plan->params || !plan->values || !plan->pointers ||
       !plan->caches) {
@@ -264,11 +264,9 @@ uint64_t blockattnPlanEncodeCount(const blockattn_plan *plan) {
  *===----------------------------------------------------------------------===*/
 
 /* The tensor map of parameter `index` for `t`: a kept one, or encoded. */
-static blockattn_launch_status tensorMap(blockattn_plan *plan,
-                                         const blockattn_driver *api,
-                                         int32_t index,
-                                         const blockattn_tensor *t,
-                                         void **out) {
+static blockattn_launch_status
+tensorMap(blockattn_plan *plan, const blockattn_driver *api, int32_t index,
+          const blockattn_tensor *t, void **out) {
   const blockattn_param *p = &plan->params[index];
   uint32_t rank = p->rank;
   if ((uint32_t)t->rank != rank)
@@ -290,8 +288,8 @@ static blockattn_launch_status tensorMap(blockattn_plan *plan,
   for (uint32_t d = 0; d < rank; ++d) {
     if (t->shape[rank - 1 - d] < 1)
       return fail(BLOCKATTN_LAUNCH_INVALID_ARGUMENT,
-                  "params[%d]: dimension %u has size %lld", index,
-                  rank - 1 - d, (long long)t->shape[rank - 1 - d]);
+                  "params[%d]: dimension %u has size %lld", index, rank - 1 - d,
+                  (long long)t->shape[rank - 1 - d]);
     dims[d] = (uint64_t)t->shape[rank - 1 - d];
   }
   for (uint32_t d = 0; d + 1 < rank; ++d) {
@@ -314,8 +312,8 @@ static blockattn_launch_status tensorMap(blockattn_plan *plan,
     }
   }
   TensorMapEntry *entry = &cache->entries[cache->next];
-  static const uint32_t elementStrides[BLOCKATTN_LAUNCH_MAX_RANK] = {1, 1, 1,
-                                                                     1, 1};
+  static const uint32_t elementStrides[BLOCKATTN_LAUNCH_MAX_RANK] = {1, 1, 1, 1,
+                                                                     1};
   entry->valid = 0;
   int error = api->tensorMapEncodeTiled(
       &entry->map, p->data_type, rank, (void *)(uintptr_t)t->data, dims,
@@ -349,8 +347,8 @@ static blockattn_launch_status launchLocked(blockattn_plan *plan,
     const blockattn_tensor *t = &tensors[p->tensor];
     if (t->rank < 0 || t->rank > BLOCKATTN_LAUNCH_MAX_RANK)
       return fail(BLOCKATTN_LAUNCH_INVALID_ARGUMENT,
-                  "tensors[%d]: rank %d is not in [0, %d]", p->tensor,
-                  t->rank, BLOCKATTN_LAUNCH_MAX_RANK);
+                  "tensors[%d]: rank %d is not in [0, %d]", p->tensor, t->rank,
+                  BLOCKATTN_LAUNCH_MAX_RANK);
     switch (p->kind) {
     case BLOCKATTN_PARAM_TENSORMAP: {
       blockattn_launch_status status =
@@ -374,8 +372,7 @@ static blockattn_launch_status launchLocked(blockattn_plan *plan,
           p->kind == BLOCKATTN_PARAM_STRIDE_I32) {
         if (v < INT32_MIN || v > INT32_MAX)
           return fail(BLOCKATTN_LAUNCH_INVALID_ARGUMENT,
-                      "params[%d]: %lld does not fit an i32", i,
-                      (long long)v);
+                      "params[%d]: %lld does not fit an i32", i, (long long)v);
         value->i32 = (int32_t)v;
       } else {
         value->i64 = v;

@@ -22,7 +22,7 @@ import torch
 from cuda.bindings import driver as cu
 
 from . import _launch
-from ._kernels import KernelFiles, launch_grid
+from ._kernels import KernelFiles, grid_inputs, grid_of
 
 __all__ = ["LoadedKernel", "load_kernel", "chip_of"]
 
@@ -152,11 +152,7 @@ class LoadedKernel:
                 self.smem,
             )
         )
-        # The grid's inputs (launch_grid), read from the manifest once.
-        self._chunked = self.manifest.get("grid", "persistent") == "chunked"
-        self._ctas_per_sm = int(self.manifest.get("ctas_per_sm", 1))
-        self._block_size = int(self.manifest.get("block_size", 1))
-        self._tiles_per_cta = int(self.manifest.get("tiles_per_cta", 1))
+        self._grid_inputs = grid_inputs(self.manifest)  # launch_grid's, read once
         self.plan = None
         if os.environ.get("BLOCKATTN_LAUNCH", "native") != "python" and _launch.library() is not None:
             self.plan = _launch.Plan(self.manifest, _handle(self.function), _handle(_CONTEXTS[device_index]))
@@ -179,13 +175,8 @@ class LoadedKernel:
         return ctypes.c_int32(value) if kind == "i32" else ctypes.c_int64(value)
 
     def grid(self, num_sms: int, tensors: dict) -> int:
-        """The grid this kernel's manifest asks for (launch_grid's, from the
-        values read once)."""
-        if not self._chunked:
-            return num_sms * self._ctas_per_sm
-        q = tensors["q"]
-        blocks = q.shape[0] // self._block_size + max(tensors["cu_seqlens"].shape[0] - 1, 0)
-        return max(1, -(-(blocks * q.shape[1]) // self._tiles_per_cta))
+        """The grid this kernel's manifest asks for (see launch_grid)."""
+        return grid_of(self._grid_inputs, num_sms, tensors["q"].shape, tensors["cu_seqlens"].shape[0])
 
     def launch(self, grid: int, tensors: dict, scalars: dict) -> None:
         """Launches on the current stream of the kernel's device; `tensors`

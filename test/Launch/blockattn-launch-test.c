@@ -106,8 +106,8 @@ static void makeParams(void) {
   params[6].kind = BLOCKATTN_PARAM_F32;
 }
 
-static blockattn_tensor activation(uint64_t data, int64_t tokens,
-                                   int64_t heads, int64_t headStride) {
+static blockattn_tensor activation(uint64_t data, int64_t tokens, int64_t heads,
+                                   int64_t headStride) {
   blockattn_tensor t;
   memset(&t, 0, sizeof(t));
   t.data = data;
@@ -131,8 +131,8 @@ static int noDriver(void) {
   report("driver", blockattnLaunchDriverAvailable());
   makeParams();
   blockattn_plan *plan = NULL;
-  report("plan", blockattnPlanCreate(0x1234, 0x5678, 256, 1024, params, 7, 2,
-                                     1, &plan));
+  report("plan", blockattnPlanCreate(0x1234, 0x5678, 256, 1024, params, 7, 2, 1,
+                                     &plan));
   blockattn_tensor tensors[2] = {activation(0x10000, 512, 4, 128),
                                  activation(0x20000, 9, 1, 16)};
   tensors[1].rank = 1;
@@ -151,8 +151,8 @@ static int fake(void) {
   report("driver", blockattnLaunchDriverAvailable());
   makeParams();
   blockattn_plan *plan = NULL;
-  report("plan", blockattnPlanCreate(0x1234, 0x5678, 256, 115696, params, 7,
-                                     2, 1, &plan));
+  report("plan", blockattnPlanCreate(0x1234, 0x5678, 256, 115696, params, 7, 2,
+                                     1, &plan));
   blockattn_tensor tensors[2] = {activation(0x10000, 512, 4, 128),
                                  activation(0x20000, 9, 1, 16)};
   tensors[1].rank = 1;
@@ -167,10 +167,9 @@ static int fake(void) {
          lastBox[0], lastBox[1], lastBox[2]);
   printf("launch: function %p grid %u threads %u smem %u stream %p map %u "
          "sizes %d %d pointer %#llx stride %lld size %d scale %g\n",
-         lastFunction, lastGrid, lastThreads, lastSmem, lastStream,
-         lastMapByte, lastI32[0], lastI32[1],
-         (unsigned long long)lastPointer, (long long)lastI64, lastI32[2],
-         lastF32);
+         lastFunction, lastGrid, lastThreads, lastSmem, lastStream, lastMapByte,
+         lastI32[0], lastI32[1], (unsigned long long)lastPointer,
+         (long long)lastI64, lastI32[2], lastF32);
   /* The same tensor again: no encode. Another address: an encode. Back to
      the first: kept. Another stride: an encode. */
   blockattnLaunch(plan, 132, 0xabc, tensors, &scale);
@@ -183,12 +182,12 @@ static int fake(void) {
   blockattnLaunch(plan, 132, 0xabc, tensors, &scale);
   printf("first again: encodes %llu map %u\n",
          (unsigned long long)blockattnPlanEncodeCount(plan), lastMapByte);
-  blockattn_tensor strided[2] = {activation(0x10000, 512, 4, 192),
-                                 tensors[1]};
+  blockattn_tensor strided[2] = {activation(0x10000, 512, 4, 192), tensors[1]};
   blockattnLaunch(plan, 132, 0xabc, strided, &scale);
   printf("other stride: encodes %llu strides %llu %llu\n",
          (unsigned long long)blockattnPlanEncodeCount(plan),
-         (unsigned long long)lastStrides[0], (unsigned long long)lastStrides[1]);
+         (unsigned long long)lastStrides[0],
+         (unsigned long long)lastStrides[1]);
   /* More distinct tensors than the cache keeps: the oldest is replaced. */
   for (int i = 0; i < BLOCKATTN_LAUNCH_CACHE_ENTRIES; ++i) {
     blockattn_tensor t[2] = {activation(0x100000 + 0x1000 * i, 512, 4, 128),
@@ -230,8 +229,8 @@ static int fake(void) {
   report("encode fails", blockattnLaunch(plan, 1, 0, fresh, &scale));
   failEncode = 0;
   blockattnPlanDestroy(plan);
-  report("no context", blockattnPlanCreate(0x1234, 0, 256, 0, params, 7, 2, 1,
-                                           &plan));
+  report("no context",
+         blockattnPlanCreate(0x1234, 0, 256, 0, params, 7, 2, 1, &plan));
   blockattnPlanDestroy(plan);
 
   /* Bad plans. */
