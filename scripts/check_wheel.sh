@@ -15,6 +15,10 @@
 #     rotary angles, --rotary-theta); with BLOCKATTN_REFERENCE_COMPILER (the
 #     build's dylib-linked block-attn-compile; `make check` sets it) its PTX
 #     must be byte-identical to that compiler's;
+#   - the launch library (blockattn/_native/libblockattn_launch.so) needs
+#     only libc (libcuda is opened at run time), and blockattn._launch loads
+#     it from the package, with the package's ABI version, and reports that
+#     this machine has no libcuda as an error with a message;
 #   - the package's own lookup (blockattn._kernels.find_kernel) finds a
 #     prebuilt kernel in the package, and compiles one that is not there
 #     (removed from this throwaway install) with the bundled compiler into
@@ -78,6 +82,28 @@ if [[ -n $reference ]]; then
     fail "the bundled compiler's PTX differs from $reference's"
   echo "    PTX byte-identical to $reference's"
 fi
+
+echo "check_wheel: the launch library"
+launch_lib="$pkg/_native/libblockattn_launch.so"
+[[ -f $launch_lib ]] || fail "no launch library at $launch_lib"
+ldd "$launch_lib" | sed 's/^/    /'
+if ldd "$launch_lib" | grep -Ev 'linux-vdso|ld-linux|libc\.so|libdl\.so|libpthread\.so'; then
+  fail "the launch library needs the libraries above"
+fi
+BLOCKATTN_LIBCUDA=/nonexistent/libcuda.so.1 "$py" - <<'PY'
+import sys
+
+from blockattn import _kernels, _launch
+
+assert "torch" not in sys.modules, "blockattn._launch imported torch"
+assert _launch.library_path() == _kernels.NATIVE_DIR / _launch.LIBRARY_NAME, _launch.library_path()
+lib = _launch.library()
+assert lib.blockattnLaunchAbiVersion() == _launch.ABI_VERSION
+assert lib.blockattnLaunchDriverAvailable() == 2
+message = lib.blockattnLaunchLastError().decode()
+assert "cannot open /nonexistent/libcuda.so.1" in message, message
+print(f"    loaded from the package, ABI {_launch.ABI_VERSION}; without libcuda: {message}")
+PY
 
 echo "check_wheel: the package's kernel lookup"
 "$py" - <<'PY'

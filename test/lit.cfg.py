@@ -52,6 +52,11 @@ tools = [
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
+# libblockattn_launch's C test (test/Launch), built when cuda.h is found.
+if os.path.exists(os.path.join(config.blockattn_tools_dir, "blockattn-launch-test")):
+    config.available_features.add("launch-library")
+    llvm_config.add_tool_substitutions(["blockattn-launch-test"], tool_dirs)
+
 # Upstream's mlir-opt: test/Fuzz/known-upstream.test shows that the crashes
 # the fuzz targets skip are MLIR's own.
 mlir_opt = os.path.join(config.llvm_tools_dir, "mlir-opt")

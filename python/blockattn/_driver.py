@@ -4,17 +4,25 @@ Everything a launch needs comes from the kernel's manifest: the threads per
 CTA, the dynamic shared memory, and the ordered parameter list, where each
 parameter says what to pass (a tensor map of a tensor, a pointer, a size or a
 stride, a scalar). Launches go to PyTorch's current stream.
+
+Modules are loaded with cuda.bindings, once per kernel and device. Launches go
+through libblockattn_launch (``blockattn._launch``: the manifest turned once
+into a launch plan, tensor maps encoded and kept in native code) when the
+library is there; without it (or with ``BLOCKATTN_LAUNCH=python``) they go
+through cuda.bindings from Python, which costs more host time per call.
 """
 
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
 
 import torch
 from cuda.bindings import driver as cu
 
-from ._kernels import KernelFiles, launch_grid
+from . import _launch
+from ._kernels import KernelFiles, grid_inputs, grid_of
 
 __all__ = ["LoadedKernel", "load_kernel", "chip_of"]
 
@@ -90,6 +98,14 @@ def _tensor_map(spec: dict, tensor: torch.Tensor) -> _TensorMapArg:
     return arg
 
 
+def _handle(obj) -> int:
+    """The value of a cuda.bindings driver handle (CUfunction, CUcontext)."""
+    try:
+        return int(obj)
+    except TypeError:
+        return ctypes.c_void_p.from_address(obj.getPtr()).value or 0
+
+
 _CONTEXTS: dict[int, object] = {}
 
 
@@ -105,6 +121,16 @@ def _make_context_current(index: int) -> None:
         ctx = _check(cu.cuDevicePrimaryCtxRetain(device))
         _CONTEXTS[index] = ctx
     _check(cu.cuCtxSetCurrent(ctx))
+
+
+_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+
+
+def _current_stream(index: int) -> int:
+    """The CUstream of PyTorch's current stream on device `index`."""
+    if _raw_stream is not None:
+        return _raw_stream(index)
+    return torch.cuda.current_stream(index).cuda_stream
 
 
 class LoadedKernel:
@@ -126,6 +152,10 @@ class LoadedKernel:
                 self.smem,
             )
         )
+        self._grid_inputs = grid_inputs(self.manifest)  # launch_grid's, read once
+        self.plan = None
+        if os.environ.get("BLOCKATTN_LAUNCH", "native") != "python" and _launch.library() is not None:
+            self.plan = _launch.Plan(self.manifest, _handle(self.function), _handle(_CONTEXTS[device_index]))
 
     def _argument(self, spec: dict, tensors: dict, scalars: dict):
         kind = spec["kind"]
@@ -146,14 +176,24 @@ class LoadedKernel:
 
     def grid(self, num_sms: int, tensors: dict) -> int:
         """The grid this kernel's manifest asks for (see launch_grid)."""
-        return launch_grid(self.manifest, num_sms, tensors["q"].shape, tensors["cu_seqlens"].numel())
+        return grid_of(self._grid_inputs, num_sms, tensors["q"].shape, tensors["cu_seqlens"].shape[0])
 
     def launch(self, grid: int, tensors: dict, scalars: dict) -> None:
-        """Launches on the current stream; `tensors` and `scalars` by name."""
+        """Launches on the current stream of the kernel's device; `tensors`
+        and `scalars` by name."""
+        plan = self.plan
+        if plan is not None:
+            values = []
+            for name in plan.tensor_names:
+                t = tensors[name]
+                values += plan.tensor_values(t.data_ptr(), t.shape, t.stride(), t.element_size())
+            plan.launch(grid, _current_stream(self.device_index), values,
+                        [scalars[name] for name in plan.scalar_names])
+            return
         _make_context_current(self.device_index)
         args = [self._argument(p, tensors, scalars) for p in self.manifest["params"]]
         pointers = (ctypes.c_void_p * len(args))(*[ctypes.addressof(a) for a in args])
-        stream = torch.cuda.current_stream().cuda_stream
+        stream = _current_stream(self.device_index)
         _check(
             cu.cuLaunchKernel(
                 self.function,

@@ -261,10 +261,22 @@ def launch_grid(manifest: dict, num_sms: int, q_shape, cu_seqlens_numel: int) ->
     (``q_shape`` is ``[T, H, D]``, B = ``cu_seqlens_numel - 1``): known from
     shapes, so the launch needs no host synchronization.
     """
-    ctas = int(manifest.get("ctas_per_sm", 1))
-    if manifest.get("grid", "persistent") != "chunked":
+    return grid_of(grid_inputs(manifest), num_sms, q_shape, cu_seqlens_numel)
+
+
+def grid_inputs(manifest: dict) -> tuple:
+    """What launch_grid reads from a manifest: (chunked, ctas_per_sm,
+    block_size, tiles_per_cta), read once per loaded kernel."""
+    chunked = manifest.get("grid", "persistent") == "chunked"
+    return (chunked, int(manifest.get("ctas_per_sm", 1)),
+            int(manifest["block_size"]) if chunked else 1,
+            int(manifest["tiles_per_cta"]) if chunked else 1)
+
+
+def grid_of(inputs: tuple, num_sms: int, q_shape, cu_seqlens_numel: int) -> int:
+    """launch_grid from grid_inputs(manifest)."""
+    chunked, ctas, block_size, per_cta = inputs
+    if not chunked:
         return num_sms * ctas
-    blocks = int(q_shape[0]) // int(manifest["block_size"]) + max(int(cu_seqlens_numel) - 1, 0)
-    items = blocks * int(q_shape[1])
-    per_cta = int(manifest["tiles_per_cta"])
+    items = (int(q_shape[0]) // block_size + max(int(cu_seqlens_numel) - 1, 0)) * int(q_shape[1])
     return max(1, -(-items // per_cta))

@@ -182,7 +182,28 @@ def _num_sms(device: torch.device) -> int:
     return torch.cuda.get_device_properties(device).multi_processor_count
 
 
-_FILES: dict = {}  # KernelKey -> KernelFiles
+_KERNELS: dict = {}  # (kind, D, block, dtype, rotary options, device) -> (kernel, num_sms)
+
+
+def _kernel(kind, like, block_size, rotary, positions, rotate_v):
+    """The loaded kernel and the SM count for a launch like `like`'s: looked
+    up (on disk, compiled if need be) and loaded once per key and device."""
+    key = (kind, like.shape[2], block_size, like.dtype, rotary, positions, rotate_v, like.get_device())
+    found = _KERNELS.get(key)
+    if found is None:
+        kernel_key = _kernels.KernelKey(
+            kind=kind,
+            head_dim=like.shape[2],
+            block_size=block_size,
+            dtype=_DTYPE_NAMES[like.dtype],
+            chip=_driver.chip_of(like.device),
+            rotary=rotary,
+            positions=positions,
+            rotate_v=rotate_v,
+        )
+        kernel = _driver.load_kernel(_kernels.find_kernel(kernel_key), like.device)
+        found = _KERNELS.setdefault(key, (kernel, _num_sms(like.device)))
+    return found
 
 
 def _launch(
@@ -190,27 +211,13 @@ def _launch(
     rotary: str = "none", positions: bool = False, rotate_v: bool = False,
 ) -> None:
     """Launches the `kind` kernel specialized for `like`'s head dim and dtype
-    (and the rotary options)."""
-    key = _kernels.KernelKey(
-        kind=kind,
-        head_dim=like.shape[2],
-        block_size=block_size,
-        dtype=_DTYPE_NAMES[like.dtype],
-        chip=_driver.chip_of(like.device),
-        rotary=rotary,
-        positions=positions,
-        rotate_v=rotate_v,
+    (and the rotary options) on `like`'s device's current stream."""
+    kernel, num_sms = _kernel(kind, like, block_size, rotary, positions, rotate_v)
+    kernel.launch(
+        grid=kernel.grid(num_sms, tensors),
+        tensors=tensors,
+        scalars={"softmax_scale": float(softmax_scale)},
     )
-    files = _FILES.get(key)
-    if files is None:  # looked up (and compiled, if need be) once per process
-        files = _FILES.setdefault(key, _kernels.find_kernel(key))
-    kernel = _driver.load_kernel(files, like.device)
-    with torch.cuda.device(like.device):
-        kernel.launch(
-            grid=kernel.grid(_num_sms(like.device), tensors),
-            tensors=tensors,
-            scalars={"softmax_scale": float(softmax_scale)},
-        )
 
 
 def _empty(q: torch.Tensor) -> torch.Tensor:

@@ -1,0 +1,150 @@
+"""libblockattn_launch through its ctypes binding (blockattn._launch), without a GPU.
+
+A recording driver stands in for libcuda (blockattnLaunchSetDriver): the plan
+of a real forward kernel's manifest must pass the tensor maps and scalars
+that the manifest asks for, keep its tensor maps while address, shape and
+strides repeat, and turn the library's errors into LaunchError with its
+message. Skipped where the library is not built (no cuda.h).
+"""
+
+import ctypes
+
+import pytest
+
+from blockattn import _kernels, _launch
+
+lib = _launch.library()
+pytestmark = pytest.mark.skipif(lib is None, reason="libblockattn_launch is not built")
+
+T, H, D = 512, 4, 128
+
+
+@pytest.fixture(scope="module")
+def manifest(tmp_path_factory):
+    if _kernels.find_compiler() is None:
+        pytest.skip("no block-attn-compile")
+    key = _kernels.KernelKey(kind="forward", head_dim=D, block_size=64, dtype="bf16", chip="sm_90a")
+    return _kernels.compile_kernel(key, tmp_path_factory.mktemp("kernels")).manifest
+
+
+class Recorder:
+    """The driver table: records every encode and launch."""
+
+    def __init__(self, fail_encode=False):
+        self.encodes, self.launches, self.fail_encode = [], [], fail_encode
+        self.table = _launch.Driver(
+            _launch._ENCODE(self.encode), _launch._LAUNCH(self.launch),
+            _launch._SET_CURRENT(lambda ctx: 0 if ctx else 201),
+            _launch._ERROR_NAME(self.error_name))
+
+    def encode(self, tmap, dtype, rank, address, dims, strides, box, elem, interleave, swizzle, l2, oob):
+        if self.fail_encode:
+            return 1
+        self.encodes.append(dict(dtype=dtype, address=address, dims=dims[:rank], strides=strides[:rank - 1],
+                                 box=box[:rank], swizzle=swizzle, l2=l2, oob=oob, interleave=interleave))
+        ctypes.memset(tmap, 0, 128)
+        ctypes.c_uint64.from_address(tmap).value = len(self.encodes)
+        return 0
+
+    def launch(self, function, gx, gy, gz, bx, by, bz, smem, stream, params, extra):
+        self.launches.append(dict(function=function, grid=gx, threads=bx, smem=smem, stream=stream,
+                                  params=params))
+        self.last = [params[i] for i in range(12)]
+        return 0
+
+    @staticmethod
+    def error_name(error, name):
+        name[0] = b"CUDA_ERROR_INVALID_VALUE"
+        return 0
+
+
+@pytest.fixture
+def recorder():
+    rec = Recorder()
+    lib.blockattnLaunchSetDriver(ctypes.byref(rec.table))
+    yield rec
+    lib.blockattnLaunchSetDriver(None)
+
+
+def activation(address, head_stride=D):
+    return _launch.Plan.tensor_values(address, (T, H, D), (H * head_stride, head_stride, 1), 2)
+
+
+def call_values(plan, base=0x100000, head_stride=D):
+    addresses = {"q": base, "k": base + 0x100000, "v": base + 0x200000, "o": base + 0x300000}
+    values = []
+    for name in plan.tensor_names:
+        if name == "cu_seqlens":
+            values += plan.tensor_values(0x900000, (9,), (1,), 4)
+        else:
+            values += activation(addresses[name], head_stride)
+    return values, addresses
+
+
+def test_plan_passes_what_the_manifest_asks_for(manifest, recorder):
+    plan = _launch.Plan(manifest, 0x1234, 0x5678)
+    assert plan.tensor_names == ("q", "k", "v", "o", "cu_seqlens")
+    assert plan.scalar_names == ("softmax_scale",)
+    values, addresses = call_values(plan)
+    plan.launch(132, 0xABC, values, [0.125])
+    assert [e["address"] for e in recorder.encodes] == [addresses[n] for n in ("q", "k", "v", "o")]
+    for e in recorder.encodes:
+        assert e["dims"] == [D, H, T] and e["strides"] == [D * 2, H * D * 2] and e["box"] == [64, 1, 64]
+        assert (e["dtype"], e["swizzle"], e["l2"], e["oob"], e["interleave"]) == (9, 3, 2, 0, 0)
+    (launch,) = recorder.launches
+    assert (launch["function"], launch["grid"], launch["threads"], launch["smem"], launch["stream"]) == (
+        0x1234, 132, manifest["threads"], manifest["smem_bytes"], 0xABC)
+    p = recorder.last
+    names = [spec["name"] for spec in manifest["params"]]
+    arg = dict(zip(names, p))
+    assert [ctypes.c_uint64.from_address(arg[f"{n}_tmap"]).value for n in "qkvo"] == [1, 2, 3, 4]
+    assert ctypes.c_int32.from_address(arg["q_size0"]).value == T
+    assert ctypes.c_int32.from_address(arg["q_size1"]).value == H
+    assert ctypes.c_uint64.from_address(arg["o"]).value == addresses["o"]
+    assert ctypes.c_int64.from_address(arg["o_stride0"]).value == H * D
+    assert ctypes.c_int64.from_address(arg["o_stride1"]).value == D
+    assert ctypes.c_uint64.from_address(arg["cu_seqlens"]).value == 0x900000
+    assert ctypes.c_int32.from_address(arg["cu_seqlens_size0"]).value == 9
+    assert ctypes.c_float.from_address(arg["softmax_scale"]).value == 0.125
+
+
+def test_tensor_maps_are_kept_while_address_shape_and_strides_repeat(manifest, recorder):
+    plan = _launch.Plan(manifest, 0x1234, 0x5678)
+    values, _ = call_values(plan)
+    for _ in range(3):
+        plan.launch(132, 0, values, [0.125])
+    assert plan.encode_count() == 4 and len(recorder.launches) == 3
+    plan.launch(132, 0, call_values(plan, base=0x4000000)[0], [0.125])
+    assert plan.encode_count() == 8
+    plan.launch(132, 0, call_values(plan, head_stride=2 * D)[0], [0.125])
+    assert plan.encode_count() == 12
+    plan.launch(132, 0, values, [0.125])  # the first tensors' maps are still kept
+    assert plan.encode_count() == 12
+
+
+def test_errors_carry_the_library_message(manifest, recorder):
+    plan = _launch.Plan(manifest, 0x1234, 0x5678)
+    values, _ = call_values(plan, base=0x100008)
+    with pytest.raises(_launch.LaunchError, match=r"params\[0\]: address 0x100008 is not 16-byte aligned"):
+        plan.launch(132, 0, values, [0.125])
+    with pytest.raises(_launch.LaunchError, match="grid: 0 CTAs"):
+        plan.launch(0, 0, call_values(plan)[0], [0.125])
+    recorder.fail_encode = True
+    with pytest.raises(_launch.LaunchError, match="CUDA_ERROR_INVALID_VALUE .* in cuTensorMapEncodeTiled"):
+        plan.launch(132, 0, call_values(plan, base=0x8000000)[0], [0.125])
+    with pytest.raises(_launch.LaunchError, match="function: NULL"):
+        _launch.Plan(manifest, 0, 0x5678)
+    with pytest.raises(_launch.LaunchError, match="unknown manifest parameter"):
+        _launch.Plan({**manifest, "params": [{"kind": "i32", "tensor": "q", "value": "bogus"}]}, 1, 1)
+
+
+def test_without_libcuda_a_launch_is_an_error(manifest, monkeypatch):
+    monkeypatch.setenv("BLOCKATTN_LIBCUDA", "/nonexistent/libcuda.so.1")
+    lib.blockattnLaunchSetDriver(None)  # forget the driver: it is opened again
+    try:
+        plan = _launch.Plan(manifest, 0x1234, 0x5678)
+        with pytest.raises(_launch.LaunchError, match="cannot open /nonexistent/libcuda.so.1"):
+            plan.launch(132, 0, call_values(plan)[0], [0.125])
+    finally:
+        monkeypatch.delenv("BLOCKATTN_LIBCUDA")
+        lib.blockattnLaunchSetDriver(None)

@@ -1,0 +1,266 @@
+/*===- blockattn-launch-test.c - libblockattn_launch without a GPU --------===*\
+|*                                                                            *|
+|* Run by test/Launch/launch.test.                                            *|
+|*   blockattn-launch-test nodriver   libcuda cannot be opened: the errors    *|
+|*   blockattn-launch-test fake       a recording driver stands in for        *|
+|*                                    libcuda: what the plan passes to        *|
+|*                                    cuTensorMapEncodeTiled and              *|
+|*                                    cuLaunchKernel, the tensor-map cache,   *|
+|*                                    and the errors of bad plans and calls.  *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#include "blockattn-c/Launch.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int encodes, launches, failEncode;
+static uint64_t lastDims[5], lastStrides[5];
+static uint32_t lastBox[5], lastRank;
+static void *lastAddress;
+static unsigned lastGrid, lastThreads, lastSmem;
+static void *lastStream, *lastFunction;
+static int32_t lastI32[3];
+static int64_t lastI64;
+static uint64_t lastPointer;
+static float lastF32;
+static unsigned char lastMapByte;
+
+static int fakeEncode(void *map, int dataType, uint32_t rank, void *address,
+                      const uint64_t *dims, const uint64_t *strides,
+                      const uint32_t *box, const uint32_t *elementStrides,
+                      int interleave, int swizzle, int l2, int oob) {
+  (void)elementStrides;
+  (void)interleave;
+  (void)oob;
+  if (failEncode)
+    return 1; /* CUDA_ERROR_INVALID_VALUE */
+  ++encodes;
+  lastRank = rank;
+  lastAddress = address;
+  memcpy(lastDims, dims, rank * sizeof(*dims));
+  memcpy(lastStrides, strides, (rank - 1) * sizeof(*strides));
+  memcpy(lastBox, box, rank * sizeof(*box));
+  memset(map, 0, 128);
+  ((unsigned char *)map)[0] = (unsigned char)encodes;
+  ((unsigned char *)map)[1] = (unsigned char)(dataType + swizzle + l2);
+  return 0;
+}
+
+/* The parameters of the test plan: map(t0), i32 size(t0, 0), i32 size(t0, 1),
+   pointer(t1), i64 stride(t1, 0), i32 size(t1, 0), f32 scalar 0. */
+static int fakeLaunch(void *function, uint32_t gx, uint32_t gy, uint32_t gz,
+                      uint32_t bx, uint32_t by, uint32_t bz, uint32_t smem,
+                      void *stream, void **params, void **extra) {
+  (void)gy;
+  (void)gz;
+  (void)by;
+  (void)bz;
+  (void)extra;
+  ++launches;
+  lastFunction = function;
+  lastGrid = gx;
+  lastThreads = bx;
+  lastSmem = smem;
+  lastStream = stream;
+  lastMapByte = *(unsigned char *)params[0];
+  memcpy(&lastI32[0], params[1], 4);
+  memcpy(&lastI32[1], params[2], 4);
+  memcpy(&lastPointer, params[3], 8);
+  memcpy(&lastI64, params[4], 8);
+  memcpy(&lastI32[2], params[5], 4);
+  memcpy(&lastF32, params[6], 4);
+  return 0;
+}
+
+static int fakeSetCurrent(void *context) { return context ? 0 : 201; }
+
+static int fakeErrorName(int error, const char **name) {
+  *name = error == 1 ? "CUDA_ERROR_INVALID_VALUE" : "CUDA_ERROR_OTHER";
+  return 0;
+}
+
+static blockattn_param params[7];
+
+static void makeParams(void) {
+  memset(params, 0, sizeof(params));
+  params[0].kind = BLOCKATTN_PARAM_TENSORMAP;
+  params[0].tensor = 0;
+  params[0].data_type = 9; /* CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 */
+  params[0].swizzle = 3;   /* 128B */
+  params[0].l2_promotion = 2;
+  params[0].rank = 3;
+  params[0].box[0] = 64;
+  params[0].box[1] = 1;
+  params[0].box[2] = 64;
+  params[1].kind = BLOCKATTN_PARAM_SIZE_I32;
+  params[2].kind = BLOCKATTN_PARAM_SIZE_I32;
+  params[2].dim = 1;
+  params[3].kind = BLOCKATTN_PARAM_POINTER;
+  params[3].tensor = 1;
+  params[4].kind = BLOCKATTN_PARAM_STRIDE_I64;
+  params[4].tensor = 1;
+  params[5].kind = BLOCKATTN_PARAM_SIZE_I32;
+  params[5].tensor = 1;
+  params[6].kind = BLOCKATTN_PARAM_F32;
+}
+
+static blockattn_tensor activation(uint64_t data, int64_t tokens, int64_t heads,
+                                   int64_t headStride) {
+  blockattn_tensor t;
+  memset(&t, 0, sizeof(t));
+  t.data = data;
+  t.rank = 3;
+  t.element_size = 2;
+  t.shape[0] = tokens;
+  t.shape[1] = heads;
+  t.shape[2] = 128;
+  t.strides[0] = heads * headStride;
+  t.strides[1] = headStride;
+  t.strides[2] = 1;
+  return t;
+}
+
+static void report(const char *what, blockattn_launch_status status) {
+  printf("%s: status %d: %s\n", what, (int)status,
+         status ? blockattnLaunchLastError() : "ok");
+}
+
+static int noDriver(void) {
+  report("driver", blockattnLaunchDriverAvailable());
+  makeParams();
+  blockattn_plan *plan = NULL;
+  report("plan", blockattnPlanCreate(0x1234, 0x5678, 256, 1024, params, 7, 2, 1,
+                                     &plan));
+  blockattn_tensor tensors[2] = {activation(0x10000, 512, 4, 128),
+                                 activation(0x20000, 9, 1, 16)};
+  tensors[1].rank = 1;
+  tensors[1].strides[0] = 1;
+  float scale = 0.125f;
+  report("launch", blockattnLaunch(plan, 1, 0, tensors, &scale));
+  blockattnPlanDestroy(plan);
+  return 0;
+}
+
+static int fake(void) {
+  blockattn_driver table = {fakeEncode, fakeLaunch, fakeSetCurrent,
+                            fakeErrorName};
+  blockattnLaunchSetDriver(&table);
+  printf("abi %d\n", blockattnLaunchAbiVersion());
+  report("driver", blockattnLaunchDriverAvailable());
+  makeParams();
+  blockattn_plan *plan = NULL;
+  report("plan", blockattnPlanCreate(0x1234, 0x5678, 256, 115696, params, 7, 2,
+                                     1, &plan));
+  blockattn_tensor tensors[2] = {activation(0x10000, 512, 4, 128),
+                                 activation(0x20000, 9, 1, 16)};
+  tensors[1].rank = 1;
+  tensors[1].strides[0] = 1;
+  float scale = 0.125f;
+  report("launch 1", blockattnLaunch(plan, 132, 0xabc, tensors, &scale));
+  printf("encode: rank %u address %p dims %llu %llu %llu strides %llu %llu "
+         "box %u %u %u\n",
+         lastRank, lastAddress, (unsigned long long)lastDims[0],
+         (unsigned long long)lastDims[1], (unsigned long long)lastDims[2],
+         (unsigned long long)lastStrides[0], (unsigned long long)lastStrides[1],
+         lastBox[0], lastBox[1], lastBox[2]);
+  printf("launch: function %p grid %u threads %u smem %u stream %p map %u "
+         "sizes %d %d pointer %#llx stride %lld size %d scale %g\n",
+         lastFunction, lastGrid, lastThreads, lastSmem, lastStream, lastMapByte,
+         lastI32[0], lastI32[1], (unsigned long long)lastPointer,
+         (long long)lastI64, lastI32[2], lastF32);
+  /* The same tensor again: no encode. Another address: an encode. Back to
+     the first: kept. Another stride: an encode. */
+  blockattnLaunch(plan, 132, 0xabc, tensors, &scale);
+  printf("same tensor: encodes %llu map %u\n",
+         (unsigned long long)blockattnPlanEncodeCount(plan), lastMapByte);
+  blockattn_tensor other[2] = {activation(0x30000, 512, 4, 128), tensors[1]};
+  blockattnLaunch(plan, 132, 0xabc, other, &scale);
+  printf("other address: encodes %llu map %u\n",
+         (unsigned long long)blockattnPlanEncodeCount(plan), lastMapByte);
+  blockattnLaunch(plan, 132, 0xabc, tensors, &scale);
+  printf("first again: encodes %llu map %u\n",
+         (unsigned long long)blockattnPlanEncodeCount(plan), lastMapByte);
+  blockattn_tensor strided[2] = {activation(0x10000, 512, 4, 192), tensors[1]};
+  blockattnLaunch(plan, 132, 0xabc, strided, &scale);
+  printf("other stride: encodes %llu strides %llu %llu\n",
+         (unsigned long long)blockattnPlanEncodeCount(plan),
+         (unsigned long long)lastStrides[0],
+         (unsigned long long)lastStrides[1]);
+  /* More distinct tensors than the cache keeps: the oldest is replaced. */
+  for (int i = 0; i < BLOCKATTN_LAUNCH_CACHE_ENTRIES; ++i) {
+    blockattn_tensor t[2] = {activation(0x100000 + 0x1000 * i, 512, 4, 128),
+                             tensors[1]};
+    blockattnLaunch(plan, 132, 0xabc, t, &scale);
+  }
+  uint64_t before = blockattnPlanEncodeCount(plan);
+  blockattnLaunch(plan, 132, 0xabc, tensors, &scale);
+  printf("after %d others: first re-encoded %llu\n",
+         BLOCKATTN_LAUNCH_CACHE_ENTRIES,
+         (unsigned long long)(blockattnPlanEncodeCount(plan) - before));
+  printf("launches %d\n", launches);
+
+  /* Bad calls. */
+  blockattn_tensor bad[2];
+  memcpy(bad, tensors, sizeof(bad));
+  bad[0].strides[2] = 2;
+  report("innermost stride", blockattnLaunch(plan, 1, 0, bad, &scale));
+  memcpy(bad, tensors, sizeof(bad));
+  bad[0].data = 0x10008;
+  report("misaligned", blockattnLaunch(plan, 1, 0, bad, &scale));
+  memcpy(bad, tensors, sizeof(bad));
+  bad[0].strides[1] = 100;
+  report("stride", blockattnLaunch(plan, 1, 0, bad, &scale));
+  memcpy(bad, tensors, sizeof(bad));
+  bad[0].rank = 2;
+  report("rank", blockattnLaunch(plan, 1, 0, bad, &scale));
+  memcpy(bad, tensors, sizeof(bad));
+  bad[0].shape[0] = 0;
+  report("empty", blockattnLaunch(plan, 1, 0, bad, &scale));
+  memcpy(bad, tensors, sizeof(bad));
+  bad[1].shape[0] = (int64_t)1 << 40;
+  report("i32 overflow", blockattnLaunch(plan, 1, 0, bad, &scale));
+  report("grid", blockattnLaunch(plan, 0, 0, tensors, &scale));
+  report("no tensors", blockattnLaunch(plan, 1, 0, NULL, &scale));
+  report("no plan", blockattnLaunch(NULL, 1, 0, tensors, &scale));
+  failEncode = 1;
+  blockattn_tensor fresh[2] = {activation(0x40000, 512, 4, 128), tensors[1]};
+  report("encode fails", blockattnLaunch(plan, 1, 0, fresh, &scale));
+  failEncode = 0;
+  blockattnPlanDestroy(plan);
+  report("no context",
+         blockattnPlanCreate(0x1234, 0, 256, 0, params, 7, 2, 1, &plan));
+  blockattnPlanDestroy(plan);
+
+  /* Bad plans. */
+  report("null function",
+         blockattnPlanCreate(0, 1, 256, 0, params, 7, 2, 1, &plan));
+  report("threads", blockattnPlanCreate(1, 1, 2048, 0, params, 7, 2, 1, &plan));
+  report("tensor range",
+         blockattnPlanCreate(1, 1, 256, 0, params, 7, 1, 1, &plan));
+  report("scalar range",
+         blockattnPlanCreate(1, 1, 256, 0, params, 7, 2, 0, &plan));
+  params[0].box[1] = 0;
+  report("box", blockattnPlanCreate(1, 1, 256, 0, params, 7, 2, 1, &plan));
+  params[0].box[1] = 1;
+  params[0].rank = 6;
+  report("map rank", blockattnPlanCreate(1, 1, 256, 0, params, 7, 2, 1, &plan));
+  params[0].rank = 3;
+  params[1].kind = 42;
+  report("kind", blockattnPlanCreate(1, 1, 256, 0, params, 7, 2, 1, &plan));
+  params[1].kind = BLOCKATTN_PARAM_SIZE_I32;
+  params[1].dim = 7;
+  report("dim", blockattnPlanCreate(1, 1, 256, 0, params, 7, 2, 1, &plan));
+  blockattnLaunchSetDriver(NULL);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc == 2 && !strcmp(argv[1], "nodriver"))
+    return noDriver();
+  if (argc == 2 && !strcmp(argv[1], "fake"))
+    return fake();
+  fprintf(stderr, "usage: %s nodriver|fake\n", argv[0]);
+  return 2;
+}
