@@ -28,6 +28,12 @@ blockattn::verifyKernelDescription(const KernelDescription &description,
     error = "--kind must be 'forward' or 'backward'";
     return failure();
   }
+  // The element type is spelled into the source's memref types: only the
+  // supported ones are accepted here, so nothing else reaches the text.
+  if (d.dtype != "bf16" && d.dtype != "f16") {
+    error = "--dtype must be 'bf16' or 'f16', got '" + d.dtype + "'";
+    return failure();
+  }
   if (d.rotary != "none" && d.rotary != "half_split" &&
       d.rotary != "interleaved") {
     error = "--rotary must be 'none', 'half_split' or 'interleaved', got '" +
@@ -46,8 +52,12 @@ blockattn::verifyKernelDescription(const KernelDescription &description,
         return failure();
       }
   }
+  // Theta is an f32 attribute of the op: it must stay finite and above 1
+  // once rounded to f32 (1e67 would be printed as `inf`, which does not
+  // parse).
   if (d.rotaryTheta &&
-      !(std::isfinite(*d.rotaryTheta) && *d.rotaryTheta > 1.0)) {
+      !(std::isfinite(static_cast<float>(*d.rotaryTheta)) &&
+        static_cast<float>(*d.rotaryTheta) > 1.0f)) {
     error = "--rotary-theta must be a finite number greater than 1, got " +
             std::to_string(*d.rotaryTheta);
     return failure();
