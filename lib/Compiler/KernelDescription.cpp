@@ -55,9 +55,8 @@ blockattn::verifyKernelDescription(const KernelDescription &description,
   // Theta is an f32 attribute of the op: it must stay finite and above 1
   // once rounded to f32 (1e67 would be printed as `inf`, which does not
   // parse).
-  if (d.rotaryTheta &&
-      !(std::isfinite(static_cast<float>(*d.rotaryTheta)) &&
-        static_cast<float>(*d.rotaryTheta) > 1.0f)) {
+  if (d.rotaryTheta && !(std::isfinite(static_cast<float>(*d.rotaryTheta)) &&
+                         static_cast<float>(*d.rotaryTheta) > 1.0f)) {
     error = "--rotary-theta must be a finite number greater than 1, got " +
             std::to_string(*d.rotaryTheta);
     return failure();
