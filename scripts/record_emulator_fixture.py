@@ -26,21 +26,7 @@ from blockattn import emulation  # noqa: E402
 from blockattn._driver import LoadedKernel  # noqa: E402
 from blockattn._kernels import KernelFiles  # noqa: E402
 
-CASES = [
-    emulation.Case("forward", 64, "bf16"),
-    emulation.Case("forward", 128, "bf16"),
-    emulation.Case("forward", 64, "f16"),
-    emulation.Case("forward", 128, "f16"),
-    emulation.Case("backward", 64, "bf16"),
-    emulation.Case("backward", 128, "bf16"),
-    emulation.Case("backward", 64, "f16"),
-    emulation.Case("forward", 64, "bf16", "half_split"),
-    emulation.Case("forward", 128, "bf16", "half_split"),
-    emulation.Case("forward", 64, "bf16", "interleaved"),
-    emulation.Case("backward", 64, "bf16", "half_split"),
-    emulation.Case("backward", 128, "bf16", "half_split"),
-    emulation.Case("backward", 64, "bf16", "interleaved"),
-]
+CASES = emulation.FIXTURE_CASES
 GUARD = 3
 TORCH = {"bf16": torch.bfloat16, "f16": torch.float16}
 

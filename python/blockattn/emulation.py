@@ -88,6 +88,25 @@ class Case:
         return ("o",) if self.kind == "forward" else ("dq", "dk", "dv")
 
 
+# The sm_90a cases whose H200 outputs python/tests/data/emulator_fixture_h200.npz
+# holds: scripts/record_emulator_fixture.py records them, test_emulator.py checks them.
+FIXTURE_CASES = (
+    Case("forward", 64, "bf16"),
+    Case("forward", 128, "bf16"),
+    Case("forward", 64, "f16"),
+    Case("forward", 128, "f16"),
+    Case("backward", 64, "bf16"),
+    Case("backward", 128, "bf16"),
+    Case("backward", 64, "f16"),
+    Case("forward", 64, "bf16", "half_split"),
+    Case("forward", 128, "bf16", "half_split"),
+    Case("forward", 64, "bf16", "interleaved"),
+    Case("backward", 64, "bf16", "half_split"),
+    Case("backward", 128, "bf16", "half_split"),
+    Case("backward", 64, "bf16", "interleaved"),
+)
+
+
 def float_to_bits(x: np.ndarray, dtype: str) -> np.ndarray:
     """Round-to-nearest-even float32 -> bf16/f16 bits (uint16)."""
     x = np.asarray(x, dtype=np.float32)

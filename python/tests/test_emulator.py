@@ -32,21 +32,7 @@ from blockattn._kernels import find_compiler
 
 FIXTURE = pathlib.Path(__file__).parent / "data" / "emulator_fixture_h200.npz"
 
-SM90_CASES = [
-    em.Case("forward", 64, "bf16"),
-    em.Case("forward", 128, "bf16"),
-    em.Case("forward", 64, "f16"),
-    em.Case("forward", 128, "f16"),
-    em.Case("backward", 64, "bf16"),
-    em.Case("backward", 128, "bf16"),
-    em.Case("backward", 64, "f16"),
-    em.Case("forward", 64, "bf16", "half_split"),
-    em.Case("forward", 128, "bf16", "half_split"),
-    em.Case("forward", 64, "bf16", "interleaved"),
-    em.Case("backward", 64, "bf16", "half_split"),
-    em.Case("backward", 128, "bf16", "half_split"),
-    em.Case("backward", 64, "bf16", "interleaved"),
-]
+SM90_CASES = list(em.FIXTURE_CASES)
 SM100_CASES = [
     em.Case("forward", 64, "bf16"),
     em.Case("forward", 128, "bf16"),
