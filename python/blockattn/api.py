@@ -109,7 +109,7 @@ def _cu_values(cu_seqlens: torch.Tensor, tokens: int) -> tuple:
     recalled = _recalled(_CHECKED_CU, cu_seqlens)
     if recalled is not None and recalled[0] == tokens:
         return recalled[1], recalled[2]
-    values = cu_seqlens.cpu()
+    values = cu_seqlens.to("cpu", copy=True)  # a copy even of a CPU tensor: it is kept
     if values[0].item() != 0:
         raise ValueError(f"cu_seqlens: must start at 0, starts at {values[0].item()}")
     if values.numel() > 1 and bool((values[1:] < values[:-1]).any()):
@@ -290,12 +290,10 @@ def _launch(
 ) -> None:
     """Launches the `kind` kernel specialized for `like`'s head dim and dtype
     (and the rotary options) on `like`'s device's current stream."""
-    kernel, num_sms = _kernel(kind, like, block_size, rotary, positions, rotate_v)
-    kernel.launch(
-        grid=kernel.grid(num_sms, tensors),
-        tensors=tensors,
-        scalars={"softmax_scale": float(softmax_scale)},
-    )
+    key = (kind, like.shape[2], block_size, like.dtype, rotary, positions, rotate_v, like.get_device())
+    found = _KERNELS.get(key)
+    kernel, num_sms = found if found is not None else _kernel(kind, like, block_size, rotary, positions, rotate_v)
+    kernel.launch(kernel.grid(num_sms, tensors), tensors, {"softmax_scale": softmax_scale})
 
 
 def _empty(q: torch.Tensor) -> torch.Tensor:
@@ -336,8 +334,11 @@ def forward(
     o = _empty(q) if out is None else out
     if q.shape[0] and q.shape[1]:
         tensors = {"q": q, "k": k, "v": v, "o": o, "cu_seqlens": cu_seqlens}
-        rope = _rotary_launch_args(tensors, cos, sin, positions, interleaved, rotate_v)
-        _launch("forward", q, block_size, tensors, softmax_scale, **rope)
+        if cos is None:
+            _launch("forward", q, block_size, tensors, softmax_scale)
+        else:
+            rope = _rotary_launch_args(tensors, cos, sin, positions, interleaved, rotate_v)
+            _launch("forward", q, block_size, tensors, softmax_scale, **rope)
     return o
 
 
@@ -381,8 +382,11 @@ def backward(
             "q": q, "k": k, "v": v, "do": _tma_ready(grad_o.to(q.dtype)),
             "dq": dq, "dk": dk, "dv": dv, "cu_seqlens": cu_seqlens,
         }
-        rope = _rotary_launch_args(tensors, cos, sin, positions, interleaved, rotate_v)
-        _launch("backward", q, block_size, tensors, softmax_scale, **rope)
+        if cos is None:
+            _launch("backward", q, block_size, tensors, softmax_scale)
+        else:
+            rope = _rotary_launch_args(tensors, cos, sin, positions, interleaved, rotate_v)
+            _launch("backward", q, block_size, tensors, softmax_scale, **rope)
     return dq, dk, dv
 
 
