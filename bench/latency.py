@@ -264,6 +264,13 @@ def main(argv=None):
     print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}, launch path: "
           f"{'libblockattn_launch' if native else 'cuda.bindings (Python)'}", flush=True)
     report = {"launch_path": "native" if native else "python", "workloads": {}}
+    if "ours" in names and hasattr(api, "_kernel"):
+        layers = dispatch_layers(Problem("1x512-h4"), args.rounds)
+        report["forward_host_layers_us"] = {k: round(v, 2) for k, v in layers.items()}
+        print("host us per call, by layer (1x512-h4):")
+        for k, v in layers.items():
+            print(f"  {k:<42}{v:8.2f}")
+        print(flush=True)
     for wname in args.workloads.split(","):
         p = Problem(wname)
         impls = implementations(p, names)
@@ -288,12 +295,9 @@ def main(argv=None):
             print(f"  {i:<14}" + "".join(f"{x:10.1f}" for x in row), flush=True)
         del p, impls
         torch.cuda.empty_cache()
-    if "ours" in names and hasattr(api, "_kernel"):
-        layers = dispatch_layers(Problem("1x512-h4"), args.rounds)
-        report["forward_host_layers_us"] = {k: round(v, 2) for k, v in layers.items()}
-        print("\nhost us per call, by layer (1x512-h4):")
-        for k, v in layers.items():
-            print(f"  {k:<42}{v:8.2f}")
+        if args.json:  # after every workload: a run cut short keeps what it measured
+            with open(args.json, "w") as f:
+                json.dump(report, f, indent=1)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(report, f, indent=1)

@@ -70,7 +70,7 @@ def _check_activation(name: str, t, ref: torch.Tensor | None, eager: bool | None
             raise ValueError(f"{name}: shape {tuple(shape)} differs from q's {tuple(ref.shape)}")
         if dtype != ref.dtype:
             raise ValueError(f"{name}: dtype {dtype} differs from q's {ref.dtype}")
-        if t.get_device() != ref.get_device():
+        if t.device != ref.device:
             raise ValueError(f"{name}: on {t.device}, but q is on {ref.device}")
 
 
@@ -145,7 +145,7 @@ def _check_cu_seqlens(cu_seqlens, q: torch.Tensor, check_values: bool) -> torch.
         raise ValueError(
             f"cu_seqlens: expected a 1-D tensor of num_sequences + 1 offsets, got shape {tuple(cu_seqlens.shape)}"
         )
-    if cu_seqlens.get_device() != q.get_device():
+    if cu_seqlens.device != q.device:
         raise ValueError(f"cu_seqlens: on {cu_seqlens.device}, but q is on {q.device}")
     if not cu_seqlens.is_contiguous():
         raise ValueError("cu_seqlens: must be contiguous")
