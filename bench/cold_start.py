@@ -5,7 +5,8 @@
 
 Each scenario runs in a new Python process (bf16, 1 x 512 tokens, H=4, D=128, as bench/latency.py's
 smallest workload) and reports, in ms: importing torch and creating its CUDA context (paid by any
-CUDA program, not by us), importing blockattn, the first forward call (kernel lookup, manifest,
+CUDA program, not by us), importing blockattn, torch's own first backward on the GPU (a
+multiplication's: the autograd engine's start, also not ours), the first forward call (kernel lookup, manifest,
 module load, launch plan, the launch, synchronized), the second one, then the first
 forward+backward (which loads the backward kernel) and the second one.
 
@@ -71,7 +72,13 @@ def step():
     torch.autograd.grad(o, leaves, do)
 
 
+def torch_step():
+    x = q.float().requires_grad_()
+    torch.autograd.grad((x * 2).sum(), x)
+
+
 out = {"torch import + CUDA context": (t1 - t0) * 1e3, "import blockattn": (t2 - t1) * 1e3}
+out["torch's first CUDA backward"] = timed(torch_step)
 out["first fwd"] = timed(fwd)
 out["second fwd"] = timed(fwd)
 out["first fwd+bwd"] = timed(step)

@@ -595,15 +595,24 @@ _kvpacked_op.register_autograd(_kvpacked_backward_rule, setup_context=_kvpacked_
 # call than an autograd.Function (docs/benchmarks.md, "Latency of small
 # batches"); the custom ops stay for torch.compile, which needs their fake
 # implementations. The backward launches directly (no second op dispatch).
+#
+# The Functions take ctx in forward (no setup_context: with one,
+# Function.apply binds the arguments with inspect.signature, tens of us per
+# call) and are applied through the C++ apply that Function.apply ends in
+# (_eager_apply): Function.apply's Python prologue only routes functorch
+# transforms (those calls take the custom ops instead) and unwraps their
+# dead wrappers.
 
 
 class _AttentionFunction(torch.autograd.Function):
     @staticmethod
-    def forward(q, k, v, cu_seqlens, block_size, softmax_scale, cos, sin, positions, interleaved, rotate_v):
+    def forward(ctx, q, k, v, cu_seqlens, block_size, softmax_scale, cos, sin, positions, interleaved,
+                rotate_v):
+        ctx.save_for_backward(q, k, v, cu_seqlens, cos, sin, positions)
+        ctx.block_size, ctx.softmax_scale = block_size, softmax_scale
+        ctx.interleaved, ctx.rotate_v = interleaved, rotate_v
         return forward(q, k, v, cu_seqlens, block_size, softmax_scale, None, cos, sin, positions,
                        interleaved, rotate_v)
-
-    setup_context = staticmethod(_setup_context)
 
     @staticmethod
     @torch.autograd.function.once_differentiable
@@ -616,12 +625,13 @@ class _AttentionFunction(torch.autograd.Function):
 
 class _QKVPackedFunction(torch.autograd.Function):
     @staticmethod
-    def forward(qkv, cu_seqlens, block_size, softmax_scale, cos, sin, positions, interleaved, rotate_v):
+    def forward(ctx, qkv, cu_seqlens, block_size, softmax_scale, cos, sin, positions, interleaved, rotate_v):
+        ctx.save_for_backward(qkv, cu_seqlens, cos, sin, positions)
+        ctx.block_size, ctx.softmax_scale = block_size, softmax_scale
+        ctx.interleaved, ctx.rotate_v = interleaved, rotate_v
         q, k, v = qkv.unbind(1)
         return forward(q, k, v, cu_seqlens, block_size, softmax_scale, None, cos, sin, positions,
                        interleaved, rotate_v)
-
-    setup_context = staticmethod(_qkvpacked_setup_context)
 
     @staticmethod
     @torch.autograd.function.once_differentiable
@@ -635,12 +645,14 @@ class _QKVPackedFunction(torch.autograd.Function):
 
 class _KVPackedFunction(torch.autograd.Function):
     @staticmethod
-    def forward(q, kv, cu_seqlens, block_size, softmax_scale, cos, sin, positions, interleaved, rotate_v):
+    def forward(ctx, q, kv, cu_seqlens, block_size, softmax_scale, cos, sin, positions, interleaved,
+                rotate_v):
+        ctx.save_for_backward(q, kv, cu_seqlens, cos, sin, positions)
+        ctx.block_size, ctx.softmax_scale = block_size, softmax_scale
+        ctx.interleaved, ctx.rotate_v = interleaved, rotate_v
         k, v = kv.unbind(1)
         return forward(q, k, v, cu_seqlens, block_size, softmax_scale, None, cos, sin, positions,
                        interleaved, rotate_v)
-
-    setup_context = staticmethod(_kvpacked_setup_context)
 
     @staticmethod
     @torch.autograd.function.once_differentiable
@@ -651,6 +663,24 @@ class _KVPackedFunction(torch.autograd.Function):
         backward(grad_o, q, *kv.unbind(1), cu_seqlens, ctx.block_size, ctx.softmax_scale,
                  cos, sin, positions, ctx.interleaved, ctx.rotate_v, (dq, dk, dv))
         return dq, dkv, None, None, None, None, None, None, None, None
+
+
+def _c_apply(function):
+    """`function`'s C++ apply (what Function.apply calls last), or its apply."""
+    try:
+        return super(torch.autograd.Function, function).apply
+    except AttributeError:  # another torch's class layout
+        return function.apply
+
+
+_APPLY = {f: _c_apply(f) for f in (_AttentionFunction, _QKVPackedFunction, _KVPackedFunction)}
+_functorch_active = getattr(torch._C, "_are_functorch_transforms_active", lambda: False)
+
+
+def _eager_apply(function, *args):
+    """function.apply(*args) without Function.apply's Python prologue (no
+    functorch transform is active: the callers check)."""
+    return _APPLY[function](*args)
 
 
 def _check_packed(name: str, t, count: int) -> None:
@@ -746,9 +776,9 @@ def block_attention_qkvpacked(
                                 qkv.requires_grad, eager)
     if out is not None:
         return forward(q, k, v, cu_seqlens, block_size, scale, out, *rope)
-    if eager and type(qkv) is torch.Tensor:
+    if eager and type(qkv) is torch.Tensor and not _functorch_active():
         if qkv.requires_grad and torch.is_grad_enabled():
-            return _QKVPackedFunction.apply(qkv, cu_seqlens, block_size, scale, *rope)
+            return _eager_apply(_QKVPackedFunction, qkv, cu_seqlens, block_size, scale, *rope)
         return forward(q, k, v, cu_seqlens, block_size, scale, None, *rope)
     return _qkvpacked_op(qkv, cu_seqlens, block_size, scale, *rope)
 
@@ -798,9 +828,9 @@ def block_attention_kvpacked(
                                 requires_grad, eager)
     if out is not None:
         return forward(q, k, v, cu_seqlens, block_size, scale, out, *rope)
-    if eager and type(q) is torch.Tensor and type(kv) is torch.Tensor:
+    if eager and type(q) is torch.Tensor and type(kv) is torch.Tensor and not _functorch_active():
         if requires_grad and torch.is_grad_enabled():
-            return _KVPackedFunction.apply(q, kv, cu_seqlens, block_size, scale, *rope)
+            return _eager_apply(_KVPackedFunction, q, kv, cu_seqlens, block_size, scale, *rope)
         return forward(q, k, v, cu_seqlens, block_size, scale, None, *rope)
     return _kvpacked_op(q, kv, cu_seqlens, block_size, scale, *rope)
 
@@ -870,9 +900,11 @@ def block_attention(
     # Eagerly, on plain tensors: the autograd.Function (or, with no gradient
     # to compute, the launch itself), which costs less host time per call
     # than torch.library's dispatch. Under torch.compile, and for tensor
-    # subclasses (fake tensors, DTensor, ...), the custom op.
-    if eager and type(q) is torch.Tensor and type(k) is torch.Tensor and type(v) is torch.Tensor:
+    # subclasses (fake tensors, DTensor, ...) and functorch transforms, the
+    # custom op.
+    if (eager and type(q) is torch.Tensor and type(k) is torch.Tensor and type(v) is torch.Tensor
+            and not _functorch_active()):
         if requires_grad and torch.is_grad_enabled():
-            return _AttentionFunction.apply(q, k, v, cu_seqlens, block_size, scale, *rope)
+            return _eager_apply(_AttentionFunction, q, k, v, cu_seqlens, block_size, scale, *rope)
         return forward(q, k, v, cu_seqlens, block_size, scale, None, *rope)
     return _block_attention_op(q, k, v, cu_seqlens, block_size, scale, *rope)
