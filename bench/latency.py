@@ -213,6 +213,7 @@ def dispatch_layers(p: Problem, rounds):
         "block_attention": lambda: blockattn.block_attention(p.q, p.k, p.v, p.cu, check_inputs=False),
         "block_attention checked": lambda: blockattn.block_attention(p.q, p.k, p.v, p.cu),
         "block_attention checked, new cu_seqlens": unseen_cu,
+        "api.backward (main thread, no autograd)": lambda: api.backward(p.do, p.q, p.k, p.v, p.cu, 64, p.scale),
     }
     results = {k: [] for k in layers}
     for _ in range(rounds):
@@ -234,6 +235,7 @@ def dispatch_layers(p: Problem, rounds):
     step_layers = {
         "empty autograd.Function fwd+bwd": step_of(lambda: _EmptyFunction.apply(*leaves, p.cu, p.scale)),
         "custom op fwd+bwd": step_of(lambda: api._block_attention_op(*leaves, p.cu, 64, p.scale)),
+        "autograd.Function fwd+bwd": step_of(lambda: _PlainFunction.apply(*leaves, p.cu, p.scale)),
         "block_attention fwd+bwd": step_of(
             lambda: blockattn.block_attention(*leaves, p.cu, check_inputs=False)),
         "block_attention checked fwd+bwd": step_of(lambda: blockattn.block_attention(*leaves, p.cu)),
@@ -245,7 +247,16 @@ def dispatch_layers(p: Problem, rounds):
             results[k].append(host_us(fn, 500))
         for k, fn in step_layers.items():
             results[k].append(host_us(fn, 200))
-    return {k: statistics.median(v) for k, v in results.items()}
+    out = {k: statistics.median(v) for k, v in results.items()}
+    # Tensor-map cache misses: maps encoded per block_attention fwd+bwd step, per plan.
+    backward_kernel, _ = api._kernel("backward", p.q, 64, "none", False, False)
+    plans = [k.plan for k in (kernel, backward_kernel) if k.plan is not None]
+    if plans:
+        encoded = [plan.encode_count() for plan in plans]
+        host_us(step_layers["block_attention fwd+bwd"], 200)
+        out["tensor maps encoded per step (fwd, bwd)"] = [
+            round((plan.encode_count() - before) / 201, 3) for plan, before in zip(plans, encoded)]
+    return out
 
 
 def main(argv=None):
@@ -266,10 +277,11 @@ def main(argv=None):
     report = {"launch_path": "native" if native else "python", "workloads": {}}
     if "ours" in names and hasattr(api, "_kernel"):
         layers = dispatch_layers(Problem("1x512-h4"), args.rounds)
-        report["forward_host_layers_us"] = {k: round(v, 2) for k, v in layers.items()}
+        report["forward_host_layers_us"] = {k: round(v, 2) if isinstance(v, float) else v
+                                            for k, v in layers.items()}
         print("host us per call, by layer (1x512-h4):")
         for k, v in layers.items():
-            print(f"  {k:<42}{v:8.2f}")
+            print(f"  {k:<42}{v:8.2f}" if isinstance(v, float) else f"  {k:<42}{v}")
         print(flush=True)
     for wname in args.workloads.split(","):
         p = Problem(wname)
