@@ -17,7 +17,7 @@ torch.autograd.grad(o, (q, k, v), do): no gradient accumulation is timed), as me
 --rounds interleaved rounds (every implementation once per round).
 
 Implementations: "ours" (blockattn.block_attention, check_inputs=False), "ours-checked" (the
-default check_inputs=True: one device-to-host copy of cu_seqlens per call), "fa2" (FA2 varlen
+default check_inputs=True: cu_seqlens copied to the host once, the later calls look it up), "fa2" (FA2 varlen
 with every 64-token block its own sequence: flash_attn when installed, else torch's bundled FA2
 through aten, bench/peers.py), "triton" (bench/triton_block_attn.py with the launch configuration
 tuned per workload and direction, as bench/peers.py tunes it).
