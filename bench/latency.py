@@ -17,15 +17,19 @@ torch.autograd.grad(o, (q, k, v), do): no gradient accumulation is timed), as me
 --rounds interleaved rounds (every implementation once per round).
 
 Implementations: "ours" (blockattn.block_attention, check_inputs=False), "ours-checked" (the
-default check_inputs=True: one device-to-host copy of cu_seqlens per call), "fa2" (FA2 varlen
+default check_inputs=True: cu_seqlens copied to the host once, the later calls look it up), "fa2" (FA2 varlen
 with every 64-token block its own sequence: flash_attn when installed, else torch's bundled FA2
 through aten, bench/peers.py), "triton" (bench/triton_block_attn.py with the launch configuration
 tuned per workload and direction, as bench/peers.py tunes it).
 
-It also prints the layers of our forward call's host time: the kernel's launch alone
+It also prints the layers of our call's host time (1x512): the kernel's launch alone
 (LoadedKernel.launch with prepared arguments), blockattn.api.forward (the launch plus allocating
-o), the custom op (torch.library dispatch) and block_attention itself, and the same forward
-wrapped in a plain torch.autograd.Function, against which the custom op's dispatch is measured.
+o), the custom op (torch.library dispatch; what torch.compile runs), the same forward in a plain
+torch.autograd.Function, block_attention itself (the eager path: the launch without a gradient,
+an autograd.Function with one), with check_inputs=True (on a cu_seqlens already checked, and on
+a new one each call), with and without inputs that require grad and with the backward
+(torch.autograd.grad); and torch's floors: torch.empty_like, and an autograd.Function that only
+allocates its output and gradients.
 """
 
 from __future__ import annotations
@@ -157,8 +161,8 @@ def implementations(p: Problem, names):
 
 
 class _PlainFunction(torch.autograd.Function):
-    """Our forward/backward in a plain autograd.Function (no torch.library): the baseline
-    of the custom op's dispatch cost."""
+    """Our forward/backward in a plain autograd.Function with ctx (as before issue 22's
+    eager path): the baseline of the custom op's dispatch cost."""
 
     @staticmethod
     def forward(ctx, q, k, v, cu, scale):
@@ -172,32 +176,87 @@ class _PlainFunction(torch.autograd.Function):
         return (*api.backward(do, q, k, v, cu, 64, ctx.scale), None, None)
 
 
+class _EmptyFunction(torch.autograd.Function):
+    """An autograd.Function that only allocates its output (and its backward only the three
+    gradients): torch's own floor for a differentiable op called from Python."""
+
+    @staticmethod
+    def forward(ctx, q, k, v, cu, scale):
+        ctx.save_for_backward(q, k, v, cu)
+        return torch.empty_like(q)
+
+    @staticmethod
+    def backward(ctx, do):
+        q, k, v, cu = ctx.saved_tensors
+        return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v), None, None
+
+
 def dispatch_layers(p: Problem, rounds):
-    """Host us per forward call of each layer of our forward path (no autograd)."""
+    """Host us per call of each layer of our forward path, and torch's floors (1x512)."""
     o = torch.empty_like(p.q)
     tensors = {"q": p.q, "k": p.k, "v": p.v, "o": o, "cu_seqlens": p.cu}
     kernel, num_sms = api._kernel("forward", p.q, 64, "none", False, False)
     grid = kernel.grid(num_sms, tensors)
     scalars = {"softmax_scale": p.scale}
+    # cu_seqlens tensors the checks have not seen, one per call (host_us makes 501 per round).
+    fresh = iter([p.cu.clone() for _ in range(501 * rounds)])
+
+    def unseen_cu():
+        return blockattn.block_attention(p.q, p.k, p.v, next(fresh), check_inputs=True)
+
     layers = {
+        "torch.empty_like": lambda: torch.empty_like(p.q),
         "kernel.launch": lambda: kernel.launch(grid, tensors, scalars),
         "api.forward": lambda: api.forward(p.q, p.k, p.v, p.cu, 64, p.scale),
         "custom op": lambda: api._block_attention_op(p.q, p.k, p.v, p.cu, 64, p.scale),
         "autograd.Function": lambda: _PlainFunction.apply(p.q, p.k, p.v, p.cu, p.scale),
         "block_attention": lambda: blockattn.block_attention(p.q, p.k, p.v, p.cu, check_inputs=False),
+        "block_attention checked": lambda: blockattn.block_attention(p.q, p.k, p.v, p.cu),
+        "block_attention checked, new cu_seqlens": unseen_cu,
+        "api.backward (main thread, no autograd)": lambda: api.backward(p.do, p.q, p.k, p.v, p.cu, 64, p.scale),
     }
     results = {k: [] for k in layers}
     for _ in range(rounds):
         with torch.no_grad():
             for k, fn in layers.items():
                 results[k].append(host_us(fn, 500))
+    leaves = p.leaves
+
+    def step_of(fn):
+        return lambda: torch.autograd.grad(fn(), leaves, p.do)
+
     grad_layers = {
-        "custom op": lambda: api._block_attention_op(*p.leaves, p.cu, 64, p.scale),
-        "autograd.Function": lambda: _PlainFunction.apply(*p.leaves, p.cu, p.scale),
+        "empty autograd.Function (grad)": lambda: _EmptyFunction.apply(*leaves, p.cu, p.scale),
+        "custom op (grad)": lambda: api._block_attention_op(*leaves, p.cu, 64, p.scale),
+        "autograd.Function (grad)": lambda: _PlainFunction.apply(*leaves, p.cu, p.scale),
+        "block_attention (grad)": lambda: blockattn.block_attention(*leaves, p.cu, check_inputs=False),
+        "block_attention checked (grad)": lambda: blockattn.block_attention(*leaves, p.cu),
     }
-    for k, fn in grad_layers.items():
-        results[k + " (grad)"] = [host_us(fn, 500) for _ in range(rounds)]
-    return {k: statistics.median(v) for k, v in results.items()}
+    step_layers = {
+        "empty autograd.Function fwd+bwd": step_of(lambda: _EmptyFunction.apply(*leaves, p.cu, p.scale)),
+        "custom op fwd+bwd": step_of(lambda: api._block_attention_op(*leaves, p.cu, 64, p.scale)),
+        "autograd.Function fwd+bwd": step_of(lambda: _PlainFunction.apply(*leaves, p.cu, p.scale)),
+        "block_attention fwd+bwd": step_of(
+            lambda: blockattn.block_attention(*leaves, p.cu, check_inputs=False)),
+        "block_attention checked fwd+bwd": step_of(lambda: blockattn.block_attention(*leaves, p.cu)),
+    }
+    for k in (*grad_layers, *step_layers):
+        results[k] = []
+    for _ in range(rounds):
+        for k, fn in grad_layers.items():
+            results[k].append(host_us(fn, 500))
+        for k, fn in step_layers.items():
+            results[k].append(host_us(fn, 200))
+    out = {k: statistics.median(v) for k, v in results.items()}
+    # Tensor-map cache misses: maps encoded per block_attention fwd+bwd step, per plan.
+    backward_kernel, _ = api._kernel("backward", p.q, 64, "none", False, False)
+    plans = [k.plan for k in (kernel, backward_kernel) if k.plan is not None]
+    if plans:
+        encoded = [plan.encode_count() for plan in plans]
+        host_us(step_layers["block_attention fwd+bwd"], 200)
+        out["tensor maps encoded per step (fwd, bwd)"] = [
+            round((plan.encode_count() - before) / 201, 3) for plan, before in zip(plans, encoded)]
+    return out
 
 
 def main(argv=None):
@@ -216,6 +275,14 @@ def main(argv=None):
     print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}, launch path: "
           f"{'libblockattn_launch' if native else 'cuda.bindings (Python)'}", flush=True)
     report = {"launch_path": "native" if native else "python", "workloads": {}}
+    if "ours" in names and hasattr(api, "_kernel"):
+        layers = dispatch_layers(Problem("1x512-h4"), args.rounds)
+        report["forward_host_layers_us"] = {k: round(v, 2) if isinstance(v, float) else v
+                                            for k, v in layers.items()}
+        print("host us per call, by layer (1x512-h4):")
+        for k, v in layers.items():
+            print(f"  {k:<42}{v:8.2f}" if isinstance(v, float) else f"  {k:<42}{v}")
+        print(flush=True)
     for wname in args.workloads.split(","):
         p = Problem(wname)
         impls = implementations(p, names)
@@ -240,12 +307,9 @@ def main(argv=None):
             print(f"  {i:<14}" + "".join(f"{x:10.1f}" for x in row), flush=True)
         del p, impls
         torch.cuda.empty_cache()
-    if "ours" in names and hasattr(api, "_kernel"):
-        layers = dispatch_layers(Problem("1x512-h4"), args.rounds)
-        report["forward_host_layers_us"] = {k: round(v, 2) for k, v in layers.items()}
-        print("\nhost us per forward call, by layer (1x512-h4):")
-        for k, v in layers.items():
-            print(f"  {k:<26}{v:8.2f}")
+        if args.json:  # after every workload: a run cut short keeps what it measured
+            with open(args.json, "w") as f:
+                json.dump(report, f, indent=1)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(report, f, indent=1)

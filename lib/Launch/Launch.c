@@ -336,6 +336,11 @@ static blockattn_launch_status launchLocked(blockattn_plan *plan,
                                             uint32_t grid, uint64_t stream,
                                             const blockattn_tensor *tensors,
                                             const float *scalars) {
+  // The context first: cuTensorMapEncodeTiled needs a current context too,
+  // and a thread PyTorch starts (the autograd engine's) may have none yet.
+  int error;
+  if (plan->context && (error = api->ctxSetCurrent(plan->context)))
+    return cudaFailure(api, error, "cuCtxSetCurrent");
   for (int32_t i = 0; i < plan->numParams; ++i) {
     const blockattn_param *p = &plan->params[i];
     Scalar *value = &plan->values[i];
@@ -380,9 +385,6 @@ static blockattn_launch_status launchLocked(blockattn_plan *plan,
     }
     }
   }
-  int error;
-  if (plan->context && (error = api->ctxSetCurrent(plan->context)))
-    return cudaFailure(api, error, "cuCtxSetCurrent");
   error = api->launchKernel(plan->function, grid, 1, 1, plan->threads, 1, 1,
                             plan->smem, (void *)(uintptr_t)stream,
                             plan->pointers, NULL);

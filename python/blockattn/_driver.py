@@ -133,6 +133,9 @@ def _current_stream(index: int) -> int:
     return torch.cuda.current_stream(index).cuda_stream
 
 
+_PADS = tuple((0,) * (_launch.MAX_RANK - rank) for rank in range(_launch.MAX_RANK + 1))
+
+
 class LoadedKernel:
     """One kernel loaded into a device's primary context."""
 
@@ -183,10 +186,14 @@ class LoadedKernel:
         and `scalars` by name."""
         plan = self.plan
         if plan is not None:
+            # Plan.tensor_values inlined: this loop runs for every tensor of
+            # every launch. The tensors are [T, H, D] or 1-D (rank 3 or 1).
             values = []
             for name in plan.tensor_names:
                 t = tensors[name]
-                values += plan.tensor_values(t.data_ptr(), t.shape, t.stride(), t.element_size())
+                shape = t.shape
+                pad = _PADS[len(shape)]
+                values += (t.data_ptr(), *shape, *pad, *t.stride(), *pad, len(shape), t.element_size())
             plan.launch(grid, _current_stream(self.device_index), values,
                         [scalars[name] for name in plan.scalar_names])
             return

@@ -15,6 +15,7 @@ un-rotated inputs: callers pass un-rotated tensors.
 from __future__ import annotations
 
 import math
+import weakref
 from typing import Optional
 
 import torch
@@ -32,42 +33,110 @@ SUPPORTED_BLOCK_SIZES = (64,)
 _DTYPE_NAMES = {torch.bfloat16: "bf16", torch.float16: "f16"}
 
 
-def _check_activation(name: str, t, ref: torch.Tensor | None) -> None:
+def _check_activation(name: str, t, ref: torch.Tensor | None, eager: bool | None = None) -> None:
+    """Checks an activation tensor (and that it matches `ref`, q). `eager` is
+    ``not torch.compiler.is_compiling()`` if the caller has it. Each property
+    is read once: block_attention runs this three times per call."""
     if not isinstance(t, torch.Tensor):
         raise ValueError(f"{name}: expected a torch.Tensor, got {type(t).__name__}")
-    if t.dim() != 3:
-        raise ValueError(f"{name}: expected a [tokens, heads, head_dim] tensor, got shape {tuple(t.shape)}")
+    shape = t.shape
+    if len(shape) != 3:
+        raise ValueError(f"{name}: expected a [tokens, heads, head_dim] tensor, got shape {tuple(shape)}")
     if not t.is_cuda:
         raise ValueError(f"{name}: expected a CUDA tensor, got one on {t.device}")
-    if t.dtype not in _DTYPE_NAMES:
-        raise ValueError(f"{name}: expected dtype torch.bfloat16 or torch.float16, got {t.dtype}")
-    if t.shape[2] not in SUPPORTED_HEAD_DIMS:
+    dtype = t.dtype
+    if dtype not in _DTYPE_NAMES:
+        raise ValueError(f"{name}: expected dtype torch.bfloat16 or torch.float16, got {dtype}")
+    if shape[2] not in SUPPORTED_HEAD_DIMS:
         raise ValueError(
-            f"{name}: head_dim {t.shape[2]} is not supported; supported head dims: "
+            f"{name}: head_dim {shape[2]} is not supported; supported head dims: "
             f"{', '.join(map(str, SUPPORTED_HEAD_DIMS))}"
         )
-    if t.stride(2) != 1:
-        raise ValueError(f"{name}: the head_dim dimension must be contiguous (stride 1), got stride {t.stride(2)}")
-    esize = t.element_size()
+    s0, s1, s2 = t.stride()
+    if s2 != 1:
+        raise ValueError(f"{name}: the head_dim dimension must be contiguous (stride 1), got stride {s2}")
+    # Both dtypes have 2-byte elements: 16-byte aligned strides are multiples of 8.
+    if eager is None:
+        eager = not torch.compiler.is_compiling()
     # Under torch.compile the tensors are fake and have no address; the eager
     # call checks it.
-    misaligned = not torch.compiler.is_compiling() and t.data_ptr() % 16
-    if (t.stride(0) * esize) % 16 or (t.stride(1) * esize) % 16 or misaligned:
+    if s0 % 8 or s1 % 8 or (eager and t.data_ptr() % 16):
         raise ValueError(
             f"{name}: the tensor-memory accelerator needs 16-byte aligned data and token/head "
             f"strides; got strides {t.stride()} and address {t.data_ptr():#x}"
         )
     if ref is not None:
-        if t.shape != ref.shape:
-            raise ValueError(f"{name}: shape {tuple(t.shape)} differs from q's {tuple(ref.shape)}")
-        if t.dtype != ref.dtype:
-            raise ValueError(f"{name}: dtype {t.dtype} differs from q's {ref.dtype}")
+        if shape != ref.shape:
+            raise ValueError(f"{name}: shape {tuple(shape)} differs from q's {tuple(ref.shape)}")
+        if dtype != ref.dtype:
+            raise ValueError(f"{name}: dtype {dtype} differs from q's {ref.dtype}")
         if t.device != ref.device:
             raise ValueError(f"{name}: on {t.device}, but q is on {ref.device}")
 
 
+# The values of the cu_seqlens (and rotary positions) tensors already checked,
+# by tensor: id -> (weak reference, version, address, tokens, host values,
+# longest sequence) (for positions: id -> (weak reference, version, address,
+# (low, high))). A training loop passes one cu_seqlens tensor to every layer
+# and a benchmark the same one to every call: the device-to-host copy (a
+# synchronization with the GPU) is paid once per tensor, not once per call.
+# The entry is valid while the tensor object is alive, at the same address,
+# and its version counter (bumped by every in-place write through torch,
+# views included) has not moved; writes that bypass torch's version counter
+# (``.data``, DLPack consumers, a foreign kernel) are not seen.
+_CHECKED_CU: dict = {}
+_CHECKED_POSITIONS: dict = {}
+_CHECKED_LIMIT = 64  # entries kept before the caches are emptied
+
+
+def _remember(cache: dict, t: torch.Tensor, entry: tuple) -> None:
+    if len(cache) >= _CHECKED_LIMIT:
+        cache.clear()
+    cache[id(t)] = (weakref.ref(t), t._version, t.data_ptr()) + entry
+
+
+def _recalled(cache: dict, t: torch.Tensor):
+    """The remembered tail of t's entry, or None if t was not checked as it is now."""
+    entry = cache.get(id(t))
+    if entry is not None and entry[0]() is t and entry[1] == t._version and entry[2] == t.data_ptr():
+        return entry[3:]
+    return None
+
+
+def _cu_values(cu_seqlens: torch.Tensor, tokens: int) -> tuple:
+    """Checks cu_seqlens' values (once per tensor and version); returns
+    (host values, the longest sequence's length)."""
+    recalled = _recalled(_CHECKED_CU, cu_seqlens)
+    if recalled is not None and recalled[0] == tokens:
+        return recalled[1], recalled[2]
+    values = cu_seqlens.to("cpu", copy=True)  # a copy even of a CPU tensor: it is kept
+    if values[0].item() != 0:
+        raise ValueError(f"cu_seqlens: must start at 0, starts at {values[0].item()}")
+    if values.numel() > 1 and bool((values[1:] < values[:-1]).any()):
+        raise ValueError("cu_seqlens: must be non-decreasing")
+    if values[-1].item() != tokens:
+        raise ValueError(
+            f"cu_seqlens: the last offset must equal the number of tokens {tokens}, got {values[-1].item()}"
+        )
+    longest = int((values[1:] - values[:-1]).max()) if values.numel() > 1 else 0
+    _remember(_CHECKED_CU, cu_seqlens, (tokens, values, longest))
+    return values, longest
+
+
+def _checked_cu_values(cu_seqlens: torch.Tensor, tokens: int) -> tuple:
+    """_cu_values, or (None, None) while a CUDA graph is being captured and
+    this cu_seqlens was not checked before (the copy would break the capture)."""
+    recalled = _recalled(_CHECKED_CU, cu_seqlens)
+    if recalled is not None and recalled[0] == tokens:
+        return recalled[1], recalled[2]
+    if cu_seqlens.is_cuda and torch.cuda.is_current_stream_capturing():
+        return None, None
+    return _cu_values(cu_seqlens, tokens)
+
+
 def _check_cu_seqlens(cu_seqlens, q: torch.Tensor, check_values: bool) -> torch.Tensor | None:
-    """Checks cu_seqlens; returns a host copy of its values if `check_values`."""
+    """Checks cu_seqlens; returns a host copy of its values if `check_values`
+    (copied once per tensor and version: see _CHECKED_CU)."""
     if not isinstance(cu_seqlens, torch.Tensor):
         raise ValueError(f"cu_seqlens: expected a torch.Tensor, got {type(cu_seqlens).__name__}")
     if cu_seqlens.dtype != torch.int32:
@@ -82,16 +151,7 @@ def _check_cu_seqlens(cu_seqlens, q: torch.Tensor, check_values: bool) -> torch.
         raise ValueError("cu_seqlens: must be contiguous")
     if not check_values:
         return None
-    values = cu_seqlens.cpu()
-    if values[0].item() != 0:
-        raise ValueError(f"cu_seqlens: must start at 0, starts at {values[0].item()}")
-    if values.numel() > 1 and bool((values[1:] < values[:-1]).any()):
-        raise ValueError("cu_seqlens: must be non-decreasing")
-    if values[-1].item() != q.shape[0]:
-        raise ValueError(
-            f"cu_seqlens: the last offset must equal the number of tokens {q.shape[0]}, got {values[-1].item()}"
-        )
-    return values
+    return _cu_values(cu_seqlens, q.shape[0])[0]
 
 
 def _check_table(name: str, t, q: torch.Tensor) -> torch.Tensor:
@@ -120,10 +180,11 @@ def _check_table(name: str, t, q: torch.Tensor) -> torch.Tensor:
     return t
 
 
-def _check_rotary(rotary, q: torch.Tensor, cu_values: torch.Tensor | None):
+def _check_rotary(rotary, q: torch.Tensor, cu_values: torch.Tensor | None, longest: int | None = None):
     """Validates `rotary` for q; returns (cos, sin, positions, interleaved, rotate_v)
     ready for the kernel. `cu_values` (host cu_seqlens, or None when values are
-    not checked) bounds the default positions."""
+    not checked) bounds the default positions; `longest`, if given, is its
+    longest sequence."""
     if not isinstance(rotary, Rotary):
         raise ValueError(f"rotary: expected a blockattn.Rotary or None, got {type(rotary).__name__}")
     D = q.shape[2]
@@ -154,22 +215,39 @@ def _check_rotary(rotary, q: torch.Tensor, cu_values: torch.Tensor | None):
             raise ValueError(f"rotary.positions: on {positions.device}, but q is on {q.device}")
         if not positions.is_contiguous():
             positions = positions.contiguous()
-        if cu_values is not None and positions.numel():
-            low, high = torch.stack(torch.aminmax(positions)).tolist()
+        found = _positions_range(positions) if cu_values is not None and positions.numel() else None
+        if found is not None:
+            low, high = found
             if low < 0 or high >= max_position:
                 raise ValueError(
                     f"rotary.positions: must lie in [0, {max_position}) (max_position = the rows of the "
                     f"cos/sin tables), got values from {low} to {high}"
                 )
     elif cu_values is not None:
-        _check_sequence_positions(cu_values, max_position)
+        _check_sequence_positions(cu_values, max_position, longest)
     return cos, sin, positions, rotary.interleaved, rotary.rotate_v
 
 
-def _check_sequence_positions(cu_values: torch.Tensor, max_position: int) -> None:
-    """Default positions (a token's index in its sequence) must fit the tables."""
+def _positions_range(positions: torch.Tensor) -> tuple[int, int] | None:
+    """(min, max) of a positions tensor, copied to the host once per tensor
+    and version (see _CHECKED_CU); None while a CUDA graph is captured and
+    the tensor was not checked before."""
+    recalled = _recalled(_CHECKED_POSITIONS, positions)
+    if recalled is not None:
+        return recalled[0]
+    if positions.is_cuda and torch.cuda.is_current_stream_capturing():
+        return None  # the copy would break the capture
+    low, high = torch.stack(torch.aminmax(positions)).tolist()
+    _remember(_CHECKED_POSITIONS, positions, ((low, high),))
+    return low, high
+
+
+def _check_sequence_positions(cu_values: torch.Tensor, max_position: int, longest: int | None = None) -> None:
+    """Default positions (a token's index in its sequence) must fit the tables.
+    `longest` is cu_values' longest sequence if the caller has it."""
     if cu_values.numel() > 1:
-        longest = int((cu_values[1:] - cu_values[:-1]).max())
+        if longest is None:
+            longest = int((cu_values[1:] - cu_values[:-1]).max())
         if longest > max_position:
             raise ValueError(
                 f"rotary: the longest sequence has {longest} tokens, so its positions reach {longest - 1}, "
@@ -212,12 +290,10 @@ def _launch(
 ) -> None:
     """Launches the `kind` kernel specialized for `like`'s head dim and dtype
     (and the rotary options) on `like`'s device's current stream."""
-    kernel, num_sms = _kernel(kind, like, block_size, rotary, positions, rotate_v)
-    kernel.launch(
-        grid=kernel.grid(num_sms, tensors),
-        tensors=tensors,
-        scalars={"softmax_scale": float(softmax_scale)},
-    )
+    key = (kind, like.shape[2], block_size, like.dtype, rotary, positions, rotate_v, like.get_device())
+    found = _KERNELS.get(key)
+    kernel, num_sms = found if found is not None else _kernel(kind, like, block_size, rotary, positions, rotate_v)
+    kernel.launch(kernel.grid(num_sms, tensors), tensors, {"softmax_scale": softmax_scale})
 
 
 def _empty(q: torch.Tensor) -> torch.Tensor:
@@ -258,8 +334,11 @@ def forward(
     o = _empty(q) if out is None else out
     if q.shape[0] and q.shape[1]:
         tensors = {"q": q, "k": k, "v": v, "o": o, "cu_seqlens": cu_seqlens}
-        rope = _rotary_launch_args(tensors, cos, sin, positions, interleaved, rotate_v)
-        _launch("forward", q, block_size, tensors, softmax_scale, **rope)
+        if cos is None:
+            _launch("forward", q, block_size, tensors, softmax_scale)
+        else:
+            rope = _rotary_launch_args(tensors, cos, sin, positions, interleaved, rotate_v)
+            _launch("forward", q, block_size, tensors, softmax_scale, **rope)
     return o
 
 
@@ -303,8 +382,11 @@ def backward(
             "q": q, "k": k, "v": v, "do": _tma_ready(grad_o.to(q.dtype)),
             "dq": dq, "dk": dk, "dv": dv, "cu_seqlens": cu_seqlens,
         }
-        rope = _rotary_launch_args(tensors, cos, sin, positions, interleaved, rotate_v)
-        _launch("backward", q, block_size, tensors, softmax_scale, **rope)
+        if cos is None:
+            _launch("backward", q, block_size, tensors, softmax_scale)
+        else:
+            rope = _rotary_launch_args(tensors, cos, sin, positions, interleaved, rotate_v)
+            _launch("backward", q, block_size, tensors, softmax_scale, **rope)
     return dq, dk, dv
 
 
@@ -508,6 +590,99 @@ def _kvpacked_backward_rule(ctx, grad_o):
 _kvpacked_op.register_autograd(_kvpacked_backward_rule, setup_context=_kvpacked_setup_context)
 
 
+# The eager path: the same forward and backward as the custom ops above, in
+# plain autograd.Functions. torch.library's dispatch costs more host time per
+# call than an autograd.Function (docs/benchmarks.md, "Latency of small
+# batches"); the custom ops stay for torch.compile, which needs their fake
+# implementations. The backward launches directly (no second op dispatch).
+#
+# The Functions take ctx in forward (no setup_context: with one,
+# Function.apply binds the arguments with inspect.signature, tens of us per
+# call) and are applied through the C++ apply that Function.apply ends in
+# (_eager_apply): Function.apply's Python prologue only routes functorch
+# transforms (those calls take the custom ops instead) and unwraps their
+# dead wrappers.
+
+
+class _AttentionFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, q, k, v, cu_seqlens, block_size, softmax_scale, cos, sin, positions, interleaved,
+                rotate_v):
+        ctx.save_for_backward(q, k, v, cu_seqlens, cos, sin, positions)
+        ctx.block_size, ctx.softmax_scale = block_size, softmax_scale
+        ctx.interleaved, ctx.rotate_v = interleaved, rotate_v
+        return forward(q, k, v, cu_seqlens, block_size, softmax_scale, None, cos, sin, positions,
+                       interleaved, rotate_v)
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, grad_o):
+        q, k, v, cu_seqlens, cos, sin, positions = ctx.saved_tensors
+        dq, dk, dv = backward(grad_o, q, k, v, cu_seqlens, ctx.block_size, ctx.softmax_scale,
+                              cos, sin, positions, ctx.interleaved, ctx.rotate_v)
+        return dq, dk, dv, None, None, None, None, None, None, None, None
+
+
+class _QKVPackedFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, qkv, cu_seqlens, block_size, softmax_scale, cos, sin, positions, interleaved, rotate_v):
+        ctx.save_for_backward(qkv, cu_seqlens, cos, sin, positions)
+        ctx.block_size, ctx.softmax_scale = block_size, softmax_scale
+        ctx.interleaved, ctx.rotate_v = interleaved, rotate_v
+        q, k, v = qkv.unbind(1)
+        return forward(q, k, v, cu_seqlens, block_size, softmax_scale, None, cos, sin, positions,
+                       interleaved, rotate_v)
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, grad_o):
+        qkv, cu_seqlens, cos, sin, positions = ctx.saved_tensors
+        dqkv = _packed_empty(qkv)
+        backward(grad_o, *qkv.unbind(1), cu_seqlens, ctx.block_size, ctx.softmax_scale,
+                 cos, sin, positions, ctx.interleaved, ctx.rotate_v, dqkv.unbind(1))
+        return dqkv, None, None, None, None, None, None, None, None
+
+
+class _KVPackedFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, q, kv, cu_seqlens, block_size, softmax_scale, cos, sin, positions, interleaved,
+                rotate_v):
+        ctx.save_for_backward(q, kv, cu_seqlens, cos, sin, positions)
+        ctx.block_size, ctx.softmax_scale = block_size, softmax_scale
+        ctx.interleaved, ctx.rotate_v = interleaved, rotate_v
+        k, v = kv.unbind(1)
+        return forward(q, k, v, cu_seqlens, block_size, softmax_scale, None, cos, sin, positions,
+                       interleaved, rotate_v)
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, grad_o):
+        q, kv, cu_seqlens, cos, sin, positions = ctx.saved_tensors
+        dq, dkv = _empty(q), _packed_empty(kv)
+        dk, dv = dkv.unbind(1)
+        backward(grad_o, q, *kv.unbind(1), cu_seqlens, ctx.block_size, ctx.softmax_scale,
+                 cos, sin, positions, ctx.interleaved, ctx.rotate_v, (dq, dk, dv))
+        return dq, dkv, None, None, None, None, None, None, None, None
+
+
+def _c_apply(function):
+    """`function`'s C++ apply (what Function.apply calls last), or its apply."""
+    try:
+        return super(torch.autograd.Function, function).apply
+    except AttributeError:  # another torch's class layout
+        return function.apply
+
+
+_APPLY = {f: _c_apply(f) for f in (_AttentionFunction, _QKVPackedFunction, _KVPackedFunction)}
+_functorch_active = getattr(torch._C, "_are_functorch_transforms_active", lambda: False)
+
+
+def _eager_apply(function, *args):
+    """function.apply(*args) without Function.apply's Python prologue (no
+    functorch transform is active: the callers check)."""
+    return _APPLY[function](*args)
+
+
 def _check_packed(name: str, t, count: int) -> None:
     """A packed [T, count, H, D] tensor: its count views must each pass
     _check_activation (the views' strides and addresses are the kernels')."""
@@ -525,8 +700,21 @@ def _check_packed(name: str, t, count: int) -> None:
     _check_activation(name, t[:, 0], None)
 
 
-def _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, rotary, requires_grad):
-    """The checks every entry point shares; returns (softmax_scale, rope kwargs)."""
+_NO_ROTARY = (None, None, None, False, False)
+
+
+def _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, rotary, requires_grad,
+                  eager=None):
+    """The checks every entry point shares; returns (softmax_scale, rope):
+    rope is (cos, sin, positions, interleaved, rotate_v), _NO_ROTARY without
+    rotary. `eager` is ``not torch.compiler.is_compiling()`` if the caller
+    has it.
+
+    With `check_inputs`, the values of cu_seqlens (and of the rotary
+    positions) are checked once per tensor and version (_CHECKED_CU): the
+    first call with a tensor copies it to the host, the next ones look it up.
+    While a CUDA graph is being captured, a tensor not checked before is not
+    checked (the copy would break the capture); under torch.compile neither."""
     if block_size not in SUPPORTED_BLOCK_SIZES:
         raise ValueError(
             f"block_size: {block_size} is not supported; supported block sizes: "
@@ -536,17 +724,18 @@ def _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, r
         softmax_scale = 1.0 / math.sqrt(q.shape[2])
     elif not (isinstance(softmax_scale, (int, float)) and math.isfinite(softmax_scale) and softmax_scale > 0):
         raise ValueError(f"softmax_scale: expected a finite positive number, got {softmax_scale!r}")
+    if eager is None:
+        eager = not torch.compiler.is_compiling()
     if out is not None:
-        _check_activation("out", out, q)
-    check_values = (
-        check_inputs and not torch.compiler.is_compiling() and not torch.cuda.is_current_stream_capturing()
-    )
-    cu_values = _check_cu_seqlens(cu_seqlens, q, check_values=check_values)
-    rope = {}
+        _check_activation("out", out, q, eager)
+    _check_cu_seqlens(cu_seqlens, q, check_values=False)
+    cu_values = longest = None
+    if check_inputs and eager:
+        cu_values, longest = _checked_cu_values(cu_seqlens, q.shape[0])
+    rope = _NO_ROTARY
     if rotary is not None:
-        cos, sin, positions, interleaved, rotate_v = _check_rotary(rotary, q, cu_values)
-        rope = dict(cos=cos, sin=sin, positions=positions, interleaved=interleaved, rotate_v=rotate_v)
-    if out is not None and torch.is_grad_enabled() and requires_grad:
+        rope = _check_rotary(rotary, q, cu_values, longest)
+    if out is not None and requires_grad and torch.is_grad_enabled():
         raise ValueError("out: cannot write into a given tensor when gradients are required")
     return float(softmax_scale), rope
 
@@ -582,11 +771,16 @@ def block_attention_qkvpacked(
     """
     _check_packed("qkv", qkv, 3)
     q, k, v = qkv.unbind(1)
+    eager = not torch.compiler.is_compiling()
     scale, rope = _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, rotary,
-                                qkv.requires_grad)
+                                qkv.requires_grad, eager)
     if out is not None:
-        return forward(q, k, v, cu_seqlens, block_size, scale, out=out, **rope)
-    return _qkvpacked_op(qkv, cu_seqlens, block_size, scale, **rope)
+        return forward(q, k, v, cu_seqlens, block_size, scale, out, *rope)
+    if eager and type(qkv) is torch.Tensor and not _functorch_active():
+        if qkv.requires_grad and torch.is_grad_enabled():
+            return _eager_apply(_QKVPackedFunction, qkv, cu_seqlens, block_size, scale, *rope)
+        return forward(q, k, v, cu_seqlens, block_size, scale, None, *rope)
+    return _qkvpacked_op(qkv, cu_seqlens, block_size, scale, *rope)
 
 
 def block_attention_kvpacked(
@@ -628,11 +822,17 @@ def block_attention_kvpacked(
         raise ValueError(f"kv: dtype {kv.dtype} differs from q's {q.dtype}")
     if kv.device != q.device:
         raise ValueError(f"kv: on {kv.device}, but q is on {q.device}")
+    eager = not torch.compiler.is_compiling()
+    requires_grad = q.requires_grad or kv.requires_grad
     scale, rope = _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, rotary,
-                                q.requires_grad or kv.requires_grad)
+                                requires_grad, eager)
     if out is not None:
-        return forward(q, k, v, cu_seqlens, block_size, scale, out=out, **rope)
-    return _kvpacked_op(q, kv, cu_seqlens, block_size, scale, **rope)
+        return forward(q, k, v, cu_seqlens, block_size, scale, out, *rope)
+    if eager and type(q) is torch.Tensor and type(kv) is torch.Tensor and not _functorch_active():
+        if requires_grad and torch.is_grad_enabled():
+            return _eager_apply(_KVPackedFunction, q, kv, cu_seqlens, block_size, scale, *rope)
+        return forward(q, k, v, cu_seqlens, block_size, scale, None, *rope)
+    return _kvpacked_op(q, kv, cu_seqlens, block_size, scale, *rope)
 
 
 def block_attention(
@@ -659,8 +859,11 @@ def block_attention(
         out: optional ``[T, H, D]`` tensor to write ``o`` into (same dtype and
             device as q; last dimension contiguous, 16-byte aligned strides).
         check_inputs: also check the values of ``cu_seqlens`` (and of the
-            rotary positions: a device-to-host copy; skipped automatically
-            while a CUDA graph is being captured or under torch.compile).
+            rotary positions): a device-to-host copy the first time a tensor
+            is seen, then once more after each in-place change to it through
+            torch (its version counter); the next calls with the same tensor
+            only look it up. Skipped under torch.compile, and while a CUDA
+            graph is being captured for a tensor not checked before.
         rotary: optional ``blockattn.Rotary(cos, sin, interleaved=False,
             positions=None, rotate_v=False)``: rotary position embeddings
             fused into the kernels. ``cos``/``sin`` are fp32 tables
@@ -685,11 +888,23 @@ def block_attention(
         recomputes the softmax from q and k; only q, k, v, cu_seqlens and the
         rotary tables and positions are saved).
     """
-    _check_activation("q", q, None)
-    _check_activation("k", k, q)
-    _check_activation("v", v, q)
+    eager = not torch.compiler.is_compiling()
+    _check_activation("q", q, None, eager)
+    _check_activation("k", k, q, eager)
+    _check_activation("v", v, q, eager)
+    requires_grad = q.requires_grad or k.requires_grad or v.requires_grad
     scale, rope = _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, rotary,
-                                any(t.requires_grad for t in (q, k, v)))
+                                requires_grad, eager)
     if out is not None:
-        return forward(q, k, v, cu_seqlens, block_size, scale, out=out, **rope)
-    return _block_attention_op(q, k, v, cu_seqlens, block_size, scale, **rope)
+        return forward(q, k, v, cu_seqlens, block_size, scale, out, *rope)
+    # Eagerly, on plain tensors: the autograd.Function (or, with no gradient
+    # to compute, the launch itself), which costs less host time per call
+    # than torch.library's dispatch. Under torch.compile, and for tensor
+    # subclasses (fake tensors, DTensor, ...) and functorch transforms, the
+    # custom op.
+    if (eager and type(q) is torch.Tensor and type(k) is torch.Tensor and type(v) is torch.Tensor
+            and not _functorch_active()):
+        if requires_grad and torch.is_grad_enabled():
+            return _eager_apply(_AttentionFunction, q, k, v, cu_seqlens, block_size, scale, *rope)
+        return forward(q, k, v, cu_seqlens, block_size, scale, None, *rope)
+    return _block_attention_op(q, k, v, cu_seqlens, block_size, scale, *rope)

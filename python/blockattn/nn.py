@@ -41,9 +41,11 @@ class BlockAttention(torch.nn.Module):
         max_position, rotary_base: the tables of a named rotary mode.
         check_inputs: check the values of ``cu_seqlens`` (and that the
             longest sequence fits the rotary tables) as the attention does:
-            a device-to-host copy per call, made before the projection is
-            launched; skipped under torch.compile and CUDA graph capture. The
-            attribute of the same name can be changed later.
+            a device-to-host copy the first time a cu_seqlens tensor (or
+            version of it) is seen, made before the projection is launched;
+            skipped under torch.compile, and under CUDA graph capture for a
+            tensor not checked before. The attribute of the same name can be
+            changed later.
         device, dtype: of the parameters (bf16 or fp16 for the kernels;
             under autocast the projections produce them).
 
@@ -117,12 +119,12 @@ class BlockAttention(torch.nn.Module):
         # launched: the check copies them to the host, which waits for the
         # GPU; done after the projection, it would leave the GPU idle until
         # the attention kernel is launched.
-        check = (self.check_inputs and not torch.compiler.is_compiling()
-                 and not torch.cuda.is_current_stream_capturing())
-        if check:
-            cu_values = api._check_cu_seqlens(cu_seqlens, x, check_values=True)
-            if self.rotary_mode is not None:
-                api._check_sequence_positions(cu_values, self.rotary_cos.shape[0])
+        # (Once per cu_seqlens tensor and version: see api._CHECKED_CU.)
+        if self.check_inputs and not torch.compiler.is_compiling():
+            api._check_cu_seqlens(cu_seqlens, x, check_values=False)
+            cu_values, longest = api._checked_cu_values(cu_seqlens, tokens)
+            if cu_values is not None and self.rotary_mode is not None:
+                api._check_sequence_positions(cu_values, self.rotary_cos.shape[0], longest)
         qkv = self.qkv(x).view(tokens, 3, self.num_heads, self.head_dim)
         rotary = None
         if self.rotary_mode is not None:

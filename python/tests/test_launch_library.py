@@ -32,12 +32,23 @@ class Recorder:
 
     def __init__(self, fail_encode=False):
         self.encodes, self.launches, self.fail_encode = [], [], fail_encode
+        self.calls = []  # the driver calls in order
+        self.current = None  # the calling thread's context: none, as on a thread torch started
         self.table = _launch.Driver(
             _launch._ENCODE(self.encode), _launch._LAUNCH(self.launch),
-            _launch._SET_CURRENT(lambda ctx: 0 if ctx else 201),
-            _launch._ERROR_NAME(self.error_name))
+            _launch._SET_CURRENT(self.set_current), _launch._ERROR_NAME(self.error_name))
+
+    def set_current(self, ctx):
+        self.calls.append("ctxSetCurrent")
+        if not ctx:
+            return 201
+        self.current = ctx
+        return 0
 
     def encode(self, tmap, dtype, rank, address, dims, strides, box, elem, interleave, swizzle, l2, oob):
+        self.calls.append("tensorMapEncodeTiled")
+        if self.current is None:
+            return 201  # CUDA_ERROR_INVALID_CONTEXT: the driver encodes in the current context
         if self.fail_encode:
             return 1
         self.encodes.append(dict(dtype=dtype, address=address, dims=dims[:rank], strides=strides[:rank - 1],
@@ -47,6 +58,7 @@ class Recorder:
         return 0
 
     def launch(self, function, gx, gy, gz, bx, by, bz, smem, stream, params, extra):
+        self.calls.append("launchKernel")
         self.launches.append(dict(function=function, grid=gx, threads=bx, smem=smem, stream=stream,
                                   params=params))
         self.last = [params[i] for i in range(12)]
@@ -106,6 +118,14 @@ def test_plan_passes_what_the_manifest_asks_for(manifest, recorder):
     assert ctypes.c_uint64.from_address(arg["cu_seqlens"]).value == 0x900000
     assert ctypes.c_int32.from_address(arg["cu_seqlens_size0"]).value == 9
     assert ctypes.c_float.from_address(arg["softmax_scale"]).value == 0.125
+
+
+def test_context_is_made_current_before_the_tensor_maps_are_encoded(manifest, recorder):
+    """On a thread with no current context (the autograd engine's, before torch binds one),
+    the encode would fail with CUDA_ERROR_INVALID_CONTEXT: the plan's context comes first."""
+    plan = _launch.Plan(manifest, 0x1234, 0x5678)
+    plan.launch(132, 0, call_values(plan)[0], [0.125])
+    assert recorder.calls == ["ctxSetCurrent"] + ["tensorMapEncodeTiled"] * 4 + ["launchKernel"]
 
 
 def test_tensor_maps_are_kept_while_address_shape_and_strides_repeat(manifest, recorder):

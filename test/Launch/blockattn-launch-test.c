@@ -26,6 +26,9 @@ static int64_t lastI64;
 static uint64_t lastPointer;
 static float lastF32;
 static unsigned char lastMapByte;
+/* The calling thread's current context, as the driver keeps it: none at
+   first, as on a thread PyTorch started (the autograd engine's). */
+static void *currentContext;
 
 static int fakeEncode(void *map, int dataType, uint32_t rank, void *address,
                       const uint64_t *dims, const uint64_t *strides,
@@ -34,6 +37,8 @@ static int fakeEncode(void *map, int dataType, uint32_t rank, void *address,
   (void)elementStrides;
   (void)interleave;
   (void)oob;
+  if (!currentContext)
+    return 201; /* CUDA_ERROR_INVALID_CONTEXT: encoding needs a context */
   if (failEncode)
     return 1; /* CUDA_ERROR_INVALID_VALUE */
   ++encodes;
@@ -74,7 +79,12 @@ static int fakeLaunch(void *function, uint32_t gx, uint32_t gy, uint32_t gz,
   return 0;
 }
 
-static int fakeSetCurrent(void *context) { return context ? 0 : 201; }
+static int fakeSetCurrent(void *context) {
+  if (!context)
+    return 201;
+  currentContext = context;
+  return 0;
+}
 
 static int fakeErrorName(int error, const char **name) {
   *name = error == 1 ? "CUDA_ERROR_INVALID_VALUE" : "CUDA_ERROR_OTHER";

@@ -189,6 +189,35 @@ def test_cuda_graph_capture():
     check(o, reference_torch.forward(q, k, v, cu), torch.bfloat16)
 
 
+def test_cuda_graph_capture_with_cu_seqlens_never_checked():
+    """A cu_seqlens the checks have not seen: its values cannot be copied during the capture,
+    so they are not checked, and the capture succeeds."""
+    q, k, v, cu = make_inputs([300, 64, 5], 4, 128, torch.bfloat16, seed=3)
+    blockattn.block_attention(q, k, v, cu)  # load the kernel outside capture
+    fresh = cu.clone()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        o = blockattn.block_attention(q, k, v, fresh)
+    graph.replay()
+    torch.cuda.synchronize()
+    check(o, reference_torch.forward(q, k, v, cu), torch.bfloat16)
+
+
+def test_values_checked_again_after_an_in_place_change():
+    """check_inputs copies cu_seqlens once per tensor and version: an in-place change is seen."""
+    q, k, v, cu = make_inputs([70, 10], 2, 64, torch.bfloat16)
+    blockattn.block_attention(q, k, v, cu)
+    blockattn.block_attention(q, k, v, cu)
+    cu[1] = 90
+    with pytest.raises(ValueError, match="^cu_seqlens: must be non-decreasing"):
+        blockattn.block_attention(q, k, v, cu)
+    cu[1] = 70
+    leaves = [t.clone().requires_grad_(True) for t in (q, k, v)]
+    o = blockattn.block_attention(*leaves, cu)
+    assert type(o.grad_fn).__name__ == "_AttentionFunctionBackward"  # the eager path
+    check(o, reference_torch.forward(q, k, v, cu), torch.bfloat16)
+
+
 def test_argument_errors():
     q, k, v, cu = make_inputs([70, 10], 2, 64, torch.bfloat16)
     with pytest.raises(ValueError, match="^k: dtype"):
