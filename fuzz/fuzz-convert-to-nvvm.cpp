@@ -11,6 +11,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static const llvm::StringRef pipelines[] = {
       "convert-warpspec-to-nvvm",
-      "warpspec-allocate-tmem,warpspec-allocate-smem,convert-warpspec-to-nvvm"};
+      "warpspec-allocate-tmem,warpspec-allocate-smem,warpspec-lower-protocol,"
+      "convert-warpspec-to-nvvm"};
   return mlir::blockattn::fuzz::runPipelines(data, size, pipelines);
 }

@@ -48,12 +48,14 @@ LogicalResult KernelEmitter::emitTileLoop(TileLoopOp op) {
     return op.emitOpError()
            << "cu_seqlens must be a dynamically sized kernel argument";
   // The carried values first: their variables then precede the cursor's.
-  SmallVector<Value> carried;
+  SmallVector<std::pair<Value, Type>> carried; // variable, type
   for (Value init : op.getInits()) {
     Value value = lookup(init);
+    if (!value)
+      return op.emitOpError() << "carries a value that is not a scalar";
     Value var = variable(value.getType());
     store(value, var);
-    carried.push_back(var);
+    carried.push_back({var, value.getType()});
   }
   Value cu = cuParams.pointer;
   auto loadCu = [&](Value index64) {
@@ -160,11 +162,11 @@ LogicalResult KernelEmitter::emitTileLoop(TileLoopOp op) {
             if (body.getNumArguments() - carried.size() > 3)
               scalars.map(body.getArgument(3), trunc32(sub(row, start)));
             for (auto [arg, var] : llvm::zip(op.getRegionIterArgs(), carried))
-              scalars.map(arg, load(arg.getType(), var));
+              scalars.map(arg, load(var.second, var.first));
             for (Operation &inner : body) {
               if (auto yield = dyn_cast<YieldOp>(inner)) {
                 for (auto [value, var] : llvm::zip(yield.getValues(), carried))
-                  store(lookup(value), var);
+                  store(lookup(value), var.first);
               } else if (failed(emitOp(&inner))) {
                 result = failure();
                 return;
@@ -181,7 +183,7 @@ LogicalResult KernelEmitter::emitTileLoop(TileLoopOp op) {
         });
   });
   for (auto [value, var] : llvm::zip(op.getResults(), carried))
-    scalars.map(value, load(value.getType(), var));
+    scalars.map(value, load(var.second, var.first));
   return result;
 }
 
@@ -217,15 +219,26 @@ LogicalResult KernelEmitter::emitWhileLoop(scf::WhileOp op) {
         emitOps(before);
         scf::ConditionOp condition = op.getConditionOp();
         SmallVector<Value> values;
-        for (Value value : condition.getArgs())
-          values.push_back(lookup(value));
-        return std::make_pair(lookup(condition.getCondition()), values);
+        // After a failure (reported), placeholders keep the loop well formed
+        // until the pass gives up.
+        for (auto [value, type] : llvm::zip(condition.getArgs(), forwarded))
+          values.push_back(succeeded(result)
+                               ? lookup(value)
+                               : LLVM::ZeroOp::create(b, loc, type).getRes());
+        Value open = succeeded(result)
+                         ? lookup(condition.getCondition())
+                         : LLVM::ZeroOp::create(b, loc, i1T()).getRes();
+        return std::make_pair(open, values);
       },
       [&](ValueRange values) {
+        if (failed(result))
+          return;
         Block &after = op.getAfter().front();
         for (auto [arg, value] : llvm::zip(after.getArguments(), values))
           scalars.map(arg, value);
         emitOps(after);
+        if (failed(result))
+          return;
         for (auto [value, var] :
              llvm::zip(op.getYieldOp().getResults(), carried))
           store(lookup(value), var.first);
