@@ -192,8 +192,7 @@ LogicalResult KernelEmitter::emitSlotBuffers(SlotBuffersOp op) {
     ArrayRef<int64_t> placedSlots = *info.op.getTmemSlots();
     Value base = i32(0);
     for (int64_t s = info.op.getDepth() - 1; s >= 0; --s) {
-      Value address =
-          i32((placedSlots[2 * s] << 16) | placedSlots[2 * s + 1]);
+      Value address = i32((placedSlots[2 * s] << 16) | placedSlots[2 * s + 1]);
       base = s == static_cast<int64_t>(info.op.getDepth()) - 1
                  ? address
                  : select(cmp(Pred::eq, stage, i32(s)), address, base);
@@ -288,12 +287,11 @@ LogicalResult KernelEmitter::emitReadTile(ReadTileOp op) {
   if (failed(info))
     return failure();
   int64_t base = *(*info)->op.getInfoOffset();
-  Value record = meta(
-      add(i32(base), mul(lookupI32(op.getStage()), i32(kRecordBytes))));
+  Value record =
+      meta(add(i32(base), mul(lookupI32(op.getStage()), i32(kRecordBytes))));
   Value packed = load(VectorType::get({4}, i32T()), record, 16);
   for (auto [i, field] : llvm::enumerate(op->getResults()))
-    scalars.map(field, LLVM::ExtractElementOp::create(b, loc, packed,
-                                                      i32(i)));
+    scalars.map(field, LLVM::ExtractElementOp::create(b, loc, packed, i32(i)));
   return success();
 }
 

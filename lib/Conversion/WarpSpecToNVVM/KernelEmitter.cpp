@@ -391,16 +391,16 @@ static LogicalResult emitDim(KernelEmitter &e, memref::DimOp op) {
 
 /// Ring positions and the consume loop's test (i32 scalars).
 static LogicalResult emitAddI(KernelEmitter &e, arith::AddIOp op) {
-  e.scalars.map(op.getResult(), e.add(e.lookup(op.getLhs()),
-                                      e.lookup(op.getRhs())));
+  e.scalars.map(op.getResult(),
+                e.add(e.lookup(op.getLhs()), e.lookup(op.getRhs())));
   return success();
 }
 
 static LogicalResult emitCmpI(KernelEmitter &e, arith::CmpIOp op) {
   // arith's and LLVM's predicates are numbered alike (eq, ne, slt, ...).
   auto predicate = static_cast<LLVM::ICmpPredicate>(op.getPredicate());
-  e.scalars.map(op.getResult(), e.cmp(predicate, e.lookup(op.getLhs()),
-                                      e.lookup(op.getRhs())));
+  e.scalars.map(op.getResult(),
+                e.cmp(predicate, e.lookup(op.getLhs()), e.lookup(op.getRhs())));
   return success();
 }
 

@@ -612,11 +612,10 @@ void TileLoopOp::print(OpAsmPrinter &p) {
     p << " contiguous";
   if (!getInits().empty()) {
     p << " iter_args(";
-    llvm::interleaveComma(llvm::zip(getRegionIterArgs(), getInits()), p,
-                          [&](auto pair) {
-                            p << std::get<0>(pair) << " = "
-                              << std::get<1>(pair);
-                          });
+    llvm::interleaveComma(
+        llvm::zip(getRegionIterArgs(), getInits()), p, [&](auto pair) {
+          p << std::get<0>(pair) << " = " << std::get<1>(pair);
+        });
     p << ") -> (" << getResultTypes() << ")";
   }
   p.printOptionalAttrDictWithKeyword(
@@ -643,9 +642,8 @@ LogicalResult TileLoopOp::verify() {
                          << getResultTypes();
   Block &body = getBody().front();
   size_t carried = getInits().size();
-  size_t tileArgs = body.getNumArguments() >= carried
-                        ? body.getNumArguments() - carried
-                        : 0;
+  size_t tileArgs =
+      body.getNumArguments() >= carried ? body.getNumArguments() - carried : 0;
   SmallVector<Type> argTypes(body.getArgumentTypes());
   if ((tileArgs != 3 && tileArgs != 4) ||
       !llvm::all_of(ArrayRef<Type>(argTypes).take_front(tileArgs),
@@ -1002,8 +1000,8 @@ static LogicalResult verifyRingOp(Operation *op, Value channel, Value stage) {
       (index.isNegative() || index.getSExtValue() >= decl.getDepth()))
     return op->emitOpError()
            << "slot " << index.getSExtValue() << " is not in [0, "
-           << decl.getDepth() << "), the slots of channel \""
-           << decl.getName() << "\"";
+           << decl.getDepth() << "), the slots of channel \"" << decl.getName()
+           << "\"";
   return success();
 }
 
@@ -1112,8 +1110,8 @@ static LogicalResult verifyTmaTile(Operation *op, Type sourceType,
                                 "got "
                              << shape[1];
   if (shape[0] > 256)
-    return op->emitOpError() << "a TMA box has at most 256 rows, got "
-                             << shape[0];
+    return op->emitOpError()
+           << "a TMA box has at most 256 rows, got " << shape[0];
   return success();
 }
 

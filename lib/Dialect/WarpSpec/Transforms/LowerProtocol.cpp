@@ -97,8 +97,8 @@ public:
       if (!channel || positions.count(channel))
         return;
       const ChannelSides &side = sides.lookup(channel);
-      int64_t replicas = isa<GetOp>(op) ? side.consumerReplicas
-                                        : side.producerReplicas;
+      int64_t replicas =
+          isa<GetOp>(op) ? side.consumerReplicas : side.producerReplicas;
       if (replicas > 1) {
         if (!replica)
           replica = ReplicaIdOp::create(b, partition.getLoc());
@@ -304,8 +304,7 @@ private:
       yield->erase();
     b.setInsertionPointToEnd(&body);
     YieldOp::create(b, loc, next);
-    op.replaceAllUsesWith(
-        loop.getResults().take_front(op.getNumResults()));
+    op.replaceAllUsesWith(loop.getResults().take_front(op.getNumResults()));
     for (auto [i, channel] : llvm::enumerate(carried))
       positions[channel] = loop.getResult(op.getNumResults() + i);
     op->erase();
@@ -338,9 +337,9 @@ private:
     auto record = ReadTileOp::create(b, loc, channel, ring.getStage());
     Value open = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
                                        record.getRows(), constant(loc, 0));
-    SmallVector<Value> values = {record.getRow(), record.getRows(),
+    SmallVector<Value> values = {record.getRow(),  record.getRows(),
                                  record.getHead(), record.getPosition(),
-                                 ring.getStage(), entry};
+                                 ring.getStage(),  entry};
     llvm::append_range(values, before->getArguments().drop_back());
     scf::ConditionOp::create(b, loc, open, values);
 
@@ -385,8 +384,7 @@ DenseMap<Value, ChannelSides> describeChannels(KernelOp kernel) {
   for (PartitionOp partition : kernel.getPartitions())
     partition.walk([&](Operation *op) {
       if (isa<AcquireOp, CloseOp>(op))
-        sides[positionedChannel(op)].producerReplicas =
-            partition.getReplicas();
+        sides[positionedChannel(op)].producerReplicas = partition.getReplicas();
       else if (auto consume = dyn_cast<ConsumeOp>(op))
         sides[consume.getChannel()].consumerReplicas = partition.getReplicas();
       else if (auto get = dyn_cast<GetOp>(op))

@@ -117,8 +117,9 @@ def WarpSpec_ChannelOp : WarpSpec_Op<"channel", [HasParent<"KernelOp">]> {
     `replicas(R)` takes the slots round-robin: replica `r` gets slots
     `r, r+R, ...`.
 
-    The lowering gives each slot a `full` and an `empty` mbarrier and tracks
-    their phases; `warpspec-allocate-smem` writes where the buffers
+    The lowering gives each slot a `full` and an `empty` mbarrier, whose
+    phases `warpspec-lower-protocol` makes explicit (`warpspec.ring_slot`);
+    `warpspec-allocate-smem` writes where the buffers
     (`buffer_offset`, slot `s` at `buffer_offset + s * slot_stride`), the
     barriers (`barrier_offset`) and the tile coordinates (`info_offset`) live.
 
