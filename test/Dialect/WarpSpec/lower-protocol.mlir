@@ -1,11 +1,13 @@
 // RUN: block-attn-opt %s -split-input-file --warpspec-lower-protocol | FileCheck %s
 // RUN: block-attn-opt %s -split-input-file --warpspec-lower-protocol | block-attn-opt -split-input-file | FileCheck %s --check-prefix=ROUNDTRIP
+// RUN: block-attn-opt %s -split-input-file --warpspec-lower-protocol --warpspec-lower-protocol | FileCheck %s
 // RUN: block-attn-opt %s -split-input-file --pass-pipeline='builtin.module(warpspec-allocate-smem,warpspec-lower-protocol,convert-warpspec-to-nvvm)' | FileCheck %s --check-prefix=NVVM --implicit-check-not=warpspec.
 
 // warpspec-lower-protocol on hand-written warpspec IR: every protocol op
 // becomes ring arithmetic and mbarrier-level ops, and each ring position is
 // an SSA value the partition carries through its loops. The output verifies,
-// parses back (ROUNDTRIP) and lowers to NVVM with nothing of warpspec left.
+// parses back (ROUNDTRIP), is left as it is by a second run (nothing of the
+// protocol is left) and lowers to NVVM with nothing of warpspec left.
 // ROUNDTRIP: warpspec.kernel
 // NVVM: llvm.func @rings(
 // NVVM: llvm.func @after_mma(
@@ -170,6 +172,57 @@ func.func @after_mma(%q: !act {blockattn.name = "q"},
           heads(%heads) tokens(%tokens) block_size(64) {
         %s, %b = warpspec.get %x : !one
         warpspec.release %s after_mma
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// A tile loop that already carries values keeps them first; the ring
+// position is appended to its iter_args and to its yield.
+// CHECK-LABEL: func.func @carried(
+// CHECK: warpspec.partition "load"
+// CHECK-NEXT: %[[ZERO:.*]] = arith.constant 0 : i32
+// CHECK-NEXT: %[[N0:.*]] = arith.constant 0 : i32
+// CHECK-NEXT: %{{.*}}:2 = warpspec.tile_loop (%{{.*}}, %{{.*}}, %{{.*}}) in %{{.*}} iter_args(%[[N:.*]] = %[[N0]], %[[E:.*]] = %[[ZERO]]) -> (i32, i32) {
+// CHECK: warpspec.ring_slot %{{.*}}[%[[E]]]
+// CHECK: %[[NEXTE:.*]] = arith.addi %[[E]], %{{.*}} : i32
+// CHECK: %[[NEXTN:.*]] = arith.addi %[[N]], %{{.*}} : i32
+// CHECK-NEXT: warpspec.yield %[[NEXTN]], %[[NEXTE]] : i32, i32
+
+!act = memref<?x4x64xbf16>
+!cu = memref<?xi32>
+!tile = !warpspec.buffer<64x64xbf16, smem>
+!one = !warpspec.channel<[64x64xbf16], smem>
+
+func.func @carried(%q: !act {blockattn.name = "q"},
+                   %cu: !cu {blockattn.name = "cu_seqlens"}) {
+  warpspec.kernel chip("sm_90a") {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %tokens = memref.dim %q, %c0 : !act
+    %heads = memref.dim %q, %c1 : !act
+    %x = warpspec.channel "x" depth(2) : !one
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      %n0 = arith.constant 0 : i32
+      %tiles = warpspec.tile_loop (%row, %rows, %head) in %cu : !cu
+          heads(%heads) tokens(%tokens) block_size(64)
+          iter_args(%n = %n0) -> (i32) {
+        %s, %b = warpspec.acquire %x : !one
+        warpspec.tma_load %q[%row, %head] into %b : !act, !tile
+        warpspec.commit %s tile(%row, %rows, %head)
+        %one = arith.constant 1 : i32
+        %next = arith.addi %n, %one : i32
+        warpspec.yield %next : i32
+      }
+    }
+    warpspec.partition "sink" role(compute) warps(4) regs(40) {
+      warpspec.tile_loop (%row, %rows, %head) in %cu : !cu
+          heads(%heads) tokens(%tokens) block_size(64) {
+        %s, %b = warpspec.get %x : !one
+        warpspec.release %s
       }
     }
   }
