@@ -1,8 +1,9 @@
 //===- fuzz-convert-to-nvvm.cpp - fuzz target: convert-warpspec-to-nvvm
 //----===//
 //
-// LLVMFuzzerTestOneInput for convert-warpspec-to-nvvm on planned (allocated)
-// kernels, and after the allocators on unplanned ones.
+// LLVMFuzzerTestOneInput for convert-warpspec-to-nvvm (after
+// warpspec-lower-protocol) on planned (allocated) kernels, and after the
+// allocators on unplanned ones.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,7 +11,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static const llvm::StringRef pipelines[] = {
-      "convert-warpspec-to-nvvm",
-      "warpspec-allocate-tmem,warpspec-allocate-smem,convert-warpspec-to-nvvm"};
+      "warpspec-lower-protocol,convert-warpspec-to-nvvm",
+      "warpspec-allocate-tmem,warpspec-allocate-smem,warpspec-lower-protocol,"
+      "convert-warpspec-to-nvvm"};
   return mlir::blockattn::fuzz::runPipelines(data, size, pipelines);
 }

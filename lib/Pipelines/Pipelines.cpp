@@ -56,6 +56,7 @@ blockattn::buildBlockAttnToPtxPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createBlockAttnWarpSpecializePass(specialize));
   pm.addPass(warpspec::createWarpSpecAllocateTmemPass());
   pm.addPass(warpspec::createWarpSpecAllocateSmemPass());
+  pm.addPass(warpspec::createWarpSpecLowerProtocolPass());
   ConvertWarpSpecToNVVMPassOptions convert;
   convert.chip = options.chip;
   convert.features = options.ptxFeatures;

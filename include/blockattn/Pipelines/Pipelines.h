@@ -6,6 +6,8 @@
 //   func.func(blockattn-warp-specialize{chip})   blockattn -> warpspec
 //   warpspec-allocate-tmem                        tensor-memory plan (sm_100a)
 //   warpspec-allocate-smem                        shared-memory plan
+//   warpspec-lower-protocol                       ring positions in SSA,
+//                                                 mbarrier-level slot ops
 //   convert-warpspec-to-nvvm{chip}                warpspec -> NVVM/LLVM
 //   convert-nvvm-to-llvm, reconcile-unrealized-casts
 //   gpu-module-to-binary{format}                  PTX (isa) or cubin (bin)

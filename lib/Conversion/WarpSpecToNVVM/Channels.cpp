@@ -1,4 +1,8 @@
-//===- Channels.cpp - the channel protocol on mbarriers, TMA loads --------===//
+//===- Channels.cpp - the lowered channel protocol on mbarriers, TMA -----===//
+//
+// The ops of the lowered protocol (warpspec-lower-protocol), each on its own:
+// the ring positions, slots and phases are SSA values of the input, so
+// nothing here keeps state between ops.
 //
 // Each slot s of a channel has two mbarriers in shared memory:
 //   full[s]  the producer publishes the slot: one arrival after it wrote the
@@ -8,18 +12,14 @@
 //   empty[s] (count = number of consumer partitions): one arrival per
 //            consumer partition when it releases the slot (or, after_mma,
 //            a tcgen05.commit when its MMAs reading the slot complete).
-// Entry n of a ring is in slot n % depth, phase (n / depth) & 1. Producers
-// wait for empty[s] with the opposite parity, so the first lap passes at
-// once (a fresh barrier is in phase 0 and "phase 1 completed" is the one
-// before it). Replicas take entries round-robin on both sides: replica r of
-// R handles entries r, r + R, ... The verifier makes the depth a multiple of
-// R, so every slot belongs to one replica and parity waits, which alias two
-// phases apart, never see another replica's phase.
+// Producers wait for empty[s] with the opposite parity of the entry's phase,
+// so the first lap passes at once (a fresh barrier is in phase 0 and "phase
+// 1 completed" is the one before it).
 //
-// Each slot also carries a 16-byte record (row, rows, head, position) written
-// before the producer's arrival (release) and read after the consumer's wait
-// (acquire). `close` publishes one record with rows = -1 per consumer
-// replica, which ends the consumers' loops.
+// Each slot also carries a 16-byte record (row, rows, head, position)
+// written before the producer's arrival (release) and read after the
+// consumer's wait (acquire). publish_close writes rows = -1, which ends a
+// consumer's loop.
 //
 // Tensor-memory slots add the tcgen05 ordering of the PTX ISA's canonical
 // patterns: `tcgen05.fence::after_thread_sync` after every wait that
@@ -63,37 +63,24 @@ void KernelEmitter::tcgen05Fence(bool after) {
             : NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);
 }
 
-/// Slot and parity of ring entry `entry`.
-static std::pair<Value, Value> slotOf(KernelEmitter &e, ChannelInfo &info,
-                                      Value entry) {
-  Value depth = e.i32(info.op.getDepth());
-  Value stage = e.urem(entry, depth);
-  Value phase = e.andi(e.udiv(entry, depth), e.i32(1));
-  return {stage, phase};
-}
-
-/// The partition that produces into `channel` and the replicas of the
-/// partitions that consume it.
+/// Which partitions publish into `channel` (the producer) and which give
+/// its slots back (the consumers): what the barriers are initialized for.
 static void describeChannel(KernelOp kernel, ChannelInfo &info) {
   Value channel = info.op.getChannel();
   for (PartitionOp partition : kernel.getPartitions()) {
     bool produces = false, consumes = false;
     partition.walk([&](Operation *op) {
-      if (auto acquire = dyn_cast<AcquireOp>(op))
-        produces |= acquire.getChannel() == channel;
-      if (auto consume = dyn_cast<ConsumeOp>(op))
-        consumes |= consume.getChannel() == channel;
-      if (auto get = dyn_cast<GetOp>(op))
-        consumes |= get.getChannel() == channel;
+      if (auto publish = dyn_cast<PublishOp>(op))
+        produces |= publish.getChannel() == channel;
+      if (auto close = dyn_cast<PublishCloseOp>(op))
+        produces |= close.getChannel() == channel;
+      if (auto arrive = dyn_cast<ArriveEmptyOp>(op))
+        consumes |= arrive.getChannel() == channel;
     });
-    if (produces) {
-      info.producerReplicas = partition.getReplicas();
+    if (produces)
       info.producedByMma = partition.getRole() == Role::mma;
-    }
-    if (consumes) {
+    if (consumes)
       ++info.numConsumers;
-      info.consumerReplicas = partition.getReplicas();
-    }
   }
 }
 
@@ -135,91 +122,106 @@ void KernelEmitter::initChannelBarriers() {
   }
 }
 
-/// Bytes the TMA copies into an acquired slot's buffers deliver.
-static int64_t bytesUntilCommit(AcquireOp acquire) {
-  int64_t bytes = 0;
-  for (Value buffer : acquire.getBuffers())
-    for (Operation *user : buffer.getUsers())
-      if (auto load = dyn_cast<TmaLoadOp>(user))
-        bytes += load.getDest().getType().getSizeInBytes();
-  return bytes;
+/// The lowering of a slot op: its channel, placed by the allocators.
+FailureOr<ChannelInfo *> KernelEmitter::placedChannel(Operation *op,
+                                                      Value channel) {
+  ChannelInfo &info = channels[channel];
+  if (!info.op || !info.op.isAllocated())
+    return op->emitOpError() << "channel is not placed: run "
+                                "warpspec-allocate-smem (and, for tensor "
+                                "memory, warpspec-allocate-tmem) first";
+  return &info;
 }
 
-void KernelEmitter::initPartitionCounters(PartitionOp op) {
-  partitionCounters.clear();
-  op.walk([&](Operation *inner) {
-    Value channel;
-    int64_t replicas = 1;
-    if (auto acquire = dyn_cast<AcquireOp>(inner)) {
-      channel = acquire.getChannel();
-      replicas = channels[channel].producerReplicas;
-    } else if (auto close = dyn_cast<CloseOp>(inner)) {
-      channel = close.getChannel();
-      replicas = channels[channel].producerReplicas;
-    } else if (auto get = dyn_cast<GetOp>(inner)) {
-      channel = get.getChannel();
-      replicas = channels[channel].consumerReplicas;
-    }
-    if (!channel || partitionCounters.count(channel))
-      return;
-    // Replica r takes entries r, r + R, ...
-    Value counter = variable(i32T());
-    store(replicas > 1 ? partition.replica : i32(0), counter);
-    partitionCounters[channel] = counter;
-  });
+LogicalResult KernelEmitter::emitRingSlot(RingSlotOp op) {
+  auto info = placedChannel(op, op.getChannel());
+  if (failed(info))
+    return failure();
+  Value depth = i32((*info)->op.getDepth());
+  Value entry = lookupI32(op.getEntry());
+  scalars.map(op.getStage(), urem(entry, depth));
+  scalars.map(op.getPhase(), andi(udiv(entry, depth), i32(1)));
+  return success();
+}
+
+LogicalResult KernelEmitter::emitWaitEmpty(WaitEmptyOp op) {
+  auto info = placedChannel(op, op.getChannel());
+  if (failed(info))
+    return failure();
+  waitBarrier(emptyBarrier(**info, lookupI32(op.getStage())),
+              LLVM::XOrOp::create(b, loc, lookupI32(op.getPhase()), i32(1)));
+  // The consumers' tcgen05.ld of this slot are ordered before the MMAs that
+  // overwrite it.
+  if ((*info)->op.inTensorMemory())
+    tcgen05Fence(/*after=*/true);
+  return success();
+}
+
+LogicalResult KernelEmitter::emitWaitFull(WaitFullOp op) {
+  auto info = placedChannel(op, op.getChannel());
+  if (failed(info))
+    return failure();
+  waitBarrier(fullBarrier(**info, lookupI32(op.getStage())),
+              lookupI32(op.getPhase()));
+  // The producer's tcgen05 work (MMAs, stores into tensor memory) is ordered
+  // before ours.
+  if ((*info)->op.inTensorMemory() || partition.op.getRole() == Role::mma)
+    tcgen05Fence(/*after=*/true);
+  return success();
+}
+
+LogicalResult KernelEmitter::emitExpectTx(ExpectTxOp op) {
+  auto info = placedChannel(op, op.getChannel());
+  if (failed(info))
+    return failure();
+  NVVM::MBarrierExpectTxOp::create(
+      b, loc, fullBarrier(**info, lookupI32(op.getStage())),
+      i32(op.getBytes()));
+  return success();
 }
 
 /// Maps a slot's buffers: shared-memory pointers, or tensor-memory addresses.
-void KernelEmitter::bindSlotBuffers(ChannelInfo &info, Value stage,
-                                    ValueRange buffers) {
+LogicalResult KernelEmitter::emitSlotBuffers(SlotBuffersOp op) {
+  auto placed = placedChannel(op, op.getChannel());
+  if (failed(placed))
+    return failure();
+  ChannelInfo &info = **placed;
+  Value stage = lookupI32(op.getStage());
   if (info.op.inTensorMemory()) {
     // tmem_slots holds [lane, column] per slot; select this slot's.
-    ArrayRef<int64_t> placed = *info.op.getTmemSlots();
+    ArrayRef<int64_t> placedSlots = *info.op.getTmemSlots();
     Value base = i32(0);
     for (int64_t s = info.op.getDepth() - 1; s >= 0; --s) {
-      Value address = i32((placed[2 * s] << 16) | placed[2 * s + 1]);
+      Value address = i32((placedSlots[2 * s] << 16) | placedSlots[2 * s + 1]);
       base = s == static_cast<int64_t>(info.op.getDepth()) - 1
                  ? address
                  : select(cmp(Pred::eq, stage, i32(s)), address, base);
     }
     int64_t column = 0;
-    for (Value buffer : buffers) {
+    for (Value buffer : op.getBuffers()) {
       tmemAddrs[buffer] = add(add(tmemBase, base), i32(column));
       auto type = cast<BufferType>(buffer.getType());
       int64_t bits = type.getElementType().getIntOrFloatBitWidth();
       column += bits >= 32 ? type.getShape()[1]
                            : llvm::divideCeil(type.getShape()[1] * bits, 32);
     }
-    return;
+    return success();
   }
   Value slot = add(i32(*info.op.getBufferOffset()),
                    mul(stage, i32(*info.op.getSlotStride())));
   int64_t offset = 0;
-  for (Value buffer : buffers) {
-    this->buffers[buffer] = smem(add(slot, i32(offset)));
+  for (Value buffer : op.getBuffers()) {
+    buffers[buffer] = smem(add(slot, i32(offset)));
     offset += cast<BufferType>(buffer.getType()).getSizeInBytes();
   }
+  return success();
 }
 
-/// Producer side: wait until the partition's next slot is free.
-static SlotValues acquireSlot(KernelEmitter &e, ChannelInfo &info) {
-  Value counter = e.partitionCounters.lookup(info.op.getChannel());
-  Value entry = e.load(e.i32T(), counter);
-  auto [stage, phase] = slotOf(e, info, entry);
-  e.waitBarrier(e.emptyBarrier(info, stage),
-                LLVM::XOrOp::create(e.b, e.loc, phase, e.i32(1)));
-  // The consumers' tcgen05.ld of this slot are ordered before the MMAs that
-  // overwrite it.
-  if (info.op.inTensorMemory())
-    e.tcgen05Fence(/*after=*/true);
-  return {stage, entry, Value()};
-}
-
-/// Producer side: write the slot's record and publish it.
-static void publishSlot(KernelEmitter &e, ChannelInfo &info,
-                        const SlotValues &slot, Value row, Value rows,
-                        Value head, Value position, bool sentinel = false) {
-  Value counter = e.partitionCounters.lookup(info.op.getChannel());
+/// Producer side: write the slot's record and publish it. A sentinel (the
+/// record of publish_close) has no data to order first.
+static void publishSlot(KernelEmitter &e, ChannelInfo &info, Value stage,
+                        Value row, Value rows, Value head, Value position,
+                        bool sentinel) {
   bool threads = !e.partition.singleThread;
   if (threads) {
     // Every thread of the replica wrote (tcgen05.st or st.shared); make the
@@ -237,7 +239,7 @@ static void publishSlot(KernelEmitter &e, ChannelInfo &info,
   auto arrive = [&] {
     int64_t base = *info.op.getInfoOffset();
     Value record =
-        e.meta(e.add(e.i32(base), e.mul(slot.stage, e.i32(kRecordBytes))));
+        e.meta(e.add(e.i32(base), e.mul(stage, e.i32(kRecordBytes))));
     Type vec = VectorType::get({4}, e.i32T());
     Value packed = LLVM::UndefOp::create(e.b, e.loc, vec);
     Value fields[] = {row, rows, head, position ? position : e.i32(0)};
@@ -245,7 +247,7 @@ static void publishSlot(KernelEmitter &e, ChannelInfo &info,
       packed =
           LLVM::InsertElementOp::create(e.b, e.loc, packed, field, e.i32(i));
     e.store(packed, record, 16);
-    Value full = e.fullBarrier(info, slot.stage);
+    Value full = e.fullBarrier(info, stage);
     // The record's arrival has release semantics; the tcgen05.commit's
     // arrival comes when the MMAs into the slot complete. A sentinel has no
     // data: both arrivals at once.
@@ -258,119 +260,46 @@ static void publishSlot(KernelEmitter &e, ChannelInfo &info,
     e.emitIf(e.cmp(Pred::eq, e.partition.threadInReplica, e.i32(0)), arrive);
   else
     arrive();
-  e.store(e.add(slot.entry, e.i32(info.producerReplicas)), counter);
 }
 
-LogicalResult KernelEmitter::emitAcquire(AcquireOp op) {
-  ChannelInfo &info = channels[op.getChannel()];
-  if (!info.op.isAllocated())
-    return op.emitOpError() << "channel is not placed: run "
-                               "warpspec-allocate-smem (and, for tensor "
-                               "memory, warpspec-allocate-tmem) first";
-  if (op.getL2Prefetch())
-    emitL2Prefetches(op);
-  SlotValues slot = acquireSlot(*this, info);
-  // Announce the bytes the copies into this slot will deliver before issuing
-  // them, so that the barrier's transaction count never underflows.
-  if (int64_t bytes = bytesUntilCommit(op))
-    NVVM::MBarrierExpectTxOp::create(b, loc, fullBarrier(info, slot.stage),
-                                     i32(bytes));
-  bindSlotBuffers(info, slot.stage, op.getBuffers());
-  slots[op.getSlot()] = slot;
-  return success();
-}
-
-LogicalResult KernelEmitter::emitCommit(CommitOp op) {
-  ChannelInfo &info = channels[op.getChannel()];
-  publishSlot(*this, info, slots.lookup(op.getSlot()), lookupI32(op.getRow()),
+LogicalResult KernelEmitter::emitPublish(PublishOp op) {
+  auto info = placedChannel(op, op.getChannel());
+  if (failed(info))
+    return failure();
+  publishSlot(*this, **info, lookupI32(op.getStage()), lookupI32(op.getRow()),
               lookupI32(op.getRows()), lookupI32(op.getHead()),
-              op.getPosition() ? lookupI32(op.getPosition()) : Value());
+              op.getPosition() ? lookupI32(op.getPosition()) : Value(),
+              /*sentinel=*/false);
   return success();
 }
 
-LogicalResult KernelEmitter::emitClose(CloseOp op) {
-  ChannelInfo &info = channels[op.getChannel()];
-  if (!info.op.isAllocated())
-    return op.emitOpError() << "channel is not placed: run "
-                               "warpspec-allocate-smem first";
-  for (int64_t r = 0; r < info.consumerReplicas; ++r) {
-    SlotValues slot = acquireSlot(*this, info);
-    publishSlot(*this, info, slot, i32(0), i32(-1), i32(0), Value(),
-                /*sentinel=*/true);
-  }
+LogicalResult KernelEmitter::emitPublishClose(PublishCloseOp op) {
+  auto info = placedChannel(op, op.getChannel());
+  if (failed(info))
+    return failure();
+  publishSlot(*this, **info, lookupI32(op.getStage()), i32(0), i32(-1), i32(0),
+              Value(), /*sentinel=*/true);
   return success();
 }
 
-/// Consumer side: wait for a slot and read its record.
-static SmallVector<Value> waitSlot(KernelEmitter &e, ChannelInfo &info,
-                                   Value entry) {
-  auto [stage, phase] = slotOf(e, info, entry);
-  e.waitBarrier(e.fullBarrier(info, stage), phase);
-  // The producer's tcgen05 work (MMAs, stores into tensor memory) is ordered
-  // before ours.
-  if (info.op.inTensorMemory() || e.partition.op.getRole() == Role::mma)
-    e.tcgen05Fence(/*after=*/true);
-  int64_t base = *info.op.getInfoOffset();
-  Value record = e.meta(e.add(e.i32(base), e.mul(stage, e.i32(kRecordBytes))));
-  Value packed = e.load(VectorType::get({4}, e.i32T()), record, 16);
-  SmallVector<Value> fields;
-  for (int64_t i = 0; i < 4; ++i)
-    fields.push_back(
-        LLVM::ExtractElementOp::create(e.b, e.loc, packed, e.i32(i)));
-  fields.push_back(stage);
-  fields.push_back(entry);
-  return fields;
-}
-
-LogicalResult KernelEmitter::emitConsume(ConsumeOp op) {
-  ChannelInfo &info = channels[op.getChannel()];
-  if (!info.op.isAllocated())
-    return op.emitOpError() << "channel is not placed: run "
-                               "warpspec-allocate-smem first";
-  Value counter = variable(i32T());
-  store(partition.replica, counter);
-  int64_t stride = info.consumerReplicas;
-  Block &body = op.getBody().front();
-  LogicalResult result = success();
-  Type i32 = i32T();
-  emitWhile(
-      [&] {
-        SmallVector<Value> fields = waitSlot(*this, info, load(i32, counter));
-        Value open = cmp(Pred::sge, fields[1], this->i32(0));
-        return std::make_pair(open, fields);
-      },
-      [&](ValueRange values) {
-        scalars.map(op.getRow(), values[0]);
-        scalars.map(op.getRows(), values[1]);
-        scalars.map(op.getHead(), values[2]);
-        SlotValues slot{values[4], values[5], values[3]};
-        slots[op.getSlot()] = slot;
-        bindSlotBuffers(info, slot.stage, op.getBufferArgs());
-        if (failed(emitBlock(body)))
-          result = failure();
-        store(add(slot.entry, this->i32(stride)), counter);
-      },
-      TypeRange{i32, i32, i32, i32, i32, i32});
-  return result;
-}
-
-LogicalResult KernelEmitter::emitGet(GetOp op) {
-  ChannelInfo &info = channels[op.getChannel()];
-  if (!info.op.isAllocated())
-    return op.emitOpError() << "channel is not placed: run "
-                               "warpspec-allocate-smem first";
-  Value counter = partitionCounters.lookup(op.getChannel());
-  SmallVector<Value> fields = waitSlot(*this, info, load(i32T(), counter));
-  SlotValues slot{fields[4], fields[5], fields[3]};
-  slots[op.getSlot()] = slot;
-  bindSlotBuffers(info, slot.stage, op.getBuffers());
-  store(add(slot.entry, i32(info.consumerReplicas)), counter);
+LogicalResult KernelEmitter::emitReadTile(ReadTileOp op) {
+  auto info = placedChannel(op, op.getChannel());
+  if (failed(info))
+    return failure();
+  int64_t base = *(*info)->op.getInfoOffset();
+  Value record =
+      meta(add(i32(base), mul(lookupI32(op.getStage()), i32(kRecordBytes))));
+  Value packed = load(VectorType::get({4}, i32T()), record, 16);
+  for (auto [i, field] : llvm::enumerate(op->getResults()))
+    scalars.map(field, LLVM::ExtractElementOp::create(b, loc, packed, i32(i)));
   return success();
 }
 
-LogicalResult KernelEmitter::emitRelease(ReleaseOp op) {
-  ChannelInfo &info = channels[op.getChannel()];
-  Value barrier = emptyBarrier(info, slots.lookup(op.getSlot()).stage);
+LogicalResult KernelEmitter::emitArriveEmpty(ArriveEmptyOp op) {
+  auto info = placedChannel(op, op.getChannel());
+  if (failed(info))
+    return failure();
+  Value barrier = emptyBarrier(**info, lookupI32(op.getStage()));
   if (op.getAfterMma()) {
     // Arrives when every MMA this thread issued so far, including those
     // reading the slot, has completed.
@@ -385,7 +314,7 @@ LogicalResult KernelEmitter::emitRelease(ReleaseOp op) {
   // racecheck reports it; docs/sanitizers.md). Roles reading tensor memory
   // first order their tcgen05.ld (waited for) before the barrier.
   if (!partition.singleThread) {
-    if (info.op.inTensorMemory())
+    if ((*info)->op.inTensorMemory())
       tcgen05Fence(/*after=*/false);
     replicaBarrier();
   }
@@ -399,46 +328,43 @@ LogicalResult KernelEmitter::emitRelease(ReleaseOp op) {
   return success();
 }
 
-/// The bulk tensor copies of a tma_load's tile.
-static SmallVector<TmaBox> loadBoxes(KernelEmitter &e, TmaLoadOp op) {
-  ArrayRef<int64_t> shape = op.getDest().getType().getShape();
-  return e.tmaBoxes(e.lookupI32(op.getRow()), e.lookupI32(op.getHead()),
-                    shape[0], shape[1]);
+/// The bulk tensor copies of a `rows` x `cols` tile at (`row`, `head`).
+static SmallVector<TmaBox> tileBoxes(KernelEmitter &e, Value row, Value head,
+                                     BufferType tile) {
+  ArrayRef<int64_t> shape = tile.getShape();
+  return e.tmaBoxes(e.lookupI32(row), e.lookupI32(head), shape[0], shape[1]);
 }
 
-/// The copies are those between the acquire and its commit in the same
-/// block, as the recipes build them; a copy nested in a region there would
-/// only go without its prefetch.
-void KernelEmitter::emitL2Prefetches(AcquireOp op) {
-  for (Operation *next = op->getNextNode(); next && !isa<CommitOp>(next);
-       next = next->getNextNode()) {
-    auto load = dyn_cast<TmaLoadOp>(next);
-    if (!load || load.getDest().getDefiningOp() != op.getOperation())
-      continue;
-    Value tensorMap = argParams[load.getSource()].tensorMap;
-    if (!tensorMap)
-      continue; // emitTmaLoad reports it
-    for (const TmaBox &box : loadBoxes(*this, load))
-      NVVM::CpAsyncBulkTensorPrefetchOp::create(
-          b, loc, tensorMap, box.coords, ValueRange{}, NVVM::TMALoadModeAttr(),
-          /*l2CacheHint=*/Value());
-  }
+LogicalResult KernelEmitter::emitTmaPrefetch(TmaPrefetchOp op) {
+  Value tensorMap = argParams[op.getSource()].tensorMap;
+  if (!tensorMap)
+    return op.emitOpError() << "needs a tensor-map kernel argument (a source "
+                               "that a warpspec.tma_load also reads)";
+  for (const TmaBox &box :
+       tileBoxes(*this, op.getRow(), op.getHead(), op.getTileType()))
+    NVVM::CpAsyncBulkTensorPrefetchOp::create(
+        b, loc, tensorMap, box.coords, ValueRange{}, NVVM::TMALoadModeAttr(),
+        /*l2CacheHint=*/Value());
+  return success();
 }
 
 LogicalResult KernelEmitter::emitTmaLoad(TmaLoadOp op) {
   ArgParams &source = argParams[op.getSource()];
   Value dest = buffers.lookup(op.getDest());
-  // The verifier makes the destination a buffer of an acquired slot.
-  Value slot = getBufferSlot(op.getDest());
-  Value stage = slot ? slots.lookup(slot).stage : Value();
-  if (!source.tensorMap || !dest || !stage)
-    return op.emitOpError() << "needs a tensor-map kernel argument and an "
-                               "acquired destination";
-  Value barrier = fullBarrier(channels[getSlotChannel(slot)], stage);
+  // The copy completes on the full barrier of the slot its destination is a
+  // buffer of.
+  auto slot = op.getDest().getDefiningOp<SlotBuffersOp>();
+  if (!source.tensorMap || !dest || !slot)
+    return op.emitOpError() << "needs a tensor-map kernel argument and a "
+                               "destination of warpspec.slot_buffers (run "
+                               "warpspec-lower-protocol first)";
+  Value barrier =
+      fullBarrier(channels[slot.getChannel()], lookupI32(slot.getStage()));
   // `.shared::cluster` destinations are the PTX 8.0 form: a CTA's own shared
   // address is a valid cluster address without clusters.
   Type clusterPtr = LLVM::LLVMPointerType::get(ctx, 7);
-  for (const TmaBox &box : loadBoxes(*this, op)) {
+  for (const TmaBox &box :
+       tileBoxes(*this, op.getRow(), op.getHead(), op.getDest().getType())) {
     Value chunkPtr = LLVM::GEPOp::create(b, loc, smemPtrT(), b.getI8Type(),
                                          dest, ValueRange{i32(box.smemOffset)});
     Value dst = LLVM::AddrSpaceCastOp::create(b, loc, clusterPtr, chunkPtr);
@@ -447,15 +373,5 @@ LogicalResult KernelEmitter::emitTmaLoad(TmaLoadOp op) {
         Value(), Value(), NVVM::TMALoadModeAttr(), BoolAttr(), nullptr,
         Value());
   }
-  return success();
-}
-
-LogicalResult KernelEmitter::emitTilePosition(TilePositionOp op) {
-  // The verifier makes the slot a consumer's, which dominates this use, so
-  // its get or consume bound the position.
-  Value position = slots.lookup(op.getSlot()).position;
-  if (!position)
-    return op.emitOpError() << "reads a slot whose record was not read";
-  scalars.map(op.getPosition(), position);
   return success();
 }

@@ -138,7 +138,7 @@ void KernelEmitter::emitIfElse(Value cond, function_ref<void()> thenFn,
   elseFn();
 }
 
-void KernelEmitter::emitWhile(
+ValueRange KernelEmitter::emitWhile(
     function_ref<std::pair<Value, SmallVector<Value>>()> cond,
     function_ref<void(ValueRange)> body, TypeRange forwarded) {
   auto whileOp = scf::WhileOp::create(b, loc, forwarded, ValueRange{});
@@ -152,6 +152,7 @@ void KernelEmitter::emitWhile(
   b.setInsertionPointToEnd(after);
   body(after->getArguments());
   scf::YieldOp::create(b, loc);
+  return whileOp.getResults();
 }
 
 void KernelEmitter::replicaBarrier() {
@@ -300,7 +301,6 @@ LogicalResult KernelEmitter::emitPartition(PartitionOp op, int64_t firstWarp,
   partition.namedBarrierBase = namedBarrierBase;
   partition.singleThread =
       op.getRole() == Role::load || op.getRole() == Role::mma;
-  initPartitionCounters(op);
   // Warp 0 of the kernel allocated the tensor memory; it frees it once every
   // partition that uses it is done.
   bool deallocates = tmemBase && firstWarp == 0;
@@ -389,18 +389,49 @@ static LogicalResult emitDim(KernelEmitter &e, memref::DimOp op) {
   return success();
 }
 
+/// Ring positions and the consume loop's test (i32 scalars).
+static LogicalResult emitAddI(KernelEmitter &e, arith::AddIOp op) {
+  e.scalars.map(op.getResult(),
+                e.add(e.lookup(op.getLhs()), e.lookup(op.getRhs())));
+  return success();
+}
+
+static LogicalResult emitCmpI(KernelEmitter &e, arith::CmpIOp op) {
+  // arith's and LLVM's predicates are numbered alike (eq, ne, slt, ...).
+  auto predicate = static_cast<LLVM::ICmpPredicate>(op.getPredicate());
+  e.scalars.map(op.getResult(),
+                e.cmp(predicate, e.lookup(op.getLhs()), e.lookup(op.getRhs())));
+  return success();
+}
+
 LogicalResult KernelEmitter::emitOp(Operation *op) {
   return TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](arith::ConstantOp c) { return emitConstant(*this, c); })
       .Case([&](memref::DimOp d) { return emitDim(*this, d); })
+      .Case([&](arith::AddIOp o) { return emitAddI(*this, o); })
+      .Case([&](arith::CmpIOp o) { return emitCmpI(*this, o); })
       .Case([&](TileLoopOp o) { return emitTileLoop(o); })
-      .Case([&](AcquireOp o) { return emitAcquire(o); })
-      .Case([&](CommitOp o) { return emitCommit(o); })
-      .Case([&](CloseOp o) { return emitClose(o); })
-      .Case([&](ConsumeOp o) { return emitConsume(o); })
-      .Case([&](ReleaseOp o) { return emitRelease(o); })
-      .Case([&](GetOp o) { return emitGet(o); })
-      .Case([&](TilePositionOp o) { return emitTilePosition(o); })
+      .Case([&](scf::WhileOp o) { return emitWhileLoop(o); })
+      .Case([&](ReplicaIdOp o) {
+        scalars.map(o.getReplica(), partition.replica);
+        return success();
+      })
+      .Case([&](RingSlotOp o) { return emitRingSlot(o); })
+      .Case([&](WaitEmptyOp o) { return emitWaitEmpty(o); })
+      .Case([&](WaitFullOp o) { return emitWaitFull(o); })
+      .Case([&](ExpectTxOp o) { return emitExpectTx(o); })
+      .Case([&](SlotBuffersOp o) { return emitSlotBuffers(o); })
+      .Case([&](PublishOp o) { return emitPublish(o); })
+      .Case([&](PublishCloseOp o) { return emitPublishClose(o); })
+      .Case([&](ReadTileOp o) { return emitReadTile(o); })
+      .Case([&](ArriveEmptyOp o) { return emitArriveEmpty(o); })
+      .Case([&](TmaPrefetchOp o) { return emitTmaPrefetch(o); })
+      .Case<AcquireOp, CommitOp, CloseOp, ConsumeOp, ReleaseOp, GetOp,
+            TilePositionOp>([&](Operation *o) {
+        return o->emitOpError()
+               << "is a channel-protocol op: run warpspec-lower-protocol "
+                  "before convert-warpspec-to-nvvm";
+      })
       .Case([&](RotateOp o) { return emitRotate(o); })
       .Case([&](RotateTileOp o) { return emitRotateTile(o); })
       .Case([&](RotaryAnglesOp o) { return emitRotaryAngles(o); })

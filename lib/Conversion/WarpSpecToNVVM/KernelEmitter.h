@@ -8,15 +8,18 @@
 //   KernelEmitter.cpp  prologue, warp-role dispatch, op dispatch, helpers
 //   Abi.cpp            the kernel's parameters and the launch manifest
 //   Schedule.cpp       warpspec.tile_loop: the persistent jagged schedule
-//   Channels.cpp       the channel protocol on mbarriers, TMA loads
+//   Channels.cpp       the lowered channel protocol on mbarriers, TMA loads
 //   TileMath.cpp       softmax, stores and writes of register tiles, written
 //                      against a FragmentLayout so that both targets share it
 //   Hopper.cpp         wgmma and the wgmma accumulator layout (sm_90a)
 //   Blackwell.cpp      tensor memory and tcgen05 (sm_100a)
 //   Rotary.cpp         rotary embeddings of shared-memory and register tiles
 //
-// Per-thread mutable state (ring counters, the schedule's cursor) lives in
-// allocas in the entry block; LLVM's SROA/mem2reg turns them into registers.
+// The channel protocol arrives lowered (warpspec-lower-protocol): ring
+// positions, slots and phases are SSA values of the input, and each op is
+// lowered on its own. Values that loops carry (the iter_args of tile_loop
+// and scf.while, the schedule's cursor) live in allocas in the entry block;
+// LLVM's SROA/mem2reg turns them into registers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +31,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 
@@ -127,29 +131,14 @@ struct RowValues {
 // Channels
 //===----------------------------------------------------------------------===//
 
-/// What the lowering knows of a channel, fixed for the whole kernel: who
-/// produces into it and who consumes it.
+/// What the lowering knows of a channel, fixed for the whole kernel: what
+/// its barriers count.
 struct ChannelInfo {
   warpspec::ChannelOp op;
   /// Number of consumer partitions (arrivals per phase on `empty`).
   int64_t numConsumers = 0;
-  /// Replicas of the producer and of each consumer partition (they take
-  /// entries round-robin).
-  int64_t producerReplicas = 1;
-  int64_t consumerReplicas = 1;
   /// Produced by MMAs (completion arrives through tcgen05.commit).
   bool producedByMma = false;
-};
-
-/// The lowered values of one `!warpspec.slot`, bound by the acquire, get or
-/// consume that took it and read by the ops that name it.
-struct SlotValues {
-  /// Which slot of the ring (i32).
-  Value stage;
-  /// The ring entry the slot holds (i32).
-  Value entry;
-  /// Position field of the slot's tile record (i32; consumer slots only).
-  Value position;
 };
 
 //===----------------------------------------------------------------------===//
@@ -239,9 +228,11 @@ public:
   void emitIf(Value cond, function_ref<void()> thenFn);
   void emitIfElse(Value cond, function_ref<void()> thenFn,
                   function_ref<void()> elseFn);
-  /// while (cond()) body(); `cond` may forward values to `body`.
-  void emitWhile(function_ref<std::pair<Value, SmallVector<Value>>()> cond,
-                 function_ref<void(ValueRange)> body, TypeRange forwarded = {});
+  /// while (cond()) body(); `cond` may forward values to `body`, which are
+  /// also the loop's results (their values when `cond` failed).
+  ValueRange
+  emitWhile(function_ref<std::pair<Value, SmallVector<Value>>()> cond,
+            function_ref<void(ValueRange)> body, TypeRange forwarded = {});
 
   /// Named barrier over the threads of the current partition replica.
   void replicaBarrier();
@@ -275,11 +266,6 @@ public:
   DenseMap<Value, Value> buffers;   // warpspec buffer -> !llvm.ptr<3>
   DenseMap<Value, Value> tmemAddrs; // tensor-memory buffer -> i32 address
   DenseMap<Value, ChannelInfo> channels;
-  /// !warpspec.slot values -> their stage, entry and position.
-  DenseMap<Value, SlotValues> slots;
-  /// The current partition's ring position per channel it produces into or
-  /// gets from (i32 allocas).
-  DenseMap<Value, Value> partitionCounters;
 
   Value lookup(Value v);
   /// A scalar operand as i32 (index values are truncated).
@@ -291,24 +277,26 @@ public:
 
   // Schedule.cpp
   LogicalResult emitTileLoop(warpspec::TileLoopOp op);
+  /// An scf.while of the input (a lowered consume loop).
+  LogicalResult emitWhileLoop(scf::WhileOp op);
   // Channels.cpp
   void initChannelBarriers();
-  LogicalResult emitAcquire(warpspec::AcquireOp op);
-  /// The L2 prefetches of the copies into an `l2_prefetch` acquire's slot.
-  void emitL2Prefetches(warpspec::AcquireOp op);
-  LogicalResult emitCommit(warpspec::CommitOp op);
-  LogicalResult emitClose(warpspec::CloseOp op);
-  LogicalResult emitConsume(warpspec::ConsumeOp op);
-  LogicalResult emitRelease(warpspec::ReleaseOp op);
+  FailureOr<ChannelInfo *> placedChannel(Operation *op, Value channel);
+  LogicalResult emitRingSlot(warpspec::RingSlotOp op);
+  LogicalResult emitWaitEmpty(warpspec::WaitEmptyOp op);
+  LogicalResult emitWaitFull(warpspec::WaitFullOp op);
+  LogicalResult emitExpectTx(warpspec::ExpectTxOp op);
+  LogicalResult emitSlotBuffers(warpspec::SlotBuffersOp op);
+  LogicalResult emitPublish(warpspec::PublishOp op);
+  LogicalResult emitPublishClose(warpspec::PublishCloseOp op);
+  LogicalResult emitReadTile(warpspec::ReadTileOp op);
+  LogicalResult emitArriveEmpty(warpspec::ArriveEmptyOp op);
+  LogicalResult emitTmaPrefetch(warpspec::TmaPrefetchOp op);
   LogicalResult emitTmaLoad(warpspec::TmaLoadOp op);
-  LogicalResult emitGet(warpspec::GetOp op);
-  LogicalResult emitTilePosition(warpspec::TilePositionOp op);
   Value fullBarrier(ChannelInfo &info, Value stage);
   Value emptyBarrier(ChannelInfo &info, Value stage);
   void waitBarrier(Value barrier, Value parity);
   void tcgen05Fence(bool after);
-  void initPartitionCounters(warpspec::PartitionOp op);
-  void bindSlotBuffers(ChannelInfo &info, Value stage, ValueRange buffers);
   // TileMath.cpp
   LogicalResult emitSoftmax(warpspec::SoftmaxOp op);
   LogicalResult emitSoftmaxGrad(warpspec::SoftmaxGradOp op);

@@ -16,6 +16,11 @@
 // one per sequence) is skipped. The walk reads only cu_seqlens, so the kernel
 // needs no host synchronization and is CUDA-graph safe.
 //
+// The values a tile loop carries (its iter_args: the ring positions of the
+// lowered protocol) and those of an scf.while (a lowered consume loop) live
+// in per-thread variables, like the cursor: stored before the loop and by
+// its yield, loaded where the body reads them.
+//
 //===----------------------------------------------------------------------===//
 
 #include "KernelEmitter.h"
@@ -42,6 +47,16 @@ LogicalResult KernelEmitter::emitTileLoop(TileLoopOp op) {
   if (!cuParams.pointer || !argSize(op.getCuSeqlens(), 0))
     return op.emitOpError()
            << "cu_seqlens must be a dynamically sized kernel argument";
+  // The carried values first: their variables then precede the cursor's.
+  SmallVector<std::pair<Value, Type>> carried; // variable, type
+  for (Value init : op.getInits()) {
+    Value value = lookup(init);
+    if (!value)
+      return op.emitOpError() << "carries a value that is not a scalar";
+    Value var = variable(value.getType());
+    store(value, var);
+    carried.push_back({var, value.getType()});
+  }
   Value cu = cuParams.pointer;
   auto loadCu = [&](Value index64) {
     Value ptr = LLVM::GEPOp::create(b, loc, globalPtrT(), i32T(), cu,
@@ -144,10 +159,19 @@ LogicalResult KernelEmitter::emitTileLoop(TileLoopOp op) {
             scalars.map(body.getArgument(1), trunc32(rows));
             scalars.map(body.getArgument(2), trunc32(h));
             // The row's position inside its sequence (rotary embeddings).
-            if (body.getNumArguments() > 3)
+            if (body.getNumArguments() - carried.size() > 3)
               scalars.map(body.getArgument(3), trunc32(sub(row, start)));
-            if (failed(emitBlock(body)))
-              result = failure();
+            for (auto [arg, var] : llvm::zip(op.getRegionIterArgs(), carried))
+              scalars.map(arg, load(var.second, var.first));
+            for (Operation &inner : body) {
+              if (auto yield = dyn_cast<YieldOp>(inner)) {
+                for (auto [value, var] : llvm::zip(yield.getValues(), carried))
+                  store(lookup(value), var.first);
+              } else if (failed(emitOp(&inner))) {
+                result = failure();
+                return;
+              }
+            }
           });
           store(add(load(t64, c.item), step), c.item);
           Value nextHead = add(h, dh);
@@ -158,5 +182,69 @@ LogicalResult KernelEmitter::emitTileLoop(TileLoopOp op) {
           catchUp(nextV);
         });
   });
+  for (auto [value, var] : llvm::zip(op.getResults(), carried))
+    scalars.map(value, load(var.second, var.first));
+  return result;
+}
+
+LogicalResult KernelEmitter::emitWhileLoop(scf::WhileOp op) {
+  SmallVector<std::pair<Value, Type>> carried; // variable, type
+  for (Value init : op.getInits()) {
+    Value value = lookup(init);
+    if (!value)
+      return op.emitOpError() << "carries a value that is not a scalar";
+    Value var = variable(value.getType());
+    store(value, var);
+    carried.push_back({var, value.getType()});
+  }
+  SmallVector<Type> forwarded;
+  for (Value value : op.getConditionOp().getArgs()) {
+    if (!value.getType().isIntOrIndex())
+      return op.emitOpError() << "forwards a value that is not a scalar";
+    forwarded.push_back(value.getType().isIndex() ? i64T() : value.getType());
+  }
+  LogicalResult result = success();
+  auto emitOps = [&](Block &block) {
+    for (Operation &inner : block.without_terminator())
+      if (failed(emitOp(&inner))) {
+        result = failure();
+        return;
+      }
+  };
+  ValueRange exits = emitWhile(
+      [&] {
+        Block &before = op.getBefore().front();
+        for (auto [arg, var] : llvm::zip(before.getArguments(), carried))
+          scalars.map(arg, load(var.second, var.first));
+        emitOps(before);
+        scf::ConditionOp condition = op.getConditionOp();
+        SmallVector<Value> values;
+        // After a failure (reported), placeholders keep the loop well formed
+        // until the pass gives up.
+        for (auto [value, type] : llvm::zip(condition.getArgs(), forwarded))
+          values.push_back(succeeded(result)
+                               ? lookup(value)
+                               : LLVM::ZeroOp::create(b, loc, type).getRes());
+        Value open = succeeded(result)
+                         ? lookup(condition.getCondition())
+                         : LLVM::ZeroOp::create(b, loc, i1T()).getRes();
+        return std::make_pair(open, values);
+      },
+      [&](ValueRange values) {
+        if (failed(result))
+          return;
+        Block &after = op.getAfter().front();
+        for (auto [arg, value] : llvm::zip(after.getArguments(), values))
+          scalars.map(arg, value);
+        emitOps(after);
+        if (failed(result))
+          return;
+        for (auto [value, var] :
+             llvm::zip(op.getYieldOp().getResults(), carried))
+          store(lookup(value), var.first);
+      },
+      forwarded);
+  for (auto [value, exit] : llvm::zip(op.getResults(), exits))
+    scalars.map(value, exit);
   return result;
 }

@@ -1,8 +1,8 @@
 // RUN: split-file %s %t
-// RUN: block-attn-opt %t/unplanned.mlir -split-input-file -verify-diagnostics -convert-warpspec-to-nvvm
-// RUN: block-attn-opt %t/chip.mlir -verify-diagnostics --pass-pipeline='builtin.module(warpspec-allocate-smem,convert-warpspec-to-nvvm{chip=sm_100a})'
-// RUN: block-attn-opt %t/chip-sm90a.mlir -verify-diagnostics --pass-pipeline='builtin.module(warpspec-allocate-tmem,warpspec-allocate-smem,convert-warpspec-to-nvvm{chip=sm_90a})'
-// RUN: block-attn-opt %t/kernels.mlir -split-input-file -verify-diagnostics --pass-pipeline='builtin.module(warpspec-allocate-smem,convert-warpspec-to-nvvm)'
+// RUN: block-attn-opt %t/unplanned.mlir -split-input-file -verify-diagnostics --pass-pipeline='builtin.module(warpspec-lower-protocol,convert-warpspec-to-nvvm)'
+// RUN: block-attn-opt %t/chip.mlir -verify-diagnostics --pass-pipeline='builtin.module(warpspec-allocate-smem,warpspec-lower-protocol,convert-warpspec-to-nvvm{chip=sm_100a})'
+// RUN: block-attn-opt %t/chip-sm90a.mlir -verify-diagnostics --pass-pipeline='builtin.module(warpspec-allocate-tmem,warpspec-allocate-smem,warpspec-lower-protocol,convert-warpspec-to-nvvm{chip=sm_90a})'
+// RUN: block-attn-opt %t/kernels.mlir -split-input-file -verify-diagnostics --pass-pipeline='builtin.module(warpspec-allocate-smem,warpspec-lower-protocol,convert-warpspec-to-nvvm)'
 
 // The diagnostics of convert-warpspec-to-nvvm that input which passes the
 // warpspec verifiers can trigger: a kernel without its shared-memory or
@@ -80,7 +80,7 @@ func.func @negative_channel_buffers_not_placed() {
     %i = arith.constant 0 : i32
     %c = warpspec.channel "c" depth(2) {barrier_offset = 0 : i64, info_offset = 32 : i64} : !c
     warpspec.partition "load" role(load) warps(4) regs(40) {
-      // expected-error @+1 {{'warpspec.acquire' op channel is not placed: run warpspec-allocate-smem (and, for tensor memory, warpspec-allocate-tmem) first}}
+      // expected-error @+1 {{'warpspec.ring_slot' op channel is not placed: run warpspec-allocate-smem (and, for tensor memory, warpspec-allocate-tmem) first}}
       %c_slot, %b = warpspec.acquire %c : !c
       warpspec.commit %c_slot tile(%i, %i, %i)
       warpspec.close %c : !c
@@ -105,7 +105,7 @@ func.func @negative_tmem_channel_slots_not_placed() {
     %i = arith.constant 0 : i32
     %s = warpspec.channel "s" depth(2) {barrier_offset = 0 : i64, info_offset = 32 : i64} : !s
     warpspec.partition "mma" role(mma) warps(4) regs(40) {
-      // expected-error @+1 {{'warpspec.acquire' op channel is not placed: run warpspec-allocate-smem (and, for tensor memory, warpspec-allocate-tmem) first}}
+      // expected-error @+1 {{'warpspec.ring_slot' op channel is not placed: run warpspec-allocate-smem (and, for tensor memory, warpspec-allocate-tmem) first}}
       %s_slot, %b = warpspec.acquire %s : !s
       warpspec.commit %s_slot tile(%i, %i, %i)
       warpspec.close %s : !s
@@ -180,7 +180,7 @@ func.func @negative_consume_first_not_placed() {
     %i = arith.constant 0 : i32
     %c = warpspec.channel "c" depth(2) {barrier_offset = 0 : i64, info_offset = 32 : i64} : !c
     warpspec.partition "compute" role(compute) warps(4) regs(232) {
-      // expected-error @+1 {{'warpspec.consume' op channel is not placed: run warpspec-allocate-smem first}}
+      // expected-error @+1 {{'warpspec.ring_slot' op channel is not placed: run warpspec-allocate-smem (and, for tensor memory, warpspec-allocate-tmem) first}}
       warpspec.consume %c (%c_slot, %row, %rows, %head, %b) : !c {
         warpspec.release %c_slot
       }
@@ -203,7 +203,7 @@ func.func @negative_get_first_not_placed() {
     %i = arith.constant 0 : i32
     %c = warpspec.channel "c" depth(2) {barrier_offset = 0 : i64, info_offset = 32 : i64} : !c
     warpspec.partition "compute" role(compute) warps(4) regs(232) {
-      // expected-error @+1 {{'warpspec.get' op channel is not placed: run warpspec-allocate-smem first}}
+      // expected-error @+1 {{'warpspec.ring_slot' op channel is not placed: run warpspec-allocate-smem (and, for tensor memory, warpspec-allocate-tmem) first}}
       %c_slot, %b = warpspec.get %c : !c
       warpspec.release %c_slot
     }
@@ -223,7 +223,7 @@ func.func @negative_close_not_placed() {
   warpspec.kernel chip("sm_90a") attributes {smem_bytes = 2048 : i64} {
     %c = warpspec.channel "c" depth(2) {barrier_offset = 0 : i64, info_offset = 32 : i64} : !c
     warpspec.partition "load" role(load) warps(4) regs(40) {
-      // expected-error @+1 {{'warpspec.close' op channel is not placed: run warpspec-allocate-smem first}}
+      // expected-error @+1 {{'warpspec.ring_slot' op channel is not placed: run warpspec-allocate-smem (and, for tensor memory, warpspec-allocate-tmem) first}}
       warpspec.close %c : !c
     }
     warpspec.partition "compute" role(compute) warps(4) regs(232) {
@@ -428,15 +428,16 @@ func.func @negative_f16_constant(%cu: !cu) {
 
 // -----
 
-// Arithmetic of its own is not something a kernel body can lower.
+// Arithmetic beyond what the ring positions need (arith.addi, arith.cmpi) is
+// not something a kernel body can lower.
 !cu = memref<?xi32>
 func.func @negative_unknown_op(%cu: !cu) {
   warpspec.kernel chip("sm_90a") {
     %n = arith.constant 4 : index
     warpspec.partition "a" role(compute) warps(4) regs(64) {
       warpspec.tile_loop (%row, %rows, %head) in %cu : !cu heads(%n) tokens(%n) block_size(64) {
-        // expected-error @+1 {{'arith.addi' op cannot be lowered by convert-warpspec-to-nvvm inside a warpspec.kernel}}
-        %next = arith.addi %row, %rows : i32
+        // expected-error @+1 {{'arith.muli' op cannot be lowered by convert-warpspec-to-nvvm inside a warpspec.kernel}}
+        %next = arith.muli %row, %rows : i32
       }
     }
   }

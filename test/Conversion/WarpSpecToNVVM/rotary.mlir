@@ -1,5 +1,5 @@
-// RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a}),warpspec-allocate-smem,convert-warpspec-to-nvvm)' | FileCheck %s --check-prefix=HOPPER --implicit-check-not=warpspec.
-// RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_100a}),warpspec-allocate-tmem,warpspec-allocate-smem,convert-warpspec-to-nvvm)' | FileCheck %s --check-prefix=BLACKWELL --implicit-check-not=warpspec.
+// RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a}),warpspec-allocate-smem,warpspec-lower-protocol,convert-warpspec-to-nvvm)' | FileCheck %s --check-prefix=HOPPER --implicit-check-not=warpspec.
+// RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_100a}),warpspec-allocate-tmem,warpspec-allocate-smem,warpspec-lower-protocol,convert-warpspec-to-nvvm)' | FileCheck %s --check-prefix=BLACKWELL --implicit-check-not=warpspec.
 
 // convert-warpspec-to-nvvm on kernels with fused rotary embeddings (bf16,
 // head_dim 128), after blockattn-warp-specialize and the allocation passes:
@@ -103,8 +103,10 @@
 // BLACKWELL: %[[REC:.*]] = llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xi32>
 // BLACKWELL: %[[C3:.*]] = llvm.mlir.constant(3 : i32) : i32
 // BLACKWELL-NEXT: %[[RECPOS:.*]] = llvm.extractelement %[[REC]][%[[C3]] : i32] : vector<4xi32>
-// BLACKWELL: llvm.cond_br %{{.*}}, ^bb{{[0-9]+}}(%{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %[[RECPOS]], %{{[0-9]+}}, %{{[0-9]+}} : i32, i32, i32, i32, i32, i32), ^bb
-// BLACKWELL-NEXT: ^bb{{[0-9]+}}(%{{[0-9]+}}: i32, %{{[0-9]+}}: i32, %{{[0-9]+}}: i32, %[[POS:[0-9]+]]: i32, %{{[0-9]+}}: i32, %{{[0-9]+}}: i32):
+// The loop also carries the ring position of the rotated ring (the seventh
+// value).
+// BLACKWELL: llvm.cond_br %{{.*}}, ^bb{{[0-9]+}}(%{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %[[RECPOS]], %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} : i32, i32, i32, i32, i32, i32, i32), ^bb
+// BLACKWELL-NEXT: ^bb{{[0-9]+}}(%{{[0-9]+}}: i32, %{{[0-9]+}}: i32, %{{[0-9]+}}: i32, %[[POS:[0-9]+]]: i32, %{{[0-9]+}}: i32, %{{[0-9]+}}: i32, %{{[0-9]+}}: i32):
 // A free slot of the rotated ring.
 // BLACKWELL: nvvm.mbarrier.try_wait.parity
 // BLACKWELL: %[[TABROWS:.*]] = llvm.intr.umin(%[[COSROWS]], %[[SINROWS]]) : (i32, i32) -> i32

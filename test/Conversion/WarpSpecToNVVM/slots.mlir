@@ -1,4 +1,8 @@
-// RUN: block-attn-opt %s --pass-pipeline='builtin.module(warpspec-allocate-smem,convert-warpspec-to-nvvm)' | FileCheck %s
+// RUN: block-attn-opt %s --pass-pipeline='builtin.module(warpspec-allocate-smem,warpspec-lower-protocol,convert-warpspec-to-nvvm)' | FileCheck %s
+// RUN: not block-attn-opt %s --pass-pipeline='builtin.module(warpspec-allocate-smem,convert-warpspec-to-nvvm)' 2>&1 | FileCheck %s --check-prefix=UNLOWERED
+
+// The conversion takes the lowered protocol only.
+// UNLOWERED: error: 'warpspec.acquire' op is a channel-protocol op: run warpspec-lower-protocol before convert-warpspec-to-nvvm
 
 // Slot values from hand-written warpspec IR: each op that names a slot reads
 // what the op that took it bound. Partition "a" consumes %x, reads the
@@ -11,15 +15,16 @@
 
 // Partition "a": the record of the consumed %x slot is read after its wait;
 // its fourth field (the position) travels into the loop body with the slot
-// and is what the commit of the %y slot writes into that slot's record.
+// and is what the commit of the %y slot writes into that slot's record. The
+// loop also carries the ring position of %y (the seventh value).
 // CHECK: llvm.func @slot_positions(
 // CHECK: nvvm.setmaxregister  increase 200
 // CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: %[[REC:[0-9]+]] = llvm.load %{{[0-9]+}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xi32>
 // CHECK: %[[THREE:[0-9]+]] = llvm.mlir.constant(3 : i32) : i32
 // CHECK-NEXT: %[[POS:[0-9]+]] = llvm.extractelement %[[REC]][%[[THREE]] : i32] : vector<4xi32>
-// CHECK: llvm.cond_br %{{[0-9]+}}, ^[[BODY:bb[0-9]+]](%{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %[[POS]], %{{[0-9]+}}, %{{[0-9]+}} : i32, i32, i32, i32, i32, i32), ^{{bb[0-9]+}}
-// CHECK-NEXT: ^[[BODY]](%[[R:[0-9]+]]: i32, %[[RS:[0-9]+]]: i32, %[[H:[0-9]+]]: i32, %[[P:[0-9]+]]: i32, %{{[0-9]+}}: i32, %{{[0-9]+}}: i32):
+// CHECK: llvm.cond_br %{{[0-9]+}}, ^[[BODY:bb[0-9]+]](%{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %[[POS]], %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} : i32, i32, i32, i32, i32, i32, i32), ^{{bb[0-9]+}}
+// CHECK-NEXT: ^[[BODY]](%[[R:[0-9]+]]: i32, %[[RS:[0-9]+]]: i32, %[[H:[0-9]+]]: i32, %[[P:[0-9]+]]: i32, %{{[0-9]+}}: i32, %{{[0-9]+}}: i32, %{{[0-9]+}}: i32):
 // CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: llvm.insertelement %[[R]], %{{[0-9]+}}[%{{[0-9]+}} : i32] : vector<4xi32>
 // CHECK: llvm.insertelement %[[RS]], %{{[0-9]+}}[%{{[0-9]+}} : i32] : vector<4xi32>

@@ -2645,3 +2645,190 @@ func.func @negative_acquire_l2_prefetch_late_coordinates(
   }
   return
 }
+
+// -----
+
+// The lowered protocol (warpspec-lower-protocol's output). A slot index
+// that is a constant must name a slot of the ring.
+!one = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_lowered_slot_out_of_range() {
+  warpspec.kernel chip("sm_90a") {
+    %x = warpspec.channel "x" depth(2) : !one
+    warpspec.partition "p" role(compute) warps(4) regs(40) {
+      %two = arith.constant 2 : i32
+      %zero = arith.constant 0 : i32
+      // expected-error @+1 {{'warpspec.wait_full' op slot 2 is not in [0, 2), the slots of channel "x"}}
+      warpspec.wait_full %x[%two] phase(%zero) : !one
+    }
+  }
+  return
+}
+
+// -----
+
+// The ops of the lowered protocol run in a partition (each replica has its
+// own positions and barrier roles).
+!one = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_lowered_outside_partition() {
+  warpspec.kernel chip("sm_90a") {
+    %x = warpspec.channel "x" depth(2) : !one
+    %zero = arith.constant 0 : i32
+    // expected-error @+1 {{'warpspec.ring_slot' op must be inside a warpspec.partition}}
+    %stage, %phase = warpspec.ring_slot %x[%zero] : !one
+    warpspec.partition "p" role(compute) warps(4) regs(40) {
+    }
+  }
+  return
+}
+
+// -----
+
+!one = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_replica_id_outside_partition() {
+  warpspec.kernel chip("sm_90a") {
+    // expected-error @+1 {{'warpspec.replica_id' op must be inside a warpspec.partition}}
+    %r = warpspec.replica_id
+    warpspec.partition "p" role(compute) warps(4) regs(40) {
+    }
+  }
+  return
+}
+
+// -----
+
+// TMA copies fill shared-memory slots only.
+!acc = !warpspec.channel<[64x64xf32], tmem>
+func.func @negative_expect_tx_tmem() {
+  warpspec.kernel chip("sm_100a") {
+    %s = warpspec.channel "s" depth(2) : !acc
+    warpspec.partition "p" role(mma) warps(4) regs(40) {
+      %zero = arith.constant 0 : i32
+      // expected-error @+1 {{'warpspec.expect_tx' op expects copies into a tensor-memory slot; only shared-memory slots are filled by TMA}}
+      warpspec.expect_tx %s[%zero] bytes(16384) : !acc
+    }
+  }
+  return
+}
+
+// -----
+
+// The copies into one slot deliver at most its bytes (8192 here).
+!one = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_expect_tx_bytes() {
+  warpspec.kernel chip("sm_90a") {
+    %x = warpspec.channel "x" depth(2) : !one
+    warpspec.partition "p" role(load) warps(4) regs(40) {
+      %zero = arith.constant 0 : i32
+      // expected-error @+1 {{'warpspec.expect_tx' op expects 8200 bytes, but the copies into one slot deliver between 1 and its 8192 bytes}}
+      warpspec.expect_tx %x[%zero] bytes(8200) : !one
+    }
+  }
+  return
+}
+
+// -----
+
+// A channel is either used through the protocol or through its lowering:
+// the ring positions would otherwise have two owners.
+!one = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_lowered_and_protocol(%cu: memref<?xi32>) {
+  warpspec.kernel chip("sm_90a") {
+    %n = arith.constant 4 : index
+    %x = warpspec.channel "x" depth(2) : !one
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      warpspec.tile_loop (%row, %rows, %head) in %cu : memref<?xi32>
+          heads(%n) tokens(%n) block_size(64) {
+        %s, %b = warpspec.acquire %x : !one
+        warpspec.commit %s tile(%row, %rows, %head)
+      }
+    }
+    warpspec.partition "sink" role(compute) warps(4) regs(40) {
+      %zero = arith.constant 0 : i32
+      // expected-error @+1 {{'warpspec.arrive_empty' op uses channel "x" at the mbarrier level, but warpspec.acquire uses it through the channel protocol; warpspec-lower-protocol lowers all of a channel's protocol ops at once}}
+      warpspec.arrive_empty %x[%zero] : !one
+    }
+  }
+  return
+}
+
+// -----
+
+// after_mma arrives through tcgen05.commit, which sm_90a does not have.
+!one = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_arrive_empty_after_mma_sm90a() {
+  warpspec.kernel chip("sm_90a") {
+    %x = warpspec.channel "x" depth(2) : !one
+    warpspec.partition "p" role(compute) warps(4) regs(40) {
+      %zero = arith.constant 0 : i32
+      // expected-error @+1 {{'warpspec.arrive_empty' op with after_mma is not available on sm_90a (no tcgen05.commit)}}
+      warpspec.arrive_empty %x[%zero] after_mma : !one
+    }
+  }
+  return
+}
+
+// -----
+
+// A prefetch moves the tile of a TMA copy: the same rules.
+func.func @negative_tma_prefetch_element_type(%k: memref<?x4x64xf32>) {
+  warpspec.kernel chip("sm_90a") {
+    warpspec.partition "p" role(load) warps(4) regs(40) {
+      %zero = arith.constant 0 : i32
+      // expected-error @+1 {{'warpspec.tma_prefetch' op only 16-bit elements are supported, got 'f32'}}
+      warpspec.tma_prefetch %k[%zero, %zero]
+          : memref<?x4x64xf32>, !warpspec.buffer<64x64xf32, smem>
+    }
+  }
+  return
+}
+
+// -----
+
+// A tile loop with iter_args yields their next values.
+func.func @negative_tile_loop_iter_args_no_yield(%cu: memref<?xi32>) {
+  warpspec.kernel chip("sm_90a") {
+    %n = arith.constant 4 : index
+    warpspec.partition "p" role(compute) warps(4) regs(40) {
+      %zero = arith.constant 0 : i32
+      // expected-error @+1 {{'warpspec.tile_loop' op with iter_args must end its body with a warpspec.yield of their next values}}
+      %last = warpspec.tile_loop (%row, %rows, %head) in %cu : memref<?xi32>
+          heads(%n) tokens(%n) block_size(64) iter_args(%e = %zero) -> (i32) {
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @negative_tile_loop_yield_types(%cu: memref<?xi32>) {
+  warpspec.kernel chip("sm_90a") {
+    %n = arith.constant 4 : index
+    warpspec.partition "p" role(compute) warps(4) regs(40) {
+      %zero = arith.constant 0 : i32
+      %last = warpspec.tile_loop (%row, %rows, %head) in %cu : memref<?xi32>
+          heads(%n) tokens(%n) block_size(64) iter_args(%e = %zero) -> (i32) {
+        // expected-error @+1 {{'warpspec.yield' op yields 'index', but the enclosing warpspec.tile_loop carries 'i32'}}
+        warpspec.yield %n : index
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @negative_tile_loop_iter_args_count(%cu: memref<?xi32>) {
+  warpspec.kernel chip("sm_90a") {
+    %n = arith.constant 4 : index
+    warpspec.partition "p" role(compute) warps(4) regs(40) {
+      %zero = arith.constant 0 : i32
+      // expected-error @+1 {{iter_args has 1 values but 2 types}}
+      %a, %b = warpspec.tile_loop (%row, %rows, %head) in %cu : memref<?xi32>
+          heads(%n) tokens(%n) block_size(64) iter_args(%e = %zero) -> (i32, i32) {
+        warpspec.yield %e, %e : i32, i32
+      }
+    }
+  }
+  return
+}

@@ -12,6 +12,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Dominance.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/MapVector.h"
@@ -59,15 +60,33 @@ struct ChannelUsers {
   SmallVector<PartitionOp> consumers;
   bool closed = false;
   bool consumedInLoop = false; // by warpspec.consume (needs a close)
+  /// The first op of each form that uses the channel: the protocol
+  /// (acquire, consume, ...) and its lowering (wait_empty, publish, ...).
+  Operation *protocolOp = nullptr;
+  Operation *loweredOp = nullptr;
 };
 
 bool isProducerOp(Operation *op) {
-  return isa<AcquireOp, CommitOp, CloseOp>(op);
+  return isa<AcquireOp, CommitOp, CloseOp, WaitEmptyOp, ExpectTxOp, PublishOp,
+             PublishCloseOp>(op);
+}
+
+bool isConsumerOp(Operation *op) {
+  return isa<ConsumeOp, GetOp, WaitFullOp, ReadTileOp, ArriveEmptyOp>(op);
+}
+
+/// The ops of the lowered protocol (warpspec-lower-protocol) that say which
+/// side of a channel a partition is on.
+bool isLoweredProtocolOp(Operation *op) {
+  return isa<WaitEmptyOp, ExpectTxOp, PublishOp, PublishCloseOp, WaitFullOp,
+             ReadTileOp, ArriveEmptyOp>(op);
 }
 
 Value getProtocolChannel(Operation *op) {
   return TypeSwitch<Operation *, Value>(op)
-      .Case<AcquireOp, CommitOp, CloseOp, ConsumeOp, GetOp, ReleaseOp>(
+      .Case<AcquireOp, CommitOp, CloseOp, ConsumeOp, GetOp, ReleaseOp,
+            WaitEmptyOp, ExpectTxOp, PublishOp, PublishCloseOp, WaitFullOp,
+            ReadTileOp, ArriveEmptyOp>(
           [](auto typed) { return typed.getChannel(); })
       .Default([](Operation *) { return Value(); });
 }
@@ -178,9 +197,13 @@ LogicalResult verifyChannelUsers(KernelOp kernel) {
       ChannelUsers &entry = users[channel];
       if (isProducerOp(op))
         addUnique(entry.producers, partition);
-      else if (isa<ConsumeOp, GetOp>(op))
+      else if (isConsumerOp(op))
         addUnique(entry.consumers, partition);
-      if (isa<CloseOp>(op))
+      Operation *&first =
+          isLoweredProtocolOp(op) ? entry.loweredOp : entry.protocolOp;
+      if (!first)
+        first = op;
+      if (isa<CloseOp, PublishCloseOp>(op))
         entry.closed = true;
       if (isa<ConsumeOp>(op))
         entry.consumedInLoop = true;
@@ -211,11 +234,22 @@ LogicalResult verifyChannelUsers(KernelOp kernel) {
       return channel.emitOpError()
              << "channel \"" << name << "\" is produced and consumed by "
              << "partition \"" << producer.getName() << "\"";
+    // The lowering replaces every protocol op of a kernel at once; a mix
+    // would have two owners of the ring positions.
+    if (entry.protocolOp && entry.loweredOp)
+      return entry.loweredOp->emitOpError()
+             << "uses channel \"" << name << "\" at the mbarrier level, but "
+             << entry.protocolOp->getName()
+             << " uses it through the channel protocol; "
+                "warpspec-lower-protocol lowers all of a channel's protocol "
+                "ops at once";
+    // Whether a lowered consumer loop ends is the loop's business: it reads
+    // the record of a warpspec.publish_close.
     if (entry.consumedInLoop && !entry.closed)
       return channel.emitOpError()
              << "channel \"" << name << "\" is never closed by its producer \""
              << producer.getName() << "\", so its consumers would never stop";
-    if (entry.closed && !entry.consumedInLoop)
+    if (entry.closed && !entry.consumedInLoop && !entry.loweredOp)
       return channel.emitOpError()
              << "channel \"" << name << "\" is closed, but no "
              << "warpspec.consume loop reads it";
@@ -339,7 +373,9 @@ LogicalResult KernelOp::verifyRegions() {
     // tracks the MMAs of the thread that issues it: both belong to the
     // single-thread MMA role, whose commits the channel barriers count.
     auto release = dyn_cast<ReleaseOp>(op);
-    bool afterMma = release && release.getAfterMma();
+    auto arrive = dyn_cast<ArriveEmptyOp>(op);
+    bool afterMma =
+        (release && release.getAfterMma()) || (arrive && arrive.getAfterMma());
     if (afterMma && !isBlackwell()) {
       op->emitOpError() << "with after_mma is not available on " << getChip()
                         << " (no tcgen05.commit)";
@@ -536,26 +572,52 @@ ParseResult TileLoopOp::parse(OpAsmParser &parser, OperationState &result) {
                       b.getI64IntegerAttr(blockSize));
   if (succeeded(parser.parseOptionalKeyword("contiguous")))
     result.addAttribute(getContiguousAttrName(result.name), b.getUnitAttr());
+  for (OpAsmParser::Argument &arg : args)
+    arg.type = b.getI32Type();
+  // iter_args(%a = %init, ...) -> (types)
+  SmallVector<OpAsmParser::Argument> iterArgs;
+  SmallVector<OpAsmParser::UnresolvedOperand> inits;
+  if (succeeded(parser.parseOptionalKeyword("iter_args"))) {
+    if (parser.parseAssignmentList(iterArgs, inits) ||
+        parser.parseArrowTypeList(result.types))
+      return failure();
+    if (iterArgs.size() != result.types.size())
+      return parser.emitError(parser.getNameLoc())
+             << "iter_args has " << iterArgs.size() << " values but "
+             << result.types.size() << " types";
+    for (auto [arg, type] : llvm::zip(iterArgs, result.types))
+      arg.type = type;
+  }
   if (parser.parseOptionalAttrDictWithKeyword(result.attributes) ||
       parser.resolveOperand(cuSeqlens, cuType, result.operands) ||
       parser.resolveOperand(numHeads, b.getIndexType(), result.operands) ||
-      parser.resolveOperand(numTokens, b.getIndexType(), result.operands))
+      parser.resolveOperand(numTokens, b.getIndexType(), result.operands) ||
+      parser.resolveOperands(inits, result.types, parser.getNameLoc(),
+                             result.operands))
     return failure();
-  for (OpAsmParser::Argument &arg : args)
-    arg.type = b.getI32Type();
+  llvm::append_range(args, iterArgs);
   Region *body = result.addRegion();
   return parser.parseRegion(*body, args);
 }
 
 void TileLoopOp::print(OpAsmPrinter &p) {
   p << " (";
-  llvm::interleaveComma(getBody().getArguments(), p,
+  Block &body = getBody().front();
+  llvm::interleaveComma(body.getArguments().drop_back(getInits().size()), p,
                         [&](BlockArgument arg) { p.printOperand(arg); });
   p << ") in " << getCuSeqlens() << " : " << getCuSeqlens().getType()
     << " heads(" << getNumHeads() << ") tokens(" << getNumTokens()
     << ") block_size(" << getBlockSize() << ")";
   if (getContiguous())
     p << " contiguous";
+  if (!getInits().empty()) {
+    p << " iter_args(";
+    llvm::interleaveComma(
+        llvm::zip(getRegionIterArgs(), getInits()), p, [&](auto pair) {
+          p << std::get<0>(pair) << " = " << std::get<1>(pair);
+        });
+    p << ") -> (" << getResultTypes() << ")";
+  }
   p.printOptionalAttrDictWithKeyword(
       (*this)->getAttrs(), {getBlockSizeAttrName(), getContiguousAttrName()});
   p << ' ';
@@ -574,13 +636,36 @@ LogicalResult TileLoopOp::verify() {
     return emitOpError() << "block_size must be in [1, "
                          << std::numeric_limits<int32_t>::max() << "], got "
                          << getBlockSize();
+  if (getInits().getTypes() != getResultTypes())
+    return emitOpError() << "iter_args types " << getInits().getTypes()
+                         << " differ from the result types "
+                         << getResultTypes();
   Block &body = getBody().front();
-  if ((body.getNumArguments() != 3 && body.getNumArguments() != 4) ||
-      !llvm::all_of(body.getArgumentTypes(),
-                    [](Type t) { return t.isSignlessInteger(32); }))
+  size_t carried = getInits().size();
+  size_t tileArgs =
+      body.getNumArguments() >= carried ? body.getNumArguments() - carried : 0;
+  SmallVector<Type> argTypes(body.getArgumentTypes());
+  if ((tileArgs != 3 && tileArgs != 4) ||
+      !llvm::all_of(ArrayRef<Type>(argTypes).take_front(tileArgs),
+                    [](Type t) { return t.isSignlessInteger(32); }) ||
+      ArrayRef<Type>(argTypes).drop_front(tileArgs) !=
+          ArrayRef<Type>(llvm::to_vector(getResultTypes())))
     return emitOpError() << "body must take three i32 arguments (row, rows, "
                             "head), and optionally a fourth (the position of "
-                            "the row inside its sequence)";
+                            "the row inside its sequence), then one per "
+                            "iter_args value";
+  auto yield = body.empty() ? YieldOp() : dyn_cast<YieldOp>(body.back());
+  if (!yield) {
+    if (carried)
+      return emitOpError() << "with iter_args must end its body with a "
+                              "warpspec.yield of their next values";
+    return success();
+  }
+  if (yield.getValues().getTypes() != getResultTypes())
+    return yield.emitOpError()
+           << "yields " << yield.getValues().getTypes()
+           << ", but the enclosing warpspec.tile_loop carries "
+           << getResultTypes();
   return success();
 }
 
@@ -897,46 +982,157 @@ LogicalResult TilePositionOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// The lowered protocol
+//===----------------------------------------------------------------------===//
+
+/// What every op of the lowered protocol needs: to run in a partition, on a
+/// declared channel, and, when its slot index is a constant, on a slot the
+/// ring has.
+static LogicalResult verifyRingOp(Operation *op, Value channel, Value stage) {
+  if (!op->getParentOfType<PartitionOp>())
+    return op->emitOpError() << "must be inside a warpspec.partition";
+  auto decl = channel.getDefiningOp<ChannelOp>();
+  if (!decl)
+    return op->emitOpError()
+           << "channel operand must be declared by a warpspec.channel";
+  APInt index;
+  if (stage && matchPattern(stage, m_ConstantInt(&index)) &&
+      (index.isNegative() || index.getSExtValue() >= decl.getDepth()))
+    return op->emitOpError()
+           << "slot " << index.getSExtValue() << " is not in [0, "
+           << decl.getDepth() << "), the slots of channel \"" << decl.getName()
+           << "\"";
+  return success();
+}
+
+LogicalResult ReplicaIdOp::verify() {
+  if (!(*this)->getParentOfType<PartitionOp>())
+    return emitOpError() << "must be inside a warpspec.partition";
+  return success();
+}
+
+LogicalResult RingSlotOp::verify() {
+  return verifyRingOp(getOperation(), getChannel(), Value());
+}
+
+LogicalResult WaitEmptyOp::verify() {
+  return verifyRingOp(getOperation(), getChannel(), getStage());
+}
+
+LogicalResult WaitFullOp::verify() {
+  return verifyRingOp(getOperation(), getChannel(), getStage());
+}
+
+LogicalResult ExpectTxOp::verify() {
+  if (failed(verifyRingOp(getOperation(), getChannel(), getStage())))
+    return failure();
+  auto type = cast<ChannelType>(getChannel().getType());
+  if (type.getMemorySpace() != MemorySpace::smem)
+    return emitOpError() << "expects copies into a tensor-memory slot; only "
+                            "shared-memory slots are filled by TMA";
+  int64_t slotBytes = type.getSlotSizeInBytes();
+  if (getBytes() < 1 || getBytes() > slotBytes)
+    return emitOpError() << "expects " << getBytes()
+                         << " bytes, but the copies into one slot deliver "
+                            "between 1 and its "
+                         << slotBytes << " bytes";
+  return success();
+}
+
+LogicalResult SlotBuffersOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location> location, ValueRange operands,
+    DictionaryAttr attributes, OpaqueProperties properties, RegionRange regions,
+    SmallVectorImpl<Type> &inferredReturnTypes) {
+  auto channel = dyn_cast<ChannelType>(operands[0].getType());
+  if (!channel)
+    return failure();
+  llvm::append_range(inferredReturnTypes, channel.getBufferTypes());
+  return success();
+}
+
+LogicalResult SlotBuffersOp::verify() {
+  return verifyRingOp(getOperation(), getChannel(), getStage());
+}
+
+LogicalResult PublishOp::verify() {
+  return verifyRingOp(getOperation(), getChannel(), getStage());
+}
+
+LogicalResult PublishCloseOp::verify() {
+  return verifyRingOp(getOperation(), getChannel(), getStage());
+}
+
+LogicalResult ReadTileOp::verify() {
+  return verifyRingOp(getOperation(), getChannel(), getStage());
+}
+
+LogicalResult ArriveEmptyOp::verify() {
+  return verifyRingOp(getOperation(), getChannel(), getStage());
+}
+
+//===----------------------------------------------------------------------===//
 // Tile operations
 //===----------------------------------------------------------------------===//
 
 static bool isSixteenBit(Type type) { return type.isBF16() || type.isF16(); }
 
-LogicalResult TmaLoadOp::verify() {
-  auto source = dyn_cast<MemRefType>(getSource().getType());
-  BufferType dest = getDest().getType();
+/// The tile a TMA copy or prefetch moves: rows of one head of a rank-3
+/// [tokens, heads, head_dim] memref, as a 2-D 16-bit shared-memory tile of
+/// whole 128-byte chunks and at most 256 rows (a TMA box).
+static LogicalResult verifyTmaTile(Operation *op, Type sourceType,
+                                   BufferType dest, StringRef what) {
+  auto source = dyn_cast<MemRefType>(sourceType);
   if (!source || source.getRank() != 3)
-    return emitOpError() << "source must be a rank-3 memref [tokens, heads, "
-                            "head_dim], got "
-                         << getSource().getType();
+    return op->emitOpError() << "source must be a rank-3 memref [tokens, "
+                                "heads, head_dim], got "
+                             << sourceType;
   if (dest.getMemorySpace() != MemorySpace::smem)
-    return emitOpError() << "destination must be a shared-memory buffer";
+    return op->emitOpError() << what << " must be a shared-memory buffer";
   if (source.getElementType() != dest.getElementType())
-    return emitOpError() << "source element type " << source.getElementType()
-                         << " differs from the buffer's "
-                         << dest.getElementType();
+    return op->emitOpError()
+           << "source element type " << source.getElementType()
+           << " differs from the buffer's " << dest.getElementType();
   if (!isSixteenBit(dest.getElementType()))
-    return emitOpError() << "only 16-bit elements are supported, got "
-                         << dest.getElementType();
+    return op->emitOpError() << "only 16-bit elements are supported, got "
+                             << dest.getElementType();
   ArrayRef<int64_t> shape = dest.getShape();
   if (shape.size() != 2)
-    return emitOpError() << "destination must be a 2-D tile, got " << dest;
+    return op->emitOpError() << what << " must be a 2-D tile, got " << dest;
   if (source.isDynamicDim(2) || source.getDimSize(2) != shape[1])
-    return emitOpError() << "buffer has " << shape[1]
-                         << " columns, but the source's head dimension is "
-                         << (source.isDynamicDim(2)
-                                 ? std::string("dynamic")
-                                 : std::to_string(source.getDimSize(2)));
+    return op->emitOpError()
+           << "buffer has " << shape[1]
+           << " columns, but the source's head dimension is "
+           << (source.isDynamicDim(2) ? std::string("dynamic")
+                                      : std::to_string(source.getDimSize(2)));
   if (shape[1] % 64 != 0)
-    return emitOpError() << "the head dimension must be a multiple of 64 "
-                            "elements (whole 128-byte swizzled chunks), got "
-                         << shape[1];
+    return op->emitOpError() << "the head dimension must be a multiple of 64 "
+                                "elements (whole 128-byte swizzled chunks), "
+                                "got "
+                             << shape[1];
   if (shape[0] > 256)
-    return emitOpError() << "a TMA box has at most 256 rows, got " << shape[0];
-  if (!getDest().getDefiningOp<AcquireOp>())
-    return emitOpError()
-           << "destination must be a buffer of a slot acquired by the producer";
+    return op->emitOpError()
+           << "a TMA box has at most 256 rows, got " << shape[0];
   return success();
+}
+
+LogicalResult TmaLoadOp::verify() {
+  if (failed(verifyTmaTile(getOperation(), getSource().getType(),
+                           getDest().getType(), "destination")))
+    return failure();
+  // The copy completes on the full barrier of the destination's slot: the
+  // slot a producer acquired, or, once the protocol is lowered, the slot of
+  // a warpspec.slot_buffers.
+  if (!getDest().getDefiningOp<AcquireOp>() &&
+      !getDest().getDefiningOp<SlotBuffersOp>())
+    return emitOpError()
+           << "destination must be a buffer of a slot acquired by the "
+              "producer (or, lowered, of a warpspec.slot_buffers)";
+  return success();
+}
+
+LogicalResult TmaPrefetchOp::verify() {
+  return verifyTmaTile(getOperation(), getSource().getType(), getTileType(),
+                       "tile");
 }
 
 LogicalResult MmaOp::verify() {

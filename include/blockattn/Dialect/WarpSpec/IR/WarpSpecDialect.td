@@ -28,8 +28,10 @@ def WarpSpec_Dialect : Dialect {
     - **channels** (`warpspec.channel`): ring buffers of `depth` slots in
       shared or tensor memory through which one producer partition hands tiles
       to its consumers, with an acquire/commit (producer) and consume/release
-      (consumer) protocol. The lowering turns each slot into a pair of
-      mbarriers (full/empty) and owns the phase arithmetic;
+      (consumer) protocol. `warpspec-lower-protocol` turns the protocol into
+      ring positions carried as SSA values, their slot and phase
+      (`warpspec.ring_slot`) and one op per access to a slot's pair of
+      mbarriers (full/empty) or its tile record;
     - asynchronous **copies** (`warpspec.tma_load`) and **matrix multiplies**
       (`warpspec.mma`) on tiles, tile math (`warpspec.softmax`) on
       register tiles, and masked stores (`warpspec.store`);

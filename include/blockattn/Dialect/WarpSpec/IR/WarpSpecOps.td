@@ -117,8 +117,9 @@ def WarpSpec_ChannelOp : WarpSpec_Op<"channel", [HasParent<"KernelOp">]> {
     `replicas(R)` takes the slots round-robin: replica `r` gets slots
     `r, r+R, ...`.
 
-    The lowering gives each slot a `full` and an `empty` mbarrier and tracks
-    their phases; `warpspec-allocate-smem` writes where the buffers
+    The lowering gives each slot a `full` and an `empty` mbarrier, whose
+    phases `warpspec-lower-protocol` makes explicit (`warpspec.ring_slot`);
+    `warpspec-allocate-smem` writes where the buffers
     (`buffer_offset`, slot `s` at `buffer_offset + s * slot_stride`), the
     barriers (`barrier_offset`) and the tile coordinates (`info_offset`) live.
 
@@ -234,6 +235,12 @@ def WarpSpec_TileLoopOp : WarpSpec_Op<"tile_loop", [
     first sequence by binary search over `cu_seqlens`, then walks forward.
     Empty sequences own no block.
 
+    With `iter_args`, the loop carries values from tile to tile (the ring
+    positions that `warpspec-lower-protocol` makes explicit): the body takes
+    them after the tile's arguments and ends with a `warpspec.yield` of
+    their next values, and the loop returns their values after its last
+    tile (the initial ones if the CTA has none).
+
     Example:
 
     ```mlir
@@ -241,16 +248,39 @@ def WarpSpec_TileLoopOp : WarpSpec_Op<"tile_loop", [
         heads(%h) tokens(%t) block_size(64) {
       ...
     }
+    %last = warpspec.tile_loop (%row, %rows, %head) in %cu_seqlens
+        : memref<?xi32> heads(%h) tokens(%t) block_size(64)
+        iter_args(%entry = %c0) -> (i32) {
+      ...
+      warpspec.yield %next : i32
+    }
     ```
   }];
   let arguments = (ins AnyMemRef:$cu_seqlens,
                        Index:$num_heads,
                        Index:$num_tokens,
+                       Variadic<AnyType>:$inits,
                        I64Attr:$block_size,
                        UnitAttr:$contiguous);
+  let results = (outs Variadic<AnyType>:$results);
   let regions = (region SizedRegion<1>:$body);
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
+  let builders = [
+    OpBuilder<(ins "Value":$cu_seqlens, "Value":$num_heads,
+                   "Value":$num_tokens, "IntegerAttr":$block_size,
+                   "UnitAttr":$contiguous), [{
+      build($_builder, $_state, TypeRange(), cu_seqlens, num_heads,
+            num_tokens, ValueRange(), block_size, contiguous);
+    }]>
+  ];
+  let extraClassDeclaration = [{
+    /// The body's arguments that carry the iter_args (after the tile's row,
+    /// rows, head and optional position).
+    Block::BlockArgListType getRegionIterArgs() {
+      return getBody().front().getArguments().take_back(getInits().size());
+    }
+  }];
 }
 
 //===----------------------------------------------------------------------===//
@@ -447,6 +477,275 @@ def WarpSpec_ReleaseOp : WarpSpec_Op<"release"> {
     /// The channel of the released slot.
     Value getChannel();
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// The lowered protocol (warpspec-lower-protocol)
+//===----------------------------------------------------------------------===//
+//
+// What `warpspec-lower-protocol` turns the channel protocol into: ring
+// positions as i32 SSA values that the partitions carry through their loops
+// (the `iter_args` of `warpspec.tile_loop`, `scf.while` for a consume loop),
+// the slot and phase bit of each position, and one op per mbarrier or tile
+// record access on a slot. Each of these ops names its slot as `%ch[%stage]`:
+// the channel and the slot index (an i32 in [0, depth)).
+
+def WarpSpec_ReplicaIdOp : WarpSpec_Op<"replica_id", [Pure]> {
+  let summary = "which replica of its partition the thread belongs to";
+  let description = [{
+    The `warpspec.replica_id` operation returns the index, in
+    `[0, replicas)`, of the replica of the enclosing `warpspec.partition`
+    that runs it. Replica `r` of `R` takes ring entries `r, r + R, ...`, so
+    this is where its ring positions start.
+
+    ```mlir
+    %r = warpspec.replica_id
+    ```
+  }];
+  let results = (outs I32:$replica);
+  let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
+}
+
+def WarpSpec_RingSlotOp : WarpSpec_Op<"ring_slot", [Pure]> {
+  let summary = "the slot and the phase bit of a ring position";
+  let description = [{
+    The `warpspec.ring_slot` operation returns where ring entry `entry` of
+    `channel` lives: the slot `entry % depth` and the phase bit
+    `(entry / depth) & 1` of that slot's barriers (which lap of the ring the
+    entry is on). A partition carries its ring positions as SSA values and
+    advances them by its replica count (CUTLASS's `PipelineState`, with the
+    stage and phase recomputed from one counter).
+
+    ```mlir
+    %stage, %phase = warpspec.ring_slot %qkv[%entry] : !qkv
+    ```
+  }];
+  let arguments = (ins WarpSpec_ChannelType:$channel, I32:$entry);
+  let results = (outs I32:$stage, I32:$phase);
+  let assemblyFormat = "$channel `[` $entry `]` attr-dict `:` type($channel)";
+  let hasVerifier = 1;
+}
+
+def WarpSpec_WaitEmptyOp : WarpSpec_Op<"wait_empty"> {
+  let summary = "producer: wait until the consumers freed a slot";
+  let description = [{
+    The `warpspec.wait_empty` operation waits on the `empty` mbarrier of slot
+    `stage` until every consumer partition released the slot's previous lap:
+    for an entry on phase `phase`, the completion of phase `phase ^ 1` (a
+    fresh barrier counts as having completed the phase before phase 0, so
+    the first lap does not wait). On a tensor-memory channel the wait is
+    followed by `tcgen05.fence::after_thread_sync`, which orders the
+    consumers' `tcgen05.ld` of the slot before the MMAs that overwrite it.
+
+    ```mlir
+    warpspec.wait_empty %qkv[%stage] phase(%phase) : !qkv
+    ```
+  }];
+  let arguments = (ins WarpSpec_ChannelType:$channel, I32:$stage,
+                       I32:$phase);
+  let assemblyFormat = [{
+    $channel `[` $stage `]` `phase` `(` $phase `)` attr-dict `:` type($channel)
+  }];
+  let hasVerifier = 1;
+}
+
+def WarpSpec_WaitFullOp : WarpSpec_Op<"wait_full"> {
+  let summary = "consumer: wait until the producer published a slot";
+  let description = [{
+    The `warpspec.wait_full` operation waits on the `full` mbarrier of slot
+    `stage` until phase `phase` completes: the producer published the slot's
+    record and every asynchronous copy (or MMA) into it landed. On sm_100a,
+    when the slot lives in tensor memory or the waiting partition issues
+    MMAs, the wait is followed by `tcgen05.fence::after_thread_sync`, which
+    orders the producer's tcgen05 work before this partition's.
+
+    ```mlir
+    warpspec.wait_full %qkv[%stage] phase(%phase) : !qkv
+    ```
+  }];
+  let arguments = (ins WarpSpec_ChannelType:$channel, I32:$stage,
+                       I32:$phase);
+  let assemblyFormat = [{
+    $channel `[` $stage `]` `phase` `(` $phase `)` attr-dict `:` type($channel)
+  }];
+  let hasVerifier = 1;
+}
+
+def WarpSpec_ExpectTxOp : WarpSpec_Op<"expect_tx"> {
+  let summary = "producer: announce the bytes the copies into a slot deliver";
+  let description = [{
+    The `warpspec.expect_tx` operation adds `bytes` to the transaction count
+    of the `full` mbarrier of slot `stage`, before the `warpspec.tma_load`
+    copies into the slot are issued: the phase then completes only once
+    they delivered that many bytes (and the producer arrived), and the count
+    never underflows. Only shared-memory slots are filled by copies; the
+    bytes are at most the slot's.
+
+    ```mlir
+    warpspec.expect_tx %qkv[%stage] bytes(49152) : !qkv
+    ```
+  }];
+  let arguments = (ins WarpSpec_ChannelType:$channel, I32:$stage,
+                       I64Attr:$bytes);
+  let assemblyFormat = [{
+    $channel `[` $stage `]` `bytes` `(` $bytes `)` attr-dict `:` type($channel)
+  }];
+  let hasVerifier = 1;
+}
+
+def WarpSpec_SlotBuffersOp : WarpSpec_Op<"slot_buffers", [
+    Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "the buffers of one slot of a channel";
+  let description = [{
+    The `warpspec.slot_buffers` operation returns the buffers of slot
+    `stage` of `channel`, one per buffer type of the channel: in shared
+    memory at `buffer_offset + stage * slot_stride`, in tensor memory at the
+    slot's `tmem_slots` lane and column. A `warpspec.tma_load` into one of
+    them completes on that slot's `full` barrier.
+
+    ```mlir
+    %q, %k, %v = warpspec.slot_buffers %qkv[%stage] : !qkv
+    ```
+  }];
+  let arguments = (ins WarpSpec_ChannelType:$channel, I32:$stage);
+  let results = (outs Variadic<WarpSpec_BufferType>:$buffers);
+  let assemblyFormat = "$channel `[` $stage `]` attr-dict `:` type($channel)";
+  let hasVerifier = 1;
+}
+
+def WarpSpec_PublishOp : WarpSpec_Op<"publish"> {
+  let summary = "producer: write a slot's tile record and arrive on its full barrier";
+  let description = [{
+    The `warpspec.publish` operation hands slot `stage` to the consumers:
+    the partition's threads make their writes of the slot visible to the
+    async proxy (`fence.proxy.async`) or, for a tensor-memory slot, wait for
+    their `tcgen05.st` (`tcgen05.wait::st`, `tcgen05.fence::before_thread_sync`),
+    meet at the replica's named barrier, then one thread writes the record
+    (row, rows, head and `position`, 0 without it) and arrives on the slot's
+    `full` barrier, with release semantics. A role(mma) producer also
+    arrives through `tcgen05.commit` once its MMAs into the slot complete,
+    which is why its `full` barriers count two arrivals.
+
+    ```mlir
+    warpspec.publish %qkv[%stage] tile(%row, %rows, %head) : !qkv
+    warpspec.publish %qkv[%stage] tile(%row, %rows, %head) position(%p) : !qkv
+    ```
+  }];
+  let arguments = (ins WarpSpec_ChannelType:$channel, I32:$stage, I32:$row,
+                       I32:$rows, I32:$head, Optional<I32>:$position);
+  let assemblyFormat = [{
+    $channel `[` $stage `]` `tile` `(` $row `,` $rows `,` $head `)`
+    (`position` `(` $position^ `)`)? attr-dict `:` type($channel)
+  }];
+  let hasVerifier = 1;
+}
+
+def WarpSpec_PublishCloseOp : WarpSpec_Op<"publish_close"> {
+  let summary = "producer: publish the record that ends one consumer's loop";
+  let description = [{
+    The `warpspec.publish_close` operation publishes slot `stage` with the
+    record `(0, -1, 0, 0)`: a tile of -1 rows, which ends the consume loop
+    of the consumer replica whose entry the slot holds. The slot carries no
+    data, so nothing is fenced first, and a role(mma) producer makes both
+    arrivals of its `full` barrier at once. `warpspec-lower-protocol`
+    lowers a `warpspec.close` to one per consumer replica.
+
+    ```mlir
+    warpspec.publish_close %qkv[%stage] : !qkv
+    ```
+  }];
+  let arguments = (ins WarpSpec_ChannelType:$channel, I32:$stage);
+  let assemblyFormat = "$channel `[` $stage `]` attr-dict `:` type($channel)";
+  let hasVerifier = 1;
+}
+
+def WarpSpec_ReadTileOp : WarpSpec_Op<"read_tile"> {
+  let summary = "consumer: read the tile record of a published slot";
+  let description = [{
+    The `warpspec.read_tile` operation reads the record the producer wrote
+    into slot `stage` before publishing it: the tile's first row, its valid
+    rows (-1 for the record of `warpspec.publish_close`), its head and the
+    position of its first row in its sequence. It follows the
+    `warpspec.wait_full` of the slot, whose acquire orders it after the
+    producer's write.
+
+    ```mlir
+    %row, %rows, %head, %pos = warpspec.read_tile %qkv[%stage] : !qkv
+    ```
+  }];
+  let arguments = (ins WarpSpec_ChannelType:$channel, I32:$stage);
+  let results = (outs I32:$row, I32:$rows, I32:$head, I32:$position);
+  let assemblyFormat = "$channel `[` $stage `]` attr-dict `:` type($channel)";
+  let hasVerifier = 1;
+}
+
+def WarpSpec_ArriveEmptyOp : WarpSpec_Op<"arrive_empty"> {
+  let summary = "consumer: arrive on a slot's empty barrier";
+  let description = [{
+    The `warpspec.arrive_empty` operation gives slot `stage` back to the
+    producer: the replica's threads meet at its named barrier (after a
+    `tcgen05.fence::before_thread_sync` on a tensor-memory slot) and one of
+    them arrives on the slot's `empty` barrier, so the producer's next write
+    of the slot is ordered after every thread's reads. A role(load) or
+    role(mma) partition runs on one thread and arrives directly. With
+    `after_mma` (sm_100a, role(mma) only) the arrival is a `tcgen05.commit`:
+    it comes when the MMAs this thread issued, those reading the slot
+    included, complete.
+
+    ```mlir
+    warpspec.arrive_empty %qkv[%stage] : !qkv
+    warpspec.arrive_empty %p[%stage] after_mma : !p
+    ```
+  }];
+  let arguments = (ins WarpSpec_ChannelType:$channel, I32:$stage,
+                       UnitAttr:$after_mma);
+  let assemblyFormat = [{
+    $channel `[` $stage `]` (`after_mma` $after_mma^)? attr-dict `:` type($channel)
+  }];
+  let hasVerifier = 1;
+}
+
+def WarpSpec_TmaPrefetchOp : WarpSpec_Op<"tma_prefetch"> {
+  let summary = "bring the tile of a future TMA copy into L2";
+  let description = [{
+    The `warpspec.tma_prefetch` operation asks for rows `[row, row + R)` of
+    head `head` of `source` to be brought into L2 (a bulk tensor prefetch
+    per 128-byte column chunk), where `tile` is the `R x D` shared-memory
+    buffer type a later `warpspec.tma_load` of the same coordinates copies
+    into. `warpspec-lower-protocol` emits them for an `l2_prefetch` acquire,
+    before its wait for a free slot.
+
+    ```mlir
+    warpspec.tma_prefetch %k[%row, %head]
+        : memref<?x4x128xbf16>, !warpspec.buffer<64x128xbf16, smem>
+    ```
+  }];
+  let arguments = (ins AnyMemRef:$source, I32:$row, I32:$head,
+                       TypeAttrOf<WarpSpec_BufferType>:$tile);
+  let assemblyFormat = [{
+    $source `[` $row `,` $head `]` attr-dict `:` type($source) `,` $tile
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    BufferType getTileType() { return cast<BufferType>(getTile()); }
+  }];
+}
+
+def WarpSpec_YieldOp : WarpSpec_Op<"yield", [
+    Pure, Terminator, HasParent<"TileLoopOp">]> {
+  let summary = "the values a tile loop carries to its next tile";
+  let description = [{
+    The `warpspec.yield` operation ends the body of a `warpspec.tile_loop`
+    with `iter_args`: its operands are the body's arguments for the next
+    tile, and the loop's results after the last one.
+
+    ```mlir
+    warpspec.yield %next : i32
+    ```
+  }];
+  let arguments = (ins Variadic<AnyType>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
 }
 
 //===----------------------------------------------------------------------===//

@@ -60,4 +60,71 @@ def WarpSpecAllocateTmemPass : Pass<"warpspec-allocate-tmem", "ModuleOp"> {
   }];
 }
 
+def WarpSpecLowerProtocolPass : Pass<"warpspec-lower-protocol", "ModuleOp"> {
+  let summary = "Lower the channel protocol to ring positions and mbarrier-level ops";
+  let description = [{
+    Replaces the channel protocol of every `warpspec.kernel` (acquire,
+    commit, close, get, consume, release, tile_position, and the slot values
+    they pass) by what it means on the mbarriers, with the ring state as SSA
+    values, so that the NVVM conversion keeps no state of its own:
+
+    - each partition carries one ring position (an i32 entry number) per
+      channel it acquires, gets or closes: `warpspec.replica_id` (or 0 for
+      a single replica) at its start, advanced by its replica count at each
+      commit or get, carried through `warpspec.tile_loop` as `iter_args`
+      and through consume loops as `scf.while` values;
+    - `warpspec.ring_slot` splits a position into the slot and the phase
+      bit, `warpspec.wait_empty` / `warpspec.wait_full` wait on the slot's
+      barriers, `warpspec.expect_tx` announces the bytes of the TMA copies
+      into it, `warpspec.slot_buffers` gives its buffers,
+      `warpspec.publish` / `warpspec.publish_close` write its record and
+      arrive, `warpspec.read_tile` reads the record and
+      `warpspec.arrive_empty` gives the slot back;
+    - a `warpspec.consume` becomes an `scf.while` that waits for the next
+      slot due to the replica and reads its record before each iteration,
+      and leaves on the `publish_close` record (-1 rows);
+    - an `l2_prefetch` acquire becomes `warpspec.tma_prefetch` ops for the
+      copies into its slot, then the wait.
+
+    Example: a producer's loop
+
+    ```mlir
+    warpspec.tile_loop (%row, %rows, %head) in %cu : memref<?xi32> ... {
+      %slot, %b = warpspec.acquire %x : !one
+      warpspec.tma_load %q[%row, %head] into %b : !act, !tile
+      warpspec.commit %slot tile(%row, %rows, %head)
+    }
+    warpspec.close %x : !one
+    ```
+
+    becomes
+
+    ```mlir
+    %c0 = arith.constant 0 : i32
+    %last = warpspec.tile_loop (%row, %rows, %head) in %cu : memref<?xi32> ...
+        iter_args(%e = %c0) -> (i32) {
+      %stage, %phase = warpspec.ring_slot %x[%e] : !one
+      warpspec.wait_empty %x[%stage] phase(%phase) : !one
+      warpspec.expect_tx %x[%stage] bytes(8192) : !one
+      %b = warpspec.slot_buffers %x[%stage] : !one
+      warpspec.tma_load %q[%row, %head] into %b : !act, !tile
+      warpspec.publish %x[%stage] tile(%row, %rows, %head) : !one
+      %c1 = arith.constant 1 : i32
+      %next = arith.addi %e, %c1 : i32
+      warpspec.yield %next : i32
+    }
+    %s, %p = warpspec.ring_slot %x[%last] : !one
+    warpspec.wait_empty %x[%s] phase(%p) : !one
+    warpspec.publish_close %x[%s] : !one
+    ```
+
+    #### Diagnostics
+    A protocol op nested in an op other than `warpspec.tile_loop` and
+    `warpspec.consume` (an `scf.if`, say) is reported: the pass would have
+    to carry the ring position through a region it does not know.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 #endif // BLOCKATTN_DIALECT_WARPSPEC_TRANSFORMS_PASSES_TD
