@@ -123,7 +123,7 @@ bool chunkedByDefault(const KernelShape &shape) {
 /// Consumer warpgroups of a persistent sm_90a launch: two hide one tile's
 /// math and stores behind the other's, but the plain backward at head dim
 /// 64 does better with one and a deeper ring
-/// (docs/performance-notes.md#consumers).
+/// (docs/performance-notes.md#consumer-warpgroups).
 int64_t defaultConsumers(const KernelShape &shape) {
   return shape.backward && shape.headDim <= 64 && !shape.hasRotary() ? 1 : 2;
 }
@@ -258,11 +258,11 @@ int64_t blockattn::replicaRegisters(int64_t single, int64_t otherRegs,
   return std::min<int64_t>(256, (pool - otherRegs) / replicas / 8 * 8);
 }
 
-FailureOr<KernelPlan> blockattn::planKernel(Chip chip, const KernelShape &shape,
+FailureOr<KernelPlan> blockattn::planKernel(const KernelShape &shape,
                                             const TuningOptions &options,
                                             std::string &error) {
   Failure fail{error};
-  switch (chip) {
+  switch (options.chip) {
   case Chip::sm_90a:
     return planSm90a(shape, options, fail);
   case Chip::sm_100a:

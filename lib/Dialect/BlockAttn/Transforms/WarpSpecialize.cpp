@@ -46,69 +46,30 @@ struct BlockAttnWarpSpecializePass
     });
     if (kernels.empty())
       return;
-    std::optional<Chip> target = symbolizeChip(chip);
-    if (!target) {
-      func.emitError() << "blockattn-warp-specialize: unsupported chip '"
-                       << chip << "'; supported chips: sm_90a, sm_100a";
-      return signalPassFailure();
-    }
     for (Operation *op : kernels)
-      if (failed(lowerKernel(func, op, *target)))
+      if (failed(lowerKernel(func, op)))
         return signalPassFailure();
   }
 
-  LogicalResult lowerKernel(func::FuncOp func, Operation *op, Chip target) {
+  LogicalResult lowerKernel(func::FuncOp func, Operation *op) {
     FailureOr<KernelSpec> spec = describeKernel(func, op);
     if (failed(spec))
       return failure();
-    FailureOr<TuningOptions> options = tuningOptions(op);
-    if (failed(options))
-      return failure();
+    TuningOptions options;
+#define BLOCKATTN_PASS_OPTION(TYPE, NAME, ...) options.NAME = NAME;
+#define GEN_PASS_OPTION_LIST_BLOCKATTNWARPSPECIALIZEPASS
+#include "blockattn/Dialect/BlockAttn/Transforms/PassOptionList.h.inc"
     std::string error;
-    FailureOr<KernelPlan> plan = planKernel(target, *spec, *options, error);
+    FailureOr<KernelPlan> plan = planKernel(*spec, options, error);
     if (failed(plan))
       return op->emitOpError() << error;
     OpBuilder b(op);
-    if (target == Chip::sm_100a)
+    if (chip == Chip::sm_100a)
       buildSm100aKernel(b, op->getLoc(), *spec, *plan);
     else
       buildSm90aKernel(b, op->getLoc(), *spec, *plan);
     op->erase();
     return success();
-  }
-
-  FailureOr<TuningOptions> tuningOptions(Operation *op) {
-    TuningOptions options;
-    options.numStages = numStages;
-    options.numConsumers = numConsumers;
-    options.ctasPerSm = ctasPerSm;
-    options.tilesPerCta = tilesPerCta;
-    std::optional<POperand> p = symbolizePOperand(pOperand);
-    if (!p)
-      return op->emitOpError()
-             << "p-operand must be 'registers' or 'smem', got '" << pOperand
-             << "'";
-    std::optional<OStore> o = symbolizeOStore(oStore);
-    if (!o)
-      return op->emitOpError()
-             << "o-store must be 'tma', 'smem' or 'registers', got '" << oStore
-             << "'";
-    std::optional<Schedule> s = symbolizeSchedule(schedule);
-    if (!s)
-      return op->emitOpError()
-             << "schedule must be 'auto', 'strided', 'contiguous' or "
-                "'chunked', got '"
-             << schedule << "'";
-    std::optional<L2Prefetch> l2 = symbolizeL2Prefetch(l2Prefetch);
-    if (!l2)
-      return op->emitOpError()
-             << "l2-prefetch must be 'auto', 'on' or 'off', got '" << l2Prefetch
-             << "'";
-    options.pOperand = *p;
-    options.oStore = *o;
-    options.schedule = *s;
-    options.l2Prefetch = *l2;
-    return options;
   }
 };
 

@@ -27,20 +27,20 @@ KernelShape shape(bool backward, int64_t headDim,
   return s;
 }
 
-KernelPlan plan(Chip chip, const KernelShape &s,
-                const TuningOptions &options = {}) {
+KernelPlan plan(Chip chip, const KernelShape &s, TuningOptions options = {}) {
+  options.chip = chip;
   std::string error;
-  FailureOr<KernelPlan> result = planKernel(chip, s, options, error);
+  FailureOr<KernelPlan> result = planKernel(s, options, error);
   EXPECT_TRUE(succeeded(result)) << error;
   EXPECT_TRUE(error.empty());
   return succeeded(result) ? *result : KernelPlan();
 }
 
 /// The reason the plan gives for rejecting `options`.
-std::string failure(Chip chip, const KernelShape &s,
-                    const TuningOptions &options) {
+std::string failure(Chip chip, const KernelShape &s, TuningOptions options) {
+  options.chip = chip;
   std::string error;
-  FailureOr<KernelPlan> result = planKernel(chip, s, options, error);
+  FailureOr<KernelPlan> result = planKernel(s, options, error);
   EXPECT_TRUE(failed(result));
   return error;
 }

@@ -17,9 +17,8 @@
 
 #include "mlir/Support/LLVM.h"
 
+#include "blockattn/Dialect/BlockAttn/Transforms/Passes.h"
 #include <string>
-
-#include "blockattn/Dialect/BlockAttn/Transforms/PlanEnums.h.inc"
 
 namespace mlir::blockattn {
 
@@ -43,18 +42,9 @@ struct KernelShape {
   }
 };
 
-/// The tuning options of blockattn-warp-specialize (Passes.td), as the plan
-/// reads them; 0 means "the recipe picks" for the counts.
-struct TuningOptions {
-  int64_t numStages = 0;
-  int64_t numConsumers = 0;
-  POperand pOperand = POperand::registers;
-  Schedule schedule = Schedule::automatic;
-  int64_t ctasPerSm = 0;
-  int64_t tilesPerCta = 0;
-  OStore oStore = OStore::tma;
-  L2Prefetch l2Prefetch = L2Prefetch::automatic;
-};
+/// The chip and tuning options, as blockattn-warp-specialize's options
+/// struct (Passes.td); 0 means "the recipe picks" for the counts.
+using TuningOptions = BlockAttnWarpSpecializePassOptions;
 
 /// Register budgets per thread of each warpgroup of a recipe (what
 /// warpspec.partition's `registers` says; 0 for a warpgroup the recipe does
@@ -100,10 +90,10 @@ struct KernelPlan {
   RegisterPlan registers;
 };
 
-/// The plan of `shape` on `chip` under `options`, or failure with the
-/// reason in `error` (a sentence that names the option, for the op's
+/// The plan of `shape` on `options.chip` under `options`, or failure with
+/// the reason in `error` (a sentence that names the option, for the op's
 /// diagnostic).
-FailureOr<KernelPlan> planKernel(Chip chip, const KernelShape &shape,
+FailureOr<KernelPlan> planKernel(const KernelShape &shape,
                                  const TuningOptions &options,
                                  std::string &error);
 
