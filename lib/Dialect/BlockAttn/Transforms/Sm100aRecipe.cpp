@@ -326,7 +326,7 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
   {
     OpBuilder::InsertionGuard g(b);
     EpilogueLoop loop =
-        beginEpilogueLoop(b, loc, "compute", plan, sCh, tmemTile(bs), tile);
+        beginEpilogueLoop(b, loc, "softmax", plan, sCh, tmemTile(bs), tile);
     Value row = loop.row, rows = loop.rows, head = loop.head,
           staging = loop.staging;
     auto squareF32 = AccType::get(ctx, {bs, bs}, f32);
