@@ -4,6 +4,18 @@
 // The MMA warp is the Q/K/V ring's only consumer: any depth, odd ones
 // included, is taken as given.
 // RUN: block-attn-opt %t/forward.mlir -blockattn-warp-specialize="chip=sm_100a num-stages=3" | FileCheck %s --check-prefix=STAGES3
+// The launch on sm_100a: chunked on request (one CTA per SM at a time, about
+// 192 KiB of loads a CTA: 4 tiles at head dim 128, 8 at 64), and the L2
+// prefetch on request; neither by default.
+// RUN: block-attn-opt %t/forward.mlir -blockattn-warp-specialize="chip=sm_100a schedule=chunked l2-prefetch=on" | FileCheck %s --check-prefix=CHUNKED --implicit-check-not=ctas_per_sm
+// RUN: block-attn-opt %t/forward.mlir -blockattn-warp-specialize="chip=sm_100a" | FileCheck %s --check-prefix=PERSISTENT --implicit-check-not=tiles_per_cta --implicit-check-not=l2_prefetch --implicit-check-not=contiguous
+// CHUNKED: warpspec.kernel chip("sm_100a") attributes {{{.*}}head_dim = 128 : i64{{.*}}tiles_per_cta = 4 : i64} {
+// CHUNKED: warpspec.tile_loop {{.*}} block_size(64) contiguous {
+// CHUNKED-NEXT: warpspec.acquire %{{.*}} {l2_prefetch}
+// CHUNKED: warpspec.kernel chip("sm_100a") attributes {{{.*}}head_dim = 64 : i64{{.*}}tiles_per_cta = 8 : i64} {
+// CHUNKED: warpspec.tile_loop {{.*}} block_size(64) contiguous {
+// CHUNKED-NEXT: warpspec.acquire %{{.*}} {l2_prefetch}
+// PERSISTENT-COUNT-2: warpspec.kernel chip("sm_100a")
 // RUN: block-attn-opt %t/backward.mlir -blockattn-warp-specialize="chip=sm_100a" | FileCheck %s --check-prefix=BWD --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %t/backward.mlir -blockattn-warp-specialize="chip=sm_100a o-store=smem" | FileCheck %s --check-prefix=BWD-OSMEM --implicit-check-not=bulk
 

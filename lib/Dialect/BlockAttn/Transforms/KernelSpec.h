@@ -34,6 +34,10 @@ struct KernelSpec : KernelShape {
   SmallVector<Value> loads;
   SmallVector<Value> stores;
 
+  /// The name of the ring the loaded tiles travel in: the loaded tensors'
+  /// names, "qkv" or "qkvdo".
+  StringRef loadRingName() const { return backward ? "qkvdo" : "qkv"; }
+
   /// The tile position travels with the tile unless positions are explicit.
   bool needsTilePosition() const { return hasRotary() && !positions; }
 };

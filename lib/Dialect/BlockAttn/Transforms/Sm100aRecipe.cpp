@@ -179,7 +179,7 @@ void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
              oBuf = tmemTile(spec.headDim, f32);
   Value qkv = createChannel(
       b, loc, ChannelType::get(ctx, {tile, tile, tile}, MemorySpace::smem),
-      "qkv", plan.numStages);
+      spec.loadRingName(), plan.numStages);
   Value sCh = createChannel(
       b, loc, ChannelType::get(ctx, {sBuf}, MemorySpace::tmem), "s", 2);
   Value pCh = createChannel(
@@ -276,7 +276,7 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
   Value qkvdo = createChannel(
       b, loc,
       ChannelType::get(ctx, {tile, tile, tile, tile}, MemorySpace::smem),
-      "qkvdo", plan.numStages);
+      spec.loadRingName(), plan.numStages);
   Value sCh = tmemChannel("s", bs), dpCh = tmemChannel("dp", bs);
   Value dvCh = tmemChannel("dv", d), dkCh = tmemChannel("dk", d),
         dqCh = tmemChannel("dq", d);

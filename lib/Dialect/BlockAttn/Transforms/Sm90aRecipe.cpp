@@ -7,8 +7,6 @@
 
 #include "Recipe.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-
 using namespace mlir;
 using namespace mlir::blockattn;
 using namespace mlir::warpspec;
@@ -51,15 +49,8 @@ void buildHopperKernel(
   BufferType tile = tileBuffer(spec, spec.headDim);
   SmallVector<Type> tiles(spec.loads.size(), tile);
   auto channelType = ChannelType::get(ctx, tiles, MemorySpace::smem);
-  std::string channelName;
-  for (Value load : spec.loads) {
-    auto arg = cast<BlockArgument>(load);
-    auto func = cast<func::FuncOp>(arg.getOwner()->getParentOp());
-    channelName +=
-        func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "blockattn.name")
-            .str();
-  }
-  Value ring = createChannel(b, loc, channelType, channelName, plan.numStages);
+  Value ring = createChannel(b, loc, channelType, spec.loadRingName(),
+                             plan.numStages);
   Type i32 = b.getI32Type();
   buildLoadPartition(b, loc, spec, values, ring, plan);
 
