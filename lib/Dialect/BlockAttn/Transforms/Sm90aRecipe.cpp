@@ -49,8 +49,8 @@ void buildHopperKernel(
   BufferType tile = tileBuffer(spec, spec.headDim);
   SmallVector<Type> tiles(spec.loads.size(), tile);
   auto channelType = ChannelType::get(ctx, tiles, MemorySpace::smem);
-  Value ring = createChannel(b, loc, channelType, spec.loadRingName(),
-                             plan.numStages);
+  Value ring =
+      createChannel(b, loc, channelType, spec.loadRingName(), plan.numStages);
   Type i32 = b.getI32Type();
   buildLoadPartition(b, loc, spec, values, ring, plan);
 
