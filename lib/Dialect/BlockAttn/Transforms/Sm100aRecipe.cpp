@@ -116,23 +116,22 @@ void endMmaLoop(OpBuilder &b, Location loc, const MmaLoop &loop, Value first) {
   CloseOp::create(b, loc, first);
 }
 
-/// The sm_100a softmax/compute replicas' loop over S, up to its body: their
-/// output staging buffer, the tile coordinates and the S slot. The builder
-/// is left in the body.
-struct EpilogueLoop {
+/// The loop of the softmax replicas (which also store the outputs) over S,
+/// up to its body: their output staging buffer, the tile coordinates and the
+/// S slot. The builder is left in the body.
+struct SoftmaxLoop {
   Value staging, slot, row, rows, head, sBuffer;
 };
 
-EpilogueLoop beginEpilogueLoop(OpBuilder &b, Location loc, StringRef name,
-                               const KernelPlan &plan, Value sCh,
-                               BufferType sBuf, BufferType tile) {
+SoftmaxLoop beginSoftmaxLoop(OpBuilder &b, Location loc, const KernelPlan &plan,
+                             Value sCh, BufferType sBuf, BufferType tile) {
   MLIRContext *ctx = b.getContext();
   auto partition = PartitionOp::create(
-      b, loc, b.getStringAttr(name), RoleAttr::get(ctx, Role::softmax),
+      b, loc, b.getStringAttr("softmax"), RoleAttr::get(ctx, Role::softmax),
       b.getI64IntegerAttr(4), b.getI64IntegerAttr(plan.registers.compute),
       b.getI64IntegerAttr(plan.softmaxReplicas));
   b.setInsertionPointToStart(&createBody(partition, {}, loc));
-  EpilogueLoop loop;
+  SoftmaxLoop loop;
   loop.staging = ScratchOp::create(b, loc, tile, nullptr, nullptr);
   auto consume = ConsumeOp::create(b, loc, sCh);
   Type i32 = b.getI32Type();
@@ -217,8 +216,7 @@ void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
   // Softmax + epilogue warpgroups.
   {
     OpBuilder::InsertionGuard g(b);
-    EpilogueLoop loop =
-        beginEpilogueLoop(b, loc, "softmax", plan, sCh, sBuf, tile);
+    SoftmaxLoop loop = beginSoftmaxLoop(b, loc, plan, sCh, sBuf, tile);
     Value row = loop.row, rows = loop.rows, head = loop.head,
           staging = loop.staging;
     auto sType = AccType::get(ctx, {bs, bs}, f32);
@@ -325,8 +323,7 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
   // Softmax gradient + epilogue warpgroups.
   {
     OpBuilder::InsertionGuard g(b);
-    EpilogueLoop loop =
-        beginEpilogueLoop(b, loc, "softmax", plan, sCh, tmemTile(bs), tile);
+    SoftmaxLoop loop = beginSoftmaxLoop(b, loc, plan, sCh, tmemTile(bs), tile);
     Value row = loop.row, rows = loop.rows, head = loop.head,
           staging = loop.staging;
     auto squareF32 = AccType::get(ctx, {bs, bs}, f32);
