@@ -41,7 +41,7 @@ LogicalResult checkKernelFunction(func::FuncOp func, Operation *op) {
 
 template <typename OpTy>
 FailureOr<KernelSpec>
-describeCommon(func::FuncOp func, OpTy op, StringRef kind,
+describeCommon(func::FuncOp func, OpTy op, bool backward,
                SmallVector<std::pair<StringRef, Value>> named,
                SmallVector<Value> loads, SmallVector<Value> stores) {
   if (op.getScale())
@@ -55,13 +55,12 @@ describeCommon(func::FuncOp func, OpTy op, StringRef kind,
   if (failed(nameKernelArguments(func, op, named)))
     return failure();
   KernelSpec spec;
-  spec.backward = kind == "backward";
+  spec.backward = backward;
   spec.blockSize = op.getBlockSize();
   spec.headDim = op.getHeadDim();
   spec.rotary = op.getRotary();
   spec.rotateV = static_cast<bool>(op.getRotateV());
   spec.op = op;
-  spec.kind = kind;
   spec.elementType = op.getElementType();
   spec.cuSeqlens = op.getCuSeqlens();
   spec.scale = op.getScale();
@@ -83,7 +82,7 @@ FailureOr<KernelSpec> describe(func::FuncOp func, ForwardOp op) {
       {"v", op.getV()},
       {"o", op.getO()},
       {"cu_seqlens", op.getCuSeqlens()}};
-  return describeCommon(func, op, "forward", named,
+  return describeCommon(func, op, /*backward=*/false, named,
                         {op.getQ(), op.getK(), op.getV()}, {op.getO()});
 }
 
@@ -93,7 +92,7 @@ FailureOr<KernelSpec> describe(func::FuncOp func, BackwardOp op) {
       {"v", op.getV()},   {"do", op.getDout()},
       {"dq", op.getDq()}, {"dk", op.getDk()},
       {"dv", op.getDv()}, {"cu_seqlens", op.getCuSeqlens()}};
-  return describeCommon(func, op, "backward", named,
+  return describeCommon(func, op, /*backward=*/true, named,
                         {op.getQ(), op.getK(), op.getV(), op.getDout()},
                         {op.getDv(), op.getDk(), op.getDq()});
 }

@@ -21,7 +21,6 @@ namespace mlir::blockattn {
 /// Everything the recipes need to know about the op being lowered.
 struct KernelSpec : KernelShape {
   Operation *op = nullptr;
-  StringRef kind; // "forward" or "backward"
   Type elementType;
   Value cuSeqlens;
   Value scale;                // run-time scale, or null
@@ -33,6 +32,9 @@ struct KernelSpec : KernelShape {
   /// dv, dk, dq).
   SmallVector<Value> loads;
   SmallVector<Value> stores;
+
+  /// What the manifest calls the kernel's kind.
+  StringRef kind() const { return backward ? "backward" : "forward"; }
 
   /// The name of the ring the loaded tiles travel in: the loaded tensors'
   /// names, "qkv" or "qkvdo".

@@ -13,7 +13,7 @@ namespace {
 
 DictionaryAttr buildInfo(OpBuilder &b, const KernelSpec &spec) {
   SmallVector<NamedAttribute> entries = {
-      b.getNamedAttr("kind", b.getStringAttr(spec.kind)),
+      b.getNamedAttr("kind", b.getStringAttr(spec.kind())),
       b.getNamedAttr("block_size", b.getI64IntegerAttr(spec.blockSize)),
       b.getNamedAttr("head_dim", b.getI64IntegerAttr(spec.headDim)),
       b.getNamedAttr("element_type", TypeAttr::get(spec.elementType)),
