@@ -4,7 +4,7 @@
 # Installs whatever is missing, and nothing when everything is there:
 #   apt: llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools cmake
 #        ninja-build, zlib1g-dev libzstd-dev lld (the wheel's statically
-#        linked compiler) (plus g++ when there is no C++ compiler, and python3
+#        linked compiler), libgtest-dev (the C++ unit tests, unittests/) (plus g++ when there is no C++ compiler, and python3
 #        / python3-pip / python3-venv when the system has no Python, no pip or
 #        no venv for it);
 #   pip: numpy pytest (for the Python tests), scikit-build-core (the wheel's
@@ -24,7 +24,7 @@
 set -euo pipefail
 
 APT_PACKAGES=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools cmake ninja-build
-              zlib1g-dev libzstd-dev lld)
+              zlib1g-dev libzstd-dev lld libgtest-dev)
 if [[ ${FUZZ:-0} == 1 ]]; then
   APT_PACKAGES+=(clang-22 libclang-rt-22-dev)
 fi

@@ -37,6 +37,7 @@ tools = [
     "block-attn-emulate",
     "blockattn-descriptor-test",
     "blockattn-capi-test",
+    "blockattn-tblgen",
     "FileCheck",
     "not",
     "count",

@@ -10,6 +10,8 @@
 
 #include "blockattn/Compiler/CommandLine.h"
 
+#include "blockattn/Dialect/BlockAttn/Transforms/PlanEnums.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -17,6 +19,7 @@
 #include "llvm/Support/Format.h"
 
 #include <cstdlib>
+#include <type_traits>
 
 using namespace mlir;
 using namespace mlir::blockattn;
@@ -64,16 +67,60 @@ constexpr Flag kFlags[] = {
     {"h", FlagKind::Bool, "Print this help"},
 };
 
-/// The options of blockattn-to-ptx that are flags of the tool. `format` is
-/// not: the tool always writes PTX, and a cubin with --cubin.
-constexpr const char *kPipelineFlags[] = {
-    "chip",     "num-stages",  "num-consumers", "p-operand",   "o-store",
-    "schedule", "ctas-per-sm", "tiles-per-cta", "l2-prefetch", "ptx-features"};
+/// A value's reason for being rejected, checked here so that a bad value is
+/// reported with the flag's name as one line (llvm::cl would print its own
+/// message to stderr): integers must parse, enums must be one of their
+/// spellings. Other values are left to the pipeline's option parser.
+template <typename T>
+std::optional<std::string> checkPipelineValue(StringRef name, StringRef value) {
+  if constexpr (std::is_integral_v<T>) {
+    int64_t integer;
+    if (value.getAsInteger(0, integer))
+      return ("--" + name + " needs an integer, got '" + value + "'").str();
+  } else if constexpr (std::is_enum_v<T>) {
+    if (blockattn::symbolizeEnum<T>(value))
+      return std::nullopt;
+    // The enums of Passes.td number their cases from 0.
+    SmallVector<std::string> spellings;
+    for (unsigned i = 0;; ++i) {
+      StringRef spelling = stringifyEnum(static_cast<T>(i));
+      if (spelling.empty())
+        break;
+      spellings.push_back(("'" + spelling + "'").str());
+    }
+    std::string list = llvm::join(ArrayRef(spellings).drop_back(), ", ");
+    list += (spellings.size() > 1 ? " or " : "") + spellings.back();
+    return ("--" + name + " must be " + list + ", got '" + value + "'").str();
+  }
+  return std::nullopt;
+}
 
-/// The integer ones among them: checked here, so that a bad value is
-/// reported with the flag's name (llvm::cl would print it to stderr itself).
-constexpr const char *kIntegerPipelineFlags[] = {
-    "num-stages", "num-consumers", "ctas-per-sm", "tiles-per-cta"};
+using PipelineValueCheck = std::optional<std::string> (*)(StringRef name,
+                                                          StringRef value);
+
+struct PipelineFlag {
+  const char *name;
+  PipelineValueCheck check;
+};
+
+/// The options of blockattn-to-ptx that are flags of the tool: those of
+/// blockattn-warp-specialize, from the list in its Passes.td, and
+/// ptx-features. `format` is not: the tool always writes PTX, and a cubin
+/// with --cubin.
+constexpr PipelineFlag kPipelineFlags[] = {
+#define BLOCKATTN_PASS_OPTION(TYPE, NAME, ARGUMENT, ...)                       \
+  {ARGUMENT, &checkPipelineValue<TYPE>},
+#define GEN_PASS_OPTION_LIST_BLOCKATTNWARPSPECIALIZEPASS
+#include "blockattn/Dialect/BlockAttn/Transforms/PassOptionList.h.inc"
+    {"ptx-features", &checkPipelineValue<std::string>},
+};
+
+const PipelineFlag *lookupPipelineFlag(StringRef name) {
+  for (const PipelineFlag &flag : kPipelineFlags)
+    if (name == flag.name)
+      return &flag;
+  return nullptr;
+}
 
 /// How the user spelled a flag: -o, --chip.
 std::string spelling(StringRef name) {
@@ -88,8 +135,8 @@ std::optional<Flag> lookupFlag(StringRef name) {
   for (const Flag &flag : kFlags)
     if (name == flag.name)
       return flag;
-  if (llvm::is_contained(kPipelineFlags, name))
-    return Flag{kPipelineFlags[0], FlagKind::Pipeline, ""};
+  if (const PipelineFlag *flag = lookupPipelineFlag(name))
+    return Flag{flag->name, FlagKind::Pipeline, ""};
   return std::nullopt;
 }
 
@@ -139,15 +186,14 @@ struct Parser {
   }
 
   LogicalResult addPipelineOption(StringRef name, StringRef value) {
-    int64_t integer;
-    if (llvm::is_contained(kIntegerPipelineFlags, name) &&
-        value.getAsInteger(0, integer))
-      return error("--" + name + " needs an integer, got '" + value + "'");
     // The value is spliced into `name=value ...`; characters that would end
     // or nest it are never part of a valid value.
     if (value.empty() ||
         value.find_first_of(" \t\n\r\v\f'\"{}") != StringRef::npos)
       return error("--" + name + " has no valid value: '" + value + "'");
+    if (std::optional<std::string> problem =
+            lookupPipelineFlag(name)->check(name, value))
+      return error(*problem);
     pipelineOptions += (name + "=" + value + " ").str();
     return success();
   }

@@ -30,7 +30,7 @@ blockattn::verifyBlockAttnToPtxOptions(const BlockAttnToPtxOptions &options,
     return failure();
   }
   if (std::optional<std::string> problem =
-          checkPtxFeatures(options.ptxFeatures, options.chip)) {
+          checkPtxFeatures(options.ptxFeatures, stringifyChip(options.chip))) {
     errorStream << "blockattn-to-ptx: " << *problem << "\n";
     return failure();
   }
@@ -44,21 +44,15 @@ blockattn::buildBlockAttnToPtxPipeline(OpPassManager &pm,
   if (failed(verifyBlockAttnToPtxOptions(options, errorStream)))
     return failure();
   BlockAttnWarpSpecializePassOptions specialize;
-  specialize.chip = options.chip;
-  specialize.numStages = options.numStages;
-  specialize.numConsumers = options.numConsumers;
-  specialize.pOperand = options.pOperand;
-  specialize.oStore = options.oStore;
-  specialize.schedule = options.schedule;
-  specialize.ctasPerSm = options.ctasPerSm;
-  specialize.tilesPerCta = options.tilesPerCta;
-  specialize.l2Prefetch = options.l2Prefetch;
+#define BLOCKATTN_PASS_OPTION(TYPE, NAME, ...) specialize.NAME = options.NAME;
+#define GEN_PASS_OPTION_LIST_BLOCKATTNWARPSPECIALIZEPASS
+#include "blockattn/Dialect/BlockAttn/Transforms/PassOptionList.h.inc"
   pm.addNestedPass<func::FuncOp>(createBlockAttnWarpSpecializePass(specialize));
   pm.addPass(warpspec::createWarpSpecAllocateTmemPass());
   pm.addPass(warpspec::createWarpSpecAllocateSmemPass());
   pm.addPass(warpspec::createWarpSpecLowerProtocolPass());
   ConvertWarpSpecToNVVMPassOptions convert;
-  convert.chip = options.chip;
+  convert.chip = stringifyChip(options.chip).str();
   convert.features = options.ptxFeatures;
   pm.addPass(createConvertWarpSpecToNVVMPass(convert));
   // NVVM ops without an LLVM intrinsic (the parity wait loop, wgmma) become

@@ -38,7 +38,7 @@
 // RUN: block-attn-compile %s --chip=sm_100a -o %t/sm100a --no-header | FileCheck %s --check-prefix=TABLE100
 // TABLE100: {{^}}rope_forward{{ +}}sm_100a{{ +}}load:4w/40r rotary:4w/56r mma:4w/56r softmax:8w/160r{{ +}}- 197616 256
 // TABLE100-NEXT: {{^}}rope_forward_theta{{ +}}sm_100a{{ +}}load:4w/40r rotary:4w/56r mma:4w/56r softmax:8w/160r{{ +}}- 197616 256
-// TABLE100-NEXT: {{^}}rope_backward{{ +}}sm_100a{{ +}}load:4w/40r rotary:4w/56r mma:4w/56r compute:8w/160r{{ +}}- 230384 512
+// TABLE100-NEXT: {{^}}rope_backward{{ +}}sm_100a{{ +}}load:4w/40r rotary:4w/56r mma:4w/56r softmax:8w/160r{{ +}}- 230384 512
 //
 // The manifests' rotary parameters: the tables (pointer, i32 rows, i64 row
 // stride) and the positions (pointer, i32 length), and nothing else.
@@ -148,7 +148,7 @@
 // BWD100-DAG: bar.sync 2, 128;
 //
 // REQUIRES: ptxas
-// No spills, except in the sm_100a backward: its softmax/compute warpgroups
+// No spills, except in the sm_100a backward: its softmax warpgroups
 // get 160 registers, the most the 640-thread CTA's launch pool allows (a
 // larger budget would wait forever in setmaxnreg), and ptxas spills a few
 // dozen bytes there (compiled only; see docs/rotary.md).

@@ -15,7 +15,7 @@
 // NVVM-SAME: tmem_columns = 512 : i64
 //
 // RUN: rm -rf %t && block-attn-compile %s --chip=sm_100a -o %t | FileCheck %s --check-prefix=TABLE
-// TABLE: seed_backward sm_100a load:4w/40r mma:4w/40r compute:8w/216r - 197616 512
+// TABLE: seed_backward sm_100a load:4w/40r mma:4w/40r softmax:8w/216r - 197616 512
 // RUN: FileCheck %s --check-prefix=PTX --implicit-check-not=wgmma --implicit-check-not=tcgen05.st < %t/seed_backward.ptx
 // PTX: .target sm_100a
 // PTX-NOT: .maxnreg

@@ -35,8 +35,10 @@ def ConvertWarpSpecToNVVMPass : Pass<"convert-warpspec-to-nvvm", "ModuleOp"> {
 
     #### Output IR
     `gpu.module @k [#nvvm.target<chip = ...>] { llvm.func @k(...)
-    attributes {nvvm.kernel, nvvm.reqntid, nvvm.maxnreg, blockattn.manifest} }`;
-    `convert-nvvm-to-llvm` and `gpu-module-to-binary` take it from there.
+    attributes {nvvm.kernel, nvvm.reqntid, nvvm.minctasm, blockattn.manifest} }`
+    (no `nvvm.maxnreg`: ptxas derives the launch register cap from
+    `reqntid` and `minctasm`, the CTAs per SM); `convert-nvvm-to-llvm` and
+    `gpu-module-to-binary` take it from there.
   }];
   let dependentDialects = ["LLVM::LLVMDialect", "NVVM::NVVMDialect",
                            "gpu::GPUDialect", "scf::SCFDialect",

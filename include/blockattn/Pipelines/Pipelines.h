@@ -17,6 +17,8 @@
 #ifndef BLOCKATTN_PIPELINES_PIPELINES_H
 #define BLOCKATTN_PIPELINES_PIPELINES_H
 
+#include "blockattn/Dialect/BlockAttn/Transforms/PlanEnums.h"
+
 #include "mlir/Pass/PassOptions.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/Support/raw_ostream.h"
@@ -27,51 +29,20 @@ namespace blockattn {
 
 struct BlockAttnToPtxOptions
     : public PassPipelineOptions<BlockAttnToPtxOptions> {
-  PassOptions::Option<std::string> chip{
-      *this, "chip", llvm::cl::desc("Target GPU: sm_90a or sm_100a"),
-      llvm::cl::init("sm_90a")};
+  /// blockattn-warp-specialize's options, the chip and the tuning options,
+  /// declared once in its Passes.td: chip, num-stages, num-consumers,
+  /// p-operand, schedule, ctas-per-sm, tiles-per-cta, o-store, l2-prefetch.
+#define BLOCKATTN_PASS_OPTION(TYPE, NAME, ARGUMENT, ...)                       \
+  PassOptions::Option<TYPE> NAME{*this, ARGUMENT, __VA_ARGS__};
+#define GEN_PASS_OPTION_LIST_BLOCKATTNWARPSPECIALIZEPASS
+#include "blockattn/Dialect/BlockAttn/Transforms/PassOptionList.h.inc"
+
   PassOptions::Option<std::string> format{
       *this, "format",
       llvm::cl::desc("What gpu-module-to-binary produces: isa (PTX), bin "
                      "(cubin, runs ptxas), llvm (bitcode), or none (stop at "
                      "the NVVM/LLVM dialects)"),
       llvm::cl::init("isa")};
-  PassOptions::Option<int64_t> numStages{
-      *this, "num-stages",
-      llvm::cl::desc("Ring depth (0: as deep as shared memory allows)"),
-      llvm::cl::init(0)};
-  PassOptions::Option<int64_t> numConsumers{
-      *this, "num-consumers",
-      llvm::cl::desc("Hopper: consumer warpgroups (0: the recipe picks)"),
-      llvm::cl::init(0)};
-  PassOptions::Option<std::string> pOperand{
-      *this, "p-operand",
-      llvm::cl::desc("Hopper: P for O = P V from 'registers' or 'smem'"),
-      llvm::cl::init("registers")};
-  PassOptions::Option<std::string> schedule{
-      *this, "schedule",
-      llvm::cl::desc("Tiles to CTAs: 'auto', 'strided', 'contiguous' or "
-                     "'chunked'"),
-      llvm::cl::init("auto")};
-  PassOptions::Option<int64_t> ctasPerSm{
-      *this, "ctas-per-sm",
-      llvm::cl::desc("Hopper: CTAs sharing an SM (0: the recipe picks)"),
-      llvm::cl::init(0)};
-  PassOptions::Option<int64_t> tilesPerCta{
-      *this, "tiles-per-cta",
-      llvm::cl::desc("Tiles per CTA of a chunked launch (0: the recipe "
-                     "picks)"),
-      llvm::cl::init(0)};
-  PassOptions::Option<std::string> oStore{
-      *this, "o-store",
-      llvm::cl::desc("Hopper: O stored by 'tma', from 'smem' staging, or "
-                     "from 'registers'"),
-      llvm::cl::init("tma")};
-  PassOptions::Option<std::string> l2Prefetch{
-      *this, "l2-prefetch",
-      llvm::cl::desc("Prefetch each tile into L2 before waiting for a slot: "
-                     "'auto' (the recipe picks), 'on' or 'off'"),
-      llvm::cl::init("auto")};
   PassOptions::Option<std::string> ptxFeatures{
       *this, "ptx-features",
       llvm::cl::desc("PTX ISA version for the NVPTX backend: +ptx80 or "
@@ -85,8 +56,9 @@ struct BlockAttnToPtxOptions
 /// bin, fatbin, llvm, or their long names assembly, binary, fatbinary,
 /// offloading) or be none, and `ptx-features` must be one PTX ISA version
 /// (+ptx80 ... +ptx88, +ptx90) that the chip supports: PTX ISA 8.0 or newer
-/// for sm_90a, 8.6 or newer for sm_100a. The chip itself and the tuning
-/// options are checked by blockattn-warp-specialize, with the location of
+/// for sm_90a, 8.6 or newer for sm_100a. The chip and the other options
+/// that take one of a few values are enums, checked when they are parsed;
+/// the counts are checked by blockattn-warp-specialize, with the location of
 /// the op they concern. Writes the reason to `errorStream` on failure.
 LogicalResult verifyBlockAttnToPtxOptions(const BlockAttnToPtxOptions &options,
                                           raw_ostream &errorStream);

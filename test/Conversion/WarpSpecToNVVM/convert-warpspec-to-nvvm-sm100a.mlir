@@ -264,7 +264,7 @@
 // 2048 bytes each, N = 128), dQ = dS K (dS K-major, K MN-major).
 // BWD: gpu.module @seed_backward [#nvvm.target<O = 3, chip = "sm_100a", features = "+ptx86">] {
 // BWD: llvm.func @seed_backward(
-// BWD-SAME: partitions = [{name = "load", registers = 40 : i64, replicas = 1 : i64, role = "load", warps = 4 : i64}, {name = "mma", registers = 40 : i64, replicas = 1 : i64, role = "mma", warps = 4 : i64}, {name = "compute", registers = 216 : i64, replicas = 2 : i64, role = "softmax", warps = 4 : i64}],
+// BWD-SAME: partitions = [{name = "load", registers = 40 : i64, replicas = 1 : i64, role = "load", warps = 4 : i64}, {name = "mma", registers = 40 : i64, replicas = 1 : i64, role = "mma", warps = 4 : i64}, {name = "softmax", registers = 216 : i64, replicas = 2 : i64, role = "softmax", warps = 4 : i64}],
 // BWD-SAME: smem_bytes = 197616 : i64, softmax_scale = 0.0883883461 : f32, threads = 512 : i64, tmem_columns = 512 : i64},
 // BWD: %[[COLS:.*]] = llvm.mlir.constant(512 : i32) : i32
 // BWD-NEXT: nvvm.tcgen05.alloc %{{.*}}, %[[COLS]] : !llvm.ptr<3>, i32

@@ -2,14 +2,10 @@
 // RUN: block-attn-opt %t/sm90a.mlir -split-input-file -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a"
 // RUN: block-attn-opt %t/sm100a.mlir -split-input-file -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a"
 // RUN: block-attn-opt %t/sm100a-o-store.mlir -split-input-file -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a o-store=registers"
-// RUN: block-attn-opt %t/sm100a-schedule.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a schedule=diagonal"
 // RUN: block-attn-opt %t/sm100a-ctas-per-sm.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a ctas-per-sm=2"
 // RUN: block-attn-opt %t/sm100a-stages-negative.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a num-stages=-2"
-// RUN: block-attn-opt %t/sm80.mlir -split-input-file -verify-diagnostics -blockattn-warp-specialize="chip=sm_80"
 // RUN: block-attn-opt %t/consumers0.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-consumers=-1"
 // RUN: block-attn-opt %t/consumers4.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-consumers=4"
-// RUN: block-attn-opt %t/p-operand.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a p-operand=tmem"
-// RUN: block-attn-opt %t/o-store.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a o-store=tmem"
 // RUN: block-attn-opt %t/stages-odd.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a schedule=strided num-stages=3"
 // RUN: block-attn-opt %t/stages-three.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-consumers=3 num-stages=4"
 // RUN: block-attn-opt %t/stages-negative.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-stages=-1"
@@ -18,11 +14,11 @@
 // RUN: block-attn-opt %t/tiles-per-cta-strided.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a schedule=strided tiles-per-cta=4"
 // RUN: block-attn-opt %t/backward-three.mlir -split-input-file -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-consumers=3"
 // RUN: block-attn-opt %t/backward-three-oregs.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-consumers=3 o-store=registers"
-// RUN: block-attn-opt %t/l2-prefetch.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a l2-prefetch=maybe"
-// RUN: block-attn-opt %t/sm100a-l2-prefetch.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a l2-prefetch=yes"
 
 // Every diagnostic of blockattn-warp-specialize, one part per set of pass
-// options (split-file), one case per split (-split-input-file).
+// options (split-file), one case per split (-split-input-file). Option
+// values that are not one of an enum option's are rejected when the options
+// are parsed: warp-specialize-invalid-options.mlir.
 //
 // One message of the pass cannot be reached from valid input and has no
 // case: "operand '...' must be an argument of the enclosing function" (the
@@ -138,19 +134,6 @@ func.func @negative_backward_o_store_registers_sm100a(%q: !act, %k: !act,
   return
 }
 
-//--- sm100a-schedule.mlir
-
-// The schedule is 'auto', 'strided', 'contiguous' or 'chunked' on sm_100a
-// as well.
-!act = memref<?x4x128xbf16>
-func.func @negative_schedule_sm100a(%q: !act, %k: !act, %v: !act, %o: !act,
-                                    %cu: memref<?xi32>) {
-  // expected-error @+1 {{'blockattn.forward' op schedule must be 'auto', 'strided', 'contiguous' or 'chunked', got 'diagonal'}}
-  blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
-      cu_seqlens(%cu : memref<?xi32>) {head_dim = 128 : i64, element_type = bf16}
-  return
-}
-
 //--- sm100a-ctas-per-sm.mlir
 
 // Sharing an SM between CTAs is a Hopper recipe: on sm_100a ctas-per-sm
@@ -180,25 +163,6 @@ func.func @negative_stages_sm100a(%q: !act, %k: !act, %v: !act, %do: !act,
   return
 }
 
-//--- sm80.mlir
-
-// Ampere is not a target; the error is on the function being lowered.
-!act = memref<?x4x128xbf16>
-// expected-error @+1 {{blockattn-warp-specialize: unsupported chip 'sm_80'; supported chips: sm_90a, sm_100a}}
-func.func @negative_unsupported_chip(%q: !act, %k: !act, %v: !act, %o: !act,
-                                     %cu: memref<?xi32>) {
-  blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
-      cu_seqlens(%cu : memref<?xi32>) {head_dim = 128 : i64, element_type = bf16}
-  return
-}
-
-// -----
-
-// A function without a blockattn op is not diagnosed, whatever the chip.
-func.func @no_kernel_no_error() {
-  return
-}
-
 //--- consumers0.mlir
 
 // At least one consumer warpgroup.
@@ -218,54 +182,6 @@ func.func @negative_zero_consumers(%q: !act, %k: !act, %v: !act, %o: !act,
 func.func @negative_four_consumers(%q: !act, %k: !act, %v: !act, %o: !act,
                                    %cu: memref<?xi32>) {
   // expected-error @+1 {{'blockattn.forward' op num-consumers must be 0 (the recipe picks), 1, 2 or 3 (warpgroups of 128 threads next to the producer), got 4}}
-  blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
-      cu_seqlens(%cu : memref<?xi32>) {head_dim = 128 : i64, element_type = bf16}
-  return
-}
-
-//--- p-operand.mlir
-
-// P feeds P V from registers or shared memory; Hopper has no tensor memory.
-!act = memref<?x4x128xbf16>
-func.func @negative_p_operand(%q: !act, %k: !act, %v: !act, %o: !act,
-                              %cu: memref<?xi32>) {
-  // expected-error @+1 {{'blockattn.forward' op p-operand must be 'registers' or 'smem', got 'tmem'}}
-  blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
-      cu_seqlens(%cu : memref<?xi32>) {head_dim = 128 : i64, element_type = bf16}
-  return
-}
-
-//--- o-store.mlir
-
-// O leaves the registers directly or through shared memory; nothing else.
-!act = memref<?x4x128xbf16>
-func.func @negative_o_store(%q: !act, %k: !act, %v: !act, %o: !act,
-                            %cu: memref<?xi32>) {
-  // expected-error @+1 {{'blockattn.forward' op o-store must be 'tma', 'smem' or 'registers', got 'tmem'}}
-  blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
-      cu_seqlens(%cu : memref<?xi32>) {head_dim = 128 : i64, element_type = bf16}
-  return
-}
-
-//--- l2-prefetch.mlir
-
-// The L2 prefetch is on, off, or left to the recipe.
-!act = memref<?x4x128xbf16>
-func.func @negative_l2_prefetch(%q: !act, %k: !act, %v: !act, %o: !act,
-                                %cu: memref<?xi32>) {
-  // expected-error @+1 {{'blockattn.forward' op l2-prefetch must be 'auto', 'on' or 'off', got 'maybe'}}
-  blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
-      cu_seqlens(%cu : memref<?xi32>) {head_dim = 128 : i64, element_type = bf16}
-  return
-}
-
-//--- sm100a-l2-prefetch.mlir
-
-// The same check on sm_100a.
-!act = memref<?x4x128xbf16>
-func.func @negative_l2_prefetch_sm100a(%q: !act, %k: !act, %v: !act, %o: !act,
-                                       %cu: memref<?xi32>) {
-  // expected-error @+1 {{'blockattn.forward' op l2-prefetch must be 'auto', 'on' or 'off', got 'yes'}}
   blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
       cu_seqlens(%cu : memref<?xi32>) {head_dim = 128 : i64, element_type = bf16}
   return

@@ -20,10 +20,10 @@
 // rotates q and k (and v) out of place into a ring "rotated"; the MMA warp
 // (56 registers instead of 40) gets the rotated tiles next to its load slot
 // and releases both once its MMAs complete. In the backward the position
-// travels on with S to the compute warpgroups, which un-rotate dk and dq
+// travels on with S to the softmax warpgroups, which un-rotate dk and dq
 // (and dv) read from tensor memory. Five warpgroups (640 threads) launch
 // with 96 registers a thread, which setmaxnreg moves between them: the two
-// softmax (compute) warpgroups get (5 x 96 - 40 - 56 - 56) / 2 rounded down
+// softmax warpgroups get (5 x 96 - 40 - 56 - 56) / 2 rounded down
 // to a multiple of 8, 160.
 
 !act = memref<?x4x128xbf16>
@@ -217,7 +217,7 @@ func.func @forward_plain(%q: !act, %k: !act, %v: !act, %o: !act, %cu: !cu) {
 // BLACKWELL: warpspec.mma_async %{{.*}}#1, %[[GOT]]#1 into
 // BLACKWELL: warpspec.release %[[S_ROT]] after_mma
 // BLACKWELL-NEXT: warpspec.release %{{[a-z0-9_]+}} after_mma
-// BLACKWELL: warpspec.partition "compute" role(softmax) warps(4) regs(160) replicas(2) {
+// BLACKWELL: warpspec.partition "softmax" role(softmax) warps(4) regs(160) replicas(2) {
 // BLACKWELL: warpspec.consume %[[S]] (%[[S_S:[^,]*]], %[[CROW:[a-z0-9_]+]], %[[CROWS:[a-z0-9_]+]], %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) :
 // BLACKWELL-NEXT: %[[CPOS:.*]] = warpspec.tile_position %[[S_S]]
 // BLACKWELL: %[[DVT:.*]] = warpspec.tmem_load %{{.*}} : <64x128xf32, tmem> -> <64x128xf32>
@@ -278,7 +278,7 @@ func.func @backward_tables(%q: !act, %k: !act, %v: !act, %do: !act,
 // S travels without a position; dP = dO V^T reads the rotated v.
 // BLACKWELL: warpspec.commit %{{[a-z0-9_]+}} tile(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}})
 // BLACKWELL: warpspec.mma_async %{{.*}}, %[[GOT]]#2 into %{{.*}} {transpose_b}
-// BLACKWELL: warpspec.partition "compute" role(softmax)
+// BLACKWELL: warpspec.partition "softmax" role(softmax)
 // BLACKWELL-COUNT-3: warpspec.rotate_tile %{{.*}} positions(%{{.*}} : memref<?xi32>) {interleaved = false, inverse, theta = 5.000000e+05 : f32} :
 // BLACKWELL-NOT: warpspec.rotate_tile
 // BLACKWELL-NOT: warpspec.tile_position

@@ -4,19 +4,31 @@
 // The MMA warp is the Q/K/V ring's only consumer: any depth, odd ones
 // included, is taken as given.
 // RUN: block-attn-opt %t/forward.mlir -blockattn-warp-specialize="chip=sm_100a num-stages=3" | FileCheck %s --check-prefix=STAGES3
+// The launch on sm_100a: chunked on request (one CTA per SM at a time, about
+// 192 KiB of loads a CTA: 4 tiles at head dim 128, 8 at 64), and the L2
+// prefetch on request; neither by default.
+// RUN: block-attn-opt %t/forward.mlir -blockattn-warp-specialize="chip=sm_100a schedule=chunked l2-prefetch=on" | FileCheck %s --check-prefix=CHUNKED --implicit-check-not=ctas_per_sm
+// RUN: block-attn-opt %t/forward.mlir -blockattn-warp-specialize="chip=sm_100a" | FileCheck %s --check-prefix=PERSISTENT --implicit-check-not=tiles_per_cta --implicit-check-not=l2_prefetch --implicit-check-not=contiguous
+// CHUNKED: warpspec.kernel chip("sm_100a") attributes {{{.*}}head_dim = 128 : i64{{.*}}tiles_per_cta = 4 : i64} {
+// CHUNKED: warpspec.tile_loop {{.*}} block_size(64) contiguous {
+// CHUNKED-NEXT: warpspec.acquire %{{.*}} {l2_prefetch}
+// CHUNKED: warpspec.kernel chip("sm_100a") attributes {{{.*}}head_dim = 64 : i64{{.*}}tiles_per_cta = 8 : i64} {
+// CHUNKED: warpspec.tile_loop {{.*}} block_size(64) contiguous {
+// CHUNKED-NEXT: warpspec.acquire %{{.*}} {l2_prefetch}
+// PERSISTENT-COUNT-2: warpspec.kernel chip("sm_100a")
 // RUN: block-attn-opt %t/backward.mlir -blockattn-warp-specialize="chip=sm_100a" | FileCheck %s --check-prefix=BWD --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %t/backward.mlir -blockattn-warp-specialize="chip=sm_100a o-store=smem" | FileCheck %s --check-prefix=BWD-OSMEM --implicit-check-not=bulk
 
-// blockattn-warp-specialize{chip=sm_100a}: the Blackwell recipes (DESIGN.md,
-// "Targets"). Four warpgroups, 512 threads: a TMA load warpgroup and an MMA
-// warpgroup (one thread of each works; 40 registers) and two softmax (or,
-// backward, compute) replicas that take the tiles round-robin, with
+// blockattn-warp-specialize{chip=sm_100a}: the Blackwell recipes
+// (docs/blackwell.md). Four warpgroups, 512 threads: a TMA load warpgroup and
+// an MMA warpgroup (one thread of each works; 40 registers) and two softmax
+// replicas that take the tiles round-robin, with
 // (65536 / 128 - 80) / 2 = 216 registers each. Accumulators live in
 // tensor-memory rings two slots deep (s, p, o; backward s, dp, dv, dk, dq),
 // produced by the MMA warp (mma_async, commit) and read by the softmax
 // warpgroups (tmem_load); the forward's P goes back through tensor memory
 // (tmem_store, the A operand of O = P V), the backward's P and dS through
-// shared memory (the "pds" ring, written by the compute replicas, read by
+// shared memory (the "pds" ring, written by the softmax replicas, read by
 // the MMA warp as transposed A operands). Outputs leave through a staging
 // buffer per replica, with bulk stores of full tiles by default
 // (o-store=tma) or without (o-store=smem).
@@ -213,7 +225,7 @@ func.func @forward_f16_d64(%q: !act64, %k: !act64, %v: !act64, %o: !act64,
 // past the tile zeroed (f32), dS = scale P (dP - rowsum(P dP)) in bf16; P
 // and dS into a pds slot; then dV, dK, dQ out of their rings, each staged
 // and stored (the same staging buffer in turn).
-// BWD-NEXT: warpspec.partition "compute" role(softmax) warps(4) regs(216) replicas(2) {
+// BWD-NEXT: warpspec.partition "softmax" role(softmax) warps(4) regs(216) replicas(2) {
 // BWD-NEXT: %[[STAGE:.*]] = warpspec.scratch : <64x128xbf16, smem>
 // BWD-NEXT: warpspec.consume %[[S]] (%[[S_S:[^,]*]], %[[CR:.*]], %[[CRS:.*]], %[[CH:.*]], %[[SSLOT:.*]]) : !warpspec.channel<[64x64xf32], tmem> {
 // BWD-NEXT: %[[SV:.*]] = warpspec.tmem_load %[[SSLOT]] : <64x64xf32, tmem> -> <64x64xf32>

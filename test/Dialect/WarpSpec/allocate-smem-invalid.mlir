@@ -158,7 +158,7 @@ func.func @negative_num_stages_too_deep_registers(%q: !act, %k: !act, %v: !act,
 //--- sm100a-num-stages.mlir
 
 // The sm_100a backward with a 3-slot Q/K/V/dO ring (the default picks 2):
-// next to the P/dS ring and the two compute warpgroups' staging buffers it
+// next to the P/dS ring and the two softmax warpgroups' staging buffers it
 // does not fit. The tensor-memory rings take no shared memory but their
 // barriers and records do, and so does the tensor-memory address: 15
 // slots (3 + 5 x 2 + 2) of 2 x 8 bytes of barriers and 16 of record, and 16
@@ -171,7 +171,7 @@ func.func @negative_sm100a_backward_num_stages(%q: !act, %k: !act, %v: !act,
   // expected-error @+5 {{'warpspec.kernel' op needs 263152 bytes of shared memory, more than the 232448 a CTA can have (1 per SM)}}
   // expected-note @+4 {{channel "qkvdo": 3 x 65536 bytes = 196608}}
   // expected-note @+3 {{channel "pds": 2 x 16384 bytes = 32768}}
-  // expected-note @+2 {{scratch of partition "compute": 2 x 16384 bytes = 32768}}
+  // expected-note @+2 {{scratch of partition "softmax": 2 x 16384 bytes = 32768}}
   // expected-note @+1 {{barriers and tile records (496 bytes) and the alignment slack of the base = 1008}}
   blockattn.backward q(%q : !act) k(%k : !act) v(%v : !act) do(%do : !act)
       dq(%dq : !act) dk(%dk : !act) dv(%dv : !act)

@@ -6,6 +6,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
 
+#include "blockattn/Dialect/BlockAttn/Transforms/PlanEnums.h"
+
 namespace mlir {
 namespace warpspec {
 class WarpSpecDialect;

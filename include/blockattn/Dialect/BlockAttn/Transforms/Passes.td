@@ -3,6 +3,7 @@
 #ifndef BLOCKATTN_DIALECT_BLOCKATTN_TRANSFORMS_PASSES_TD
 #define BLOCKATTN_DIALECT_BLOCKATTN_TRANSFORMS_PASSES_TD
 
+include "blockattn/Dialect/BlockAttn/Transforms/PlanEnums.td"
 include "mlir/Pass/PassBase.td"
 
 def BlockAttnWarpSpecializePass
@@ -11,53 +12,64 @@ def BlockAttnWarpSpecializePass
   let description = [{
     Replaces the `blockattn.forward` (or `blockattn.backward`) operation of a
     kernel function with a `warpspec.kernel` that implements it on `chip`:
-    tiles over (64-token block, head), the persistent jagged schedule
-    (`warpspec.tile_loop`), the partition into warp roles, and the channels
-    between them.
+    tiles over (64-token block, head) walked by `warpspec.tile_loop` (a
+    persistent or a chunked launch, `schedule`), the partition into warp
+    roles, and the channels between them. The plan (launch, ring depths,
+    consumers, registers) is decided before any IR is built (Plan.h).
 
     #### Input invariant
-    The function body is one `blockattn` op and a `return`; every memref
-    operand of the op, and its run-time `scale`, are arguments of the
+    The function body is one `blockattn` op and a `return`, and the function
+    has no results; every memref operand of the op (the rotary tables and
+    positions included) and its run-time `scale` are arguments of the
     function (they become the kernel's parameters).
 
     #### Output IR
-    - `sm_90a` (Hopper), forward: a `load` partition (one warpgroup; one
-      thread issues TMA) fills a ring `qkv` of `num-stages` slots with the Q, K
-      and V tiles of each (block, head) tile; a `compute` partition of one
-      warpgroup, replicated `num-consumers` times, takes the slots
-      round-robin: S = Q K^T with wgmma into registers, exact softmax in
-      registers, O = P V with P as the register A operand, then O divided by
-      the row sums is stored, masked to the tile's valid rows. By default
-      the forward and the backward without rotary embeddings, and the
-      half-split rotary backward at head dim 128, are launched chunked: one
-      consumer, two CTAs per SM, a CTA per few tiles (`schedule`,
-      `ctas-per-sm`, `tiles-per-cta`). The chunked backward at head dim 64
-      also prefetches each tile into L2 before its producer waits for a
-      slot (`l2-prefetch`).
+    - `sm_90a` (Hopper): a `load` partition (one warpgroup; one thread issues
+      TMA) fills a ring (`qkv`, or `qkvdo` for the backward) of `num-stages`
+      slots with the tiles of each (block, head) tile; a `compute` partition
+      of one warpgroup, replicated `num-consumers` times, takes the slots
+      round-robin and runs the whole tile with wgmma: forward S = Q K^T,
+      exact softmax, O = P V, O divided by the row sums stored, masked to
+      the tile's valid rows; backward dV, dK and dQ, one accumulator at a
+      time. With rotary embeddings each replica rotates q and k (and v) in
+      place in its slot. By default the forward and the backward without
+      rotary embeddings, and the half-split rotary backward at head dim 128,
+      are launched chunked: one consumer, two CTAs per SM, a CTA per few
+      tiles (`schedule`, `ctas-per-sm`, `tiles-per-cta`); the chunked
+      backward at head dim 64 also prefetches each tile into L2 before its
+      producer waits for a slot (`l2-prefetch`).
+    - `sm_100a` (Blackwell): `load`, `mma` (one thread issues tcgen05.mma
+      into tensor-memory channels) and a `softmax` partition replicated
+      twice, plus a `rotary` partition with rotary embeddings; launched
+      persistent by default.
     - The function's arguments get a `blockattn.name` attribute ("q", "k",
       ...) that names them in the launch manifest.
 
     #### Invariants
     Register budgets, thread counts and the channel protocol satisfy the
     `warpspec.kernel` verifier; shared memory is placed by
-    `warpspec-allocate-smem`.
+    `warpspec-allocate-smem`, tensor memory by `warpspec-allocate-tmem`.
   }];
   let dependentDialects = ["warpspec::WarpSpecDialect", "arith::ArithDialect",
                            "memref::MemRefDialect"];
+  // blockattn-to-ptx and block-attn-compile take these options too, from
+  // this list (blockattn-tblgen -gen-pass-option-list).
   let options = [
-    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
+    EnumOption<"chip", "chip", BlockAttn_Chip, "sm_90a",
            "Target GPU: sm_90a (Hopper) or sm_100a (Blackwell)">,
     Option<"numStages", "num-stages", "int64_t", /*default=*/"0",
-           "Slots of the Q/K/V ring; 0 picks the deepest ring that fits shared memory (up to 8)">,
+           "Slots of the Q/K/V ring; 0 picks the deepest ring that fits "
+           "shared memory (up to 8)">,
     Option<"numConsumers", "num-consumers", "int64_t", /*default=*/"0",
-           "Hopper: consumer warpgroups, each owning whole tiles; 0 picks "
+           "sm_90a: consumer warpgroups, each owning whole tiles; 0 picks "
            "1 for a chunked launch and for the persistent backward at head "
-           "dim 64 without rotary embeddings (a deeper ring), else 2">,
-    Option<"pOperand", "p-operand", "std::string", /*default=*/"\"registers\"",
-           "Hopper: where P = softmax(S) feeds O = P V from: 'registers' "
+           "dim 64 without rotary embeddings (a deeper ring), else 2 "
+           "(sm_100a ignores it)">,
+    EnumOption<"pOperand", "p-operand", BlockAttn_POperand, "registers",
+           "sm_90a: where P = softmax(S) feeds O = P V from: 'registers' "
            "(wgmma with a register A operand) or 'smem' (P staged through a "
-           "per-warpgroup shared-memory scratch buffer)">,
-    Option<"schedule", "schedule", "std::string", /*default=*/"\"auto\"",
+           "per-warpgroup shared-memory scratch buffer); sm_100a ignores it">,
+    EnumOption<"schedule", "schedule", BlockAttn_Schedule, "automatic",
            "How tiles are dealt to CTAs: 'strided' (a persistent grid, "
            "round-robin), 'contiguous' (a persistent grid, one range each), "
            "'chunked' (a CTA per tiles-per-cta tiles, handed out in order by "
@@ -65,20 +77,20 @@ def BlockAttnWarpSpecializePass
            "sm_90a forward and backward without rotary embeddings and the "
            "half-split rotary backward at head dim 128, else strided)">,
     Option<"ctasPerSm", "ctas-per-sm", "int64_t", /*default=*/"0",
-           "Hopper: CTAs sharing an SM, which divides its registers and "
+           "sm_90a: CTAs sharing an SM, which divides its registers and "
            "shared memory among them; 0 picks 2 for a chunked launch, "
-           "else 1">,
+           "else 1 (sm_100a: 0 or 1)">,
     Option<"tilesPerCta", "tiles-per-cta", "int64_t", /*default=*/"0",
            "Tiles per CTA of a chunked launch; 0 picks about 192 KiB of "
            "loads per CTA (forward: 4 tiles at head dim 128, 8 at 64; "
            "backward: 3 and 6)">,
-    Option<"oStore", "o-store", "std::string", /*default=*/"\"tma\"",
-           "Hopper: how O leaves the registers: 'tma' (staged in a "
+    EnumOption<"oStore", "o-store", BlockAttn_OStore, "tma",
+           "How output tiles leave the registers: 'tma' (staged in a "
            "per-warpgroup buffer; full tiles leave with a bulk tensor store, "
            "partial ones as below), 'smem' (staged, then stored by the "
-           "threads in whole 128-byte row segments) or 'registers' (each "
-           "thread stores its accumulator fragment)">,
-    Option<"l2Prefetch", "l2-prefetch", "std::string", /*default=*/"\"auto\"",
+           "threads in whole 128-byte row segments) or, on sm_90a only, "
+           "'registers' (each thread stores its accumulator fragment)">,
+    EnumOption<"l2Prefetch", "l2-prefetch", BlockAttn_L2Prefetch, "automatic",
            "Whether the producer prefetches each tile into L2 before it "
            "waits for a free slot (warpspec.acquire {l2_prefetch}): 'on', "
            "'off', or 'auto' (the recipe picks: on for the sm_90a backward "

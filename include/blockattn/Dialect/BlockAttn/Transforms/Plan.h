@@ -1,0 +1,110 @@
+//===- Plan.h - blockattn-warp-specialize's launch and tuning plan -*- C++
+//-*-===//
+//
+// What a recipe builds is decided here, before any IR is built: from the
+// kernel's shape (KernelShape) and the tuning options (TuningOptions), the
+// launch (how tiles are dealt to CTAs, CTAs per SM), the depths of the
+// rings, the consumers and the register budget of every warpgroup. These are
+// pure functions, unit tested in unittests/Dialect/BlockAttn/Transforms; the
+// measurements behind each default are in docs/performance-notes.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BLOCKATTN_DIALECT_BLOCKATTN_TRANSFORMS_PLAN_H
+#define BLOCKATTN_DIALECT_BLOCKATTN_TRANSFORMS_PLAN_H
+
+#include "blockattn/Dialect/BlockAttn/IR/BlockAttnOps.h"
+
+#include "mlir/Support/LLVM.h"
+
+#include "blockattn/Dialect/BlockAttn/Transforms/Passes.h"
+#include <string>
+
+namespace mlir::blockattn {
+
+/// What the plan needs to know about the kernel: no IR, so that it can be
+/// made up in a test.
+struct KernelShape {
+  bool backward = false;
+  int64_t blockSize = 64;
+  int64_t headDim = 128;
+  RotaryMode rotary = RotaryMode::none;
+  /// With rotary embeddings: v is rotated as well as q and k.
+  bool rotateV = false;
+
+  bool hasRotary() const { return rotary != RotaryMode::none; }
+  /// Tensors loaded per tile: q, k, v, and the backward's do.
+  int64_t numLoads() const { return backward ? 4 : 3; }
+  /// Both supported element types (bf16, f16) are two bytes.
+  int64_t elementBytes() const { return 2; }
+  int64_t tileBytes(int64_t cols) const {
+    return blockSize * cols * elementBytes();
+  }
+};
+
+/// The chip and tuning options, as blockattn-warp-specialize's options
+/// struct (Passes.td); 0 means "the recipe picks" for the counts.
+using TuningOptions = BlockAttnWarpSpecializePassOptions;
+
+/// Register budgets per thread of each warpgroup of a recipe (what
+/// warpspec.partition's `registers` says; 0 for a warpgroup the recipe does
+/// not have).
+struct RegisterPlan {
+  /// The TMA producer.
+  int64_t load = 0;
+  /// Each replica of the warpgroups doing the softmax (sm_90a: the
+  /// consumers, which also issue the products; sm_100a: the softmax and
+  /// epilogue warpgroups).
+  int64_t compute = 0;
+  /// sm_100a: the warpgroup whose one thread issues the MMAs.
+  int64_t mma = 0;
+  /// sm_100a with rotary embeddings: the warpgroup rotating q, k (and v).
+  int64_t rotary = 0;
+};
+
+/// Everything a recipe builds from besides the kernel itself, validated.
+struct KernelPlan {
+  /// Launch: CTAs sharing an SM, and for a chunked launch the tiles of one
+  /// CTA (0: a persistent launch). The tile loop walks one contiguous range
+  /// per CTA when `contiguousSchedule` is set, else strided.
+  int64_t ctasPerSm = 1;
+  int64_t tilesPerCta = 0;
+  bool contiguousSchedule = false;
+  /// Rings: slots of the load ring, and on sm_100a with rotary embeddings
+  /// of the rotated-tile ring.
+  int64_t numStages = 0;
+  int64_t rotaryDepth = 0;
+  /// Consumers of the load ring, taking its slots round-robin (sm_90a: the
+  /// consumer warpgroups; sm_100a: 1, the MMA warpgroup), and the replicas
+  /// of the sm_100a softmax warpgroups, which take tiles round-robin.
+  int64_t numConsumers = 1;
+  int64_t softmaxReplicas = 0;
+  /// sm_90a forward: P feeds O = P V from a shared-memory scratch buffer.
+  bool pFromSmem = false;
+  /// Output tiles are staged in shared memory, and full tiles leave with a
+  /// bulk tensor store.
+  bool stageOutput = false;
+  bool bulkStore = false;
+  /// The producer prefetches each tile into L2 before it waits for a slot.
+  bool l2Prefetch = false;
+  RegisterPlan registers;
+};
+
+/// The plan of `shape` on `options.chip` under `options`, or failure with
+/// the reason in `error` (a sentence that names the option, for the op's
+/// diagnostic).
+FailureOr<KernelPlan> planKernel(const KernelShape &shape,
+                                 const TuningOptions &options,
+                                 std::string &error);
+
+/// The register budget of each of `replicas` replicated warpgroups next to
+/// `single` unreplicated ones whose budgets add up to `otherRegs`: the
+/// registers the CTA is launched with (TargetLimits::launchRegisterCap),
+/// which setmaxnreg can only move between warpgroups, less the others',
+/// split evenly (at most 256, a multiple of 8).
+int64_t replicaRegisters(int64_t single, int64_t otherRegs, int64_t replicas,
+                         int64_t ctasPerSm);
+
+} // namespace mlir::blockattn
+
+#endif // BLOCKATTN_DIALECT_BLOCKATTN_TRANSFORMS_PLAN_H

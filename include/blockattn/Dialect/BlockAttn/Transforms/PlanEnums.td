@@ -1,0 +1,61 @@
+//===- PlanEnums.td - blockattn-warp-specialize's enums ----*- tablegen -*-===//
+//
+// The chips the recipes target and the values of the tuning options that
+// take one of a few: the pass options of blockattn-warp-specialize, the
+// blockattn-to-ptx pipeline options and the block-attn-compile flags parse
+// into these, and the plan (Plan.h) decides on them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BLOCKATTN_DIALECT_BLOCKATTN_TRANSFORMS_PLANENUMS_TD
+#define BLOCKATTN_DIALECT_BLOCKATTN_TRANSFORMS_PLANENUMS_TD
+
+include "mlir/IR/EnumAttr.td"
+include "mlir/Pass/PassBase.td"
+
+class BlockAttn_PlanEnum<string name, string summary, list<I32EnumCase> cases>
+    : I32Enum<name, summary, cases> {
+  let cppNamespace = "::mlir::blockattn";
+}
+
+def BlockAttn_Chip : BlockAttn_PlanEnum<"Chip", "target GPU", [
+    I32EnumCase<"sm_90a", 0>,
+    I32EnumCase<"sm_100a", 1>]>;
+
+def BlockAttn_Schedule
+    : BlockAttn_PlanEnum<"Schedule", "how tiles are dealt to CTAs", [
+    I32EnumCase<"automatic", 0, "auto">,
+    I32EnumCase<"strided", 1>,
+    I32EnumCase<"contiguous", 2>,
+    I32EnumCase<"chunked", 3>]>;
+
+def BlockAttn_POperand
+    : BlockAttn_PlanEnum<"POperand", "where P feeds O = P V from", [
+    I32EnumCase<"registers", 0>,
+    I32EnumCase<"smem", 1>]>;
+
+def BlockAttn_OStore
+    : BlockAttn_PlanEnum<"OStore", "how output tiles leave the registers", [
+    I32EnumCase<"tma", 0>,
+    I32EnumCase<"smem", 1>,
+    I32EnumCase<"registers", 2>]>;
+
+def BlockAttn_L2Prefetch
+    : BlockAttn_PlanEnum<"L2Prefetch", "whether the producer prefetches", [
+    I32EnumCase<"automatic", 0, "auto">,
+    I32EnumCase<"on", 1>,
+    I32EnumCase<"off", 2>]>;
+
+/// A pass option that takes one of the values of `enumInfo`, spelled as its
+/// cases' strings; llvm::cl rejects any other value when the option is
+/// parsed. `default` is the symbol of one case.
+class EnumOption<string varName, string arg, EnumInfo enumInfo, string default,
+                 string desc>
+    : Option<varName, arg, enumInfo.cppType, enumInfo.cppType # "::" # default,
+             desc,
+             "::llvm::cl::values(" # !interleave(!foreach(case,
+                 enumInfo.enumerants,
+                 "clEnumValN(" # enumInfo.cppType # "::" # case.symbol # ", \""
+                     # case.str # "\", \"\")"), ", ") # ")">;
+
+#endif // BLOCKATTN_DIALECT_BLOCKATTN_TRANSFORMS_PLANENUMS_TD

@@ -1,0 +1,272 @@
+//===- Plan.cpp - blockattn-warp-specialize's launch and tuning plan ------===//
+//
+// The defaults below were chosen by measurement on the H200; each function
+// cites the section of docs/performance-notes.md ("Recipe defaults") that
+// has the numbers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "blockattn/Dialect/BlockAttn/Transforms/Plan.h"
+
+#include "blockattn/Dialect/WarpSpec/IR/WarpSpecOps.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "blockattn/Dialect/BlockAttn/Transforms/PlanEnums.cpp.inc"
+
+using namespace mlir;
+using namespace mlir::blockattn;
+using mlir::warpspec::SlotState;
+using mlir::warpspec::TargetLimits;
+
+namespace {
+
+/// The TMA producer needs few registers: one thread issues the copies.
+constexpr int64_t kProducerRegs = 40;
+/// sm_100a: the MMA warpgroup's budget (one thread issues, the schedule is
+/// scalar code), and with rotary embeddings the rotary warpgroup's and the
+/// MMA warpgroup's, which then also tracks the rotated ring and the tile
+/// position (at 40 it spills).
+constexpr int64_t kMmaRegs = 40;
+constexpr int64_t kRotaryRegs = 56, kRotaryMmaRegs = 56;
+/// sm_100a: the softmax warpgroups, taking tiles round-robin.
+constexpr int64_t kSoftmaxReplicas = 2;
+constexpr int64_t kMaxStages = 8;
+/// Bytes the allocator needs besides the buffers: the run-time alignment
+/// slack of the dynamic shared memory base, which also holds the barriers
+/// and tile records (see warpspec-allocate-smem).
+constexpr int64_t kSmemReserve = 1024;
+/// A chunked launch gives each CTA about this many bytes of loads: enough
+/// that its start (barrier setup, the search for its first tile, the first
+/// load's latency) is small against its work, few enough that the hardware
+/// hands out tiles in order (docs/performance-notes.md#chunked-launch).
+constexpr int64_t kChunkLoadBytes = 192 * 1024;
+
+/// Collects a failure's reason.
+struct Failure {
+  std::string &error;
+  template <typename... Parts>
+  LogicalResult operator()(const Parts &...parts) {
+    llvm::raw_string_ostream os(error);
+    (os << ... << parts);
+    return failure();
+  }
+};
+
+/// `num-stages` becomes the ring's depth, a count the allocator and the
+/// lowering multiply and loop over: it is bounded by the deepest ring
+/// whose barriers alone fit in shared memory.
+bool validNumStages(const TuningOptions &options) {
+  return options.numStages >= 0 && options.numStages <= SlotState::maxDepth;
+}
+
+LogicalResult numStagesError(Failure fail, const TuningOptions &options) {
+  return fail("num-stages must be 0 (the recipe picks) or in [1, ",
+              SlotState::maxDepth,
+              "] (the slots whose barriers and tile records fit in shared "
+              "memory), got ",
+              options.numStages);
+}
+
+/// The launch: how tiles are dealt (`schedule`), how many CTAs share an
+/// SM, and for a chunked launch how many tiles a CTA gets
+/// (docs/performance-notes.md#chunked-launch).
+LogicalResult planLaunch(Chip chip, const TuningOptions &options,
+                         int64_t slotBytes, bool chunkedByDefault,
+                         KernelPlan &plan, Failure fail) {
+  bool sm90a = chip == Chip::sm_90a;
+  if (options.ctasPerSm < 0 || options.ctasPerSm > 4)
+    return fail("ctas-per-sm must be 0 (the recipe picks) or in [1, 4], got ",
+                options.ctasPerSm);
+  if (!sm90a && options.ctasPerSm > 1)
+    return fail("ctas-per-sm above 1 is implemented for sm_90a only");
+  if (options.tilesPerCta < 0 ||
+      options.tilesPerCta > std::numeric_limits<int32_t>::max())
+    return fail("tiles-per-cta must be 0 (the recipe picks) or in [1, ",
+                std::numeric_limits<int32_t>::max(), "], got ",
+                options.tilesPerCta);
+  bool chunked = options.schedule == Schedule::chunked ||
+                 (options.schedule == Schedule::automatic && chunkedByDefault);
+  if (options.tilesPerCta > 0 && !chunked)
+    return fail("tiles-per-cta applies to a chunked launch; this one is "
+                "persistent (schedule '",
+                stringifySchedule(options.schedule), "')");
+  plan.contiguousSchedule = chunked || options.schedule == Schedule::contiguous;
+  plan.ctasPerSm =
+      options.ctasPerSm > 0 ? options.ctasPerSm : (chunked && sm90a ? 2 : 1);
+  if (chunked)
+    plan.tilesPerCta = options.tilesPerCta > 0
+                           ? options.tilesPerCta
+                           : std::max<int64_t>(1, kChunkLoadBytes / slotBytes);
+  return success();
+}
+
+/// `l2-prefetch` under `auto` is on only where it measured faster and was
+/// tested on the GPU (docs/performance-notes.md#l2-prefetch).
+void planL2Prefetch(const TuningOptions &options, bool byDefault,
+                    KernelPlan &plan) {
+  plan.l2Prefetch = options.l2Prefetch == L2Prefetch::on ||
+                    (options.l2Prefetch == L2Prefetch::automatic && byDefault);
+}
+
+/// Which sm_90a kernels launch chunked unless told otherwise: those without
+/// rotary embeddings, and the half-split rotary backward at head dim 128
+/// (docs/performance-notes.md#chunked-launch).
+bool chunkedByDefault(const KernelShape &shape) {
+  return !shape.hasRotary() || (shape.backward && shape.headDim > 64 &&
+                                shape.rotary == RotaryMode::half_split);
+}
+
+/// Consumer warpgroups of a persistent sm_90a launch: two hide one tile's
+/// math and stores behind the other's, but the plain backward at head dim
+/// 64 does better with one and a deeper ring
+/// (docs/performance-notes.md#consumer-warpgroups).
+int64_t defaultConsumers(const KernelShape &shape) {
+  return shape.backward && shape.headDim <= 64 && !shape.hasRotary() ? 1 : 2;
+}
+
+/// The sm_90a recipe: one TMA producer warpgroup and `numConsumers`
+/// consumer warpgroups that each own whole tiles. A 64x64 tile is
+/// memory-bound by ~7x (32 FLOP/byte forward, ~40 backward), so the plan is
+/// about keeping loads in flight and stores out of the way.
+FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
+                                const TuningOptions &options, Failure fail) {
+  if (options.numConsumers < 0 || options.numConsumers > 3)
+    return fail("num-consumers must be 0 (the recipe picks), 1, 2 or 3 "
+                "(warpgroups of 128 threads next to the producer), got ",
+                options.numConsumers);
+  KernelPlan plan;
+  int64_t slotBytes = shape.numLoads() * shape.tileBytes(shape.headDim);
+  if (failed(planLaunch(Chip::sm_90a, options, slotBytes,
+                        options.numConsumers <= 1 && chunkedByDefault(shape),
+                        plan, fail)))
+    return failure();
+  planL2Prefetch(options,
+                 shape.backward && !shape.hasRotary() && shape.headDim <= 64 &&
+                     plan.tilesPerCta > 0,
+                 plan);
+  // Two CTAs per SM leave each 128 registers a thread at launch: one
+  // consumer warpgroup (216 after setmaxnreg) next to the producer.
+  plan.numConsumers = options.numConsumers > 0 ? options.numConsumers
+                      : plan.ctasPerSm > 1     ? 1
+                                               : defaultConsumers(shape);
+  plan.pFromSmem = options.pOperand == POperand::smem;
+  plan.stageOutput = options.oStore != OStore::registers;
+  plan.bulkStore = options.oStore == OStore::tma;
+
+  int64_t scratchPerConsumer = 0;
+  if (shape.backward || plan.pFromSmem)
+    scratchPerConsumer += shape.tileBytes(shape.blockSize);
+  if (shape.backward)
+    scratchPerConsumer += shape.tileBytes(shape.blockSize);
+  if (plan.stageOutput)
+    scratchPerConsumer += shape.tileBytes(shape.headDim);
+  int64_t scratchBytes = plan.numConsumers * scratchPerConsumer;
+  int64_t budget = TargetLimits::sharedMemoryBudget(plan.ctasPerSm) -
+                   kSmemReserve - scratchBytes;
+  // Consumers take slots round-robin, so the depth is a multiple of their
+  // number (see the warpspec.kernel verifier).
+  int64_t fits = std::min(kMaxStages, budget / slotBytes);
+  fits -= fits % plan.numConsumers;
+  if (!validNumStages(options))
+    return numStagesError(fail, options);
+  if (options.numStages % plan.numConsumers != 0)
+    return fail("num-stages must be a non-negative multiple of "
+                "num-consumers (",
+                plan.numConsumers, "), got ", options.numStages);
+  plan.numStages = options.numStages > 0 ? options.numStages : fits;
+  if (plan.numStages < 1)
+    return fail("no ring of ", shape.numLoads(), "-tile slots (", slotBytes,
+                " bytes each, a multiple of ", plan.numConsumers,
+                " slots) fits in shared memory next to ", scratchBytes,
+                " bytes of scratch");
+  // The producer's few registers leave the consumers the rest of the CTA's
+  // pool: 232 each with two of them (the forward holds S 32 + O 64 + P 16
+  // accumulator registers at D=128; the backward at most one 64-register
+  // output accumulator, dS and a few row values at a time).
+  plan.registers.load = kProducerRegs;
+  plan.registers.compute = replicaRegisters(
+      /*single=*/1, kProducerRegs, plan.numConsumers, plan.ctasPerSm);
+  return plan;
+}
+
+/// The sm_100a recipe: the load, MMA (and rotary) warpgroups and two
+/// softmax warpgroups; the load ring is the deepest that fits next to the
+/// softmax warpgroups' output staging buffers.
+FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
+                                 const TuningOptions &options, Failure fail) {
+  if (options.oStore != OStore::tma && options.oStore != OStore::smem)
+    return fail("o-store must be 'tma' or 'smem' on sm_100a (O comes out of "
+                "tensor memory into registers, then through shared memory), "
+                "got '",
+                stringifyOStore(options.oStore), "'");
+  KernelPlan plan;
+  int64_t slotBytes = shape.numLoads() * shape.tileBytes(shape.headDim);
+  if (failed(planLaunch(Chip::sm_100a, options, slotBytes,
+                        /*chunkedByDefault=*/false, plan, fail)))
+    return failure();
+  planL2Prefetch(options, /*byDefault=*/false, plan);
+  plan.numConsumers = 1; // the MMA warpgroup takes every slot
+  plan.softmaxReplicas = kSoftmaxReplicas;
+  plan.pFromSmem = false;
+  plan.stageOutput = true;
+  plan.bulkStore = options.oStore == OStore::tma;
+  // Two output staging buffers, and the backward's two P/dS slots.
+  int64_t scratch = 2 * shape.tileBytes(shape.headDim);
+  if (shape.backward)
+    scratch += 2 * 2 * shape.tileBytes(shape.blockSize);
+  int64_t budget = TargetLimits::maxSharedMemoryBytes - kSmemReserve - scratch;
+  if (!validNumStages(options))
+    return numStagesError(fail, options);
+  // Rotary embeddings add the ring of rotated tiles: two slots deep when
+  // the load ring still gets two, else one.
+  int64_t rotatedSlotBytes =
+      (shape.rotateV ? 3 : 2) * shape.tileBytes(shape.headDim);
+  if (shape.hasRotary()) {
+    plan.rotaryDepth = (budget - 2 * rotatedSlotBytes) / slotBytes >= 2 ? 2 : 1;
+    budget -= plan.rotaryDepth * rotatedSlotBytes;
+  }
+  plan.numStages = options.numStages > 0
+                       ? options.numStages
+                       : std::min(kMaxStages, budget / slotBytes);
+  if (plan.numStages < 1)
+    return fail("no ring of ", shape.numLoads(), "-tile slots (", slotBytes,
+                " bytes each) fits in shared memory");
+  // 512 threads share the register file; the load and MMA warpgroups need
+  // few, so each softmax warpgroup gets the rest (216 without rotary
+  // embeddings: S 32 + O 64 + P 16 registers at D=128).
+  plan.registers.load = kProducerRegs;
+  plan.registers.mma = shape.hasRotary() ? kRotaryMmaRegs : kMmaRegs;
+  plan.registers.rotary = shape.hasRotary() ? kRotaryRegs : 0;
+  plan.registers.compute = replicaRegisters(
+      shape.hasRotary() ? 3 : 2,
+      plan.registers.load + plan.registers.mma + plan.registers.rotary,
+      kSoftmaxReplicas, /*ctasPerSm=*/1);
+  return plan;
+}
+
+} // namespace
+
+int64_t blockattn::replicaRegisters(int64_t single, int64_t otherRegs,
+                                    int64_t replicas, int64_t ctasPerSm) {
+  int64_t warpgroups = single + replicas;
+  int64_t pool =
+      TargetLimits::launchRegisterCap(128 * warpgroups, ctasPerSm) * warpgroups;
+  return std::min<int64_t>(256, (pool - otherRegs) / replicas / 8 * 8);
+}
+
+FailureOr<KernelPlan> blockattn::planKernel(const KernelShape &shape,
+                                            const TuningOptions &options,
+                                            std::string &error) {
+  Failure fail{error};
+  switch (options.chip) {
+  case Chip::sm_90a:
+    return planSm90a(shape, options, fail);
+  case Chip::sm_100a:
+    return planSm100a(shape, options, fail);
+  }
+  llvm_unreachable("unknown chip");
+}

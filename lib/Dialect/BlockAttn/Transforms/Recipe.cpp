@@ -1,0 +1,171 @@
+//===- Recipe.cpp - the pieces every warpspec recipe is built of ----------===//
+
+#include "Recipe.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+using namespace mlir;
+using namespace mlir::blockattn;
+using namespace mlir::warpspec;
+
+namespace {
+
+DictionaryAttr buildInfo(OpBuilder &b, const KernelSpec &spec) {
+  SmallVector<NamedAttribute> entries = {
+      b.getNamedAttr("kind", b.getStringAttr(spec.kind())),
+      b.getNamedAttr("block_size", b.getI64IntegerAttr(spec.blockSize)),
+      b.getNamedAttr("head_dim", b.getI64IntegerAttr(spec.headDim)),
+      b.getNamedAttr("element_type", TypeAttr::get(spec.elementType)),
+      b.getNamedAttr("rotary",
+                     b.getStringAttr(stringifyRotaryMode(spec.rotary)))};
+  if (!spec.scale)
+    entries.push_back(b.getNamedAttr(
+        "softmax_scale",
+        b.getF32FloatAttr(static_cast<float>(spec.constantScale))));
+  return b.getDictionaryAttr(entries);
+}
+
+FloatAttr thetaAttr(OpBuilder &b, const KernelSpec &spec) {
+  return spec.theta ? b.getF32FloatAttr(*spec.theta) : FloatAttr();
+}
+
+KernelValues buildKernelValues(OpBuilder &b, Location loc,
+                               const KernelSpec &spec) {
+  Value first = spec.loads.front();
+  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
+  KernelValues values;
+  values.numTokens = memref::DimOp::create(b, loc, first, c0);
+  values.numHeads = memref::DimOp::create(b, loc, first, c1);
+  values.scale = spec.scale;
+  if (!values.scale)
+    values.scale = arith::ConstantOp::create(
+        b, loc, b.getF32FloatAttr(static_cast<float>(spec.constantScale)));
+  return values;
+}
+
+} // namespace
+
+namespace mlir::blockattn {
+
+BufferType tileBuffer(const KernelSpec &spec, int64_t cols) {
+  return BufferType::get(spec.elementType.getContext(), {spec.blockSize, cols},
+                         spec.elementType, MemorySpace::smem);
+}
+
+/// A channel with no placement yet (the allocators fill it in).
+Value createChannel(OpBuilder &b, Location loc, ChannelType type,
+                    StringRef name, int64_t depth) {
+  return ChannelOp::create(b, loc, type, b.getStringAttr(name),
+                           b.getI64IntegerAttr(depth), nullptr, nullptr,
+                           nullptr, nullptr, nullptr);
+}
+
+/// Position of the tile's first row, or a placeholder with explicit
+/// positions (the rotation then reads positions[row + r]).
+Value tilePosition(OpBuilder &b, Location loc, const KernelSpec &spec,
+                   Value slot) {
+  if (spec.needsTilePosition())
+    return TilePositionOp::create(b, loc, slot);
+  return arith::ConstantIntOp::create(b, loc, 0, 32);
+}
+
+/// Rotates shared-memory tiles (in place when `dests` is `sources`).
+void rotateTiles(OpBuilder &b, Location loc, const KernelSpec &spec,
+                 ValueRange sources, ValueRange dests, const TileRows &at) {
+  RotateOp::create(b, loc, sources, dests, at.rows, at.row, at.position,
+                   spec.cos, spec.sin, spec.positions,
+                   b.getBoolAttr(spec.rotary == RotaryMode::interleaved),
+                   thetaAttr(b, spec));
+}
+
+/// The angles of a [block, D] register tile's rotary pairs, read once per
+/// tile, ahead of the products whose results they turn back (which hides
+/// the table reads' latency) and shared by the tile's gradients.
+Value rotaryAngles(OpBuilder &b, Location loc, const KernelSpec &spec,
+                   const TileRows &at) {
+  auto type = AccType::get(b.getContext(), {spec.blockSize, spec.headDim},
+                           b.getF32Type());
+  return RotaryAnglesOp::create(
+      b, loc, type, at.rows, at.row, at.position, spec.cos, spec.sin,
+      spec.positions, b.getBoolAttr(spec.rotary == RotaryMode::interleaved),
+      thetaAttr(b, spec));
+}
+
+/// The gradient with respect to the un-rotated input from the gradient with
+/// respect to the rotated one (the transposed rotation, in f32), with the
+/// angles of a warpspec.rotary_angles or, if `angles` is null, read here.
+Value unrotateGradient(OpBuilder &b, Location loc, const KernelSpec &spec,
+                       Value grad, const TileRows &at, Value angles) {
+  bool readsTables = !angles;
+  return RotateTileOp::create(
+      b, loc, grad.getType(), grad, at.rows, at.row, at.position,
+      readsTables ? spec.cos : Value(), readsTables ? spec.sin : Value(),
+      readsTables ? spec.positions : Value(), angles,
+      b.getBoolAttr(spec.rotary == RotaryMode::interleaved),
+      readsTables ? thetaAttr(b, spec) : FloatAttr(), b.getUnitAttr());
+}
+
+/// The tensors the kernel rotates, among the loaded tiles (q, k, v, ...).
+SmallVector<Value> rotatedTiles(const KernelSpec &spec, ValueRange tiles) {
+  SmallVector<Value> rotated = {tiles[0], tiles[1]};
+  if (spec.rotateV)
+    rotated.push_back(tiles[2]);
+  return rotated;
+}
+
+/// Publishes a tile, with its position when the rotary embedding needs it.
+void commitTile(OpBuilder &b, Location loc, const KernelSpec &spec, Value slot,
+                Value row, Value rows, Value head, Value position) {
+  CommitOp::create(b, loc, slot, row, rows, head,
+                   spec.needsTilePosition() ? position : Value());
+}
+/// Creates the `warpspec.kernel` for `chip` (with the plan's launch
+/// attributes) and the values every recipe shares; leaves the builder in the
+/// kernel's body, so callers hold an InsertionGuard.
+KernelValues beginKernel(OpBuilder &b, Location loc, Chip chip,
+                         const KernelSpec &spec, const KernelPlan &plan) {
+  auto kernel = KernelOp::create(
+      b, loc, b.getStringAttr(stringifyChip(chip)),
+      /*smem_bytes=*/nullptr,
+      /*tmem_columns=*/nullptr,
+      /*tmem_base_offset=*/nullptr, buildInfo(b, spec),
+      plan.ctasPerSm > 1 ? b.getI64IntegerAttr(plan.ctasPerSm) : nullptr,
+      plan.tilesPerCta > 0 ? b.getI64IntegerAttr(plan.tilesPerCta) : nullptr);
+  b.setInsertionPointToStart(&createBody(kernel, {}, loc));
+  return buildKernelValues(b, loc, spec);
+}
+
+/// The TMA producer partition shared by every recipe: walk the tiles, copy
+/// the tiles of `spec.loads` into the ring `ring`.
+void buildLoadPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
+                        const KernelValues &values, Value ring,
+                        const KernelPlan &plan) {
+  MLIRContext *ctx = b.getContext();
+  Type i32 = b.getI32Type();
+  auto producer = PartitionOp::create(
+      b, loc, b.getStringAttr("load"), RoleAttr::get(ctx, Role::load),
+      b.getI64IntegerAttr(4), b.getI64IntegerAttr(plan.registers.load),
+      b.getI64IntegerAttr(1));
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&createBody(producer, {}, loc));
+  auto loop =
+      TileLoopOp::create(b, loc, spec.cuSeqlens, values.numHeads,
+                         values.numTokens, b.getI64IntegerAttr(spec.blockSize),
+                         plan.contiguousSchedule ? b.getUnitAttr() : nullptr);
+  SmallVector<Type> loopArgs(spec.needsTilePosition() ? 4 : 3, i32);
+  Block &loopBody = createBody(loop, loopArgs, loc);
+  b.setInsertionPointToStart(&loopBody);
+  Value row = loopBody.getArgument(0), rows = loopBody.getArgument(1),
+        head = loopBody.getArgument(2);
+  Value position = spec.needsTilePosition() ? loopBody.getArgument(3) : Value();
+  auto acquire = AcquireOp::create(b, loc, ring);
+  acquire.setL2Prefetch(plan.l2Prefetch);
+  for (auto [source, buffer] : llvm::zip(spec.loads, acquire.getBuffers()))
+    TmaLoadOp::create(b, loc, source, row, head, buffer);
+  commitTile(b, loc, spec, acquire.getSlot(), row, rows, head, position);
+  b.setInsertionPointAfter(loop);
+  CloseOp::create(b, loc, ring);
+}
+} // namespace mlir::blockattn

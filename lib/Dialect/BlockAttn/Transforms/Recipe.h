@@ -1,0 +1,97 @@
+//===- Recipe.h - the pieces every warpspec recipe is built of --*- C++ -*-===//
+//
+// A recipe builds the warpspec.kernel that implements a blockattn op on one
+// chip, from the op's description (KernelSpec) and its plan (KernelPlan):
+// Sm90aRecipe.cpp and Sm100aRecipe.cpp, one per chip. What they share, the
+// kernel shell, the TMA producer and the rotary helpers, is here
+// (Recipe.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LIB_DIALECT_BLOCKATTN_TRANSFORMS_RECIPE_H
+#define LIB_DIALECT_BLOCKATTN_TRANSFORMS_RECIPE_H
+
+#include "KernelSpec.h"
+
+#include "blockattn/Dialect/WarpSpec/IR/WarpSpecOps.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir::blockattn {
+
+/// The recipes: each replaces nothing, it builds the warpspec.kernel for
+/// `spec` at the builder's insertion point (the caller erases the op).
+void buildSm90aKernel(OpBuilder &b, Location loc, const KernelSpec &spec,
+                      const KernelPlan &plan);
+void buildSm100aKernel(OpBuilder &b, Location loc, const KernelSpec &spec,
+                       const KernelPlan &plan);
+
+/// A [block, cols] shared-memory tile of the kernel's element type.
+warpspec::BufferType tileBuffer(const KernelSpec &spec, int64_t cols);
+
+/// A channel with no placement yet (the allocators fill it in).
+Value createChannel(OpBuilder &b, Location loc, warpspec::ChannelType type,
+                    StringRef name, int64_t depth);
+
+/// Creates a single-block region op body and returns its block.
+template <typename OpTy>
+Block &createBody(OpTy op, TypeRange argTypes, Location loc) {
+  Block &block = op.getBody().emplaceBlock();
+  for (Type type : argTypes)
+    block.addArgument(type, loc);
+  return block;
+}
+
+/// Where a tile's rows are for the rotary embedding.
+struct TileRows {
+  Value row, rows, position;
+};
+
+/// Position of the tile's first row, or a placeholder with explicit
+/// positions (the rotation then reads positions[row + r]).
+Value tilePosition(OpBuilder &b, Location loc, const KernelSpec &spec,
+                   Value slot);
+
+/// Rotates shared-memory tiles (in place when `dests` is `sources`).
+void rotateTiles(OpBuilder &b, Location loc, const KernelSpec &spec,
+                 ValueRange sources, ValueRange dests, const TileRows &at);
+
+/// The angles of a [block, D] register tile's rotary pairs, read once per
+/// tile, ahead of the products whose results they turn back (which hides
+/// the table reads' latency) and shared by the tile's gradients.
+Value rotaryAngles(OpBuilder &b, Location loc, const KernelSpec &spec,
+                   const TileRows &at);
+
+/// The gradient with respect to the un-rotated input from the gradient with
+/// respect to the rotated one (the transposed rotation, in f32), with the
+/// angles of a warpspec.rotary_angles or, if `angles` is null, read here.
+Value unrotateGradient(OpBuilder &b, Location loc, const KernelSpec &spec,
+                       Value grad, const TileRows &at, Value angles);
+
+/// The tensors the kernel rotates, among the loaded tiles (q, k, v, ...).
+SmallVector<Value> rotatedTiles(const KernelSpec &spec, ValueRange tiles);
+
+/// Publishes a tile, with its position when the rotary embedding needs it.
+void commitTile(OpBuilder &b, Location loc, const KernelSpec &spec, Value slot,
+                Value row, Value rows, Value head, Value position);
+
+/// Kernel-level values every recipe starts from.
+struct KernelValues {
+  Value numTokens, numHeads, scale;
+};
+
+/// Creates the `warpspec.kernel` for `chip` (with the plan's launch
+/// attributes) and the values every recipe shares; leaves the builder in the
+/// kernel's body, so callers hold an InsertionGuard.
+KernelValues beginKernel(OpBuilder &b, Location loc, Chip chip,
+                         const KernelSpec &spec, const KernelPlan &plan);
+
+/// The TMA producer partition shared by every recipe: walk the tiles, copy
+/// the tiles of `spec.loads` into the ring `ring`.
+void buildLoadPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
+                        const KernelValues &values, Value ring,
+                        const KernelPlan &plan);
+
+} // namespace mlir::blockattn
+
+#endif // LIB_DIALECT_BLOCKATTN_TRANSFORMS_RECIPE_H

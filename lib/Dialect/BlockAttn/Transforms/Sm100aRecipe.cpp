@@ -1,0 +1,378 @@
+//===- Sm100aRecipe.cpp - the sm_100a (Blackwell) warpspec recipes --------===//
+//
+// The forward and the backward on sm_100a: a TMA producer, a warpgroup
+// whose one thread issues tcgen05.mma into tensor memory, optionally a
+// rotary warpgroup, and two softmax warpgroups (docs/blackwell.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Recipe.h"
+
+using namespace mlir;
+using namespace mlir::blockattn;
+using namespace mlir::warpspec;
+
+namespace {
+
+/// Blackwell's rotary warpgroup: the MMA reads its operands from shared
+/// memory with no thread in between, so one warpgroup rotates each slot's q
+/// and k (and v) from the load ring `ring` into the ring `rotated`, which
+/// the MMA warp reads beside `ring` (both release their slots of `ring`).
+/// With it, the MMA warp also tracks the rotated ring (and the tile's
+/// position in the backward), so the plan gives it more registers.
+Value createRotaryRing(OpBuilder &b, Location loc, const KernelSpec &spec,
+                       int64_t depth) {
+  SmallVector<Type> tiles(spec.rotateV ? 3 : 2, tileBuffer(spec, spec.headDim));
+  return createChannel(
+      b, loc, ChannelType::get(b.getContext(), tiles, MemorySpace::smem),
+      "rotated", depth);
+}
+
+void buildRotaryPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
+                          Value ring, Value rotated, int64_t regs) {
+  MLIRContext *ctx = b.getContext();
+  auto partition = PartitionOp::create(
+      b, loc, b.getStringAttr("rotary"), RoleAttr::get(ctx, Role::rotary),
+      b.getI64IntegerAttr(4), b.getI64IntegerAttr(regs),
+      b.getI64IntegerAttr(1));
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&createBody(partition, {}, loc));
+  auto consume = ConsumeOp::create(b, loc, ring);
+  Type i32 = b.getI32Type();
+  SmallVector<Type> argTypes = {SlotType::get(ctx), i32, i32, i32};
+  auto ringType = cast<ChannelType>(ring.getType());
+  argTypes.append(ringType.getBufferTypes().begin(),
+                  ringType.getBufferTypes().end());
+  Block &body = createBody(consume, argTypes, loc);
+  b.setInsertionPointToStart(&body);
+  Value row = consume.getRow(), rows = consume.getRows(),
+        head = consume.getHead();
+  SmallVector<Value> sources = rotatedTiles(spec, consume.getBufferArgs());
+  Value position = tilePosition(b, loc, spec, consume.getSlot());
+  auto dests = AcquireOp::create(b, loc, rotated);
+  rotateTiles(b, loc, spec, sources, dests.getBuffers(), {row, rows, position});
+  CommitOp::create(b, loc, dests.getSlot(), row, rows, head);
+  ReleaseOp::create(b, loc, consume.getSlot(), /*after_mma=*/false);
+}
+
+/// The MMA warp's operands: the rotated q, k (and v) when there are rotary
+/// embeddings, else the loaded tiles. Returns the tiles to use, in order,
+/// and sets `rotatedSlot` to the slot of the rotated ring they are in.
+SmallVector<Value> mmaOperands(OpBuilder &b, Location loc,
+                               const KernelSpec &spec, Value rotated,
+                               ValueRange loaded, Value &rotatedSlot) {
+  SmallVector<Value> operands(loaded.begin(), loaded.end());
+  if (!spec.hasRotary())
+    return operands;
+  auto get = GetOp::create(b, loc, rotated);
+  rotatedSlot = get.getSlot();
+  for (auto [i, tile] : llvm::enumerate(get.getBuffers()))
+    operands[i] = tile;
+  return operands;
+}
+
+/// The sm_100a MMA warpgroup's loop over the load ring, up to its body: the
+/// tile coordinates and the MMA operands (the rotated tiles where there are
+/// rotary embeddings). The builder is left in the body.
+struct MmaLoop {
+  ConsumeOp consume;
+  Value slot, row, rows, head;
+  SmallVector<Value> operands;
+  Value rotatedSlot; // the slot of the rotated ring, with rotary embeddings
+};
+
+MmaLoop beginMmaLoop(OpBuilder &b, Location loc, const KernelSpec &spec,
+                     Value ring, Value rotated, BufferType tile, int64_t regs) {
+  MLIRContext *ctx = b.getContext();
+  auto mma =
+      PartitionOp::create(b, loc, b.getStringAttr("mma"),
+                          RoleAttr::get(ctx, Role::mma), b.getI64IntegerAttr(4),
+                          b.getI64IntegerAttr(regs), b.getI64IntegerAttr(1));
+  b.setInsertionPointToStart(&createBody(mma, {}, loc));
+  MmaLoop loop;
+  loop.consume = ConsumeOp::create(b, loc, ring);
+  Type i32 = b.getI32Type();
+  SmallVector<Type> args = {SlotType::get(ctx), i32, i32, i32};
+  args.append(spec.loads.size(), tile);
+  Block &body = createBody(loop.consume, args, loc);
+  b.setInsertionPointToStart(&body);
+  loop.slot = loop.consume.getSlot();
+  loop.row = loop.consume.getRow();
+  loop.rows = loop.consume.getRows();
+  loop.head = loop.consume.getHead();
+  loop.operands = mmaOperands(b, loc, spec, rotated,
+                              loop.consume.getBufferArgs(), loop.rotatedSlot);
+  return loop;
+}
+
+/// Ends an MMA loop body: gives the rotated and loaded slots back once the
+/// MMAs that read them complete, then closes `first` (the channel the
+/// loop's first product goes to) after the loop.
+void endMmaLoop(OpBuilder &b, Location loc, const MmaLoop &loop, Value first) {
+  if (loop.rotatedSlot)
+    ReleaseOp::create(b, loc, loop.rotatedSlot, /*after_mma=*/true);
+  ReleaseOp::create(b, loc, loop.slot, /*after_mma=*/true);
+  b.setInsertionPointAfter(loop.consume);
+  CloseOp::create(b, loc, first);
+}
+
+/// The loop of the softmax replicas (which also store the outputs) over S,
+/// up to its body: their output staging buffer, the tile coordinates and the
+/// S slot. The builder is left in the body.
+struct SoftmaxLoop {
+  Value staging, slot, row, rows, head, sBuffer;
+};
+
+SoftmaxLoop beginSoftmaxLoop(OpBuilder &b, Location loc, const KernelPlan &plan,
+                             Value sCh, BufferType sBuf, BufferType tile) {
+  MLIRContext *ctx = b.getContext();
+  auto partition = PartitionOp::create(
+      b, loc, b.getStringAttr("softmax"), RoleAttr::get(ctx, Role::softmax),
+      b.getI64IntegerAttr(4), b.getI64IntegerAttr(plan.registers.compute),
+      b.getI64IntegerAttr(plan.softmaxReplicas));
+  b.setInsertionPointToStart(&createBody(partition, {}, loc));
+  SoftmaxLoop loop;
+  loop.staging = ScratchOp::create(b, loc, tile, nullptr, nullptr);
+  auto consume = ConsumeOp::create(b, loc, sCh);
+  Type i32 = b.getI32Type();
+  Block &body =
+      createBody(consume, {SlotType::get(ctx), i32, i32, i32, sBuf}, loc);
+  b.setInsertionPointToStart(&body);
+  loop.slot = consume.getSlot();
+  loop.row = consume.getRow();
+  loop.rows = consume.getRows();
+  loop.head = consume.getHead();
+  loop.sBuffer = consume.getBufferArgs()[0];
+  return loop;
+}
+
+/// Blackwell forward (docs/blackwell.md, "Warp roles"). Four warpgroups:
+///   load     TMA of Q, K, V into the ring "qkv" (one thread issues)
+///   mma      one thread issues tcgen05.mma: S = Q K^T into the tensor-memory
+///            ring "s", then, once the softmax wrote P into "p", O = P V (A
+///            from tensor memory) into the ring "o"; it gives the Q/K/V slot
+///            and the P slot back when those MMAs complete (tcgen05.commit)
+///   softmax  x2, taking tiles round-robin: S from tensor memory, exact
+///            softmax in registers, P (bf16) back into tensor memory, then
+///            O from tensor memory, divided by the row sums, staged and stored
+/// Registers: 512 threads share 64K registers; the load and MMA warpgroups
+/// need few (40 each: one thread works, and the schedule is scalar code), so
+/// each softmax warpgroup gets 216 (S 32 + O 64 + P 16 registers at D=128).
+/// Tensor memory: "s", "p" and "o" are two slots deep, so tile i+1's S is
+/// computed while tile i is being normalized and stored; each pair of slots
+/// shares columns at lane alignments 0 and 16 (M = 64 uses half the lanes):
+/// 64 + 32 + D columns, 256 allocated at D = 128.
+void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
+                           const KernelPlan &plan) {
+  MLIRContext *ctx = b.getContext();
+  OpBuilder::InsertionGuard guard(b);
+  KernelValues values = beginKernel(b, loc, Chip::sm_100a, spec, plan);
+
+  int64_t bs = spec.blockSize;
+  Type f32 = b.getF32Type();
+  BufferType tile = tileBuffer(spec, spec.headDim);
+  auto tmemTile = [&](int64_t cols, Type element) {
+    return BufferType::get(ctx, {bs, cols}, element, MemorySpace::tmem);
+  };
+  BufferType sBuf = tmemTile(bs, f32), pBuf = tmemTile(bs, spec.elementType),
+             oBuf = tmemTile(spec.headDim, f32);
+  Value qkv = createChannel(
+      b, loc, ChannelType::get(ctx, {tile, tile, tile}, MemorySpace::smem),
+      spec.loadRingName(), plan.numStages);
+  Value sCh = createChannel(
+      b, loc, ChannelType::get(ctx, {sBuf}, MemorySpace::tmem), "s", 2);
+  Value pCh = createChannel(
+      b, loc, ChannelType::get(ctx, {pBuf}, MemorySpace::tmem), "p", 2);
+  Value oCh = createChannel(
+      b, loc, ChannelType::get(ctx, {oBuf}, MemorySpace::tmem), "o", 2);
+  Value rotated = spec.hasRotary()
+                      ? createRotaryRing(b, loc, spec, plan.rotaryDepth)
+                      : Value();
+
+  buildLoadPartition(b, loc, spec, values, qkv, plan);
+  if (rotated)
+    buildRotaryPartition(b, loc, spec, qkv, rotated, plan.registers.rotary);
+
+  // MMA issuer.
+  {
+    OpBuilder::InsertionGuard g(b);
+    MmaLoop loop =
+        beginMmaLoop(b, loc, spec, qkv, rotated, tile, plan.registers.mma);
+    Value row = loop.row, rows = loop.rows, head = loop.head;
+    Value q = loop.operands[0], k = loop.operands[1], v = loop.operands[2];
+    auto s = AcquireOp::create(b, loc, sCh);
+    MmaAsyncOp::create(b, loc, q, k, s.getBuffers()[0], /*transpose_a=*/false,
+                       /*transpose_b=*/true);
+    CommitOp::create(b, loc, s.getSlot(), row, rows, head);
+    auto p = GetOp::create(b, loc, pCh);
+    auto o = AcquireOp::create(b, loc, oCh);
+    MmaAsyncOp::create(b, loc, p.getBuffers()[0], v, o.getBuffers()[0], false,
+                       false);
+    CommitOp::create(b, loc, o.getSlot(), row, rows, head);
+    ReleaseOp::create(b, loc, p.getSlot(), /*after_mma=*/true);
+    endMmaLoop(b, loc, loop, sCh);
+  }
+
+  // Softmax + epilogue warpgroups.
+  {
+    OpBuilder::InsertionGuard g(b);
+    SoftmaxLoop loop = beginSoftmaxLoop(b, loc, plan, sCh, sBuf, tile);
+    Value row = loop.row, rows = loop.rows, head = loop.head,
+          staging = loop.staging;
+    auto sType = AccType::get(ctx, {bs, bs}, f32);
+    auto pType = AccType::get(ctx, {bs, bs}, spec.elementType);
+    auto oType = AccType::get(ctx, {bs, spec.headDim}, f32);
+    Value sVal = TmemLoadOp::create(b, loc, sType, loop.sBuffer);
+    ReleaseOp::create(b, loc, loop.slot, /*after_mma=*/false);
+    auto sm = SoftmaxOp::create(b, loc, pType, RowsType::get(ctx, bs, f32),
+                                sVal, rows, Value(), values.scale, false);
+    auto p = AcquireOp::create(b, loc, pCh);
+    TmemStoreOp::create(b, loc, sm.getProbs(), p.getBuffers()[0]);
+    CommitOp::create(b, loc, p.getSlot(), row, rows, head);
+    auto o = GetOp::create(b, loc, oCh);
+    Value oVal = TmemLoadOp::create(b, loc, oType, o.getBuffers()[0]);
+    ReleaseOp::create(b, loc, o.getSlot(), false);
+    StoreOp::create(b, loc, oVal, spec.stores[0], row, head, rows,
+                    sm.getRowSums(), staging,
+                    plan.bulkStore ? b.getUnitAttr() : nullptr);
+  }
+}
+
+/// Blackwell backward: the forward's four warpgroups, with five
+/// tensor-memory accumulators per tile.
+///   load     TMA of Q, K, V, dO into the ring "qkvdo"
+///   mma      S = Q K^T and dP = dO V^T into tensor memory; once a compute
+///            warpgroup staged P and dS (bf16) in shared memory ("pds"):
+///            dV = P^T dO, dK = dS^T Q, dQ = dS K (A read MN-major for the
+///            transposes), each into its own tensor-memory ring
+///   compute  x2, tiles round-robin: S and dP from tensor memory, P
+///            (normalized, query rows past the tile zeroed) and
+///            dS = scale P (dP - rowsum(P dP)) in registers, both to shared
+///            memory; then dV, dK, dQ from tensor memory, staged and stored
+/// Tensor memory, two slots per ring sharing columns at lane alignments 0
+/// and 16: S 64 + dP 64 + dV, dK, dQ 3 x D columns = 512 at D = 128 (the
+/// whole tensor memory, which warpspec-allocate-tmem checks), 320 -> 512 at
+/// D = 64. No logsumexp, no O, no preprocessing, no atomics.
+void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
+                            const KernelPlan &plan) {
+  MLIRContext *ctx = b.getContext();
+  OpBuilder::InsertionGuard guard(b);
+  KernelValues values = beginKernel(b, loc, Chip::sm_100a, spec, plan);
+
+  int64_t bs = spec.blockSize, d = spec.headDim;
+  Type f32 = b.getF32Type();
+  BufferType tile = tileBuffer(spec, d);
+  BufferType square = tileBuffer(spec, bs);
+  auto tmemTile = [&](int64_t cols) {
+    return BufferType::get(ctx, {bs, cols}, f32, MemorySpace::tmem);
+  };
+  auto tmemChannel = [&](StringRef name, int64_t cols) {
+    return createChannel(
+        b, loc, ChannelType::get(ctx, {tmemTile(cols)}, MemorySpace::tmem),
+        name, 2);
+  };
+  Value qkvdo = createChannel(
+      b, loc,
+      ChannelType::get(ctx, {tile, tile, tile, tile}, MemorySpace::smem),
+      spec.loadRingName(), plan.numStages);
+  Value sCh = tmemChannel("s", bs), dpCh = tmemChannel("dp", bs);
+  Value dvCh = tmemChannel("dv", d), dkCh = tmemChannel("dk", d),
+        dqCh = tmemChannel("dq", d);
+  Value pdsCh = createChannel(
+      b, loc, ChannelType::get(ctx, {square, square}, MemorySpace::smem), "pds",
+      plan.softmaxReplicas);
+  Value rotated = spec.hasRotary()
+                      ? createRotaryRing(b, loc, spec, plan.rotaryDepth)
+                      : Value();
+
+  buildLoadPartition(b, loc, spec, values, qkvdo, plan);
+  if (rotated)
+    buildRotaryPartition(b, loc, spec, qkvdo, rotated, plan.registers.rotary);
+
+  // MMA issuer.
+  {
+    OpBuilder::InsertionGuard g(b);
+    MmaLoop loop =
+        beginMmaLoop(b, loc, spec, qkvdo, rotated, tile, plan.registers.mma);
+    Value row = loop.row, rows = loop.rows, head = loop.head;
+    ArrayRef<Value> operands = loop.operands;
+    Value q = operands[0], k = operands[1], v = operands[2], dout = operands[3];
+    // The epilogue turns the gradients back by the tile's position, which
+    // travels with S.
+    Value position = spec.needsTilePosition()
+                         ? tilePosition(b, loc, spec, loop.slot)
+                         : Value();
+    auto product = [&](Value channel, Value a, Value bOperand, bool ta,
+                       bool tb) {
+      auto dest = AcquireOp::create(b, loc, channel);
+      MmaAsyncOp::create(b, loc, a, bOperand, dest.getBuffers()[0], ta, tb);
+      commitTile(b, loc, spec, dest.getSlot(), row, rows, head,
+                 channel == sCh ? position : Value());
+    };
+    product(sCh, q, k, false, true);     // S  = Q K^T
+    product(dpCh, dout, v, false, true); // dP = dO V^T
+    auto pds = GetOp::create(b, loc, pdsCh);
+    Value p = pds.getBuffers()[0], ds = pds.getBuffers()[1];
+    product(dvCh, p, dout, true, false); // dV = P^T dO
+    product(dkCh, ds, q, true, false);   // dK = dS^T Q
+    product(dqCh, ds, k, false, false);  // dQ = dS K
+    ReleaseOp::create(b, loc, pds.getSlot(), /*after_mma=*/true);
+    endMmaLoop(b, loc, loop, sCh);
+  }
+
+  // Softmax gradient + epilogue warpgroups.
+  {
+    OpBuilder::InsertionGuard g(b);
+    SoftmaxLoop loop = beginSoftmaxLoop(b, loc, plan, sCh, tmemTile(bs), tile);
+    Value row = loop.row, rows = loop.rows, head = loop.head,
+          staging = loop.staging;
+    auto squareF32 = AccType::get(ctx, {bs, bs}, f32);
+    auto squareOut = AccType::get(ctx, {bs, bs}, spec.elementType);
+    auto outType = AccType::get(ctx, {bs, d}, f32);
+    Value position =
+        spec.hasRotary() ? tilePosition(b, loc, spec, loop.slot) : Value();
+    Value s = TmemLoadOp::create(b, loc, squareF32, loop.sBuffer);
+    ReleaseOp::create(b, loc, loop.slot, false);
+    auto dpGet = GetOp::create(b, loc, dpCh);
+    Value dp = TmemLoadOp::create(b, loc, squareF32, dpGet.getBuffers()[0]);
+    ReleaseOp::create(b, loc, dpGet.getSlot(), false);
+    auto sm = SoftmaxOp::create(b, loc, squareF32, RowsType::get(ctx, bs, f32),
+                                s, rows, rows, values.scale, true);
+    Value ds = SoftmaxGradOp::create(b, loc, squareOut, sm.getProbs(), dp,
+                                     values.scale);
+    auto pds = AcquireOp::create(b, loc, pdsCh);
+    WriteOp::create(b, loc, sm.getProbs(), pds.getBuffers()[0]);
+    WriteOp::create(b, loc, ds, pds.getBuffers()[1]);
+    CommitOp::create(b, loc, pds.getSlot(), row, rows, head);
+    // Gradients with respect to rotated tensors are turned back in f32
+    // before their single rounding.
+    // The gradients are turned back with table reads after each load from
+    // tensor memory: reading the angles ahead (warpspec.rotary_angles, as
+    // on sm_90a) needs 64 more registers at D = 128, and these warpgroups
+    // have 160 (it spills).
+    TileRows at{row, rows, position};
+    auto drain = [&](Value channel, Value dest, bool rotatedInput) {
+      auto get = GetOp::create(b, loc, channel);
+      Value grad = TmemLoadOp::create(b, loc, outType, get.getBuffers()[0]);
+      ReleaseOp::create(b, loc, get.getSlot(), false);
+      if (rotatedInput)
+        grad = unrotateGradient(b, loc, spec, grad, at, Value());
+      StoreOp::create(b, loc, grad, dest, row, head, rows, Value(), staging,
+                      plan.bulkStore ? b.getUnitAttr() : nullptr);
+    };
+    drain(dvCh, spec.stores[0], spec.rotateV);
+    drain(dkCh, spec.stores[1], spec.hasRotary());
+    drain(dqCh, spec.stores[2], spec.hasRotary());
+  }
+}
+
+} // namespace
+
+void blockattn::buildSm100aKernel(OpBuilder &b, Location loc,
+                                  const KernelSpec &spec,
+                                  const KernelPlan &plan) {
+  if (spec.backward)
+    buildBlackwellBackward(b, loc, spec, plan);
+  else
+    buildBlackwellForward(b, loc, spec, plan);
+}

@@ -1,0 +1,198 @@
+//===- Sm90aRecipe.cpp - the sm_90a (Hopper) warpspec recipes -------------===//
+//
+// The forward and the backward on sm_90a: a TMA producer warpgroup and
+// consumer warpgroups that each run a whole tile with wgmma (docs/hopper.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Recipe.h"
+
+using namespace mlir;
+using namespace mlir::blockattn;
+using namespace mlir::warpspec;
+
+namespace {
+
+/// What a consumer body works with: the tile's coordinates and buffers, the
+/// scale, and the partition's scratch buffers.
+struct ConsumerContext {
+  Value slot; // the slot of the consumed ring the tiles are in
+  Value row, rows, head;
+  Value position;           // of the tile's first row (rotary embeddings)
+  SmallVector<Value> tiles; // one per loaded tensor, in KernelSpec::loads order
+  Value scale;
+  Value pScratch;  // P (forward with p-operand=smem, backward)
+  Value dsScratch; // dS (backward)
+  Value oStaging;  // output staging (o-store=smem|tma)
+  bool bulkStore = false;
+};
+
+/// Stores an output tile as the plan says (staged, bulk or from registers).
+void storeTile(OpBuilder &b, Location loc, const ConsumerContext &c, Value tile,
+               Value dest, Value divideBy) {
+  StoreOp::create(b, loc, tile, dest, c.row, c.head, c.rows, divideBy,
+                  c.oStaging, c.bulkStore ? b.getUnitAttr() : nullptr);
+}
+
+/// The sm_90a kernel shell (docs/hopper.md, "Warp roles"), shared by the
+/// forward and the backward: one TMA producer warpgroup fills a ring with the
+/// tiles of `spec.loads`, and `plan.numConsumers` consumer warpgroups each
+/// own whole tiles, taking the slots round-robin; `body` builds what a
+/// consumer does with one. The registers are the plan's.
+void buildHopperKernel(
+    OpBuilder &b, Location loc, const KernelSpec &spec, const KernelPlan &plan,
+    bool needsPScratch, bool needsDsScratch,
+    function_ref<void(OpBuilder &, ConsumerContext &)> body) {
+  MLIRContext *ctx = b.getContext();
+  OpBuilder::InsertionGuard guard(b);
+  KernelValues values = beginKernel(b, loc, Chip::sm_90a, spec, plan);
+  BufferType tile = tileBuffer(spec, spec.headDim);
+  SmallVector<Type> tiles(spec.loads.size(), tile);
+  auto channelType = ChannelType::get(ctx, tiles, MemorySpace::smem);
+  Value ring =
+      createChannel(b, loc, channelType, spec.loadRingName(), plan.numStages);
+  Type i32 = b.getI32Type();
+  buildLoadPartition(b, loc, spec, values, ring, plan);
+
+  // Consumers: each owns whole tiles, round-robin over the ring's slots.
+  auto consumer = PartitionOp::create(
+      b, loc, b.getStringAttr("compute"), RoleAttr::get(ctx, Role::compute),
+      b.getI64IntegerAttr(4), b.getI64IntegerAttr(plan.registers.compute),
+      b.getI64IntegerAttr(plan.numConsumers));
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&createBody(consumer, {}, loc));
+  ConsumerContext c;
+  c.scale = values.scale;
+  c.bulkStore = plan.bulkStore;
+  BufferType square = tileBuffer(spec, spec.blockSize);
+  if (needsPScratch)
+    c.pScratch = ScratchOp::create(b, loc, square, nullptr, nullptr);
+  if (needsDsScratch)
+    c.dsScratch = ScratchOp::create(b, loc, square, nullptr, nullptr);
+  if (plan.stageOutput)
+    c.oStaging = ScratchOp::create(b, loc, tile, nullptr, nullptr);
+  auto consume = ConsumeOp::create(b, loc, ring);
+  SmallVector<Type> argTypes = {SlotType::get(ctx), i32, i32, i32};
+  argTypes.append(tiles);
+  Block &consumeBody = createBody(consume, argTypes, loc);
+  b.setInsertionPointToStart(&consumeBody);
+  c.slot = consume.getSlot();
+  c.row = consume.getRow();
+  c.rows = consume.getRows();
+  c.head = consume.getHead();
+  llvm::append_range(c.tiles, consume.getBufferArgs());
+  if (spec.hasRotary()) {
+    // q and k (and v) are rotated in place, in f32, before any product
+    // reads them; the slot is this warpgroup's alone.
+    c.position = tilePosition(b, loc, spec, c.slot);
+    SmallVector<Value> rotated = rotatedTiles(spec, c.tiles);
+    rotateTiles(b, loc, spec, rotated, rotated, {c.row, c.rows, c.position});
+  }
+  body(b, c);
+}
+
+/// The forward per tile: S = Q K^T, P = softmax(S) (unnormalized), O = P V,
+/// release, O / rowsum stored.
+void buildForwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
+                      ConsumerContext &c) {
+  MLIRContext *ctx = b.getContext();
+  Value q = c.tiles[0], k = c.tiles[1], v = c.tiles[2];
+  auto f32 = b.getF32Type();
+  int64_t bs = spec.blockSize;
+  auto sType = AccType::get(ctx, {bs, bs}, f32);
+  auto pType = AccType::get(ctx, {bs, bs}, spec.elementType);
+  auto oType = AccType::get(ctx, {bs, spec.headDim}, f32);
+  auto rowsType = RowsType::get(ctx, bs, f32);
+  Value s = MmaOp::create(b, loc, sType, q, k, /*transpose_a=*/false,
+                          /*transpose_b=*/true);
+  auto softmax = SoftmaxOp::create(b, loc, pType, rowsType, s, c.rows,
+                                   /*valid_rows=*/Value(), c.scale,
+                                   /*normalize=*/false);
+  Value pOperand = softmax.getProbs();
+  if (c.pScratch) {
+    WriteOp::create(b, loc, softmax.getProbs(), c.pScratch);
+    pOperand = c.pScratch;
+  }
+  Value o = MmaOp::create(b, loc, oType, pOperand, v, false, false);
+  ReleaseOp::create(b, loc, c.slot);
+  storeTile(b, loc, c, o, spec.stores[0], softmax.getRowSums());
+}
+
+/// The backward per tile (docs/hopper.md, "The backward kernel"). Register
+/// budget at D=128: three 64-register output accumulators do not fit next to
+/// dS, so the outputs are computed and stored one after the other.
+///   S  = Q K^T;  P = softmax(S), normalized, query rows past the tile zeroed
+///   P -> shared memory (bf16), A operand of dV = P^T dO
+///   dP = dO V^T
+///   dS = scale P (dP - rowsum(P dP))   (scale folded in; O is never read)
+///   dS -> shared memory, A operand of dK = dS^T Q; dS stays in registers
+///   as the A operand of dQ = dS K.
+void buildBackwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
+                       ConsumerContext &c) {
+  MLIRContext *ctx = b.getContext();
+  Value q = c.tiles[0], k = c.tiles[1], v = c.tiles[2], dout = c.tiles[3];
+  auto f32 = b.getF32Type();
+  int64_t bs = spec.blockSize;
+  auto square32 = AccType::get(ctx, {bs, bs}, f32);
+  auto square16 = AccType::get(ctx, {bs, bs}, spec.elementType);
+  auto outType = AccType::get(ctx, {bs, spec.headDim}, f32);
+  auto rowsType = RowsType::get(ctx, bs, f32);
+  Value s = MmaOp::create(b, loc, square32, q, k, false, /*transpose_b=*/true);
+  auto softmax = SoftmaxOp::create(b, loc, square32, rowsType, s, c.rows,
+                                   /*valid_rows=*/c.rows, c.scale,
+                                   /*normalize=*/true);
+  Value p = softmax.getProbs();
+  WriteOp::create(b, loc, p, c.pScratch);
+  Value dp = MmaOp::create(b, loc, square32, dout, v, false, true);
+  Value ds = SoftmaxGradOp::create(b, loc, square16, p, dp, c.scale);
+  WriteOp::create(b, loc, ds, c.dsScratch);
+  // One output accumulator at a time: each is stored before the next is
+  // computed. The slot is held until the last product has read it.
+  // With rotary embeddings q and k (and v) were rotated in the slot, so
+  // the products give gradients with respect to the rotated tensors; each
+  // is turned back in f32 before its single rounding.
+  // Each gradient's angles are read just before the product that makes it,
+  // so that the table reads overlap the product; one set shared by the
+  // three products would stay live across two stores and spill at D = 128.
+  TileRows at{c.row, c.rows, c.position};
+  Value angles;
+  auto readAngles = [&] { angles = rotaryAngles(b, loc, spec, at); };
+  auto unrotate = [&](Value grad, bool rotated) {
+    if (!rotated)
+      return grad;
+    return unrotateGradient(b, loc, spec, grad, at, angles);
+  };
+  if (spec.rotateV)
+    readAngles();
+  Value dvAcc = MmaOp::create(b, loc, outType, c.pScratch, dout,
+                              /*transpose_a=*/true, false);
+  storeTile(b, loc, c, unrotate(dvAcc, spec.rotateV), spec.stores[0], Value());
+  if (spec.hasRotary())
+    readAngles();
+  Value dkAcc = MmaOp::create(b, loc, outType, c.dsScratch, q, true, false);
+  storeTile(b, loc, c, unrotate(dkAcc, spec.hasRotary()), spec.stores[1],
+            Value());
+  if (spec.hasRotary())
+    readAngles();
+  Value dqAcc = MmaOp::create(b, loc, outType, ds, k, false, false);
+  ReleaseOp::create(b, loc, c.slot);
+  storeTile(b, loc, c, unrotate(dqAcc, spec.hasRotary()), spec.stores[2],
+            Value());
+}
+
+} // namespace
+
+void blockattn::buildSm90aKernel(OpBuilder &b, Location loc,
+                                 const KernelSpec &spec,
+                                 const KernelPlan &plan) {
+  bool backward = spec.backward;
+  bool pScratch = backward || plan.pFromSmem;
+  buildHopperKernel(b, loc, spec, plan, pScratch,
+                    /*needsDsScratch=*/backward,
+                    [&](OpBuilder &b, ConsumerContext &c) {
+                      if (backward)
+                        buildBackwardBody(b, loc, spec, c);
+                      else
+                        buildForwardBody(b, loc, spec, c);
+                    });
+}

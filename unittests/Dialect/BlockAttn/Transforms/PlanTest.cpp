@@ -1,0 +1,266 @@
+//===- PlanTest.cpp - blockattn-warp-specialize's plan --------------------===//
+//
+// The plan decides from a kernel's shape and the tuning options alone; these
+// tests state its defaults and its limits without building any IR. The
+// expected numbers follow from the budgets in Plan.cpp (227 KiB of shared
+// memory, 64K registers per SM) and match what the recipes' lit tests and
+// block-attn-compile's resource table show.
+//
+//===----------------------------------------------------------------------===//
+
+#include "blockattn/Dialect/BlockAttn/Transforms/Plan.h"
+
+#include "gtest/gtest.h"
+
+using namespace mlir;
+using namespace mlir::blockattn;
+
+namespace {
+
+KernelShape shape(bool backward, int64_t headDim,
+                  RotaryMode rotary = RotaryMode::none, bool rotateV = false) {
+  KernelShape s;
+  s.backward = backward;
+  s.headDim = headDim;
+  s.rotary = rotary;
+  s.rotateV = rotateV;
+  return s;
+}
+
+KernelPlan plan(Chip chip, const KernelShape &s, TuningOptions options = {}) {
+  options.chip = chip;
+  std::string error;
+  FailureOr<KernelPlan> result = planKernel(s, options, error);
+  EXPECT_TRUE(succeeded(result)) << error;
+  EXPECT_TRUE(error.empty());
+  return succeeded(result) ? *result : KernelPlan();
+}
+
+/// The reason the plan gives for rejecting `options`.
+std::string failure(Chip chip, const KernelShape &s, TuningOptions options) {
+  options.chip = chip;
+  std::string error;
+  FailureOr<KernelPlan> result = planKernel(s, options, error);
+  EXPECT_TRUE(failed(result));
+  return error;
+}
+
+TEST(ReplicaRegisters, SplitsTheLaunchPoolEvenly) {
+  // One CTA of three warpgroups: 168 registers each at launch; the
+  // producer's 40 leave 232 to each of two consumers.
+  EXPECT_EQ(replicaRegisters(1, 40, 2, 1), 232);
+  // Two CTAs per SM: 128 each at launch, one consumer gets 216.
+  EXPECT_EQ(replicaRegisters(1, 40, 1, 2), 216);
+  // One consumer next to the producer, one CTA: capped at 256.
+  EXPECT_EQ(replicaRegisters(1, 40, 1, 1), 256);
+  // sm_100a: load and MMA warpgroups of 40 next to two softmax ones; with
+  // rotary embeddings a third single warpgroup and 56 + 56.
+  EXPECT_EQ(replicaRegisters(2, 80, 2, 1), 216);
+  EXPECT_EQ(replicaRegisters(3, 152, 2, 1), 160);
+}
+
+TEST(Sm90aPlan, ForwardDefaultsToAChunkedLaunch) {
+  KernelPlan p = plan(Chip::sm_90a, shape(false, 128));
+  EXPECT_EQ(p.ctasPerSm, 2);
+  EXPECT_EQ(p.tilesPerCta, 4); // 192 KiB of loads, 48 KiB a tile
+  EXPECT_TRUE(p.contiguousSchedule);
+  EXPECT_EQ(p.numConsumers, 1);
+  EXPECT_EQ(p.numStages, 2);
+  EXPECT_FALSE(p.l2Prefetch);
+  EXPECT_FALSE(p.pFromSmem);
+  EXPECT_TRUE(p.stageOutput);
+  EXPECT_TRUE(p.bulkStore);
+  EXPECT_EQ(p.softmaxReplicas, 0);
+  EXPECT_EQ(p.registers.load, 40);
+  EXPECT_EQ(p.registers.compute, 216);
+  EXPECT_EQ(p.registers.mma, 0);
+  EXPECT_EQ(p.registers.rotary, 0);
+
+  EXPECT_EQ(plan(Chip::sm_90a, shape(false, 64)).tilesPerCta, 8);
+}
+
+TEST(Sm90aPlan, StridedForwardHasTwoConsumers) {
+  TuningOptions options;
+  options.schedule = Schedule::strided;
+  KernelPlan p = plan(Chip::sm_90a, shape(false, 128), options);
+  EXPECT_EQ(p.ctasPerSm, 1);
+  EXPECT_EQ(p.tilesPerCta, 0);
+  EXPECT_FALSE(p.contiguousSchedule);
+  EXPECT_EQ(p.numConsumers, 2);
+  EXPECT_EQ(p.numStages, 4);
+  EXPECT_EQ(p.registers.compute, 232);
+}
+
+TEST(Sm90aPlan, TwoConsumersMeanAPersistentLaunch) {
+  TuningOptions options;
+  options.numConsumers = 2;
+  KernelPlan p = plan(Chip::sm_90a, shape(false, 128), options);
+  EXPECT_EQ(p.tilesPerCta, 0);
+  EXPECT_EQ(p.ctasPerSm, 1);
+  EXPECT_EQ(p.numConsumers, 2);
+}
+
+TEST(Sm90aPlan, BackwardAtHeadDim64PrefetchesIntoL2) {
+  KernelPlan chunked = plan(Chip::sm_90a, shape(true, 64));
+  EXPECT_EQ(chunked.tilesPerCta, 6);
+  EXPECT_EQ(chunked.numStages, 2);
+  EXPECT_TRUE(chunked.l2Prefetch);
+  EXPECT_EQ(chunked.registers.compute, 216);
+
+  // Persistent: one consumer of 256 registers and a ring of six, and no
+  // prefetch (it is on by default for the chunked launch only).
+  TuningOptions options;
+  options.schedule = Schedule::strided;
+  KernelPlan strided = plan(Chip::sm_90a, shape(true, 64), options);
+  EXPECT_EQ(strided.numConsumers, 1);
+  EXPECT_EQ(strided.numStages, 6);
+  EXPECT_EQ(strided.registers.compute, 256);
+  EXPECT_FALSE(strided.l2Prefetch);
+
+  options.l2Prefetch = L2Prefetch::on;
+  EXPECT_TRUE(plan(Chip::sm_90a, shape(true, 64), options).l2Prefetch);
+  TuningOptions off;
+  off.l2Prefetch = L2Prefetch::off;
+  EXPECT_FALSE(plan(Chip::sm_90a, shape(true, 64), off).l2Prefetch);
+}
+
+TEST(Sm90aPlan, RotaryKernelsLaunchAsMeasured) {
+  // Persistent with two consumers, but the half-split backward at head dim
+  // 128, which launches chunked.
+  KernelPlan forward =
+      plan(Chip::sm_90a, shape(false, 128, RotaryMode::half_split));
+  EXPECT_EQ(forward.tilesPerCta, 0);
+  EXPECT_EQ(forward.numConsumers, 2);
+  KernelPlan halfSplit =
+      plan(Chip::sm_90a, shape(true, 128, RotaryMode::half_split));
+  EXPECT_EQ(halfSplit.tilesPerCta, 3);
+  EXPECT_EQ(halfSplit.numConsumers, 1);
+  EXPECT_FALSE(halfSplit.l2Prefetch);
+  EXPECT_EQ(
+      plan(Chip::sm_90a, shape(true, 64, RotaryMode::half_split)).tilesPerCta,
+      0);
+  KernelPlan interleaved =
+      plan(Chip::sm_90a, shape(true, 128, RotaryMode::interleaved));
+  EXPECT_EQ(interleaved.tilesPerCta, 0);
+  EXPECT_EQ(interleaved.numConsumers, 2);
+}
+
+TEST(Sm90aPlan, OptionsOverrideTheDefaults) {
+  TuningOptions options;
+  options.pOperand = POperand::smem;
+  options.oStore = OStore::registers;
+  options.tilesPerCta = 2;
+  options.numStages = 1;
+  KernelPlan p = plan(Chip::sm_90a, shape(false, 128), options);
+  EXPECT_TRUE(p.pFromSmem);
+  EXPECT_FALSE(p.stageOutput);
+  EXPECT_FALSE(p.bulkStore);
+  EXPECT_EQ(p.tilesPerCta, 2);
+  EXPECT_EQ(p.numStages, 1);
+}
+
+TEST(Sm90aPlan, RejectsOptionsOutOfRange) {
+  TuningOptions consumers;
+  consumers.numConsumers = 4;
+  EXPECT_EQ(failure(Chip::sm_90a, shape(false, 128), consumers),
+            "num-consumers must be 0 (the recipe picks), 1, 2 or 3 "
+            "(warpgroups of 128 threads next to the producer), got 4");
+  TuningOptions ctas;
+  ctas.ctasPerSm = 5;
+  EXPECT_EQ(failure(Chip::sm_90a, shape(false, 128), ctas),
+            "ctas-per-sm must be 0 (the recipe picks) or in [1, 4], got 5");
+  TuningOptions stages;
+  stages.numStages = -1;
+  EXPECT_EQ(failure(Chip::sm_90a, shape(false, 128), stages),
+            "num-stages must be 0 (the recipe picks) or in [1, 7264] (the "
+            "slots whose barriers and tile records fit in shared memory), "
+            "got -1");
+  TuningOptions tiles;
+  tiles.tilesPerCta = int64_t(1) << 32;
+  EXPECT_EQ(failure(Chip::sm_90a, shape(false, 128), tiles),
+            "tiles-per-cta must be 0 (the recipe picks) or in [1, "
+            "2147483647], got 4294967296");
+}
+
+TEST(Sm90aPlan, RejectsOptionsThatContradictEachOther) {
+  TuningOptions odd;
+  odd.schedule = Schedule::strided;
+  odd.numStages = 3;
+  EXPECT_EQ(failure(Chip::sm_90a, shape(false, 128), odd),
+            "num-stages must be a non-negative multiple of num-consumers "
+            "(2), got 3");
+  TuningOptions persistent;
+  persistent.schedule = Schedule::strided;
+  persistent.tilesPerCta = 4;
+  EXPECT_EQ(failure(Chip::sm_90a, shape(false, 128), persistent),
+            "tiles-per-cta applies to a chunked launch; this one is "
+            "persistent (schedule 'strided')");
+  // Three consumers' scratch leaves no room for a 64 KiB slot.
+  TuningOptions three;
+  three.numConsumers = 3;
+  EXPECT_EQ(failure(Chip::sm_90a, shape(true, 128), three),
+            "no ring of 4-tile slots (65536 bytes each, a multiple of 3 "
+            "slots) fits in shared memory next to 98304 bytes of scratch");
+}
+
+TEST(Sm100aPlan, ForwardIsPersistentWithTwoSoftmaxWarpgroups) {
+  KernelPlan p = plan(Chip::sm_100a, shape(false, 128));
+  EXPECT_EQ(p.ctasPerSm, 1);
+  EXPECT_EQ(p.tilesPerCta, 0);
+  EXPECT_FALSE(p.contiguousSchedule);
+  EXPECT_EQ(p.numConsumers, 1);
+  EXPECT_EQ(p.softmaxReplicas, 2);
+  EXPECT_EQ(p.numStages, 4);
+  EXPECT_EQ(p.rotaryDepth, 0);
+  EXPECT_TRUE(p.stageOutput);
+  EXPECT_TRUE(p.bulkStore);
+  EXPECT_FALSE(p.l2Prefetch);
+  EXPECT_EQ(p.registers.load, 40);
+  EXPECT_EQ(p.registers.mma, 40);
+  EXPECT_EQ(p.registers.rotary, 0);
+  EXPECT_EQ(p.registers.compute, 216);
+}
+
+TEST(Sm100aPlan, ChunkedOnRequest) {
+  TuningOptions options;
+  options.schedule = Schedule::chunked;
+  KernelPlan p = plan(Chip::sm_100a, shape(false, 128), options);
+  EXPECT_EQ(p.ctasPerSm, 1);
+  EXPECT_EQ(p.tilesPerCta, 4);
+  EXPECT_TRUE(p.contiguousSchedule);
+}
+
+TEST(Sm100aPlan, RotaryAddsARingAndAWarpgroup) {
+  KernelPlan p = plan(Chip::sm_100a, shape(false, 128, RotaryMode::half_split));
+  EXPECT_EQ(p.rotaryDepth, 2);
+  EXPECT_EQ(p.numStages, 2);
+  EXPECT_EQ(p.registers.mma, 56);
+  EXPECT_EQ(p.registers.rotary, 56);
+  EXPECT_EQ(p.registers.compute, 160);
+  // The backward's P/dS slots leave room for one rotated slot only.
+  KernelPlan backward =
+      plan(Chip::sm_100a, shape(true, 128, RotaryMode::interleaved, true));
+  EXPECT_EQ(backward.rotaryDepth, 1);
+  EXPECT_GE(backward.numStages, 1);
+}
+
+TEST(Sm100aPlan, RejectsWhatSm100aLacks) {
+  TuningOptions registers;
+  registers.oStore = OStore::registers;
+  EXPECT_EQ(failure(Chip::sm_100a, shape(false, 128), registers),
+            "o-store must be 'tma' or 'smem' on sm_100a (O comes out of "
+            "tensor memory into registers, then through shared memory), got "
+            "'registers'");
+  TuningOptions ctas;
+  ctas.ctasPerSm = 2;
+  EXPECT_EQ(failure(Chip::sm_100a, shape(false, 128), ctas),
+            "ctas-per-sm above 1 is implemented for sm_90a only");
+  TuningOptions stages;
+  stages.numStages = 7265;
+  EXPECT_EQ(failure(Chip::sm_100a, shape(false, 128), stages),
+            "num-stages must be 0 (the recipe picks) or in [1, 7264] (the "
+            "slots whose barriers and tile records fit in shared memory), "
+            "got 7265");
+}
+
+} // namespace
