@@ -575,6 +575,10 @@ ROTARY_IMPLS = [
                        "every 64-token block its own sequence", _all_kinds(_fa2_rotary)),
 ]
 
+# A rotary run's default: the fused, the unfused and FA2 with rotary, and our plain kernel (no rotary)
+# on the same tensors, which the fused kernels' cost is measured against.
+ROTARY_IMPLS_WITH_PLAIN = [i for i in IMPLS if i.name == "ours"] + ROTARY_IMPLS
+
 
 def get(name: str) -> Impl:
     for impl in IMPLS + ROTARY_IMPLS:
