@@ -57,6 +57,7 @@ blockattn::buildBlockAttnToPtxPipeline(OpPassManager &pm,
   pm.addPass(warpspec::createWarpSpecAllocateTmemPass());
   pm.addPass(warpspec::createWarpSpecAllocateSmemPass());
   pm.addPass(warpspec::createWarpSpecLowerProtocolPass());
+  pm.addPass(warpspec::createWarpSpecDispatchPartitionsPass());
   ConvertWarpSpecToNVVMPassOptions convert;
   convert.chip = options.chip;
   convert.features = options.ptxFeatures;

@@ -145,23 +145,12 @@ struct ChannelInfo {
 // Emitter
 //===----------------------------------------------------------------------===//
 
-/// What the partition being emitted runs on.
 /// One bulk tensor copy of a tile: a 64-column (128-byte, swizzled) chunk,
 /// at byte `smemOffset` of the tile in shared memory and at coordinates
 /// {column, head, row} of the [T, H, D] tensor map.
 struct TmaBox {
   int64_t smemOffset;
   std::array<Value, 3> coords;
-};
-
-struct PartitionContext {
-  warpspec::PartitionOp op;
-  Value replica;         // i32
-  Value threadInReplica; // i32, 0 .. replicaThreads-1
-  int64_t replicaThreads = 0;
-  int64_t namedBarrierBase = 0; // first named barrier id of replica 0
-  bool singleThread = false;    // only thread 0 of the replica runs the body
-  bool usesBulkStores = false;  // must wait for them before exiting
 };
 
 class KernelEmitter {
@@ -237,6 +226,24 @@ public:
   /// Named barrier over the threads of the current partition replica.
   void replicaBarrier();
 
+  /// The partition whose body is being lowered. It is a scope (set while
+  /// the body is emitted, like the insertion point), not state: what the
+  /// lowering knows of the partition is read from the op, its placement
+  /// (`first_warp`, `barrier_base`, warpspec-dispatch-partitions) and the
+  /// values its `warpspec.partition_index` lowered to.
+  warpspec::PartitionOp partition;
+  /// The partition's `warpspec.partition_index` (null if it has none).
+  warpspec::PartitionIndexOp partitionIndex();
+  /// Which replica of the partition runs (i32).
+  Value replica();
+  /// The thread's index in its replica (i32, 0 .. replicaThreads() - 1).
+  Value threadInReplica();
+  int64_t replicaThreads() { return partition.getNumWarps() * 32; }
+  /// Whether `op` runs on one thread of its replica (in a
+  /// `warpspec.single_thread`), so that it needs no replica barrier before
+  /// it arrives.
+  static bool inSingleThread(Operation *op);
+
   //===--- values of the kernel being lowered -----------------------------===//
   func::FuncOp func;
   warpspec::KernelOp kernel;
@@ -249,7 +256,6 @@ public:
   Value metaBase;        // !llvm.ptr<3>: where the barriers and records are
   int64_t metaStart = 0; // their planned offset (the first barrier's)
   Value tmemBase;        // i32 tensor-memory address of the allocation
-  PartitionContext partition;
   DenseMap<Value, ArgParams> argParams;
   /// The i32 size parameter of dimension `dim` of `memref`; null when the
   /// memref is not a kernel argument or that size is not passed.
@@ -314,10 +320,9 @@ public:
   LogicalResult emitRotaryAngles(warpspec::RotaryAnglesOp op);
   // Blackwell.cpp
   int64_t countTmemUsers();
-  bool usesTmem(warpspec::PartitionOp op);
   Value tmemTeardownBarrier();
   void allocateTensorMemory();
-  void releaseTensorMemory(bool deallocates);
+  LogicalResult emitTmemRelease(warpspec::TmemReleaseOp op);
   LogicalResult emitMmaAsync(warpspec::MmaAsyncOp op);
   LogicalResult emitTmemLoad(warpspec::TmemLoadOp op);
   LogicalResult emitTmemStore(warpspec::TmemStoreOp op);
@@ -330,8 +335,9 @@ private:
   void emitPrologue();
   LogicalResult emitKernelScalars();
   LogicalResult emitPartitions();
-  LogicalResult emitPartition(warpspec::PartitionOp partition,
-                              int64_t firstWarp, int64_t namedBarrierBase);
+  LogicalResult emitPartition(warpspec::PartitionOp partition);
+  LogicalResult emitPartitionIndex(warpspec::PartitionIndexOp op);
+  LogicalResult emitSingleThread(warpspec::SingleThreadOp op);
   void bindParams();
 };
 

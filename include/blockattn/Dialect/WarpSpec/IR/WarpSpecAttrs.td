@@ -44,4 +44,17 @@ def WarpSpec_RoleAttr : EnumAttr<WarpSpec_Dialect, WarpSpec_Role, "role"> {
   let assemblyFormat = "$value";
 }
 
+def WarpSpec_RegisterAction : I32EnumAttr<"RegisterAction",
+    "which way setmaxnreg moves a warpgroup's registers", [
+      I32EnumAttrCase<"increase", 0>,
+      I32EnumAttrCase<"decrease", 1>
+    ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::warpspec";
+}
+def WarpSpec_RegisterActionAttr
+    : EnumAttr<WarpSpec_Dialect, WarpSpec_RegisterAction, "register_action"> {
+  let assemblyFormat = "$value";
+}
+
 #endif // BLOCKATTN_DIALECT_WARPSPEC_IR_WARPSPECATTRS_TD
