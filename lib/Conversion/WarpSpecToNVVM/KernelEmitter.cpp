@@ -19,11 +19,10 @@ static constexpr StringLiteral kDynamicSmem = "__blockattn_dynamic_smem";
 
 KernelEmitter::KernelEmitter(func::FuncOp func, KernelOp kernel,
                              LLVM::LLVMFuncOp llvmFunc,
-                             ArrayRef<KernelParam> params, int64_t maxRegisters)
+                             ArrayRef<KernelParam> params)
     : b(llvmFunc.getContext()), loc(kernel.getLoc()),
       ctx(llvmFunc.getContext()), func(func), kernel(kernel),
-      llvmFunc(llvmFunc), maxRegisters(maxRegisters),
-      blackwell(kernel.isBlackwell()), params(params) {}
+      llvmFunc(llvmFunc), blackwell(kernel.isBlackwell()), params(params) {}
 
 //===----------------------------------------------------------------------===//
 // Helpers

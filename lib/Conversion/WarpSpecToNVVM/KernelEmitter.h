@@ -5,7 +5,8 @@
 // ops (plus scf for structured control flow, converted to branches at the
 // end of the pass). The pieces are split by concern, each in its own file:
 //
-//   KernelEmitter.cpp  prologue, warp-role dispatch, op dispatch, helpers
+//   KernelEmitter.cpp  prologue, partitions and their dispatch ops, op
+//                      dispatch, helpers
 //   Abi.cpp            the kernel's parameters and the launch manifest
 //   Schedule.cpp       warpspec.tile_loop: the persistent jagged schedule
 //   Channels.cpp       the lowered channel protocol on mbarriers, TMA loads
@@ -17,7 +18,10 @@
 //
 // The channel protocol arrives lowered (warpspec-lower-protocol): ring
 // positions, slots and phases are SSA values of the input, and each op is
-// lowered on its own. Values that loops carry (the iter_args of tile_loop
+// lowered on its own. So are the partitions (warpspec-dispatch-partitions):
+// each has its warp range and named barriers as attributes, and its
+// register rebalance, replica and thread indices, single-thread region and
+// teardown as ops. Values that loops carry (the iter_args of tile_loop
 // and scf.while, the schedule's cursor) live in allocas in the entry block;
 // LLVM's SROA/mem2reg turns them into registers.
 //
@@ -156,8 +160,7 @@ struct TmaBox {
 class KernelEmitter {
 public:
   KernelEmitter(func::FuncOp func, warpspec::KernelOp kernel,
-                LLVM::LLVMFuncOp llvmFunc, ArrayRef<KernelParam> params,
-                int64_t maxRegisters);
+                LLVM::LLVMFuncOp llvmFunc, ArrayRef<KernelParam> params);
 
   /// Emits the whole kernel body.
   LogicalResult emit();
@@ -248,7 +251,6 @@ public:
   func::FuncOp func;
   warpspec::KernelOp kernel;
   LLVM::LLVMFuncOp llvmFunc;
-  int64_t maxRegisters;
   bool blackwell = false;
 
   Value tid, warp, lane; // i32

@@ -209,7 +209,7 @@ struct ConvertWarpSpecToNVVMPass
                           b.getUnitAttr());
     }
 
-    KernelEmitter emitter(func, kernel, llvmFunc, *params, maxRegisters);
+    KernelEmitter emitter(func, kernel, llvmFunc, *params);
     if (failed(emitter.emit()))
       return failure();
     llvmFunc->setAttr(
