@@ -106,7 +106,7 @@ static Value tmemPointer(KernelEmitter &e, Value address) {
 }
 
 LogicalResult KernelEmitter::emitMmaAsync(MmaAsyncOp op) {
-  if (!blackwell)
+  if (!target.hasTensorMemory())
     return op.emitOpError() << "needs tensor memory (sm_100a)";
   BufferType aType = op.getA().getType(), bType = op.getB().getType();
   BufferType dType = op.getDest().getType();

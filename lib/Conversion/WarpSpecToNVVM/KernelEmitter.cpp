@@ -22,7 +22,7 @@ KernelEmitter::KernelEmitter(func::FuncOp func, KernelOp kernel,
                              ArrayRef<KernelParam> params)
     : b(llvmFunc.getContext()), loc(kernel.getLoc()),
       ctx(llvmFunc.getContext()), func(func), kernel(kernel),
-      llvmFunc(llvmFunc), blackwell(kernel.isBlackwell()), params(params) {}
+      llvmFunc(llvmFunc), target(TargetInfo::get(kernel)), params(params) {}
 
 //===----------------------------------------------------------------------===//
 // Helpers
@@ -462,10 +462,10 @@ LogicalResult KernelEmitter::emitOp(Operation *op) {
         return success();
       })
       .Case([&](MmaOp o) {
-        if (blackwell)
+        if (!target.hasWgmma())
           return LogicalResult(o.emitOpError()
                                << "with register operands is not available on "
-                               << kernel.getChip());
+                               << target.getName());
         return emitHopperMma(o);
       })
       .Default([&](Operation *other) {

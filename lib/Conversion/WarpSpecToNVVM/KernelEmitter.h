@@ -15,6 +15,8 @@
 //   Hopper.cpp         wgmma and the wgmma accumulator layout (sm_90a)
 //   Blackwell.cpp      tensor memory and tcgen05 (sm_100a)
 //   Rotary.cpp         rotary embeddings of shared-memory and register tiles
+//   TargetInfo.cpp     what differs between sm_90a and sm_100a (the chip
+//                      enum's TargetInfo, which the emitter holds)
 //
 // The channel protocol arrives lowered (warpspec-lower-protocol): ring
 // positions, slots and phases are SSA values of the input, and each op is
@@ -30,6 +32,7 @@
 #ifndef BLOCKATTN_LIB_CONVERSION_WARPSPECTONVVM_KERNELEMITTER_H
 #define BLOCKATTN_LIB_CONVERSION_WARPSPECTONVVM_KERNELEMITTER_H
 
+#include "blockattn/Conversion/WarpSpecToNVVM/TargetInfo.h"
 #include "blockattn/Dialect/WarpSpec/IR/WarpSpecOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -251,7 +254,8 @@ public:
   func::FuncOp func;
   warpspec::KernelOp kernel;
   LLVM::LLVMFuncOp llvmFunc;
-  bool blackwell = false;
+  /// The chip, and what it has (the one place sm_90a and sm_100a differ).
+  TargetInfo target;
 
   Value tid, warp, lane; // i32
   Value smemBase;        // !llvm.ptr<3>, 1024-aligned

@@ -57,7 +57,7 @@ struct TargetLimits {
     return even < 248 ? even : 248;
   }
   static bool isSupportedChip(StringRef chip) {
-    return chip == "sm_90a" || chip == "sm_100a";
+    return symbolizeChip(chip).has_value();
   }
   /// Whether `name` can name a PTX entry: the PTX ISA's identifiers less the
   /// `%` that LLVM's NVPTX backend rejects ("Symbol name with unsupported

@@ -93,7 +93,10 @@ def WarpSpec_KernelOp : WarpSpec_Op<"kernel", [
     /// Threads per CTA (all partitions and replicas).
     int64_t getNumThreads();
     /// True for the Blackwell target.
-    bool isBlackwell() { return getChip() == "sm_100a"; }
+    bool isBlackwell() { return symbolizeChip(getChip()) == Chip::sm_100a; }
+    /// The chip of a verified kernel (the verifier accepts supported ones
+    /// only).
+    Chip getTargetChip() { return *symbolizeChip(getChip()); }
     /// CTAs of this kernel that share one SM (1 unless stated).
     int64_t getCtasPerSmOrDefault() { return getCtasPerSm().value_or(1); }
     /// Registers per thread the CTA is launched with.
