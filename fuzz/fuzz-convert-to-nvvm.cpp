@@ -2,8 +2,8 @@
 //----===//
 //
 // LLVMFuzzerTestOneInput for convert-warpspec-to-nvvm (after
-// warpspec-lower-protocol) on planned (allocated) kernels, and after the
-// allocators on unplanned ones.
+// warpspec-lower-protocol and warpspec-dispatch-partitions) on planned
+// (allocated) kernels, and after the allocators on unplanned ones.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,8 +11,9 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static const llvm::StringRef pipelines[] = {
-      "warpspec-lower-protocol,convert-warpspec-to-nvvm",
+      "warpspec-lower-protocol,warpspec-dispatch-partitions,"
+      "convert-warpspec-to-nvvm",
       "warpspec-allocate-tmem,warpspec-allocate-smem,warpspec-lower-protocol,"
-      "convert-warpspec-to-nvvm"};
+      "warpspec-dispatch-partitions,convert-warpspec-to-nvvm"};
   return mlir::blockattn::fuzz::runPipelines(data, size, pipelines);
 }

@@ -51,6 +51,7 @@ blockattn::buildBlockAttnToPtxPipeline(OpPassManager &pm,
   pm.addPass(warpspec::createWarpSpecAllocateTmemPass());
   pm.addPass(warpspec::createWarpSpecAllocateSmemPass());
   pm.addPass(warpspec::createWarpSpecLowerProtocolPass());
+  pm.addPass(warpspec::createWarpSpecDispatchPartitionsPass());
   ConvertWarpSpecToNVVMPassOptions convert;
   convert.chip = stringifyChip(options.chip).str();
   convert.features = options.ptxFeatures;

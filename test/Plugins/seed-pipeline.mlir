@@ -27,7 +27,7 @@
 // them, all by name in one textual pipeline.
 // RUN: %upstream_mlir_opt --load-dialect-plugin=%blockattn_libs/BlockAttnDialectPlugin.so \
 // RUN:   --load-pass-plugin=%blockattn_libs/BlockAttnPassPlugin.so \
-// RUN:   --pass-pipeline="builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a}),warpspec-allocate-tmem,warpspec-allocate-smem,warpspec-lower-protocol,convert-warpspec-to-nvvm{chip=sm_90a},convert-nvvm-to-llvm,reconcile-unrealized-casts)" \
+// RUN:   --pass-pipeline="builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a}),warpspec-allocate-tmem,warpspec-allocate-smem,warpspec-lower-protocol,warpspec-dispatch-partitions,convert-warpspec-to-nvvm{chip=sm_90a},convert-nvvm-to-llvm,reconcile-unrealized-casts)" \
 // RUN:   %blockattn_src_root/examples/seed.mlir | FileCheck %s --check-prefix=STAGES
 // STAGES: gpu.module @seed_forward [#nvvm.target<{{.*}}chip = "sm_90a"
 // STAGES: llvm.func @seed_forward(

@@ -8,6 +8,8 @@
 //   warpspec-allocate-smem                        shared-memory plan
 //   warpspec-lower-protocol                       ring positions in SSA,
 //                                                 mbarrier-level slot ops
+//   warpspec-dispatch-partitions                  warp ranges, registers,
+//                                                 replica/thread indices
 //   convert-warpspec-to-nvvm{chip}                warpspec -> NVVM/LLVM
 //   convert-nvvm-to-llvm, reconcile-unrealized-casts
 //   gpu-module-to-binary{format}                  PTX (isa) or cubin (bin)

@@ -37,21 +37,15 @@ namespace {
 constexpr int64_t kTeardownBarrierOffset = 8; // after the 4-byte address
 } // namespace
 
-bool KernelEmitter::usesTmem(PartitionOp op) {
-  bool uses = false;
-  op.walk([&](Operation *inner) {
-    if (isa<MmaAsyncOp, TmemLoadOp, TmemStoreOp>(inner))
-      uses = true;
-  });
-  return uses;
-}
-
+/// The replicas that arrive on the teardown barrier: those of every
+/// partition whose warpspec.tmem_release arrives.
 int64_t KernelEmitter::countTmemUsers() {
   if (!kernel.getTmemColumns())
     return 0;
   int64_t users = 0;
   for (PartitionOp partition : kernel.getPartitions())
-    if (usesTmem(partition))
+    if (llvm::any_of(partition.getBody().front().getOps<TmemReleaseOp>(),
+                     [](TmemReleaseOp op) { return op.getArrive(); }))
       users += partition.getReplicas();
   return users;
 }
@@ -71,20 +65,23 @@ void KernelEmitter::allocateTensorMemory() {
   });
 }
 
-void KernelEmitter::releaseTensorMemory(bool deallocates) {
-  Value leader = cmp(Pred::eq, partition.threadInReplica, i32(0));
-  if (usesTmem(partition.op)) {
+LogicalResult KernelEmitter::emitTmemRelease(TmemReleaseOp op) {
+  if (!tmemBase)
+    return op.emitOpError() << "releases tensor memory, but no partition "
+                               "arrives on the teardown barrier";
+  Value leader = cmp(Pred::eq, lookup(op.getThread()), i32(0));
+  if (op.getArrive()) {
     // This replica's tensor-memory work is ordered before the barrier.
     tcgen05Fence(/*after=*/false);
-    if (!partition.singleThread)
+    if (op.getGather())
       replicaBarrier();
     emitIf(leader, [&] {
       NVVM::MBarrierArriveOp::create(b, loc, Type(), tmemTeardownBarrier(),
                                      Value());
     });
   }
-  if (!deallocates)
-    return;
+  if (!op.getDealloc())
+    return success();
   emitIf(cmp(Pred::eq, warp, i32(0)), [&] {
     waitBarrier(tmemTeardownBarrier(), i32(0));
     tcgen05Fence(/*after=*/true);
@@ -92,6 +89,7 @@ void KernelEmitter::releaseTensorMemory(bool deallocates) {
         b, loc, LLVM::LLVMPointerType::get(ctx, 6), tmemBase);
     NVVM::Tcgen05DeallocOp::create(b, loc, base, i32(*kernel.getTmemColumns()));
   });
+  return success();
 }
 
 static Tcgen05Type tcgen05Type(Type type) {
@@ -108,7 +106,7 @@ static Value tmemPointer(KernelEmitter &e, Value address) {
 }
 
 LogicalResult KernelEmitter::emitMmaAsync(MmaAsyncOp op) {
-  if (!blackwell)
+  if (!target.hasTensorMemory())
     return op.emitOpError() << "needs tensor memory (sm_100a)";
   BufferType aType = op.getA().getType(), bType = op.getB().getType();
   BufferType dType = op.getDest().getType();
@@ -164,9 +162,9 @@ LogicalResult KernelEmitter::emitMmaAsync(MmaAsyncOp op) {
 
 /// Warp q of the warpgroup owns the lanes 32q.. of every buffer.
 static Value warpLanes(KernelEmitter &e) {
-  Value quarter = e.andi(
-      LLVM::LShrOp::create(e.b, e.loc, e.partition.threadInReplica, e.i32(5)),
-      e.i32(3));
+  Value quarter =
+      e.andi(LLVM::LShrOp::create(e.b, e.loc, e.threadInReplica(), e.i32(5)),
+             e.i32(3));
   return LLVM::ShlOp::create(e.b, e.loc, e.mul(quarter, e.i32(32)), e.i32(16));
 }
 

@@ -165,7 +165,7 @@ LogicalResult KernelEmitter::emitWaitFull(WaitFullOp op) {
               lookupI32(op.getPhase()));
   // The producer's tcgen05 work (MMAs, stores into tensor memory) is ordered
   // before ours.
-  if ((*info)->op.inTensorMemory() || partition.op.getRole() == Role::mma)
+  if ((*info)->op.inTensorMemory() || partition.getRole() == Role::mma)
     tcgen05Fence(/*after=*/true);
   return success();
 }
@@ -219,10 +219,10 @@ LogicalResult KernelEmitter::emitSlotBuffers(SlotBuffersOp op) {
 
 /// Producer side: write the slot's record and publish it. A sentinel (the
 /// record of publish_close) has no data to order first.
-static void publishSlot(KernelEmitter &e, ChannelInfo &info, Value stage,
-                        Value row, Value rows, Value head, Value position,
-                        bool sentinel) {
-  bool threads = !e.partition.singleThread;
+static void publishSlot(KernelEmitter &e, Operation *op, ChannelInfo &info,
+                        Value stage, Value row, Value rows, Value head,
+                        Value position, bool sentinel) {
+  bool threads = !KernelEmitter::inSingleThread(op);
   if (threads) {
     // Every thread of the replica wrote (tcgen05.st or st.shared); make the
     // writes visible to the tensor cores and gather the replica.
@@ -257,7 +257,7 @@ static void publishSlot(KernelEmitter &e, ChannelInfo &info, Value stage,
       NVVM::Tcgen05CommitOp::create(e.b, e.loc, full, Value());
   };
   if (threads)
-    e.emitIf(e.cmp(Pred::eq, e.partition.threadInReplica, e.i32(0)), arrive);
+    e.emitIf(e.cmp(Pred::eq, e.threadInReplica(), e.i32(0)), arrive);
   else
     arrive();
 }
@@ -266,8 +266,9 @@ LogicalResult KernelEmitter::emitPublish(PublishOp op) {
   auto info = placedChannel(op, op.getChannel());
   if (failed(info))
     return failure();
-  publishSlot(*this, **info, lookupI32(op.getStage()), lookupI32(op.getRow()),
-              lookupI32(op.getRows()), lookupI32(op.getHead()),
+  publishSlot(*this, op, **info, lookupI32(op.getStage()),
+              lookupI32(op.getRow()), lookupI32(op.getRows()),
+              lookupI32(op.getHead()),
               op.getPosition() ? lookupI32(op.getPosition()) : Value(),
               /*sentinel=*/false);
   return success();
@@ -277,8 +278,8 @@ LogicalResult KernelEmitter::emitPublishClose(PublishCloseOp op) {
   auto info = placedChannel(op, op.getChannel());
   if (failed(info))
     return failure();
-  publishSlot(*this, **info, lookupI32(op.getStage()), i32(0), i32(-1), i32(0),
-              Value(), /*sentinel=*/true);
+  publishSlot(*this, op, **info, lookupI32(op.getStage()), i32(0), i32(-1),
+              i32(0), Value(), /*sentinel=*/true);
   return success();
 }
 
@@ -313,7 +314,8 @@ LogicalResult KernelEmitter::emitArriveEmpty(ArriveEmptyOp op) {
   // record store races the other threads' reads (compute-sanitizer's
   // racecheck reports it; docs/sanitizers.md). Roles reading tensor memory
   // first order their tcgen05.ld (waited for) before the barrier.
-  if (!partition.singleThread) {
+  bool singleThread = inSingleThread(op);
+  if (!singleThread) {
     if ((*info)->op.inTensorMemory())
       tcgen05Fence(/*after=*/false);
     replicaBarrier();
@@ -321,10 +323,10 @@ LogicalResult KernelEmitter::emitArriveEmpty(ArriveEmptyOp op) {
   auto arrive = [&] {
     NVVM::MBarrierArriveOp::create(b, loc, Type(), barrier, Value());
   };
-  if (partition.singleThread)
+  if (singleThread)
     arrive();
   else
-    emitIf(cmp(Pred::eq, partition.threadInReplica, i32(0)), arrive);
+    emitIf(cmp(Pred::eq, threadInReplica(), i32(0)), arrive);
   return success();
 }
 

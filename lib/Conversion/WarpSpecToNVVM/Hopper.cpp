@@ -42,7 +42,7 @@ public:
   }
   Value rowBase(KernelEmitter &e) const override {
     Value warpInGroup =
-        LLVM::LShrOp::create(e.b, e.loc, e.partition.threadInReplica, e.i32(5));
+        LLVM::LShrOp::create(e.b, e.loc, e.threadInReplica(), e.i32(5));
     Value quad = LLVM::LShrOp::create(e.b, e.loc, e.lane, e.i32(2));
     return e.add(e.mul(warpInGroup, e.i32(16)), quad);
   }

@@ -8,6 +8,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/SaveAndRestore.h"
 
 using namespace mlir;
 using namespace mlir::blockattn::lowering;
@@ -18,11 +19,10 @@ static constexpr StringLiteral kDynamicSmem = "__blockattn_dynamic_smem";
 
 KernelEmitter::KernelEmitter(func::FuncOp func, KernelOp kernel,
                              LLVM::LLVMFuncOp llvmFunc,
-                             ArrayRef<KernelParam> params, int64_t maxRegisters)
+                             ArrayRef<KernelParam> params)
     : b(llvmFunc.getContext()), loc(kernel.getLoc()),
       ctx(llvmFunc.getContext()), func(func), kernel(kernel),
-      llvmFunc(llvmFunc), maxRegisters(maxRegisters),
-      blackwell(kernel.isBlackwell()), params(params) {}
+      llvmFunc(llvmFunc), target(TargetInfo::get(kernel)), params(params) {}
 
 //===----------------------------------------------------------------------===//
 // Helpers
@@ -156,9 +156,9 @@ ValueRange KernelEmitter::emitWhile(
 }
 
 void KernelEmitter::replicaBarrier() {
-  Value id = add(i32(partition.namedBarrierBase), partition.replica);
-  NVVM::BarrierOp::create(b, loc, Type(), id, i32(partition.replicaThreads),
-                          nullptr, nullptr);
+  Value id = add(i32(*partition.getBarrierBase()), replica());
+  NVVM::BarrierOp::create(b, loc, Type(), id, i32(replicaThreads()), nullptr,
+                          nullptr);
 }
 
 Value KernelEmitter::lookup(Value v) { return scalars.lookup(v); }
@@ -254,77 +254,67 @@ LogicalResult KernelEmitter::emitKernelScalars() {
 }
 
 LogicalResult KernelEmitter::emitPartitions() {
-  int64_t firstWarp = 0;
-  int64_t namedBarrier = 1; // 0 is the CTA-wide barrier
-  for (PartitionOp partition : kernel.getPartitions()) {
-    int64_t warps = partition.getNumWarps() * partition.getReplicas();
-    Value inRange = LLVM::AndOp::create(
-        b, loc, cmp(LLVM::ICmpPredicate::uge, warp, i32(firstWarp)),
-        cmp(LLVM::ICmpPredicate::ult, warp, i32(firstWarp + warps)));
-    LogicalResult result = success();
-    emitIf(inRange,
-           [&] { result = emitPartition(partition, firstWarp, namedBarrier); });
-    if (failed(result))
+  for (PartitionOp op : kernel.getPartitions()) {
+    if (!op.isDispatched())
+      return op.emitOpError()
+             << "is not placed on warps: run warpspec-dispatch-partitions "
+                "before convert-warpspec-to-nvvm";
+    if (!llvm::hasSingleElement(
+            op.getBody().front().getOps<PartitionIndexOp>()))
+      return op.emitOpError() << "has no warpspec.partition_index (the "
+                                 "dispatch warpspec-dispatch-partitions "
+                                 "writes)";
+    if (failed(emitPartition(op)))
       return failure();
-    firstWarp += warps;
-    namedBarrier += partition.getReplicas();
   }
-  if (namedBarrier > 16)
-    return kernel.emitOpError()
-           << "needs " << namedBarrier - 1
-           << " named barriers (one per partition replica), more than the 15 "
-              "a CTA has besides barrier 0";
   return success();
 }
 
-LogicalResult KernelEmitter::emitPartition(PartitionOp op, int64_t firstWarp,
-                                           int64_t namedBarrierBase) {
-  // Rebalance registers first: `setmaxnreg.inc` waits until the registers
-  // that other warpgroups released with `.dec` are available.
-  int64_t regs = op.getNumRegs();
-  if (regs < maxRegisters)
-    NVVM::SetMaxRegisterOp::create(b, loc, regs,
-                                   NVVM::SetMaxRegisterAction::decrease);
-  else if (regs > maxRegisters)
-    NVVM::SetMaxRegisterOp::create(b, loc, regs,
-                                   NVVM::SetMaxRegisterAction::increase);
-
-  partition = PartitionContext();
-  partition.op = op;
-  partition.replicaThreads = op.getNumWarps() * 32;
-  Value warpInPartition = sub(warp, i32(firstWarp));
-  partition.replica = udiv(warpInPartition, i32(op.getNumWarps()));
-  partition.threadInReplica = sub(
-      tid,
-      mul(add(i32(firstWarp), mul(partition.replica, i32(op.getNumWarps()))),
-          i32(32)));
-  partition.namedBarrierBase = namedBarrierBase;
-  partition.singleThread =
-      op.getRole() == Role::load || op.getRole() == Role::mma;
-  // Warp 0 of the kernel allocated the tensor memory; it frees it once every
-  // partition that uses it is done.
-  bool deallocates = tmemBase && firstWarp == 0;
-  bool tmemUser = tmemBase && usesTmem(op);
-
-  if (!partition.singleThread) {
-    if (failed(emitBlock(op.getBody().front())))
-      return failure();
-    // Bulk stores read shared memory asynchronously; the CTA must not exit
-    // (and free it) before they have completed.
-    if (partition.usesBulkStores)
-      emitIf(
-          cmp(LLVM::ICmpPredicate::eq, partition.threadInReplica, i32(0)),
-          [&] { NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, UnitAttr()); });
-    if (tmemUser || deallocates)
-      releaseTensorMemory(deallocates);
-    return success();
-  }
+/// The partition runs on warps [first_warp, first_warp + warps x replicas).
+LogicalResult KernelEmitter::emitPartition(PartitionOp op) {
+  int64_t firstWarp = *op.getFirstWarp();
+  int64_t warps = op.getNumWarps() * op.getReplicas();
+  Value inRange = LLVM::AndOp::create(
+      b, loc, cmp(LLVM::ICmpPredicate::uge, warp, i32(firstWarp)),
+      cmp(LLVM::ICmpPredicate::ult, warp, i32(firstWarp + warps)));
   LogicalResult result = success();
-  emitIf(cmp(LLVM::ICmpPredicate::eq, partition.threadInReplica, i32(0)),
-         [&] { result = emitBlock(op.getBody().front()); });
-  if (tmemUser || deallocates)
-    releaseTensorMemory(deallocates);
+  llvm::SaveAndRestore scope(partition, op);
+  emitIf(inRange, [&] { result = emitBlock(op.getBody().front()); });
   return result;
+}
+
+LogicalResult KernelEmitter::emitPartitionIndex(PartitionIndexOp op) {
+  int64_t firstWarp = *partition.getFirstWarp();
+  int64_t warps = partition.getNumWarps();
+  Value warpInPartition = sub(warp, i32(firstWarp));
+  Value replicaIndex = udiv(warpInPartition, i32(warps));
+  scalars.map(op.getReplica(), replicaIndex);
+  scalars.map(op.getThread(),
+              sub(tid, mul(add(i32(firstWarp), mul(replicaIndex, i32(warps))),
+                           i32(32))));
+  return success();
+}
+
+LogicalResult KernelEmitter::emitSingleThread(SingleThreadOp op) {
+  LogicalResult result = success();
+  emitIf(cmp(LLVM::ICmpPredicate::eq, lookup(op.getThread()), i32(0)),
+         [&] { result = emitBlock(op.getBody().front()); });
+  return result;
+}
+
+PartitionIndexOp KernelEmitter::partitionIndex() {
+  auto ops = partition.getBody().front().getOps<PartitionIndexOp>();
+  return ops.empty() ? PartitionIndexOp() : *ops.begin();
+}
+
+Value KernelEmitter::replica() { return lookup(partitionIndex().getReplica()); }
+
+Value KernelEmitter::threadInReplica() {
+  return lookup(partitionIndex().getThread());
+}
+
+bool KernelEmitter::inSingleThread(Operation *op) {
+  return op->getParentOfType<SingleThreadOp>() != nullptr;
 }
 
 LogicalResult KernelEmitter::emit() {
@@ -412,9 +402,27 @@ LogicalResult KernelEmitter::emitOp(Operation *op) {
       .Case([&](arith::CmpIOp o) { return emitCmpI(*this, o); })
       .Case([&](TileLoopOp o) { return emitTileLoop(o); })
       .Case([&](scf::WhileOp o) { return emitWhileLoop(o); })
-      .Case([&](ReplicaIdOp o) {
-        scalars.map(o.getReplica(), partition.replica);
+      .Case([&](SetMaxRegistersOp o) {
+        // setmaxnreg.inc waits until the registers that other warpgroups
+        // released with .dec are available.
+        NVVM::SetMaxRegisterOp::create(
+            b, loc, o.getCount(),
+            o.getAction() == RegisterAction::increase
+                ? NVVM::SetMaxRegisterAction::increase
+                : NVVM::SetMaxRegisterAction::decrease);
         return success();
+      })
+      .Case([&](PartitionIndexOp o) { return emitPartitionIndex(o); })
+      .Case([&](SingleThreadOp o) { return emitSingleThread(o); })
+      .Case([&](WaitBulkStoresOp) {
+        NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, UnitAttr());
+        return success();
+      })
+      .Case([&](TmemReleaseOp o) { return emitTmemRelease(o); })
+      .Case([&](ReplicaIdOp o) {
+        return o.emitOpError() << "is not dispatched: run "
+                                  "warpspec-dispatch-partitions before "
+                                  "convert-warpspec-to-nvvm";
       })
       .Case([&](RingSlotOp o) { return emitRingSlot(o); })
       .Case([&](WaitEmptyOp o) { return emitWaitEmpty(o); })
@@ -449,15 +457,15 @@ LogicalResult KernelEmitter::emitOp(Operation *op) {
                                << "has no offset: run warpspec-allocate-smem "
                                   "first");
         Value offset = add(i32(*o.getOffset()),
-                           mul(partition.replica, i32(*o.getReplicaStride())));
+                           mul(replica(), i32(*o.getReplicaStride())));
         buffers[o.getBuffer()] = smem(offset);
         return success();
       })
       .Case([&](MmaOp o) {
-        if (blackwell)
+        if (!target.hasWgmma())
           return LogicalResult(o.emitOpError()
                                << "with register operands is not available on "
-                               << kernel.getChip());
+                               << target.getName());
         return emitHopperMma(o);
       })
       .Default([&](Operation *other) {

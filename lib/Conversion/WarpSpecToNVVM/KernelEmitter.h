@@ -5,7 +5,8 @@
 // ops (plus scf for structured control flow, converted to branches at the
 // end of the pass). The pieces are split by concern, each in its own file:
 //
-//   KernelEmitter.cpp  prologue, warp-role dispatch, op dispatch, helpers
+//   KernelEmitter.cpp  prologue, partitions and their dispatch ops, op
+//                      dispatch, helpers
 //   Abi.cpp            the kernel's parameters and the launch manifest
 //   Schedule.cpp       warpspec.tile_loop: the persistent jagged schedule
 //   Channels.cpp       the lowered channel protocol on mbarriers, TMA loads
@@ -14,10 +15,15 @@
 //   Hopper.cpp         wgmma and the wgmma accumulator layout (sm_90a)
 //   Blackwell.cpp      tensor memory and tcgen05 (sm_100a)
 //   Rotary.cpp         rotary embeddings of shared-memory and register tiles
+//   TargetInfo.cpp     what differs between sm_90a and sm_100a (the chip
+//                      enum's TargetInfo, which the emitter holds)
 //
 // The channel protocol arrives lowered (warpspec-lower-protocol): ring
 // positions, slots and phases are SSA values of the input, and each op is
-// lowered on its own. Values that loops carry (the iter_args of tile_loop
+// lowered on its own. So are the partitions (warpspec-dispatch-partitions):
+// each has its warp range and named barriers as attributes, and its
+// register rebalance, replica and thread indices, single-thread region and
+// teardown as ops. Values that loops carry (the iter_args of tile_loop
 // and scf.while, the schedule's cursor) live in allocas in the entry block;
 // LLVM's SROA/mem2reg turns them into registers.
 //
@@ -26,6 +32,7 @@
 #ifndef BLOCKATTN_LIB_CONVERSION_WARPSPECTONVVM_KERNELEMITTER_H
 #define BLOCKATTN_LIB_CONVERSION_WARPSPECTONVVM_KERNELEMITTER_H
 
+#include "blockattn/Conversion/WarpSpecToNVVM/TargetInfo.h"
 #include "blockattn/Dialect/WarpSpec/IR/WarpSpecOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -145,7 +152,6 @@ struct ChannelInfo {
 // Emitter
 //===----------------------------------------------------------------------===//
 
-/// What the partition being emitted runs on.
 /// One bulk tensor copy of a tile: a 64-column (128-byte, swizzled) chunk,
 /// at byte `smemOffset` of the tile in shared memory and at coordinates
 /// {column, head, row} of the [T, H, D] tensor map.
@@ -154,21 +160,10 @@ struct TmaBox {
   std::array<Value, 3> coords;
 };
 
-struct PartitionContext {
-  warpspec::PartitionOp op;
-  Value replica;         // i32
-  Value threadInReplica; // i32, 0 .. replicaThreads-1
-  int64_t replicaThreads = 0;
-  int64_t namedBarrierBase = 0; // first named barrier id of replica 0
-  bool singleThread = false;    // only thread 0 of the replica runs the body
-  bool usesBulkStores = false;  // must wait for them before exiting
-};
-
 class KernelEmitter {
 public:
   KernelEmitter(func::FuncOp func, warpspec::KernelOp kernel,
-                LLVM::LLVMFuncOp llvmFunc, ArrayRef<KernelParam> params,
-                int64_t maxRegisters);
+                LLVM::LLVMFuncOp llvmFunc, ArrayRef<KernelParam> params);
 
   /// Emits the whole kernel body.
   LogicalResult emit();
@@ -237,19 +232,36 @@ public:
   /// Named barrier over the threads of the current partition replica.
   void replicaBarrier();
 
+  /// The partition whose body is being lowered. It is a scope (set while
+  /// the body is emitted, like the insertion point), not state: what the
+  /// lowering knows of the partition is read from the op, its placement
+  /// (`first_warp`, `barrier_base`, warpspec-dispatch-partitions) and the
+  /// values its `warpspec.partition_index` lowered to.
+  warpspec::PartitionOp partition;
+  /// The partition's `warpspec.partition_index` (null if it has none).
+  warpspec::PartitionIndexOp partitionIndex();
+  /// Which replica of the partition runs (i32).
+  Value replica();
+  /// The thread's index in its replica (i32, 0 .. replicaThreads() - 1).
+  Value threadInReplica();
+  int64_t replicaThreads() { return partition.getNumWarps() * 32; }
+  /// Whether `op` runs on one thread of its replica (in a
+  /// `warpspec.single_thread`), so that it needs no replica barrier before
+  /// it arrives.
+  static bool inSingleThread(Operation *op);
+
   //===--- values of the kernel being lowered -----------------------------===//
   func::FuncOp func;
   warpspec::KernelOp kernel;
   LLVM::LLVMFuncOp llvmFunc;
-  int64_t maxRegisters;
-  bool blackwell = false;
+  /// The chip, and what it has (the one place sm_90a and sm_100a differ).
+  TargetInfo target;
 
   Value tid, warp, lane; // i32
   Value smemBase;        // !llvm.ptr<3>, 1024-aligned
   Value metaBase;        // !llvm.ptr<3>: where the barriers and records are
   int64_t metaStart = 0; // their planned offset (the first barrier's)
   Value tmemBase;        // i32 tensor-memory address of the allocation
-  PartitionContext partition;
   DenseMap<Value, ArgParams> argParams;
   /// The i32 size parameter of dimension `dim` of `memref`; null when the
   /// memref is not a kernel argument or that size is not passed.
@@ -314,10 +326,9 @@ public:
   LogicalResult emitRotaryAngles(warpspec::RotaryAnglesOp op);
   // Blackwell.cpp
   int64_t countTmemUsers();
-  bool usesTmem(warpspec::PartitionOp op);
   Value tmemTeardownBarrier();
   void allocateTensorMemory();
-  void releaseTensorMemory(bool deallocates);
+  LogicalResult emitTmemRelease(warpspec::TmemReleaseOp op);
   LogicalResult emitMmaAsync(warpspec::MmaAsyncOp op);
   LogicalResult emitTmemLoad(warpspec::TmemLoadOp op);
   LogicalResult emitTmemStore(warpspec::TmemStoreOp op);
@@ -330,8 +341,9 @@ private:
   void emitPrologue();
   LogicalResult emitKernelScalars();
   LogicalResult emitPartitions();
-  LogicalResult emitPartition(warpspec::PartitionOp partition,
-                              int64_t firstWarp, int64_t namedBarrierBase);
+  LogicalResult emitPartition(warpspec::PartitionOp partition);
+  LogicalResult emitPartitionIndex(warpspec::PartitionIndexOp op);
+  LogicalResult emitSingleThread(warpspec::SingleThreadOp op);
   void bindParams();
 };
 

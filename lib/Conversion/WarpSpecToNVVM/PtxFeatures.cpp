@@ -1,22 +1,12 @@
 //===- PtxFeatures.cpp - which PTX ISA versions a kernel can use ----------===//
 
 #include "blockattn/Conversion/WarpSpecToNVVM/PtxFeatures.h"
+#include "blockattn/Conversion/WarpSpecToNVVM/TargetInfo.h"
 
 #include "llvm/ADT/Twine.h"
 
 using namespace mlir;
 using namespace mlir::blockattn;
-
-/// The oldest PTX ISA (as in +ptxNN) each chip's instructions exist in:
-/// PTX ISA 8.0 introduced sm_90a (wgmma, setmaxnreg, the bulk tensor
-/// copies), 8.6 sm_100a (tcgen05).
-static std::optional<unsigned> minimumPtxVersion(llvm::StringRef chip) {
-  if (chip == "sm_90a")
-    return 80;
-  if (chip == "sm_100a")
-    return 86;
-  return std::nullopt;
-}
 
 /// The PTX ISA versions from 8.0 on that LLVM 22's NVPTX backend knows; it
 /// ignores any other +ptxNN with a warning and would pick a version of its
@@ -38,9 +28,10 @@ std::optional<std::string> blockattn::checkPtxFeatures(llvm::StringRef features,
     return ("ptx-features must be one PTX ISA version such as +ptx86, got '" +
             features + "'")
         .str();
-  std::optional<unsigned> minimum = minimumPtxVersion(chip);
-  if (!minimum)
+  std::optional<TargetInfo> target = TargetInfo::get(chip);
+  if (!target)
     return std::nullopt;
+  std::optional<unsigned> minimum = target->getMinimumPtxVersion();
   if (version < *minimum)
     return ("ptx-features '" + features + "' is PTX ISA " +
             isaVersion(version) + ", older than " + chip +

@@ -250,14 +250,14 @@ LogicalResult KernelEmitter::emitRotate(RotateOp op) {
   int64_t unitsPerRow = d / kUnitElems;
   int64_t itemsPerRow = angles->interleaved ? unitsPerRow : unitsPerRow / 2;
   int64_t pairsPerItem = angles->interleaved ? kUnitElems / 2 : kUnitElems;
-  int64_t threads = partition.replicaThreads;
+  int64_t threads = replicaThreads();
   if (threads % itemsPerRow != 0 || (threads / itemsPerRow) % 8 != 0 ||
       tileRows % (threads / itemsPerRow) != 0)
     return op.emitOpError() << "cannot split a " << tileRows << "x" << d
                             << " tile over " << threads << " threads";
   int64_t rowsPerPass = threads / itemsPerRow;
 
-  Value t = partition.threadInReplica;
+  Value t = threadInReplica();
   Value rowBase = udiv(t, i32(itemsPerRow));
   Value item = urem(t, i32(itemsPerRow));
   // The (first) unit of the item, its partner, and the pairs they hold.
@@ -293,7 +293,7 @@ LogicalResult KernelEmitter::emitRotate(RotateOp op) {
   // 232-register warpgroup, one at a time in a 56-register one.
   int64_t passes = tileRows / rowsPerPass;
   int64_t ahead = std::clamp<int64_t>(
-      (partition.op.getNumRegs() - 40) / (2 * pairsPerItem), 1, passes);
+      (partition.getNumRegs() - 40) / (2 * pairsPerItem), 1, passes);
   SmallVector<std::pair<SmallVector<Value>, SmallVector<Value>>> tables;
   auto loadPass = [&](int64_t pass) {
     Value p = positionOf(*this, *angles, add(rowBase, i32(pass * rowsPerPass)));

@@ -273,8 +273,7 @@ static LogicalResult emitStagedStore(KernelEmitter &e, StoreOp op,
   Type elementType = cast<MemRefType>(op.getDest().getType()).getElementType();
   int64_t rows = value.type.getShape()[0], cols = value.type.getShape()[1];
   bool bulk = op.getBulk();
-  Value leader =
-      e.cmp(LLVM::ICmpPredicate::eq, e.partition.threadInReplica, e.i32(0));
+  Value leader = e.cmp(LLVM::ICmpPredicate::eq, e.threadInReplica(), e.i32(0));
 
   // The previous tile has left the buffer: the leader's bulk store has read
   // it (wait_group.read), and every thread finished copying it out.
@@ -328,7 +327,6 @@ static LogicalResult emitStagedStore(KernelEmitter &e, StoreOp op,
         });
       },
       copyOut);
-  e.partition.usesBulkStores = true;
   return success();
 }
 
@@ -342,7 +340,7 @@ static void copyOutRows(KernelEmitter &e, StoreOp op, Value staging,
   // 64-column chunks), so each warp store writes whole rows of the head.
   constexpr int64_t kUnitBytes = 16, kUnitsPerChunkRow = 8;
   int64_t unitsPerRow = cols * 2 / kUnitBytes;
-  int64_t threads = e.partition.replicaThreads;
+  int64_t threads = e.replicaThreads();
   int64_t units = rows * unitsPerRow;
   Type vec = VectorType::get({4}, e.i32T());
   // Every pass of the loop moves the thread `threads / unitsPerRow` rows
@@ -350,7 +348,7 @@ static void copyOutRows(KernelEmitter &e, StoreOp op, Value staging,
   // swizzle are the same in every pass: one base address, plus a constant.
   assert(threads % unitsPerRow == 0 && (threads / unitsPerRow) % 8 == 0 &&
          "a pass must cover whole swizzle periods");
-  Value t = e.partition.threadInReplica;
+  Value t = e.threadInReplica();
   Value rowBase = e.udiv(t, e.i32(unitsPerRow));
   Value unitInRow = e.urem(t, e.i32(unitsPerRow));
   Value chunk = e.udiv(unitInRow, e.i32(kUnitsPerChunkRow));

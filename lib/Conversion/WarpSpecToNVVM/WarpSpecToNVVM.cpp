@@ -9,6 +9,7 @@
 
 #include "blockattn/Conversion/Passes.h"
 #include "blockattn/Conversion/WarpSpecToNVVM/PtxFeatures.h"
+#include "blockattn/Conversion/WarpSpecToNVVM/TargetInfo.h"
 
 #include "KernelEmitter.h"
 
@@ -100,16 +101,17 @@ struct ConvertWarpSpecToNVVMPass
   }
 
   FailureOr<gpu::GPUModuleOp> lowerKernel(func::FuncOp func, KernelOp kernel) {
-    if (!chip.empty() && chip != kernel.getChip()) {
-      kernel.emitOpError() << "targets " << kernel.getChip()
+    TargetInfo targetInfo = TargetInfo::get(kernel);
+    if (!chip.empty() && TargetInfo::get(chip) != targetInfo) {
+      kernel.emitOpError() << "targets " << targetInfo.getName()
                            << ", but convert-warpspec-to-nvvm was asked for "
                            << chip;
       return failure();
     }
     // NVPTX aborts on a PTX ISA the chip cannot use: say so on the kernel.
     if (std::optional<std::string> problem =
-            checkPtxFeatures(features, kernel.getChip())) {
-      kernel.emitOpError() << "targets " << kernel.getChip()
+            checkPtxFeatures(features, targetInfo.getName())) {
+      kernel.emitOpError() << "targets " << targetInfo.getName()
                            << ", but convert-warpspec-to-nvvm's " << *problem;
       return failure();
     }
@@ -163,8 +165,9 @@ struct ConvertWarpSpecToNVVMPass
     MLIRContext *ctx = &getContext();
     OpBuilder b(func);
     Location loc = func.getLoc();
-    auto target = NVVM::NVVMTargetAttr::get(
-        ctx, /*optLevel=*/3, "nvptx64-nvidia-cuda", kernel.getChip(), features);
+    auto target =
+        NVVM::NVVMTargetAttr::get(ctx, /*optLevel=*/3, "nvptx64-nvidia-cuda",
+                                  targetInfo.getName(), features);
     auto gpuModule = gpu::GPUModuleOp::create(b, loc, func.getSymName(),
                                               b.getArrayAttr({target}));
     b.setInsertionPointToStart(gpuModule.getBody());
@@ -209,7 +212,7 @@ struct ConvertWarpSpecToNVVMPass
                           b.getUnitAttr());
     }
 
-    KernelEmitter emitter(func, kernel, llvmFunc, *params, maxRegisters);
+    KernelEmitter emitter(func, kernel, llvmFunc, *params);
     if (failed(emitter.emit()))
       return failure();
     llvmFunc->setAttr(

@@ -1,11 +1,11 @@
-// RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a schedule=strided}),warpspec-allocate-smem,warpspec-lower-protocol,convert-warpspec-to-nvvm)' | FileCheck %s --implicit-check-not=warpspec. --implicit-check-not=nvvm.maxnreg
+// RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a schedule=strided}),warpspec-allocate-smem,warpspec-lower-protocol,warpspec-dispatch-partitions,convert-warpspec-to-nvvm)' | FileCheck %s --implicit-check-not=warpspec. --implicit-check-not=nvvm.maxnreg
 //
 // The five wgmma chains, counted: S = Q K^T and dP = dO V^T are 8 x K=16
 // each (N=64, both operands K-major: A row, B col); dV = P^T dO and
 // dK = dS^T Q are 4 x K=16 each (N=128, A read transposed from the P and
 // dS buffers: A col, B row, MN-major): 24 NVVM ops. dQ = dS K is 4 x K=16
 // with dS in registers: inline asm (MLIR 22's NVVM op has no register A).
-// RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a schedule=strided}),warpspec-allocate-smem,warpspec-lower-protocol,convert-warpspec-to-nvvm)' > %t.mlir
+// RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a schedule=strided}),warpspec-allocate-smem,warpspec-lower-protocol,warpspec-dispatch-partitions,convert-warpspec-to-nvvm)' > %t.mlir
 // RUN: grep -c 'nvvm.wgmma.mma_async' %t.mlir | FileCheck %s --check-prefix=WGMMA24
 // RUN: grep -c 'nvvm.wgmma.mma_async .*<m = 64, n = 64, k = 16>.*A\[<bf16>, <one>, <row>\], B\[<bf16>, <one>, <col>\]' %t.mlir | FileCheck %s --check-prefix=WGMMA16
 // RUN: grep -c 'nvvm.wgmma.mma_async .*<m = 64, n = 128, k = 16>.*A\[<bf16>, <one>, <col>\], B\[<bf16>, <one>, <row>\]' %t.mlir | FileCheck %s --check-prefix=WGMMA8

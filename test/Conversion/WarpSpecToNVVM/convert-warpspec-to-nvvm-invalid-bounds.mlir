@@ -1,4 +1,4 @@
-// RUN: block-attn-opt %s -split-input-file -verify-diagnostics --pass-pipeline='builtin.module(warpspec-allocate-tmem,warpspec-allocate-smem,warpspec-lower-protocol,convert-warpspec-to-nvvm)'
+// RUN: block-attn-opt %s -split-input-file -verify-diagnostics --pass-pipeline='builtin.module(warpspec-allocate-tmem,warpspec-allocate-smem,warpspec-lower-protocol,warpspec-dispatch-partitions,convert-warpspec-to-nvvm)'
 
 // Issue 15: IR the verifier accepts but the lowering cannot address. Each
 // case crashed convert-warpspec-to-nvvm before.

@@ -1,8 +1,8 @@
 // RUN: split-file %s %t
-// RUN: block-attn-opt %t/unplanned.mlir -split-input-file -verify-diagnostics --pass-pipeline='builtin.module(warpspec-lower-protocol,convert-warpspec-to-nvvm)'
-// RUN: block-attn-opt %t/chip.mlir -verify-diagnostics --pass-pipeline='builtin.module(warpspec-allocate-smem,warpspec-lower-protocol,convert-warpspec-to-nvvm{chip=sm_100a})'
-// RUN: block-attn-opt %t/chip-sm90a.mlir -verify-diagnostics --pass-pipeline='builtin.module(warpspec-allocate-tmem,warpspec-allocate-smem,warpspec-lower-protocol,convert-warpspec-to-nvvm{chip=sm_90a})'
-// RUN: block-attn-opt %t/kernels.mlir -split-input-file -verify-diagnostics --pass-pipeline='builtin.module(warpspec-allocate-smem,warpspec-lower-protocol,convert-warpspec-to-nvvm)'
+// RUN: block-attn-opt %t/unplanned.mlir -split-input-file -verify-diagnostics --pass-pipeline='builtin.module(warpspec-lower-protocol,warpspec-dispatch-partitions,convert-warpspec-to-nvvm)'
+// RUN: block-attn-opt %t/chip.mlir -verify-diagnostics --pass-pipeline='builtin.module(warpspec-allocate-smem,warpspec-lower-protocol,warpspec-dispatch-partitions,convert-warpspec-to-nvvm{chip=sm_100a})'
+// RUN: block-attn-opt %t/chip-sm90a.mlir -verify-diagnostics --pass-pipeline='builtin.module(warpspec-allocate-tmem,warpspec-allocate-smem,warpspec-lower-protocol,warpspec-dispatch-partitions,convert-warpspec-to-nvvm{chip=sm_90a})'
+// RUN: block-attn-opt %t/kernels.mlir -split-input-file -verify-diagnostics --pass-pipeline='builtin.module(warpspec-allocate-smem,warpspec-lower-protocol,warpspec-dispatch-partitions,convert-warpspec-to-nvvm)'
 
 // The diagnostics of convert-warpspec-to-nvvm that input which passes the
 // warpspec verifiers can trigger: a kernel without its shared-memory or
@@ -11,10 +11,8 @@
 // lowering cannot pass or lower. One part per set of passes (split-file),
 // one case per split.
 //
-// Not covered: "needs N named barriers (one per partition replica)" (15
-// replicas would need more than the 1024 threads a CTA can have); the
-// messages that guard values crossing partitions ("... not produced in this
-// partition", "... not a buffer of this partition", "staging buffer is not
+// Not covered: the messages that guard values crossing partitions ("... not
+// produced in this partition", "... not a buffer of this partition", "staging buffer is not
 // one of this partition", and on sm_100a "operands are not buffers of slots
 // this partition holds", "source is not a buffer of a slot this partition
 // holds", "needs a register tile and a buffer of a slot this partition
@@ -498,6 +496,55 @@ func.func @negative_tmem_not_allocated(%q: !act, %k: !act,
         %v = warpspec.tmem_load %b : !warpspec.buffer<64x64xf32, tmem> -> !warpspec.acc<64x64xf32>
         warpspec.release %s_slot1
       }
+    }
+  }
+  return
+}
+
+// -----
+
+// Placed by hand without the partition's indices: the ops that split work
+// over the replica's threads would have no thread index.
+!cu = memref<?xi32>
+func.func @negative_placed_without_index(%cu: !cu) {
+  warpspec.kernel chip("sm_90a") {
+    %n = arith.constant 4 : index
+    // expected-error @+1 {{'warpspec.partition' op has no warpspec.partition_index (the dispatch warpspec-dispatch-partitions writes)}}
+    warpspec.partition "a" role(compute) warps(4) regs(64) first_warp(0) barrier_base(1) {
+      warpspec.tile_loop (%row, %rows, %head) in %cu : !cu heads(%n) tokens(%n) block_size(64) {
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// Placed by hand, with a replica_id the dispatch would have replaced by the
+// partition_index's replica.
+!cu = memref<?xi32>
+func.func @negative_replica_id_placed(%cu: !cu) {
+  warpspec.kernel chip("sm_90a") {
+    %n = arith.constant 4 : index
+    warpspec.partition "a" role(compute) warps(4) regs(64) first_warp(0) barrier_base(1) {
+      %r, %t = warpspec.partition_index
+      // expected-error @+1 {{'warpspec.replica_id' op is not dispatched: run warpspec-dispatch-partitions before convert-warpspec-to-nvvm}}
+      %id = warpspec.replica_id
+    }
+  }
+  return
+}
+
+// -----
+
+// A tensor-memory teardown in a kernel where no partition uses tensor
+// memory: nothing was allocated.
+func.func @negative_tmem_release_unallocated() {
+  warpspec.kernel chip("sm_100a") attributes {smem_bytes = 1088 : i64, tmem_columns = 32 : i64, tmem_base_offset = 48 : i64} {
+    warpspec.partition "a" role(compute) warps(4) regs(64) first_warp(0) barrier_base(1) {
+      %r, %t = warpspec.partition_index
+      // expected-error @+1 {{'warpspec.tmem_release' op releases tensor memory, but no partition arrives on the teardown barrier}}
+      warpspec.tmem_release %t dealloc
     }
   }
   return

@@ -1,7 +1,7 @@
-// RUN: block-attn-opt %s -split-input-file -verify-diagnostics --pass-pipeline='builtin.module(warpspec-allocate-tmem,warpspec-allocate-smem,warpspec-lower-protocol,convert-warpspec-to-nvvm{ptx-features=+ptx80})'
-// RUN: not block-attn-opt %s -split-input-file --pass-pipeline='builtin.module(warpspec-allocate-tmem,warpspec-allocate-smem,warpspec-lower-protocol,convert-warpspec-to-nvvm{ptx-features=+ptx60})' 2>&1 | FileCheck %s --check-prefix=PTX60
-// RUN: not block-attn-opt %s -split-input-file --pass-pipeline='builtin.module(warpspec-allocate-tmem,warpspec-allocate-smem,warpspec-lower-protocol,convert-warpspec-to-nvvm{ptx-features=+ptx89})' 2>&1 | FileCheck %s --check-prefix=PTX89
-// RUN: not block-attn-opt %s -split-input-file --pass-pipeline='builtin.module(warpspec-allocate-tmem,warpspec-allocate-smem,warpspec-lower-protocol,convert-warpspec-to-nvvm{ptx-features=sm_90})' 2>&1 | FileCheck %s --check-prefix=NOT-PTX
+// RUN: block-attn-opt %s -split-input-file -verify-diagnostics --pass-pipeline='builtin.module(warpspec-allocate-tmem,warpspec-allocate-smem,warpspec-lower-protocol,warpspec-dispatch-partitions,convert-warpspec-to-nvvm{ptx-features=+ptx80})'
+// RUN: not block-attn-opt %s -split-input-file --pass-pipeline='builtin.module(warpspec-allocate-tmem,warpspec-allocate-smem,warpspec-lower-protocol,warpspec-dispatch-partitions,convert-warpspec-to-nvvm{ptx-features=+ptx60})' 2>&1 | FileCheck %s --check-prefix=PTX60
+// RUN: not block-attn-opt %s -split-input-file --pass-pipeline='builtin.module(warpspec-allocate-tmem,warpspec-allocate-smem,warpspec-lower-protocol,warpspec-dispatch-partitions,convert-warpspec-to-nvvm{ptx-features=+ptx89})' 2>&1 | FileCheck %s --check-prefix=PTX89
+// RUN: not block-attn-opt %s -split-input-file --pass-pipeline='builtin.module(warpspec-allocate-tmem,warpspec-allocate-smem,warpspec-lower-protocol,warpspec-dispatch-partitions,convert-warpspec-to-nvvm{ptx-features=sm_90})' 2>&1 | FileCheck %s --check-prefix=NOT-PTX
 
 // Issue 15: ptx-features is checked against each kernel's chip by the
 // conversion itself, not only by the blockattn-to-ptx pipeline: LLVM's NVPTX

@@ -1,5 +1,5 @@
 // RUN: split-file %s %t
-// RUN: block-attn-opt %t/forward.mlir --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_100a}),warpspec-allocate-tmem,warpspec-allocate-smem,warpspec-lower-protocol,convert-warpspec-to-nvvm{chip=sm_100a})' > %t/forward.nvvm.mlir
+// RUN: block-attn-opt %t/forward.mlir --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_100a}),warpspec-allocate-tmem,warpspec-allocate-smem,warpspec-lower-protocol,warpspec-dispatch-partitions,convert-warpspec-to-nvvm{chip=sm_100a})' > %t/forward.nvvm.mlir
 // RUN: FileCheck %s --implicit-check-not=warpspec. --implicit-check-not=nvvm.wgmma < %t/forward.nvvm.mlir
 //
 // Counted: 12 tcgen05.mma, 8 for S = Q K^T (K = 128 in steps of 16, both
@@ -24,7 +24,7 @@
 // RUN: grep -c 'nvvm.tcgen05.relinquish_alloc_permit' %t/forward.nvvm.mlir | FileCheck %s --check-prefix=COUNT1
 //
 // The backward: S, dP, dV, dK, dQ.
-// RUN: block-attn-opt %t/backward.mlir --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_100a}),warpspec-allocate-tmem,warpspec-allocate-smem,warpspec-lower-protocol,convert-warpspec-to-nvvm{chip=sm_100a})' > %t/backward.nvvm.mlir
+// RUN: block-attn-opt %t/backward.mlir --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_100a}),warpspec-allocate-tmem,warpspec-allocate-smem,warpspec-lower-protocol,warpspec-dispatch-partitions,convert-warpspec-to-nvvm{chip=sm_100a})' > %t/backward.nvvm.mlir
 // RUN: FileCheck %s --check-prefix=BWD --implicit-check-not=warpspec. --implicit-check-not=nvvm.tcgen05.st < %t/backward.nvvm.mlir
 // RUN: grep -c 'nvvm.tcgen05.mma ' %t/backward.nvvm.mlir | FileCheck %s --check-prefix=COUNT28
 // RUN: grep -c 'nvvm.tcgen05.commit' %t/backward.nvvm.mlir | FileCheck %s --check-prefix=COUNT7

@@ -1,12 +1,12 @@
-// RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a schedule=strided}),warpspec-allocate-smem,warpspec-lower-protocol,convert-warpspec-to-nvvm)' | FileCheck %s --implicit-check-not=warpspec.
+// RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a schedule=strided}),warpspec-allocate-smem,warpspec-lower-protocol,warpspec-dispatch-partitions,convert-warpspec-to-nvvm)' | FileCheck %s --implicit-check-not=warpspec.
 // S = Q K^T is 8 wgmma of K=16 with A and B from shared memory (NVVM ops);
 // O = P V is 4 with the register A operand (inline asm, which MLIR 22's NVVM
 // op lacks). With p-operand=smem, P V is 4 more NVVM ops instead.
-// RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a}),warpspec-allocate-smem,warpspec-lower-protocol,convert-warpspec-to-nvvm)' | grep -c 'nvvm.wgmma.mma_async' | FileCheck %s --check-prefix=WGMMA8
-// RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a}),warpspec-allocate-smem,warpspec-lower-protocol,convert-warpspec-to-nvvm)' | grep -c 'wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16' | FileCheck %s --check-prefix=ASM4
-// RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a schedule=strided p-operand=smem}),warpspec-allocate-smem,warpspec-lower-protocol,convert-warpspec-to-nvvm)' | FileCheck %s --check-prefix=PSMEM --implicit-check-not=wgmma.mma_async.sync
-// RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a schedule=strided o-store=registers}),warpspec-allocate-smem,warpspec-lower-protocol,convert-warpspec-to-nvvm)' | FileCheck %s --check-prefix=OREGS
-// RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a}),warpspec-allocate-smem,warpspec-lower-protocol,convert-warpspec-to-nvvm)' | FileCheck %s --check-prefix=CHUNKED --implicit-check-not=warpspec.
+// RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a}),warpspec-allocate-smem,warpspec-lower-protocol,warpspec-dispatch-partitions,convert-warpspec-to-nvvm)' | grep -c 'nvvm.wgmma.mma_async' | FileCheck %s --check-prefix=WGMMA8
+// RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a}),warpspec-allocate-smem,warpspec-lower-protocol,warpspec-dispatch-partitions,convert-warpspec-to-nvvm)' | grep -c 'wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16' | FileCheck %s --check-prefix=ASM4
+// RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a schedule=strided p-operand=smem}),warpspec-allocate-smem,warpspec-lower-protocol,warpspec-dispatch-partitions,convert-warpspec-to-nvvm)' | FileCheck %s --check-prefix=PSMEM --implicit-check-not=wgmma.mma_async.sync
+// RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a schedule=strided o-store=registers}),warpspec-allocate-smem,warpspec-lower-protocol,warpspec-dispatch-partitions,convert-warpspec-to-nvvm)' | FileCheck %s --check-prefix=OREGS
+// RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a}),warpspec-allocate-smem,warpspec-lower-protocol,warpspec-dispatch-partitions,convert-warpspec-to-nvvm)' | FileCheck %s --check-prefix=CHUNKED --implicit-check-not=warpspec.
 
 // convert-warpspec-to-nvvm on the seed forward (bf16, head_dim 128, any
 // number of heads, a run-time softmax scale) after blockattn-warp-specialize

@@ -1,5 +1,5 @@
-// RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a l2-prefetch=on}),warpspec-allocate-smem,warpspec-lower-protocol,convert-warpspec-to-nvvm)' | FileCheck %s
-// RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a}),warpspec-allocate-smem,warpspec-lower-protocol,convert-warpspec-to-nvvm)' | FileCheck %s --check-prefix=OFF --implicit-check-not=nvvm.cp.async.bulk.tensor.prefetch
+// RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a l2-prefetch=on}),warpspec-allocate-smem,warpspec-lower-protocol,warpspec-dispatch-partitions,convert-warpspec-to-nvvm)' | FileCheck %s
+// RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a}),warpspec-allocate-smem,warpspec-lower-protocol,warpspec-dispatch-partitions,convert-warpspec-to-nvvm)' | FileCheck %s --check-prefix=OFF --implicit-check-not=nvvm.cp.async.bulk.tensor.prefetch
 
 // warpspec.acquire {l2_prefetch} on the seed forward (l2-prefetch=on): the
 // producer issues a bulk tensor prefetch into L2 for each box the copies

@@ -1,4 +1,4 @@
-// RUN: block-attn-opt %s --pass-pipeline='builtin.module(warpspec-allocate-smem,convert-warpspec-to-nvvm)' | FileCheck %s --implicit-check-not=warpspec.
+// RUN: block-attn-opt %s --pass-pipeline='builtin.module(warpspec-allocate-smem,warpspec-dispatch-partitions,convert-warpspec-to-nvvm)' | FileCheck %s --implicit-check-not=warpspec.
 
 // The ops of the lowered protocol, written by hand (warpspec-lower-protocol's
 // output form), lowered each on its own: the ring position a loop carries

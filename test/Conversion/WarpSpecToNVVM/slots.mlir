@@ -1,8 +1,10 @@
-// RUN: block-attn-opt %s --pass-pipeline='builtin.module(warpspec-allocate-smem,warpspec-lower-protocol,convert-warpspec-to-nvvm)' | FileCheck %s
-// RUN: not block-attn-opt %s --pass-pipeline='builtin.module(warpspec-allocate-smem,convert-warpspec-to-nvvm)' 2>&1 | FileCheck %s --check-prefix=UNLOWERED
+// RUN: block-attn-opt %s --pass-pipeline='builtin.module(warpspec-allocate-smem,warpspec-lower-protocol,warpspec-dispatch-partitions,convert-warpspec-to-nvvm)' | FileCheck %s
+// RUN: not block-attn-opt %s --pass-pipeline='builtin.module(warpspec-allocate-smem,warpspec-dispatch-partitions,convert-warpspec-to-nvvm)' 2>&1 | FileCheck %s --check-prefix=UNLOWERED
+// RUN: not block-attn-opt %s --pass-pipeline='builtin.module(warpspec-allocate-smem,warpspec-lower-protocol,convert-warpspec-to-nvvm)' 2>&1 | FileCheck %s --check-prefix=UNPLACED
 
-// The conversion takes the lowered protocol only.
+// The conversion takes the lowered protocol only, and placed partitions.
 // UNLOWERED: error: 'warpspec.acquire' op is a channel-protocol op: run warpspec-lower-protocol before convert-warpspec-to-nvvm
+// UNPLACED: error: 'warpspec.partition' op is not placed on warps: run warpspec-dispatch-partitions before convert-warpspec-to-nvvm
 
 // Slot values from hand-written warpspec IR: each op that names a slot reads
 // what the op that took it bound. Partition "a" consumes %x, reads the

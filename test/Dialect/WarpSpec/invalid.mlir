@@ -2832,3 +2832,234 @@ func.func @negative_tile_loop_iter_args_count(%cu: memref<?xi32>) {
   }
   return
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Partition dispatch (warpspec-dispatch-partitions' ops and placements)
+//===----------------------------------------------------------------------===//
+
+func.func @negative_partition_half_placed() {
+  warpspec.kernel chip("sm_90a") {
+    // expected-error @+1 {{'warpspec.partition' op has one of first_warp and barrier_base; a placed partition has both}}
+    warpspec.partition "p" role(compute) warps(4) regs(128) first_warp(0) {
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @negative_partition_warps_out_of_cta() {
+  warpspec.kernel chip("sm_90a") {
+    // expected-error @+1 {{'warpspec.partition' op runs on warps [30, 34), outside the 32 warps a CTA can have}}
+    warpspec.partition "p" role(compute) warps(4) regs(128) first_warp(30) barrier_base(1) {
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @negative_partition_barrier_zero() {
+  warpspec.kernel chip("sm_90a") {
+    // expected-error @+1 {{'warpspec.partition' op gathers its replicas at named barriers [0, 2); a CTA has barriers 1 to 15 besides the CTA-wide barrier 0}}
+    warpspec.partition "p" role(compute) warps(4) regs(128) replicas(2) first_warp(0) barrier_base(0) {
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @negative_partitions_share_warps() {
+  warpspec.kernel chip("sm_90a") {
+    warpspec.partition "a" role(compute) warps(4) regs(128) replicas(2) first_warp(0) barrier_base(1) {
+    }
+    // expected-error @+1 {{'warpspec.partition' op runs on warps that partition "a" runs on too}}
+    warpspec.partition "b" role(compute) warps(4) regs(128) first_warp(4) barrier_base(3) {
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @negative_partitions_share_barriers() {
+  warpspec.kernel chip("sm_90a") {
+    warpspec.partition "a" role(compute) warps(4) regs(128) replicas(2) first_warp(0) barrier_base(1) {
+    }
+    // expected-error @+1 {{'warpspec.partition' op gathers at named barriers that partition "a" uses too}}
+    warpspec.partition "b" role(compute) warps(4) regs(128) first_warp(8) barrier_base(2) {
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @negative_set_max_registers_count() {
+  warpspec.kernel chip("sm_90a") {
+    warpspec.partition "p" role(compute) warps(4) regs(128) first_warp(0) barrier_base(1) {
+      // expected-error @+1 {{'warpspec.set_max_registers' op sets 260 registers per thread; setmaxnreg takes a multiple of 8 in [24, 256]}}
+      warpspec.set_max_registers increase 260
+    }
+  }
+  return
+}
+
+// -----
+
+// One 128-thread partition: the kernel is launched with 248 registers.
+func.func @negative_set_max_registers_direction() {
+  warpspec.kernel chip("sm_90a") {
+    warpspec.partition "p" role(compute) warps(4) regs(128) first_warp(0) barrier_base(1) {
+      // expected-error @+1 {{'warpspec.set_max_registers' op would increase the registers to 128 per thread, but the kernel is launched with 248}}
+      warpspec.set_max_registers increase 128
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @negative_set_max_registers_parent() {
+  warpspec.kernel chip("sm_90a") {
+    // expected-error @+1 {{'warpspec.set_max_registers' op expects parent op 'warpspec.partition'}}
+    warpspec.set_max_registers decrease 40
+    warpspec.partition "p" role(compute) warps(4) regs(128) {
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @negative_partition_index_unplaced() {
+  warpspec.kernel chip("sm_90a") {
+    warpspec.partition "p" role(compute) warps(4) regs(128) {
+      // expected-error @+1 {{'warpspec.partition_index' op is in partition "p", which is not placed (no first_warp)}}
+      %r, %t = warpspec.partition_index
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @negative_partition_index_twice() {
+  warpspec.kernel chip("sm_90a") {
+    warpspec.partition "p" role(compute) warps(4) regs(128) first_warp(0) barrier_base(1) {
+      // expected-error @+1 {{'warpspec.partition_index' op is one of several in partition "p"; it has one}}
+      %r, %t = warpspec.partition_index
+      %r2, %t2 = warpspec.partition_index
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @negative_single_thread_operand() {
+  warpspec.kernel chip("sm_90a") {
+    warpspec.partition "p" role(load) warps(4) regs(128) first_warp(0) barrier_base(1) {
+      %r, %t = warpspec.partition_index
+      // expected-error @+1 {{'warpspec.single_thread' op takes a thread that is not the `thread` result of a warpspec.partition_index}}
+      warpspec.single_thread %r {
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @negative_wait_bulk_stores_parent() {
+  warpspec.kernel chip("sm_90a") {
+    warpspec.partition "p" role(compute) warps(4) regs(128) first_warp(0) barrier_base(1) {
+      %r, %t = warpspec.partition_index
+      // expected-error @+1 {{'warpspec.wait_bulk_stores' op expects parent op 'warpspec.single_thread'}}
+      warpspec.wait_bulk_stores
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @negative_tmem_release_nothing() {
+  warpspec.kernel chip("sm_100a") attributes {tmem_columns = 32 : i64, tmem_base_offset = 0 : i64} {
+    warpspec.partition "p" role(compute) warps(4) regs(128) first_warp(0) barrier_base(1) {
+      %r, %t = warpspec.partition_index
+      // expected-error @+1 {{'warpspec.tmem_release' op neither arrives nor deallocates}}
+      warpspec.tmem_release %t
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @negative_tmem_release_gather_alone() {
+  warpspec.kernel chip("sm_100a") attributes {tmem_columns = 32 : i64, tmem_base_offset = 0 : i64} {
+    warpspec.partition "p" role(compute) warps(4) regs(128) first_warp(0) barrier_base(1) {
+      %r, %t = warpspec.partition_index
+      // expected-error @+1 {{'warpspec.tmem_release' op gathers the replica but does not arrive}}
+      warpspec.tmem_release %t gather dealloc
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @negative_tmem_release_no_allocation() {
+  warpspec.kernel chip("sm_100a") {
+    warpspec.partition "p" role(compute) warps(4) regs(128) first_warp(0) barrier_base(1) {
+      %r, %t = warpspec.partition_index
+      // expected-error @+1 {{'warpspec.tmem_release' op releases tensor memory in a kernel that has no placed allocation (run warpspec-allocate-tmem and warpspec-allocate-smem)}}
+      warpspec.tmem_release %t arrive
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @negative_tmem_release_dealloc_not_warp0() {
+  warpspec.kernel chip("sm_100a") attributes {tmem_columns = 32 : i64, tmem_base_offset = 0 : i64} {
+    warpspec.partition "a" role(compute) warps(4) regs(128) first_warp(0) barrier_base(1) {
+    }
+    warpspec.partition "b" role(compute) warps(4) regs(128) first_warp(4) barrier_base(2) {
+      %r, %t = warpspec.partition_index
+      // expected-error @+1 {{'warpspec.tmem_release' op deallocates, but the partition does not run on warp 0, which allocated the tensor memory}}
+      warpspec.tmem_release %t arrive dealloc
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @negative_tmem_release_thread() {
+  warpspec.kernel chip("sm_100a") attributes {tmem_columns = 32 : i64, tmem_base_offset = 0 : i64} {
+    warpspec.partition "p" role(compute) warps(4) regs(128) first_warp(0) barrier_base(1) {
+      %r, %t = warpspec.partition_index
+      // expected-error @+1 {{'warpspec.tmem_release' op takes a thread that is not the `thread` result of a warpspec.partition_index}}
+      warpspec.tmem_release %r arrive
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @negative_set_max_registers_action() {
+  warpspec.kernel chip("sm_90a") {
+    warpspec.partition "p" role(compute) warps(4) regs(128) first_warp(0) barrier_base(1) {
+      // expected-error @+1 {{unknown register action 'raise'; expected increase or decrease}}
+      warpspec.set_max_registers raise 128
+    }
+  }
+  return
+}

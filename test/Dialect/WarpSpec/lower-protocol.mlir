@@ -1,7 +1,7 @@
 // RUN: block-attn-opt %s -split-input-file --warpspec-lower-protocol | FileCheck %s
 // RUN: block-attn-opt %s -split-input-file --warpspec-lower-protocol | block-attn-opt -split-input-file | FileCheck %s --check-prefix=ROUNDTRIP
 // RUN: block-attn-opt %s -split-input-file --warpspec-lower-protocol --warpspec-lower-protocol | FileCheck %s
-// RUN: block-attn-opt %s -split-input-file --pass-pipeline='builtin.module(warpspec-allocate-smem,warpspec-lower-protocol,convert-warpspec-to-nvvm)' | FileCheck %s --check-prefix=NVVM --implicit-check-not=warpspec.
+// RUN: block-attn-opt %s -split-input-file --pass-pipeline='builtin.module(warpspec-allocate-smem,warpspec-lower-protocol,warpspec-dispatch-partitions,convert-warpspec-to-nvvm)' | FileCheck %s --check-prefix=NVVM --implicit-check-not=warpspec.
 
 // warpspec-lower-protocol on hand-written warpspec IR: every protocol op
 // becomes ring arithmetic and mbarrier-level ops, and each ring position is

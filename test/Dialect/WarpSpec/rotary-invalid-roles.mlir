@@ -1,4 +1,4 @@
-// RUN: not block-attn-opt %s -split-input-file --pass-pipeline='builtin.module(warpspec-allocate-tmem,warpspec-allocate-smem,warpspec-lower-protocol,convert-warpspec-to-nvvm)' 2>&1 | FileCheck %s
+// RUN: not block-attn-opt %s -split-input-file --pass-pipeline='builtin.module(warpspec-allocate-tmem,warpspec-allocate-smem,warpspec-lower-protocol,warpspec-dispatch-partitions,convert-warpspec-to-nvvm)' 2>&1 | FileCheck %s
 
 // warpspec.rotate is a cooperative operation: every thread of the partition
 // replica takes its share of the tile's 16-byte units, then all of them meet

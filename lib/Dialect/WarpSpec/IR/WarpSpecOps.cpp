@@ -358,6 +358,30 @@ LogicalResult KernelOp::verifyRegions() {
   }
   if (getPartitions().empty())
     return emitOpError() << "has no partitions";
+  // Placed partitions (warpspec-dispatch-partitions) run on disjoint warps
+  // and gather at disjoint named barriers.
+  SmallVector<PartitionOp> placed;
+  for (PartitionOp partition : getPartitions()) {
+    if (!partition.isDispatched())
+      continue;
+    for (PartitionOp other : placed) {
+      auto overlaps = [](int64_t a, int64_t aSize, int64_t b, int64_t bSize) {
+        return a < b + bSize && b < a + aSize;
+      };
+      if (overlaps(*partition.getFirstWarp(),
+                   partition.getNumWarps() * partition.getReplicas(),
+                   *other.getFirstWarp(),
+                   other.getNumWarps() * other.getReplicas()))
+        return partition.emitOpError() << "runs on warps that partition \""
+                                       << other.getName() << "\" runs on too";
+      if (overlaps(*partition.getBarrierBase(), partition.getReplicas(),
+                   *other.getBarrierBase(), other.getReplicas()))
+        return partition.emitOpError()
+               << "gathers at named barriers that partition \""
+               << other.getName() << "\" uses too";
+    }
+    placed.push_back(partition);
+  }
   // Ops appear only on the targets that have them.
   WalkResult targetCheck = walk([&](Operation *op) {
     bool blackwellOnly = isa<MmaAsyncOp, TmemLoadOp, TmemStoreOp>(op);
@@ -520,6 +544,27 @@ static void printRole(OpAsmPrinter &printer, Operation *, RoleAttr role) {
   printer << stringifyRole(role.getValue());
 }
 
+/// `increase` or `decrease`, as a bare keyword (the generic enum printer
+/// would put a second space before it).
+static ParseResult parseRegisterAction(OpAsmParser &parser,
+                                       RegisterActionAttr &action) {
+  StringRef keyword;
+  SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseKeyword(&keyword))
+    return failure();
+  std::optional<RegisterAction> parsed = symbolizeRegisterAction(keyword);
+  if (!parsed)
+    return parser.emitError(loc) << "unknown register action '" << keyword
+                                 << "'; expected increase or decrease";
+  action = RegisterActionAttr::get(parser.getContext(), *parsed);
+  return success();
+}
+
+static void printRegisterAction(OpAsmPrinter &printer, Operation *,
+                                RegisterActionAttr action) {
+  printer << stringifyRegisterAction(action.getValue());
+}
+
 LogicalResult PartitionOp::verify() {
   int64_t warps = getNumWarps();
   if (warps <= 0 || warps % TargetLimits::warpgroupWarps != 0)
@@ -545,6 +590,23 @@ LogicalResult PartitionOp::verify() {
                          << TargetLimits::maxWarpsPerCta
                          << " warps a CTA at most, " << warps
                          << " per replica), got " << getReplicas();
+  if (getFirstWarp().has_value() != getBarrierBase().has_value())
+    return emitOpError() << "has one of first_warp and barrier_base; a placed "
+                            "partition has both";
+  if (std::optional<int64_t> first = getFirstWarp()) {
+    int64_t end = *first + warps * getReplicas();
+    if (*first < 0 || end > TargetLimits::maxWarpsPerCta)
+      return emitOpError() << "runs on warps [" << *first << ", " << end
+                           << "), outside the " << TargetLimits::maxWarpsPerCta
+                           << " warps a CTA can have";
+    int64_t base = *getBarrierBase();
+    if (base < 1 || base + getReplicas() > TargetLimits::namedBarriers)
+      return emitOpError() << "gathers its replicas at named barriers [" << base
+                           << ", " << base + getReplicas()
+                           << "); a CTA has barriers 1 to "
+                           << TargetLimits::namedBarriers - 1
+                           << " besides the CTA-wide barrier 0";
+  }
   return success();
 }
 
@@ -1008,6 +1070,67 @@ static LogicalResult verifyRingOp(Operation *op, Value channel, Value stage) {
 LogicalResult ReplicaIdOp::verify() {
   if (!(*this)->getParentOfType<PartitionOp>())
     return emitOpError() << "must be inside a warpspec.partition";
+  return success();
+}
+
+LogicalResult SetMaxRegistersOp::verify() {
+  int64_t count = getCount();
+  if (count < 24 || count > 256 || count % 8 != 0)
+    return emitOpError() << "sets " << count
+                         << " registers per thread; setmaxnreg takes a "
+                            "multiple of 8 in [24, 256]";
+  auto kernel = (*this)->getParentOfType<KernelOp>();
+  int64_t cap = kernel.getLaunchRegisterCap();
+  bool increase = getAction() == RegisterAction::increase;
+  if (increase ? count <= cap : count >= cap)
+    return emitOpError() << "would " << stringifyRegisterAction(getAction())
+                         << " the registers to " << count
+                         << " per thread, but the kernel is launched with "
+                         << cap;
+  return success();
+}
+
+LogicalResult PartitionIndexOp::verify() {
+  auto partition = cast<PartitionOp>((*this)->getParentOp());
+  if (!partition.isDispatched())
+    return emitOpError() << "is in partition \"" << partition.getName()
+                         << "\", which is not placed (no first_warp)";
+  if (!llvm::hasSingleElement(
+          partition.getBody().front().getOps<PartitionIndexOp>()))
+    return emitOpError() << "is one of several in partition \""
+                         << partition.getName() << "\"; it has one";
+  return success();
+}
+
+/// Whether `thread` is the thread result of a `warpspec.partition_index`.
+static LogicalResult verifyThreadOperand(Operation *op, Value thread) {
+  auto index = thread.getDefiningOp<PartitionIndexOp>();
+  if (!index || index.getThread() != thread)
+    return op->emitOpError() << "takes a thread that is not the `thread` "
+                                "result of a warpspec.partition_index";
+  return success();
+}
+
+LogicalResult SingleThreadOp::verify() {
+  return verifyThreadOperand(getOperation(), getThread());
+}
+
+LogicalResult TmemReleaseOp::verify() {
+  if (failed(verifyThreadOperand(getOperation(), getThread())))
+    return failure();
+  if (!getArrive() && !getDealloc())
+    return emitOpError() << "neither arrives nor deallocates";
+  if (getGather() && !getArrive())
+    return emitOpError() << "gathers the replica but does not arrive";
+  auto partition = cast<PartitionOp>((*this)->getParentOp());
+  auto kernel = partition->getParentOfType<KernelOp>();
+  if (!kernel.getTmemColumns() || !kernel.getTmemBaseOffset())
+    return emitOpError() << "releases tensor memory in a kernel that has no "
+                            "placed allocation (run warpspec-allocate-tmem "
+                            "and warpspec-allocate-smem)";
+  if (getDealloc() && partition.getFirstWarp() != 0)
+    return emitOpError() << "deallocates, but the partition does not run on "
+                            "warp 0, which allocated the tensor memory";
   return success();
 }
 

@@ -44,4 +44,30 @@ def WarpSpec_RoleAttr : EnumAttr<WarpSpec_Dialect, WarpSpec_Role, "role"> {
   let assemblyFormat = "$value";
 }
 
+def WarpSpec_Chip : I32EnumAttr<"Chip", "a GPU that kernels target", [
+      I32EnumAttrCase<"sm_90a", 0>,
+      I32EnumAttrCase<"sm_100a", 1>
+    ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::warpspec";
+  let description = [{
+    The chips a `warpspec.kernel` can target (its `chip` string names one):
+    `sm_90a` (Hopper: wgmma, accumulators in registers) and `sm_100a`
+    (Blackwell: tcgen05, accumulators in tensor memory).
+  }];
+}
+
+def WarpSpec_RegisterAction : I32EnumAttr<"RegisterAction",
+    "which way setmaxnreg moves a warpgroup's registers", [
+      I32EnumAttrCase<"increase", 0>,
+      I32EnumAttrCase<"decrease", 1>
+    ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::warpspec";
+}
+def WarpSpec_RegisterActionAttr
+    : EnumAttr<WarpSpec_Dialect, WarpSpec_RegisterAction, "register_action"> {
+  let assemblyFormat = "$value";
+}
+
 #endif // BLOCKATTN_DIALECT_WARPSPEC_IR_WARPSPECATTRS_TD

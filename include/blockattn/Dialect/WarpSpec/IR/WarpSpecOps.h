@@ -38,6 +38,8 @@ struct TargetLimits {
   static constexpr int64_t tmemLanes = 128;
   static constexpr int64_t warpgroupWarps = 4;
   static constexpr int64_t maxWarpsPerCta = maxThreadsPerCta / 32;
+  /// Named barriers of a CTA (`bar.sync id`); 0 is the CTA-wide one.
+  static constexpr int64_t namedBarriers = 16;
   static constexpr int64_t smemPerSm = 228 * 1024;
   static constexpr int64_t reservedSmemPerCta = 1024;
   /// Dynamic shared memory a CTA can have when `ctas` CTAs share an SM.
@@ -55,7 +57,7 @@ struct TargetLimits {
     return even < 248 ? even : 248;
   }
   static bool isSupportedChip(StringRef chip) {
-    return chip == "sm_90a" || chip == "sm_100a";
+    return symbolizeChip(chip).has_value();
   }
   /// Whether `name` can name a PTX entry: the PTX ISA's identifiers less the
   /// `%` that LLVM's NVPTX backend rejects ("Symbol name with unsupported

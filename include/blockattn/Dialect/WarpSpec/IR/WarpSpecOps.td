@@ -93,7 +93,10 @@ def WarpSpec_KernelOp : WarpSpec_Op<"kernel", [
     /// Threads per CTA (all partitions and replicas).
     int64_t getNumThreads();
     /// True for the Blackwell target.
-    bool isBlackwell() { return getChip() == "sm_100a"; }
+    bool isBlackwell() { return symbolizeChip(getChip()) == Chip::sm_100a; }
+    /// The chip of a verified kernel (the verifier accepts supported ones
+    /// only).
+    Chip getTargetChip() { return *symbolizeChip(getChip()); }
     /// CTAs of this kernel that share one SM (1 unless stated).
     int64_t getCtasPerSmOrDefault() { return getCtasPerSm().value_or(1); }
     /// Registers per thread the CTA is launched with.
@@ -181,6 +184,13 @@ def WarpSpec_PartitionOp : WarpSpec_Op<"partition", [
     A CTA has at most 1024 threads, so `warps` is a multiple of 4 up to 32
     and `warps x replicas` at most 32.
 
+    `warpspec-dispatch-partitions` places the partition: `first_warp` is
+    its first warp in the CTA (replica `r` runs on warps
+    `first_warp + r * warps` to `first_warp + (r + 1) * warps - 1`) and
+    `barrier_base` the named barrier of its replica 0 (replica `r` gathers
+    at `barrier_base + r`; barrier 0 is the CTA's). The conversion runs the
+    body on the warps of that range only.
+
     Example:
 
     ```mlir
@@ -195,15 +205,36 @@ def WarpSpec_PartitionOp : WarpSpec_Op<"partition", [
                        WarpSpec_RoleAttr:$role,
                        I64Attr:$num_warps,
                        I64Attr:$num_regs,
-                       DefaultValuedAttr<I64Attr, "1">:$replicas);
+                       DefaultValuedAttr<I64Attr, "1">:$replicas,
+                       OptionalAttr<I64Attr>:$first_warp,
+                       OptionalAttr<I64Attr>:$barrier_base);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $name `role` `(` custom<Role>($role) `)` `warps` `(` $num_warps `)` `regs` `(` $num_regs `)`
-    (`replicas` `(` $replicas^ `)`)? attr-dict-with-keyword $body
+    (`replicas` `(` $replicas^ `)`)?
+    (`first_warp` `(` $first_warp^ `)`)?
+    (`barrier_base` `(` $barrier_base^ `)`)? attr-dict-with-keyword $body
   }];
+  let builders = [
+    // A partition not yet placed (what the specialization builds).
+    OpBuilder<(ins "StringAttr":$name, "RoleAttr":$role,
+                   "IntegerAttr":$num_warps, "IntegerAttr":$num_regs,
+                   "IntegerAttr":$replicas), [{
+      build($_builder, $_state, name, role, num_warps, num_regs, replicas,
+            IntegerAttr(), IntegerAttr());
+    }]>
+  ];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     int64_t getNumThreads() { return getNumWarps() * 32 * getReplicas(); }
+    /// Whether warpspec-dispatch-partitions placed it (`first_warp`,
+    /// `barrier_base`) and made its dispatch explicit.
+    bool isDispatched() { return getFirstWarp().has_value(); }
+    /// Whether its body runs on one thread per replica (load and mma issue
+    /// from one elected thread); the other roles run on every thread.
+    bool isSingleThreaded() {
+      return getRole() == Role::load || getRole() == Role::mma;
+    }
   }];
 }
 
@@ -504,6 +535,125 @@ def WarpSpec_ReplicaIdOp : WarpSpec_Op<"replica_id", [Pure]> {
   }];
   let results = (outs I32:$replica);
   let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Partition dispatch (made explicit by warpspec-dispatch-partitions)
+//===----------------------------------------------------------------------===//
+
+def WarpSpec_SetMaxRegistersOp : WarpSpec_Op<"set_max_registers",
+    [HasParent<"PartitionOp">]> {
+  let summary = "rebalance the partition's registers (setmaxnreg)";
+  let description = [{
+    The `warpspec.set_max_registers` operation sets the per-thread register
+    count of the warpgroups that run it to `count`, up (`increase`) or down
+    (`decrease`) from what the CTA was launched with
+    (`setmaxnreg.inc/dec.sync.aligned.u32`). `warpspec-dispatch-partitions`
+    puts it first in a partition whose `regs` differ from the launch cap;
+    the direction must agree with that cap, and `count` is a multiple of 8
+    in [24, 256].
+
+    ```mlir
+    warpspec.set_max_registers increase 232
+    ```
+  }];
+  let arguments = (ins WarpSpec_RegisterActionAttr:$action, I64Attr:$count);
+  let assemblyFormat = "custom<RegisterAction>($action) $count attr-dict";
+  let hasVerifier = 1;
+}
+
+def WarpSpec_PartitionIndexOp : WarpSpec_Op<"partition_index",
+    [Pure, HasParent<"PartitionOp">]> {
+  let summary = "the replica and the thread of a placed partition";
+  let description = [{
+    The `warpspec.partition_index` operation returns which replica of its
+    placed (`first_warp`) partition runs it, in `[0, replicas)`, and the
+    thread's index in that replica, in `[0, warps * 32)`. It stands at the
+    start of every partition `warpspec-dispatch-partitions` placed (at most
+    one per partition): the replica is where the partition's ring positions
+    start, the thread is what single-thread regions and the ops that split a
+    tile over the replica's threads compare against.
+
+    ```mlir
+    %replica, %thread = warpspec.partition_index
+    ```
+  }];
+  let results = (outs I32:$replica, I32:$thread);
+  let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
+}
+
+def WarpSpec_SingleThreadOp : WarpSpec_Op<"single_thread", [
+    SingleBlock, NoTerminator, HasParent<"PartitionOp">,
+    RecursiveMemoryEffects]> {
+  let summary = "a region only thread 0 of each replica runs";
+  let description = [{
+    The `warpspec.single_thread` operation runs its body on the thread whose
+    index in its replica (`thread`, the result of the partition's
+    `warpspec.partition_index`) is 0; the others skip it. Load and MMA
+    partitions issue from one thread: `warpspec-dispatch-partitions` wraps
+    their body in one, and their slot ops then arrive without gathering the
+    replica first.
+
+    ```mlir
+    %replica, %thread = warpspec.partition_index
+    warpspec.single_thread %thread {
+      warpspec.tile_loop ... { ... }
+    }
+    ```
+  }];
+  let arguments = (ins I32:$thread);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$thread attr-dict-with-keyword $body";
+  let hasVerifier = 1;
+}
+
+def WarpSpec_WaitBulkStoresOp : WarpSpec_Op<"wait_bulk_stores",
+    [HasParent<"SingleThreadOp">]> {
+  let summary = "wait until this thread's bulk tensor stores have completed";
+  let description = [{
+    The `warpspec.wait_bulk_stores` operation waits until every bulk tensor
+    store the thread issued has completed (`cp.async.bulk.wait_group 0`).
+    Bulk stores read shared memory asynchronously, so a partition that made
+    any (`warpspec.store ... bulk`) must wait before the CTA exits and frees
+    that memory: `warpspec-dispatch-partitions` puts one at its end, in a
+    `warpspec.single_thread` (thread 0 issued the stores).
+
+    ```mlir
+    warpspec.single_thread %thread {
+      warpspec.wait_bulk_stores
+    }
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def WarpSpec_TmemReleaseOp : WarpSpec_Op<"tmem_release",
+    [HasParent<"PartitionOp">]> {
+  let summary = "the teardown of the kernel's tensor-memory allocation";
+  let description = [{
+    The `warpspec.tmem_release` operation ends a partition's use of tensor
+    memory. With `arrive`, the replica's tensor-memory work is ordered
+    before the teardown barrier (a `tcgen05.fence::before_thread_sync`) and
+    thread `thread` 0 arrives on it, after the replica's threads gathered at
+    its named barrier if `gather` (a partition whose every thread ran tensor
+    memory ops). With `dealloc` (the partition of warp 0, which allocated the
+    tensor memory), warp 0 then waits until every user arrived and frees the
+    allocation. `warpspec-dispatch-partitions` puts one at the end of every
+    partition of a kernel that uses tensor memory, where one is needed.
+
+    ```mlir
+    warpspec.tmem_release %thread arrive gather
+    warpspec.tmem_release %thread dealloc
+    ```
+  }];
+  let arguments = (ins I32:$thread, UnitAttr:$arrive, UnitAttr:$gather,
+                       UnitAttr:$dealloc);
+  let assemblyFormat = [{
+    $thread (`arrive` $arrive^)? (`gather` $gather^)? (`dealloc` $dealloc^)?
+    attr-dict
+  }];
   let hasVerifier = 1;
 }
 

@@ -127,4 +127,61 @@ def WarpSpecLowerProtocolPass : Pass<"warpspec-lower-protocol", "ModuleOp"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def WarpSpecDispatchPartitionsPass
+    : Pass<"warpspec-dispatch-partitions", "ModuleOp"> {
+  let summary = "Place every partition on its warps and make its dispatch explicit";
+  let description = [{
+    Gives every `warpspec.partition` of a kernel its warps and its named
+    barriers, in the order of the partitions: `first_warp` (the partitions
+    and their replicas on consecutive warps from warp 0) and `barrier_base`
+    (one named barrier per replica, from 1; barrier 0 is the CTA's). Then it
+    writes what a partition does on the warps it runs on as ops, so that the
+    NVVM conversion lowers each on its own:
+
+    - `warpspec.set_max_registers` first, where `regs` differs from the
+      registers the kernel is launched with (`setmaxnreg` waits until the
+      registers other warpgroups released are available, so this comes
+      before anything else);
+    - `warpspec.partition_index`: the replica and the thread in the replica,
+      which replaces every `warpspec.replica_id`;
+    - for a `load` or `mma` partition, the body in a `warpspec.single_thread`
+      (one thread issues the copies and the MMAs);
+    - the teardown: a `warpspec.wait_bulk_stores` on thread 0 where the
+      partition made bulk tensor stores, and, in a kernel that uses tensor
+      memory, `warpspec.tmem_release` in every partition that uses it
+      (`arrive`) and in the partition of warp 0 (`dealloc`).
+
+    Example: with a launch cap of 168 registers,
+
+    ```mlir
+    warpspec.partition "producer" role(load) warps(4) regs(40) {
+      %r = warpspec.replica_id
+      warpspec.tile_loop ... { ... }
+    }
+    ```
+
+    becomes
+
+    ```mlir
+    warpspec.partition "producer" role(load) warps(4) regs(40)
+        first_warp(0) barrier_base(1) {
+      warpspec.set_max_registers decrease 40
+      %replica, %thread = warpspec.partition_index
+      warpspec.single_thread %thread {
+        warpspec.tile_loop ... { ... }      // %r replaced by %replica
+      }
+    }
+    ```
+
+    Kernels whose partitions are all placed already are left alone.
+
+    #### Diagnostics
+    A kernel with some partitions placed and others not is reported (the
+    pass places a kernel's partitions together), and so is one whose
+    partitions have more replicas than the 15 named barriers a CTA has
+    besides barrier 0 (each replica gathers its threads at its own barrier;
+    the 32 warps of a CTA already keep a verified kernel within them).
+  }];
+}
+
 #endif // BLOCKATTN_DIALECT_WARPSPEC_TRANSFORMS_PASSES_TD
