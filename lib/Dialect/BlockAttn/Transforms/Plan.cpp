@@ -26,6 +26,15 @@ namespace {
 
 /// The TMA producer needs few registers: one thread issues the copies.
 constexpr int64_t kProducerRegs = 40;
+/// sm_100a with rotary embeddings: 640 threads leave 96 registers a thread
+/// at launch, and ptxas keeps the values computed before the warpgroups
+/// part (the shared memory base, the barrier addresses) in registers every
+/// warpgroup can hold. At 40 the load warpgroup's lower bound made it spill
+/// the shared memory base in the head_dim 128 forward with rotate_v
+/// (8 / 32 bytes); at 48 nothing spills there, and 48 + 56 + 56 + 2 x 160
+/// is exactly the 480 a thread the pool holds
+/// (docs/performance-notes.md#sm_100a-rotary-registers).
+constexpr int64_t kRotaryProducerRegs = 48;
 /// sm_100a: the MMA warpgroup's budget (one thread issues, the schedule is
 /// scalar code), and with rotary embeddings the rotary warpgroup's and the
 /// MMA warpgroup's, which then also tracks the rotated ring and the tile
@@ -238,7 +247,7 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
   // 512 threads share the register file; the load and MMA warpgroups need
   // few, so each softmax warpgroup gets the rest (216 without rotary
   // embeddings: S 32 + O 64 + P 16 registers at D=128).
-  plan.registers.load = kProducerRegs;
+  plan.registers.load = shape.hasRotary() ? kRotaryProducerRegs : kProducerRegs;
   plan.registers.mma = shape.hasRotary() ? kRotaryMmaRegs : kMmaRegs;
   plan.registers.rotary = shape.hasRotary() ? kRotaryRegs : 0;
   plan.registers.compute = replicaRegisters(

@@ -234,9 +234,15 @@ TEST(Sm100aPlan, RotaryAddsARingAndAWarpgroup) {
   KernelPlan p = plan(Chip::sm_100a, shape(false, 128, RotaryMode::half_split));
   EXPECT_EQ(p.rotaryDepth, 2);
   EXPECT_EQ(p.numStages, 2);
+  EXPECT_EQ(p.registers.load, 48);
   EXPECT_EQ(p.registers.mma, 56);
   EXPECT_EQ(p.registers.rotary, 56);
   EXPECT_EQ(p.registers.compute, 160);
+  // 96 registers a thread at launch (640 threads): the plan uses the whole
+  // pool, 48 + 56 + 56 + 2 x 160 = 5 x 96.
+  EXPECT_EQ(p.registers.load + p.registers.rotary + p.registers.mma +
+                2 * p.registers.compute,
+            5 * 96);
   // The backward's P/dS slots leave room for one rotated slot only.
   KernelPlan backward =
       plan(Chip::sm_100a, shape(true, 128, RotaryMode::interleaved, true));
