@@ -29,16 +29,16 @@
 //
 // The resource tables: Hopper keeps its two warpgroup roles (the consumers
 // rotate in their slots; the half-split backward is launched chunked, two
-// CTAs of one consumer per SM); Blackwell adds the rotary warpgroup, and the MMA
-// warpgroup takes 56 registers instead of 40.
+// CTAs of one consumer per SM); Blackwell adds the rotary warpgroup, the MMA
+// warpgroup takes 56 registers instead of 40 and the load warpgroup 48.
 // RUN: rm -rf %t && block-attn-compile %s --chip=sm_90a -o %t/sm90a --no-header | FileCheck %s --check-prefix=TABLE90
 // TABLE90: {{^}}rope_forward{{ +}}sm_90a{{ +}}load:4w/40r compute:8w/232r{{ +}}- 230384 0
 // TABLE90-NEXT: {{^}}rope_forward_theta{{ +}}sm_90a{{ +}}load:4w/40r compute:8w/232r{{ +}}- 230384 0
 // TABLE90-NEXT: {{^}}rope_backward{{ +}}sm_90a{{ +}}load:4w/40r compute:4w/216r{{ +}}- 99312 0
 // RUN: block-attn-compile %s --chip=sm_100a -o %t/sm100a --no-header | FileCheck %s --check-prefix=TABLE100
-// TABLE100: {{^}}rope_forward{{ +}}sm_100a{{ +}}load:4w/40r rotary:4w/56r mma:4w/56r softmax:8w/160r{{ +}}- 197616 256
-// TABLE100-NEXT: {{^}}rope_forward_theta{{ +}}sm_100a{{ +}}load:4w/40r rotary:4w/56r mma:4w/56r softmax:8w/160r{{ +}}- 197616 256
-// TABLE100-NEXT: {{^}}rope_backward{{ +}}sm_100a{{ +}}load:4w/40r rotary:4w/56r mma:4w/56r softmax:8w/160r{{ +}}- 230384 512
+// TABLE100: {{^}}rope_forward{{ +}}sm_100a{{ +}}load:4w/48r rotary:4w/56r mma:4w/56r softmax:8w/160r{{ +}}- 197616 256
+// TABLE100-NEXT: {{^}}rope_forward_theta{{ +}}sm_100a{{ +}}load:4w/48r rotary:4w/56r mma:4w/56r softmax:8w/160r{{ +}}- 197616 256
+// TABLE100-NEXT: {{^}}rope_backward{{ +}}sm_100a{{ +}}load:4w/48r rotary:4w/56r mma:4w/56r softmax:8w/160r{{ +}}- 230384 512
 //
 // The manifests' rotary parameters: the tables (pointer, i32 rows, i64 row
 // stride) and the positions (pointer, i32 length), and nothing else.
@@ -115,13 +115,13 @@
 // RUN: grep -c 'ld.global' %t/sm100a/rope_backward.ptx | FileCheck %s --check-prefix=MANYLOADS
 // MANYLOADS: {{^([4-9][0-9]|[1-9][0-9][0-9]+)$}}
 //
-// sm_100a forward: 640 threads; the rotary and MMA warpgroups both give
-// registers back down to 56, the softmax warpgroups take 160. The rotary
+// sm_100a forward: 640 threads; the load warpgroup gives registers back down
+// to 48, the rotary and MMA warpgroups to 56, the softmax warpgroups take 160. The rotary
 // warpgroup (one replica) synchronizes on named barrier 2.
 // RUN: FileCheck %s --check-prefix=FWD100 < %t/sm100a/rope_forward.ptx
 // FWD100: .target sm_100a
 // FWD100: .reqntid 640, 1, 1
-// FWD100-DAG: setmaxnreg.dec.sync.aligned.u32 40
+// FWD100-DAG: setmaxnreg.dec.sync.aligned.u32 48
 // FWD100-DAG: setmaxnreg.dec.sync.aligned.u32 56
 // FWD100-DAG: setmaxnreg.inc.sync.aligned.u32 160
 // FWD100-DAG: min.relu.s32
