@@ -47,7 +47,11 @@ def main():
             continue
         checked += 1
         name = f"{path.parent.name}/{manifest['kernel']}"
-        report = manifest["ptxas"]
+        report = manifest.get("ptxas")
+        if report is None:
+            problems.append(f"{name} has no ptxas report (compiled without "
+                            "--cubin, or without ptxas?)")
+            continue
         spills = report["spill_stores"] or report["spill_loads"]
         spilling += bool(spills)
         expected = bool(known.fullmatch(name))
@@ -60,7 +64,7 @@ def main():
     for problem in problems:
         print(f"check_spills: {problem}")
     print(f"check_spills: {checked} kernels, {spilling} spill "
-          f"(known: {spilling - sum('spills (' in p for p in problems)})")
+          f"(known: {spilling - sum(' spills (' in p for p in problems)})")
     sys.exit(1 if problems else 0)
 
 
