@@ -265,12 +265,13 @@ func.func @forward_theta_positions(%q: !act, %k: !act, %v: !act, %o: !act,
 
 // BLACKWELL-LABEL: llvm.func @backward_tables(
 // BLACKWELL-SAME: %[[COS:arg[0-9]+]]: !llvm.ptr<1>, %{{arg[0-9]+}}: i64, %{{arg[0-9]+}}: i32, %[[SIN:arg[0-9]+]]: !llvm.ptr<1>, %{{arg[0-9]+}}: i64, %{{arg[0-9]+}}: i32)
-// BLACKWELL-SAME: {name = "rotary", registers = 56 : i64, replicas = 1 : i64, role = "rotary", warps = 4 : i64}, {name = "mma", registers = 56 : i64, replicas = 1 : i64, role = "mma", warps = 4 : i64}, {name = "softmax", registers = 160 : i64, replicas = 2 : i64, role = "softmax", warps = 4 : i64}
+// BLACKWELL-SAME: {name = "rotary", registers = 72 : i64, replicas = 1 : i64, role = "rotary", warps = 4 : i64}, {name = "mma", registers = 96 : i64, replicas = 1 : i64, role = "mma", warps = 4 : i64}, {name = "softmax", registers = 256 : i64, replicas = 1 : i64, role = "softmax", warps = 4 : i64}
+// BLACKWELL-SAME: threads = 512 : i64
 // BLACKWELL-SAME: tmem_columns = 512 : i64
-// BLACKWELL: nvvm.setmaxregister  decrease 56
+// BLACKWELL: nvvm.setmaxregister  decrease 72
 // BLACKWELL: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
-// BLACKWELL: nvvm.setmaxregister  decrease 56
-// BLACKWELL: nvvm.setmaxregister  increase 160
+// BLACKWELL: nvvm.setmaxregister  decrease 96
+// BLACKWELL: nvvm.setmaxregister  increase 256
 // dK from tensor memory, then turned back.
 // BLACKWELL: nvvm.tcgen05.ld
 // BLACKWELL: nvvm.tcgen05.ld

@@ -206,9 +206,9 @@ func.func @forward_plain(%q: !act, %k: !act, %v: !act, %o: !act, %cu: !cu) {
 // BLACKWELL: %[[S:.*]] = warpspec.channel "s" depth(2) : <[64x64xf32], tmem>
 // BLACKWELL: %[[ROT:.*]] = warpspec.channel "rotated" depth(1) : <[64x128xbf16, 64x128xbf16], smem>
 // BLACKWELL: warpspec.commit %{{[a-z0-9_]+}} tile(%{{.*}}, %{{.*}}, %{{.*}}) position(%{{.*}})
-// BLACKWELL: warpspec.partition "rotary" role(rotary) warps(4) regs(56) {
+// BLACKWELL: warpspec.partition "rotary" role(rotary) warps(4) regs(72) {
 // BLACKWELL: warpspec.rotate(%{{.*}}, %{{.*}}) into(%{{.*}}#0, %{{.*}}#1) {{.*}} {interleaved = false} :
-// BLACKWELL: warpspec.partition "mma" role(mma) warps(4) regs(56) {
+// BLACKWELL: warpspec.partition "mma" role(mma) warps(4) regs(96) {
 // BLACKWELL: %[[S_ROT:.*]], %[[GOT:.*]]:2 = warpspec.get %[[ROT]] :
 // BLACKWELL-NEXT: %[[MPOS:.*]] = warpspec.tile_position %{{[a-z0-9_]+}}
 // BLACKWELL: warpspec.mma_async %[[GOT]]#0, %[[GOT]]#1 into %{{.*}} {transpose_b}
@@ -218,7 +218,7 @@ func.func @forward_plain(%q: !act, %k: !act, %v: !act, %o: !act, %cu: !cu) {
 // BLACKWELL: warpspec.mma_async %{{.*}}#1, %[[GOT]]#1 into
 // BLACKWELL: warpspec.release %[[S_ROT]] after_mma
 // BLACKWELL-NEXT: warpspec.release %{{[a-z0-9_]+}} after_mma
-// BLACKWELL: warpspec.partition "softmax" role(softmax) warps(4) regs(160) replicas(2) {
+// BLACKWELL: warpspec.partition "softmax" role(softmax) warps(4) regs(256) {
 // BLACKWELL: warpspec.consume %[[S]] (%[[S_S:[^,]*]], %[[CROW:[a-z0-9_]+]], %[[CROWS:[a-z0-9_]+]], %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) :
 // BLACKWELL-NEXT: %[[CPOS:.*]] = warpspec.tile_position %[[S_S]]
 // BLACKWELL: %[[DVT:.*]] = warpspec.tmem_load %{{.*}} : <64x128xf32, tmem> -> <64x128xf32>
@@ -272,9 +272,9 @@ func.func @backward_tables(%q: !act, %k: !act, %v: !act, %do: !act,
 // BLACKWELL-NOT: warpspec.tile_position
 // BLACKWELL: %[[S:.*]] = warpspec.channel "s" depth(2)
 // BLACKWELL: %[[ROT:.*]] = warpspec.channel "rotated" depth(1) : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
-// BLACKWELL: warpspec.partition "rotary" role(rotary) warps(4) regs(56) {
+// BLACKWELL: warpspec.partition "rotary" role(rotary) warps(4) regs(72) {
 // BLACKWELL: warpspec.rotate(%{{.*}}, %{{.*}}, %{{.*}}) into(%{{.*}}#0, %{{.*}}#1, %{{.*}}#2) {{.*}} positions(%{{.*}} : memref<?xi32>) {interleaved = false, theta = 5.000000e+05 : f32} :
-// BLACKWELL: warpspec.partition "mma" role(mma) warps(4) regs(56) {
+// BLACKWELL: warpspec.partition "mma" role(mma) warps(4) regs(96) {
 // BLACKWELL: %[[S_ROT:.*]], %[[GOT:.*]]:3 = warpspec.get %[[ROT]] :
 // S travels without a position; dP = dO V^T reads the rotated v.
 // BLACKWELL: warpspec.commit %{{[a-z0-9_]+}} tile(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}})

@@ -43,6 +43,21 @@ constexpr int64_t kMmaRegs = 40;
 constexpr int64_t kRotaryRegs = 56, kRotaryMmaRegs = 56;
 /// sm_100a: the softmax warpgroups, taking tiles round-robin.
 constexpr int64_t kSoftmaxReplicas = 2;
+/// sm_100a, the rotary backward at head_dim above 64: one softmax warpgroup,
+/// so that the CTA has 512 threads (128 registers each at launch) instead of
+/// 640 (96). With two, no split of the pool avoids spills: the softmax
+/// warpgroups need about 176-192 each, the rotary and MMA warpgroups with
+/// rotate_v up to 64 and 80, more than 5 x 96 together. With one, the rotary
+/// and MMA warpgroups get 72 and 96 (at 56 the MMA warpgroup spills with
+/// rotate_v) and the softmax warpgroup 256. Not timed: no Blackwell GPU
+/// (docs/performance-notes.md#sm_100a-rotary-registers).
+constexpr int64_t kWideRotaryBackwardRegs = 72, kWideRotaryBackwardMmaRegs = 96;
+
+/// Whether the sm_100a kernel is the rotary backward with one softmax
+/// warpgroup (see kWideRotaryBackwardRegs).
+bool singleSoftmaxReplica(const KernelShape &shape) {
+  return shape.hasRotary() && shape.backward && shape.headDim > 64;
+}
 constexpr int64_t kMaxStages = 8;
 /// Bytes the allocator needs besides the buffers: the run-time alignment
 /// slack of the dynamic shared memory base, which also holds the barriers
@@ -219,7 +234,7 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
     return failure();
   planL2Prefetch(options, /*byDefault=*/false, plan);
   plan.numConsumers = 1; // the MMA warpgroup takes every slot
-  plan.softmaxReplicas = kSoftmaxReplicas;
+  plan.softmaxReplicas = singleSoftmaxReplica(shape) ? 1 : kSoftmaxReplicas;
   plan.pFromSmem = false;
   plan.stageOutput = true;
   plan.bulkStore = options.oStore == OStore::tma;
@@ -250,10 +265,14 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
   plan.registers.load = shape.hasRotary() ? kRotaryProducerRegs : kProducerRegs;
   plan.registers.mma = shape.hasRotary() ? kRotaryMmaRegs : kMmaRegs;
   plan.registers.rotary = shape.hasRotary() ? kRotaryRegs : 0;
+  if (singleSoftmaxReplica(shape)) {
+    plan.registers.mma = kWideRotaryBackwardMmaRegs;
+    plan.registers.rotary = kWideRotaryBackwardRegs;
+  }
   plan.registers.compute = replicaRegisters(
       shape.hasRotary() ? 3 : 2,
       plan.registers.load + plan.registers.mma + plan.registers.rotary,
-      kSoftmaxReplicas, /*ctasPerSm=*/1);
+      plan.softmaxReplicas, /*ctasPerSm=*/1);
   return plan;
 }
 
