@@ -105,6 +105,12 @@ assert "cannot open /nonexistent/libcuda.so.1" in message, message
 print(f"    loaded from the package, ABI {_launch.ABI_VERSION}; without libcuda: {message}")
 PY
 
+echo "check_wheel: ptxas's spill report of the prebuilt kernels"
+prebuilt=$("$py" -c 'from blockattn import _kernels; print(_kernels.PREBUILT_DIR)')
+if ! "$py" "$here/check_spills.py" "$prebuilt" | sed 's/^/    /'; then
+  fail "the spill report of a prebuilt kernel is not the expected one (scripts/check_spills.py)"
+fi
+
 echo "check_wheel: the package's kernel lookup"
 "$py" - <<'PY'
 import json, os, pathlib, sys

@@ -85,16 +85,17 @@
 // HOPPER: nvvm.wgmma.fence.aligned
 // HOPPER: nvvm.wgmma.mma_async
 
-// Blackwell: the rotary warpgroup (the second one: 56 registers) reads the
-// record of the load ring's slot and writes the rotated tiles into the
-// "rotated" ring, then fences and gathers its 128 threads.
+// Blackwell: the load warpgroup keeps 48 registers; the rotary warpgroup (the
+// second one: 56 registers) reads the record of the load ring's slot and
+// writes the rotated tiles into the "rotated" ring, then fences and gathers
+// its 128 threads.
 // BLACKWELL-LABEL: llvm.func @forward_tables(
 // BLACKWELL-SAME: %[[COS:arg[0-9]+]]: !llvm.ptr<1>, %{{arg[0-9]+}}: i64, %[[COSROWS:arg[0-9]+]]: i32, %[[SIN:arg[0-9]+]]: !llvm.ptr<1>, %{{arg[0-9]+}}: i64, %[[SINROWS:arg[0-9]+]]: i32)
 // BLACKWELL-SAME: name = "cos_size0"
 // BLACKWELL-SAME: name = "sin_size0"
-// BLACKWELL-SAME: partitions = [{name = "load", registers = 40 : i64, replicas = 1 : i64, role = "load", warps = 4 : i64}, {name = "rotary", registers = 56 : i64, replicas = 1 : i64, role = "rotary", warps = 4 : i64}, {name = "mma", registers = 56 : i64, replicas = 1 : i64, role = "mma", warps = 4 : i64}, {name = "softmax", registers = 160 : i64, replicas = 2 : i64, role = "softmax", warps = 4 : i64}]
+// BLACKWELL-SAME: partitions = [{name = "load", registers = 48 : i64, replicas = 1 : i64, role = "load", warps = 4 : i64}, {name = "rotary", registers = 56 : i64, replicas = 1 : i64, role = "rotary", warps = 4 : i64}, {name = "mma", registers = 56 : i64, replicas = 1 : i64, role = "mma", warps = 4 : i64}, {name = "softmax", registers = 160 : i64, replicas = 2 : i64, role = "softmax", warps = 4 : i64}]
 // BLACKWELL-SAME: threads = 640 : i64
-// BLACKWELL: nvvm.setmaxregister  decrease 40
+// BLACKWELL: nvvm.setmaxregister  decrease 48
 // BLACKWELL: nvvm.setmaxregister  decrease 56
 // BLACKWELL-NEXT: %[[C4:.*]] = llvm.mlir.constant(4 : i32) : i32
 // BLACKWELL-NEXT: %[[WG:.*]] = llvm.sub %{{.*}}, %[[C4]] : i32
@@ -264,12 +265,13 @@ func.func @forward_theta_positions(%q: !act, %k: !act, %v: !act, %o: !act,
 
 // BLACKWELL-LABEL: llvm.func @backward_tables(
 // BLACKWELL-SAME: %[[COS:arg[0-9]+]]: !llvm.ptr<1>, %{{arg[0-9]+}}: i64, %{{arg[0-9]+}}: i32, %[[SIN:arg[0-9]+]]: !llvm.ptr<1>, %{{arg[0-9]+}}: i64, %{{arg[0-9]+}}: i32)
-// BLACKWELL-SAME: {name = "rotary", registers = 56 : i64, replicas = 1 : i64, role = "rotary", warps = 4 : i64}, {name = "mma", registers = 56 : i64, replicas = 1 : i64, role = "mma", warps = 4 : i64}, {name = "softmax", registers = 160 : i64, replicas = 2 : i64, role = "softmax", warps = 4 : i64}
+// BLACKWELL-SAME: {name = "rotary", registers = 72 : i64, replicas = 1 : i64, role = "rotary", warps = 4 : i64}, {name = "mma", registers = 96 : i64, replicas = 1 : i64, role = "mma", warps = 4 : i64}, {name = "softmax", registers = 256 : i64, replicas = 1 : i64, role = "softmax", warps = 4 : i64}
+// BLACKWELL-SAME: threads = 512 : i64
 // BLACKWELL-SAME: tmem_columns = 512 : i64
-// BLACKWELL: nvvm.setmaxregister  decrease 56
+// BLACKWELL: nvvm.setmaxregister  decrease 72
 // BLACKWELL: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
-// BLACKWELL: nvvm.setmaxregister  decrease 56
-// BLACKWELL: nvvm.setmaxregister  increase 160
+// BLACKWELL: nvvm.setmaxregister  decrease 96
+// BLACKWELL: nvvm.setmaxregister  increase 256
 // dK from tensor memory, then turned back.
 // BLACKWELL: nvvm.tcgen05.ld
 // BLACKWELL: nvvm.tcgen05.ld

@@ -26,6 +26,15 @@ namespace {
 
 /// The TMA producer needs few registers: one thread issues the copies.
 constexpr int64_t kProducerRegs = 40;
+/// sm_100a with rotary embeddings: 640 threads leave 96 registers a thread
+/// at launch, and ptxas keeps the values computed before the warpgroups
+/// part (the shared memory base, the barrier addresses) in registers every
+/// warpgroup can hold. At 40 the load warpgroup's lower bound made it spill
+/// the shared memory base in the head_dim 128 forward with rotate_v
+/// (8 / 32 bytes); at 48 nothing spills there, and 48 + 56 + 56 + 2 x 160
+/// is exactly the 480 a thread the pool holds
+/// (docs/performance-notes.md#sm_100a-rotary-registers).
+constexpr int64_t kRotaryProducerRegs = 48;
 /// sm_100a: the MMA warpgroup's budget (one thread issues, the schedule is
 /// scalar code), and with rotary embeddings the rotary warpgroup's and the
 /// MMA warpgroup's, which then also tracks the rotated ring and the tile
@@ -34,6 +43,21 @@ constexpr int64_t kMmaRegs = 40;
 constexpr int64_t kRotaryRegs = 56, kRotaryMmaRegs = 56;
 /// sm_100a: the softmax warpgroups, taking tiles round-robin.
 constexpr int64_t kSoftmaxReplicas = 2;
+/// sm_100a, the rotary backward at head_dim above 64: one softmax warpgroup,
+/// so that the CTA has 512 threads (128 registers each at launch) instead of
+/// 640 (96). With two, no split of the pool avoids spills: the softmax
+/// warpgroups need about 176-192 each, the rotary and MMA warpgroups with
+/// rotate_v up to 64 and 80, more than 5 x 96 together. With one, the rotary
+/// and MMA warpgroups get 72 and 96 (at 56 the MMA warpgroup spills with
+/// rotate_v) and the softmax warpgroup 256. Not timed: no Blackwell GPU
+/// (docs/performance-notes.md#sm_100a-rotary-registers).
+constexpr int64_t kWideRotaryBackwardRegs = 72, kWideRotaryBackwardMmaRegs = 96;
+
+/// Whether the sm_100a kernel is the rotary backward with one softmax
+/// warpgroup (see kWideRotaryBackwardRegs).
+bool singleSoftmaxReplica(const KernelShape &shape) {
+  return shape.hasRotary() && shape.backward && shape.headDim > 64;
+}
 constexpr int64_t kMaxStages = 8;
 /// Bytes the allocator needs besides the buffers: the run-time alignment
 /// slack of the dynamic shared memory base, which also holds the barriers
@@ -210,7 +234,7 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
     return failure();
   planL2Prefetch(options, /*byDefault=*/false, plan);
   plan.numConsumers = 1; // the MMA warpgroup takes every slot
-  plan.softmaxReplicas = kSoftmaxReplicas;
+  plan.softmaxReplicas = singleSoftmaxReplica(shape) ? 1 : kSoftmaxReplicas;
   plan.pFromSmem = false;
   plan.stageOutput = true;
   plan.bulkStore = options.oStore == OStore::tma;
@@ -238,13 +262,17 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
   // 512 threads share the register file; the load and MMA warpgroups need
   // few, so each softmax warpgroup gets the rest (216 without rotary
   // embeddings: S 32 + O 64 + P 16 registers at D=128).
-  plan.registers.load = kProducerRegs;
+  plan.registers.load = shape.hasRotary() ? kRotaryProducerRegs : kProducerRegs;
   plan.registers.mma = shape.hasRotary() ? kRotaryMmaRegs : kMmaRegs;
   plan.registers.rotary = shape.hasRotary() ? kRotaryRegs : 0;
+  if (singleSoftmaxReplica(shape)) {
+    plan.registers.mma = kWideRotaryBackwardMmaRegs;
+    plan.registers.rotary = kWideRotaryBackwardRegs;
+  }
   plan.registers.compute = replicaRegisters(
       shape.hasRotary() ? 3 : 2,
       plan.registers.load + plan.registers.mma + plan.registers.rotary,
-      kSoftmaxReplicas, /*ctasPerSm=*/1);
+      plan.softmaxReplicas, /*ctasPerSm=*/1);
   return plan;
 }
 

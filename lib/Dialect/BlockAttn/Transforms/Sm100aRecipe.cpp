@@ -348,8 +348,9 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
     // before their single rounding.
     // The gradients are turned back with table reads after each load from
     // tensor memory: reading the angles ahead (warpspec.rotary_angles, as
-    // on sm_90a) needs 64 more registers at D = 128, and these warpgroups
-    // have 160 (it spills).
+    // on sm_90a) needs 64 more registers at D = 128 (it spilled when these
+    // warpgroups had 160; the one warpgroup of the D = 128 backward now has
+    // 256, not tried).
     TileRows at{row, rows, position};
     auto drain = [&](Value channel, Value dest, bool rotatedInput) {
       auto get = GetOp::create(b, loc, channel);

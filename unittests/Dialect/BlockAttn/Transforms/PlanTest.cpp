@@ -234,14 +234,46 @@ TEST(Sm100aPlan, RotaryAddsARingAndAWarpgroup) {
   KernelPlan p = plan(Chip::sm_100a, shape(false, 128, RotaryMode::half_split));
   EXPECT_EQ(p.rotaryDepth, 2);
   EXPECT_EQ(p.numStages, 2);
+  EXPECT_EQ(p.registers.load, 48);
   EXPECT_EQ(p.registers.mma, 56);
   EXPECT_EQ(p.registers.rotary, 56);
   EXPECT_EQ(p.registers.compute, 160);
+  // 96 registers a thread at launch (640 threads): the plan uses the whole
+  // pool, 48 + 56 + 56 + 2 x 160 = 5 x 96.
+  EXPECT_EQ(p.registers.load + p.registers.rotary + p.registers.mma +
+                2 * p.registers.compute,
+            5 * 96);
   // The backward's P/dS slots leave room for one rotated slot only.
   KernelPlan backward =
       plan(Chip::sm_100a, shape(true, 128, RotaryMode::interleaved, true));
   EXPECT_EQ(backward.rotaryDepth, 1);
   EXPECT_GE(backward.numStages, 1);
+}
+
+TEST(Sm100aPlan, RotaryBackwardAtHeadDim128HasOneSoftmaxWarpgroup) {
+  // Four warpgroups (512 threads, 128 registers each at launch): the rotary
+  // and MMA warpgroups get 72 and 96, the softmax warpgroup 256; within the
+  // pool (48 + 72 + 96 + 256 <= 4 x 128).
+  for (bool rotateV : {false, true}) {
+    KernelPlan p =
+        plan(Chip::sm_100a, shape(true, 128, RotaryMode::half_split, rotateV));
+    EXPECT_EQ(p.softmaxReplicas, 1);
+    EXPECT_EQ(p.registers.load, 48);
+    EXPECT_EQ(p.registers.rotary, 72);
+    EXPECT_EQ(p.registers.mma, 96);
+    EXPECT_EQ(p.registers.compute, 256);
+    EXPECT_LE(p.registers.load + p.registers.rotary + p.registers.mma +
+                  p.registers.compute,
+              4 * 128);
+  }
+  // At head dim 64, and in the forward, two softmax warpgroups as before.
+  KernelPlan d64 = plan(Chip::sm_100a, shape(true, 64, RotaryMode::half_split));
+  EXPECT_EQ(d64.softmaxReplicas, 2);
+  EXPECT_EQ(d64.registers.compute, 160);
+  KernelPlan forward =
+      plan(Chip::sm_100a, shape(false, 128, RotaryMode::interleaved, true));
+  EXPECT_EQ(forward.softmaxReplicas, 2);
+  EXPECT_EQ(forward.registers.compute, 160);
 }
 
 TEST(Sm100aPlan, RejectsWhatSm100aLacks) {

@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Fails if a compiled kernel spills registers, according to its manifest.
+
+    python3 scripts/check_spills.py DIR [--chip sm_100a] [--known RE]
+
+reads every DIR/<chip>/*.json manifest (block-attn-compile records ptxas -v's
+spill stores and loads in its "ptxas" field) and exits 1 if a kernel spills
+that KNOWN_SPILLS does not list, or if a kernel KNOWN_SPILLS lists no longer
+spills (take it off the list, so that it cannot start again unnoticed).
+--known adds a pattern to the list for this run.
+"""
+
+import argparse
+import json
+import pathlib
+import re
+import sys
+
+# Kernels known to spill (regular expressions over "<chip>/<kernel>"): none
+# in the standard set. A kernel added here needs an issue that says why.
+KNOWN_SPILLS = []
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("directory", type=pathlib.Path)
+    parser.add_argument("--chip", action="append",
+                        help="only this chip's kernels (repeatable; default: all)")
+    parser.add_argument("--known", action="append", default=[],
+                        help="a regular expression over <chip>/<kernel> that "
+                        "is expected to spill (repeatable)")
+    args = parser.parse_args()
+
+    manifests = sorted(args.directory.glob("*/*.json"))
+    if args.chip:
+        manifests = [m for m in manifests if m.parent.name in args.chip]
+    if not manifests:
+        sys.exit(f"check_spills: no manifests under {args.directory}")
+    patterns = KNOWN_SPILLS + args.known
+    known = re.compile("|".join(f"(?:{k})" for k in patterns) or "(?!)")
+    problems, checked, spilling = [], 0, 0
+    for path in manifests:
+        manifest = json.loads(path.read_text())
+        checked += 1
+        name = f"{path.parent.name}/{manifest['kernel']}"
+        report = manifest.get("ptxas")
+        if report is None:
+            problems.append(f"{name} has no ptxas report (compiled without "
+                            "--cubin, or without ptxas?)")
+            continue
+        spills = report["spill_stores"] or report["spill_loads"]
+        spilling += bool(spills)
+        expected = bool(known.fullmatch(name))
+        if spills and not expected:
+            problems.append(f"{name} spills ({report['spill_stores']} bytes "
+                            f"stored, {report['spill_loads']} loaded)")
+        elif expected and not spills:
+            problems.append(f"{name} is listed as spilling but does not: "
+                            "take it off the list")
+    for problem in problems:
+        print(f"check_spills: {problem}")
+    print(f"check_spills: {checked} kernels, {spilling} spill "
+          f"(known: {spilling - sum(' spills (' in p for p in problems)})")
+    sys.exit(1 if problems else 0)
+
+
+if __name__ == "__main__":
+    main()
