@@ -289,6 +289,10 @@ public:
 
   // Schedule.cpp
   LogicalResult emitTileLoop(warpspec::TileLoopOp op);
+  /// The variables of a loop's carried values (`inits` stored into them):
+  /// fails on a value that is not a scalar.
+  LogicalResult carryInits(Operation *op, ValueRange inits,
+                           SmallVectorImpl<std::pair<Value, Type>> &carried);
   /// An scf.while of the input (a lowered consume loop).
   LogicalResult emitWhileLoop(scf::WhileOp op);
   // Channels.cpp

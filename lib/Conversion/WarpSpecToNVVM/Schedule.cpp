@@ -42,6 +42,22 @@ struct Cursor {
 
 } // namespace
 
+LogicalResult
+KernelEmitter::carryInits(Operation *op, ValueRange inits,
+                          SmallVectorImpl<std::pair<Value, Type>> &carried) {
+  // One per-thread variable per carried value (SROA turns them into
+  // registers), initialized where the loop starts.
+  for (Value init : inits) {
+    Value value = lookup(init);
+    if (!value)
+      return op->emitOpError() << "carries a value that is not a scalar";
+    Value var = variable(value.getType());
+    store(value, var);
+    carried.push_back({var, value.getType()});
+  }
+  return success();
+}
+
 LogicalResult KernelEmitter::emitTileLoop(TileLoopOp op) {
   ArgParams &cuParams = argParams[op.getCuSeqlens()];
   if (!cuParams.pointer || !argSize(op.getCuSeqlens(), 0))
@@ -49,14 +65,8 @@ LogicalResult KernelEmitter::emitTileLoop(TileLoopOp op) {
            << "cu_seqlens must be a dynamically sized kernel argument";
   // The carried values first: their variables then precede the cursor's.
   SmallVector<std::pair<Value, Type>> carried; // variable, type
-  for (Value init : op.getInits()) {
-    Value value = lookup(init);
-    if (!value)
-      return op.emitOpError() << "carries a value that is not a scalar";
-    Value var = variable(value.getType());
-    store(value, var);
-    carried.push_back({var, value.getType()});
-  }
+  if (failed(carryInits(op, op.getInits(), carried)))
+    return failure();
   Value cu = cuParams.pointer;
   auto loadCu = [&](Value index64) {
     Value ptr = LLVM::GEPOp::create(b, loc, globalPtrT(), i32T(), cu,
@@ -189,14 +199,8 @@ LogicalResult KernelEmitter::emitTileLoop(TileLoopOp op) {
 
 LogicalResult KernelEmitter::emitWhileLoop(scf::WhileOp op) {
   SmallVector<std::pair<Value, Type>> carried; // variable, type
-  for (Value init : op.getInits()) {
-    Value value = lookup(init);
-    if (!value)
-      return op.emitOpError() << "carries a value that is not a scalar";
-    Value var = variable(value.getType());
-    store(value, var);
-    carried.push_back({var, value.getType()});
-  }
+  if (failed(carryInits(op, op.getInits(), carried)))
+    return failure();
   SmallVector<Type> forwarded;
   for (Value value : op.getConditionOp().getArgs()) {
     if (!value.getType().isIntOrIndex())
