@@ -14,7 +14,14 @@ Conventions (FlashAttention "varlen"):
   ``cu[b] + j*bs .. min(cu[b] + (j+1)*bs, cu[b+1])``: blocks are aligned to the start of each
   sequence, not to global multiples of ``bs``. The last block of a sequence may be partial.
 * Each token attends to every token of its own block and to nothing else (no causal mask):
-  per (block, head) ``O = softmax(scale * Q K^T) V`` with an exact softmax.
+  per (block, head) ``O = softmax(scale * Q K^T) V`` with an exact softmax. With
+  ``causal=True`` token ``i`` of a block attends to tokens ``0..i`` of its block only.
+* Grouped-query attention: ``k`` and ``v`` may have ``Hkv`` heads while ``q`` has
+  ``Hq = G * Hkv``; query head ``h`` reads key/value head ``h // G`` (consecutive query heads
+  share one, as in FlashAttention), and the gradients of k and v sum over the group.
+* The log-sum-exp, on request (``return_lse=True``): ``lse[h, t] = log(sum_j exp(scale *
+  q_t . k_j))`` over the keys token ``t`` attends to, natural log, float64 ``[Hq, T]``.
+  :func:`backward` takes its gradient as ``dlse`` (``dS += P * dlse``).
 
 Rotary position embedding (RoPE) is optional. Tables ``cos``/``sin`` have shape
 ``[max_position, D/2]``; the pair ``i`` of a token at position ``p`` is rotated by the angle
@@ -413,7 +420,8 @@ def _rotary_kwargs(rotary: Rotary, cu_seqlens: np.ndarray) -> dict:
 
 
 def _check_qkv(q: Any, k: Any, v: Any) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Convert q, k, v to float64 and check they are all ``[T, H, D]`` of one shape."""
+    """Convert q, k, v to float64 and check their shapes: q ``[T, Hq, D]``, k and v
+    ``[T, Hkv, D]`` with ``Hq`` a multiple of ``Hkv`` (``Hkv == Hq`` without grouping)."""
     arrays = []
     for name, x in (("q", q), ("k", k), ("v", v)):
         arr = _as_float64(x, name)
@@ -423,10 +431,44 @@ def _check_qkv(q: Any, k: Any, v: Any) -> Tuple[np.ndarray, np.ndarray, np.ndarr
     qa, ka, va = arrays
     if qa.shape[2] == 0:
         raise ValueError(f"q must have a positive head dim D, got shape {qa.shape}")
-    for name, arr in (("k", ka), ("v", va)):
-        if arr.shape != qa.shape:
-            raise ValueError(f"{name} shape {arr.shape} does not match q shape {qa.shape}")
+    if va.shape != ka.shape:
+        raise ValueError(f"v shape {va.shape} does not match k shape {ka.shape}")
+    if ka.shape[0] != qa.shape[0] or ka.shape[2] != qa.shape[2]:
+        raise ValueError(
+            f"k shape {ka.shape} does not match q shape {qa.shape} in tokens or head dim"
+        )
+    if ka.shape[1] == 0 and qa.shape[1] != 0:
+        raise ValueError(f"k must have at least one head for q's {qa.shape[1]}, got shape {ka.shape}")
+    if ka.shape[1] and qa.shape[1] % ka.shape[1]:
+        raise ValueError(
+            f"q's {qa.shape[1]} heads must be a multiple of k's and v's {ka.shape[1]} heads "
+            "(grouped-query attention: Hq = G * Hkv)"
+        )
     return qa, ka, va
+
+
+def _check_flag(value: Any, name: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be a bool, got {value!r}")
+    return bool(value)
+
+
+def _group(qa: np.ndarray, ka: np.ndarray) -> int:
+    """Query heads per key/value head (G)."""
+    return qa.shape[1] // ka.shape[1] if ka.shape[1] else 1
+
+
+def _expand_heads(x: np.ndarray, group: int) -> np.ndarray:
+    """``[n, Hkv, D]`` -> ``[n, Hq, D]``: query head ``h`` gets key/value head ``h // G``."""
+    return np.repeat(x, group, axis=1) if group > 1 else x
+
+
+def _sum_groups(x: np.ndarray, group: int) -> np.ndarray:
+    """``[n, Hq, D]`` -> ``[n, Hkv, D]``: the sum over each group's query heads."""
+    if group == 1:
+        return x
+    n, hq, d = x.shape
+    return x.reshape(n, hq // group, group, d).sum(axis=2)
 
 
 def _resolve_scale(softmax_scale: Any, head_dim: int) -> float:
@@ -460,15 +502,30 @@ def _prepare(q, k, v, cu_seqlens, block_size, softmax_scale, rotary):
 
 
 def _softmax_rows(s: np.ndarray) -> np.ndarray:
-    """Exact softmax over the last axis (max-subtracted for stability)."""
+    """Exact softmax over the last axis (max-subtracted for stability; -inf entries are 0)."""
     e = np.exp(s - s.max(axis=-1, keepdims=True))
     return e / e.sum(axis=-1, keepdims=True)
 
 
-def _block_probs(qb: np.ndarray, kb: np.ndarray, scale: float) -> np.ndarray:
-    """``P = softmax(scale * Q K^T)`` for one block: q/k ``[n, H, D]`` -> P ``[H, n, n]``."""
+def _logsumexp_rows(s: np.ndarray) -> np.ndarray:
+    """``log(sum(exp(s)))`` over the last axis, stably (every row has a finite entry)."""
+    m = s.max(axis=-1)
+    return m + np.log(np.exp(s - m[..., None]).sum(axis=-1))
+
+
+def _block_logits(qb: np.ndarray, kb: np.ndarray, scale: float, causal: bool) -> np.ndarray:
+    """``S = scale * Q K^T`` for one block: q/k ``[n, H, D]`` -> ``[H, n, n]``; with
+    ``causal``, ``-inf`` above the diagonal (token i sees 0..i of its block)."""
     s = scale * np.einsum("ihd,jhd->hij", qb, kb)
-    return _softmax_rows(s)
+    if causal:
+        n = s.shape[-1]
+        s = np.where(np.tril(np.ones((n, n), dtype=bool)), s, -np.inf)
+    return s
+
+
+def _block_probs(qb: np.ndarray, kb: np.ndarray, scale: float, causal: bool = False) -> np.ndarray:
+    """``P = softmax(S)`` for one block (:func:`_block_logits`) -> ``[H, n, n]``."""
+    return _softmax_rows(_block_logits(qb, kb, scale, causal))
 
 
 def forward(
@@ -480,29 +537,41 @@ def forward(
     block_size: int = 64,
     softmax_scale: Optional[float] = None,
     rotary: Optional[Rotary] = None,
-) -> np.ndarray:
-    """Block-diagonal attention forward; returns ``o`` ``[T, H, D]`` in float64.
+    causal: bool = False,
+    return_lse: bool = False,
+):
+    """Block-diagonal attention forward; returns ``o`` ``[T, Hq, D]`` in float64, and with
+    ``return_lse`` the pair ``(o, lse)``, ``lse`` float64 ``[Hq, T]`` (natural log).
 
     For every block of :func:`block_tiles` and every head:
-    ``O = softmax(softmax_scale * Q K^T) V`` over the block's valid rows only.
-    ``softmax_scale`` defaults to ``1/sqrt(D)``. With ``rotary``, q and k (and v if
-    ``rotary.rotate_v``) are rotated before the attention.
+    ``O = softmax(softmax_scale * Q K^T) V`` over the block's valid rows only (with
+    ``causal``, row ``i`` over keys ``0..i``). ``softmax_scale`` defaults to ``1/sqrt(D)``.
+    k and v may have fewer heads than q (grouped-query attention, see the module notes).
+    With ``rotary``, q and k (and v if ``rotary.rotate_v``) are rotated before the attention.
     """
+    causal = _check_flag(causal, "causal")
+    return_lse = _check_flag(return_lse, "return_lse")
     qa, ka, va, cu, bs, scale = _prepare(q, k, v, cu_seqlens, block_size, softmax_scale, rotary)
+    group = _group(qa, ka)
     out = np.zeros_like(qa)
+    lse = np.zeros((qa.shape[1], qa.shape[0]))
     for row, n in block_tiles(cu, bs):
         rows = slice(row, row + n)
-        p = _block_probs(qa[rows], ka[rows], scale)
-        out[rows] = np.einsum("hij,jhd->ihd", p, va[rows])
-    return out
+        s = _block_logits(qa[rows], _expand_heads(ka[rows], group), scale, causal)
+        out[rows] = np.einsum("hij,jhd->ihd", _softmax_rows(s), _expand_heads(va[rows], group))
+        lse[:, rows] = _logsumexp_rows(s)
+    return (out, lse) if return_lse else out
 
 
-def _block_backward(qb, kb, vb, dob, scale):
-    """Gradients of one block (all heads) w.r.t. its (already rotated) q, k, v."""
-    p = _block_probs(qb, kb, scale)  # [H, n, n]
+def _block_backward(qb, kb, vb, dob, scale, causal=False, dlseb=None):
+    """Gradients of one block (all query heads) w.r.t. its (already rotated) q, k, v;
+    k and v already expanded to the query heads. ``dlseb`` is ``[H, n]`` or None."""
+    p = _block_probs(qb, kb, scale, causal)  # [H, n, n], 0 where masked
     dp = np.einsum("ihd,jhd->hij", dob, vb)  # dP = dO V^T
     di = np.sum(p * dp, axis=-1, keepdims=True)  # Di = rowsum(P * dP) = rowsum(dO * O)
     ds = p * (dp - di)  # dS = P * (dP - Di)
+    if dlseb is not None:
+        ds = ds + p * dlseb[:, :, None]  # d lse_i / d S_ij = P_ij
     dv = np.einsum("hij,ihd->jhd", p, dob)  # dV = P^T dO
     dk = scale * np.einsum("hij,ihd->jhd", ds, qb)  # dK = scale dS^T Q
     dq = scale * np.einsum("hij,jhd->ihd", ds, kb)  # dQ = scale dS K
@@ -519,25 +588,41 @@ def backward(
     block_size: int = 64,
     softmax_scale: Optional[float] = None,
     rotary: Optional[Rotary] = None,
+    causal: bool = False,
+    dlse: Any = None,
 ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Block-diagonal attention backward; returns ``(dq, dk, dv)`` in float64.
+    """Block-diagonal attention backward; returns ``(dq, dk, dv)`` in float64, dk and dv of
+    k's shape (summed over each group's query heads under grouped-query attention).
 
     Recomputes ``S`` and ``P`` per block (``O`` is never needed), then
     ``dP = dO V^T``, ``Di = rowsum(P * dP)``, ``dS = P * (dP - Di)``, ``dV = P^T dO``,
-    ``dK = scale * dS^T Q``, ``dQ = scale * dS K``. With ``rotary`` the gradients are with
-    respect to the *un-rotated* inputs: the transposed rotation is applied to dq, dk (and dv
-    if ``rotary.rotate_v``).
+    ``dK = scale * dS^T Q``, ``dQ = scale * dS K``. ``dlse`` (``[Hq, T]``, optional) is the
+    gradient of the ``lse`` that :func:`forward` returns with ``return_lse``; it adds
+    ``P * dlse`` to ``dS``. With ``rotary`` the gradients are with respect to the
+    *un-rotated* inputs: the transposed rotation is applied to dq, dk (and dv if
+    ``rotary.rotate_v``).
     """
+    causal = _check_flag(causal, "causal")
     qa, ka, va, cu, bs, scale = _prepare(q, k, v, cu_seqlens, block_size, softmax_scale, rotary)
     doa = _as_float64(do, "do")
     if doa.shape != qa.shape:
         raise ValueError(f"do shape {doa.shape} does not match q shape {qa.shape}")
-    dq, dk, dv = np.zeros_like(qa), np.zeros_like(qa), np.zeros_like(qa)
+    dlsea = None
+    if dlse is not None:
+        dlsea = _as_float64(dlse, "dlse")
+        if dlsea.shape != (qa.shape[1], qa.shape[0]):
+            raise ValueError(
+                f"dlse shape {dlsea.shape} must be [Hq, T] = {(qa.shape[1], qa.shape[0])}"
+            )
+    group = _group(qa, ka)
+    dq, dk, dv = np.zeros_like(qa), np.zeros_like(ka), np.zeros_like(va)
     for row, n in block_tiles(cu, bs):
         rows = slice(row, row + n)
-        dq[rows], dk[rows], dv[rows] = _block_backward(
-            qa[rows], ka[rows], va[rows], doa[rows], scale
+        dqb, dkb, dvb = _block_backward(
+            qa[rows], _expand_heads(ka[rows], group), _expand_heads(va[rows], group),
+            doa[rows], scale, causal, None if dlsea is None else dlsea[:, rows],
         )
+        dq[rows], dk[rows], dv[rows] = dqb, _sum_groups(dkb, group), _sum_groups(dvb, group)
     if rotary is not None:
         kw = _rotary_kwargs(rotary, cu)
         dq = rotate_backward(dq, rotary.cos, rotary.sin, **kw)
@@ -580,27 +665,37 @@ def dense_reference(
     block_size: int = 64,
     softmax_scale: Optional[float] = None,
     rotary: Optional[Rotary] = None,
-) -> np.ndarray:
+    causal: bool = False,
+    return_lse: bool = False,
+):
     """Dense masked-softmax attention over the full ``[T, T]`` block mask (small T only).
 
     Mathematically equal to :func:`forward` but shares none of its blocking code: the mask
-    comes from :func:`block_mask` and rotary is applied with complex arithmetic.
+    comes from :func:`block_mask` (and, with ``causal``, the token order: within a block,
+    key ``j`` is visible to query ``i`` iff ``j <= i``), rotary is applied with complex
+    arithmetic, and grouped heads are indexed, not repeated.
     """
+    causal = _check_flag(causal, "causal")
+    return_lse = _check_flag(return_lse, "return_lse")
     qa, ka, va = _check_qkv(q, k, v)
     total, heads, dim = qa.shape
     cu = check_cu_seqlens(cu_seqlens, total)
     scale = _resolve_scale(softmax_scale, dim)
     mask = block_mask(cu, block_size)
+    if causal:
+        mask = mask & (np.arange(total)[None, :] <= np.arange(total)[:, None])
     if rotary is not None:
         _rotary_kwargs(rotary, cu)  # type check only
         qa, ka = _rotate_complex(qa, rotary, cu), _rotate_complex(ka, rotary, cu)
         if rotary.rotate_v:
             va = _rotate_complex(va, rotary, cu)
     out = np.zeros_like(qa)
-    if total == 0:
-        return out
-    for h in range(heads):
-        s = scale * (qa[:, h, :] @ ka[:, h, :].T)
+    lse = np.zeros((heads, total))
+    group = heads // ka.shape[1] if ka.shape[1] else 1
+    for h in range(heads if total else 0):
+        s = scale * (qa[:, h, :] @ ka[:, h // group, :].T)
         s = np.where(mask, s, -np.inf)
-        out[:, h, :] = _softmax_rows(s) @ va[:, h, :]
-    return out
+        out[:, h, :] = _softmax_rows(s) @ va[:, h // group, :]
+        m = s.max(axis=1)
+        lse[h] = m + np.log(np.exp(s - m[:, None]).sum(axis=1))
+    return (out, lse) if return_lse else out
