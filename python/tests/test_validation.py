@@ -33,10 +33,13 @@ def test_qkv_validation(qkv, fn):
         fn(q, k.reshape(T, H * D), v, CU)
     with pytest.raises(ValueError, match=r"v must be 3-D"):
         fn(q, k, v[None], CU)
-    with pytest.raises(ValueError, match=r"k shape .* does not match q"):
+    # k and v may have fewer heads than q (grouped-query attention), but not each other's
+    with pytest.raises(ValueError, match=r"v shape .* does not match k shape"):
         fn(q, k[:, :1], v, CU)
-    with pytest.raises(ValueError, match=r"v shape .* does not match q"):
+    with pytest.raises(ValueError, match=r"v shape .* does not match k shape"):
         fn(q, k, v[..., :2], CU)
+    with pytest.raises(ValueError, match=r"k shape .* does not match q .* head dim"):
+        fn(q, k[..., :2], v[..., :2], CU)
     with pytest.raises(ValueError, match=r"k shape .* does not match q"):
         fn(q, k[:-1], v, CU)
     with pytest.raises(ValueError, match=r"q must have a positive head dim"):
