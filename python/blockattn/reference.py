@@ -431,12 +431,12 @@ def _check_qkv(q: Any, k: Any, v: Any) -> Tuple[np.ndarray, np.ndarray, np.ndarr
     qa, ka, va = arrays
     if qa.shape[2] == 0:
         raise ValueError(f"q must have a positive head dim D, got shape {qa.shape}")
-    if va.shape != ka.shape:
-        raise ValueError(f"v shape {va.shape} does not match k shape {ka.shape}")
     if ka.shape[0] != qa.shape[0] or ka.shape[2] != qa.shape[2]:
         raise ValueError(
             f"k shape {ka.shape} does not match q shape {qa.shape} in tokens or head dim"
         )
+    if va.shape != ka.shape:
+        raise ValueError(f"v shape {va.shape} does not match k shape {ka.shape}")
     if ka.shape[1] == 0 and qa.shape[1] != 0:
         raise ValueError(f"k must have at least one head for q's {qa.shape[1]}, got shape {ka.shape}")
     if ka.shape[1] and qa.shape[1] % ka.shape[1]:
