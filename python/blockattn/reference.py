@@ -696,6 +696,5 @@ def dense_reference(
         s = scale * (qa[:, h, :] @ ka[:, h // group, :].T)
         s = np.where(mask, s, -np.inf)
         out[:, h, :] = _softmax_rows(s) @ va[:, h // group, :]
-        m = s.max(axis=1)
-        lse[h] = m + np.log(np.exp(s - m[:, None]).sum(axis=1))
+        lse[h] = _logsumexp_rows(s)
     return (out, lse) if return_lse else out
