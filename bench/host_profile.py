@@ -228,6 +228,50 @@ def cold_start():
     return {"error": (result.stderr or result.stdout)[-2000:]}
 
 
+def e2e_diagnosis(workloads=("1x64-h4", "1x512-h4")):
+    """Why an e2e (do_bench) time can exceed the kernel's: per workload and implementation
+    (ours, FA2; forward, no grad), do_bench's median; the GPU time per call with the host kept
+    ahead (100 calls queued behind a ~5 ms torch.cuda._sleep, then CUDA events); the host time
+    per call; and the time of do_bench's L2 flush (zeroing its 256 MB buffer), which is what
+    hides the host's time of each repetition: a call whose host time exceeds it shows up in
+    do_bench's number."""
+    import torch
+    import triton.testing
+
+    sys.path.insert(0, str(REPO / "bench"))
+    import latency
+
+    out = {}
+    cache = torch.empty(256 * 1024 * 1024, dtype=torch.int8, device="cuda")
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    flush = []
+    for _ in range(20):
+        start.record()
+        cache.zero_()
+        end.record()
+        torch.cuda.synchronize()
+        flush.append(start.elapsed_time(end) * 1e3)
+    out["do_bench L2 flush, GPU us"] = round(statistics.median(flush), 1)
+    for name in workloads:
+        p = latency.Problem(name)
+        for impl, (fwd, _) in latency.implementations(p, ["ours", "fa2"]).items():
+            fwd()
+            torch.cuda.synchronize()
+            bench = float(triton.testing.do_bench(fwd, warmup=10, rep=40, return_mode="median")) * 1e3
+            torch.cuda._sleep(10_000_000)
+            start.record()
+            for _ in range(100):
+                fwd()
+            end.record()
+            torch.cuda.synchronize()
+            gpu = start.elapsed_time(end) * 1e3 / 100
+            host = per_call_us(fwd, 200)
+            torch.cuda.synchronize()
+            out[f"{name} {impl} fwd"] = {"do_bench us": round(bench, 1), "GPU us per call (host ahead)": round(gpu, 1),
+                                         "host us": round(host, 1)}
+    return out
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--fake", action="store_true", help="no GPU: CPU tensors, the fake libcuda")
@@ -268,6 +312,11 @@ def main(argv=None):
             for row in report[key]:
                 print(f"  {row['own us per call']:7.2f} {row['cumulative us per call']:8.2f} "
                       f"{row['calls per call']:5.2f}  {row['function']}")
+    if not args.fake:
+        report["e2e_diagnosis"] = e2e_diagnosis()
+        print("\ne2e diagnosis (forward, no grad):")
+        for name, value in report["e2e_diagnosis"].items():
+            print(f"  {name:<32} {value}")
     if args.cold and not args.fake:
         report["cold_start_ms"] = cold_start()
         print("\ncold start, ms:")
