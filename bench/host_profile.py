@@ -212,7 +212,34 @@ mark("first torch.autograd.grad of any CUDA graph (the engine's threads)",
 mark("second torch.autograd.grad (empty Function)", lambda: torch.autograd.grad(Empty.apply(x), x, torch.ones_like(x)))
 mark("backward kernel: lookup and load (main thread)", lambda: api._kernel("backward", q, 64, "none", False, False))
 leaves = [t.clone().requires_grad_() for t in (q, k, v)]
-mark("first block_attention fwd+bwd", lambda: torch.autograd.grad(blockattn.block_attention(*leaves, cu), leaves, do))
+# The first fwd+bwd, split: the forward's host time, the engine's start of our backward (from
+# torch.autograd.grad's call to our backward's first line, on the engine's thread), our
+# backward, the engine's return, and the GPU's drain.
+stamps = {}
+body = api._fast_backward_body
+def timed(ctx, grad):
+    stamps.setdefault("enter", time.perf_counter())
+    result = body(ctx, grad)
+    stamps.setdefault("exit", time.perf_counter())
+    return result
+api._fast_backward_body = timed
+torch.cuda.synchronize()
+s0 = time.perf_counter()
+o = blockattn.block_attention(*leaves, cu)
+s1 = time.perf_counter()
+grads = torch.autograd.grad(o, leaves, do)
+s2 = time.perf_counter()
+torch.cuda.synchronize()
+s3 = time.perf_counter()
+out["first fwd+bwd: forward with grad (host)"] = s1 - s0
+if "enter" in stamps:
+    out["first fwd+bwd: autograd.grad called -> our backward entered"] = stamps["enter"] - s1
+    out["first fwd+bwd: our backward (host)"] = stamps["exit"] - stamps["enter"]
+    out["first fwd+bwd: our backward left -> autograd.grad returned"] = s2 - stamps["exit"]
+else:
+    out["first fwd+bwd: autograd.grad (our fast backward not entered)"] = s2 - s1
+out["first fwd+bwd: GPU drain"] = s3 - s2
+api._fast_backward_body = body
 mark("second block_attention fwd+bwd", lambda: torch.autograd.grad(blockattn.block_attention(*leaves, cu), leaves, do))
 print("COLD " + json.dumps({k: round(v * 1e3, 3) for k, v in out.items()}))
 """
