@@ -207,7 +207,7 @@ class Empty(torch.autograd.Function):
     def backward(ctx, g):
         return g
 x = torch.randn(4, device="cuda", requires_grad=True)
-mark("first torch.autograd.grad of any CUDA graph (the engine's threads)",
+mark("first torch.autograd.grad through a Python autograd.Function (CUDA)",
      lambda: torch.autograd.grad(Empty.apply(x), x, torch.ones_like(x)))
 mark("second torch.autograd.grad (empty Function)", lambda: torch.autograd.grad(Empty.apply(x), x, torch.ones_like(x)))
 mark("backward kernel: lookup and load (main thread)", lambda: api._kernel("backward", q, 64, "none", False, False))
