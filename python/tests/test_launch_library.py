@@ -275,3 +275,49 @@ def test_record_of_other_ranks_is_refused_not_misread(recorder):
     with pytest.raises(_launch.LaunchError, match=r"tensors\[1\]: rank 2, expected 3"):
         plan.launch_record(values)
     assert recorder.launches == []
+
+
+ROTARY = "blockattn_forward_d64_b64_f16_half_split_pos_rv"
+
+
+def rotary_record(plan, cos=0xA00000, cos_stride=32, positions_stride=1, tokens=T):
+    """A record of the rotary forward's plan: [T, H, 64] activations, [256, 32] fp32 tables."""
+    values = [0xABC]
+    for i, name in enumerate(plan.tensor_names):
+        if name in ("q", "k", "v", "o"):
+            values += [0x100000 * (i + 1), 3, tokens, H, 64, H * 64, 64, 1]
+        elif name == "cu_seqlens":
+            values += [0x900000, 1, 9, 1]
+        elif name in ("cos", "sin"):
+            values += [cos if name == "cos" else 0xB00000, 2, 256, 32, cos_stride, 1]
+        else:
+            values += [0xC00000, 1, tokens, positions_stride]
+    return values + [0.125]
+
+
+def test_rotary_record_rules(recorder):
+    """The rotary tables and positions of a record launch: passed as the manifest asks, and a
+    table that is not contiguous and 16-byte aligned (what blockattn.api makes of it), or
+    positions that are not contiguous, are refused before anything is launched."""
+    pytest.importorskip("torch")
+    manifest = json.loads((MANIFESTS / f"{ROTARY}.json").read_text())
+    plan = _launch.Plan(manifest, 0x1234, 0x5678)
+    plan.set_record(manifest, _driver_rules(), _kernels.grid_inputs(manifest), 132)
+    assert plan.tensor_names == ("q", "k", "v", "o", "cu_seqlens", "cos", "sin", "positions")
+    recorder.param_count = len(manifest["params"])
+    plan.launch_record(rotary_record(plan))
+    arg = dict(zip([spec["name"] for spec in manifest["params"]], recorder.last))
+    assert ctypes.c_uint64.from_address(arg["cos"]).value == 0xA00000
+    assert ctypes.c_int64.from_address(arg["cos_stride0"]).value == 32
+    assert ctypes.c_int32.from_address(arg["sin_size0"]).value == 256
+    assert ctypes.c_uint64.from_address(arg["positions"]).value == 0xC00000
+    assert ctypes.c_int32.from_address(arg["positions_size0"]).value == T
+    assert recorder.launches[-1]["grid"] == _kernels.launch_grid(manifest, 132, (T, H, 64), 9)
+    launched = len(recorder.launches)
+    for values, message in (
+            (rotary_record(plan, cos=0xA00008), r"tensors\[5\]: address 0xa00008 is not 16-byte aligned"),
+            (rotary_record(plan, cos_stride=64), r"tensors\[5\]: not contiguous"),
+            (rotary_record(plan, positions_stride=2), r"tensors\[7\]: not contiguous")):
+        with pytest.raises(_launch.LaunchError, match=message):
+            plan.launch_record(values)
+    assert len(recorder.launches) == launched
