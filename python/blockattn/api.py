@@ -1053,7 +1053,12 @@ def block_attention(
             is seen, then once more after each in-place change to it through
             torch (its version counter); the next calls with the same tensor
             only look it up. Skipped under torch.compile, and while a CUDA
-            graph is being captured for a tensor not checked before.
+            graph is being captured for a tensor not checked before. (The
+            checks of shapes, dtypes, devices, strides and alignment always
+            run: in Python on a configuration's first call, then, for plain
+            tensors without ``out`` or ``rotary``, in libblockattn_launch, which
+            leaves any call it refuses to the Python checks, so a bad argument
+            raises the same ``ValueError`` either way.)
         rotary: optional ``blockattn.Rotary(cos, sin, interleaved=False,
             positions=None, rotate_v=False)``: rotary position embeddings
             fused into the kernels. ``cos``/``sin`` are fp32 tables
