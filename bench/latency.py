@@ -23,7 +23,8 @@ through aten, bench/peers.py), "triton" (bench/triton_block_attn.py with the lau
 tuned per workload and direction, as bench/peers.py tunes it).
 
 It also prints the layers of our call's host time (1x512): the kernel's launch alone
-(LoadedKernel.launch with prepared arguments), blockattn.api.forward (the launch plus allocating
+(LoadedKernel.launch with prepared arguments and the grid; LoadedKernel.call, the record launch
+from a dict of tensors that every path but block_attention's fast path takes), blockattn.api.forward (the launch plus allocating
 o), the custom op (torch.library dispatch; what torch.compile runs), the same forward in a plain
 torch.autograd.Function, block_attention itself (the eager path: the launch without a gradient,
 an autograd.Function with one), with check_inputs=True (on a cu_seqlens already checked, and on
@@ -207,6 +208,7 @@ def dispatch_layers(p: Problem, rounds):
     layers = {
         "torch.empty_like": lambda: torch.empty_like(p.q),
         "kernel.launch": lambda: kernel.launch(grid, tensors, scalars),
+        "kernel.call (record launch from a dict)": lambda: kernel.call(tensors, scalars),
         "api.forward": lambda: api.forward(p.q, p.k, p.v, p.cu, 64, p.scale),
         "custom op": lambda: api._block_attention_op(p.q, p.k, p.v, p.cu, 64, p.scale),
         "autograd.Function": lambda: _PlainFunction.apply(p.q, p.k, p.v, p.cu, p.scale),

@@ -13,6 +13,13 @@
 |* whose tensor has the address, shape and strides of a kept one reuses its  *|
 |* descriptor.                                                               *|
 |*                                                                            *|
+|* A plan can also take a whole call as one record of 64-bit words            *|
+|* (blockattnPlanSetRecord, blockattnLaunchRecord): the stream, each tensor's *|
+|* address, rank, shape and strides, the scalars; the library checks the      *|
+|* tensors against the plan's rules (ranks, equal shapes, contiguity,        *|
+|* alignment), computes the grid and launches. That is one foreign call per   *|
+|* launch, with no per-call structs to build.                                 *|
+|*                                                                            *|
 |* Every function that can fail returns a blockattn_launch_status; the        *|
 |* message of the last failure on the calling thread is                      *|
 |* blockattnLaunchLastError().                                               *|
@@ -30,7 +37,7 @@ extern "C" {
 
 /* Bumped whenever a struct below or a function's signature changes; the
    Python side refuses a library of another version. */
-#define BLOCKATTN_LAUNCH_ABI_VERSION 1
+#define BLOCKATTN_LAUNCH_ABI_VERSION 2
 #define BLOCKATTN_LAUNCH_MAX_RANK 5
 #define BLOCKATTN_LAUNCH_CACHE_ENTRIES 8
 
@@ -109,6 +116,61 @@ blockattn_launch_status blockattnLaunch(blockattn_plan *plan, uint32_t grid,
                                         uint64_t stream,
                                         const blockattn_tensor *tensors,
                                         const float *scalars);
+
+/* What a record launch checks of each tensor, beyond what its parameters
+   need (a tensor map: innermost stride 1, 16-byte aligned address and
+   strides, no empty dimension). */
+enum {
+  BLOCKATTN_TENSOR_CONTIGUOUS =
+      1,                         /* row-major contiguous (sizes-1 dims free) */
+  BLOCKATTN_TENSOR_ALIGNED = 2,  /* address a multiple of 16 bytes */
+  BLOCKATTN_TENSOR_NONEMPTY = 4, /* no dimension of size 0 */
+};
+
+typedef struct {
+  int32_t rank;         /* the rank a launch must give it, 1 to MAX_RANK */
+  int32_t shape_of;     /* -1, or a tensor whose shape it must have */
+  int32_t element_size; /* bytes (a tensor map's strides are in bytes) */
+  uint32_t flags;       /* BLOCKATTN_TENSOR_* */
+} blockattn_tensor_rule;
+
+/* The grid of a record launch (what blockattn.launch_grid computes): a
+   persistent kernel runs ctas_per_sm * num_sms CTAs; a chunked one a CTA
+   per tiles_per_cta work items, (shape[0] / block_size + B) * shape[1] of
+   tensor `tokens` ([T, H, ...]), B = shape[0] - 1 of tensor `offsets`
+   (cu_seqlens). */
+typedef struct {
+  int32_t chunked;
+  int32_t ctas_per_sm;
+  int32_t block_size;
+  int32_t tiles_per_cta;
+  int32_t num_sms;
+  int32_t tokens;
+  int32_t offsets;
+} blockattn_grid;
+
+/* Makes `plan` launchable by blockattnLaunchRecord: one rule per tensor
+   (num_tensors of them, copied) and the grid. */
+blockattn_launch_status
+blockattnPlanSetRecord(blockattn_plan *plan, const blockattn_tensor_rule *rules,
+                       const blockattn_grid *grid);
+
+/* The 64-bit words of the plan's record: 1 + sum(2 + 2 * rank) over its
+   tensors + num_scalars (0 before blockattnPlanSetRecord). */
+int32_t blockattnPlanRecordWords(const blockattn_plan *plan);
+
+/* Checks and launches one call given as `record`, blockattnPlanRecordWords
+   64-bit words: the CUstream; then for each tensor, in the plan's order, its
+   address, its rank r (which must be its rule's: the rest of the record is
+   read by the rules' ranks), r sizes and r strides (in elements, outermost
+   first); then each scalar as an IEEE double. Nothing is launched if any
+   check fails (status BLOCKATTN_LAUNCH_INVALID_ARGUMENT, the message names
+   tensors[i]). Thread-safe. */
+blockattn_launch_status blockattnLaunchRecord(blockattn_plan *plan,
+                                              const int64_t *record);
+
+/* The grid the last successful launch of the plan used (0 if none). */
+uint32_t blockattnPlanLastGrid(const blockattn_plan *plan);
 
 /* How many tensor maps the plan has encoded so far (the launches that missed
    the cache, per tensor-map parameter). */

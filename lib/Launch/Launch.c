@@ -163,6 +163,14 @@ struct blockattn_plan {
   Scalar *values;
   void **pointers;
   uint64_t encodes;
+  /* Record launches (blockattnPlanSetRecord): the rules, the grid, and the
+     tensors and scalars a record is read into (under the lock). */
+  blockattn_tensor_rule *rules;
+  blockattn_grid grid;
+  int32_t recordWords;
+  blockattn_tensor *recordTensors;
+  float *recordScalars;
+  uint32_t lastGrid;
   pthread_mutex_t lock;
 };
 
@@ -252,11 +260,109 @@ void blockattnPlanDestroy(blockattn_plan *plan) {
   free(plan->values);
   free(plan->pointers);
   free(plan->caches);
+  free(plan->rules);
+  free(plan->recordTensors);
+  free(plan->recordScalars);
   free(plan);
 }
 
 uint64_t blockattnPlanEncodeCount(const blockattn_plan *plan) {
   return plan ? plan->encodes : 0;
+}
+
+uint32_t blockattnPlanLastGrid(const blockattn_plan *plan) {
+  return plan ? plan->lastGrid : 0;
+}
+
+int32_t blockattnPlanRecordWords(const blockattn_plan *plan) {
+  return plan && plan->rules ? plan->recordWords : 0;
+}
+
+blockattn_launch_status
+blockattnPlanSetRecord(blockattn_plan *plan, const blockattn_tensor_rule *rules,
+                       const blockattn_grid *grid) {
+  if (!plan)
+    return fail(BLOCKATTN_LAUNCH_INVALID_ARGUMENT, "plan: NULL");
+  if ((plan->numTensors && !rules) || !grid)
+    return fail(BLOCKATTN_LAUNCH_INVALID_ARGUMENT, "rules/grid: NULL");
+  if (plan->rules)
+    return fail(BLOCKATTN_LAUNCH_INVALID_ARGUMENT,
+                "plan: its record rules are set already");
+  int32_t words = 1 + plan->numScalars;
+  for (int32_t i = 0; i < plan->numTensors; ++i) {
+    const blockattn_tensor_rule *r = &rules[i];
+    if (r->rank < 1 || r->rank > BLOCKATTN_LAUNCH_MAX_RANK)
+      return fail(BLOCKATTN_LAUNCH_INVALID_ARGUMENT,
+                  "rules[%d]: rank %d is not in [1, %d]", i, r->rank,
+                  BLOCKATTN_LAUNCH_MAX_RANK);
+    if (r->shape_of < -1 || r->shape_of >= plan->numTensors ||
+        r->shape_of == i ||
+        (r->shape_of >= 0 && rules[r->shape_of].rank != r->rank))
+      return fail(BLOCKATTN_LAUNCH_INVALID_ARGUMENT,
+                  "rules[%d]: shape_of %d is not another tensor of rank %d", i,
+                  r->shape_of, r->rank);
+    if (r->element_size != 1 && r->element_size != 2 && r->element_size != 4 &&
+        r->element_size != 8)
+      return fail(BLOCKATTN_LAUNCH_INVALID_ARGUMENT,
+                  "rules[%d]: element size %d is not 1, 2, 4 or 8", i,
+                  r->element_size);
+    if (r->flags &
+        ~(uint32_t)(BLOCKATTN_TENSOR_CONTIGUOUS | BLOCKATTN_TENSOR_ALIGNED |
+                    BLOCKATTN_TENSOR_NONEMPTY))
+      return fail(BLOCKATTN_LAUNCH_INVALID_ARGUMENT,
+                  "rules[%d]: unknown flags %#x", i, r->flags);
+    words += 2 + 2 * r->rank;
+  }
+  /* A tensor map's rank is fixed by its box: a rule that disagrees would
+     fail every launch, so it is an error here. */
+  for (int32_t i = 0; i < plan->numParams; ++i) {
+    const blockattn_param *p = &plan->params[i];
+    if (p->kind == BLOCKATTN_PARAM_TENSORMAP &&
+        (uint32_t)rules[p->tensor].rank != p->rank)
+      return fail(BLOCKATTN_LAUNCH_INVALID_ARGUMENT,
+                  "rules[%d]: rank %d, but params[%d] is a rank-%u tensor map",
+                  p->tensor, rules[p->tensor].rank, i, p->rank);
+  }
+  if (grid->num_sms < 1 || grid->ctas_per_sm < 1)
+    return fail(BLOCKATTN_LAUNCH_INVALID_ARGUMENT,
+                "grid: num_sms %d and ctas_per_sm %d must be at least 1",
+                grid->num_sms, grid->ctas_per_sm);
+  if (grid->chunked) {
+    if (grid->block_size < 1 || grid->tiles_per_cta < 1)
+      return fail(BLOCKATTN_LAUNCH_INVALID_ARGUMENT,
+                  "grid: block_size %d and tiles_per_cta %d must be at least 1",
+                  grid->block_size, grid->tiles_per_cta);
+    if (grid->tokens < 0 || grid->tokens >= plan->numTensors ||
+        rules[grid->tokens].rank < 2)
+      return fail(BLOCKATTN_LAUNCH_INVALID_ARGUMENT,
+                  "grid: tokens %d is not a tensor of rank 2 or more",
+                  grid->tokens);
+    if (grid->offsets < 0 || grid->offsets >= plan->numTensors ||
+        rules[grid->offsets].rank != 1)
+      return fail(BLOCKATTN_LAUNCH_INVALID_ARGUMENT,
+                  "grid: offsets %d is not a tensor of rank 1", grid->offsets);
+  }
+  size_t n = plan->numTensors ? (size_t)plan->numTensors : 1;
+  size_t m = plan->numScalars ? (size_t)plan->numScalars : 1;
+  blockattn_tensor_rule *copy = malloc(n * sizeof(*copy));
+  blockattn_tensor *tensors = calloc(n, sizeof(*tensors));
+  float *scalars = calloc(m, sizeof(*scalars));
+  if (!copy || !tensors || !scalars) {
+    free(copy);
+    free(tensors);
+    free(scalars);
+    return fail(BLOCKATTN_LAUNCH_OUT_OF_MEMORY, "plan: out of memory");
+  }
+  if (plan->numTensors)
+    memcpy(copy, rules, n * sizeof(*copy));
+  pthread_mutex_lock(&plan->lock);
+  plan->rules = copy;
+  plan->grid = *grid;
+  plan->recordWords = words;
+  plan->recordTensors = tensors;
+  plan->recordScalars = scalars;
+  pthread_mutex_unlock(&plan->lock);
+  return BLOCKATTN_LAUNCH_OK;
 }
 
 /*===----------------------------------------------------------------------===
@@ -414,6 +520,128 @@ blockattn_launch_status blockattnLaunch(blockattn_plan *plan, uint32_t grid,
      change as soon as it returns. */
   blockattn_launch_status status =
       launchLocked(plan, api, grid, stream, tensors, scalars);
+  if (status == BLOCKATTN_LAUNCH_OK)
+    plan->lastGrid = grid;
+  pthread_mutex_unlock(&plan->lock);
+  return status;
+}
+
+/* Reads `record` into the plan's record tensors and scalars and checks them
+   against the rules; returns the stream through `stream`. */
+static blockattn_launch_status
+readRecord(blockattn_plan *plan, const int64_t *record, uint64_t *stream) {
+  const int64_t *word = record;
+  *stream = (uint64_t)*word++;
+  for (int32_t i = 0; i < plan->numTensors; ++i) {
+    const blockattn_tensor_rule *rule = &plan->rules[i];
+    blockattn_tensor *t = &plan->recordTensors[i];
+    t->data = (uint64_t)*word++;
+    int64_t rank = *word++;
+    /* The rule's rank, not the record's, says where the next tensor starts:
+       a record of other ranks is refused before it is read further. */
+    if (rank != rule->rank)
+      return fail(BLOCKATTN_LAUNCH_INVALID_ARGUMENT,
+                  "tensors[%d]: rank %lld, expected %d", i, (long long)rank,
+                  rule->rank);
+    for (int32_t d = 0; d < rule->rank; ++d)
+      t->shape[d] = *word++;
+    for (int32_t d = 0; d < rule->rank; ++d)
+      t->strides[d] = *word++;
+    t->rank = rule->rank;
+    t->element_size = rule->element_size;
+  }
+  for (int32_t s = 0; s < plan->numScalars; ++s) {
+    double value;
+    memcpy(&value, word++, sizeof(value));
+    plan->recordScalars[s] = (float)value;
+  }
+  for (int32_t i = 0; i < plan->numTensors; ++i) {
+    const blockattn_tensor_rule *rule = &plan->rules[i];
+    const blockattn_tensor *t = &plan->recordTensors[i];
+    if (rule->shape_of >= 0) {
+      const blockattn_tensor *other = &plan->recordTensors[rule->shape_of];
+      for (int32_t d = 0; d < rule->rank; ++d)
+        if (t->shape[d] != other->shape[d])
+          return fail(BLOCKATTN_LAUNCH_INVALID_ARGUMENT,
+                      "tensors[%d]: size %lld in dimension %d, but "
+                      "tensors[%d] has %lld",
+                      i, (long long)t->shape[d], d, rule->shape_of,
+                      (long long)other->shape[d]);
+    }
+    for (int32_t d = 0; d < rule->rank; ++d)
+      if (t->shape[d] < 0 ||
+          (t->shape[d] == 0 && (rule->flags & BLOCKATTN_TENSOR_NONEMPTY)))
+        return fail(BLOCKATTN_LAUNCH_INVALID_ARGUMENT,
+                    "tensors[%d]: dimension %d has size %lld", i, d,
+                    (long long)t->shape[d]);
+    if (rule->flags & BLOCKATTN_TENSOR_CONTIGUOUS) {
+      /* As torch's is_contiguous: dimensions of size 1 may have any stride. */
+      int64_t expected = 1;
+      for (int32_t d = rule->rank - 1; d >= 0; --d) {
+        if (t->shape[d] != 1 && t->strides[d] != expected)
+          return fail(BLOCKATTN_LAUNCH_INVALID_ARGUMENT,
+                      "tensors[%d]: not contiguous (stride %lld in dimension "
+                      "%d, expected %lld)",
+                      i, (long long)t->strides[d], d, (long long)expected);
+        expected *= t->shape[d];
+      }
+    }
+    if ((rule->flags & BLOCKATTN_TENSOR_ALIGNED) && t->data % 16)
+      return fail(BLOCKATTN_LAUNCH_INVALID_ARGUMENT,
+                  "tensors[%d]: address %#llx is not 16-byte aligned", i,
+                  (unsigned long long)t->data);
+  }
+  return BLOCKATTN_LAUNCH_OK;
+}
+
+/* The grid of the plan's record launch (see blockattn_grid). */
+static blockattn_launch_status recordGrid(const blockattn_plan *plan,
+                                          uint32_t *grid) {
+  const blockattn_grid *g = &plan->grid;
+  int64_t ctas;
+  if (!g->chunked) {
+    ctas = (int64_t)g->num_sms * g->ctas_per_sm;
+  } else {
+    const blockattn_tensor *tokens = &plan->recordTensors[g->tokens];
+    int64_t sequences = plan->recordTensors[g->offsets].shape[0] - 1;
+    int64_t items =
+        (tokens->shape[0] / g->block_size + (sequences > 0 ? sequences : 0)) *
+        tokens->shape[1];
+    ctas = (items + g->tiles_per_cta - 1) / g->tiles_per_cta;
+    if (ctas < 1)
+      ctas = 1;
+  }
+  if (ctas > 0x7fffffff)
+    return fail(BLOCKATTN_LAUNCH_INVALID_ARGUMENT,
+                "grid: %lld CTAs, more than a launch takes", (long long)ctas);
+  *grid = (uint32_t)ctas;
+  return BLOCKATTN_LAUNCH_OK;
+}
+
+blockattn_launch_status blockattnLaunchRecord(blockattn_plan *plan,
+                                              const int64_t *record) {
+  if (!plan)
+    return fail(BLOCKATTN_LAUNCH_INVALID_ARGUMENT, "plan: NULL");
+  if (!plan->rules)
+    return fail(BLOCKATTN_LAUNCH_INVALID_ARGUMENT,
+                "plan: no record rules (blockattnPlanSetRecord)");
+  if (!record)
+    return fail(BLOCKATTN_LAUNCH_INVALID_ARGUMENT, "record: NULL");
+  const blockattn_driver *api = getDriver();
+  if (!api)
+    return fail(BLOCKATTN_LAUNCH_NO_DRIVER, "blockattn: the CUDA driver: %s",
+                driverError);
+  pthread_mutex_lock(&plan->lock);
+  uint64_t stream;
+  uint32_t grid = 0;
+  blockattn_launch_status status = readRecord(plan, record, &stream);
+  if (status == BLOCKATTN_LAUNCH_OK)
+    status = recordGrid(plan, &grid);
+  if (status == BLOCKATTN_LAUNCH_OK)
+    status = launchLocked(plan, api, grid, stream, plan->recordTensors,
+                          plan->recordScalars);
+  if (status == BLOCKATTN_LAUNCH_OK)
+    plan->lastGrid = grid;
   pthread_mutex_unlock(&plan->lock);
   return status;
 }

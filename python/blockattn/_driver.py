@@ -135,6 +135,26 @@ def _current_stream(index: int) -> int:
 
 _PADS = tuple((0,) * (_launch.MAX_RANK - rank) for rank in range(_launch.MAX_RANK + 1))
 
+# What a record launch (libblockattn_launch's blockattnLaunchRecord) checks of
+# each tensor a kernel takes, by the manifest's tensor names: (rank, the tensor
+# whose shape it must have, flags). Activations and their gradients are
+# [T, H, D] with q's shape (their tensor maps check the innermost stride, the
+# 16-byte alignment of address and strides, and T, H > 0); cu_seqlens and
+# the rotary positions are contiguous 1-D int32; the rotary tables are
+# contiguous, 16-byte aligned [P, D/2] fp32 (what blockattn.api's checks
+# make of them). A kernel that takes a tensor not named here is launched
+# without a record.
+_ACTIVATION = (3, "q", _launch.NONEMPTY)
+_TABLE = (2, None, _launch.CONTIGUOUS | _launch.ALIGNED | _launch.NONEMPTY)
+RECORD_RULES = {
+    "q": (3, None, _launch.NONEMPTY),
+    **{name: _ACTIVATION for name in ("k", "v", "o", "do", "dq", "dk", "dv")},
+    "cu_seqlens": (1, None, _launch.CONTIGUOUS | _launch.NONEMPTY),
+    "positions": (1, None, _launch.CONTIGUOUS | _launch.NONEMPTY),
+    "cos": _TABLE,
+    "sin": _TABLE,
+}
+
 
 class LoadedKernel:
     """One kernel loaded into a device's primary context."""
@@ -156,9 +176,16 @@ class LoadedKernel:
             )
         )
         self._grid_inputs = grid_inputs(self.manifest)  # launch_grid's, read once
+        self.num_sms = torch.cuda.get_device_properties(device_index).multi_processor_count
         self.plan = None
+        # With a plan whose tensors all have rules: the record launch (one
+        # foreign call that checks, computes the grid and launches).
+        self.record = None
         if os.environ.get("BLOCKATTN_LAUNCH", "native") != "python" and _launch.library() is not None:
             self.plan = _launch.Plan(self.manifest, _handle(self.function), _handle(_CONTEXTS[device_index]))
+            if all(name in RECORD_RULES for name in self.plan.tensor_names):
+                self.plan.set_record(self.manifest, RECORD_RULES, self._grid_inputs, self.num_sms)
+                self.record = self.plan
 
     def _argument(self, spec: dict, tensors: dict, scalars: dict):
         kind = spec["kind"]
@@ -180,6 +207,21 @@ class LoadedKernel:
     def grid(self, num_sms: int, tensors: dict) -> int:
         """The grid this kernel's manifest asks for (see launch_grid)."""
         return grid_of(self._grid_inputs, num_sms, tensors["q"].shape, tensors["cu_seqlens"].shape[0])
+
+    def call(self, tensors: dict, scalars: dict) -> None:
+        """Launches on the current stream of the kernel's device with the grid
+        the manifest asks for; `tensors` and `scalars` by name."""
+        plan = self.record
+        if plan is None:
+            self.launch(self.grid(self.num_sms, tensors), tensors, scalars)
+            return
+        values = [_current_stream(self.device_index)]
+        for name in plan.tensor_names:
+            t = tensors[name]
+            shape = t.shape
+            values += (t.data_ptr(), len(shape), *shape, *t.stride())
+        values += [scalars[name] for name in plan.scalar_names]
+        plan.launch_record(values)
 
     def launch(self, grid: int, tensors: dict, scalars: dict) -> None:
         """Launches on the current stream of the kernel's device; `tensors`

@@ -5,7 +5,11 @@ the CUDA driver API (no torch or CPython ABI, so one wheel serves every
 Python and torch). A :class:`Plan` is a kernel's manifest turned, once, into
 the library's parameter array; :meth:`Plan.launch` passes the call's tensors
 as (address, shape, strides) and the library encodes the tensor maps (kept
-per address, shape and strides) and launches.
+per address, shape and strides) and launches. :meth:`Plan.set_record` adds
+the rules that let :meth:`Plan.record_call` take a whole call as one struct-
+packed record (stream; each tensor's address, rank, sizes and strides; the
+scalars): the library checks the tensors, computes the grid and launches in
+one foreign call.
 
 The library is looked up in ``$BLOCKATTN_LAUNCH_LIBRARY``, then the wheel's
 ``blockattn/_native/``, then this checkout's ``build/lib/``. Without it,
@@ -23,14 +27,18 @@ import struct
 
 from ._kernels import NATIVE_DIR, _REPO_ROOT
 
-__all__ = ["ABI_VERSION", "library", "library_path", "Plan", "LaunchError"]
+__all__ = ["ABI_VERSION", "library", "library_path", "Plan", "LaunchError", "CONTIGUOUS", "ALIGNED", "NONEMPTY"]
 
-ABI_VERSION = 1
+ABI_VERSION = 2
 MAX_RANK = 5
 LIBRARY_NAME = "libblockattn_launch.so"
 
 # blockattn_param_kind
 TENSORMAP, POINTER, SIZE_I32, SIZE_I64, STRIDE_I32, STRIDE_I64, F32 = range(7)
+# blockattn_tensor_rule's flags
+CONTIGUOUS, ALIGNED, NONEMPTY = 1, 2, 4
+# The manifest's element types, in bytes.
+ELEMENT_SIZES = {"bf16": 2, "f16": 2, "f32": 4, "i32": 4}
 # The driver's enums (cuda.h): CUtensorMapDataType, ...Swizzle,
 # ...L2promotion, ...FloatOOBfill, ...Interleave.
 DATA_TYPES = {"f16": 6, "bf16": 9}
@@ -61,6 +69,16 @@ class Tensor(ctypes.Structure):
         ("strides", ctypes.c_int64 * MAX_RANK), ("rank", ctypes.c_int32),
         ("element_size", ctypes.c_int32),
     ]
+
+
+class TensorRule(ctypes.Structure):
+    _fields_ = [("rank", ctypes.c_int32), ("shape_of", ctypes.c_int32), ("element_size", ctypes.c_int32),
+                ("flags", ctypes.c_uint32)]
+
+
+class Grid(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_int32) for name in (
+        "chunked", "ctas_per_sm", "block_size", "tiles_per_cta", "num_sms", "tokens", "offsets")]
 
 
 # One blockattn_tensor, packed by struct (one call per launch, not a ctypes
@@ -120,6 +138,15 @@ def _bind(lib: ctypes.CDLL) -> ctypes.CDLL:
                                     ctypes.c_char_p]
     lib.blockattnPlanEncodeCount.restype = ctypes.c_uint64
     lib.blockattnPlanEncodeCount.argtypes = [ctypes.c_void_p]
+    lib.blockattnPlanSetRecord.restype = ctypes.c_int
+    lib.blockattnPlanSetRecord.argtypes = [ctypes.c_void_p, ctypes.POINTER(TensorRule), ctypes.POINTER(Grid)]
+    lib.blockattnPlanRecordWords.restype = ctypes.c_int32
+    lib.blockattnPlanRecordWords.argtypes = [ctypes.c_void_p]
+    # The record is struct-packed bytes too (c_char_p: the bytes' own buffer).
+    lib.blockattnLaunchRecord.restype = ctypes.c_int
+    lib.blockattnLaunchRecord.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+    lib.blockattnPlanLastGrid.restype = ctypes.c_uint32
+    lib.blockattnPlanLastGrid.argtypes = [ctypes.c_void_p]
     lib.blockattnLaunchSetDriver.restype = None
     lib.blockattnLaunchSetDriver.argtypes = [ctypes.POINTER(Driver)]
     return lib
@@ -220,6 +247,41 @@ class Plan:
                               self._scalars.pack(*scalars))
         if status:
             _check(self.lib, status)
+
+    def set_record(self, manifest: dict, rules: dict, grid: tuple, num_sms: int) -> None:
+        """Makes the plan launchable by record_call. `rules` maps each of
+        tensor_names to (rank, the name of a tensor whose shape it must have
+        or None, flags); `grid` is _kernels.grid_inputs(manifest) and the
+        grid's tokens/offsets are "q" and "cu_seqlens"."""
+        sizes = {}
+        for spec in manifest["params"]:
+            if spec.get("dtype") in ELEMENT_SIZES:
+                sizes.setdefault(spec["tensor"], ELEMENT_SIZES[spec["dtype"]])
+        index = {name: i for i, name in enumerate(self.tensor_names)}
+        array = (TensorRule * max(len(self.tensor_names), 1))()
+        for i, name in enumerate(self.tensor_names):
+            rank, shape_of, flags = rules[name]
+            array[i] = TensorRule(rank, -1 if shape_of is None else index[shape_of], sizes[name], flags)
+        chunked, ctas, block_size, per_cta = grid
+        spec = Grid(int(chunked), ctas, block_size, per_cta, num_sms, index.get("q", -1),
+                    index.get("cu_seqlens", -1))
+        _check(self.lib, self.lib.blockattnPlanSetRecord(self.handle, array, ctypes.byref(spec)))
+        self.ranks = tuple(rules[name][0] for name in self.tensor_names)
+        words = self.lib.blockattnPlanRecordWords(self.handle)
+        # Every word is an int64 but the scalars, which are doubles.
+        self.record = struct.Struct("<" + "q" * (words - len(self.scalar_names)) + "d" * len(self.scalar_names))
+        self.record_call = self.lib.blockattnLaunchRecord
+
+    def launch_record(self, values) -> None:
+        """Launches with a record: [stream, then per tensor (tensor_names
+        order) address, rank, *sizes, *strides, then the scalars]."""
+        status = self.record_call(self.handle, self.record.pack(*values))
+        if status:
+            _check(self.lib, status)
+
+    def last_grid(self) -> int:
+        """The grid of the plan's last launch."""
+        return self.lib.blockattnPlanLastGrid(self.handle)
 
     def encode_count(self) -> int:
         """The tensor maps encoded so far (the launches that missed the cache)."""

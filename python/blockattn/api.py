@@ -15,6 +15,7 @@ un-rotated inputs: callers pass un-rotated tensors.
 from __future__ import annotations
 
 import math
+import struct
 import weakref
 from typing import Optional
 
@@ -292,8 +293,8 @@ def _launch(
     (and the rotary options) on `like`'s device's current stream."""
     key = (kind, like.shape[2], block_size, like.dtype, rotary, positions, rotate_v, like.get_device())
     found = _KERNELS.get(key)
-    kernel, num_sms = found if found is not None else _kernel(kind, like, block_size, rotary, positions, rotate_v)
-    kernel.launch(kernel.grid(num_sms, tensors), tensors, {"softmax_scale": softmax_scale})
+    kernel = found[0] if found is not None else _kernel(kind, like, block_size, rotary, positions, rotate_v)[0]
+    kernel.call(tensors, {"softmax_scale": softmax_scale})
 
 
 def _empty(q: torch.Tensor) -> torch.Tensor:
@@ -683,6 +684,195 @@ def _eager_apply(function, *args):
     return _APPLY[function](*args)
 
 
+# The fast eager path (issue 22). Once a (dtype, head dim, device, block
+# size) has passed the checks above, block_attention's later calls on plain
+# tensors, without `out` and `rotary`, take _fast_attention: a few identity
+# and integer comparisons in Python (dtypes, devices, the scale, the
+# cu_seqlens value check's memo) and everything else in one foreign call,
+# libblockattn_launch's blockattnLaunchRecord, which checks what
+# _check_activation and _check_cu_seqlens check of shapes, strides and
+# addresses (the record rules of blockattn._driver.RECORD_RULES and the tensor
+# maps' own), computes the grid and launches, or refuses without launching.
+# Whatever the fast path does not handle, or the library refuses, is raised
+# as _Refused and block_attention takes the path above, whose checks raise
+# the ValueError that names the argument: the fast path changes how much a
+# call costs, never what it accepts or what it says.
+
+
+class _Refused(Exception):
+    """The fast path does not take this call (the checks' path will)."""
+
+
+_REFUSED = _Refused()
+_Tensor = torch.Tensor
+_INT32 = torch.int32
+_CONTIGUOUS = torch.contiguous_format
+_INF = math.inf
+_empty_like = torch.empty_like
+_grad_enabled = torch.is_grad_enabled
+_is_compiling = torch.compiler.is_compiling
+_FORWARD_TENSORS = ("q", "k", "v", "o", "cu_seqlens")
+_BACKWARD_TENSORS = ("q", "k", "v", "do", "dq", "dk", "dv", "cu_seqlens")
+
+
+def _record_launcher(kernel, tensor_names):
+    """(pack, call, handle, plan) of `kernel`'s record launch if its plan
+    takes `tensor_names` and the softmax scale in that order, else None. The
+    plan is there to keep the handle alive (its __del__ destroys it)."""
+    plan = getattr(kernel, "record", None)
+    if plan is None or plan.tensor_names != tensor_names or plan.scalar_names != ("softmax_scale",):
+        return None
+    return plan.record.pack, plan.record_call, plan.handle, plan
+
+
+class _FastPath:
+    """The launch state of one (dtype, head dim, device, block size): the
+    forward kernel's record launch, and the backward's once a backward ran."""
+
+    __slots__ = ("forward", "backward", "device", "block_size", "scale", "stream")
+
+    def __init__(self, forward, device: int, head_dim: int, block_size: int, stream):
+        self.forward = forward  # (pack, call, handle, plan)
+        self.backward = None  # the same for the backward kernel, loaded by its first use; False: none
+        self.device = device
+        self.block_size = block_size
+        self.scale = 1.0 / math.sqrt(head_dim)
+        self.stream = stream  # device index -> CUstream (torch's current stream)
+
+    def load_backward(self, q: torch.Tensor):
+        kernel, _ = _kernel("backward", q, self.block_size, "none", False, False)
+        self.backward = _record_launcher(kernel, _BACKWARD_TENSORS) or False
+        return self.backward
+
+
+_FAST: dict = {}  # (dtype, head dim, device index, block size) -> _FastPath or None
+
+
+def _register_fast(q: torch.Tensor, block_size: int) -> None:
+    """Gives the fast path q's (dtype, head dim, device, block size), which
+    the checks have just accepted."""
+    key = (q.dtype, q.shape[2], q.get_device(), block_size)
+    if key in _FAST:
+        return
+    kernel, _ = _kernel("forward", q, block_size, "none", False, False)
+    forward = _record_launcher(kernel, _FORWARD_TENSORS)
+    _FAST[key] = None if forward is None else _FastPath(
+        forward, key[2], key[1], block_size, _driver._raw_stream or _driver._current_stream)
+
+
+def _fast_forward(fast: _FastPath, q, k, v, cu_seqlens, qs, scale):
+    """o, launched through the record; raises _Refused (nothing launched)
+    when the library's checks refuse the call."""
+    pack, call, handle, _ = fast.forward
+    o = _empty_like(q, memory_format=_CONTIGUOUS)
+    ks, vs, cs = k.shape, v.shape, cu_seqlens.shape
+    # o is contiguous and has q's shape (or the library refuses q).
+    if call(handle, pack(
+            fast.stream(fast.device),
+            q.data_ptr(), len(qs), *qs, *q.stride(),
+            k.data_ptr(), len(ks), *ks, *k.stride(),
+            v.data_ptr(), len(vs), *vs, *v.stride(),
+            o.data_ptr(), len(qs), *qs, *o.stride(),
+            cu_seqlens.data_ptr(), len(cs), *cs, *cu_seqlens.stride(),
+            scale)):
+        raise _REFUSED
+    return o
+
+
+def _fast_backward(fast: _FastPath, grad_o, q, k, v, cu_seqlens, scale):
+    """(dq, dk, dv) through the backward kernel's record, or None when the
+    library refuses (a grad_o that is not TMA-ready, say): the caller takes
+    backward(). q, k, v and cu_seqlens passed the forward's checks."""
+    launcher = fast.backward
+    if launcher is None:
+        launcher = fast.load_backward(q)
+    if not launcher or grad_o.dtype is not q.dtype:
+        return None
+    pack, call, handle, _ = launcher
+    qs, ds, cs = q.shape, grad_o.shape, cu_seqlens.shape
+    dq = _empty_like(q, memory_format=_CONTIGUOUS)
+    dk = _empty_like(k, memory_format=_CONTIGUOUS)
+    dv = _empty_like(v, memory_format=_CONTIGUOUS)
+    # k, v (saved with q, so of q's shape) and the contiguous dq, dk, dv
+    # share q's shape; dq's strides are the contiguous ones.
+    r, contiguous = len(qs), dq.stride()
+    if call(handle, pack(
+            fast.stream(fast.device),
+            q.data_ptr(), r, *qs, *q.stride(),
+            k.data_ptr(), r, *qs, *k.stride(),
+            v.data_ptr(), r, *qs, *v.stride(),
+            grad_o.data_ptr(), len(ds), *ds, *grad_o.stride(),
+            dq.data_ptr(), r, *qs, *contiguous,
+            dk.data_ptr(), r, *qs, *contiguous,
+            dv.data_ptr(), r, *qs, *contiguous,
+            cu_seqlens.data_ptr(), len(cs), *cs, *cu_seqlens.stride(),
+            scale)):
+        return None
+    return dq, dk, dv
+
+
+class _FastAttentionFunction(torch.autograd.Function):
+    """_AttentionFunction for the fast path: no rotary, the launch state
+    carried to the backward (which reuses it instead of looking the kernel
+    up)."""
+
+    @staticmethod
+    def forward(ctx, q, k, v, cu_seqlens, softmax_scale, fast):
+        o = _fast_forward(fast, q, k, v, cu_seqlens, q.shape, softmax_scale)
+        ctx.save_for_backward(q, k, v, cu_seqlens)
+        ctx.softmax_scale, ctx.fast = softmax_scale, fast
+        return o
+
+    @staticmethod
+    def backward(ctx, grad_o):
+        # The engine runs a backward with grad mode on only for
+        # create_graph=True: then once_differentiable's wrapper (which makes a
+        # second differentiation raise); otherwise the body itself, without
+        # the wrapper's no_grad context (grad mode is off already).
+        if _grad_enabled():
+            return _fast_backward_once(ctx, grad_o)
+        return _fast_backward_body(ctx, grad_o)
+
+
+def _fast_backward_body(ctx, grad_o):
+    q, k, v, cu_seqlens = ctx.saved_tensors
+    fast = ctx.fast
+    grads = _fast_backward(fast, grad_o, q, k, v, cu_seqlens, ctx.softmax_scale)
+    if grads is None:
+        grads = backward(grad_o, q, k, v, cu_seqlens, fast.block_size, ctx.softmax_scale)
+    return (*grads, None, None, None)
+
+
+_fast_backward_once = torch.autograd.function.once_differentiable(_fast_backward_body)
+_FAST_APPLY = _c_apply(_FastAttentionFunction)
+
+
+def _fast_attention(q, k, v, cu_seqlens, block_size, softmax_scale, check_inputs):
+    """block_attention's fast path (see _FastPath); raises _Refused, a
+    LookupError, a TypeError (an unhashable block_size) or struct.error (a
+    record of another length) for a call it does not take."""
+    qs = q.shape
+    dtype, device = q.dtype, q.get_device()
+    fast = _FAST[dtype, qs[-1], device, block_size]
+    if (fast is None or k.dtype is not dtype or v.dtype is not dtype or cu_seqlens.dtype is not _INT32
+            or k.get_device() != device or v.get_device() != device or cu_seqlens.get_device() != device):
+        raise _REFUSED
+    if softmax_scale is None:
+        scale = fast.scale
+    elif type(softmax_scale) is float and 0.0 < softmax_scale < _INF:
+        scale = softmax_scale
+    else:
+        raise _REFUSED
+    if check_inputs:  # the values checked before, as _recalled finds them
+        entry = _CHECKED_CU.get(id(cu_seqlens))
+        if (entry is None or entry[0]() is not cu_seqlens or entry[1] != cu_seqlens._version
+                or entry[2] != cu_seqlens.data_ptr() or entry[3] != qs[0]):
+            raise _REFUSED
+    if (q.requires_grad or k.requires_grad or v.requires_grad) and _grad_enabled():
+        return _FAST_APPLY(q, k, v, cu_seqlens, scale, fast)
+    return _fast_forward(fast, q, k, v, cu_seqlens, qs, scale)
+
+
 def _check_packed(name: str, t, count: int) -> None:
     """A packed [T, count, H, D] tensor: its count views must each pass
     _check_activation (the views' strides and addresses are the kernels')."""
@@ -863,7 +1053,12 @@ def block_attention(
             is seen, then once more after each in-place change to it through
             torch (its version counter); the next calls with the same tensor
             only look it up. Skipped under torch.compile, and while a CUDA
-            graph is being captured for a tensor not checked before.
+            graph is being captured for a tensor not checked before. (The
+            checks of shapes, dtypes, devices, strides and alignment always
+            run: in Python on a configuration's first call, then, for plain
+            tensors without ``out`` or ``rotary``, in libblockattn_launch, which
+            leaves any call it refuses to the Python checks, so a bad argument
+            raises the same ``ValueError`` either way.)
         rotary: optional ``blockattn.Rotary(cos, sin, interleaved=False,
             positions=None, rotate_v=False)``: rotary position embeddings
             fused into the kernels. ``cos``/``sin`` are fp32 tables
@@ -888,6 +1083,12 @@ def block_attention(
         recomputes the softmax from q and k; only q, k, v, cu_seqlens and the
         rotary tables and positions are saved).
     """
+    if (out is None and rotary is None and not _is_compiling() and type(q) is _Tensor and type(k) is _Tensor
+            and type(v) is _Tensor and type(cu_seqlens) is _Tensor and not _functorch_active()):
+        try:
+            return _fast_attention(q, k, v, cu_seqlens, block_size, softmax_scale, check_inputs)
+        except (_Refused, LookupError, TypeError, struct.error):
+            pass  # the checks below say why, or the call is one the fast path does not take
     eager = not torch.compiler.is_compiling()
     _check_activation("q", q, None, eager)
     _check_activation("k", k, q, eager)
@@ -904,6 +1105,8 @@ def block_attention(
     # custom op.
     if (eager and type(q) is torch.Tensor and type(k) is torch.Tensor and type(v) is torch.Tensor
             and not _functorch_active()):
+        if rotary is None and type(cu_seqlens) is torch.Tensor and q.is_cuda:
+            _register_fast(q, block_size)
         if requires_grad and torch.is_grad_enabled():
             return _eager_apply(_AttentionFunction, q, k, v, cu_seqlens, block_size, scale, *rope)
         return forward(q, k, v, cu_seqlens, block_size, scale, None, *rope)

@@ -8,6 +8,8 @@ message. Skipped where the library is not built (no cuda.h).
 """
 
 import ctypes
+import json
+import pathlib
 
 import pytest
 
@@ -34,6 +36,7 @@ class Recorder:
         self.encodes, self.launches, self.fail_encode = [], [], fail_encode
         self.calls = []  # the driver calls in order
         self.current = None  # the calling thread's context: none, as on a thread torch started
+        self.param_count = 12  # the kernel parameters a launch records (the forward's)
         self.table = _launch.Driver(
             _launch._ENCODE(self.encode), _launch._LAUNCH(self.launch),
             _launch._SET_CURRENT(self.set_current), _launch._ERROR_NAME(self.error_name))
@@ -61,7 +64,7 @@ class Recorder:
         self.calls.append("launchKernel")
         self.launches.append(dict(function=function, grid=gx, threads=bx, smem=smem, stream=stream,
                                   params=params))
-        self.last = [params[i] for i in range(12)]
+        self.last = [params[i] for i in range(self.param_count)]
         return 0
 
     @staticmethod
@@ -168,3 +171,153 @@ def test_without_libcuda_a_launch_is_an_error(manifest, monkeypatch):
     finally:
         monkeypatch.delenv("BLOCKATTN_LIBCUDA")
         lib.blockattnLaunchSetDriver(None)
+
+
+# Record launches (blockattnLaunchRecord): the manifests of
+# tests/data/manifests (as block-attn-compile wrote them), so that these run
+# without a compiler.
+
+MANIFESTS = pathlib.Path(__file__).parent / "data" / "manifests"
+
+
+def stored_manifest(kind):
+    return json.loads((MANIFESTS / f"blockattn_{kind}_d128_b64_bf16.json").read_text())
+
+
+def record_plan(kind="forward", num_sms=132):
+    manifest = stored_manifest(kind)
+    plan = _launch.Plan(manifest, 0x1234, 0x5678)
+    plan.set_record(manifest, _driver_rules(), _kernels.grid_inputs(manifest), num_sms)
+    return plan, manifest
+
+
+def _driver_rules():
+    from blockattn import _driver  # needs torch and cuda.bindings, as blockattn.api does
+
+    return _driver.RECORD_RULES
+
+
+def record_values(plan, tokens=T, heads=H, cu=9, base=0x100000, head_stride=D, stream=0xABC, scale=0.125):
+    values = [stream]
+    addresses = {}
+    for i, name in enumerate(plan.tensor_names):
+        if name == "cu_seqlens":
+            addresses[name] = 0x900000
+            values += [0x900000, 1, cu, 1]
+        else:
+            addresses[name] = base + 0x100000 * i
+            values += [addresses[name], 3, tokens, heads, D, heads * head_stride, head_stride, 1]
+    return values + [scale], addresses
+
+
+@pytest.mark.parametrize("kind", ["forward", "backward"])
+def test_record_launch_passes_what_the_manifest_asks_for(kind, recorder):
+    pytest.importorskip("torch")
+    plan, manifest = record_plan(kind)
+    recorder.param_count = len(manifest["params"])
+    values, addresses = record_values(plan)
+    assert len(values) == lib.blockattnPlanRecordWords(plan.handle) == len(plan.record.format) - 1
+    plan.launch_record(values)
+    maps = [n for n in plan.tensor_names if n != "cu_seqlens"]
+    assert [e["address"] for e in recorder.encodes] == [addresses[n] for n in maps]
+    for e in recorder.encodes:
+        assert e["dims"] == [D, H, T] and e["strides"] == [D * 2, H * D * 2]
+    (launch,) = recorder.launches
+    grid = _kernels.launch_grid(manifest, 132, (T, H, D), 9)
+    assert (launch["grid"], launch["threads"], launch["stream"]) == (grid, manifest["threads"], 0xABC)
+    assert plan.last_grid() == grid
+    arg = dict(zip([spec["name"] for spec in manifest["params"]], recorder.last))
+    assert ctypes.c_int32.from_address(arg["q_size0"]).value == T
+    assert ctypes.c_int32.from_address(arg["q_size1"]).value == H
+    assert ctypes.c_uint64.from_address(arg["cu_seqlens"]).value == 0x900000
+    if kind == "forward":
+        assert ctypes.c_uint64.from_address(arg["o"]).value == addresses["o"]
+        assert ctypes.c_int64.from_address(arg["o_stride0"]).value == H * D
+        assert ctypes.c_int32.from_address(arg["cu_seqlens_size0"]).value == 9
+        assert ctypes.c_float.from_address(arg["softmax_scale"]).value == 0.125
+
+
+@pytest.mark.parametrize("tokens,heads,cu", [(512, 4, 2), (7741, 4, 9), (64, 4, 2), (231620, 4, 1153), (100, 16, 1)])
+def test_record_grid_is_launch_grid(tokens, heads, cu, recorder):
+    """The grid the library computes is blockattn._kernels.launch_grid's, for both kernels."""
+    pytest.importorskip("torch")
+    for kind in ("forward", "backward"):
+        plan, manifest = record_plan(kind, num_sms=132)
+        plan.launch_record(record_values(plan, tokens=tokens, heads=heads, cu=cu)[0])
+        assert plan.last_grid() == _kernels.launch_grid(manifest, 132, (tokens, heads, D), cu)
+
+
+@pytest.mark.parametrize("change,message", [
+    (lambda v: v.__setitem__(2, 2), r"tensors\[0\]: rank 2, expected 3"),
+    (lambda v: v.__setitem__(1 + 8 + 3, H + 1), r"tensors\[1\]: size 5 in dimension 1, but tensors\[0\] has 4"),
+    (lambda v: v.__setitem__(1 + 8 + 8, 0x300008), r"params\[4\]: address 0x300008 is not 16-byte aligned"),
+    (lambda v: v.__setitem__(1 + 32 + 3, 2), r"tensors\[4\]: not contiguous"),
+    (lambda v: v.__setitem__(1 + 32 + 2, 0), r"tensors\[4\]: dimension 0 has size 0"),
+])
+def test_record_refused_launches_nothing(change, message, recorder):
+    pytest.importorskip("torch")
+    plan, _ = record_plan("forward")
+    values, _ = record_values(plan)
+    change(values)
+    with pytest.raises(_launch.LaunchError, match=message):
+        plan.launch_record(values)
+    assert recorder.launches == []
+
+
+def test_record_of_other_ranks_is_refused_not_misread(recorder):
+    """A record whose ranks differ from the rules' keeps its length only by chance: the first
+    rank that differs refuses it before anything after it is read."""
+    pytest.importorskip("torch")
+    plan, _ = record_plan("forward")
+    values, _ = record_values(plan)
+    k = values[9:17]
+    values[9:17] = [k[0], 2, T, H * D, H * D, 1, 0, 0]  # k as [T, H*D], padded to the same length
+    with pytest.raises(_launch.LaunchError, match=r"tensors\[1\]: rank 2, expected 3"):
+        plan.launch_record(values)
+    assert recorder.launches == []
+
+
+ROTARY = "blockattn_forward_d64_b64_f16_half_split_pos_rv"
+
+
+def rotary_record(plan, cos=0xA00000, cos_stride=32, positions_stride=1, tokens=T):
+    """A record of the rotary forward's plan: [T, H, 64] activations, [256, 32] fp32 tables."""
+    values = [0xABC]
+    for i, name in enumerate(plan.tensor_names):
+        if name in ("q", "k", "v", "o"):
+            values += [0x100000 * (i + 1), 3, tokens, H, 64, H * 64, 64, 1]
+        elif name == "cu_seqlens":
+            values += [0x900000, 1, 9, 1]
+        elif name in ("cos", "sin"):
+            values += [cos if name == "cos" else 0xB00000, 2, 256, 32, cos_stride, 1]
+        else:
+            values += [0xC00000, 1, tokens, positions_stride]
+    return values + [0.125]
+
+
+def test_rotary_record_rules(recorder):
+    """The rotary tables and positions of a record launch: passed as the manifest asks, and a
+    table that is not contiguous and 16-byte aligned (what blockattn.api makes of it), or
+    positions that are not contiguous, are refused before anything is launched."""
+    pytest.importorskip("torch")
+    manifest = json.loads((MANIFESTS / f"{ROTARY}.json").read_text())
+    plan = _launch.Plan(manifest, 0x1234, 0x5678)
+    plan.set_record(manifest, _driver_rules(), _kernels.grid_inputs(manifest), 132)
+    assert plan.tensor_names == ("q", "k", "v", "o", "cu_seqlens", "cos", "sin", "positions")
+    recorder.param_count = len(manifest["params"])
+    plan.launch_record(rotary_record(plan))
+    arg = dict(zip([spec["name"] for spec in manifest["params"]], recorder.last))
+    assert ctypes.c_uint64.from_address(arg["cos"]).value == 0xA00000
+    assert ctypes.c_int64.from_address(arg["cos_stride0"]).value == 32
+    assert ctypes.c_int32.from_address(arg["sin_size0"]).value == 256
+    assert ctypes.c_uint64.from_address(arg["positions"]).value == 0xC00000
+    assert ctypes.c_int32.from_address(arg["positions_size0"]).value == T
+    assert recorder.launches[-1]["grid"] == _kernels.launch_grid(manifest, 132, (T, H, 64), 9)
+    launched = len(recorder.launches)
+    for values, message in (
+            (rotary_record(plan, cos=0xA00008), r"tensors\[5\]: address 0xa00008 is not 16-byte aligned"),
+            (rotary_record(plan, cos_stride=64), r"tensors\[5\]: not contiguous"),
+            (rotary_record(plan, positions_stride=2), r"tensors\[7\]: not contiguous")):
+        with pytest.raises(_launch.LaunchError, match=message):
+            plan.launch_record(values)
+    assert len(recorder.launches) == launched

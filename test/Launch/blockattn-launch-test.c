@@ -7,6 +7,10 @@
 |*                                    cuTensorMapEncodeTiled and              *|
 |*                                    cuLaunchKernel, the tensor-map cache,   *|
 |*                                    and the errors of bad plans and calls.  *|
+|*   blockattn-launch-test record     the same driver: launches from one     *|
+|*                                    record of 64-bit words (the rules, the  *|
+|*                                    grid, the checks, nothing launched on a *|
+|*                                    failed check).                          *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -54,7 +58,9 @@ static int fakeEncode(void *map, int dataType, uint32_t rank, void *address,
 }
 
 /* The parameters of the test plan: map(t0), i32 size(t0, 0), i32 size(t0, 1),
-   pointer(t1), i64 stride(t1, 0), i32 size(t1, 0), f32 scalar 0. */
+   pointer(t1), i64 stride(t1, 0), i32 size(t1, 0), f32 scalar 0; with
+   recordLayout, the record plan's (makeRecordPlan). */
+static int recordLayout;
 static int fakeLaunch(void *function, uint32_t gx, uint32_t gy, uint32_t gz,
                       uint32_t bx, uint32_t by, uint32_t bz, uint32_t smem,
                       void *stream, void **params, void **extra) {
@@ -70,6 +76,12 @@ static int fakeLaunch(void *function, uint32_t gx, uint32_t gy, uint32_t gz,
   lastSmem = smem;
   lastStream = stream;
   lastMapByte = *(unsigned char *)params[0];
+  if (recordLayout) {
+    memcpy(&lastPointer, params[2], 8);
+    memcpy(&lastI32[0], params[3], 4);
+    memcpy(&lastF32, params[4], 4);
+    return 0;
+  }
   memcpy(&lastI32[0], params[1], 4);
   memcpy(&lastI32[1], params[2], 4);
   memcpy(&lastPointer, params[3], 8);
@@ -266,11 +278,197 @@ static int fake(void) {
   return 0;
 }
 
+/* A record launch's plan: map(t0), map(t2), pointer(t1), i32 size(t1, 0),
+   f32 scalar 0; t0 and t2 are [T, H, 128] bf16 activations (t2 must have
+   t0's shape), t1 is cu_seqlens (int32, contiguous, not empty, aligned). */
+static blockattn_param recordParams[5];
+static blockattn_tensor_rule rules[3];
+
+static void makeRecordPlan(void) {
+  memset(recordParams, 0, sizeof(recordParams));
+  for (int i = 0; i < 2; ++i) {
+    blockattn_param *p = &recordParams[i];
+    p->kind = BLOCKATTN_PARAM_TENSORMAP;
+    p->tensor = i ? 2 : 0;
+    p->data_type = 9;
+    p->swizzle = 3;
+    p->rank = 3;
+    p->box[0] = 64;
+    p->box[1] = 1;
+    p->box[2] = 64;
+  }
+  recordParams[2].kind = BLOCKATTN_PARAM_POINTER;
+  recordParams[2].tensor = 1;
+  recordParams[3].kind = BLOCKATTN_PARAM_SIZE_I32;
+  recordParams[3].tensor = 1;
+  recordParams[4].kind = BLOCKATTN_PARAM_F32;
+  blockattn_tensor_rule activationRule = {3, -1, 2, BLOCKATTN_TENSOR_NONEMPTY};
+  blockattn_tensor_rule offsetsRule = {1, -1, 4,
+                                       BLOCKATTN_TENSOR_CONTIGUOUS |
+                                           BLOCKATTN_TENSOR_ALIGNED |
+                                           BLOCKATTN_TENSOR_NONEMPTY};
+  rules[0] = activationRule;
+  rules[1] = offsetsRule;
+  rules[2] = activationRule;
+  rules[2].shape_of = 0;
+}
+
+/* A record: stream, then (address, rank, sizes, strides) per tensor, then the
+   scale as a double. */
+typedef struct {
+  int64_t words[64];
+  int count;
+} Record;
+
+static void push(Record *r, int64_t word) { r->words[r->count++] = word; }
+
+static void pushActivation(Record *r, int64_t address, int64_t tokens,
+                           int64_t heads, int64_t headStride) {
+  push(r, address);
+  push(r, 3);
+  push(r, tokens);
+  push(r, heads);
+  push(r, 128);
+  push(r, heads * headStride);
+  push(r, headStride);
+  push(r, 1);
+}
+
+static Record makeRecord(int64_t tokens, int64_t sequences, int64_t cuStride) {
+  Record r = {{0}, 0};
+  push(&r, 0xabc);
+  pushActivation(&r, 0x10000, tokens, 4, 128);
+  push(&r, 0x20000);
+  push(&r, 1);
+  push(&r, sequences + 1);
+  push(&r, cuStride);
+  pushActivation(&r, 0x30000, tokens, 4, 128);
+  double scale = 0.125;
+  int64_t bits;
+  memcpy(&bits, &scale, sizeof(bits));
+  push(&r, bits);
+  return r;
+}
+
+static int record(void) {
+  blockattn_driver table = {fakeEncode, fakeLaunch, fakeSetCurrent,
+                            fakeErrorName};
+  blockattnLaunchSetDriver(&table);
+  recordLayout = 1;
+  makeRecordPlan();
+  blockattn_plan *plan = NULL;
+  report("plan", blockattnPlanCreate(0x1234, 0x5678, 384, 1000, recordParams, 5,
+                                     3, 1, &plan));
+  Record r = makeRecord(512, 8, 1);
+  report("before rules", blockattnLaunchRecord(plan, r.words));
+  blockattn_grid chunked = {1, 1, 64, 4, 132, 0, 1};
+  report("rules", blockattnPlanSetRecord(plan, rules, &chunked));
+  printf("words %d (record %d)\n", blockattnPlanRecordWords(plan), r.count);
+  report("again", blockattnPlanSetRecord(plan, rules, &chunked));
+  report("record", blockattnLaunchRecord(plan, r.words));
+  /* (512 / 64 + 8 sequences) * 4 heads = 64 work items, 4 per CTA. */
+  printf("launch: grid %u (plan says %u) threads %u stream %p maps %llu "
+         "pointer %#llx size %d scale %g\n",
+         lastGrid, blockattnPlanLastGrid(plan), lastThreads, lastStream,
+         (unsigned long long)blockattnPlanEncodeCount(plan),
+         (unsigned long long)lastPointer, lastI32[0], lastF32);
+  printf("encode: address %p dims %llu %llu %llu strides %llu %llu\n",
+         lastAddress, (unsigned long long)lastDims[0],
+         (unsigned long long)lastDims[1], (unsigned long long)lastDims[2],
+         (unsigned long long)lastStrides[0],
+         (unsigned long long)lastStrides[1]);
+  blockattnLaunchRecord(plan, r.words);
+  printf("same record: encodes %llu\n",
+         (unsigned long long)blockattnPlanEncodeCount(plan));
+  Record one = makeRecord(100, 1, 1);
+  blockattnLaunchRecord(plan, one.words);
+  printf("one sequence of 100: grid %u\n", lastGrid); /* (1 + 1) * 4 / 4 */
+  Record none = makeRecord(512, 0, 1);
+  blockattnLaunchRecord(plan, none.words);
+  printf("no sequence: grid %u\n", lastGrid); /* 8 * 4 / 4 */
+  /* cu_seqlens of one element: a stride other than 1 is still contiguous. */
+  Record single = makeRecord(512, 0, 7);
+  report("size-1 offsets, stride 7", blockattnLaunchRecord(plan, single.words));
+  int before = launches;
+
+  /* Bad records: refused before anything is launched. */
+  Record bad = makeRecord(512, 8, 1);
+  bad.words[2] = 2; /* t0's rank */
+  report("rank", blockattnLaunchRecord(plan, bad.words));
+  bad = makeRecord(512, 8, 1);
+  bad.words[1 + 8 + 4 + 3] = 5; /* t2's heads */
+  report("shape", blockattnLaunchRecord(plan, bad.words));
+  bad = makeRecord(512, 8, 2);
+  report("offsets stride", blockattnLaunchRecord(plan, bad.words));
+  bad = makeRecord(512, -1, 1);
+  report("no offsets", blockattnLaunchRecord(plan, bad.words));
+  bad = makeRecord(512, 8, 1);
+  bad.words[1 + 8] = 0x20004; /* t1's address */
+  report("offsets misaligned", blockattnLaunchRecord(plan, bad.words));
+  bad = makeRecord(512, 8, 1);
+  bad.words[1 + 8 + 4] = 0x30008; /* t2's address: its tensor map says */
+  report("map misaligned", blockattnLaunchRecord(plan, bad.words));
+  bad = makeRecord(0, 8, 1);
+  report("no tokens", blockattnLaunchRecord(plan, bad.words));
+  bad = makeRecord((int64_t)1 << 38, 8, 1);
+  report("grid too large", blockattnLaunchRecord(plan, bad.words));
+  report("null record", blockattnLaunchRecord(plan, NULL));
+  report("null plan", blockattnLaunchRecord(NULL, r.words));
+  printf("launched after bad records: %d\n", launches - before);
+  blockattnPlanDestroy(plan);
+
+  /* A persistent grid: ctas_per_sm CTAs per SM, whatever the shapes. */
+  blockattnPlanCreate(0x1234, 0x5678, 384, 1000, recordParams, 5, 3, 1, &plan);
+  blockattn_grid persistent = {0, 2, 0, 0, 132, -1, -1};
+  blockattnPlanSetRecord(plan, rules, &persistent);
+  report("persistent", blockattnLaunchRecord(plan, one.words));
+  printf("persistent grid %u\n", lastGrid);
+  blockattnPlanDestroy(plan);
+
+  /* Bad rules and grids. */
+  struct {
+    const char *what;
+    int rule;
+    blockattn_tensor_rule value;
+  } badRules[] = {
+      {"rule rank", 1, {0, -1, 4, 0}},    {"shape_of itself", 2, {3, 2, 2, 0}},
+      {"shape_of rank", 2, {3, 1, 2, 0}}, {"element size", 1, {1, -1, 3, 0}},
+      {"flags", 1, {1, -1, 4, 64}},       {"map rank", 2, {2, -1, 2, 0}},
+  };
+  for (unsigned i = 0; i < sizeof(badRules) / sizeof(badRules[0]); ++i) {
+    blockattnPlanCreate(0x1234, 0x5678, 384, 1000, recordParams, 5, 3, 1,
+                        &plan);
+    blockattn_tensor_rule copy[3];
+    memcpy(copy, rules, sizeof(copy));
+    copy[badRules[i].rule] = badRules[i].value;
+    report(badRules[i].what, blockattnPlanSetRecord(plan, copy, &chunked));
+    blockattnPlanDestroy(plan);
+  }
+  blockattn_grid badGrids[] = {
+      {1, 1, 64, 4, 0, 0, 1},
+      {1, 1, 64, 0, 132, 0, 1},
+      {1, 1, 64, 4, 132, 1, 1},
+      {1, 1, 64, 4, 132, 0, 2},
+  };
+  const char *gridNames[] = {"num_sms", "tiles_per_cta", "tokens", "offsets"};
+  for (int i = 0; i < 4; ++i) {
+    blockattnPlanCreate(0x1234, 0x5678, 384, 1000, recordParams, 5, 3, 1,
+                        &plan);
+    report(gridNames[i], blockattnPlanSetRecord(plan, rules, &badGrids[i]));
+    printf("  words %d\n", blockattnPlanRecordWords(plan));
+    blockattnPlanDestroy(plan);
+  }
+  blockattnLaunchSetDriver(NULL);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc == 2 && !strcmp(argv[1], "nodriver"))
     return noDriver();
   if (argc == 2 && !strcmp(argv[1], "fake"))
     return fake();
-  fprintf(stderr, "usage: %s nodriver|fake\n", argv[0]);
+  if (argc == 2 && !strcmp(argv[1], "record"))
+    return record();
+  fprintf(stderr, "usage: %s nodriver|fake|record\n", argv[0]);
   return 2;
 }

@@ -189,6 +189,46 @@ def test_cuda_graph_capture():
     check(o, reference_torch.forward(q, k, v, cu), torch.bfloat16)
 
 
+def test_fast_path_skips_the_python_checks(monkeypatch):
+    """Once a call has passed the checks, the next ones on plain tensors launch through the
+    native record with no Python check (issue 22): a forward, a forward with grad and its
+    backward (which reuses the forward's launch state) give the checks' path's values."""
+    from blockattn import api
+
+    q, k, v, cu = make_inputs([300, 64, 5], 4, 128, torch.bfloat16, seed=4)
+    blockattn.block_attention(q, k, v, cu)
+
+    def no_check(*args, **kwargs):
+        raise AssertionError("a Python check ran")
+
+    monkeypatch.setattr(api, "_check_activation", no_check)
+    monkeypatch.setattr(api, "_check_common", no_check)
+    with torch.no_grad():
+        o = blockattn.block_attention(q, k, v, cu)
+    check(o, reference_torch.forward(q, k, v, cu), torch.bfloat16)
+    leaves = [t.clone().requires_grad_(True) for t in (q, k, v)]
+    o = blockattn.block_attention(*leaves, cu, softmax_scale=0.1)
+    assert type(o.grad_fn).__name__ == "_FastAttentionFunctionBackward"
+    torch.testing.assert_close(o, api.forward(q, k, v, cu, 64, 0.1), atol=0, rtol=0)
+    do = torch.randn_like(o)
+    grads = torch.autograd.grad(o, leaves, do)
+    for got, expected in zip(grads, api.backward(do, q, k, v, cu, 64, 0.1)):
+        torch.testing.assert_close(got, expected, atol=0, rtol=0)  # the kernels are deterministic
+
+
+def test_fast_path_under_cuda_graph_capture():
+    """The fast path launches on the capturing stream (torch's current one)."""
+    q, k, v, cu = make_inputs([300, 64, 5], 4, 128, torch.bfloat16, seed=5)
+    blockattn.block_attention(q, k, v, cu, check_inputs=False)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        o = blockattn.block_attention(q, k, v, cu, check_inputs=False)
+    q.copy_(torch.randn_like(q))
+    graph.replay()
+    torch.cuda.synchronize()
+    check(o, reference_torch.forward(q, k, v, cu), torch.bfloat16)
+
+
 def test_cuda_graph_capture_with_cu_seqlens_never_checked():
     """A cu_seqlens the checks have not seen: its values cannot be copied during the capture,
     so they are not checked, and the capture succeeds."""
@@ -213,13 +253,19 @@ def test_values_checked_again_after_an_in_place_change():
         blockattn.block_attention(q, k, v, cu)
     cu[1] = 70
     leaves = [t.clone().requires_grad_(True) for t in (q, k, v)]
+    # A new version of cu_seqlens: the fast path leaves the call to the checks' path, which
+    # checks the values again (and the eager autograd.Function); the next call is fast.
     o = blockattn.block_attention(*leaves, cu)
-    assert type(o.grad_fn).__name__ == "_AttentionFunctionBackward"  # the eager path
+    assert type(o.grad_fn).__name__ == "_AttentionFunctionBackward"
+    check(o, reference_torch.forward(q, k, v, cu), torch.bfloat16)
+    o = blockattn.block_attention(*leaves, cu)
+    assert type(o.grad_fn).__name__ == "_FastAttentionFunctionBackward"
     check(o, reference_torch.forward(q, k, v, cu), torch.bfloat16)
 
 
 def test_argument_errors():
     q, k, v, cu = make_inputs([70, 10], 2, 64, torch.bfloat16)
+    blockattn.block_attention(q, k, v, cu)  # the fast path takes the next calls: refusals say the same
     with pytest.raises(ValueError, match="^k: dtype"):
         blockattn.block_attention(q, k.half(), v, cu)
     with pytest.raises(ValueError, match="^v: shape"):

@@ -1,0 +1,212 @@
+"""block_attention's fast eager path (issue 22), on the CPU.
+
+libblockattn_launch runs for real, over the fake libcuda of test/Launch
+(build/lib/libblockattn-fake-cuda.so, opened through $BLOCKATTN_LIBCUDA), with
+plans made from the kernels' manifests in data/manifests; the fast path is
+given to CPU tensors (device index -1, which the checks' path never
+registers). A call the fast path takes must launch once through the record
+without running a Python check; a call it does not take (whatever the library
+or the fast path refuses) must launch nothing and reach the checks' path,
+which raises the ValueError that names the argument.
+"""
+
+import ctypes
+import json
+import math
+import os
+import pathlib
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("cuda.bindings")
+
+import blockattn  # noqa: E402
+from blockattn import _driver, _kernels, _launch, api  # noqa: E402
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+FAKE_CUDA = pathlib.Path(os.environ.get("BLOCKATTN_FAKE_CUDA", REPO / "build" / "lib" / "libblockattn-fake-cuda.so"))
+MANIFESTS = pathlib.Path(__file__).parent / "data" / "manifests"
+T, H, D = 200, 4, 128
+CU = [0, 70, 70, 200]
+
+lib = _launch.library()
+pytestmark = pytest.mark.skipif(lib is None or not FAKE_CUDA.exists(),
+                                reason="libblockattn_launch or the fake libcuda is not built")
+
+
+class SlowPath(Exception):
+    """Raised by the checks' path (its first check, replaced)."""
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    """The fake libcuda in libcuda's place, the fast path for CPU bf16 D=128 tensors; the
+    checks' path replaced by one that raises SlowPath. Yields the fake libcuda."""
+    monkeypatch.setenv("BLOCKATTN_LIBCUDA", str(FAKE_CUDA))
+    lib.blockattnLaunchSetDriver(None)  # the driver is opened again, from $BLOCKATTN_LIBCUDA
+    cuda = ctypes.CDLL(str(FAKE_CUDA))
+    for name in ("fakeCudaLaunches", "fakeCudaLastStream"):
+        getattr(cuda, name).restype = ctypes.c_uint64
+    cuda.fakeCudaLastGrid.restype = ctypes.c_uint32
+    cuda.fakeCudaLastParam.restype = ctypes.c_uint64
+    launchers, manifests = {}, {}
+    for kind, names in (("forward", api._FORWARD_TENSORS), ("backward", api._BACKWARD_TENSORS)):
+        manifest = json.loads((MANIFESTS / f"blockattn_{kind}_d128_b64_bf16.json").read_text())
+        plan = _launch.Plan(manifest, 0x1234, 0x5678)
+        plan.set_record(manifest, _driver.RECORD_RULES, _kernels.grid_inputs(manifest), 132)
+
+        class Kernel:
+            record = plan
+
+        launchers[kind] = api._record_launcher(Kernel, names)
+        manifests[kind] = manifest
+    fast = api._FastPath(launchers["forward"], -1, D, 64, stream=lambda device: 0xABC)
+    fast.backward = launchers["backward"]
+    monkeypatch.setitem(api._FAST, (torch.bfloat16, D, -1, 64), fast)
+
+    def slow(*args, **kwargs):
+        raise SlowPath
+
+    monkeypatch.setattr(api, "_check_activation", slow)
+    cuda.manifests = manifests
+    yield cuda
+    monkeypatch.delenv("BLOCKATTN_LIBCUDA")
+    lib.blockattnLaunchSetDriver(None)
+
+
+def inputs(requires_grad=False, dtype=torch.bfloat16):
+    q, k, v = (torch.randn(T, H, D).to(dtype).requires_grad_(requires_grad) for _ in range(3))
+    return q, k, v, torch.tensor(CU, dtype=torch.int32)
+
+
+def test_fast_forward_launches_once_through_the_record(fake):
+    q, k, v, cu = inputs()
+    before = fake.fakeCudaLaunches()
+    o = blockattn.block_attention(q, k, v, cu, check_inputs=False)
+    assert fake.fakeCudaLaunches() == before + 1
+    assert o.shape == q.shape and o.dtype == q.dtype and o.is_contiguous() and o.grad_fn is None
+    assert fake.fakeCudaLastStream() == 0xABC
+    assert fake.fakeCudaLastGrid() == _kernels.launch_grid(fake.manifests["forward"], 132, q.shape, len(CU))
+    # Views with other strides (q, k, v of one packed [T, 3, H, D] buffer) are taken too.
+    qkv = torch.randn(T, 3, H, D).to(torch.bfloat16)
+    blockattn.block_attention(*qkv.unbind(1), cu, check_inputs=False, softmax_scale=0.5)
+    assert fake.fakeCudaLaunches() == before + 2
+
+
+def test_fast_forward_with_the_value_check_memo(fake):
+    """check_inputs=True: taken once cu_seqlens' values were checked (and not changed since)."""
+    q, k, v, cu = inputs()
+    with pytest.raises(SlowPath):  # not checked yet: the checks' path
+        blockattn.block_attention(q, k, v, cu)
+    api._cu_values(cu, T)
+    before = fake.fakeCudaLaunches()
+    blockattn.block_attention(q, k, v, cu)
+    assert fake.fakeCudaLaunches() == before + 1
+    cu[1] = 60  # a new version: checked again, by the checks' path
+    with pytest.raises(SlowPath):
+        blockattn.block_attention(q, k, v, cu)
+    assert fake.fakeCudaLaunches() == before + 1
+
+
+def test_fast_autograd_forward_and_backward(fake):
+    q, k, v, cu = inputs(requires_grad=True)
+    before = fake.fakeCudaLaunches()
+    o = blockattn.block_attention(q, k, v, cu, check_inputs=False)
+    assert type(o.grad_fn).__name__ == "_FastAttentionFunctionBackward"
+    do = torch.randn_like(o)
+    dq, dk, dv = torch.autograd.grad(o, (q, k, v), do)
+    assert fake.fakeCudaLaunches() == before + 2
+    assert fake.fakeCudaLastGrid() == _kernels.launch_grid(fake.manifests["backward"], 132, q.shape, len(CU))
+    for g, t in ((dq, q), (dk, k), (dv, v)):
+        assert g.shape == t.shape and g.dtype == t.dtype and g.is_contiguous()
+    # The backward's record: dq (parameter 5 of the backward manifest's, its pointer) is dq.
+    names = [p["name"] for p in fake.manifests["backward"]["params"]]
+    o = blockattn.block_attention(q, k, v, cu, check_inputs=False)
+    fake.fakeCudaSetParams(len(names))  # (the fake copies this many: the backward's)
+    try:
+        (dq,) = torch.autograd.grad(o, q, do)
+    finally:
+        fake.fakeCudaSetParams(0)
+    assert fake.fakeCudaLastParam(names.index("dq")) == dq.data_ptr()
+
+
+def test_fast_backward_is_once_differentiable(fake):
+    q, k, v, cu = inputs(requires_grad=True)
+    o = blockattn.block_attention(q, k, v, cu, check_inputs=False)
+    do = torch.randn_like(o, requires_grad=True)
+    (dq,) = torch.autograd.grad(o, q, do, create_graph=True)
+    with pytest.raises(RuntimeError, match="once_differentiable"):
+        dq.float().sum().backward()
+
+
+def test_fast_backward_of_a_grad_the_library_refuses(fake, monkeypatch):
+    """An expanded grad_o (stride 0: o.sum().backward()) is not TMA-ready: the library refuses
+    it and the backward takes api.backward, which copies it."""
+    calls = []
+
+    def recorded_backward(grad_o, q, k, v, cu_seqlens, block_size, scale, *rest):
+        calls.append(grad_o.stride())
+        return torch.zeros_like(q), torch.zeros_like(k), torch.zeros_like(v)
+
+    monkeypatch.setattr(api, "backward", recorded_backward)
+    q, k, v, cu = inputs(requires_grad=True)
+    o = blockattn.block_attention(q, k, v, cu, check_inputs=False)
+    before = fake.fakeCudaLaunches()
+    o.sum().backward()
+    assert calls == [(0, 0, 0)] and fake.fakeCudaLaunches() == before
+    assert q.grad is not None
+
+
+def misaligned(t):
+    """t's values at an address 2 bytes past a 16-byte boundary."""
+    buffer = torch.empty(t.numel() + 1, dtype=t.dtype)
+    view = buffer[1:].view(t.shape)
+    view.copy_(t)
+    return view
+
+
+REFUSED = {
+    "k of other heads": lambda q, k, v, cu: (q, k[:, :2], v, cu, {}),
+    "v of other tokens": lambda q, k, v, cu: (q, k, v[:-1], cu, {}),
+    "misaligned v": lambda q, k, v, cu: (q, k, misaligned(v), cu, {}),
+    "k with a strided head dim": lambda q, k, v, cu: (q, torch.cat([k, k], 2)[..., ::2], v, cu, {}),
+    "k of another dtype": lambda q, k, v, cu: (q, k.half(), v, cu, {}),
+    "4-D q": lambda q, k, v, cu: (q[None], k, v, cu, {}),
+    "2-D k": lambda q, k, v, cu: (q, k.flatten(1), v, cu, {}),
+    "int64 cu_seqlens": lambda q, k, v, cu: (q, k, v, cu.long(), {}),
+    "strided cu_seqlens": lambda q, k, v, cu: (q, k, v, torch.stack([cu, cu], 1)[:, 0], {}),
+    "2-D cu_seqlens": lambda q, k, v, cu: (q, k, v, cu[None], {}),
+    "empty cu_seqlens": lambda q, k, v, cu: (q, k, v, cu[:0], {}),
+    "no tokens": lambda q, k, v, cu: (q[:0], k[:0], v[:0], cu, {}),
+    "head dim 64": lambda q, k, v, cu: (q[..., :64], k[..., :64], v[..., :64], cu, {}),
+    "block size 32": lambda q, k, v, cu: (q, k, v, cu, {"block_size": 32}),
+    "an int scale": lambda q, k, v, cu: (q, k, v, cu, {"softmax_scale": 1}),
+    "a NaN scale": lambda q, k, v, cu: (q, k, v, cu, {"softmax_scale": math.nan}),
+    "a negative scale": lambda q, k, v, cu: (q, k, v, cu, {"softmax_scale": -1.0}),
+    "an unhashable block size": lambda q, k, v, cu: (q, k, v, cu, {"block_size": [64]}),
+}
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_refused_calls_launch_nothing_and_take_the_checks_path(fake, case, requires_grad):
+    q, k, v, cu, kwargs = REFUSED[case](*inputs(requires_grad))
+    before = fake.fakeCudaLaunches()
+    with pytest.raises(SlowPath):
+        blockattn.block_attention(q, k, v, cu, check_inputs=False, **kwargs)
+    assert fake.fakeCudaLaunches() == before
+
+
+def test_compiling_and_out_and_rotary_take_the_checks_path(fake, monkeypatch):
+    q, k, v, cu = inputs()
+    before = fake.fakeCudaLaunches()
+    with pytest.raises(SlowPath):
+        blockattn.block_attention(q, k, v, cu, check_inputs=False, out=torch.empty_like(q))
+    tables = torch.ones(256, D // 2)
+    with pytest.raises(SlowPath):
+        blockattn.block_attention(q, k, v, cu, check_inputs=False, rotary=blockattn.Rotary(tables, tables))
+    monkeypatch.setattr(api, "_is_compiling", lambda: True)
+    with pytest.raises(SlowPath):
+        blockattn.block_attention(q, k, v, cu, check_inputs=False)
+    assert fake.fakeCudaLaunches() == before
