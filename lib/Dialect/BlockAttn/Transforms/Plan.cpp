@@ -19,6 +19,7 @@
 
 using namespace mlir;
 using namespace mlir::blockattn;
+using mlir::warpspec::Chip;
 using mlir::warpspec::SlotState;
 using mlir::warpspec::TargetLimits;
 

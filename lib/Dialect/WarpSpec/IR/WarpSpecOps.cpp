@@ -33,9 +33,43 @@ bool TargetLimits::isValidPtxIdentifier(StringRef name) {
   return name.size() > 1 || llvm::isAlpha(name.front());
 }
 
+/// The spellings of the cases of an enum of WarpSpecAttrs.td (numbered from
+/// 0 to `maxValue`) for a diagnostic: "a, b, c" or, with `last` = " or ",
+/// "a, b or c".
+template <typename EnumT>
+static std::string spellCases(uint32_t maxValue, StringRef last = ", ") {
+  std::string list;
+  for (uint32_t value = 0; value <= maxValue; ++value) {
+    if (value > 0)
+      list += value == maxValue ? last : StringRef(", ");
+    list += stringifyEnum(static_cast<EnumT>(value));
+  }
+  return list;
+}
+
 //===----------------------------------------------------------------------===//
 // KernelOp
 //===----------------------------------------------------------------------===//
+
+/// The chip prints as a bare keyword, `chip(sm_90a)` (a quoted name parses
+/// too); an unknown chip is one error that names the supported ones.
+static ParseResult parseChip(OpAsmParser &parser, ChipAttr &chip) {
+  std::string name;
+  SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseKeywordOrString(&name))
+    return failure();
+  std::optional<Chip> parsed = symbolizeChip(name);
+  if (!parsed)
+    return parser.emitError(loc)
+           << "unknown chip '" << name << "'; supported chips: "
+           << spellCases<Chip>(getMaxEnumValForChip());
+  chip = ChipAttr::get(parser.getContext(), *parsed);
+  return success();
+}
+
+static void printChip(OpAsmPrinter &printer, Operation *, ChipAttr chip) {
+  printer << stringifyChip(chip.getValue());
+}
 
 SmallVector<PartitionOp, 4> KernelOp::getPartitions() {
   return llvm::to_vector<4>(getBody().front().getOps<PartitionOp>());
@@ -162,7 +196,7 @@ LogicalResult verifyBudgets(KernelOp kernel) {
   if (std::optional<int64_t> columns = kernel.getTmemColumns()) {
     if (!kernel.isBlackwell())
       return kernel.emitOpError()
-             << "has tmem_columns, but " << kernel.getChip()
+             << "has tmem_columns, but " << stringifyChip(kernel.getChip())
              << " has no tensor memory";
     if (*columns < 32 || *columns > TargetLimits::tmemColumns ||
         !llvm::isPowerOf2_64(*columns))
@@ -186,8 +220,9 @@ LogicalResult verifyChannelUsers(KernelOp kernel) {
     users[channel.getChannel()];
     if (channel.getChannelType().getMemorySpace() == MemorySpace::tmem &&
         !kernel.isBlackwell())
-      return channel.emitOpError() << "lives in tensor memory, which "
-                                   << kernel.getChip() << " does not have";
+      return channel.emitOpError()
+             << "lives in tensor memory, which "
+             << stringifyChip(kernel.getChip()) << " does not have";
   }
   for (PartitionOp partition : kernel.getPartitions()) {
     WalkResult result = partition.walk([&](Operation *op) {
@@ -344,9 +379,6 @@ static LogicalResult verifyKernelName(KernelOp kernel) {
 }
 
 LogicalResult KernelOp::verifyRegions() {
-  if (!TargetLimits::isSupportedChip(getChip()))
-    return emitOpError() << "unsupported chip '" << getChip()
-                         << "'; supported chips: sm_90a, sm_100a";
   if (failed(verifyKernelName(*this)))
     return failure();
   for (Operation &op : getBody().front()) {
@@ -387,7 +419,7 @@ LogicalResult KernelOp::verifyRegions() {
     bool blackwellOnly = isa<MmaAsyncOp, TmemLoadOp, TmemStoreOp>(op);
     bool hopperOnly = isa<MmaOp>(op);
     if ((blackwellOnly && !isBlackwell()) || (hopperOnly && isBlackwell())) {
-      op->emitOpError() << "is not available on " << getChip()
+      op->emitOpError() << "is not available on " << stringifyChip(getChip())
                         << (hopperOnly ? " (use warpspec.mma_async into "
                                          "tensor memory)"
                                        : " (no tensor memory)");
@@ -401,8 +433,8 @@ LogicalResult KernelOp::verifyRegions() {
     bool afterMma =
         (release && release.getAfterMma()) || (arrive && arrive.getAfterMma());
     if (afterMma && !isBlackwell()) {
-      op->emitOpError() << "with after_mma is not available on " << getChip()
-                        << " (no tcgen05.commit)";
+      op->emitOpError() << "with after_mma is not available on "
+                        << stringifyChip(getChip()) << " (no tcgen05.commit)";
       return WalkResult::interrupt();
     }
     auto partition = op->getParentOfType<PartitionOp>();

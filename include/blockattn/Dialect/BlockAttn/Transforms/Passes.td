@@ -4,6 +4,7 @@
 #define BLOCKATTN_DIALECT_BLOCKATTN_TRANSFORMS_PASSES_TD
 
 include "blockattn/Dialect/BlockAttn/Transforms/PlanEnums.td"
+include "blockattn/Dialect/WarpSpec/IR/WarpSpecAttrs.td"
 include "mlir/Pass/PassBase.td"
 
 def BlockAttnWarpSpecializePass
@@ -55,7 +56,7 @@ def BlockAttnWarpSpecializePass
   // blockattn-to-ptx and block-attn-compile take these options too, from
   // this list (blockattn-tblgen -gen-pass-option-list).
   let options = [
-    EnumOption<"chip", "chip", BlockAttn_Chip, "sm_90a",
+    EnumOption<"chip", "chip", WarpSpec_Chip, "sm_90a",
            "Target GPU: sm_90a (Hopper) or sm_100a (Blackwell)">,
     Option<"numStages", "num-stages", "int64_t", /*default=*/"0",
            "Slots of the Q/K/V ring; 0 picks the deepest ring that fits "

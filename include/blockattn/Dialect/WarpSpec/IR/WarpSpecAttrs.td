@@ -51,10 +51,30 @@ def WarpSpec_Chip : I32EnumAttr<"Chip", "a GPU that kernels target", [
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::warpspec";
   let description = [{
-    The chips a `warpspec.kernel` can target (its `chip` string names one):
-    `sm_90a` (Hopper: wgmma, accumulators in registers) and `sm_100a`
-    (Blackwell: tcgen05, accumulators in tensor memory).
+    The chips the compiler targets: `sm_90a` (Hopper: wgmma, accumulators in
+    registers) and `sm_100a` (Blackwell: tcgen05, accumulators in tensor
+    memory). This is the one chip enum of the compiler: the `chip` of a
+    `warpspec.kernel` (`#warpspec<chip sm_90a>`), the `chip` option of
+    `blockattn-warp-specialize`, `blockattn-to-ptx` and block-attn-compile
+    (`--chip`), the plan, the recipes and the NVVM conversion's `TargetInfo`
+    all take it.
   }];
+  // An unknown chip names the chips there are.
+  let parameterParser = [{[&]() -> ::mlir::FailureOr<::mlir::warpspec::Chip> {
+    ::llvm::SMLoc loc = $_parser.getCurrentLocation();
+    std::string name;
+    if (::mlir::failed($_parser.parseKeywordOrString(&name)))
+      return ::mlir::failure();
+    if (std::optional<::mlir::warpspec::Chip> chip =
+            ::mlir::warpspec::symbolizeChip(name))
+      return *chip;
+    return {(::llvm::LogicalResult)($_parser.emitError(loc)
+        << "unknown chip '" << name << "'; supported chips: }] #
+        !interleave(!foreach(case, enumerants, case.str), ", ") # [{")};
+  }()}];
+}
+def WarpSpec_ChipAttr : EnumAttr<WarpSpec_Dialect, WarpSpec_Chip, "chip"> {
+  let assemblyFormat = "$value";
 }
 
 def WarpSpec_RegisterAction : I32EnumAttr<"RegisterAction",

@@ -4,6 +4,7 @@
 #define BLOCKATTN_DIALECT_WARPSPEC_IR_WARPSPECOPS_H
 
 #include "blockattn/Dialect/WarpSpec/IR/WarpSpecDialect.h"
+#include "blockattn/Dialect/WarpSpec/IR/WarpSpecEnums.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -12,8 +13,6 @@
 #include "mlir/IR/RegionKindInterface.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-
-#include "blockattn/Dialect/WarpSpec/IR/WarpSpecEnums.h.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "blockattn/Dialect/WarpSpec/IR/WarpSpecAttrs.h.inc"
@@ -55,9 +54,6 @@ struct TargetLimits {
     int64_t even = registerFileSize / (ctas < 1 ? 1 : ctas) /
                    (threads < 1 ? 1 : threads) / 8 * 8;
     return even < 248 ? even : 248;
-  }
-  static bool isSupportedChip(StringRef chip) {
-    return symbolizeChip(chip).has_value();
   }
   /// Whether `name` can name a PTX entry: the PTX ISA's identifiers less the
   /// `%` that LLVM's NVPTX backend rejects ("Symbol name with unsupported
