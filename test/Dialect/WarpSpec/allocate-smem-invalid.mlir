@@ -63,12 +63,12 @@ func.func @negative_scratch_overflows(%i: i32) {
         warpspec.release %qkv_slot1
       }
     }
-    warpspec.partition "store" role(epilogue) warps(4) regs(24) {
+    warpspec.partition "store" role(compute) warps(4) regs(24) {
       %o_slot, %ob = warpspec.acquire %o : !o
       warpspec.commit %o_slot tile(%i, %i, %i)
       warpspec.close %o : !o
     }
-    warpspec.partition "sink" role(epilogue) warps(4) regs(24) {
+    warpspec.partition "sink" role(compute) warps(4) regs(24) {
       warpspec.consume %o (%o_slot1, %row, %rows, %head, %ob) : !o {
         warpspec.release %o_slot1
       }

@@ -754,7 +754,7 @@ func.func @negative_channel_consumer_replicas_differ(%i: i32) {
         warpspec.release %c_slot1
       }
     }
-    warpspec.partition "epilogue" role(epilogue) warps(4) regs(80) {
+    warpspec.partition "epilogue" role(compute) warps(4) regs(80) {
       warpspec.consume %c (%c_slot2, %row, %rows, %head, %b) : !c {
         warpspec.release %c_slot2
       }
@@ -1081,8 +1081,21 @@ func.func @negative_partition_zero_replicas() {
 // "producer" is not a role.
 func.func @negative_partition_unknown_role() {
   warpspec.kernel chip(sm_90a) {
-    // expected-error @+1 {{unknown partition role 'producer'; expected load, compute, mma, softmax or epilogue}}
+    // expected-error @+1 {{unknown partition role 'producer'; expected load, compute, mma, softmax or rotary}}
     warpspec.partition "a" role(producer) warps(4) regs(64) {
+    }
+  }
+  return
+}
+
+// -----
+
+// Nor is "epilogue": the sm_100a epilogue warpgroups are softmax partitions
+// (they read the accumulators from tensor memory and store the tiles).
+func.func @negative_partition_epilogue_role() {
+  warpspec.kernel chip(sm_100a) {
+    // expected-error @+1 {{unknown partition role 'epilogue'; expected load, compute, mma, softmax or rotary}}
+    warpspec.partition "a" role(epilogue) warps(4) regs(64) {
     }
   }
   return

@@ -350,9 +350,10 @@ func.func @hopper_backward_bf16_d128(%q: !act {blockattn.name = "q"},
 // Blackwell structure: every role, a tensor-memory channel, tmem_columns
 //===----------------------------------------------------------------------===//
 
-// Every partition role on sm_100a: load feeds mma through shared memory, mma
-// hands accumulators to the softmax replicas through tensor memory, softmax
-// hands tiles to the epilogue; a channel with two consumer partitions; an
+// The sm_100a roles: load feeds mma through shared memory, mma hands
+// accumulators to the softmax replicas through tensor memory, softmax hands
+// tiles to an epilogue partition (role softmax, as the recipes' epilogue
+// warpgroups); a channel with two consumer partitions; an
 // acquire/commit nested in a consume; tmem_columns and every channel offset.
 // CHECK-LABEL: func.func @blackwell_all_roles
 // CHECK: warpspec.kernel chip(sm_100a) attributes {smem_bytes = 132256 : i64, tmem_columns = 256 : i64} {
@@ -368,7 +369,7 @@ func.func @hopper_backward_bf16_d128(%q: !act {blockattn.name = "q"},
 // CHECK: warpspec.close %[[S]]
 // CHECK: warpspec.partition "softmax" role(softmax) warps(4) regs(144) replicas(2) {
 // CHECK-NEXT: warpspec.consume %[[S]] (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : !warpspec.channel<[128x64xf32, 128x128xf32], tmem> {
-// CHECK: warpspec.partition "epilogue" role(epilogue) warps(4) regs(80) {
+// CHECK: warpspec.partition "epilogue" role(softmax) warps(4) regs(80) {
 // CHECK-NEXT: warpspec.consume %[[E]]
 // CHECK: warpspec.consume %[[QKV]]
 !s = !warpspec.channel<[128x64xf32, 128x128xf32], tmem>
@@ -409,7 +410,7 @@ func.func @blackwell_all_roles(%q: !act, %k: !act, %v: !act, %cu: !cu,
         warpspec.release %s_slot1
       }
     }
-    warpspec.partition "epilogue" role(epilogue) warps(4) regs(80) {
+    warpspec.partition "epilogue" role(softmax) warps(4) regs(80) {
       warpspec.consume %e (%e_slot, %row, %rows, %head, %eb) : !e {
         warpspec.release %e_slot
       }

@@ -86,6 +86,12 @@ int64_t KernelOp::getNumThreads() {
   return threads;
 }
 
+bool KernelOp::usesTensorMemory() {
+  return llvm::any_of(getPartitions(), [](PartitionOp partition) {
+    return partition.usesTensorMemory();
+  });
+}
+
 namespace {
 
 /// The partitions that produce into and consume from one channel.
@@ -416,7 +422,7 @@ LogicalResult KernelOp::verifyRegions() {
   }
   // Ops appear only on the targets that have them.
   WalkResult targetCheck = walk([&](Operation *op) {
-    bool blackwellOnly = isa<MmaAsyncOp, TmemLoadOp, TmemStoreOp>(op);
+    bool blackwellOnly = isTensorMemoryOp(op);
     bool hopperOnly = isa<MmaOp>(op);
     if ((blackwellOnly && !isBlackwell()) || (hopperOnly && isBlackwell())) {
       op->emitOpError() << "is not available on " << stringifyChip(getChip())
@@ -450,8 +456,7 @@ LogicalResult KernelOp::verifyRegions() {
     // The rotary ops split a tile over every thread of the replica (and
     // meet at its barrier); a load or MMA partition runs its body on one.
     if (isa<RotateOp, RotateTileOp, RotaryAnglesOp>(op) && partition &&
-        (partition.getRole() == Role::load ||
-         partition.getRole() == Role::mma)) {
+        partition.isSingleThreaded()) {
       op->emitOpError() << "needs every thread of its partition, but only "
                            "one thread of the role("
                         << stringifyRole(partition.getRole())
@@ -565,9 +570,9 @@ static ParseResult parseRole(OpAsmParser &parser, RoleAttr &role) {
     return failure();
   std::optional<Role> parsed = symbolizeRole(keyword);
   if (!parsed)
-    return parser.emitError(loc) << "unknown partition role '" << keyword
-                                 << "'; expected load, compute, mma, softmax "
-                                    "or epilogue";
+    return parser.emitError(loc)
+           << "unknown partition role '" << keyword << "'; expected "
+           << spellCases<Role>(getMaxEnumValForRole(), " or ");
   role = RoleAttr::get(parser.getContext(), *parsed);
   return success();
 }
@@ -586,8 +591,10 @@ static ParseResult parseRegisterAction(OpAsmParser &parser,
     return failure();
   std::optional<RegisterAction> parsed = symbolizeRegisterAction(keyword);
   if (!parsed)
-    return parser.emitError(loc) << "unknown register action '" << keyword
-                                 << "'; expected increase or decrease";
+    return parser.emitError(loc)
+           << "unknown register action '" << keyword << "'; expected "
+           << spellCases<RegisterAction>(getMaxEnumValForRegisterAction(),
+                                         " or ");
   action = RegisterActionAttr::get(parser.getContext(), *parsed);
   return success();
 }
@@ -595,6 +602,14 @@ static ParseResult parseRegisterAction(OpAsmParser &parser,
 static void printRegisterAction(OpAsmPrinter &printer, Operation *,
                                 RegisterActionAttr action) {
   printer << stringifyRegisterAction(action.getValue());
+}
+
+bool PartitionOp::usesTensorMemory() {
+  return walk([](Operation *op) {
+           return isTensorMemoryOp(op) ? WalkResult::interrupt()
+                                       : WalkResult::advance();
+         })
+      .wasInterrupted();
 }
 
 LogicalResult PartitionOp::verify() {

@@ -24,8 +24,7 @@ def WarpSpec_Role : I32EnumAttr<"Role", "what a partition does", [
       I32EnumAttrCase<"compute", 1>,
       I32EnumAttrCase<"mma", 2>,
       I32EnumAttrCase<"softmax", 3>,
-      I32EnumAttrCase<"epilogue", 4>,
-      I32EnumAttrCase<"rotary", 5>
+      I32EnumAttrCase<"rotary", 4>
     ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::warpspec";
@@ -34,10 +33,14 @@ def WarpSpec_Role : I32EnumAttr<"Role", "what a partition does", [
     - `compute`: a warpgroup that multiplies, does tile math and stores
       (the Hopper consumer: wgmma accumulators live in its registers).
     - `mma`: issues tensor-core MMAs from one elected thread (Blackwell).
-    - `softmax`: tile math on accumulators read from tensor memory.
-    - `epilogue`: reads finished accumulators and stores them.
+    - `softmax`: tile math on accumulators read from tensor memory, and the
+      stores of the finished tiles (Blackwell's softmax and epilogue
+      warpgroups).
     - `rotary`: applies rotary embeddings to loaded tiles in shared memory,
       for the MMA to read (all threads of the warpgroup).
+
+    `load` and `mma` partitions run their bodies on one thread per replica
+    (`PartitionOp::isSingleThreaded`); the others on every thread.
   }];
 }
 def WarpSpec_RoleAttr : EnumAttr<WarpSpec_Dialect, WarpSpec_Role, "role"> {

@@ -78,6 +78,19 @@ struct SlotState {
 };
 } // namespace mlir::warpspec
 
+namespace mlir::warpspec {
+/// The trait of the ops that access tensor memory through tcgen05
+/// (mma_async, tmem_load, tmem_store; sm_100a only).
+template <typename ConcreteType>
+class TensorMemoryOp
+    : public mlir::OpTrait::TraitBase<ConcreteType, TensorMemoryOp> {};
+
+/// Whether `op` accesses tensor memory (has the TensorMemoryOp trait).
+inline bool isTensorMemoryOp(Operation *op) {
+  return op->hasTrait<TensorMemoryOp>();
+}
+} // namespace mlir::warpspec
+
 #define GET_OP_CLASSES
 #include "blockattn/Dialect/WarpSpec/IR/WarpSpecOps.h.inc"
 

@@ -96,6 +96,9 @@ def WarpSpec_KernelOp : WarpSpec_Op<"kernel", [
     SmallVector<ChannelOp, 4> getChannels();
     /// Threads per CTA (all partitions and replicas).
     int64_t getNumThreads();
+    /// Whether a partition holds an op that accesses tensor memory
+    /// (warpspec::isTensorMemoryOp).
+    bool usesTensorMemory();
     /// True for the Blackwell target.
     bool isBlackwell() { return getChip() == Chip::sm_100a; }
     /// The chip the kernel targets (the same as getChip()).
@@ -238,6 +241,9 @@ def WarpSpec_PartitionOp : WarpSpec_Op<"partition", [
     bool isSingleThreaded() {
       return getRole() == Role::load || getRole() == Role::mma;
     }
+    /// Whether its body holds an op that accesses tensor memory
+    /// (warpspec::isTensorMemoryOp).
+    bool usesTensorMemory();
   }];
 }
 
@@ -1028,7 +1034,16 @@ def WarpSpec_RotaryAnglesOp : WarpSpec_Op<"rotary_angles",
 // Tensor memory (sm_100a)
 //===----------------------------------------------------------------------===//
 
-def WarpSpec_MmaAsyncOp : WarpSpec_Op<"mma_async"> {
+// The ops that access tensor memory through tcgen05: the kernel verifier
+// accepts them on sm_100a only, a partition holding one arrives on the
+// tensor-memory teardown barrier (warpspec-dispatch-partitions), and a kernel
+// holding one allocates tensor memory (PartitionOp/KernelOp::
+// usesTensorMemory, warpspec::isTensorMemoryOp).
+def WarpSpec_TensorMemoryOp : NativeOpTrait<"TensorMemoryOp"> {
+  let cppNamespace = "::mlir::warpspec";
+}
+
+def WarpSpec_MmaAsyncOp : WarpSpec_Op<"mma_async", [WarpSpec_TensorMemoryOp]> {
   let summary = "asynchronous tensor-core MMA into a tensor-memory buffer";
   let description = [{
     The `warpspec.mma_async` operation starts `D = A * B` (`A * B^T` with
@@ -1056,7 +1071,7 @@ def WarpSpec_MmaAsyncOp : WarpSpec_Op<"mma_async"> {
   let hasVerifier = 1;
 }
 
-def WarpSpec_TmemLoadOp : WarpSpec_Op<"tmem_load"> {
+def WarpSpec_TmemLoadOp : WarpSpec_Op<"tmem_load", [WarpSpec_TensorMemoryOp]> {
   let summary = "read a tensor-memory buffer into a register tile";
   let description = [{
     The `warpspec.tmem_load` operation reads the M = 64 tensor-memory
@@ -1075,7 +1090,8 @@ def WarpSpec_TmemLoadOp : WarpSpec_Op<"tmem_load"> {
   let hasVerifier = 1;
 }
 
-def WarpSpec_TmemStoreOp : WarpSpec_Op<"tmem_store"> {
+def WarpSpec_TmemStoreOp
+    : WarpSpec_Op<"tmem_store", [WarpSpec_TensorMemoryOp]> {
   let summary = "write a 16-bit register tile into a tensor-memory buffer";
   let description = [{
     The `warpspec.tmem_store` operation writes the 16-bit register tile
