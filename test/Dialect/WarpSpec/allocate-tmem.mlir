@@ -309,8 +309,8 @@ module @two_kernels_module {
 // leave the blockattn ops alone).
 //
 // Forward, head_dim 128: S 64 + P 32 + O 128 = 224 columns -> 256, the
-// budget of shared/reference/blackwell-tcgen05-encodings.md §1.5 with S, P
-// and O double-buffered at lane alignments 0 and 16 (no extra columns).
+// budget of docs/blackwell.md ("Tensor memory") with S, P and O
+// double-buffered at lane alignments 0 and 16 (no extra columns).
 // RECIPE-LABEL: func.func @recipe_forward_d128
 // RECIPE: warpspec.kernel chip(sm_100a) attributes {info = {{{.*}}}, tmem_columns = 256 : i64} {
 // RECIPE: warpspec.channel "qkv" depth(4) : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>

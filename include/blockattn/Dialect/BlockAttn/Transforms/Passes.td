@@ -41,8 +41,8 @@ def BlockAttnWarpSpecializePass
       producer waits for a slot (`l2-prefetch`).
     - `sm_100a` (Blackwell): `load`, `mma` (one thread issues tcgen05.mma
       into tensor-memory channels) and a `softmax` partition replicated
-      twice, plus a `rotary` partition with rotary embeddings; launched
-      persistent by default.
+      twice (once for the rotary backward at head dim 128), plus a `rotary`
+      partition with rotary embeddings; launched persistent by default.
     - The function's arguments get a `blockattn.name` attribute ("q", "k",
       ...) that names them in the launch manifest.
 
@@ -63,9 +63,9 @@ def BlockAttnWarpSpecializePass
            "shared memory (up to 8)">,
     Option<"numConsumers", "num-consumers", "int64_t", /*default=*/"0",
            "sm_90a: consumer warpgroups, each owning whole tiles; 0 picks "
-           "1 for a chunked launch and for the persistent backward at head "
-           "dim 64 without rotary embeddings (a deeper ring), else 2 "
-           "(sm_100a ignores it)">,
+           "1 when CTAs share an SM (a chunked launch's default) and for "
+           "the persistent backward at head dim 64 without rotary "
+           "embeddings (a deeper ring), else 2 (sm_100a ignores it)">,
     EnumOption<"pOperand", "p-operand", BlockAttn_POperand, "registers",
            "sm_90a: where P = softmax(S) feeds O = P V from: 'registers' "
            "(wgmma with a register A operand) or 'smem' (P staged through a "
@@ -76,7 +76,8 @@ def BlockAttnWarpSpecializePass
            "'chunked' (a CTA per tiles-per-cta tiles, handed out in order by "
            "the hardware) or 'auto' (the recipe picks: chunked for the "
            "sm_90a forward and backward without rotary embeddings and the "
-           "half-split rotary backward at head dim 128, else strided)">,
+           "half-split rotary backward at head dim 128, unless "
+           "num-consumers asks for more than one; else strided)">,
     Option<"ctasPerSm", "ctas-per-sm", "int64_t", /*default=*/"0",
            "sm_90a: CTAs sharing an SM, which divides its registers and "
            "shared memory among them; 0 picks 2 for a chunked launch, "
