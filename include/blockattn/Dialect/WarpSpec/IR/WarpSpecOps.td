@@ -27,13 +27,13 @@ def WarpSpec_KernelOp : WarpSpec_Op<"kernel", [
   let description = [{
     The `warpspec.kernel` operation is one GPU kernel, as it runs on one SM of
     `chip` (a `#warpspec<chip ...>`, printed bare: `chip(sm_90a)` or
-    `chip(sm_100a)`; any other chip is a parse error). Its body declares the channels
-    (`warpspec.channel`) and then the partitions (`warpspec.partition`), which
-    run concurrently on disjoint warps of one CTA, in the order written:
-    partition 0 gets the first warps. It may also hold side-effect-free
-    values the partitions share (`memref.dim` of the kernel's memrefs,
-    constants). Values from above (the enclosing function's arguments) are the
-    kernel's parameters.
+    `chip(sm_100a)`; any other chip is a parse error). Its body declares the
+    channels (`warpspec.channel`) and then the partitions
+    (`warpspec.partition`), which run concurrently on disjoint warps of one
+    CTA, in the order written: partition 0 gets the first warps. It may also
+    hold side-effect-free values the partitions share (`memref.dim` of the
+    kernel's memrefs, constants). Values from above (the enclosing function's
+    arguments) are the kernel's parameters.
 
     The kernel's properties that the launch needs are attributes:
     `smem_bytes` (dynamic shared memory, written by `warpspec-allocate-smem`)
