@@ -27,7 +27,7 @@ import time
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "python"))
 
 from blockattn import emulation as em  # noqa: E402
-from blockattn._kernels import find_compiler  # noqa: E402
+from blockattn._kernels import HEAD_DIMS, find_compiler  # noqa: E402
 
 
 def split(text):
@@ -38,7 +38,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--chips", default="sm_90a,sm_100a")
     parser.add_argument("--kinds", default="forward,backward")
-    parser.add_argument("--head-dims", default="64,128")
+    parser.add_argument("--head-dims", default=",".join(map(str, HEAD_DIMS)))
     parser.add_argument("--dtypes", default="bf16,f16")
     parser.add_argument("--rotary", default="none,half_split,interleaved")
     parser.add_argument("--rotary-variants", default="plain,pos,rv,pos_rv",

@@ -35,6 +35,7 @@ def _load_kernels_module():
 
 _kernels = _load_kernels_module()
 ROTARY_MODES, KernelKey, prebuild = _kernels.ROTARY_MODES, _kernels.KernelKey, _kernels.prebuild
+HEAD_DIMS = ",".join(map(str, _kernels.HEAD_DIMS))
 
 VARIANTS = {"plain": (False, False), "pos": (True, False), "rv": (False, True), "pos_rv": (True, True)}
 
@@ -60,7 +61,7 @@ def main(argv=None) -> None:
     parser.add_argument("directory")
     parser.add_argument("--chips", default="sm_90a", help="comma-separated (default: sm_90a)")
     parser.add_argument("--kinds", default="forward", help="comma-separated: forward, backward (default: forward)")
-    parser.add_argument("--head-dims", default="64,128", help="comma-separated (default: 64,128)")
+    parser.add_argument("--head-dims", default=HEAD_DIMS, help=f"comma-separated (default: {HEAD_DIMS})")
     parser.add_argument("--dtypes", default="bf16,f16", help="comma-separated (default: bf16,f16)")
     parser.add_argument("--rotary", default="none",
                         help=f"comma-separated rotary modes among {', '.join(ROTARY_MODES)} (default: none)")

@@ -11,6 +11,7 @@
 #include "blockattn/Compiler/CommandLine.h"
 
 #include "blockattn/Dialect/BlockAttn/Transforms/PlanEnums.h"
+#include "blockattn/Dialect/WarpSpec/IR/WarpSpecEnums.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -78,14 +79,15 @@ std::optional<std::string> checkPipelineValue(StringRef name, StringRef value) {
     if (value.getAsInteger(0, integer))
       return ("--" + name + " needs an integer, got '" + value + "'").str();
   } else if constexpr (std::is_enum_v<T>) {
-    if (blockattn::symbolizeEnum<T>(value))
-      return std::nullopt;
-    // The enums of Passes.td number their cases from 0.
+    // The enums of Passes.td (PlanEnums.td's and warpspec::Chip) number
+    // their cases from 0; stringifyEnum is found in the enum's namespace.
     SmallVector<std::string> spellings;
     for (unsigned i = 0;; ++i) {
       StringRef spelling = stringifyEnum(static_cast<T>(i));
       if (spelling.empty())
         break;
+      if (spelling == value)
+        return std::nullopt;
       spellings.push_back(("'" + spelling + "'").str());
     }
     std::string list = llvm::join(ArrayRef(spellings).drop_back(), ", ");

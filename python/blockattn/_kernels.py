@@ -33,7 +33,7 @@ import subprocess
 import tempfile
 
 __all__ = [
-    "ROTARY_MODES", "KernelKey", "KernelFiles", "find_kernel", "find_compiler", "compiler_id",
+    "HEAD_DIMS", "BLOCK_SIZES", "ROTARY_MODES", "KernelKey", "KernelFiles", "find_kernel", "find_compiler", "compiler_id",
     "cache_dir", "compile_kernel", "prebuild",
 ]
 
@@ -46,6 +46,14 @@ PREBUILT_DIR = _PACKAGE_DIR / "_prebuilt"
 BUNDLED_COMPILER = NATIVE_DIR / "block-attn-compile"
 
 
+# The head dims and block sizes the compiler supports: the Python side's one
+# copy of `Support::headDims` and `Support::blockSizes`
+# (include/blockattn/Dialect/BlockAttn/IR/BlockAttnOps.h), which the blockattn
+# verifier checks. The API checks its arguments against these before it looks
+# for a kernel; python/tests/test_kernel_key.py checks them against the
+# compiler's.
+HEAD_DIMS = (64, 128)
+BLOCK_SIZES = (64,)
 ROTARY_MODES = ("none", "half_split", "interleaved")
 
 

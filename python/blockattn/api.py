@@ -29,8 +29,9 @@ __all__ = [
     "forward", "backward",
 ]
 
-SUPPORTED_HEAD_DIMS = (64, 128)
-SUPPORTED_BLOCK_SIZES = (64,)
+# The compiler's limits, from their one Python copy (_kernels.py).
+SUPPORTED_HEAD_DIMS = _kernels.HEAD_DIMS
+SUPPORTED_BLOCK_SIZES = _kernels.BLOCK_SIZES
 _DTYPE_NAMES = {torch.bfloat16: "bf16", torch.float16: "f16"}
 
 

@@ -104,3 +104,27 @@ def test_launch_grid_chunked():
     assert launch_grid(manifest, 132, (2, 1, 128), 3) == 1
     # No tokens and no sequences still launches one CTA (it finds no work).
     assert launch_grid(manifest, 132, (0, 4, 128), 1) == 1
+
+
+def test_supported_shapes_are_the_compilers():
+    """api.py checks head dims and block sizes against _kernels.HEAD_DIMS and
+    BLOCK_SIZES; they must be what the compiler's verifier accepts
+    (Support in BlockAttnOps.h)."""
+    import subprocess
+
+    from blockattn import _kernels
+
+    compiler = _kernels.find_compiler()
+    if compiler is None:
+        pytest.skip("no block-attn-compile")
+
+    def accepts(flag):
+        run = subprocess.run([compiler, "--kind=forward", flag, "--emit-blockattn"],
+                             capture_output=True, text=True)
+        assert run.returncode == 0 or "unsupported" in run.stderr, run.stderr
+        return run.returncode == 0
+
+    for d in (32, 64, 80, 96, 128, 192, 256):
+        assert accepts(f"--head-dim={d}") == (d in _kernels.HEAD_DIMS), d
+    for b in (32, 64, 128):
+        assert accepts(f"--block-size={b}") == (b in _kernels.BLOCK_SIZES), b

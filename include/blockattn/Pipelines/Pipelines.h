@@ -20,6 +20,7 @@
 #define BLOCKATTN_PIPELINES_PIPELINES_H
 
 #include "blockattn/Dialect/BlockAttn/Transforms/PlanEnums.h"
+#include "blockattn/Dialect/WarpSpec/IR/WarpSpecEnums.h"
 
 #include "mlir/Pass/PassOptions.h"
 #include "mlir/Support/LLVM.h"

@@ -8,7 +8,7 @@
 // a memref it had no entry for.
 !act = memref<?x?x64xbf16>
 func.func @negative_dim_of_cast(%q: !act, %cu: memref<?xi32>) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %c0 = arith.constant 0 : index
     %m = memref.cast %q : !act to memref<?x4x64xbf16>
     // expected-error @+1 {{'memref.dim' op inside a kernel must take the size of an argument of the kernel function}}
@@ -28,7 +28,7 @@ func.func @negative_dim_of_cast(%q: !act, %cu: memref<?xi32>) {
 // slots had a null base address (bindSlotBuffers).
 !s = !warpspec.channel<[64x64xf32], tmem>
 func.func @negative_tmem_channel_without_tcgen05() {
-  warpspec.kernel chip("sm_100a") {
+  warpspec.kernel chip(sm_100a) {
     %i = arith.constant 0 : i32
     // expected-error @+1 {{'warpspec.channel' op channel "s" lives in tensor memory, but no partition accesses tensor memory (warpspec.mma_async, warpspec.tmem_load or warpspec.tmem_store), so none allocates it}}
     %s = warpspec.channel "s" depth(2) : !s

@@ -35,7 +35,7 @@
 !cu = memref<?xi32>
 func.func @negative_no_smem_plan(%cu: !cu) {
   // expected-error @+1 {{'warpspec.kernel' op has no shared-memory plan: run warpspec-allocate-smem first}}
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %n = arith.constant 4 : index
     warpspec.partition "a" role(compute) warps(4) regs(64) {
       warpspec.tile_loop (%row, %rows, %head) in %cu : !cu heads(%n) tokens(%n) block_size(64) {
@@ -51,7 +51,7 @@ func.func @negative_no_smem_plan(%cu: !cu) {
 // initializes its barriers needs their offsets.
 !c = !warpspec.channel<[64x64xbf16], smem>
 func.func @negative_channel_not_placed() {
-  warpspec.kernel chip("sm_90a") attributes {smem_bytes = 1024 : i64} {
+  warpspec.kernel chip(sm_90a) attributes {smem_bytes = 1024 : i64} {
     %i = arith.constant 0 : i32
     // expected-error @+1 {{'warpspec.channel' op has no barrier or tile record offsets: run warpspec-allocate-smem first}}
     %c = warpspec.channel "c" depth(2) : !c
@@ -74,7 +74,7 @@ func.func @negative_channel_not_placed() {
 // Barriers and records placed, but not the slots' buffers.
 !c = !warpspec.channel<[64x64xbf16], smem>
 func.func @negative_channel_buffers_not_placed() {
-  warpspec.kernel chip("sm_90a") attributes {smem_bytes = 2048 : i64} {
+  warpspec.kernel chip(sm_90a) attributes {smem_bytes = 2048 : i64} {
     %i = arith.constant 0 : i32
     %c = warpspec.channel "c" depth(2) {barrier_offset = 0 : i64, info_offset = 32 : i64} : !c
     warpspec.partition "load" role(load) warps(4) regs(40) {
@@ -99,7 +99,7 @@ func.func @negative_channel_buffers_not_placed() {
 // warpspec-allocate-tmem did not run on it.
 !s = !warpspec.channel<[64x64xf32], tmem>
 func.func @negative_tmem_channel_slots_not_placed() {
-  warpspec.kernel chip("sm_100a") attributes {smem_bytes = 1088 : i64, tmem_base_offset = 48 : i64, tmem_columns = 64 : i64} {
+  warpspec.kernel chip(sm_100a) attributes {smem_bytes = 1088 : i64, tmem_base_offset = 48 : i64, tmem_columns = 64 : i64} {
     %i = arith.constant 0 : i32
     %s = warpspec.channel "s" depth(2) {barrier_offset = 0 : i64, info_offset = 32 : i64} : !s
     warpspec.partition "mma" role(mma) warps(4) regs(40) {
@@ -125,7 +125,7 @@ func.func @negative_tmem_channel_slots_not_placed() {
 !s = !warpspec.channel<[64x64xf32], tmem>
 func.func @negative_no_tmem_columns() {
   // expected-error @+1 {{'warpspec.kernel' op uses tensor memory but has no tensor-memory plan (tmem_columns, tmem_base_offset): run warpspec-allocate-tmem and warpspec-allocate-smem first}}
-  warpspec.kernel chip("sm_100a") attributes {smem_bytes = 1088 : i64, tmem_base_offset = 48 : i64} {
+  warpspec.kernel chip(sm_100a) attributes {smem_bytes = 1088 : i64, tmem_base_offset = 48 : i64} {
     %i = arith.constant 0 : i32
     %s = warpspec.channel "s" depth(2) {barrier_offset = 0 : i64, info_offset = 32 : i64, tmem_slots = array<i64: 0, 0, 16, 0>} : !s
     warpspec.partition "mma" role(mma) warps(4) regs(40) {
@@ -150,7 +150,7 @@ func.func @negative_no_tmem_columns() {
 !s = !warpspec.channel<[64x64xf32], tmem>
 func.func @negative_no_tmem_base_offset() {
   // expected-error @+1 {{'warpspec.kernel' op uses tensor memory but has no tensor-memory plan (tmem_columns, tmem_base_offset): run warpspec-allocate-tmem and warpspec-allocate-smem first}}
-  warpspec.kernel chip("sm_100a") attributes {smem_bytes = 1088 : i64, tmem_columns = 64 : i64} {
+  warpspec.kernel chip(sm_100a) attributes {smem_bytes = 1088 : i64, tmem_columns = 64 : i64} {
     %i = arith.constant 0 : i32
     %s = warpspec.channel "s" depth(2) {barrier_offset = 0 : i64, info_offset = 32 : i64, tmem_slots = array<i64: 0, 0, 16, 0>} : !s
     warpspec.partition "mma" role(mma) warps(4) regs(40) {
@@ -174,7 +174,7 @@ func.func @negative_no_tmem_base_offset() {
 // the first op to find the slots unplaced.
 !c = !warpspec.channel<[64x64xbf16], smem>
 func.func @negative_consume_first_not_placed() {
-  warpspec.kernel chip("sm_90a") attributes {smem_bytes = 2048 : i64} {
+  warpspec.kernel chip(sm_90a) attributes {smem_bytes = 2048 : i64} {
     %i = arith.constant 0 : i32
     %c = warpspec.channel "c" depth(2) {barrier_offset = 0 : i64, info_offset = 32 : i64} : !c
     warpspec.partition "compute" role(compute) warps(4) regs(232) {
@@ -197,7 +197,7 @@ func.func @negative_consume_first_not_placed() {
 // Likewise a get, in a partition before the producer's.
 !c = !warpspec.channel<[64x64xbf16], smem>
 func.func @negative_get_first_not_placed() {
-  warpspec.kernel chip("sm_90a") attributes {smem_bytes = 2048 : i64} {
+  warpspec.kernel chip(sm_90a) attributes {smem_bytes = 2048 : i64} {
     %i = arith.constant 0 : i32
     %c = warpspec.channel "c" depth(2) {barrier_offset = 0 : i64, info_offset = 32 : i64} : !c
     warpspec.partition "compute" role(compute) warps(4) regs(232) {
@@ -218,7 +218,7 @@ func.func @negative_get_first_not_placed() {
 // A producer that only closes the channel (its consumers see no tile).
 !c = !warpspec.channel<[64x64xbf16], smem>
 func.func @negative_close_not_placed() {
-  warpspec.kernel chip("sm_90a") attributes {smem_bytes = 2048 : i64} {
+  warpspec.kernel chip(sm_90a) attributes {smem_bytes = 2048 : i64} {
     %c = warpspec.channel "c" depth(2) {barrier_offset = 0 : i64, info_offset = 32 : i64} : !c
     warpspec.partition "load" role(load) warps(4) regs(40) {
       // expected-error @+1 {{'warpspec.ring_slot' op channel is not placed: run warpspec-allocate-smem (and, for tensor memory, warpspec-allocate-tmem) first}}
@@ -237,7 +237,7 @@ func.func @negative_close_not_placed() {
 
 // A scratch buffer that was not placed.
 func.func @negative_scratch_not_placed() {
-  warpspec.kernel chip("sm_90a") attributes {smem_bytes = 9216 : i64} {
+  warpspec.kernel chip(sm_90a) attributes {smem_bytes = 9216 : i64} {
     warpspec.partition "a" role(compute) warps(4) regs(64) {
       // expected-error @+1 {{'warpspec.scratch' op has no offset: run warpspec-allocate-smem first}}
       %s = warpspec.scratch : !warpspec.buffer<64x64xbf16, smem>
@@ -252,7 +252,7 @@ func.func @negative_scratch_not_placed() {
 !cu = memref<?xi32>
 func.func @negative_chip_mismatch(%cu: !cu) {
   // expected-error @+1 {{'warpspec.kernel' op targets sm_90a, but convert-warpspec-to-nvvm was asked for sm_100a}}
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %n = arith.constant 4 : index
     warpspec.partition "a" role(compute) warps(4) regs(64) {
       warpspec.tile_loop (%row, %rows, %head) in %cu : !cu heads(%n) tokens(%n) block_size(64) {
@@ -269,7 +269,7 @@ func.func @negative_chip_mismatch(%cu: !cu) {
 !s = !warpspec.channel<[64x64xf32], tmem>
 func.func @negative_chip_mismatch_sm100a(%cu: memref<?xi32>) {
   // expected-error @+1 {{'warpspec.kernel' op targets sm_100a, but convert-warpspec-to-nvvm was asked for sm_90a}}
-  warpspec.kernel chip("sm_100a") {
+  warpspec.kernel chip(sm_100a) {
     %n = arith.constant 4 : index
     %s = warpspec.channel "s" depth(2) : !s
     warpspec.partition "mma" role(mma) warps(4) regs(40) {
@@ -295,7 +295,7 @@ func.func @negative_chip_mismatch_sm100a(%cu: memref<?xi32>) {
 func.func @negative_kernel_not_alone(%cu: !cu) {
   %x = arith.constant 0 : i32
   // expected-error @+1 {{'warpspec.kernel' op must be the only operation (besides return) of a func.func to be lowered to a GPU kernel}}
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %n = arith.constant 4 : index
     warpspec.partition "a" role(compute) warps(4) regs(64) {
       warpspec.tile_loop (%row, %rows, %head) in %cu : !cu heads(%n) tokens(%n) block_size(64) {
@@ -313,7 +313,7 @@ func.func @negative_kernel_not_alone(%cu: !cu) {
 func.func @negative_kernel_nested(%cu: !cu) {
   scf.execute_region {
     // expected-error @+1 {{'warpspec.kernel' op must be the only operation (besides return) of a func.func to be lowered to a GPU kernel}}
-    warpspec.kernel chip("sm_90a") {
+    warpspec.kernel chip(sm_90a) {
       %n = arith.constant 4 : index
       warpspec.partition "a" role(compute) warps(4) regs(64) {
         warpspec.tile_loop (%row, %rows, %head) in %cu : !cu heads(%n) tokens(%n) block_size(64) {
@@ -332,7 +332,7 @@ func.func @negative_kernel_nested(%cu: !cu) {
 !cu = memref<?xi32>
 // expected-error @+1 {{kernel argument 1 of type 'index' cannot be passed to a GPU kernel}}
 func.func @negative_index_argument(%cu: !cu, %heads: index) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     warpspec.partition "a" role(compute) warps(4) regs(64) {
       warpspec.tile_loop (%row, %rows, %head) in %cu : !cu heads(%heads) tokens(%heads) block_size(64) {
       }
@@ -347,7 +347,7 @@ func.func @negative_index_argument(%cu: !cu, %heads: index) {
 !c = !warpspec.channel<[64x64xbf16], smem>
 // expected-error @+1 {{kernel argument 0 of type 'i32' cannot be passed to a GPU kernel}}
 func.func @negative_i32_argument(%i: i32) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %c = warpspec.channel "c" depth(2) : !c
     warpspec.partition "load" role(load) warps(4) regs(40) {
       %c_slot, %b = warpspec.acquire %c : !c
@@ -368,7 +368,7 @@ func.func @negative_i32_argument(%i: i32) {
 // An unused argument of any type is fine: no diagnostic.
 !cu = memref<?xi32>
 func.func @unused_index_argument(%cu: !cu, %unused: index) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %n = arith.constant 4 : index
     warpspec.partition "a" role(compute) warps(4) regs(64) {
       warpspec.tile_loop (%row, %rows, %head) in %cu : !cu heads(%n) tokens(%n) block_size(64) {
@@ -385,7 +385,7 @@ func.func @unused_index_argument(%cu: !cu, %unused: index) {
 !act = memref<?x4x64xbf16>
 !a = !warpspec.channel<[64x64xbf16, 128x64xbf16], smem>
 func.func @negative_two_box_shapes(%q: !act, %cu: memref<?xi32>) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %n = arith.constant 4 : index
     %a = warpspec.channel "a" depth(1) : !a
     warpspec.partition "load" role(load) warps(4) regs(40) {
@@ -412,7 +412,7 @@ func.func @negative_two_box_shapes(%q: !act, %cu: memref<?xi32>) {
 // Kernel scalars are index, i32, i64 and f32 constants: not f16.
 !cu = memref<?xi32>
 func.func @negative_f16_constant(%cu: !cu) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %n = arith.constant 4 : index
     // expected-error @+1 {{'arith.constant' op constant of type 'f16' is not supported inside a warpspec.kernel}}
     %h = arith.constant 1.0 : f16
@@ -430,7 +430,7 @@ func.func @negative_f16_constant(%cu: !cu) {
 // not something a kernel body can lower.
 !cu = memref<?xi32>
 func.func @negative_unknown_op(%cu: !cu) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %n = arith.constant 4 : index
     warpspec.partition "a" role(compute) warps(4) regs(64) {
       warpspec.tile_loop (%row, %rows, %head) in %cu : !cu heads(%n) tokens(%n) block_size(64) {
@@ -447,7 +447,7 @@ func.func @negative_unknown_op(%cu: !cu) {
 // cu_seqlens of a static size is passed with its length all the same (the
 // tile loop reads it from a parameter): no diagnostic.
 func.func @static_cu_seqlens(%cu: memref<5xi32>) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %n = arith.constant 4 : index
     warpspec.partition "a" role(compute) warps(4) regs(64) {
       warpspec.tile_loop (%row, %rows, %head) in %cu : memref<5xi32> heads(%n) tokens(%n) block_size(64) {
@@ -469,7 +469,7 @@ func.func @static_cu_seqlens(%cu: memref<5xi32>) {
 func.func @negative_tmem_not_allocated(%q: !act, %k: !act,
                                        %cu: memref<?xi32>) {
   // expected-error @+1 {{'warpspec.kernel' op uses tensor memory but has no tensor-memory plan (tmem_columns, tmem_base_offset): run warpspec-allocate-tmem and warpspec-allocate-smem first}}
-  warpspec.kernel chip("sm_100a") {
+  warpspec.kernel chip(sm_100a) {
     %n = arith.constant 4 : index
     %c = warpspec.channel "c" depth(2) : !c
     %s = warpspec.channel "s" depth(2) : !s
@@ -507,7 +507,7 @@ func.func @negative_tmem_not_allocated(%q: !act, %k: !act,
 // over the replica's threads would have no thread index.
 !cu = memref<?xi32>
 func.func @negative_placed_without_index(%cu: !cu) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %n = arith.constant 4 : index
     // expected-error @+1 {{'warpspec.partition' op has no warpspec.partition_index (the dispatch warpspec-dispatch-partitions writes)}}
     warpspec.partition "a" role(compute) warps(4) regs(64) first_warp(0) barrier_base(1) {
@@ -524,7 +524,7 @@ func.func @negative_placed_without_index(%cu: !cu) {
 // partition_index's replica.
 !cu = memref<?xi32>
 func.func @negative_replica_id_placed(%cu: !cu) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %n = arith.constant 4 : index
     warpspec.partition "a" role(compute) warps(4) regs(64) first_warp(0) barrier_base(1) {
       %r, %t = warpspec.partition_index
@@ -540,7 +540,7 @@ func.func @negative_replica_id_placed(%cu: !cu) {
 // A tensor-memory teardown in a kernel where no partition uses tensor
 // memory: nothing was allocated.
 func.func @negative_tmem_release_unallocated() {
-  warpspec.kernel chip("sm_100a") attributes {smem_bytes = 1088 : i64, tmem_columns = 32 : i64, tmem_base_offset = 48 : i64} {
+  warpspec.kernel chip(sm_100a) attributes {smem_bytes = 1088 : i64, tmem_columns = 32 : i64, tmem_base_offset = 48 : i64} {
     warpspec.partition "a" role(compute) warps(4) regs(64) first_warp(0) barrier_base(1) {
       %r, %t = warpspec.partition_index
       // expected-error @+1 {{'warpspec.tmem_release' op releases tensor memory, but no partition arrives on the teardown barrier}}

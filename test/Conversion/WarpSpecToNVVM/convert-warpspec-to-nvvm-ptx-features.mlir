@@ -10,7 +10,7 @@
 
 // +ptx80 has wgmma, setmaxnreg and the bulk tensor copies: sm_90a converts.
 func.func @sm90a_kernel(%cu: memref<?xi32>) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %h = arith.constant 1 : index
     warpspec.partition "a" role(compute) warps(4) regs(64) {
       warpspec.tile_loop (%row, %rows, %head) in %cu : memref<?xi32> heads(%h) tokens(%h) block_size(64) {
@@ -30,7 +30,7 @@ func.func @sm90a_kernel(%cu: memref<?xi32>) {
 // tcgen05 needs PTX ISA 8.6: +ptx80 is too old for sm_100a.
 func.func @sm100a_kernel(%cu: memref<?xi32>) {
   // expected-error @+1 {{'warpspec.kernel' op targets sm_100a, but convert-warpspec-to-nvvm's ptx-features '+ptx80' is PTX ISA 8.0, older than sm_100a allows: it needs PTX ISA 8.6 or newer (+ptx86)}}
-  warpspec.kernel chip("sm_100a") {
+  warpspec.kernel chip(sm_100a) {
     %h = arith.constant 1 : index
     warpspec.partition "a" role(compute) warps(4) regs(64) {
       warpspec.tile_loop (%row, %rows, %head) in %cu : memref<?xi32> heads(%h) tokens(%h) block_size(64) {

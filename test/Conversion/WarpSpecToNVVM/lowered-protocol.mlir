@@ -79,7 +79,7 @@
 
 func.func @lowered(%q: !act {blockattn.name = "q"},
                    %cu: !cu {blockattn.name = "cu_seqlens"}) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %tokens = memref.dim %q, %c0 : !act

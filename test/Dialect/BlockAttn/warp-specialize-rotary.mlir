@@ -40,7 +40,7 @@
 // Half-split, cos/sin tables, positions from the tile loop.
 // HOPPER-LABEL: func.func @forward_tables
 // HOPPER-SAME: %[[COS:[a-z0-9_]+]]: memref<?x64xf32> {blockattn.name = "cos"}, %[[SIN:[a-z0-9_]+]]: memref<?x64xf32> {blockattn.name = "sin"})
-// HOPPER: warpspec.kernel chip("sm_90a") attributes {info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64, kind = "forward", rotary = "half_split", softmax_scale = 0.0883883461 : f32}} {
+// HOPPER: warpspec.kernel chip(sm_90a) attributes {info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64, kind = "forward", rotary = "half_split", softmax_scale = 0.0883883461 : f32}} {
 // HOPPER: %[[QKV:.*]] = warpspec.channel "qkv" depth(4) : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
 // HOPPER: warpspec.partition "load" role(load) warps(4) regs(40) {
 // HOPPER-NEXT: warpspec.tile_loop (%[[ROW:[a-z0-9_]+]], %[[ROWS:[a-z0-9_]+]], %[[HEAD:[a-z0-9_]+]], %[[POS:[a-z0-9_]+]]) in
@@ -56,7 +56,7 @@
 // HOPPER: return
 
 // BLACKWELL-LABEL: func.func @forward_tables
-// BLACKWELL: warpspec.kernel chip("sm_100a") attributes {info = {{{.*}}rotary = "half_split"{{.*}}}} {
+// BLACKWELL: warpspec.kernel chip(sm_100a) attributes {info = {{{.*}}rotary = "half_split"{{.*}}}} {
 // BLACKWELL: %[[QKV:.*]] = warpspec.channel "qkv" depth(2) : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
 // BLACKWELL: %[[ROT:.*]] = warpspec.channel "rotated" depth(2) : <[64x128xbf16, 64x128xbf16], smem>
 // BLACKWELL: warpspec.partition "load" role(load) warps(4) regs(48) {
@@ -180,7 +180,7 @@ func.func @forward_plain(%q: !act, %k: !act, %v: !act, %o: !act, %cu: !cu) {
 // HOPPER-LABEL: func.func @backward_tables
 // HOPPER-SAME: %[[DQ:[a-z0-9_]+]]: memref<?x4x128xbf16> {blockattn.name = "dq"}, %[[DK:[a-z0-9_]+]]: memref<?x4x128xbf16> {blockattn.name = "dk"}, %[[DV:[a-z0-9_]+]]: memref<?x4x128xbf16> {blockattn.name = "dv"}
 // HOPPER-SAME: %[[COS:[a-z0-9_]+]]: memref<?x64xf32> {blockattn.name = "cos"}, %[[SIN:[a-z0-9_]+]]: memref<?x64xf32> {blockattn.name = "sin"})
-// HOPPER: warpspec.kernel chip("sm_90a") attributes {ctas_per_sm = 2 : i64, info = {{{.*}}kind = "backward", rotary = "half_split"{{.*}}}, tiles_per_cta = 3 : i64} {
+// HOPPER: warpspec.kernel chip(sm_90a) attributes {ctas_per_sm = 2 : i64, info = {{{.*}}kind = "backward", rotary = "half_split"{{.*}}}, tiles_per_cta = 3 : i64} {
 // HOPPER: %[[RING:.*]] = warpspec.channel "qkvdo" depth(1)
 // HOPPER: warpspec.tile_loop (%[[ROW:[a-z0-9_]+]], %[[ROWS:[a-z0-9_]+]], %[[HEAD:[a-z0-9_]+]], %[[POS:[a-z0-9_]+]]) in
 // HOPPER: warpspec.commit %{{[a-z0-9_]+}} tile(%[[ROW]], %[[ROWS]], %[[HEAD]]) position(%[[POS]])
@@ -301,7 +301,7 @@ func.func @backward_theta_positions_rotate_v(%q: !act, %k: !act, %v: !act,
 // replicas, which measured faster than the chunked launch for this layout
 // (H200, 2026-11-29: 3.28 against 3.32 ms on rope).
 // HOPPER-LABEL: func.func @backward_interleaved
-// HOPPER: warpspec.kernel chip("sm_90a") attributes {info = {{{.*}}kind = "backward", rotary = "interleaved"{{.*}}}} {
+// HOPPER: warpspec.kernel chip(sm_90a) attributes {info = {{{.*}}kind = "backward", rotary = "interleaved"{{.*}}}} {
 // HOPPER: warpspec.channel "qkvdo" depth(2)
 // HOPPER: warpspec.tile_loop {{.*}} block_size(64) {
 // HOPPER: warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
@@ -322,7 +322,7 @@ func.func @backward_interleaved(%q: !act, %k: !act, %v: !act, %do: !act,
 // consumer replicas, which measured faster than the chunked launch at this
 // head dim (H200, 2026-11-29: 1.96 against 2.06 ms on seed-d64).
 // HOPPER-LABEL: func.func @backward_tables_d64
-// HOPPER: warpspec.kernel chip("sm_90a") attributes {info = {{{.*}}head_dim = 64 : i64, kind = "backward", rotary = "half_split"{{.*}}}} {
+// HOPPER: warpspec.kernel chip(sm_90a) attributes {info = {{{.*}}head_dim = 64 : i64, kind = "backward", rotary = "half_split"{{.*}}}} {
 // HOPPER: warpspec.channel "qkvdo" depth(
 // HOPPER: warpspec.tile_loop {{.*}} block_size(64) {
 // HOPPER: warpspec.partition "compute" role(compute) warps(4) regs({{[0-9]+}}) replicas(2) {

@@ -9,13 +9,13 @@
 // prefetch on request; neither by default.
 // RUN: block-attn-opt %t/forward.mlir -blockattn-warp-specialize="chip=sm_100a schedule=chunked l2-prefetch=on" | FileCheck %s --check-prefix=CHUNKED --implicit-check-not=ctas_per_sm
 // RUN: block-attn-opt %t/forward.mlir -blockattn-warp-specialize="chip=sm_100a" | FileCheck %s --check-prefix=PERSISTENT --implicit-check-not=tiles_per_cta --implicit-check-not=l2_prefetch --implicit-check-not=contiguous
-// CHUNKED: warpspec.kernel chip("sm_100a") attributes {{{.*}}head_dim = 128 : i64{{.*}}tiles_per_cta = 4 : i64} {
+// CHUNKED: warpspec.kernel chip(sm_100a) attributes {{{.*}}head_dim = 128 : i64{{.*}}tiles_per_cta = 4 : i64} {
 // CHUNKED: warpspec.tile_loop {{.*}} block_size(64) contiguous {
 // CHUNKED-NEXT: warpspec.acquire %{{.*}} {l2_prefetch}
-// CHUNKED: warpspec.kernel chip("sm_100a") attributes {{{.*}}head_dim = 64 : i64{{.*}}tiles_per_cta = 8 : i64} {
+// CHUNKED: warpspec.kernel chip(sm_100a) attributes {{{.*}}head_dim = 64 : i64{{.*}}tiles_per_cta = 8 : i64} {
 // CHUNKED: warpspec.tile_loop {{.*}} block_size(64) contiguous {
 // CHUNKED-NEXT: warpspec.acquire %{{.*}} {l2_prefetch}
-// PERSISTENT-COUNT-2: warpspec.kernel chip("sm_100a")
+// PERSISTENT-COUNT-2: warpspec.kernel chip(sm_100a)
 // RUN: block-attn-opt %t/backward.mlir -blockattn-warp-specialize="chip=sm_100a" | FileCheck %s --check-prefix=BWD --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %t/backward.mlir -blockattn-warp-specialize="chip=sm_100a o-store=smem" | FileCheck %s --check-prefix=BWD-OSMEM --implicit-check-not=bulk
 
@@ -51,7 +51,7 @@
 // CHECK-SAME: %[[V:[a-z0-9]+]]: memref<?x4x128xbf16> {blockattn.name = "v"}
 // CHECK-SAME: %[[O:[a-z0-9]+]]: memref<?x4x128xbf16> {blockattn.name = "o"}
 // CHECK-SAME: %[[CU:[a-z0-9]+]]: memref<?xi32> {blockattn.name = "cu_seqlens"}
-// CHECK-NEXT: warpspec.kernel chip("sm_100a") attributes {info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64, kind = "forward", rotary = "none", softmax_scale = 0.0883883461 : f32}} {
+// CHECK-NEXT: warpspec.kernel chip(sm_100a) attributes {info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64, kind = "forward", rotary = "none", softmax_scale = 0.0883883461 : f32}} {
 // CHECK: %[[T:.*]] = memref.dim %[[Q]], %{{.*}} : memref<?x4x128xbf16>
 // CHECK-NEXT: %[[H:.*]] = memref.dim %[[Q]], %{{.*}} : memref<?x4x128xbf16>
 // CHECK-NEXT: %[[SCALE:.*]] = arith.constant 0.0883883461 : f32
@@ -121,7 +121,7 @@ func.func @forward_bf16_d128(%q: !act, %k: !act, %v: !act, %o: !act,
 // tiles everywhere, P in f16.
 // CHECK-LABEL: func.func @forward_f16_d64
 // CHECK-SAME: %[[SCALE:[a-z0-9]+]]: f32 {blockattn.name = "softmax_scale"}
-// CHECK-NEXT: warpspec.kernel chip("sm_100a") attributes {info = {block_size = 64 : i64, element_type = f16, head_dim = 64 : i64, kind = "forward", rotary = "none"}} {
+// CHECK-NEXT: warpspec.kernel chip(sm_100a) attributes {info = {block_size = 64 : i64, element_type = f16, head_dim = 64 : i64, kind = "forward", rotary = "none"}} {
 // CHECK: warpspec.channel "qkv" depth(8) : <[64x64xf16, 64x64xf16, 64x64xf16], smem>
 // CHECK-NEXT: warpspec.channel "s" depth(2) : <[64x64xf32], tmem>
 // CHECK-NEXT: warpspec.channel "p" depth(2) : <[64x64xf16], tmem>
@@ -173,7 +173,7 @@ func.func @forward_f16_d64(%q: !act64, %k: !act64, %v: !act64, %o: !act64,
 // BWD-SAME: %[[DK:[a-z0-9]+]]: memref<?x4x128xbf16> {blockattn.name = "dk"}
 // BWD-SAME: %[[DV:[a-z0-9]+]]: memref<?x4x128xbf16> {blockattn.name = "dv"}
 // BWD-SAME: %[[CU:[a-z0-9]+]]: memref<?xi32> {blockattn.name = "cu_seqlens"}
-// BWD-NEXT: warpspec.kernel chip("sm_100a") attributes {info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64, kind = "backward", rotary = "none", softmax_scale = 0.0883883461 : f32}} {
+// BWD-NEXT: warpspec.kernel chip(sm_100a) attributes {info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64, kind = "backward", rotary = "none", softmax_scale = 0.0883883461 : f32}} {
 // BWD: %[[SCALE:.*]] = arith.constant 0.0883883461 : f32
 // BWD-NEXT: %[[RING:.*]] = warpspec.channel "qkvdo" depth(2) : <[64x128xbf16, 64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
 // BWD-NEXT: %[[S:.*]] = warpspec.channel "s" depth(2) : <[64x64xf32], tmem>
@@ -267,7 +267,7 @@ func.func @backward_bf16_d128(%q: !act, %k: !act, %v: !act, %do: !act,
 // gradients; dS in f16.
 // BWD-LABEL: func.func @backward_f16_d64
 // BWD-SAME: %[[SCALE:[a-z0-9]+]]: f32 {blockattn.name = "softmax_scale"}
-// BWD-NEXT: warpspec.kernel chip("sm_100a") attributes {info = {block_size = 64 : i64, element_type = f16, head_dim = 64 : i64, kind = "backward", rotary = "none"}} {
+// BWD-NEXT: warpspec.kernel chip(sm_100a) attributes {info = {block_size = 64 : i64, element_type = f16, head_dim = 64 : i64, kind = "backward", rotary = "none"}} {
 // BWD: warpspec.channel "qkvdo" depth(5) : <[64x64xf16, 64x64xf16, 64x64xf16, 64x64xf16], smem>
 // BWD-NEXT: warpspec.channel "s" depth(2) : <[64x64xf32], tmem>
 // BWD-NEXT: warpspec.channel "dp" depth(2) : <[64x64xf32], tmem>

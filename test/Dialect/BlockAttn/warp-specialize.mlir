@@ -99,7 +99,7 @@
 // CHECK-SAME: %[[V:[a-z0-9_]+]]: memref<?x4x128xbf16> {blockattn.name = "v"}
 // CHECK-SAME: %[[O:[a-z0-9_]+]]: memref<?x4x128xbf16> {blockattn.name = "o"}
 // CHECK-SAME: %[[CU:[a-z0-9_]+]]: memref<?xi32> {blockattn.name = "cu_seqlens"})
-// CHECK: warpspec.kernel chip("sm_90a") attributes {ctas_per_sm = 2 : i64, info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64, kind = "forward", rotary = "none", softmax_scale = 0.0883883461 : f32}, tiles_per_cta = 4 : i64} {
+// CHECK: warpspec.kernel chip(sm_90a) attributes {ctas_per_sm = 2 : i64, info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64, kind = "forward", rotary = "none", softmax_scale = 0.0883883461 : f32}, tiles_per_cta = 4 : i64} {
 // CHECK-DAG: %[[ZERO:.*]] = arith.constant 0 : index
 // CHECK-DAG: %[[ONE:.*]] = arith.constant 1 : index
 // CHECK-DAG: %[[T:.*]] = memref.dim %[[Q]], %[[ZERO]]
@@ -134,7 +134,7 @@
 // (no contiguous), two compute replicas of 232 registers, each with its O
 // staging buffer.
 // STRIDED-LABEL: func.func @forward_seed_d128
-// STRIDED: warpspec.kernel chip("sm_90a") attributes {info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64, kind = "forward", rotary = "none", softmax_scale = 0.0883883461 : f32}} {
+// STRIDED: warpspec.kernel chip(sm_90a) attributes {info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64, kind = "forward", rotary = "none", softmax_scale = 0.0883883461 : f32}} {
 // STRIDED: %[[QKV:.*]] = warpspec.channel "qkv" depth(4) : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
 // STRIDED-NEXT: warpspec.partition "load" role(load) warps(4) regs(40) {
 // STRIDED-NEXT: warpspec.tile_loop ({{.*}}) in %{{.*}} : memref<?xi32> heads(%{{.*}}) tokens(%{{.*}}) block_size(64) {
@@ -183,7 +183,7 @@
 // warpgroup gets the most setmaxnreg allows and a 4-slot ring; replicas(1)
 // is the default and is not printed.
 // ONEWG-LABEL: func.func @forward_seed_d128
-// ONEWG: warpspec.kernel chip("sm_90a") attributes {ctas_per_sm = 2 : i64, {{.*}}, tiles_per_cta = 4 : i64} {
+// ONEWG: warpspec.kernel chip(sm_90a) attributes {ctas_per_sm = 2 : i64, {{.*}}, tiles_per_cta = 4 : i64} {
 // ONEWG: warpspec.channel "qkv" depth(2) :
 // ONEWG: warpspec.partition "load" role(load) warps(4) regs(40) {
 // ONEWG-NEXT: warpspec.tile_loop {{.*}} block_size(64) contiguous {
@@ -199,7 +199,7 @@
 // the registers the producer leaves: 40 x 128 + 152 x 384 <= 65536. Their
 // three O buffers leave room for 3 slots, one per replica.
 // THREEWG-LABEL: func.func @forward_seed_d128
-// THREEWG: warpspec.kernel chip("sm_90a") attributes {info = {{.*}}} {
+// THREEWG: warpspec.kernel chip(sm_90a) attributes {info = {{.*}}} {
 // THREEWG: warpspec.channel "qkv" depth(3) :
 // THREEWG: warpspec.partition "load" role(load) warps(4) regs(40) {
 // THREEWG: warpspec.partition "compute" role(compute) warps(4) regs(152) replicas(3) {
@@ -236,7 +236,7 @@ func.func @forward_seed_d128(%q: !act, %k: !act, %v: !act, %o: !act, %cu: !cu) {
 // TMA-LABEL: func.func @forward_f16_d64
 // TMA: warpspec.store {{.*}} via(%{{.*}}) bulk : <64x64xf32>
 
-// CHECK: warpspec.kernel chip("sm_90a") attributes {ctas_per_sm = 2 : i64, info = {block_size = 64 : i64, element_type = f16, head_dim = 64 : i64, kind = "forward", rotary = "none", softmax_scale = 1.250000e-01 : f32}, tiles_per_cta = 8 : i64} {
+// CHECK: warpspec.kernel chip(sm_90a) attributes {ctas_per_sm = 2 : i64, info = {block_size = 64 : i64, element_type = f16, head_dim = 64 : i64, kind = "forward", rotary = "none", softmax_scale = 1.250000e-01 : f32}, tiles_per_cta = 8 : i64} {
 // CHECK: warpspec.channel "qkv" depth(4) : <[64x64xf16, 64x64xf16, 64x64xf16], smem>
 // CHECK: warpspec.tile_loop {{.*}} contiguous {
 // CHECK: warpspec.partition "compute" role(compute) warps(4) regs(216) {
@@ -245,7 +245,7 @@ func.func @forward_seed_d128(%q: !act, %k: !act, %v: !act, %o: !act, %cu: !cu) {
 // CHECK: warpspec.mma {{.*}} : !warpspec.acc<64x64xf16>, <64x64xf16, smem> -> <64x64xf32>
 // CHECK: warpspec.store {{.*}} via(%[[OBUF64]]) : <64x64xf32>, memref<?x8x64xf16>, !warpspec.rows<64xf32>, !warpspec.buffer<64x64xf16, smem>
 // STRIDED-LABEL: func.func @forward_f16_d64
-// STRIDED: warpspec.kernel chip("sm_90a") attributes {info = {block_size = 64 : i64, element_type = f16, head_dim = 64 : i64, kind = "forward", rotary = "none", softmax_scale = 1.250000e-01 : f32}} {
+// STRIDED: warpspec.kernel chip(sm_90a) attributes {info = {block_size = 64 : i64, element_type = f16, head_dim = 64 : i64, kind = "forward", rotary = "none", softmax_scale = 1.250000e-01 : f32}} {
 // STRIDED: warpspec.channel "qkv" depth(8) : <[64x64xf16, 64x64xf16, 64x64xf16], smem>
 // STRIDED: warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
 // OREGS-LABEL: func.func @forward_f16_d64
@@ -277,7 +277,7 @@ func.func @forward_f16_d64(%q: !act64, %k: !act64, %v: !act64, %o: !act64,
 // CHECK-SAME: {blockattn.name = "k"}
 // CHECK-SAME: {blockattn.name = "v"}
 // CHECK-SAME: {blockattn.name = "o"})
-// CHECK: warpspec.kernel chip("sm_90a") attributes {ctas_per_sm = 2 : i64, info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64, kind = "forward", rotary = "none"}, tiles_per_cta = 4 : i64} {
+// CHECK: warpspec.kernel chip(sm_90a) attributes {ctas_per_sm = 2 : i64, info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64, kind = "forward", rotary = "none"}, tiles_per_cta = 4 : i64} {
 // CHECK-NOT: arith.constant {{.*}} : f32
 // CHECK: warpspec.tile_loop ({{.*}}) in %[[CU]]
 // CHECK: warpspec.softmax %{{.*}} valid_cols(%{{.*}}) scale(%[[SCALE]])
@@ -292,7 +292,7 @@ func.func @forward_runtime_scale(%cu: !cu, %scale: f32, %q: !act, %k: !act,
 // A constant softmax_scale replaces the default 1/sqrt(head_dim), in the
 // info and in the constant the softmax uses.
 // CHECK-LABEL: func.func @forward_constant_scale
-// CHECK: warpspec.kernel chip("sm_90a") attributes {ctas_per_sm = 2 : i64, info = {block_size = 64 : i64{{.*}}softmax_scale = 5.000000e-01 : f32}, tiles_per_cta = 4 : i64} {
+// CHECK: warpspec.kernel chip(sm_90a) attributes {ctas_per_sm = 2 : i64, info = {block_size = 64 : i64{{.*}}softmax_scale = 5.000000e-01 : f32}, tiles_per_cta = 4 : i64} {
 // CHECK: %[[SCALE:.*]] = arith.constant 5.000000e-01 : f32
 // CHECK: warpspec.softmax %{{.*}} valid_cols(%{{.*}}) scale(%[[SCALE]])
 func.func @forward_constant_scale(%q: !act, %k: !act, %v: !act, %o: !act,
@@ -356,7 +356,7 @@ func.func @negative_no_blockattn_op(%q: !act) {
 // BWD-SAME: %[[DK:[a-z0-9_]+]]: memref<?x4x128xbf16> {blockattn.name = "dk"}
 // BWD-SAME: %[[DV:[a-z0-9_]+]]: memref<?x4x128xbf16> {blockattn.name = "dv"}
 // BWD-SAME: %[[CU:[a-z0-9_]+]]: memref<?xi32> {blockattn.name = "cu_seqlens"})
-// BWD: warpspec.kernel chip("sm_90a") attributes {info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64, kind = "backward", rotary = "none", softmax_scale = 0.0883883461 : f32}} {
+// BWD: warpspec.kernel chip(sm_90a) attributes {info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64, kind = "backward", rotary = "none", softmax_scale = 0.0883883461 : f32}} {
 // BWD-DAG: %[[ZERO:.*]] = arith.constant 0 : index
 // BWD-DAG: %[[ONE:.*]] = arith.constant 1 : index
 // BWD-DAG: %[[T:.*]] = memref.dim %[[Q]], %[[ZERO]]
@@ -443,7 +443,7 @@ func.func @backward_seed_d128(%q: !act, %k: !act, %v: !act, %do: !act,
 // BWD-SAME: %[[DV:[a-z0-9_]+]]: memref<?x8x64xf16> {blockattn.name = "dv"}
 // BWD-SAME: %[[CU:[a-z0-9_]+]]: memref<?xi32> {blockattn.name = "cu_seqlens"}
 // BWD-SAME: %[[SCALE:[a-z0-9_]+]]: f32 {blockattn.name = "softmax_scale"})
-// BWD: warpspec.kernel chip("sm_90a") attributes {info = {block_size = 64 : i64, element_type = f16, head_dim = 64 : i64, kind = "backward", rotary = "none"}} {
+// BWD: warpspec.kernel chip(sm_90a) attributes {info = {block_size = 64 : i64, element_type = f16, head_dim = 64 : i64, kind = "backward", rotary = "none"}} {
 // BWD-NOT: arith.constant {{.*}} : f32
 // BWD: %[[RING:.*]] = warpspec.channel "qkvdo" depth(4) : <[64x64xf16, 64x64xf16, 64x64xf16, 64x64xf16], smem>
 // BWD: warpspec.tile_loop ({{.*}}) in %[[CU]]
@@ -481,19 +481,19 @@ func.func @backward_seed_d128(%q: !act, %k: !act, %v: !act, %do: !act,
 // and three tiles a CTA at head_dim 128, two 32 KiB slots and six tiles at
 // head_dim 64 (about 192 KiB of loads a CTA).
 // BWD-DEFAULT-LABEL: func.func @backward_seed_d128
-// BWD-DEFAULT: warpspec.kernel chip("sm_90a") attributes {ctas_per_sm = 2 : i64, {{.*}}, tiles_per_cta = 3 : i64} {
+// BWD-DEFAULT: warpspec.kernel chip(sm_90a) attributes {ctas_per_sm = 2 : i64, {{.*}}, tiles_per_cta = 3 : i64} {
 // BWD-DEFAULT: warpspec.channel "qkvdo" depth(1) :
 // BWD-DEFAULT: warpspec.tile_loop {{.*}} block_size(64) contiguous {
 // BWD-DEFAULT-NEXT: warpspec.acquire %{{[0-9a-z_]+}} : <
 // BWD-DEFAULT: warpspec.partition "compute" role(compute) warps(4) regs(216) {
 // BWD-DEFAULT-LABEL: func.func @backward_f16_d64
-// BWD-DEFAULT: warpspec.kernel chip("sm_90a") attributes {ctas_per_sm = 2 : i64, {{.*}}, tiles_per_cta = 6 : i64} {
+// BWD-DEFAULT: warpspec.kernel chip(sm_90a) attributes {ctas_per_sm = 2 : i64, {{.*}}, tiles_per_cta = 6 : i64} {
 // BWD-DEFAULT: warpspec.channel "qkvdo" depth(2) :
 // BWD-DEFAULT: warpspec.tile_loop {{.*}} block_size(64) contiguous {
 // BWD-DEFAULT-NEXT: warpspec.acquire %{{.*}} {l2_prefetch} : <
 // BWD-DEFAULT: warpspec.partition "compute" role(compute) warps(4) regs(216) {
 // BWD-DEFAULT-NOPF-LABEL: func.func @backward_f16_d64
-// BWD-DEFAULT-NOPF: warpspec.kernel chip("sm_90a") attributes {ctas_per_sm = 2 : i64, {{.*}}, tiles_per_cta = 6 : i64} {
+// BWD-DEFAULT-NOPF: warpspec.kernel chip(sm_90a) attributes {ctas_per_sm = 2 : i64, {{.*}}, tiles_per_cta = 6 : i64} {
 // FWD-PF-LABEL: func.func @forward_seed_d128
 // FWD-PF: warpspec.acquire %{{.*}} {l2_prefetch} : <
 // FWD-PF-LABEL: func.func @forward_f16_d64

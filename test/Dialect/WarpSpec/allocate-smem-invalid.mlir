@@ -20,7 +20,7 @@ func.func @negative_ring_too_deep(%i: i32) {
   // expected-error @+3 {{'warpspec.kernel' op needs 295920 bytes of shared memory, more than the 232448 a CTA can have (1 per SM)}}
   // expected-note @+2 {{channel "qkv": 6 x 49152 bytes = 294912}}
   // expected-note @+1 {{barriers and tile records (192 bytes) and the alignment slack of the base = 1008}}
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %qkv = warpspec.channel "qkv" depth(6) : !qkv
     warpspec.partition "load" role(load) warps(4) regs(40) {
       %qkv_slot, %q, %k, %v = warpspec.acquire %qkv : !qkv
@@ -49,7 +49,7 @@ func.func @negative_scratch_overflows(%i: i32) {
   // expected-note @+3 {{channel "o": 1 x 8192 bytes = 8192}}
   // expected-note @+2 {{scratch of partition "compute": 4 x 16384 bytes = 65536}}
   // expected-note @+1 {{barriers and tile records (160 bytes) and the alignment slack of the base = 1008}}
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %qkv = warpspec.channel "qkv" depth(4) : !qkv
     %o = warpspec.channel "o" depth(1) : !o
     warpspec.partition "load" role(load) warps(4) regs(40) {
@@ -63,12 +63,12 @@ func.func @negative_scratch_overflows(%i: i32) {
         warpspec.release %qkv_slot1
       }
     }
-    warpspec.partition "store" role(epilogue) warps(4) regs(24) {
+    warpspec.partition "store" role(compute) warps(4) regs(24) {
       %o_slot, %ob = warpspec.acquire %o : !o
       warpspec.commit %o_slot tile(%i, %i, %i)
       warpspec.close %o : !o
     }
-    warpspec.partition "sink" role(epilogue) warps(4) regs(24) {
+    warpspec.partition "sink" role(compute) warps(4) regs(24) {
       warpspec.consume %o (%o_slot1, %row, %rows, %head, %ob) : !o {
         warpspec.release %o_slot1
       }
@@ -87,7 +87,7 @@ func.func @negative_two_ctas_ring_too_deep(%i: i32) {
   // expected-error @+3 {{'warpspec.kernel' op needs 148464 bytes of shared memory, more than the 115712 a CTA can have (2 per SM)}}
   // expected-note @+2 {{channel "qkv": 3 x 49152 bytes = 147456}}
   // expected-note @+1 {{barriers and tile records (96 bytes) and the alignment slack of the base = 1008}}
-  warpspec.kernel chip("sm_90a") attributes {ctas_per_sm = 2 : i64} {
+  warpspec.kernel chip(sm_90a) attributes {ctas_per_sm = 2 : i64} {
     %qkv = warpspec.channel "qkv" depth(3) : !qkv
     warpspec.partition "load" role(load) warps(4) regs(40) {
       %qkv_slot, %q, %k, %v = warpspec.acquire %qkv : !qkv

@@ -33,10 +33,10 @@
 // then 64 bytes of barriers and 64 bytes of tile records, inside the slack:
 // 196608 + max(1008, 2 x 128 - 16) = 197616.
 // CHECK-LABEL: func.func @allocate_one_channel
-// CHECK: warpspec.kernel chip("sm_90a") attributes {smem_bytes = 197616 : i64} {
+// CHECK: warpspec.kernel chip(sm_90a) attributes {smem_bytes = 197616 : i64} {
 // CHECK: warpspec.channel "qkv" depth(4) {barrier_offset = 196608 : i64, buffer_offset = 0 : i64, info_offset = 196672 : i64, slot_stride = 49152 : i64}
 func.func @allocate_one_channel(%i: i32) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %qkv = warpspec.channel "qkv" depth(4) : !qkv
     warpspec.partition "load" role(load) warps(4) regs(40) {
       %qkv_slot, %q, %k, %v = warpspec.acquire %qkv : !qkv
@@ -59,13 +59,13 @@ func.func @allocate_one_channel(%i: i32) {
 // b: 32), 160 bytes inside the slack: 72704 + 1008 = 73712. (One compute
 // warpgroup: two replicas could not share a's three slots.)
 // CHECK-LABEL: func.func @allocate_two_channels
-// CHECK: warpspec.kernel chip("sm_90a") attributes {smem_bytes = 73712 : i64} {
+// CHECK: warpspec.kernel chip(sm_90a) attributes {smem_bytes = 73712 : i64} {
 // CHECK: warpspec.channel "a" depth(3) {barrier_offset = 72704 : i64, buffer_offset = 0 : i64, info_offset = 72784 : i64, slot_stride = 13312 : i64}
 // CHECK: warpspec.channel "b" depth(2) {barrier_offset = 72752 : i64, buffer_offset = 39936 : i64, info_offset = 72832 : i64, slot_stride = 16384 : i64}
 !a = !warpspec.channel<[100x64xbf16], smem>
 !b = !warpspec.channel<[64x64xbf16, 64x64xbf16], smem>
 func.func @allocate_two_channels(%i: i32) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %a = warpspec.channel "a" depth(3) : !a
     %b = warpspec.channel "b" depth(2) : !b
     warpspec.partition "load" role(load) warps(4) regs(40) {
@@ -95,13 +95,13 @@ func.func @allocate_two_channels(%i: i32) {
 // takes 3 x 8192. Barriers and records follow, inside the slack: 178176 +
 // 1008 = 179184.
 // CHECK-LABEL: func.func @allocate_scratch_replicas
-// CHECK: warpspec.kernel chip("sm_90a") attributes {smem_bytes = 179184 : i64} {
+// CHECK: warpspec.kernel chip(sm_90a) attributes {smem_bytes = 179184 : i64} {
 // CHECK: warpspec.channel "qkv" depth(3) {barrier_offset = 178176 : i64, buffer_offset = 0 : i64, info_offset = 178224 : i64, slot_stride = 49152 : i64}
 // CHECK: warpspec.partition "compute" role(compute) warps(4) regs(152) replicas(3) {
 // CHECK-NEXT: warpspec.scratch {offset = 147456 : i64, replica_stride = 2048 : i64} : <10x64xbf16, smem>
 // CHECK-NEXT: warpspec.scratch {offset = 153600 : i64, replica_stride = 8192 : i64} : <64x64xbf16, smem>
 func.func @allocate_scratch_replicas(%i: i32) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %qkv = warpspec.channel "qkv" depth(3) : !qkv
     warpspec.partition "load" role(load) warps(4) regs(40) {
       %qkv_slot, %q, %k, %v = warpspec.acquire %qkv : !qkv
@@ -128,7 +128,7 @@ func.func @allocate_scratch_replicas(%i: i32) {
 // CHECK: warpspec.channel "qkv" depth(4) {barrier_offset = 229376 : i64, buffer_offset = 0 : i64, info_offset = 229440 : i64, slot_stride = 49152 : i64}
 // CHECK: warpspec.scratch {offset = 196608 : i64, replica_stride = 16384 : i64} : <64x128xbf16, smem>
 func.func @allocate_hopper_forward_staged_o(%i: i32) {
-  warpspec.kernel chip("sm_90a") attributes {
+  warpspec.kernel chip(sm_90a) attributes {
       info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64,
               kind = "forward", rotary = "none"}} {
     %qkv = warpspec.channel "qkv" depth(4) : !qkv
@@ -158,7 +158,7 @@ func.func @allocate_hopper_forward_staged_o(%i: i32) {
 // CHECK: warpspec.scratch {offset = 98304 : i64, replica_stride = 8192 : i64} : <64x64xbf16, smem>
 // CHECK-NEXT: warpspec.scratch {offset = 114688 : i64, replica_stride = 16384 : i64} : <64x128xbf16, smem>
 func.func @allocate_hopper_forward_scratch(%i: i32) {
-  warpspec.kernel chip("sm_90a") attributes {
+  warpspec.kernel chip(sm_90a) attributes {
       info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64,
               kind = "forward", rotary = "none"}} {
     %qkv = warpspec.channel "qkv" depth(2) : !qkv
@@ -184,12 +184,12 @@ func.func @allocate_hopper_forward_scratch(%i: i32) {
 // tensor-memory address tcgen05.alloc writes and the teardown barrier
 // (tmem_base_offset), 144 bytes inside the slack: 98304 + 1008 = 99312.
 // CHECK-LABEL: func.func @allocate_tmem_channel
-// CHECK: warpspec.kernel chip("sm_100a") attributes {smem_bytes = 99312 : i64, tmem_base_offset = 98432 : i64} {
+// CHECK: warpspec.kernel chip(sm_100a) attributes {smem_bytes = 99312 : i64, tmem_base_offset = 98432 : i64} {
 // CHECK: warpspec.channel "qkv" depth(2) {barrier_offset = 98304 : i64, buffer_offset = 0 : i64, info_offset = 98368 : i64, slot_stride = 49152 : i64}
 // CHECK: warpspec.channel "s" depth(2) {barrier_offset = 98336 : i64, info_offset = 98400 : i64} : <[64x64xf32], tmem>
 !s = !warpspec.channel<[64x64xf32], tmem>
 func.func @allocate_tmem_channel(%i: i32) {
-  warpspec.kernel chip("sm_100a") {
+  warpspec.kernel chip(sm_100a) {
     %qkv = warpspec.channel "qkv" depth(2) : !qkv
     %s = warpspec.channel "s" depth(2) : !s
     warpspec.partition "load" role(load) warps(4) regs(40) {
@@ -218,10 +218,10 @@ func.func @allocate_tmem_channel(%i: i32) {
 // the record follows (16 bytes), then the tensor-memory address (16 bytes):
 // all 48 inside the slack, 0 + 1008 = 1008.
 // CHECK-LABEL: func.func @allocate_only_tmem
-// CHECK: warpspec.kernel chip("sm_100a") attributes {smem_bytes = 1008 : i64, tmem_base_offset = 32 : i64} {
+// CHECK: warpspec.kernel chip(sm_100a) attributes {smem_bytes = 1008 : i64, tmem_base_offset = 32 : i64} {
 // CHECK: warpspec.channel "s" depth(1) {barrier_offset = 0 : i64, info_offset = 16 : i64} : <[64x64xf32], tmem>
 func.func @allocate_only_tmem(%i: i32) {
-  warpspec.kernel chip("sm_100a") {
+  warpspec.kernel chip(sm_100a) {
     %s = warpspec.channel "s" depth(1) : !s
     warpspec.partition "mma" role(mma) warps(4) regs(40) {
       %s_slot, %sb = warpspec.acquire %s : !s
@@ -241,9 +241,9 @@ func.func @allocate_only_tmem(%i: i32) {
 // (1008 bytes),
 // and existing attributes (info) are kept.
 // CHECK-LABEL: func.func @allocate_no_channels
-// CHECK: warpspec.kernel chip("sm_90a") attributes {info = {kind = "none"}, smem_bytes = 1008 : i64} {
+// CHECK: warpspec.kernel chip(sm_90a) attributes {info = {kind = "none"}, smem_bytes = 1008 : i64} {
 func.func @allocate_no_channels() {
-  warpspec.kernel chip("sm_90a") attributes {info = {kind = "none"}} {
+  warpspec.kernel chip(sm_90a) attributes {info = {kind = "none"}} {
     warpspec.partition "a" role(compute) warps(4) regs(64) {
     }
   }
@@ -285,7 +285,7 @@ func.func @allocate_no_channels() {
 // 196608 + 32768 + 1008 = 230384 bytes. The rings keep their tmem_slots and
 // the kernel its tmem_columns.
 // PIPE-BW-LABEL: func.func @pipeline_forward
-// PIPE-BW: warpspec.kernel chip("sm_100a") attributes {info = {{{.*}}}, smem_bytes = 230384 : i64, tmem_base_offset = 229696 : i64, tmem_columns = 256 : i64}
+// PIPE-BW: warpspec.kernel chip(sm_100a) attributes {info = {{{.*}}}, smem_bytes = 230384 : i64, tmem_base_offset = 229696 : i64, tmem_columns = 256 : i64}
 // PIPE-BW: warpspec.channel "qkv" depth(4) {barrier_offset = 229376 : i64, buffer_offset = 0 : i64, info_offset = 229536 : i64, slot_stride = 49152 : i64}
 // PIPE-BW: warpspec.channel "s" depth(2) {barrier_offset = 229440 : i64, info_offset = 229600 : i64, tmem_slots = array<i64: 0, 0, 16, 0>} : <[64x64xf32], tmem>
 // PIPE-BW: warpspec.channel "p" depth(2) {barrier_offset = 229472 : i64, info_offset = 229632 : i64, tmem_slots = array<i64: 0, 64, 16, 64>} : <[64x64xbf16], tmem>

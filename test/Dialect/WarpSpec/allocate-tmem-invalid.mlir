@@ -25,7 +25,7 @@ func.func @negative_backward_d256(%i: i32) {
   // expected-note @+3 {{channel "dv": 2 slots of 256 columns = 256 columns}}
   // expected-note @+2 {{channel "dk": 2 slots of 256 columns = 256 columns}}
   // expected-note @+1 {{channel "dq": 2 slots of 256 columns = 256 columns}}
-  warpspec.kernel chip("sm_100a") {
+  warpspec.kernel chip(sm_100a) {
     %s = warpspec.channel "s" depth(2) : !sq
     %dp = warpspec.channel "dp" depth(2) : !sq
     %dv = warpspec.channel "dv" depth(2) : !grad
@@ -71,7 +71,7 @@ func.func @negative_one_column_over(%i: i32) {
   // expected-error @+3 {{'warpspec.kernel' op needs 513 tensor-memory columns, more than the 512 of an SM; live at the peak:}}
   // expected-note @+2 {{channel "o": 3 slots of 128 columns = 256 columns}}
   // expected-note @+1 {{channel "p": 1 slots of 257 columns = 257 columns}}
-  warpspec.kernel chip("sm_100a") {
+  warpspec.kernel chip(sm_100a) {
     %o = warpspec.channel "o" depth(3) : !o
     %p = warpspec.channel "p" depth(1) : !p
     warpspec.partition "mma" role(mma) warps(4) regs(40) {
@@ -98,7 +98,7 @@ func.func @negative_one_column_over(%i: i32) {
 // columns the way the M = 64 tiles of these kernels do.
 !s128 = !warpspec.channel<[128x64xf32], tmem>
 func.func @negative_128_rows(%i: i32) {
-  warpspec.kernel chip("sm_100a") {
+  warpspec.kernel chip(sm_100a) {
     // expected-error @+1 {{'warpspec.channel' op tensor-memory buffers are M = 64 tiles (64 rows), got '!warpspec.buffer<128x64xf32, tmem>'}}
     %s = warpspec.channel "s" depth(2) : !s128
     warpspec.partition "mma" role(mma) warps(4) regs(40) {
@@ -118,7 +118,7 @@ func.func @negative_128_rows(%i: i32) {
 // Every buffer of a slot is checked: the second one here has 32 rows.
 !mixed = !warpspec.channel<[64x64xf32, 32x64xf32], tmem>
 func.func @negative_second_buffer_32_rows(%i: i32) {
-  warpspec.kernel chip("sm_100a") {
+  warpspec.kernel chip(sm_100a) {
     // expected-error @+1 {{'warpspec.channel' op tensor-memory buffers are M = 64 tiles (64 rows), got '!warpspec.buffer<32x64xf32, tmem>'}}
     %s = warpspec.channel "s" depth(1) : !mixed
     warpspec.partition "mma" role(mma) warps(4) regs(40) {
@@ -138,7 +138,7 @@ func.func @negative_second_buffer_32_rows(%i: i32) {
 // Hopper has no tensor memory: the kernel verifier rejects the channel.
 !s = !warpspec.channel<[64x64xf32], tmem>
 func.func @negative_tmem_channel_on_hopper(%i: i32) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     // expected-error @+1 {{'warpspec.channel' op lives in tensor memory, which sm_90a does not have}}
     %s = warpspec.channel "s" depth(2) : !s
     warpspec.partition "load" role(load) warps(4) regs(40) {

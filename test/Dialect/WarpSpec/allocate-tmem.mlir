@@ -20,11 +20,11 @@
 // One f32 ring of two slots: both slots in columns [0, 64), at lanes 0 and
 // 16; 64 columns.
 // CHECK-LABEL: func.func @one_f32_ring
-// CHECK: warpspec.kernel chip("sm_100a") attributes {tmem_columns = 64 : i64} {
+// CHECK: warpspec.kernel chip(sm_100a) attributes {tmem_columns = 64 : i64} {
 // CHECK-NEXT: warpspec.channel "s" depth(2) {tmem_slots = array<i64: 0, 0, 16, 0>} : <[64x64xf32], tmem>
 !s = !warpspec.channel<[64x64xf32], tmem>
 func.func @one_f32_ring(%i: i32) {
-  warpspec.kernel chip("sm_100a") {
+  warpspec.kernel chip(sm_100a) {
     %s = warpspec.channel "s" depth(2) : !s
     warpspec.partition "mma" role(mma) warps(4) regs(40) {
       %s_slot, %b = warpspec.acquire %s : !s
@@ -41,11 +41,11 @@ func.func @one_f32_ring(%i: i32) {
 // A 16-bit buffer (P, a tensor-memory A operand) packs two elements per
 // column: 64x64 bf16 is 32 columns, which is also the smallest allocation.
 // CHECK-LABEL: func.func @bf16_ring_minimum
-// CHECK: warpspec.kernel chip("sm_100a") attributes {tmem_columns = 32 : i64} {
+// CHECK: warpspec.kernel chip(sm_100a) attributes {tmem_columns = 32 : i64} {
 // CHECK-NEXT: warpspec.channel "p" depth(2) {tmem_slots = array<i64: 0, 0, 16, 0>} : <[64x64xbf16], tmem>
 !p = !warpspec.channel<[64x64xbf16], tmem>
 func.func @bf16_ring_minimum(%i: i32) {
-  warpspec.kernel chip("sm_100a") {
+  warpspec.kernel chip(sm_100a) {
     %p = warpspec.channel "p" depth(2) : !p
     warpspec.partition "softmax" role(softmax) warps(4) regs(160) replicas(2) {
       %p_slot, %b = warpspec.acquire %p : !p
@@ -62,11 +62,11 @@ func.func @bf16_ring_minimum(%i: i32) {
 // Below 32 columns the allocation is still 32: one slot of 64x8 f32 is 8
 // columns.
 // CHECK-LABEL: func.func @narrow_minimum
-// CHECK: warpspec.kernel chip("sm_100a") attributes {tmem_columns = 32 : i64} {
+// CHECK: warpspec.kernel chip(sm_100a) attributes {tmem_columns = 32 : i64} {
 // CHECK-NEXT: warpspec.channel "n" depth(1) {tmem_slots = array<i64: 0, 0>} : <[64x8xf32], tmem>
 !n = !warpspec.channel<[64x8xf32], tmem>
 func.func @narrow_minimum(%i: i32) {
-  warpspec.kernel chip("sm_100a") {
+  warpspec.kernel chip(sm_100a) {
     %n = warpspec.channel "n" depth(1) : !n
     warpspec.partition "mma" role(mma) warps(4) regs(40) {
       %n_slot, %b = warpspec.acquire %n : !n
@@ -87,7 +87,7 @@ func.func @narrow_minimum(%i: i32) {
 // so P and O of one tile agree (tcgen05.mma with A in tensor memory needs
 // A and D at the same alignment).
 // CHECK-LABEL: func.func @forward_rings
-// CHECK: warpspec.kernel chip("sm_100a") attributes {tmem_columns = 256 : i64} {
+// CHECK: warpspec.kernel chip(sm_100a) attributes {tmem_columns = 256 : i64} {
 // CHECK-NEXT: warpspec.channel "s" depth(2) {tmem_slots = array<i64: 0, 0, 16, 0>} : <[64x64xf32], tmem>
 // CHECK-NEXT: warpspec.channel "e" depth(2) : <[64x64xbf16], smem>
 // CHECK-NEXT: warpspec.channel "p" depth(2) {tmem_slots = array<i64: 0, 64, 16, 64>} : <[64x64xbf16], tmem>
@@ -95,7 +95,7 @@ func.func @narrow_minimum(%i: i32) {
 !o = !warpspec.channel<[64x128xf32], tmem>
 !e = !warpspec.channel<[64x64xbf16], smem>
 func.func @forward_rings(%i: i32) {
-  warpspec.kernel chip("sm_100a") {
+  warpspec.kernel chip(sm_100a) {
     %s = warpspec.channel "s" depth(2) : !s
     %e = warpspec.channel "e" depth(2) : !e
     %p = warpspec.channel "p" depth(2) : !p
@@ -131,13 +131,13 @@ func.func @forward_rings(%i: i32) {
 // one; five 16-column slots take three ranges (48). 64 + 128 + 48 = 240
 // columns, 256 allocated.
 // CHECK-LABEL: func.func @odd_depths
-// CHECK: warpspec.kernel chip("sm_100a") attributes {tmem_columns = 256 : i64} {
+// CHECK: warpspec.kernel chip(sm_100a) attributes {tmem_columns = 256 : i64} {
 // CHECK-NEXT: warpspec.channel "one" depth(1) {tmem_slots = array<i64: 0, 0>} : <[64x64xf32], tmem>
 // CHECK-NEXT: warpspec.channel "three" depth(3) {tmem_slots = array<i64: 0, 64, 16, 64, 0, 128>} : <[64x64xf32], tmem>
 // CHECK-NEXT: warpspec.channel "five" depth(5) {tmem_slots = array<i64: 0, 192, 16, 192, 0, 208, 16, 208, 0, 224>} : <[64x16xf32], tmem>
 !n16 = !warpspec.channel<[64x16xf32], tmem>
 func.func @odd_depths(%i: i32) {
-  warpspec.kernel chip("sm_100a") {
+  warpspec.kernel chip(sm_100a) {
     %one = warpspec.channel "one" depth(1) : !s
     %three = warpspec.channel "three" depth(3) : !s
     %five = warpspec.channel "five" depth(5) : !n16
@@ -165,11 +165,11 @@ func.func @odd_depths(%i: i32) {
 // them side by side from the slot's column): 64 + 128 = 192 columns per
 // slot range, 256 allocated.
 // CHECK-LABEL: func.func @multi_buffer_slots
-// CHECK: warpspec.kernel chip("sm_100a") attributes {tmem_columns = 256 : i64} {
+// CHECK: warpspec.kernel chip(sm_100a) attributes {tmem_columns = 256 : i64} {
 // CHECK-NEXT: warpspec.channel "so" depth(2) {tmem_slots = array<i64: 0, 0, 16, 0>} : <[64x64xf32, 64x128xf32], tmem>
 !so = !warpspec.channel<[64x64xf32, 64x128xf32], tmem>
 func.func @multi_buffer_slots(%i: i32) {
-  warpspec.kernel chip("sm_100a") {
+  warpspec.kernel chip(sm_100a) {
     %so = warpspec.channel "so" depth(2) : !so
     warpspec.partition "mma" role(mma) warps(4) regs(40) {
       %so_slot, %a, %b = warpspec.acquire %so : !so
@@ -187,7 +187,7 @@ func.func @multi_buffer_slots(%i: i32) {
 // 64x64 i8 is 16, and 64x3 bf16 (48 bits a row) needs 2 whole columns, not
 // 1. One slot each: 32 + 2 + 16 = 50 columns, 64 allocated.
 // CHECK-LABEL: func.func @narrow_elements
-// CHECK: warpspec.kernel chip("sm_100a") attributes {tmem_columns = 64 : i64} {
+// CHECK: warpspec.kernel chip(sm_100a) attributes {tmem_columns = 64 : i64} {
 // CHECK-NEXT: warpspec.channel "f16" depth(1) {tmem_slots = array<i64: 0, 0>} : <[64x64xf16], tmem>
 // CHECK-NEXT: warpspec.channel "odd" depth(1) {tmem_slots = array<i64: 0, 32>} : <[64x3xbf16], tmem>
 // CHECK-NEXT: warpspec.channel "i8" depth(1) {tmem_slots = array<i64: 0, 34>} : <[64x64xi8], tmem>
@@ -195,7 +195,7 @@ func.func @multi_buffer_slots(%i: i32) {
 !odd = !warpspec.channel<[64x3xbf16], tmem>
 !b = !warpspec.channel<[64x64xi8], tmem>
 func.func @narrow_elements(%i: i32) {
-  warpspec.kernel chip("sm_100a") {
+  warpspec.kernel chip(sm_100a) {
     %h = warpspec.channel "f16" depth(1) : !h
     %odd = warpspec.channel "odd" depth(1) : !odd
     %b = warpspec.channel "i8" depth(1) : !b
@@ -222,13 +222,13 @@ func.func @narrow_elements(%i: i32) {
 // Exactly the whole tensor memory: S and dP (64 each) and three 128-column
 // gradients, two slots per ring: 512 columns, allocated as they are.
 // CHECK-LABEL: func.func @whole_tensor_memory
-// CHECK: warpspec.kernel chip("sm_100a") attributes {tmem_columns = 512 : i64} {
+// CHECK: warpspec.kernel chip(sm_100a) attributes {tmem_columns = 512 : i64} {
 // CHECK-NEXT: warpspec.channel "a" depth(2) {tmem_slots = array<i64: 0, 0, 16, 0>} : <[64x64xf32, 64x64xf32], tmem>
 // CHECK-NEXT: warpspec.channel "b" depth(2) {tmem_slots = array<i64: 0, 128, 16, 128>} : <[64x128xf32, 64x128xf32, 64x128xf32], tmem>
 !ab = !warpspec.channel<[64x64xf32, 64x64xf32], tmem>
 !grads = !warpspec.channel<[64x128xf32, 64x128xf32, 64x128xf32], tmem>
 func.func @whole_tensor_memory(%i: i32) {
-  warpspec.kernel chip("sm_100a") {
+  warpspec.kernel chip(sm_100a) {
     %a = warpspec.channel "a" depth(2) : !ab
     %g = warpspec.channel "b" depth(2) : !grads
     warpspec.partition "mma" role(mma) warps(4) regs(40) {
@@ -251,17 +251,17 @@ func.func @whole_tensor_memory(%i: i32) {
 // tensor-memory channels (on either chip) is left alone, its attributes
 // kept.
 // CHECK-LABEL: func.func @two_kernels
-// CHECK: warpspec.kernel chip("sm_100a") attributes {tmem_columns = 32 : i64} {
+// CHECK: warpspec.kernel chip(sm_100a) attributes {tmem_columns = 32 : i64} {
 // CHECK-NEXT: warpspec.channel "p" depth(2) {tmem_slots = array<i64: 0, 0, 16, 0>}
-// CHECK: warpspec.kernel chip("sm_100a") attributes {tmem_columns = 64 : i64} {
+// CHECK: warpspec.kernel chip(sm_100a) attributes {tmem_columns = 64 : i64} {
 // CHECK-NEXT: warpspec.channel "s" depth(1) {tmem_slots = array<i64: 0, 0>}
 // CHECK-LABEL: func.func @no_tmem_channels
-// CHECK: warpspec.kernel chip("sm_100a") attributes {smem_bytes = 2048 : i64} {
+// CHECK: warpspec.kernel chip(sm_100a) attributes {smem_bytes = 2048 : i64} {
 // CHECK-NEXT: warpspec.channel "e" depth(2) : <[64x64xbf16], smem>
-// CHECK: warpspec.kernel chip("sm_90a") attributes {info = {kind = "none"}} {
+// CHECK: warpspec.kernel chip(sm_90a) attributes {info = {kind = "none"}} {
 module @two_kernels_module {
   func.func @two_kernels(%i: i32) {
-    warpspec.kernel chip("sm_100a") {
+    warpspec.kernel chip(sm_100a) {
       %p = warpspec.channel "p" depth(2) : !p
       warpspec.partition "softmax" role(softmax) warps(4) regs(160) {
         %p_slot, %b = warpspec.acquire %p : !p
@@ -272,7 +272,7 @@ module @two_kernels_module {
         warpspec.release %p_slot1 after_mma
       }
     }
-    warpspec.kernel chip("sm_100a") {
+    warpspec.kernel chip(sm_100a) {
       %s = warpspec.channel "s" depth(1) : !s
       warpspec.partition "mma" role(mma) warps(4) regs(40) {
         %s_slot, %b = warpspec.acquire %s : !s
@@ -286,7 +286,7 @@ module @two_kernels_module {
     return
   }
   func.func @no_tmem_channels(%i: i32) {
-    warpspec.kernel chip("sm_100a") attributes {smem_bytes = 2048 : i64} {
+    warpspec.kernel chip(sm_100a) attributes {smem_bytes = 2048 : i64} {
       %e = warpspec.channel "e" depth(2) : !e
       warpspec.partition "load" role(load) warps(4) regs(40) {
         %e_slot, %b = warpspec.acquire %e : !e
@@ -297,7 +297,7 @@ module @two_kernels_module {
         warpspec.release %e_slot1 after_mma
       }
     }
-    warpspec.kernel chip("sm_90a") attributes {info = {kind = "none"}} {
+    warpspec.kernel chip(sm_90a) attributes {info = {kind = "none"}} {
       warpspec.partition "a" role(compute) warps(4) regs(64) {
       }
     }
@@ -309,10 +309,10 @@ module @two_kernels_module {
 // leave the blockattn ops alone).
 //
 // Forward, head_dim 128: S 64 + P 32 + O 128 = 224 columns -> 256, the
-// budget of shared/reference/blackwell-tcgen05-encodings.md §1.5 with S, P
-// and O double-buffered at lane alignments 0 and 16 (no extra columns).
+// budget of docs/blackwell.md ("Tensor memory") with S, P and O
+// double-buffered at lane alignments 0 and 16 (no extra columns).
 // RECIPE-LABEL: func.func @recipe_forward_d128
-// RECIPE: warpspec.kernel chip("sm_100a") attributes {info = {{{.*}}}, tmem_columns = 256 : i64} {
+// RECIPE: warpspec.kernel chip(sm_100a) attributes {info = {{{.*}}}, tmem_columns = 256 : i64} {
 // RECIPE: warpspec.channel "qkv" depth(4) : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
 // RECIPE-NEXT: warpspec.channel "s" depth(2) {tmem_slots = array<i64: 0, 0, 16, 0>} : <[64x64xf32], tmem>
 // RECIPE-NEXT: warpspec.channel "p" depth(2) {tmem_slots = array<i64: 0, 64, 16, 64>} : <[64x64xbf16], tmem>
@@ -327,7 +327,7 @@ func.func @recipe_forward_d128(%q: !act, %k: !act, %v: !act, %o: !act,
 
 // Forward, head_dim 64: 64 + 32 + 64 = 160 columns -> 256.
 // RECIPE-LABEL: func.func @recipe_forward_d64
-// RECIPE: warpspec.kernel chip("sm_100a") attributes {info = {{{.*}}}, tmem_columns = 256 : i64} {
+// RECIPE: warpspec.kernel chip(sm_100a) attributes {info = {{{.*}}}, tmem_columns = 256 : i64} {
 // RECIPE: warpspec.channel "o" depth(2) {tmem_slots = array<i64: 0, 96, 16, 96>} : <[64x64xf32], tmem>
 !act64 = memref<?x4x64xf16>
 func.func @recipe_forward_d64(%q: !act64, %k: !act64, %v: !act64, %o: !act64,
@@ -341,7 +341,7 @@ func.func @recipe_forward_d64(%q: !act64, %k: !act64, %v: !act64, %o: !act64,
 // 512 columns of the tensor memory. P and dS go through shared memory (the
 // "pds" ring), which takes no columns.
 // RECIPE-LABEL: func.func @recipe_backward_d128
-// RECIPE: warpspec.kernel chip("sm_100a") attributes {info = {{{.*}}}, tmem_columns = 512 : i64} {
+// RECIPE: warpspec.kernel chip(sm_100a) attributes {info = {{{.*}}}, tmem_columns = 512 : i64} {
 // RECIPE: warpspec.channel "qkvdo" depth(2) : <[64x128xbf16, 64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
 // RECIPE-NEXT: warpspec.channel "s" depth(2) {tmem_slots = array<i64: 0, 0, 16, 0>} : <[64x64xf32], tmem>
 // RECIPE-NEXT: warpspec.channel "dp" depth(2) {tmem_slots = array<i64: 0, 64, 16, 64>} : <[64x64xf32], tmem>
@@ -361,7 +361,7 @@ func.func @recipe_backward_d128(%q: !act, %k: !act, %v: !act, %do: !act,
 
 // Backward, head_dim 64: 64 + 64 + 3 x 64 = 320 columns -> 512.
 // RECIPE-LABEL: func.func @recipe_backward_d64
-// RECIPE: warpspec.kernel chip("sm_100a") attributes {info = {{{.*}}}, tmem_columns = 512 : i64} {
+// RECIPE: warpspec.kernel chip(sm_100a) attributes {info = {{{.*}}}, tmem_columns = 512 : i64} {
 // RECIPE: warpspec.channel "dq" depth(2) {tmem_slots = array<i64: 0, 256, 16, 256>} : <[64x64xf32], tmem>
 func.func @recipe_backward_d64(%q: !act64, %k: !act64, %v: !act64, %do: !act64,
                                %dq: !act64, %dk: !act64, %dv: !act64,

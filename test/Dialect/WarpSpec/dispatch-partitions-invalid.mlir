@@ -9,7 +9,7 @@
 // kernel can have.
 
 func.func @partly_placed() {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     // expected-error @+1 {{'warpspec.partition' op is placed on warps, but other partitions of its kernel are not; warpspec-dispatch-partitions places all of a kernel's partitions at once}}
     warpspec.partition "a" role(compute) warps(4) regs(128) first_warp(0) barrier_base(1) {
       %r, %t = warpspec.partition_index

@@ -54,7 +54,7 @@
 // NVVM: llvm.return
 func.func @placed(%q: !act {blockattn.name = "q"},
                   %cu: !cu {blockattn.name = "cu_seqlens"}) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %tokens = memref.dim %q, %c0 : !act

@@ -82,10 +82,11 @@ func.func @negative_rows_two_dims(%r: !warpspec.rows<64x2xf32>) {
 
 // -----
 
-// Only sm_90a and sm_100a are targets.
+// Only sm_90a and sm_100a are targets: the chip is a #warpspec<chip ...>
+// enum attribute, so any other is a parse error.
 func.func @negative_kernel_unsupported_chip() {
-  // expected-error @+1 {{'warpspec.kernel' op unsupported chip 'sm_80'; supported chips: sm_90a, sm_100a}}
-  warpspec.kernel chip("sm_80") {
+  // expected-error @+1 {{unknown chip 'sm_80'; supported chips: sm_90a, sm_100a}}
+  warpspec.kernel chip(sm_80) {
     warpspec.partition "a" role(compute) warps(4) regs(64) {
     }
   }
@@ -94,9 +95,43 @@ func.func @negative_kernel_unsupported_chip() {
 
 // -----
 
+// The chip's name may be quoted, but it is still one of the enum's.
+func.func @negative_kernel_unsupported_quoted_chip() {
+  // expected-error @+1 {{unknown chip 'sm_100'; supported chips: sm_90a, sm_100a}}
+  warpspec.kernel chip("sm_100") {
+    warpspec.partition "a" role(compute) warps(4) regs(64) {
+    }
+  }
+  return
+}
+
+// -----
+
+// In the generic form the chip must be a #warpspec<chip ...>, not a string.
+func.func @negative_kernel_string_chip() {
+  // expected-error @+1 {{invalid properties {chip = "sm_90a"} for op warpspec.kernel: Invalid attribute `chip` in property conversion: "sm_90a"}}
+  "warpspec.kernel"() <{chip = "sm_90a"}> ({
+    warpspec.partition "a" role(compute) warps(4) regs(64) {
+    }
+  }) : () -> ()
+  return
+}
+
+// -----
+
+func.func @negative_kernel_unknown_chip_attr() {
+  // expected-error @+2 {{unknown chip 'sm_120a'; supported chips: sm_90a, sm_100a}}
+  // expected-error @+1 {{failed to parse WarpSpec_ChipAttr parameter 'value'}}
+  "warpspec.kernel"() <{chip = #warpspec<chip sm_120a>}> ({
+  }) : () -> ()
+  return
+}
+
+// -----
+
 // The kernel body may hold side-effect-free values, not an allocation.
 func.func @negative_kernel_op_with_effects() {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     // expected-error @+1 {{'memref.alloc' op is not allowed directly in a warpspec.kernel: only channels, partitions and side-effect-free values are}}
     %m = memref.alloc() : memref<4xf32>
     warpspec.partition "a" role(compute) warps(4) regs(64) {
@@ -110,7 +145,7 @@ func.func @negative_kernel_op_with_effects() {
 // Protocol and tile ops belong in partitions, not directly in the kernel.
 !c = !warpspec.channel<[64x64xbf16], smem>
 func.func @negative_kernel_close_outside_partition(%i: i32) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %c = warpspec.channel "c" depth(2) : !c
     // expected-error @+1 {{'warpspec.close' op is not allowed directly in a warpspec.kernel}}
     warpspec.close %c : !c
@@ -125,7 +160,7 @@ func.func @negative_kernel_close_outside_partition(%i: i32) {
 // A kernel runs at least one partition.
 func.func @negative_kernel_no_partitions() {
   // expected-error @+1 {{'warpspec.kernel' op has no partitions}}
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %c0 = arith.constant 0 : index
   }
   return
@@ -136,7 +171,7 @@ func.func @negative_kernel_no_partitions() {
 // 4 + 4 x 8 replicas = 36 warps = 1152 threads, more than a CTA can have.
 func.func @negative_kernel_too_many_threads() {
   // expected-error @+1 {{'warpspec.kernel' op uses 1152 threads, more than the 1024 a CTA can have}}
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     warpspec.partition "load" role(load) warps(4) regs(24) {
     }
     warpspec.partition "compute" role(compute) warps(4) regs(24) replicas(8) {
@@ -152,7 +187,7 @@ func.func @negative_kernel_too_many_threads() {
 // per SM); the message gives every partition's budget x threads.
 func.func @negative_kernel_too_many_registers() {
   // expected-error @+1 {{'warpspec.kernel' op register budgets need 70656 registers ("load": 40 x 128, "compute": 256 x 256), more than the 64512 the CTA gets (384 threads x 168 at launch, 1 CTA(s) per SM)}}
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     warpspec.partition "load" role(load) warps(4) regs(40) {
     }
     warpspec.partition "compute" role(compute) warps(4) regs(256) replicas(2) {
@@ -167,7 +202,7 @@ func.func @negative_kernel_too_many_registers() {
 // 32768, less than 40 + 232 per thread of the two warpgroups.
 func.func @negative_two_ctas_register_pool() {
   // expected-error @+1 {{'warpspec.kernel' op register budgets need 34816 registers ("a": 40 x 128, "b": 232 x 128), more than the 32768 the CTA gets (256 threads x 128 at launch, 2 CTA(s) per SM)}}
-  warpspec.kernel chip("sm_90a") attributes {ctas_per_sm = 2 : i64} {
+  warpspec.kernel chip(sm_90a) attributes {ctas_per_sm = 2 : i64} {
     warpspec.partition "a" role(load) warps(4) regs(40) {
     }
     warpspec.partition "b" role(compute) warps(4) regs(232) {
@@ -181,7 +216,7 @@ func.func @negative_two_ctas_register_pool() {
 // Two CTAs per SM: smem_bytes above 115712 (228 KiB / 2 - 1 KiB).
 func.func @negative_two_ctas_too_much_smem() {
   // expected-error @+1 {{'warpspec.kernel' op uses 115713 bytes of shared memory, more than the 115712 a CTA can have (2 per SM)}}
-  warpspec.kernel chip("sm_90a") attributes {ctas_per_sm = 2 : i64, smem_bytes = 115713 : i64} {
+  warpspec.kernel chip(sm_90a) attributes {ctas_per_sm = 2 : i64, smem_bytes = 115713 : i64} {
     warpspec.partition "a" role(compute) warps(4) regs(64) {
     }
   }
@@ -193,7 +228,7 @@ func.func @negative_two_ctas_too_much_smem() {
 // smem_bytes above 227 KiB (232448 bytes).
 func.func @negative_kernel_too_much_smem() {
   // expected-error @+1 {{'warpspec.kernel' op uses 232449 bytes of shared memory, more than the 232448 a CTA can have (1 per SM)}}
-  warpspec.kernel chip("sm_90a") attributes {smem_bytes = 232449 : i64} {
+  warpspec.kernel chip(sm_90a) attributes {smem_bytes = 232449 : i64} {
     warpspec.partition "a" role(compute) warps(4) regs(64) {
     }
   }
@@ -205,7 +240,7 @@ func.func @negative_kernel_too_much_smem() {
 // At most four CTAs share an SM.
 func.func @negative_kernel_ctas_per_sm_too_many() {
   // expected-error @+1 {{'warpspec.kernel' op ctas_per_sm must be in [1, 4], got 5}}
-  warpspec.kernel chip("sm_90a") attributes {ctas_per_sm = 5 : i64} {
+  warpspec.kernel chip(sm_90a) attributes {ctas_per_sm = 5 : i64} {
     warpspec.partition "a" role(compute) warps(4) regs(64) {
     }
   }
@@ -217,7 +252,7 @@ func.func @negative_kernel_ctas_per_sm_too_many() {
 // A chunked launch gives every CTA at least one tile.
 func.func @negative_kernel_tiles_per_cta_zero() {
   // expected-error @+1 {{'warpspec.kernel' op tiles_per_cta must be in [1, 2147483647], got 0}}
-  warpspec.kernel chip("sm_90a") attributes {tiles_per_cta = 0 : i64} {
+  warpspec.kernel chip(sm_90a) attributes {tiles_per_cta = 0 : i64} {
     warpspec.partition "a" role(compute) warps(4) regs(64) {
     }
   }
@@ -231,7 +266,7 @@ func.func @negative_kernel_tiles_per_cta_zero() {
 !qkv = !warpspec.channel<[64x64xf16, 64x64xf16, 64x64xf16], smem>
 func.func @negative_kernel_tiles_per_cta_strided(%cu: memref<5xi32>) {
   // expected-error @+1 {{'warpspec.kernel' op tiles_per_cta (a chunked launch) needs contiguous tile loops}}
-  warpspec.kernel chip("sm_90a") attributes {tiles_per_cta = 4 : i64} {
+  warpspec.kernel chip(sm_90a) attributes {tiles_per_cta = 4 : i64} {
     %tokens = arith.constant 1024 : index
     %heads = arith.constant 8 : index
     %qkv = warpspec.channel "qkv" depth(2) : !qkv
@@ -257,7 +292,7 @@ func.func @negative_kernel_tiles_per_cta_strided(%cu: memref<5xi32>) {
 // Hopper has no tensor memory, so no tmem_columns.
 func.func @negative_kernel_tmem_columns_on_hopper() {
   // expected-error @+1 {{'warpspec.kernel' op has tmem_columns, but sm_90a has no tensor memory}}
-  warpspec.kernel chip("sm_90a") attributes {tmem_columns = 128 : i64} {
+  warpspec.kernel chip(sm_90a) attributes {tmem_columns = 128 : i64} {
     warpspec.partition "a" role(compute) warps(4) regs(64) {
     }
   }
@@ -269,7 +304,7 @@ func.func @negative_kernel_tmem_columns_on_hopper() {
 // TMEM is allocated in powers of two of columns: 48 is not one.
 func.func @negative_kernel_tmem_columns_not_power_of_two() {
   // expected-error @+1 {{'warpspec.kernel' op tmem_columns must be a power of two in [32, 512], got 48}}
-  warpspec.kernel chip("sm_100a") attributes {tmem_columns = 48 : i64} {
+  warpspec.kernel chip(sm_100a) attributes {tmem_columns = 48 : i64} {
     warpspec.partition "a" role(mma) warps(4) regs(64) {
     }
   }
@@ -281,7 +316,7 @@ func.func @negative_kernel_tmem_columns_not_power_of_two() {
 // 1024 is a power of two, but above the 512 columns an SM has.
 func.func @negative_kernel_tmem_columns_too_many() {
   // expected-error @+1 {{'warpspec.kernel' op tmem_columns must be a power of two in [32, 512], got 1024}}
-  warpspec.kernel chip("sm_100a") attributes {tmem_columns = 1024 : i64} {
+  warpspec.kernel chip(sm_100a) attributes {tmem_columns = 1024 : i64} {
     warpspec.partition "a" role(mma) warps(4) regs(64) {
     }
   }
@@ -298,7 +333,7 @@ func.func @negative_kernel_tmem_columns_too_many() {
 !a = !warpspec.buffer<64x64xbf16, smem>
 !d = !warpspec.buffer<64x64xf32, tmem>
 func.func @negative_mma_async_on_hopper(%a: !a, %b: !a, %d: !d) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     warpspec.partition "mma" role(mma) warps(4) regs(40) {
       // expected-error @+1 {{'warpspec.mma_async' op is not available on sm_90a (no tensor memory)}}
       warpspec.mma_async %a, %b into %d {transpose_b} : !a, !a, !d
@@ -312,7 +347,7 @@ func.func @negative_mma_async_on_hopper(%a: !a, %b: !a, %d: !d) {
 // Nor tcgen05.ld ...
 !d = !warpspec.buffer<64x64xf32, tmem>
 func.func @negative_tmem_load_on_hopper(%d: !d) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     warpspec.partition "compute" role(compute) warps(4) regs(232) {
       // expected-error @+1 {{'warpspec.tmem_load' op is not available on sm_90a (no tensor memory)}}
       %s = warpspec.tmem_load %d : !d -> !warpspec.acc<64x64xf32>
@@ -326,7 +361,7 @@ func.func @negative_tmem_load_on_hopper(%d: !d) {
 // ... nor tcgen05.st.
 !p = !warpspec.buffer<64x64xbf16, tmem>
 func.func @negative_tmem_store_on_hopper(%v: !warpspec.acc<64x64xbf16>, %p: !p) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     warpspec.partition "compute" role(compute) warps(4) regs(232) {
       // expected-error @+1 {{'warpspec.tmem_store' op is not available on sm_90a (no tensor memory)}}
       warpspec.tmem_store %v, %p : !warpspec.acc<64x64xbf16>, !p
@@ -341,7 +376,7 @@ func.func @negative_tmem_store_on_hopper(%v: !warpspec.acc<64x64xbf16>, %p: !p) 
 // the accumulator lives in tensor memory.
 !a = !warpspec.buffer<64x64xbf16, smem>
 func.func @negative_mma_on_blackwell(%a: !a, %b: !a) {
-  warpspec.kernel chip("sm_100a") {
+  warpspec.kernel chip(sm_100a) {
     warpspec.partition "compute" role(softmax) warps(4) regs(232) {
       // expected-error @+1 {{'warpspec.mma' op is not available on sm_100a (use warpspec.mma_async into tensor memory)}}
       %s = warpspec.mma %a, %b {transpose_b} : !a, !a -> !warpspec.acc<64x64xf32>
@@ -355,7 +390,7 @@ func.func @negative_mma_on_blackwell(%a: !a, %b: !a) {
 // release after_mma is a tcgen05.commit: Blackwell only.
 !c = !warpspec.channel<[64x64xbf16], smem>
 func.func @negative_release_after_mma_on_hopper(%i: i32) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %c = warpspec.channel "c" depth(2) : !c
     warpspec.partition "load" role(load) warps(4) regs(40) {
       %c_slot, %b = warpspec.acquire %c : !c
@@ -379,7 +414,7 @@ func.func @negative_release_after_mma_on_hopper(%i: i32) {
 !a = !warpspec.buffer<64x64xbf16, smem>
 !d = !warpspec.buffer<64x64xf32, tmem>
 func.func @negative_mma_async_outside_mma_role(%a: !a, %d: !d) {
-  warpspec.kernel chip("sm_100a") {
+  warpspec.kernel chip(sm_100a) {
     warpspec.partition "softmax" role(softmax) warps(4) regs(160) {
       // expected-error @+1 {{'warpspec.mma_async' op must be in a role(mma) partition (one thread issues the MMAs and commits them), not in "softmax"}}
       warpspec.mma_async %a, %a into %d {transpose_b} : !a, !a, !d
@@ -395,7 +430,7 @@ func.func @negative_mma_async_outside_mma_role(%a: !a, %d: !d) {
 !a = !warpspec.buffer<64x64xbf16, smem>
 !d = !warpspec.buffer<64x64xf32, tmem>
 func.func @negative_mma_async_in_load_role(%a: !a, %d: !d) {
-  warpspec.kernel chip("sm_100a") {
+  warpspec.kernel chip(sm_100a) {
     warpspec.partition "load" role(load) warps(4) regs(40) {
       // expected-error @+1 {{'warpspec.mma_async' op must be in a role(mma) partition (one thread issues the MMAs and commits them), not in "load"}}
       warpspec.mma_async %a, %a into %d {transpose_b} : !a, !a, !d
@@ -410,7 +445,7 @@ func.func @negative_mma_async_in_load_role(%a: !a, %d: !d) {
 // warpgroup, 128 threads would each arrive on the slot's empty barrier.
 !c = !warpspec.channel<[64x64xf32], tmem>
 func.func @negative_release_after_mma_outside_mma_role(%i: i32) {
-  warpspec.kernel chip("sm_100a") {
+  warpspec.kernel chip(sm_100a) {
     %c = warpspec.channel "c" depth(2) : !c
     warpspec.partition "mma" role(mma) warps(4) regs(40) {
       %c_slot, %b = warpspec.acquire %c : !c
@@ -430,7 +465,7 @@ func.func @negative_release_after_mma_outside_mma_role(%i: i32) {
 // 16 columns are below the 32 tcgen05.alloc allocates at least.
 func.func @negative_kernel_tmem_columns_too_few() {
   // expected-error @+1 {{'warpspec.kernel' op tmem_columns must be a power of two in [32, 512], got 16}}
-  warpspec.kernel chip("sm_100a") attributes {tmem_columns = 16 : i64} {
+  warpspec.kernel chip(sm_100a) attributes {tmem_columns = 16 : i64} {
     warpspec.partition "a" role(mma) warps(4) regs(64) {
     }
   }
@@ -447,7 +482,7 @@ func.func @negative_kernel_tmem_columns_too_few() {
 !c = !warpspec.channel<[64x64xbf16], smem>
 func.func @negative_channel_not_declared(%c: !c, %i: i32) {
   // expected-error @+1 {{'warpspec.kernel' op uses a channel not declared in it}}
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     warpspec.partition "load" role(load) warps(4) regs(40) {
       %c_slot, %b = warpspec.acquire %c : !c
       warpspec.commit %c_slot tile(%i, %i, %i)
@@ -467,7 +502,7 @@ func.func @negative_channel_not_declared(%c: !c, %i: i32) {
 // Nobody acquires, commits or closes the channel.
 !c = !warpspec.channel<[64x64xbf16], smem>
 func.func @negative_channel_no_producer() {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     // expected-error @+1 {{'warpspec.channel' op channel "c" has no producer partition}}
     %c = warpspec.channel "c" depth(2) : !c
     warpspec.partition "compute" role(compute) warps(4) regs(232) {
@@ -484,7 +519,7 @@ func.func @negative_channel_no_producer() {
 // Two partitions produce into one channel (the second only closes it).
 !c = !warpspec.channel<[64x64xbf16], smem>
 func.func @negative_channel_two_producers(%i: i32) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     // expected-error @+1 {{'warpspec.channel' op channel "c" is produced by two partitions, "load" and "load2"; a channel has one producer}}
     %c = warpspec.channel "c" depth(2) : !c
     warpspec.partition "load" role(load) warps(4) regs(40) {
@@ -512,7 +547,7 @@ func.func @negative_channel_two_producers(%i: i32) {
 // others are done.
 !c = !warpspec.channel<[64x64xbf16], smem>
 func.func @negative_channel_replicated_producer_closes(%i: i32) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     // expected-error @+1 {{'warpspec.channel' op channel "c" is closed by partition "load" with replicas(2); only a single producer can end its consumers' loops}}
     %c = warpspec.channel "c" depth(2) : !c
     warpspec.partition "load" role(load) warps(4) regs(40) replicas(2) {
@@ -536,7 +571,7 @@ func.func @negative_channel_replicated_producer_closes(%i: i32) {
 // would wait on the slot's empty barrier with its own count of laps.
 !p = !warpspec.channel<[64x64xbf16], tmem>
 func.func @negative_channel_depth_not_multiple_of_producer_replicas(%i: i32) {
-  warpspec.kernel chip("sm_100a") {
+  warpspec.kernel chip(sm_100a) {
     // expected-error @+1 {{'warpspec.channel' op channel "p" has depth 3, which is not a multiple of the 2 replicas of its producer "softmax": each slot must belong to one replica so that its barrier phases are waited for in order}}
     %p = warpspec.channel "p" depth(3) : !p
     warpspec.partition "softmax" role(softmax) warps(4) regs(160) replicas(2) {
@@ -557,7 +592,7 @@ func.func @negative_channel_depth_not_multiple_of_producer_replicas(%i: i32) {
 // replica n % 2 and would be consumed by replica n % 4.
 !c = !warpspec.channel<[64x64xbf16], smem>
 func.func @negative_channel_replica_counts_differ(%i: i32) {
-  warpspec.kernel chip("sm_100a") {
+  warpspec.kernel chip(sm_100a) {
     // expected-error @+1 {{'warpspec.channel' op channel "c" is produced by 2 replicas of "producer" and consumed by 4 replicas of "consumer"; replicated ends must have the same count}}
     %c = warpspec.channel "c" depth(4) : !c
     warpspec.partition "producer" role(softmax) warps(4) regs(40) replicas(2) {
@@ -579,7 +614,7 @@ func.func @negative_channel_replica_counts_differ(%i: i32) {
 // the end-of-stream records.
 !c = !warpspec.channel<[64x64xbf16], smem>
 func.func @negative_channel_closed_without_consume(%i: i32) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     // expected-error @+1 {{'warpspec.channel' op channel "c" is closed, but no warpspec.consume loop reads it}}
     %c = warpspec.channel "c" depth(2) : !c
     warpspec.partition "load" role(load) warps(4) regs(40) {
@@ -600,7 +635,7 @@ func.func @negative_channel_closed_without_consume(%i: i32) {
 // Slots are produced but nobody consumes them.
 !c = !warpspec.channel<[64x64xbf16], smem>
 func.func @negative_channel_no_consumer(%i: i32) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     // expected-error @+1 {{'warpspec.channel' op channel "c" has no consumer partition}}
     %c = warpspec.channel "c" depth(2) : !c
     warpspec.partition "load" role(load) warps(4) regs(40) {
@@ -617,7 +652,7 @@ func.func @negative_channel_no_consumer(%i: i32) {
 // One partition both produces into and consumes from the channel.
 !c = !warpspec.channel<[64x64xbf16], smem>
 func.func @negative_channel_same_partition(%i: i32) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     // expected-error @+1 {{'warpspec.channel' op channel "c" is produced and consumed by partition "loop"}}
     %c = warpspec.channel "c" depth(2) : !c
     warpspec.partition "loop" role(compute) warps(4) regs(40) {
@@ -637,7 +672,7 @@ func.func @negative_channel_same_partition(%i: i32) {
 // The producer never closes the channel: the consumer loop would never end.
 !c = !warpspec.channel<[64x64xbf16], smem>
 func.func @negative_channel_never_closed(%i: i32) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     // expected-error @+1 {{'warpspec.channel' op channel "c" is never closed by its producer "load", so its consumers would never stop}}
     %c = warpspec.channel "c" depth(2) : !c
     warpspec.partition "load" role(load) warps(4) regs(40) {
@@ -660,7 +695,7 @@ func.func @negative_channel_never_closed(%i: i32) {
 // would wait on the same barrier's parity a phase apart.
 !c = !warpspec.channel<[64x64xbf16], smem>
 func.func @negative_channel_depth_not_multiple_of_replicas(%i: i32) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     // expected-error @+1 {{'warpspec.channel' op channel "c" has depth 3, which is not a multiple of the 2 replicas of its consumer "compute": each slot must belong to one replica so that its barrier phases are waited for in order}}
     %c = warpspec.channel "c" depth(3) : !c
     warpspec.partition "load" role(load) warps(4) regs(40) {
@@ -682,7 +717,7 @@ func.func @negative_channel_depth_not_multiple_of_replicas(%i: i32) {
 // Fewer slots than replicas is not a multiple either: 2 slots, 3 replicas.
 !c = !warpspec.channel<[64x64xbf16], smem>
 func.func @negative_channel_depth_below_replicas(%i: i32) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     // expected-error @+1 {{'warpspec.channel' op channel "c" has depth 2, which is not a multiple of the 3 replicas of its consumer "compute"}}
     %c = warpspec.channel "c" depth(2) : !c
     warpspec.partition "load" role(load) warps(4) regs(40) {
@@ -706,7 +741,7 @@ func.func @negative_channel_depth_below_replicas(%i: i32) {
 // in step (the depth, 2, is a multiple of both).
 !c = !warpspec.channel<[64x64xbf16], smem>
 func.func @negative_channel_consumer_replicas_differ(%i: i32) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     // expected-error @+1 {{'warpspec.channel' op channel "c" is consumed by partitions with different replica counts ("compute" and "epilogue"); they must take slots in step}}
     %c = warpspec.channel "c" depth(2) : !c
     warpspec.partition "load" role(load) warps(4) regs(40) {
@@ -719,7 +754,7 @@ func.func @negative_channel_consumer_replicas_differ(%i: i32) {
         warpspec.release %c_slot1
       }
     }
-    warpspec.partition "epilogue" role(epilogue) warps(4) regs(80) {
+    warpspec.partition "epilogue" role(compute) warps(4) regs(80) {
       warpspec.consume %c (%c_slot2, %row, %rows, %head, %b) : !c {
         warpspec.release %c_slot2
       }
@@ -733,7 +768,7 @@ func.func @negative_channel_consumer_replicas_differ(%i: i32) {
 // A tensor-memory channel on Hopper, which has no tensor memory.
 !t = !warpspec.channel<[64x64xf32], tmem>
 func.func @negative_channel_tmem_on_hopper(%i: i32) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     // expected-error @+1 {{'warpspec.channel' op lives in tensor memory, which sm_90a does not have}}
     %c = warpspec.channel "s" depth(2) : !t
     warpspec.partition "load" role(load) warps(4) regs(40) {
@@ -755,7 +790,7 @@ func.func @negative_channel_tmem_on_hopper(%i: i32) {
 // A ring has at least one slot.
 !c = !warpspec.channel<[64x64xbf16], smem>
 func.func @negative_channel_depth_zero() {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     // expected-error @+1 {{'warpspec.channel' op attribute 'depth' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
     %c = warpspec.channel "c" depth(0) : !c
     warpspec.partition "a" role(compute) warps(4) regs(64) {
@@ -788,7 +823,7 @@ func.func @negative_channel_outside_kernel() {
 // A second acquire before the first slot is committed.
 !c = !warpspec.channel<[64x64xbf16], smem>
 func.func @negative_acquire_twice(%i: i32) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %c = warpspec.channel "c" depth(2) : !c
     warpspec.partition "load" role(load) warps(4) regs(40) {
       %s0, %b0 = warpspec.acquire %c : !c
@@ -812,7 +847,7 @@ func.func @negative_acquire_twice(%i: i32) {
 // A slot is published once.
 !c = !warpspec.channel<[64x64xbf16], smem>
 func.func @negative_commit_twice(%i: i32) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %c = warpspec.channel "c" depth(2) : !c
     warpspec.partition "load" role(load) warps(4) regs(40) {
       %s, %b = warpspec.acquire %c : !c
@@ -836,7 +871,7 @@ func.func @negative_commit_twice(%i: i32) {
 // slot value to name.
 !c = !warpspec.channel<[64x64xbf16], smem>
 func.func @negative_commit_without_acquire(%i: i32) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %c = warpspec.channel "c" depth(2) : !c
     warpspec.partition "load" role(load) warps(4) regs(40) {
       // expected-error @+1 {{use of undeclared SSA value name}}
@@ -885,7 +920,7 @@ func.func @negative_commit_consumer_slot(%c: !c, %i: i32) {
 // Closing the channel while a slot is acquired but not yet committed.
 !c = !warpspec.channel<[64x64xbf16], smem>
 func.func @negative_close_with_pending_acquire(%i: i32) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %c = warpspec.channel "c" depth(2) : !c
     warpspec.partition "load" role(load) warps(4) regs(40) {
       %s, %b = warpspec.acquire %c : !c
@@ -908,7 +943,7 @@ func.func @negative_close_with_pending_acquire(%i: i32) {
 // loop could not name it: the slot is not defined there).
 !c = !warpspec.channel<[64x64xbf16], smem>
 func.func @negative_acquire_never_committed(%cu: memref<?xi32>, %n: index) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %c = warpspec.channel "c" depth(2) : !c
     warpspec.partition "load" role(load) warps(4) regs(40) {
       warpspec.tile_loop (%row, %rows, %head) in %cu : memref<?xi32>
@@ -933,7 +968,7 @@ func.func @negative_acquire_never_committed(%cu: memref<?xi32>, %n: index) {
 // tile: dominance allows it, the ring does not (one commit per acquire).
 !c = !warpspec.channel<[64x64xbf16], smem>
 func.func @negative_commit_in_other_block(%cu: memref<?xi32>, %n: index) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %c = warpspec.channel "c" depth(2) : !c
     warpspec.partition "load" role(load) warps(4) regs(40) {
       %s, %b = warpspec.acquire %c : !c
@@ -973,7 +1008,7 @@ func.func @negative_acquire_result_types(%c: !c, %i: i32) {
 
 // Two warps are half a warpgroup: setmaxnreg works per warpgroup.
 func.func @negative_partition_half_warpgroup() {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     // expected-error @+1 {{'warpspec.partition' op partition "a" has 2 warps; partitions are made of whole warpgroups (multiples of 4 warps) so that setmaxnreg can set their registers}}
     warpspec.partition "a" role(compute) warps(2) regs(64) {
     }
@@ -985,7 +1020,7 @@ func.func @negative_partition_half_warpgroup() {
 
 // Zero warps is not a warpgroup either.
 func.func @negative_partition_no_warps() {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     // expected-error @+1 {{'warpspec.partition' op partition "a" has 0 warps}}
     warpspec.partition "a" role(compute) warps(0) regs(64) {
     }
@@ -997,7 +1032,7 @@ func.func @negative_partition_no_warps() {
 
 // setmaxnreg takes multiples of 8: 36 is not one.
 func.func @negative_partition_regs_not_multiple_of_8() {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     // expected-error @+1 {{'warpspec.partition' op partition "a" asks for 36 registers per thread; setmaxnreg takes a multiple of 8 in [24, 256]}}
     warpspec.partition "a" role(compute) warps(4) regs(36) {
     }
@@ -1009,7 +1044,7 @@ func.func @negative_partition_regs_not_multiple_of_8() {
 
 // 16 registers is below setmaxnreg's minimum of 24.
 func.func @negative_partition_regs_too_few() {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     // expected-error @+1 {{'warpspec.partition' op partition "a" asks for 16 registers per thread; setmaxnreg takes a multiple of 8 in [24, 256]}}
     warpspec.partition "a" role(compute) warps(4) regs(16) {
     }
@@ -1021,7 +1056,7 @@ func.func @negative_partition_regs_too_few() {
 
 // 264 registers is above setmaxnreg's maximum of 256.
 func.func @negative_partition_regs_too_many() {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     // expected-error @+1 {{'warpspec.partition' op partition "a" asks for 264 registers per thread; setmaxnreg takes a multiple of 8 in [24, 256]}}
     warpspec.partition "a" role(compute) warps(4) regs(264) {
     }
@@ -1033,7 +1068,7 @@ func.func @negative_partition_regs_too_many() {
 
 // A partition runs at least once.
 func.func @negative_partition_zero_replicas() {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     // expected-error @+1 {{'warpspec.partition' op replicas must be in [1, 8] (32 warps a CTA at most, 4 per replica), got 0}}
     warpspec.partition "a" role(compute) warps(4) regs(64) replicas(0) {
     }
@@ -1045,9 +1080,22 @@ func.func @negative_partition_zero_replicas() {
 
 // "producer" is not a role.
 func.func @negative_partition_unknown_role() {
-  warpspec.kernel chip("sm_90a") {
-    // expected-error @+1 {{unknown partition role 'producer'; expected load, compute, mma, softmax or epilogue}}
+  warpspec.kernel chip(sm_90a) {
+    // expected-error @+1 {{unknown partition role 'producer'; expected load, compute, mma, softmax or rotary}}
     warpspec.partition "a" role(producer) warps(4) regs(64) {
+    }
+  }
+  return
+}
+
+// -----
+
+// Nor is "epilogue": the sm_100a epilogue warpgroups are softmax partitions
+// (they read the accumulators from tensor memory and store the tiles).
+func.func @negative_partition_epilogue_role() {
+  warpspec.kernel chip(sm_100a) {
+    // expected-error @+1 {{unknown partition role 'epilogue'; expected load, compute, mma, softmax or rotary}}
+    warpspec.partition "a" role(epilogue) warps(4) regs(64) {
     }
   }
   return
@@ -1234,7 +1282,7 @@ func.func @negative_release_nested(%c: !c, %cu: memref<?xi32>, %n: index) {
 // A second get before the first slot is released.
 !c = !warpspec.channel<[64x64xf32], tmem>
 func.func @negative_get_twice(%i: i32) {
-  warpspec.kernel chip("sm_100a") {
+  warpspec.kernel chip(sm_100a) {
     %c = warpspec.channel "c" depth(2) : !c
     warpspec.partition "mma" role(mma) warps(4) regs(40) {
       %s, %b = warpspec.acquire %c : !c
@@ -1258,7 +1306,7 @@ func.func @negative_get_twice(%i: i32) {
 !c = !warpspec.channel<[64x64xf32], tmem>
 func.func @negative_get_released_in_other_block(%cu: memref<?xi32>, %n: index,
                                                 %i: i32) {
-  warpspec.kernel chip("sm_100a") {
+  warpspec.kernel chip(sm_100a) {
     %c = warpspec.channel "c" depth(2) : !c
     warpspec.partition "mma" role(mma) warps(4) regs(40) {
       %s, %b = warpspec.acquire %c : !c
@@ -1281,7 +1329,7 @@ func.func @negative_get_released_in_other_block(%cu: memref<?xi32>, %n: index,
 // A get whose slot is never given back.
 !c = !warpspec.channel<[64x64xf32], tmem>
 func.func @negative_get_never_released(%i: i32) {
-  warpspec.kernel chip("sm_100a") {
+  warpspec.kernel chip(sm_100a) {
     %c = warpspec.channel "c" depth(2) : !c
     warpspec.partition "mma" role(mma) warps(4) regs(40) {
       %s, %b = warpspec.acquire %c : !c
@@ -1313,7 +1361,7 @@ func.func @negative_get_released_twice(%c: !c) {
 // slot of the ring while the consume's is held.
 !c = !warpspec.channel<[64x64xbf16], smem>
 func.func @negative_get_inside_consume_of_same_channel(%i: i32) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %c = warpspec.channel "c" depth(2) : !c
     warpspec.partition "load" role(load) warps(4) regs(40) {
       %s, %b = warpspec.acquire %c : !c
@@ -1367,7 +1415,7 @@ func.func @negative_tile_position_of_acquired_slot(%c: !c, %i: i32) {
 !one = !warpspec.channel<[64x64xbf16], smem>
 func.func @negative_tile_position_of_another_partition(
     %cu: memref<?xi32>, %n: index) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %x = warpspec.channel "x" depth(1) : !one
     %y = warpspec.channel "y" depth(1) : !one
     warpspec.partition "load" role(load) warps(4) regs(40) {
@@ -1404,7 +1452,7 @@ func.func @negative_tile_position_of_another_partition(
 
 // Scratch buffers are in shared memory.
 func.func @negative_scratch_tmem() {
-  warpspec.kernel chip("sm_100a") {
+  warpspec.kernel chip(sm_100a) {
     warpspec.partition "a" role(compute) warps(4) regs(64) {
       // expected-error @+1 {{'warpspec.scratch' op scratch buffers live in shared memory}}
       %s = warpspec.scratch : !warpspec.buffer<64x64xf32, tmem>
@@ -1417,7 +1465,7 @@ func.func @negative_scratch_tmem() {
 
 // Scratch buffers are 2-D tiles.
 func.func @negative_scratch_1d() {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     warpspec.partition "a" role(compute) warps(4) regs(64) {
       // expected-error @+1 {{'warpspec.scratch' op scratch buffers are 2-D tiles}}
       %s = warpspec.scratch : !warpspec.buffer<4096xbf16, smem>
@@ -1430,7 +1478,7 @@ func.func @negative_scratch_1d() {
 
 // A scratch buffer belongs to one partition (one copy per replica).
 func.func @negative_scratch_outside_partition() {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     // expected-error @+1 {{'warpspec.scratch' op expects parent op 'warpspec.partition'}}
     %s = warpspec.scratch : !warpspec.buffer<64x64xbf16, smem>
     warpspec.partition "a" role(compute) warps(4) regs(64) {
@@ -2521,7 +2569,7 @@ func.func @negative_store_staging_argument(%v: !warpspec.acc<64x128xf32>,
 func.func @negative_store_staging_channel_slot(%v: !warpspec.acc<64x128xf32>,
                                                %o: memref<?x4x128xbf16>,
                                                %i: i32) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %c = warpspec.channel "c" depth(2) : !c
     warpspec.partition "load" role(load) warps(4) regs(40) {
       %c_slot, %b = warpspec.acquire %c : !c
@@ -2573,7 +2621,7 @@ func.func @negative_store_bulk_without_staging(%v: !warpspec.acc<64x128xf32>,
 // A 32-column tile is half a 128-byte TMA box.
 func.func @negative_store_bulk_partial_chunk(%v: !warpspec.acc<64x32xf32>,
                                              %o: memref<?x4x32xbf16>, %i: i32) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     warpspec.partition "store" role(compute) warps(4) regs(64) {
       %s = warpspec.scratch : !warpspec.buffer<64x32xbf16, smem>
       // expected-error @+1 {{'warpspec.store' op bulk stores copy whole 64-column chunks}}
@@ -2591,7 +2639,7 @@ func.func @negative_store_bulk_partial_chunk(%v: !warpspec.acc<64x32xf32>,
 // without copies there is nothing to prefetch.
 !qkv = !warpspec.channel<[64x64xf16, 64x64xf16, 64x64xf16], smem>
 func.func @negative_acquire_l2_prefetch_without_copies(%cu: memref<5xi32>) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %tokens = arith.constant 1024 : index
     %heads = arith.constant 8 : index
     %qkv = warpspec.channel "qkv" depth(2) : !qkv
@@ -2620,7 +2668,7 @@ func.func @negative_acquire_l2_prefetch_without_copies(%cu: memref<5xi32>) {
 !qkv = !warpspec.channel<[64x64xf16, 64x64xf16, 64x64xf16], smem>
 func.func @negative_acquire_l2_prefetch_late_coordinates(
     %q: memref<?x8x64xf16>, %cu: memref<5xi32>) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %tokens = arith.constant 1024 : index
     %heads = arith.constant 8 : index
     %qkv = warpspec.channel "qkv" depth(2) : !qkv
@@ -2652,7 +2700,7 @@ func.func @negative_acquire_l2_prefetch_late_coordinates(
 // that is a constant must name a slot of the ring.
 !one = !warpspec.channel<[64x64xbf16], smem>
 func.func @negative_lowered_slot_out_of_range() {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %x = warpspec.channel "x" depth(2) : !one
     warpspec.partition "p" role(compute) warps(4) regs(40) {
       %two = arith.constant 2 : i32
@@ -2670,7 +2718,7 @@ func.func @negative_lowered_slot_out_of_range() {
 // own positions and barrier roles).
 !one = !warpspec.channel<[64x64xbf16], smem>
 func.func @negative_lowered_outside_partition() {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %x = warpspec.channel "x" depth(2) : !one
     %zero = arith.constant 0 : i32
     // expected-error @+1 {{'warpspec.ring_slot' op must be inside a warpspec.partition}}
@@ -2685,7 +2733,7 @@ func.func @negative_lowered_outside_partition() {
 
 !one = !warpspec.channel<[64x64xbf16], smem>
 func.func @negative_replica_id_outside_partition() {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     // expected-error @+1 {{'warpspec.replica_id' op must be inside a warpspec.partition}}
     %r = warpspec.replica_id
     warpspec.partition "p" role(compute) warps(4) regs(40) {
@@ -2699,7 +2747,7 @@ func.func @negative_replica_id_outside_partition() {
 // TMA copies fill shared-memory slots only.
 !acc = !warpspec.channel<[64x64xf32], tmem>
 func.func @negative_expect_tx_tmem() {
-  warpspec.kernel chip("sm_100a") {
+  warpspec.kernel chip(sm_100a) {
     %s = warpspec.channel "s" depth(2) : !acc
     warpspec.partition "p" role(mma) warps(4) regs(40) {
       %zero = arith.constant 0 : i32
@@ -2715,7 +2763,7 @@ func.func @negative_expect_tx_tmem() {
 // The copies into one slot deliver at most its bytes (8192 here).
 !one = !warpspec.channel<[64x64xbf16], smem>
 func.func @negative_expect_tx_bytes() {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %x = warpspec.channel "x" depth(2) : !one
     warpspec.partition "p" role(load) warps(4) regs(40) {
       %zero = arith.constant 0 : i32
@@ -2732,7 +2780,7 @@ func.func @negative_expect_tx_bytes() {
 // the ring positions would otherwise have two owners.
 !one = !warpspec.channel<[64x64xbf16], smem>
 func.func @negative_lowered_and_protocol(%cu: memref<?xi32>) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %n = arith.constant 4 : index
     %x = warpspec.channel "x" depth(2) : !one
     warpspec.partition "load" role(load) warps(4) regs(40) {
@@ -2756,7 +2804,7 @@ func.func @negative_lowered_and_protocol(%cu: memref<?xi32>) {
 // after_mma arrives through tcgen05.commit, which sm_90a does not have.
 !one = !warpspec.channel<[64x64xbf16], smem>
 func.func @negative_arrive_empty_after_mma_sm90a() {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %x = warpspec.channel "x" depth(2) : !one
     warpspec.partition "p" role(compute) warps(4) regs(40) {
       %zero = arith.constant 0 : i32
@@ -2771,7 +2819,7 @@ func.func @negative_arrive_empty_after_mma_sm90a() {
 
 // A prefetch moves the tile of a TMA copy: the same rules.
 func.func @negative_tma_prefetch_element_type(%k: memref<?x4x64xf32>) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     warpspec.partition "p" role(load) warps(4) regs(40) {
       %zero = arith.constant 0 : i32
       // expected-error @+1 {{'warpspec.tma_prefetch' op only 16-bit elements are supported, got 'f32'}}
@@ -2786,7 +2834,7 @@ func.func @negative_tma_prefetch_element_type(%k: memref<?x4x64xf32>) {
 
 // A tile loop with iter_args yields their next values.
 func.func @negative_tile_loop_iter_args_no_yield(%cu: memref<?xi32>) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %n = arith.constant 4 : index
     warpspec.partition "p" role(compute) warps(4) regs(40) {
       %zero = arith.constant 0 : i32
@@ -2802,7 +2850,7 @@ func.func @negative_tile_loop_iter_args_no_yield(%cu: memref<?xi32>) {
 // -----
 
 func.func @negative_tile_loop_yield_types(%cu: memref<?xi32>) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %n = arith.constant 4 : index
     warpspec.partition "p" role(compute) warps(4) regs(40) {
       %zero = arith.constant 0 : i32
@@ -2819,7 +2867,7 @@ func.func @negative_tile_loop_yield_types(%cu: memref<?xi32>) {
 // -----
 
 func.func @negative_tile_loop_iter_args_count(%cu: memref<?xi32>) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %n = arith.constant 4 : index
     warpspec.partition "p" role(compute) warps(4) regs(40) {
       %zero = arith.constant 0 : i32
@@ -2840,7 +2888,7 @@ func.func @negative_tile_loop_iter_args_count(%cu: memref<?xi32>) {
 //===----------------------------------------------------------------------===//
 
 func.func @negative_partition_half_placed() {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     // expected-error @+1 {{'warpspec.partition' op has one of first_warp and barrier_base; a placed partition has both}}
     warpspec.partition "p" role(compute) warps(4) regs(128) first_warp(0) {
     }
@@ -2851,7 +2899,7 @@ func.func @negative_partition_half_placed() {
 // -----
 
 func.func @negative_partition_warps_out_of_cta() {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     // expected-error @+1 {{'warpspec.partition' op runs on warps [30, 34), outside the 32 warps a CTA can have}}
     warpspec.partition "p" role(compute) warps(4) regs(128) first_warp(30) barrier_base(1) {
     }
@@ -2862,7 +2910,7 @@ func.func @negative_partition_warps_out_of_cta() {
 // -----
 
 func.func @negative_partition_barrier_zero() {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     // expected-error @+1 {{'warpspec.partition' op gathers its replicas at named barriers [0, 2); a CTA has barriers 1 to 15 besides the CTA-wide barrier 0}}
     warpspec.partition "p" role(compute) warps(4) regs(128) replicas(2) first_warp(0) barrier_base(0) {
     }
@@ -2873,7 +2921,7 @@ func.func @negative_partition_barrier_zero() {
 // -----
 
 func.func @negative_partitions_share_warps() {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     warpspec.partition "a" role(compute) warps(4) regs(128) replicas(2) first_warp(0) barrier_base(1) {
     }
     // expected-error @+1 {{'warpspec.partition' op runs on warps that partition "a" runs on too}}
@@ -2886,7 +2934,7 @@ func.func @negative_partitions_share_warps() {
 // -----
 
 func.func @negative_partitions_share_barriers() {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     warpspec.partition "a" role(compute) warps(4) regs(128) replicas(2) first_warp(0) barrier_base(1) {
     }
     // expected-error @+1 {{'warpspec.partition' op gathers at named barriers that partition "a" uses too}}
@@ -2899,7 +2947,7 @@ func.func @negative_partitions_share_barriers() {
 // -----
 
 func.func @negative_set_max_registers_count() {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     warpspec.partition "p" role(compute) warps(4) regs(128) first_warp(0) barrier_base(1) {
       // expected-error @+1 {{'warpspec.set_max_registers' op sets 260 registers per thread; setmaxnreg takes a multiple of 8 in [24, 256]}}
       warpspec.set_max_registers increase 260
@@ -2912,7 +2960,7 @@ func.func @negative_set_max_registers_count() {
 
 // One 128-thread partition: the kernel is launched with 248 registers.
 func.func @negative_set_max_registers_direction() {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     warpspec.partition "p" role(compute) warps(4) regs(128) first_warp(0) barrier_base(1) {
       // expected-error @+1 {{'warpspec.set_max_registers' op would increase the registers to 128 per thread, but the kernel is launched with 248}}
       warpspec.set_max_registers increase 128
@@ -2924,7 +2972,7 @@ func.func @negative_set_max_registers_direction() {
 // -----
 
 func.func @negative_set_max_registers_parent() {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     // expected-error @+1 {{'warpspec.set_max_registers' op expects parent op 'warpspec.partition'}}
     warpspec.set_max_registers decrease 40
     warpspec.partition "p" role(compute) warps(4) regs(128) {
@@ -2936,7 +2984,7 @@ func.func @negative_set_max_registers_parent() {
 // -----
 
 func.func @negative_partition_index_unplaced() {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     warpspec.partition "p" role(compute) warps(4) regs(128) {
       // expected-error @+1 {{'warpspec.partition_index' op is in partition "p", which is not placed (no first_warp)}}
       %r, %t = warpspec.partition_index
@@ -2948,7 +2996,7 @@ func.func @negative_partition_index_unplaced() {
 // -----
 
 func.func @negative_partition_index_twice() {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     warpspec.partition "p" role(compute) warps(4) regs(128) first_warp(0) barrier_base(1) {
       // expected-error @+1 {{'warpspec.partition_index' op is one of several in partition "p"; it has one}}
       %r, %t = warpspec.partition_index
@@ -2961,7 +3009,7 @@ func.func @negative_partition_index_twice() {
 // -----
 
 func.func @negative_single_thread_operand() {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     warpspec.partition "p" role(load) warps(4) regs(128) first_warp(0) barrier_base(1) {
       %r, %t = warpspec.partition_index
       // expected-error @+1 {{'warpspec.single_thread' op takes a thread that is not the `thread` result of a warpspec.partition_index}}
@@ -2975,7 +3023,7 @@ func.func @negative_single_thread_operand() {
 // -----
 
 func.func @negative_wait_bulk_stores_parent() {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     warpspec.partition "p" role(compute) warps(4) regs(128) first_warp(0) barrier_base(1) {
       %r, %t = warpspec.partition_index
       // expected-error @+1 {{'warpspec.wait_bulk_stores' op expects parent op 'warpspec.single_thread'}}
@@ -2988,7 +3036,7 @@ func.func @negative_wait_bulk_stores_parent() {
 // -----
 
 func.func @negative_tmem_release_nothing() {
-  warpspec.kernel chip("sm_100a") attributes {tmem_columns = 32 : i64, tmem_base_offset = 0 : i64} {
+  warpspec.kernel chip(sm_100a) attributes {tmem_columns = 32 : i64, tmem_base_offset = 0 : i64} {
     warpspec.partition "p" role(compute) warps(4) regs(128) first_warp(0) barrier_base(1) {
       %r, %t = warpspec.partition_index
       // expected-error @+1 {{'warpspec.tmem_release' op neither arrives nor deallocates}}
@@ -3001,7 +3049,7 @@ func.func @negative_tmem_release_nothing() {
 // -----
 
 func.func @negative_tmem_release_gather_alone() {
-  warpspec.kernel chip("sm_100a") attributes {tmem_columns = 32 : i64, tmem_base_offset = 0 : i64} {
+  warpspec.kernel chip(sm_100a) attributes {tmem_columns = 32 : i64, tmem_base_offset = 0 : i64} {
     warpspec.partition "p" role(compute) warps(4) regs(128) first_warp(0) barrier_base(1) {
       %r, %t = warpspec.partition_index
       // expected-error @+1 {{'warpspec.tmem_release' op gathers the replica but does not arrive}}
@@ -3014,7 +3062,7 @@ func.func @negative_tmem_release_gather_alone() {
 // -----
 
 func.func @negative_tmem_release_no_allocation() {
-  warpspec.kernel chip("sm_100a") {
+  warpspec.kernel chip(sm_100a) {
     warpspec.partition "p" role(compute) warps(4) regs(128) first_warp(0) barrier_base(1) {
       %r, %t = warpspec.partition_index
       // expected-error @+1 {{'warpspec.tmem_release' op releases tensor memory in a kernel that has no placed allocation (run warpspec-allocate-tmem and warpspec-allocate-smem)}}
@@ -3027,7 +3075,7 @@ func.func @negative_tmem_release_no_allocation() {
 // -----
 
 func.func @negative_tmem_release_dealloc_not_warp0() {
-  warpspec.kernel chip("sm_100a") attributes {tmem_columns = 32 : i64, tmem_base_offset = 0 : i64} {
+  warpspec.kernel chip(sm_100a) attributes {tmem_columns = 32 : i64, tmem_base_offset = 0 : i64} {
     warpspec.partition "a" role(compute) warps(4) regs(128) first_warp(0) barrier_base(1) {
     }
     warpspec.partition "b" role(compute) warps(4) regs(128) first_warp(4) barrier_base(2) {
@@ -3042,7 +3090,7 @@ func.func @negative_tmem_release_dealloc_not_warp0() {
 // -----
 
 func.func @negative_tmem_release_thread() {
-  warpspec.kernel chip("sm_100a") attributes {tmem_columns = 32 : i64, tmem_base_offset = 0 : i64} {
+  warpspec.kernel chip(sm_100a) attributes {tmem_columns = 32 : i64, tmem_base_offset = 0 : i64} {
     warpspec.partition "p" role(compute) warps(4) regs(128) first_warp(0) barrier_base(1) {
       %r, %t = warpspec.partition_index
       // expected-error @+1 {{'warpspec.tmem_release' op takes a thread that is not the `thread` result of a warpspec.partition_index}}
@@ -3055,7 +3103,7 @@ func.func @negative_tmem_release_thread() {
 // -----
 
 func.func @negative_set_max_registers_action() {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     warpspec.partition "p" role(compute) warps(4) regs(128) first_warp(0) barrier_base(1) {
       // expected-error @+1 {{unknown register action 'raise'; expected increase or decrease}}
       warpspec.set_max_registers raise 128

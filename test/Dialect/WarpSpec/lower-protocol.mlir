@@ -101,7 +101,7 @@
 
 func.func @rings(%q: !act {blockattn.name = "q"},
                  %cu: !cu {blockattn.name = "cu_seqlens"}) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %tokens = memref.dim %q, %c0 : !act
@@ -153,7 +153,7 @@ func.func @rings(%q: !act {blockattn.name = "q"},
 
 func.func @after_mma(%q: !act {blockattn.name = "q"},
                      %cu: !cu {blockattn.name = "cu_seqlens"}) {
-  warpspec.kernel chip("sm_100a") {
+  warpspec.kernel chip(sm_100a) {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %tokens = memref.dim %q, %c0 : !act
@@ -199,7 +199,7 @@ func.func @after_mma(%q: !act {blockattn.name = "q"},
 
 func.func @carried(%q: !act {blockattn.name = "q"},
                    %cu: !cu {blockattn.name = "cu_seqlens"}) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %tokens = memref.dim %q, %c0 : !act

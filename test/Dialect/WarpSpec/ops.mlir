@@ -31,7 +31,7 @@
 // 196608 + 2 x 16384 + 64 + 64 + 1024 = 230528.
 // CHECK-LABEL: func.func @hopper_forward_bf16_d128
 // CHECK-SAME: {blockattn.name = "q"}
-// CHECK: warpspec.kernel chip("sm_90a") attributes {info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64, kind = "forward", rotary = "none", softmax_scale = 0.0883883461 : f32}, smem_bytes = 230528 : i64} {
+// CHECK: warpspec.kernel chip(sm_90a) attributes {info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64, kind = "forward", rotary = "none", softmax_scale = 0.0883883461 : f32}, smem_bytes = 230528 : i64} {
 // CHECK: %[[T:.*]] = memref.dim %[[Q:.*]], %{{.*}} : memref<?x4x128xbf16>
 // CHECK: %[[H:.*]] = memref.dim %[[Q]], %{{.*}} : memref<?x4x128xbf16>
 // CHECK: %[[SCALE:.*]] = arith.constant 0.0883883461 : f32
@@ -62,7 +62,7 @@ func.func @hopper_forward_bf16_d128(%q: !act {blockattn.name = "q"},
                                     %v: !act {blockattn.name = "v"},
                                     %o: !act {blockattn.name = "o"},
                                     %cu: !cu {blockattn.name = "cu_seqlens"}) {
-  warpspec.kernel chip("sm_90a") attributes {
+  warpspec.kernel chip(sm_90a) attributes {
       info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64,
               kind = "forward", rotary = "none",
               softmax_scale = 0.0883883461 : f32},
@@ -113,7 +113,7 @@ func.func @hopper_forward_bf16_d128(%q: !act {blockattn.name = "q"},
 // so the info dictionary has no softmax_scale.
 // CHECK-LABEL: func.func @hopper_forward_scratch_runtime_scale
 // CHECK-SAME: %[[SCALE:[a-z0-9_]+]]: f32 {blockattn.name = "softmax_scale"}
-// CHECK: warpspec.kernel chip("sm_90a") attributes {info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64, kind = "forward", rotary = "none"}, smem_bytes = 214144 : i64}
+// CHECK: warpspec.kernel chip(sm_90a) attributes {info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64, kind = "forward", rotary = "none"}, smem_bytes = 214144 : i64}
 // CHECK: warpspec.channel "qkv" depth(4) {barrier_offset = 212992 : i64, buffer_offset = 0 : i64, info_offset = 213056 : i64, slot_stride = 49152 : i64}
 // CHECK: warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
 // CHECK-NEXT: %[[PBUF:.*]] = warpspec.scratch {offset = 196608 : i64, replica_stride = 8192 : i64} : <64x64xbf16, smem>
@@ -128,7 +128,7 @@ func.func @hopper_forward_scratch_runtime_scale(
     %v: !act {blockattn.name = "v"}, %o: !act {blockattn.name = "o"},
     %cu: !cu {blockattn.name = "cu_seqlens"},
     %scale: f32 {blockattn.name = "softmax_scale"}) {
-  warpspec.kernel chip("sm_90a") attributes {
+  warpspec.kernel chip(sm_90a) attributes {
       info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64,
               kind = "forward", rotary = "none"},
       smem_bytes = 214144 : i64} {
@@ -178,7 +178,7 @@ func.func @hopper_forward_scratch_runtime_scale(
 // round-robin), O staged through an f16 scratch buffer; not yet allocated
 // (no offsets, no smem_bytes, no info).
 // CHECK-LABEL: func.func @hopper_forward_f16_d64_three_replicas
-// CHECK: warpspec.kernel chip("sm_90a") {
+// CHECK: warpspec.kernel chip(sm_90a) {
 // CHECK: %[[QKV:.*]] = warpspec.channel "qkv" depth(6) : <[64x64xf16, 64x64xf16, 64x64xf16], smem>
 // CHECK: warpspec.tile_loop ({{.*}}) in %{{.*}} : memref<5xi32> heads(%{{.*}}) tokens(%{{.*}}) block_size(64) {
 // CHECK: warpspec.tma_load %{{.*}} into %{{.*}} : memref<1024x8x64xf16>, <64x64xf16, smem>
@@ -192,7 +192,7 @@ func.func @hopper_forward_scratch_runtime_scale(
 func.func @hopper_forward_f16_d64_three_replicas(%q: !act64, %k: !act64,
                                                  %v: !act64, %o: !act64,
                                                  %cu: memref<5xi32>) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %tokens = arith.constant 1024 : index
     %heads = arith.constant 8 : index
     %scale = arith.constant 1.250000e-01 : f32
@@ -240,7 +240,7 @@ func.func @hopper_forward_f16_d64_three_replicas(%q: !act64, %k: !act64,
 // 131072 + 2 x (8192 + 8192 + 16384) + 32 + 32 + 1024 = 197696. Its acquire
 // carries l2_prefetch (the option's form; not this kernel's default).
 // CHECK-LABEL: func.func @hopper_backward_bf16_d128
-// CHECK: warpspec.kernel chip("sm_90a") attributes {info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64, kind = "backward", rotary = "none", softmax_scale = 0.0883883461 : f32}, smem_bytes = 197696 : i64} {
+// CHECK: warpspec.kernel chip(sm_90a) attributes {info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64, kind = "backward", rotary = "none", softmax_scale = 0.0883883461 : f32}, smem_bytes = 197696 : i64} {
 // CHECK: %[[SCALE:.*]] = arith.constant 0.0883883461 : f32
 // CHECK: %[[RING:.*]] = warpspec.channel "qkvdo" depth(2) {barrier_offset = 196608 : i64, buffer_offset = 0 : i64, info_offset = 196640 : i64, slot_stride = 65536 : i64} : <[64x128xbf16, 64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
 // CHECK: warpspec.partition "load" role(load) warps(4) regs(40) {
@@ -277,7 +277,7 @@ func.func @hopper_backward_bf16_d128(%q: !act {blockattn.name = "q"},
                                      %dk: !act {blockattn.name = "dk"},
                                      %dv: !act {blockattn.name = "dv"},
                                      %cu: !cu {blockattn.name = "cu_seqlens"}) {
-  warpspec.kernel chip("sm_90a") attributes {
+  warpspec.kernel chip(sm_90a) attributes {
       info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64,
               kind = "backward", rotary = "none",
               softmax_scale = 0.0883883461 : f32},
@@ -350,12 +350,13 @@ func.func @hopper_backward_bf16_d128(%q: !act {blockattn.name = "q"},
 // Blackwell structure: every role, a tensor-memory channel, tmem_columns
 //===----------------------------------------------------------------------===//
 
-// Every partition role on sm_100a: load feeds mma through shared memory, mma
-// hands accumulators to the softmax replicas through tensor memory, softmax
-// hands tiles to the epilogue; a channel with two consumer partitions; an
+// The sm_100a roles: load feeds mma through shared memory, mma hands
+// accumulators to the softmax replicas through tensor memory, softmax hands
+// tiles to an epilogue partition (role softmax, as the recipes' epilogue
+// warpgroups); a channel with two consumer partitions; an
 // acquire/commit nested in a consume; tmem_columns and every channel offset.
 // CHECK-LABEL: func.func @blackwell_all_roles
-// CHECK: warpspec.kernel chip("sm_100a") attributes {smem_bytes = 132256 : i64, tmem_columns = 256 : i64} {
+// CHECK: warpspec.kernel chip(sm_100a) attributes {smem_bytes = 132256 : i64, tmem_columns = 256 : i64} {
 // CHECK: %[[QKV:.*]] = warpspec.channel "qkv" depth(2) {barrier_offset = 131072 : i64, buffer_offset = 0 : i64, info_offset = 131152 : i64, slot_stride = 49152 : i64} : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
 // CHECK: %[[S:.*]] = warpspec.channel "mma_s" depth(2) {barrier_offset = 131104 : i64, info_offset = 131184 : i64} : <[128x64xf32, 128x128xf32], tmem>
 // CHECK: %[[E:.*]] = warpspec.channel "s_epi" depth(1) {barrier_offset = 131136 : i64, buffer_offset = 98304 : i64, info_offset = 131216 : i64, slot_stride = 32768 : i64} : <[64x128xf32], smem>
@@ -368,14 +369,14 @@ func.func @hopper_backward_bf16_d128(%q: !act {blockattn.name = "q"},
 // CHECK: warpspec.close %[[S]]
 // CHECK: warpspec.partition "softmax" role(softmax) warps(4) regs(144) replicas(2) {
 // CHECK-NEXT: warpspec.consume %[[S]] (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : !warpspec.channel<[128x64xf32, 128x128xf32], tmem> {
-// CHECK: warpspec.partition "epilogue" role(epilogue) warps(4) regs(80) {
+// CHECK: warpspec.partition "epilogue" role(softmax) warps(4) regs(80) {
 // CHECK-NEXT: warpspec.consume %[[E]]
 // CHECK: warpspec.consume %[[QKV]]
 !s = !warpspec.channel<[128x64xf32, 128x128xf32], tmem>
 !e = !warpspec.channel<[64x128xf32], smem>
 func.func @blackwell_all_roles(%q: !act, %k: !act, %v: !act, %cu: !cu,
                                %heads: index, %tokens: index) {
-  warpspec.kernel chip("sm_100a") attributes {smem_bytes = 132256 : i64,
+  warpspec.kernel chip(sm_100a) attributes {smem_bytes = 132256 : i64,
                                               tmem_columns = 256 : i64} {
     %qkv = warpspec.channel "qkv" depth(2)
         {barrier_offset = 131072 : i64, buffer_offset = 0 : i64,
@@ -409,7 +410,7 @@ func.func @blackwell_all_roles(%q: !act, %k: !act, %v: !act, %cu: !cu,
         warpspec.release %s_slot1
       }
     }
-    warpspec.partition "epilogue" role(epilogue) warps(4) regs(80) {
+    warpspec.partition "epilogue" role(softmax) warps(4) regs(80) {
       warpspec.consume %e (%e_slot, %row, %rows, %head, %eb) : !e {
         warpspec.release %e_slot
       }
@@ -443,7 +444,7 @@ func.func @blackwell_all_roles(%q: !act, %k: !act, %v: !act, %cu: !cu,
 // Every tensor-memory ring has its tmem_slots, the kernel tmem_columns and
 // tmem_base_offset.
 // CHECK-LABEL: func.func @blackwell_forward_bf16_d128
-// CHECK: warpspec.kernel chip("sm_100a") attributes {info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64, kind = "forward", rotary = "none", softmax_scale = 0.0883883461 : f32}, smem_bytes = 230736 : i64, tmem_base_offset = 229696 : i64, tmem_columns = 256 : i64} {
+// CHECK: warpspec.kernel chip(sm_100a) attributes {info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64, kind = "forward", rotary = "none", softmax_scale = 0.0883883461 : f32}, smem_bytes = 230736 : i64, tmem_base_offset = 229696 : i64, tmem_columns = 256 : i64} {
 // CHECK: %[[QKV:.*]] = warpspec.channel "qkv" depth(4) {barrier_offset = 229376 : i64, buffer_offset = 0 : i64, info_offset = 229536 : i64, slot_stride = 49152 : i64} : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
 // CHECK-NEXT: %[[S:.*]] = warpspec.channel "s" depth(2) {barrier_offset = 229440 : i64, info_offset = 229600 : i64, tmem_slots = array<i64: 0, 0, 16, 0>} : <[64x64xf32], tmem>
 // CHECK-NEXT: %[[P:.*]] = warpspec.channel "p" depth(2) {barrier_offset = 229472 : i64, info_offset = 229632 : i64, tmem_slots = array<i64: 0, 64, 16, 64>} : <[64x64xbf16], tmem>
@@ -486,7 +487,7 @@ func.func @blackwell_forward_bf16_d128(%q: !act {blockattn.name = "q"},
                                        %v: !act {blockattn.name = "v"},
                                        %o: !act {blockattn.name = "o"},
                                        %cu: !cu {blockattn.name = "cu_seqlens"}) {
-  warpspec.kernel chip("sm_100a") attributes {
+  warpspec.kernel chip(sm_100a) attributes {
       info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64,
               kind = "forward", rotary = "none",
               softmax_scale = 0.0883883461 : f32},
@@ -580,7 +581,7 @@ func.func @blackwell_forward_bf16_d128(%q: !act {blockattn.name = "q"},
 // CHECK: warpspec.tmem_load %{{.*}} : <64x256xf32, tmem> -> <64x256xf32>
 // CHECK: warpspec.tmem_store %{{.*}}, %{{.*}} : <64x16xf16>, <64x16xf16, tmem>
 // CHECK: warpspec.tmem_store %{{.*}}, %{{.*}} : <64x512xbf16>, <64x512xbf16, tmem>
-// CHECK: warpspec.kernel chip("sm_100a") {
+// CHECK: warpspec.kernel chip(sm_100a) {
 // CHECK: warpspec.partition "producer" role(softmax) warps(4) regs(80) replicas(2) {
 // CHECK: warpspec.partition "consumer" role(mma) warps(4) regs(80) replicas(2) {
 // CHECK-NEXT: %[[GS:.*]], %[[B:.*]] = warpspec.get %[[C:.*]] : <[64x64xf32], tmem>
@@ -627,7 +628,7 @@ func.func @blackwell_op_forms(%a16: !warpspec.buffer<64x64xf16, smem>,
       : !warpspec.acc<64x16xf16>, !warpspec.buffer<64x16xf16, tmem>
   warpspec.tmem_store %v512, %t512
       : !warpspec.acc<64x512xbf16>, !warpspec.buffer<64x512xbf16, tmem>
-  warpspec.kernel chip("sm_100a") {
+  warpspec.kernel chip(sm_100a) {
     %c = warpspec.channel "c" depth(2) : !ring64
     %e = warpspec.channel "e" depth(1) : !smem64
     warpspec.partition "producer" role(softmax) warps(4) regs(80) replicas(2) {
@@ -769,7 +770,7 @@ func.func @store_via_forms(%a: !warpspec.acc<64x128xf32>,
                            %l: !warpspec.rows<64xf32>, %i: i32,
                            %out: memref<?x4x128xbf16>,
                            %out64: memref<?x2x64xf16>) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     warpspec.partition "store" role(compute) warps(4) regs(64) {
       %b = warpspec.scratch : !warpspec.buffer<64x128xbf16, smem>
       %h = warpspec.scratch : !warpspec.buffer<64x64xf16, smem>
@@ -792,7 +793,7 @@ func.func @store_via_forms(%a: !warpspec.acc<64x128xf32>,
 // CHECK: warpspec.consume %{{.*}} (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : !warpspec.channel<[64x128xbf16], smem> attributes {note = "y"} {
 !one = !warpspec.channel<[64x128xbf16], smem>
 func.func @scratch_unallocated_tile_loop_attr(%cu: !cu, %n: index) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %c = warpspec.channel "one" depth(1) : !one
     warpspec.partition "load" role(load) warps(4) regs(40) {
       warpspec.tile_loop (%row, %rows, %head) in %cu : !cu

@@ -13,7 +13,7 @@
 func.func @tile_position_without_committed_position(
     %q: !act {blockattn.name = "q"}, %k: !act {blockattn.name = "k"},
     %o: !act {blockattn.name = "o"}, %cu: !cu {blockattn.name = "cu_seqlens"}) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %tokens = memref.dim %q, %c0 : !act

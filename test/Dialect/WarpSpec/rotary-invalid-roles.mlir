@@ -18,7 +18,7 @@ func.func @rotate_in_load_partition(%q: !act {blockattn.name = "q"},
                                     %k: !act {blockattn.name = "k"},
                                     %o: !act {blockattn.name = "o"},
                                     %cu: !cu {blockattn.name = "cu_seqlens"}) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %tokens = memref.dim %q, %c0 : !act
@@ -70,7 +70,7 @@ func.func @rotate_in_mma_partition(%q: !act {blockattn.name = "q"},
                                    %v: !act {blockattn.name = "v"},
                                    %o: !act {blockattn.name = "o"},
                                    %cu: !cu {blockattn.name = "cu_seqlens"}) {
-  warpspec.kernel chip("sm_100a") {
+  warpspec.kernel chip(sm_100a) {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %tokens = memref.dim %q, %c0 : !act

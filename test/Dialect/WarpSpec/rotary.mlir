@@ -27,7 +27,7 @@
 // q and k in place in its slot.
 // CHECK-LABEL: func.func @hopper_forward_tables
 // CHECK-SAME: %[[COS:[a-z0-9_]+]]: memref<?x64xf32> {blockattn.name = "cos"}, %[[SIN:[a-z0-9_]+]]: memref<?x64xf32> {blockattn.name = "sin"})
-// CHECK: warpspec.kernel chip("sm_90a") attributes {info = {{{.*}}rotary = "half_split"{{.*}}}} {
+// CHECK: warpspec.kernel chip(sm_90a) attributes {info = {{{.*}}rotary = "half_split"{{.*}}}} {
 // CHECK: %[[QKV:.*]] = warpspec.channel "qkv" depth(4) : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
 // CHECK: warpspec.partition "load" role(load) warps(4) regs(40) {
 // CHECK-NEXT: warpspec.tile_loop (%[[ROW:.*]], %[[ROWS:.*]], %[[HEAD:.*]], %[[POS:.*]]) in %{{.*}} : memref<?xi32> heads(%{{.*}}) tokens(%{{.*}}) block_size(64) {
@@ -44,7 +44,7 @@ func.func @hopper_forward_tables(%q: !act {blockattn.name = "q"},
                                  %cu: !cu {blockattn.name = "cu_seqlens"},
                                  %cos: !tab {blockattn.name = "cos"},
                                  %sin: !tab {blockattn.name = "sin"}) {
-  warpspec.kernel chip("sm_90a") attributes {
+  warpspec.kernel chip(sm_90a) attributes {
       info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64,
               kind = "forward", rotary = "half_split",
               softmax_scale = 0.0883883461 : f32}} {
@@ -122,7 +122,7 @@ func.func @hopper_backward_theta_positions(
     %dv: !act {blockattn.name = "dv"},
     %cu: !cu {blockattn.name = "cu_seqlens"},
     %positions: memref<?xi32> {blockattn.name = "positions"}) {
-  warpspec.kernel chip("sm_90a") attributes {
+  warpspec.kernel chip(sm_90a) attributes {
       info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64,
               kind = "backward", rotary = "half_split",
               softmax_scale = 0.0883883461 : f32}} {
@@ -214,7 +214,7 @@ func.func @hopper_backward_theta_positions(
 // inverse (the forward rotation of a register tile) is here for its syntax.
 // CHECK-LABEL: func.func @blackwell_forward_rotary_partition
 // CHECK-SAME: %[[COS:[a-z0-9_]+]]: memref<4096x64xf32> {blockattn.name = "cos"}, %[[SIN:[a-z0-9_]+]]: memref<4096x64xf32> {blockattn.name = "sin"})
-// CHECK: warpspec.kernel chip("sm_100a")
+// CHECK: warpspec.kernel chip(sm_100a)
 // CHECK: %[[QKV:.*]] = warpspec.channel "qkv" depth(2) : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
 // CHECK: %[[S:.*]] = warpspec.channel "s" depth(2) : <[64x64xf32], tmem>
 // CHECK: %[[ROT:.*]] = warpspec.channel "rotated" depth(2) : <[64x128xbf16, 64x128xbf16], smem>
@@ -247,7 +247,7 @@ func.func @blackwell_forward_rotary_partition(
     %cu: !cu {blockattn.name = "cu_seqlens"},
     %cos: !tab4k {blockattn.name = "cos"},
     %sin: !tab4k {blockattn.name = "sin"}) {
-  warpspec.kernel chip("sm_100a") attributes {
+  warpspec.kernel chip(sm_100a) attributes {
       info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64,
               kind = "forward", rotary = "interleaved",
               softmax_scale = 0.0883883461 : f32}} {
@@ -352,7 +352,7 @@ func.func @hopper_forward_f16_d64_theta(
     %q: !act64 {blockattn.name = "q"}, %k: !act64 {blockattn.name = "k"},
     %v: !act64 {blockattn.name = "v"}, %o: !act64 {blockattn.name = "o"},
     %cu: !cu {blockattn.name = "cu_seqlens"}) {
-  warpspec.kernel chip("sm_90a") {
+  warpspec.kernel chip(sm_90a) {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %tokens = memref.dim %q, %c0 : !act64

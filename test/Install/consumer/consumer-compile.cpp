@@ -30,7 +30,7 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
   blockattn::CompileOptions options;
-  options.pipeline.chip = blockattn::Chip::sm_90a;
+  options.pipeline.chip = warpspec::Chip::sm_90a;
   FailureOr<std::vector<blockattn::CompiledKernel>> kernels =
       blockattn::compileKernels(*module, options);
   if (failed(kernels))

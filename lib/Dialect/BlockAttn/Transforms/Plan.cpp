@@ -19,6 +19,7 @@
 
 using namespace mlir;
 using namespace mlir::blockattn;
+using mlir::warpspec::Chip;
 using mlir::warpspec::SlotState;
 using mlir::warpspec::TargetLimits;
 
@@ -217,9 +218,10 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
   return plan;
 }
 
-/// The sm_100a recipe: the load, MMA (and rotary) warpgroups and two
-/// softmax warpgroups; the load ring is the deepest that fits next to the
-/// softmax warpgroups' output staging buffers.
+/// The sm_100a recipe: the load, MMA (and rotary) warpgroups and the
+/// softmax warpgroups (two, or one for the rotary backward at head dim above
+/// 64: singleSoftmaxReplica); the load ring is the deepest that fits next to
+/// the output staging buffers.
 FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
                                  const TuningOptions &options, Failure fail) {
   if (options.oStore != OStore::tma && options.oStore != OStore::smem)

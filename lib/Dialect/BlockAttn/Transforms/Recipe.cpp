@@ -127,7 +127,7 @@ void commitTile(OpBuilder &b, Location loc, const KernelSpec &spec, Value slot,
 KernelValues beginKernel(OpBuilder &b, Location loc, Chip chip,
                          const KernelSpec &spec, const KernelPlan &plan) {
   auto kernel = KernelOp::create(
-      b, loc, b.getStringAttr(stringifyChip(chip)),
+      b, loc, ChipAttr::get(b.getContext(), chip),
       /*smem_bytes=*/nullptr,
       /*tmem_columns=*/nullptr,
       /*tmem_base_offset=*/nullptr, buildInfo(b, spec),

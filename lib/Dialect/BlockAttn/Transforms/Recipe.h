@@ -83,7 +83,7 @@ struct KernelValues {
 /// Creates the `warpspec.kernel` for `chip` (with the plan's launch
 /// attributes) and the values every recipe shares; leaves the builder in the
 /// kernel's body, so callers hold an InsertionGuard.
-KernelValues beginKernel(OpBuilder &b, Location loc, Chip chip,
+KernelValues beginKernel(OpBuilder &b, Location loc, warpspec::Chip chip,
                          const KernelSpec &spec, const KernelPlan &plan);
 
 /// The TMA producer partition shared by every recipe: walk the tiles, copy

@@ -166,7 +166,7 @@ void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
                            const KernelPlan &plan) {
   MLIRContext *ctx = b.getContext();
   OpBuilder::InsertionGuard guard(b);
-  KernelValues values = beginKernel(b, loc, blockattn::Chip::sm_100a, spec, plan);
+  KernelValues values = beginKernel(b, loc, Chip::sm_100a, spec, plan);
 
   int64_t bs = spec.blockSize;
   Type f32 = b.getF32Type();
@@ -257,7 +257,7 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
                             const KernelPlan &plan) {
   MLIRContext *ctx = b.getContext();
   OpBuilder::InsertionGuard guard(b);
-  KernelValues values = beginKernel(b, loc, blockattn::Chip::sm_100a, spec, plan);
+  KernelValues values = beginKernel(b, loc, Chip::sm_100a, spec, plan);
 
   int64_t bs = spec.blockSize, d = spec.headDim;
   Type f32 = b.getF32Type();

@@ -45,7 +45,7 @@ void buildHopperKernel(
     function_ref<void(OpBuilder &, ConsumerContext &)> body) {
   MLIRContext *ctx = b.getContext();
   OpBuilder::InsertionGuard guard(b);
-  KernelValues values = beginKernel(b, loc, blockattn::Chip::sm_90a, spec, plan);
+  KernelValues values = beginKernel(b, loc, Chip::sm_90a, spec, plan);
   BufferType tile = tileBuffer(spec, spec.headDim);
   SmallVector<Type> tiles(spec.loads.size(), tile);
   auto channelType = ChannelType::get(ctx, tiles, MemorySpace::smem);

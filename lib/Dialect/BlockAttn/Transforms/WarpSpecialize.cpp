@@ -29,6 +29,7 @@ namespace mlir::blockattn {
 
 using namespace mlir;
 using namespace mlir::blockattn;
+using mlir::warpspec::Chip;
 
 namespace {
 

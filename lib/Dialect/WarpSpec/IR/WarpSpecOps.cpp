@@ -33,9 +33,43 @@ bool TargetLimits::isValidPtxIdentifier(StringRef name) {
   return name.size() > 1 || llvm::isAlpha(name.front());
 }
 
+/// The spellings of the cases of an enum of WarpSpecAttrs.td (numbered from
+/// 0 to `maxValue`) for a diagnostic: "a, b, c" or, with `last` = " or ",
+/// "a, b or c".
+template <typename EnumT>
+static std::string spellCases(uint32_t maxValue, StringRef last = ", ") {
+  std::string list;
+  for (uint32_t value = 0; value <= maxValue; ++value) {
+    if (value > 0)
+      list += value == maxValue ? last : StringRef(", ");
+    list += stringifyEnum(static_cast<EnumT>(value));
+  }
+  return list;
+}
+
 //===----------------------------------------------------------------------===//
 // KernelOp
 //===----------------------------------------------------------------------===//
+
+/// The chip prints as a bare keyword, `chip(sm_90a)` (a quoted name parses
+/// too); an unknown chip is one error that names the supported ones.
+static ParseResult parseChip(OpAsmParser &parser, ChipAttr &chip) {
+  std::string name;
+  SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseKeywordOrString(&name))
+    return failure();
+  std::optional<Chip> parsed = symbolizeChip(name);
+  if (!parsed)
+    return parser.emitError(loc)
+           << "unknown chip '" << name << "'; supported chips: "
+           << spellCases<Chip>(getMaxEnumValForChip());
+  chip = ChipAttr::get(parser.getContext(), *parsed);
+  return success();
+}
+
+static void printChip(OpAsmPrinter &printer, Operation *, ChipAttr chip) {
+  printer << stringifyChip(chip.getValue());
+}
 
 SmallVector<PartitionOp, 4> KernelOp::getPartitions() {
   return llvm::to_vector<4>(getBody().front().getOps<PartitionOp>());
@@ -50,6 +84,12 @@ int64_t KernelOp::getNumThreads() {
   for (PartitionOp partition : getPartitions())
     threads += partition.getNumThreads();
   return threads;
+}
+
+bool KernelOp::usesTensorMemory() {
+  return llvm::any_of(getPartitions(), [](PartitionOp partition) {
+    return partition.usesTensorMemory();
+  });
 }
 
 namespace {
@@ -162,7 +202,7 @@ LogicalResult verifyBudgets(KernelOp kernel) {
   if (std::optional<int64_t> columns = kernel.getTmemColumns()) {
     if (!kernel.isBlackwell())
       return kernel.emitOpError()
-             << "has tmem_columns, but " << kernel.getChip()
+             << "has tmem_columns, but " << stringifyChip(kernel.getChip())
              << " has no tensor memory";
     if (*columns < 32 || *columns > TargetLimits::tmemColumns ||
         !llvm::isPowerOf2_64(*columns))
@@ -186,8 +226,9 @@ LogicalResult verifyChannelUsers(KernelOp kernel) {
     users[channel.getChannel()];
     if (channel.getChannelType().getMemorySpace() == MemorySpace::tmem &&
         !kernel.isBlackwell())
-      return channel.emitOpError() << "lives in tensor memory, which "
-                                   << kernel.getChip() << " does not have";
+      return channel.emitOpError()
+             << "lives in tensor memory, which "
+             << stringifyChip(kernel.getChip()) << " does not have";
   }
   for (PartitionOp partition : kernel.getPartitions()) {
     WalkResult result = partition.walk([&](Operation *op) {
@@ -344,9 +385,6 @@ static LogicalResult verifyKernelName(KernelOp kernel) {
 }
 
 LogicalResult KernelOp::verifyRegions() {
-  if (!TargetLimits::isSupportedChip(getChip()))
-    return emitOpError() << "unsupported chip '" << getChip()
-                         << "'; supported chips: sm_90a, sm_100a";
   if (failed(verifyKernelName(*this)))
     return failure();
   for (Operation &op : getBody().front()) {
@@ -384,10 +422,10 @@ LogicalResult KernelOp::verifyRegions() {
   }
   // Ops appear only on the targets that have them.
   WalkResult targetCheck = walk([&](Operation *op) {
-    bool blackwellOnly = isa<MmaAsyncOp, TmemLoadOp, TmemStoreOp>(op);
+    bool blackwellOnly = isTensorMemoryOp(op);
     bool hopperOnly = isa<MmaOp>(op);
     if ((blackwellOnly && !isBlackwell()) || (hopperOnly && isBlackwell())) {
-      op->emitOpError() << "is not available on " << getChip()
+      op->emitOpError() << "is not available on " << stringifyChip(getChip())
                         << (hopperOnly ? " (use warpspec.mma_async into "
                                          "tensor memory)"
                                        : " (no tensor memory)");
@@ -401,8 +439,8 @@ LogicalResult KernelOp::verifyRegions() {
     bool afterMma =
         (release && release.getAfterMma()) || (arrive && arrive.getAfterMma());
     if (afterMma && !isBlackwell()) {
-      op->emitOpError() << "with after_mma is not available on " << getChip()
-                        << " (no tcgen05.commit)";
+      op->emitOpError() << "with after_mma is not available on "
+                        << stringifyChip(getChip()) << " (no tcgen05.commit)";
       return WalkResult::interrupt();
     }
     auto partition = op->getParentOfType<PartitionOp>();
@@ -418,8 +456,7 @@ LogicalResult KernelOp::verifyRegions() {
     // The rotary ops split a tile over every thread of the replica (and
     // meet at its barrier); a load or MMA partition runs its body on one.
     if (isa<RotateOp, RotateTileOp, RotaryAnglesOp>(op) && partition &&
-        (partition.getRole() == Role::load ||
-         partition.getRole() == Role::mma)) {
+        partition.isSingleThreaded()) {
       op->emitOpError() << "needs every thread of its partition, but only "
                            "one thread of the role("
                         << stringifyRole(partition.getRole())
@@ -533,9 +570,9 @@ static ParseResult parseRole(OpAsmParser &parser, RoleAttr &role) {
     return failure();
   std::optional<Role> parsed = symbolizeRole(keyword);
   if (!parsed)
-    return parser.emitError(loc) << "unknown partition role '" << keyword
-                                 << "'; expected load, compute, mma, softmax "
-                                    "or epilogue";
+    return parser.emitError(loc)
+           << "unknown partition role '" << keyword << "'; expected "
+           << spellCases<Role>(getMaxEnumValForRole(), " or ");
   role = RoleAttr::get(parser.getContext(), *parsed);
   return success();
 }
@@ -554,8 +591,10 @@ static ParseResult parseRegisterAction(OpAsmParser &parser,
     return failure();
   std::optional<RegisterAction> parsed = symbolizeRegisterAction(keyword);
   if (!parsed)
-    return parser.emitError(loc) << "unknown register action '" << keyword
-                                 << "'; expected increase or decrease";
+    return parser.emitError(loc)
+           << "unknown register action '" << keyword << "'; expected "
+           << spellCases<RegisterAction>(getMaxEnumValForRegisterAction(),
+                                         " or ");
   action = RegisterActionAttr::get(parser.getContext(), *parsed);
   return success();
 }
@@ -563,6 +602,14 @@ static ParseResult parseRegisterAction(OpAsmParser &parser,
 static void printRegisterAction(OpAsmPrinter &printer, Operation *,
                                 RegisterActionAttr action) {
   printer << stringifyRegisterAction(action.getValue());
+}
+
+bool PartitionOp::usesTensorMemory() {
+  return walk([](Operation *op) {
+           return isTensorMemoryOp(op) ? WalkResult::interrupt()
+                                       : WalkResult::advance();
+         })
+      .wasInterrupted();
 }
 
 LogicalResult PartitionOp::verify() {

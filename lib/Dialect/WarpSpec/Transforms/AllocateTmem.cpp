@@ -41,8 +41,9 @@ LogicalResult allocateKernel(KernelOp kernel) {
   if (channels.empty())
     return success();
   if (!kernel.isBlackwell())
-    return kernel.emitOpError() << "has tensor-memory channels, but "
-                                << kernel.getChip() << " has no tensor memory";
+    return kernel.emitOpError()
+           << "has tensor-memory channels, but "
+           << stringifyChip(kernel.getChip()) << " has no tensor memory";
 
   int64_t column = 0;
   SmallVector<std::string> lines;

@@ -29,18 +29,6 @@ using namespace mlir::warpspec;
 
 namespace {
 
-/// Whether the partition issues or reads tensor-memory ops, and so must
-/// arrive on the teardown barrier before the allocation is freed.
-bool usesTensorMemory(PartitionOp partition) {
-  return partition
-      .walk([](Operation *op) {
-        return isa<MmaAsyncOp, TmemLoadOp, TmemStoreOp>(op)
-                   ? WalkResult::interrupt()
-                   : WalkResult::advance();
-      })
-      .wasInterrupted();
-}
-
 bool makesBulkStores(PartitionOp partition) {
   return partition
       .walk([](StoreOp store) {
@@ -93,7 +81,9 @@ void dispatch(PartitionOp partition, int64_t launchRegisters,
     return;
   // Warp 0 of the kernel allocated the tensor memory; it frees it once every
   // partition that uses it is done.
-  bool arrive = usesTensorMemory(partition);
+  // A partition that issues or reads tensor-memory ops arrives on the
+  // teardown barrier before the allocation is freed.
+  bool arrive = partition.usesTensorMemory();
   bool dealloc = *partition.getFirstWarp() == 0;
   if (arrive || dealloc)
     TmemReleaseOp::create(b, loc, thread, arrive, arrive && !singleThread,
@@ -125,7 +115,7 @@ LogicalResult dispatch(KernelOp kernel) {
   // A kernel without its tensor-memory plan gets no teardown here; the
   // conversion reports the missing plan.
   bool tensorMemory = kernel.getTmemColumns() && kernel.getTmemBaseOffset() &&
-                      llvm::any_of(partitions, usesTensorMemory);
+                      kernel.usesTensorMemory();
   Builder b(kernel.getContext());
   int64_t firstWarp = 0, barrierBase = 1;
   for (PartitionOp partition : partitions) {

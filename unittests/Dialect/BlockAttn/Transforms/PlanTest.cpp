@@ -14,6 +14,7 @@
 
 using namespace mlir;
 using namespace mlir::blockattn;
+using mlir::warpspec::Chip;
 
 namespace {
 

@@ -20,8 +20,11 @@
 
 namespace mlir::blockattn {
 
-/// Compile-time limits of the compiler. The verifiers of both dialects and
-/// the Python API check against these, so they live in one place.
+/// Compile-time limits of the compiler, which the blockattn ops verify.
+/// The Python API checks its arguments before it compiles, against its one
+/// copy of these lists (HEAD_DIMS and BLOCK_SIZES in
+/// python/blockattn/_kernels.py); python/tests/test_kernel_key.py checks
+/// that copy against block-attn-compile.
 struct Support {
   static constexpr int64_t blockSizes[] = {64};
   static constexpr int64_t headDims[] = {64, 128};

@@ -7,6 +7,7 @@
 #include "mlir/Pass/Pass.h"
 
 #include "blockattn/Dialect/BlockAttn/Transforms/PlanEnums.h"
+#include "blockattn/Dialect/WarpSpec/IR/WarpSpecEnums.h"
 
 namespace mlir {
 namespace warpspec {

@@ -4,6 +4,7 @@
 #define BLOCKATTN_DIALECT_BLOCKATTN_TRANSFORMS_PASSES_TD
 
 include "blockattn/Dialect/BlockAttn/Transforms/PlanEnums.td"
+include "blockattn/Dialect/WarpSpec/IR/WarpSpecAttrs.td"
 include "mlir/Pass/PassBase.td"
 
 def BlockAttnWarpSpecializePass
@@ -40,8 +41,8 @@ def BlockAttnWarpSpecializePass
       producer waits for a slot (`l2-prefetch`).
     - `sm_100a` (Blackwell): `load`, `mma` (one thread issues tcgen05.mma
       into tensor-memory channels) and a `softmax` partition replicated
-      twice, plus a `rotary` partition with rotary embeddings; launched
-      persistent by default.
+      twice (once for the rotary backward at head dim 128), plus a `rotary`
+      partition with rotary embeddings; launched persistent by default.
     - The function's arguments get a `blockattn.name` attribute ("q", "k",
       ...) that names them in the launch manifest.
 
@@ -55,16 +56,16 @@ def BlockAttnWarpSpecializePass
   // blockattn-to-ptx and block-attn-compile take these options too, from
   // this list (blockattn-tblgen -gen-pass-option-list).
   let options = [
-    EnumOption<"chip", "chip", BlockAttn_Chip, "sm_90a",
+    EnumOption<"chip", "chip", WarpSpec_Chip, "sm_90a",
            "Target GPU: sm_90a (Hopper) or sm_100a (Blackwell)">,
     Option<"numStages", "num-stages", "int64_t", /*default=*/"0",
            "Slots of the Q/K/V ring; 0 picks the deepest ring that fits "
            "shared memory (up to 8)">,
     Option<"numConsumers", "num-consumers", "int64_t", /*default=*/"0",
            "sm_90a: consumer warpgroups, each owning whole tiles; 0 picks "
-           "1 for a chunked launch and for the persistent backward at head "
-           "dim 64 without rotary embeddings (a deeper ring), else 2 "
-           "(sm_100a ignores it)">,
+           "1 when CTAs share an SM (a chunked launch's default) and for "
+           "the persistent backward at head dim 64 without rotary "
+           "embeddings (a deeper ring), else 2 (sm_100a ignores it)">,
     EnumOption<"pOperand", "p-operand", BlockAttn_POperand, "registers",
            "sm_90a: where P = softmax(S) feeds O = P V from: 'registers' "
            "(wgmma with a register A operand) or 'smem' (P staged through a "
@@ -75,7 +76,8 @@ def BlockAttnWarpSpecializePass
            "'chunked' (a CTA per tiles-per-cta tiles, handed out in order by "
            "the hardware) or 'auto' (the recipe picks: chunked for the "
            "sm_90a forward and backward without rotary embeddings and the "
-           "half-split rotary backward at head dim 128, else strided)">,
+           "half-split rotary backward at head dim 128, unless "
+           "num-consumers asks for more than one; else strided)">,
     Option<"ctasPerSm", "ctas-per-sm", "int64_t", /*default=*/"0",
            "sm_90a: CTAs sharing an SM, which divides its registers and "
            "shared memory among them; 0 picks 2 for a chunked launch, "

@@ -1,9 +1,10 @@
 //===- PlanEnums.td - blockattn-warp-specialize's enums ----*- tablegen -*-===//
 //
-// The chips the recipes target and the values of the tuning options that
-// take one of a few: the pass options of blockattn-warp-specialize, the
-// blockattn-to-ptx pipeline options and the block-attn-compile flags parse
-// into these, and the plan (Plan.h) decides on them.
+// The values of the tuning options that take one of a few: the pass options
+// of blockattn-warp-specialize, the blockattn-to-ptx pipeline options and the
+// block-attn-compile flags parse into these, and the plan (Plan.h) decides on
+// them. The chip option takes warpspec::Chip (WarpSpecAttrs.td), the chip
+// enum of the whole compiler, which is also the IR's `#warpspec<chip ...>`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,10 +18,6 @@ class BlockAttn_PlanEnum<string name, string summary, list<I32EnumCase> cases>
     : I32Enum<name, summary, cases> {
   let cppNamespace = "::mlir::blockattn";
 }
-
-def BlockAttn_Chip : BlockAttn_PlanEnum<"Chip", "target GPU", [
-    I32EnumCase<"sm_90a", 0>,
-    I32EnumCase<"sm_100a", 1>]>;
 
 def BlockAttn_Schedule
     : BlockAttn_PlanEnum<"Schedule", "how tiles are dealt to CTAs", [

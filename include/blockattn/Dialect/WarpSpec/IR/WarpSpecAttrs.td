@@ -24,8 +24,7 @@ def WarpSpec_Role : I32EnumAttr<"Role", "what a partition does", [
       I32EnumAttrCase<"compute", 1>,
       I32EnumAttrCase<"mma", 2>,
       I32EnumAttrCase<"softmax", 3>,
-      I32EnumAttrCase<"epilogue", 4>,
-      I32EnumAttrCase<"rotary", 5>
+      I32EnumAttrCase<"rotary", 4>
     ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::warpspec";
@@ -34,10 +33,14 @@ def WarpSpec_Role : I32EnumAttr<"Role", "what a partition does", [
     - `compute`: a warpgroup that multiplies, does tile math and stores
       (the Hopper consumer: wgmma accumulators live in its registers).
     - `mma`: issues tensor-core MMAs from one elected thread (Blackwell).
-    - `softmax`: tile math on accumulators read from tensor memory.
-    - `epilogue`: reads finished accumulators and stores them.
+    - `softmax`: tile math on accumulators read from tensor memory, and the
+      stores of the finished tiles (Blackwell's softmax and epilogue
+      warpgroups).
     - `rotary`: applies rotary embeddings to loaded tiles in shared memory,
       for the MMA to read (all threads of the warpgroup).
+
+    `load` and `mma` partitions run their bodies on one thread per replica
+    (`PartitionOp::isSingleThreaded`); the others on every thread.
   }];
 }
 def WarpSpec_RoleAttr : EnumAttr<WarpSpec_Dialect, WarpSpec_Role, "role"> {
@@ -51,10 +54,30 @@ def WarpSpec_Chip : I32EnumAttr<"Chip", "a GPU that kernels target", [
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::warpspec";
   let description = [{
-    The chips a `warpspec.kernel` can target (its `chip` string names one):
-    `sm_90a` (Hopper: wgmma, accumulators in registers) and `sm_100a`
-    (Blackwell: tcgen05, accumulators in tensor memory).
+    The chips the compiler targets: `sm_90a` (Hopper: wgmma, accumulators in
+    registers) and `sm_100a` (Blackwell: tcgen05, accumulators in tensor
+    memory). This is the one chip enum of the compiler: the `chip` of a
+    `warpspec.kernel` (`#warpspec<chip sm_90a>`), the `chip` option of
+    `blockattn-warp-specialize`, `blockattn-to-ptx` and block-attn-compile
+    (`--chip`), the plan, the recipes and the NVVM conversion's `TargetInfo`
+    all take it.
   }];
+  // An unknown chip names the chips there are.
+  let parameterParser = [{[&]() -> ::mlir::FailureOr<::mlir::warpspec::Chip> {
+    ::llvm::SMLoc loc = $_parser.getCurrentLocation();
+    std::string name;
+    if (::mlir::failed($_parser.parseKeywordOrString(&name)))
+      return ::mlir::failure();
+    if (std::optional<::mlir::warpspec::Chip> chip =
+            ::mlir::warpspec::symbolizeChip(name))
+      return *chip;
+    return {(::llvm::LogicalResult)($_parser.emitError(loc)
+        << "unknown chip '" << name << "'; supported chips: }] #
+        !interleave(!foreach(case, enumerants, case.str), ", ") # [{")};
+  }()}];
+}
+def WarpSpec_ChipAttr : EnumAttr<WarpSpec_Dialect, WarpSpec_Chip, "chip"> {
+  let assemblyFormat = "$value";
 }
 
 def WarpSpec_RegisterAction : I32EnumAttr<"RegisterAction",

@@ -22,8 +22,8 @@ def WarpSpec_Dialect : Dialect {
     `warpspec.kernel` is made of:
 
     - **partitions** (`warpspec.partition`): groups of whole warpgroups that
-      play one role (TMA producer, tensor-core consumer, MMA issuer, softmax,
-      epilogue), each with a register budget that the lowering enforces with
+      play one role (TMA producer, tensor-core consumer, MMA issuer, softmax
+      and epilogue, rotary), each with a register budget that the lowering enforces with
       `setmaxnreg`;
     - **channels** (`warpspec.channel`): ring buffers of `depth` slots in
       shared or tensor memory through which one producer partition hands tiles

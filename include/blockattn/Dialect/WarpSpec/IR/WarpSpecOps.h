@@ -4,6 +4,7 @@
 #define BLOCKATTN_DIALECT_WARPSPEC_IR_WARPSPECOPS_H
 
 #include "blockattn/Dialect/WarpSpec/IR/WarpSpecDialect.h"
+#include "blockattn/Dialect/WarpSpec/IR/WarpSpecEnums.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -12,8 +13,6 @@
 #include "mlir/IR/RegionKindInterface.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-
-#include "blockattn/Dialect/WarpSpec/IR/WarpSpecEnums.h.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "blockattn/Dialect/WarpSpec/IR/WarpSpecAttrs.h.inc"
@@ -56,9 +55,6 @@ struct TargetLimits {
                    (threads < 1 ? 1 : threads) / 8 * 8;
     return even < 248 ? even : 248;
   }
-  static bool isSupportedChip(StringRef chip) {
-    return symbolizeChip(chip).has_value();
-  }
   /// Whether `name` can name a PTX entry: the PTX ISA's identifiers less the
   /// `%` that LLVM's NVPTX backend rejects ("Symbol name with unsupported
   /// characters"): a letter, `_` or `$`, then letters, digits, `_` and `$`
@@ -80,6 +76,19 @@ struct SlotState {
   static constexpr int64_t maxDepth =
       TargetLimits::maxSharedMemoryBytes / bytesPerSlot;
 };
+} // namespace mlir::warpspec
+
+namespace mlir::warpspec {
+/// The trait of the ops that access tensor memory through tcgen05
+/// (mma_async, tmem_load, tmem_store; sm_100a only).
+template <typename ConcreteType>
+class TensorMemoryOp
+    : public mlir::OpTrait::TraitBase<ConcreteType, TensorMemoryOp> {};
+
+/// Whether `op` accesses tensor memory (has the TensorMemoryOp trait).
+inline bool isTensorMemoryOp(Operation *op) {
+  return op->hasTrait<TensorMemoryOp>();
+}
 } // namespace mlir::warpspec
 
 #define GET_OP_CLASSES

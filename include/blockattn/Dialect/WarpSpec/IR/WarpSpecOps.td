@@ -26,13 +26,14 @@ def WarpSpec_KernelOp : WarpSpec_Op<"kernel", [
   let summary = "a warp-specialized kernel: channels and partitions";
   let description = [{
     The `warpspec.kernel` operation is one GPU kernel, as it runs on one SM of
-    `chip` (`sm_90a` or `sm_100a`). Its body declares the channels
-    (`warpspec.channel`) and then the partitions (`warpspec.partition`), which
-    run concurrently on disjoint warps of one CTA, in the order written:
-    partition 0 gets the first warps. It may also hold side-effect-free
-    values the partitions share (`memref.dim` of the kernel's memrefs,
-    constants). Values from above (the enclosing function's arguments) are the
-    kernel's parameters.
+    `chip` (a `#warpspec<chip ...>`, printed bare: `chip(sm_90a)` or
+    `chip(sm_100a)`; any other chip is a parse error). Its body declares the
+    channels (`warpspec.channel`) and then the partitions
+    (`warpspec.partition`), which run concurrently on disjoint warps of one
+    CTA, in the order written: partition 0 gets the first warps. It may also
+    hold side-effect-free values the partitions share (`memref.dim` of the
+    kernel's memrefs, constants). Values from above (the enclosing function's
+    arguments) are the kernel's parameters.
 
     The kernel's properties that the launch needs are attributes:
     `smem_bytes` (dynamic shared memory, written by `warpspec-allocate-smem`)
@@ -49,21 +50,23 @@ def WarpSpec_KernelOp : WarpSpec_Op<"kernel", [
     (the tile loop must then be contiguous), so that the hardware hands out
     the tiles in order as CTAs finish.
 
-    The verifier checks the budgets of DESIGN.md: every partition is made of
-    whole warpgroups (`setmaxnreg` works per warpgroup), register budgets are
-    multiples of 8 in [24, 256] and fit the registers the CTA is launched
-    with (its share of the 64K-register file, evenly per thread and rounded
-    down to a multiple of 8: `setmaxnreg` only moves registers within that
-    pool, and an increase that the pool cannot cover waits forever), the CTA
-    has at most 1024 threads, shared memory fits 227 KiB (or the CTA's share
-    of the SM's 228 KiB, less 1 KiB the hardware reserves per CTA) and tensor
-    memory 512 columns; and the channel protocol: each channel has exactly one producer
-    partition, which closes it, and at least one consumer partition.
+    The verifier checks the hardware budgets (`TargetLimits` in
+    WarpSpecOps.h): every partition is made of whole warpgroups
+    (`setmaxnreg` works per warpgroup), register budgets are multiples of 8
+    in [24, 256] and fit the registers the CTA is launched with (its share
+    of the 64K-register file, evenly per thread and rounded down to a
+    multiple of 8: `setmaxnreg` only moves registers within that pool, and
+    an increase that the pool cannot cover waits forever), the CTA has at
+    most 1024 threads, shared memory fits 227 KiB (or the CTA's share of the
+    SM's 228 KiB, less 1 KiB the hardware reserves per CTA) and tensor
+    memory 512 columns; and the channel protocol: each channel has exactly
+    one producer partition, which closes it, and at least one consumer
+    partition.
 
     Example:
 
     ```mlir
-    warpspec.kernel chip("sm_90a") {
+    warpspec.kernel chip(sm_90a) {
       %qkv = warpspec.channel "qkv" depth(4)
           : !warpspec.channel<[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
       warpspec.partition "producer" role(load) warps(4) regs(40) {
@@ -75,7 +78,7 @@ def WarpSpec_KernelOp : WarpSpec_Op<"kernel", [
     }
     ```
   }];
-  let arguments = (ins StrAttr:$chip,
+  let arguments = (ins WarpSpec_ChipAttr:$chip,
                        OptionalAttr<I64Attr>:$smem_bytes,
                        OptionalAttr<I64Attr>:$tmem_columns,
                        OptionalAttr<I64Attr>:$tmem_base_offset,
@@ -83,7 +86,8 @@ def WarpSpec_KernelOp : WarpSpec_Op<"kernel", [
                        OptionalAttr<I64Attr>:$ctas_per_sm,
                        OptionalAttr<I64Attr>:$tiles_per_cta);
   let regions = (region SizedRegion<1>:$body);
-  let assemblyFormat = "`chip` `(` $chip `)` attr-dict-with-keyword $body";
+  let assemblyFormat =
+      "`chip` `(` custom<Chip>($chip) `)` attr-dict-with-keyword $body";
   let hasRegionVerifier = 1;
   let extraClassDeclaration = [{
     /// Partitions in launch order.
@@ -92,11 +96,13 @@ def WarpSpec_KernelOp : WarpSpec_Op<"kernel", [
     SmallVector<ChannelOp, 4> getChannels();
     /// Threads per CTA (all partitions and replicas).
     int64_t getNumThreads();
+    /// Whether a partition holds an op that accesses tensor memory
+    /// (warpspec::isTensorMemoryOp).
+    bool usesTensorMemory();
     /// True for the Blackwell target.
-    bool isBlackwell() { return symbolizeChip(getChip()) == Chip::sm_100a; }
-    /// The chip of a verified kernel (the verifier accepts supported ones
-    /// only).
-    Chip getTargetChip() { return *symbolizeChip(getChip()); }
+    bool isBlackwell() { return getChip() == Chip::sm_100a; }
+    /// The chip the kernel targets (the same as getChip()).
+    Chip getTargetChip() { return getChip(); }
     /// CTAs of this kernel that share one SM (1 unless stated).
     int64_t getCtasPerSmOrDefault() { return getCtasPerSm().value_or(1); }
     /// Registers per thread the CTA is launched with.
@@ -235,6 +241,9 @@ def WarpSpec_PartitionOp : WarpSpec_Op<"partition", [
     bool isSingleThreaded() {
       return getRole() == Role::load || getRole() == Role::mma;
     }
+    /// Whether its body holds an op that accesses tensor memory
+    /// (warpspec::isTensorMemoryOp).
+    bool usesTensorMemory();
   }];
 }
 
@@ -1025,7 +1034,16 @@ def WarpSpec_RotaryAnglesOp : WarpSpec_Op<"rotary_angles",
 // Tensor memory (sm_100a)
 //===----------------------------------------------------------------------===//
 
-def WarpSpec_MmaAsyncOp : WarpSpec_Op<"mma_async"> {
+// The ops that access tensor memory through tcgen05: the kernel verifier
+// accepts them on sm_100a only, a partition holding one arrives on the
+// tensor-memory teardown barrier (warpspec-dispatch-partitions), and a kernel
+// holding one allocates tensor memory (PartitionOp/KernelOp::
+// usesTensorMemory, warpspec::isTensorMemoryOp).
+def WarpSpec_TensorMemoryOp : NativeOpTrait<"TensorMemoryOp"> {
+  let cppNamespace = "::mlir::warpspec";
+}
+
+def WarpSpec_MmaAsyncOp : WarpSpec_Op<"mma_async", [WarpSpec_TensorMemoryOp]> {
   let summary = "asynchronous tensor-core MMA into a tensor-memory buffer";
   let description = [{
     The `warpspec.mma_async` operation starts `D = A * B` (`A * B^T` with
@@ -1053,7 +1071,7 @@ def WarpSpec_MmaAsyncOp : WarpSpec_Op<"mma_async"> {
   let hasVerifier = 1;
 }
 
-def WarpSpec_TmemLoadOp : WarpSpec_Op<"tmem_load"> {
+def WarpSpec_TmemLoadOp : WarpSpec_Op<"tmem_load", [WarpSpec_TensorMemoryOp]> {
   let summary = "read a tensor-memory buffer into a register tile";
   let description = [{
     The `warpspec.tmem_load` operation reads the M = 64 tensor-memory
@@ -1072,7 +1090,8 @@ def WarpSpec_TmemLoadOp : WarpSpec_Op<"tmem_load"> {
   let hasVerifier = 1;
 }
 
-def WarpSpec_TmemStoreOp : WarpSpec_Op<"tmem_store"> {
+def WarpSpec_TmemStoreOp
+    : WarpSpec_Op<"tmem_store", [WarpSpec_TensorMemoryOp]> {
   let summary = "write a 16-bit register tile into a tensor-memory buffer";
   let description = [{
     The `warpspec.tmem_store` operation writes the 16-bit register tile

@@ -13,7 +13,7 @@ def WarpSpecAllocateSmemPass : Pass<"warpspec-allocate-smem", "ModuleOp"> {
     (`smem_bytes`).
 
     Layout, from offset 0 (the lowering aligns the dynamic shared memory base
-    to 1024 bytes at run time and the total includes that slack):
+    to 1024 bytes at run time):
     1. the slots of every shared-memory channel, each slot 1024-byte aligned
        (the 128-byte swizzle pattern repeats every 1024 bytes; aligned slots
        let descriptors use base offset 0): `buffer_offset`, `slot_stride`;
@@ -22,13 +22,24 @@ def WarpSpecAllocateSmemPass : Pass<"warpspec-allocate-smem", "ModuleOp"> {
        `offset + r * replica_stride`);
     3. every channel's mbarriers (tensor-memory channels included),
        `full[depth]` then `empty[depth]`, 8 bytes each: `barrier_offset`;
-    4. every channel's tile records (row, rows, head), 16 bytes per slot:
-       `info_offset`.
+    4. every channel's tile records (row, rows, head, position), 16 bytes
+       per slot: `info_offset`;
+    5. with tensor-memory channels, the 16 bytes where `tcgen05.alloc`
+       writes the tensor-memory address and the barrier that holds its
+       release: the kernel's `tmem_base_offset`.
+
+    The barriers, records and tensor-memory address (3 to 5) go into the
+    bytes the run-time alignment of the base skips when they fit there, and
+    after the buffers otherwise; `smem_bytes` is the buffers (1 and 2) plus
+    that slack: at least the largest alignment pad, and enough for 3 to 5
+    wherever they land.
 
     #### Diagnostics
-    If the total exceeds the 227 KiB a CTA can have, the kernel gets an
-    error with a note per placement: each channel with its depth and slot
-    size, each partition's scratch, the barriers and records, and the slack.
+    If the total exceeds what a CTA can have (227 KiB, or with
+    `ctas_per_sm` = N its share of the SM, 228 KiB / N less 1 KiB), the
+    kernel gets an error with a note per placement: each channel with its
+    depth and slot size, each partition's scratch, the barriers and records,
+    and the slack.
   }];
 }
 
