@@ -304,7 +304,11 @@ struct ConvertWarpSpecToNVVMPass
       reported = true;
       return failure();
     });
-    return applyPartialConversion(kernel, legal, std::move(patterns));
+    // Every op is lowered by its pattern, as written: folding would change
+    // the LLVM IR (and the PTX) of ops the patterns lower as they stand.
+    ConversionConfig config;
+    config.foldingMode = DialectConversionFoldingMode::Never;
+    return applyPartialConversion(kernel, legal, std::move(patterns), config);
   }
 
   /// The emitter uses scf for loops and conditionals; lower them to LLVM
