@@ -1,11 +1,10 @@
 //===- Blackwell.cpp - tensor memory and tcgen05 (sm_100a) ----------------===//
 //
-// The parts of the lowering that exist only on sm_100a:
-//   - the tensor-memory allocation: warp 0 of the kernel runs tcgen05.alloc
-//     into a shared-memory slot before the CTA barrier (and gives up the
-//     right to allocate more), every thread reads the address after it; at
-//     the end, every partition that used tensor memory arrives on a teardown
-//     barrier and warp 0 deallocates once all of them did;
+// The patterns of the ops that exist only on sm_100a:
+//   - warpspec.tmem_release: every partition that used tensor memory
+//     arrives on a teardown barrier, and warp 0 deallocates once all of them
+//     did (the allocation, by warp 0 before the CTA barrier, is the
+//     prologue's: Prologue.cpp);
 //   - warpspec.mma_async: tcgen05.mma, one thread, M = 64, shared-memory
 //     descriptors and instruction descriptors from Descriptors.h;
 //   - warpspec.tmem_load / tmem_store: tcgen05.ld 16x256b and tcgen05.st

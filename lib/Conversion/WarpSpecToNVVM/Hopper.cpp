@@ -1,7 +1,7 @@
-//===- Hopper.cpp - wgmma and its accumulator layout (sm_90a) -------------===//
+//===- Hopper.cpp - warpspec.mma as wgmma (sm_90a) ------------------------===//
 //
 // warpspec.mma on sm_90a: one warpgroup issues wgmma.mma_async m64nNk16 with
-// f32 accumulators in registers.
+// f32 accumulators in registers (the accumulator layout is Types.cpp's).
 //   - A from shared memory (S = Q K^T, or P staged in a scratch buffer):
 //     nvvm.wgmma.mma_async with K-major A and K-major (transpose_b) or
 //     MN-major B descriptors.
@@ -31,37 +31,6 @@ using namespace mlir::blockattn::nvdesc;
 using namespace mlir::warpspec;
 
 namespace {
-
-/// The wgmma m64nNk16 f32 accumulator fragment (PTX ISA, "Register Fragments:
-/// wgmma .m64nNk16", matrix D; CuTe CLayout_64xN): thread t = 32 w + l holds
-/// register i at row 16 w + l / 4 + 8 ((i / 2) % 2), column
-/// 8 (i / 4) + 2 (l % 4) + i % 2. A row is spread over the 4 lanes of a quad.
-class WgmmaAccumulatorLayout : public FragmentLayout {
-public:
-  explicit WgmmaAccumulatorLayout(int64_t cols) : cols(cols) {}
-  int64_t numRegs() const override { return cols / 2; }
-  int64_t numRowSlots() const override { return 2; }
-  int64_t rowSlot(int64_t reg) const override { return (reg / 2) % 2; }
-  int64_t colOffset(int64_t reg) const override {
-    return 8 * (reg / 4) + reg % 2;
-  }
-  Value rowBase(KernelBuilder &e) const override {
-    Value warpInGroup =
-        LLVM::LShrOp::create(e.b, e.loc, e.threadInReplica(), e.i32(5));
-    Value quad = LLVM::LShrOp::create(e.b, e.loc, e.lane(), e.i32(2));
-    return e.add(e.mul(warpInGroup, e.i32(16)), quad);
-  }
-  int64_t rowOffset(int64_t slot) const override { return 8 * slot; }
-  Value colBase(KernelBuilder &e) const override {
-    return e.mul(e.andi(e.lane(), e.i32(3)), e.i32(2));
-  }
-  int64_t colBaseBound() const override { return 7; }
-  ArrayRef<int32_t> rowReductionMasks() const override { return masks; }
-
-private:
-  int64_t cols;
-  static constexpr int32_t masks[] = {1, 2};
-};
 
 NVVM::WGMMATypes wgmmaType(Type type) {
   if (type.isBF16())
@@ -151,11 +120,6 @@ SmallVector<Value> fenceRegisters(KernelBuilder &e, ArrayRef<Value> values) {
 }
 
 } // namespace
-
-std::shared_ptr<FragmentLayout>
-mlir::blockattn::lowering::accumulatorLayout(AccType type) {
-  return std::make_shared<WgmmaAccumulatorLayout>(type.getShape()[1]);
-}
 
 namespace {
 

@@ -108,7 +108,3 @@ void KernelBuilder::replicaBarrier() {
 bool KernelBuilder::inSingleThread(Operation *op) {
   return op->getParentOfType<SingleThreadOp>() != nullptr;
 }
-
-Value FragmentLayout::rowIndex(KernelBuilder &e, int64_t slot) const {
-  return e.add(rowBase(e), e.i32(rowOffset(slot)));
-}

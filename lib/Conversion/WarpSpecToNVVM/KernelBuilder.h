@@ -9,7 +9,7 @@
 //   2. The patterns, one per op (populateWarpSpec*ToNVVMPatterns), lower
 //      every op inside the kernel in place, in one dialect conversion: the
 //      register tiles (!warpspec.acc, !warpspec.rows) and buffers become
-//      LLVM values through the type converter (TypeConverter.cpp).
+//      LLVM values through the type converter (Types.cpp).
 //   3. Prologue.cpp again: the shells that are left (the kernel, its
 //      partitions and channels) become the warp-range dispatch.
 //
@@ -110,7 +110,7 @@ public:
 
 /// The register layout of a tile: the wgmma accumulator's, which the sm_100a
 /// tcgen05.ld shape 16x256b reproduces, so both targets share it
-/// (Hopper.cpp).
+/// (Types.cpp).
 std::shared_ptr<FragmentLayout> accumulatorLayout(warpspec::AccType type);
 
 /// A register tile: its type, layout and per-thread registers (the values

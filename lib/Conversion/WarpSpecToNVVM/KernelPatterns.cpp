@@ -25,39 +25,6 @@ using namespace mlir::blockattn;
 using namespace mlir::blockattn::lowering;
 using namespace mlir::warpspec;
 
-void mlir::blockattn::populateWarpSpecToNVVMTypeConversions(
-    LLVMTypeConverter &converter) {
-  MLIRContext *ctx = &converter.getContext();
-  // Registers per thread of a warpgroup tile (the accumulator layout's):
-  // f32, or i32 pairs of 16-bit elements.
-  converter.addConversion(
-      [ctx](AccType type,
-            SmallVectorImpl<Type> &results) -> std::optional<LogicalResult> {
-        int64_t regs = accumulatorLayout(type).get()->numRegs();
-        if (type.getElementType().isF32())
-          results.append(regs, Float32Type::get(ctx));
-        else
-          results.append(regs / 2, IntegerType::get(ctx, 32));
-        return success();
-      });
-  // One value per row slot of the thread.
-  converter.addConversion(
-      [ctx](RowsType type,
-            SmallVectorImpl<Type> &results) -> std::optional<LogicalResult> {
-        auto layout = accumulatorLayout(
-            AccType::get(ctx, {type.getNumRows(), 8}, type.getElementType()));
-        results.append(layout->numRowSlots(), type.getElementType());
-        return success();
-      });
-  converter.addConversion([ctx](BufferType type) -> Type {
-    if (type.getMemorySpace() == MemorySpace::tmem)
-      return IntegerType::get(ctx, 32);
-    return LLVM::LLVMPointerType::get(ctx, 3);
-  });
-  converter.addConversion([](ChannelType type) { return type; });
-  converter.addConversion([](MemRefType type) { return type; });
-}
-
 namespace {
 
 struct ConstantLowering : ConvertOpToLLVMPattern<arith::ConstantOp> {

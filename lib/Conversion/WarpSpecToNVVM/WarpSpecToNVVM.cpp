@@ -311,7 +311,7 @@ struct ConvertWarpSpecToNVVMPass
     return applyPartialConversion(kernel, legal, std::move(patterns), config);
   }
 
-  /// The emitter uses scf for loops and conditionals; lower them to LLVM
+  /// The patterns use scf for loops and conditionals; lower them to LLVM
   /// branches inside the gpu.module only.
   LogicalResult lowerStructuredControlFlow(gpu::GPUModuleOp gpuModule) {
     MLIRContext *ctx = &getContext();

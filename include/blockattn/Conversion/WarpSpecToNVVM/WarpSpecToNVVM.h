@@ -23,7 +23,7 @@ namespace blockattn {
 /// `!warpspec.acc` becomes its registers per thread (f32, or i32 pairs of
 /// 16-bit elements), a `!warpspec.rows` the thread's row values, a
 /// `!warpspec.buffer` its shared-memory pointer or tensor-memory address.
-/// Memrefs and channels stay: their ops read what they bind to.
+/// Memrefs and channels stay: their ops read what they bind to. Types.cpp.
 void populateWarpSpecToNVVMTypeConversions(LLVMTypeConverter &converter);
 
 /// Scalars (arith, memref.dim) and the partitions' dispatch ops
