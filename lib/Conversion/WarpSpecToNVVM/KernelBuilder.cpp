@@ -11,28 +11,26 @@ using namespace mlir::warpspec;
 ArgParams ArgParams::of(Value memref) {
   ArgParams params;
   auto binding = memref.getDefiningOp<UnrealizedConversionCastOp>();
-  auto kinds =
-      binding ? binding->getAttrOfType<DenseI64ArrayAttr>("blockattn.params")
-              : DenseI64ArrayAttr();
-  if (!kinds)
+  auto roles = binding ? binding->getAttrOfType<DenseI64ArrayAttr>(kRoles)
+                       : DenseI64ArrayAttr();
+  if (!roles)
     return params;
   int64_t rank = cast<MemRefType>(memref.getType()).getRank();
   params.sizes.resize(rank);
   params.strides.resize(rank);
-  // Pairs (kind, dim): 0 tensor map, 1 pointer, 2 size, 3 stride.
   for (auto [index, input] : llvm::enumerate(binding.getInputs())) {
-    int64_t kind = kinds[2 * index], dim = kinds[2 * index + 1];
-    switch (kind) {
-    case 0:
+    int64_t dim = roles[2 * index + 1];
+    switch (static_cast<ParamRole>(roles[2 * index])) {
+    case ParamRole::TensorMap:
       params.tensorMap = input;
       break;
-    case 1:
+    case ParamRole::Pointer:
       params.pointer = input;
       break;
-    case 2:
+    case ParamRole::Size:
       params.sizes[dim] = input;
       break;
-    case 3:
+    case ParamRole::Stride:
       params.strides[dim] = input;
       break;
     }

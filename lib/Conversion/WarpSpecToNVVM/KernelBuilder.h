@@ -42,8 +42,11 @@ namespace mlir::blockattn::lowering {
 /// The kernel parameters derived from a memref argument of the function: the
 /// operands of the `builtin.unrealized_conversion_cast` that stands for the
 /// memref inside the llvm.func (Prologue.cpp writes it; its
-/// `blockattn.params` attribute says which parameter each operand is).
+/// `blockattn.params` attribute says which parameter each operand is, as
+/// (ParamRole, dimension) pairs).
 struct ArgParams {
+  enum class ParamRole : int64_t { TensorMap, Pointer, Size, Stride };
+  static constexpr StringLiteral kRoles = "blockattn.params";
   Value tensorMap;            // !llvm.ptr to the 128-byte CUtensorMap
   Value pointer;              // !llvm.ptr<1>
   SmallVector<Value> sizes;   // i32 per dim, null when static

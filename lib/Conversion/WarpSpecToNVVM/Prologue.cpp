@@ -95,8 +95,9 @@ int64_t countTmemUsers(KernelOp kernel) {
 void bindParams(OpBuilder &b, Location loc, func::FuncOp func, KernelOp kernel,
                 LLVM::LLVMFuncOp llvmFunc, ArrayRef<KernelParam> params) {
   for (BlockArgument arg : func.getArguments()) {
+    using Role = ArgParams::ParamRole;
     SmallVector<Value> inputs;
-    SmallVector<int64_t> kinds;
+    SmallVector<int64_t> roles; // (role, dimension) per input
     for (auto [index, param] : llvm::enumerate(params)) {
       if (param.source != arg)
         continue;
@@ -108,16 +109,16 @@ void bindParams(OpBuilder &b, Location loc, func::FuncOp func, KernelOp kernel,
       inputs.push_back(value);
       switch (param.kind) {
       case KernelParam::Kind::TensorMap:
-        kinds.append({0, -1});
+        roles.append({static_cast<int64_t>(Role::TensorMap), -1});
         break;
       case KernelParam::Kind::Pointer:
-        kinds.append({1, -1});
+        roles.append({static_cast<int64_t>(Role::Pointer), -1});
         break;
       case KernelParam::Kind::I32:
-        kinds.append({2, param.dim});
+        roles.append({static_cast<int64_t>(Role::Size), param.dim});
         break;
       case KernelParam::Kind::I64:
-        kinds.append({3, param.dim});
+        roles.append({static_cast<int64_t>(Role::Stride), param.dim});
         break;
       case KernelParam::Kind::F32:
         break;
@@ -127,7 +128,7 @@ void bindParams(OpBuilder &b, Location loc, func::FuncOp func, KernelOp kernel,
       continue;
     auto cast =
         UnrealizedConversionCastOp::create(b, loc, arg.getType(), inputs);
-    cast->setAttr("blockattn.params", b.getDenseI64ArrayAttr(kinds));
+    cast->setAttr(ArgParams::kRoles, b.getDenseI64ArrayAttr(roles));
     arg.replaceUsesWithIf(cast.getResult(0), [&](OpOperand &use) {
       return kernel->isAncestor(use.getOwner());
     });
@@ -308,6 +309,6 @@ void mlir::blockattn::lowering::lowerShells(KernelOp kernel) {
   // The memrefs' casts (ArgParams), now unused.
   for (auto cast :
        llvm::make_early_inc_range(parent->getOps<UnrealizedConversionCastOp>()))
-    if (cast->hasAttr("blockattn.params") && cast->use_empty())
+    if (cast->hasAttr(ArgParams::kRoles) && cast->use_empty())
       cast.erase();
 }
