@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelEmitter.h"
+#include "Prologue.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 

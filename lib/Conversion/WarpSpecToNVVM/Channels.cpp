@@ -28,9 +28,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelEmitter.h"
+#include "KernelBuilder.h"
+
+#include "blockattn/Conversion/WarpSpecToNVVM/WarpSpecToNVVM.h"
+
+#include "mlir/Conversion/LLVMCommon/Pattern.h"
 
 using namespace mlir;
+using namespace mlir::blockattn;
 using namespace mlir::blockattn::lowering;
 using namespace mlir::warpspec;
 
@@ -39,205 +44,170 @@ using Pred = LLVM::ICmpPredicate;
 static constexpr int64_t kBarrierBytes = SlotState::barrierBytes;
 static constexpr int64_t kRecordBytes = SlotState::tileRecordBytes;
 
-Value KernelEmitter::fullBarrier(ChannelInfo &info, Value stage) {
-  int64_t base = *info.op.getBarrierOffset();
-  return meta(add(i32(base), mul(stage, i32(kBarrierBytes))));
+Value lowering::fullBarrier(KernelBuilder &e, ChannelOp channel, Value stage) {
+  int64_t base = *channel.getBarrierOffset();
+  return e.meta(e.add(e.i32(base), e.mul(stage, e.i32(kBarrierBytes))));
 }
 
-Value KernelEmitter::emptyBarrier(ChannelInfo &info, Value stage) {
+Value lowering::emptyBarrier(KernelBuilder &e, ChannelOp channel, Value stage) {
   int64_t base =
-      *info.op.getBarrierOffset() + info.op.getDepth() * kBarrierBytes;
-  return meta(add(i32(base), mul(stage, i32(kBarrierBytes))));
+      *channel.getBarrierOffset() + channel.getDepth() * kBarrierBytes;
+  return e.meta(e.add(e.i32(base), e.mul(stage, e.i32(kBarrierBytes))));
 }
 
-void KernelEmitter::waitBarrier(Value barrier, Value parity) {
-  // The suspend-time hint lets the hardware park the thread instead of
-  // spinning (CUTLASS uses the same value).
-  NVVM::MBarrierTryWaitParityOp::create(b, loc, barrier, parity, i32(0x989680));
-}
+namespace {
 
-void KernelEmitter::tcgen05Fence(bool after) {
-  NVVM::Tcgen05FenceOp::create(
-      b, loc,
-      after ? NVVM::Tcgen05FenceKind::AFTER_THREAD_SYNC
-            : NVVM::Tcgen05FenceKind::BEFORE_THREAD_SYNC);
-}
-
-/// Which partitions publish into `channel` (the producer) and which give
-/// its slots back (the consumers): what the barriers are initialized for.
-static void describeChannel(KernelOp kernel, ChannelInfo &info) {
-  Value channel = info.op.getChannel();
-  for (PartitionOp partition : kernel.getPartitions()) {
-    bool produces = false, consumes = false;
-    partition.walk([&](Operation *op) {
-      if (auto publish = dyn_cast<PublishOp>(op))
-        produces |= publish.getChannel() == channel;
-      if (auto close = dyn_cast<PublishCloseOp>(op))
-        produces |= close.getChannel() == channel;
-      if (auto arrive = dyn_cast<ArriveEmptyOp>(op))
-        consumes |= arrive.getChannel() == channel;
-    });
-    if (produces)
-      info.producedByMma = partition.getRole() == Role::mma;
-    if (consumes)
-      ++info.numConsumers;
-  }
-}
-
-void KernelEmitter::initChannelBarriers() {
-  for (ChannelOp channel : kernel.getChannels()) {
-    ChannelInfo &info = channels[channel.getChannel()];
-    info.op = channel;
-    describeChannel(kernel, info);
-  }
-  int64_t tmemUsers = countTmemUsers();
-  emitIf(cmp(Pred::eq, tid, i32(0)), [&] {
-    for (ChannelOp channel : kernel.getChannels()) {
-      ChannelInfo &info = channels[channel.getChannel()];
-      // An MMA producer arrives twice per phase: once for the record (a
-      // release by its thread), once through tcgen05.commit for the data.
-      int64_t fullCount = info.producedByMma ? 2 : 1;
-      for (int64_t s = 0, e = channel.getDepth(); s < e; ++s) {
-        NVVM::MBarrierInitOp::create(b, loc, fullBarrier(info, i32(s)),
-                                     i32(fullCount), Value());
-        NVVM::MBarrierInitOp::create(b, loc, emptyBarrier(info, i32(s)),
-                                     i32(info.numConsumers), Value());
-      }
-    }
-    if (tmemUsers)
-      NVVM::MBarrierInitOp::create(b, loc, tmemTeardownBarrier(),
-                                   i32(tmemUsers), Value());
-    NVVM::FenceMbarrierInitOp::create(b, loc);
-  });
-  if (tmemUsers)
-    allocateTensorMemory();
-  // Every thread must see initialized barriers (and the tensor-memory
-  // address) before any role starts.
-  if (tmemUsers)
-    tcgen05Fence(/*after=*/false);
-  NVVM::Barrier0Op::create(b, loc);
-  if (tmemUsers) {
-    tcgen05Fence(/*after=*/true);
-    tmemBase = load(i32T(), meta(*kernel.getTmemBaseOffset()), 4);
-  }
-}
-
-/// The lowering of a slot op: its channel, placed by the allocators.
-FailureOr<ChannelInfo *> KernelEmitter::placedChannel(Operation *op,
-                                                      Value channel) {
-  ChannelInfo &info = channels[channel];
-  if (!info.op || !info.op.isAllocated())
+/// The channel of a slot op, placed by the allocators.
+FailureOr<ChannelOp> placedChannel(Operation *op, Value channel) {
+  auto channelOp = channel.getDefiningOp<ChannelOp>();
+  if (!channelOp || !channelOp.isAllocated())
     return op->emitOpError() << "channel is not placed: run "
                                 "warpspec-allocate-smem (and, for tensor "
                                 "memory, warpspec-allocate-tmem) first";
-  return &info;
+  return channelOp;
 }
 
-LogicalResult KernelEmitter::emitRingSlot(RingSlotOp op) {
-  auto info = placedChannel(op, op.getChannel());
-  if (failed(info))
-    return failure();
-  Value depth = i32((*info)->op.getDepth());
-  Value entry = lookupI32(op.getEntry());
-  scalars.map(op.getStage(), urem(entry, depth));
-  scalars.map(op.getPhase(), andi(udiv(entry, depth), i32(1)));
-  return success();
-}
+/// The base of the patterns of this file: the op's placed channel.
+template <typename OpTy>
+struct ChannelOpLowering : ConvertOpToLLVMPattern<OpTy> {
+  using ConvertOpToLLVMPattern<OpTy>::ConvertOpToLLVMPattern;
+  using OpAdaptor = typename OpTy::Adaptor;
+  LogicalResult
+  matchAndRewrite(OpTy op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const final {
+    FailureOr<ChannelOp> channel = placedChannel(op, op.getChannel());
+    if (failed(channel))
+      return failure();
+    KernelBuilder e(rewriter, op);
+    return lower(op, adaptor, *channel, e, rewriter);
+  }
+  virtual LogicalResult lower(OpTy op, OpAdaptor adaptor, ChannelOp channel,
+                              KernelBuilder &e,
+                              ConversionPatternRewriter &rewriter) const = 0;
+};
 
-LogicalResult KernelEmitter::emitWaitEmpty(WaitEmptyOp op) {
-  auto info = placedChannel(op, op.getChannel());
-  if (failed(info))
-    return failure();
-  waitBarrier(emptyBarrier(**info, lookupI32(op.getStage())),
-              LLVM::XOrOp::create(b, loc, lookupI32(op.getPhase()), i32(1)));
-  // The consumers' tcgen05.ld of this slot are ordered before the MMAs that
-  // overwrite it.
-  if ((*info)->op.inTensorMemory())
-    tcgen05Fence(/*after=*/true);
-  return success();
-}
-
-LogicalResult KernelEmitter::emitWaitFull(WaitFullOp op) {
-  auto info = placedChannel(op, op.getChannel());
-  if (failed(info))
-    return failure();
-  waitBarrier(fullBarrier(**info, lookupI32(op.getStage())),
-              lookupI32(op.getPhase()));
-  // The producer's tcgen05 work (MMAs, stores into tensor memory) is ordered
-  // before ours.
-  if ((*info)->op.inTensorMemory() || partition.getRole() == Role::mma)
-    tcgen05Fence(/*after=*/true);
-  return success();
-}
-
-LogicalResult KernelEmitter::emitExpectTx(ExpectTxOp op) {
-  auto info = placedChannel(op, op.getChannel());
-  if (failed(info))
-    return failure();
-  NVVM::MBarrierExpectTxOp::create(
-      b, loc, fullBarrier(**info, lookupI32(op.getStage())),
-      i32(op.getBytes()));
-  return success();
-}
-
-/// Maps a slot's buffers: shared-memory pointers, or tensor-memory addresses.
-LogicalResult KernelEmitter::emitSlotBuffers(SlotBuffersOp op) {
-  auto placed = placedChannel(op, op.getChannel());
-  if (failed(placed))
-    return failure();
-  ChannelInfo &info = **placed;
-  Value stage = lookupI32(op.getStage());
-  if (info.op.inTensorMemory()) {
-    // tmem_slots holds [lane, column] per slot; select this slot's.
-    ArrayRef<int64_t> placedSlots = *info.op.getTmemSlots();
-    Value base = i32(0);
-    for (int64_t s = info.op.getDepth() - 1; s >= 0; --s) {
-      Value address = i32((placedSlots[2 * s] << 16) | placedSlots[2 * s + 1]);
-      base = s == static_cast<int64_t>(info.op.getDepth()) - 1
-                 ? address
-                 : select(cmp(Pred::eq, stage, i32(s)), address, base);
-    }
-    int64_t column = 0;
-    for (Value buffer : op.getBuffers()) {
-      tmemAddrs[buffer] = add(add(tmemBase, base), i32(column));
-      auto type = cast<BufferType>(buffer.getType());
-      int64_t bits = type.getElementType().getIntOrFloatBitWidth();
-      column += bits >= 32 ? type.getShape()[1]
-                           : llvm::divideCeil(type.getShape()[1] * bits, 32);
-    }
+struct RingSlotLowering : ChannelOpLowering<RingSlotOp> {
+  using ChannelOpLowering::ChannelOpLowering;
+  LogicalResult lower(RingSlotOp op, OpAdaptor adaptor, ChannelOp channel,
+                      KernelBuilder &e,
+                      ConversionPatternRewriter &rewriter) const override {
+    Value depth = e.i32(channel.getDepth());
+    Value entry = e.asI32(adaptor.getEntry());
+    Value stage = e.urem(entry, depth);
+    Value phase = e.andi(e.udiv(entry, depth), e.i32(1));
+    rewriter.replaceOp(op, {stage, phase});
     return success();
   }
-  Value slot = add(i32(*info.op.getBufferOffset()),
-                   mul(stage, i32(*info.op.getSlotStride())));
-  int64_t offset = 0;
-  for (Value buffer : op.getBuffers()) {
-    buffers[buffer] = smem(add(slot, i32(offset)));
-    offset += cast<BufferType>(buffer.getType()).getSizeInBytes();
+};
+
+struct WaitEmptyLowering : ChannelOpLowering<WaitEmptyOp> {
+  using ChannelOpLowering::ChannelOpLowering;
+  LogicalResult lower(WaitEmptyOp op, OpAdaptor adaptor, ChannelOp channel,
+                      KernelBuilder &e,
+                      ConversionPatternRewriter &rewriter) const override {
+    e.waitBarrier(
+        emptyBarrier(e, channel, e.asI32(adaptor.getStage())),
+        LLVM::XOrOp::create(e.b, e.loc, e.asI32(adaptor.getPhase()), e.i32(1)));
+    // The consumers' tcgen05.ld of this slot are ordered before the MMAs
+    // that overwrite it.
+    if (channel.inTensorMemory())
+      e.tcgen05Fence(/*after=*/true);
+    rewriter.eraseOp(op);
+    return success();
   }
-  return success();
-}
+};
+
+struct WaitFullLowering : ChannelOpLowering<WaitFullOp> {
+  using ChannelOpLowering::ChannelOpLowering;
+  LogicalResult lower(WaitFullOp op, OpAdaptor adaptor, ChannelOp channel,
+                      KernelBuilder &e,
+                      ConversionPatternRewriter &rewriter) const override {
+    e.waitBarrier(fullBarrier(e, channel, e.asI32(adaptor.getStage())),
+                  e.asI32(adaptor.getPhase()));
+    // The producer's tcgen05 work (MMAs, stores into tensor memory) is
+    // ordered before ours.
+    if (channel.inTensorMemory() || e.partition.getRole() == Role::mma)
+      e.tcgen05Fence(/*after=*/true);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct ExpectTxLowering : ChannelOpLowering<ExpectTxOp> {
+  using ChannelOpLowering::ChannelOpLowering;
+  LogicalResult lower(ExpectTxOp op, OpAdaptor adaptor, ChannelOp channel,
+                      KernelBuilder &e,
+                      ConversionPatternRewriter &rewriter) const override {
+    NVVM::MBarrierExpectTxOp::create(
+        e.b, e.loc, fullBarrier(e, channel, e.asI32(adaptor.getStage())),
+        e.i32(op.getBytes()));
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// A slot's buffers: shared-memory pointers, or tensor-memory addresses.
+struct SlotBuffersLowering : ChannelOpLowering<SlotBuffersOp> {
+  using ChannelOpLowering::ChannelOpLowering;
+  LogicalResult lower(SlotBuffersOp op, OpAdaptor adaptor, ChannelOp channel,
+                      KernelBuilder &e,
+                      ConversionPatternRewriter &rewriter) const override {
+    Value stage = e.asI32(adaptor.getStage());
+    SmallVector<Value> buffers;
+    if (channel.inTensorMemory()) {
+      // tmem_slots holds [lane, column] per slot; select this slot's.
+      ArrayRef<int64_t> placedSlots = *channel.getTmemSlots();
+      Value base = e.i32(0);
+      for (int64_t s = channel.getDepth() - 1; s >= 0; --s) {
+        Value address =
+            e.i32((placedSlots[2 * s] << 16) | placedSlots[2 * s + 1]);
+        base = s == static_cast<int64_t>(channel.getDepth()) - 1
+                   ? address
+                   : e.select(e.cmp(Pred::eq, stage, e.i32(s)), address, base);
+      }
+      int64_t column = 0;
+      for (Value buffer : op.getBuffers()) {
+        buffers.push_back(e.add(e.add(e.frame.tmemBase, base), e.i32(column)));
+        auto type = cast<BufferType>(buffer.getType());
+        int64_t bits = type.getElementType().getIntOrFloatBitWidth();
+        column += bits >= 32 ? type.getShape()[1]
+                             : llvm::divideCeil(type.getShape()[1] * bits, 32);
+      }
+    } else {
+      Value slot = e.add(e.i32(*channel.getBufferOffset()),
+                         e.mul(stage, e.i32(*channel.getSlotStride())));
+      int64_t offset = 0;
+      for (Value buffer : op.getBuffers()) {
+        buffers.push_back(e.smem(e.add(slot, e.i32(offset))));
+        offset += cast<BufferType>(buffer.getType()).getSizeInBytes();
+      }
+    }
+    rewriter.replaceOp(op, buffers);
+    return success();
+  }
+};
 
 /// Producer side: write the slot's record and publish it. A sentinel (the
-/// record of publish_close) has no data to order first.
-static void publishSlot(KernelEmitter &e, Operation *op, ChannelInfo &info,
-                        Value stage, Value row, Value rows, Value head,
-                        Value position, bool sentinel) {
-  bool threads = !KernelEmitter::inSingleThread(op);
+/// record of publish_close) has no data to order first. The producer is the
+/// op's partition: an MMA partition's data arrives through tcgen05.commit.
+void publishSlot(KernelBuilder &e, Operation *op, ChannelOp channel,
+                 Value stage, Value row, Value rows, Value head, Value position,
+                 bool sentinel) {
+  bool producedByMma = e.partition.getRole() == Role::mma;
+  bool threads = !KernelBuilder::inSingleThread(op);
   if (threads) {
     // Every thread of the replica wrote (tcgen05.st or st.shared); make the
     // writes visible to the tensor cores and gather the replica.
-    if (info.op.inTensorMemory() && !sentinel) {
+    if (channel.inTensorMemory() && !sentinel) {
       NVVM::Tcgen05WaitOp::create(e.b, e.loc, NVVM::Tcgen05WaitKind::STORE);
       e.tcgen05Fence(/*after=*/false);
     } else if (!sentinel) {
-      NVVM::FenceProxyOp::create(
-          e.b, e.loc, NVVM::ProxyKind::async_shared,
-          NVVM::SharedSpaceAttr::get(e.ctx, NVVM::SharedSpace::shared_cta));
+      e.asyncProxyFence();
     }
     e.replicaBarrier();
   }
   auto arrive = [&] {
-    int64_t base = *info.op.getInfoOffset();
+    int64_t base = *channel.getInfoOffset();
     Value record =
         e.meta(e.add(e.i32(base), e.mul(stage, e.i32(kRecordBytes))));
     Type vec = VectorType::get({4}, e.i32T());
@@ -247,13 +217,13 @@ static void publishSlot(KernelEmitter &e, Operation *op, ChannelInfo &info,
       packed =
           LLVM::InsertElementOp::create(e.b, e.loc, packed, field, e.i32(i));
     e.store(packed, record, 16);
-    Value full = e.fullBarrier(info, stage);
+    Value full = fullBarrier(e, channel, stage);
     // The record's arrival has release semantics; the tcgen05.commit's
     // arrival comes when the MMAs into the slot complete. A sentinel has no
     // data: both arrivals at once.
-    Value count = info.producedByMma && sentinel ? e.i32(2) : Value();
+    Value count = producedByMma && sentinel ? e.i32(2) : Value();
     NVVM::MBarrierArriveOp::create(e.b, e.loc, Type(), full, count);
-    if (info.producedByMma && !sentinel)
+    if (producedByMma && !sentinel)
       NVVM::Tcgen05CommitOp::create(e.b, e.loc, full, Value());
   };
   if (threads)
@@ -262,118 +232,161 @@ static void publishSlot(KernelEmitter &e, Operation *op, ChannelInfo &info,
     arrive();
 }
 
-LogicalResult KernelEmitter::emitPublish(PublishOp op) {
-  auto info = placedChannel(op, op.getChannel());
-  if (failed(info))
-    return failure();
-  publishSlot(*this, op, **info, lookupI32(op.getStage()),
-              lookupI32(op.getRow()), lookupI32(op.getRows()),
-              lookupI32(op.getHead()),
-              op.getPosition() ? lookupI32(op.getPosition()) : Value(),
-              /*sentinel=*/false);
-  return success();
-}
-
-LogicalResult KernelEmitter::emitPublishClose(PublishCloseOp op) {
-  auto info = placedChannel(op, op.getChannel());
-  if (failed(info))
-    return failure();
-  publishSlot(*this, op, **info, lookupI32(op.getStage()), i32(0), i32(-1),
-              i32(0), Value(), /*sentinel=*/true);
-  return success();
-}
-
-LogicalResult KernelEmitter::emitReadTile(ReadTileOp op) {
-  auto info = placedChannel(op, op.getChannel());
-  if (failed(info))
-    return failure();
-  int64_t base = *(*info)->op.getInfoOffset();
-  Value record =
-      meta(add(i32(base), mul(lookupI32(op.getStage()), i32(kRecordBytes))));
-  Value packed = load(VectorType::get({4}, i32T()), record, 16);
-  for (auto [i, field] : llvm::enumerate(op->getResults()))
-    scalars.map(field, LLVM::ExtractElementOp::create(b, loc, packed, i32(i)));
-  return success();
-}
-
-LogicalResult KernelEmitter::emitArriveEmpty(ArriveEmptyOp op) {
-  auto info = placedChannel(op, op.getChannel());
-  if (failed(info))
-    return failure();
-  Value barrier = emptyBarrier(**info, lookupI32(op.getStage()));
-  if (op.getAfterMma()) {
-    // Arrives when every MMA this thread issued so far, including those
-    // reading the slot, has completed.
-    NVVM::Tcgen05CommitOp::create(b, loc, barrier, Value());
+struct PublishLowering : ChannelOpLowering<PublishOp> {
+  using ChannelOpLowering::ChannelOpLowering;
+  LogicalResult lower(PublishOp op, OpAdaptor adaptor, ChannelOp channel,
+                      KernelBuilder &e,
+                      ConversionPatternRewriter &rewriter) const override {
+    publishSlot(
+        e, op, channel, e.asI32(adaptor.getStage()), e.asI32(adaptor.getRow()),
+        e.asI32(adaptor.getRows()), e.asI32(adaptor.getHead()),
+        adaptor.getPosition() ? e.asI32(adaptor.getPosition()) : Value(),
+        /*sentinel=*/false);
+    rewriter.eraseOp(op);
     return success();
   }
-  // Thread 0's arrival (a release) covers only what happens-before it, and
-  // every thread of the replica read the slot's record with ld.shared. The
-  // warpgroup-wide wgmma between that read and this point orders nothing in
-  // the PTX memory model, so without the replica barrier the producer's next
-  // record store races the other threads' reads (compute-sanitizer's
-  // racecheck reports it; docs/sanitizers.md). Roles reading tensor memory
-  // first order their tcgen05.ld (waited for) before the barrier.
-  bool singleThread = inSingleThread(op);
-  if (!singleThread) {
-    if ((*info)->op.inTensorMemory())
-      tcgen05Fence(/*after=*/false);
-    replicaBarrier();
+};
+
+struct PublishCloseLowering : ChannelOpLowering<PublishCloseOp> {
+  using ChannelOpLowering::ChannelOpLowering;
+  LogicalResult lower(PublishCloseOp op, OpAdaptor adaptor, ChannelOp channel,
+                      KernelBuilder &e,
+                      ConversionPatternRewriter &rewriter) const override {
+    publishSlot(e, op, channel, e.asI32(adaptor.getStage()), e.i32(0),
+                e.i32(-1), e.i32(0), Value(), /*sentinel=*/true);
+    rewriter.eraseOp(op);
+    return success();
   }
-  auto arrive = [&] {
-    NVVM::MBarrierArriveOp::create(b, loc, Type(), barrier, Value());
-  };
-  if (singleThread)
-    arrive();
-  else
-    emitIf(cmp(Pred::eq, threadInReplica(), i32(0)), arrive);
-  return success();
-}
+};
+
+struct ReadTileLowering : ChannelOpLowering<ReadTileOp> {
+  using ChannelOpLowering::ChannelOpLowering;
+  LogicalResult lower(ReadTileOp op, OpAdaptor adaptor, ChannelOp channel,
+                      KernelBuilder &e,
+                      ConversionPatternRewriter &rewriter) const override {
+    int64_t base = *channel.getInfoOffset();
+    Value record = e.meta(e.add(
+        e.i32(base), e.mul(e.asI32(adaptor.getStage()), e.i32(kRecordBytes))));
+    Value packed = e.load(VectorType::get({4}, e.i32T()), record, 16);
+    SmallVector<Value> fields;
+    for (int64_t i = 0, n = op->getNumResults(); i < n; ++i)
+      fields.push_back(
+          LLVM::ExtractElementOp::create(e.b, e.loc, packed, e.i32(i)));
+    rewriter.replaceOp(op, fields);
+    return success();
+  }
+};
+
+struct ArriveEmptyLowering : ChannelOpLowering<ArriveEmptyOp> {
+  using ChannelOpLowering::ChannelOpLowering;
+  LogicalResult lower(ArriveEmptyOp op, OpAdaptor adaptor, ChannelOp channel,
+                      KernelBuilder &e,
+                      ConversionPatternRewriter &rewriter) const override {
+    Value barrier = emptyBarrier(e, channel, e.asI32(adaptor.getStage()));
+    if (op.getAfterMma()) {
+      // Arrives when every MMA this thread issued so far, including those
+      // reading the slot, has completed.
+      NVVM::Tcgen05CommitOp::create(e.b, e.loc, barrier, Value());
+      rewriter.eraseOp(op);
+      return success();
+    }
+    // Thread 0's arrival (a release) covers only what happens-before it, and
+    // every thread of the replica read the slot's record with ld.shared. The
+    // warpgroup-wide wgmma between that read and this point orders nothing
+    // in the PTX memory model, so without the replica barrier the producer's
+    // next record store races the other threads' reads (compute-sanitizer's
+    // racecheck reports it; docs/sanitizers.md). Roles reading tensor memory
+    // first order their tcgen05.ld (waited for) before the barrier.
+    bool singleThread = KernelBuilder::inSingleThread(op);
+    if (!singleThread) {
+      if (channel.inTensorMemory())
+        e.tcgen05Fence(/*after=*/false);
+      e.replicaBarrier();
+    }
+    auto arrive = [&] {
+      NVVM::MBarrierArriveOp::create(e.b, e.loc, Type(), barrier, Value());
+    };
+    if (singleThread)
+      arrive();
+    else
+      e.emitIf(e.cmp(Pred::eq, e.threadInReplica(), e.i32(0)), arrive);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
 
 /// The bulk tensor copies of a `rows` x `cols` tile at (`row`, `head`).
-static SmallVector<TmaBox> tileBoxes(KernelEmitter &e, Value row, Value head,
-                                     BufferType tile) {
+SmallVector<TmaBox> tileBoxes(KernelBuilder &e, Value row, Value head,
+                              BufferType tile) {
   ArrayRef<int64_t> shape = tile.getShape();
-  return e.tmaBoxes(e.lookupI32(row), e.lookupI32(head), shape[0], shape[1]);
+  return e.tmaBoxes(e.asI32(row), e.asI32(head), shape[0], shape[1]);
 }
 
-LogicalResult KernelEmitter::emitTmaPrefetch(TmaPrefetchOp op) {
-  Value tensorMap = argParams[op.getSource()].tensorMap;
-  if (!tensorMap)
-    return op.emitOpError() << "needs a tensor-map kernel argument (a source "
-                               "that a warpspec.tma_load also reads)";
-  for (const TmaBox &box :
-       tileBoxes(*this, op.getRow(), op.getHead(), op.getTileType()))
-    NVVM::CpAsyncBulkTensorPrefetchOp::create(
-        b, loc, tensorMap, box.coords, ValueRange{}, NVVM::TMALoadModeAttr(),
-        /*l2CacheHint=*/Value());
-  return success();
-}
-
-LogicalResult KernelEmitter::emitTmaLoad(TmaLoadOp op) {
-  ArgParams &source = argParams[op.getSource()];
-  Value dest = buffers.lookup(op.getDest());
-  // The copy completes on the full barrier of the slot its destination is a
-  // buffer of.
-  auto slot = op.getDest().getDefiningOp<SlotBuffersOp>();
-  if (!source.tensorMap || !dest || !slot)
-    return op.emitOpError() << "needs a tensor-map kernel argument and a "
-                               "destination of warpspec.slot_buffers (run "
-                               "warpspec-lower-protocol first)";
-  Value barrier =
-      fullBarrier(channels[slot.getChannel()], lookupI32(slot.getStage()));
-  // `.shared::cluster` destinations are the PTX 8.0 form: a CTA's own shared
-  // address is a valid cluster address without clusters.
-  Type clusterPtr = LLVM::LLVMPointerType::get(ctx, 7);
-  for (const TmaBox &box :
-       tileBoxes(*this, op.getRow(), op.getHead(), op.getDest().getType())) {
-    Value chunkPtr = LLVM::GEPOp::create(b, loc, smemPtrT(), b.getI8Type(),
-                                         dest, ValueRange{i32(box.smemOffset)});
-    Value dst = LLVM::AddrSpaceCastOp::create(b, loc, clusterPtr, chunkPtr);
-    NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-        b, loc, dst, source.tensorMap, box.coords, barrier, ValueRange{},
-        Value(), Value(), NVVM::TMALoadModeAttr(), BoolAttr(), nullptr,
-        Value());
+struct TmaPrefetchLowering : ConvertOpToLLVMPattern<TmaPrefetchOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(TmaPrefetchOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Value tensorMap = ArgParams::of(op.getSource()).tensorMap;
+    if (!tensorMap)
+      return op.emitOpError() << "needs a tensor-map kernel argument (a "
+                                 "source that a warpspec.tma_load also reads)";
+    KernelBuilder e(rewriter, op);
+    for (const TmaBox &box :
+         tileBoxes(e, adaptor.getRow(), adaptor.getHead(), op.getTileType()))
+      NVVM::CpAsyncBulkTensorPrefetchOp::create(
+          e.b, e.loc, tensorMap, box.coords, ValueRange{},
+          NVVM::TMALoadModeAttr(), /*l2CacheHint=*/Value());
+    rewriter.eraseOp(op);
+    return success();
   }
-  return success();
+};
+
+struct TmaLoadLowering : ConvertOpToLLVMPattern<TmaLoadOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(TmaLoadOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Value tensorMap = ArgParams::of(op.getSource()).tensorMap;
+    Value dest = adaptor.getDest();
+    // The copy completes on the full barrier of the slot its destination is
+    // a buffer of.
+    auto slot = op.getDest().getDefiningOp<SlotBuffersOp>();
+    if (!tensorMap || !slot)
+      return op.emitOpError() << "needs a tensor-map kernel argument and a "
+                                 "destination of warpspec.slot_buffers (run "
+                                 "warpspec-lower-protocol first)";
+    KernelBuilder e(rewriter, op);
+    Value barrier =
+        fullBarrier(e, slot.getChannel().getDefiningOp<ChannelOp>(),
+                    e.asI32(rewriter.getRemappedValue(slot.getStage())));
+    // `.shared::cluster` destinations are the PTX 8.0 form: a CTA's own
+    // shared address is a valid cluster address without clusters.
+    Type clusterPtr = LLVM::LLVMPointerType::get(e.ctx, 7);
+    for (const TmaBox &box : tileBoxes(e, adaptor.getRow(), adaptor.getHead(),
+                                       op.getDest().getType())) {
+      Value chunkPtr =
+          LLVM::GEPOp::create(e.b, e.loc, e.smemPtrT(), e.b.getI8Type(), dest,
+                              ValueRange{e.i32(box.smemOffset)});
+      Value dst =
+          LLVM::AddrSpaceCastOp::create(e.b, e.loc, clusterPtr, chunkPtr);
+      NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+          e.b, e.loc, dst, tensorMap, box.coords, barrier, ValueRange{},
+          Value(), Value(), NVVM::TMALoadModeAttr(), BoolAttr(), nullptr,
+          Value());
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::blockattn::populateWarpSpecChannelsToNVVMPatterns(
+    LLVMTypeConverter &converter, const TargetInfo &,
+    RewritePatternSet &patterns) {
+  patterns.add<RingSlotLowering, WaitEmptyLowering, WaitFullLowering,
+               ExpectTxLowering, SlotBuffersLowering, PublishLowering,
+               PublishCloseLowering, ReadTileLowering, ArriveEmptyLowering,
+               TmaPrefetchLowering, TmaLoadLowering>(converter);
 }

@@ -1,7 +1,7 @@
-//===- Hopper.cpp - wgmma and its accumulator layout (sm_90a) -------------===//
+//===- Hopper.cpp - warpspec.mma as wgmma (sm_90a) ------------------------===//
 //
 // warpspec.mma on sm_90a: one warpgroup issues wgmma.mma_async m64nNk16 with
-// f32 accumulators in registers.
+// f32 accumulators in registers (the accumulator layout is Types.cpp's).
 //   - A from shared memory (S = Q K^T, or P staged in a scratch buffer):
 //     nvvm.wgmma.mma_async with K-major A and K-major (transpose_b) or
 //     MN-major B descriptors.
@@ -16,47 +16,21 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelEmitter.h"
+#include "KernelBuilder.h"
+
+#include "blockattn/Conversion/WarpSpecToNVVM/WarpSpecToNVVM.h"
+
+#include "mlir/Conversion/LLVMCommon/Pattern.h"
 
 #include "blockattn/Conversion/WarpSpecToNVVM/Descriptors.h"
 
 using namespace mlir;
+using namespace mlir::blockattn;
 using namespace mlir::blockattn::lowering;
 using namespace mlir::blockattn::nvdesc;
 using namespace mlir::warpspec;
 
 namespace {
-
-/// The wgmma m64nNk16 f32 accumulator fragment (PTX ISA, "Register Fragments:
-/// wgmma .m64nNk16", matrix D; CuTe CLayout_64xN): thread t = 32 w + l holds
-/// register i at row 16 w + l / 4 + 8 ((i / 2) % 2), column
-/// 8 (i / 4) + 2 (l % 4) + i % 2. A row is spread over the 4 lanes of a quad.
-class WgmmaAccumulatorLayout : public FragmentLayout {
-public:
-  explicit WgmmaAccumulatorLayout(int64_t cols) : cols(cols) {}
-  int64_t numRegs() const override { return cols / 2; }
-  int64_t numRowSlots() const override { return 2; }
-  int64_t rowSlot(int64_t reg) const override { return (reg / 2) % 2; }
-  int64_t colOffset(int64_t reg) const override {
-    return 8 * (reg / 4) + reg % 2;
-  }
-  Value rowBase(KernelEmitter &e) const override {
-    Value warpInGroup =
-        LLVM::LShrOp::create(e.b, e.loc, e.threadInReplica(), e.i32(5));
-    Value quad = LLVM::LShrOp::create(e.b, e.loc, e.lane, e.i32(2));
-    return e.add(e.mul(warpInGroup, e.i32(16)), quad);
-  }
-  int64_t rowOffset(int64_t slot) const override { return 8 * slot; }
-  Value colBase(KernelEmitter &e) const override {
-    return e.mul(e.andi(e.lane, e.i32(3)), e.i32(2));
-  }
-  int64_t colBaseBound() const override { return 7; }
-  ArrayRef<int32_t> rowReductionMasks() const override { return masks; }
-
-private:
-  int64_t cols;
-  static constexpr int32_t masks[] = {1, 2};
-};
 
 NVVM::WGMMATypes wgmmaType(Type type) {
   if (type.isBF16())
@@ -76,7 +50,7 @@ Type accStructType(MLIRContext *ctx, int64_t regs) {
       ctx, SmallVector<Type>(regs, Float32Type::get(ctx)));
 }
 
-SmallVector<Value> unpack(KernelEmitter &e, Value structValue, int64_t n) {
+SmallVector<Value> unpack(KernelBuilder &e, Value structValue, int64_t n) {
   SmallVector<Value> values;
   for (int64_t i = 0; i < n; ++i)
     values.push_back(LLVM::ExtractValueOp::create(e.b, e.loc, structValue, i));
@@ -84,7 +58,7 @@ SmallVector<Value> unpack(KernelEmitter &e, Value structValue, int64_t n) {
 }
 
 /// One register-A wgmma step: D (n f32, read and written) += A (4 x b32) * B.
-Value registerAWgmma(KernelEmitter &e, int64_t n, Type elementType,
+Value registerAWgmma(KernelBuilder &e, int64_t n, Type elementType,
                      ArrayRef<Value> acc, ArrayRef<Value> a, Value descB,
                      bool accumulate) {
   int64_t regs = n / 2;
@@ -125,7 +99,7 @@ Value registerAWgmma(KernelEmitter &e, int64_t n, Type elementType,
 /// produces a wgmma's register operands below its `wgmma.fence`, or the
 /// arithmetic that reads its accumulators above its `wgmma.wait_group`; both
 /// are undefined behaviour (PTX ISA, wgmma.fence and wgmma.wait_group).
-SmallVector<Value> fenceRegisters(KernelEmitter &e, ArrayRef<Value> values) {
+SmallVector<Value> fenceRegisters(KernelBuilder &e, ArrayRef<Value> values) {
   if (values.empty())
     return {};
   std::string constraints;
@@ -147,19 +121,32 @@ SmallVector<Value> fenceRegisters(KernelEmitter &e, ArrayRef<Value> values) {
 
 } // namespace
 
-std::shared_ptr<FragmentLayout> KernelEmitter::accumulatorLayout(AccType type) {
-  return std::make_shared<WgmmaAccumulatorLayout>(type.getShape()[1]);
-}
+namespace {
 
-LogicalResult KernelEmitter::emitHopperMma(MmaOp op) {
+struct MmaLowering : ConvertOpToLLVMPattern<MmaOp> {
+  MmaLowering(LLVMTypeConverter &converter, const TargetInfo &target)
+      : ConvertOpToLLVMPattern(converter), target(target) {}
+  LogicalResult
+  matchAndRewrite(MmaOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override;
+  TargetInfo target;
+};
+
+} // namespace
+
+LogicalResult
+MmaLowering::matchAndRewrite(MmaOp op, OneToNOpAdaptor adaptor,
+                             ConversionPatternRewriter &rewriter) const {
+  if (!target.hasWgmma())
+    return op.emitOpError()
+           << "with register operands is not available on " << target.getName();
+  KernelBuilder e(rewriter, op);
   AccType resultType = op.getResult().getType();
   int64_t n = resultType.getShape()[1];
   int64_t regs = n / 2;
   BufferType bType = op.getB().getType();
-  Value bPtr = buffers.lookup(op.getB());
-  if (!bPtr)
-    return op.emitOpError() << "B is not a buffer of this partition";
-  Value bStart = smemAddress(bPtr);
+  Value bPtr = adaptor.getB().front();
+  Value bStart = e.smemAddress(bPtr);
   SwizzledTile bTile = tileOf(bType);
   bool bKMajor = op.getTransposeB();
   uint64_t bFixed = bKMajor ? kMajorDescriptor(0) : mnMajorDescriptor(0, bTile);
@@ -167,14 +154,12 @@ LogicalResult KernelEmitter::emitHopperMma(MmaOp op) {
     return bKMajor ? kMajorStepOffset(bTile, k) : mnMajorStepOffset(k);
   };
   Type elementType = bType.getElementType();
-  Type structType = accStructType(ctx, regs);
+  Type structType = accStructType(e.ctx, regs);
 
   SmallVector<Value> result;
   if (auto aType = dyn_cast<BufferType>(op.getA().getType())) {
-    Value aPtr = buffers.lookup(op.getA());
-    if (!aPtr)
-      return op.emitOpError() << "A is not a buffer of this partition";
-    Value aStart = smemAddress(aPtr);
+    Value aPtr = adaptor.getA().front();
+    Value aStart = e.smemAddress(aPtr);
     SwizzledTile aTile = tileOf(aType);
     // A stored K x M (transpose_a) is MN-major: the same descriptor rules
     // as an MN-major B.
@@ -185,14 +170,14 @@ LogicalResult KernelEmitter::emitHopperMma(MmaOp op) {
       return aKMajor ? kMajorStepOffset(aTile, k) : mnMajorStepOffset(k);
     };
     int64_t steps = (aKMajor ? aType.getShape()[1] : aType.getShape()[0]) / 16;
-    NVVM::WgmmaFenceAlignedOp::create(b, loc);
-    Value acc = LLVM::UndefOp::create(b, loc, structType);
+    NVVM::WgmmaFenceAlignedOp::create(e.b, e.loc);
+    Value acc = LLVM::UndefOp::create(e.b, e.loc, structType);
     for (int64_t k = 0; k < steps; ++k) {
-      Value descA = smemDescriptor(aFixed, aStart, aOffset(k));
-      Value descB = smemDescriptor(bFixed, bStart, bOffset(k));
+      Value descA = e.smemDescriptor(aFixed, aStart, aOffset(k));
+      Value descB = e.smemDescriptor(bFixed, bStart, bOffset(k));
       acc = NVVM::WgmmaMmaAsyncOp::create(
-          b, loc, structType, acc, descA, descB,
-          NVVM::MMAShapeAttr::get(ctx, 64, n, 16), wgmmaType(elementType),
+          e.b, e.loc, structType, acc, descA, descB,
+          NVVM::MMAShapeAttr::get(e.ctx, 64, n, 16), wgmmaType(elementType),
           wgmmaType(elementType), NVVM::WGMMATypes::f32,
           k == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
           NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
@@ -202,33 +187,36 @@ LogicalResult KernelEmitter::emitHopperMma(MmaOp op) {
           bKMajor ? NVVM::MMALayout::col : NVVM::MMALayout::row,
           NVVM::MMAIntOverflowAttr());
     }
-    NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-    result = fenceRegisters(*this, unpack(*this, acc, regs));
+    NVVM::WgmmaGroupSyncAlignedOp::create(e.b, e.loc);
+    NVVM::WgmmaWaitGroupSyncOp::create(e.b, e.loc, 0);
+    result = fenceRegisters(e, unpack(e, acc, regs));
   } else {
-    auto it = fragments.find(op.getA());
-    if (it == fragments.end())
-      return op.emitOpError() << "A was not produced in this partition";
     // A 16-bit register tile is its wgmma accumulator layout, packed in
     // pairs; k-block kb (16 columns) is registers 8kb..8kb+7, i.e. packed
     // registers 4kb..4kb+3, which is exactly the A fragment of m64nNk16
     // (PTX ISA, "wgmma .m64nNk16" register fragment A). No data moves.
-    SmallVector<Value> a = fenceRegisters(*this, it->second.regs);
-    NVVM::WgmmaFenceAlignedOp::create(b, loc);
+    SmallVector<Value> a =
+        fenceRegisters(e, SmallVector<Value>(adaptor.getA()));
+    NVVM::WgmmaFenceAlignedOp::create(e.b, e.loc);
     int64_t steps = cast<AccType>(op.getA().getType()).getShape()[1] / 16;
-    SmallVector<Value> acc(regs, LLVM::UndefOp::create(b, loc, f32T()));
+    SmallVector<Value> acc(regs, LLVM::UndefOp::create(e.b, e.loc, e.f32T()));
     for (int64_t k = 0; k < steps; ++k) {
-      Value descB = smemDescriptor(bFixed, bStart, bOffset(k));
+      Value descB = e.smemDescriptor(bFixed, bStart, bOffset(k));
       Value out =
-          registerAWgmma(*this, n, elementType, acc,
+          registerAWgmma(e, n, elementType, acc,
                          ArrayRef<Value>(a).slice(4 * k, 4), descB, k > 0);
-      acc = unpack(*this, out, regs);
+      acc = unpack(e, out, regs);
     }
-    NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-    result = fenceRegisters(*this, acc);
+    NVVM::WgmmaGroupSyncAlignedOp::create(e.b, e.loc);
+    NVVM::WgmmaWaitGroupSyncOp::create(e.b, e.loc, 0);
+    result = fenceRegisters(e, acc);
   }
-  fragments[op.getResult()] =
-      Fragment{resultType, accumulatorLayout(resultType), std::move(result)};
+  rewriter.replaceOpWithMultiple(op, {result});
   return success();
+}
+
+void mlir::blockattn::populateWarpSpecHopperToNVVMPatterns(
+    LLVMTypeConverter &converter, const TargetInfo &target,
+    RewritePatternSet &patterns) {
+  patterns.add<MmaLowering>(converter, target);
 }

@@ -16,11 +16,16 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelEmitter.h"
+#include "KernelBuilder.h"
+
+#include "blockattn/Conversion/WarpSpecToNVVM/WarpSpecToNVVM.h"
+
+#include "mlir/Conversion/LLVMCommon/Pattern.h"
 
 #include "blockattn/Conversion/WarpSpecToNVVM/Descriptors.h"
 
 using namespace mlir;
+using namespace mlir::blockattn;
 using namespace mlir::blockattn::lowering;
 using namespace mlir::warpspec;
 
@@ -45,7 +50,8 @@ struct AngleSource {
 };
 
 template <typename OpTy>
-FailureOr<AngleSource> bindAngles(KernelEmitter &e, OpTy op, int64_t headDim,
+FailureOr<AngleSource> bindAngles(KernelBuilder &e, OpTy op, Value row,
+                                  Value position, int64_t headDim,
                                   bool inverse) {
   AngleSource a;
   a.headDim = headDim;
@@ -55,15 +61,15 @@ FailureOr<AngleSource> bindAngles(KernelEmitter &e, OpTy op, int64_t headDim,
     a.theta = theta->convertToDouble();
   // Run-time sizes, or the static ones of the memref type.
   auto sizeOf = [&](Value memref) -> Value {
-    ArgParams &params = e.argParams[memref];
+    ArgParams params = ArgParams::of(memref);
     if (!params.sizes.empty() && params.sizes[0])
       return params.sizes[0];
     auto type = cast<MemRefType>(memref.getType());
     return type.isDynamicDim(0) ? Value() : e.i32(type.getDimSize(0));
   };
   if (op.getCos()) {
-    ArgParams &cos = e.argParams[op.getCos()];
-    ArgParams &sin = e.argParams[op.getSin()];
+    ArgParams cos = ArgParams::of(op.getCos());
+    ArgParams sin = ArgParams::of(op.getSin());
     Value cosRows = sizeOf(op.getCos()), sinRows = sizeOf(op.getSin());
     if (!cos.pointer || !sin.pointer || cos.strides.size() != 2 ||
         !cos.strides[0] || !cosRows || !sinRows)
@@ -77,20 +83,20 @@ FailureOr<AngleSource> bindAngles(KernelEmitter &e, OpTy op, int64_t headDim,
     a.tableRows = LLVM::UMinOp::create(e.b, e.loc, cosRows, sinRows);
   }
   if (op.getPositions()) {
-    ArgParams &positions = e.argParams[op.getPositions()];
+    ArgParams positions = ArgParams::of(op.getPositions());
     a.numPositions = sizeOf(op.getPositions());
     if (!positions.pointer || !a.numPositions)
       return op.emitOpError() << "positions must be a kernel parameter";
     a.positions = positions.pointer;
   }
-  a.row = e.lookupI32(op.getRow());
-  a.position = e.lookupI32(op.getPosition());
+  a.row = e.asI32(row);
+  a.position = e.asI32(position);
   return a;
 }
 
 /// The position of tile row `r` (i32), clamped into the table (theta: at
 /// least 0).
-Value positionOf(KernelEmitter &e, const AngleSource &a, Value r) {
+Value positionOf(KernelBuilder &e, const AngleSource &a, Value r) {
   Value p;
   if (a.positions) {
     Value token = e.add(a.row, r);
@@ -108,7 +114,7 @@ Value positionOf(KernelEmitter &e, const AngleSource &a, Value r) {
   return LLVM::SMaxOp::create(e.b, e.loc, p, e.i32(0));
 }
 
-Value callIntrinsic(KernelEmitter &e, StringRef name, Value x) {
+Value callIntrinsic(KernelBuilder &e, StringRef name, Value x) {
   return LLVM::CallIntrinsicOp::create(e.b, e.loc, e.f32T(),
                                        e.b.getStringAttr(name), ValueRange{x})
       .getResult(0);
@@ -116,7 +122,7 @@ Value callIntrinsic(KernelEmitter &e, StringRef name, Value x) {
 
 /// cos and sin of the angle `p * freq`, reduced into [-pi, pi] (Cody-Waite,
 /// 2pi split in two f32 terms) for sin.approx/cos.approx.
-std::pair<Value, Value> sinCos(KernelEmitter &e, Value angle) {
+std::pair<Value, Value> sinCos(KernelBuilder &e, Value angle) {
   constexpr double kTwoPi = 6.283185307179586;
   const float twoPiHi = static_cast<float>(kTwoPi);
   const double twoPiLo = kTwoPi - static_cast<double>(twoPiHi);
@@ -139,7 +145,7 @@ std::pair<Value, Value> sinCos(KernelEmitter &e, Value angle) {
 /// frequency whole would give LLVM one loop-invariant value per pair to
 /// hoist out of the tile loop, where they spill.
 std::pair<SmallVector<Value>, SmallVector<Value>>
-loadAngles(KernelEmitter &e, const AngleSource &a, Value p, Value base,
+loadAngles(KernelBuilder &e, const AngleSource &a, Value p, Value base,
            int64_t offset, int64_t count) {
   SmallVector<Value> cosines, sines;
   if (a.theta) {
@@ -186,7 +192,7 @@ loadAngles(KernelEmitter &e, const AngleSource &a, Value p, Value base,
 }
 
 /// (x, y) turned by the angle: (x c - y s, y c + x s).
-std::pair<Value, Value> turn(KernelEmitter &e, Value x, Value y, Value c,
+std::pair<Value, Value> turn(KernelBuilder &e, Value x, Value y, Value c,
                              Value s) {
   Value ys = LLVM::FMulOp::create(e.b, e.loc, y, s);
   Value xs = LLVM::FMulOp::create(e.b, e.loc, x, s);
@@ -197,7 +203,7 @@ std::pair<Value, Value> turn(KernelEmitter &e, Value x, Value y, Value c,
 }
 
 /// The 8 elements of a 16-byte unit (4 x i32 of packed 16-bit pairs) as f32.
-SmallVector<Value> unpackUnit(KernelEmitter &e, Type elementType, Value unit) {
+SmallVector<Value> unpackUnit(KernelBuilder &e, Type elementType, Value unit) {
   SmallVector<Value> values;
   auto pair = VectorType::get({2}, elementType);
   for (int64_t w = 0; w < 4; ++w) {
@@ -212,13 +218,13 @@ SmallVector<Value> unpackUnit(KernelEmitter &e, Type elementType, Value unit) {
   return values;
 }
 
-Value packUnit(KernelEmitter &e, Type elementType, ArrayRef<Value> values) {
+Value packUnit(KernelBuilder &e, Type elementType, ArrayRef<Value> values) {
   Type vec = VectorType::get({4}, e.i32T());
   Value unit = LLVM::UndefOp::create(e.b, e.loc, vec);
   for (int64_t w = 0; w < 4; ++w)
     unit = LLVM::InsertElementOp::create(
         e.b, e.loc, unit,
-        packPair(e, elementType, values[2 * w], values[2 * w + 1]), e.i32(w));
+        e.packPair(elementType, values[2 * w], values[2 * w + 1]), e.i32(w));
   return unit;
 }
 
@@ -230,21 +236,58 @@ Value packUnit(KernelEmitter &e, Type elementType, ArrayRef<Value> values) {
 /// row, so table reads are coalesced; a pass of the replica covers a
 /// multiple of 8 rows, so a thread's units and swizzle phase are the same
 /// in every pass and its addresses are one base plus constants.
-LogicalResult KernelEmitter::emitRotate(RotateOp op) {
+namespace {
+
+/// The lowerings of this file run as members of a KernelBuilder (its helpers
+/// unqualified).
+struct RotaryBuilder : KernelBuilder {
+  RotaryBuilder(ConversionPatternRewriter &rewriter, Operation *op)
+      : KernelBuilder(rewriter, op), rewriter(rewriter) {}
+  ConversionPatternRewriter &rewriter;
+  LogicalResult lower(RotateOp op, RotateOp::Adaptor adaptor);
+  LogicalResult lower(RotaryAnglesOp op, RotaryAnglesOp::Adaptor adaptor);
+  LogicalResult lower(RotateTileOp op, ArrayRef<ValueRange> adaptor);
+};
+
+struct RotateLowering : ConvertOpToLLVMPattern<RotateOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(RotateOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    return RotaryBuilder(rewriter, op).lower(op, adaptor);
+  }
+};
+
+struct RotaryAnglesLowering : ConvertOpToLLVMPattern<RotaryAnglesOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(RotaryAnglesOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    return RotaryBuilder(rewriter, op).lower(op, adaptor);
+  }
+};
+
+struct RotateTileLowering : ConvertOpToLLVMPattern<RotateTileOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(RotateTileOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    return RotaryBuilder(rewriter, op).lower(op, adaptor.getOperands());
+  }
+};
+
+} // namespace
+
+LogicalResult RotaryBuilder::lower(RotateOp op, RotateOp::Adaptor adaptor) {
   auto type = cast<BufferType>(op.getSources().front().getType());
   int64_t tileRows = type.getShape()[0], d = type.getShape()[1];
   Type elementType = type.getElementType();
-  FailureOr<AngleSource> angles = bindAngles(*this, op, d, /*inverse=*/false);
+  FailureOr<AngleSource> angles =
+      bindAngles(*this, op, adaptor.getRow(), adaptor.getPosition(), d,
+                 /*inverse=*/false);
   if (failed(angles))
     return failure();
-  SmallVector<Value> sources, dests;
-  for (Value tile : op.getSources())
-    sources.push_back(buffers.lookup(tile));
-  for (Value tile : op.getDests())
-    dests.push_back(buffers.lookup(tile));
-  if (llvm::is_contained(sources, Value()) ||
-      llvm::is_contained(dests, Value()))
-    return op.emitOpError() << "needs shared-memory tiles of this partition";
+  SmallVector<Value> sources(adaptor.getSources()), dests(adaptor.getDests());
 
   constexpr int64_t kUnitElems = 8, kUnitsPerChunkRow = 8;
   int64_t unitsPerRow = d / kUnitElems;
@@ -333,6 +376,7 @@ LogicalResult KernelEmitter::emitRotate(RotateOp op) {
       b, loc, NVVM::ProxyKind::async_shared,
       NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
   replicaBarrier();
+  rewriter.eraseOp(op);
   return success();
 }
 
@@ -389,7 +433,7 @@ findPairs(Operation *op, const FragmentLayout &layout, int64_t d,
 /// registers when the turns are interleaved with the reads (the backward
 /// then spills), so only warpspec.rotary_angles, which only reads, widens.
 static void forEachPairAngle(
-    KernelEmitter &e, const FragmentLayout &layout, const AngleSource &angles,
+    KernelBuilder &e, const FragmentLayout &layout, const AngleSource &angles,
     ArrayRef<std::pair<int64_t, int64_t>> pairs, bool widen,
     function_ref<void(int64_t, int64_t, int64_t, Value, Value)> body) {
   Value colBase = layout.colBase(e);
@@ -425,11 +469,14 @@ static void forEachPairAngle(
   }
 }
 
-LogicalResult KernelEmitter::emitRotaryAngles(RotaryAnglesOp op) {
+LogicalResult RotaryBuilder::lower(RotaryAnglesOp op,
+                                   RotaryAnglesOp::Adaptor adaptor) {
   AccType type = op.getAngles().getType();
   std::shared_ptr<FragmentLayout> layout = accumulatorLayout(type);
   int64_t d = type.getShape()[1];
-  FailureOr<AngleSource> angles = bindAngles(*this, op, d, /*inverse=*/false);
+  FailureOr<AngleSource> angles =
+      bindAngles(*this, op, adaptor.getRow(), adaptor.getPosition(), d,
+                 /*inverse=*/false);
   if (failed(angles))
     return failure();
   auto pairs = findPairs(op, *layout, d, angles->interleaved);
@@ -442,15 +489,14 @@ LogicalResult KernelEmitter::emitRotaryAngles(RotaryAnglesOp op) {
         result.regs[first] = c;
         result.regs[second] = s;
       });
-  fragments[op.getAngles()] = std::move(result);
+  rewriter.replaceOpWithMultiple(op, {result.regs});
   return success();
 }
 
-LogicalResult KernelEmitter::emitRotateTile(RotateTileOp op) {
-  auto it = fragments.find(op.getValue());
-  if (it == fragments.end())
-    return op.emitOpError() << "needs a register tile of this partition";
-  const Fragment &value = it->second;
+LogicalResult RotaryBuilder::lower(RotateTileOp op,
+                                   ArrayRef<ValueRange> operands) {
+  RotateTileOp::GenericAdaptor<ArrayRef<ValueRange>> adaptor(operands, op);
+  const Fragment value(op.getValue().getType(), adaptor.getValue());
   const FragmentLayout &layout = *value.layout;
   int64_t d = value.type.getShape()[1];
   bool inverse = static_cast<bool>(op.getInverse());
@@ -460,7 +506,7 @@ LogicalResult KernelEmitter::emitRotateTile(RotateTileOp op) {
     return failure();
 
   Fragment result{value.type, value.layout, value.regs};
-  Value validRows = lookupI32(op.getRows());
+  Value validRows = asI32(adaptor.getRows().front());
   SmallVector<Value> valid;
   for (int64_t slot = 0; slot < layout.numRowSlots(); ++slot)
     valid.push_back(cmp(Pred::slt, layout.rowIndex(*this, slot), validRows));
@@ -474,18 +520,25 @@ LogicalResult KernelEmitter::emitRotateTile(RotateTileOp op) {
     result.regs[second] = select(valid[slot], y, value.regs[second]);
   };
   if (Value anglesTile = op.getAngles()) {
-    auto angles = fragments.find(anglesTile);
-    if (angles == fragments.end())
-      return op.emitOpError() << "needs angles computed in this partition";
+    ValueRange angles = adaptor.getAngles();
     for (auto [first, second] : *pairs)
-      turnPair(layout.rowSlot(first), first, second, angles->second.regs[first],
-               angles->second.regs[second]);
+      turnPair(layout.rowSlot(first), first, second, angles[first],
+               angles[second]);
   } else {
-    FailureOr<AngleSource> angles = bindAngles(*this, op, d, /*inverse=*/false);
+    FailureOr<AngleSource> angles =
+        bindAngles(*this, op, adaptor.getRow().front(),
+                   adaptor.getPosition().front(), d, /*inverse=*/false);
     if (failed(angles))
       return failure();
     forEachPairAngle(*this, layout, *angles, *pairs, /*widen=*/false, turnPair);
   }
-  fragments[op.getResult()] = std::move(result);
+  rewriter.replaceOpWithMultiple(op, {result.regs});
   return success();
+}
+
+void mlir::blockattn::populateWarpSpecRotaryToNVVMPatterns(
+    LLVMTypeConverter &converter, const TargetInfo &,
+    RewritePatternSet &patterns) {
+  patterns.add<RotateLowering, RotaryAnglesLowering, RotateTileLowering>(
+      converter);
 }

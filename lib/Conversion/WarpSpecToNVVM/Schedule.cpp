@@ -1,4 +1,4 @@
-//===- Schedule.cpp - the persistent jagged tile schedule -----------------===//
+//===- Schedule.cpp - the persistent jagged tile schedule, loops ----------===//
 //
 // warpspec.tile_loop without a prefix sum (see the op's description):
 // block j of sequence b has the virtual number
@@ -23,9 +23,15 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelEmitter.h"
+#include "KernelBuilder.h"
+
+#include "blockattn/Conversion/WarpSpecToNVVM/WarpSpecToNVVM.h"
+
+#include "mlir/Conversion/LLVMCommon/Pattern.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
+using namespace mlir::blockattn;
 using namespace mlir::blockattn::lowering;
 using namespace mlir::warpspec;
 
@@ -40,215 +46,245 @@ struct Cursor {
   Value item, vblock, head, seq, seqStart, seqEnd;
 };
 
-} // namespace
-
-LogicalResult
-KernelEmitter::carryInits(Operation *op, ValueRange inits,
-                          SmallVectorImpl<std::pair<Value, Type>> &carried) {
+/// The variables of a loop's carried values, `inits` (converted) stored into
+/// them where the loop starts: fails on a value that is not a scalar.
+LogicalResult carryInits(KernelBuilder &e, Operation *op, ValueRange inits,
+                         SmallVectorImpl<std::pair<Value, Type>> &carried) {
   // One per-thread variable per carried value (SROA turns them into
   // registers), initialized where the loop starts.
-  for (Value init : inits) {
-    Value value = lookup(init);
-    if (!value)
+  for (Value value : inits) {
+    if (!isa<IntegerType, FloatType>(value.getType()))
       return op->emitOpError() << "carries a value that is not a scalar";
-    Value var = variable(value.getType());
-    store(value, var);
+    Value var = e.variable(value.getType());
+    e.store(value, var);
     carried.push_back({var, value.getType()});
   }
   return success();
 }
 
-LogicalResult KernelEmitter::emitTileLoop(TileLoopOp op) {
-  ArgParams &cuParams = argParams[op.getCuSeqlens()];
-  if (!cuParams.pointer || !argSize(op.getCuSeqlens(), 0))
-    return op.emitOpError()
-           << "cu_seqlens must be a dynamically sized kernel argument";
-  // The carried values first: their variables then precede the cursor's.
-  SmallVector<std::pair<Value, Type>> carried; // variable, type
-  if (failed(carryInits(op, op.getInits(), carried)))
+/// Replaces a loop body's terminator by the stores of the values it yields
+/// into the carried variables, and returns its (remapped) operands.
+LogicalResult storeYielded(ConversionPatternRewriter &rewriter,
+                           KernelBuilder &e, Operation *terminator,
+                           ValueRange values,
+                           ArrayRef<std::pair<Value, Type>> carried) {
+  SmallVector<Value> remapped;
+  if (failed(rewriter.getRemappedValues(values, remapped)))
     return failure();
-  Value cu = cuParams.pointer;
-  auto loadCu = [&](Value index64) {
-    Value ptr = LLVM::GEPOp::create(b, loc, globalPtrT(), i32T(), cu,
-                                    ValueRange{index64});
-    return zext64(load(i32T(), ptr, 4));
-  };
+  rewriter.setInsertionPoint(terminator);
+  for (auto [value, var] : llvm::zip(remapped, carried))
+    e.store(value, var.first);
+  rewriter.eraseOp(terminator);
+  return success();
+}
 
-  Value bs = i64(op.getBlockSize());
-  Value heads = lookup(op.getNumHeads());
-  Value tokens = lookup(op.getNumTokens());
-  Value numSeqs = sub(zext64(cuParams.sizes[0]), i64(1));
-  Value virtualBlocks = add(udiv(tokens, bs), numSeqs);
-  Value items = mul(virtualBlocks, heads);
-  Value grid = zext64(NVVM::GridDimXOp::create(b, loc, i32T()));
-  Value cta = zext64(NVVM::BlockIdXOp::create(b, loc, i32T()));
-  bool contiguous = op.getContiguous();
-  // Contiguous: CTA c owns [c N / G, (c+1) N / G). Strided: c, c + G, ...
-  Value first = contiguous ? udiv(mul(cta, items), grid) : cta;
-  Value last = contiguous ? udiv(mul(add(cta, i64(1)), items), grid) : items;
+struct TileLoopLowering : ConvertOpToLLVMPattern<TileLoopOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(TileLoopOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    KernelBuilder e(rewriter, op);
+    ArgParams cuParams = ArgParams::of(op.getCuSeqlens());
+    if (!cuParams.pointer || !argSize(op.getCuSeqlens(), 0))
+      return op.emitOpError()
+             << "cu_seqlens must be a dynamically sized kernel argument";
+    // The carried values first: their variables then precede the cursor's.
+    SmallVector<std::pair<Value, Type>> carried; // variable, type
+    if (failed(carryInits(e, op, adaptor.getInits(), carried)))
+      return failure();
+    Value cu = cuParams.pointer;
+    auto loadCu = [&](Value index64) {
+      Value ptr = LLVM::GEPOp::create(e.b, e.loc, e.globalPtrT(), e.i32T(), cu,
+                                      ValueRange{index64});
+      return e.zext64(e.load(e.i32T(), ptr, 4));
+    };
 
-  Type t64 = i64T();
-  Cursor c{variable(t64), variable(t64), variable(t64),
-           variable(t64), variable(t64), variable(t64)};
-  Value lo = variable(t64), hi = variable(t64);
-  Value one = i64(1), zero = i64(0);
-  // key(b) = floor(cu[b] / bs) + b: the virtual number of sequence b's first
-  // block.
-  auto keyAfter = [&](Value s, Value end) {
-    return add(add(udiv(end, bs), s), one);
-  };
+    Value bs = e.i64(op.getBlockSize());
+    Value heads = adaptor.getNumHeads();
+    Value tokens = adaptor.getNumTokens();
+    Value numSeqs = e.sub(e.zext64(cuParams.sizes[0]), e.i64(1));
+    Value virtualBlocks = e.add(e.udiv(tokens, bs), numSeqs);
+    Value items = e.mul(virtualBlocks, heads);
+    Value grid = e.zext64(NVVM::GridDimXOp::create(e.b, e.loc, e.i32T()));
+    Value cta = e.zext64(NVVM::BlockIdXOp::create(e.b, e.loc, e.i32T()));
+    bool contiguous = op.getContiguous();
+    // Contiguous: CTA c owns [c N / G, (c+1) N / G). Strided: c, c + G, ...
+    Value first = contiguous ? e.udiv(e.mul(cta, items), grid) : cta;
+    Value last =
+        contiguous ? e.udiv(e.mul(e.add(cta, e.i64(1)), items), grid) : items;
 
-  Value haveWork = LLVM::AndOp::create(b, loc, cmp(Pred::ult, first, last),
-                                       cmp(Pred::sgt, numSeqs, zero));
-  LogicalResult result = success();
-  emitIf(haveWork, [&] {
-    Value v0 = udiv(first, heads);
-    // Binary search: the largest b in [0, B) with key(b) <= v0.
-    store(zero, lo);
-    store(numSeqs, hi);
-    emitWhile(
-        [&] {
-          Value l = load(t64, lo), h = load(t64, hi);
-          return std::make_pair(cmp(Pred::ugt, sub(h, l), one),
-                                SmallVector<Value>{});
-        },
-        [&](ValueRange) {
-          Value l = load(t64, lo), h = load(t64, hi);
-          Value mid = LLVM::LShrOp::create(b, loc, add(l, h), one);
-          Value key = add(udiv(loadCu(mid), bs), mid);
-          Value le = cmp(Pred::ule, key, v0);
-          store(select(le, mid, l), lo);
-          store(select(le, h, mid), hi);
-        });
-    Value b0 = load(t64, lo);
-    store(b0, c.seq);
-    store(loadCu(b0), c.seqStart);
-    store(loadCu(add(b0, one)), c.seqEnd);
-    store(first, c.item);
-    store(v0, c.vblock);
-    store(urem(first, heads), c.head);
+    Type t64 = e.i64T();
+    Cursor c{e.variable(t64), e.variable(t64), e.variable(t64),
+             e.variable(t64), e.variable(t64), e.variable(t64)};
+    Value lo = e.variable(t64), hi = e.variable(t64);
+    Value one = e.i64(1), zero = e.i64(0);
+    // key(b) = floor(cu[b] / bs) + b: the virtual number of sequence b's
+    // first block.
+    auto keyAfter = [&](Value s, Value end) {
+      return e.add(e.add(e.udiv(end, bs), s), one);
+    };
 
-    // Moves the cursor's sequence forward until it holds virtual block v.
-    auto catchUp = [&](Value v) {
-      emitWhile(
+    Value haveWork =
+        LLVM::AndOp::create(e.b, e.loc, e.cmp(Pred::ult, first, last),
+                            e.cmp(Pred::sgt, numSeqs, zero));
+    LogicalResult result = success();
+    e.emitIf(haveWork, [&] {
+      Value v0 = e.udiv(first, heads);
+      // Binary search: the largest b in [0, B) with key(b) <= v0.
+      e.store(zero, lo);
+      e.store(numSeqs, hi);
+      e.emitWhile(
           [&] {
-            Value s = load(t64, c.seq), end = load(t64, c.seqEnd);
-            Value more = cmp(Pred::ult, add(s, one), numSeqs);
-            Value behind = cmp(Pred::uge, v, keyAfter(s, end));
-            return std::make_pair(LLVM::AndOp::create(b, loc, more, behind),
+            Value l = e.load(t64, lo), h = e.load(t64, hi);
+            return std::make_pair(e.cmp(Pred::ugt, e.sub(h, l), one),
                                   SmallVector<Value>{});
           },
           [&](ValueRange) {
-            Value next = add(load(t64, c.seq), one);
-            store(next, c.seq);
-            store(load(t64, c.seqEnd), c.seqStart);
-            store(loadCu(add(next, one)), c.seqEnd);
+            Value l = e.load(t64, lo), h = e.load(t64, hi);
+            Value mid = LLVM::LShrOp::create(e.b, e.loc, e.add(l, h), one);
+            Value key = e.add(e.udiv(loadCu(mid), bs), mid);
+            Value le = e.cmp(Pred::ule, key, v0);
+            e.store(e.select(le, mid, l), lo);
+            e.store(e.select(le, h, mid), hi);
           });
-    };
+      Value b0 = e.load(t64, lo);
+      e.store(b0, c.seq);
+      e.store(loadCu(b0), c.seqStart);
+      e.store(loadCu(e.add(b0, one)), c.seqEnd);
+      e.store(first, c.item);
+      e.store(v0, c.vblock);
+      e.store(e.urem(first, heads), c.head);
 
-    // Per step: dv virtual blocks and dh heads (strided), or one item.
-    Value step = contiguous ? one : grid;
-    Value dv = udiv(step, heads), dh = urem(step, heads);
-    emitWhile(
-        [&] {
-          return std::make_pair(cmp(Pred::ult, load(t64, c.item), last),
-                                SmallVector<Value>{});
-        },
-        [&](ValueRange) {
-          Value v = load(t64, c.vblock), h = load(t64, c.head),
-                s = load(t64, c.seq), start = load(t64, c.seqStart),
-                end = load(t64, c.seqEnd);
-          Value j = sub(v, add(udiv(start, bs), s));
-          Value row = add(start, mul(j, bs));
-          // Past the sequence's last block: a virtual number with no block.
-          Value valid = cmp(Pred::ult, row, end);
-          emitIf(valid, [&] {
-            Value rows = LLVM::UMinOp::create(b, loc, sub(end, row), bs);
-            Block &body = op.getBody().front();
-            scalars.map(body.getArgument(0), trunc32(row));
-            scalars.map(body.getArgument(1), trunc32(rows));
-            scalars.map(body.getArgument(2), trunc32(h));
-            // The row's position inside its sequence (rotary embeddings).
-            if (body.getNumArguments() - carried.size() > 3)
-              scalars.map(body.getArgument(3), trunc32(sub(row, start)));
-            for (auto [arg, var] : llvm::zip(op.getRegionIterArgs(), carried))
-              scalars.map(arg, load(var.second, var.first));
-            for (Operation &inner : body) {
-              if (auto yield = dyn_cast<YieldOp>(inner)) {
-                for (auto [value, var] : llvm::zip(yield.getValues(), carried))
-                  store(lookup(value), var.first);
-              } else if (failed(emitOp(&inner))) {
-                result = failure();
-                return;
-              }
-            }
+      // Moves the cursor's sequence forward until it holds virtual block v.
+      auto catchUp = [&](Value v) {
+        e.emitWhile(
+            [&] {
+              Value s = e.load(t64, c.seq), end = e.load(t64, c.seqEnd);
+              Value more = e.cmp(Pred::ult, e.add(s, one), numSeqs);
+              Value behind = e.cmp(Pred::uge, v, keyAfter(s, end));
+              return std::make_pair(
+                  LLVM::AndOp::create(e.b, e.loc, more, behind).getResult(),
+                  SmallVector<Value>{});
+            },
+            [&](ValueRange) {
+              Value next = e.add(e.load(t64, c.seq), one);
+              e.store(next, c.seq);
+              e.store(e.load(t64, c.seqEnd), c.seqStart);
+              e.store(loadCu(e.add(next, one)), c.seqEnd);
+            });
+      };
+
+      // Per step: dv virtual blocks and dh heads (strided), or one item.
+      Value step = contiguous ? one : grid;
+      Value dv = e.udiv(step, heads), dh = e.urem(step, heads);
+      e.emitWhile(
+          [&] {
+            return std::make_pair(e.cmp(Pred::ult, e.load(t64, c.item), last),
+                                  SmallVector<Value>{});
+          },
+          [&](ValueRange) {
+            Value v = e.load(t64, c.vblock), h = e.load(t64, c.head),
+                  s = e.load(t64, c.seq), start = e.load(t64, c.seqStart),
+                  end = e.load(t64, c.seqEnd);
+            Value j = e.sub(v, e.add(e.udiv(start, bs), s));
+            Value row = e.add(start, e.mul(j, bs));
+            // Past the sequence's last block: a virtual number with no block.
+            Value valid = e.cmp(Pred::ult, row, end);
+            e.emitIf(valid, [&] {
+              Value rows =
+                  LLVM::UMinOp::create(e.b, e.loc, e.sub(end, row), bs);
+              Block &body = op.getBody().front();
+              SmallVector<Value> args = {e.trunc32(row), e.trunc32(rows),
+                                         e.trunc32(h)};
+              // The row's position inside its sequence (rotary embeddings).
+              if (body.getNumArguments() - carried.size() > 3)
+                args.push_back(e.trunc32(e.sub(row, start)));
+              for (auto var : carried)
+                args.push_back(e.load(var.second, var.first));
+              // The body, in place; its yield stores the carried values.
+              auto yield =
+                  body.empty() ? YieldOp() : dyn_cast<YieldOp>(body.back());
+              rewriter.inlineBlockBefore(&body, e.b.getInsertionBlock(),
+                                         e.b.getInsertionPoint(), args);
+              if (yield)
+                result = storeYielded(rewriter, e, yield, yield.getValues(),
+                                      carried);
+            });
+            e.store(e.add(e.load(t64, c.item), step), c.item);
+            Value nextHead = e.add(h, dh);
+            Value carry = e.cmp(Pred::uge, nextHead, heads);
+            e.store(e.select(carry, e.sub(nextHead, heads), nextHead), c.head);
+            Value nextV = e.add(e.add(v, dv), e.select(carry, one, zero));
+            e.store(nextV, c.vblock);
+            catchUp(nextV);
           });
-          store(add(load(t64, c.item), step), c.item);
-          Value nextHead = add(h, dh);
-          Value carry = cmp(Pred::uge, nextHead, heads);
-          store(select(carry, sub(nextHead, heads), nextHead), c.head);
-          Value nextV = add(add(v, dv), select(carry, one, zero));
-          store(nextV, c.vblock);
-          catchUp(nextV);
-        });
-  });
-  for (auto [value, var] : llvm::zip(op.getResults(), carried))
-    scalars.map(value, load(var.second, var.first));
-  return result;
-}
-
-LogicalResult KernelEmitter::emitWhileLoop(scf::WhileOp op) {
-  SmallVector<std::pair<Value, Type>> carried; // variable, type
-  if (failed(carryInits(op, op.getInits(), carried)))
-    return failure();
-  SmallVector<Type> forwarded;
-  for (Value value : op.getConditionOp().getArgs()) {
-    if (!value.getType().isIntOrIndex())
-      return op.emitOpError() << "forwards a value that is not a scalar";
-    forwarded.push_back(value.getType().isIndex() ? i64T() : value.getType());
+    });
+    if (failed(result))
+      return failure();
+    SmallVector<Value> results;
+    for (auto var : carried)
+      results.push_back(e.load(var.second, var.first));
+    rewriter.replaceOp(op, results);
+    return success();
   }
-  LogicalResult result = success();
-  auto emitOps = [&](Block &block) {
-    for (Operation &inner : block.without_terminator())
-      if (failed(emitOp(&inner))) {
-        result = failure();
-        return;
-      }
-  };
-  ValueRange exits = emitWhile(
-      [&] {
-        Block &before = op.getBefore().front();
-        for (auto [arg, var] : llvm::zip(before.getArguments(), carried))
-          scalars.map(arg, load(var.second, var.first));
-        emitOps(before);
-        scf::ConditionOp condition = op.getConditionOp();
-        SmallVector<Value> values;
-        // After a failure (reported), placeholders keep the loop well formed
-        // until the pass gives up.
-        for (auto [value, type] : llvm::zip(condition.getArgs(), forwarded))
-          values.push_back(succeeded(result)
-                               ? lookup(value)
-                               : LLVM::ZeroOp::create(b, loc, type).getRes());
-        Value open = succeeded(result)
-                         ? lookup(condition.getCondition())
-                         : LLVM::ZeroOp::create(b, loc, i1T()).getRes();
-        return std::make_pair(open, values);
-      },
-      [&](ValueRange values) {
-        if (failed(result))
-          return;
-        Block &after = op.getAfter().front();
-        for (auto [arg, value] : llvm::zip(after.getArguments(), values))
-          scalars.map(arg, value);
-        emitOps(after);
-        if (failed(result))
-          return;
-        for (auto [value, var] :
-             llvm::zip(op.getYieldOp().getResults(), carried))
-          store(lookup(value), var.first);
-      },
-      forwarded);
-  for (auto [value, exit] : llvm::zip(op.getResults(), exits))
-    scalars.map(value, exit);
-  return result;
+};
+
+/// An scf.while of the input (a lowered consume loop): its carried values
+/// live in variables, like the tile loop's, and the loop is rebuilt without
+/// them around the original regions.
+struct WhileLowering : ConvertOpToLLVMPattern<scf::WhileOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(scf::WhileOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    KernelBuilder e(rewriter, op);
+    SmallVector<std::pair<Value, Type>> carried; // variable, type
+    if (failed(carryInits(e, op, adaptor.getInits(), carried)))
+      return failure();
+    SmallVector<Type> forwarded;
+    for (Value value : op.getConditionOp().getArgs()) {
+      if (!value.getType().isIntOrIndex())
+        return op.emitOpError() << "forwards a value that is not a scalar";
+      forwarded.push_back(getTypeConverter()->convertType(value.getType()));
+    }
+    auto whileOp =
+        scf::WhileOp::create(rewriter, e.loc, forwarded, ValueRange{});
+    OpBuilder::InsertionGuard guard(rewriter);
+    Block *before = rewriter.createBlock(&whileOp.getBefore());
+    rewriter.setInsertionPointToEnd(before);
+    SmallVector<Value> loaded;
+    for (auto var : carried)
+      loaded.push_back(e.load(var.second, var.first));
+    scf::ConditionOp condition = op.getConditionOp();
+    rewriter.inlineBlockBefore(&op.getBefore().front(), before, before->end(),
+                               loaded);
+    SmallVector<Value> values;
+    Value open = rewriter.getRemappedValue(condition.getCondition());
+    if (failed(rewriter.getRemappedValues(condition.getArgs(), values)))
+      return failure();
+    rewriter.setInsertionPoint(condition);
+    scf::ConditionOp::create(rewriter, e.loc, open, values);
+    rewriter.eraseOp(condition);
+
+    SmallVector<Location> locs(forwarded.size(), e.loc);
+    Block *after =
+        rewriter.createBlock(&whileOp.getAfter(), {}, forwarded, locs);
+    scf::YieldOp yield = op.getYieldOp();
+    rewriter.inlineBlockBefore(&op.getAfter().front(), after, after->end(),
+                               after->getArguments());
+    if (failed(storeYielded(rewriter, e, yield, yield.getResults(), carried)))
+      return failure();
+    rewriter.setInsertionPointToEnd(after);
+    scf::YieldOp::create(rewriter, e.loc);
+    rewriter.replaceOp(op, whileOp.getResults());
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::blockattn::populateWarpSpecScheduleToNVVMPatterns(
+    LLVMTypeConverter &converter, const TargetInfo &,
+    RewritePatternSet &patterns) {
+  patterns.add<TileLoopLowering, WhileLowering>(converter);
 }

@@ -6,7 +6,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelEmitter.h"
+#include "KernelBuilder.h"
+
+#include "blockattn/Conversion/WarpSpecToNVVM/WarpSpecToNVVM.h"
+
+#include "mlir/Conversion/LLVMCommon/Pattern.h"
 
 #include "blockattn/Conversion/WarpSpecToNVVM/Descriptors.h"
 
@@ -14,33 +18,15 @@
 #include <limits>
 
 using namespace mlir;
+using namespace mlir::blockattn;
 using namespace mlir::blockattn::lowering;
 using namespace mlir::warpspec;
 
 using Pred = LLVM::ICmpPredicate;
 namespace nvdesc = mlir::blockattn::nvdesc;
 
-Value KernelEmitter::shuffleXor(Value v, int32_t mask) {
-  return NVVM::ShflOp::create(b, loc, v.getType(), i32(-1), v, i32(mask),
-                              i32(0x1f), NVVM::ShflKind::bfly, UnitAttr());
-}
-
-/// Packs two f32 values into one i32 of two 16-bit floats, `lo` in the low
-/// half (cvt.rn.{bf16,f16}x2.f32 takes the high half first; LLVM orders the
-/// vector elements for us).
-Value mlir::blockattn::lowering::packPair(KernelEmitter &e, Type elementType,
-                                          Value lo, Value hi) {
-  auto pairF32 = VectorType::get({2}, e.f32T());
-  Value v = LLVM::UndefOp::create(e.b, e.loc, pairF32);
-  v = LLVM::InsertElementOp::create(e.b, e.loc, v, lo, e.i32(0));
-  v = LLVM::InsertElementOp::create(e.b, e.loc, v, hi, e.i32(1));
-  Value narrow =
-      LLVM::FPTruncOp::create(e.b, e.loc, VectorType::get({2}, elementType), v);
-  return LLVM::BitcastOp::create(e.b, e.loc, e.i32T(), narrow);
-}
-
 /// Reduces `v` over the lanes that hold the same row.
-static Value reduceRow(KernelEmitter &e, const FragmentLayout &layout, Value v,
+static Value reduceRow(KernelBuilder &e, const FragmentLayout &layout, Value v,
                        bool isMax) {
   for (int32_t mask : layout.rowReductionMasks()) {
     Value other = e.shuffleXor(v, mask);
@@ -50,68 +36,100 @@ static Value reduceRow(KernelEmitter &e, const FragmentLayout &layout, Value v,
   return v;
 }
 
-LogicalResult KernelEmitter::emitSoftmax(SoftmaxOp op) {
-  auto it = fragments.find(op.getScores());
-  if (it == fragments.end())
-    return op.emitOpError() << "scores were not produced in this partition";
-  const Fragment &scores = it->second;
+namespace {
+
+struct SoftmaxLowering : ConvertOpToLLVMPattern<SoftmaxOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(SoftmaxOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override;
+};
+
+struct SoftmaxGradLowering : ConvertOpToLLVMPattern<SoftmaxGradOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(SoftmaxGradOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override;
+};
+
+struct StoreLowering : ConvertOpToLLVMPattern<StoreOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(StoreOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override;
+};
+
+struct WriteLowering : ConvertOpToLLVMPattern<WriteOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(WriteOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override;
+};
+
+} // namespace
+
+LogicalResult
+SoftmaxLowering::matchAndRewrite(SoftmaxOp op, OneToNOpAdaptor adaptor,
+                                 ConversionPatternRewriter &rewriter) const {
+  KernelBuilder e(rewriter, op);
+  const Fragment scores(op.getScores().getType(), adaptor.getScores());
   const FragmentLayout &layout = *scores.layout;
   int64_t numRegs = layout.numRegs(), numSlots = layout.numRowSlots();
 
   // Columns at or past the tile's valid count are other sequences' keys.
-  Value validCols = lookupI32(op.getValidCols());
-  Value colBase = layout.colBase(*this);
-  Value negInf = f32(-std::numeric_limits<double>::infinity());
+  Value validCols = e.asI32(adaptor.getValidCols().front());
+  Value colBase = layout.colBase(e);
+  Value negInf = e.f32(-std::numeric_limits<double>::infinity());
   SmallVector<Value> s(numRegs);
   for (int64_t r = 0; r < numRegs; ++r) {
-    Value col = add(colBase, i32(layout.colOffset(r)));
-    s[r] = select(cmp(Pred::slt, col, validCols), scores.regs[r], negInf);
+    Value col = e.add(colBase, e.i32(layout.colOffset(r)));
+    s[r] = e.select(e.cmp(Pred::slt, col, validCols), scores.regs[r], negInf);
   }
 
   // Row max; column 0 is always valid, so the max is finite.
   SmallVector<Value> rowMax(numSlots, negInf);
   for (int64_t r = 0; r < numRegs; ++r) {
     int64_t slot = layout.rowSlot(r);
-    rowMax[slot] = LLVM::MaxNumOp::create(b, loc, rowMax[slot], s[r]);
+    rowMax[slot] = LLVM::MaxNumOp::create(e.b, e.loc, rowMax[slot], s[r]);
   }
   for (Value &m : rowMax)
-    m = reduceRow(*this, layout, m, /*isMax=*/true);
+    m = reduceRow(e, layout, m, /*isMax=*/true);
 
   // exp(scale (s - m)) = exp2(s k - m k) with k = scale log2(e): one FMA and
   // one ex2 per element.
-  Value k = LLVM::FMulOp::create(b, loc, lookup(op.getScale()), f32(M_LOG2E));
+  Value k = LLVM::FMulOp::create(e.b, e.loc, adaptor.getScale().front(),
+                                 e.f32(M_LOG2E));
   SmallVector<Value> negMaxK(numSlots);
   for (int64_t slot = 0; slot < numSlots; ++slot)
     negMaxK[slot] = LLVM::FNegOp::create(
-        b, loc, LLVM::FMulOp::create(b, loc, rowMax[slot], k));
+        e.b, e.loc, LLVM::FMulOp::create(e.b, e.loc, rowMax[slot], k));
   SmallVector<Value> p(numRegs);
-  SmallVector<Value> rowSum(numSlots, f32(0.0));
+  SmallVector<Value> rowSum(numSlots, e.f32(0.0));
   for (int64_t r = 0; r < numRegs; ++r) {
     int64_t slot = layout.rowSlot(r);
-    Value x = LLVM::FMAOp::create(b, loc, s[r], k, negMaxK[slot]);
-    p[r] = LLVM::Exp2Op::create(b, loc, x);
-    rowSum[slot] = LLVM::FAddOp::create(b, loc, rowSum[slot], p[r]);
+    Value x = LLVM::FMAOp::create(e.b, e.loc, s[r], k, negMaxK[slot]);
+    p[r] = LLVM::Exp2Op::create(e.b, e.loc, x);
+    rowSum[slot] = LLVM::FAddOp::create(e.b, e.loc, rowSum[slot], p[r]);
   }
   for (Value &sum : rowSum)
-    sum = reduceRow(*this, layout, sum, /*isMax=*/false);
+    sum = reduceRow(e, layout, sum, /*isMax=*/false);
 
   // Normalized probabilities, and zero rows for queries past the tile.
   if (op.getNormalize()) {
     SmallVector<Value> inverse;
     for (Value sum : rowSum)
-      inverse.push_back(LLVM::FDivOp::create(b, loc, f32(1.0), sum));
+      inverse.push_back(LLVM::FDivOp::create(e.b, e.loc, e.f32(1.0), sum));
     for (int64_t r = 0; r < numRegs; ++r)
-      p[r] = LLVM::FMulOp::create(b, loc, p[r], inverse[layout.rowSlot(r)]);
+      p[r] = LLVM::FMulOp::create(e.b, e.loc, p[r], inverse[layout.rowSlot(r)]);
   }
-  if (Value validRowsOperand = op.getValidRows()) {
-    Value validRows = lookupI32(validRowsOperand);
-    Value zero = f32(0.0);
+  if (op.getValidRows()) {
+    Value validRows = e.asI32(adaptor.getValidRows().front());
+    Value zero = e.f32(0.0);
     SmallVector<Value> rowValid;
     for (int64_t slot = 0; slot < numSlots; ++slot)
-      rowValid.push_back(
-          cmp(Pred::slt, layout.rowIndex(*this, slot), validRows));
+      rowValid.push_back(e.cmp(Pred::slt, layout.rowIndex(e, slot), validRows));
     for (int64_t r = 0; r < numRegs; ++r)
-      p[r] = select(rowValid[layout.rowSlot(r)], p[r], zero);
+      p[r] = e.select(rowValid[layout.rowSlot(r)], p[r], zero);
   }
 
   AccType probsType = op.getProbs().getType();
@@ -121,10 +139,9 @@ LogicalResult KernelEmitter::emitSoftmax(SoftmaxOp op) {
   } else {
     for (int64_t r = 0; r + 1 < numRegs; r += 2)
       probs.regs.push_back(
-          packPair(*this, probsType.getElementType(), p[r], p[r + 1]));
+          e.packPair(probsType.getElementType(), p[r], p[r + 1]));
   }
-  fragments[op.getProbs()] = std::move(probs);
-  rowValues[op.getRowSums()] = RowValues{scores.layout, rowSum};
+  rewriter.replaceOpWithMultiple(op, {probs.regs, rowSum});
   return success();
 }
 
@@ -133,7 +150,7 @@ LogicalResult KernelEmitter::emitSoftmax(SoftmaxOp op) {
 /// chunks of `rows` 128-byte rows, 16-byte units XOR-ed with row % 8. Also
 /// what keeps the staging buffer's fragment writes and row reads free of bank
 /// conflicts.
-static Value swizzledOffset(KernelEmitter &e, Value row, Value col,
+static Value swizzledOffset(KernelBuilder &e, Value row, Value col,
                             int64_t rows) {
   Value chunk = LLVM::LShrOp::create(e.b, e.loc, col, e.i32(6));
   Value byteInRow = e.mul(e.andi(col, e.i32(63)), e.i32(2));
@@ -146,30 +163,31 @@ static Value swizzledOffset(KernelEmitter &e, Value row, Value col,
       e.add(e.mul(unit, e.i32(16)), e.andi(byteInRow, e.i32(15))));
 }
 
-LogicalResult KernelEmitter::emitSoftmaxGrad(SoftmaxGradOp op) {
-  auto pIt = fragments.find(op.getProbs());
-  auto dpIt = fragments.find(op.getDprobs());
-  if (pIt == fragments.end() || dpIt == fragments.end())
-    return op.emitOpError() << "operands were not produced in this partition";
-  const Fragment &p = pIt->second, &dp = dpIt->second;
+LogicalResult SoftmaxGradLowering::matchAndRewrite(
+    SoftmaxGradOp op, OneToNOpAdaptor adaptor,
+    ConversionPatternRewriter &rewriter) const {
+  KernelBuilder e(rewriter, op);
+  const Fragment p(op.getProbs().getType(), adaptor.getProbs());
+  const Fragment dp(op.getDprobs().getType(), adaptor.getDprobs());
   const FragmentLayout &layout = *p.layout;
   int64_t numRegs = layout.numRegs(), numSlots = layout.numRowSlots();
   // D[i] = sum_j P[i, j] dP[i, j], reduced over the lanes holding row i.
-  SmallVector<Value> rowDot(numSlots, f32(0.0));
+  SmallVector<Value> rowDot(numSlots, e.f32(0.0));
   for (int64_t r = 0; r < numRegs; ++r) {
     int64_t slot = layout.rowSlot(r);
     rowDot[slot] =
-        LLVM::FMAOp::create(b, loc, p.regs[r], dp.regs[r], rowDot[slot]);
+        LLVM::FMAOp::create(e.b, e.loc, p.regs[r], dp.regs[r], rowDot[slot]);
   }
   for (Value &dot : rowDot)
-    dot = reduceRow(*this, layout, dot, /*isMax=*/false);
-  Value scale = lookup(op.getScale());
+    dot = reduceRow(e, layout, dot, /*isMax=*/false);
+  Value scale = adaptor.getScale().front();
   SmallVector<Value> ds(numRegs);
   for (int64_t r = 0; r < numRegs; ++r) {
     Value centered =
-        LLVM::FSubOp::create(b, loc, dp.regs[r], rowDot[layout.rowSlot(r)]);
+        LLVM::FSubOp::create(e.b, e.loc, dp.regs[r], rowDot[layout.rowSlot(r)]);
     ds[r] = LLVM::FMulOp::create(
-        b, loc, LLVM::FMulOp::create(b, loc, p.regs[r], scale), centered);
+        e.b, e.loc, LLVM::FMulOp::create(e.b, e.loc, p.regs[r], scale),
+        centered);
   }
   AccType type = op.getGrad().getType();
   Fragment grad{type, p.layout, {}};
@@ -177,15 +195,10 @@ LogicalResult KernelEmitter::emitSoftmaxGrad(SoftmaxGradOp op) {
     grad.regs = ds;
   } else {
     for (int64_t r = 0; r + 1 < numRegs; r += 2)
-      grad.regs.push_back(
-          packPair(*this, type.getElementType(), ds[r], ds[r + 1]));
+      grad.regs.push_back(e.packPair(type.getElementType(), ds[r], ds[r + 1]));
   }
-  fragments[op.getGrad()] = std::move(grad);
+  rewriter.replaceOpWithMultiple(op, {grad.regs});
   return success();
-}
-
-Value FragmentLayout::rowIndex(KernelEmitter &e, int64_t slot) const {
-  return e.add(rowBase(e), e.i32(rowOffset(slot)));
 }
 
 /// Shared-memory pointers to the register pairs of a fragment in a swizzled
@@ -200,7 +213,7 @@ Value FragmentLayout::rowIndex(KernelEmitter &e, int64_t slot) const {
 /// [rowBase * 128 + ((unit ^ rowBase % 8) << 4) + colBase * 2], and the
 /// bracket takes only 8 values (one per unit): the constants become
 /// immediate offsets of the stores.
-static SmallVector<Value> pairPointers(KernelEmitter &e,
+static SmallVector<Value> pairPointers(KernelBuilder &e,
                                        const FragmentLayout &layout, Value tile,
                                        int64_t rows) {
   SmallVector<Value> ptrs;
@@ -254,22 +267,21 @@ static bool pairsAreAdjacent(const FragmentLayout &layout) {
   return true;
 }
 
-static void copyOutRows(KernelEmitter &e, StoreOp op, Value staging,
+static void copyOutRows(KernelBuilder &e, StoreOp op, Value staging,
                         Value tileBase, Value validRows, int64_t rows,
                         int64_t cols);
 
 /// warpspec.store via a staging buffer: fragments into shared memory, then
 /// 16-byte loads and stores of whole row segments (8 consecutive threads
 /// cover the 128 bytes of one 64-column chunk of a row).
-static LogicalResult emitStagedStore(KernelEmitter &e, StoreOp op,
+static LogicalResult emitStagedStore(KernelBuilder &e, StoreOp op,
+                                     Value stagingPtr, Value row, Value head,
                                      const Fragment &value,
                                      ArrayRef<Value> scale, Value tileBase,
                                      Value validRows) {
   const FragmentLayout &layout = *value.layout;
-  ArgParams &dest = e.argParams[op.getDest()];
-  Value staging = e.buffers.lookup(op.getStaging());
-  if (!staging)
-    return op.emitOpError() << "staging buffer is not one of this partition";
+  ArgParams dest = ArgParams::of(op.getDest());
+  Value staging = stagingPtr;
   Type elementType = cast<MemRefType>(op.getDest().getType()).getElementType();
   int64_t rows = value.type.getShape()[0], cols = value.type.getShape()[1];
   bool bulk = op.getBulk();
@@ -290,7 +302,7 @@ static LogicalResult emitStagedStore(KernelEmitter &e, StoreOp op,
       lo = LLVM::FMulOp::create(e.b, e.loc, lo, scale[slot]);
       hi = LLVM::FMulOp::create(e.b, e.loc, hi, scale[slot]);
     }
-    e.store(packPair(e, elementType, lo, hi), ptrs[r / 2], 4);
+    e.store(e.packPair(elementType, lo, hi), ptrs[r / 2], 4);
   }
   // The whole tile is in the buffer, visible to the tensor memory
   // accelerator (async proxy) too.
@@ -314,8 +326,7 @@ static LogicalResult emitStagedStore(KernelEmitter &e, StoreOp op,
       [&] {
         e.emitIf(leader, [&] {
           for (const TmaBox &box :
-               e.tmaBoxes(e.lookupI32(op.getRow()), e.lookupI32(op.getHead()),
-                          rows, cols)) {
+               e.tmaBoxes(e.asI32(row), e.asI32(head), rows, cols)) {
             Value src =
                 LLVM::GEPOp::create(e.b, e.loc, e.smemPtrT(), e.b.getI8Type(),
                                     staging, ValueRange{e.i32(box.smemOffset)});
@@ -331,10 +342,10 @@ static LogicalResult emitStagedStore(KernelEmitter &e, StoreOp op,
 }
 
 /// Copies the valid rows of a staged tile to global memory.
-static void copyOutRows(KernelEmitter &e, StoreOp op, Value staging,
+static void copyOutRows(KernelBuilder &e, StoreOp op, Value staging,
                         Value tileBase, Value validRows, int64_t rows,
                         int64_t cols) {
-  ArgParams &dest = e.argParams[op.getDest()];
+  ArgParams dest = ArgParams::of(op.getDest());
   Type elementType = cast<MemRefType>(op.getDest().getType()).getElementType();
   // Consecutive threads copy consecutive 16-byte units of a tile row (both
   // 64-column chunks), so each warp store writes whole rows of the head.
@@ -382,74 +393,80 @@ static void copyOutRows(KernelEmitter &e, StoreOp op, Value staging,
   }
 }
 
-LogicalResult KernelEmitter::emitStore(StoreOp op) {
-  auto it = fragments.find(op.getValue());
-  if (it == fragments.end())
-    return op.emitOpError() << "value was not produced in this partition";
-  const Fragment &value = it->second;
+LogicalResult
+StoreLowering::matchAndRewrite(StoreOp op, OneToNOpAdaptor adaptor,
+                               ConversionPatternRewriter &rewriter) const {
+  KernelBuilder e(rewriter, op);
+  const Fragment value(op.getValue().getType(), adaptor.getValue());
   const FragmentLayout &layout = *value.layout;
   if (!pairsAreAdjacent(layout))
     return op.emitOpError() << "register layout without adjacent column pairs";
-  ArgParams &dest = argParams[op.getDest()];
+  ArgParams dest = ArgParams::of(op.getDest());
   if (!dest.pointer || !dest.strides[0] || !dest.strides[1])
     return op.emitOpError() << "destination must be a kernel argument";
   Type elementType = cast<MemRefType>(op.getDest().getType()).getElementType();
 
   SmallVector<Value> scale;
-  if (Value divide = op.getDivideBy()) {
-    for (Value sum : rowValues[divide].slots)
-      scale.push_back(LLVM::FDivOp::create(b, loc, f32(1.0), sum));
+  if (op.getDivideBy()) {
+    for (Value sum : adaptor.getDivideBy())
+      scale.push_back(LLVM::FDivOp::create(e.b, e.loc, e.f32(1.0), sum));
   }
 
   // Element offset of the tile's (row 0, head, column 0).
-  Value rowStart = zext64(lookupI32(op.getRow()));
-  Value head = zext64(lookupI32(op.getHead()));
+  Value rowStart = e.zext64(e.asI32(adaptor.getRow().front()));
+  Value head = e.zext64(e.asI32(adaptor.getHead().front()));
   Value tileBase =
-      add(mul(rowStart, dest.strides[0]), mul(head, dest.strides[1]));
-  Value validRows = lookupI32(op.getRows());
-  if (op.getStaging())
-    return emitStagedStore(*this, op, value, scale, tileBase, validRows);
-  Value colBase = layout.colBase(*this);
+      e.add(e.mul(rowStart, dest.strides[0]), e.mul(head, dest.strides[1]));
+  Value validRows = e.asI32(adaptor.getRows().front());
+  if (op.getStaging()) {
+    if (failed(emitStagedStore(
+            e, op, adaptor.getStaging().front(), adaptor.getRow().front(),
+            adaptor.getHead().front(), value, scale, tileBase, validRows)))
+      return failure();
+    rewriter.eraseOp(op);
+    return success();
+  }
+  Value colBase = layout.colBase(e);
 
   for (int64_t slot = 0; slot < layout.numRowSlots(); ++slot) {
-    Value row = layout.rowIndex(*this, slot);
+    Value row = layout.rowIndex(e, slot);
     // Rows past the tile's valid count belong to the next sequence.
-    emitIf(cmp(Pred::slt, row, validRows), [&] {
-      Value rowBase = add(tileBase, mul(zext64(row), dest.strides[0]));
+    e.emitIf(e.cmp(Pred::slt, row, validRows), [&] {
+      Value rowBase = e.add(tileBase, e.mul(e.zext64(row), dest.strides[0]));
       for (int64_t r = 0; r + 1 < layout.numRegs(); r += 2) {
         if (layout.rowSlot(r) != slot)
           continue;
         Value lo = value.regs[r], hi = value.regs[r + 1];
         if (!scale.empty()) {
-          lo = LLVM::FMulOp::create(b, loc, lo, scale[slot]);
-          hi = LLVM::FMulOp::create(b, loc, hi, scale[slot]);
+          lo = LLVM::FMulOp::create(e.b, e.loc, lo, scale[slot]);
+          hi = LLVM::FMulOp::create(e.b, e.loc, hi, scale[slot]);
         }
-        Value col = zext64(add(colBase, i32(layout.colOffset(r))));
+        Value col = e.zext64(e.add(colBase, e.i32(layout.colOffset(r))));
         Value ptr =
-            LLVM::GEPOp::create(b, loc, globalPtrT(), elementType, dest.pointer,
-                                ValueRange{add(rowBase, col)});
+            LLVM::GEPOp::create(e.b, e.loc, e.globalPtrT(), elementType,
+                                dest.pointer, ValueRange{e.add(rowBase, col)});
         if (elementType.isF32()) {
-          auto pair = VectorType::get({2}, f32T());
-          Value v = LLVM::UndefOp::create(b, loc, pair);
-          v = LLVM::InsertElementOp::create(b, loc, v, lo, i32(0));
-          v = LLVM::InsertElementOp::create(b, loc, v, hi, i32(1));
-          store(v, ptr, 8);
+          auto pair = VectorType::get({2}, e.f32T());
+          Value v = LLVM::UndefOp::create(e.b, e.loc, pair);
+          v = LLVM::InsertElementOp::create(e.b, e.loc, v, lo, e.i32(0));
+          v = LLVM::InsertElementOp::create(e.b, e.loc, v, hi, e.i32(1));
+          e.store(v, ptr, 8);
         } else {
-          store(packPair(*this, elementType, lo, hi), ptr, 4);
+          e.store(e.packPair(elementType, lo, hi), ptr, 4);
         }
       }
     });
   }
+  rewriter.eraseOp(op);
   return success();
 }
 
-LogicalResult KernelEmitter::emitWrite(WriteOp op) {
-  auto it = fragments.find(op.getValue());
-  Value dest = buffers.lookup(op.getDest());
-  if (it == fragments.end() || !dest)
-    return op.emitOpError() << "needs a register tile and a buffer of this "
-                               "partition";
-  const Fragment &value = it->second;
+LogicalResult
+WriteLowering::matchAndRewrite(WriteOp op, OneToNOpAdaptor adaptor,
+                               ConversionPatternRewriter &rewriter) const {
+  KernelBuilder e(rewriter, op);
+  const Fragment value(op.getValue().getType(), adaptor.getValue());
+  Value dest = adaptor.getDest().front();
   const FragmentLayout &layout = *value.layout;
   if (!pairsAreAdjacent(layout))
     return op.emitOpError() << "register layout without adjacent column pairs";
@@ -457,20 +474,28 @@ LogicalResult KernelEmitter::emitWrite(WriteOp op) {
   int64_t rows = shape[0];
   // The TMA 128-byte swizzle layout (nvdesc::SwizzledTile::byteOffset), so
   // that warpspec.mma reads it with the same descriptors as a TMA'd tile.
-  SmallVector<Value> ptrs = pairPointers(*this, layout, dest, rows);
+  SmallVector<Value> ptrs = pairPointers(e, layout, dest, rows);
   for (int64_t r = 0; r + 1 < layout.numRegs(); r += 2) {
-    Value packed =
-        value.type.getElementType().isF32()
-            ? packPair(*this, op.getDest().getType().getElementType(),
-                       value.regs[r], value.regs[r + 1])
-            : value.regs[r / 2];
-    store(packed, ptrs[r / 2], 4);
+    Value packed = value.type.getElementType().isF32()
+                       ? e.packPair(op.getDest().getType().getElementType(),
+                                    value.regs[r], value.regs[r + 1])
+                       : value.regs[r / 2];
+    e.store(packed, ptrs[r / 2], 4);
   }
   // Generic-proxy writes become visible to the tensor cores (async proxy)
   // after a proxy fence by each writer and a barrier over the warpgroup.
   NVVM::FenceProxyOp::create(
-      b, loc, NVVM::ProxyKind::async_shared,
-      NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
-  replicaBarrier();
+      e.b, e.loc, NVVM::ProxyKind::async_shared,
+      NVVM::SharedSpaceAttr::get(e.ctx, NVVM::SharedSpace::shared_cta));
+  e.replicaBarrier();
+  rewriter.eraseOp(op);
   return success();
+}
+
+void mlir::blockattn::populateWarpSpecTileMathToNVVMPatterns(
+    LLVMTypeConverter &converter, const TargetInfo &,
+    RewritePatternSet &patterns) {
+  patterns
+      .add<SoftmaxLowering, SoftmaxGradLowering, StoreLowering, WriteLowering>(
+          converter);
 }

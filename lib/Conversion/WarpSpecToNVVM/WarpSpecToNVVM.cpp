@@ -1,25 +1,30 @@
 //===- WarpSpecToNVVM.cpp - convert-warpspec-to-nvvm ----------------------===//
 //
 // For each function whose body is a warpspec.kernel: build the gpu.module and
-// the kernel's llvm.func (parameters, launch attributes, manifest), let the
-// KernelEmitter fill its body, then lower the structured control flow it used
-// to LLVM branches.
+// the kernel's llvm.func (parameters, launch attributes, manifest), move the
+// kernel into it behind its prologue, lower every op inside with the
+// patterns (one dialect conversion), turn the partitions into the warp-range
+// dispatch, then lower the structured control flow the patterns used to LLVM
+// branches.
 //
 //===----------------------------------------------------------------------===//
 
+#include "blockattn/Conversion/WarpSpecToNVVM/WarpSpecToNVVM.h"
 #include "blockattn/Conversion/Passes.h"
 #include "blockattn/Conversion/WarpSpecToNVVM/PtxFeatures.h"
 #include "blockattn/Conversion/WarpSpecToNVVM/TargetInfo.h"
 
-#include "KernelEmitter.h"
+#include "Prologue.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/LLVMCommon/ConversionTarget.h"
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Transforms/DialectConversion.h"
 
@@ -173,8 +178,8 @@ struct ConvertWarpSpecToNVVMPass
     b.setInsertionPointToStart(gpuModule.getBody());
     LLVM::GlobalOp::create(
         b, loc, LLVM::LLVMArrayType::get(b.getI8Type(), 0),
-        /*isConstant=*/false, LLVM::Linkage::External,
-        "__blockattn_dynamic_smem", Attribute(),
+        /*isConstant=*/false, LLVM::Linkage::External, dynamicSmemSymbol(),
+        Attribute(),
         // Claim only what CUDA guarantees; the prologue aligns the base to
         // 1024 at run time. A larger alignment here would let LLVM fold that
         // computation away on a promise the driver does not make.
@@ -212,17 +217,101 @@ struct ConvertWarpSpecToNVVMPass
                           b.getUnitAttr());
     }
 
-    KernelEmitter emitter(func, kernel, llvmFunc, *params);
-    if (failed(emitter.emit()))
+    if (failed(checkLowerable(kernel)))
       return failure();
     llvmFunc->setAttr(
         "blockattn.manifest",
         buildManifest(b, func, kernel, *params, threads, maxRegisters));
+    buildPrologue(func, kernel, llvmFunc, *params);
+    if (failed(convertKernelOps(kernel, targetInfo)))
+      return failure();
+    lowerShells(kernel);
     func.erase();
     return gpuModule;
   }
 
-  /// The emitter uses scf for loops and conditionals; lower them to LLVM
+  /// What the patterns take for granted: dispatched partitions, and only
+  /// ops that have a pattern.
+  LogicalResult checkLowerable(KernelOp kernel) {
+    for (PartitionOp op : kernel.getPartitions()) {
+      if (!op.isDispatched())
+        return op.emitOpError()
+               << "is not placed on warps: run warpspec-dispatch-partitions "
+                  "before convert-warpspec-to-nvvm";
+      if (!llvm::hasSingleElement(
+              op.getBody().front().getOps<PartitionIndexOp>()))
+        return op.emitOpError() << "has no warpspec.partition_index (the "
+                                   "dispatch warpspec-dispatch-partitions "
+                                   "writes)";
+    }
+    WalkResult walk = kernel.walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (op == kernel.getOperation())
+        return WalkResult::advance();
+      if (isa<ReplicaIdOp>(op)) {
+        op->emitOpError() << "is not dispatched: run "
+                             "warpspec-dispatch-partitions before "
+                             "convert-warpspec-to-nvvm";
+        return WalkResult::interrupt();
+      }
+      if (isa<AcquireOp, CommitOp, CloseOp, ConsumeOp, ReleaseOp, GetOp,
+              TilePositionOp>(op)) {
+        op->emitOpError()
+            << "is a channel-protocol op: run warpspec-lower-protocol "
+               "before convert-warpspec-to-nvvm";
+        return WalkResult::interrupt();
+      }
+      if (isa<WarpSpecDialect>(op->getDialect()) ||
+          isa<arith::ConstantOp, arith::AddIOp, arith::CmpIOp, memref::DimOp,
+              scf::WhileOp, scf::ConditionOp, scf::YieldOp>(op))
+        return WalkResult::advance();
+      op->emitOpError() << "cannot be lowered by convert-warpspec-to-nvvm "
+                           "inside a warpspec.kernel";
+      return WalkResult::interrupt();
+    });
+    return failure(walk.wasInterrupted());
+  }
+
+  /// The patterns, in one dialect conversion of the ops inside `kernel`
+  /// (which the pre-step moved into its llvm.func): the kernel, its
+  /// partitions and channels, partition_index and single_thread stay for
+  /// lowerShells.
+  LogicalResult convertKernelOps(KernelOp kernel, const TargetInfo &target) {
+    MLIRContext *ctx = &getContext();
+    LLVMTypeConverter converter(ctx);
+    populateWarpSpecToNVVMTypeConversions(converter);
+    RewritePatternSet patterns(ctx);
+    populateWarpSpecToNVVMPatterns(converter, target, patterns);
+    ConversionTarget legal(*ctx);
+    legal.addLegalDialect<LLVM::LLVMDialect, NVVM::NVVMDialect>();
+    legal.addLegalOp<scf::IfOp, scf::YieldOp, scf::ConditionOp,
+                     UnrealizedConversionCastOp>();
+    // The loops the patterns build carry nothing; those of the input do.
+    legal.addDynamicallyLegalOp<scf::WhileOp>([&](scf::WhileOp op) {
+      return op.getInits().empty() && converter.isLegal(op.getResultTypes());
+    });
+    legal.addIllegalDialect<WarpSpecDialect, arith::ArithDialect,
+                            memref::MemRefDialect>();
+    legal.addLegalOp<KernelOp, PartitionOp, ChannelOp, PartitionIndexOp,
+                     SingleThreadOp>();
+    // A pattern that cannot lower its op says why; the conversion's own
+    // "failed to legalize" that follows adds nothing.
+    bool reported = false;
+    ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &diag) {
+      if (diag.getSeverity() != DiagnosticSeverity::Error)
+        return failure();
+      if (reported && StringRef(diag.str()).starts_with("failed to legalize"))
+        return success();
+      reported = true;
+      return failure();
+    });
+    // Every op is lowered by its pattern, as written: folding would change
+    // the LLVM IR (and the PTX) of ops the patterns lower as they stand.
+    ConversionConfig config;
+    config.foldingMode = DialectConversionFoldingMode::Never;
+    return applyPartialConversion(kernel, legal, std::move(patterns), config);
+  }
+
+  /// The patterns use scf for loops and conditionals; lower them to LLVM
   /// branches inside the gpu.module only.
   LogicalResult lowerStructuredControlFlow(gpu::GPUModuleOp gpuModule) {
     MLIRContext *ctx = &getContext();

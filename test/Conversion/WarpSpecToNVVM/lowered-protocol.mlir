@@ -1,7 +1,9 @@
 // RUN: block-attn-opt %s --pass-pipeline='builtin.module(warpspec-allocate-smem,warpspec-dispatch-partitions,convert-warpspec-to-nvvm)' | FileCheck %s --implicit-check-not=warpspec.
 
-// The ops of the lowered protocol, written by hand (warpspec-lower-protocol's
-// output form), lowered each on its own: the ring position a loop carries
+// Channels.cpp's patterns (and Schedule.cpp's loops that carry ring
+// positions; schedule.mlir has the rest of the schedule): the ops of the
+// lowered protocol, written by hand (warpspec-lower-protocol's output form),
+// lowered each on its own: the ring position a loop carries
 // lives in a per-thread variable (stored before the loop and by its yield),
 // ring_slot is the slot and phase arithmetic of that position, and each
 // barrier or record op addresses the slot it names. Channel "x": depth 2,

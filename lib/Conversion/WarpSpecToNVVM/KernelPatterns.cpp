@@ -1,0 +1,171 @@
+//===- KernelPatterns.cpp - scalars, dispatch ops, the type converter -----===//
+//
+// The ops every kernel has around its tile ops: the scalars of the kernel
+// and its partitions (arith constants and the few integer ops the lowered
+// protocol uses, memref.dim of kernel arguments) and the dispatch ops that
+// warpspec-dispatch-partitions wrote (set_max_registers, scratch,
+// wait_bulk_stores). warpspec.partition_index (whose results the patterns
+// read as they are) and warpspec.single_thread (which tells the patterns
+// inside that one thread runs them) stay around the lowered ops and are
+// lowered with the partition shells (Prologue.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelBuilder.h"
+
+#include "blockattn/Conversion/WarpSpecToNVVM/WarpSpecToNVVM.h"
+
+#include "mlir/Conversion/LLVMCommon/Pattern.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::blockattn;
+using namespace mlir::blockattn::lowering;
+using namespace mlir::warpspec;
+
+namespace {
+
+struct ConstantLowering : ConvertOpToLLVMPattern<arith::ConstantOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(arith::ConstantOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    KernelBuilder e(rewriter, op);
+    Attribute value = op.getValue();
+    Value result;
+    if (auto integer = dyn_cast<IntegerAttr>(value)) {
+      if (integer.getType().isIndex())
+        result = e.i64(integer.getInt());
+      else if (integer.getType().isInteger(32))
+        result = e.i32(integer.getInt());
+      else if (integer.getType().isInteger(64))
+        result = e.i64(integer.getInt());
+    } else if (auto real = dyn_cast<FloatAttr>(value)) {
+      if (real.getType().isF32())
+        result = e.f32(real.getValueAsDouble());
+    }
+    if (!result)
+      return op.emitOpError() << "constant of type " << op.getType()
+                              << " is not supported inside a warpspec.kernel";
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// Sizes of kernel arguments: static, or the i32 size parameter.
+struct DimLowering : ConvertOpToLLVMPattern<memref::DimOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(memref::DimOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    KernelBuilder e(rewriter, op);
+    auto type = cast<MemRefType>(op.getSource().getType());
+    // buildKernelParams checked the index against the rank.
+    int64_t dim = *op.getConstantIndex();
+    Value result;
+    if (!type.isDynamicDim(dim))
+      result = e.i64(type.getDimSize(dim));
+    else if (Value size = argSize(op.getSource(), dim))
+      result = e.zext64(size);
+    if (!result)
+      return op.emitOpError() << "size of a memref that is not a kernel "
+                                 "parameter";
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// Ring positions and the consume loop's test (i32 scalars).
+struct AddILowering : ConvertOpToLLVMPattern<arith::AddIOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(arith::AddIOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    KernelBuilder e(rewriter, op);
+    rewriter.replaceOp(op, e.add(adaptor.getLhs(), adaptor.getRhs()));
+    return success();
+  }
+};
+
+struct CmpILowering : ConvertOpToLLVMPattern<arith::CmpIOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(arith::CmpIOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    KernelBuilder e(rewriter, op);
+    // arith's and LLVM's predicates are numbered alike (eq, ne, slt, ...).
+    auto predicate = static_cast<LLVM::ICmpPredicate>(op.getPredicate());
+    rewriter.replaceOp(op,
+                       e.cmp(predicate, adaptor.getLhs(), adaptor.getRhs()));
+    return success();
+  }
+};
+
+struct SetMaxRegistersLowering : ConvertOpToLLVMPattern<SetMaxRegistersOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(SetMaxRegistersOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    // setmaxnreg.inc waits until the registers that other warpgroups
+    // released with .dec are available.
+    rewriter.replaceOpWithNewOp<NVVM::SetMaxRegisterOp>(
+        op, op.getCount(),
+        op.getAction() == RegisterAction::increase
+            ? NVVM::SetMaxRegisterAction::increase
+            : NVVM::SetMaxRegisterAction::decrease);
+    return success();
+  }
+};
+
+struct WaitBulkStoresLowering : ConvertOpToLLVMPattern<WaitBulkStoresOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(WaitBulkStoresOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    NVVM::CpAsyncBulkWaitGroupOp::create(rewriter, op.getLoc(), 0, UnitAttr());
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// A scratch buffer: the replica's copy at its planned offset.
+struct ScratchLowering : ConvertOpToLLVMPattern<ScratchOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(ScratchOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!op.getOffset() || !op.getReplicaStride())
+      return op.emitOpError() << "has no offset: run warpspec-allocate-smem "
+                                 "first";
+    KernelBuilder e(rewriter, op);
+    Value offset = e.add(e.i32(*op.getOffset()),
+                         e.mul(e.replica(), e.i32(*op.getReplicaStride())));
+    rewriter.replaceOp(op, e.smem(offset));
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::blockattn::populateWarpSpecKernelToNVVMPatterns(
+    LLVMTypeConverter &converter, const TargetInfo &,
+    RewritePatternSet &patterns) {
+  patterns
+      .add<ConstantLowering, DimLowering, AddILowering, CmpILowering,
+           SetMaxRegistersLowering, WaitBulkStoresLowering, ScratchLowering>(
+          converter);
+}
+
+void mlir::blockattn::populateWarpSpecToNVVMPatterns(
+    LLVMTypeConverter &converter, const TargetInfo &target,
+    RewritePatternSet &patterns) {
+  populateWarpSpecKernelToNVVMPatterns(converter, target, patterns);
+  populateWarpSpecScheduleToNVVMPatterns(converter, target, patterns);
+  populateWarpSpecChannelsToNVVMPatterns(converter, target, patterns);
+  populateWarpSpecTileMathToNVVMPatterns(converter, target, patterns);
+  populateWarpSpecHopperToNVVMPatterns(converter, target, patterns);
+  populateWarpSpecBlackwellToNVVMPatterns(converter, target, patterns);
+  populateWarpSpecRotaryToNVVMPatterns(converter, target, patterns);
+}
