@@ -232,8 +232,7 @@ DictionaryAttr mlir::blockattn::lowering::buildManifest(
   }
   SmallVector<NamedAttribute> entries = {
       b.getNamedAttr("kernel", b.getStringAttr(func.getSymName())),
-      b.getNamedAttr("chip",
-                     b.getStringAttr(stringifyChip(kernel.getTargetChip()))),
+      b.getNamedAttr("chip", b.getStringAttr(stringifyChip(kernel.getChip()))),
       b.getNamedAttr("threads", b.getI64IntegerAttr(threads)),
       b.getNamedAttr("max_registers", b.getI64IntegerAttr(maxRegisters)),
       b.getNamedAttr("smem_bytes",

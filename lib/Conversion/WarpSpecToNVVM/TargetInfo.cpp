@@ -18,7 +18,7 @@ std::optional<TargetInfo> TargetInfo::get(llvm::StringRef name) {
 }
 
 TargetInfo TargetInfo::get(warpspec::KernelOp kernel) {
-  return TargetInfo(kernel.getTargetChip());
+  return TargetInfo(kernel.getChip());
 }
 
 unsigned TargetInfo::getMinimumPtxVersion() const {

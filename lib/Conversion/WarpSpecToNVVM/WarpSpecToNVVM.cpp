@@ -139,10 +139,7 @@ struct ConvertWarpSpecToNVVMPass
     SmallVector<ChannelOp, 4> channels = kernel.getChannels();
     auto tmemChannel =
         llvm::find_if(channels, [](ChannelOp c) { return c.inTensorMemory(); });
-    bool tcgen05 = false;
-    kernel.walk([&](Operation *op) {
-      tcgen05 |= isa<MmaAsyncOp, TmemLoadOp, TmemStoreOp>(op);
-    });
+    bool tcgen05 = kernel.usesTensorMemory();
     bool usesTmem = tcgen05 || tmemChannel != channels.end();
     // The prologue allocates tensor memory for the partitions that issue
     // tcgen05 ops, the only way to reach it: without one, a tensor-memory

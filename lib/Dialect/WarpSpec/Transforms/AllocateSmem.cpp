@@ -121,8 +121,9 @@ LogicalResult allocateKernel(KernelOp kernel) {
   }
   // The barriers and tile records (offsets past the buffers in the plan)
   // go into the bytes the run-time alignment skips when they fit there, and
-  // after the buffers otherwise (see KernelEmitter::emitPrologue). Either
-  // way the kernel needs the buffers plus this slack.
+  // after the buffers otherwise (see lowering::buildPrologue in
+  // lib/Conversion/WarpSpecToNVVM/Prologue.cpp). Either way the kernel needs
+  // the buffers plus this slack.
   CheckedSize slack = CheckedSize::overflowed();
   std::string metadataBytes = describe(slack);
   if (offset.get() && barrierStart.get()) {

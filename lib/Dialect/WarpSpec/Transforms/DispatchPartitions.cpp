@@ -60,13 +60,17 @@ void dispatch(PartitionOp partition, int64_t launchRegisters,
   bool singleThread = partition.isSingleThreaded();
   if (singleThread) {
     // Everything after the indices moves in, but scratch buffers, which
-    // belong to the partition (one copy per replica).
+    // belong to the partition (one copy per replica): they stay directly in
+    // it, before the region, so that the ops that move in still see them.
     auto region = SingleThreadOp::create(b, loc, thread);
     Block *inner = b.createBlock(&region.getBody());
     for (Operation &op : llvm::make_early_inc_range(
-             llvm::make_range(std::next(region->getIterator()), body.end())))
-      if (!isa<ScratchOp>(op))
+             llvm::make_range(std::next(region->getIterator()), body.end()))) {
+      if (isa<ScratchOp>(op))
+        op.moveBefore(region);
+      else
         op.moveBefore(inner, inner->end());
+    }
   }
   b.setInsertionPointToEnd(&body);
   // Bulk stores read shared memory asynchronously; the CTA must not exit

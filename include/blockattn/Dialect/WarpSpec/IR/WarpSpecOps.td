@@ -101,8 +101,6 @@ def WarpSpec_KernelOp : WarpSpec_Op<"kernel", [
     bool usesTensorMemory();
     /// True for the Blackwell target.
     bool isBlackwell() { return getChip() == Chip::sm_100a; }
-    /// The chip the kernel targets (the same as getChip()).
-    Chip getTargetChip() { return getChip(); }
     /// CTAs of this kernel that share one SM (1 unless stated).
     int64_t getCtasPerSmOrDefault() { return getCtasPerSm().value_or(1); }
     /// Registers per thread the CTA is launched with.

@@ -156,7 +156,9 @@ def WarpSpecDispatchPartitionsPass
     - `warpspec.partition_index`: the replica and the thread in the replica,
       which replaces every `warpspec.replica_id`;
     - for a `load` or `mma` partition, the body in a `warpspec.single_thread`
-      (one thread issues the copies and the MMAs);
+      (one thread issues the copies and the MMAs), but its
+      `warpspec.scratch` buffers, which belong to the partition itself (one
+      copy per replica): they come before the region, in their order;
     - the teardown: a `warpspec.wait_bulk_stores` on thread 0 where the
       partition made bulk tensor stores, and, in a kernel that uses tensor
       memory, `warpspec.tmem_release` in every partition that uses it
