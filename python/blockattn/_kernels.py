@@ -301,9 +301,10 @@ def grid_of(inputs: tuple, num_sms: int, q_shape, cu_seqlens_numel: int) -> int:
 # The small-grid variant (issue 22). A chunked kernel runs `tiles_per_cta`
 # work items one after the other in each CTA (4 for the sm_90a forward at head
 # dim 128): right for a big batch, but a tiny one (1 x 512 tokens, H=4: 36
-# items, 9 CTAs) leaves most SMs idle. For such a grid the launch takes the
-# same kernel compiled with SMALL_GRID_TILES tiles per CTA instead, chosen
-# from the shapes alone (no host synchronization), by small_grid_limit.
+# items, 9 CTAs) leaves most SMs idle. For a grid whose items all fit on the
+# GPU at once the launch takes the same kernel compiled with SMALL_GRID_TILES
+# tiles per CTA instead, chosen from the shapes alone (no host
+# synchronization), by small_grid_limit.
 SMALL_GRID_TILES = 1
 
 
@@ -323,12 +324,16 @@ def work_items(block_size: int, q_shape, cu_seqlens_numel: int) -> int:
 
 def small_grid_limit(inputs: tuple, num_sms: int) -> int:
     """The most work items for which the small-grid variant launches instead
-    of the kernel whose grid_inputs are ``inputs``: those for which the
-    kernel's chunked grid would have fewer CTAs than the GPU holds at once
-    (``num_sms * ctas_per_sm``); -1 (never) for a persistent kernel or one
-    with SMALL_GRID_TILES tiles per CTA already."""
+    of the kernel whose grid_inputs are ``inputs``: as many as the GPU holds
+    CTAs at once (``num_sms * ctas_per_sm``), so that the variant's grid (a
+    CTA per item) runs in one wave; -1 (never) for a persistent kernel or one
+    with SMALL_GRID_TILES tiles per CTA already.
+
+    Measured on the H200 (docs/performance-notes.md, issue 22's fourth
+    round): one wave of one-tile CTAs halves the GPU time of 1 x 512 tokens
+    at H = 4 (36 items); two waves (8 x ~1k, 512 items) lose to the default
+    kernel's one wave of 4-tile CTAs (10.1 against 9.0 us)."""
     chunked, ctas, _, per_cta = inputs
     if not chunked or per_cta <= SMALL_GRID_TILES:
         return -1
-    # ceil(items / per_cta) < num_sms * ctas  <=>  items <= (num_sms * ctas - 1) * per_cta
-    return (num_sms * ctas - 1) * per_cta
+    return num_sms * ctas

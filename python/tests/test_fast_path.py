@@ -212,8 +212,8 @@ def test_compiling_and_out_and_rotary_take_the_checks_path(fake, monkeypatch):
     assert fake.fakeCudaLaunches() == before
 
 
-# The small-grid variant (issue 22): a grid of the default chunked kernel with fewer CTAs than
-# the GPU holds (132 SMs x 2 here) launches the same kernel with one tile per CTA instead; the
+# The small-grid variant (issue 22): a grid with no more work items than the GPU holds CTAs
+# (132 SMs x 2 here) launches the same kernel with one tile per CTA instead, in one wave; the
 # fast path and the checks' path pick it by one rule (api._small_grid), from shapes only.
 
 
@@ -237,10 +237,10 @@ def small(fake):
     yield fake
 
 
-# (T, B, H): tiny; about at the forward's limit (263 CTAs of 4 tiles: 1052 items) and the
-# backward's (263 CTAs of 3 tiles: 789 items), either side; a big batch.
-SHAPES = [(200, 3, 4), (512, 1, 4), (64, 1, 4), (16640, 3, 4), (16704, 3, 4), (12416, 3, 4),
-          (12480, 3, 4), (20000, 8, 8)]
+# (T, B, H): tiny; either side of the limit (264 items: 4032 tokens of 3 sequences at H=4, then
+# 268); 8 x ~1k (512 items, two waves: the default kernels); a big batch.
+SHAPES = [(200, 3, 4), (512, 1, 4), (64, 1, 4), (4032, 3, 4), (4096, 3, 4), (7741, 8, 4),
+          (20000, 8, 8)]
 
 
 def shape_inputs(t, b, h, requires_grad=False):
@@ -250,8 +250,8 @@ def shape_inputs(t, b, h, requires_grad=False):
 
 
 def expected_kind(kind, manifests, q, cu):
-    """The rule, written out: the variant when the default grid has fewer CTAs than 264."""
-    small = _kernels.launch_grid(manifests[kind], 132, q.shape, len(cu)) < 264
+    """The rule, written out: the variant when its grid (a CTA per item) fits in 264."""
+    small = _kernels.launch_grid(manifests[kind + "_small"], 132, q.shape, len(cu)) <= 264
     return kind + "_small" if small else kind
 
 
@@ -309,7 +309,7 @@ def test_small_grid_variant_loaded_by_its_first_use(small, monkeypatch):
         return launcher
 
     monkeypatch.setattr(api._FastPath, "load_small", load_small)
-    q, k, v, cu = shape_inputs(16704, 3, 4)  # the default kernel
+    q, k, v, cu = shape_inputs(4096, 3, 4)  # the default kernel
     blockattn.block_attention(q, k, v, cu, check_inputs=False)
     assert loaded == []
     q, k, v, cu = shape_inputs(512, 1, 4)
