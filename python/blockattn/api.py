@@ -317,11 +317,18 @@ def _small_entry(kind, like, block_size) -> list:
 
 def _small_kernel(kind, like, block_size):
     """The small-grid variant of the plain `kind` kernel for `like`, loaded
-    once (prebuilt with the kernels of the fast path)."""
+    once (prebuilt with the kernels of the fast path); the default kernel
+    where the variant is neither found nor compilable (a kernel directory
+    from before the variant, and no compiler)."""
     entry = _small_entry(kind, like, block_size)
     if entry[1] is None:
         kernel_key = _kernels.small_grid_key(_kernel_key(kind, like, block_size, "none", False, False))
-        entry[1] = _driver.load_kernel(_kernels.find_kernel(kernel_key), like.device)
+        try:
+            files = _kernels.find_kernel(kernel_key)
+        except RuntimeError:
+            entry[1] = _kernel(kind, like, block_size, "none", False, False)[0]
+        else:
+            entry[1] = _driver.load_kernel(files, like.device)
     return entry[1]
 
 

@@ -316,3 +316,22 @@ def test_small_grid_variant_loaded_by_its_first_use(small, monkeypatch):
     for _ in range(2):
         blockattn.block_attention(q, k, v, cu, check_inputs=False)
     assert loaded == ["forward"] and launched(small, small.manifests, "forward", q, cu) == "forward_small"
+
+
+def test_small_grid_variant_falls_back_to_the_default_kernel(monkeypatch):
+    """A kernel directory without the variant and no compiler: the default kernel launches."""
+    calls = []
+    key = ("forward", D, 64, torch.bfloat16, "none", False, False, -1)
+    monkeypatch.setitem(api._KERNELS, key, (Recorder("forward", calls), 132))
+    monkeypatch.setitem(api._SMALL, key, [264, None])
+    monkeypatch.setattr(_driver, "chip_of", lambda device: "sm_90a")
+
+    def missing(kernel_key):
+        assert kernel_key.name == "blockattn_forward_d128_b64_bf16_t1"
+        raise RuntimeError("blockattn: no compiled kernel")
+
+    monkeypatch.setattr(_kernels, "find_kernel", missing)
+    q, k, v, cu = shape_inputs(512, 1, 4)
+    with torch.no_grad():
+        api.forward(q, k, v, cu, 64, 0.5)
+    assert calls == ["forward"] and api._SMALL[key][1] is api._KERNELS[key][0]
