@@ -63,7 +63,7 @@ def test_invalid_keys(kw, msg):
 
 
 def test_prebuild_script_kernel_sets(capsys):
-    """scripts/prebuild_kernels.py --dry-run: the default set is unchanged; rotary variants."""
+    """scripts/prebuild_kernels.py --dry-run: the default set (each with its small-grid variant); rotary variants; the wheel's set."""
     import importlib.util
     import pathlib
 
