@@ -35,8 +35,8 @@ import tempfile
 
 __all__ = [
     "HEAD_DIMS", "BLOCK_SIZES", "ROTARY_MODES", "KernelKey", "KernelFiles", "find_kernel", "find_compiler", "compiler_id",
-    "cache_dir", "compile_kernel", "prebuild", "SMALL_GRID_TILES", "small_grid_key", "small_grid_limit",
-    "work_items",
+    "cache_dir", "compile_kernel", "prebuild",
+    "SMALL_GRID_TILES", "small_grid_key", "small_grid_limit", "work_items",
 ]
 
 _PACKAGE_DIR = pathlib.Path(__file__).resolve().parent

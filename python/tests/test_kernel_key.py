@@ -63,7 +63,8 @@ def test_invalid_keys(kw, msg):
 
 
 def test_prebuild_script_kernel_sets(capsys):
-    """scripts/prebuild_kernels.py --dry-run: the default set (each with its small-grid variant); rotary variants; the wheel's set."""
+    """scripts/prebuild_kernels.py --dry-run: the default set (each kernel with its small-grid
+    variant); rotary variants; the wheel's set."""
     import importlib.util
     import pathlib
 
