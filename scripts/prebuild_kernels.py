@@ -9,7 +9,10 @@ then on a GPU machine without it:
 Every combination of --chips, --kinds, --head-dims, --dtypes and --rotary is
 built. A rotary mode other than none is built once per --rotary-variants entry:
 plain (position = index in the sequence), pos (an explicit positions tensor),
-rv (v rotated too), pos_rv (both). For example, everything the GPU tests and
+rv (v rotated too), pos_rv (both). Each kernel that has a small-grid variant
+(the sm_90a kernels without rotary: the same kernel with one tile per CTA, which
+the API launches for grids that would leave SMs idle) is followed by it, unless
+--no-small-grid. For example, everything the GPU tests and
 the rotary benchmark need:
     python3 scripts/prebuild_kernels.py .prebuilt --kinds forward,backward \\
         --rotary none,half_split,interleaved --rotary-variants plain,pos,rv,pos_rv
@@ -35,6 +38,7 @@ def _load_kernels_module():
 
 _kernels = _load_kernels_module()
 ROTARY_MODES, KernelKey, prebuild = _kernels.ROTARY_MODES, _kernels.KernelKey, _kernels.prebuild
+small_grid_key = _kernels.small_grid_key
 HEAD_DIMS = ",".join(map(str, _kernels.HEAD_DIMS))
 
 VARIANTS = {"plain": (False, False), "pos": (True, False), "rv": (False, True), "pos_rv": (True, True)}
@@ -51,8 +55,12 @@ def keys_for(args) -> list[KernelKey]:
     ):
         for variant in (["plain"] if rotary == "none" else args.rotary_variants):
             positions, rotate_v = VARIANTS[variant]
-            keys.append(KernelKey(kind=kind, head_dim=d, block_size=64, dtype=dtype, chip=chip,
-                                  rotary=rotary, positions=positions, rotate_v=rotate_v))
+            key = KernelKey(kind=kind, head_dim=d, block_size=64, dtype=dtype, chip=chip,
+                            rotary=rotary, positions=positions, rotate_v=rotate_v)
+            keys.append(key)
+            small = small_grid_key(key) if args.small_grid else None
+            if small is not None:
+                keys.append(small)
     return keys
 
 
@@ -68,6 +76,9 @@ def main(argv=None) -> None:
     parser.add_argument("--rotary-variants", default="plain",
                         help=f"comma-separated, for rotary modes other than none: {', '.join(VARIANTS)} "
                              "(default: plain)")
+    parser.add_argument("--no-small-grid", dest="small_grid", action="store_false",
+                        help="leave out the small-grid variants (tiles per CTA 1) of the sm_90a kernels "
+                             "without rotary")
     parser.add_argument("--compiler", default=None,
                         help="the block-attn-compile to use (default: $BLOCKATTN_COMPILER, the PATH, build/bin)")
     parser.add_argument("--jobs", "-j", type=int, default=1, help="compiles to run at once (default: 1)")

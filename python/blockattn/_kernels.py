@@ -1,7 +1,8 @@
 """Finding compiled kernels: prebuilt directories, a compile cache, the compiler.
 
 A kernel is identified by a :class:`KernelKey` (kind, head dim, block size,
-dtype, rotary mode with its positions/rotate-v options, chip). Its files are ``<name>.ptx`` (and optionally
+dtype, rotary mode with its positions/rotate-v options, chip, and the
+small-grid variant's tiles per CTA). Its files are ``<name>.ptx`` (and optionally
 ``<name>.cubin``) plus ``<name>.json``, the launch manifest that
 ``block-attn-compile`` writes. They are looked up, in order, in:
 
@@ -35,6 +36,7 @@ import tempfile
 __all__ = [
     "HEAD_DIMS", "BLOCK_SIZES", "ROTARY_MODES", "KernelKey", "KernelFiles", "find_kernel", "find_compiler", "compiler_id",
     "cache_dir", "compile_kernel", "prebuild",
+    "SMALL_GRID_TILES", "small_grid_key", "small_grid_limit", "work_items",
 ]
 
 _PACKAGE_DIR = pathlib.Path(__file__).resolve().parent
@@ -75,19 +77,24 @@ class KernelKey:
     rotary: str = "none"  # "none", "half_split", "interleaved"
     positions: bool = False  # the kernel takes a positions tensor
     rotate_v: bool = False  # the kernel rotates v too
+    tiles_per_cta: int = 0  # a chunked launch's tiles per CTA; 0: the compiler's choice
 
     def __post_init__(self):
         if self.rotary not in ROTARY_MODES:
             raise ValueError(f"rotary: expected one of {', '.join(ROTARY_MODES)}, got {self.rotary!r}")
         if self.rotary == "none" and (self.positions or self.rotate_v):
             raise ValueError("positions and rotate_v need a rotary mode (half_split or interleaved)")
+        if not isinstance(self.tiles_per_cta, int) or self.tiles_per_cta < 0:
+            raise ValueError(f"tiles_per_cta: expected an int >= 0, got {self.tiles_per_cta!r}")
 
     @property
     def name(self) -> str:
-        """blockattn_<kind>_d<D>_b<B>_<dtype>[_<rotary>][_pos][_rv], as block-attn-compile names it."""
+        """blockattn_<kind>_d<D>_b<B>_<dtype>[_<rotary>][_pos][_rv][_t<N>], as block-attn-compile names it."""
         suffix = ""
         if self.rotary != "none":
             suffix = f"_{self.rotary}" + ("_pos" if self.positions else "") + ("_rv" if self.rotate_v else "")
+        if self.tiles_per_cta:
+            suffix += f"_t{self.tiles_per_cta}"
         return f"blockattn_{self.kind}_d{self.head_dim}_b{self.block_size}_{self.dtype}{suffix}"
 
     def compiler_flags(self) -> list[str]:
@@ -102,6 +109,8 @@ class KernelKey:
             flags.append("--positions")
         if self.rotate_v:
             flags.append("--rotate-v")
+        if self.tiles_per_cta:
+            flags.append(f"--tiles-per-cta={self.tiles_per_cta}")
         return flags + [f"--chip={self.chip}", f"--name={self.name}"]
 
 
@@ -286,5 +295,45 @@ def grid_of(inputs: tuple, num_sms: int, q_shape, cu_seqlens_numel: int) -> int:
     chunked, ctas, block_size, per_cta = inputs
     if not chunked:
         return num_sms * ctas
-    items = (int(q_shape[0]) // block_size + max(int(cu_seqlens_numel) - 1, 0)) * int(q_shape[1])
-    return max(1, -(-items // per_cta))
+    return max(1, -(-work_items(block_size, q_shape, cu_seqlens_numel) // per_cta))
+
+
+# The small-grid variant (issue 22). A chunked kernel runs `tiles_per_cta`
+# work items one after the other in each CTA (4 for the sm_90a forward at head
+# dim 128): right for a big batch, but a tiny one (1 x 512 tokens, H=4: 36
+# items, 9 CTAs) leaves most SMs idle. For a grid whose items all fit on the
+# GPU at once the launch takes the same kernel compiled with SMALL_GRID_TILES
+# tiles per CTA instead, chosen from the shapes alone (no host
+# synchronization), by small_grid_limit.
+SMALL_GRID_TILES = 1
+
+
+def small_grid_key(key: KernelKey) -> KernelKey | None:
+    """The small-grid variant of ``key``, for the kernels that have one: the
+    sm_90a kernels without rotary embeddings (chunked launches, the ones
+    block_attention's fast path launches; prebuilt with them); else None."""
+    if key.chip != "sm_90a" or key.rotary != "none" or key.tiles_per_cta:
+        return None
+    return dataclasses.replace(key, tiles_per_cta=SMALL_GRID_TILES)
+
+
+def work_items(block_size: int, q_shape, cu_seqlens_numel: int) -> int:
+    """A chunked launch's work items: ``(floor(T / block_size) + B) * H``."""
+    return (int(q_shape[0]) // block_size + max(int(cu_seqlens_numel) - 1, 0)) * int(q_shape[1])
+
+
+def small_grid_limit(inputs: tuple, num_sms: int) -> int:
+    """The most work items for which the small-grid variant launches instead
+    of the kernel whose grid_inputs are ``inputs``: as many as the GPU holds
+    CTAs at once (``num_sms * ctas_per_sm``), so that the variant's grid (a
+    CTA per item) runs in one wave; -1 (never) for a persistent kernel or one
+    with SMALL_GRID_TILES tiles per CTA already.
+
+    Measured on the H200 (docs/performance-notes.md, issue 22's fourth
+    round): one wave of one-tile CTAs halves the GPU time of 1 x 512 tokens
+    at H = 4 (36 items); two waves (8 x ~1k, 512 items) lose to the default
+    kernel's one wave of 4-tile CTAs (10.1 against 9.0 us)."""
+    chunked, ctas, _, per_cta = inputs
+    if not chunked or per_cta <= SMALL_GRID_TILES:
+        return -1
+    return num_sms * ctas

@@ -263,6 +263,22 @@ def _num_sms(device: torch.device) -> int:
 
 
 _KERNELS: dict = {}  # (kind, D, block, dtype, rotary options, device) -> (kernel, num_sms)
+# The same key (rotary "none") -> [the small-grid limit of the kernel, its small-grid variant (None until used)]
+_SMALL: dict = {}
+
+
+def _kernel_key(kind, like, block_size, rotary, positions, rotate_v, tiles_per_cta=0) -> _kernels.KernelKey:
+    return _kernels.KernelKey(
+        kind=kind,
+        head_dim=like.shape[2],
+        block_size=block_size,
+        dtype=_DTYPE_NAMES[like.dtype],
+        chip=_driver.chip_of(like.device),
+        rotary=rotary,
+        positions=positions,
+        rotate_v=rotate_v,
+        tiles_per_cta=tiles_per_cta,
+    )
 
 
 def _kernel(kind, like, block_size, rotary, positions, rotate_v):
@@ -271,19 +287,49 @@ def _kernel(kind, like, block_size, rotary, positions, rotate_v):
     key = (kind, like.shape[2], block_size, like.dtype, rotary, positions, rotate_v, like.get_device())
     found = _KERNELS.get(key)
     if found is None:
-        kernel_key = _kernels.KernelKey(
-            kind=kind,
-            head_dim=like.shape[2],
-            block_size=block_size,
-            dtype=_DTYPE_NAMES[like.dtype],
-            chip=_driver.chip_of(like.device),
-            rotary=rotary,
-            positions=positions,
-            rotate_v=rotate_v,
-        )
+        kernel_key = _kernel_key(kind, like, block_size, rotary, positions, rotate_v)
         kernel = _driver.load_kernel(_kernels.find_kernel(kernel_key), like.device)
         found = _KERNELS.setdefault(key, (kernel, _num_sms(like.device)))
     return found
+
+
+def _small_grid(limit: int, block_size: int, q_shape, cu_seqlens_numel: int) -> bool:
+    """Whether a launch of q_shape ([T, H, D]) takes the small-grid variant of
+    a kernel whose small-grid limit is `limit` (_small_entry): the one rule of
+    the checks' path and the fast path, from shapes only (work items
+    (T // block_size + B) * H, _kernels.work_items)."""
+    return (q_shape[0] // block_size + cu_seqlens_numel - 1) * q_shape[1] <= limit
+
+
+def _small_entry(kind, like, block_size) -> list:
+    """[limit, variant] of the plain (no rotary) `kind` kernel for `like`
+    (_SMALL): the limit from the default kernel's manifest (-1: no variant)."""
+    key = (kind, like.shape[2], block_size, like.dtype, "none", False, False, like.get_device())
+    entry = _SMALL.get(key)
+    if entry is None:
+        kernel, num_sms = _kernel(kind, like, block_size, "none", False, False)
+        limit = -1
+        if _kernels.small_grid_key(_kernel_key(kind, like, block_size, "none", False, False)) is not None:
+            limit = _kernels.small_grid_limit(_kernels.grid_inputs(kernel.manifest), num_sms)
+        entry = _SMALL.setdefault(key, [limit, None])
+    return entry
+
+
+def _small_kernel(kind, like, block_size):
+    """The small-grid variant of the plain `kind` kernel for `like`, loaded
+    once (prebuilt with the kernels of the fast path); the default kernel
+    where the variant is neither found nor compilable (a kernel directory
+    from before the variant, and no compiler)."""
+    entry = _small_entry(kind, like, block_size)
+    if entry[1] is None:
+        kernel_key = _kernels.small_grid_key(_kernel_key(kind, like, block_size, "none", False, False))
+        try:
+            files = _kernels.find_kernel(kernel_key)
+        except RuntimeError:
+            entry[1] = _kernel(kind, like, block_size, "none", False, False)[0]
+        else:
+            entry[1] = _driver.load_kernel(files, like.device)
+    return entry[1]
 
 
 def _launch(
@@ -291,10 +337,15 @@ def _launch(
     rotary: str = "none", positions: bool = False, rotate_v: bool = False,
 ) -> None:
     """Launches the `kind` kernel specialized for `like`'s head dim and dtype
-    (and the rotary options) on `like`'s device's current stream."""
+    (and the rotary options) on `like`'s device's current stream; without
+    rotary, its small-grid variant for a grid that would leave SMs idle."""
     key = (kind, like.shape[2], block_size, like.dtype, rotary, positions, rotate_v, like.get_device())
     found = _KERNELS.get(key)
     kernel = found[0] if found is not None else _kernel(kind, like, block_size, rotary, positions, rotate_v)[0]
+    if rotary == "none":
+        entry = _SMALL.get(key) or _small_entry(kind, like, block_size)
+        if _small_grid(entry[0], block_size, like.shape, tensors["cu_seqlens"].shape[0]):
+            kernel = entry[1] or _small_kernel(kind, like, block_size)
     kernel.call(tensors, {"softmax_scale": softmax_scale})
 
 
@@ -728,22 +779,39 @@ def _record_launcher(kernel, tensor_names):
 
 class _FastPath:
     """The launch state of one (dtype, head dim, device, block size): the
-    forward kernel's record launch, and the backward's once a backward ran."""
+    forward kernel's record launch, and the backward's once a backward ran;
+    each with its small-grid limit (_small_grid) and its small-grid variant's
+    record launch, loaded by the first call that takes it."""
 
-    __slots__ = ("forward", "backward", "device", "block_size", "scale", "stream")
+    __slots__ = ("forward", "backward", "device", "block_size", "scale", "stream",
+                 "forward_limit", "backward_limit", "forward_small", "backward_small")
 
-    def __init__(self, forward, device: int, head_dim: int, block_size: int, stream):
+    def __init__(self, forward, device: int, head_dim: int, block_size: int, stream, forward_limit: int = -1):
         self.forward = forward  # (pack, call, handle, plan)
         self.backward = None  # the same for the backward kernel, loaded by its first use; False: none
         self.device = device
         self.block_size = block_size
         self.scale = 1.0 / math.sqrt(head_dim)
         self.stream = stream  # device index -> CUstream (torch's current stream)
+        self.forward_limit = forward_limit  # _small_grid's limit; -1: never
+        self.backward_limit = -1  # set with the backward
+        self.forward_small = None  # the small-grid variants' launchers, loaded by their first use
+        self.backward_small = None
 
     def load_backward(self, q: torch.Tensor):
         kernel, _ = _kernel("backward", q, self.block_size, "none", False, False)
         self.backward = _record_launcher(kernel, _BACKWARD_TENSORS) or False
+        if self.backward:
+            self.backward_limit = _small_entry("backward", q, self.block_size)[0]
         return self.backward
+
+    def load_small(self, kind: str, q: torch.Tensor):
+        """The small-grid variant's launcher of `kind` (the default one's if
+        the variant has no record launch)."""
+        names = _FORWARD_TENSORS if kind == "forward" else _BACKWARD_TENSORS
+        launcher = _record_launcher(_small_kernel(kind, q, self.block_size), names) or getattr(self, kind)
+        setattr(self, kind + "_small", launcher)
+        return launcher
 
 
 _FAST: dict = {}  # (dtype, head dim, device index, block size) -> _FastPath or None
@@ -758,15 +826,19 @@ def _register_fast(q: torch.Tensor, block_size: int) -> None:
     kernel, _ = _kernel("forward", q, block_size, "none", False, False)
     forward = _record_launcher(kernel, _FORWARD_TENSORS)
     _FAST[key] = None if forward is None else _FastPath(
-        forward, key[2], key[1], block_size, _driver._raw_stream or _driver._current_stream)
+        forward, key[2], key[1], block_size, _driver._raw_stream or _driver._current_stream,
+        _small_entry("forward", q, block_size)[0])
 
 
 def _fast_forward(fast: _FastPath, q, k, v, cu_seqlens, qs, scale):
     """o, launched through the record; raises _Refused (nothing launched)
     when the library's checks refuse the call."""
-    pack, call, handle, _ = fast.forward
-    o = _empty_like(q, memory_format=_CONTIGUOUS)
     ks, vs, cs = k.shape, v.shape, cu_seqlens.shape
+    if _small_grid(fast.forward_limit, fast.block_size, qs, cs[0]):
+        pack, call, handle, _ = fast.forward_small or fast.load_small("forward", q)
+    else:
+        pack, call, handle, _ = fast.forward
+    o = _empty_like(q, memory_format=_CONTIGUOUS)
     # o is contiguous and has q's shape (or the library refuses q).
     if call(handle, pack(
             fast.stream(fast.device),
@@ -789,8 +861,10 @@ def _fast_backward(fast: _FastPath, grad_o, q, k, v, cu_seqlens, scale):
         launcher = fast.load_backward(q)
     if not launcher or grad_o.dtype is not q.dtype:
         return None
-    pack, call, handle, _ = launcher
     qs, ds, cs = q.shape, grad_o.shape, cu_seqlens.shape
+    if _small_grid(fast.backward_limit, fast.block_size, qs, cs[0]):
+        launcher = fast.backward_small or fast.load_small("backward", q)
+    pack, call, handle, _ = launcher
     dq = _empty_like(q, memory_format=_CONTIGUOUS)
     dk = _empty_like(k, memory_format=_CONTIGUOUS)
     dv = _empty_like(v, memory_format=_CONTIGUOUS)

@@ -210,3 +210,128 @@ def test_compiling_and_out_and_rotary_take_the_checks_path(fake, monkeypatch):
     with pytest.raises(SlowPath):
         blockattn.block_attention(q, k, v, cu, check_inputs=False)
     assert fake.fakeCudaLaunches() == before
+
+
+# The small-grid variant (issue 22): a grid with no more work items than the GPU holds CTAs
+# (132 SMs x 2 here) launches the same kernel with one tile per CTA instead, in one wave; the
+# fast path and the checks' path pick it by one rule (api._small_grid), from shapes only.
+
+
+@pytest.fixture
+def small(fake):
+    """`fake`'s fast path with the small-grid variants' launchers (data/manifests/*_t1) and the
+    default kernels' limits. Yields the fake libcuda."""
+    fast = api._FAST[torch.bfloat16, D, -1, 64]
+    for kind, names in (("forward", api._FORWARD_TENSORS), ("backward", api._BACKWARD_TENSORS)):
+        manifest = json.loads((MANIFESTS / f"blockattn_{kind}_d128_b64_bf16_t1.json").read_text())
+        assert manifest["tiles_per_cta"] == 1
+        plan = _launch.Plan(manifest, 0x4321, 0x5678)
+        plan.set_record(manifest, _driver.RECORD_RULES, _kernels.grid_inputs(manifest), 132)
+
+        class Kernel:
+            record = plan
+
+        setattr(fast, kind + "_small", api._record_launcher(Kernel, names))
+        setattr(fast, kind + "_limit", _kernels.small_grid_limit(_kernels.grid_inputs(fake.manifests[kind]), 132))
+        fake.manifests[kind + "_small"] = manifest
+    yield fake
+
+
+# (T, B, H): tiny; either side of the limit (264 items: 4032 tokens of 3 sequences at H=4, then
+# 268); 8 x ~1k (512 items, two waves: the default kernels); a big batch.
+SHAPES = [(200, 3, 4), (512, 1, 4), (64, 1, 4), (4032, 3, 4), (4096, 3, 4), (7741, 8, 4),
+          (20000, 8, 8)]
+
+
+def shape_inputs(t, b, h, requires_grad=False):
+    q, k, v = (torch.randn(t, h, D).to(torch.bfloat16).requires_grad_(requires_grad) for _ in range(3))
+    cu = torch.tensor([t * i // b for i in range(b + 1)], dtype=torch.int32)
+    return q, k, v, cu
+
+
+def expected_kind(kind, manifests, q, cu):
+    """The rule, written out: the variant when its grid (a CTA per item) fits in 264."""
+    small = _kernels.launch_grid(manifests[kind + "_small"], 132, q.shape, len(cu)) <= 264
+    return kind + "_small" if small else kind
+
+
+def launched(fake, manifests, kind, q, cu):
+    """Which of `kind` and its variant the last launch was, from its grid."""
+    grids = {name: _kernels.launch_grid(manifests[name], 132, q.shape, len(cu)) for name in (kind, kind + "_small")}
+    assert grids[kind] != grids[kind + "_small"]
+    return next(name for name, grid in grids.items() if grid == fake.fakeCudaLastGrid())
+
+
+class Recorder:
+    """A loaded kernel of the checks' path that records its calls."""
+
+    def __init__(self, name, calls):
+        self.name, self.calls = name, calls
+
+    def call(self, tensors, scalars):
+        self.calls.append(self.name)
+
+
+@pytest.mark.parametrize("t, b, h", SHAPES)
+def test_small_grid_choice_follows_the_shapes_in_both_paths(small, monkeypatch, t, b, h):
+    q, k, v, cu = shape_inputs(t, b, h, requires_grad=True)
+    manifests = small.manifests
+    fast_path = {}
+    o = blockattn.block_attention(q, k, v, cu, check_inputs=False)
+    fast_path["forward"] = launched(small, manifests, "forward", q, cu)
+    torch.autograd.grad(o, (q, k, v), torch.randn_like(o))
+    fast_path["backward"] = launched(small, manifests, "backward", q, cu)
+
+    # The checks' path (api.forward / api.backward, what every other call takes), its kernels
+    # recorders with the same limits.
+    calls = []
+    for kind in ("forward", "backward"):
+        key = (kind, D, 64, torch.bfloat16, "none", False, False, -1)
+        monkeypatch.setitem(api._KERNELS, key, (Recorder(kind, calls), 132))
+        limit = _kernels.small_grid_limit(_kernels.grid_inputs(manifests[kind]), 132)
+        monkeypatch.setitem(api._SMALL, key, [limit, Recorder(kind + "_small", calls)])
+    with torch.no_grad():
+        api.forward(q, k, v, cu, 64, 0.5)
+        api.backward(torch.randn_like(q), q, k, v, cu, 64, 0.5)
+    assert calls == [fast_path["forward"], fast_path["backward"]]
+    assert fast_path == {kind: expected_kind(kind, manifests, q, cu) for kind in ("forward", "backward")}
+
+
+def test_small_grid_variant_loaded_by_its_first_use(small, monkeypatch):
+    """The fast path loads a variant's launcher the first time its rule picks it."""
+    fast = api._FAST[torch.bfloat16, D, -1, 64]
+    loaded = []
+    launcher, fast.forward_small = fast.forward_small, None
+
+    def load_small(self, kind, q):
+        loaded.append(kind)
+        fast.forward_small = launcher
+        return launcher
+
+    monkeypatch.setattr(api._FastPath, "load_small", load_small)
+    q, k, v, cu = shape_inputs(4096, 3, 4)  # the default kernel
+    blockattn.block_attention(q, k, v, cu, check_inputs=False)
+    assert loaded == []
+    q, k, v, cu = shape_inputs(512, 1, 4)
+    for _ in range(2):
+        blockattn.block_attention(q, k, v, cu, check_inputs=False)
+    assert loaded == ["forward"] and launched(small, small.manifests, "forward", q, cu) == "forward_small"
+
+
+def test_small_grid_variant_falls_back_to_the_default_kernel(monkeypatch):
+    """A kernel directory without the variant and no compiler: the default kernel launches."""
+    calls = []
+    key = ("forward", D, 64, torch.bfloat16, "none", False, False, -1)
+    monkeypatch.setitem(api._KERNELS, key, (Recorder("forward", calls), 132))
+    monkeypatch.setitem(api._SMALL, key, [264, None])
+    monkeypatch.setattr(_driver, "chip_of", lambda device: "sm_90a")
+
+    def missing(kernel_key):
+        assert kernel_key.name == "blockattn_forward_d128_b64_bf16_t1"
+        raise RuntimeError("blockattn: no compiled kernel")
+
+    monkeypatch.setattr(_kernels, "find_kernel", missing)
+    q, k, v, cu = shape_inputs(512, 1, 4)
+    with torch.no_grad():
+        api.forward(q, k, v, cu, 64, 0.5)
+    assert calls == ["forward"] and api._SMALL[key][1] is api._KERNELS[key][0]

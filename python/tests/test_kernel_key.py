@@ -63,7 +63,8 @@ def test_invalid_keys(kw, msg):
 
 
 def test_prebuild_script_kernel_sets(capsys):
-    """scripts/prebuild_kernels.py --dry-run: the default set is unchanged; rotary variants."""
+    """scripts/prebuild_kernels.py --dry-run: the default set (each kernel with its small-grid
+    variant); rotary variants; the wheel's set."""
     import importlib.util
     import pathlib
 
@@ -74,14 +75,25 @@ def test_prebuild_script_kernel_sets(capsys):
 
     script.main(["unused", "--dry-run"])
     assert capsys.readouterr().out.split() == [
+        f"sm_90a/blockattn_forward_d{d}_b64_{t}{s}" for d in (64, 128) for t in ("bf16", "f16")
+        for s in ("", "_t1")]
+    script.main(["unused", "--dry-run", "--no-small-grid"])
+    assert capsys.readouterr().out.split() == [
         f"sm_90a/blockattn_forward_d{d}_b64_{t}" for d in (64, 128) for t in ("bf16", "f16")]
 
     script.main(["unused", "--dry-run", "--kinds", "backward", "--head-dims", "128", "--dtypes", "bf16",
                  "--rotary", "none,interleaved", "--rotary-variants", "plain,pos,rv,pos_rv"])
     base = "sm_90a/blockattn_backward_d128_b64_bf16"
     assert capsys.readouterr().out.split() == [
-        base, base + "_interleaved", base + "_interleaved_pos", base + "_interleaved_rv",
+        base, base + "_t1", base + "_interleaved", base + "_interleaved_pos", base + "_interleaved_rv",
         base + "_interleaved_pos_rv"]
+
+    # The wheel's set (python/CMakeLists.txt; scripts/check_wheel.sh counts it): 144 kernels and
+    # the 8 small-grid variants (sm_90a, no rotary, both kinds, both head dims and dtypes).
+    script.main(["unused", "--dry-run", "--chips", "sm_90a,sm_100a", "--kinds", "forward,backward",
+                 "--rotary", "none,half_split,interleaved", "--rotary-variants", "plain,pos,rv,pos_rv"])
+    names = capsys.readouterr().out.split()
+    assert len(names) == 152 and len([n for n in names if n.endswith("_t1")]) == 8
 
     with pytest.raises(SystemExit):
         script.main(["unused", "--dry-run", "--rotary-variants", "both"])
@@ -104,6 +116,52 @@ def test_launch_grid_chunked():
     assert launch_grid(manifest, 132, (2, 1, 128), 3) == 1
     # No tokens and no sequences still launches one CTA (it finds no work).
     assert launch_grid(manifest, 132, (0, 4, 128), 1) == 1
+
+
+def test_small_grid_variant_key():
+    from blockattn._kernels import small_grid_key
+
+    small = small_grid_key(key())
+    assert small == key(tiles_per_cta=1)
+    assert small.name == "blockattn_forward_d128_b64_bf16_t1"
+    assert small.compiler_flags() == [
+        "--kind=forward", "--head-dim=128", "--block-size=64", "--dtype=bf16", "--rotary=none",
+        "--tiles-per-cta=1", "--chip=sm_90a", "--name=blockattn_forward_d128_b64_bf16_t1",
+    ]
+    assert small_grid_key(key(kind="backward", head_dim=64, dtype="f16")).name == "blockattn_backward_d64_b64_f16_t1"
+    # Only the sm_90a kernels without rotary (chunked, the fast path's) have one.
+    assert small_grid_key(key(chip="sm_100a")) is None
+    assert small_grid_key(key(rotary="half_split")) is None
+    assert small_grid_key(small) is None
+    with pytest.raises(ValueError, match="tiles_per_cta"):
+        key(tiles_per_cta=-1)
+
+
+def test_small_grid_limit():
+    """The variant launches while its grid (a CTA per item) fits on the GPU at once."""
+    import json
+    import pathlib
+
+    from blockattn._kernels import grid_inputs, launch_grid, small_grid_limit, work_items
+
+    manifests = pathlib.Path(__file__).parent / "data" / "manifests"
+    forward = json.loads((manifests / "blockattn_forward_d128_b64_bf16.json").read_text())
+    backward = json.loads((manifests / "blockattn_backward_d128_b64_bf16.json").read_text())
+    small = json.loads((manifests / "blockattn_forward_d128_b64_bf16_t1.json").read_text())
+    # Chunked, 2 CTAs per SM (4 tiles per CTA forward, 3 backward): 264 items on 132 SMs.
+    assert small_grid_limit(grid_inputs(forward), 132) == 264
+    assert small_grid_limit(grid_inputs(backward), 132) == 264
+    assert small_grid_limit(grid_inputs(small), 132) == -1
+    assert small_grid_limit(grid_inputs({"grid": "persistent"}), 132) == -1
+    for items in range(1, 600):
+        q_shape = (64 * (items - 1), 1, 128)  # one sequence: items - 1 blocks + 1
+        assert work_items(64, q_shape, 2) == items
+        one_wave = launch_grid(small, 132, q_shape, 2) <= 264
+        assert (items <= small_grid_limit(grid_inputs(forward), 132)) == one_wave
+    # 1 x 512 tokens, H=4: 36 items, 9 CTAs of the default kernel, 36 of the variant.
+    assert work_items(64, (512, 4, 128), 2) == 36
+    assert launch_grid(forward, 132, (512, 4, 128), 2) == 9
+    assert launch_grid(small, 132, (512, 4, 128), 2) == 36
 
 
 def test_supported_shapes_are_the_compilers():
