@@ -297,8 +297,8 @@ def _small_grid(limit: int, block_size: int, q_shape, cu_seqlens_numel: int) -> 
     """Whether a launch of q_shape ([T, H, D]) takes the small-grid variant of
     a kernel whose small-grid limit is `limit` (_small_entry): the one rule of
     the checks' path and the fast path, from shapes only (work items
-    (T // block_size + B) * H, _kernels.work_items)."""
-    return (q_shape[0] // block_size + cu_seqlens_numel - 1) * q_shape[1] <= limit
+    (T // block_size + B) * H)."""
+    return _kernels.work_items(block_size, q_shape, cu_seqlens_numel) <= limit
 
 
 def _small_entry(kind, like, block_size) -> list:

@@ -217,14 +217,20 @@ def test_compiling_and_out_and_rotary_take_the_checks_path(fake, monkeypatch):
 # fast path and the checks' path pick it by one rule (api._small_grid), from shapes only.
 
 
+def small_grid_manifest(manifest: dict) -> dict:
+    """The manifest block-attn-compile writes for the `--tiles-per-cta=1` build of `manifest`'s
+    kernel: the same parameters and launch, one tile per CTA, and the `_t1` names."""
+    name = manifest["kernel"] + "_t1"
+    return {**manifest, "kernel": name, "ptx": name + ".ptx", "cubin": name + ".cubin", "tiles_per_cta": 1}
+
+
 @pytest.fixture
 def small(fake):
-    """`fake`'s fast path with the small-grid variants' launchers (data/manifests/*_t1) and the
+    """`fake`'s fast path with the small-grid variants' launchers (small_grid_manifest) and the
     default kernels' limits. Yields the fake libcuda."""
     fast = api._FAST[torch.bfloat16, D, -1, 64]
     for kind, names in (("forward", api._FORWARD_TENSORS), ("backward", api._BACKWARD_TENSORS)):
-        manifest = json.loads((MANIFESTS / f"blockattn_{kind}_d128_b64_bf16_t1.json").read_text())
-        assert manifest["tiles_per_cta"] == 1
+        manifest = small_grid_manifest(fake.manifests[kind])
         plan = _launch.Plan(manifest, 0x4321, 0x5678)
         plan.set_record(manifest, _driver.RECORD_RULES, _kernels.grid_inputs(manifest), 132)
 

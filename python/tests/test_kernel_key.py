@@ -147,7 +147,7 @@ def test_small_grid_limit():
     manifests = pathlib.Path(__file__).parent / "data" / "manifests"
     forward = json.loads((manifests / "blockattn_forward_d128_b64_bf16.json").read_text())
     backward = json.loads((manifests / "blockattn_backward_d128_b64_bf16.json").read_text())
-    small = json.loads((manifests / "blockattn_forward_d128_b64_bf16_t1.json").read_text())
+    small = {**forward, "tiles_per_cta": 1}  # the --tiles-per-cta=1 build's launch
     # Chunked, 2 CTAs per SM (4 tiles per CTA forward, 3 backward): 264 items on 132 SMs.
     assert small_grid_limit(grid_inputs(forward), 132) == 264
     assert small_grid_limit(grid_inputs(backward), 132) == 264
