@@ -34,9 +34,9 @@ sys.path.insert(0, str(HERE))
 if str(HERE.parent / "python") not in sys.path:
     sys.path.append(str(HERE.parent / "python"))
 
-import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
+import peers  # noqa: E402
 import workloads  # noqa: E402
 
 DEFAULT_VARIANTS = "plain,half_split,interleaved+rv"
@@ -65,19 +65,13 @@ def make_problem(args):
     return w, q, k, v, do, w.cu_seqlens()
 
 
-def rotary_args(options, w, device="cuda"):
-    import blockattn.reference as ref
-
+def rotary_args(options, w):
+    """api.forward/backward's rotary arguments for a variant (bench/peers.py's tables)."""
     if options is None:
         return (None, None, None, False, False)
-    max_position = max(1, int(w.lengths.max()))
-    cos, sin = (torch.tensor(t, dtype=torch.float32, device=device)
-                for t in ref.rope_tables(max_position, w.head_dim))
-    positions = None
-    if options["positions"]:
-        cu = np.concatenate([[0], np.cumsum(w.lengths)])
-        positions = torch.tensor(ref.sequence_positions(cu), dtype=torch.int32, device=device)
-    return (cos, sin, positions, options["interleaved"], options["rotate_v"])
+    config = peers.RotaryConfig(**options)
+    r = peers.RotaryTensors.make(config, w.lengths, w.head_dim)
+    return (r.cos, r.sin, r.positions, config.interleaved, config.rotate_v)
 
 
 def launches(args):

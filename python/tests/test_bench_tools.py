@@ -60,6 +60,7 @@ def test_missing_column_is_named(tmp_path):
 
 def test_profile_variants():
     pytest.importorskip("torch")
+    pytest.importorskip("triton")  # bench/peers.py, whose rotary tables profile_rotary uses
     import profile_rotary
 
     assert profile_rotary.parse_variant("plain") is None
