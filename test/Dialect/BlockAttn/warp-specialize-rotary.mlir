@@ -1,12 +1,14 @@
-// RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=HOPPER --implicit-check-not=blockattn.forward --implicit-check-not=blockattn.backward
+// RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a rotary-warpgroup=off" | FileCheck %s --check-prefix=HOPPER --implicit-check-not=blockattn.forward --implicit-check-not=blockattn.backward
+// RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=RWG --implicit-check-not=blockattn.forward --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_100a" | FileCheck %s --check-prefix=BLACKWELL --implicit-check-not=blockattn.forward --implicit-check-not=blockattn.backward
 
 // blockattn-warp-specialize with fused rotary embeddings (bf16, head_dim
 // 128 unless a case says otherwise), on both targets.
 //
-// sm_90a: each consumer warpgroup owns its slot, so it rotates q and k (and
-// v with rotate_v) in place right after taking the slot, before any product
-// reads them. Without explicit positions the load partition's tile loop
+// sm_90a, rotary-warpgroup=off (HOPPER; the default of the backward): each
+// consumer warpgroup owns its slot, so it rotates q and k (and v with
+// rotate_v) in place right after taking the slot, before any product reads
+// them. Without explicit positions the load partition's tile loop
 // takes the position of the tile's first row (fourth argument) and commits
 // it with the slot; the consumer reads it back with warpspec.tile_position.
 // With explicit positions nothing travels: the position operand is a
@@ -14,6 +16,14 @@
 // products give gradients with respect to the rotated tensors: dk and dq
 // (and dv with rotate_v) are turned back with rotate_tile {inverse} right
 // before their store.
+//
+// sm_90a by default (RWG): the forward gets a fourth warpgroup, "rotary"
+// (104 registers), which consumes the load ring beside the consumers,
+// rotates each slot in place as soon as its TMA lands and commits a slot of
+// "rotated", a ring without buffers as deep as the load ring; each consumer
+// (184 registers) gets that signal, gives its slot back at once and goes
+// straight to its products. The load ring's slot is released by both. The
+// backward is unchanged.
 //
 // sm_100a: the tensor cores read their operands straight from shared
 // memory, so a "rotary" warpgroup (56 registers) consumes the load ring and
@@ -54,6 +64,31 @@
 // HOPPER: warpspec.mma %{{.*}}, %[[VT]] :
 // HOPPER-NOT: warpspec.rotate
 // HOPPER: return
+
+// RWG-LABEL: func.func @forward_tables
+// RWG: %[[QKV:.*]] = warpspec.channel "qkv" depth(4) : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
+// RWG-NEXT: %[[SIG:.*]] = warpspec.channel "rotated" depth(4) : <[], smem>
+// RWG: warpspec.partition "load" role(load) warps(4) regs(40) {
+// RWG: warpspec.commit %{{[a-z0-9_]+}} tile(%{{.*}}) position(%{{.*}})
+// RWG: warpspec.partition "rotary" role(rotary) warps(4) regs(104) {
+// RWG-NEXT: warpspec.consume %[[QKV]] (%[[S_QKV:[^,]*]], %[[RROW:[a-z0-9_]+]], %[[RROWS:[a-z0-9_]+]], %[[RHEAD:[a-z0-9_]+]], %[[RQ:[a-z0-9_]+]], %[[RK:[a-z0-9_]+]], %{{[a-z0-9_]+}}) :
+// RWG-NEXT: %[[RPOS:.*]] = warpspec.tile_position %[[S_QKV]]
+// RWG-NEXT: %[[S_SIG:.*]] = warpspec.acquire %[[SIG]] : <[], smem>
+// RWG-NEXT: warpspec.rotate(%[[RQ]], %[[RK]]) into(%[[RQ]], %[[RK]]) rows(%[[RROWS]]) row(%[[RROW]]) position(%[[RPOS]]) cos(%{{.*}}, %{{.*}} : memref<?x64xf32>, memref<?x64xf32>) {interleaved = false} :
+// RWG-NEXT: warpspec.commit %[[S_SIG]] tile(%[[RROW]], %[[RROWS]], %[[RHEAD]])
+// RWG-NEXT: warpspec.release %[[S_QKV]]
+// RWG-NEXT: }
+// RWG-NEXT: }
+// RWG-NEXT: warpspec.partition "compute" role(compute) warps(4) regs(184) replicas(2) {
+// RWG-NEXT: warpspec.scratch
+// RWG-NEXT: warpspec.consume %[[QKV]] (%[[C_QKV:[^,]*]], %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %[[QT:[a-z0-9_]+]], %[[KT:[a-z0-9_]+]], %{{[a-z0-9_]+}}) :
+// RWG-NEXT: %[[C_SIG:.*]] = warpspec.get %[[SIG]] : <[], smem>
+// RWG-NEXT: warpspec.release %[[C_SIG]]
+// RWG-NEXT: warpspec.mma %[[QT]], %[[KT]] {transpose_b}
+// RWG-NOT: warpspec.rotate
+// RWG: warpspec.release %[[C_QKV]]
+// RWG-NOT: warpspec.rotate
+// RWG: return
 
 // BLACKWELL-LABEL: func.func @forward_tables
 // BLACKWELL: warpspec.kernel chip(sm_100a) attributes {info = {{{.*}}rotary = "half_split"{{.*}}}} {
@@ -102,6 +137,17 @@ func.func @forward_tables(%q: !act, %k: !act, %v: !act, %o: !act, %cu: !cu,
 // HOPPER-NEXT: warpspec.rotate(%[[QT]], %[[KT]], %[[VT]]) into(%[[QT]], %[[KT]], %[[VT]]) rows(%[[CROWS]]) row(%[[CROW]]) position(%[[ZERO]]) cos(%{{.*}}, %{{.*}} : memref<?x64xf32>, memref<?x64xf32>) positions(%[[POSITIONS]] : memref<?xi32>) {interleaved = true} :
 // HOPPER-NOT: warpspec.tile_position
 // HOPPER: return
+
+// RWG-LABEL: func.func @forward_positions_rotate_v
+// RWG: warpspec.channel "rotated" depth(4) : <[], smem>
+// RWG: warpspec.partition "rotary" role(rotary) warps(4) regs(104) {
+// RWG: %[[ZERO:.*]] = arith.constant 0 : i32
+// RWG-NEXT: warpspec.acquire
+// RWG-NEXT: warpspec.rotate(%[[QT:[a-z0-9_]+]], %[[KT:[a-z0-9_]+]], %[[VT:[a-z0-9_]+]]) into(%[[QT]], %[[KT]], %[[VT]]) rows(%{{.*}}) row(%{{.*}}) position(%[[ZERO]]) cos(%{{.*}}, %{{.*}} : memref<?x64xf32>, memref<?x64xf32>) positions(%{{.*}} : memref<?xi32>) {interleaved = true} :
+// RWG: warpspec.partition "compute" role(compute) warps(4) regs(184) replicas(2) {
+// RWG-NOT: warpspec.tile_position
+// RWG-NOT: warpspec.rotate
+// RWG: return
 
 // BLACKWELL-LABEL: func.func @forward_positions_rotate_v
 // BLACKWELL: %[[ROT:.*]] = warpspec.channel "rotated" depth(2) : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
@@ -305,6 +351,14 @@ func.func @backward_theta_positions_rotate_v(%q: !act, %k: !act, %v: !act,
 // HOPPER: warpspec.channel "qkvdo" depth(2)
 // HOPPER: warpspec.tile_loop {{.*}} block_size(64) {
 // HOPPER: warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
+// The backward keeps the rotation in its consumers by default.
+// RWG-LABEL: func.func @backward_interleaved
+// RWG-NOT: "rotated"
+// RWG-NOT: role(rotary)
+// RWG: warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
+// RWG: warpspec.rotate
+// RWG: warpspec.rotate_tile
+// RWG: return
 // BLACKWELL-LABEL: func.func @backward_interleaved
 // BLACKWELL: warpspec.partition "rotary" role(rotary)
 func.func @backward_interleaved(%q: !act, %k: !act, %v: !act, %do: !act,

@@ -54,9 +54,9 @@ func.func @negative_channel_memory_space(%c: !warpspec.channel<[64x64xbf16], glo
 
 // -----
 
-// A channel slot holds at least one buffer.
-// expected-error @+1 {{a channel needs at least one buffer per slot}}
-func.func @negative_channel_no_buffers(%c: !warpspec.channel<[], smem>) {
+// A channel without buffers is a signal, whose barriers are in shared memory.
+// expected-error @+1 {{a channel without buffers is a signal: its barriers and records live in shared memory, so it must be 'smem'}}
+func.func @negative_channel_no_buffers(%c: !warpspec.channel<[], tmem>) {
   return
 }
 
@@ -728,35 +728,6 @@ func.func @negative_channel_depth_below_replicas(%i: i32) {
     warpspec.partition "compute" role(compute) warps(4) regs(152) replicas(3) {
       warpspec.consume %c (%c_slot1, %row, %rows, %head, %b) : !c {
         warpspec.release %c_slot1
-      }
-    }
-  }
-  return
-}
-
-// -----
-
-// Every consumer partition sees every slot, each with its own replicas: with
-// 2 and 1 replicas the slots would not belong to one replica per partition
-// in step (the depth, 2, is a multiple of both).
-!c = !warpspec.channel<[64x64xbf16], smem>
-func.func @negative_channel_consumer_replicas_differ(%i: i32) {
-  warpspec.kernel chip(sm_90a) {
-    // expected-error @+1 {{'warpspec.channel' op channel "c" is consumed by partitions with different replica counts ("compute" and "epilogue"); they must take slots in step}}
-    %c = warpspec.channel "c" depth(2) : !c
-    warpspec.partition "load" role(load) warps(4) regs(40) {
-      %c_slot, %b = warpspec.acquire %c : !c
-      warpspec.commit %c_slot tile(%i, %i, %i)
-      warpspec.close %c : !c
-    }
-    warpspec.partition "compute" role(compute) warps(4) regs(160) replicas(2) {
-      warpspec.consume %c (%c_slot1, %row, %rows, %head, %b) : !c {
-        warpspec.release %c_slot1
-      }
-    }
-    warpspec.partition "epilogue" role(compute) warps(4) regs(80) {
-      warpspec.consume %c (%c_slot2, %row, %rows, %head, %b) : !c {
-        warpspec.release %c_slot2
       }
     }
   }

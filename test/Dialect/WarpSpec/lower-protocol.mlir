@@ -228,3 +228,98 @@ func.func @carried(%q: !act {blockattn.name = "q"},
   }
   return
 }
+
+// -----
+
+// Consumers of one channel with different replica counts, as the sm_90a
+// rotary warpgroup (one replica) and the two consumers take the load ring:
+// each advances by its own partition's replicas, the single "stage" through
+// every entry and each "compute" replica through every second one. The close
+// ends the most replicated consumer's loops: two end records, of which the
+// single replica reads the first. "done" is a signal (a channel without
+// buffers): no expect_tx, no buffers, only the barriers and the record.
+// CHECK-LABEL: func.func @mixed_replicas(
+// CHECK: %[[X:.*]] = warpspec.channel "x" depth(4)
+// CHECK: %[[DONE:.*]] = warpspec.channel "done" depth(4) : <[], smem>
+// CHECK: warpspec.partition "load"
+// CHECK: warpspec.publish_close %[[X]]
+// CHECK: warpspec.publish_close %[[X]]
+// CHECK-NOT: warpspec.publish_close
+// CHECK: warpspec.partition "stage"
+// CHECK-NEXT: %[[Z:.*]] = arith.constant 0 : i32
+// CHECK-NEXT: %[[R:.*]] = warpspec.replica_id
+// CHECK-NEXT: %{{.*}}:7 = scf.while (%[[DE:.*]] = %[[Z]], %[[XE:.*]] = %[[R]])
+// CHECK: } do {
+// CHECK-NEXT: ^bb0(%{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i32, %[[BS:.*]]: i32, %[[BE:.*]]: i32, %[[BDE:.*]]: i32):
+// CHECK-NEXT: warpspec.slot_buffers %[[X]][%[[BS]]]
+// CHECK-NEXT: %[[DS:.*]], %[[DPH:.*]] = warpspec.ring_slot %[[DONE]][%[[BDE]]]
+// CHECK-NEXT: warpspec.wait_empty %[[DONE]][%[[DS]]] phase(%[[DPH]])
+// CHECK-NEXT: warpspec.slot_buffers %[[DONE]][%[[DS]]] : <[], smem>
+// CHECK-NEXT: warpspec.publish %[[DONE]][%[[DS]]]
+// CHECK-NEXT: %[[ONE:.*]] = arith.constant 1 : i32
+// CHECK-NEXT: %[[DNEXT:.*]] = arith.addi %[[BDE]], %[[ONE]] : i32
+// CHECK-NEXT: warpspec.arrive_empty %[[X]][%[[BS]]]
+// CHECK-NEXT: %[[ONE2:.*]] = arith.constant 1 : i32
+// CHECK-NEXT: %[[XNEXT:.*]] = arith.addi %[[BE]], %[[ONE2]] : i32
+// CHECK-NEXT: scf.yield %[[DNEXT]], %[[XNEXT]] : i32, i32
+// CHECK: warpspec.partition "compute"
+// CHECK-NEXT: %[[CR:.*]] = warpspec.replica_id
+// CHECK-NEXT: %[[CR2:.*]] = warpspec.replica_id
+// CHECK-NEXT: %{{.*}}:7 = scf.while (%{{.*}} = %[[CR]], %{{.*}} = %[[CR2]])
+// CHECK: } do {
+// CHECK-NEXT: ^bb0(%{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i32, %[[CS:.*]]: i32, %[[CE:.*]]: i32, %[[CDE:.*]]: i32):
+// CHECK-NEXT: warpspec.slot_buffers %[[X]][%[[CS]]]
+// CHECK-NEXT: %[[GS:.*]], %[[GPH:.*]] = warpspec.ring_slot %[[DONE]][%[[CDE]]]
+// CHECK-NEXT: warpspec.wait_full %[[DONE]][%[[GS]]] phase(%[[GPH]])
+// CHECK-NEXT: warpspec.read_tile %[[DONE]][%[[GS]]]
+// CHECK-NEXT: warpspec.slot_buffers %[[DONE]][%[[GS]]] : <[], smem>
+// CHECK-NEXT: %[[TWO:.*]] = arith.constant 2 : i32
+// CHECK-NEXT: %[[GNEXT:.*]] = arith.addi %[[CDE]], %[[TWO]] : i32
+// CHECK-NEXT: warpspec.arrive_empty %[[DONE]][%[[GS]]]
+// CHECK-NEXT: warpspec.arrive_empty %[[X]][%[[CS]]]
+// CHECK-NEXT: %[[TWO2:.*]] = arith.constant 2 : i32
+// CHECK-NEXT: %[[CNEXT:.*]] = arith.addi %[[CE]], %[[TWO2]] : i32
+// CHECK-NEXT: scf.yield %[[GNEXT]], %[[CNEXT]] : i32, i32
+// NVVM: llvm.func @mixed_replicas(
+
+!act = memref<?x4x64xbf16>
+!cu = memref<?xi32>
+!tile = !warpspec.buffer<64x64xbf16, smem>
+!one = !warpspec.channel<[64x64xbf16], smem>
+!signal = !warpspec.channel<[], smem>
+
+func.func @mixed_replicas(%q: !act {blockattn.name = "q"},
+                          %cu: !cu {blockattn.name = "cu_seqlens"}) {
+  warpspec.kernel chip(sm_90a) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %tokens = memref.dim %q, %c0 : !act
+    %heads = memref.dim %q, %c1 : !act
+    %x = warpspec.channel "x" depth(4) : !one
+    %done = warpspec.channel "done" depth(4) : !signal
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      warpspec.tile_loop (%row, %rows, %head) in %cu : !cu
+          heads(%heads) tokens(%tokens) block_size(64) {
+        %s, %b = warpspec.acquire %x : !one
+        warpspec.tma_load %q[%row, %head] into %b : !act, !tile
+        warpspec.commit %s tile(%row, %rows, %head)
+      }
+      warpspec.close %x : !one
+    }
+    warpspec.partition "stage" role(rotary) warps(4) regs(104) {
+      warpspec.consume %x (%xs, %row, %rows, %head, %xt) : !one {
+        %ds = warpspec.acquire %done : !signal
+        warpspec.commit %ds tile(%row, %rows, %head)
+        warpspec.release %xs
+      }
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(184) replicas(2) {
+      warpspec.consume %x (%xs, %row, %rows, %head, %xt) : !one {
+        %ds = warpspec.get %done : !signal
+        warpspec.release %ds
+        warpspec.release %xs
+      }
+    }
+  }
+  return
+}

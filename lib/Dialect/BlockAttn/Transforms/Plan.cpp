@@ -42,6 +42,15 @@ constexpr int64_t kRotaryProducerRegs = 48;
 /// position (at 40 it spills).
 constexpr int64_t kMmaRegs = 40;
 constexpr int64_t kRotaryRegs = 56, kRotaryMmaRegs = 56;
+/// sm_90a: the rotary warpgroup that rotates the load ring's slots in place
+/// (KernelPlan::rotaryWarpgroup). warpspec.rotate reads the tables of as
+/// many passes ahead as its registers allow, (regs - 40) / (2 x pairs per
+/// thread): 104 reads all of a tile's tables at once (4 passes of 8
+/// half-split pairs, 8 of 4 interleaved), so a tile costs one L2 round
+/// trip. The four warpgroups (512 threads) launch with 128 registers each:
+/// 40 + 104 leave the two consumers 184 each
+/// (docs/performance-notes.md#fused-rotary-embeddings-sm_90a).
+constexpr int64_t kSm90aRotaryRegs = 104;
 /// sm_100a: the softmax warpgroups, taking tiles round-robin.
 constexpr int64_t kSoftmaxReplicas = 2;
 /// sm_100a, the rotary backward at head_dim above 64: one softmax warpgroup,
@@ -145,6 +154,14 @@ bool chunkedByDefault(const KernelShape &shape) {
                                 shape.rotary == RotaryMode::half_split);
 }
 
+/// Whether a rotary warpgroup rotates the slots of a persistent sm_90a
+/// launch with rotary embeddings, so that the table reads leave the
+/// consumers' path: under `auto`, the forward
+/// (docs/performance-notes.md#fused-rotary-embeddings-sm_90a).
+bool rotaryWarpgroupByDefault(const KernelShape &shape) {
+  return shape.hasRotary() && !shape.backward;
+}
+
 /// Consumer warpgroups of a persistent sm_90a launch: two hide one tile's
 /// math and stores behind the other's, but the plain backward at head dim
 /// 64 does better with one and a deeper ring
@@ -213,6 +230,23 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
   // accumulator registers at D=128; the backward at most one 64-register
   // output accumulator, dS and a few row values at a time).
   plan.registers.load = kProducerRegs;
+  plan.rotaryWarpgroup =
+      options.rotaryWarpgroup == RotaryWarpgroup::on ||
+      (options.rotaryWarpgroup == RotaryWarpgroup::automatic &&
+       rotaryWarpgroupByDefault(shape) && plan.ctasPerSm == 1);
+  if (plan.rotaryWarpgroup && !shape.hasRotary())
+    return fail("rotary-warpgroup=on needs rotary embeddings");
+  if (plan.rotaryWarpgroup && plan.ctasPerSm > 1)
+    return fail("rotary-warpgroup=on needs one CTA per SM (a persistent "
+                "launch): two CTAs of three warpgroups leave no registers for "
+                "it");
+  if (plan.rotaryWarpgroup) {
+    plan.registers.rotary = kSm90aRotaryRegs;
+    plan.registers.compute =
+        replicaRegisters(/*single=*/2, kProducerRegs + kSm90aRotaryRegs,
+                         plan.numConsumers, plan.ctasPerSm);
+    return plan;
+  }
   plan.registers.compute = replicaRegisters(
       /*single=*/1, kProducerRegs, plan.numConsumers, plan.ctasPerSm);
   return plan;

@@ -34,6 +34,39 @@ void storeTile(OpBuilder &b, Location loc, const ConsumerContext &c, Value tile,
                   c.oStaging, c.bulkStore ? b.getUnitAttr() : nullptr);
 }
 
+/// The rotary warpgroup of an sm_90a kernel (KernelPlan::rotaryWarpgroup):
+/// it takes each slot of the load ring `ring` as the TMA fills it, rotates
+/// q and k (and v) in place, and signals the consumers through `rotated`, a
+/// ring with no buffers whose slots follow the load ring's one for one. The
+/// table reads then overlap the consumers' work on earlier tiles instead of
+/// standing between a tile's arrival and its first wgmma. The load ring's
+/// slot goes back to the producer only when both the rotary warpgroup and
+/// the consumer have released it.
+void buildRotaryPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
+                          const KernelPlan &plan, Value ring, Value rotated) {
+  MLIRContext *ctx = b.getContext();
+  auto partition = PartitionOp::create(
+      b, loc, b.getStringAttr("rotary"), RoleAttr::get(ctx, Role::rotary),
+      b.getI64IntegerAttr(4), b.getI64IntegerAttr(plan.registers.rotary),
+      b.getI64IntegerAttr(1));
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&createBody(partition, {}, loc));
+  auto consume = ConsumeOp::create(b, loc, ring);
+  Type i32 = b.getI32Type();
+  SmallVector<Type> argTypes = {SlotType::get(ctx), i32, i32, i32};
+  auto ringType = cast<ChannelType>(ring.getType());
+  llvm::append_range(argTypes, ringType.getBufferTypes());
+  b.setInsertionPointToStart(&createBody(consume, argTypes, loc));
+  Value row = consume.getRow(), rows = consume.getRows(),
+        head = consume.getHead();
+  SmallVector<Value> tiles = rotatedTiles(spec, consume.getBufferArgs());
+  Value position = tilePosition(b, loc, spec, consume.getSlot());
+  auto signal = AcquireOp::create(b, loc, rotated);
+  rotateTiles(b, loc, spec, tiles, tiles, {row, rows, position});
+  CommitOp::create(b, loc, signal.getSlot(), row, rows, head);
+  ReleaseOp::create(b, loc, consume.getSlot(), /*after_mma=*/false);
+}
+
 /// The sm_90a kernel shell (docs/hopper.md, "Warp roles"), shared by the
 /// forward and the backward: one TMA producer warpgroup fills a ring with the
 /// tiles of `spec.loads`, and `plan.numConsumers` consumer warpgroups each
@@ -52,7 +85,14 @@ void buildHopperKernel(
   Value ring =
       createChannel(b, loc, channelType, spec.loadRingName(), plan.numStages);
   Type i32 = b.getI32Type();
+  Value rotated;
+  if (plan.rotaryWarpgroup)
+    rotated = createChannel(
+        b, loc, ChannelType::get(ctx, ArrayRef<Type>(), MemorySpace::smem), "rotated",
+        plan.numStages);
   buildLoadPartition(b, loc, spec, values, ring, plan);
+  if (rotated)
+    buildRotaryPartition(b, loc, spec, plan, ring, rotated);
 
   // Consumers: each owns whole tiles, round-robin over the ring's slots.
   auto consumer = PartitionOp::create(
@@ -81,12 +121,19 @@ void buildHopperKernel(
   c.rows = consume.getRows();
   c.head = consume.getHead();
   llvm::append_range(c.tiles, consume.getBufferArgs());
-  if (spec.hasRotary()) {
+  // The backward turns its gradients back at the tile's position.
+  if (spec.hasRotary() && (spec.backward || !rotated))
+    c.position = tilePosition(b, loc, spec, c.slot);
+  if (rotated) {
+    // The rotary warpgroup has rotated the slot once this signal arrives;
+    // the signal's slot carries nothing, so it goes back at once.
+    auto signal = GetOp::create(b, loc, rotated);
+    ReleaseOp::create(b, loc, signal.getSlot(), /*after_mma=*/false);
+  } else if (spec.hasRotary()) {
     // q and k (and v) are rotated in place, in f32, before any product
     // reads them; the slot is this warpgroup's alone.
-    c.position = tilePosition(b, loc, spec, c.slot);
-    SmallVector<Value> rotated = rotatedTiles(spec, c.tiles);
-    rotateTiles(b, loc, spec, rotated, rotated, {c.row, c.rows, c.position});
+    SmallVector<Value> tiles = rotatedTiles(spec, c.tiles);
+    rotateTiles(b, loc, spec, tiles, tiles, {c.row, c.rows, c.position});
   }
   body(b, c);
 }

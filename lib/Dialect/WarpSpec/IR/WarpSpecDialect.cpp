@@ -191,8 +191,14 @@ void ChannelType::print(AsmPrinter &printer) const {
 LogicalResult ChannelType::verify(function_ref<InFlightDiagnostic()> emitError,
                                   ArrayRef<Type> bufferTypes,
                                   MemorySpace memorySpace) {
-  if (bufferTypes.empty())
-    return emitError() << "a channel needs at least one buffer per slot";
+  // A channel without buffers carries only its barriers and tile records: a
+  // signal that a stage of work on a tile (held in another channel's slot)
+  // is done, as the sm_90a rotary warpgroup tells the consumers.
+  // Its barriers are in shared memory like every channel's.
+  if (bufferTypes.empty() && memorySpace != MemorySpace::smem)
+    return emitError() << "a channel without buffers is a signal: its "
+                          "barriers and records live in shared memory, so "
+                          "it must be 'smem'";
   for (Type type : bufferTypes) {
     auto buffer = dyn_cast<BufferType>(type);
     if (!buffer)

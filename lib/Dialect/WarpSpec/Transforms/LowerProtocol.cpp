@@ -7,8 +7,11 @@
 // loops, so the NVVM conversion lowers each op on its own.
 //
 // Ring entry n of a channel is in slot n % depth on phase (n / depth) & 1;
-// replica r of R takes entries r, r + R, ... on both sides (the verifier
-// makes depth a multiple of R, so each slot belongs to one replica).
+// replica r of R takes entries r, r + R, ... on both sides, R being the
+// replicas of its own partition (the verifier makes depth a multiple of
+// every R, so each slot belongs to one replica of each partition). A close
+// publishes one end record per replica of the most replicated consumer; a
+// consumer with fewer replicas stops at the first it meets.
 //
 // The ops are emitted in the order the protocol's lowering always used
 // (prefetches, wait, expect_tx, buffers; the position advanced right after
@@ -36,7 +39,10 @@ using namespace mlir::warpspec;
 
 namespace {
 
-/// The replicas on each side of a channel: how far a position advances.
+/// The replicas on each side of a channel: how far a producer position
+/// advances, and how many consumer loops a close must end (the most
+/// replicas of any consumer partition; a consumer position advances by its
+/// own partition's replicas, see PartitionLowering::consumerStep).
 struct ChannelSides {
   int64_t producerReplicas = 1;
   int64_t consumerReplicas = 1;
@@ -98,7 +104,7 @@ public:
         return;
       const ChannelSides &side = sides.lookup(channel);
       int64_t replicas =
-          isa<GetOp>(op) ? side.consumerReplicas : side.producerReplicas;
+          isa<GetOp>(op) ? consumerStep() : side.producerReplicas;
       if (replicas > 1) {
         if (!replica)
           replica = ReplicaIdOp::create(b, partition.getLoc());
@@ -127,6 +133,11 @@ private:
   Value constant(Location loc, int64_t value) {
     return arith::ConstantIntOp::create(b, loc, value, 32);
   }
+
+  /// How far this partition's position in a ring it consumes advances: its
+  /// own replica count (consumer partitions of one channel may differ, as
+  /// the sm_90a rotary warpgroup and its two consumers do).
+  int64_t consumerStep() { return partition.getReplicas(); }
 
   /// `entry` advanced by `replicas` (the replica's next entry).
   Value advance(Location loc, Value entry, int64_t replicas) {
@@ -249,8 +260,7 @@ private:
     op.getBuffers().replaceAllUsesWith(buffers.getBuffers());
     slots[op.getSlot()] = {channel, ring.getStage(), entry,
                            record.getPosition()};
-    positions[channel] =
-        advance(loc, entry, sides.lookup(channel).consumerReplicas);
+    positions[channel] = advance(loc, entry, consumerStep());
     toErase.push_back(op);
     return success();
   }
@@ -368,8 +378,7 @@ private:
     SmallVector<Value> next;
     for (Value c : carried)
       next.push_back(inner.lookup(c));
-    next.push_back(advance(loc, after->getArgument(5),
-                           sides.lookup(channel).consumerReplicas));
+    next.push_back(advance(loc, after->getArgument(5), consumerStep()));
     scf::YieldOp::create(b, loc, next);
     for (auto [i, c] : llvm::enumerate(carried))
       positions[c] = loop.getResult(6 + i);
@@ -385,10 +394,13 @@ DenseMap<Value, ChannelSides> describeChannels(KernelOp kernel) {
     partition.walk([&](Operation *op) {
       if (isa<AcquireOp, CloseOp>(op))
         sides[positionedChannel(op)].producerReplicas = partition.getReplicas();
-      else if (auto consume = dyn_cast<ConsumeOp>(op))
-        sides[consume.getChannel()].consumerReplicas = partition.getReplicas();
-      else if (auto get = dyn_cast<GetOp>(op))
-        sides[get.getChannel()].consumerReplicas = partition.getReplicas();
+      else if (isa<ConsumeOp, GetOp>(op)) {
+        Value channel = isa<ConsumeOp>(op)
+                            ? cast<ConsumeOp>(op).getChannel()
+                            : cast<GetOp>(op).getChannel();
+        int64_t &replicas = sides[channel].consumerReplicas;
+        replicas = std::max<int64_t>(replicas, partition.getReplicas());
+      }
     });
   return sides;
 }

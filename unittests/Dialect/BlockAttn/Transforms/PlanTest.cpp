@@ -146,6 +146,46 @@ TEST(Sm90aPlan, RotaryKernelsLaunchAsMeasured) {
   EXPECT_EQ(interleaved.numConsumers, 2);
 }
 
+TEST(Sm90aPlan, RotaryWarpgroupTakesTheRotationOffTheConsumers) {
+  // The forward: a rotary warpgroup of 104 registers; four warpgroups
+  // launch with 128 each, so the consumers get (512 - 40 - 104) / 2.
+  KernelPlan forward =
+      plan(Chip::sm_90a, shape(false, 128, RotaryMode::interleaved, true));
+  EXPECT_TRUE(forward.rotaryWarpgroup);
+  EXPECT_EQ(forward.registers.rotary, 104);
+  EXPECT_EQ(forward.registers.compute, 184);
+  EXPECT_EQ(forward.numStages, 4);
+  EXPECT_TRUE(
+      plan(Chip::sm_90a, shape(false, 64, RotaryMode::half_split))
+          .rotaryWarpgroup);
+  // The backward keeps the rotation in its consumers (and the half-split
+  // one at head dim 128 launches chunked, two CTAs with no registers left).
+  KernelPlan backward =
+      plan(Chip::sm_90a, shape(true, 128, RotaryMode::interleaved));
+  EXPECT_FALSE(backward.rotaryWarpgroup);
+  EXPECT_EQ(backward.registers.rotary, 0);
+  EXPECT_EQ(backward.registers.compute, 232);
+  // Not without rotary embeddings, and never where CTAs share an SM.
+  EXPECT_FALSE(plan(Chip::sm_90a, shape(false, 128)).rotaryWarpgroup);
+  TuningOptions off;
+  off.rotaryWarpgroup = RotaryWarpgroup::off;
+  KernelPlan inConsumers =
+      plan(Chip::sm_90a, shape(false, 128, RotaryMode::half_split), off);
+  EXPECT_FALSE(inConsumers.rotaryWarpgroup);
+  EXPECT_EQ(inConsumers.registers.compute, 232);
+  TuningOptions on;
+  on.rotaryWarpgroup = RotaryWarpgroup::on;
+  EXPECT_TRUE(plan(Chip::sm_90a,
+                   shape(true, 128, RotaryMode::interleaved), on)
+                  .rotaryWarpgroup);
+  EXPECT_NE(failure(Chip::sm_90a, shape(false, 128), on)
+                .find("needs rotary embeddings"),
+            std::string::npos);
+  EXPECT_NE(failure(Chip::sm_90a, shape(true, 128, RotaryMode::half_split), on)
+                .find("one CTA per SM"),
+            std::string::npos);
+}
+
 TEST(Sm90aPlan, OptionsOverrideTheDefaults) {
   TuningOptions options;
   options.pOperand = POperand::smem;

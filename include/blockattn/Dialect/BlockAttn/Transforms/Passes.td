@@ -32,8 +32,11 @@ def BlockAttnWarpSpecializePass
       round-robin and runs the whole tile with wgmma: forward S = Q K^T,
       exact softmax, O = P V, O divided by the row sums stored, masked to
       the tile's valid rows; backward dV, dK and dQ, one accumulator at a
-      time. With rotary embeddings each replica rotates q and k (and v) in
-      place in its slot. By default the forward and the backward without
+      time. With rotary embeddings q and k (and v) are rotated in place in
+      the slot: in the forward by a `rotary` warpgroup before the consumers
+      take the slot (it signals them through a ring without buffers,
+      "rotated"), in the backward by each replica in its own slot
+      (`rotary-warpgroup`). By default the forward and the backward without
       rotary embeddings, and the half-split rotary backward at head dim 128,
       are launched chunked: one consumer, two CTAs per SM, a CTA per few
       tiles (`schedule`, `ctas-per-sm`, `tiles-per-cta`); the chunked
@@ -98,6 +101,14 @@ def BlockAttnWarpSpecializePass
            "'off', or 'auto' (the recipe picks: on for the sm_90a backward "
            "without rotary embeddings at head dim 64 when it is launched "
            "chunked, off elsewhere)">,
+    EnumOption<"rotaryWarpgroup", "rotary-warpgroup",
+           BlockAttn_RotaryWarpgroup, "automatic",
+           "sm_90a with rotary embeddings, persistent launch: 'on' adds a "
+           "rotary warpgroup that rotates each slot of the load ring in place "
+           "before the consumers take it (they wait on the signal ring "
+           "\"rotated\"), 'off' has each consumer rotate its own slot, "
+           "'auto' (the recipe picks: on for the forward, off for the "
+           "backward); sm_100a always has a rotary warpgroup">,
   ];
 }
 

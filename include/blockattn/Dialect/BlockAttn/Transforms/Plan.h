@@ -58,7 +58,8 @@ struct RegisterPlan {
   int64_t compute = 0;
   /// sm_100a: the warpgroup whose one thread issues the MMAs.
   int64_t mma = 0;
-  /// sm_100a with rotary embeddings: the warpgroup rotating q, k (and v).
+  /// With rotary embeddings, the warpgroup rotating q, k (and v): always
+  /// on sm_100a, on sm_90a when KernelPlan::rotaryWarpgroup is set.
   int64_t rotary = 0;
 };
 
@@ -87,6 +88,10 @@ struct KernelPlan {
   bool bulkStore = false;
   /// The producer prefetches each tile into L2 before it waits for a slot.
   bool l2Prefetch = false;
+  /// sm_90a with rotary embeddings: a rotary warpgroup rotates each slot of
+  /// the load ring in place and signals the consumers through a ring without
+  /// buffers of depth `numStages`; else each consumer rotates its own slot.
+  bool rotaryWarpgroup = false;
   RegisterPlan registers;
 };
 

@@ -43,6 +43,13 @@ def BlockAttn_L2Prefetch
     I32EnumCase<"on", 1>,
     I32EnumCase<"off", 2>]>;
 
+def BlockAttn_RotaryWarpgroup
+    : BlockAttn_PlanEnum<"RotaryWarpgroup",
+                         "who rotates q and k on sm_90a", [
+    I32EnumCase<"automatic", 0, "auto">,
+    I32EnumCase<"on", 1>,
+    I32EnumCase<"off", 2>]>;
+
 /// A pass option that takes one of the values of `enumInfo`, spelled as its
 /// cases' strings; llvm::cl rejects any other value when the option is
 /// parsed. `default` is the symbol of one case.

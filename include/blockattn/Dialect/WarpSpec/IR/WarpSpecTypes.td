@@ -48,6 +48,12 @@ def WarpSpec_ChannelType : WarpSpec_Type<"Channel", "channel"> {
 
     Example: `!warpspec.channel<[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>`
     (q, k and v of one tile).
+
+    A channel may have no buffers, `!warpspec.channel<[], smem>`: a signal.
+    Its slots hold only the barriers and the tile's coordinates, and say
+    that a stage of work on the tile, which lives in another channel's slot,
+    is done (the sm_90a rotary warpgroup signals so to the consumers that
+    it rotated their slot in place). Signals live in shared memory.
   }];
   let parameters = (ins ArrayRefParameter<"Type">:$bufferTypes,
                         EnumParameter<WarpSpec_MemorySpace>:$memorySpace);

@@ -81,9 +81,11 @@ def WarpSpecLowerProtocolPass : Pass<"warpspec-lower-protocol", "ModuleOp"> {
 
     - each partition carries one ring position (an i32 entry number) per
       channel it acquires, gets or closes: `warpspec.replica_id` (or 0 for
-      a single replica) at its start, advanced by its replica count at each
-      commit or get, carried through `warpspec.tile_loop` as `iter_args`
-      and through consume loops as `scf.while` values;
+      a single replica) at its start, advanced by its own partition's
+      replica count at each commit or get (consumer partitions of one
+      channel may have different counts), carried through
+      `warpspec.tile_loop` as `iter_args` and through consume loops as
+      `scf.while` values;
     - `warpspec.ring_slot` splits a position into the slot and the phase
       bit, `warpspec.wait_empty` / `warpspec.wait_full` wait on the slot's
       barriers, `warpspec.expect_tx` announces the bytes of the TMA copies
@@ -93,7 +95,9 @@ def WarpSpecLowerProtocolPass : Pass<"warpspec-lower-protocol", "ModuleOp"> {
       `warpspec.arrive_empty` gives the slot back;
     - a `warpspec.consume` becomes an `scf.while` that waits for the next
       slot due to the replica and reads its record before each iteration,
-      and leaves on the `publish_close` record (-1 rows);
+      and leaves on the `publish_close` record (-1 rows); a close
+      publishes one such record per replica of the most replicated
+      consumer partition;
     - an `l2_prefetch` acquire becomes `warpspec.tma_prefetch` ops for the
       copies into its slot, then the wait.
 
