@@ -132,6 +132,32 @@ def test_rotary_variants_match_reference(chip, case, kernels):
         assert em.check_close(case, out, em.reference_outputs(unrotated_v, tensors)) != []
 
 
+# The sm_90a rotary warpgroup (--rotary-warpgroup=on): a fourth warpgroup rotates each slot in
+# place and signals the consumers through a ring without buffers. One SM puts all 18 tiles of the
+# problem in one CTA, so every slot of the ring is reused: the first version's consumers of the
+# load ring (one rotary replica, two compute replicas) took the wrong entries and deadlocked
+# there, and only there (docs/rotary.md, the optimization log, run 7).
+RWG_CASES = [
+    em.Case("forward", 128, "bf16", "half_split"),
+    em.Case("forward", 64, "f16", "interleaved", positions=True, rotate_v=True),
+    em.Case("backward", 64, "bf16", "interleaved", rotate_v=True),
+]
+
+
+@pytest.mark.parametrize("case", RWG_CASES, ids=lambda c: c.name)
+@pytest.mark.parametrize("sms", [1, 2])
+def test_sm90a_rotary_warpgroup(case, sms, tmp_path):
+    out = tmp_path / "k"
+    subprocess.run([find_compiler(), *case.compiler_flags("sm_90a"), "--rotary-warpgroup=on",
+                    "-o", str(out), "--quiet"], check=True)
+    base = out / f"k_{case.name}"
+    manifest = json.loads(base.with_suffix(".json").read_text())
+    assert [(p["role"], p["registers"]) for p in manifest["partitions"]] == [
+        ("load", 40), ("rotary", 104), ("compute", 184)]
+    tensors, result = run(base, case, num_sms=sms, seed=7)
+    assert em.check_close(case, result, em.reference_outputs(case, tensors)) == []
+
+
 @pytest.mark.parametrize("kind", ["forward", "backward"])
 @pytest.mark.parametrize("chip", ["sm_90a", "sm_100a"])
 @pytest.mark.parametrize("seed,shared_base,sms", [(2, 1024, 2), (7, 16, 1), (123, 1024, 3)])

@@ -1,6 +1,6 @@
-// RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a}),warpspec-allocate-smem,warpspec-lower-protocol,warpspec-dispatch-partitions,convert-warpspec-to-nvvm)' | FileCheck %s --implicit-check-not=warpspec.
+// RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a rotary-warpgroup=on}),warpspec-allocate-smem,warpspec-lower-protocol,warpspec-dispatch-partitions,convert-warpspec-to-nvvm)' | FileCheck %s --implicit-check-not=warpspec.
 
-// The sm_90a rotary forward with its rotary warpgroup (the default;
+// The sm_90a rotary forward with its rotary warpgroup (rotary-warpgroup=on;
 // docs/rotary.md): four warpgroups, 512 threads launched with 128 registers
 // each, which setmaxnreg splits 40 (load) / 104 (rotary) / 184 x 2
 // (compute). The shared memory map is the one without the warpgroup: the

@@ -1,11 +1,11 @@
 // RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a rotary-warpgroup=off" | FileCheck %s --check-prefix=HOPPER --implicit-check-not=blockattn.forward --implicit-check-not=blockattn.backward
-// RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=RWG --implicit-check-not=blockattn.forward --implicit-check-not=blockattn.backward
+// RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a rotary-warpgroup=on" | FileCheck %s --check-prefix=RWG --implicit-check-not=blockattn.forward --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_100a" | FileCheck %s --check-prefix=BLACKWELL --implicit-check-not=blockattn.forward --implicit-check-not=blockattn.backward
 
 // blockattn-warp-specialize with fused rotary embeddings (bf16, head_dim
 // 128 unless a case says otherwise), on both targets.
 //
-// sm_90a, rotary-warpgroup=off (HOPPER; the default of the backward): each
+// sm_90a, rotary-warpgroup=off (HOPPER; what `auto` picks for now): each
 // consumer warpgroup owns its slot, so it rotates q and k (and v with
 // rotate_v) in place right after taking the slot, before any product reads
 // them. Without explicit positions the load partition's tile loop
@@ -17,13 +17,13 @@
 // (and dv with rotate_v) are turned back with rotate_tile {inverse} right
 // before their store.
 //
-// sm_90a by default (RWG): the forward gets a fourth warpgroup, "rotary"
+// sm_90a, rotary-warpgroup=on (RWG): a fourth warpgroup, "rotary"
 // (104 registers), which consumes the load ring beside the consumers,
 // rotates each slot in place as soon as its TMA lands and commits a slot of
 // "rotated", a ring without buffers as deep as the load ring; each consumer
 // (184 registers) gets that signal, gives its slot back at once and goes
-// straight to its products. The load ring's slot is released by both. The
-// backward is unchanged.
+// straight to its products. The load ring's slot is released by both. In
+// the backward the consumers still turn the gradients back.
 //
 // sm_100a: the tensor cores read their operands straight from shared
 // memory, so a "rotary" warpgroup (56 registers) consumes the load ring and
@@ -351,12 +351,14 @@ func.func @backward_theta_positions_rotate_v(%q: !act, %k: !act, %v: !act,
 // HOPPER: warpspec.channel "qkvdo" depth(2)
 // HOPPER: warpspec.tile_loop {{.*}} block_size(64) {
 // HOPPER: warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
-// The backward keeps the rotation in its consumers by default.
+// The persistent backward: the rotation moves out, the gradients' inverse
+// rotations stay in the consumers.
 // RWG-LABEL: func.func @backward_interleaved
-// RWG-NOT: "rotated"
-// RWG-NOT: role(rotary)
-// RWG: warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
+// RWG: warpspec.channel "rotated" depth(2) : <[], smem>
+// RWG: warpspec.partition "rotary" role(rotary) warps(4) regs(104) {
 // RWG: warpspec.rotate
+// RWG: warpspec.partition "compute" role(compute) warps(4) regs(184) replicas(2) {
+// RWG-NOT: warpspec.rotate(
 // RWG: warpspec.rotate_tile
 // RWG: return
 // BLACKWELL-LABEL: func.func @backward_interleaved

@@ -147,43 +147,44 @@ TEST(Sm90aPlan, RotaryKernelsLaunchAsMeasured) {
 }
 
 TEST(Sm90aPlan, RotaryWarpgroupTakesTheRotationOffTheConsumers) {
-  // The forward: a rotary warpgroup of 104 registers; four warpgroups
-  // launch with 128 each, so the consumers get (512 - 40 - 104) / 2.
-  KernelPlan forward =
-      plan(Chip::sm_90a, shape(false, 128, RotaryMode::interleaved, true));
+  TuningOptions on;
+  on.rotaryWarpgroup = RotaryWarpgroup::on;
+  // A rotary warpgroup of 104 registers; four warpgroups launch with 128
+  // each, so the consumers get (512 - 40 - 104) / 2. The ring is the same.
+  KernelPlan forward = plan(
+      Chip::sm_90a, shape(false, 128, RotaryMode::interleaved, true), on);
   EXPECT_TRUE(forward.rotaryWarpgroup);
+  EXPECT_EQ(forward.registers.load, 40);
   EXPECT_EQ(forward.registers.rotary, 104);
   EXPECT_EQ(forward.registers.compute, 184);
   EXPECT_EQ(forward.numStages, 4);
   EXPECT_TRUE(
-      plan(Chip::sm_90a, shape(false, 64, RotaryMode::half_split))
+      plan(Chip::sm_90a, shape(false, 64, RotaryMode::half_split), on)
           .rotaryWarpgroup);
-  // The backward keeps the rotation in its consumers (and the half-split
-  // one at head dim 128 launches chunked, two CTAs with no registers left).
-  KernelPlan backward =
-      plan(Chip::sm_90a, shape(true, 128, RotaryMode::interleaved));
-  EXPECT_FALSE(backward.rotaryWarpgroup);
-  EXPECT_EQ(backward.registers.rotary, 0);
-  EXPECT_EQ(backward.registers.compute, 232);
-  // Not without rotary embeddings, and never where CTAs share an SM.
-  EXPECT_FALSE(plan(Chip::sm_90a, shape(false, 128)).rotaryWarpgroup);
+  // Off by default (auto) until timed: the consumers rotate, 232 each.
+  for (bool backward : {false, true}) {
+    KernelPlan inConsumers =
+        plan(Chip::sm_90a, shape(backward, 128, RotaryMode::interleaved));
+    EXPECT_FALSE(inConsumers.rotaryWarpgroup);
+    EXPECT_EQ(inConsumers.registers.rotary, 0);
+    EXPECT_EQ(inConsumers.registers.compute, 232);
+  }
   TuningOptions off;
   off.rotaryWarpgroup = RotaryWarpgroup::off;
-  KernelPlan inConsumers =
-      plan(Chip::sm_90a, shape(false, 128, RotaryMode::half_split), off);
-  EXPECT_FALSE(inConsumers.rotaryWarpgroup);
-  EXPECT_EQ(inConsumers.registers.compute, 232);
-  TuningOptions on;
-  on.rotaryWarpgroup = RotaryWarpgroup::on;
+  EXPECT_FALSE(
+      plan(Chip::sm_90a, shape(false, 128, RotaryMode::half_split), off)
+          .rotaryWarpgroup);
+  // Not without rotary embeddings, and never where CTAs share an SM (the
+  // half-split backward at head dim 128 launches chunked).
   EXPECT_TRUE(plan(Chip::sm_90a,
                    shape(true, 128, RotaryMode::interleaved), on)
                   .rotaryWarpgroup);
-  EXPECT_NE(failure(Chip::sm_90a, shape(false, 128), on)
-                .find("needs rotary embeddings"),
-            std::string::npos);
-  EXPECT_NE(failure(Chip::sm_90a, shape(true, 128, RotaryMode::half_split), on)
-                .find("one CTA per SM"),
-            std::string::npos);
+  EXPECT_FALSE(plan(Chip::sm_90a, shape(false, 128), on).rotaryWarpgroup);
+  KernelPlan chunked =
+      plan(Chip::sm_90a, shape(true, 128, RotaryMode::half_split), on);
+  EXPECT_EQ(chunked.ctasPerSm, 2);
+  EXPECT_FALSE(chunked.rotaryWarpgroup);
+  EXPECT_EQ(chunked.registers.compute, 216);
 }
 
 TEST(Sm90aPlan, OptionsOverrideTheDefaults) {

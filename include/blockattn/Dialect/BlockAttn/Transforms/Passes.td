@@ -33,10 +33,10 @@ def BlockAttnWarpSpecializePass
       exact softmax, O = P V, O divided by the row sums stored, masked to
       the tile's valid rows; backward dV, dK and dQ, one accumulator at a
       time. With rotary embeddings q and k (and v) are rotated in place in
-      the slot: in the forward by a `rotary` warpgroup before the consumers
+      the slot, by each replica in its own slot or, with
+      `rotary-warpgroup=on`, by a `rotary` warpgroup before the consumers
       take the slot (it signals them through a ring without buffers,
-      "rotated"), in the backward by each replica in its own slot
-      (`rotary-warpgroup`). By default the forward and the backward without
+      "rotated"). By default the forward and the backward without
       rotary embeddings, and the half-split rotary backward at head dim 128,
       are launched chunked: one consumer, two CTAs per SM, a CTA per few
       tiles (`schedule`, `ctas-per-sm`, `tiles-per-cta`); the chunked
@@ -103,12 +103,13 @@ def BlockAttnWarpSpecializePass
            "chunked, off elsewhere)">,
     EnumOption<"rotaryWarpgroup", "rotary-warpgroup",
            BlockAttn_RotaryWarpgroup, "automatic",
-           "sm_90a with rotary embeddings, persistent launch: 'on' adds a "
+           "sm_90a kernels with rotary embeddings and one CTA per SM (a "
+           "persistent launch; others ignore it): 'on' adds a "
            "rotary warpgroup that rotates each slot of the load ring in place "
            "before the consumers take it (they wait on the signal ring "
            "\"rotated\"), 'off' has each consumer rotate its own slot, "
-           "'auto' (the recipe picks: on for the forward, off for the "
-           "backward); sm_100a always has a rotary warpgroup">,
+           "'auto' (the recipe picks: off until the forward's is timed on "
+           "the GPU); sm_100a always has a rotary warpgroup">,
   ];
 }
 
