@@ -834,18 +834,24 @@ def _fast_forward(fast: _FastPath, q, k, v, cu_seqlens, qs, scale):
     """o, launched through the record; raises _Refused (nothing launched)
     when the library's checks refuse the call."""
     ks, vs, cs = k.shape, v.shape, cu_seqlens.shape
-    if _small_grid(fast.forward_limit, fast.block_size, qs, cs[0]):
+    # _small_grid's rule, written out: a call to it costs as much as the rest
+    # of this function's arithmetic (test_fast_path checks that both paths
+    # pick the same kernel).
+    limit = fast.forward_limit
+    if limit >= 0 and (qs[0] // fast.block_size + (cs[0] - 1 if cs[0] else 0)) * qs[1] <= limit:
         pack, call, handle, _ = fast.forward_small or fast.load_small("forward", q)
     else:
         pack, call, handle, _ = fast.forward
     o = _empty_like(q, memory_format=_CONTIGUOUS)
-    # o is contiguous and has q's shape (or the library refuses q).
+    # o is contiguous and has q's shape: its strides are q's shape's (a
+    # q of another rank than 3 makes a record of another length, which
+    # struct refuses, or an IndexError: both leave the call to the checks).
     if call(handle, pack(
             fast.stream(fast.device),
             q.data_ptr(), len(qs), *qs, *q.stride(),
             k.data_ptr(), len(ks), *ks, *k.stride(),
             v.data_ptr(), len(vs), *vs, *v.stride(),
-            o.data_ptr(), len(qs), *qs, *o.stride(),
+            o.data_ptr(), len(qs), *qs, qs[1] * qs[2], qs[2], 1,
             cu_seqlens.data_ptr(), len(cs), *cs, *cu_seqlens.stride(),
             scale)):
         raise _REFUSED
@@ -862,7 +868,8 @@ def _fast_backward(fast: _FastPath, grad_o, q, k, v, cu_seqlens, scale):
     if not launcher or grad_o.dtype is not q.dtype:
         return None
     qs, ds, cs = q.shape, grad_o.shape, cu_seqlens.shape
-    if _small_grid(fast.backward_limit, fast.block_size, qs, cs[0]):
+    limit = fast.backward_limit  # _small_grid's rule, as in _fast_forward
+    if limit >= 0 and (qs[0] // fast.block_size + (cs[0] - 1 if cs[0] else 0)) * qs[1] <= limit:
         launcher = fast.backward_small or fast.load_small("backward", q)
     pack, call, handle, _ = launcher
     dq = _empty_like(q, memory_format=_CONTIGUOUS)
