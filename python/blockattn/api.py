@@ -842,7 +842,9 @@ def _fast_forward(fast: _FastPath, q, k, v, cu_seqlens, qs, scale):
         pack, call, handle, _ = fast.forward_small or fast.load_small("forward", q)
     else:
         pack, call, handle, _ = fast.forward
-    o = _empty_like(q, memory_format=_CONTIGUOUS)
+    # torch.empty_like without a memory format (it preserves q's) parses
+    # no keyword: the cheaper call where q is contiguous, as it almost always is.
+    o = _empty_like(q) if q.is_contiguous() else _empty_like(q, memory_format=_CONTIGUOUS)
     # o is contiguous and has q's shape: its strides are q's shape's (a
     # q of another rank than 3 makes a record of another length, which
     # struct refuses, or an IndexError: both leave the call to the checks).
