@@ -76,6 +76,31 @@ struct SlotState {
   static constexpr int64_t maxDepth =
       TargetLimits::maxSharedMemoryBytes / bytesPerSlot;
 };
+
+/// The trace buffer of a traced kernel (`trace_records`), per CTA: a header
+/// of 64 bytes, then one lane per partition replica in warp order, each of
+/// `recordsPerLane` records of 16 bytes. CTA `c`'s region starts at
+/// `c * ctaBytes()`. The manifest spells this out for the host.
+struct TraceLayout {
+  static constexpr int64_t recordBytes = 16;
+  static constexpr int64_t headerBytes = 64;
+  /// The header's 8-byte words: the anchors (`%globaltimer` in ns and
+  /// `%clock64` together, at the start and at the end of warp 0's
+  /// partition) and the SM the CTA ran on (`%smid`).
+  enum HeaderWord : int64_t {
+    startGlobalTimer = 0,
+    startClock = 1,
+    endGlobalTimer = 2,
+    endClock = 3,
+    smId = 4,
+  };
+  int64_t lanes = 0;
+  int64_t recordsPerLane = 0;
+  int64_t laneBytes() const { return recordsPerLane * recordBytes; }
+  int64_t ctaBytes() const { return headerBytes + lanes * laneBytes(); }
+  /// The largest `trace_records` the verifier accepts: 1 MiB per lane.
+  static constexpr int64_t maxRecordsPerLane = 65536;
+};
 } // namespace mlir::warpspec
 
 namespace mlir::warpspec {

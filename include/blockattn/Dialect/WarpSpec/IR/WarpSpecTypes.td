@@ -108,4 +108,17 @@ def WarpSpec_RowsType : WarpSpec_Type<"Rows", "rows"> {
   let hasCustomAssemblyFormat = 1;
 }
 
+def WarpSpec_TraceType : WarpSpec_Type<"Trace", "trace"> {
+  let summary = "the trace lane a partition replica records into";
+  let description = [{
+    The result of `warpspec.trace_lane`: where in the trace buffer the
+    records of one partition replica go, and how many it wrote (a
+    per-thread cursor). `warpspec.trace` takes it; the lowering keeps it in
+    a per-thread variable, which registers hold after SROA.
+
+    Example: `%lane = warpspec.trace_lane %buf[%replica] thread(%thread)
+    : memref<?xi64>` gives a `!warpspec.trace`.
+  }];
+}
+
 #endif // BLOCKATTN_DIALECT_WARPSPEC_IR_WARPSPECTYPES_TD

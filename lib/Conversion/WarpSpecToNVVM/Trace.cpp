@@ -1,0 +1,187 @@
+//===- Trace.cpp - trace anchors, lanes and records -----------------------===//
+//
+// A traced kernel (warpspec-insert-trace) writes into its trace buffer, a
+// kernel parameter like any 1-D memref (a pointer and its length in 8-byte
+// words). CTA c owns the bytes [c * ctaBytes, (c + 1) * ctaBytes) of it
+// (TraceLayout): a header with the anchors, then one lane of records per
+// partition replica. A CTA whose region does not fit in the buffer writes
+// nothing, so a short buffer cannot be overrun.
+//
+// A lane (!warpspec.trace) is two values: the lane's base pointer and a
+// per-thread variable holding how many records the thread wrote. Threads
+// that do not record start their cursor at the lane's end, so that a
+// record costs every thread one compare, and the recording thread a clock
+// read and two 8-byte stores.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelBuilder.h"
+
+#include "blockattn/Conversion/WarpSpecToNVVM/WarpSpecToNVVM.h"
+
+#include "mlir/Conversion/LLVMCommon/Pattern.h"
+
+using namespace mlir;
+using namespace mlir::blockattn;
+using namespace mlir::blockattn::lowering;
+using namespace mlir::warpspec;
+
+using Pred = LLVM::ICmpPredicate;
+
+namespace {
+
+constexpr int64_t kWordBytes = 8;
+
+/// Where the CTA's region of the trace buffer starts (in 8-byte words), and
+/// whether it fits in the buffer.
+struct TraceRegion {
+  Value base; // !llvm.ptr<1> to the region's first word
+  Value fits; // i1
+};
+
+TraceRegion traceRegion(KernelBuilder &e, Value buffer,
+                        const TraceLayout &layout) {
+  ArgParams params = ArgParams::of(buffer);
+  int64_t ctaWords = layout.ctaBytes() / kWordBytes;
+  Value cta = e.zext64(NVVM::BlockIdXOp::create(e.b, e.loc, e.i32T()));
+  Value first = e.mul(cta, e.i64(ctaWords));
+  auto type = cast<MemRefType>(buffer.getType());
+  Value words = type.isDynamicDim(0) ? e.zext64(params.sizes[0])
+                                     : e.i64(type.getDimSize(0));
+  Value fits = e.cmp(Pred::ule, e.add(first, e.i64(ctaWords)), words);
+  Value base = LLVM::GEPOp::create(e.b, e.loc, e.globalPtrT(), e.i64T(),
+                                   params.pointer, ValueRange{first});
+  return {base, fits};
+}
+
+Value word(KernelBuilder &e, Value base, Value index) {
+  return LLVM::GEPOp::create(e.b, e.loc, e.globalPtrT(), e.i64T(), base,
+                             ValueRange{index});
+}
+
+/// The first lane of `partition`: lanes are numbered over the partitions and
+/// their replicas in warp order.
+int64_t firstLane(KernelOp kernel, PartitionOp partition) {
+  int64_t lane = 0;
+  for (PartitionOp other : kernel.getPartitions()) {
+    if (other == partition)
+      break;
+    lane += other.getReplicas();
+  }
+  return lane;
+}
+
+LogicalResult checkBuffer(Operation *op, Value buffer,
+                          std::optional<TraceLayout> layout) {
+  if (!layout)
+    return op->emitOpError() << "is in a kernel without trace_records";
+  if (!ArgParams::of(buffer).pointer)
+    return op->emitOpError()
+           << "records into a buffer that is not a kernel parameter";
+  return success();
+}
+
+struct TraceAnchorLowering : ConvertOpToLLVMPattern<TraceAnchorOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(TraceAnchorOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    KernelBuilder e(rewriter, op);
+    std::optional<TraceLayout> layout = e.kernel.getTraceLayout();
+    if (failed(checkBuffer(op, op.getBuffer(), layout)))
+      return failure();
+    TraceRegion region = traceRegion(e, op.getBuffer(), *layout);
+    Value leader = e.cmp(Pred::eq, e.tid(), e.i32(0));
+    e.emitIf(e.andi(leader, region.fits), [&] {
+      // Read together, so that the pair maps this SM's clock onto the
+      // global timer.
+      Value ns = NVVM::GlobalTimerOp::create(e.b, e.loc, e.i64T());
+      Value clock = NVVM::Clock64Op::create(e.b, e.loc, e.i64T());
+      bool start = op.getStart();
+      e.store(ns, word(e, region.base,
+                       e.i64(start ? TraceLayout::startGlobalTimer
+                                   : TraceLayout::endGlobalTimer)),
+              kWordBytes);
+      e.store(clock, word(e, region.base,
+                          e.i64(start ? TraceLayout::startClock
+                                      : TraceLayout::endClock)),
+              kWordBytes);
+      if (start) {
+        Value sm = NVVM::SmIdOp::create(e.b, e.loc, e.i32T());
+        e.store(e.zext64(sm), word(e, region.base, e.i64(TraceLayout::smId)),
+                kWordBytes);
+      }
+    });
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct TraceLaneLowering : ConvertOpToLLVMPattern<TraceLaneOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(TraceLaneOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    KernelBuilder e(rewriter, op);
+    std::optional<TraceLayout> layout = e.kernel.getTraceLayout();
+    if (failed(checkBuffer(op, op.getBuffer(), layout)))
+      return failure();
+    TraceRegion region = traceRegion(e, op.getBuffer(), *layout);
+    int64_t laneWords = layout->laneBytes() / kWordBytes;
+    Value lane = e.zext64(
+        e.add(e.i32(firstLane(e.kernel, e.partition)), adaptor.getReplica()));
+    Value first = e.add(e.i64(TraceLayout::headerBytes / kWordBytes),
+                        e.mul(lane, e.i64(laneWords)));
+    Value base = word(e, region.base, first);
+    // Only the replica's thread 0 records; the others see a full lane.
+    Value recorder = e.andi(e.cmp(Pred::eq, adaptor.getThread(), e.i32(0)),
+                            region.fits);
+    Value cursor = e.variable(e.i32T());
+    e.store(e.select(recorder, e.i32(0), e.i32(layout->recordsPerLane)),
+            cursor);
+    rewriter.replaceOpWithMultiple(op, {{base, cursor}});
+    return success();
+  }
+};
+
+struct TraceLowering : ConvertOpToLLVMPattern<TraceOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(TraceOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    KernelBuilder e(rewriter, op);
+    std::optional<TraceLayout> layout = e.kernel.getTraceLayout();
+    if (!layout)
+      return op.emitOpError() << "is in a kernel without trace_records";
+    ValueRange lane = adaptor.getLane();
+    Value base = lane[0], cursorVar = lane[1];
+    // The event code's low byte is the event, the next the detail; the
+    // value goes into the record's upper 4 bytes.
+    int64_t code = static_cast<int64_t>(op.getEvent()) | (op.getDetail() << 8);
+    Value cursor = e.load(e.i32T(), cursorVar);
+    e.emitIf(e.cmp(Pred::ult, cursor, e.i32(layout->recordsPerLane)), [&] {
+      Value clock = NVVM::Clock64Op::create(e.b, e.loc, e.i64T());
+      Value record = word(e, base, e.mul(e.zext64(cursor), e.i64(2)));
+      e.store(clock, record, TraceLayout::recordBytes);
+      Value tail = e.i64(code);
+      if (!adaptor.getValue().empty())
+        tail = LLVM::OrOp::create(
+            e.b, e.loc, tail,
+            LLVM::ShlOp::create(e.b, e.loc, e.zext64(adaptor.getValue()[0]),
+                                e.i64(32)));
+      e.store(tail, word(e, record, e.i64(1)), kWordBytes);
+      e.store(e.add(cursor, e.i32(1)), cursorVar);
+    });
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::blockattn::populateWarpSpecTraceToNVVMPatterns(
+    LLVMTypeConverter &converter, const TargetInfo &,
+    RewritePatternSet &patterns) {
+  patterns.add<TraceAnchorLowering, TraceLaneLowering, TraceLowering>(
+      converter);
+}
