@@ -334,6 +334,9 @@ struct Parser {
                        ? "invalid pipeline options '" +
                              StringRef(pipelineOptions).rtrim() + "'"
                        : StringRef(message).trim());
+    if (trace && inv.options.pipeline.traceRecords < 1)
+      return error("--trace-records must be at least 1, got " +
+                   Twine(inv.options.pipeline.traceRecords));
     return success();
   }
 };

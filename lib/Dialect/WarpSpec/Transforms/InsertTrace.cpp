@@ -175,9 +175,10 @@ struct WarpSpecInsertTracePass
   LogicalResult traceKernel(KernelOp kernel) {
     if (kernel.getTraceRecords())
       return kernel.emitOpError() << "is traced already (trace_records)";
-    if (records < 1 || records > TraceLayout::maxRecordsPerLane)
+    int64_t perLane = records;
+    if (perLane < 1 || perLane > TraceLayout::maxRecordsPerLane)
       return kernel.emitOpError()
-             << "cannot be traced with " << records
+             << "cannot be traced with " << perLane
              << " records per lane; warpspec-insert-trace takes 1 to "
              << TraceLayout::maxRecordsPerLane;
     auto func = dyn_cast<FunctionOpInterface>(kernel->getParentOp());
@@ -216,7 +217,7 @@ struct WarpSpecInsertTracePass
       return kernel.emitOpError() << "could not add the trace buffer to its "
                                      "function";
     Value buffer = func.getArgument(position);
-    kernel.setTraceRecords(records);
+    kernel.setTraceRecords(perLane);
     for (PartitionOp partition : kernel.getPartitions())
       tracePartition(kernel, partition, buffer);
     return success();

@@ -1411,7 +1411,7 @@ def WarpSpec_TraceOp : WarpSpec_Op<"trace"> {
                        DefaultValuedAttr<I64Attr, "0">:$detail,
                        Optional<I32>:$value);
   let assemblyFormat = [{
-    $lane $event (`detail` `(` $detail^ `)`)? (`value` `(` $value^ `)`)?
+    $lane `` $event (`detail` `(` $detail^ `)`)? (`value` `(` $value^ `)`)?
     attr-dict
   }];
   let hasVerifier = 1;
