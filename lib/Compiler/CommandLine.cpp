@@ -111,8 +111,8 @@ struct PipelineFlag {
 
 /// The options of blockattn-to-ptx that are flags of the tool: those of
 /// blockattn-warp-specialize, from the list in its Passes.td, and
-/// ptx-features and trace-records. `format` is not: the tool always writes PTX, and a cubin
-/// with --cubin.
+/// ptx-features and trace-records. `format` is not: the tool always writes PTX,
+/// and a cubin with --cubin.
 constexpr PipelineFlag kPipelineFlags[] = {
 #define BLOCKATTN_PASS_OPTION(TYPE, NAME, ARGUMENT, ...)                       \
   {ARGUMENT, &checkPipelineValue<TYPE>},

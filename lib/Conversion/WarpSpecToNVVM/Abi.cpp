@@ -77,8 +77,7 @@ mlir::blockattn::lowering::buildKernelParams(func::FuncOp func,
         return op->emitOpError()
                << "trace buffer must be an argument of the kernel function";
       uses[buffer].pointer = true;
-    }
-    else if (isa<RotateOp, RotateTileOp, RotaryAnglesOp>(op)) {
+    } else if (isa<RotateOp, RotateTileOp, RotaryAnglesOp>(op)) {
       // Tables: base, row stride and row count (positions are clamped into
       // it); positions: base and length.
       Value cos, sin, positions;
@@ -222,8 +221,8 @@ static DictionaryAttr buildTraceManifest(OpBuilder &b, KernelOp kernel,
     for (int64_t r = 0, e = partition.getReplicas(); r < e; ++r)
       lanes.push_back(b.getDictionaryAttr(
           {b.getNamedAttr("partition", partition.getNameAttr()),
-           b.getNamedAttr("role", b.getStringAttr(
-                                      stringifyRole(partition.getRole()))),
+           b.getNamedAttr("role",
+                          b.getStringAttr(stringifyRole(partition.getRole()))),
            b.getNamedAttr("replica", b.getI64IntegerAttr(r))}));
   SmallVector<StringRef> events = {"none"};
   for (uint32_t code = 1; code <= getMaxEnumValForTraceEvent(); ++code)
@@ -237,17 +236,16 @@ static DictionaryAttr buildTraceManifest(OpBuilder &b, KernelOp kernel,
       b.getNamedAttr("header_bytes",
                      b.getI64IntegerAttr(TraceLayout::headerBytes)),
       // u64 words, in order.
-      b.getNamedAttr("header",
-                     b.getStrArrayAttr({"start_globaltimer", "start_clock",
-                                        "end_globaltimer", "end_clock",
-                                        "smid"})),
+      b.getNamedAttr("header", b.getStrArrayAttr(
+                                   {"start_globaltimer", "start_clock",
+                                    "end_globaltimer", "end_clock", "smid"})),
       b.getNamedAttr("record_bytes",
                      b.getI64IntegerAttr(TraceLayout::recordBytes)),
       // Little-endian: clock (u64), event (u8), detail (u8), 2 bytes of
       // zeros, value (i32).
-      b.getNamedAttr("record", b.getStrArrayAttr({"clock:u64", "event:u8",
-                                                  "detail:u8", "pad:u16",
-                                                  "value:i32"})),
+      b.getNamedAttr("record",
+                     b.getStrArrayAttr({"clock:u64", "event:u8", "detail:u8",
+                                        "pad:u16", "value:i32"})),
       b.getNamedAttr("records_per_lane",
                      b.getI64IntegerAttr(layout.recordsPerLane)),
       b.getNamedAttr("lanes", b.getArrayAttr(lanes)),
@@ -319,8 +317,8 @@ DictionaryAttr mlir::blockattn::lowering::buildManifest(
          b.getNamedAttr("registers", partition.getNumRegsAttr())}));
   entries.push_back(b.getNamedAttr("partitions", b.getArrayAttr(roles)));
   if (std::optional<TraceLayout> layout = kernel.getTraceLayout())
-    entries.push_back(b.getNamedAttr("trace", buildTraceManifest(b, kernel,
-                                                                 *layout)));
+    entries.push_back(
+        b.getNamedAttr("trace", buildTraceManifest(b, kernel, *layout)));
   if (DictionaryAttr info = kernel.getInfoAttr())
     for (NamedAttribute entry : info)
       entries.push_back(entry);

@@ -98,14 +98,16 @@ struct TraceAnchorLowering : ConvertOpToLLVMPattern<TraceAnchorOp> {
       Value ns = NVVM::GlobalTimerOp::create(e.b, e.loc, e.i64T());
       Value clock = NVVM::Clock64Op::create(e.b, e.loc, e.i64T());
       bool start = op.getStart();
-      e.store(ns, word(e, region.base,
-                       e.i64(start ? TraceLayout::startGlobalTimer
-                                   : TraceLayout::endGlobalTimer)),
+      e.store(ns,
+              word(e, region.base,
+                   e.i64(start ? TraceLayout::startGlobalTimer
+                               : TraceLayout::endGlobalTimer)),
               kWordBytes);
-      e.store(clock, word(e, region.base,
-                          e.i64(start ? TraceLayout::startClock
-                                      : TraceLayout::endClock)),
-              kWordBytes);
+      e.store(
+          clock,
+          word(e, region.base,
+               e.i64(start ? TraceLayout::startClock : TraceLayout::endClock)),
+          kWordBytes);
       if (start) {
         Value sm = NVVM::SmIdOp::create(e.b, e.loc, e.i32T());
         e.store(e.zext64(sm), word(e, region.base, e.i64(TraceLayout::smId)),
@@ -134,8 +136,8 @@ struct TraceLaneLowering : ConvertOpToLLVMPattern<TraceLaneOp> {
                         e.mul(lane, e.i64(laneWords)));
     Value base = word(e, region.base, first);
     // Only the replica's thread 0 records; the others see a full lane.
-    Value recorder = e.andi(e.cmp(Pred::eq, adaptor.getThread(), e.i32(0)),
-                            region.fits);
+    Value recorder =
+        e.andi(e.cmp(Pred::eq, adaptor.getThread(), e.i32(0)), region.fits);
     Value cursor = e.variable(e.i32T());
     e.store(e.select(recorder, e.i32(0), e.i32(layout->recordsPerLane)),
             cursor);

@@ -94,8 +94,8 @@ void mlir::blockattn::populateWarpSpecToNVVMTypeConversions(
   // A trace lane: its base pointer (global) and its record counter (a
   // per-thread variable).
   converter.addConversion(
-      [ctx](TraceType, SmallVectorImpl<Type> &results)
-          -> std::optional<LogicalResult> {
+      [ctx](TraceType,
+            SmallVectorImpl<Type> &results) -> std::optional<LogicalResult> {
         results.push_back(LLVM::LLVMPointerType::get(ctx, 1));
         results.push_back(LLVM::LLVMPointerType::get(ctx));
         return success();

@@ -66,7 +66,8 @@ std::optional<Bracket> bracketOf(KernelOp kernel, Operation *op) {
     return span(TraceEvent::wait_begin, TraceEvent::wait_end,
                 channelIndex(kernel, wait.getChannel()));
   if (auto publish = dyn_cast<PublishOp>(op))
-    return point(TraceEvent::arrive, channelIndex(kernel, publish.getChannel()));
+    return point(TraceEvent::arrive,
+                 channelIndex(kernel, publish.getChannel()));
   if (auto close = dyn_cast<PublishCloseOp>(op))
     return point(TraceEvent::arrive, channelIndex(kernel, close.getChannel()));
   if (auto arrive = dyn_cast<ArriveEmptyOp>(op))
@@ -135,8 +136,8 @@ void tracePartition(KernelOp kernel, PartitionOp partition, Value buffer) {
       b.setInsertionPointToStart(body);
       traceOp(b, op->getLoc(), lane, TraceEvent::tile_begin, 0, row);
       Operation *last = body->empty() ? nullptr : &body->back();
-      if (last && (last->hasTrait<OpTrait::IsTerminator>() ||
-                   isa<YieldOp>(last)))
+      if (last &&
+          (last->hasTrait<OpTrait::IsTerminator>() || isa<YieldOp>(last)))
         b.setInsertionPoint(last);
       else
         b.setInsertionPointToEnd(body);
@@ -197,14 +198,12 @@ struct WarpSpecInsertTracePass
 
     // A traced kernel never passes for the untraced one: its entry symbol,
     // and so its files and manifest, have their own name.
-    std::string name = (SymbolTable::getSymbolName(func).getValue() +
-                        kTraceSuffix)
-                           .str();
-    if (SymbolTable::lookupNearestSymbolFrom(func->getParentOp(),
-                                             StringAttr::get(
-                                                 kernel.getContext(), name)))
-      return kernel.emitOpError() << "cannot be traced as '" << name
-                                  << "': that symbol exists";
+    std::string name =
+        (SymbolTable::getSymbolName(func).getValue() + kTraceSuffix).str();
+    if (SymbolTable::lookupNearestSymbolFrom(
+            func->getParentOp(), StringAttr::get(kernel.getContext(), name)))
+      return kernel.emitOpError()
+             << "cannot be traced as '" << name << "': that symbol exists";
     SymbolTable::setSymbolName(func, name);
 
     MLIRContext *ctx = kernel.getContext();
