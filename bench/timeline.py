@@ -9,8 +9,9 @@ per tile over all SMs (JSON).
 
     # on a machine with the compiler (no GPU needed): the traced kernels
     python3 bench/timeline.py --build-only --kernel-dir DIR [--compiler PATH]
-    # on the GPU (DIR prebuilt, or the compiler found as the package finds it)
-    PYTHONPATH=python python3 bench/timeline.py --kernel-dir DIR --out docs/timeline-h200
+    # on the GPU (DIR from the step above; the untraced kernels, for the times
+    # to compare with, are found there through BLOCKATTN_KERNEL_DIR)
+    PYTHONPATH=python BLOCKATTN_KERNEL_DIR=DIR python3 bench/timeline.py --kernel-dir DIR --out docs/timeline-h200
 
 The decoding and the drawing (decode, clock_fits, lane_events, summarize,
 sm_rows, draw) need numpy and matplotlib only; the GPU part imports torch
@@ -339,13 +340,15 @@ def traced_name(key) -> str:
 
 
 def build(keys, directory: pathlib.Path, compiler: str, records: int) -> None:
-    """Compiles the traced kernels `keys` into `directory` (cubin and PTX)."""
+    """Compiles the traced kernels `keys` into `directory` (cubin and PTX),
+    and the untraced ones beside them, which the package finds there when
+    BLOCKATTN_KERNEL_DIR names the directory (the times to compare with)."""
     directory.mkdir(parents=True, exist_ok=True)
     for key in keys:
-        cmd = [compiler, *key.compiler_flags(), "--trace", f"--trace-records={records}", "--cubin", "--quiet",
-               "-o", str(directory)]
-        subprocess.run(cmd, check=True)
-        print(f"built {directory / traced_name(key)}.json")
+        base = [compiler, *key.compiler_flags(), "--cubin", "--quiet", "-o", str(directory)]
+        subprocess.run(base + ["--trace", f"--trace-records={records}"], check=True)
+        subprocess.run(base, check=True)
+        print(f"built {directory / traced_name(key)}.json and {directory / key.name}.json")
 
 
 def load_files(directory: pathlib.Path, key):
@@ -422,10 +425,13 @@ def problem(kind: str, rotary: str, workload: str, batch: int):
                    "dv": torch.empty_like(v), "cu_seqlens": cu}
     cos = sin = None
     if rotary != "none":
-        import peers
+        # The tables bench/peers.py's RotaryTensors makes (base 10000), without
+        # importing the peers (and Triton).
+        import blockattn.reference as ref
 
-        r = peers.RotaryTensors.make(peers.RotaryConfig(), w.lengths, w.head_dim)
-        cos, sin = r.cos, r.sin
+        max_position = max(1, int(lengths.max()) if len(lengths) else 1)
+        cos, sin = (torch.tensor(t, dtype=torch.float32, device=q.device)
+                    for t in ref.rope_tables(max_position, w.head_dim, 10000.0))
         api._rotary_launch_args(tensors, cos, sin, None, False, False)
     if kind == "forward":
         untraced = lambda: api.forward(q, k, v, cu, 64, scale, tensors["o"], cos, sin)  # noqa: E731
@@ -486,6 +492,7 @@ def main(argv=None) -> None:
                 "kernel": files.name,
                 "grid": grid,
                 "ctas_recorded": len(ctas),
+                "ptxas": files.manifest.get("ptxas"),  # the traced kernel's registers and spills
                 "traced_ms": round(traced_ms, 4),
                 "untraced_ms": round(plain_ms, 4) if plain_ms else None,
                 "sm_clock_ghz": round(fits[args.sm].cycles_per_ns, 4),

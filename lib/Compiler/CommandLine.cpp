@@ -334,9 +334,10 @@ struct Parser {
                        ? "invalid pipeline options '" +
                              StringRef(pipelineOptions).rtrim() + "'"
                        : StringRef(message).trim());
-    if (trace && inv.options.pipeline.traceRecords < 1)
-      return error("--trace-records must be at least 1, got " +
-                   Twine(inv.options.pipeline.traceRecords));
+    // 0 is the pipeline's "no trace"; other bad counts it rejects itself.
+    if (trace && inv.options.pipeline.traceRecords == 0)
+      return error("--trace-records=0 would not trace: give a power of two "
+                   "from 4 to 65536");
     return success();
   }
 };

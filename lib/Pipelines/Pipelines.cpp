@@ -35,10 +35,12 @@ blockattn::verifyBlockAttnToPtxOptions(const BlockAttnToPtxOptions &options,
     errorStream << "blockattn-to-ptx: " << *problem << "\n";
     return failure();
   }
-  if (options.traceRecords < 0 ||
-      options.traceRecords > warpspec::TraceLayout::maxRecordsPerLane) {
-    errorStream << "blockattn-to-ptx: trace-records must be in [0, "
-                << warpspec::TraceLayout::maxRecordsPerLane << "], got "
+  if (options.traceRecords != 0 &&
+      !warpspec::TraceLayout::isValidRecordsPerLane(options.traceRecords)) {
+    errorStream << "blockattn-to-ptx: trace-records must be 0 (no trace) or "
+                   "a power of two from "
+                << warpspec::TraceLayout::minRecordsPerLane << " to "
+                << warpspec::TraceLayout::maxRecordsPerLane << ", got "
                 << options.traceRecords << "\n";
     return failure();
   }

@@ -25,8 +25,8 @@ RECORDS = 8
 def trace_manifest(lanes=(("load", "load", 0), ("compute", "compute", 0))):
     return {
         "param": "trace",
-        "cta_bytes": 64 + len(lanes) * RECORDS * 16,
-        "header_bytes": 64,
+        "cta_bytes": (1 + len(lanes)) * RECORDS * 16,
+        "header_bytes": RECORDS * 16,
         "header": ["start_globaltimer", "start_clock", "end_globaltimer", "end_clock", "smid"],
         "record_bytes": 16,
         "record": ["clock:u64", "event:u8", "detail:u8", "pad:u16", "value:i32"],
@@ -49,7 +49,7 @@ class Buffer:
         self.words[base: base + 5] = [start[1], start[0], end[1], end[0], sm]
 
     def lane(self, cta, lane, events):
-        base = (cta * self.trace["cta_bytes"] + 64 + lane * RECORDS * 16) // 8
+        base = (cta * self.trace["cta_bytes"] + self.trace["header_bytes"] + lane * RECORDS * 16) // 8
         for i, (clock, name, *rest) in enumerate(events[:RECORDS]):
             detail = rest[0] if rest else 0
             value = rest[1] if len(rest) > 1 else 0

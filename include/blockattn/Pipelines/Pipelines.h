@@ -58,9 +58,9 @@ struct BlockAttnToPtxOptions
       *this, "trace-records",
       llvm::cl::desc("Trace the kernels (warpspec-insert-trace): each warp "
                      "role records up to this many pipeline events per CTA "
-                     "into a trace buffer parameter, and the kernel's name "
-                     "gets the suffix _trace; 0 (the default) leaves the "
-                     "kernels untouched"),
+                     "(a power of two from 4 to 65536) into a trace buffer "
+                     "parameter, and the kernel's name gets the suffix "
+                     "_trace; 0 (the default) leaves the kernels untouched"),
       llvm::cl::init(0)};
 };
 

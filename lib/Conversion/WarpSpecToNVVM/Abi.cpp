@@ -233,8 +233,7 @@ static DictionaryAttr buildTraceManifest(OpBuilder &b, KernelOp kernel,
   return b.getDictionaryAttr({
       b.getNamedAttr("param", b.getStringAttr("trace")),
       b.getNamedAttr("cta_bytes", b.getI64IntegerAttr(layout.ctaBytes())),
-      b.getNamedAttr("header_bytes",
-                     b.getI64IntegerAttr(TraceLayout::headerBytes)),
+      b.getNamedAttr("header_bytes", b.getI64IntegerAttr(layout.headerBytes())),
       // u64 words, in order.
       b.getNamedAttr("header", b.getStrArrayAttr(
                                    {"start_globaltimer", "start_clock",

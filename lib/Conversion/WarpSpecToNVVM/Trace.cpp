@@ -7,11 +7,16 @@
 // partition replica. A CTA whose region does not fit in the buffer writes
 // nothing, so a short buffer cannot be overrun.
 //
-// A lane (!warpspec.trace) is two values: the lane's base pointer and a
-// per-thread variable holding how many records the thread wrote. Threads
-// that do not record start their cursor at the lane's end, so that a
-// record costs every thread one compare, and the recording thread a clock
-// read and two 8-byte stores.
+// A lane (!warpspec.trace) is two values: the buffer (the kernel
+// parameter, which needs no register) and a per-thread variable holding the
+// index of the thread's next record in the buffer. Lanes start at multiples
+// of the records per lane R (the header takes the first R records of a
+// region), so the index alone says when the lane is full: it becomes 0 when
+// it reaches the next multiple of R, and 0 means "do not record" (a thread
+// other than the replica's thread 0, a CTA past the buffer's end). A record
+// costs every thread one compare, and the recording thread a clock read, one
+// 16-byte store and the index's update: one 32-bit register lives across the
+// kernel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -129,19 +134,21 @@ struct TraceLaneLowering : ConvertOpToLLVMPattern<TraceLaneOp> {
     if (failed(checkBuffer(op, op.getBuffer(), layout)))
       return failure();
     TraceRegion region = traceRegion(e, op.getBuffer(), *layout);
-    int64_t laneWords = layout->laneBytes() / kWordBytes;
-    Value lane = e.zext64(
-        e.add(e.i32(firstLane(e.kernel, e.partition)), adaptor.getReplica()));
-    Value first = e.add(e.i64(TraceLayout::headerBytes / kWordBytes),
-                        e.mul(lane, e.i64(laneWords)));
-    Value base = word(e, region.base, first);
-    // Only the replica's thread 0 records; the others see a full lane.
-    Value recorder =
-        e.andi(e.cmp(Pred::eq, adaptor.getThread(), e.i32(0)), region.fits);
+    // The lane's first record: past the CTA's header slot and the lanes
+    // before it.
+    int64_t records = layout->recordsPerLane;
+    Value cta = NVVM::BlockIdXOp::create(e.b, e.loc, e.i32T());
+    Value lane = e.add(e.i32(firstLane(e.kernel, e.partition) + 1),
+                       adaptor.getReplica());
+    Value first = e.add(e.mul(cta, e.i32(layout->ctaRecords())),
+                        e.mul(lane, e.i32(records)));
+    // Only the replica's thread 0 records; the others hold 0.
+    Value recorder = e.andi(e.cmp(Pred::eq, adaptor.getThread(), e.i32(0)),
+                            region.fits);
     Value cursor = e.variable(e.i32T());
-    e.store(e.select(recorder, e.i32(0), e.i32(layout->recordsPerLane)),
-            cursor);
-    rewriter.replaceOpWithMultiple(op, {{base, cursor}});
+    e.store(e.select(recorder, first, e.i32(0)), cursor);
+    Value buffer = ArgParams::of(op.getBuffer()).pointer;
+    rewriter.replaceOpWithMultiple(op, {{buffer, cursor}});
     return success();
   }
 };
@@ -156,14 +163,14 @@ struct TraceLowering : ConvertOpToLLVMPattern<TraceOp> {
     if (!layout)
       return op.emitOpError() << "is in a kernel without trace_records";
     ValueRange lane = adaptor.getLane();
-    Value base = lane[0], cursorVar = lane[1];
+    Value buffer = lane[0], cursorVar = lane[1];
     // The event code's low byte is the event, the next the detail; the
     // value goes into the record's upper 4 bytes.
     int64_t code = static_cast<int64_t>(op.getEvent()) | (op.getDetail() << 8);
-    Value cursor = e.load(e.i32T(), cursorVar);
-    e.emitIf(e.cmp(Pred::ult, cursor, e.i32(layout->recordsPerLane)), [&] {
+    Value index = e.load(e.i32T(), cursorVar);
+    e.emitIf(e.cmp(Pred::ne, index, e.i32(0)), [&] {
       Value clock = NVVM::Clock64Op::create(e.b, e.loc, e.i64T());
-      Value record = word(e, base, e.mul(e.zext64(cursor), e.i64(2)));
+      Value record = word(e, buffer, e.mul(e.zext64(index), e.i64(2)));
       e.store(clock, record, TraceLayout::recordBytes);
       Value tail = e.i64(code);
       if (!adaptor.getValue().empty())
@@ -172,7 +179,12 @@ struct TraceLowering : ConvertOpToLLVMPattern<TraceOp> {
             LLVM::ShlOp::create(e.b, e.loc, e.zext64(adaptor.getValue()[0]),
                                 e.i64(32)));
       e.store(tail, word(e, record, e.i64(1)), kWordBytes);
-      e.store(e.add(cursor, e.i32(1)), cursorVar);
+      // The next record, or 0 past the lane's last one.
+      Value next = e.add(index, e.i32(1));
+      Value full = e.cmp(Pred::eq,
+                         e.andi(next, e.i32(layout->recordsPerLane - 1)),
+                         e.i32(0));
+      e.store(e.select(full, e.i32(0), next), cursorVar);
     });
     rewriter.eraseOp(op);
     return success();

@@ -1,11 +1,12 @@
 // RUN: block-attn-opt %s --convert-warpspec-to-nvvm | FileCheck %s
 
 // The trace ops, lowered: the buffer is a pointer parameter and its length
-// (8-byte words); a lane is its base in the CTA's region and a per-thread
-// record counter; an anchor reads %globaltimer and %clock64 together; a
-// record reads %clock64 and writes 16 bytes. Three lanes (a load partition
-// and two compute replicas) of 4 records: 64 + 3 x 4 x 16 = 256 bytes per
-// CTA.
+// (8-byte words); a lane is the buffer and a per-thread variable holding the
+// index of the thread's next record (0: do not record); an anchor reads
+// %globaltimer and %clock64 together; a record reads %clock64 and writes 16
+// bytes. Three lanes (a load partition and two compute replicas) of 4
+// records, after the header's slot of 4: (1 + 3) x 4 x 16 = 256 bytes, 16
+// records, per CTA.
 
 func.func @traced(%trace: memref<?xi64> {blockattn.name = "trace"}) {
   warpspec.kernel chip(sm_90a) attributes {smem_bytes = 1024 : i64, trace_records = 4 : i64} {
@@ -39,19 +40,24 @@ func.func @traced(%trace: memref<?xi64> {blockattn.name = "trace"}) {
 // CHECK: %[[LOAD_CURSOR:.*]] = llvm.alloca %{{.*}} x i32
 // CHECK: %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x
 
-// The load partition's lane: 32 words per CTA, its region inside the buffer,
-// lane 0 after the 8 header words; thread 0 records, the others start full.
+// The load partition's lane: 32 words per CTA, its region inside the
+// buffer; its first record is 16 x CTA + 4 x (1 + lane); thread 0 records,
+// the others hold 0.
 // CHECK: %[[CTA:.*]] = nvvm.read.ptx.sreg.ctaid.x
 // CHECK: %[[CTA64:.*]] = llvm.zext %[[CTA]] : i32 to i64
 // CHECK: %[[FIRST:.*]] = llvm.mul %[[CTA64]], %{{.*}} : i64
 // CHECK: %[[END:.*]] = llvm.add %[[FIRST]], %{{.*}} : i64
 // CHECK: %[[FITS:.*]] = llvm.icmp "ule" %[[END]], %{{.*}} : i64
-// CHECK: %[[REGION:.*]] = llvm.getelementptr %[[BUF]][%[[FIRST]]]
-// CHECK: %[[LANE:.*]] = llvm.getelementptr %[[REGION]][%{{.*}}]
+// CHECK: %[[CTA2:.*]] = nvvm.read.ptx.sreg.ctaid.x
+// CHECK: %[[LANEIDX:.*]] = llvm.add %{{.*}}, %{{.*}} : i32
+// CHECK: %[[FOUR:.*]] = llvm.mlir.constant(4 : i32) : i32
+// CHECK: %[[LANESTART:.*]] = llvm.mul %[[LANEIDX]], %[[FOUR]] : i32
+// CHECK: %[[SIXTEEN:.*]] = llvm.mlir.constant(16 : i32) : i32
+// CHECK: %[[REGIONSTART:.*]] = llvm.mul %[[CTA2]], %[[SIXTEEN]] : i32
+// CHECK: %[[START:.*]] = llvm.add %[[REGIONSTART]], %[[LANESTART]] : i32
 // CHECK: %[[RECORDER:.*]] = llvm.and %{{.*}}, %[[FITS]] : i1
-// CHECK: %[[FULL:.*]] = llvm.mlir.constant(4 : i32) : i32
 // CHECK: %[[ZERO:.*]] = llvm.mlir.constant(0 : i32) : i32
-// CHECK: %[[INIT:.*]] = llvm.select %[[RECORDER]], %[[ZERO]], %[[FULL]]
+// CHECK: %[[INIT:.*]] = llvm.select %[[RECORDER]], %[[START]], %[[ZERO]]
 // CHECK: llvm.store %[[INIT]], %[[LOAD_CURSOR]]
 
 // The start anchor: thread 0 of the CTA, the timer and the clock together,
@@ -61,16 +67,22 @@ func.func @traced(%trace: memref<?xi64> {blockattn.name = "trace"}) {
 // CHECK-NEXT: nvvm.read.ptx.sreg.clock64 : i64
 // CHECK: nvvm.read.ptx.sreg.smid : i32
 
-// A record (copy = 6) if the lane is not full: the clock, then the code.
+// A record (copy = 6) unless the index is 0: the clock, then the code, at
+// the buffer's record %N; then the next index, or 0 past the lane's last
+// record (N + 1 a multiple of 4).
 // CHECK: %[[N:.*]] = llvm.load %[[LOAD_CURSOR]] : !llvm.ptr -> i32
-// CHECK: llvm.icmp "ult" %[[N]], %{{.*}} : i32
+// CHECK: llvm.icmp "ne" %[[N]], %{{.*}} : i32
 // CHECK: %[[CLOCK:.*]] = nvvm.read.ptx.sreg.clock64 : i64
-// CHECK: %[[AT:.*]] = llvm.getelementptr %[[LANE]][%{{.*}}]
+// CHECK: %[[AT:.*]] = llvm.getelementptr %[[BUF]][%{{.*}}]
 // CHECK: llvm.store %[[CLOCK]], %[[AT]] {alignment = 16 : i64}
 // CHECK: %[[CODE:.*]] = llvm.mlir.constant(6 : i64) : i64
 // CHECK: llvm.store %[[CODE]], %{{.*}} {alignment = 8 : i64}
 // CHECK: %[[NEXT:.*]] = llvm.add %[[N]], %{{.*}} : i32
-// CHECK: llvm.store %[[NEXT]], %[[LOAD_CURSOR]]
+// CHECK: %[[MASK:.*]] = llvm.mlir.constant(3 : i32) : i32
+// CHECK: %[[LOW:.*]] = llvm.and %[[NEXT]], %[[MASK]] : i32
+// CHECK: %[[FULL:.*]] = llvm.icmp "eq" %[[LOW]], %{{.*}} : i32
+// CHECK: %[[AFTER:.*]] = llvm.select %[[FULL]], %{{.*}}, %[[NEXT]] : i1, i32
+// CHECK: llvm.store %[[AFTER]], %[[LOAD_CURSOR]]
 
 // The end anchor: words 2 and 3.
 // CHECK: nvvm.read.ptx.sreg.globaltimer : i64
@@ -78,9 +90,9 @@ func.func @traced(%trace: memref<?xi64> {blockattn.name = "trace"}) {
 // CHECK: llvm.mlir.constant(2 : i64) : i64
 // CHECK: llvm.mlir.constant(3 : i64) : i64
 
-// The compute replicas: lanes 1 + replica.
-// CHECK: %[[ONE:.*]] = llvm.mlir.constant(1 : i32) : i32
-// CHECK: llvm.add %[[ONE]], %{{.*}} : i32
+// The compute replicas: lanes 1 + replica, after the header's slot.
+// CHECK: %[[TWO:.*]] = llvm.mlir.constant(2 : i32) : i32
+// CHECK: llvm.add %[[TWO]], %{{.*}} : i32
 // CHECK: llvm.store %{{.*}}, %[[COMPUTE_CURSOR]]
 // tile_begin (1) with the value 7 in the upper 4 bytes; wait_end (4) with
 // detail 2: 4 | 2 << 8.

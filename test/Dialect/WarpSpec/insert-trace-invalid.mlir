@@ -3,7 +3,7 @@
 
 // The diagnostics of warpspec-insert-trace.
 
-// RECORDS: error: 'warpspec.kernel' op cannot be traced with 0 records per lane; warpspec-insert-trace takes 1 to 65536
+// RECORDS: error: 'warpspec.kernel' op cannot be traced with 0 records per lane; warpspec-insert-trace takes a power of two from 4 to 65536
 
 func.func @traced_twice(%t: memref<?xi64>) {
   // expected-error @+1 {{'warpspec.kernel' op is traced already (trace_records)}}

@@ -9,8 +9,8 @@
 // reports the undeclared value). It guards C++ builders.
 
 func.func @negative_trace_records(%t: memref<?xi64>) {
-  // expected-error @+1 {{'warpspec.kernel' op trace_records must be in [1, 65536], got 0}}
-  warpspec.kernel chip(sm_90a) attributes {trace_records = 0 : i64} {
+  // expected-error @+1 {{'warpspec.kernel' op trace_records must be a power of two in [4, 65536], got 6}}
+  warpspec.kernel chip(sm_90a) attributes {trace_records = 6 : i64} {
     warpspec.partition "p" role(compute) warps(4) regs(128) first_warp(0) barrier_base(1) {
       %r, %th = warpspec.partition_index
     }

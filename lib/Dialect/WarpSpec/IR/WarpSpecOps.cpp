@@ -157,9 +157,10 @@ LogicalResult verifyBudgets(KernelOp kernel) {
     return kernel.emitOpError()
            << "ctas_per_sm must be in [1, 4], got " << ctas;
   if (std::optional<int64_t> records = kernel.getTraceRecords())
-    if (*records < 1 || *records > TraceLayout::maxRecordsPerLane)
+    if (!TraceLayout::isValidRecordsPerLane(*records))
       return kernel.emitOpError()
-             << "trace_records must be in [1, "
+             << "trace_records must be a power of two in ["
+             << TraceLayout::minRecordsPerLane << ", "
              << TraceLayout::maxRecordsPerLane << "], got " << *records;
   if (std::optional<int64_t> tiles = kernel.getTilesPerCta()) {
     if (*tiles < 1 || *tiles > std::numeric_limits<int32_t>::max())

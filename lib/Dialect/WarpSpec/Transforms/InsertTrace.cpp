@@ -177,10 +177,12 @@ struct WarpSpecInsertTracePass
     if (kernel.getTraceRecords())
       return kernel.emitOpError() << "is traced already (trace_records)";
     int64_t perLane = records;
-    if (perLane < 1 || perLane > TraceLayout::maxRecordsPerLane)
+    if (!TraceLayout::isValidRecordsPerLane(perLane))
       return kernel.emitOpError()
              << "cannot be traced with " << perLane
-             << " records per lane; warpspec-insert-trace takes 1 to "
+             << " records per lane; warpspec-insert-trace takes a power of "
+                "two from "
+             << TraceLayout::minRecordsPerLane << " to "
              << TraceLayout::maxRecordsPerLane;
     auto func = dyn_cast<FunctionOpInterface>(kernel->getParentOp());
     Block *block = kernel->getBlock();

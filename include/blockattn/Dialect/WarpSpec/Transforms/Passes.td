@@ -255,8 +255,8 @@ def WarpSpecInsertTracePass : Pass<"warpspec-insert-trace", "ModuleOp"> {
   }];
   let options = [
     Option<"records", "records", "int64_t", /*default=*/"256",
-           "Records per lane (partition replica) and CTA; later events of a "
-           "full lane are dropped">
+           "Records per lane (partition replica) and CTA, a power of two "
+           "from 4 to 65536; later events of a full lane are dropped">
   ];
 }
 
