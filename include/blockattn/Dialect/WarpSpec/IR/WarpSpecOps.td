@@ -1366,12 +1366,12 @@ def WarpSpec_TraceLaneOp : WarpSpec_Op<"trace_lane",
     `buffer` that replica `replica` of the enclosing (placed) partition
     records into: lanes are numbered across the kernel's partitions and
     their replicas in warp order, and each holds the kernel's
-    `trace_records` records of 16 bytes in every CTA's region. Only the
-    replica's thread 0 (`thread` is the partition_index's thread) records,
-    so that a trace costs one thread a clock read and a 16-byte store per
-    event; the others, and a CTA whose region lies past the buffer's end,
-    get a full lane and write nothing. Its operands are those of the
-    partition's `warpspec.partition_index`.
+    `trace_records` records of 16 bytes in every CTA's region, after the
+    header's slot of as many (`TraceLayout`). Only the replica's thread 0
+    (`thread` is the partition_index's thread) records, so that a trace
+    costs one thread a clock read and a 16-byte store per event; the others,
+    and a CTA whose region lies past the buffer's end, write nothing. Its
+    operands are those of the partition's `warpspec.partition_index`.
 
     ```mlir
     %replica, %thread = warpspec.partition_index

@@ -111,10 +111,10 @@ def WarpSpec_RowsType : WarpSpec_Type<"Rows", "rows"> {
 def WarpSpec_TraceType : WarpSpec_Type<"Trace", "trace"> {
   let summary = "the trace lane a partition replica records into";
   let description = [{
-    The result of `warpspec.trace_lane`: where in the trace buffer the
-    records of one partition replica go, and how many it wrote (a
-    per-thread cursor). `warpspec.trace` takes it; the lowering keeps it in
-    a per-thread variable, which registers hold after SROA.
+    The result of `warpspec.trace_lane`: the trace buffer, and the index in
+    it of the next record of one partition replica (0 when the thread does
+    not record or the lane is full). `warpspec.trace` takes it; the lowering
+    keeps the index in a per-thread variable, one register after SROA.
 
     Example: `%lane = warpspec.trace_lane %buf[%replica] thread(%thread)
     : memref<?xi64>` gives a `!warpspec.trace`.
