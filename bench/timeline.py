@@ -8,7 +8,7 @@ half-split rotary kernels side by side, with a summary of every role's time
 per tile over all SMs (JSON).
 
     # on a machine with the compiler (no GPU needed): the traced kernels
-    python3 bench/timeline.py --build-only --kernel-dir DIR [--compiler PATH]
+    python3 bench/timeline.py --build-only --kernel-dir DIR [--compiler PATH] [--kinds forward,backward]
     # on the GPU (DIR from the step above; the untraced kernels, for the times
     # to compare with, are found there through BLOCKATTN_KERNEL_DIR)
     PYTHONPATH=python BLOCKATTN_KERNEL_DIR=DIR python3 bench/timeline.py --kernel-dir DIR --out docs/timeline-h200
@@ -339,16 +339,22 @@ def traced_name(key) -> str:
     return key.name + "_trace"
 
 
-def build(keys, directory: pathlib.Path, compiler: str, records: int) -> None:
+def build(keys, directory: pathlib.Path, compiler: str, records: int, persistent_records: int) -> None:
     """Compiles the traced kernels `keys` into `directory` (cubin and PTX),
     and the untraced ones beside them, which the package finds there when
-    BLOCKATTN_KERNEL_DIR names the directory (the times to compare with)."""
+    BLOCKATTN_KERNEL_DIR names the directory (the times to compare with). A
+    persistent kernel (one CTA per SM, hundreds of tiles each) gets
+    `persistent_records` per lane, so that its lanes cover the whole run; a
+    chunked one (a few tiles per CTA, tens of thousands of CTAs) `records`."""
     directory.mkdir(parents=True, exist_ok=True)
     for key in keys:
         base = [compiler, *key.compiler_flags(), "--cubin", "--quiet", "-o", str(directory)]
-        subprocess.run(base + ["--trace", f"--trace-records={records}"], check=True)
         subprocess.run(base, check=True)
-        print(f"built {directory / traced_name(key)}.json and {directory / key.name}.json")
+        manifest = json.loads((directory / f"{key.name}.json").read_text())
+        per_lane = persistent_records if manifest["grid"] == "persistent" else records
+        subprocess.run(base + ["--trace", f"--trace-records={per_lane}"], check=True)
+        print(f"built {directory / traced_name(key)}.json ({per_lane} records per lane) and "
+              f"{directory / key.name}.json")
 
 
 def load_files(directory: pathlib.Path, key):
@@ -446,7 +452,10 @@ def main(argv=None) -> None:
                     help="where the traced kernels are (or go, with --build-only)")
     ap.add_argument("--build-only", action="store_true", help="compile the traced kernels and stop (no GPU)")
     ap.add_argument("--compiler", default=str(REPO / "build" / "bin" / "block-attn-compile"))
-    ap.add_argument("--records", type=int, default=512, help="trace records per lane and CTA (default 512)")
+    ap.add_argument("--records", type=int, default=512,
+                    help="trace records per lane and CTA of a chunked kernel (a power of two; default 512)")
+    ap.add_argument("--persistent-records", type=int, default=8192,
+                    help="the same for a persistent kernel, one CTA per SM (default 8192: its whole run)")
     ap.add_argument("--kinds", default="forward", help="forward, backward or forward,backward")
     ap.add_argument("--head-dim", type=int, default=128)
     ap.add_argument("--workload", default="seed", help="a bench/workloads.py name (default: seed)")
@@ -463,7 +472,7 @@ def main(argv=None) -> None:
     keys = {(kind, variant): kernel_key(kind, rotary, args.head_dim)
             for kind in kinds for variant, rotary in VARIANTS.items()}
     if args.build_only:
-        build(keys.values(), args.kernel_dir, args.compiler, args.records)
+        build(keys.values(), args.kernel_dir, args.compiler, args.records, args.persistent_records)
         return
 
     import torch
