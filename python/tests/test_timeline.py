@@ -176,3 +176,50 @@ def test_a_traced_kernel_manifest_decodes(tmp_path):
     ctas = timeline.decode(words.tobytes(), trace, 2)
     assert [c.index for c in ctas] == [1]
     assert timeline.lane_events(ctas[0].lanes[0], trace["events"]).points == [("arrive", 500, 0)]
+
+
+def test_a_traced_kernel_runs_in_the_emulator_and_its_trace_decodes(tmp_path):
+    """The traced seed-like forward (head dim 64) in block-attn-emulate: the
+    same output as the untraced kernel, bit for bit, and a trace with every
+    tile once on the load lanes and once on the compute lanes, in clock
+    order. (The emulator's clocks count instructions: two "cycles" per
+    "ns".)"""
+    from blockattn import emulation as em
+    from blockattn._kernels import launch_grid
+
+    compiler = REPO / "build" / "bin" / "block-attn-compile"
+    if not compiler.is_file() or em.find_emulator() is None:
+        pytest.skip("needs build/bin/block-attn-compile and block-attn-emulate (make build)")
+    case = em.Case("forward", 64, "bf16")
+    for extra in ([], ["--trace", "--trace-records=256"]):
+        subprocess.run([str(compiler), *case.compiler_flags("sm_90a"), "-o", str(tmp_path), "--quiet", *extra],
+                       check=True)
+    plain, traced = tmp_path / f"k_{case.name}", tmp_path / f"k_{case.name}_trace"
+    tensors = em.make_problem(case)
+    scalars = {"softmax_scale": 0.125}
+    want = em.emulate(plain.with_suffix(".ptx"), plain.with_suffix(".json"), tensors, scalars)
+    manifest = json.loads(traced.with_suffix(".json").read_text())
+    trace = manifest["trace"]
+    grid = launch_grid(manifest, 2, tensors["q"].shape, tensors["cu_seqlens"].size)
+    buffer = np.zeros(grid * trace["cta_bytes"] // 8, dtype=np.int64)
+    got = em.emulate(traced.with_suffix(".ptx"), traced.with_suffix(".json"), dict(tensors, trace=buffer), scalars)
+    assert (got["o"] == want["o"]).all()
+
+    ctas = timeline.decode(got["trace"].tobytes(), trace, grid)
+    assert [c.index for c in ctas] == list(range(grid))
+    cu = tensors["cu_seqlens"]
+    heads = tensors["q"].shape[1]
+    rows = sorted(int(r) for b in range(len(cu) - 1) for r in range(cu[b], cu[b + 1], 64)) * heads
+    tiles = {"load": [], "compute": []}
+    for cta in ctas:
+        for lane, records in zip(trace["lanes"], cta.lanes):
+            assert 0 < len(records) < trace["records_per_lane"]
+            assert (np.diff(records["clock"].astype(np.int64)) > 0).all()
+            assert records["clock"][0] > cta.header["start_clock"]
+            tiles[lane["partition"]] += [row for _, _, row in timeline.lane_events(records, trace["events"]).tiles]
+    assert sorted(tiles["load"]) == sorted(rows) and sorted(tiles["compute"]) == sorted(rows)
+    fits = timeline.clock_fits(ctas)
+    assert all(fit.cycles_per_ns == pytest.approx(2.0) for fit in fits.values())
+    summary = timeline.summarize(ctas, trace, fits)
+    assert summary["compute"]["tiles"] == len(rows)
+    assert {"wait", "mma", "softmax", "store", "in_tile"} <= set(summary["compute"]["per_tile_ns"])
