@@ -8,10 +8,12 @@ half-split rotary kernels side by side, with a summary of every role's time
 per tile over all SMs (JSON).
 
     # on a machine with the compiler (no GPU needed): the traced kernels
-    python3 bench/timeline.py --build-only --kernel-dir DIR [--compiler PATH] [--kinds forward,backward]
+    python3 bench/timeline.py --build-only [--kernel-dir DIR] [--compiler PATH] [--kinds forward,backward]
     # on the GPU (DIR from the step above; the untraced kernels, for the times
     # to compare with, are found there through BLOCKATTN_KERNEL_DIR)
-    PYTHONPATH=python BLOCKATTN_KERNEL_DIR=DIR python3 bench/timeline.py --kernel-dir DIR --out docs/timeline-h200
+    PYTHONPATH=python BLOCKATTN_KERNEL_DIR=DIR python3 bench/timeline.py [--kernel-dir DIR] --out docs/timeline-h200
+
+DIR is .traced by default (git ignores it).
 
 The decoding and the drawing (decode, clock_fits, lane_events, summarize,
 sm_rows, draw) need numpy and matplotlib only; the GPU part imports torch
@@ -448,7 +450,7 @@ def problem(kind: str, rotary: str, workload: str, batch: int):
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--kernel-dir", type=pathlib.Path, default=REPO / "build" / "trace-kernels",
+    ap.add_argument("--kernel-dir", type=pathlib.Path, default=REPO / ".traced",
                     help="where the traced kernels are (or go, with --build-only)")
     ap.add_argument("--build-only", action="store_true", help="compile the traced kernels and stop (no GPU)")
     ap.add_argument("--compiler", default=str(REPO / "build" / "bin" / "block-attn-compile"))
