@@ -13,6 +13,10 @@ per tile over all SMs (JSON).
     # to compare with, are found there through BLOCKATTN_KERNEL_DIR)
     PYTHONPATH=python BLOCKATTN_KERNEL_DIR=DIR python3 bench/timeline.py [--kernel-dir DIR] --out docs/timeline-h200
 
+    # a dry run without a GPU: the kernels in block-attn-emulate on a small
+    # problem (the clocks then count instructions, not time)
+    PYTHONPATH=python python3 bench/timeline.py --emulate --head-dim 64 --out /tmp/timeline
+
 DIR is .traced by default (git ignores it).
 
 The decoding and the drawing (decode, clock_fits, lane_events, summarize,
@@ -448,6 +452,23 @@ def problem(kind: str, rotary: str, workload: str, batch: int):
     return w, tensors, {"softmax_scale": scale}, untraced
 
 
+def run_emulated(files, kind: str, rotary: str, head_dim: int):
+    """The traced kernel in block-attn-emulate on the emulator's small
+    problem (blockattn.emulation): (buffer bytes, grid). Its clocks count
+    instructions, not time: a dry run of the whole tool without a GPU."""
+    from blockattn import emulation as em
+    from blockattn._kernels import launch_grid
+
+    case = em.Case(kind, head_dim, "bf16", rotary)
+    tensors = em.make_problem(case)
+    manifest = files.manifest
+    grid = launch_grid(manifest, 2, tensors["q"].shape, tensors["cu_seqlens"].size)
+    tensors["trace"] = np.zeros(grid * manifest["trace"]["cta_bytes"] // 8, dtype=np.int64)
+    out = em.emulate(files.directory / manifest["ptx"], files.directory / f"{files.name}.json", tensors,
+                     {"softmax_scale": head_dim ** -0.5})
+    return out["trace"].tobytes(), grid
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--kernel-dir", type=pathlib.Path, default=REPO / ".traced",
@@ -465,6 +486,9 @@ def main(argv=None) -> None:
     ap.add_argument("--sm", type=int, default=0, help="the SM to draw (default 0)")
     ap.add_argument("--window-us", type=float, default=40.0, help="width of the drawn window (µs)")
     ap.add_argument("--repeats", type=int, default=10)
+    ap.add_argument("--emulate", action="store_true",
+                    help="run the kernels in block-attn-emulate on a small problem instead of a GPU (a dry run: "
+                         "the clocks count instructions)")
     ap.add_argument("--out", type=pathlib.Path, default=REPO / "docs" / "timeline-h200",
                     help="writes OUT-<kind>.png and OUT.json")
     args = ap.parse_args(argv)
@@ -477,9 +501,13 @@ def main(argv=None) -> None:
         build(keys.values(), args.kernel_dir, args.compiler, args.records, args.persistent_records)
         return
 
-    import torch
+    if args.emulate:
+        device = "block-attn-emulate (clocks count instructions, not time)"
+    else:
+        import torch
 
-    report = {"gpu": torch.cuda.get_device_name(), "workload": args.workload, "batch": args.batch,
+        device = torch.cuda.get_device_name()
+    report = {"gpu": device, "workload": "emulation" if args.emulate else args.workload, "batch": args.batch,
               "head_dim": args.head_dim, "sm": args.sm, "records_per_lane": None, "kernels": {}}
     for kind in kinds:
         panels = []
@@ -488,23 +516,29 @@ def main(argv=None) -> None:
             files = load_files(args.kernel_dir, key)
             trace = files.manifest["trace"]
             report["records_per_lane"] = trace["records_per_lane"]
-            w, tensors, scalars, untraced = problem(kind, rotary, args.workload, args.batch)
-            buffer, grid, traced_ms = run_traced(files, tensors, scalars, args.repeats)
-            plain_ms = time_untraced(untraced, args.repeats)
+            if args.emulate:
+                workload, (buffer, grid) = "emulated", run_emulated(files, kind, rotary, args.head_dim)
+                traced_ms = plain_ms = None
+            else:
+                w, tensors, scalars, untraced = problem(kind, rotary, args.workload, args.batch)
+                buffer, grid, traced_ms = run_traced(files, tensors, scalars, args.repeats)
+                plain_ms = time_untraced(untraced, args.repeats)
+                workload = w.name
             ctas = decode(buffer, trace, grid)
             fits = clock_fits(ctas)
             rows, origin = sm_rows(ctas, trace, fits, args.sm)
             window = busy_window(rows, args.window_us)
             name = f"{kind}/{variant}"
-            title = (f"{name}: {files.name} on SM {args.sm} ({w.name}, D={args.head_dim}; "
-                     f"traced {traced_ms:.3f} ms" + (f", untraced {plain_ms:.3f} ms)" if plain_ms else ")"))
+            times = [f"traced {traced_ms:.3f} ms"] if traced_ms else []
+            times += [f"untraced {plain_ms:.3f} ms"] if plain_ms else []
+            title = f"{name}: {files.name} on SM {args.sm} ({', '.join([workload, f'D={args.head_dim}', *times])})"
             panels.append((title, rows, window))
             report["kernels"][name] = {
                 "kernel": files.name,
                 "grid": grid,
                 "ctas_recorded": len(ctas),
                 "ptxas": files.manifest.get("ptxas"),  # the traced kernel's registers and spills
-                "traced_ms": round(traced_ms, 4),
+                "traced_ms": round(traced_ms, 4) if traced_ms else None,
                 "untraced_ms": round(plain_ms, 4) if plain_ms else None,
                 "sm_clock_ghz": round(fits[args.sm].cycles_per_ns, 4),
                 "window_us": [round(t, 2) for t in window],

@@ -223,3 +223,29 @@ def test_a_traced_kernel_runs_in_the_emulator_and_its_trace_decodes(tmp_path):
     summary = timeline.summarize(ctas, trace, fits)
     assert summary["compute"]["tiles"] == len(rows)
     assert {"wait", "mma", "softmax", "store", "in_tile"} <= set(summary["compute"]["per_tile_ns"])
+
+
+def test_the_tool_end_to_end_in_the_emulator(tmp_path):
+    """bench/timeline.py --build-only, then --emulate (the kernels in
+    block-attn-emulate instead of a GPU): a chart per kind and the JSON
+    summary, plain and rotary."""
+    from blockattn import emulation as em
+
+    compiler = REPO / "build" / "bin" / "block-attn-compile"
+    if not compiler.is_file() or em.find_emulator() is None:
+        pytest.skip("needs build/bin/block-attn-compile and block-attn-emulate (make build)")
+    kernels = tmp_path / "kernels"
+    common = ["--kernel-dir", str(kernels), "--head-dim", "64", "--kinds", "forward"]
+    timeline.main(["--build-only", "--compiler", str(compiler), "--records", "256", "--persistent-records", "256",
+                   *common])
+    assert (kernels / "blockattn_forward_d64_b64_bf16_half_split_trace.json").is_file()
+    assert (kernels / "blockattn_forward_d64_b64_bf16.json").is_file()  # untraced, beside it
+    timeline.main(["--emulate", "--out", str(tmp_path / "timeline"), "--window-us", "100", *common])
+    assert (tmp_path / "timeline-forward.png").read_bytes()[:4] == b"\x89PNG"
+    report = json.loads((tmp_path / "timeline.json").read_text())
+    plain, rotary = report["kernels"]["forward/plain"], report["kernels"]["forward/rotary"]
+    assert plain["kernel"] == "blockattn_forward_d64_b64_bf16_trace" and plain["ptxas"]["spill_stores"] == 0
+    assert "rotate" in rotary["roles"]["compute"]["per_tile_ns"]
+    assert "rotate" not in plain["roles"]["compute"]["per_tile_ns"]
+    # Every tile of the problem (2 heads x 9 blocks), once.
+    assert plain["roles"]["compute"]["tiles"] == rotary["roles"]["compute"]["tiles"] == 18
