@@ -419,14 +419,14 @@ def time_untraced(fn, repeats: int) -> float | None:
     return start.elapsed_time(end) / repeats
 
 
-def problem(kind: str, rotary: str, workload: str, batch: int):
+def problem(kind: str, rotary: str, workload: str, batch: int, head_dim: int):
     import torch
     import workloads
     from blockattn import api
 
     w = workloads.get(workload)
     lengths = w.lengths[:batch] if batch else w.lengths
-    w = workloads.Workload(w.name, lengths, w.heads, w.head_dim, w.dtype)
+    w = workloads.Workload(w.name, lengths, w.heads, head_dim, w.dtype)
     q, k, v, do = w.tensors(4)
     cu = w.cu_seqlens()
     scale = 1.0 / math.sqrt(w.head_dim)
@@ -520,7 +520,7 @@ def main(argv=None) -> None:
                 workload, (buffer, grid) = "emulated", run_emulated(files, kind, rotary, args.head_dim)
                 traced_ms = plain_ms = None
             else:
-                w, tensors, scalars, untraced = problem(kind, rotary, args.workload, args.batch)
+                w, tensors, scalars, untraced = problem(kind, rotary, args.workload, args.batch, args.head_dim)
                 buffer, grid, traced_ms = run_traced(files, tensors, scalars, args.repeats)
                 plain_ms = time_untraced(untraced, args.repeats)
                 workload = w.name
