@@ -237,6 +237,21 @@ def summarize(ctas: list[Cta], trace: dict, fits: dict[int, ClockFit]) -> dict:
     return out
 
 
+def compare(plain: dict, rotary: dict) -> dict:
+    """Per role both kernels have: the rotary kernel's ns per tile, and in
+    each kind of span, minus the plain kernel's (from summarize)."""
+    out = {}
+    for role in plain.keys() & rotary.keys():
+        a, b = plain[role], rotary[role]
+        kinds = sorted(a["per_tile_ns"].keys() | b["per_tile_ns"].keys())
+        out[role] = {
+            "ns_per_tile": round(b["ns_per_tile"] - a["ns_per_tile"], 1),
+            "per_tile_ns": {k: round(b["per_tile_ns"].get(k, 0.0) - a["per_tile_ns"].get(k, 0.0), 1)
+                            for k in kinds},
+        }
+    return out
+
+
 def sm_rows(ctas: list[Cta], trace: dict, fits: dict[int, ClockFit], sm: int) -> tuple[list[dict], float]:
     """The Gantt rows of SM `sm`: CTAs that ran there are dealt to slots
     (CTAs at once on the SM), each slot a row per lane. Times in µs from the
@@ -545,6 +560,8 @@ def main(argv=None) -> None:
                 "roles": summarize(ctas, trace, fits),
             }
             print(json.dumps({name: report["kernels"][name]}, indent=1))
+        report.setdefault("rotary_minus_plain", {})[kind] = compare(
+            report["kernels"][f"{kind}/plain"]["roles"], report["kernels"][f"{kind}/rotary"]["roles"])
         png = args.out.parent / f"{args.out.name}-{kind}.png"
         png.parent.mkdir(parents=True, exist_ok=True)
         draw(panels, png)

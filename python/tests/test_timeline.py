@@ -246,6 +246,15 @@ def test_the_tool_end_to_end_in_the_emulator(tmp_path):
     plain, rotary = report["kernels"]["forward/plain"], report["kernels"]["forward/rotary"]
     assert plain["kernel"] == "blockattn_forward_d64_b64_bf16_trace" and plain["ptxas"]["spill_stores"] == 0
     assert "rotate" in rotary["roles"]["compute"]["per_tile_ns"]
+    assert report["rotary_minus_plain"]["forward"]["compute"]["per_tile_ns"]["rotate"] > 0
     assert "rotate" not in plain["roles"]["compute"]["per_tile_ns"]
     # Every tile of the problem (2 heads x 9 blocks), once.
     assert plain["roles"]["compute"]["tiles"] == rotary["roles"]["compute"]["tiles"] == 18
+
+
+def test_compare_subtracts_per_role_and_kind():
+    plain = {"compute": {"ns_per_tile": 300.0, "per_tile_ns": {"mma": 100.0, "wait": 50.0}}, "load": {
+        "ns_per_tile": 10.0, "per_tile_ns": {}}}
+    rotary = {"compute": {"ns_per_tile": 420.0, "per_tile_ns": {"mma": 100.0, "rotate": 90.0, "wait": 20.0}}}
+    assert timeline.compare(plain, rotary) == {
+        "compute": {"ns_per_tile": 120.0, "per_tile_ns": {"mma": 0.0, "rotate": 90.0, "wait": -30.0}}}
