@@ -37,26 +37,21 @@ namespace {
 
 constexpr int64_t kWordBytes = 8;
 
-/// Where the CTA's region of the trace buffer starts (in 8-byte words), and
-/// whether it fits in the buffer.
-struct TraceRegion {
-  Value base; // !llvm.ptr<1> to the region's first word
-  Value fits; // i1
-};
-
-TraceRegion traceRegion(KernelBuilder &e, Value buffer,
-                        const TraceLayout &layout) {
-  ArgParams params = ArgParams::of(buffer);
-  int64_t ctaWords = layout.ctaBytes() / kWordBytes;
+/// The first 8-byte word of the CTA's region of the trace buffer (i64).
+Value regionStart(KernelBuilder &e, const TraceLayout &layout) {
   Value cta = e.zext64(NVVM::BlockIdXOp::create(e.b, e.loc, e.i32T()));
-  Value first = e.mul(cta, e.i64(ctaWords));
+  return e.mul(cta, e.i64(layout.ctaBytes() / kWordBytes));
+}
+
+/// Whether the CTA's region lies inside the buffer (i1): a short buffer is
+/// never overrun, its last CTAs just record nothing.
+Value regionFits(KernelBuilder &e, Value buffer, const TraceLayout &layout) {
   auto type = cast<MemRefType>(buffer.getType());
-  Value words = type.isDynamicDim(0) ? e.zext64(params.sizes[0])
+  Value words = type.isDynamicDim(0) ? e.zext64(ArgParams::of(buffer).sizes[0])
                                      : e.i64(type.getDimSize(0));
-  Value fits = e.cmp(Pred::ule, e.add(first, e.i64(ctaWords)), words);
-  Value base = LLVM::GEPOp::create(e.b, e.loc, e.globalPtrT(), e.i64T(),
-                                   params.pointer, ValueRange{first});
-  return {base, fits};
+  Value end =
+      e.add(regionStart(e, layout), e.i64(layout.ctaBytes() / kWordBytes));
+  return e.cmp(Pred::ule, end, words);
 }
 
 Value word(KernelBuilder &e, Value base, Value index) {
@@ -95,27 +90,29 @@ struct TraceAnchorLowering : ConvertOpToLLVMPattern<TraceAnchorOp> {
     std::optional<TraceLayout> layout = e.kernel.getTraceLayout();
     if (failed(checkBuffer(op, op.getBuffer(), layout)))
       return failure();
-    TraceRegion region = traceRegion(e, op.getBuffer(), *layout);
+    Value fits = regionFits(e, op.getBuffer(), *layout);
+    Value region =
+        word(e, ArgParams::of(op.getBuffer()).pointer, regionStart(e, *layout));
     Value leader = e.cmp(Pred::eq, e.tid(), e.i32(0));
-    e.emitIf(e.andi(leader, region.fits), [&] {
+    e.emitIf(e.andi(leader, fits), [&] {
       // Read together, so that the pair maps this SM's clock onto the
       // global timer.
       Value ns = NVVM::GlobalTimerOp::create(e.b, e.loc, e.i64T());
       Value clock = NVVM::Clock64Op::create(e.b, e.loc, e.i64T());
       bool start = op.getStart();
       e.store(ns,
-              word(e, region.base,
+              word(e, region,
                    e.i64(start ? TraceLayout::startGlobalTimer
                                : TraceLayout::endGlobalTimer)),
               kWordBytes);
       e.store(
           clock,
-          word(e, region.base,
+          word(e, region,
                e.i64(start ? TraceLayout::startClock : TraceLayout::endClock)),
           kWordBytes);
       if (start) {
         Value sm = NVVM::SmIdOp::create(e.b, e.loc, e.i32T());
-        e.store(e.zext64(sm), word(e, region.base, e.i64(TraceLayout::smId)),
+        e.store(e.zext64(sm), word(e, region, e.i64(TraceLayout::smId)),
                 kWordBytes);
       }
     });
@@ -133,7 +130,7 @@ struct TraceLaneLowering : ConvertOpToLLVMPattern<TraceLaneOp> {
     std::optional<TraceLayout> layout = e.kernel.getTraceLayout();
     if (failed(checkBuffer(op, op.getBuffer(), layout)))
       return failure();
-    TraceRegion region = traceRegion(e, op.getBuffer(), *layout);
+    Value fits = regionFits(e, op.getBuffer(), *layout);
     // The lane's first record: past the CTA's header slot and the lanes
     // before it.
     int64_t records = layout->recordsPerLane;
@@ -143,8 +140,8 @@ struct TraceLaneLowering : ConvertOpToLLVMPattern<TraceLaneOp> {
     Value first = e.add(e.mul(cta, e.i32(layout->ctaRecords())),
                         e.mul(lane, e.i32(records)));
     // Only the replica's thread 0 records; the others hold 0.
-    Value recorder = e.andi(e.cmp(Pred::eq, adaptor.getThread(), e.i32(0)),
-                            region.fits);
+    Value recorder =
+        e.andi(e.cmp(Pred::eq, adaptor.getThread(), e.i32(0)), fits);
     Value cursor = e.variable(e.i32T());
     e.store(e.select(recorder, first, e.i32(0)), cursor);
     Value buffer = ArgParams::of(op.getBuffer()).pointer;
@@ -181,9 +178,8 @@ struct TraceLowering : ConvertOpToLLVMPattern<TraceOp> {
       e.store(tail, word(e, record, e.i64(1)), kWordBytes);
       // The next record, or 0 past the lane's last one.
       Value next = e.add(index, e.i32(1));
-      Value full = e.cmp(Pred::eq,
-                         e.andi(next, e.i32(layout->recordsPerLane - 1)),
-                         e.i32(0));
+      Value full = e.cmp(
+          Pred::eq, e.andi(next, e.i32(layout->recordsPerLane - 1)), e.i32(0));
       e.store(e.select(full, e.i32(0), next), cursorVar);
     });
     rewriter.eraseOp(op);
