@@ -1462,6 +1462,17 @@ uint64_t Emulator::value(Thread &t, const Operand &o) {
       return opt.grid;
     case Special::LaneId:
       return t.tid % 32;
+    // The emulator has no time: both clocks count the instructions run so
+    // far (all CTAs, which run one after the other), the SM's at two cycles
+    // per "nanosecond" of the global timer, so that a trace's clocks are
+    // monotonic and map onto the timer by a line, as on a GPU. Each CTA has
+    // an SM of its own.
+    case Special::Clock64:
+      return 2 * stats.instructions + 1;
+    case Special::GlobalTimer:
+      return stats.instructions + 1;
+    case Special::SmId:
+      return cta;
     }
     return 0;
   case Operand::Symbol:

@@ -66,9 +66,18 @@ mlir::blockattn::lowering::buildKernelParams(func::FuncOp func,
         u.tma = true;
         u.tmaRows = rows;
       }
-    } else if (auto loop = dyn_cast<TileLoopOp>(op))
+    } else if (auto loop = dyn_cast<TileLoopOp>(op)) {
       uses[loop.getCuSeqlens()].pointer = true;
-    else if (isa<RotateOp, RotateTileOp, RotaryAnglesOp>(op)) {
+    } else if (isa<TraceAnchorOp, TraceLaneOp>(op)) {
+      // The trace buffer: base and length (in 8-byte words), which bounds
+      // the CTAs that record.
+      Value buffer = isa<TraceLaneOp>(op) ? cast<TraceLaneOp>(op).getBuffer()
+                                          : cast<TraceAnchorOp>(op).getBuffer();
+      if (!uses.count(buffer))
+        return op->emitOpError()
+               << "trace buffer must be an argument of the kernel function";
+      uses[buffer].pointer = true;
+    } else if (isa<RotateOp, RotateTileOp, RotaryAnglesOp>(op)) {
       // Tables: base, row stride and row count (positions are clamped into
       // it); positions: base and length.
       Value cos, sin, positions;
@@ -201,6 +210,49 @@ static std::string typeName(Type type) {
   return s;
 }
 
+/// What a host needs to size and decode a traced kernel's buffer: the
+/// layout per CTA (TraceLayout), the lanes (partition replicas in warp
+/// order), the header's words, the record's fields, and the names of the
+/// event codes and of the channels that waits and arrivals name.
+static DictionaryAttr buildTraceManifest(OpBuilder &b, KernelOp kernel,
+                                         const TraceLayout &layout) {
+  SmallVector<Attribute> lanes;
+  for (PartitionOp partition : kernel.getPartitions())
+    for (int64_t r = 0, e = partition.getReplicas(); r < e; ++r)
+      lanes.push_back(b.getDictionaryAttr(
+          {b.getNamedAttr("partition", partition.getNameAttr()),
+           b.getNamedAttr("role",
+                          b.getStringAttr(stringifyRole(partition.getRole()))),
+           b.getNamedAttr("replica", b.getI64IntegerAttr(r))}));
+  SmallVector<StringRef> events = {"none"};
+  for (uint32_t code = 1; code <= getMaxEnumValForTraceEvent(); ++code)
+    events.push_back(stringifyTraceEvent(*symbolizeTraceEvent(code)));
+  SmallVector<StringRef> channels;
+  for (ChannelOp channel : kernel.getChannels())
+    channels.push_back(channel.getName());
+  return b.getDictionaryAttr({
+      b.getNamedAttr("param", b.getStringAttr("trace")),
+      b.getNamedAttr("cta_bytes", b.getI64IntegerAttr(layout.ctaBytes())),
+      b.getNamedAttr("header_bytes", b.getI64IntegerAttr(layout.headerBytes())),
+      // u64 words, in order.
+      b.getNamedAttr("header", b.getStrArrayAttr(
+                                   {"start_globaltimer", "start_clock",
+                                    "end_globaltimer", "end_clock", "smid"})),
+      b.getNamedAttr("record_bytes",
+                     b.getI64IntegerAttr(TraceLayout::recordBytes)),
+      // Little-endian: clock (u64), event (u8), detail (u8), 2 bytes of
+      // zeros, value (i32).
+      b.getNamedAttr("record",
+                     b.getStrArrayAttr({"clock:u64", "event:u8", "detail:u8",
+                                        "pad:u16", "value:i32"})),
+      b.getNamedAttr("records_per_lane",
+                     b.getI64IntegerAttr(layout.recordsPerLane)),
+      b.getNamedAttr("lanes", b.getArrayAttr(lanes)),
+      b.getNamedAttr("events", b.getStrArrayAttr(events)),
+      b.getNamedAttr("channels", b.getStrArrayAttr(channels)),
+  });
+}
+
 DictionaryAttr mlir::blockattn::lowering::buildManifest(
     OpBuilder &b, func::FuncOp func, KernelOp kernel,
     ArrayRef<KernelParam> params, int64_t threads, int64_t maxRegisters) {
@@ -263,6 +315,9 @@ DictionaryAttr mlir::blockattn::lowering::buildManifest(
          b.getNamedAttr("replicas", partition.getReplicasAttr()),
          b.getNamedAttr("registers", partition.getNumRegsAttr())}));
   entries.push_back(b.getNamedAttr("partitions", b.getArrayAttr(roles)));
+  if (std::optional<TraceLayout> layout = kernel.getTraceLayout())
+    entries.push_back(
+        b.getNamedAttr("trace", buildTraceManifest(b, kernel, *layout)));
   if (DictionaryAttr info = kernel.getInfoAttr())
     for (NamedAttribute entry : info)
       entries.push_back(entry);

@@ -156,6 +156,12 @@ LogicalResult verifyBudgets(KernelOp kernel) {
   if (ctas < 1 || ctas > 4)
     return kernel.emitOpError()
            << "ctas_per_sm must be in [1, 4], got " << ctas;
+  if (std::optional<int64_t> records = kernel.getTraceRecords())
+    if (!TraceLayout::isValidRecordsPerLane(*records))
+      return kernel.emitOpError()
+             << "trace_records must be a power of two in ["
+             << TraceLayout::minRecordsPerLane << ", "
+             << TraceLayout::maxRecordsPerLane << "], got " << *records;
   if (std::optional<int64_t> tiles = kernel.getTilesPerCta()) {
     if (*tiles < 1 || *tiles > std::numeric_limits<int32_t>::max())
       return kernel.emitOpError()
@@ -1660,6 +1666,70 @@ LogicalResult StoreOp::verify() {
   }
   if (getBulk() && value.getShape()[1] % 64 != 0)
     return emitOpError() << "bulk stores copy whole 64-column chunks";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Tracing
+//===----------------------------------------------------------------------===//
+
+std::optional<TraceLayout> KernelOp::getTraceLayout() {
+  std::optional<int64_t> records = getTraceRecords();
+  if (!records)
+    return std::nullopt;
+  TraceLayout layout;
+  layout.recordsPerLane = *records;
+  for (PartitionOp partition : getPartitions())
+    layout.lanes += partition.getReplicas();
+  return layout;
+}
+
+/// The trace ops need a traced kernel: its `trace_records` sizes the lanes.
+static LogicalResult verifyTraced(Operation *op) {
+  auto kernel = op->getParentOfType<KernelOp>();
+  if (!kernel || !kernel.getTraceRecords())
+    return op->emitOpError() << "is in a kernel that is not traced (no "
+                                "trace_records: run warpspec-insert-trace)";
+  return success();
+}
+
+LogicalResult TraceAnchorOp::verify() {
+  if (getStart() == getEnd())
+    return emitOpError() << "must be either `start` or `end`";
+  if (failed(verifyTraced(getOperation())))
+    return failure();
+  auto partition = cast<PartitionOp>((*this)->getParentOp());
+  if (partition.getFirstWarp() != 0)
+    return emitOpError() << "is in partition \"" << partition.getName()
+                         << "\", which does not run on warp 0 (thread 0 of "
+                            "the CTA writes the anchors)";
+  return success();
+}
+
+LogicalResult TraceLaneOp::verify() {
+  if (failed(verifyTraced(getOperation())))
+    return failure();
+  if (failed(verifyThreadOperand(getOperation(), getThread())))
+    return failure();
+  auto index = getThread().getDefiningOp<PartitionIndexOp>();
+  if (index.getReplica() != getReplica())
+    return emitOpError() << "takes a replica that is not the `replica` "
+                            "result of the partition's "
+                            "warpspec.partition_index";
+  return success();
+}
+
+LogicalResult TraceOp::verify() {
+  if (getDetail() < 0 || getDetail() > 255)
+    return emitOpError() << "detail must be in [0, 255] (one byte of the "
+                            "event code), got "
+                         << getDetail();
+  auto lane = getLane().getDefiningOp<TraceLaneOp>();
+  if (!lane)
+    return emitOpError() << "takes a lane that is not the result of a "
+                            "warpspec.trace_lane";
+  if (lane->getParentOp() != (*this)->getParentOfType<PartitionOp>())
+    return emitOpError() << "records into the lane of another partition";
   return success();
 }
 
