@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Prologue.h"
+#include "blockattn/Conversion/WarpSpecToNVVM/Descriptors.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
@@ -141,7 +142,9 @@ mlir::blockattn::lowering::buildKernelParams(func::FuncOp func,
       KernelParam p{KernelParam::Kind::TensorMap, name + "_tmap", name,
                     "tensormap"};
       p.elementType = type.getElementType();
-      p.box = {64, 1, u.tmaRows};
+      // One box is one chunk of the tile (nvdesc::SwizzledTile).
+      p.box = {nvdesc::SwizzledTile::chunkColsFor(type.getDimSize(2)), 1,
+               u.tmaRows};
       p.source = arg;
       params.push_back(p);
     }
@@ -218,12 +221,14 @@ DictionaryAttr mlir::blockattn::lowering::buildManifest(
           b.getNamedAttr("dtype", b.getStringAttr(typeName(p.elementType))));
     if (p.kind == KernelParam::Kind::TensorMap) {
       // A rank-3 map over [T, H, D] (innermost first: D, H, T); one box is
-      // 64 columns (128 bytes, the 128-byte swizzle's span) x 1 head x the
+      // one chunk (64 columns = 128 bytes, the 128-byte swizzle's span, or
+      // 32 columns = 64 bytes with the 64-byte swizzle) x 1 head x the
       // tile's rows.
       fields.push_back(b.getNamedAttr(
           "dims", b.getStrArrayAttr({"head_dim", "heads", "tokens"})));
       fields.push_back(b.getNamedAttr("box", b.getI64ArrayAttr(p.box)));
-      fields.push_back(b.getNamedAttr("swizzle", b.getStringAttr("128B")));
+      fields.push_back(b.getNamedAttr(
+          "swizzle", b.getStringAttr(p.box[0] == 64 ? "128B" : "64B")));
       fields.push_back(b.getNamedAttr("interleave", b.getStringAttr("none")));
       fields.push_back(b.getNamedAttr("l2_promotion", b.getStringAttr("128B")));
       fields.push_back(b.getNamedAttr("oob_fill", b.getStringAttr("zero")));
