@@ -190,8 +190,11 @@ def _check_rotary(rotary, q: torch.Tensor, cu_values: torch.Tensor | None, longe
     if not isinstance(rotary, Rotary):
         raise ValueError(f"rotary: expected a blockattn.Rotary or None, got {type(rotary).__name__}")
     D = q.shape[2]
-    if D % 2 or D % 16:
-        raise ValueError(f"rotary: needs a head_dim that is even and a multiple of 16, got {D}")
+    if D not in _kernels.ROTARY_HEAD_DIMS:
+        raise ValueError(
+            f"rotary: head_dim {D} is not supported with rotary embeddings; rotary head dims: "
+            f"{', '.join(map(str, _kernels.ROTARY_HEAD_DIMS))}"
+        )
     for field in ("interleaved", "rotate_v"):
         if not isinstance(getattr(rotary, field), bool):
             raise ValueError(f"rotary.{field}: expected a bool, got {type(getattr(rotary, field)).__name__}")
@@ -1021,7 +1024,7 @@ def block_attention_qkvpacked(
 
     Args:
         qkv: ``[T, 3, H, D]``, as ``Linear(E, 3 * E)(x).view(T, 3, H, D)``
-            gives it; bf16 or fp16, D in (64, 128), the last dimension
+            gives it; bf16 or fp16, D in (32, 64, 96, 128), the last dimension
             contiguous, strides and address 16-byte aligned. It is read in
             place (no copy).
         cu_seqlens, block_size, softmax_scale, out, check_inputs, rotary: as
@@ -1115,7 +1118,7 @@ def block_attention(
     """Fixed block-diagonal self-attention over packed jagged sequences.
 
     Args:
-        q, k, v: ``[T, H, D]`` CUDA tensors, bf16 or fp16, D in (64, 128); the
+        q, k, v: ``[T, H, D]`` CUDA tensors, bf16 or fp16, D in (32, 64, 96, 128); the
             last dimension contiguous, strides and address 16-byte aligned.
         cu_seqlens: int32 ``[B+1]``, ``cu_seqlens[0] == 0``, non-decreasing,
             ``cu_seqlens[B] == T``. Empty sequences are allowed.
