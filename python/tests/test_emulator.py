@@ -132,6 +132,44 @@ def test_rotary_variants_match_reference(chip, case, kernels):
         assert em.check_close(case, out, em.reference_outputs(unrotated_v, tensors)) != []
 
 
+# Head dims 32 and 96: 32-column chunks with the 64-byte swizzle in the tensor maps, the
+# wgmma / tcgen05 descriptors and the staging buffers (not in the H200 fixture: no GPU has
+# run them yet).
+HEAD_DIM_CASES = [
+    (chip, em.Case(kind, d, dtype))
+    for chip in ("sm_90a", "sm_100a")
+    for kind, d, dtype in (("forward", 32, "bf16"), ("forward", 96, "f16"),
+                           ("backward", 32, "f16"), ("backward", 96, "bf16"))
+]
+
+
+@pytest.mark.parametrize("chip,case", HEAD_DIM_CASES, ids=lambda x: x if isinstance(x, str) else x.name)
+def test_head_dims_32_96_match_reference(chip, case, kernels):
+    tensors, out = run(kernels(case, chip), case)
+    assert em.check_close(case, out, em.reference_outputs(case, tensors)) == []
+    for name in case.outputs:
+        assert (out[name] != em.POISON).all()
+
+
+@pytest.mark.parametrize("chip", ["sm_90a", "sm_100a"])
+def test_planted_swizzle_64b_read_as_128b(chip, kernels, tmp_path):
+    """The 64-byte swizzle matters: the same kernel whose tensor maps write with the
+    64-byte swizzle, but whose MMA descriptors read with the 128-byte one (the wgmma
+    field 2 -> 1 at bits 62-63, tcgen05 4 -> 2 at bits 61-63: bit 63 -> bit 62), misses
+    the reference."""
+    case = em.Case("forward", 96, "bf16")
+    base = kernels(case, chip)
+
+    def edit(text):
+        # The descriptors' fixed bits are one 64-bit immediate OR-ed into the start address.
+        return re.sub(r"or\.b64 (%rd\d+), (%rd\d+), -9223(\d+);",
+                      lambda m: f"or.b64 {m.group(1)}, {m.group(2)}, "
+                                f"{(-9223 * 10 ** len(m.group(3)) - int(m.group(3))) + (1 << 63) + (1 << 62)};",
+                      text)
+
+    assert_caught(base, case, planted(base, tmp_path, edit))
+
+
 @pytest.mark.parametrize("kind", ["forward", "backward"])
 @pytest.mark.parametrize("chip", ["sm_90a", "sm_100a"])
 @pytest.mark.parametrize("seed,shared_base,sms", [(2, 1024, 2), (7, 16, 1), (123, 1024, 3)])
