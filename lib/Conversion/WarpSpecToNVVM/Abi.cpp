@@ -29,6 +29,9 @@ std::string argName(func::FuncOp func, unsigned index) {
 struct ArgUses {
   bool tma = false;
   int64_t tmaRows = 0;
+  /// The width of the tiles TMA moves (their head dimension), which decides
+  /// the box's chunk width and swizzle (nvdesc::SwizzledTile).
+  int64_t tmaCols = 0;
   bool pointer = false;
   SmallVector<bool> dims;
 };
@@ -54,6 +57,7 @@ mlir::blockattn::lowering::buildKernelParams(func::FuncOp func,
                << " rows; one tensor map serves one box shape";
       u.tma = true;
       u.tmaRows = rows;
+      u.tmaCols = load.getDest().getType().getShape()[1];
     } else if (auto store = dyn_cast<StoreOp>(op)) {
       ArgUses &u = uses[store.getDest()];
       u.pointer = true;
@@ -66,6 +70,7 @@ mlir::blockattn::lowering::buildKernelParams(func::FuncOp func,
                                    << u.tmaRows << " rows";
         u.tma = true;
         u.tmaRows = rows;
+        u.tmaCols = store.getValue().getType().getShape()[1];
       }
     } else if (auto loop = dyn_cast<TileLoopOp>(op))
       uses[loop.getCuSeqlens()].pointer = true;
@@ -143,8 +148,7 @@ mlir::blockattn::lowering::buildKernelParams(func::FuncOp func,
                     "tensormap"};
       p.elementType = type.getElementType();
       // One box is one chunk of the tile (nvdesc::SwizzledTile).
-      p.box = {nvdesc::SwizzledTile::chunkColsFor(type.getDimSize(2)), 1,
-               u.tmaRows};
+      p.box = {nvdesc::SwizzledTile::chunkColsFor(u.tmaCols), 1, u.tmaRows};
       p.source = arg;
       params.push_back(p);
     }

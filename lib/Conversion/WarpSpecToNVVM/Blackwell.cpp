@@ -206,7 +206,7 @@ TmemLoadLowering::matchAndRewrite(TmemLoadOp op, OpAdaptor adaptor,
   SmallVector<Value> pieces;
   SmallVector<int64_t> pieceRegs;
   for (int64_t done = 0; done < regs;) {
-    int64_t n = llvm::PowerOf2Floor(regs - done);
+    int64_t n = static_cast<int64_t>(llvm::bit_floor(uint64_t(regs - done)));
     Value ptr = tmemPointer(
         e, done == 0 ? lanes : e.add(lanes, e.i32(done * 2))); // 2 columns/reg
     pieces.push_back(NVVM::Tcgen05LdOp::create(

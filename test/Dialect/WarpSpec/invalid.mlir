@@ -2052,19 +2052,10 @@ func.func @negative_tmem_load_12_columns(%b: !warpspec.buffer<64x12xf32, tmem>) 
 
 // -----
 
-// 24 columns are 3 groups of 8: tcgen05.ld has .x1, .x2, .x4, ... only.
-func.func @negative_tmem_load_24_columns(%b: !warpspec.buffer<64x24xf32, tmem>) {
-  // expected-error @+1 {{'warpspec.tmem_load' op tcgen05.ld 16x256b reads 8, 16, 32, 64, 128 or 256 columns, got 24}}
-  %s = warpspec.tmem_load %b : !warpspec.buffer<64x24xf32, tmem> -> !warpspec.acc<64x24xf32>
-  return
-}
-
-// -----
-
 // 512 columns would be .x64 (256 registers per thread): 16x256b stops at
 // .x32.
 func.func @negative_tmem_load_512_columns(%b: !warpspec.buffer<64x512xf32, tmem>) {
-  // expected-error @+1 {{'warpspec.tmem_load' op tcgen05.ld 16x256b reads 8, 16, 32, 64, 128 or 256 columns, got 512}}
+  // expected-error @+1 {{'warpspec.tmem_load' op tcgen05.ld 16x256b reads at most 256 columns (128 registers a thread), got 512}}
   %s = warpspec.tmem_load %b : !warpspec.buffer<64x512xf32, tmem> -> !warpspec.acc<64x512xf32>
   return
 }

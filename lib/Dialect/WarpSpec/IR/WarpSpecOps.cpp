@@ -1487,11 +1487,12 @@ LogicalResult TmemLoadOp::verify() {
       source.getShape()[1] % 8 != 0)
     return emitOpError() << "tensor-memory tiles have 64 rows and a multiple "
                             "of 8 columns";
-  // tcgen05.ld 16x256b reads .x1 to .x32 groups of 8 columns.
-  int64_t groups = source.getShape()[1] / 8;
-  if (!llvm::isPowerOf2_64(groups) || groups > 32)
-    return emitOpError() << "tcgen05.ld 16x256b reads 8, 16, 32, 64, 128 or "
-                            "256 columns, got "
+  // tcgen05.ld 16x256b reads .x1 to .x32 groups of 8 columns (4 registers
+  // a thread each); a count that is not a power of two (96 columns: 12) is
+  // loaded in power-of-two pieces.
+  if (source.getShape()[1] > 256)
+    return emitOpError() << "tcgen05.ld 16x256b reads at most 256 columns "
+                            "(128 registers a thread), got "
                          << source.getShape()[1];
   return success();
 }
