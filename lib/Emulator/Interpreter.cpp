@@ -1284,6 +1284,23 @@ llvm::Error Emulator::readSmemMatrix(uint64_t desc, bool mnMajor, unsigned rows,
   return llvm::Error::success();
 }
 
+// Shared bytes [lo, hi) an MMA operand of `rows` (M or N) x 16 (K) elements
+// reads, for the reuse and pending-copy checks: the layout formula of
+// readSmemMatrix is monotonic in (mn, k) before the swizzle, which permutes
+// bytes only inside one swizzle row (W = 128 or 64 bytes, from the
+// descriptor).
+static void operandExtent(uint64_t desc, bool tcgen05, bool mnMajor,
+                          unsigned rows, uint32_t &lo, uint32_t &hi) {
+  SmemDescriptor d = decodeSmemDescriptor(desc, tcgen05);
+  const uint32_t w = d.swizzleBytes == 64 ? 64 : 128;
+  unsigned mn = rows - 1, kk = 15;
+  uint32_t last = mnMajor ? d.start + (mn % (w / 2)) * 2 + (mn / (w / 2)) * d.lbo +
+                                (kk % 8) * w + (kk / 8) * d.sbo
+                          : d.start + (mn % 8) * w + (mn / 8) * d.sbo + kk * 2;
+  lo = d.start & ~(w - 1);
+  hi = (last | (w - 1)) + 1;
+}
+
 // Accumulator and A-operand register fragments of wgmma .m64nNk16 (PTX ISA
 // 9.7.15.5.1 "Register Fragments", figures "WGMMA .m64nNk16 register
 // fragment layout for accumulator matrix D" and "... for matrix A"): thread
@@ -1701,16 +1718,7 @@ llvm::Error Emulator::fireCollective(const Instruction &inst, unsigned first,
     unsigned n = unsigned(inst.aux2 & 0xfff);
     auto extent = [&](uint64_t d, bool mnMajor, unsigned rows, uint32_t &lo,
                       uint32_t &hi) {
-      uint32_t start = uint32_t(d & 0x3fff) << 4;
-      uint32_t lbo = uint32_t((d >> 16) & 0x3fff) << 4;
-      uint32_t sbo = uint32_t((d >> 32) & 0x3fff) << 4;
-      unsigned mn = rows - 1, kk = 15;
-      uint32_t last = mnMajor
-                          ? start + (mn % 64) * 2 + (mn / 64) * lbo +
-                                (kk % 8) * 128 + (kk / 8) * sbo
-                          : start + (mn % 8) * 128 + (mn / 8) * sbo + kk * 2;
-      lo = start & ~127u;
-      hi = (last | 127u) + 1;
+      operandExtent(d, /*tcgen05=*/false, mnMajor, rows, lo, hi);
     };
     auto imm = [&](size_t i) { return inst.operands[i].imm != 0; };
     extent(op.descB, rs ? imm(6) : imm(7), n, op.lo, op.hi);
@@ -2097,15 +2105,7 @@ llvm::Error Emulator::tcIssueMma(Thread &t, const Instruction &inst) {
   bool transA = (d >> 15) & 1, transB = (d >> 16) & 1;
   auto extent = [&](uint64_t desc, bool mnMajor, unsigned rows, uint32_t &lo,
                     uint32_t &hi) {
-    uint32_t start = uint32_t(desc & 0x3fff) << 4;
-    uint32_t lbo = uint32_t((desc >> 16) & 0x3fff) << 4;
-    uint32_t sbo = uint32_t((desc >> 32) & 0x3fff) << 4;
-    unsigned mn = rows - 1, kk = 15;
-    uint32_t last = mnMajor ? start + (mn % 64) * 2 + (mn / 64) * lbo +
-                                  (kk % 8) * 128 + (kk / 8) * sbo
-                            : start + (mn % 8) * 128 + (mn / 8) * sbo + kk * 2;
-    lo = start & ~127u;
-    hi = (last | 127u) + 1;
+    operandExtent(desc, /*tcgen05=*/true, mnMajor, rows, lo, hi);
   };
   extent(op.descB, transB, op.n, op.lo, op.hi);
   if (!op.aFromTmem)

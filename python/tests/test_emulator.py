@@ -162,9 +162,9 @@ def test_planted_swizzle_64b_read_as_128b(chip, kernels, tmp_path):
 
     def edit(text):
         # The descriptors' fixed bits are one 64-bit immediate OR-ed into the start address.
-        return re.sub(r"or\.b64 (%rd\d+), (%rd\d+), -9223(\d+);",
-                      lambda m: f"or.b64 {m.group(1)}, {m.group(2)}, "
-                                f"{(-9223 * 10 ** len(m.group(3)) - int(m.group(3))) + (1 << 63) + (1 << 62)};",
+        return re.sub(r"or\.b64(\s+)(%rd\d+), (%rd\d+), -9223(\d+);",
+                      lambda m: f"or.b64{m.group(1)}{m.group(2)}, {m.group(3)}, "
+                                f"{(-9223 * 10 ** len(m.group(4)) - int(m.group(4))) + (1 << 63) + (1 << 62)};",
                       text)
 
     assert_caught(base, case, planted(base, tmp_path, edit))
