@@ -7,8 +7,7 @@ then on a GPU machine without it:
     BLOCKATTN_KERNEL_DIR=.prebuilt python3 -m pytest python/tests/gpu
 
 Every combination of --chips, --kinds, --head-dims, --dtypes and --rotary is
-built, except rotary modes at head dims without rotary embeddings (32, 96).
-The default head dims are the wheel's prebuilt ones (64, 128); the API compiles
+built. The default head dims are the wheel's prebuilt ones (64, 128); the API compiles
 the others (32, 96) on first use, or pass them here, e.g.
     python3 scripts/prebuild_kernels.py .prebuilt --chips sm_90a,sm_100a \
         --kinds forward,backward --head-dims 32,96 A rotary mode other than none is built once per --rotary-variants entry:
@@ -44,7 +43,6 @@ _kernels = _load_kernels_module()
 ROTARY_MODES, KernelKey, prebuild = _kernels.ROTARY_MODES, _kernels.KernelKey, _kernels.prebuild
 small_grid_key = _kernels.small_grid_key
 HEAD_DIMS = ",".join(map(str, _kernels.PREBUILT_HEAD_DIMS))
-ROTARY_HEAD_DIMS = _kernels.ROTARY_HEAD_DIMS
 
 VARIANTS = {"plain": (False, False), "pos": (True, False), "rv": (False, True), "pos_rv": (True, True)}
 
@@ -58,8 +56,6 @@ def keys_for(args) -> list[KernelKey]:
     for chip, kind, d, dtype, rotary in itertools.product(
         args.chips, args.kinds, args.head_dims, args.dtypes, args.rotary
     ):
-        if rotary != "none" and d not in ROTARY_HEAD_DIMS:
-            continue  # rotary embeddings exist at ROTARY_HEAD_DIMS only
         for variant in (["plain"] if rotary == "none" else args.rotary_variants):
             positions, rotate_v = VARIANTS[variant]
             key = KernelKey(kind=kind, head_dim=d, block_size=64, dtype=dtype, chip=chip,

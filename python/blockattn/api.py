@@ -190,11 +190,8 @@ def _check_rotary(rotary, q: torch.Tensor, cu_values: torch.Tensor | None, longe
     if not isinstance(rotary, Rotary):
         raise ValueError(f"rotary: expected a blockattn.Rotary or None, got {type(rotary).__name__}")
     D = q.shape[2]
-    if D not in _kernels.ROTARY_HEAD_DIMS:
-        raise ValueError(
-            f"rotary: head_dim {D} is not supported with rotary embeddings; rotary head dims: "
-            f"{', '.join(map(str, _kernels.ROTARY_HEAD_DIMS))}"
-        )
+    if D % 2 or D % 16:
+        raise ValueError(f"rotary: needs a head_dim that is even and a multiple of 16, got {D}")
     for field in ("interleaved", "rotate_v"):
         if not isinstance(getattr(rotary, field), bool):
             raise ValueError(f"rotary.{field}: expected a bool, got {type(getattr(rotary, field)).__name__}")

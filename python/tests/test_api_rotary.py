@@ -163,20 +163,11 @@ def test_tables_that_require_grad():
         check(blockattn.Rotary(cos, sin))
 
 
-@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("d", [48, 80])
 def test_head_dim_rule(d):
-    """The rotary head dims pass the rotary rule."""
+    """Odd multiples of 16 pass the rotary rule (the kernels then support 32, 64, 96 and 128 only)."""
     cos, sin = tables(8, d)
     check(blockattn.Rotary(cos, sin), q=q_like(d))
-
-
-@pytest.mark.parametrize("d", [32, 48, 80, 96])
-def test_head_dim_rule_refuses(d):
-    """Head dims without fused rotary embeddings (32 and 96 run without them)."""
-    cos, sin = tables(8, d)
-    with pytest.raises(ValueError, match=rf"^rotary: head_dim {d} is not supported with rotary embeddings; "
-                                         r"rotary head dims: 64, 128"):
-        check(blockattn.Rotary(cos, sin), q=q_like(d))
 
 
 def test_block_attention_checks_q_before_rotary():

@@ -116,6 +116,13 @@ VARIANT_CASES = [
     ("sm_100a", em.Case("forward", 128, "bf16", "interleaved", rotate_v=True)),
     ("sm_100a", em.Case("backward", 64, "bf16", "half_split", positions=True, rotate_v=True)),
     ("sm_100a", em.Case("backward", 128, "f16", "interleaved", positions=True)),
+    # Head dims 32 and 96 (64-byte-swizzled tiles; at 96 the half-split pairs cross chunks
+    # and 96 of the 128 threads rotate).
+    ("sm_90a", em.Case("forward", 96, "bf16", "half_split", positions=True)),
+    ("sm_90a", em.Case("backward", 32, "f16", "interleaved", rotate_v=True)),
+    ("sm_90a", em.Case("backward", 96, "bf16", "half_split", rotate_v=True)),
+    ("sm_100a", em.Case("forward", 32, "bf16", "half_split", rotate_v=True)),
+    ("sm_100a", em.Case("backward", 96, "f16", "interleaved", positions=True, rotate_v=True)),
 ]
 
 

@@ -1,9 +1,11 @@
 """Head dims 32 and 96 (32-column chunks with the 64-byte swizzle), forward and
-backward, against the float64 reference on the GPU.
+backward, plain and with fused rotary embeddings, against the float64
+reference on the GPU.
 
 These kernels are not in the wheel's prebuilt set: they compile on first use
-unless BLOCKATTN_KERNEL_DIR holds them (scripts/prebuild_kernels.py ...
---head-dims 32,96). The tolerances and checks are test_forward_gpu's and
+unless BLOCKATTN_KERNEL_DIR holds them (scripts/prebuild_kernels.py DIR
+--kinds forward,backward --head-dims 32,96 --rotary none,half_split,interleaved
+--rotary-variants plain,pos,rv,pos_rv). The tolerances and checks are test_forward_gpu's and
 test_backward_gpu's: the output is poisoned with NaN and guarded by poisoned
 rows, so an unwritten or overwritten row fails.
 """
@@ -75,3 +77,42 @@ def test_backward_long_and_tiny(head_dim):
 def test_backward_random_jagged_batch(head_dim):
     lengths = np.random.default_rng(9).integers(0, 3000, size=200)
     backward.run_case(lengths, 4, head_dim, seed=4)
+
+
+# Fused rotary embeddings at 32 and 96 (the 96 half-split pairs column i of one 32-column
+# chunk with column i + 48 of another): random tables, both layouts, positions and rotate_v.
+ROTARY_LAYOUTS = [pytest.param(False, id="half_split"), pytest.param(True, id="interleaved")]
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("head_dim", HEAD_DIMS)
+@pytest.mark.parametrize("interleaved", ROTARY_LAYOUTS)
+def test_rotary_jagged(interleaved, head_dim, dtype):
+    import blockattn
+
+    from . import test_rotary_gpu as rot
+
+    q, k, v, cu = forward.make_inputs(rot.LENGTHS, 4, head_dim, dtype, seed=1)
+    cos, sin = rot.random_tables(max(rot.LENGTHS), head_dim, seed=2)
+    rotary = blockattn.Rotary(cos, sin, interleaved=interleaved)
+    rot.run_forward(q, k, v, cu, rotary, dtype)
+    rot.run_backward(q, k, v, cu, rotary, dtype, seed=3)
+
+
+@pytest.mark.parametrize("head_dim", HEAD_DIMS)
+@pytest.mark.parametrize("interleaved", ROTARY_LAYOUTS)
+def test_rotary_positions_and_rotate_v(interleaved, head_dim):
+    import blockattn
+
+    from . import test_rotary_gpu as rot
+
+    q, k, v, cu = forward.make_inputs(rot.LENGTHS, 2, head_dim, torch.bfloat16, seed=6)
+    T, P = q.shape[0], 777
+    g = torch.Generator(device="cuda").manual_seed(6)
+    positions = torch.randint(0, P, (T,), generator=g, device="cuda", dtype=torch.int32)
+    positions[0], positions[-1] = 0, P - 1
+    cos, sin = rot.random_tables(P, head_dim, seed=7)
+    for rotate_v in (False, True):
+        rotary = blockattn.Rotary(cos, sin, interleaved=interleaved, positions=positions, rotate_v=rotate_v)
+        rot.run_forward(q, k, v, cu, rotary, torch.bfloat16)
+        rot.run_backward(q, k, v, cu, rotary, torch.bfloat16, seed=6)

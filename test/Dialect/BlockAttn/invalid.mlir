@@ -1378,32 +1378,3 @@ func.func @negative_backward_positions_rank_2(
   return
 }
 
-// -----
-
-// Head dim 96 is supported without rotary embeddings, not with them yet: the
-// rotary lowering addresses 128-byte-swizzled (64-column) chunks only.
-func.func @negative_forward_rotary_head_dim_96(
-    %q: memref<?x4x96xbf16>, %cu: memref<?xi32>) {
-  // expected-error @below {{'blockattn.forward' op rotary mode half_split is not supported at head_dim 96; rotary head dims: 64, 128}}
-  blockattn.forward q(%q : memref<?x4x96xbf16>) k(%q : memref<?x4x96xbf16>)
-      v(%q : memref<?x4x96xbf16>) o(%q : memref<?x4x96xbf16>)
-      cu_seqlens(%cu : memref<?xi32>)
-      {head_dim = 96 : i64, element_type = bf16,
-       rotary = #blockattn.rotary<half_split>, rotary_theta = 10000.0 : f32}
-  return
-}
-
-// -----
-
-// The same at head dim 32 in the backward (interleaved).
-func.func @negative_backward_rotary_head_dim_32(
-    %q: memref<?x4x32xbf16>, %cu: memref<?xi32>) {
-  // expected-error @below {{'blockattn.backward' op rotary mode interleaved is not supported at head_dim 32; rotary head dims: 64, 128}}
-  blockattn.backward q(%q : memref<?x4x32xbf16>) k(%q : memref<?x4x32xbf16>)
-      v(%q : memref<?x4x32xbf16>) do(%q : memref<?x4x32xbf16>)
-      dq(%q : memref<?x4x32xbf16>) dk(%q : memref<?x4x32xbf16>)
-      dv(%q : memref<?x4x32xbf16>) cu_seqlens(%cu : memref<?xi32>)
-      {head_dim = 32 : i64, element_type = bf16,
-       rotary = #blockattn.rotary<interleaved>, rotary_theta = 10000.0 : f32}
-  return
-}

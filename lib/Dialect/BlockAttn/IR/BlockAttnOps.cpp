@@ -30,10 +30,6 @@ bool Support::isSupportedHeadDim(int64_t d) {
   return llvm::is_contained(headDims, d);
 }
 
-bool Support::isSupportedRotaryHeadDim(int64_t d) {
-  return llvm::is_contained(rotaryHeadDims, d);
-}
-
 bool Support::isSupportedElementType(Type t) { return t.isBF16() || t.isF16(); }
 
 //===----------------------------------------------------------------------===//
@@ -214,11 +210,6 @@ LogicalResult verifyAttentionOp(OpTy op, ArrayRef<NamedOperand> activations) {
       return op.emitOpError() << "rotate_v is set but the rotary mode is none";
     return success();
   }
-  if (!Support::isSupportedRotaryHeadDim(headDim))
-    return op.emitOpError()
-           << "rotary mode " << stringifyRotaryMode(op.getRotary())
-           << " is not supported at head_dim " << headDim
-           << "; rotary head dims: " << joinInts(Support::rotaryHeadDims);
   if (hasTables && op.getRotaryTheta())
     return op.emitOpError()
            << "rotary tables and rotary_theta are mutually exclusive";

@@ -28,12 +28,8 @@ namespace mlir::blockattn {
 struct Support {
   static constexpr int64_t blockSizes[] = {64};
   static constexpr int64_t headDims[] = {32, 64, 96, 128};
-  /// Head dims of the fused rotary embeddings: the rotary lowering addresses
-  /// 128-byte-swizzled tiles only (64-column chunks; Rotary.cpp).
-  static constexpr int64_t rotaryHeadDims[] = {64, 128};
   static bool isSupportedBlockSize(int64_t bs);
   static bool isSupportedHeadDim(int64_t d);
-  static bool isSupportedRotaryHeadDim(int64_t d);
   static bool isSupportedElementType(Type t);
 };
 
