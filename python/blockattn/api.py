@@ -1154,7 +1154,7 @@ def block_attention_qkvpacked(
 
     Args:
         qkv: ``[T, 3, H, D]``, as ``Linear(E, 3 * E)(x).view(T, 3, H, D)``
-            gives it; bf16 or fp16, D in (64, 128), the last dimension
+            gives it; bf16 or fp16, D in (32, 64, 96, 128), the last dimension
             contiguous, strides and address 16-byte aligned. It is read in
             place (no copy).
         cu_seqlens, block_size, softmax_scale, out, check_inputs, rotary: as
@@ -1256,7 +1256,7 @@ def block_attention(
     """Fixed block-diagonal self-attention over packed jagged sequences.
 
     Args:
-        q, k, v: ``[T, H, D]`` CUDA tensors, bf16 or fp16, D in (64, 128); the
+        q, k, v: ``[T, H, D]`` CUDA tensors, bf16 or fp16, D in (32, 64, 96, 128); the
             last dimension contiguous, strides and address 16-byte aligned.
         cu_seqlens: int32 ``[B+1]``, ``cu_seqlens[0] == 0``, non-decreasing,
             ``cu_seqlens[B] == T``. Empty sequences are allowed.

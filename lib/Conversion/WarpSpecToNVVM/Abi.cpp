@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Prologue.h"
+#include "blockattn/Conversion/WarpSpecToNVVM/Descriptors.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
@@ -28,6 +29,9 @@ std::string argName(func::FuncOp func, unsigned index) {
 struct ArgUses {
   bool tma = false;
   int64_t tmaRows = 0;
+  /// The width of the tiles TMA moves (their head dimension), which decides
+  /// the box's chunk width and swizzle (nvdesc::SwizzledTile).
+  int64_t tmaCols = 0;
   bool pointer = false;
   SmallVector<bool> dims;
 };
@@ -53,6 +57,7 @@ mlir::blockattn::lowering::buildKernelParams(func::FuncOp func,
                << " rows; one tensor map serves one box shape";
       u.tma = true;
       u.tmaRows = rows;
+      u.tmaCols = load.getDest().getType().getShape()[1];
     } else if (auto store = dyn_cast<StoreOp>(op)) {
       ArgUses &u = uses[store.getDest()];
       u.pointer = true;
@@ -65,6 +70,7 @@ mlir::blockattn::lowering::buildKernelParams(func::FuncOp func,
                                    << u.tmaRows << " rows";
         u.tma = true;
         u.tmaRows = rows;
+        u.tmaCols = store.getValue().getType().getShape()[1];
       }
     } else if (auto loop = dyn_cast<TileLoopOp>(op)) {
       uses[loop.getCuSeqlens()].pointer = true;
@@ -150,7 +156,8 @@ mlir::blockattn::lowering::buildKernelParams(func::FuncOp func,
       KernelParam p{KernelParam::Kind::TensorMap, name + "_tmap", name,
                     "tensormap"};
       p.elementType = type.getElementType();
-      p.box = {64, 1, u.tmaRows};
+      // One box is one chunk of the tile (nvdesc::SwizzledTile).
+      p.box = {nvdesc::SwizzledTile::chunkColsFor(u.tmaCols), 1, u.tmaRows};
       p.source = arg;
       params.push_back(p);
     }
@@ -270,12 +277,14 @@ DictionaryAttr mlir::blockattn::lowering::buildManifest(
           b.getNamedAttr("dtype", b.getStringAttr(typeName(p.elementType))));
     if (p.kind == KernelParam::Kind::TensorMap) {
       // A rank-3 map over [T, H, D] (innermost first: D, H, T); one box is
-      // 64 columns (128 bytes, the 128-byte swizzle's span) x 1 head x the
+      // one chunk (64 columns = 128 bytes, the 128-byte swizzle's span, or
+      // 32 columns = 64 bytes with the 64-byte swizzle) x 1 head x the
       // tile's rows.
       fields.push_back(b.getNamedAttr(
           "dims", b.getStrArrayAttr({"head_dim", "heads", "tokens"})));
       fields.push_back(b.getNamedAttr("box", b.getI64ArrayAttr(p.box)));
-      fields.push_back(b.getNamedAttr("swizzle", b.getStringAttr("128B")));
+      fields.push_back(b.getNamedAttr(
+          "swizzle", b.getStringAttr(p.box[0] == 64 ? "128B" : "64B")));
       fields.push_back(b.getNamedAttr("interleave", b.getStringAttr("none")));
       fields.push_back(b.getNamedAttr("l2_promotion", b.getStringAttr("128B")));
       fields.push_back(b.getNamedAttr("oob_fill", b.getStringAttr("zero")));

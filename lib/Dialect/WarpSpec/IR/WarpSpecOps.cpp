@@ -1254,7 +1254,9 @@ static bool isSixteenBit(Type type) { return type.isBF16() || type.isF16(); }
 
 /// The tile a TMA copy or prefetch moves: rows of one head of a rank-3
 /// [tokens, heads, head_dim] memref, as a 2-D 16-bit shared-memory tile of
-/// whole 128-byte chunks and at most 256 rows (a TMA box).
+/// whole swizzled chunks (32 elements, 64 bytes, at least: 64-column chunks
+/// with the 128-byte swizzle where the width allows, else 32-column chunks
+/// with the 64-byte swizzle) and at most 256 rows (a TMA box).
 static LogicalResult verifyTmaTile(Operation *op, Type sourceType,
                                    BufferType dest, StringRef what) {
   auto source = dyn_cast<MemRefType>(sourceType);
@@ -1280,10 +1282,10 @@ static LogicalResult verifyTmaTile(Operation *op, Type sourceType,
            << " columns, but the source's head dimension is "
            << (source.isDynamicDim(2) ? std::string("dynamic")
                                       : std::to_string(source.getDimSize(2)));
-  if (shape[1] % 64 != 0)
-    return op->emitOpError() << "the head dimension must be a multiple of 64 "
-                                "elements (whole 128-byte swizzled chunks), "
-                                "got "
+  if (shape[1] % 32 != 0)
+    return op->emitOpError() << "the head dimension must be a multiple of 32 "
+                                "elements (whole 64- or 128-byte swizzled "
+                                "chunks), got "
                              << shape[1];
   if (shape[0] > 256)
     return op->emitOpError()
@@ -1403,8 +1405,9 @@ LogicalResult WriteOp::verify() {
     return emitOpError() << "only 2-D tiles can be written, got " << dest;
   if (dest.getMemorySpace() != MemorySpace::smem)
     return emitOpError() << "destination must be in shared memory";
-  if (dest.getShape()[1] % 64 != 0)
-    return emitOpError() << "buffers hold whole 64-column swizzled chunks";
+  if (dest.getShape()[1] % 32 != 0)
+    return emitOpError()
+           << "buffers hold whole swizzled chunks (a multiple of 32 columns)";
   return success();
 }
 
@@ -1490,11 +1493,12 @@ LogicalResult TmemLoadOp::verify() {
       source.getShape()[1] % 8 != 0)
     return emitOpError() << "tensor-memory tiles have 64 rows and a multiple "
                             "of 8 columns";
-  // tcgen05.ld 16x256b reads .x1 to .x32 groups of 8 columns.
-  int64_t groups = source.getShape()[1] / 8;
-  if (!llvm::isPowerOf2_64(groups) || groups > 32)
-    return emitOpError() << "tcgen05.ld 16x256b reads 8, 16, 32, 64, 128 or "
-                            "256 columns, got "
+  // tcgen05.ld 16x256b reads .x1 to .x32 groups of 8 columns (4 registers
+  // a thread each); a count that is not a power of two (96 columns: 12) is
+  // loaded in power-of-two pieces.
+  if (source.getShape()[1] > 256)
+    return emitOpError() << "tcgen05.ld 16x256b reads at most 256 columns "
+                            "(128 registers a thread), got "
                          << source.getShape()[1];
   return success();
 }
@@ -1664,8 +1668,10 @@ LogicalResult StoreOp::verify() {
     return emitOpError() << "bulk stores go through a staging buffer: add "
                             "via(%staging)";
   }
-  if (getBulk() && value.getShape()[1] % 64 != 0)
-    return emitOpError() << "bulk stores copy whole 64-column chunks";
+  if (getBulk() && value.getShape()[1] % 32 != 0)
+    return emitOpError()
+           << "bulk stores copy whole swizzled chunks (a multiple of 32 "
+              "columns)";
   return success();
 }
 
