@@ -163,6 +163,8 @@ def test_sm90a_rotary_warpgroup(case, sms, tmp_path):
         ("load", 40), ("rotary", 104), ("compute", 184)]
     tensors, result = run(base, case, num_sms=sms, seed=7)
     assert em.check_close(case, result, em.reference_outputs(case, tensors)) == []
+
+
 # Head dims 32 and 96: 32-column chunks with the 64-byte swizzle in the tensor maps, the
 # wgmma / tcgen05 descriptors and the staging buffers (not in the H200 fixture: no GPU has
 # run them yet).
