@@ -71,6 +71,35 @@ Value tilePosition(OpBuilder &b, Location loc, const KernelSpec &spec,
   return arith::ConstantIntOp::create(b, loc, 0, 32);
 }
 
+void buildRotaryPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
+                          Value ring, Value rotated, int64_t regs) {
+  MLIRContext *ctx = b.getContext();
+  auto partition = PartitionOp::create(
+      b, loc, b.getStringAttr("rotary"), RoleAttr::get(ctx, Role::rotary),
+      b.getI64IntegerAttr(4), b.getI64IntegerAttr(regs),
+      b.getI64IntegerAttr(1));
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&createBody(partition, {}, loc));
+  auto consume = ConsumeOp::create(b, loc, ring);
+  Type i32 = b.getI32Type();
+  SmallVector<Type> argTypes = {SlotType::get(ctx), i32, i32, i32};
+  auto ringType = cast<ChannelType>(ring.getType());
+  llvm::append_range(argTypes, ringType.getBufferTypes());
+  b.setInsertionPointToStart(&createBody(consume, argTypes, loc));
+  Value row = consume.getRow(), rows = consume.getRows(),
+        head = consume.getHead();
+  SmallVector<Value> sources = rotatedTiles(spec, consume.getBufferArgs());
+  Value position = tilePosition(b, loc, spec, consume.getSlot());
+  auto out = AcquireOp::create(b, loc, rotated);
+  // A ring without buffers only signals: the rotation is in place.
+  SmallVector<Value> dests = sources;
+  if (!out.getBuffers().empty())
+    dests.assign(out.getBuffers().begin(), out.getBuffers().end());
+  rotateTiles(b, loc, spec, sources, dests, {row, rows, position});
+  CommitOp::create(b, loc, out.getSlot(), row, rows, head);
+  ReleaseOp::create(b, loc, consume.getSlot(), /*after_mma=*/false);
+}
+
 /// Rotates shared-memory tiles (in place when `dests` is `sources`).
 void rotateTiles(OpBuilder &b, Location loc, const KernelSpec &spec,
                  ValueRange sources, ValueRange dests, const TileRows &at) {

@@ -56,6 +56,18 @@ Value tilePosition(OpBuilder &b, Location loc, const KernelSpec &spec,
 void rotateTiles(OpBuilder &b, Location loc, const KernelSpec &spec,
                  ValueRange sources, ValueRange dests, const TileRows &at);
 
+/// The rotary warpgroup: takes each slot of the load ring `ring` as the TMA
+/// fills it, rotates q and k (and v), and publishes them through `rotated`.
+/// On sm_100a `rotated` is a second ring of buffers the MMA warp reads; on
+/// sm_90a (KernelPlan::rotaryWarpgroup) it has no buffers and only signals
+/// the consumers, which read the load ring's slot rotated in place (the
+/// table reads then overlap the consumers' work on earlier tiles instead of
+/// standing between a tile's arrival and its first wgmma). The load ring's
+/// slot goes back to the producer once the rotary warpgroup and the
+/// consumer have both released it.
+void buildRotaryPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
+                          Value ring, Value rotated, int64_t regs);
+
 /// The angles of a [block, D] register tile's rotary pairs, read once per
 /// tile, ahead of the products whose results they turn back (which hides
 /// the table reads' latency) and shared by the tile's gradients.

@@ -28,33 +28,6 @@ Value createRotaryRing(OpBuilder &b, Location loc, const KernelSpec &spec,
       "rotated", depth);
 }
 
-void buildRotaryPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
-                          Value ring, Value rotated, int64_t regs) {
-  MLIRContext *ctx = b.getContext();
-  auto partition = PartitionOp::create(
-      b, loc, b.getStringAttr("rotary"), RoleAttr::get(ctx, Role::rotary),
-      b.getI64IntegerAttr(4), b.getI64IntegerAttr(regs),
-      b.getI64IntegerAttr(1));
-  OpBuilder::InsertionGuard g(b);
-  b.setInsertionPointToStart(&createBody(partition, {}, loc));
-  auto consume = ConsumeOp::create(b, loc, ring);
-  Type i32 = b.getI32Type();
-  SmallVector<Type> argTypes = {SlotType::get(ctx), i32, i32, i32};
-  auto ringType = cast<ChannelType>(ring.getType());
-  argTypes.append(ringType.getBufferTypes().begin(),
-                  ringType.getBufferTypes().end());
-  Block &body = createBody(consume, argTypes, loc);
-  b.setInsertionPointToStart(&body);
-  Value row = consume.getRow(), rows = consume.getRows(),
-        head = consume.getHead();
-  SmallVector<Value> sources = rotatedTiles(spec, consume.getBufferArgs());
-  Value position = tilePosition(b, loc, spec, consume.getSlot());
-  auto dests = AcquireOp::create(b, loc, rotated);
-  rotateTiles(b, loc, spec, sources, dests.getBuffers(), {row, rows, position});
-  CommitOp::create(b, loc, dests.getSlot(), row, rows, head);
-  ReleaseOp::create(b, loc, consume.getSlot(), /*after_mma=*/false);
-}
-
 /// The MMA warp's operands: the rotated q, k (and v) when there are rotary
 /// embeddings, else the loaded tiles. Returns the tiles to use, in order,
 /// and sets `rotatedSlot` to the slot of the rotated ring they are in.

@@ -34,39 +34,6 @@ void storeTile(OpBuilder &b, Location loc, const ConsumerContext &c, Value tile,
                   c.oStaging, c.bulkStore ? b.getUnitAttr() : nullptr);
 }
 
-/// The rotary warpgroup of an sm_90a kernel (KernelPlan::rotaryWarpgroup):
-/// it takes each slot of the load ring `ring` as the TMA fills it, rotates
-/// q and k (and v) in place, and signals the consumers through `rotated`, a
-/// ring with no buffers whose slots follow the load ring's one for one. The
-/// table reads then overlap the consumers' work on earlier tiles instead of
-/// standing between a tile's arrival and its first wgmma. The load ring's
-/// slot goes back to the producer only when both the rotary warpgroup and
-/// the consumer have released it.
-void buildRotaryPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
-                          const KernelPlan &plan, Value ring, Value rotated) {
-  MLIRContext *ctx = b.getContext();
-  auto partition = PartitionOp::create(
-      b, loc, b.getStringAttr("rotary"), RoleAttr::get(ctx, Role::rotary),
-      b.getI64IntegerAttr(4), b.getI64IntegerAttr(plan.registers.rotary),
-      b.getI64IntegerAttr(1));
-  OpBuilder::InsertionGuard g(b);
-  b.setInsertionPointToStart(&createBody(partition, {}, loc));
-  auto consume = ConsumeOp::create(b, loc, ring);
-  Type i32 = b.getI32Type();
-  SmallVector<Type> argTypes = {SlotType::get(ctx), i32, i32, i32};
-  auto ringType = cast<ChannelType>(ring.getType());
-  llvm::append_range(argTypes, ringType.getBufferTypes());
-  b.setInsertionPointToStart(&createBody(consume, argTypes, loc));
-  Value row = consume.getRow(), rows = consume.getRows(),
-        head = consume.getHead();
-  SmallVector<Value> tiles = rotatedTiles(spec, consume.getBufferArgs());
-  Value position = tilePosition(b, loc, spec, consume.getSlot());
-  auto signal = AcquireOp::create(b, loc, rotated);
-  rotateTiles(b, loc, spec, tiles, tiles, {row, rows, position});
-  CommitOp::create(b, loc, signal.getSlot(), row, rows, head);
-  ReleaseOp::create(b, loc, consume.getSlot(), /*after_mma=*/false);
-}
-
 /// The sm_90a kernel shell (docs/hopper.md, "Warp roles"), shared by the
 /// forward and the backward: one TMA producer warpgroup fills a ring with the
 /// tiles of `spec.loads`, and `plan.numConsumers` consumer warpgroups each
@@ -88,11 +55,11 @@ void buildHopperKernel(
   Value rotated;
   if (plan.rotaryWarpgroup)
     rotated = createChannel(
-        b, loc, ChannelType::get(ctx, ArrayRef<Type>(), MemorySpace::smem), "rotated",
-        plan.numStages);
+        b, loc, ChannelType::get(ctx, ArrayRef<Type>(), MemorySpace::smem),
+        "rotated", plan.numStages);
   buildLoadPartition(b, loc, spec, values, ring, plan);
   if (rotated)
-    buildRotaryPartition(b, loc, spec, plan, ring, rotated);
+    buildRotaryPartition(b, loc, spec, ring, rotated, plan.registers.rotary);
 
   // Consumers: each owns whole tiles, round-robin over the ring's slots.
   auto consumer = PartitionOp::create(
