@@ -14,6 +14,8 @@ each layer costs:
                               maps from the cache, grid, cuLaunchKernel)
   _fast_forward               + o
   block_attention             the whole eager call, no autograd (check_inputs False / True)
+  block_attention_qkvpacked   the same of q, k, v packed in one [T, 3, H, D] tensor (and with grad,
+                              and fwd+bwd)
   block_attention (grad)      inputs that require grad: + the autograd.Function
   fwd+bwd                     block_attention + torch.autograd.grad
   empty Function (grad), fwd+bwd: torch's floors (an autograd.Function that only allocates)
@@ -121,6 +123,10 @@ def stages(api, q, k, v, cu, do, fake):
                 cu.data_ptr(), 1, *cu.shape, *cu.stride(), scale)
 
     leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+    qkv = torch.stack([q, k, v], 1)  # [T, 3, H, D]
+    qkv_leaf = qkv.clone().requires_grad_()
+    if not fake:
+        blockattn.block_attention_qkvpacked(qkv, cu)  # its first call: the checks' path
 
     class Empty(torch.autograd.Function):
         @staticmethod
@@ -149,6 +155,7 @@ def stages(api, q, k, v, cu, do, fake):
         "_fast_forward": lambda: api._fast_forward(fast, q, k, v, cu, qs, scale),
         "block_attention": lambda: blockattn.block_attention(q, k, v, cu, check_inputs=False),
         "block_attention checked": lambda: blockattn.block_attention(q, k, v, cu),
+        "block_attention_qkvpacked": lambda: blockattn.block_attention_qkvpacked(qkv, cu, check_inputs=False),
     }
     if not fake:  # the checks want CUDA tensors
         result["the checks alone (the slow path's Python checks)"] = checks_path
@@ -159,6 +166,10 @@ def stages(api, q, k, v, cu, do, fake):
         "empty Function fwd+bwd": lambda: torch.autograd.grad(Empty.apply(*leaves, cu), leaves, do),
         "block_attention fwd+bwd": lambda: torch.autograd.grad(
             blockattn.block_attention(*leaves, cu, check_inputs=False), leaves, do),
+        "block_attention_qkvpacked (grad)": lambda: blockattn.block_attention_qkvpacked(
+            qkv_leaf, cu, check_inputs=False),
+        "block_attention_qkvpacked fwd+bwd": lambda: torch.autograd.grad(
+            blockattn.block_attention_qkvpacked(qkv_leaf, cu, check_inputs=False), qkv_leaf, do),
     }
     return result, grad
 

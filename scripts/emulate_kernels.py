@@ -27,7 +27,7 @@ import time
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "python"))
 
 from blockattn import emulation as em  # noqa: E402
-from blockattn._kernels import HEAD_DIMS, find_compiler  # noqa: E402
+from blockattn._kernels import PREBUILT_HEAD_DIMS as HEAD_DIMS, find_compiler  # noqa: E402
 
 
 def split(text):

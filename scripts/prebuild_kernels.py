@@ -7,7 +7,10 @@ then on a GPU machine without it:
     BLOCKATTN_KERNEL_DIR=.prebuilt python3 -m pytest python/tests/gpu
 
 Every combination of --chips, --kinds, --head-dims, --dtypes and --rotary is
-built. A rotary mode other than none is built once per --rotary-variants entry:
+built. The default head dims are the wheel's prebuilt ones (64, 128); the API compiles
+the others (32, 96) on first use, or pass them here, e.g.
+    python3 scripts/prebuild_kernels.py .prebuilt --chips sm_90a,sm_100a \
+        --kinds forward,backward --head-dims 32,96 A rotary mode other than none is built once per --rotary-variants entry:
 plain (position = index in the sequence), pos (an explicit positions tensor),
 rv (v rotated too), pos_rv (both). Each kernel that has a small-grid variant
 (the sm_90a kernels without rotary: the same kernel with one tile per CTA, which
@@ -39,7 +42,7 @@ def _load_kernels_module():
 _kernels = _load_kernels_module()
 ROTARY_MODES, KernelKey, prebuild = _kernels.ROTARY_MODES, _kernels.KernelKey, _kernels.prebuild
 small_grid_key = _kernels.small_grid_key
-HEAD_DIMS = ",".join(map(str, _kernels.HEAD_DIMS))
+HEAD_DIMS = ",".join(map(str, _kernels.PREBUILT_HEAD_DIMS))
 
 VARIANTS = {"plain": (False, False), "pos": (True, False), "rv": (False, True), "pos_rv": (True, True)}
 

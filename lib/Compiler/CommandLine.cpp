@@ -46,7 +46,7 @@ constexpr Flag kFlags[] = {
     {"kernels", FlagKind::List,
      "Compile only these kernel functions of the input (comma-separated)"},
     {"kind", FlagKind::String, "forward or backward (no input)"},
-    {"head-dim", FlagKind::Int, "With --kind: head dimension (128)"},
+    {"head-dim", FlagKind::Int, "With --kind: head dimension: 32, 64, 96 or 128 (128)"},
     {"block-size", FlagKind::Int, "With --kind: block size (64)"},
     {"dtype", FlagKind::String, "With --kind: bf16 or f16"},
     {"heads", FlagKind::Int, "With --kind: static head count (0: run-time)"},
@@ -64,6 +64,10 @@ constexpr Flag kFlags[] = {
     {"emit-blockattn", FlagKind::Bool,
      "With --kind: print the verified blockattn IR of the kernel the flags "
      "describe and stop (no -o needed)"},
+    {"trace", FlagKind::Bool,
+     "Trace the kernels: each warp role records its pipeline events into a "
+     "trace buffer parameter (--trace-records=256 unless given); the "
+     "kernel's name gets the suffix _trace (docs/timeline.md)"},
     {"help", FlagKind::Bool, "Print this help"},
     {"h", FlagKind::Bool, "Print this help"},
 };
@@ -107,14 +111,15 @@ struct PipelineFlag {
 
 /// The options of blockattn-to-ptx that are flags of the tool: those of
 /// blockattn-warp-specialize, from the list in its Passes.td, and
-/// ptx-features. `format` is not: the tool always writes PTX, and a cubin
-/// with --cubin.
+/// ptx-features and trace-records. `format` is not: the tool always writes PTX,
+/// and a cubin with --cubin.
 constexpr PipelineFlag kPipelineFlags[] = {
 #define BLOCKATTN_PASS_OPTION(TYPE, NAME, ARGUMENT, ...)                       \
   {ARGUMENT, &checkPipelineValue<TYPE>},
 #define GEN_PASS_OPTION_LIST_BLOCKATTNWARPSPECIALIZEPASS
 #include "blockattn/Dialect/BlockAttn/Transforms/PassOptionList.h.inc"
     {"ptx-features", &checkPipelineValue<std::string>},
+    {"trace-records", &checkPipelineValue<int64_t>},
 };
 
 const PipelineFlag *lookupPipelineFlag(StringRef name) {
@@ -149,6 +154,10 @@ struct Parser {
   KernelDescription description;
   llvm::StringSet<> given;
   std::string pipelineOptions;
+  bool trace = false;
+  /// Records per lane that --trace asks for when --trace-records is not
+  /// given.
+  static constexpr int64_t kDefaultTraceRecords = 256;
 
   LogicalResult error(const Twine &message) {
     errorStream << "error: " << message << "\n";
@@ -222,6 +231,7 @@ struct Parser {
                          .Case("positions", &d.positions)
                          .Case("rotate-v", &d.rotateV)
                          .Case("emit-blockattn", &inv.emitBlockAttn)
+                         .Case("trace", &trace)
                          .Cases({"help", "h"}, &inv.help);
       return setBool(name, value, *target);
     }
@@ -311,6 +321,11 @@ struct Parser {
     }
     if (inv.outputDirectory.empty() && !inv.emitBlockAttn)
       return error("no output directory (-o DIR) given");
+    if (trace && !given.contains("trace-records"))
+      pipelineOptions +=
+          "trace-records=" + std::to_string(kDefaultTraceRecords) + " ";
+    if (given.contains("trace-records") && !trace)
+      return error("--trace-records needs --trace");
     std::string message;
     llvm::raw_string_ostream os(message);
     if (failed(inv.options.pipeline.parseFromString(pipelineOptions, os)) ||
@@ -319,6 +334,10 @@ struct Parser {
                        ? "invalid pipeline options '" +
                              StringRef(pipelineOptions).rtrim() + "'"
                        : StringRef(message).trim());
+    // 0 is the pipeline's "no trace"; other bad counts it rejects itself.
+    if (trace && inv.options.pipeline.traceRecords == 0)
+      return error("--trace-records=0 would not trace: give a power of two "
+                   "from 4 to 65536");
     return success();
   }
 };

@@ -276,7 +276,7 @@ struct TensorMap {
   int64_t strides[5] = {0}; // bytes, strides[0] = element size
   unsigned box[5] = {0};
   unsigned esize = 0;
-  bool swizzle128 = false;
+  unsigned swizzleBytes = 0; // 64 or 128
   std::string name;
 };
 
@@ -870,11 +870,17 @@ llvm::Error Emulator::buildParams() {
       for (unsigned d = 0; d < m.rank; ++d)
         m.box[d] = unsigned((*box)[d].getAsInteger().value_or(0));
       std::string sw = p->getString("swizzle").value_or("").str();
-      if (sw != "128B")
+      if (sw == "128B")
+        m.swizzleBytes = 128;
+      else if (sw == "64B")
+        m.swizzleBytes = 64;
+      else
         return err("swizzle '" + sw + "' is not emulated");
-      m.swizzle128 = true;
-      if (m.box[0] * m.esize > 128)
-        return err("a 128B-swizzled box's inner extent exceeds 128 bytes");
+      // cuTensorMapEncodeTiled: the inner box extent is at most the swizzle
+      // span.
+      if (m.box[0] * m.esize > m.swizzleBytes)
+        return err("a " + sw + "-swizzled box's inner extent exceeds " +
+                   std::to_string(m.swizzleBytes) + " bytes");
       if (p->getString("oob_fill").value_or("zero") != "zero")
         return err("only zero out-of-bounds fill is emulated");
       tmapOfParam[i] = int(tmaps.size());
@@ -1124,6 +1130,23 @@ llvm::Error Emulator::mbarCompleteTx(uint32_t addr, uint32_t bytes,
 // function of the absolute shared address.
 static uint32_t swizzle128(uint32_t a) { return a ^ (((a >> 7) & 7) << 4); }
 
+// 64-byte swizzle (the same section; CU_TENSOR_MAP_SWIZZLE_64B, CuTe's
+// Swizzle<2,4,3>): within each 512-byte span the 16-byte chunk index inside a
+// 64-byte row (address bits [4,6)) is XORed with address bits [7,9), i.e.
+// with (64-byte row index / 2) % 4.
+static uint32_t swizzle64(uint32_t a) { return a ^ (((a >> 7) & 3) << 4); }
+
+static uint32_t swizzleAddress(uint32_t a, unsigned swizzleBytes) {
+  switch (swizzleBytes) {
+  case 128:
+    return swizzle128(a);
+  case 64:
+    return swizzle64(a);
+  default:
+    return a;
+  }
+}
+
 // cp.async.bulk.tensor, tile mode (PTX ISA 9.7.9.25.5.1 and 5.5 "Tensors"):
 // the box at the given coordinates, innermost dimension contiguous in shared
 // memory; elements outside the tensor read as zero (OOB fill none = zeros);
@@ -1153,8 +1176,7 @@ llvm::Error Emulator::doTmaLoad(AsyncOp &op) {
       for (i[0] = 0; i[0] < m.box[0]; ++i[0], off += m.esize) {
         int64_t c0 = int64_t(op.coords[0]) + i[0];
         uint32_t a = op.smem + off;
-        if (m.swizzle128)
-          a = swizzle128(a);
+        a = swizzleAddress(a, m.swizzleBytes);
         if (rowIn && c0 >= 0 && c0 < m.dims[0]) {
           size_t src =
               size_t(c0 * m.strides[0] + c1 * m.strides[1] + c2 * m.strides[2]);
@@ -1188,8 +1210,7 @@ llvm::Error Emulator::doTmaStore(AsyncOp &op) {
         if (!rowIn || c0 < 0 || c0 >= m.dims[0])
           continue;
         uint32_t a = op.smem + off;
-        if (m.swizzle128)
-          a = swizzle128(a);
+        a = swizzleAddress(a, m.swizzleBytes);
         if (auto e = asyncSharedRead(a, m.esize, "TMA store", op.line))
           return e;
         size_t dst =
@@ -1216,9 +1237,13 @@ llvm::Error Emulator::doTmaStore(AsyncOp &op) {
 // Layout", in units of elements, T = 16 bytes / element size):
 //   K-major:  Swizzle<3,4,3> o ((8,m),(T,2k)) : ((8T,SBO),(1,T))
 //   MN-major: Swizzle<3,4,3> o ((T,8,m),(8,k)) : ((1,T,LBO),(8T,SBO))
-// so for element (mn, k): K-major at start + (mn%8)*128 + (mn/8)*SBO + k*es;
-// MN-major at start + (mn%64)*es + (mn/64)*LBO + (k%8)*128 + (k/8)*SBO, then
-// the address swizzle. `rows` x `cols` are (mn extent) x (k extent).
+// and with 64-byte swizzle:
+//   K-major:  Swizzle<2,4,3> o ((8,m),(T,2k)) : ((4T,SBO),(1,T))
+//   MN-major: Swizzle<2,4,3> o ((T,4,m),(8,k)) : ((1,T,LBO),(4T,SBO))
+// so for element (mn, k), with W the swizzle width in bytes (128 or 64):
+// K-major at start + (mn%8)*W + (mn/8)*SBO + k*es; MN-major at
+// start + (mn%(W/es))*es + (mn/(W/es))*LBO + (k%8)*W + (k/8)*SBO, then the
+// address swizzle. `rows` x `cols` are (mn extent) x (k extent).
 llvm::Error Emulator::readSmemMatrix(uint64_t desc, bool mnMajor, unsigned rows,
                                      unsigned cols, bool bf16,
                                      std::vector<float> &out, unsigned line,
@@ -1235,10 +1260,11 @@ llvm::Error Emulator::readSmemMatrix(uint64_t desc, bool mnMajor, unsigned rows,
                 llvm::formatv("{0} (line {1}): descriptor {2:x}: absolute "
                               "leading-dimension mode is not emulated",
                               what, line, desc));
-  if (d.swizzleBytes != 128 || d.swizzle32BAtom)
+  if ((d.swizzleBytes != 128 && d.swizzleBytes != 64) || d.swizzle32BAtom)
     return fail(nullptr, nullptr,
-                llvm::formatv("{0} (line {1}): descriptor {2:x} is not "
-                              "128-byte swizzled; only that layout is emulated",
+                llvm::formatv("{0} (line {1}): descriptor {2:x} is neither "
+                              "128- nor 64-byte swizzled; only those layouts "
+                              "are emulated",
                               what, line, desc));
   if (d.baseOffset != 0)
     return fail(nullptr, nullptr,
@@ -1256,6 +1282,23 @@ llvm::Error Emulator::readSmemMatrix(uint64_t desc, bool mnMajor, unsigned rows,
       out[size_t(mn) * cols + kk] = bf16 ? bf16ToFloat(h) : f16ToFloat(h);
     }
   return llvm::Error::success();
+}
+
+// Shared bytes [lo, hi) an MMA operand of `rows` (M or N) x 16 (K) elements
+// reads, for the reuse and pending-copy checks: the layout formula of
+// readSmemMatrix is monotonic in (mn, k) before the swizzle, which permutes
+// bytes only inside one swizzle row (W = 128 or 64 bytes, from the
+// descriptor).
+static void operandExtent(uint64_t desc, bool tcgen05, bool mnMajor,
+                          unsigned rows, uint32_t &lo, uint32_t &hi) {
+  SmemDescriptor d = decodeSmemDescriptor(desc, tcgen05);
+  const uint32_t w = d.swizzleBytes == 64 ? 64 : 128;
+  unsigned mn = rows - 1, kk = 15;
+  uint32_t last = mnMajor ? d.start + (mn % (w / 2)) * 2 + (mn / (w / 2)) * d.lbo +
+                                (kk % 8) * w + (kk / 8) * d.sbo
+                          : d.start + (mn % 8) * w + (mn / 8) * d.sbo + kk * 2;
+  lo = d.start & ~(w - 1);
+  hi = (last | (w - 1)) + 1;
 }
 
 // Accumulator and A-operand register fragments of wgmma .m64nNk16 (PTX ISA
@@ -1462,6 +1505,17 @@ uint64_t Emulator::value(Thread &t, const Operand &o) {
       return opt.grid;
     case Special::LaneId:
       return t.tid % 32;
+    // The emulator has no time: both clocks count the instructions run so
+    // far (all CTAs, which run one after the other), the SM's at two cycles
+    // per "nanosecond" of the global timer, so that a trace's clocks are
+    // monotonic and map onto the timer by a line, as on a GPU. Each CTA has
+    // an SM of its own.
+    case Special::Clock64:
+      return 2 * stats.instructions + 1;
+    case Special::GlobalTimer:
+      return stats.instructions + 1;
+    case Special::SmId:
+      return cta;
     }
     return 0;
   case Operand::Symbol:
@@ -1675,16 +1729,7 @@ llvm::Error Emulator::fireCollective(const Instruction &inst, unsigned first,
     unsigned n = unsigned(inst.aux2 & 0xfff);
     auto extent = [&](uint64_t d, bool mnMajor, unsigned rows, uint32_t &lo,
                       uint32_t &hi) {
-      uint32_t start = uint32_t(d & 0x3fff) << 4;
-      uint32_t lbo = uint32_t((d >> 16) & 0x3fff) << 4;
-      uint32_t sbo = uint32_t((d >> 32) & 0x3fff) << 4;
-      unsigned mn = rows - 1, kk = 15;
-      uint32_t last = mnMajor
-                          ? start + (mn % 64) * 2 + (mn / 64) * lbo +
-                                (kk % 8) * 128 + (kk / 8) * sbo
-                          : start + (mn % 8) * 128 + (mn / 8) * sbo + kk * 2;
-      lo = start & ~127u;
-      hi = (last | 127u) + 1;
+      operandExtent(d, /*tcgen05=*/false, mnMajor, rows, lo, hi);
     };
     auto imm = [&](size_t i) { return inst.operands[i].imm != 0; };
     extent(op.descB, rs ? imm(6) : imm(7), n, op.lo, op.hi);
@@ -2071,15 +2116,7 @@ llvm::Error Emulator::tcIssueMma(Thread &t, const Instruction &inst) {
   bool transA = (d >> 15) & 1, transB = (d >> 16) & 1;
   auto extent = [&](uint64_t desc, bool mnMajor, unsigned rows, uint32_t &lo,
                     uint32_t &hi) {
-    uint32_t start = uint32_t(desc & 0x3fff) << 4;
-    uint32_t lbo = uint32_t((desc >> 16) & 0x3fff) << 4;
-    uint32_t sbo = uint32_t((desc >> 32) & 0x3fff) << 4;
-    unsigned mn = rows - 1, kk = 15;
-    uint32_t last = mnMajor ? start + (mn % 64) * 2 + (mn / 64) * lbo +
-                                  (kk % 8) * 128 + (kk / 8) * sbo
-                            : start + (mn % 8) * 128 + (mn / 8) * sbo + kk * 2;
-    lo = start & ~127u;
-    hi = (last | 127u) + 1;
+    operandExtent(desc, /*tcgen05=*/true, mnMajor, rows, lo, hi);
   };
   extent(op.descB, transB, op.n, op.lo, op.hi);
   if (!op.aFromTmem)
@@ -2887,10 +2924,13 @@ uint32_t blockattn::emu::smemElementAddress(const SmemDescriptor &d,
                                             bool mnMajor, unsigned mn,
                                             unsigned k) {
   const unsigned es = 2;
-  uint32_t a = mnMajor ? d.start + (mn % 64) * es + (mn / 64) * d.lbo +
-                             (k % 8) * 128 + (k / 8) * d.sbo
-                       : d.start + (mn % 8) * 128 + (mn / 8) * d.sbo + k * es;
-  return swizzle128(a);
+  // The 128-byte layout unless the descriptor says 64 (the only other one
+  // the emulator accepts).
+  const unsigned w = d.swizzleBytes == 64 ? 64 : 128;
+  uint32_t a = mnMajor ? d.start + (mn % (w / es)) * es + (mn / (w / es)) * d.lbo +
+                             (k % 8) * w + (k / 8) * d.sbo
+                       : d.start + (mn % 8) * w + (mn / 8) * d.sbo + k * es;
+  return swizzleAddress(a, w);
 }
 
 InstrDescriptor blockattn::emu::decodeInstrDescriptor(uint32_t v) {

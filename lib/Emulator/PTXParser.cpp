@@ -440,7 +440,10 @@ private:
         {"%ntid.x", Special::NtidX},
         {"%ctaid.x", Special::CtaidX},
         {"%nctaid.x", Special::NctaidX},
-        {"%laneid", Special::LaneId}};
+        {"%laneid", Special::LaneId},
+        {"%clock64", Special::Clock64},
+        {"%globaltimer", Special::GlobalTimer},
+        {"%smid", Special::SmId}};
     if (auto it = specials.find(name); it != specials.end()) {
       op.kind = Operand::Spec;
       op.spec = it->second;

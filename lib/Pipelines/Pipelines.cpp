@@ -5,6 +5,7 @@
 #include "blockattn/Conversion/Passes.h"
 #include "blockattn/Conversion/WarpSpecToNVVM/PtxFeatures.h"
 #include "blockattn/Dialect/BlockAttn/Transforms/Passes.h"
+#include "blockattn/Dialect/WarpSpec/IR/WarpSpecOps.h"
 #include "blockattn/Dialect/WarpSpec/Transforms/Passes.h"
 
 #include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
@@ -34,6 +35,15 @@ blockattn::verifyBlockAttnToPtxOptions(const BlockAttnToPtxOptions &options,
     errorStream << "blockattn-to-ptx: " << *problem << "\n";
     return failure();
   }
+  if (options.traceRecords != 0 &&
+      !warpspec::TraceLayout::isValidRecordsPerLane(options.traceRecords)) {
+    errorStream << "blockattn-to-ptx: trace-records must be 0 (no trace) or "
+                   "a power of two from "
+                << warpspec::TraceLayout::minRecordsPerLane << " to "
+                << warpspec::TraceLayout::maxRecordsPerLane << ", got "
+                << options.traceRecords << "\n";
+    return failure();
+  }
   return success();
 }
 
@@ -52,6 +62,12 @@ blockattn::buildBlockAttnToPtxPipeline(OpPassManager &pm,
   pm.addPass(warpspec::createWarpSpecAllocateSmemPass());
   pm.addPass(warpspec::createWarpSpecLowerProtocolPass());
   pm.addPass(warpspec::createWarpSpecDispatchPartitionsPass());
+  // Only a traced build runs the pass: an untraced kernel is unchanged.
+  if (options.traceRecords > 0) {
+    warpspec::WarpSpecInsertTracePassOptions trace;
+    trace.records = options.traceRecords;
+    pm.addPass(warpspec::createWarpSpecInsertTracePass(trace));
+  }
   ConvertWarpSpecToNVVMPassOptions convert;
   convert.chip = stringifyChip(options.chip).str();
   convert.features = options.ptxFeatures;

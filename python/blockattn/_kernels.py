@@ -34,7 +34,7 @@ import subprocess
 import tempfile
 
 __all__ = [
-    "HEAD_DIMS", "BLOCK_SIZES", "ROTARY_MODES", "KernelKey", "KernelFiles", "find_kernel", "find_compiler", "compiler_id",
+    "HEAD_DIMS", "PREBUILT_HEAD_DIMS", "BLOCK_SIZES", "ROTARY_MODES", "KernelKey", "KernelFiles", "find_kernel", "find_compiler", "compiler_id",
     "cache_dir", "compile_kernel", "prebuild",
     "SMALL_GRID_TILES", "small_grid_key", "small_grid_limit", "work_items",
 ]
@@ -54,7 +54,11 @@ BUNDLED_COMPILER = NATIVE_DIR / "block-attn-compile"
 # verifier checks. The API checks its arguments against these before it looks
 # for a kernel; python/tests/test_kernel_key.py checks them against the
 # compiler's.
-HEAD_DIMS = (64, 128)
+HEAD_DIMS = (32, 64, 96, 128)
+# The head dims of the wheel's prebuilt kernels (scripts/prebuild_kernels.py's
+# default): the others compile on first use (find_kernel), with the bundled
+# compiler, into the cache.
+PREBUILT_HEAD_DIMS = (64, 128)
 BLOCK_SIZES = (64,)
 ROTARY_MODES = ("none", "half_split", "interleaved")
 

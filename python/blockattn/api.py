@@ -834,18 +834,26 @@ def _fast_forward(fast: _FastPath, q, k, v, cu_seqlens, qs, scale):
     """o, launched through the record; raises _Refused (nothing launched)
     when the library's checks refuse the call."""
     ks, vs, cs = k.shape, v.shape, cu_seqlens.shape
-    if _small_grid(fast.forward_limit, fast.block_size, qs, cs[0]):
+    # _small_grid's rule, written out: a call to it costs as much as the rest
+    # of this function's arithmetic (test_fast_path checks that both paths
+    # pick the same kernel).
+    limit = fast.forward_limit
+    if limit >= 0 and (qs[0] // fast.block_size + (cs[0] - 1 if cs[0] else 0)) * qs[1] <= limit:
         pack, call, handle, _ = fast.forward_small or fast.load_small("forward", q)
     else:
         pack, call, handle, _ = fast.forward
-    o = _empty_like(q, memory_format=_CONTIGUOUS)
-    # o is contiguous and has q's shape (or the library refuses q).
+    # torch.empty_like without a memory format (it preserves q's) parses
+    # no keyword: the cheaper call where q is contiguous, as it almost always is.
+    o = _empty_like(q) if q.is_contiguous() else _empty_like(q, memory_format=_CONTIGUOUS)
+    # o is contiguous and has q's shape: its strides are q's shape's (a
+    # q of another rank than 3 makes a record of another length, which
+    # struct refuses, or an IndexError: both leave the call to the checks).
     if call(handle, pack(
             fast.stream(fast.device),
             q.data_ptr(), len(qs), *qs, *q.stride(),
             k.data_ptr(), len(ks), *ks, *k.stride(),
             v.data_ptr(), len(vs), *vs, *v.stride(),
-            o.data_ptr(), len(qs), *qs, *o.stride(),
+            o.data_ptr(), len(qs), *qs, qs[1] * qs[2], qs[2], 1,
             cu_seqlens.data_ptr(), len(cs), *cs, *cu_seqlens.stride(),
             scale)):
         raise _REFUSED
@@ -862,7 +870,8 @@ def _fast_backward(fast: _FastPath, grad_o, q, k, v, cu_seqlens, scale):
     if not launcher or grad_o.dtype is not q.dtype:
         return None
     qs, ds, cs = q.shape, grad_o.shape, cu_seqlens.shape
-    if _small_grid(fast.backward_limit, fast.block_size, qs, cs[0]):
+    limit = fast.backward_limit  # _small_grid's rule, as in _fast_forward
+    if limit >= 0 and (qs[0] // fast.block_size + (cs[0] - 1 if cs[0] else 0)) * qs[1] <= limit:
         launcher = fast.backward_small or fast.load_small("backward", q)
     pack, call, handle, _ = launcher
     dq = _empty_like(q, memory_format=_CONTIGUOUS)
@@ -922,6 +931,25 @@ _fast_backward_once = torch.autograd.function.once_differentiable(_fast_backward
 _FAST_APPLY = _c_apply(_FastAttentionFunction)
 
 
+def _fast_scale(fast: _FastPath, softmax_scale) -> float:
+    """The scale of a fast call: the default, or a given finite positive
+    float (anything else is left to the checks, which say why)."""
+    if softmax_scale is None:
+        return fast.scale
+    if type(softmax_scale) is float and 0.0 < softmax_scale < _INF:
+        return softmax_scale
+    raise _REFUSED
+
+
+def _fast_checked_cu(cu_seqlens, tokens: int) -> None:
+    """check_inputs=True on the fast path: cu_seqlens' values must have been
+    checked before, as _recalled finds them (else the checks' path checks)."""
+    entry = _CHECKED_CU.get(id(cu_seqlens))
+    if (entry is None or entry[0]() is not cu_seqlens or entry[1] != cu_seqlens._version
+            or entry[2] != cu_seqlens.data_ptr() or entry[3] != tokens):
+        raise _REFUSED
+
+
 def _fast_attention(q, k, v, cu_seqlens, block_size, softmax_scale, check_inputs):
     """block_attention's fast path (see _FastPath); raises _Refused, a
     LookupError, a TypeError (an unhashable block_size) or struct.error (a
@@ -934,18 +962,123 @@ def _fast_attention(q, k, v, cu_seqlens, block_size, softmax_scale, check_inputs
         raise _REFUSED
     if softmax_scale is None:
         scale = fast.scale
-    elif type(softmax_scale) is float and 0.0 < softmax_scale < _INF:
-        scale = softmax_scale
     else:
-        raise _REFUSED
-    if check_inputs:  # the values checked before, as _recalled finds them
-        entry = _CHECKED_CU.get(id(cu_seqlens))
-        if (entry is None or entry[0]() is not cu_seqlens or entry[1] != cu_seqlens._version
-                or entry[2] != cu_seqlens.data_ptr() or entry[3] != qs[0]):
-            raise _REFUSED
+        scale = _fast_scale(fast, softmax_scale)
+    if check_inputs:
+        _fast_checked_cu(cu_seqlens, qs[0])
     if (q.requires_grad or k.requires_grad or v.requires_grad) and _grad_enabled():
         return _FAST_APPLY(q, k, v, cu_seqlens, scale, fast)
     return _fast_forward(fast, q, k, v, cu_seqlens, qs, scale)
+
+
+# block_attention_qkvpacked's fast path: the same launch state and kernels as
+# _fast_attention's (the forward and backward take q, k and v as three
+# tensors); q, k and v are described as the three [T, H, D] slices of qkv,
+# and dq, dk and dv as those of one packed gradient, by address arithmetic
+# instead of views.
+
+
+def _packed_words(base: int, step: int, t: int, h: int, d: int, strides) -> tuple:
+    """The record words of the three [T, H, D] slices of a [T, 3, H, D]
+    tensor at `base` whose slices are `step` bytes apart."""
+    s0, s2, s3 = strides[0], strides[2], strides[3]
+    return (base, 3, t, h, d, s0, s2, s3,
+            base + step, 3, t, h, d, s0, s2, s3,
+            base + 2 * step, 3, t, h, d, s0, s2, s3)
+
+
+def _fast_qkvpacked_forward(fast: _FastPath, qkv, cu_seqlens, scale):
+    """o of the slices of qkv, launched through the forward's record; raises
+    _Refused (nothing launched) when the library refuses the call."""
+    qs, cs = qkv.shape, cu_seqlens.shape
+    t, h, d = qs[0], qs[2], qs[3]
+    limit = fast.forward_limit  # _small_grid's rule, as in _fast_forward
+    if limit >= 0 and (t // fast.block_size + (cs[0] - 1 if cs[0] else 0)) * h <= limit:
+        pack, call, handle, _ = fast.forward_small or fast.load_small("forward", qkv[:, 0])
+    else:
+        pack, call, handle, _ = fast.forward
+    strides = qkv.stride()
+    o = qkv.new_empty((t, h, d))
+    if call(handle, pack(
+            fast.stream(fast.device),
+            *_packed_words(qkv.data_ptr(), strides[1] * qkv.element_size(), t, h, d, strides),
+            o.data_ptr(), 3, t, h, d, h * d, d, 1,
+            cu_seqlens.data_ptr(), len(cs), *cs, *cu_seqlens.stride(),
+            scale)):
+        raise _REFUSED
+    return o
+
+
+def _fast_qkvpacked_backward(fast: _FastPath, grad_o, qkv, cu_seqlens, scale):
+    """dqkv, one contiguous [T, 3, H, D] tensor whose slices the backward
+    kernel writes, or None when the library refuses (the caller takes
+    backward())."""
+    launcher = fast.backward
+    if launcher is None:
+        launcher = fast.load_backward(qkv[:, 0])
+    if not launcher or grad_o.dtype is not qkv.dtype:
+        return None
+    qs, ds, cs = qkv.shape, grad_o.shape, cu_seqlens.shape
+    t, h, d = qs[0], qs[2], qs[3]
+    limit = fast.backward_limit
+    if limit >= 0 and (t // fast.block_size + (cs[0] - 1 if cs[0] else 0)) * h <= limit:
+        launcher = fast.backward_small or fast.load_small("backward", qkv[:, 0])
+    pack, call, handle, _ = launcher
+    dqkv = qkv.new_empty(qs)
+    size = qkv.element_size()
+    if call(handle, pack(
+            fast.stream(fast.device),
+            *_packed_words(qkv.data_ptr(), qkv.stride(1) * size, t, h, d, qkv.stride()),
+            grad_o.data_ptr(), len(ds), *ds, *grad_o.stride(),
+            *_packed_words(dqkv.data_ptr(), h * d * size, t, h, d, (3 * h * d, h * d, d, 1)),
+            cu_seqlens.data_ptr(), len(cs), *cs, *cu_seqlens.stride(),
+            scale)):
+        return None
+    return dqkv
+
+
+class _FastQKVPackedFunction(torch.autograd.Function):
+    """_QKVPackedFunction for the fast path (no rotary)."""
+
+    @staticmethod
+    def forward(ctx, qkv, cu_seqlens, softmax_scale, fast):
+        o = _fast_qkvpacked_forward(fast, qkv, cu_seqlens, softmax_scale)
+        ctx.save_for_backward(qkv, cu_seqlens)
+        ctx.softmax_scale, ctx.fast = softmax_scale, fast
+        return o
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, grad_o):
+        qkv, cu_seqlens = ctx.saved_tensors
+        fast = ctx.fast
+        dqkv = _fast_qkvpacked_backward(fast, grad_o, qkv, cu_seqlens, ctx.softmax_scale)
+        if dqkv is None:
+            dqkv = _packed_empty(qkv)
+            backward(grad_o, *qkv.unbind(1), cu_seqlens, fast.block_size, ctx.softmax_scale,
+                     grads=dqkv.unbind(1))
+        return dqkv, None, None, None
+
+
+_FAST_QKVPACKED_APPLY = _c_apply(_FastQKVPackedFunction)
+
+
+def _fast_qkvpacked(qkv, cu_seqlens, block_size, softmax_scale, check_inputs):
+    """block_attention_qkvpacked's fast path; raises what _fast_attention
+    raises for a call it does not take."""
+    qs = qkv.shape
+    if len(qs) != 4 or qs[1] != 3:
+        raise _REFUSED
+    dtype, device = qkv.dtype, qkv.get_device()
+    fast = _FAST[dtype, qs[3], device, block_size]
+    if fast is None or cu_seqlens.dtype is not _INT32 or cu_seqlens.get_device() != device:
+        raise _REFUSED
+    scale = _fast_scale(fast, softmax_scale)
+    if check_inputs:
+        _fast_checked_cu(cu_seqlens, qs[0])
+    if qkv.requires_grad and _grad_enabled():
+        return _FAST_QKVPACKED_APPLY(qkv, cu_seqlens, scale, fast)
+    return _fast_qkvpacked_forward(fast, qkv, cu_seqlens, scale)
 
 
 def _check_packed(name: str, t, count: int) -> None:
@@ -1021,7 +1154,7 @@ def block_attention_qkvpacked(
 
     Args:
         qkv: ``[T, 3, H, D]``, as ``Linear(E, 3 * E)(x).view(T, 3, H, D)``
-            gives it; bf16 or fp16, D in (64, 128), the last dimension
+            gives it; bf16 or fp16, D in (32, 64, 96, 128), the last dimension
             contiguous, strides and address 16-byte aligned. It is read in
             place (no copy).
         cu_seqlens, block_size, softmax_scale, out, check_inputs, rotary: as
@@ -1034,6 +1167,12 @@ def block_attention_qkvpacked(
         ``block_attention`` on views of qkv, where autograd zero-fills a
         packed gradient per view and adds them).
     """
+    if (out is None and rotary is None and not _is_compiling() and type(qkv) is _Tensor
+            and type(cu_seqlens) is _Tensor and not _functorch_active()):
+        try:
+            return _fast_qkvpacked(qkv, cu_seqlens, block_size, softmax_scale, check_inputs)
+        except (_Refused, LookupError, TypeError, struct.error):
+            pass  # as in block_attention
     _check_packed("qkv", qkv, 3)
     q, k, v = qkv.unbind(1)
     eager = not torch.compiler.is_compiling()
@@ -1042,6 +1181,8 @@ def block_attention_qkvpacked(
     if out is not None:
         return forward(q, k, v, cu_seqlens, block_size, scale, out, *rope)
     if eager and type(qkv) is torch.Tensor and not _functorch_active():
+        if rotary is None and type(cu_seqlens) is torch.Tensor and q.is_cuda:
+            _register_fast(q, block_size)
         if qkv.requires_grad and torch.is_grad_enabled():
             return _eager_apply(_QKVPackedFunction, qkv, cu_seqlens, block_size, scale, *rope)
         return forward(q, k, v, cu_seqlens, block_size, scale, None, *rope)
@@ -1115,7 +1256,7 @@ def block_attention(
     """Fixed block-diagonal self-attention over packed jagged sequences.
 
     Args:
-        q, k, v: ``[T, H, D]`` CUDA tensors, bf16 or fp16, D in (64, 128); the
+        q, k, v: ``[T, H, D]`` CUDA tensors, bf16 or fp16, D in (32, 64, 96, 128); the
             last dimension contiguous, strides and address 16-byte aligned.
         cu_seqlens: int32 ``[B+1]``, ``cu_seqlens[0] == 0``, non-decreasing,
             ``cu_seqlens[B] == T``. Empty sequences are allowed.

@@ -222,3 +222,13 @@ def test_checked_cache_holds_no_tensor_alive():
     del cu
     gc.collect()
     assert ref() is None
+
+
+@pytest.mark.parametrize("name", blockattn._API)
+def test_entry_points_are_module_attributes_after_first_use(name):
+    """`blockattn.block_attention` resolves through the module's __getattr__ (the lazy import)
+    once; afterwards it is a plain attribute, so that a call does not pay for an import
+    statement each time (issue 22's host time)."""
+    function = getattr(blockattn, name)
+    assert function is getattr(api, name)
+    assert vars(blockattn)[name] is function

@@ -165,7 +165,7 @@ def test_tables_that_require_grad():
 
 @pytest.mark.parametrize("d", [48, 80])
 def test_head_dim_rule(d):
-    """Odd multiples of 16 pass the rotary rule (the kernels then support 64 and 128 only)."""
+    """Odd multiples of 16 pass the rotary rule (the kernels then support 32, 64, 96 and 128 only)."""
     cos, sin = tables(8, d)
     check(blockattn.Rotary(cos, sin), q=q_like(d))
 

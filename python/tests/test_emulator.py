@@ -116,6 +116,13 @@ VARIANT_CASES = [
     ("sm_100a", em.Case("forward", 128, "bf16", "interleaved", rotate_v=True)),
     ("sm_100a", em.Case("backward", 64, "bf16", "half_split", positions=True, rotate_v=True)),
     ("sm_100a", em.Case("backward", 128, "f16", "interleaved", positions=True)),
+    # Head dims 32 and 96 (64-byte-swizzled tiles; at 96 the half-split pairs cross chunks
+    # and 96 of the 128 threads rotate).
+    ("sm_90a", em.Case("forward", 96, "bf16", "half_split", positions=True)),
+    ("sm_90a", em.Case("backward", 32, "f16", "interleaved", rotate_v=True)),
+    ("sm_90a", em.Case("backward", 96, "bf16", "half_split", rotate_v=True)),
+    ("sm_100a", em.Case("forward", 32, "bf16", "half_split", rotate_v=True)),
+    ("sm_100a", em.Case("backward", 96, "f16", "interleaved", positions=True, rotate_v=True)),
 ]
 
 
@@ -156,6 +163,44 @@ def test_sm90a_rotary_warpgroup(case, sms, tmp_path):
         ("load", 40), ("rotary", 104), ("compute", 184)]
     tensors, result = run(base, case, num_sms=sms, seed=7)
     assert em.check_close(case, result, em.reference_outputs(case, tensors)) == []
+
+
+# Head dims 32 and 96: 32-column chunks with the 64-byte swizzle in the tensor maps, the
+# wgmma / tcgen05 descriptors and the staging buffers (not in the H200 fixture: no GPU has
+# run them yet).
+HEAD_DIM_CASES = [
+    (chip, em.Case(kind, d, dtype))
+    for chip in ("sm_90a", "sm_100a")
+    for kind, d, dtype in (("forward", 32, "bf16"), ("forward", 96, "f16"),
+                           ("backward", 32, "f16"), ("backward", 96, "bf16"))
+]
+
+
+@pytest.mark.parametrize("chip,case", HEAD_DIM_CASES, ids=lambda x: x if isinstance(x, str) else x.name)
+def test_head_dims_32_96_match_reference(chip, case, kernels):
+    tensors, out = run(kernels(case, chip), case)
+    assert em.check_close(case, out, em.reference_outputs(case, tensors)) == []
+    for name in case.outputs:
+        assert (out[name] != em.POISON).all()
+
+
+@pytest.mark.parametrize("chip", ["sm_90a", "sm_100a"])
+def test_planted_swizzle_64b_read_as_128b(chip, kernels, tmp_path):
+    """The 64-byte swizzle matters: the same kernel whose tensor maps write with the
+    64-byte swizzle, but whose MMA descriptors read with the 128-byte one (the wgmma
+    field 2 -> 1 at bits 62-63, tcgen05 4 -> 2 at bits 61-63: bit 63 -> bit 62), misses
+    the reference."""
+    case = em.Case("forward", 96, "bf16")
+    base = kernels(case, chip)
+
+    def edit(text):
+        # The descriptors' fixed bits are one 64-bit immediate OR-ed into the start address.
+        return re.sub(r"or\.b64(\s+)(%rd\d+), (%rd\d+), -9223(\d+);",
+                      lambda m: f"or.b64{m.group(1)}{m.group(2)}, {m.group(3)}, "
+                                f"{(-9223 * 10 ** len(m.group(4)) - int(m.group(4))) + (1 << 63) + (1 << 62)};",
+                      text)
+
+    assert_caught(base, case, planted(base, tmp_path, edit))
 
 
 @pytest.mark.parametrize("kind", ["forward", "backward"])

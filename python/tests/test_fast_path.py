@@ -341,3 +341,114 @@ def test_small_grid_variant_falls_back_to_the_default_kernel(monkeypatch):
     with torch.no_grad():
         api.forward(q, k, v, cu, 64, 0.5)
     assert calls == ["forward"] and api._SMALL[key][1] is api._KERNELS[key][0]
+
+
+# block_attention_qkvpacked's fast path: the same kernels, q, k, v (and dq, dk, dv) described as
+# the slices of one packed tensor by address arithmetic.
+
+
+def packed_inputs(requires_grad=False):
+    qkv = torch.randn(T, 3, H, D).to(torch.bfloat16).requires_grad_(requires_grad)
+    return qkv, torch.tensor(CU, dtype=torch.int32)
+
+
+@pytest.fixture
+def records(fake, monkeypatch):
+    """The words of each record the fast path packs, by kind."""
+    fast = api._FAST[torch.bfloat16, D, -1, 64]
+    seen = {"forward": [], "backward": []}
+    for kind in seen:
+        pack, call, handle, plan = getattr(fast, kind)
+
+        def recording(*words, pack=pack, kind=kind):
+            seen[kind].append(words)
+            return pack(*words)
+
+        monkeypatch.setattr(fast, kind, (recording, call, handle, plan))
+    monkeypatch.setattr(fast, "forward_limit", -1)  # the default kernels only
+    monkeypatch.setattr(fast, "backward_limit", -1)
+    return seen
+
+
+def without(words, *indices):
+    return [w for i, w in enumerate(words) if i not in indices]
+
+
+def test_qkvpacked_fast_forward_describes_the_slices(fake, records):
+    """The packed forward's record is the one block_attention packs for qkv.unbind(1), but for
+    o's address (word 25: the stream, then 8 words per [T, H, D] tensor)."""
+    qkv, cu = packed_inputs()
+    before = fake.fakeCudaLaunches()
+    o = blockattn.block_attention_qkvpacked(qkv, cu, check_inputs=False)
+    assert fake.fakeCudaLaunches() == before + 1
+    assert o.shape == (T, H, D) and o.is_contiguous() and o.grad_fn is None
+    blockattn.block_attention(*qkv.unbind(1), cu, check_inputs=False)
+    packed, views = records["forward"]
+    assert without(packed, 25) == without(views, 25)
+    assert packed[25] == o.data_ptr()
+
+
+def test_qkvpacked_fast_backward_writes_one_packed_gradient(fake, records):
+    qkv, cu = packed_inputs(requires_grad=True)
+    o = blockattn.block_attention_qkvpacked(qkv, cu, check_inputs=False)
+    assert type(o.grad_fn).__name__ == "_FastQKVPackedFunctionBackward"
+    do = torch.randn_like(o)
+    before = fake.fakeCudaLaunches()
+    (dqkv,) = torch.autograd.grad(o, qkv, do)
+    assert fake.fakeCudaLaunches() == before + 1
+    assert dqkv.shape == qkv.shape and dqkv.is_contiguous()
+    (words,) = records["backward"]
+    # The record of the unpacked call: q, k, v, do, then dq, dk, dv as the slices of dqkv.
+    expected = [0xABC]
+    for t in (*qkv.detach().unbind(1), do, *dqkv.unbind(1)):
+        expected += [t.data_ptr(), t.dim(), *t.shape, *t.stride()]
+    expected += [cu.data_ptr(), 1, len(CU), 1, 1.0 / math.sqrt(D)]
+    assert list(words) == expected
+
+
+def test_qkvpacked_fast_path_with_the_value_check_memo(fake):
+    qkv, cu = packed_inputs()
+    with pytest.raises(SlowPath):  # not checked yet
+        blockattn.block_attention_qkvpacked(qkv, cu)
+    api._cu_values(cu, T)
+    before = fake.fakeCudaLaunches()
+    blockattn.block_attention_qkvpacked(qkv, cu)
+    assert fake.fakeCudaLaunches() == before + 1
+
+
+def slices_off_alignment(qkv):
+    """qkv's values in a buffer whose slices are H * D + 1 elements apart: q is aligned, k and v
+    are not (the library refuses k's tensor map)."""
+    buffer = torch.zeros(T * (3 * H * D + 8), dtype=qkv.dtype)
+    view = buffer.as_strided((T, 3, H, D), (3 * H * D + 8, H * D + 1, D, 1))
+    view.copy_(qkv.detach())
+    return view.requires_grad_(qkv.requires_grad)
+
+
+PACKED_REFUSED = {
+    "kv-packed shape": lambda qkv, cu: (qkv[:, :2], cu, {}),
+    "3-D qkv": lambda qkv, cu: (qkv.flatten(2), cu, {}),
+    "misaligned qkv": lambda qkv, cu: (misaligned(qkv), cu, {}),
+    "k and v off 16 bytes": lambda qkv, cu: (slices_off_alignment(qkv), cu, {}),
+    "int64 cu_seqlens": lambda qkv, cu: (qkv, cu.long(), {}),
+    "block size 32": lambda qkv, cu: (qkv, cu, {"block_size": 32}),
+    "a negative scale": lambda qkv, cu: (qkv, cu, {"softmax_scale": -1.0}),
+    "out": lambda qkv, cu: (qkv, cu, {"out": torch.empty(T, H, D, dtype=torch.bfloat16)}),
+}
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+@pytest.mark.parametrize("case", sorted(PACKED_REFUSED))
+def test_qkvpacked_refused_calls_launch_nothing(fake, monkeypatch, case, requires_grad):
+    """What the packed fast path does not take reaches the checks (_check_packed's first step,
+    replaced here) and launches nothing."""
+    qkv, cu, kwargs = PACKED_REFUSED[case](*packed_inputs(requires_grad))
+
+    def slow(*args, **kw):
+        raise SlowPath
+
+    monkeypatch.setattr(api, "_check_packed", slow)
+    before = fake.fakeCudaLaunches()
+    with pytest.raises(SlowPath):
+        blockattn.block_attention_qkvpacked(qkv, cu, check_inputs=False, **kwargs)
+    assert fake.fakeCudaLaunches() == before

@@ -184,5 +184,11 @@ def test_supported_shapes_are_the_compilers():
 
     for d in (32, 64, 80, 96, 128, 192, 256):
         assert accepts(f"--head-dim={d}") == (d in _kernels.HEAD_DIMS), d
+    # Fused rotary embeddings at every head dim.
+    for d in _kernels.HEAD_DIMS:
+        run = subprocess.run([compiler, "--kind=forward", f"--head-dim={d}", "--rotary=half_split",
+                              "--emit-blockattn"], capture_output=True, text=True)
+        assert run.returncode == 0, (d, run.stderr)
+    assert set(_kernels.PREBUILT_HEAD_DIMS) <= set(_kernels.HEAD_DIMS)
     for b in (32, 64, 128):
         assert accepts(f"--block-size={b}") == (b in _kernels.BLOCK_SIZES), b

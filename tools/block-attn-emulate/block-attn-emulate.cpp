@@ -89,6 +89,23 @@ static int decodeDescriptors() {
     uint64_t v;
     if (text.getAsInteger(0, v))
       return fail("bad line '" + line + "'");
+    if (label.starts_with("swizzle64B(")) {
+      // Element (r, c) of a 64-byte-swizzled K-major tile at address 0 (c <
+      // 32: one row of the swizzle atom; the next 32 columns are the next
+      // chunk).
+      unsigned r, c;
+      if (sscanf(label.str().c_str(), "swizzle64B(%u, %u)", &r, &c) != 2)
+        return fail("bad label '" + label + "'");
+      if (c >= 32)
+        continue;
+      SmemDescriptor d;
+      d.sbo = 512;
+      d.swizzleBytes = 64;
+      uint32_t a = smemElementAddress(d, false, r, c);
+      outs() << label << ": emulator " << a << ", CUTLASS " << v
+             << (a == v ? "" : " MISMATCH") << "\n";
+      continue;
+    }
     if (label.starts_with("swizzle(")) {
       // Element (r, c) of a K-major tile at address 0 (c < 64: one row of
       // the swizzle atom; the tile's next 64 columns are the next atom).

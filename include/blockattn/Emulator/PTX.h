@@ -23,7 +23,17 @@
 namespace blockattn::emu {
 
 /// Special registers the kernels read (PTX ISA, "Special Registers").
-enum class Special : uint8_t { TidX, NtidX, CtaidX, NctaidX, LaneId };
+enum class Special : uint8_t {
+  TidX,
+  NtidX,
+  CtaidX,
+  NctaidX,
+  LaneId,
+  // A traced kernel's clocks (block-attn-compile --trace) and its SM.
+  Clock64,
+  GlobalTimer,
+  SmId
+};
 
 struct Operand {
   enum Kind : uint8_t {

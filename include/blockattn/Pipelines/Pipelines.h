@@ -10,6 +10,8 @@
 //                                                 mbarrier-level slot ops
 //   warpspec-dispatch-partitions                  warp ranges, registers,
 //                                                 replica/thread indices
+//   warpspec-insert-trace{records}                with trace-records > 0:
+//                                                 pipeline events recorded
 //   convert-warpspec-to-nvvm{chip}                warpspec -> NVVM/LLVM
 //   convert-nvvm-to-llvm, reconcile-unrealized-casts
 //   gpu-module-to-binary{format}                  PTX (isa) or cubin (bin)
@@ -52,6 +54,14 @@ struct BlockAttnToPtxOptions
                      "newer on sm_90a, +ptx86 or newer on sm_100a, up to "
                      "+ptx90"),
       llvm::cl::init("+ptx86")};
+  PassOptions::Option<int64_t> traceRecords{
+      *this, "trace-records",
+      llvm::cl::desc("Trace the kernels (warpspec-insert-trace): each warp "
+                     "role records up to this many pipeline events per CTA "
+                     "(a power of two from 4 to 65536) into a trace buffer "
+                     "parameter, and the kernel's name gets the suffix "
+                     "_trace; 0 (the default) leaves the kernels untouched"),
+      llvm::cl::init(0)};
 };
 
 /// Checks the options no pass checks before LLVM's NVPTX backend would abort

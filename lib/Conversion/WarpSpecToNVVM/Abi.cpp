@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Prologue.h"
+#include "blockattn/Conversion/WarpSpecToNVVM/Descriptors.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
@@ -28,6 +29,9 @@ std::string argName(func::FuncOp func, unsigned index) {
 struct ArgUses {
   bool tma = false;
   int64_t tmaRows = 0;
+  /// The width of the tiles TMA moves (their head dimension), which decides
+  /// the box's chunk width and swizzle (nvdesc::SwizzledTile).
+  int64_t tmaCols = 0;
   bool pointer = false;
   SmallVector<bool> dims;
 };
@@ -53,6 +57,7 @@ mlir::blockattn::lowering::buildKernelParams(func::FuncOp func,
                << " rows; one tensor map serves one box shape";
       u.tma = true;
       u.tmaRows = rows;
+      u.tmaCols = load.getDest().getType().getShape()[1];
     } else if (auto store = dyn_cast<StoreOp>(op)) {
       ArgUses &u = uses[store.getDest()];
       u.pointer = true;
@@ -65,10 +70,20 @@ mlir::blockattn::lowering::buildKernelParams(func::FuncOp func,
                                    << u.tmaRows << " rows";
         u.tma = true;
         u.tmaRows = rows;
+        u.tmaCols = store.getValue().getType().getShape()[1];
       }
-    } else if (auto loop = dyn_cast<TileLoopOp>(op))
+    } else if (auto loop = dyn_cast<TileLoopOp>(op)) {
       uses[loop.getCuSeqlens()].pointer = true;
-    else if (isa<RotateOp, RotateTileOp, RotaryAnglesOp>(op)) {
+    } else if (isa<TraceAnchorOp, TraceLaneOp>(op)) {
+      // The trace buffer: base and length (in 8-byte words), which bounds
+      // the CTAs that record.
+      Value buffer = isa<TraceLaneOp>(op) ? cast<TraceLaneOp>(op).getBuffer()
+                                          : cast<TraceAnchorOp>(op).getBuffer();
+      if (!uses.count(buffer))
+        return op->emitOpError()
+               << "trace buffer must be an argument of the kernel function";
+      uses[buffer].pointer = true;
+    } else if (isa<RotateOp, RotateTileOp, RotaryAnglesOp>(op)) {
       // Tables: base, row stride and row count (positions are clamped into
       // it); positions: base and length.
       Value cos, sin, positions;
@@ -141,7 +156,8 @@ mlir::blockattn::lowering::buildKernelParams(func::FuncOp func,
       KernelParam p{KernelParam::Kind::TensorMap, name + "_tmap", name,
                     "tensormap"};
       p.elementType = type.getElementType();
-      p.box = {64, 1, u.tmaRows};
+      // One box is one chunk of the tile (nvdesc::SwizzledTile).
+      p.box = {nvdesc::SwizzledTile::chunkColsFor(u.tmaCols), 1, u.tmaRows};
       p.source = arg;
       params.push_back(p);
     }
@@ -201,6 +217,49 @@ static std::string typeName(Type type) {
   return s;
 }
 
+/// What a host needs to size and decode a traced kernel's buffer: the
+/// layout per CTA (TraceLayout), the lanes (partition replicas in warp
+/// order), the header's words, the record's fields, and the names of the
+/// event codes and of the channels that waits and arrivals name.
+static DictionaryAttr buildTraceManifest(OpBuilder &b, KernelOp kernel,
+                                         const TraceLayout &layout) {
+  SmallVector<Attribute> lanes;
+  for (PartitionOp partition : kernel.getPartitions())
+    for (int64_t r = 0, e = partition.getReplicas(); r < e; ++r)
+      lanes.push_back(b.getDictionaryAttr(
+          {b.getNamedAttr("partition", partition.getNameAttr()),
+           b.getNamedAttr("role",
+                          b.getStringAttr(stringifyRole(partition.getRole()))),
+           b.getNamedAttr("replica", b.getI64IntegerAttr(r))}));
+  SmallVector<StringRef> events = {"none"};
+  for (uint32_t code = 1; code <= getMaxEnumValForTraceEvent(); ++code)
+    events.push_back(stringifyTraceEvent(*symbolizeTraceEvent(code)));
+  SmallVector<StringRef> channels;
+  for (ChannelOp channel : kernel.getChannels())
+    channels.push_back(channel.getName());
+  return b.getDictionaryAttr({
+      b.getNamedAttr("param", b.getStringAttr("trace")),
+      b.getNamedAttr("cta_bytes", b.getI64IntegerAttr(layout.ctaBytes())),
+      b.getNamedAttr("header_bytes", b.getI64IntegerAttr(layout.headerBytes())),
+      // u64 words, in order.
+      b.getNamedAttr("header", b.getStrArrayAttr(
+                                   {"start_globaltimer", "start_clock",
+                                    "end_globaltimer", "end_clock", "smid"})),
+      b.getNamedAttr("record_bytes",
+                     b.getI64IntegerAttr(TraceLayout::recordBytes)),
+      // Little-endian: clock (u64), event (u8), detail (u8), 2 bytes of
+      // zeros, value (i32).
+      b.getNamedAttr("record",
+                     b.getStrArrayAttr({"clock:u64", "event:u8", "detail:u8",
+                                        "pad:u16", "value:i32"})),
+      b.getNamedAttr("records_per_lane",
+                     b.getI64IntegerAttr(layout.recordsPerLane)),
+      b.getNamedAttr("lanes", b.getArrayAttr(lanes)),
+      b.getNamedAttr("events", b.getStrArrayAttr(events)),
+      b.getNamedAttr("channels", b.getStrArrayAttr(channels)),
+  });
+}
+
 DictionaryAttr mlir::blockattn::lowering::buildManifest(
     OpBuilder &b, func::FuncOp func, KernelOp kernel,
     ArrayRef<KernelParam> params, int64_t threads, int64_t maxRegisters) {
@@ -218,12 +277,14 @@ DictionaryAttr mlir::blockattn::lowering::buildManifest(
           b.getNamedAttr("dtype", b.getStringAttr(typeName(p.elementType))));
     if (p.kind == KernelParam::Kind::TensorMap) {
       // A rank-3 map over [T, H, D] (innermost first: D, H, T); one box is
-      // 64 columns (128 bytes, the 128-byte swizzle's span) x 1 head x the
+      // one chunk (64 columns = 128 bytes, the 128-byte swizzle's span, or
+      // 32 columns = 64 bytes with the 64-byte swizzle) x 1 head x the
       // tile's rows.
       fields.push_back(b.getNamedAttr(
           "dims", b.getStrArrayAttr({"head_dim", "heads", "tokens"})));
       fields.push_back(b.getNamedAttr("box", b.getI64ArrayAttr(p.box)));
-      fields.push_back(b.getNamedAttr("swizzle", b.getStringAttr("128B")));
+      fields.push_back(b.getNamedAttr(
+          "swizzle", b.getStringAttr(p.box[0] == 64 ? "128B" : "64B")));
       fields.push_back(b.getNamedAttr("interleave", b.getStringAttr("none")));
       fields.push_back(b.getNamedAttr("l2_promotion", b.getStringAttr("128B")));
       fields.push_back(b.getNamedAttr("oob_fill", b.getStringAttr("zero")));
@@ -263,6 +324,9 @@ DictionaryAttr mlir::blockattn::lowering::buildManifest(
          b.getNamedAttr("replicas", partition.getReplicasAttr()),
          b.getNamedAttr("registers", partition.getNumRegsAttr())}));
   entries.push_back(b.getNamedAttr("partitions", b.getArrayAttr(roles)));
+  if (std::optional<TraceLayout> layout = kernel.getTraceLayout())
+    entries.push_back(
+        b.getNamedAttr("trace", buildTraceManifest(b, kernel, *layout)));
   if (DictionaryAttr info = kernel.getInfoAttr())
     for (NamedAttribute entry : info)
       entries.push_back(entry);

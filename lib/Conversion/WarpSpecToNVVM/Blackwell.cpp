@@ -148,10 +148,10 @@ MmaAsyncLowering::matchAndRewrite(MmaAsyncOp op, OpAdaptor adaptor,
       m, n, tcgen05Type(aType.getElementType()),
       tcgen05Type(bType.getElementType()), Tcgen05Type::F32,
       /*aMNMajor=*/!aKMajor, /*bMNMajor=*/!bKMajor);
-  uint64_t aFixed =
-      aKMajor ? tcgen05KMajorDescriptor(0) : tcgen05MNMajorDescriptor(0, aTile);
-  uint64_t bFixed =
-      bKMajor ? tcgen05KMajorDescriptor(0) : tcgen05MNMajorDescriptor(0, bTile);
+  uint64_t aFixed = aKMajor ? tcgen05KMajorDescriptor(0, aTile)
+                            : tcgen05MNMajorDescriptor(0, aTile);
+  uint64_t bFixed = bKMajor ? tcgen05KMajorDescriptor(0, bTile)
+                            : tcgen05MNMajorDescriptor(0, bTile);
   Value aStart = aInTmem ? Value() : e.smemAddress(aAddr);
   Value bStart = e.smemAddress(bPtr);
   Value dPtr = tmemPointer(e, d);
@@ -165,10 +165,10 @@ MmaAsyncLowering::matchAndRewrite(MmaAsyncOp op, OpAdaptor adaptor,
                   ? tmemPointer(e, e.add(aAddr, e.i32(step * aColumnsPerStep)))
                   : e.smemDescriptor(aFixed, aStart,
                                      aKMajor ? kMajorStepOffset(aTile, step)
-                                             : mnMajorStepOffset(step));
+                                             : mnMajorStepOffset(aTile, step));
     Value bDesc = e.smemDescriptor(bFixed, bStart,
                                    bKMajor ? kMajorStepOffset(bTile, step)
-                                           : mnMajorStepOffset(step));
+                                           : mnMajorStepOffset(bTile, step));
     // The first step overwrites D, the others accumulate.
     Value accumulate = LLVM::ConstantOp::create(e.b, e.loc, e.i1T(),
                                                 e.b.getBoolAttr(step > 0));
@@ -197,16 +197,31 @@ TmemLoadLowering::matchAndRewrite(TmemLoadOp op, OpAdaptor adaptor,
   Value address = adaptor.getSource();
   AccType type = op.getResult().getType();
   int64_t regs = type.getShape()[1] / 2; // 16x256b: 4 registers per 8 columns
-  Value ptr = tmemPointer(e, e.add(address, warpLanes(e)));
-  Type vec = VectorType::get({regs}, e.i32T());
-  Value loaded = NVVM::Tcgen05LdOp::create(
-      e.b, e.loc, vec, /*pack=*/false, NVVM::Tcgen05LdStShape::SHAPE_16X256B,
-      ptr, Value());
+  Value lanes = e.add(address, warpLanes(e));
+  // The repetition count (.x1 .. .x128) is a power of two: a width that is
+  // not (head dim 96: 48 registers) loads as several pieces, widest first,
+  // whose registers follow each other in the fragment (register r of the
+  // 16x256b layout holds column 8 (r / 4) + ..., so a piece starting at
+  // column c holds registers 4 c / 8 onwards).
+  SmallVector<Value> pieces;
+  SmallVector<int64_t> pieceRegs;
+  for (int64_t done = 0; done < regs;) {
+    int64_t n = static_cast<int64_t>(llvm::bit_floor(uint64_t(regs - done)));
+    Value ptr = tmemPointer(
+        e, done == 0 ? lanes : e.add(lanes, e.i32(done * 2))); // 2 columns/reg
+    pieces.push_back(NVVM::Tcgen05LdOp::create(
+        e.b, e.loc, VectorType::get({n}, e.i32T()), /*pack=*/false,
+        NVVM::Tcgen05LdStShape::SHAPE_16X256B, ptr, Value()));
+    pieceRegs.push_back(n);
+    done += n;
+  }
   NVVM::Tcgen05WaitOp::create(e.b, e.loc, NVVM::Tcgen05WaitKind::LOAD);
   SmallVector<Value> fragment;
-  for (int64_t r = 0; r < regs; ++r) {
-    Value bits = LLVM::ExtractElementOp::create(e.b, e.loc, loaded, e.i32(r));
-    fragment.push_back(LLVM::BitcastOp::create(e.b, e.loc, e.f32T(), bits));
+  for (auto [loaded, n] : llvm::zip(pieces, pieceRegs)) {
+    for (int64_t r = 0; r < n; ++r) {
+      Value bits = LLVM::ExtractElementOp::create(e.b, e.loc, loaded, e.i32(r));
+      fragment.push_back(LLVM::BitcastOp::create(e.b, e.loc, e.f32T(), bits));
+    }
   }
   rewriter.replaceOpWithMultiple(op, {fragment});
   return success();

@@ -14,31 +14,43 @@ uint64_t mlir::blockattn::nvdesc::wgmmaDescriptor(uint64_t start, uint64_t lbo,
 }
 
 int64_t SwizzledTile::byteOffset(int64_t row, int64_t col) const {
-  int64_t chunk = col / kChunkCols;
-  int64_t byteInRow = (col % kChunkCols) * 2;
-  int64_t unit = (byteInRow / 16) ^ (row % 8);
-  return chunk * chunkBytes() + row * kRowBytes + unit * 16 + byteInRow % 16;
+  int64_t chunk = col / chunkCols();
+  int64_t byteInRow = (col % chunkCols()) * 2;
+  int64_t unit = (byteInRow / 16) ^ phase(row);
+  return chunk * chunkBytes() + row * rowBytes() + unit * 16 + byteInRow % 16;
 }
 
-uint64_t mlir::blockattn::nvdesc::kMajorDescriptor(uint64_t tileStart) {
-  return wgmmaDescriptor(tileStart, /*lbo=*/16, /*sbo=*/8 * 128,
-                         WgmmaSwizzle::B128);
+static WgmmaSwizzle wgmmaSwizzle(const SwizzledTile &tile) {
+  return tile.swizzle128() ? WgmmaSwizzle::B128 : WgmmaSwizzle::B64;
+}
+
+static Tcgen05Swizzle tcgen05Swizzle(const SwizzledTile &tile) {
+  return tile.swizzle128() ? Tcgen05Swizzle::B128 : Tcgen05Swizzle::B64;
+}
+
+uint64_t mlir::blockattn::nvdesc::kMajorDescriptor(uint64_t tileStart,
+                                                   const SwizzledTile &tile) {
+  return wgmmaDescriptor(tileStart, /*lbo=*/16, /*sbo=*/tile.periodBytes(),
+                         wgmmaSwizzle(tile));
 }
 
 uint64_t mlir::blockattn::nvdesc::kMajorStepOffset(const SwizzledTile &tile,
                                                    int64_t kStep) {
-  // 16 elements = 32 bytes per k-step; 4 steps per 64-column chunk.
-  return (kStep % 4) * 32 + (kStep / 4) * tile.chunkBytes();
+  // 16 elements = 32 bytes per k-step; 4 steps per 64-column chunk, 2 per
+  // 32-column chunk.
+  int64_t stepsPerChunk = tile.chunkCols() / 16;
+  return (kStep % stepsPerChunk) * 32 + (kStep / stepsPerChunk) * tile.chunkBytes();
 }
 
 uint64_t mlir::blockattn::nvdesc::mnMajorDescriptor(uint64_t tileStart,
                                                     const SwizzledTile &tile) {
   return wgmmaDescriptor(tileStart, /*lbo=*/tile.chunkBytes(),
-                         /*sbo=*/8 * 128, WgmmaSwizzle::B128);
+                         /*sbo=*/tile.periodBytes(), wgmmaSwizzle(tile));
 }
 
-uint64_t mlir::blockattn::nvdesc::mnMajorStepOffset(int64_t kStep) {
-  return kStep * 16 * 128;
+uint64_t mlir::blockattn::nvdesc::mnMajorStepOffset(const SwizzledTile &tile,
+                                                    int64_t kStep) {
+  return kStep * 16 * tile.rowBytes();
 }
 
 uint64_t mlir::blockattn::nvdesc::tcgen05SmemDescriptor(uint64_t start,
@@ -52,16 +64,18 @@ uint64_t mlir::blockattn::nvdesc::tcgen05SmemDescriptor(uint64_t start,
          ((baseOffset & 0x7) << 49) | (static_cast<uint64_t>(swizzle) << 61);
 }
 
-uint64_t mlir::blockattn::nvdesc::tcgen05KMajorDescriptor(uint64_t tileStart) {
-  return tcgen05SmemDescriptor(tileStart, /*lbo=*/16, /*sbo=*/8 * 128,
-                               Tcgen05Swizzle::B128);
+uint64_t
+mlir::blockattn::nvdesc::tcgen05KMajorDescriptor(uint64_t tileStart,
+                                                 const SwizzledTile &tile) {
+  return tcgen05SmemDescriptor(tileStart, /*lbo=*/16, /*sbo=*/tile.periodBytes(),
+                               tcgen05Swizzle(tile));
 }
 
 uint64_t
 mlir::blockattn::nvdesc::tcgen05MNMajorDescriptor(uint64_t tileStart,
                                                   const SwizzledTile &tile) {
   return tcgen05SmemDescriptor(tileStart, /*lbo=*/tile.chunkBytes(),
-                               /*sbo=*/8 * 128, Tcgen05Swizzle::B128);
+                               /*sbo=*/tile.periodBytes(), tcgen05Swizzle(tile));
 }
 
 static uint32_t tcgen05Format(Tcgen05Type type) {

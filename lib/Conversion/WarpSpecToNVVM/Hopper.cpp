@@ -149,9 +149,10 @@ MmaLowering::matchAndRewrite(MmaOp op, OneToNOpAdaptor adaptor,
   Value bStart = e.smemAddress(bPtr);
   SwizzledTile bTile = tileOf(bType);
   bool bKMajor = op.getTransposeB();
-  uint64_t bFixed = bKMajor ? kMajorDescriptor(0) : mnMajorDescriptor(0, bTile);
+  uint64_t bFixed =
+      bKMajor ? kMajorDescriptor(0, bTile) : mnMajorDescriptor(0, bTile);
   auto bOffset = [&](int64_t k) -> uint64_t {
-    return bKMajor ? kMajorStepOffset(bTile, k) : mnMajorStepOffset(k);
+    return bKMajor ? kMajorStepOffset(bTile, k) : mnMajorStepOffset(bTile, k);
   };
   Type elementType = bType.getElementType();
   Type structType = accStructType(e.ctx, regs);
@@ -165,9 +166,9 @@ MmaLowering::matchAndRewrite(MmaOp op, OneToNOpAdaptor adaptor,
     // as an MN-major B.
     bool aKMajor = !op.getTransposeA();
     uint64_t aFixed =
-        aKMajor ? kMajorDescriptor(0) : mnMajorDescriptor(0, aTile);
+        aKMajor ? kMajorDescriptor(0, aTile) : mnMajorDescriptor(0, aTile);
     auto aOffset = [&](int64_t k) -> uint64_t {
-      return aKMajor ? kMajorStepOffset(aTile, k) : mnMajorStepOffset(k);
+      return aKMajor ? kMajorStepOffset(aTile, k) : mnMajorStepOffset(aTile, k);
     };
     int64_t steps = (aKMajor ? aType.getShape()[1] : aType.getShape()[0]) / 16;
     NVVM::WgmmaFenceAlignedOp::create(e.b, e.loc);

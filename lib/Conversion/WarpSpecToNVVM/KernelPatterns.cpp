@@ -168,4 +168,5 @@ void mlir::blockattn::populateWarpSpecToNVVMPatterns(
   populateWarpSpecHopperToNVVMPatterns(converter, target, patterns);
   populateWarpSpecBlackwellToNVVMPatterns(converter, target, patterns);
   populateWarpSpecRotaryToNVVMPatterns(converter, target, patterns);
+  populateWarpSpecTraceToNVVMPatterns(converter, target, patterns);
 }

@@ -81,11 +81,11 @@ Value NVVMBuilder::smemDescriptor(uint64_t fixedBits, Value start,
 
 SmallVector<TmaBox> NVVMBuilder::tmaBoxes(Value row, Value head, int64_t rows,
                                           int64_t cols) {
-  using nvdesc::SwizzledTile;
+  nvdesc::SwizzledTile tile{rows, cols};
   SmallVector<TmaBox> boxes;
-  for (int64_t chunk = 0; chunk < cols / SwizzledTile::kChunkCols; ++chunk)
-    boxes.push_back({SwizzledTile{rows, cols}.chunkBytes() * chunk,
-                     {i32(chunk * SwizzledTile::kChunkCols), head, row}});
+  for (int64_t chunk = 0; chunk < cols / tile.chunkCols(); ++chunk)
+    boxes.push_back({tile.chunkBytes() * chunk,
+                     {i32(chunk * tile.chunkCols()), head, row}});
   return boxes;
 }
 

@@ -19,7 +19,8 @@
 
 namespace mlir::blockattn::lowering {
 
-/// One bulk tensor copy of a tile: a 64-column (128-byte, swizzled) chunk,
+/// One bulk tensor copy of a tile: one swizzled chunk (64 columns with the
+/// 128-byte swizzle, or 32 with the 64-byte one: nvdesc::SwizzledTile),
 /// at byte `smemOffset` of the tile in shared memory and at coordinates
 /// {column, head, row} of the [T, H, D] tensor map.
 struct TmaBox {

@@ -289,12 +289,23 @@ LogicalResult RotaryBuilder::lower(RotateOp op, RotateOp::Adaptor adaptor) {
     return failure();
   SmallVector<Value> sources(adaptor.getSources()), dests(adaptor.getDests());
 
-  constexpr int64_t kUnitElems = 8, kUnitsPerChunkRow = 8;
+  // The tile's layout (nvdesc::SwizzledTile): 128-byte rows and phase
+  // row % 8, or with the 64-byte swizzle (head dims 32, 96) 64-byte rows and
+  // phase (row / 2) % 4.
+  nvdesc::SwizzledTile geometry{tileRows, d};
+  const int64_t rowBytes = geometry.rowBytes();
+  constexpr int64_t kUnitElems = 8;
+  const int64_t kUnitsPerChunkRow = rowBytes / 16;
   int64_t unitsPerRow = d / kUnitElems;
   int64_t itemsPerRow = angles->interleaved ? unitsPerRow : unitsPerRow / 2;
   int64_t pairsPerItem = angles->interleaved ? kUnitElems / 2 : kUnitElems;
-  int64_t threads = replicaThreads();
-  if (threads % itemsPerRow != 0 || (threads / itemsPerRow) % 8 != 0 ||
+  // Where the replica's threads do not divide into passes of whole 8-row
+  // periods (head dim 96: 6 or 12 items a row), the largest number that
+  // does takes the items and the others idle.
+  int64_t replica = replicaThreads();
+  int64_t threads = replica - replica % (itemsPerRow * 8);
+  if (threads == 0 || threads % itemsPerRow != 0 ||
+      (threads / itemsPerRow) % 8 != 0 ||
       tileRows % (threads / itemsPerRow) != 0)
     return op.emitOpError() << "cannot split a " << tileRows << "x" << d
                             << " tile over " << threads << " threads";
@@ -309,10 +320,14 @@ LogicalResult RotaryBuilder::lower(RotateOp op, RotateOp::Adaptor adaptor) {
   Value firstPair = mul(item, i32(pairsPerItem));
   auto unitOffset = [&](Value unit) {
     Value chunk = udiv(unit, i32(kUnitsPerChunkRow));
+    Value phase = geometry.swizzle128()
+                      ? andi(rowBase, i32(7))
+                      : andi(LLVM::LShrOp::create(b, loc, rowBase, i32(1)),
+                             i32(3));
     Value physical = LLVM::XOrOp::create(
-        b, loc, urem(unit, i32(kUnitsPerChunkRow)), andi(rowBase, i32(7)));
-    return add(add(mul(chunk, i32(tileRows * nvdesc::SwizzledTile::kRowBytes)),
-                   mul(rowBase, i32(nvdesc::SwizzledTile::kRowBytes))),
+        b, loc, urem(unit, i32(kUnitsPerChunkRow)), phase);
+    return add(add(mul(chunk, i32(tileRows * rowBytes)),
+                   mul(rowBase, i32(rowBytes))),
                mul(physical, i32(16)));
   };
   Value firstOffset = unitOffset(firstUnit);
@@ -323,7 +338,7 @@ LogicalResult RotaryBuilder::lower(RotateOp op, RotateOp::Adaptor adaptor) {
                                     ValueRange{offset});
     return LLVM::GEPOp::create(b, loc, smemPtrT(), b.getI8Type(), ptr,
                                ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(
-                                   rowStep * nvdesc::SwizzledTile::kRowBytes)});
+                                   rowStep * rowBytes)});
   };
 
   // Every row is rotated, the rows past `rows` too (their positions are
@@ -338,9 +353,12 @@ LogicalResult RotaryBuilder::lower(RotateOp op, RotateOp::Adaptor adaptor) {
   int64_t ahead = std::clamp<int64_t>(
       (partition.getNumRegs() - 40) / (2 * pairsPerItem), 1, passes);
   SmallVector<std::pair<SmallVector<Value>, SmallVector<Value>>> tables;
-  auto loadPass = [&](int64_t pass) {
-    Value p = positionOf(*this, *angles, add(rowBase, i32(pass * rowsPerPass)));
-    tables.push_back(loadAngles(*this, *angles, p, firstPair, 0, pairsPerItem));
+  auto rotateTile = [&] {
+    auto loadPass = [&](int64_t pass) {
+      Value p =
+          positionOf(*this, *angles, add(rowBase, i32(pass * rowsPerPass)));
+      tables.push_back(
+          loadAngles(*this, *angles, p, firstPair, 0, pairsPerItem));
   };
   for (int64_t pass = 0; pass < ahead; ++pass)
     loadPass(pass);
@@ -370,6 +388,11 @@ LogicalResult RotaryBuilder::lower(RotateOp op, RotateOp::Adaptor adaptor) {
             16);
     }
   }
+  };
+  if (threads < replica)
+    emitIf(cmp(Pred::ult, t, i32(threads)), rotateTile);
+  else
+    rotateTile();
   // Generic-proxy writes become visible to the tensor cores (async proxy)
   // after a proxy fence by each writer and a barrier over the replica.
   NVVM::FenceProxyOp::create(

@@ -145,22 +145,32 @@ SoftmaxLowering::matchAndRewrite(SoftmaxOp op, OneToNOpAdaptor adaptor,
   return success();
 }
 
+/// The swizzle phase of `row` in `tile` (nvdesc::SwizzledTile::phase): the
+/// value XOR-ed into the 16-byte unit index of the row.
+static Value swizzlePhase(KernelBuilder &e, const nvdesc::SwizzledTile &tile,
+                          Value row) {
+  if (tile.swizzle128())
+    return e.andi(row, e.i32(7));
+  return e.andi(LLVM::LShrOp::create(e.b, e.loc, row, e.i32(1)), e.i32(3));
+}
+
 /// Byte offset of element (row, col) in a 16-bit tile laid out as TMA writes
-/// it with the 128-byte swizzle (nvdesc::SwizzledTile::byteOffset): 64-column
-/// chunks of `rows` 128-byte rows, 16-byte units XOR-ed with row % 8. Also
-/// what keeps the staging buffer's fragment writes and row reads free of bank
-/// conflicts.
+/// it (nvdesc::SwizzledTile::byteOffset): chunks of `rows` rows of
+/// tile.rowBytes() bytes, 16-byte units XOR-ed with the row's swizzle phase.
+/// Also what keeps the staging buffer's fragment writes and row reads free of
+/// bank conflicts.
 static Value swizzledOffset(KernelBuilder &e, Value row, Value col,
-                            int64_t rows) {
-  Value chunk = LLVM::LShrOp::create(e.b, e.loc, col, e.i32(6));
-  Value byteInRow = e.mul(e.andi(col, e.i32(63)), e.i32(2));
+                            const nvdesc::SwizzledTile &tile) {
+  int64_t chunkCols = tile.chunkCols();
+  Value chunk =
+      LLVM::LShrOp::create(e.b, e.loc, col, e.i32(llvm::Log2_64(chunkCols)));
+  Value byteInRow = e.mul(e.andi(col, e.i32(chunkCols - 1)), e.i32(2));
   Value unit = LLVM::XOrOp::create(
       e.b, e.loc, LLVM::LShrOp::create(e.b, e.loc, byteInRow, e.i32(4)),
-      e.andi(row, e.i32(7)));
-  return e.add(
-      e.add(e.mul(chunk, e.i32(rows * nvdesc::SwizzledTile::kRowBytes)),
-            e.mul(row, e.i32(nvdesc::SwizzledTile::kRowBytes))),
-      e.add(e.mul(unit, e.i32(16)), e.andi(byteInRow, e.i32(15))));
+      swizzlePhase(e, tile, row));
+  return e.add(e.add(e.mul(chunk, e.i32(tile.chunkBytes())),
+                     e.mul(row, e.i32(tile.rowBytes()))),
+               e.add(e.mul(unit, e.i32(16)), e.andi(byteInRow, e.i32(15))));
 }
 
 LogicalResult SoftmaxGradLowering::matchAndRewrite(
@@ -210,12 +220,14 @@ LogicalResult SoftmaxGradLowering::matchAndRewrite(
 /// stays inside one 16-byte unit, constant column offsets are whole units,
 /// constant row offsets whole swizzle periods of 8 rows, as in the wgmma
 /// layout), byte(row, col) = [chunk and row constants] +
-/// [rowBase * 128 + ((unit ^ rowBase % 8) << 4) + colBase * 2], and the
-/// bracket takes only 8 values (one per unit): the constants become
-/// immediate offsets of the stores.
+/// [rowBase * rowBytes + ((unit ^ phase(rowBase)) << 4) + colBase * 2], and
+/// the bracket takes only one value per unit of a row (8, or 4 with the
+/// 64-byte swizzle): the constants become immediate offsets of the stores.
 static SmallVector<Value> pairPointers(KernelBuilder &e,
                                        const FragmentLayout &layout, Value tile,
-                                       int64_t rows) {
+                                       int64_t rows, int64_t cols) {
+  nvdesc::SwizzledTile geometry{rows, cols};
+  int64_t rowBytes = geometry.rowBytes();
   SmallVector<Value> ptrs;
   bool factorable = 2 * layout.colBaseBound() <= 16;
   for (int64_t r = 0; r + 1 < layout.numRegs(); r += 2)
@@ -226,20 +238,20 @@ static SmallVector<Value> pairPointers(KernelBuilder &e,
     for (int64_t r = 0; r + 1 < layout.numRegs(); r += 2) {
       Value row = e.add(rowBase, e.i32(layout.rowOffset(layout.rowSlot(r))));
       Value col = e.add(colBase, e.i32(layout.colOffset(r)));
-      ptrs.push_back(
-          LLVM::GEPOp::create(e.b, e.loc, e.smemPtrT(), e.b.getI8Type(), tile,
-                              ValueRange{swizzledOffset(e, row, col, rows)}));
+      ptrs.push_back(LLVM::GEPOp::create(
+          e.b, e.loc, e.smemPtrT(), e.b.getI8Type(), tile,
+          ValueRange{swizzledOffset(e, row, col, geometry)}));
     }
     return ptrs;
   }
-  Value rowPhase = e.andi(rowBase, e.i32(7));
-  Value common = e.add(e.mul(rowBase, e.i32(nvdesc::SwizzledTile::kRowBytes)),
+  Value rowPhase = swizzlePhase(e, geometry, rowBase);
+  Value common = e.add(e.mul(rowBase, e.i32(rowBytes)),
                        e.mul(colBase, e.i32(2)));
-  SmallVector<Value> unitBase(8);
+  SmallVector<Value> unitBase(rowBytes / 16);
   for (int64_t r = 0; r + 1 < layout.numRegs(); r += 2) {
     int64_t colBytes = 2 * layout.colOffset(r);
-    int64_t chunk = colBytes / nvdesc::SwizzledTile::kRowBytes;
-    int64_t unit = (colBytes % nvdesc::SwizzledTile::kRowBytes) / 16;
+    int64_t chunk = colBytes / rowBytes;
+    int64_t unit = (colBytes % rowBytes) / 16;
     if (!unitBase[unit]) {
       Value swizzled = LLVM::XOrOp::create(e.b, e.loc, rowPhase, e.i32(unit));
       Value offset =
@@ -247,9 +259,8 @@ static SmallVector<Value> pairPointers(KernelBuilder &e,
       unitBase[unit] = LLVM::GEPOp::create(
           e.b, e.loc, e.smemPtrT(), e.b.getI8Type(), tile, ValueRange{offset});
     }
-    int64_t constant =
-        chunk * rows * nvdesc::SwizzledTile::kRowBytes +
-        layout.rowOffset(layout.rowSlot(r)) * nvdesc::SwizzledTile::kRowBytes;
+    int64_t constant = chunk * geometry.chunkBytes() +
+                       layout.rowOffset(layout.rowSlot(r)) * rowBytes;
     ptrs.push_back(LLVM::GEPOp::create(
         e.b, e.loc, e.smemPtrT(), e.b.getI8Type(), unitBase[unit],
         ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(constant)}));
@@ -294,7 +305,7 @@ static LogicalResult emitStagedStore(KernelBuilder &e, StoreOp op,
       NVVM::CpAsyncBulkWaitGroupOp::create(e.b, e.loc, 0, e.b.getUnitAttr());
     });
   e.replicaBarrier();
-  SmallVector<Value> ptrs = pairPointers(e, layout, staging, rows);
+  SmallVector<Value> ptrs = pairPointers(e, layout, staging, rows, cols);
   for (int64_t r = 0; r + 1 < layout.numRegs(); r += 2) {
     int64_t slot = layout.rowSlot(r);
     Value lo = value.regs[r], hi = value.regs[r + 1];
@@ -347,49 +358,60 @@ static void copyOutRows(KernelBuilder &e, StoreOp op, Value staging,
                         int64_t cols) {
   ArgParams dest = ArgParams::of(op.getDest());
   Type elementType = cast<MemRefType>(op.getDest().getType()).getElementType();
-  // Consecutive threads copy consecutive 16-byte units of a tile row (both
-  // 64-column chunks), so each warp store writes whole rows of the head.
-  constexpr int64_t kUnitBytes = 16, kUnitsPerChunkRow = 8;
+  // Consecutive threads copy consecutive 16-byte units of a tile row (every
+  // chunk), so each warp store writes whole rows of the head. Where the
+  // threads do not divide into whole rows (head dim 96: 12 units a row), they
+  // copy one chunk at a time instead, a group of the chunk's units per row.
+  nvdesc::SwizzledTile geometry{rows, cols};
+  int64_t rowBytes = geometry.rowBytes();
+  constexpr int64_t kUnitBytes = 16;
+  int64_t unitsPerChunkRow = rowBytes / kUnitBytes;
   int64_t unitsPerRow = cols * 2 / kUnitBytes;
   int64_t threads = e.replicaThreads();
-  int64_t units = rows * unitsPerRow;
+  int64_t groupUnits =
+      threads % unitsPerRow == 0 ? unitsPerRow : unitsPerChunkRow;
   Type vec = VectorType::get({4}, e.i32T());
-  // Every pass of the loop moves the thread `threads / unitsPerRow` rows
+  // Every pass of the loop moves the thread `threads / groupUnits` rows
   // down (a multiple of the 8-row swizzle period), so its unit, chunk and
   // swizzle are the same in every pass: one base address, plus a constant.
-  assert(threads % unitsPerRow == 0 && (threads / unitsPerRow) % 8 == 0 &&
+  assert(threads % groupUnits == 0 && (threads / groupUnits) % 8 == 0 &&
          "a pass must cover whole swizzle periods");
   Value t = e.threadInReplica();
-  Value rowBase = e.udiv(t, e.i32(unitsPerRow));
-  Value unitInRow = e.urem(t, e.i32(unitsPerRow));
-  Value chunk = e.udiv(unitInRow, e.i32(kUnitsPerChunkRow));
-  Value unit = e.urem(unitInRow, e.i32(kUnitsPerChunkRow));
-  Value physical =
-      LLVM::XOrOp::create(e.b, e.loc, unit, e.andi(rowBase, e.i32(7)));
-  Value offset =
-      e.add(e.add(e.mul(chunk, e.i32(rows * nvdesc::SwizzledTile::kRowBytes)),
-                  e.mul(rowBase, e.i32(nvdesc::SwizzledTile::kRowBytes))),
-            e.mul(physical, e.i32(kUnitBytes)));
-  Value srcBase = LLVM::GEPOp::create(e.b, e.loc, e.smemPtrT(), e.b.getI8Type(),
-                                      staging, ValueRange{offset});
-  Value col = e.zext64(e.mul(unitInRow, e.i32(kUnitBytes / 2)));
-  Value dstBase =
-      e.add(e.add(tileBase, e.mul(e.zext64(rowBase), dest.strides[0])), col);
-  int64_t rowsPerPass = threads / unitsPerRow;
-  for (int64_t pass = 0; pass * threads < units; ++pass) {
-    int64_t rowStep = pass * rowsPerPass;
-    Value src =
-        LLVM::GEPOp::create(e.b, e.loc, e.smemPtrT(), e.b.getI8Type(), srcBase,
-                            ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(
-                                rowStep * nvdesc::SwizzledTile::kRowBytes)});
-    Value data = e.load(vec, src, 16);
-    Value row = e.add(rowBase, e.i32(rowStep));
-    e.emitIf(e.cmp(LLVM::ICmpPredicate::slt, row, validRows), [&] {
-      Value element = e.add(dstBase, e.mul(e.i64(rowStep), dest.strides[0]));
-      Value dst = LLVM::GEPOp::create(e.b, e.loc, e.globalPtrT(), elementType,
-                                      dest.pointer, ValueRange{element});
-      e.store(data, dst, 16);
-    });
+  Value rowBase = e.udiv(t, e.i32(groupUnits));
+  int64_t rowsPerPass = threads / groupUnits;
+  for (int64_t group = 0; group < unitsPerRow / groupUnits; ++group) {
+    Value unitInRow = e.urem(t, e.i32(groupUnits));
+    if (group > 0)
+      unitInRow = e.add(unitInRow, e.i32(group * groupUnits));
+    Value chunk = e.udiv(unitInRow, e.i32(unitsPerChunkRow));
+    Value unit = e.urem(unitInRow, e.i32(unitsPerChunkRow));
+    Value physical =
+        LLVM::XOrOp::create(e.b, e.loc, unit, swizzlePhase(e, geometry, rowBase));
+    Value offset =
+        e.add(e.add(e.mul(chunk, e.i32(geometry.chunkBytes())),
+                    e.mul(rowBase, e.i32(rowBytes))),
+              e.mul(physical, e.i32(kUnitBytes)));
+    Value srcBase = LLVM::GEPOp::create(e.b, e.loc, e.smemPtrT(),
+                                        e.b.getI8Type(), staging,
+                                        ValueRange{offset});
+    Value col = e.zext64(e.mul(unitInRow, e.i32(kUnitBytes / 2)));
+    Value dstBase =
+        e.add(e.add(tileBase, e.mul(e.zext64(rowBase), dest.strides[0])), col);
+    for (int64_t pass = 0; pass * rowsPerPass < rows; ++pass) {
+      int64_t rowStep = pass * rowsPerPass;
+      Value src = LLVM::GEPOp::create(
+          e.b, e.loc, e.smemPtrT(), e.b.getI8Type(), srcBase,
+          ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(rowStep * rowBytes)});
+      Value data = e.load(vec, src, 16);
+      Value row = e.add(rowBase, e.i32(rowStep));
+      e.emitIf(e.cmp(LLVM::ICmpPredicate::slt, row, validRows), [&] {
+        Value element = e.add(dstBase, e.mul(e.i64(rowStep), dest.strides[0]));
+        Value dst = LLVM::GEPOp::create(e.b, e.loc, e.globalPtrT(),
+                                        elementType, dest.pointer,
+                                        ValueRange{element});
+        e.store(data, dst, 16);
+      });
+    }
   }
 }
 
@@ -472,9 +494,9 @@ WriteLowering::matchAndRewrite(WriteOp op, OneToNOpAdaptor adaptor,
     return op.emitOpError() << "register layout without adjacent column pairs";
   ArrayRef<int64_t> shape = op.getDest().getType().getShape();
   int64_t rows = shape[0];
-  // The TMA 128-byte swizzle layout (nvdesc::SwizzledTile::byteOffset), so
+  // The TMA swizzle layout (nvdesc::SwizzledTile::byteOffset), so
   // that warpspec.mma reads it with the same descriptors as a TMA'd tile.
-  SmallVector<Value> ptrs = pairPointers(e, layout, dest, rows);
+  SmallVector<Value> ptrs = pairPointers(e, layout, dest, rows, shape[1]);
   for (int64_t r = 0; r + 1 < layout.numRegs(); r += 2) {
     Value packed = value.type.getElementType().isF32()
                        ? e.packPair(op.getDest().getType().getElementType(),

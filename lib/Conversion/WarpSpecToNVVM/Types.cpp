@@ -91,6 +91,15 @@ void mlir::blockattn::populateWarpSpecToNVVMTypeConversions(
       return IntegerType::get(ctx, 32);
     return LLVM::LLVMPointerType::get(ctx, 3);
   });
+  // A trace lane: its base pointer (global) and its record counter (a
+  // per-thread variable).
+  converter.addConversion(
+      [ctx](TraceType,
+            SmallVectorImpl<Type> &results) -> std::optional<LogicalResult> {
+        results.push_back(LLVM::LLVMPointerType::get(ctx, 1));
+        results.push_back(LLVM::LLVMPointerType::get(ctx));
+        return success();
+      });
   converter.addConversion([](ChannelType type) { return type; });
   converter.addConversion([](MemRefType type) { return type; });
 }

@@ -281,3 +281,27 @@ def test_block_attention_layer_argument_errors():
         short(x, cu_seqlens_of([100]))
     short.check_inputs = False  # unchecked: the kernel clamps the positions into the table
     assert short(x, cu_seqlens_of([100])).shape == (100, 512)
+
+
+@pytest.mark.parametrize("head_dim", [64, 128])
+def test_qkvpacked_fast_path_matches_the_checks_path(head_dim):
+    """The first call takes the checks' path (and registers the configuration); the second,
+    with the same (checked) cu_seqlens, the fast path, which describes q, k, v and dq, dk, dv
+    as slices of the packed tensors by address arithmetic: the same kernels, so the same
+    bits, and the float64 reference."""
+    qkv, cu = packed(LENGTHS, 3, 4, head_dim, torch.bfloat16, seed=21)
+    do = grad_out(qkv[:, 0])
+    results = []
+    for _ in range(2):
+        leaf = qkv.clone().requires_grad_(True)
+        o = blockattn.block_attention_qkvpacked(leaf, cu)
+        o.backward(do)
+        results.append((type(o.grad_fn).__name__, o.detach(), leaf.grad))
+    (first, o1, g1), (second, o2, g2) = results
+    assert (first, second) == ("_QKVPackedFunctionBackward", "_FastQKVPackedFunctionBackward")
+    assert torch.equal(o1, o2) and torch.equal(g1, g2)
+    with torch.no_grad():
+        assert torch.equal(blockattn.block_attention_qkvpacked(qkv, cu), o1)
+    q, k, v = qkv.unbind(1)
+    check(o2, reference_torch.forward(q.double(), k.double(), v.double(), cu), torch.bfloat16)
+    check_grads(g2.unbind(1), reference_grads(q, k, v, cu, do), torch.bfloat16)

@@ -314,15 +314,16 @@ func.func @negative_backward_block_size_32(
 
 // -----
 
-// head_dim 96 is not supported, even when the operands agree.
-func.func @negative_forward_head_dim_96(
-    %q: memref<?x4x96xbf16>, %k: memref<?x4x96xbf16>, %v: memref<?x4x96xbf16>,
-    %o: memref<?x4x96xbf16>, %cu: memref<?xi32>) {
-  // expected-error @below {{'blockattn.forward' op unsupported head_dim 96; supported head dims: 64, 128}}
-  blockattn.forward q(%q : memref<?x4x96xbf16>) k(%k : memref<?x4x96xbf16>)
-      v(%v : memref<?x4x96xbf16>) o(%o : memref<?x4x96xbf16>)
+// head_dim 80 is not supported, even when the operands agree (not a whole
+// number of 32-column chunks).
+func.func @negative_forward_head_dim_80(
+    %q: memref<?x4x80xbf16>, %k: memref<?x4x80xbf16>, %v: memref<?x4x80xbf16>,
+    %o: memref<?x4x80xbf16>, %cu: memref<?xi32>) {
+  // expected-error @below {{'blockattn.forward' op unsupported head_dim 80; supported head dims: 32, 64, 96, 128}}
+  blockattn.forward q(%q : memref<?x4x80xbf16>) k(%k : memref<?x4x80xbf16>)
+      v(%v : memref<?x4x80xbf16>) o(%o : memref<?x4x80xbf16>)
       cu_seqlens(%cu : memref<?xi32>)
-      {head_dim = 96 : i64, element_type = bf16}
+      {head_dim = 80 : i64, element_type = bf16}
   return
 }
 
@@ -334,7 +335,7 @@ func.func @negative_backward_head_dim_256(
     %v: memref<?x4x128xbf16>, %do: memref<?x4x128xbf16>,
     %dq: memref<?x4x128xbf16>, %dk: memref<?x4x128xbf16>,
     %dv: memref<?x4x128xbf16>, %cu: memref<?xi32>) {
-  // expected-error @below {{'blockattn.backward' op unsupported head_dim 256; supported head dims: 64, 128}}
+  // expected-error @below {{'blockattn.backward' op unsupported head_dim 256; supported head dims: 32, 64, 96, 128}}
   blockattn.backward q(%q : memref<?x4x128xbf16>) k(%k : memref<?x4x128xbf16>)
       v(%v : memref<?x4x128xbf16>) do(%do : memref<?x4x128xbf16>)
       dq(%dq : memref<?x4x128xbf16>) dk(%dk : memref<?x4x128xbf16>)
@@ -1376,3 +1377,4 @@ func.func @negative_backward_positions_rank_2(
        rotary = #blockattn.rotary<half_split>}
   return
 }
+

@@ -1541,12 +1541,12 @@ func.func @negative_tma_load_dynamic_head_dim(%src: memref<?x4x?xbf16>, %i: i32,
 
 // -----
 
-// 32 columns of bf16 are half a 128-byte swizzle chunk.
-func.func @negative_tma_load_partial_chunk(%src: memref<?x4x32xbf16>, %i: i32,
-                                           %b: !warpspec.buffer<64x32xbf16, smem>) {
-  // expected-error @+1 {{'warpspec.tma_load' op the head dimension must be a multiple of 64 elements (whole 128-byte swizzled chunks), got 32}}
+// 48 columns of bf16 are one and a half 64-byte swizzle chunks.
+func.func @negative_tma_load_partial_chunk(%src: memref<?x4x48xbf16>, %i: i32,
+                                           %b: !warpspec.buffer<64x48xbf16, smem>) {
+  // expected-error @+1 {{'warpspec.tma_load' op the head dimension must be a multiple of 32 elements (whole 64- or 128-byte swizzled chunks), got 48}}
   warpspec.tma_load %src[%i, %i] into %b
-      : memref<?x4x32xbf16>, !warpspec.buffer<64x32xbf16, smem>
+      : memref<?x4x48xbf16>, !warpspec.buffer<64x48xbf16, smem>
   return
 }
 
@@ -2023,19 +2023,10 @@ func.func @negative_tmem_load_12_columns(%b: !warpspec.buffer<64x12xf32, tmem>) 
 
 // -----
 
-// 24 columns are 3 groups of 8: tcgen05.ld has .x1, .x2, .x4, ... only.
-func.func @negative_tmem_load_24_columns(%b: !warpspec.buffer<64x24xf32, tmem>) {
-  // expected-error @+1 {{'warpspec.tmem_load' op tcgen05.ld 16x256b reads 8, 16, 32, 64, 128 or 256 columns, got 24}}
-  %s = warpspec.tmem_load %b : !warpspec.buffer<64x24xf32, tmem> -> !warpspec.acc<64x24xf32>
-  return
-}
-
-// -----
-
 // 512 columns would be .x64 (256 registers per thread): 16x256b stops at
 // .x32.
 func.func @negative_tmem_load_512_columns(%b: !warpspec.buffer<64x512xf32, tmem>) {
-  // expected-error @+1 {{'warpspec.tmem_load' op tcgen05.ld 16x256b reads 8, 16, 32, 64, 128 or 256 columns, got 512}}
+  // expected-error @+1 {{'warpspec.tmem_load' op tcgen05.ld 16x256b reads at most 256 columns (128 registers a thread), got 512}}
   %s = warpspec.tmem_load %b : !warpspec.buffer<64x512xf32, tmem> -> !warpspec.acc<64x512xf32>
   return
 }
@@ -2385,11 +2376,11 @@ func.func @negative_write_tmem(%v: !warpspec.acc<64x64xbf16>,
 
 // -----
 
-// 32 columns are half a 64-column swizzled chunk.
-func.func @negative_write_partial_chunk(%v: !warpspec.acc<64x32xbf16>,
-                                        %b: !warpspec.buffer<64x32xbf16, smem>) {
-  // expected-error @+1 {{'warpspec.write' op buffers hold whole 64-column swizzled chunks}}
-  warpspec.write %v, %b : !warpspec.acc<64x32xbf16>, !warpspec.buffer<64x32xbf16, smem>
+// 16 columns are half a 32-column (64-byte) swizzled chunk.
+func.func @negative_write_partial_chunk(%v: !warpspec.acc<64x16xbf16>,
+                                        %b: !warpspec.buffer<64x16xbf16, smem>) {
+  // expected-error @+1 {{'warpspec.write' op buffers hold whole swizzled chunks (a multiple of 32 columns)}}
+  warpspec.write %v, %b : !warpspec.acc<64x16xbf16>, !warpspec.buffer<64x16xbf16, smem>
   return
 }
 
@@ -2589,16 +2580,16 @@ func.func @negative_store_bulk_without_staging(%v: !warpspec.acc<64x128xf32>,
 
 // -----
 
-// A 32-column tile is half a 128-byte TMA box.
-func.func @negative_store_bulk_partial_chunk(%v: !warpspec.acc<64x32xf32>,
-                                             %o: memref<?x4x32xbf16>, %i: i32) {
+// A 48-column tile is one and a half 64-byte TMA boxes.
+func.func @negative_store_bulk_partial_chunk(%v: !warpspec.acc<64x48xf32>,
+                                             %o: memref<?x4x48xbf16>, %i: i32) {
   warpspec.kernel chip(sm_90a) {
     warpspec.partition "store" role(compute) warps(4) regs(64) {
-      %s = warpspec.scratch : !warpspec.buffer<64x32xbf16, smem>
-      // expected-error @+1 {{'warpspec.store' op bulk stores copy whole 64-column chunks}}
+      %s = warpspec.scratch : !warpspec.buffer<64x48xbf16, smem>
+      // expected-error @+1 {{'warpspec.store' op bulk stores copy whole swizzled chunks (a multiple of 32 columns)}}
       warpspec.store %v to %o[%i, %i] rows(%i) via(%s) bulk
-          : !warpspec.acc<64x32xf32>, memref<?x4x32xbf16>,
-            !warpspec.buffer<64x32xbf16, smem>
+          : !warpspec.acc<64x48xf32>, memref<?x4x48xbf16>,
+            !warpspec.buffer<64x48xbf16, smem>
     }
   }
   return

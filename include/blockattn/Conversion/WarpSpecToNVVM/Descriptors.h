@@ -1,7 +1,9 @@
 //===- Descriptors.h - tensor-core descriptor encoders ----------*- C++ -*-===//
 //
 // Pure functions that encode the 64-bit shared-memory matrix descriptors of
-// Hopper's wgmma and the layouts TMA writes with the 128-byte swizzle. They
+// Hopper's wgmma and Blackwell's tcgen05, and the layouts TMA writes with the
+// 128-byte swizzle (tiles whose width is a multiple of 64 elements) or the
+// 64-byte swizzle (the others: head dims 32 and 96). They
 // are separate from the lowering so that they can be unit-tested against
 // constants from the PTX ISA and CUTLASS (test/Conversion/WarpSpecToNVVM/
 // descriptors.test), and so that the lowering only has to add a run-time
@@ -31,34 +33,55 @@ constexpr uint64_t encodeField(uint64_t bytes) { return (bytes & 0x3FFFF) >> 4; 
 uint64_t wgmmaDescriptor(uint64_t start, uint64_t lbo, uint64_t sbo,
                          WgmmaSwizzle swizzle, uint64_t baseOffset = 0);
 
-/// Geometry of a 16-bit tile as TMA writes it with 128-byte swizzle: columns
-/// split into chunks of 64 elements (128 bytes); each chunk is `rows` rows of
-/// 128 bytes; the 16-byte unit index of a row is XOR-ed with `row % 8`.
+/// Geometry of a 16-bit tile as TMA writes it: columns split into chunks of
+/// `chunkCols()` elements, each chunk `rows` rows of `rowBytes()` bytes, the
+/// 16-byte unit index of a row XOR-ed with the swizzle phase of the row.
+///   - Width a multiple of 64: 64-column chunks, 128-byte swizzle (CuTe
+///     Swizzle<3,4,3>: phase row % 8).
+///   - Otherwise (32, 96): 32-column chunks, 64-byte swizzle (Swizzle<2,4,3>:
+///     address bits [4,6) XOR bits [7,9), i.e. phase (row / 2) % 4). One
+///     chunk width per tile keeps one tensor map box, one descriptor rule
+///     and one swizzle mode per tile; 96 is three 32-column chunks.
+/// Either way a swizzle period is 8 rows (1024 or 512 bytes), so tiles
+/// aligned to 1024 bytes need base offset 0.
 struct SwizzledTile {
   int64_t rows;
   int64_t cols;
 
-  static constexpr int64_t kChunkCols = 64;
+  /// The row of a 128-byte-swizzled chunk: the only layout of the tiles the
+  /// rotary lowering addresses (head dims 64 and 128; Rotary.cpp).
   static constexpr int64_t kRowBytes = 128;
-  int64_t chunkBytes() const { return rows * kRowBytes; }
+  /// The chunk width of a tile `cols` elements wide.
+  static int64_t chunkColsFor(int64_t cols) { return cols % 64 == 0 ? 64 : 32; }
+  int64_t chunkCols() const { return chunkColsFor(cols); }
+  int64_t rowBytes() const { return chunkCols() * 2; }
+  int64_t chunkBytes() const { return rows * rowBytes(); }
+  bool swizzle128() const { return chunkCols() == 64; }
+  /// Byte offset between two 8-row groups (one swizzle period): the K-major
+  /// SBO, and the MN-major SBO (8 K rows).
+  int64_t periodBytes() const { return 8 * rowBytes(); }
+  /// The swizzle phase XOR-ed into the 16-byte unit index of row `row`.
+  int64_t phase(int64_t row) const {
+    return swizzle128() ? row % 8 : (row / 2) % 4;
+  }
   /// Byte offset of element (row, col) from the tile start.
   int64_t byteOffset(int64_t row, int64_t col) const;
 };
 
 /// wgmma operand descriptors for such tiles (all 1024-byte aligned, so the
-/// base offset is 0).
+/// base offset is 0; the swizzle field follows the tile's chunk width).
 ///
 /// K-major operand (A of S = Q K^T, or K as its B): rows are M (or N), columns
-/// K. SBO = 1024 (next 8 rows), LBO unused (1). A k-step of 16 elements moves
-/// the start by 32 bytes inside a chunk, or to the next chunk.
-uint64_t kMajorDescriptor(uint64_t tileStart);
+/// K. SBO = one swizzle period (next 8 rows), LBO unused (1). A k-step of 16
+/// elements moves the start by 32 bytes inside a chunk, or to the next chunk.
+uint64_t kMajorDescriptor(uint64_t tileStart, const SwizzledTile &tile);
 uint64_t kMajorStepOffset(const SwizzledTile &tile, int64_t kStep);
 
 /// MN-major B operand (V in O = P V, stored K x N with N contiguous).
-/// LBO = one chunk (next 64 N columns), SBO = 1024 (next 8 K rows); a k-step
-/// of 16 rows moves the start by 16 * 128 bytes.
+/// LBO = one chunk (next chunk of N columns), SBO = one swizzle period (next
+/// 8 K rows); a k-step of 16 rows moves the start by 16 rows.
 uint64_t mnMajorDescriptor(uint64_t tileStart, const SwizzledTile &tile);
-uint64_t mnMajorStepOffset(int64_t kStep);
+uint64_t mnMajorStepOffset(const SwizzledTile &tile, int64_t kStep);
 
 //===----------------------------------------------------------------------===//
 // Blackwell (tcgen05)
@@ -82,10 +105,10 @@ uint64_t tcgen05SmemDescriptor(uint64_t start, uint64_t lbo, uint64_t sbo,
                                Tcgen05Swizzle swizzle,
                                uint64_t baseOffset = 0);
 
-/// K-major and MN-major operands of 16-bit tiles written by TMA with the
-/// 128-byte swizzle (same geometry as the wgmma helpers; k-steps advance the
-/// start address by kMajorStepOffset / mnMajorStepOffset).
-uint64_t tcgen05KMajorDescriptor(uint64_t tileStart);
+/// K-major and MN-major operands of 16-bit tiles written by TMA (same
+/// geometry and swizzle as the wgmma helpers; k-steps advance the start
+/// address by kMajorStepOffset / mnMajorStepOffset).
+uint64_t tcgen05KMajorDescriptor(uint64_t tileStart, const SwizzledTile &tile);
 uint64_t tcgen05MNMajorDescriptor(uint64_t tileStart, const SwizzledTile &tile);
 
 /// Element types of the tcgen05 `.kind::f16` instruction descriptor.

@@ -22,7 +22,9 @@ namespace blockattn {
 /// Adds the conversions of the warpspec types to `converter`: a
 /// `!warpspec.acc` becomes its registers per thread (f32, or i32 pairs of
 /// 16-bit elements), a `!warpspec.rows` the thread's row values, a
-/// `!warpspec.buffer` its shared-memory pointer or tensor-memory address.
+/// `!warpspec.buffer` its shared-memory pointer or tensor-memory address, a
+/// `!warpspec.trace` its lane's base pointer and the per-thread variable
+/// that counts its records.
 /// Memrefs and channels stay: their ops read what they bind to. Types.cpp.
 void populateWarpSpecToNVVMTypeConversions(LLVMTypeConverter &converter);
 
@@ -58,6 +60,11 @@ void populateWarpSpecBlackwellToNVVMPatterns(LLVMTypeConverter &converter,
 void populateWarpSpecRotaryToNVVMPatterns(LLVMTypeConverter &converter,
                                           const TargetInfo &target,
                                           RewritePatternSet &patterns);
+
+/// trace_anchor, trace_lane, trace (a traced kernel's records). Trace.cpp.
+void populateWarpSpecTraceToNVVMPatterns(LLVMTypeConverter &converter,
+                                         const TargetInfo &target,
+                                         RewritePatternSet &patterns);
 
 /// All of the above.
 void populateWarpSpecToNVVMPatterns(LLVMTypeConverter &converter,

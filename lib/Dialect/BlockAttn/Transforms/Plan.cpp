@@ -148,9 +148,12 @@ void planL2Prefetch(const TuningOptions &options, bool byDefault,
 
 /// Which sm_90a kernels launch chunked unless told otherwise: those without
 /// rotary embeddings, and the half-split rotary backward at head dim 128
-/// (docs/performance-notes.md#chunked-launch).
+/// (docs/performance-notes.md#chunked-launch). Not at head dim 96: there the
+/// chunked launch's one consumer (216 registers at two CTAs per SM) spills
+/// 4 bytes, the persistent launch's two (232 each) do not (ptxas, CUDA 13.0;
+/// not timed).
 bool chunkedByDefault(const KernelShape &shape) {
-  return !shape.hasRotary() || (shape.backward && shape.headDim > 64 &&
+  return !shape.hasRotary() || (shape.backward && shape.headDim == 128 &&
                                 shape.rotary == RotaryMode::half_split);
 }
 

@@ -132,7 +132,8 @@ KernelValues beginKernel(OpBuilder &b, Location loc, Chip chip,
       /*tmem_columns=*/nullptr,
       /*tmem_base_offset=*/nullptr, buildInfo(b, spec),
       plan.ctasPerSm > 1 ? b.getI64IntegerAttr(plan.ctasPerSm) : nullptr,
-      plan.tilesPerCta > 0 ? b.getI64IntegerAttr(plan.tilesPerCta) : nullptr);
+      plan.tilesPerCta > 0 ? b.getI64IntegerAttr(plan.tilesPerCta) : nullptr,
+      /*trace_records=*/nullptr);
   b.setInsertionPointToStart(&createBody(kernel, {}, loc));
   return buildKernelValues(b, loc, spec);
 }

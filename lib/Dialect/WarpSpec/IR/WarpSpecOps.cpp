@@ -156,6 +156,12 @@ LogicalResult verifyBudgets(KernelOp kernel) {
   if (ctas < 1 || ctas > 4)
     return kernel.emitOpError()
            << "ctas_per_sm must be in [1, 4], got " << ctas;
+  if (std::optional<int64_t> records = kernel.getTraceRecords())
+    if (!TraceLayout::isValidRecordsPerLane(*records))
+      return kernel.emitOpError()
+             << "trace_records must be a power of two in ["
+             << TraceLayout::minRecordsPerLane << ", "
+             << TraceLayout::maxRecordsPerLane << "], got " << *records;
   if (std::optional<int64_t> tiles = kernel.getTilesPerCta()) {
     if (*tiles < 1 || *tiles > std::numeric_limits<int32_t>::max())
       return kernel.emitOpError()
@@ -1247,7 +1253,9 @@ static bool isSixteenBit(Type type) { return type.isBF16() || type.isF16(); }
 
 /// The tile a TMA copy or prefetch moves: rows of one head of a rank-3
 /// [tokens, heads, head_dim] memref, as a 2-D 16-bit shared-memory tile of
-/// whole 128-byte chunks and at most 256 rows (a TMA box).
+/// whole swizzled chunks (32 elements, 64 bytes, at least: 64-column chunks
+/// with the 128-byte swizzle where the width allows, else 32-column chunks
+/// with the 64-byte swizzle) and at most 256 rows (a TMA box).
 static LogicalResult verifyTmaTile(Operation *op, Type sourceType,
                                    BufferType dest, StringRef what) {
   auto source = dyn_cast<MemRefType>(sourceType);
@@ -1273,10 +1281,10 @@ static LogicalResult verifyTmaTile(Operation *op, Type sourceType,
            << " columns, but the source's head dimension is "
            << (source.isDynamicDim(2) ? std::string("dynamic")
                                       : std::to_string(source.getDimSize(2)));
-  if (shape[1] % 64 != 0)
-    return op->emitOpError() << "the head dimension must be a multiple of 64 "
-                                "elements (whole 128-byte swizzled chunks), "
-                                "got "
+  if (shape[1] % 32 != 0)
+    return op->emitOpError() << "the head dimension must be a multiple of 32 "
+                                "elements (whole 64- or 128-byte swizzled "
+                                "chunks), got "
                              << shape[1];
   if (shape[0] > 256)
     return op->emitOpError()
@@ -1396,8 +1404,9 @@ LogicalResult WriteOp::verify() {
     return emitOpError() << "only 2-D tiles can be written, got " << dest;
   if (dest.getMemorySpace() != MemorySpace::smem)
     return emitOpError() << "destination must be in shared memory";
-  if (dest.getShape()[1] % 64 != 0)
-    return emitOpError() << "buffers hold whole 64-column swizzled chunks";
+  if (dest.getShape()[1] % 32 != 0)
+    return emitOpError()
+           << "buffers hold whole swizzled chunks (a multiple of 32 columns)";
   return success();
 }
 
@@ -1483,11 +1492,12 @@ LogicalResult TmemLoadOp::verify() {
       source.getShape()[1] % 8 != 0)
     return emitOpError() << "tensor-memory tiles have 64 rows and a multiple "
                             "of 8 columns";
-  // tcgen05.ld 16x256b reads .x1 to .x32 groups of 8 columns.
-  int64_t groups = source.getShape()[1] / 8;
-  if (!llvm::isPowerOf2_64(groups) || groups > 32)
-    return emitOpError() << "tcgen05.ld 16x256b reads 8, 16, 32, 64, 128 or "
-                            "256 columns, got "
+  // tcgen05.ld 16x256b reads .x1 to .x32 groups of 8 columns (4 registers
+  // a thread each); a count that is not a power of two (96 columns: 12) is
+  // loaded in power-of-two pieces.
+  if (source.getShape()[1] > 256)
+    return emitOpError() << "tcgen05.ld 16x256b reads at most 256 columns "
+                            "(128 registers a thread), got "
                          << source.getShape()[1];
   return success();
 }
@@ -1657,8 +1667,74 @@ LogicalResult StoreOp::verify() {
     return emitOpError() << "bulk stores go through a staging buffer: add "
                             "via(%staging)";
   }
-  if (getBulk() && value.getShape()[1] % 64 != 0)
-    return emitOpError() << "bulk stores copy whole 64-column chunks";
+  if (getBulk() && value.getShape()[1] % 32 != 0)
+    return emitOpError()
+           << "bulk stores copy whole swizzled chunks (a multiple of 32 "
+              "columns)";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Tracing
+//===----------------------------------------------------------------------===//
+
+std::optional<TraceLayout> KernelOp::getTraceLayout() {
+  std::optional<int64_t> records = getTraceRecords();
+  if (!records)
+    return std::nullopt;
+  TraceLayout layout;
+  layout.recordsPerLane = *records;
+  for (PartitionOp partition : getPartitions())
+    layout.lanes += partition.getReplicas();
+  return layout;
+}
+
+/// The trace ops need a traced kernel: its `trace_records` sizes the lanes.
+static LogicalResult verifyTraced(Operation *op) {
+  auto kernel = op->getParentOfType<KernelOp>();
+  if (!kernel || !kernel.getTraceRecords())
+    return op->emitOpError() << "is in a kernel that is not traced (no "
+                                "trace_records: run warpspec-insert-trace)";
+  return success();
+}
+
+LogicalResult TraceAnchorOp::verify() {
+  if (getStart() == getEnd())
+    return emitOpError() << "must be either `start` or `end`";
+  if (failed(verifyTraced(getOperation())))
+    return failure();
+  auto partition = cast<PartitionOp>((*this)->getParentOp());
+  if (partition.getFirstWarp() != 0)
+    return emitOpError() << "is in partition \"" << partition.getName()
+                         << "\", which does not run on warp 0 (thread 0 of "
+                            "the CTA writes the anchors)";
+  return success();
+}
+
+LogicalResult TraceLaneOp::verify() {
+  if (failed(verifyTraced(getOperation())))
+    return failure();
+  if (failed(verifyThreadOperand(getOperation(), getThread())))
+    return failure();
+  auto index = getThread().getDefiningOp<PartitionIndexOp>();
+  if (index.getReplica() != getReplica())
+    return emitOpError() << "takes a replica that is not the `replica` "
+                            "result of the partition's "
+                            "warpspec.partition_index";
+  return success();
+}
+
+LogicalResult TraceOp::verify() {
+  if (getDetail() < 0 || getDetail() > 255)
+    return emitOpError() << "detail must be in [0, 255] (one byte of the "
+                            "event code), got "
+                         << getDetail();
+  auto lane = getLane().getDefiningOp<TraceLaneOp>();
+  if (!lane)
+    return emitOpError() << "takes a lane that is not the result of a "
+                            "warpspec.trace_lane";
+  if (lane->getParentOp() != (*this)->getParentOfType<PartitionOp>())
+    return emitOpError() << "records into the lane of another partition";
   return success();
 }
 

@@ -22,7 +22,8 @@ still match.
   not exercised"). CuTe's make_gmma_desc / make_umma_desc take LBO from the
   stride of the MN-group mode of the canonical layout, which is a size-1 mode
   with stride 0 here, so CUTLASS writes 0; our encoders write the chunk size
-  (8192 bytes, field 0x200) for every width.
+  (8192 bytes, field 0x200) for every width. The same holds for a 32-wide
+  operand with the 64-byte swizzle (32-element groups; ours 4096 bytes).
 """
 
 import re
@@ -42,7 +43,7 @@ IDESC_FIELDS = [("sparsity selector", 0, 2), ("sparsity", 2, 1),
 
 LBO_MASK = ((1 << 14) - 1) << 16
 # Labels whose LBO field is not read by the hardware (see the docstring).
-LBO_UNUSED = re.compile(r"^(tcgen05 )?mnmajor (A )?64x64 step \d+$")
+LBO_UNUSED = re.compile(r"^(tcgen05 )?mnmajor (A )?64x(64|32) step \d+$")
 
 
 def fields_of(label):
@@ -50,7 +51,7 @@ def fields_of(label):
         return IDESC_FIELDS, 32
     if label.startswith("tcgen05 "):
         return TCGEN05_FIELDS, 64
-    if label.startswith("swizzle("):
+    if label.startswith("swizzle"):
         return [], 0
     return WGMMA_FIELDS, 64
 
@@ -121,7 +122,7 @@ def main(argv):
         if LBO_UNUSED.match(label) and (x ^ y) & ~LBO_MASK == 0:
             masked += 1
             print(f"note: {label}: {describe(label, x, y)} (LBO not used: "
-                  "one 128-byte swizzle group along MN)")
+                  "one swizzle group along MN)")
             continue
         mismatches += 1
         print(f"error: {label}: ours {a}, CUTLASS {b}: "

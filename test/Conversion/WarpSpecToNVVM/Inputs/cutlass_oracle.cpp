@@ -93,15 +93,33 @@ template <GMMA::Major A, GMMA::Major B> struct Sm90Atom<64, A, B> {
 template <GMMA::Major A, GMMA::Major B> struct Sm90Atom<128, A, B> {
   using type = SM90_64x128x16_F32BF16BF16_SS<A, B>;
 };
+template <GMMA::Major A, GMMA::Major B> struct Sm90Atom<32, A, B> {
+  using type = SM90_64x32x16_F32BF16BF16_SS<A, B>;
+};
+template <GMMA::Major A, GMMA::Major B> struct Sm90Atom<96, A, B> {
+  using type = SM90_64x96x16_F32BF16BF16_SS<A, B>;
+};
 
-// The smem layout of a (MN, K) operand tile as the SM90 collective builds it.
+// The smem layout of a (MN, K) operand tile as the SM90 collective builds it:
+// the 128-byte swizzle atom where the contiguous extent is a multiple of 64
+// elements, else the 64-byte one (ss_smem_selector's order,
+// cutlass/gemm/collective/builders/sm90_common.inl).
 template <GMMA::Major Major, int MN, int K> auto sm90SmemLayout() {
-  if constexpr (Major == GMMA::Major::K)
-    return tile_to_shape(GMMA::Layout_K_SW128_Atom<bfloat16_t>{},
-                         Shape<Int<MN>, Int<K>>{}, Step<_1, _2>{});
-  else
-    return tile_to_shape(GMMA::Layout_MN_SW128_Atom<bfloat16_t>{},
-                         Shape<Int<MN>, Int<K>>{}, Step<_2, _1>{});
+  if constexpr (Major == GMMA::Major::K) {
+    if constexpr (K % 64 == 0)
+      return tile_to_shape(GMMA::Layout_K_SW128_Atom<bfloat16_t>{},
+                           Shape<Int<MN>, Int<K>>{}, Step<_1, _2>{});
+    else
+      return tile_to_shape(GMMA::Layout_K_SW64_Atom<bfloat16_t>{},
+                           Shape<Int<MN>, Int<K>>{}, Step<_1, _2>{});
+  } else {
+    if constexpr (MN % 64 == 0)
+      return tile_to_shape(GMMA::Layout_MN_SW128_Atom<bfloat16_t>{},
+                           Shape<Int<MN>, Int<K>>{}, Step<_2, _1>{});
+    else
+      return tile_to_shape(GMMA::Layout_MN_SW64_Atom<bfloat16_t>{},
+                           Shape<Int<MN>, Int<K>>{}, Step<_2, _1>{});
+  }
 }
 
 // Descriptor of k-block `k` of operand A (M = 64 rows, K columns) at `start`.
@@ -136,11 +154,19 @@ std::uint64_t wgmmaB(std::uintptr_t start, int k) {
 // Blackwell: tcgen05 shared-memory descriptors.
 //===--------------------------------------------------------------------===//
 
-template <UMMA::Major Major> auto ummaAtom() {
-  if constexpr (Major == UMMA::Major::K)
-    return UMMA::Layout_K_SW128_Atom<bfloat16_t>{};
-  else
-    return UMMA::Layout_MN_SW128_Atom<bfloat16_t>{};
+// The atom for a contiguous extent of `Contiguous` elements (as on sm_90).
+template <UMMA::Major Major, int Contiguous = 64> auto ummaAtom() {
+  if constexpr (Major == UMMA::Major::K) {
+    if constexpr (Contiguous % 64 == 0)
+      return UMMA::Layout_K_SW128_Atom<bfloat16_t>{};
+    else
+      return UMMA::Layout_K_SW64_Atom<bfloat16_t>{};
+  } else {
+    if constexpr (Contiguous % 64 == 0)
+      return UMMA::Layout_MN_SW128_Atom<bfloat16_t>{};
+    else
+      return UMMA::Layout_MN_SW64_Atom<bfloat16_t>{};
+  }
 }
 
 template <UMMA::Major Major>
@@ -154,8 +180,9 @@ std::uint64_t ummaA(std::uintptr_t start, int k) {
       SM100_MMA_F16BF16_SS<bfloat16_t, bfloat16_t, float, 64, 64, Major,
                            UMMA::Major::K>{});
   auto shapeA = partition_shape_A(mma, Shape<_64, Int<K>>{});
-  auto layoutA =
-      UMMA::tile_to_mma_shape(ummaAtom<Major>(), shapeA, UmmaOrder<Major>{});
+  auto layoutA = UMMA::tile_to_mma_shape(
+      ummaAtom<Major, Major == UMMA::Major::K ? K : 64>(), shapeA,
+      UmmaOrder<Major>{});
   Tensor sA = make_tensor(make_smem_ptr(smemAt<bfloat16_t>(start)), layoutA);
   Tensor tCrA = mma.make_fragment_A(sA); // (MMA, MMA_M, MMA_K)
   static_assert(decltype(size<2>(tCrA))::value == K / 16);
@@ -169,8 +196,9 @@ std::uint64_t ummaB(std::uintptr_t start, int k) {
       SM100_MMA_F16BF16_SS<bfloat16_t, bfloat16_t, float, 64, N,
                            UMMA::Major::K, Major>{});
   auto shapeB = partition_shape_B(mma, Shape<Int<N>, Int<K>>{});
-  auto layoutB =
-      UMMA::tile_to_mma_shape(ummaAtom<Major>(), shapeB, UmmaOrder<Major>{});
+  auto layoutB = UMMA::tile_to_mma_shape(
+      ummaAtom<Major, Major == UMMA::Major::K ? K : N>(), shapeB,
+      UmmaOrder<Major>{});
   Tensor sB = make_tensor(make_smem_ptr(smemAt<bfloat16_t>(start)), layoutB);
   Tensor tCrB = mma.make_fragment_B(sB); // (MMA, MMA_N, MMA_K)
   static_assert(decltype(size<2>(tCrB))::value == K / 16);
@@ -244,6 +272,60 @@ template <class AB> void printIdescForms(char const *t) {
   // Reference shape.
   std::snprintf(name, sizeof name, "m128 n64 %s", t);
   printIdesc<AB, 128, 64, K, K>(name);
+}
+
+// The descriptors of a head dim D that is not a multiple of 64.
+template <int D> void printSw64() {
+  constexpr auto GK = GMMA::Major::K;
+  constexpr auto GMN = GMMA::Major::MN;
+  constexpr auto UK = UMMA::Major::K;
+  constexpr auto UMN = UMMA::Major::MN;
+  char label[96];
+  for (int k = 0; k < D / 16; ++k) {
+    std::uint64_t a = wgmmaA<GK, D>(0x400, k);
+    if (a != wgmmaB<GK, 64, D>(0x400, k)) {
+      std::printf("error: K-major A and B differ (64x%d step %d)\n", D, k);
+      ++failures;
+    }
+    std::snprintf(label, sizeof label, "kmajor 64x%d step %d", D, k);
+    print64(label, a);
+  }
+  for (int k = 0; k < 4; ++k) {
+    std::snprintf(label, sizeof label, "mnmajor 64x%d step %d", D, k);
+    print64(label, wgmmaB<GMN, D, 64>(0x8400, k));
+  }
+  for (int k = 0; k < D / 16; ++k) {
+    std::uint64_t a = ummaA<UK, D>(0x1000, k);
+    if (a != ummaB<UK, 64, D>(0x1000, k)) {
+      std::printf("error: tcgen05 K-major A and B differ (64x%d step %d)\n",
+                  D, k);
+      ++failures;
+    }
+    std::snprintf(label, sizeof label, "tcgen05 kmajor 64x%d step %d", D, k);
+    print64(label, a);
+  }
+  for (int k = 0; k < 4; ++k) {
+    std::snprintf(label, sizeof label, "tcgen05 mnmajor 64x%d step %d", D, k);
+    print64(label, ummaB<UMN, D, 64>(0x9000, k));
+  }
+}
+
+// The instruction descriptors of the GEMMs whose N is the head dim, at 32
+// and 96.
+template <class AB> void printIdescSw64(char const *t) {
+  constexpr auto K = UMMA::Major::K;
+  constexpr auto MN = UMMA::Major::MN;
+  char name[96];
+  auto named = [&](char const *gemm, int n) {
+    std::snprintf(name, sizeof name, "%s %s n%d", gemm, t, n);
+    return name;
+  };
+  printIdesc<AB, 64, 32, K, MN>(named("O=PV", 32));
+  printIdesc<AB, 64, 96, K, MN>(named("O=PV", 96));
+  printIdesc<AB, 64, 32, MN, MN>(named("dV=P^T dO", 32));
+  printIdesc<AB, 64, 96, MN, MN>(named("dV=P^T dO", 96));
+  printIdesc<AB, 64, 32, K, MN>(named("dQ=dS K", 32));
+  printIdesc<AB, 64, 96, K, MN>(named("dQ=dS K", 96));
 }
 
 } // namespace
@@ -351,5 +433,29 @@ int main() {
   // tcgen05 instruction descriptors, D = f32.
   printIdescForms<bfloat16_t>("bf16");
   printIdescForms<half_t>("f16");
+
+  // Head dims 32 and 96: tiles of 32-column chunks with the 64-byte swizzle
+  // (Layout_*_SW64_Atom). K-major Q / K tiles (64 rows x d) at every k-step,
+  // MN-major V / dO / Q / K tiles (64 kv rows x d columns) at k-steps 0-3.
+  printSw64<32>();
+  printSw64<96>();
+  // The 64-byte swizzle of the 64 x 96 K-major tile at address 0.
+  {
+    Tensor t = make_tensor(make_smem_ptr(smemAt<bfloat16_t>(0)),
+                           sm90SmemLayout<GK, 64, 96>());
+    using SwizzlePtr = remove_cvref_t<decltype(t.data())>;
+    int const points[][2] = {{0, 0},  {0, 8},  {1, 8},  {2, 0},  {2, 8},
+                             {3, 24}, {7, 16}, {8, 0},  {0, 32}, {5, 40},
+                             {63, 95}};
+    for (auto const &p : points) {
+      auto *address = raw_pointer_cast(SwizzlePtr::apply_swizzle(
+          t.data().get() + t.layout()(p[0], p[1])));
+      std::printf("swizzle64B(%d, %d) = %lld\n", p[0], p[1],
+                  static_cast<long long>(
+                      reinterpret_cast<std::uintptr_t>(address)));
+    }
+  }
+  printIdescSw64<bfloat16_t>("bf16");
+  printIdescSw64<half_t>("f16");
   return failures == 0 ? 0 : 1;
 }

@@ -17,6 +17,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <initializer_list>
+#include <utility>
 
 using namespace mlir::blockattn::nvdesc;
 
@@ -61,24 +62,24 @@ int main() {
   char label[96];
   SwizzledTile t64{64, 64}, t128{64, 128};
 
-  print64("kmajor(0x400)", kMajorDescriptor(0x400));
+  print64("kmajor(0x400)", kMajorDescriptor(0x400, t128));
   print64("mnmajor(0x8400, 64x128)", mnMajorDescriptor(0x8400, t128));
   for (const SwizzledTile &tile : {t64, t128})
     for (int64_t k = 0; k < tile.cols / 16; ++k) {
       std::snprintf(label, sizeof label, "kmajor 64x%" PRId64 " step %" PRId64,
                     tile.cols, k);
-      print64(label, kMajorDescriptor(0x400 + kMajorStepOffset(tile, k)));
+      print64(label, kMajorDescriptor(0x400 + kMajorStepOffset(tile, k), tile));
     }
   for (const SwizzledTile &tile : {t64, t128})
     for (int64_t k = 0; k < 4; ++k) {
       std::snprintf(label, sizeof label,
                     "mnmajor 64x%" PRId64 " step %" PRId64, tile.cols, k);
-      print64(label, mnMajorDescriptor(0x8400 + mnMajorStepOffset(k), tile));
+      print64(label, mnMajorDescriptor(0x8400 + mnMajorStepOffset(tile, k), tile));
     }
   // MN-major A (transpose_a): Hopper.cpp uses the MN-major B rules.
   for (int64_t k = 0; k < 4; ++k) {
     std::snprintf(label, sizeof label, "mnmajor A 64x64 step %" PRId64, k);
-    print64(label, mnMajorDescriptor(0x8400 + mnMajorStepOffset(k), t64));
+    print64(label, mnMajorDescriptor(0x8400 + mnMajorStepOffset(t64, k), t64));
   }
 
   const int64_t points[][2] = {{0, 0}, {0, 8},  {1, 0}, {1, 8},
@@ -87,7 +88,7 @@ int main() {
     std::printf("swizzle(%" PRId64 ", %" PRId64 ") = %" PRId64 "\n", p[0],
                 p[1], t128.byteOffset(p[0], p[1]));
 
-  print64("tcgen05 kmajor(0x1000)", tcgen05KMajorDescriptor(0x1000));
+  print64("tcgen05 kmajor(0x1000)", tcgen05KMajorDescriptor(0x1000, t128));
   print64("tcgen05 mnmajor(0x9000, 64x128)",
           tcgen05MNMajorDescriptor(0x9000, t128));
   for (const SwizzledTile &tile : {t64, t128})
@@ -96,7 +97,7 @@ int main() {
                     "tcgen05 kmajor 64x%" PRId64 " step %" PRId64, tile.cols,
                     k);
       print64(label,
-              tcgen05KMajorDescriptor(0x1000 + kMajorStepOffset(tile, k)));
+              tcgen05KMajorDescriptor(0x1000 + kMajorStepOffset(tile, k), tile));
     }
   for (const SwizzledTile &tile : {t64, t128})
     for (int64_t k = 0; k < 4; ++k) {
@@ -104,16 +105,60 @@ int main() {
                     "tcgen05 mnmajor 64x%" PRId64 " step %" PRId64, tile.cols,
                     k);
       print64(label,
-              tcgen05MNMajorDescriptor(0x9000 + mnMajorStepOffset(k), tile));
+              tcgen05MNMajorDescriptor(0x9000 + mnMajorStepOffset(tile, k), tile));
     }
   for (int64_t k = 0; k < 4; ++k) {
     std::snprintf(label, sizeof label, "tcgen05 mnmajor A 64x64 step %" PRId64,
                   k);
     print64(label,
-            tcgen05MNMajorDescriptor(0x9000 + mnMajorStepOffset(k), t64));
+            tcgen05MNMajorDescriptor(0x9000 + mnMajorStepOffset(t64, k), t64));
   }
 
   printIdescForms(Tcgen05Type::BF16, "bf16");
   printIdescForms(Tcgen05Type::F16, "f16");
+
+  // Head dims 32 and 96: 64-byte-swizzled tiles.
+  for (int64_t d : {32, 96}) {
+    SwizzledTile tile{64, d};
+    for (int64_t k = 0; k < d / 16; ++k) {
+      std::snprintf(label, sizeof label, "kmajor 64x%" PRId64 " step %" PRId64,
+                    d, k);
+      print64(label, kMajorDescriptor(0x400 + kMajorStepOffset(tile, k), tile));
+    }
+    for (int64_t k = 0; k < 4; ++k) {
+      std::snprintf(label, sizeof label,
+                    "mnmajor 64x%" PRId64 " step %" PRId64, d, k);
+      print64(label,
+              mnMajorDescriptor(0x8400 + mnMajorStepOffset(tile, k), tile));
+    }
+    for (int64_t k = 0; k < d / 16; ++k) {
+      std::snprintf(label, sizeof label,
+                    "tcgen05 kmajor 64x%" PRId64 " step %" PRId64, d, k);
+      print64(label, tcgen05KMajorDescriptor(
+                         0x1000 + kMajorStepOffset(tile, k), tile));
+    }
+    for (int64_t k = 0; k < 4; ++k) {
+      std::snprintf(label, sizeof label,
+                    "tcgen05 mnmajor 64x%" PRId64 " step %" PRId64, d, k);
+      print64(label, tcgen05MNMajorDescriptor(
+                         0x9000 + mnMajorStepOffset(tile, k), tile));
+    }
+  }
+  SwizzledTile t96{64, 96};
+  const int64_t points64[][2] = {{0, 0}, {0, 8}, {1, 8},  {2, 0},
+                                 {2, 8}, {3, 24}, {7, 16}, {8, 0},
+                                 {0, 32}, {5, 40}, {63, 95}};
+  for (const auto &p : points64)
+    std::printf("swizzle64B(%" PRId64 ", %" PRId64 ") = %" PRId64 "\n", p[0],
+                p[1], t96.byteOffset(p[0], p[1]));
+  for (auto [t, name] : {std::pair{Tcgen05Type::BF16, "bf16"},
+                         std::pair{Tcgen05Type::F16, "f16"}})
+    for (auto [gemm, aMN] : {std::pair{"O=PV", false},
+                             std::pair{"dV=P^T dO", true},
+                             std::pair{"dQ=dS K", false}})
+      for (int64_t n : {32, 96})
+        std::printf("idesc %s %s n%" PRId64 " = 0x%08x\n", gemm, name, n,
+                    tcgen05InstrDescriptor(64, n, t, t, Tcgen05Type::F32, aMN,
+                                           /*bMN=*/true));
   return 0;
 }

@@ -93,4 +93,41 @@ def WarpSpec_RegisterActionAttr
   let assemblyFormat = "$value";
 }
 
+def WarpSpec_TraceEvent : I32EnumAttr<"TraceEvent",
+    "a pipeline event a traced kernel records", [
+      I32EnumAttrCase<"tile_begin", 1>,
+      I32EnumAttrCase<"tile_end", 2>,
+      I32EnumAttrCase<"wait_begin", 3>,
+      I32EnumAttrCase<"wait_end", 4>,
+      I32EnumAttrCase<"arrive", 5>,
+      I32EnumAttrCase<"copy", 6>,
+      I32EnumAttrCase<"mma_begin", 7>,
+      I32EnumAttrCase<"mma_end", 8>,
+      I32EnumAttrCase<"softmax_begin", 9>,
+      I32EnumAttrCase<"softmax_end", 10>,
+      I32EnumAttrCase<"store_begin", 11>,
+      I32EnumAttrCase<"store_end", 12>,
+      I32EnumAttrCase<"rotate_begin", 13>,
+      I32EnumAttrCase<"rotate_end", 14>,
+      I32EnumAttrCase<"tmem_begin", 15>,
+      I32EnumAttrCase<"tmem_end", 16>
+    ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::warpspec";
+  let description = [{
+    What a `warpspec.trace` record marks, numbered as the record's event
+    code (0 is no record). `_begin` and `_end` pairs bracket an op: the
+    waits on a slot's barriers (`wait_empty`, `wait_full`), the MMAs (on
+    sm_90a up to the accumulator's completion, on sm_100a the issue), the
+    softmax and its gradient, the stores and writes of register tiles, the
+    rotary ops, the tensor-memory loads and stores, and a whole tile (a
+    tile loop's or a consume loop's body). `arrive` (a publish or a slot
+    given back) and `copy` (a TMA load issued) are points.
+  }];
+}
+def WarpSpec_TraceEventAttr
+    : EnumAttr<WarpSpec_Dialect, WarpSpec_TraceEvent, "trace_event"> {
+  let assemblyFormat = "$value";
+}
+
 #endif // BLOCKATTN_DIALECT_WARPSPEC_IR_WARPSPECATTRS_TD

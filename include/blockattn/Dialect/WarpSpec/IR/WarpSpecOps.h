@@ -76,6 +76,44 @@ struct SlotState {
   static constexpr int64_t maxDepth =
       TargetLimits::maxSharedMemoryBytes / bytesPerSlot;
 };
+
+/// The trace buffer of a traced kernel (`trace_records` = R, a power of two
+/// of at least 4), per CTA: lanes + 1 slots of R records of 16 bytes, the
+/// first the header (its first 64 bytes: the anchors and the SM), then one
+/// lane per partition replica in warp order. CTA `c`'s region starts at
+/// `c * ctaBytes()`. Every lane starts at a record index that is a multiple
+/// of R, so a recording thread keeps one 32-bit value: the index of its next
+/// record in the buffer, 0 once its lane is full (or if it does not
+/// record). The manifest spells this out for the host.
+struct TraceLayout {
+  static constexpr int64_t recordBytes = 16;
+  /// The header's 8-byte words: the anchors (`%globaltimer` in ns and
+  /// `%clock64` together, at the start and at the end of warp 0's
+  /// partition) and the SM the CTA ran on (`%smid`).
+  enum HeaderWord : int64_t {
+    startGlobalTimer = 0,
+    startClock = 1,
+    endGlobalTimer = 2,
+    endClock = 3,
+    smId = 4,
+  };
+  static constexpr int64_t headerWords = 5;
+  int64_t lanes = 0;
+  int64_t recordsPerLane = 0;
+  int64_t laneBytes() const { return recordsPerLane * recordBytes; }
+  /// The header's slot: one lane's bytes.
+  int64_t headerBytes() const { return laneBytes(); }
+  int64_t ctaRecords() const { return (lanes + 1) * recordsPerLane; }
+  int64_t ctaBytes() const { return ctaRecords() * recordBytes; }
+  /// `trace_records` must be a power of two in [minRecordsPerLane,
+  /// maxRecordsPerLane] (1 MiB per lane).
+  static constexpr int64_t minRecordsPerLane = 4;
+  static constexpr int64_t maxRecordsPerLane = 65536;
+  static bool isValidRecordsPerLane(int64_t records) {
+    return records >= minRecordsPerLane && records <= maxRecordsPerLane &&
+           (records & (records - 1)) == 0;
+  }
+};
 } // namespace mlir::warpspec
 
 namespace mlir::warpspec {

@@ -48,7 +48,9 @@ def WarpSpec_KernelOp : WarpSpec_Op<"kernel", [
     below are per share. `tiles_per_cta`, when present, makes the launch
     chunked instead of persistent: one CTA per `tiles_per_cta` work items
     (the tile loop must then be contiguous), so that the hardware hands out
-    the tiles in order as CTAs finish.
+    the tiles in order as CTAs finish. `trace_records`, when present, makes
+    the kernel traced (`warpspec-insert-trace`): each partition replica
+    records up to that many `warpspec.trace` events per CTA.
 
     The verifier checks the hardware budgets (`TargetLimits` in
     WarpSpecOps.h): every partition is made of whole warpgroups
@@ -84,7 +86,8 @@ def WarpSpec_KernelOp : WarpSpec_Op<"kernel", [
                        OptionalAttr<I64Attr>:$tmem_base_offset,
                        OptionalAttr<DictionaryAttr>:$info,
                        OptionalAttr<I64Attr>:$ctas_per_sm,
-                       OptionalAttr<I64Attr>:$tiles_per_cta);
+                       OptionalAttr<I64Attr>:$tiles_per_cta,
+                       OptionalAttr<I64Attr>:$trace_records);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat =
       "`chip` `(` custom<Chip>($chip) `)` attr-dict-with-keyword $body";
@@ -101,6 +104,8 @@ def WarpSpec_KernelOp : WarpSpec_Op<"kernel", [
     bool usesTensorMemory();
     /// True for the Blackwell target.
     bool isBlackwell() { return getChip() == Chip::sm_100a; }
+    /// The trace buffer's layout per CTA, when the kernel is traced.
+    std::optional<TraceLayout> getTraceLayout();
     /// CTAs of this kernel that share one SM (1 unless stated).
     int64_t getCtasPerSmOrDefault() { return getCtasPerSm().value_or(1); }
     /// Registers per thread the CTA is launched with.
@@ -1316,6 +1321,98 @@ def WarpSpec_StoreOp : WarpSpec_Op<"store", [AttrSizedOperandSegments]> {
     (`divide_by` `(` $divide_by^ `)`)? (`via` `(` $staging^ `)`)? (`bulk` $bulk^)? attr-dict
     `:` type($value) `,` type($dest) ``
     custom<StoreOptionalTypes>(type($divide_by), type($staging))
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Tracing
+//===----------------------------------------------------------------------===//
+
+def WarpSpec_TraceAnchorOp : WarpSpec_Op<"trace_anchor",
+    [HasParent<"PartitionOp">]> {
+  let summary = "the CTA's clock against the global timer";
+  let description = [{
+    The `warpspec.trace_anchor` operation has thread 0 of the CTA read the
+    global nanosecond timer (`%globaltimer`) and the SM's cycle counter
+    (`%clock64`) together and write them into the header of the CTA's region
+    of the trace buffer `buffer`, with the SM's index (`%smid`): `start`
+    once the partition of warp 0 starts, `end` when it ends. `%clock64` is
+    precise but counts the cycles of one SM from an arbitrary origin;
+    `%globaltimer` is shared by the whole GPU but coarse (it ticks every
+    microsecond on some GPUs): the anchors of the CTAs that ran on one SM
+    map that SM's clock onto nanoseconds. The kernel must be traced
+    (`trace_records`) and the op must stand in the placed partition that
+    runs on warp 0. The header layout is `TraceLayout`'s (WarpSpecOps.h),
+    which the manifest describes.
+
+    ```mlir
+    warpspec.trace_anchor %trace start : memref<?xi64>
+    ```
+  }];
+  let arguments = (ins MemRefRankOf<[I64], [1]>:$buffer, UnitAttr:$start,
+                       UnitAttr:$end);
+  let assemblyFormat = [{
+    $buffer (`start` $start^)? (`end` $end^)? attr-dict `:` type($buffer)
+  }];
+  let hasVerifier = 1;
+}
+
+def WarpSpec_TraceLaneOp : WarpSpec_Op<"trace_lane",
+    [HasParent<"PartitionOp">]> {
+  let summary = "the lane of the trace buffer one partition replica records into";
+  let description = [{
+    The `warpspec.trace_lane` operation returns the lane of the trace buffer
+    `buffer` that replica `replica` of the enclosing (placed) partition
+    records into: lanes are numbered across the kernel's partitions and
+    their replicas in warp order, and each holds the kernel's
+    `trace_records` records of 16 bytes in every CTA's region, after the
+    header's slot of as many (`TraceLayout`). Only the replica's thread 0
+    (`thread` is the partition_index's thread) records, so that a trace
+    costs one thread a clock read and a 16-byte store per event; the others,
+    and a CTA whose region lies past the buffer's end, write nothing. Its
+    operands are those of the partition's `warpspec.partition_index`.
+
+    ```mlir
+    %replica, %thread = warpspec.partition_index
+    %lane = warpspec.trace_lane %trace[%replica] thread(%thread) : memref<?xi64>
+    ```
+  }];
+  let arguments = (ins MemRefRankOf<[I64], [1]>:$buffer, I32:$replica,
+                       I32:$thread);
+  let results = (outs WarpSpec_TraceType:$lane);
+  let assemblyFormat = [{
+    $buffer `[` $replica `]` `thread` `(` $thread `)` attr-dict `:` type($buffer)
+  }];
+  let hasVerifier = 1;
+}
+
+def WarpSpec_TraceOp : WarpSpec_Op<"trace"> {
+  let summary = "record a pipeline event with the SM's clock";
+  let description = [{
+    The `warpspec.trace` operation appends one record to `lane` (a
+    `warpspec.trace_lane` of the same partition): the SM's cycle counter
+    (`%clock64`, 8 bytes), the event code (4 bytes: `event` in the low
+    byte, `detail` in the next, e.g. which channel a wait is on) and
+    `value` (4 bytes, 0 without it; the tile's first row at `tile_begin`).
+    A lane that is full records nothing more, so the buffer is bounded: a
+    CTA keeps the first `trace_records` events of each lane.
+    `warpspec-insert-trace` brackets the pipeline's ops with them.
+
+    ```mlir
+    warpspec.trace %lane wait_begin detail(0)
+    warpspec.wait_full %qkv[%stage] phase(%phase) : !qkv
+    warpspec.trace %lane wait_end detail(0)
+    warpspec.trace %lane tile_begin value(%row)
+    ```
+  }];
+  let arguments = (ins WarpSpec_TraceType:$lane,
+                       WarpSpec_TraceEventAttr:$event,
+                       DefaultValuedAttr<I64Attr, "0">:$detail,
+                       Optional<I32>:$value);
+  let assemblyFormat = [{
+    $lane `` $event (`detail` `(` $detail^ `)`)? (`value` `(` $value^ `)`)?
+    attr-dict
   }];
   let hasVerifier = 1;
 }

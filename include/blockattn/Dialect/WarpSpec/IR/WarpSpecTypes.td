@@ -114,4 +114,17 @@ def WarpSpec_RowsType : WarpSpec_Type<"Rows", "rows"> {
   let hasCustomAssemblyFormat = 1;
 }
 
+def WarpSpec_TraceType : WarpSpec_Type<"Trace", "trace"> {
+  let summary = "the trace lane a partition replica records into";
+  let description = [{
+    The result of `warpspec.trace_lane`: the trace buffer, and the index in
+    it of the next record of one partition replica (0 when the thread does
+    not record or the lane is full). `warpspec.trace` takes it; the lowering
+    keeps the index in a per-thread variable, one register after SROA.
+
+    Example: `%lane = warpspec.trace_lane %buf[%replica] thread(%thread)
+    : memref<?xi64>` gives a `!warpspec.trace`.
+  }];
+}
+
 #endif // BLOCKATTN_DIALECT_WARPSPEC_IR_WARPSPECTYPES_TD

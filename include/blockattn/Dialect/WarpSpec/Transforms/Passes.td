@@ -201,4 +201,67 @@ def WarpSpecDispatchPartitionsPass
   }];
 }
 
+def WarpSpecInsertTracePass : Pass<"warpspec-insert-trace", "ModuleOp"> {
+  let summary = "Record the pipeline events of every warp role into a trace buffer";
+  let description = [{
+    Makes every `warpspec.kernel` traced: its function gets the suffix
+    `_trace` (so that the traced kernel, its PTX and its manifest never pass
+    for the untraced one) and one more argument, the trace buffer (`memref<?xi64>`, named `trace`, which
+    becomes a kernel parameter), the kernel `trace_records` = `records`,
+    and each placed partition records its pipeline events with
+    `warpspec.trace`:
+
+    - a `warpspec.trace_lane` after its `warpspec.partition_index` (one
+      lane per replica, recorded by the replica's thread 0);
+    - in the partition of warp 0, `warpspec.trace_anchor start` after the
+      lane and `warpspec.trace_anchor end` last;
+    - `tile_begin` (with the tile's row) and `tile_end` around the body of
+      every tile loop and consume loop (the `scf.while` of a lowered
+      `consume`);
+    - `wait_begin` / `wait_end` around every `wait_empty` and `wait_full`,
+      with the channel's index as the detail;
+    - `arrive` after every `publish`, `publish_close` and `arrive_empty`
+      (the channel's index), `copy` after every `tma_load`;
+    - `mma_begin` / `mma_end` around `mma` and `mma_async`,
+      `softmax_begin` / `softmax_end` around `softmax` and `softmax_grad`,
+      `store_begin` / `store_end` around `store` and `write`,
+      `rotate_begin` / `rotate_end` around `rotate`, `rotate_tile` and
+      `rotary_angles`, `tmem_begin` / `tmem_end` around `tmem_load` and
+      `tmem_store`.
+
+    It runs on lowered, dispatched kernels (after
+    `warpspec-dispatch-partitions`), only when a trace is asked for
+    (`blockattn-to-ptx{trace-records=N}`, `block-attn-compile --trace`): an
+    untraced kernel has none of these ops, so it is unchanged.
+
+    Example: a consumer's wait
+
+    ```mlir
+    %replica, %thread = warpspec.partition_index
+    ...
+    warpspec.wait_full %qkv[%stage] phase(%phase) : !qkv
+    ```
+
+    becomes
+
+    ```mlir
+    %replica, %thread = warpspec.partition_index
+    %lane = warpspec.trace_lane %trace[%replica] thread(%thread) : memref<?xi64>
+    ...
+    warpspec.trace %lane wait_begin
+    warpspec.wait_full %qkv[%stage] phase(%phase) : !qkv
+    warpspec.trace %lane wait_end
+    ```
+
+    #### Diagnostics
+    A kernel that is traced already, whose partitions are not placed, or
+    whose function is not `warpspec.kernel; return` is reported.
+  }];
+  let options = [
+    Option<"records", "records", "int64_t", /*default=*/"256",
+           "Records per lane (partition replica) and CTA, a power of two "
+           "from 4 to 65536; later events of a full lane are dropped">
+  ];
+}
+
 #endif // BLOCKATTN_DIALECT_WARPSPEC_TRANSFORMS_PASSES_TD
