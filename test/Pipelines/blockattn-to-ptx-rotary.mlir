@@ -27,13 +27,15 @@
 // NVVM-SAME: kind = "backward"
 // NVVM-SAME: rotary = "half_split"
 //
-// The resource tables: Hopper keeps its two warpgroup roles (the consumers
+// The resource tables: the Hopper forward has a rotary warpgroup (104
+// registers) that rotates each slot in place before the consumers (184
+// each) take it; the Hopper backward keeps its two roles (the consumers
 // rotate in their slots; the half-split backward is launched chunked, two
 // CTAs of one consumer per SM); Blackwell adds the rotary warpgroup, the MMA
 // warpgroup takes 56 registers instead of 40 and the load warpgroup 48.
 // RUN: rm -rf %t && block-attn-compile %s --chip=sm_90a -o %t/sm90a --no-header | FileCheck %s --check-prefix=TABLE90
-// TABLE90: {{^}}rope_forward{{ +}}sm_90a{{ +}}load:4w/40r compute:8w/232r{{ +}}- 230384 0
-// TABLE90-NEXT: {{^}}rope_forward_theta{{ +}}sm_90a{{ +}}load:4w/40r compute:8w/232r{{ +}}- 230384 0
+// TABLE90: {{^}}rope_forward{{ +}}sm_90a{{ +}}load:4w/40r rotary:4w/104r compute:8w/184r{{ +}}- 230384 0
+// TABLE90-NEXT: {{^}}rope_forward_theta{{ +}}sm_90a{{ +}}load:4w/40r rotary:4w/104r compute:8w/184r{{ +}}- 230384 0
 // TABLE90-NEXT: {{^}}rope_backward{{ +}}sm_90a{{ +}}load:4w/40r compute:4w/216r{{ +}}- 99312 0
 // With --rotary-warpgroup=on the persistent kernels get a rotary warpgroup
 // (104 registers; the consumers 184, the shared memory the same); the
@@ -70,13 +72,14 @@
 // smaller table (min with its last row, then max with 0: min.relu), 8 pairs
 // of cos and 8 of sin per work item come in 16-byte loads, and the tiles
 // are read and written back 16 bytes at a time and rounded once (two f32
-// to a bf16x2). The fence and the replica's barrier (named, 128 threads)
-// follow.
+// to a bf16x2). The fence and the rotary warpgroup's barrier (named
+// barrier 2, 128 threads) follow, then its arrival on the signal ring.
 // RUN: FileCheck %s --check-prefix=FWD90 < %t/sm90a/rope_forward.ptx
 // FWD90: .target sm_90a
-// FWD90: .reqntid 384, 1, 1
+// FWD90: .reqntid 512, 1, 1
 // FWD90-DAG: setmaxnreg.dec.sync.aligned.u32 40
-// FWD90-DAG: setmaxnreg.inc.sync.aligned.u32 232
+// FWD90-DAG: setmaxnreg.dec.sync.aligned.u32 104
+// FWD90-DAG: setmaxnreg.inc.sync.aligned.u32 184
 // FWD90-DAG: min.u32
 // FWD90-DAG: min.relu.s32
 // FWD90-DAG: ld.global.v4.b32 {{.*}}[%rd{{[0-9]+}}];
@@ -85,7 +88,7 @@
 // FWD90-DAG: cvt.rn.bf16x2.f32
 // FWD90-DAG: st.shared.v4.b32
 // FWD90-DAG: fence.proxy.async.shared::cta
-// FWD90-DAG: bar.sync {{%r[0-9]+}}, 128;
+// FWD90-DAG: bar.sync 2, 128;
 // FWD90-DAG: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
 // FWD90-NOT: sin.approx
 // 16 table loads: 4 passes over the tile's 64 rows, 2 of cos and 2 of sin.

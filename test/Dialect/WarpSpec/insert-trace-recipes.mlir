@@ -1,8 +1,9 @@
-// RUN: block-attn-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a}),warpspec-allocate-tmem,warpspec-allocate-smem,warpspec-lower-protocol,warpspec-dispatch-partitions,warpspec-insert-trace{records=4})' | FileCheck %s --check-prefix=SM90
+// RUN: block-attn-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a rotary-warpgroup=off}),warpspec-allocate-tmem,warpspec-allocate-smem,warpspec-lower-protocol,warpspec-dispatch-partitions,warpspec-insert-trace{records=4})' | FileCheck %s --check-prefix=SM90
 // RUN: block-attn-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_100a}),warpspec-allocate-tmem,warpspec-allocate-smem,warpspec-lower-protocol,warpspec-dispatch-partitions,warpspec-insert-trace{records=4})' | FileCheck %s --check-prefix=SM100
 
 // warpspec-insert-trace on the recipes' kernels: the half-split rotary
-// forward on sm_90a (the rotation before the first MMA of a tile), and the
+// forward on sm_90a with the consumers' rotation (rotary-warpgroup=off; the
+// rotation before the first MMA of a tile), and the
 // plain backward on sm_100a (the MMA warp's waits name their channels; the
 // end anchor follows warp 0's tensor-memory teardown).
 

@@ -159,10 +159,11 @@ bool chunkedByDefault(const KernelShape &shape) {
 
 /// Whether a rotary warpgroup rotates the slots of a persistent sm_90a
 /// launch with rotary embeddings under `auto`, so that the table reads leave
-/// the consumers' path. Nowhere yet: the forward is the candidate (no spills,
-/// verified in the emulator), off until it is timed on the GPU
+/// the consumers' path: the forward
 /// (docs/performance-notes.md#rotary-warpgroup, run 7 of the rotary log).
-bool rotaryWarpgroupByDefault(const KernelShape &) { return false; }
+bool rotaryWarpgroupByDefault(const KernelShape &shape) {
+  return !shape.backward;
+}
 
 /// Consumer warpgroups of a persistent sm_90a launch: two hide one tile's
 /// math and stores behind the other's, but the plain backward at head dim
