@@ -159,10 +159,12 @@ bool chunkedByDefault(const KernelShape &shape) {
 
 /// Whether a rotary warpgroup rotates the slots of a persistent sm_90a
 /// launch with rotary embeddings under `auto`, so that the table reads leave
-/// the consumers' path: the forward
+/// the consumers' path: the forward at head dim 128
 /// (docs/performance-notes.md#rotary-warpgroup, run 7 of the rotary log).
 bool rotaryWarpgroupByDefault(const KernelShape &shape) {
-  return !shape.backward;
+  // Timed at head dim 128 only (every variant faster on seed); at 64 a tile
+  // takes half the time, which one warpgroup may not keep up with (untimed).
+  return !shape.backward && shape.headDim == 128;
 }
 
 /// Consumer warpgroups of a persistent sm_90a launch: two hide one tile's

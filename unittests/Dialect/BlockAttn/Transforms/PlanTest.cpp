@@ -161,9 +161,12 @@ TEST(Sm90aPlan, RotaryWarpgroupTakesTheRotationOffTheConsumers) {
   EXPECT_TRUE(
       plan(Chip::sm_90a, shape(false, 64, RotaryMode::half_split), on)
           .rotaryWarpgroup);
-  // By default (auto) the forward has it, the backward does not.
+  // By default (auto) the forward at head dim 128 has it (the one timed);
+  // the forward at 64 and the backward do not.
   EXPECT_TRUE(plan(Chip::sm_90a, shape(false, 128, RotaryMode::interleaved))
                   .rotaryWarpgroup);
+  EXPECT_FALSE(plan(Chip::sm_90a, shape(false, 64, RotaryMode::interleaved))
+                   .rotaryWarpgroup);
   KernelPlan inConsumers =
       plan(Chip::sm_90a, shape(true, 128, RotaryMode::interleaved));
   EXPECT_FALSE(inConsumers.rotaryWarpgroup);
