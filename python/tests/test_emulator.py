@@ -139,7 +139,7 @@ def test_rotary_variants_match_reference(chip, case, kernels):
         assert em.check_close(case, out, em.reference_outputs(unrotated_v, tensors)) != []
 
 
-# The sm_90a rotary warpgroup (--rotary-warpgroup=on, the forward's default): a fourth warpgroup rotates each slot in
+# The sm_90a rotary warpgroup (--rotary-warpgroup=on, the default of the forward at head dim 128): a fourth warpgroup rotates each slot in
 # place and signals the consumers through a ring without buffers. One SM puts all 18 tiles of the
 # problem in one CTA, so every slot of the ring is reused: the first version's consumers of the
 # load ring (one rotary replica, two compute replicas) took the wrong entries and deadlocked
