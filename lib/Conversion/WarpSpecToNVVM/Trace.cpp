@@ -71,14 +71,23 @@ int64_t firstLane(KernelOp kernel, PartitionOp partition) {
   return lane;
 }
 
-LogicalResult checkBuffer(Operation *op, Value buffer,
-                          std::optional<TraceLayout> layout) {
+/// The trace layout of the kernel around `op` (the warpspec verifiers
+/// already require one for every trace op).
+FailureOr<TraceLayout> traceLayout(Operation *op, KernelOp kernel) {
+  std::optional<TraceLayout> layout = kernel.getTraceLayout();
   if (!layout)
     return op->emitOpError() << "is in a kernel without trace_records";
-  if (!ArgParams::of(buffer).pointer)
+  return *layout;
+}
+
+/// The layout, and a check that `buffer` is the kernel's trace parameter.
+FailureOr<TraceLayout> checkBuffer(Operation *op, KernelOp kernel,
+                                   Value buffer) {
+  FailureOr<TraceLayout> layout = traceLayout(op, kernel);
+  if (succeeded(layout) && !ArgParams::of(buffer).pointer)
     return op->emitOpError()
            << "records into a buffer that is not a kernel parameter";
-  return success();
+  return layout;
 }
 
 struct TraceAnchorLowering : ConvertOpToLLVMPattern<TraceAnchorOp> {
@@ -87,8 +96,8 @@ struct TraceAnchorLowering : ConvertOpToLLVMPattern<TraceAnchorOp> {
   matchAndRewrite(TraceAnchorOp op, OpAdaptor,
                   ConversionPatternRewriter &rewriter) const override {
     KernelBuilder e(rewriter, op);
-    std::optional<TraceLayout> layout = e.kernel.getTraceLayout();
-    if (failed(checkBuffer(op, op.getBuffer(), layout)))
+    FailureOr<TraceLayout> layout = checkBuffer(op, e.kernel, op.getBuffer());
+    if (failed(layout))
       return failure();
     Value fits = regionFits(e, op.getBuffer(), *layout);
     Value region =
@@ -127,8 +136,8 @@ struct TraceLaneLowering : ConvertOpToLLVMPattern<TraceLaneOp> {
   matchAndRewrite(TraceLaneOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     KernelBuilder e(rewriter, op);
-    std::optional<TraceLayout> layout = e.kernel.getTraceLayout();
-    if (failed(checkBuffer(op, op.getBuffer(), layout)))
+    FailureOr<TraceLayout> layout = checkBuffer(op, e.kernel, op.getBuffer());
+    if (failed(layout))
       return failure();
     Value fits = regionFits(e, op.getBuffer(), *layout);
     // The lane's first record: past the CTA's header slot and the lanes
@@ -156,9 +165,9 @@ struct TraceLowering : ConvertOpToLLVMPattern<TraceOp> {
   matchAndRewrite(TraceOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     KernelBuilder e(rewriter, op);
-    std::optional<TraceLayout> layout = e.kernel.getTraceLayout();
-    if (!layout)
-      return op.emitOpError() << "is in a kernel without trace_records";
+    FailureOr<TraceLayout> layout = traceLayout(op, e.kernel);
+    if (failed(layout))
+      return failure();
     ValueRange lane = adaptor.getLane();
     Value buffer = lane[0], cursorVar = lane[1];
     // The event code's low byte is the event, the next the detail; the
