@@ -814,6 +814,14 @@ class _FastPath:
         return launcher
 
 
+def _one_wave(limit: int, block_size: int, tokens: int, offsets: int, heads: int) -> bool:
+    """_small_grid's rule for the fast paths, from the shapes' numbers:
+    (T // block_size + B) * H work items, B = offsets - 1, at most `limit`
+    (-1: never). One plain call instead of _small_grid's two and its int()s
+    (test_fast_path checks that both paths pick the same kernel)."""
+    return limit >= 0 and (tokens // block_size + (offsets - 1 if offsets else 0)) * heads <= limit
+
+
 _FAST: dict = {}  # (dtype, head dim, device index, block size) -> _FastPath or None
 
 
@@ -834,11 +842,7 @@ def _fast_forward(fast: _FastPath, q, k, v, cu_seqlens, qs, scale):
     """o, launched through the record; raises _Refused (nothing launched)
     when the library's checks refuse the call."""
     ks, vs, cs = k.shape, v.shape, cu_seqlens.shape
-    # _small_grid's rule, written out: a call to it costs as much as the rest
-    # of this function's arithmetic (test_fast_path checks that both paths
-    # pick the same kernel).
-    limit = fast.forward_limit
-    if limit >= 0 and (qs[0] // fast.block_size + (cs[0] - 1 if cs[0] else 0)) * qs[1] <= limit:
+    if _one_wave(fast.forward_limit, fast.block_size, qs[0], cs[0], qs[1]):
         pack, call, handle, _ = fast.forward_small or fast.load_small("forward", q)
     else:
         pack, call, handle, _ = fast.forward
@@ -870,8 +874,7 @@ def _fast_backward(fast: _FastPath, grad_o, q, k, v, cu_seqlens, scale):
     if not launcher or grad_o.dtype is not q.dtype:
         return None
     qs, ds, cs = q.shape, grad_o.shape, cu_seqlens.shape
-    limit = fast.backward_limit  # _small_grid's rule, as in _fast_forward
-    if limit >= 0 and (qs[0] // fast.block_size + (cs[0] - 1 if cs[0] else 0)) * qs[1] <= limit:
+    if _one_wave(fast.backward_limit, fast.block_size, qs[0], cs[0], qs[1]):
         launcher = fast.backward_small or fast.load_small("backward", q)
     pack, call, handle, _ = launcher
     dq = _empty_like(q, memory_format=_CONTIGUOUS)
@@ -992,8 +995,7 @@ def _fast_qkvpacked_forward(fast: _FastPath, qkv, cu_seqlens, scale):
     _Refused (nothing launched) when the library refuses the call."""
     qs, cs = qkv.shape, cu_seqlens.shape
     t, h, d = qs[0], qs[2], qs[3]
-    limit = fast.forward_limit  # _small_grid's rule, as in _fast_forward
-    if limit >= 0 and (t // fast.block_size + (cs[0] - 1 if cs[0] else 0)) * h <= limit:
+    if _one_wave(fast.forward_limit, fast.block_size, t, cs[0], h):
         pack, call, handle, _ = fast.forward_small or fast.load_small("forward", qkv[:, 0])
     else:
         pack, call, handle, _ = fast.forward
@@ -1020,8 +1022,7 @@ def _fast_qkvpacked_backward(fast: _FastPath, grad_o, qkv, cu_seqlens, scale):
         return None
     qs, ds, cs = qkv.shape, grad_o.shape, cu_seqlens.shape
     t, h, d = qs[0], qs[2], qs[3]
-    limit = fast.backward_limit
-    if limit >= 0 and (t // fast.block_size + (cs[0] - 1 if cs[0] else 0)) * h <= limit:
+    if _one_wave(fast.backward_limit, fast.block_size, t, cs[0], h):
         launcher = fast.backward_small or fast.load_small("backward", qkv[:, 0])
     pack, call, handle, _ = launcher
     dqkv = qkv.new_empty(qs)
