@@ -110,7 +110,8 @@ LogicalResult numStagesError(Failure fail, const TuningOptions &options) {
 /// (docs/performance-notes.md#chunked-launch).
 LogicalResult planLaunch(Chip chip, const TuningOptions &options,
                          int64_t slotBytes, bool chunkedByDefault,
-                         KernelPlan &plan, Failure fail) {
+                         int64_t chunkedCtasPerSm, KernelPlan &plan,
+                         Failure fail) {
   bool sm90a = chip == Chip::sm_90a;
   if (options.ctasPerSm < 0 || options.ctasPerSm > 4)
     return fail("ctas-per-sm must be 0 (the recipe picks) or in [1, 4], got ",
@@ -130,7 +131,8 @@ LogicalResult planLaunch(Chip chip, const TuningOptions &options,
                 stringifySchedule(options.schedule), "')");
   plan.contiguousSchedule = chunked || options.schedule == Schedule::contiguous;
   plan.ctasPerSm =
-      options.ctasPerSm > 0 ? options.ctasPerSm : (chunked && sm90a ? 2 : 1);
+      options.ctasPerSm > 0 ? options.ctasPerSm
+                            : (chunked && sm90a ? chunkedCtasPerSm : 1);
   if (chunked)
     plan.tilesPerCta = options.tilesPerCta > 0
                            ? options.tilesPerCta
@@ -167,6 +169,21 @@ bool rotaryWarpgroupByDefault(const KernelShape &shape) {
   return !shape.backward && shape.headDim == 128;
 }
 
+/// CTAs per SM of a chunked sm_90a launch under `auto`: two, three for the
+/// plain backward at head dim 32, whose 4 KiB tiles leave one consumer per
+/// CTA too little work to keep two CTAs' loads in flight (H200, seed-d32:
+/// 0.83 against 0.95 ms; docs/head-dims.md#launch).
+int64_t chunkedCtasPerSm(const KernelShape &shape) {
+  return shape.backward && shape.headDim == 32 && !shape.hasRotary() ? 3 : 2;
+}
+
+/// Consumer warpgroups of a chunked sm_90a launch: one per CTA (two CTAs
+/// share the SM), two for the plain forward at head dim 32 (H200, seed-d32:
+/// 0.43 against 0.49 ms; docs/head-dims.md#launch).
+int64_t chunkedConsumers(const KernelShape &shape) {
+  return !shape.backward && shape.headDim == 32 && !shape.hasRotary() ? 2 : 1;
+}
+
 /// Consumer warpgroups of a persistent sm_90a launch: two hide one tile's
 /// math and stores behind the other's, but the plain backward at head dim
 /// 64 does better with one and a deeper ring
@@ -187,18 +204,21 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
                 options.numConsumers);
   KernelPlan plan;
   int64_t slotBytes = shape.numLoads() * shape.tileBytes(shape.headDim);
-  if (failed(planLaunch(Chip::sm_90a, options, slotBytes,
-                        options.numConsumers <= 1 && chunkedByDefault(shape),
-                        plan, fail)))
+  if (failed(planLaunch(
+          Chip::sm_90a, options, slotBytes,
+          options.numConsumers <= chunkedConsumers(shape) &&
+              chunkedByDefault(shape),
+          chunkedCtasPerSm(shape), plan, fail)))
     return failure();
   planL2Prefetch(options,
                  shape.backward && !shape.hasRotary() && shape.headDim <= 64 &&
                      plan.tilesPerCta > 0,
                  plan);
   // Two CTAs per SM leave each 128 registers a thread at launch: one
-  // consumer warpgroup (216 after setmaxnreg) next to the producer.
+  // consumer warpgroup (216 after setmaxnreg) next to the producer, except
+  // where the tiles are small enough for two (chunkedConsumers).
   plan.numConsumers = options.numConsumers > 0 ? options.numConsumers
-                      : plan.ctasPerSm > 1     ? 1
+                      : plan.ctasPerSm > 1     ? chunkedConsumers(shape)
                                                : defaultConsumers(shape);
   plan.pFromSmem = options.pOperand == POperand::smem;
   plan.stageOutput = options.oStore != OStore::registers;
@@ -269,7 +289,8 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
   KernelPlan plan;
   int64_t slotBytes = shape.numLoads() * shape.tileBytes(shape.headDim);
   if (failed(planLaunch(Chip::sm_100a, options, slotBytes,
-                        /*chunkedByDefault=*/false, plan, fail)))
+                        /*chunkedByDefault=*/false, /*chunkedCtasPerSm=*/1,
+                        plan, fail)))
     return failure();
   planL2Prefetch(options, /*byDefault=*/false, plan);
   plan.numConsumers = 1; // the MMA warpgroup takes every slot
