@@ -161,12 +161,19 @@ bool chunkedByDefault(const KernelShape &shape) {
 
 /// Whether a rotary warpgroup rotates the slots of a persistent sm_90a
 /// launch with rotary embeddings under `auto`, so that the table reads leave
-/// the consumers' path: the forward at head dim 128
-/// (docs/performance-notes.md#rotary-warpgroup, run 7 of the rotary log).
+/// the consumers' path: where it measured faster on the H200, seed
+/// (docs/performance-notes.md#rotary-warpgroup, runs 7 and 8 of the rotary
+/// log): the forward at head dim 128; at 64 the backward (every variant
+/// 1-10% faster) and the interleaved forward (1-5%; the half-split `_pos`
+/// forwards were 8-11% slower with it). Not the backward at 128: there the
+/// consumers cannot give up the registers (with one consumer, or two at 184
+/// registers that spill, every variant was 14-30% slower).
 bool rotaryWarpgroupByDefault(const KernelShape &shape) {
-  // Timed at head dim 128 only (every variant faster on seed); at 64 a tile
-  // takes half the time, which one warpgroup may not keep up with (untimed).
-  return !shape.backward && shape.headDim == 128;
+  if (shape.headDim == 128)
+    return !shape.backward;
+  if (shape.headDim == 64)
+    return shape.backward || shape.rotary == RotaryMode::interleaved;
+  return false;
 }
 
 /// CTAs per SM of a chunked sm_90a launch under `auto`: two, three for the
