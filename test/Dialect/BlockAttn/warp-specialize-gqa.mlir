@@ -39,7 +39,7 @@ func.func @gqa_forward(%q: memref<?x8x128xbf16>, %k: memref<?x2x128xbf16>,
 // CHECK-NEXT: warpspec.tma_load %[[K]][%[[ROW]], %[[KVHEAD]]] into %[[BUF]]#1
 // CHECK-NEXT: warpspec.tma_load %[[V]][%[[ROW]], %[[KVHEAD]]] into %[[BUF]]#2
 // CHECK-NEXT: warpspec.commit %[[SLOT]] tile(%[[ROW]], %[[ROWS]], %[[HEAD]])
-// CHECK: warpspec.store {{.*}} into %[[O]]
+// CHECK: warpspec.store %{{.*}} to %[[O]][%{{.*}}, %{{.*}}]
 
 //--- backward.mlir
 func.func @gqa_backward(%q: memref<?x?x64xbf16>, %k: memref<?x?x64xbf16>,
