@@ -301,7 +301,11 @@ blockattnPlanSetRecord(blockattn_plan *plan, const blockattn_tensor_rule *rules,
       return fail(BLOCKATTN_LAUNCH_INVALID_ARGUMENT,
                   "rules[%d]: shape_of %d is not another tensor of rank %d", i,
                   r->shape_of, r->rank);
-    if (r->group < 0 || (r->group > 1 && (r->shape_of < 0 || r->rank < 2)))
+    if (r->group < 0)
+      return fail(BLOCKATTN_LAUNCH_INVALID_ARGUMENT,
+                  "rules[%d]: group %d is negative (0 or 1: no group)", i,
+                  r->group);
+    if (r->group > 1 && (r->shape_of < 0 || r->rank < 2))
       return fail(BLOCKATTN_LAUNCH_INVALID_ARGUMENT,
                   "rules[%d]: group %d needs a shape_of tensor of rank 2 or "
                   "more (0 or 1: no group)",
