@@ -136,8 +136,8 @@ std::string blockattn::getKernelSource(const KernelDescription &description) {
   std::string kvAct = "memref<?x" + kvHeads + "x" + std::to_string(d.headDim) +
                       "x" + d.dtype + ">";
   auto typeOf = [&](const std::string &tensor) {
-    bool kvSide = tensor == "k" || tensor == "v" || tensor == "dk" ||
-                  tensor == "dv";
+    bool kvSide =
+        tensor == "k" || tensor == "v" || tensor == "dk" || tensor == "dv";
     return kvSide ? kvAct : act;
   };
   std::string table = "memref<?x" + std::to_string(d.headDim / 2) + "xf32>";

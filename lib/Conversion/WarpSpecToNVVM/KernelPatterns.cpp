@@ -164,10 +164,9 @@ struct ScratchLowering : ConvertOpToLLVMPattern<ScratchOp> {
 void mlir::blockattn::populateWarpSpecKernelToNVVMPatterns(
     LLVMTypeConverter &converter, const TargetInfo &,
     RewritePatternSet &patterns) {
-  patterns
-      .add<ConstantLowering, DimLowering, AddILowering, CmpILowering,
-           DivUILowering, SetMaxRegistersLowering, WaitBulkStoresLowering,
-           ScratchLowering>(converter);
+  patterns.add<ConstantLowering, DimLowering, AddILowering, CmpILowering,
+               DivUILowering, SetMaxRegistersLowering, WaitBulkStoresLowering,
+               ScratchLowering>(converter);
 }
 
 void mlir::blockattn::populateWarpSpecToNVVMPatterns(

@@ -261,8 +261,7 @@ struct ConvertWarpSpecToNVVMPass
       // group) in the producer.
       if (isa<WarpSpecDialect>(op->getDialect()) ||
           isa<arith::ConstantOp, arith::AddIOp, arith::CmpIOp, arith::DivUIOp,
-              memref::DimOp, scf::WhileOp, scf::ConditionOp, scf::YieldOp>(
-              op))
+              memref::DimOp, scf::WhileOp, scf::ConditionOp, scf::YieldOp>(op))
         return WalkResult::advance();
       op->emitOpError() << "cannot be lowered by convert-warpspec-to-nvvm "
                            "inside a warpspec.kernel";

@@ -100,8 +100,7 @@ std::string formatShape(ArrayRef<int64_t> shape) {
 /// compared against the first activation that has it static, so that two
 /// static sizes that differ are caught even when an operand in between (or
 /// the first one) is dynamic.
-LogicalResult verifySameShape(Operation *op,
-                              ArrayRef<NamedOperand> activations,
+LogicalResult verifySameShape(Operation *op, ArrayRef<NamedOperand> activations,
                               int64_t firstDim = 0, int64_t endDim = 2) {
   for (int64_t i = firstDim; i < endDim; ++i) {
     const NamedOperand *ref = nullptr;
@@ -159,10 +158,9 @@ LogicalResult verifyGroupedHeads(Operation *op,
   int64_t hq = cast<MemRefType>(q->value.getType()).getDimSize(1);
   int64_t hkv = cast<MemRefType>(k->value.getType()).getDimSize(1);
   if (hkv == 0 || hq % hkv != 0)
-    return op->emitOpError()
-           << "operand '" << q->name << "' has " << hq
-           << " heads, which is not a multiple of the " << hkv
-           << " heads of operand '" << k->name << "'";
+    return op->emitOpError() << "operand '" << q->name << "' has " << hq
+                             << " heads, which is not a multiple of the " << hkv
+                             << " heads of operand '" << k->name << "'";
   if (hq != group * hkv)
     return op->emitOpError()
            << "operand '" << q->name << "' has " << hq << " heads and '"

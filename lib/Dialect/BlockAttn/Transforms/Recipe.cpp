@@ -20,8 +20,7 @@ DictionaryAttr buildInfo(OpBuilder &b, const KernelSpec &spec) {
       b.getNamedAttr("rotary",
                      b.getStringAttr(stringifyRotaryMode(spec.rotary)))};
   if (spec.group > 1)
-    entries.push_back(
-        b.getNamedAttr("group", b.getI64IntegerAttr(spec.group)));
+    entries.push_back(b.getNamedAttr("group", b.getI64IntegerAttr(spec.group)));
   if (!spec.scale)
     entries.push_back(b.getNamedAttr(
         "softmax_scale",
