@@ -1255,6 +1255,8 @@ def block_attention_kvpacked(
         q: ``[T, H, D]``, as for :func:`block_attention`.
         kv: ``[T, 2, H, D]``, the same T, H, D, dtype and device as q; the
             last dimension contiguous, strides and address 16-byte aligned.
+            Grouped-query attention: ``[T, 2, Hkv, D]`` with H a multiple of
+            Hkv (forward only for now, as for :func:`block_attention`).
         cu_seqlens, block_size, softmax_scale, out, check_inputs, rotary: as
             for :func:`block_attention`.
 
@@ -1266,10 +1268,13 @@ def block_attention_kvpacked(
     _check_activation("q", q, None)
     _check_packed("kv", kv, 2)
     k, v = kv.unbind(1)
-    if k.shape != q.shape:
+    # Grouped-query attention: kv may have Hkv heads, q's a multiple of them.
+    hkv = k.shape[1]
+    grouped = hkv and hkv != q.shape[1] and q.shape[1] % hkv == 0 and k.shape[::2] == q.shape[::2]
+    if k.shape != q.shape and not grouped:
         raise ValueError(
             f"kv: shape {tuple(kv.shape)} does not match q's {tuple(q.shape)} "
-            f"(expected [{q.shape[0]}, 2, {q.shape[1]}, {q.shape[2]}])"
+            f"(expected [{q.shape[0]}, 2, Hkv, {q.shape[2]}] with Hkv = {q.shape[1]} or a divisor of it)"
         )
     if kv.dtype != q.dtype:
         raise ValueError(f"kv: dtype {kv.dtype} differs from q's {q.dtype}")
@@ -1279,6 +1284,8 @@ def block_attention_kvpacked(
     requires_grad = q.requires_grad or kv.requires_grad
     scale, rope = _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, rotary,
                                 requires_grad, eager)
+    if grouped:
+        _refuse_grouped_backward(q.shape[1] // hkv, requires_grad)
     if out is not None:
         return forward(q, k, v, cu_seqlens, block_size, scale, out, *rope)
     if eager and type(q) is torch.Tensor and type(kv) is torch.Tensor and not _functorch_active():

@@ -222,3 +222,24 @@ def test_record_rules_group():
         assert len(launches) == 1
     finally:
         lib.blockattnLaunchSetDriver(None)
+
+
+def test_kvpacked_grouped(api_launches, monkeypatch):
+    """block_attention_kvpacked with kv [T, 2, Hkv, D]: the grouped forward, the backward
+    refused, and a kv whose heads do not divide q's named in the ValueError."""
+    torch, api, calls = api_launches
+    import blockattn
+
+    monkeypatch.setattr(api, "_check_packed", lambda *a: None)
+    q = torch.randn(T, 8, D).to(torch.bfloat16)
+    cu = torch.tensor(CU, dtype=torch.int32)
+    kv = torch.randn(T, 2, 2, D).to(torch.bfloat16)
+    o = blockattn.block_attention_kvpacked(q, kv, cu)
+    assert o.shape == q.shape
+    assert [c["group"] for c in calls] == [4]
+    assert calls[0]["shapes"]["k"] == (T, 2, D)
+    with pytest.raises(ValueError, match=r"^kv: shape \(10, 2, 3, 64\) does not match q's"):
+        blockattn.block_attention_kvpacked(q, torch.randn(T, 2, 3, D).to(torch.bfloat16), cu)
+    with pytest.raises(NotImplementedError, match="no backward kernel yet"):
+        blockattn.block_attention_kvpacked(q, kv.requires_grad_(True), cu)
+    assert len(calls) == 1

@@ -131,3 +131,12 @@ def test_after_plain_call_fast_path():
     kg, vg = k[:, :2].contiguous(), v[:, :2].contiguous()
     o = blockattn.block_attention(q, kg, vg, cu)
     check(o, float64_reference(q, kg, vg, cu), torch.bfloat16)
+
+
+def test_kvpacked():
+    """block_attention_kvpacked with kv [T, 2, Hkv, D]: the grouped kernel reads k and v as
+    the two slices of one tensor (token stride 2 Hkv D)."""
+    q, k, v, cu = make_inputs(EDGE_LENGTHS, 8, 2, 128, torch.bfloat16, seed=6)
+    kv = torch.stack([k, v], dim=1)
+    o = blockattn.block_attention_kvpacked(q, kv, cu)
+    check(o, float64_reference(q, k, v, cu), torch.bfloat16)
