@@ -257,9 +257,11 @@ struct ConvertWarpSpecToNVVMPass
                "before convert-warpspec-to-nvvm";
         return WalkResult::interrupt();
       }
+      // arith.divui: grouped-query attention's k/v head (query head /
+      // group) in the producer.
       if (isa<WarpSpecDialect>(op->getDialect()) ||
-          isa<arith::ConstantOp, arith::AddIOp, arith::CmpIOp, memref::DimOp,
-              scf::WhileOp, scf::ConditionOp, scf::YieldOp>(op))
+          isa<arith::ConstantOp, arith::AddIOp, arith::CmpIOp, arith::DivUIOp,
+              memref::DimOp, scf::WhileOp, scf::ConditionOp, scf::YieldOp>(op))
         return WalkResult::advance();
       op->emitOpError() << "cannot be lowered by convert-warpspec-to-nvvm "
                            "inside a warpspec.kernel";

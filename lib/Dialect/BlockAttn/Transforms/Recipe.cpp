@@ -19,6 +19,8 @@ DictionaryAttr buildInfo(OpBuilder &b, const KernelSpec &spec) {
       b.getNamedAttr("element_type", TypeAttr::get(spec.elementType)),
       b.getNamedAttr("rotary",
                      b.getStringAttr(stringifyRotaryMode(spec.rotary)))};
+  if (spec.group > 1)
+    entries.push_back(b.getNamedAttr("group", b.getI64IntegerAttr(spec.group)));
   if (!spec.scale)
     entries.push_back(b.getNamedAttr(
         "softmax_scale",
@@ -190,10 +192,22 @@ void buildLoadPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
   Value row = loopBody.getArgument(0), rows = loopBody.getArgument(1),
         head = loopBody.getArgument(2);
   Value position = spec.needsTilePosition() ? loopBody.getArgument(3) : Value();
+  // Grouped-query attention: the loop walks the query heads and k, v are
+  // read at the query head's k/v head. The G query heads of a group are
+  // consecutive work items, which consecutive CTAs take at the same time, so
+  // all but the first of the group's reads of a k/v tile hit L2
+  // (docs/pipeline.md, "Grouped-query attention").
+  Value kvHead = head;
+  if (spec.group > 1)
+    kvHead = arith::DivUIOp::create(
+        b, loc, head, arith::ConstantIntOp::create(b, loc, spec.group, 32));
   auto acquire = AcquireOp::create(b, loc, ring);
   acquire.setL2Prefetch(plan.l2Prefetch);
-  for (auto [source, buffer] : llvm::zip(spec.loads, acquire.getBuffers()))
-    TmaLoadOp::create(b, loc, source, row, head, buffer);
+  for (auto [index, source, buffer] :
+       llvm::enumerate(spec.loads, acquire.getBuffers())) {
+    bool kvSide = index == 1 || index == 2; // k, v
+    TmaLoadOp::create(b, loc, source, row, kvSide ? kvHead : head, buffer);
+  }
   commitTile(b, loc, spec, acquire.getSlot(), row, rows, head, position);
   b.setInsertionPointAfter(loop);
   CloseOp::create(b, loc, ring);
