@@ -82,6 +82,8 @@ class KernelKey:
     positions: bool = False  # the kernel takes a positions tensor
     rotate_v: bool = False  # the kernel rotates v too
     tiles_per_cta: int = 0  # a chunked launch's tiles per CTA; 0: the compiler's choice
+    causal: bool = False  # causal attention inside each block
+    lse: bool = False  # the forward writes the log-sum-exp; the backward takes its gradient
 
     def __post_init__(self):
         if self.rotary not in ROTARY_MODES:
@@ -93,10 +95,11 @@ class KernelKey:
 
     @property
     def name(self) -> str:
-        """blockattn_<kind>_d<D>_b<B>_<dtype>[_<rotary>][_pos][_rv][_t<N>], as block-attn-compile names it."""
-        suffix = ""
+        """blockattn_<kind>_d<D>_b<B>_<dtype>[_causal][_lse][_<rotary>][_pos][_rv][_t<N>], as
+        block-attn-compile names it."""
+        suffix = ("_causal" if self.causal else "") + ("_lse" if self.lse else "")
         if self.rotary != "none":
-            suffix = f"_{self.rotary}" + ("_pos" if self.positions else "") + ("_rv" if self.rotate_v else "")
+            suffix += f"_{self.rotary}" + ("_pos" if self.positions else "") + ("_rv" if self.rotate_v else "")
         if self.tiles_per_cta:
             suffix += f"_t{self.tiles_per_cta}"
         return f"blockattn_{self.kind}_d{self.head_dim}_b{self.block_size}_{self.dtype}{suffix}"
@@ -115,6 +118,10 @@ class KernelKey:
             flags.append("--rotate-v")
         if self.tiles_per_cta:
             flags.append(f"--tiles-per-cta={self.tiles_per_cta}")
+        if self.causal:
+            flags.append("--causal")
+        if self.lse:
+            flags.append("--lse")
         return flags + [f"--chip={self.chip}", f"--name={self.name}"]
 
 
@@ -314,9 +321,10 @@ SMALL_GRID_TILES = 1
 
 def small_grid_key(key: KernelKey) -> KernelKey | None:
     """The small-grid variant of ``key``, for the kernels that have one: the
-    sm_90a kernels without rotary embeddings (chunked launches, the ones
-    block_attention's fast path launches; prebuilt with them); else None."""
-    if key.chip != "sm_90a" or key.rotary != "none" or key.tiles_per_cta:
+    sm_90a kernels without rotary embeddings, causal mask or log-sum-exp
+    (chunked launches, the ones block_attention's fast path launches; prebuilt
+    with them); else None."""
+    if key.chip != "sm_90a" or key.rotary != "none" or key.tiles_per_cta or key.causal or key.lse:
         return None
     return dataclasses.replace(key, tiles_per_cta=SMALL_GRID_TILES)
 

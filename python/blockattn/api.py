@@ -267,7 +267,8 @@ _KERNELS: dict = {}  # (kind, D, block, dtype, rotary options, device) -> (kerne
 _SMALL: dict = {}
 
 
-def _kernel_key(kind, like, block_size, rotary, positions, rotate_v, tiles_per_cta=0) -> _kernels.KernelKey:
+def _kernel_key(kind, like, block_size, rotary, positions, rotate_v, tiles_per_cta=0, causal=False,
+                lse=False) -> _kernels.KernelKey:
     return _kernels.KernelKey(
         kind=kind,
         head_dim=like.shape[2],
@@ -278,16 +279,20 @@ def _kernel_key(kind, like, block_size, rotary, positions, rotate_v, tiles_per_c
         positions=positions,
         rotate_v=rotate_v,
         tiles_per_cta=tiles_per_cta,
+        causal=causal,
+        lse=lse,
     )
 
 
-def _kernel(kind, like, block_size, rotary, positions, rotate_v):
+def _kernel(kind, like, block_size, rotary, positions, rotate_v, causal=False, lse=False):
     """The loaded kernel and the SM count for a launch like `like`'s: looked
     up (on disk, compiled if need be) and loaded once per key and device."""
     key = (kind, like.shape[2], block_size, like.dtype, rotary, positions, rotate_v, like.get_device())
+    if causal or lse:
+        key += (causal, lse)
     found = _KERNELS.get(key)
     if found is None:
-        kernel_key = _kernel_key(kind, like, block_size, rotary, positions, rotate_v)
+        kernel_key = _kernel_key(kind, like, block_size, rotary, positions, rotate_v, causal=causal, lse=lse)
         kernel = _driver.load_kernel(_kernels.find_kernel(kernel_key), like.device)
         found = _KERNELS.setdefault(key, (kernel, _num_sms(like.device)))
     return found
@@ -335,10 +340,16 @@ def _small_kernel(kind, like, block_size):
 def _launch(
     kind: str, like: torch.Tensor, block_size: int, tensors: dict, softmax_scale: float,
     rotary: str = "none", positions: bool = False, rotate_v: bool = False,
+    causal: bool = False, lse: bool = False,
 ) -> None:
     """Launches the `kind` kernel specialized for `like`'s head dim and dtype
-    (and the rotary options) on `like`'s device's current stream; without
-    rotary, its small-grid variant for a grid that would leave SMs idle."""
+    (and the rotary, causal and log-sum-exp options) on `like`'s device's
+    current stream; without any of them, its small-grid variant for a grid
+    that would leave SMs idle."""
+    if causal or lse:
+        kernel = _kernel(kind, like, block_size, rotary, positions, rotate_v, causal, lse)[0]
+        kernel.call(tensors, {"softmax_scale": softmax_scale})
+        return
     key = (kind, like.shape[2], block_size, like.dtype, rotary, positions, rotate_v, like.get_device())
     found = _KERNELS.get(key)
     kernel = found[0] if found is not None else _kernel(kind, like, block_size, rotary, positions, rotate_v)[0]
@@ -380,18 +391,28 @@ def forward(
     positions: torch.Tensor | None = None,
     interleaved: bool = False,
     rotate_v: bool = False,
+    *,
+    causal: bool = False,
+    lse: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Launches the forward kernel on validated inputs; returns o. With the
     rotary tables (`cos`, `sin`), q and k (and v if `rotate_v`) are rotated
-    in the kernel."""
+    in the kernel; with `causal`, token i of a block attends to tokens 0..i
+    of its block; with `lse` (a contiguous fp32 [H, T] tensor), the kernel
+    writes the log-sum-exp of every row there too."""
     o = _empty(q) if out is None else out
     if q.shape[0] and q.shape[1]:
         tensors = {"q": q, "k": k, "v": v, "o": o, "cu_seqlens": cu_seqlens}
+        features = {}
+        if causal or lse is not None:
+            features = {"causal": bool(causal), "lse": lse is not None}
+            if lse is not None:
+                tensors["lse"] = lse
         if cos is None:
-            _launch("forward", q, block_size, tensors, softmax_scale)
+            _launch("forward", q, block_size, tensors, softmax_scale, **features)
         else:
             rope = _rotary_launch_args(tensors, cos, sin, positions, interleaved, rotate_v)
-            _launch("forward", q, block_size, tensors, softmax_scale, **rope)
+            _launch("forward", q, block_size, tensors, softmax_scale, **rope, **features)
     return o
 
 
@@ -417,6 +438,9 @@ def backward(
     interleaved: bool = False,
     rotate_v: bool = False,
     grads: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None,
+    *,
+    causal: bool = False,
+    dlse: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Launches the backward kernel; returns dq, dk, dv.
 
@@ -428,18 +452,28 @@ def backward(
     preprocessing kernel, no atomics (deterministic). With the rotary tables,
     q, k (and v) are the un-rotated inputs and so are the gradients: the
     kernel rotates q, k and applies the transposed rotation to dq, dk (and
-    dv) in fp32 before rounding them."""
+    dv) in fp32 before rounding them.
+
+    With `causal`, the causal forward's gradients; with `dlse` (fp32
+    [H, T], the gradient of the forward's log-sum-exp), its term is added to
+    dS (d lse_i / d s_ij = scale P_ij). Without it the kernel is the one
+    without the log-sum-exp."""
     dq, dk, dv = (_empty(q), _empty(k), _empty(v)) if grads is None else grads
     if q.shape[0] and q.shape[1]:
         tensors = {
             "q": q, "k": k, "v": v, "do": _tma_ready(grad_o.to(q.dtype)),
             "dq": dq, "dk": dk, "dv": dv, "cu_seqlens": cu_seqlens,
         }
+        features = {}
+        if causal or dlse is not None:
+            features = {"causal": bool(causal), "lse": dlse is not None}
+            if dlse is not None:
+                tensors["dlse"] = dlse.to(torch.float32).contiguous()
         if cos is None:
-            _launch("backward", q, block_size, tensors, softmax_scale)
+            _launch("backward", q, block_size, tensors, softmax_scale, **features)
         else:
             rope = _rotary_launch_args(tensors, cos, sin, positions, interleaved, rotate_v)
-            _launch("backward", q, block_size, tensors, softmax_scale, **rope)
+            _launch("backward", q, block_size, tensors, softmax_scale, **rope, **features)
     return dq, dk, dv
 
 
@@ -716,6 +750,49 @@ class _KVPackedFunction(torch.autograd.Function):
         backward(grad_o, q, *kv.unbind(1), cu_seqlens, ctx.block_size, ctx.softmax_scale,
                  cos, sin, positions, ctx.interleaved, ctx.rotate_v, (dq, dk, dv))
         return dq, dkv, None, None, None, None, None, None, None, None
+
+
+class _FeaturesFunction(torch.autograd.Function):
+    """The eager path with causal blocks and/or the log-sum-exp output: returns
+    (o, lse) (lse None without return_lse). The backward passes lse's
+    gradient to the kernel only when there is one (else the kernel without
+    the log-sum-exp runs, as without return_lse)."""
+
+    @staticmethod
+    def forward(ctx, q, k, v, cu_seqlens, block_size, softmax_scale, causal, return_lse, cos, sin, positions,
+                interleaved, rotate_v):
+        ctx.save_for_backward(q, k, v, cu_seqlens, cos, sin, positions)
+        ctx.block_size, ctx.softmax_scale = block_size, softmax_scale
+        ctx.interleaved, ctx.rotate_v, ctx.causal = interleaved, rotate_v, causal
+        # An output without a gradient arrives as None, not zeros: no dlse
+        # means the backward without the log-sum-exp.
+        ctx.set_materialize_grads(False)
+        lse = _empty_lse(q) if return_lse else None
+        o = forward(q, k, v, cu_seqlens, block_size, softmax_scale, None, cos, sin, positions,
+                    interleaved, rotate_v, causal=causal, lse=lse)
+        return o, lse
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, grad_o, grad_lse):
+        q, k, v, cu_seqlens, cos, sin, positions = ctx.saved_tensors
+        if grad_o is None:
+            grad_o = torch.zeros_like(q)
+        dq, dk, dv = backward(grad_o, q, k, v, cu_seqlens, ctx.block_size, ctx.softmax_scale,
+                              cos, sin, positions, ctx.interleaved, ctx.rotate_v,
+                              causal=ctx.causal, dlse=grad_lse)
+        return dq, dk, dv, *(None,) * 10
+
+
+def _empty_lse(q: torch.Tensor) -> torch.Tensor:
+    """The fp32 [H, T] log-sum-exp of a forward over q [T, H, D]."""
+    return torch.empty((q.shape[1], q.shape[0]), dtype=torch.float32, device=q.device)
+
+
+def _check_flag(name: str, value) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"{name}: expected True or False, got {value!r}")
+    return value
 
 
 def _c_apply(function):
@@ -1253,7 +1330,9 @@ def block_attention(
     out: torch.Tensor | None = None,
     check_inputs: bool = True,
     rotary: Rotary | None = None,
-) -> torch.Tensor:
+    causal: bool = False,
+    return_lse: bool = False,
+):
     """Fixed block-diagonal self-attention over packed jagged sequences.
 
     Args:
@@ -1291,6 +1370,14 @@ def block_attention(
             if ``rotate_v``; o is not rotated back) are rotated in fp32 after
             loading; pass them un-rotated. The same object works with
             ``blockattn.reference.forward``.
+        causal: causal attention inside each block: token ``i`` of a block
+            attends to tokens ``0..i`` of its block (forward and backward).
+        return_lse: also return the log-sum-exp of every query row, fp32
+            ``[H, T]``: ``lse[h, t] = log(sum_j exp(scale * s_tj))`` (natural
+            log, over the keys row ``t`` attends to), for merging this
+            attention with another. Differentiable: its gradient adds
+            ``scale * P * dlse`` to the scores' gradient (the backward runs
+            the kernel without it when lse gets no gradient).
 
     Returns:
         ``o`` of the shape and dtype of ``q``: for each block,
@@ -1298,8 +1385,12 @@ def block_attention(
         without ``rotary``; ``R(V)`` with ``rotate_v``). Differentiable with
         respect to q, k and v, the un-rotated inputs (the backward kernel
         recomputes the softmax from q and k; only q, k, v, cu_seqlens and the
-        rotary tables and positions are saved).
+        rotary tables and positions are saved). With ``return_lse``, the pair
+        ``(o, lse)``.
     """
+    if causal is not False or return_lse is not False:
+        return _block_attention_features(q, k, v, cu_seqlens, block_size, softmax_scale, out, check_inputs,
+                                         rotary, causal, return_lse)
     if (out is None and rotary is None and not _is_compiling() and type(q) is _Tensor and type(k) is _Tensor
             and type(v) is _Tensor and type(cu_seqlens) is _Tensor and not _functorch_active()):
         try:
@@ -1328,3 +1419,26 @@ def block_attention(
             return _eager_apply(_AttentionFunction, q, k, v, cu_seqlens, block_size, scale, *rope)
         return forward(q, k, v, cu_seqlens, block_size, scale, None, *rope)
     return _block_attention_op(q, k, v, cu_seqlens, block_size, scale, *rope)
+
+
+def _block_attention_features(q, k, v, cu_seqlens, block_size, softmax_scale, out, check_inputs, rotary,
+                              causal, return_lse):
+    """block_attention with causal blocks and/or the log-sum-exp: the checks,
+    then the eager autograd.Function (no fast path, no custom op)."""
+    causal = _check_flag("causal", causal)
+    return_lse = _check_flag("return_lse", return_lse)
+    eager = not torch.compiler.is_compiling()
+    if not eager:
+        raise ValueError("causal, return_lse: not supported under torch.compile yet (call eagerly)")
+    _check_activation("q", q, None, eager)
+    _check_activation("k", k, q, eager)
+    _check_activation("v", v, q, eager)
+    requires_grad = q.requires_grad or k.requires_grad or v.requires_grad
+    scale, rope = _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, rotary,
+                                requires_grad, eager)
+    if out is not None or not (requires_grad and torch.is_grad_enabled()):
+        lse = _empty_lse(q) if return_lse else None
+        o = forward(q, k, v, cu_seqlens, block_size, scale, out, *rope, causal=causal, lse=lse)
+        return (o, lse) if return_lse else o
+    o, lse = _FeaturesFunction.apply(q, k, v, cu_seqlens, block_size, scale, causal, return_lse, *rope)
+    return (o, lse) if return_lse else o

@@ -51,6 +51,7 @@ POISON = 0xFFFF
 # Tolerances of the GPU tests (python/tests/gpu/test_forward_gpu.TOL, test_backward_gpu.TOL).
 FORWARD_TOL = {"bf16": dict(atol=2e-2, rtol=2e-2, frob=1e-2), "f16": dict(atol=5e-3, rtol=5e-3, frob=2.5e-3)}
 BACKWARD_TOL = {"bf16": (2e-2, 4e-2), "f16": (4e-3, 8e-3)}
+LSE_TOL = 1e-4
 
 
 class EmulationError(RuntimeError):
@@ -67,10 +68,13 @@ class Case:
     rotary: str = "none"
     positions: bool = False  # the kernel reads an int32 positions tensor [T]
     rotate_v: bool = False  # the kernel rotates v as well
+    causal: bool = False  # causal attention inside each block
+    lse: bool = False  # the forward writes the log-sum-exp; the backward reads its gradient
 
     @property
     def name(self) -> str:
         suffix = ("_pos" if self.positions else "") + ("_rv" if self.rotate_v else "")
+        suffix += ("_causal" if self.causal else "") + ("_lse" if self.lse else "")
         return f"{self.kind}_d{self.head_dim}_{self.dtype}_{self.rotary}{suffix}"
 
     def compiler_flags(self, chip: str) -> list[str]:
@@ -81,11 +85,17 @@ class Case:
             flags.append("--positions")
         if self.rotate_v:
             flags.append("--rotate-v")
+        if self.causal:
+            flags.append("--causal")
+        if self.lse:
+            flags.append("--lse")
         return flags
 
     @property
     def outputs(self) -> tuple[str, ...]:
-        return ("o",) if self.kind == "forward" else ("dq", "dk", "dv")
+        if self.kind == "forward":
+            return ("o", "lse") if self.lse else ("o",)
+        return ("dq", "dk", "dv")
 
 
 # The sm_90a cases whose H200 outputs python/tests/data/emulator_fixture_h200.npz
@@ -145,6 +155,12 @@ def make_problem(case: Case, lengths=EDGE_LENGTHS, heads=HEADS, seed: int = 0) -
         if case.positions:
             # Arbitrary positions anywhere in the tables, not a token's index.
             tensors["positions"] = rng.integers(0, max_position, size=T, dtype=np.int32)
+    # The log-sum-exp, f32 [H, T]: poisoned (NaN) for the forward to write, a random
+    # gradient for the backward to read.
+    if case.lse and case.kind == "forward":
+        tensors["lse"] = np.full((heads, T), np.nan, dtype=np.float32)
+    elif case.lse:
+        tensors["dlse"] = rng.standard_normal((heads, T), dtype=np.float32)
     return tensors
 
 
@@ -166,8 +182,11 @@ def reference_outputs(case: Case, tensors: dict) -> dict:
         rotary = reference.Rotary(tensors["cos"], tensors["sin"], interleaved=case.rotary == "interleaved",
                                   positions=tensors.get("positions"), rotate_v=case.rotate_v)
     if case.kind == "forward":
-        return {"o": reference.forward(f["q"], f["k"], f["v"], tensors["cu_seqlens"], rotary=rotary)}
-    dq, dk, dv = reference.backward(f["q"], f["k"], f["v"], f["do"], tensors["cu_seqlens"], rotary=rotary)
+        o, lse = reference.forward(f["q"], f["k"], f["v"], tensors["cu_seqlens"], rotary=rotary,
+                                   causal=case.causal, return_lse=True)
+        return {"o": o, "lse": lse} if case.lse else {"o": o}
+    dq, dk, dv = reference.backward(f["q"], f["k"], f["v"], f["do"], tensors["cu_seqlens"], rotary=rotary,
+                                    causal=case.causal, dlse=tensors.get("dlse") if case.lse else None)
     return {"dq": dq, "dk": dk, "dv": dv}
 
 
@@ -175,6 +194,15 @@ def check_close(case: Case, got: dict, want: dict) -> list[str]:
     """The GPU tests' tolerance checks; returns the failures (empty when all pass)."""
     failures = []
     for name in case.outputs:
+        if name == "lse":
+            # f32 from exact products of the 16-bit inputs: only the f32 sums and the
+            # ex2/lg2 approximations differ from the float64 reference.
+            g = np.asarray(got[name], dtype=np.float64)
+            if np.isnan(g).any():
+                failures.append(f"lse: {int(np.isnan(g).sum())} elements never written")
+            elif not np.allclose(g, want[name], atol=LSE_TOL, rtol=LSE_TOL):
+                failures.append(f"lse: max error {np.abs(g - want[name]).max():.3e}")
+            continue
         g = bits_to_float(got[name], case.dtype)
         r = want[name]
         if np.isnan(g).any():
