@@ -137,6 +137,7 @@ enum Op : uint16_t {
   OpCvtInt,
   OpCvtF32From16,
   OpCvtPack16,
+  OpCvt16FromF32,
   OpCvtaParam,
   OpCvtaShared,
   OpCvtaToShared,
@@ -654,6 +655,13 @@ llvm::Error Emulator::decode(Instruction &inst) {
       inst.aux2 = p[2] == "bf16x2";
       ty = {TyB, 32};
       return set(OpCvtPack16);
+    }
+    // One element (LLVM emits it when both halves of a pair are one value,
+    // then packs it with mov.b32 {%rs, %rs}).
+    if (op == "cvt.rn.bf16.f32" || op == "cvt.rn.f16.f32") {
+      inst.aux2 = p[2] == "bf16";
+      ty = {TyB, 16};
+      return set(OpCvt16FromF32);
     }
     return unknown();
   }
@@ -2466,6 +2474,11 @@ llvm::Error Emulator::step(Thread &t, unsigned budget) {
       uint16_t hi = in.aux2 ? floatToBf16(a) : floatToF16(a);
       uint16_t lo = in.aux2 ? floatToBf16(b) : floatToF16(b);
       reg(t, o[0].reg) = (uint64_t(hi) << 16) | lo;
+      break;
+    }
+    case OpCvt16FromF32: {
+      float a = f(1);
+      reg(t, o[0].reg) = in.aux2 ? floatToBf16(a) : floatToF16(a);
       break;
     }
     case OpCvtaParam: {

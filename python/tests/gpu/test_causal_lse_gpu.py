@@ -5,7 +5,8 @@ blockattn.reference.forward (float64, causal mask, natural-log lse [H, T]); the 
 o and lse (a random dlse) against blockattn.reference.backward, which test_reference_gqa_causal_lse.py
 checks against finite differences and torch autograd. Jagged lengths with partial blocks;
 with and without fused rotary. Tolerances are the plain kernels' (test_forward_gpu.TOL,
-test_backward_gpu.TOL); the lse is f32 from exact products: 1e-4.
+test_backward_gpu.TOL); the lse (f32) within 1e-4 without rotary (exact products of the
+inputs), within the forward's atol with it (the kernel rounds the rotated q and k).
 
 Kernels (prebuilt for a GPU machine without the compiler):
     python3 scripts/prebuild_kernels.py DIR --chips sm_90a --kinds forward,backward \\
@@ -33,6 +34,7 @@ from .test_forward_gpu import check, make_inputs
 
 LENGTHS = [0, 1, 63, 64, 65, 200, 7, 130]
 LSE_TOL = 1e-4
+LSE_TOL_ROTARY = {torch.bfloat16: 2e-2, torch.float16: 5e-3}
 
 
 def to_numpy(t):
@@ -65,7 +67,8 @@ def test_forward_and_backward(head_dim, dtype, causal, lse, rope):
     if lse:
         assert l.shape == (3, q.shape[0]) and l.dtype == torch.float32
         assert not torch.isnan(l).any(), "lse elements never written"
-        np.testing.assert_allclose(to_numpy(l), lse_ref, rtol=LSE_TOL, atol=LSE_TOL)
+        tol = LSE_TOL_ROTARY[dtype] if rope else LSE_TOL
+        np.testing.assert_allclose(to_numpy(l), lse_ref, rtol=tol, atol=tol)
     # The causal mask matters here: the non-causal reference is far.
     if causal:
         plain = reference.forward(*args, rotary=ref_rotary)
