@@ -323,7 +323,7 @@ struct Parser {
         if (given.contains(flag))
           return error(Twine("--") + flag +
                        " describes a kernel: it needs --kind (an input file "
-                       "states rotary embeddings in its blockattn ops)");
+                       "states these in its blockattn ops)");
       if (inv.inputFile.empty())
         return error("no input file (or --kind) given");
     }
