@@ -1428,17 +1428,87 @@ def _block_attention_features(q, k, v, cu_seqlens, block_size, softmax_scale, ou
     causal = _check_flag("causal", causal)
     return_lse = _check_flag("return_lse", return_lse)
     eager = not torch.compiler.is_compiling()
-    if not eager:
-        raise ValueError("causal, return_lse: not supported under torch.compile yet (call eagerly)")
     _check_activation("q", q, None, eager)
     _check_activation("k", k, q, eager)
     _check_activation("v", v, q, eager)
     requires_grad = q.requires_grad or k.requires_grad or v.requires_grad
     scale, rope = _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, rotary,
                                 requires_grad, eager)
-    if out is not None or not (requires_grad and torch.is_grad_enabled()):
+    if out is not None:
         lse = _empty_lse(q) if return_lse else None
         o = forward(q, k, v, cu_seqlens, block_size, scale, out, *rope, causal=causal, lse=lse)
         return (o, lse) if return_lse else o
+    # Under torch.compile, and for tensor subclasses and functorch transforms,
+    # the custom op; eagerly the autograd.Function (or the launch itself).
+    if not (eager and type(q) is torch.Tensor and type(k) is torch.Tensor and type(v) is torch.Tensor
+            and not _functorch_active()):
+        o, lse = _features_op(q, k, v, cu_seqlens, block_size, scale, causal, return_lse, *rope)
+        return (o, lse) if return_lse else o
+    if not (requires_grad and torch.is_grad_enabled()):
+        lse = _empty_lse(q) if return_lse else None
+        o = forward(q, k, v, cu_seqlens, block_size, scale, None, *rope, causal=causal, lse=lse)
+        return (o, lse) if return_lse else o
     o, lse = _FeaturesFunction.apply(q, k, v, cu_seqlens, block_size, scale, causal, return_lse, *rope)
     return (o, lse) if return_lse else o
+
+
+# The custom ops of causal blocks and the log-sum-exp (torch.compile): the
+# forward returns (o, lse), lse an empty [0, 0] tensor without return_lse (a
+# custom op returns tensors); the backward takes dlse or None.
+
+
+@torch.library.custom_op("blockattn::block_attention_features", mutates_args=())
+def _features_op(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens: torch.Tensor,
+    block_size: int, softmax_scale: float, causal: bool, return_lse: bool,
+    cos: Optional[torch.Tensor] = None, sin: Optional[torch.Tensor] = None,
+    positions: Optional[torch.Tensor] = None, interleaved: bool = False, rotate_v: bool = False,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    lse = _empty_lse(q) if return_lse else q.new_empty((0, 0), dtype=torch.float32)
+    o = forward(q, k, v, cu_seqlens, block_size, softmax_scale, None, cos, sin, positions, interleaved,
+                rotate_v, causal=causal, lse=lse if return_lse else None)
+    return o, lse
+
+
+@_features_op.register_fake
+def _(q, k, v, cu_seqlens, block_size, softmax_scale, causal, return_lse, cos=None, sin=None,
+      positions=None, interleaved=False, rotate_v=False):
+    return _empty(q), (_empty_lse(q) if return_lse else q.new_empty((0, 0), dtype=torch.float32))
+
+
+@torch.library.custom_op("blockattn::block_attention_features_backward", mutates_args=())
+def _features_backward_op(
+    grad_o: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens: torch.Tensor,
+    block_size: int, softmax_scale: float, causal: bool, dlse: Optional[torch.Tensor] = None,
+    cos: Optional[torch.Tensor] = None, sin: Optional[torch.Tensor] = None,
+    positions: Optional[torch.Tensor] = None, interleaved: bool = False, rotate_v: bool = False,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    return backward(grad_o, q, k, v, cu_seqlens, block_size, softmax_scale, cos, sin, positions, interleaved,
+                    rotate_v, causal=causal, dlse=dlse)
+
+
+@_features_backward_op.register_fake
+def _(grad_o, q, k, v, cu_seqlens, block_size, softmax_scale, causal, dlse=None, cos=None, sin=None,
+      positions=None, interleaved=False, rotate_v=False):
+    return _empty(q), _empty(k), _empty(v)
+
+
+def _features_setup_context(ctx, inputs, output):
+    q, k, v, cu_seqlens, block_size, softmax_scale, causal, return_lse, cos, sin, positions, interleaved, \
+        rotate_v = inputs
+    ctx.save_for_backward(q, k, v, cu_seqlens, cos, sin, positions)
+    ctx.block_size, ctx.softmax_scale, ctx.causal, ctx.return_lse = block_size, softmax_scale, causal, return_lse
+    ctx.interleaved, ctx.rotate_v = interleaved, rotate_v
+
+
+def _features_backward_rule(ctx, grad_o, grad_lse):
+    q, k, v, cu_seqlens, cos, sin, positions = ctx.saved_tensors
+    dlse = grad_lse if ctx.return_lse else None
+    if grad_o is None:
+        grad_o = torch.zeros_like(q)
+    dq, dk, dv = _features_backward_op(grad_o, q, k, v, cu_seqlens, ctx.block_size, ctx.softmax_scale,
+                                       ctx.causal, dlse, cos, sin, positions, ctx.interleaved, ctx.rotate_v)
+    return dq, dk, dv, *(None,) * 10
+
+
+_features_op.register_autograd(_features_backward_rule, setup_context=_features_setup_context)

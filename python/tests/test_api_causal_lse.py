@@ -148,3 +148,35 @@ def test_flags_must_be_bools(launches, name, value):
     with pytest.raises(ValueError, match=rf"^{name}: expected True or False"):
         blockattn.block_attention(q, k, v, cu, **{name: value})
     assert launches == []
+
+
+@pytest.mark.parametrize("return_lse", [False, True])
+def test_compile_goes_through_the_custom_op(launches, return_lse):
+    q, k, v, cu = inputs()
+    graphs = []
+
+    def backend(gm, example_inputs):
+        graphs.append(gm)
+        return gm
+
+    def attn(q, k, v):
+        return blockattn.block_attention(q, k, v, cu, causal=True, return_lse=return_lse)
+
+    result = torch.compile(attn, fullgraph=True, backend=backend)(q, k, v)
+    code = "\n".join(g.code for g in graphs)
+    assert "blockattn.block_attention_features" in code and "_FeaturesFunction" not in code
+    o, lse = result if return_lse else (result, None)
+    qr, kr, vr = (t.detach().clone().requires_grad_(True) for t in (q, k, v))
+    o_ref, lse_ref = torch_reference(qr, kr, vr, True)
+    torch.testing.assert_close(o, o_ref)
+    if return_lse:
+        torch.testing.assert_close(lse.double(), lse_ref, rtol=1e-6, atol=1e-6)
+        (o.sum() + lse.sum()).backward()
+        (o_ref.sum() + lse_ref.sum()).backward()
+    else:
+        o.sum().backward()
+        o_ref.sum().backward()
+    for got, want in ((q, qr), (k, kr), (v, vr)):
+        torch.testing.assert_close(got.grad, want.grad, rtol=1e-5, atol=1e-6)
+    assert [(c["kind"], c["causal"], c["lse"]) for c in launches] == [
+        ("forward", True, return_lse), ("backward", True, return_lse)]

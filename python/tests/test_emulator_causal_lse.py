@@ -38,6 +38,9 @@ CASES = [
         em.Case("backward", 64, "f16", lse=True),
         em.Case("forward", 64, "bf16", "half_split", causal=True, lse=True),
         em.Case("backward", 64, "bf16", "interleaved", positions=True, causal=True),
+        # head dims 32 and 96 (32-column chunks, 64-byte swizzle)
+        em.Case("forward", 32, "bf16", causal=True, lse=True),
+        em.Case("backward", 96, "f16", causal=True, lse=True),
     )
 ]
 

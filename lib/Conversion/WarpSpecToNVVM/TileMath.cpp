@@ -40,9 +40,8 @@ static Value reduceRow(KernelBuilder &e, const FragmentLayout &layout, Value v,
 /// row slots, against which its columns are masked (a tile is one block, so
 /// its rows and columns are the same tokens and query i sees keys 0..i);
 /// empty without `causal`.
-static SmallVector<Value> causalRows(KernelBuilder &e,
-                                     const FragmentLayout &layout,
-                                     bool causal) {
+static SmallVector<Value>
+causalRows(KernelBuilder &e, const FragmentLayout &layout, bool causal) {
   SmallVector<Value> rows;
   if (causal)
     for (int64_t slot = 0; slot < layout.numRowSlots(); ++slot)
@@ -178,10 +177,8 @@ SoftmaxLowering::matchAndRewrite(SoftmaxOp op, OneToNOpAdaptor adaptor,
               e.b, e.loc, e.f32T(), e.b.getStringAttr("llvm.nvvm.lg2.approx.f"),
               ValueRange{rowSum[slot]})
               .getResult(0);
-      Value log2Lse =
-          LLVM::FMAOp::create(e.b, e.loc, rowMax[slot], k, log2Sum);
-      lse.push_back(
-          LLVM::FMulOp::create(e.b, e.loc, log2Lse, e.f32(M_LN2)));
+      Value log2Lse = LLVM::FMAOp::create(e.b, e.loc, rowMax[slot], k, log2Sum);
+      lse.push_back(LLVM::FMulOp::create(e.b, e.loc, log2Lse, e.f32(M_LN2)));
     }
 
   // Normalized probabilities, and zero rows for queries past the tile.
@@ -661,7 +658,6 @@ LoadRowsLowering::matchAndRewrite(LoadRowsOp op, OneToNOpAdaptor adaptor,
 void mlir::blockattn::populateWarpSpecTileMathToNVVMPatterns(
     LLVMTypeConverter &converter, const TargetInfo &,
     RewritePatternSet &patterns) {
-  patterns
-      .add<SoftmaxLowering, SoftmaxGradLowering, StoreLowering, WriteLowering,
-           StoreRowsLowering, LoadRowsLowering>(converter);
+  patterns.add<SoftmaxLowering, SoftmaxGradLowering, StoreLowering,
+               WriteLowering, StoreRowsLowering, LoadRowsLowering>(converter);
 }

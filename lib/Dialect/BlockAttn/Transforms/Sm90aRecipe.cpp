@@ -164,8 +164,8 @@ void buildBackwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
   Value dp = MmaOp::create(b, loc, square32, dout, v, false, true);
   Value dlse;
   if (spec.dlse)
-    dlse = LoadRowsOp::create(b, loc, rowsType, spec.dlse, c.row, c.head,
-                              c.rows);
+    dlse =
+        LoadRowsOp::create(b, loc, rowsType, spec.dlse, c.row, c.head, c.rows);
   Value ds = SoftmaxGradOp::create(b, loc, square16, p, dp, c.scale, dlse);
   WriteOp::create(b, loc, ds, c.dsScratch);
   // One output accumulator at a time: each is stored before the next is

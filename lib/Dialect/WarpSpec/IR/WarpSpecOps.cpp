@@ -1397,8 +1397,8 @@ static LogicalResult verifyRowsMemref(Operation *op, Value memref,
                                 "unit-stride token dimension, got "
                              << memref.getType();
   if (!rows.getElementType().isF32())
-    return op->emitOpError() << "row values must be f32, got "
-                             << rows.getElementType();
+    return op->emitOpError()
+           << "row values must be f32, got " << rows.getElementType();
   return success();
 }
 
