@@ -1225,7 +1225,9 @@ def block_attention_qkvpacked(
     out: torch.Tensor | None = None,
     check_inputs: bool = True,
     rotary: Rotary | None = None,
-) -> torch.Tensor:
+    causal: bool = False,
+    return_lse: bool = False,
+):
     """:func:`block_attention` of ``q, k, v = qkv.unbind(1)``, for q, k, v
     packed in one tensor (flash-attn's ``flash_attn_varlen_qkvpacked_func``
     layout), with a packed gradient.
@@ -1235,16 +1237,22 @@ def block_attention_qkvpacked(
             gives it; bf16 or fp16, D in (32, 64, 96, 128), the last dimension
             contiguous, strides and address 16-byte aligned. It is read in
             place (no copy).
-        cu_seqlens, block_size, softmax_scale, out, check_inputs, rotary: as
-            for :func:`block_attention`.
+        cu_seqlens, block_size, softmax_scale, out, check_inputs, rotary,
+            causal, return_lse: as for :func:`block_attention`.
 
     Returns:
-        ``o``, ``[T, H, D]``. The gradient with respect to ``qkv`` is one
-        ``[T, 3, H, D]`` tensor whose three slices the backward kernel
-        writes directly: the backward allocates nothing else (unlike
-        ``block_attention`` on views of qkv, where autograd zero-fills a
-        packed gradient per view and adds them).
+        ``o``, ``[T, H, D]`` (with ``return_lse``, ``(o, lse)``). The gradient
+        with respect to ``qkv`` is one ``[T, 3, H, D]`` tensor whose three
+        slices the backward kernel writes directly: the backward allocates
+        nothing else (unlike ``block_attention`` on views of qkv, where
+        autograd zero-fills a packed gradient per view and adds them). With
+        ``causal`` or ``return_lse``, for now, it is that of
+        ``block_attention`` on the views.
     """
+    if causal is not False or return_lse is not False:
+        _check_packed("qkv", qkv, 3)
+        return _block_attention_features(*qkv.unbind(1), cu_seqlens, block_size, softmax_scale, out,
+                                         check_inputs, rotary, causal, return_lse)
     if (out is None and rotary is None and not _is_compiling() and type(qkv) is _Tensor
             and type(cu_seqlens) is _Tensor and not _functorch_active()):
         try:
@@ -1277,7 +1285,9 @@ def block_attention_kvpacked(
     out: torch.Tensor | None = None,
     check_inputs: bool = True,
     rotary: Rotary | None = None,
-) -> torch.Tensor:
+    causal: bool = False,
+    return_lse: bool = False,
+):
     """:func:`block_attention` of ``q`` and ``k, v = kv.unbind(1)``
     (flash-attn's ``flash_attn_varlen_kvpacked_func`` layout), with a packed
     gradient for ``kv``.
@@ -1286,13 +1296,15 @@ def block_attention_kvpacked(
         q: ``[T, H, D]``, as for :func:`block_attention`.
         kv: ``[T, 2, H, D]``, the same T, H, D, dtype and device as q; the
             last dimension contiguous, strides and address 16-byte aligned.
-        cu_seqlens, block_size, softmax_scale, out, check_inputs, rotary: as
-            for :func:`block_attention`.
+        cu_seqlens, block_size, softmax_scale, out, check_inputs, rotary,
+            causal, return_lse: as for :func:`block_attention`.
 
     Returns:
-        ``o``, ``[T, H, D]``. The gradients are dq (``[T, H, D]``) and one
-        ``[T, 2, H, D]`` tensor for kv, whose two slices the backward kernel
-        writes directly.
+        ``o``, ``[T, H, D]`` (with ``return_lse``, ``(o, lse)``). The
+        gradients are dq (``[T, H, D]``) and one ``[T, 2, H, D]`` tensor for
+        kv, whose two slices the backward kernel writes directly (with
+        ``causal`` or ``return_lse``, for now, autograd assembles it from the
+        views' gradients).
     """
     _check_activation("q", q, None)
     _check_packed("kv", kv, 2)
@@ -1306,6 +1318,9 @@ def block_attention_kvpacked(
         raise ValueError(f"kv: dtype {kv.dtype} differs from q's {q.dtype}")
     if kv.device != q.device:
         raise ValueError(f"kv: on {kv.device}, but q is on {q.device}")
+    if causal is not False or return_lse is not False:
+        return _block_attention_features(q, k, v, cu_seqlens, block_size, softmax_scale, out, check_inputs,
+                                         rotary, causal, return_lse)
     eager = not torch.compiler.is_compiling()
     requires_grad = q.requires_grad or kv.requires_grad
     scale, rope = _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, rotary,

@@ -180,3 +180,27 @@ def test_compile_goes_through_the_custom_op(launches, return_lse):
         torch.testing.assert_close(got.grad, want.grad, rtol=1e-5, atol=1e-6)
     assert [(c["kind"], c["causal"], c["lse"]) for c in launches] == [
         ("forward", True, return_lse), ("backward", True, return_lse)]
+
+
+def test_packed_entry_points(launches):
+    """qkvpacked / kvpacked take causal= and return_lse= too (the gradient reaches the packed
+    tensor through the views)."""
+    q, k, v, cu = inputs()
+    qkv = torch.stack([q.detach(), k.detach(), v.detach()], 1).requires_grad_(True)
+    o, lse = blockattn.block_attention_qkvpacked(qkv, cu, causal=True, return_lse=True)
+    (o.sum() + lse.sum()).backward()
+    qr, kr, vr = (t.detach().clone().requires_grad_(True) for t in (q, k, v))
+    o_ref, lse_ref = torch_reference(qr, kr, vr, True)
+    (o_ref.sum() + lse_ref.sum()).backward()
+    torch.testing.assert_close(o, o_ref)
+    torch.testing.assert_close(qkv.grad, torch.stack([qr.grad, kr.grad, vr.grad], 1), rtol=1e-5, atol=1e-6)
+
+    kv = torch.stack([k.detach(), v.detach()], 1).requires_grad_(True)
+    q2 = q.detach().clone().requires_grad_(True)
+    o2 = blockattn.block_attention_kvpacked(q2, kv, cu, causal=True)
+    o2.sum().backward()
+    torch.testing.assert_close(o2, o_ref)
+    assert [(c["kind"], c["causal"], c["lse"]) for c in launches[2:]] == [
+        ("forward", True, False), ("backward", True, False)]
+    with pytest.raises(ValueError, match=r"^causal: expected True or False"):
+        blockattn.block_attention_kvpacked(q2, kv, cu, causal="yes")
