@@ -60,7 +60,8 @@ def keys_for(args) -> list[KernelKey]:
         for variant in (["plain"] if rotary == "none" else args.rotary_variants):
             positions, rotate_v = VARIANTS[variant]
             key = KernelKey(kind=kind, head_dim=d, block_size=64, dtype=dtype, chip=chip,
-                            rotary=rotary, positions=positions, rotate_v=rotate_v, group=group)
+                            rotary=rotary, positions=positions, rotate_v=rotate_v, group=group,
+                            causal=args.causal, lse=args.lse)
             keys.append(key)
             small = small_grid_key(key) if args.small_grid else None
             if small is not None:
@@ -83,6 +84,11 @@ def main(argv=None) -> None:
     parser.add_argument("--groups", default="1",
                         help="comma-separated query heads per k/v head (grouped-query attention; "
                              "default: 1, none; the backward takes only 1 for now)")
+    parser.add_argument("--causal", action="store_true",
+                        help="build the causal kernels (causal attention inside each block) instead")
+    parser.add_argument("--lse", action="store_true",
+                        help="build the log-sum-exp kernels (the forward writes it, the backward takes "
+                             "its gradient) instead")
     parser.add_argument("--no-small-grid", dest="small_grid", action="store_false",
                         help="leave out the small-grid variants (tiles per CTA 1) of the sm_90a kernels "
                              "without rotary")

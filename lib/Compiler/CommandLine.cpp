@@ -62,6 +62,12 @@ constexpr Flag kFlags[] = {
      "With --rotary: compute the angles in the kernel from this base (pair "
      "i of position p turns by p * theta^(-2i/head_dim)) instead of reading "
      "cos/sin tables"},
+    {"causal", FlagKind::Bool,
+     "With --kind: causal attention inside each block (token i of a block "
+     "attends to tokens 0..i of its block)"},
+    {"lse", FlagKind::Bool,
+     "With --kind: the forward also writes the log-sum-exp (f32 [H, T] "
+     "argument lse); the backward takes its gradient (dlse)"},
     {"name", FlagKind::String, "With --kind: kernel name"},
     {"emit-blockattn", FlagKind::Bool,
      "With --kind: print the verified blockattn IR of the kernel the flags "
@@ -137,8 +143,8 @@ std::string spelling(StringRef name) {
 }
 
 /// Flags that describe a kernel: they need --kind.
-constexpr const char *kDescriptionOnlyFlags[] = {"rotary", "positions",
-                                                 "rotate-v", "rotary-theta"};
+constexpr const char *kDescriptionOnlyFlags[] = {
+    "rotary", "positions", "rotate-v", "rotary-theta", "causal", "lse"};
 
 std::optional<Flag> lookupFlag(StringRef name) {
   for (const Flag &flag : kFlags)
@@ -232,6 +238,8 @@ struct Parser {
                          .Case("no-header", &inv.noHeader)
                          .Case("positions", &d.positions)
                          .Case("rotate-v", &d.rotateV)
+                         .Case("causal", &d.causal)
+                         .Case("lse", &d.lse)
                          .Case("emit-blockattn", &inv.emitBlockAttn)
                          .Case("trace", &trace)
                          .Cases({"help", "h"}, &inv.help);
@@ -318,7 +326,7 @@ struct Parser {
         if (given.contains(flag))
           return error(Twine("--") + flag +
                        " describes a kernel: it needs --kind (an input file "
-                       "states rotary embeddings in its blockattn ops)");
+                       "states these in its blockattn ops)");
       if (given.contains("group"))
         return error("--group describes a kernel: it needs --kind (an input "
                      "file states it as its blockattn ops' group attribute)");

@@ -114,6 +114,10 @@ std::string blockattn::getKernelName(const KernelDescription &description) {
                      "_b" + std::to_string(d.blockSize) + "_" + d.dtype;
   if (d.group > 1)
     name += "_g" + std::to_string(d.group);
+  if (d.causal)
+    name += "_causal";
+  if (d.lse)
+    name += "_lse";
   if (d.rotary != "none") {
     name += "_" + d.rotary;
     if (d.positions)
@@ -159,6 +163,11 @@ std::string blockattn::getKernelSource(const KernelDescription &description) {
     os << ", %cos: " << table << ", %sin: " << table;
   if (positions)
     os << ", %positions: memref<?xi32>";
+  // The log-sum-exp (forward) or its gradient (backward), f32 [H, T].
+  std::string lseName = d.kind == "forward" ? "lse" : "dlse";
+  std::string lseType = "memref<" + h + "x?xf32>";
+  if (d.lse)
+    os << ", %" << lseName << ": " << lseType;
   os << ") {\n  blockattn." << d.kind;
   for (const std::string &t : tensors)
     os << " " << t << "(%" << t << " : " << typeOf(t) << ")";
@@ -167,6 +176,8 @@ std::string blockattn::getKernelSource(const KernelDescription &description) {
     os << " rotary(%cos, %sin : " << table << ", " << table << ")";
   if (positions)
     os << " positions(%positions : memref<?xi32>)";
+  if (d.lse)
+    os << " " << lseName << "(%" << lseName << " : " << lseType << ")";
   os << " {block_size = " << d.blockSize << " : i64, head_dim = " << d.headDim
      << " : i64, element_type = " << d.dtype;
   if (d.group > 1)
@@ -181,6 +192,8 @@ std::string blockattn::getKernelSource(const KernelDescription &description) {
        << " : f32";
   if (rope && d.rotateV)
     os << ", rotate_v";
+  if (d.causal)
+    os << ", causal";
   os << "}\n  return\n}\n";
   return s;
 }

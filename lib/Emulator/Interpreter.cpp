@@ -125,6 +125,7 @@ enum Op : uint16_t {
   OpFMin,
   OpFNeg,
   OpEx2,
+  OpLg2,
   OpRcp,
   OpFMul2,
   OpFFma2,
@@ -136,6 +137,7 @@ enum Op : uint16_t {
   OpCvtInt,
   OpCvtF32From16,
   OpCvtPack16,
+  OpCvt16FromF32,
   OpCvtaParam,
   OpCvtaShared,
   OpCvtaToShared,
@@ -606,6 +608,13 @@ llvm::Error Emulator::decode(Instruction &inst) {
     inst.aux = 32;
     return llvm::Error::success();
   }
+  if (op == "lg2.approx.f32" || op == "lg2.approx.ftz.f32") {
+    ty = {TyF, 32};
+    inst.aux2 = op.contains("ftz");
+    inst.op = OpLg2;
+    inst.aux = 32;
+    return llvm::Error::success();
+  }
   if (op == "rcp.rn.f32") {
     ty = {TyF, 32};
     return set(OpRcp);
@@ -646,6 +655,13 @@ llvm::Error Emulator::decode(Instruction &inst) {
       inst.aux2 = p[2] == "bf16x2";
       ty = {TyB, 32};
       return set(OpCvtPack16);
+    }
+    // One element (LLVM emits it when both halves of a pair are one value,
+    // then packs it with mov.b32 {%rs, %rs}).
+    if (op == "cvt.rn.bf16.f32" || op == "cvt.rn.f16.f32") {
+      inst.aux2 = p[2] == "bf16";
+      ty = {TyB, 16};
+      return set(OpCvt16FromF32);
     }
     return unknown();
   }
@@ -2362,6 +2378,16 @@ llvm::Error Emulator::step(Thread &t, unsigned budget) {
       setf(r);
       break;
     }
+    case OpLg2: {
+      // lg2.approx.f32 (9.7.3.20): max absolute error 2^-22 (relative
+      // 2^-22 away from 1); the emulator computes log2 exactly rounded.
+      // With .ftz a subnormal input is a signed zero (log2 of it is -inf).
+      float x = f(1);
+      if (in.aux2 && std::fpclassify(x) == FP_SUBNORMAL)
+        x = std::copysign(0.0f, x);
+      setf(std::log2(x));
+      break;
+    }
     case OpRcp:
       setf(1.0f / f(1));
       break;
@@ -2448,6 +2474,11 @@ llvm::Error Emulator::step(Thread &t, unsigned budget) {
       uint16_t hi = in.aux2 ? floatToBf16(a) : floatToF16(a);
       uint16_t lo = in.aux2 ? floatToBf16(b) : floatToF16(b);
       reg(t, o[0].reg) = (uint64_t(hi) << 16) | lo;
+      break;
+    }
+    case OpCvt16FromF32: {
+      float a = f(1);
+      reg(t, o[0].reg) = in.aux2 ? floatToBf16(a) : floatToF16(a);
       break;
     }
     case OpCvtaParam: {

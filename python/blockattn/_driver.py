@@ -156,6 +156,10 @@ RECORD_RULES = {
     "positions": (1, None, _launch.CONTIGUOUS | _launch.NONEMPTY),
     "cos": _TABLE,
     "sin": _TABLE,
+    # The log-sum-exp and its gradient: contiguous fp32 [H, T] (blockattn.api
+    # allocates the one and makes the other so).
+    "lse": (2, None, _launch.CONTIGUOUS | _launch.NONEMPTY),
+    "dlse": (2, None, _launch.CONTIGUOUS | _launch.NONEMPTY),
 }
 
 

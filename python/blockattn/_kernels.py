@@ -83,6 +83,8 @@ class KernelKey:
     rotate_v: bool = False  # the kernel rotates v too
     tiles_per_cta: int = 0  # a chunked launch's tiles per CTA; 0: the compiler's choice
     group: int = 1  # query heads per k/v head (grouped-query attention); 1: none
+    causal: bool = False  # causal attention inside each block
+    lse: bool = False  # the forward writes the log-sum-exp; the backward takes its gradient
 
     def __post_init__(self):
         if self.rotary not in ROTARY_MODES:
@@ -96,8 +98,10 @@ class KernelKey:
 
     @property
     def name(self) -> str:
-        """blockattn_<kind>_d<D>_b<B>_<dtype>[_g<G>][_<rotary>][_pos][_rv][_t<N>], as block-attn-compile names it."""
+        """blockattn_<kind>_d<D>_b<B>_<dtype>[_g<G>][_causal][_lse][_<rotary>][_pos][_rv][_t<N>], as
+        block-attn-compile names it."""
         suffix = f"_g{self.group}" if self.group > 1 else ""
+        suffix += ("_causal" if self.causal else "") + ("_lse" if self.lse else "")
         if self.rotary != "none":
             suffix += f"_{self.rotary}" + ("_pos" if self.positions else "") + ("_rv" if self.rotate_v else "")
         if self.tiles_per_cta:
@@ -120,6 +124,10 @@ class KernelKey:
             flags.append(f"--tiles-per-cta={self.tiles_per_cta}")
         if self.group > 1:
             flags.append(f"--group={self.group}")
+        if self.causal:
+            flags.append("--causal")
+        if self.lse:
+            flags.append("--lse")
         return flags + [f"--chip={self.chip}", f"--name={self.name}"]
 
 
@@ -319,10 +327,11 @@ SMALL_GRID_TILES = 1
 
 def small_grid_key(key: KernelKey) -> KernelKey | None:
     """The small-grid variant of ``key``, for the kernels that have one: the
-    sm_90a kernels without rotary embeddings or grouped-query attention
-    (chunked launches, the ones block_attention's fast path launches;
-    prebuilt with them); else None."""
-    if key.chip != "sm_90a" or key.rotary != "none" or key.tiles_per_cta or key.group > 1:
+    sm_90a kernels without rotary embeddings, grouped-query attention, causal
+    mask or log-sum-exp (chunked launches, the ones block_attention's fast
+    path launches; prebuilt with them); else None."""
+    if (key.chip != "sm_90a" or key.rotary != "none" or key.tiles_per_cta or key.group > 1 or key.causal
+            or key.lse):
         return None
     return dataclasses.replace(key, tiles_per_cta=SMALL_GRID_TILES)
 

@@ -301,7 +301,8 @@ _KERNELS: dict = {}  # (kind, D, block, dtype, rotary options, device) -> (kerne
 _SMALL: dict = {}
 
 
-def _kernel_key(kind, like, block_size, rotary, positions, rotate_v, tiles_per_cta=0, group=1) -> _kernels.KernelKey:
+def _kernel_key(kind, like, block_size, rotary, positions, rotate_v, tiles_per_cta=0, group=1, causal=False,
+                lse=False) -> _kernels.KernelKey:
     return _kernels.KernelKey(
         kind=kind,
         head_dim=like.shape[2],
@@ -313,18 +314,21 @@ def _kernel_key(kind, like, block_size, rotary, positions, rotate_v, tiles_per_c
         rotate_v=rotate_v,
         tiles_per_cta=tiles_per_cta,
         group=group,
+        causal=causal,
+        lse=lse,
     )
 
 
-def _kernel(kind, like, block_size, rotary, positions, rotate_v, group=1):
+def _kernel(kind, like, block_size, rotary, positions, rotate_v, group=1, causal=False, lse=False):
     """The loaded kernel and the SM count for a launch like `like`'s: looked
     up (on disk, compiled if need be) and loaded once per key and device."""
     key = (kind, like.shape[2], block_size, like.dtype, rotary, positions, rotate_v, like.get_device())
-    if group > 1:
-        key += (group,)
+    if group > 1 or causal or lse:
+        key += (group, causal, lse)
     found = _KERNELS.get(key)
     if found is None:
-        kernel_key = _kernel_key(kind, like, block_size, rotary, positions, rotate_v, group=group)
+        kernel_key = _kernel_key(kind, like, block_size, rotary, positions, rotate_v, group=group, causal=causal,
+                                 lse=lse)
         kernel = _driver.load_kernel(_kernels.find_kernel(kernel_key), like.device)
         found = _KERNELS.setdefault(key, (kernel, _num_sms(like.device)))
     return found
@@ -372,14 +376,15 @@ def _small_kernel(kind, like, block_size):
 def _launch(
     kind: str, like: torch.Tensor, block_size: int, tensors: dict, softmax_scale: float,
     rotary: str = "none", positions: bool = False, rotate_v: bool = False, group: int = 1,
+    causal: bool = False, lse: bool = False,
 ) -> None:
     """Launches the `kind` kernel specialized for `like`'s head dim and dtype
-    (and the rotary options, and the query heads per k/v head) on `like`'s
-    device's current stream; without rotary or grouping, its small-grid
-    variant for a grid that would leave SMs idle."""
-    if group > 1:
-        _kernel(kind, like, block_size, rotary, positions, rotate_v, group)[0].call(
-            tensors, {"softmax_scale": softmax_scale})
+    (and the rotary options, the query heads per k/v head, the causal and
+    log-sum-exp options) on `like`'s device's current stream; without any of
+    them, its small-grid variant for a grid that would leave SMs idle."""
+    if group > 1 or causal or lse:
+        kernel = _kernel(kind, like, block_size, rotary, positions, rotate_v, group, causal, lse)[0]
+        kernel.call(tensors, {"softmax_scale": softmax_scale})
         return
     key = (kind, like.shape[2], block_size, like.dtype, rotary, positions, rotate_v, like.get_device())
     found = _KERNELS.get(key)
@@ -422,20 +427,29 @@ def forward(
     positions: torch.Tensor | None = None,
     interleaved: bool = False,
     rotate_v: bool = False,
+    *,
+    causal: bool = False,
+    lse: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Launches the forward kernel on validated inputs; returns o. With the
     rotary tables (`cos`, `sin`), q and k (and v if `rotate_v`) are rotated
-    in the kernel."""
+    in the kernel; with `causal`, token i of a block attends to tokens 0..i
+    of its block; with `lse` (a contiguous fp32 [H, T] tensor), the kernel
+    writes the log-sum-exp of every row there too."""
     o = _empty(q) if out is None else out
     if q.shape[0] and q.shape[1]:
         tensors = {"q": q, "k": k, "v": v, "o": o, "cu_seqlens": cu_seqlens}
         # Grouped-query attention: k and v have a G-th of q's heads.
-        grouped = {"group": q.shape[1] // k.shape[1]} if k.shape[1] != q.shape[1] else {}
+        features = {"group": q.shape[1] // k.shape[1]} if k.shape[1] != q.shape[1] else {}
+        if causal or lse is not None:
+            features.update(causal=bool(causal), lse=lse is not None)
+            if lse is not None:
+                tensors["lse"] = lse
         if cos is None:
-            _launch("forward", q, block_size, tensors, softmax_scale, **grouped)
+            _launch("forward", q, block_size, tensors, softmax_scale, **features)
         else:
             rope = _rotary_launch_args(tensors, cos, sin, positions, interleaved, rotate_v)
-            _launch("forward", q, block_size, tensors, softmax_scale, **rope, **grouped)
+            _launch("forward", q, block_size, tensors, softmax_scale, **rope, **features)
     return o
 
 
@@ -461,6 +475,9 @@ def backward(
     interleaved: bool = False,
     rotate_v: bool = False,
     grads: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None,
+    *,
+    causal: bool = False,
+    dlse: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Launches the backward kernel; returns dq, dk, dv.
 
@@ -472,7 +489,12 @@ def backward(
     preprocessing kernel, no atomics (deterministic). With the rotary tables,
     q, k (and v) are the un-rotated inputs and so are the gradients: the
     kernel rotates q, k and applies the transposed rotation to dq, dk (and
-    dv) in fp32 before rounding them."""
+    dv) in fp32 before rounding them.
+
+    With `causal`, the causal forward's gradients; with `dlse` (fp32
+    [H, T], the gradient of the forward's log-sum-exp), its term is added to
+    dS (d lse_i / d s_ij = scale P_ij). Without it the kernel is the one
+    without the log-sum-exp."""
     if k.shape[1] != q.shape[1]:
         _refuse_grouped_backward(q.shape[1] // max(k.shape[1], 1), True)
     dq, dk, dv = (_empty(q), _empty(k), _empty(v)) if grads is None else grads
@@ -481,11 +503,16 @@ def backward(
             "q": q, "k": k, "v": v, "do": _tma_ready(grad_o.to(q.dtype)),
             "dq": dq, "dk": dk, "dv": dv, "cu_seqlens": cu_seqlens,
         }
+        features = {}
+        if causal or dlse is not None:
+            features = {"causal": bool(causal), "lse": dlse is not None}
+            if dlse is not None:
+                tensors["dlse"] = dlse.to(torch.float32).contiguous()
         if cos is None:
-            _launch("backward", q, block_size, tensors, softmax_scale)
+            _launch("backward", q, block_size, tensors, softmax_scale, **features)
         else:
             rope = _rotary_launch_args(tensors, cos, sin, positions, interleaved, rotate_v)
-            _launch("backward", q, block_size, tensors, softmax_scale, **rope)
+            _launch("backward", q, block_size, tensors, softmax_scale, **rope, **features)
     return dq, dk, dv
 
 
@@ -762,6 +789,49 @@ class _KVPackedFunction(torch.autograd.Function):
         backward(grad_o, q, *kv.unbind(1), cu_seqlens, ctx.block_size, ctx.softmax_scale,
                  cos, sin, positions, ctx.interleaved, ctx.rotate_v, (dq, dk, dv))
         return dq, dkv, None, None, None, None, None, None, None, None
+
+
+class _FeaturesFunction(torch.autograd.Function):
+    """The eager path with causal blocks and/or the log-sum-exp output: returns
+    (o, lse) (lse None without return_lse). The backward passes lse's
+    gradient to the kernel only when there is one (else the kernel without
+    the log-sum-exp runs, as without return_lse)."""
+
+    @staticmethod
+    def forward(ctx, q, k, v, cu_seqlens, block_size, softmax_scale, causal, return_lse, cos, sin, positions,
+                interleaved, rotate_v):
+        ctx.save_for_backward(q, k, v, cu_seqlens, cos, sin, positions)
+        ctx.block_size, ctx.softmax_scale = block_size, softmax_scale
+        ctx.interleaved, ctx.rotate_v, ctx.causal = interleaved, rotate_v, causal
+        # An output without a gradient arrives as None, not zeros: no dlse
+        # means the backward without the log-sum-exp.
+        ctx.set_materialize_grads(False)
+        lse = _empty_lse(q) if return_lse else None
+        o = forward(q, k, v, cu_seqlens, block_size, softmax_scale, None, cos, sin, positions,
+                    interleaved, rotate_v, causal=causal, lse=lse)
+        return o, lse
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, grad_o, grad_lse):
+        q, k, v, cu_seqlens, cos, sin, positions = ctx.saved_tensors
+        if grad_o is None:
+            grad_o = torch.zeros_like(q)
+        dq, dk, dv = backward(grad_o, q, k, v, cu_seqlens, ctx.block_size, ctx.softmax_scale,
+                              cos, sin, positions, ctx.interleaved, ctx.rotate_v,
+                              causal=ctx.causal, dlse=grad_lse)
+        return dq, dk, dv, *(None,) * 10
+
+
+def _empty_lse(q: torch.Tensor) -> torch.Tensor:
+    """The fp32 [H, T] log-sum-exp of a forward over q [T, H, D]."""
+    return torch.empty((q.shape[1], q.shape[0]), dtype=torch.float32, device=q.device)
+
+
+def _check_flag(name: str, value) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"{name}: expected True or False, got {value!r}")
+    return value
 
 
 def _c_apply(function):
@@ -1194,7 +1264,9 @@ def block_attention_qkvpacked(
     out: torch.Tensor | None = None,
     check_inputs: bool = True,
     rotary: Rotary | None = None,
-) -> torch.Tensor:
+    causal: bool = False,
+    return_lse: bool = False,
+):
     """:func:`block_attention` of ``q, k, v = qkv.unbind(1)``, for q, k, v
     packed in one tensor (flash-attn's ``flash_attn_varlen_qkvpacked_func``
     layout), with a packed gradient.
@@ -1204,16 +1276,22 @@ def block_attention_qkvpacked(
             gives it; bf16 or fp16, D in (32, 64, 96, 128), the last dimension
             contiguous, strides and address 16-byte aligned. It is read in
             place (no copy).
-        cu_seqlens, block_size, softmax_scale, out, check_inputs, rotary: as
-            for :func:`block_attention`.
+        cu_seqlens, block_size, softmax_scale, out, check_inputs, rotary,
+            causal, return_lse: as for :func:`block_attention`.
 
     Returns:
-        ``o``, ``[T, H, D]``. The gradient with respect to ``qkv`` is one
-        ``[T, 3, H, D]`` tensor whose three slices the backward kernel
-        writes directly: the backward allocates nothing else (unlike
-        ``block_attention`` on views of qkv, where autograd zero-fills a
-        packed gradient per view and adds them).
+        ``o``, ``[T, H, D]`` (with ``return_lse``, ``(o, lse)``). The gradient
+        with respect to ``qkv`` is one ``[T, 3, H, D]`` tensor whose three
+        slices the backward kernel writes directly: the backward allocates
+        nothing else (unlike ``block_attention`` on views of qkv, where
+        autograd zero-fills a packed gradient per view and adds them). With
+        ``causal`` or ``return_lse``, for now, it is that of
+        ``block_attention`` on the views.
     """
+    if causal is not False or return_lse is not False:
+        _check_packed("qkv", qkv, 3)
+        return _block_attention_features(*qkv.unbind(1), cu_seqlens, block_size, softmax_scale, out,
+                                         check_inputs, rotary, causal, return_lse)
     if (out is None and rotary is None and not _is_compiling() and type(qkv) is _Tensor
             and type(cu_seqlens) is _Tensor and not _functorch_active()):
         try:
@@ -1246,7 +1324,9 @@ def block_attention_kvpacked(
     out: torch.Tensor | None = None,
     check_inputs: bool = True,
     rotary: Rotary | None = None,
-) -> torch.Tensor:
+    causal: bool = False,
+    return_lse: bool = False,
+):
     """:func:`block_attention` of ``q`` and ``k, v = kv.unbind(1)``
     (flash-attn's ``flash_attn_varlen_kvpacked_func`` layout), with a packed
     gradient for ``kv``.
@@ -1257,13 +1337,15 @@ def block_attention_kvpacked(
             last dimension contiguous, strides and address 16-byte aligned.
             Grouped-query attention: ``[T, 2, Hkv, D]`` with H a multiple of
             Hkv (forward only for now, as for :func:`block_attention`).
-        cu_seqlens, block_size, softmax_scale, out, check_inputs, rotary: as
-            for :func:`block_attention`.
+        cu_seqlens, block_size, softmax_scale, out, check_inputs, rotary,
+            causal, return_lse: as for :func:`block_attention`.
 
     Returns:
-        ``o``, ``[T, H, D]``. The gradients are dq (``[T, H, D]``) and one
-        ``[T, 2, H, D]`` tensor for kv, whose two slices the backward kernel
-        writes directly.
+        ``o``, ``[T, H, D]`` (with ``return_lse``, ``(o, lse)``). The
+        gradients are dq (``[T, H, D]``) and one ``[T, 2, H, D]`` tensor for
+        kv, whose two slices the backward kernel writes directly (with
+        ``causal`` or ``return_lse``, for now, autograd assembles it from the
+        views' gradients).
     """
     _check_activation("q", q, None)
     _check_packed("kv", kv, 2)
@@ -1280,6 +1362,9 @@ def block_attention_kvpacked(
         raise ValueError(f"kv: dtype {kv.dtype} differs from q's {q.dtype}")
     if kv.device != q.device:
         raise ValueError(f"kv: on {kv.device}, but q is on {q.device}")
+    if causal is not False or return_lse is not False:
+        return _block_attention_features(q, k, v, cu_seqlens, block_size, softmax_scale, out, check_inputs,
+                                         rotary, causal, return_lse)
     eager = not torch.compiler.is_compiling()
     requires_grad = q.requires_grad or kv.requires_grad
     scale, rope = _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, rotary,
@@ -1306,7 +1391,9 @@ def block_attention(
     out: torch.Tensor | None = None,
     check_inputs: bool = True,
     rotary: Rotary | None = None,
-) -> torch.Tensor:
+    causal: bool = False,
+    return_lse: bool = False,
+):
     """Fixed block-diagonal self-attention over packed jagged sequences.
 
     Args:
@@ -1348,6 +1435,14 @@ def block_attention(
             if ``rotate_v``; o is not rotated back) are rotated in fp32 after
             loading; pass them un-rotated. The same object works with
             ``blockattn.reference.forward``.
+        causal: causal attention inside each block: token ``i`` of a block
+            attends to tokens ``0..i`` of its block (forward and backward).
+        return_lse: also return the log-sum-exp of every query row, fp32
+            ``[H, T]``: ``lse[h, t] = log(sum_j exp(scale * s_tj))`` (natural
+            log, over the keys row ``t`` attends to), for merging this
+            attention with another. Differentiable: its gradient adds
+            ``scale * P * dlse`` to the scores' gradient (the backward runs
+            the kernel without it when lse gets no gradient).
 
     Returns:
         ``o`` of the shape and dtype of ``q``: for each block,
@@ -1355,8 +1450,12 @@ def block_attention(
         without ``rotary``; ``R(V)`` with ``rotate_v``). Differentiable with
         respect to q, k and v, the un-rotated inputs (the backward kernel
         recomputes the softmax from q and k; only q, k, v, cu_seqlens and the
-        rotary tables and positions are saved).
+        rotary tables and positions are saved). With ``return_lse``, the pair
+        ``(o, lse)``.
     """
+    if causal is not False or return_lse is not False:
+        return _block_attention_features(q, k, v, cu_seqlens, block_size, softmax_scale, out, check_inputs,
+                                         rotary, causal, return_lse)
     if (out is None and rotary is None and not _is_compiling() and type(q) is _Tensor and type(k) is _Tensor
             and type(v) is _Tensor and type(cu_seqlens) is _Tensor and not _functorch_active()):
         try:
@@ -1387,3 +1486,96 @@ def block_attention(
             return _eager_apply(_AttentionFunction, q, k, v, cu_seqlens, block_size, scale, *rope)
         return forward(q, k, v, cu_seqlens, block_size, scale, None, *rope)
     return _block_attention_op(q, k, v, cu_seqlens, block_size, scale, *rope)
+
+
+def _block_attention_features(q, k, v, cu_seqlens, block_size, softmax_scale, out, check_inputs, rotary,
+                              causal, return_lse):
+    """block_attention with causal blocks and/or the log-sum-exp: the checks,
+    then the eager autograd.Function (no fast path, no custom op)."""
+    causal = _check_flag("causal", causal)
+    return_lse = _check_flag("return_lse", return_lse)
+    eager = not torch.compiler.is_compiling()
+    _check_activation("q", q, None, eager)
+    _check_activation("k", k, q, eager)
+    _check_activation("v", v, q, eager)
+    requires_grad = q.requires_grad or k.requires_grad or v.requires_grad
+    scale, rope = _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, rotary,
+                                requires_grad, eager)
+    if out is not None:
+        lse = _empty_lse(q) if return_lse else None
+        o = forward(q, k, v, cu_seqlens, block_size, scale, out, *rope, causal=causal, lse=lse)
+        return (o, lse) if return_lse else o
+    # Under torch.compile, and for tensor subclasses and functorch transforms,
+    # the custom op; eagerly the autograd.Function (or the launch itself).
+    if not (eager and type(q) is torch.Tensor and type(k) is torch.Tensor and type(v) is torch.Tensor
+            and not _functorch_active()):
+        o, lse = _features_op(q, k, v, cu_seqlens, block_size, scale, causal, return_lse, *rope)
+        return (o, lse) if return_lse else o
+    if not (requires_grad and torch.is_grad_enabled()):
+        lse = _empty_lse(q) if return_lse else None
+        o = forward(q, k, v, cu_seqlens, block_size, scale, None, *rope, causal=causal, lse=lse)
+        return (o, lse) if return_lse else o
+    o, lse = _FeaturesFunction.apply(q, k, v, cu_seqlens, block_size, scale, causal, return_lse, *rope)
+    return (o, lse) if return_lse else o
+
+
+# The custom ops of causal blocks and the log-sum-exp (torch.compile): the
+# forward returns (o, lse), lse an empty [0, 0] tensor without return_lse (a
+# custom op returns tensors); the backward takes dlse or None.
+
+
+@torch.library.custom_op("blockattn::block_attention_features", mutates_args=())
+def _features_op(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens: torch.Tensor,
+    block_size: int, softmax_scale: float, causal: bool, return_lse: bool,
+    cos: Optional[torch.Tensor] = None, sin: Optional[torch.Tensor] = None,
+    positions: Optional[torch.Tensor] = None, interleaved: bool = False, rotate_v: bool = False,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    lse = _empty_lse(q) if return_lse else q.new_empty((0, 0), dtype=torch.float32)
+    o = forward(q, k, v, cu_seqlens, block_size, softmax_scale, None, cos, sin, positions, interleaved,
+                rotate_v, causal=causal, lse=lse if return_lse else None)
+    return o, lse
+
+
+@_features_op.register_fake
+def _(q, k, v, cu_seqlens, block_size, softmax_scale, causal, return_lse, cos=None, sin=None,
+      positions=None, interleaved=False, rotate_v=False):
+    return _empty(q), (_empty_lse(q) if return_lse else q.new_empty((0, 0), dtype=torch.float32))
+
+
+@torch.library.custom_op("blockattn::block_attention_features_backward", mutates_args=())
+def _features_backward_op(
+    grad_o: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens: torch.Tensor,
+    block_size: int, softmax_scale: float, causal: bool, dlse: Optional[torch.Tensor] = None,
+    cos: Optional[torch.Tensor] = None, sin: Optional[torch.Tensor] = None,
+    positions: Optional[torch.Tensor] = None, interleaved: bool = False, rotate_v: bool = False,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    return backward(grad_o, q, k, v, cu_seqlens, block_size, softmax_scale, cos, sin, positions, interleaved,
+                    rotate_v, causal=causal, dlse=dlse)
+
+
+@_features_backward_op.register_fake
+def _(grad_o, q, k, v, cu_seqlens, block_size, softmax_scale, causal, dlse=None, cos=None, sin=None,
+      positions=None, interleaved=False, rotate_v=False):
+    return _empty(q), _empty(k), _empty(v)
+
+
+def _features_setup_context(ctx, inputs, output):
+    q, k, v, cu_seqlens, block_size, softmax_scale, causal, return_lse, cos, sin, positions, interleaved, \
+        rotate_v = inputs
+    ctx.save_for_backward(q, k, v, cu_seqlens, cos, sin, positions)
+    ctx.block_size, ctx.softmax_scale, ctx.causal, ctx.return_lse = block_size, softmax_scale, causal, return_lse
+    ctx.interleaved, ctx.rotate_v = interleaved, rotate_v
+
+
+def _features_backward_rule(ctx, grad_o, grad_lse):
+    q, k, v, cu_seqlens, cos, sin, positions = ctx.saved_tensors
+    dlse = grad_lse if ctx.return_lse else None
+    if grad_o is None:
+        grad_o = torch.zeros_like(q)
+    dq, dk, dv = _features_backward_op(grad_o, q, k, v, cu_seqlens, ctx.block_size, ctx.softmax_scale,
+                                       ctx.causal, dlse, cos, sin, positions, ctx.interleaved, ctx.rotate_v)
+    return dq, dk, dv, *(None,) * 10
+
+
+_features_op.register_autograd(_features_backward_rule, setup_context=_features_setup_context)

@@ -51,6 +51,10 @@ POISON = 0xFFFF
 # Tolerances of the GPU tests (python/tests/gpu/test_forward_gpu.TOL, test_backward_gpu.TOL).
 FORWARD_TOL = {"bf16": dict(atol=2e-2, rtol=2e-2, frob=1e-2), "f16": dict(atol=5e-3, rtol=5e-3, frob=2.5e-3)}
 BACKWARD_TOL = {"bf16": (2e-2, 4e-2), "f16": (4e-3, 8e-3)}
+# The log-sum-exp (f32): without rotary it comes from exact products of the 16-bit inputs, so
+# only the f32 sums and ex2/lg2 differ from float64; with rotary the kernel rounds the rotated
+# q and k to the 16-bit type (the reference rotates in float64): the forward's atol.
+LSE_TOL = {"none": 1e-4, "bf16": FORWARD_TOL["bf16"]["atol"], "f16": FORWARD_TOL["f16"]["atol"]}
 
 
 class EmulationError(RuntimeError):
@@ -68,11 +72,14 @@ class Case:
     positions: bool = False  # the kernel reads an int32 positions tensor [T]
     rotate_v: bool = False  # the kernel rotates v as well
     group: int = 1  # query heads per k/v head (grouped-query attention)
+    causal: bool = False  # causal attention inside each block
+    lse: bool = False  # the forward writes the log-sum-exp; the backward reads its gradient
 
     @property
     def name(self) -> str:
         suffix = ("_pos" if self.positions else "") + ("_rv" if self.rotate_v else "")
         suffix += f"_g{self.group}" if self.group > 1 else ""
+        suffix += ("_causal" if self.causal else "") + ("_lse" if self.lse else "")
         return f"{self.kind}_d{self.head_dim}_{self.dtype}_{self.rotary}{suffix}"
 
     def compiler_flags(self, chip: str) -> list[str]:
@@ -85,11 +92,17 @@ class Case:
             flags.append("--rotate-v")
         if self.group > 1:
             flags.append(f"--group={self.group}")
+        if self.causal:
+            flags.append("--causal")
+        if self.lse:
+            flags.append("--lse")
         return flags
 
     @property
     def outputs(self) -> tuple[str, ...]:
-        return ("o",) if self.kind == "forward" else ("dq", "dk", "dv")
+        if self.kind == "forward":
+            return ("o", "lse") if self.lse else ("o",)
+        return ("dq", "dk", "dv")
 
 
 # The sm_90a cases whose H200 outputs python/tests/data/emulator_fixture_h200.npz
@@ -157,6 +170,12 @@ def make_problem(case: Case, lengths=EDGE_LENGTHS, heads=HEADS, seed: int = 0) -
         if case.positions:
             # Arbitrary positions anywhere in the tables, not a token's index.
             tensors["positions"] = rng.integers(0, max_position, size=T, dtype=np.int32)
+    # The log-sum-exp, f32 [H, T]: poisoned (NaN) for the forward to write, a random
+    # gradient for the backward to read.
+    if case.lse and case.kind == "forward":
+        tensors["lse"] = np.full((heads, T), np.nan, dtype=np.float32)
+    elif case.lse:
+        tensors["dlse"] = rng.standard_normal((heads, T), dtype=np.float32)
     return tensors
 
 
@@ -178,8 +197,11 @@ def reference_outputs(case: Case, tensors: dict) -> dict:
         rotary = reference.Rotary(tensors["cos"], tensors["sin"], interleaved=case.rotary == "interleaved",
                                   positions=tensors.get("positions"), rotate_v=case.rotate_v)
     if case.kind == "forward":
-        return {"o": reference.forward(f["q"], f["k"], f["v"], tensors["cu_seqlens"], rotary=rotary)}
-    dq, dk, dv = reference.backward(f["q"], f["k"], f["v"], f["do"], tensors["cu_seqlens"], rotary=rotary)
+        o, lse = reference.forward(f["q"], f["k"], f["v"], tensors["cu_seqlens"], rotary=rotary,
+                                   causal=case.causal, return_lse=True)
+        return {"o": o, "lse": lse} if case.lse else {"o": o}
+    dq, dk, dv = reference.backward(f["q"], f["k"], f["v"], f["do"], tensors["cu_seqlens"], rotary=rotary,
+                                    causal=case.causal, dlse=tensors.get("dlse") if case.lse else None)
     return {"dq": dq, "dk": dk, "dv": dv}
 
 
@@ -187,6 +209,14 @@ def check_close(case: Case, got: dict, want: dict) -> list[str]:
     """The GPU tests' tolerance checks; returns the failures (empty when all pass)."""
     failures = []
     for name in case.outputs:
+        if name == "lse":
+            tol = LSE_TOL["none" if case.rotary == "none" else case.dtype]
+            g = np.asarray(got[name], dtype=np.float64)
+            if np.isnan(g).any():
+                failures.append(f"lse: {int(np.isnan(g).sum())} elements never written")
+            elif not np.allclose(g, want[name], atol=tol, rtol=tol):
+                failures.append(f"lse: max error {np.abs(g - want[name]).max():.3e}")
+            continue
         g = bits_to_float(got[name], case.dtype)
         r = want[name]
         if np.isnan(g).any():

@@ -123,6 +123,11 @@ struct KernelDescription {
   /// With rotary: compute the angles from this base in the kernel instead
   /// of reading cos/sin tables.
   std::optional<double> rotaryTheta;
+  /// Causal attention inside each block.
+  bool causal = false;
+  /// The forward writes the log-sum-exp (an f32 [H, T] argument `lse`); the
+  /// backward takes its gradient (`dlse`).
+  bool lse = false;
   /// The kernel's symbol; empty: getKernelName.
   std::string name;
 };

@@ -72,6 +72,10 @@ mlir::blockattn::lowering::buildKernelParams(func::FuncOp func,
         u.tmaRows = rows;
         u.tmaCols = store.getValue().getType().getShape()[1];
       }
+    } else if (auto rows = dyn_cast<StoreRowsOp>(op)) {
+      uses[rows.getDest()].pointer = true;
+    } else if (auto rows = dyn_cast<LoadRowsOp>(op)) {
+      uses[rows.getSource()].pointer = true;
     } else if (auto loop = dyn_cast<TileLoopOp>(op)) {
       uses[loop.getCuSeqlens()].pointer = true;
     } else if (isa<TraceAnchorOp, TraceLaneOp>(op)) {

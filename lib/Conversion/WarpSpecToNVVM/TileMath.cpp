@@ -36,6 +36,40 @@ static Value reduceRow(KernelBuilder &e, const FragmentLayout &layout, Value v,
   return v;
 }
 
+/// Causal attention inside the block: the tile row of each of the thread's
+/// row slots, against which its columns are masked (a tile is one block, so
+/// its rows and columns are the same tokens and query i sees keys 0..i);
+/// empty without `causal`.
+static SmallVector<Value>
+causalRows(KernelBuilder &e, const FragmentLayout &layout, bool causal) {
+  SmallVector<Value> rows;
+  if (causal)
+    for (int64_t slot = 0; slot < layout.numRowSlots(); ++slot)
+      rows.push_back(layout.rowIndex(e, slot));
+  return rows;
+}
+
+/// Whether the key in column `col` of row slot `slot` is kept: columns at or
+/// past the tile's valid count are other sequences' keys; with causalRows,
+/// columns past the row are later tokens. Column 0 is always kept.
+static Value keepsKey(KernelBuilder &e, Value col, Value validCols,
+                      ArrayRef<Value> causalRows, int64_t slot) {
+  Value keep = e.cmp(Pred::slt, col, validCols);
+  if (causalRows.empty())
+    return keep;
+  return LLVM::AndOp::create(e.b, e.loc, keep,
+                             e.cmp(Pred::sle, col, causalRows[slot]));
+}
+
+/// The lanes of a row's reduction group all hold its per-row values; the one
+/// whose lane bits under the group's masks are zero speaks for the row.
+static Value isRowLeader(KernelBuilder &e, const FragmentLayout &layout) {
+  int32_t groupBits = 0;
+  for (int32_t mask : layout.rowReductionMasks())
+    groupBits |= mask;
+  return e.cmp(Pred::eq, e.andi(e.lane(), e.i32(groupBits)), e.i32(0));
+}
+
 namespace {
 
 struct SoftmaxLowering : ConvertOpToLLVMPattern<SoftmaxOp> {
@@ -49,6 +83,20 @@ struct SoftmaxGradLowering : ConvertOpToLLVMPattern<SoftmaxGradOp> {
   using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
   LogicalResult
   matchAndRewrite(SoftmaxGradOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override;
+};
+
+struct StoreRowsLowering : ConvertOpToLLVMPattern<StoreRowsOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(StoreRowsOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override;
+};
+
+struct LoadRowsLowering : ConvertOpToLLVMPattern<LoadRowsOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(LoadRowsOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override;
 };
 
@@ -76,14 +124,16 @@ SoftmaxLowering::matchAndRewrite(SoftmaxOp op, OneToNOpAdaptor adaptor,
   const FragmentLayout &layout = *scores.layout;
   int64_t numRegs = layout.numRegs(), numSlots = layout.numRowSlots();
 
-  // Columns at or past the tile's valid count are other sequences' keys.
   Value validCols = e.asI32(adaptor.getValidCols().front());
   Value colBase = layout.colBase(e);
   Value negInf = e.f32(-std::numeric_limits<double>::infinity());
+  SmallVector<Value> rows =
+      causalRows(e, layout, static_cast<bool>(op.getCausal()));
   SmallVector<Value> s(numRegs);
   for (int64_t r = 0; r < numRegs; ++r) {
     Value col = e.add(colBase, e.i32(layout.colOffset(r)));
-    s[r] = e.select(e.cmp(Pred::slt, col, validCols), scores.regs[r], negInf);
+    s[r] = e.select(keepsKey(e, col, validCols, rows, layout.rowSlot(r)),
+                    scores.regs[r], negInf);
   }
 
   // Row max; column 0 is always valid, so the max is finite.
@@ -114,6 +164,23 @@ SoftmaxLowering::matchAndRewrite(SoftmaxOp op, OneToNOpAdaptor adaptor,
   for (Value &sum : rowSum)
     sum = reduceRow(e, layout, sum, /*isMax=*/false);
 
+  // log(sum_j exp(scale s_j)) = ln(2) (log2(L) + m k), from the sum of
+  // exp2(s k - m k).
+  SmallVector<Value> lse;
+  if (op.getLse())
+    for (int64_t slot = 0; slot < numSlots; ++slot) {
+      // lg2.approx.f32 through its intrinsic: the NVVM dialect has no op for
+      // it and NVPTX has no lowering of llvm.log2.f32 (not even with `afn`).
+      // Its error (2^-22) is far below the f32 sum's own.
+      Value log2Sum =
+          LLVM::CallIntrinsicOp::create(
+              e.b, e.loc, e.f32T(), e.b.getStringAttr("llvm.nvvm.lg2.approx.f"),
+              ValueRange{rowSum[slot]})
+              .getResult(0);
+      Value log2Lse = LLVM::FMAOp::create(e.b, e.loc, rowMax[slot], k, log2Sum);
+      lse.push_back(LLVM::FMulOp::create(e.b, e.loc, log2Lse, e.f32(M_LN2)));
+    }
+
   // Normalized probabilities, and zero rows for queries past the tile.
   if (op.getNormalize()) {
     SmallVector<Value> inverse;
@@ -141,7 +208,10 @@ SoftmaxLowering::matchAndRewrite(SoftmaxOp op, OneToNOpAdaptor adaptor,
       probs.regs.push_back(
           e.packPair(probsType.getElementType(), p[r], p[r + 1]));
   }
-  rewriter.replaceOpWithMultiple(op, {probs.regs, rowSum});
+  if (op.getLse())
+    rewriter.replaceOpWithMultiple(op, {probs.regs, rowSum, lse});
+  else
+    rewriter.replaceOpWithMultiple(op, {probs.regs, rowSum});
   return success();
 }
 
@@ -190,6 +260,10 @@ LogicalResult SoftmaxGradLowering::matchAndRewrite(
   }
   for (Value &dot : rowDot)
     dot = reduceRow(e, layout, dot, /*isMax=*/false);
+  // The log-sum-exp's gradient g: dS = scale P (dP - (D - g)).
+  if (op.getDlse())
+    for (auto [dot, g] : llvm::zip(rowDot, adaptor.getDlse()))
+      dot = LLVM::FSubOp::create(e.b, e.loc, dot, g);
   Value scale = adaptor.getScale().front();
   SmallVector<Value> ds(numRegs);
   for (int64_t r = 0; r < numRegs; ++r) {
@@ -514,10 +588,76 @@ WriteLowering::matchAndRewrite(WriteOp op, OneToNOpAdaptor adaptor,
   return success();
 }
 
+/// The f32 element `[head, rowStart + row]` of an [H, T] memref argument.
+static Value rowElement(KernelBuilder &e, const ArgParams &memref,
+                        Value rowStart, Value head, Value row) {
+  Value index = e.add(e.mul(e.zext64(head), memref.strides[0]),
+                      e.zext64(e.add(rowStart, row)));
+  return LLVM::GEPOp::create(e.b, e.loc, e.globalPtrT(), e.f32T(),
+                             memref.pointer, ValueRange{index});
+}
+
+/// The row layout of a !warpspec.rows value: that of any tile with its rows.
+static std::shared_ptr<FragmentLayout> rowsLayout(RowsType type) {
+  return accumulatorLayout(AccType::get(type.getContext(),
+                                        {type.getNumRows(), type.getNumRows()},
+                                        type.getElementType()));
+}
+
+LogicalResult
+StoreRowsLowering::matchAndRewrite(StoreRowsOp op, OneToNOpAdaptor adaptor,
+                                   ConversionPatternRewriter &rewriter) const {
+  KernelBuilder e(rewriter, op);
+  ArgParams dest = ArgParams::of(op.getDest());
+  if (!dest.pointer || !dest.strides[0])
+    return op.emitOpError() << "destination must be a kernel argument";
+  std::shared_ptr<FragmentLayout> layout = rowsLayout(op.getValue().getType());
+  Value rowStart = e.asI32(adaptor.getRow().front());
+  Value head = e.asI32(adaptor.getHead().front());
+  Value validRows = e.asI32(adaptor.getRows().front());
+  Value leader = isRowLeader(e, *layout);
+  for (auto [slot, value] : llvm::enumerate(adaptor.getValue())) {
+    Value row = layout->rowIndex(e, slot);
+    // Rows past the tile's valid count belong to the next sequence.
+    Value owns = LLVM::AndOp::create(e.b, e.loc, leader,
+                                     e.cmp(Pred::slt, row, validRows));
+    e.emitIf(owns, [&] {
+      e.store(value, rowElement(e, dest, rowStart, head, row), 4);
+    });
+  }
+  rewriter.eraseOp(op);
+  return success();
+}
+
+LogicalResult
+LoadRowsLowering::matchAndRewrite(LoadRowsOp op, OneToNOpAdaptor adaptor,
+                                  ConversionPatternRewriter &rewriter) const {
+  KernelBuilder e(rewriter, op);
+  ArgParams source = ArgParams::of(op.getSource());
+  if (!source.pointer || !source.strides[0])
+    return op.emitOpError() << "source must be a kernel argument";
+  std::shared_ptr<FragmentLayout> layout = rowsLayout(op.getValue().getType());
+  Value rowStart = e.asI32(adaptor.getRow().front());
+  Value head = e.asI32(adaptor.getHead().front());
+  Value validRows = e.asI32(adaptor.getRows().front());
+  SmallVector<Value> values;
+  for (int64_t slot = 0; slot < layout->numRowSlots(); ++slot) {
+    Value row = layout->rowIndex(e, slot);
+    // Rows past the tile's valid count read the tile's row 0 (always valid,
+    // so never past T) and take 0.
+    Value valid = e.cmp(Pred::slt, row, validRows);
+    Value clamped = e.select(valid, row, e.i32(0));
+    Value loaded =
+        e.load(e.f32T(), rowElement(e, source, rowStart, head, clamped), 4);
+    values.push_back(e.select(valid, loaded, e.f32(0.0)));
+  }
+  rewriter.replaceOpWithMultiple(op, {values});
+  return success();
+}
+
 void mlir::blockattn::populateWarpSpecTileMathToNVVMPatterns(
     LLVMTypeConverter &converter, const TargetInfo &,
     RewritePatternSet &patterns) {
-  patterns
-      .add<SoftmaxLowering, SoftmaxGradLowering, StoreLowering, WriteLowering>(
-          converter);
+  patterns.add<SoftmaxLowering, SoftmaxGradLowering, StoreLowering,
+               WriteLowering, StoreRowsLowering, LoadRowsLowering>(converter);
 }

@@ -72,7 +72,7 @@ func.func @negative_forward_tensor_operand(%a: !bf, %t: tensor<?x4x128xbf16>,
   // expected-error @below {{'blockattn.forward' op operand #0 must be memref of any type values, but got 'tensor<?x4x128xbf16>'}}
   "blockattn.forward"(%t, %a, %a, %a, %cu)
       <{element_type = bf16, head_dim = 128 : i64,
-        operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0, 0, 0>}>
+        operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0, 0, 0, 0>}>
       : (tensor<?x4x128xbf16>, !bf, !bf, !bf, memref<?xi32>) -> ()
   return
 }
@@ -85,7 +85,7 @@ func.func @negative_backward_segment_sizes(%a: !bf, %cu: memref<?xi32>) {
   // expected-error @below {{'blockattn.backward' op operand count (8) does not match with the total size (9) specified in attribute 'operandSegmentSizes'}}
   "blockattn.backward"(%a, %a, %a, %a, %a, %a, %a, %cu)
       <{element_type = bf16, head_dim = 128 : i64,
-        operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0>}>
+        operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0>}>
       : (!bf, !bf, !bf, !bf, !bf, !bf, !bf, memref<?xi32>) -> ()
   return
 }
@@ -928,7 +928,7 @@ func.func @negative_forward_rotary_cos_only(%a: !bf, %cu: memref<?xi32>,
   // expected-error @below {{'blockattn.forward' op rotary cos and sin tables must be given together}}
   "blockattn.forward"(%a, %a, %a, %a, %cu, %cos)
       <{element_type = bf16, head_dim = 128 : i64,
-        operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 1, 0, 0>,
+        operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 1, 0, 0, 0>,
         rotary = #blockattn.rotary<half_split>}>
       : (!bf, !bf, !bf, !bf, memref<?xi32>, memref<?x64xf32>) -> ()
   return
@@ -943,7 +943,7 @@ func.func @negative_backward_rotary_sin_only(%a: !bf, %cu: memref<?xi32>,
   // expected-error @below {{'blockattn.backward' op rotary cos and sin tables must be given together}}
   "blockattn.backward"(%a, %a, %a, %a, %a, %a, %a, %cu, %sin)
       <{element_type = bf16, head_dim = 128 : i64,
-        operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 0>,
+        operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 0, 0>,
         rotary = #blockattn.rotary<half_split>}>
       : (!bf, !bf, !bf, !bf, !bf, !bf, !bf, memref<?xi32>, memref<?x64xf32>) -> ()
   return
@@ -1378,3 +1378,70 @@ func.func @negative_backward_positions_rank_2(
   return
 }
 
+
+// -----
+
+// The log-sum-exp is f32 [heads, tokens].
+func.func @negative_forward_lse_bf16(
+    %q: memref<?x4x128xbf16>, %k: memref<?x4x128xbf16>,
+    %v: memref<?x4x128xbf16>, %o: memref<?x4x128xbf16>, %cu: memref<?xi32>,
+    %lse: memref<4x?xbf16>) {
+  // expected-error @below {{'blockattn.forward' op operand 'lse' must be an f32 memref [heads, tokens] with a unit-stride token dimension, got 'memref<4x?xbf16>'}}
+  blockattn.forward q(%q : memref<?x4x128xbf16>) k(%k : memref<?x4x128xbf16>)
+      v(%v : memref<?x4x128xbf16>) o(%o : memref<?x4x128xbf16>)
+      cu_seqlens(%cu : memref<?xi32>) lse(%lse : memref<4x?xbf16>)
+      {head_dim = 128 : i64, element_type = bf16}
+  return
+}
+
+// -----
+
+// [heads, tokens], not [tokens, heads].
+func.func @negative_forward_lse_transposed(
+    %q: memref<?x4x128xbf16>, %k: memref<?x4x128xbf16>,
+    %v: memref<?x4x128xbf16>, %o: memref<?x4x128xbf16>, %cu: memref<?xi32>,
+    %lse: memref<8x4xf32>) {
+  // expected-error @below {{'blockattn.forward' op operand 'lse' has shape [8, 4] but 'q' has shape [?, 4, 128]: 'lse' must be [heads, tokens] of q}}
+  blockattn.forward q(%q : memref<?x4x128xbf16>) k(%k : memref<?x4x128xbf16>)
+      v(%v : memref<?x4x128xbf16>) o(%o : memref<?x4x128xbf16>)
+      cu_seqlens(%cu : memref<?xi32>) lse(%lse : memref<8x4xf32>)
+      {head_dim = 128 : i64, element_type = bf16, causal}
+  return
+}
+
+// -----
+
+// The token dimension of the log-sum-exp's gradient has unit stride.
+func.func @negative_backward_dlse_strided(
+    %q: memref<?x4x128xbf16>, %k: memref<?x4x128xbf16>,
+    %v: memref<?x4x128xbf16>, %do: memref<?x4x128xbf16>,
+    %dq: memref<?x4x128xbf16>, %dk: memref<?x4x128xbf16>,
+    %dv: memref<?x4x128xbf16>, %cu: memref<?xi32>,
+    %dlse: memref<4x?xf32, strided<[?, 2]>>) {
+  // expected-error @below {{'blockattn.backward' op operand 'dlse' must be an f32 memref [heads, tokens] with a unit-stride token dimension, got 'memref<4x?xf32, strided<[?, 2]>>'}}
+  blockattn.backward q(%q : memref<?x4x128xbf16>) k(%k : memref<?x4x128xbf16>)
+      v(%v : memref<?x4x128xbf16>) do(%do : memref<?x4x128xbf16>)
+      dq(%dq : memref<?x4x128xbf16>) dk(%dk : memref<?x4x128xbf16>)
+      dv(%dv : memref<?x4x128xbf16>) cu_seqlens(%cu : memref<?xi32>)
+      dlse(%dlse : memref<4x?xf32, strided<[?, 2]>>)
+      {head_dim = 128 : i64, element_type = bf16, causal}
+  return
+}
+
+// -----
+
+// One value per token and head.
+func.func @negative_backward_dlse_rank_1(
+    %q: memref<?x4x128xbf16>, %k: memref<?x4x128xbf16>,
+    %v: memref<?x4x128xbf16>, %do: memref<?x4x128xbf16>,
+    %dq: memref<?x4x128xbf16>, %dk: memref<?x4x128xbf16>,
+    %dv: memref<?x4x128xbf16>, %cu: memref<?xi32>, %dlse: memref<?xf32>) {
+  // expected-error @below {{'blockattn.backward' op operand 'dlse' must be an f32 memref [heads, tokens] with a unit-stride token dimension, got 'memref<?xf32>'}}
+  blockattn.backward q(%q : memref<?x4x128xbf16>) k(%k : memref<?x4x128xbf16>)
+      v(%v : memref<?x4x128xbf16>) do(%do : memref<?x4x128xbf16>)
+      dq(%dq : memref<?x4x128xbf16>) dk(%dk : memref<?x4x128xbf16>)
+      dv(%dv : memref<?x4x128xbf16>) cu_seqlens(%cu : memref<?xi32>)
+      dlse(%dlse : memref<?xf32>)
+      {head_dim = 128 : i64, element_type = bf16}
+  return
+}

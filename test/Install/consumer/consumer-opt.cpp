@@ -56,7 +56,8 @@ struct BuildForwardPass
     blockattn::ForwardOp::create(
         b, loc, args[0], args[1], args[2], args[3], args[4],
         /*scale=*/args[5], /*rotary_cos=*/Value(), /*rotary_sin=*/Value(),
-        /*positions=*/Value(), /*block_size=*/64, /*head_dim=*/128, bf16,
+        /*positions=*/Value(), /*lse=*/Value(), /*block_size=*/64,
+        /*head_dim=*/128, bf16,
         /*softmax_scale=*/FloatAttr(), blockattn::RotaryMode::none,
         /*rotary_theta=*/FloatAttr());
     func::ReturnOp::create(b, loc);

@@ -292,6 +292,35 @@ LogicalResult verifyAttentionOp(OpTy op, ArrayRef<NamedOperand> activations) {
   return success();
 }
 
+/// Checks a per-row statistic (the forward's `lse`, the backward's `dlse`):
+/// an f32 memref [H, T] with a unit-stride token dimension, whose static
+/// sizes agree with q's [T, H, D].
+LogicalResult verifyRowStatistic(Operation *op, StringRef name, Value value,
+                                 Value q) {
+  auto type = dyn_cast<MemRefType>(value.getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (!type || type.getRank() != 2 || !type.getElementType().isF32() ||
+      failed(type.getStridesAndOffset(strides, offset)) || strides[1] != 1)
+    return op->emitOpError()
+           << "operand '" << name
+           << "' must be an f32 memref [heads, tokens] with a unit-stride "
+              "token dimension, got "
+           << value.getType();
+  auto qType = cast<MemRefType>(q.getType());
+  for (auto [dim, qDim] : {std::pair<int64_t, int64_t>{0, 1}, {1, 0}}) {
+    if (type.isDynamicDim(dim) || qType.isDynamicDim(qDim) ||
+        type.getDimSize(dim) == qType.getDimSize(qDim))
+      continue;
+    return op->emitOpError()
+           << "operand '" << name << "' has shape "
+           << formatShape(type.getShape()) << " but 'q' has shape "
+           << formatShape(qType.getShape()) << ": '" << name
+           << "' must be [heads, tokens] of q";
+  }
+  return success();
+}
+
 template <typename OpTy>
 double effectiveSoftmaxScale(OpTy op) {
   if (std::optional<APFloat> scale = op.getSoftmaxScale())
@@ -308,7 +337,11 @@ double effectiveSoftmaxScale(OpTy op) {
 LogicalResult ForwardOp::verify() {
   NamedOperand activations[] = {
       {"q", getQ()}, {"k", getK()}, {"v", getV()}, {"o", getO()}};
-  return verifyAttentionOp(*this, activations);
+  if (failed(verifyAttentionOp(*this, activations)))
+    return failure();
+  if (Value lse = getLse())
+    return verifyRowStatistic(*this, "lse", lse, getQ());
+  return success();
 }
 
 double ForwardOp::getEffectiveSoftmaxScale() {
@@ -324,7 +357,11 @@ LogicalResult BackwardOp::verify() {
                                 {"v", getV()},   {"do", getDout()},
                                 {"dq", getDq()}, {"dk", getDk()},
                                 {"dv", getDv()}};
-  return verifyAttentionOp(*this, activations);
+  if (failed(verifyAttentionOp(*this, activations)))
+    return failure();
+  if (Value dlse = getDlse())
+    return verifyRowStatistic(*this, "dlse", dlse, getQ());
+  return success();
 }
 
 double BackwardOp::getEffectiveSoftmaxScale() {

@@ -71,6 +71,7 @@ describeCommon(func::FuncOp func, OpTy op, bool backward,
   spec.positions = op.getPositions();
   if (std::optional<APFloat> theta = op.getRotaryTheta())
     spec.theta = theta->convertToFloat();
+  spec.causal = static_cast<bool>(op.getCausal());
   spec.loads = std::move(loads);
   spec.stores = std::move(stores);
   return spec;
@@ -83,8 +84,14 @@ FailureOr<KernelSpec> describe(func::FuncOp func, ForwardOp op) {
       {"v", op.getV()},
       {"o", op.getO()},
       {"cu_seqlens", op.getCuSeqlens()}};
-  return describeCommon(func, op, /*backward=*/false, named,
-                        {op.getQ(), op.getK(), op.getV()}, {op.getO()});
+  if (op.getLse())
+    named.push_back({"lse", op.getLse()});
+  FailureOr<KernelSpec> spec =
+      describeCommon(func, op, /*backward=*/false, named,
+                     {op.getQ(), op.getK(), op.getV()}, {op.getO()});
+  if (succeeded(spec))
+    spec->lse = op.getLse();
+  return spec;
 }
 
 FailureOr<KernelSpec> describe(func::FuncOp func, BackwardOp op) {
@@ -93,9 +100,15 @@ FailureOr<KernelSpec> describe(func::FuncOp func, BackwardOp op) {
       {"v", op.getV()},   {"do", op.getDout()},
       {"dq", op.getDq()}, {"dk", op.getDk()},
       {"dv", op.getDv()}, {"cu_seqlens", op.getCuSeqlens()}};
-  return describeCommon(func, op, /*backward=*/true, named,
-                        {op.getQ(), op.getK(), op.getV(), op.getDout()},
-                        {op.getDv(), op.getDk(), op.getDq()});
+  if (op.getDlse())
+    named.push_back({"dlse", op.getDlse()});
+  FailureOr<KernelSpec> spec =
+      describeCommon(func, op, /*backward=*/true, named,
+                     {op.getQ(), op.getK(), op.getV(), op.getDout()},
+                     {op.getDv(), op.getDk(), op.getDq()});
+  if (succeeded(spec))
+    spec->dlse = op.getDlse();
+  return spec;
 }
 
 } // namespace

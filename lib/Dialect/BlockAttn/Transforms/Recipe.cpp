@@ -25,6 +25,12 @@ DictionaryAttr buildInfo(OpBuilder &b, const KernelSpec &spec) {
     entries.push_back(b.getNamedAttr(
         "softmax_scale",
         b.getF32FloatAttr(static_cast<float>(spec.constantScale))));
+  // Only when set, so that the manifests of the other kernels stay as they
+  // were.
+  if (spec.causal)
+    entries.push_back(b.getNamedAttr("causal", b.getUnitAttr()));
+  if (spec.lse || spec.dlse)
+    entries.push_back(b.getNamedAttr("lse", b.getUnitAttr()));
   return b.getDictionaryAttr(entries);
 }
 

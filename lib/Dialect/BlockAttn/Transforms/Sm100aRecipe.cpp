@@ -197,8 +197,10 @@ void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
     auto oType = AccType::get(ctx, {bs, spec.headDim}, f32);
     Value sVal = TmemLoadOp::create(b, loc, sType, loop.sBuffer);
     ReleaseOp::create(b, loc, loop.slot, /*after_mma=*/false);
-    auto sm = SoftmaxOp::create(b, loc, pType, RowsType::get(ctx, bs, f32),
-                                sVal, rows, Value(), values.scale, false);
+    auto rowsType = RowsType::get(ctx, bs, f32);
+    auto sm = SoftmaxOp::create(b, loc, pType, rowsType,
+                                spec.lse ? rowsType : Type(), sVal, rows,
+                                Value(), values.scale, false, spec.causal);
     auto p = AcquireOp::create(b, loc, pCh);
     TmemStoreOp::create(b, loc, sm.getProbs(), p.getBuffers()[0]);
     CommitOp::create(b, loc, p.getSlot(), row, rows, head);
@@ -208,6 +210,8 @@ void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
     StoreOp::create(b, loc, oVal, spec.stores[0], row, head, rows,
                     sm.getRowSums(), staging,
                     plan.bulkStore ? b.getUnitAttr() : nullptr);
+    if (spec.lse)
+      StoreRowsOp::create(b, loc, sm.getLse(), spec.lse, row, head, rows);
   }
 }
 
@@ -309,10 +313,14 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
     auto dpGet = GetOp::create(b, loc, dpCh);
     Value dp = TmemLoadOp::create(b, loc, squareF32, dpGet.getBuffers()[0]);
     ReleaseOp::create(b, loc, dpGet.getSlot(), false);
-    auto sm = SoftmaxOp::create(b, loc, squareF32, RowsType::get(ctx, bs, f32),
-                                s, rows, rows, values.scale, true);
+    auto rowsType = RowsType::get(ctx, bs, f32);
+    auto sm = SoftmaxOp::create(b, loc, squareF32, rowsType, Type(), s, rows,
+                                rows, values.scale, true, spec.causal);
+    Value dlse;
+    if (spec.dlse)
+      dlse = LoadRowsOp::create(b, loc, rowsType, spec.dlse, row, head, rows);
     Value ds = SoftmaxGradOp::create(b, loc, squareOut, sm.getProbs(), dp,
-                                     values.scale);
+                                     values.scale, dlse);
     auto pds = AcquireOp::create(b, loc, pdsCh);
     WriteOp::create(b, loc, sm.getProbs(), pds.getBuffers()[0]);
     WriteOp::create(b, loc, ds, pds.getBuffers()[1]);

@@ -119,9 +119,10 @@ void buildForwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
   auto rowsType = RowsType::get(ctx, bs, f32);
   Value s = MmaOp::create(b, loc, sType, q, k, /*transpose_a=*/false,
                           /*transpose_b=*/true);
-  auto softmax = SoftmaxOp::create(b, loc, pType, rowsType, s, c.rows,
+  auto softmax = SoftmaxOp::create(b, loc, pType, rowsType,
+                                   spec.lse ? rowsType : Type(), s, c.rows,
                                    /*valid_rows=*/Value(), c.scale,
-                                   /*normalize=*/false);
+                                   /*normalize=*/false, spec.causal);
   Value pOperand = softmax.getProbs();
   if (c.pScratch) {
     WriteOp::create(b, loc, softmax.getProbs(), c.pScratch);
@@ -130,6 +131,9 @@ void buildForwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
   Value o = MmaOp::create(b, loc, oType, pOperand, v, false, false);
   ReleaseOp::create(b, loc, c.slot);
   storeTile(b, loc, c, o, spec.stores[0], softmax.getRowSums());
+  if (spec.lse)
+    StoreRowsOp::create(b, loc, softmax.getLse(), spec.lse, c.row, c.head,
+                        c.rows);
 }
 
 /// The backward per tile (docs/hopper.md, "The backward kernel"). Register
@@ -152,13 +156,17 @@ void buildBackwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
   auto outType = AccType::get(ctx, {bs, spec.headDim}, f32);
   auto rowsType = RowsType::get(ctx, bs, f32);
   Value s = MmaOp::create(b, loc, square32, q, k, false, /*transpose_b=*/true);
-  auto softmax = SoftmaxOp::create(b, loc, square32, rowsType, s, c.rows,
-                                   /*valid_rows=*/c.rows, c.scale,
-                                   /*normalize=*/true);
+  auto softmax = SoftmaxOp::create(b, loc, square32, rowsType, Type(), s,
+                                   c.rows, /*valid_rows=*/c.rows, c.scale,
+                                   /*normalize=*/true, spec.causal);
   Value p = softmax.getProbs();
   WriteOp::create(b, loc, p, c.pScratch);
   Value dp = MmaOp::create(b, loc, square32, dout, v, false, true);
-  Value ds = SoftmaxGradOp::create(b, loc, square16, p, dp, c.scale);
+  Value dlse;
+  if (spec.dlse)
+    dlse =
+        LoadRowsOp::create(b, loc, rowsType, spec.dlse, c.row, c.head, c.rows);
+  Value ds = SoftmaxGradOp::create(b, loc, square16, p, dp, c.scale, dlse);
   WriteOp::create(b, loc, ds, c.dsScratch);
   // One output accumulator at a time: each is stored before the next is
   // computed. The slot is held until the last product has read it.

@@ -1377,7 +1377,37 @@ LogicalResult SoftmaxOp::verify() {
       !sums.getElementType().isF32())
     return emitOpError() << "row sums must be !warpspec.rows<"
                          << scores.getShape()[0] << "xf32>";
+  if (Value lse = getLse())
+    if (lse.getType() != sums)
+      return emitOpError() << "the log-sum-exp must be !warpspec.rows<"
+                           << scores.getShape()[0] << "xf32>";
   return success();
+}
+
+/// The memref of warpspec.store_rows and warpspec.load_rows: f32 [H, T] with
+/// a unit-stride token dimension; `rows` values must be f32.
+static LogicalResult verifyRowsMemref(Operation *op, Value memref,
+                                      RowsType rows) {
+  auto type = dyn_cast<MemRefType>(memref.getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (!type || type.getRank() != 2 || !type.getElementType().isF32() ||
+      failed(type.getStridesAndOffset(strides, offset)) || strides[1] != 1)
+    return op->emitOpError() << "memref must be f32 [heads, tokens] with a "
+                                "unit-stride token dimension, got "
+                             << memref.getType();
+  if (!rows.getElementType().isF32())
+    return op->emitOpError()
+           << "row values must be f32, got " << rows.getElementType();
+  return success();
+}
+
+LogicalResult StoreRowsOp::verify() {
+  return verifyRowsMemref(*this, getDest(), getValue().getType());
+}
+
+LogicalResult LoadRowsOp::verify() {
+  return verifyRowsMemref(*this, getSource(), getValue().getType());
 }
 
 LogicalResult ScratchOp::verify() {
@@ -1626,6 +1656,12 @@ LogicalResult SoftmaxGradOp::verify() {
     return emitOpError() << "the result must have the probabilities' shape";
   if (!isSixteenBit(ds.getElementType()) && !ds.getElementType().isF32())
     return emitOpError() << "the result must be bf16, f16 or f32";
+  if (Value dlse = getDlse()) {
+    auto rows = cast<RowsType>(dlse.getType());
+    if (rows.getNumRows() != p.getShape()[0] || !rows.getElementType().isF32())
+      return emitOpError() << "dlse must be !warpspec.rows<" << p.getShape()[0]
+                           << "xf32>, got " << dlse.getType();
+  }
   return success();
 }
 

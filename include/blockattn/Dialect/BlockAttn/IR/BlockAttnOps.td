@@ -39,6 +39,9 @@ class BlockAttn_AttentionOp<string mnemonic>
       have `Hq = group * Hkv` heads, k and v (and dk, dv) `Hkv`; query head
       `h` attends with k/v head `h / group`. Where both head counts are
       static they must agree with `group`.
+    - `causal` (unit): causal attention inside each block: token `i` of a
+      block attends to tokens `0..i` of its block (scores with `j > i` are
+      masked before the softmax, forward and backward).
   }];
 
   code commonVerifierDecl = [{
@@ -67,7 +70,10 @@ def BlockAttn_ForwardOp : BlockAttn_AttentionOp<"forward"> {
 
     and `O` is written to the block's rows of `o`. Rows of `o` that belong to
     no block (there are none when `cu_seqlens[B] = T`) are not written.
-    Nothing else is written: no logsumexp, no statistics.
+    Nothing else is written unless `lse(%lse)` is given: then the
+    log-sum-exp of every query row, `lse[h, t] = log(sum_j exp(S[t, j]))`
+    (natural log, f32, over the row's unmasked keys), is written to the
+    f32 memref `[H, T]` (unit-stride token dimension) as well.
 
     Operands: `q`, `k`, `v`, `o` are memrefs `[T, H, head_dim]` (T tokens,
     H heads) with a unit-stride last dimension; `cu_seqlens` is an i32 memref
@@ -101,6 +107,7 @@ def BlockAttn_ForwardOp : BlockAttn_AttentionOp<"forward"> {
     Arg<Optional<AnyMemRef>, "rotary cosines [P, D/2]", [MemRead]>:$rotary_cos,
     Arg<Optional<AnyMemRef>, "rotary sines [P, D/2]", [MemRead]>:$rotary_sin,
     Arg<Optional<AnyMemRef>, "token positions [T]", [MemRead]>:$positions,
+    Arg<Optional<AnyMemRef>, "log-sum-exp [H, T] (f32)", [MemWrite]>:$lse,
     DefaultValuedAttr<I64Attr, "64">:$block_size,
     I64Attr:$head_dim,
     TypeAttr:$element_type,
@@ -108,7 +115,8 @@ def BlockAttn_ForwardOp : BlockAttn_AttentionOp<"forward"> {
     DefaultValuedAttr<BlockAttn_RotaryModeAttr, "RotaryMode::none">:$rotary,
     OptionalAttr<F32Attr>:$rotary_theta,
     UnitAttr:$rotate_v,
-    DefaultValuedAttr<I64Attr, "1">:$group
+    DefaultValuedAttr<I64Attr, "1">:$group,
+    UnitAttr:$causal
   );
 
   let assemblyFormat = [{
@@ -120,6 +128,7 @@ def BlockAttn_ForwardOp : BlockAttn_AttentionOp<"forward"> {
     (`scale` `(` $scale^ `:` type($scale) `)`)?
     (`rotary` `(` $rotary_cos^ `,` $rotary_sin `:` type($rotary_cos) `,` type($rotary_sin) `)`)?
     (`positions` `(` $positions^ `:` type($positions) `)`)?
+    (`lse` `(` $lse^ `:` type($lse) `)`)?
     attr-dict
   }];
 
@@ -147,6 +156,10 @@ def BlockAttn_BackwardOp : BlockAttn_AttentionOp<"backward"> {
     It reads q, k, v, do and writes dq, dk, dv, each exactly once per row:
     no forward output, no logsumexp, no preprocessing, no atomics, so the
     result is deterministic.
+
+    With `dlse(%dlse)` (f32 `[H, T]`, unit-stride token dimension: the
+    gradient of the forward's log-sum-exp output), its term is added:
+    `d lse_i / d S_ij = P_ij`, so `dS = P * (dP - Di + dlse_i)`.
 
     With rotary embeddings, q and k are rotated in the kernel before S is
     recomputed, and dq, dk are rotated back (the transpose of the rotation)
@@ -181,6 +194,7 @@ def BlockAttn_BackwardOp : BlockAttn_AttentionOp<"backward"> {
     Arg<Optional<AnyMemRef>, "rotary cosines [P, D/2]", [MemRead]>:$rotary_cos,
     Arg<Optional<AnyMemRef>, "rotary sines [P, D/2]", [MemRead]>:$rotary_sin,
     Arg<Optional<AnyMemRef>, "token positions [T]", [MemRead]>:$positions,
+    Arg<Optional<AnyMemRef>, "log-sum-exp gradient [H, T] (f32)", [MemRead]>:$dlse,
     DefaultValuedAttr<I64Attr, "64">:$block_size,
     I64Attr:$head_dim,
     TypeAttr:$element_type,
@@ -188,7 +202,8 @@ def BlockAttn_BackwardOp : BlockAttn_AttentionOp<"backward"> {
     DefaultValuedAttr<BlockAttn_RotaryModeAttr, "RotaryMode::none">:$rotary,
     OptionalAttr<F32Attr>:$rotary_theta,
     UnitAttr:$rotate_v,
-    DefaultValuedAttr<I64Attr, "1">:$group
+    DefaultValuedAttr<I64Attr, "1">:$group,
+    UnitAttr:$causal
   );
 
   let assemblyFormat = [{
@@ -203,6 +218,7 @@ def BlockAttn_BackwardOp : BlockAttn_AttentionOp<"backward"> {
     (`scale` `(` $scale^ `:` type($scale) `)`)?
     (`rotary` `(` $rotary_cos^ `,` $rotary_sin `:` type($rotary_cos) `,` type($rotary_sin) `)`)?
     (`positions` `(` $positions^ `:` type($positions) `)`)?
+    (`dlse` `(` $dlse^ `:` type($dlse) `)`)?
     attr-dict
   }];
 

@@ -1235,21 +1235,32 @@ def WarpSpec_SoftmaxOp : WarpSpec_Op<"softmax", [Pure]> {
     zero: those query rows belong to another sequence, and in the backward
     they must not contribute to `P^T dO` or `dS^T Q`.
 
+    With `causal`, column `j > i` of row `i` is masked as well (causal
+    attention inside the block: the tile's rows and columns are the same
+    block's tokens, so query `i` sees keys `0..i`).
+
+    With the optional result `lse`, the softmax also returns each row's
+    log-sum-exp in natural-log units, `log(sum_j exp(scale * S[i, j]))` over
+    the unmasked columns (`scale * max + log(L)`).
+
     ```mlir
     %p, %l = warpspec.softmax %s valid_cols(%rows) scale(%scale)
         : !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xbf16>, !warpspec.rows<64xf32>
     %pn, %l2 = warpspec.softmax %s valid_cols(%rows) valid_rows(%rows) scale(%scale) normalize
         : !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xf32>, !warpspec.rows<64xf32>
+    %pc, %l3, %lse = warpspec.softmax %s valid_cols(%rows) scale(%scale) causal
+        : !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xbf16>, !warpspec.rows<64xf32>, !warpspec.rows<64xf32>
     ```
   }];
   let arguments = (ins WarpSpec_AccType:$scores, I32:$valid_cols,
                        Optional<I32>:$valid_rows, F32:$scale,
-                       UnitAttr:$normalize);
-  let results = (outs WarpSpec_AccType:$probs, WarpSpec_RowsType:$row_sums);
+                       UnitAttr:$normalize, UnitAttr:$causal);
+  let results = (outs WarpSpec_AccType:$probs, WarpSpec_RowsType:$row_sums,
+                      Optional<WarpSpec_RowsType>:$lse);
   let assemblyFormat = [{
     $scores `valid_cols` `(` $valid_cols `)` (`valid_rows` `(` $valid_rows^ `)`)?
-    `scale` `(` $scale `)` (`normalize` $normalize^)? attr-dict
-    `:` type($scores) `->` type($probs) `,` type($row_sums)
+    `scale` `(` $scale `)` (`normalize` $normalize^)? (`causal` $causal^)? attr-dict
+    `:` type($scores) `->` type($probs) `,` type($row_sums) (`,` type($lse)^)?
   }];
   let hasVerifier = 1;
 }
@@ -1271,17 +1282,74 @@ def WarpSpec_SoftmaxGradOp : WarpSpec_Op<"softmax_grad", [Pure]> {
     is needed. The softmax scale is folded in, so that dK = dS^T Q and
     dQ = dS K need no further scaling.
 
+    With `dlse(%g)`, the gradient of each row's log-sum-exp (an output of
+    the forward) adds its term, `d lse[i] / d S[i, j] = scale * P[i, j]`:
+    `dS[i, j] = scale * P[i, j] * (dP[i, j] - D[i] + g[i])`.
+
     ```mlir
     %ds = warpspec.softmax_grad %p, %dp scale(%scale)
+        : !warpspec.acc<64x64xf32>, !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xbf16>
+    %ds2 = warpspec.softmax_grad %p, %dp scale(%scale) dlse(%g : !warpspec.rows<64xf32>)
         : !warpspec.acc<64x64xf32>, !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xbf16>
     ```
   }];
   let arguments = (ins WarpSpec_AccType:$probs, WarpSpec_AccType:$dprobs,
-                       F32:$scale);
+                       F32:$scale, Optional<WarpSpec_RowsType>:$dlse);
   let results = (outs WarpSpec_AccType:$grad);
   let assemblyFormat = [{
-    $probs `,` $dprobs `scale` `(` $scale `)` attr-dict
+    $probs `,` $dprobs `scale` `(` $scale `)`
+    (`dlse` `(` $dlse^ `:` type($dlse) `)`)? attr-dict
     `:` type($probs) `,` type($dprobs) `->` type($grad)
+  }];
+  let hasVerifier = 1;
+}
+
+def WarpSpec_StoreRowsOp : WarpSpec_Op<"store_rows"> {
+  let summary = "store of per-row values to an f32 [H, T] memref";
+  let description = [{
+    The `warpspec.store_rows` operation writes value `i` of the per-row
+    values `value` to `dest[head, row + i]` for `i < rows` (the tile's valid
+    rows; the rest belong to the next sequence). `dest` is an f32 memref
+    `[H, T]` with a unit-stride token dimension, such as the forward's
+    log-sum-exp. One thread per row stores (plain stores: a row's 4 bytes
+    are too few for TMA, whose strides must be 16-byte aligned, which
+    `[H, T]` rows are not for every T).
+
+    ```mlir
+    warpspec.store_rows %lse, %out[%row, %head] rows(%rows)
+        : !warpspec.rows<64xf32>, memref<?x?xf32>
+    ```
+  }];
+  let arguments = (ins WarpSpec_RowsType:$value,
+                       Arg<AnyMemRef, "[H, T] f32", [MemWrite]>:$dest,
+                       I32:$row, I32:$head, I32:$rows);
+  let assemblyFormat = [{
+    $value `,` $dest `[` $row `,` $head `]` `rows` `(` $rows `)` attr-dict
+    `:` type($value) `,` type($dest)
+  }];
+  let hasVerifier = 1;
+}
+
+def WarpSpec_LoadRowsOp : WarpSpec_Op<"load_rows"> {
+  let summary = "load of per-row values from an f32 [H, T] memref";
+  let description = [{
+    The `warpspec.load_rows` operation reads `source[head, row + i]` for the
+    tile's valid rows `i < rows`, and 0 for the others, into per-row values
+    held by the threads that hold row `i` of a register tile (for example
+    the backward's log-sum-exp gradient). `source` is an f32 memref
+    `[H, T]` with a unit-stride token dimension.
+
+    ```mlir
+    %g = warpspec.load_rows %dlse[%row, %head] rows(%rows)
+        : memref<?x?xf32> -> !warpspec.rows<64xf32>
+    ```
+  }];
+  let arguments = (ins Arg<AnyMemRef, "[H, T] f32", [MemRead]>:$source,
+                       I32:$row, I32:$head, I32:$rows);
+  let results = (outs WarpSpec_RowsType:$value);
+  let assemblyFormat = [{
+    $source `[` $row `,` $head `]` `rows` `(` $rows `)` attr-dict
+    `:` type($source) `->` type($value)
   }];
   let hasVerifier = 1;
 }

@@ -1,0 +1,52 @@
+// RUN: block-attn-opt %s -split-input-file -verify-diagnostics
+
+// The verifiers of the per-row ops of causal attention and the log-sum-exp:
+// warpspec.store_rows, warpspec.load_rows, the softmax's lse result and the
+// softmax gradient's dlse operand.
+
+// The log-sum-exp memref is f32 [heads, tokens].
+func.func @negative_store_rows_bf16(%l: !warpspec.rows<64xf32>,
+                                    %m: memref<?x?xbf16>, %i: i32) {
+  // expected-error @+1 {{'warpspec.store_rows' op memref must be f32 [heads, tokens] with a unit-stride token dimension, got 'memref<?x?xbf16>'}}
+  warpspec.store_rows %l, %m[%i, %i] rows(%i) : !warpspec.rows<64xf32>, memref<?x?xbf16>
+  return
+}
+
+// -----
+
+func.func @negative_load_rows_strided(%m: memref<?x?xf32, strided<[?, 2]>>,
+                                      %i: i32) {
+  // expected-error @+1 {{'warpspec.load_rows' op memref must be f32 [heads, tokens] with a unit-stride token dimension, got 'memref<?x?xf32, strided<[?, 2]>>'}}
+  %g = warpspec.load_rows %m[%i, %i] rows(%i) : memref<?x?xf32, strided<[?, 2]>> -> !warpspec.rows<64xf32>
+  return
+}
+
+// -----
+
+func.func @negative_load_rows_f16(%m: memref<?x?xf32>, %i: i32) {
+  // expected-error @+1 {{'warpspec.load_rows' op row values must be f32, got 'f16'}}
+  %g = warpspec.load_rows %m[%i, %i] rows(%i) : memref<?x?xf32> -> !warpspec.rows<64xf16>
+  return
+}
+
+// -----
+
+// One log-sum-exp per row of the scores.
+func.func @negative_softmax_lse_rows(%s: !warpspec.acc<64x64xf32>, %i: i32,
+                                     %scale: f32) {
+  // expected-error @+1 {{'warpspec.softmax' op the log-sum-exp must be !warpspec.rows<64xf32>}}
+  %p, %l, %lse = warpspec.softmax %s valid_cols(%i) scale(%scale) causal
+      : !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xbf16>, !warpspec.rows<64xf32>, !warpspec.rows<32xf32>
+  return
+}
+
+// -----
+
+func.func @negative_softmax_grad_dlse_rows(%p: !warpspec.acc<64x64xf32>,
+                                           %g: !warpspec.rows<32xf32>,
+                                           %scale: f32) {
+  // expected-error @+1 {{'warpspec.softmax_grad' op dlse must be !warpspec.rows<64xf32>, got '!warpspec.rows<32xf32>'}}
+  %ds = warpspec.softmax_grad %p, %p scale(%scale) dlse(%g : !warpspec.rows<32xf32>)
+      : !warpspec.acc<64x64xf32>, !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xbf16>
+  return
+}

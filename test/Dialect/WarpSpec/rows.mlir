@@ -1,0 +1,25 @@
+// RUN: block-attn-opt %s | block-attn-opt | FileCheck %s
+// RUN: block-attn-opt %s --mlir-print-op-generic | block-attn-opt | FileCheck %s
+
+// Round trip of the per-row forms of causal attention and the log-sum-exp:
+// softmax with causal and its lse result, softmax_grad with dlse,
+// store_rows and load_rows.
+
+// CHECK-LABEL: func.func @rows
+// CHECK: %{{.*}}, %{{.*}}, %[[LSE:.*]] = warpspec.softmax %{{.*}} valid_cols(%{{.*}}) scale(%{{.*}}) causal : <64x64xf32> -> <64x64xbf16>, <64xf32>, !warpspec.rows<64xf32>
+// CHECK: warpspec.store_rows %[[LSE]], %{{.*}}[%{{.*}}, %{{.*}}] rows(%{{.*}}) : <64xf32>, memref<4x?xf32>
+// CHECK: %[[P:.*]], %{{.*}} = warpspec.softmax %{{.*}} valid_cols(%{{.*}}) valid_rows(%{{.*}}) scale(%{{.*}}) normalize causal : <64x64xf32> -> <64x64xf32>, <64xf32>
+// CHECK: %[[G:.*]] = warpspec.load_rows %{{.*}}[%{{.*}}, %{{.*}}] rows(%{{.*}}) : memref<?x?xf32> -> <64xf32>
+// CHECK: warpspec.softmax_grad %[[P]], %{{.*}} scale(%{{.*}}) dlse(%[[G]] : !warpspec.rows<64xf32>) : <64x64xf32>, <64x64xf32> -> <64x64xbf16>
+func.func @rows(%s: !warpspec.acc<64x64xf32>, %i: i32, %scale: f32,
+                %lse: memref<4x?xf32>, %dlse: memref<?x?xf32>) {
+  %p, %l, %x = warpspec.softmax %s valid_cols(%i) scale(%scale) causal
+      : !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xbf16>, !warpspec.rows<64xf32>, !warpspec.rows<64xf32>
+  warpspec.store_rows %x, %lse[%i, %i] rows(%i) : !warpspec.rows<64xf32>, memref<4x?xf32>
+  %pn, %l2 = warpspec.softmax %s valid_cols(%i) valid_rows(%i) scale(%scale) normalize causal
+      : !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xf32>, !warpspec.rows<64xf32>
+  %g = warpspec.load_rows %dlse[%i, %i] rows(%i) : memref<?x?xf32> -> !warpspec.rows<64xf32>
+  %ds = warpspec.softmax_grad %pn, %pn scale(%scale) dlse(%g : !warpspec.rows<64xf32>)
+      : !warpspec.acc<64x64xf32>, !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xbf16>
+  return
+}
