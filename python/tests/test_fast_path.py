@@ -180,7 +180,7 @@ REFUSED = {
     "empty cu_seqlens": lambda q, k, v, cu: (q, k, v, cu[:0], {}),
     "no tokens": lambda q, k, v, cu: (q[:0], k[:0], v[:0], cu, {}),
     "head dim 64": lambda q, k, v, cu: (q[..., :64], k[..., :64], v[..., :64], cu, {}),
-    "block size 32": lambda q, k, v, cu: (q, k, v, cu, {"block_size": 32}),
+    "block size 48": lambda q, k, v, cu: (q, k, v, cu, {"block_size": 48}),
     "an int scale": lambda q, k, v, cu: (q, k, v, cu, {"softmax_scale": 1}),
     "a NaN scale": lambda q, k, v, cu: (q, k, v, cu, {"softmax_scale": math.nan}),
     "a negative scale": lambda q, k, v, cu: (q, k, v, cu, {"softmax_scale": -1.0}),
@@ -431,7 +431,7 @@ PACKED_REFUSED = {
     "misaligned qkv": lambda qkv, cu: (misaligned(qkv), cu, {}),
     "k and v off 16 bytes": lambda qkv, cu: (slices_off_alignment(qkv), cu, {}),
     "int64 cu_seqlens": lambda qkv, cu: (qkv, cu.long(), {}),
-    "block size 32": lambda qkv, cu: (qkv, cu, {"block_size": 32}),
+    "block size 48": lambda qkv, cu: (qkv, cu, {"block_size": 48}),
     "a negative scale": lambda qkv, cu: (qkv, cu, {"softmax_scale": -1.0}),
     "out": lambda qkv, cu: (qkv, cu, {"out": torch.empty(T, H, D, dtype=torch.bfloat16)}),
 }

@@ -36,6 +36,39 @@ static Value reduceRow(KernelBuilder &e, const FragmentLayout &layout, Value v,
   return v;
 }
 
+/// Masks the scores outside each row's attention block (warpspec.softmax's
+/// `block`): the tile holds blocks of `block` rows and columns on its
+/// diagonal, and row i keeps column j only when i / block == j / block. A
+/// register's columns lie in [colOffset, colOffset + colBaseBound), inside
+/// one block for the accumulator layouts (8-column groups, blocks of 16 or
+/// more), so its column block is a constant and the mask costs a shift per
+/// row slot and a compare and select per element.
+static void maskOtherBlocks(KernelBuilder &e, const FragmentLayout &layout,
+                            int64_t block, MutableArrayRef<Value> scores,
+                            Value negInf) {
+  int64_t shift = llvm::Log2_64(block);
+  SmallVector<Value> rowBlock;
+  for (int64_t slot = 0; slot < layout.numRowSlots(); ++slot)
+    rowBlock.push_back(LLVM::LShrOp::create(
+        e.b, e.loc, layout.rowIndex(e, slot), e.i32(shift)));
+  Value colBase;
+  for (int64_t r = 0; r < layout.numRegs(); ++r) {
+    int64_t first = layout.colOffset(r);
+    int64_t last = first + layout.colBaseBound() - 1;
+    Value colBlock;
+    if (first >> shift == last >> shift) {
+      colBlock = e.i32(first >> shift);
+    } else {
+      if (!colBase)
+        colBase = layout.colBase(e);
+      colBlock = LLVM::LShrOp::create(
+          e.b, e.loc, e.add(colBase, e.i32(first)), e.i32(shift));
+    }
+    Value same = e.cmp(Pred::eq, rowBlock[layout.rowSlot(r)], colBlock);
+    scores[r] = e.select(same, scores[r], negInf);
+  }
+}
+
 namespace {
 
 struct SoftmaxLowering : ConvertOpToLLVMPattern<SoftmaxOp> {
@@ -85,8 +118,13 @@ SoftmaxLowering::matchAndRewrite(SoftmaxOp op, OneToNOpAdaptor adaptor,
     Value col = e.add(colBase, e.i32(layout.colOffset(r)));
     s[r] = e.select(e.cmp(Pred::slt, col, validCols), scores.regs[r], negInf);
   }
+  if (std::optional<uint64_t> block = op.getBlock())
+    maskOtherBlocks(e, layout, static_cast<int64_t>(*block), s, negInf);
 
-  // Row max; column 0 is always valid, so the max is finite.
+  // Row max; column 0 is always valid, so the max is finite. With `block`,
+  // a valid row's block starts at a valid column (at most the row); a row
+  // past the valid ones may see only masked columns, and its P is NaN: such
+  // a row is never stored, and zeroed where valid_rows is given.
   SmallVector<Value> rowMax(numSlots, negInf);
   for (int64_t r = 0; r < numRegs; ++r) {
     int64_t slot = layout.rowSlot(r);

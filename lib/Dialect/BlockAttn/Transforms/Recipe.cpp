@@ -19,6 +19,10 @@ DictionaryAttr buildInfo(OpBuilder &b, const KernelSpec &spec) {
       b.getNamedAttr("element_type", TypeAttr::get(spec.elementType)),
       b.getNamedAttr("rotary",
                      b.getStringAttr(stringifyRotaryMode(spec.rotary)))};
+  // The launch counts tiles, not blocks, where blocks share a tile.
+  if (spec.masksBlocks())
+    entries.push_back(
+        b.getNamedAttr("tile_rows", b.getI64IntegerAttr(spec.tileRows())));
   if (!spec.scale)
     entries.push_back(b.getNamedAttr(
         "softmax_scale",
@@ -50,7 +54,7 @@ KernelValues buildKernelValues(OpBuilder &b, Location loc,
 namespace mlir::blockattn {
 
 BufferType tileBuffer(const KernelSpec &spec, int64_t cols) {
-  return BufferType::get(spec.elementType.getContext(), {spec.blockSize, cols},
+  return BufferType::get(spec.elementType.getContext(), {spec.tileRows(), cols},
                          spec.elementType, MemorySpace::smem);
 }
 
@@ -114,7 +118,7 @@ void rotateTiles(OpBuilder &b, Location loc, const KernelSpec &spec,
 /// the table reads' latency) and shared by the tile's gradients.
 Value rotaryAngles(OpBuilder &b, Location loc, const KernelSpec &spec,
                    const TileRows &at) {
-  auto type = AccType::get(b.getContext(), {spec.blockSize, spec.headDim},
+  auto type = AccType::get(b.getContext(), {spec.tileRows(), spec.headDim},
                            b.getF32Type());
   return RotaryAnglesOp::create(
       b, loc, type, at.rows, at.row, at.position, spec.cos, spec.sin,
@@ -142,6 +146,11 @@ SmallVector<Value> rotatedTiles(const KernelSpec &spec, ValueRange tiles) {
   if (spec.rotateV)
     rotated.push_back(tiles[2]);
   return rotated;
+}
+
+void maskToBlocks(SoftmaxOp softmax, const KernelSpec &spec) {
+  if (spec.masksBlocks())
+    softmax.setBlock(static_cast<uint64_t>(spec.blockSize));
 }
 
 /// Publishes a tile, with its position when the rotary embedding needs it.
@@ -182,7 +191,7 @@ void buildLoadPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
   b.setInsertionPointToStart(&createBody(producer, {}, loc));
   auto loop =
       TileLoopOp::create(b, loc, spec.cuSeqlens, values.numHeads,
-                         values.numTokens, b.getI64IntegerAttr(spec.blockSize),
+                         values.numTokens, b.getI64IntegerAttr(spec.tileRows()),
                          plan.contiguousSchedule ? b.getUnitAttr() : nullptr);
   SmallVector<Type> loopArgs(spec.needsTilePosition() ? 4 : 3, i32);
   Block &loopBody = createBody(loop, loopArgs, loc);

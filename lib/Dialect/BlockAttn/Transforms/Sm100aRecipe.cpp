@@ -141,7 +141,7 @@ void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
   OpBuilder::InsertionGuard guard(b);
   KernelValues values = beginKernel(b, loc, Chip::sm_100a, spec, plan);
 
-  int64_t bs = spec.blockSize;
+  int64_t bs = spec.tileRows();
   Type f32 = b.getF32Type();
   BufferType tile = tileBuffer(spec, spec.headDim);
   auto tmemTile = [&](int64_t cols, Type element) {
@@ -199,6 +199,7 @@ void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
     ReleaseOp::create(b, loc, loop.slot, /*after_mma=*/false);
     auto sm = SoftmaxOp::create(b, loc, pType, RowsType::get(ctx, bs, f32),
                                 sVal, rows, Value(), values.scale, false);
+    maskToBlocks(sm, spec);
     auto p = AcquireOp::create(b, loc, pCh);
     TmemStoreOp::create(b, loc, sm.getProbs(), p.getBuffers()[0]);
     CommitOp::create(b, loc, p.getSlot(), row, rows, head);
@@ -232,7 +233,7 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
   OpBuilder::InsertionGuard guard(b);
   KernelValues values = beginKernel(b, loc, Chip::sm_100a, spec, plan);
 
-  int64_t bs = spec.blockSize, d = spec.headDim;
+  int64_t bs = spec.tileRows(), d = spec.headDim;
   Type f32 = b.getF32Type();
   BufferType tile = tileBuffer(spec, d);
   BufferType square = tileBuffer(spec, bs);
@@ -311,6 +312,7 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
     ReleaseOp::create(b, loc, dpGet.getSlot(), false);
     auto sm = SoftmaxOp::create(b, loc, squareF32, RowsType::get(ctx, bs, f32),
                                 s, rows, rows, values.scale, true);
+    maskToBlocks(sm, spec);
     Value ds = SoftmaxGradOp::create(b, loc, squareOut, sm.getProbs(), dp,
                                      values.scale);
     auto pds = AcquireOp::create(b, loc, pdsCh);

@@ -1235,22 +1235,41 @@ def WarpSpec_SoftmaxOp : WarpSpec_Op<"softmax", [Pure]> {
     zero: those query rows belong to another sequence, and in the backward
     they must not contribute to `P^T dO` or `dS^T Q`.
 
+    With `block(B)` the tile holds several attention blocks of `B` rows
+    each, and row `i` sees only the columns of its own block: scores with
+    `floor(i / B) != floor(j / B)` are masked like the columns past
+    `valid_cols` (P is 0 there, so are dS and every product of them). `B`
+    is a power of two below the tile's rows that divides them; the masked
+    pattern is fixed at compile time.
+
     ```mlir
     %p, %l = warpspec.softmax %s valid_cols(%rows) scale(%scale)
         : !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xbf16>, !warpspec.rows<64xf32>
     %pn, %l2 = warpspec.softmax %s valid_cols(%rows) valid_rows(%rows) scale(%scale) normalize
         : !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xf32>, !warpspec.rows<64xf32>
+    %pb, %lb = warpspec.softmax %s valid_cols(%rows) scale(%scale) block(16)
+        : !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xbf16>, !warpspec.rows<64xf32>
     ```
   }];
   let arguments = (ins WarpSpec_AccType:$scores, I32:$valid_cols,
                        Optional<I32>:$valid_rows, F32:$scale,
-                       UnitAttr:$normalize);
+                       UnitAttr:$normalize, OptionalAttr<I64Attr>:$block);
   let results = (outs WarpSpec_AccType:$probs, WarpSpec_RowsType:$row_sums);
   let assemblyFormat = [{
     $scores `valid_cols` `(` $valid_cols `)` (`valid_rows` `(` $valid_rows^ `)`)?
-    `scale` `(` $scale `)` (`normalize` $normalize^)? attr-dict
+    `scale` `(` $scale `)` (`normalize` $normalize^)?
+    (`block` `(` $block^ `)`)? attr-dict
     `:` type($scores) `->` type($probs) `,` type($row_sums)
   }];
+  let builders = [
+    // Without a block mask: the tile is one block.
+    OpBuilder<(ins "Type":$probs, "Type":$row_sums, "Value":$scores,
+                   "Value":$valid_cols, "Value":$valid_rows, "Value":$scale,
+                   "bool":$normalize), [{
+      build($_builder, $_state, probs, row_sums, scores, valid_cols,
+            valid_rows, scale, normalize, /*block=*/IntegerAttr());
+    }]>
+  ];
   let hasVerifier = 1;
 }
 
