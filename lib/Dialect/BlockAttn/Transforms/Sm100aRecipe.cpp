@@ -141,7 +141,7 @@ void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
   OpBuilder::InsertionGuard guard(b);
   KernelValues values = beginKernel(b, loc, Chip::sm_100a, spec, plan);
 
-  int64_t bs = spec.tileRows();
+  int64_t bs = spec.tileRows(); // tile rows: 64 for smaller blocks
   Type f32 = b.getF32Type();
   BufferType tile = tileBuffer(spec, spec.headDim);
   auto tmemTile = [&](int64_t cols, Type element) {
@@ -233,7 +233,7 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
   OpBuilder::InsertionGuard guard(b);
   KernelValues values = beginKernel(b, loc, Chip::sm_100a, spec, plan);
 
-  int64_t bs = spec.tileRows(), d = spec.headDim;
+  int64_t bs = spec.tileRows(), d = spec.headDim; // bs: tile rows
   Type f32 = b.getF32Type();
   BufferType tile = tileBuffer(spec, d);
   BufferType square = tileBuffer(spec, bs);

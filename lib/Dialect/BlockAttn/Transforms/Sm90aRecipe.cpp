@@ -112,7 +112,7 @@ void buildForwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
   MLIRContext *ctx = b.getContext();
   Value q = c.tiles[0], k = c.tiles[1], v = c.tiles[2];
   auto f32 = b.getF32Type();
-  int64_t bs = spec.tileRows();
+  int64_t bs = spec.tileRows(); // tile rows: 64 for smaller blocks
   auto sType = AccType::get(ctx, {bs, bs}, f32);
   auto pType = AccType::get(ctx, {bs, bs}, spec.elementType);
   auto oType = AccType::get(ctx, {bs, spec.headDim}, f32);
@@ -147,7 +147,7 @@ void buildBackwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
   MLIRContext *ctx = b.getContext();
   Value q = c.tiles[0], k = c.tiles[1], v = c.tiles[2], dout = c.tiles[3];
   auto f32 = b.getF32Type();
-  int64_t bs = spec.tileRows();
+  int64_t bs = spec.tileRows(); // tile rows: 64 for smaller blocks
   auto square32 = AccType::get(ctx, {bs, bs}, f32);
   auto square16 = AccType::get(ctx, {bs, bs}, spec.elementType);
   auto outType = AccType::get(ctx, {bs, spec.headDim}, f32);

@@ -1239,8 +1239,9 @@ def WarpSpec_SoftmaxOp : WarpSpec_Op<"softmax", [Pure]> {
     each, and row `i` sees only the columns of its own block: scores with
     `floor(i / B) != floor(j / B)` are masked like the columns past
     `valid_cols` (P is 0 there, so are dS and every product of them). `B`
-    is a power of two below the tile's rows that divides them; the masked
-    pattern is fixed at compile time.
+    is a power of two below the tile's rows that divides them. Rows at or
+    past `valid_cols` (never stored) take the last valid row's block, so
+    that every row's maximum is finite.
 
     ```mlir
     %p, %l = warpspec.softmax %s valid_cols(%rows) scale(%scale)
