@@ -80,6 +80,28 @@ def inputs(requires_grad=False, dtype=torch.bfloat16):
     return q, k, v, torch.tensor(CU, dtype=torch.int32)
 
 
+def test_block_size_16_launch_counts_64_row_tiles(fake, monkeypatch):
+    """Blocks of 16 tokens share 64-row tiles: the record launch's grid (the C library's)
+    counts tiles of the manifest's tile_rows, as _kernels.launch_grid does, not blocks."""
+    manifest = {**fake.manifests["forward"], "block_size": 16, "tile_rows": 64}
+    plan = _launch.Plan(manifest, 0x1234, 0x5678)
+    plan.set_record(manifest, _driver.RECORD_RULES, _kernels.grid_inputs(manifest), 132)
+
+    class Kernel:
+        record = plan
+
+    fast = api._FastPath(api._record_launcher(Kernel, api._FORWARD_TENSORS), -1, D, 16,
+                         stream=lambda device: 0xABC)
+    monkeypatch.setitem(api._FAST, (torch.bfloat16, D, -1, 16), fast)
+    q, k, v, cu = inputs()
+    before = fake.fakeCudaLaunches()
+    blockattn.block_attention(q, k, v, cu, block_size=16, check_inputs=False)
+    assert fake.fakeCudaLaunches() == before + 1
+    # (200 // 64 + 3) x 4 = 24 work items, 4 per CTA: 6 CTAs (blocks of 16 would make 15).
+    assert fake.fakeCudaLastGrid() == _kernels.launch_grid(manifest, 132, q.shape, len(CU)) == 6
+    assert fast.tile_rows == 64
+
+
 def test_fast_forward_launches_once_through_the_record(fake):
     q, k, v, cu = inputs()
     before = fake.fakeCudaLaunches()
