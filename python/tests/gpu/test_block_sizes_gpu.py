@@ -178,3 +178,23 @@ def test_rotary_positions_and_rotate_v(interleaved, bs, head_dim):
     for rotate_v in (False, True):
         rotary = blockattn.Rotary(cos, sin, interleaved=interleaved, positions=positions, rotate_v=rotate_v)
         run_rotary(q, k, v, cu, rotary, bs, torch.bfloat16, seed=6)
+
+
+@pytest.mark.parametrize("bs", [8, 48, 128])
+def test_other_block_sizes_refused(bs):
+    q, k, v, cu = make_inputs([10], 1, 64, torch.bfloat16)
+    with pytest.raises(ValueError, match=r"^block_size: .*supported block sizes: 16, 32, 64"):
+        blockattn.block_attention(q, k, v, cu, block_size=bs)
+
+
+def test_layer(bs=16):
+    """nn.BlockAttention with block_size: the packed kernels at that block size."""
+    layer = blockattn.nn.BlockAttention(256, 4, block_size=bs, rotary="half_split", device="cuda",
+                                        dtype=torch.bfloat16)
+    x = torch.randn(300, 256, device="cuda", dtype=torch.bfloat16)
+    cu = torch.tensor([0, 17, 17, 100, 300], dtype=torch.int32, device="cuda")
+    qkv = layer.qkv(x).view(300, 3, 4, 64)
+    rotary = blockattn.Rotary(layer.rotary_cos, layer.rotary_sin)
+    want = blockattn.block_attention(*qkv.unbind(1), cu, block_size=bs, rotary=rotary)
+    got = layer(x, cu)
+    torch.testing.assert_close(got, layer.out_proj(want.reshape(300, 256)))
