@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Emulates compiled kernels in block-attn-emulate on the small jagged problem.
 
-Every combination of --chips, --kinds, --head-dims, --dtypes and --rotary is
-compiled with build/bin/block-attn-compile and emulated on the emulator tests'
-problem (lengths 0, 1, 63, 64, 65, 200; two heads), then compared with the
+Every combination of --chips, --kinds, --head-dims, --block-sizes, --dtypes and
+--rotary is compiled with build/bin/block-attn-compile and emulated on the emulator
+tests' problem (lengths 0, 1, 63, 64, 65, 200, and at block sizes below 64 also bs-1, bs,
+bs+1 and tiny sequences: emulation.edge_lengths; two heads), then compared with the
 float64 reference within the GPU tests' tolerances. The defaults are the whole
 standard set on both chips (forward and backward, head dims 64 and 128, bf16
 and f16, rotary none, half_split and interleaved, each rotary mode with its
@@ -39,6 +40,7 @@ def main(argv=None):
     parser.add_argument("--chips", default="sm_90a,sm_100a")
     parser.add_argument("--kinds", default="forward,backward")
     parser.add_argument("--head-dims", default=",".join(map(str, HEAD_DIMS)))
+    parser.add_argument("--block-sizes", default="64")
     parser.add_argument("--dtypes", default="bf16,f16")
     parser.add_argument("--rotary", default="none,half_split,interleaved")
     parser.add_argument("--rotary-variants", default="plain,pos,rv,pos_rv",
@@ -53,13 +55,14 @@ def main(argv=None):
     with tempfile.TemporaryDirectory() as tmp:
         variants = {"plain": (False, False), "pos": (True, False), "rv": (False, True),
                     "pos_rv": (True, True)}
-        for chip, kind, d, dtype, rotary, variant in itertools.product(
+        for chip, kind, d, bs, dtype, rotary, variant in itertools.product(
                 split(args.chips), split(args.kinds), [int(x) for x in split(args.head_dims)],
+                [int(x) for x in split(args.block_sizes)],
                 split(args.dtypes), split(args.rotary), split(args.rotary_variants)):
             if rotary == "none" and variant != "plain":
                 continue
             positions, rotate_v = variants[variant]
-            case = em.Case(kind, d, dtype, rotary, positions=positions, rotate_v=rotate_v)
+            case = em.Case(kind, d, dtype, rotary, positions=positions, rotate_v=rotate_v, block_size=bs)
             out = pathlib.Path(tmp) / chip
             subprocess.run([compiler, *case.compiler_flags(chip), "-o", str(out), "--quiet"], check=True)
             base = out / f"k_{case.name}"

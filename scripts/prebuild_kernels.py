@@ -6,9 +6,10 @@ On a machine with the compiler (this repository built):
 then on a GPU machine without it:
     BLOCKATTN_KERNEL_DIR=.prebuilt python3 -m pytest python/tests/gpu
 
-Every combination of --chips, --kinds, --head-dims, --dtypes, --rotary and
---groups (grouped-query attention's query heads per k/v head; forward only for
-now) is built. The default head dims are the wheel's prebuilt ones (64, 128); the API compiles
+Every combination of --chips, --kinds, --head-dims, --block-sizes, --dtypes,
+--rotary and --groups (grouped-query attention's query heads per k/v head;
+forward only for now) is built (block size 64 unless --block-sizes says
+otherwise: 16 and 32 compile on first use). The default head dims are the wheel's prebuilt ones (64, 128); the API compiles
 the others (32, 96) on first use, or pass them here, e.g.
     python3 scripts/prebuild_kernels.py .prebuilt --chips sm_90a,sm_100a \
         --kinds forward,backward --head-dims 32,96 A rotary mode other than none is built once per --rotary-variants entry:
@@ -54,12 +55,12 @@ def split(text: str) -> list[str]:
 
 def keys_for(args) -> list[KernelKey]:
     keys = []
-    for chip, kind, d, dtype, rotary, group in itertools.product(
-        args.chips, args.kinds, args.head_dims, args.dtypes, args.rotary, args.groups
+    for chip, kind, d, bs, dtype, rotary, group in itertools.product(
+        args.chips, args.kinds, args.head_dims, args.block_sizes, args.dtypes, args.rotary, args.groups
     ):
         for variant in (["plain"] if rotary == "none" else args.rotary_variants):
             positions, rotate_v = VARIANTS[variant]
-            key = KernelKey(kind=kind, head_dim=d, block_size=64, dtype=dtype, chip=chip,
+            key = KernelKey(kind=kind, head_dim=d, block_size=bs, dtype=dtype, chip=chip,
                             rotary=rotary, positions=positions, rotate_v=rotate_v, group=group,
                             causal=args.causal, lse=args.lse)
             keys.append(key)
@@ -75,6 +76,8 @@ def main(argv=None) -> None:
     parser.add_argument("--chips", default="sm_90a", help="comma-separated (default: sm_90a)")
     parser.add_argument("--kinds", default="forward", help="comma-separated: forward, backward (default: forward)")
     parser.add_argument("--head-dims", default=HEAD_DIMS, help=f"comma-separated (default: {HEAD_DIMS})")
+    parser.add_argument("--block-sizes", default="64",
+                        help=f"comma-separated, among {', '.join(map(str, _kernels.BLOCK_SIZES))} (default: 64)")
     parser.add_argument("--dtypes", default="bf16,f16", help="comma-separated (default: bf16,f16)")
     parser.add_argument("--rotary", default="none",
                         help=f"comma-separated rotary modes among {', '.join(ROTARY_MODES)} (default: none)")
@@ -99,6 +102,12 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     args.chips, args.kinds, args.dtypes = split(args.chips), split(args.kinds), split(args.dtypes)
     args.head_dims = [int(d) for d in split(args.head_dims)]
+    block_sizes = split(args.block_sizes)
+    for bs in block_sizes:
+        if not bs.isdigit() or int(bs) not in _kernels.BLOCK_SIZES:
+            parser.error(f"--block-sizes: unsupported block size {bs!r}; supported: "
+                         f"{', '.join(map(str, _kernels.BLOCK_SIZES))}")
+    args.block_sizes = [int(bs) for bs in block_sizes]
     args.rotary, args.rotary_variants = split(args.rotary), split(args.rotary_variants)
     try:
         args.groups = [int(g) for g in split(args.groups)]

@@ -37,6 +37,7 @@ __all__ = [
     "HEAD_DIMS", "PREBUILT_HEAD_DIMS", "BLOCK_SIZES", "ROTARY_MODES", "KernelKey", "KernelFiles", "find_kernel", "find_compiler", "compiler_id",
     "cache_dir", "compile_kernel", "prebuild",
     "SMALL_GRID_TILES", "small_grid_key", "small_grid_limit", "work_items",
+    "tile_rows",
 ]
 
 _PACKAGE_DIR = pathlib.Path(__file__).resolve().parent
@@ -59,7 +60,19 @@ HEAD_DIMS = (32, 64, 96, 128)
 # default): the others compile on first use (find_kernel), with the bundled
 # compiler, into the cache.
 PREBUILT_HEAD_DIMS = (64, 128)
-BLOCK_SIZES = (64,)
+BLOCK_SIZES = (16, 32, 64)
+# Rows of a kernel's tile: blocks smaller than the 64-row MMA tile share it (the
+# kernel masks each query row to its own block's keys), so a work item is a
+# 64-row tile, not a block. The compiler's rule (KernelShape::tileRows); the
+# manifest states it as ``tile_rows`` where it differs from ``block_size``.
+MIN_TILE_ROWS = 64
+
+
+def tile_rows(block_size: int) -> int:
+    """The rows of a tile of a kernel for ``block_size``: what a work item covers."""
+    return max(block_size, MIN_TILE_ROWS)
+
+
 ROTARY_MODES = ("none", "half_split", "interleaved")
 
 
@@ -291,7 +304,7 @@ def launch_grid(manifest: dict, num_sms: int, q_shape, cu_seqlens_numel: int) ->
     A persistent kernel runs ``ctas_per_sm`` (default 1) CTAs on every SM. A
     chunked one runs a CTA per ``tiles_per_cta`` work items, which the
     hardware hands out in order as CTAs finish. The work items are the tile
-    loop's virtual blocks, ``floor(T / block_size) + B``, times the heads
+    loop's virtual tiles, ``floor(T / tile_rows) + B``, times the heads
     (``q_shape`` is ``[T, H, D]``, B = ``cu_seqlens_numel - 1``): known from
     shapes, so the launch needs no host synchronization.
     """
@@ -300,10 +313,11 @@ def launch_grid(manifest: dict, num_sms: int, q_shape, cu_seqlens_numel: int) ->
 
 def grid_inputs(manifest: dict) -> tuple:
     """What launch_grid reads from a manifest: (chunked, ctas_per_sm,
-    block_size, tiles_per_cta), read once per loaded kernel."""
+    tile rows, tiles_per_cta), read once per loaded kernel. The tile rows are
+    ``tile_rows`` where blocks share a tile, else ``block_size``."""
     chunked = manifest.get("grid", "persistent") == "chunked"
     return (chunked, int(manifest.get("ctas_per_sm", 1)),
-            int(manifest["block_size"]) if chunked else 1,
+            int(manifest.get("tile_rows", manifest["block_size"])) if chunked else 1,
             int(manifest["tiles_per_cta"]) if chunked else 1)
 
 

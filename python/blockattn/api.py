@@ -338,8 +338,8 @@ def _small_grid(limit: int, block_size: int, q_shape, cu_seqlens_numel: int) -> 
     """Whether a launch of q_shape ([T, H, D]) takes the small-grid variant of
     a kernel whose small-grid limit is `limit` (_small_entry): the one rule of
     the checks' path and the fast path, from shapes only (work items
-    (T // block_size + B) * H)."""
-    return _kernels.work_items(block_size, q_shape, cu_seqlens_numel) <= limit
+    (T // tile_rows + B) * H, _kernels.tile_rows)."""
+    return _kernels.work_items(_kernels.tile_rows(block_size), q_shape, cu_seqlens_numel) <= limit
 
 
 def _small_entry(kind, like, block_size) -> list:
@@ -899,7 +899,7 @@ class _FastPath:
     each with its small-grid limit (_small_grid) and its small-grid variant's
     record launch, loaded by the first call that takes it."""
 
-    __slots__ = ("forward", "backward", "device", "block_size", "scale", "stream",
+    __slots__ = ("forward", "backward", "device", "block_size", "tile_rows", "scale", "stream",
                  "forward_limit", "backward_limit", "forward_small", "backward_small")
 
     def __init__(self, forward, device: int, head_dim: int, block_size: int, stream, forward_limit: int = -1):
@@ -907,6 +907,7 @@ class _FastPath:
         self.backward = None  # the same for the backward kernel, loaded by its first use; False: none
         self.device = device
         self.block_size = block_size
+        self.tile_rows = _kernels.tile_rows(block_size)  # a work item's rows (_one_wave)
         self.scale = 1.0 / math.sqrt(head_dim)
         self.stream = stream  # device index -> CUstream (torch's current stream)
         self.forward_limit = forward_limit  # _small_grid's limit; -1: never
@@ -930,12 +931,12 @@ class _FastPath:
         return launcher
 
 
-def _one_wave(limit: int, block_size: int, tokens: int, offsets: int, heads: int) -> bool:
+def _one_wave(limit: int, tile_rows: int, tokens: int, offsets: int, heads: int) -> bool:
     """_small_grid's rule for the fast paths, from the shapes' numbers:
-    (T // block_size + B) * H work items, B = offsets - 1, at most `limit`
+    (T // tile_rows + B) * H work items, B = offsets - 1, at most `limit`
     (-1: never). One plain call instead of _small_grid's two and its int()s
     (test_fast_path checks that both paths pick the same kernel)."""
-    return limit >= 0 and (tokens // block_size + (offsets - 1 if offsets else 0)) * heads <= limit
+    return limit >= 0 and (tokens // tile_rows + (offsets - 1 if offsets else 0)) * heads <= limit
 
 
 _FAST: dict = {}  # (dtype, head dim, device index, block size) -> _FastPath or None
@@ -958,7 +959,7 @@ def _fast_forward(fast: _FastPath, q, k, v, cu_seqlens, qs, scale):
     """o, launched through the record; raises _Refused (nothing launched)
     when the library's checks refuse the call."""
     ks, vs, cs = k.shape, v.shape, cu_seqlens.shape
-    if _one_wave(fast.forward_limit, fast.block_size, qs[0], cs[0], qs[1]):
+    if _one_wave(fast.forward_limit, fast.tile_rows, qs[0], cs[0], qs[1]):
         pack, call, handle, _ = fast.forward_small or fast.load_small("forward", q)
     else:
         pack, call, handle, _ = fast.forward
@@ -990,7 +991,7 @@ def _fast_backward(fast: _FastPath, grad_o, q, k, v, cu_seqlens, scale):
     if not launcher or grad_o.dtype is not q.dtype:
         return None
     qs, ds, cs = q.shape, grad_o.shape, cu_seqlens.shape
-    if _one_wave(fast.backward_limit, fast.block_size, qs[0], cs[0], qs[1]):
+    if _one_wave(fast.backward_limit, fast.tile_rows, qs[0], cs[0], qs[1]):
         launcher = fast.backward_small or fast.load_small("backward", q)
     pack, call, handle, _ = launcher
     dq = _empty_like(q, memory_format=_CONTIGUOUS)
@@ -1111,7 +1112,7 @@ def _fast_qkvpacked_forward(fast: _FastPath, qkv, cu_seqlens, scale):
     _Refused (nothing launched) when the library refuses the call."""
     qs, cs = qkv.shape, cu_seqlens.shape
     t, h, d = qs[0], qs[2], qs[3]
-    if _one_wave(fast.forward_limit, fast.block_size, t, cs[0], h):
+    if _one_wave(fast.forward_limit, fast.tile_rows, t, cs[0], h):
         pack, call, handle, _ = fast.forward_small or fast.load_small("forward", qkv[:, 0])
     else:
         pack, call, handle, _ = fast.forward
@@ -1138,7 +1139,7 @@ def _fast_qkvpacked_backward(fast: _FastPath, grad_o, qkv, cu_seqlens, scale):
         return None
     qs, ds, cs = qkv.shape, grad_o.shape, cu_seqlens.shape
     t, h, d = qs[0], qs[2], qs[3]
-    if _one_wave(fast.backward_limit, fast.block_size, t, cs[0], h):
+    if _one_wave(fast.backward_limit, fast.tile_rows, t, cs[0], h):
         launcher = fast.backward_small or fast.load_small("backward", qkv[:, 0])
     pack, call, handle, _ = launcher
     dqkv = qkv.new_empty(qs)
@@ -1405,7 +1406,7 @@ def block_attention(
             with gradients required it raises ``NotImplementedError``).
         cu_seqlens: int32 ``[B+1]``, ``cu_seqlens[0] == 0``, non-decreasing,
             ``cu_seqlens[B] == T``. Empty sequences are allowed.
-        block_size: tokens per block (64).
+        block_size: tokens per block: 16, 32 or 64 (default 64).
         softmax_scale: defaults to ``1/sqrt(D)``.
         out: optional ``[T, H, D]`` tensor to write ``o`` into (same dtype and
             device as q; last dimension contiguous, 16-byte aligned strides).

@@ -26,6 +26,7 @@ from ._kernels import launch_grid
 
 __all__ = [
     "EDGE_LENGTHS",
+    "edge_lengths",
     "HEADS",
     "POISON",
     "Case",
@@ -43,6 +44,19 @@ _REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 # The issue's small jagged problem: empty, single-token, bs-1, bs, bs+1 and a long sequence.
 EDGE_LENGTHS = (0, 1, 63, 64, 65, 200)
+# Blocks smaller than the 64-row tile: their own edges (bs-1, bs, bs+1), the tile's, and tiny
+# sequences (several per 64 rows).
+TINY_LENGTHS = (3, 0, 9, 2, 17, 5, 1, 30, 12)
+
+
+def edge_lengths(block_size: int = 64) -> tuple[int, ...]:
+    """The small jagged problem's lengths for ``block_size`` (EDGE_LENGTHS at 64)."""
+    if block_size == 64:
+        return EDGE_LENGTHS
+    b = block_size
+    return (0, 1, b - 1, b, b + 1, 63, 64, 65, 200) + TINY_LENGTHS
+
+
 HEADS = 2
 # Every output element starts as this bit pattern (a NaN in bf16 and f16), so an element the
 # kernel never writes is seen as such, on the GPU and in the emulator alike.
@@ -74,16 +88,18 @@ class Case:
     group: int = 1  # query heads per k/v head (grouped-query attention)
     causal: bool = False  # causal attention inside each block
     lse: bool = False  # the forward writes the log-sum-exp; the backward reads its gradient
+    block_size: int = 64
 
     @property
     def name(self) -> str:
         suffix = ("_pos" if self.positions else "") + ("_rv" if self.rotate_v else "")
         suffix += f"_g{self.group}" if self.group > 1 else ""
         suffix += ("_causal" if self.causal else "") + ("_lse" if self.lse else "")
-        return f"{self.kind}_d{self.head_dim}_{self.dtype}_{self.rotary}{suffix}"
+        block = "" if self.block_size == 64 else f"_b{self.block_size}"
+        return f"{self.kind}_d{self.head_dim}{block}_{self.dtype}_{self.rotary}{suffix}"
 
     def compiler_flags(self, chip: str) -> list[str]:
-        flags = [f"--kind={self.kind}", f"--head-dim={self.head_dim}", "--block-size=64",
+        flags = [f"--kind={self.kind}", f"--head-dim={self.head_dim}", f"--block-size={self.block_size}",
                  f"--dtype={self.dtype}", f"--rotary={self.rotary}", f"--chip={chip}",
                  f"--name=k_{self.name}"]
         if self.positions:
@@ -142,10 +158,12 @@ def bits_to_float(bits: np.ndarray, dtype: str) -> np.ndarray:
     return (bits.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
 
 
-def make_problem(case: Case, lengths=EDGE_LENGTHS, heads=HEADS, seed: int = 0) -> dict:
+def make_problem(case: Case, lengths=None, heads=HEADS, seed: int = 0) -> dict:
     """The inputs of one case (uint16 bits for q, k, v, do; int32 cu_seqlens; f32 tables) and
-    poisoned outputs, with ``heads`` query heads (k, v, dk, dv: ``heads // case.group``).
-    Deterministic in ``seed``."""
+    poisoned outputs, with ``heads`` query heads (k, v, dk, dv: ``heads // case.group``), on
+    ``lengths`` (default: edge_lengths of the case's block size). Deterministic in ``seed``."""
+    if lengths is None:
+        lengths = edge_lengths(case.block_size)
     rng = np.random.default_rng(seed)
     cu = reference.make_cu_seqlens(list(lengths)).astype(np.int32)
     T, D = int(cu[-1]), case.head_dim
@@ -197,11 +215,12 @@ def reference_outputs(case: Case, tensors: dict) -> dict:
         rotary = reference.Rotary(tensors["cos"], tensors["sin"], interleaved=case.rotary == "interleaved",
                                   positions=tensors.get("positions"), rotate_v=case.rotate_v)
     if case.kind == "forward":
-        o, lse = reference.forward(f["q"], f["k"], f["v"], tensors["cu_seqlens"], rotary=rotary,
-                                   causal=case.causal, return_lse=True)
+        o, lse = reference.forward(f["q"], f["k"], f["v"], tensors["cu_seqlens"], block_size=case.block_size,
+                                   rotary=rotary, causal=case.causal, return_lse=True)
         return {"o": o, "lse": lse} if case.lse else {"o": o}
-    dq, dk, dv = reference.backward(f["q"], f["k"], f["v"], f["do"], tensors["cu_seqlens"], rotary=rotary,
-                                    causal=case.causal, dlse=tensors.get("dlse") if case.lse else None)
+    dq, dk, dv = reference.backward(f["q"], f["k"], f["v"], f["do"], tensors["cu_seqlens"], block_size=case.block_size,
+                                    rotary=rotary, causal=case.causal,
+                                    dlse=tensors.get("dlse") if case.lse else None)
     return {"dq": dq, "dk": dk, "dv": dv}
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 
 from . import api
-from .api import SUPPORTED_HEAD_DIMS, block_attention_qkvpacked
+from .api import SUPPORTED_BLOCK_SIZES, SUPPORTED_HEAD_DIMS, block_attention_qkvpacked
 from .reference import Rotary, rope_tables
 
 __all__ = ["BlockAttention"]
@@ -24,12 +24,14 @@ class BlockAttention(torch.nn.Module):
 
     ``forward(x, cu_seqlens)``: ``x`` is ``[T, embed_dim]`` (the tokens of
     every sequence, packed), ``cu_seqlens`` the int32 offsets ``[B+1]``;
-    returns ``[T, embed_dim]``. Every sequence is cut into 64-token blocks
-    and each token attends to its block only (:func:`blockattn.block_attention`).
+    returns ``[T, embed_dim]``. Every sequence is cut into blocks of
+    ``block_size`` tokens and each token attends to its block only
+    (:func:`blockattn.block_attention`).
 
     Args:
         embed_dim: model width E; ``E / num_heads`` is the head dim (64 or 128).
         num_heads: H.
+        block_size: tokens per block: 16, 32 or 64 (default 64).
         rotary: None (no position embedding), ``"half_split"`` or
             ``"interleaved"`` (RoPE tables of ``max_position`` rows with base
             ``rotary_base``, kept as fp32 buffers; a token's position is its
@@ -52,7 +54,7 @@ class BlockAttention(torch.nn.Module):
     The layer works under ``torch.compile(fullgraph=True)`` and in CUDA graphs.
     """
 
-    def __init__(self, embed_dim: int, num_heads: int, *, rotary=None, bias: bool = True,
+    def __init__(self, embed_dim: int, num_heads: int, *, block_size: int = 64, rotary=None, bias: bool = True,
                  max_position: int = 8192, rotary_base: float = 10000.0, check_inputs: bool = True,
                  device=None, dtype=None):
         super().__init__()
@@ -69,6 +71,12 @@ class BlockAttention(torch.nn.Module):
                 f"({', '.join(map(str, SUPPORTED_HEAD_DIMS))})"
             )
         self.embed_dim, self.num_heads, self.head_dim = embed_dim, num_heads, head_dim
+        if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size not in SUPPORTED_BLOCK_SIZES:
+            raise ValueError(
+                f"block_size: {block_size!r} is not supported; supported block sizes: "
+                f"{', '.join(map(str, SUPPORTED_BLOCK_SIZES))}"
+            )
+        self.block_size = block_size
         factory = {"device": device, "dtype": dtype}
         self.qkv = torch.nn.Linear(embed_dim, 3 * embed_dim, bias=bias, **factory)
         self.out_proj = torch.nn.Linear(embed_dim, embed_dim, bias=bias, **factory)
@@ -130,9 +138,11 @@ class BlockAttention(torch.nn.Module):
         if self.rotary_mode is not None:
             rotary = Rotary(self.rotary_cos, self.rotary_sin, interleaved=self.interleaved,
                             rotate_v=self.rotate_v)
-        o = block_attention_qkvpacked(qkv, cu_seqlens, rotary=rotary, check_inputs=False)
+        o = block_attention_qkvpacked(qkv, cu_seqlens, block_size=self.block_size, rotary=rotary,
+                                      check_inputs=False)
         return self.out_proj(o.view(tokens, self.embed_dim))
 
     def extra_repr(self) -> str:
-        return (f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, "
+        block = "" if self.block_size == 64 else f", block_size={self.block_size}"
+        return (f"embed_dim={self.embed_dim}, num_heads={self.num_heads}{block}, "
                 f"rotary={self.rotary_mode}, rotate_v={self.rotate_v}")

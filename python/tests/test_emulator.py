@@ -19,6 +19,7 @@ block-attn-emulate); about a minute on two cores.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import pathlib
 import re
@@ -182,6 +183,36 @@ def test_head_dims_32_96_match_reference(chip, case, kernels):
     assert em.check_close(case, out, em.reference_outputs(case, tensors)) == []
     for name in case.outputs:
         assert (out[name] != em.POISON).all()
+
+
+# Block sizes 16 and 32: 64 / B blocks of one sequence per 64-row tile, each query row masked
+# to its own block's keys in the softmax (docs/block-sizes.md; not in the H200 fixture). The
+# lengths (em.edge_lengths): 0, 1, B - 1, B, B + 1, a tile's 63, 64, 65, a long one, and tiny
+# sequences (several per 64 rows, each in a tile of its own).
+BLOCK_SIZE_CASES = [
+    (chip, em.Case(kind, d, dtype, block_size=bs))
+    for chip in ("sm_90a", "sm_100a")
+    for kind, d, dtype, bs in (("forward", 64, "bf16", 16), ("forward", 128, "f16", 32),
+                               ("backward", 128, "bf16", 16), ("backward", 64, "f16", 32))
+] + [
+    # Fused rotary: a row's position is its index in its sequence, whatever its block.
+    ("sm_90a", em.Case("forward", 64, "bf16", "half_split", positions=True, block_size=16)),
+    ("sm_90a", em.Case("backward", 64, "f16", "interleaved", rotate_v=True, block_size=32)),
+    ("sm_100a", em.Case("forward", 128, "bf16", "interleaved", block_size=32)),
+    ("sm_100a", em.Case("backward", 128, "bf16", "half_split", positions=True, rotate_v=True,
+                        block_size=16)),
+]
+
+
+@pytest.mark.parametrize("chip,case", BLOCK_SIZE_CASES, ids=lambda x: x if isinstance(x, str) else x.name)
+def test_block_sizes_match_reference(chip, case, kernels):
+    tensors, out = run(kernels(case, chip), case)
+    assert em.check_close(case, out, em.reference_outputs(case, tensors)) == []
+    for name in case.outputs:
+        assert (out[name] != em.POISON).all()
+    # The mask matters: the same outputs miss the reference of twice the block size.
+    coarser = dataclasses.replace(case, block_size=2 * case.block_size)
+    assert em.check_close(case, out, em.reference_outputs(coarser, tensors)) != []
 
 
 @pytest.mark.parametrize("chip", ["sm_90a", "sm_100a"])

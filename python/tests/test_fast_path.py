@@ -80,6 +80,28 @@ def inputs(requires_grad=False, dtype=torch.bfloat16):
     return q, k, v, torch.tensor(CU, dtype=torch.int32)
 
 
+def test_block_size_16_launch_counts_64_row_tiles(fake, monkeypatch):
+    """Blocks of 16 tokens share 64-row tiles: the record launch's grid (the C library's)
+    counts tiles of the manifest's tile_rows, as _kernels.launch_grid does, not blocks."""
+    manifest = {**fake.manifests["forward"], "block_size": 16, "tile_rows": 64}
+    plan = _launch.Plan(manifest, 0x1234, 0x5678)
+    plan.set_record(manifest, _driver.RECORD_RULES, _kernels.grid_inputs(manifest), 132)
+
+    class Kernel:
+        record = plan
+
+    fast = api._FastPath(api._record_launcher(Kernel, api._FORWARD_TENSORS), -1, D, 16,
+                         stream=lambda device: 0xABC)
+    monkeypatch.setitem(api._FAST, (torch.bfloat16, D, -1, 16), fast)
+    q, k, v, cu = inputs()
+    before = fake.fakeCudaLaunches()
+    blockattn.block_attention(q, k, v, cu, block_size=16, check_inputs=False)
+    assert fake.fakeCudaLaunches() == before + 1
+    # (200 // 64 + 3) x 4 = 24 work items, 4 per CTA: 6 CTAs (blocks of 16 would make 15).
+    assert fake.fakeCudaLastGrid() == _kernels.launch_grid(manifest, 132, q.shape, len(CU)) == 6
+    assert fast.tile_rows == 64
+
+
 def test_fast_forward_launches_once_through_the_record(fake):
     q, k, v, cu = inputs()
     before = fake.fakeCudaLaunches()
@@ -180,7 +202,7 @@ REFUSED = {
     "empty cu_seqlens": lambda q, k, v, cu: (q, k, v, cu[:0], {}),
     "no tokens": lambda q, k, v, cu: (q[:0], k[:0], v[:0], cu, {}),
     "head dim 64": lambda q, k, v, cu: (q[..., :64], k[..., :64], v[..., :64], cu, {}),
-    "block size 32": lambda q, k, v, cu: (q, k, v, cu, {"block_size": 32}),
+    "block size 48": lambda q, k, v, cu: (q, k, v, cu, {"block_size": 48}),
     "an int scale": lambda q, k, v, cu: (q, k, v, cu, {"softmax_scale": 1}),
     "a NaN scale": lambda q, k, v, cu: (q, k, v, cu, {"softmax_scale": math.nan}),
     "a negative scale": lambda q, k, v, cu: (q, k, v, cu, {"softmax_scale": -1.0}),
@@ -431,7 +453,7 @@ PACKED_REFUSED = {
     "misaligned qkv": lambda qkv, cu: (misaligned(qkv), cu, {}),
     "k and v off 16 bytes": lambda qkv, cu: (slices_off_alignment(qkv), cu, {}),
     "int64 cu_seqlens": lambda qkv, cu: (qkv, cu.long(), {}),
-    "block size 32": lambda qkv, cu: (qkv, cu, {"block_size": 32}),
+    "block size 48": lambda qkv, cu: (qkv, cu, {"block_size": 48}),
     "a negative scale": lambda qkv, cu: (qkv, cu, {"softmax_scale": -1.0}),
     "out": lambda qkv, cu: (qkv, cu, {"out": torch.empty(T, H, D, dtype=torch.bfloat16)}),
 }

@@ -192,3 +192,35 @@ def test_supported_shapes_are_the_compilers():
     assert set(_kernels.PREBUILT_HEAD_DIMS) <= set(_kernels.HEAD_DIMS)
     for b in (32, 64, 128):
         assert accepts(f"--block-size={b}") == (b in _kernels.BLOCK_SIZES), b
+
+
+def test_block_sizes_share_64_row_tiles():
+    """Blocks of 16 and 32 tokens share the 64-row tiles: the chunked grid counts tiles
+    (the manifest's tile_rows, which _kernels.tile_rows mirrors), not blocks; the 64-token
+    kernels' manifests say nothing of it."""
+    import json
+    import pathlib
+    import subprocess
+    import tempfile
+
+    from blockattn import _kernels
+
+    assert [_kernels.tile_rows(b) for b in (16, 32, 64)] == [64, 64, 64]
+    chunked = {"grid": "chunked", "block_size": 16, "tile_rows": 64, "tiles_per_cta": 1}
+    assert _kernels.grid_inputs(chunked) == (True, 1, 64, 1)
+    # 1 x 640 tokens, H=2: 10 tiles of 64 rows + 1 per sequence = 22 items (not 82).
+    assert _kernels.launch_grid(chunked, 132, (640, 2, 64), 2) == 22
+    compiler = _kernels.find_compiler()
+    if compiler is None:
+        pytest.skip("no block-attn-compile")
+    with tempfile.TemporaryDirectory() as out:
+        for bs in (16, 32, 64):
+            k = key(block_size=bs, head_dim=64)
+            subprocess.run([compiler, *k.compiler_flags(), "-o", out, "--quiet"], check=True)
+            manifest = json.loads((pathlib.Path(out) / f"{k.name}.json").read_text())
+            assert manifest["kernel"] == f"blockattn_forward_d64_b{bs}_bf16"
+            assert manifest["block_size"] == bs
+            assert manifest.get("tile_rows", bs) == _kernels.tile_rows(bs)
+            assert ("tile_rows" in manifest) == (bs != 64)
+            assert manifest["grid"] == "chunked"  # the sm_90a forward's default
+            assert _kernels.grid_inputs(manifest)[2] == 64

@@ -68,6 +68,47 @@ static Value isRowLeader(KernelBuilder &e, const FragmentLayout &layout) {
   for (int32_t mask : layout.rowReductionMasks())
     groupBits |= mask;
   return e.cmp(Pred::eq, e.andi(e.lane(), e.i32(groupBits)), e.i32(0));
+/// Masks the scores outside each row's attention block (warpspec.softmax's
+/// `block`): the tile holds blocks of `block` rows and columns on its
+/// diagonal, and row i keeps column j only when i / block == j / block. A
+/// register's columns lie in [colOffset, colOffset + colBaseBound), inside
+/// one block for the accumulator layouts (8-column groups, blocks of 16 or
+/// more), so its column block is a constant and the mask costs a shift per
+/// row slot and a compare and select per element.
+///
+/// A row past the tile's `validCols` valid rows takes the last valid row's
+/// block: its scores stay finite (it is never stored, and zeroed where
+/// valid_rows is given), and the row blocks depend on the tile, so that the
+/// compares are made per tile instead of being hoisted out of the tile loop
+/// as loop-invariant predicates, which held predicate registers across the
+/// loop and made the sm_90a head-dim-64 backward spill.
+static void maskOtherBlocks(KernelBuilder &e, const FragmentLayout &layout,
+                            int64_t block, Value validCols,
+                            MutableArrayRef<Value> scores, Value negInf) {
+  int64_t shift = llvm::Log2_64(block);
+  Value lastRow = e.sub(validCols, e.i32(1));
+  SmallVector<Value> rowBlock;
+  for (int64_t slot = 0; slot < layout.numRowSlots(); ++slot) {
+    Value row =
+        LLVM::SMinOp::create(e.b, e.loc, layout.rowIndex(e, slot), lastRow);
+    rowBlock.push_back(LLVM::LShrOp::create(e.b, e.loc, row, e.i32(shift)));
+  }
+  Value colBase;
+  for (int64_t r = 0; r < layout.numRegs(); ++r) {
+    int64_t first = layout.colOffset(r);
+    int64_t last = first + layout.colBaseBound() - 1;
+    Value colBlock;
+    if (first >> shift == last >> shift) {
+      colBlock = e.i32(first >> shift);
+    } else {
+      if (!colBase)
+        colBase = layout.colBase(e);
+      colBlock = LLVM::LShrOp::create(e.b, e.loc, e.add(colBase, e.i32(first)),
+                                      e.i32(shift));
+    }
+    Value same = e.cmp(Pred::eq, rowBlock[layout.rowSlot(r)], colBlock);
+    scores[r] = e.select(same, scores[r], negInf);
+  }
 }
 
 namespace {
@@ -135,8 +176,12 @@ SoftmaxLowering::matchAndRewrite(SoftmaxOp op, OneToNOpAdaptor adaptor,
     s[r] = e.select(keepsKey(e, col, validCols, rows, layout.rowSlot(r)),
                     scores.regs[r], negInf);
   }
+  if (std::optional<uint64_t> block = op.getBlock())
+    maskOtherBlocks(e, layout, static_cast<int64_t>(*block), validCols, s,
+                    negInf);
 
-  // Row max; column 0 is always valid, so the max is finite.
+  // Row max; column 0 is always valid, so the max is finite (with `block`,
+  // a row's block starts at a valid column, at most the last valid row).
   SmallVector<Value> rowMax(numSlots, negInf);
   for (int64_t r = 0; r < numRegs; ++r) {
     int64_t slot = layout.rowSlot(r);

@@ -290,7 +290,7 @@ def test_argument_errors():
     with pytest.raises(ValueError, match="^cu_seqlens: on"):
         blockattn.block_attention(q, k, v, cu.cpu())
     with pytest.raises(ValueError, match="^block_size"):
-        blockattn.block_attention(q, k, v, cu, block_size=32)
+        blockattn.block_attention(q, k, v, cu, block_size=48)
     with pytest.raises(ValueError, match="^softmax_scale"):
         blockattn.block_attention(q, k, v, cu, softmax_scale=-1.0)
     with pytest.raises(ValueError, match="^softmax_scale"):

@@ -283,11 +283,11 @@ func.func @negative_backward_positions_unranked(
 
 // -----
 
-// Only 64-token blocks are supported.
+// Blocks larger than the 64-row tile are not supported.
 func.func @negative_forward_block_size_128(
     %q: memref<?x4x128xbf16>, %k: memref<?x4x128xbf16>,
     %v: memref<?x4x128xbf16>, %o: memref<?x4x128xbf16>, %cu: memref<?xi32>) {
-  // expected-error @below {{'blockattn.forward' op unsupported block_size 128; supported block sizes: 64}}
+  // expected-error @below {{'blockattn.forward' op unsupported block_size 128; supported block sizes: 16, 32, 64}}
   blockattn.forward q(%q : memref<?x4x128xbf16>) k(%k : memref<?x4x128xbf16>)
       v(%v : memref<?x4x128xbf16>) o(%o : memref<?x4x128xbf16>)
       cu_seqlens(%cu : memref<?xi32>)
@@ -297,18 +297,34 @@ func.func @negative_forward_block_size_128(
 
 // -----
 
-// Only 64-token blocks are supported (backward).
-func.func @negative_backward_block_size_32(
+// Block sizes below 64 are powers of two that divide the 64-row tile: not
+// 48 (backward).
+func.func @negative_backward_block_size_48(
     %q: memref<?x4x128xbf16>, %k: memref<?x4x128xbf16>,
     %v: memref<?x4x128xbf16>, %do: memref<?x4x128xbf16>,
     %dq: memref<?x4x128xbf16>, %dk: memref<?x4x128xbf16>,
     %dv: memref<?x4x128xbf16>, %cu: memref<?xi32>) {
-  // expected-error @below {{'blockattn.backward' op unsupported block_size 32; supported block sizes: 64}}
+  // expected-error @below {{'blockattn.backward' op unsupported block_size 48; supported block sizes: 16, 32, 64}}
   blockattn.backward q(%q : memref<?x4x128xbf16>) k(%k : memref<?x4x128xbf16>)
       v(%v : memref<?x4x128xbf16>) do(%do : memref<?x4x128xbf16>)
       dq(%dq : memref<?x4x128xbf16>) dk(%dk : memref<?x4x128xbf16>)
       dv(%dv : memref<?x4x128xbf16>) cu_seqlens(%cu : memref<?xi32>)
-      {block_size = 32 : i64, head_dim = 128 : i64, element_type = bf16}
+      {block_size = 48 : i64, head_dim = 128 : i64, element_type = bf16}
+  return
+}
+
+// -----
+
+// Blocks of 8 tokens are not supported (forward): the accumulator layouts
+// hold 8-column groups, and no user asked for them.
+func.func @negative_forward_block_size_8(
+    %q: memref<?x4x64xbf16>, %k: memref<?x4x64xbf16>, %v: memref<?x4x64xbf16>,
+    %o: memref<?x4x64xbf16>, %cu: memref<?xi32>) {
+  // expected-error @below {{'blockattn.forward' op unsupported block_size 8; supported block sizes: 16, 32, 64}}
+  blockattn.forward q(%q : memref<?x4x64xbf16>) k(%k : memref<?x4x64xbf16>)
+      v(%v : memref<?x4x64xbf16>) o(%o : memref<?x4x64xbf16>)
+      cu_seqlens(%cu : memref<?xi32>)
+      {block_size = 8 : i64, head_dim = 64 : i64, element_type = bf16}
   return
 }
 

@@ -2176,6 +2176,51 @@ func.func @negative_softmax_row_sums_bf16(%s: !warpspec.acc<64x64xf32>, %n: i32,
 
 // -----
 
+// A block mask's blocks tile the diagonal: 48 rows do not divide 64.
+func.func @negative_softmax_block_48(%s: !warpspec.acc<64x64xf32>, %n: i32,
+                                     %scale: f32) {
+  // expected-error @+1 {{'warpspec.softmax' op block(48) must be a power of two below the tile's 64 rows that divides its rows and 64 columns}}
+  %p, %l = warpspec.softmax %s valid_cols(%n) scale(%scale) block(48)
+      : !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xbf16>, !warpspec.rows<64xf32>
+  return
+}
+
+// -----
+
+// A block of the whole tile masks nothing: the attribute is left out then.
+func.func @negative_softmax_block_whole_tile(%s: !warpspec.acc<64x64xf32>, %n: i32,
+                                             %scale: f32) {
+  // expected-error @+1 {{'warpspec.softmax' op block(64) must be a power of two below the tile's 64 rows that divides its rows and 64 columns}}
+  %p, %l = warpspec.softmax %s valid_cols(%n) scale(%scale) block(64)
+      : !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xbf16>, !warpspec.rows<64xf32>
+  return
+}
+
+// -----
+
+// Blocks are at least one row.
+func.func @negative_softmax_block_zero(%s: !warpspec.acc<64x64xf32>, %n: i32,
+                                       %scale: f32) {
+  // expected-error @+1 {{'warpspec.softmax' op block(0) must be a power of two below the tile's 64 rows that divides its rows and 64 columns}}
+  %p, %l = warpspec.softmax %s valid_cols(%n) scale(%scale) block(0)
+      : !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xbf16>, !warpspec.rows<64xf32>
+  return
+}
+
+// -----
+
+// The columns are cut into the same blocks as the rows: 16 does not divide
+// a tile of 40 columns.
+func.func @negative_softmax_block_columns(%s: !warpspec.acc<64x40xf32>, %n: i32,
+                                          %scale: f32) {
+  // expected-error @+1 {{'warpspec.softmax' op block(16) must be a power of two below the tile's 64 rows that divides its rows and 40 columns}}
+  %p, %l = warpspec.softmax %s valid_cols(%n) scale(%scale) block(16)
+      : !warpspec.acc<64x40xf32> -> !warpspec.acc<64x40xbf16>, !warpspec.rows<64xf32>
+  return
+}
+
+// -----
+
 // valid_rows is an i32 row count, like valid_cols (the custom form gives it
 // no type: an index value is a type mismatch).
 func.func @negative_softmax_valid_rows_index(%s: !warpspec.acc<64x64xf32>, %n: i32,

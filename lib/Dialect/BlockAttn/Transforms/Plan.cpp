@@ -233,9 +233,9 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
 
   int64_t scratchPerConsumer = 0;
   if (shape.backward || plan.pFromSmem)
-    scratchPerConsumer += shape.tileBytes(shape.blockSize);
+    scratchPerConsumer += shape.tileBytes(shape.tileRows());
   if (shape.backward)
-    scratchPerConsumer += shape.tileBytes(shape.blockSize);
+    scratchPerConsumer += shape.tileBytes(shape.tileRows());
   if (plan.stageOutput)
     scratchPerConsumer += shape.tileBytes(shape.headDim);
   int64_t scratchBytes = plan.numConsumers * scratchPerConsumer;
@@ -308,7 +308,7 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
   // Two output staging buffers, and the backward's two P/dS slots.
   int64_t scratch = 2 * shape.tileBytes(shape.headDim);
   if (shape.backward)
-    scratch += 2 * 2 * shape.tileBytes(shape.blockSize);
+    scratch += 2 * 2 * shape.tileBytes(shape.tileRows());
   int64_t budget = TargetLimits::maxSharedMemoryBytes - kSmemReserve - scratch;
   if (!validNumStages(options))
     return numStagesError(fail, options);

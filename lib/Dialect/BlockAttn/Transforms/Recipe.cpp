@@ -21,6 +21,10 @@ DictionaryAttr buildInfo(OpBuilder &b, const KernelSpec &spec) {
                      b.getStringAttr(stringifyRotaryMode(spec.rotary)))};
   if (spec.group > 1)
     entries.push_back(b.getNamedAttr("group", b.getI64IntegerAttr(spec.group)));
+  // The launch counts tiles, not blocks, where blocks share a tile.
+  if (spec.masksBlocks())
+    entries.push_back(
+        b.getNamedAttr("tile_rows", b.getI64IntegerAttr(spec.tileRows())));
   if (!spec.scale)
     entries.push_back(b.getNamedAttr(
         "softmax_scale",
@@ -58,7 +62,7 @@ KernelValues buildKernelValues(OpBuilder &b, Location loc,
 namespace mlir::blockattn {
 
 BufferType tileBuffer(const KernelSpec &spec, int64_t cols) {
-  return BufferType::get(spec.elementType.getContext(), {spec.blockSize, cols},
+  return BufferType::get(spec.elementType.getContext(), {spec.tileRows(), cols},
                          spec.elementType, MemorySpace::smem);
 }
 
@@ -122,7 +126,7 @@ void rotateTiles(OpBuilder &b, Location loc, const KernelSpec &spec,
 /// the table reads' latency) and shared by the tile's gradients.
 Value rotaryAngles(OpBuilder &b, Location loc, const KernelSpec &spec,
                    const TileRows &at) {
-  auto type = AccType::get(b.getContext(), {spec.blockSize, spec.headDim},
+  auto type = AccType::get(b.getContext(), {spec.tileRows(), spec.headDim},
                            b.getF32Type());
   return RotaryAnglesOp::create(
       b, loc, type, at.rows, at.row, at.position, spec.cos, spec.sin,
@@ -150,6 +154,11 @@ SmallVector<Value> rotatedTiles(const KernelSpec &spec, ValueRange tiles) {
   if (spec.rotateV)
     rotated.push_back(tiles[2]);
   return rotated;
+}
+
+void maskToBlocks(SoftmaxOp softmax, const KernelSpec &spec) {
+  if (spec.masksBlocks())
+    softmax.setBlock(static_cast<uint64_t>(spec.blockSize));
 }
 
 /// Publishes a tile, with its position when the rotary embedding needs it.
@@ -190,7 +199,7 @@ void buildLoadPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
   b.setInsertionPointToStart(&createBody(producer, {}, loc));
   auto loop =
       TileLoopOp::create(b, loc, spec.cuSeqlens, values.numHeads,
-                         values.numTokens, b.getI64IntegerAttr(spec.blockSize),
+                         values.numTokens, b.getI64IntegerAttr(spec.tileRows()),
                          plan.contiguousSchedule ? b.getUnitAttr() : nullptr);
   SmallVector<Type> loopArgs(spec.needsTilePosition() ? 4 : 3, i32);
   Block &loopBody = createBody(loop, loopArgs, loc);

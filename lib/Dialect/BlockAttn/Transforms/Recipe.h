@@ -87,6 +87,12 @@ SmallVector<Value> rotatedTiles(const KernelSpec &spec, ValueRange tiles);
 void commitTile(OpBuilder &b, Location loc, const KernelSpec &spec, Value slot,
                 Value row, Value rows, Value head, Value position);
 
+/// Restricts `softmax` to each row's own block where blocks share a tile
+/// (warpspec.softmax's `block`); the forward's and the backward's softmax
+/// alike, so that P, and with it dS and every gradient, is zero across
+/// blocks.
+void maskToBlocks(warpspec::SoftmaxOp softmax, const KernelSpec &spec);
+
 /// Kernel-level values every recipe starts from.
 struct KernelValues {
   Value numTokens, numHeads, scale;

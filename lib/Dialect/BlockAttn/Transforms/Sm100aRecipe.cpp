@@ -141,7 +141,7 @@ void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
   OpBuilder::InsertionGuard guard(b);
   KernelValues values = beginKernel(b, loc, Chip::sm_100a, spec, plan);
 
-  int64_t bs = spec.blockSize;
+  int64_t bs = spec.tileRows(); // tile rows: 64 for smaller blocks
   Type f32 = b.getF32Type();
   BufferType tile = tileBuffer(spec, spec.headDim);
   auto tmemTile = [&](int64_t cols, Type element) {
@@ -201,6 +201,7 @@ void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
     auto sm = SoftmaxOp::create(b, loc, pType, rowsType,
                                 spec.lse ? rowsType : Type(), sVal, rows,
                                 Value(), values.scale, false, spec.causal);
+    maskToBlocks(sm, spec);
     auto p = AcquireOp::create(b, loc, pCh);
     TmemStoreOp::create(b, loc, sm.getProbs(), p.getBuffers()[0]);
     CommitOp::create(b, loc, p.getSlot(), row, rows, head);
@@ -236,7 +237,7 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
   OpBuilder::InsertionGuard guard(b);
   KernelValues values = beginKernel(b, loc, Chip::sm_100a, spec, plan);
 
-  int64_t bs = spec.blockSize, d = spec.headDim;
+  int64_t bs = spec.tileRows(), d = spec.headDim; // bs: tile rows
   Type f32 = b.getF32Type();
   BufferType tile = tileBuffer(spec, d);
   BufferType square = tileBuffer(spec, bs);
@@ -316,6 +317,7 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
     auto rowsType = RowsType::get(ctx, bs, f32);
     auto sm = SoftmaxOp::create(b, loc, squareF32, rowsType, Type(), s, rows,
                                 rows, values.scale, true, spec.causal);
+    maskToBlocks(sm, spec);
     Value dlse;
     if (spec.dlse)
       dlse = LoadRowsOp::create(b, loc, rowsType, spec.dlse, row, head, rows);

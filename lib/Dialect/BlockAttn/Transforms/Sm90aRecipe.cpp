@@ -71,7 +71,7 @@ void buildHopperKernel(
   ConsumerContext c;
   c.scale = values.scale;
   c.bulkStore = plan.bulkStore;
-  BufferType square = tileBuffer(spec, spec.blockSize);
+  BufferType square = tileBuffer(spec, spec.tileRows());
   if (needsPScratch)
     c.pScratch = ScratchOp::create(b, loc, square, nullptr, nullptr);
   if (needsDsScratch)
@@ -112,7 +112,7 @@ void buildForwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
   MLIRContext *ctx = b.getContext();
   Value q = c.tiles[0], k = c.tiles[1], v = c.tiles[2];
   auto f32 = b.getF32Type();
-  int64_t bs = spec.blockSize;
+  int64_t bs = spec.tileRows(); // tile rows: 64 for smaller blocks
   auto sType = AccType::get(ctx, {bs, bs}, f32);
   auto pType = AccType::get(ctx, {bs, bs}, spec.elementType);
   auto oType = AccType::get(ctx, {bs, spec.headDim}, f32);
@@ -123,6 +123,7 @@ void buildForwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
                                    spec.lse ? rowsType : Type(), s, c.rows,
                                    /*valid_rows=*/Value(), c.scale,
                                    /*normalize=*/false, spec.causal);
+  maskToBlocks(softmax, spec);
   Value pOperand = softmax.getProbs();
   if (c.pScratch) {
     WriteOp::create(b, loc, softmax.getProbs(), c.pScratch);
@@ -150,7 +151,7 @@ void buildBackwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
   MLIRContext *ctx = b.getContext();
   Value q = c.tiles[0], k = c.tiles[1], v = c.tiles[2], dout = c.tiles[3];
   auto f32 = b.getF32Type();
-  int64_t bs = spec.blockSize;
+  int64_t bs = spec.tileRows(); // tile rows: 64 for smaller blocks
   auto square32 = AccType::get(ctx, {bs, bs}, f32);
   auto square16 = AccType::get(ctx, {bs, bs}, spec.elementType);
   auto outType = AccType::get(ctx, {bs, spec.headDim}, f32);
@@ -159,6 +160,7 @@ void buildBackwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
   auto softmax = SoftmaxOp::create(b, loc, square32, rowsType, Type(), s,
                                    c.rows, /*valid_rows=*/c.rows, c.scale,
                                    /*normalize=*/true, spec.causal);
+  maskToBlocks(softmax, spec);
   Value p = softmax.getProbs();
   WriteOp::create(b, loc, p, c.pScratch);
   Value dp = MmaOp::create(b, loc, square32, dout, v, false, true);

@@ -1381,6 +1381,15 @@ LogicalResult SoftmaxOp::verify() {
     if (lse.getType() != sums)
       return emitOpError() << "the log-sum-exp must be !warpspec.rows<"
                            << scores.getShape()[0] << "xf32>";
+  if (std::optional<uint64_t> block = getBlock()) {
+    int64_t rows = scores.getShape()[0], cols = scores.getShape()[1];
+    int64_t b = static_cast<int64_t>(*block);
+    if (b <= 0 || !llvm::isPowerOf2_64(b) || b >= rows || rows % b || cols % b)
+      return emitOpError() << "block(" << b
+                           << ") must be a power of two below the tile's "
+                           << rows << " rows that divides its rows and " << cols
+                           << " columns";
+  }
   return success();
 }
 

@@ -18,6 +18,7 @@
 #include "mlir/Support/LLVM.h"
 
 #include "blockattn/Dialect/BlockAttn/Transforms/Passes.h"
+#include <algorithm>
 #include <string>
 
 namespace mlir::blockattn {
@@ -35,13 +36,22 @@ struct KernelShape {
   /// its own k and v).
   int64_t group = 1;
 
+  /// Rows of a tile (query rows and key rows alike): the 64 rows of one MMA
+  /// when blocks are smaller, so that a tile holds 64 / blockSize whole
+  /// blocks of one sequence and the softmax masks each query row to its own
+  /// block's keys (docs/block-sizes.md); else one block.
+  static constexpr int64_t kMinTileRows = 64;
+  int64_t tileRows() const { return std::max(blockSize, kMinTileRows); }
+  /// Blocks share a tile: the scores are masked to each row's block.
+  bool masksBlocks() const { return blockSize < tileRows(); }
+
   bool hasRotary() const { return rotary != RotaryMode::none; }
   /// Tensors loaded per tile: q, k, v, and the backward's do.
   int64_t numLoads() const { return backward ? 4 : 3; }
   /// Both supported element types (bf16, f16) are two bytes.
   int64_t elementBytes() const { return 2; }
   int64_t tileBytes(int64_t cols) const {
-    return blockSize * cols * elementBytes();
+    return tileRows() * cols * elementBytes();
   }
 };
 

@@ -1243,6 +1243,14 @@ def WarpSpec_SoftmaxOp : WarpSpec_Op<"softmax", [Pure]> {
     log-sum-exp in natural-log units, `log(sum_j exp(scale * S[i, j]))` over
     the unmasked columns (`scale * max + log(L)`).
 
+    With `block(B)` the tile holds several attention blocks of `B` rows
+    each, and row `i` sees only the columns of its own block: scores with
+    `floor(i / B) != floor(j / B)` are masked like the columns past
+    `valid_cols` (P is 0 there, so are dS and every product of them). `B`
+    is a power of two below the tile's rows that divides them. Rows at or
+    past `valid_cols` (never stored) take the last valid row's block, so
+    that every row's maximum is finite.
+
     ```mlir
     %p, %l = warpspec.softmax %s valid_cols(%rows) scale(%scale)
         : !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xbf16>, !warpspec.rows<64xf32>
@@ -1250,16 +1258,20 @@ def WarpSpec_SoftmaxOp : WarpSpec_Op<"softmax", [Pure]> {
         : !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xf32>, !warpspec.rows<64xf32>
     %pc, %l3, %lse = warpspec.softmax %s valid_cols(%rows) scale(%scale) causal
         : !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xbf16>, !warpspec.rows<64xf32>, !warpspec.rows<64xf32>
+    %pb, %lb = warpspec.softmax %s valid_cols(%rows) scale(%scale) block(16)
+        : !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xbf16>, !warpspec.rows<64xf32>
     ```
   }];
   let arguments = (ins WarpSpec_AccType:$scores, I32:$valid_cols,
                        Optional<I32>:$valid_rows, F32:$scale,
-                       UnitAttr:$normalize, UnitAttr:$causal);
+                       UnitAttr:$normalize, UnitAttr:$causal,
+                       OptionalAttr<I64Attr>:$block);
   let results = (outs WarpSpec_AccType:$probs, WarpSpec_RowsType:$row_sums,
                       Optional<WarpSpec_RowsType>:$lse);
   let assemblyFormat = [{
     $scores `valid_cols` `(` $valid_cols `)` (`valid_rows` `(` $valid_rows^ `)`)?
-    `scale` `(` $scale `)` (`normalize` $normalize^)? (`causal` $causal^)? attr-dict
+    `scale` `(` $scale `)` (`normalize` $normalize^)? (`causal` $causal^)?
+    (`block` `(` $block^ `)`)? attr-dict
     `:` type($scores) `->` type($probs) `,` type($row_sums) (`,` type($lse)^)?
   }];
   let hasVerifier = 1;

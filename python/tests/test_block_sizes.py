@@ -1,0 +1,31 @@
+"""Block sizes 16, 32 and 64 in the Python API, on the CPU: accepted where the compiler
+accepts them (test_kernel_key.py checks the list against the verifier), refused with a
+ValueError naming the argument elsewhere, and named in the kernels (docs/block-sizes.md).
+The kernels run in test_emulator.py and on the GPU (gpu/test_block_sizes_gpu.py, which also
+checks block_attention's ValueError with a CUDA tensor)."""
+
+import pytest
+
+from blockattn import _kernels
+
+torch = pytest.importorskip("torch")
+
+import blockattn  # noqa: E402
+from blockattn import api  # noqa: E402
+
+
+def test_supported_block_sizes():
+    assert api.SUPPORTED_BLOCK_SIZES == _kernels.BLOCK_SIZES
+    assert {16, 32, 64} <= set(_kernels.BLOCK_SIZES)
+    key = _kernels.KernelKey(kind="backward", head_dim=64, block_size=16, dtype="f16", chip="sm_100a")
+    assert key.name == "blockattn_backward_d64_b16_f16"
+    assert "--block-size=16" in key.compiler_flags()
+
+
+def test_layer_block_size():
+    layer = blockattn.nn.BlockAttention(128, 2, block_size=16)
+    assert layer.block_size == 16 and "block_size=16" in repr(layer)
+    assert "block_size" not in repr(blockattn.nn.BlockAttention(128, 2))
+    for bs in (8, 48, 96, 16.0, True, "16"):
+        with pytest.raises(ValueError, match=r"^block_size: .* supported block sizes: 16, 32, 64"):
+            blockattn.nn.BlockAttention(128, 2, block_size=bs)
