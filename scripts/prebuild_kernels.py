@@ -53,12 +53,12 @@ def split(text: str) -> list[str]:
 
 def keys_for(args) -> list[KernelKey]:
     keys = []
-    for chip, kind, d, dtype, rotary in itertools.product(
-        args.chips, args.kinds, args.head_dims, args.dtypes, args.rotary
+    for chip, kind, d, dtype, rotary, bs in itertools.product(
+        args.chips, args.kinds, args.head_dims, args.dtypes, args.rotary, args.block_sizes
     ):
         for variant in (["plain"] if rotary == "none" else args.rotary_variants):
             positions, rotate_v = VARIANTS[variant]
-            key = KernelKey(kind=kind, head_dim=d, block_size=64, dtype=dtype, chip=chip,
+            key = KernelKey(kind=kind, head_dim=d, block_size=bs, dtype=dtype, chip=chip,
                             rotary=rotary, positions=positions, rotate_v=rotate_v)
             keys.append(key)
             small = small_grid_key(key) if args.small_grid else None
@@ -74,6 +74,8 @@ def main(argv=None) -> None:
     parser.add_argument("--kinds", default="forward", help="comma-separated: forward, backward (default: forward)")
     parser.add_argument("--head-dims", default=HEAD_DIMS, help=f"comma-separated (default: {HEAD_DIMS})")
     parser.add_argument("--dtypes", default="bf16,f16", help="comma-separated (default: bf16,f16)")
+    parser.add_argument("--block-sizes", default="64",
+                        help="comma-separated (default: 64; 128 has forward kernels for sm_90a only)")
     parser.add_argument("--rotary", default="none",
                         help=f"comma-separated rotary modes among {', '.join(ROTARY_MODES)} (default: none)")
     parser.add_argument("--rotary-variants", default="plain",
@@ -89,6 +91,7 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     args.chips, args.kinds, args.dtypes = split(args.chips), split(args.kinds), split(args.dtypes)
     args.head_dims = [int(d) for d in split(args.head_dims)]
+    args.block_sizes = [int(b) for b in split(args.block_sizes)]
     args.rotary, args.rotary_variants = split(args.rotary), split(args.rotary_variants)
     for mode in args.rotary:
         if mode not in ROTARY_MODES:

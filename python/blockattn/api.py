@@ -429,6 +429,11 @@ def backward(
     q, k (and v) are the un-rotated inputs and so are the gradients: the
     kernel rotates q, k and applies the transposed rotation to dq, dk (and
     dv) in fp32 before rounding them."""
+    if block_size not in _kernels.BACKWARD_BLOCK_SIZES:
+        raise ValueError(
+            f"block_size: {block_size} has no backward kernel yet; block sizes with a backward: "
+            f"{', '.join(map(str, _kernels.BACKWARD_BLOCK_SIZES))}"
+        )
     dq, dk, dv = (_empty(q), _empty(k), _empty(v)) if grads is None else grads
     if q.shape[0] and q.shape[1]:
         tensors = {
@@ -831,6 +836,11 @@ def _register_fast(q: torch.Tensor, block_size: int) -> None:
     key = (q.dtype, q.shape[2], q.get_device(), block_size)
     if key in _FAST:
         return
+    if block_size not in _kernels.BACKWARD_BLOCK_SIZES:
+        # The fast path would take a later call that needs gradients too;
+        # the checked path refuses those (_check_common).
+        _FAST[key] = None
+        return
     kernel, _ = _kernel("forward", q, block_size, "none", False, False)
     forward = _record_launcher(kernel, _FORWARD_TENSORS)
     _FAST[key] = None if forward is None else _FastPath(
@@ -1118,6 +1128,12 @@ def _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, r
         raise ValueError(
             f"block_size: {block_size} is not supported; supported block sizes: "
             f"{', '.join(map(str, SUPPORTED_BLOCK_SIZES))}"
+        )
+    if requires_grad and block_size not in _kernels.BACKWARD_BLOCK_SIZES and torch.is_grad_enabled():
+        raise ValueError(
+            f"block_size: {block_size} has a forward kernel only (no backward yet); block sizes with "
+            f"a backward: {', '.join(map(str, _kernels.BACKWARD_BLOCK_SIZES))} (or run the forward "
+            "under torch.no_grad() or with inputs that do not require grad)"
         )
     if softmax_scale is None:
         softmax_scale = 1.0 / math.sqrt(q.shape[2])

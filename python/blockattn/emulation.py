@@ -67,14 +67,16 @@ class Case:
     rotary: str = "none"
     positions: bool = False  # the kernel reads an int32 positions tensor [T]
     rotate_v: bool = False  # the kernel rotates v as well
+    block_size: int = 64
 
     @property
     def name(self) -> str:
         suffix = ("_pos" if self.positions else "") + ("_rv" if self.rotate_v else "")
-        return f"{self.kind}_d{self.head_dim}_{self.dtype}_{self.rotary}{suffix}"
+        block = "" if self.block_size == 64 else f"_b{self.block_size}"
+        return f"{self.kind}_d{self.head_dim}{block}_{self.dtype}_{self.rotary}{suffix}"
 
     def compiler_flags(self, chip: str) -> list[str]:
-        flags = [f"--kind={self.kind}", f"--head-dim={self.head_dim}", "--block-size=64",
+        flags = [f"--kind={self.kind}", f"--head-dim={self.head_dim}", f"--block-size={self.block_size}",
                  f"--dtype={self.dtype}", f"--rotary={self.rotary}", f"--chip={chip}",
                  f"--name=k_{self.name}"]
         if self.positions:
@@ -166,8 +168,10 @@ def reference_outputs(case: Case, tensors: dict) -> dict:
         rotary = reference.Rotary(tensors["cos"], tensors["sin"], interleaved=case.rotary == "interleaved",
                                   positions=tensors.get("positions"), rotate_v=case.rotate_v)
     if case.kind == "forward":
-        return {"o": reference.forward(f["q"], f["k"], f["v"], tensors["cu_seqlens"], rotary=rotary)}
-    dq, dk, dv = reference.backward(f["q"], f["k"], f["v"], f["do"], tensors["cu_seqlens"], rotary=rotary)
+        return {"o": reference.forward(f["q"], f["k"], f["v"], tensors["cu_seqlens"], block_size=case.block_size,
+                                       rotary=rotary)}
+    dq, dk, dv = reference.backward(f["q"], f["k"], f["v"], f["do"], tensors["cu_seqlens"],
+                                    block_size=case.block_size, rotary=rotary)
     return {"dq": dq, "dk": dk, "dv": dv}
 
 

@@ -354,3 +354,47 @@ def test_seed_kernels(chip, tmp_path):
         out = em.emulate(manifest.with_suffix(".ptx"), manifest, tensors,
                          {"softmax_scale": case.head_dim ** -0.5})
         assert em.check_close(case, out, em.reference_outputs(case, tensors)) == [], m["kernel"]
+
+
+# Block size 128 (sm_90a forward; docs/block-sizes.md): two 64-row query halves against the
+# block's 128 keys, on lengths around the block and its half (0, 1, 63-65, 127-129, 191-193,
+# 300) and tiny ones, with and without rotary embeddings (the key tile starts at the block's
+# first row, the second query half 64 rows later), and the rotary warpgroup variant.
+BS128_LENGTHS = (0, 1, 127, 128, 129, 300, 2, 0, 3, 5, 64, 65, 191, 193, 1, 63)
+BS128_CASES = [
+    em.Case("forward", 64, "bf16", block_size=128),
+    em.Case("forward", 128, "bf16", block_size=128),
+    em.Case("forward", 128, "f16", block_size=128),
+    em.Case("forward", 32, "f16", block_size=128),
+    em.Case("forward", 96, "bf16", block_size=128),
+    em.Case("forward", 128, "bf16", "half_split", block_size=128),
+    em.Case("forward", 64, "f16", "interleaved", positions=True, rotate_v=True, block_size=128),
+]
+
+
+@pytest.mark.parametrize("case", BS128_CASES, ids=lambda c: c.name)
+def test_block_size_128_matches_reference(case, kernels):
+    tensors = em.make_problem(case, lengths=BS128_LENGTHS)
+    base = kernels(case, "sm_90a")
+    out = em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), tensors,
+                     {"softmax_scale": case.head_dim ** -0.5})
+    want = em.reference_outputs(case, tensors)
+    assert em.check_close(case, out, want) == []
+    assert (out["o"] != em.POISON).all()
+    # The block size matters: 64-token blocks give other outputs on these lengths.
+    as64 = em.Case(case.kind, case.head_dim, case.dtype, case.rotary, case.positions, case.rotate_v)
+    assert em.check_close(case, out, em.reference_outputs(as64, tensors)) != []
+
+
+@pytest.mark.parametrize("sms", [1, 2])
+def test_block_size_128_rotary_warpgroup(sms, tmp_path):
+    """The rotary warpgroup rotates the two query halves and the 128-row key tile of a slot."""
+    case = em.Case("forward", 128, "bf16", "interleaved", positions=True, block_size=128)
+    out = tmp_path / "k"
+    subprocess.run([find_compiler(), *case.compiler_flags("sm_90a"), "--rotary-warpgroup=on",
+                    "-o", str(out), "--quiet"], check=True)
+    base = out / f"k_{case.name}"
+    tensors = em.make_problem(case, lengths=BS128_LENGTHS)
+    result = em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), tensors,
+                        {"softmax_scale": case.head_dim ** -0.5}, num_sms=sms, seed=7)
+    assert em.check_close(case, result, em.reference_outputs(case, tensors)) == []

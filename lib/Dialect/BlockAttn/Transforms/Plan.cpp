@@ -206,11 +206,11 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
 
   int64_t scratchPerConsumer = 0;
   if (shape.backward || plan.pFromSmem)
-    scratchPerConsumer += shape.tileBytes(shape.blockSize);
+    scratchPerConsumer += shape.queryTileBytes(shape.blockSize);
   if (shape.backward)
-    scratchPerConsumer += shape.tileBytes(shape.blockSize);
+    scratchPerConsumer += shape.queryTileBytes(shape.blockSize);
   if (plan.stageOutput)
-    scratchPerConsumer += shape.tileBytes(shape.headDim);
+    scratchPerConsumer += shape.queryTileBytes(shape.headDim);
   int64_t scratchBytes = plan.numConsumers * scratchPerConsumer;
   int64_t budget = TargetLimits::sharedMemoryBudget(plan.ctasPerSm) -
                    kSmemReserve - scratchBytes;
@@ -261,6 +261,10 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
 /// the output staging buffers.
 FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
                                  const TuningOptions &options, Failure fail) {
+  if (shape.blockSize > 64)
+    return fail("block_size ", shape.blockSize,
+                " is implemented for sm_90a only; sm_100a supports block_size "
+                "64 (docs/block-sizes.md)");
   if (options.oStore != OStore::tma && options.oStore != OStore::smem)
     return fail("o-store must be 'tma' or 'smem' on sm_100a (O comes out of "
                 "tensor memory into registers, then through shared memory), "

@@ -19,7 +19,8 @@ class BlockAttn_AttentionOp<string mnemonic>
     : BlockAttn_Op<mnemonic, [AttrSizedOperandSegments]> {
   code commonAttributesDoc = [{
     Attributes (compile-time properties of the kernel):
-    - `block_size` (default 64): tokens per block. Supported: 64.
+    - `block_size` (default 64): tokens per block. Supported: 64, and 128
+      for the forward on sm_90a.
     - `head_dim`: elements per head; must equal the last dimension of every
       activation memref. Supported: 64, 128.
     - `element_type`: element type of every activation memref. Supported:

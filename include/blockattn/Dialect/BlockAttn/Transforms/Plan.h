@@ -40,6 +40,12 @@ struct KernelShape {
   int64_t tileBytes(int64_t cols) const {
     return blockSize * cols * elementBytes();
   }
+  /// Query rows of one product (M of the MMA): a block larger than 64
+  /// tokens is computed in 64-row halves against all of its keys.
+  int64_t queryTileRows() const { return blockSize > 64 ? 64 : blockSize; }
+  int64_t queryTileBytes(int64_t cols) const {
+    return queryTileRows() * cols * elementBytes();
+  }
 };
 
 /// The chip and tuning options, as blockattn-warp-specialize's options
