@@ -103,6 +103,20 @@ struct CmpILowering : ConvertOpToLLVMPattern<arith::CmpIOp> {
   }
 };
 
+/// The other i32 scalar arithmetic of the recipes (the rows of a large
+/// block's query halves, docs/block-sizes.md): one LLVM op each.
+template <typename ArithOp, typename LLVMOp>
+struct BinaryLowering : ConvertOpToLLVMPattern<ArithOp> {
+  using ConvertOpToLLVMPattern<ArithOp>::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(ArithOp op, typename ArithOp::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<LLVMOp>(op, adaptor.getLhs(),
+                                        adaptor.getRhs());
+    return success();
+  }
+};
+
 struct SetMaxRegistersLowering : ConvertOpToLLVMPattern<SetMaxRegistersOp> {
   using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
   LogicalResult
@@ -156,6 +170,10 @@ void mlir::blockattn::populateWarpSpecKernelToNVVMPatterns(
       .add<ConstantLowering, DimLowering, AddILowering, CmpILowering,
            SetMaxRegistersLowering, WaitBulkStoresLowering, ScratchLowering>(
           converter);
+  patterns.add<BinaryLowering<arith::SubIOp, LLVM::SubOp>,
+               BinaryLowering<arith::MulIOp, LLVM::MulOp>,
+               BinaryLowering<arith::MinSIOp, LLVM::SMinOp>,
+               BinaryLowering<arith::MaxSIOp, LLVM::SMaxOp>>(converter);
 }
 
 void mlir::blockattn::populateWarpSpecToNVVMPatterns(

@@ -258,8 +258,8 @@ struct ConvertWarpSpecToNVVMPass
         return WalkResult::interrupt();
       }
       if (isa<WarpSpecDialect>(op->getDialect()) ||
-          isa<arith::ConstantOp, arith::AddIOp, arith::CmpIOp,
-              arith::MinSIOp, arith::MaxSIOp, memref::DimOp,
+          isa<arith::ConstantOp, arith::AddIOp, arith::SubIOp, arith::MulIOp,
+              arith::CmpIOp, arith::MinSIOp, arith::MaxSIOp, memref::DimOp,
               scf::WhileOp, scf::ConditionOp, scf::YieldOp>(op))
         return WalkResult::advance();
       op->emitOpError() << "cannot be lowered by convert-warpspec-to-nvvm "

@@ -261,10 +261,6 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
 /// the output staging buffers.
 FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
                                  const TuningOptions &options, Failure fail) {
-  if (shape.blockSize > 64)
-    return fail("block_size ", shape.blockSize,
-                " is implemented for sm_90a only; sm_100a supports block_size "
-                "64 (docs/block-sizes.md)");
   if (options.oStore != OStore::tma && options.oStore != OStore::smem)
     return fail("o-store must be 'tma' or 'smem' on sm_100a (O comes out of "
                 "tensor memory into registers, then through shared memory), "
@@ -278,11 +274,17 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
   planL2Prefetch(options, /*byDefault=*/false, plan);
   plan.numConsumers = 1; // the MMA warpgroup takes every slot
   plan.softmaxReplicas = singleSoftmaxReplica(shape) ? 1 : kSoftmaxReplicas;
+  // A large block's query halves go to the softmax replicas round-robin,
+  // replica r always taking half r (Sm100aRecipe.cpp).
+  if (plan.softmaxReplicas % shape.numQueryTiles() != 0)
+    return fail("block_size ", shape.blockSize, " needs a multiple of ",
+                shape.numQueryTiles(), " softmax warpgroups, got ",
+                plan.softmaxReplicas);
   plan.pFromSmem = false;
   plan.stageOutput = true;
   plan.bulkStore = options.oStore == OStore::tma;
   // Two output staging buffers, and the backward's two P/dS slots.
-  int64_t scratch = 2 * shape.tileBytes(shape.headDim);
+  int64_t scratch = 2 * shape.queryTileBytes(shape.headDim);
   if (shape.backward)
     scratch += 2 * 2 * shape.tileBytes(shape.blockSize);
   int64_t budget = TargetLimits::maxSharedMemoryBytes - kSmemReserve - scratch;

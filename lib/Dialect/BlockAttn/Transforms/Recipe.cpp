@@ -140,7 +140,7 @@ void rotateTiles(OpBuilder &b, Location loc, const KernelSpec &spec,
   // position, the keys (and values) from the block's first row. A rotation
   // turns every row of its tile (the rows past the block are clamped into
   // the tables), so the halves' valid-row counts do not matter here.
-  int64_t halves = spec.blockSize / spec.queryTileRows();
+  int64_t halves = spec.numQueryTiles();
   for (int64_t i = 0; i < halves; ++i) {
     TileRows half = at;
     if (i > 0) {
@@ -184,7 +184,7 @@ Value unrotateGradient(OpBuilder &b, Location loc, const KernelSpec &spec,
 /// The tensors the kernel rotates, among the loaded tiles (q, k, v, ...).
 SmallVector<Value> rotatedTiles(const KernelSpec &spec, ValueRange tiles) {
   // The query halves of a large block (loadedTiles) come first.
-  int64_t q = std::max<int64_t>(1, spec.blockSize / spec.queryTileRows());
+  int64_t q = spec.numQueryTiles();
   SmallVector<Value> rotated(tiles.take_front(q + 1));
   if (spec.rotateV)
     rotated.push_back(tiles[q + 1]);

@@ -117,7 +117,7 @@ void buildHopperKernel(
 void buildForwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
                       ConsumerContext &c) {
   MLIRContext *ctx = b.getContext();
-  int64_t halves = std::max<int64_t>(1, spec.blockSize / spec.queryTileRows());
+  int64_t halves = spec.numQueryTiles();
   Value k = c.tiles[halves], v = c.tiles[halves + 1];
   auto f32 = b.getF32Type();
   int64_t m = spec.queryTileRows(), n = spec.blockSize;

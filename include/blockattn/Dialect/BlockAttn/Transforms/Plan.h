@@ -43,6 +43,8 @@ struct KernelShape {
   /// Query rows of one product (M of the MMA): a block larger than 64
   /// tokens is computed in 64-row halves against all of its keys.
   int64_t queryTileRows() const { return blockSize > 64 ? 64 : blockSize; }
+  /// Query tiles of a block: its 64-row halves above 64 tokens, else 1.
+  int64_t numQueryTiles() const { return blockSize / queryTileRows(); }
   int64_t queryTileBytes(int64_t cols) const {
     return queryTileRows() * cols * elementBytes();
   }
