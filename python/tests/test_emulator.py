@@ -356,7 +356,7 @@ def test_seed_kernels(chip, tmp_path):
         assert em.check_close(case, out, em.reference_outputs(case, tensors)) == [], m["kernel"]
 
 
-# Block size 128 (sm_90a forward; docs/block-sizes.md): two 64-row query halves against the
+# Block size 128 (the forward; docs/block-sizes.md): two 64-row query halves against the
 # block's 128 keys, on lengths around the block and its half (0, 1, 63-65, 127-129, 191-193,
 # 300) and tiny ones, with and without rotary embeddings (the key tile starts at the block's
 # first row, the second query half 64 rows later), and the rotary warpgroup variant.
@@ -372,10 +372,17 @@ BS128_CASES = [
 ]
 
 
-@pytest.mark.parametrize("case", BS128_CASES, ids=lambda c: c.name)
-def test_block_size_128_matches_reference(case, kernels):
+# sm_100a: the plain forwards (with rotary embeddings block size 128 is sm_90a only).
+BS128_CHIP_CASES = [("sm_90a", case) for case in BS128_CASES] + [
+    ("sm_100a", em.Case("forward", d, dtype, block_size=128))
+    for d, dtype in ((128, "bf16"), (64, "f16"), (96, "bf16"), (32, "f16"))
+]
+
+
+@pytest.mark.parametrize("chip,case", BS128_CHIP_CASES, ids=lambda x: x if isinstance(x, str) else x.name)
+def test_block_size_128_matches_reference(chip, case, kernels):
     tensors = em.make_problem(case, lengths=BS128_LENGTHS)
-    base = kernels(case, "sm_90a")
+    base = kernels(case, chip)
     out = em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), tensors,
                      {"softmax_scale": case.head_dim ** -0.5})
     want = em.reference_outputs(case, tensors)

@@ -5,8 +5,8 @@ with fused rotary embeddings; the backward is refused with a ValueError.
 These kernels are not in the wheel's prebuilt set: they compile on first use
 unless BLOCKATTN_KERNEL_DIR holds them (scripts/prebuild_kernels.py DIR
 --block-sizes 128 --head-dims 32,64,96,128 --rotary none,half_split,interleaved
---rotary-variants plain,pos,rv,pos_rv). sm_90a only: on sm_100a the compiler
-refuses block_size 128 and these tests skip. The tolerances are
+--rotary-variants plain,pos,rv,pos_rv). With rotary embeddings sm_90a only (the
+compiler refuses them at block size 128 on sm_100a). The tolerances are
 test_forward_gpu's; the output is poisoned with NaN and guarded by poisoned
 rows, so an unwritten or overwritten row fails.
 """
@@ -30,8 +30,9 @@ EDGE_LENGTHS = [0, 1, 127, 128, 129, 300, 0, 64, 65, 2000, 7, 0, 191, 192, 193]
 # Many tiny sequences: several per 128-row block of memory.
 TINY_LENGTHS = list(np.random.default_rng(5).integers(0, 9, size=700))
 
-pytestmark = pytest.mark.skipif(
-    torch.cuda.get_device_capability() != (9, 0), reason="block_size 128 has sm_90a kernels only"
+# With rotary embeddings block size 128 has sm_90a kernels only.
+sm90a_only = pytest.mark.skipif(
+    torch.cuda.get_device_capability() != (9, 0), reason="block_size 128 with rotary: sm_90a only"
 )
 
 
@@ -77,6 +78,7 @@ def test_forward_tiles_past_the_sm_count(head_dim):
     run_case([128 * 3 + 1, 0, 17], 2, head_dim)
 
 
+@sm90a_only
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 @pytest.mark.parametrize("head_dim", [64, 128])
 @pytest.mark.parametrize("interleaved", [pytest.param(False, id="half_split"),

@@ -42,6 +42,11 @@ constexpr int64_t kRotaryProducerRegs = 48;
 /// position (at 40 it spills).
 constexpr int64_t kMmaRegs = 40;
 constexpr int64_t kRotaryRegs = 56, kRotaryMmaRegs = 56;
+/// sm_100a at block size 128: the MMA warpgroup issues four products a
+/// block (S and O per query half); at 40 or 64 registers ptxas spills it
+/// (176 / 60 bytes at head dim 128), at 96 nothing spills and the softmax
+/// warpgroups keep 184 (S 64 + O 64 + P 32 at D = 128; ptxas, CUDA 13.0).
+constexpr int64_t kLargeBlockMmaRegs = 96;
 /// sm_90a: the rotary warpgroup that rotates the load ring's slots in place
 /// (KernelPlan::rotaryWarpgroup). warpspec.rotate reads the tables of as
 /// many passes ahead as its registers allow, (regs - 40) / (2 x pairs per
@@ -164,7 +169,10 @@ bool chunkedByDefault(const KernelShape &shape) {
 bool rotaryWarpgroupByDefault(const KernelShape &shape) {
   // Timed at head dim 128 only (every variant faster on seed); at 64 a tile
   // takes half the time, which one warpgroup may not keep up with (untimed).
-  return !shape.backward && shape.headDim == 128;
+  // At block size 128 its consumers' 184 registers do not hold a 64 x 128
+  // S next to O at head dim 128 (ptxas spills 8-124 bytes); the consumers'
+  // own rotation at 232 does not spill (docs/block-sizes.md).
+  return !shape.backward && shape.headDim == 128 && shape.blockSize <= 64;
 }
 
 /// Consumer warpgroups of a persistent sm_90a launch: two hide one tile's
@@ -274,6 +282,11 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
   planL2Prefetch(options, /*byDefault=*/false, plan);
   plan.numConsumers = 1; // the MMA warpgroup takes every slot
   plan.softmaxReplicas = singleSoftmaxReplica(shape) ? 1 : kSoftmaxReplicas;
+  // With rotary embeddings a fifth warpgroup leaves the two softmax
+  // warpgroups about 140 registers: too few for a 64 x 128 S next to O.
+  if (shape.numQueryTiles() > 1 && shape.hasRotary())
+    return fail("rotary embeddings at block_size ", shape.blockSize,
+                " are implemented for sm_90a only (docs/block-sizes.md)");
   // A large block's query halves go to the softmax replicas round-robin,
   // replica r always taking half r (Sm100aRecipe.cpp).
   if (plan.softmaxReplicas % shape.numQueryTiles() != 0)
@@ -310,6 +323,8 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
   plan.registers.load = shape.hasRotary() ? kRotaryProducerRegs : kProducerRegs;
   plan.registers.mma = shape.hasRotary() ? kRotaryMmaRegs : kMmaRegs;
   plan.registers.rotary = shape.hasRotary() ? kRotaryRegs : 0;
+  if (shape.numQueryTiles() > 1)
+    plan.registers.mma = kLargeBlockMmaRegs;
   if (singleSoftmaxReplica(shape)) {
     plan.registers.mma = kWideRotaryBackwardMmaRegs;
     plan.registers.rotary = kWideRotaryBackwardRegs;
