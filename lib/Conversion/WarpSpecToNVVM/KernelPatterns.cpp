@@ -111,8 +111,7 @@ struct BinaryLowering : ConvertOpToLLVMPattern<ArithOp> {
   LogicalResult
   matchAndRewrite(ArithOp op, typename ArithOp::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOpWithNewOp<LLVMOp>(op, adaptor.getLhs(),
-                                        adaptor.getRhs());
+    rewriter.replaceOpWithNewOp<LLVMOp>(op, adaptor.getLhs(), adaptor.getRhs());
     return success();
   }
 };

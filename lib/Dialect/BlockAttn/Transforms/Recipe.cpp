@@ -239,7 +239,8 @@ void buildLoadPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
   Value position = spec.needsTilePosition() ? loopBody.getArgument(3) : Value();
   auto acquire = AcquireOp::create(b, loc, ring);
   acquire.setL2Prefetch(plan.l2Prefetch);
-  for (auto [tile, buffer] : llvm::zip(loadedTiles(spec), acquire.getBuffers())) {
+  for (auto [tile, buffer] :
+       llvm::zip(loadedTiles(spec), acquire.getBuffers())) {
     Value tileRow = row;
     if (tile.rowOffset)
       tileRow = arith::AddIOp::create(

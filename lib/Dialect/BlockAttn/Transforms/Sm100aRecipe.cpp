@@ -162,9 +162,9 @@ void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
   SmallVector<Type> loaded;
   for (const LoadedTile &tile : loadedTiles(spec))
     loaded.push_back(tile.type);
-  Value qkv = createChannel(
-      b, loc, ChannelType::get(ctx, loaded, MemorySpace::smem),
-      spec.loadRingName(), plan.numStages);
+  Value qkv =
+      createChannel(b, loc, ChannelType::get(ctx, loaded, MemorySpace::smem),
+                    spec.loadRingName(), plan.numStages);
   Value sCh = createChannel(
       b, loc, ChannelType::get(ctx, {sBuf}, MemorySpace::tmem), "s", 2);
   Value pCh = createChannel(
@@ -196,8 +196,8 @@ void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
       CommitOp::create(b, loc, s.getSlot(), row, rows, head);
       auto p = GetOp::create(b, loc, pCh);
       auto o = AcquireOp::create(b, loc, oCh);
-      MmaAsyncOp::create(b, loc, p.getBuffers()[0], v, o.getBuffers()[0],
-                         false, false);
+      MmaAsyncOp::create(b, loc, p.getBuffers()[0], v, o.getBuffers()[0], false,
+                         false);
       CommitOp::create(b, loc, o.getSlot(), row, rows, head);
       ReleaseOp::create(b, loc, p.getSlot(), /*after_mma=*/true);
     }
@@ -214,8 +214,8 @@ void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
     auto oType = AccType::get(ctx, {m, spec.headDim}, f32);
     Value sVal = TmemLoadOp::create(b, loc, sType, loop.sBuffer);
     ReleaseOp::create(b, loc, loop.slot, /*after_mma=*/false);
-    auto sm = SoftmaxOp::create(b, loc, pType, RowsType::get(ctx, m, f32),
-                                sVal, rows, Value(), values.scale, false);
+    auto sm = SoftmaxOp::create(b, loc, pType, RowsType::get(ctx, m, f32), sVal,
+                                rows, Value(), values.scale, false);
     auto p = AcquireOp::create(b, loc, pCh);
     TmemStoreOp::create(b, loc, sm.getProbs(), p.getBuffers()[0]);
     CommitOp::create(b, loc, p.getSlot(), row, rows, head);
@@ -233,9 +233,9 @@ void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
       storeRow = arith::AddIOp::create(b, loc, row, offset);
       storeRows = arith::MinSIOp::create(
           b, loc,
-          arith::MaxSIOp::create(
-              b, loc, arith::SubIOp::create(b, loc, rows, offset),
-              arith::ConstantIntOp::create(b, loc, 0, 32)),
+          arith::MaxSIOp::create(b, loc,
+                                 arith::SubIOp::create(b, loc, rows, offset),
+                                 arith::ConstantIntOp::create(b, loc, 0, 32)),
           arith::ConstantIntOp::create(b, loc, m, 32));
     }
     StoreOp::create(b, loc, oVal, spec.stores[0], storeRow, head, storeRows,

@@ -161,8 +161,8 @@ void buildForwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
       rows = arith::MaxSIOp::create(
           b, loc, arith::AddIOp::create(b, loc, c.rows, minusOffset), zero);
     }
-    rows = arith::MinSIOp::create(
-        b, loc, rows, arith::ConstantIntOp::create(b, loc, m, 32));
+    rows = arith::MinSIOp::create(b, loc, rows,
+                                  arith::ConstantIntOp::create(b, loc, m, 32));
     queryTile(c.tiles[i], row, rows, /*last=*/i + 1 == halves);
   }
 }
