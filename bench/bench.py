@@ -43,7 +43,8 @@ import workloads  # noqa: E402
 def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--workloads", default=None,
-                    help="comma-separated: seed, seed-d64, seed-aligned, rope (default: seed,seed-d64; "
+                    help="comma-separated: seed, seed-d64, seed-aligned, rope, and issue 20's seed-d32, seed-d96, "
+                         "seed-b16, seed-b32, seed-b128 (default: seed,seed-d64; "
                          "with --rotary: rope,seed)")
     ap.add_argument("--kernels", default="forward,backward",
                     help=f"comma-separated kinds among {', '.join(peers.KINDS)} (default: forward,backward)")
@@ -149,17 +150,18 @@ def time_one(impl: peers.Impl, kind: str, prob: peers.Problem, configs, args) ->
 def bench_workload(name: str, args, bandwidth: float, checks: dict, state: dict) -> dict:
     w = workloads.get(name)
     lengths = w.lengths
-    aligned = bool((lengths % 64 == 0).all())
-    nblocks = int(((lengths + 63) // 64).sum())
+    bs = w.block_size
+    aligned = bool((lengths % bs == 0).all())
+    nblocks = int(((lengths + bs - 1) // bs).sum())
     bpt = w.bytes_per_tensor()
     rep = {
         "name": name, "tokens": w.tokens, "batch": int(len(lengths)), "heads": w.heads, "head_dim": w.head_dim,
-        "dtype": str(w.dtype).replace("torch.", ""), "block_size": 64, "nblocks": nblocks,
+        "dtype": str(w.dtype).replace("torch.", ""), "block_size": bs, "nblocks": nblocks,
         "aligned": aligned,
         "max_length": int(lengths.max()), "mean_length": float(lengths.mean()), "bytes_per_tensor": bpt,
         "floors": {}, "results": [],
     }
-    print(f"\n== {name}: T={w.tokens:,} B={len(lengths)} H={w.heads} D={w.head_dim} blocks={nblocks:,} "
+    print(f"\n== {name}: T={w.tokens:,} B={len(lengths)} H={w.heads} D={w.head_dim} block={bs} blocks={nblocks:,} "
           f"({bpt / 1e9:.2f} GB per tensor)", flush=True)
     rotary_extra = 0  # with rotary: tables (+ positions) read once per kernel launch
     if args.rotary_config is not None:
@@ -180,14 +182,15 @@ def bench_workload(name: str, args, bandwidth: float, checks: dict, state: dict)
     print("   checks (float64 reference, small jagged problem):", flush=True)
     for kind in args.kernels:
         for impl in args.impls:
-            key = (impl.name, kind, w.heads, w.head_dim, str(w.dtype))
+            key = (impl.name, kind, w.heads, w.head_dim, str(w.dtype), w.block_size)
             if impl.aligned_only and not aligned:
                 continue  # not applicable here; reported as skipped below
             if key not in checks and state["alive"]:
                 # A plain implementation in a rotary run ignores the tables: it is checked, and timed,
                 # as the attention without rotary on the same tensors.
                 rotary = args.rotary_config if impl in peers.ROTARY_IMPLS else None
-                checks[key] = peers.check(impl, kind, w.heads, w.head_dim, w.dtype, rotary=rotary)
+                checks[key] = peers.check(impl, kind, w.heads, w.head_dim, w.dtype, rotary=rotary,
+                                          block_size=w.block_size)
                 state["alive"] = cuda_alive()
                 c = checks[key]
                 print(f"     {kind:8s} {impl.name:12s} {c['status']:7s} {_check_summary(c)}", flush=True)
@@ -195,7 +198,7 @@ def bench_workload(name: str, args, bandwidth: float, checks: dict, state: dict)
     if args.check_only or not state["alive"]:
         for kind in args.kernels:
             for impl in args.impls:
-                c = checks.get((impl.name, kind, w.heads, w.head_dim, str(w.dtype)), {})
+                c = checks.get((impl.name, kind, w.heads, w.head_dim, str(w.dtype), w.block_size), {})
                 reason = c.get("reason") if state["alive"] else "CUDA context lost"
                 if impl.aligned_only and not aligned:
                     reason = "needs every sequence length to be a multiple of 64"
@@ -210,7 +213,7 @@ def bench_workload(name: str, args, bandwidth: float, checks: dict, state: dict)
         timed = []  # (kind, impl, row, configs) of the rows that passed their check
         for kind in args.kernels:
             for impl in args.impls:
-                c = checks.get((impl.name, kind, w.heads, w.head_dim, str(w.dtype)), {"status": "not run"})
+                c = checks.get((impl.name, kind, w.heads, w.head_dim, str(w.dtype), w.block_size), {"status": "not run"})
                 row = {"kind": kind, "impl": impl.name, "ours": impl.ours, "check": c["status"],
                        "check_errors": c.get("errors")}
                 why_not = impl.unavailable(prob)

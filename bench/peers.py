@@ -133,7 +133,8 @@ class Problem:
         ts = w.tensors(4 if with_grad else 3, seed=seed)  # randn: never zero
         lengths = np.asarray(w.lengths)
         rot = RotaryTensors.make(rotary, lengths, w.head_dim) if rotary is not None else None
-        return cls(*ts[:3], ts[3] if with_grad else None, w.cu_seqlens(), lengths, rotary=rot)
+        return cls(*ts[:3], ts[3] if with_grad else None, w.cu_seqlens(), lengths, block_size=w.block_size,
+                   rotary=rot)
 
     @property
     def T(self) -> int:
@@ -598,11 +599,22 @@ MAX_REL_TOL = 4e-2  # max |x - ref| / max |ref|, per output (bf16 kernels land n
 RMS_REL_TOL = 2e-2  # ||x - ref|| / ||ref|| (bf16 kernels land near 6e-3)
 
 
+def check_lengths(block_size: int, aligned: bool) -> tuple:
+    """The check problem's lengths: the block-64 edge cases, and for another block size its own
+    (bs - 1, bs, bs + 1, and an aligned problem in whole blocks of it)."""
+    if block_size == 64:
+        return CHECK_LENGTHS_ALIGNED if aligned else CHECK_LENGTHS
+    bs = block_size
+    if aligned:
+        return tuple(n * bs for n in (1, 2, 3, 10, 1, 16))
+    return CHECK_LENGTHS + (bs - 1, bs, bs + 1, 5 * bs + 3)
+
+
 def check_problem(heads: int, head_dim: int, dtype: torch.dtype, aligned: bool, with_grad: bool,
-                  rotary: Optional[RotaryConfig] = None) -> Problem:
-    lengths = np.array(CHECK_LENGTHS_ALIGNED if aligned else CHECK_LENGTHS, dtype=np.int64)
-    return Problem.from_workload(workloads.Workload("check", lengths, heads, head_dim, dtype), with_grad, seed=1,
-                                 rotary=rotary)
+                  rotary: Optional[RotaryConfig] = None, block_size: int = 64) -> Problem:
+    lengths = np.array(check_lengths(block_size, aligned), dtype=np.int64)
+    w = workloads.Workload("check", lengths, heads, head_dim, dtype, block_size=block_size)
+    return Problem.from_workload(w, with_grad, seed=1, rotary=rotary)
 
 
 def _rotate64(x: torch.Tensor, r: RotaryTensors) -> torch.Tensor:
@@ -658,12 +670,13 @@ def compare(outs: Sequence[torch.Tensor], refs: Sequence[torch.Tensor], names: S
 
 
 def check(impl: Impl, kind: str, heads: int, head_dim: int, dtype: torch.dtype,
-          rotary: Optional[RotaryConfig] = None) -> dict:
+          rotary: Optional[RotaryConfig] = None, block_size: int = 64) -> dict:
     """Runs impl on the check problem for every configuration; returns
     {"status": "ok"|"failed"|"skipped", "configs": passing configs, "errors": ..., "reason": ...}."""
     if kind not in impl.factories:
         return {"status": "skipped", "reason": f"no {kind} runner", "configs": []}
-    p = check_problem(heads, head_dim, dtype, impl.aligned_only, KINDS[kind].name != "forward", rotary)
+    p = check_problem(heads, head_dim, dtype, impl.aligned_only, KINDS[kind].name != "forward", rotary,
+                      block_size)
     refs = reference(p, kind)
     passing, errors, wrong, raised = [], {}, [], []
     for c in impl.configs:

@@ -1,7 +1,8 @@
 """A straightforward Triton block attention: the peer to beat (shared/BENCHMARK.md).
 
-What a user who knows Triton writes in an afternoon: one program per (64-token block, head),
-the whole 64x64 score tile in registers, so the softmax is exact (no online rescaling), `tl.dot`
+What a user who knows Triton writes in an afternoon: one program per (block, head), the whole
+block x block score tile in registers (any block size of 16 or more; head dims that are not
+powers of two are padded to one with masked columns), so the softmax is exact (no online rescaling), `tl.dot`
 for every product, fp32 accumulation, exp2 with scale*log2(e) folded into the scores. The
 backward recomputes S and P and uses Di = rowsum(P * dP) (O is never read). No warp
 specialization, no persistence; the launch configuration (num_warps, num_stages) is picked by
@@ -22,14 +23,22 @@ CONFIGS = tuple((w, s) for w in (4, 8) for s in (1, 2, 3))  # (num_warps, num_st
 
 
 @triton.jit
-def _block_offsets(starts, counts, H, BLOCK: tl.constexpr, D: tl.constexpr):
+def _block_offsets(starts, counts, H, BLOCK: tl.constexpr, D: tl.constexpr, DP: tl.constexpr):
+    """Offsets of the block's [BLOCK, DP] tile, the valid rows, and the mask of the valid
+    elements. DP is D rounded up to a power of two (tl.arange needs one): at head dim 96 the
+    tile is 128 wide, its last 32 columns masked (loaded as 0, never stored)."""
     pid = tl.program_id(0)  # one program per (block, head); heads of a block are adjacent
     blk = pid // H
     h = pid % H
     start = tl.load(starts + blk).to(tl.int64)
     valid = tl.arange(0, BLOCK) < tl.load(counts + blk)
-    offs = (start + tl.arange(0, BLOCK))[:, None] * (H * D) + h * D + tl.arange(0, D)[None, :]
-    return offs, valid
+    cols = tl.arange(0, DP)
+    offs = (start + tl.arange(0, BLOCK))[:, None] * (H * D) + h * D + cols[None, :]
+    if DP == D:
+        mask = valid[:, None]
+    else:
+        mask = valid[:, None] & (cols < D)[None, :]
+    return offs, valid, mask
 
 
 @triton.jit
@@ -41,24 +50,25 @@ def _probs(q, k, valid, qk_scale):
 
 
 @triton.jit
-def _fwd_kernel(Q, K, V, O, starts, counts, H, qk_scale, BLOCK: tl.constexpr, D: tl.constexpr):
-    offs, valid = _block_offsets(starts, counts, H, BLOCK, D)
-    q = tl.load(Q + offs, mask=valid[:, None], other=0.0)
-    k = tl.load(K + offs, mask=valid[:, None], other=0.0)
-    v = tl.load(V + offs, mask=valid[:, None], other=0.0)
+def _fwd_kernel(Q, K, V, O, starts, counts, H, qk_scale, BLOCK: tl.constexpr, D: tl.constexpr,
+                DP: tl.constexpr):
+    offs, valid, mask = _block_offsets(starts, counts, H, BLOCK, D, DP)
+    q = tl.load(Q + offs, mask=mask, other=0.0)
+    k = tl.load(K + offs, mask=mask, other=0.0)
+    v = tl.load(V + offs, mask=mask, other=0.0)
     p = _probs(q, k, valid, qk_scale)
     o = tl.dot(p.to(v.dtype), v) / tl.sum(p, axis=1)[:, None]
-    tl.store(O + offs, o.to(O.dtype.element_ty), mask=valid[:, None])
+    tl.store(O + offs, o.to(O.dtype.element_ty), mask=mask)
 
 
 @triton.jit
 def _bwd_kernel(Q, K, V, DO, DQ, DK, DV, starts, counts, H, qk_scale, sm_scale,
-                BLOCK: tl.constexpr, D: tl.constexpr):
-    offs, valid = _block_offsets(starts, counts, H, BLOCK, D)
-    q = tl.load(Q + offs, mask=valid[:, None], other=0.0)
-    k = tl.load(K + offs, mask=valid[:, None], other=0.0)
-    v = tl.load(V + offs, mask=valid[:, None], other=0.0)
-    do = tl.load(DO + offs, mask=valid[:, None], other=0.0)  # rows past the end are 0: no dV/dK
+                BLOCK: tl.constexpr, D: tl.constexpr, DP: tl.constexpr):
+    offs, valid, mask = _block_offsets(starts, counts, H, BLOCK, D, DP)
+    q = tl.load(Q + offs, mask=mask, other=0.0)
+    k = tl.load(K + offs, mask=mask, other=0.0)
+    v = tl.load(V + offs, mask=mask, other=0.0)
+    do = tl.load(DO + offs, mask=mask, other=0.0)  # rows past the end are 0: no dV/dK
     p = _probs(q, k, valid, qk_scale)
     p = p / tl.sum(p, axis=1)[:, None]
     dp = tl.dot(do, tl.trans(v))
@@ -66,9 +76,9 @@ def _bwd_kernel(Q, K, V, DO, DQ, DK, DV, starts, counts, H, qk_scale, sm_scale,
     dv = tl.dot(tl.trans(p.to(do.dtype)), do)
     dk = tl.dot(tl.trans(ds.to(q.dtype)), q)
     dq = tl.dot(ds.to(k.dtype), k)
-    tl.store(DV + offs, dv.to(DV.dtype.element_ty), mask=valid[:, None])
-    tl.store(DK + offs, dk.to(DK.dtype.element_ty), mask=valid[:, None])
-    tl.store(DQ + offs, dq.to(DQ.dtype.element_ty), mask=valid[:, None])
+    tl.store(DV + offs, dv.to(DV.dtype.element_ty), mask=mask)
+    tl.store(DK + offs, dk.to(DK.dtype.element_ty), mask=mask)
+    tl.store(DQ + offs, dq.to(DQ.dtype.element_ty), mask=mask)
 
 
 def block_table(cu_seqlens: torch.Tensor, total_tokens: int, block_size: int = 64, exact: bool = True):
@@ -115,7 +125,7 @@ def forward(q, k, v, table, softmax_scale=None, out=None, num_warps=4, num_stage
     starts, counts = table
     if starts.numel() * H:
         _fwd_kernel[(starts.numel() * H,)](q, k, v, o, starts, counts, H, scale * LOG2E, BLOCK=block_size, D=D,
-                                           num_warps=num_warps, num_stages=num_stages)
+                                           DP=triton.next_power_of_2(D), num_warps=num_warps, num_stages=num_stages)
     return o
 
 
@@ -127,5 +137,6 @@ def backward(do, q, k, v, table, softmax_scale=None, num_warps=4, num_stages=1, 
     starts, counts = table
     if starts.numel() * H:
         _bwd_kernel[(starts.numel() * H,)](q, k, v, do, dq, dk, dv, starts, counts, H, scale * LOG2E, scale,
-                                           BLOCK=block_size, D=D, num_warps=num_warps, num_stages=num_stages)
+                                           BLOCK=block_size, D=D, DP=triton.next_power_of_2(D),
+                                           num_warps=num_warps, num_stages=num_stages)
     return dq, dk, dv

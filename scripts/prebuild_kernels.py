@@ -6,8 +6,9 @@ On a machine with the compiler (this repository built):
 then on a GPU machine without it:
     BLOCKATTN_KERNEL_DIR=.prebuilt python3 -m pytest python/tests/gpu
 
-Every combination of --chips, --kinds, --head-dims, --dtypes and --rotary is
-built. The default head dims are the wheel's prebuilt ones (64, 128); the API compiles
+Every combination of --chips, --kinds, --head-dims, --dtypes, --rotary and
+--groups (grouped-query attention's query heads per k/v head; forward only for
+now) is built. The default head dims are the wheel's prebuilt ones (64, 128); the API compiles
 the others (32, 96) on first use, or pass them here, e.g.
     python3 scripts/prebuild_kernels.py .prebuilt --chips sm_90a,sm_100a \
         --kinds forward,backward --head-dims 32,96 A rotary mode other than none is built once per --rotary-variants entry:
@@ -53,13 +54,13 @@ def split(text: str) -> list[str]:
 
 def keys_for(args) -> list[KernelKey]:
     keys = []
-    for chip, kind, d, dtype, rotary, bs in itertools.product(
-        args.chips, args.kinds, args.head_dims, args.dtypes, args.rotary, args.block_sizes
+    for chip, kind, d, dtype, rotary, group, bs in itertools.product(
+        args.chips, args.kinds, args.head_dims, args.dtypes, args.rotary, args.groups, args.block_sizes
     ):
         for variant in (["plain"] if rotary == "none" else args.rotary_variants):
             positions, rotate_v = VARIANTS[variant]
             key = KernelKey(kind=kind, head_dim=d, block_size=bs, dtype=dtype, chip=chip,
-                            rotary=rotary, positions=positions, rotate_v=rotate_v)
+                            rotary=rotary, positions=positions, rotate_v=rotate_v, group=group)
             keys.append(key)
             small = small_grid_key(key) if args.small_grid else None
             if small is not None:
@@ -81,6 +82,9 @@ def main(argv=None) -> None:
     parser.add_argument("--rotary-variants", default="plain",
                         help=f"comma-separated, for rotary modes other than none: {', '.join(VARIANTS)} "
                              "(default: plain)")
+    parser.add_argument("--groups", default="1",
+                        help="comma-separated query heads per k/v head (grouped-query attention; "
+                             "default: 1, none; the backward takes only 1 for now)")
     parser.add_argument("--no-small-grid", dest="small_grid", action="store_false",
                         help="leave out the small-grid variants (tiles per CTA 1) of the sm_90a kernels "
                              "without rotary")
@@ -93,6 +97,12 @@ def main(argv=None) -> None:
     args.head_dims = [int(d) for d in split(args.head_dims)]
     args.block_sizes = [int(b) for b in split(args.block_sizes)]
     args.rotary, args.rotary_variants = split(args.rotary), split(args.rotary_variants)
+    try:
+        args.groups = [int(g) for g in split(args.groups)]
+    except ValueError:
+        parser.error(f"--groups: expected comma-separated integers, got {args.groups!r}")
+    if not args.groups or any(g < 1 for g in args.groups):
+        parser.error(f"--groups: every group must be at least 1, got {args.groups}")
     for mode in args.rotary:
         if mode not in ROTARY_MODES:
             parser.error(f"--rotary: unknown mode {mode!r}; known: {', '.join(ROTARY_MODES)}")

@@ -37,7 +37,7 @@ extern "C" {
 
 /* Bumped whenever a struct below or a function's signature changes; the
    Python side refuses a library of another version. */
-#define BLOCKATTN_LAUNCH_ABI_VERSION 2
+#define BLOCKATTN_LAUNCH_ABI_VERSION 3
 #define BLOCKATTN_LAUNCH_MAX_RANK 5
 #define BLOCKATTN_LAUNCH_CACHE_ENTRIES 8
 
@@ -132,6 +132,9 @@ typedef struct {
   int32_t shape_of;     /* -1, or a tensor whose shape it must have */
   int32_t element_size; /* bytes (a tensor map's strides are in bytes) */
   uint32_t flags;       /* BLOCKATTN_TENSOR_* */
+  /* With shape_of, grouped-query attention's k and v: dimension 1 (heads)
+     is shape_of's divided by `group` (0 or 1: the same shape). */
+  int32_t group;
 } blockattn_tensor_rule;
 
 /* The grid of a record launch (what blockattn.launch_grid computes): a

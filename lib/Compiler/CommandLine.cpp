@@ -50,6 +50,8 @@ constexpr Flag kFlags[] = {
     {"block-size", FlagKind::Int, "With --kind: block size (64)"},
     {"dtype", FlagKind::String, "With --kind: bf16 or f16"},
     {"heads", FlagKind::Int, "With --kind: static head count (0: run-time)"},
+    {"group", FlagKind::Int,
+     "With --kind: query heads per k/v head (grouped-query attention; 1)"},
     {"rotary", FlagKind::String,
      "With --kind: none, half_split or interleaved"},
     {"positions", FlagKind::Bool,
@@ -239,7 +241,8 @@ struct Parser {
       int64_t *target = llvm::StringSwitch<int64_t *>(name)
                             .Case("head-dim", &d.headDim)
                             .Case("block-size", &d.blockSize)
-                            .Case("heads", &d.heads);
+                            .Case("heads", &d.heads)
+                            .Case("group", &d.group);
       return setInt(name, *value, *target);
     }
     if (flag.kind == FlagKind::Double) {
@@ -316,6 +319,9 @@ struct Parser {
           return error(Twine("--") + flag +
                        " describes a kernel: it needs --kind (an input file "
                        "states rotary embeddings in its blockattn ops)");
+      if (given.contains("group"))
+        return error("--group describes a kernel: it needs --kind (an input "
+                     "file states it as its blockattn ops' group attribute)");
       if (inv.inputFile.empty())
         return error("no input file (or --kind) given");
     }

@@ -77,6 +77,16 @@ blockattn::verifyKernelDescription(const KernelDescription &description,
           std::string(flag) + " must be positive, got " + std::to_string(value);
       return failure();
     }
+  if (d.group < 1) {
+    error = "--group must be at least 1, got " + std::to_string(d.group);
+    return failure();
+  }
+  if (d.heads > 0 && d.heads % d.group) {
+    error = "--heads (" + std::to_string(d.heads) +
+            ", the query heads) must be a multiple of --group (" +
+            std::to_string(d.group) + ")";
+    return failure();
+  }
   if (d.heads < 0) {
     error = "--heads must be 0 (a run-time head count) or positive, got " +
             std::to_string(d.heads);
@@ -102,6 +112,8 @@ std::string blockattn::getKernelName(const KernelDescription &description) {
     return d.name;
   std::string name = "blockattn_" + d.kind + "_d" + std::to_string(d.headDim) +
                      "_b" + std::to_string(d.blockSize) + "_" + d.dtype;
+  if (d.group > 1)
+    name += "_g" + std::to_string(d.group);
   if (d.rotary != "none") {
     name += "_" + d.rotary;
     if (d.positions)
@@ -119,6 +131,15 @@ std::string blockattn::getKernelSource(const KernelDescription &description) {
   std::string h = d.heads > 0 ? std::to_string(d.heads) : "?";
   std::string act =
       "memref<?x" + h + "x" + std::to_string(d.headDim) + "x" + d.dtype + ">";
+  // Grouped-query attention: k, v (and dk, dv) have heads / group heads.
+  std::string kvHeads = d.heads > 0 ? std::to_string(d.heads / d.group) : "?";
+  std::string kvAct = "memref<?x" + kvHeads + "x" + std::to_string(d.headDim) +
+                      "x" + d.dtype + ">";
+  auto typeOf = [&](const std::string &tensor) {
+    bool kvSide =
+        tensor == "k" || tensor == "v" || tensor == "dk" || tensor == "dv";
+    return kvSide ? kvAct : act;
+  };
   std::string table = "memref<?x" + std::to_string(d.headDim / 2) + "xf32>";
   bool rope = d.rotary != "none";
   bool theta = rope && d.rotaryTheta.has_value();
@@ -132,7 +153,7 @@ std::string blockattn::getKernelSource(const KernelDescription &description) {
           ? std::vector<std::string>{"q", "k", "v", "o"}
           : std::vector<std::string>{"q", "k", "v", "do", "dq", "dk", "dv"};
   for (const std::string &t : tensors)
-    os << "%" << t << ": " << act << ", ";
+    os << "%" << t << ": " << typeOf(t) << ", ";
   os << "%cu: memref<?xi32>, %scale: f32";
   if (tables)
     os << ", %cos: " << table << ", %sin: " << table;
@@ -140,7 +161,7 @@ std::string blockattn::getKernelSource(const KernelDescription &description) {
     os << ", %positions: memref<?xi32>";
   os << ") {\n  blockattn." << d.kind;
   for (const std::string &t : tensors)
-    os << " " << t << "(%" << t << " : " << act << ")";
+    os << " " << t << "(%" << t << " : " << typeOf(t) << ")";
   os << " cu_seqlens(%cu : memref<?xi32>) scale(%scale : f32)";
   if (tables)
     os << " rotary(%cos, %sin : " << table << ", " << table << ")";
@@ -148,6 +169,8 @@ std::string blockattn::getKernelSource(const KernelDescription &description) {
     os << " positions(%positions : memref<?xi32>)";
   os << " {block_size = " << d.blockSize << " : i64, head_dim = " << d.headDim
      << " : i64, element_type = " << d.dtype;
+  if (d.group > 1)
+    os << ", group = " << d.group << " : i64";
   if (rope)
     os << ", rotary = #blockattn.rotary<" << d.rotary << ">";
   if (theta)

@@ -301,6 +301,15 @@ blockattnPlanSetRecord(blockattn_plan *plan, const blockattn_tensor_rule *rules,
       return fail(BLOCKATTN_LAUNCH_INVALID_ARGUMENT,
                   "rules[%d]: shape_of %d is not another tensor of rank %d", i,
                   r->shape_of, r->rank);
+    if (r->group < 0)
+      return fail(BLOCKATTN_LAUNCH_INVALID_ARGUMENT,
+                  "rules[%d]: group %d is negative (0 or 1: no group)", i,
+                  r->group);
+    if (r->group > 1 && (r->shape_of < 0 || r->rank < 2))
+      return fail(BLOCKATTN_LAUNCH_INVALID_ARGUMENT,
+                  "rules[%d]: group %d needs a shape_of tensor of rank 2 or "
+                  "more (0 or 1: no group)",
+                  i, r->group);
     if (r->element_size != 1 && r->element_size != 2 && r->element_size != 4 &&
         r->element_size != 8)
       return fail(BLOCKATTN_LAUNCH_INVALID_ARGUMENT,
@@ -560,13 +569,23 @@ readRecord(blockattn_plan *plan, const int64_t *record, uint64_t *stream) {
     const blockattn_tensor *t = &plan->recordTensors[i];
     if (rule->shape_of >= 0) {
       const blockattn_tensor *other = &plan->recordTensors[rule->shape_of];
-      for (int32_t d = 0; d < rule->rank; ++d)
-        if (t->shape[d] != other->shape[d])
+      for (int32_t d = 0; d < rule->rank; ++d) {
+        /* Grouped-query attention: `group` of the other's heads per head. */
+        int64_t group = d == 1 && rule->group > 1 ? rule->group : 1;
+        if (t->shape[d] * group == other->shape[d])
+          continue;
+        if (group > 1)
           return fail(BLOCKATTN_LAUNCH_INVALID_ARGUMENT,
-                      "tensors[%d]: size %lld in dimension %d, but "
-                      "tensors[%d] has %lld",
-                      i, (long long)t->shape[d], d, rule->shape_of,
-                      (long long)other->shape[d]);
+                      "tensors[%d]: %lld heads, but tensors[%d] has %lld "
+                      "and the kernel's group is %lld",
+                      i, (long long)t->shape[d], rule->shape_of,
+                      (long long)other->shape[d], (long long)group);
+        return fail(BLOCKATTN_LAUNCH_INVALID_ARGUMENT,
+                    "tensors[%d]: size %lld in dimension %d, but "
+                    "tensors[%d] has %lld",
+                    i, (long long)t->shape[d], d, rule->shape_of,
+                    (long long)other->shape[d]);
+      }
     }
     for (int32_t d = 0; d < rule->rank; ++d)
       if (t->shape[d] < 0 ||

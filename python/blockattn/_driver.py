@@ -159,6 +159,17 @@ RECORD_RULES = {
 }
 
 
+
+def record_rules(manifest: dict) -> dict:
+    """RECORD_RULES for a kernel: with grouped-query attention (the
+    manifest's group G > 1), k and v (and dk, dv) have q's shape with a G-th
+    of its heads."""
+    group = int(manifest.get("group", 1))
+    if group <= 1:
+        return RECORD_RULES
+    return {**RECORD_RULES, **{name: (3, "q", _launch.NONEMPTY, group) for name in ("k", "v", "dk", "dv")}}
+
+
 class LoadedKernel:
     """One kernel loaded into a device's primary context."""
 
@@ -187,7 +198,7 @@ class LoadedKernel:
         if os.environ.get("BLOCKATTN_LAUNCH", "native") != "python" and _launch.library() is not None:
             self.plan = _launch.Plan(self.manifest, _handle(self.function), _handle(_CONTEXTS[device_index]))
             if all(name in RECORD_RULES for name in self.plan.tensor_names):
-                self.plan.set_record(self.manifest, RECORD_RULES, self._grid_inputs, self.num_sms)
+                self.plan.set_record(self.manifest, record_rules(self.manifest), self._grid_inputs, self.num_sms)
                 self.record = self.plan
 
     def _argument(self, spec: dict, tensors: dict, scalars: dict):

@@ -85,6 +85,7 @@ class KernelKey:
     positions: bool = False  # the kernel takes a positions tensor
     rotate_v: bool = False  # the kernel rotates v too
     tiles_per_cta: int = 0  # a chunked launch's tiles per CTA; 0: the compiler's choice
+    group: int = 1  # query heads per k/v head (grouped-query attention); 1: none
 
     def __post_init__(self):
         if self.rotary not in ROTARY_MODES:
@@ -93,13 +94,15 @@ class KernelKey:
             raise ValueError("positions and rotate_v need a rotary mode (half_split or interleaved)")
         if not isinstance(self.tiles_per_cta, int) or self.tiles_per_cta < 0:
             raise ValueError(f"tiles_per_cta: expected an int >= 0, got {self.tiles_per_cta!r}")
+        if not isinstance(self.group, int) or self.group < 1:
+            raise ValueError(f"group: expected an int >= 1, got {self.group!r}")
 
     @property
     def name(self) -> str:
-        """blockattn_<kind>_d<D>_b<B>_<dtype>[_<rotary>][_pos][_rv][_t<N>], as block-attn-compile names it."""
-        suffix = ""
+        """blockattn_<kind>_d<D>_b<B>_<dtype>[_g<G>][_<rotary>][_pos][_rv][_t<N>], as block-attn-compile names it."""
+        suffix = f"_g{self.group}" if self.group > 1 else ""
         if self.rotary != "none":
-            suffix = f"_{self.rotary}" + ("_pos" if self.positions else "") + ("_rv" if self.rotate_v else "")
+            suffix += f"_{self.rotary}" + ("_pos" if self.positions else "") + ("_rv" if self.rotate_v else "")
         if self.tiles_per_cta:
             suffix += f"_t{self.tiles_per_cta}"
         return f"blockattn_{self.kind}_d{self.head_dim}_b{self.block_size}_{self.dtype}{suffix}"
@@ -118,6 +121,8 @@ class KernelKey:
             flags.append("--rotate-v")
         if self.tiles_per_cta:
             flags.append(f"--tiles-per-cta={self.tiles_per_cta}")
+        if self.group > 1:
+            flags.append(f"--group={self.group}")
         return flags + [f"--chip={self.chip}", f"--name={self.name}"]
 
 
@@ -317,9 +322,10 @@ SMALL_GRID_TILES = 1
 
 def small_grid_key(key: KernelKey) -> KernelKey | None:
     """The small-grid variant of ``key``, for the kernels that have one: the
-    sm_90a kernels without rotary embeddings (chunked launches, the ones
-    block_attention's fast path launches; prebuilt with them); else None."""
-    if key.chip != "sm_90a" or key.rotary != "none" or key.tiles_per_cta:
+    sm_90a kernels without rotary embeddings or grouped-query attention
+    (chunked launches, the ones block_attention's fast path launches;
+    prebuilt with them); else None."""
+    if key.chip != "sm_90a" or key.rotary != "none" or key.tiles_per_cta or key.group > 1:
         return None
     return dataclasses.replace(key, tiles_per_cta=SMALL_GRID_TILES)
 

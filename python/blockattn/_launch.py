@@ -29,7 +29,7 @@ from ._kernels import NATIVE_DIR, _REPO_ROOT
 
 __all__ = ["ABI_VERSION", "library", "library_path", "Plan", "LaunchError", "CONTIGUOUS", "ALIGNED", "NONEMPTY"]
 
-ABI_VERSION = 2
+ABI_VERSION = 3
 MAX_RANK = 5
 LIBRARY_NAME = "libblockattn_launch.so"
 
@@ -73,7 +73,7 @@ class Tensor(ctypes.Structure):
 
 class TensorRule(ctypes.Structure):
     _fields_ = [("rank", ctypes.c_int32), ("shape_of", ctypes.c_int32), ("element_size", ctypes.c_int32),
-                ("flags", ctypes.c_uint32)]
+                ("flags", ctypes.c_uint32), ("group", ctypes.c_int32)]
 
 
 class Grid(ctypes.Structure):
@@ -251,7 +251,7 @@ class Plan:
     def set_record(self, manifest: dict, rules: dict, grid: tuple, num_sms: int) -> None:
         """Makes the plan launchable by record_call. `rules` maps each of
         tensor_names to (rank, the name of a tensor whose shape it must have
-        or None, flags); `grid` is _kernels.grid_inputs(manifest) and the
+        or None, flags[, group: that tensor's heads per head of this one]); `grid` is _kernels.grid_inputs(manifest) and the
         grid's tokens/offsets are "q" and "cu_seqlens"."""
         sizes = {}
         for spec in manifest["params"]:
@@ -260,8 +260,9 @@ class Plan:
         index = {name: i for i, name in enumerate(self.tensor_names)}
         array = (TensorRule * max(len(self.tensor_names), 1))()
         for i, name in enumerate(self.tensor_names):
-            rank, shape_of, flags = rules[name]
-            array[i] = TensorRule(rank, -1 if shape_of is None else index[shape_of], sizes[name], flags)
+            rank, shape_of, flags, *group = rules[name]  # group: grouped-query k, v (default 1)
+            array[i] = TensorRule(rank, -1 if shape_of is None else index[shape_of], sizes[name], flags,
+                                  group[0] if group else 1)
         chunked, ctas, block_size, per_cta = grid
         spec = Grid(int(chunked), ctas, block_size, per_cta, num_sms, index.get("q", -1),
                     index.get("cu_seqlens", -1))

@@ -35,8 +35,9 @@ SUPPORTED_BLOCK_SIZES = _kernels.BLOCK_SIZES
 _DTYPE_NAMES = {torch.bfloat16: "bf16", torch.float16: "f16"}
 
 
-def _check_activation(name: str, t, ref: torch.Tensor | None, eager: bool | None = None) -> None:
-    """Checks an activation tensor (and that it matches `ref`, q). `eager` is
+def _check_activation(name: str, t, ref: torch.Tensor | None, eager: bool | None = None, group: int = 1) -> None:
+    """Checks an activation tensor (and that it matches `ref`, q, with a
+    `group`-th of its heads: grouped-query attention's k and v). `eager` is
     ``not torch.compiler.is_compiling()`` if the caller has it. Each property
     is read once: block_attention runs this three times per call."""
     if not isinstance(t, torch.Tensor):
@@ -68,12 +69,45 @@ def _check_activation(name: str, t, ref: torch.Tensor | None, eager: bool | None
             f"strides; got strides {t.stride()} and address {t.data_ptr():#x}"
         )
     if ref is not None:
-        if shape != ref.shape:
+        if group > 1:
+            expected = (ref.shape[0], ref.shape[1] // group, ref.shape[2])
+            if tuple(shape) != expected:
+                raise ValueError(
+                    f"{name}: shape {tuple(shape)}, but q's {tuple(ref.shape)} with {group} query heads "
+                    f"per k/v head (grouped-query attention) needs {expected}"
+                )
+        elif shape != ref.shape:
             raise ValueError(f"{name}: shape {tuple(shape)} differs from q's {tuple(ref.shape)}")
         if dtype != ref.dtype:
             raise ValueError(f"{name}: dtype {dtype} differs from q's {ref.dtype}")
         if t.device != ref.device:
             raise ValueError(f"{name}: on {t.device}, but q is on {ref.device}")
+
+
+def _query_group(q: torch.Tensor, k) -> int:
+    """Query heads per k/v head, implied by the shapes (grouped-query
+    attention: q ``[T, Hq, D]``, k and v ``[T, Hkv, D]``, ``Hq = G * Hkv``);
+    1 when k is not a 3-D tensor (its own check says why)."""
+    if not isinstance(k, torch.Tensor) or k.dim() != 3 or k.shape[1] == q.shape[1]:
+        return 1
+    hq, hkv = q.shape[1], k.shape[1]
+    if hkv == 0 or hq % hkv:
+        raise ValueError(
+            f"k: {hkv} heads, but q has {hq}: grouped-query attention needs q's heads to be a "
+            f"multiple of k's and v's"
+        )
+    return hq // hkv
+
+
+def _refuse_grouped_backward(group: int, requires_grad: bool) -> None:
+    """The grouped-query backward (dk and dv summed over each group in the
+    kernel) is not built yet: refused before any forward work is done."""
+    if group > 1 and requires_grad and torch.is_grad_enabled():
+        raise NotImplementedError(
+            f"blockattn: grouped-query attention ({group} query heads per k/v head) has a forward "
+            "kernel but no backward kernel yet; call it under torch.no_grad() or with q, k and v "
+            "that do not require grad"
+        )
 
 
 # The values of the cu_seqlens (and rotary positions) tensors already checked,
@@ -267,7 +301,7 @@ _KERNELS: dict = {}  # (kind, D, block, dtype, rotary options, device) -> (kerne
 _SMALL: dict = {}
 
 
-def _kernel_key(kind, like, block_size, rotary, positions, rotate_v, tiles_per_cta=0) -> _kernels.KernelKey:
+def _kernel_key(kind, like, block_size, rotary, positions, rotate_v, tiles_per_cta=0, group=1) -> _kernels.KernelKey:
     return _kernels.KernelKey(
         kind=kind,
         head_dim=like.shape[2],
@@ -278,16 +312,19 @@ def _kernel_key(kind, like, block_size, rotary, positions, rotate_v, tiles_per_c
         positions=positions,
         rotate_v=rotate_v,
         tiles_per_cta=tiles_per_cta,
+        group=group,
     )
 
 
-def _kernel(kind, like, block_size, rotary, positions, rotate_v):
+def _kernel(kind, like, block_size, rotary, positions, rotate_v, group=1):
     """The loaded kernel and the SM count for a launch like `like`'s: looked
     up (on disk, compiled if need be) and loaded once per key and device."""
     key = (kind, like.shape[2], block_size, like.dtype, rotary, positions, rotate_v, like.get_device())
+    if group > 1:
+        key += (group,)
     found = _KERNELS.get(key)
     if found is None:
-        kernel_key = _kernel_key(kind, like, block_size, rotary, positions, rotate_v)
+        kernel_key = _kernel_key(kind, like, block_size, rotary, positions, rotate_v, group=group)
         kernel = _driver.load_kernel(_kernels.find_kernel(kernel_key), like.device)
         found = _KERNELS.setdefault(key, (kernel, _num_sms(like.device)))
     return found
@@ -334,11 +371,16 @@ def _small_kernel(kind, like, block_size):
 
 def _launch(
     kind: str, like: torch.Tensor, block_size: int, tensors: dict, softmax_scale: float,
-    rotary: str = "none", positions: bool = False, rotate_v: bool = False,
+    rotary: str = "none", positions: bool = False, rotate_v: bool = False, group: int = 1,
 ) -> None:
     """Launches the `kind` kernel specialized for `like`'s head dim and dtype
-    (and the rotary options) on `like`'s device's current stream; without
-    rotary, its small-grid variant for a grid that would leave SMs idle."""
+    (and the rotary options, and the query heads per k/v head) on `like`'s
+    device's current stream; without rotary or grouping, its small-grid
+    variant for a grid that would leave SMs idle."""
+    if group > 1:
+        _kernel(kind, like, block_size, rotary, positions, rotate_v, group)[0].call(
+            tensors, {"softmax_scale": softmax_scale})
+        return
     key = (kind, like.shape[2], block_size, like.dtype, rotary, positions, rotate_v, like.get_device())
     found = _KERNELS.get(key)
     kernel = found[0] if found is not None else _kernel(kind, like, block_size, rotary, positions, rotate_v)[0]
@@ -387,11 +429,13 @@ def forward(
     o = _empty(q) if out is None else out
     if q.shape[0] and q.shape[1]:
         tensors = {"q": q, "k": k, "v": v, "o": o, "cu_seqlens": cu_seqlens}
+        # Grouped-query attention: k and v have a G-th of q's heads.
+        grouped = {"group": q.shape[1] // k.shape[1]} if k.shape[1] != q.shape[1] else {}
         if cos is None:
-            _launch("forward", q, block_size, tensors, softmax_scale)
+            _launch("forward", q, block_size, tensors, softmax_scale, **grouped)
         else:
             rope = _rotary_launch_args(tensors, cos, sin, positions, interleaved, rotate_v)
-            _launch("forward", q, block_size, tensors, softmax_scale, **rope)
+            _launch("forward", q, block_size, tensors, softmax_scale, **rope, **grouped)
     return o
 
 
@@ -434,6 +478,8 @@ def backward(
             f"block_size: {block_size} has no backward kernel yet; block sizes with a backward: "
             f"{', '.join(map(str, _kernels.BACKWARD_BLOCK_SIZES))}"
         )
+    if k.shape[1] != q.shape[1]:
+        _refuse_grouped_backward(q.shape[1] // max(k.shape[1], 1), True)
     dq, dk, dv = (_empty(q), _empty(k), _empty(v)) if grads is None else grads
     if q.shape[0] and q.shape[1]:
         tensors = {
@@ -1225,6 +1271,8 @@ def block_attention_kvpacked(
         q: ``[T, H, D]``, as for :func:`block_attention`.
         kv: ``[T, 2, H, D]``, the same T, H, D, dtype and device as q; the
             last dimension contiguous, strides and address 16-byte aligned.
+            Grouped-query attention: ``[T, 2, Hkv, D]`` with H a multiple of
+            Hkv (forward only for now, as for :func:`block_attention`).
         cu_seqlens, block_size, softmax_scale, out, check_inputs, rotary: as
             for :func:`block_attention`.
 
@@ -1236,10 +1284,13 @@ def block_attention_kvpacked(
     _check_activation("q", q, None)
     _check_packed("kv", kv, 2)
     k, v = kv.unbind(1)
-    if k.shape != q.shape:
+    # Grouped-query attention: kv may have Hkv heads, q's a multiple of them.
+    hkv = k.shape[1]
+    grouped = hkv and hkv != q.shape[1] and q.shape[1] % hkv == 0 and k.shape[::2] == q.shape[::2]
+    if k.shape != q.shape and not grouped:
         raise ValueError(
             f"kv: shape {tuple(kv.shape)} does not match q's {tuple(q.shape)} "
-            f"(expected [{q.shape[0]}, 2, {q.shape[1]}, {q.shape[2]}])"
+            f"(expected [{q.shape[0]}, 2, Hkv, {q.shape[2]}] with Hkv = {q.shape[1]} or a divisor of it)"
         )
     if kv.dtype != q.dtype:
         raise ValueError(f"kv: dtype {kv.dtype} differs from q's {q.dtype}")
@@ -1249,6 +1300,8 @@ def block_attention_kvpacked(
     requires_grad = q.requires_grad or kv.requires_grad
     scale, rope = _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, rotary,
                                 requires_grad, eager)
+    if grouped:
+        _refuse_grouped_backward(q.shape[1] // hkv, requires_grad)
     if out is not None:
         return forward(q, k, v, cu_seqlens, block_size, scale, out, *rope)
     if eager and type(q) is torch.Tensor and type(kv) is torch.Tensor and not _functorch_active():
@@ -1275,6 +1328,10 @@ def block_attention(
     Args:
         q, k, v: ``[T, H, D]`` CUDA tensors, bf16 or fp16, D in (32, 64, 96, 128); the
             last dimension contiguous, strides and address 16-byte aligned.
+            Grouped-query (and multi-query) attention: k and v may have
+            ``Hkv`` heads with q's ``H`` a multiple ``G * Hkv``; query head
+            ``h`` attends with k/v head ``h // G`` (forward only for now:
+            with gradients required it raises ``NotImplementedError``).
         cu_seqlens: int32 ``[B+1]``, ``cu_seqlens[0] == 0``, non-decreasing,
             ``cu_seqlens[B] == T``. Empty sequences are allowed.
         block_size: tokens per block (64).
@@ -1324,11 +1381,13 @@ def block_attention(
             pass  # the checks below say why, or the call is one the fast path does not take
     eager = not torch.compiler.is_compiling()
     _check_activation("q", q, None, eager)
-    _check_activation("k", k, q, eager)
-    _check_activation("v", v, q, eager)
+    group = _query_group(q, k)
+    _check_activation("k", k, q, eager, group)
+    _check_activation("v", v, q, eager, group)
     requires_grad = q.requires_grad or k.requires_grad or v.requires_grad
     scale, rope = _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, rotary,
                                 requires_grad, eager)
+    _refuse_grouped_backward(group, requires_grad)
     if out is not None:
         return forward(q, k, v, cu_seqlens, block_size, scale, out, *rope)
     # Eagerly, on plain tensors: the autograd.Function (or, with no gradient
@@ -1338,7 +1397,7 @@ def block_attention(
     # custom op.
     if (eager and type(q) is torch.Tensor and type(k) is torch.Tensor and type(v) is torch.Tensor
             and not _functorch_active()):
-        if rotary is None and type(cu_seqlens) is torch.Tensor and q.is_cuda:
+        if rotary is None and group == 1 and type(cu_seqlens) is torch.Tensor and q.is_cuda:
             _register_fast(q, block_size)
         if requires_grad and torch.is_grad_enabled():
             return _eager_apply(_AttentionFunction, q, k, v, cu_seqlens, block_size, scale, *rope)

@@ -67,11 +67,13 @@ class Case:
     rotary: str = "none"
     positions: bool = False  # the kernel reads an int32 positions tensor [T]
     rotate_v: bool = False  # the kernel rotates v as well
+    group: int = 1  # query heads per k/v head (grouped-query attention)
     block_size: int = 64
 
     @property
     def name(self) -> str:
         suffix = ("_pos" if self.positions else "") + ("_rv" if self.rotate_v else "")
+        suffix += f"_g{self.group}" if self.group > 1 else ""
         block = "" if self.block_size == 64 else f"_b{self.block_size}"
         return f"{self.kind}_d{self.head_dim}{block}_{self.dtype}_{self.rotary}{suffix}"
 
@@ -83,6 +85,8 @@ class Case:
             flags.append("--positions")
         if self.rotate_v:
             flags.append("--rotate-v")
+        if self.group > 1:
+            flags.append(f"--group={self.group}")
         return flags
 
     @property
@@ -129,16 +133,24 @@ def bits_to_float(bits: np.ndarray, dtype: str) -> np.ndarray:
 
 def make_problem(case: Case, lengths=EDGE_LENGTHS, heads=HEADS, seed: int = 0) -> dict:
     """The inputs of one case (uint16 bits for q, k, v, do; int32 cu_seqlens; f32 tables) and
-    poisoned outputs. Deterministic in ``seed``."""
+    poisoned outputs, with ``heads`` query heads (k, v, dk, dv: ``heads // case.group``).
+    Deterministic in ``seed``."""
     rng = np.random.default_rng(seed)
     cu = reference.make_cu_seqlens(list(lengths)).astype(np.int32)
     T, D = int(cu[-1]), case.head_dim
     tensors = {"cu_seqlens": cu}
     names = ("q", "k", "v") + (("do",) if case.kind == "backward" else ())
+    if heads % case.group:
+        raise ValueError(f"heads: {heads} is not a multiple of the case's group {case.group}")
+
+    def heads_of(name: str) -> int:
+        return heads // case.group if name in ("k", "v", "dk", "dv") else heads
+
     for name in names:
-        tensors[name] = float_to_bits(rng.standard_normal((T, heads, D), dtype=np.float32), case.dtype)
+        tensors[name] = float_to_bits(rng.standard_normal((T, heads_of(name), D), dtype=np.float32),
+                                      case.dtype)
     for name in case.outputs:
-        tensors[name] = np.full((T, heads, D), POISON, dtype=np.uint16)
+        tensors[name] = np.full((T, heads_of(name), D), POISON, dtype=np.uint16)
     if case.rotary != "none":
         max_position = max(lengths) + 1
         cos, sin = reference.rope_tables(max_position, D)

@@ -70,3 +70,26 @@ def test_profile_variants():
                        ("half_split+v", "unknown flag")]:
         with pytest.raises(ValueError, match=match):
             profile_rotary.parse_variant(bad)
+
+
+def test_issue20_workloads_carry_their_shape():
+    import workloads
+
+    for name, head_dim, block_size in (("seed-d32", 32, 64), ("seed-d96", 96, 64), ("seed-b16", 128, 16),
+                                       ("seed-b32", 128, 32), ("seed-b128", 128, 128)):
+        w = workloads.get(name)
+        assert (w.head_dim, w.block_size) == (head_dim, block_size)
+        assert w.tokens == workloads.get("seed").tokens  # the seed lengths, as the issue asks
+    assert set(workloads.NAMES) >= {"seed", "seed-d64", "rope", "seed-b128"}
+    with pytest.raises(ValueError, match="unknown workload"):
+        workloads.get("seed-b48")
+
+
+@pytest.mark.parametrize("block_size", [16, 32, 64, 128])
+def test_check_lengths_cover_each_block_size_edges(block_size):
+    import peers
+
+    ragged = peers.check_lengths(block_size, aligned=False)
+    assert {0, 1, block_size - 1, block_size, block_size + 1} <= set(ragged)
+    aligned = peers.check_lengths(block_size, aligned=True)
+    assert all(n % block_size == 0 and n > 0 for n in aligned)

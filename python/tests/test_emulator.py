@@ -405,3 +405,22 @@ def test_block_size_128_rotary_warpgroup(sms, tmp_path):
     result = em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), tensors,
                         {"softmax_scale": case.head_dim ** -0.5}, num_sms=sms, seed=7)
     assert em.check_close(case, result, em.reference_outputs(case, tensors)) == []
+
+
+# Head dim 32's launch (docs/head-dims.md#launch): the plain forward chunked with two
+# consumers per CTA, the plain backward three CTAs per SM; both, and the forward's
+# small-grid variant (one tile per CTA, so the second consumer gets none), against float64.
+@pytest.mark.parametrize("kind,extra,ctas,consumers", [
+    ("forward", [], 2, 2), ("forward", ["--tiles-per-cta=1"], 2, 2), ("backward", [], 3, 1)])
+def test_head_dim_32_launch(kind, extra, ctas, consumers, tmp_path):
+    case = em.Case(kind, 32, "bf16")
+    out = tmp_path / "k"
+    subprocess.run([find_compiler(), *case.compiler_flags("sm_90a"), *extra, "-o", str(out), "--quiet"],
+                   check=True)
+    base = out / f"k_{case.name}"
+    manifest = json.loads(base.with_suffix(".json").read_text())
+    assert manifest["ctas_per_sm"] == ctas
+    assert [p["role"] for p in manifest["partitions"]] == ["load", "compute"]
+    assert manifest["partitions"][1]["replicas"] == consumers
+    tensors, result = run(base, case, seed=3)
+    assert em.check_close(case, result, em.reference_outputs(case, tensors)) == []

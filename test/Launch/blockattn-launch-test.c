@@ -425,6 +425,22 @@ static int record(void) {
   printf("persistent grid %u\n", lastGrid);
   blockattnPlanDestroy(plan);
 
+  /* Grouped-query attention: t2 (k) has a group-th of t0's (q's) heads. */
+  blockattnPlanCreate(0x1234, 0x5678, 384, 1000, recordParams, 5, 3, 1, &plan);
+  blockattn_tensor_rule grouped[3];
+  memcpy(grouped, rules, sizeof(grouped));
+  grouped[2].group = 2;
+  report("group rules", blockattnPlanSetRecord(plan, grouped, &chunked));
+  Record kv = makeRecord(512, 8, 1);
+  kv.words[1 + 8 + 4 + 3] = 2; /* t2's heads: 4 / 2 */
+  kv.words[1 + 8 + 4 + 5] = 2 * 128;
+  report("grouped record", blockattnLaunchRecord(plan, kv.words));
+  printf("grouped: grid %u encode dims %llu %llu %llu\n", lastGrid,
+         (unsigned long long)lastDims[0], (unsigned long long)lastDims[1],
+         (unsigned long long)lastDims[2]);
+  report("ungrouped k", blockattnLaunchRecord(plan, r.words));
+  blockattnPlanDestroy(plan);
+
   /* Bad rules and grids. */
   struct {
     const char *what;
@@ -434,6 +450,7 @@ static int record(void) {
       {"rule rank", 1, {0, -1, 4, 0}},    {"shape_of itself", 2, {3, 2, 2, 0}},
       {"shape_of rank", 2, {3, 1, 2, 0}}, {"element size", 1, {1, -1, 3, 0}},
       {"flags", 1, {1, -1, 4, 64}},       {"map rank", 2, {2, -1, 2, 0}},
+      {"group", 1, {1, -1, 4, 0, 2}},     {"group sign", 2, {3, 0, 2, 0, -1}},
   };
   for (unsigned i = 0; i < sizeof(badRules) / sizeof(badRules[0]); ++i) {
     blockattnPlanCreate(0x1234, 0x5678, 384, 1000, recordParams, 5, 3, 1,

@@ -108,8 +108,11 @@ struct KernelDescription {
   int64_t blockSize = 64;
   /// "bf16" or "f16".
   std::string dtype = "bf16";
-  /// A static head count; 0: heads are a run-time size.
+  /// A static head count (of q; k and v have heads / group); 0: heads are
+  /// a run-time size.
   int64_t heads = 0;
+  /// Query heads per k/v head (grouped-query attention); 1: none.
+  int64_t group = 1;
   /// "none", "half_split" or "interleaved".
   std::string rotary = "none";
   /// With rotary: an i32 positions tensor [T] (default: a token's index
@@ -132,7 +135,7 @@ LogicalResult verifyKernelDescription(const KernelDescription &description,
                                       std::string &error);
 
 /// description.name, or by default
-/// blockattn_<kind>_d<D>_b<B>_<dtype>[_<rotary>][_pos][_rv][_theta].
+/// blockattn_<kind>_d<D>_b<B>_<dtype>[_g<G>][_<rotary>][_pos][_rv][_theta].
 std::string getKernelName(const KernelDescription &description);
 
 /// The MLIR source of the kernel function: one func.func holding one

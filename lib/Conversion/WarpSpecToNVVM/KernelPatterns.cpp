@@ -103,6 +103,18 @@ struct CmpILowering : ConvertOpToLLVMPattern<arith::CmpIOp> {
   }
 };
 
+/// Grouped-query attention's k/v head: the query head / group (i32).
+struct DivUILowering : ConvertOpToLLVMPattern<arith::DivUIOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(arith::DivUIOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<LLVM::UDivOp>(op, adaptor.getLhs(),
+                                              adaptor.getRhs());
+    return success();
+  }
+};
+
 /// The other i32 scalar arithmetic of the recipes (the rows of a large
 /// block's query halves, docs/block-sizes.md): one LLVM op each.
 template <typename ArithOp, typename LLVMOp>
@@ -165,10 +177,9 @@ struct ScratchLowering : ConvertOpToLLVMPattern<ScratchOp> {
 void mlir::blockattn::populateWarpSpecKernelToNVVMPatterns(
     LLVMTypeConverter &converter, const TargetInfo &,
     RewritePatternSet &patterns) {
-  patterns
-      .add<ConstantLowering, DimLowering, AddILowering, CmpILowering,
-           SetMaxRegistersLowering, WaitBulkStoresLowering, ScratchLowering>(
-          converter);
+  patterns.add<ConstantLowering, DimLowering, AddILowering, CmpILowering,
+               DivUILowering, SetMaxRegistersLowering, WaitBulkStoresLowering,
+               ScratchLowering>(converter);
   patterns.add<BinaryLowering<arith::SubIOp, LLVM::SubOp>,
                BinaryLowering<arith::MulIOp, LLVM::MulOp>,
                BinaryLowering<arith::MinSIOp, LLVM::SMinOp>,

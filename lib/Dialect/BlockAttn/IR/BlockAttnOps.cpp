@@ -100,9 +100,9 @@ std::string formatShape(ArrayRef<int64_t> shape) {
 /// compared against the first activation that has it static, so that two
 /// static sizes that differ are caught even when an operand in between (or
 /// the first one) is dynamic.
-LogicalResult verifySameShape(Operation *op,
-                              ArrayRef<NamedOperand> activations) {
-  for (int64_t i = 0; i < 2; ++i) {
+LogicalResult verifySameShape(Operation *op, ArrayRef<NamedOperand> activations,
+                              int64_t firstDim = 0, int64_t endDim = 2) {
+  for (int64_t i = firstDim; i < endDim; ++i) {
     const NamedOperand *ref = nullptr;
     for (const NamedOperand &other : activations) {
       auto type = cast<MemRefType>(other.value.getType());
@@ -122,6 +122,50 @@ LogicalResult verifySameShape(Operation *op,
              << (i == 0 ? "tokens" : "heads") << " differ";
     }
   }
+  return success();
+}
+
+/// The first static size of dimension `dim` among `activations`, with the
+/// operand that has it, or null.
+const NamedOperand *firstStatic(ArrayRef<NamedOperand> activations,
+                                int64_t dim) {
+  for (const NamedOperand &operand : activations)
+    if (!cast<MemRefType>(operand.value.getType()).isDynamicDim(dim))
+      return &operand;
+  return nullptr;
+}
+
+/// Grouped-query attention (group > 1): the k/v-side activations (k, v, dk,
+/// dv) have Hkv heads and the query side (q, o, do, dq) Hq; each side agrees
+/// within itself, and where both counts are static, Hq = group * Hkv.
+LogicalResult verifyGroupedHeads(Operation *op,
+                                 ArrayRef<NamedOperand> activations,
+                                 int64_t group) {
+  auto isKvSide = [](const NamedOperand &operand) {
+    return llvm::is_contained({"k", "v", "dk", "dv"}, operand.name);
+  };
+  SmallVector<NamedOperand> query, kv;
+  for (const NamedOperand &operand : activations)
+    (isKvSide(operand) ? kv : query).push_back(operand);
+  if (failed(verifySameShape(op, activations, 0, 1)) ||
+      failed(verifySameShape(op, query, 1, 2)) ||
+      failed(verifySameShape(op, kv, 1, 2)))
+    return failure();
+  const NamedOperand *q = firstStatic(query, 1);
+  const NamedOperand *k = firstStatic(kv, 1);
+  if (!q || !k)
+    return success();
+  int64_t hq = cast<MemRefType>(q->value.getType()).getDimSize(1);
+  int64_t hkv = cast<MemRefType>(k->value.getType()).getDimSize(1);
+  if (hkv == 0 || hq % hkv != 0)
+    return op->emitOpError() << "operand '" << q->name << "' has " << hq
+                             << " heads, which is not a multiple of the " << hkv
+                             << " heads of operand '" << k->name << "'";
+  if (hq != group * hkv)
+    return op->emitOpError()
+           << "operand '" << q->name << "' has " << hq << " heads and '"
+           << k->name << "' has " << hkv << ": a group of " << hq / hkv
+           << ", but group is " << group;
   return success();
 }
 
@@ -173,7 +217,11 @@ LogicalResult verifyAttentionOp(OpTy op, ArrayRef<NamedOperand> activations) {
   for (const NamedOperand &operand : activations)
     if (failed(verifyActivation(operation, operand, headDim, elementType)))
       return failure();
-  if (failed(verifySameShape(operation, activations)))
+  int64_t group = op.getGroup();
+  if (group < 1)
+    return op.emitOpError() << "group must be at least 1, got " << group;
+  if (failed(group == 1 ? verifySameShape(operation, activations)
+                        : verifyGroupedHeads(operation, activations, group)))
     return failure();
   if (failed(verifyCuSeqlens(operation, op.getCuSeqlens())))
     return failure();

@@ -115,7 +115,8 @@ LogicalResult numStagesError(Failure fail, const TuningOptions &options) {
 /// (docs/performance-notes.md#chunked-launch).
 LogicalResult planLaunch(Chip chip, const TuningOptions &options,
                          int64_t slotBytes, bool chunkedByDefault,
-                         KernelPlan &plan, Failure fail) {
+                         int64_t chunkedCtasPerSm, KernelPlan &plan,
+                         Failure fail) {
   bool sm90a = chip == Chip::sm_90a;
   if (options.ctasPerSm < 0 || options.ctasPerSm > 4)
     return fail("ctas-per-sm must be 0 (the recipe picks) or in [1, 4], got ",
@@ -135,7 +136,8 @@ LogicalResult planLaunch(Chip chip, const TuningOptions &options,
                 stringifySchedule(options.schedule), "')");
   plan.contiguousSchedule = chunked || options.schedule == Schedule::contiguous;
   plan.ctasPerSm =
-      options.ctasPerSm > 0 ? options.ctasPerSm : (chunked && sm90a ? 2 : 1);
+      options.ctasPerSm > 0 ? options.ctasPerSm
+                            : (chunked && sm90a ? chunkedCtasPerSm : 1);
   if (chunked)
     plan.tilesPerCta = options.tilesPerCta > 0
                            ? options.tilesPerCta
@@ -164,15 +166,39 @@ bool chunkedByDefault(const KernelShape &shape) {
 
 /// Whether a rotary warpgroup rotates the slots of a persistent sm_90a
 /// launch with rotary embeddings under `auto`, so that the table reads leave
-/// the consumers' path: the forward at head dim 128
-/// (docs/performance-notes.md#rotary-warpgroup, run 7 of the rotary log).
+/// the consumers' path: where it measured faster on the H200, seed
+/// (docs/performance-notes.md#rotary-warpgroup, runs 7 and 8 of the rotary
+/// log): the forward at head dim 128; at 64 the backward (every variant
+/// 1-10% faster) and the interleaved forward (1-5%; the half-split `_pos`
+/// forwards were 8-11% slower with it). Not the backward at 128: there the
+/// consumers cannot give up the registers (with one consumer, or two at 184
+/// registers that spill, every variant was 14-30% slower).
 bool rotaryWarpgroupByDefault(const KernelShape &shape) {
-  // Timed at head dim 128 only (every variant faster on seed); at 64 a tile
-  // takes half the time, which one warpgroup may not keep up with (untimed).
   // At block size 128 its consumers' 184 registers do not hold a 64 x 128
   // S next to O at head dim 128 (ptxas spills 8-124 bytes); the consumers'
   // own rotation at 232 does not spill (docs/block-sizes.md).
-  return !shape.backward && shape.headDim == 128 && shape.blockSize <= 64;
+  if (shape.blockSize > 64)
+    return false;
+  if (shape.headDim == 128)
+    return !shape.backward;
+  if (shape.headDim == 64)
+    return shape.backward || shape.rotary == RotaryMode::interleaved;
+  return false;
+}
+
+/// CTAs per SM of a chunked sm_90a launch under `auto`: two, three for the
+/// plain backward at head dim 32, whose 4 KiB tiles leave one consumer per
+/// CTA too little work to keep two CTAs' loads in flight (H200, seed-d32:
+/// 0.83 against 0.95 ms; docs/head-dims.md#launch).
+int64_t chunkedCtasPerSm(const KernelShape &shape) {
+  return shape.backward && shape.headDim == 32 && !shape.hasRotary() ? 3 : 2;
+}
+
+/// Consumer warpgroups of a chunked sm_90a launch: one per CTA (two CTAs
+/// share the SM), two for the plain forward at head dim 32 (H200, seed-d32:
+/// 0.43 against 0.49 ms; docs/head-dims.md#launch).
+int64_t chunkedConsumers(const KernelShape &shape) {
+  return !shape.backward && shape.headDim == 32 && !shape.hasRotary() ? 2 : 1;
 }
 
 /// Consumer warpgroups of a persistent sm_90a launch: two hide one tile's
@@ -195,18 +221,21 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
                 options.numConsumers);
   KernelPlan plan;
   int64_t slotBytes = shape.numLoads() * shape.tileBytes(shape.headDim);
-  if (failed(planLaunch(Chip::sm_90a, options, slotBytes,
-                        options.numConsumers <= 1 && chunkedByDefault(shape),
-                        plan, fail)))
+  if (failed(planLaunch(
+          Chip::sm_90a, options, slotBytes,
+          options.numConsumers <= chunkedConsumers(shape) &&
+              chunkedByDefault(shape),
+          chunkedCtasPerSm(shape), plan, fail)))
     return failure();
   planL2Prefetch(options,
                  shape.backward && !shape.hasRotary() && shape.headDim <= 64 &&
                      plan.tilesPerCta > 0,
                  plan);
   // Two CTAs per SM leave each 128 registers a thread at launch: one
-  // consumer warpgroup (216 after setmaxnreg) next to the producer.
+  // consumer warpgroup (216 after setmaxnreg) next to the producer, except
+  // where the tiles are small enough for two (chunkedConsumers).
   plan.numConsumers = options.numConsumers > 0 ? options.numConsumers
-                      : plan.ctasPerSm > 1     ? 1
+                      : plan.ctasPerSm > 1     ? chunkedConsumers(shape)
                                                : defaultConsumers(shape);
   plan.pFromSmem = options.pOperand == POperand::smem;
   plan.stageOutput = options.oStore != OStore::registers;
@@ -277,7 +306,8 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
   KernelPlan plan;
   int64_t slotBytes = shape.numLoads() * shape.tileBytes(shape.headDim);
   if (failed(planLaunch(Chip::sm_100a, options, slotBytes,
-                        /*chunkedByDefault=*/false, plan, fail)))
+                        /*chunkedByDefault=*/false, /*chunkedCtasPerSm=*/1,
+                        plan, fail)))
     return failure();
   planL2Prefetch(options, /*byDefault=*/false, plan);
   plan.numConsumers = 1; // the MMA warpgroup takes every slot

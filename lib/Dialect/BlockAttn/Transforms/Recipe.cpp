@@ -19,6 +19,8 @@ DictionaryAttr buildInfo(OpBuilder &b, const KernelSpec &spec) {
       b.getNamedAttr("element_type", TypeAttr::get(spec.elementType)),
       b.getNamedAttr("rotary",
                      b.getStringAttr(stringifyRotaryMode(spec.rotary)))};
+  if (spec.group > 1)
+    entries.push_back(b.getNamedAttr("group", b.getI64IntegerAttr(spec.group)));
   if (!spec.scale)
     entries.push_back(b.getNamedAttr(
         "softmax_scale",
@@ -237,6 +239,15 @@ void buildLoadPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
   Value row = loopBody.getArgument(0), rows = loopBody.getArgument(1),
         head = loopBody.getArgument(2);
   Value position = spec.needsTilePosition() ? loopBody.getArgument(3) : Value();
+  // Grouped-query attention: the loop walks the query heads and k, v are
+  // read at the query head's k/v head. The G query heads of a group are
+  // consecutive work items, which consecutive CTAs take at the same time, so
+  // all but the first of the group's reads of a k/v tile hit L2
+  // (docs/pipeline.md, "Grouped-query attention").
+  Value kvHead = head;
+  if (spec.group > 1)
+    kvHead = arith::DivUIOp::create(
+        b, loc, head, arith::ConstantIntOp::create(b, loc, spec.group, 32));
   auto acquire = AcquireOp::create(b, loc, ring);
   acquire.setL2Prefetch(plan.l2Prefetch);
   for (auto [tile, buffer] :
@@ -246,7 +257,9 @@ void buildLoadPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
       tileRow = arith::AddIOp::create(
           b, loc, row,
           arith::ConstantIntOp::create(b, loc, tile.rowOffset, 32));
-    TmaLoadOp::create(b, loc, tile.source, tileRow, head, buffer);
+    bool kvSide = tile.source == spec.loads[1] || tile.source == spec.loads[2];
+    TmaLoadOp::create(b, loc, tile.source, tileRow, kvSide ? kvHead : head,
+                      buffer);
   }
   commitTile(b, loc, spec, acquire.getSlot(), row, rows, head, position);
   b.setInsertionPointAfter(loop);

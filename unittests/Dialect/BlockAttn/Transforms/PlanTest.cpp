@@ -161,12 +161,17 @@ TEST(Sm90aPlan, RotaryWarpgroupTakesTheRotationOffTheConsumers) {
   EXPECT_TRUE(
       plan(Chip::sm_90a, shape(false, 64, RotaryMode::half_split), on)
           .rotaryWarpgroup);
-  // By default (auto) the forward at head dim 128 has it (the one timed);
-  // the forward at 64 and the backward do not.
+  // By default (auto), where it timed faster: the forward at head dim 128,
+  // the backward and the interleaved forward at 64; not the half-split
+  // forward at 64, nor the backward at 128.
   EXPECT_TRUE(plan(Chip::sm_90a, shape(false, 128, RotaryMode::interleaved))
                   .rotaryWarpgroup);
-  EXPECT_FALSE(plan(Chip::sm_90a, shape(false, 64, RotaryMode::interleaved))
+  EXPECT_TRUE(plan(Chip::sm_90a, shape(false, 64, RotaryMode::interleaved))
+                  .rotaryWarpgroup);
+  EXPECT_FALSE(plan(Chip::sm_90a, shape(false, 64, RotaryMode::half_split))
                    .rotaryWarpgroup);
+  EXPECT_TRUE(plan(Chip::sm_90a, shape(true, 64, RotaryMode::half_split))
+                  .rotaryWarpgroup);
   KernelPlan inConsumers =
       plan(Chip::sm_90a, shape(true, 128, RotaryMode::interleaved));
   EXPECT_FALSE(inConsumers.rotaryWarpgroup);

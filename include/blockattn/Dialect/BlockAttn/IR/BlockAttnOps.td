@@ -35,6 +35,11 @@ class BlockAttn_AttentionOp<string mnemonic>
       `p * rotary_theta^(-2i/head_dim)`). A token's position is its index
       inside its sequence, or `positions[token]` when `positions(...)` is given.
     - `rotate_v` (unit): rotate v as well.
+    - `group` (default 1): query heads per k/v head (grouped-query
+      attention; multi-query when k and v have one head). q (and o, do, dq)
+      have `Hq = group * Hkv` heads, k and v (and dk, dv) `Hkv`; query head
+      `h` attends with k/v head `h / group`. Where both head counts are
+      static they must agree with `group`.
   }];
 
   code commonVerifierDecl = [{
@@ -103,7 +108,8 @@ def BlockAttn_ForwardOp : BlockAttn_AttentionOp<"forward"> {
     OptionalAttr<F32Attr>:$softmax_scale,
     DefaultValuedAttr<BlockAttn_RotaryModeAttr, "RotaryMode::none">:$rotary,
     OptionalAttr<F32Attr>:$rotary_theta,
-    UnitAttr:$rotate_v
+    UnitAttr:$rotate_v,
+    DefaultValuedAttr<I64Attr, "1">:$group
   );
 
   let assemblyFormat = [{
@@ -182,7 +188,8 @@ def BlockAttn_BackwardOp : BlockAttn_AttentionOp<"backward"> {
     OptionalAttr<F32Attr>:$softmax_scale,
     DefaultValuedAttr<BlockAttn_RotaryModeAttr, "RotaryMode::none">:$rotary,
     OptionalAttr<F32Attr>:$rotary_theta,
-    UnitAttr:$rotate_v
+    UnitAttr:$rotate_v,
+    DefaultValuedAttr<I64Attr, "1">:$group
   );
 
   let assemblyFormat = [{

@@ -108,8 +108,9 @@ def BlockAttnWarpSpecializePass
            "rotary warpgroup that rotates each slot of the load ring in place "
            "before the consumers take it (they wait on the signal ring "
            "\"rotated\"), 'off' has each consumer rotate its own slot, "
-           "'auto' (the recipe picks: on for the forward, off for the "
-           "backward); sm_100a always has a rotary warpgroup">,
+           "'auto' (the recipe picks: on for the forward at head dim 128, "
+           "the backward and the interleaved forward at 64, off elsewhere); "
+           "sm_100a always has a rotary warpgroup">,
   ];
 }
 

@@ -31,6 +31,9 @@ struct KernelShape {
   RotaryMode rotary = RotaryMode::none;
   /// With rotary embeddings: v is rotated as well as q and k.
   bool rotateV = false;
+  /// Query heads per k/v head (grouped-query attention; 1: every head has
+  /// its own k and v).
+  int64_t group = 1;
 
   bool hasRotary() const { return rotary != RotaryMode::none; }
   /// Tensors loaded per tile: q, k, v, and the backward's do.

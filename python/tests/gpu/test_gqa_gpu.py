@@ -1,0 +1,142 @@
+"""Grouped-query and multi-query attention's forward on the GPU (issue 21).
+
+q has Hq = G * Hkv heads, k and v Hkv; query head h attends with k/v head
+h // G. Checked against the float64 reference (blockattn.reference.forward,
+which takes k and v with fewer heads) on jagged lengths, and against the same
+kernel's plain attention on k and v repeated G times (the definition), for
+G = 1, 2, 4, 8 and MQA (Hkv = 1), both dtypes, head dims 64 and 128, with and
+without rotary. Tolerances are test_forward_gpu's.
+
+The backward is not built yet: a call that needs gradients raises
+NotImplementedError before anything is launched.
+
+Kernels (the coordinator prebuilds them; see docs/pipeline.md):
+    python3 scripts/prebuild_kernels.py DIR --chips sm_90a --kinds forward \
+        --head-dims 64,128 --dtypes bf16,f16 --groups 1,2,3,4,8
+    python3 scripts/prebuild_kernels.py DIR --chips sm_90a --kinds forward \
+        --head-dims 64,128 --dtypes bf16 --rotary half_split --groups 2,4
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import blockattn
+from blockattn import reference
+
+from . import reference_torch
+from .test_forward_gpu import GUARD_ROWS, check, cu_seqlens_of
+
+EDGE_LENGTHS = [0, 1, 63, 64, 65, 2000, 0, 130, 7, 0]
+# (Hq, Hkv): G = 1, 2, 4, 8, and multi-query attention (Hkv = 1) at G = 4 and 3.
+GROUPS = [(4, 4), (4, 2), (8, 2), (8, 1), (4, 1), (3, 1)]
+
+
+def make_inputs(lengths, hq, hkv, head_dim, dtype, seed=0):
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    cu = cu_seqlens_of(lengths)
+    T = int(cu[-1])
+
+    def randn(heads):
+        return torch.randn((T, heads, head_dim), generator=g, device="cuda", dtype=torch.float32).to(dtype)
+
+    return randn(hq), randn(hkv), randn(hkv), cu
+
+
+def float64_reference(q, k, v, cu, rotary=None):
+    """blockattn.reference.forward on the inputs' exact values, as a CUDA float64 tensor."""
+    # One Rotary object serves the kernels and the reference.
+    o = reference.forward(*(reference_torch.to_numpy(t) for t in (q, k, v)), cu.cpu().numpy(),
+                          rotary=rotary)
+    return torch.from_numpy(np.ascontiguousarray(o)).to("cuda")
+
+
+def run_case(lengths, hq, hkv, head_dim, dtype=torch.bfloat16, seed=0):
+    q, k, v, cu = make_inputs(lengths, hq, hkv, head_dim, dtype, seed)
+    T = q.shape[0]
+    buffer = torch.full((T + 2 * GUARD_ROWS, hq, head_dim), float("nan"), dtype=dtype, device="cuda")
+    o = buffer[GUARD_ROWS:GUARD_ROWS + T]
+    blockattn.block_attention(q, k, v, cu, out=o)
+    torch.cuda.synchronize()
+    guards = torch.cat([buffer[:GUARD_ROWS], buffer[-GUARD_ROWS:]])
+    assert torch.isnan(guards).all(), "the kernel wrote outside the output tensor"
+    check(o, float64_reference(q, k, v, cu), dtype)
+    return q, k, v, cu, o
+
+
+@pytest.mark.parametrize("hq,hkv", GROUPS, ids=lambda x: str(x))
+@pytest.mark.parametrize("head_dim", [64, 128])
+def test_jagged_edges(hq, hkv, head_dim):
+    run_case(EDGE_LENGTHS, hq, hkv, head_dim)
+
+
+@pytest.mark.parametrize("hq,hkv", [(4, 2), (8, 1)])
+@pytest.mark.parametrize("head_dim", [64, 128])
+def test_fp16(hq, hkv, head_dim):
+    run_case(EDGE_LENGTHS, hq, hkv, head_dim, dtype=torch.float16)
+
+
+@pytest.mark.parametrize("hq,hkv", [(8, 2), (16, 2), (16, 4)])
+def test_equals_repeated_heads(hq, hkv):
+    """The grouped kernel gives what the plain kernel gives on k and v repeated G times: the
+    same f32 arithmetic, so the same bits; and the kv head a query head reads matters (k
+    tiled instead of repeated gives another output)."""
+    rng = np.random.default_rng(5)
+    lengths = rng.integers(0, 1500, size=40)
+    q, k, v, cu, o = run_case(lengths, hq, hkv, 128, seed=5)
+    group = hq // hkv
+    plain = blockattn.block_attention(q, k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1), cu)
+    assert torch.equal(o, plain)
+    tiled = blockattn.block_attention(q, k.repeat(1, group, 1), v.repeat(1, group, 1), cu)
+    assert not torch.equal(o, tiled)
+
+
+def test_single_long_sequence_mqa():
+    run_case([100_003], 8, 1, 128)
+
+
+def test_rotary():
+    cos, sin = (torch.from_numpy(t.astype(np.float32)).cuda() for t in reference.rope_tables(2048, 128))
+    rotary = blockattn.Rotary(cos, sin)
+    for hq, hkv in [(4, 2), (8, 2), (4, 1)]:
+        q, k, v, cu = make_inputs(EDGE_LENGTHS, hq, hkv, 128, torch.bfloat16, seed=9)
+        o = blockattn.block_attention(q, k, v, cu, rotary=rotary)
+        check(o, float64_reference(q, k, v, cu, rotary), torch.bfloat16)
+
+
+def test_backward_refused():
+    q, k, v, cu = make_inputs([130, 5], 4, 2, 64, torch.bfloat16)
+    q.requires_grad_(True)
+    with pytest.raises(NotImplementedError, match="grouped-query attention"):
+        blockattn.block_attention(q, k, v, cu)
+    with torch.no_grad():
+        blockattn.block_attention(q, k, v, cu)
+
+
+def test_not_a_multiple_raises():
+    q, k, v, cu = make_inputs([130, 5], 6, 4, 64, torch.bfloat16)
+    with pytest.raises(ValueError, match="k: 4 heads, but q has 6"):
+        blockattn.block_attention(q, k, v, cu)
+
+
+def test_after_plain_call_fast_path():
+    """A plain call registers the fast path of its configuration; a grouped call with the
+    same q config then goes around it (the native record refuses k's heads) and still
+    launches the grouped kernel."""
+    q, k, v, cu = make_inputs([300, 64, 5], 8, 8, 128, torch.bfloat16, seed=4)
+    blockattn.block_attention(q, k, v, cu)
+    blockattn.block_attention(q, k, v, cu)
+    kg, vg = k[:, :2].contiguous(), v[:, :2].contiguous()
+    o = blockattn.block_attention(q, kg, vg, cu)
+    check(o, float64_reference(q, kg, vg, cu), torch.bfloat16)
+
+
+def test_kvpacked():
+    """block_attention_kvpacked with kv [T, 2, Hkv, D]: the grouped kernel reads k and v as
+    the two slices of one tensor (token stride 2 Hkv D)."""
+    q, k, v, cu = make_inputs(EDGE_LENGTHS, 8, 2, 128, torch.bfloat16, seed=6)
+    kv = torch.stack([k, v], dim=1)
+    o = blockattn.block_attention_kvpacked(q, kv, cu)
+    check(o, float64_reference(q, k, v, cu), torch.bfloat16)

@@ -1,0 +1,245 @@
+"""Grouped-query attention in the Python package, without a GPU (issue 21).
+
+Kernel keys and names (``_g<G>``), the prebuild script's --groups, the
+group the API reads off the shapes (and its ValueError naming k), the launch
+it asks for, the refused backward, and the native record launch's rule for
+k and v (a G-th of q's heads).
+"""
+
+import json
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+from blockattn import _kernels, _launch
+from blockattn._kernels import KernelKey
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+
+
+def key(**kw):
+    base = dict(kind="forward", head_dim=128, block_size=64, dtype="bf16", chip="sm_90a")
+    base.update(kw)
+    return KernelKey(**base)
+
+
+def test_group_name_and_flags():
+    k = key(group=4)
+    assert k.name == "blockattn_forward_d128_b64_bf16_g4"
+    assert k.compiler_flags()[-3:] == ["--group=4", "--chip=sm_90a", "--name=blockattn_forward_d128_b64_bf16_g4"]
+    # the suffix order of the common rules: _g<G> before the rotary suffixes, _t<N> last
+    k = key(group=2, rotary="half_split", positions=True, tiles_per_cta=1)
+    assert k.name == "blockattn_forward_d128_b64_bf16_g2_half_split_pos_t1"
+    # group 1 is the plain kernel: the same name and flags as without it
+    assert key(group=1) == key() and key(group=1).compiler_flags() == key().compiler_flags()
+
+
+@pytest.mark.parametrize("group", [0, -2, 1.5, "2"])
+def test_invalid_group(group):
+    with pytest.raises(ValueError, match="group: expected an int >= 1"):
+        key(group=group)
+
+
+def test_grouped_kernels_have_no_small_grid_variant():
+    assert _kernels.small_grid_key(key(group=2)) is None
+    assert _kernels.small_grid_key(key()) is not None
+
+
+def test_prebuild_groups(capsys):
+    script = REPO / "scripts" / "prebuild_kernels.py"
+    out = subprocess.run(
+        [sys.executable, str(script), "/unused", "--dry-run", "--chips", "sm_90a,sm_100a", "--head-dims", "64",
+         "--dtypes", "bf16", "--groups", "1,4"], capture_output=True, text=True, check=True).stdout.split()
+    assert out == [
+        "sm_90a/blockattn_forward_d64_b64_bf16", "sm_90a/blockattn_forward_d64_b64_bf16_t1",
+        "sm_90a/blockattn_forward_d64_b64_bf16_g4",
+        "sm_100a/blockattn_forward_d64_b64_bf16", "sm_100a/blockattn_forward_d64_b64_bf16_g4",
+    ]
+    bad = subprocess.run([sys.executable, str(script), "/unused", "--dry-run", "--groups", "0"],
+                         capture_output=True, text=True)
+    assert bad.returncode != 0 and "--groups: every group must be at least 1" in bad.stderr
+
+
+def test_compiled_manifest_and_refused_backward(tmp_path):
+    compiler = _kernels.find_compiler()
+    if compiler is None:
+        pytest.skip("no block-attn-compile")
+    files = _kernels.compile_kernel(key(head_dim=64, group=4), tmp_path)
+    assert files.name == "blockattn_forward_d64_b64_bf16_g4"
+    assert files.manifest["group"] == 4
+    plain = _kernels.compile_kernel(key(head_dim=64), tmp_path)
+    assert "group" not in plain.manifest
+    with pytest.raises(RuntimeError, match="group 4 .*has no sm_90a or sm_100a lowering yet"):
+        _kernels.compile_kernel(key(kind="backward", head_dim=64, group=4), tmp_path)
+
+
+# --------------------------------------------------------------------------------------------
+# blockattn.block_attention on the CPU, with the launch replaced
+# --------------------------------------------------------------------------------------------
+
+T, D = 10, 64
+CU = [0, 3, 3, 10]
+
+
+@pytest.fixture
+def api_launches(monkeypatch):
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("cuda.bindings")
+    from blockattn import api
+
+    calls = []
+
+    def fake_launch(kind, like, block_size, tensors, softmax_scale, rotary="none", positions=False,
+                    rotate_v=False, group=1):
+        calls.append(dict(kind=kind, group=group, shapes={n: tuple(t.shape) for n, t in tensors.items()}))
+        tensors["o"].zero_()
+
+    monkeypatch.setattr(api, "_launch", fake_launch)
+    # the device checks need CUDA tensors: only the shape checks of the group run here
+    monkeypatch.setattr(api, "_check_activation", lambda *a: None)
+    return torch, api, calls
+
+
+def tensors(torch, hq, hkv, requires_grad=False):
+    q = torch.randn(T, hq, D).to(torch.bfloat16).requires_grad_(requires_grad)
+    k, v = (torch.randn(T, hkv, D).to(torch.bfloat16) for _ in range(2))
+    return q, k, v, torch.tensor(CU, dtype=torch.int32)
+
+
+@pytest.mark.parametrize("hq,hkv", [(4, 2), (8, 1), (3, 1), (8, 2)])
+def test_shapes_imply_the_group(api_launches, hq, hkv):
+    torch, api, calls = api_launches
+    import blockattn
+
+    q, k, v, cu = tensors(torch, hq, hkv)
+    o = blockattn.block_attention(q, k, v, cu)
+    assert o.shape == q.shape
+    (call,) = calls
+    assert call["group"] == hq // hkv
+    assert call["shapes"]["k"] == (T, hkv, D) and call["shapes"]["o"] == (T, hq, D)
+
+
+def test_plain_call_launches_without_group(api_launches):
+    torch, api, calls = api_launches
+    import blockattn
+
+    blockattn.block_attention(*tensors(torch, 4, 4))
+    assert [c["group"] for c in calls] == [1]
+
+
+@pytest.mark.parametrize("hq,hkv", [(6, 4), (4, 8), (3, 2)])
+def test_heads_not_a_multiple_raise(api_launches, hq, hkv):
+    torch, api, calls = api_launches
+    import blockattn
+
+    with pytest.raises(ValueError, match=rf"^k: {hkv} heads, but q has {hq}"):
+        blockattn.block_attention(*tensors(torch, hq, hkv))
+    assert calls == []
+
+
+def test_grouped_backward_refused(api_launches):
+    torch, api, calls = api_launches
+    import blockattn
+
+    q, k, v, cu = tensors(torch, 4, 2, requires_grad=True)
+    with pytest.raises(NotImplementedError, match=r"grouped-query attention \(2 query heads per k/v head\)"):
+        blockattn.block_attention(q, k, v, cu)
+    assert calls == []
+    with torch.no_grad():
+        blockattn.block_attention(q, k, v, cu)
+    assert [c["group"] for c in calls] == [2]
+    with pytest.raises(NotImplementedError, match="no backward kernel yet"):
+        api.backward(torch.zeros_like(q), q, k, v, cu, 64, 0.125)
+
+
+def test_check_activation_group():
+    """k's shape against q's with a G-th of its heads (on the meta device: the shape checks
+    come before the device check only for the group, so call the helper directly)."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("cuda.bindings")
+    from blockattn import api
+
+    q = torch.empty(T, 8, D, dtype=torch.bfloat16)
+    assert api._query_group(q, torch.empty(T, 2, D)) == 4
+    assert api._query_group(q, torch.empty(T, 8, D)) == 1
+    assert api._query_group(q, torch.empty(T, D)) == 1  # k's own check reports the rank
+    with pytest.raises(ValueError, match="k: 3 heads, but q has 8"):
+        api._query_group(q, torch.empty(T, 3, D))
+
+
+# --------------------------------------------------------------------------------------------
+# The native record launch: k and v with a G-th of q's heads
+# --------------------------------------------------------------------------------------------
+
+MANIFESTS = pathlib.Path(__file__).parent / "data" / "manifests"
+
+
+@pytest.mark.skipif(_launch.library() is None, reason="libblockattn_launch is not built")
+def test_record_rules_group():
+    pytest.importorskip("torch")
+    pytest.importorskip("cuda.bindings")
+    import ctypes
+
+    from blockattn import _driver
+
+    manifest = json.loads((MANIFESTS / "blockattn_forward_d128_b64_bf16.json").read_text())
+    assert _driver.record_rules(manifest) is _driver.RECORD_RULES
+    grouped = dict(manifest, group=4)
+    rules = _driver.record_rules(grouped)
+    assert rules["k"] == (3, "q", _launch.NONEMPTY, 4) and rules["v"] == rules["k"]
+    assert rules["o"] == _driver.RECORD_RULES["o"]
+
+    lib = _launch.library()
+    launches = []
+    table = _launch.Driver(
+        _launch._ENCODE(lambda *a: 0),
+        _launch._LAUNCH(lambda *a: launches.append(a) or 0),
+        _launch._SET_CURRENT(lambda ctx: 0),
+        _launch._ERROR_NAME(lambda e, n: 0))
+    lib.blockattnLaunchSetDriver(ctypes.byref(table))
+    try:
+        plan = _launch.Plan(grouped, 0x1234, 0x5678)
+        plan.set_record(grouped, rules, _kernels.grid_inputs(grouped), 132)
+
+        def record(kv_heads, hq=8, tokens=512):
+            values = [0xABC]
+            for i, name in enumerate(plan.tensor_names):
+                if name == "cu_seqlens":
+                    values += [0x900000, 1, 9, 1]
+                else:
+                    h = kv_heads if name in ("k", "v") else hq
+                    values += [0x100000 * (i + 1), 3, tokens, h, 128, h * 128, 128, 1]
+            return values + [0.125]
+
+        plan.launch_record(record(2))
+        assert len(launches) == 1
+        for bad in (8, 4, 1):
+            with pytest.raises(_launch.LaunchError, match=rf"{bad} heads, but tensors\[0\] has 8 and the "
+                                                         r"kernel's group is 4"):
+                plan.launch_record(record(bad))
+        assert len(launches) == 1
+    finally:
+        lib.blockattnLaunchSetDriver(None)
+
+
+def test_kvpacked_grouped(api_launches, monkeypatch):
+    """block_attention_kvpacked with kv [T, 2, Hkv, D]: the grouped forward, the backward
+    refused, and a kv whose heads do not divide q's named in the ValueError."""
+    torch, api, calls = api_launches
+    import blockattn
+
+    monkeypatch.setattr(api, "_check_packed", lambda *a: None)
+    q = torch.randn(T, 8, D).to(torch.bfloat16)
+    cu = torch.tensor(CU, dtype=torch.int32)
+    kv = torch.randn(T, 2, 2, D).to(torch.bfloat16)
+    o = blockattn.block_attention_kvpacked(q, kv, cu)
+    assert o.shape == q.shape
+    assert [c["group"] for c in calls] == [4]
+    assert calls[0]["shapes"]["k"] == (T, 2, D)
+    with pytest.raises(ValueError, match=r"^kv: shape \(10, 2, 3, 64\) does not match q's"):
+        blockattn.block_attention_kvpacked(q, torch.randn(T, 2, 3, D).to(torch.bfloat16), cu)
+    with pytest.raises(NotImplementedError, match="no backward kernel yet"):
+        blockattn.block_attention_kvpacked(q, kv.requires_grad_(True), cu)
+    assert len(calls) == 1

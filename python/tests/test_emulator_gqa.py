@@ -1,0 +1,97 @@
+"""Grouped-query attention's forward kernels in block-attn-emulate (issue 21).
+
+The small jagged problem of test_emulator.py (lengths 0, 1, 63, 64, 65, 200)
+with q of Hq heads and k, v of Hkv = Hq / G, through the compiled --group=G
+kernels of both chips, against the float64 reference (which takes k and v
+with fewer heads): G = 1 (the plain kernel on the same shapes), 2, 4, and
+multi-query attention (Hkv = 1), with and without rotary. Each output element
+is written, and the kernel's choice of k/v head matters: the same output misses
+the reference of another head mapping (k/v head h % Hkv instead of h / G).
+
+Runs with the repository's build (build/bin/block-attn-compile and
+block-attn-emulate).
+"""
+
+from __future__ import annotations
+
+import subprocess
+
+import numpy as np
+import pytest
+
+from blockattn import emulation as em
+from blockattn._kernels import find_compiler
+
+pytestmark = pytest.mark.skipif(
+    find_compiler() is None or em.find_emulator() is None,
+    reason="needs build/bin/block-attn-compile and block-attn-emulate (make build)",
+)
+
+# (chip, case, query heads): G = 1, 2, 4 and MQA (Hkv = 1) at G = 2 and 4.
+CASES = [
+    ("sm_90a", em.Case("forward", 64, "bf16"), 4),
+    ("sm_90a", em.Case("forward", 64, "bf16", group=2), 4),
+    ("sm_90a", em.Case("forward", 128, "bf16", group=4), 8),
+    ("sm_90a", em.Case("forward", 64, "f16", group=2), 2),
+    ("sm_90a", em.Case("forward", 128, "bf16", "half_split", group=4), 4),
+    ("sm_100a", em.Case("forward", 64, "bf16", group=2), 4),
+    ("sm_100a", em.Case("forward", 128, "bf16", group=4), 4),
+    ("sm_100a", em.Case("forward", 64, "bf16", "interleaved", group=2), 2),
+]
+
+
+def case_id(x):
+    return x if isinstance(x, str) else (x.name if isinstance(x, em.Case) else f"hq{x}")
+
+
+def compile_case(case: em.Case, chip: str, directory) -> object:
+    out = directory / chip
+    subprocess.run([find_compiler(), *case.compiler_flags(chip), "-o", str(out), "--quiet"], check=True)
+    return out / f"k_{case.name}"
+
+
+@pytest.mark.parametrize("chip,case,heads", CASES, ids=case_id)
+def test_grouped_forward_matches_reference(chip, case, heads, tmp_path):
+    base = compile_case(case, chip, tmp_path)
+    tensors = em.make_problem(case, heads=heads, seed=3)
+    assert tensors["k"].shape[1] == heads // case.group and tensors["o"].shape[1] == heads
+    out = em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), tensors,
+                     {"softmax_scale": case.head_dim ** -0.5})
+    want = em.reference_outputs(case, tensors)
+    assert em.check_close(case, out, want) == []
+    assert (out["o"] != em.POISON).all()
+    kv_heads = heads // case.group
+    if case.group > 1 and kv_heads > 1:
+        # Another head mapping (query head h on k/v head h % Hkv) gives another output, which
+        # the kernel's misses: the test sees which k/v head each query head reads.
+        order = [h % kv_heads for h in range(heads)]
+        wrong = dict(tensors)
+        wrong["k"] = np.ascontiguousarray(tensors["k"][:, order])
+        wrong["v"] = np.ascontiguousarray(tensors["v"][:, order])
+        assert em.check_close(case, out, em.reference_outputs(case, wrong)) != []
+
+
+def test_grouped_forward_one_sm_reuses_every_slot(tmp_path):
+    """One SM runs every tile of the problem in one CTA (each ring slot reused many times),
+    the grid a persistent launch on a small GPU gives."""
+    case = em.Case("forward", 64, "bf16", group=4)
+    base = compile_case(case, "sm_90a", tmp_path)
+    tensors = em.make_problem(case, heads=4, seed=5)
+    out = em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), tensors,
+                     {"softmax_scale": 0.125}, num_sms=1)
+    assert em.check_close(case, out, em.reference_outputs(case, tensors)) == []
+
+
+def test_reference_of_repeated_heads():
+    """The reference the tests compare with is attention on k and v repeated G times."""
+    case = em.Case("forward", 64, "bf16", group=2)
+    tensors = em.make_problem(case, heads=4, seed=3)
+    grouped = em.reference_outputs(case, tensors)["o"]
+    repeated = dict(tensors, k=np.repeat(tensors["k"], 2, axis=1), v=np.repeat(tensors["v"], 2, axis=1))
+    plain = em.Case("forward", 64, "bf16")
+    np.testing.assert_array_equal(grouped, em.reference_outputs(plain, repeated)["o"])
+
+
+def test_make_problem_group_must_divide_heads():
+    with pytest.raises(ValueError, match="heads: 3 is not a multiple of the case's group 2"):
+        em.make_problem(em.Case("forward", 64, "bf16", group=2), heads=3)
