@@ -198,7 +198,12 @@ int64_t chunkedCtasPerSm(const KernelShape &shape) {
 /// share the SM), two for the plain forward at head dim 32 (H200, seed-d32:
 /// 0.43 against 0.49 ms; docs/head-dims.md#launch).
 int64_t chunkedConsumers(const KernelShape &shape) {
-  return !shape.backward && shape.headDim == 32 && !shape.hasRotary() ? 2 : 1;
+  // Not at block size 128: three warpgroups of two CTAs launch with 80
+  // registers a thread, below the 90 ptxas needs for its 64 x 128 S product.
+  return !shape.backward && shape.headDim == 32 && !shape.hasRotary() &&
+                 shape.blockSize <= 64
+             ? 2
+             : 1;
 }
 
 /// Consumer warpgroups of a persistent sm_90a launch: two hide one tile's
