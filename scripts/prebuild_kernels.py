@@ -58,6 +58,8 @@ def keys_for(args) -> list[KernelKey]:
     for chip, kind, d, bs, dtype, rotary, group in itertools.product(
         args.chips, args.kinds, args.head_dims, args.block_sizes, args.dtypes, args.rotary, args.groups
     ):
+        if kind == "backward" and bs not in _kernels.BACKWARD_BLOCK_SIZES:
+            continue  # no backward kernel at this block size yet (docs/block-sizes.md)
         for variant in (["plain"] if rotary == "none" else args.rotary_variants):
             positions, rotate_v = VARIANTS[variant]
             key = KernelKey(kind=kind, head_dim=d, block_size=bs, dtype=dtype, chip=chip,

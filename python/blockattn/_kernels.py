@@ -34,7 +34,7 @@ import subprocess
 import tempfile
 
 __all__ = [
-    "HEAD_DIMS", "PREBUILT_HEAD_DIMS", "BLOCK_SIZES", "ROTARY_MODES", "KernelKey", "KernelFiles", "find_kernel", "find_compiler", "compiler_id",
+    "HEAD_DIMS", "PREBUILT_HEAD_DIMS", "BLOCK_SIZES", "BACKWARD_BLOCK_SIZES", "ROTARY_MODES", "KernelKey", "KernelFiles", "find_kernel", "find_compiler", "compiler_id",
     "cache_dir", "compile_kernel", "prebuild",
     "SMALL_GRID_TILES", "small_grid_key", "small_grid_limit", "work_items",
     "tile_rows",
@@ -60,11 +60,15 @@ HEAD_DIMS = (32, 64, 96, 128)
 # default): the others compile on first use (find_kernel), with the bundled
 # compiler, into the cache.
 PREBUILT_HEAD_DIMS = (64, 128)
-BLOCK_SIZES = (16, 32, 64)
+BLOCK_SIZES = (16, 32, 64, 128)
+# The block sizes with a backward kernel (128: the forward only so far,
+# docs/block-sizes.md); the compiler's verifier refuses the others.
+BACKWARD_BLOCK_SIZES = (16, 32, 64)
 # Rows of a kernel's tile: blocks smaller than the 64-row MMA tile share it (the
 # kernel masks each query row to its own block's keys), so a work item is a
-# 64-row tile, not a block. The compiler's rule (KernelShape::tileRows); the
-# manifest states it as ``tile_rows`` where it differs from ``block_size``.
+# 64-row tile, not a block; a block of 128 is one work item. The compiler's rule
+# (KernelShape::tileRows); the manifest states it as ``tile_rows`` where it
+# differs from ``block_size``.
 MIN_TILE_ROWS = 64
 
 

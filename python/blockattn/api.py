@@ -495,6 +495,11 @@ def backward(
     [H, T], the gradient of the forward's log-sum-exp), its term is added to
     dS (d lse_i / d s_ij = scale P_ij). Without it the kernel is the one
     without the log-sum-exp."""
+    if block_size not in _kernels.BACKWARD_BLOCK_SIZES:
+        raise ValueError(
+            f"block_size: {block_size} has no backward kernel yet; block sizes with a backward: "
+            f"{', '.join(map(str, _kernels.BACKWARD_BLOCK_SIZES))}"
+        )
     if k.shape[1] != q.shape[1]:
         _refuse_grouped_backward(q.shape[1] // max(k.shape[1], 1), True)
     dq, dk, dv = (_empty(q), _empty(k), _empty(v)) if grads is None else grads
@@ -948,6 +953,11 @@ def _register_fast(q: torch.Tensor, block_size: int) -> None:
     key = (q.dtype, q.shape[2], q.get_device(), block_size)
     if key in _FAST:
         return
+    if block_size not in _kernels.BACKWARD_BLOCK_SIZES:
+        # The fast path would take a later call that needs gradients too;
+        # the checked path refuses those (_check_common).
+        _FAST[key] = None
+        return
     kernel, _ = _kernel("forward", q, block_size, "none", False, False)
     forward = _record_launcher(kernel, _FORWARD_TENSORS)
     _FAST[key] = None if forward is None else _FastPath(
@@ -1236,6 +1246,12 @@ def _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, r
             f"block_size: {block_size} is not supported; supported block sizes: "
             f"{', '.join(map(str, SUPPORTED_BLOCK_SIZES))}"
         )
+    if requires_grad and block_size not in _kernels.BACKWARD_BLOCK_SIZES and torch.is_grad_enabled():
+        raise ValueError(
+            f"block_size: {block_size} has a forward kernel only (no backward yet); block sizes with "
+            f"a backward: {', '.join(map(str, _kernels.BACKWARD_BLOCK_SIZES))} (or run the forward "
+            "under torch.no_grad() or with inputs that do not require grad)"
+        )
     if softmax_scale is None:
         softmax_scale = 1.0 / math.sqrt(q.shape[2])
     elif not (isinstance(softmax_scale, (int, float)) and math.isfinite(softmax_scale) and softmax_scale > 0):
@@ -1495,6 +1511,10 @@ def _block_attention_features(q, k, v, cu_seqlens, block_size, softmax_scale, ou
     then the eager autograd.Function (no fast path, no custom op)."""
     causal = _check_flag("causal", causal)
     return_lse = _check_flag("return_lse", return_lse)
+    if block_size == 128 and (causal or return_lse):
+        # The compiler refuses them (a 128-token block's second query half).
+        raise ValueError("block_size: 128 does not support causal=True or return_lse=True yet; "
+                         "block sizes 16, 32 and 64 do")
     eager = not torch.compiler.is_compiling()
     _check_activation("q", q, None, eager)
     _check_activation("k", k, q, eager)

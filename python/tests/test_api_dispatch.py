@@ -232,3 +232,22 @@ def test_entry_points_are_module_attributes_after_first_use(name):
     function = getattr(blockattn, name)
     assert function is getattr(api, name)
     assert vars(blockattn)[name] is function
+
+
+def test_block_size_128_runs_the_forward_and_refuses_gradients(launches):
+    """Block size 128 has a forward kernel only (docs/block-sizes.md): a call that needs
+    gradients is refused before anything is launched, naming the argument."""
+    q, k, v, cu = inputs()
+    with pytest.raises(ValueError, match="^block_size: 128 has a forward kernel only"):
+        blockattn.block_attention(q, k, v, cu, block_size=128)
+    with pytest.raises(ValueError, match="^block_size: 128 has a forward kernel only"):
+        blockattn.block_attention_qkvpacked(torch.stack([q, k, v], 1), cu, block_size=128)
+    assert launches == []
+    with pytest.raises(ValueError, match="^block_size: 128 has no backward kernel"):
+        api.backward(v, q, k, v, cu, 128, 0.125)
+    with torch.no_grad():
+        o = blockattn.block_attention(q, k, v, cu, block_size=128)
+    assert o.grad_fn is None
+    q, k, v, cu = inputs(requires_grad=False)
+    blockattn.block_attention(q, k, v, cu, block_size=128)
+    assert [c["kind"] for c in launches] == ["forward", "forward"]

@@ -387,6 +387,57 @@ def test_seed_kernels(chip, tmp_path):
         assert em.check_close(case, out, em.reference_outputs(case, tensors)) == [], m["kernel"]
 
 
+# Block size 128 (the forward; docs/block-sizes.md): two 64-row query halves against the
+# block's 128 keys, on lengths around the block and its half (0, 1, 63-65, 127-129, 191-193,
+# 300) and tiny ones, with and without rotary embeddings (the key tile starts at the block's
+# first row, the second query half 64 rows later), and the rotary warpgroup variant.
+BS128_LENGTHS = (0, 1, 127, 128, 129, 300, 2, 0, 3, 5, 64, 65, 191, 193, 1, 63)
+BS128_CASES = [
+    em.Case("forward", 64, "bf16", block_size=128),
+    em.Case("forward", 128, "bf16", block_size=128),
+    em.Case("forward", 128, "f16", block_size=128),
+    em.Case("forward", 32, "f16", block_size=128),
+    em.Case("forward", 96, "bf16", block_size=128),
+    em.Case("forward", 128, "bf16", "half_split", block_size=128),
+    em.Case("forward", 64, "f16", "interleaved", positions=True, rotate_v=True, block_size=128),
+]
+
+
+# sm_100a: the plain forwards (with rotary embeddings block size 128 is sm_90a only).
+BS128_CHIP_CASES = [("sm_90a", case) for case in BS128_CASES] + [
+    ("sm_100a", em.Case("forward", d, dtype, block_size=128))
+    for d, dtype in ((128, "bf16"), (64, "f16"), (96, "bf16"), (32, "f16"))
+]
+
+
+@pytest.mark.parametrize("chip,case", BS128_CHIP_CASES, ids=lambda x: x if isinstance(x, str) else x.name)
+def test_block_size_128_matches_reference(chip, case, kernels):
+    tensors = em.make_problem(case, lengths=BS128_LENGTHS)
+    base = kernels(case, chip)
+    out = em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), tensors,
+                     {"softmax_scale": case.head_dim ** -0.5})
+    want = em.reference_outputs(case, tensors)
+    assert em.check_close(case, out, want) == []
+    assert (out["o"] != em.POISON).all()
+    # The block size matters: 64-token blocks give other outputs on these lengths.
+    as64 = em.Case(case.kind, case.head_dim, case.dtype, case.rotary, case.positions, case.rotate_v)
+    assert em.check_close(case, out, em.reference_outputs(as64, tensors)) != []
+
+
+@pytest.mark.parametrize("sms", [1, 2])
+def test_block_size_128_rotary_warpgroup(sms, tmp_path):
+    """The rotary warpgroup rotates the two query halves and the 128-row key tile of a slot."""
+    case = em.Case("forward", 128, "bf16", "interleaved", positions=True, block_size=128)
+    out = tmp_path / "k"
+    subprocess.run([find_compiler(), *case.compiler_flags("sm_90a"), "--rotary-warpgroup=on",
+                    "-o", str(out), "--quiet"], check=True)
+    base = out / f"k_{case.name}"
+    tensors = em.make_problem(case, lengths=BS128_LENGTHS)
+    result = em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), tensors,
+                        {"softmax_scale": case.head_dim ** -0.5}, num_sms=sms, seed=7)
+    assert em.check_close(case, result, em.reference_outputs(case, tensors)) == []
+
+
 # Head dim 32's launch (docs/head-dims.md#launch): the plain forward chunked with two
 # consumers per CTA, the plain backward three CTAs per SM; both, and the forward's
 # small-grid variant (one tile per CTA, so the second consumer gets none), against float64.

@@ -115,6 +115,19 @@ struct DivUILowering : ConvertOpToLLVMPattern<arith::DivUIOp> {
   }
 };
 
+/// The other i32 scalar arithmetic of the recipes (the rows of a large
+/// block's query halves, docs/block-sizes.md): one LLVM op each.
+template <typename ArithOp, typename LLVMOp>
+struct BinaryLowering : ConvertOpToLLVMPattern<ArithOp> {
+  using ConvertOpToLLVMPattern<ArithOp>::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(ArithOp op, typename ArithOp::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<LLVMOp>(op, adaptor.getLhs(), adaptor.getRhs());
+    return success();
+  }
+};
+
 struct SetMaxRegistersLowering : ConvertOpToLLVMPattern<SetMaxRegistersOp> {
   using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
   LogicalResult
@@ -167,6 +180,10 @@ void mlir::blockattn::populateWarpSpecKernelToNVVMPatterns(
   patterns.add<ConstantLowering, DimLowering, AddILowering, CmpILowering,
                DivUILowering, SetMaxRegistersLowering, WaitBulkStoresLowering,
                ScratchLowering>(converter);
+  patterns.add<BinaryLowering<arith::SubIOp, LLVM::SubOp>,
+               BinaryLowering<arith::MulIOp, LLVM::MulOp>,
+               BinaryLowering<arith::MinSIOp, LLVM::SMinOp>,
+               BinaryLowering<arith::MaxSIOp, LLVM::SMaxOp>>(converter);
 }
 
 void mlir::blockattn::populateWarpSpecToNVVMPatterns(

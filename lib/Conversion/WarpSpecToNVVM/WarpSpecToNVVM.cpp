@@ -260,7 +260,8 @@ struct ConvertWarpSpecToNVVMPass
       // arith.divui: grouped-query attention's k/v head (query head /
       // group) in the producer.
       if (isa<WarpSpecDialect>(op->getDialect()) ||
-          isa<arith::ConstantOp, arith::AddIOp, arith::CmpIOp, arith::DivUIOp,
+          isa<arith::ConstantOp, arith::AddIOp, arith::SubIOp, arith::MulIOp,
+              arith::CmpIOp, arith::DivUIOp, arith::MinSIOp, arith::MaxSIOp,
               memref::DimOp, scf::WhileOp, scf::ConditionOp, scf::YieldOp>(op))
         return WalkResult::advance();
       op->emitOpError() << "cannot be lowered by convert-warpspec-to-nvvm "

@@ -426,16 +426,16 @@ func.func @negative_f16_constant(%cu: !cu) {
 
 // -----
 
-// Arithmetic beyond what the ring positions need (arith.addi, arith.cmpi) is
-// not something a kernel body can lower.
+// Arithmetic beyond what the ring positions and the recipes need (arith.addi,
+// subi, muli, minsi, maxsi, cmpi) is not something a kernel body can lower.
 !cu = memref<?xi32>
 func.func @negative_unknown_op(%cu: !cu) {
   warpspec.kernel chip(sm_90a) {
     %n = arith.constant 4 : index
     warpspec.partition "a" role(compute) warps(4) regs(64) {
       warpspec.tile_loop (%row, %rows, %head) in %cu : !cu heads(%n) tokens(%n) block_size(64) {
-        // expected-error @+1 {{'arith.muli' op cannot be lowered by convert-warpspec-to-nvvm inside a warpspec.kernel}}
-        %next = arith.muli %row, %rows : i32
+        // expected-error @+1 {{'arith.divsi' op cannot be lowered by convert-warpspec-to-nvvm inside a warpspec.kernel}}
+        %next = arith.divsi %row, %rows : i32
       }
     }
   }

@@ -42,6 +42,11 @@ constexpr int64_t kRotaryProducerRegs = 48;
 /// position (at 40 it spills).
 constexpr int64_t kMmaRegs = 40;
 constexpr int64_t kRotaryRegs = 56, kRotaryMmaRegs = 56;
+/// sm_100a at block size 128: the MMA warpgroup issues four products a
+/// block (S and O per query half); at 40 or 64 registers ptxas spills it
+/// (176 / 60 bytes at head dim 128), at 96 nothing spills and the softmax
+/// warpgroups keep 184 (S 64 + O 64 + P 32 at D = 128; ptxas, CUDA 13.0).
+constexpr int64_t kLargeBlockMmaRegs = 96;
 /// sm_90a: the rotary warpgroup that rotates the load ring's slots in place
 /// (KernelPlan::rotaryWarpgroup). warpspec.rotate reads the tables of as
 /// many passes ahead as its registers allow, (regs - 40) / (2 x pairs per
@@ -169,6 +174,11 @@ bool chunkedByDefault(const KernelShape &shape) {
 /// consumers cannot give up the registers (with one consumer, or two at 184
 /// registers that spill, every variant was 14-30% slower).
 bool rotaryWarpgroupByDefault(const KernelShape &shape) {
+  // At block size 128 its consumers' 184 registers do not hold a 64 x 128
+  // S next to O at head dim 128 (ptxas spills 8-124 bytes); the consumers'
+  // own rotation at 232 does not spill (docs/block-sizes.md).
+  if (shape.blockSize > 64)
+    return false;
   if (shape.headDim == 128)
     return !shape.backward;
   if (shape.headDim == 64)
@@ -188,7 +198,12 @@ int64_t chunkedCtasPerSm(const KernelShape &shape) {
 /// share the SM), two for the plain forward at head dim 32 (H200, seed-d32:
 /// 0.43 against 0.49 ms; docs/head-dims.md#launch).
 int64_t chunkedConsumers(const KernelShape &shape) {
-  return !shape.backward && shape.headDim == 32 && !shape.hasRotary() ? 2 : 1;
+  // Not at block size 128: three warpgroups of two CTAs launch with 80
+  // registers a thread, below the 90 ptxas needs for its 64 x 128 S product.
+  return !shape.backward && shape.headDim == 32 && !shape.hasRotary() &&
+                 shape.blockSize <= 64
+             ? 2
+             : 1;
 }
 
 /// Consumer warpgroups of a persistent sm_90a launch: two hide one tile's
@@ -233,11 +248,11 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
 
   int64_t scratchPerConsumer = 0;
   if (shape.backward || plan.pFromSmem)
-    scratchPerConsumer += shape.tileBytes(shape.tileRows());
+    scratchPerConsumer += shape.queryTileBytes(shape.tileRows());
   if (shape.backward)
-    scratchPerConsumer += shape.tileBytes(shape.tileRows());
+    scratchPerConsumer += shape.queryTileBytes(shape.tileRows());
   if (plan.stageOutput)
-    scratchPerConsumer += shape.tileBytes(shape.headDim);
+    scratchPerConsumer += shape.queryTileBytes(shape.headDim);
   int64_t scratchBytes = plan.numConsumers * scratchPerConsumer;
   int64_t budget = TargetLimits::sharedMemoryBudget(plan.ctasPerSm) -
                    kSmemReserve - scratchBytes;
@@ -302,11 +317,22 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
   planL2Prefetch(options, /*byDefault=*/false, plan);
   plan.numConsumers = 1; // the MMA warpgroup takes every slot
   plan.softmaxReplicas = singleSoftmaxReplica(shape) ? 1 : kSoftmaxReplicas;
+  // With rotary embeddings a fifth warpgroup leaves the two softmax
+  // warpgroups about 140 registers: too few for a 64 x 128 S next to O.
+  if (shape.numQueryTiles() > 1 && shape.hasRotary())
+    return fail("rotary embeddings at block_size ", shape.blockSize,
+                " are implemented for sm_90a only (docs/block-sizes.md)");
+  // A large block's query halves go to the softmax replicas round-robin,
+  // replica r always taking half r (Sm100aRecipe.cpp).
+  if (plan.softmaxReplicas % shape.numQueryTiles() != 0)
+    return fail("block_size ", shape.blockSize, " needs a multiple of ",
+                shape.numQueryTiles(), " softmax warpgroups, got ",
+                plan.softmaxReplicas);
   plan.pFromSmem = false;
   plan.stageOutput = true;
   plan.bulkStore = options.oStore == OStore::tma;
   // Two output staging buffers, and the backward's two P/dS slots.
-  int64_t scratch = 2 * shape.tileBytes(shape.headDim);
+  int64_t scratch = 2 * shape.queryTileBytes(shape.headDim);
   if (shape.backward)
     scratch += 2 * 2 * shape.tileBytes(shape.tileRows());
   int64_t budget = TargetLimits::maxSharedMemoryBytes - kSmemReserve - scratch;
@@ -332,6 +358,8 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
   plan.registers.load = shape.hasRotary() ? kRotaryProducerRegs : kProducerRegs;
   plan.registers.mma = shape.hasRotary() ? kRotaryMmaRegs : kMmaRegs;
   plan.registers.rotary = shape.hasRotary() ? kRotaryRegs : 0;
+  if (shape.numQueryTiles() > 1)
+    plan.registers.mma = kLargeBlockMmaRegs;
   if (singleSoftmaxReplica(shape)) {
     plan.registers.mma = kWideRotaryBackwardMmaRegs;
     plan.registers.rotary = kWideRotaryBackwardRegs;

@@ -66,6 +66,29 @@ BufferType tileBuffer(const KernelSpec &spec, int64_t cols) {
                          spec.elementType, MemorySpace::smem);
 }
 
+BufferType queryBuffer(const KernelSpec &spec, int64_t cols) {
+  return BufferType::get(spec.elementType.getContext(),
+                         {spec.queryTileRows(), cols}, spec.elementType,
+                         MemorySpace::smem);
+}
+
+SmallVector<LoadedTile> loadedTiles(const KernelSpec &spec) {
+  BufferType whole = tileBuffer(spec, spec.headDim);
+  SmallVector<LoadedTile> tiles;
+  if (spec.numQueryTiles() == 1) {
+    for (Value source : spec.loads)
+      tiles.push_back({source, whole, 0});
+    return tiles;
+  }
+  BufferType half = queryBuffer(spec, spec.headDim);
+  for (int64_t offset = 0; offset < spec.tileRows();
+       offset += spec.queryTileRows())
+    tiles.push_back({spec.loads[0], half, offset});
+  for (Value source : ArrayRef<Value>(spec.loads).drop_front())
+    tiles.push_back({source, whole, 0});
+  return tiles;
+}
+
 /// A channel with no placement yet (the allocators fill it in).
 Value createChannel(OpBuilder &b, Location loc, ChannelType type,
                     StringRef name, int64_t depth) {
@@ -115,10 +138,32 @@ void buildRotaryPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
 /// Rotates shared-memory tiles (in place when `dests` is `sources`).
 void rotateTiles(OpBuilder &b, Location loc, const KernelSpec &spec,
                  ValueRange sources, ValueRange dests, const TileRows &at) {
-  RotateOp::create(b, loc, sources, dests, at.rows, at.row, at.position,
-                   spec.cos, spec.sin, spec.positions,
-                   b.getBoolAttr(spec.rotary == RotaryMode::interleaved),
-                   thetaAttr(b, spec));
+  auto rotate = [&](ValueRange from, ValueRange to, const TileRows &rows) {
+    RotateOp::create(b, loc, from, to, rows.rows, rows.row, rows.position,
+                     spec.cos, spec.sin, spec.positions,
+                     b.getBoolAttr(spec.rotary == RotaryMode::interleaved),
+                     thetaAttr(b, spec));
+  };
+  if (spec.numQueryTiles() == 1) {
+    rotate(sources, dests, at);
+    return;
+  }
+  // A large block (loadedTiles): each query half at its own first row and
+  // position, the keys (and values) from the block's first row. A rotation
+  // turns every row of its tile (the rows past the block are clamped into
+  // the tables), so the halves' valid-row counts do not matter here.
+  int64_t halves = spec.numQueryTiles();
+  for (int64_t i = 0; i < halves; ++i) {
+    TileRows half = at;
+    if (i > 0) {
+      Value offset =
+          arith::ConstantIntOp::create(b, loc, i * spec.queryTileRows(), 32);
+      half.row = arith::AddIOp::create(b, loc, at.row, offset);
+      half.position = arith::AddIOp::create(b, loc, at.position, offset);
+    }
+    rotate(sources.slice(i, 1), dests.slice(i, 1), half);
+  }
+  rotate(sources.drop_front(halves), dests.drop_front(halves), at);
 }
 
 /// The angles of a [block, D] register tile's rotary pairs, read once per
@@ -150,9 +195,11 @@ Value unrotateGradient(OpBuilder &b, Location loc, const KernelSpec &spec,
 
 /// The tensors the kernel rotates, among the loaded tiles (q, k, v, ...).
 SmallVector<Value> rotatedTiles(const KernelSpec &spec, ValueRange tiles) {
-  SmallVector<Value> rotated = {tiles[0], tiles[1]};
+  // The query halves of a large block (loadedTiles) come first.
+  int64_t q = spec.numQueryTiles();
+  SmallVector<Value> rotated(tiles.take_front(q + 1));
   if (spec.rotateV)
-    rotated.push_back(tiles[2]);
+    rotated.push_back(tiles[q + 1]);
   return rotated;
 }
 
@@ -218,10 +265,16 @@ void buildLoadPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
         b, loc, head, arith::ConstantIntOp::create(b, loc, spec.group, 32));
   auto acquire = AcquireOp::create(b, loc, ring);
   acquire.setL2Prefetch(plan.l2Prefetch);
-  for (auto [index, source, buffer] :
-       llvm::enumerate(spec.loads, acquire.getBuffers())) {
-    bool kvSide = index == 1 || index == 2; // k, v
-    TmaLoadOp::create(b, loc, source, row, kvSide ? kvHead : head, buffer);
+  for (auto [tile, buffer] :
+       llvm::zip(loadedTiles(spec), acquire.getBuffers())) {
+    Value tileRow = row;
+    if (tile.rowOffset)
+      tileRow = arith::AddIOp::create(
+          b, loc, row,
+          arith::ConstantIntOp::create(b, loc, tile.rowOffset, 32));
+    bool kvSide = tile.source == spec.loads[1] || tile.source == spec.loads[2];
+    TmaLoadOp::create(b, loc, tile.source, tileRow, kvSide ? kvHead : head,
+                      buffer);
   }
   commitTile(b, loc, spec, acquire.getSlot(), row, rows, head, position);
   b.setInsertionPointAfter(loop);

@@ -29,6 +29,24 @@ void buildSm100aKernel(OpBuilder &b, Location loc, const KernelSpec &spec,
 /// A [block, cols] shared-memory tile of the kernel's element type.
 warpspec::BufferType tileBuffer(const KernelSpec &spec, int64_t cols);
 
+/// A [query rows, cols] shared-memory tile: the rows one product holds
+/// (KernelShape::queryTileRows; the block itself up to 64 tokens).
+warpspec::BufferType queryBuffer(const KernelSpec &spec, int64_t cols);
+
+/// One tile the producer copies per work item: from `source`, starting
+/// `rowOffset` rows into the block, into a buffer of `type`.
+struct LoadedTile {
+  Value source;
+  warpspec::BufferType type;
+  int64_t rowOffset;
+};
+
+/// The tiles of a load-ring slot, in slot order. Up to 64 tokens a block,
+/// one [block, D] tile per tensor of `spec.loads`. A larger block's query
+/// comes in 64-row halves (each the M of its own products), its keys and
+/// values whole: q rows [0, 64), q rows [64, 128), k, v.
+SmallVector<LoadedTile> loadedTiles(const KernelSpec &spec);
+
 /// A channel with no placement yet (the allocators fill it in).
 Value createChannel(OpBuilder &b, Location loc, warpspec::ChannelType type,
                     StringRef name, int64_t depth);

@@ -8,6 +8,8 @@
 
 #include "Recipe.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
 using namespace mlir;
 using namespace mlir::blockattn;
 using namespace mlir::warpspec;
@@ -22,7 +24,12 @@ namespace {
 /// position in the backward), so the plan gives it more registers.
 Value createRotaryRing(OpBuilder &b, Location loc, const KernelSpec &spec,
                        int64_t depth) {
-  SmallVector<Type> tiles(spec.rotateV ? 3 : 2, tileBuffer(spec, spec.headDim));
+  // The rotated tiles are the first loaded ones (rotatedTiles): q (its
+  // halves in a large block), k, and v with rotate_v.
+  SmallVector<Type> tiles;
+  for (const LoadedTile &loaded : loadedTiles(spec))
+    tiles.push_back(loaded.type);
+  tiles.resize(spec.numQueryTiles() + (spec.rotateV ? 2 : 1));
   return createChannel(
       b, loc, ChannelType::get(b.getContext(), tiles, MemorySpace::smem),
       "rotated", depth);
@@ -55,7 +62,7 @@ struct MmaLoop {
 };
 
 MmaLoop beginMmaLoop(OpBuilder &b, Location loc, const KernelSpec &spec,
-                     Value ring, Value rotated, BufferType tile, int64_t regs) {
+                     Value ring, Value rotated, int64_t regs) {
   MLIRContext *ctx = b.getContext();
   auto mma =
       PartitionOp::create(b, loc, b.getStringAttr("mma"),
@@ -66,7 +73,7 @@ MmaLoop beginMmaLoop(OpBuilder &b, Location loc, const KernelSpec &spec,
   loop.consume = ConsumeOp::create(b, loc, ring);
   Type i32 = b.getI32Type();
   SmallVector<Type> args = {SlotType::get(ctx), i32, i32, i32};
-  args.append(spec.loads.size(), tile);
+  llvm::append_range(args, cast<ChannelType>(ring.getType()).getBufferTypes());
   Block &body = createBody(loop.consume, args, loc);
   b.setInsertionPointToStart(&body);
   loop.slot = loop.consume.getSlot();
@@ -141,17 +148,24 @@ void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
   OpBuilder::InsertionGuard guard(b);
   KernelValues values = beginKernel(b, loc, Chip::sm_100a, spec, plan);
 
-  int64_t bs = spec.tileRows(); // tile rows: 64 for smaller blocks
+  // M = 64 query rows a product, against all of the tile's keys (a block of
+  // 128 in two query halves; smaller blocks share a 64-row tile, masked:
+  // docs/block-sizes.md).
+  int64_t m = spec.queryTileRows(), n = spec.tileRows();
+  int64_t halves = spec.numQueryTiles();
   Type f32 = b.getF32Type();
-  BufferType tile = tileBuffer(spec, spec.headDim);
+  BufferType staging = queryBuffer(spec, spec.headDim);
   auto tmemTile = [&](int64_t cols, Type element) {
-    return BufferType::get(ctx, {bs, cols}, element, MemorySpace::tmem);
+    return BufferType::get(ctx, {m, cols}, element, MemorySpace::tmem);
   };
-  BufferType sBuf = tmemTile(bs, f32), pBuf = tmemTile(bs, spec.elementType),
+  BufferType sBuf = tmemTile(n, f32), pBuf = tmemTile(n, spec.elementType),
              oBuf = tmemTile(spec.headDim, f32);
-  Value qkv = createChannel(
-      b, loc, ChannelType::get(ctx, {tile, tile, tile}, MemorySpace::smem),
-      spec.loadRingName(), plan.numStages);
+  SmallVector<Type> loaded;
+  for (const LoadedTile &tile : loadedTiles(spec))
+    loaded.push_back(tile.type);
+  Value qkv =
+      createChannel(b, loc, ChannelType::get(ctx, loaded, MemorySpace::smem),
+                    spec.loadRingName(), plan.numStages);
   Value sCh = createChannel(
       b, loc, ChannelType::get(ctx, {sBuf}, MemorySpace::tmem), "s", 2);
   Value pCh = createChannel(
@@ -166,38 +180,42 @@ void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
   if (rotated)
     buildRotaryPartition(b, loc, spec, qkv, rotated, plan.registers.rotary);
 
-  // MMA issuer.
+  // MMA issuer: per query half, S, then O once its P is in. Each product's
+  // record names the block (row, valid rows, head). The next S is issued
+  // after this O, so the P it leads to (the other softmax replica's, in the
+  // same tensor-memory columns at the other lane alignment) is written only
+  // once this O, which completes first, has read its P.
   {
     OpBuilder::InsertionGuard g(b);
-    MmaLoop loop =
-        beginMmaLoop(b, loc, spec, qkv, rotated, tile, plan.registers.mma);
+    MmaLoop loop = beginMmaLoop(b, loc, spec, qkv, rotated, plan.registers.mma);
     Value row = loop.row, rows = loop.rows, head = loop.head;
-    Value q = loop.operands[0], k = loop.operands[1], v = loop.operands[2];
-    auto s = AcquireOp::create(b, loc, sCh);
-    MmaAsyncOp::create(b, loc, q, k, s.getBuffers()[0], /*transpose_a=*/false,
-                       /*transpose_b=*/true);
-    CommitOp::create(b, loc, s.getSlot(), row, rows, head);
-    auto p = GetOp::create(b, loc, pCh);
-    auto o = AcquireOp::create(b, loc, oCh);
-    MmaAsyncOp::create(b, loc, p.getBuffers()[0], v, o.getBuffers()[0], false,
-                       false);
-    CommitOp::create(b, loc, o.getSlot(), row, rows, head);
-    ReleaseOp::create(b, loc, p.getSlot(), /*after_mma=*/true);
+    Value k = loop.operands[halves], v = loop.operands[halves + 1];
+    for (int64_t i = 0; i < halves; ++i) {
+      auto s = AcquireOp::create(b, loc, sCh);
+      MmaAsyncOp::create(b, loc, loop.operands[i], k, s.getBuffers()[0],
+                         /*transpose_a=*/false, /*transpose_b=*/true);
+      CommitOp::create(b, loc, s.getSlot(), row, rows, head);
+      auto p = GetOp::create(b, loc, pCh);
+      auto o = AcquireOp::create(b, loc, oCh);
+      MmaAsyncOp::create(b, loc, p.getBuffers()[0], v, o.getBuffers()[0], false,
+                         false);
+      CommitOp::create(b, loc, o.getSlot(), row, rows, head);
+      ReleaseOp::create(b, loc, p.getSlot(), /*after_mma=*/true);
+    }
     endMmaLoop(b, loc, loop, sCh);
   }
 
   // Softmax + epilogue warpgroups.
   {
     OpBuilder::InsertionGuard g(b);
-    SoftmaxLoop loop = beginSoftmaxLoop(b, loc, plan, sCh, sBuf, tile);
-    Value row = loop.row, rows = loop.rows, head = loop.head,
-          staging = loop.staging;
-    auto sType = AccType::get(ctx, {bs, bs}, f32);
-    auto pType = AccType::get(ctx, {bs, bs}, spec.elementType);
-    auto oType = AccType::get(ctx, {bs, spec.headDim}, f32);
+    SoftmaxLoop loop = beginSoftmaxLoop(b, loc, plan, sCh, sBuf, staging);
+    Value row = loop.row, rows = loop.rows, head = loop.head;
+    auto sType = AccType::get(ctx, {m, n}, f32);
+    auto pType = AccType::get(ctx, {m, n}, spec.elementType);
+    auto oType = AccType::get(ctx, {m, spec.headDim}, f32);
     Value sVal = TmemLoadOp::create(b, loc, sType, loop.sBuffer);
     ReleaseOp::create(b, loc, loop.slot, /*after_mma=*/false);
-    auto rowsType = RowsType::get(ctx, bs, f32);
+    auto rowsType = RowsType::get(ctx, m, f32);
     auto sm = SoftmaxOp::create(b, loc, pType, rowsType,
                                 spec.lse ? rowsType : Type(), sVal, rows,
                                 Value(), values.scale, false, spec.causal);
@@ -208,11 +226,28 @@ void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
     auto o = GetOp::create(b, loc, oCh);
     Value oVal = TmemLoadOp::create(b, loc, oType, o.getBuffers()[0]);
     ReleaseOp::create(b, loc, o.getSlot(), false);
-    StoreOp::create(b, loc, oVal, spec.stores[0], row, head, rows,
-                    sm.getRowSums(), staging,
+    // The replicas take the S tiles round-robin and a block issues one per
+    // query half, as many as there are replicas (the plan checks): replica
+    // r always has half r, rows [64 r, 64 r + 64) of the block.
+    Value storeRow = row, storeRows = rows;
+    if (halves > 1) {
+      Value half = ReplicaIdOp::create(b, loc);
+      Value offset = arith::MulIOp::create(
+          b, loc, half, arith::ConstantIntOp::create(b, loc, m, 32));
+      storeRow = arith::AddIOp::create(b, loc, row, offset);
+      storeRows = arith::MinSIOp::create(
+          b, loc,
+          arith::MaxSIOp::create(b, loc,
+                                 arith::SubIOp::create(b, loc, rows, offset),
+                                 arith::ConstantIntOp::create(b, loc, 0, 32)),
+          arith::ConstantIntOp::create(b, loc, m, 32));
+    }
+    StoreOp::create(b, loc, oVal, spec.stores[0], storeRow, head, storeRows,
+                    sm.getRowSums(), loop.staging,
                     plan.bulkStore ? b.getUnitAttr() : nullptr);
     if (spec.lse)
-      StoreRowsOp::create(b, loc, sm.getLse(), spec.lse, row, head, rows);
+      StoreRowsOp::create(b, loc, sm.getLse(), spec.lse, storeRow, head,
+                          storeRows);
   }
 }
 
@@ -271,7 +306,7 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
   {
     OpBuilder::InsertionGuard g(b);
     MmaLoop loop =
-        beginMmaLoop(b, loc, spec, qkvdo, rotated, tile, plan.registers.mma);
+        beginMmaLoop(b, loc, spec, qkvdo, rotated, plan.registers.mma);
     Value row = loop.row, rows = loop.rows, head = loop.head;
     ArrayRef<Value> operands = loop.operands;
     Value q = operands[0], k = operands[1], v = operands[2], dout = operands[3];

@@ -7,6 +7,8 @@
 
 #include "Recipe.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
 using namespace mlir;
 using namespace mlir::blockattn;
 using namespace mlir::warpspec;
@@ -46,8 +48,9 @@ void buildHopperKernel(
   MLIRContext *ctx = b.getContext();
   OpBuilder::InsertionGuard guard(b);
   KernelValues values = beginKernel(b, loc, Chip::sm_90a, spec, plan);
-  BufferType tile = tileBuffer(spec, spec.headDim);
-  SmallVector<Type> tiles(spec.loads.size(), tile);
+  SmallVector<Type> tiles;
+  for (const LoadedTile &loaded : loadedTiles(spec))
+    tiles.push_back(loaded.type);
   auto channelType = ChannelType::get(ctx, tiles, MemorySpace::smem);
   Value ring =
       createChannel(b, loc, channelType, spec.loadRingName(), plan.numStages);
@@ -71,13 +74,14 @@ void buildHopperKernel(
   ConsumerContext c;
   c.scale = values.scale;
   c.bulkStore = plan.bulkStore;
-  BufferType square = tileBuffer(spec, spec.tileRows());
+  BufferType square = queryBuffer(spec, spec.tileRows());
   if (needsPScratch)
     c.pScratch = ScratchOp::create(b, loc, square, nullptr, nullptr);
   if (needsDsScratch)
     c.dsScratch = ScratchOp::create(b, loc, square, nullptr, nullptr);
   if (plan.stageOutput)
-    c.oStaging = ScratchOp::create(b, loc, tile, nullptr, nullptr);
+    c.oStaging = ScratchOp::create(b, loc, queryBuffer(spec, spec.headDim),
+                                   nullptr, nullptr);
   auto consume = ConsumeOp::create(b, loc, ring);
   SmallVector<Type> argTypes = {SlotType::get(ctx), i32, i32, i32};
   argTypes.append(tiles);
@@ -106,35 +110,68 @@ void buildHopperKernel(
 }
 
 /// The forward per tile: S = Q K^T, P = softmax(S) (unnormalized), O = P V,
-/// release, O / rowsum stored.
+/// release, O / rowsum stored. A block of more than 64 tokens is computed in
+/// 64-row query halves, each against all of the block's keys (S is 64 x
+/// block): every row is still whole in one tile, so the softmax stays exact
+/// with no rescaling, and the block's K and V are loaded once for both.
 void buildForwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
                       ConsumerContext &c) {
   MLIRContext *ctx = b.getContext();
-  Value q = c.tiles[0], k = c.tiles[1], v = c.tiles[2];
+  int64_t halves = spec.numQueryTiles();
+  Value k = c.tiles[halves], v = c.tiles[halves + 1];
   auto f32 = b.getF32Type();
-  int64_t bs = spec.tileRows(); // tile rows: 64 for smaller blocks
-  auto sType = AccType::get(ctx, {bs, bs}, f32);
-  auto pType = AccType::get(ctx, {bs, bs}, spec.elementType);
-  auto oType = AccType::get(ctx, {bs, spec.headDim}, f32);
-  auto rowsType = RowsType::get(ctx, bs, f32);
-  Value s = MmaOp::create(b, loc, sType, q, k, /*transpose_a=*/false,
-                          /*transpose_b=*/true);
-  auto softmax = SoftmaxOp::create(b, loc, pType, rowsType,
-                                   spec.lse ? rowsType : Type(), s, c.rows,
-                                   /*valid_rows=*/Value(), c.scale,
-                                   /*normalize=*/false, spec.causal);
-  maskToBlocks(softmax, spec);
-  Value pOperand = softmax.getProbs();
-  if (c.pScratch) {
-    WriteOp::create(b, loc, softmax.getProbs(), c.pScratch);
-    pOperand = c.pScratch;
+  // M = 64 query rows a product, against all of the tile's keys (a block of
+  // 128 in two query halves; smaller blocks share a 64-row tile, masked).
+  int64_t m = spec.queryTileRows(), n = spec.tileRows();
+  auto sType = AccType::get(ctx, {m, n}, f32);
+  auto pType = AccType::get(ctx, {m, n}, spec.elementType);
+  auto oType = AccType::get(ctx, {m, spec.headDim}, f32);
+  auto rowsType = RowsType::get(ctx, m, f32);
+  // Query rows `[row, row + rows)` of the block; every valid key (c.rows of
+  // them) is a column of S.
+  auto queryTile = [&](Value q, Value row, Value rows, bool last) {
+    Value s = MmaOp::create(b, loc, sType, q, k, /*transpose_a=*/false,
+                            /*transpose_b=*/true);
+    auto softmax = SoftmaxOp::create(b, loc, pType, rowsType,
+                                     spec.lse ? rowsType : Type(), s, c.rows,
+                                     /*valid_rows=*/Value(), c.scale,
+                                     /*normalize=*/false, spec.causal);
+    maskToBlocks(softmax, spec);
+    Value pOperand = softmax.getProbs();
+    if (c.pScratch) {
+      WriteOp::create(b, loc, softmax.getProbs(), c.pScratch);
+      pOperand = c.pScratch;
+    }
+    Value o = MmaOp::create(b, loc, oType, pOperand, v, false, false);
+    if (last)
+      ReleaseOp::create(b, loc, c.slot);
+    StoreOp::create(b, loc, o, spec.stores[0], row, c.head, rows,
+                    softmax.getRowSums(), c.oStaging,
+                    c.bulkStore ? b.getUnitAttr() : nullptr);
+    if (spec.lse)
+      StoreRowsOp::create(b, loc, softmax.getLse(), spec.lse, row, c.head,
+                          rows);
+  };
+  if (halves == 1) {
+    queryTile(c.tiles[0], c.row, c.rows, /*last=*/true);
+    return;
   }
-  Value o = MmaOp::create(b, loc, oType, pOperand, v, false, false);
-  ReleaseOp::create(b, loc, c.slot);
-  storeTile(b, loc, c, o, spec.stores[0], softmax.getRowSums());
-  if (spec.lse)
-    StoreRowsOp::create(b, loc, softmax.getLse(), spec.lse, c.row, c.head,
-                        c.rows);
+  // Half i holds rows [64 i, 64 i + 64) of the block: min(64, rows - 64 i)
+  // of them are valid (none past a short block: its stores write nothing).
+  Value zero = arith::ConstantIntOp::create(b, loc, 0, 32);
+  for (int64_t i = 0; i < halves; ++i) {
+    Value row = c.row, rows = c.rows;
+    if (i > 0) {
+      Value offset = arith::ConstantIntOp::create(b, loc, i * m, 32);
+      Value minusOffset = arith::ConstantIntOp::create(b, loc, -i * m, 32);
+      row = arith::AddIOp::create(b, loc, c.row, offset);
+      rows = arith::MaxSIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, c.rows, minusOffset), zero);
+    }
+    rows = arith::MinSIOp::create(b, loc, rows,
+                                  arith::ConstantIntOp::create(b, loc, m, 32));
+    queryTile(c.tiles[i], row, rows, /*last=*/i + 1 == halves);
+  }
 }
 
 /// The backward per tile (docs/hopper.md, "The backward kernel"). Register

@@ -26,7 +26,7 @@ namespace mlir::blockattn {
 /// python/blockattn/_kernels.py); python/tests/test_kernel_key.py checks
 /// that copy against block-attn-compile.
 struct Support {
-  static constexpr int64_t blockSizes[] = {16, 32, 64};
+  static constexpr int64_t blockSizes[] = {16, 32, 64, 128};
   static constexpr int64_t headDims[] = {32, 64, 96, 128};
   static bool isSupportedBlockSize(int64_t bs);
   static bool isSupportedHeadDim(int64_t d);

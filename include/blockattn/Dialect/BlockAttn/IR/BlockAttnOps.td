@@ -19,10 +19,13 @@ class BlockAttn_AttentionOp<string mnemonic>
     : BlockAttn_Op<mnemonic, [AttrSizedOperandSegments]> {
   code commonAttributesDoc = [{
     Attributes (compile-time properties of the kernel):
-    - `block_size` (default 64): tokens per block. Supported: 16, 32, 64.
-      Blocks smaller than the 64-row tile share it: a tile holds 64 /
-      `block_size` blocks of one sequence, and each query row sees only the
-      keys of its own block (docs/block-sizes.md).
+    - `block_size` (default 64): tokens per block. Supported: 16, 32, 64,
+      and 128 (the forward; not yet with `causal` or the log-sum-exp, and
+      on sm_100a not with rotary embeddings). Blocks smaller than the 64-row
+      tile share it: a tile holds 64 / `block_size` blocks of one sequence,
+      and each query row sees only the keys of its own block; a block of 128
+      is one work item whose two 64-row query halves see all of its keys
+      (docs/block-sizes.md).
     - `head_dim`: elements per head; must equal the last dimension of every
       activation memref. Supported: 64, 128.
     - `element_type`: element type of every activation memref. Supported:

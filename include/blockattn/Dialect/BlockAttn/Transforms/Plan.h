@@ -53,6 +53,14 @@ struct KernelShape {
   int64_t tileBytes(int64_t cols) const {
     return tileRows() * cols * elementBytes();
   }
+  /// Query rows of one product (M of the MMA): 64; a block larger than 64
+  /// tokens is computed in 64-row halves against all of its keys.
+  int64_t queryTileRows() const { return kMinTileRows; }
+  /// Query tiles of a tile: a 128-token block's two 64-row halves, else 1.
+  int64_t numQueryTiles() const { return tileRows() / queryTileRows(); }
+  int64_t queryTileBytes(int64_t cols) const {
+    return queryTileRows() * cols * elementBytes();
+  }
 };
 
 /// The chip and tuning options, as blockattn-warp-specialize's options

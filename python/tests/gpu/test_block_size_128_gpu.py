@@ -1,0 +1,108 @@
+"""Block size 128 (the forward: 64-row query halves against the whole 128-key
+block, docs/block-sizes.md) against the float64 reference on the GPU, plain and
+with fused rotary embeddings; the backward is refused with a ValueError.
+
+These kernels are not in the wheel's prebuilt set: they compile on first use
+unless BLOCKATTN_KERNEL_DIR holds them (scripts/prebuild_kernels.py DIR
+--block-sizes 128 --head-dims 32,64,96,128 --rotary none,half_split,interleaved
+--rotary-variants plain,pos,rv,pos_rv). With rotary embeddings sm_90a only (the
+compiler refuses them at block size 128 on sm_100a). The tolerances are
+test_forward_gpu's; the output is poisoned with NaN and guarded by poisoned
+rows, so an unwritten or overwritten row fails.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import blockattn
+from blockattn import reference
+
+from .test_forward_gpu import GUARD_ROWS, check, make_inputs, poisoned_output
+from .test_rotary_gpu import random_tables
+
+BS = 128
+# Lengths 0, 1, block - 1, block, block + 1, a long one, one past half a block,
+# empty ones between.
+EDGE_LENGTHS = [0, 1, 127, 128, 129, 300, 0, 64, 65, 2000, 7, 0, 191, 192, 193]
+# Many tiny sequences: several per 128-row block of memory.
+TINY_LENGTHS = list(np.random.default_rng(5).integers(0, 9, size=700))
+
+# With rotary embeddings block size 128 has sm_90a kernels only.
+sm90a_only = pytest.mark.skipif(
+    torch.cuda.get_device_capability() != (9, 0), reason="block_size 128 with rotary: sm_90a only"
+)
+
+
+def cuda64(a: np.ndarray) -> torch.Tensor:
+    return torch.from_numpy(a).cuda()
+
+
+def run_case(lengths, heads, head_dim, dtype=torch.bfloat16, seed=0, scale=None, rotary=None,
+             ref_rotary=None):
+    q, k, v, cu = make_inputs(lengths, heads, head_dim, dtype, seed)
+    buffer, o = poisoned_output(q)
+    result = blockattn.block_attention(q, k, v, cu, block_size=BS, softmax_scale=scale, out=o,
+                                       rotary=rotary)
+    torch.cuda.synchronize()
+    assert result.data_ptr() == o.data_ptr()
+    guards = torch.cat([buffer[:GUARD_ROWS], buffer[-GUARD_ROWS:]])
+    assert torch.isnan(guards).all(), "the kernel wrote outside the output tensor"
+    want = reference.forward(*(t.float().cpu().numpy() for t in (q, k, v)), cu.cpu().numpy(),
+                             block_size=BS, softmax_scale=scale, rotary=ref_rotary)
+    check(o, cuda64(want), dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("head_dim", [32, 64, 96, 128])
+@pytest.mark.parametrize("heads", [1, 4])
+def test_forward_jagged_edges(head_dim, heads, dtype):
+    run_case(EDGE_LENGTHS, heads, head_dim, dtype=dtype)
+
+
+@pytest.mark.parametrize("head_dim", [64, 128])
+def test_forward_long_tiny_and_scaled(head_dim):
+    run_case([100_003], 2, head_dim)
+    run_case(TINY_LENGTHS, 3, head_dim, seed=1)
+    run_case(EDGE_LENGTHS, 4, head_dim, scale=0.3)
+
+
+@pytest.mark.parametrize("head_dim", [64, 128])
+def test_forward_tiles_past_the_sm_count(head_dim):
+    """Every CTA busy and some with more (the chunked launch), and a grid
+    smaller than the SM count (the small-grid variant)."""
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    run_case([128 * sms + 5], 1, head_dim)
+    run_case([128 * 3 + 1, 0, 17], 2, head_dim)
+
+
+@sm90a_only
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("head_dim", [64, 128])
+@pytest.mark.parametrize("interleaved", [pytest.param(False, id="half_split"),
+                                         pytest.param(True, id="interleaved")])
+def test_forward_rotary(interleaved, head_dim, dtype):
+    """The key tile starts at the block's first row, the second query half 64
+    rows later: each rotated at its own positions."""
+    T = sum(EDGE_LENGTHS)
+    P = 777
+    g = torch.Generator(device="cuda").manual_seed(6)
+    positions = torch.randint(0, P, (T,), generator=g, device="cuda", dtype=torch.int32)
+    cos, sin = random_tables(max(max(EDGE_LENGTHS), P), head_dim, seed=2)
+    for pos, rotate_v in ((None, False), (positions, False), (None, True), (positions, True)):
+        rotary = blockattn.Rotary(cos, sin, interleaved=interleaved, positions=pos, rotate_v=rotate_v)
+        ref_rotary = reference.Rotary(cos.cpu().numpy(), sin.cpu().numpy(), interleaved=interleaved,
+                                      positions=None if pos is None else pos.cpu().numpy(),
+                                      rotate_v=rotate_v)
+        run_case(EDGE_LENGTHS, 2, head_dim, dtype=dtype, seed=3, rotary=rotary, ref_rotary=ref_rotary)
+
+
+def test_backward_is_refused():
+    q, k, v, cu = make_inputs([130, 5], 2, 64, torch.bfloat16)
+    q.requires_grad_(True)
+    with pytest.raises(ValueError, match="^block_size: 128 has a forward kernel only"):
+        blockattn.block_attention(q, k, v, cu, block_size=BS)
+    with torch.no_grad():
+        blockattn.block_attention(q, k, v, cu, block_size=BS)
