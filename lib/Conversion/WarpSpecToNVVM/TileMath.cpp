@@ -68,6 +68,8 @@ static Value isRowLeader(KernelBuilder &e, const FragmentLayout &layout) {
   for (int32_t mask : layout.rowReductionMasks())
     groupBits |= mask;
   return e.cmp(Pred::eq, e.andi(e.lane(), e.i32(groupBits)), e.i32(0));
+}
+
 /// Masks the scores outside each row's attention block (warpspec.softmax's
 /// `block`): the tile holds blocks of `block` rows and columns on its
 /// diagonal, and row i keeps column j only when i / block == j / block. A

@@ -218,7 +218,8 @@ void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
     auto rowsType = RowsType::get(ctx, m, f32);
     auto sm = SoftmaxOp::create(b, loc, pType, rowsType,
                                 spec.lse ? rowsType : Type(), sVal, rows,
-                                Value(), values.scale, false, spec.causal);
+                                Value(), values.scale, false, spec.causal,
+                                /*block=*/IntegerAttr());
     maskToBlocks(sm, spec);
     auto p = AcquireOp::create(b, loc, pCh);
     TmemStoreOp::create(b, loc, sm.getProbs(), p.getBuffers()[0]);
@@ -351,7 +352,8 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
     ReleaseOp::create(b, loc, dpGet.getSlot(), false);
     auto rowsType = RowsType::get(ctx, bs, f32);
     auto sm = SoftmaxOp::create(b, loc, squareF32, rowsType, Type(), s, rows,
-                                rows, values.scale, true, spec.causal);
+                                rows, values.scale, true, spec.causal,
+                                /*block=*/IntegerAttr());
     maskToBlocks(sm, spec);
     Value dlse;
     if (spec.dlse)

@@ -135,7 +135,8 @@ void buildForwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
     auto softmax = SoftmaxOp::create(b, loc, pType, rowsType,
                                      spec.lse ? rowsType : Type(), s, c.rows,
                                      /*valid_rows=*/Value(), c.scale,
-                                     /*normalize=*/false, spec.causal);
+                                     /*normalize=*/false, spec.causal,
+                                   /*block=*/IntegerAttr());
     maskToBlocks(softmax, spec);
     Value pOperand = softmax.getProbs();
     if (c.pScratch) {
@@ -196,7 +197,8 @@ void buildBackwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
   Value s = MmaOp::create(b, loc, square32, q, k, false, /*transpose_b=*/true);
   auto softmax = SoftmaxOp::create(b, loc, square32, rowsType, Type(), s,
                                    c.rows, /*valid_rows=*/c.rows, c.scale,
-                                   /*normalize=*/true, spec.causal);
+                                   /*normalize=*/true, spec.causal,
+                                   /*block=*/IntegerAttr());
   maskToBlocks(softmax, spec);
   Value p = softmax.getProbs();
   WriteOp::create(b, loc, p, c.pScratch);
