@@ -274,8 +274,8 @@ def test_argument_errors():
         blockattn.block_attention(q.cpu(), k, v, cu)
     with pytest.raises(ValueError, match="^q: expected dtype"):
         blockattn.block_attention(q.float(), k.float(), v.float(), cu)
-    with pytest.raises(ValueError, match="^q: head_dim 32"):
-        blockattn.block_attention(q[..., :32], k[..., :32], v[..., :32], cu)
+    with pytest.raises(ValueError, match="^q: head_dim 16"):
+        blockattn.block_attention(q[..., :16], k[..., :16], v[..., :16], cu)
     wide = torch.zeros(q.shape[:2] + (2 * q.shape[2],), dtype=q.dtype, device="cuda")
     with pytest.raises(ValueError, match="^q: the head_dim dimension must be contiguous"):
         blockattn.block_attention(wide[..., ::2], k, v, cu)

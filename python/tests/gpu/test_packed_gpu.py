@@ -193,8 +193,9 @@ def test_packed_argument_errors():
     q = qkv[:, 0]
     with pytest.raises(ValueError, match=r"kv: expected a \[tokens, 2, heads, head_dim\] tensor"):
         blockattn.block_attention_kvpacked(q, qkv, cu)
+    # (a kv with fewer heads is grouped-query attention; fewer tokens is not)
     with pytest.raises(ValueError, match=r"kv: shape .* does not match q's"):
-        blockattn.block_attention_kvpacked(q, qkv[:, 1:, :1], cu)
+        blockattn.block_attention_kvpacked(q, qkv[:-1, 1:], cu)
     with pytest.raises(ValueError, match=r"kv: dtype"):
         blockattn.block_attention_kvpacked(q, qkv[:, 1:].half(), cu)
     with pytest.raises(ValueError, match=r"out: cannot write"):
