@@ -1241,6 +1241,9 @@ def _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, r
     first call with a tensor copies it to the host, the next ones look it up.
     While a CUDA graph is being captured, a tensor not checked before is not
     checked (the copy would break the capture); under torch.compile neither."""
+    if isinstance(block_size, bool) or not hasattr(block_size, "__index__"):
+        # 64.0 == 64 would pass the membership test and name a kernel `_b64.0`.
+        raise ValueError(f"block_size: expected an int, got {block_size!r} ({type(block_size).__name__})")
     if block_size not in SUPPORTED_BLOCK_SIZES:
         raise ValueError(
             f"block_size: {block_size} is not supported; supported block sizes: "

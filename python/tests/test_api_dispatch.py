@@ -251,3 +251,17 @@ def test_block_size_128_runs_the_forward_and_refuses_gradients(launches):
     q, k, v, cu = inputs(requires_grad=False)
     blockattn.block_attention(q, k, v, cu, block_size=128)
     assert [c["kind"] for c in launches] == ["forward", "forward"]
+
+
+@pytest.mark.parametrize("block_size", [64.0, True, "64"])
+def test_block_size_must_be_an_int(launches, block_size):
+    """A float equal to a supported size (64.0 == 64) is refused by name, not launched as a
+    kernel named `_b64.0`; numpy integers are ints."""
+    q, k, v, cu = inputs(requires_grad=False)
+    with pytest.raises(ValueError, match="^block_size: expected an int"):
+        blockattn.block_attention(q, k, v, cu, block_size=block_size)
+    assert launches == []
+    import numpy as np
+
+    blockattn.block_attention(q, k, v, cu, block_size=np.int64(64))
+    assert [c["kind"] for c in launches] == ["forward"]
