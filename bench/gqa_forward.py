@@ -22,16 +22,10 @@ import torch
 import triton
 
 sys.path.insert(0, "bench")
+import peers  # noqa: E402
 import workloads  # noqa: E402
 
 import blockattn  # noqa: E402
-
-
-def copy_bandwidth() -> float:
-    src = torch.empty(4 << 30, dtype=torch.uint8, device="cuda")
-    dst = torch.empty_like(src)
-    ms = triton.testing.do_bench(lambda: dst.copy_(src), warmup=25, rep=100, return_mode="median")
-    return 2 * src.numel() / (ms * 1e-3)
 
 
 def bench(fn) -> float:
@@ -60,7 +54,7 @@ def main(argv=None):
     ap.add_argument("--kv-heads", default="2,1", help="comma-separated k/v heads Hkv (default 2,1)")
     ap.add_argument("--head-dims", default="128,64")
     args = ap.parse_args(argv)
-    bw = copy_bandwidth()
+    bw = peers.copy_bandwidth()["bytes_per_s"]
     print(f"copy bandwidth {bw / 1e12:.2f} TB/s")
     fa = flash_varlen()
     lengths = workloads.seed_lengths()

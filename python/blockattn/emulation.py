@@ -22,7 +22,7 @@ import tempfile
 import numpy as np
 
 from . import reference
-from ._kernels import launch_grid
+from ._kernels import KernelKey, launch_grid
 
 __all__ = [
     "EDGE_LENGTHS",
@@ -99,20 +99,12 @@ class Case:
         return f"{self.kind}_d{self.head_dim}{block}_{self.dtype}_{self.rotary}{suffix}"
 
     def compiler_flags(self, chip: str) -> list[str]:
-        flags = [f"--kind={self.kind}", f"--head-dim={self.head_dim}", f"--block-size={self.block_size}",
-                 f"--dtype={self.dtype}", f"--rotary={self.rotary}", f"--chip={chip}",
-                 f"--name=k_{self.name}"]
-        if self.positions:
-            flags.append("--positions")
-        if self.rotate_v:
-            flags.append("--rotate-v")
-        if self.group > 1:
-            flags.append(f"--group={self.group}")
-        if self.causal:
-            flags.append("--causal")
-        if self.lse:
-            flags.append("--lse")
-        return flags
+        """The kernel's flags (those of its KernelKey), named k_<name>."""
+        key = KernelKey(kind=self.kind, head_dim=self.head_dim, block_size=self.block_size, dtype=self.dtype,
+                        chip=chip, rotary=self.rotary, positions=self.positions, rotate_v=self.rotate_v,
+                        group=self.group, causal=self.causal, lse=self.lse)
+        flags = [f for f in key.compiler_flags() if not f.startswith("--name=")]
+        return flags + [f"--name=k_{self.name}"]
 
     @property
     def outputs(self) -> tuple[str, ...]:
