@@ -1493,3 +1493,17 @@ func.func @negative_forward_block_size_128_causal(
       {block_size = 128 : i64, head_dim = 128 : i64, element_type = bf16, causal}
   return
 }
+
+// -----
+
+func.func @negative_forward_block_size_128_lse(
+    %q: memref<?x4x128xbf16>, %k: memref<?x4x128xbf16>,
+    %v: memref<?x4x128xbf16>, %o: memref<?x4x128xbf16>, %cu: memref<?xi32>,
+    %lse: memref<4x?xf32>) {
+  // expected-error @below {{'blockattn.forward' op block_size 128 does not support causal or lse yet; they support block sizes up to 64}}
+  blockattn.forward q(%q : memref<?x4x128xbf16>) k(%k : memref<?x4x128xbf16>)
+      v(%v : memref<?x4x128xbf16>) o(%o : memref<?x4x128xbf16>)
+      cu_seqlens(%cu : memref<?xi32>) lse(%lse : memref<4x?xf32>)
+      {block_size = 128 : i64, head_dim = 128 : i64, element_type = bf16}
+  return
+}
