@@ -44,7 +44,8 @@ def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--workloads", default=None,
                     help="comma-separated: seed, seed-d64, seed-aligned, rope, and issue 20's seed-d32, seed-d96, "
-                         "seed-b16, seed-b32, seed-b128 (default: seed,seed-d64; "
+                         "seed-b16, seed-b32, seed-b128, and issue 21's seed-causal, seed-d64-causal, seed-gqa (Hq = 8, "
+                         "Hkv = 2), seed-d64-gqa (default: seed,seed-d64; "
                          "with --rotary: rope,seed)")
     ap.add_argument("--kernels", default="forward,backward",
                     help=f"comma-separated kinds among {', '.join(peers.KINDS)} (default: forward,backward)")
@@ -154,35 +155,43 @@ def bench_workload(name: str, args, bandwidth: float, checks: dict, state: dict)
     aligned = bool((lengths % bs == 0).all())
     nblocks = int(((lengths + bs - 1) // bs).sum())
     bpt = w.bytes_per_tensor()
+    bpkv = w.bytes_per_kv_tensor()
     rep = {
         "name": name, "tokens": w.tokens, "batch": int(len(lengths)), "heads": w.heads, "head_dim": w.head_dim,
+        "kv_heads": w.kv_head_count, "causal": w.causal,
         "dtype": str(w.dtype).replace("torch.", ""), "block_size": bs, "nblocks": nblocks,
         "aligned": aligned,
         "max_length": int(lengths.max()), "mean_length": float(lengths.mean()), "bytes_per_tensor": bpt,
         "floors": {}, "results": [],
     }
-    print(f"\n== {name}: T={w.tokens:,} B={len(lengths)} H={w.heads} D={w.head_dim} block={bs} blocks={nblocks:,} "
-          f"({bpt / 1e9:.2f} GB per tensor)", flush=True)
+    mode = (f" Hkv={w.kv_head_count}" if w.kv_head_count != w.heads else "") + (" causal" if w.causal else "")
+    print(f"\n== {name}: T={w.tokens:,} B={len(lengths)} H={w.heads}{mode} D={w.head_dim} block={bs} "
+          f"blocks={nblocks:,} ({bpt / 1e9:.2f} GB per tensor)", flush=True)
     rotary_extra = 0  # with rotary: tables (+ positions) read once per kernel launch
     if args.rotary_config is not None:
         rotary_extra = rotary_floor_bytes(w, args.rotary_config)
         rep["rotary"] = dict(rotary_report(args), table_and_positions_bytes=rotary_extra)
     for kind in args.kernels:
         launches = 2 if kind == "fwd+bwd" else 1
-        fb = peers.KINDS[kind].floor_tensors * bpt + launches * rotary_extra
-        rep["floors"][kind] = {"tensors": peers.KINDS[kind].floor_tensors, "bytes": fb,
+        # Grouped k/v: k, v and their gradients cross HBM once per group (Hkv heads); causal
+        # blocks move the same bytes as full ones.
+        fb = peers.KINDS[kind].floor_bytes(bpt, bpkv) + launches * rotary_extra
+        rep["floors"][kind] = {"tensors": peers.KINDS[kind].floor_tensors, "q_tensors": peers.KINDS[kind].q_tensors,
+                               "kv_tensors": peers.KINDS[kind].kv_tensors, "bytes": fb,
                                "ms": fb / bandwidth * 1e3, "what": peers.KINDS[kind].floor_doc}
         extra = f" + {launches * rotary_extra / 1e6:.2f} MB rotary tables" if rotary_extra else ""
         if rotary_extra:
             rep["floors"][kind]["what"] += "; plus the cos/sin tables (and positions) of each launch"
-        print(f"   {kind} floor: {peers.KINDS[kind].floor_tensors} tensors{extra}, {fb / 1e9:.2f} GB, "
+        tensors = (f"{peers.KINDS[kind].q_tensors} at H + {peers.KINDS[kind].kv_tensors} at Hkv"
+                   if bpkv != bpt else str(peers.KINDS[kind].floor_tensors))
+        print(f"   {kind} floor: {tensors} tensors{extra}, {fb / 1e9:.2f} GB, "
               f"{fb / bandwidth * 1e3:.3f} ms", flush=True)
 
     # The correctness checks (small problem of this workload's H, D, dtype), cached across workloads.
     print("   checks (float64 reference, small jagged problem):", flush=True)
     for kind in args.kernels:
         for impl in args.impls:
-            key = (impl.name, kind, w.heads, w.head_dim, str(w.dtype), w.block_size)
+            key = (impl.name, kind, w.heads, w.head_dim, str(w.dtype), w.block_size, w.kv_head_count, w.causal)
             if impl.aligned_only and not aligned:
                 continue  # not applicable here; reported as skipped below
             if key not in checks and state["alive"]:
@@ -190,7 +199,7 @@ def bench_workload(name: str, args, bandwidth: float, checks: dict, state: dict)
                 # as the attention without rotary on the same tensors.
                 rotary = args.rotary_config if impl in peers.ROTARY_IMPLS else None
                 checks[key] = peers.check(impl, kind, w.heads, w.head_dim, w.dtype, rotary=rotary,
-                                          block_size=w.block_size)
+                                          block_size=w.block_size, kv_heads=w.kv_head_count, causal=w.causal)
                 state["alive"] = cuda_alive()
                 c = checks[key]
                 print(f"     {kind:8s} {impl.name:12s} {c['status']:7s} {_check_summary(c)}", flush=True)
@@ -198,7 +207,8 @@ def bench_workload(name: str, args, bandwidth: float, checks: dict, state: dict)
     if args.check_only or not state["alive"]:
         for kind in args.kernels:
             for impl in args.impls:
-                c = checks.get((impl.name, kind, w.heads, w.head_dim, str(w.dtype), w.block_size), {})
+                c = checks.get((impl.name, kind, w.heads, w.head_dim, str(w.dtype), w.block_size, w.kv_head_count,
+                                w.causal), {})
                 reason = c.get("reason") if state["alive"] else "CUDA context lost"
                 if impl.aligned_only and not aligned:
                     reason = "needs every sequence length to be a multiple of 64"
@@ -213,7 +223,8 @@ def bench_workload(name: str, args, bandwidth: float, checks: dict, state: dict)
         timed = []  # (kind, impl, row, configs) of the rows that passed their check
         for kind in args.kernels:
             for impl in args.impls:
-                c = checks.get((impl.name, kind, w.heads, w.head_dim, str(w.dtype), w.block_size), {"status": "not run"})
+                c = checks.get((impl.name, kind, w.heads, w.head_dim, str(w.dtype), w.block_size, w.kv_head_count,
+                                w.causal), {"status": "not run"})
                 row = {"kind": kind, "impl": impl.name, "ours": impl.ours, "check": c["status"],
                        "check_errors": c.get("errors")}
                 why_not = impl.unavailable(prob)

@@ -40,16 +40,26 @@ import workloads
 @dataclasses.dataclass(frozen=True)
 class Kind:
     name: str
-    floor_tensors: int  # [T, H, D] tensors that must cross HBM (shared/BENCHMARK.md, "The limit")
+    q_tensors: int  # [T, Hq, D] tensors that must cross HBM (shared/BENCHMARK.md, "The limit")
+    kv_tensors: int  # [T, Hkv, D] tensors (k, v and their gradients: once per group with grouped kv)
     outputs: tuple[str, ...]  # what the check compares
     floor_doc: str
 
+    @property
+    def floor_tensors(self) -> int:
+        """[T, H, D] tensors of the floor when k and v have q's heads."""
+        return self.q_tensors + self.kv_tensors
+
+    def floor_bytes(self, bytes_per_q_tensor: int, bytes_per_kv_tensor: int) -> int:
+        return self.q_tensors * bytes_per_q_tensor + self.kv_tensors * bytes_per_kv_tensor
+
 
 KINDS = {
-    "forward": Kind("forward", 4, ("o",), "read q, k, v; write o"),
-    "backward": Kind("backward", 7, ("dq", "dk", "dv"), "read q, k, v, dO; write dq, dk, dv (O is not needed)"),
+    "forward": Kind("forward", 2, 2, ("o",), "read q, k, v; write o"),
+    "backward": Kind("backward", 3, 4, ("dq", "dk", "dv"),
+                     "read q, k, v, dO; write dq, dk, dv (O is not needed)"),
     # Not in the default set: a training step's attention, the two floors added.
-    "fwd+bwd": Kind("fwd+bwd", 11, ("dq", "dk", "dv"), "forward (4 tensors) then backward (7 tensors)"),
+    "fwd+bwd": Kind("fwd+bwd", 5, 6, ("dq", "dk", "dv"), "forward (4 tensors) then backward (7 tensors)"),
 }
 
 
@@ -125,16 +135,17 @@ class Problem:
     block_size: int = 64
     softmax_scale: Optional[float] = None
     rotary: Optional[RotaryTensors] = None
+    causal: bool = False
     _cache: dict = dataclasses.field(default_factory=dict, repr=False)
 
     @classmethod
     def from_workload(cls, w: workloads.Workload, with_grad: bool, seed: int = 0,
                       rotary: Optional[RotaryConfig] = None) -> "Problem":
-        ts = w.tensors(4 if with_grad else 3, seed=seed)  # randn: never zero
+        ts = w.attention_tensors(with_grad, seed=seed)  # randn: never zero
         lengths = np.asarray(w.lengths)
         rot = RotaryTensors.make(rotary, lengths, w.head_dim) if rotary is not None else None
         return cls(*ts[:3], ts[3] if with_grad else None, w.cu_seqlens(), lengths, block_size=w.block_size,
-                   rotary=rot)
+                   rotary=rot, causal=w.causal)
 
     @property
     def T(self) -> int:
@@ -147,6 +158,11 @@ class Problem:
     @property
     def D(self) -> int:
         return self.q.shape[2]
+
+    @property
+    def group(self) -> int:
+        """Query heads per k/v head (grouped-query attention; 1 without)."""
+        return self.q.shape[1] // self.k.shape[1]
 
     @property
     def scale(self) -> float:
@@ -254,17 +270,18 @@ def _ours(kind: str) -> Factory:
             o = torch.empty_like(p.q)
             # Validate the arguments once (reads cu_seqlens back to the host), then time without.
             blockattn.block_attention(p.q, p.k, p.v, p.cu_seqlens, block_size=p.block_size,
-                                      softmax_scale=p.scale, out=o, check_inputs=True)
+                                      softmax_scale=p.scale, out=o, check_inputs=True, causal=p.causal)
 
             def fn():
                 return blockattn.block_attention(p.q, p.k, p.v, p.cu_seqlens, block_size=p.block_size,
-                                                 softmax_scale=p.scale, out=o, check_inputs=False)
+                                                 softmax_scale=p.scale, out=o, check_inputs=False,
+                                                 causal=p.causal)
 
             return Runner(fn, lambda out: (out,))
 
         def attn(q, k, v):  # the backward goes through torch.autograd (NotImplementedError until it exists)
             return blockattn.block_attention(q, k, v, p.cu_seqlens, block_size=p.block_size,
-                                             softmax_scale=p.scale, check_inputs=False)
+                                             softmax_scale=p.scale, check_inputs=False, causal=p.causal)
 
         return _autograd_runner(kind, attn, (p.q, p.k, p.v), p.do, lambda t: t)
 
@@ -278,19 +295,20 @@ def _triton_fns(kind: str, p: Problem):
     """config -> the zero-argument callable for that (num_warps, num_stages)."""
     table = p.table()
     tba = triton_block_attn
+    mode = {"block_size": p.block_size, "causal": p.causal}
     if kind == "forward":
         o = torch.empty_like(p.q)
         return lambda c: (lambda: tba.forward(p.q, p.k, p.v, table, p.scale, out=o, num_warps=c[0],
-                                              num_stages=c[1], block_size=p.block_size)), lambda out: (out,)
+                                              num_stages=c[1], **mode)), lambda out: (out,)
     if kind == "backward":
         return lambda c: (lambda: tba.backward(p.do, p.q, p.k, p.v, table, p.scale, num_warps=c[0],
-                                               num_stages=c[1], block_size=p.block_size)), lambda g: g
+                                               num_stages=c[1], **mode)), lambda g: g
     if kind == "fwd+bwd":
         def make(c):
             def fn():
-                tba.forward(p.q, p.k, p.v, table, p.scale, num_warps=c[0], num_stages=c[1], block_size=p.block_size)
+                tba.forward(p.q, p.k, p.v, table, p.scale, num_warps=c[0], num_stages=c[1], **mode)
                 return tba.backward(p.do, p.q, p.k, p.v, table, p.scale, num_warps=c[0], num_stages=c[1],
-                                    block_size=p.block_size)
+                                    **mode)
             return fn
         return make, lambda g: g
     raise Unavailable(f"no {kind} runner")
@@ -350,13 +368,15 @@ def _fa2(kind: str) -> Factory:
         cu, bs = p.block_cu_seqlens(), p.block_size
 
         def fwd():
-            res = torch.ops.aten._flash_attention_forward(p.q, p.k, p.v, cu, cu, bs, bs, 0.0, False, False,
+            # Every block its own sequence: is_causal masks each block's upper triangle. k and v
+            # may have fewer heads than q (FA2 groups the query heads itself).
+            res = torch.ops.aten._flash_attention_forward(p.q, p.k, p.v, cu, cu, bs, bs, 0.0, p.causal, False,
                                                           scale=p.scale)
             return res[0], res[1], res[2], res[3]  # output, logsumexp, rng_state, unused
 
         def bwd(out, lse, rng_state, unused):
             return torch.ops.aten._flash_attention_backward(p.do, p.q, p.k, p.v, out, lse, cu, cu, bs, bs, 0.0,
-                                                            False, rng_state, unused, scale=p.scale)
+                                                            p.causal, rng_state, unused, scale=p.scale)
 
         if kind == "forward":
             return Runner(lambda: fwd()[0], lambda o: (o,))
@@ -379,9 +399,11 @@ def _sdpa(kind: str, backend: str) -> Factory:
 
         be = getattr(SDPBackend, backend)
 
+        gqa = {"enable_gqa": True} if p.group > 1 else {}  # k, v with fewer heads
+
         def attn(q, k, v):
             with sdpa_kernel(be):  # only this backend: raises if it cannot run, never falls back
-                return F.scaled_dot_product_attention(q, k, v, scale=p.scale)
+                return F.scaled_dot_product_attention(q, k, v, scale=p.scale, is_causal=p.causal, **gqa)
 
         views = tuple(p.blocks(t) for t in (p.q, p.k, p.v))
         do = p.blocks(p.do) if p.do is not None else None
@@ -393,8 +415,13 @@ def _sdpa(kind: str, backend: str) -> Factory:
 def _eager(kind: str) -> Factory:
     def make(p: Problem, configs) -> Runner:
         def attn(q, k, v):
-            s = torch.matmul(q, k.transpose(-2, -1))
-            return torch.matmul(torch.softmax(s.float() * p.scale, dim=-1).to(q.dtype), v)
+            if p.group > 1:  # views are [nblocks, H, bs, D]: repeat k/v heads (autograd sums dk, dv)
+                k, v = k.repeat_interleave(p.group, dim=1), v.repeat_interleave(p.group, dim=1)
+            s = torch.matmul(q, k.transpose(-2, -1)).float() * p.scale
+            if p.causal:
+                n = s.shape[-1]
+                s = s.masked_fill(torch.ones(n, n, dtype=torch.bool, device=s.device).triu(1), float("-inf"))
+            return torch.matmul(torch.softmax(s, dim=-1).to(q.dtype), v)
 
         views = tuple(p.blocks(t) for t in (p.q, p.k, p.v))
         do = p.blocks(p.do) if p.do is not None else None
@@ -611,9 +638,11 @@ def check_lengths(block_size: int, aligned: bool) -> tuple:
 
 
 def check_problem(heads: int, head_dim: int, dtype: torch.dtype, aligned: bool, with_grad: bool,
-                  rotary: Optional[RotaryConfig] = None, block_size: int = 64) -> Problem:
+                  rotary: Optional[RotaryConfig] = None, block_size: int = 64, kv_heads: Optional[int] = None,
+                  causal: bool = False) -> Problem:
     lengths = np.array(check_lengths(block_size, aligned), dtype=np.int64)
-    w = workloads.Workload("check", lengths, heads, head_dim, dtype, block_size=block_size)
+    w = workloads.Workload("check", lengths, heads, head_dim, dtype, block_size=block_size, kv_heads=kv_heads,
+                           causal=causal)
     return Problem.from_workload(w, with_grad, seed=1, rotary=rotary)
 
 
@@ -645,9 +674,13 @@ def reference(p: Problem, kind: str) -> tuple:
             q, k = _rotate64(q, p.rotary), _rotate64(k, p.rotary)
             if p.rotary.config.rotate_v:
                 v = _rotate64(v, p.rotary)
+        if p.group > 1:  # grouped k/v: query head h reads k/v head h // G; autograd sums dk, dv
+            k, v = k.repeat_interleave(p.group, dim=1), v.repeat_interleave(p.group, dim=1)
         Q, K, V = (t[index] for t in (q, k, v))  # [nblocks, bs, H, D]
         S = torch.einsum("bihd,bjhd->bhij", Q, K) * p.scale
         S = S.masked_fill(~valid[:, None, None, :], float("-inf"))
+        if p.causal:
+            S = S.masked_fill(torch.ones(bs, bs, dtype=torch.bool, device=S.device).triu(1), float("-inf"))
         O = torch.einsum("bhij,bjhd->bihd", torch.softmax(S, dim=-1), V)[valid]  # blocks tile rows in order
         if kind == "forward":
             return (O.detach(),)
@@ -670,13 +703,14 @@ def compare(outs: Sequence[torch.Tensor], refs: Sequence[torch.Tensor], names: S
 
 
 def check(impl: Impl, kind: str, heads: int, head_dim: int, dtype: torch.dtype,
-          rotary: Optional[RotaryConfig] = None, block_size: int = 64) -> dict:
+          rotary: Optional[RotaryConfig] = None, block_size: int = 64, kv_heads: Optional[int] = None,
+          causal: bool = False) -> dict:
     """Runs impl on the check problem for every configuration; returns
     {"status": "ok"|"failed"|"skipped", "configs": passing configs, "errors": ..., "reason": ...}."""
     if kind not in impl.factories:
         return {"status": "skipped", "reason": f"no {kind} runner", "configs": []}
     p = check_problem(heads, head_dim, dtype, impl.aligned_only, KINDS[kind].name != "forward", rotary,
-                      block_size)
+                      block_size, kv_heads, causal)
     refs = reference(p, kind)
     passing, errors, wrong, raised = [], {}, [], []
     for c in impl.configs:

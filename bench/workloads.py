@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Optional
 
 import numpy as np
 import torch
@@ -16,6 +17,12 @@ class Workload:
     head_dim: int
     dtype: torch.dtype = torch.bfloat16
     block_size: int = 64
+    kv_heads: Optional[int] = None  # grouped-query attention: k and v have fewer heads (None: heads)
+    causal: bool = False  # token i of a block attends to tokens 0..i of its block
+
+    @property
+    def kv_head_count(self) -> int:
+        return self.heads if self.kv_heads is None else self.kv_heads
 
     @property
     def tokens(self) -> int:
@@ -30,8 +37,20 @@ class Workload:
         shape = (self.tokens, self.heads, self.head_dim)
         return [torch.randn(shape, generator=g, device=device, dtype=self.dtype) for _ in range(count)]
 
+    def attention_tensors(self, with_grad: bool, seed: int = 0, device="cuda") -> list[torch.Tensor]:
+        """q, k, v (and dO with with_grad): q and dO with ``heads``, k and v with ``kv_head_count``."""
+        g = torch.Generator(device=device).manual_seed(seed)
+        heads = (self.heads, self.kv_head_count, self.kv_head_count) + ((self.heads,) if with_grad else ())
+        return [torch.randn((self.tokens, h, self.head_dim), generator=g, device=device, dtype=self.dtype)
+                for h in heads]
+
     def bytes_per_tensor(self) -> int:
+        """Bytes of one [T, heads, D] tensor (q, o, dO, dq)."""
         return self.tokens * self.heads * self.head_dim * torch.finfo(self.dtype).bits // 8
+
+    def bytes_per_kv_tensor(self) -> int:
+        """Bytes of one [T, kv_heads, D] tensor (k, v, dk, dv): the q-side size unless grouped."""
+        return self.tokens * self.kv_head_count * self.head_dim * torch.finfo(self.dtype).bits // 8
 
 
 def seed_lengths(seed: int = 0, batch: int = 1152, low: int = 800, high: int = 2000) -> np.ndarray:
@@ -39,7 +58,8 @@ def seed_lengths(seed: int = 0, batch: int = 1152, low: int = 800, high: int = 2
     return np.random.default_rng(seed).integers(low, high + 1, size=batch)
 
 
-NAMES = ("seed", "seed-d64", "seed-aligned", "rope", "seed-d32", "seed-d96", "seed-b16", "seed-b32", "seed-b128")
+NAMES = ("seed", "seed-d64", "seed-aligned", "rope", "seed-d32", "seed-d96", "seed-b16", "seed-b32", "seed-b128",
+         "seed-causal", "seed-d64-causal", "seed-gqa", "seed-d64-gqa")
 
 
 def get(name: str) -> Workload:
@@ -52,6 +72,12 @@ def get(name: str) -> Workload:
         return Workload(name, seed_lengths(), 4, int(name[len("seed-d"):]))
     if name in ("seed-b16", "seed-b32", "seed-b128"):
         return Workload(name, seed_lengths(), 4, 128, block_size=int(name[len("seed-b"):]))
+    # Issue 21's shapes: the seed lengths with causal blocks, and with Hq = 8 query heads over
+    # Hkv = 2 k/v heads (G = 4).
+    if name in ("seed-causal", "seed-d64-causal"):
+        return Workload(name, seed_lengths(), 4, 64 if "d64" in name else 128, causal=True)
+    if name in ("seed-gqa", "seed-d64-gqa"):
+        return Workload(name, seed_lengths(), 8, 64 if "d64" in name else 128, kv_heads=2)
     if name == "seed-aligned":
         lengths = seed_lengths()
         return Workload("seed-aligned", lengths - lengths % 64, 4, 128)

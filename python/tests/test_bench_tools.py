@@ -93,3 +93,91 @@ def test_check_lengths_cover_each_block_size_edges(block_size):
     assert {0, 1, block_size - 1, block_size, block_size + 1} <= set(ragged)
     aligned = peers.check_lengths(block_size, aligned=True)
     assert all(n % block_size == 0 and n > 0 for n in aligned)
+
+
+def test_issue21_workloads_carry_their_shape():
+    import workloads
+
+    gqa = workloads.get("seed-gqa")
+    assert (gqa.heads, gqa.kv_head_count, gqa.head_dim, gqa.causal) == (8, 2, 128, False)
+    assert gqa.bytes_per_kv_tensor() * 4 == gqa.bytes_per_tensor()
+    causal = workloads.get("seed-d64-causal")
+    assert (causal.heads, causal.kv_head_count, causal.head_dim, causal.causal) == (4, 4, 64, True)
+    assert causal.tokens == workloads.get("seed").tokens
+    assert workloads.get("seed").kv_head_count == 4
+
+
+def test_grouped_floor_counts_kv_once_per_group():
+    import peers
+
+    # Forward: q and o at Hq, k and v at Hkv; backward: q, dO, dq at Hq, k, v, dk, dv at Hkv.
+    assert peers.KINDS["forward"].floor_bytes(100, 25) == 2 * 100 + 2 * 25
+    assert peers.KINDS["backward"].floor_bytes(100, 25) == 3 * 100 + 4 * 25
+    assert [peers.KINDS[k].floor_tensors for k in ("forward", "backward", "fwd+bwd")] == [4, 7, 11]
+
+
+@pytest.mark.parametrize("causal,kv_heads", [(True, 4), (False, 2), (True, 1)])
+def test_bench_reference_matches_the_package_reference(causal, kv_heads):
+    """The benchmark's batched float64 reference (what every peer is checked against) agrees with
+    blockattn.reference on causal blocks and grouped k/v, forward and backward."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("triton")
+    np = pytest.importorskip("numpy")
+    import peers
+    from blockattn import reference as ref
+
+    lengths = np.array([1, 63, 64, 65, 0, 130], dtype=np.int64)
+    T, H, D = int(lengths.sum()), 4, 32
+    g = torch.Generator().manual_seed(3)
+    q, do = (torch.randn(T, H, D, generator=g, dtype=torch.float64) for _ in range(2))
+    k, v = (torch.randn(T, kv_heads, D, generator=g, dtype=torch.float64) for _ in range(2))
+    cu = torch.tensor(np.concatenate([[0], np.cumsum(lengths)]), dtype=torch.int32)
+    p = peers.Problem(q, k, v, do, cu, lengths, causal=causal)
+    (o,) = peers.reference(p, "forward")
+    want = ref.forward(q.numpy(), k.numpy(), v.numpy(), cu.numpy(), causal=causal)
+    np.testing.assert_allclose(o.numpy(), want, atol=1e-10)
+    grads = peers.reference(p, "backward")
+    want = ref.backward(q.numpy(), k.numpy(), v.numpy(), do.numpy(), cu.numpy(), causal=causal)
+    for got, w in zip(grads, want):
+        assert got.shape == w.shape
+        np.testing.assert_allclose(got.numpy(), w, atol=1e-10)
+
+
+TRITON_PEER_CHECK = r"""
+import sys
+import numpy as np, torch
+import triton_block_attn as tba
+from blockattn import reference as ref
+lengths = np.array([1, 63, 64, 65, 0, 130]); T = int(lengths.sum()); H, D = 4, 32
+cu = torch.tensor(np.concatenate([[0], np.cumsum(lengths)]), dtype=torch.int32)
+table = tba.block_table(cu, T, 64)
+for causal, hkv in ((True, 4), (False, 2), (True, 1)):
+    g = torch.Generator().manual_seed(0)
+    q, do = (torch.randn(T, H, D, generator=g).to(torch.float16) for _ in range(2))
+    k, v = (torch.randn(T, hkv, D, generator=g).to(torch.float16) for _ in range(2))
+    args = [t.float().numpy() for t in (q, k, v)]
+    got = [tba.forward(q, k, v, table, causal=causal)] + list(tba.backward(do, q, k, v, table, causal=causal))
+    want = [ref.forward(*args, cu.numpy(), causal=causal)] + list(
+        ref.backward(*args, do.float().numpy(), cu.numpy(), causal=causal))
+    for x, w in zip(got, want):
+        assert x.shape == w.shape, (x.shape, w.shape)
+        err = float(np.abs(x.float().numpy() - w).max() / np.abs(w).max())
+        assert err < 1e-2, (causal, hkv, err)
+print("ok")
+"""
+
+
+def test_triton_peer_causal_and_grouped_in_the_interpreter():
+    """The Triton peer's causal mask and grouped k/v (dk, dv summed over the group in one
+    program) against blockattn.reference, run by Triton's CPU interpreter (no GPU)."""
+    pytest.importorskip("torch")
+    pytest.importorskip("triton")
+    import os
+    import subprocess
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    env = dict(os.environ, TRITON_INTERPRET="1",  # read when the kernels are decorated: a fresh process
+               PYTHONPATH=os.pathsep.join([str(root / "bench"), str(root / "python")]))
+    r = subprocess.run([sys.executable, "-c", TRITON_PEER_CHECK], env=env, capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr[-3000:]
