@@ -7,6 +7,9 @@
 #    table row per kernel: warps and registers per role, registers ptxas
 #    used, shared memory, TMEM columns, PTX size, compile time. A kernel the
 #    compiler does not implement yet for a chip is reported as such.
+# 3. The same table for a few other configurations, described by
+#    block-attn-compile's flags (block sizes, head dims, causal blocks, the
+#    log-sum-exp, grouped-query attention), under out/<chip>/shapes/.
 #
 #===----------------------------------------------------------------------===#
 
@@ -15,6 +18,20 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 BIN=${BUILD_DIR:-build}/bin
 SEED=examples/seed.mlir
 KERNELS=(seed_forward seed_forward_rope seed_backward seed_backward_rope)
+# Other configurations (issues 20 and 21), as block-attn-compile flags; the
+# names say what each one is.
+SHAPES=(
+  "--kind=forward --block-size=16"
+  "--kind=backward --block-size=32"
+  "--kind=forward --block-size=128"
+  "--kind=forward --head-dim=32"
+  "--kind=backward --head-dim=32"
+  "--kind=forward --head-dim=96"
+  "--kind=backward --head-dim=96"
+  "--kind=forward --causal --lse"
+  "--kind=backward --causal"
+  "--kind=forward --group=4 --heads=8"
+)
 
 echo "== $SEED, parsed and verified by block-attn-opt"
 "$BIN/block-attn-opt" "$SEED" || exit 1
@@ -38,6 +55,27 @@ for chip in sm_90a sm_100a; do
       continue
     fi
     echo "$log"
+  done
+done
+
+for chip in sm_90a sm_100a; do
+  echo
+  echo "== $chip: other configurations -> out/$chip/shapes/<kernel>.{ptx,cubin,json}"
+  printf "%-44s %-8s %-34s %5s %8s %5s %9s %8s\n" kernel chip \
+    "warps/registers per role" regs smem tmem ptx compile
+  for flags in "${SHAPES[@]}"; do
+    # shellcheck disable=SC2086 # the flags are words
+    if ! log=$("$BIN/block-attn-compile" $flags --chip="$chip" \
+        -o "out/$chip/shapes" --cubin --no-header 2>&1); then
+      echo "block-attn-compile $flags --chip=$chip failed:"
+      echo "$log"
+      status=1
+      continue
+    fi
+    # The compiler's row sizes the name for the seed kernels' names: widen it.
+    awk '!/^blockattn_/ { print; next }
+         { roles = $3; for (i = 4; i <= NF - 5; i++) roles = roles " " $i
+           printf "%-44s %-8s %-34s %5s %8s %5s %9s %8s\n", $1, $2, roles, $(NF-4), $(NF-3), $(NF-2), $(NF-1), $NF }' <<<"$log"
   done
 done
 exit $status
