@@ -21,12 +21,13 @@ using namespace mlir::blockattn;
 static llvm::json::Value toJson(Attribute attr) {
   if (auto s = dyn_cast<StringAttr>(attr))
     return s.str();
+  // Before IntegerAttr: a BoolAttr is an i1 IntegerAttr, whose getInt() is -1.
+  if (auto b = dyn_cast<BoolAttr>(attr))
+    return b.getValue();
   if (auto i = dyn_cast<IntegerAttr>(attr))
     return i.getInt();
   if (auto f = dyn_cast<FloatAttr>(attr))
     return f.getValueAsDouble();
-  if (auto b = dyn_cast<BoolAttr>(attr))
-    return b.getValue();
   if (isa<UnitAttr>(attr))
     return true;
   if (auto t = dyn_cast<TypeAttr>(attr)) {
