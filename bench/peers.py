@@ -430,6 +430,69 @@ def _eager(kind: str) -> Factory:
     return make
 
 
+# ---- FlexAttention on the packed tokens, a block mask built from the block table ------------
+
+
+FLEX_TILE = 128  # FlexAttention's default (and smallest well-tuned) mask granularity
+
+
+def flex_block_mask(p: Problem, causal: bool, device=None):
+    """A FlexAttention BlockMask of p's block-diagonal attention over the packed [1, H, T, D]
+    tokens (no padding, no copy): for every 128-row query tile, the 128-column key tiles its
+    blocks touch (at most three for blocks of up to 128 tokens), every one partial (the
+    mask_mod keeps a pair when both tokens are in one block, and with causal the key is not
+    after the query). Built with torch ops from the block table; one host sync for the widest
+    row of tiles. Building it is setup, outside any timed region (it takes a dense
+    tiles x tiles index, as BlockMask requires)."""
+    from torch.nn.attention.flex_attention import BlockMask
+
+    starts, counts = p.table()
+    device = device or starts.device
+    starts, counts = starts.to(device).long(), counts.to(device).long()
+    T = p.T
+    block_of = torch.repeat_interleave(torch.arange(starts.numel(), device=device), counts)  # [T]
+    tiles = (T + FLEX_TILE - 1) // FLEX_TILE
+    first = torch.arange(tiles, device=device) * FLEX_TILE
+    last = torch.clamp(first + FLEX_TILE, max=T) - 1
+    lo = starts[block_of[first]] // FLEX_TILE
+    hi = (starts[block_of[last]] + counts[block_of[last]] - 1) // FLEX_TILE
+    n = (hi - lo + 1).to(torch.int32)
+    width = int(n.max())
+    idx = lo[:, None] + torch.arange(width, device=device)[None, :]
+    idx = torch.where(torch.arange(width, device=device)[None, :] < n[:, None], idx, 0).to(torch.int32)
+    # BlockMask wants a row as wide as the key tiles (it transposes the mask through a dense one for
+    # the backward): tiles^2 int32, 0.65 GB on the seed lengths.
+    idx = torch.nn.functional.pad(idx, (0, tiles - width))
+
+    def same_block(b, h, q_idx, kv_idx):
+        keep = block_of[q_idx] == block_of[kv_idx]
+        return keep & (kv_idx <= q_idx) if causal else keep
+
+    return BlockMask.from_kv_blocks(n[None, None], idx[None, None].contiguous(), BLOCK_SIZE=FLEX_TILE,
+                                    mask_mod=same_block, seq_lengths=(T, T))
+
+
+def _flex(kind: str) -> Factory:
+    def make(p: Problem, configs) -> Runner:
+        try:
+            from torch.nn.attention.flex_attention import flex_attention
+        except ImportError as e:
+            raise Unavailable(f"this torch has no FlexAttention: {e}")
+        mask = flex_block_mask(p, p.causal)
+        compiled = torch.compile(flex_attention, dynamic=False)
+        gqa = p.group > 1
+
+        def attn(q, k, v):  # [1, H, T, D] views of the [T, H, D] tensors
+            return compiled(q, k, v, block_mask=mask, scale=p.scale, enable_gqa=gqa)
+
+        views = tuple(t.transpose(0, 1).unsqueeze(0) for t in (p.q, p.k, p.v))
+        do = p.do.transpose(0, 1).unsqueeze(0) if p.do is not None else None
+        return _autograd_runner(kind, attn, views, do, lambda t: t[0].transpose(0, 1),
+                                {"mask_tile": FLEX_TILE, "compiled": "torch.compile(flex_attention)"})
+
+    return make
+
+
 # ---- rotary: fused (ours), and a compiled rotary pass + attention (ours plain, FA2) -----------
 
 
@@ -591,6 +654,8 @@ IMPLS = [
          _all_kinds(_sdpa, "EFFICIENT_ATTENTION"), aligned_only=True),
     Impl("eager", "eager matmul/softmax/matmul on [nblocks, H, 64, D] views", _all_kinds(_eager),
          aligned_only=True),
+    Impl("flex", "FlexAttention (torch.compile) on the packed [1, H, T, D] tokens with a block mask of 128 x 128 "
+                 "tiles built from the block table (same block, and causal, in its mask_mod)", _all_kinds(_flex)),
 ]
 
 
