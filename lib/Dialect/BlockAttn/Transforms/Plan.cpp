@@ -84,6 +84,11 @@ constexpr int64_t kSmemReserve = 1024;
 /// hands out tiles in order (docs/performance-notes.md#chunked-launch).
 constexpr int64_t kChunkLoadBytes = 192 * 1024;
 
+/// Tiles of a chunked CTA's kChunkLoadBytes, with slots of `slotBytes`.
+int64_t tilesOfChunkLoads(int64_t slotBytes) {
+  return std::max<int64_t>(1, kChunkLoadBytes / slotBytes);
+}
+
 /// Collects a failure's reason.
 struct Failure {
   std::string &error;
@@ -114,7 +119,7 @@ LogicalResult numStagesError(Failure fail, const TuningOptions &options) {
 /// SM, and for a chunked launch how many tiles a CTA gets
 /// (docs/performance-notes.md#chunked-launch).
 LogicalResult planLaunch(Chip chip, const TuningOptions &options,
-                         int64_t slotBytes, bool chunkedByDefault,
+                         int64_t chunkTiles, bool chunkedByDefault,
                          int64_t chunkedCtasPerSm, KernelPlan &plan,
                          Failure fail) {
   bool sm90a = chip == Chip::sm_90a;
@@ -139,9 +144,8 @@ LogicalResult planLaunch(Chip chip, const TuningOptions &options,
       options.ctasPerSm > 0 ? options.ctasPerSm
                             : (chunked && sm90a ? chunkedCtasPerSm : 1);
   if (chunked)
-    plan.tilesPerCta = options.tilesPerCta > 0
-                           ? options.tilesPerCta
-                           : std::max<int64_t>(1, kChunkLoadBytes / slotBytes);
+    plan.tilesPerCta =
+        options.tilesPerCta > 0 ? options.tilesPerCta : chunkTiles;
   return success();
 }
 
@@ -186,12 +190,31 @@ bool rotaryWarpgroupByDefault(const KernelShape &shape) {
   return false;
 }
 
-/// CTAs per SM of a chunked sm_90a launch under `auto`: two, three for the
+/// The plain grouped-query forward: its launch was measured apart (G = 4).
+bool isGroupedForward(const KernelShape &shape) {
+  return !shape.backward && shape.group > 1 && !shape.hasRotary() &&
+         shape.blockSize == 64;
+}
+
+/// CTAs per SM of a chunked sm_90a launch under `auto`: two; three for the
+/// grouped forward at head dim 64 (H200, seed lengths, G = 4: 1.08 against
+/// 1.28 ms; docs/pipeline.md#grouped-query-attention-issue-21) and for the
 /// plain backward at head dim 32, whose 4 KiB tiles leave one consumer per
 /// CTA too little work to keep two CTAs' loads in flight (H200, seed-d32:
 /// 0.83 against 0.95 ms; docs/head-dims.md#launch).
 int64_t chunkedCtasPerSm(const KernelShape &shape) {
+  if (isGroupedForward(shape) && shape.headDim == 64)
+    return 3;
   return shape.backward && shape.headDim == 32 && !shape.hasRotary() ? 3 : 2;
+}
+
+/// Tiles per CTA of a chunked sm_90a launch under `auto`: about
+/// kChunkLoadBytes of loads, twice that for the grouped forward at head dim
+/// 128, whose k and v loads mostly hit L2 (H200, seed lengths, G = 4: 2.05
+/// against 2.26 ms; docs/pipeline.md#grouped-query-attention-issue-21).
+int64_t chunkedTilesPerCta(const KernelShape &shape, int64_t slotBytes) {
+  int64_t tiles = tilesOfChunkLoads(slotBytes);
+  return isGroupedForward(shape) && shape.headDim == 128 ? 2 * tiles : tiles;
 }
 
 /// Consumer warpgroups of a chunked sm_90a launch: one per CTA (two CTAs
@@ -227,7 +250,7 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
   KernelPlan plan;
   int64_t slotBytes = shape.numLoads() * shape.tileBytes(shape.headDim);
   if (failed(planLaunch(
-          Chip::sm_90a, options, slotBytes,
+          Chip::sm_90a, options, chunkedTilesPerCta(shape, slotBytes),
           options.numConsumers <= chunkedConsumers(shape) &&
               chunkedByDefault(shape),
           chunkedCtasPerSm(shape), plan, fail)))
@@ -310,7 +333,7 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
                 stringifyOStore(options.oStore), "'");
   KernelPlan plan;
   int64_t slotBytes = shape.numLoads() * shape.tileBytes(shape.headDim);
-  if (failed(planLaunch(Chip::sm_100a, options, slotBytes,
+  if (failed(planLaunch(Chip::sm_100a, options, tilesOfChunkLoads(slotBytes),
                         /*chunkedByDefault=*/false, /*chunkedCtasPerSm=*/1,
                         plan, fail)))
     return failure();

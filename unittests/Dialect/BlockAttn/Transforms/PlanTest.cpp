@@ -80,6 +80,31 @@ TEST(Sm90aPlan, ForwardDefaultsToAChunkedLaunch) {
   EXPECT_EQ(plan(Chip::sm_90a, shape(false, 64)).tilesPerCta, 8);
 }
 
+// The grouped forward's k/v loads mostly hit L2: twice the tiles per CTA at
+// head dim 128, three CTAs per SM at 64 (measured at G = 4); the grouped
+// backward and the rotary grouped forward keep the rule.
+TEST(Sm90aPlan, GroupedForwardLaunch) {
+  KernelShape d128 = shape(false, 128);
+  d128.group = 4;
+  KernelPlan p = plan(Chip::sm_90a, d128);
+  EXPECT_EQ(p.ctasPerSm, 2);
+  EXPECT_EQ(p.tilesPerCta, 8);
+  KernelShape d64 = shape(false, 64);
+  d64.group = 4;
+  p = plan(Chip::sm_90a, d64);
+  EXPECT_EQ(p.ctasPerSm, 3);
+  EXPECT_EQ(p.tilesPerCta, 8);
+  EXPECT_EQ(p.numConsumers, 1);
+  KernelShape rotary = shape(false, 128, RotaryMode::half_split);
+  rotary.group = 4;
+  EXPECT_EQ(plan(Chip::sm_90a, rotary).tilesPerCta,
+            plan(Chip::sm_90a, shape(false, 128, RotaryMode::half_split))
+                .tilesPerCta);
+  TuningOptions explicitTiles;
+  explicitTiles.tilesPerCta = 4;
+  EXPECT_EQ(plan(Chip::sm_90a, d128, explicitTiles).tilesPerCta, 4);
+}
+
 TEST(Sm90aPlan, StridedForwardHasTwoConsumers) {
   TuningOptions options;
   options.schedule = Schedule::strided;
