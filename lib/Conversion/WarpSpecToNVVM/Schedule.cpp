@@ -281,10 +281,47 @@ struct WhileLowering : ConvertOpToLLVMPattern<scf::WhileOp> {
   }
 };
 
+/// An scf.for of the input (the grouped-query backward's loop over the
+/// query heads of a group, i32 bounds): its carried values live in
+/// variables, like the other loops', and the loop is rebuilt without them
+/// around the original body.
+struct ForLowering : ConvertOpToLLVMPattern<scf::ForOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(scf::ForOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!op.getInductionVar().getType().isInteger(32))
+      return op.emitOpError() << "needs i32 bounds inside a warpspec.kernel";
+    KernelBuilder e(rewriter, op);
+    SmallVector<std::pair<Value, Type>> carried; // variable, type
+    if (failed(carryInits(e, op, adaptor.getInitArgs(), carried)))
+      return failure();
+    auto loop =
+        scf::ForOp::create(rewriter, e.loc, adaptor.getLowerBound(),
+                           adaptor.getUpperBound(), adaptor.getStep());
+    Block *body = loop.getBody();
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(body);
+    SmallVector<Value> args = {loop.getInductionVar()};
+    for (auto var : carried)
+      args.push_back(e.load(var.second, var.first));
+    auto yield = cast<scf::YieldOp>(op.getBody()->getTerminator());
+    rewriter.inlineBlockBefore(op.getBody(), body->getTerminator(), args);
+    if (failed(storeYielded(rewriter, e, yield, yield.getResults(), carried)))
+      return failure();
+    rewriter.setInsertionPointAfter(loop);
+    SmallVector<Value> results;
+    for (auto var : carried)
+      results.push_back(e.load(var.second, var.first));
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::blockattn::populateWarpSpecScheduleToNVVMPatterns(
     LLVMTypeConverter &converter, const TargetInfo &,
     RewritePatternSet &patterns) {
-  patterns.add<TileLoopLowering, WhileLowering>(converter);
+  patterns.add<TileLoopLowering, WhileLowering, ForLowering>(converter);
 }
