@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Grouped-query attention on a GPU (issue 21): the GPU tests against the
-# float64 reference and the forward's timing against its floor.
+# Grouped-query attention on a GPU (issue 21): the GPU tests (forward and
+# backward) against the float64 reference and the forward's timing against
+# its floor.
 #
 # On the build machine (the repository built):
 #   scripts/gpu_gqa.sh prebuild DIR     compiles the kernels into DIR
@@ -14,7 +15,7 @@ dir=${2:?usage: $0 prebuild|run DIR}
 case "$cmd" in
 prebuild)
   export BLOCKATTN_COMPILER=${BLOCKATTN_COMPILER:-build/bin/block-attn-compile}
-  python3 scripts/prebuild_kernels.py "$dir" --chips sm_90a --kinds forward \
+  python3 scripts/prebuild_kernels.py "$dir" --chips sm_90a --kinds forward,backward \
     --head-dims 64,128 --dtypes bf16,f16 --groups 1,2,3,4,8 --jobs 2
   python3 scripts/prebuild_kernels.py "$dir" --chips sm_90a --kinds forward \
     --head-dims 128 --dtypes bf16 --rotary half_split --groups 2,4 --jobs 2
