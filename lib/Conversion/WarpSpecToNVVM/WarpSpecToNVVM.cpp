@@ -286,8 +286,13 @@ struct ConvertWarpSpecToNVVMPass
     populateWarpSpecToNVVMPatterns(converter, target, patterns);
     ConversionTarget legal(*ctx);
     legal.addLegalDialect<LLVM::LLVMDialect, NVVM::NVVMDialect>();
-    legal.addLegalOp<scf::IfOp, scf::YieldOp, scf::ConditionOp,
+    legal.addLegalOp<scf::IfOp, scf::ConditionOp,
                      UnrealizedConversionCastOp>();
+    // A yield with operands in an scf.for is one ForLowering rebuilt the
+    // loop around: YieldLowering stores what it yields.
+    legal.addDynamicallyLegalOp<scf::YieldOp>([](scf::YieldOp op) {
+      return op.getNumOperands() == 0 || !isa<scf::ForOp>(op->getParentOp());
+    });
     // The loops the patterns build carry nothing; those of the input do.
     legal.addDynamicallyLegalOp<scf::WhileOp>([&](scf::WhileOp op) {
       return op.getInits().empty() && converter.isLegal(op.getResultTypes());

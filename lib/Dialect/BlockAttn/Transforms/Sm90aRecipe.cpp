@@ -8,6 +8,7 @@
 #include "Recipe.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
 using namespace mlir::blockattn;
@@ -261,7 +262,7 @@ void buildBackwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
 /// the transient dQ (64) is made, and dS is not kept in registers for dQ
 /// (as the plain backward keeps it) so that it is dead too: at most 192
 /// accumulator registers at once. The slot of "qdo" goes back once dK's
-/// product has read Q; "kv" once the last dQ has read K.
+/// product has read Q; "kv" after the group.
 /// One consumer: consumers take ring entries round-robin, and the G
 /// consecutive "qdo" entries of an item belong to one of them.
 void buildHopperGroupedBackward(OpBuilder &b, Location loc,
@@ -309,9 +310,10 @@ void buildHopperGroupedBackward(OpBuilder &b, Location loc,
   auto square16 = AccType::get(ctx, {bs, bs}, spec.elementType);
   auto outType = AccType::get(ctx, {bs, spec.headDim}, f32);
   auto rowsType = RowsType::get(ctx, bs, f32);
-  Value dvAcc, dkAcc;
-  for (int64_t i = 0; i < spec.group; ++i) {
-    c.head = groupQueryHead(b, loc, spec, kvHead, i);
+  // One query head: dV and dK start from the previous heads' (none for the
+  // first).
+  auto queryHead = [&](Value head, Value dvIn, Value dkIn) {
+    c.head = head;
     auto qdoSlot = GetOp::create(b, loc, qdo);
     Value q = qdoSlot.getBuffers()[0], dout = qdoSlot.getBuffers()[1];
     Value s = MmaOp::create(b, loc, square32, q, k, false, /*transpose_b=*/true);
@@ -329,15 +331,38 @@ void buildHopperGroupedBackward(OpBuilder &b, Location loc,
                                 c.rows);
     Value ds = SoftmaxGradOp::create(b, loc, square16, p, dp, c.scale, dlse);
     WriteOp::create(b, loc, ds, c.dsScratch);
-    dvAcc = MmaOp::create(b, loc, outType, c.pScratch, dout,
-                          /*transpose_a=*/true, false, dvAcc);
-    dkAcc = MmaOp::create(b, loc, outType, c.dsScratch, q, true, false, dkAcc);
+    Value dv = MmaOp::create(b, loc, outType, c.pScratch, dout,
+                             /*transpose_a=*/true, false, dvIn);
+    Value dk = MmaOp::create(b, loc, outType, c.dsScratch, q, true, false, dkIn);
     ReleaseOp::create(b, loc, qdoSlot.getSlot());
-    Value dqAcc = MmaOp::create(b, loc, outType, c.dsScratch, k, false, false);
-    if (i + 1 == spec.group)
-      ReleaseOp::create(b, loc, c.slot);
-    storeTile(b, loc, c, dqAcc, spec.stores[2], Value());
+    Value dq = MmaOp::create(b, loc, outType, c.dsScratch, k, false, false);
+    storeTile(b, loc, c, dq, spec.stores[2], Value());
+    return std::make_pair(dv, dk);
+  };
+  auto [dvAcc, dkAcc] = queryHead(groupQueryHead(b, loc, spec, kvHead, 0),
+                                  Value(), Value());
+  // The other heads in one loop (as on sm_100a, G unrolled copies spill),
+  // dV and dK its iter_args. K and V are released after it.
+  auto constant = [&](int64_t value) -> Value {
+    return arith::ConstantIntOp::create(b, loc, value, 32);
+  };
+  SmallVector<Value> inits = {dvAcc, dkAcc};
+  auto loop = scf::ForOp::create(b, loc, constant(1), constant(spec.group),
+                                 constant(1), inits);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value head = arith::AddIOp::create(
+        b, loc, groupQueryHead(b, loc, spec, kvHead, 0),
+        loop.getInductionVar());
+    auto [dv, dk] = queryHead(head, loop.getRegionIterArgs()[0],
+                              loop.getRegionIterArgs()[1]);
+    SmallVector<Value> next = {dv, dk};
+    scf::YieldOp::create(b, loc, next);
   }
+  dvAcc = loop.getResult(0);
+  dkAcc = loop.getResult(1);
+  ReleaseOp::create(b, loc, c.slot);
   c.head = kvHead;
   storeTile(b, loc, c, dvAcc, spec.stores[0], Value());
   storeTile(b, loc, c, dkAcc, spec.stores[1], Value());
