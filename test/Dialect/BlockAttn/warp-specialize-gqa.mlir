@@ -19,7 +19,7 @@
 // others accumulates into the same tensor-memory slots, which are published
 // once, to the k/v head; one softmax warpgroup takes whole items ("items").
 // On sm_90a the consumer's dV and dK are wgmma accumulators the next heads
-// add to ("plus"). Rotary embeddings are refused.
+// add to ("plus"), carried through the loop as its iter_args. Rotary embeddings are refused.
 
 //--- forward.mlir
 func.func @gqa_forward(%q: memref<?x8x128xbf16>, %k: memref<?x2x128xbf16>,
@@ -116,8 +116,12 @@ func.func @gqa_backward(%q: memref<?x?x64xbf16>, %k: memref<?x?x64xbf16>,
 // BW90: warpspec.partition "compute" role(compute) warps(4) regs({{[0-9]+}}) {
 // BW90: %[[DV0:.*]] = warpspec.mma %{{.*}}, %{{.*}} {transpose_a}
 // BW90: %[[DK0:.*]] = warpspec.mma %{{.*}}, %{{.*}} {transpose_a}
-// BW90: warpspec.mma %{{.*}}, %{{.*}} plus %[[DV0]] : !warpspec.acc<64x64xf32> {transpose_a}
-// BW90: warpspec.mma %{{.*}}, %{{.*}} plus %[[DK0]] : !warpspec.acc<64x64xf32> {transpose_a}
+// BW90: %[[LOOP:.*]]:2 = scf.for %{{.*}} iter_args(%[[DVI:.*]] = %[[DV0]], %[[DKI:.*]] = %[[DK0]]) -> (!warpspec.acc<64x64xf32>, !warpspec.acc<64x64xf32>)
+// BW90: %[[DV1:.*]] = warpspec.mma %{{.*}}, %{{.*}} plus %[[DVI]] : !warpspec.acc<64x64xf32> {transpose_a}
+// BW90-NEXT: %[[DK1:.*]] = warpspec.mma %{{.*}}, %{{.*}} plus %[[DKI]] : !warpspec.acc<64x64xf32> {transpose_a}
+// BW90: scf.yield %[[DV1]], %[[DK1]]
+// BW90: warpspec.store %[[LOOP]]#0 to
+// BW90: warpspec.store %[[LOOP]]#1 to
 
 //--- refused.mlir
 func.func @gqa_backward_rotary(%q: memref<?x?x64xbf16>, %k: memref<?x?x64xbf16>,
