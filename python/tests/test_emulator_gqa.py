@@ -98,7 +98,7 @@ def test_make_problem_group_must_divide_heads():
 
 
 # The grouped backward (dk and dv summed over the group inside one CTA): both chips, head dims
-# 64 and 128, bf16 and f16, G = 2, 4, 8 and MQA (Hkv = 1), the block sizes that share a tile.
+# 64 and 128, bf16 and f16, G = 2, 3, 4, 8 and MQA (Hkv = 1).
 BACKWARD_CASES = [
     ("sm_90a", em.Case("backward", 64, "bf16", group=2), 4),
     ("sm_90a", em.Case("backward", 128, "bf16", group=4), 8),
@@ -108,6 +108,11 @@ BACKWARD_CASES = [
     ("sm_100a", em.Case("backward", 128, "bf16", group=4), 8),
     ("sm_100a", em.Case("backward", 64, "f16", group=8), 8),
     ("sm_100a", em.Case("backward", 128, "f16", group=2), 2),
+    # MQA at G = 8 with head dim 128 (its PTX has neg.s32) and G = 3 (no shift).
+    ("sm_90a", em.Case("backward", 128, "f16", group=8), 8),
+    ("sm_100a", em.Case("backward", 128, "bf16", group=8), 8),
+    ("sm_90a", em.Case("backward", 64, "bf16", group=3), 3),
+    ("sm_100a", em.Case("backward", 64, "bf16", group=3), 6),
 ]
 
 
