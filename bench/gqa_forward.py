@@ -1,6 +1,7 @@
 """Grouped-query attention's forward on the seed lengths (issue 21): ours against its floor.
 
     PYTHONPATH=python python3 bench/gqa_forward.py [--heads 8 --kv-heads 2,1] [--head-dims 128,64]
+        [--backward]
 
 For each (Hq, Hkv, D): our grouped kernel (k and v read at head h / G; the
 schedule keeps a group's items together so that k/v tiles hit L2,
@@ -12,6 +13,13 @@ The floor reads q, k, v and writes o once: q and o at Hq heads, k and v at
 Hkv, over the copy bandwidth measured in the same run. Prints ms, % of floor,
 and the L2 question the docs leave open: how close the schedule-only
 forward comes to that floor.
+
+With --backward, also the grouped backward (blockattn.api.backward, the
+kernel alone: dk and dv summed over each group inside one CTA) against its
+floor: read q, dO and write dq at Hq heads, read k, v and write dk, dv once
+at Hkv (7 tensors' worth, as bench.py's backward: O is not needed), and our
+plain backward on k and v repeated G times (not counting the repeat, nor the
+sum over the group of its dk and dv that a caller would add).
 """
 
 import argparse
@@ -53,6 +61,7 @@ def main(argv=None):
     ap.add_argument("--heads", type=int, default=8, help="query heads Hq (default 8)")
     ap.add_argument("--kv-heads", default="2,1", help="comma-separated k/v heads Hkv (default 2,1)")
     ap.add_argument("--head-dims", default="128,64")
+    ap.add_argument("--backward", action="store_true", help="also time the grouped backward")
     args = ap.parse_args(argv)
     bw = peers.copy_bandwidth()["bytes_per_s"]
     print(f"copy bandwidth {bw / 1e12:.2f} TB/s")
@@ -81,6 +90,25 @@ def main(argv=None):
             print(f"\nT={wq.tokens:,} Hq={hq} Hkv={hkv} (G={group}) D={d}: floor {floor:.3f} ms")
             for name, ms in rows:
                 print(f"  {name:14s} {ms:8.3f} ms  {100 * floor / ms:5.1f}% of floor")
+            if args.backward:
+                backward_rows(q, k, v, cu, group, wq, wkv, bw)
+
+
+def backward_rows(q, k, v, cu, group, wq, wkv, bw):
+    """The grouped backward against its floor (q, dO, dq at Hq; k, v, dk, dv at Hkv)."""
+    from blockattn import api
+
+    scale = q.shape[2] ** -0.5
+    (do,) = wq.tensors(1, seed=3)
+    grads = (torch.empty_like(q), torch.empty_like(k), torch.empty_like(v))
+    floor = (3 * wq.bytes_per_tensor() + 4 * wkv.bytes_per_tensor()) / bw * 1e3
+    rows = [("ours grouped", bench(lambda: api.backward(do, q, k, v, cu, 64, scale, grads=grads)))]
+    kr, vr = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
+    repeated = (torch.empty_like(q), torch.empty_like(kr), torch.empty_like(vr))
+    rows.append(("ours repeated", bench(lambda: api.backward(do, q, kr, vr, cu, 64, scale, grads=repeated))))
+    print(f"  backward: floor {floor:.3f} ms")
+    for name, ms in rows:
+        print(f"  {name:14s} {ms:8.3f} ms  {100 * floor / ms:5.1f}% of floor")
 
 
 if __name__ == "__main__":

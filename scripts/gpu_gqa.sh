@@ -1,20 +1,21 @@
 #!/usr/bin/env bash
-# Grouped-query attention on a GPU (issue 21): the GPU tests against the
-# float64 reference and the forward's timing against its floor.
+# Grouped-query attention on a GPU (issue 21): the GPU tests (forward and
+# backward) against the float64 reference and the forward and backward timing
+# against their floors.
 #
 # On the build machine (the repository built):
 #   scripts/gpu_gqa.sh prebuild DIR     compiles the kernels into DIR
 # On the GPU machine (no compiler needed), from the repository root:
 #   scripts/gpu_gqa.sh run DIR          builds libblockattn_launch.so (launch
 #                                       ABI 3), runs python/tests/gpu/test_gqa_gpu.py
-#                                       and bench/gqa_forward.py
+#                                       and bench/gqa_forward.py --backward
 set -euo pipefail
 cmd=${1:?usage: $0 prebuild|run DIR}
 dir=${2:?usage: $0 prebuild|run DIR}
 case "$cmd" in
 prebuild)
   export BLOCKATTN_COMPILER=${BLOCKATTN_COMPILER:-build/bin/block-attn-compile}
-  python3 scripts/prebuild_kernels.py "$dir" --chips sm_90a --kinds forward \
+  python3 scripts/prebuild_kernels.py "$dir" --chips sm_90a --kinds forward,backward \
     --head-dims 64,128 --dtypes bf16,f16 --groups 1,2,3,4,8 --jobs 2
   python3 scripts/prebuild_kernels.py "$dir" --chips sm_90a --kinds forward \
     --head-dims 128 --dtypes bf16 --rotary half_split --groups 2,4 --jobs 2
@@ -25,7 +26,7 @@ run)
   export PYTHONPATH=python BLOCKATTN_KERNEL_DIR="$dir" \
     BLOCKATTN_LAUNCH_LIBRARY="$PWD/libblockattn_launch.so"
   python3 -m pytest -q python/tests/gpu/test_gqa_gpu.py
-  python3 bench/gqa_forward.py
+  python3 bench/gqa_forward.py --backward
   ;;
 *)
   echo "usage: $0 prebuild|run DIR" >&2

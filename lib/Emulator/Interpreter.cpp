@@ -111,6 +111,7 @@ enum Op : uint16_t {
   OpOr,
   OpXor,
   OpNot,
+  OpNeg,
   OpShl,
   OpShr,
   OpMin,
@@ -581,6 +582,10 @@ llvm::Error Emulator::decode(Instruction &inst) {
                : base == "or"  ? OpOr
                : base == "xor" ? OpXor
                                : OpNot);
+  // neg.s32 / neg.s64: LLVM's form of 0 - x (the grouped-query backward's
+  // ring arithmetic, docs/pipeline.md).
+  if (base == "neg" && p.size() == 2 && lastType() && ty.ty == TyS)
+    return set(OpNeg);
   if ((base == "shl" || base == "shr") && p.size() == 2 && lastType())
     return set(base == "shl" ? OpShl : OpShr);
   if (base == "min" || base == "max") {
@@ -2297,6 +2302,9 @@ llvm::Error Emulator::step(Thread &t, unsigned budget) {
       break;
     case OpNot:
       setReg(t, o[0], ty == TyPred ? !v(1) : ~v(1), bits);
+      break;
+    case OpNeg:
+      setReg(t, o[0], 0 - v(1), bits);
       break;
     case OpShl: {
       // Shift amounts above the width give 0 (9.7.8.7 "shl").

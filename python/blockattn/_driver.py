@@ -22,7 +22,7 @@ import torch
 from cuda.bindings import driver as cu
 
 from . import _launch
-from ._kernels import KernelFiles, grid_inputs, grid_of
+from ._kernels import KernelFiles, grid_inputs, grid_of, grid_tensor
 
 __all__ = ["LoadedKernel", "load_kernel", "chip_of"]
 
@@ -224,7 +224,8 @@ class LoadedKernel:
 
     def grid(self, num_sms: int, tensors: dict) -> int:
         """The grid this kernel's manifest asks for (see launch_grid)."""
-        return grid_of(self._grid_inputs, num_sms, tensors["q"].shape, tensors["cu_seqlens"].shape[0])
+        return grid_of(self._grid_inputs, num_sms, tensors[grid_tensor(self.manifest)].shape,
+                       tensors["cu_seqlens"].shape[0])
 
     def call(self, tensors: dict, scalars: dict) -> None:
         """Launches on the current stream of the kernel's device with the grid

@@ -325,6 +325,14 @@ def grid_inputs(manifest: dict) -> tuple:
             int(manifest["tiles_per_cta"]) if chunked else 1)
 
 
+def grid_tensor(manifest: dict) -> str:
+    """The tensor whose tokens and heads count a chunked launch's work items:
+    q's, but k's for the grouped-query backward, whose work item is a block
+    and a k/v head (docs/pipeline.md, "Grouped-query attention")."""
+    grouped = int(manifest.get("group", 1)) > 1 and manifest.get("kind") == "backward"
+    return "k" if grouped else "q"
+
+
 def grid_of(inputs: tuple, num_sms: int, q_shape, cu_seqlens_numel: int) -> int:
     """launch_grid from grid_inputs(manifest)."""
     chunked, ctas, block_size, per_cta = inputs

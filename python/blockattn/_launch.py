@@ -25,7 +25,7 @@ import os
 import pathlib
 import struct
 
-from ._kernels import NATIVE_DIR, _REPO_ROOT
+from ._kernels import NATIVE_DIR, _REPO_ROOT, grid_tensor
 
 __all__ = ["ABI_VERSION", "library", "library_path", "Plan", "LaunchError", "CONTIGUOUS", "ALIGNED", "NONEMPTY"]
 
@@ -252,7 +252,8 @@ class Plan:
         """Makes the plan launchable by record_call. `rules` maps each of
         tensor_names to (rank, the name of a tensor whose shape it must have
         or None, flags[, group: that tensor's heads per head of this one]); `grid` is _kernels.grid_inputs(manifest) and the
-        grid's tokens/offsets are "q" and "cu_seqlens"."""
+        grid's tokens/offsets are "q" (k for the grouped-query backward:
+        _kernels.grid_tensor) and "cu_seqlens"."""
         sizes = {}
         for spec in manifest["params"]:
             if spec.get("dtype") in ELEMENT_SIZES:
@@ -264,7 +265,7 @@ class Plan:
             array[i] = TensorRule(rank, -1 if shape_of is None else index[shape_of], sizes[name], flags,
                                   group[0] if group else 1)
         chunked, ctas, block_size, per_cta = grid
-        spec = Grid(int(chunked), ctas, block_size, per_cta, num_sms, index.get("q", -1),
+        spec = Grid(int(chunked), ctas, block_size, per_cta, num_sms, index.get(grid_tensor(manifest), -1),
                     index.get("cu_seqlens", -1))
         _check(self.lib, self.lib.blockattnPlanSetRecord(self.handle, array, ctypes.byref(spec)))
         self.ranks = tuple(rules[name][0] for name in self.tensor_names)

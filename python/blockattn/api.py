@@ -99,14 +99,23 @@ def _query_group(q: torch.Tensor, k) -> int:
     return hq // hkv
 
 
-def _refuse_grouped_backward(group: int, requires_grad: bool) -> None:
+def _refuse_grouped_backward(group: int, requires_grad: bool, rotary=None, block_size: int = 64) -> None:
     """The grouped-query backward (dk and dv summed over each group in the
-    kernel) is not built yet: refused before any forward work is done."""
-    if group > 1 and requires_grad and torch.is_grad_enabled():
-        raise NotImplementedError(
-            f"blockattn: grouped-query attention ({group} query heads per k/v head) has a forward "
-            "kernel but no backward kernel yet; call it under torch.no_grad() or with q, k and v "
-            "that do not require grad"
+    kernel) is built without rotary embeddings, for blocks of up to 64
+    tokens: the other grouped calls that need gradients are refused before
+    any forward work is done."""
+    if group <= 1 or not requires_grad or not torch.is_grad_enabled():
+        return
+    if rotary is not None:
+        raise ValueError(
+            f"rotary: grouped-query attention ({group} query heads per k/v head) has no backward "
+            "kernel with rotary embeddings yet; call it under torch.no_grad(), with q, k and v that "
+            "do not require grad, or without rotary"
+        )
+    if block_size > 64:
+        raise ValueError(
+            f"block_size: {block_size} has no grouped-query backward kernel yet ({group} query heads "
+            "per k/v head); block sizes 16, 32 and 64 have one"
         )
 
 
@@ -500,17 +509,19 @@ def backward(
             f"block_size: {block_size} has no backward kernel yet; block sizes with a backward: "
             f"{', '.join(map(str, _kernels.BACKWARD_BLOCK_SIZES))}"
         )
-    if k.shape[1] != q.shape[1]:
-        _refuse_grouped_backward(q.shape[1] // max(k.shape[1], 1), True)
+    group = q.shape[1] // max(k.shape[1], 1) if k.shape[1] != q.shape[1] else 1
+    _refuse_grouped_backward(group, True, None if cos is None else "rotary", block_size)
     dq, dk, dv = (_empty(q), _empty(k), _empty(v)) if grads is None else grads
     if q.shape[0] and q.shape[1]:
         tensors = {
             "q": q, "k": k, "v": v, "do": _tma_ready(grad_o.to(q.dtype)),
             "dq": dq, "dk": dk, "dv": dv, "cu_seqlens": cu_seqlens,
         }
-        features = {}
+        # Grouped-query attention: dk and dv (k's shape) are summed over each
+        # group in the kernel.
+        features = {"group": group} if group > 1 else {}
         if causal or dlse is not None:
-            features = {"causal": bool(causal), "lse": dlse is not None}
+            features.update(causal=bool(causal), lse=dlse is not None)
             if dlse is not None:
                 tensors["dlse"] = dlse.to(torch.float32).contiguous()
         if cos is None:
@@ -1356,7 +1367,8 @@ def block_attention_kvpacked(
         kv: ``[T, 2, H, D]``, the same T, H, D, dtype and device as q; the
             last dimension contiguous, strides and address 16-byte aligned.
             Grouped-query attention: ``[T, 2, Hkv, D]`` with H a multiple of
-            Hkv (forward only for now, as for :func:`block_attention`).
+            Hkv (dk and dv summed over each group, as for
+            :func:`block_attention`).
         cu_seqlens, block_size, softmax_scale, out, check_inputs, rotary,
             causal, return_lse: as for :func:`block_attention`.
 
@@ -1390,7 +1402,7 @@ def block_attention_kvpacked(
     scale, rope = _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, rotary,
                                 requires_grad, eager)
     if grouped:
-        _refuse_grouped_backward(q.shape[1] // hkv, requires_grad)
+        _refuse_grouped_backward(q.shape[1] // hkv, requires_grad, rotary, block_size)
     if out is not None:
         return forward(q, k, v, cu_seqlens, block_size, scale, out, *rope)
     if eager and type(q) is torch.Tensor and type(kv) is torch.Tensor and not _functorch_active():
@@ -1421,8 +1433,9 @@ def block_attention(
             last dimension contiguous, strides and address 16-byte aligned.
             Grouped-query (and multi-query) attention: k and v may have
             ``Hkv`` heads with q's ``H`` a multiple ``G * Hkv``; query head
-            ``h`` attends with k/v head ``h // G`` (forward only for now:
-            with gradients required it raises ``NotImplementedError``).
+            ``h`` attends with k/v head ``h // G``; the backward sums dk
+            and dv over each group in the kernel (deterministic). Not yet
+            with gradients and ``rotary`` together (``ValueError``).
         cu_seqlens: int32 ``[B+1]``, ``cu_seqlens[0] == 0``, non-decreasing,
             ``cu_seqlens[B] == T``. Empty sequences are allowed.
         block_size: tokens per block: 16, 32 or 64 (default 64).
@@ -1490,7 +1503,7 @@ def block_attention(
     requires_grad = q.requires_grad or k.requires_grad or v.requires_grad
     scale, rope = _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, rotary,
                                 requires_grad, eager)
-    _refuse_grouped_backward(group, requires_grad)
+    _refuse_grouped_backward(group, requires_grad, rotary, block_size)
     if out is not None:
         return forward(q, k, v, cu_seqlens, block_size, scale, out, *rope)
     # Eagerly, on plain tensors: the autograd.Function (or, with no gradient

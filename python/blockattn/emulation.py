@@ -22,7 +22,7 @@ import tempfile
 import numpy as np
 
 from . import reference
-from ._kernels import KernelKey, launch_grid
+from ._kernels import KernelKey, grid_tensor, launch_grid
 
 __all__ = [
     "EDGE_LENGTHS",
@@ -276,8 +276,8 @@ def emulate(ptx: os.PathLike, manifest: os.PathLike, tensors: dict, scalars: dic
     if emulator is None:
         raise RuntimeError("block-attn-emulate not found (build the project first)")
     man = json.loads(pathlib.Path(manifest).read_text())
-    q = tensors["q"]
-    grid = launch_grid(man, num_sms, q.shape, tensors["cu_seqlens"].size)
+    items = tensors[grid_tensor(man)]  # q, or k for the grouped-query backward
+    grid = launch_grid(man, num_sms, items.shape, tensors["cu_seqlens"].size)
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
         cmd = [emulator, str(ptx), f"--manifest={manifest}", f"--grid={grid}", f"--seed={seed}",

@@ -2,7 +2,8 @@
 
 Kernel keys and names (``_g<G>``), the prebuild script's --groups, the
 group the API reads off the shapes (and its ValueError naming k), the launch
-it asks for, the refused backward, and the native record launch's rule for
+it asks for, the grouped backward's launch (dk, dv with k's heads) and what it
+still refuses, and the native record launch's rule for
 k and v (a G-th of q's heads).
 """
 
@@ -71,8 +72,20 @@ def test_compiled_manifest_and_refused_backward(tmp_path):
     assert files.manifest["group"] == 4
     plain = _kernels.compile_kernel(key(head_dim=64), tmp_path)
     assert "group" not in plain.manifest
-    with pytest.raises(RuntimeError, match="group 4 .*has no sm_90a or sm_100a lowering yet"):
-        _kernels.compile_kernel(key(kind="backward", head_dim=64, group=4), tmp_path)
+    grouped = _kernels.compile_kernel(key(kind="backward", head_dim=64, group=4), tmp_path)
+    assert grouped.name == "blockattn_backward_d64_b64_bf16_g4"
+    assert grouped.manifest["group"] == 4 and grouped.manifest["kind"] == "backward"
+    # What stays refused: the grouped backward with rotary embeddings.
+    with pytest.raises(RuntimeError, match="group 4 .*no backward lowering with rotary embeddings yet"):
+        _kernels.compile_kernel(key(kind="backward", head_dim=64, group=4, rotary="half_split"), tmp_path)
+
+
+def test_grid_of_the_grouped_backward_counts_kv_heads():
+    """A chunked grouped backward's work item is a block and a k/v head: its grid counts k's
+    heads, the forward's q's."""
+    assert _kernels.grid_tensor({"kind": "backward", "group": 4}) == "k"
+    assert _kernels.grid_tensor({"kind": "forward", "group": 4}) == "q"
+    assert _kernels.grid_tensor({"kind": "backward"}) == "q"
 
 
 # --------------------------------------------------------------------------------------------
@@ -94,7 +107,9 @@ def api_launches(monkeypatch):
     def fake_launch(kind, like, block_size, tensors, softmax_scale, rotary="none", positions=False,
                     rotate_v=False, group=1):
         calls.append(dict(kind=kind, group=group, shapes={n: tuple(t.shape) for n, t in tensors.items()}))
-        tensors["o"].zero_()
+        for name in ("o", "dq", "dk", "dv"):
+            if name in tensors:
+                tensors[name].zero_()
 
     monkeypatch.setattr(api, "_launch", fake_launch)
     # the device checks need CUDA tensors: only the shape checks of the group run here
@@ -139,19 +154,52 @@ def test_heads_not_a_multiple_raise(api_launches, hq, hkv):
     assert calls == []
 
 
-def test_grouped_backward_refused(api_launches):
+def test_grouped_backward_launches_with_kv_heads(api_launches):
+    """The backward of a grouped call launches the _g<G> backward kernel with dk and dv of k's
+    and v's shape (summed over each group in the kernel)."""
+    torch, api, calls = api_launches
+
+    q, k, v, cu = tensors(torch, 4, 2, requires_grad=True)
+    dq, dk, dv = api.backward(torch.zeros_like(q), q, k, v, cu, 64, 0.125)
+    assert dq.shape == q.shape and dk.shape == k.shape and dv.shape == v.shape
+    (call,) = calls
+    assert call["kind"] == "backward" and call["group"] == 2
+    assert call["shapes"]["dk"] == (T, 2, D) and call["shapes"]["dq"] == (T, 4, D)
+
+
+def test_grouped_autograd(api_launches):
+    """block_attention's autograd on a grouped call: the forward, then the grouped backward,
+    and gradients of k's and v's shapes."""
+    torch, api, calls = api_launches
+    import blockattn
+
+    q, k, v, cu = tensors(torch, 8, 2, requires_grad=True)
+    k.requires_grad_(True)
+    v.requires_grad_(True)
+    blockattn.block_attention(q, k, v, cu).sum().backward()
+    assert [(c["kind"], c["group"]) for c in calls] == [("forward", 4), ("backward", 4)]
+    assert q.grad.shape == q.shape and k.grad.shape == k.shape and v.grad.shape == v.shape
+
+
+def test_grouped_backward_refusals(api_launches):
+    """What the grouped backward does not build yet is refused before any launch, naming the
+    argument: rotary embeddings with gradients."""
     torch, api, calls = api_launches
     import blockattn
 
     q, k, v, cu = tensors(torch, 4, 2, requires_grad=True)
-    with pytest.raises(NotImplementedError, match=r"grouped-query attention \(2 query heads per k/v head\)"):
-        blockattn.block_attention(q, k, v, cu)
-    assert calls == []
+    with pytest.raises(ValueError, match=r"^rotary: grouped-query attention \(2 query heads per k/v head\)"):
+        api._refuse_grouped_backward(2, True, rotary="rotary")
+    with pytest.raises(ValueError, match=r"^block_size: 128 has no grouped-query backward kernel yet"):
+        api._refuse_grouped_backward(2, True, block_size=128)
+    api._refuse_grouped_backward(2, True)  # plain, block size 64: built
+    api._refuse_grouped_backward(2, False, rotary="rotary")  # no gradients: the forward only
     with torch.no_grad():
-        blockattn.block_attention(q, k, v, cu)
-    assert [c["group"] for c in calls] == [2]
-    with pytest.raises(NotImplementedError, match="no backward kernel yet"):
-        api.backward(torch.zeros_like(q), q, k, v, cu, 64, 0.125)
+        api._refuse_grouped_backward(2, True, rotary="rotary")
+    with pytest.raises(ValueError, match="^rotary: grouped-query attention"):
+        api.backward(torch.zeros_like(q), q, k, v, cu, 64, 0.125, cos=torch.ones(16, D // 2),
+                     sin=torch.zeros(16, D // 2))
+    assert calls == []
 
 
 def test_check_activation_group():
@@ -225,8 +273,8 @@ def test_record_rules_group():
 
 
 def test_kvpacked_grouped(api_launches, monkeypatch):
-    """block_attention_kvpacked with kv [T, 2, Hkv, D]: the grouped forward, the backward
-    refused, and a kv whose heads do not divide q's named in the ValueError."""
+    """block_attention_kvpacked with kv [T, 2, Hkv, D]: the grouped forward and backward,
+    and a kv whose heads do not divide q's named in the ValueError."""
     torch, api, calls = api_launches
     import blockattn
 
@@ -240,6 +288,8 @@ def test_kvpacked_grouped(api_launches, monkeypatch):
     assert calls[0]["shapes"]["k"] == (T, 2, D)
     with pytest.raises(ValueError, match=r"^kv: shape \(10, 2, 3, 64\) does not match q's"):
         blockattn.block_attention_kvpacked(q, torch.randn(T, 2, 3, D).to(torch.bfloat16), cu)
-    with pytest.raises(NotImplementedError, match="no backward kernel yet"):
-        blockattn.block_attention_kvpacked(q, kv.requires_grad_(True), cu)
-    assert len(calls) == 1
+    # The grouped backward: one [T, 2, Hkv, D] gradient for kv.
+    kv.requires_grad_(True)
+    blockattn.block_attention_kvpacked(q, kv, cu).sum().backward()
+    assert [(c["kind"], c["group"]) for c in calls[1:]] == [("forward", 4), ("backward", 4)]
+    assert calls[2]["shapes"]["dk"] == (T, 2, D) and kv.grad.shape == kv.shape

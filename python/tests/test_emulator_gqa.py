@@ -95,3 +95,59 @@ def test_reference_of_repeated_heads():
 def test_make_problem_group_must_divide_heads():
     with pytest.raises(ValueError, match="heads: 3 is not a multiple of the case's group 2"):
         em.make_problem(em.Case("forward", 64, "bf16", group=2), heads=3)
+
+
+# The grouped backward (dk and dv summed over the group inside one CTA): both chips, head dims
+# 64 and 128, bf16 and f16, G = 2, 3, 4, 8 and MQA (Hkv = 1).
+BACKWARD_CASES = [
+    ("sm_90a", em.Case("backward", 64, "bf16", group=2), 4),
+    ("sm_90a", em.Case("backward", 128, "bf16", group=4), 8),
+    ("sm_90a", em.Case("backward", 64, "f16", group=8), 8),
+    ("sm_90a", em.Case("backward", 128, "f16", group=2), 2),
+    ("sm_100a", em.Case("backward", 64, "bf16", group=2), 4),
+    ("sm_100a", em.Case("backward", 128, "bf16", group=4), 8),
+    ("sm_100a", em.Case("backward", 64, "f16", group=8), 8),
+    ("sm_100a", em.Case("backward", 128, "f16", group=2), 2),
+    # MQA at G = 8 with head dim 128 (its PTX has neg.s32) and G = 3 (no shift).
+    ("sm_90a", em.Case("backward", 128, "f16", group=8), 8),
+    ("sm_100a", em.Case("backward", 128, "bf16", group=8), 8),
+    ("sm_90a", em.Case("backward", 64, "bf16", group=3), 3),
+    ("sm_100a", em.Case("backward", 64, "bf16", group=3), 6),
+]
+
+
+@pytest.mark.parametrize("chip,case,heads", BACKWARD_CASES, ids=case_id)
+def test_grouped_backward_matches_reference(chip, case, heads, tmp_path):
+    base = compile_case(case, chip, tmp_path)
+    tensors = em.make_problem(case, heads=heads, seed=3)
+    kv_heads = heads // case.group
+    assert tensors["dk"].shape[1] == kv_heads and tensors["dq"].shape[1] == heads
+    out = em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), tensors,
+                     {"softmax_scale": case.head_dim ** -0.5})
+    want = em.reference_outputs(case, tensors)
+    assert em.check_close(case, out, want) == []
+    for name in case.outputs:
+        assert (out[name] != em.POISON).all(), name
+
+
+def test_grouped_backward_one_sm_reuses_every_slot(tmp_path):
+    """One CTA runs every item (the "kv" and "qdo" rings wrap many times)."""
+    case = em.Case("backward", 64, "bf16", group=4)
+    for chip in ("sm_90a", "sm_100a"):
+        base = compile_case(case, chip, tmp_path)
+        tensors = em.make_problem(case, heads=8, seed=5)
+        out = em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), tensors,
+                         {"softmax_scale": 0.125}, num_sms=1)
+        assert em.check_close(case, out, em.reference_outputs(case, tensors)) == [], chip
+
+
+@pytest.mark.parametrize("chip", ["sm_90a", "sm_100a"])
+def test_grouped_backward_small_blocks_and_causal(chip, tmp_path):
+    """Blocks of 32 tokens (two to a tile, masked) and the causal mask, grouped."""
+    for case in (em.Case("backward", 64, "bf16", group=2, block_size=32),
+                 em.Case("backward", 64, "bf16", group=2, causal=True)):
+        base = compile_case(case, chip, tmp_path)
+        tensors = em.make_problem(case, heads=4, seed=7)
+        out = em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), tensors,
+                         {"softmax_scale": 0.125})
+        assert em.check_close(case, out, em.reference_outputs(case, tensors)) == [], case.name

@@ -169,9 +169,10 @@ MmaAsyncLowering::matchAndRewrite(MmaAsyncOp op, OpAdaptor adaptor,
     Value bDesc = e.smemDescriptor(bFixed, bStart,
                                    bKMajor ? kMajorStepOffset(bTile, step)
                                            : mnMajorStepOffset(bTile, step));
-    // The first step overwrites D, the others accumulate.
-    Value accumulate = LLVM::ConstantOp::create(e.b, e.loc, e.i1T(),
-                                                e.b.getBoolAttr(step > 0));
+    // The first step overwrites D (unless the op adds to it), the others
+    // accumulate.
+    Value accumulate = LLVM::ConstantOp::create(
+        e.b, e.loc, e.i1T(), e.b.getBoolAttr(step > 0 || op.getAccumulate()));
     NVVM::Tcgen05MMAOp::create(e.b, e.loc, NVVM::Tcgen05MMAKind::F16,
                                NVVM::CTAGroupKind::CTA_1,
                                NVVM::Tcgen05MMACollectorOp::DISCARD,

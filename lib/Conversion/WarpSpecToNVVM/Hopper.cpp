@@ -171,8 +171,20 @@ MmaLowering::matchAndRewrite(MmaOp op, OneToNOpAdaptor adaptor,
       return aKMajor ? kMajorStepOffset(aTile, k) : mnMajorStepOffset(aTile, k);
     };
     int64_t steps = (aKMajor ? aType.getShape()[1] : aType.getShape()[0]) / 16;
-    NVVM::WgmmaFenceAlignedOp::create(e.b, e.loc);
-    Value acc = LLVM::UndefOp::create(e.b, e.loc, structType);
+    // An added accumulator (`acc`) is the wgmma's input D from the first
+    // step on: its registers are pinned above the fence, then packed.
+    Value acc;
+    if (op.getAcc()) {
+      SmallVector<Value> in =
+          fenceRegisters(e, SmallVector<Value>(adaptor.getAcc()));
+      NVVM::WgmmaFenceAlignedOp::create(e.b, e.loc);
+      acc = LLVM::UndefOp::create(e.b, e.loc, structType);
+      for (auto [i, value] : llvm::enumerate(in))
+        acc = LLVM::InsertValueOp::create(e.b, e.loc, acc, value, i);
+    } else {
+      NVVM::WgmmaFenceAlignedOp::create(e.b, e.loc);
+      acc = LLVM::UndefOp::create(e.b, e.loc, structType);
+    }
     for (int64_t k = 0; k < steps; ++k) {
       Value descA = e.smemDescriptor(aFixed, aStart, aOffset(k));
       Value descB = e.smemDescriptor(bFixed, bStart, bOffset(k));
@@ -180,7 +192,8 @@ MmaLowering::matchAndRewrite(MmaOp op, OneToNOpAdaptor adaptor,
           e.b, e.loc, structType, acc, descA, descB,
           NVVM::MMAShapeAttr::get(e.ctx, 64, n, 16), wgmmaType(elementType),
           wgmmaType(elementType), NVVM::WGMMATypes::f32,
-          k == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
+          k == 0 && !op.getAcc() ? NVVM::WGMMAScaleOut::zero
+                                 : NVVM::WGMMAScaleOut::one,
           NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
           // The NVVM op emits imm-trans-a = layoutA and imm-trans-b =
           // 1 - layoutB (row = 0): K-major A is `row`, K-major B is `col`.

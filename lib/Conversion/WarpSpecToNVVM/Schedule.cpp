@@ -281,10 +281,101 @@ struct WhileLowering : ConvertOpToLLVMPattern<scf::WhileOp> {
   }
 };
 
+/// An scf.for of the input (the grouped-query backward's loop over the
+/// query heads of a group, i32 bounds): its carried values live in
+/// variables, like the other loops', and the loop is rebuilt without them
+/// around the original body. A carried register tile (the sm_90a dV and dK
+/// accumulators) is one variable per register: the body's argument is
+/// converted to the registers, and since the body's ops are converted after
+/// this one, its yield stores them later (YieldLowering), given the
+/// variables as extra operands.
+struct ForLowering : ConvertOpToLLVMPattern<scf::ForOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(scf::ForOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!op.getInductionVar().getType().isInteger(32))
+      return op.emitOpError() << "needs i32 bounds inside a warpspec.kernel";
+    KernelBuilder e(rewriter, op);
+    SmallVector<Value> flatInits;
+    for (ValueRange init : adaptor.getInitArgs())
+      llvm::append_range(flatInits, init);
+    SmallVector<std::pair<Value, Type>> carried; // variable, type
+    if (failed(carryInits(e, op, flatInits, carried)))
+      return failure();
+    Block *oldBody = op.getBody();
+    TypeConverter::SignatureConversion signature(oldBody->getNumArguments());
+    for (auto [i, arg] : llvm::enumerate(oldBody->getArguments())) {
+      SmallVector<Type> types;
+      if (failed(getTypeConverter()->convertType(arg.getType(), types)))
+        return op.emitOpError() << "carries a value of type " << arg.getType()
+                                << " that has no lowering";
+      signature.addInputs(i, types);
+    }
+    auto loop = scf::ForOp::create(
+        rewriter, e.loc, adaptor.getLowerBound().front(),
+        adaptor.getUpperBound().front(), adaptor.getStep().front());
+    Block *body = loop.getBody();
+    Operation *yield = oldBody->getTerminator();
+    {
+      OpBuilder::InsertionGuard guard(rewriter);
+      // The yield also takes the variables to store into.
+      SmallVector<Value> operands = llvm::to_vector(yield->getOperands());
+      for (auto var : carried)
+        operands.push_back(var.first);
+      rewriter.modifyOpInPlace(yield, [&] { yield->setOperands(operands); });
+      Block *converted = rewriter.applySignatureConversion(
+          oldBody, signature, getTypeConverter());
+      rewriter.setInsertionPointToStart(body);
+      SmallVector<Value> args = {loop.getInductionVar()};
+      for (auto var : carried)
+        args.push_back(e.load(var.second, var.first));
+      rewriter.eraseOp(body->getTerminator());
+      rewriter.inlineBlockBefore(converted, body, body->end(), args);
+    }
+    rewriter.setInsertionPointAfter(loop);
+    SmallVector<SmallVector<Value>> results;
+    size_t next = 0;
+    for (Type type : op.getResultTypes()) {
+      SmallVector<Type> types;
+      if (failed(getTypeConverter()->convertType(type, types)))
+        return failure();
+      SmallVector<Value> values;
+      for (size_t i = 0; i < types.size(); ++i, ++next)
+        values.push_back(e.load(carried[next].second, carried[next].first));
+      results.push_back(std::move(values));
+    }
+    rewriter.replaceOpWithMultiple(op, results);
+    return success();
+  }
+};
+
+/// The yield of a loop ForLowering rebuilt: stores the (converted) values it
+/// yields into the variables it was given after them.
+struct YieldLowering : ConvertOpToLLVMPattern<scf::YieldOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(scf::YieldOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    KernelBuilder e(rewriter, op);
+    SmallVector<Value> flat;
+    for (ValueRange values : adaptor.getResults())
+      llvm::append_range(flat, values);
+    // [values..., variables...]: as many variables as values.
+    size_t half = flat.size() / 2;
+    for (size_t i = 0; i < half; ++i)
+      e.store(flat[i], flat[half + i]);
+    scf::YieldOp::create(rewriter, e.loc);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::blockattn::populateWarpSpecScheduleToNVVMPatterns(
     LLVMTypeConverter &converter, const TargetInfo &,
     RewritePatternSet &patterns) {
-  patterns.add<TileLoopLowering, WhileLowering>(converter);
+  patterns.add<TileLoopLowering, WhileLowering, ForLowering, YieldLowering>(
+      converter);
 }

@@ -258,11 +258,14 @@ struct ConvertWarpSpecToNVVMPass
         return WalkResult::interrupt();
       }
       // arith.divui: grouped-query attention's k/v head (query head /
-      // group) in the producer.
+      // group) in the producer; scf.for: the grouped backward's loop over
+      // the query heads of a group.
       if (isa<WarpSpecDialect>(op->getDialect()) ||
           isa<arith::ConstantOp, arith::AddIOp, arith::SubIOp, arith::MulIOp,
               arith::CmpIOp, arith::DivUIOp, arith::MinSIOp, arith::MaxSIOp,
-              memref::DimOp, scf::WhileOp, scf::ConditionOp, scf::YieldOp>(op))
+              memref::DimOp, scf::WhileOp, scf::ConditionOp, scf::YieldOp>(
+              op) ||
+          isa<scf::ForOp>(op))
         return WalkResult::advance();
       op->emitOpError() << "cannot be lowered by convert-warpspec-to-nvvm "
                            "inside a warpspec.kernel";
@@ -283,11 +286,20 @@ struct ConvertWarpSpecToNVVMPass
     populateWarpSpecToNVVMPatterns(converter, target, patterns);
     ConversionTarget legal(*ctx);
     legal.addLegalDialect<LLVM::LLVMDialect, NVVM::NVVMDialect>();
-    legal.addLegalOp<scf::IfOp, scf::YieldOp, scf::ConditionOp,
+    legal.addLegalOp<scf::IfOp, scf::ConditionOp,
                      UnrealizedConversionCastOp>();
+    // A yield with operands in an scf.for is one ForLowering rebuilt the
+    // loop around: YieldLowering stores what it yields.
+    legal.addDynamicallyLegalOp<scf::YieldOp>([](scf::YieldOp op) {
+      return op.getNumOperands() == 0 || !isa<scf::ForOp>(op->getParentOp());
+    });
     // The loops the patterns build carry nothing; those of the input do.
     legal.addDynamicallyLegalOp<scf::WhileOp>([&](scf::WhileOp op) {
       return op.getInits().empty() && converter.isLegal(op.getResultTypes());
+    });
+    legal.addDynamicallyLegalOp<scf::ForOp>([&](scf::ForOp op) {
+      return op.getInitArgs().empty() &&
+             converter.isLegal(op.getLowerBound().getType());
     });
     legal.addIllegalDialect<WarpSpecDialect, arith::ArithDialect,
                             memref::MemRefDialect>();

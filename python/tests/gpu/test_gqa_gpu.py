@@ -7,11 +7,16 @@ kernel's plain attention on k and v repeated G times (the definition), for
 G = 1, 2, 4, 8 and MQA (Hkv = 1), both dtypes, head dims 64 and 128, with and
 without rotary. Tolerances are test_forward_gpu's.
 
-The backward is not built yet: a call that needs gradients raises
-NotImplementedError before anything is launched.
+The backward sums dk and dv over each group inside the kernel: its dq, dk,
+dv (dk, dv with Hkv heads) are checked against the float64 reference's
+gradients (blockattn.reference.backward, which sums over the group) for
+G = 1, 2, 4, 8, MQA and fp16, with test_backward_gpu's tolerances; bits
+equal to the repeated-heads kernel's are not expected for dk and dv (the
+group's sum is in f32 before one rounding, not bf16 gradients summed).
+With rotary embeddings the grouped backward is refused (ValueError).
 
-Kernels (the coordinator prebuilds them; see docs/pipeline.md):
-    python3 scripts/prebuild_kernels.py DIR --chips sm_90a --kinds forward \
+Kernels (the coordinator prebuilds them: scripts/gpu_gqa.sh prebuild DIR):
+    python3 scripts/prebuild_kernels.py DIR --chips sm_90a --kinds forward,backward \
         --head-dims 64,128 --dtypes bf16,f16 --groups 1,2,3,4,8
     python3 scripts/prebuild_kernels.py DIR --chips sm_90a --kinds forward \
         --head-dims 64,128 --dtypes bf16 --rotary half_split --groups 2,4
@@ -106,13 +111,93 @@ def test_rotary():
         check(o, float64_reference(q, k, v, cu, rotary), torch.bfloat16)
 
 
-def test_backward_refused():
+# The backward's tolerances (test_backward_gpu.TOL).
+GRAD_TOL = {torch.bfloat16: (2e-2, 4e-2), torch.float16: (4e-3, 8e-3)}
+
+
+def float64_grads(q, k, v, cu, do):
+    """blockattn.reference.backward on the inputs' exact values (dk, dv summed over each
+    group), as CUDA float64 tensors."""
+    grads = reference.backward(*(reference_torch.to_numpy(t) for t in (q, k, v, do)), cu.cpu().numpy())
+    return [torch.from_numpy(np.ascontiguousarray(g)).to("cuda") for g in grads]
+
+
+def check_grads(got, want, dtype):
+    frob_tol, max_tol = GRAD_TOL[dtype]
+    for name, g, r in zip(("dq", "dk", "dv"), got, want):
+        assert g.shape == r.shape, f"{name}: shape {tuple(g.shape)}, expected {tuple(r.shape)}"
+        assert not torch.isnan(g).any(), f"{name}: NaN (unwritten rows?)"
+        scale = r.abs().max().item() or 1.0
+        diff = g.double() - r
+        frob = (torch.linalg.vector_norm(diff) / (torch.linalg.vector_norm(r) + 1e-30)).item()
+        worst = diff.abs().max().item() / scale
+        assert frob < frob_tol, f"{name}: relative Frobenius error {frob:.3e}"
+        assert worst < max_tol, f"{name}: max error {worst:.3e} of the largest |grad|"
+
+
+def run_backward_case(lengths, hq, hkv, head_dim, dtype=torch.bfloat16, seed=0):
+    q, k, v, cu = make_inputs(lengths, hq, hkv, head_dim, dtype, seed)
+    do = torch.randn_like(q)
+    leaves = [t.clone().requires_grad_(True) for t in (q, k, v)]
+    blockattn.block_attention(*leaves, cu).backward(do)
+    torch.cuda.synchronize()
+    grads = [t.grad for t in leaves]
+    check_grads(grads, float64_grads(q, k, v, cu, do), dtype)
+    return grads
+
+
+@pytest.mark.parametrize("hq,hkv", GROUPS, ids=lambda x: str(x))
+@pytest.mark.parametrize("head_dim", [64, 128])
+def test_backward_jagged_edges(hq, hkv, head_dim):
+    run_backward_case(EDGE_LENGTHS, hq, hkv, head_dim)
+
+
+@pytest.mark.parametrize("hq,hkv", [(4, 2), (8, 1)])
+@pytest.mark.parametrize("head_dim", [64, 128])
+def test_backward_fp16(hq, hkv, head_dim):
+    run_backward_case(EDGE_LENGTHS, hq, hkv, head_dim, dtype=torch.float16)
+
+
+def test_backward_random_batch_and_deterministic():
+    """Many tiles (every CTA runs several items), and two runs give the same bits: the group's
+    sum has a fixed order, no atomics."""
+    rng = np.random.default_rng(11)
+    lengths = rng.integers(0, 1500, size=40)
+    first = run_backward_case(lengths, 16, 2, 128, seed=11)
+    second = run_backward_case(lengths, 16, 2, 128, seed=11)
+    for a, b in zip(first, second):
+        assert torch.equal(a, b)
+
+
+def test_backward_dq_equals_repeated_heads():
+    """dq is per query head, as the plain kernel's on k and v repeated G times (the same
+    products, so the same bits); dk and dv are sums over the group in f32 and are only
+    checked against the reference."""
+    q, k, v, cu = make_inputs(EDGE_LENGTHS, 8, 2, 128, torch.bfloat16, seed=12)
+    do = torch.randn_like(q)
+    dq, dk, dv = run_backward_case(EDGE_LENGTHS, 8, 2, 128, seed=12)
+    leaves = [t.clone().requires_grad_(True) for t in (q, k.repeat_interleave(4, 1), v.repeat_interleave(4, 1))]
+    blockattn.block_attention(*leaves, cu).backward(do)
+    assert torch.equal(dq, leaves[0].grad)
+
+
+def test_backward_kvpacked():
+    """block_attention_kvpacked's grouped backward: one [T, 2, Hkv, D] gradient for kv."""
+    q, k, v, cu = make_inputs(EDGE_LENGTHS, 8, 2, 64, torch.bfloat16, seed=13)
+    do = torch.randn_like(q)
+    ql, kv = q.clone().requires_grad_(True), torch.stack([k, v], dim=1).requires_grad_(True)
+    blockattn.block_attention_kvpacked(ql, kv, cu).backward(do)
+    check_grads([ql.grad, kv.grad[:, 0], kv.grad[:, 1]], float64_grads(q, k, v, cu, do), torch.bfloat16)
+
+
+def test_backward_rotary_refused():
+    cos, sin = (torch.from_numpy(t.astype(np.float32)).cuda() for t in reference.rope_tables(256, 64))
     q, k, v, cu = make_inputs([130, 5], 4, 2, 64, torch.bfloat16)
     q.requires_grad_(True)
-    with pytest.raises(NotImplementedError, match="grouped-query attention"):
-        blockattn.block_attention(q, k, v, cu)
+    with pytest.raises(ValueError, match="^rotary: grouped-query attention"):
+        blockattn.block_attention(q, k, v, cu, rotary=blockattn.Rotary(cos, sin))
     with torch.no_grad():
-        blockattn.block_attention(q, k, v, cu)
+        blockattn.block_attention(q, k, v, cu, rotary=blockattn.Rotary(cos, sin))
 
 
 def test_not_a_multiple_raises():

@@ -1,14 +1,25 @@
 // RUN: split-file %s %t
 // RUN: block-attn-opt %t/forward.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefixes=CHECK,SM90 --implicit-check-not=blockattn.forward
 // RUN: block-attn-opt %t/forward.mlir -blockattn-warp-specialize="chip=sm_100a" | FileCheck %s --check-prefixes=CHECK,SM100 --implicit-check-not=blockattn.forward
-// RUN: block-attn-opt %t/backward.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a"
-// RUN: block-attn-opt %t/backward.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a"
+// RUN: block-attn-opt %t/backward.mlir -blockattn-warp-specialize="chip=sm_100a" | FileCheck %s --check-prefix=BW100 --implicit-check-not=blockattn.backward
+// RUN: block-attn-opt %t/backward.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=BW90 --implicit-check-not=blockattn.backward
+// RUN: block-attn-opt %t/refused.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a"
+// RUN: block-attn-opt %t/refused.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a"
 
 // Grouped-query attention's forward (group 4: q and o with 8 heads, k and v
 // with 2): the tile loop walks q's heads and the producer reads k and v at
 // head / 4, q at the head itself; the consumers store o at the head. The
 // kernel's info (and so its manifest) carries the group. Everything else is
-// the plain forward's. The grouped backward is refused.
+// the plain forward's.
+//
+// The grouped backward (group 2) sums dk and dv over the group inside one
+// CTA: the tile loop walks k's heads; the producer loads K, V once into "kv"
+// and Q, dO of each query head (2 kvHead + i, an scf.for) into "qdo". On
+// sm_100a the MMA warpgroup's first head writes dV and dK, the loop over the
+// others accumulates into the same tensor-memory slots, which are published
+// once, to the k/v head; one softmax warpgroup takes whole items ("items").
+// On sm_90a the consumer's dV and dK are wgmma accumulators the next heads
+// add to ("plus"), carried through the loop as its iter_args. Rotary embeddings are refused.
 
 //--- forward.mlir
 func.func @gqa_forward(%q: memref<?x8x128xbf16>, %k: memref<?x2x128xbf16>,
@@ -46,11 +57,85 @@ func.func @gqa_backward(%q: memref<?x?x64xbf16>, %k: memref<?x?x64xbf16>,
                         %v: memref<?x?x64xbf16>, %do: memref<?x?x64xbf16>,
                         %dq: memref<?x?x64xbf16>, %dk: memref<?x?x64xbf16>,
                         %dv: memref<?x?x64xbf16>, %cu: memref<?xi32>) {
-  // expected-error @below {{'blockattn.backward' op with group 2 (grouped-query attention) has no sm_90a or sm_100a lowering yet: only the forward supports group > 1}}
   blockattn.backward q(%q : memref<?x?x64xbf16>) k(%k : memref<?x?x64xbf16>)
       v(%v : memref<?x?x64xbf16>) do(%do : memref<?x?x64xbf16>)
       dq(%dq : memref<?x?x64xbf16>) dk(%dk : memref<?x?x64xbf16>)
       dv(%dv : memref<?x?x64xbf16>) cu_seqlens(%cu : memref<?xi32>)
       {element_type = bf16, head_dim = 64 : i64, group = 2 : i64}
+  return
+}
+
+// BW100-LABEL: func.func @gqa_backward
+// BW100-SAME: %[[Q:[a-z0-9_]+]]: memref<?x?x64xbf16> {blockattn.name = "q"}
+// BW100-SAME: %[[K:[a-z0-9_]+]]: memref<?x?x64xbf16> {blockattn.name = "k"}
+// BW100-SAME: %[[V:[a-z0-9_]+]]: memref<?x?x64xbf16> {blockattn.name = "v"}
+// BW100-SAME: %[[DO:[a-z0-9_]+]]: memref<?x?x64xbf16> {blockattn.name = "do"}
+// BW100-SAME: %[[DQ:[a-z0-9_]+]]: memref<?x?x64xbf16> {blockattn.name = "dq"}
+// BW100-SAME: %[[DK:[a-z0-9_]+]]: memref<?x?x64xbf16> {blockattn.name = "dk"}
+// BW100-SAME: %[[DV:[a-z0-9_]+]]: memref<?x?x64xbf16> {blockattn.name = "dv"}
+// BW100: info = {block_size = 64 : i64, element_type = bf16, group = 2 : i64, head_dim = 64 : i64, kind = "backward"
+// BW100: %[[HKV:.*]] = memref.dim %[[K]], %{{.*}} : memref<?x?x64xbf16>
+// BW100: %[[KV:.*]] = warpspec.channel "kv" depth(2)
+// BW100: %[[QDO:.*]] = warpspec.channel "qdo"
+// BW100: %[[ITEMS:.*]] = warpspec.channel "items" depth(2) : <[], smem>
+// BW100: warpspec.partition "load" role(load)
+// BW100-NEXT: warpspec.tile_loop (%[[ROW:.*]], %[[ROWS:.*]], %[[KVH:.*]]) in %{{.*}} heads(%[[HKV]])
+// BW100-NEXT: %{{.*}}, %[[KVBUF:.*]]:2 = warpspec.acquire %[[KV]]
+// BW100-NEXT: warpspec.tma_load %[[K]][%[[ROW]], %[[KVH]]] into %[[KVBUF]]#0
+// BW100-NEXT: warpspec.tma_load %[[V]][%[[ROW]], %[[KVH]]] into %[[KVBUF]]#1
+// BW100: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step
+// BW100: %[[H:.*]] = arith.addi %{{.*}}, %[[I]] : i32
+// BW100-NEXT: %{{.*}}, %[[QBUF:.*]]:2 = warpspec.acquire %[[QDO]]
+// BW100-NEXT: warpspec.tma_load %[[Q]][%[[ROW]], %[[H]]] into %[[QBUF]]#0
+// BW100-NEXT: warpspec.tma_load %[[DO]][%[[ROW]], %[[H]]] into %[[QBUF]]#1
+// BW100: warpspec.close %[[KV]]
+// BW100: warpspec.partition "mma" role(mma)
+// BW100: warpspec.consume %[[KV]]
+// BW100: %[[DVSLOT:.*]], %[[DVACC:.*]] = warpspec.acquire %{{.*}} : <[64x64xf32], tmem>
+// BW100-NEXT: %[[DKSLOT:.*]], %[[DKACC:.*]] = warpspec.acquire %{{.*}} : <[64x64xf32], tmem>
+// BW100: warpspec.mma_async %{{.*}}, %{{.*}} into %[[DVACC]] {transpose_a}
+// BW100-NEXT: warpspec.mma_async %{{.*}}, %{{.*}} into %[[DKACC]] {transpose_a}
+// BW100: scf.for
+// BW100: warpspec.mma_async %{{.*}}, %{{.*}} into %[[DVACC]] {accumulate, transpose_a}
+// BW100-NEXT: warpspec.mma_async %{{.*}}, %{{.*}} into %[[DKACC]] {accumulate, transpose_a}
+// BW100: }
+// BW100-NEXT: warpspec.commit %[[DVSLOT]]
+// BW100-NEXT: warpspec.commit %[[DKSLOT]]
+// BW100: warpspec.close %[[ITEMS]]
+// BW100: warpspec.partition "softmax" role(softmax) warps(4) regs(256) {
+// BW100: warpspec.consume %[[ITEMS]] (%{{.*}}, %[[SROW:.*]], %[[SROWS:.*]], %[[SKVH:.*]])
+// BW100: scf.for
+// BW100: warpspec.store %{{.*}} to %[[DQ]][%[[SROW]], %{{.*}}]
+// BW100: }
+// BW100: warpspec.store %{{.*}} to %[[DV]][%[[SROW]], %[[SKVH]]]
+// BW100: warpspec.store %{{.*}} to %[[DK]][%[[SROW]], %[[SKVH]]]
+
+// BW90-LABEL: func.func @gqa_backward
+// BW90: warpspec.channel "kv"
+// BW90: warpspec.channel "qdo"
+// BW90: warpspec.partition "compute" role(compute) warps(4) regs({{[0-9]+}}) {
+// BW90: %[[DV0:.*]] = warpspec.mma %{{.*}}, %{{.*}} {transpose_a}
+// BW90: %[[DK0:.*]] = warpspec.mma %{{.*}}, %{{.*}} {transpose_a}
+// BW90: %[[LOOP:.*]]:2 = scf.for %{{.*}} iter_args(%[[DVI:.*]] = %[[DV0]], %[[DKI:.*]] = %[[DK0]]) -> (!warpspec.acc<64x64xf32>, !warpspec.acc<64x64xf32>)
+// BW90: %[[DV1:.*]] = warpspec.mma %{{.*}}, %{{.*}} plus %[[DVI]] : !warpspec.acc<64x64xf32> {transpose_a}
+// BW90-NEXT: %[[DK1:.*]] = warpspec.mma %{{.*}}, %{{.*}} plus %[[DKI]] : !warpspec.acc<64x64xf32> {transpose_a}
+// BW90: scf.yield %[[DV1]], %[[DK1]]
+// BW90: warpspec.store %[[LOOP]]#0 to
+// BW90: warpspec.store %[[LOOP]]#1 to
+
+//--- refused.mlir
+func.func @gqa_backward_rotary(%q: memref<?x?x64xbf16>, %k: memref<?x?x64xbf16>,
+                               %v: memref<?x?x64xbf16>, %do: memref<?x?x64xbf16>,
+                               %dq: memref<?x?x64xbf16>, %dk: memref<?x?x64xbf16>,
+                               %dv: memref<?x?x64xbf16>, %cu: memref<?xi32>,
+                               %cos: memref<?x32xf32>, %sin: memref<?x32xf32>) {
+  // expected-error @below {{'blockattn.backward' op with group 2 (grouped-query attention) has no backward lowering with rotary embeddings yet: the grouped backward is built without rotary embeddings, for blocks of up to 64 tokens}}
+  blockattn.backward q(%q : memref<?x?x64xbf16>) k(%k : memref<?x?x64xbf16>)
+      v(%v : memref<?x?x64xbf16>) do(%do : memref<?x?x64xbf16>)
+      dq(%dq : memref<?x?x64xbf16>) dk(%dk : memref<?x?x64xbf16>)
+      dv(%dv : memref<?x?x64xbf16>) cu_seqlens(%cu : memref<?xi32>)
+      rotary(%cos, %sin : memref<?x32xf32>, memref<?x32xf32>)
+      {element_type = bf16, head_dim = 64 : i64, group = 2 : i64,
+       rotary = #blockattn.rotary<half_split>}
   return
 }

@@ -24,7 +24,7 @@ func.func @acquire_in_if(%q: !act {blockattn.name = "q"},
         %zero = arith.constant 0 : i32
         %first = arith.cmpi eq, %head, %zero : i32
         scf.if %first {
-          // expected-error @+1 {{'warpspec.acquire' op is nested in 'scf.if', through which warpspec-lower-protocol cannot carry ring positions; channel protocol ops belong directly in a warpspec.partition, a warpspec.tile_loop or a warpspec.consume}}
+          // expected-error @+1 {{'warpspec.acquire' op is nested in 'scf.if', through which warpspec-lower-protocol cannot carry ring positions; channel protocol ops belong directly in a warpspec.partition, a warpspec.tile_loop, a warpspec.consume or an scf.for}}
           %s, %b = warpspec.acquire %x : !one
           warpspec.tma_load %q[%row, %head] into %b : !act, !tile
           warpspec.commit %s tile(%row, %rows, %head)

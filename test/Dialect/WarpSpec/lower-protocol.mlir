@@ -323,3 +323,70 @@ func.func @mixed_replicas(%q: !act {blockattn.name = "q"},
   }
   return
 }
+
+// -----
+
+// An scf.for (the grouped-query backward's loop over a group's query heads)
+// carries the positions its body advances as iter_args after its own; the
+// position after the loop is the loop's result. The consumer's get inside
+// the loop advances its own position of the channel.
+// CHECK-LABEL: func.func @group_loop(
+// CHECK: warpspec.partition "load"
+// CHECK: warpspec.tile_loop
+// CHECK: %[[LOOP:.*]]:2 = scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}, %[[E:.*]] = %{{.*}}) -> (i32, i32) : i32 {
+// CHECK: warpspec.ring_slot %{{.*}}[%[[E]]]
+// CHECK: warpspec.publish
+// CHECK: %[[NEXT:.*]] = arith.addi %[[E]], %{{.*}} : i32
+// CHECK: scf.yield %{{.*}}, %[[NEXT]] : i32, i32
+// CHECK: warpspec.yield %{{.*}}, %[[LOOP]]#1 : i32, i32
+// CHECK: warpspec.partition "compute"
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (i32) : i32 {
+// CHECK: warpspec.wait_full
+!act = memref<?x4x64xbf16>
+!cu = memref<?xi32>
+!tile = !warpspec.buffer<64x64xbf16, smem>
+!one = !warpspec.channel<[64x64xbf16], smem>
+!signal = !warpspec.channel<[], smem>
+
+func.func @group_loop(%q: !act {blockattn.name = "q"},
+                      %cu: !cu {blockattn.name = "cu_seqlens"}) {
+  warpspec.kernel chip(sm_90a) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %tokens = memref.dim %q, %c0 : !act
+    %heads = memref.dim %q, %c1 : !act
+    %items = warpspec.channel "items" depth(2) : !signal
+    %x = warpspec.channel "x" depth(4) : !one
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      warpspec.tile_loop (%row, %rows, %head) in %cu : !cu
+          heads(%heads) tokens(%tokens) block_size(64) {
+        %is = warpspec.acquire %items : !signal
+        warpspec.commit %is tile(%row, %rows, %head)
+        %lo = arith.constant 0 : i32
+        %hi = arith.constant 2 : i32
+        %step = arith.constant 1 : i32
+        %sum = scf.for %i = %lo to %hi step %step iter_args(%acc = %lo) -> (i32) : i32 {
+          %s, %b = warpspec.acquire %x : !one
+          warpspec.tma_load %q[%row, %i] into %b : !act, !tile
+          warpspec.commit %s tile(%row, %rows, %i)
+          %more = arith.addi %acc, %i : i32
+          scf.yield %more : i32
+        }
+      }
+      warpspec.close %items : !signal
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(184) {
+      warpspec.consume %items (%is, %row, %rows, %head) : !signal {
+        warpspec.release %is
+        %lo = arith.constant 0 : i32
+        %hi = arith.constant 2 : i32
+        %step = arith.constant 1 : i32
+        scf.for %i = %lo to %hi step %step : i32 {
+          %s, %b = warpspec.get %x : !one
+          warpspec.release %s
+        }
+      }
+    }
+  }
+  return
+}

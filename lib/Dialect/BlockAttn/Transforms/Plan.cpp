@@ -237,6 +237,119 @@ int64_t defaultConsumers(const KernelShape &shape) {
   return shape.backward && shape.headDim <= 64 && !shape.hasRotary() ? 1 : 2;
 }
 
+/// The grouped-query backward's rings: "kv" two slots deep when that leaves
+/// "qdo" two as well (one item's K, V in use while the next one's arrive),
+/// else one; "qdo" (streamed G times an item) gets the rest, or
+/// `num-stages`.
+LogicalResult planGroupedRings(const KernelShape &shape,
+                               const TuningOptions &options, int64_t budget,
+                               KernelPlan &plan, Failure fail) {
+  if (!validNumStages(options))
+    return numStagesError(fail, options);
+  int64_t pairBytes = 2 * shape.tileBytes(shape.headDim);
+  plan.numStages = budget >= 4 * pairBytes ? 2 : 1;
+  int64_t rest = budget - plan.numStages * pairBytes;
+  plan.groupStages = options.numStages > 0
+                         ? options.numStages
+                         : std::min(kMaxStages, rest / pairBytes);
+  if (plan.groupStages < 1 || rest < pairBytes)
+    return fail("no rings of 2-tile slots (", pairBytes,
+                " bytes each) for K, V and Q, dO fit in shared memory");
+  return success();
+}
+
+/// The sm_100a grouped-query backward: its producer tracks two rings, its
+/// MMA warpgroup nine, both in a loop over the query heads of a group
+/// (forEachGroupHead). At 56 and 96 they spill 20-68 bytes at head dim 128
+/// (ptxas, CUDA 13.0); at 96 and 152 nothing spills, and the one softmax
+/// warpgroup still gets 256 (three warpgroups launch with 168 a thread).
+constexpr int64_t kGroupedProducerRegs = 96, kGroupedMmaRegs = 152;
+
+/// CTAs per SM of the sm_90a grouped backward: one at head dim above 64,
+/// where dK and dV (64 + 64 registers a thread) stay live across the group
+/// next to S, dP and the transient dQ and need more than the 216 registers
+/// a consumer gets with two CTAs.
+int64_t groupedCtasPerSm(const KernelShape &shape) {
+  return shape.headDim > 64 ? 1 : chunkedCtasPerSm(shape);
+}
+
+/// The sm_90a grouped-query backward (Sm90aRecipe.cpp,
+/// buildHopperGroupedBackward): one consumer warpgroup takes whole items
+/// (a block and a k/v head: K, V once, then Q, dO of each of the G query
+/// heads); launched like the plain backward, with its items' loads counted
+/// for the chunk size.
+FailureOr<KernelPlan> planSm90aGrouped(const KernelShape &shape,
+                                       const TuningOptions &options,
+                                       Failure fail) {
+  if (options.numConsumers > 1)
+    return fail("num-consumers must be 0 or 1 for the grouped-query backward "
+                "(group ",
+                shape.group,
+                "): one consumer takes all the query heads of a k/v head, got ",
+                options.numConsumers);
+  if (options.numConsumers < 0)
+    return fail("num-consumers must be 0 (the recipe picks), 1, 2 or 3 "
+                "(warpgroups of 128 threads next to the producer), got ",
+                options.numConsumers);
+  KernelPlan plan;
+  int64_t itemBytes = (2 + 2 * shape.group) * shape.tileBytes(shape.headDim);
+  if (failed(planLaunch(Chip::sm_90a, options, itemBytes,
+                        /*chunkedByDefault=*/true, groupedCtasPerSm(shape),
+                        plan, fail)))
+    return failure();
+  planL2Prefetch(options, shape.headDim <= 64 && plan.tilesPerCta > 0, plan);
+  plan.numConsumers = 1;
+  plan.stageOutput = options.oStore != OStore::registers;
+  plan.bulkStore = options.oStore == OStore::tma;
+  int64_t scratch = 2 * shape.queryTileBytes(shape.tileRows());
+  if (plan.stageOutput)
+    scratch += shape.queryTileBytes(shape.headDim);
+  int64_t budget = TargetLimits::sharedMemoryBudget(plan.ctasPerSm) -
+                   kSmemReserve - scratch;
+  if (failed(planGroupedRings(shape, options, budget, plan, fail)))
+    return failure();
+  plan.registers.load = kProducerRegs;
+  plan.registers.compute =
+      replicaRegisters(/*single=*/1, kProducerRegs, 1, plan.ctasPerSm);
+  return plan;
+}
+
+/// The sm_100a grouped-query backward (Sm100aRecipe.cpp,
+/// buildBlackwellGroupedBackward): the load and MMA warpgroups and one
+/// softmax warpgroup that takes whole items.
+FailureOr<KernelPlan> planSm100aGrouped(const KernelShape &shape,
+                                        const TuningOptions &options,
+                                        Failure fail) {
+  if (options.oStore != OStore::tma && options.oStore != OStore::smem)
+    return fail("o-store must be 'tma' or 'smem' on sm_100a (O comes out of "
+                "tensor memory into registers, then through shared memory), "
+                "got '",
+                stringifyOStore(options.oStore), "'");
+  KernelPlan plan;
+  int64_t itemBytes = (2 + 2 * shape.group) * shape.tileBytes(shape.headDim);
+  if (failed(planLaunch(Chip::sm_100a, options, itemBytes,
+                        /*chunkedByDefault=*/false, /*chunkedCtasPerSm=*/1,
+                        plan, fail)))
+    return failure();
+  planL2Prefetch(options, /*byDefault=*/false, plan);
+  plan.numConsumers = 1;
+  plan.softmaxReplicas = 1;
+  plan.stageOutput = true;
+  plan.bulkStore = options.oStore == OStore::tma;
+  // One output staging buffer, one P/dS slot.
+  int64_t scratch = shape.queryTileBytes(shape.headDim) +
+                    2 * shape.tileBytes(shape.tileRows());
+  int64_t budget =
+      TargetLimits::maxSharedMemoryBytes - kSmemReserve - scratch;
+  if (failed(planGroupedRings(shape, options, budget, plan, fail)))
+    return failure();
+  plan.registers.load = kGroupedProducerRegs;
+  plan.registers.mma = kGroupedMmaRegs;
+  plan.registers.compute = replicaRegisters(
+      2, plan.registers.load + plan.registers.mma, 1, /*ctasPerSm=*/1);
+  return plan;
+}
+
 /// The sm_90a recipe: one TMA producer warpgroup and `numConsumers`
 /// consumer warpgroups that each own whole tiles. A 64x64 tile is
 /// memory-bound by ~7x (32 FLOP/byte forward, ~40 backward), so the plan is
@@ -408,6 +521,9 @@ FailureOr<KernelPlan> blockattn::planKernel(const KernelShape &shape,
                                             const TuningOptions &options,
                                             std::string &error) {
   Failure fail{error};
+  if (shape.groupedBackward())
+    return options.chip == Chip::sm_90a ? planSm90aGrouped(shape, options, fail)
+                                        : planSm100aGrouped(shape, options, fail);
   switch (options.chip) {
   case Chip::sm_90a:
     return planSm90a(shape, options, fail);

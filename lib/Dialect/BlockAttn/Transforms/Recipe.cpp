@@ -4,6 +4,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
 using namespace mlir::blockattn;
@@ -279,5 +280,76 @@ void buildLoadPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
   commitTile(b, loc, spec, acquire.getSlot(), row, rows, head, position);
   b.setInsertionPointAfter(loop);
   CloseOp::create(b, loc, ring);
+}
+
+KernelValues groupedValues(OpBuilder &b, Location loc, const KernelSpec &spec,
+                           KernelValues values) {
+  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
+  values.numHeads = memref::DimOp::create(b, loc, spec.loads[1], c1);
+  return values;
+}
+
+Value groupQueryHead(OpBuilder &b, Location loc, const KernelSpec &spec,
+                     Value kvHead, int64_t i) {
+  Value first = arith::MulIOp::create(
+      b, loc, kvHead, arith::ConstantIntOp::create(b, loc, spec.group, 32));
+  if (i == 0)
+    return first;
+  return arith::AddIOp::create(b, loc, first,
+                               arith::ConstantIntOp::create(b, loc, i, 32));
+}
+
+void forEachGroupHead(OpBuilder &b, Location loc, const KernelSpec &spec,
+                      Value kvHead, int64_t from,
+                      function_ref<void(Value head)> body) {
+  if (from >= spec.group)
+    return;
+  // i32 bounds: the kernel's scalar code is i32 (convert-warpspec-to-nvvm
+  // lowers this loop as it stands).
+  auto i32 = [&](int64_t value) {
+    return arith::ConstantIntOp::create(b, loc, value, 32);
+  };
+  auto loop = scf::ForOp::create(b, loc, i32(from), i32(spec.group), i32(1));
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPoint(loop.getBody()->getTerminator());
+  body(arith::AddIOp::create(b, loc, groupQueryHead(b, loc, spec, kvHead, 0),
+                             loop.getInductionVar()));
+}
+
+void buildGroupedLoadPartition(OpBuilder &b, Location loc,
+                               const KernelSpec &spec,
+                               const KernelValues &values, Value kv, Value qdo,
+                               const KernelPlan &plan) {
+  MLIRContext *ctx = b.getContext();
+  Type i32 = b.getI32Type();
+  auto producer = PartitionOp::create(
+      b, loc, b.getStringAttr("load"), RoleAttr::get(ctx, Role::load),
+      b.getI64IntegerAttr(4), b.getI64IntegerAttr(plan.registers.load),
+      b.getI64IntegerAttr(1));
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&createBody(producer, {}, loc));
+  auto loop =
+      TileLoopOp::create(b, loc, spec.cuSeqlens, values.numHeads,
+                         values.numTokens, b.getI64IntegerAttr(spec.tileRows()),
+                         plan.contiguousSchedule ? b.getUnitAttr() : nullptr);
+  Block &loopBody = createBody(loop, {i32, i32, i32}, loc);
+  b.setInsertionPointToStart(&loopBody);
+  Value row = loopBody.getArgument(0), rows = loopBody.getArgument(1),
+        kvHead = loopBody.getArgument(2);
+  // Each slot's copies stand between its acquire and its commit (the
+  // protocol's expect_tx counts them there).
+  auto load = [&](Value channel, ArrayRef<Value> sources, Value head) {
+    auto acquire = AcquireOp::create(b, loc, channel);
+    acquire.setL2Prefetch(plan.l2Prefetch);
+    for (auto [source, buffer] : llvm::zip(sources, acquire.getBuffers()))
+      TmaLoadOp::create(b, loc, source, row, head, buffer);
+    CommitOp::create(b, loc, acquire.getSlot(), row, rows, head);
+  };
+  load(kv, {spec.loads[1], spec.loads[2]}, kvHead);
+  forEachGroupHead(b, loc, spec, kvHead, 0, [&](Value head) {
+    load(qdo, {spec.loads[0], spec.loads[3]}, head);
+  });
+  b.setInsertionPointAfter(loop);
+  CloseOp::create(b, loc, kv);
 }
 } // namespace mlir::blockattn

@@ -128,6 +128,35 @@ void buildLoadPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
                         const KernelValues &values, Value ring,
                         const KernelPlan &plan);
 
+/// The grouped-query backward's TMA producer (docs/pipeline.md,
+/// "Grouped-query attention"): the tile loop walks the k/v heads (its work
+/// item is a block and a k/v head); per item K and V go into one slot of
+/// `kv`, then Q and dO of each query head of the group, h = group * kvHead +
+/// i in order, into one slot of `qdo` each (its record names h). Call with
+/// `values.numHeads` the k/v heads (groupedValues).
+void buildGroupedLoadPartition(OpBuilder &b, Location loc,
+                               const KernelSpec &spec,
+                               const KernelValues &values, Value kv, Value qdo,
+                               const KernelPlan &plan);
+
+/// `values` with the tile loop's heads set to k's (the k/v heads), for a
+/// kernel whose work item is a block and a k/v head.
+KernelValues groupedValues(OpBuilder &b, Location loc, const KernelSpec &spec,
+                           KernelValues values);
+
+/// The query head `i` of the group of k/v head `kvHead`.
+Value groupQueryHead(OpBuilder &b, Location loc, const KernelSpec &spec,
+                     Value kvHead, int64_t i);
+
+/// Builds `body` for the query heads `from`, ..., group - 1 of the group of
+/// k/v head `kvHead`, in order, in an scf.for (warpspec-lower-protocol
+/// carries the ring positions through it): one copy of the per-head code,
+/// not G, so that nothing of one head stays live into the next. The body
+/// gets the query head (i32).
+void forEachGroupHead(OpBuilder &b, Location loc, const KernelSpec &spec,
+                      Value kvHead, int64_t from,
+                      function_ref<void(Value head)> body);
+
 } // namespace mlir::blockattn
 
 #endif // LIB_DIALECT_BLOCKATTN_TRANSFORMS_RECIPE_H

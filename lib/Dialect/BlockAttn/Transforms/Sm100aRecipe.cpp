@@ -387,12 +387,164 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
   }
 }
 
+/// Blackwell grouped-query backward (group > 1; docs/pipeline.md,
+/// "Grouped-query attention"): dK and dV summed over the group in tensor
+/// memory, inside one CTA, in a fixed order (deterministic, no atomics, no
+/// second pass). The work item is a block and a k/v head:
+///   load     K, V into the ring "kv" once per item; Q, dO of each of the G
+///            query heads into the ring "qdo" (buildGroupedLoadPartition)
+///   mma      per query head, the backward's five products; dV = P^T dO and
+///            dK = dS^T Q go into the same tensor-memory slots for the whole
+///            group (the first head overwrites, the others accumulate:
+///            enable-input-d), and are published once, after the G-th head
+///   softmax  one warpgroup that takes whole items (the signal ring "items"
+///            has one slot per item): per query head S and dP from tensor
+///            memory, P and dS to shared memory, dQ stored to the query
+///            head; then dV and dK stored once to the k/v head
+/// One softmax warpgroup, not two: replicas take ring entries round-robin,
+/// and a group's G consecutive entries of "s" would be split between them
+/// while only one could drain the item's dK and dV. The tensor memory is
+/// the plain backward's (S 64 + dP 64 + dV, dK, dQ 3 x D columns).
+void buildBlackwellGroupedBackward(OpBuilder &b, Location loc,
+                                   const KernelSpec &spec,
+                                   const KernelPlan &plan) {
+  MLIRContext *ctx = b.getContext();
+  OpBuilder::InsertionGuard guard(b);
+  KernelValues values = groupedValues(
+      b, loc, spec, beginKernel(b, loc, Chip::sm_100a, spec, plan));
+
+  int64_t bs = spec.tileRows(), d = spec.headDim;
+  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+  BufferType tile = tileBuffer(spec, d);
+  BufferType square = tileBuffer(spec, bs);
+  auto tmemTile = [&](int64_t cols) {
+    return BufferType::get(ctx, {bs, cols}, f32, MemorySpace::tmem);
+  };
+  auto tmemChannel = [&](StringRef name, int64_t cols) {
+    return createChannel(
+        b, loc, ChannelType::get(ctx, {tmemTile(cols)}, MemorySpace::tmem),
+        name, 2);
+  };
+  auto pair = ChannelType::get(ctx, {tile, tile}, MemorySpace::smem);
+  Value kv = createChannel(b, loc, pair, "kv", plan.numStages);
+  Value qdo = createChannel(b, loc, pair, "qdo", plan.groupStages);
+  Value items = createChannel(
+      b, loc, ChannelType::get(ctx, ArrayRef<Type>(), MemorySpace::smem),
+      "items", 2);
+  Value sCh = tmemChannel("s", bs), dpCh = tmemChannel("dp", bs);
+  Value dvCh = tmemChannel("dv", d), dkCh = tmemChannel("dk", d),
+        dqCh = tmemChannel("dq", d);
+  Value pdsCh = createChannel(
+      b, loc, ChannelType::get(ctx, {square, square}, MemorySpace::smem), "pds",
+      plan.softmaxReplicas);
+
+  buildGroupedLoadPartition(b, loc, spec, values, kv, qdo, plan);
+
+  // MMA issuer: per item, the G query heads in order.
+  {
+    OpBuilder::InsertionGuard g(b);
+    MmaLoop loop = beginMmaLoop(b, loc, spec, kv, Value(), plan.registers.mma);
+    Value row = loop.row, rows = loop.rows, kvHead = loop.head;
+    Value k = loop.operands[0], v = loop.operands[1];
+    auto item = AcquireOp::create(b, loc, items);
+    CommitOp::create(b, loc, item.getSlot(), row, rows, kvHead);
+    auto dv = AcquireOp::create(b, loc, dvCh);
+    auto dk = AcquireOp::create(b, loc, dkCh);
+    // Head 0 starts dV and dK, the others (one loop) add to them.
+    auto queryHead = [&](Value head, bool first) {
+      auto qdoSlot = GetOp::create(b, loc, qdo);
+      Value q = qdoSlot.getBuffers()[0], dout = qdoSlot.getBuffers()[1];
+      auto product = [&](Value channel, Value a, Value bOperand, bool ta,
+                         bool tb) {
+        auto dest = AcquireOp::create(b, loc, channel);
+        MmaAsyncOp::create(b, loc, a, bOperand, dest.getBuffers()[0], ta, tb);
+        CommitOp::create(b, loc, dest.getSlot(), row, rows, head);
+      };
+      auto accumulate = [&](AcquireOp dest, Value a, Value bOperand) {
+        auto mma = MmaAsyncOp::create(b, loc, a, bOperand,
+                                      dest.getBuffers()[0],
+                                      /*transpose_a=*/true, false);
+        mma.setAccumulate(!first);
+      };
+      product(sCh, q, k, false, true);     // S  = Q K^T
+      product(dpCh, dout, v, false, true); // dP = dO V^T
+      auto pds = GetOp::create(b, loc, pdsCh);
+      Value p = pds.getBuffers()[0], ds = pds.getBuffers()[1];
+      accumulate(dv, p, dout);            // dV += P^T dO
+      accumulate(dk, ds, q);              // dK += dS^T Q
+      product(dqCh, ds, k, false, false); // dQ  = dS K
+      ReleaseOp::create(b, loc, pds.getSlot(), /*after_mma=*/true);
+      ReleaseOp::create(b, loc, qdoSlot.getSlot(), /*after_mma=*/true);
+    };
+    queryHead(groupQueryHead(b, loc, spec, kvHead, 0), /*first=*/true);
+    forEachGroupHead(b, loc, spec, kvHead, 1,
+                     [&](Value head) { queryHead(head, /*first=*/false); });
+    CommitOp::create(b, loc, dv.getSlot(), row, rows, kvHead);
+    CommitOp::create(b, loc, dk.getSlot(), row, rows, kvHead);
+    endMmaLoop(b, loc, loop, items);
+  }
+
+  // Softmax gradient + epilogue warpgroup, one item at a time.
+  {
+    OpBuilder::InsertionGuard g(b);
+    auto partition = PartitionOp::create(
+        b, loc, b.getStringAttr("softmax"), RoleAttr::get(ctx, Role::softmax),
+        b.getI64IntegerAttr(4), b.getI64IntegerAttr(plan.registers.compute),
+        b.getI64IntegerAttr(plan.softmaxReplicas));
+    b.setInsertionPointToStart(&createBody(partition, {}, loc));
+    Value staging = ScratchOp::create(b, loc, tile, nullptr, nullptr);
+    auto consume = ConsumeOp::create(b, loc, items);
+    b.setInsertionPointToStart(
+        &createBody(consume, {SlotType::get(ctx), i32, i32, i32}, loc));
+    Value row = consume.getRow(), rows = consume.getRows(),
+          kvHead = consume.getHead();
+    ReleaseOp::create(b, loc, consume.getSlot(), /*after_mma=*/false);
+    auto squareF32 = AccType::get(ctx, {bs, bs}, f32);
+    auto squareOut = AccType::get(ctx, {bs, bs}, spec.elementType);
+    auto outType = AccType::get(ctx, {bs, d}, f32);
+    auto rowsType = RowsType::get(ctx, bs, f32);
+    auto drain = [&](Value channel, Value dest, Value head) {
+      auto get = GetOp::create(b, loc, channel);
+      Value grad = TmemLoadOp::create(b, loc, outType, get.getBuffers()[0]);
+      ReleaseOp::create(b, loc, get.getSlot(), false);
+      StoreOp::create(b, loc, grad, dest, row, head, rows, Value(), staging,
+                      plan.bulkStore ? b.getUnitAttr() : nullptr);
+    };
+    forEachGroupHead(b, loc, spec, kvHead, 0, [&](Value head) {
+      auto sGet = GetOp::create(b, loc, sCh);
+      Value s = TmemLoadOp::create(b, loc, squareF32, sGet.getBuffers()[0]);
+      ReleaseOp::create(b, loc, sGet.getSlot(), false);
+      auto dpGet = GetOp::create(b, loc, dpCh);
+      Value dp = TmemLoadOp::create(b, loc, squareF32, dpGet.getBuffers()[0]);
+      ReleaseOp::create(b, loc, dpGet.getSlot(), false);
+      auto sm = SoftmaxOp::create(b, loc, squareF32, rowsType, Type(), s, rows,
+                                  rows, values.scale, true, spec.causal,
+                                  /*block=*/IntegerAttr());
+      maskToBlocks(sm, spec);
+      Value dlse;
+      if (spec.dlse)
+        dlse = LoadRowsOp::create(b, loc, rowsType, spec.dlse, row, head, rows);
+      Value ds = SoftmaxGradOp::create(b, loc, squareOut, sm.getProbs(), dp,
+                                       values.scale, dlse);
+      auto pds = AcquireOp::create(b, loc, pdsCh);
+      WriteOp::create(b, loc, sm.getProbs(), pds.getBuffers()[0]);
+      WriteOp::create(b, loc, ds, pds.getBuffers()[1]);
+      CommitOp::create(b, loc, pds.getSlot(), row, rows, head);
+      drain(dqCh, spec.stores[2], head);
+    });
+    drain(dvCh, spec.stores[0], kvHead);
+    drain(dkCh, spec.stores[1], kvHead);
+  }
+}
+
 } // namespace
 
 void blockattn::buildSm100aKernel(OpBuilder &b, Location loc,
                                   const KernelSpec &spec,
                                   const KernelPlan &plan) {
-  if (spec.backward)
+  if (spec.backward && spec.group > 1)
+    buildBlackwellGroupedBackward(b, loc, spec, plan);
+  else if (spec.backward)
     buildBlackwellBackward(b, loc, spec, plan);
   else
     buildBlackwellForward(b, loc, spec, plan);

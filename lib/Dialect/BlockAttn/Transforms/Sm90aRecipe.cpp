@@ -8,6 +8,7 @@
 #include "Recipe.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
 using namespace mlir::blockattn;
@@ -243,12 +244,138 @@ void buildBackwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
             Value());
 }
 
+/// Hopper grouped-query backward (group > 1; docs/pipeline.md,
+/// "Grouped-query attention"): dK and dV summed over the group in the
+/// consumer's registers, inside one CTA, in a fixed order (deterministic, no
+/// atomics, no second pass). The work item is a block and a k/v head: the
+/// producer loads K and V once into the ring "kv" and Q, dO of each query
+/// head of the group into the ring "qdo" (buildGroupedLoadPartition); one
+/// consumer warpgroup takes the item's "kv" slot, then the G "qdo" slots in
+/// order, and per query head computes
+///   S = Q K^T, P (normalized) and dP = dO V^T, dS, as the plain backward
+///   dV += P^T dO, dK += dS^T Q   (wgmma scale-d: the accumulators are the
+///                                 wgmma's input; the first head starts them)
+///   dQ = dS K, A = dS read back from shared memory, stored to the head
+/// and after the G-th head stores dV and dK once, to the k/v head.
+/// Registers at D = 128: dK and dV (64 + 64 a thread) live across the group;
+/// S and dP (32 + 32) are dead once P and dS are in shared memory, before
+/// the transient dQ (64) is made, and dS is not kept in registers for dQ
+/// (as the plain backward keeps it) so that it is dead too: at most 192
+/// accumulator registers at once. The slot of "qdo" goes back once dK's
+/// product has read Q; "kv" after the group.
+/// One consumer: consumers take ring entries round-robin, and the G
+/// consecutive "qdo" entries of an item belong to one of them.
+void buildHopperGroupedBackward(OpBuilder &b, Location loc,
+                                const KernelSpec &spec,
+                                const KernelPlan &plan) {
+  MLIRContext *ctx = b.getContext();
+  OpBuilder::InsertionGuard guard(b);
+  KernelValues values = groupedValues(
+      b, loc, spec, beginKernel(b, loc, Chip::sm_90a, spec, plan));
+  BufferType tile = tileBuffer(spec, spec.headDim);
+  auto pair = ChannelType::get(ctx, {tile, tile}, MemorySpace::smem);
+  Value kv = createChannel(b, loc, pair, "kv", plan.numStages);
+  Value qdo = createChannel(b, loc, pair, "qdo", plan.groupStages);
+  buildGroupedLoadPartition(b, loc, spec, values, kv, qdo, plan);
+
+  auto consumer = PartitionOp::create(
+      b, loc, b.getStringAttr("compute"), RoleAttr::get(ctx, Role::compute),
+      b.getI64IntegerAttr(4), b.getI64IntegerAttr(plan.registers.compute),
+      b.getI64IntegerAttr(plan.numConsumers));
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(&createBody(consumer, {}, loc));
+  ConsumerContext c;
+  c.scale = values.scale;
+  c.bulkStore = plan.bulkStore;
+  BufferType square = queryBuffer(spec, spec.tileRows());
+  c.pScratch = ScratchOp::create(b, loc, square, nullptr, nullptr);
+  c.dsScratch = ScratchOp::create(b, loc, square, nullptr, nullptr);
+  if (plan.stageOutput)
+    c.oStaging = ScratchOp::create(b, loc, queryBuffer(spec, spec.headDim),
+                                   nullptr, nullptr);
+  auto consume = ConsumeOp::create(b, loc, kv);
+  Type i32 = b.getI32Type();
+  Block &body =
+      createBody(consume, {SlotType::get(ctx), i32, i32, i32, tile, tile}, loc);
+  b.setInsertionPointToStart(&body);
+  c.slot = consume.getSlot();
+  c.row = consume.getRow();
+  c.rows = consume.getRows();
+  Value kvHead = consume.getHead();
+  Value k = consume.getBufferArgs()[0], v = consume.getBufferArgs()[1];
+
+  Type f32 = b.getF32Type();
+  int64_t bs = spec.tileRows();
+  auto square32 = AccType::get(ctx, {bs, bs}, f32);
+  auto square16 = AccType::get(ctx, {bs, bs}, spec.elementType);
+  auto outType = AccType::get(ctx, {bs, spec.headDim}, f32);
+  auto rowsType = RowsType::get(ctx, bs, f32);
+  // One query head: dV and dK start from the previous heads' (none for the
+  // first).
+  auto queryHead = [&](Value head, Value dvIn, Value dkIn) {
+    c.head = head;
+    auto qdoSlot = GetOp::create(b, loc, qdo);
+    Value q = qdoSlot.getBuffers()[0], dout = qdoSlot.getBuffers()[1];
+    Value s = MmaOp::create(b, loc, square32, q, k, false, /*transpose_b=*/true);
+    auto softmax = SoftmaxOp::create(b, loc, square32, rowsType, Type(), s,
+                                     c.rows, /*valid_rows=*/c.rows, c.scale,
+                                     /*normalize=*/true, spec.causal,
+                                     /*block=*/IntegerAttr());
+    maskToBlocks(softmax, spec);
+    Value p = softmax.getProbs();
+    WriteOp::create(b, loc, p, c.pScratch);
+    Value dp = MmaOp::create(b, loc, square32, dout, v, false, true);
+    Value dlse;
+    if (spec.dlse)
+      dlse = LoadRowsOp::create(b, loc, rowsType, spec.dlse, c.row, c.head,
+                                c.rows);
+    Value ds = SoftmaxGradOp::create(b, loc, square16, p, dp, c.scale, dlse);
+    WriteOp::create(b, loc, ds, c.dsScratch);
+    Value dv = MmaOp::create(b, loc, outType, c.pScratch, dout,
+                             /*transpose_a=*/true, false, dvIn);
+    Value dk = MmaOp::create(b, loc, outType, c.dsScratch, q, true, false, dkIn);
+    ReleaseOp::create(b, loc, qdoSlot.getSlot());
+    Value dq = MmaOp::create(b, loc, outType, c.dsScratch, k, false, false);
+    storeTile(b, loc, c, dq, spec.stores[2], Value());
+    return std::make_pair(dv, dk);
+  };
+  auto [dvAcc, dkAcc] = queryHead(groupQueryHead(b, loc, spec, kvHead, 0),
+                                  Value(), Value());
+  // The other heads in one loop (as on sm_100a, G unrolled copies spill),
+  // dV and dK its iter_args. K and V are released after it.
+  auto constant = [&](int64_t value) -> Value {
+    return arith::ConstantIntOp::create(b, loc, value, 32);
+  };
+  SmallVector<Value> inits = {dvAcc, dkAcc};
+  auto loop = scf::ForOp::create(b, loc, constant(1), constant(spec.group),
+                                 constant(1), inits);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value head = arith::AddIOp::create(
+        b, loc, groupQueryHead(b, loc, spec, kvHead, 0),
+        loop.getInductionVar());
+    auto [dv, dk] = queryHead(head, loop.getRegionIterArgs()[0],
+                              loop.getRegionIterArgs()[1]);
+    SmallVector<Value> next = {dv, dk};
+    scf::YieldOp::create(b, loc, next);
+  }
+  dvAcc = loop.getResult(0);
+  dkAcc = loop.getResult(1);
+  ReleaseOp::create(b, loc, c.slot);
+  c.head = kvHead;
+  storeTile(b, loc, c, dvAcc, spec.stores[0], Value());
+  storeTile(b, loc, c, dkAcc, spec.stores[1], Value());
+}
+
 } // namespace
 
 void blockattn::buildSm90aKernel(OpBuilder &b, Location loc,
                                  const KernelSpec &spec,
                                  const KernelPlan &plan) {
   bool backward = spec.backward;
+  if (backward && spec.group > 1)
+    return buildHopperGroupedBackward(b, loc, spec, plan);
   bool pScratch = backward || plan.pFromSmem;
   buildHopperKernel(b, loc, spec, plan, pScratch,
                     /*needsDsScratch=*/backward,

@@ -21,6 +21,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 namespace mlir::blockattn {
 #define GEN_PASS_DEF_BLOCKATTNWARPSPECIALIZEPASS
@@ -57,12 +58,17 @@ struct BlockAttnWarpSpecializePass
     if (failed(spec))
       return failure();
     // The grouped-query backward sums dk and dv over the group inside one
-    // CTA (docs/pipeline.md, "Grouped-query attention"): not built yet.
-    if (spec->backward && spec->group > 1)
+    // CTA (docs/pipeline.md, "Grouped-query attention"): built without
+    // rotary embeddings, for blocks of up to 64 tokens.
+    if (spec->backward && spec->group > 1 &&
+        (spec->hasRotary() || spec->numQueryTiles() > 1))
       return op->emitOpError()
              << "with group " << spec->group
-             << " (grouped-query attention) has no sm_90a or sm_100a "
-                "lowering yet: only the forward supports group > 1";
+             << " (grouped-query attention) has no backward lowering "
+             << (spec->hasRotary() ? "with rotary embeddings"
+                                   : "at block_size above 64")
+             << " yet: the grouped backward is built without rotary "
+                "embeddings, for blocks of up to 64 tokens";
     TuningOptions options;
 #define BLOCKATTN_PASS_OPTION(TYPE, NAME, ...) options.NAME = NAME;
 #define GEN_PASS_OPTION_LIST_BLOCKATTNWARPSPECIALIZEPASS

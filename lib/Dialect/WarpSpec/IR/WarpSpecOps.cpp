@@ -1338,6 +1338,12 @@ LogicalResult MmaOp::verify() {
   if (getTransposeA() && !isa<BufferType>(aType))
     return emitOpError() << "transpose_a needs A in shared memory: a register "
                             "A operand is always K-major";
+  if (getAcc() && getAcc().getType() != d)
+    return emitOpError() << "the added accumulator must have the result's "
+                            "type "
+                         << d << ", got " << getAcc().getType();
+  if (getAcc() && !isa<BufferType>(aType))
+    return emitOpError() << "an added accumulator needs A in shared memory";
   int64_t m = getTransposeA() ? aShape[1] : aShape[0];
   int64_t k = getTransposeA() ? aShape[0] : aShape[1];
   int64_t bk = getTransposeB() ? b.getShape()[1] : b.getShape()[0];

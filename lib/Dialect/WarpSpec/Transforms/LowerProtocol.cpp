@@ -156,6 +156,7 @@ private:
               .Case([&](TilePositionOp o) { return lowerTilePosition(o); })
               .Case([&](TileLoopOp o) { return lowerTileLoop(o, positions); })
               .Case([&](ConsumeOp o) { return lowerConsume(o, positions); })
+              .Case([&](scf::ForOp o) { return lowerFor(o, positions); })
               .Default([&](Operation *other) { return checkNested(other); });
       if (failed(result))
         return failure();
@@ -163,8 +164,8 @@ private:
     return success();
   }
 
-  /// The pass knows how to carry positions through tile loops and consume
-  /// loops only.
+  /// The pass knows how to carry positions through tile loops, consume
+  /// loops and scf.for loops only.
   LogicalResult checkNested(Operation *op) {
     if (op->getNumRegions() == 0)
       return success();
@@ -179,7 +180,8 @@ private:
            << "is nested in '" << op->getName()
            << "', through which warpspec-lower-protocol cannot carry ring "
               "positions; channel protocol ops belong directly in a "
-              "warpspec.partition, a warpspec.tile_loop or a warpspec.consume";
+              "warpspec.partition, a warpspec.tile_loop, a warpspec.consume "
+              "or an scf.for";
   }
 
   SlotLowering &slotOf(Value slot) { return slots[slot]; }
@@ -314,6 +316,50 @@ private:
       yield->erase();
     b.setInsertionPointToEnd(&body);
     YieldOp::create(b, loc, next);
+    op.replaceAllUsesWith(loop.getResults().take_front(op.getNumResults()));
+    for (auto [i, channel] : llvm::enumerate(carried))
+      positions[channel] = loop.getResult(op.getNumResults() + i);
+    op->erase();
+    return success();
+  }
+
+  /// An scf.for (the grouped-query backward's loop over the query heads of
+  /// a group): the positions its body advances become iter_args after the
+  /// loop's own.
+  LogicalResult lowerFor(scf::ForOp op, Positions &positions) {
+    SmallVector<Value> carried = carriedChannels(op, positions);
+    if (carried.empty()) {
+      Positions inner = positions;
+      return lowerBlock(*op.getBody(), inner);
+    }
+    Location loc = op.getLoc();
+    SmallVector<Value> inits = llvm::to_vector(op.getInitArgs());
+    for (Value channel : carried)
+      inits.push_back(positions.lookup(channel));
+    b.setInsertionPoint(op);
+    auto loop = scf::ForOp::create(b, loc, op.getLowerBound(),
+                                   op.getUpperBound(), op.getStep(), inits);
+    Block &oldBody = *op.getBody();
+    Block &body = *loop.getBody();
+    for (auto [from, to] :
+         llvm::zip(oldBody.getArguments(), body.getArguments()))
+      from.replaceAllUsesWith(to);
+    // Built with iter_args, the new body has no terminator yet: the old
+    // body's yield moves in with the rest.
+    body.getOperations().splice(body.end(), oldBody.getOperations());
+    Positions inner = positions;
+    unsigned first = 1 + op.getNumRegionIterArgs();
+    for (auto [i, channel] : llvm::enumerate(carried))
+      inner[channel] = body.getArgument(first + i);
+    if (failed(lowerBlock(body, inner)))
+      return failure();
+    auto yield = cast<scf::YieldOp>(body.getTerminator());
+    SmallVector<Value> next = llvm::to_vector(yield.getOperands());
+    for (Value channel : carried)
+      next.push_back(inner.lookup(channel));
+    b.setInsertionPoint(yield);
+    scf::YieldOp::create(b, loc, next);
+    yield->erase();
     op.replaceAllUsesWith(loop.getResults().take_front(op.getNumResults()));
     for (auto [i, channel] : llvm::enumerate(carried))
       positions[channel] = loop.getResult(op.getNumResults() + i);

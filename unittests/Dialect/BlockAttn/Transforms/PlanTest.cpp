@@ -371,3 +371,42 @@ TEST(Sm100aPlan, RejectsWhatSm100aLacks) {
 }
 
 } // namespace
+
+namespace {
+
+KernelShape grouped(int64_t headDim, int64_t group) {
+  KernelShape s = shape(/*backward=*/true, headDim);
+  s.group = group;
+  return s;
+}
+
+} // namespace
+
+TEST(GroupedBackwardPlan, Sm100aHasOneSoftmaxWarpgroupAndTwoRings) {
+  KernelPlan p = plan(Chip::sm_100a, grouped(128, 4));
+  EXPECT_EQ(p.softmaxReplicas, 1);
+  // "kv" two slots deep, "qdo" the rest next to one staging buffer and one
+  // P/dS slot: (227 - 1 - 16 - 16 - 64) KiB over 32 KiB slots.
+  EXPECT_EQ(p.numStages, 2);
+  EXPECT_EQ(p.groupStages, 4);
+  EXPECT_EQ(p.registers.load + p.registers.mma, 96 + 152);
+  EXPECT_EQ(p.registers.compute, 256);
+}
+
+TEST(GroupedBackwardPlan, Sm90aHasOneConsumer) {
+  KernelPlan wide = plan(Chip::sm_90a, grouped(128, 8));
+  EXPECT_EQ(wide.numConsumers, 1);
+  EXPECT_EQ(wide.ctasPerSm, 1); // dK and dV stay live across the group
+  EXPECT_EQ(wide.registers.compute, 256);
+  EXPECT_GE(wide.groupStages, 2);
+  KernelPlan narrow = plan(Chip::sm_90a, grouped(64, 2));
+  EXPECT_EQ(narrow.ctasPerSm, 2);
+  // The chunk counts an item's loads: K, V and G times Q, dO.
+  EXPECT_EQ(narrow.tilesPerCta, 192 * 1024 / (6 * 64 * 64 * 2));
+  TuningOptions two;
+  two.numConsumers = 2;
+  EXPECT_NE(failure(Chip::sm_90a, grouped(64, 2), two)
+                .find("num-consumers must be 0 or 1 for the grouped-query "
+                      "backward (group 2)"),
+            std::string::npos);
+}

@@ -55,7 +55,7 @@ def BlockAttnWarpSpecializePass
     `warpspec-allocate-smem`, tensor memory by `warpspec-allocate-tmem`.
   }];
   let dependentDialects = ["warpspec::WarpSpecDialect", "arith::ArithDialect",
-                           "memref::MemRefDialect"];
+                           "memref::MemRefDialect", "scf::SCFDialect"];
   // blockattn-to-ptx and block-attn-compile take these options too, from
   // this list (blockattn-tblgen -gen-pass-option-list).
   let options = [

@@ -53,6 +53,9 @@ struct KernelShape {
   int64_t tileBytes(int64_t cols) const {
     return tileRows() * cols * elementBytes();
   }
+  /// The grouped-query backward: its work item is a block and a k/v head,
+  /// whose loads are K, V once and Q, dO per query head of the group.
+  bool groupedBackward() const { return backward && group > 1; }
   /// Query rows of one product (M of the MMA): 64; a block larger than 64
   /// tokens is computed in 64-row halves against all of its keys.
   int64_t queryTileRows() const { return kMinTileRows; }
@@ -96,6 +99,10 @@ struct KernelPlan {
   /// of the rotated-tile ring.
   int64_t numStages = 0;
   int64_t rotaryDepth = 0;
+  /// The grouped-query backward (group > 1): slots of the ring "qdo" (Q and
+  /// dO of one query head); `numStages` is then the depth of the ring "kv"
+  /// (K and V of one item).
+  int64_t groupStages = 0;
   /// Consumers of the load ring, taking its slots round-robin (sm_90a: the
   /// consumer warpgroups; sm_100a: 1, the MMA warpgroup), and the replicas
   /// of the sm_100a softmax warpgroups, which take tiles round-robin.

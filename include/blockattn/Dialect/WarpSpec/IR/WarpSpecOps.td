@@ -1057,7 +1057,9 @@ def WarpSpec_MmaAsyncOp : WarpSpec_Op<"mma_async", [WarpSpec_TensorMemoryOp]> {
     asynchronously: the next `warpspec.commit` of `dest`'s channel (or a
     `warpspec.release ... after_mma`) tracks it. On sm_100a this is
     `tcgen05.mma` with `M = 64` (the accumulator occupies the half of the
-    tensor-memory lanes the M = 64 data path uses).
+    tensor-memory lanes the M = 64 data path uses). With `accumulate` it
+    computes `D += A * B` instead (enable-input-d from the first K step on):
+    the grouped-query backward sums dK and dV over a group this way.
 
     ```mlir
     warpspec.mma_async %q, %k into %s {transpose_b}
@@ -1067,7 +1069,7 @@ def WarpSpec_MmaAsyncOp : WarpSpec_Op<"mma_async", [WarpSpec_TensorMemoryOp]> {
   }];
   let arguments = (ins WarpSpec_BufferType:$a, WarpSpec_BufferType:$b,
                        WarpSpec_BufferType:$dest, UnitAttr:$transpose_a,
-                       UnitAttr:$transpose_b);
+                       UnitAttr:$transpose_b, UnitAttr:$accumulate);
   let assemblyFormat = [{
     $a `,` $b `into` $dest attr-dict `:` type($a) `,` type($b) `,` type($dest)
   }];
@@ -1191,9 +1193,16 @@ def WarpSpec_MmaOp : WarpSpec_Op<"mma"> {
     buffer, `K x N` (or `N x K` with `transpose_b`). Transposes cost nothing:
     they select the major-ness the tensor cores read the buffer with. The result is a
     register tile of the warpgroup that issues it (the wgmma accumulator on
-    sm_90a).
+    sm_90a). With `acc`, an f32 tile of the result's type, it computes
+    `D = acc + A * B` (wgmma's scale-d from the first K step on, the result
+    in `acc`'s registers): the grouped-query backward sums dK and dV over a
+    group this way (A must then be in shared memory).
 
     ```mlir
+    // dV += P^T dO
+    %dv1 = warpspec.mma %p, %do plus %dv0 : !warpspec.acc<64x128xf32>
+        {transpose_a} : !warpspec.buffer<64x64xbf16, smem>, !warpspec.buffer<64x128xbf16, smem>
+          -> !warpspec.acc<64x128xf32>
     // S = Q K^T
     %s = warpspec.mma %q, %k {transpose_b}
         : !warpspec.buffer<64x128xbf16, smem>, !warpspec.buffer<64x128xbf16, smem>
@@ -1206,11 +1215,20 @@ def WarpSpec_MmaOp : WarpSpec_Op<"mma"> {
   }];
   let arguments = (ins AnyTypeOf<[WarpSpec_BufferType, WarpSpec_AccType]>:$a,
                        WarpSpec_BufferType:$b, UnitAttr:$transpose_a,
-                       UnitAttr:$transpose_b);
+                       UnitAttr:$transpose_b,
+                       Optional<WarpSpec_AccType>:$acc);
   let results = (outs WarpSpec_AccType:$result);
   let assemblyFormat = [{
-    $a `,` $b attr-dict `:` type($a) `,` type($b) `->` type($result)
+    $a `,` $b (`plus` $acc^ `:` type($acc))? attr-dict `:` type($a) `,`
+    type($b) `->` type($result)
   }];
+  let builders = [
+    OpBuilder<(ins "Type":$result, "Value":$a, "Value":$b,
+                   "bool":$transpose_a, "bool":$transpose_b), [{
+      build($_builder, $_state, result, a, b, transpose_a, transpose_b,
+            Value());
+    }]>
+  ];
   let hasVerifier = 1;
 }
 
