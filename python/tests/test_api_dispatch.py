@@ -265,3 +265,34 @@ def test_block_size_must_be_an_int(launches, block_size):
 
     blockattn.block_attention(q, k, v, cu, block_size=np.int64(64))
     assert [c["kind"] for c in launches] == ["forward"]
+
+
+@pytest.mark.parametrize("head_dim", [192, 256])
+def test_large_head_dims_need_block_64_without_rotary(launches, head_dim):
+    """Head dims 192 and 256 are built at block size 64 without rotary embeddings
+    (docs/head-dims.md): the rest is refused by argument before anything launches."""
+    q, k, v = (torch.randn(T, H, head_dim).to(torch.bfloat16) for _ in range(3))
+    cu = torch.tensor(CU, dtype=torch.int32)
+    with pytest.raises(ValueError, match=f"^block_size: head_dim {head_dim} is implemented at block_size 64 only"):
+        blockattn.block_attention(q, k, v, cu, block_size=32)
+    tables = torch.ones(16, head_dim // 2)
+    with pytest.raises(ValueError, match=f"^rotary: rotary embeddings are implemented up to head_dim 128, got "
+                                         f"head_dim {head_dim}"):
+        blockattn.block_attention(q, k, v, cu, rotary=blockattn.Rotary(tables, tables))
+    assert launches == []
+    blockattn.block_attention(q, k, v, cu)
+    assert [c["kind"] for c in launches] == ["forward"]
+
+
+def test_large_head_dim_backward_is_sm90a_only(monkeypatch):
+    """The backward at head dims 192 and 256 is built for sm_90a only: on sm_100a its
+    kernel key is refused with NotImplementedError, the forward's is not."""
+    from blockattn import _driver
+
+    monkeypatch.setattr(_driver, "chip_of", lambda device: "sm_100a")
+    like = torch.empty(1, 1, 256, dtype=torch.bfloat16)
+    with pytest.raises(NotImplementedError, match="backward at head_dim 256 is built for sm_90a only"):
+        api._kernel_key("backward", like, 64, "none", False, False)
+    assert api._kernel_key("forward", like, 64, "none", False, False).head_dim == 256
+    monkeypatch.setattr(_driver, "chip_of", lambda device: "sm_90a")
+    assert api._kernel_key("backward", like, 64, "none", False, False).chip == "sm_90a"

@@ -191,6 +191,10 @@ bool rotaryWarpgroupByDefault(const KernelShape &shape) {
 /// CTA too little work to keep two CTAs' loads in flight (H200, seed-d32:
 /// 0.83 against 0.95 ms; docs/head-dims.md#launch).
 int64_t chunkedCtasPerSm(const KernelShape &shape) {
+  // The backward above head dim 128: a slot of q, k, v, do (96 or 128 KiB)
+  // fits one CTA's shared memory only.
+  if (shape.backward && shape.headDim > KernelShape::kMaxOutputCols)
+    return 1;
   return shape.backward && shape.headDim == 32 && !shape.hasRotary() ? 3 : 2;
 }
 
@@ -211,6 +215,10 @@ int64_t chunkedConsumers(const KernelShape &shape) {
 /// 64 does better with one and a deeper ring
 /// (docs/performance-notes.md#consumer-warpgroups).
 int64_t defaultConsumers(const KernelShape &shape) {
+  // The backward above head dim 128: no two slots of the ring fit next to
+  // two consumers' scratch buffers (a consumer takes every other slot).
+  if (shape.backward && shape.headDim > KernelShape::kMaxOutputCols)
+    return 1;
   return shape.backward && shape.headDim <= 64 && !shape.hasRotary() ? 1 : 2;
 }
 
@@ -252,7 +260,7 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
   if (shape.backward)
     scratchPerConsumer += shape.queryTileBytes(shape.tileRows());
   if (plan.stageOutput)
-    scratchPerConsumer += shape.queryTileBytes(shape.headDim);
+    scratchPerConsumer += shape.queryTileBytes(shape.outputChunkCols());
   int64_t scratchBytes = plan.numConsumers * scratchPerConsumer;
   int64_t budget = TargetLimits::sharedMemoryBudget(plan.ctasPerSm) -
                    kSmemReserve - scratchBytes;
@@ -308,6 +316,13 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
                 "tensor memory into registers, then through shared memory), "
                 "got '",
                 stringifyOStore(options.oStore), "'");
+  // S 64 + dP 64 + three head-dim-wide gradients exceed the 512 columns of
+  // tensor memory above head dim 128; the gradients in chunk-wide rings
+  // (docs/head-dims.md) are not built.
+  if (shape.backward && shape.headDim > KernelShape::kMaxOutputCols)
+    return fail("the backward at head_dim ", shape.headDim,
+                " is implemented for sm_90a only (its tensor-memory "
+                "gradients in column chunks are not built for sm_100a)");
   KernelPlan plan;
   int64_t slotBytes = shape.numLoads() * shape.tileBytes(shape.headDim);
   if (failed(planLaunch(Chip::sm_100a, options, slotBytes,
@@ -332,7 +347,7 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
   plan.stageOutput = true;
   plan.bulkStore = options.oStore == OStore::tma;
   // Two output staging buffers, and the backward's two P/dS slots.
-  int64_t scratch = 2 * shape.queryTileBytes(shape.headDim);
+  int64_t scratch = 2 * shape.queryTileBytes(shape.outputChunkCols());
   if (shape.backward)
     scratch += 2 * 2 * shape.tileBytes(shape.tileRows());
   int64_t budget = TargetLimits::maxSharedMemoryBytes - kSmemReserve - scratch;

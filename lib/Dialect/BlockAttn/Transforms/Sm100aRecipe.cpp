@@ -126,6 +126,32 @@ SoftmaxLoop beginSoftmaxLoop(OpBuilder &b, Location loc, const KernelPlan &plan,
   return loop;
 }
 
+/// Above head dim 128: O (whole in tensor memory) is read, divided and
+/// stored in column chunks of the head dim (KernelShape::outputChunkCols),
+/// so that the softmax warpgroup holds one chunk's registers and one
+/// chunk-wide staging buffer; the O slot goes back after the last read.
+void drainOutputInChunks(OpBuilder &b, Location loc, const KernelSpec &spec,
+                         const KernelPlan &plan, GetOp o, Value dest,
+                         Value row, Value rows, Value head, Value divideBy,
+                         Value staging) {
+  MLIRContext *ctx = b.getContext();
+  int64_t m = spec.queryTileRows(), cols = spec.outputChunkCols();
+  Type f32 = b.getF32Type();
+  auto chunkBuf = BufferType::get(ctx, {m, cols}, f32, MemorySpace::tmem);
+  auto chunkType = AccType::get(ctx, {m, cols}, f32);
+  for (int64_t j = 0; j < spec.numOutputChunks(); ++j) {
+    Value view = SubviewOp::create(b, loc, chunkBuf, o.getBuffers()[0],
+                                   b.getI64IntegerAttr(j * cols));
+    Value chunk = TmemLoadOp::create(b, loc, chunkType, view);
+    if (j + 1 == spec.numOutputChunks())
+      ReleaseOp::create(b, loc, o.getSlot(), /*after_mma=*/false);
+    auto store = StoreOp::create(b, loc, chunk, dest, row, head, rows,
+                                 divideBy, staging,
+                                 plan.bulkStore ? b.getUnitAttr() : nullptr);
+    store.setColOffsetAttr(b.getI64IntegerAttr(j * cols));
+  }
+}
+
 /// Blackwell forward (docs/blackwell.md, "Warp roles"). Four warpgroups:
 ///   load     TMA of Q, K, V into the ring "qkv" (one thread issues)
 ///   mma      one thread issues tcgen05.mma: S = Q K^T into the tensor-memory
@@ -154,7 +180,7 @@ void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
   int64_t m = spec.queryTileRows(), n = spec.tileRows();
   int64_t halves = spec.numQueryTiles();
   Type f32 = b.getF32Type();
-  BufferType staging = queryBuffer(spec, spec.headDim);
+  BufferType staging = queryBuffer(spec, spec.outputChunkCols());
   auto tmemTile = [&](int64_t cols, Type element) {
     return BufferType::get(ctx, {m, cols}, element, MemorySpace::tmem);
   };
@@ -225,6 +251,13 @@ void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
     TmemStoreOp::create(b, loc, sm.getProbs(), p.getBuffers()[0]);
     CommitOp::create(b, loc, p.getSlot(), row, rows, head);
     auto o = GetOp::create(b, loc, oCh);
+    if (spec.numOutputChunks() > 1) {
+      drainOutputInChunks(b, loc, spec, plan, o, spec.stores[0], row, rows,
+                          head, sm.getRowSums(), loop.staging);
+      if (spec.lse)
+        StoreRowsOp::create(b, loc, sm.getLse(), spec.lse, row, head, rows);
+      return;
+    }
     Value oVal = TmemLoadOp::create(b, loc, oType, o.getBuffers()[0]);
     ReleaseOp::create(b, loc, o.getSlot(), false);
     // The replicas take the S tiles round-robin and a block issues one per
