@@ -9,7 +9,9 @@ then on a GPU machine without it:
 Every combination of --chips, --kinds, --head-dims, --block-sizes, --dtypes,
 --rotary and --groups (grouped-query attention's query heads per k/v head;
 forward only for now) is built (block size 64 unless --block-sizes says
-otherwise: 16 and 32 compile on first use). The default head dims are the wheel's prebuilt ones (64, 128); the API compiles
+otherwise: 16 and 32 compile on first use), except what the compiler does not
+build at head dims 192 and 256 (the sm_100a backward, rotary modes, block sizes
+other than 64). The default head dims are the wheel's prebuilt ones (64, 128); the API compiles
 the others (32, 96, 192, 256) on first use, or pass them here, e.g.
     python3 scripts/prebuild_kernels.py .prebuilt --chips sm_90a,sm_100a \
         --kinds forward,backward --head-dims 32,96 A rotary mode other than none is built once per --rotary-variants entry:

@@ -36,6 +36,18 @@ void storeTile(OpBuilder &b, Location loc, const ConsumerContext &c, Value tile,
                   c.oStaging, c.bulkStore ? b.getUnitAttr() : nullptr);
 }
 
+/// Above head dim 128, `tile` as a whole-width warpspec.subview taken here:
+/// the descriptors of the product that reads it are then computed here, not
+/// at the top of the tile with those of S (at head dim 256 the backward's
+/// dP descriptors alone are 64 registers, and ptxas spilled). Else `tile`.
+Value viewHere(OpBuilder &b, Location loc, const KernelSpec &spec,
+               Value tile) {
+  if (spec.numOutputChunks() == 1)
+    return tile;
+  return SubviewOp::create(b, loc, tile.getType(), tile,
+                           b.getI64IntegerAttr(0));
+}
+
 /// An output product whose N is the head dim, `a` x `b` (`transpose_a` as
 /// warpspec.mma), made and stored in column chunks of the head dim
 /// (KernelShape::outputChunkCols): chunk j is A times columns [jC, jC + C)
@@ -59,7 +71,10 @@ void storeOutputInChunks(OpBuilder &b, Location loc, const KernelSpec &spec,
   for (int64_t j = 0; j < spec.numOutputChunks(); ++j) {
     Value bChunk = SubviewOp::create(b, loc, bChunkType, bTile,
                                      b.getI64IntegerAttr(j * cols));
-    Value acc = MmaOp::create(b, loc, chunkType, a, bChunk, transposeA,
+    // A buffer A (P or dS staged) is viewed here too, so that its
+    // descriptors are not computed once for the whole kernel and held.
+    Value aHere = isa<BufferType>(a.getType()) ? viewHere(b, loc, spec, a) : a;
+    Value acc = MmaOp::create(b, loc, chunkType, aHere, bChunk, transposeA,
                               /*transpose_b=*/false);
     if (release && j + 1 == spec.numOutputChunks())
       ReleaseOp::create(b, loc, c.slot);
@@ -237,7 +252,9 @@ void buildBackwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
   auto square16 = AccType::get(ctx, {bs, bs}, spec.elementType);
   auto outType = AccType::get(ctx, {bs, spec.headDim}, f32);
   auto rowsType = RowsType::get(ctx, bs, f32);
-  Value s = MmaOp::create(b, loc, square32, q, k, false, /*transpose_b=*/true);
+  Value s = MmaOp::create(b, loc, square32, viewHere(b, loc, spec, q),
+                          viewHere(b, loc, spec, k), false,
+                          /*transpose_b=*/true);
   auto softmax = SoftmaxOp::create(b, loc, square32, rowsType, Type(), s,
                                    c.rows, /*valid_rows=*/c.rows, c.scale,
                                    /*normalize=*/true, spec.causal,
@@ -245,7 +262,8 @@ void buildBackwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
   maskToBlocks(softmax, spec);
   Value p = softmax.getProbs();
   WriteOp::create(b, loc, p, c.pScratch);
-  Value dp = MmaOp::create(b, loc, square32, dout, v, false, true);
+  Value dp = MmaOp::create(b, loc, square32, viewHere(b, loc, spec, dout),
+                           viewHere(b, loc, spec, v), false, true);
   Value dlse;
   if (spec.dlse)
     dlse =
@@ -274,7 +292,7 @@ void buildBackwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
     // first, so that dS leaves the registers before the other eight or
     // twelve products (at D = 256 in the other order ptxas spilled 16
     // bytes at 255 registers).
-    storeOutputInChunks(b, loc, spec, c, ds, k, /*transposeA=*/false,
+    storeOutputInChunks(b, loc, spec, c, c.dsScratch, k, /*transposeA=*/false,
                         spec.stores[2], c.row, c.rows, Value(), false);
     storeOutputInChunks(b, loc, spec, c, c.pScratch, dout, /*transposeA=*/true,
                         spec.stores[0], c.row, c.rows, Value(), false);
