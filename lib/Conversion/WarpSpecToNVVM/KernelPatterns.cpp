@@ -192,30 +192,12 @@ struct SubviewLowering : ConvertOpToLLVMPattern<SubviewOp> {
                     source.getElementType().getIntOrFloatBitWidth() / 8;
     Value view = LLVM::GEPOp::create(
         e.b, e.loc, e.smemPtrT(), e.b.getI8Type(),
-        pinAddress(e, adaptor.getSource()),
+        pinSharedPointer(e, adaptor.getSource()),
         ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(bytes)});
     rewriter.replaceOp(op, view);
     return success();
   }
 
-  /// The source's address, pinned where the view is taken: an empty
-  /// side-effecting asm that reads and redefines it (NVVM has no op that
-  /// does; Hopper.cpp's fenceRegisters pins registers the same way). The
-  /// matrix descriptors of a chunk's product derive from it; unpinned, LLVM
-  /// computes those of every chunk of a tile at the top of the tile, where
-  /// at head dim 256 they held about a hundred 64-bit registers and ptxas
-  /// spilled.
-  static Value pinAddress(KernelBuilder &e, Value ptr) {
-    Value address = LLVM::PtrToIntOp::create(e.b, e.loc, e.i32T(), ptr);
-    auto asmOp = LLVM::InlineAsmOp::create(
-        e.b, e.loc, e.i32T(), ValueRange{address}, "", "=r,0",
-        /*has_side_effects=*/true, /*is_align_stack=*/false,
-        LLVM::tailcallkind::TailCallKind::None,
-        LLVM::AsmDialectAttr::get(e.ctx, LLVM::AsmDialect::AD_ATT),
-        /*operand_attrs=*/ArrayAttr());
-    return LLVM::IntToPtrOp::create(e.b, e.loc, e.smemPtrT(),
-                                    asmOp.getResult(0));
-  }
 };
 
 } // namespace
@@ -244,4 +226,19 @@ void mlir::blockattn::populateWarpSpecToNVVMPatterns(
   populateWarpSpecBlackwellToNVVMPatterns(converter, target, patterns);
   populateWarpSpecRotaryToNVVMPatterns(converter, target, patterns);
   populateWarpSpecTraceToNVVMPatterns(converter, target, patterns);
+}
+
+// The view's source is pinned where the view is taken (SubviewLowering): the
+// matrix descriptors of a chunk's product derive from it; unpinned, LLVM
+// computes those of every chunk of a tile at the top of the tile, where at
+// head dim 256 they held about a hundred 64-bit registers and ptxas spilled.
+Value mlir::blockattn::lowering::pinSharedPointer(KernelBuilder &e, Value ptr) {
+  Value address = LLVM::PtrToIntOp::create(e.b, e.loc, e.i32T(), ptr);
+  auto asmOp = LLVM::InlineAsmOp::create(
+      e.b, e.loc, e.i32T(), ValueRange{address}, "", "=r,0",
+      /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(e.ctx, LLVM::AsmDialect::AD_ATT),
+      /*operand_attrs=*/ArrayAttr());
+  return LLVM::IntToPtrOp::create(e.b, e.loc, e.smemPtrT(), asmOp.getResult(0));
 }
