@@ -10,8 +10,7 @@ Every combination of --chips, --kinds, --head-dims, --block-sizes, --dtypes,
 --rotary and --groups (grouped-query attention's query heads per k/v head;
 forward only for now) is built (block size 64 unless --block-sizes says
 otherwise: 16 and 32 compile on first use), except what the compiler does not
-build at head dims 192 and 256 (the sm_100a backward, rotary modes, block sizes
-other than 64). The default head dims are the wheel's prebuilt ones (64, 128); the API compiles
+build at head dims 192 and 256 (rotary modes, block sizes other than 64). The default head dims are the wheel's prebuilt ones (64, 128); the API compiles
 the others (32, 96, 192, 256) on first use, or pass them here, e.g.
     python3 scripts/prebuild_kernels.py .prebuilt --chips sm_90a,sm_100a \
         --kinds forward,backward --head-dims 32,96 A rotary mode other than none is built once per --rotary-variants entry:
@@ -62,8 +61,6 @@ def keys_for(args) -> list[KernelKey]:
     ):
         if kind == "backward" and bs not in _kernels.BACKWARD_BLOCK_SIZES:
             continue  # no backward kernel at this block size yet (docs/block-sizes.md)
-        if kind == "backward" and chip == "sm_100a" and d in _kernels.CHUNKED_HEAD_DIMS:
-            continue  # the backward above head dim 128 is built for sm_90a only (docs/head-dims.md)
         if d in _kernels.CHUNKED_HEAD_DIMS and (bs != 64 or rotary != "none"):
             continue  # head dims 192 and 256: block size 64, no rotary embeddings (docs/head-dims.md)
         for variant in (["plain"] if rotary == "none" else args.rotary_variants):

@@ -303,12 +303,6 @@ _SMALL: dict = {}
 
 def _kernel_key(kind, like, block_size, rotary, positions, rotate_v, tiles_per_cta=0, group=1, causal=False,
                 lse=False) -> _kernels.KernelKey:
-    chip = _driver.chip_of(like.device)
-    if kind == "backward" and chip == "sm_100a" and like.shape[2] in _kernels.CHUNKED_HEAD_DIMS:
-        raise NotImplementedError(
-            f"blockattn: the backward at head_dim {like.shape[2]} is built for sm_90a only (docs/head-dims.md); "
-            "on sm_100a run the forward under torch.no_grad()"
-        )
     return _kernels.KernelKey(
         kind=kind,
         head_dim=like.shape[2],

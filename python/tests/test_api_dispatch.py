@@ -283,16 +283,3 @@ def test_large_head_dims_need_block_64_without_rotary(launches, head_dim):
     blockattn.block_attention(q, k, v, cu)
     assert [c["kind"] for c in launches] == ["forward"]
 
-
-def test_large_head_dim_backward_is_sm90a_only(monkeypatch):
-    """The backward at head dims 192 and 256 is built for sm_90a only: on sm_100a its
-    kernel key is refused with NotImplementedError, the forward's is not."""
-    from blockattn import _driver
-
-    monkeypatch.setattr(_driver, "chip_of", lambda device: "sm_100a")
-    like = torch.empty(1, 1, 256, dtype=torch.bfloat16)
-    with pytest.raises(NotImplementedError, match="backward at head_dim 256 is built for sm_90a only"):
-        api._kernel_key("backward", like, 64, "none", False, False)
-    assert api._kernel_key("forward", like, 64, "none", False, False).head_dim == 256
-    monkeypatch.setattr(_driver, "chip_of", lambda device: "sm_90a")
-    assert api._kernel_key("backward", like, 64, "none", False, False).chip == "sm_90a"

@@ -1,6 +1,6 @@
 """Head dims 32 and 96 (32-column chunks with the 64-byte swizzle), forward and
 backward, plain and with fused rotary embeddings, and head dims 192 and 256
-(outputs in 64-column chunks; plain only, the backward on sm_90a only),
+(outputs in 64-column chunks; plain only),
 against the float64 reference on the GPU.
 
 These kernels are not in the wheel's prebuilt set: they compile on first use
@@ -23,12 +23,6 @@ from . import test_forward_gpu as forward
 HEAD_DIMS = [32, 96, 192, 256]
 # Fused rotary embeddings are built up to head dim 128.
 ROTARY_HEAD_DIMS = [32, 96]
-
-
-def skip_unbuilt_backward(head_dim):
-    """The backward above head dim 128 is built for sm_90a only (docs/head-dims.md)."""
-    if head_dim > 128 and torch.cuda.get_device_capability(0)[0] >= 10:
-        pytest.skip(f"no sm_100a backward at head dim {head_dim}")
 # Lengths 0, 1, block - 1, block, block + 1, a long one, empty ones between.
 EDGE_LENGTHS = [0, 1, 63, 64, 65, 2000, 0, 130, 7, 0]
 # Many tiny sequences: more than one per tile of 64 rows.
@@ -73,20 +67,17 @@ def test_forward_strided_and_scaled(head_dim):
 @pytest.mark.parametrize("head_dim", HEAD_DIMS)
 @pytest.mark.parametrize("heads", [1, 4])
 def test_backward_jagged_edges(head_dim, heads, dtype):
-    skip_unbuilt_backward(head_dim)
     backward.run_case(EDGE_LENGTHS, heads, head_dim, dtype=dtype)
 
 
 @pytest.mark.parametrize("head_dim", HEAD_DIMS)
 def test_backward_long_and_tiny(head_dim):
-    skip_unbuilt_backward(head_dim)
     backward.run_case([20_011], 2, head_dim, seed=2)
     backward.run_case(TINY_LENGTHS, 3, head_dim, seed=3)
 
 
 @pytest.mark.parametrize("head_dim", HEAD_DIMS)
 def test_backward_random_jagged_batch(head_dim):
-    skip_unbuilt_backward(head_dim)
     lengths = np.random.default_rng(9).integers(0, 3000, size=200)
     backward.run_case(lengths, 4, head_dim, seed=4)
 

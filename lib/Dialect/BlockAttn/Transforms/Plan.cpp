@@ -47,6 +47,12 @@ constexpr int64_t kRotaryRegs = 56, kRotaryMmaRegs = 56;
 /// (176 / 60 bytes at head dim 128), at 96 nothing spills and the softmax
 /// warpgroups keep 184 (S 64 + O 64 + P 32 at D = 128; ptxas, CUDA 13.0).
 constexpr int64_t kLargeBlockMmaRegs = 96;
+/// sm_100a, the backward above head dim 128 (one softmax warpgroup, three
+/// warpgroups of 168 registers at launch): the MMA warpgroup issues 2 +
+/// 3 D / 64 products a tile (at 40 ptxas spilled hundreds of bytes), and
+/// the load warpgroup 16 TMA boxes a tile at 256 (at 40 it spilled 8-36
+/// bytes); the softmax warpgroup keeps 256 (ptxas, CUDA 13.0).
+constexpr int64_t kChunkedBackwardMmaRegs = 96, kChunkedBackwardLoadRegs = 64;
 /// sm_90a: the rotary warpgroup that rotates the load ring's slots in place
 /// (KernelPlan::rotaryWarpgroup). warpspec.rotate reads the tables of as
 /// many passes ahead as its registers allow, (regs - 40) / (2 x pairs per
@@ -316,13 +322,6 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
                 "tensor memory into registers, then through shared memory), "
                 "got '",
                 stringifyOStore(options.oStore), "'");
-  // S 64 + dP 64 + three head-dim-wide gradients exceed the 512 columns of
-  // tensor memory above head dim 128; the gradients in chunk-wide rings
-  // (docs/head-dims.md) are not built.
-  if (shape.backward && shape.headDim > KernelShape::kMaxOutputCols)
-    return fail("the backward at head_dim ", shape.headDim,
-                " is implemented for sm_90a only (its tensor-memory "
-                "gradients in column chunks are not built for sm_100a)");
   KernelPlan plan;
   int64_t slotBytes = shape.numLoads() * shape.tileBytes(shape.headDim);
   if (failed(planLaunch(Chip::sm_100a, options, slotBytes,
@@ -332,6 +331,11 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
   planL2Prefetch(options, /*byDefault=*/false, plan);
   plan.numConsumers = 1; // the MMA warpgroup takes every slot
   plan.softmaxReplicas = singleSoftmaxReplica(shape) ? 1 : kSoftmaxReplicas;
+  // The backward above head dim 128 makes each gradient in column chunks
+  // through one ring per gradient, whose slots then follow each other by
+  // chunk, not by tile: one softmax warpgroup takes them all in order.
+  if (shape.backward && shape.headDim > KernelShape::kMaxOutputCols)
+    plan.softmaxReplicas = 1;
   // With rotary embeddings a fifth warpgroup leaves the two softmax
   // warpgroups about 140 registers: too few for a 64 x 128 S next to O.
   if (shape.numQueryTiles() > 1 && shape.hasRotary())
@@ -375,6 +379,11 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
   plan.registers.rotary = shape.hasRotary() ? kRotaryRegs : 0;
   if (shape.numQueryTiles() > 1)
     plan.registers.mma = kLargeBlockMmaRegs;
+  // The backward above head dim 128 (kChunkedBackwardMmaRegs).
+  if (shape.backward && shape.headDim > KernelShape::kMaxOutputCols) {
+    plan.registers.mma = kChunkedBackwardMmaRegs;
+    plan.registers.load = kChunkedBackwardLoadRegs;
+  }
   if (singleSoftmaxReplica(shape)) {
     plan.registers.mma = kWideRotaryBackwardMmaRegs;
     plan.registers.rotary = kWideRotaryBackwardRegs;
