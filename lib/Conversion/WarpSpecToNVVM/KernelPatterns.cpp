@@ -197,7 +197,6 @@ struct SubviewLowering : ConvertOpToLLVMPattern<SubviewOp> {
     rewriter.replaceOp(op, view);
     return success();
   }
-
 };
 
 } // namespace

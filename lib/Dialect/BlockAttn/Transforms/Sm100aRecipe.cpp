@@ -131,8 +131,8 @@ SoftmaxLoop beginSoftmaxLoop(OpBuilder &b, Location loc, const KernelPlan &plan,
 /// so that the softmax warpgroup holds one chunk's registers and one
 /// chunk-wide staging buffer; the O slot goes back after the last read.
 void drainOutputInChunks(OpBuilder &b, Location loc, const KernelSpec &spec,
-                         const KernelPlan &plan, GetOp o, Value dest,
-                         Value row, Value rows, Value head, Value divideBy,
+                         const KernelPlan &plan, GetOp o, Value dest, Value row,
+                         Value rows, Value head, Value divideBy,
                          Value staging) {
   MLIRContext *ctx = b.getContext();
   int64_t m = spec.queryTileRows(), cols = spec.outputChunkCols();
@@ -145,9 +145,9 @@ void drainOutputInChunks(OpBuilder &b, Location loc, const KernelSpec &spec,
     Value chunk = TmemLoadOp::create(b, loc, chunkType, view);
     if (j + 1 == spec.numOutputChunks())
       ReleaseOp::create(b, loc, o.getSlot(), /*after_mma=*/false);
-    auto store = StoreOp::create(b, loc, chunk, dest, row, head, rows,
-                                 divideBy, staging,
-                                 plan.bulkStore ? b.getUnitAttr() : nullptr);
+    auto store =
+        StoreOp::create(b, loc, chunk, dest, row, head, rows, divideBy, staging,
+                        plan.bulkStore ? b.getUnitAttr() : nullptr);
     store.setColOffsetAttr(b.getI64IntegerAttr(j * cols));
   }
 }
@@ -328,7 +328,8 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
       ChannelType::get(ctx, {tile, tile, tile, tile}, MemorySpace::smem),
       spec.loadRingName(), plan.numStages);
   Value sCh = tmemChannel("s", bs), dpCh = tmemChannel("dp", bs);
-  Value dvCh = tmemChannel("dv", chunkCols), dkCh = tmemChannel("dk", chunkCols),
+  Value dvCh = tmemChannel("dv", chunkCols),
+        dkCh = tmemChannel("dk", chunkCols),
         dqCh = tmemChannel("dq", chunkCols);
   Value pdsCh = createChannel(
       b, loc, ChannelType::get(ctx, {square, square}, MemorySpace::smem), "pds",

@@ -40,8 +40,7 @@ void storeTile(OpBuilder &b, Location loc, const ConsumerContext &c, Value tile,
 /// the descriptors of the product that reads it are then computed here, not
 /// at the top of the tile with those of S (at head dim 256 the backward's
 /// dP descriptors alone are 64 registers, and ptxas spilled). Else `tile`.
-Value viewHere(OpBuilder &b, Location loc, const KernelSpec &spec,
-               Value tile) {
+Value viewHere(OpBuilder &b, Location loc, const KernelSpec &spec, Value tile) {
   if (spec.numOutputChunks() == 1)
     return tile;
   return SubviewOp::create(b, loc, tile.getType(), tile,
@@ -66,8 +65,8 @@ void storeOutputInChunks(OpBuilder &b, Location loc, const KernelSpec &spec,
   auto chunkType = AccType::get(ctx, {m, cols}, b.getF32Type());
   auto bType = cast<BufferType>(bTile.getType());
   auto bChunkType =
-      BufferType::get(ctx, {bType.getShape()[0], cols},
-                      bType.getElementType(), bType.getMemorySpace());
+      BufferType::get(ctx, {bType.getShape()[0], cols}, bType.getElementType(),
+                      bType.getMemorySpace());
   for (int64_t j = 0; j < spec.numOutputChunks(); ++j) {
     Value bChunk = SubviewOp::create(b, loc, bChunkType, bTile,
                                      b.getI64IntegerAttr(j * cols));
@@ -78,9 +77,9 @@ void storeOutputInChunks(OpBuilder &b, Location loc, const KernelSpec &spec,
                               /*transpose_b=*/false);
     if (release && j + 1 == spec.numOutputChunks())
       ReleaseOp::create(b, loc, c.slot);
-    auto store = StoreOp::create(b, loc, acc, dest, row, c.head, rows,
-                                 divideBy, c.oStaging,
-                                 c.bulkStore ? b.getUnitAttr() : nullptr);
+    auto store =
+        StoreOp::create(b, loc, acc, dest, row, c.head, rows, divideBy,
+                        c.oStaging, c.bulkStore ? b.getUnitAttr() : nullptr);
     store.setColOffsetAttr(b.getI64IntegerAttr(j * cols));
   }
 }
@@ -288,10 +287,10 @@ void buildBackwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
   };
   if (spec.numOutputChunks() > 1) {
     // Above head dim 128 (no rotary embeddings): each output in column
-    // chunks of the head dim, one chunk accumulator live at a time. dQ
-    // first, so that dS leaves the registers before the other eight or
-    // twelve products (at D = 256 in the other order ptxas spilled 16
-    // bytes at 255 registers).
+    // chunks of the head dim, one chunk accumulator live at a time. dQ reads
+    // dS from its scratch buffer (K-major), not from registers, so that dS
+    // leaves the registers once it is staged instead of living through the
+    // other products (the registers are short at D = 256).
     storeOutputInChunks(b, loc, spec, c, c.dsScratch, k, /*transposeA=*/false,
                         spec.stores[2], c.row, c.rows, Value(), false);
     storeOutputInChunks(b, loc, spec, c, c.pScratch, dout, /*transposeA=*/true,

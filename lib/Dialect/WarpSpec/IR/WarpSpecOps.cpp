@@ -1676,8 +1676,8 @@ LogicalResult SoftmaxGradOp::verify() {
 
 /// A store of columns [offset, offset + cols) of the head dimension: whole
 /// 32-column units inside the destination's static head dimension.
-static LogicalResult verifyColumnChunk(StoreOp op, int64_t cols,
-                                       int64_t offset, MemRefType dest) {
+static LogicalResult verifyColumnChunk(StoreOp op, int64_t cols, int64_t offset,
+                                       MemRefType dest) {
   if (offset < 0 || offset % 32 != 0 || dest.isDynamicDim(2) ||
       offset + cols > dest.getDimSize(2))
     return op.emitOpError()
@@ -1712,8 +1712,8 @@ LogicalResult SubviewOp::verify() {
   auto chunkCols = [](int64_t width) { return width % 64 == 0 ? 64 : 32; };
   int64_t chunk = chunkCols(source.getShape()[1]);
   if (offset % chunk != 0 || cols % chunk != 0 || chunkCols(cols) != chunk)
-    return emitOpError() << "a shared-memory view covers whole "
-                         << chunk << "-column chunks of the source";
+    return emitOpError() << "a shared-memory view covers whole " << chunk
+                         << "-column chunks of the source";
   return success();
 }
 
