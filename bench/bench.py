@@ -43,7 +43,7 @@ import workloads  # noqa: E402
 def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--workloads", default=None,
-                    help="comma-separated: seed, seed-d64, seed-aligned, rope, and issue 20's seed-d32, seed-d96, "
+                    help="comma-separated: seed, seed-d64, seed-aligned, rope, and issue 20's seed-d32, seed-d96, seed-d192, seed-d256, "
                          "seed-b16, seed-b32, seed-b128, and issue 21's seed-causal, seed-d64-causal, seed-gqa (Hq = 8, "
                          "Hkv = 2), seed-d64-gqa (default: seed,seed-d64; "
                          "with --rotary: rope,seed)")

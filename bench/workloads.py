@@ -59,7 +59,8 @@ def seed_lengths(seed: int = 0, batch: int = 1152, low: int = 800, high: int = 2
 
 
 NAMES = ("seed", "seed-d64", "seed-aligned", "rope", "seed-d32", "seed-d96", "seed-b16", "seed-b32", "seed-b128",
-         "seed-causal", "seed-d64-causal", "seed-gqa", "seed-d64-gqa")
+         "seed-causal", "seed-d64-causal", "seed-gqa", "seed-d64-gqa",
+         "seed-d192", "seed-d256")
 
 
 def get(name: str) -> Workload:
@@ -68,7 +69,7 @@ def get(name: str) -> Workload:
     if name == "seed-d64":
         return Workload("seed-d64", seed_lengths(), 4, 64)
     # Issue 20's shapes: each head dim at block 64, each block size at head dim 128.
-    if name in ("seed-d32", "seed-d96"):
+    if name in ("seed-d32", "seed-d96", "seed-d192", "seed-d256"):
         return Workload(name, seed_lengths(), 4, int(name[len("seed-d"):]))
     if name in ("seed-b16", "seed-b32", "seed-b128"):
         return Workload(name, seed_lengths(), 4, 128, block_size=int(name[len("seed-b"):]))

@@ -9,8 +9,9 @@ then on a GPU machine without it:
 Every combination of --chips, --kinds, --head-dims, --block-sizes, --dtypes,
 --rotary and --groups (grouped-query attention's query heads per k/v head;
 the grouped backward without rotary embeddings only) is built (block size 64 unless --block-sizes says
-otherwise: 16 and 32 compile on first use). The default head dims are the wheel's prebuilt ones (64, 128); the API compiles
-the others (32, 96) on first use, or pass them here, e.g.
+otherwise: 16 and 32 compile on first use), except what the compiler does not
+build at head dims 192 and 256 (rotary modes, block sizes other than 64). The default head dims are the wheel's prebuilt ones (64, 128); the API compiles
+the others (32, 96, 192, 256) on first use, or pass them here, e.g.
     python3 scripts/prebuild_kernels.py .prebuilt --chips sm_90a,sm_100a \
         --kinds forward,backward --head-dims 32,96 A rotary mode other than none is built once per --rotary-variants entry:
 plain (position = index in the sequence), pos (an explicit positions tensor),
@@ -62,6 +63,8 @@ def keys_for(args) -> list[KernelKey]:
             continue  # no backward kernel at this block size yet (docs/block-sizes.md)
         if kind == "backward" and group > 1 and (rotary != "none" or bs > 64):
             continue  # no grouped backward with rotary embeddings or large blocks yet (docs/pipeline.md)
+        if d in _kernels.CHUNKED_HEAD_DIMS and (bs != 64 or rotary != "none"):
+            continue  # head dims 192 and 256: block size 64, no rotary embeddings (docs/head-dims.md)
         for variant in (["plain"] if rotary == "none" else args.rotary_variants):
             positions, rotate_v = VARIANTS[variant]
             key = KernelKey(kind=kind, head_dim=d, block_size=bs, dtype=dtype, chip=chip,

@@ -34,7 +34,7 @@ import subprocess
 import tempfile
 
 __all__ = [
-    "HEAD_DIMS", "PREBUILT_HEAD_DIMS", "BLOCK_SIZES", "BACKWARD_BLOCK_SIZES", "ROTARY_MODES", "KernelKey", "KernelFiles", "find_kernel", "find_compiler", "compiler_id",
+    "HEAD_DIMS", "CHUNKED_HEAD_DIMS", "PREBUILT_HEAD_DIMS", "BLOCK_SIZES", "BACKWARD_BLOCK_SIZES", "ROTARY_MODES", "KernelKey", "KernelFiles", "find_kernel", "find_compiler", "compiler_id",
     "cache_dir", "compile_kernel", "prebuild",
     "SMALL_GRID_TILES", "small_grid_key", "small_grid_limit", "work_items",
     "tile_rows",
@@ -55,7 +55,11 @@ BUNDLED_COMPILER = NATIVE_DIR / "block-attn-compile"
 # verifier checks. The API checks its arguments against these before it looks
 # for a kernel; python/tests/test_kernel_key.py checks them against the
 # compiler's.
-HEAD_DIMS = (32, 64, 96, 128)
+HEAD_DIMS = (32, 64, 96, 128, 192, 256)
+# Head dims above 128, whose outputs the kernels make in 64-column chunks
+# (docs/head-dims.md): at block size 64 only, without rotary embeddings; the
+# compiler's verifier refuses the rest.
+CHUNKED_HEAD_DIMS = (192, 256)
 # The head dims of the wheel's prebuilt kernels (scripts/prebuild_kernels.py's
 # default): the others compile on first use (find_kernel), with the bundled
 # compiler, into the cache.

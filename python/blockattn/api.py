@@ -1240,6 +1240,15 @@ def _check_packed(name: str, t, count: int) -> None:
 _NO_ROTARY = (None, None, None, False, False)
 
 
+def _check_chunked_head_dim(head_dim: int, block_size: int, rotary) -> None:
+    """Head dims 192 and 256 are built at block size 64 without rotary
+    embeddings (docs/head-dims.md); the compiler refuses the rest."""
+    if block_size != 64:
+        raise ValueError(f"block_size: head_dim {head_dim} is implemented at block_size 64 only, got {block_size}")
+    if rotary is not None:
+        raise ValueError(f"rotary: rotary embeddings are implemented up to head_dim 128, got head_dim {head_dim}")
+
+
 def _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, rotary, requires_grad,
                   eager=None):
     """The checks every entry point shares; returns (softmax_scale, rope):
@@ -1266,6 +1275,8 @@ def _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, r
             f"a backward: {', '.join(map(str, _kernels.BACKWARD_BLOCK_SIZES))} (or run the forward "
             "under torch.no_grad() or with inputs that do not require grad)"
         )
+    if q.shape[2] in _kernels.CHUNKED_HEAD_DIMS:
+        _check_chunked_head_dim(q.shape[2], block_size, rotary)
     if softmax_scale is None:
         softmax_scale = 1.0 / math.sqrt(q.shape[2])
     elif not (isinstance(softmax_scale, (int, float)) and math.isfinite(softmax_scale) and softmax_scale > 0):
@@ -1304,7 +1315,7 @@ def block_attention_qkvpacked(
 
     Args:
         qkv: ``[T, 3, H, D]``, as ``Linear(E, 3 * E)(x).view(T, 3, H, D)``
-            gives it; bf16 or fp16, D in (32, 64, 96, 128), the last dimension
+            gives it; bf16 or fp16, D in (32, 64, 96, 128, 192, 256), the last dimension
             contiguous, strides and address 16-byte aligned. It is read in
             place (no copy).
         cu_seqlens, block_size, softmax_scale, out, check_inputs, rotary,
@@ -1429,7 +1440,7 @@ def block_attention(
     """Fixed block-diagonal self-attention over packed jagged sequences.
 
     Args:
-        q, k, v: ``[T, H, D]`` CUDA tensors, bf16 or fp16, D in (32, 64, 96, 128); the
+        q, k, v: ``[T, H, D]`` CUDA tensors, bf16 or fp16, D in (32, 64, 96, 128, 192, 256); the
             last dimension contiguous, strides and address 16-byte aligned.
             Grouped-query (and multi-query) attention: k and v may have
             ``Hkv`` heads with q's ``H`` a multiple ``G * Hkv``; query head

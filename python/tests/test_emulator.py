@@ -185,6 +185,47 @@ def test_head_dims_32_96_match_reference(chip, case, kernels):
         assert (out[name] != em.POISON).all()
 
 
+# Head dims 192 and 256: the outputs in 64-column chunks of the head dim (warpspec.subview of
+# V, dO, Q, K; stores at a column offset), S and dP at full depth (docs/head-dims.md). The
+# sm_100a backward's gradients go through chunk-wide tensor-memory rings.
+LARGE_HEAD_DIM_CASES = [
+    (chip, em.Case(kind, d, dtype))
+    for chip in ("sm_90a", "sm_100a")
+    for kind, d, dtype in (("forward", 192, "bf16"), ("forward", 256, "f16"),
+                           ("backward", 192, "f16"), ("backward", 256, "bf16"))
+] + [
+    # The head-dim-independent options ride along: causal, the log-sum-exp, grouped queries.
+    ("sm_90a", em.Case("forward", 256, "bf16", causal=True, lse=True)),
+    ("sm_100a", em.Case("forward", 192, "bf16", group=2, lse=True)),
+    ("sm_90a", em.Case("backward", 192, "bf16", causal=True, lse=True)),
+]
+
+
+@pytest.mark.parametrize("chip,case", LARGE_HEAD_DIM_CASES, ids=lambda x: x if isinstance(x, str) else x.name)
+def test_head_dims_192_256_match_reference(chip, case, kernels):
+    tensors, out = run(kernels(case, chip), case)
+    assert em.check_close(case, out, em.reference_outputs(case, tensors)) == []
+    for name in case.outputs:
+        assert (out[name] != em.POISON).all()
+
+
+@pytest.mark.parametrize("chip", ["sm_90a", "sm_100a"])
+def test_planted_chunk_stored_at_the_wrong_column(chip, kernels, tmp_path):
+    """The column offset of a chunk's store matters: the head dim 256 forward whose first
+    64-column chunk of O leaves with the second chunk's column coordinate misses the
+    reference."""
+    case = em.Case("forward", 256, "bf16")
+    base = kernels(case, chip)
+    columns = re.findall(r"cp\.async\.bulk\.tensor\.3d\.global\.shared::cta\.tile\.bulk_group "
+                         r"\[%rd\d+, \{(%r\d+),", base.with_suffix(".ptx").read_text())
+    assert len(columns) == 4  # one bulk store per chunk
+
+    def edit(text):
+        return text.replace("{" + columns[0] + ",", "{" + columns[1] + ",", 1)
+
+    assert_caught(base, case, planted(base, tmp_path, edit))
+
+
 # Block sizes 16 and 32: 64 / B blocks of one sequence per 64-row tile, each query row masked
 # to its own block's keys in the softmax (docs/block-sizes.md; not in the H200 fixture). The
 # lengths (em.edge_lengths): 0, 1, B - 1, B, B + 1, a tile's 63, 64, 65, a long one, and tiny

@@ -161,6 +161,15 @@ MmaAsyncLowering::matchAndRewrite(MmaAsyncOp op, OpAdaptor adaptor,
   int64_t aColumnsPerStep =
       16 * aType.getElementType().getIntOrFloatBitWidth() / 32;
   for (int64_t step = 0; step < k / 16; ++step) {
+    // Chains of more than 8 steps (K above 128: S and dP at head dims 192
+    // and 256) pin their start addresses every 4 steps, so that each 64
+    // columns' descriptors are computed next to their steps instead of all
+    // before the chain (the single-thread MMA warp spilled them).
+    if (k / 16 > 8 && step > 0 && step % 4 == 0) {
+      if (!aInTmem)
+        aStart = e.smemAddress(pinSharedPointer(e, aAddr));
+      bStart = e.smemAddress(pinSharedPointer(e, bPtr));
+    }
     Value a = aInTmem
                   ? tmemPointer(e, e.add(aAddr, e.i32(step * aColumnsPerStep)))
                   : e.smemDescriptor(aFixed, aStart,

@@ -119,6 +119,17 @@ SmallVector<Value> fenceRegisters(KernelBuilder &e, ArrayRef<Value> values) {
   return unpack(e, asmOp.getResult(0), values.size());
 }
 
+/// Whether a chain of `steps` k-steps pins its start addresses again before
+/// step `k`: every 4 steps (64 columns of K) in chains of more than 8 (K
+/// above 128: S and dP at head dims 192 and 256), so that each 64 columns'
+/// descriptors are computed next to their steps. Unpinned, LLVM computes
+/// all of a chain's descriptors before its first step and holds them (64
+/// registers at K = 256: ptxas spilled the sm_90a backward).
+bool repinsAt(int64_t steps, int64_t k) {
+  constexpr int64_t kStepsPerChunk = 4, kMaxUnpinnedSteps = 8;
+  return steps > kMaxUnpinnedSteps && k > 0 && k % kStepsPerChunk == 0;
+}
+
 } // namespace
 
 namespace {
@@ -186,6 +197,11 @@ MmaLowering::matchAndRewrite(MmaOp op, OneToNOpAdaptor adaptor,
       acc = LLVM::UndefOp::create(e.b, e.loc, structType);
     }
     for (int64_t k = 0; k < steps; ++k) {
+      if (repinsAt(steps, k)) {
+        SmallVector<Value> pinned = fenceRegisters(e, {aStart, bStart});
+        aStart = pinned[0];
+        bStart = pinned[1];
+      }
       Value descA = e.smemDescriptor(aFixed, aStart, aOffset(k));
       Value descB = e.smemDescriptor(bFixed, bStart, bOffset(k));
       acc = NVVM::WgmmaMmaAsyncOp::create(
@@ -215,6 +231,8 @@ MmaLowering::matchAndRewrite(MmaOp op, OneToNOpAdaptor adaptor,
     int64_t steps = cast<AccType>(op.getA().getType()).getShape()[1] / 16;
     SmallVector<Value> acc(regs, LLVM::UndefOp::create(e.b, e.loc, e.f32T()));
     for (int64_t k = 0; k < steps; ++k) {
+      if (repinsAt(steps, k))
+        bStart = fenceRegisters(e, {bStart}).front();
       Value descB = e.smemDescriptor(bFixed, bStart, bOffset(k));
       Value out =
           registerAWgmma(e, n, elementType, acc,

@@ -182,6 +182,13 @@ Value emptyBarrier(KernelBuilder &e, warpspec::ChannelOp channel, Value stage);
 /// before warp 0 frees it (Blackwell.cpp).
 Value tmemTeardownBarrier(KernelBuilder &e);
 
+/// The shared-memory pointer `ptr`, pinned at the builder's position: an
+/// empty side-effecting asm reads and redefines its address (NVVM has no op
+/// that does), so that what is computed from it (descriptors, per-thread
+/// addresses) is computed after this point instead of being hoisted to the
+/// top of the tile or out of the tile loop and held in registers.
+Value pinSharedPointer(KernelBuilder &e, Value ptr);
+
 } // namespace mlir::blockattn::lowering
 
 #endif // BLOCKATTN_LIB_CONVERSION_WARPSPECTONVVM_KERNELBUILDER_H

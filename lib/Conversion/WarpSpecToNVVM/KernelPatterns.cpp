@@ -172,6 +172,33 @@ struct ScratchLowering : ConvertOpToLLVMPattern<ScratchOp> {
   }
 };
 
+/// A view of whole column chunks: in shared memory the chunks of a tile
+/// follow each other (`rows` x W elements each), so columns from `offset`
+/// start `offset * rows` elements further; in tensor memory a 32-bit cell
+/// is a column, so the address (lane << 16 | column) moves `offset` columns.
+struct SubviewLowering : ConvertOpToLLVMPattern<SubviewOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(SubviewOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    KernelBuilder e(rewriter, op);
+    BufferType source = op.getSource().getType();
+    int64_t offset = op.getOffset();
+    if (source.getMemorySpace() == MemorySpace::tmem) {
+      rewriter.replaceOp(op, e.add(adaptor.getSource(), e.i32(offset)));
+      return success();
+    }
+    int64_t bytes = offset * source.getShape()[0] *
+                    source.getElementType().getIntOrFloatBitWidth() / 8;
+    Value view = LLVM::GEPOp::create(
+        e.b, e.loc, e.smemPtrT(), e.b.getI8Type(),
+        pinSharedPointer(e, adaptor.getSource()),
+        ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(bytes)});
+    rewriter.replaceOp(op, view);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::blockattn::populateWarpSpecKernelToNVVMPatterns(
@@ -180,6 +207,7 @@ void mlir::blockattn::populateWarpSpecKernelToNVVMPatterns(
   patterns.add<ConstantLowering, DimLowering, AddILowering, CmpILowering,
                DivUILowering, SetMaxRegistersLowering, WaitBulkStoresLowering,
                ScratchLowering>(converter);
+  patterns.add<SubviewLowering>(converter);
   patterns.add<BinaryLowering<arith::SubIOp, LLVM::SubOp>,
                BinaryLowering<arith::MulIOp, LLVM::MulOp>,
                BinaryLowering<arith::MinSIOp, LLVM::SMinOp>,
@@ -197,4 +225,19 @@ void mlir::blockattn::populateWarpSpecToNVVMPatterns(
   populateWarpSpecBlackwellToNVVMPatterns(converter, target, patterns);
   populateWarpSpecRotaryToNVVMPatterns(converter, target, patterns);
   populateWarpSpecTraceToNVVMPatterns(converter, target, patterns);
+}
+
+// The view's source is pinned where the view is taken (SubviewLowering): the
+// matrix descriptors of a chunk's product derive from it; unpinned, LLVM
+// computes those of every chunk of a tile at the top of the tile, where at
+// head dim 256 they held about a hundred 64-bit registers and ptxas spilled.
+Value mlir::blockattn::lowering::pinSharedPointer(KernelBuilder &e, Value ptr) {
+  Value address = LLVM::PtrToIntOp::create(e.b, e.loc, e.i32T(), ptr);
+  auto asmOp = LLVM::InlineAsmOp::create(
+      e.b, e.loc, e.i32T(), ValueRange{address}, "", "=r,0",
+      /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(e.ctx, LLVM::AsmDialect::AD_ATT),
+      /*operand_attrs=*/ArrayAttr());
+  return LLVM::IntToPtrOp::create(e.b, e.loc, e.smemPtrT(), asmOp.getResult(0));
 }

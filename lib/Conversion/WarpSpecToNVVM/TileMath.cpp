@@ -457,8 +457,12 @@ static LogicalResult emitStagedStore(KernelBuilder &e, StoreOp op,
       e.cmp(LLVM::ICmpPredicate::eq, validRows, e.i32(rows)),
       [&] {
         e.emitIf(leader, [&] {
-          for (const TmaBox &box :
+          for (TmaBox box :
                e.tmaBoxes(e.asI32(row), e.asI32(head), rows, cols)) {
+            // A column chunk of the head dimension (col_offset) starts its
+            // boxes that many columns in.
+            if (int64_t offset = op.getColOffset().value_or(0))
+              box.coords[0] = e.add(box.coords[0], e.i32(offset));
             Value src =
                 LLVM::GEPOp::create(e.b, e.loc, e.smemPtrT(), e.b.getI8Type(),
                                     staging, ValueRange{e.i32(box.smemOffset)});
@@ -560,6 +564,8 @@ StoreLowering::matchAndRewrite(StoreOp op, OneToNOpAdaptor adaptor,
   Value head = e.zext64(e.asI32(adaptor.getHead().front()));
   Value tileBase =
       e.add(e.mul(rowStart, dest.strides[0]), e.mul(head, dest.strides[1]));
+  if (int64_t offset = op.getColOffset().value_or(0))
+    tileBase = e.add(tileBase, e.i64(offset));
   Value validRows = e.asI32(adaptor.getRows().front());
   if (op.getStaging()) {
     if (failed(emitStagedStore(

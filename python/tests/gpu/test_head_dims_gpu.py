@@ -1,11 +1,12 @@
 """Head dims 32 and 96 (32-column chunks with the 64-byte swizzle), forward and
-backward, plain and with fused rotary embeddings, against the float64
-reference on the GPU.
+backward, plain and with fused rotary embeddings, and head dims 192 and 256
+(outputs in 64-column chunks; plain only),
+against the float64 reference on the GPU.
 
 These kernels are not in the wheel's prebuilt set: they compile on first use
 unless BLOCKATTN_KERNEL_DIR holds them (scripts/prebuild_kernels.py DIR
 --kinds forward,backward --head-dims 32,96 --rotary none,half_split,interleaved
---rotary-variants plain,pos,rv,pos_rv). The tolerances and checks are test_forward_gpu's and
+--rotary-variants plain,pos,rv,pos_rv; and --head-dims 192,256 with --rotary none). The tolerances and checks are test_forward_gpu's and
 test_backward_gpu's: the output is poisoned with NaN and guarded by poisoned
 rows, so an unwritten or overwritten row fails.
 """
@@ -19,7 +20,9 @@ import torch
 from . import test_backward_gpu as backward
 from . import test_forward_gpu as forward
 
-HEAD_DIMS = [32, 96]
+HEAD_DIMS = [32, 96, 192, 256]
+# Fused rotary embeddings are built up to head dim 128.
+ROTARY_HEAD_DIMS = [32, 96]
 # Lengths 0, 1, block - 1, block, block + 1, a long one, empty ones between.
 EDGE_LENGTHS = [0, 1, 63, 64, 65, 2000, 0, 130, 7, 0]
 # Many tiny sequences: more than one per tile of 64 rows.
@@ -85,7 +88,7 @@ ROTARY_LAYOUTS = [pytest.param(False, id="half_split"), pytest.param(True, id="i
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
-@pytest.mark.parametrize("head_dim", HEAD_DIMS)
+@pytest.mark.parametrize("head_dim", ROTARY_HEAD_DIMS)
 @pytest.mark.parametrize("interleaved", ROTARY_LAYOUTS)
 def test_rotary_jagged(interleaved, head_dim, dtype):
     import blockattn
@@ -99,7 +102,7 @@ def test_rotary_jagged(interleaved, head_dim, dtype):
     rot.run_backward(q, k, v, cu, rotary, dtype, seed=3)
 
 
-@pytest.mark.parametrize("head_dim", HEAD_DIMS)
+@pytest.mark.parametrize("head_dim", ROTARY_HEAD_DIMS)
 @pytest.mark.parametrize("interleaved", ROTARY_LAYOUTS)
 def test_rotary_positions_and_rotate_v(interleaved, head_dim):
     import blockattn

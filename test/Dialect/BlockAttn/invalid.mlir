@@ -352,7 +352,7 @@ func.func @negative_forward_block_size_8(
 func.func @negative_forward_head_dim_80(
     %q: memref<?x4x80xbf16>, %k: memref<?x4x80xbf16>, %v: memref<?x4x80xbf16>,
     %o: memref<?x4x80xbf16>, %cu: memref<?xi32>) {
-  // expected-error @below {{'blockattn.forward' op unsupported head_dim 80; supported head dims: 32, 64, 96, 128}}
+  // expected-error @below {{'blockattn.forward' op unsupported head_dim 80; supported head dims: 32, 64, 96, 128, 192, 256}}
   blockattn.forward q(%q : memref<?x4x80xbf16>) k(%k : memref<?x4x80xbf16>)
       v(%v : memref<?x4x80xbf16>) o(%o : memref<?x4x80xbf16>)
       cu_seqlens(%cu : memref<?xi32>)
@@ -362,18 +362,51 @@ func.func @negative_forward_head_dim_80(
 
 // -----
 
-// head_dim 256 is not supported (backward).
-func.func @negative_backward_head_dim_256(
-    %q: memref<?x4x128xbf16>, %k: memref<?x4x128xbf16>,
-    %v: memref<?x4x128xbf16>, %do: memref<?x4x128xbf16>,
-    %dq: memref<?x4x128xbf16>, %dk: memref<?x4x128xbf16>,
-    %dv: memref<?x4x128xbf16>, %cu: memref<?xi32>) {
-  // expected-error @below {{'blockattn.backward' op unsupported head_dim 256; supported head dims: 32, 64, 96, 128}}
-  blockattn.backward q(%q : memref<?x4x128xbf16>) k(%k : memref<?x4x128xbf16>)
-      v(%v : memref<?x4x128xbf16>) do(%do : memref<?x4x128xbf16>)
-      dq(%dq : memref<?x4x128xbf16>) dk(%dk : memref<?x4x128xbf16>)
-      dv(%dv : memref<?x4x128xbf16>) cu_seqlens(%cu : memref<?xi32>)
-      {head_dim = 256 : i64, element_type = bf16}
+// head_dim 512 is not supported (backward).
+func.func @negative_backward_head_dim_512(
+    %q: memref<?x4x512xbf16>, %k: memref<?x4x512xbf16>,
+    %v: memref<?x4x512xbf16>, %do: memref<?x4x512xbf16>,
+    %dq: memref<?x4x512xbf16>, %dk: memref<?x4x512xbf16>,
+    %dv: memref<?x4x512xbf16>, %cu: memref<?xi32>) {
+  // expected-error @below {{'blockattn.backward' op unsupported head_dim 512; supported head dims: 32, 64, 96, 128, 192, 256}}
+  blockattn.backward q(%q : memref<?x4x512xbf16>) k(%k : memref<?x4x512xbf16>)
+      v(%v : memref<?x4x512xbf16>) do(%do : memref<?x4x512xbf16>)
+      dq(%dq : memref<?x4x512xbf16>) dk(%dk : memref<?x4x512xbf16>)
+      dv(%dv : memref<?x4x512xbf16>) cu_seqlens(%cu : memref<?xi32>)
+      {head_dim = 512 : i64, element_type = bf16}
+  return
+}
+
+// -----
+
+// Head dims 192 and 256 make their outputs in column chunks of a whole
+// block: block size 64 only.
+func.func @negative_forward_head_dim_256_block_32(
+    %q: memref<?x4x256xbf16>, %k: memref<?x4x256xbf16>,
+    %v: memref<?x4x256xbf16>, %o: memref<?x4x256xbf16>, %cu: memref<?xi32>) {
+  // expected-error @below {{'blockattn.forward' op head_dim 256 is implemented at block_size 64 only, got 32}}
+  blockattn.forward q(%q : memref<?x4x256xbf16>) k(%k : memref<?x4x256xbf16>)
+      v(%v : memref<?x4x256xbf16>) o(%o : memref<?x4x256xbf16>)
+      cu_seqlens(%cu : memref<?xi32>)
+      {block_size = 32 : i64, head_dim = 256 : i64, element_type = bf16}
+  return
+}
+
+// -----
+
+// Rotary embeddings are not built above head dim 128.
+func.func @negative_backward_head_dim_192_rotary(
+    %q: memref<?x4x192xbf16>, %k: memref<?x4x192xbf16>,
+    %v: memref<?x4x192xbf16>, %do: memref<?x4x192xbf16>,
+    %dq: memref<?x4x192xbf16>, %dk: memref<?x4x192xbf16>,
+    %dv: memref<?x4x192xbf16>, %cu: memref<?xi32>) {
+  // expected-error @below {{'blockattn.backward' op rotary embeddings are implemented up to head_dim 128, got head_dim 192}}
+  blockattn.backward q(%q : memref<?x4x192xbf16>) k(%k : memref<?x4x192xbf16>)
+      v(%v : memref<?x4x192xbf16>) do(%do : memref<?x4x192xbf16>)
+      dq(%dq : memref<?x4x192xbf16>) dk(%dk : memref<?x4x192xbf16>)
+      dv(%dv : memref<?x4x192xbf16>) cu_seqlens(%cu : memref<?xi32>)
+      {head_dim = 192 : i64, element_type = bf16,
+       rotary = #blockattn.rotary<half_split>, rotary_theta = 10000.0 : f32}
   return
 }
 

@@ -209,6 +209,16 @@ LogicalResult verifyAttentionOp(OpTy op, ArrayRef<NamedOperand> activations) {
     return op.emitOpError() << "unsupported head_dim " << headDim
                             << "; supported head dims: "
                             << joinInts(Support::headDims);
+  // Above 128 the outputs are made in column chunks of the head dim, which
+  // needs a tile to be one whole block (docs/head-dims.md).
+  if (headDim > 128 && blockSize != 64)
+    return op.emitOpError()
+           << "head_dim " << headDim
+           << " is implemented at block_size 64 only, got " << blockSize;
+  if (headDim > 128 && op.hasRotary())
+    return op.emitOpError() << "rotary embeddings are implemented up to "
+                               "head_dim 128, got head_dim "
+                            << headDim;
   Type elementType = op.getElementType();
   if (!Support::isSupportedElementType(elementType))
     return op.emitOpError() << "unsupported element_type " << elementType

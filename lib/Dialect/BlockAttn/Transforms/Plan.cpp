@@ -47,6 +47,12 @@ constexpr int64_t kRotaryRegs = 56, kRotaryMmaRegs = 56;
 /// (176 / 60 bytes at head dim 128), at 96 nothing spills and the softmax
 /// warpgroups keep 184 (S 64 + O 64 + P 32 at D = 128; ptxas, CUDA 13.0).
 constexpr int64_t kLargeBlockMmaRegs = 96;
+/// sm_100a, the backward above head dim 128 (one softmax warpgroup, three
+/// warpgroups of 168 registers at launch): the MMA warpgroup issues 2 +
+/// 3 D / 64 products a tile (at 40 ptxas spilled hundreds of bytes), and
+/// the load warpgroup 16 TMA boxes a tile at 256 (at 40 it spilled 8-36
+/// bytes); the softmax warpgroup keeps 256 (ptxas, CUDA 13.0).
+constexpr int64_t kChunkedBackwardMmaRegs = 96, kChunkedBackwardLoadRegs = 64;
 /// sm_90a: the rotary warpgroup that rotates the load ring's slots in place
 /// (KernelPlan::rotaryWarpgroup). warpspec.rotate reads the tables of as
 /// many passes ahead as its registers allow, (regs - 40) / (2 x pairs per
@@ -203,6 +209,10 @@ bool isGroupedForward(const KernelShape &shape) {
 /// CTA too little work to keep two CTAs' loads in flight (H200, seed-d32:
 /// 0.83 against 0.95 ms; docs/head-dims.md#launch).
 int64_t chunkedCtasPerSm(const KernelShape &shape) {
+  // The backward above head dim 128: a slot of q, k, v, do (96 or 128 KiB)
+  // fits one CTA's shared memory only.
+  if (shape.backward && shape.headDim > KernelShape::kMaxOutputCols)
+    return 1;
   if (isGroupedForward(shape) && shape.headDim == 64)
     return 3;
   return shape.backward && shape.headDim == 32 && !shape.hasRotary() ? 3 : 2;
@@ -234,6 +244,10 @@ int64_t chunkedConsumers(const KernelShape &shape) {
 /// 64 does better with one and a deeper ring
 /// (docs/performance-notes.md#consumer-warpgroups).
 int64_t defaultConsumers(const KernelShape &shape) {
+  // The backward above head dim 128: no two slots of the ring fit next to
+  // two consumers' scratch buffers (a consumer takes every other slot).
+  if (shape.backward && shape.headDim > KernelShape::kMaxOutputCols)
+    return 1;
   return shape.backward && shape.headDim <= 64 && !shape.hasRotary() ? 1 : 2;
 }
 
@@ -388,7 +402,7 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
   if (shape.backward)
     scratchPerConsumer += shape.queryTileBytes(shape.tileRows());
   if (plan.stageOutput)
-    scratchPerConsumer += shape.queryTileBytes(shape.headDim);
+    scratchPerConsumer += shape.queryTileBytes(shape.outputChunkCols());
   int64_t scratchBytes = plan.numConsumers * scratchPerConsumer;
   int64_t budget = TargetLimits::sharedMemoryBudget(plan.ctasPerSm) -
                    kSmemReserve - scratchBytes;
@@ -453,6 +467,11 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
   planL2Prefetch(options, /*byDefault=*/false, plan);
   plan.numConsumers = 1; // the MMA warpgroup takes every slot
   plan.softmaxReplicas = singleSoftmaxReplica(shape) ? 1 : kSoftmaxReplicas;
+  // The backward above head dim 128 makes each gradient in column chunks
+  // through one ring per gradient, whose slots then follow each other by
+  // chunk, not by tile: one softmax warpgroup takes them all in order.
+  if (shape.backward && shape.headDim > KernelShape::kMaxOutputCols)
+    plan.softmaxReplicas = 1;
   // With rotary embeddings a fifth warpgroup leaves the two softmax
   // warpgroups about 140 registers: too few for a 64 x 128 S next to O.
   if (shape.numQueryTiles() > 1 && shape.hasRotary())
@@ -468,7 +487,7 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
   plan.stageOutput = true;
   plan.bulkStore = options.oStore == OStore::tma;
   // Two output staging buffers, and the backward's two P/dS slots.
-  int64_t scratch = 2 * shape.queryTileBytes(shape.headDim);
+  int64_t scratch = 2 * shape.queryTileBytes(shape.outputChunkCols());
   if (shape.backward)
     scratch += 2 * 2 * shape.tileBytes(shape.tileRows());
   int64_t budget = TargetLimits::maxSharedMemoryBytes - kSmemReserve - scratch;
@@ -496,6 +515,11 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
   plan.registers.rotary = shape.hasRotary() ? kRotaryRegs : 0;
   if (shape.numQueryTiles() > 1)
     plan.registers.mma = kLargeBlockMmaRegs;
+  // The backward above head dim 128 (kChunkedBackwardMmaRegs).
+  if (shape.backward && shape.headDim > KernelShape::kMaxOutputCols) {
+    plan.registers.mma = kChunkedBackwardMmaRegs;
+    plan.registers.load = kChunkedBackwardLoadRegs;
+  }
   if (singleSoftmaxReplica(shape)) {
     plan.registers.mma = kWideRotaryBackwardMmaRegs;
     plan.registers.rotary = kWideRotaryBackwardRegs;

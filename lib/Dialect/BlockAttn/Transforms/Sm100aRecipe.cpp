@@ -126,6 +126,32 @@ SoftmaxLoop beginSoftmaxLoop(OpBuilder &b, Location loc, const KernelPlan &plan,
   return loop;
 }
 
+/// Above head dim 128: O (whole in tensor memory) is read, divided and
+/// stored in column chunks of the head dim (KernelShape::outputChunkCols),
+/// so that the softmax warpgroup holds one chunk's registers and one
+/// chunk-wide staging buffer; the O slot goes back after the last read.
+void drainOutputInChunks(OpBuilder &b, Location loc, const KernelSpec &spec,
+                         const KernelPlan &plan, GetOp o, Value dest, Value row,
+                         Value rows, Value head, Value divideBy,
+                         Value staging) {
+  MLIRContext *ctx = b.getContext();
+  int64_t m = spec.queryTileRows(), cols = spec.outputChunkCols();
+  Type f32 = b.getF32Type();
+  auto chunkBuf = BufferType::get(ctx, {m, cols}, f32, MemorySpace::tmem);
+  auto chunkType = AccType::get(ctx, {m, cols}, f32);
+  for (int64_t j = 0; j < spec.numOutputChunks(); ++j) {
+    Value view = SubviewOp::create(b, loc, chunkBuf, o.getBuffers()[0],
+                                   b.getI64IntegerAttr(j * cols));
+    Value chunk = TmemLoadOp::create(b, loc, chunkType, view);
+    if (j + 1 == spec.numOutputChunks())
+      ReleaseOp::create(b, loc, o.getSlot(), /*after_mma=*/false);
+    auto store =
+        StoreOp::create(b, loc, chunk, dest, row, head, rows, divideBy, staging,
+                        plan.bulkStore ? b.getUnitAttr() : nullptr);
+    store.setColOffsetAttr(b.getI64IntegerAttr(j * cols));
+  }
+}
+
 /// Blackwell forward (docs/blackwell.md, "Warp roles"). Four warpgroups:
 ///   load     TMA of Q, K, V into the ring "qkv" (one thread issues)
 ///   mma      one thread issues tcgen05.mma: S = Q K^T into the tensor-memory
@@ -154,7 +180,7 @@ void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
   int64_t m = spec.queryTileRows(), n = spec.tileRows();
   int64_t halves = spec.numQueryTiles();
   Type f32 = b.getF32Type();
-  BufferType staging = queryBuffer(spec, spec.headDim);
+  BufferType staging = queryBuffer(spec, spec.outputChunkCols());
   auto tmemTile = [&](int64_t cols, Type element) {
     return BufferType::get(ctx, {m, cols}, element, MemorySpace::tmem);
   };
@@ -225,6 +251,13 @@ void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
     TmemStoreOp::create(b, loc, sm.getProbs(), p.getBuffers()[0]);
     CommitOp::create(b, loc, p.getSlot(), row, rows, head);
     auto o = GetOp::create(b, loc, oCh);
+    if (spec.numOutputChunks() > 1) {
+      drainOutputInChunks(b, loc, spec, plan, o, spec.stores[0], row, rows,
+                          head, sm.getRowSums(), loop.staging);
+      if (spec.lse)
+        StoreRowsOp::create(b, loc, sm.getLse(), spec.lse, row, head, rows);
+      return;
+    }
     Value oVal = TmemLoadOp::create(b, loc, oType, o.getBuffers()[0]);
     ReleaseOp::create(b, loc, o.getSlot(), false);
     // The replicas take the S tiles round-robin and a block issues one per
@@ -276,6 +309,11 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
   int64_t bs = spec.tileRows(), d = spec.headDim; // bs: tile rows
   Type f32 = b.getF32Type();
   BufferType tile = tileBuffer(spec, d);
+  // Above head dim 128 the gradients' rings are one chunk wide
+  // (KernelShape::outputChunkCols) and every gradient takes one slot per
+  // chunk: S 64 + dP 64 + 3 x 64 columns whatever the head dim.
+  int64_t chunkCols = spec.outputChunkCols(), chunks = spec.numOutputChunks();
+  BufferType chunkStaging = tileBuffer(spec, chunkCols);
   BufferType square = tileBuffer(spec, bs);
   auto tmemTile = [&](int64_t cols) {
     return BufferType::get(ctx, {bs, cols}, f32, MemorySpace::tmem);
@@ -290,8 +328,9 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
       ChannelType::get(ctx, {tile, tile, tile, tile}, MemorySpace::smem),
       spec.loadRingName(), plan.numStages);
   Value sCh = tmemChannel("s", bs), dpCh = tmemChannel("dp", bs);
-  Value dvCh = tmemChannel("dv", d), dkCh = tmemChannel("dk", d),
-        dqCh = tmemChannel("dq", d);
+  Value dvCh = tmemChannel("dv", chunkCols),
+        dkCh = tmemChannel("dk", chunkCols),
+        dqCh = tmemChannel("dq", chunkCols);
   Value pdsCh = createChannel(
       b, loc, ChannelType::get(ctx, {square, square}, MemorySpace::smem), "pds",
       plan.softmaxReplicas);
@@ -327,9 +366,26 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
     product(dpCh, dout, v, false, true); // dP = dO V^T
     auto pds = GetOp::create(b, loc, pdsCh);
     Value p = pds.getBuffers()[0], ds = pds.getBuffers()[1];
-    product(dvCh, p, dout, true, false); // dV = P^T dO
-    product(dkCh, ds, q, true, false);   // dK = dS^T Q
-    product(dqCh, ds, k, false, false);  // dQ = dS K
+    if (chunks > 1) {
+      // Chunk j of each gradient from columns [jC, jC + C) of dO, Q, K.
+      auto chunk = [&](Value tileValue, int64_t j) -> Value {
+        auto type = cast<BufferType>(tileValue.getType());
+        return SubviewOp::create(
+            b, loc,
+            BufferType::get(ctx, {type.getShape()[0], chunkCols},
+                            type.getElementType(), type.getMemorySpace()),
+            tileValue, b.getI64IntegerAttr(j * chunkCols));
+      };
+      for (int64_t j = 0; j < chunks; ++j) {
+        product(dvCh, p, chunk(dout, j), true, false);
+        product(dkCh, ds, chunk(q, j), true, false);
+        product(dqCh, ds, chunk(k, j), false, false);
+      }
+    } else {
+      product(dvCh, p, dout, true, false); // dV = P^T dO
+      product(dkCh, ds, q, true, false);   // dK = dS^T Q
+      product(dqCh, ds, k, false, false);  // dQ = dS K
+    }
     ReleaseOp::create(b, loc, pds.getSlot(), /*after_mma=*/true);
     endMmaLoop(b, loc, loop, sCh);
   }
@@ -337,7 +393,8 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
   // Softmax gradient + epilogue warpgroups.
   {
     OpBuilder::InsertionGuard g(b);
-    SoftmaxLoop loop = beginSoftmaxLoop(b, loc, plan, sCh, tmemTile(bs), tile);
+    SoftmaxLoop loop = beginSoftmaxLoop(b, loc, plan, sCh, tmemTile(bs),
+                                        chunks > 1 ? chunkStaging : tile);
     Value row = loop.row, rows = loop.rows, head = loop.head,
           staging = loop.staging;
     auto squareF32 = AccType::get(ctx, {bs, bs}, f32);
@@ -381,6 +438,25 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
       StoreOp::create(b, loc, grad, dest, row, head, rows, Value(), staging,
                       plan.bulkStore ? b.getUnitAttr() : nullptr);
     };
+    if (chunks > 1) {
+      // In the MMA warp's order; no rotary embeddings above head dim 128.
+      auto chunkType = AccType::get(ctx, {bs, chunkCols}, f32);
+      for (int64_t j = 0; j < chunks; ++j) {
+        for (auto [channel, dest] : {std::pair{dvCh, spec.stores[0]},
+                                     {dkCh, spec.stores[1]},
+                                     {dqCh, spec.stores[2]}}) {
+          auto get = GetOp::create(b, loc, channel);
+          Value grad =
+              TmemLoadOp::create(b, loc, chunkType, get.getBuffers()[0]);
+          ReleaseOp::create(b, loc, get.getSlot(), false);
+          auto store = StoreOp::create(
+              b, loc, grad, dest, row, head, rows, Value(), staging,
+              plan.bulkStore ? b.getUnitAttr() : nullptr);
+          store.setColOffsetAttr(b.getI64IntegerAttr(j * chunkCols));
+        }
+      }
+      return;
+    }
     drain(dvCh, spec.stores[0], spec.rotateV);
     drain(dkCh, spec.stores[1], spec.hasRotary());
     drain(dqCh, spec.stores[2], spec.hasRotary());

@@ -37,6 +37,54 @@ void storeTile(OpBuilder &b, Location loc, const ConsumerContext &c, Value tile,
                   c.oStaging, c.bulkStore ? b.getUnitAttr() : nullptr);
 }
 
+/// Above head dim 128, `tile` as a whole-width warpspec.subview taken here:
+/// the descriptors of the product that reads it are then computed here, not
+/// at the top of the tile with those of S (at head dim 256 the backward's
+/// dP descriptors alone are 64 registers, and ptxas spilled). Else `tile`.
+Value viewHere(OpBuilder &b, Location loc, const KernelSpec &spec, Value tile) {
+  if (spec.numOutputChunks() == 1)
+    return tile;
+  return SubviewOp::create(b, loc, tile.getType(), tile,
+                           b.getI64IntegerAttr(0));
+}
+
+/// An output product whose N is the head dim, `a` x `b` (`transpose_a` as
+/// warpspec.mma), made and stored in column chunks of the head dim
+/// (KernelShape::outputChunkCols): chunk j is A times columns [jC, jC + C)
+/// of `b`, stored at column jC as soon as it is done, so that one chunk's
+/// accumulator is live at a time. `release`, if set, gives the slot back
+/// after the last chunk's product (the last read of the slot).
+void storeOutputInChunks(OpBuilder &b, Location loc, const KernelSpec &spec,
+                         const ConsumerContext &c, Value a, Value bTile,
+                         bool transposeA, Value dest, Value row, Value rows,
+                         Value divideBy, bool release) {
+  MLIRContext *ctx = b.getContext();
+  int64_t cols = spec.outputChunkCols();
+  int64_t m = isa<AccType>(a.getType())
+                  ? cast<AccType>(a.getType()).getShape()[0]
+                  : spec.queryTileRows();
+  auto chunkType = AccType::get(ctx, {m, cols}, b.getF32Type());
+  auto bType = cast<BufferType>(bTile.getType());
+  auto bChunkType =
+      BufferType::get(ctx, {bType.getShape()[0], cols}, bType.getElementType(),
+                      bType.getMemorySpace());
+  for (int64_t j = 0; j < spec.numOutputChunks(); ++j) {
+    Value bChunk = SubviewOp::create(b, loc, bChunkType, bTile,
+                                     b.getI64IntegerAttr(j * cols));
+    // A buffer A (P or dS staged) is viewed here too, so that its
+    // descriptors are not computed once for the whole kernel and held.
+    Value aHere = isa<BufferType>(a.getType()) ? viewHere(b, loc, spec, a) : a;
+    Value acc = MmaOp::create(b, loc, chunkType, aHere, bChunk, transposeA,
+                              /*transpose_b=*/false);
+    if (release && j + 1 == spec.numOutputChunks())
+      ReleaseOp::create(b, loc, c.slot);
+    auto store =
+        StoreOp::create(b, loc, acc, dest, row, c.head, rows, divideBy,
+                        c.oStaging, c.bulkStore ? b.getUnitAttr() : nullptr);
+    store.setColOffsetAttr(b.getI64IntegerAttr(j * cols));
+  }
+}
+
 /// The sm_90a kernel shell (docs/hopper.md, "Warp roles"), shared by the
 /// forward and the backward: one TMA producer warpgroup fills a ring with the
 /// tiles of `spec.loads`, and `plan.numConsumers` consumer warpgroups each
@@ -81,8 +129,8 @@ void buildHopperKernel(
   if (needsDsScratch)
     c.dsScratch = ScratchOp::create(b, loc, square, nullptr, nullptr);
   if (plan.stageOutput)
-    c.oStaging = ScratchOp::create(b, loc, queryBuffer(spec, spec.headDim),
-                                   nullptr, nullptr);
+    c.oStaging = ScratchOp::create(
+        b, loc, queryBuffer(spec, spec.outputChunkCols()), nullptr, nullptr);
   auto consume = ConsumeOp::create(b, loc, ring);
   SmallVector<Type> argTypes = {SlotType::get(ctx), i32, i32, i32};
   argTypes.append(tiles);
@@ -144,6 +192,15 @@ void buildForwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
       WriteOp::create(b, loc, softmax.getProbs(), c.pScratch);
       pOperand = c.pScratch;
     }
+    if (spec.numOutputChunks() > 1) {
+      storeOutputInChunks(b, loc, spec, c, pOperand, v, /*transposeA=*/false,
+                          spec.stores[0], row, rows, softmax.getRowSums(),
+                          /*release=*/last);
+      if (spec.lse)
+        StoreRowsOp::create(b, loc, softmax.getLse(), spec.lse, row, c.head,
+                            rows);
+      return;
+    }
     Value o = MmaOp::create(b, loc, oType, pOperand, v, false, false);
     if (last)
       ReleaseOp::create(b, loc, c.slot);
@@ -195,7 +252,9 @@ void buildBackwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
   auto square16 = AccType::get(ctx, {bs, bs}, spec.elementType);
   auto outType = AccType::get(ctx, {bs, spec.headDim}, f32);
   auto rowsType = RowsType::get(ctx, bs, f32);
-  Value s = MmaOp::create(b, loc, square32, q, k, false, /*transpose_b=*/true);
+  Value s = MmaOp::create(b, loc, square32, viewHere(b, loc, spec, q),
+                          viewHere(b, loc, spec, k), false,
+                          /*transpose_b=*/true);
   auto softmax = SoftmaxOp::create(b, loc, square32, rowsType, Type(), s,
                                    c.rows, /*valid_rows=*/c.rows, c.scale,
                                    /*normalize=*/true, spec.causal,
@@ -203,7 +262,8 @@ void buildBackwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
   maskToBlocks(softmax, spec);
   Value p = softmax.getProbs();
   WriteOp::create(b, loc, p, c.pScratch);
-  Value dp = MmaOp::create(b, loc, square32, dout, v, false, true);
+  Value dp = MmaOp::create(b, loc, square32, viewHere(b, loc, spec, dout),
+                           viewHere(b, loc, spec, v), false, true);
   Value dlse;
   if (spec.dlse)
     dlse =
@@ -226,6 +286,21 @@ void buildBackwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
       return grad;
     return unrotateGradient(b, loc, spec, grad, at, angles);
   };
+  if (spec.numOutputChunks() > 1) {
+    // Above head dim 128 (no rotary embeddings): each output in column
+    // chunks of the head dim, one chunk accumulator live at a time. dQ reads
+    // dS from its scratch buffer (K-major), not from registers, so that dS
+    // leaves the registers once it is staged instead of living through the
+    // other products (the registers are short at D = 256).
+    storeOutputInChunks(b, loc, spec, c, c.dsScratch, k, /*transposeA=*/false,
+                        spec.stores[2], c.row, c.rows, Value(), false);
+    storeOutputInChunks(b, loc, spec, c, c.pScratch, dout, /*transposeA=*/true,
+                        spec.stores[0], c.row, c.rows, Value(), false);
+    storeOutputInChunks(b, loc, spec, c, c.dsScratch, q, /*transposeA=*/true,
+                        spec.stores[1], c.row, c.rows, Value(),
+                        /*release=*/true);
+    return;
+  }
   if (spec.rotateV)
     readAngles();
   Value dvAcc = MmaOp::create(b, loc, outType, c.pScratch, dout,

@@ -1680,6 +1680,49 @@ LogicalResult SoftmaxGradOp::verify() {
   return success();
 }
 
+/// A store of columns [offset, offset + cols) of the head dimension: whole
+/// 32-column units inside the destination's static head dimension.
+static LogicalResult verifyColumnChunk(StoreOp op, int64_t cols, int64_t offset,
+                                       MemRefType dest) {
+  if (offset < 0 || offset % 32 != 0 || dest.isDynamicDim(2) ||
+      offset + cols > dest.getDimSize(2))
+    return op.emitOpError()
+           << "col_offset " << offset << " with a tile of " << cols
+           << " columns must be a multiple of 32 and stay inside the "
+              "destination's static head dimension";
+  return success();
+}
+
+LogicalResult SubviewOp::verify() {
+  BufferType source = getSource().getType(), result = getResult().getType();
+  int64_t offset = getOffset();
+  if (source.getShape().size() != 2 || result.getShape().size() != 2 ||
+      source.getShape()[0] != result.getShape()[0] ||
+      source.getElementType() != result.getElementType() ||
+      source.getMemorySpace() != result.getMemorySpace())
+    return emitOpError() << "result must be a 2-D buffer of the source's "
+                            "rows, element type and memory space";
+  int64_t cols = result.getShape()[1];
+  if (offset < 0 || offset + cols > source.getShape()[1])
+    return emitOpError() << "columns [" << offset << ", " << offset + cols
+                         << ") are not inside the source's "
+                         << source.getShape()[1];
+  if (source.getMemorySpace() == MemorySpace::tmem) {
+    if (!source.getElementType().isF32())
+      return emitOpError() << "tensor-memory views are of f32 buffers";
+    return success();
+  }
+  // Shared memory: whole chunks of the source, with the source's swizzle
+  // (64-column chunks where the width is a multiple of 64, else 32: the
+  // rule of nvdesc::SwizzledTile).
+  auto chunkCols = [](int64_t width) { return width % 64 == 0 ? 64 : 32; };
+  int64_t chunk = chunkCols(source.getShape()[1]);
+  if (offset % chunk != 0 || cols % chunk != 0 || chunkCols(cols) != chunk)
+    return emitOpError() << "a shared-memory view covers whole " << chunk
+                         << "-column chunks of the source";
+  return success();
+}
+
 LogicalResult StoreOp::verify() {
   AccType value = getValue().getType();
   auto dest = dyn_cast<MemRefType>(getDest().getType());
@@ -1688,10 +1731,15 @@ LogicalResult StoreOp::verify() {
   if (!dest || dest.getRank() != 3)
     return emitOpError() << "destination must be a rank-3 memref [tokens, "
                             "heads, head_dim]";
-  if (dest.isDynamicDim(2) || dest.getDimSize(2) != value.getShape()[1])
+  if (std::optional<int64_t> offset = getColOffset()) {
+    if (failed(verifyColumnChunk(*this, value.getShape()[1], *offset, dest)))
+      return failure();
+  } else if (dest.isDynamicDim(2) ||
+             dest.getDimSize(2) != value.getShape()[1]) {
     return emitOpError() << "tile has " << value.getShape()[1]
                          << " columns, but the destination's head dimension "
                             "differs";
+  }
   if (!isSixteenBit(dest.getElementType()) && !dest.getElementType().isF32())
     return emitOpError() << "destination element type must be bf16, f16 or "
                             "f32";

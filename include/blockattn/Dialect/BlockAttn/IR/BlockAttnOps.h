@@ -27,7 +27,7 @@ namespace mlir::blockattn {
 /// that copy against block-attn-compile.
 struct Support {
   static constexpr int64_t blockSizes[] = {16, 32, 64, 128};
-  static constexpr int64_t headDims[] = {32, 64, 96, 128};
+  static constexpr int64_t headDims[] = {32, 64, 96, 128, 192, 256};
   static bool isSupportedBlockSize(int64_t bs);
   static bool isSupportedHeadDim(int64_t d);
   static bool isSupportedElementType(Type t);

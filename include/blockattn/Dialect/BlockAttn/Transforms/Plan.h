@@ -64,6 +64,16 @@ struct KernelShape {
   int64_t queryTileBytes(int64_t cols) const {
     return queryTileRows() * cols * elementBytes();
   }
+  /// Columns of the head dimension one output product makes (N of O = P V,
+  /// dV = P^T dO, dK = dS^T Q, dQ = dS K): the whole head dim up to 128;
+  /// above, 64-column chunks, each stored as soon as it is done, so that
+  /// the accumulators and the staging buffers stay those of head dim 64
+  /// (docs/head-dims.md, "Head dims 192 and 256").
+  static constexpr int64_t kMaxOutputCols = 128;
+  int64_t outputChunkCols() const {
+    return headDim > kMaxOutputCols ? 64 : headDim;
+  }
+  int64_t numOutputChunks() const { return headDim / outputChunkCols(); }
 };
 
 /// The chip and tuning options, as blockattn-warp-specialize's options

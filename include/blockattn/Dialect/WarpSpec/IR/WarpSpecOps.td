@@ -1137,6 +1137,33 @@ def WarpSpec_ScratchOp : WarpSpec_Op<"scratch", [HasParent<"PartitionOp">]> {
   let hasVerifier = 1;
 }
 
+def WarpSpec_SubviewOp : WarpSpec_Op<"subview", [Pure]> {
+  let summary = "whole column chunks of a buffer, as a buffer";
+  let description = [{
+    The `warpspec.subview` operation views columns `[offset, offset + N)` of
+    the buffer `source` (`R x C`) as an `R x N` buffer of the same element
+    type and memory space, without moving data. In shared memory a tile is
+    stored in column chunks (64 columns with the 128-byte swizzle, 32 with
+    the 64-byte swizzle), each a complete tile of its own, so the view must
+    cover whole chunks of the source's width and keep its swizzle: its
+    start is the source's plus `offset / W` chunks. In tensor memory the
+    view starts `offset` columns (of 32-bit cells) further. Products whose
+    N is the head dimension use it to work in column chunks of the head
+    dimension (docs/head-dims.md, head dims 192 and 256).
+
+    ```mlir
+    %v1 = warpspec.subview %v[64]
+        : !warpspec.buffer<64x256xbf16, smem> -> !warpspec.buffer<64x64xbf16, smem>
+    ```
+  }];
+  let arguments = (ins WarpSpec_BufferType:$source, I64Attr:$offset);
+  let results = (outs WarpSpec_BufferType:$result);
+  let assemblyFormat = [{
+    $source `[` $offset `]` attr-dict `:` type($source) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Tile operations
 //===----------------------------------------------------------------------===//
@@ -1403,6 +1430,10 @@ def WarpSpec_StoreOp : WarpSpec_Op<"store", [AttrSizedOperandSegments]> {
     thread) and only a sequence's partial last tile is copied out by the
     threads.
 
+    With `col_offset = c`, the tile is columns `[c, c + N)` of the head
+    dimension (an output computed in column chunks of the head dimension);
+    `c` is a multiple of 32.
+
     ```mlir
     warpspec.store %o to %out[%row, %head] rows(%rows) divide_by(%l) via(%stage)
         : !warpspec.acc<64x128xf32>, memref<?x4x128xbf16>, !warpspec.rows<64xf32>,
@@ -1413,7 +1444,16 @@ def WarpSpec_StoreOp : WarpSpec_Op<"store", [AttrSizedOperandSegments]> {
                        I32:$head, I32:$rows,
                        Optional<WarpSpec_RowsType>:$divide_by,
                        Optional<WarpSpec_BufferType>:$staging,
-                       UnitAttr:$bulk);
+                       UnitAttr:$bulk, OptionalAttr<I64Attr>:$col_offset);
+  // The builder without a column offset (a whole-width tile).
+  let builders = [
+    OpBuilder<(ins "Value":$value, "Value":$dest, "Value":$row, "Value":$head,
+                   "Value":$rows, "Value":$divide_by, "Value":$staging,
+                   "UnitAttr":$bulk), [{
+      build($_builder, $_state, value, dest, row, head, rows, divide_by,
+            staging, bulk, /*col_offset=*/IntegerAttr());
+    }]>
+  ];
   let assemblyFormat = [{
     $value `to` $dest `[` $row `,` $head `]` `rows` `(` $rows `)`
     (`divide_by` `(` $divide_by^ `)`)? (`via` `(` $staging^ `)`)? (`bulk` $bulk^)? attr-dict
