@@ -60,6 +60,9 @@ def keys_for(args) -> list[KernelKey]:
     ):
         if kind == "backward" and bs not in _kernels.BACKWARD_BLOCK_SIZES:
             continue  # no backward kernel at this block size yet (docs/block-sizes.md)
+        if kind == "backward" and bs in _kernels.PLAIN_BACKWARD_BLOCK_SIZES and (
+                rotary != "none" or chip != "sm_90a"):
+            continue  # the backward at 128: plain, sm_90a only so far (docs/block-sizes.md)
         for variant in (["plain"] if rotary == "none" else args.rotary_variants):
             positions, rotate_v = VARIANTS[variant]
             key = KernelKey(kind=kind, head_dim=d, block_size=bs, dtype=dtype, chip=chip,

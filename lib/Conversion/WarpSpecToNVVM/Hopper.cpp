@@ -157,6 +157,11 @@ MmaLowering::matchAndRewrite(MmaOp op, OneToNOpAdaptor adaptor,
   Type elementType = bType.getElementType();
   Type structType = accStructType(e.ctx, regs);
 
+  // With `acc`, the chain starts from the given tile (fenced like register
+  // A operands: ordinary instructions may have written it) instead of zero.
+  SmallVector<Value> initial;
+  if (op.getAcc())
+    initial = fenceRegisters(e, SmallVector<Value>(adaptor.getAcc()));
   SmallVector<Value> result;
   if (auto aType = dyn_cast<BufferType>(op.getA().getType())) {
     Value aPtr = adaptor.getA().front();
@@ -173,6 +178,8 @@ MmaLowering::matchAndRewrite(MmaOp op, OneToNOpAdaptor adaptor,
     int64_t steps = (aKMajor ? aType.getShape()[1] : aType.getShape()[0]) / 16;
     NVVM::WgmmaFenceAlignedOp::create(e.b, e.loc);
     Value acc = LLVM::UndefOp::create(e.b, e.loc, structType);
+    for (auto [i, value] : llvm::enumerate(initial))
+      acc = LLVM::InsertValueOp::create(e.b, e.loc, acc, value, i);
     for (int64_t k = 0; k < steps; ++k) {
       Value descA = e.smemDescriptor(aFixed, aStart, aOffset(k));
       Value descB = e.smemDescriptor(bFixed, bStart, bOffset(k));
@@ -180,7 +187,8 @@ MmaLowering::matchAndRewrite(MmaOp op, OneToNOpAdaptor adaptor,
           e.b, e.loc, structType, acc, descA, descB,
           NVVM::MMAShapeAttr::get(e.ctx, 64, n, 16), wgmmaType(elementType),
           wgmmaType(elementType), NVVM::WGMMATypes::f32,
-          k == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
+          k == 0 && initial.empty() ? NVVM::WGMMAScaleOut::zero
+                                    : NVVM::WGMMAScaleOut::one,
           NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
           // The NVVM op emits imm-trans-a = layoutA and imm-trans-b =
           // 1 - layoutB (row = 0): K-major A is `row`, K-major B is `col`.
@@ -201,11 +209,13 @@ MmaLowering::matchAndRewrite(MmaOp op, OneToNOpAdaptor adaptor,
     NVVM::WgmmaFenceAlignedOp::create(e.b, e.loc);
     int64_t steps = cast<AccType>(op.getA().getType()).getShape()[1] / 16;
     SmallVector<Value> acc(regs, LLVM::UndefOp::create(e.b, e.loc, e.f32T()));
+    if (!initial.empty())
+      acc = initial;
     for (int64_t k = 0; k < steps; ++k) {
       Value descB = e.smemDescriptor(bFixed, bStart, bOffset(k));
-      Value out =
-          registerAWgmma(e, n, elementType, acc,
-                         ArrayRef<Value>(a).slice(4 * k, 4), descB, k > 0);
+      Value out = registerAWgmma(e, n, elementType, acc,
+                                 ArrayRef<Value>(a).slice(4 * k, 4), descB,
+                                 k > 0 || !initial.empty());
       acc = unpack(e, out, regs);
     }
     NVVM::WgmmaGroupSyncAlignedOp::create(e.b, e.loc);

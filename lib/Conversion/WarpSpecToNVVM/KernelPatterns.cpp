@@ -13,6 +13,7 @@
 
 #include "KernelBuilder.h"
 
+#include "blockattn/Conversion/WarpSpecToNVVM/Descriptors.h"
 #include "blockattn/Conversion/WarpSpecToNVVM/WarpSpecToNVVM.h"
 
 #include "mlir/Conversion/LLVMCommon/Pattern.h"
@@ -172,6 +173,35 @@ struct ScratchLowering : ConvertOpToLLVMPattern<ScratchOp> {
   }
 };
 
+/// A column chunk of a buffer: chunks are stored one after the other, each
+/// `rows` rows of the chunk's row bytes (nvdesc::SwizzledTile).
+struct ColumnChunkLowering : ConvertOpToLLVMPattern<ColumnChunkOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(ColumnChunkOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    BufferType source = op.getSource().getType();
+    nvdesc::SwizzledTile tile{source.getShape()[0], source.getShape()[1]};
+    KernelBuilder e(rewriter, op);
+    // The address is pinned where the view is taken (an empty asm that
+    // redefines it, as CUTLASS's warpgroup_fence_operand): a scratch buffer's
+    // address is loop invariant, and LLVM would otherwise hoist every MMA
+    // descriptor derived from it out of the tile loop, where the block-size-
+    // 128 backward's 32 of them held 64 registers and spilled.
+    Value address = e.smemAddress(adaptor.getSource());
+    auto pinned = LLVM::InlineAsmOp::create(
+        e.b, e.loc, e.i32T(), ValueRange{address}, "", "=r,0",
+        /*has_side_effects=*/true, /*is_align_stack=*/false,
+        LLVM::tailcallkind::TailCallKind::None,
+        LLVM::AsmDialectAttr::get(e.ctx, LLVM::AsmDialect::AD_ATT),
+        /*operand_attrs=*/ArrayAttr());
+    Value chunk = e.add(pinned.getResult(0),
+                        e.i32(op.getIndex() * tile.chunkBytes()));
+    rewriter.replaceOpWithNewOp<LLVM::IntToPtrOp>(op, e.smemPtrT(), chunk);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::blockattn::populateWarpSpecKernelToNVVMPatterns(
@@ -179,7 +209,7 @@ void mlir::blockattn::populateWarpSpecKernelToNVVMPatterns(
     RewritePatternSet &patterns) {
   patterns.add<ConstantLowering, DimLowering, AddILowering, CmpILowering,
                DivUILowering, SetMaxRegistersLowering, WaitBulkStoresLowering,
-               ScratchLowering>(converter);
+               ScratchLowering, ColumnChunkLowering>(converter);
   patterns.add<BinaryLowering<arith::SubIOp, LLVM::SubOp>,
                BinaryLowering<arith::MulIOp, LLVM::MulOp>,
                BinaryLowering<arith::MinSIOp, LLVM::SMinOp>,

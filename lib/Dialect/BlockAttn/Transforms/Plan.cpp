@@ -153,6 +153,14 @@ void planL2Prefetch(const TuningOptions &options, bool byDefault,
                     (options.l2Prefetch == L2Prefetch::automatic && byDefault);
 }
 
+/// The backward of a block larger than the 64-row MMA tile (block size 128):
+/// its slot (q, k, v, dO of 128 rows: 128 KiB at D = 128) and the P and dS
+/// of both query halves (64 KiB) leave room for one consumer and one CTA per
+/// SM, launched persistent (docs/block-sizes.md).
+bool largeBlockBackward(const KernelShape &shape) {
+  return shape.backward && shape.numQueryTiles() > 1;
+}
+
 /// Which sm_90a kernels launch chunked unless told otherwise: those without
 /// rotary embeddings, and the half-split rotary backward at head dim 128
 /// (docs/performance-notes.md#chunked-launch). Not at head dim 96: there the
@@ -160,6 +168,8 @@ void planL2Prefetch(const TuningOptions &options, bool byDefault,
 /// 4 bytes, the persistent launch's two (232 each) do not (ptxas, CUDA 13.0;
 /// not timed).
 bool chunkedByDefault(const KernelShape &shape) {
+  if (largeBlockBackward(shape))
+    return false;
   return !shape.hasRotary() || (shape.backward && shape.headDim == 128 &&
                                 shape.rotary == RotaryMode::half_split);
 }
@@ -191,6 +201,8 @@ bool rotaryWarpgroupByDefault(const KernelShape &shape) {
 /// CTA too little work to keep two CTAs' loads in flight (H200, seed-d32:
 /// 0.83 against 0.95 ms; docs/head-dims.md#launch).
 int64_t chunkedCtasPerSm(const KernelShape &shape) {
+  if (largeBlockBackward(shape))
+    return 1;
   return shape.backward && shape.headDim == 32 && !shape.hasRotary() ? 3 : 2;
 }
 
@@ -211,6 +223,8 @@ int64_t chunkedConsumers(const KernelShape &shape) {
 /// 64 does better with one and a deeper ring
 /// (docs/performance-notes.md#consumer-warpgroups).
 int64_t defaultConsumers(const KernelShape &shape) {
+  if (largeBlockBackward(shape))
+    return 1;
   return shape.backward && shape.headDim <= 64 && !shape.hasRotary() ? 1 : 2;
 }
 
@@ -251,6 +265,10 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
     scratchPerConsumer += shape.queryTileBytes(shape.tileRows());
   if (shape.backward)
     scratchPerConsumer += shape.queryTileBytes(shape.tileRows());
+  // A large block's backward keeps P and dS of every query half.
+  if (largeBlockBackward(shape))
+    scratchPerConsumer += 2 * (shape.numQueryTiles() - 1) *
+                          shape.queryTileBytes(shape.tileRows());
   if (plan.stageOutput)
     scratchPerConsumer += shape.queryTileBytes(shape.headDim);
   int64_t scratchBytes = plan.numConsumers * scratchPerConsumer;
@@ -322,6 +340,9 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
   if (shape.numQueryTiles() > 1 && shape.hasRotary())
     return fail("rotary embeddings at block_size ", shape.blockSize,
                 " are implemented for sm_90a only (docs/block-sizes.md)");
+  if (largeBlockBackward(shape))
+    return fail("the backward at block_size ", shape.blockSize,
+                " is implemented for sm_90a only (docs/block-sizes.md)");
   // A large block's query halves go to the softmax replicas round-robin,
   // replica r always taking half r (Sm100aRecipe.cpp).
   if (plan.softmaxReplicas % shape.numQueryTiles() != 0)

@@ -1359,6 +1359,37 @@ LogicalResult MmaOp::verify() {
     return emitOpError() << "a buffer A operand must be in shared memory";
   if (b.getMemorySpace() != MemorySpace::smem)
     return emitOpError() << "B must be in shared memory";
+  if (Value acc = getAcc(); acc && acc.getType() != d)
+    return emitOpError() << "the accumulated tile must have the result's type "
+                         << d << ", got " << acc.getType();
+  return success();
+}
+
+LogicalResult ColumnChunkOp::verify() {
+  BufferType source = getSource().getType();
+  BufferType result = getResult().getType();
+  if (source.getMemorySpace() != MemorySpace::smem ||
+      result.getMemorySpace() != MemorySpace::smem)
+    return emitOpError() << "views shared-memory buffers only";
+  if (source.getShape().size() != 2 || !isSixteenBit(source.getElementType()))
+    return emitOpError() << "source must be a 2-D 16-bit buffer, got "
+                         << source;
+  int64_t cols = source.getShape()[1];
+  // The chunk width of the swizzled layout (nvdesc::SwizzledTile).
+  int64_t chunk = cols % 64 == 0 ? 64 : 32;
+  if (cols % 32 != 0)
+    return emitOpError()
+           << "buffers hold whole swizzled chunks (a multiple of 32 columns)";
+  if (result.getElementType() != source.getElementType() ||
+      result.getShape() != ArrayRef<int64_t>{source.getShape()[0], chunk})
+    return emitOpError() << "result must be one chunk of the source, "
+                         << source.getShape()[0] << "x" << chunk << "x"
+                         << source.getElementType() << ", got " << result;
+  if (getIndex() < 0 ||
+      static_cast<uint64_t>(getIndex()) >= static_cast<uint64_t>(cols / chunk))
+    return emitOpError() << "chunk index " << getIndex()
+                         << " is outside the source's " << cols / chunk
+                         << " chunks";
   return success();
 }
 

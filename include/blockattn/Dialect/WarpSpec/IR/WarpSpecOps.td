@@ -1158,6 +1158,31 @@ def WarpSpec_WriteOp : WarpSpec_Op<"write"> {
   let hasVerifier = 1;
 }
 
+def WarpSpec_ColumnChunkOp : WarpSpec_Op<"column_chunk", [Pure]> {
+  let summary = "one swizzled column chunk of a shared-memory buffer";
+  let description = [{
+    The `warpspec.column_chunk` operation views columns
+    `[index * C, index * C + C)` of the shared-memory buffer `source` as a
+    buffer of its own, where `C` is the width of the buffer's swizzled chunks
+    (64 columns of 16-bit elements with the 128-byte swizzle, 32 with the
+    64-byte one). A buffer is stored chunk after chunk, so the view is the
+    chunk's start address, and an MMA reads it like any buffer of its shape
+    (for example the A operand `P[:, 64 j : 64 j + 64]^T` of the
+    block-size-128 backward's `dV_j`).
+
+    ```mlir
+    %p1 = warpspec.column_chunk %p[1]
+        : !warpspec.buffer<64x128xbf16, smem> -> !warpspec.buffer<64x64xbf16, smem>
+    ```
+  }];
+  let arguments = (ins WarpSpec_BufferType:$source, I64Attr:$index);
+  let results = (outs WarpSpec_BufferType:$result);
+  let assemblyFormat = [{
+    $source `[` $index `]` attr-dict `:` type($source) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def WarpSpec_TmaLoadOp : WarpSpec_Op<"tma_load"> {
   let summary = "asynchronous bulk copy of one tile into a channel buffer";
   let description = [{
@@ -1203,14 +1228,35 @@ def WarpSpec_MmaOp : WarpSpec_Op<"mma"> {
         : !warpspec.acc<64x64xbf16>, !warpspec.buffer<64x128xbf16, smem>
           -> !warpspec.acc<64x128xf32>
     ```
+
+    With `acc(%c)`, the product is added to `%c` (a tile of the result's
+    type): `D = C + A * B`. A product whose K is split across buffers (the
+    block-size-128 backward's `dV = P^T dO` over two 64-row query halves)
+    is two `warpspec.mma`, the second accumulating onto the first.
+
+    ```mlir
+    %dv = warpspec.mma %p1, %do1 acc(%dv0 : !warpspec.acc<64x128xf32>) {transpose_a}
+        : !warpspec.buffer<64x64xbf16, smem>, !warpspec.buffer<64x128xbf16, smem>
+          -> !warpspec.acc<64x128xf32>
+    ```
   }];
   let arguments = (ins AnyTypeOf<[WarpSpec_BufferType, WarpSpec_AccType]>:$a,
                        WarpSpec_BufferType:$b, UnitAttr:$transpose_a,
-                       UnitAttr:$transpose_b);
+                       UnitAttr:$transpose_b,
+                       Optional<WarpSpec_AccType>:$acc);
   let results = (outs WarpSpec_AccType:$result);
   let assemblyFormat = [{
-    $a `,` $b attr-dict `:` type($a) `,` type($b) `->` type($result)
+    $a `,` $b (`acc` `(` $acc^ `:` type($acc) `)`)? attr-dict `:` type($a) `,`
+    type($b) `->` type($result)
   }];
+  let builders = [
+    // Without an accumulator (every product but a K split across buffers).
+    OpBuilder<(ins "Type":$result, "Value":$a, "Value":$b,
+                   "bool":$transposeA, "bool":$transposeB), [{
+      build($_builder, $_state, result, a, b, transposeA, transposeB,
+            /*acc=*/Value());
+    }]>
+  ];
   let hasVerifier = 1;
 }
 
