@@ -183,11 +183,22 @@ struct ColumnChunkLowering : ConvertOpToLLVMPattern<ColumnChunkOp> {
     BufferType source = op.getSource().getType();
     nvdesc::SwizzledTile tile{source.getShape()[0], source.getShape()[1]};
     KernelBuilder e(rewriter, op);
-    // The address is pinned where the view is taken (an empty asm that
-    // redefines it, as CUTLASS's warpgroup_fence_operand): a scratch buffer's
-    // address is loop invariant, and LLVM would otherwise hoist every MMA
-    // descriptor derived from it out of the tile loop, where the block-size-
-    // 128 backward's 32 of them held 64 registers and spilled.
+    rewriter.replaceOpWithNewOp<LLVM::GEPOp>(
+        op, e.smemPtrT(), e.b.getI8Type(), adaptor.getSource(),
+        ValueRange{e.i32(op.getIndex() * tile.chunkBytes())});
+    return success();
+  }
+};
+
+/// A pinned buffer: its address through an empty side-effecting asm that
+/// redefines it (NVVM has no op that stops LLVM's loop-invariant code
+/// motion; this is CUTLASS's warpgroup_fence_operand on an address).
+struct PinLowering : ConvertOpToLLVMPattern<PinOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(PinOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    KernelBuilder e(rewriter, op);
     Value address = e.smemAddress(adaptor.getSource());
     auto pinned = LLVM::InlineAsmOp::create(
         e.b, e.loc, e.i32T(), ValueRange{address}, "", "=r,0",
@@ -195,9 +206,8 @@ struct ColumnChunkLowering : ConvertOpToLLVMPattern<ColumnChunkOp> {
         LLVM::tailcallkind::TailCallKind::None,
         LLVM::AsmDialectAttr::get(e.ctx, LLVM::AsmDialect::AD_ATT),
         /*operand_attrs=*/ArrayAttr());
-    Value chunk = e.add(pinned.getResult(0),
-                        e.i32(op.getIndex() * tile.chunkBytes()));
-    rewriter.replaceOpWithNewOp<LLVM::IntToPtrOp>(op, e.smemPtrT(), chunk);
+    rewriter.replaceOpWithNewOp<LLVM::IntToPtrOp>(op, e.smemPtrT(),
+                                                  pinned.getResult(0));
     return success();
   }
 };
@@ -209,7 +219,7 @@ void mlir::blockattn::populateWarpSpecKernelToNVVMPatterns(
     RewritePatternSet &patterns) {
   patterns.add<ConstantLowering, DimLowering, AddILowering, CmpILowering,
                DivUILowering, SetMaxRegistersLowering, WaitBulkStoresLowering,
-               ScratchLowering, ColumnChunkLowering>(converter);
+               ScratchLowering, ColumnChunkLowering, PinLowering>(converter);
   patterns.add<BinaryLowering<arith::SubIOp, LLVM::SubOp>,
                BinaryLowering<arith::MulIOp, LLVM::MulOp>,
                BinaryLowering<arith::MinSIOp, LLVM::SMinOp>,

@@ -296,9 +296,21 @@ void buildLargeBlockBackwardBody(OpBuilder &b, Location loc,
   auto wide16 = AccType::get(ctx, {m, n}, spec.elementType);
   auto outType = AccType::get(ctx, {m, spec.headDim}, f32);
   auto rowsType = RowsType::get(ctx, m, f32);
+  // Every buffer is pinned at its use (warpspec.pin): at one ring slot all
+  // of them sit at fixed addresses, and the ~100 descriptors and store
+  // addresses derived from them would be hoisted out of the tile loop.
+  auto pin = [&](Value buffer) -> Value {
+    return PinOp::create(b, loc, buffer.getType(), buffer);
+  };
+  auto store = [&](Value tile, Value dest, Value row, Value rows) {
+    StoreOp::create(b, loc, tile, dest, row, c.head, rows, Value(),
+                    c.oStaging ? pin(c.oStaging) : Value(),
+                    c.bulkStore ? b.getUnitAttr() : nullptr);
+  };
   for (int64_t i = 0; i < halves; ++i) {
     auto [row, rows] = blockHalf(b, loc, c.row, c.rows, i, m);
-    Value s = MmaOp::create(b, loc, wide32, q[i], k, false, /*transpose_b=*/true);
+    Value s = MmaOp::create(b, loc, wide32, pin(q[i]), pin(k), false,
+                            /*transpose_b=*/true);
     // Every valid key of the block is a column; query rows past the block's
     // valid rows are zeroed, so they add nothing to dV and dK.
     auto softmax = SoftmaxOp::create(b, loc, wide32, rowsType, Type(), s,
@@ -306,14 +318,13 @@ void buildLargeBlockBackwardBody(OpBuilder &b, Location loc,
                                      /*normalize=*/true, /*causal=*/false,
                                      /*block=*/IntegerAttr());
     Value p = softmax.getProbs();
-    WriteOp::create(b, loc, p, pScratch[i]);
-    Value dp = MmaOp::create(b, loc, wide32, dout[i], v, false, true);
+    WriteOp::create(b, loc, p, pin(pScratch[i]));
+    Value dp = MmaOp::create(b, loc, wide32, pin(dout[i]), pin(v), false, true);
     // No dlse term: the verifier refuses it at this block size.
     Value ds = SoftmaxGradOp::create(b, loc, wide16, p, dp, c.scale, Value());
-    WriteOp::create(b, loc, ds, dsScratch[i]);
-    Value dq = MmaOp::create(b, loc, outType, ds, k, false, false);
-    StoreOp::create(b, loc, dq, spec.stores[2], row, c.head, rows, Value(),
-                    c.oStaging, c.bulkStore ? b.getUnitAttr() : nullptr);
+    WriteOp::create(b, loc, ds, pin(dsScratch[i]));
+    Value dq = MmaOp::create(b, loc, outType, ds, pin(k), false, false);
+    store(dq, spec.stores[2], row, rows);
   }
   // Key half j: its rows of dV and dK, each a sum over the query halves.
   auto keyHalfGradient = [&](ArrayRef<Value> scratch, ArrayRef<Value> operand,
@@ -321,8 +332,8 @@ void buildLargeBlockBackwardBody(OpBuilder &b, Location loc,
     Value acc;
     for (int64_t i = 0; i < halves; ++i) {
       Value chunk = ColumnChunkOp::create(b, loc, queryBuffer(spec, m),
-                                          scratch[i], b.getI64IntegerAttr(j));
-      acc = MmaOp::create(b, loc, outType, chunk, operand[i],
+                                          pin(scratch[i]), b.getI64IntegerAttr(j));
+      acc = MmaOp::create(b, loc, outType, chunk, pin(operand[i]),
                           /*transpose_a=*/true, /*transpose_b=*/false, acc);
     }
     return acc;
@@ -330,14 +341,12 @@ void buildLargeBlockBackwardBody(OpBuilder &b, Location loc,
   for (int64_t j = 0; j < halves; ++j) {
     auto [row, rows] = blockHalf(b, loc, c.row, c.rows, j, m);
     Value dv = keyHalfGradient(pScratch, dout, j);
-    StoreOp::create(b, loc, dv, spec.stores[0], row, c.head, rows, Value(),
-                    c.oStaging, c.bulkStore ? b.getUnitAttr() : nullptr);
+    store(dv, spec.stores[0], row, rows);
     Value dk = keyHalfGradient(dsScratch, q, j);
     // The slot is held until the last product has read it.
     if (j + 1 == halves)
       ReleaseOp::create(b, loc, c.slot);
-    StoreOp::create(b, loc, dk, spec.stores[1], row, c.head, rows, Value(),
-                    c.oStaging, c.bulkStore ? b.getUnitAttr() : nullptr);
+    store(dk, spec.stores[1], row, rows);
   }
 }
 

@@ -1393,6 +1393,12 @@ LogicalResult ColumnChunkOp::verify() {
   return success();
 }
 
+LogicalResult PinOp::verify() {
+  if (getSource().getType().getMemorySpace() != MemorySpace::smem)
+    return emitOpError() << "pins shared-memory buffers only";
+  return success();
+}
+
 LogicalResult SoftmaxOp::verify() {
   AccType scores = getScores().getType();
   AccType probs = getProbs().getType();
@@ -1736,6 +1742,9 @@ LogicalResult StoreOp::verify() {
              << "staging buffer must be a shared-memory tile of the value's "
                 "shape and the destination's 16-bit element type, got "
              << buffer;
+    // A pinned scratch buffer (warpspec.pin) is the scratch buffer itself.
+    if (auto pin = staging.getDefiningOp<PinOp>())
+      staging = pin.getSource();
     if (!staging.getDefiningOp<ScratchOp>())
       return emitOpError()
              << "staging buffer must be a warpspec.scratch of the partition";

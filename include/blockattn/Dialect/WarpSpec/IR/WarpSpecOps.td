@@ -1183,6 +1183,30 @@ def WarpSpec_ColumnChunkOp : WarpSpec_Op<"column_chunk", [Pure]> {
   let hasVerifier = 1;
 }
 
+def WarpSpec_PinOp : WarpSpec_Op<"pin", [AllTypesMatch<["source", "result"]>]> {
+  let summary = "a shared-memory buffer's address, recomputed here";
+  let description = [{
+    The `warpspec.pin` operation returns `source` unchanged, but its address
+    is taken where the op is (the lowering passes it through an empty
+    side-effecting asm, as CUTLASS's `warpgroup_fence_operand` does for
+    registers). A buffer at a fixed shared-memory address (a scratch buffer,
+    or the slot of a one-slot ring) is loop invariant, and LLVM hoists every
+    MMA descriptor and store address derived from it out of the tile loop,
+    where each holds registers for the whole loop; derived from a pinned
+    address, they are recomputed (a few integer adds) next to their use.
+    The block-size-128 backward, with about a hundred such values, spilled
+    without it.
+
+    ```mlir
+    %q0 = warpspec.pin %q : !warpspec.buffer<64x128xbf16, smem>
+    ```
+  }];
+  let arguments = (ins WarpSpec_BufferType:$source);
+  let results = (outs WarpSpec_BufferType:$result);
+  let assemblyFormat = "$source attr-dict `:` type($source)";
+  let hasVerifier = 1;
+}
+
 def WarpSpec_TmaLoadOp : WarpSpec_Op<"tma_load"> {
   let summary = "asynchronous bulk copy of one tile into a channel buffer";
   let description = [{
