@@ -3136,7 +3136,7 @@ func.func @negative_mma_acc_type(%a: !warpspec.buffer<64x64xbf16, smem>,
 // A column chunk is one whole swizzled chunk of the source: 64 columns of a
 // 128-column bf16 buffer.
 func.func @negative_column_chunk_width(%p: !warpspec.buffer<64x128xbf16, smem>) {
-  // expected-error @+1 {{'warpspec.column_chunk' op result must be one chunk of the source, 64x64xbf16, got '!warpspec.buffer<64x32xbf16, smem>'}}
+  // expected-error @+1 {{'warpspec.column_chunk' op result must be one chunk of the source (64 rows x 64 columns of its element type), got '!warpspec.buffer<64x32xbf16, smem>'}}
   %c = warpspec.column_chunk %p[0] : !warpspec.buffer<64x128xbf16, smem> -> !warpspec.buffer<64x32xbf16, smem>
   return
 }
@@ -3154,5 +3154,13 @@ func.func @negative_column_chunk_index(%p: !warpspec.buffer<64x128xbf16, smem>) 
 func.func @negative_column_chunk_tmem(%p: !warpspec.buffer<64x128xbf16, tmem>) {
   // expected-error @+1 {{'warpspec.column_chunk' op views shared-memory buffers only}}
   %c = warpspec.column_chunk %p[0] : !warpspec.buffer<64x128xbf16, tmem> -> !warpspec.buffer<64x64xbf16, tmem>
+  return
+}
+
+// -----
+
+func.func @negative_pin_tmem(%p: !warpspec.buffer<64x128xf32, tmem>) {
+  // expected-error @+1 {{'warpspec.pin' op pins shared-memory buffers only}}
+  %c = warpspec.pin %p : !warpspec.buffer<64x128xf32, tmem>
   return
 }

@@ -1382,9 +1382,9 @@ LogicalResult ColumnChunkOp::verify() {
            << "buffers hold whole swizzled chunks (a multiple of 32 columns)";
   if (result.getElementType() != source.getElementType() ||
       result.getShape() != ArrayRef<int64_t>{source.getShape()[0], chunk})
-    return emitOpError() << "result must be one chunk of the source, "
-                         << source.getShape()[0] << "x" << chunk << "x"
-                         << source.getElementType() << ", got " << result;
+    return emitOpError() << "result must be one chunk of the source ("
+                         << source.getShape()[0] << " rows x " << chunk
+                         << " columns of its element type), got " << result;
   if (getIndex() < 0 ||
       static_cast<uint64_t>(getIndex()) >= static_cast<uint64_t>(cols / chunk))
     return emitOpError() << "chunk index " << getIndex()
