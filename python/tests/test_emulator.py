@@ -431,6 +431,8 @@ def test_block_size_128_matches_reference(chip, case, kernels):
 BS128_BACKWARD_CASES = [
     em.Case("backward", 128, "bf16", block_size=128),
     em.Case("backward", 64, "f16", block_size=128),
+    em.Case("backward", 96, "bf16", block_size=128),
+    em.Case("backward", 32, "f16", block_size=128),
 ]
 
 
