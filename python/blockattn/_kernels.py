@@ -37,7 +37,7 @@ __all__ = [
     "HEAD_DIMS", "PREBUILT_HEAD_DIMS", "BLOCK_SIZES", "BACKWARD_BLOCK_SIZES", "ROTARY_MODES", "KernelKey", "KernelFiles", "find_kernel", "find_compiler", "compiler_id",
     "cache_dir", "compile_kernel", "prebuild",
     "SMALL_GRID_TILES", "small_grid_key", "small_grid_limit", "work_items",
-    "tile_rows",
+    "tile_rows", "PLAIN_BACKWARD_BLOCK_SIZES",
 ]
 
 _PACKAGE_DIR = pathlib.Path(__file__).resolve().parent
