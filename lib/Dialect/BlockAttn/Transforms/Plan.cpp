@@ -47,6 +47,11 @@ constexpr int64_t kRotaryRegs = 56, kRotaryMmaRegs = 56;
 /// (176 / 60 bytes at head dim 128), at 96 nothing spills and the softmax
 /// warpgroups keep 184 (S 64 + O 64 + P 32 at D = 128; ptxas, CUDA 13.0).
 constexpr int64_t kLargeBlockMmaRegs = 96;
+/// sm_90a, the backward at block size 128: the producer issues six tiles'
+/// boxes a block (q and dO in halves; 18 boxes at head dim 96), and at 40
+/// registers ptxas spilled it (44 bytes at D = 96, 8 at 128); at 64 nothing
+/// spills, and the one consumer still gets 256 (its cap).
+constexpr int64_t kLargeBlockBackwardProducerRegs = 64;
 /// sm_90a: the rotary warpgroup that rotates the load ring's slots in place
 /// (KernelPlan::rotaryWarpgroup). warpspec.rotate reads the tables of as
 /// many passes ahead as its registers allow, (regs - 40) / (2 x pairs per
@@ -295,6 +300,8 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
   // accumulator registers at D=128; the backward at most one 64-register
   // output accumulator, dS and a few row values at a time).
   plan.registers.load = kProducerRegs;
+  if (largeBlockBackward(shape))
+    plan.registers.load = kLargeBlockBackwardProducerRegs;
   // Like the other options, `on` applies to the kernels it can: those with
   // rotary embeddings and one CTA per SM (two CTAs of three warpgroups
   // leave no registers for a fourth).
@@ -311,7 +318,7 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
     return plan;
   }
   plan.registers.compute = replicaRegisters(
-      /*single=*/1, kProducerRegs, plan.numConsumers, plan.ctasPerSm);
+      /*single=*/1, plan.registers.load, plan.numConsumers, plan.ctasPerSm);
   return plan;
 }
 
