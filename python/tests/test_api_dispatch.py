@@ -234,23 +234,24 @@ def test_entry_points_are_module_attributes_after_first_use(name):
     assert vars(blockattn)[name] is function
 
 
-def test_block_size_128_runs_the_forward_and_refuses_gradients(launches):
-    """Block size 128 has a forward kernel only (docs/block-sizes.md): a call that needs
-    gradients is refused before anything is launched, naming the argument."""
+def test_block_size_128_runs_forward_and_backward(launches):
+    """Block size 128 has a plain backward (docs/block-sizes.md): a call that needs gradients
+    runs the autograd function; one with rotary embeddings is refused before anything is
+    launched, naming the argument (no rotary backward at 128 yet)."""
     q, k, v, cu = inputs()
-    with pytest.raises(ValueError, match="^block_size: 128 has a forward kernel only"):
-        blockattn.block_attention(q, k, v, cu, block_size=128)
-    with pytest.raises(ValueError, match="^block_size: 128 has a forward kernel only"):
-        blockattn.block_attention_qkvpacked(torch.stack([q, k, v], 1), cu, block_size=128)
+    o = blockattn.block_attention(q, k, v, cu, block_size=128)
+    o.backward(torch.ones_like(o))
+    assert [c["kind"] for c in launches] == ["forward", "backward"]
+    cos, sin = (torch.tensor(t, dtype=torch.float32) for t in reference.rope_tables(16, D))
+    launches.clear()
+    with pytest.raises(ValueError, match="^rotary: block_size 128 has no rotary backward yet"):
+        blockattn.block_attention(q, k, v, cu, block_size=128, rotary=blockattn.Rotary(cos, sin))
+    with pytest.raises(ValueError, match="^rotary: block_size 128 has no rotary backward yet"):
+        api.backward(v, q, k, v, cu, 128, 0.125, cos, sin)
     assert launches == []
-    with pytest.raises(ValueError, match="^block_size: 128 has no backward kernel"):
-        api.backward(v, q, k, v, cu, 128, 0.125)
     with torch.no_grad():
-        o = blockattn.block_attention(q, k, v, cu, block_size=128)
-    assert o.grad_fn is None
-    q, k, v, cu = inputs(requires_grad=False)
-    blockattn.block_attention(q, k, v, cu, block_size=128)
-    assert [c["kind"] for c in launches] == ["forward", "forward"]
+        blockattn.block_attention(q, k, v, cu, block_size=128, rotary=blockattn.Rotary(cos, sin))
+    assert [c["kind"] for c in launches] == ["forward"]
 
 
 @pytest.mark.parametrize("block_size", [64.0, True, "64"])

@@ -465,6 +465,33 @@ def test_block_size_128_matches_reference(chip, case, kernels):
     assert em.check_close(case, out, em.reference_outputs(as64, tensors)) != []
 
 
+# The backward at block size 128 (sm_90a, plain; docs/block-sizes.md): dQ per query half,
+# dV and dK per key half summed over both query halves (two products, the second
+# accumulating), on the same lengths; every gradient element written, and the gradients
+# miss the block-64 reference. On one and two SMs (a persistent launch: two tiles a CTA).
+BS128_BACKWARD_CASES = [
+    em.Case("backward", 128, "bf16", block_size=128),
+    em.Case("backward", 64, "f16", block_size=128),
+    em.Case("backward", 96, "bf16", block_size=128),
+    em.Case("backward", 32, "f16", block_size=128),
+]
+
+
+@pytest.mark.parametrize("case", BS128_BACKWARD_CASES, ids=lambda c: c.name)
+@pytest.mark.parametrize("sms", [1, 2])
+def test_block_size_128_backward_matches_reference(case, sms, kernels):
+    tensors = em.make_problem(case, lengths=BS128_LENGTHS)
+    base = kernels(case, "sm_90a")
+    out = em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), tensors,
+                     {"softmax_scale": case.head_dim ** -0.5}, num_sms=sms)
+    want = em.reference_outputs(case, tensors)
+    assert em.check_close(case, out, want) == []
+    for name in ("dq", "dk", "dv"):
+        assert (out[name] != em.POISON).all(), name
+    as64 = em.Case(case.kind, case.head_dim, case.dtype)
+    assert em.check_close(case, out, em.reference_outputs(as64, tensors)) != []
+
+
 @pytest.mark.parametrize("sms", [1, 2])
 def test_block_size_128_rotary_warpgroup(sms, tmp_path):
     """The rotary warpgroup rotates the two query halves and the 128-row key tile of a slot."""

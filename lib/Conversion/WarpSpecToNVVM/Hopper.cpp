@@ -168,6 +168,11 @@ MmaLowering::matchAndRewrite(MmaOp op, OneToNOpAdaptor adaptor,
   Type elementType = bType.getElementType();
   Type structType = accStructType(e.ctx, regs);
 
+  // With `acc`, the chain starts from the given tile (fenced like register
+  // A operands: ordinary instructions may have written it) instead of zero.
+  SmallVector<Value> initial;
+  if (op.getAcc())
+    initial = fenceRegisters(e, SmallVector<Value>(adaptor.getAcc()));
   SmallVector<Value> result;
   if (auto aType = dyn_cast<BufferType>(op.getA().getType())) {
     Value aPtr = adaptor.getA().front();
@@ -182,20 +187,10 @@ MmaLowering::matchAndRewrite(MmaOp op, OneToNOpAdaptor adaptor,
       return aKMajor ? kMajorStepOffset(aTile, k) : mnMajorStepOffset(aTile, k);
     };
     int64_t steps = (aKMajor ? aType.getShape()[1] : aType.getShape()[0]) / 16;
-    // An added accumulator (`acc`) is the wgmma's input D from the first
-    // step on: its registers are pinned above the fence, then packed.
-    Value acc;
-    if (op.getAcc()) {
-      SmallVector<Value> in =
-          fenceRegisters(e, SmallVector<Value>(adaptor.getAcc()));
-      NVVM::WgmmaFenceAlignedOp::create(e.b, e.loc);
-      acc = LLVM::UndefOp::create(e.b, e.loc, structType);
-      for (auto [i, value] : llvm::enumerate(in))
-        acc = LLVM::InsertValueOp::create(e.b, e.loc, acc, value, i);
-    } else {
-      NVVM::WgmmaFenceAlignedOp::create(e.b, e.loc);
-      acc = LLVM::UndefOp::create(e.b, e.loc, structType);
-    }
+    NVVM::WgmmaFenceAlignedOp::create(e.b, e.loc);
+    Value acc = LLVM::UndefOp::create(e.b, e.loc, structType);
+    for (auto [i, value] : llvm::enumerate(initial))
+      acc = LLVM::InsertValueOp::create(e.b, e.loc, acc, value, i);
     for (int64_t k = 0; k < steps; ++k) {
       if (repinsAt(steps, k)) {
         SmallVector<Value> pinned = fenceRegisters(e, {aStart, bStart});
@@ -208,8 +203,8 @@ MmaLowering::matchAndRewrite(MmaOp op, OneToNOpAdaptor adaptor,
           e.b, e.loc, structType, acc, descA, descB,
           NVVM::MMAShapeAttr::get(e.ctx, 64, n, 16), wgmmaType(elementType),
           wgmmaType(elementType), NVVM::WGMMATypes::f32,
-          k == 0 && !op.getAcc() ? NVVM::WGMMAScaleOut::zero
-                                 : NVVM::WGMMAScaleOut::one,
+          k == 0 && initial.empty() ? NVVM::WGMMAScaleOut::zero
+                                    : NVVM::WGMMAScaleOut::one,
           NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
           // The NVVM op emits imm-trans-a = layoutA and imm-trans-b =
           // 1 - layoutB (row = 0): K-major A is `row`, K-major B is `col`.
@@ -230,13 +225,15 @@ MmaLowering::matchAndRewrite(MmaOp op, OneToNOpAdaptor adaptor,
     NVVM::WgmmaFenceAlignedOp::create(e.b, e.loc);
     int64_t steps = cast<AccType>(op.getA().getType()).getShape()[1] / 16;
     SmallVector<Value> acc(regs, LLVM::UndefOp::create(e.b, e.loc, e.f32T()));
+    if (!initial.empty())
+      acc = initial;
     for (int64_t k = 0; k < steps; ++k) {
       if (repinsAt(steps, k))
         bStart = fenceRegisters(e, {bStart}).front();
       Value descB = e.smemDescriptor(bFixed, bStart, bOffset(k));
-      Value out =
-          registerAWgmma(e, n, elementType, acc,
-                         ArrayRef<Value>(a).slice(4 * k, 4), descB, k > 0);
+      Value out = registerAWgmma(e, n, elementType, acc,
+                                 ArrayRef<Value>(a).slice(4 * k, 4), descB,
+                                 k > 0 || !initial.empty());
       acc = unpack(e, out, regs);
     }
     NVVM::WgmmaGroupSyncAlignedOp::create(e.b, e.loc);

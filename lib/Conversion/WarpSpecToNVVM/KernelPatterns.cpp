@@ -13,6 +13,7 @@
 
 #include "KernelBuilder.h"
 
+#include "blockattn/Conversion/WarpSpecToNVVM/Descriptors.h"
 #include "blockattn/Conversion/WarpSpecToNVVM/WarpSpecToNVVM.h"
 
 #include "mlir/Conversion/LLVMCommon/Pattern.h"
@@ -199,6 +200,37 @@ struct SubviewLowering : ConvertOpToLLVMPattern<SubviewOp> {
   }
 };
 
+/// A column chunk of a buffer: chunks are stored one after the other, each
+/// `rows` rows of the chunk's row bytes (nvdesc::SwizzledTile).
+struct ColumnChunkLowering : ConvertOpToLLVMPattern<ColumnChunkOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(ColumnChunkOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    BufferType source = op.getSource().getType();
+    nvdesc::SwizzledTile tile{source.getShape()[0], source.getShape()[1]};
+    KernelBuilder e(rewriter, op);
+    rewriter.replaceOpWithNewOp<LLVM::GEPOp>(
+        op, e.smemPtrT(), e.b.getI8Type(), adaptor.getSource(),
+        ValueRange{e.i32(op.getIndex() * tile.chunkBytes())});
+    return success();
+  }
+};
+
+/// A pinned buffer: its address through pinSharedPointer's empty
+/// side-effecting asm (NVVM has no op that stops LLVM's loop-invariant code
+/// motion; this is CUTLASS's warpgroup_fence_operand on an address).
+struct PinLowering : ConvertOpToLLVMPattern<PinOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(PinOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    KernelBuilder e(rewriter, op);
+    rewriter.replaceOp(op, pinSharedPointer(e, adaptor.getSource()));
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::blockattn::populateWarpSpecKernelToNVVMPatterns(
@@ -206,7 +238,7 @@ void mlir::blockattn::populateWarpSpecKernelToNVVMPatterns(
     RewritePatternSet &patterns) {
   patterns.add<ConstantLowering, DimLowering, AddILowering, CmpILowering,
                DivUILowering, SetMaxRegistersLowering, WaitBulkStoresLowering,
-               ScratchLowering>(converter);
+               ScratchLowering, ColumnChunkLowering, PinLowering>(converter);
   patterns.add<SubviewLowering>(converter);
   patterns.add<BinaryLowering<arith::SubIOp, LLVM::SubOp>,
                BinaryLowering<arith::MulIOp, LLVM::MulOp>,

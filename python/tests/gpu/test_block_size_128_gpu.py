@@ -1,12 +1,14 @@
 """Block size 128 (the forward: 64-row query halves against the whole 128-key
 block, docs/block-sizes.md) against the float64 reference on the GPU, plain and
-with fused rotary embeddings; the backward is refused with a ValueError.
+with fused rotary embeddings; the plain backward (sm_90a) against the float64
+reference's gradients.
 
 These kernels are not in the wheel's prebuilt set: they compile on first use
 unless BLOCKATTN_KERNEL_DIR holds them (scripts/prebuild_kernels.py DIR
 --block-sizes 128 --head-dims 32,64,96,128 --rotary none,half_split,interleaved
---rotary-variants plain,pos,rv,pos_rv). With rotary embeddings sm_90a only (the
-compiler refuses them at block size 128 on sm_100a). The tolerances are
+--rotary-variants plain,pos,rv,pos_rv; the backward's: --kinds backward
+--block-sizes 128 --head-dims 64,128). With rotary embeddings, and for the
+backward, sm_90a only (the compiler refuses them at block size 128 on sm_100a). The tolerances are
 test_forward_gpu's; the output is poisoned with NaN and guarded by poisoned
 rows, so an unwritten or overwritten row fails.
 """
@@ -20,6 +22,8 @@ import torch
 import blockattn
 from blockattn import reference
 
+from .test_backward_gpu import check_grads
+from .test_block_sizes_gpu import reference_grads
 from .test_forward_gpu import GUARD_ROWS, check, make_inputs, poisoned_output
 from .test_rotary_gpu import random_tables
 
@@ -99,10 +103,41 @@ def test_forward_rotary(interleaved, head_dim, dtype):
         run_case(EDGE_LENGTHS, 2, head_dim, dtype=dtype, seed=3, rotary=rotary, ref_rotary=ref_rotary)
 
 
-def test_backward_is_refused():
+# The backward (sm_90a, plain: the whole block per work item, dQ per query half, dK and dV
+# per key half summed over both query halves; docs/block-sizes.md).
+sm90a_backward = pytest.mark.skipif(
+    torch.cuda.get_device_capability() != (9, 0), reason="the backward at block_size 128: sm_90a only"
+)
+
+
+def run_backward(lengths, heads, head_dim, dtype=torch.bfloat16, seed=0, scale=None):
+    q, k, v, cu = make_inputs(lengths, heads, head_dim, dtype, seed)
+    do = torch.randn_like(q)
+    leaves = [t.clone().requires_grad_(True) for t in (q, k, v)]
+    o = blockattn.block_attention(*leaves, cu, block_size=BS, softmax_scale=scale)
+    o.backward(do)
+    check_grads([t.grad for t in leaves], reference_grads(q, k, v, cu, do, BS, scale), dtype)
+
+
+@sm90a_backward
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("head_dim", [64, 128])
+@pytest.mark.parametrize("heads", [1, 4])
+def test_backward_jagged_edges(head_dim, heads, dtype):
+    run_backward(EDGE_LENGTHS, heads, head_dim, dtype=dtype)
+
+
+@sm90a_backward
+def test_backward_long_tiny_and_scaled():
+    run_backward([20_011], 2, 128, seed=2)
+    run_backward(TINY_LENGTHS, 3, 64, seed=3)
+    run_backward(EDGE_LENGTHS, 2, 64, seed=4, scale=0.05)
+
+
+@sm90a_backward
+def test_backward_with_rotary_is_refused():
     q, k, v, cu = make_inputs([130, 5], 2, 64, torch.bfloat16)
+    cos, sin = random_tables(200, 64, seed=1)
     q.requires_grad_(True)
-    with pytest.raises(ValueError, match="^block_size: 128 has a forward kernel only"):
-        blockattn.block_attention(q, k, v, cu, block_size=BS)
-    with torch.no_grad():
-        blockattn.block_attention(q, k, v, cu, block_size=BS)
+    with pytest.raises(ValueError, match="^rotary: block_size 128 has no rotary backward yet"):
+        blockattn.block_attention(q, k, v, cu, block_size=BS, rotary=blockattn.Rotary(cos, sin))

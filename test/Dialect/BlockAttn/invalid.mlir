@@ -297,18 +297,19 @@ func.func @negative_forward_block_size_256(
 
 // -----
 
-// 128-token blocks have a forward only (docs/block-sizes.md).
-func.func @negative_backward_block_size_128(
+// 128-token blocks have a plain backward only (docs/block-sizes.md): no
+// rotary, causal or dlse yet.
+func.func @negative_backward_block_size_128_causal(
     %q: memref<?x4x128xbf16>, %k: memref<?x4x128xbf16>,
     %v: memref<?x4x128xbf16>, %do: memref<?x4x128xbf16>,
     %dq: memref<?x4x128xbf16>, %dk: memref<?x4x128xbf16>,
     %dv: memref<?x4x128xbf16>, %cu: memref<?xi32>) {
-  // expected-error @below {{'blockattn.backward' op block_size 128 is implemented for the forward only; the backward supports block_size 64}}
+  // expected-error @below {{'blockattn.backward' op block_size 128 has a plain backward only (no causal, dlse or rotary yet); they support block sizes up to 64}}
   blockattn.backward q(%q : memref<?x4x128xbf16>) k(%k : memref<?x4x128xbf16>)
       v(%v : memref<?x4x128xbf16>) do(%do : memref<?x4x128xbf16>)
       dq(%dq : memref<?x4x128xbf16>) dk(%dk : memref<?x4x128xbf16>)
       dv(%dv : memref<?x4x128xbf16>) cu_seqlens(%cu : memref<?xi32>)
-      {block_size = 128 : i64, head_dim = 128 : i64, element_type = bf16}
+      {block_size = 128 : i64, head_dim = 128 : i64, element_type = bf16, causal}
   return
 }
 

@@ -3118,3 +3118,62 @@ func.func @negative_set_max_registers_action() {
   }
   return
 }
+
+// -----
+
+// The added accumulator of warpspec.mma ... plus %acc has the result's type.
+func.func @negative_mma_acc_type(%a: !warpspec.buffer<64x64xbf16, smem>,
+                                 %b: !warpspec.buffer<64x128xbf16, smem>,
+                                 %c: !warpspec.acc<64x64xf32>) {
+  // expected-error @+1 {{'warpspec.mma' op the added accumulator must have the result's type '!warpspec.acc<64x128xf32>', got '!warpspec.acc<64x64xf32>'}}
+  %d = warpspec.mma %a, %b plus %c : !warpspec.acc<64x64xf32> {transpose_a}
+      : !warpspec.buffer<64x64xbf16, smem>, !warpspec.buffer<64x128xbf16, smem> -> !warpspec.acc<64x128xf32>
+  return
+}
+
+// -----
+
+// An added accumulator needs A in shared memory (the register-A wgmma chain
+// starts from zero).
+func.func @negative_mma_acc_register_a(%a: !warpspec.acc<64x64xbf16>,
+                                       %b: !warpspec.buffer<64x128xbf16, smem>,
+                                       %c: !warpspec.acc<64x128xf32>) {
+  // expected-error @+1 {{'warpspec.mma' op an added accumulator needs A in shared memory}}
+  %d = warpspec.mma %a, %b plus %c : !warpspec.acc<64x128xf32>
+      : !warpspec.acc<64x64xbf16>, !warpspec.buffer<64x128xbf16, smem> -> !warpspec.acc<64x128xf32>
+  return
+}
+
+// -----
+
+// A column chunk is one whole swizzled chunk of the source: 64 columns of a
+// 128-column bf16 buffer.
+func.func @negative_column_chunk_width(%p: !warpspec.buffer<64x128xbf16, smem>) {
+  // expected-error @+1 {{'warpspec.column_chunk' op result must be one chunk of the source (64 rows x 64 columns of its element type), got '!warpspec.buffer<64x32xbf16, smem>'}}
+  %c = warpspec.column_chunk %p[0] : !warpspec.buffer<64x128xbf16, smem> -> !warpspec.buffer<64x32xbf16, smem>
+  return
+}
+
+// -----
+
+func.func @negative_column_chunk_index(%p: !warpspec.buffer<64x128xbf16, smem>) {
+  // expected-error @+1 {{'warpspec.column_chunk' op chunk index 2 is outside the source's 2 chunks}}
+  %c = warpspec.column_chunk %p[2] : !warpspec.buffer<64x128xbf16, smem> -> !warpspec.buffer<64x64xbf16, smem>
+  return
+}
+
+// -----
+
+func.func @negative_column_chunk_tmem(%p: !warpspec.buffer<64x128xbf16, tmem>) {
+  // expected-error @+1 {{'warpspec.column_chunk' op views shared-memory buffers only}}
+  %c = warpspec.column_chunk %p[0] : !warpspec.buffer<64x128xbf16, tmem> -> !warpspec.buffer<64x64xbf16, tmem>
+  return
+}
+
+// -----
+
+func.func @negative_pin_tmem(%p: !warpspec.buffer<64x128xf32, tmem>) {
+  // expected-error @+1 {{'warpspec.pin' op pins shared-memory buffers only}}
+  %c = warpspec.pin %p : !warpspec.buffer<64x128xf32, tmem>
+  return
+}

@@ -841,3 +841,25 @@ func.func @types(%b0: !warpspec.buffer<64x128xbf16, smem>,
                  %r1: !warpspec.rows<128xf16>) {
   return
 }
+
+// The block-size-128 backward's key-half gradient: column chunk 1 of each
+// query half's P, read transposed, the second product accumulating onto the
+// first.
+// CHECK-LABEL: func.func @column_chunk_and_acc
+// CHECK: %[[P0:.*]] = warpspec.pin %{{.*}} : <64x128xbf16, smem>
+// CHECK: %[[C0:.*]] = warpspec.column_chunk %[[P0]][1] : <64x128xbf16, smem> -> <64x64xbf16, smem>
+// CHECK: %[[D0:.*]] = warpspec.mma %[[C0]], %{{.*}} {transpose_a}
+// CHECK: warpspec.mma %{{.*}}, %{{.*}} plus %[[D0]] : !warpspec.acc<64x128xf32> {transpose_a} : !warpspec.buffer<64x64xbf16, smem>, <64x128xbf16, smem> -> <64x128xf32>
+func.func @column_chunk_and_acc(%p0: !warpspec.buffer<64x128xbf16, smem>,
+                                %p1: !warpspec.buffer<64x128xbf16, smem>,
+                                %do0: !warpspec.buffer<64x128xbf16, smem>,
+                                %do1: !warpspec.buffer<64x128xbf16, smem>) {
+  %pinned = warpspec.pin %p0 : !warpspec.buffer<64x128xbf16, smem>
+  %c0 = warpspec.column_chunk %pinned[1] : !warpspec.buffer<64x128xbf16, smem> -> !warpspec.buffer<64x64xbf16, smem>
+  %d0 = warpspec.mma %c0, %do0 {transpose_a}
+      : !warpspec.buffer<64x64xbf16, smem>, !warpspec.buffer<64x128xbf16, smem> -> !warpspec.acc<64x128xf32>
+  %c1 = warpspec.column_chunk %p1[1] : !warpspec.buffer<64x128xbf16, smem> -> !warpspec.buffer<64x64xbf16, smem>
+  %d1 = warpspec.mma %c1, %do1 plus %d0 : !warpspec.acc<64x128xf32> {transpose_a}
+      : !warpspec.buffer<64x64xbf16, smem>, !warpspec.buffer<64x128xbf16, smem> -> !warpspec.acc<64x128xf32>
+  return
+}

@@ -53,6 +53,11 @@ constexpr int64_t kLargeBlockMmaRegs = 96;
 /// the load warpgroup 16 TMA boxes a tile at 256 (at 40 it spilled 8-36
 /// bytes); the softmax warpgroup keeps 256 (ptxas, CUDA 13.0).
 constexpr int64_t kChunkedBackwardMmaRegs = 96, kChunkedBackwardLoadRegs = 64;
+/// sm_90a, the backward at block size 128: the producer issues six tiles'
+/// boxes a block (q and dO in halves; 18 boxes at head dim 96), and at 40
+/// registers ptxas spilled it (44 bytes at D = 96, 8 at 128); at 64 nothing
+/// spills, and the one consumer still gets 256 (its cap).
+constexpr int64_t kLargeBlockBackwardProducerRegs = 64;
 /// sm_90a: the rotary warpgroup that rotates the load ring's slots in place
 /// (KernelPlan::rotaryWarpgroup). warpspec.rotate reads the tables of as
 /// many passes ahead as its registers allow, (regs - 40) / (2 x pairs per
@@ -163,6 +168,14 @@ void planL2Prefetch(const TuningOptions &options, bool byDefault,
                     (options.l2Prefetch == L2Prefetch::automatic && byDefault);
 }
 
+/// The backward of a block larger than the 64-row MMA tile (block size 128):
+/// its slot (q, k, v, dO of 128 rows: 128 KiB at D = 128) and the P and dS
+/// of both query halves (64 KiB) leave room for one consumer and one CTA per
+/// SM, launched persistent (docs/block-sizes.md).
+bool largeBlockBackward(const KernelShape &shape) {
+  return shape.backward && shape.numQueryTiles() > 1;
+}
+
 /// Which sm_90a kernels launch chunked unless told otherwise: those without
 /// rotary embeddings, and the half-split rotary backward at head dim 128
 /// (docs/performance-notes.md#chunked-launch). Not at head dim 96: there the
@@ -170,6 +183,8 @@ void planL2Prefetch(const TuningOptions &options, bool byDefault,
 /// 4 bytes, the persistent launch's two (232 each) do not (ptxas, CUDA 13.0;
 /// not timed).
 bool chunkedByDefault(const KernelShape &shape) {
+  if (largeBlockBackward(shape))
+    return false;
   return !shape.hasRotary() || (shape.backward && shape.headDim == 128 &&
                                 shape.rotary == RotaryMode::half_split);
 }
@@ -209,6 +224,8 @@ bool isGroupedForward(const KernelShape &shape) {
 /// CTA too little work to keep two CTAs' loads in flight (H200, seed-d32:
 /// 0.83 against 0.95 ms; docs/head-dims.md#launch).
 int64_t chunkedCtasPerSm(const KernelShape &shape) {
+  if (largeBlockBackward(shape))
+    return 1;
   // The backward above head dim 128: a slot of q, k, v, do (96 or 128 KiB)
   // fits one CTA's shared memory only.
   if (shape.backward && shape.headDim > KernelShape::kMaxOutputCols)
@@ -246,7 +263,8 @@ int64_t chunkedConsumers(const KernelShape &shape) {
 int64_t defaultConsumers(const KernelShape &shape) {
   // The backward above head dim 128: no two slots of the ring fit next to
   // two consumers' scratch buffers (a consumer takes every other slot).
-  if (shape.backward && shape.headDim > KernelShape::kMaxOutputCols)
+  if ((shape.backward && shape.headDim > KernelShape::kMaxOutputCols) ||
+      largeBlockBackward(shape))
     return 1;
   return shape.backward && shape.headDim <= 64 && !shape.hasRotary() ? 1 : 2;
 }
@@ -401,6 +419,10 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
     scratchPerConsumer += shape.queryTileBytes(shape.tileRows());
   if (shape.backward)
     scratchPerConsumer += shape.queryTileBytes(shape.tileRows());
+  // A large block's backward keeps P and dS of every query half.
+  if (largeBlockBackward(shape))
+    scratchPerConsumer += 2 * (shape.numQueryTiles() - 1) *
+                          shape.queryTileBytes(shape.tileRows());
   if (plan.stageOutput)
     scratchPerConsumer += shape.queryTileBytes(shape.outputChunkCols());
   int64_t scratchBytes = plan.numConsumers * scratchPerConsumer;
@@ -427,6 +449,8 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
   // accumulator registers at D=128; the backward at most one 64-register
   // output accumulator, dS and a few row values at a time).
   plan.registers.load = kProducerRegs;
+  if (largeBlockBackward(shape))
+    plan.registers.load = kLargeBlockBackwardProducerRegs;
   // Like the other options, `on` applies to the kernels it can: those with
   // rotary embeddings and one CTA per SM (two CTAs of three warpgroups
   // leave no registers for a fourth).
@@ -443,7 +467,7 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
     return plan;
   }
   plan.registers.compute = replicaRegisters(
-      /*single=*/1, kProducerRegs, plan.numConsumers, plan.ctasPerSm);
+      /*single=*/1, plan.registers.load, plan.numConsumers, plan.ctasPerSm);
   return plan;
 }
 
@@ -477,6 +501,9 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
   if (shape.numQueryTiles() > 1 && shape.hasRotary())
     return fail("rotary embeddings at block_size ", shape.blockSize,
                 " are implemented for sm_90a only (docs/block-sizes.md)");
+  if (largeBlockBackward(shape))
+    return fail("the backward at block_size ", shape.blockSize,
+                " is implemented for sm_90a only (docs/block-sizes.md)");
   // A large block's query halves go to the softmax replicas round-robin,
   // replica r always taking half r (Sm100aRecipe.cpp).
   if (plan.softmaxReplicas % shape.numQueryTiles() != 0)

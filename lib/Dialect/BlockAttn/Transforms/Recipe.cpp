@@ -85,8 +85,16 @@ SmallVector<LoadedTile> loadedTiles(const KernelSpec &spec) {
   for (int64_t offset = 0; offset < spec.tileRows();
        offset += spec.queryTileRows())
     tiles.push_back({spec.loads[0], half, offset});
-  for (Value source : ArrayRef<Value>(spec.loads).drop_front())
+  for (Value source : ArrayRef<Value>(spec.loads).drop_front()) {
+    // The backward's dO is an A operand (dP = dO V^T) like q: in halves too.
+    if (spec.backward && source == spec.loads.back()) {
+      for (int64_t offset = 0; offset < spec.tileRows();
+           offset += spec.queryTileRows())
+        tiles.push_back({source, half, offset});
+      continue;
+    }
     tiles.push_back({source, whole, 0});
+  }
   return tiles;
 }
 

@@ -44,7 +44,8 @@ struct LoadedTile {
 /// The tiles of a load-ring slot, in slot order. Up to 64 tokens a block,
 /// one [block, D] tile per tensor of `spec.loads`. A larger block's query
 /// comes in 64-row halves (each the M of its own products), its keys and
-/// values whole: q rows [0, 64), q rows [64, 128), k, v.
+/// values whole: q rows [0, 64), q rows [64, 128), k, v (and in the
+/// backward dO rows [0, 64), dO rows [64, 128): an A operand like q).
 SmallVector<LoadedTile> loadedTiles(const KernelSpec &spec);
 
 /// A channel with no placement yet (the allocators fill it in).

@@ -26,6 +26,8 @@ struct ConsumerContext {
   Value scale;
   Value pScratch;  // P (forward with p-operand=smem, backward)
   Value dsScratch; // dS (backward)
+  // The second query half's P and dS (the backward at block size 128).
+  Value pScratchHigh, dsScratchHigh;
   Value oStaging;  // output staging (o-store=smem|tma)
   bool bulkStore = false;
 };
@@ -128,6 +130,10 @@ void buildHopperKernel(
     c.pScratch = ScratchOp::create(b, loc, square, nullptr, nullptr);
   if (needsDsScratch)
     c.dsScratch = ScratchOp::create(b, loc, square, nullptr, nullptr);
+  if (needsDsScratch && spec.numQueryTiles() > 1) {
+    c.pScratchHigh = ScratchOp::create(b, loc, square, nullptr, nullptr);
+    c.dsScratchHigh = ScratchOp::create(b, loc, square, nullptr, nullptr);
+  }
   if (plan.stageOutput)
     c.oStaging = ScratchOp::create(
         b, loc, queryBuffer(spec, spec.outputChunkCols()), nullptr, nullptr);
@@ -441,6 +447,106 @@ void buildHopperGroupedBackward(OpBuilder &b, Location loc,
   c.head = kvHead;
   storeTile(b, loc, c, dvAcc, spec.stores[0], Value());
   storeTile(b, loc, c, dkAcc, spec.stores[1], Value());
+
+/// Rows `[row + 64 i, row + 64 i + 64)` of a block of `rows` valid rows
+/// that starts at `row`: the first row and the valid rows of its 64-row
+/// half `i` (none past a short block).
+std::pair<Value, Value> blockHalf(OpBuilder &b, Location loc, Value row,
+                                  Value rows, int64_t i, int64_t halfRows) {
+  Value half = arith::ConstantIntOp::create(b, loc, halfRows, 32);
+  if (i == 0)
+    return {row, arith::MinSIOp::create(b, loc, rows, half)};
+  Value offset = arith::ConstantIntOp::create(b, loc, i * halfRows, 32);
+  Value zero = arith::ConstantIntOp::create(b, loc, 0, 32);
+  Value left = arith::MaxSIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, rows, offset), zero);
+  return {arith::AddIOp::create(b, loc, row, offset),
+          arith::MinSIOp::create(b, loc, left, half)};
+}
+
+/// The backward of a block larger than the 64-row MMA tile (block size 128,
+/// docs/block-sizes.md): the work item is the whole block, its slot holds
+/// q and dO in 64-row halves and k, v whole.
+///   per query half i:  S_i = q_i k^T (64 x 128); P_i = softmax(S_i),
+///     normalized (the whole row is in the tile: exact, no LSE);
+///     dP_i = dO_i v^T; dS_i = scale P_i (dP_i - rowsum(P_i dP_i));
+///     dQ_i = dS_i k (dS_i from registers, K = 128), stored at once;
+///     P_i and dS_i to shared memory ([64, 128] each).
+///   per key half j:    dV_j = sum_i P_i[:, 64 j:]^T dO_i and
+///     dK_j = sum_i dS_i[:, 64 j:]^T q_i: column chunk j of each half's
+///     scratch read MN-major, the second half's product accumulating onto
+///     the first's (one chain: deterministic, no atomics).
+/// Registers at D = 128: P 64 + dP 64 at the peak (as the forward's S and O),
+/// then dS 32 + dQ 64, then one 64-register output at a time.
+void buildLargeBlockBackwardBody(OpBuilder &b, Location loc,
+                                 const KernelSpec &spec, ConsumerContext &c) {
+  MLIRContext *ctx = b.getContext();
+  int64_t halves = spec.numQueryTiles();
+  assert(halves == 2 && "the scratch holds two query halves");
+  ArrayRef<Value> tiles = c.tiles;
+  ArrayRef<Value> q = tiles.take_front(halves);
+  Value k = tiles[halves], v = tiles[halves + 1];
+  ArrayRef<Value> dout = tiles.slice(halves + 2, halves);
+  Value pScratch[] = {c.pScratch, c.pScratchHigh};
+  Value dsScratch[] = {c.dsScratch, c.dsScratchHigh};
+  auto f32 = b.getF32Type();
+  int64_t m = spec.queryTileRows(), n = spec.tileRows();
+  auto wide32 = AccType::get(ctx, {m, n}, f32);
+  auto wide16 = AccType::get(ctx, {m, n}, spec.elementType);
+  auto outType = AccType::get(ctx, {m, spec.headDim}, f32);
+  auto rowsType = RowsType::get(ctx, m, f32);
+  // Every buffer is pinned at its use (warpspec.pin): at one ring slot all
+  // of them sit at fixed addresses, and the ~100 descriptors and store
+  // addresses derived from them would be hoisted out of the tile loop.
+  auto pin = [&](Value buffer) -> Value {
+    return PinOp::create(b, loc, buffer.getType(), buffer);
+  };
+  auto store = [&](Value tile, Value dest, Value row, Value rows) {
+    StoreOp::create(b, loc, tile, dest, row, c.head, rows, Value(),
+                    c.oStaging ? pin(c.oStaging) : Value(),
+                    c.bulkStore ? b.getUnitAttr() : nullptr);
+  };
+  for (int64_t i = 0; i < halves; ++i) {
+    auto [row, rows] = blockHalf(b, loc, c.row, c.rows, i, m);
+    Value s = MmaOp::create(b, loc, wide32, pin(q[i]), pin(k), false,
+                            /*transpose_b=*/true);
+    // Every valid key of the block is a column; query rows past the block's
+    // valid rows are zeroed, so they add nothing to dV and dK.
+    auto softmax = SoftmaxOp::create(b, loc, wide32, rowsType, Type(), s,
+                                     c.rows, /*valid_rows=*/rows, c.scale,
+                                     /*normalize=*/true, /*causal=*/false,
+                                     /*block=*/IntegerAttr());
+    Value p = softmax.getProbs();
+    WriteOp::create(b, loc, p, pin(pScratch[i]));
+    Value dp = MmaOp::create(b, loc, wide32, pin(dout[i]), pin(v), false, true);
+    // No dlse term: the verifier refuses it at this block size.
+    Value ds = SoftmaxGradOp::create(b, loc, wide16, p, dp, c.scale, Value());
+    WriteOp::create(b, loc, ds, pin(dsScratch[i]));
+    Value dq = MmaOp::create(b, loc, outType, ds, pin(k), false, false);
+    store(dq, spec.stores[2], row, rows);
+  }
+  // Key half j: its rows of dV and dK, each a sum over the query halves.
+  auto keyHalfGradient = [&](ArrayRef<Value> scratch, ArrayRef<Value> operand,
+                             int64_t j) {
+    Value acc;
+    for (int64_t i = 0; i < halves; ++i) {
+      Value chunk = ColumnChunkOp::create(b, loc, queryBuffer(spec, m),
+                                          pin(scratch[i]), b.getI64IntegerAttr(j));
+      acc = MmaOp::create(b, loc, outType, chunk, pin(operand[i]),
+                          /*transpose_a=*/true, /*transpose_b=*/false, acc);
+    }
+    return acc;
+  };
+  for (int64_t j = 0; j < halves; ++j) {
+    auto [row, rows] = blockHalf(b, loc, c.row, c.rows, j, m);
+    Value dv = keyHalfGradient(pScratch, dout, j);
+    store(dv, spec.stores[0], row, rows);
+    Value dk = keyHalfGradient(dsScratch, q, j);
+    // The slot is held until the last product has read it.
+    if (j + 1 == halves)
+      ReleaseOp::create(b, loc, c.slot);
+    store(dk, spec.stores[1], row, rows);
+  }
 }
 
 } // namespace
@@ -455,7 +561,9 @@ void blockattn::buildSm90aKernel(OpBuilder &b, Location loc,
   buildHopperKernel(b, loc, spec, plan, pScratch,
                     /*needsDsScratch=*/backward,
                     [&](OpBuilder &b, ConsumerContext &c) {
-                      if (backward)
+                      if (backward && spec.numQueryTiles() > 1)
+                        buildLargeBlockBackwardBody(b, loc, spec, c);
+                      else if (backward)
                         buildBackwardBody(b, loc, spec, c);
                       else
                         buildForwardBody(b, loc, spec, c);

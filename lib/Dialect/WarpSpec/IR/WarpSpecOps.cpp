@@ -1368,6 +1368,40 @@ LogicalResult MmaOp::verify() {
   return success();
 }
 
+LogicalResult ColumnChunkOp::verify() {
+  BufferType source = getSource().getType();
+  BufferType result = getResult().getType();
+  if (source.getMemorySpace() != MemorySpace::smem ||
+      result.getMemorySpace() != MemorySpace::smem)
+    return emitOpError() << "views shared-memory buffers only";
+  if (source.getShape().size() != 2 || !isSixteenBit(source.getElementType()))
+    return emitOpError() << "source must be a 2-D 16-bit buffer, got "
+                         << source;
+  int64_t cols = source.getShape()[1];
+  // The chunk width of the swizzled layout (nvdesc::SwizzledTile).
+  int64_t chunk = cols % 64 == 0 ? 64 : 32;
+  if (cols % 32 != 0)
+    return emitOpError()
+           << "buffers hold whole swizzled chunks (a multiple of 32 columns)";
+  if (result.getElementType() != source.getElementType() ||
+      result.getShape() != ArrayRef<int64_t>{source.getShape()[0], chunk})
+    return emitOpError() << "result must be one chunk of the source ("
+                         << source.getShape()[0] << " rows x " << chunk
+                         << " columns of its element type), got " << result;
+  if (getIndex() < 0 ||
+      static_cast<uint64_t>(getIndex()) >= static_cast<uint64_t>(cols / chunk))
+    return emitOpError() << "chunk index " << getIndex()
+                         << " is outside the source's " << cols / chunk
+                         << " chunks";
+  return success();
+}
+
+LogicalResult PinOp::verify() {
+  if (getSource().getType().getMemorySpace() != MemorySpace::smem)
+    return emitOpError() << "pins shared-memory buffers only";
+  return success();
+}
+
 LogicalResult SoftmaxOp::verify() {
   AccType scores = getScores().getType();
   AccType probs = getProbs().getType();
@@ -1759,6 +1793,9 @@ LogicalResult StoreOp::verify() {
              << "staging buffer must be a shared-memory tile of the value's "
                 "shape and the destination's 16-bit element type, got "
              << buffer;
+    // A pinned scratch buffer (warpspec.pin) is the scratch buffer itself.
+    if (auto pin = staging.getDefiningOp<PinOp>())
+      staging = pin.getSource();
     if (!staging.getDefiningOp<ScratchOp>())
       return emitOpError()
              << "staging buffer must be a warpspec.scratch of the partition";

@@ -1187,6 +1187,55 @@ def WarpSpec_WriteOp : WarpSpec_Op<"write"> {
   let hasVerifier = 1;
 }
 
+def WarpSpec_ColumnChunkOp : WarpSpec_Op<"column_chunk", [Pure]> {
+  let summary = "one swizzled column chunk of a shared-memory buffer";
+  let description = [{
+    The `warpspec.column_chunk` operation views columns
+    `[index * C, index * C + C)` of the shared-memory buffer `source` as a
+    buffer of its own, where `C` is the width of the buffer's swizzled chunks
+    (64 columns of 16-bit elements with the 128-byte swizzle, 32 with the
+    64-byte one). A buffer is stored chunk after chunk, so the view is the
+    chunk's start address, and an MMA reads it like any buffer of its shape
+    (for example the A operand `P[:, 64 j : 64 j + 64]^T` of the
+    block-size-128 backward's `dV_j`).
+
+    ```mlir
+    %p1 = warpspec.column_chunk %p[1]
+        : !warpspec.buffer<64x128xbf16, smem> -> !warpspec.buffer<64x64xbf16, smem>
+    ```
+  }];
+  let arguments = (ins WarpSpec_BufferType:$source, I64Attr:$index);
+  let results = (outs WarpSpec_BufferType:$result);
+  let assemblyFormat = [{
+    $source `[` $index `]` attr-dict `:` type($source) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def WarpSpec_PinOp : WarpSpec_Op<"pin", [AllTypesMatch<["source", "result"]>]> {
+  let summary = "a shared-memory buffer's address, recomputed here";
+  let description = [{
+    The `warpspec.pin` operation returns `source` unchanged, but its address
+    is taken where the op is (the lowering passes it through an empty
+    side-effecting asm, as CUTLASS's `warpgroup_fence_operand` does for
+    registers). A buffer at a fixed shared-memory address (a scratch buffer,
+    or the slot of a one-slot ring) is loop invariant, and LLVM hoists every
+    MMA descriptor and store address derived from it out of the tile loop,
+    where each holds registers for the whole loop; derived from a pinned
+    address, they are recomputed (a few integer adds) next to their use.
+    The block-size-128 backward, with about a hundred such values, spilled
+    without it.
+
+    ```mlir
+    %q0 = warpspec.pin %q : !warpspec.buffer<64x128xbf16, smem>
+    ```
+  }];
+  let arguments = (ins WarpSpec_BufferType:$source);
+  let results = (outs WarpSpec_BufferType:$result);
+  let assemblyFormat = "$source attr-dict `:` type($source)";
+  let hasVerifier = 1;
+}
+
 def WarpSpec_TmaLoadOp : WarpSpec_Op<"tma_load"> {
   let summary = "asynchronous bulk copy of one tile into a channel buffer";
   let description = [{
@@ -1237,6 +1286,17 @@ def WarpSpec_MmaOp : WarpSpec_Op<"mma"> {
     // O = P V, P from registers
     %o = warpspec.mma %p, %v
         : !warpspec.acc<64x64xbf16>, !warpspec.buffer<64x128xbf16, smem>
+          -> !warpspec.acc<64x128xf32>
+    ```
+
+    With `acc(%c)`, the product is added to `%c` (a tile of the result's
+    type): `D = C + A * B`. A product whose K is split across buffers (the
+    block-size-128 backward's `dV = P^T dO` over two 64-row query halves)
+    is two `warpspec.mma`, the second accumulating onto the first.
+
+    ```mlir
+    %dv = warpspec.mma %p1, %do1 acc(%dv0 : !warpspec.acc<64x128xf32>) {transpose_a}
+        : !warpspec.buffer<64x64xbf16, smem>, !warpspec.buffer<64x128xbf16, smem>
           -> !warpspec.acc<64x128xf32>
     ```
   }];
