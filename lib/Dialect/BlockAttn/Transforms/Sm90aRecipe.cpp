@@ -447,6 +447,7 @@ void buildHopperGroupedBackward(OpBuilder &b, Location loc,
   c.head = kvHead;
   storeTile(b, loc, c, dvAcc, spec.stores[0], Value());
   storeTile(b, loc, c, dkAcc, spec.stores[1], Value());
+}
 
 /// Rows `[row + 64 i, row + 64 i + 64)` of a block of `rows` valid rows
 /// that starts at `row`: the first row and the valid rows of its 64-row
