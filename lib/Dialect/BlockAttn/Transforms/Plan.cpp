@@ -325,7 +325,7 @@ FailureOr<KernelPlan> planSm90aGrouped(const KernelShape &shape,
                 options.numConsumers);
   KernelPlan plan;
   int64_t itemBytes = (2 + 2 * shape.group) * shape.tileBytes(shape.headDim);
-  if (failed(planLaunch(Chip::sm_90a, options, itemBytes,
+  if (failed(planLaunch(Chip::sm_90a, options, tilesOfChunkLoads(itemBytes),
                         /*chunkedByDefault=*/true, groupedCtasPerSm(shape),
                         plan, fail)))
     return failure();
@@ -359,7 +359,7 @@ FailureOr<KernelPlan> planSm100aGrouped(const KernelShape &shape,
                 stringifyOStore(options.oStore), "'");
   KernelPlan plan;
   int64_t itemBytes = (2 + 2 * shape.group) * shape.tileBytes(shape.headDim);
-  if (failed(planLaunch(Chip::sm_100a, options, itemBytes,
+  if (failed(planLaunch(Chip::sm_100a, options, tilesOfChunkLoads(itemBytes),
                         /*chunkedByDefault=*/false, /*chunkedCtasPerSm=*/1,
                         plan, fail)))
     return failure();
