@@ -135,9 +135,16 @@ def check_grads(got, want, dtype):
         assert worst < max_tol, f"{name}: max error {worst:.3e} of the largest |grad|"
 
 
+def grad_output_like(q, seed):
+    """dO from its own seeded generator: the same seed gives the same dO (torch.randn_like
+    draws from the global generator, a different dO on every call)."""
+    g = torch.Generator(device="cuda").manual_seed(seed + 1_000_003)
+    return torch.randn(q.shape, generator=g, device="cuda", dtype=torch.float32).to(q.dtype)
+
+
 def run_backward_case(lengths, hq, hkv, head_dim, dtype=torch.bfloat16, seed=0):
     q, k, v, cu = make_inputs(lengths, hq, hkv, head_dim, dtype, seed)
-    do = torch.randn_like(q)
+    do = grad_output_like(q, seed)
     leaves = [t.clone().requires_grad_(True) for t in (q, k, v)]
     blockattn.block_attention(*leaves, cu).backward(do)
     torch.cuda.synchronize()
@@ -174,7 +181,7 @@ def test_backward_dq_equals_repeated_heads():
     products, so the same bits); dk and dv are sums over the group in f32 and are only
     checked against the reference."""
     q, k, v, cu = make_inputs(EDGE_LENGTHS, 8, 2, 128, torch.bfloat16, seed=12)
-    do = torch.randn_like(q)
+    do = grad_output_like(q, 12)  # the dO run_backward_case draws for seed 12
     dq, dk, dv = run_backward_case(EDGE_LENGTHS, 8, 2, 128, seed=12)
     leaves = [t.clone().requires_grad_(True) for t in (q, k.repeat_interleave(4, 1), v.repeat_interleave(4, 1))]
     blockattn.block_attention(*leaves, cu).backward(do)
