@@ -151,9 +151,9 @@ LogicalResult planLaunch(Chip chip, const TuningOptions &options,
                 "persistent (schedule '",
                 stringifySchedule(options.schedule), "')");
   plan.contiguousSchedule = chunked || options.schedule == Schedule::contiguous;
-  plan.ctasPerSm =
-      options.ctasPerSm > 0 ? options.ctasPerSm
-                            : (chunked && sm90a ? chunkedCtasPerSm : 1);
+  plan.ctasPerSm = options.ctasPerSm > 0
+                       ? options.ctasPerSm
+                       : (chunked && sm90a ? chunkedCtasPerSm : 1);
   if (chunked)
     plan.tilesPerCta =
         options.tilesPerCta > 0 ? options.tilesPerCta : chunkTiles;
@@ -336,8 +336,8 @@ FailureOr<KernelPlan> planSm90aGrouped(const KernelShape &shape,
   int64_t scratch = 2 * shape.queryTileBytes(shape.tileRows());
   if (plan.stageOutput)
     scratch += shape.queryTileBytes(shape.headDim);
-  int64_t budget = TargetLimits::sharedMemoryBudget(plan.ctasPerSm) -
-                   kSmemReserve - scratch;
+  int64_t budget =
+      TargetLimits::sharedMemoryBudget(plan.ctasPerSm) - kSmemReserve - scratch;
   if (failed(planGroupedRings(shape, options, budget, plan, fail)))
     return failure();
   plan.registers.load = kProducerRegs;
@@ -371,8 +371,7 @@ FailureOr<KernelPlan> planSm100aGrouped(const KernelShape &shape,
   // One output staging buffer, one P/dS slot.
   int64_t scratch = shape.queryTileBytes(shape.headDim) +
                     2 * shape.tileBytes(shape.tileRows());
-  int64_t budget =
-      TargetLimits::maxSharedMemoryBytes - kSmemReserve - scratch;
+  int64_t budget = TargetLimits::maxSharedMemoryBytes - kSmemReserve - scratch;
   if (failed(planGroupedRings(shape, options, budget, plan, fail)))
     return failure();
   plan.registers.load = kGroupedProducerRegs;
@@ -394,11 +393,11 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
                 options.numConsumers);
   KernelPlan plan;
   int64_t slotBytes = shape.numLoads() * shape.tileBytes(shape.headDim);
-  if (failed(planLaunch(
-          Chip::sm_90a, options, chunkedTilesPerCta(shape, slotBytes),
-          options.numConsumers <= chunkedConsumers(shape) &&
-              chunkedByDefault(shape),
-          chunkedCtasPerSm(shape), plan, fail)))
+  if (failed(planLaunch(Chip::sm_90a, options,
+                        chunkedTilesPerCta(shape, slotBytes),
+                        options.numConsumers <= chunkedConsumers(shape) &&
+                            chunkedByDefault(shape),
+                        chunkedCtasPerSm(shape), plan, fail)))
     return failure();
   planL2Prefetch(options,
                  shape.backward && !shape.hasRotary() && shape.headDim <= 64 &&
@@ -573,8 +572,9 @@ FailureOr<KernelPlan> blockattn::planKernel(const KernelShape &shape,
                                             std::string &error) {
   Failure fail{error};
   if (shape.groupedBackward())
-    return options.chip == Chip::sm_90a ? planSm90aGrouped(shape, options, fail)
-                                        : planSm100aGrouped(shape, options, fail);
+    return options.chip == Chip::sm_90a
+               ? planSm90aGrouped(shape, options, fail)
+               : planSm100aGrouped(shape, options, fail);
   switch (options.chip) {
   case Chip::sm_90a:
     return planSm90a(shape, options, fail);

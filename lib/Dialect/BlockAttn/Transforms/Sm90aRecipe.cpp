@@ -28,7 +28,7 @@ struct ConsumerContext {
   Value dsScratch; // dS (backward)
   // The second query half's P and dS (the backward at block size 128).
   Value pScratchHigh, dsScratchHigh;
-  Value oStaging;  // output staging (o-store=smem|tma)
+  Value oStaging; // output staging (o-store=smem|tma)
   bool bulkStore = false;
 };
 
@@ -191,7 +191,7 @@ void buildForwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
                                      spec.lse ? rowsType : Type(), s, c.rows,
                                      /*valid_rows=*/Value(), c.scale,
                                      /*normalize=*/false, spec.causal,
-                                   /*block=*/IntegerAttr());
+                                     /*block=*/IntegerAttr());
     maskToBlocks(softmax, spec);
     Value pOperand = softmax.getProbs();
     if (c.pScratch) {
@@ -397,7 +397,8 @@ void buildHopperGroupedBackward(OpBuilder &b, Location loc,
     c.head = head;
     auto qdoSlot = GetOp::create(b, loc, qdo);
     Value q = qdoSlot.getBuffers()[0], dout = qdoSlot.getBuffers()[1];
-    Value s = MmaOp::create(b, loc, square32, q, k, false, /*transpose_b=*/true);
+    Value s =
+        MmaOp::create(b, loc, square32, q, k, false, /*transpose_b=*/true);
     auto softmax = SoftmaxOp::create(b, loc, square32, rowsType, Type(), s,
                                      c.rows, /*valid_rows=*/c.rows, c.scale,
                                      /*normalize=*/true, spec.causal,
@@ -414,14 +415,15 @@ void buildHopperGroupedBackward(OpBuilder &b, Location loc,
     WriteOp::create(b, loc, ds, c.dsScratch);
     Value dv = MmaOp::create(b, loc, outType, c.pScratch, dout,
                              /*transpose_a=*/true, false, dvIn);
-    Value dk = MmaOp::create(b, loc, outType, c.dsScratch, q, true, false, dkIn);
+    Value dk =
+        MmaOp::create(b, loc, outType, c.dsScratch, q, true, false, dkIn);
     ReleaseOp::create(b, loc, qdoSlot.getSlot());
     Value dq = MmaOp::create(b, loc, outType, c.dsScratch, k, false, false);
     storeTile(b, loc, c, dq, spec.stores[2], Value());
     return std::make_pair(dv, dk);
   };
-  auto [dvAcc, dkAcc] = queryHead(groupQueryHead(b, loc, spec, kvHead, 0),
-                                  Value(), Value());
+  auto [dvAcc, dkAcc] =
+      queryHead(groupQueryHead(b, loc, spec, kvHead, 0), Value(), Value());
   // The other heads in one loop (as on sm_100a, G unrolled copies spill),
   // dV and dK its iter_args. K and V are released after it.
   auto constant = [&](int64_t value) -> Value {
@@ -433,9 +435,9 @@ void buildHopperGroupedBackward(OpBuilder &b, Location loc,
   {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(loop.getBody());
-    Value head = arith::AddIOp::create(
-        b, loc, groupQueryHead(b, loc, spec, kvHead, 0),
-        loop.getInductionVar());
+    Value head =
+        arith::AddIOp::create(b, loc, groupQueryHead(b, loc, spec, kvHead, 0),
+                              loop.getInductionVar());
     auto [dv, dk] = queryHead(head, loop.getRegionIterArgs()[0],
                               loop.getRegionIterArgs()[1]);
     SmallVector<Value> next = {dv, dk};
@@ -531,8 +533,9 @@ void buildLargeBlockBackwardBody(OpBuilder &b, Location loc,
                              int64_t j) {
     Value acc;
     for (int64_t i = 0; i < halves; ++i) {
-      Value chunk = ColumnChunkOp::create(b, loc, queryBuffer(spec, m),
-                                          pin(scratch[i]), b.getI64IntegerAttr(j));
+      Value chunk =
+          ColumnChunkOp::create(b, loc, queryBuffer(spec, m), pin(scratch[i]),
+                                b.getI64IntegerAttr(j));
       acc = MmaOp::create(b, loc, outType, chunk, pin(operand[i]),
                           /*transpose_a=*/true, /*transpose_b=*/false, acc);
     }

@@ -176,16 +176,15 @@ TEST(Sm90aPlan, RotaryWarpgroupTakesTheRotationOffTheConsumers) {
   on.rotaryWarpgroup = RotaryWarpgroup::on;
   // A rotary warpgroup of 104 registers; four warpgroups launch with 128
   // each, so the consumers get (512 - 40 - 104) / 2. The ring is the same.
-  KernelPlan forward = plan(
-      Chip::sm_90a, shape(false, 128, RotaryMode::interleaved, true), on);
+  KernelPlan forward =
+      plan(Chip::sm_90a, shape(false, 128, RotaryMode::interleaved, true), on);
   EXPECT_TRUE(forward.rotaryWarpgroup);
   EXPECT_EQ(forward.registers.load, 40);
   EXPECT_EQ(forward.registers.rotary, 104);
   EXPECT_EQ(forward.registers.compute, 184);
   EXPECT_EQ(forward.numStages, 4);
-  EXPECT_TRUE(
-      plan(Chip::sm_90a, shape(false, 64, RotaryMode::half_split), on)
-          .rotaryWarpgroup);
+  EXPECT_TRUE(plan(Chip::sm_90a, shape(false, 64, RotaryMode::half_split), on)
+                  .rotaryWarpgroup);
   // By default (auto), where it timed faster: the forward at head dim 128,
   // the backward and the interleaved forward at 64; not the half-split
   // forward at 64, nor the backward at 128.
@@ -209,8 +208,7 @@ TEST(Sm90aPlan, RotaryWarpgroupTakesTheRotationOffTheConsumers) {
           .rotaryWarpgroup);
   // Not without rotary embeddings, and never where CTAs share an SM (the
   // half-split backward at head dim 128 launches chunked).
-  EXPECT_TRUE(plan(Chip::sm_90a,
-                   shape(true, 128, RotaryMode::interleaved), on)
+  EXPECT_TRUE(plan(Chip::sm_90a, shape(true, 128, RotaryMode::interleaved), on)
                   .rotaryWarpgroup);
   EXPECT_FALSE(plan(Chip::sm_90a, shape(false, 128), on).rotaryWarpgroup);
   KernelPlan chunked =
