@@ -240,26 +240,39 @@ KernelValues beginKernel(OpBuilder &b, Location loc, Chip chip,
   return buildKernelValues(b, loc, spec);
 }
 
-/// The TMA producer partition shared by every recipe: walk the tiles, copy
-/// the tiles of `spec.loads` into the ring `ring`.
-void buildLoadPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
-                        const KernelValues &values, Value ring,
-                        const KernelPlan &plan) {
+/// The load partition's shell: the producer warpgroup (one, four warps,
+/// `plan.registers.load`) and its tile loop, whose body takes
+/// `numLoopArgs` i32 arguments (row, rows, head[, position]); leaves `b` at
+/// the start of that body (the caller guards its insertion point).
+static TileLoopOp beginLoadTileLoop(OpBuilder &b, Location loc,
+                                    const KernelSpec &spec,
+                                    const KernelValues &values,
+                                    const KernelPlan &plan,
+                                    unsigned numLoopArgs) {
   MLIRContext *ctx = b.getContext();
-  Type i32 = b.getI32Type();
   auto producer = PartitionOp::create(
       b, loc, b.getStringAttr("load"), RoleAttr::get(ctx, Role::load),
       b.getI64IntegerAttr(4), b.getI64IntegerAttr(plan.registers.load),
       b.getI64IntegerAttr(1));
-  OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(&createBody(producer, {}, loc));
   auto loop =
       TileLoopOp::create(b, loc, spec.cuSeqlens, values.numHeads,
                          values.numTokens, b.getI64IntegerAttr(spec.tileRows()),
                          plan.contiguousSchedule ? b.getUnitAttr() : nullptr);
-  SmallVector<Type> loopArgs(spec.needsTilePosition() ? 4 : 3, i32);
-  Block &loopBody = createBody(loop, loopArgs, loc);
-  b.setInsertionPointToStart(&loopBody);
+  SmallVector<Type> loopArgs(numLoopArgs, b.getI32Type());
+  b.setInsertionPointToStart(&createBody(loop, loopArgs, loc));
+  return loop;
+}
+
+/// The TMA producer partition shared by every recipe: walk the tiles, copy
+/// the tiles of `spec.loads` into the ring `ring`.
+void buildLoadPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
+                        const KernelValues &values, Value ring,
+                        const KernelPlan &plan) {
+  OpBuilder::InsertionGuard g(b);
+  TileLoopOp loop = beginLoadTileLoop(b, loc, spec, values, plan,
+                                      spec.needsTilePosition() ? 4 : 3);
+  Block &loopBody = loop.getBody().front();
   Value row = loopBody.getArgument(0), rows = loopBody.getArgument(1),
         head = loopBody.getArgument(2);
   Value position = spec.needsTilePosition() ? loopBody.getArgument(3) : Value();
@@ -328,20 +341,9 @@ void buildGroupedLoadPartition(OpBuilder &b, Location loc,
                                const KernelSpec &spec,
                                const KernelValues &values, Value kv, Value qdo,
                                const KernelPlan &plan) {
-  MLIRContext *ctx = b.getContext();
-  Type i32 = b.getI32Type();
-  auto producer = PartitionOp::create(
-      b, loc, b.getStringAttr("load"), RoleAttr::get(ctx, Role::load),
-      b.getI64IntegerAttr(4), b.getI64IntegerAttr(plan.registers.load),
-      b.getI64IntegerAttr(1));
   OpBuilder::InsertionGuard g(b);
-  b.setInsertionPointToStart(&createBody(producer, {}, loc));
-  auto loop =
-      TileLoopOp::create(b, loc, spec.cuSeqlens, values.numHeads,
-                         values.numTokens, b.getI64IntegerAttr(spec.tileRows()),
-                         plan.contiguousSchedule ? b.getUnitAttr() : nullptr);
-  Block &loopBody = createBody(loop, {i32, i32, i32}, loc);
-  b.setInsertionPointToStart(&loopBody);
+  TileLoopOp loop = beginLoadTileLoop(b, loc, spec, values, plan, 3);
+  Block &loopBody = loop.getBody().front();
   Value row = loopBody.getArgument(0), rows = loopBody.getArgument(1),
         kvHead = loopBody.getArgument(2);
   // Each slot's copies stand between its acquire and its commit (the

@@ -152,6 +152,33 @@ void drainOutputInChunks(OpBuilder &b, Location loc, const KernelSpec &spec,
   }
 }
 
+/// The backward's softmax step of one tile (and query head): P from S, dS
+/// from P and dP (with dlse when the kernel takes it), both written to a slot
+/// of the `pds` ring for the MMA warpgroup, committed with the tile's record.
+void writeProbsAndGrads(OpBuilder &b, Location loc, const KernelSpec &spec,
+                        Value scale, Value s, Value dp, Value row, Value rows,
+                        Value head, Value pdsCh) {
+  MLIRContext *ctx = b.getContext();
+  int64_t bs = spec.tileRows();
+  Type f32 = b.getF32Type();
+  auto squareF32 = AccType::get(ctx, {bs, bs}, f32);
+  auto squareOut = AccType::get(ctx, {bs, bs}, spec.elementType);
+  auto rowsType = RowsType::get(ctx, bs, f32);
+  auto sm = SoftmaxOp::create(b, loc, squareF32, rowsType, Type(), s, rows,
+                              rows, scale, true, spec.causal,
+                              /*block=*/IntegerAttr());
+  maskToBlocks(sm, spec);
+  Value dlse;
+  if (spec.dlse)
+    dlse = LoadRowsOp::create(b, loc, rowsType, spec.dlse, row, head, rows);
+  Value ds =
+      SoftmaxGradOp::create(b, loc, squareOut, sm.getProbs(), dp, scale, dlse);
+  auto pds = AcquireOp::create(b, loc, pdsCh);
+  WriteOp::create(b, loc, sm.getProbs(), pds.getBuffers()[0]);
+  WriteOp::create(b, loc, ds, pds.getBuffers()[1]);
+  CommitOp::create(b, loc, pds.getSlot(), row, rows, head);
+}
+
 /// Blackwell forward (docs/blackwell.md, "Warp roles"). Four warpgroups:
 ///   load     TMA of Q, K, V into the ring "qkv" (one thread issues)
 ///   mma      one thread issues tcgen05.mma: S = Q K^T into the tensor-memory
@@ -242,10 +269,10 @@ void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
     Value sVal = TmemLoadOp::create(b, loc, sType, loop.sBuffer);
     ReleaseOp::create(b, loc, loop.slot, /*after_mma=*/false);
     auto rowsType = RowsType::get(ctx, m, f32);
-    auto sm = SoftmaxOp::create(b, loc, pType, rowsType,
-                                spec.lse ? rowsType : Type(), sVal, rows,
-                                Value(), values.scale, false, spec.causal,
-                                /*block=*/IntegerAttr());
+    auto sm =
+        SoftmaxOp::create(b, loc, pType, rowsType, spec.lse ? rowsType : Type(),
+                          sVal, rows, Value(), values.scale, false, spec.causal,
+                          /*block=*/IntegerAttr());
     maskToBlocks(sm, spec);
     auto p = AcquireOp::create(b, loc, pCh);
     TmemStoreOp::create(b, loc, sm.getProbs(), p.getBuffers()[0]);
@@ -398,7 +425,6 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
     Value row = loop.row, rows = loop.rows, head = loop.head,
           staging = loop.staging;
     auto squareF32 = AccType::get(ctx, {bs, bs}, f32);
-    auto squareOut = AccType::get(ctx, {bs, bs}, spec.elementType);
     auto outType = AccType::get(ctx, {bs, d}, f32);
     Value position =
         spec.hasRotary() ? tilePosition(b, loc, spec, loop.slot) : Value();
@@ -407,20 +433,8 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
     auto dpGet = GetOp::create(b, loc, dpCh);
     Value dp = TmemLoadOp::create(b, loc, squareF32, dpGet.getBuffers()[0]);
     ReleaseOp::create(b, loc, dpGet.getSlot(), false);
-    auto rowsType = RowsType::get(ctx, bs, f32);
-    auto sm = SoftmaxOp::create(b, loc, squareF32, rowsType, Type(), s, rows,
-                                rows, values.scale, true, spec.causal,
-                                /*block=*/IntegerAttr());
-    maskToBlocks(sm, spec);
-    Value dlse;
-    if (spec.dlse)
-      dlse = LoadRowsOp::create(b, loc, rowsType, spec.dlse, row, head, rows);
-    Value ds = SoftmaxGradOp::create(b, loc, squareOut, sm.getProbs(), dp,
-                                     values.scale, dlse);
-    auto pds = AcquireOp::create(b, loc, pdsCh);
-    WriteOp::create(b, loc, sm.getProbs(), pds.getBuffers()[0]);
-    WriteOp::create(b, loc, ds, pds.getBuffers()[1]);
-    CommitOp::create(b, loc, pds.getSlot(), row, rows, head);
+    writeProbsAndGrads(b, loc, spec, values.scale, s, dp, row, rows, head,
+                       pdsCh);
     // Gradients with respect to rotated tensors are turned back in f32
     // before their single rounding.
     // The gradients are turned back with table reads after each load from
@@ -537,8 +551,7 @@ void buildBlackwellGroupedBackward(OpBuilder &b, Location loc,
         CommitOp::create(b, loc, dest.getSlot(), row, rows, head);
       };
       auto accumulate = [&](AcquireOp dest, Value a, Value bOperand) {
-        auto mma = MmaAsyncOp::create(b, loc, a, bOperand,
-                                      dest.getBuffers()[0],
+        auto mma = MmaAsyncOp::create(b, loc, a, bOperand, dest.getBuffers()[0],
                                       /*transpose_a=*/true, false);
         mma.setAccumulate(!first);
       };
@@ -576,9 +589,7 @@ void buildBlackwellGroupedBackward(OpBuilder &b, Location loc,
           kvHead = consume.getHead();
     ReleaseOp::create(b, loc, consume.getSlot(), /*after_mma=*/false);
     auto squareF32 = AccType::get(ctx, {bs, bs}, f32);
-    auto squareOut = AccType::get(ctx, {bs, bs}, spec.elementType);
     auto outType = AccType::get(ctx, {bs, d}, f32);
-    auto rowsType = RowsType::get(ctx, bs, f32);
     auto drain = [&](Value channel, Value dest, Value head) {
       auto get = GetOp::create(b, loc, channel);
       Value grad = TmemLoadOp::create(b, loc, outType, get.getBuffers()[0]);
@@ -593,19 +604,8 @@ void buildBlackwellGroupedBackward(OpBuilder &b, Location loc,
       auto dpGet = GetOp::create(b, loc, dpCh);
       Value dp = TmemLoadOp::create(b, loc, squareF32, dpGet.getBuffers()[0]);
       ReleaseOp::create(b, loc, dpGet.getSlot(), false);
-      auto sm = SoftmaxOp::create(b, loc, squareF32, rowsType, Type(), s, rows,
-                                  rows, values.scale, true, spec.causal,
-                                  /*block=*/IntegerAttr());
-      maskToBlocks(sm, spec);
-      Value dlse;
-      if (spec.dlse)
-        dlse = LoadRowsOp::create(b, loc, rowsType, spec.dlse, row, head, rows);
-      Value ds = SoftmaxGradOp::create(b, loc, squareOut, sm.getProbs(), dp,
-                                       values.scale, dlse);
-      auto pds = AcquireOp::create(b, loc, pdsCh);
-      WriteOp::create(b, loc, sm.getProbs(), pds.getBuffers()[0]);
-      WriteOp::create(b, loc, ds, pds.getBuffers()[1]);
-      CommitOp::create(b, loc, pds.getSlot(), row, rows, head);
+      writeProbsAndGrads(b, loc, spec, values.scale, s, dp, row, rows, head,
+                         pdsCh);
       drain(dqCh, spec.stores[2], head);
     });
     drain(dvCh, spec.stores[0], kvHead);

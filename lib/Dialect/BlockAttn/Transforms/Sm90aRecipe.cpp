@@ -32,6 +32,40 @@ struct ConsumerContext {
   bool bulkStore = false;
 };
 
+/// The compute partition's shell: `plan.numConsumers` consumer warpgroups
+/// and the scratch buffers their tile bodies use (P, dS, the second query
+/// half's P and dS at block size 128, and an output staging buffer
+/// `stagingCols` wide); leaves `b` inside the partition (the caller guards its
+/// insertion point).
+ConsumerContext beginConsumer(OpBuilder &b, Location loc,
+                              const KernelSpec &spec,
+                              const KernelValues &values,
+                              const KernelPlan &plan, bool needsPScratch,
+                              bool needsDsScratch, int64_t stagingCols) {
+  MLIRContext *ctx = b.getContext();
+  auto consumer = PartitionOp::create(
+      b, loc, b.getStringAttr("compute"), RoleAttr::get(ctx, Role::compute),
+      b.getI64IntegerAttr(4), b.getI64IntegerAttr(plan.registers.compute),
+      b.getI64IntegerAttr(plan.numConsumers));
+  b.setInsertionPointToStart(&createBody(consumer, {}, loc));
+  ConsumerContext c;
+  c.scale = values.scale;
+  c.bulkStore = plan.bulkStore;
+  BufferType square = queryBuffer(spec, spec.tileRows());
+  if (needsPScratch)
+    c.pScratch = ScratchOp::create(b, loc, square, nullptr, nullptr);
+  if (needsDsScratch)
+    c.dsScratch = ScratchOp::create(b, loc, square, nullptr, nullptr);
+  if (needsDsScratch && spec.numQueryTiles() > 1) {
+    c.pScratchHigh = ScratchOp::create(b, loc, square, nullptr, nullptr);
+    c.dsScratchHigh = ScratchOp::create(b, loc, square, nullptr, nullptr);
+  }
+  if (plan.stageOutput)
+    c.oStaging = ScratchOp::create(b, loc, queryBuffer(spec, stagingCols),
+                                   nullptr, nullptr);
+  return c;
+}
+
 /// Stores an output tile as the plan says (staged, bulk or from registers).
 void storeTile(OpBuilder &b, Location loc, const ConsumerContext &c, Value tile,
                Value dest, Value divideBy) {
@@ -116,27 +150,9 @@ void buildHopperKernel(
     buildRotaryPartition(b, loc, spec, ring, rotated, plan.registers.rotary);
 
   // Consumers: each owns whole tiles, round-robin over the ring's slots.
-  auto consumer = PartitionOp::create(
-      b, loc, b.getStringAttr("compute"), RoleAttr::get(ctx, Role::compute),
-      b.getI64IntegerAttr(4), b.getI64IntegerAttr(plan.registers.compute),
-      b.getI64IntegerAttr(plan.numConsumers));
   OpBuilder::InsertionGuard g(b);
-  b.setInsertionPointToStart(&createBody(consumer, {}, loc));
-  ConsumerContext c;
-  c.scale = values.scale;
-  c.bulkStore = plan.bulkStore;
-  BufferType square = queryBuffer(spec, spec.tileRows());
-  if (needsPScratch)
-    c.pScratch = ScratchOp::create(b, loc, square, nullptr, nullptr);
-  if (needsDsScratch)
-    c.dsScratch = ScratchOp::create(b, loc, square, nullptr, nullptr);
-  if (needsDsScratch && spec.numQueryTiles() > 1) {
-    c.pScratchHigh = ScratchOp::create(b, loc, square, nullptr, nullptr);
-    c.dsScratchHigh = ScratchOp::create(b, loc, square, nullptr, nullptr);
-  }
-  if (plan.stageOutput)
-    c.oStaging = ScratchOp::create(
-        b, loc, queryBuffer(spec, spec.outputChunkCols()), nullptr, nullptr);
+  ConsumerContext c = beginConsumer(b, loc, spec, values, plan, needsPScratch,
+                                    needsDsScratch, spec.outputChunkCols());
   auto consume = ConsumeOp::create(b, loc, ring);
   SmallVector<Type> argTypes = {SlotType::get(ctx), i32, i32, i32};
   argTypes.append(tiles);
@@ -359,21 +375,10 @@ void buildHopperGroupedBackward(OpBuilder &b, Location loc,
   Value qdo = createChannel(b, loc, pair, "qdo", plan.groupStages);
   buildGroupedLoadPartition(b, loc, spec, values, kv, qdo, plan);
 
-  auto consumer = PartitionOp::create(
-      b, loc, b.getStringAttr("compute"), RoleAttr::get(ctx, Role::compute),
-      b.getI64IntegerAttr(4), b.getI64IntegerAttr(plan.registers.compute),
-      b.getI64IntegerAttr(plan.numConsumers));
   OpBuilder::InsertionGuard g(b);
-  b.setInsertionPointToStart(&createBody(consumer, {}, loc));
-  ConsumerContext c;
-  c.scale = values.scale;
-  c.bulkStore = plan.bulkStore;
-  BufferType square = queryBuffer(spec, spec.tileRows());
-  c.pScratch = ScratchOp::create(b, loc, square, nullptr, nullptr);
-  c.dsScratch = ScratchOp::create(b, loc, square, nullptr, nullptr);
-  if (plan.stageOutput)
-    c.oStaging = ScratchOp::create(b, loc, queryBuffer(spec, spec.headDim),
-                                   nullptr, nullptr);
+  ConsumerContext c = beginConsumer(b, loc, spec, values, plan,
+                                    /*needsPScratch=*/true,
+                                    /*needsDsScratch=*/true, spec.headDim);
   auto consume = ConsumeOp::create(b, loc, kv);
   Type i32 = b.getI32Type();
   Block &body =
