@@ -61,8 +61,8 @@ def keys_for(args) -> list[KernelKey]:
     ):
         if kind == "backward" and bs not in _kernels.BACKWARD_BLOCK_SIZES:
             continue  # no backward kernel at this block size yet (docs/block-sizes.md)
-        if kind == "backward" and group > 1 and (rotary != "none" or bs > 64):
-            continue  # no grouped backward with rotary embeddings or large blocks yet (docs/pipeline.md)
+        if kind == "backward" and group > 1 and (rotary != "none" or bs > 64 or d > 128):
+            continue  # no grouped backward with rotary, large blocks or head dims yet (docs/pipeline.md)
         if d in _kernels.CHUNKED_HEAD_DIMS and (bs != 64 or rotary != "none"):
             continue  # head dims 192 and 256: block size 64, no rotary embeddings (docs/head-dims.md)
         if kind == "backward" and bs in _kernels.PLAIN_BACKWARD_BLOCK_SIZES and (

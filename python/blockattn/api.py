@@ -99,11 +99,12 @@ def _query_group(q: torch.Tensor, k) -> int:
     return hq // hkv
 
 
-def _refuse_grouped_backward(group: int, requires_grad: bool, rotary=None, block_size: int = 64) -> None:
+def _refuse_grouped_backward(group: int, requires_grad: bool, rotary=None, block_size: int = 64,
+                             head_dim: int = 64) -> None:
     """The grouped-query backward (dk and dv summed over each group in the
     kernel) is built without rotary embeddings, for blocks of up to 64
-    tokens: the other grouped calls that need gradients are refused before
-    any forward work is done."""
+    tokens and head dims up to 128: the other grouped calls that need
+    gradients are refused before any forward work is done."""
     if group <= 1 or not requires_grad or not torch.is_grad_enabled():
         return
     if rotary is not None:
@@ -116,6 +117,11 @@ def _refuse_grouped_backward(group: int, requires_grad: bool, rotary=None, block
         raise ValueError(
             f"block_size: {block_size} has no grouped-query backward kernel yet ({group} query heads "
             "per k/v head); block sizes 16, 32 and 64 have one"
+        )
+    if head_dim > 128:
+        raise ValueError(
+            f"q: head dim {head_dim} has no grouped-query backward kernel yet ({group} query heads "
+            "per k/v head); head dims up to 128 have one"
         )
 
 
@@ -512,7 +518,7 @@ def backward(
     if cos is not None and block_size in _kernels.PLAIN_BACKWARD_BLOCK_SIZES:
         raise ValueError(f"rotary: block_size {block_size} has no rotary backward yet")
     group = q.shape[1] // max(k.shape[1], 1) if k.shape[1] != q.shape[1] else 1
-    _refuse_grouped_backward(group, True, None if cos is None else "rotary", block_size)
+    _refuse_grouped_backward(group, True, None if cos is None else "rotary", block_size, q.shape[-1])
     dq, dk, dv = (_empty(q), _empty(k), _empty(v)) if grads is None else grads
     if q.shape[0] and q.shape[1]:
         tensors = {
@@ -1420,7 +1426,7 @@ def block_attention_kvpacked(
     scale, rope = _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, rotary,
                                 requires_grad, eager)
     if grouped:
-        _refuse_grouped_backward(q.shape[1] // hkv, requires_grad, rotary, block_size)
+        _refuse_grouped_backward(q.shape[1] // hkv, requires_grad, rotary, block_size, q.shape[-1])
     if out is not None:
         return forward(q, k, v, cu_seqlens, block_size, scale, out, *rope)
     if eager and type(q) is torch.Tensor and type(kv) is torch.Tensor and not _functorch_active():
@@ -1521,7 +1527,7 @@ def block_attention(
     requires_grad = q.requires_grad or k.requires_grad or v.requires_grad
     scale, rope = _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, rotary,
                                 requires_grad, eager)
-    _refuse_grouped_backward(group, requires_grad, rotary, block_size)
+    _refuse_grouped_backward(group, requires_grad, rotary, block_size, q.shape[-1])
     if out is not None:
         return forward(q, k, v, cu_seqlens, block_size, scale, out, *rope)
     # Eagerly, on plain tensors: the autograd.Function (or, with no gradient

@@ -202,6 +202,20 @@ def test_grouped_backward_refusals(api_launches):
     assert calls == []
 
 
+def test_grouped_backward_refused_above_head_dim_128(api_launches):
+    """Head dims 192 and 256 have no grouped backward (the sm_90a kernel at 256 computed wrong
+    gradients in the emulator): refused naming q, before any launch; the grouped forward and
+    head dim 128 stay allowed."""
+    torch, api, calls = api_launches
+
+    for head_dim in (192, 256):
+        with pytest.raises(ValueError, match=rf"^q: head dim {head_dim} has no grouped-query backward kernel yet"):
+            api._refuse_grouped_backward(2, True, head_dim=head_dim)
+        api._refuse_grouped_backward(2, False, head_dim=head_dim)  # no gradients: the forward only
+    api._refuse_grouped_backward(2, True, head_dim=128)
+    assert calls == []
+
+
 def test_check_activation_group():
     """k's shape against q's with a G-th of its heads (on the meta device: the shape checks
     come before the device check only for the group, so call the helper directly)."""

@@ -69,6 +69,18 @@ struct BlockAttnWarpSpecializePass
                                    : "at block_size above 64")
              << " yet: the grouped backward is built without rotary "
                 "embeddings, for blocks of up to 64 tokens";
+    // Above head dim 128 its sm_90a kernel computed wrong gradients (at 256,
+    // in block-attn-emulate against float64) and its sm_100a tensor memory
+    // does not fit: refused until it is built for the chunked outputs.
+    if (spec->backward && spec->group > 1 &&
+        spec->headDim > KernelShape::kMaxOutputCols)
+      return op->emitOpError()
+             << "with group " << spec->group
+             << " (grouped-query attention) has no backward lowering at "
+                "head_dim "
+             << spec->headDim
+             << " yet: the grouped backward is built for head dims up to "
+             << KernelShape::kMaxOutputCols;
     TuningOptions options;
 #define BLOCKATTN_PASS_OPTION(TYPE, NAME, ...) options.NAME = NAME;
 #define GEN_PASS_OPTION_LIST_BLOCKATTNWARPSPECIALIZEPASS
