@@ -297,33 +297,53 @@ LogicalResult planGroupedRings(const KernelShape &shape,
 /// warpgroup still gets 256 (three warpgroups launch with 168 a thread).
 constexpr int64_t kGroupedProducerRegs = 96, kGroupedMmaRegs = 152;
 
-/// CTAs per SM of the sm_90a grouped backward: one at head dim above 64,
-/// where dK and dV (64 + 64 registers a thread) stay live across the group
-/// next to S, dP and the transient dQ and need more than the 216 registers
-/// a consumer gets with two CTAs.
+/// The sm_90a grouped-query backward's producer, which tracks two rings in
+/// a loop over the group's query heads: at 40 registers ptxas spilled 4-8
+/// bytes (CUDA 13.0), at 48 nothing.
+constexpr int64_t kGroupedSm90aProducerRegs = 48;
+
+/// Column parts of the sm_90a grouped backward: two at head dim 128, where
+/// one consumer holding dK and dV whole (64 + 64 registers a thread, live
+/// across the group next to S, dP and the transient dQ) spilled 208-432
+/// bytes and ran one warpgroup per SM (docs/pipeline.md). A part must be
+/// whole 64-column chunks of the 128-byte swizzle, so head dim 64 keeps one.
+int64_t defaultColumnParts(const KernelShape &shape) {
+  return shape.headDim == 128 ? 2 : 1;
+}
+
+/// CTAs per SM of the sm_90a grouped backward: one above head dim 64 (its
+/// consumers need more than the 208 registers a consumer gets with two
+/// CTAs), else two. Not three at head dim 32 as the plain backward: with
+/// dK and dV live across the group, 112 registers spilled 40-156 bytes.
 int64_t groupedCtasPerSm(const KernelShape &shape) {
-  return shape.headDim > 64 ? 1 : chunkedCtasPerSm(shape);
+  return shape.headDim > 64 ? 1 : 2;
 }
 
 /// The sm_90a grouped-query backward (Sm90aRecipe.cpp,
-/// buildHopperGroupedBackward): one consumer warpgroup takes whole items
-/// (a block and a k/v head: K, V once, then Q, dO of each of the G query
-/// heads); launched like the plain backward, with its items' loads counted
-/// for the chunk size.
+/// buildHopperGroupedBackward): `columnParts` consumer warpgroups each take
+/// whole items (a block and a k/v head: K, V once, then Q, dO of each of
+/// the G query heads) and compute their columns of the gradients; launched
+/// like the plain backward, with its items' loads counted for the chunk
+/// size. `num-consumers` picks the column parts.
 FailureOr<KernelPlan> planSm90aGrouped(const KernelShape &shape,
                                        const TuningOptions &options,
                                        Failure fail) {
-  if (options.numConsumers > 1)
-    return fail("num-consumers must be 0 or 1 for the grouped-query backward "
-                "(group ",
+  if (options.numConsumers < 0 || options.numConsumers > 2)
+    return fail("num-consumers must be 0 (the recipe picks), 1 or 2 for the "
+                "grouped-query backward (group ",
                 shape.group,
-                "): one consumer takes all the query heads of a k/v head, got ",
-                options.numConsumers);
-  if (options.numConsumers < 0)
-    return fail("num-consumers must be 0 (the recipe picks), 1, 2 or 3 "
-                "(warpgroups of 128 threads next to the producer), got ",
+                "): each consumer computes its column part of dV, dK and dQ, "
+                "got ",
                 options.numConsumers);
   KernelPlan plan;
+  plan.columnParts = options.numConsumers > 0 ? options.numConsumers
+                                              : defaultColumnParts(shape);
+  if (plan.columnParts > 1 && shape.headDim % (64 * plan.columnParts) != 0)
+    return fail("num-consumers ", plan.columnParts,
+                " splits the grouped-query backward's head dim ",
+                shape.headDim,
+                " into column parts of whole 64-column chunks, which it does "
+                "not have");
   int64_t itemBytes = (2 + 2 * shape.group) * shape.tileBytes(shape.headDim);
   if (failed(planLaunch(Chip::sm_90a, options, tilesOfChunkLoads(itemBytes),
                         /*chunkedByDefault=*/true, groupedCtasPerSm(shape),
@@ -333,16 +353,18 @@ FailureOr<KernelPlan> planSm90aGrouped(const KernelShape &shape,
   plan.numConsumers = 1;
   plan.stageOutput = options.oStore != OStore::registers;
   plan.bulkStore = options.oStore == OStore::tma;
+  int64_t partCols = shape.headDim / plan.columnParts;
   int64_t scratch = 2 * shape.queryTileBytes(shape.tileRows());
   if (plan.stageOutput)
-    scratch += shape.queryTileBytes(shape.headDim);
+    scratch += shape.queryTileBytes(partCols);
+  scratch *= plan.columnParts;
   int64_t budget =
       TargetLimits::sharedMemoryBudget(plan.ctasPerSm) - kSmemReserve - scratch;
   if (failed(planGroupedRings(shape, options, budget, plan, fail)))
     return failure();
-  plan.registers.load = kProducerRegs;
-  plan.registers.compute =
-      replicaRegisters(/*single=*/1, kProducerRegs, 1, plan.ctasPerSm);
+  plan.registers.load = kGroupedSm90aProducerRegs;
+  plan.registers.compute = replicaRegisters(
+      /*single=*/1, plan.registers.load, plan.columnParts, plan.ctasPerSm);
   return plan;
 }
 
