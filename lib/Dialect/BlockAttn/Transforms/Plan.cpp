@@ -500,9 +500,6 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
   if (shape.numQueryTiles() > 1 && shape.hasRotary())
     return fail("rotary embeddings at block_size ", shape.blockSize,
                 " are implemented for sm_90a only (docs/block-sizes.md)");
-  if (largeBlockBackward(shape))
-    return fail("the backward at block_size ", shape.blockSize,
-                " is implemented for sm_90a only (docs/block-sizes.md)");
   // A large block's query halves go to the softmax replicas round-robin,
   // replica r always taking half r (Sm100aRecipe.cpp).
   if (plan.softmaxReplicas % shape.numQueryTiles() != 0)
@@ -512,10 +509,11 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
   plan.pFromSmem = false;
   plan.stageOutput = true;
   plan.bulkStore = options.oStore == OStore::tma;
-  // Two output staging buffers, and the backward's two P/dS slots.
+  // Two output staging buffers, and the backward's two P/dS slots (64
+  // query rows by the tile's keys each).
   int64_t scratch = 2 * shape.queryTileBytes(shape.outputChunkCols());
   if (shape.backward)
-    scratch += 2 * 2 * shape.tileBytes(shape.tileRows());
+    scratch += 2 * 2 * shape.queryTileBytes(shape.tileRows());
   int64_t budget = TargetLimits::maxSharedMemoryBytes - kSmemReserve - scratch;
   if (!validNumStages(options))
     return numStagesError(fail, options);
@@ -541,6 +539,8 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
   plan.registers.rotary = shape.hasRotary() ? kRotaryRegs : 0;
   if (shape.numQueryTiles() > 1)
     plan.registers.mma = kLargeBlockMmaRegs;
+  if (largeBlockBackward(shape))
+    plan.registers.load = kLargeBlockBackwardProducerRegs;
   // The backward above head dim 128 (kChunkedBackwardMmaRegs).
   if (shape.backward && shape.headDim > KernelShape::kMaxOutputCols) {
     plan.registers.mma = kChunkedBackwardMmaRegs;

@@ -408,3 +408,33 @@ TEST(GroupedBackwardPlan, Sm90aHasOneConsumer) {
                       "backward (group 2)"),
             std::string::npos);
 }
+
+TEST(Sm100aPlan, LargeBlockBackwardGivesEachSoftmaxWarpgroupAHalf) {
+  // Block size 128: two softmax warpgroups (replica r takes query half r),
+  // the producer at 64 registers for its six tiles' boxes, the MMA
+  // warpgroup at 96 for its fourteen products a block; 176 each for the
+  // softmax warpgroups (4 x 128 registers at launch).
+  KernelShape b128 = shape(true, 128);
+  b128.blockSize = 128;
+  KernelPlan p = plan(Chip::sm_100a, b128);
+  EXPECT_EQ(p.softmaxReplicas, 2);
+  EXPECT_EQ(p.registers.load, 64);
+  EXPECT_EQ(p.registers.mma, 96);
+  EXPECT_EQ(p.registers.compute, 176);
+  // Slots of q, k, v, dO (128 x D each) next to two [64, D] staging buffers
+  // and two P/dS slots of [64, 128] each (64 KiB): one slot at D = 128 and
+  // 96, two at 64, four at 32.
+  EXPECT_EQ(p.numStages, 1);
+  for (auto [headDim, stages] : {std::pair<int64_t, int64_t>{96, 1},
+                                 {64, 2},
+                                 {32, 4}}) {
+    b128.headDim = headDim;
+    EXPECT_EQ(plan(Chip::sm_100a, b128).numStages, stages) << headDim;
+  }
+  // Rotary embeddings at 128 stay sm_90a's.
+  b128.rotary = RotaryMode::half_split;
+  TuningOptions none;
+  EXPECT_EQ(failure(Chip::sm_100a, b128, none),
+            "rotary embeddings at block_size 128 are implemented for sm_90a "
+            "only (docs/block-sizes.md)");
+}
