@@ -691,10 +691,18 @@ void buildBlackwellLargeBlockBackward(OpBuilder &b, Location loc,
     ArrayRef<Value> q = tiles.take_front(halves);
     Value k = tiles[halves], v = tiles[halves + 1];
     ArrayRef<Value> dout = tiles.slice(halves + 2, halves);
+    // Every operand is pinned at its use (warpspec.pin, as in the sm_90a
+    // block-128 backward): with one ring slot the tiles sit at fixed
+    // addresses, and the descriptors of a block's 80 MMA steps, hoisted
+    // out of the loop, spilled the single-thread MMA warp.
+    auto pin = [&](Value buffer) -> Value {
+      return PinOp::create(b, loc, buffer.getType(), buffer);
+    };
     auto product = [&](Value channel, Value a, Value bOperand, bool ta,
                        bool tb) {
       auto dest = AcquireOp::create(b, loc, channel);
-      MmaAsyncOp::create(b, loc, a, bOperand, dest.getBuffers()[0], ta, tb);
+      MmaAsyncOp::create(b, loc, pin(a), pin(bOperand), dest.getBuffers()[0],
+                         ta, tb);
       CommitOp::create(b, loc, dest.getSlot(), row, rows, head);
     };
     for (int64_t i = 0; i < halves; ++i) {
@@ -716,9 +724,9 @@ void buildBlackwellLargeBlockBackward(OpBuilder &b, Location loc,
                        int64_t j) {
       auto dest = AcquireOp::create(b, loc, dkvCh);
       for (int64_t i = 0; i < halves; ++i) {
-        Value chunk = ColumnChunkOp::create(b, loc, chunkType, scratch[i],
+        Value chunk = ColumnChunkOp::create(b, loc, chunkType, pin(scratch[i]),
                                             b.getI64IntegerAttr(j));
-        auto mma = MmaAsyncOp::create(b, loc, chunk, operand[i],
+        auto mma = MmaAsyncOp::create(b, loc, chunk, pin(operand[i]),
                                       dest.getBuffers()[0],
                                       /*transpose_a=*/true, false);
         mma.setAccumulate(i > 0);
