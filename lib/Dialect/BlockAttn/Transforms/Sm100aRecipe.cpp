@@ -618,29 +618,30 @@ void buildBlackwellGroupedBackward(OpBuilder &b, Location loc,
 /// min(64, max(0, rows - 64 r)).
 std::pair<Value, Value> replicaHalf(OpBuilder &b, Location loc, Value row,
                                     Value rows, int64_t halfRows) {
-  Value offset = arith::MulIOp::create(
-      b, loc, ReplicaIdOp::create(b, loc),
-      arith::ConstantIntOp::create(b, loc, halfRows, 32));
+  Value offset =
+      arith::MulIOp::create(b, loc, ReplicaIdOp::create(b, loc),
+                            arith::ConstantIntOp::create(b, loc, halfRows, 32));
   Value left = arith::MaxSIOp::create(
       b, loc, arith::SubIOp::create(b, loc, rows, offset),
       arith::ConstantIntOp::create(b, loc, 0, 32));
-  return {arith::AddIOp::create(b, loc, row, offset),
-          arith::MinSIOp::create(
-              b, loc, left,
-              arith::ConstantIntOp::create(b, loc, halfRows, 32))};
+  return {
+      arith::AddIOp::create(b, loc, row, offset),
+      arith::MinSIOp::create(
+          b, loc, left, arith::ConstantIntOp::create(b, loc, halfRows, 32))};
 }
 
 /// Blackwell backward of a 128-token block (docs/block-sizes.md, "The
 /// backward at 128 on sm_100a"): the work item is the whole block, its slot
 /// holds q and dO in 64-row halves and k, v whole (loadedTiles).
 ///   mma      per query half i: S_i = q_i k^T and dP_i = dO_i v^T (64 x 128
-///            each) into "s" and "dp"; once both halves' P and dS are in
-///            the "pds" ring (one slot per half), dQ_i = dS_i k (K = 128)
-///            into "dq"; then per key half j, dV_j = sum_i P_i[:, 64 j:]^T
-///            dO_i and after both, per key half, dK_j = sum_i dS_i[:, 64
-///            j:]^T q_i, into the one ring "dkv": two products each, A the
-///            column chunk j of a half's [64, 128] P or dS read MN-major,
-///            the second with enable-input-d (`accumulate`)
+///            each) into "s" and "dp"; as each half's P and dS arrive in
+///            the "pds" ring (one slot per half, both held until the last
+///            dK), dQ_i = dS_i k (K = 128) into "dq"; then dV_0, dV_1 and
+///            dK_0, dK_1 into the one ring "dkv", with dV_j = sum_i
+///            P_i[:, 64 j:]^T dO_i and dK_j = sum_i dS_i[:, 64 j:]^T q_i:
+///            two products each, A the column chunk j of a half's [64, 128]
+///            P or dS read MN-major, the second with enable-input-d
+///            (`accumulate`)
 ///   softmax  x2: replica r takes query half r (the s, dp and dq entries
 ///            of a block alternate between the replicas) and key half r
 ///            (dkv's entries are dV_0, dV_1, dK_0, dK_1): S_r and dP_r from
@@ -685,7 +686,8 @@ void buildBlackwellLargeBlockBackward(OpBuilder &b, Location loc,
   // MMA issuer.
   {
     OpBuilder::InsertionGuard g(b);
-    MmaLoop loop = beginMmaLoop(b, loc, spec, qkvdo, Value(), plan.registers.mma);
+    MmaLoop loop =
+        beginMmaLoop(b, loc, spec, qkvdo, Value(), plan.registers.mma);
     Value row = loop.row, rows = loop.rows, head = loop.head;
     ArrayRef<Value> tiles = loop.operands;
     ArrayRef<Value> q = tiles.take_front(halves);
@@ -745,10 +747,9 @@ void buildBlackwellLargeBlockBackward(OpBuilder &b, Location loc,
   // Softmax gradient + epilogue warpgroups, replica r on half r.
   {
     OpBuilder::InsertionGuard g(b);
-    SoftmaxLoop loop =
-        beginSoftmaxLoop(b, loc, plan, sCh,
-                         BufferType::get(ctx, {m, n}, f32, MemorySpace::tmem),
-                         queryBuffer(spec, d));
+    SoftmaxLoop loop = beginSoftmaxLoop(
+        b, loc, plan, sCh, BufferType::get(ctx, {m, n}, f32, MemorySpace::tmem),
+        queryBuffer(spec, d));
     Value blockRows = loop.rows, head = loop.head;
     auto [row, rows] = replicaHalf(b, loc, loop.row, blockRows, m);
     auto wideF32 = AccType::get(ctx, {m, n}, f32);

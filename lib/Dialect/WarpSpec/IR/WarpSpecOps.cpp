@@ -973,8 +973,8 @@ static int64_t slotsPerReplica(Operation *op, Value channel) {
   auto partition = op->getParentOfType<PartitionOp>();
   if (!ring || !partition || partition.getReplicas() < 1)
     return 1;
-  return std::max<int64_t>(
-      1, static_cast<int64_t>(ring.getDepth()) / partition.getReplicas());
+  return std::max<int64_t>(1, static_cast<int64_t>(ring.getDepth()) /
+                                  partition.getReplicas());
 }
 
 /// A consumer takes the slots of a ring in order: the slot is released

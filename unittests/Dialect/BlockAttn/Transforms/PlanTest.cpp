@@ -425,9 +425,8 @@ TEST(Sm100aPlan, LargeBlockBackwardGivesEachSoftmaxWarpgroupAHalf) {
   // and two P/dS slots of [64, 128] each (64 KiB): one slot at D = 128 and
   // 96, two at 64, four at 32.
   EXPECT_EQ(p.numStages, 1);
-  for (auto [headDim, stages] : {std::pair<int64_t, int64_t>{96, 1},
-                                 {64, 2},
-                                 {32, 4}}) {
+  for (auto [headDim, stages] :
+       {std::pair<int64_t, int64_t>{96, 1}, {64, 2}, {32, 4}}) {
     b128.headDim = headDim;
     EXPECT_EQ(plan(Chip::sm_100a, b128).numStages, stages) << headDim;
   }
