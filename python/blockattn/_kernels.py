@@ -65,7 +65,7 @@ CHUNKED_HEAD_DIMS = (192, 256)
 # compiler, into the cache.
 PREBUILT_HEAD_DIMS = (64, 128)
 BLOCK_SIZES = (16, 32, 64, 128)
-# The block sizes with a backward kernel (128: plain, sm_90a only, no causal,
+# The block sizes with a backward kernel (128: plain, both chips, no causal,
 # dlse or rotary yet, docs/block-sizes.md); the compiler refuses the others.
 BACKWARD_BLOCK_SIZES = (16, 32, 64, 128)
 # Block sizes whose backward has no rotary variant yet (the compiler's

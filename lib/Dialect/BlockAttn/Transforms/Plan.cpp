@@ -58,6 +58,16 @@ constexpr int64_t kChunkedBackwardMmaRegs = 96, kChunkedBackwardLoadRegs = 64;
 /// registers ptxas spilled it (44 bytes at D = 96, 8 at 128); at 64 nothing
 /// spills, and the one consumer still gets 256 (its cap).
 constexpr int64_t kLargeBlockBackwardProducerRegs = 64;
+/// sm_100a, the backward at block size 128: the producer (six tiles' boxes
+/// a block) and the MMA warpgroup (fourteen products a block, operands
+/// pinned at each use) at 88 each leave each softmax warpgroup 168 (S 64 +
+/// dP 64 f32 at its peak). ptxas (CUDA 13.0) spills the MMA warpgroup below
+/// 88 (80 bytes at 64, head dim 128), and spills whenever the producer and
+/// the MMA warpgroup get different budgets that leave the softmax
+/// warpgroups less than 256 (64 / 96: 204 bytes at 176); 88 / 88 / 168
+/// assembles with no spills at every head dim (docs/block-sizes.md).
+constexpr int64_t kSm100aLargeBlockBackwardLoadRegs = 88,
+                  kSm100aLargeBlockBackwardMmaRegs = 88;
 /// sm_90a: the rotary warpgroup that rotates the load ring's slots in place
 /// (KernelPlan::rotaryWarpgroup). warpspec.rotate reads the tables of as
 /// many passes ahead as its registers allow, (regs - 40) / (2 x pairs per
@@ -522,9 +532,6 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
   if (shape.numQueryTiles() > 1 && shape.hasRotary())
     return fail("rotary embeddings at block_size ", shape.blockSize,
                 " are implemented for sm_90a only (docs/block-sizes.md)");
-  if (largeBlockBackward(shape))
-    return fail("the backward at block_size ", shape.blockSize,
-                " is implemented for sm_90a only (docs/block-sizes.md)");
   // A large block's query halves go to the softmax replicas round-robin,
   // replica r always taking half r (Sm100aRecipe.cpp).
   if (plan.softmaxReplicas % shape.numQueryTiles() != 0)
@@ -534,10 +541,11 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
   plan.pFromSmem = false;
   plan.stageOutput = true;
   plan.bulkStore = options.oStore == OStore::tma;
-  // Two output staging buffers, and the backward's two P/dS slots.
+  // Two output staging buffers, and the backward's two P/dS slots (64
+  // query rows by the tile's keys each).
   int64_t scratch = 2 * shape.queryTileBytes(shape.outputChunkCols());
   if (shape.backward)
-    scratch += 2 * 2 * shape.tileBytes(shape.tileRows());
+    scratch += 2 * 2 * shape.queryTileBytes(shape.tileRows());
   int64_t budget = TargetLimits::maxSharedMemoryBytes - kSmemReserve - scratch;
   if (!validNumStages(options))
     return numStagesError(fail, options);
@@ -563,6 +571,10 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
   plan.registers.rotary = shape.hasRotary() ? kRotaryRegs : 0;
   if (shape.numQueryTiles() > 1)
     plan.registers.mma = kLargeBlockMmaRegs;
+  if (largeBlockBackward(shape)) {
+    plan.registers.load = kSm100aLargeBlockBackwardLoadRegs;
+    plan.registers.mma = kSm100aLargeBlockBackwardMmaRegs;
+  }
   // The backward above head dim 128 (kChunkedBackwardMmaRegs).
   if (shape.backward && shape.headDim > KernelShape::kMaxOutputCols) {
     plan.registers.mma = kChunkedBackwardMmaRegs;
