@@ -312,29 +312,26 @@ constexpr int64_t kGroupedProducerRegs = 96, kGroupedMmaRegs = 152;
 /// bytes (CUDA 13.0), at 48 nothing.
 constexpr int64_t kGroupedSm90aProducerRegs = 48;
 
-/// Column parts of the sm_90a grouped backward: two at head dim 128, where
-/// one consumer holding dK and dV whole (64 + 64 registers a thread, live
-/// across the group next to S, dP and the transient dQ) spilled 208-432
-/// bytes and ran one warpgroup per SM (docs/pipeline.md). A part must be
-/// whole 64-column chunks of the 128-byte swizzle, so head dim 64 keeps one.
-int64_t defaultColumnParts(const KernelShape &shape) {
-  return shape.headDim == 128 ? 2 : 1;
-}
-
 /// CTAs per SM of the sm_90a grouped backward: one above head dim 64 (its
-/// consumers need more than the 208 registers a consumer gets with two
-/// CTAs), else two. Not three at head dim 32 as the plain backward: with
-/// dK and dV live across the group, 112 registers spilled 40-156 bytes.
+/// consumer holds dK and dV, 64 + 64 registers a thread, across the group
+/// next to S, dP and the transient dQ: more than the 208 a consumer gets
+/// with two CTAs), else two (at three, as the plain backward at head dim
+/// 32, 112 registers spilled 40-352 bytes).
 int64_t groupedCtasPerSm(const KernelShape &shape) {
   return shape.headDim > 64 ? 1 : 2;
 }
 
 /// The sm_90a grouped-query backward (Sm90aRecipe.cpp,
-/// buildHopperGroupedBackward): `columnParts` consumer warpgroups each take
-/// whole items (a block and a k/v head: K, V once, then Q, dO of each of
-/// the G query heads) and compute their columns of the gradients; launched
-/// like the plain backward, with its items' loads counted for the chunk
-/// size. `num-consumers` picks the column parts.
+/// buildHopperGroupedBackward): `columnParts` consumer warpgroups (one
+/// unless `num-consumers` says 2) each take whole items (a block and a k/v
+/// head: K, V once, then Q, dO of each of the G query heads) and compute
+/// their columns of the gradients. Launched persistent and strided, with
+/// groupedCtasPerSm CTAs per SM: an item is long (2 + 2G tiles of loads and
+/// 5G products), so the chunked launch's one item per CTA paid a CTA's
+/// start per item, and two column parts that recompute S and dP lost to
+/// one consumer (H200, seed lengths, G = 4, D = 128: chunked 6.48 ms with
+/// two parts, 5.82 with one; strided 5.06 with two, 4.33 with one; D = 64:
+/// chunked 2.47, strided 2.17-2.23; docs/pipeline.md).
 FailureOr<KernelPlan> planSm90aGrouped(const KernelShape &shape,
                                        const TuningOptions &options,
                                        Failure fail) {
@@ -346,8 +343,7 @@ FailureOr<KernelPlan> planSm90aGrouped(const KernelShape &shape,
                 "got ",
                 options.numConsumers);
   KernelPlan plan;
-  plan.columnParts = options.numConsumers > 0 ? options.numConsumers
-                                              : defaultColumnParts(shape);
+  plan.columnParts = std::max<int64_t>(1, options.numConsumers);
   if (plan.columnParts > 1 && shape.headDim % (64 * plan.columnParts) != 0)
     return fail("num-consumers ", plan.columnParts,
                 " splits the grouped-query backward's head dim ",
@@ -356,10 +352,12 @@ FailureOr<KernelPlan> planSm90aGrouped(const KernelShape &shape,
                 "not have");
   int64_t itemBytes = (2 + 2 * shape.group) * shape.tileBytes(shape.headDim);
   if (failed(planLaunch(Chip::sm_90a, options, tilesOfChunkLoads(itemBytes),
-                        /*chunkedByDefault=*/true, groupedCtasPerSm(shape),
+                        /*chunkedByDefault=*/false, groupedCtasPerSm(shape),
                         plan, fail)))
     return failure();
-  planL2Prefetch(options, shape.headDim <= 64 && plan.tilesPerCta > 0, plan);
+  if (options.ctasPerSm == 0)
+    plan.ctasPerSm = groupedCtasPerSm(shape);
+  planL2Prefetch(options, /*byDefault=*/false, plan);
   plan.numConsumers = 1;
   plan.stageOutput = options.oStore != OStore::registers;
   plan.bulkStore = options.oStore == OStore::tma;

@@ -354,10 +354,14 @@ void buildBackwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
 /// head dim when there is one), and after the G-th head stores dV_c and
 /// dK_c once, to the k/v head.
 /// Registers at D = 128 with one part: dK and dV (64 + 64 a thread) live
-/// across the group next to S and dP (32 + 32) and dS, and ptxas spills
-/// (docs/pipeline.md). With two parts each consumer holds 32 + 32 of dK and
-/// dV and recomputes S and dP (two of the head's seven products are done
-/// twice), and the two warpgroups overlap each other's softmax with their
+/// across the group next to S and dP (32 + 32) and dS; with K, V and the
+/// scratch buffers pinned ptxas keeps the plain G = 2, 4 and 16 kernels in
+/// the 256 registers but spills 4-144 bytes at G = 8, with causal or dlse,
+/// and at block sizes 16 and 32 (CUDA 13.0). With two parts
+/// (`num-consumers=2`) each consumer holds 32 + 32 of dK and dV, nothing
+/// spills, and it recomputes S and dP (two of the head's seven products are
+/// done twice): slower on the H200 (docs/pipeline.md). The two warpgroups
+/// overlap each other's softmax with their
 /// products. S and dP are dead once P and dS are in shared memory, before the
 /// transient dQ is made, and dS is not kept in registers for dQ (as the plain
 /// backward keeps it). The slot of "qdo" goes back once dK's product has read

@@ -391,25 +391,32 @@ TEST(GroupedBackwardPlan, Sm100aHasOneSoftmaxWarpgroupAndTwoRings) {
   EXPECT_EQ(p.registers.compute, 256);
 }
 
-TEST(GroupedBackwardPlan, Sm90aSplitsColumnsAtHeadDim128) {
+TEST(GroupedBackwardPlan, Sm90aLaunchesPersistent) {
   KernelPlan wide = plan(Chip::sm_90a, grouped(128, 8));
   EXPECT_EQ(wide.numConsumers, 1);
-  EXPECT_EQ(wide.columnParts, 2); // dK and dV halves stay live across the group
-  EXPECT_EQ(wide.ctasPerSm, 1);
+  EXPECT_EQ(wide.columnParts, 1);
+  EXPECT_EQ(wide.ctasPerSm, 1); // dK and dV stay live across the group
+  EXPECT_EQ(wide.tilesPerCta, 0);
+  EXPECT_FALSE(wide.contiguousSchedule);
   EXPECT_EQ(wide.registers.load, 48);
-  EXPECT_EQ(wide.registers.compute, 224);
+  EXPECT_EQ(wide.registers.compute, 256);
   EXPECT_GE(wide.groupStages, 2);
   KernelPlan narrow = plan(Chip::sm_90a, grouped(64, 2));
-  EXPECT_EQ(narrow.columnParts, 1);
   EXPECT_EQ(narrow.ctasPerSm, 2);
+  EXPECT_EQ(narrow.tilesPerCta, 0);
+  EXPECT_FALSE(narrow.l2Prefetch);
   EXPECT_EQ(plan(Chip::sm_90a, grouped(32, 2)).ctasPerSm, 2);
-  // The chunk counts an item's loads: K, V and G times Q, dO.
-  EXPECT_EQ(narrow.tilesPerCta, 192 * 1024 / (6 * 64 * 64 * 2));
-  TuningOptions one;
-  one.numConsumers = 1;
-  EXPECT_EQ(plan(Chip::sm_90a, grouped(128, 8), one).columnParts, 1);
+  // Chunked on request: the chunk counts an item's loads, K, V and G times
+  // Q, dO.
+  TuningOptions chunked;
+  chunked.schedule = Schedule::chunked;
+  EXPECT_EQ(plan(Chip::sm_90a, grouped(64, 2), chunked).tilesPerCta,
+            192 * 1024 / (6 * 64 * 64 * 2));
   TuningOptions two;
   two.numConsumers = 2;
+  KernelPlan parts = plan(Chip::sm_90a, grouped(128, 8), two);
+  EXPECT_EQ(parts.columnParts, 2);
+  EXPECT_EQ(parts.registers.compute, 224);
   EXPECT_NE(failure(Chip::sm_90a, grouped(64, 2), two)
                 .find("num-consumers 2 splits the grouped-query backward's "
                       "head dim 64"),
