@@ -78,11 +78,182 @@ LogicalResult storeYielded(ConversionPatternRewriter &rewriter,
   return success();
 }
 
+/// Inlines the tile loop's body at the builder's point with the tile's
+/// arguments and the carried values; its yield stores their next values.
+LogicalResult inlineTileBody(ConversionPatternRewriter &rewriter,
+                             KernelBuilder &e, TileLoopOp op,
+                             SmallVector<Value> args,
+                             ArrayRef<std::pair<Value, Type>> carried) {
+  Block &body = op.getBody().front();
+  for (auto var : carried)
+    args.push_back(e.load(var.second, var.first));
+  auto yield = body.empty() ? YieldOp() : dyn_cast<YieldOp>(body.back());
+  rewriter.inlineBlockBefore(&body, e.b.getInsertionBlock(),
+                             e.b.getInsertionPoint(), args);
+  if (yield)
+    return storeYielded(rewriter, e, yield, yield.getValues(), carried);
+  return success();
+}
+
+/// `warpspec.tile_loop ... packed(k)`: tile t holds the blocks of the
+/// virtual numbers [k t, k t + k) (see the file comment), which lie back to
+/// back in memory. With S(x) the first row of the block of the first
+/// virtual number >= x that names one (T past the last), tile t covers the
+/// rows [S(k t), S(k t + k)) and its q-th block ends at S(k t + q + 1).
+/// Each S is found by walking a copy of the cursor forward from the
+/// sequence of k t, so that the next item (another head of the same tile,
+/// or a later tile) starts from the same cursor.
+LogicalResult lowerPackedTileLoop(TileLoopOp op, TileLoopOp::Adaptor adaptor,
+                                  ConversionPatternRewriter &rewriter) {
+  KernelBuilder e(rewriter, op);
+  ArgParams cuParams = ArgParams::of(op.getCuSeqlens());
+  if (!cuParams.pointer || !argSize(op.getCuSeqlens(), 0))
+    return op.emitOpError()
+           << "cu_seqlens must be a dynamically sized kernel argument";
+  SmallVector<std::pair<Value, Type>> carried; // variable, type
+  if (failed(carryInits(e, op, adaptor.getInits(), carried)))
+    return failure();
+  Value cu = cuParams.pointer;
+  auto loadCu = [&](Value index64) {
+    Value ptr = LLVM::GEPOp::create(e.b, e.loc, e.globalPtrT(), e.i32T(), cu,
+                                    ValueRange{index64});
+    return e.zext64(e.load(e.i32T(), ptr, 4));
+  };
+  int64_t k = static_cast<int64_t>(*op.getPacked());
+  Value bs = e.i64(op.getBlockSize()), kv = e.i64(k);
+  Value one = e.i64(1), zero = e.i64(0);
+  Value heads = adaptor.getNumHeads();
+  Value tokens = adaptor.getNumTokens();
+  Value numSeqs = e.sub(e.zext64(cuParams.sizes[0]), one);
+  Value virtualBlocks = e.add(e.udiv(tokens, bs), numSeqs);
+  Value tiles = e.udiv(e.add(virtualBlocks, e.i64(k - 1)), kv);
+  Value items = e.mul(tiles, heads);
+  Value grid = e.zext64(NVVM::GridDimXOp::create(e.b, e.loc, e.i32T()));
+  Value cta = e.zext64(NVVM::BlockIdXOp::create(e.b, e.loc, e.i32T()));
+  bool contiguous = op.getContiguous();
+  Value first = contiguous ? e.udiv(e.mul(cta, items), grid) : cta;
+  Value last =
+      contiguous ? e.udiv(e.mul(e.add(cta, one), items), grid) : items;
+
+  Type t64 = e.i64T();
+  Cursor c{e.variable(t64), e.variable(t64), e.variable(t64),
+           e.variable(t64), e.variable(t64), e.variable(t64)};
+  // The copy that finds the tile's block boundaries.
+  Value tSeq = e.variable(t64), tStart = e.variable(t64),
+        tEnd = e.variable(t64);
+  Value lo = e.variable(t64), hi = e.variable(t64);
+  auto key = [&](Value s, Value start) { return e.add(e.udiv(start, bs), s); };
+
+  Value haveWork =
+      LLVM::AndOp::create(e.b, e.loc, e.cmp(Pred::ult, first, last),
+                          e.cmp(Pred::sgt, numSeqs, zero));
+  LogicalResult result = success();
+  e.emitIf(haveWork, [&] {
+    Value t0 = e.udiv(first, heads);
+    Value v0 = e.mul(t0, kv);
+    // Binary search: the largest b in [0, B) with key(b) <= v0.
+    e.store(zero, lo);
+    e.store(numSeqs, hi);
+    e.emitWhile(
+        [&] {
+          Value l = e.load(t64, lo), h = e.load(t64, hi);
+          return std::make_pair(e.cmp(Pred::ugt, e.sub(h, l), one),
+                                SmallVector<Value>{});
+        },
+        [&](ValueRange) {
+          Value l = e.load(t64, lo), h = e.load(t64, hi);
+          Value mid = LLVM::LShrOp::create(e.b, e.loc, e.add(l, h), one);
+          Value le = e.cmp(Pred::ule, key(mid, loadCu(mid)), v0);
+          e.store(e.select(le, mid, l), lo);
+          e.store(e.select(le, h, mid), hi);
+        });
+    Value b0 = e.load(t64, lo);
+    e.store(b0, c.seq);
+    e.store(loadCu(b0), c.seqStart);
+    e.store(loadCu(e.add(b0, one)), c.seqEnd);
+    e.store(first, c.item);
+    e.store(t0, c.vblock);
+    e.store(e.urem(first, heads), c.head);
+
+    // Moves a cursor (sequence, start, end) forward to virtual number v.
+    auto catchUp = [&](Value seq, Value start, Value end, Value v) {
+      e.emitWhile(
+          [&] {
+            Value s = e.load(t64, seq), en = e.load(t64, end);
+            Value more = e.cmp(Pred::ult, e.add(s, one), numSeqs);
+            Value behind = e.cmp(Pred::uge, v, e.add(key(s, en), one));
+            return std::make_pair(
+                LLVM::AndOp::create(e.b, e.loc, more, behind).getResult(),
+                SmallVector<Value>{});
+          },
+          [&](ValueRange) {
+            Value next = e.add(e.load(t64, seq), one);
+            e.store(next, seq);
+            e.store(e.load(t64, end), start);
+            e.store(loadCu(e.add(next, one)), end);
+          });
+    };
+    // S(v), the copy of the cursor moved to v.
+    auto blockStart = [&](Value v) {
+      catchUp(tSeq, tStart, tEnd, v);
+      Value s = e.load(t64, tSeq), start = e.load(t64, tStart),
+            end = e.load(t64, tEnd);
+      Value row = e.add(start, e.mul(e.sub(v, key(s, start)), bs));
+      return LLVM::UMinOp::create(e.b, e.loc, row, end).getResult();
+    };
+
+    Value step = contiguous ? one : grid;
+    Value dt = e.udiv(step, heads), dh = e.urem(step, heads);
+    e.emitWhile(
+        [&] {
+          return std::make_pair(e.cmp(Pred::ult, e.load(t64, c.item), last),
+                                SmallVector<Value>{});
+        },
+        [&](ValueRange) {
+          Value t = e.load(t64, c.vblock), h = e.load(t64, c.head);
+          e.store(e.load(t64, c.seq), tSeq);
+          e.store(e.load(t64, c.seqStart), tStart);
+          e.store(e.load(t64, c.seqEnd), tEnd);
+          Value v = e.mul(t, kv);
+          Value row = blockStart(v);
+          // Byte q: the end of the q-th block, relative to the tile's row.
+          Value ends = e.i32(0), rows;
+          for (int64_t q = 0; q < k; ++q) {
+            rows = e.trunc32(e.sub(blockStart(e.add(v, e.i64(q + 1))), row));
+            ends = LLVM::OrOp::create(
+                e.b, e.loc, ends,
+                LLVM::ShlOp::create(e.b, e.loc, rows, e.i32(8 * q)));
+          }
+          e.emitIf(e.cmp(Pred::ugt, rows, e.i32(0)), [&] {
+            result = inlineTileBody(rewriter, e, op,
+                                    {e.trunc32(row), rows, e.trunc32(h), ends},
+                                    carried);
+          });
+          e.store(e.add(e.load(t64, c.item), step), c.item);
+          Value nextHead = e.add(h, dh);
+          Value carry = e.cmp(Pred::uge, nextHead, heads);
+          e.store(e.select(carry, e.sub(nextHead, heads), nextHead), c.head);
+          Value nextT = e.add(e.add(t, dt), e.select(carry, one, zero));
+          e.store(nextT, c.vblock);
+          catchUp(c.seq, c.seqStart, c.seqEnd, e.mul(nextT, kv));
+        });
+  });
+  if (failed(result))
+    return failure();
+  SmallVector<Value> results;
+  for (auto var : carried)
+    results.push_back(e.load(var.second, var.first));
+  rewriter.replaceOp(op, results);
+  return success();
+}
+
 struct TileLoopLowering : ConvertOpToLLVMPattern<TileLoopOp> {
   using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
   LogicalResult
   matchAndRewrite(TileLoopOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    if (op.getPacked())
+      return lowerPackedTileLoop(op, adaptor, rewriter);
     KernelBuilder e(rewriter, op);
     ArgParams cuParams = ArgParams::of(op.getCuSeqlens());
     if (!cuParams.pointer || !argSize(op.getCuSeqlens(), 0))
