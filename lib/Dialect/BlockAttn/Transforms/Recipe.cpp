@@ -236,6 +236,11 @@ void maskToBlocks(OpBuilder &b, SoftmaxOp softmax, const KernelSpec &spec,
     return;
   }
   OpBuilder::InsertionGuard g(b);
+  // The ends may be read right after the softmax was built.
+  Operation *def = ends.getDefiningOp();
+  if (def && def->getBlock() == softmax->getBlock() &&
+      softmax->isBeforeInBlock(def))
+    def->moveBefore(softmax);
   b.setInsertionPoint(softmax);
   Value masked = MaskBlocksOp::create(
       b, softmax.getLoc(), softmax.getScores(), ends,
