@@ -158,9 +158,10 @@ struct MaskBlocksLowering : ConvertOpToLLVMPattern<MaskBlocksOp> {
     for (int64_t r = 0; r < layout.numRegs(); ++r) {
       Value col = e.add(colBase, e.i32(layout.colOffset(r)));
       int64_t slot = layout.rowSlot(r);
-      Value keep =
-          LLVM::AndOp::create(e.b, e.loc, e.cmp(Pred::sge, col, lo[slot]),
-                              e.cmp(Pred::slt, col, hi[slot]));
+      // In this order whatever the host compiler (argument order).
+      Value from = e.cmp(Pred::sge, col, lo[slot]);
+      Value to = e.cmp(Pred::slt, col, hi[slot]);
+      Value keep = LLVM::AndOp::create(e.b, e.loc, from, to);
       regs.push_back(e.select(keep, scores.regs[r], negInf));
     }
     rewriter.replaceOpWithMultiple(op, {regs});

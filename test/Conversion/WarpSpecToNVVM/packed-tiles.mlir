@@ -32,34 +32,42 @@
 // The first block start S(4 t), then the ends S(4 t + q + 1) - S(4 t),
 // each min(start + j 16, end) of its sequence, shifted into byte q.
 // CHECK: llvm.intr.umin
-// CHECK: llvm.intr.umin
 // CHECK: %[[E0:[0-9]+]] = llvm.trunc %{{[0-9]+}} : i64 to i32
-// CHECK: llvm.shl %[[E0]], %{{[0-9]+}} : i32
+// CHECK-NEXT: %[[S0:[0-9]+]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT: llvm.shl %[[E0]], %[[S0]] : i32
 // CHECK: %[[S8:[0-9]+]] = llvm.mlir.constant(8 : i32) : i32
 // CHECK-NEXT: llvm.shl %{{[0-9]+}}, %[[S8]] : i32
 // CHECK: %[[S16:[0-9]+]] = llvm.mlir.constant(16 : i32) : i32
 // CHECK-NEXT: llvm.shl %{{[0-9]+}}, %[[S16]] : i32
-// CHECK: %[[S24:[0-9]+]] = llvm.mlir.constant(24 : i32) : i32
-// CHECK-NEXT: llvm.shl %[[ROWS:[0-9]+]], %[[S24]] : i32
+// CHECK: %[[ROWS:[0-9]+]] = llvm.trunc %{{[0-9]+}} : i64 to i32
+// CHECK-NEXT: %[[S24:[0-9]+]] = llvm.mlir.constant(24 : i32) : i32
+// CHECK-NEXT: llvm.shl %[[ROWS]], %[[S24]] : i32
 // CHECK-NEXT: %[[ENDS:[0-9]+]] = llvm.or %{{[0-9]+}}, %{{[0-9]+}} : i32
 // A tile whose numbers name no block (rows 0) is skipped.
-// CHECK: %[[Z:[0-9]+]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT: %[[Z:[0-9]+]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK-NEXT: %[[ANY:[0-9]+]] = llvm.icmp "ugt" %[[ROWS]], %[[Z]] : i32
 // CHECK-NEXT: llvm.cond_br %[[ANY]]
 // The record's fourth field is the ends.
-// CHECK: llvm.store %[[ENDS]], %{{[0-9]+}} : i32, !llvm.ptr<3>
+// CHECK: llvm.insertelement %[[ROWS]], %{{[0-9]+}}[%{{[0-9]+}} : i32] : vector<4xi32>
+// CHECK: %[[REC:[0-9]+]] = llvm.mlir.constant(3 : i32) : i32
+// CHECK-NEXT: %{{[0-9]+}} = llvm.insertelement %[[ENDS]], %{{[0-9]+}}[%[[REC]] : i32] : vector<4xi32>
 
-// The consumer: byte q of the ends, a row's [lo, hi) from the ends at or
-// below it and above it, two compares per element.
+// The consumer: the ends (byte q), the row clamped below the last, its
+// block's [lo, hi) from the ends at or below it and above it, two compares
+// and an and per element.
 // CHECK: %[[FF:[0-9]+]] = llvm.mlir.constant(255 : i32) : i32
+// CHECK-NEXT: %[[Q0:[0-9]+]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT: llvm.lshr %{{[0-9]+}}, %[[Q0]] : i32
+// CHECK-NEXT: llvm.and %{{[0-9]+}}, %[[FF]] : i32
 // CHECK: llvm.intr.smin
 // CHECK: llvm.icmp "sle"
 // CHECK: llvm.intr.smax
 // CHECK: llvm.intr.smin
+// CHECK: %[[NEGINF:[0-9]+]] = llvm.mlir.constant(0xFF800000 : f32) : f32
 // CHECK: %[[GE:[0-9]+]] = llvm.icmp "sge" %{{[0-9]+}}, %{{[0-9]+}} : i32
 // CHECK-NEXT: %[[LT:[0-9]+]] = llvm.icmp "slt" %{{[0-9]+}}, %{{[0-9]+}} : i32
 // CHECK-NEXT: %[[KEEP:[0-9]+]] = llvm.and %[[GE]], %[[LT]] : i1
-// CHECK-NEXT: llvm.select %[[KEEP]], %{{[0-9]+}}, %{{[0-9]+}} : i1, f32
+// CHECK-NEXT: llvm.select %[[KEEP]], %{{[0-9]+}}, %[[NEGINF]] : i1, f32
 func.func @packed(%q: !act {blockattn.name = "q"},
                   %cu: !cu {blockattn.name = "cu_seqlens"},
                   %scale: f32 {blockattn.name = "scale"}) {
