@@ -19,27 +19,30 @@
 // ROUND: warpspec.tile_loop (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in %{{.*}} : memref<?xi32> heads(%{{.*}}) tokens(%{{.*}}) block_size(16) packed(4) {
 // ROUND: warpspec.mask_blocks %{{.*}} ends(%{{.*}}) block(16) : <64x64xf32>
 
-// The work items: ceil((T / 16 + B) / 4) per head.
+// The work items: ceil((T / 16 + B) / 4) per head; the walk is 32-bit
+// (it runs in the load warpgroup's 40 registers), the items 64-bit.
 // CHECK-LABEL: llvm.func @packed(
-// CHECK: %[[BS:[0-9]+]] = llvm.mlir.constant(16 : i64) : i64
-// CHECK-NEXT: %[[K:[0-9]+]] = llvm.mlir.constant(4 : i64) : i64
-// CHECK: %[[TB:[0-9]+]] = llvm.udiv %{{[0-9]+}}, %[[BS]] : i64
-// CHECK-NEXT: %[[V:[0-9]+]] = llvm.add %[[TB]], %{{[0-9]+}} : i64
-// CHECK-NEXT: %[[K1:[0-9]+]] = llvm.mlir.constant(3 : i64) : i64
-// CHECK-NEXT: %[[VK:[0-9]+]] = llvm.add %[[V]], %[[K1]] : i64
-// CHECK-NEXT: %[[TILES:[0-9]+]] = llvm.udiv %[[VK]], %[[K]] : i64
-// CHECK-NEXT: llvm.mul %[[TILES]], %{{[0-9]+}} : i64
+// CHECK: %[[BS:[0-9]+]] = llvm.mlir.constant(16 : i32) : i32
+// CHECK-NEXT: %[[K:[0-9]+]] = llvm.mlir.constant(4 : i32) : i32
+// CHECK: %[[TB:[0-9]+]] = llvm.udiv %{{[0-9]+}}, %[[BS]] : i32
+// CHECK-NEXT: %[[V:[0-9]+]] = llvm.add %[[TB]], %{{[0-9]+}} : i32
+// CHECK-NEXT: %[[K1:[0-9]+]] = llvm.mlir.constant(3 : i32) : i32
+// CHECK-NEXT: %[[VK:[0-9]+]] = llvm.add %[[V]], %[[K1]] : i32
+// CHECK-NEXT: %[[TILES:[0-9]+]] = llvm.udiv %[[VK]], %[[K]] : i32
+// CHECK-NEXT: %[[TILES64:[0-9]+]] = llvm.zext %[[TILES]] : i32 to i64
+// CHECK-NEXT: llvm.mul %[[TILES64]], %{{[0-9]+}} : i64
 // The first block start S(4 t), then the ends S(4 t + q + 1) - S(4 t),
 // each min(start + j 16, end) of its sequence, shifted into byte q.
+// CHECK: %[[S:[0-9]+]] = llvm.intr.umin
 // CHECK: llvm.intr.umin
-// CHECK: %[[E0:[0-9]+]] = llvm.trunc %{{[0-9]+}} : i64 to i32
+// CHECK-NEXT: %[[E0:[0-9]+]] = llvm.sub %{{[0-9]+}}, %[[S]] : i32
 // CHECK-NEXT: %[[S0:[0-9]+]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK-NEXT: llvm.shl %[[E0]], %[[S0]] : i32
 // CHECK: %[[S8:[0-9]+]] = llvm.mlir.constant(8 : i32) : i32
 // CHECK-NEXT: llvm.shl %{{[0-9]+}}, %[[S8]] : i32
 // CHECK: %[[S16:[0-9]+]] = llvm.mlir.constant(16 : i32) : i32
 // CHECK-NEXT: llvm.shl %{{[0-9]+}}, %[[S16]] : i32
-// CHECK: %[[ROWS:[0-9]+]] = llvm.trunc %{{[0-9]+}} : i64 to i32
+// CHECK: %[[ROWS:[0-9]+]] = llvm.sub %{{[0-9]+}}, %[[S]] : i32
 // CHECK-NEXT: %[[S24:[0-9]+]] = llvm.mlir.constant(24 : i32) : i32
 // CHECK-NEXT: llvm.shl %[[ROWS]], %[[S24]] : i32
 // CHECK-NEXT: %[[ENDS:[0-9]+]] = llvm.or %{{[0-9]+}}, %{{[0-9]+}} : i32
