@@ -332,10 +332,11 @@ def grid_inputs(manifest: dict) -> tuple:
     of them a work item), else ``tile_rows`` where blocks share a tile (one
     sequence's), else ``block_size``."""
     chunked = manifest.get("grid", "persistent") == "chunked"
-    packed = int(manifest.get("blocks_per_tile", 1)) if chunked else 1
+    if not chunked:
+        return (False, int(manifest.get("ctas_per_sm", 1)), 1, 1, 1)
+    packed = int(manifest.get("blocks_per_tile", 1))
     rows = manifest["block_size"] if packed > 1 else manifest.get("tile_rows", manifest["block_size"])
-    return (chunked, int(manifest.get("ctas_per_sm", 1)), int(rows) if chunked else 1,
-            int(manifest["tiles_per_cta"]) if chunked else 1, packed)
+    return (True, int(manifest.get("ctas_per_sm", 1)), int(rows), int(manifest["tiles_per_cta"]), packed)
 
 
 def grid_tensor(manifest: dict) -> str:
