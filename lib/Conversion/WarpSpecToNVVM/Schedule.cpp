@@ -235,8 +235,8 @@ LogicalResult lowerPackedTileLoop(TileLoopOp op, TileLoopOp::Adaptor adaptor,
                 LLVM::ShlOp::create(e.b, e.loc, rows, e.i32(8 * q)));
           }
           e.emitIf(e.cmp(Pred::ugt, rows, e.i32(0)), [&] {
-            result = inlineTileBody(rewriter, e, op, {row, rows, h, ends},
-                                    carried);
+            result =
+                inlineTileBody(rewriter, e, op, {row, rows, h, ends}, carried);
           });
           e.store(e.add(e.load(t64, item), step), item);
           Value nextHead = e.add(h, dh);

@@ -132,8 +132,7 @@ struct MaskBlocksLowering : ConvertOpToLLVMPattern<MaskBlocksOp> {
     SmallVector<Value> ends;
     for (int64_t q = 0; q < numBlocks; ++q)
       ends.push_back(e.andi(
-          LLVM::LShrOp::create(e.b, e.loc, packed, e.i32(8 * q)),
-          e.i32(0xff)));
+          LLVM::LShrOp::create(e.b, e.loc, packed, e.i32(8 * q)), e.i32(0xff)));
     // Rows past the valid ones (the last end) take the last valid row's
     // block, so that every row keeps a column.
     Value lastRow = e.sub(ends.back(), e.i32(1));

@@ -28,9 +28,9 @@ DictionaryAttr buildInfo(OpBuilder &b, const KernelSpec &spec) {
         b.getNamedAttr("tile_rows", b.getI64IntegerAttr(spec.tileRows())));
   // Packed tiles: a work item is this many virtual blocks.
   if (spec.packsTiles())
-    entries.push_back(b.getNamedAttr(
-        "blocks_per_tile",
-        b.getI64IntegerAttr(spec.tileRows() / spec.blockSize)));
+    entries.push_back(
+        b.getNamedAttr("blocks_per_tile",
+                       b.getI64IntegerAttr(spec.tileRows() / spec.blockSize)));
   if (!spec.scale)
     entries.push_back(b.getNamedAttr(
         "softmax_scale",
@@ -242,9 +242,9 @@ void maskToBlocks(OpBuilder &b, SoftmaxOp softmax, const KernelSpec &spec,
       softmax->isBeforeInBlock(def))
     def->moveBefore(softmax);
   b.setInsertionPoint(softmax);
-  Value masked = MaskBlocksOp::create(
-      b, softmax.getLoc(), softmax.getScores(), ends,
-      b.getI64IntegerAttr(spec.blockSize));
+  Value masked =
+      MaskBlocksOp::create(b, softmax.getLoc(), softmax.getScores(), ends,
+                           b.getI64IntegerAttr(spec.blockSize));
   softmax.getScoresMutable().assign(masked);
 }
 

@@ -114,8 +114,7 @@ void maskToBlocks(warpspec::SoftmaxOp softmax, const KernelSpec &spec);
 
 /// The block ends of a packed tile (KernelSpec::packsTiles), which travel in
 /// the record of `slot`; null for the other kernels.
-Value blockEnds(OpBuilder &b, Location loc, const KernelSpec &spec,
-                Value slot);
+Value blockEnds(OpBuilder &b, Location loc, const KernelSpec &spec, Value slot);
 
 /// maskToBlocks for a tile whose block ends are `ends` (blockEnds): a packed
 /// tile's scores go through warpspec.mask_blocks before the softmax.

@@ -743,8 +743,8 @@ void TileLoopOp::print(OpAsmPrinter &p) {
     p << ") -> (" << getResultTypes() << ")";
   }
   p.printOptionalAttrDictWithKeyword(
-      (*this)->getAttrs(), {getBlockSizeAttrName(), getContiguousAttrName(),
-                            getPackedAttrName()});
+      (*this)->getAttrs(),
+      {getBlockSizeAttrName(), getContiguousAttrName(), getPackedAttrName()});
   p << ' ';
   p.printRegion(getBody(), /*printEntryBlockArgs=*/false);
 }
