@@ -306,6 +306,20 @@ def test_packed_one_cta_reuses_every_slot(chip, kind, bs, kernels):
 
 
 @pytest.mark.parametrize("chip", ["sm_90a", "sm_100a"])
+def test_planted_packed_block_end_misread(chip, kernels, tmp_path):
+    """The block ends matter: the b16 forward whose mask reads block 1's end from byte 2 (the
+    end of block 2) lets rows of a packed tile see another block's keys and misses the
+    reference."""
+    case = em.Case("forward", 64, "bf16", block_size=16)
+    base = kernels(case, chip)
+
+    def edit(text):
+        return re.sub(r"(bfe\.u32\s+%r\d+, %r\d+, )8, 8;", r"\g<1>16, 8;", text, count=1)
+
+    assert_caught(base, case, planted(base, tmp_path, edit))
+
+
+@pytest.mark.parametrize("chip", ["sm_90a", "sm_100a"])
 def test_planted_swizzle_64b_read_as_128b(chip, kernels, tmp_path):
     """The 64-byte swizzle matters: the same kernel whose tensor maps write with the
     64-byte swizzle, but whose MMA descriptors read with the 128-byte one (the wgmma
