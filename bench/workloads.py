@@ -58,9 +58,18 @@ def seed_lengths(seed: int = 0, batch: int = 1152, low: int = 800, high: int = 2
     return np.random.default_rng(seed).integers(low, high + 1, size=batch)
 
 
+def tiny_lengths(seed: int = 0, low: int = 1, high: int = 48) -> np.ndarray:
+    """Many tiny sequences: uniform integer lengths in [low, high] whose total is about the
+    seed lengths' (1152 sequences of 800 to 2000 tokens: ~1.61M tokens, ~66k sequences)."""
+    total = int(seed_lengths().sum())
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(low, high + 1, size=2 * total // (low + high))
+    return lengths[: int(np.searchsorted(np.cumsum(lengths), total)) + 1]
+
+
 NAMES = ("seed", "seed-d64", "seed-aligned", "rope", "seed-d32", "seed-d96", "seed-b16", "seed-b32", "seed-b128",
          "seed-causal", "seed-d64-causal", "seed-gqa", "seed-d64-gqa",
-         "seed-d192", "seed-d256")
+         "seed-d192", "seed-d256", "tiny-b16", "tiny-b32", "tiny-b64")
 
 
 def get(name: str) -> Workload:
@@ -79,6 +88,11 @@ def get(name: str) -> Workload:
         return Workload(name, seed_lengths(), 4, 64 if "d64" in name else 128, causal=True)
     if name in ("seed-gqa", "seed-d64-gqa"):
         return Workload(name, seed_lengths(), 8, 64 if "d64" in name else 128, kv_heads=2)
+    # Tiny sequences (1 to 48 tokens, ~66k of them): at blocks of 16 and 32 the blocks of
+    # several sequences share a 64-row tile (docs/block-sizes.md); at 64 each sequence takes
+    # a tile of its own, which is what 16 and 32 cost before packing.
+    if name in ("tiny-b16", "tiny-b32", "tiny-b64"):
+        return Workload(name, tiny_lengths(), 4, 128, block_size=int(name[len("tiny-b"):]))
     if name == "seed-aligned":
         lengths = seed_lengths()
         return Workload("seed-aligned", lengths - lengths % 64, 4, 128)

@@ -141,7 +141,8 @@ typedef struct {
    persistent kernel runs ctas_per_sm * num_sms CTAs; a chunked one a CTA
    per tiles_per_cta work items, (shape[0] / block_size + B) * shape[1] of
    tensor `tokens` ([T, H, ...]), B = shape[0] - 1 of tensor `offsets`
-   (cu_seqlens). */
+   (cu_seqlens); with blocks_per_tile k above 1 (packed tiles: the manifest's
+   blocks_per_tile), ceil((shape[0] / block_size + B) / k) * shape[1]. */
 typedef struct {
   int32_t chunked;
   int32_t ctas_per_sm;
@@ -150,6 +151,7 @@ typedef struct {
   int32_t num_sms;
   int32_t tokens;
   int32_t offsets;
+  int32_t blocks_per_tile; /* 0 or 1: a work item is one virtual block */
 } blockattn_grid;
 
 /* Makes `plan` launchable by blockattnLaunchRecord: one rule per tensor

@@ -341,6 +341,10 @@ blockattnPlanSetRecord(blockattn_plan *plan, const blockattn_tensor_rule *rules,
       return fail(BLOCKATTN_LAUNCH_INVALID_ARGUMENT,
                   "grid: block_size %d and tiles_per_cta %d must be at least 1",
                   grid->block_size, grid->tiles_per_cta);
+    if (grid->blocks_per_tile < 0)
+      return fail(BLOCKATTN_LAUNCH_INVALID_ARGUMENT,
+                  "grid: blocks_per_tile %d must not be negative",
+                  grid->blocks_per_tile);
     if (grid->tokens < 0 || grid->tokens >= plan->numTensors ||
         rules[grid->tokens].rank < 2)
       return fail(BLOCKATTN_LAUNCH_INVALID_ARGUMENT,
@@ -623,9 +627,13 @@ static blockattn_launch_status recordGrid(const blockattn_plan *plan,
   } else {
     const blockattn_tensor *tokens = &plan->recordTensors[g->tokens];
     int64_t sequences = plan->recordTensors[g->offsets].shape[0] - 1;
-    int64_t items =
-        (tokens->shape[0] / g->block_size + (sequences > 0 ? sequences : 0)) *
-        tokens->shape[1];
+    int64_t virtualBlocks =
+        tokens->shape[0] / g->block_size + (sequences > 0 ? sequences : 0);
+    /* Packed tiles: a work item is blocks_per_tile virtual blocks. */
+    if (g->blocks_per_tile > 1)
+      virtualBlocks =
+          (virtualBlocks + g->blocks_per_tile - 1) / g->blocks_per_tile;
+    int64_t items = virtualBlocks * tokens->shape[1];
     ctas = (items + g->tiles_per_cta - 1) / g->tiles_per_cta;
     if (ctas < 1)
       ctas = 1;

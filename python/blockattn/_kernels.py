@@ -317,19 +317,26 @@ def launch_grid(manifest: dict, num_sms: int, q_shape, cu_seqlens_numel: int) ->
     hardware hands out in order as CTAs finish. The work items are the tile
     loop's virtual tiles, ``floor(T / tile_rows) + B``, times the heads
     (``q_shape`` is ``[T, H, D]``, B = ``cu_seqlens_numel - 1``): known from
-    shapes, so the launch needs no host synchronization.
+    shapes, so the launch needs no host synchronization. Where blocks are
+    packed (``blocks_per_tile`` k in the manifest: blocks of 16 or 32 of
+    several sequences share a 64-row tile), a work item is k virtual blocks:
+    ``ceil((floor(T / block_size) + B) / k)`` of them per head.
     """
     return grid_of(grid_inputs(manifest), num_sms, q_shape, cu_seqlens_numel)
 
 
 def grid_inputs(manifest: dict) -> tuple:
     """What launch_grid reads from a manifest: (chunked, ctas_per_sm,
-    tile rows, tiles_per_cta), read once per loaded kernel. The tile rows are
-    ``tile_rows`` where blocks share a tile, else ``block_size``."""
+    rows, tiles_per_cta, blocks_per_tile), read once per loaded kernel. The
+    rows are the block size where blocks are packed (``blocks_per_tile`` > 1
+    of them a work item), else ``tile_rows`` where blocks share a tile (one
+    sequence's), else ``block_size``."""
     chunked = manifest.get("grid", "persistent") == "chunked"
-    return (chunked, int(manifest.get("ctas_per_sm", 1)),
-            int(manifest.get("tile_rows", manifest["block_size"])) if chunked else 1,
-            int(manifest["tiles_per_cta"]) if chunked else 1)
+    if not chunked:
+        return (False, int(manifest.get("ctas_per_sm", 1)), 1, 1, 1)
+    packed = int(manifest.get("blocks_per_tile", 1))
+    rows = manifest["block_size"] if packed > 1 else manifest.get("tile_rows", manifest["block_size"])
+    return (True, int(manifest.get("ctas_per_sm", 1)), int(rows), int(manifest["tiles_per_cta"]), packed)
 
 
 def grid_tensor(manifest: dict) -> str:
@@ -342,10 +349,10 @@ def grid_tensor(manifest: dict) -> str:
 
 def grid_of(inputs: tuple, num_sms: int, q_shape, cu_seqlens_numel: int) -> int:
     """launch_grid from grid_inputs(manifest)."""
-    chunked, ctas, block_size, per_cta = inputs
+    chunked, ctas, block_size, per_cta, packed = inputs
     if not chunked:
         return num_sms * ctas
-    return max(1, -(-work_items(block_size, q_shape, cu_seqlens_numel) // per_cta))
+    return max(1, -(-work_items(block_size, q_shape, cu_seqlens_numel, packed) // per_cta))
 
 
 # The small-grid variant (issue 22). A chunked kernel runs `tiles_per_cta`
@@ -371,9 +378,12 @@ def small_grid_key(key: KernelKey) -> KernelKey | None:
     return dataclasses.replace(key, tiles_per_cta=SMALL_GRID_TILES)
 
 
-def work_items(block_size: int, q_shape, cu_seqlens_numel: int) -> int:
-    """A chunked launch's work items: ``(floor(T / block_size) + B) * H``."""
-    return (int(q_shape[0]) // block_size + max(int(cu_seqlens_numel) - 1, 0)) * int(q_shape[1])
+def work_items(block_size: int, q_shape, cu_seqlens_numel: int, blocks_per_tile: int = 1) -> int:
+    """A chunked launch's work items: ``(floor(T / block_size) + B) * H``, or
+    with packed tiles of ``blocks_per_tile`` virtual blocks,
+    ``ceil((floor(T / block_size) + B) / blocks_per_tile) * H``."""
+    virtual = int(q_shape[0]) // block_size + max(int(cu_seqlens_numel) - 1, 0)
+    return -(-virtual // blocks_per_tile) * int(q_shape[1])
 
 
 def small_grid_limit(inputs: tuple, num_sms: int) -> int:
@@ -387,7 +397,7 @@ def small_grid_limit(inputs: tuple, num_sms: int) -> int:
     round): one wave of one-tile CTAs halves the GPU time of 1 x 512 tokens
     at H = 4 (36 items); two waves (8 x ~1k, 512 items) lose to the default
     kernel's one wave of 4-tile CTAs (10.1 against 9.0 us)."""
-    chunked, ctas, _, per_cta = inputs
+    chunked, ctas, _, per_cta, _ = inputs
     if not chunked or per_cta <= SMALL_GRID_TILES:
         return -1
     return num_sms * ctas

@@ -78,7 +78,7 @@ class TensorRule(ctypes.Structure):
 
 class Grid(ctypes.Structure):
     _fields_ = [(name, ctypes.c_int32) for name in (
-        "chunked", "ctas_per_sm", "block_size", "tiles_per_cta", "num_sms", "tokens", "offsets")]
+        "chunked", "ctas_per_sm", "block_size", "tiles_per_cta", "num_sms", "tokens", "offsets", "blocks_per_tile")]
 
 
 # One blockattn_tensor, packed by struct (one call per launch, not a ctypes
@@ -264,9 +264,9 @@ class Plan:
             rank, shape_of, flags, *group = rules[name]  # group: grouped-query k, v (default 1)
             array[i] = TensorRule(rank, -1 if shape_of is None else index[shape_of], sizes[name], flags,
                                   group[0] if group else 1)
-        chunked, ctas, block_size, per_cta = grid
+        chunked, ctas, block_size, per_cta, packed = grid
         spec = Grid(int(chunked), ctas, block_size, per_cta, num_sms, index.get(grid_tensor(manifest), -1),
-                    index.get("cu_seqlens", -1))
+                    index.get("cu_seqlens", -1), packed)
         _check(self.lib, self.lib.blockattnPlanSetRecord(self.handle, array, ctypes.byref(spec)))
         self.ranks = tuple(rules[name][0] for name in self.tensor_names)
         words = self.lib.blockattnPlanRecordWords(self.handle)

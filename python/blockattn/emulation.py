@@ -27,6 +27,7 @@ from ._kernels import KernelKey, grid_tensor, launch_grid
 __all__ = [
     "EDGE_LENGTHS",
     "edge_lengths",
+    "tiny_batch_lengths",
     "HEADS",
     "POISON",
     "Case",
@@ -55,6 +56,16 @@ def edge_lengths(block_size: int = 64) -> tuple[int, ...]:
         return EDGE_LENGTHS
     b = block_size
     return (0, 1, b - 1, b, b + 1, 63, 64, 65, 200) + TINY_LENGTHS
+
+
+def tiny_batch_lengths(block_size: int, count: int = 200, seed: int = 0) -> tuple[int, ...]:
+    """edge_lengths(block_size) and ``count`` tiny sequences (0 to block_size + 4 tokens,
+    runs of empty ones among them): the batch where blocks of several sequences share a
+    tile (docs/block-sizes.md, "Tiny sequences packed")."""
+    rng = np.random.default_rng(seed)
+    tiny = [int(n) for n in rng.integers(0, block_size + 5, count)]
+    tiny[count // 2:count // 2 + 3] = [0, 0, 0]
+    return edge_lengths(block_size) + tuple(tiny)
 
 
 HEADS = 2
@@ -267,17 +278,21 @@ def find_emulator() -> str | None:
 
 
 def emulate(ptx: os.PathLike, manifest: os.PathLike, tensors: dict, scalars: dict, *,
-            num_sms: int = 2, seed: int = 1, extra_args=(), emulator: str | None = None) -> dict:
+            num_sms: int = 2, seed: int = 1, extra_args=(), emulator: str | None = None,
+            grid: int | None = None) -> dict:
     """Runs one kernel in block-attn-emulate; returns every tensor after the run (by name).
 
     The grid is the one the runtime would launch on a GPU with ``num_sms`` SMs
-    (``_kernels.launch_grid``). Raises EmulationError with the emulator's report."""
+    (``_kernels.launch_grid``), or ``grid`` CTAs (one CTA then walks every tile,
+    through every slot of its rings many times). Raises EmulationError with the
+    emulator's report."""
     emulator = emulator or find_emulator()
     if emulator is None:
         raise RuntimeError("block-attn-emulate not found (build the project first)")
     man = json.loads(pathlib.Path(manifest).read_text())
     items = tensors[grid_tensor(man)]  # q, or k for the grouped-query backward
-    grid = launch_grid(man, num_sms, items.shape, tensors["cu_seqlens"].size)
+    if grid is None:
+        grid = launch_grid(man, num_sms, items.shape, tensors["cu_seqlens"].size)
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
         cmd = [emulator, str(ptx), f"--manifest={manifest}", f"--grid={grid}", f"--seed={seed}",

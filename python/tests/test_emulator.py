@@ -256,6 +256,69 @@ def test_block_sizes_match_reference(chip, case, kernels):
     assert em.check_close(case, out, em.reference_outputs(coarser, tensors)) != []
 
 
+# Tiny sequences packed (docs/block-sizes.md): at block sizes 16 and 32 a tile holds the blocks
+# of 64 / B consecutive virtual numbers, of one or several sequences, masked per row pair to
+# the same block. The batch: the edge lengths and 200 tiny sequences (0 to B + 4 tokens).
+PACKED_CASES = [
+    (chip, em.Case(kind, d, dtype, block_size=bs))
+    for chip in ("sm_90a", "sm_100a")
+    for kind, d, dtype, bs in (("forward", 32, "bf16", 16), ("forward", 96, "f16", 32),
+                               ("forward", 128, "bf16", 32), ("backward", 64, "bf16", 16),
+                               ("backward", 128, "f16", 16), ("backward", 96, "bf16", 32),
+                               ("backward", 32, "f16", 32))
+] + [
+    # Causal, log-sum-exp (and its gradient) and grouped-query attention, packed too (the
+    # grouped backward keeps one sequence a tile).
+    (chip, em.Case(kind, 64, "bf16", block_size=bs, **extra))
+    for chip in ("sm_90a", "sm_100a")
+    for kind, bs, extra in (("forward", 16, dict(causal=True, lse=True)),
+                            ("backward", 32, dict(causal=True, lse=True)),
+                            ("forward", 32, dict(group=2)),
+                            ("backward", 16, dict(group=2)))
+]
+
+
+@pytest.mark.parametrize("chip,case", PACKED_CASES, ids=lambda x: x if isinstance(x, str) else x.name)
+def test_packed_tiny_sequences_match_reference(chip, case, kernels):
+    tensors = em.make_problem(case, lengths=em.tiny_batch_lengths(case.block_size))
+    out = em.emulate(kernels(case, chip).with_suffix(".ptx"), kernels(case, chip).with_suffix(".json"),
+                     tensors, {"softmax_scale": case.head_dim ** -0.5})
+    assert em.check_close(case, out, em.reference_outputs(case, tensors)) == []
+    for name in case.outputs:
+        assert (out[name] != em.POISON).all()
+    coarser = dataclasses.replace(case, block_size=2 * case.block_size)
+    assert em.check_close(case, out, em.reference_outputs(coarser, tensors)) != []
+
+
+@pytest.mark.parametrize("chip", ["sm_90a", "sm_100a"])
+@pytest.mark.parametrize("kind,bs", [("forward", 16), ("backward", 32)])
+def test_packed_one_cta_reuses_every_slot(chip, kind, bs, kernels):
+    """One CTA walks every packed tile of the batch (its contiguous or strided share is all
+    of them), through every slot of its rings many times."""
+    case = em.Case(kind, 64, "bf16", block_size=bs)
+    tensors = em.make_problem(case, lengths=em.tiny_batch_lengths(bs, count=120, seed=3))
+    base = kernels(case, chip)
+    out = em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), tensors,
+                     {"softmax_scale": case.head_dim ** -0.5}, grid=1, num_sms=1)
+    assert em.check_close(case, out, em.reference_outputs(case, tensors)) == []
+    for name in case.outputs:
+        assert (out[name] != em.POISON).all()
+
+
+@pytest.mark.parametrize("chip", ["sm_90a", "sm_100a"])
+def test_planted_packed_block_end_misread(chip, kernels, tmp_path):
+    """The block ends matter: the b16 forward whose mask reads block 1's end from byte 2 (the
+    end of block 2) lets rows of a packed tile see another block's keys and misses the
+    reference."""
+    case = em.Case("forward", 64, "bf16", block_size=16)
+    base = kernels(case, chip)
+
+    def edit(text):
+        return re.sub(r"(bfe\.u32\s+%r\d+, %r\d+, )8, 8;", r"\g<1>16, 8;", text, count=1)
+
+    assert_caught(base, case, planted(base, tmp_path, edit))
+
+
 @pytest.mark.parametrize("chip", ["sm_90a", "sm_100a"])
 def test_planted_swizzle_64b_read_as_128b(chip, kernels, tmp_path):
     """The 64-byte swizzle matters: the same kernel whose tensor maps write with the

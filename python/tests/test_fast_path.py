@@ -102,6 +102,28 @@ def test_block_size_16_launch_counts_64_row_tiles(fake, monkeypatch):
     assert fast.tile_rows == 64
 
 
+def test_block_size_16_packed_launch_counts_packed_tiles(fake, monkeypatch):
+    """Blocks of 16 tokens of several sequences share a tile (the manifest's
+    blocks_per_tile): the C library's record launch counts packed tiles of 4 virtual
+    blocks, as _kernels.launch_grid does."""
+    manifest = {**fake.manifests["forward"], "block_size": 16, "tile_rows": 64, "blocks_per_tile": 4}
+    plan = _launch.Plan(manifest, 0x1234, 0x5678)
+    plan.set_record(manifest, _driver.RECORD_RULES, _kernels.grid_inputs(manifest), 132)
+
+    class Kernel:
+        record = plan
+
+    fast = api._FastPath(api._record_launcher(Kernel, api._FORWARD_TENSORS), -1, D, 16,
+                         stream=lambda device: 0xABC)
+    monkeypatch.setitem(api._FAST, (torch.bfloat16, D, -1, 16), fast)
+    q, k, v, cu = inputs()
+    before = fake.fakeCudaLaunches()
+    blockattn.block_attention(q, k, v, cu, block_size=16, check_inputs=False)
+    assert fake.fakeCudaLaunches() == before + 1
+    # ceil((200 // 16 + 3) / 4) x 4 = 16 work items, 4 per CTA: 4 CTAs (unpacked: 6).
+    assert fake.fakeCudaLastGrid() == _kernels.launch_grid(manifest, 132, q.shape, len(CU)) == 4
+
+
 def test_fast_forward_launches_once_through_the_record(fake):
     q, k, v, cu = inputs()
     before = fake.fakeCudaLaunches()

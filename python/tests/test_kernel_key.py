@@ -209,9 +209,10 @@ def test_supported_shapes_are_the_compilers():
 
 
 def test_block_sizes_share_64_row_tiles():
-    """Blocks of 16 and 32 tokens share the 64-row tiles: the chunked grid counts tiles
-    (the manifest's tile_rows, which _kernels.tile_rows mirrors), not blocks; the 64-token
-    kernels' manifests say nothing of it."""
+    """Blocks of 16 and 32 tokens share the 64-row tiles, packed across sequences: the
+    chunked grid counts tiles of blocks_per_tile virtual blocks (the manifest's), not blocks;
+    a kernel that keeps one sequence a tile (rotary) counts tiles of tile_rows; the 64-token
+    kernels' manifests say nothing of either."""
     import json
     import pathlib
     import subprocess
@@ -221,9 +222,19 @@ def test_block_sizes_share_64_row_tiles():
 
     assert [_kernels.tile_rows(b) for b in (16, 32, 64)] == [64, 64, 64]
     chunked = {"grid": "chunked", "block_size": 16, "tile_rows": 64, "tiles_per_cta": 1}
-    assert _kernels.grid_inputs(chunked) == (True, 1, 64, 1)
+    assert _kernels.grid_inputs(chunked) == (True, 1, 64, 1, 1)
     # 1 x 640 tokens, H=2: 10 tiles of 64 rows + 1 per sequence = 22 items (not 82).
     assert _kernels.launch_grid(chunked, 132, (640, 2, 64), 2) == 22
+    packed = {**chunked, "blocks_per_tile": 4}
+    assert _kernels.grid_inputs(packed) == (True, 1, 16, 1, 4)
+    # The same: ceil((640 / 16 + 1) / 4) = 11 tiles a head.
+    assert _kernels.launch_grid(packed, 132, (640, 2, 64), 2) == 22
+    # 200 sequences of 16 tokens, H=1: (200 + 200) virtual blocks, 100 tiles (not 200).
+    assert _kernels.launch_grid(packed, 132, (3200, 1, 64), 201) == 100
+    assert _kernels.launch_grid(chunked, 132, (3200, 1, 64), 201) == 250
+    # 300 sequences of 1 token: 18 + 300 virtual blocks, 80 tiles (one sequence a tile: 304).
+    assert _kernels.launch_grid(packed, 132, (300, 1, 64), 301) == 80
+    assert _kernels.launch_grid(chunked, 132, (300, 1, 64), 301) == 304
     compiler = _kernels.find_compiler()
     if compiler is None:
         pytest.skip("no block-attn-compile")
@@ -237,4 +248,11 @@ def test_block_sizes_share_64_row_tiles():
             assert manifest.get("tile_rows", bs) == _kernels.tile_rows(bs)
             assert ("tile_rows" in manifest) == (bs != 64)
             assert manifest["grid"] == "chunked"  # the sm_90a forward's default
-            assert _kernels.grid_inputs(manifest)[2] == 64
+            assert manifest.get("blocks_per_tile", 1) == 64 // bs
+            inputs = _kernels.grid_inputs(manifest)
+            assert (inputs[2], inputs[4]) == (bs, 64 // bs)
+        # Rotary kernels keep one sequence a tile (positions are per tile).
+        k = key(block_size=16, head_dim=64, rotary="half_split")
+        subprocess.run([compiler, *k.compiler_flags(), "-o", out, "--quiet"], check=True)
+        manifest = json.loads((pathlib.Path(out) / f"{k.name}.json").read_text())
+        assert "blocks_per_tile" not in manifest and manifest["tile_rows"] == 64

@@ -425,6 +425,15 @@ static int record(void) {
   printf("persistent grid %u\n", lastGrid);
   blockattnPlanDestroy(plan);
 
+  /* Packed tiles (blocks of 16, 4 virtual blocks a work item):
+     ceil((512 / 16 + 8) / 4) * 4 heads = 40 work items, 4 per CTA. */
+  blockattnPlanCreate(0x1234, 0x5678, 384, 1000, recordParams, 5, 3, 1, &plan);
+  blockattn_grid packed = {1, 1, 16, 4, 132, 0, 1, 4};
+  report("packed", blockattnPlanSetRecord(plan, rules, &packed));
+  blockattnLaunchRecord(plan, r.words);
+  printf("packed grid %u\n", lastGrid);
+  blockattnPlanDestroy(plan);
+
   /* Grouped-query attention: t2 (k) has a group-th of t0's (q's) heads. */
   blockattnPlanCreate(0x1234, 0x5678, 384, 1000, recordParams, 5, 3, 1, &plan);
   blockattn_tensor_rule grouped[3];
@@ -462,13 +471,13 @@ static int record(void) {
     blockattnPlanDestroy(plan);
   }
   blockattn_grid badGrids[] = {
-      {1, 1, 64, 4, 0, 0, 1},
-      {1, 1, 64, 0, 132, 0, 1},
-      {1, 1, 64, 4, 132, 1, 1},
-      {1, 1, 64, 4, 132, 0, 2},
+      {1, 1, 64, 4, 0, 0, 1},   {1, 1, 64, 0, 132, 0, 1},
+      {1, 1, 64, 4, 132, 1, 1}, {1, 1, 64, 4, 132, 0, 2},
+      {1, 1, 16, 4, 132, 0, 1, -4},
   };
-  const char *gridNames[] = {"num_sms", "tiles_per_cta", "tokens", "offsets"};
-  for (int i = 0; i < 4; ++i) {
+  const char *gridNames[] = {"num_sms", "tiles_per_cta", "tokens", "offsets",
+                             "blocks_per_tile"};
+  for (int i = 0; i < 5; ++i) {
     blockattnPlanCreate(0x1234, 0x5678, 384, 1000, recordParams, 5, 3, 1,
                         &plan);
     report(gridNames[i], blockattnPlanSetRecord(plan, rules, &badGrids[i]));

@@ -78,11 +78,191 @@ LogicalResult storeYielded(ConversionPatternRewriter &rewriter,
   return success();
 }
 
+/// Inlines the tile loop's body at the builder's point with the tile's
+/// arguments and the carried values; its yield stores their next values.
+LogicalResult inlineTileBody(ConversionPatternRewriter &rewriter,
+                             KernelBuilder &e, TileLoopOp op,
+                             SmallVector<Value> args,
+                             ArrayRef<std::pair<Value, Type>> carried) {
+  Block &body = op.getBody().front();
+  for (auto var : carried)
+    args.push_back(e.load(var.second, var.first));
+  auto yield = body.empty() ? YieldOp() : dyn_cast<YieldOp>(body.back());
+  rewriter.inlineBlockBefore(&body, e.b.getInsertionBlock(),
+                             e.b.getInsertionPoint(), args);
+  if (yield)
+    return storeYielded(rewriter, e, yield, yield.getValues(), carried);
+  return success();
+}
+
+/// `warpspec.tile_loop ... packed(k)`: tile t holds the blocks of the
+/// virtual numbers [k t, k t + k) (see the file comment), which lie back to
+/// back in memory. With S(x) the first row of the block of the first
+/// virtual number >= x that names one (T past the last), tile t covers the
+/// rows [S(k t), S(k t + k)) and its q-th block ends at S(k t + q + 1).
+/// Each S is found by walking a copy of the cursor forward from the
+/// sequence of k t, so that the next item (another head of the same tile,
+/// or a later tile) starts from the same cursor.
+///
+/// The walk runs in the load warpgroup's 40 registers, so everything but
+/// the work items (which can pass 2^32 with many heads) is 32-bit: rows and
+/// sequence indices are i32 already, and the virtual numbers stay below
+/// T / 16 + B < 2^32 (unsigned).
+LogicalResult lowerPackedTileLoop(TileLoopOp op, TileLoopOp::Adaptor adaptor,
+                                  ConversionPatternRewriter &rewriter) {
+  KernelBuilder e(rewriter, op);
+  ArgParams cuParams = ArgParams::of(op.getCuSeqlens());
+  if (!cuParams.pointer || !argSize(op.getCuSeqlens(), 0))
+    return op.emitOpError()
+           << "cu_seqlens must be a dynamically sized kernel argument";
+  SmallVector<std::pair<Value, Type>> carried; // variable, type
+  if (failed(carryInits(e, op, adaptor.getInits(), carried)))
+    return failure();
+  Value cu = cuParams.pointer;
+  auto loadCu = [&](Value index) {
+    Value ptr = LLVM::GEPOp::create(e.b, e.loc, e.globalPtrT(), e.i32T(), cu,
+                                    ValueRange{index});
+    return e.load(e.i32T(), ptr, 4);
+  };
+  int64_t k = static_cast<int64_t>(*op.getPacked());
+  Value bs = e.i32(op.getBlockSize()), kv = e.i32(k);
+  Value one = e.i32(1), zero = e.i32(0);
+  Value heads64 = adaptor.getNumHeads();
+  Value heads = e.trunc32(heads64);
+  Value tokens = e.trunc32(adaptor.getNumTokens());
+  Value numSeqs = e.sub(cuParams.sizes[0], one);
+  Value virtualBlocks = e.add(e.udiv(tokens, bs), numSeqs);
+  Value tiles = e.udiv(e.add(virtualBlocks, e.i32(k - 1)), kv);
+  Value items = e.mul(e.zext64(tiles), heads64);
+  Value grid = e.zext64(NVVM::GridDimXOp::create(e.b, e.loc, e.i32T()));
+  Value cta = e.zext64(NVVM::BlockIdXOp::create(e.b, e.loc, e.i32T()));
+  bool contiguous = op.getContiguous();
+  Value first = contiguous ? e.udiv(e.mul(cta, items), grid) : cta;
+  Value last =
+      contiguous ? e.udiv(e.mul(e.add(cta, e.i64(1)), items), grid) : items;
+
+  Type t32 = e.i32T(), t64 = e.i64T();
+  // The cursor: the work item, its tile and head, and the sequence (index,
+  // first and end rows) of the tile's first virtual number.
+  Value item = e.variable(t64), tile = e.variable(t32), head = e.variable(t32);
+  Value seq = e.variable(t32), seqStart = e.variable(t32),
+        seqEnd = e.variable(t32);
+  // The copy that finds the tile's block boundaries.
+  Value tSeq = e.variable(t32), tStart = e.variable(t32),
+        tEnd = e.variable(t32);
+  Value lo = e.variable(t32), hi = e.variable(t32);
+  auto key = [&](Value s, Value start) { return e.add(e.udiv(start, bs), s); };
+
+  Value haveWork =
+      LLVM::AndOp::create(e.b, e.loc, e.cmp(Pred::ult, first, last),
+                          e.cmp(Pred::sgt, numSeqs, zero));
+  LogicalResult result = success();
+  e.emitIf(haveWork, [&] {
+    Value t0 = e.trunc32(e.udiv(first, heads64));
+    Value v0 = e.mul(t0, kv);
+    // Binary search: the largest b in [0, B) with key(b) <= v0.
+    e.store(zero, lo);
+    e.store(numSeqs, hi);
+    e.emitWhile(
+        [&] {
+          Value l = e.load(t32, lo), h = e.load(t32, hi);
+          return std::make_pair(e.cmp(Pred::ugt, e.sub(h, l), one),
+                                SmallVector<Value>{});
+        },
+        [&](ValueRange) {
+          Value l = e.load(t32, lo), h = e.load(t32, hi);
+          Value mid = LLVM::LShrOp::create(e.b, e.loc, e.add(l, h), one);
+          Value le = e.cmp(Pred::ule, key(mid, loadCu(mid)), v0);
+          e.store(e.select(le, mid, l), lo);
+          e.store(e.select(le, h, mid), hi);
+        });
+    Value b0 = e.load(t32, lo);
+    e.store(b0, seq);
+    e.store(loadCu(b0), seqStart);
+    e.store(loadCu(e.add(b0, one)), seqEnd);
+    e.store(first, item);
+    e.store(t0, tile);
+    e.store(e.trunc32(e.urem(first, heads64)), head);
+
+    // Moves a cursor (sequence, start, end) forward to virtual number v.
+    auto catchUp = [&](Value s, Value start, Value end, Value v) {
+      e.emitWhile(
+          [&] {
+            Value index = e.load(t32, s), en = e.load(t32, end);
+            Value more = e.cmp(Pred::ult, e.add(index, one), numSeqs);
+            Value behind = e.cmp(Pred::uge, v, e.add(key(index, en), one));
+            return std::make_pair(
+                LLVM::AndOp::create(e.b, e.loc, more, behind).getResult(),
+                SmallVector<Value>{});
+          },
+          [&](ValueRange) {
+            Value next = e.add(e.load(t32, s), one);
+            e.store(next, s);
+            e.store(e.load(t32, end), start);
+            e.store(loadCu(e.add(next, one)), end);
+          });
+    };
+    // S(v), the copy of the cursor moved to v.
+    auto blockStart = [&](Value v) {
+      catchUp(tSeq, tStart, tEnd, v);
+      Value s = e.load(t32, tSeq), start = e.load(t32, tStart),
+            end = e.load(t32, tEnd);
+      Value row = e.add(start, e.mul(e.sub(v, key(s, start)), bs));
+      return LLVM::UMinOp::create(e.b, e.loc, row, end).getResult();
+    };
+
+    Value step = contiguous ? e.i64(1) : grid;
+    Value dt = e.trunc32(e.udiv(step, heads64));
+    Value dh = e.trunc32(e.urem(step, heads64));
+    e.emitWhile(
+        [&] {
+          return std::make_pair(e.cmp(Pred::ult, e.load(t64, item), last),
+                                SmallVector<Value>{});
+        },
+        [&](ValueRange) {
+          Value t = e.load(t32, tile), h = e.load(t32, head);
+          e.store(e.load(t32, seq), tSeq);
+          e.store(e.load(t32, seqStart), tStart);
+          e.store(e.load(t32, seqEnd), tEnd);
+          Value v = e.mul(t, kv);
+          Value row = blockStart(v);
+          // Byte q: the end of the q-th block, relative to the tile's row.
+          Value ends = e.i32(0), rows;
+          for (int64_t q = 0; q < k; ++q) {
+            rows = e.sub(blockStart(e.add(v, e.i32(q + 1))), row);
+            ends = LLVM::OrOp::create(
+                e.b, e.loc, ends,
+                LLVM::ShlOp::create(e.b, e.loc, rows, e.i32(8 * q)));
+          }
+          e.emitIf(e.cmp(Pred::ugt, rows, e.i32(0)), [&] {
+            result =
+                inlineTileBody(rewriter, e, op, {row, rows, h, ends}, carried);
+          });
+          e.store(e.add(e.load(t64, item), step), item);
+          Value nextHead = e.add(h, dh);
+          Value carry = e.cmp(Pred::uge, nextHead, heads);
+          e.store(e.select(carry, e.sub(nextHead, heads), nextHead), head);
+          Value nextT = e.add(e.add(t, dt), e.select(carry, one, zero));
+          e.store(nextT, tile);
+          catchUp(seq, seqStart, seqEnd, e.mul(nextT, kv));
+        });
+  });
+  if (failed(result))
+    return failure();
+  SmallVector<Value> results;
+  for (auto var : carried)
+    results.push_back(e.load(var.second, var.first));
+  rewriter.replaceOp(op, results);
+  return success();
+}
+
 struct TileLoopLowering : ConvertOpToLLVMPattern<TileLoopOp> {
   using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
   LogicalResult
   matchAndRewrite(TileLoopOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    if (op.getPacked())
+      return lowerPackedTileLoop(op, adaptor, rewriter);
     KernelBuilder e(rewriter, op);
     ArgParams cuParams = ArgParams::of(op.getCuSeqlens());
     if (!cuParams.pointer || !argSize(op.getCuSeqlens(), 0))

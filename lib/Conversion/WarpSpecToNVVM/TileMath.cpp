@@ -115,6 +115,59 @@ static void maskOtherBlocks(KernelBuilder &e, const FragmentLayout &layout,
 
 namespace {
 
+/// warpspec.mask_blocks: per row slot, the bounds [lo, hi) of its block
+/// from the packed ends (byte q: the end of block q); per element, two
+/// compares of its column against them.
+struct MaskBlocksLowering : ConvertOpToLLVMPattern<MaskBlocksOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(MaskBlocksOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    KernelBuilder e(rewriter, op);
+    const Fragment scores(op.getScores().getType(), adaptor.getScores());
+    const FragmentLayout &layout = *scores.layout;
+    int64_t cols = op.getScores().getType().getShape()[1];
+    int64_t numBlocks = cols / static_cast<int64_t>(op.getBlock());
+    Value packed = e.asI32(adaptor.getEnds().front());
+    SmallVector<Value> ends;
+    for (int64_t q = 0; q < numBlocks; ++q)
+      ends.push_back(e.andi(
+          LLVM::LShrOp::create(e.b, e.loc, packed, e.i32(8 * q)), e.i32(0xff)));
+    // Rows past the valid ones (the last end) take the last valid row's
+    // block, so that every row keeps a column.
+    Value lastRow = e.sub(ends.back(), e.i32(1));
+    SmallVector<Value> lo, hi;
+    for (int64_t slot = 0; slot < layout.numRowSlots(); ++slot) {
+      Value row =
+          LLVM::SMinOp::create(e.b, e.loc, layout.rowIndex(e, slot), lastRow);
+      Value from = e.i32(0), to = e.i32(cols);
+      for (Value end : ends) {
+        Value before = e.cmp(Pred::sle, end, row);
+        from = LLVM::SMaxOp::create(e.b, e.loc, from,
+                                    e.select(before, end, e.i32(0)));
+        to = LLVM::SMinOp::create(e.b, e.loc, to,
+                                  e.select(before, e.i32(cols), end));
+      }
+      lo.push_back(from);
+      hi.push_back(to);
+    }
+    Value colBase = layout.colBase(e);
+    Value negInf = e.f32(-std::numeric_limits<double>::infinity());
+    SmallVector<Value> regs;
+    for (int64_t r = 0; r < layout.numRegs(); ++r) {
+      Value col = e.add(colBase, e.i32(layout.colOffset(r)));
+      int64_t slot = layout.rowSlot(r);
+      // In this order whatever the host compiler (argument order).
+      Value from = e.cmp(Pred::sge, col, lo[slot]);
+      Value to = e.cmp(Pred::slt, col, hi[slot]);
+      Value keep = LLVM::AndOp::create(e.b, e.loc, from, to);
+      regs.push_back(e.select(keep, scores.regs[r], negInf));
+    }
+    rewriter.replaceOpWithMultiple(op, {regs});
+    return success();
+  }
+};
+
 struct SoftmaxLowering : ConvertOpToLLVMPattern<SoftmaxOp> {
   using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
   LogicalResult
@@ -713,4 +766,5 @@ void mlir::blockattn::populateWarpSpecTileMathToNVVMPatterns(
     RewritePatternSet &patterns) {
   patterns.add<SoftmaxLowering, SoftmaxGradLowering, StoreLowering,
                WriteLowering, StoreRowsLowering, LoadRowsLowering>(converter);
+  patterns.add<MaskBlocksLowering>(converter);
 }

@@ -1,6 +1,6 @@
-"""Block sizes 16 and 32 (several blocks of one sequence per 64-row tile, masked to each
-row's own block in the softmax), forward and backward, plain and with fused rotary
-embeddings, against the float64 reference on the GPU.
+"""Block sizes 16 and 32 (several blocks per 64-row tile, of several sequences without
+rotary embeddings, masked to each row's own block), forward and backward, plain and with
+fused rotary embeddings, against the float64 reference on the GPU.
 
 These kernels are not in the wheel's prebuilt set: they compile on first use unless
 BLOCKATTN_KERNEL_DIR holds them; the 192 kernels these tests launch on sm_90a are
@@ -109,6 +109,20 @@ def test_grids_and_scale(bs):
 def test_random_jagged_batch(bs):
     lengths = np.random.default_rng(9).integers(0, 3000, size=200)
     run_backward(lengths, 4, 128, bs, seed=4)
+
+
+# Packed tiles (docs/block-sizes.md, "Tiny sequences packed"): thousands of sequences of 1 to
+# 48 tokens with runs of empty ones, the blocks of several sequences in each tile.
+PACKED_LENGTHS = [int(n) for n in np.random.default_rng(11).integers(1, 49, size=4000)]
+PACKED_LENGTHS[100:104] = [0, 0, 0, 0]
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("head_dim", [32, 64, 96, 128])
+@pytest.mark.parametrize("bs", BLOCK_SIZES)
+def test_packed_tiny_sequences(bs, head_dim, dtype):
+    run_forward(PACKED_LENGTHS, 4, head_dim, bs, dtype=dtype, seed=6)
+    run_backward(PACKED_LENGTHS, 2, head_dim, bs, dtype=dtype, seed=7)
 
 
 @pytest.mark.parametrize("head_dim", [32, 96])

@@ -1121,6 +1121,28 @@ func.func @negative_tile_loop_block_size_zero(%cu: memref<?xi32>, %n: index) {
 
 // -----
 
+// Packed tiles fill the 64 rows of the MMA tile with 2 or 4 blocks.
+func.func @negative_tile_loop_packed_rows(%cu: memref<?xi32>, %n: index) {
+  // expected-error @+1 {{'warpspec.tile_loop' op packed(2) must put 2 or 4 blocks of block_size 16 into a 64-row tile}}
+  warpspec.tile_loop (%row, %rows, %head, %ends) in %cu : memref<?xi32>
+      heads(%n) tokens(%n) block_size(16) packed(2) {
+  }
+  return
+}
+
+// -----
+
+// A packed tile's body takes its block ends.
+func.func @negative_tile_loop_packed_no_ends(%cu: memref<?xi32>, %n: index) {
+  // expected-error @+1 {{'warpspec.tile_loop' op with packed, the body must take a fourth i32 argument: the tile's block ends}}
+  warpspec.tile_loop (%row, %rows, %head) in %cu : memref<?xi32>
+      heads(%n) tokens(%n) block_size(32) packed(2) {
+  }
+  return
+}
+
+// -----
+
 // The body receives row, rows and head: two arguments are too few.
 func.func @negative_tile_loop_two_args(%cu: memref<?xi32>, %n: index) {
   // expected-error @+1 {{'warpspec.tile_loop' op body must take three i32 arguments (row, rows, head), and optionally a fourth}}
@@ -2216,6 +2238,15 @@ func.func @negative_softmax_row_sums_bf16(%s: !warpspec.acc<64x64xf32>, %n: i32,
   // expected-error @+1 {{'warpspec.softmax' op row sums must be !warpspec.rows<64xf32>}}
   %p, %l = warpspec.softmax %s valid_cols(%n) scale(%scale)
       : !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xbf16>, !warpspec.rows<64xbf16>
+  return
+}
+
+// -----
+
+// warpspec.mask_blocks: the ends of 2 to 4 blocks, a byte each.
+func.func @negative_mask_blocks_8(%s: !warpspec.acc<64x64xf32>, %e: i32) {
+  // expected-error @+1 {{'warpspec.mask_blocks' op block(8) must be a power of two that cuts the square tile (64x64) into 2 to 4 blocks}}
+  %m = warpspec.mask_blocks %s ends(%e) block(8) : !warpspec.acc<64x64xf32>
   return
 }
 

@@ -47,6 +47,16 @@ struct KernelSpec : KernelShape {
 
   /// The tile position travels with the tile unless positions are explicit.
   bool needsTilePosition() const { return hasRotary() && !positions; }
+
+  /// Blocks smaller than the tile are packed: a tile holds the blocks of
+  /// tileRows() / blockSize consecutive virtual numbers, of one or several
+  /// sequences (`warpspec.tile_loop ... packed`), and the tile record's
+  /// position field carries the blocks' ends instead. Not with rotary
+  /// embeddings (their positions are per tile) nor in the grouped-query
+  /// backward (its own loop over k/v tiles): those keep one sequence a tile.
+  bool packsTiles() const {
+    return masksBlocks() && !hasRotary() && !(backward && group > 1);
+  }
 };
 
 /// Describes the kernel `op` (a blockattn.forward or blockattn.backward)

@@ -26,6 +26,11 @@ DictionaryAttr buildInfo(OpBuilder &b, const KernelSpec &spec) {
   if (spec.masksBlocks())
     entries.push_back(
         b.getNamedAttr("tile_rows", b.getI64IntegerAttr(spec.tileRows())));
+  // Packed tiles: a work item is this many virtual blocks.
+  if (spec.packsTiles())
+    entries.push_back(
+        b.getNamedAttr("blocks_per_tile",
+                       b.getI64IntegerAttr(spec.tileRows() / spec.blockSize)));
   if (!spec.scale)
     entries.push_back(b.getNamedAttr(
         "softmax_scale",
@@ -217,11 +222,38 @@ void maskToBlocks(SoftmaxOp softmax, const KernelSpec &spec) {
     softmax.setBlock(static_cast<uint64_t>(spec.blockSize));
 }
 
+Value blockEnds(OpBuilder &b, Location loc, const KernelSpec &spec,
+                Value slot) {
+  if (!spec.packsTiles())
+    return Value();
+  return TilePositionOp::create(b, loc, slot);
+}
+
+void maskToBlocks(OpBuilder &b, SoftmaxOp softmax, const KernelSpec &spec,
+                  Value ends) {
+  if (!ends) {
+    maskToBlocks(softmax, spec);
+    return;
+  }
+  OpBuilder::InsertionGuard g(b);
+  // The ends may be read right after the softmax was built.
+  Operation *def = ends.getDefiningOp();
+  if (def && def->getBlock() == softmax->getBlock() &&
+      softmax->isBeforeInBlock(def))
+    def->moveBefore(softmax);
+  b.setInsertionPoint(softmax);
+  Value masked =
+      MaskBlocksOp::create(b, softmax.getLoc(), softmax.getScores(), ends,
+                           b.getI64IntegerAttr(spec.blockSize));
+  softmax.getScoresMutable().assign(masked);
+}
+
 /// Publishes a tile, with its position when the rotary embedding needs it.
 void commitTile(OpBuilder &b, Location loc, const KernelSpec &spec, Value slot,
                 Value row, Value rows, Value head, Value position) {
   CommitOp::create(b, loc, slot, row, rows, head,
-                   spec.needsTilePosition() ? position : Value());
+                   spec.needsTilePosition() || spec.packsTiles() ? position
+                                                                 : Value());
 }
 /// Creates the `warpspec.kernel` for `chip` (with the plan's launch
 /// attributes) and the values every recipe shares; leaves the builder in the
@@ -259,6 +291,10 @@ static TileLoopOp beginLoadTileLoop(OpBuilder &b, Location loc,
       TileLoopOp::create(b, loc, spec.cuSeqlens, values.numHeads,
                          values.numTokens, b.getI64IntegerAttr(spec.tileRows()),
                          plan.contiguousSchedule ? b.getUnitAttr() : nullptr);
+  if (spec.packsTiles()) {
+    loop.setBlockSize(spec.blockSize);
+    loop.setPacked(spec.tileRows() / spec.blockSize);
+  }
   SmallVector<Type> loopArgs(numLoopArgs, b.getI32Type());
   b.setInsertionPointToStart(&createBody(loop, loopArgs, loc));
   return loop;
@@ -270,12 +306,14 @@ void buildLoadPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
                         const KernelValues &values, Value ring,
                         const KernelPlan &plan) {
   OpBuilder::InsertionGuard g(b);
-  TileLoopOp loop = beginLoadTileLoop(b, loc, spec, values, plan,
-                                      spec.needsTilePosition() ? 4 : 3);
+  // The fourth argument: the position, or a packed tile's block ends.
+  bool fourth = spec.needsTilePosition() || spec.packsTiles();
+  TileLoopOp loop =
+      beginLoadTileLoop(b, loc, spec, values, plan, fourth ? 4 : 3);
   Block &loopBody = loop.getBody().front();
   Value row = loopBody.getArgument(0), rows = loopBody.getArgument(1),
         head = loopBody.getArgument(2);
-  Value position = spec.needsTilePosition() ? loopBody.getArgument(3) : Value();
+  Value position = fourth ? loopBody.getArgument(3) : Value();
   // Grouped-query attention: the loop walks the query heads and k, v are
   // read at the query head's k/v head. The G query heads of a group are
   // consecutive work items, which consecutive CTAs take at the same time, so

@@ -112,6 +112,15 @@ void commitTile(OpBuilder &b, Location loc, const KernelSpec &spec, Value slot,
 /// blocks.
 void maskToBlocks(warpspec::SoftmaxOp softmax, const KernelSpec &spec);
 
+/// The block ends of a packed tile (KernelSpec::packsTiles), which travel in
+/// the record of `slot`; null for the other kernels.
+Value blockEnds(OpBuilder &b, Location loc, const KernelSpec &spec, Value slot);
+
+/// maskToBlocks for a tile whose block ends are `ends` (blockEnds): a packed
+/// tile's scores go through warpspec.mask_blocks before the softmax.
+void maskToBlocks(OpBuilder &b, warpspec::SoftmaxOp softmax,
+                  const KernelSpec &spec, Value ends);
+
 /// Kernel-level values every recipe starts from.
 struct KernelValues {
   Value numTokens, numHeads, scale;

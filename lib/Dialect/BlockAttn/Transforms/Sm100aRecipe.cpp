@@ -157,7 +157,7 @@ void drainOutputInChunks(OpBuilder &b, Location loc, const KernelSpec &spec,
 /// of the `pds` ring for the MMA warpgroup, committed with the tile's record.
 void writeProbsAndGrads(OpBuilder &b, Location loc, const KernelSpec &spec,
                         Value scale, Value s, Value dp, Value row, Value rows,
-                        Value head, Value pdsCh) {
+                        Value head, Value pdsCh, Value ends = Value()) {
   MLIRContext *ctx = b.getContext();
   int64_t bs = spec.tileRows();
   Type f32 = b.getF32Type();
@@ -167,7 +167,7 @@ void writeProbsAndGrads(OpBuilder &b, Location loc, const KernelSpec &spec,
   auto sm = SoftmaxOp::create(b, loc, squareF32, rowsType, Type(), s, rows,
                               rows, scale, true, spec.causal,
                               /*block=*/IntegerAttr());
-  maskToBlocks(sm, spec);
+  maskToBlocks(b, sm, spec, ends);
   Value dlse;
   if (spec.dlse)
     dlse = LoadRowsOp::create(b, loc, rowsType, spec.dlse, row, head, rows);
@@ -247,7 +247,9 @@ void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
       auto s = AcquireOp::create(b, loc, sCh);
       MmaAsyncOp::create(b, loc, loop.operands[i], k, s.getBuffers()[0],
                          /*transpose_a=*/false, /*transpose_b=*/true);
-      CommitOp::create(b, loc, s.getSlot(), row, rows, head);
+      // A packed tile's block ends travel on to the softmax with S.
+      CommitOp::create(b, loc, s.getSlot(), row, rows, head,
+                       blockEnds(b, loc, spec, loop.slot));
       auto p = GetOp::create(b, loc, pCh);
       auto o = AcquireOp::create(b, loc, oCh);
       MmaAsyncOp::create(b, loc, p.getBuffers()[0], v, o.getBuffers()[0], false,
@@ -263,6 +265,7 @@ void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
     OpBuilder::InsertionGuard g(b);
     SoftmaxLoop loop = beginSoftmaxLoop(b, loc, plan, sCh, sBuf, staging);
     Value row = loop.row, rows = loop.rows, head = loop.head;
+    Value ends = blockEnds(b, loc, spec, loop.slot);
     auto sType = AccType::get(ctx, {m, n}, f32);
     auto pType = AccType::get(ctx, {m, n}, spec.elementType);
     auto oType = AccType::get(ctx, {m, spec.headDim}, f32);
@@ -273,7 +276,7 @@ void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
         SoftmaxOp::create(b, loc, pType, rowsType, spec.lse ? rowsType : Type(),
                           sVal, rows, Value(), values.scale, false, spec.causal,
                           /*block=*/IntegerAttr());
-    maskToBlocks(sm, spec);
+    maskToBlocks(b, sm, spec, ends);
     auto p = AcquireOp::create(b, loc, pCh);
     TmemStoreOp::create(b, loc, sm.getProbs(), p.getBuffers()[0]);
     CommitOp::create(b, loc, p.getSlot(), row, rows, head);
@@ -381,7 +384,7 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
     // travels with S.
     Value position = spec.needsTilePosition()
                          ? tilePosition(b, loc, spec, loop.slot)
-                         : Value();
+                         : blockEnds(b, loc, spec, loop.slot);
     auto product = [&](Value channel, Value a, Value bOperand, bool ta,
                        bool tb) {
       auto dest = AcquireOp::create(b, loc, channel);
@@ -428,13 +431,14 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
     auto outType = AccType::get(ctx, {bs, d}, f32);
     Value position =
         spec.hasRotary() ? tilePosition(b, loc, spec, loop.slot) : Value();
+    Value ends = blockEnds(b, loc, spec, loop.slot);
     Value s = TmemLoadOp::create(b, loc, squareF32, loop.sBuffer);
     ReleaseOp::create(b, loc, loop.slot, false);
     auto dpGet = GetOp::create(b, loc, dpCh);
     Value dp = TmemLoadOp::create(b, loc, squareF32, dpGet.getBuffers()[0]);
     ReleaseOp::create(b, loc, dpGet.getSlot(), false);
     writeProbsAndGrads(b, loc, spec, values.scale, s, dp, row, rows, head,
-                       pdsCh);
+                       pdsCh, ends);
     // Gradients with respect to rotated tensors are turned back in f32
     // before their single rounding.
     // The gradients are turned back with table reads after each load from

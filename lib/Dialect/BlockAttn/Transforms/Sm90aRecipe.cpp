@@ -209,7 +209,7 @@ void buildForwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
                                      /*valid_rows=*/Value(), c.scale,
                                      /*normalize=*/false, spec.causal,
                                      /*block=*/IntegerAttr());
-    maskToBlocks(softmax, spec);
+    maskToBlocks(b, softmax, spec, blockEnds(b, loc, spec, c.slot));
     Value pOperand = softmax.getProbs();
     if (c.pScratch) {
       WriteOp::create(b, loc, softmax.getProbs(), c.pScratch);
@@ -282,7 +282,7 @@ void buildBackwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
                                    c.rows, /*valid_rows=*/c.rows, c.scale,
                                    /*normalize=*/true, spec.causal,
                                    /*block=*/IntegerAttr());
-  maskToBlocks(softmax, spec);
+  maskToBlocks(b, softmax, spec, blockEnds(b, loc, spec, c.slot));
   Value p = softmax.getProbs();
   WriteOp::create(b, loc, p, c.pScratch);
   Value dp = MmaOp::create(b, loc, square32, viewHere(b, loc, spec, dout),

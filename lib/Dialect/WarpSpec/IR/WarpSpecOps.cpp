@@ -686,6 +686,14 @@ ParseResult TileLoopOp::parse(OpAsmParser &parser, OperationState &result) {
                       b.getI64IntegerAttr(blockSize));
   if (succeeded(parser.parseOptionalKeyword("contiguous")))
     result.addAttribute(getContiguousAttrName(result.name), b.getUnitAttr());
+  if (succeeded(parser.parseOptionalKeyword("packed"))) {
+    int64_t packed;
+    if (parser.parseLParen() || parser.parseInteger(packed) ||
+        parser.parseRParen())
+      return failure();
+    result.addAttribute(getPackedAttrName(result.name),
+                        b.getI64IntegerAttr(packed));
+  }
   for (OpAsmParser::Argument &arg : args)
     arg.type = b.getI32Type();
   // iter_args(%a = %init, ...) -> (types)
@@ -724,6 +732,8 @@ void TileLoopOp::print(OpAsmPrinter &p) {
     << ") block_size(" << getBlockSize() << ")";
   if (getContiguous())
     p << " contiguous";
+  if (std::optional<uint64_t> packed = getPacked())
+    p << " packed(" << *packed << ")";
   if (!getInits().empty()) {
     p << " iter_args(";
     llvm::interleaveComma(
@@ -733,7 +743,8 @@ void TileLoopOp::print(OpAsmPrinter &p) {
     p << ") -> (" << getResultTypes() << ")";
   }
   p.printOptionalAttrDictWithKeyword(
-      (*this)->getAttrs(), {getBlockSizeAttrName(), getContiguousAttrName()});
+      (*this)->getAttrs(),
+      {getBlockSizeAttrName(), getContiguousAttrName(), getPackedAttrName()});
   p << ' ';
   p.printRegion(getBody(), /*printEntryBlockArgs=*/false);
 }
@@ -768,6 +779,17 @@ LogicalResult TileLoopOp::verify() {
                             "head), and optionally a fourth (the position of "
                             "the row inside its sequence), then one per "
                             "iter_args value";
+  if (std::optional<uint64_t> packed = getPacked()) {
+    // Byte q of the block ends is the end of the q-th block (at most 64).
+    int64_t k = static_cast<int64_t>(*packed);
+    if (k < 2 || k > 4 || !llvm::isPowerOf2_64(k) || k * getBlockSize() != 64)
+      return emitOpError() << "packed(" << k << ") must put 2 or 4 blocks of "
+                           << "block_size " << getBlockSize()
+                           << " into a 64-row tile";
+    if (tileArgs != 4)
+      return emitOpError() << "with packed, the body must take a fourth i32 "
+                              "argument: the tile's block ends";
+  }
   auto yield = body.empty() ? YieldOp() : dyn_cast<YieldOp>(body.back());
   if (!yield) {
     if (carried)
@@ -1425,6 +1447,21 @@ LogicalResult ColumnChunkOp::verify() {
 LogicalResult PinOp::verify() {
   if (getSource().getType().getMemorySpace() != MemorySpace::smem)
     return emitOpError() << "pins shared-memory buffers only";
+  return success();
+}
+
+LogicalResult MaskBlocksOp::verify() {
+  AccType scores = getScores().getType();
+  if (scores.getShape().size() != 2 || !scores.getElementType().isF32())
+    return emitOpError() << "scores must be a 2-D f32 tile";
+  int64_t rows = scores.getShape()[0], cols = scores.getShape()[1];
+  int64_t b = static_cast<int64_t>(getBlock());
+  // Four block ends fit the i32, a byte each.
+  if (rows != cols || rows > 255 || b <= 0 || !llvm::isPowerOf2_64(b) ||
+      b >= rows || rows % b || rows / b > 4)
+    return emitOpError() << "block(" << b << ") must be a power of two that "
+                         << "cuts the square tile (" << rows << "x" << cols
+                         << ") into 2 to 4 blocks";
   return success();
 }
 

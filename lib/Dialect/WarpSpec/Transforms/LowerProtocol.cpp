@@ -297,7 +297,7 @@ private:
     auto loop = TileLoopOp::create(
         b, loc, ValueRange(inits).getTypes(), op.getCuSeqlens(),
         op.getNumHeads(), op.getNumTokens(), inits, op.getBlockSizeAttr(),
-        op.getContiguousAttr());
+        op.getContiguousAttr(), op.getPackedAttr());
     loop->setDiscardableAttrs(op->getDiscardableAttrDictionary());
     loop.getBody().takeBody(op.getBody());
     Block &body = loop.getBody().front();

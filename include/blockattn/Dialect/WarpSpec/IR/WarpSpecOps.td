@@ -278,6 +278,17 @@ def WarpSpec_TileLoopOp : WarpSpec_Op<"tile_loop", [
     first sequence by binary search over `cu_seqlens`, then walks forward.
     Empty sequences own no block.
 
+    With `packed(k)`, blocks share tiles: tile `t` holds the blocks of the
+    `k` virtual numbers `k t ... k t + k - 1` (`k * block_size` is the
+    MMA's 64 rows), back to back in memory, so one tile may hold the blocks
+    of several sequences. The work items are `ceil(V / k) * num_heads`, with
+    `V = floor(T / block_size) + B`. The body then takes a fourth argument
+    (there is no position argument): the tile's block ends, byte `q` (of
+    the i32) the end row, inside the tile, of its `q`-th virtual number's
+    block (a number that names no block ends where the one before it does),
+    so the last byte is the tile's valid rows (`warpspec.mask_blocks` reads
+    them). Tiles without rows (their numbers name no block) are skipped.
+
     With `iter_args`, the loop carries values from tile to tile (the ring
     positions that `warpspec-lower-protocol` makes explicit): the body takes
     them after the tile's arguments and ends with a `warpspec.yield` of
@@ -304,7 +315,8 @@ def WarpSpec_TileLoopOp : WarpSpec_Op<"tile_loop", [
                        Index:$num_tokens,
                        Variadic<AnyType>:$inits,
                        I64Attr:$block_size,
-                       UnitAttr:$contiguous);
+                       UnitAttr:$contiguous,
+                       OptionalAttr<I64Attr>:$packed);
   let results = (outs Variadic<AnyType>:$results);
   let regions = (region SizedRegion<1>:$body);
   let hasCustomAssemblyFormat = 1;
@@ -314,7 +326,8 @@ def WarpSpec_TileLoopOp : WarpSpec_Op<"tile_loop", [
                    "Value":$num_tokens, "IntegerAttr":$block_size,
                    "UnitAttr":$contiguous), [{
       build($_builder, $_state, TypeRange(), cu_seqlens, num_heads,
-            num_tokens, ValueRange(), block_size, contiguous);
+            num_tokens, ValueRange(), block_size, contiguous,
+            /*packed=*/IntegerAttr());
     }]>
   ];
   let extraClassDeclaration = [{
@@ -1316,6 +1329,35 @@ def WarpSpec_MmaOp : WarpSpec_Op<"mma"> {
             Value());
     }]>
   ];
+  let hasVerifier = 1;
+}
+
+def WarpSpec_MaskBlocksOp : WarpSpec_Op<"mask_blocks", [Pure,
+    AllTypesMatch<["scores", "result"]>]> {
+  let summary = "masks the scores across the packed blocks of a tile";
+  let description = [{
+    The `warpspec.mask_blocks` operation returns `scores` (the f32 `S = Q K^T`
+    of a tile whose query and key rows are the same tokens) with `-inf` where
+    row `i` and column `j` lie in different attention blocks. The tile holds
+    up to `N / block` blocks of at most `block` rows, back to back (the
+    blocks of several sequences: `warpspec.tile_loop ... packed`); byte `q`
+    of the i32 `ends` is the end (exclusive) of block `q`, the ends are
+    nondecreasing (an empty block ends where the one before it does), and
+    the last is the tile's valid rows. Row `i` keeps the columns
+    `[e(i), e'(i))` of its block. Rows at or past the valid rows take the last
+    valid row's block, so that a following `warpspec.softmax` sees a finite
+    maximum in every row. The cost is a few integer operations per row slot
+    and two compares per element.
+
+    ```mlir
+    %m = warpspec.mask_blocks %s ends(%ends) block(16) : !warpspec.acc<64x64xf32>
+    ```
+  }];
+  let arguments = (ins WarpSpec_AccType:$scores, I32:$ends, I64Attr:$block);
+  let results = (outs WarpSpec_AccType:$result);
+  let assemblyFormat = [{
+    $scores `ends` `(` $ends `)` `block` `(` $block `)` attr-dict `:` type($scores)
+  }];
   let hasVerifier = 1;
 }
 
