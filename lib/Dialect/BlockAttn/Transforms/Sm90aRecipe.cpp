@@ -187,8 +187,7 @@ void buildHopperKernel(
 void setCausalRowOffset(OpBuilder &b, SoftmaxOp softmax, const KernelSpec &spec,
                         int64_t half) {
   if (spec.causal && half > 0)
-    softmax.setRowOffsetAttr(
-        b.getI64IntegerAttr(half * spec.queryTileRows()));
+    softmax.setRowOffsetAttr(b.getI64IntegerAttr(half * spec.queryTileRows()));
 }
 
 /// The forward per tile: S = Q K^T, P = softmax(S) (unnormalized), O = P V,
@@ -513,6 +512,9 @@ Value rowsReadAt(OpBuilder &b, Location loc, Value blockRow, Value row,
 ///     dK_j = sum_i dS_i[:, 64 j:]^T q_i: column chunk j of each half's
 ///     scratch read MN-major, the second half's product accumulating onto
 ///     the first's (one chain: deterministic, no atomics).
+/// With `causal` the second half's mask rows start at the block's row 64;
+/// with dlse each half reads its rows' term; with rotary embeddings each
+/// 64-row gradient is turned back at its own half's rows and positions.
 /// Registers at D = 128: P 64 + dP 64 at the peak (as the forward's S and O),
 /// then dS 32 + dQ 64, then one 64-register output at a time.
 void buildLargeBlockBackwardBody(OpBuilder &b, Location loc,
