@@ -1546,11 +1546,15 @@ def _block_attention_features(q, k, v, cu_seqlens, block_size, softmax_scale, ou
     return_lse = _check_flag("return_lse", return_lse)
     eager = not torch.compiler.is_compiling()
     _check_activation("q", q, None, eager)
-    _check_activation("k", k, q, eager)
-    _check_activation("v", v, q, eager)
+    # Grouped-query attention composes with both: k and v with a G-th of
+    # q's heads (the _g<G>_causal / _lse kernels).
+    group = _query_group(q, k)
+    _check_activation("k", k, q, eager, group)
+    _check_activation("v", v, q, eager, group)
     requires_grad = q.requires_grad or k.requires_grad or v.requires_grad
     scale, rope = _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, rotary,
                                 requires_grad, eager)
+    _refuse_grouped_backward(group, requires_grad, rotary, block_size, q.shape[-1])
     if out is not None:
         lse = _empty_lse(q) if return_lse else None
         o = forward(q, k, v, cu_seqlens, block_size, scale, out, *rope, causal=causal, lse=lse)

@@ -307,3 +307,46 @@ def test_kvpacked_grouped(api_launches, monkeypatch):
     blockattn.block_attention_kvpacked(q, kv, cu).sum().backward()
     assert [(c["kind"], c["group"]) for c in calls[1:]] == [("forward", 4), ("backward", 4)]
     assert calls[2]["shapes"]["dk"] == (T, 2, D) and kv.grad.shape == kv.shape
+
+
+@pytest.mark.parametrize("causal,return_lse", [(True, False), (False, True), (True, True)])
+def test_grouped_causal_and_lse(api_launches, monkeypatch, causal, return_lse):
+    """causal= and return_lse= compose with grouped k and v: the _g<G>_causal / _lse kernels
+    forward and backward, with gradients of k's and v's shapes (the features path used to
+    refuse k with fewer heads than q)."""
+    torch, api, calls = api_launches
+    import blockattn
+
+    def fake_launch(kind, like, block_size, tensors, softmax_scale, rotary="none", positions=False,
+                    rotate_v=False, group=1, causal=False, lse=False):
+        calls.append(dict(kind=kind, group=group, causal=causal, lse=lse,
+                          shapes={n: tuple(t.shape) for n, t in tensors.items()}))
+        for name in ("o", "dq", "dk", "dv", "lse"):
+            if name in tensors:
+                tensors[name].zero_()
+
+    monkeypatch.setattr(api, "_launch", fake_launch)
+    q, k, v, cu = tensors(torch, 8, 2, requires_grad=True)
+    k.requires_grad_(True)
+    v.requires_grad_(True)
+    result = blockattn.block_attention(q, k, v, cu, causal=causal, return_lse=return_lse)
+    o, lse = result if return_lse else (result, None)
+    assert o.shape == q.shape
+    if return_lse:
+        assert lse.shape == (8, T)
+        (o.sum() + lse.sum()).backward()
+    else:
+        o.sum().backward()
+    assert [(c["kind"], c["group"], c["causal"], c["lse"]) for c in calls] == [
+        ("forward", 4, causal, return_lse), ("backward", 4, causal, return_lse)]
+    assert calls[1]["shapes"]["dk"] == (T, 2, D) and calls[1]["shapes"]["dq"] == (T, 8, D)
+    assert k.grad.shape == k.shape and v.grad.shape == v.shape
+
+
+def test_grouped_causal_heads_not_a_multiple_raise(api_launches):
+    torch, api, calls = api_launches
+    import blockattn
+
+    with pytest.raises(ValueError, match=r"^k: 4 heads, but q has 6"):
+        blockattn.block_attention(*tensors(torch, 6, 4), causal=True)
+    assert calls == []

@@ -492,6 +492,31 @@ def test_block_size_128_backward_matches_reference(case, sms, kernels):
     assert em.check_close(case, out, em.reference_outputs(as64, tensors)) != []
 
 
+# The same on sm_100a (tcgen05; docs/block-sizes.md, "The backward at 128 on sm_100a"):
+# softmax replica r takes query half r and key half r, dV and dK of a key half summed over
+# both query halves in tensor memory (the second product with enable-input-d), dV and dK
+# sharing one tensor-memory ring. Every head dim and dtype; on one SM (one CTA takes every
+# block, reusing every ring slot) and on two. No Blackwell GPU has run these kernels.
+BS128_SM100_BACKWARD_CASES = [
+    em.Case("backward", d, dtype, block_size=128) for d in (128, 64, 96, 32) for dtype in ("bf16", "f16")
+]
+
+
+@pytest.mark.parametrize("case", BS128_SM100_BACKWARD_CASES, ids=lambda c: c.name)
+@pytest.mark.parametrize("sms", [1, 2])
+def test_block_size_128_sm100a_backward_matches_reference(case, sms, kernels):
+    tensors = em.make_problem(case, lengths=BS128_LENGTHS)
+    base = kernels(case, "sm_100a")
+    out = em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), tensors,
+                     {"softmax_scale": case.head_dim ** -0.5}, num_sms=sms)
+    want = em.reference_outputs(case, tensors)
+    assert em.check_close(case, out, want) == []
+    for name in ("dq", "dk", "dv"):
+        assert (out[name] != em.POISON).all(), name
+    as64 = em.Case(case.kind, case.head_dim, case.dtype)
+    assert em.check_close(case, out, em.reference_outputs(as64, tensors)) != []
+
+
 @pytest.mark.parametrize("sms", [1, 2])
 def test_block_size_128_rotary_warpgroup(sms, tmp_path):
     """The rotary warpgroup rotates the two query halves and the 128-row key tile of a slot."""

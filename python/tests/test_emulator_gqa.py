@@ -151,3 +151,35 @@ def test_grouped_backward_small_blocks_and_causal(chip, tmp_path):
         out = em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), tensors,
                          {"softmax_scale": 0.125})
         assert em.check_close(case, out, em.reference_outputs(case, tensors)) == [], case.name
+
+
+def test_grouped_backward_column_parts(tmp_path):
+    """The sm_90a grouped backward at head dim 128 splits dV, dK and dQ by columns over two
+    consumer warpgroups that each take every slot of both rings: one SM (the rings wrap many
+    times, both consumers release every slot), causal with dlse (each recomputes S and dS),
+    fp16 at G = 8; and head dim 32, two CTAs per SM."""
+    cases = [(em.Case("backward", 128, "bf16", group=4), 8, 1),
+             (em.Case("backward", 128, "f16", group=8, causal=True, lse=True), 8, None),
+             (em.Case("backward", 32, "bf16", group=2), 4, None)]
+    for case, heads, num_sms in cases:
+        base = compile_case(case, "sm_90a", tmp_path)
+        tensors = em.make_problem(case, heads=heads, seed=11)
+        kwargs = {"num_sms": num_sms} if num_sms else {}
+        out = em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), tensors,
+                         {"softmax_scale": case.head_dim ** -0.5}, **kwargs)
+        assert em.check_close(case, out, em.reference_outputs(case, tensors)) == [], case.name
+        for name in case.outputs:
+            assert (out[name] != em.POISON).all(), (case.name, name)
+
+
+def test_grouped_backward_one_column_part_still_runs(tmp_path):
+    """num-consumers=1 keeps the one-consumer kernel at head dim 128."""
+    case = em.Case("backward", 128, "bf16", group=2)
+    out_dir = tmp_path / "one"
+    subprocess.run([find_compiler(), *case.compiler_flags("sm_90a"), "--num-consumers=1",
+                    "-o", str(out_dir), "--quiet"], check=True)
+    base = out_dir / f"k_{case.name}"
+    tensors = em.make_problem(case, heads=4, seed=13)
+    out = em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), tensors,
+                     {"softmax_scale": case.head_dim ** -0.5})
+    assert em.check_close(case, out, em.reference_outputs(case, tensors)) == []

@@ -20,6 +20,9 @@ Kernels (the coordinator prebuilds them: scripts/gpu_gqa.sh prebuild DIR):
         --head-dims 64,128 --dtypes bf16,f16 --groups 1,2,3,4,8
     python3 scripts/prebuild_kernels.py DIR --chips sm_90a --kinds forward \
         --head-dims 64,128 --dtypes bf16 --rotary half_split --groups 2,4
+    python3 scripts/prebuild_kernels.py DIR --chips sm_90a --kinds forward,backward \
+        --head-dims 64,128 --dtypes bf16,f16 --groups 4 [--causal] [--lse]
+    (each of --causal, --lse and both; scripts/gpu_gqa.sh prebuild builds them all)
 """
 
 from __future__ import annotations
@@ -232,3 +235,26 @@ def test_kvpacked():
     kv = torch.stack([k, v], dim=1)
     o = blockattn.block_attention_kvpacked(q, kv, cu)
     check(o, float64_reference(q, k, v, cu), torch.bfloat16)
+
+
+@pytest.mark.parametrize("causal,lse", [(True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
+@pytest.mark.parametrize("head_dim", [64, 128])
+def test_backward_causal_and_lse(head_dim, dtype, causal, lse):
+    """The grouped backward with the causal mask and dlse (at head dim 128 two consumer
+    warpgroups each recompute S and dS for their columns of dv, dk and dq), against
+    blockattn.reference.backward with the group's sum."""
+    hq, hkv = 8, 2
+    q, k, v, cu = make_inputs(EDGE_LENGTHS, hq, hkv, head_dim, dtype, seed=head_dim + 7)
+    leaves = [t.clone().requires_grad_(True) for t in (q, k, v)]
+    result = blockattn.block_attention(*leaves, cu, causal=causal, return_lse=lse)
+    o, l = result if lse else (result, None)
+    g = torch.Generator(device="cuda").manual_seed(5)
+    do = torch.randn(q.shape, generator=g, device="cuda").to(dtype)
+    dlse = torch.randn((hq, q.shape[0]), generator=g, device="cuda") if lse else None
+    torch.autograd.backward([o] + ([l] if lse else []), [do] + ([dlse] if lse else []))
+    args = [reference_torch.to_numpy(t) for t in (q, k, v, do)]
+    want = reference.backward(*args, cu.cpu().numpy(), causal=causal,
+                              dlse=None if dlse is None else reference_torch.to_numpy(dlse))
+    check_grads([t.grad for t in leaves], [torch.from_numpy(np.ascontiguousarray(w)).cuda() for w in want],
+                dtype)

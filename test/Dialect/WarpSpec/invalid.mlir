@@ -1250,9 +1250,32 @@ func.func @negative_release_nested(%c: !c, %cu: memref<?xi32>, %n: index) {
 
 // -----
 
-// A second get before the first slot is released.
+// A second get before the first slot is released, from a ring of one slot
+// (the second get would wait for a slot the first one holds).
 !c = !warpspec.channel<[64x64xf32], tmem>
 func.func @negative_get_twice(%i: i32) {
+  warpspec.kernel chip(sm_100a) {
+    %c = warpspec.channel "c" depth(1) : !c
+    warpspec.partition "mma" role(mma) warps(4) regs(40) {
+      %s, %b = warpspec.acquire %c : !c
+      warpspec.commit %s tile(%i, %i, %i)
+    }
+    warpspec.partition "softmax" role(softmax) warps(4) regs(160) {
+      %s0, %b0 = warpspec.get %c : !c
+      // expected-error @+1 {{'warpspec.get' op takes a slot of the channel while the previous one is not released (a consumer holds at most depth / replicas slots of a ring at once, taken in one block and released in the order taken)}}
+      %s1, %b1 = warpspec.get %c : !c
+      warpspec.release %s0
+      warpspec.release %s1
+    }
+  }
+  return
+}
+
+// -----
+
+// Two slots of a two-slot ring held at once, but released out of order.
+!c = !warpspec.channel<[64x64xf32], tmem>
+func.func @negative_get_twice_released_out_of_order(%i: i32) {
   warpspec.kernel chip(sm_100a) {
     %c = warpspec.channel "c" depth(2) : !c
     warpspec.partition "mma" role(mma) warps(4) regs(40) {
@@ -1260,6 +1283,28 @@ func.func @negative_get_twice(%i: i32) {
       warpspec.commit %s tile(%i, %i, %i)
     }
     warpspec.partition "softmax" role(softmax) warps(4) regs(160) {
+      %s0, %b0 = warpspec.get %c : !c
+      // expected-error @+1 {{'warpspec.get' op takes a slot of the channel while the previous one is not released}}
+      %s1, %b1 = warpspec.get %c : !c
+      warpspec.release %s1
+      warpspec.release %s0
+    }
+  }
+  return
+}
+
+// -----
+
+// Two replicas share a two-slot ring: each holds one slot at a time.
+!c = !warpspec.channel<[64x64xf32], tmem>
+func.func @negative_get_twice_per_replica(%i: i32) {
+  warpspec.kernel chip(sm_100a) {
+    %c = warpspec.channel "c" depth(2) : !c
+    warpspec.partition "mma" role(mma) warps(4) regs(40) {
+      %s, %b = warpspec.acquire %c : !c
+      warpspec.commit %s tile(%i, %i, %i)
+    }
+    warpspec.partition "softmax" role(softmax) warps(4) regs(160) replicas(2) {
       %s0, %b0 = warpspec.get %c : !c
       // expected-error @+1 {{'warpspec.get' op takes a slot of the channel while the previous one is not released}}
       %s1, %b1 = warpspec.get %c : !c

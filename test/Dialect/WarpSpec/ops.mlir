@@ -863,3 +863,29 @@ func.func @column_chunk_and_acc(%p0: !warpspec.buffer<64x128xbf16, smem>,
       : !warpspec.buffer<64x64xbf16, smem>, !warpspec.buffer<64x128xbf16, smem> -> !warpspec.acc<64x128xf32>
   return
 }
+
+// A consumer holding two slots of a two-slot ring at once, released in the
+// order taken (the sm_100a block-128 backward's MMA warp holds both query
+// halves' P and dS until dV and dK have read them).
+// CHECK-LABEL: func.func @get_two_slots
+// CHECK: %[[S0:.*]], %{{.*}} = warpspec.get %[[C:.*]] : <[64x64xf32], tmem>
+// CHECK-NEXT: %[[S1:.*]], %{{.*}} = warpspec.get %[[C]] : <[64x64xf32], tmem>
+// CHECK-NEXT: warpspec.release %[[S0]] after_mma
+// CHECK-NEXT: warpspec.release %[[S1]] after_mma
+!two = !warpspec.channel<[64x64xf32], tmem>
+func.func @get_two_slots(%i: i32) {
+  warpspec.kernel chip(sm_100a) {
+    %c = warpspec.channel "c" depth(2) : !two
+    warpspec.partition "softmax" role(softmax) warps(4) regs(160) {
+      %s, %b = warpspec.acquire %c : !two
+      warpspec.commit %s tile(%i, %i, %i)
+    }
+    warpspec.partition "mma" role(mma) warps(4) regs(40) {
+      %s0, %b0 = warpspec.get %c : !two
+      %s1, %b1 = warpspec.get %c : !two
+      warpspec.release %s0 after_mma
+      warpspec.release %s1 after_mma
+    }
+  }
+  return
+}

@@ -58,6 +58,16 @@ constexpr int64_t kChunkedBackwardMmaRegs = 96, kChunkedBackwardLoadRegs = 64;
 /// registers ptxas spilled it (44 bytes at D = 96, 8 at 128); at 64 nothing
 /// spills, and the one consumer still gets 256 (its cap).
 constexpr int64_t kLargeBlockBackwardProducerRegs = 64;
+/// sm_100a, the backward at block size 128: the producer (six tiles' boxes
+/// a block) and the MMA warpgroup (fourteen products a block, operands
+/// pinned at each use) at 88 each leave each softmax warpgroup 168 (S 64 +
+/// dP 64 f32 at its peak). ptxas (CUDA 13.0) spills the MMA warpgroup below
+/// 88 (80 bytes at 64, head dim 128), and spills whenever the producer and
+/// the MMA warpgroup get different budgets that leave the softmax
+/// warpgroups less than 256 (64 / 96: 204 bytes at 176); 88 / 88 / 168
+/// assembles with no spills at every head dim (docs/block-sizes.md).
+constexpr int64_t kSm100aLargeBlockBackwardLoadRegs = 88,
+                  kSm100aLargeBlockBackwardMmaRegs = 88;
 /// sm_90a: the rotary warpgroup that rotates the load ring's slots in place
 /// (KernelPlan::rotaryWarpgroup). warpspec.rotate reads the tables of as
 /// many passes ahead as its registers allow, (regs - 40) / (2 x pairs per
@@ -297,33 +307,53 @@ LogicalResult planGroupedRings(const KernelShape &shape,
 /// warpgroup still gets 256 (three warpgroups launch with 168 a thread).
 constexpr int64_t kGroupedProducerRegs = 96, kGroupedMmaRegs = 152;
 
-/// CTAs per SM of the sm_90a grouped backward: one at head dim above 64,
-/// where dK and dV (64 + 64 registers a thread) stay live across the group
-/// next to S, dP and the transient dQ and need more than the 216 registers
-/// a consumer gets with two CTAs.
+/// The sm_90a grouped-query backward's producer, which tracks two rings in
+/// a loop over the group's query heads: at 40 registers ptxas spilled 4-8
+/// bytes (CUDA 13.0), at 48 nothing.
+constexpr int64_t kGroupedSm90aProducerRegs = 48;
+
+/// Column parts of the sm_90a grouped backward: two at head dim 128, where
+/// one consumer holding dK and dV whole (64 + 64 registers a thread, live
+/// across the group next to S, dP and the transient dQ) spilled 208-432
+/// bytes and ran one warpgroup per SM (docs/pipeline.md). A part must be
+/// whole 64-column chunks of the 128-byte swizzle, so head dim 64 keeps one.
+int64_t defaultColumnParts(const KernelShape &shape) {
+  return shape.headDim == 128 ? 2 : 1;
+}
+
+/// CTAs per SM of the sm_90a grouped backward: one above head dim 64 (its
+/// consumers need more than the 208 registers a consumer gets with two
+/// CTAs), else two. Not three at head dim 32 as the plain backward: with
+/// dK and dV live across the group, 112 registers spilled 40-156 bytes.
 int64_t groupedCtasPerSm(const KernelShape &shape) {
-  return shape.headDim > 64 ? 1 : chunkedCtasPerSm(shape);
+  return shape.headDim > 64 ? 1 : 2;
 }
 
 /// The sm_90a grouped-query backward (Sm90aRecipe.cpp,
-/// buildHopperGroupedBackward): one consumer warpgroup takes whole items
-/// (a block and a k/v head: K, V once, then Q, dO of each of the G query
-/// heads); launched like the plain backward, with its items' loads counted
-/// for the chunk size.
+/// buildHopperGroupedBackward): `columnParts` consumer warpgroups each take
+/// whole items (a block and a k/v head: K, V once, then Q, dO of each of
+/// the G query heads) and compute their columns of the gradients; launched
+/// like the plain backward, with its items' loads counted for the chunk
+/// size. `num-consumers` picks the column parts.
 FailureOr<KernelPlan> planSm90aGrouped(const KernelShape &shape,
                                        const TuningOptions &options,
                                        Failure fail) {
-  if (options.numConsumers > 1)
-    return fail("num-consumers must be 0 or 1 for the grouped-query backward "
-                "(group ",
+  if (options.numConsumers < 0 || options.numConsumers > 2)
+    return fail("num-consumers must be 0 (the recipe picks), 1 or 2 for the "
+                "grouped-query backward (group ",
                 shape.group,
-                "): one consumer takes all the query heads of a k/v head, got ",
-                options.numConsumers);
-  if (options.numConsumers < 0)
-    return fail("num-consumers must be 0 (the recipe picks), 1, 2 or 3 "
-                "(warpgroups of 128 threads next to the producer), got ",
+                "): each consumer computes its column part of dV, dK and dQ, "
+                "got ",
                 options.numConsumers);
   KernelPlan plan;
+  plan.columnParts = options.numConsumers > 0 ? options.numConsumers
+                                              : defaultColumnParts(shape);
+  if (plan.columnParts > 1 && shape.headDim % (64 * plan.columnParts) != 0)
+    return fail("num-consumers ", plan.columnParts,
+                " splits the grouped-query backward's head dim ",
+                shape.headDim,
+                " into column parts of whole 64-column chunks, which it does "
+                "not have");
   int64_t itemBytes = (2 + 2 * shape.group) * shape.tileBytes(shape.headDim);
   if (failed(planLaunch(Chip::sm_90a, options, tilesOfChunkLoads(itemBytes),
                         /*chunkedByDefault=*/true, groupedCtasPerSm(shape),
@@ -333,16 +363,18 @@ FailureOr<KernelPlan> planSm90aGrouped(const KernelShape &shape,
   plan.numConsumers = 1;
   plan.stageOutput = options.oStore != OStore::registers;
   plan.bulkStore = options.oStore == OStore::tma;
+  int64_t partCols = shape.headDim / plan.columnParts;
   int64_t scratch = 2 * shape.queryTileBytes(shape.tileRows());
   if (plan.stageOutput)
-    scratch += shape.queryTileBytes(shape.headDim);
+    scratch += shape.queryTileBytes(partCols);
+  scratch *= plan.columnParts;
   int64_t budget =
       TargetLimits::sharedMemoryBudget(plan.ctasPerSm) - kSmemReserve - scratch;
   if (failed(planGroupedRings(shape, options, budget, plan, fail)))
     return failure();
-  plan.registers.load = kProducerRegs;
-  plan.registers.compute =
-      replicaRegisters(/*single=*/1, kProducerRegs, 1, plan.ctasPerSm);
+  plan.registers.load = kGroupedSm90aProducerRegs;
+  plan.registers.compute = replicaRegisters(
+      /*single=*/1, plan.registers.load, plan.columnParts, plan.ctasPerSm);
   return plan;
 }
 
@@ -502,9 +534,6 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
   if (shape.numQueryTiles() > 1 && shape.hasRotary())
     return fail("rotary embeddings at block_size ", shape.blockSize,
                 " are implemented for sm_90a only (docs/block-sizes.md)");
-  if (largeBlockBackward(shape))
-    return fail("the backward at block_size ", shape.blockSize,
-                " is implemented for sm_90a only (docs/block-sizes.md)");
   // A large block's query halves go to the softmax replicas round-robin,
   // replica r always taking half r (Sm100aRecipe.cpp).
   if (plan.softmaxReplicas % shape.numQueryTiles() != 0)
@@ -514,10 +543,11 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
   plan.pFromSmem = false;
   plan.stageOutput = true;
   plan.bulkStore = options.oStore == OStore::tma;
-  // Two output staging buffers, and the backward's two P/dS slots.
+  // Two output staging buffers, and the backward's two P/dS slots (64
+  // query rows by the tile's keys each).
   int64_t scratch = 2 * shape.queryTileBytes(shape.outputChunkCols());
   if (shape.backward)
-    scratch += 2 * 2 * shape.tileBytes(shape.tileRows());
+    scratch += 2 * 2 * shape.queryTileBytes(shape.tileRows());
   int64_t budget = TargetLimits::maxSharedMemoryBytes - kSmemReserve - scratch;
   if (!validNumStages(options))
     return numStagesError(fail, options);
@@ -543,6 +573,10 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
   plan.registers.rotary = shape.hasRotary() ? kRotaryRegs : 0;
   if (shape.numQueryTiles() > 1)
     plan.registers.mma = kLargeBlockMmaRegs;
+  if (largeBlockBackward(shape)) {
+    plan.registers.load = kSm100aLargeBlockBackwardLoadRegs;
+    plan.registers.mma = kSm100aLargeBlockBackwardMmaRegs;
+  }
   // The backward above head dim 128 (kChunkedBackwardMmaRegs).
   if (shape.backward && shape.headDim > KernelShape::kMaxOutputCols) {
     plan.registers.mma = kChunkedBackwardMmaRegs;

@@ -41,10 +41,11 @@ ConsumerContext beginConsumer(OpBuilder &b, Location loc,
                               const KernelSpec &spec,
                               const KernelValues &values,
                               const KernelPlan &plan, bool needsPScratch,
-                              bool needsDsScratch, int64_t stagingCols) {
+                              bool needsDsScratch, int64_t stagingCols,
+                              StringRef name = "compute") {
   MLIRContext *ctx = b.getContext();
   auto consumer = PartitionOp::create(
-      b, loc, b.getStringAttr("compute"), RoleAttr::get(ctx, Role::compute),
+      b, loc, b.getStringAttr(name), RoleAttr::get(ctx, Role::compute),
       b.getI64IntegerAttr(4), b.getI64IntegerAttr(plan.registers.compute),
       b.getI64IntegerAttr(plan.numConsumers));
   b.setInsertionPointToStart(&createBody(consumer, {}, loc));
@@ -353,44 +354,39 @@ void buildBackwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
             Value());
 }
 
-/// Hopper grouped-query backward (group > 1; docs/pipeline.md,
-/// "Grouped-query attention"): dK and dV summed over the group in the
-/// consumer's registers, inside one CTA, in a fixed order (deterministic, no
-/// atomics, no second pass). The work item is a block and a k/v head: the
-/// producer loads K and V once into the ring "kv" and Q, dO of each query
-/// head of the group into the ring "qdo" (buildGroupedLoadPartition); one
-/// consumer warpgroup takes the item's "kv" slot, then the G "qdo" slots in
-/// order, and per query head computes
+/// One consumer partition of the sm_90a grouped-query backward: it takes
+/// the item's "kv" slot, then the G "qdo" slots in order, and per query head
+/// computes
 ///   S = Q K^T, P (normalized) and dP = dO V^T, dS, as the plain backward
-///   dV += P^T dO, dK += dS^T Q   (wgmma scale-d: the accumulators are the
-///                                 wgmma's input; the first head starts them)
-///   dQ = dS K, A = dS read back from shared memory, stored to the head
-/// and after the G-th head stores dV and dK once, to the k/v head.
-/// Registers at D = 128: dK and dV (64 + 64 a thread) live across the group;
-/// S and dP (32 + 32) are dead once P and dS are in shared memory, before
-/// the transient dQ (64) is made, and dS is not kept in registers for dQ
-/// (as the plain backward keeps it) so that it is dead too: at most 192
-/// accumulator registers at once. The slot of "qdo" goes back once dK's
-/// product has read Q; "kv" after the group.
-/// One consumer: consumers take ring entries round-robin, and the G
-/// consecutive "qdo" entries of an item belong to one of them.
-void buildHopperGroupedBackward(OpBuilder &b, Location loc,
-                                const KernelSpec &spec,
-                                const KernelPlan &plan) {
+///   dV_c += P^T dO_c, dK_c += dS^T Q_c  (wgmma scale-d: the accumulators
+///                                        are the wgmma's input; the first
+///                                        head starts them)
+///   dQ_c = dS K_c, A = dS read back from shared memory, stored to the head
+/// where `_c` is its column part `part` of `plan.columnParts` (the whole
+/// head dim when there is one), and after the G-th head stores dV_c and
+/// dK_c once, to the k/v head.
+/// Registers at D = 128 with one part: dK and dV (64 + 64 a thread) live
+/// across the group next to S and dP (32 + 32) and dS, and ptxas spills
+/// (docs/pipeline.md). With two parts each consumer holds 32 + 32 of dK and
+/// dV and recomputes S and dP (two of the head's seven products are done
+/// twice), and the two warpgroups overlap each other's softmax with their
+/// products. S and dP are dead once P and dS are in shared memory, before the
+/// transient dQ is made, and dS is not kept in registers for dQ (as the plain
+/// backward keeps it). The slot of "qdo" goes back once dK's product has read
+/// Q; "kv" after the group. Each part is its own partition: replicas of one
+/// take ring entries round-robin, and every part needs every entry.
+void buildGroupedColumnConsumer(OpBuilder &b, Location loc,
+                                const KernelSpec &spec, const KernelPlan &plan,
+                                const KernelValues &values, Value kv, Value qdo,
+                                int64_t part) {
   MLIRContext *ctx = b.getContext();
-  OpBuilder::InsertionGuard guard(b);
-  KernelValues values = groupedValues(
-      b, loc, spec, beginKernel(b, loc, Chip::sm_90a, spec, plan));
-  BufferType tile = tileBuffer(spec, spec.headDim);
-  auto pair = ChannelType::get(ctx, {tile, tile}, MemorySpace::smem);
-  Value kv = createChannel(b, loc, pair, "kv", plan.numStages);
-  Value qdo = createChannel(b, loc, pair, "qdo", plan.groupStages);
-  buildGroupedLoadPartition(b, loc, spec, values, kv, qdo, plan);
-
   OpBuilder::InsertionGuard g(b);
+  int64_t cols = spec.headDim / plan.columnParts;
+  std::string name = part == 0 ? "compute" : "compute" + std::to_string(part);
   ConsumerContext c = beginConsumer(b, loc, spec, values, plan,
                                     /*needsPScratch=*/true,
-                                    /*needsDsScratch=*/true, spec.headDim);
+                                    /*needsDsScratch=*/true, cols, name);
+  BufferType tile = tileBuffer(spec, spec.headDim);
   auto consume = ConsumeOp::create(b, loc, kv);
   Type i32 = b.getI32Type();
   Block &body =
@@ -400,20 +396,46 @@ void buildHopperGroupedBackward(OpBuilder &b, Location loc,
   c.row = consume.getRow();
   c.rows = consume.getRows();
   Value kvHead = consume.getHead();
-  Value k = consume.getBufferArgs()[0], v = consume.getBufferArgs()[1];
+  Value kSlot = consume.getBufferArgs()[0], vSlot = consume.getBufferArgs()[1];
 
   Type f32 = b.getF32Type();
   int64_t bs = spec.tileRows();
   auto square32 = AccType::get(ctx, {bs, bs}, f32);
   auto square16 = AccType::get(ctx, {bs, bs}, spec.elementType);
-  auto outType = AccType::get(ctx, {bs, spec.headDim}, f32);
+  auto outType = AccType::get(ctx, {bs, cols}, f32);
   auto rowsType = RowsType::get(ctx, bs, f32);
+  // The part's columns of a slot's tile (the whole tile with one part).
+  auto columns = [&](Value buffer) -> Value {
+    if (plan.columnParts == 1)
+      return buffer;
+    auto type = cast<BufferType>(buffer.getType());
+    auto partType =
+        BufferType::get(ctx, {type.getShape()[0], cols}, type.getElementType(),
+                        type.getMemorySpace());
+    return SubviewOp::create(b, loc, partType, buffer,
+                             b.getI64IntegerAttr(part * cols));
+  };
+  auto store = [&](Value acc, Value dest) {
+    auto op =
+        StoreOp::create(b, loc, acc, dest, c.row, c.head, c.rows, Value(),
+                        c.oStaging, c.bulkStore ? b.getUnitAttr() : nullptr);
+    if (plan.columnParts > 1)
+      op.setColOffsetAttr(b.getI64IntegerAttr(part * cols));
+  };
   // One query head: dV and dK start from the previous heads' (none for the
   // first).
   auto queryHead = [&](Value head, Value dvIn, Value dkIn) {
     c.head = head;
     auto qdoSlot = GetOp::create(b, loc, qdo);
     Value q = qdoSlot.getBuffers()[0], dout = qdoSlot.getBuffers()[1];
+    // K, V and the scratch buffers are at the same address for the whole
+    // group: their product descriptors would be hoisted out of the group
+    // loop and held across it (ptxas spilled 4-84 bytes); pinned, they are
+    // recomputed next to each product.
+    Value k = PinOp::create(b, loc, kSlot);
+    Value v = PinOp::create(b, loc, vSlot);
+    Value pScratch = PinOp::create(b, loc, c.pScratch);
+    Value dsScratch = PinOp::create(b, loc, c.dsScratch);
     Value s =
         MmaOp::create(b, loc, square32, q, k, false, /*transpose_b=*/true);
     auto softmax = SoftmaxOp::create(b, loc, square32, rowsType, Type(), s,
@@ -422,21 +444,22 @@ void buildHopperGroupedBackward(OpBuilder &b, Location loc,
                                      /*block=*/IntegerAttr());
     maskToBlocks(softmax, spec);
     Value p = softmax.getProbs();
-    WriteOp::create(b, loc, p, c.pScratch);
+    WriteOp::create(b, loc, p, pScratch);
     Value dp = MmaOp::create(b, loc, square32, dout, v, false, true);
     Value dlse;
     if (spec.dlse)
       dlse = LoadRowsOp::create(b, loc, rowsType, spec.dlse, c.row, c.head,
                                 c.rows);
     Value ds = SoftmaxGradOp::create(b, loc, square16, p, dp, c.scale, dlse);
-    WriteOp::create(b, loc, ds, c.dsScratch);
-    Value dv = MmaOp::create(b, loc, outType, c.pScratch, dout,
+    WriteOp::create(b, loc, ds, dsScratch);
+    Value dv = MmaOp::create(b, loc, outType, pScratch, columns(dout),
                              /*transpose_a=*/true, false, dvIn);
-    Value dk =
-        MmaOp::create(b, loc, outType, c.dsScratch, q, true, false, dkIn);
+    Value dk = MmaOp::create(b, loc, outType, dsScratch, columns(q), true,
+                             false, dkIn);
     ReleaseOp::create(b, loc, qdoSlot.getSlot());
-    Value dq = MmaOp::create(b, loc, outType, c.dsScratch, k, false, false);
-    storeTile(b, loc, c, dq, spec.stores[2], Value());
+    Value dq =
+        MmaOp::create(b, loc, outType, dsScratch, columns(k), false, false);
+    store(dq, spec.stores[2]);
     return std::make_pair(dv, dk);
   };
   auto [dvAcc, dkAcc] =
@@ -464,8 +487,33 @@ void buildHopperGroupedBackward(OpBuilder &b, Location loc,
   dkAcc = loop.getResult(1);
   ReleaseOp::create(b, loc, c.slot);
   c.head = kvHead;
-  storeTile(b, loc, c, dvAcc, spec.stores[0], Value());
-  storeTile(b, loc, c, dkAcc, spec.stores[1], Value());
+  store(dvAcc, spec.stores[0]);
+  store(dkAcc, spec.stores[1]);
+}
+
+/// Hopper grouped-query backward (group > 1; docs/pipeline.md,
+/// "Grouped-query attention"): dK and dV summed over the group in the
+/// consumers' registers, inside one CTA, in a fixed order (deterministic, no
+/// atomics, no second pass). The work item is a block and a k/v head: the
+/// producer loads K and V once into the ring "kv" and Q, dO of each query
+/// head of the group into the ring "qdo" (buildGroupedLoadPartition).
+/// `plan.columnParts` consumer partitions each take every slot of both
+/// rings and own one column part of dV, dK and dQ
+/// (buildGroupedColumnConsumer).
+void buildHopperGroupedBackward(OpBuilder &b, Location loc,
+                                const KernelSpec &spec,
+                                const KernelPlan &plan) {
+  MLIRContext *ctx = b.getContext();
+  OpBuilder::InsertionGuard guard(b);
+  KernelValues values = groupedValues(
+      b, loc, spec, beginKernel(b, loc, Chip::sm_90a, spec, plan));
+  BufferType tile = tileBuffer(spec, spec.headDim);
+  auto pair = ChannelType::get(ctx, {tile, tile}, MemorySpace::smem);
+  Value kv = createChannel(b, loc, pair, "kv", plan.numStages);
+  Value qdo = createChannel(b, loc, pair, "qdo", plan.groupStages);
+  buildGroupedLoadPartition(b, loc, spec, values, kv, qdo, plan);
+  for (int64_t part = 0; part < plan.columnParts; ++part)
+    buildGroupedColumnConsumer(b, loc, spec, plan, values, kv, qdo, part);
 }
 
 /// Rows `[row + 64 i, row + 64 i + 64)` of a block of `rows` valid rows

@@ -965,9 +965,23 @@ void GetOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
   nameSlotResults(getSlot(), getBuffers(), setNameFn);
 }
 
-/// A consumer takes the slots of a ring in order, one at a time: the slot
-/// is released exactly once, in the get's block, before the next get of the
-/// channel.
+/// The slots of `channel` one replica of the partition holding `op` may
+/// hold at once: the ring's depth over the partition's replicas (each
+/// replica takes every R-th slot), or 1 where either is not known here.
+static int64_t slotsPerReplica(Operation *op, Value channel) {
+  auto ring = channel.getDefiningOp<ChannelOp>();
+  auto partition = op->getParentOfType<PartitionOp>();
+  if (!ring || !partition || partition.getReplicas() < 1)
+    return 1;
+  return std::max<int64_t>(1, static_cast<int64_t>(ring.getDepth()) /
+                                  partition.getReplicas());
+}
+
+/// A consumer takes the slots of a ring in order: the slot is released
+/// exactly once, in the get's block. It may take the next slots before it
+/// releases this one (the sm_100a block-128 backward's MMA warp holds both
+/// query halves' P and dS), in the same block, as many as its share of the
+/// ring's slots, and releases them in the order it took them.
 LogicalResult GetOp::verify() {
   Value channel = getChannel();
   SmallVector<ReleaseOp> releases = slotUsers<ReleaseOp>(getSlot());
@@ -981,13 +995,25 @@ LogicalResult GetOp::verify() {
   if (release->getBlock() != (*this)->getBlock())
     return release.emitOpError()
            << "releases a slot that was not taken in the same block";
+  int64_t share = slotsPerReplica(getOperation(), channel);
+  int64_t held = 1;
   return verifyNoneBetween(
       getOperation(), release,
       [&](Operation *op) {
         auto get = dyn_cast<GetOp>(op);
-        return get && get.getChannel() == channel;
+        if (!get || get.getChannel() != channel)
+          return false;
+        // Another slot taken while this one is held: in this block, within
+        // the share, and released after this one.
+        SmallVector<ReleaseOp> later = slotUsers<ReleaseOp>(get.getSlot());
+        bool inOrder = get->getBlock() == (*this)->getBlock() &&
+                       later.size() == 1 &&
+                       release->isBeforeInBlock(later.front());
+        return !inOrder || ++held > share;
       },
-      "takes a slot of the channel while the previous one is not released");
+      "takes a slot of the channel while the previous one is not released "
+      "(a consumer holds at most depth / replicas slots of a ring at once, "
+      "taken in one block and released in the order taken)");
 }
 
 //===----------------------------------------------------------------------===//

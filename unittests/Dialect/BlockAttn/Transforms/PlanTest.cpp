@@ -391,20 +391,62 @@ TEST(GroupedBackwardPlan, Sm100aHasOneSoftmaxWarpgroupAndTwoRings) {
   EXPECT_EQ(p.registers.compute, 256);
 }
 
-TEST(GroupedBackwardPlan, Sm90aHasOneConsumer) {
+TEST(GroupedBackwardPlan, Sm90aSplitsColumnsAtHeadDim128) {
   KernelPlan wide = plan(Chip::sm_90a, grouped(128, 8));
   EXPECT_EQ(wide.numConsumers, 1);
-  EXPECT_EQ(wide.ctasPerSm, 1); // dK and dV stay live across the group
-  EXPECT_EQ(wide.registers.compute, 256);
+  EXPECT_EQ(wide.columnParts, 2); // dK and dV halves stay live across the group
+  EXPECT_EQ(wide.ctasPerSm, 1);
+  EXPECT_EQ(wide.registers.load, 48);
+  EXPECT_EQ(wide.registers.compute, 224);
   EXPECT_GE(wide.groupStages, 2);
   KernelPlan narrow = plan(Chip::sm_90a, grouped(64, 2));
+  EXPECT_EQ(narrow.columnParts, 1);
   EXPECT_EQ(narrow.ctasPerSm, 2);
+  EXPECT_EQ(plan(Chip::sm_90a, grouped(32, 2)).ctasPerSm, 2);
   // The chunk counts an item's loads: K, V and G times Q, dO.
   EXPECT_EQ(narrow.tilesPerCta, 192 * 1024 / (6 * 64 * 64 * 2));
+  TuningOptions one;
+  one.numConsumers = 1;
+  EXPECT_EQ(plan(Chip::sm_90a, grouped(128, 8), one).columnParts, 1);
   TuningOptions two;
   two.numConsumers = 2;
   EXPECT_NE(failure(Chip::sm_90a, grouped(64, 2), two)
-                .find("num-consumers must be 0 or 1 for the grouped-query "
-                      "backward (group 2)"),
+                .find("num-consumers 2 splits the grouped-query backward's "
+                      "head dim 64"),
             std::string::npos);
+  TuningOptions three;
+  three.numConsumers = 3;
+  EXPECT_NE(failure(Chip::sm_90a, grouped(128, 2), three)
+                .find("num-consumers must be 0 (the recipe picks), 1 or 2 for "
+                      "the grouped-query backward (group 2)"),
+            std::string::npos);
+}
+
+TEST(Sm100aPlan, LargeBlockBackwardGivesEachSoftmaxWarpgroupAHalf) {
+  // Block size 128: two softmax warpgroups (replica r takes query half r),
+  // the producer and the MMA warpgroup at 88 registers each (the budgets
+  // with which ptxas spills nothing); 168 each for the softmax warpgroups
+  // (4 x 128 registers at launch).
+  KernelShape b128 = shape(true, 128);
+  b128.blockSize = 128;
+  KernelPlan p = plan(Chip::sm_100a, b128);
+  EXPECT_EQ(p.softmaxReplicas, 2);
+  EXPECT_EQ(p.registers.load, 88);
+  EXPECT_EQ(p.registers.mma, 88);
+  EXPECT_EQ(p.registers.compute, 168);
+  // Slots of q, k, v, dO (128 x D each) next to two [64, D] staging buffers
+  // and two P/dS slots of [64, 128] each (64 KiB): one slot at D = 128 and
+  // 96, two at 64, four at 32.
+  EXPECT_EQ(p.numStages, 1);
+  for (auto [headDim, stages] :
+       {std::pair<int64_t, int64_t>{96, 1}, {64, 2}, {32, 4}}) {
+    b128.headDim = headDim;
+    EXPECT_EQ(plan(Chip::sm_100a, b128).numStages, stages) << headDim;
+  }
+  // Rotary embeddings at 128 stay sm_90a's.
+  b128.rotary = RotaryMode::half_split;
+  TuningOptions none;
+  EXPECT_EQ(failure(Chip::sm_100a, b128, none),
+            "rotary embeddings at block_size 128 are implemented for sm_90a "
+            "only (docs/block-sizes.md)");
 }

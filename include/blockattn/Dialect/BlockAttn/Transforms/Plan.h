@@ -113,6 +113,10 @@ struct KernelPlan {
   /// dO of one query head); `numStages` is then the depth of the ring "kv"
   /// (K and V of one item).
   int64_t groupStages = 0;
+  /// The sm_90a grouped-query backward: consumer warpgroups that each take
+  /// every slot and compute one column part of dV, dK and dQ (recomputing S
+  /// and dP), so that dK and dV fit their registers at head dim 128.
+  int64_t columnParts = 1;
   /// Consumers of the load ring, taking its slots round-robin (sm_90a: the
   /// consumer warpgroups; sm_100a: 1, the MMA warpgroup), and the replicas
   /// of the sm_100a softmax warpgroups, which take tiles round-robin.
