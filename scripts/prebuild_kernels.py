@@ -65,8 +65,11 @@ def keys_for(args) -> list[KernelKey]:
             continue  # no grouped backward with rotary, large blocks or head dims yet (docs/pipeline.md)
         if d in _kernels.CHUNKED_HEAD_DIMS and (bs != 64 or rotary != "none"):
             continue  # head dims 192 and 256: block size 64, no rotary embeddings (docs/head-dims.md)
-        if kind == "backward" and bs in _kernels.PLAIN_BACKWARD_BLOCK_SIZES and rotary != "none":
-            continue  # the backward at 128: plain only so far, both chips (docs/block-sizes.md)
+        if kind == "backward" and bs in _kernels.PERSISTENT_BACKWARD_BLOCK_SIZES and rotary != "none" and (
+                chip != "sm_90a"):
+            continue  # the rotary backward at 128: sm_90a only so far (docs/block-sizes.md)
+        if bs in _kernels.PERSISTENT_BACKWARD_BLOCK_SIZES and chip != "sm_90a" and (args.causal or args.lse):
+            continue  # causal and the log-sum-exp at 128: sm_90a only so far (docs/block-sizes.md)
         for variant in (["plain"] if rotary == "none" else args.rotary_variants):
             positions, rotate_v = VARIANTS[variant]
             key = KernelKey(kind=kind, head_dim=d, block_size=bs, dtype=dtype, chip=chip,

@@ -37,7 +37,7 @@ __all__ = [
     "HEAD_DIMS", "CHUNKED_HEAD_DIMS", "PREBUILT_HEAD_DIMS", "BLOCK_SIZES", "BACKWARD_BLOCK_SIZES", "ROTARY_MODES", "KernelKey", "KernelFiles", "find_kernel", "find_compiler", "compiler_id",
     "cache_dir", "compile_kernel", "prebuild",
     "SMALL_GRID_TILES", "small_grid_key", "small_grid_limit", "work_items",
-    "tile_rows", "PLAIN_BACKWARD_BLOCK_SIZES",
+    "tile_rows", "PERSISTENT_BACKWARD_BLOCK_SIZES",
 ]
 
 _PACKAGE_DIR = pathlib.Path(__file__).resolve().parent
@@ -65,12 +65,13 @@ CHUNKED_HEAD_DIMS = (192, 256)
 # compiler, into the cache.
 PREBUILT_HEAD_DIMS = (64, 128)
 BLOCK_SIZES = (16, 32, 64, 128)
-# The block sizes with a backward kernel (128: plain, both chips, no causal,
-# dlse or rotary yet, docs/block-sizes.md); the compiler refuses the others.
+# The block sizes with a backward kernel (128: plain on both chips; on sm_90a
+# also causal, dlse and every rotary variant, docs/block-sizes.md); the
+# compiler refuses the others.
 BACKWARD_BLOCK_SIZES = (16, 32, 64, 128)
-# Block sizes whose backward has no rotary variant yet (the compiler's
-# verifier refuses them).
-PLAIN_BACKWARD_BLOCK_SIZES = (128,)
+# Block sizes whose backward launches persistent, one CTA per SM (its slot and
+# scratch fill the SM's shared memory), so it has no small-grid variant.
+PERSISTENT_BACKWARD_BLOCK_SIZES = (128,)
 # Rows of a kernel's tile: blocks smaller than the 64-row MMA tile share it (the
 # kernel masks each query row to its own block's keys), so a work item is a
 # 64-row tile, not a block; a block of 128 is one work item. The compiler's rule
@@ -373,7 +374,7 @@ def small_grid_key(key: KernelKey) -> KernelKey | None:
     if (key.chip != "sm_90a" or key.rotary != "none" or key.tiles_per_cta or key.group > 1 or key.causal
             or key.lse):
         return None
-    if key.kind == "backward" and key.block_size in PLAIN_BACKWARD_BLOCK_SIZES:
+    if key.kind == "backward" and key.block_size in PERSISTENT_BACKWARD_BLOCK_SIZES:
         return None  # launched persistent (one CTA per SM holds its 208 KiB), never small-grid
     return dataclasses.replace(key, tiles_per_cta=SMALL_GRID_TILES)
 

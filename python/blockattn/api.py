@@ -515,8 +515,6 @@ def backward(
             f"block_size: {block_size} has no backward kernel yet; block sizes with a backward: "
             f"{', '.join(map(str, _kernels.BACKWARD_BLOCK_SIZES))}"
         )
-    if cos is not None and block_size in _kernels.PLAIN_BACKWARD_BLOCK_SIZES:
-        raise ValueError(f"rotary: block_size {block_size} has no rotary backward yet")
     group = q.shape[1] // max(k.shape[1], 1) if k.shape[1] != q.shape[1] else 1
     _refuse_grouped_backward(group, True, None if cos is None else "rotary", block_size, q.shape[-1])
     dq, dk, dv = (_empty(q), _empty(k), _empty(v)) if grads is None else grads
@@ -1300,11 +1298,6 @@ def _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, r
     rope = _NO_ROTARY
     if rotary is not None:
         rope = _check_rotary(rotary, q, cu_values, longest)
-        if (requires_grad and torch.is_grad_enabled()
-                and block_size in _kernels.PLAIN_BACKWARD_BLOCK_SIZES):
-            raise ValueError(
-                f"rotary: block_size {block_size} has no rotary backward yet (the forward runs "
-                "under torch.no_grad() or with inputs that do not require grad)")
     if out is not None and requires_grad and torch.is_grad_enabled():
         raise ValueError("out: cannot write into a given tensor when gradients are required")
     return float(softmax_scale), rope
@@ -1551,10 +1544,6 @@ def _block_attention_features(q, k, v, cu_seqlens, block_size, softmax_scale, ou
     then the eager autograd.Function (no fast path, no custom op)."""
     causal = _check_flag("causal", causal)
     return_lse = _check_flag("return_lse", return_lse)
-    if block_size == 128 and (causal or return_lse):
-        # The compiler refuses them (a 128-token block's second query half).
-        raise ValueError("block_size: 128 does not support causal=True or return_lse=True yet; "
-                         "block sizes 16, 32 and 64 do")
     eager = not torch.compiler.is_compiling()
     _check_activation("q", q, None, eager)
     # Grouped-query attention composes with both: k and v with a G-th of

@@ -30,7 +30,7 @@ def launches(monkeypatch):
 
     def fake_launch(kind, like, block_size, tensors, softmax_scale, rotary="none", positions=False,
                     rotate_v=False, causal=False, lse=False):
-        calls.append(dict(kind=kind, causal=causal, lse=lse, tensors=dict(tensors)))
+        calls.append(dict(kind=kind, causal=causal, lse=lse, tensors=dict(tensors), block_size=block_size))
         f = {n: t.detach().double().numpy() for n, t in tensors.items() if n in ("q", "k", "v", "do")}
         cu = tensors["cu_seqlens"].numpy()
         if kind == "forward":
@@ -91,6 +91,20 @@ def test_lse_and_its_gradient_match_torch_autograd(launches, causal):
     assert fwd["causal"] == causal and fwd["lse"] and fwd["tensors"]["lse"] is not None
     assert bwd["causal"] == causal and bwd["lse"]
     torch.testing.assert_close(bwd["tensors"]["dlse"], dlse)
+
+
+def test_block_size_128_takes_causal_and_lse(launches):
+    """Block size 128 has causal and log-sum-exp kernels, forward and backward (sm_90a;
+    docs/block-sizes.md): nothing refuses them before the launch, and the launches get the
+    block size, the flags and dlse."""
+    q, k, v, cu = inputs()
+    o, lse = blockattn.block_attention(q, k, v, cu, block_size=128, causal=True, return_lse=True)
+    gen = torch.Generator().manual_seed(1)
+    do, dlse = torch.randn(T, H, D, generator=gen, dtype=torch.float64), torch.randn(H, T, generator=gen)
+    torch.autograd.backward((o, lse), (do, dlse))
+    assert [(c["kind"], c["block_size"], c["causal"], c["lse"]) for c in launches] == [
+        ("forward", 128, True, True), ("backward", 128, True, True)]
+    torch.testing.assert_close(launches[1]["tensors"]["dlse"], dlse)
 
 
 def test_no_lse_gradient_runs_the_plain_backward(launches):

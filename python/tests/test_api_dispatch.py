@@ -28,7 +28,8 @@ def launches(monkeypatch):
 
     def fake_launch(kind, like, block_size, tensors, softmax_scale, rotary="none", positions=False,
                     rotate_v=False):
-        calls.append(dict(kind=kind, rotary=rotary, positions=positions, tensors=dict(tensors)))
+        calls.append(dict(kind=kind, rotary=rotary, positions=positions, tensors=dict(tensors),
+                          block_size=block_size))
         if kind == "forward":
             tensors["o"].copy_(tensors["v"])
         else:
@@ -235,23 +236,22 @@ def test_entry_points_are_module_attributes_after_first_use(name):
 
 
 def test_block_size_128_runs_forward_and_backward(launches):
-    """Block size 128 has a plain backward (docs/block-sizes.md): a call that needs gradients
-    runs the autograd function; one with rotary embeddings is refused before anything is
-    launched, naming the argument (no rotary backward at 128 yet)."""
+    """Block size 128 has a backward, plain and with rotary embeddings (docs/block-sizes.md):
+    a call that needs gradients runs the autograd function, and the rotary one launches the
+    rotary backward at 128 (no refusal before the launch)."""
     q, k, v, cu = inputs()
     o = blockattn.block_attention(q, k, v, cu, block_size=128)
     o.backward(torch.ones_like(o))
     assert [c["kind"] for c in launches] == ["forward", "backward"]
     cos, sin = (torch.tensor(t, dtype=torch.float32) for t in reference.rope_tables(16, D))
     launches.clear()
-    with pytest.raises(ValueError, match="^rotary: block_size 128 has no rotary backward yet"):
-        blockattn.block_attention(q, k, v, cu, block_size=128, rotary=blockattn.Rotary(cos, sin))
-    with pytest.raises(ValueError, match="^rotary: block_size 128 has no rotary backward yet"):
-        api.backward(v, q, k, v, cu, 128, 0.125, cos, sin)
-    assert launches == []
-    with torch.no_grad():
-        blockattn.block_attention(q, k, v, cu, block_size=128, rotary=blockattn.Rotary(cos, sin))
-    assert [c["kind"] for c in launches] == ["forward"]
+    o = blockattn.block_attention(q, k, v, cu, block_size=128, rotary=blockattn.Rotary(cos, sin))
+    o.backward(torch.ones_like(o))
+    assert [(c["kind"], c["block_size"], c["rotary"]) for c in launches] == [
+        ("forward", 128, "half_split"), ("backward", 128, "half_split")]
+    launches.clear()
+    api.backward(v, q, k, v, cu, 128, 0.125, cos, sin)
+    assert [(c["kind"], c["block_size"], c["rotary"]) for c in launches] == [("backward", 128, "half_split")]
 
 
 @pytest.mark.parametrize("block_size", [64.0, True, "64"])

@@ -88,16 +88,24 @@ def test_prebuild_script_kernel_sets(capsys):
         base, base + "_t1", base + "_interleaved", base + "_interleaved_pos", base + "_interleaved_rv",
         base + "_interleaved_pos_rv"]
 
-    # The backward at block size 128: plain, both chips, launched persistent (no small-grid
-    # variant); the rotary ones, which the compiler refuses, are left out.
+    # The backward at block size 128: plain on both chips, rotary on sm_90a only, launched
+    # persistent (no small-grid variant); the sm_100a rotary one, which the compiler refuses, is
+    # left out.
     script.main(["unused", "--dry-run", "--chips", "sm_90a,sm_100a", "--kinds", "forward,backward",
                  "--block-sizes", "128", "--head-dims", "64", "--dtypes", "bf16",
                  "--rotary", "none,half_split"])
     assert capsys.readouterr().out.split() == [
         "sm_90a/blockattn_forward_d64_b128_bf16", "sm_90a/blockattn_forward_d64_b128_bf16_t1",
         "sm_90a/blockattn_forward_d64_b128_bf16_half_split", "sm_90a/blockattn_backward_d64_b128_bf16",
+        "sm_90a/blockattn_backward_d64_b128_bf16_half_split",
         "sm_100a/blockattn_forward_d64_b128_bf16", "sm_100a/blockattn_forward_d64_b128_bf16_half_split",
         "sm_100a/blockattn_backward_d64_b128_bf16"]
+
+    # Causal and the log-sum-exp at block size 128: sm_90a only (the compiler refuses sm_100a's).
+    script.main(["unused", "--dry-run", "--chips", "sm_90a,sm_100a", "--kinds", "forward,backward",
+                 "--block-sizes", "128", "--head-dims", "64", "--dtypes", "bf16", "--causal", "--lse"])
+    assert capsys.readouterr().out.split() == [
+        "sm_90a/blockattn_forward_d64_b128_bf16_causal_lse", "sm_90a/blockattn_backward_d64_b128_bf16_causal_lse"]
 
     # The wheel's set (python/CMakeLists.txt; scripts/check_wheel.sh counts it): 144 kernels and
     # the 8 small-grid variants (sm_90a, no rotary, both kinds, both head dims and dtypes).

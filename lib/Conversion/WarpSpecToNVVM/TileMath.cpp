@@ -39,13 +39,17 @@ static Value reduceRow(KernelBuilder &e, const FragmentLayout &layout, Value v,
 /// Causal attention inside the block: the tile row of each of the thread's
 /// row slots, against which its columns are masked (a tile is one block, so
 /// its rows and columns are the same tokens and query i sees keys 0..i);
-/// empty without `causal`.
-static SmallVector<Value>
-causalRows(KernelBuilder &e, const FragmentLayout &layout, bool causal) {
+/// empty without `causal`. `rowOffset` is the block token of the tile's row
+/// 0 (a later query half of a large block: row i is token rowOffset + i).
+static SmallVector<Value> causalRows(KernelBuilder &e,
+                                     const FragmentLayout &layout, bool causal,
+                                     int64_t rowOffset) {
   SmallVector<Value> rows;
   if (causal)
-    for (int64_t slot = 0; slot < layout.numRowSlots(); ++slot)
-      rows.push_back(layout.rowIndex(e, slot));
+    for (int64_t slot = 0; slot < layout.numRowSlots(); ++slot) {
+      Value row = layout.rowIndex(e, slot);
+      rows.push_back(rowOffset ? e.add(row, e.i32(rowOffset)) : row);
+    }
   return rows;
 }
 
@@ -224,7 +228,8 @@ SoftmaxLowering::matchAndRewrite(SoftmaxOp op, OneToNOpAdaptor adaptor,
   Value colBase = layout.colBase(e);
   Value negInf = e.f32(-std::numeric_limits<double>::infinity());
   SmallVector<Value> rows =
-      causalRows(e, layout, static_cast<bool>(op.getCausal()));
+      causalRows(e, layout, static_cast<bool>(op.getCausal()),
+                 static_cast<int64_t>(op.getRowOffset().value_or(0)));
   SmallVector<Value> s(numRegs);
   for (int64_t r = 0; r < numRegs; ++r) {
     Value col = e.add(colBase, e.i32(layout.colOffset(r)));

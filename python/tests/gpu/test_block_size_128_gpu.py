@@ -9,8 +9,9 @@ unless BLOCKATTN_KERNEL_DIR holds them (scripts/prebuild_kernels.py DIR
 --rotary-variants plain,pos,rv,pos_rv; the backward's: --kinds backward
 --block-sizes 128 --head-dims 64,128). With rotary embeddings, sm_90a only
 (the compiler refuses them at block size 128 on sm_100a; the plain backward
-compiles for both chips). The tolerances are test_forward_gpu's; the output
-is poisoned with NaN and guarded by poisoned rows, so an unwritten or
+compiles for both chips); the causal, lse and rotary backwards at 128 are
+test_block_size_128_modes_gpu.py's. The tolerances are test_forward_gpu's; the
+output is poisoned with NaN and guarded by poisoned rows, so an unwritten or
 overwritten row fails.
 """
 
@@ -136,11 +137,3 @@ def test_backward_long_tiny_and_scaled():
     run_backward(TINY_LENGTHS, 3, 64, seed=3)
     run_backward(EDGE_LENGTHS, 2, 64, seed=4, scale=0.05)
 
-
-@sm90a_backward
-def test_backward_with_rotary_is_refused():
-    q, k, v, cu = make_inputs([130, 5], 2, 64, torch.bfloat16)
-    cos, sin = random_tables(200, 64, seed=1)
-    q.requires_grad_(True)
-    with pytest.raises(ValueError, match="^rotary: block_size 128 has no rotary backward yet"):
-        blockattn.block_attention(q, k, v, cu, block_size=BS, rotary=blockattn.Rotary(cos, sin))

@@ -297,24 +297,6 @@ func.func @negative_forward_block_size_256(
 
 // -----
 
-// 128-token blocks have a plain backward only (docs/block-sizes.md): no
-// rotary, causal or dlse yet.
-func.func @negative_backward_block_size_128_causal(
-    %q: memref<?x4x128xbf16>, %k: memref<?x4x128xbf16>,
-    %v: memref<?x4x128xbf16>, %do: memref<?x4x128xbf16>,
-    %dq: memref<?x4x128xbf16>, %dk: memref<?x4x128xbf16>,
-    %dv: memref<?x4x128xbf16>, %cu: memref<?xi32>) {
-  // expected-error @below {{'blockattn.backward' op block_size 128 has a plain backward only (no causal, dlse or rotary yet); they support block sizes up to 64}}
-  blockattn.backward q(%q : memref<?x4x128xbf16>) k(%k : memref<?x4x128xbf16>)
-      v(%v : memref<?x4x128xbf16>) do(%do : memref<?x4x128xbf16>)
-      dq(%dq : memref<?x4x128xbf16>) dk(%dk : memref<?x4x128xbf16>)
-      dv(%dv : memref<?x4x128xbf16>) cu_seqlens(%cu : memref<?xi32>)
-      {block_size = 128 : i64, head_dim = 128 : i64, element_type = bf16, causal}
-  return
-}
-
-// -----
-
 // Block sizes below 64 are powers of two that divide the 64-row tile: not
 // 48 (backward).
 func.func @negative_backward_block_size_48(
@@ -1510,34 +1492,5 @@ func.func @negative_backward_dlse_rank_1(
       dv(%dv : memref<?x4x128xbf16>) cu_seqlens(%cu : memref<?xi32>)
       dlse(%dlse : memref<?xf32>)
       {head_dim = 128 : i64, element_type = bf16}
-  return
-}
-
-// -----
-
-// 128-token blocks: no causal mask or log-sum-exp yet (their second query
-// half starts at row 64 of the block).
-func.func @negative_forward_block_size_128_causal(
-    %q: memref<?x4x128xbf16>, %k: memref<?x4x128xbf16>,
-    %v: memref<?x4x128xbf16>, %o: memref<?x4x128xbf16>, %cu: memref<?xi32>) {
-  // expected-error @below {{'blockattn.forward' op block_size 128 does not support causal or lse yet; they support block sizes up to 64}}
-  blockattn.forward q(%q : memref<?x4x128xbf16>) k(%k : memref<?x4x128xbf16>)
-      v(%v : memref<?x4x128xbf16>) o(%o : memref<?x4x128xbf16>)
-      cu_seqlens(%cu : memref<?xi32>)
-      {block_size = 128 : i64, head_dim = 128 : i64, element_type = bf16, causal}
-  return
-}
-
-// -----
-
-func.func @negative_forward_block_size_128_lse(
-    %q: memref<?x4x128xbf16>, %k: memref<?x4x128xbf16>,
-    %v: memref<?x4x128xbf16>, %o: memref<?x4x128xbf16>, %cu: memref<?xi32>,
-    %lse: memref<4x?xf32>) {
-  // expected-error @below {{'blockattn.forward' op block_size 128 does not support causal or lse yet; they support block sizes up to 64}}
-  blockattn.forward q(%q : memref<?x4x128xbf16>) k(%k : memref<?x4x128xbf16>)
-      v(%v : memref<?x4x128xbf16>) o(%o : memref<?x4x128xbf16>)
-      cu_seqlens(%cu : memref<?xi32>) lse(%lse : memref<4x?xf32>)
-      {block_size = 128 : i64, head_dim = 128 : i64, element_type = bf16}
   return
 }

@@ -50,3 +50,25 @@ func.func @negative_softmax_grad_dlse_rows(%p: !warpspec.acc<64x64xf32>,
       : !warpspec.acc<64x64xf32>, !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xbf16>
   return
 }
+
+// -----
+
+// row_offset shifts the causal mask's rows: meaningless without causal.
+func.func @negative_row_offset_without_causal(%s: !warpspec.acc<64x128xf32>,
+                                              %i: i32, %scale: f32) {
+  // expected-error @+1 {{'warpspec.softmax' op row_offset needs causal (it shifts the causal mask's rows)}}
+  %p, %l = warpspec.softmax %s valid_cols(%i) scale(%scale) row_offset(64)
+      : !warpspec.acc<64x128xf32> -> !warpspec.acc<64x128xbf16>, !warpspec.rows<64xf32>
+  return
+}
+
+// -----
+
+// The tile's first row is one of the block's tokens, so a column of the tile.
+func.func @negative_row_offset_past_columns(%s: !warpspec.acc<64x128xf32>,
+                                            %i: i32, %scale: f32) {
+  // expected-error @+1 {{'warpspec.softmax' op row_offset(128) must be below the tile's 128 columns}}
+  %p, %l = warpspec.softmax %s valid_cols(%i) scale(%scale) causal row_offset(128)
+      : !warpspec.acc<64x128xf32> -> !warpspec.acc<64x128xbf16>, !warpspec.rows<64xf32>
+  return
+}

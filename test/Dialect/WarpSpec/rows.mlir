@@ -23,3 +23,13 @@ func.func @rows(%s: !warpspec.acc<64x64xf32>, %i: i32, %scale: f32,
       : !warpspec.acc<64x64xf32>, !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xbf16>
   return
 }
+
+// A later query half of a 128-token block: the causal mask's rows start at
+// the block's token 64.
+// CHECK-LABEL: func.func @causal_row_offset
+// CHECK: warpspec.softmax %{{.*}} valid_cols(%{{.*}}) valid_rows(%{{.*}}) scale(%{{.*}}) normalize causal row_offset(64) : <64x128xf32> -> <64x128xf32>, <64xf32>
+func.func @causal_row_offset(%s: !warpspec.acc<64x128xf32>, %i: i32, %scale: f32) {
+  %p, %l = warpspec.softmax %s valid_cols(%i) valid_rows(%i) scale(%scale) normalize causal row_offset(64)
+      : !warpspec.acc<64x128xf32> -> !warpspec.acc<64x128xf32>, !warpspec.rows<64xf32>
+  return
+}

@@ -349,12 +349,6 @@ LogicalResult ForwardOp::verify() {
       {"q", getQ()}, {"k", getK()}, {"v", getV()}, {"o", getO()}};
   if (failed(verifyAttentionOp(*this, activations)))
     return failure();
-  // A 128-token block's second query half starts at row 64 of the block,
-  // which the causal mask and the log-sum-exp rows do not offset yet.
-  if (getBlockSize() > 64 && (getCausal() || getLse()))
-    return emitOpError() << "block_size " << getBlockSize()
-                         << " does not support causal or lse yet; they "
-                            "support block sizes up to 64";
   if (Value lse = getLse())
     return verifyRowStatistic(*this, "lse", lse, getQ());
   return success();
@@ -375,13 +369,6 @@ LogicalResult BackwardOp::verify() {
                                 {"dv", getDv()}};
   if (failed(verifyAttentionOp(*this, activations)))
     return failure();
-  // A 128-token block's backward (docs/block-sizes.md) is built plain: its
-  // second query half starts at row 64 of the block, which the causal mask,
-  // the dlse rows and the rotation of the gradients do not offset yet.
-  if (getBlockSize() > 64 && (getCausal() || getDlse() || hasRotary()))
-    return emitOpError() << "block_size " << getBlockSize()
-                         << " has a plain backward only (no causal, dlse or "
-                            "rotary yet); they support block sizes up to 64";
   if (Value dlse = getDlse())
     return verifyRowStatistic(*this, "dlse", dlse, getQ());
   return success();

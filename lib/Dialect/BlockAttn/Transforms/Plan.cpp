@@ -483,8 +483,10 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
   // Like the other options, `on` applies to the kernels it can: those with
   // rotary embeddings and one CTA per SM (two CTAs of three warpgroups
   // leave no registers for a fourth).
+  // Not the backward at block size 128 either: its one consumer rotates
+  // its slot itself and keeps 256 registers (docs/block-sizes.md).
   plan.rotaryWarpgroup =
-      shape.hasRotary() && plan.ctasPerSm == 1 &&
+      shape.hasRotary() && plan.ctasPerSm == 1 && !largeBlockBackward(shape) &&
       (options.rotaryWarpgroup == RotaryWarpgroup::on ||
        (options.rotaryWarpgroup == RotaryWarpgroup::automatic &&
         rotaryWarpgroupByDefault(shape)));

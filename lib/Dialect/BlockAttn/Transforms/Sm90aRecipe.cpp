@@ -181,6 +181,16 @@ void buildHopperKernel(
   body(b, c);
 }
 
+/// A causal softmax of query half `half` of a large block: its rows are the
+/// block's tokens from 64 `half` on (its columns the block's from 0), so the
+/// causal mask's rows are offset by that much. Nothing for the first half,
+/// or without `causal`.
+void setCausalRowOffset(OpBuilder &b, SoftmaxOp softmax, const KernelSpec &spec,
+                        int64_t half) {
+  if (spec.causal && half > 0)
+    softmax.setRowOffsetAttr(b.getI64IntegerAttr(half * spec.queryTileRows()));
+}
+
 /// The forward per tile: S = Q K^T, P = softmax(S) (unnormalized), O = P V,
 /// release, O / rowsum stored. A block of more than 64 tokens is computed in
 /// 64-row query halves, each against all of the block's keys (S is 64 x
@@ -201,7 +211,8 @@ void buildForwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
   auto rowsType = RowsType::get(ctx, m, f32);
   // Query rows `[row, row + rows)` of the block; every valid key (c.rows of
   // them) is a column of S.
-  auto queryTile = [&](Value q, Value row, Value rows, bool last) {
+  auto queryTile = [&](Value q, Value row, Value rows, bool last,
+                       int64_t half) {
     Value s = MmaOp::create(b, loc, sType, q, k, /*transpose_a=*/false,
                             /*transpose_b=*/true);
     auto softmax = SoftmaxOp::create(b, loc, pType, rowsType,
@@ -210,6 +221,7 @@ void buildForwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
                                      /*normalize=*/false, spec.causal,
                                      /*block=*/IntegerAttr());
     maskToBlocks(b, softmax, spec, blockEnds(b, loc, spec, c.slot));
+    setCausalRowOffset(b, softmax, spec, half);
     Value pOperand = softmax.getProbs();
     if (c.pScratch) {
       WriteOp::create(b, loc, softmax.getProbs(), c.pScratch);
@@ -235,7 +247,7 @@ void buildForwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
                           rows);
   };
   if (halves == 1) {
-    queryTile(c.tiles[0], c.row, c.rows, /*last=*/true);
+    queryTile(c.tiles[0], c.row, c.rows, /*last=*/true, /*half=*/0);
     return;
   }
   // Half i holds rows [64 i, 64 i + 64) of the block: min(64, rows - 64 i)
@@ -252,7 +264,7 @@ void buildForwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
     }
     rows = arith::MinSIOp::create(b, loc, rows,
                                   arith::ConstantIntOp::create(b, loc, m, 32));
-    queryTile(c.tiles[i], row, rows, /*last=*/i + 1 == halves);
+    queryTile(c.tiles[i], row, rows, /*last=*/i + 1 == halves, i);
   }
 }
 
@@ -524,6 +536,22 @@ std::pair<Value, Value> blockHalf(OpBuilder &b, Location loc, Value row,
           arith::MinSIOp::create(b, loc, left, half)};
 }
 
+/// Where a half's per-row values (dlse) are read: at its first row `row`,
+/// or at the block's `blockRow` when the half has no valid row (the second
+/// half of a short block), whose row 0 may lie past T: warpspec.load_rows
+/// reads row 0 for the rows it zeroes. `blockRow + min(rows, 1) (row -
+/// blockRow)`, with the ops the kernel conversion takes.
+Value rowsReadAt(OpBuilder &b, Location loc, Value blockRow, Value row,
+                 Value rows) {
+  if (row == blockRow)
+    return row;
+  Value one = arith::ConstantIntOp::create(b, loc, 1, 32);
+  Value any = arith::MinSIOp::create(b, loc, rows, one);
+  Value offset = arith::SubIOp::create(b, loc, row, blockRow);
+  return arith::AddIOp::create(b, loc, blockRow,
+                               arith::MulIOp::create(b, loc, any, offset));
+}
+
 /// The backward of a block larger than the 64-row MMA tile (block size 128,
 /// docs/block-sizes.md): the work item is the whole block, its slot holds
 /// q and dO in 64-row halves and k, v whole.
@@ -536,6 +564,9 @@ std::pair<Value, Value> blockHalf(OpBuilder &b, Location loc, Value row,
 ///     dK_j = sum_i dS_i[:, 64 j:]^T q_i: column chunk j of each half's
 ///     scratch read MN-major, the second half's product accumulating onto
 ///     the first's (one chain: deterministic, no atomics).
+/// With `causal` the second half's mask rows start at the block's row 64;
+/// with dlse each half reads its rows' term; with rotary embeddings each
+/// 64-row gradient is turned back at its own half's rows and positions.
 /// Registers at D = 128: P 64 + dP 64 at the peak (as the forward's S and O),
 /// then dS 32 + dQ 64, then one 64-register output at a time.
 void buildLargeBlockBackwardBody(OpBuilder &b, Location loc,
@@ -566,6 +597,21 @@ void buildLargeBlockBackwardBody(OpBuilder &b, Location loc,
                     c.oStaging ? pin(c.oStaging) : Value(),
                     c.bulkStore ? b.getUnitAttr() : nullptr);
   };
+  // With rotary embeddings q and k (and v) were rotated in the slot, so the
+  // products give gradients with respect to the rotated tensors: each 64-row
+  // gradient is turned back at its half's rows and positions (query half i
+  // for dQ_i, key half j for dK_j and dV_j), reading the tables there.
+  auto unrotate = [&](Value grad, bool rotated, int64_t half, Value row,
+                      Value rows) {
+    if (!rotated)
+      return grad;
+    TileRows at{row, rows, c.position};
+    if (half > 0)
+      at.position = arith::AddIOp::create(
+          b, loc, c.position,
+          arith::ConstantIntOp::create(b, loc, half * m, 32));
+    return unrotateGradient(b, loc, spec, grad, at, Value());
+  };
   for (int64_t i = 0; i < halves; ++i) {
     auto [row, rows] = blockHalf(b, loc, c.row, c.rows, i, m);
     Value s = MmaOp::create(b, loc, wide32, pin(q[i]), pin(k), false,
@@ -574,16 +620,22 @@ void buildLargeBlockBackwardBody(OpBuilder &b, Location loc,
     // valid rows are zeroed, so they add nothing to dV and dK.
     auto softmax = SoftmaxOp::create(b, loc, wide32, rowsType, Type(), s,
                                      c.rows, /*valid_rows=*/rows, c.scale,
-                                     /*normalize=*/true, /*causal=*/false,
+                                     /*normalize=*/true, spec.causal,
                                      /*block=*/IntegerAttr());
+    setCausalRowOffset(b, softmax, spec, i);
     Value p = softmax.getProbs();
     WriteOp::create(b, loc, p, pin(pScratch[i]));
     Value dp = MmaOp::create(b, loc, wide32, pin(dout[i]), pin(v), false, true);
-    // No dlse term: the verifier refuses it at this block size.
-    Value ds = SoftmaxGradOp::create(b, loc, wide16, p, dp, c.scale, Value());
+    Value dlse;
+    if (spec.dlse)
+      dlse = LoadRowsOp::create(b, loc, rowsType, spec.dlse,
+                                rowsReadAt(b, loc, c.row, row, rows), c.head,
+                                rows);
+    Value ds = SoftmaxGradOp::create(b, loc, wide16, p, dp, c.scale, dlse);
     WriteOp::create(b, loc, ds, pin(dsScratch[i]));
     Value dq = MmaOp::create(b, loc, outType, ds, pin(k), false, false);
-    store(dq, spec.stores[2], row, rows);
+    store(unrotate(dq, spec.hasRotary(), i, row, rows), spec.stores[2], row,
+          rows);
   }
   // Key half j: its rows of dV and dK, each a sum over the query halves.
   auto keyHalfGradient = [&](ArrayRef<Value> scratch, ArrayRef<Value> operand,
@@ -601,12 +653,13 @@ void buildLargeBlockBackwardBody(OpBuilder &b, Location loc,
   for (int64_t j = 0; j < halves; ++j) {
     auto [row, rows] = blockHalf(b, loc, c.row, c.rows, j, m);
     Value dv = keyHalfGradient(pScratch, dout, j);
-    store(dv, spec.stores[0], row, rows);
+    store(unrotate(dv, spec.rotateV, j, row, rows), spec.stores[0], row, rows);
     Value dk = keyHalfGradient(dsScratch, q, j);
     // The slot is held until the last product has read it.
     if (j + 1 == halves)
       ReleaseOp::create(b, loc, c.slot);
-    store(dk, spec.stores[1], row, rows);
+    store(unrotate(dk, spec.hasRotary(), j, row, rows), spec.stores[1], row,
+          rows);
   }
 }
 

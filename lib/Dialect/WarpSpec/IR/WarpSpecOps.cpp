@@ -1493,6 +1493,16 @@ LogicalResult SoftmaxOp::verify() {
                            << rows << " rows that divides its rows and " << cols
                            << " columns";
   }
+  if (std::optional<uint64_t> offset = getRowOffset()) {
+    if (!getCausal())
+      return emitOpError() << "row_offset needs causal (it shifts the causal "
+                              "mask's rows)";
+    int64_t cols = scores.getShape()[1];
+    if (static_cast<int64_t>(*offset) >= cols)
+      return emitOpError() << "row_offset(" << static_cast<int64_t>(*offset)
+                           << ") must be below the tile's " << cols
+                           << " columns";
+  }
   return success();
 }
 

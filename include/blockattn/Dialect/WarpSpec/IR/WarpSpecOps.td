@@ -1384,7 +1384,10 @@ def WarpSpec_SoftmaxOp : WarpSpec_Op<"softmax", [Pure]> {
 
     With `causal`, column `j > i` of row `i` is masked as well (causal
     attention inside the block: the tile's rows and columns are the same
-    block's tokens, so query `i` sees keys `0..i`).
+    block's tokens, so query `i` sees keys `0..i`). With `row_offset(R)`
+    as well, the tile's rows are the block's tokens `R..R + M - 1` (a later
+    query half of a block larger than the MMA tile) and its columns the
+    block's tokens from 0: column `j > R + i` of row `i` is masked.
 
     With the optional result `lse`, the softmax also returns each row's
     log-sum-exp in natural-log units, `log(sum_j exp(scale * S[i, j]))` over
@@ -1407,20 +1410,34 @@ def WarpSpec_SoftmaxOp : WarpSpec_Op<"softmax", [Pure]> {
         : !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xbf16>, !warpspec.rows<64xf32>, !warpspec.rows<64xf32>
     %pb, %lb = warpspec.softmax %s valid_cols(%rows) scale(%scale) block(16)
         : !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xbf16>, !warpspec.rows<64xf32>
+    %ph, %lh = warpspec.softmax %s valid_cols(%rows) valid_rows(%half) scale(%scale) normalize causal row_offset(64)
+        : !warpspec.acc<64x128xf32> -> !warpspec.acc<64x128xf32>, !warpspec.rows<64xf32>
     ```
   }];
   let arguments = (ins WarpSpec_AccType:$scores, I32:$valid_cols,
                        Optional<I32>:$valid_rows, F32:$scale,
                        UnitAttr:$normalize, UnitAttr:$causal,
-                       OptionalAttr<I64Attr>:$block);
+                       OptionalAttr<I64Attr>:$block,
+                       OptionalAttr<I64Attr>:$row_offset);
   let results = (outs WarpSpec_AccType:$probs, WarpSpec_RowsType:$row_sums,
                       Optional<WarpSpec_RowsType>:$lse);
   let assemblyFormat = [{
     $scores `valid_cols` `(` $valid_cols `)` (`valid_rows` `(` $valid_rows^ `)`)?
     `scale` `(` $scale `)` (`normalize` $normalize^)? (`causal` $causal^)?
-    (`block` `(` $block^ `)`)? attr-dict
+    (`row_offset` `(` $row_offset^ `)`)? (`block` `(` $block^ `)`)? attr-dict
     `:` type($scores) `->` type($probs) `,` type($row_sums) (`,` type($lse)^)?
   }];
+  // Without a row offset (every tile but a large block's later query
+  // halves; warpspec::SoftmaxOp::setRowOffsetAttr sets one).
+  let builders = [
+    OpBuilder<(ins "Type":$probs, "Type":$row_sums, "Type":$lse,
+                   "Value":$scores, "Value":$valid_cols, "Value":$valid_rows,
+                   "Value":$scale, "bool":$normalize, "bool":$causal,
+                   "IntegerAttr":$block), [{
+      build($_builder, $_state, probs, row_sums, lse, scores, valid_cols,
+            valid_rows, scale, normalize, causal, block, IntegerAttr());
+    }]>
+  ];
   let hasVerifier = 1;
 }
 
