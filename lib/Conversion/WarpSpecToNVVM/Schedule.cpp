@@ -95,6 +95,33 @@ LogicalResult inlineTileBody(ConversionPatternRewriter &rewriter,
   return success();
 }
 
+/// The largest sequence b in [0, numSeqs) whose key (`keyOf(b)`, increasing
+/// in b) is at most `target`: a binary search over the variables `lo` and
+/// `hi` of `target`'s width. Both tile loop lowerings start a CTA's cursor
+/// with it.
+Value searchSequence(KernelBuilder &e, Value lo, Value hi, Value numSeqs,
+                     Value target, function_ref<Value(Value)> keyOf) {
+  Type t = target.getType();
+  bool narrow = t.isInteger(32);
+  Value zero = narrow ? e.i32(0) : e.i64(0), one = narrow ? e.i32(1) : e.i64(1);
+  e.store(zero, lo);
+  e.store(numSeqs, hi);
+  e.emitWhile(
+      [&] {
+        Value l = e.load(t, lo), h = e.load(t, hi);
+        return std::make_pair(e.cmp(Pred::ugt, e.sub(h, l), one),
+                              SmallVector<Value>{});
+      },
+      [&](ValueRange) {
+        Value l = e.load(t, lo), h = e.load(t, hi);
+        Value mid = LLVM::LShrOp::create(e.b, e.loc, e.add(l, h), one);
+        Value le = e.cmp(Pred::ule, keyOf(mid), target);
+        e.store(e.select(le, mid, l), lo);
+        e.store(e.select(le, h, mid), hi);
+      });
+  return e.load(t, lo);
+}
+
 /// `warpspec.tile_loop ... packed(k)`: tile t holds the blocks of the
 /// virtual numbers [k t, k t + k) (see the file comment), which lie back to
 /// back in memory. With S(x) the first row of the block of the first
@@ -160,23 +187,8 @@ LogicalResult lowerPackedTileLoop(TileLoopOp op, TileLoopOp::Adaptor adaptor,
   e.emitIf(haveWork, [&] {
     Value t0 = e.trunc32(e.udiv(first, heads64));
     Value v0 = e.mul(t0, kv);
-    // Binary search: the largest b in [0, B) with key(b) <= v0.
-    e.store(zero, lo);
-    e.store(numSeqs, hi);
-    e.emitWhile(
-        [&] {
-          Value l = e.load(t32, lo), h = e.load(t32, hi);
-          return std::make_pair(e.cmp(Pred::ugt, e.sub(h, l), one),
-                                SmallVector<Value>{});
-        },
-        [&](ValueRange) {
-          Value l = e.load(t32, lo), h = e.load(t32, hi);
-          Value mid = LLVM::LShrOp::create(e.b, e.loc, e.add(l, h), one);
-          Value le = e.cmp(Pred::ule, key(mid, loadCu(mid)), v0);
-          e.store(e.select(le, mid, l), lo);
-          e.store(e.select(le, h, mid), hi);
-        });
-    Value b0 = e.load(t32, lo);
+    Value b0 = searchSequence(e, lo, hi, numSeqs, v0,
+                              [&](Value b) { return key(b, loadCu(b)); });
     e.store(b0, seq);
     e.store(loadCu(b0), seqStart);
     e.store(loadCu(e.add(b0, one)), seqEnd);
@@ -310,24 +322,9 @@ struct TileLoopLowering : ConvertOpToLLVMPattern<TileLoopOp> {
     LogicalResult result = success();
     e.emitIf(haveWork, [&] {
       Value v0 = e.udiv(first, heads);
-      // Binary search: the largest b in [0, B) with key(b) <= v0.
-      e.store(zero, lo);
-      e.store(numSeqs, hi);
-      e.emitWhile(
-          [&] {
-            Value l = e.load(t64, lo), h = e.load(t64, hi);
-            return std::make_pair(e.cmp(Pred::ugt, e.sub(h, l), one),
-                                  SmallVector<Value>{});
-          },
-          [&](ValueRange) {
-            Value l = e.load(t64, lo), h = e.load(t64, hi);
-            Value mid = LLVM::LShrOp::create(e.b, e.loc, e.add(l, h), one);
-            Value key = e.add(e.udiv(loadCu(mid), bs), mid);
-            Value le = e.cmp(Pred::ule, key, v0);
-            e.store(e.select(le, mid, l), lo);
-            e.store(e.select(le, h, mid), hi);
-          });
-      Value b0 = e.load(t64, lo);
+      Value b0 = searchSequence(e, lo, hi, numSeqs, v0, [&](Value b) {
+        return e.add(e.udiv(loadCu(b), bs), b);
+      });
       e.store(b0, c.seq);
       e.store(loadCu(b0), c.seqStart);
       e.store(loadCu(e.add(b0, one)), c.seqEnd);
