@@ -62,6 +62,14 @@ LogicalResult carryInits(KernelBuilder &e, Operation *op, ValueRange inits,
   return success();
 }
 
+/// Appends the current value of every carried variable to `values`, in
+/// order (the loop body's arguments, or the loop's results).
+void loadCarried(KernelBuilder &e, ArrayRef<std::pair<Value, Type>> carried,
+                 SmallVectorImpl<Value> &values) {
+  for (auto [var, type] : carried)
+    values.push_back(e.load(type, var));
+}
+
 /// Replaces a loop body's terminator by the stores of the values it yields
 /// into the carried variables, and returns its (remapped) operands.
 LogicalResult storeYielded(ConversionPatternRewriter &rewriter,
@@ -85,8 +93,7 @@ LogicalResult inlineTileBody(ConversionPatternRewriter &rewriter,
                              SmallVector<Value> args,
                              ArrayRef<std::pair<Value, Type>> carried) {
   Block &body = op.getBody().front();
-  for (auto var : carried)
-    args.push_back(e.load(var.second, var.first));
+  loadCarried(e, carried, args);
   auto yield = body.empty() ? YieldOp() : dyn_cast<YieldOp>(body.back());
   rewriter.inlineBlockBefore(&body, e.b.getInsertionBlock(),
                              e.b.getInsertionPoint(), args);
@@ -262,8 +269,7 @@ LogicalResult lowerPackedTileLoop(TileLoopOp op, TileLoopOp::Adaptor adaptor,
   if (failed(result))
     return failure();
   SmallVector<Value> results;
-  for (auto var : carried)
-    results.push_back(e.load(var.second, var.first));
+  loadCarried(e, carried, results);
   rewriter.replaceOp(op, results);
   return success();
 }
@@ -376,8 +382,7 @@ struct TileLoopLowering : ConvertOpToLLVMPattern<TileLoopOp> {
               // The row's position inside its sequence (rotary embeddings).
               if (body.getNumArguments() - carried.size() > 3)
                 args.push_back(e.trunc32(e.sub(row, start)));
-              for (auto var : carried)
-                args.push_back(e.load(var.second, var.first));
+              loadCarried(e, carried, args);
               // The body, in place; its yield stores the carried values.
               auto yield =
                   body.empty() ? YieldOp() : dyn_cast<YieldOp>(body.back());
@@ -399,8 +404,7 @@ struct TileLoopLowering : ConvertOpToLLVMPattern<TileLoopOp> {
     if (failed(result))
       return failure();
     SmallVector<Value> results;
-    for (auto var : carried)
-      results.push_back(e.load(var.second, var.first));
+    loadCarried(e, carried, results);
     rewriter.replaceOp(op, results);
     return success();
   }
@@ -430,8 +434,7 @@ struct WhileLowering : ConvertOpToLLVMPattern<scf::WhileOp> {
     Block *before = rewriter.createBlock(&whileOp.getBefore());
     rewriter.setInsertionPointToEnd(before);
     SmallVector<Value> loaded;
-    for (auto var : carried)
-      loaded.push_back(e.load(var.second, var.first));
+    loadCarried(e, carried, loaded);
     scf::ConditionOp condition = op.getConditionOp();
     rewriter.inlineBlockBefore(&op.getBefore().front(), before, before->end(),
                                loaded);
@@ -505,8 +508,7 @@ struct ForLowering : ConvertOpToLLVMPattern<scf::ForOp> {
           oldBody, signature, getTypeConverter());
       rewriter.setInsertionPointToStart(body);
       SmallVector<Value> args = {loop.getInductionVar()};
-      for (auto var : carried)
-        args.push_back(e.load(var.second, var.first));
+      loadCarried(e, carried, args);
       rewriter.eraseOp(body->getTerminator());
       rewriter.inlineBlockBefore(converted, body, body->end(), args);
     }

@@ -16,6 +16,23 @@ using namespace mlir::warpspec;
 
 namespace {
 
+/// An f32 tensor-memory tile of `rows` x `cols` (an accumulator).
+BufferType tmemF32Tile(MLIRContext *ctx, int64_t rows, int64_t cols) {
+  return BufferType::get(ctx, {rows, cols}, Float32Type::get(ctx),
+                         MemorySpace::tmem);
+}
+
+/// A two-slot ring of one tmemF32Tile: how the backwards hand S, dP and the
+/// gradients from the MMA warp to the softmax warpgroups.
+Value createTmemRing(OpBuilder &b, Location loc, StringRef name, int64_t rows,
+                     int64_t cols) {
+  MLIRContext *ctx = b.getContext();
+  return createChannel(b, loc,
+                       ChannelType::get(ctx, {tmemF32Tile(ctx, rows, cols)},
+                                        MemorySpace::tmem),
+                       name, 2);
+}
+
 /// Blackwell's rotary warpgroup: the MMA reads its operands from shared
 /// memory with no thread in between, so one warpgroup rotates each slot's q
 /// and k (and v) from the load ring `ring` into the ring `rotated`, which
@@ -345,13 +362,8 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
   int64_t chunkCols = spec.outputChunkCols(), chunks = spec.numOutputChunks();
   BufferType chunkStaging = tileBuffer(spec, chunkCols);
   BufferType square = tileBuffer(spec, bs);
-  auto tmemTile = [&](int64_t cols) {
-    return BufferType::get(ctx, {bs, cols}, f32, MemorySpace::tmem);
-  };
   auto tmemChannel = [&](StringRef name, int64_t cols) {
-    return createChannel(
-        b, loc, ChannelType::get(ctx, {tmemTile(cols)}, MemorySpace::tmem),
-        name, 2);
+    return createTmemRing(b, loc, name, bs, cols);
   };
   Value qkvdo = createChannel(
       b, loc,
@@ -423,7 +435,7 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
   // Softmax gradient + epilogue warpgroups.
   {
     OpBuilder::InsertionGuard g(b);
-    SoftmaxLoop loop = beginSoftmaxLoop(b, loc, plan, sCh, tmemTile(bs),
+    SoftmaxLoop loop = beginSoftmaxLoop(b, loc, plan, sCh, tmemF32Tile(ctx, bs, bs),
                                         chunks > 1 ? chunkStaging : tile);
     Value row = loop.row, rows = loop.rows, head = loop.head,
           staging = loop.staging;
@@ -511,13 +523,8 @@ void buildBlackwellGroupedBackward(OpBuilder &b, Location loc,
   Type f32 = b.getF32Type(), i32 = b.getI32Type();
   BufferType tile = tileBuffer(spec, d);
   BufferType square = tileBuffer(spec, bs);
-  auto tmemTile = [&](int64_t cols) {
-    return BufferType::get(ctx, {bs, cols}, f32, MemorySpace::tmem);
-  };
   auto tmemChannel = [&](StringRef name, int64_t cols) {
-    return createChannel(
-        b, loc, ChannelType::get(ctx, {tmemTile(cols)}, MemorySpace::tmem),
-        name, 2);
+    return createTmemRing(b, loc, name, bs, cols);
   };
   auto pair = ChannelType::get(ctx, {tile, tile}, MemorySpace::smem);
   Value kv = createChannel(b, loc, pair, "kv", plan.numStages);
@@ -668,9 +675,7 @@ void buildBlackwellLargeBlockBackward(OpBuilder &b, Location loc,
   assert(halves == plan.softmaxReplicas && "replica r takes half r");
   Type f32 = b.getF32Type();
   auto tmemChannel = [&](StringRef name, int64_t cols) {
-    auto buffer = BufferType::get(ctx, {m, cols}, f32, MemorySpace::tmem);
-    return createChannel(
-        b, loc, ChannelType::get(ctx, {buffer}, MemorySpace::tmem), name, 2);
+    return createTmemRing(b, loc, name, m, cols);
   };
   SmallVector<Type> loaded;
   for (const LoadedTile &tile : loadedTiles(spec))
