@@ -5,6 +5,8 @@
 // RUN: block-attn-opt %t/backward.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=BW90 --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %t/refused.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a"
 // RUN: block-attn-opt %t/refused.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a"
+// RUN: block-attn-opt %t/parts.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-consumers=2"
+// RUN: block-attn-opt %t/parts3.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-consumers=3"
 
 // Grouped-query attention's forward (group 4: q and o with 8 heads, k and v
 // with 2): the tile loop walks q's heads and the producer reads k and v at
@@ -152,5 +154,35 @@ func.func @gqa_backward_head_dim_256(%q: memref<?x?x256xbf16>, %k: memref<?x?x25
       dq(%dq : memref<?x?x256xbf16>) dk(%dk : memref<?x?x256xbf16>)
       dv(%dv : memref<?x?x256xbf16>) cu_seqlens(%cu : memref<?xi32>)
       {element_type = bf16, head_dim = 256 : i64, group = 2 : i64}
+  return
+}
+
+//--- parts.mlir
+// The sm_90a grouped backward's column parts (num-consumers=2) are whole
+// 64-column chunks of the head dim: none at 64.
+func.func @gqa_backward_parts(%q: memref<?x?x64xbf16>, %k: memref<?x?x64xbf16>,
+                              %v: memref<?x?x64xbf16>, %do: memref<?x?x64xbf16>,
+                              %dq: memref<?x?x64xbf16>, %dk: memref<?x?x64xbf16>,
+                              %dv: memref<?x?x64xbf16>, %cu: memref<?xi32>) {
+  // expected-error @below {{'blockattn.backward' op num-consumers 2 splits the grouped-query backward's head dim 64 into column parts of whole 64-column chunks, which it does not have}}
+  blockattn.backward q(%q : memref<?x?x64xbf16>) k(%k : memref<?x?x64xbf16>)
+      v(%v : memref<?x?x64xbf16>) do(%do : memref<?x?x64xbf16>)
+      dq(%dq : memref<?x?x64xbf16>) dk(%dk : memref<?x?x64xbf16>)
+      dv(%dv : memref<?x?x64xbf16>) cu_seqlens(%cu : memref<?xi32>)
+      {element_type = bf16, head_dim = 64 : i64, group = 2 : i64}
+  return
+}
+
+//--- parts3.mlir
+func.func @gqa_backward_parts(%q: memref<?x?x64xbf16>, %k: memref<?x?x64xbf16>,
+                              %v: memref<?x?x64xbf16>, %do: memref<?x?x64xbf16>,
+                              %dq: memref<?x?x64xbf16>, %dk: memref<?x?x64xbf16>,
+                              %dv: memref<?x?x64xbf16>, %cu: memref<?xi32>) {
+  // expected-error @below {{'blockattn.backward' op num-consumers must be 0 (the recipe picks), 1 or 2 for the grouped-query backward (group 2): each consumer computes its column part of dV, dK and dQ, got 3}}
+  blockattn.backward q(%q : memref<?x?x64xbf16>) k(%k : memref<?x?x64xbf16>)
+      v(%v : memref<?x?x64xbf16>) do(%do : memref<?x?x64xbf16>)
+      dq(%dq : memref<?x?x64xbf16>) dk(%dk : memref<?x?x64xbf16>)
+      dv(%dv : memref<?x?x64xbf16>) cu_seqlens(%cu : memref<?xi32>)
+      {element_type = bf16, head_dim = 64 : i64, group = 2 : i64}
   return
 }
