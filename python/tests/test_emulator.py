@@ -140,28 +140,35 @@ def test_rotary_variants_match_reference(chip, case, kernels):
         assert em.check_close(case, out, em.reference_outputs(unrotated_v, tensors)) != []
 
 
-# The sm_90a rotary warpgroup (--rotary-warpgroup=on, the default of the forward at head dim 128): a fourth warpgroup rotates each slot in
-# place and signals the consumers through a ring without buffers. One SM puts all 18 tiles of the
-# problem in one CTA, so every slot of the ring is reused: the first version's consumers of the
-# load ring (one rotary replica, two compute replicas) took the wrong entries and deadlocked
-# there, and only there (docs/rotary.md, the optimization log, run 7).
+# The sm_90a rotary warpgroup (--rotary-warpgroup=on; by default in the forward at head dim 128,
+# with two replicas and one consumer): rotary warpgroups rotate each slot in place and signal the
+# consumers through a ring without buffers. One SM puts all 18 tiles of the problem in one CTA,
+# so every slot of the ring is reused: the first version's consumers of the load ring (one rotary
+# replica, two compute replicas) took the wrong entries and deadlocked there, and only there
+# (docs/rotary.md, the optimization log, run 7). With two rotary replicas each takes every second
+# entry of both rings.
+ONE_RWG = [("load", 40), ("rotary", 104), ("compute", 184)]
+TWO_RWG = [("load", 40), ("rotary", 104), ("compute", 256)]
 RWG_CASES = [
-    em.Case("forward", 128, "bf16", "half_split"),
-    em.Case("forward", 64, "f16", "interleaved", positions=True, rotate_v=True),
-    em.Case("backward", 64, "bf16", "interleaved", rotate_v=True),
+    (em.Case("forward", 128, "bf16", "half_split"), (), TWO_RWG),
+    (em.Case("forward", 128, "bf16", "half_split"), ("--rotary-warpgroups=1",), ONE_RWG),
+    (em.Case("forward", 128, "f16", "interleaved", positions=True, rotate_v=True), (), TWO_RWG),
+    (em.Case("forward", 64, "f16", "interleaved", positions=True, rotate_v=True), (), ONE_RWG),
+    (em.Case("backward", 64, "bf16", "interleaved", rotate_v=True), (), ONE_RWG),
+    (em.Case("backward", 64, "bf16", "half_split"), ("--rotary-warpgroups=2",), TWO_RWG),
 ]
 
 
-@pytest.mark.parametrize("case", RWG_CASES, ids=lambda c: c.name)
+@pytest.mark.parametrize("case,flags,registers", RWG_CASES,
+                         ids=[c.name + "".join(f[1:] for f in flags) for c, flags, _ in RWG_CASES])
 @pytest.mark.parametrize("sms", [1, 2])
-def test_sm90a_rotary_warpgroup(case, sms, tmp_path):
+def test_sm90a_rotary_warpgroup(case, flags, registers, sms, tmp_path):
     out = tmp_path / "k"
     subprocess.run([find_compiler(), *case.compiler_flags("sm_90a"), "--rotary-warpgroup=on",
-                    "-o", str(out), "--quiet"], check=True)
+                    *flags, "-o", str(out), "--quiet"], check=True)
     base = out / f"k_{case.name}"
     manifest = json.loads(base.with_suffix(".json").read_text())
-    assert [(p["role"], p["registers"]) for p in manifest["partitions"]] == [
-        ("load", 40), ("rotary", 104), ("compute", 184)]
+    assert [(p["role"], p["registers"]) for p in manifest["partitions"]] == registers
     tensors, result = run(base, case, num_sms=sms, seed=7)
     assert em.check_close(case, result, em.reference_outputs(case, tensors)) == []
 

@@ -27,21 +27,21 @@
 // NVVM-SAME: kind = "backward"
 // NVVM-SAME: rotary = "half_split"
 //
-// The resource tables: the Hopper forward has a rotary warpgroup (104
-// registers) that rotates each slot in place before the consumers (184
-// each) take it; the Hopper backward keeps its two roles (the consumers
+// The resource tables: the Hopper forward has two rotary warpgroups (104
+// registers each, replicas taking every second slot) that rotate each slot
+// in place before the one consumer (256) takes it; the Hopper backward keeps its two roles (the consumers
 // rotate in their slots; the half-split backward is launched chunked, two
 // CTAs of one consumer per SM); Blackwell adds the rotary warpgroup, the MMA
 // warpgroup takes 56 registers instead of 40 and the load warpgroup 48.
 // RUN: rm -rf %t && block-attn-compile %s --chip=sm_90a -o %t/sm90a --no-header | FileCheck %s --check-prefix=TABLE90
-// TABLE90: {{^}}rope_forward{{ +}}sm_90a{{ +}}load:4w/40r rotary:4w/104r compute:8w/184r{{ +}}- 230384 0
-// TABLE90-NEXT: {{^}}rope_forward_theta{{ +}}sm_90a{{ +}}load:4w/40r rotary:4w/104r compute:8w/184r{{ +}}- 230384 0
+// TABLE90: {{^}}rope_forward{{ +}}sm_90a{{ +}}load:4w/40r rotary:8w/104r compute:4w/256r{{ +}}- 214000 0
+// TABLE90-NEXT: {{^}}rope_forward_theta{{ +}}sm_90a{{ +}}load:4w/40r rotary:8w/104r compute:4w/256r{{ +}}- 214000 0
 // TABLE90-NEXT: {{^}}rope_backward{{ +}}sm_90a{{ +}}load:4w/40r compute:4w/216r{{ +}}- 99312 0
-// With --rotary-warpgroup=on the persistent kernels get a rotary warpgroup
-// (104 registers; the consumers 184, the shared memory the same); the
-// chunked half-split backward (two CTAs per SM) is left as it is. ptxas
-// spills nothing in its forward.
-// RUN: block-attn-compile %s --chip=sm_90a --rotary-warpgroup=on -o %t/rwg --no-header | FileCheck %s --check-prefix=TABLERWG
+// With --rotary-warpgroup=on --rotary-warpgroups=1 the persistent kernels
+// get one rotary warpgroup (104 registers; the two consumers 184, the shared
+// memory that of the kernel without it); the chunked half-split backward
+// (two CTAs per SM) is left as it is. ptxas spills nothing in its forward.
+// RUN: block-attn-compile %s --chip=sm_90a --rotary-warpgroup=on --rotary-warpgroups=1 -o %t/rwg --no-header | FileCheck %s --check-prefix=TABLERWG
 // TABLERWG: {{^}}rope_forward{{ +}}sm_90a{{ +}}load:4w/40r rotary:4w/104r compute:8w/184r{{ +}}- 230384 0
 // TABLERWG-NEXT: {{^}}rope_forward_theta{{ +}}sm_90a{{ +}}load:4w/40r rotary:4w/104r compute:8w/184r{{ +}}- 230384 0
 // TABLERWG-NEXT: {{^}}rope_backward{{ +}}sm_90a{{ +}}load:4w/40r compute:4w/216r{{ +}}- 99312 0
@@ -72,14 +72,15 @@
 // smaller table (min with its last row, then max with 0: min.relu), 8 pairs
 // of cos and 8 of sin per work item come in 16-byte loads, and the tiles
 // are read and written back 16 bytes at a time and rounded once (two f32
-// to a bf16x2). The fence and the rotary warpgroup's barrier (named
-// barrier 2, 128 threads) follow, then its arrival on the signal ring.
+// to a bf16x2). The fence and the rotary replica's barrier (a named
+// barrier per replica, 2 or 3, so a register; 128 threads) follow, then its
+// arrival on the signal ring. The one consumer's barrier is named barrier 4.
 // RUN: FileCheck %s --check-prefix=FWD90 < %t/sm90a/rope_forward.ptx
 // FWD90: .target sm_90a
 // FWD90: .reqntid 512, 1, 1
 // FWD90-DAG: setmaxnreg.dec.sync.aligned.u32 40
 // FWD90-DAG: setmaxnreg.dec.sync.aligned.u32 104
-// FWD90-DAG: setmaxnreg.inc.sync.aligned.u32 184
+// FWD90-DAG: setmaxnreg.inc.sync.aligned.u32 256
 // FWD90-DAG: min.u32
 // FWD90-DAG: min.relu.s32
 // FWD90-DAG: ld.global.v4.b32 {{.*}}[%rd{{[0-9]+}}];
@@ -88,7 +89,8 @@
 // FWD90-DAG: cvt.rn.bf16x2.f32
 // FWD90-DAG: st.shared.v4.b32
 // FWD90-DAG: fence.proxy.async.shared::cta
-// FWD90-DAG: bar.sync 2, 128;
+// FWD90-DAG: bar.sync %r{{[0-9]+}}, 128;
+// FWD90-DAG: bar.sync 4, 128;
 // FWD90-DAG: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
 // FWD90-NOT: sin.approx
 // 16 table loads: 4 passes over the tile's 64 rows, 2 of cos and 2 of sin.

@@ -1,4 +1,5 @@
-// RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a rotary-warpgroup=on}),warpspec-allocate-smem,warpspec-lower-protocol,warpspec-dispatch-partitions,convert-warpspec-to-nvvm)' | FileCheck %s --implicit-check-not=warpspec.
+// RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a rotary-warpgroup=on rotary-warpgroups=1}),warpspec-allocate-smem,warpspec-lower-protocol,warpspec-dispatch-partitions,convert-warpspec-to-nvvm)' | FileCheck %s --implicit-check-not=warpspec.
+// RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a}),warpspec-allocate-smem,warpspec-lower-protocol,warpspec-dispatch-partitions,convert-warpspec-to-nvvm)' | FileCheck %s --check-prefix=TWO --implicit-check-not=warpspec.
 
 // The sm_90a rotary forward with its rotary warpgroup (rotary-warpgroup=on;
 // docs/rotary.md): four warpgroups, 512 threads launched with 128 registers
@@ -21,6 +22,20 @@
 // A compute replica, per tile: wait for its load slot (full), then for the
 // signal of the same entry, give the signal back (barrier of the replica,
 // one arrival), and go straight to S = Q K^T: no table read, no rotation.
+
+// By default at head dim 128 the rotary warpgroup has two replicas and the
+// consumer one: still 512 threads, now 40 / 104 x 2 / 256, and one output
+// staging buffer fewer (214000 bytes; the ring keeps its 4 slots). The load
+// ring's empty barrier still counts two arrivals: one rotary replica and
+// the consumer give each slot back.
+// TWO-LABEL: llvm.func @forward_tables(
+// TWO-SAME: smem_bytes = 214000 : i64
+// TWO-SAME: threads = 512 : i64
+// TWO: %[[EMPTYQ:.*]] = llvm.mlir.constant(2 : i32) : i32
+// TWO: nvvm.mbarrier.init %{{.*}}, %[[EMPTYQ]]
+// TWO: nvvm.setmaxregister decrease 40
+// TWO: nvvm.setmaxregister decrease 104
+// TWO: nvvm.setmaxregister increase 256
 
 // CHECK-LABEL: llvm.func @forward_tables(
 // CHECK-SAME: smem_bytes = 230384 : i64

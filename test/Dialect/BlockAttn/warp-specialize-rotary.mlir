@@ -1,5 +1,6 @@
 // RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a rotary-warpgroup=off" | FileCheck %s --check-prefix=HOPPER --implicit-check-not=blockattn.forward --implicit-check-not=blockattn.backward
-// RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a rotary-warpgroup=on" | FileCheck %s --check-prefix=RWG --implicit-check-not=blockattn.forward --implicit-check-not=blockattn.backward
+// RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a rotary-warpgroup=on rotary-warpgroups=1" | FileCheck %s --check-prefix=RWG --implicit-check-not=blockattn.forward --implicit-check-not=blockattn.backward
+// RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=RWG2 --implicit-check-not=blockattn.forward --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_100a" | FileCheck %s --check-prefix=BLACKWELL --implicit-check-not=blockattn.forward --implicit-check-not=blockattn.backward
 
 // blockattn-warp-specialize with fused rotary embeddings (bf16, head_dim
@@ -89,6 +90,22 @@
 // RWG: warpspec.release %[[C_QKV]]
 // RWG-NOT: warpspec.rotate
 // RWG: return
+
+// The default at head dim 128: two rotary replicas of 104 registers, each
+// taking every second slot of both rings, and one consumer of 256.
+// RWG2-LABEL: func.func @forward_tables
+// RWG2: %[[QKV:.*]] = warpspec.channel "qkv" depth(4) : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
+// RWG2-NEXT: %[[SIG:.*]] = warpspec.channel "rotated" depth(4) : <[], smem>
+// RWG2: warpspec.partition "rotary" role(rotary) warps(4) regs(104) replicas(2) {
+// RWG2-NEXT: warpspec.consume %[[QKV]]
+// RWG2: warpspec.acquire %[[SIG]] : <[], smem>
+// RWG2-NEXT: warpspec.rotate
+// RWG2: warpspec.partition "compute" role(compute) warps(4) regs(256) {
+// RWG2-NEXT: warpspec.scratch
+// RWG2-NEXT: warpspec.consume %[[QKV]]
+// RWG2-NEXT: %[[C_SIG:.*]] = warpspec.get %[[SIG]] : <[], smem>
+// RWG2-NOT: warpspec.rotate
+// RWG2: return
 
 // BLACKWELL-LABEL: func.func @forward_tables
 // BLACKWELL: warpspec.kernel chip(sm_100a) attributes {info = {{{.*}}rotary = "half_split"{{.*}}}} {

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <numeric>
 
 #include "blockattn/Dialect/BlockAttn/Transforms/PlanEnums.cpp.inc"
 
@@ -346,8 +347,7 @@ FailureOr<KernelPlan> planSm90aGrouped(const KernelShape &shape,
   plan.columnParts = std::max<int64_t>(1, options.numConsumers);
   if (plan.columnParts > 1 && shape.headDim % (64 * plan.columnParts) != 0)
     return fail("num-consumers ", plan.columnParts,
-                " splits the grouped-query backward's head dim ",
-                shape.headDim,
+                " splits the grouped-query backward's head dim ", shape.headDim,
                 " into column parts of whole 64-column chunks, which it does "
                 "not have");
   int64_t itemBytes = (2 + 2 * shape.group) * shape.tileBytes(shape.headDim);
@@ -411,6 +411,35 @@ FailureOr<KernelPlan> planSm100aGrouped(const KernelShape &shape,
   return plan;
 }
 
+/// Whether the sm_90a rotary warpgroup is replicated twice under `auto`:
+/// the forward at head dim 128, where one rotary warpgroup of 104 registers
+/// is busy the whole time (about 2.2 us a tile, the SM's tile period; the
+/// timeline of docs/performance-notes.md#rotary-warpgroup, run 10) and two
+/// with one consumer at 256 registers measured 3-17% faster on seed.
+bool twoRotaryWarpgroupsByDefault(const KernelShape &shape) {
+  return !shape.backward && shape.headDim == 128 && shape.blockSize == 64;
+}
+
+/// The rotary warpgroup's replicas (`rotary-warpgroups`): two take one
+/// consumer, since the four warpgroups' pool of 512 registers a thread
+/// holds the producer's 40, 2 x 104 and 256, and a fifth warpgroup would
+/// cut the pool to 480 (ptxas then spilled 16-76 bytes in every forward).
+LogicalResult planRotaryReplicas(const KernelShape &shape,
+                                 const TuningOptions &options, KernelPlan &plan,
+                                 Failure fail) {
+  bool asked = options.rotaryWarpgroups > 0;
+  plan.rotaryReplicas =
+      asked ? options.rotaryWarpgroups
+            : (options.numConsumers <= 1 && twoRotaryWarpgroupsByDefault(shape)
+                   ? 2
+                   : 1);
+  if (plan.rotaryReplicas > 1 && options.numConsumers > 1)
+    return fail("rotary-warpgroups=2 takes one consumer warpgroup "
+                "(num-consumers 0 or 1), got num-consumers=",
+                options.numConsumers);
+  return success();
+}
+
 /// The sm_90a recipe: one TMA producer warpgroup and `numConsumers`
 /// consumer warpgroups that each own whole tiles. A 64x64 tile is
 /// memory-bound by ~7x (32 FLOP/byte forward, ~40 backward), so the plan is
@@ -433,12 +462,27 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
                  shape.backward && !shape.hasRotary() && shape.headDim <= 64 &&
                      plan.tilesPerCta > 0,
                  plan);
+  // Like the other options, `on` applies to the kernels it can: those with
+  // rotary embeddings and one CTA per SM (two CTAs of three warpgroups
+  // leave no registers for a fourth).
+  // Not the backward at block size 128 either: its one consumer rotates
+  // its slot itself and keeps 256 registers (docs/block-sizes.md).
+  plan.rotaryWarpgroup =
+      shape.hasRotary() && plan.ctasPerSm == 1 && !largeBlockBackward(shape) &&
+      (options.rotaryWarpgroup == RotaryWarpgroup::on ||
+       (options.rotaryWarpgroup == RotaryWarpgroup::automatic &&
+        rotaryWarpgroupByDefault(shape)));
+  if (plan.rotaryWarpgroup &&
+      failed(planRotaryReplicas(shape, options, plan, fail)))
+    return failure();
   // Two CTAs per SM leave each 128 registers a thread at launch: one
   // consumer warpgroup (216 after setmaxnreg) next to the producer, except
-  // where the tiles are small enough for two (chunkedConsumers).
-  plan.numConsumers = options.numConsumers > 0 ? options.numConsumers
-                      : plan.ctasPerSm > 1     ? chunkedConsumers(shape)
-                                               : defaultConsumers(shape);
+  // where the tiles are small enough for two (chunkedConsumers). Two rotary
+  // warpgroups leave registers for one.
+  plan.numConsumers = options.numConsumers > 0  ? options.numConsumers
+                      : plan.rotaryReplicas > 1 ? 1
+                      : plan.ctasPerSm > 1      ? chunkedConsumers(shape)
+                                                : defaultConsumers(shape);
   plan.pFromSmem = options.pOperand == POperand::smem;
   plan.stageOutput = options.oStore != OStore::registers;
   plan.bulkStore = options.oStore == OStore::tma;
@@ -457,16 +501,19 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
   int64_t scratchBytes = plan.numConsumers * scratchPerConsumer;
   int64_t budget = TargetLimits::sharedMemoryBudget(plan.ctasPerSm) -
                    kSmemReserve - scratchBytes;
-  // Consumers take slots round-robin, so the depth is a multiple of their
-  // number (see the warpspec.kernel verifier).
+  // Consumers (and rotary warpgroups) take slots round-robin, so the depth
+  // is a multiple of their number (see the warpspec.kernel verifier).
+  int64_t takers = std::lcm(plan.numConsumers, plan.rotaryReplicas);
   int64_t fits = std::min(kMaxStages, budget / slotBytes);
-  fits -= fits % plan.numConsumers;
+  fits -= fits % takers;
   if (!validNumStages(options))
     return numStagesError(fail, options);
-  if (options.numStages % plan.numConsumers != 0)
+  if (options.numStages % takers != 0)
     return fail("num-stages must be a non-negative multiple of "
                 "num-consumers (",
-                plan.numConsumers, "), got ", options.numStages);
+                plan.numConsumers, ")",
+                plan.rotaryReplicas > 1 ? " and of rotary-warpgroups (2)" : "",
+                ", got ", options.numStages);
   plan.numStages = options.numStages > 0 ? options.numStages : fits;
   if (plan.numStages < 1)
     return fail("no ring of ", shape.numLoads(), "-tile slots (", slotBytes,
@@ -480,21 +527,12 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
   plan.registers.load = kProducerRegs;
   if (largeBlockBackward(shape))
     plan.registers.load = kLargeBlockBackwardProducerRegs;
-  // Like the other options, `on` applies to the kernels it can: those with
-  // rotary embeddings and one CTA per SM (two CTAs of three warpgroups
-  // leave no registers for a fourth).
-  // Not the backward at block size 128 either: its one consumer rotates
-  // its slot itself and keeps 256 registers (docs/block-sizes.md).
-  plan.rotaryWarpgroup =
-      shape.hasRotary() && plan.ctasPerSm == 1 && !largeBlockBackward(shape) &&
-      (options.rotaryWarpgroup == RotaryWarpgroup::on ||
-       (options.rotaryWarpgroup == RotaryWarpgroup::automatic &&
-        rotaryWarpgroupByDefault(shape)));
   if (plan.rotaryWarpgroup) {
     plan.registers.rotary = kSm90aRotaryRegs;
-    plan.registers.compute =
-        replicaRegisters(/*single=*/2, kProducerRegs + kSm90aRotaryRegs,
-                         plan.numConsumers, plan.ctasPerSm);
+    plan.registers.compute = replicaRegisters(
+        /*single=*/1 + plan.rotaryReplicas,
+        kProducerRegs + plan.rotaryReplicas * kSm90aRotaryRegs,
+        plan.numConsumers, plan.ctasPerSm);
     return plan;
   }
   plan.registers.compute = replicaRegisters(
@@ -605,6 +643,9 @@ FailureOr<KernelPlan> blockattn::planKernel(const KernelShape &shape,
                                             const TuningOptions &options,
                                             std::string &error) {
   Failure fail{error};
+  if (options.rotaryWarpgroups < 0 || options.rotaryWarpgroups > 2)
+    return fail("rotary-warpgroups must be 0 (the recipe picks), 1 or 2, got ",
+                options.rotaryWarpgroups);
   if (shape.groupedBackward())
     return options.chip == Chip::sm_90a
                ? planSm90aGrouped(shape, options, fail)

@@ -121,12 +121,13 @@ Value tilePosition(OpBuilder &b, Location loc, const KernelSpec &spec,
 }
 
 void buildRotaryPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
-                          Value ring, Value rotated, int64_t regs) {
+                          Value ring, Value rotated, int64_t regs,
+                          int64_t replicas) {
   MLIRContext *ctx = b.getContext();
   auto partition = PartitionOp::create(
       b, loc, b.getStringAttr("rotary"), RoleAttr::get(ctx, Role::rotary),
       b.getI64IntegerAttr(4), b.getI64IntegerAttr(regs),
-      b.getI64IntegerAttr(1));
+      b.getI64IntegerAttr(replicas));
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(&createBody(partition, {}, loc));
   auto consume = ConsumeOp::create(b, loc, ring);

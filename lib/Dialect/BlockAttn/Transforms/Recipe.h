@@ -83,9 +83,12 @@ void rotateTiles(OpBuilder &b, Location loc, const KernelSpec &spec,
 /// table reads then overlap the consumers' work on earlier tiles instead of
 /// standing between a tile's arrival and its first wgmma). The load ring's
 /// slot goes back to the producer once the rotary warpgroup and the
-/// consumer have both released it.
+/// consumer have both released it. With `replicas` > 1 (sm_90a,
+/// KernelPlan::rotaryReplicas) replica r takes entries r, r + replicas, ...
+/// of both rings.
 void buildRotaryPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
-                          Value ring, Value rotated, int64_t regs);
+                          Value ring, Value rotated, int64_t regs,
+                          int64_t replicas = 1);
 
 /// The angles of a [block, D] register tile's rotary pairs, read once per
 /// tile, ahead of the products whose results they turn back (which hides

@@ -148,7 +148,8 @@ void buildHopperKernel(
         "rotated", plan.numStages);
   buildLoadPartition(b, loc, spec, values, ring, plan);
   if (rotated)
-    buildRotaryPartition(b, loc, spec, ring, rotated, plan.registers.rotary);
+    buildRotaryPartition(b, loc, spec, ring, rotated, plan.registers.rotary,
+                         plan.rotaryReplicas);
 
   // Consumers: each owns whole tiles, round-robin over the ring's slots.
   OpBuilder::InsertionGuard g(b);

@@ -151,12 +151,16 @@ TEST(Sm90aPlan, BackwardAtHeadDim64PrefetchesIntoL2) {
 }
 
 TEST(Sm90aPlan, RotaryKernelsLaunchAsMeasured) {
-  // Persistent with two consumers, but the half-split backward at head dim
+  // Persistent (with two consumers, or one next to two rotary warpgroups in
+  // the forward at head dim 128), but the half-split backward at head dim
   // 128, which launches chunked.
   KernelPlan forward =
       plan(Chip::sm_90a, shape(false, 128, RotaryMode::half_split));
   EXPECT_EQ(forward.tilesPerCta, 0);
-  EXPECT_EQ(forward.numConsumers, 2);
+  EXPECT_EQ(forward.numConsumers, 1);
+  EXPECT_EQ(
+      plan(Chip::sm_90a, shape(false, 64, RotaryMode::half_split)).numConsumers,
+      2);
   KernelPlan halfSplit =
       plan(Chip::sm_90a, shape(true, 128, RotaryMode::half_split));
   EXPECT_EQ(halfSplit.tilesPerCta, 3);
@@ -174,11 +178,15 @@ TEST(Sm90aPlan, RotaryKernelsLaunchAsMeasured) {
 TEST(Sm90aPlan, RotaryWarpgroupTakesTheRotationOffTheConsumers) {
   TuningOptions on;
   on.rotaryWarpgroup = RotaryWarpgroup::on;
+  TuningOptions one = on;
+  one.rotaryWarpgroups = 1;
   // A rotary warpgroup of 104 registers; four warpgroups launch with 128
   // each, so the consumers get (512 - 40 - 104) / 2. The ring is the same.
   KernelPlan forward =
-      plan(Chip::sm_90a, shape(false, 128, RotaryMode::interleaved, true), on);
+      plan(Chip::sm_90a, shape(false, 128, RotaryMode::interleaved, true), one);
   EXPECT_TRUE(forward.rotaryWarpgroup);
+  EXPECT_EQ(forward.rotaryReplicas, 1);
+  EXPECT_EQ(forward.numConsumers, 2);
   EXPECT_EQ(forward.registers.load, 40);
   EXPECT_EQ(forward.registers.rotary, 104);
   EXPECT_EQ(forward.registers.compute, 184);
@@ -456,4 +464,61 @@ TEST(Sm100aPlan, LargeBlockBackwardGivesEachSoftmaxWarpgroupAHalf) {
   EXPECT_EQ(failure(Chip::sm_100a, b128, none),
             "rotary embeddings at block_size 128 are implemented for sm_90a "
             "only (docs/block-sizes.md)");
+}
+
+TEST(Sm90aPlan, TwoRotaryWarpgroupsTakeOneConsumer) {
+  // By default the forward at head dim 128 has two rotary warpgroups of 104
+  // registers and one consumer of 256: 40 + 2 x 104 + 256 <= 512. The ring
+  // (4 slots) is a multiple of both.
+  KernelPlan forward =
+      plan(Chip::sm_90a, shape(false, 128, RotaryMode::half_split));
+  EXPECT_TRUE(forward.rotaryWarpgroup);
+  EXPECT_EQ(forward.rotaryReplicas, 2);
+  EXPECT_EQ(forward.numConsumers, 1);
+  EXPECT_EQ(forward.registers.rotary, 104);
+  EXPECT_EQ(forward.registers.compute, 256);
+  EXPECT_EQ(forward.numStages, 4);
+  // One elsewhere: the forward at 64 and every backward.
+  EXPECT_EQ(plan(Chip::sm_90a, shape(false, 64, RotaryMode::interleaved))
+                .rotaryReplicas,
+            1);
+  EXPECT_EQ(plan(Chip::sm_90a, shape(true, 64, RotaryMode::half_split))
+                .rotaryReplicas,
+            1);
+  // Asked for: at head dim 64 too; an explicit num-consumers=2 keeps one.
+  TuningOptions two;
+  two.rotaryWarpgroups = 2;
+  KernelPlan at64 =
+      plan(Chip::sm_90a, shape(true, 64, RotaryMode::half_split), two);
+  EXPECT_EQ(at64.rotaryReplicas, 2);
+  EXPECT_EQ(at64.numConsumers, 1);
+  EXPECT_EQ(at64.numStages % 2, 0);
+  TuningOptions twoConsumers;
+  twoConsumers.numConsumers = 2;
+  EXPECT_EQ(plan(Chip::sm_90a, shape(false, 128, RotaryMode::half_split),
+                 twoConsumers)
+                .rotaryReplicas,
+            1);
+}
+
+TEST(Sm90aPlan, RotaryWarpgroupsDiagnostics) {
+  TuningOptions three;
+  three.rotaryWarpgroups = 3;
+  EXPECT_EQ(
+      failure(Chip::sm_90a, shape(false, 128, RotaryMode::half_split), three),
+      "rotary-warpgroups must be 0 (the recipe picks), 1 or 2, got 3");
+  TuningOptions crowded;
+  crowded.rotaryWarpgroups = 2;
+  crowded.numConsumers = 2;
+  EXPECT_EQ(
+      failure(Chip::sm_90a, shape(false, 128, RotaryMode::half_split), crowded),
+      "rotary-warpgroups=2 takes one consumer warpgroup (num-consumers 0 "
+      "or 1), got num-consumers=2");
+  TuningOptions odd;
+  odd.rotaryWarpgroups = 2;
+  odd.numStages = 3;
+  EXPECT_EQ(
+      failure(Chip::sm_90a, shape(false, 128, RotaryMode::half_split), odd),
+      "num-stages must be a non-negative multiple of num-consumers (1) and of "
+      "rotary-warpgroups (2), got 3");
 }

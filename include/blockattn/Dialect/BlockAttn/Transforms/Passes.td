@@ -36,7 +36,8 @@ def BlockAttnWarpSpecializePass
       the slot, by each replica in its own slot or, with
       `rotary-warpgroup=on`, by a `rotary` warpgroup before the consumers
       take the slot (it signals them through a ring without buffers,
-      "rotated"). By default the forward and the backward without
+      "rotated"; `rotary-warpgroups=2` replicates it, each replica taking
+      every second slot). By default the forward and the backward without
       rotary embeddings, and the half-split rotary backward at head dim 128,
       are launched chunked: one consumer, two CTAs per SM, a CTA per few
       tiles (`schedule`, `ctas-per-sm`, `tiles-per-cta`); the chunked
@@ -111,6 +112,13 @@ def BlockAttnWarpSpecializePass
            "'auto' (the recipe picks: on for the forward at head dim 128, "
            "the backward and the interleaved forward at 64, off elsewhere); "
            "sm_100a always has a rotary warpgroup">,
+    Option<"rotaryWarpgroups", "rotary-warpgroups", "int64_t",
+           /*default=*/"0",
+           "sm_90a, with a rotary warpgroup: how many, 1 or 2 (replicas that "
+           "take the load ring's slots in turn); 2 takes one consumer "
+           "warpgroup (two rotary, two consumers and the producer would "
+           "leave the consumers 160 registers); 0 picks 2 for the forward at "
+           "head dim 128 (with one consumer), else 1">,
   ];
 }
 

@@ -134,6 +134,9 @@ struct KernelPlan {
   /// the load ring in place and signals the consumers through a ring without
   /// buffers of depth `numStages`; else each consumer rotates its own slot.
   bool rotaryWarpgroup = false;
+  /// Replicas of that rotary warpgroup, each taking every `rotaryReplicas`-th
+  /// slot of the load ring (and of the signal ring).
+  int64_t rotaryReplicas = 1;
   RegisterPlan registers;
 };
 
