@@ -60,6 +60,7 @@ describeCommon(func::FuncOp func, OpTy op, bool backward,
   spec.headDim = op.getHeadDim();
   spec.rotary = op.getRotary();
   spec.rotateV = static_cast<bool>(op.getRotateV());
+  spec.hasPositions = static_cast<bool>(op.getPositions());
   spec.group = op.getGroup();
   spec.op = op;
   spec.elementType = op.getElementType();

@@ -200,15 +200,35 @@ bool chunkedByDefault(const KernelShape &shape) {
                                 shape.rotary == RotaryMode::half_split);
 }
 
+/// Whether the sm_90a rotary warpgroup is replicated twice under `auto`
+/// (with one consumer): the forward at head dim 128, where one rotary
+/// warpgroup of 104 registers is busy the whole time (about 2.2 us a tile,
+/// the SM's tile period; the timeline of
+/// docs/performance-notes.md#rotary-warpgroup, run 10) and two measured
+/// 3-17% faster on seed; at head dim 64 the half-split forwards (6-15%) and
+/// those with a positions tensor (15% interleaved with v rotated), not the
+/// interleaved ones without (1-2% slower).
+bool twoRotaryWarpgroupsByDefault(const KernelShape &shape) {
+  if (shape.backward || shape.blockSize != 64)
+    return false;
+  if (shape.headDim == 128)
+    return true;
+  return shape.headDim == 64 &&
+         (shape.rotary == RotaryMode::half_split || shape.hasPositions);
+}
+
 /// Whether a rotary warpgroup rotates the slots of a persistent sm_90a
 /// launch with rotary embeddings under `auto`, so that the table reads leave
 /// the consumers' path: where it measured faster on the H200, seed
 /// (docs/performance-notes.md#rotary-warpgroup, runs 7 and 8 of the rotary
 /// log): the forward at head dim 128; at 64 the backward (every variant
 /// 1-10% faster) and the interleaved forward (1-5%; the half-split `_pos`
-/// forwards were 8-11% slower with it). Not the backward at 128: there the
-/// consumers cannot give up the registers (with one consumer, or two at 184
-/// registers that spill, every variant was 14-30% slower).
+/// forwards were 8-11% slower with one, but 15% faster with two: run 10),
+/// and the forwards that twoRotaryWarpgroupsByDefault picks. Not the
+/// backward at 128: there the consumers cannot give up the registers (with
+/// one consumer, or two at 184 registers that spill, every variant was
+/// 14-30% slower; with two rotary warpgroups and one consumer at 256, no
+/// spill, 0-10% slower: run 10).
 bool rotaryWarpgroupByDefault(const KernelShape &shape) {
   // At block size 128 its consumers' 184 registers do not hold a 64 x 128
   // S next to O at head dim 128 (ptxas spills 8-124 bytes); the consumers'
@@ -218,7 +238,8 @@ bool rotaryWarpgroupByDefault(const KernelShape &shape) {
   if (shape.headDim == 128)
     return !shape.backward;
   if (shape.headDim == 64)
-    return shape.backward || shape.rotary == RotaryMode::interleaved;
+    return shape.backward || shape.rotary == RotaryMode::interleaved ||
+           twoRotaryWarpgroupsByDefault(shape);
   return false;
 }
 
@@ -409,15 +430,6 @@ FailureOr<KernelPlan> planSm100aGrouped(const KernelShape &shape,
   plan.registers.compute = replicaRegisters(
       2, plan.registers.load + plan.registers.mma, 1, /*ctasPerSm=*/1);
   return plan;
-}
-
-/// Whether the sm_90a rotary warpgroup is replicated twice under `auto`:
-/// the forward at head dim 128, where one rotary warpgroup of 104 registers
-/// is busy the whole time (about 2.2 us a tile, the SM's tile period; the
-/// timeline of docs/performance-notes.md#rotary-warpgroup, run 10) and two
-/// with one consumer at 256 registers measured 3-17% faster on seed.
-bool twoRotaryWarpgroupsByDefault(const KernelShape &shape) {
-  return !shape.backward && shape.headDim == 128 && shape.blockSize == 64;
 }
 
 /// The rotary warpgroup's replicas (`rotary-warpgroups`): two take one

@@ -158,9 +158,9 @@ TEST(Sm90aPlan, RotaryKernelsLaunchAsMeasured) {
       plan(Chip::sm_90a, shape(false, 128, RotaryMode::half_split));
   EXPECT_EQ(forward.tilesPerCta, 0);
   EXPECT_EQ(forward.numConsumers, 1);
-  EXPECT_EQ(
-      plan(Chip::sm_90a, shape(false, 64, RotaryMode::half_split)).numConsumers,
-      2);
+  EXPECT_EQ(plan(Chip::sm_90a, shape(false, 64, RotaryMode::interleaved))
+                .numConsumers,
+            2);
   KernelPlan halfSplit =
       plan(Chip::sm_90a, shape(true, 128, RotaryMode::half_split));
   EXPECT_EQ(halfSplit.tilesPerCta, 3);
@@ -193,15 +193,14 @@ TEST(Sm90aPlan, RotaryWarpgroupTakesTheRotationOffTheConsumers) {
   EXPECT_EQ(forward.numStages, 4);
   EXPECT_TRUE(plan(Chip::sm_90a, shape(false, 64, RotaryMode::half_split), on)
                   .rotaryWarpgroup);
-  // By default (auto), where it timed faster: the forward at head dim 128,
-  // the backward and the interleaved forward at 64; not the half-split
-  // forward at 64, nor the backward at 128.
+  // By default (auto), where it timed faster: the forward at head dims 128
+  // and 64, the backward at 64; not the backward at 128.
   EXPECT_TRUE(plan(Chip::sm_90a, shape(false, 128, RotaryMode::interleaved))
                   .rotaryWarpgroup);
   EXPECT_TRUE(plan(Chip::sm_90a, shape(false, 64, RotaryMode::interleaved))
                   .rotaryWarpgroup);
-  EXPECT_FALSE(plan(Chip::sm_90a, shape(false, 64, RotaryMode::half_split))
-                   .rotaryWarpgroup);
+  EXPECT_TRUE(plan(Chip::sm_90a, shape(false, 64, RotaryMode::half_split))
+                  .rotaryWarpgroup);
   EXPECT_TRUE(plan(Chip::sm_90a, shape(true, 64, RotaryMode::half_split))
                   .rotaryWarpgroup);
   KernelPlan inConsumers =
@@ -478,7 +477,14 @@ TEST(Sm90aPlan, TwoRotaryWarpgroupsTakeOneConsumer) {
   EXPECT_EQ(forward.registers.rotary, 104);
   EXPECT_EQ(forward.registers.compute, 256);
   EXPECT_EQ(forward.numStages, 4);
-  // One elsewhere: the forward at 64 and every backward.
+  // At head dim 64 the half-split forwards and those with a positions
+  // tensor; one in the interleaved forward without, and in every backward.
+  EXPECT_EQ(plan(Chip::sm_90a, shape(false, 64, RotaryMode::half_split))
+                .rotaryReplicas,
+            2);
+  KernelShape positions = shape(false, 64, RotaryMode::interleaved);
+  positions.hasPositions = true;
+  EXPECT_EQ(plan(Chip::sm_90a, positions).rotaryReplicas, 2);
   EXPECT_EQ(plan(Chip::sm_90a, shape(false, 64, RotaryMode::interleaved))
                 .rotaryReplicas,
             1);

@@ -32,6 +32,9 @@ struct KernelShape {
   RotaryMode rotary = RotaryMode::none;
   /// With rotary embeddings: v is rotated as well as q and k.
   bool rotateV = false;
+  /// With rotary embeddings: the positions come from a tensor (one more
+  /// dependent load before the table reads), not from the sequence.
+  bool hasPositions = false;
   /// Query heads per k/v head (grouped-query attention; 1: every head has
   /// its own k and v).
   int64_t group = 1;
