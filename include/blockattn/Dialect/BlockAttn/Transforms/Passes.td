@@ -111,6 +111,13 @@ def BlockAttnWarpSpecializePass
            "'auto' (the recipe picks: on for the forward at head dim 128, "
            "the backward and the interleaved forward at 64, off elsewhere); "
            "sm_100a always has a rotary warpgroup">,
+    Option<"slotParts", "slot-parts", "int64_t", /*default=*/"0",
+           "sm_90a backward above head dim 128 without rotary embeddings: "
+           "the load ring's slot in parts of the head dimension, each its "
+           "own ring, released separately: 1 (whole tiles, one ring) or 2 "
+           "(a ring of the low columns, two slots deep, and one of the high "
+           "columns, released first, so that the next tile's loads overlap "
+           "this tile's products; docs/head-dims.md); 0 picks 1">,
   ];
 }
 
