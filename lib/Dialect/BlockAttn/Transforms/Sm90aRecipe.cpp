@@ -687,24 +687,20 @@ void storeSplitPartChunks(OpBuilder &b, Location loc, const KernelSpec &spec,
   Product products[] = {{c.dsScratch, part[1], false, spec.stores[2]},
                         {c.pScratch, part[3], true, spec.stores[0]},
                         {c.dsScratch, part[0], true, spec.stores[1]}};
-  // Every buffer pinned at its use: the scratch buffers, and the high
-  // part's slot at head dim 256 (a one-slot ring), are at fixed addresses,
-  // whose descriptors and store addresses LLVM would otherwise hoist out of
-  // the tile loop and hold (warpspec.pin; ptxas spilled).
-  auto pin = [&](Value buffer) -> Value {
-    return buffer ? PinOp::create(b, loc, buffer) : buffer;
-  };
   for (const Product &product : products) {
     for (int64_t j = 0; j < chunks; ++j) {
-      Value bChunk = SubviewOp::create(b, loc, bChunkType, pin(product.b),
+      Value bChunk = SubviewOp::create(b, loc, bChunkType, product.b,
                                        b.getI64IntegerAttr(j * cols));
-      Value acc = MmaOp::create(b, loc, chunkType, pin(product.a), bChunk,
+      // The staged A is viewed here too, so that its descriptors are not
+      // computed once for the whole kernel and held (storeOutputInChunks).
+      Value acc = MmaOp::create(b, loc, chunkType,
+                                viewHere(b, loc, spec, product.a), bChunk,
                                 product.transposeA, /*transpose_b=*/false);
       if (&product == &products[2] && j + 1 == chunks)
         ReleaseOp::create(b, loc, slot);
       auto store = StoreOp::create(
           b, loc, acc, product.dest, c.row, c.head, c.rows, Value(),
-          pin(c.oStaging), c.bulkStore ? b.getUnitAttr() : nullptr);
+          c.oStaging, c.bulkStore ? b.getUnitAttr() : nullptr);
       store.setColOffsetAttr(b.getI64IntegerAttr(firstCol + j * cols));
     }
   }
@@ -715,14 +711,15 @@ void storeSplitPartChunks(OpBuilder &b, Location loc, const KernelSpec &spec,
 /// slots"): the tile's record and columns [0, L) of q, k, v, dO come in a
 /// slot of "qkvdo" (two slots deep), columns [L, D) in a slot of
 /// "qkvdo_hi" (KernelPlan::lowSlotCols, highStages). Per tile:
-///   S = Q_lo K_lo^T, dP = dO_lo V_lo^T   (the high part may still arrive)
-///   S += Q_hi K_hi^T, dP += dO_hi V_hi^T (wgmma accumulating onto them)
-///   P, dS as buildBackwardBody, both staged in shared memory
+///   S = Q_lo K_lo^T (the high part may still arrive); S += Q_hi K_hi^T
+///   P = softmax(S), staged; dP = dO_lo V_lo^T + dO_hi V_hi^T (wgmma
+///   accumulating onto the first part's product); dS, staged
 ///   the high part's chunks of dQ, dV, dK, stored; "qkvdo_hi" released
 ///   the low part's chunks, stored; "qkvdo" released
 /// so the next tile's high part loads during this tile's low-part products
-/// and its low part during the whole tile. Registers: S and dP (32 + 32)
-/// live together, then one 32-register chunk accumulator at a time.
+/// and its low part during the whole tile. Registers as buildBackwardBody
+/// at D > 128: S, then P and dP, then one 32-register chunk accumulator at a
+/// time (ptxas spills 8 / 16 bytes at 192 / 256: docs/head-dims.md).
 void buildHopperSplitBackward(OpBuilder &b, Location loc,
                               const KernelSpec &spec, const KernelPlan &plan) {
   MLIRContext *ctx = b.getContext();
@@ -762,9 +759,7 @@ void buildHopperSplitBackward(OpBuilder &b, Location loc,
   auto rowsType = RowsType::get(ctx, bs, f32);
   // q, k, v, dO in KernelSpec::loads order; each product's operands viewed
   // where it reads them (viewHere).
-  auto view = [&](Value tile) {
-    return viewHere(b, loc, spec, PinOp::create(b, loc, tile));
-  };
+  auto view = [&](Value tile) { return viewHere(b, loc, spec, tile); };
   Value s = MmaOp::create(b, loc, square32, view(lo[0]), view(lo[1]), false,
                           /*transpose_b=*/true);
   auto highSlot = GetOp::create(b, loc, high);
@@ -777,7 +772,7 @@ void buildHopperSplitBackward(OpBuilder &b, Location loc,
                                    /*block=*/IntegerAttr());
   maskToBlocks(b, softmax, spec, blockEnds(b, loc, spec, c.slot));
   Value p = softmax.getProbs();
-  WriteOp::create(b, loc, p, PinOp::create(b, loc, c.pScratch));
+  WriteOp::create(b, loc, p, c.pScratch);
   Value dp = MmaOp::create(b, loc, square32, view(lo[3]), view(lo[2]), false,
                            /*transpose_b=*/true);
   dp = MmaOp::create(b, loc, square32, view(hi[3]), view(hi[2]), false,
@@ -787,7 +782,7 @@ void buildHopperSplitBackward(OpBuilder &b, Location loc,
     dlse =
         LoadRowsOp::create(b, loc, rowsType, spec.dlse, c.row, c.head, c.rows);
   Value ds = SoftmaxGradOp::create(b, loc, square16, p, dp, c.scale, dlse);
-  WriteOp::create(b, loc, ds, PinOp::create(b, loc, c.dsScratch));
+  WriteOp::create(b, loc, ds, c.dsScratch);
   storeSplitPartChunks(b, loc, spec, c, hi, lowCols, highSlot.getSlot());
   storeSplitPartChunks(b, loc, spec, c, lo, 0, c.slot);
 }
