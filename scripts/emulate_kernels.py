@@ -47,6 +47,9 @@ def main(argv=None):
                         help="with a rotary mode: plain, pos (a positions tensor), rv (rotate v), pos_rv")
     parser.add_argument("--seeds", default="1", help="comma-separated emulator seeds")
     parser.add_argument("--sms", type=int, default=2, help="SMs of the emulated GPU (sets the grid)")
+    parser.add_argument("--compiler-flags", default="",
+                        help="extra block-attn-compile flags for every kernel, space-separated "
+                             "(e.g. '--slot-parts=2 --tiles-per-cta=4')")
     args = parser.parse_args(argv)
     compiler = find_compiler()
     if compiler is None or em.find_emulator() is None:
@@ -64,7 +67,8 @@ def main(argv=None):
             positions, rotate_v = variants[variant]
             case = em.Case(kind, d, dtype, rotary, positions=positions, rotate_v=rotate_v, block_size=bs)
             out = pathlib.Path(tmp) / chip
-            subprocess.run([compiler, *case.compiler_flags(chip), "-o", str(out), "--quiet"], check=True)
+            subprocess.run([compiler, *case.compiler_flags(chip), *args.compiler_flags.split(), "-o", str(out),
+                            "--quiet"], check=True)
             base = out / f"k_{case.name}"
             for seed in [int(s) for s in split(args.seeds)]:
                 tensors = em.make_problem(case)

@@ -153,7 +153,8 @@ RWG_CASES = [
     (em.Case("forward", 128, "bf16", "half_split"), (), TWO_RWG),
     (em.Case("forward", 128, "bf16", "half_split"), ("--rotary-warpgroups=1",), ONE_RWG),
     (em.Case("forward", 128, "f16", "interleaved", positions=True, rotate_v=True), (), TWO_RWG),
-    (em.Case("forward", 64, "f16", "interleaved", positions=True, rotate_v=True), (), ONE_RWG),
+    (em.Case("forward", 64, "f16", "interleaved", positions=True, rotate_v=True), (), TWO_RWG),
+    (em.Case("forward", 64, "bf16", "interleaved"), (), ONE_RWG),
     (em.Case("backward", 64, "bf16", "interleaved", rotate_v=True), (), ONE_RWG),
     (em.Case("backward", 64, "bf16", "half_split"), ("--rotary-warpgroups=2",), TWO_RWG),
 ]

@@ -245,10 +245,11 @@ def test_the_tool_end_to_end_in_the_emulator(tmp_path):
     report = json.loads((tmp_path / "timeline.json").read_text())
     plain, rotary = report["kernels"]["forward/plain"], report["kernels"]["forward/rotary"]
     assert plain["kernel"] == "blockattn_forward_d64_b64_bf16_trace" and plain["ptxas"]["spill_stores"] == 0
-    # At head dim 64 the sm_90a rotary forward rotates in its consumers (its rotary warpgroup
-    # is the default at 128 only).
-    assert "rotate" in rotary["roles"]["compute"]["per_tile_ns"]
-    assert report["rotary_minus_plain"]["forward"]["compute"]["per_tile_ns"]["rotate"] > 0
+    # The sm_90a half-split rotary forward rotates in its two rotary warpgroups (the default at
+    # head dims 64 and 128), not in its consumer.
+    assert rotary["roles"]["rotary"]["per_tile_ns"]["rotate"] > 0
+    assert rotary["roles"]["rotary"]["tiles"] == 18
+    assert "rotate" not in rotary["roles"]["compute"]["per_tile_ns"]
     assert "rotate" not in plain["roles"]["compute"]["per_tile_ns"]
     # Every tile of the problem (2 heads x 9 blocks), once.
     assert plain["roles"]["compute"]["tiles"] == rotary["roles"]["compute"]["tiles"] == 18

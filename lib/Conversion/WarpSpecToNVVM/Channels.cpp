@@ -363,8 +363,12 @@ struct TmaLoadLowering : ConvertOpToLLVMPattern<TmaLoadOp> {
     // `.shared::cluster` destinations are the PTX 8.0 form: a CTA's own
     // shared address is a valid cluster address without clusters.
     Type clusterPtr = LLVM::LLVMPointerType::get(e.ctx, 7);
-    for (const TmaBox &box : tileBoxes(e, adaptor.getRow(), adaptor.getHead(),
-                                       op.getDest().getType())) {
+    for (TmaBox &box : tileBoxes(e, adaptor.getRow(), adaptor.getHead(),
+                                 op.getDest().getType())) {
+      // Part of the head dimension (col_offset): the boxes start that many
+      // columns in.
+      if (int64_t offset = op.getColOffset().value_or(0))
+        box.coords[0] = e.add(box.coords[0], e.i32(offset));
       Value chunkPtr =
           LLVM::GEPOp::create(e.b, e.loc, e.smemPtrT(), e.b.getI8Type(), dest,
                               ValueRange{e.i32(box.smemOffset)});

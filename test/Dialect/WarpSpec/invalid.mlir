@@ -1597,6 +1597,51 @@ func.func @negative_tma_load_columns_mismatch(%src: memref<?x4x128xbf16>, %i: i3
 
 // -----
 
+// col_offset (a part of the head dimension): whole 64-column chunks of a
+// 128-column buffer.
+func.func @negative_tma_load_col_offset_unaligned(%src: memref<?x4x256xbf16>, %i: i32,
+                                                  %b: !warpspec.buffer<64x128xbf16, smem>) {
+  // expected-error @+1 {{'warpspec.tma_load' op col_offset 32 with a buffer of 128 columns must be a multiple of 64 and stay inside the source's static head dimension}}
+  warpspec.tma_load %src[%i, %i] into %b {col_offset = 32 : i64}
+      : memref<?x4x256xbf16>, !warpspec.buffer<64x128xbf16, smem>
+  return
+}
+
+// -----
+
+// col_offset: the columns must lie inside the source's head dimension.
+func.func @negative_tma_load_col_offset_past_end(%src: memref<?x4x256xbf16>, %i: i32,
+                                                 %b: !warpspec.buffer<64x128xbf16, smem>) {
+  // expected-error @+1 {{'warpspec.tma_load' op col_offset 192 with a buffer of 128 columns must be a multiple of 64 and stay inside the source's static head dimension}}
+  warpspec.tma_load %src[%i, %i] into %b {col_offset = 192 : i64}
+      : memref<?x4x256xbf16>, !warpspec.buffer<64x128xbf16, smem>
+  return
+}
+
+// -----
+
+// col_offset: negative.
+func.func @negative_tma_load_col_offset_negative(%src: memref<?x4x256xbf16>, %i: i32,
+                                                 %b: !warpspec.buffer<64x128xbf16, smem>) {
+  // expected-error @+1 {{'warpspec.tma_load' op col_offset -64 with a buffer of 128 columns must be a multiple of 64 and stay inside the source's static head dimension}}
+  warpspec.tma_load %src[%i, %i] into %b {col_offset = -64 : i64}
+      : memref<?x4x256xbf16>, !warpspec.buffer<64x128xbf16, smem>
+  return
+}
+
+// -----
+
+// col_offset with a dynamic head dimension: nothing to check it against.
+func.func @negative_tma_load_col_offset_dynamic(%src: memref<?x4x?xbf16>, %i: i32,
+                                                %b: !warpspec.buffer<64x128xbf16, smem>) {
+  // expected-error @+1 {{'warpspec.tma_load' op col_offset 128 with a buffer of 128 columns must be a multiple of 64 and stay inside the source's static head dimension}}
+  warpspec.tma_load %src[%i, %i] into %b {col_offset = 128 : i64}
+      : memref<?x4x?xbf16>, !warpspec.buffer<64x128xbf16, smem>
+  return
+}
+
+// -----
+
 // The head dimension must be static to match the buffer.
 func.func @negative_tma_load_dynamic_head_dim(%src: memref<?x4x?xbf16>, %i: i32,
                                               %b: !warpspec.buffer<64x128xbf16, smem>) {

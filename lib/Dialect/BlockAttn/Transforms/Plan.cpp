@@ -452,6 +452,87 @@ LogicalResult planRotaryReplicas(const KernelShape &shape,
   return success();
 }
 
+/// Tiles per CTA of the chunked backward with half-depth slots
+/// (`slot-parts=2`) under `auto`: the CTA owns the SM (one CTA per SM), so
+/// its start and its last tile's drain are bubbles no other CTA fills; more
+/// tiles amortize them. Timed on the H200 (seed-d192 / seed-d256, % of the
+/// floor; docs/head-dims.md): 4 tiles 89.0 / 92.8, 8 89.3 / 91.9, 16 86.6 /
+/// 90.4, 32 85.6 / 89.3.
+constexpr int64_t kSplitSlotTilesPerCta = 8;
+
+/// Whether `slot-parts=2` applies: the sm_90a backward above head dim 128
+/// without rotary embeddings, at block size 64 (the one-CTA-per-SM kernels
+/// whose whole-tile slot fits once or twice).
+bool splitsSlots(const KernelShape &shape) {
+  return shape.backward && shape.headDim > KernelShape::kMaxOutputCols &&
+         !shape.hasRotary() && shape.blockSize == 64 && shape.group == 1;
+}
+
+/// Whether `slot-parts=auto` splits the slots: wherever it applies, unless
+/// another option asks for what the split ring does not have (more than
+/// one consumer or CTA per SM, a ring depth, the L2 prefetch). Timed on the
+/// H200 (2026-12-03, seed-d192 / seed-d256): 79.0% -> 89.3% and 67.4% ->
+/// 91.9% of the floor (docs/head-dims.md).
+bool splitsSlotsByDefault(const KernelShape &shape,
+                          const TuningOptions &options) {
+  return options.slotParts == 0 && splitsSlots(shape) &&
+         options.numConsumers <= 1 && options.ctasPerSm <= 1 &&
+         options.numStages == 0 && options.l2Prefetch != L2Prefetch::on;
+}
+
+/// The sm_90a backward with the load ring split by columns of the head dim
+/// (`slot-parts=2`, docs/head-dims.md "Half-depth slots"): a ring of the low
+/// columns (whole 64-column chunks, at least half) two slots deep and a ring
+/// of the rest as deep as fits (at most as deep). The consumer releases the
+/// high part first, after the products that read it, so the next tile's
+/// high part loads while this tile's low-column products run, and the next
+/// tile's low part loads during the whole tile. One consumer, one CTA per
+/// SM, chunked.
+FailureOr<KernelPlan> planSm90aSplitSlots(const KernelShape &shape,
+                                          const TuningOptions &options,
+                                          Failure fail) {
+  if (options.numConsumers > 1)
+    return fail("slot-parts=2 has one consumer warpgroup, got "
+                "num-consumers=",
+                options.numConsumers);
+  if (options.l2Prefetch == L2Prefetch::on)
+    return fail("l2-prefetch=on does not apply with slot-parts=2 (the "
+                "prefetch moves whole-width tiles)");
+  if (!validNumStages(options))
+    return numStagesError(fail, options);
+  KernelPlan plan;
+  if (failed(planLaunch(Chip::sm_90a, options, kSplitSlotTilesPerCta,
+                        /*chunkedByDefault=*/true, /*chunkedCtasPerSm=*/1, plan,
+                        fail)))
+    return failure();
+  plan.numConsumers = 1;
+  plan.stageOutput = options.oStore != OStore::registers;
+  plan.bulkStore = options.oStore == OStore::tma;
+  // P and dS, and one output chunk's staging buffer.
+  int64_t scratch = 2 * shape.queryTileBytes(shape.tileRows());
+  if (plan.stageOutput)
+    scratch += shape.queryTileBytes(shape.outputChunkCols());
+  int64_t budget =
+      TargetLimits::sharedMemoryBudget(plan.ctasPerSm) - kSmemReserve - scratch;
+  int64_t chunks = shape.numOutputChunks();
+  plan.lowSlotCols = (chunks + 1) / 2 * shape.outputChunkCols();
+  int64_t lowBytes = shape.numLoads() * shape.tileBytes(plan.lowSlotCols);
+  int64_t highBytes =
+      shape.numLoads() * shape.tileBytes(shape.headDim - plan.lowSlotCols);
+  plan.numStages = options.numStages > 0 ? options.numStages : 2;
+  plan.highStages = std::min(plan.numStages,
+                             (budget - plan.numStages * lowBytes) / highBytes);
+  if (plan.highStages < 1)
+    return fail("no rings of half-depth slots (", plan.numStages, " x ",
+                lowBytes, " and at least 1 x ", highBytes,
+                " bytes) fit in shared memory next to ", scratch,
+                " bytes of scratch");
+  plan.registers.load = kProducerRegs;
+  plan.registers.compute = replicaRegisters(
+      /*single=*/1, plan.registers.load, /*replicas=*/1, plan.ctasPerSm);
+  return plan;
+}
+
 /// The sm_90a recipe: one TMA producer warpgroup and `numConsumers`
 /// consumer warpgroups that each own whole tiles. A 64x64 tile is
 /// memory-bound by ~7x (32 FLOP/byte forward, ~40 backward), so the plan is
@@ -462,6 +543,8 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
     return fail("num-consumers must be 0 (the recipe picks), 1, 2 or 3 "
                 "(warpgroups of 128 threads next to the producer), got ",
                 options.numConsumers);
+  if (options.slotParts == 2 || splitsSlotsByDefault(shape, options))
+    return planSm90aSplitSlots(shape, options, fail);
   KernelPlan plan;
   int64_t slotBytes = shape.numLoads() * shape.tileBytes(shape.headDim);
   if (failed(planLaunch(Chip::sm_90a, options,
@@ -658,6 +741,15 @@ FailureOr<KernelPlan> blockattn::planKernel(const KernelShape &shape,
   if (options.rotaryWarpgroups < 0 || options.rotaryWarpgroups > 2)
     return fail("rotary-warpgroups must be 0 (the recipe picks), 1 or 2, got ",
                 options.rotaryWarpgroups);
+  if (options.slotParts < 0 || options.slotParts > 2)
+    return fail("slot-parts must be 0 (the recipe picks), 1 (whole tiles) "
+                "or 2 (half-depth slots), got ",
+                options.slotParts);
+  if (options.slotParts == 2 &&
+      (options.chip != Chip::sm_90a || !splitsSlots(shape)))
+    return fail("slot-parts=2 applies to the sm_90a backward above head dim "
+                "128 without rotary embeddings, at block size 64 and one "
+                "query head per k/v head");
   if (shape.groupedBackward())
     return options.chip == Chip::sm_90a
                ? planSm90aGrouped(shape, options, fail)

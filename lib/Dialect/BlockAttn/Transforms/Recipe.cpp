@@ -401,4 +401,29 @@ void buildGroupedLoadPartition(OpBuilder &b, Location loc,
   b.setInsertionPointAfter(loop);
   CloseOp::create(b, loc, kv);
 }
+
+void buildSplitLoadPartition(OpBuilder &b, Location loc,
+                             const KernelSpec &spec,
+                             const KernelValues &values, Value low, Value high,
+                             int64_t lowCols, const KernelPlan &plan) {
+  OpBuilder::InsertionGuard g(b);
+  TileLoopOp loop = beginLoadTileLoop(b, loc, spec, values, plan, 3);
+  Block &loopBody = loop.getBody().front();
+  Value row = loopBody.getArgument(0), rows = loopBody.getArgument(1),
+        head = loopBody.getArgument(2);
+  // Each slot's copies stand between its acquire and its commit (the
+  // protocol's expect_tx counts them there).
+  auto load = [&](Value channel, int64_t colOffset) {
+    auto acquire = AcquireOp::create(b, loc, channel);
+    for (auto [source, buffer] : llvm::zip(spec.loads, acquire.getBuffers())) {
+      auto copy = TmaLoadOp::create(b, loc, source, row, head, buffer);
+      copy.setColOffsetAttr(b.getI64IntegerAttr(colOffset));
+    }
+    CommitOp::create(b, loc, acquire.getSlot(), row, rows, head);
+  };
+  load(low, 0);
+  load(high, lowCols);
+  b.setInsertionPointAfter(loop);
+  CloseOp::create(b, loc, low);
+}
 } // namespace mlir::blockattn

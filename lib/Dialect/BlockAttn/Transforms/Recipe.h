@@ -152,6 +152,15 @@ void buildGroupedLoadPartition(OpBuilder &b, Location loc,
                                const KernelValues &values, Value kv, Value qdo,
                                const KernelPlan &plan);
 
+/// The TMA producer of a load ring split by columns of the head dim
+/// (KernelPlan::lowSlotCols): per tile, columns [0, lowCols) of q, k, v, dO
+/// into one slot of `low` (its record is the tile's), then the rest into one
+/// slot of `high` (warpspec.tma_load {col_offset}). Closes `low`.
+void buildSplitLoadPartition(OpBuilder &b, Location loc,
+                             const KernelSpec &spec,
+                             const KernelValues &values, Value low, Value high,
+                             int64_t lowCols, const KernelPlan &plan);
+
 /// `values` with the tile loop's heads set to k's (the k/v heads), for a
 /// kernel whose work item is a block and a k/v head.
 KernelValues groupedValues(OpBuilder &b, Location loc, const KernelSpec &spec,

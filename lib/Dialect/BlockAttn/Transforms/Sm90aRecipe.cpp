@@ -664,6 +664,130 @@ void buildLargeBlockBackwardBody(OpBuilder &b, Location loc,
   }
 }
 
+/// The chunks of the three gradients whose columns a part of a split slot
+/// holds (buildHopperSplitBackward): for dQ = dS K, dV = P^T dO and
+/// dK = dS^T Q in turn, each 64-column chunk of `part` (q, k, v, dO: columns
+/// [firstCol, firstCol + width) of the head dim) is made and stored at its
+/// column; `slot` goes back after the last product (its last read).
+void storeSplitPartChunks(OpBuilder &b, Location loc, const KernelSpec &spec,
+                          const ConsumerContext &c, ValueRange part,
+                          int64_t firstCol, Value slot) {
+  MLIRContext *ctx = b.getContext();
+  int64_t cols = spec.outputChunkCols();
+  auto bType = cast<BufferType>(part[0].getType());
+  int64_t chunks = bType.getShape()[1] / cols;
+  auto chunkType = AccType::get(ctx, {spec.tileRows(), cols}, b.getF32Type());
+  auto bChunkType = BufferType::get(ctx, {bType.getShape()[0], cols},
+                                    bType.getElementType(),
+                                    bType.getMemorySpace());
+  struct Product {
+    Value a, b;
+    bool transposeA;
+    Value dest;
+  };
+  Product products[] = {{c.dsScratch, part[1], false, spec.stores[2]},
+                        {c.pScratch, part[3], true, spec.stores[0]},
+                        {c.dsScratch, part[0], true, spec.stores[1]}};
+  for (const Product &product : products) {
+    for (int64_t j = 0; j < chunks; ++j) {
+      Value bChunk = SubviewOp::create(b, loc, bChunkType, product.b,
+                                       b.getI64IntegerAttr(j * cols));
+      // The staged A is viewed here too, so that its descriptors are not
+      // computed once for the whole kernel and held (storeOutputInChunks).
+      Value acc = MmaOp::create(b, loc, chunkType,
+                                viewHere(b, loc, spec, product.a), bChunk,
+                                product.transposeA, /*transpose_b=*/false);
+      if (&product == &products[2] && j + 1 == chunks)
+        ReleaseOp::create(b, loc, slot);
+      auto store = StoreOp::create(
+          b, loc, acc, product.dest, c.row, c.head, c.rows, Value(),
+          c.oStaging, c.bulkStore ? b.getUnitAttr() : nullptr);
+      store.setColOffsetAttr(b.getI64IntegerAttr(firstCol + j * cols));
+    }
+  }
+}
+
+/// The sm_90a backward above head dim 128 with its load ring split by
+/// columns of the head dim (`slot-parts=2`; docs/head-dims.md, "Half-depth
+/// slots"): the tile's record and columns [0, L) of q, k, v, dO come in a
+/// slot of "qkvdo" (two slots deep), columns [L, D) in a slot of
+/// "qkvdo_hi" (KernelPlan::lowSlotCols, highStages). Per tile:
+///   S = Q_lo K_lo^T (the high part may still arrive); S += Q_hi K_hi^T
+///   P = softmax(S), staged; dP = dO_lo V_lo^T + dO_hi V_hi^T (wgmma
+///   accumulating onto the first part's product); dS, staged
+///   the high part's chunks of dQ, dV, dK, stored; "qkvdo_hi" released
+///   the low part's chunks, stored; "qkvdo" released
+/// so the next tile's high part loads during this tile's low-part products
+/// and its low part during the whole tile. Registers as buildBackwardBody
+/// at D > 128: S, then P and dP, then one 32-register chunk accumulator at a
+/// time (ptxas spills 8 / 16 bytes at 192 / 256: docs/head-dims.md).
+void buildHopperSplitBackward(OpBuilder &b, Location loc,
+                              const KernelSpec &spec, const KernelPlan &plan) {
+  MLIRContext *ctx = b.getContext();
+  OpBuilder::InsertionGuard guard(b);
+  KernelValues values = beginKernel(b, loc, Chip::sm_90a, spec, plan);
+  int64_t lowCols = plan.lowSlotCols;
+  auto slotOf = [&](int64_t cols) {
+    SmallVector<Type> tiles(spec.loads.size(), tileBuffer(spec, cols));
+    return ChannelType::get(ctx, tiles, MemorySpace::smem);
+  };
+  Value low = createChannel(b, loc, slotOf(lowCols), spec.loadRingName(),
+                            plan.numStages);
+  Value high = createChannel(b, loc, slotOf(spec.headDim - lowCols),
+                             "qkvdo_hi", plan.highStages);
+  buildSplitLoadPartition(b, loc, spec, values, low, high, lowCols, plan);
+
+  OpBuilder::InsertionGuard g(b);
+  ConsumerContext c = beginConsumer(b, loc, spec, values, plan,
+                                    /*needsPScratch=*/true,
+                                    /*needsDsScratch=*/true,
+                                    spec.outputChunkCols());
+  auto consume = ConsumeOp::create(b, loc, low);
+  Type i32 = b.getI32Type();
+  SmallVector<Type> argTypes = {SlotType::get(ctx), i32, i32, i32};
+  argTypes.append(spec.loads.size(), tileBuffer(spec, lowCols));
+  b.setInsertionPointToStart(&createBody(consume, argTypes, loc));
+  c.slot = consume.getSlot();
+  c.row = consume.getRow();
+  c.rows = consume.getRows();
+  c.head = consume.getHead();
+  SmallVector<Value> lo(consume.getBufferArgs());
+
+  auto f32 = b.getF32Type();
+  int64_t bs = spec.tileRows();
+  auto square32 = AccType::get(ctx, {bs, bs}, f32);
+  auto square16 = AccType::get(ctx, {bs, bs}, spec.elementType);
+  auto rowsType = RowsType::get(ctx, bs, f32);
+  // q, k, v, dO in KernelSpec::loads order; each product's operands viewed
+  // where it reads them (viewHere).
+  auto view = [&](Value tile) { return viewHere(b, loc, spec, tile); };
+  Value s = MmaOp::create(b, loc, square32, view(lo[0]), view(lo[1]), false,
+                          /*transpose_b=*/true);
+  auto highSlot = GetOp::create(b, loc, high);
+  SmallVector<Value> hi(highSlot.getBuffers());
+  s = MmaOp::create(b, loc, square32, view(hi[0]), view(hi[1]), false,
+                    /*transpose_b=*/true, s);
+  auto softmax = SoftmaxOp::create(b, loc, square32, rowsType, Type(), s,
+                                   c.rows, /*valid_rows=*/c.rows, c.scale,
+                                   /*normalize=*/true, spec.causal,
+                                   /*block=*/IntegerAttr());
+  maskToBlocks(b, softmax, spec, blockEnds(b, loc, spec, c.slot));
+  Value p = softmax.getProbs();
+  WriteOp::create(b, loc, p, c.pScratch);
+  Value dp = MmaOp::create(b, loc, square32, view(lo[3]), view(lo[2]), false,
+                           /*transpose_b=*/true);
+  dp = MmaOp::create(b, loc, square32, view(hi[3]), view(hi[2]), false,
+                     /*transpose_b=*/true, dp);
+  Value dlse;
+  if (spec.dlse)
+    dlse =
+        LoadRowsOp::create(b, loc, rowsType, spec.dlse, c.row, c.head, c.rows);
+  Value ds = SoftmaxGradOp::create(b, loc, square16, p, dp, c.scale, dlse);
+  WriteOp::create(b, loc, ds, c.dsScratch);
+  storeSplitPartChunks(b, loc, spec, c, hi, lowCols, highSlot.getSlot());
+  storeSplitPartChunks(b, loc, spec, c, lo, 0, c.slot);
+}
+
 } // namespace
 
 void blockattn::buildSm90aKernel(OpBuilder &b, Location loc,
@@ -672,6 +796,8 @@ void blockattn::buildSm90aKernel(OpBuilder &b, Location loc,
   bool backward = spec.backward;
   if (backward && spec.group > 1)
     return buildHopperGroupedBackward(b, loc, spec, plan);
+  if (plan.lowSlotCols > 0)
+    return buildHopperSplitBackward(b, loc, spec, plan);
   bool pScratch = backward || plan.pFromSmem;
   buildHopperKernel(b, loc, spec, plan, pScratch,
                     /*needsDsScratch=*/backward,

@@ -1305,7 +1305,8 @@ static bool isSixteenBit(Type type) { return type.isBF16() || type.isF16(); }
 /// with the 128-byte swizzle where the width allows, else 32-column chunks
 /// with the 64-byte swizzle) and at most 256 rows (a TMA box).
 static LogicalResult verifyTmaTile(Operation *op, Type sourceType,
-                                   BufferType dest, StringRef what) {
+                                   BufferType dest, StringRef what,
+                                   std::optional<int64_t> colOffset = {}) {
   auto source = dyn_cast<MemRefType>(sourceType);
   if (!source || source.getRank() != 3)
     return op->emitOpError() << "source must be a rank-3 memref [tokens, "
@@ -1323,7 +1324,17 @@ static LogicalResult verifyTmaTile(Operation *op, Type sourceType,
   ArrayRef<int64_t> shape = dest.getShape();
   if (shape.size() != 2)
     return op->emitOpError() << what << " must be a 2-D tile, got " << dest;
-  if (source.isDynamicDim(2) || source.getDimSize(2) != shape[1])
+  // A part of the head dimension: whole chunks of the buffer's swizzle
+  // (the rule of nvdesc::SwizzledTile), inside the source's static head dim.
+  if (colOffset) {
+    int64_t chunk = shape[1] % 64 == 0 ? 64 : 32;
+    if (*colOffset < 0 || *colOffset % chunk != 0 || source.isDynamicDim(2) ||
+        *colOffset + shape[1] > source.getDimSize(2))
+      return op->emitOpError()
+             << "col_offset " << *colOffset << " with a buffer of " << shape[1]
+             << " columns must be a multiple of " << chunk
+             << " and stay inside the source's static head dimension";
+  } else if (source.isDynamicDim(2) || source.getDimSize(2) != shape[1])
     return op->emitOpError()
            << "buffer has " << shape[1]
            << " columns, but the source's head dimension is "
@@ -1342,7 +1353,7 @@ static LogicalResult verifyTmaTile(Operation *op, Type sourceType,
 
 LogicalResult TmaLoadOp::verify() {
   if (failed(verifyTmaTile(getOperation(), getSource().getType(),
-                           getDest().getType(), "destination")))
+                           getDest().getType(), "destination", getColOffset())))
     return failure();
   // The copy completes on the full barrier of the destination's slot: the
   // slot a producer acquired, or, once the protocol is lowered, the slot of

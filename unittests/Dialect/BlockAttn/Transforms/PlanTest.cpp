@@ -528,3 +528,49 @@ TEST(Sm90aPlan, RotaryWarpgroupsDiagnostics) {
       "num-stages must be a non-negative multiple of num-consumers (1) and of "
       "rotary-warpgroups (2), got 3");
 }
+
+TEST(Sm90aPlan, HalfDepthSlotsAboveHeadDim128) {
+  TuningOptions split;
+  split.slotParts = 2;
+  // 256: a low ring of 2 x 64 KiB (columns 0-127) and a high ring of one
+  // 64 KiB slot, next to 24 KiB of P, dS and one output chunk's staging.
+  KernelPlan d256 = plan(Chip::sm_90a, shape(true, 256), split);
+  EXPECT_EQ(d256.lowSlotCols, 128);
+  EXPECT_EQ(d256.numStages, 2);
+  EXPECT_EQ(d256.highStages, 1);
+  EXPECT_EQ(d256.numConsumers, 1);
+  EXPECT_EQ(d256.ctasPerSm, 1);
+  EXPECT_EQ(d256.tilesPerCta, 8);
+  EXPECT_TRUE(d256.contiguousSchedule);
+  EXPECT_EQ(d256.registers.compute, 256);
+  // 192: columns 0-127 (64 KiB) and 128-191 (32 KiB), two slots each.
+  KernelPlan d192 = plan(Chip::sm_90a, shape(true, 192), split);
+  EXPECT_EQ(d192.lowSlotCols, 128);
+  EXPECT_EQ(d192.numStages, 2);
+  EXPECT_EQ(d192.highStages, 2);
+  // The default splits them too (timed faster), but not where another
+  // option asks for what the split ring does not have (here the L2
+  // prefetch); slot-parts=1 keeps one ring of whole tiles.
+  EXPECT_EQ(plan(Chip::sm_90a, shape(true, 256)).lowSlotCols, 128);
+  EXPECT_EQ(plan(Chip::sm_90a, shape(true, 192)).highStages, 2);
+  TuningOptions prefetch;
+  prefetch.l2Prefetch = L2Prefetch::on;
+  EXPECT_EQ(plan(Chip::sm_90a, shape(true, 256), prefetch).lowSlotCols, 0);
+  TuningOptions whole;
+  whole.slotParts = 1;
+  EXPECT_EQ(plan(Chip::sm_90a, shape(true, 256), whole).lowSlotCols, 0);
+  // Refused elsewhere.
+  EXPECT_EQ(failure(Chip::sm_90a, shape(true, 128), split),
+            "slot-parts=2 applies to the sm_90a backward above head dim 128 "
+            "without rotary embeddings, at block size 64 and one query head "
+            "per k/v head");
+  EXPECT_EQ(failure(Chip::sm_100a, shape(true, 256), split),
+            "slot-parts=2 applies to the sm_90a backward above head dim 128 "
+            "without rotary embeddings, at block size 64 and one query head "
+            "per k/v head");
+  TuningOptions three;
+  three.slotParts = 3;
+  EXPECT_EQ(failure(Chip::sm_90a, shape(true, 256), three),
+            "slot-parts must be 0 (the recipe picks), 1 (whole tiles) or 2 "
+            "(half-depth slots), got 3");
+}

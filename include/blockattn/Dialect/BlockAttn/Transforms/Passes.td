@@ -119,6 +119,15 @@ def BlockAttnWarpSpecializePass
            "warpgroup (two rotary, two consumers and the producer would "
            "leave the consumers 160 registers); 0 picks 2 for the forward at "
            "head dim 128 (with one consumer), else 1">,
+    Option<"slotParts", "slot-parts", "int64_t", /*default=*/"0",
+           "sm_90a backward above head dim 128 without rotary embeddings: "
+           "the load ring's slot in parts of the head dimension, each its "
+           "own ring, released separately: 1 (whole tiles, one ring) or 2 "
+           "(a ring of the low columns, two slots deep, and one of the high "
+           "columns, released first, so that the next tile's loads overlap "
+           "this tile's products; docs/head-dims.md); 0 picks 2 where it "
+           "applies, unless num-consumers, ctas-per-sm, num-stages or "
+           "l2-prefetch=on ask for what it does not have">,
   ];
 }
 

@@ -120,6 +120,12 @@ struct KernelPlan {
   /// every slot and compute one column part of dV, dK and dQ (recomputing S
   /// and dP), so that dK and dV fit their registers at head dim 128.
   int64_t columnParts = 1;
+  /// The sm_90a backward above head dim 128 with `slot-parts=2`: the load
+  /// ring is two rings by columns of the head dimension, the low
+  /// `lowSlotCols` (`numStages` slots) and the rest (`highStages` slots),
+  /// which the consumer releases first (docs/head-dims.md); 0: one ring.
+  int64_t lowSlotCols = 0;
+  int64_t highStages = 0;
   /// Consumers of the load ring, taking its slots round-robin (sm_90a: the
   /// consumer warpgroups; sm_100a: 1, the MMA warpgroup), and the replicas
   /// of the sm_100a softmax warpgroups, which take tiles round-robin.

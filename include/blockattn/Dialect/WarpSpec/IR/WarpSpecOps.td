@@ -1263,9 +1263,29 @@ def WarpSpec_TmaLoadOp : WarpSpec_Op<"tma_load"> {
     warpspec.tma_load %q[%row, %head] into %qbuf
         : memref<?x4x128xbf16>, !warpspec.buffer<64x128xbf16, smem>
     ```
+
+    With `col_offset = c`, the copy is columns `[c, c + N)` of the head
+    dimension into the `R x N` buffer (a slot that holds part of the head
+    dimension: the sm_90a backward's half-depth slots above head dim 128,
+    docs/head-dims.md); `c` is a multiple of the buffer's chunk width (64
+    columns where N is a multiple of 64, else 32).
+
+    ```mlir
+    warpspec.tma_load %q[%row, %head] into %qhi {col_offset = 128 : i64}
+        : memref<?x4x256xbf16>, !warpspec.buffer<64x128xbf16, smem>
+    ```
   }];
   let arguments = (ins AnyMemRef:$source, I32:$row, I32:$head,
-                       WarpSpec_BufferType:$dest);
+                       WarpSpec_BufferType:$dest,
+                       OptionalAttr<I64Attr>:$col_offset);
+  // The builder without a column offset (the whole head dimension).
+  let builders = [
+    OpBuilder<(ins "Value":$source, "Value":$row, "Value":$head,
+                   "Value":$dest), [{
+      build($_builder, $_state, source, row, head, dest,
+            /*col_offset=*/IntegerAttr());
+    }]>
+  ];
   let assemblyFormat = [{
     $source `[` $row `,` $head `]` `into` $dest attr-dict `:` type($source) `,` type($dest)
   }];
