@@ -24,6 +24,7 @@ import pytest
 from blockattn import emulation as em
 from blockattn import reference
 from blockattn._kernels import find_compiler
+from test_emulator_causal_lse import check_outputs
 
 pytestmark = pytest.mark.skipif(
     find_compiler() is None or em.find_emulator() is None,
@@ -79,20 +80,7 @@ def test_matches_reference(case, kernels):
     # Two SMs: the persistent backward takes several blocks a CTA.
     out = em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), tensors,
                      {"softmax_scale": case.head_dim ** -0.5}, num_sms=2)
-    want = em.reference_outputs(case, tensors)
-    assert em.check_close(case, out, want) == []
-    for name in case.outputs:
-        if name == "lse":
-            assert not np.isnan(out[name]).any()
-        else:
-            assert (out[name] != em.POISON).all(), name
-    # Each feature changes the result: without it, the same outputs miss the reference.
-    if case.causal:
-        plain = dataclasses.replace(case, causal=False)
-        assert em.check_close(case, out, em.reference_outputs(plain, tensors)) != []
-    if case.lse and case.kind == "backward":
-        no_dlse = dataclasses.replace(case, lse=False)
-        assert em.check_close(no_dlse, out, em.reference_outputs(no_dlse, tensors)) != []
+    check_outputs(case, tensors, out)
     as64 = dataclasses.replace(case, block_size=64)
     assert em.check_close(case, out, em.reference_outputs(as64, tensors)) != []
 

@@ -111,6 +111,16 @@ Value createChannel(OpBuilder &b, Location loc, ChannelType type,
                            nullptr, nullptr, nullptr);
 }
 
+Value createLoadRing(OpBuilder &b, Location loc, const KernelSpec &spec,
+                     int64_t depth) {
+  SmallVector<Type> tiles;
+  for (const LoadedTile &loaded : loadedTiles(spec))
+    tiles.push_back(loaded.type);
+  return createChannel(
+      b, loc, ChannelType::get(b.getContext(), tiles, MemorySpace::smem),
+      spec.loadRingName(), depth);
+}
+
 /// Position of the tile's first row, or a placeholder with explicit
 /// positions (the rotation then reads positions[row + r]).
 Value tilePosition(OpBuilder &b, Location loc, const KernelSpec &spec,

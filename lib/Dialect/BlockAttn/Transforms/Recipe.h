@@ -52,6 +52,11 @@ SmallVector<LoadedTile> loadedTiles(const KernelSpec &spec);
 Value createChannel(OpBuilder &b, Location loc, warpspec::ChannelType type,
                     StringRef name, int64_t depth);
 
+/// The load ring ("qkv", or "qkvdo" for the backward): a slot holds the
+/// tiles of loadedTiles(spec), in shared memory.
+Value createLoadRing(OpBuilder &b, Location loc, const KernelSpec &spec,
+                     int64_t depth);
+
 /// Creates a single-block region op body and returns its block.
 template <typename OpTy>
 Block &createBody(OpTy op, TypeRange argTypes, Location loc) {

@@ -230,12 +230,7 @@ void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
   };
   BufferType sBuf = tmemTile(n, f32), pBuf = tmemTile(n, spec.elementType),
              oBuf = tmemTile(spec.headDim, f32);
-  SmallVector<Type> loaded;
-  for (const LoadedTile &tile : loadedTiles(spec))
-    loaded.push_back(tile.type);
-  Value qkv =
-      createChannel(b, loc, ChannelType::get(ctx, loaded, MemorySpace::smem),
-                    spec.loadRingName(), plan.numStages);
+  Value qkv = createLoadRing(b, loc, spec, plan.numStages);
   Value sCh = createChannel(
       b, loc, ChannelType::get(ctx, {sBuf}, MemorySpace::tmem), "s", 2);
   Value pCh = createChannel(
@@ -677,12 +672,7 @@ void buildBlackwellLargeBlockBackward(OpBuilder &b, Location loc,
   auto tmemChannel = [&](StringRef name, int64_t cols) {
     return createTmemRing(b, loc, name, m, cols);
   };
-  SmallVector<Type> loaded;
-  for (const LoadedTile &tile : loadedTiles(spec))
-    loaded.push_back(tile.type);
-  Value qkvdo =
-      createChannel(b, loc, ChannelType::get(ctx, loaded, MemorySpace::smem),
-                    spec.loadRingName(), plan.numStages);
+  Value qkvdo = createLoadRing(b, loc, spec, plan.numStages);
   Value sCh = tmemChannel("s", n), dpCh = tmemChannel("dp", n);
   Value dqCh = tmemChannel("dq", d), dkvCh = tmemChannel("dkv", d);
   BufferType wide = queryBuffer(spec, n);

@@ -134,12 +134,7 @@ void buildHopperKernel(
   MLIRContext *ctx = b.getContext();
   OpBuilder::InsertionGuard guard(b);
   KernelValues values = beginKernel(b, loc, Chip::sm_90a, spec, plan);
-  SmallVector<Type> tiles;
-  for (const LoadedTile &loaded : loadedTiles(spec))
-    tiles.push_back(loaded.type);
-  auto channelType = ChannelType::get(ctx, tiles, MemorySpace::smem);
-  Value ring =
-      createChannel(b, loc, channelType, spec.loadRingName(), plan.numStages);
+  Value ring = createLoadRing(b, loc, spec, plan.numStages);
   Type i32 = b.getI32Type();
   Value rotated;
   if (plan.rotaryWarpgroup)
@@ -157,7 +152,8 @@ void buildHopperKernel(
                                     needsDsScratch, spec.outputChunkCols());
   auto consume = ConsumeOp::create(b, loc, ring);
   SmallVector<Type> argTypes = {SlotType::get(ctx), i32, i32, i32};
-  argTypes.append(tiles);
+  llvm::append_range(argTypes,
+                     cast<ChannelType>(ring.getType()).getBufferTypes());
   Block &consumeBody = createBody(consume, argTypes, loc);
   b.setInsertionPointToStart(&consumeBody);
   c.slot = consume.getSlot();
@@ -269,6 +265,17 @@ void buildForwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
   }
 }
 
+/// dS = scale P (dP - rowsum(P dP)), plus the dlse term when the backward
+/// takes one (rows [row, row + rows) of it).
+Value scoreGradient(OpBuilder &b, Location loc, const KernelSpec &spec,
+                    const ConsumerContext &c, RowsType rowsType, AccType dsType,
+                    Value p, Value dp, Value row, Value rows) {
+  Value dlse;
+  if (spec.dlse)
+    dlse = LoadRowsOp::create(b, loc, rowsType, spec.dlse, row, c.head, rows);
+  return SoftmaxGradOp::create(b, loc, dsType, p, dp, c.scale, dlse);
+}
+
 /// The backward per tile (docs/hopper.md, "The backward kernel"). Register
 /// budget at D=128: three 64-register output accumulators do not fit next to
 /// dS, so the outputs are computed and stored one after the other.
@@ -300,11 +307,8 @@ void buildBackwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
   WriteOp::create(b, loc, p, c.pScratch);
   Value dp = MmaOp::create(b, loc, square32, viewHere(b, loc, spec, dout),
                            viewHere(b, loc, spec, v), false, true);
-  Value dlse;
-  if (spec.dlse)
-    dlse =
-        LoadRowsOp::create(b, loc, rowsType, spec.dlse, c.row, c.head, c.rows);
-  Value ds = SoftmaxGradOp::create(b, loc, square16, p, dp, c.scale, dlse);
+  Value ds =
+      scoreGradient(b, loc, spec, c, rowsType, square16, p, dp, c.row, c.rows);
   WriteOp::create(b, loc, ds, c.dsScratch);
   // One output accumulator at a time: each is stored before the next is
   // computed. The slot is held until the last product has read it.
@@ -451,11 +455,8 @@ void buildGroupedColumnConsumer(OpBuilder &b, Location loc,
     Value p = softmax.getProbs();
     WriteOp::create(b, loc, p, pScratch);
     Value dp = MmaOp::create(b, loc, square32, dout, v, false, true);
-    Value dlse;
-    if (spec.dlse)
-      dlse = LoadRowsOp::create(b, loc, rowsType, spec.dlse, c.row, c.head,
-                                c.rows);
-    Value ds = SoftmaxGradOp::create(b, loc, square16, p, dp, c.scale, dlse);
+    Value ds = scoreGradient(b, loc, spec, c, rowsType, square16, p, dp, c.row,
+                             c.rows);
     WriteOp::create(b, loc, ds, dsScratch);
     Value dv = MmaOp::create(b, loc, outType, pScratch, columns(dout),
                              /*transpose_a=*/true, false, dvIn);
@@ -627,12 +628,9 @@ void buildLargeBlockBackwardBody(OpBuilder &b, Location loc,
     Value p = softmax.getProbs();
     WriteOp::create(b, loc, p, pin(pScratch[i]));
     Value dp = MmaOp::create(b, loc, wide32, pin(dout[i]), pin(v), false, true);
-    Value dlse;
-    if (spec.dlse)
-      dlse = LoadRowsOp::create(b, loc, rowsType, spec.dlse,
-                                rowsReadAt(b, loc, c.row, row, rows), c.head,
-                                rows);
-    Value ds = SoftmaxGradOp::create(b, loc, wide16, p, dp, c.scale, dlse);
+    Value dlseRow = spec.dlse ? rowsReadAt(b, loc, c.row, row, rows) : Value();
+    Value ds =
+        scoreGradient(b, loc, spec, c, rowsType, wide16, p, dp, dlseRow, rows);
     WriteOp::create(b, loc, ds, pin(dsScratch[i]));
     Value dq = MmaOp::create(b, loc, outType, ds, pin(k), false, false);
     store(unrotate(dq, spec.hasRotary(), i, row, rows), spec.stores[2], row,
@@ -778,11 +776,8 @@ void buildHopperSplitBackward(OpBuilder &b, Location loc,
                            /*transpose_b=*/true);
   dp = MmaOp::create(b, loc, square32, view(hi[3]), view(hi[2]), false,
                      /*transpose_b=*/true, dp);
-  Value dlse;
-  if (spec.dlse)
-    dlse =
-        LoadRowsOp::create(b, loc, rowsType, spec.dlse, c.row, c.head, c.rows);
-  Value ds = SoftmaxGradOp::create(b, loc, square16, p, dp, c.scale, dlse);
+  Value ds =
+      scoreGradient(b, loc, spec, c, rowsType, square16, p, dp, c.row, c.rows);
   WriteOp::create(b, loc, ds, c.dsScratch);
   storeSplitPartChunks(b, loc, spec, c, hi, lowCols, highSlot.getSlot());
   storeSplitPartChunks(b, loc, spec, c, lo, 0, c.slot);
