@@ -237,14 +237,16 @@ func.func @forward_plain(%q: !act, %k: !act, %v: !act, %o: !act, %cu: !cu) {
 //===----------------------------------------------------------------------===//
 
 // Half-split tables: q and k rotated in place; dv stored as computed, dk and
-// dq turned back by the tile's position (dq after the slot's release). The
-// half-split backward launches chunked (two CTAs per SM, one consumer each,
-// a ring of one 64 KiB slot).
+// dq turned back by the tile's position (dq after the slot's release). With
+// rotary-warpgroup=off the consumers rotate their slots: a persistent launch
+// with two consumers and a ring of two 64 KiB slots (by default a rotary
+// warpgroup rotates, and the one consumer reads its angles once a tile:
+// warp-specialize-rotary-angles.mlir).
 // HOPPER-LABEL: func.func @backward_tables
 // HOPPER-SAME: %[[DQ:[a-z0-9_]+]]: memref<?x4x128xbf16> {blockattn.name = "dq"}, %[[DK:[a-z0-9_]+]]: memref<?x4x128xbf16> {blockattn.name = "dk"}, %[[DV:[a-z0-9_]+]]: memref<?x4x128xbf16> {blockattn.name = "dv"}
 // HOPPER-SAME: %[[COS:[a-z0-9_]+]]: memref<?x64xf32> {blockattn.name = "cos"}, %[[SIN:[a-z0-9_]+]]: memref<?x64xf32> {blockattn.name = "sin"})
-// HOPPER: warpspec.kernel chip(sm_90a) attributes {ctas_per_sm = 2 : i64, info = {{{.*}}kind = "backward", rotary = "half_split"{{.*}}}, tiles_per_cta = 3 : i64} {
-// HOPPER: %[[RING:.*]] = warpspec.channel "qkvdo" depth(1)
+// HOPPER: warpspec.kernel chip(sm_90a) attributes {info = {{{.*}}kind = "backward", rotary = "half_split"{{.*}}}} {
+// HOPPER: %[[RING:.*]] = warpspec.channel "qkvdo" depth(2)
 // HOPPER: warpspec.tile_loop (%[[ROW:[a-z0-9_]+]], %[[ROWS:[a-z0-9_]+]], %[[HEAD:[a-z0-9_]+]], %[[POS:[a-z0-9_]+]]) in
 // HOPPER: warpspec.commit %{{[a-z0-9_]+}} tile(%[[ROW]], %[[ROWS]], %[[HEAD]]) position(%[[POS]])
 // HOPPER: warpspec.consume %[[RING]] (%[[S_RING:[^,]*]], %[[CROW:[a-z0-9_]+]], %[[CROWS:[a-z0-9_]+]], %{{[a-z0-9_]+}}, %[[QT:[a-z0-9_]+]], %[[KT:[a-z0-9_]+]], %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) :
@@ -360,22 +362,25 @@ func.func @backward_theta_positions_rotate_v(%q: !act, %k: !act, %v: !act,
   return
 }
 
-// Interleaved tables: the backward stays persistent with two consumer
-// replicas, which measured faster than the chunked launch for this layout
-// (H200, 2026-11-29: 3.28 against 3.32 ms on rope).
+// Interleaved tables: the backward is persistent. With rotary-warpgroup=off
+// (HOPPER) two consumer replicas rotate their slots.
 // HOPPER-LABEL: func.func @backward_interleaved
 // HOPPER: warpspec.kernel chip(sm_90a) attributes {info = {{{.*}}kind = "backward", rotary = "interleaved"{{.*}}}} {
 // HOPPER: warpspec.channel "qkvdo" depth(2)
 // HOPPER: warpspec.tile_loop {{.*}} block_size(64) {
 // HOPPER: warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
-// The persistent backward: the rotation moves out, the gradients' inverse
-// rotations stay in the consumers.
+// With a rotary warpgroup (the default): the rotation moves out, the
+// gradients' inverse rotations stay in the one consumer (256 registers),
+// which reads its tile's angles once, before it waits for the rotation.
 // RWG-LABEL: func.func @backward_interleaved
-// RWG: warpspec.channel "rotated" depth(2) : <[], smem>
+// RWG: warpspec.channel "rotated" depth(3) : <[], smem>
 // RWG: warpspec.partition "rotary" role(rotary) warps(4) regs(104) {
 // RWG: warpspec.rotate
-// RWG: warpspec.partition "compute" role(compute) warps(4) regs(184) replicas(2) {
+// RWG: warpspec.partition "compute" role(compute) warps(4) regs(256) {
 // RWG-NOT: warpspec.rotate(
+// RWG: warpspec.rotary_angles
+// RWG-NEXT: warpspec.get
+// RWG-NOT: warpspec.rotary_angles
 // RWG: warpspec.rotate_tile
 // RWG: return
 // BLACKWELL-LABEL: func.func @backward_interleaved

@@ -188,16 +188,16 @@ bool largeBlockBackward(const KernelShape &shape) {
 }
 
 /// Which sm_90a kernels launch chunked unless told otherwise: those without
-/// rotary embeddings, and the half-split rotary backward at head dim 128
-/// (docs/performance-notes.md#chunked-launch). Not at head dim 96: there the
-/// chunked launch's one consumer (216 registers at two CTAs per SM) spills
-/// 4 bytes, the persistent launch's two (232 each) do not (ptxas, CUDA 13.0;
-/// not timed).
+/// rotary embeddings (docs/performance-notes.md#chunked-launch). Not at head
+/// dim 96: there the chunked launch's one consumer (216 registers at two
+/// CTAs per SM) spills 4 bytes, the persistent launch's two (232 each) do
+/// not (ptxas, CUDA 13.0; not timed). The half-split rotary backward at head
+/// dim 128 launched chunked until a rotary warpgroup and angles read once a
+/// tile made the persistent launch faster (run 11 of the rotary log).
 bool chunkedByDefault(const KernelShape &shape) {
   if (largeBlockBackward(shape))
     return false;
-  return !shape.hasRotary() || (shape.backward && shape.headDim == 128 &&
-                                shape.rotary == RotaryMode::half_split);
+  return !shape.hasRotary();
 }
 
 /// Whether the sm_90a rotary warpgroup is replicated twice under `auto`
@@ -208,9 +208,17 @@ bool chunkedByDefault(const KernelShape &shape) {
 /// 3-17% faster on seed; at head dim 64 the half-split forwards (6-15%) and
 /// those with a positions tensor (15% interleaved with v rotated), not the
 /// interleaved ones without (1-2% slower).
+///
+/// The backward at head dim 128 (one consumer, angles read once a tile):
+/// only interleaved with a positions tensor, whose rotation is the slowest
+/// (two replicas 3.77 / 4.06 ms against one's 4.20 / 4.19 without and with
+/// rotate_v; the others 1-3% faster with one; run 11).
 bool twoRotaryWarpgroupsByDefault(const KernelShape &shape) {
-  if (shape.backward || shape.blockSize != 64)
+  if (shape.blockSize != 64)
     return false;
+  if (shape.backward)
+    return shape.headDim == 128 && shape.rotary == RotaryMode::interleaved &&
+           shape.hasPositions;
   if (shape.headDim == 128)
     return true;
   return shape.headDim == 64 &&
@@ -224,11 +232,11 @@ bool twoRotaryWarpgroupsByDefault(const KernelShape &shape) {
 /// log): the forward at head dim 128; at 64 the backward (every variant
 /// 1-10% faster) and the interleaved forward (1-5%; the half-split `_pos`
 /// forwards were 8-11% slower with one, but 15% faster with two: run 10),
-/// and the forwards that twoRotaryWarpgroupsByDefault picks. Not the
-/// backward at 128: there the consumers cannot give up the registers (with
-/// one consumer, or two at 184 registers that spill, every variant was
-/// 14-30% slower; with two rotary warpgroups and one consumer at 256, no
-/// spill, 0-10% slower: run 10).
+/// and the forwards that twoRotaryWarpgroupsByDefault picks; and the
+/// backward at 128, with one consumer that reads its angles once a tile
+/// (anglesPerTileByDefault; run 11: 8-27% faster than the chunked or
+/// two-consumer launch without; with the angles read before each product
+/// the backward at 128 was 0-30% slower with a rotary warpgroup: runs 8, 10).
 bool rotaryWarpgroupByDefault(const KernelShape &shape) {
   // At block size 128 its consumers' 184 registers do not hold a 64 x 128
   // S next to O at head dim 128 (ptxas spills 8-124 bytes); the consumers'
@@ -236,7 +244,7 @@ bool rotaryWarpgroupByDefault(const KernelShape &shape) {
   if (shape.blockSize > 64)
     return false;
   if (shape.headDim == 128)
-    return !shape.backward;
+    return true;
   if (shape.headDim == 64)
     return shape.backward || shape.rotary == RotaryMode::interleaved ||
            twoRotaryWarpgroupsByDefault(shape);
@@ -299,6 +307,19 @@ int64_t defaultConsumers(const KernelShape &shape) {
       largeBlockBackward(shape))
     return 1;
   return shape.backward && shape.headDim <= 64 && !shape.hasRotary() ? 1 : 2;
+}
+
+/// Whether the sm_90a rotary backward's consumers read their tile's angles
+/// once (KernelPlan::anglesPerTile) under `auto`: where a rotary warpgroup
+/// rotates the slots and the consumers have the registers to hold the
+/// angles through the tile (32 at head dim 64, next to two consumers of
+/// 184; 64 at 128, with one of 256). The table reads then overlap the wait
+/// for the tile and its first products instead of preceding dk's and dq's
+/// (H200, seed, run 11 of the rotary log: 8-33% faster at 64, 8-27% at 128).
+bool anglesPerTileByDefault(const KernelShape &shape, const KernelPlan &plan) {
+  return plan.rotaryWarpgroup &&
+         (shape.headDim == 64 ||
+          (shape.headDim == 128 && plan.numConsumers == 1));
 }
 
 /// The grouped-query backward's rings: "kv" two slots deep when that leaves
@@ -574,10 +595,20 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
   // consumer warpgroup (216 after setmaxnreg) next to the producer, except
   // where the tiles are small enough for two (chunkedConsumers). Two rotary
   // warpgroups leave registers for one.
+  // The rotary backward at head dim 128 with a rotary warpgroup: one, of
+  // 256 registers, which holds its tile's angles (anglesPerTileByDefault).
+  bool rotaryBackward128 =
+      plan.rotaryWarpgroup && shape.backward && shape.headDim == 128;
   plan.numConsumers = options.numConsumers > 0  ? options.numConsumers
                       : plan.rotaryReplicas > 1 ? 1
+                      : rotaryBackward128       ? 1
                       : plan.ctasPerSm > 1      ? chunkedConsumers(shape)
                                                 : defaultConsumers(shape);
+  plan.anglesPerTile = shape.backward && shape.hasRotary() &&
+                       !largeBlockBackward(shape) &&
+                       (options.rotaryAngles == RotaryAngles::per_tile ||
+                        (options.rotaryAngles == RotaryAngles::automatic &&
+                         anglesPerTileByDefault(shape, plan)));
   plan.pFromSmem = options.pOperand == POperand::smem;
   plan.stageOutput = options.oStore != OStore::registers;
   plan.bulkStore = options.oStore == OStore::tma;

@@ -30,6 +30,9 @@ struct ConsumerContext {
   Value pScratchHigh, dsScratchHigh;
   Value oStaging; // output staging (o-store=smem|tma)
   bool bulkStore = false;
+  // The rotary backward's angles, read once as the tile arrives
+  // (KernelPlan::anglesPerTile); null when each product reads its own.
+  Value angles;
 };
 
 /// The compute partition's shell: `plan.numConsumers` consumer warpgroups
@@ -164,6 +167,10 @@ void buildHopperKernel(
   // The backward turns its gradients back at the tile's position.
   if (spec.hasRotary() && (spec.backward || !rotated))
     c.position = tilePosition(b, loc, spec, c.slot);
+  // Issued before the wait for the rotated signal, the table reads overlap
+  // that wait and the tile's first products.
+  if (plan.anglesPerTile)
+    c.angles = rotaryAngles(b, loc, spec, {c.row, c.rows, c.position});
   if (rotated) {
     // The rotary warpgroup has rotated the slot once this signal arrives;
     // the signal's slot carries nothing, so it goes back at once.
@@ -318,9 +325,14 @@ void buildBackwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
   // Each gradient's angles are read just before the product that makes it,
   // so that the table reads overlap the product; one set shared by the
   // three products would stay live across two stores and spill at D = 128.
+  // With KernelPlan::anglesPerTile one set, read as the tile arrived, serves
+  // all three (its consumer has the registers to hold it).
   TileRows at{c.row, c.rows, c.position};
-  Value angles;
-  auto readAngles = [&] { angles = rotaryAngles(b, loc, spec, at); };
+  Value angles = c.angles;
+  auto readAngles = [&] {
+    if (!c.angles)
+      angles = rotaryAngles(b, loc, spec, at);
+  };
   auto unrotate = [&](Value grad, bool rotated) {
     if (!rotated)
       return grad;

@@ -151,9 +151,8 @@ TEST(Sm90aPlan, BackwardAtHeadDim64PrefetchesIntoL2) {
 }
 
 TEST(Sm90aPlan, RotaryKernelsLaunchAsMeasured) {
-  // Persistent (with two consumers, or one next to two rotary warpgroups in
-  // the forward at head dim 128), but the half-split backward at head dim
-  // 128, which launches chunked.
+  // Persistent, with two consumers, or one next to the rotary warpgroups at
+  // head dim 128 (two in the forward, one in the backward).
   KernelPlan forward =
       plan(Chip::sm_90a, shape(false, 128, RotaryMode::half_split));
   EXPECT_EQ(forward.tilesPerCta, 0);
@@ -163,7 +162,8 @@ TEST(Sm90aPlan, RotaryKernelsLaunchAsMeasured) {
             2);
   KernelPlan halfSplit =
       plan(Chip::sm_90a, shape(true, 128, RotaryMode::half_split));
-  EXPECT_EQ(halfSplit.tilesPerCta, 3);
+  EXPECT_EQ(halfSplit.tilesPerCta, 0);
+  EXPECT_EQ(halfSplit.ctasPerSm, 1);
   EXPECT_EQ(halfSplit.numConsumers, 1);
   EXPECT_FALSE(halfSplit.l2Prefetch);
   EXPECT_EQ(
@@ -172,7 +172,48 @@ TEST(Sm90aPlan, RotaryKernelsLaunchAsMeasured) {
   KernelPlan interleaved =
       plan(Chip::sm_90a, shape(true, 128, RotaryMode::interleaved));
   EXPECT_EQ(interleaved.tilesPerCta, 0);
-  EXPECT_EQ(interleaved.numConsumers, 2);
+  EXPECT_EQ(interleaved.numConsumers, 1);
+}
+
+TEST(Sm90aPlan, RotaryBackwardReadsItsAnglesOncePerTile) {
+  // By default where a rotary warpgroup rotates the slots: at head dim 64
+  // next to two consumers, at 128 with one of 256 registers (and one rotary
+  // warpgroup, two for interleaved tables with a positions tensor).
+  KernelPlan d64 = plan(Chip::sm_90a, shape(true, 64, RotaryMode::half_split));
+  EXPECT_TRUE(d64.rotaryWarpgroup);
+  EXPECT_TRUE(d64.anglesPerTile);
+  EXPECT_EQ(d64.numConsumers, 2);
+  KernelPlan d128 =
+      plan(Chip::sm_90a, shape(true, 128, RotaryMode::half_split, true));
+  EXPECT_TRUE(d128.rotaryWarpgroup);
+  EXPECT_TRUE(d128.anglesPerTile);
+  EXPECT_EQ(d128.rotaryReplicas, 1);
+  EXPECT_EQ(d128.numConsumers, 1);
+  EXPECT_EQ(d128.registers.compute, 256);
+  KernelShape positions = shape(true, 128, RotaryMode::interleaved);
+  positions.hasPositions = true;
+  KernelPlan two = plan(Chip::sm_90a, positions);
+  EXPECT_EQ(two.rotaryReplicas, 2);
+  EXPECT_EQ(two.numConsumers, 1);
+  EXPECT_TRUE(two.anglesPerTile);
+  // Not where two consumers of 184 registers would hold 64 angle registers
+  // at head dim 128, unless asked; never in the forward.
+  TuningOptions twoConsumers;
+  twoConsumers.rotaryWarpgroup = RotaryWarpgroup::on;
+  twoConsumers.numConsumers = 2;
+  EXPECT_FALSE(
+      plan(Chip::sm_90a, shape(true, 128, RotaryMode::half_split), twoConsumers)
+          .anglesPerTile);
+  TuningOptions perTile;
+  perTile.rotaryAngles = RotaryAngles::per_tile;
+  EXPECT_FALSE(
+      plan(Chip::sm_90a, shape(false, 128, RotaryMode::half_split), perTile)
+          .anglesPerTile);
+  TuningOptions perProduct;
+  perProduct.rotaryAngles = RotaryAngles::per_product;
+  EXPECT_FALSE(
+      plan(Chip::sm_90a, shape(true, 64, RotaryMode::half_split), perProduct)
+          .anglesPerTile);
 }
 
 TEST(Sm90aPlan, RotaryWarpgroupTakesTheRotationOffTheConsumers) {
@@ -194,7 +235,7 @@ TEST(Sm90aPlan, RotaryWarpgroupTakesTheRotationOffTheConsumers) {
   EXPECT_TRUE(plan(Chip::sm_90a, shape(false, 64, RotaryMode::half_split), on)
                   .rotaryWarpgroup);
   // By default (auto), where it timed faster: the forward at head dims 128
-  // and 64, the backward at 64; not the backward at 128.
+  // and 64, the backward at 64 and (reading its angles once a tile) at 128.
   EXPECT_TRUE(plan(Chip::sm_90a, shape(false, 128, RotaryMode::interleaved))
                   .rotaryWarpgroup);
   EXPECT_TRUE(plan(Chip::sm_90a, shape(false, 64, RotaryMode::interleaved))
@@ -203,23 +244,27 @@ TEST(Sm90aPlan, RotaryWarpgroupTakesTheRotationOffTheConsumers) {
                   .rotaryWarpgroup);
   EXPECT_TRUE(plan(Chip::sm_90a, shape(true, 64, RotaryMode::half_split))
                   .rotaryWarpgroup);
+  EXPECT_TRUE(plan(Chip::sm_90a, shape(true, 128, RotaryMode::interleaved))
+                  .rotaryWarpgroup);
+  TuningOptions off;
+  off.rotaryWarpgroup = RotaryWarpgroup::off;
   KernelPlan inConsumers =
-      plan(Chip::sm_90a, shape(true, 128, RotaryMode::interleaved));
+      plan(Chip::sm_90a, shape(true, 128, RotaryMode::interleaved), off);
   EXPECT_FALSE(inConsumers.rotaryWarpgroup);
   EXPECT_EQ(inConsumers.registers.rotary, 0);
   EXPECT_EQ(inConsumers.registers.compute, 232);
-  TuningOptions off;
-  off.rotaryWarpgroup = RotaryWarpgroup::off;
   EXPECT_FALSE(
       plan(Chip::sm_90a, shape(false, 128, RotaryMode::half_split), off)
           .rotaryWarpgroup);
-  // Not without rotary embeddings, and never where CTAs share an SM (the
-  // half-split backward at head dim 128 launches chunked).
+  // Not without rotary embeddings, and never where CTAs share an SM (a
+  // chunked launch).
   EXPECT_TRUE(plan(Chip::sm_90a, shape(true, 128, RotaryMode::interleaved), on)
                   .rotaryWarpgroup);
   EXPECT_FALSE(plan(Chip::sm_90a, shape(false, 128), on).rotaryWarpgroup);
+  TuningOptions chunkedOn = on;
+  chunkedOn.schedule = Schedule::chunked;
   KernelPlan chunked =
-      plan(Chip::sm_90a, shape(true, 128, RotaryMode::half_split), on);
+      plan(Chip::sm_90a, shape(true, 128, RotaryMode::half_split), chunkedOn);
   EXPECT_EQ(chunked.ctasPerSm, 2);
   EXPECT_FALSE(chunked.rotaryWarpgroup);
   EXPECT_EQ(chunked.registers.compute, 216);

@@ -79,8 +79,7 @@ def BlockAttnWarpSpecializePass
            "round-robin), 'contiguous' (a persistent grid, one range each), "
            "'chunked' (a CTA per tiles-per-cta tiles, handed out in order by "
            "the hardware) or 'auto' (the recipe picks: chunked for the "
-           "sm_90a forward and backward without rotary embeddings and the "
-           "half-split rotary backward at head dim 128, unless "
+           "sm_90a forward and backward without rotary embeddings, unless "
            "num-consumers asks for more than one; else strided)">,
     Option<"ctasPerSm", "ctas-per-sm", "int64_t", /*default=*/"0",
            "sm_90a: CTAs sharing an SM, which divides its registers and "
@@ -109,8 +108,8 @@ def BlockAttnWarpSpecializePass
            "rotary warpgroup that rotates each slot of the load ring in place "
            "before the consumers take it (they wait on the signal ring "
            "\"rotated\"), 'off' has each consumer rotate its own slot, "
-           "'auto' (the recipe picks: on for the forward at head dim 128, "
-           "the backward and the interleaved forward at 64, off elsewhere); "
+           "'auto' (the recipe picks: on at head dim 128, and for the "
+           "backward and the interleaved forward at 64, off elsewhere); "
            "sm_100a always has a rotary warpgroup">,
     Option<"rotaryWarpgroups", "rotary-warpgroups", "int64_t",
            /*default=*/"0",
@@ -118,7 +117,18 @@ def BlockAttnWarpSpecializePass
            "take the load ring's slots in turn); 2 takes one consumer "
            "warpgroup (two rotary, two consumers and the producer would "
            "leave the consumers 160 registers); 0 picks 2 for the forward at "
-           "head dim 128 (with one consumer), else 1">,
+           "head dim 128 (with one consumer) and the interleaved backward "
+           "at 128 with a positions tensor, else 1">,
+    EnumOption<"rotaryAngles", "rotary-angles", BlockAttn_RotaryAngles,
+           "automatic",
+           "sm_90a rotary backward at block size 64: when a consumer reads "
+           "the angles that turn its gradients (dk, dq, and dv with rotate_v) "
+           "back: 'per-product' (before each product, held through it), "
+           "'per-tile' (once, as the tile arrives, held through the whole "
+           "tile: 64 registers at head dim 128, for a consumer of 256) or "
+           "'auto' (the recipe picks: per-tile where a rotary warpgroup "
+           "rotates the slots at head dim 64, and at 128 with one consumer; "
+           "else per-product)">,
     Option<"slotParts", "slot-parts", "int64_t", /*default=*/"0",
            "sm_90a backward above head dim 128 without rotary embeddings: "
            "the load ring's slot in parts of the head dimension, each its "

@@ -146,6 +146,10 @@ struct KernelPlan {
   /// Replicas of that rotary warpgroup, each taking every `rotaryReplicas`-th
   /// slot of the load ring (and of the signal ring).
   int64_t rotaryReplicas = 1;
+  /// The sm_90a rotary backward: each consumer reads its tile's angles once,
+  /// as the tile arrives, and holds them for all of the tile's gradients,
+  /// instead of before each product that makes one (`rotary-angles`).
+  bool anglesPerTile = false;
   RegisterPlan registers;
 };
 

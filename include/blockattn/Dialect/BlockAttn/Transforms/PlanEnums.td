@@ -50,6 +50,13 @@ def BlockAttn_RotaryWarpgroup
     I32EnumCase<"on", 1>,
     I32EnumCase<"off", 2>]>;
 
+def BlockAttn_RotaryAngles
+    : BlockAttn_PlanEnum<"RotaryAngles",
+                         "when the sm_90a backward reads its gradients' angles", [
+    I32EnumCase<"automatic", 0, "auto">,
+    I32EnumCase<"per_product", 1, "per-product">,
+    I32EnumCase<"per_tile", 2, "per-tile">]>;
+
 /// A pass option that takes one of the values of `enumInfo`, spelled as its
 /// cases' strings; llvm::cl rejects any other value when the option is
 /// parsed. `default` is the symbol of one case.
