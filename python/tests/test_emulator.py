@@ -141,22 +141,33 @@ def test_rotary_variants_match_reference(chip, case, kernels):
 
 
 # The sm_90a rotary warpgroup (--rotary-warpgroup=on; by default in the forward at head dim 128,
-# with two replicas and one consumer): rotary warpgroups rotate each slot in place and signal the
+# with two replicas and one consumer, and in the backward): rotary warpgroups rotate each slot in place and signal the
 # consumers through a ring without buffers. One SM puts all 18 tiles of the problem in one CTA,
 # so every slot of the ring is reused: the first version's consumers of the load ring (one rotary
 # replica, two compute replicas) took the wrong entries and deadlocked there, and only there
 # (docs/rotary.md, the optimization log, run 7). With two rotary replicas each takes every second
 # entry of both rings.
+# The backward at head dim 128 has one rotary warpgroup (two with interleaved tables and a
+# positions tensor) and one consumer of 256 registers that reads its tile's angles once; the
+# forward at head dim 64 launches chunked, two CTAs an SM, each with a rotary warpgroup of 72
+# registers next to a consumer of 128 (16 tiles a CTA: on one SM the 18 tiles take two CTAs),
+# with rotate_v 64 and 136 (32 tiles).
 ONE_RWG = [("load", 40), ("rotary", 104), ("compute", 184)]
 TWO_RWG = [("load", 40), ("rotary", 104), ("compute", 256)]
+ONE_RWG_ONE_CONSUMER = TWO_RWG
+CHUNKED_RWG = [("load", 40), ("rotary", 72), ("compute", 128)]
+CHUNKED_RWG_V = [("load", 40), ("rotary", 64), ("compute", 136)]
 RWG_CASES = [
     (em.Case("forward", 128, "bf16", "half_split"), (), TWO_RWG),
     (em.Case("forward", 128, "bf16", "half_split"), ("--rotary-warpgroups=1",), ONE_RWG),
     (em.Case("forward", 128, "f16", "interleaved", positions=True, rotate_v=True), (), TWO_RWG),
-    (em.Case("forward", 64, "f16", "interleaved", positions=True, rotate_v=True), (), TWO_RWG),
-    (em.Case("forward", 64, "bf16", "interleaved"), (), ONE_RWG),
+    (em.Case("forward", 64, "f16", "interleaved", positions=True, rotate_v=True), (), CHUNKED_RWG_V),
+    (em.Case("forward", 64, "bf16", "interleaved"), (), CHUNKED_RWG),
+    (em.Case("forward", 64, "bf16", "half_split", positions=True), ("--schedule=strided",), TWO_RWG),
     (em.Case("backward", 64, "bf16", "interleaved", rotate_v=True), (), ONE_RWG),
     (em.Case("backward", 64, "bf16", "half_split"), ("--rotary-warpgroups=2",), TWO_RWG),
+    (em.Case("backward", 128, "bf16", "half_split", rotate_v=True), (), ONE_RWG_ONE_CONSUMER),
+    (em.Case("backward", 128, "f16", "interleaved", positions=True), (), TWO_RWG),
 ]
 
 

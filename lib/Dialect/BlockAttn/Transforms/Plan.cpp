@@ -78,6 +78,14 @@ constexpr int64_t kSm100aLargeBlockBackwardLoadRegs = 88,
 /// 40 + 104 leave the two consumers 184 each
 /// (docs/performance-notes.md#rotary-warpgroup).
 constexpr int64_t kSm90aRotaryRegs = 104;
+/// sm_90a: the rotary warpgroup of a chunked launch (two CTAs of three
+/// warpgroups an SM launch with 80 registers a thread, a pool of 240 per
+/// CTA): 72 leave the consumer 128, what the forward at head dim 64 needs,
+/// but with rotate_v the f16 interleaved forwards then spill 16 bytes (at
+/// 120, eight of the sixteen forwards spill 36-80): with rotate_v 64 and 136
+/// (ptxas: no spills). The rotation is 3-5% slower at 64 (run 13).
+constexpr int64_t kSm90aChunkedRotaryRegs = 72,
+                  kSm90aChunkedRotateVRotaryRegs = 64;
 /// sm_100a: the softmax warpgroups, taking tiles round-robin.
 constexpr int64_t kSoftmaxReplicas = 2;
 /// sm_100a, the rotary backward at head_dim above 64: one softmax warpgroup,
@@ -187,16 +195,33 @@ bool largeBlockBackward(const KernelShape &shape) {
   return shape.backward && shape.numQueryTiles() > 1;
 }
 
+/// The sm_90a rotary forward at head dim 64 (block size 64), which launches
+/// chunked under `auto` with a rotary warpgroup in each of the two CTAs an
+/// SM holds, 16 tiles a CTA (32 with rotate_v): H200, seed, run 13 of the
+/// rotary log (docs/performance-notes.md#fused-rotary-embeddings-sm_90a):
+/// 3-17% faster than the persistent launch with two rotary warpgroups, the
+/// rotation of one CTA overlapping the other's products; 8 tiles a CTA
+/// gained 1-7%.
+bool chunkedRotaryForward(const KernelShape &shape) {
+  return !shape.backward && shape.hasRotary() && shape.headDim == 64 &&
+         shape.blockSize == 64 && shape.group == 1;
+}
+
 /// Which sm_90a kernels launch chunked unless told otherwise: those without
-/// rotary embeddings (docs/performance-notes.md#chunked-launch). Not at head
-/// dim 96: there the chunked launch's one consumer (216 registers at two
+/// rotary embeddings (docs/performance-notes.md#chunked-launch), and the
+/// rotary forward at head dim 64 unless its rotary warpgroup is turned off
+/// or asked for twice (chunkedRotaryForward: one fits each of two CTAs). Not at
+/// head dim 96: there the chunked launch's one consumer (216 registers at two
 /// CTAs per SM) spills 4 bytes, the persistent launch's two (232 each) do
 /// not (ptxas, CUDA 13.0; not timed). The half-split rotary backward at head
 /// dim 128 launched chunked until a rotary warpgroup and angles read once a
 /// tile made the persistent launch faster (run 11 of the rotary log).
-bool chunkedByDefault(const KernelShape &shape) {
+bool chunkedByDefault(const KernelShape &shape, const TuningOptions &options) {
   if (largeBlockBackward(shape))
     return false;
+  if (chunkedRotaryForward(shape))
+    return options.rotaryWarpgroup != RotaryWarpgroup::off &&
+           options.rotaryWarpgroups != 2;
   return !shape.hasRotary();
 }
 
@@ -281,6 +306,10 @@ int64_t chunkedCtasPerSm(const KernelShape &shape) {
 /// against 2.26 ms; docs/pipeline.md#grouped-query-attention-issue-21).
 int64_t chunkedTilesPerCta(const KernelShape &shape, int64_t slotBytes) {
   int64_t tiles = tilesOfChunkLoads(slotBytes);
+  // With rotate_v (a third tile to rotate) twice as many again: 32 tiles
+  // measured 1-14% faster than 16 there, the same without it (run 13).
+  if (chunkedRotaryForward(shape))
+    return (shape.rotateV ? 4 : 2) * tiles;
   return isGroupedForward(shape) && shape.headDim == 128 ? 2 * tiles : tiles;
 }
 
@@ -463,9 +492,15 @@ LogicalResult planRotaryReplicas(const KernelShape &shape,
   bool asked = options.rotaryWarpgroups > 0;
   plan.rotaryReplicas =
       asked ? options.rotaryWarpgroups
-            : (options.numConsumers <= 1 && twoRotaryWarpgroupsByDefault(shape)
+            : (options.numConsumers <= 1 && plan.ctasPerSm == 1 &&
+                       twoRotaryWarpgroupsByDefault(shape)
                    ? 2
                    : 1);
+  if (plan.rotaryReplicas > 1 && plan.ctasPerSm > 1)
+    return fail("rotary-warpgroups=2 needs one CTA per SM (two CTAs of "
+                "four warpgroups leave a consumer 88 registers), got "
+                "ctas-per-sm=",
+                plan.ctasPerSm);
   if (plan.rotaryReplicas > 1 && options.numConsumers > 1)
     return fail("rotary-warpgroups=2 takes one consumer warpgroup "
                 "(num-consumers 0 or 1), got num-consumers=",
@@ -571,7 +606,7 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
   if (failed(planLaunch(Chip::sm_90a, options,
                         chunkedTilesPerCta(shape, slotBytes),
                         options.numConsumers <= chunkedConsumers(shape) &&
-                            chunkedByDefault(shape),
+                            chunkedByDefault(shape, options),
                         chunkedCtasPerSm(shape), plan, fail)))
     return failure();
   planL2Prefetch(options,
@@ -583,8 +618,12 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
   // leave no registers for a fourth).
   // Not the backward at block size 128 either: its one consumer rotates
   // its slot itself and keeps 256 registers (docs/block-sizes.md).
+  // Two CTAs an SM leave room for it at head dim 64 only (a consumer of
+  // 128 registers next to a rotary warpgroup of kSm90aChunkedRotaryRegs).
+  bool roomForRotary =
+      plan.ctasPerSm == 1 || (plan.ctasPerSm == 2 && shape.headDim == 64);
   plan.rotaryWarpgroup =
-      shape.hasRotary() && plan.ctasPerSm == 1 && !largeBlockBackward(shape) &&
+      shape.hasRotary() && roomForRotary && !largeBlockBackward(shape) &&
       (options.rotaryWarpgroup == RotaryWarpgroup::on ||
        (options.rotaryWarpgroup == RotaryWarpgroup::automatic &&
         rotaryWarpgroupByDefault(shape)));
@@ -654,10 +693,12 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
   if (largeBlockBackward(shape))
     plan.registers.load = kLargeBlockBackwardProducerRegs;
   if (plan.rotaryWarpgroup) {
-    plan.registers.rotary = kSm90aRotaryRegs;
+    plan.registers.rotary = plan.ctasPerSm == 1 ? kSm90aRotaryRegs
+                            : shape.rotateV     ? kSm90aChunkedRotateVRotaryRegs
+                                                : kSm90aChunkedRotaryRegs;
     plan.registers.compute = replicaRegisters(
         /*single=*/1 + plan.rotaryReplicas,
-        kProducerRegs + plan.rotaryReplicas * kSm90aRotaryRegs,
+        kProducerRegs + plan.rotaryReplicas * plan.registers.rotary,
         plan.numConsumers, plan.ctasPerSm);
     return plan;
   }

@@ -157,9 +157,29 @@ TEST(Sm90aPlan, RotaryKernelsLaunchAsMeasured) {
       plan(Chip::sm_90a, shape(false, 128, RotaryMode::half_split));
   EXPECT_EQ(forward.tilesPerCta, 0);
   EXPECT_EQ(forward.numConsumers, 1);
-  EXPECT_EQ(plan(Chip::sm_90a, shape(false, 64, RotaryMode::interleaved))
-                .numConsumers,
-            2);
+  // The forward at head dim 64: chunked, two CTAs an SM, each a producer,
+  // a rotary warpgroup of 72 registers and a consumer of 128, 16 tiles;
+  // with rotate_v 64 and 136, 32 tiles.
+  KernelPlan d64 =
+      plan(Chip::sm_90a, shape(false, 64, RotaryMode::interleaved));
+  EXPECT_EQ(d64.ctasPerSm, 2);
+  EXPECT_EQ(d64.tilesPerCta, 16);
+  EXPECT_TRUE(d64.rotaryWarpgroup);
+  EXPECT_EQ(d64.numConsumers, 1);
+  EXPECT_EQ(d64.registers.rotary, 72);
+  EXPECT_EQ(d64.registers.compute, 128);
+  KernelPlan d64v =
+      plan(Chip::sm_90a, shape(false, 64, RotaryMode::interleaved, true));
+  EXPECT_EQ(d64v.tilesPerCta, 32);
+  EXPECT_EQ(d64v.registers.rotary, 64);
+  EXPECT_EQ(d64v.registers.compute, 136);
+  // Without its rotary warpgroup it stays persistent, with two consumers.
+  TuningOptions off;
+  off.rotaryWarpgroup = RotaryWarpgroup::off;
+  KernelPlan d64off =
+      plan(Chip::sm_90a, shape(false, 64, RotaryMode::interleaved), off);
+  EXPECT_EQ(d64off.tilesPerCta, 0);
+  EXPECT_EQ(d64off.numConsumers, 2);
   KernelPlan halfSplit =
       plan(Chip::sm_90a, shape(true, 128, RotaryMode::half_split));
   EXPECT_EQ(halfSplit.tilesPerCta, 0);
@@ -522,17 +542,26 @@ TEST(Sm90aPlan, TwoRotaryWarpgroupsTakeOneConsumer) {
   EXPECT_EQ(forward.registers.rotary, 104);
   EXPECT_EQ(forward.registers.compute, 256);
   EXPECT_EQ(forward.numStages, 4);
-  // At head dim 64 the half-split forwards and those with a positions
-  // tensor; one in the interleaved forward without, and in every backward.
+  // At head dim 64 the forward launches chunked, one rotary warpgroup in
+  // each of the two CTAs of an SM; persistent (schedule=strided), the
+  // half-split forwards and those with a positions tensor take two, the
+  // interleaved forward without one, and every backward one.
   EXPECT_EQ(plan(Chip::sm_90a, shape(false, 64, RotaryMode::half_split))
                 .rotaryReplicas,
-            2);
+            1);
+  TuningOptions persistent;
+  persistent.schedule = Schedule::strided;
+  EXPECT_EQ(
+      plan(Chip::sm_90a, shape(false, 64, RotaryMode::half_split), persistent)
+          .rotaryReplicas,
+      2);
   KernelShape positions = shape(false, 64, RotaryMode::interleaved);
   positions.hasPositions = true;
-  EXPECT_EQ(plan(Chip::sm_90a, positions).rotaryReplicas, 2);
-  EXPECT_EQ(plan(Chip::sm_90a, shape(false, 64, RotaryMode::interleaved))
-                .rotaryReplicas,
-            1);
+  EXPECT_EQ(plan(Chip::sm_90a, positions, persistent).rotaryReplicas, 2);
+  EXPECT_EQ(
+      plan(Chip::sm_90a, shape(false, 64, RotaryMode::interleaved), persistent)
+          .rotaryReplicas,
+      1);
   EXPECT_EQ(plan(Chip::sm_90a, shape(true, 64, RotaryMode::half_split))
                 .rotaryReplicas,
             1);
@@ -572,6 +601,19 @@ TEST(Sm90aPlan, RotaryWarpgroupsDiagnostics) {
       failure(Chip::sm_90a, shape(false, 128, RotaryMode::half_split), odd),
       "num-stages must be a non-negative multiple of num-consumers (1) and of "
       "rotary-warpgroups (2), got 3");
+  TuningOptions chunked;
+  chunked.rotaryWarpgroups = 2;
+  chunked.schedule = Schedule::chunked;
+  EXPECT_EQ(
+      failure(Chip::sm_90a, shape(false, 64, RotaryMode::half_split), chunked),
+      "rotary-warpgroups=2 needs one CTA per SM (two CTAs of four warpgroups "
+      "leave a consumer 88 registers), got ctas-per-sm=2");
+  // Asked for without a schedule, two make the forward at 64 persistent.
+  TuningOptions two;
+  two.rotaryWarpgroups = 2;
+  EXPECT_EQ(plan(Chip::sm_90a, shape(false, 64, RotaryMode::half_split), two)
+                .tilesPerCta,
+            0);
 }
 
 TEST(Sm90aPlan, HalfDepthSlotsAboveHeadDim128) {
