@@ -59,6 +59,12 @@ constexpr int64_t kChunkedBackwardMmaRegs = 96, kChunkedBackwardLoadRegs = 64;
 /// registers ptxas spilled it (44 bytes at D = 96, 8 at 128); at 64 nothing
 /// spills, and the one consumer still gets 256 (its cap).
 constexpr int64_t kLargeBlockBackwardProducerRegs = 64;
+/// sm_90a, the backward with half-depth slots (`slot-parts=2`): the
+/// producer fills two rings (two slot and phase counters, eight TMA boxes
+/// at two column offsets a tile at 256); at 40 registers ptxas spilled it
+/// (8 bytes at head dim 192, 16 at 256: the tensor maps' addresses), at
+/// SPLITREGS nothing spills, and the one consumer still gets 256 (its cap).
+constexpr int64_t kSplitSlotProducerRegs = 48;
 /// sm_100a, the backward at block size 128: the producer (six tiles' boxes
 /// a block) and the MMA warpgroup (fourteen products a block, operands
 /// pinned at each use) at 88 each leave each softmax warpgroup 168 (S 64 +
@@ -548,7 +554,7 @@ FailureOr<KernelPlan> planSm90aSplitSlots(const KernelShape &shape,
                 lowBytes, " and at least 1 x ", highBytes,
                 " bytes) fit in shared memory next to ", scratch,
                 " bytes of scratch");
-  plan.registers.load = kProducerRegs;
+  plan.registers.load = kSplitSlotProducerRegs;
   plan.registers.compute = replicaRegisters(
       /*single=*/1, plan.registers.load, /*replicas=*/1, plan.ctasPerSm);
   return plan;
