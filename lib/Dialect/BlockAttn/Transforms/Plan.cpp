@@ -659,6 +659,10 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
   plan.registers.load = kProducerRegs;
   if (largeBlockBackward(shape))
     plan.registers.load = kLargeBlockBackwardProducerRegs;
+  // Whole slots above head dim 128 (slot-parts=1): 12 or 16 boxes a tile;
+  // at 40 ptxas spilled the producer (8 bytes at 256).
+  if (shape.backward && shape.headDim > KernelShape::kMaxOutputCols)
+    plan.registers.load = kSplitSlotProducerRegs;
   if (plan.rotaryWarpgroup) {
     plan.registers.rotary = kSm90aRotaryRegs;
     plan.registers.compute = replicaRegisters(
