@@ -3,7 +3,7 @@ producer at 48 registers; docs/head-dims.md) on a longer jagged problem in
 block-attn-emulate: lengths 0, 1, 63, 64, 65, 200, 130, 500, 7, so that CTAs of
 8 tiles cross sequences and partial tiles fall inside a CTA, on 1 and 3 SMs,
 against the float64 reference; plain and causal with dlse, whole slots, the
-strided launch and the other output store paths."""
+strided launch, the other output store paths and two staging buffers."""
 
 from __future__ import annotations
 
@@ -31,6 +31,10 @@ CASES = [
     (em.Case("backward", 256, "bf16"), ("--schedule=strided",)),
     (em.Case("backward", 192, "bf16"), ("--o-store=smem",)),
     (em.Case("backward", 256, "bf16"), ("--o-store=registers",)),
+    # Two staging buffers: a tile's chunks alternate, and full and partial
+    # tiles follow each other inside a CTA.
+    (em.Case("backward", 192, "bf16"), ("--staging-buffers=2",)),
+    (em.Case("backward", 256, "f16", causal=True, lse=True), ("--staging-buffers=2",)),
 ]
 
 

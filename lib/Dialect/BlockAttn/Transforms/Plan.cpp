@@ -535,10 +535,16 @@ FailureOr<KernelPlan> planSm90aSplitSlots(const KernelShape &shape,
   plan.numConsumers = 1;
   plan.stageOutput = options.oStore != OStore::registers;
   plan.bulkStore = options.oStore == OStore::tma;
-  // P and dS, and one output chunk's staging buffer.
+  if (options.stagingBuffers == 2 && !plan.bulkStore)
+    return fail("staging-buffers=2 takes o-store=tma (the bulk stores read "
+                "the buffers asynchronously), got o-store='",
+                stringifyOStore(options.oStore), "'");
+  plan.stagingBuffers = options.stagingBuffers == 2 ? 2 : 1;
+  // P and dS, and one output chunk's staging buffer (or two).
   int64_t scratch = 2 * shape.queryTileBytes(shape.tileRows());
   if (plan.stageOutput)
-    scratch += shape.queryTileBytes(shape.outputChunkCols());
+    scratch +=
+        plan.stagingBuffers * shape.queryTileBytes(shape.outputChunkCols());
   int64_t budget =
       TargetLimits::sharedMemoryBudget(plan.ctasPerSm) - kSmemReserve - scratch;
   int64_t chunks = shape.numOutputChunks();
@@ -786,6 +792,14 @@ FailureOr<KernelPlan> blockattn::planKernel(const KernelShape &shape,
     return fail("slot-parts must be 0 (the recipe picks), 1 (whole tiles) "
                 "or 2 (half-depth slots), got ",
                 options.slotParts);
+  if (options.stagingBuffers < 0 || options.stagingBuffers > 2)
+    return fail("staging-buffers must be 0 (the recipe picks), 1 or 2, got ",
+                options.stagingBuffers);
+  if (options.stagingBuffers == 2 &&
+      (options.chip != Chip::sm_90a || !splitsSlots(shape) ||
+       (options.slotParts != 2 && !splitsSlotsByDefault(shape, options))))
+    return fail("staging-buffers=2 applies to the sm_90a backward with "
+                "half-depth slots (above head dim 128, slot-parts 0 or 2)");
   if (options.slotParts == 2 &&
       (options.chip != Chip::sm_90a || !splitsSlots(shape)))
     return fail("slot-parts=2 applies to the sm_90a backward above head dim "
