@@ -685,8 +685,8 @@ void buildLargeBlockBackwardBody(OpBuilder &b, Location loc,
 /// be the previous tile's last one (9 chunks a tile at 192).
 void storeSplitPartChunks(OpBuilder &b, Location loc, const KernelSpec &spec,
                           const ConsumerContext &c, ValueRange part,
-                          int64_t firstCol, Value slot,
-                          ArrayRef<Value> staging, int64_t &chunk) {
+                          int64_t firstCol, Value slot, ArrayRef<Value> staging,
+                          int64_t &chunk) {
   MLIRContext *ctx = b.getContext();
   int64_t cols = spec.outputChunkCols();
   auto bType = cast<BufferType>(part[0].getType());
@@ -714,10 +714,11 @@ void storeSplitPartChunks(OpBuilder &b, Location loc, const KernelSpec &spec,
                                 product.transposeA, /*transpose_b=*/false);
       if (&product == &products[2] && j + 1 == chunks)
         ReleaseOp::create(b, loc, slot);
-      Value buffer = staging.empty() ? Value() : staging[chunk % staging.size()];
-      auto store = StoreOp::create(
-          b, loc, acc, product.dest, c.row, c.head, c.rows, Value(), buffer,
-          c.bulkStore ? b.getUnitAttr() : nullptr);
+      Value buffer =
+          staging.empty() ? Value() : staging[chunk % staging.size()];
+      auto store = StoreOp::create(b, loc, acc, product.dest, c.row, c.head,
+                                   c.rows, Value(), buffer,
+                                   c.bulkStore ? b.getUnitAttr() : nullptr);
       store.setColOffsetAttr(b.getI64IntegerAttr(firstCol + j * cols));
       if (staging.size() > 1 && chunk > 0)
         store.setPendingReadsAttr(b.getI64IntegerAttr(1));
@@ -765,8 +766,8 @@ void buildHopperSplitBackward(OpBuilder &b, Location loc,
   if (c.oStaging)
     staging.push_back(c.oStaging);
   if (plan.stagingBuffers == 2)
-    staging.push_back(ScratchOp::create(b, loc, c.oStaging.getType(), nullptr,
-                                        nullptr));
+    staging.push_back(
+        ScratchOp::create(b, loc, c.oStaging.getType(), nullptr, nullptr));
   auto consume = ConsumeOp::create(b, loc, low);
   Type i32 = b.getI32Type();
   SmallVector<Type> argTypes = {SlotType::get(ctx), i32, i32, i32};

@@ -1895,8 +1895,7 @@ LogicalResult StoreOp::verify() {
     if (!getBulk())
       return emitOpError() << "pending_reads applies to bulk stores";
     if (*pending < 0 || *pending > 1)
-      return emitOpError() << "pending_reads must be 0 or 1, got "
-                           << *pending;
+      return emitOpError() << "pending_reads must be 0 or 1, got " << *pending;
   }
   return success();
 }
