@@ -478,10 +478,14 @@ static LogicalResult emitStagedStore(KernelBuilder &e, StoreOp op,
   Value leader = e.cmp(LLVM::ICmpPredicate::eq, e.threadInReplica(), e.i32(0));
 
   // The previous tile has left the buffer: the leader's bulk store has read
-  // it (wait_group.read), and every thread finished copying it out.
+  // it (wait_group.read), and every thread finished copying it out. With
+  // `pending_reads = 1` the buffer is the one of the store before last (two
+  // staging buffers alternate), so the last store may still be reading its
+  // own.
   if (bulk)
     e.emitIf(leader, [&] {
-      NVVM::CpAsyncBulkWaitGroupOp::create(e.b, e.loc, 0, e.b.getUnitAttr());
+      NVVM::CpAsyncBulkWaitGroupOp::create(
+          e.b, e.loc, op.getPendingReads().value_or(0), e.b.getUnitAttr());
     });
   e.replicaBarrier();
   SmallVector<Value> ptrs = pairPointers(e, layout, staging, rows, cols);

@@ -2763,6 +2763,41 @@ func.func @negative_store_bulk_partial_chunk(%v: !warpspec.acc<64x48xf32>,
 
 // -----
 
+// pending_reads counts bulk stores still reading their staging buffers:
+// a store the threads copy out has none.
+func.func @negative_store_pending_reads_not_bulk(%v: !warpspec.acc<64x64xf32>,
+                                                 %o: memref<?x4x64xbf16>, %i: i32) {
+  warpspec.kernel chip(sm_90a) {
+    warpspec.partition "store" role(compute) warps(4) regs(64) {
+      %s = warpspec.scratch : !warpspec.buffer<64x64xbf16, smem>
+      // expected-error @+1 {{'warpspec.store' op pending_reads applies to bulk stores}}
+      warpspec.store %v to %o[%i, %i] rows(%i) via(%s) {pending_reads = 1 : i64}
+          : !warpspec.acc<64x64xf32>, memref<?x4x64xbf16>,
+            !warpspec.buffer<64x64xbf16, smem>
+    }
+  }
+  return
+}
+
+// -----
+
+// Two staging buffers alternate: at most the last store may still read.
+func.func @negative_store_pending_reads_two(%v: !warpspec.acc<64x64xf32>,
+                                            %o: memref<?x4x64xbf16>, %i: i32) {
+  warpspec.kernel chip(sm_90a) {
+    warpspec.partition "store" role(compute) warps(4) regs(64) {
+      %s = warpspec.scratch : !warpspec.buffer<64x64xbf16, smem>
+      // expected-error @+1 {{'warpspec.store' op pending_reads must be 0 or 1, got 2}}
+      warpspec.store %v to %o[%i, %i] rows(%i) via(%s) bulk {pending_reads = 2 : i64}
+          : !warpspec.acc<64x64xf32>, memref<?x4x64xbf16>,
+            !warpspec.buffer<64x64xbf16, smem>
+    }
+  }
+  return
+}
+
+// -----
+
 // An l2_prefetch acquire prefetches what the copies into its slot read:
 // without copies there is nothing to prefetch.
 !qkv = !warpspec.channel<[64x64xf16, 64x64xf16, 64x64xf16], smem>

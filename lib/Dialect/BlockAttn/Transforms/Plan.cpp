@@ -59,6 +59,12 @@ constexpr int64_t kChunkedBackwardMmaRegs = 96, kChunkedBackwardLoadRegs = 64;
 /// registers ptxas spilled it (44 bytes at D = 96, 8 at 128); at 64 nothing
 /// spills, and the one consumer still gets 256 (its cap).
 constexpr int64_t kLargeBlockBackwardProducerRegs = 64;
+/// sm_90a, the backward with half-depth slots (`slot-parts=2`): the
+/// producer fills two rings (two slot and phase counters, eight TMA boxes
+/// at two column offsets a tile at 256); at 40 registers ptxas spilled it
+/// (8 bytes at head dim 192, 16 at 256: the tensor maps' addresses), at
+/// SPLITREGS nothing spills, and the one consumer still gets 256 (its cap).
+constexpr int64_t kSplitSlotProducerRegs = 48;
 /// sm_100a, the backward at block size 128: the producer (six tiles' boxes
 /// a block) and the MMA warpgroup (fourteen products a block, operands
 /// pinned at each use) at 88 each leave each softmax warpgroup 168 (S 64 +
@@ -564,10 +570,16 @@ FailureOr<KernelPlan> planSm90aSplitSlots(const KernelShape &shape,
   plan.numConsumers = 1;
   plan.stageOutput = options.oStore != OStore::registers;
   plan.bulkStore = options.oStore == OStore::tma;
-  // P and dS, and one output chunk's staging buffer.
+  if (options.stagingBuffers == 2 && !plan.bulkStore)
+    return fail("staging-buffers=2 takes o-store=tma (the bulk stores read "
+                "the buffers asynchronously), got o-store='",
+                stringifyOStore(options.oStore), "'");
+  plan.stagingBuffers = options.stagingBuffers == 2 ? 2 : 1;
+  // P and dS, and one output chunk's staging buffer (or two).
   int64_t scratch = 2 * shape.queryTileBytes(shape.tileRows());
   if (plan.stageOutput)
-    scratch += shape.queryTileBytes(shape.outputChunkCols());
+    scratch +=
+        plan.stagingBuffers * shape.queryTileBytes(shape.outputChunkCols());
   int64_t budget =
       TargetLimits::sharedMemoryBudget(plan.ctasPerSm) - kSmemReserve - scratch;
   int64_t chunks = shape.numOutputChunks();
@@ -583,7 +595,7 @@ FailureOr<KernelPlan> planSm90aSplitSlots(const KernelShape &shape,
                 lowBytes, " and at least 1 x ", highBytes,
                 " bytes) fit in shared memory next to ", scratch,
                 " bytes of scratch");
-  plan.registers.load = kProducerRegs;
+  plan.registers.load = kSplitSlotProducerRegs;
   plan.registers.compute = replicaRegisters(
       /*single=*/1, plan.registers.load, /*replicas=*/1, plan.ctasPerSm);
   return plan;
@@ -692,6 +704,10 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
   plan.registers.load = kProducerRegs;
   if (largeBlockBackward(shape))
     plan.registers.load = kLargeBlockBackwardProducerRegs;
+  // Whole slots above head dim 128 (slot-parts=1): 12 or 16 boxes a tile;
+  // at 40 ptxas spilled the producer (8 bytes at 256).
+  if (shape.backward && shape.headDim > KernelShape::kMaxOutputCols)
+    plan.registers.load = kSplitSlotProducerRegs;
   if (plan.rotaryWarpgroup) {
     plan.registers.rotary = plan.ctasPerSm == 1 ? kSm90aRotaryRegs
                             : shape.rotateV     ? kSm90aChunkedRotateVRotaryRegs
@@ -817,6 +833,14 @@ FailureOr<KernelPlan> blockattn::planKernel(const KernelShape &shape,
     return fail("slot-parts must be 0 (the recipe picks), 1 (whole tiles) "
                 "or 2 (half-depth slots), got ",
                 options.slotParts);
+  if (options.stagingBuffers < 0 || options.stagingBuffers > 2)
+    return fail("staging-buffers must be 0 (the recipe picks), 1 or 2, got ",
+                options.stagingBuffers);
+  if (options.stagingBuffers == 2 &&
+      (options.chip != Chip::sm_90a || !splitsSlots(shape) ||
+       (options.slotParts != 2 && !splitsSlotsByDefault(shape, options))))
+    return fail("staging-buffers=2 applies to the sm_90a backward with "
+                "half-depth slots (above head dim 128, slot-parts 0 or 2)");
   if (options.slotParts == 2 &&
       (options.chip != Chip::sm_90a || !splitsSlots(shape)))
     return fail("slot-parts=2 applies to the sm_90a backward above head dim "

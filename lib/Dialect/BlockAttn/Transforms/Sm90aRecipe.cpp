@@ -678,10 +678,15 @@ void buildLargeBlockBackwardBody(OpBuilder &b, Location loc,
 /// holds (buildHopperSplitBackward): for dQ = dS K, dV = P^T dO and
 /// dK = dS^T Q in turn, each 64-column chunk of `part` (q, k, v, dO: columns
 /// [firstCol, firstCol + width) of the head dim) is made and stored at its
-/// column; `slot` goes back after the last product (its last read).
+/// column; `slot` goes back after the last product (its last read). The
+/// stores take the staging buffers `staging` in turn, counting the tile's
+/// chunks in `chunk`; with two, every chunk but the tile's first waits only
+/// for the store before last (`pending_reads = 1`): the first's buffer may
+/// be the previous tile's last one (9 chunks a tile at 192).
 void storeSplitPartChunks(OpBuilder &b, Location loc, const KernelSpec &spec,
                           const ConsumerContext &c, ValueRange part,
-                          int64_t firstCol, Value slot) {
+                          int64_t firstCol, Value slot, ArrayRef<Value> staging,
+                          int64_t &chunk) {
   MLIRContext *ctx = b.getContext();
   int64_t cols = spec.outputChunkCols();
   auto bType = cast<BufferType>(part[0].getType());
@@ -709,10 +714,15 @@ void storeSplitPartChunks(OpBuilder &b, Location loc, const KernelSpec &spec,
                                 product.transposeA, /*transpose_b=*/false);
       if (&product == &products[2] && j + 1 == chunks)
         ReleaseOp::create(b, loc, slot);
-      auto store = StoreOp::create(
-          b, loc, acc, product.dest, c.row, c.head, c.rows, Value(),
-          c.oStaging, c.bulkStore ? b.getUnitAttr() : nullptr);
+      Value buffer =
+          staging.empty() ? Value() : staging[chunk % staging.size()];
+      auto store = StoreOp::create(b, loc, acc, product.dest, c.row, c.head,
+                                   c.rows, Value(), buffer,
+                                   c.bulkStore ? b.getUnitAttr() : nullptr);
       store.setColOffsetAttr(b.getI64IntegerAttr(firstCol + j * cols));
+      if (staging.size() > 1 && chunk > 0)
+        store.setPendingReadsAttr(b.getI64IntegerAttr(1));
+      ++chunk;
     }
   }
 }
@@ -752,6 +762,12 @@ void buildHopperSplitBackward(OpBuilder &b, Location loc,
                                     /*needsPScratch=*/true,
                                     /*needsDsScratch=*/true,
                                     spec.outputChunkCols());
+  SmallVector<Value, 2> staging;
+  if (c.oStaging)
+    staging.push_back(c.oStaging);
+  if (plan.stagingBuffers == 2)
+    staging.push_back(
+        ScratchOp::create(b, loc, c.oStaging.getType(), nullptr, nullptr));
   auto consume = ConsumeOp::create(b, loc, low);
   Type i32 = b.getI32Type();
   SmallVector<Type> argTypes = {SlotType::get(ctx), i32, i32, i32};
@@ -791,8 +807,10 @@ void buildHopperSplitBackward(OpBuilder &b, Location loc,
   Value ds =
       scoreGradient(b, loc, spec, c, rowsType, square16, p, dp, c.row, c.rows);
   WriteOp::create(b, loc, ds, c.dsScratch);
-  storeSplitPartChunks(b, loc, spec, c, hi, lowCols, highSlot.getSlot());
-  storeSplitPartChunks(b, loc, spec, c, lo, 0, c.slot);
+  int64_t chunk = 0;
+  storeSplitPartChunks(b, loc, spec, c, hi, lowCols, highSlot.getSlot(),
+                       staging, chunk);
+  storeSplitPartChunks(b, loc, spec, c, lo, 0, c.slot, staging, chunk);
 }
 
 } // namespace

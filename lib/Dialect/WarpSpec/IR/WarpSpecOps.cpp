@@ -1891,6 +1891,12 @@ LogicalResult StoreOp::verify() {
     return emitOpError()
            << "bulk stores copy whole swizzled chunks (a multiple of 32 "
               "columns)";
+  if (std::optional<int64_t> pending = getPendingReads()) {
+    if (!getBulk())
+      return emitOpError() << "pending_reads applies to bulk stores";
+    if (*pending < 0 || *pending > 1)
+      return emitOpError() << "pending_reads must be 0 or 1, got " << *pending;
+  }
   return success();
 }
 

@@ -630,6 +630,8 @@ TEST(Sm90aPlan, HalfDepthSlotsAboveHeadDim128) {
   EXPECT_EQ(d256.tilesPerCta, 8);
   EXPECT_TRUE(d256.contiguousSchedule);
   EXPECT_EQ(d256.registers.compute, 256);
+  // Two rings to fill: at 40 registers ptxas spilled the producer.
+  EXPECT_EQ(d256.registers.load, 48);
   // 192: columns 0-127 (64 KiB) and 128-191 (32 KiB), two slots each.
   KernelPlan d192 = plan(Chip::sm_90a, shape(true, 192), split);
   EXPECT_EQ(d192.lowSlotCols, 128);
@@ -660,4 +662,26 @@ TEST(Sm90aPlan, HalfDepthSlotsAboveHeadDim128) {
   EXPECT_EQ(failure(Chip::sm_90a, shape(true, 256), three),
             "slot-parts must be 0 (the recipe picks), 1 (whole tiles) or 2 "
             "(half-depth slots), got 3");
+}
+
+TEST(Sm90aPlan, TwoStagingBuffersWithHalfDepthSlots) {
+  // One staging buffer by default; two on request, 8 KiB more next to the
+  // rings, which keep their depths at 192 and 256.
+  EXPECT_EQ(plan(Chip::sm_90a, shape(true, 192)).stagingBuffers, 1);
+  TuningOptions two;
+  two.stagingBuffers = 2;
+  KernelPlan d192 = plan(Chip::sm_90a, shape(true, 192), two);
+  EXPECT_EQ(d192.stagingBuffers, 2);
+  EXPECT_EQ(d192.highStages, 2);
+  KernelPlan d256 = plan(Chip::sm_90a, shape(true, 256), two);
+  EXPECT_EQ(d256.stagingBuffers, 2);
+  EXPECT_EQ(d256.numStages, 2);
+  EXPECT_EQ(d256.highStages, 1);
+  EXPECT_EQ(failure(Chip::sm_90a, shape(true, 128), two),
+            "staging-buffers=2 applies to the sm_90a backward with half-depth "
+            "slots (above head dim 128, slot-parts 0 or 2)");
+  two.oStore = OStore::smem;
+  EXPECT_EQ(failure(Chip::sm_90a, shape(true, 256), two),
+            "staging-buffers=2 takes o-store=tma (the bulk stores read the "
+            "buffers asynchronously), got o-store='smem'");
 }

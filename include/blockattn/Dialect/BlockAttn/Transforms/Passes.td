@@ -138,6 +138,12 @@ def BlockAttnWarpSpecializePass
            "this tile's products; docs/head-dims.md); 0 picks 2 where it "
            "applies, unless num-consumers, ctas-per-sm, num-stages or "
            "l2-prefetch=on ask for what it does not have">,
+    Option<"stagingBuffers", "staging-buffers", "int64_t", /*default=*/"0",
+           "sm_90a backward with half-depth slots and o-store=tma: output "
+           "staging buffers the gradients' column chunks alternate between: "
+           "1 (one: each chunk's store waits for the previous bulk store to "
+           "have read it) or 2 (two, 8 KiB more: it waits for the store "
+           "before last; docs/head-dims.md); 0 picks 1">,
   ];
 }
 

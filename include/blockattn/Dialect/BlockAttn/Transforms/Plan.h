@@ -126,6 +126,10 @@ struct KernelPlan {
   /// which the consumer releases first (docs/head-dims.md); 0: one ring.
   int64_t lowSlotCols = 0;
   int64_t highStages = 0;
+  /// With `lowSlotCols`: output staging buffers the chunk stores alternate
+  /// between (`staging-buffers`): with 2 a chunk's bulk store waits only
+  /// for the store before last to have read its buffer.
+  int64_t stagingBuffers = 1;
   /// Consumers of the load ring, taking its slots round-robin (sm_90a: the
   /// consumer warpgroups; sm_100a: 1, the MMA warpgroup), and the replicas
   /// of the sm_100a softmax warpgroups, which take tiles round-robin.

@@ -1573,6 +1573,12 @@ def WarpSpec_StoreOp : WarpSpec_Op<"store", [AttrSizedOperandSegments]> {
     dimension (an output computed in column chunks of the head dimension);
     `c` is a multiple of 32.
 
+    With `bulk` and `pending_reads = n` (0 or 1), the store waits for all
+    but the `n` most recent bulk stores of the warpgroup to have read their
+    staging buffers before it writes its own (`cp.async.bulk.wait_group.read
+    n`): with two staging buffers that alternate, the store before last,
+    whose buffer this one reuses. Without it, 0.
+
     ```mlir
     warpspec.store %o to %out[%row, %head] rows(%rows) divide_by(%l) via(%stage)
         : !warpspec.acc<64x128xf32>, memref<?x4x128xbf16>, !warpspec.rows<64xf32>,
@@ -1583,14 +1589,16 @@ def WarpSpec_StoreOp : WarpSpec_Op<"store", [AttrSizedOperandSegments]> {
                        I32:$head, I32:$rows,
                        Optional<WarpSpec_RowsType>:$divide_by,
                        Optional<WarpSpec_BufferType>:$staging,
-                       UnitAttr:$bulk, OptionalAttr<I64Attr>:$col_offset);
+                       UnitAttr:$bulk, OptionalAttr<I64Attr>:$col_offset,
+                       OptionalAttr<I64Attr>:$pending_reads);
   // The builder without a column offset (a whole-width tile).
   let builders = [
     OpBuilder<(ins "Value":$value, "Value":$dest, "Value":$row, "Value":$head,
                    "Value":$rows, "Value":$divide_by, "Value":$staging,
                    "UnitAttr":$bulk), [{
       build($_builder, $_state, value, dest, row, head, rows, divide_by,
-            staging, bulk, /*col_offset=*/IntegerAttr());
+            staging, bulk, /*col_offset=*/IntegerAttr(),
+            /*pending_reads=*/IntegerAttr());
     }]>
   ];
   let assemblyFormat = [{
