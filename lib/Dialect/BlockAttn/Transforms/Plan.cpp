@@ -519,8 +519,9 @@ LogicalResult planRotaryReplicas(const KernelShape &shape,
 /// its start and its last tile's drain are bubbles no other CTA fills; more
 /// tiles amortize them. Timed on the H200 (seed-d192 / seed-d256, % of the
 /// floor; docs/head-dims.md): 4 tiles 89.0 / 92.8, 8 89.3 / 91.9, 16 86.6 /
-/// 90.4, 32 85.6 / 89.3.
-constexpr int64_t kSplitSlotTilesPerCta = 8;
+/// 90.4, 32 85.6 / 89.3 (session 12); session 13, with the 48-register
+/// producer: 4 88.8 / 93.1, 6 90.6 / 92.5, 8 89.2-89.3 / 91.9-92.0.
+constexpr int64_t kSplitSlotTilesPerCta = 6;
 
 /// Whether `slot-parts=2` applies: the sm_90a backward above head dim 128
 /// without rotary embeddings, at block size 64 (the one-CTA-per-SM kernels

@@ -627,7 +627,7 @@ TEST(Sm90aPlan, HalfDepthSlotsAboveHeadDim128) {
   EXPECT_EQ(d256.highStages, 1);
   EXPECT_EQ(d256.numConsumers, 1);
   EXPECT_EQ(d256.ctasPerSm, 1);
-  EXPECT_EQ(d256.tilesPerCta, 8);
+  EXPECT_EQ(d256.tilesPerCta, 6);
   EXPECT_TRUE(d256.contiguousSchedule);
   EXPECT_EQ(d256.registers.compute, 256);
   // Two rings to fill: at 40 registers ptxas spilled the producer.
