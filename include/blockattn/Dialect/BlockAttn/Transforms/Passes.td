@@ -79,8 +79,9 @@ def BlockAttnWarpSpecializePass
            "round-robin), 'contiguous' (a persistent grid, one range each), "
            "'chunked' (a CTA per tiles-per-cta tiles, handed out in order by "
            "the hardware) or 'auto' (the recipe picks: chunked for the "
-           "sm_90a forward and backward without rotary embeddings, unless "
-           "num-consumers asks for more than one; else strided)">,
+           "sm_90a forward and backward without rotary embeddings and the "
+           "rotary forward at head dim 64, unless num-consumers asks for "
+           "more than one; else strided)">,
     Option<"ctasPerSm", "ctas-per-sm", "int64_t", /*default=*/"0",
            "sm_90a: CTAs sharing an SM, which divides its registers and "
            "shared memory among them; 0 picks 2 for a chunked launch, "
