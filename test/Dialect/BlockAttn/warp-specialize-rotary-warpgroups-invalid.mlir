@@ -3,6 +3,7 @@
 // RUN: block-attn-opt %t/negative.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a rotary-warpgroups=-1"
 // RUN: block-attn-opt %t/consumers.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a rotary-warpgroups=2 num-consumers=2"
 // RUN: block-attn-opt %t/stages.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a rotary-warpgroups=2 num-stages=3"
+// RUN: block-attn-opt %t/chunked.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a rotary-warpgroups=2 schedule=chunked"
 
 // The diagnostics of rotary-warpgroups (the sm_90a rotary warpgroup's
 // replicas, docs/rotary.md): one part per set of pass options (split-file).
@@ -60,6 +61,22 @@ func.func @stages(%q: !act, %k: !act, %v: !act, %o: !act, %cu: memref<?xi32>,
   blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
       cu_seqlens(%cu : memref<?xi32>) rotary(%cos, %sin : !tab, !tab)
       {head_dim = 128 : i64, element_type = bf16,
+       rotary = #blockattn.rotary<half_split>}
+  return
+}
+
+//--- chunked.mlir
+
+// Two CTAs an SM (the forward at head dim 64, chunked) hold one rotary
+// warpgroup each, not two.
+!act64 = memref<?x4x64xbf16>
+!tab32 = memref<?x32xf32>
+func.func @chunked(%q: !act64, %k: !act64, %v: !act64, %o: !act64,
+                   %cu: memref<?xi32>, %cos: !tab32, %sin: !tab32) {
+  // expected-error @+1 {{'blockattn.forward' op rotary-warpgroups=2 needs one CTA per SM (two CTAs of four warpgroups leave a consumer 88 registers), got ctas-per-sm=2}}
+  blockattn.forward q(%q : !act64) k(%k : !act64) v(%v : !act64) o(%o : !act64)
+      cu_seqlens(%cu : memref<?xi32>) rotary(%cos, %sin : !tab32, !tab32)
+      {head_dim = 64 : i64, element_type = bf16,
        rotary = #blockattn.rotary<half_split>}
   return
 }

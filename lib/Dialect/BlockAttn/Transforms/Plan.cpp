@@ -63,7 +63,7 @@ constexpr int64_t kLargeBlockBackwardProducerRegs = 64;
 /// producer fills two rings (two slot and phase counters, eight TMA boxes
 /// at two column offsets a tile at 256); at 40 registers ptxas spilled it
 /// (8 bytes at head dim 192, 16 at 256: the tensor maps' addresses), at
-/// SPLITREGS nothing spills, and the one consumer still gets 256 (its cap).
+/// 48 nothing spills, and the one consumer still gets 256 (its cap).
 constexpr int64_t kSplitSlotProducerRegs = 48;
 /// sm_100a, the backward at block size 128: the producer (six tiles' boxes
 /// a block) and the MMA warpgroup (fourteen products a block, operands
@@ -627,12 +627,11 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
                      plan.tilesPerCta > 0,
                  plan);
   // Like the other options, `on` applies to the kernels it can: those with
-  // rotary embeddings and one CTA per SM (two CTAs of three warpgroups
-  // leave no registers for a fourth).
-  // Not the backward at block size 128 either: its one consumer rotates
-  // its slot itself and keeps 256 registers (docs/block-sizes.md).
-  // Two CTAs an SM leave room for it at head dim 64 only (a consumer of
-  // 128 registers next to a rotary warpgroup of kSm90aChunkedRotaryRegs).
+  // rotary embeddings and one CTA per SM, or two at head dim 64 (a consumer
+  // of 128 registers next to a rotary warpgroup of kSm90aChunkedRotaryRegs;
+  // at 128 two CTAs of three warpgroups leave too few for the consumer).
+  // Not the backward at block size 128: its one consumer rotates its slot
+  // itself and keeps 256 registers (docs/block-sizes.md).
   bool roomForRotary =
       plan.ctasPerSm == 1 || (plan.ctasPerSm == 2 && shape.headDim == 64);
   plan.rotaryWarpgroup =
@@ -646,9 +645,9 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
   // Two CTAs per SM leave each 128 registers a thread at launch: one
   // consumer warpgroup (216 after setmaxnreg) next to the producer, except
   // where the tiles are small enough for two (chunkedConsumers). Two rotary
-  // warpgroups leave registers for one.
-  // The rotary backward at head dim 128 with a rotary warpgroup: one, of
-  // 256 registers, which holds its tile's angles (anglesPerTileByDefault).
+  // warpgroups leave registers for one; so does the rotary backward at head
+  // dim 128, whose one consumer of 256 holds its tile's angles
+  // (anglesPerTileByDefault).
   bool rotaryBackward128 =
       plan.rotaryWarpgroup && shape.backward && shape.headDim == 128;
   plan.numConsumers = options.numConsumers > 0  ? options.numConsumers

@@ -740,7 +740,8 @@ void storeSplitPartChunks(OpBuilder &b, Location loc, const KernelSpec &spec,
 /// so the next tile's high part loads during this tile's low-part products
 /// and its low part during the whole tile. Registers as buildBackwardBody
 /// at D > 128: S, then P and dP, then one 32-register chunk accumulator at a
-/// time (ptxas spills 8 / 16 bytes at 192 / 256: docs/head-dims.md).
+/// time (no spills, with the producer at kSplitSlotProducerRegs:
+/// docs/head-dims.md).
 void buildHopperSplitBackward(OpBuilder &b, Location loc,
                               const KernelSpec &spec, const KernelPlan &plan) {
   MLIRContext *ctx = b.getContext();

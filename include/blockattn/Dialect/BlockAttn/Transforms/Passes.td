@@ -104,13 +104,13 @@ def BlockAttnWarpSpecializePass
            "chunked, off elsewhere)">,
     EnumOption<"rotaryWarpgroup", "rotary-warpgroup",
            BlockAttn_RotaryWarpgroup, "automatic",
-           "sm_90a kernels with rotary embeddings and one CTA per SM (a "
-           "persistent launch; others ignore it): 'on' adds a "
+           "sm_90a kernels with rotary embeddings and one CTA per SM, or two "
+           "at head dim 64 (others ignore it): 'on' adds a "
            "rotary warpgroup that rotates each slot of the load ring in place "
            "before the consumers take it (they wait on the signal ring "
            "\"rotated\"), 'off' has each consumer rotate its own slot, "
-           "'auto' (the recipe picks: on at head dim 128, and for the "
-           "backward and the interleaved forward at 64, off elsewhere); "
+           "'auto' (the recipe picks: on at head dims 64 and 128 with blocks "
+           "of up to 64 tokens, off elsewhere); "
            "sm_100a always has a rotary warpgroup">,
     Option<"rotaryWarpgroups", "rotary-warpgroups", "int64_t",
            /*default=*/"0",
@@ -118,8 +118,10 @@ def BlockAttnWarpSpecializePass
            "take the load ring's slots in turn); 2 takes one consumer "
            "warpgroup (two rotary, two consumers and the producer would "
            "leave the consumers 160 registers); 0 picks 2 for the forward at "
-           "head dim 128 (with one consumer) and the interleaved backward "
-           "at 128 with a positions tensor, else 1">,
+           "head dim 128 (with one consumer), for the interleaved backward "
+           "at 128 with a positions tensor and, launched persistent, for "
+           "the half-split forwards and those with positions at 64, else "
+           "1; two CTAs an SM take 1">,
     EnumOption<"rotaryAngles", "rotary-angles", BlockAttn_RotaryAngles,
            "automatic",
            "sm_90a rotary backward at block size 64: when a consumer reads "
