@@ -37,7 +37,7 @@ __all__ = [
     "HEAD_DIMS", "CHUNKED_HEAD_DIMS", "PREBUILT_HEAD_DIMS", "BLOCK_SIZES", "BACKWARD_BLOCK_SIZES", "ROTARY_MODES", "KernelKey", "KernelFiles", "find_kernel", "find_compiler", "compiler_id",
     "cache_dir", "compile_kernel", "prebuild",
     "SMALL_GRID_TILES", "small_grid_key", "small_grid_limit", "work_items",
-    "tile_rows", "PERSISTENT_BACKWARD_BLOCK_SIZES",
+    "tile_rows", "PERSISTENT_BACKWARD_BLOCK_SIZES", "PERSISTENT_FORWARD_BLOCK_SIZES",
 ]
 
 _PACKAGE_DIR = pathlib.Path(__file__).resolve().parent
@@ -72,6 +72,10 @@ BACKWARD_BLOCK_SIZES = (16, 32, 64, 128)
 # Block sizes whose backward launches persistent, one CTA per SM (its slot and
 # scratch fill the SM's shared memory), so it has no small-grid variant.
 PERSISTENT_BACKWARD_BLOCK_SIZES = (128,)
+# Block sizes whose plain sm_90a forward launches persistent with two consumers
+# (each takes a whole block of two query halves; docs/block-sizes.md), so it
+# has no small-grid variant either.
+PERSISTENT_FORWARD_BLOCK_SIZES = (128,)
 # Rows of a kernel's tile: blocks smaller than the 64-row MMA tile share it (the
 # kernel masks each query row to its own block's keys), so a work item is a
 # 64-row tile, not a block; a block of 128 is one work item. The compiler's rule
@@ -376,6 +380,8 @@ def small_grid_key(key: KernelKey) -> KernelKey | None:
         return None
     if key.kind == "backward" and key.block_size in PERSISTENT_BACKWARD_BLOCK_SIZES:
         return None  # launched persistent (one CTA per SM holds its 208 KiB), never small-grid
+    if key.kind == "forward" and key.block_size in PERSISTENT_FORWARD_BLOCK_SIZES:
+        return None  # launched persistent (two consumers, a block each), never small-grid
     return dataclasses.replace(key, tiles_per_cta=SMALL_GRID_TILES)
 
 

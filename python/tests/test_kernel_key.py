@@ -88,14 +88,14 @@ def test_prebuild_script_kernel_sets(capsys):
         base, base + "_t1", base + "_interleaved", base + "_interleaved_pos", base + "_interleaved_rv",
         base + "_interleaved_pos_rv"]
 
-    # The backward at block size 128: plain on both chips, rotary on sm_90a only, launched
-    # persistent (no small-grid variant); the sm_100a rotary one, which the compiler refuses, is
+    # The forward and backward at block size 128: plain on both chips, the rotary backward on
+    # sm_90a only, both launched persistent on sm_90a (no small-grid variant); the sm_100a rotary one, which the compiler refuses, is
     # left out.
     script.main(["unused", "--dry-run", "--chips", "sm_90a,sm_100a", "--kinds", "forward,backward",
                  "--block-sizes", "128", "--head-dims", "64", "--dtypes", "bf16",
                  "--rotary", "none,half_split"])
     assert capsys.readouterr().out.split() == [
-        "sm_90a/blockattn_forward_d64_b128_bf16", "sm_90a/blockattn_forward_d64_b128_bf16_t1",
+        "sm_90a/blockattn_forward_d64_b128_bf16",
         "sm_90a/blockattn_forward_d64_b128_bf16_half_split", "sm_90a/blockattn_backward_d64_b128_bf16",
         "sm_90a/blockattn_backward_d64_b128_bf16_half_split",
         "sm_100a/blockattn_forward_d64_b128_bf16", "sm_100a/blockattn_forward_d64_b128_bf16_half_split",

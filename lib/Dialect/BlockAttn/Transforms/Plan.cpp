@@ -201,6 +201,18 @@ bool largeBlockBackward(const KernelShape &shape) {
   return shape.backward && shape.numQueryTiles() > 1;
 }
 
+/// The forward of a block larger than the 64-row MMA tile (block size 128),
+/// which launches persistent with two consumers under `auto`: its 96 KiB
+/// slot (at head dim 128) leaves a chunked CTA one slot and one consumer,
+/// whose block of two query halves then runs with nothing to hide its
+/// stores and the next block's loads; persistent, two slots and two
+/// consumers each take a block (H200, seed-b128, session 14: 1.64-1.68
+/// against 1.80-1.84 ms at head dim 128, 1.03 against 1.08 at 64;
+/// docs/block-sizes.md#measured-on-the-h200).
+bool largeBlockForward(const KernelShape &shape) {
+  return !shape.backward && shape.numQueryTiles() > 1;
+}
+
 /// The sm_90a rotary forward at head dim 64 (block size 64), which launches
 /// chunked under `auto` with a rotary warpgroup in each of the two CTAs an
 /// SM holds, 16 tiles a CTA (32 with rotate_v): H200, seed, run 13 of the
@@ -223,7 +235,7 @@ bool chunkedRotaryForward(const KernelShape &shape) {
 /// dim 128 launched chunked until a rotary warpgroup and angles read once a
 /// tile made the persistent launch faster (run 11 of the rotary log).
 bool chunkedByDefault(const KernelShape &shape, const TuningOptions &options) {
-  if (largeBlockBackward(shape))
+  if (largeBlockBackward(shape) || largeBlockForward(shape))
     return false;
   if (chunkedRotaryForward(shape))
     return options.rotaryWarpgroup != RotaryWarpgroup::off &&
@@ -306,16 +318,23 @@ int64_t chunkedCtasPerSm(const KernelShape &shape) {
   return shape.backward && shape.headDim == 32 && !shape.hasRotary() ? 3 : 2;
 }
 
+int64_t chunkedConsumers(const KernelShape &shape);
+
 /// Tiles per CTA of a chunked sm_90a launch under `auto`: about
-/// kChunkLoadBytes of loads, twice that for the grouped forward at head dim
-/// 128, whose k and v loads mostly hit L2 (H200, seed lengths, G = 4: 2.05
-/// against 2.26 ms; docs/pipeline.md#grouped-query-attention-issue-21).
+/// kChunkLoadBytes of loads a consumer, twice that for the grouped forward at
+/// head dim 128, whose k and v loads mostly hit L2 (H200, seed lengths, G =
+/// 4: 2.05 against 2.26 ms; docs/pipeline.md#grouped-query-attention-issue-21).
 int64_t chunkedTilesPerCta(const KernelShape &shape, int64_t slotBytes) {
   int64_t tiles = tilesOfChunkLoads(slotBytes);
   // With rotate_v (a third tile to rotate) twice as many again: 32 tiles
   // measured 1-14% faster than 16 there, the same without it (run 13).
   if (chunkedRotaryForward(shape))
     return (shape.rotateV ? 4 : 2) * tiles;
+  // Two consumers a CTA (the plain forward at head dim 32) get the load
+  // bytes of one each: 32 tiles measured 0.433-0.439 against 0.457-0.464 ms
+  // for 16 (H200, seed-d32, session 14; 64: 0.453).
+  if (chunkedConsumers(shape) > 1)
+    return chunkedConsumers(shape) * tiles;
   return isGroupedForward(shape) && shape.headDim == 128 ? 2 * tiles : tiles;
 }
 
