@@ -8,12 +8,17 @@ then on a GPU machine without it:
 
 Every combination of --chips, --kinds, --head-dims, --block-sizes, --dtypes,
 --rotary and --groups (grouped-query attention's query heads per k/v head;
-the grouped backward without rotary embeddings only) is built (block size 64 unless --block-sizes says
-otherwise: 16 and 32 compile on first use), except what the compiler does not
-build at head dims 192 and 256 (rotary modes, block sizes other than 64). The default head dims are the wheel's prebuilt ones (64, 128); the API compiles
+the grouped backward without rotary embeddings, at blocks of up to 64 and head
+dims up to 128 only) is built (block size 64 unless --block-sizes says
+otherwise: the others compile on first use), except what the compiler does not
+build (at head dims 192 and 256: rotary modes, block sizes other than 64; on
+sm_100a at block size 128: the rotary backward, causal and the log-sum-exp).
+The default head dims are the wheel's prebuilt ones (64, 128); the API compiles
 the others (32, 96, 192, 256) on first use, or pass them here, e.g.
-    python3 scripts/prebuild_kernels.py .prebuilt --chips sm_90a,sm_100a \
-        --kinds forward,backward --head-dims 32,96 A rotary mode other than none is built once per --rotary-variants entry:
+    python3 scripts/prebuild_kernels.py .prebuilt --chips sm_90a,sm_100a \\
+        --kinds forward,backward --head-dims 32,96
+
+A rotary mode other than none is built once per --rotary-variants entry:
 plain (position = index in the sequence), pos (an explicit positions tensor),
 rv (v rotated too), pos_rv (both). Each kernel that has a small-grid variant
 (the sm_90a kernels without rotary: the same kernel with one tile per CTA, which
@@ -98,7 +103,7 @@ def main(argv=None) -> None:
                              "(default: plain)")
     parser.add_argument("--groups", default="1",
                         help="comma-separated query heads per k/v head (grouped-query attention; "
-                             "default: 1, none; the backward takes only 1 for now)")
+                             "default: 1, none)")
     parser.add_argument("--causal", action="store_true",
                         help="build the causal kernels (causal attention inside each block) instead")
     parser.add_argument("--lse", action="store_true",
