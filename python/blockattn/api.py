@@ -1247,10 +1247,11 @@ _NO_ROTARY = (None, None, None, False, False)
 
 
 def _check_chunked_head_dim(head_dim: int, block_size: int, rotary) -> None:
-    """Head dims 192 and 256 are built at block size 64 without rotary
+    """Head dims 192 and 256 are built at block sizes up to 64 without rotary
     embeddings (docs/head-dims.md); the compiler refuses the rest."""
-    if block_size != 64:
-        raise ValueError(f"block_size: head_dim {head_dim} is implemented at block_size 64 only, got {block_size}")
+    if block_size > 64:
+        raise ValueError(f"block_size: head_dim {head_dim} is implemented at block sizes up to 64 only, got "
+                         f"{block_size}")
     if rotary is not None:
         raise ValueError(f"rotary: rotary embeddings are implemented up to head_dim 128, got head_dim {head_dim}")
 

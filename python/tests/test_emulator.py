@@ -228,6 +228,32 @@ def test_head_dims_192_256_match_reference(chip, case, kernels):
         assert (out[name] != em.POISON).all()
 
 
+# Head dims 192 and 256 at blocks of 16 and 32: the outputs' column chunks of a packed 64-row
+# tile, its rows masked to their own blocks (the same mask as at head dim 128). The jagged edge
+# lengths, and tiny sequences packed several to a tile.
+LARGE_HEAD_DIM_BLOCK_CASES = [
+    (chip, em.Case(kind, d, dtype, block_size=bs))
+    for chip in ("sm_90a", "sm_100a")
+    for kind, d, dtype, bs in (("forward", 192, "bf16", 16), ("forward", 256, "f16", 32),
+                               ("backward", 192, "f16", 32), ("backward", 256, "bf16", 16))
+]
+
+
+@pytest.mark.parametrize("chip,case", LARGE_HEAD_DIM_BLOCK_CASES, ids=lambda x: x if isinstance(x, str) else x.name)
+@pytest.mark.parametrize("lengths", ["edges", "tiny"])
+def test_large_head_dims_at_small_blocks_match_reference(chip, case, lengths, kernels):
+    tensors = em.make_problem(case, lengths=em.tiny_batch_lengths(case.block_size, count=60)
+                              if lengths == "tiny" else None)
+    base = kernels(case, chip)
+    out = em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), tensors,
+                     {"softmax_scale": case.head_dim ** -0.5})
+    assert em.check_close(case, out, em.reference_outputs(case, tensors)) == []
+    for name in case.outputs:
+        assert (out[name] != em.POISON).all()
+    coarser = dataclasses.replace(case, block_size=2 * case.block_size)
+    assert em.check_close(case, out, em.reference_outputs(coarser, tensors)) != []
+
+
 @pytest.mark.parametrize("chip", ["sm_90a", "sm_100a"])
 def test_planted_chunk_stored_at_the_wrong_column(chip, kernels, tmp_path):
     """The column offset of a chunk's store matters: the head dim 256 forward whose first

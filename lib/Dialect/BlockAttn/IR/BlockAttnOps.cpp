@@ -210,11 +210,11 @@ LogicalResult verifyAttentionOp(OpTy op, ArrayRef<NamedOperand> activations) {
                             << "; supported head dims: "
                             << joinInts(Support::headDims);
   // Above 128 the outputs are made in column chunks of the head dim, which
-  // needs a tile to be one whole block (docs/head-dims.md).
-  if (headDim > 128 && blockSize != 64)
+  // needs a tile's query rows to be one 64-row tile (docs/head-dims.md).
+  if (headDim > 128 && blockSize > 64)
     return op.emitOpError()
            << "head_dim " << headDim
-           << " is implemented at block_size 64 only, got " << blockSize;
+           << " is implemented at block sizes up to 64 only, got " << blockSize;
   if (headDim > 128 && op.hasRotary())
     return op.emitOpError() << "rotary embeddings are implemented up to "
                                "head_dim 128, got head_dim "
