@@ -3,10 +3,10 @@ rotary embeddings, masked to each row's own block), forward and backward, plain 
 fused rotary embeddings, against the float64 reference on the GPU.
 
 These kernels are not in the wheel's prebuilt set: they compile on first use unless
-BLOCKATTN_KERNEL_DIR holds them; the 192 kernels these tests launch on sm_90a are
+BLOCKATTN_KERNEL_DIR holds them; the 224 kernels these tests launch on sm_90a are
 
     python3 scripts/prebuild_kernels.py DIR --kinds forward,backward \
-        --head-dims 32,64,96,128 --block-sizes 16,32
+        --head-dims 32,64,96,128,192,256 --block-sizes 16,32
     python3 scripts/prebuild_kernels.py DIR --kinds forward,backward \
         --head-dims 64,128 --block-sizes 16,32 --rotary half_split,interleaved \
         --rotary-variants plain,pos,rv,pos_rv
@@ -125,11 +125,20 @@ def test_packed_tiny_sequences(bs, head_dim, dtype):
     run_backward(PACKED_LENGTHS, 2, head_dim, bs, dtype=dtype, seed=7)
 
 
-@pytest.mark.parametrize("head_dim", [32, 96])
+@pytest.mark.parametrize("head_dim", [32, 96, 192, 256])
 @pytest.mark.parametrize("bs", BLOCK_SIZES)
 def test_every_head_dim(bs, head_dim):
     run_forward(edge_lengths(bs), 2, head_dim, bs)
     run_backward(edge_lengths(bs), 2, head_dim, bs, dtype=torch.float16)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("head_dim", [192, 256])
+@pytest.mark.parametrize("bs", BLOCK_SIZES)
+def test_large_head_dims_packed(bs, head_dim, dtype):
+    """Head dims 192 and 256 (outputs in 64-column chunks) on packed tiles."""
+    run_forward(PACKED_LENGTHS, 2, head_dim, bs, dtype=dtype, seed=8)
+    run_backward(PACKED_LENGTHS, 2, head_dim, bs, dtype=dtype, seed=9)
 
 
 def test_block_size_matters():
