@@ -43,17 +43,36 @@ CASES = [
 
 FLAGS = ["--large-block-consumers=2"]
 
+# With l2-prefetch=on the producer asks for the next block's tiles into L2 before it waits for
+# the slot (the block's second query half is loaded 64 rows in: its coordinates are computed
+# before the acquire); for the two consumers and for the one-consumer kernel.
+L2_CASES = [
+    (em.Case("backward", 128, "bf16", block_size=128), FLAGS + ["--l2-prefetch=on"]),
+    (em.Case("backward", 64, "f16", causal=True, lse=True, block_size=128), FLAGS + ["--l2-prefetch=on"]),
+    (em.Case("backward", 128, "f16", block_size=128), ["--l2-prefetch=on"]),
+]
 
-def compile_case(case: em.Case, out: pathlib.Path) -> pathlib.Path:
-    subprocess.run([find_compiler(), *case.compiler_flags("sm_90a"), *FLAGS, "-o", str(out), "--quiet"],
+
+def compile_case(case: em.Case, out: pathlib.Path, flags=FLAGS) -> pathlib.Path:
+    subprocess.run([find_compiler(), *case.compiler_flags("sm_90a"), *flags, "-o", str(out), "--quiet"],
                    check=True)
     return out / f"k_{case.name}"
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
-@pytest.mark.parametrize("sms", [1, 3])
+@pytest.mark.parametrize("sms", [1, 2, 3])
 def test_large_block_consumers_match_reference(case, sms, tmp_path):
-    base = compile_case(case, tmp_path / "k")
+    check_case(case, FLAGS, sms, tmp_path)
+
+
+@pytest.mark.parametrize("case,flags", L2_CASES, ids=lambda x: x.name if isinstance(x, em.Case) else "-".join(x))
+@pytest.mark.parametrize("sms", [1, 3])
+def test_large_block_l2_prefetch_matches_reference(case, flags, sms, tmp_path):
+    check_case(case, flags, sms, tmp_path)
+
+
+def check_case(case, flags, sms, tmp_path):
+    base = compile_case(case, tmp_path / "k", flags)
     tensors = em.make_problem(case, lengths=LENGTHS)
     out = em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), tensors,
                      {"softmax_scale": case.head_dim ** -0.5}, num_sms=sms, seed=sms)
