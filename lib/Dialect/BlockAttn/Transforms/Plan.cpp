@@ -621,6 +621,67 @@ FailureOr<KernelPlan> planSm90aSplitSlots(const KernelShape &shape,
   return plan;
 }
 
+/// Whether `large-block-consumers=2` applies: the sm_90a backward at block
+/// size 128 without rotary embeddings (each consumer would rotate the
+/// shared slot in place) and with one query head per k/v head.
+bool splitsLargeBlockHalves(const KernelShape &shape) {
+  return largeBlockBackward(shape) && !shape.hasRotary() && shape.group == 1;
+}
+
+/// The sm_90a backward at block size 128 with one consumer warpgroup per
+/// 64-row query half (`large-block-consumers=2`, docs/block-sizes.md "Two
+/// consumers"): both take every slot of the load ring, and each hands its
+/// half's P and dS to the other through a one-slot ring of [64, 128] P and
+/// dS (the same 64 KiB as the one consumer's scratch); each has its own
+/// output staging buffer. Persistent, one CTA per SM; the ring is the
+/// deepest that fits (one slot at head dims 96 and 128). Registers: the
+/// producer's 64 leave each consumer 216 (the peak is still P 64 + dP 64
+/// at D = 128).
+FailureOr<KernelPlan> planSm90aLargeBlockHalves(const KernelShape &shape,
+                                                const TuningOptions &options,
+                                                Failure fail) {
+  if (options.numConsumers > 1)
+    return fail("large-block-consumers=2 has one consumer warpgroup per "
+                "query half, got num-consumers=",
+                options.numConsumers);
+  if (options.ctasPerSm > 1)
+    return fail("large-block-consumers=2 has one CTA per SM, got "
+                "ctas-per-sm=",
+                options.ctasPerSm);
+  if (!validNumStages(options))
+    return numStagesError(fail, options);
+  KernelPlan plan;
+  int64_t slotBytes = shape.numLoads() * shape.tileBytes(shape.headDim);
+  if (failed(planLaunch(Chip::sm_90a, options,
+                        chunkedTilesPerCta(shape, slotBytes),
+                        /*chunkedByDefault=*/false, chunkedCtasPerSm(shape),
+                        plan, fail)))
+    return failure();
+  planL2Prefetch(options, /*byDefault=*/false, plan);
+  plan.largeBlockConsumers = 2;
+  plan.numConsumers = 1;
+  plan.stageOutput = options.oStore != OStore::registers;
+  plan.bulkStore = options.oStore == OStore::tma;
+  // P and dS of both query halves (the rings "pds0" and "pds1"), and a
+  // staging buffer per consumer.
+  int64_t scratch =
+      2 * shape.numQueryTiles() * shape.queryTileBytes(shape.tileRows());
+  if (plan.stageOutput)
+    scratch += 2 * shape.queryTileBytes(shape.outputChunkCols());
+  int64_t budget =
+      TargetLimits::sharedMemoryBudget(plan.ctasPerSm) - kSmemReserve - scratch;
+  int64_t fits = std::min(kMaxStages, budget / slotBytes);
+  plan.numStages = options.numStages > 0 ? options.numStages : fits;
+  if (plan.numStages < 1 || plan.numStages > fits)
+    return fail("no ring of ", std::max<int64_t>(plan.numStages, 1), " x ",
+                slotBytes, " bytes fits in shared memory next to ", scratch,
+                " bytes of P, dS and staging buffers (large-block-consumers=2)");
+  plan.registers.load = kLargeBlockBackwardProducerRegs;
+  plan.registers.compute = replicaRegisters(
+      /*single=*/1, plan.registers.load, /*replicas=*/2, plan.ctasPerSm);
+  return plan;
+}
+
 /// The sm_90a recipe: one TMA producer warpgroup and `numConsumers`
 /// consumer warpgroups that each own whole tiles. A 64x64 tile is
 /// memory-bound by ~7x (32 FLOP/byte forward, ~40 backward), so the plan is
@@ -633,6 +694,8 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
                 options.numConsumers);
   if (options.slotParts == 2 || splitsSlotsByDefault(shape, options))
     return planSm90aSplitSlots(shape, options, fail);
+  if (options.largeBlockConsumers == 2)
+    return planSm90aLargeBlockHalves(shape, options, fail);
   KernelPlan plan;
   int64_t slotBytes = shape.numLoads() * shape.tileBytes(shape.headDim);
   if (failed(planLaunch(Chip::sm_90a, options,
@@ -865,6 +928,15 @@ FailureOr<KernelPlan> blockattn::planKernel(const KernelShape &shape,
     return fail("slot-parts=2 applies to the sm_90a backward above head dim "
                 "128 without rotary embeddings, at block size 64 and one "
                 "query head per k/v head");
+  if (options.largeBlockConsumers < 0 || options.largeBlockConsumers > 2)
+    return fail("large-block-consumers must be 0 or 1 (one consumer "
+                "warpgroup a block) or 2 (one a query half), got ",
+                options.largeBlockConsumers);
+  if (options.largeBlockConsumers == 2 &&
+      (options.chip != Chip::sm_90a || !splitsLargeBlockHalves(shape)))
+    return fail("large-block-consumers=2 applies to the sm_90a backward at "
+                "block size 128 without rotary embeddings and with one query "
+                "head per k/v head");
   if (shape.groupedBackward())
     return options.chip == Chip::sm_90a
                ? planSm90aGrouped(shape, options, fail)

@@ -334,15 +334,24 @@ void buildLoadPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
   if (spec.group > 1)
     kvHead = arith::DivUIOp::create(
         b, loc, head, arith::ConstantIntOp::create(b, loc, spec.group, 32));
+  auto tileRowOf = [&](const auto &tile) -> Value {
+    if (!tile.rowOffset)
+      return row;
+    return arith::AddIOp::create(
+        b, loc, row, arith::ConstantIntOp::create(b, loc, tile.rowOffset, 32));
+  };
+  // The L2 prefetch, issued at the acquire, needs every copy's coordinates
+  // before it (a large block's second query half starts 64 rows in).
+  SmallVector<Value> earlyRows;
+  if (plan.l2Prefetch)
+    for (const auto &tile : loadedTiles(spec))
+      earlyRows.push_back(tileRowOf(tile));
   auto acquire = AcquireOp::create(b, loc, ring);
   acquire.setL2Prefetch(plan.l2Prefetch);
-  for (auto [tile, buffer] :
-       llvm::zip(loadedTiles(spec), acquire.getBuffers())) {
-    Value tileRow = row;
-    if (tile.rowOffset)
-      tileRow = arith::AddIOp::create(
-          b, loc, row,
-          arith::ConstantIntOp::create(b, loc, tile.rowOffset, 32));
+  for (auto [index, pair] : llvm::enumerate(
+           llvm::zip(loadedTiles(spec), acquire.getBuffers()))) {
+    auto [tile, buffer] = pair;
+    Value tileRow = earlyRows.empty() ? tileRowOf(tile) : earlyRows[index];
     bool kvSide = tile.source == spec.loads[1] || tile.source == spec.loads[2];
     TmaLoadOp::create(b, loc, tile.source, tileRow, kvSide ? kvHead : head,
                       buffer);

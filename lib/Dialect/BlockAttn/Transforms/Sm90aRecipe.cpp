@@ -674,6 +674,142 @@ void buildLargeBlockBackwardBody(OpBuilder &b, Location loc,
   }
 }
 
+/// One of the two consumer partitions of the block-size-128 backward with
+/// `large-block-consumers=2` (buildHopperLargeBlockHalves): consumer `half`
+/// takes every slot of the load ring and
+///   for query half `half`: S, P, dP, dS as buildLargeBlockBackwardBody; P
+///     and dS written into its slot of `pds[half]` and committed; dQ = dS k
+///     (dS from registers), stored;
+///   for key half `half`: dV = sum_i P_i[:, 64 half:]^T dO_i and dK = sum_i
+///     dS_i[:, 64 half:]^T q_i, P_1-half and dS_1-half read from the other
+///     consumer's slot of `pds[1 - half]` (warpspec.get waits for its
+///     commit); both slots go back after dK's product, the last read.
+/// The other consumer's P and dS are released after their last read, so this
+/// consumer's next acquire of `pds[half]` (the next block's P) waits until
+/// the other is done with this block's: the one-slot rings order the
+/// scratch's reuse, and the commit's async-proxy fence and warpgroup barrier
+/// make the writes visible to the other's wgmma.
+void buildLargeBlockHalfConsumer(OpBuilder &b, Location loc,
+                                 const KernelSpec &spec, const KernelPlan &plan,
+                                 const KernelValues &values, Value ring,
+                                 ArrayRef<Value> pds, int64_t half) {
+  MLIRContext *ctx = b.getContext();
+  OpBuilder::InsertionGuard g(b);
+  int64_t halves = spec.numQueryTiles();
+  std::string name = half == 0 ? "compute" : "compute" + std::to_string(half);
+  ConsumerContext c = beginConsumer(b, loc, spec, values, plan,
+                                    /*needsPScratch=*/false,
+                                    /*needsDsScratch=*/false,
+                                    spec.outputChunkCols(), name);
+  auto consume = ConsumeOp::create(b, loc, ring);
+  Type i32 = b.getI32Type();
+  SmallVector<Type> argTypes = {SlotType::get(ctx), i32, i32, i32};
+  llvm::append_range(argTypes,
+                     cast<ChannelType>(ring.getType()).getBufferTypes());
+  b.setInsertionPointToStart(&createBody(consume, argTypes, loc));
+  c.slot = consume.getSlot();
+  c.row = consume.getRow();
+  c.rows = consume.getRows();
+  c.head = consume.getHead();
+  llvm::append_range(c.tiles, consume.getBufferArgs());
+  ArrayRef<Value> tiles = c.tiles;
+  ArrayRef<Value> q = tiles.take_front(halves);
+  Value k = tiles[halves], v = tiles[halves + 1];
+  ArrayRef<Value> dout = tiles.slice(halves + 2, halves);
+
+  auto f32 = b.getF32Type();
+  int64_t m = spec.queryTileRows(), n = spec.tileRows();
+  auto wide32 = AccType::get(ctx, {m, n}, f32);
+  auto wide16 = AccType::get(ctx, {m, n}, spec.elementType);
+  auto outType = AccType::get(ctx, {m, spec.headDim}, f32);
+  auto rowsType = RowsType::get(ctx, m, f32);
+  // Pinned at each use, as in buildLargeBlockBackwardBody: one-slot rings
+  // and scratch buffers sit at fixed addresses.
+  auto pin = [&](Value buffer) -> Value {
+    return PinOp::create(b, loc, buffer.getType(), buffer);
+  };
+  auto store = [&](Value tile, Value dest, Value row, Value rows) {
+    StoreOp::create(b, loc, tile, dest, row, c.head, rows, Value(),
+                    c.oStaging ? pin(c.oStaging) : Value(),
+                    c.bulkStore ? b.getUnitAttr() : nullptr);
+  };
+
+  // Query half `half`.
+  auto [row, rows] = blockHalf(b, loc, c.row, c.rows, half, m);
+  Value s = MmaOp::create(b, loc, wide32, pin(q[half]), pin(k), false,
+                          /*transpose_b=*/true);
+  auto softmax = SoftmaxOp::create(b, loc, wide32, rowsType, Type(), s,
+                                   c.rows, /*valid_rows=*/rows, c.scale,
+                                   /*normalize=*/true, spec.causal,
+                                   /*block=*/IntegerAttr());
+  setCausalRowOffset(b, softmax, spec, half);
+  Value p = softmax.getProbs();
+  // Acquired only now: the wait for the other consumer to be done with the
+  // previous block's P and dS overlaps this block's S.
+  auto mine = AcquireOp::create(b, loc, pds[half]);
+  WriteOp::create(b, loc, p, pin(mine.getBuffers()[0]));
+  Value dp = MmaOp::create(b, loc, wide32, pin(dout[half]), pin(v), false,
+                           /*transpose_b=*/true);
+  Value dlseRow = spec.dlse ? rowsReadAt(b, loc, c.row, row, rows) : Value();
+  Value ds =
+      scoreGradient(b, loc, spec, c, rowsType, wide16, p, dp, dlseRow, rows);
+  WriteOp::create(b, loc, ds, pin(mine.getBuffers()[1]));
+  CommitOp::create(b, loc, mine.getSlot(), c.row, c.rows, c.head);
+  Value dq = MmaOp::create(b, loc, outType, ds, pin(k), false, false);
+  store(dq, spec.stores[2], row, rows);
+
+  // Key half `half`: both query halves' P and dS, this consumer's own and
+  // the other's.
+  auto theirs = GetOp::create(b, loc, pds[1 - half]);
+  Value pOf[2], dsOf[2];
+  pOf[half] = mine.getBuffers()[0];
+  dsOf[half] = mine.getBuffers()[1];
+  pOf[1 - half] = theirs.getBuffers()[0];
+  dsOf[1 - half] = theirs.getBuffers()[1];
+  auto keyHalfGradient = [&](ArrayRef<Value> scratch, ArrayRef<Value> operand) {
+    Value acc;
+    for (int64_t i = 0; i < halves; ++i) {
+      Value chunk =
+          ColumnChunkOp::create(b, loc, queryBuffer(spec, m), pin(scratch[i]),
+                                b.getI64IntegerAttr(half));
+      acc = MmaOp::create(b, loc, outType, chunk, pin(operand[i]),
+                          /*transpose_a=*/true, /*transpose_b=*/false, acc);
+    }
+    return acc;
+  };
+  auto [keyRow, keyRows] = blockHalf(b, loc, c.row, c.rows, half, m);
+  Value dv = keyHalfGradient(pOf, dout);
+  store(dv, spec.stores[0], keyRow, keyRows);
+  Value dk = keyHalfGradient(dsOf, q);
+  // dK's product is the last read of the other's P and dS and of the slot.
+  ReleaseOp::create(b, loc, theirs.getSlot());
+  ReleaseOp::create(b, loc, c.slot);
+  store(dk, spec.stores[1], keyRow, keyRows);
+}
+
+/// The sm_90a backward at block size 128 with one consumer warpgroup per
+/// query half (`large-block-consumers=2`, docs/block-sizes.md "Two
+/// consumers"): the producer fills the load ring as for one consumer; the
+/// rings "pds0" and "pds1" (one slot of P and dS, [64, 128] each) carry
+/// each consumer's half to the other (buildLargeBlockHalfConsumer).
+void buildHopperLargeBlockHalves(OpBuilder &b, Location loc,
+                                 const KernelSpec &spec,
+                                 const KernelPlan &plan) {
+  MLIRContext *ctx = b.getContext();
+  OpBuilder::InsertionGuard guard(b);
+  KernelValues values = beginKernel(b, loc, Chip::sm_90a, spec, plan);
+  Value ring = createLoadRing(b, loc, spec, plan.numStages);
+  BufferType square = queryBuffer(spec, spec.tileRows());
+  auto pdsType = ChannelType::get(ctx, {square, square}, MemorySpace::smem);
+  SmallVector<Value, 2> pds;
+  for (int64_t half = 0; half < spec.numQueryTiles(); ++half)
+    pds.push_back(createChannel(b, loc, pdsType,
+                                "pds" + std::to_string(half), /*depth=*/1));
+  buildLoadPartition(b, loc, spec, values, ring, plan);
+  for (int64_t half = 0; half < spec.numQueryTiles(); ++half)
+    buildLargeBlockHalfConsumer(b, loc, spec, plan, values, ring, pds, half);
+}
+
 /// The chunks of the three gradients whose columns a part of a split slot
 /// holds (buildHopperSplitBackward): for dQ = dS K, dV = P^T dO and
 /// dK = dS^T Q in turn, each 64-column chunk of `part` (q, k, v, dO: columns
@@ -824,6 +960,8 @@ void blockattn::buildSm90aKernel(OpBuilder &b, Location loc,
     return buildHopperGroupedBackward(b, loc, spec, plan);
   if (plan.lowSlotCols > 0)
     return buildHopperSplitBackward(b, loc, spec, plan);
+  if (plan.largeBlockConsumers == 2)
+    return buildHopperLargeBlockHalves(b, loc, spec, plan);
   bool pScratch = backward || plan.pFromSmem;
   buildHopperKernel(b, loc, spec, plan, pScratch,
                     /*needsDsScratch=*/backward,

@@ -685,3 +685,51 @@ TEST(Sm90aPlan, TwoStagingBuffersWithHalfDepthSlots) {
             "staging-buffers=2 takes o-store=tma (the bulk stores read the "
             "buffers asynchronously), got o-store='smem'");
 }
+
+TEST(Sm90aPlan, LargeBlockBackwardWithTwoConsumers) {
+  // large-block-consumers=2: two consumer partitions of one warpgroup each
+  // (one per query half) next to the producer's 64 registers: 216 each (168
+  // at launch for three warpgroups). The P/dS rings (64 KiB) and a staging
+  // buffer per consumer leave one slot at D = 128 and 96, two at 64, four at
+  // 32; persistent, one CTA per SM.
+  KernelShape b128 = shape(true, 128);
+  b128.blockSize = 128;
+  TuningOptions two;
+  two.largeBlockConsumers = 2;
+  KernelPlan p = plan(Chip::sm_90a, b128, two);
+  EXPECT_EQ(p.largeBlockConsumers, 2);
+  EXPECT_EQ(p.numConsumers, 1);
+  EXPECT_EQ(p.registers.load, 64);
+  EXPECT_EQ(p.registers.compute, 216);
+  EXPECT_EQ(p.ctasPerSm, 1);
+  EXPECT_EQ(p.tilesPerCta, 0);
+  EXPECT_EQ(p.numStages, 1);
+  for (auto [headDim, stages] :
+       {std::pair<int64_t, int64_t>{96, 1}, {64, 2}, {32, 4}}) {
+    KernelShape s = b128;
+    s.headDim = headDim;
+    EXPECT_EQ(plan(Chip::sm_90a, s, two).numStages, stages) << headDim;
+  }
+  // The default keeps one consumer.
+  EXPECT_EQ(plan(Chip::sm_90a, b128).largeBlockConsumers, 0);
+  // Refusals: rotary embeddings (each consumer would rotate the shared
+  // slot), block size 64, sm_100a, values other than 0-2.
+  const char *applies =
+      "large-block-consumers=2 applies to the sm_90a backward at block size "
+      "128 without rotary embeddings and with one query head per k/v head";
+  KernelShape rotary = b128;
+  rotary.rotary = RotaryMode::half_split;
+  EXPECT_EQ(failure(Chip::sm_90a, rotary, two), applies);
+  EXPECT_EQ(failure(Chip::sm_90a, shape(true, 128), two), applies);
+  EXPECT_EQ(failure(Chip::sm_100a, b128, two), applies);
+  TuningOptions three;
+  three.largeBlockConsumers = 3;
+  EXPECT_EQ(failure(Chip::sm_90a, b128, three),
+            "large-block-consumers must be 0 or 1 (one consumer warpgroup a "
+            "block) or 2 (one a query half), got 3");
+  TuningOptions stages = two;
+  stages.numStages = 2;
+  EXPECT_EQ(failure(Chip::sm_90a, b128, stages),
+            "no ring of 2 x 131072 bytes fits in shared memory next to 98304 "
+            "bytes of P, dS and staging buffers (large-block-consumers=2)");
+}

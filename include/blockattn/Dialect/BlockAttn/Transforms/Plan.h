@@ -130,6 +130,12 @@ struct KernelPlan {
   /// between (`staging-buffers`): with 2 a chunk's bulk store waits only
   /// for the store before last to have read its buffer.
   int64_t stagingBuffers = 1;
+  /// The sm_90a backward at block size 128 with `large-block-consumers=2`:
+  /// two consumer partitions (each of `numConsumers` = 1 replica), one per
+  /// 64-row query half, that both take every slot of the load ring and hand
+  /// each other their half's P and dS through the one-slot rings "pds0" and
+  /// "pds1" (docs/block-sizes.md); 0: one consumer runs the whole block.
+  int64_t largeBlockConsumers = 0;
   /// Consumers of the load ring, taking its slots round-robin (sm_90a: the
   /// consumer warpgroups; sm_100a: 1, the MMA warpgroup), and the replicas
   /// of the sm_100a softmax warpgroups, which take tiles round-robin.
