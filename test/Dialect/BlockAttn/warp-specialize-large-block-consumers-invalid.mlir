@@ -18,7 +18,7 @@
 !act = memref<?x4x128xbf16>
 func.func @negative_three(%q: !act, %k: !act, %v: !act, %do: !act, %dq: !act,
     %dk: !act, %dv: !act, %cu: memref<?xi32>) {
-  // expected-error @+1 {{'blockattn.backward' op large-block-consumers must be 0 or 1 (one consumer warpgroup a block) or 2 (one a query half), got 3}}
+  // expected-error @+1 {{'blockattn.backward' op large-block-consumers must be 0 (the recipe picks), 1 (one consumer warpgroup a block) or 2 (one a query half), got 3}}
   blockattn.backward q(%q : !act) k(%k : !act) v(%v : !act) do(%do : !act)
       dq(%dq : !act) dk(%dk : !act) dv(%dv : !act)
       cu_seqlens(%cu : memref<?xi32>)
@@ -31,7 +31,7 @@ func.func @negative_three(%q: !act, %k: !act, %v: !act, %do: !act, %dq: !act,
 !act = memref<?x4x128xbf16>
 func.func @negative_negative(%q: !act, %k: !act, %v: !act, %do: !act, %dq: !act,
     %dk: !act, %dv: !act, %cu: memref<?xi32>) {
-  // expected-error @+1 {{'blockattn.backward' op large-block-consumers must be 0 or 1 (one consumer warpgroup a block) or 2 (one a query half), got -1}}
+  // expected-error @+1 {{'blockattn.backward' op large-block-consumers must be 0 (the recipe picks), 1 (one consumer warpgroup a block) or 2 (one a query half), got -1}}
   blockattn.backward q(%q : !act) k(%k : !act) v(%v : !act) do(%do : !act)
       dq(%dq : !act) dk(%dk : !act) dv(%dv : !act)
       cu_seqlens(%cu : memref<?xi32>)

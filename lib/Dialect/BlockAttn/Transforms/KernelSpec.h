@@ -28,8 +28,6 @@ struct KernelSpec : KernelShape {
   /// Rotary operands: tables (or theta), explicit positions.
   Value cos, sin, positions;
   std::optional<float> theta;
-  /// Causal attention inside each block (the softmax masks j > i).
-  bool causal = false;
   /// The forward's optional log-sum-exp output and the backward's optional
   /// log-sum-exp gradient, f32 [H, T] (or null).
   Value lse, dlse;

@@ -710,8 +710,17 @@ TEST(Sm90aPlan, LargeBlockBackwardWithTwoConsumers) {
     s.headDim = headDim;
     EXPECT_EQ(plan(Chip::sm_90a, s, two).numStages, stages) << headDim;
   }
-  // The default keeps one consumer.
-  EXPECT_EQ(plan(Chip::sm_90a, b128).largeBlockConsumers, 0);
+  // The default is two consumers, except the causal kernels at head dim
+  // 128 (a 4-byte spill) and where other options ask for one.
+  EXPECT_EQ(plan(Chip::sm_90a, b128).largeBlockConsumers, 2);
+  KernelShape causal = b128;
+  causal.causal = true;
+  EXPECT_EQ(plan(Chip::sm_90a, causal).largeBlockConsumers, 0);
+  causal.headDim = 64;
+  EXPECT_EQ(plan(Chip::sm_90a, causal).largeBlockConsumers, 2);
+  TuningOptions one;
+  one.largeBlockConsumers = 1;
+  EXPECT_EQ(plan(Chip::sm_90a, b128, one).largeBlockConsumers, 0);
   // Refusals: rotary embeddings (each consumer would rotate the shared
   // slot), block size 64, sm_100a, values other than 0-2.
   const char *applies =
@@ -725,8 +734,8 @@ TEST(Sm90aPlan, LargeBlockBackwardWithTwoConsumers) {
   TuningOptions three;
   three.largeBlockConsumers = 3;
   EXPECT_EQ(failure(Chip::sm_90a, b128, three),
-            "large-block-consumers must be 0 or 1 (one consumer warpgroup a "
-            "block) or 2 (one a query half), got 3");
+            "large-block-consumers must be 0 (the recipe picks), 1 (one "
+            "consumer warpgroup a block) or 2 (one a query half), got 3");
   TuningOptions stages = two;
   stages.numStages = 2;
   EXPECT_EQ(failure(Chip::sm_90a, b128, stages),

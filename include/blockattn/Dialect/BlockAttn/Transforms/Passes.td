@@ -144,11 +144,14 @@ def BlockAttnWarpSpecializePass
     Option<"largeBlockConsumers", "large-block-consumers", "int64_t",
            /*default=*/"0",
            "sm_90a backward at block size 128 without rotary embeddings and "
-           "with one query head per k/v head: 0 or 1 (one consumer "
-           "warpgroup runs the whole block) or 2 (one consumer warpgroup per "
-           "64-row query half, both reading the block's slot; they hand each "
-           "other their halves' P and dS through two one-slot rings, and "
-           "consumer j makes key half j's dV and dK; docs/block-sizes.md)">,
+           "with one query head per k/v head: 1 (one consumer warpgroup "
+           "runs the whole block), 2 (one consumer warpgroup per 64-row query "
+           "half, both reading the block's slot; they hand each other their "
+           "halves' P and dS through two one-slot rings, and consumer j makes "
+           "key half j's dV and dK; docs/block-sizes.md) or 0 (the recipe "
+           "picks: 2 where it applies, unless num-consumers, ctas-per-sm or "
+           "num-stages ask for what it does not have, and except the causal "
+           "kernels at head dim 128; else 1)">,
     Option<"stagingBuffers", "staging-buffers", "int64_t", /*default=*/"0",
            "sm_90a backward with half-depth slots and o-store=tma: output "
            "staging buffers the gradients' column chunks alternate between: "

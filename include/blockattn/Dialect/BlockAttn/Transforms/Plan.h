@@ -38,6 +38,8 @@ struct KernelShape {
   /// Query heads per k/v head (grouped-query attention; 1: every head has
   /// its own k and v).
   int64_t group = 1;
+  /// Causal attention inside each block (the softmax masks j > i).
+  bool causal = false;
 
   /// Rows of a tile (query rows and key rows alike): the 64 rows of one MMA
   /// when blocks are smaller, so that a tile holds 64 / blockSize whole
