@@ -7,6 +7,11 @@
 // RUN: block-attn-opt %t/refused.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a"
 // RUN: block-attn-opt %t/parts.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-consumers=2"
 // RUN: block-attn-opt %t/parts3.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-consumers=3"
+// RUN: block-attn-opt %t/backward.mlir -blockattn-warp-specialize="chip=sm_90a group-roles=pipelined" | FileCheck %s --check-prefix=PIPE90 --implicit-check-not=blockattn.backward
+// RUN: block-attn-opt %t/roles-d32.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a group-roles=pipelined"
+// RUN: block-attn-opt %t/roles-parts.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a group-roles=pipelined num-consumers=2"
+// RUN: block-attn-opt %t/roles-parts.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a group-roles=pipelined ctas-per-sm=3"
+// RUN: not block-attn-opt %t/backward.mlir -blockattn-warp-specialize="chip=sm_90a group-roles=overlapped" 2>&1 | FileCheck %s --check-prefix=ROLES-VALUE
 
 // Grouped-query attention's forward (group 4: q and o with 8 heads, k and v
 // with 2): the tile loop walks q's heads and the producer reads k and v at
@@ -22,6 +27,9 @@
 // once, to the k/v head; one softmax warpgroup takes whole items ("items").
 // On sm_90a the consumer's dV and dK are wgmma accumulators the next heads
 // add to ("plus"), carried through the loop as its iter_args. Rotary embeddings are refused.
+
+// An unknown group-roles value is refused when the options are parsed.
+// ROLES-VALUE: overlapped
 
 //--- forward.mlir
 func.func @gqa_forward(%q: memref<?x8x128xbf16>, %k: memref<?x2x128xbf16>,
@@ -184,5 +192,36 @@ func.func @gqa_backward_parts(%q: memref<?x?x64xbf16>, %k: memref<?x?x64xbf16>,
       dq(%dq : memref<?x?x64xbf16>) dk(%dk : memref<?x?x64xbf16>)
       dv(%dv : memref<?x?x64xbf16>) cu_seqlens(%cu : memref<?xi32>)
       {element_type = bf16, head_dim = 64 : i64, group = 2 : i64}
+  return
+}
+
+//--- roles-d32.mlir
+// group-roles=pipelined is built at head dims 64 and 128 only.
+func.func @gqa_backward_roles_d32(%q: memref<?x?x32xbf16>, %k: memref<?x?x32xbf16>,
+                                  %v: memref<?x?x32xbf16>, %do: memref<?x?x32xbf16>,
+                                  %dq: memref<?x?x32xbf16>, %dk: memref<?x?x32xbf16>,
+                                  %dv: memref<?x?x32xbf16>, %cu: memref<?xi32>) {
+  // expected-error @below {{'blockattn.backward' op group-roles=pipelined is implemented at head dims 64 and 128 (the grouped-query backward of group 2), got head dim 32}}
+  blockattn.backward q(%q : memref<?x?x32xbf16>) k(%k : memref<?x?x32xbf16>)
+      v(%v : memref<?x?x32xbf16>) do(%do : memref<?x?x32xbf16>)
+      dq(%dq : memref<?x?x32xbf16>) dk(%dk : memref<?x?x32xbf16>)
+      dv(%dv : memref<?x?x32xbf16>) cu_seqlens(%cu : memref<?xi32>)
+      {element_type = bf16, head_dim = 32 : i64, group = 2 : i64}
+  return
+}
+
+//--- roles-parts.mlir
+// group-roles=pipelined has one scores and one accumulate warpgroup (no column parts) and
+// launches one or two CTAs an SM (split-file runs it with num-consumers=2, then ctas-per-sm=3).
+func.func @gqa_backward_roles_parts(%q: memref<?x?x128xbf16>, %k: memref<?x?x128xbf16>,
+                                    %v: memref<?x?x128xbf16>, %do: memref<?x?x128xbf16>,
+                                    %dq: memref<?x?x128xbf16>, %dk: memref<?x?x128xbf16>,
+                                    %dv: memref<?x?x128xbf16>, %cu: memref<?xi32>) {
+  // expected-error-re @below {{'blockattn.backward' op group-roles=pipelined {{(has one scores and one accumulate warpgroup; num-consumers must be 0 or 1, got 2|takes one or two CTAs per SM \(three warpgroups each\), got ctas-per-sm 3)}}}}
+  blockattn.backward q(%q : memref<?x?x128xbf16>) k(%k : memref<?x?x128xbf16>)
+      v(%v : memref<?x?x128xbf16>) do(%do : memref<?x?x128xbf16>)
+      dq(%dq : memref<?x?x128xbf16>) dk(%dk : memref<?x?x128xbf16>)
+      dv(%dv : memref<?x?x128xbf16>) cu_seqlens(%cu : memref<?xi32>)
+      {element_type = bf16, head_dim = 128 : i64, group = 4 : i64}
   return
 }
