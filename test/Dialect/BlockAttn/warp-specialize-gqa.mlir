@@ -133,6 +133,42 @@ func.func @gqa_backward(%q: memref<?x?x64xbf16>, %k: memref<?x?x64xbf16>,
 // BW90: warpspec.store %[[LOOP]]#0 to
 // BW90: warpspec.store %[[LOOP]]#1 to
 
+// group-roles=pipelined: the producer as above; the scores warpgroup takes
+// each head's "qdo" slot, writes P and dS into a slot of "pds" and commits
+// it, gives "qdo" back after dP and makes dQ from dS's registers; the
+// accumulate warpgroup gives "kv" back at once and per head reads "qdo" and
+// "pds", dV and dK carried through the group's loop.
+// PIPE90-LABEL: func.func @gqa_backward
+// PIPE90: %[[KV:.*]] = warpspec.channel "kv" depth(2)
+// PIPE90: %[[QDO:.*]] = warpspec.channel "qdo" depth(8)
+// PIPE90: %[[PDS:.*]] = warpspec.channel "pds" depth(2) : <[64x64xbf16, 64x64xbf16], smem>
+// PIPE90: warpspec.partition "load" role(load) warps(4) regs(48)
+// PIPE90: warpspec.partition "scores" role(compute) warps(4) regs(224)
+// PIPE90: warpspec.consume %[[KV]]
+// PIPE90: scf.for
+// PIPE90: %[[QSLOT:.*]], %[[QBUF:.*]]:2 = warpspec.get %[[QDO]]
+// PIPE90: %[[P:.*]], %{{.*}} = warpspec.softmax
+// PIPE90: %[[OUT:.*]], %[[OBUF:.*]]:2 = warpspec.acquire %[[PDS]]
+// PIPE90-NEXT: warpspec.write %[[P]], %[[OBUF]]#0
+// PIPE90: %[[DS:.*]] = warpspec.softmax_grad
+// PIPE90-NEXT: warpspec.release %[[QSLOT]]
+// PIPE90-NEXT: warpspec.write %[[DS]], %[[OBUF]]#1
+// PIPE90-NEXT: warpspec.commit %[[OUT]]
+// PIPE90-NEXT: %[[DQ:.*]] = warpspec.mma %[[DS]], %{{.*}} : !warpspec.acc<64x64xbf16>
+// PIPE90-NEXT: warpspec.store %[[DQ]] to
+// PIPE90: warpspec.partition "accumulate" role(compute) warps(4) regs(224)
+// PIPE90-NEXT: warpspec.consume %[[KV]] (%[[KVSLOT:[a-z0-9]+]],
+// PIPE90-NEXT: warpspec.release %[[KVSLOT]]
+// PIPE90: scf.for {{.*}} iter_args(%[[DVI:.*]] = %{{.*}}, %[[DKI:.*]] = %{{.*}}) ->
+// PIPE90-NEXT: %[[S1:.*]], %[[B1:.*]]:2 = warpspec.get %[[QDO]]
+// PIPE90-NEXT: %[[S2:.*]], %[[B2:.*]]:2 = warpspec.get %[[PDS]]
+// PIPE90-NEXT: warpspec.mma %[[B2]]#0, %[[B1]]#1 plus %[[DVI]] : !warpspec.acc<64x64xf32> {transpose_a}
+// PIPE90-NEXT: warpspec.mma %[[B2]]#1, %[[B1]]#0 plus %[[DKI]] : !warpspec.acc<64x64xf32> {transpose_a}
+// PIPE90-NEXT: warpspec.release %[[S2]]
+// PIPE90-NEXT: warpspec.release %[[S1]]
+// PIPE90: warpspec.store %{{.*}}#0 to %{{.*}} rows(%{{.*}}) : <64x64xf32>, memref<?x?x64xbf16>
+// PIPE90-NEXT: warpspec.store %{{.*}}#1 to
+
 //--- refused.mlir
 func.func @gqa_backward_rotary(%q: memref<?x?x64xbf16>, %k: memref<?x?x64xbf16>,
                                %v: memref<?x?x64xbf16>, %do: memref<?x?x64xbf16>,

@@ -599,6 +599,7 @@ void buildGroupedAccumulateConsumer(OpBuilder &b, Location loc,
   KernelPlan registerStores = plan;
   registerStores.stageOutput = false;
   registerStores.bulkStore = false;
+  registerStores.registers.compute = plan.accumulateRegisters;
   ConsumerContext c = beginConsumer(b, loc, spec, values, registerStores,
                                     /*needsPScratch=*/false,
                                     /*needsDsScratch=*/false, spec.headDim,

@@ -127,6 +127,9 @@ struct KernelPlan {
   /// `pdsStages` slots.
   bool pipelinedRoles = false;
   int64_t pdsStages = 0;
+  /// With `pipelinedRoles`: the accumulate warpgroup's registers (the scores
+  /// warpgroup's are `registers.compute`).
+  int64_t accumulateRegisters = 0;
   /// The sm_90a backward above head dim 128 with `slot-parts=2`: the load
   /// ring is two rings by columns of the head dimension, the low
   /// `lowSlotCols` (`numStages` slots) and the rest (`highStages` slots),
