@@ -143,7 +143,7 @@ TEST(Sm90aPlan, StridedForwardHasTwoConsumers) {
   EXPECT_FALSE(p.contiguousSchedule);
   EXPECT_EQ(p.numConsumers, 2);
   EXPECT_EQ(p.numStages, 4);
-  EXPECT_EQ(p.registers.compute, 224);
+  EXPECT_EQ(p.registers.compute, 232);
 }
 
 TEST(Sm90aPlan, TwoConsumersMeanAPersistentLaunch) {
