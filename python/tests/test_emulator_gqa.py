@@ -197,10 +197,12 @@ PIPELINED_CASES = [
 ]
 
 
+@pytest.mark.parametrize("roles", ["pipelined", "pipelined-dq"])
 @pytest.mark.parametrize("case,heads,num_sms", PIPELINED_CASES,
                          ids=lambda x: x.name if isinstance(x, em.Case) else str(x))
-def test_grouped_backward_pipelined_roles(case, heads, num_sms, tmp_path):
-    base = compile_with(case, tmp_path / case.name, "--group-roles=pipelined")
+def test_grouped_backward_pipelined_roles(case, heads, num_sms, roles, tmp_path):
+    """pipelined-dq: the same, with dQ = dS K made and stored by the accumulate warpgroup."""
+    base = compile_with(case, tmp_path / case.name, f"--group-roles={roles}")
     tensors = em.make_problem(case, heads=heads, seed=13)
     kwargs = {"num_sms": num_sms} if num_sms else {}
     out = em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), tensors,

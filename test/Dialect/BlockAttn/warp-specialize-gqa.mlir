@@ -160,12 +160,12 @@ func.func @gqa_backward(%q: memref<?x?x64xbf16>, %k: memref<?x?x64xbf16>,
 // PIPE90-NEXT: warpspec.consume %[[KV]] (%[[KVSLOT:[a-z0-9]+]],
 // PIPE90-NEXT: warpspec.release %[[KVSLOT]]
 // PIPE90: scf.for {{.*}} iter_args(%[[DVI:.*]] = %{{.*}}, %[[DKI:.*]] = %{{.*}}) ->
-// PIPE90-NEXT: %[[S1:.*]], %[[B1:.*]]:2 = warpspec.get %[[QDO]]
+// PIPE90: %[[S1:.*]], %[[B1:.*]]:2 = warpspec.get %[[QDO]]
 // PIPE90-NEXT: %[[S2:.*]], %[[B2:.*]]:2 = warpspec.get %[[PDS]]
 // PIPE90-NEXT: warpspec.mma %[[B2]]#0, %[[B1]]#1 plus %[[DVI]] : !warpspec.acc<64x64xf32> {transpose_a}
 // PIPE90-NEXT: warpspec.mma %[[B2]]#1, %[[B1]]#0 plus %[[DKI]] : !warpspec.acc<64x64xf32> {transpose_a}
-// PIPE90-NEXT: warpspec.release %[[S2]]
 // PIPE90-NEXT: warpspec.release %[[S1]]
+// PIPE90-NEXT: warpspec.release %[[S2]]
 // PIPE90: warpspec.store %{{.*}}#0 to %{{.*}} rows(%{{.*}}) : <64x64xf32>, memref<?x?x64xbf16>
 // PIPE90-NEXT: warpspec.store %{{.*}}#1 to
 

@@ -435,15 +435,18 @@ FailureOr<KernelPlan> planSm90aPipelinedGroup(const KernelShape &shape,
                                               const TuningOptions &options,
                                               Failure fail) {
   if (shape.headDim != 64 && shape.headDim != 128)
-    return fail("group-roles=pipelined is implemented at head dims 64 and "
+    return fail("group-roles=", stringifyGroupRoles(options.groupRoles),
+                " is implemented at head dims 64 and "
                 "128 (the grouped-query backward of group ",
                 shape.group, "), got head dim ", shape.headDim);
   if (options.numConsumers < 0 || options.numConsumers > 1)
-    return fail("group-roles=pipelined has one scores and one accumulate "
+    return fail("group-roles=", stringifyGroupRoles(options.groupRoles),
+                " has one scores and one accumulate "
                 "warpgroup; num-consumers must be 0 or 1, got ",
                 options.numConsumers);
   KernelPlan plan;
   plan.pipelinedRoles = true;
+  plan.dqInAccumulate = options.groupRoles == GroupRoles::pipelined_dq;
   plan.pdsStages = kPdsStages;
   int64_t itemBytes = (2 + 2 * shape.group) * shape.tileBytes(shape.headDim);
   if (failed(planLaunch(Chip::sm_90a, options, tilesOfChunkLoads(itemBytes),
@@ -451,7 +454,8 @@ FailureOr<KernelPlan> planSm90aPipelinedGroup(const KernelShape &shape,
                         plan, fail)))
     return failure();
   if (plan.ctasPerSm > 2)
-    return fail("group-roles=pipelined takes one or two CTAs per SM (three "
+    return fail("group-roles=", stringifyGroupRoles(options.groupRoles),
+                " takes one or two CTAs per SM (three "
                 "warpgroups each), got ctas-per-sm ",
                 plan.ctasPerSm);
   planL2Prefetch(options, /*byDefault=*/false, plan);
@@ -473,6 +477,15 @@ FailureOr<KernelPlan> planSm90aPipelinedGroup(const KernelShape &shape,
   plan.registers.compute = replicaRegisters(
       /*single=*/1, plan.registers.load, /*replicas=*/2, plan.ctasPerSm);
   plan.accumulateRegisters = plan.registers.compute;
+  if (plan.dqInAccumulate && plan.ctasPerSm == 1) {
+    // dV, dK and dQ (3 x 64 a thread at head dim 128) in one warpgroup: at
+    // 224 ptxas spilled 144 bytes. It gets 256, the scores warpgroup (S, dP,
+    // dS) the rest.
+    int64_t pool = TargetLimits::launchRegisterCap(3 * 128, 1) * 3;
+    plan.accumulateRegisters = 256;
+    plan.registers.compute =
+        (pool - plan.registers.load - plan.accumulateRegisters) / 8 * 8;
+  }
   return plan;
 }
 
@@ -490,7 +503,7 @@ FailureOr<KernelPlan> planSm90aPipelinedGroup(const KernelShape &shape,
 FailureOr<KernelPlan> planSm90aGrouped(const KernelShape &shape,
                                        const TuningOptions &options,
                                        Failure fail) {
-  if (options.groupRoles == GroupRoles::pipelined)
+  if (options.groupRoles != GroupRoles::serial)
     return planSm90aPipelinedGroup(shape, options, fail);
   if (options.numConsumers < 0 || options.numConsumers > 2)
     return fail("num-consumers must be 0 (the recipe picks), 1 or 2 for the "

@@ -525,7 +525,10 @@ void buildGroupedScoresConsumer(OpBuilder &b, Location loc,
                                 Value pds) {
   MLIRContext *ctx = b.getContext();
   OpBuilder::InsertionGuard g(b);
-  ConsumerContext c = beginConsumer(b, loc, spec, values, plan,
+  // Without dQ (pipelined-dq) it stores nothing: no staging buffer.
+  KernelPlan scoresPlan = plan;
+  scoresPlan.stageOutput &= !plan.dqInAccumulate;
+  ConsumerContext c = beginConsumer(b, loc, spec, values, scoresPlan,
                                     /*needsPScratch=*/false,
                                     /*needsDsScratch=*/false, spec.headDim,
                                     "scores");
@@ -574,6 +577,8 @@ void buildGroupedScoresConsumer(OpBuilder &b, Location loc,
     ReleaseOp::create(b, loc, qdoSlot.getSlot());
     WriteOp::create(b, loc, ds, out.getBuffers()[1]);
     CommitOp::create(b, loc, out.getSlot(), c.row, c.rows, head);
+    if (plan.dqInAccumulate)
+      return;
     Value dq = MmaOp::create(b, loc, outType, ds, k, false, false);
     storeTile(b, loc, c, dq, spec.stores[2], Value());
   });
@@ -595,12 +600,15 @@ void buildGroupedAccumulateConsumer(OpBuilder &b, Location loc,
                                     Value qdo, Value pds) {
   MLIRContext *ctx = b.getContext();
   OpBuilder::InsertionGuard g(b);
-  // Two stores an item: from the registers, without a staging buffer.
-  KernelPlan registerStores = plan;
-  registerStores.stageOutput = false;
-  registerStores.bulkStore = false;
-  registerStores.registers.compute = plan.accumulateRegisters;
-  ConsumerContext c = beginConsumer(b, loc, spec, values, registerStores,
+  // Without dQ, two stores an item: from the registers, without a staging
+  // buffer.
+  KernelPlan accumulatePlan = plan;
+  accumulatePlan.registers.compute = plan.accumulateRegisters;
+  if (!plan.dqInAccumulate) {
+    accumulatePlan.stageOutput = false;
+    accumulatePlan.bulkStore = false;
+  }
+  ConsumerContext c = beginConsumer(b, loc, spec, values, accumulatePlan,
                                     /*needsPScratch=*/false,
                                     /*needsDsScratch=*/false, spec.headDim,
                                     "accumulate");
@@ -614,11 +622,14 @@ void buildGroupedAccumulateConsumer(OpBuilder &b, Location loc,
   c.row = consume.getRow();
   c.rows = consume.getRows();
   Value kvHead = consume.getHead();
-  ReleaseOp::create(b, loc, c.slot);
+  Value kSlot = consume.getBufferArgs()[0];
+  // It reads K only for dQ (pipelined-dq).
+  if (!plan.dqInAccumulate)
+    ReleaseOp::create(b, loc, c.slot);
 
   auto outType = AccType::get(ctx, {spec.tileRows(), spec.headDim},
                               b.getF32Type());
-  auto queryHead = [&](Value dvIn, Value dkIn) {
+  auto queryHead = [&](Value head, Value dvIn, Value dkIn) {
     auto qdoSlot = GetOp::create(b, loc, qdo);
     Value q = qdoSlot.getBuffers()[0], dout = qdoSlot.getBuffers()[1];
     auto in = GetOp::create(b, loc, pds);
@@ -626,11 +637,22 @@ void buildGroupedAccumulateConsumer(OpBuilder &b, Location loc,
     Value dv = MmaOp::create(b, loc, outType, p, dout, /*transpose_a=*/true,
                              false, dvIn);
     Value dk = MmaOp::create(b, loc, outType, ds, q, true, false, dkIn);
-    ReleaseOp::create(b, loc, in.getSlot());
     ReleaseOp::create(b, loc, qdoSlot.getSlot());
+    if (plan.dqInAccumulate) {
+      // dQ = dS K from the slot's dS; K pinned (the same address for the
+      // whole group) so that its descriptors are not held across the loop.
+      Value k = PinOp::create(b, loc, kSlot);
+      Value dq = MmaOp::create(b, loc, outType, ds, k, false, false);
+      ReleaseOp::create(b, loc, in.getSlot());
+      c.head = head;
+      storeTile(b, loc, c, dq, spec.stores[2], Value());
+    } else {
+      ReleaseOp::create(b, loc, in.getSlot());
+    }
     return std::make_pair(dv, dk);
   };
-  auto [dvAcc, dkAcc] = queryHead(Value(), Value());
+  Value firstHead = groupQueryHead(b, loc, spec, kvHead, 0);
+  auto [dvAcc, dkAcc] = queryHead(firstHead, Value(), Value());
   // The other heads in one loop, dV and dK its iter_args.
   auto constant = [&](int64_t value) -> Value {
     return arith::ConstantIntOp::create(b, loc, value, 32);
@@ -641,11 +663,15 @@ void buildGroupedAccumulateConsumer(OpBuilder &b, Location loc,
   {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(loop.getBody());
-    auto [dv, dk] =
-        queryHead(loop.getRegionIterArgs()[0], loop.getRegionIterArgs()[1]);
+    Value head =
+        arith::AddIOp::create(b, loc, firstHead, loop.getInductionVar());
+    auto [dv, dk] = queryHead(head, loop.getRegionIterArgs()[0],
+                              loop.getRegionIterArgs()[1]);
     SmallVector<Value> next = {dv, dk};
     scf::YieldOp::create(b, loc, next);
   }
+  if (plan.dqInAccumulate)
+    ReleaseOp::create(b, loc, c.slot);
   c.head = kvHead;
   storeTile(b, loc, c, loop.getResult(0), spec.stores[0], Value());
   storeTile(b, loc, c, loop.getResult(1), spec.stores[1], Value());

@@ -127,6 +127,14 @@ TEST(Sm90aPlan, GroupedBackwardPipelinedRoles) {
   KernelShape d64 = shape(true, 64);
   d64.group = 4;
   EXPECT_EQ(plan(Chip::sm_90a, d64, pipelined).ctasPerSm, 1);
+  // pipelined-dq: the accumulate warpgroup holds dV, dK and dQ.
+  TuningOptions dq;
+  dq.groupRoles = GroupRoles::pipelined_dq;
+  p = plan(Chip::sm_90a, d128, dq);
+  EXPECT_TRUE(p.pipelinedRoles);
+  EXPECT_TRUE(p.dqInAccumulate);
+  EXPECT_EQ(p.accumulateRegisters, 256);
+  EXPECT_EQ(p.registers.compute, 200);
   KernelShape d32 = shape(true, 32);
   d32.group = 2;
   EXPECT_EQ(failure(Chip::sm_90a, d32, pipelined),

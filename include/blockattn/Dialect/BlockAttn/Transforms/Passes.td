@@ -155,7 +155,9 @@ def BlockAttnWarpSpecializePass
            "and dS through a two-slot shared-memory ring \"pds\" to an "
            "'accumulate' warpgroup that holds dV and dK for the group, so "
            "that one head's accumulation overlaps the next head's scores; "
-           "one CTA per SM unless ctas-per-sm says 2)">,
+           "one CTA per SM unless ctas-per-sm says 2) or 'pipelined-dq' (the "
+           "same, with dQ = dS K made and stored by the accumulate warpgroup "
+           "from the \"pds\" slot: two products on each side)">,
   ];
 }
 

@@ -130,6 +130,9 @@ struct KernelPlan {
   /// With `pipelinedRoles`: the accumulate warpgroup's registers (the scores
   /// warpgroup's are `registers.compute`).
   int64_t accumulateRegisters = 0;
+  /// With `pipelinedRoles` (`group-roles=pipelined-dq`): dQ = dS K is made
+  /// and stored by the accumulate warpgroup, not the scores one.
+  bool dqInAccumulate = false;
   /// The sm_90a backward above head dim 128 with `slot-parts=2`: the load
   /// ring is two rings by columns of the head dimension, the low
   /// `lowSlotCols` (`numStages` slots) and the rest (`highStages` slots),
