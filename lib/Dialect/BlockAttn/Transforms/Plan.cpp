@@ -462,8 +462,7 @@ FailureOr<KernelPlan> planSm90aPipelinedGroup(const KernelShape &shape,
   plan.numConsumers = 1;
   plan.stageOutput = options.oStore != OStore::registers;
   plan.bulkStore = options.oStore == OStore::tma;
-  int64_t scratch =
-      plan.pdsStages * 2 * shape.queryTileBytes(shape.tileRows());
+  int64_t scratch = plan.pdsStages * 2 * shape.queryTileBytes(shape.tileRows());
   if (plan.stageOutput)
     scratch += shape.queryTileBytes(shape.headDim);
   int64_t budget =

@@ -516,7 +516,8 @@ void buildGroupedColumnConsumer(OpBuilder &b, Location loc,
 ///   dP = dO V^T (the last read of Q and dO: its "qdo" slot goes back)
 ///   dS = scale P (dP - rowsum(P dP)) (+ dlse) -> the "pds" slot's dS buffer,
 ///   committed to the accumulate warpgroup
-///   dQ = dS K, dS from registers, stored to the query head
+///   dQ = dS K, dS from registers, stored to the query head (not with
+///   plan.dqInAccumulate: the accumulate warpgroup makes dQ)
 /// and gives "kv" back after the group. Registers at D = 128: S/P 32 + dP 32
 /// + dS 16, then dS 16 + dQ 64; no dK or dV.
 void buildGroupedScoresConsumer(OpBuilder &b, Location loc,
@@ -528,10 +529,10 @@ void buildGroupedScoresConsumer(OpBuilder &b, Location loc,
   // Without dQ (pipelined-dq) it stores nothing: no staging buffer.
   KernelPlan scoresPlan = plan;
   scoresPlan.stageOutput &= !plan.dqInAccumulate;
-  ConsumerContext c = beginConsumer(b, loc, spec, values, scoresPlan,
-                                    /*needsPScratch=*/false,
-                                    /*needsDsScratch=*/false, spec.headDim,
-                                    "scores");
+  ConsumerContext c =
+      beginConsumer(b, loc, spec, values, scoresPlan,
+                    /*needsPScratch=*/false,
+                    /*needsDsScratch=*/false, spec.headDim, "scores");
   BufferType tile = tileBuffer(spec, spec.headDim);
   auto consume = ConsumeOp::create(b, loc, kv);
   Type i32 = b.getI32Type();
@@ -592,7 +593,10 @@ void buildGroupedScoresConsumer(OpBuilder &b, Location loc,
 ///   dV += P^T dO, dK += dS^T Q  (wgmma scale-d; the first head starts them)
 /// giving both slots back after dK; after the group it stores dV and dK
 /// once, to the k/v head, from its registers (64 + 64 a thread at D = 128,
-/// live across the group).
+/// live across the group). With plan.dqInAccumulate (`pipelined-dq`) it
+/// also makes dQ = dS K from the "pds" slot's dS and stores it (through a
+/// staging buffer) before giving that slot back, holding "kv" through the
+/// group for K: 3 x 64 accumulator registers at D = 128.
 void buildGroupedAccumulateConsumer(OpBuilder &b, Location loc,
                                     const KernelSpec &spec,
                                     const KernelPlan &plan,
@@ -608,10 +612,10 @@ void buildGroupedAccumulateConsumer(OpBuilder &b, Location loc,
     accumulatePlan.stageOutput = false;
     accumulatePlan.bulkStore = false;
   }
-  ConsumerContext c = beginConsumer(b, loc, spec, values, accumulatePlan,
-                                    /*needsPScratch=*/false,
-                                    /*needsDsScratch=*/false, spec.headDim,
-                                    "accumulate");
+  ConsumerContext c =
+      beginConsumer(b, loc, spec, values, accumulatePlan,
+                    /*needsPScratch=*/false,
+                    /*needsDsScratch=*/false, spec.headDim, "accumulate");
   BufferType tile = tileBuffer(spec, spec.headDim);
   auto consume = ConsumeOp::create(b, loc, kv);
   Type i32 = b.getI32Type();
@@ -627,8 +631,8 @@ void buildGroupedAccumulateConsumer(OpBuilder &b, Location loc,
   if (!plan.dqInAccumulate)
     ReleaseOp::create(b, loc, c.slot);
 
-  auto outType = AccType::get(ctx, {spec.tileRows(), spec.headDim},
-                              b.getF32Type());
+  auto outType =
+      AccType::get(ctx, {spec.tileRows(), spec.headDim}, b.getF32Type());
   auto queryHead = [&](Value head, Value dvIn, Value dkIn) {
     auto qdoSlot = GetOp::create(b, loc, qdo);
     Value q = qdoSlot.getBuffers()[0], dout = qdoSlot.getBuffers()[1];
@@ -699,8 +703,8 @@ void buildPipelinedGroupedBackward(OpBuilder &b, Location loc,
   Value qdo = createChannel(b, loc, pair, "qdo", plan.groupStages);
   BufferType square = queryBuffer(spec, spec.tileRows());
   Value pds = createChannel(
-      b, loc, ChannelType::get(ctx, {square, square}, MemorySpace::smem),
-      "pds", plan.pdsStages);
+      b, loc, ChannelType::get(ctx, {square, square}, MemorySpace::smem), "pds",
+      plan.pdsStages);
   buildGroupedLoadPartition(b, loc, spec, values, kv, qdo, plan);
   buildGroupedScoresConsumer(b, loc, spec, plan, values, kv, qdo, pds);
   buildGroupedAccumulateConsumer(b, loc, spec, plan, values, kv, qdo, pds);
