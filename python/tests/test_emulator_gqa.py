@@ -181,3 +181,32 @@ def test_grouped_backward_launches(flags, tmp_path):
         assert em.check_close(case, out, em.reference_outputs(case, tensors)) == [], case.name
         for name in case.outputs:
             assert (out[name] != em.POISON).all(), (case.name, name)
+
+
+# group-roles=pipelined: a scores warpgroup (S, P, dP, dS, dQ) hands each query head's P and dS
+# through the two-slot ring "pds" to an accumulate warpgroup (dV, dK over the group); both take
+# every slot of "kv" and "qdo". (case, query heads, SMs): G = 2, 4, 8 and MQA, head dims 64 and
+# 128, bf16 and f16, causal with dlse, blocks of 32, and one SM (every ring wraps many times).
+PIPELINED_CASES = [
+    (em.Case("backward", 64, "bf16", group=2), 4, None),
+    (em.Case("backward", 128, "bf16", group=4), 8, 1),
+    (em.Case("backward", 64, "f16", group=4), 8, 1),
+    (em.Case("backward", 128, "f16", group=8, causal=True, lse=True), 8, None),
+    (em.Case("backward", 64, "bf16", group=8, causal=True, lse=True), 8, 1),
+    (em.Case("backward", 128, "bf16", group=2, block_size=32), 4, None),
+]
+
+
+@pytest.mark.parametrize("roles", ["pipelined", "pipelined-dq"])
+@pytest.mark.parametrize("case,heads,num_sms", PIPELINED_CASES,
+                         ids=lambda x: x.name if isinstance(x, em.Case) else str(x))
+def test_grouped_backward_pipelined_roles(case, heads, num_sms, roles, tmp_path):
+    """pipelined-dq: the same, with dQ = dS K made and stored by the accumulate warpgroup."""
+    base = compile_with(case, tmp_path / case.name, f"--group-roles={roles}")
+    tensors = em.make_problem(case, heads=heads, seed=13)
+    kwargs = {"num_sms": num_sms} if num_sms else {}
+    out = em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), tensors,
+                     {"softmax_scale": case.head_dim ** -0.5}, **kwargs)
+    assert em.check_close(case, out, em.reference_outputs(case, tensors)) == [], case.name
+    for name in case.outputs:
+        assert (out[name] != em.POISON).all(), (case.name, name)

@@ -7,6 +7,11 @@
 // RUN: block-attn-opt %t/refused.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a"
 // RUN: block-attn-opt %t/parts.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-consumers=2"
 // RUN: block-attn-opt %t/parts3.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-consumers=3"
+// RUN: block-attn-opt %t/backward.mlir -blockattn-warp-specialize="chip=sm_90a group-roles=pipelined" | FileCheck %s --check-prefix=PIPE90 --implicit-check-not=blockattn.backward
+// RUN: block-attn-opt %t/roles-d32.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a group-roles=pipelined"
+// RUN: block-attn-opt %t/roles-parts.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a group-roles=pipelined num-consumers=2"
+// RUN: block-attn-opt %t/roles-parts.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a group-roles=pipelined ctas-per-sm=3"
+// RUN: not block-attn-opt %t/backward.mlir -blockattn-warp-specialize="chip=sm_90a group-roles=overlapped" 2>&1 | FileCheck %s --check-prefix=ROLES-VALUE
 
 // Grouped-query attention's forward (group 4: q and o with 8 heads, k and v
 // with 2): the tile loop walks q's heads and the producer reads k and v at
@@ -22,6 +27,9 @@
 // once, to the k/v head; one softmax warpgroup takes whole items ("items").
 // On sm_90a the consumer's dV and dK are wgmma accumulators the next heads
 // add to ("plus"), carried through the loop as its iter_args. Rotary embeddings are refused.
+
+// An unknown group-roles value is refused when the options are parsed.
+// ROLES-VALUE: overlapped
 
 //--- forward.mlir
 func.func @gqa_forward(%q: memref<?x8x128xbf16>, %k: memref<?x2x128xbf16>,
@@ -125,6 +133,42 @@ func.func @gqa_backward(%q: memref<?x?x64xbf16>, %k: memref<?x?x64xbf16>,
 // BW90: warpspec.store %[[LOOP]]#0 to
 // BW90: warpspec.store %[[LOOP]]#1 to
 
+// group-roles=pipelined: the producer as above; the scores warpgroup takes
+// each head's "qdo" slot, writes P and dS into a slot of "pds" and commits
+// it, gives "qdo" back after dP and makes dQ from dS's registers; the
+// accumulate warpgroup gives "kv" back at once and per head reads "qdo" and
+// "pds", dV and dK carried through the group's loop.
+// PIPE90-LABEL: func.func @gqa_backward
+// PIPE90: %[[KV:.*]] = warpspec.channel "kv" depth(2)
+// PIPE90: %[[QDO:.*]] = warpspec.channel "qdo" depth(8)
+// PIPE90: %[[PDS:.*]] = warpspec.channel "pds" depth(2) : <[64x64xbf16, 64x64xbf16], smem>
+// PIPE90: warpspec.partition "load" role(load) warps(4) regs(48)
+// PIPE90: warpspec.partition "scores" role(compute) warps(4) regs(224)
+// PIPE90: warpspec.consume %[[KV]]
+// PIPE90: scf.for
+// PIPE90: %[[QSLOT:.*]], %[[QBUF:.*]]:2 = warpspec.get %[[QDO]]
+// PIPE90: %[[P:.*]], %{{.*}} = warpspec.softmax
+// PIPE90: %[[OUT:.*]], %[[OBUF:.*]]:2 = warpspec.acquire %[[PDS]]
+// PIPE90-NEXT: warpspec.write %[[P]], %[[OBUF]]#0
+// PIPE90: %[[DS:.*]] = warpspec.softmax_grad
+// PIPE90-NEXT: warpspec.release %[[QSLOT]]
+// PIPE90-NEXT: warpspec.write %[[DS]], %[[OBUF]]#1
+// PIPE90-NEXT: warpspec.commit %[[OUT]]
+// PIPE90-NEXT: %[[DQ:.*]] = warpspec.mma %[[DS]], %{{.*}} : !warpspec.acc<64x64xbf16>
+// PIPE90-NEXT: warpspec.store %[[DQ]] to
+// PIPE90: warpspec.partition "accumulate" role(compute) warps(4) regs(224)
+// PIPE90-NEXT: warpspec.consume %[[KV]] (%[[KVSLOT:[a-z0-9]+]],
+// PIPE90-NEXT: warpspec.release %[[KVSLOT]]
+// PIPE90: scf.for {{.*}} iter_args(%[[DVI:.*]] = %{{.*}}, %[[DKI:.*]] = %{{.*}}) ->
+// PIPE90: %[[S1:.*]], %[[B1:.*]]:2 = warpspec.get %[[QDO]]
+// PIPE90-NEXT: %[[S2:.*]], %[[B2:.*]]:2 = warpspec.get %[[PDS]]
+// PIPE90-NEXT: warpspec.mma %[[B2]]#0, %[[B1]]#1 plus %[[DVI]] : !warpspec.acc<64x64xf32> {transpose_a}
+// PIPE90-NEXT: warpspec.mma %[[B2]]#1, %[[B1]]#0 plus %[[DKI]] : !warpspec.acc<64x64xf32> {transpose_a}
+// PIPE90-NEXT: warpspec.release %[[S1]]
+// PIPE90-NEXT: warpspec.release %[[S2]]
+// PIPE90: warpspec.store %{{.*}}#0 to %{{.*}} rows(%{{.*}}) : <64x64xf32>, memref<?x?x64xbf16>
+// PIPE90-NEXT: warpspec.store %{{.*}}#1 to
+
 //--- refused.mlir
 func.func @gqa_backward_rotary(%q: memref<?x?x64xbf16>, %k: memref<?x?x64xbf16>,
                                %v: memref<?x?x64xbf16>, %do: memref<?x?x64xbf16>,
@@ -184,5 +228,36 @@ func.func @gqa_backward_parts(%q: memref<?x?x64xbf16>, %k: memref<?x?x64xbf16>,
       dq(%dq : memref<?x?x64xbf16>) dk(%dk : memref<?x?x64xbf16>)
       dv(%dv : memref<?x?x64xbf16>) cu_seqlens(%cu : memref<?xi32>)
       {element_type = bf16, head_dim = 64 : i64, group = 2 : i64}
+  return
+}
+
+//--- roles-d32.mlir
+// group-roles=pipelined is built at head dims 64 and 128 only.
+func.func @gqa_backward_roles_d32(%q: memref<?x?x32xbf16>, %k: memref<?x?x32xbf16>,
+                                  %v: memref<?x?x32xbf16>, %do: memref<?x?x32xbf16>,
+                                  %dq: memref<?x?x32xbf16>, %dk: memref<?x?x32xbf16>,
+                                  %dv: memref<?x?x32xbf16>, %cu: memref<?xi32>) {
+  // expected-error @below {{'blockattn.backward' op group-roles=pipelined is implemented at head dims 64 and 128 (the grouped-query backward of group 2), got head dim 32}}
+  blockattn.backward q(%q : memref<?x?x32xbf16>) k(%k : memref<?x?x32xbf16>)
+      v(%v : memref<?x?x32xbf16>) do(%do : memref<?x?x32xbf16>)
+      dq(%dq : memref<?x?x32xbf16>) dk(%dk : memref<?x?x32xbf16>)
+      dv(%dv : memref<?x?x32xbf16>) cu_seqlens(%cu : memref<?xi32>)
+      {element_type = bf16, head_dim = 32 : i64, group = 2 : i64}
+  return
+}
+
+//--- roles-parts.mlir
+// group-roles=pipelined has one scores and one accumulate warpgroup (no column parts) and
+// launches one or two CTAs an SM (split-file runs it with num-consumers=2, then ctas-per-sm=3).
+func.func @gqa_backward_roles_parts(%q: memref<?x?x128xbf16>, %k: memref<?x?x128xbf16>,
+                                    %v: memref<?x?x128xbf16>, %do: memref<?x?x128xbf16>,
+                                    %dq: memref<?x?x128xbf16>, %dk: memref<?x?x128xbf16>,
+                                    %dv: memref<?x?x128xbf16>, %cu: memref<?xi32>) {
+  // expected-error-re @below {{'blockattn.backward' op group-roles=pipelined {{(has one scores and one accumulate warpgroup; num-consumers must be 0 or 1, got 2|takes one or two CTAs per SM \(three warpgroups each\), got ctas-per-sm 3)}}}}
+  blockattn.backward q(%q : memref<?x?x128xbf16>) k(%k : memref<?x?x128xbf16>)
+      v(%v : memref<?x?x128xbf16>) do(%do : memref<?x?x128xbf16>)
+      dq(%dq : memref<?x?x128xbf16>) dk(%dk : memref<?x?x128xbf16>)
+      dv(%dv : memref<?x?x128xbf16>) cu_seqlens(%cu : memref<?xi32>)
+      {element_type = bf16, head_dim = 128 : i64, group = 4 : i64}
   return
 }

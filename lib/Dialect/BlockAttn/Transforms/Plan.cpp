@@ -418,6 +418,76 @@ int64_t groupedCtasPerSm(const KernelShape &shape) {
   return shape.headDim > 64 ? 1 : 2;
 }
 
+/// Slots of the sm_90a pipelined grouped backward's ring "pds" (P and dS of
+/// one query head): two, so that the scores warpgroup makes the next head's
+/// P and dS while the accumulate warpgroup reads this head's.
+constexpr int64_t kPdsStages = 2;
+
+/// The sm_90a grouped-query backward with `group-roles=pipelined`
+/// (Sm90aRecipe.cpp, buildPipelinedGroupedBackward): the producer and two
+/// consumer warpgroups of different roles, each taking every slot of "kv"
+/// and "qdo". One CTA per SM by default (two leave each consumer too few
+/// registers for S, dP and dQ at once). Shared memory: the "pds" ring and
+/// the scores warpgroup's dQ staging buffer, then the rings as
+/// planGroupedRings sizes them; the accumulate warpgroup stores dV and dK
+/// once an item from its registers (no staging buffer).
+FailureOr<KernelPlan> planSm90aPipelinedGroup(const KernelShape &shape,
+                                              const TuningOptions &options,
+                                              Failure fail) {
+  if (shape.headDim != 64 && shape.headDim != 128)
+    return fail("group-roles=", stringifyGroupRoles(options.groupRoles),
+                " is implemented at head dims 64 and "
+                "128 (the grouped-query backward of group ",
+                shape.group, "), got head dim ", shape.headDim);
+  if (options.numConsumers < 0 || options.numConsumers > 1)
+    return fail("group-roles=", stringifyGroupRoles(options.groupRoles),
+                " has one scores and one accumulate "
+                "warpgroup; num-consumers must be 0 or 1, got ",
+                options.numConsumers);
+  KernelPlan plan;
+  plan.pipelinedRoles = true;
+  plan.dqInAccumulate = options.groupRoles == GroupRoles::pipelined_dq;
+  plan.pdsStages = kPdsStages;
+  int64_t itemBytes = (2 + 2 * shape.group) * shape.tileBytes(shape.headDim);
+  if (failed(planLaunch(Chip::sm_90a, options, tilesOfChunkLoads(itemBytes),
+                        /*chunkedByDefault=*/false, /*chunkedCtasPerSm=*/1,
+                        plan, fail)))
+    return failure();
+  if (plan.ctasPerSm > 2)
+    return fail("group-roles=", stringifyGroupRoles(options.groupRoles),
+                " takes one or two CTAs per SM (three "
+                "warpgroups each), got ctas-per-sm ",
+                plan.ctasPerSm);
+  planL2Prefetch(options, /*byDefault=*/false, plan);
+  plan.numConsumers = 1;
+  plan.stageOutput = options.oStore != OStore::registers;
+  plan.bulkStore = options.oStore == OStore::tma;
+  int64_t scratch = plan.pdsStages * 2 * shape.queryTileBytes(shape.tileRows());
+  if (plan.stageOutput)
+    scratch += shape.queryTileBytes(shape.headDim);
+  int64_t budget =
+      TargetLimits::sharedMemoryBudget(plan.ctasPerSm) - kSmemReserve - scratch;
+  if (failed(planGroupedRings(shape, options, budget, plan, fail)))
+    return failure();
+  plan.registers.load = kGroupedSm90aProducerRegs;
+  // An even split: with two CTAs per SM (96 each) ptxas spills 8-12 bytes
+  // at head dim 64; 104 / 88 spilled 0.4 KB (the accumulate warpgroup), a
+  // producer of 40 with 104 / 96 40-80 bytes.
+  plan.registers.compute = replicaRegisters(
+      /*single=*/1, plan.registers.load, /*replicas=*/2, plan.ctasPerSm);
+  plan.accumulateRegisters = plan.registers.compute;
+  if (plan.dqInAccumulate && plan.ctasPerSm == 1) {
+    // dV, dK and dQ (3 x 64 a thread at head dim 128) in one warpgroup: at
+    // 224 ptxas spilled 144 bytes. It gets 256, the scores warpgroup (S, dP,
+    // dS) the rest.
+    int64_t pool = TargetLimits::launchRegisterCap(3 * 128, 1) * 3;
+    plan.accumulateRegisters = 256;
+    plan.registers.compute =
+        (pool - plan.registers.load - plan.accumulateRegisters) / 8 * 8;
+  }
+  return plan;
+}
+
 /// The sm_90a grouped-query backward (Sm90aRecipe.cpp,
 /// buildHopperGroupedBackward): `columnParts` consumer warpgroups (one
 /// unless `num-consumers` says 2) each take whole items (a block and a k/v
@@ -432,6 +502,8 @@ int64_t groupedCtasPerSm(const KernelShape &shape) {
 FailureOr<KernelPlan> planSm90aGrouped(const KernelShape &shape,
                                        const TuningOptions &options,
                                        Failure fail) {
+  if (options.groupRoles != GroupRoles::serial)
+    return planSm90aPipelinedGroup(shape, options, fail);
   if (options.numConsumers < 0 || options.numConsumers > 2)
     return fail("num-consumers must be 0 (the recipe picks), 1 or 2 for the "
                 "grouped-query backward (group ",

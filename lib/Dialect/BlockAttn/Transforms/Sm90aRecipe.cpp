@@ -509,6 +509,207 @@ void buildGroupedColumnConsumer(OpBuilder &b, Location loc,
   store(dkAcc, spec.stores[1]);
 }
 
+/// The scores warpgroup of the pipelined grouped-query backward
+/// (`group-roles=pipelined`): it takes the item's "kv" slot, then per query
+/// head of the group its "qdo" slot, and computes
+///   S = Q K^T, P = softmax(S) (normalized) -> the "pds" slot's P buffer
+///   dP = dO V^T (the last read of Q and dO: its "qdo" slot goes back)
+///   dS = scale P (dP - rowsum(P dP)) (+ dlse) -> the "pds" slot's dS buffer,
+///   committed to the accumulate warpgroup
+///   dQ = dS K, dS from registers, stored to the query head (not with
+///   plan.dqInAccumulate: the accumulate warpgroup makes dQ)
+/// and gives "kv" back after the group. Registers at D = 128: S/P 32 + dP 32
+/// + dS 16, then dS 16 + dQ 64; no dK or dV.
+void buildGroupedScoresConsumer(OpBuilder &b, Location loc,
+                                const KernelSpec &spec, const KernelPlan &plan,
+                                const KernelValues &values, Value kv, Value qdo,
+                                Value pds) {
+  MLIRContext *ctx = b.getContext();
+  OpBuilder::InsertionGuard g(b);
+  // Without dQ (pipelined-dq) it stores nothing: no staging buffer.
+  KernelPlan scoresPlan = plan;
+  scoresPlan.stageOutput &= !plan.dqInAccumulate;
+  ConsumerContext c =
+      beginConsumer(b, loc, spec, values, scoresPlan,
+                    /*needsPScratch=*/false,
+                    /*needsDsScratch=*/false, spec.headDim, "scores");
+  BufferType tile = tileBuffer(spec, spec.headDim);
+  auto consume = ConsumeOp::create(b, loc, kv);
+  Type i32 = b.getI32Type();
+  Block &body =
+      createBody(consume, {SlotType::get(ctx), i32, i32, i32, tile, tile}, loc);
+  b.setInsertionPointToStart(&body);
+  c.slot = consume.getSlot();
+  c.row = consume.getRow();
+  c.rows = consume.getRows();
+  Value kvHead = consume.getHead();
+  Value kSlot = consume.getBufferArgs()[0], vSlot = consume.getBufferArgs()[1];
+
+  Type f32 = b.getF32Type();
+  int64_t bs = spec.tileRows();
+  auto square32 = AccType::get(ctx, {bs, bs}, f32);
+  auto square16 = AccType::get(ctx, {bs, bs}, spec.elementType);
+  auto outType = AccType::get(ctx, {bs, spec.headDim}, f32);
+  auto rowsType = RowsType::get(ctx, bs, f32);
+  forEachGroupHead(b, loc, spec, kvHead, 0, [&](Value head) {
+    c.head = head;
+    auto qdoSlot = GetOp::create(b, loc, qdo);
+    Value q = qdoSlot.getBuffers()[0], dout = qdoSlot.getBuffers()[1];
+    // K and V are at the same address for the whole group: pinned, their
+    // product descriptors are recomputed next to each product instead of
+    // being hoisted out of the group loop and held across it.
+    Value k = PinOp::create(b, loc, kSlot);
+    Value v = PinOp::create(b, loc, vSlot);
+    Value s =
+        MmaOp::create(b, loc, square32, q, k, false, /*transpose_b=*/true);
+    auto softmax = SoftmaxOp::create(b, loc, square32, rowsType, Type(), s,
+                                     c.rows, /*valid_rows=*/c.rows, c.scale,
+                                     /*normalize=*/true, spec.causal,
+                                     /*block=*/IntegerAttr());
+    maskToBlocks(softmax, spec);
+    Value p = softmax.getProbs();
+    // The slot is taken as late as possible: the accumulate warpgroup gives
+    // it back after the head before last's dK.
+    auto out = AcquireOp::create(b, loc, pds);
+    WriteOp::create(b, loc, p, out.getBuffers()[0]);
+    Value dp = MmaOp::create(b, loc, square32, dout, v, false, true);
+    Value ds = scoreGradient(b, loc, spec, c, rowsType, square16, p, dp, c.row,
+                             c.rows);
+    ReleaseOp::create(b, loc, qdoSlot.getSlot());
+    WriteOp::create(b, loc, ds, out.getBuffers()[1]);
+    CommitOp::create(b, loc, out.getSlot(), c.row, c.rows, head);
+    if (plan.dqInAccumulate)
+      return;
+    Value dq = MmaOp::create(b, loc, outType, ds, k, false, false);
+    storeTile(b, loc, c, dq, spec.stores[2], Value());
+  });
+  ReleaseOp::create(b, loc, c.slot);
+}
+
+/// The accumulate warpgroup of the pipelined grouped-query backward: it
+/// takes the item's "kv" slot only for the item's record (it reads neither
+/// K nor V, so it gives the slot back at once), then per query head the
+/// head's "qdo" slot and the scores warpgroup's "pds" slot, and accumulates
+///   dV += P^T dO, dK += dS^T Q  (wgmma scale-d; the first head starts them)
+/// giving both slots back after dK; after the group it stores dV and dK
+/// once, to the k/v head, from its registers (64 + 64 a thread at D = 128,
+/// live across the group). With plan.dqInAccumulate (`pipelined-dq`) it
+/// also makes dQ = dS K from the "pds" slot's dS and stores it (through a
+/// staging buffer) before giving that slot back, holding "kv" through the
+/// group for K: 3 x 64 accumulator registers at D = 128.
+void buildGroupedAccumulateConsumer(OpBuilder &b, Location loc,
+                                    const KernelSpec &spec,
+                                    const KernelPlan &plan,
+                                    const KernelValues &values, Value kv,
+                                    Value qdo, Value pds) {
+  MLIRContext *ctx = b.getContext();
+  OpBuilder::InsertionGuard g(b);
+  // Without dQ, two stores an item: from the registers, without a staging
+  // buffer.
+  KernelPlan accumulatePlan = plan;
+  accumulatePlan.registers.compute = plan.accumulateRegisters;
+  if (!plan.dqInAccumulate) {
+    accumulatePlan.stageOutput = false;
+    accumulatePlan.bulkStore = false;
+  }
+  ConsumerContext c =
+      beginConsumer(b, loc, spec, values, accumulatePlan,
+                    /*needsPScratch=*/false,
+                    /*needsDsScratch=*/false, spec.headDim, "accumulate");
+  BufferType tile = tileBuffer(spec, spec.headDim);
+  auto consume = ConsumeOp::create(b, loc, kv);
+  Type i32 = b.getI32Type();
+  Block &body =
+      createBody(consume, {SlotType::get(ctx), i32, i32, i32, tile, tile}, loc);
+  b.setInsertionPointToStart(&body);
+  c.slot = consume.getSlot();
+  c.row = consume.getRow();
+  c.rows = consume.getRows();
+  Value kvHead = consume.getHead();
+  Value kSlot = consume.getBufferArgs()[0];
+  // It reads K only for dQ (pipelined-dq).
+  if (!plan.dqInAccumulate)
+    ReleaseOp::create(b, loc, c.slot);
+
+  auto outType =
+      AccType::get(ctx, {spec.tileRows(), spec.headDim}, b.getF32Type());
+  auto queryHead = [&](Value head, Value dvIn, Value dkIn) {
+    auto qdoSlot = GetOp::create(b, loc, qdo);
+    Value q = qdoSlot.getBuffers()[0], dout = qdoSlot.getBuffers()[1];
+    auto in = GetOp::create(b, loc, pds);
+    Value p = in.getBuffers()[0], ds = in.getBuffers()[1];
+    Value dv = MmaOp::create(b, loc, outType, p, dout, /*transpose_a=*/true,
+                             false, dvIn);
+    Value dk = MmaOp::create(b, loc, outType, ds, q, true, false, dkIn);
+    ReleaseOp::create(b, loc, qdoSlot.getSlot());
+    if (plan.dqInAccumulate) {
+      // dQ = dS K from the slot's dS; K pinned (the same address for the
+      // whole group) so that its descriptors are not held across the loop.
+      Value k = PinOp::create(b, loc, kSlot);
+      Value dq = MmaOp::create(b, loc, outType, ds, k, false, false);
+      ReleaseOp::create(b, loc, in.getSlot());
+      c.head = head;
+      storeTile(b, loc, c, dq, spec.stores[2], Value());
+    } else {
+      ReleaseOp::create(b, loc, in.getSlot());
+    }
+    return std::make_pair(dv, dk);
+  };
+  Value firstHead = groupQueryHead(b, loc, spec, kvHead, 0);
+  auto [dvAcc, dkAcc] = queryHead(firstHead, Value(), Value());
+  // The other heads in one loop, dV and dK its iter_args.
+  auto constant = [&](int64_t value) -> Value {
+    return arith::ConstantIntOp::create(b, loc, value, 32);
+  };
+  SmallVector<Value> inits = {dvAcc, dkAcc};
+  auto loop = scf::ForOp::create(b, loc, constant(1), constant(spec.group),
+                                 constant(1), inits);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value head =
+        arith::AddIOp::create(b, loc, firstHead, loop.getInductionVar());
+    auto [dv, dk] = queryHead(head, loop.getRegionIterArgs()[0],
+                              loop.getRegionIterArgs()[1]);
+    SmallVector<Value> next = {dv, dk};
+    scf::YieldOp::create(b, loc, next);
+  }
+  if (plan.dqInAccumulate)
+    ReleaseOp::create(b, loc, c.slot);
+  c.head = kvHead;
+  storeTile(b, loc, c, loop.getResult(0), spec.stores[0], Value());
+  storeTile(b, loc, c, loop.getResult(1), spec.stores[1], Value());
+}
+
+/// The sm_90a grouped-query backward with `group-roles=pipelined`
+/// (docs/pipeline.md, "Grouped-query attention"): the producer of the
+/// serial recipe (buildGroupedLoadPartition) and two consumer warpgroups of
+/// different roles that both take every slot of "kv" and "qdo" (their empty
+/// barriers count two arrivals): the scores warpgroup hands each query
+/// head's P and dS through the ring "pds" (plan.pdsStages slots) to the
+/// accumulate warpgroup, which sums dV and dK over the group, so that one
+/// head's dV and dK products overlap the next head's S, softmax, dP, dS
+/// and dQ.
+void buildPipelinedGroupedBackward(OpBuilder &b, Location loc,
+                                   const KernelSpec &spec,
+                                   const KernelPlan &plan) {
+  MLIRContext *ctx = b.getContext();
+  OpBuilder::InsertionGuard guard(b);
+  KernelValues values = groupedValues(
+      b, loc, spec, beginKernel(b, loc, Chip::sm_90a, spec, plan));
+  BufferType tile = tileBuffer(spec, spec.headDim);
+  auto pair = ChannelType::get(ctx, {tile, tile}, MemorySpace::smem);
+  Value kv = createChannel(b, loc, pair, "kv", plan.numStages);
+  Value qdo = createChannel(b, loc, pair, "qdo", plan.groupStages);
+  BufferType square = queryBuffer(spec, spec.tileRows());
+  Value pds = createChannel(
+      b, loc, ChannelType::get(ctx, {square, square}, MemorySpace::smem), "pds",
+      plan.pdsStages);
+  buildGroupedLoadPartition(b, loc, spec, values, kv, qdo, plan);
+  buildGroupedScoresConsumer(b, loc, spec, plan, values, kv, qdo, pds);
+  buildGroupedAccumulateConsumer(b, loc, spec, plan, values, kv, qdo, pds);
+}
+
 /// Hopper grouped-query backward (group > 1; docs/pipeline.md,
 /// "Grouped-query attention"): dK and dV summed over the group in the
 /// consumers' registers, inside one CTA, in a fixed order (deterministic, no
@@ -521,6 +722,8 @@ void buildGroupedColumnConsumer(OpBuilder &b, Location loc,
 void buildHopperGroupedBackward(OpBuilder &b, Location loc,
                                 const KernelSpec &spec,
                                 const KernelPlan &plan) {
+  if (plan.pipelinedRoles)
+    return buildPipelinedGroupedBackward(b, loc, spec, plan);
   MLIRContext *ctx = b.getContext();
   OpBuilder::InsertionGuard guard(b);
   KernelValues values = groupedValues(

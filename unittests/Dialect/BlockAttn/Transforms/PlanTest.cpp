@@ -105,6 +105,43 @@ TEST(Sm90aPlan, GroupedForwardLaunch) {
   EXPECT_EQ(plan(Chip::sm_90a, d128, explicitTiles).tilesPerCta, 4);
 }
 
+// group-roles=pipelined: a scores and an accumulate warpgroup of 224
+// registers next to the producer's 48, one CTA per SM; the ring "pds" (two
+// slots of P and dS) leaves "qdo" three slots at head dim 128. The default
+// keeps one consumer.
+TEST(Sm90aPlan, GroupedBackwardPipelinedRoles) {
+  KernelShape d128 = shape(true, 128);
+  d128.group = 4;
+  EXPECT_FALSE(plan(Chip::sm_90a, d128).pipelinedRoles);
+  TuningOptions pipelined;
+  pipelined.groupRoles = GroupRoles::pipelined;
+  KernelPlan p = plan(Chip::sm_90a, d128, pipelined);
+  EXPECT_TRUE(p.pipelinedRoles);
+  EXPECT_EQ(p.pdsStages, 2);
+  EXPECT_EQ(p.ctasPerSm, 1);
+  EXPECT_EQ(p.tilesPerCta, 0);
+  EXPECT_EQ(p.registers.load, 48);
+  EXPECT_EQ(p.registers.compute, 224);
+  EXPECT_EQ(p.numStages, 2);
+  EXPECT_EQ(p.groupStages, 3);
+  KernelShape d64 = shape(true, 64);
+  d64.group = 4;
+  EXPECT_EQ(plan(Chip::sm_90a, d64, pipelined).ctasPerSm, 1);
+  // pipelined-dq: the accumulate warpgroup holds dV, dK and dQ.
+  TuningOptions dq;
+  dq.groupRoles = GroupRoles::pipelined_dq;
+  p = plan(Chip::sm_90a, d128, dq);
+  EXPECT_TRUE(p.pipelinedRoles);
+  EXPECT_TRUE(p.dqInAccumulate);
+  EXPECT_EQ(p.accumulateRegisters, 256);
+  EXPECT_EQ(p.registers.compute, 200);
+  KernelShape d32 = shape(true, 32);
+  d32.group = 2;
+  EXPECT_EQ(failure(Chip::sm_90a, d32, pipelined),
+            "group-roles=pipelined is implemented at head dims 64 and 128 "
+            "(the grouped-query backward of group 2), got head dim 32");
+}
+
 TEST(Sm90aPlan, StridedForwardHasTwoConsumers) {
   TuningOptions options;
   options.schedule = Schedule::strided;

@@ -122,6 +122,19 @@ struct KernelPlan {
   /// every slot and compute one column part of dV, dK and dQ (recomputing S
   /// and dP), so that dK and dV fit their registers at head dim 128.
   int64_t columnParts = 1;
+  /// The sm_90a grouped-query backward with `group-roles=pipelined`: a
+  /// "scores" consumer (S, P, dP, dS, dQ) and an "accumulate" consumer (dV,
+  /// dK over the group) that take every slot of "kv" and "qdo", P and dS
+  /// handed from the first to the second through the ring "pds" of
+  /// `pdsStages` slots.
+  bool pipelinedRoles = false;
+  int64_t pdsStages = 0;
+  /// With `pipelinedRoles`: the accumulate warpgroup's registers (the scores
+  /// warpgroup's are `registers.compute`).
+  int64_t accumulateRegisters = 0;
+  /// With `pipelinedRoles` (`group-roles=pipelined-dq`): dQ = dS K is made
+  /// and stored by the accumulate warpgroup, not the scores one.
+  bool dqInAccumulate = false;
   /// The sm_90a backward above head dim 128 with `slot-parts=2`: the load
   /// ring is two rings by columns of the head dimension, the low
   /// `lowSlotCols` (`numStages` slots) and the rest (`highStages` slots),

@@ -57,6 +57,13 @@ def BlockAttn_RotaryAngles
     I32EnumCase<"per_product", 1, "per-product">,
     I32EnumCase<"per_tile", 2, "per-tile">]>;
 
+def BlockAttn_GroupRoles
+    : BlockAttn_PlanEnum<"GroupRoles",
+                         "how the sm_90a grouped-query backward splits a query head's work", [
+    I32EnumCase<"serial", 0>,
+    I32EnumCase<"pipelined", 1>,
+    I32EnumCase<"pipelined_dq", 2, "pipelined-dq">]>;
+
 /// A pass option that takes one of the values of `enumInfo`, spelled as its
 /// cases' strings; llvm::cl rejects any other value when the option is
 /// parsed. `default` is the symbol of one case.
