@@ -488,6 +488,22 @@ FailureOr<KernelPlan> planSm90aPipelinedGroup(const KernelShape &shape,
   return plan;
 }
 
+/// The roles of the sm_90a grouped-query backward: `group-roles`, or under
+/// `auto` the pipelined roles with dQ in the accumulate warpgroup at head
+/// dim 128 (H200, seed-gqa, G = 4, session 14: 3.38-3.76 ms against
+/// 4.32-4.44 serial, 85% of the floor against 71%; 'pipelined' 4.15), and
+/// 'pipelined' for groups of 2, where that spills 28 bytes; serial at head
+/// dim 64 (2.21-2.50 against 2.24-2.44: no clear gain) and wherever other
+/// options ask for more consumers or CTAs than the pipelined roles have.
+GroupRoles groupRolesOf(const KernelShape &shape,
+                        const TuningOptions &options) {
+  if (options.groupRoles != GroupRoles::automatic)
+    return options.groupRoles;
+  if (shape.headDim != 128 || options.numConsumers > 1 || options.ctasPerSm > 1)
+    return GroupRoles::serial;
+  return shape.group == 2 ? GroupRoles::pipelined : GroupRoles::pipelined_dq;
+}
+
 /// The sm_90a grouped-query backward (Sm90aRecipe.cpp,
 /// buildHopperGroupedBackward): `columnParts` consumer warpgroups (one
 /// unless `num-consumers` says 2) each take whole items (a block and a k/v
@@ -502,8 +518,12 @@ FailureOr<KernelPlan> planSm90aPipelinedGroup(const KernelShape &shape,
 FailureOr<KernelPlan> planSm90aGrouped(const KernelShape &shape,
                                        const TuningOptions &options,
                                        Failure fail) {
-  if (options.groupRoles != GroupRoles::serial)
-    return planSm90aPipelinedGroup(shape, options, fail);
+  GroupRoles roles = groupRolesOf(shape, options);
+  if (roles != GroupRoles::serial) {
+    TuningOptions picked = options;
+    picked.groupRoles = roles;
+    return planSm90aPipelinedGroup(shape, picked, fail);
+  }
   if (options.numConsumers < 0 || options.numConsumers > 2)
     return fail("num-consumers must be 0 (the recipe picks), 1 or 2 for the "
                 "grouped-query backward (group ",

@@ -108,11 +108,24 @@ TEST(Sm90aPlan, GroupedForwardLaunch) {
 // group-roles=pipelined: a scores and an accumulate warpgroup of 224
 // registers next to the producer's 48, one CTA per SM; the ring "pds" (two
 // slots of P and dS) leaves "qdo" three slots at head dim 128. The default
-// keeps one consumer.
+// (auto) is pipelined-dq at head dim 128 ('pipelined' for groups of 2),
+// serial at 64.
 TEST(Sm90aPlan, GroupedBackwardPipelinedRoles) {
   KernelShape d128 = shape(true, 128);
   d128.group = 4;
-  EXPECT_FALSE(plan(Chip::sm_90a, d128).pipelinedRoles);
+  KernelPlan byDefault = plan(Chip::sm_90a, d128);
+  EXPECT_TRUE(byDefault.pipelinedRoles);
+  EXPECT_TRUE(byDefault.dqInAccumulate);
+  KernelShape pair = d128;
+  pair.group = 2;
+  EXPECT_TRUE(plan(Chip::sm_90a, pair).pipelinedRoles);
+  EXPECT_FALSE(plan(Chip::sm_90a, pair).dqInAccumulate);
+  KernelShape half = d128;
+  half.headDim = 64;
+  EXPECT_FALSE(plan(Chip::sm_90a, half).pipelinedRoles);
+  TuningOptions serial;
+  serial.groupRoles = GroupRoles::serial;
+  EXPECT_FALSE(plan(Chip::sm_90a, d128, serial).pipelinedRoles);
   TuningOptions pipelined;
   pipelined.groupRoles = GroupRoles::pipelined;
   KernelPlan p = plan(Chip::sm_90a, d128, pipelined);
@@ -501,7 +514,9 @@ TEST(GroupedBackwardPlan, Sm100aHasOneSoftmaxWarpgroupAndTwoRings) {
 }
 
 TEST(GroupedBackwardPlan, Sm90aLaunchesPersistent) {
-  KernelPlan wide = plan(Chip::sm_90a, grouped(128, 8));
+  TuningOptions serial;
+  serial.groupRoles = GroupRoles::serial;
+  KernelPlan wide = plan(Chip::sm_90a, grouped(128, 8), serial);
   EXPECT_EQ(wide.numConsumers, 1);
   EXPECT_EQ(wide.columnParts, 1);
   EXPECT_EQ(wide.ctasPerSm, 1); // dK and dV stay live across the group

@@ -158,7 +158,7 @@ def BlockAttnWarpSpecializePass
            "1 (one: each chunk's store waits for the previous bulk store to "
            "have read it) or 2 (two, 8 KiB more: it waits for the store "
            "before last; docs/head-dims.md); 0 picks 1">,
-    EnumOption<"groupRoles", "group-roles", BlockAttn_GroupRoles, "serial",
+    EnumOption<"groupRoles", "group-roles", BlockAttn_GroupRoles, "automatic",
            "sm_90a grouped-query backward at head dims 64 and 128 (others "
            "ignore it): 'serial' (one consumer warpgroup computes each query "
            "head's S, softmax, dP, dS, dV, dK and dQ in turn) or 'pipelined' "
@@ -168,7 +168,9 @@ def BlockAttnWarpSpecializePass
            "that one head's accumulation overlaps the next head's scores; "
            "one CTA per SM unless ctas-per-sm says 2) or 'pipelined-dq' (the "
            "same, with dQ = dS K made and stored by the accumulate warpgroup "
-           "from the \"pds\" slot: two products on each side)">,
+           "from the \"pds\" slot: two products on each side) or 'auto' (the "
+           "recipe picks: at head dim 128 'pipelined-dq', 'pipelined' for "
+           "groups of 2, where 'pipelined-dq' spills; else 'serial')">,
   ];
 }
 

@@ -62,7 +62,8 @@ def BlockAttn_GroupRoles
                          "how the sm_90a grouped-query backward splits a query head's work", [
     I32EnumCase<"serial", 0>,
     I32EnumCase<"pipelined", 1>,
-    I32EnumCase<"pipelined_dq", 2, "pipelined-dq">]>;
+    I32EnumCase<"pipelined_dq", 2, "pipelined-dq">,
+    I32EnumCase<"automatic", 3, "auto">]>;
 
 /// A pass option that takes one of the values of `enumInfo`, spelled as its
 /// cases' strings; llvm::cl rejects any other value when the option is
