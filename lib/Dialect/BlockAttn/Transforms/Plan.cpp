@@ -757,10 +757,9 @@ FailureOr<KernelPlan> planSm90aLargeBlockHalves(const KernelShape &shape,
     return numStagesError(fail, options);
   KernelPlan plan;
   int64_t slotBytes = shape.numLoads() * shape.tileBytes(shape.headDim);
-  if (failed(planLaunch(Chip::sm_90a, options,
-                        chunkedTilesPerCta(shape, slotBytes),
-                        /*chunkedByDefault=*/false, chunkedCtasPerSm(shape),
-                        plan, fail)))
+  if (failed(planLaunch(
+          Chip::sm_90a, options, chunkedTilesPerCta(shape, slotBytes),
+          /*chunkedByDefault=*/false, chunkedCtasPerSm(shape), plan, fail)))
     return failure();
   planL2Prefetch(options, /*byDefault=*/false, plan);
   plan.largeBlockConsumers = 2;
@@ -778,9 +777,10 @@ FailureOr<KernelPlan> planSm90aLargeBlockHalves(const KernelShape &shape,
   int64_t fits = std::min(kMaxStages, budget / slotBytes);
   plan.numStages = options.numStages > 0 ? options.numStages : fits;
   if (plan.numStages < 1 || plan.numStages > fits)
-    return fail("no ring of ", std::max<int64_t>(plan.numStages, 1), " x ",
-                slotBytes, " bytes fits in shared memory next to ", scratch,
-                " bytes of P, dS and staging buffers (large-block-consumers=2)");
+    return fail(
+        "no ring of ", std::max<int64_t>(plan.numStages, 1), " x ", slotBytes,
+        " bytes fits in shared memory next to ", scratch,
+        " bytes of P, dS and staging buffers (large-block-consumers=2)");
   plan.registers.load = kLargeBlockBackwardProducerRegs;
   plan.registers.compute = replicaRegisters(
       /*single=*/1, plan.registers.load, /*replicas=*/2, plan.ctasPerSm);

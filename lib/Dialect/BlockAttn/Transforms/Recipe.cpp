@@ -348,8 +348,8 @@ void buildLoadPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
       earlyRows.push_back(tileRowOf(tile));
   auto acquire = AcquireOp::create(b, loc, ring);
   acquire.setL2Prefetch(plan.l2Prefetch);
-  for (auto [index, pair] : llvm::enumerate(
-           llvm::zip(loadedTiles(spec), acquire.getBuffers()))) {
+  for (auto [index, pair] :
+       llvm::enumerate(llvm::zip(loadedTiles(spec), acquire.getBuffers()))) {
     auto [tile, buffer] = pair;
     Value tileRow = earlyRows.empty() ? tileRowOf(tile) : earlyRows[index];
     bool kvSide = tile.source == spec.loads[1] || tile.source == spec.loads[2];

@@ -900,10 +900,10 @@ void buildLargeBlockHalfConsumer(OpBuilder &b, Location loc,
   OpBuilder::InsertionGuard g(b);
   int64_t halves = spec.numQueryTiles();
   std::string name = half == 0 ? "compute" : "compute" + std::to_string(half);
-  ConsumerContext c = beginConsumer(b, loc, spec, values, plan,
-                                    /*needsPScratch=*/false,
-                                    /*needsDsScratch=*/false,
-                                    spec.outputChunkCols(), name);
+  ConsumerContext c =
+      beginConsumer(b, loc, spec, values, plan,
+                    /*needsPScratch=*/false,
+                    /*needsDsScratch=*/false, spec.outputChunkCols(), name);
   auto consume = ConsumeOp::create(b, loc, ring);
   Type i32 = b.getI32Type();
   SmallVector<Type> argTypes = {SlotType::get(ctx), i32, i32, i32};
@@ -941,8 +941,8 @@ void buildLargeBlockHalfConsumer(OpBuilder &b, Location loc,
   auto [row, rows] = blockHalf(b, loc, c.row, c.rows, half, m);
   Value s = MmaOp::create(b, loc, wide32, pin(q[half]), pin(k), false,
                           /*transpose_b=*/true);
-  auto softmax = SoftmaxOp::create(b, loc, wide32, rowsType, Type(), s,
-                                   c.rows, /*valid_rows=*/rows, c.scale,
+  auto softmax = SoftmaxOp::create(b, loc, wide32, rowsType, Type(), s, c.rows,
+                                   /*valid_rows=*/rows, c.scale,
                                    /*normalize=*/true, spec.causal,
                                    /*block=*/IntegerAttr());
   setCausalRowOffset(b, softmax, spec, half);
@@ -1006,8 +1006,8 @@ void buildHopperLargeBlockHalves(OpBuilder &b, Location loc,
   auto pdsType = ChannelType::get(ctx, {square, square}, MemorySpace::smem);
   SmallVector<Value, 2> pds;
   for (int64_t half = 0; half < spec.numQueryTiles(); ++half)
-    pds.push_back(createChannel(b, loc, pdsType,
-                                "pds" + std::to_string(half), /*depth=*/1));
+    pds.push_back(createChannel(b, loc, pdsType, "pds" + std::to_string(half),
+                                /*depth=*/1));
   buildLoadPartition(b, loc, spec, values, ring, plan);
   for (int64_t half = 0; half < spec.numQueryTiles(); ++half)
     buildLargeBlockHalfConsumer(b, loc, spec, plan, values, ring, pds, half);
