@@ -10,6 +10,7 @@
 // RUN: block-attn-opt %t/stages-three.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-consumers=3 num-stages=4"
 // RUN: block-attn-opt %t/stages-negative.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-stages=-1"
 // RUN: block-attn-opt %t/ctas-per-sm.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a ctas-per-sm=5"
+// RUN: block-attn-opt %t/launch-registers.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a ctas-per-sm=3 num-consumers=2 schedule=chunked"
 // RUN: block-attn-opt %t/tiles-per-cta-negative.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a tiles-per-cta=-1"
 // RUN: block-attn-opt %t/tiles-per-cta-strided.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a schedule=strided tiles-per-cta=4"
 // RUN: block-attn-opt %t/backward-three.mlir -split-input-file -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-consumers=3"
@@ -235,6 +236,20 @@ func.func @negative_ctas_per_sm(%q: !act, %k: !act, %v: !act, %o: !act,
   // expected-error @+1 {{'blockattn.forward' op ctas-per-sm must be 0 (the recipe picks) or in [1, 4], got 5}}
   blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
       cu_seqlens(%cu : memref<?xi32>) {head_dim = 128 : i64, element_type = bf16}
+  return
+}
+
+//--- launch-registers.mlir
+
+// Three CTAs of a producer and two consumers launch with 56 registers a
+// thread: ptxas cannot compile the consumers' code in that (C7602), so the
+// plan refuses it first.
+!act = memref<?x4x32xbf16>
+func.func @negative_launch_registers(%q: !act, %k: !act, %v: !act, %o: !act,
+                                     %cu: memref<?xi32>) {
+  // expected-error @+1 {{'blockattn.forward' op 3 CTAs per SM of 3 warpgroups each launch with 56 registers a thread, fewer than the 64 ptxas needs; ask for fewer CTAs per SM (ctas-per-sm) or consumers (num-consumers)}}
+  blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
+      cu_seqlens(%cu : memref<?xi32>) {head_dim = 32 : i64, element_type = bf16}
   return
 }
 

@@ -120,6 +120,9 @@ constexpr int64_t kSmemReserve = 1024;
 /// hands out tiles in order (docs/performance-notes.md#chunked-launch).
 constexpr int64_t kChunkLoadBytes = 192 * 1024;
 
+/// The fewest registers a thread an sm_90a CTA may launch with (planSm90a).
+constexpr int64_t kMinLaunchRegs = 64;
+
 /// Tiles of a chunked CTA's kChunkLoadBytes, with slots of `slotBytes`.
 int64_t tilesOfChunkLoads(int64_t slotBytes) {
   return std::max<int64_t>(1, kChunkLoadBytes / slotBytes);
@@ -896,6 +899,20 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
   // at 40 ptxas spilled the producer (8 bytes at 256).
   if (shape.backward && shape.headDim > KernelShape::kMaxOutputCols)
     plan.registers.load = kSplitSlotProducerRegs;
+  // ptxas compiles every warpgroup's code within the launch's registers
+  // before setmaxnreg moves them: below 64 a thread it gives up (C7602
+  // "insufficient registers", at 56 for three CTAs of a producer and two
+  // consumers at head dim 32; 64 assembles).
+  int64_t warpgroups =
+      1 + plan.numConsumers + (plan.rotaryWarpgroup ? plan.rotaryReplicas : 0);
+  int64_t launchRegs =
+      TargetLimits::launchRegisterCap(128 * warpgroups, plan.ctasPerSm);
+  if (launchRegs < kMinLaunchRegs)
+    return fail(plan.ctasPerSm, " CTAs per SM of ", warpgroups,
+                " warpgroups each launch with ", launchRegs,
+                " registers a thread, fewer than the ", kMinLaunchRegs,
+                " ptxas needs; ask for fewer CTAs per SM (ctas-per-sm) or "
+                "consumers (num-consumers)");
   if (plan.rotaryWarpgroup) {
     plan.registers.rotary = plan.ctasPerSm == 1 ? kSm90aRotaryRegs
                             : shape.rotateV     ? kSm90aChunkedRotateVRotaryRegs
