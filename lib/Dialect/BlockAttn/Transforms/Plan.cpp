@@ -493,18 +493,19 @@ FailureOr<KernelPlan> planSm90aPipelinedGroup(const KernelShape &shape,
 
 /// The roles of the sm_90a grouped-query backward: `group-roles`, or under
 /// `auto` the pipelined roles with dQ in the accumulate warpgroup at head
-/// dim 128 (H200, seed-gqa, G = 4, session 14: 3.38-3.76 ms against
-/// 4.32-4.44 serial, 85% of the floor against 71%; 'pipelined' 4.15), and
-/// 'pipelined' for groups of 2, where that spills 28 bytes; serial at head
-/// dim 64 (2.21-2.50 against 2.24-2.44: no clear gain) and wherever other
-/// options ask for more consumers or CTAs than the pipelined roles have.
+/// dim 128 (H200, seed lengths, Hq = 8, session 14: G = 4 3.38-3.76 ms
+/// against 4.32-4.44 serial, 85-92% of the floor against 71%; G = 8 3.25
+/// against 4.12), except groups of 2, where it spills 28 bytes (4.29
+/// against 4.95 serial; 'pipelined' 5.27): serial there, at head dim 64
+/// (2.21-2.50 against 2.24-2.44: no clear gain) and wherever other options
+/// ask for more consumers or CTAs than the pipelined roles have.
 GroupRoles groupRolesOf(const KernelShape &shape,
                         const TuningOptions &options) {
   if (options.groupRoles != GroupRoles::automatic)
     return options.groupRoles;
   if (shape.headDim != 128 || options.numConsumers > 1 || options.ctasPerSm > 1)
     return GroupRoles::serial;
-  return shape.group == 2 ? GroupRoles::pipelined : GroupRoles::pipelined_dq;
+  return shape.group == 2 ? GroupRoles::serial : GroupRoles::pipelined_dq;
 }
 
 /// The sm_90a grouped-query backward (Sm90aRecipe.cpp,

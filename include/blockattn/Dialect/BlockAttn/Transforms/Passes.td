@@ -169,8 +169,8 @@ def BlockAttnWarpSpecializePass
            "one CTA per SM unless ctas-per-sm says 2) or 'pipelined-dq' (the "
            "same, with dQ = dS K made and stored by the accumulate warpgroup "
            "from the \"pds\" slot: two products on each side) or 'auto' (the "
-           "recipe picks: at head dim 128 'pipelined-dq', 'pipelined' for "
-           "groups of 2, where 'pipelined-dq' spills; else 'serial')">,
+           "recipe picks: at head dim 128 'pipelined-dq', except for groups "
+           "of 2, where it spills; else 'serial')">,
   ];
 }
 
