@@ -427,7 +427,7 @@ int64_t groupedCtasPerSm(const KernelShape &shape) {
 constexpr int64_t kPdsStages = 2;
 
 /// The sm_90a grouped-query backward with `group-roles=pipelined`
-/// (Sm90aRecipe.cpp, buildPipelinedGroupedBackward): the producer and two
+/// (Sm90aRecipe.cpp, buildHopperGroupedBackward): the producer and two
 /// consumer warpgroups of different roles, each taking every slot of "kv"
 /// and "qdo". One CTA per SM by default (two leave each consumer too few
 /// registers for S, dP and dQ at once). Shared memory: the "pds" ring and

@@ -371,6 +371,57 @@ void buildBackwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
             Value());
 }
 
+/// A grouped-query backward consumer's item: its `warpspec.consume` of the
+/// ring "kv" (K and V of a block and a k/v head), with the insertion point
+/// in its body and the item's slot, row and rows in `c`. Returns the k/v
+/// head and the K and V buffers.
+std::tuple<Value, Value, Value> consumeGroupedItem(OpBuilder &b, Location loc,
+                                                   const KernelSpec &spec,
+                                                   Value kv,
+                                                   ConsumerContext &c) {
+  MLIRContext *ctx = b.getContext();
+  BufferType tile = tileBuffer(spec, spec.headDim);
+  auto consume = ConsumeOp::create(b, loc, kv);
+  Type i32 = b.getI32Type();
+  Block &body =
+      createBody(consume, {SlotType::get(ctx), i32, i32, i32, tile, tile}, loc);
+  b.setInsertionPointToStart(&body);
+  c.slot = consume.getSlot();
+  c.row = consume.getRow();
+  c.rows = consume.getRows();
+  return {consume.getHead(), consume.getBufferArgs()[0],
+          consume.getBufferArgs()[1]};
+}
+
+/// dV and dK summed over the group of `kvHead`: `queryHead(head, dv, dk)`
+/// for the first query head (null accumulators: its products start them),
+/// then for the others in one `scf.for` whose iter_args are dV and dK (as
+/// on sm_100a, G unrolled copies spill). Returns the group's dV and dK.
+std::pair<Value, Value> accumulateOverGroup(
+    OpBuilder &b, Location loc, const KernelSpec &spec, Value kvHead,
+    function_ref<std::pair<Value, Value>(Value head, Value dv, Value dk)>
+        queryHead) {
+  Value firstHead = groupQueryHead(b, loc, spec, kvHead, 0);
+  auto [dvFirst, dkFirst] = queryHead(firstHead, Value(), Value());
+  auto constant = [&](int64_t value) -> Value {
+    return arith::ConstantIntOp::create(b, loc, value, 32);
+  };
+  SmallVector<Value> inits = {dvFirst, dkFirst};
+  auto loop = scf::ForOp::create(b, loc, constant(1), constant(spec.group),
+                                 constant(1), inits);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value head =
+        arith::AddIOp::create(b, loc, firstHead, loop.getInductionVar());
+    auto [dv, dk] = queryHead(head, loop.getRegionIterArgs()[0],
+                              loop.getRegionIterArgs()[1]);
+    SmallVector<Value> next = {dv, dk};
+    scf::YieldOp::create(b, loc, next);
+  }
+  return {loop.getResult(0), loop.getResult(1)};
+}
+
 /// One consumer partition of the sm_90a grouped-query backward: it takes
 /// the item's "kv" slot, then the G "qdo" slots in order, and per query head
 /// computes
@@ -407,17 +458,7 @@ void buildGroupedColumnConsumer(OpBuilder &b, Location loc,
   ConsumerContext c = beginConsumer(b, loc, spec, values, plan,
                                     /*needsPScratch=*/true,
                                     /*needsDsScratch=*/true, cols, name);
-  BufferType tile = tileBuffer(spec, spec.headDim);
-  auto consume = ConsumeOp::create(b, loc, kv);
-  Type i32 = b.getI32Type();
-  Block &body =
-      createBody(consume, {SlotType::get(ctx), i32, i32, i32, tile, tile}, loc);
-  b.setInsertionPointToStart(&body);
-  c.slot = consume.getSlot();
-  c.row = consume.getRow();
-  c.rows = consume.getRows();
-  Value kvHead = consume.getHead();
-  Value kSlot = consume.getBufferArgs()[0], vSlot = consume.getBufferArgs()[1];
+  auto [kvHead, kSlot, vSlot] = consumeGroupedItem(b, loc, spec, kv, c);
 
   Type f32 = b.getF32Type();
   int64_t bs = spec.tileRows();
@@ -480,29 +521,8 @@ void buildGroupedColumnConsumer(OpBuilder &b, Location loc,
     store(dq, spec.stores[2]);
     return std::make_pair(dv, dk);
   };
-  auto [dvAcc, dkAcc] =
-      queryHead(groupQueryHead(b, loc, spec, kvHead, 0), Value(), Value());
-  // The other heads in one loop (as on sm_100a, G unrolled copies spill),
-  // dV and dK its iter_args. K and V are released after it.
-  auto constant = [&](int64_t value) -> Value {
-    return arith::ConstantIntOp::create(b, loc, value, 32);
-  };
-  SmallVector<Value> inits = {dvAcc, dkAcc};
-  auto loop = scf::ForOp::create(b, loc, constant(1), constant(spec.group),
-                                 constant(1), inits);
-  {
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value head =
-        arith::AddIOp::create(b, loc, groupQueryHead(b, loc, spec, kvHead, 0),
-                              loop.getInductionVar());
-    auto [dv, dk] = queryHead(head, loop.getRegionIterArgs()[0],
-                              loop.getRegionIterArgs()[1]);
-    SmallVector<Value> next = {dv, dk};
-    scf::YieldOp::create(b, loc, next);
-  }
-  dvAcc = loop.getResult(0);
-  dkAcc = loop.getResult(1);
+  auto [dvAcc, dkAcc] = accumulateOverGroup(b, loc, spec, kvHead, queryHead);
+  // K and V are released after the group.
   ReleaseOp::create(b, loc, c.slot);
   c.head = kvHead;
   store(dvAcc, spec.stores[0]);
@@ -533,17 +553,7 @@ void buildGroupedScoresConsumer(OpBuilder &b, Location loc,
       beginConsumer(b, loc, spec, values, scoresPlan,
                     /*needsPScratch=*/false,
                     /*needsDsScratch=*/false, spec.headDim, "scores");
-  BufferType tile = tileBuffer(spec, spec.headDim);
-  auto consume = ConsumeOp::create(b, loc, kv);
-  Type i32 = b.getI32Type();
-  Block &body =
-      createBody(consume, {SlotType::get(ctx), i32, i32, i32, tile, tile}, loc);
-  b.setInsertionPointToStart(&body);
-  c.slot = consume.getSlot();
-  c.row = consume.getRow();
-  c.rows = consume.getRows();
-  Value kvHead = consume.getHead();
-  Value kSlot = consume.getBufferArgs()[0], vSlot = consume.getBufferArgs()[1];
+  auto [kvHead, kSlot, vSlot] = consumeGroupedItem(b, loc, spec, kv, c);
 
   Type f32 = b.getF32Type();
   int64_t bs = spec.tileRows();
@@ -616,17 +626,9 @@ void buildGroupedAccumulateConsumer(OpBuilder &b, Location loc,
       beginConsumer(b, loc, spec, values, accumulatePlan,
                     /*needsPScratch=*/false,
                     /*needsDsScratch=*/false, spec.headDim, "accumulate");
-  BufferType tile = tileBuffer(spec, spec.headDim);
-  auto consume = ConsumeOp::create(b, loc, kv);
-  Type i32 = b.getI32Type();
-  Block &body =
-      createBody(consume, {SlotType::get(ctx), i32, i32, i32, tile, tile}, loc);
-  b.setInsertionPointToStart(&body);
-  c.slot = consume.getSlot();
-  c.row = consume.getRow();
-  c.rows = consume.getRows();
-  Value kvHead = consume.getHead();
-  Value kSlot = consume.getBufferArgs()[0];
+  Value kvHead, kSlot;
+  std::tie(kvHead, kSlot, std::ignore) =
+      consumeGroupedItem(b, loc, spec, kv, c);
   // It reads K only for dQ (pipelined-dq).
   if (!plan.dqInAccumulate)
     ReleaseOp::create(b, loc, c.slot);
@@ -655,59 +657,12 @@ void buildGroupedAccumulateConsumer(OpBuilder &b, Location loc,
     }
     return std::make_pair(dv, dk);
   };
-  Value firstHead = groupQueryHead(b, loc, spec, kvHead, 0);
-  auto [dvAcc, dkAcc] = queryHead(firstHead, Value(), Value());
-  // The other heads in one loop, dV and dK its iter_args.
-  auto constant = [&](int64_t value) -> Value {
-    return arith::ConstantIntOp::create(b, loc, value, 32);
-  };
-  SmallVector<Value> inits = {dvAcc, dkAcc};
-  auto loop = scf::ForOp::create(b, loc, constant(1), constant(spec.group),
-                                 constant(1), inits);
-  {
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value head =
-        arith::AddIOp::create(b, loc, firstHead, loop.getInductionVar());
-    auto [dv, dk] = queryHead(head, loop.getRegionIterArgs()[0],
-                              loop.getRegionIterArgs()[1]);
-    SmallVector<Value> next = {dv, dk};
-    scf::YieldOp::create(b, loc, next);
-  }
+  auto [dvAcc, dkAcc] = accumulateOverGroup(b, loc, spec, kvHead, queryHead);
   if (plan.dqInAccumulate)
     ReleaseOp::create(b, loc, c.slot);
   c.head = kvHead;
-  storeTile(b, loc, c, loop.getResult(0), spec.stores[0], Value());
-  storeTile(b, loc, c, loop.getResult(1), spec.stores[1], Value());
-}
-
-/// The sm_90a grouped-query backward with `group-roles=pipelined`
-/// (docs/pipeline.md, "Grouped-query attention"): the producer of the
-/// serial recipe (buildGroupedLoadPartition) and two consumer warpgroups of
-/// different roles that both take every slot of "kv" and "qdo" (their empty
-/// barriers count two arrivals): the scores warpgroup hands each query
-/// head's P and dS through the ring "pds" (plan.pdsStages slots) to the
-/// accumulate warpgroup, which sums dV and dK over the group, so that one
-/// head's dV and dK products overlap the next head's S, softmax, dP, dS
-/// and dQ.
-void buildPipelinedGroupedBackward(OpBuilder &b, Location loc,
-                                   const KernelSpec &spec,
-                                   const KernelPlan &plan) {
-  MLIRContext *ctx = b.getContext();
-  OpBuilder::InsertionGuard guard(b);
-  KernelValues values = groupedValues(
-      b, loc, spec, beginKernel(b, loc, Chip::sm_90a, spec, plan));
-  BufferType tile = tileBuffer(spec, spec.headDim);
-  auto pair = ChannelType::get(ctx, {tile, tile}, MemorySpace::smem);
-  Value kv = createChannel(b, loc, pair, "kv", plan.numStages);
-  Value qdo = createChannel(b, loc, pair, "qdo", plan.groupStages);
-  BufferType square = queryBuffer(spec, spec.tileRows());
-  Value pds = createChannel(
-      b, loc, ChannelType::get(ctx, {square, square}, MemorySpace::smem), "pds",
-      plan.pdsStages);
-  buildGroupedLoadPartition(b, loc, spec, values, kv, qdo, plan);
-  buildGroupedScoresConsumer(b, loc, spec, plan, values, kv, qdo, pds);
-  buildGroupedAccumulateConsumer(b, loc, spec, plan, values, kv, qdo, pds);
+  storeTile(b, loc, c, dvAcc, spec.stores[0], Value());
+  storeTile(b, loc, c, dkAcc, spec.stores[1], Value());
 }
 
 /// Hopper grouped-query backward (group > 1; docs/pipeline.md,
@@ -718,12 +673,16 @@ void buildPipelinedGroupedBackward(OpBuilder &b, Location loc,
 /// head of the group into the ring "qdo" (buildGroupedLoadPartition).
 /// `plan.columnParts` consumer partitions each take every slot of both
 /// rings and own one column part of dV, dK and dQ
-/// (buildGroupedColumnConsumer).
+/// (buildGroupedColumnConsumer). With plan.pipelinedRoles
+/// (`group-roles=pipelined` or `pipelined-dq`) two warpgroups of different
+/// roles take every slot of both rings instead: the scores warpgroup hands
+/// each query head's P and dS through the ring "pds" (plan.pdsStages slots)
+/// to the accumulate warpgroup, which sums dV and dK over the group, so that
+/// one head's dV and dK products overlap the next head's S, softmax, dP, dS
+/// and dQ.
 void buildHopperGroupedBackward(OpBuilder &b, Location loc,
                                 const KernelSpec &spec,
                                 const KernelPlan &plan) {
-  if (plan.pipelinedRoles)
-    return buildPipelinedGroupedBackward(b, loc, spec, plan);
   MLIRContext *ctx = b.getContext();
   OpBuilder::InsertionGuard guard(b);
   KernelValues values = groupedValues(
@@ -732,6 +691,16 @@ void buildHopperGroupedBackward(OpBuilder &b, Location loc,
   auto pair = ChannelType::get(ctx, {tile, tile}, MemorySpace::smem);
   Value kv = createChannel(b, loc, pair, "kv", plan.numStages);
   Value qdo = createChannel(b, loc, pair, "qdo", plan.groupStages);
+  if (plan.pipelinedRoles) {
+    BufferType square = queryBuffer(spec, spec.tileRows());
+    Value pds = createChannel(
+        b, loc, ChannelType::get(ctx, {square, square}, MemorySpace::smem),
+        "pds", plan.pdsStages);
+    buildGroupedLoadPartition(b, loc, spec, values, kv, qdo, plan);
+    buildGroupedScoresConsumer(b, loc, spec, plan, values, kv, qdo, pds);
+    buildGroupedAccumulateConsumer(b, loc, spec, plan, values, kv, qdo, pds);
+    return;
+  }
   buildGroupedLoadPartition(b, loc, spec, values, kv, qdo, plan);
   for (int64_t part = 0; part < plan.columnParts; ++part)
     buildGroupedColumnConsumer(b, loc, spec, plan, values, kv, qdo, part);
