@@ -173,14 +173,20 @@ def test_grouped_backward_launches(flags, tmp_path):
         cases += [(em.Case("backward", 64, "bf16", group=2), 4, 1),
                   (em.Case("backward", 32, "bf16", group=2, causal=True), 4, None)]
     for case, heads, num_sms in cases:
-        base = compile_with(case, tmp_path / case.name, *flags)
-        tensors = em.make_problem(case, heads=heads, seed=11)
-        kwargs = {"num_sms": num_sms} if num_sms else {}
-        out = em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), tensors,
-                         {"softmax_scale": case.head_dim ** -0.5}, **kwargs)
-        assert em.check_close(case, out, em.reference_outputs(case, tensors)) == [], case.name
-        for name in case.outputs:
-            assert (out[name] != em.POISON).all(), (case.name, name)
+        emulate_and_check(case, heads, num_sms, tmp_path, flags, seed=11)
+
+
+def emulate_and_check(case, heads, num_sms, tmp_path, flags, seed):
+    """Compiles `case` with `flags`, runs it in the emulator on `num_sms` SMs (None: the
+    default) and checks every output against the float64 reference, each element written."""
+    base = compile_with(case, tmp_path / case.name, *flags)
+    tensors = em.make_problem(case, heads=heads, seed=seed)
+    kwargs = {"num_sms": num_sms} if num_sms else {}
+    out = em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), tensors,
+                     {"softmax_scale": case.head_dim ** -0.5}, **kwargs)
+    assert em.check_close(case, out, em.reference_outputs(case, tensors)) == [], case.name
+    for name in case.outputs:
+        assert (out[name] != em.POISON).all(), (case.name, name)
 
 
 # group-roles=pipelined: a scores warpgroup (S, P, dP, dS, dQ) hands each query head's P and dS
@@ -202,11 +208,4 @@ PIPELINED_CASES = [
                          ids=lambda x: x.name if isinstance(x, em.Case) else str(x))
 def test_grouped_backward_pipelined_roles(case, heads, num_sms, roles, tmp_path):
     """pipelined-dq: the same, with dQ = dS K made and stored by the accumulate warpgroup."""
-    base = compile_with(case, tmp_path / case.name, f"--group-roles={roles}")
-    tensors = em.make_problem(case, heads=heads, seed=13)
-    kwargs = {"num_sms": num_sms} if num_sms else {}
-    out = em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), tensors,
-                     {"softmax_scale": case.head_dim ** -0.5}, **kwargs)
-    assert em.check_close(case, out, em.reference_outputs(case, tensors)) == [], case.name
-    for name in case.outputs:
-        assert (out[name] != em.POISON).all(), (case.name, name)
+    emulate_and_check(case, heads, num_sms, tmp_path, [f"--group-roles={roles}"], seed=13)
