@@ -1018,6 +1018,25 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
   return plan;
 }
 
+/// How output tiles leave the registers under `o-store=auto`: the threads'
+/// own 128-byte row stores (`smem`) for the sm_90a rotary forward at head
+/// dim 128 and block size 64 without rotate_v, whose consumers then do not
+/// wait for a bulk store to have read the staging buffer before the next
+/// tile's O (H200, seed lengths, session 14: half-split 1.625-1.634 against
+/// 1.657-1.660 ms, interleaved 1.617-1.619 against 1.673-1.678, interleaved
+/// with positions 1.651-1.654 against 1.701-1.710; with rotate_v 2-8%
+/// slower, the backwards 1-3% and the forwards at 64 2-4% slower;
+/// docs/rotary.md); bulk tensor stores (`tma`) elsewhere.
+OStore oStoreOf(const KernelShape &shape, const TuningOptions &options) {
+  if (options.oStore != OStore::automatic)
+    return options.oStore;
+  bool rotaryForward128 = options.chip == Chip::sm_90a && !shape.backward &&
+                          shape.hasRotary() && !shape.rotateV &&
+                          shape.headDim == 128 && shape.blockSize == 64 &&
+                          shape.group == 1;
+  return rotaryForward128 ? OStore::smem : OStore::tma;
+}
+
 } // namespace
 
 int64_t blockattn::replicaRegisters(int64_t single, int64_t otherRegs,
@@ -1029,9 +1048,11 @@ int64_t blockattn::replicaRegisters(int64_t single, int64_t otherRegs,
 }
 
 FailureOr<KernelPlan> blockattn::planKernel(const KernelShape &shape,
-                                            const TuningOptions &options,
+                                            const TuningOptions &requested,
                                             std::string &error) {
   Failure fail{error};
+  TuningOptions options = requested;
+  options.oStore = oStoreOf(shape, requested);
   if (options.rotaryWarpgroups < 0 || options.rotaryWarpgroups > 2)
     return fail("rotary-warpgroups must be 0 (the recipe picks), 1 or 2, got ",
                 options.rotaryWarpgroups);

@@ -339,6 +339,28 @@ TEST(Sm90aPlan, RotaryWarpgroupTakesTheRotationOffTheConsumers) {
   EXPECT_EQ(chunked.registers.compute, 216);
 }
 
+TEST(Sm90aPlan, RotaryForwardAt128StoresOThroughTheThreads) {
+  // o-store=auto: the threads' row stores for the sm_90a rotary forward at
+  // head dim 128 without rotate_v, bulk tensor stores everywhere else.
+  for (RotaryMode mode : {RotaryMode::half_split, RotaryMode::interleaved}) {
+    KernelPlan forward = plan(Chip::sm_90a, shape(false, 128, mode));
+    EXPECT_TRUE(forward.stageOutput);
+    EXPECT_FALSE(forward.bulkStore);
+    EXPECT_TRUE(plan(Chip::sm_90a, shape(false, 128, mode, true)).bulkStore);
+    EXPECT_TRUE(plan(Chip::sm_90a, shape(false, 64, mode)).bulkStore);
+    EXPECT_TRUE(plan(Chip::sm_90a, shape(true, 128, mode)).bulkStore);
+    EXPECT_TRUE(plan(Chip::sm_100a, shape(false, 128, mode)).bulkStore);
+  }
+  KernelShape grouped = shape(false, 128, RotaryMode::half_split);
+  grouped.group = 4;
+  EXPECT_TRUE(plan(Chip::sm_90a, grouped).bulkStore);
+  // An explicit value is kept.
+  TuningOptions tma;
+  tma.oStore = OStore::tma;
+  EXPECT_TRUE(plan(Chip::sm_90a, shape(false, 128, RotaryMode::half_split), tma)
+                  .bulkStore);
+}
+
 TEST(Sm90aPlan, OptionsOverrideTheDefaults) {
   TuningOptions options;
   options.pOperand = POperand::smem;

@@ -90,12 +90,14 @@ def BlockAttnWarpSpecializePass
            "Tiles per CTA of a chunked launch; 0 picks about 192 KiB of "
            "loads per CTA (forward: 4 tiles at head dim 128, 8 at 64; "
            "backward: 3 and 6)">,
-    EnumOption<"oStore", "o-store", BlockAttn_OStore, "tma",
+    EnumOption<"oStore", "o-store", BlockAttn_OStore, "automatic",
            "How output tiles leave the registers: 'tma' (staged in a "
            "per-warpgroup buffer; full tiles leave with a bulk tensor store, "
            "partial ones as below), 'smem' (staged, then stored by the "
-           "threads in whole 128-byte row segments) or, on sm_90a only, "
-           "'registers' (each thread stores its accumulator fragment)">,
+           "threads in whole 128-byte row segments), on sm_90a only "
+           "'registers' (each thread stores its accumulator fragment), or "
+           "'auto' (the recipe picks: smem for the sm_90a rotary forward at "
+           "head dim 128 and block size 64 without rotate_v, else tma)">,
     EnumOption<"l2Prefetch", "l2-prefetch", BlockAttn_L2Prefetch, "automatic",
            "Whether the producer prefetches each tile into L2 before it "
            "waits for a free slot (warpspec.acquire {l2_prefetch}): 'on', "

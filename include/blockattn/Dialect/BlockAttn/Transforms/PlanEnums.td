@@ -35,7 +35,8 @@ def BlockAttn_OStore
     : BlockAttn_PlanEnum<"OStore", "how output tiles leave the registers", [
     I32EnumCase<"tma", 0>,
     I32EnumCase<"smem", 1>,
-    I32EnumCase<"registers", 2>]>;
+    I32EnumCase<"registers", 2>,
+    I32EnumCase<"automatic", 3, "auto">]>;
 
 def BlockAttn_L2Prefetch
     : BlockAttn_PlanEnum<"L2Prefetch", "whether the producer prefetches", [
