@@ -385,6 +385,23 @@ def test_planted_swizzle_64b_read_as_128b(chip, kernels, tmp_path):
 
 @pytest.mark.parametrize("kind", ["forward", "backward"])
 @pytest.mark.parametrize("chip", ["sm_90a", "sm_100a"])
+def test_many_sequences_each_cta_finds_its_first(kind, chip, kernels):
+    """A batch of 160 sequences (0 to 133 tokens), so that the search for a CTA's first
+    sequence (Schedule.cpp, searchSequence) takes several four-way rounds, and a grid of
+    three SMs' CTAs, each of which starts the search at another work item."""
+    case = em.Case(kind, 64, "bf16")
+    lengths = [int(n) for n in np.random.default_rng(5).integers(0, 134, 160)]
+    tensors = em.make_problem(case, lengths=lengths)
+    base = kernels(case, chip)
+    out = em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), tensors,
+                     {"softmax_scale": case.head_dim ** -0.5}, num_sms=3)
+    assert em.check_close(case, out, em.reference_outputs(case, tensors)) == []
+    for name in case.outputs:
+        assert (out[name] != em.POISON).all()
+
+
+@pytest.mark.parametrize("kind", ["forward", "backward"])
+@pytest.mark.parametrize("chip", ["sm_90a", "sm_100a"])
 @pytest.mark.parametrize("seed,shared_base,sms", [(2, 1024, 2), (7, 16, 1), (123, 1024, 3)])
 def test_other_schedules(kind, chip, seed, shared_base, sms, kernels):
     """Other warp orders and completion points, a CTA window not 1024-aligned, other grids.

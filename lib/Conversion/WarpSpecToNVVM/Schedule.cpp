@@ -102,16 +102,28 @@ LogicalResult inlineTileBody(ConversionPatternRewriter &rewriter,
   return success();
 }
 
+/// Probes a round of searchSequence. A round's loads are independent, so
+/// it costs about one load's latency where a halving costs one per probe:
+/// the load warpgroup's elected thread searches before its CTA's first
+/// copy, and at the seed's 1152 sequences eleven dependent L2 reads of
+/// cu_seqlens held every CTA's first tile back by about 2.7 us (traced on
+/// the H200; docs/performance-notes.md). Four-way rounds take six; seven
+/// probes a round (four rounds) made ptxas spill 4-8 bytes in the sm_100a
+/// rotary backwards, whose load warpgroup has the fewest registers.
+constexpr int64_t kSearchProbes = 3;
+
 /// The largest sequence b in [0, numSeqs) whose key (`keyOf(b)`, increasing
-/// in b) is at most `target`: a binary search over the variables `lo` and
-/// `hi` of `target`'s width. Both tile loop lowerings start a CTA's cursor
-/// with it.
+/// in b) is at most `target`: a search in rounds of kSearchProbes + 1 parts
+/// over the variables `lo` and `hi` of `target`'s width, keeping
+/// key(lo) <= target < key(hi) (hi = numSeqs stands for past the end).
+/// Both tile loop lowerings start a CTA's cursor with it.
 Value searchSequence(KernelBuilder &e, Value lo, Value hi, Value numSeqs,
                      Value target, function_ref<Value(Value)> keyOf) {
   Type t = target.getType();
   bool narrow = t.isInteger(32);
-  Value zero = narrow ? e.i32(0) : e.i64(0), one = narrow ? e.i32(1) : e.i64(1);
-  e.store(zero, lo);
+  auto constant = [&](int64_t v) { return narrow ? e.i32(v) : e.i64(v); };
+  Value one = constant(1);
+  e.store(constant(0), lo);
   e.store(numSeqs, hi);
   e.emitWhile(
       [&] {
@@ -121,10 +133,24 @@ Value searchSequence(KernelBuilder &e, Value lo, Value hi, Value numSeqs,
       },
       [&](ValueRange) {
         Value l = e.load(t, lo), h = e.load(t, hi);
-        Value mid = LLVM::LShrOp::create(e.b, e.loc, e.add(l, h), one);
-        Value le = e.cmp(Pred::ule, keyOf(mid), target);
-        e.store(e.select(le, mid, l), lo);
-        e.store(e.select(le, h, mid), hi);
+        Value parts = constant(kSearchProbes + 1);
+        Value step = e.udiv(e.add(e.sub(h, l), e.sub(parts, one)), parts);
+        // Probe i is l + i step; the keys increase, so the probes at most
+        // `target` are a prefix, and their count says which part holds it.
+        // A probe at or past h reads key(l) instead (in bounds) and counts
+        // as past the target.
+        Value count = constant(0);
+        for (int64_t i = 1; i <= kSearchProbes; ++i) {
+          Value probe = e.add(l, e.mul(step, constant(i)));
+          Value inside = e.cmp(Pred::ult, probe, h);
+          Value key = keyOf(e.select(inside, probe, l));
+          Value atMost = LLVM::AndOp::create(e.b, e.loc, inside,
+                                             e.cmp(Pred::ule, key, target));
+          count = e.add(count, LLVM::ZExtOp::create(e.b, e.loc, t, atMost));
+        }
+        Value newLo = e.add(l, e.mul(count, step));
+        e.store(newLo, lo);
+        e.store(LLVM::UMinOp::create(e.b, e.loc, e.add(newLo, step), h), hi);
       });
   return e.load(t, lo);
 }

@@ -31,6 +31,10 @@
 // CHECK-NEXT: %[[TILES:[0-9]+]] = llvm.udiv %[[VK]], %[[K]] : i32
 // CHECK-NEXT: %[[TILES64:[0-9]+]] = llvm.zext %[[TILES]] : i32 to i64
 // CHECK-NEXT: llvm.mul %[[TILES64]], %{{[0-9]+}} : i64
+// The CTA's first sequence: a search in four-way rounds, three probes of
+// cu_seqlens a round (independent loads), then the new bounds.
+// CHECK-COUNT-3: llvm.icmp "ule"
+// CHECK: llvm.intr.umin
 // The first block start S(4 t), then the ends S(4 t + q + 1) - S(4 t),
 // each min(start + j 16, end) of its sequence, shifted into byte q.
 // CHECK: %[[S:[0-9]+]] = llvm.intr.umin
