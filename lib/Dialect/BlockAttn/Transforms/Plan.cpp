@@ -75,6 +75,16 @@ constexpr int64_t kSplitSlotProducerRegs = 48;
 /// assembles with no spills at every head dim (docs/block-sizes.md).
 constexpr int64_t kSm100aLargeBlockBackwardLoadRegs = 88,
                   kSm100aLargeBlockBackwardMmaRegs = 88;
+/// The forward at block size 128 above head dim 128 (largeBlockWideForward):
+/// the producer issues 16 TMA boxes a block at 256 (q in halves, k and v of
+/// 128 rows, four 64-column boxes each), and at 40 registers ptxas spilled
+/// it (8 bytes at 192, 36 at 256 on sm_90a); at 48 nothing spills. On
+/// sm_100a the MMA warpgroup issues S and O (N = D) per query half, and
+/// with the load warpgroup at 40 or 48 and it at 96, ptxas spilled 8-72
+/// bytes; 48 / 112 leave each softmax warpgroup 176 (S 64 f32 and one
+/// 64-column chunk of O, 32, at its peak) and nothing spills (CUDA 13.0).
+constexpr int64_t kLargeBlockWideForwardLoadRegs = 48,
+                  kSm100aLargeBlockWideForwardMmaRegs = 112;
 /// sm_90a: the rotary warpgroup that rotates the load ring's slots in place
 /// (KernelPlan::rotaryWarpgroup). warpspec.rotate reads the tables of as
 /// many passes ahead as its registers allow, (regs - 40) / (2 x pairs per
@@ -214,6 +224,15 @@ bool largeBlockBackward(const KernelShape &shape) {
 /// docs/block-sizes.md#measured-on-the-h200).
 bool largeBlockForward(const KernelShape &shape) {
   return !shape.backward && shape.numQueryTiles() > 1;
+}
+
+/// The forward at block size 128 above head dim 128: O is made in 64-column
+/// chunks per query half (Sm90aRecipe.cpp, buildForwardBody), and one slot
+/// of q, k and v (144 KiB at head dim 192, 192 KiB at 256) is all that fits,
+/// so one consumer takes every block (docs/head-dims.md).
+bool largeBlockWideForward(const KernelShape &shape) {
+  return largeBlockForward(shape) &&
+         shape.headDim > KernelShape::kMaxOutputCols;
 }
 
 /// The sm_90a rotary forward at head dim 64 (block size 64), which launches
@@ -361,7 +380,7 @@ int64_t defaultConsumers(const KernelShape &shape) {
   // The backward above head dim 128: no two slots of the ring fit next to
   // two consumers' scratch buffers (a consumer takes every other slot).
   if ((shape.backward && shape.headDim > KernelShape::kMaxOutputCols) ||
-      largeBlockBackward(shape))
+      largeBlockBackward(shape) || largeBlockWideForward(shape))
     return 1;
   return shape.backward && shape.headDim <= 64 && !shape.hasRotary() ? 1 : 2;
 }
@@ -900,6 +919,8 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
   // at 40 ptxas spilled the producer (8 bytes at 256).
   if (shape.backward && shape.headDim > KernelShape::kMaxOutputCols)
     plan.registers.load = kSplitSlotProducerRegs;
+  if (largeBlockWideForward(shape))
+    plan.registers.load = kLargeBlockWideForwardLoadRegs;
   // ptxas compiles every warpgroup's code within the launch's registers
   // before setmaxnreg moves them: below 64 a thread it gives up (C7602
   // "insufficient registers", at 56 for three CTAs of a producer and two
@@ -1006,6 +1027,10 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
   if (shape.backward && shape.headDim > KernelShape::kMaxOutputCols) {
     plan.registers.mma = kChunkedBackwardMmaRegs;
     plan.registers.load = kChunkedBackwardLoadRegs;
+  }
+  if (largeBlockWideForward(shape)) {
+    plan.registers.load = kLargeBlockWideForwardLoadRegs;
+    plan.registers.mma = kSm100aLargeBlockWideForwardMmaRegs;
   }
   if (singleSoftmaxReplica(shape)) {
     plan.registers.mma = kWideRotaryBackwardMmaRegs;
