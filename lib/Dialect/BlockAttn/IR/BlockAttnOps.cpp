@@ -210,15 +210,22 @@ LogicalResult verifyAttentionOp(OpTy op, ArrayRef<NamedOperand> activations) {
     return op.emitOpError() << "unsupported head_dim " << headDim
                             << "; supported head dims: "
                             << joinInts(Support::headDims);
-  // Above 128 the backward's slot at block size 128 (q, k, v and dO: 192
-  // KiB at head dim 192, 256 at 256) and its P / dS scratch do not fit
-  // shared memory; the forward's outputs are made in column chunks of the
-  // head dim per query half (docs/head-dims.md).
-  if (headDim > 128 && blockSize > 64 &&
-      std::is_same_v<OpTy, BackwardOp>)
+  // Above head dim 128 the forward at block size 128 makes O in column
+  // chunks of the head dim per 64-row query half (docs/head-dims.md). The
+  // backward's block (q, k, v and dO: head_dim KiB) does not fit shared
+  // memory next to its P and dS (64 KiB), and the rotary kernels have no
+  // room to rotate it.
+  if (headDim > 128 && blockSize > 64 && std::is_same_v<OpTy, BackwardOp>)
     return op.emitOpError()
            << "the backward at head_dim " << headDim
-           << " is implemented at block sizes up to 64 only, got " << blockSize;
+           << " is implemented at block sizes up to 64 only, got " << blockSize
+           << " (a block's q, k, v and dO, " << headDim
+           << " KiB, do not fit shared memory next to its P and dS)";
+  if (headDim > 128 && blockSize > 64 && op.hasRotary())
+    return op.emitOpError()
+           << "rotary embeddings at head_dim " << headDim
+           << " are implemented at block sizes up to 64 only, got "
+           << blockSize;
   if (headDim > 128 && op.hasRotary())
     return op.emitOpError() << "rotary embeddings are implemented up to "
                                "head_dim 128, got head_dim "
