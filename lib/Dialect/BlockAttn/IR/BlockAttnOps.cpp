@@ -14,7 +14,6 @@
 #include "llvm/ADT/STLExtras.h"
 
 #include <cmath>
-#include <type_traits>
 
 using namespace mlir;
 using namespace mlir::blockattn;
@@ -210,17 +209,9 @@ LogicalResult verifyAttentionOp(OpTy op, ArrayRef<NamedOperand> activations) {
     return op.emitOpError() << "unsupported head_dim " << headDim
                             << "; supported head dims: "
                             << joinInts(Support::headDims);
-  // Above head dim 128 the forward at block size 128 makes O in column
-  // chunks of the head dim per 64-row query half (docs/head-dims.md). The
-  // backward's block (q, k, v and dO: head_dim KiB) does not fit shared
-  // memory next to its P and dS (64 KiB), and the rotary kernels have no
-  // room to rotate it.
-  if (headDim > 128 && blockSize > 64 && std::is_same_v<OpTy, BackwardOp>)
-    return op.emitOpError()
-           << "the backward at head_dim " << headDim
-           << " is implemented at block sizes up to 64 only, got " << blockSize
-           << " (a block's q, k, v and dO, " << headDim
-           << " KiB, do not fit shared memory next to its P and dS)";
+  // Above head dim 128 at block size 128 the outputs are made in column
+  // chunks of the head dim per 64-row query half (docs/head-dims.md); the
+  // rotary kernels have no room to rotate the block.
   if (headDim > 128 && blockSize > 64 && op.hasRotary())
     return op.emitOpError()
            << "rotary embeddings at head_dim " << headDim

@@ -810,6 +810,70 @@ FailureOr<KernelPlan> planSm90aLargeBlockHalves(const KernelShape &shape,
   return plan;
 }
 
+/// The sm_90a backward at block size 128 above head dim 128 (two passes over
+/// column chunks, KernelPlan::columnPasses).
+bool largeBlockWideBackward(const KernelShape &shape) {
+  return largeBlockBackward(shape) &&
+         shape.headDim > KernelShape::kMaxOutputCols;
+}
+
+/// The sm_90a backward at block size 128 above head dim 128
+/// (KernelPlan::columnPasses; docs/head-dims.md): the chunk ring's slot is
+/// 64 columns of a block's q halves, k, v and dO halves (64 KiB), two slots
+/// deep; P and dS of both query halves (the rings "pds0", "pds1") and a
+/// staging buffer per consumer: 208 KiB. Persistent, one CTA per SM, two
+/// consumers (one per query half) of 216 registers next to the producer's
+/// 64 (S 64 + dP 64 f32 at the peak, as large-block-consumers=2).
+FailureOr<KernelPlan> planSm90aLargeBlockColumnPasses(
+    const KernelShape &shape, const TuningOptions &options, Failure fail) {
+  if (options.numConsumers > 1)
+    return fail("the backward at block_size ", shape.blockSize,
+                " above head_dim 128 has one consumer warpgroup per query "
+                "half, got num-consumers=",
+                options.numConsumers);
+  if (options.ctasPerSm > 1)
+    return fail("the backward at block_size ", shape.blockSize,
+                " above head_dim 128 has one CTA per SM, got ctas-per-sm=",
+                options.ctasPerSm);
+  if (options.slotParts == 2 || options.largeBlockConsumers == 1)
+    return fail("the backward at block_size ", shape.blockSize,
+                " above head_dim 128 streams 64-column chunks to two "
+                "consumers; slot-parts=2 and large-block-consumers=1 do not "
+                "apply");
+  if (options.l2Prefetch == L2Prefetch::on)
+    return fail("l2-prefetch=on does not apply to the backward at block_size ",
+                shape.blockSize, " above head_dim 128");
+  if (!validNumStages(options))
+    return numStagesError(fail, options);
+  KernelPlan plan;
+  int64_t chunkCols = shape.outputChunkCols();
+  int64_t slotBytes = shape.numLoads() * shape.tileBytes(chunkCols);
+  if (failed(planLaunch(Chip::sm_90a, options, /*chunkedTilesPerCta=*/1,
+                        /*chunkedByDefault=*/false, /*chunkedCtasPerSm=*/1,
+                        plan, fail)))
+    return failure();
+  plan.columnPasses = true;
+  plan.numConsumers = 1;
+  plan.stageOutput = options.oStore != OStore::registers;
+  plan.bulkStore = options.oStore == OStore::tma;
+  int64_t scratch =
+      2 * shape.numQueryTiles() * shape.queryTileBytes(shape.tileRows());
+  if (plan.stageOutput)
+    scratch += 2 * shape.queryTileBytes(chunkCols);
+  int64_t budget =
+      TargetLimits::sharedMemoryBudget(plan.ctasPerSm) - kSmemReserve - scratch;
+  int64_t fits = std::min<int64_t>(2, budget / slotBytes);
+  plan.numStages = options.numStages > 0 ? options.numStages : fits;
+  if (plan.numStages < 1 || plan.numStages * slotBytes > budget)
+    return fail("no ring of ", std::max<int64_t>(plan.numStages, 1), " x ",
+                slotBytes, " bytes fits in shared memory next to ", scratch,
+                " bytes of P, dS and staging buffers");
+  plan.registers.load = kLargeBlockBackwardProducerRegs;
+  plan.registers.compute = replicaRegisters(
+      /*single=*/1, plan.registers.load, /*replicas=*/2, plan.ctasPerSm);
+  return plan;
+}
+
 /// The sm_90a recipe: one TMA producer warpgroup and `numConsumers`
 /// consumer warpgroups that each own whole tiles. A 64x64 tile is
 /// memory-bound by ~7x (32 FLOP/byte forward, ~40 backward), so the plan is
@@ -820,6 +884,8 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
     return fail("num-consumers must be 0 (the recipe picks), 1, 2 or 3 "
                 "(warpgroups of 128 threads next to the producer), got ",
                 options.numConsumers);
+  if (largeBlockWideBackward(shape))
+    return planSm90aLargeBlockColumnPasses(shape, options, fail);
   if (options.slotParts == 2 || splitsSlotsByDefault(shape, options))
     return planSm90aSplitSlots(shape, options, fail);
   if (options.largeBlockConsumers == 2 ||
@@ -975,6 +1041,12 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
   // chunk, not by tile: one softmax warpgroup takes them all in order.
   if (shape.backward && shape.headDim > KernelShape::kMaxOutputCols)
     plan.softmaxReplicas = 1;
+  // Not built (docs/head-dims.md): the sm_90a kernel streams the block's
+  // columns in two passes to two consumers.
+  if (largeBlockWideBackward(shape))
+    return fail("the backward at block_size ", shape.blockSize,
+                " above head_dim 128 is implemented for sm_90a only "
+                "(docs/head-dims.md)");
   // With rotary embeddings a fifth warpgroup leaves the two softmax
   // warpgroups about 140 registers: too few for a 64 x 128 S next to O.
   if (shape.numQueryTiles() > 1 && shape.hasRotary())
