@@ -468,13 +468,17 @@ void buildColumnPassLoadPartition(OpBuilder &b, Location loc,
                                                           tile.rowOffset, 32))
                              .getResult()
                        : row);
-  // v is read by dP = dO v^T only: the gradients' pass leaves it out (the
-  // protocol's expect_tx counts the copies that are there).
-  for (bool withV : {true, false})
+  // Three passes over the columns, each slot holding the tiles its pass
+  // reads (the protocol's expect_tx counts the copies that are there): q and
+  // k for S, v and dO for dP, then q, k and dO for the gradients.
+  Value q = spec.loads[0], k = spec.loads[1], v = spec.loads[2],
+        dout = spec.loads[3];
+  SmallVector<Value> passes[] = {{q, k}, {v, dout}, {q, k, dout}};
+  for (ArrayRef<Value> pass : passes)
     for (int64_t col = 0; col < spec.headDim; col += chunkCols) {
       auto acquire = AcquireOp::create(b, loc, chunks);
       for (auto [index, tile] : llvm::enumerate(tiles)) {
-        if (!withV && tile.source == spec.loads[2])
+        if (!llvm::is_contained(pass, tile.source))
           continue;
         auto copy = TmaLoadOp::create(b, loc, tile.source, tileRows[index],
                                       head, acquire.getBuffers()[index]);

@@ -169,8 +169,8 @@ void buildSplitLoadPartition(OpBuilder &b, Location loc,
 /// The producer of the sm_90a backward at block size 128 above head dim 128
 /// (KernelPlan::columnPasses): per block, the block's record into a slot of
 /// `blocks` (a ring without buffers), then the block's tiles (loadedTiles)
-/// in `chunkCols`-column chunks into slots of `chunks`, twice: for the
-/// scores (q, k, v, dO) and for the gradients (the same without v).
+/// in `chunkCols`-column chunks into slots of `chunks`, in three passes: q
+/// and k (for S), v and dO (for dP), q, k and dO (for the gradients).
 void buildColumnPassLoadPartition(OpBuilder &b, Location loc,
                                   const KernelSpec &spec,
                                   const KernelValues &values, Value blocks,

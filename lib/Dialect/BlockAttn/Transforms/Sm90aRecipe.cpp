@@ -987,11 +987,12 @@ void buildHopperLargeBlockHalves(OpBuilder &b, Location loc,
 /// buildHopperLargeBlockColumnPasses): consumer `half` takes every slot of
 /// `blocks` (the block's record, given back at once) and of `chunks` (64
 /// columns of q_0, q_1, k, v, dO_0, dO_1), and per block
-///   first pass, chunk j: S += q_half,j k_j^T, dP += dO_half,j v_j^T (64 x
-///     128 each, accumulating over the head dim), the chunk given back;
-///   P = softmax(S) and dS, into its slot of `pds[half]`, committed; the
-///     other half's from `pds[1 - half]`;
-///   second pass, chunk j: dQ_j = dS k_j (dS from registers), dV_j =
+///   first pass, chunk j: S += q_half,j k_j^T (64 x 128, accumulating over
+///     the head dim), the chunk given back; P = softmax(S), into its slot of
+///     `pds[half]`;
+///   second pass, chunk j: dP += dO_half,j v_j^T; then dS, into the slot,
+///     committed; the other half's P and dS from `pds[1 - half]`;
+///   third pass, chunk j: dQ_j = dS k_j (dS from its slot), dV_j =
 ///     sum_i P_i[:, 64 half:]^T dO_i,j and dK_j = sum_i dS_i[:, 64 half:]^T
 ///     q_i,j (key half `half`), each stored at column 64 j as soon as made;
 ///     the other's P and dS go back after the last chunk's dK.
@@ -1048,24 +1049,37 @@ void buildColumnPassConsumer(OpBuilder &b, Location loc, const KernelSpec &spec,
   auto doOf = [&](ValueRange t, int64_t i) { return t[halves + 2 + i]; };
 
   auto [row, rows] = blockHalf(b, loc, c.row, c.rows, half, m);
-  Value s, dp;
-  for (int64_t j = 0; j < chunkCount; ++j) {
-    auto slot = GetOp::create(b, loc, chunks);
-    ValueRange t = slot.getBuffers();
-    s = MmaOp::create(b, loc, wide32, pin(qOf(t, half)), pin(kOf(t)), false,
-                      /*transpose_b=*/true, s);
-    dp = MmaOp::create(b, loc, wide32, pin(doOf(t, half)), pin(vOf(t)), false,
-                       /*transpose_b=*/true, dp);
-    ReleaseOp::create(b, loc, slot.getSlot());
-  }
+  // A product over the head dim, accumulated chunk by chunk, each chunk's
+  // slot given back after its product.
+  auto overChunks = [&](function_ref<Value(ValueRange, Value)> product) {
+    Value acc;
+    for (int64_t j = 0; j < chunkCount; ++j) {
+      auto slot = GetOp::create(b, loc, chunks);
+      acc = product(slot.getBuffers(), acc);
+      ReleaseOp::create(b, loc, slot.getSlot());
+    }
+    return acc;
+  };
+  // S first, its softmax, then dP: P 64 + dP 64 f32 registers at the peak
+  // (S and dP accumulated together would add S's 64 through the softmax).
+  Value s = overChunks([&](ValueRange t, Value acc) -> Value {
+    return MmaOp::create(b, loc, wide32, pin(qOf(t, half)), pin(kOf(t)), false,
+                         /*transpose_b=*/true, acc);
+  });
   auto softmax = SoftmaxOp::create(b, loc, wide32, rowsType, Type(), s, c.rows,
                                    /*valid_rows=*/rows, c.scale,
                                    /*normalize=*/true, spec.causal,
                                    /*block=*/IntegerAttr());
   setCausalRowOffset(b, softmax, spec, half);
   Value p = softmax.getProbs();
+  // Acquired only now: the wait for the other consumer to be done with the
+  // previous block's P and dS overlaps this block's S.
   auto mine = AcquireOp::create(b, loc, pds[half]);
   WriteOp::create(b, loc, p, pin(mine.getBuffers()[0]));
+  Value dp = overChunks([&](ValueRange t, Value acc) -> Value {
+    return MmaOp::create(b, loc, wide32, pin(doOf(t, half)), pin(vOf(t)),
+                         false, /*transpose_b=*/true, acc);
+  });
   Value dlseRow = spec.dlse ? rowsReadAt(b, loc, c.row, row, rows) : Value();
   Value ds =
       scoreGradient(b, loc, spec, c, rowsType, wide16, p, dp, dlseRow, rows);
@@ -1095,7 +1109,10 @@ void buildColumnPassConsumer(OpBuilder &b, Location loc, const KernelSpec &spec,
   for (int64_t j = 0; j < chunkCount; ++j) {
     auto slot = GetOp::create(b, loc, chunks);
     ValueRange t = slot.getBuffers();
-    Value dq = MmaOp::create(b, loc, chunkType, ds, pin(kOf(t)), false, false);
+    // dS read back from shared memory (K-major): held in registers through
+    // the pass it would leave the consumer too few for the chunk products.
+    Value dq = MmaOp::create(b, loc, chunkType, pin(dsOf[half]), pin(kOf(t)),
+                             false, false);
     store(dq, spec.stores[2], row, rows, j * cols);
     Value dv = keyHalfGradient(pOf, [&](int64_t i) { return doOf(t, i); });
     store(dv, spec.stores[0], row, rows, j * cols);
@@ -1111,9 +1128,9 @@ void buildColumnPassConsumer(OpBuilder &b, Location loc, const KernelSpec &spec,
 /// The sm_90a backward at block size 128 above head dim 128
 /// (KernelPlan::columnPasses; docs/head-dims.md): a block's q, k, v and dO
 /// (192 or 256 KiB) do not fit shared memory next to its P and dS, so the
-/// producer streams them in 64-column chunks (64 KiB slots, two deep), once
-/// for S and dP and once more, without v, for the gradients (the second
-/// read mostly from L2); one consumer per query half
+/// producer streams them in 64-column chunks (slots of up to 64 KiB, two
+/// deep): q and k for S, v and dO for dP, then q, k and dO again for the
+/// gradients (the second read mostly from L2); one consumer per query half
 /// (buildColumnPassConsumer), handing each other P and dS through "pds0"
 /// and "pds1" as with large-block-consumers=2.
 void buildHopperLargeBlockColumnPasses(OpBuilder &b, Location loc,
