@@ -85,6 +85,13 @@ constexpr int64_t kSm100aLargeBlockBackwardLoadRegs = 88,
 /// 64-column chunk of O, 32, at its peak) and nothing spills (CUDA 13.0).
 constexpr int64_t kLargeBlockWideForwardLoadRegs = 48,
                   kSm100aLargeBlockWideForwardMmaRegs = 112;
+/// sm_90a, the backward at block size 128 above head dim 128
+/// (KernelPlan::columnPasses): the producer fills 3 D / 64 chunk slots a
+/// block (36 TMA boxes at 256); at 64 registers ptxas spilled it (20-28
+/// bytes), at 88 4 bytes at 192; at 104 nothing spills and each of the two
+/// consumers gets 200 (P 64 + dP 64 f32 at the peak; at 192 they spill
+/// below 200: ptxas, CUDA 13.0, found by editing the PTX's setmaxnreg).
+constexpr int64_t kColumnPassProducerRegs = 104;
 /// sm_90a: the rotary warpgroup that rotates the load ring's slots in place
 /// (KernelPlan::rotaryWarpgroup). warpspec.rotate reads the tables of as
 /// many passes ahead as its registers allow, (regs - 40) / (2 x pairs per
@@ -822,8 +829,8 @@ bool largeBlockWideBackward(const KernelShape &shape) {
 /// 64 columns of a block's q halves, k, v and dO halves (64 KiB), two slots
 /// deep; P and dS of both query halves (the rings "pds0", "pds1") and a
 /// staging buffer per consumer: 208 KiB. Persistent, one CTA per SM, two
-/// consumers (one per query half) of 216 registers next to the producer's
-/// 64 (S 64 + dP 64 f32 at the peak, as large-block-consumers=2).
+/// consumers (one per query half) of 200 registers next to the producer's
+/// 104 (kColumnPassProducerRegs).
 FailureOr<KernelPlan> planSm90aLargeBlockColumnPasses(
     const KernelShape &shape, const TuningOptions &options, Failure fail) {
   if (options.numConsumers > 1)
@@ -868,7 +875,7 @@ FailureOr<KernelPlan> planSm90aLargeBlockColumnPasses(
     return fail("no ring of ", std::max<int64_t>(plan.numStages, 1), " x ",
                 slotBytes, " bytes fits in shared memory next to ", scratch,
                 " bytes of P, dS and staging buffers");
-  plan.registers.load = kLargeBlockBackwardProducerRegs;
+  plan.registers.load = kColumnPassProducerRegs;
   plan.registers.compute = replicaRegisters(
       /*single=*/1, plan.registers.load, /*replicas=*/2, plan.ctasPerSm);
   return plan;

@@ -1060,11 +1060,19 @@ void buildColumnPassConsumer(OpBuilder &b, Location loc, const KernelSpec &spec,
     }
     return acc;
   };
+  // With a whole number of ring rounds a block (three passes of
+  // `chunkCount` slots: 12 at head dim 256) each chunk lands in the same
+  // slot every block, at addresses LLVM would hoist out of the tile loop
+  // with their descriptors (ptxas spilled 416 bytes at 256): pinned at
+  // each use. At 192 (9 slots, two deep) they alternate, and pinning them
+  // costs registers (12 bytes of spills).
+  bool fixedSlots = 3 * chunkCount % plan.numStages == 0;
+  auto pinFixed = [&](Value buffer) { return fixedSlots ? pin(buffer) : buffer; };
   // S first, its softmax, then dP: P 64 + dP 64 f32 registers at the peak
   // (S and dP accumulated together would add S's 64 through the softmax).
   Value s = overChunks([&](ValueRange t, Value acc) -> Value {
-    return MmaOp::create(b, loc, wide32, pin(qOf(t, half)), pin(kOf(t)), false,
-                         /*transpose_b=*/true, acc);
+    return MmaOp::create(b, loc, wide32, pinFixed(qOf(t, half)),
+                         pinFixed(kOf(t)), false, /*transpose_b=*/true, acc);
   });
   auto softmax = SoftmaxOp::create(b, loc, wide32, rowsType, Type(), s, c.rows,
                                    /*valid_rows=*/rows, c.scale,
@@ -1076,13 +1084,18 @@ void buildColumnPassConsumer(OpBuilder &b, Location loc, const KernelSpec &spec,
   // previous block's P and dS overlaps this block's S.
   auto mine = AcquireOp::create(b, loc, pds[half]);
   WriteOp::create(b, loc, p, pin(mine.getBuffers()[0]));
+  // dlse is read before dP, away from the peak (P and dP): read next to
+  // the gradient, its addresses spilled 8 bytes.
+  Value dlse;
+  if (spec.dlse)
+    dlse = LoadRowsOp::create(b, loc, rowsType, spec.dlse,
+                              rowsReadAt(b, loc, c.row, row, rows), c.head,
+                              rows);
   Value dp = overChunks([&](ValueRange t, Value acc) -> Value {
-    return MmaOp::create(b, loc, wide32, pin(doOf(t, half)), pin(vOf(t)),
-                         false, /*transpose_b=*/true, acc);
+    return MmaOp::create(b, loc, wide32, pinFixed(doOf(t, half)),
+                         pinFixed(vOf(t)), false, /*transpose_b=*/true, acc);
   });
-  Value dlseRow = spec.dlse ? rowsReadAt(b, loc, c.row, row, rows) : Value();
-  Value ds =
-      scoreGradient(b, loc, spec, c, rowsType, wide16, p, dp, dlseRow, rows);
+  Value ds = SoftmaxGradOp::create(b, loc, wide16, p, dp, c.scale, dlse);
   WriteOp::create(b, loc, ds, pin(mine.getBuffers()[1]));
   CommitOp::create(b, loc, mine.getSlot(), c.row, c.rows, c.head);
 
