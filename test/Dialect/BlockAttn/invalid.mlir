@@ -362,25 +362,6 @@ func.func @negative_backward_head_dim_512(
 
 // -----
 
-// Head dims 192 and 256 at block size 128: the forward is built (its O in
-// column chunks per query half); the backward's block does not fit shared
-// memory next to its P and dS.
-func.func @negative_backward_head_dim_256_block_128(
-    %q: memref<?x4x256xbf16>, %k: memref<?x4x256xbf16>,
-    %v: memref<?x4x256xbf16>, %do: memref<?x4x256xbf16>,
-    %dq: memref<?x4x256xbf16>, %dk: memref<?x4x256xbf16>,
-    %dv: memref<?x4x256xbf16>, %cu: memref<?xi32>) {
-  // expected-error @below {{'blockattn.backward' op the backward at head_dim 256 is implemented at block sizes up to 64 only, got 128 (a block's q, k, v and dO, 256 KiB, do not fit shared memory next to its P and dS)}}
-  blockattn.backward q(%q : memref<?x4x256xbf16>) k(%k : memref<?x4x256xbf16>)
-      v(%v : memref<?x4x256xbf16>) do(%do : memref<?x4x256xbf16>)
-      dq(%dq : memref<?x4x256xbf16>) dk(%dk : memref<?x4x256xbf16>)
-      dv(%dv : memref<?x4x256xbf16>) cu_seqlens(%cu : memref<?xi32>)
-      {block_size = 128 : i64, head_dim = 256 : i64, element_type = bf16}
-  return
-}
-
-// -----
-
 // Rotary embeddings at head dims 192 and 256 are not built at block size 128.
 func.func @negative_forward_head_dim_192_block_128_rotary(
     %q: memref<?x4x192xbf16>, %k: memref<?x4x192xbf16>,
