@@ -831,8 +831,9 @@ bool largeBlockWideBackward(const KernelShape &shape) {
 /// staging buffer per consumer: 208 KiB. Persistent, one CTA per SM, two
 /// consumers (one per query half) of 200 registers next to the producer's
 /// 104 (kColumnPassProducerRegs).
-FailureOr<KernelPlan> planSm90aLargeBlockColumnPasses(
-    const KernelShape &shape, const TuningOptions &options, Failure fail) {
+FailureOr<KernelPlan>
+planSm90aLargeBlockColumnPasses(const KernelShape &shape,
+                                const TuningOptions &options, Failure fail) {
   if (options.numConsumers > 1)
     return fail("the backward at block_size ", shape.blockSize,
                 " above head_dim 128 has one consumer warpgroup per query "

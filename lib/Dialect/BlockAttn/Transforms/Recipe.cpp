@@ -462,10 +462,9 @@ void buildColumnPassLoadPartition(OpBuilder &b, Location loc,
   SmallVector<Value> tileRows;
   for (const LoadedTile &tile : tiles)
     tileRows.push_back(
-        tile.rowOffset ? arith::AddIOp::create(
-                             b, loc, row,
-                             arith::ConstantIntOp::create(b, loc,
-                                                          tile.rowOffset, 32))
+        tile.rowOffset ? arith::AddIOp::create(b, loc, row,
+                                               arith::ConstantIntOp::create(
+                                                   b, loc, tile.rowOffset, 32))
                              .getResult()
                        : row);
   // Three passes over the columns, each slot holding the tiles its pass

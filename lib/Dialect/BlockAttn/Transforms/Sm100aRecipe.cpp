@@ -179,8 +179,7 @@ std::pair<Value, Value> replicaHalfRows(OpBuilder &b, Location loc,
   if (spec.numQueryTiles() == 1)
     return {row, rows};
   Value m = arith::ConstantIntOp::create(b, loc, spec.queryTileRows(), 32);
-  Value offset =
-      arith::MulIOp::create(b, loc, ReplicaIdOp::create(b, loc), m);
+  Value offset = arith::MulIOp::create(b, loc, ReplicaIdOp::create(b, loc), m);
   Value halfRows = arith::MinSIOp::create(
       b, loc,
       arith::MaxSIOp::create(b, loc,

@@ -1013,8 +1013,8 @@ void buildColumnPassConsumer(OpBuilder &b, Location loc, const KernelSpec &spec,
                     /*needsDsScratch=*/false, spec.outputChunkCols(), name);
   auto consume = ConsumeOp::create(b, loc, blocks);
   Type i32 = b.getI32Type();
-  b.setInsertionPointToStart(&createBody(
-      consume, {SlotType::get(ctx), i32, i32, i32}, loc));
+  b.setInsertionPointToStart(
+      &createBody(consume, {SlotType::get(ctx), i32, i32, i32}, loc));
   c.slot = consume.getSlot();
   c.row = consume.getRow();
   c.rows = consume.getRows();
@@ -1035,8 +1035,7 @@ void buildColumnPassConsumer(OpBuilder &b, Location loc, const KernelSpec &spec,
   auto pin = [&](Value buffer) -> Value {
     return PinOp::create(b, loc, buffer.getType(), buffer);
   };
-  auto store = [&](Value tile, Value dest, Value row, Value rows,
-                   int64_t col) {
+  auto store = [&](Value tile, Value dest, Value row, Value rows, int64_t col) {
     auto op = StoreOp::create(b, loc, tile, dest, row, c.head, rows, Value(),
                               c.oStaging ? pin(c.oStaging) : Value(),
                               c.bulkStore ? b.getUnitAttr() : nullptr);
@@ -1067,7 +1066,9 @@ void buildColumnPassConsumer(OpBuilder &b, Location loc, const KernelSpec &spec,
   // each use. At 192 (9 slots, two deep) they alternate, and pinning them
   // costs registers (12 bytes of spills).
   bool fixedSlots = 3 * chunkCount % plan.numStages == 0;
-  auto pinFixed = [&](Value buffer) { return fixedSlots ? pin(buffer) : buffer; };
+  auto pinFixed = [&](Value buffer) {
+    return fixedSlots ? pin(buffer) : buffer;
+  };
   // S first, its softmax, then dP: P 64 + dP 64 f32 registers at the peak
   // (S and dP accumulated together would add S's 64 through the softmax).
   Value s = overChunks([&](ValueRange t, Value acc) -> Value {
@@ -1088,9 +1089,9 @@ void buildColumnPassConsumer(OpBuilder &b, Location loc, const KernelSpec &spec,
   // the gradient, its addresses spilled 8 bytes.
   Value dlse;
   if (spec.dlse)
-    dlse = LoadRowsOp::create(b, loc, rowsType, spec.dlse,
-                              rowsReadAt(b, loc, c.row, row, rows), c.head,
-                              rows);
+    dlse =
+        LoadRowsOp::create(b, loc, rowsType, spec.dlse,
+                           rowsReadAt(b, loc, c.row, row, rows), c.head, rows);
   Value dp = overChunks([&](ValueRange t, Value acc) -> Value {
     return MmaOp::create(b, loc, wide32, pinFixed(doOf(t, half)),
                          pinFixed(vOf(t)), false, /*transpose_b=*/true, acc);
