@@ -69,7 +69,7 @@ def tiny_lengths(seed: int = 0, low: int = 1, high: int = 48) -> np.ndarray:
 
 NAMES = ("seed", "seed-d64", "seed-aligned", "rope", "seed-d32", "seed-d96", "seed-b16", "seed-b32", "seed-b128",
          "seed-causal", "seed-d64-causal", "seed-gqa", "seed-d64-gqa",
-         "seed-d192", "seed-d256", "tiny-b16", "tiny-b32", "tiny-b64")
+         "seed-d192", "seed-d256", "tiny-b16", "tiny-b32", "tiny-b64", "seed-b128-d192", "seed-b128-d256")
 
 
 def get(name: str) -> Workload:
@@ -82,6 +82,9 @@ def get(name: str) -> Workload:
         return Workload(name, seed_lengths(), 4, int(name[len("seed-d"):]))
     if name in ("seed-b16", "seed-b32", "seed-b128"):
         return Workload(name, seed_lengths(), 4, 128, block_size=int(name[len("seed-b"):]))
+    # Head dims 192 and 256 at block size 128 (the forward; the backward is refused there).
+    if name in ("seed-b128-d192", "seed-b128-d256"):
+        return Workload(name, seed_lengths(), 4, int(name[len("seed-b128-d"):]), block_size=128)
     # Issue 21's shapes: the seed lengths with causal blocks, and with Hq = 8 query heads over
     # Hkv = 2 k/v heads (G = 4).
     if name in ("seed-causal", "seed-d64-causal"):

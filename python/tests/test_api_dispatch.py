@@ -269,20 +269,24 @@ def test_block_size_must_be_an_int(launches, block_size):
 
 
 @pytest.mark.parametrize("head_dim", [192, 256])
-def test_large_head_dims_need_small_blocks_without_rotary(launches, head_dim):
-    """Head dims 192 and 256 are built at block sizes up to 64 without rotary embeddings
-    (docs/head-dims.md): the rest is refused by argument before anything launches."""
+def test_large_head_dims_take_every_block_size_without_rotary(launches, head_dim):
+    """Head dims 192 and 256 are built without rotary embeddings at every block size, forward
+    and backward (docs/head-dims.md): rotary embeddings are refused by argument before
+    anything launches, at block size 128 with a message of their own."""
     q, k, v = (torch.randn(T, H, head_dim).to(torch.bfloat16) for _ in range(3))
     cu = torch.tensor(CU, dtype=torch.int32)
-    with pytest.raises(ValueError, match=f"^block_size: head_dim {head_dim} is implemented at block sizes up to "
-                                         "64 only, got 128"):
-        blockattn.block_attention(q, k, v, cu, block_size=128)
     tables = torch.ones(16, head_dim // 2)
+    with pytest.raises(ValueError, match=f"^rotary: rotary embeddings at head_dim {head_dim} are implemented at "
+                                         "block sizes up to 64 only, got 128"):
+        blockattn.block_attention(q, k, v, cu, block_size=128, rotary=blockattn.Rotary(tables, tables))
     with pytest.raises(ValueError, match=f"^rotary: rotary embeddings are implemented up to head_dim 128, got "
                                          f"head_dim {head_dim}"):
         blockattn.block_attention(q, k, v, cu, rotary=blockattn.Rotary(tables, tables))
     assert launches == []
     blockattn.block_attention(q, k, v, cu)
     blockattn.block_attention(q, k, v, cu, block_size=32)
-    assert [(c["kind"], c["block_size"]) for c in launches] == [("forward", 64), ("forward", 32)]
+    qg, kg, vg = (t.clone().requires_grad_() for t in (q, k, v))
+    blockattn.block_attention(qg, kg, vg, cu, block_size=128).sum().backward()
+    assert [(c["kind"], c["block_size"]) for c in launches] == [("forward", 64), ("forward", 32),
+                                                               ("forward", 128), ("backward", 128)]
 

@@ -209,12 +209,14 @@ LogicalResult verifyAttentionOp(OpTy op, ArrayRef<NamedOperand> activations) {
     return op.emitOpError() << "unsupported head_dim " << headDim
                             << "; supported head dims: "
                             << joinInts(Support::headDims);
-  // Above 128 the outputs are made in column chunks of the head dim, which
-  // needs a tile's query rows to be one 64-row tile (docs/head-dims.md).
-  if (headDim > 128 && blockSize > 64)
+  // Above head dim 128 at block size 128 the outputs are made in column
+  // chunks of the head dim per 64-row query half (docs/head-dims.md); the
+  // rotary kernels have no room to rotate the block.
+  if (headDim > 128 && blockSize > 64 && op.hasRotary())
     return op.emitOpError()
-           << "head_dim " << headDim
-           << " is implemented at block sizes up to 64 only, got " << blockSize;
+           << "rotary embeddings at head_dim " << headDim
+           << " are implemented at block sizes up to 64 only, got "
+           << blockSize;
   if (headDim > 128 && op.hasRotary())
     return op.emitOpError() << "rotary embeddings are implemented up to "
                                "head_dim 128, got head_dim "

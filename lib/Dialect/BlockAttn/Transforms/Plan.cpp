@@ -75,6 +75,23 @@ constexpr int64_t kSplitSlotProducerRegs = 48;
 /// assembles with no spills at every head dim (docs/block-sizes.md).
 constexpr int64_t kSm100aLargeBlockBackwardLoadRegs = 88,
                   kSm100aLargeBlockBackwardMmaRegs = 88;
+/// The forward at block size 128 above head dim 128 (largeBlockWideForward):
+/// the producer issues 16 TMA boxes a block at 256 (q in halves, k and v of
+/// 128 rows, four 64-column boxes each), and at 40 registers ptxas spilled
+/// it (8 bytes at 192, 36 at 256 on sm_90a); at 48 nothing spills. On
+/// sm_100a the MMA warpgroup issues S and O (N = D) per query half, and
+/// with the load warpgroup at 40 or 48 and it at 96, ptxas spilled 8-72
+/// bytes; 48 / 112 leave each softmax warpgroup 176 (S 64 f32 and one
+/// 64-column chunk of O, 32, at its peak) and nothing spills (CUDA 13.0).
+constexpr int64_t kLargeBlockWideForwardLoadRegs = 48,
+                  kSm100aLargeBlockWideForwardMmaRegs = 112;
+/// sm_90a, the backward at block size 128 above head dim 128
+/// (KernelPlan::columnPasses): the producer fills 3 D / 64 chunk slots a
+/// block (36 TMA boxes at 256); at 64 registers ptxas spilled it (20-28
+/// bytes), at 88 4 bytes at 192; at 104 nothing spills and each of the two
+/// consumers gets 200 (P 64 + dP 64 f32 at the peak; at 192 they spill
+/// below 200: ptxas, CUDA 13.0, found by editing the PTX's setmaxnreg).
+constexpr int64_t kColumnPassProducerRegs = 104;
 /// sm_90a: the rotary warpgroup that rotates the load ring's slots in place
 /// (KernelPlan::rotaryWarpgroup). warpspec.rotate reads the tables of as
 /// many passes ahead as its registers allow, (regs - 40) / (2 x pairs per
@@ -214,6 +231,15 @@ bool largeBlockBackward(const KernelShape &shape) {
 /// docs/block-sizes.md#measured-on-the-h200).
 bool largeBlockForward(const KernelShape &shape) {
   return !shape.backward && shape.numQueryTiles() > 1;
+}
+
+/// The forward at block size 128 above head dim 128: O is made in 64-column
+/// chunks per query half (Sm90aRecipe.cpp, buildForwardBody), and one slot
+/// of q, k and v (144 KiB at head dim 192, 192 KiB at 256) is all that fits,
+/// so one consumer takes every block (docs/head-dims.md).
+bool largeBlockWideForward(const KernelShape &shape) {
+  return largeBlockForward(shape) &&
+         shape.headDim > KernelShape::kMaxOutputCols;
 }
 
 /// The sm_90a rotary forward at head dim 64 (block size 64), which launches
@@ -361,7 +387,7 @@ int64_t defaultConsumers(const KernelShape &shape) {
   // The backward above head dim 128: no two slots of the ring fit next to
   // two consumers' scratch buffers (a consumer takes every other slot).
   if ((shape.backward && shape.headDim > KernelShape::kMaxOutputCols) ||
-      largeBlockBackward(shape))
+      largeBlockBackward(shape) || largeBlockWideForward(shape))
     return 1;
   return shape.backward && shape.headDim <= 64 && !shape.hasRotary() ? 1 : 2;
 }
@@ -791,6 +817,71 @@ FailureOr<KernelPlan> planSm90aLargeBlockHalves(const KernelShape &shape,
   return plan;
 }
 
+/// The sm_90a backward at block size 128 above head dim 128 (two passes over
+/// column chunks, KernelPlan::columnPasses).
+bool largeBlockWideBackward(const KernelShape &shape) {
+  return largeBlockBackward(shape) &&
+         shape.headDim > KernelShape::kMaxOutputCols;
+}
+
+/// The sm_90a backward at block size 128 above head dim 128
+/// (KernelPlan::columnPasses; docs/head-dims.md): the chunk ring's slot is
+/// 64 columns of a block's q halves, k, v and dO halves (64 KiB), two slots
+/// deep; P and dS of both query halves (the rings "pds0", "pds1") and a
+/// staging buffer per consumer: 208 KiB. Persistent, one CTA per SM, two
+/// consumers (one per query half) of 200 registers next to the producer's
+/// 104 (kColumnPassProducerRegs).
+FailureOr<KernelPlan>
+planSm90aLargeBlockColumnPasses(const KernelShape &shape,
+                                const TuningOptions &options, Failure fail) {
+  if (options.numConsumers > 1)
+    return fail("the backward at block_size ", shape.blockSize,
+                " above head_dim 128 has one consumer warpgroup per query "
+                "half, got num-consumers=",
+                options.numConsumers);
+  if (options.ctasPerSm > 1)
+    return fail("the backward at block_size ", shape.blockSize,
+                " above head_dim 128 has one CTA per SM, got ctas-per-sm=",
+                options.ctasPerSm);
+  if (options.slotParts == 2 || options.largeBlockConsumers == 1)
+    return fail("the backward at block_size ", shape.blockSize,
+                " above head_dim 128 streams 64-column chunks to two "
+                "consumers; slot-parts=2 and large-block-consumers=1 do not "
+                "apply");
+  if (options.l2Prefetch == L2Prefetch::on)
+    return fail("l2-prefetch=on does not apply to the backward at block_size ",
+                shape.blockSize, " above head_dim 128");
+  if (!validNumStages(options))
+    return numStagesError(fail, options);
+  KernelPlan plan;
+  int64_t chunkCols = shape.outputChunkCols();
+  int64_t slotBytes = shape.numLoads() * shape.tileBytes(chunkCols);
+  if (failed(planLaunch(Chip::sm_90a, options, /*chunkedTilesPerCta=*/1,
+                        /*chunkedByDefault=*/false, /*chunkedCtasPerSm=*/1,
+                        plan, fail)))
+    return failure();
+  plan.columnPasses = true;
+  plan.numConsumers = 1;
+  plan.stageOutput = options.oStore != OStore::registers;
+  plan.bulkStore = options.oStore == OStore::tma;
+  int64_t scratch =
+      2 * shape.numQueryTiles() * shape.queryTileBytes(shape.tileRows());
+  if (plan.stageOutput)
+    scratch += 2 * shape.queryTileBytes(chunkCols);
+  int64_t budget =
+      TargetLimits::sharedMemoryBudget(plan.ctasPerSm) - kSmemReserve - scratch;
+  int64_t fits = std::min<int64_t>(2, budget / slotBytes);
+  plan.numStages = options.numStages > 0 ? options.numStages : fits;
+  if (plan.numStages < 1 || plan.numStages * slotBytes > budget)
+    return fail("no ring of ", std::max<int64_t>(plan.numStages, 1), " x ",
+                slotBytes, " bytes fits in shared memory next to ", scratch,
+                " bytes of P, dS and staging buffers");
+  plan.registers.load = kColumnPassProducerRegs;
+  plan.registers.compute = replicaRegisters(
+      /*single=*/1, plan.registers.load, /*replicas=*/2, plan.ctasPerSm);
+  return plan;
+}
+
 /// The sm_90a recipe: one TMA producer warpgroup and `numConsumers`
 /// consumer warpgroups that each own whole tiles. A 64x64 tile is
 /// memory-bound by ~7x (32 FLOP/byte forward, ~40 backward), so the plan is
@@ -801,6 +892,8 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
     return fail("num-consumers must be 0 (the recipe picks), 1, 2 or 3 "
                 "(warpgroups of 128 threads next to the producer), got ",
                 options.numConsumers);
+  if (largeBlockWideBackward(shape))
+    return planSm90aLargeBlockColumnPasses(shape, options, fail);
   if (options.slotParts == 2 || splitsSlotsByDefault(shape, options))
     return planSm90aSplitSlots(shape, options, fail);
   if (options.largeBlockConsumers == 2 ||
@@ -900,6 +993,8 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
   // at 40 ptxas spilled the producer (8 bytes at 256).
   if (shape.backward && shape.headDim > KernelShape::kMaxOutputCols)
     plan.registers.load = kSplitSlotProducerRegs;
+  if (largeBlockWideForward(shape))
+    plan.registers.load = kLargeBlockWideForwardLoadRegs;
   // ptxas compiles every warpgroup's code within the launch's registers
   // before setmaxnreg moves them: below 64 a thread it gives up (C7602
   // "insufficient registers", at 56 for three CTAs of a producer and two
@@ -954,6 +1049,12 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
   // chunk, not by tile: one softmax warpgroup takes them all in order.
   if (shape.backward && shape.headDim > KernelShape::kMaxOutputCols)
     plan.softmaxReplicas = 1;
+  // Not built (docs/head-dims.md): the sm_90a kernel streams the block's
+  // columns in two passes to two consumers.
+  if (largeBlockWideBackward(shape))
+    return fail("the backward at block_size ", shape.blockSize,
+                " above head_dim 128 is implemented for sm_90a only "
+                "(docs/head-dims.md)");
   // With rotary embeddings a fifth warpgroup leaves the two softmax
   // warpgroups about 140 registers: too few for a 64 x 128 S next to O.
   if (shape.numQueryTiles() > 1 && shape.hasRotary())
@@ -1006,6 +1107,10 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
   if (shape.backward && shape.headDim > KernelShape::kMaxOutputCols) {
     plan.registers.mma = kChunkedBackwardMmaRegs;
     plan.registers.load = kChunkedBackwardLoadRegs;
+  }
+  if (largeBlockWideForward(shape)) {
+    plan.registers.load = kLargeBlockWideForwardLoadRegs;
+    plan.registers.mma = kSm100aLargeBlockWideForwardMmaRegs;
   }
   if (singleSoftmaxReplica(shape)) {
     plan.registers.mma = kWideRotaryBackwardMmaRegs;

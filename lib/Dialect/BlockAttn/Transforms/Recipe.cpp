@@ -445,4 +445,47 @@ void buildSplitLoadPartition(OpBuilder &b, Location loc,
   b.setInsertionPointAfter(loop);
   CloseOp::create(b, loc, low);
 }
+
+void buildColumnPassLoadPartition(OpBuilder &b, Location loc,
+                                  const KernelSpec &spec,
+                                  const KernelValues &values, Value blocks,
+                                  Value chunks, int64_t chunkCols,
+                                  const KernelPlan &plan) {
+  OpBuilder::InsertionGuard g(b);
+  TileLoopOp loop = beginLoadTileLoop(b, loc, spec, values, plan, 3);
+  Block &loopBody = loop.getBody().front();
+  Value row = loopBody.getArgument(0), rows = loopBody.getArgument(1),
+        head = loopBody.getArgument(2);
+  auto record = AcquireOp::create(b, loc, blocks);
+  CommitOp::create(b, loc, record.getSlot(), row, rows, head);
+  SmallVector<LoadedTile> tiles = loadedTiles(spec);
+  SmallVector<Value> tileRows;
+  for (const LoadedTile &tile : tiles)
+    tileRows.push_back(
+        tile.rowOffset ? arith::AddIOp::create(b, loc, row,
+                                               arith::ConstantIntOp::create(
+                                                   b, loc, tile.rowOffset, 32))
+                             .getResult()
+                       : row);
+  // Three passes over the columns, each slot holding the tiles its pass
+  // reads (the protocol's expect_tx counts the copies that are there): q and
+  // k for S, v and dO for dP, then q, k and dO for the gradients.
+  Value q = spec.loads[0], k = spec.loads[1], v = spec.loads[2],
+        dout = spec.loads[3];
+  SmallVector<Value> passes[] = {{q, k}, {v, dout}, {q, k, dout}};
+  for (ArrayRef<Value> pass : passes)
+    for (int64_t col = 0; col < spec.headDim; col += chunkCols) {
+      auto acquire = AcquireOp::create(b, loc, chunks);
+      for (auto [index, tile] : llvm::enumerate(tiles)) {
+        if (!llvm::is_contained(pass, tile.source))
+          continue;
+        auto copy = TmaLoadOp::create(b, loc, tile.source, tileRows[index],
+                                      head, acquire.getBuffers()[index]);
+        copy.setColOffsetAttr(b.getI64IntegerAttr(col));
+      }
+      CommitOp::create(b, loc, acquire.getSlot(), row, rows, head);
+    }
+  b.setInsertionPointAfter(loop);
+  CloseOp::create(b, loc, blocks);
+}
 } // namespace mlir::blockattn

@@ -166,6 +166,17 @@ void buildSplitLoadPartition(OpBuilder &b, Location loc,
                              const KernelValues &values, Value low, Value high,
                              int64_t lowCols, const KernelPlan &plan);
 
+/// The producer of the sm_90a backward at block size 128 above head dim 128
+/// (KernelPlan::columnPasses): per block, the block's record into a slot of
+/// `blocks` (a ring without buffers), then the block's tiles (loadedTiles)
+/// in `chunkCols`-column chunks into slots of `chunks`, in three passes: q
+/// and k (for S), v and dO (for dP), q, k and dO (for the gradients).
+void buildColumnPassLoadPartition(OpBuilder &b, Location loc,
+                                  const KernelSpec &spec,
+                                  const KernelValues &values, Value blocks,
+                                  Value chunks, int64_t chunkCols,
+                                  const KernelPlan &plan);
+
 /// `values` with the tile loop's heads set to k's (the k/v heads), for a
 /// kernel whose work item is a block and a k/v head.
 KernelValues groupedValues(OpBuilder &b, Location loc, const KernelSpec &spec,

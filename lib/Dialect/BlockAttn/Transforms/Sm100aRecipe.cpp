@@ -169,6 +169,26 @@ void drainOutputInChunks(OpBuilder &b, Location loc, const KernelSpec &spec,
   }
 }
 
+/// The rows a softmax replica stores: at block size 128 replica r has
+/// query half r, rows [64 r, 64 r + 64) of the block, min(64, max(0, rows -
+/// 64 r)) of them valid (the replicas take the halves round-robin: the plan
+/// checks that their number is a multiple of the halves); else the block's.
+std::pair<Value, Value> replicaHalfRows(OpBuilder &b, Location loc,
+                                        const KernelSpec &spec, Value row,
+                                        Value rows) {
+  if (spec.numQueryTiles() == 1)
+    return {row, rows};
+  Value m = arith::ConstantIntOp::create(b, loc, spec.queryTileRows(), 32);
+  Value offset = arith::MulIOp::create(b, loc, ReplicaIdOp::create(b, loc), m);
+  Value halfRows = arith::MinSIOp::create(
+      b, loc,
+      arith::MaxSIOp::create(b, loc,
+                             arith::SubIOp::create(b, loc, rows, offset),
+                             arith::ConstantIntOp::create(b, loc, 0, 32)),
+      m);
+  return {arith::AddIOp::create(b, loc, row, offset), halfRows};
+}
+
 /// The backward's softmax step of one tile (and query head): P from S, dS
 /// from P and dP (with dlse when the kernel takes it), both written to a slot
 /// of the `pds` ring for the MMA warpgroup, committed with the tile's record.
@@ -294,10 +314,13 @@ void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
     CommitOp::create(b, loc, p.getSlot(), row, rows, head);
     auto o = GetOp::create(b, loc, oCh);
     if (spec.numOutputChunks() > 1) {
-      drainOutputInChunks(b, loc, spec, plan, o, spec.stores[0], row, rows,
-                          head, sm.getRowSums(), loop.staging);
+      // At block size 128 replica r stores query half r's rows (as below).
+      auto [chunkRow, chunkRows] = replicaHalfRows(b, loc, spec, row, rows);
+      drainOutputInChunks(b, loc, spec, plan, o, spec.stores[0], chunkRow,
+                          chunkRows, head, sm.getRowSums(), loop.staging);
       if (spec.lse)
-        StoreRowsOp::create(b, loc, sm.getLse(), spec.lse, row, head, rows);
+        StoreRowsOp::create(b, loc, sm.getLse(), spec.lse, chunkRow, head,
+                            chunkRows);
       return;
     }
     Value oVal = TmemLoadOp::create(b, loc, oType, o.getBuffers()[0]);

@@ -982,6 +982,201 @@ void buildHopperLargeBlockHalves(OpBuilder &b, Location loc,
     buildLargeBlockHalfConsumer(b, loc, spec, plan, values, ring, pds, half);
 }
 
+/// One of the two consumer partitions of the sm_90a backward at block size
+/// 128 above head dim 128 (KernelPlan::columnPasses,
+/// buildHopperLargeBlockColumnPasses): consumer `half` takes every slot of
+/// `blocks` (the block's record, given back at once) and of `chunks` (64
+/// columns of q_0, q_1, k, v, dO_0, dO_1), and per block
+///   first pass, chunk j: S += q_half,j k_j^T (64 x 128, accumulating over
+///     the head dim), the chunk given back; P = softmax(S), into its slot of
+///     `pds[half]`;
+///   second pass, chunk j: dP += dO_half,j v_j^T; then dS, into the slot,
+///     committed; the other half's P and dS from `pds[1 - half]`;
+///   third pass, chunk j: dQ_j = dS k_j (dS from its slot), dV_j =
+///     sum_i P_i[:, 64 half:]^T dO_i,j and dK_j = sum_i dS_i[:, 64 half:]^T
+///     q_i,j (key half `half`), each stored at column 64 j as soon as made;
+///     the other's P and dS go back after the last chunk's dK.
+/// As buildLargeBlockHalfConsumer, each consumer commits its own P and dS
+/// before it waits for the other's, and gives the other's back before its
+/// next acquire of its own: no cycle.
+void buildColumnPassConsumer(OpBuilder &b, Location loc, const KernelSpec &spec,
+                             const KernelPlan &plan, const KernelValues &values,
+                             Value blocks, Value chunks, ArrayRef<Value> pds,
+                             int64_t half) {
+  MLIRContext *ctx = b.getContext();
+  OpBuilder::InsertionGuard g(b);
+  int64_t halves = spec.numQueryTiles();
+  std::string name = half == 0 ? "compute" : "compute" + std::to_string(half);
+  ConsumerContext c =
+      beginConsumer(b, loc, spec, values, plan,
+                    /*needsPScratch=*/false,
+                    /*needsDsScratch=*/false, spec.outputChunkCols(), name);
+  auto consume = ConsumeOp::create(b, loc, blocks);
+  Type i32 = b.getI32Type();
+  b.setInsertionPointToStart(
+      &createBody(consume, {SlotType::get(ctx), i32, i32, i32}, loc));
+  c.slot = consume.getSlot();
+  c.row = consume.getRow();
+  c.rows = consume.getRows();
+  c.head = consume.getHead();
+  // The record is all the slot carries: back at once, so that the producer
+  // announces the next block while this one runs.
+  ReleaseOp::create(b, loc, c.slot);
+
+  auto f32 = b.getF32Type();
+  int64_t m = spec.queryTileRows(), n = spec.tileRows();
+  int64_t cols = spec.outputChunkCols(), chunkCount = spec.numOutputChunks();
+  auto wide32 = AccType::get(ctx, {m, n}, f32);
+  auto wide16 = AccType::get(ctx, {m, n}, spec.elementType);
+  auto chunkType = AccType::get(ctx, {m, cols}, f32);
+  auto rowsType = RowsType::get(ctx, m, f32);
+  // Pinned at each use: the scratch buffers sit at fixed addresses
+  // (buildLargeBlockBackwardBody).
+  auto pin = [&](Value buffer) -> Value {
+    return PinOp::create(b, loc, buffer.getType(), buffer);
+  };
+  auto store = [&](Value tile, Value dest, Value row, Value rows, int64_t col) {
+    auto op = StoreOp::create(b, loc, tile, dest, row, c.head, rows, Value(),
+                              c.oStaging ? pin(c.oStaging) : Value(),
+                              c.bulkStore ? b.getUnitAttr() : nullptr);
+    op.setColOffsetAttr(b.getI64IntegerAttr(col));
+  };
+  // A chunk slot's tiles, in loadedTiles order.
+  auto qOf = [&](ValueRange t, int64_t i) { return t[i]; };
+  auto kOf = [&](ValueRange t) { return t[halves]; };
+  auto vOf = [&](ValueRange t) { return t[halves + 1]; };
+  auto doOf = [&](ValueRange t, int64_t i) { return t[halves + 2 + i]; };
+
+  auto [row, rows] = blockHalf(b, loc, c.row, c.rows, half, m);
+  // A product over the head dim, accumulated chunk by chunk, each chunk's
+  // slot given back after its product.
+  auto overChunks = [&](function_ref<Value(ValueRange, Value)> product) {
+    Value acc;
+    for (int64_t j = 0; j < chunkCount; ++j) {
+      auto slot = GetOp::create(b, loc, chunks);
+      acc = product(slot.getBuffers(), acc);
+      ReleaseOp::create(b, loc, slot.getSlot());
+    }
+    return acc;
+  };
+  // With a whole number of ring rounds a block (three passes of
+  // `chunkCount` slots: 12 at head dim 256) each chunk lands in the same
+  // slot every block, at addresses LLVM would hoist out of the tile loop
+  // with their descriptors (ptxas spilled 416 bytes at 256): pinned at
+  // each use. At 192 (9 slots, two deep) they alternate, and pinning them
+  // costs registers (12 bytes of spills).
+  bool fixedSlots = 3 * chunkCount % plan.numStages == 0;
+  auto pinFixed = [&](Value buffer) {
+    return fixedSlots ? pin(buffer) : buffer;
+  };
+  // S first, its softmax, then dP: P 64 + dP 64 f32 registers at the peak
+  // (S and dP accumulated together would add S's 64 through the softmax).
+  Value s = overChunks([&](ValueRange t, Value acc) -> Value {
+    return MmaOp::create(b, loc, wide32, pinFixed(qOf(t, half)),
+                         pinFixed(kOf(t)), false, /*transpose_b=*/true, acc);
+  });
+  auto softmax = SoftmaxOp::create(b, loc, wide32, rowsType, Type(), s, c.rows,
+                                   /*valid_rows=*/rows, c.scale,
+                                   /*normalize=*/true, spec.causal,
+                                   /*block=*/IntegerAttr());
+  setCausalRowOffset(b, softmax, spec, half);
+  Value p = softmax.getProbs();
+  // Acquired only now: the wait for the other consumer to be done with the
+  // previous block's P and dS overlaps this block's S.
+  auto mine = AcquireOp::create(b, loc, pds[half]);
+  WriteOp::create(b, loc, p, pin(mine.getBuffers()[0]));
+  // dlse is read before dP, away from the peak (P and dP): read next to
+  // the gradient, its addresses spilled 8 bytes.
+  Value dlse;
+  if (spec.dlse)
+    dlse =
+        LoadRowsOp::create(b, loc, rowsType, spec.dlse,
+                           rowsReadAt(b, loc, c.row, row, rows), c.head, rows);
+  Value dp = overChunks([&](ValueRange t, Value acc) -> Value {
+    return MmaOp::create(b, loc, wide32, pinFixed(doOf(t, half)),
+                         pinFixed(vOf(t)), false, /*transpose_b=*/true, acc);
+  });
+  Value ds = SoftmaxGradOp::create(b, loc, wide16, p, dp, c.scale, dlse);
+  WriteOp::create(b, loc, ds, pin(mine.getBuffers()[1]));
+  CommitOp::create(b, loc, mine.getSlot(), c.row, c.rows, c.head);
+
+  auto theirs = GetOp::create(b, loc, pds[1 - half]);
+  Value pOf[2], dsOf[2];
+  pOf[half] = mine.getBuffers()[0];
+  dsOf[half] = mine.getBuffers()[1];
+  pOf[1 - half] = theirs.getBuffers()[0];
+  dsOf[1 - half] = theirs.getBuffers()[1];
+  // Key half `half` of a gradient: sum over the query halves i of column
+  // chunk `half` of their P or dS (read MN-major) times their operand.
+  auto keyHalfGradient = [&](ArrayRef<Value> scratch,
+                             function_ref<Value(int64_t)> operand) {
+    Value acc;
+    for (int64_t i = 0; i < halves; ++i) {
+      Value chunk =
+          ColumnChunkOp::create(b, loc, queryBuffer(spec, m), pin(scratch[i]),
+                                b.getI64IntegerAttr(half));
+      acc = MmaOp::create(b, loc, chunkType, chunk, pin(operand(i)),
+                          /*transpose_a=*/true, /*transpose_b=*/false, acc);
+    }
+    return acc;
+  };
+  for (int64_t j = 0; j < chunkCount; ++j) {
+    auto slot = GetOp::create(b, loc, chunks);
+    ValueRange t = slot.getBuffers();
+    // dS read back from shared memory (K-major): held in registers through
+    // the pass it would leave the consumer too few for the chunk products.
+    Value dq = MmaOp::create(b, loc, chunkType, pin(dsOf[half]), pin(kOf(t)),
+                             false, false);
+    store(dq, spec.stores[2], row, rows, j * cols);
+    Value dv = keyHalfGradient(pOf, [&](int64_t i) { return doOf(t, i); });
+    store(dv, spec.stores[0], row, rows, j * cols);
+    Value dk = keyHalfGradient(dsOf, [&](int64_t i) { return qOf(t, i); });
+    // The last chunk's dK is the last read of the other's P and dS.
+    if (j + 1 == chunkCount)
+      ReleaseOp::create(b, loc, theirs.getSlot());
+    ReleaseOp::create(b, loc, slot.getSlot());
+    store(dk, spec.stores[1], row, rows, j * cols);
+  }
+}
+
+/// The sm_90a backward at block size 128 above head dim 128
+/// (KernelPlan::columnPasses; docs/head-dims.md): a block's q, k, v and dO
+/// (192 or 256 KiB) do not fit shared memory next to its P and dS, so the
+/// producer streams them in 64-column chunks (slots of up to 64 KiB, two
+/// deep): q and k for S, v and dO for dP, then q, k and dO again for the
+/// gradients (the second read mostly from L2); one consumer per query half
+/// (buildColumnPassConsumer), handing each other P and dS through "pds0"
+/// and "pds1" as with large-block-consumers=2.
+void buildHopperLargeBlockColumnPasses(OpBuilder &b, Location loc,
+                                       const KernelSpec &spec,
+                                       const KernelPlan &plan) {
+  MLIRContext *ctx = b.getContext();
+  OpBuilder::InsertionGuard guard(b);
+  KernelValues values = beginKernel(b, loc, Chip::sm_90a, spec, plan);
+  int64_t cols = spec.outputChunkCols();
+  Value blocks = createChannel(
+      b, loc, ChannelType::get(ctx, ArrayRef<Type>(), MemorySpace::smem),
+      "blocks", /*depth=*/2);
+  SmallVector<Type> tiles;
+  for (const LoadedTile &tile : loadedTiles(spec))
+    tiles.push_back(BufferType::get(ctx, {tile.type.getShape()[0], cols},
+                                    spec.elementType, MemorySpace::smem));
+  Value chunks =
+      createChannel(b, loc, ChannelType::get(ctx, tiles, MemorySpace::smem),
+                    spec.loadRingName(), plan.numStages);
+  BufferType square = queryBuffer(spec, spec.tileRows());
+  auto pdsType = ChannelType::get(ctx, {square, square}, MemorySpace::smem);
+  SmallVector<Value, 2> pds;
+  for (int64_t half = 0; half < spec.numQueryTiles(); ++half)
+    pds.push_back(createChannel(b, loc, pdsType, "pds" + std::to_string(half),
+                                /*depth=*/1));
+  buildColumnPassLoadPartition(b, loc, spec, values, blocks, chunks, cols,
+                               plan);
+  for (int64_t half = 0; half < spec.numQueryTiles(); ++half)
+    buildColumnPassConsumer(b, loc, spec, plan, values, blocks, chunks, pds,
+                            half);
+}
+
 /// The chunks of the three gradients whose columns a part of a split slot
 /// holds (buildHopperSplitBackward): for dQ = dS K, dV = P^T dO and
 /// dK = dS^T Q in turn, each 64-column chunk of `part` (q, k, v, dO: columns
@@ -1132,6 +1327,8 @@ void blockattn::buildSm90aKernel(OpBuilder &b, Location loc,
     return buildHopperGroupedBackward(b, loc, spec, plan);
   if (plan.lowSlotCols > 0)
     return buildHopperSplitBackward(b, loc, spec, plan);
+  if (plan.columnPasses)
+    return buildHopperLargeBlockColumnPasses(b, loc, spec, plan);
   if (plan.largeBlockConsumers == 2)
     return buildHopperLargeBlockHalves(b, loc, spec, plan);
   bool pScratch = backward || plan.pFromSmem;

@@ -151,6 +151,13 @@ struct KernelPlan {
   /// each other their half's P and dS through the one-slot rings "pds0" and
   /// "pds1" (docs/block-sizes.md); 0: one consumer runs the whole block.
   int64_t largeBlockConsumers = 0;
+  /// The sm_90a backward at block size 128 above head dim 128: a block's
+  /// q, k, v and dO do not fit shared memory at once, so the producer
+  /// streams them in slots of 64-column chunks, twice a block (the second
+  /// time without v), and two consumers, one per query half, accumulate S
+  /// and dP over the first pass and make the gradients' chunks in the second
+  /// (docs/head-dims.md); `numStages` is the chunk ring's depth.
+  bool columnPasses = false;
   /// Consumers of the load ring, taking its slots round-robin (sm_90a: the
   /// consumer warpgroups; sm_100a: 1, the MMA warpgroup), and the replicas
   /// of the sm_100a softmax warpgroups, which take tiles round-robin.

@@ -1,0 +1,119 @@
+"""Head dims 192 and 256 at block size 128 (docs/head-dims.md) against the float64 reference
+on the GPU: the forward (each 64-row query half against the whole 128-key block, O in
+64-column chunks of the head dim) on both chips, and on sm_90a the backward (the block
+streamed in 64-column chunks, three passes, to one consumer per query half), causal blocks and
+the log-sum-exp (refused at block size 128 on sm_100a, as is the backward at these head dims).
+
+These kernels are not in the wheel's prebuilt set: they compile on first use unless
+BLOCKATTN_KERNEL_DIR holds them:
+    python3 scripts/prebuild_kernels.py DIR --kinds forward,backward --head-dims 192,256 \
+        --block-sizes 128 --dtypes bf16,f16
+    (the same with --causal, with --lse, and with --causal --lse)
+The tolerances are test_forward_gpu's; the output is poisoned with NaN and guarded by
+poisoned rows, so an unwritten or overwritten row fails.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import blockattn
+from blockattn import reference
+
+from .test_backward_gpu import check_grads
+from .test_block_size_128_gpu import EDGE_LENGTHS, TINY_LENGTHS, run_backward, run_case
+from .test_forward_gpu import check, make_inputs
+
+BS = 128
+HEAD_DIMS = [192, 256]
+LSE_TOL = 1e-4
+
+sm90a_only = pytest.mark.skipif(
+    torch.cuda.get_device_capability() != (9, 0),
+    reason="block_size 128 above head dim 128: the backward, causal blocks and the log-sum-exp on sm_90a only")
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
+@pytest.mark.parametrize("head_dim", HEAD_DIMS)
+@pytest.mark.parametrize("heads", [1, 4])
+def test_forward_jagged_edges(head_dim, heads, dtype):
+    run_case(EDGE_LENGTHS, heads, head_dim, dtype=dtype)
+
+
+@pytest.mark.parametrize("head_dim", HEAD_DIMS)
+def test_forward_long_tiny_scaled_and_past_the_sm_count(head_dim):
+    """A long sequence, many tiny ones, a run-time scale, and every CTA of the persistent
+    grid busy with some taking a second block."""
+    run_case([100_003], 2, head_dim)
+    run_case(TINY_LENGTHS, 3, head_dim, seed=1)
+    run_case(EDGE_LENGTHS, 4, head_dim, scale=0.3)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    run_case([128 * sms + 5], 1, head_dim)
+
+
+def test_block_size_matters():
+    """The same inputs give other outputs at block size 64 (the reference of 64 is far)."""
+    q, k, v, cu = make_inputs([0, 1, 127, 128, 129, 300], 2, 256, torch.bfloat16, 3)
+    o = blockattn.block_attention(q, k, v, cu, block_size=BS)
+    as64 = reference.forward(*(t.float().cpu().numpy() for t in (q, k, v)), cu.cpu().numpy(), block_size=64)
+    assert (o.double().cpu() - torch.from_numpy(as64)).abs().max() > 0.1
+
+
+@sm90a_only
+@pytest.mark.parametrize("causal,lse", [(True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
+@pytest.mark.parametrize("head_dim", HEAD_DIMS)
+def test_causal_and_lse(head_dim, dtype, causal, lse):
+    q, k, v, cu = make_inputs(EDGE_LENGTHS, 3, head_dim, dtype, head_dim)
+    with torch.no_grad():
+        result = blockattn.block_attention(q, k, v, cu, block_size=BS, causal=causal, return_lse=lse)
+    o, l = result if lse else (result, None)
+    args = [t.double().cpu().numpy() for t in (q, k, v)] + [cu.cpu().numpy()]
+    o_ref, lse_ref = reference.forward(*args, block_size=BS, causal=causal, return_lse=True)
+    check(o, torch.from_numpy(o_ref).cuda(), dtype)
+    if lse:
+        assert not torch.isnan(l).any(), "lse elements never written"
+        np.testing.assert_allclose(l.double().cpu().numpy(), lse_ref, rtol=LSE_TOL, atol=LSE_TOL)
+    if causal:  # the mask matters: the non-causal reference is far
+        plain = reference.forward(*args, block_size=BS)
+        assert (o.double().cpu() - torch.from_numpy(plain)).abs().max() > 0.1
+
+
+@sm90a_only
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
+@pytest.mark.parametrize("head_dim", HEAD_DIMS)
+@pytest.mark.parametrize("heads", [1, 4])
+def test_backward_jagged_edges(head_dim, heads, dtype):
+    run_backward(EDGE_LENGTHS, heads, head_dim, dtype=dtype)
+
+
+@sm90a_only
+@pytest.mark.parametrize("head_dim", HEAD_DIMS)
+def test_backward_long_tiny_scaled_and_past_the_sm_count(head_dim):
+    run_backward([20_011], 2, head_dim, seed=2)
+    run_backward(TINY_LENGTHS, 3, head_dim, seed=3)
+    run_backward(EDGE_LENGTHS, 4, head_dim, scale=0.3)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    run_backward([128 * sms + 5], 1, head_dim)
+
+
+@sm90a_only
+@pytest.mark.parametrize("causal,lse", [(True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
+@pytest.mark.parametrize("head_dim", HEAD_DIMS)
+def test_backward_causal_and_dlse(head_dim, dtype, causal, lse):
+    """The gradients of o (and of lse: a random dlse) against the float64 reference."""
+    q, k, v, cu = make_inputs(EDGE_LENGTHS, 3, head_dim, dtype, head_dim + 1)
+    leaves = [t.clone().requires_grad_(True) for t in (q, k, v)]
+    result = blockattn.block_attention(*leaves, cu, block_size=BS, causal=causal, return_lse=lse)
+    o, l = result if lse else (result, None)
+    g = torch.Generator(device="cuda").manual_seed(head_dim)
+    do = torch.randn(q.shape, generator=g, device="cuda").to(dtype)
+    dlse = torch.randn((3, q.shape[0]), generator=g, device="cuda") if lse else None
+    torch.autograd.backward([o] + ([l] if lse else []), [do] + ([dlse] if lse else []))
+    args = [t.double().cpu().numpy() for t in (q, k, v)]
+    want = reference.backward(*args, do.double().cpu().numpy(), cu.cpu().numpy(), block_size=BS, causal=causal,
+                              dlse=None if dlse is None else dlse.double().cpu().numpy())
+    check_grads([t.grad for t in leaves], [torch.from_numpy(w).cuda() for w in want], dtype)
