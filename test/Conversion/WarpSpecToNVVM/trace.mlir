@@ -10,10 +10,10 @@
 
 func.func @traced(%trace: memref<?xi64> {blockattn.name = "trace"}) {
   warpspec.kernel chip(sm_90a) attributes {smem_bytes = 1024 : i64, trace_records = 4 : i64} {
+    warpspec.trace_anchor %trace start : memref<?xi64>
     warpspec.partition "load" role(load) warps(4) regs(40) first_warp(0) barrier_base(1) {
       %replica, %thread = warpspec.partition_index
       %lane = warpspec.trace_lane %trace[%replica] thread(%thread) : memref<?xi64>
-      warpspec.trace_anchor %trace start : memref<?xi64>
       warpspec.single_thread %thread {
         warpspec.trace %lane copy
       }
@@ -40,6 +40,14 @@ func.func @traced(%trace: memref<?xi64> {blockattn.name = "trace"}) {
 // CHECK: %[[LOAD_CURSOR:.*]] = llvm.alloca %{{.*}} x i32
 // CHECK: %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x
 
+// The start anchor, before the barrier that releases the partitions: thread
+// 0 of the CTA, the timer and the clock together, then the SM.
+// CHECK: llvm.icmp "eq" %[[TID]], %{{.*}} : i32
+// CHECK: nvvm.read.ptx.sreg.globaltimer : i64
+// CHECK-NEXT: nvvm.read.ptx.sreg.clock64 : i64
+// CHECK: nvvm.read.ptx.sreg.smid : i32
+// CHECK: nvvm.barrier0
+
 // The load partition's lane: 32 words per CTA, its region inside the
 // buffer; its first record is 16 x CTA + 4 x (1 + lane); thread 0 records,
 // the others hold 0.
@@ -59,13 +67,6 @@ func.func @traced(%trace: memref<?xi64> {blockattn.name = "trace"}) {
 // CHECK: %[[ZERO:.*]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK: %[[INIT:.*]] = llvm.select %[[RECORDER]], %[[START]], %[[ZERO]]
 // CHECK: llvm.store %[[INIT]], %[[LOAD_CURSOR]]
-
-// The start anchor: thread 0 of the CTA, the timer and the clock together,
-// then the SM.
-// CHECK: llvm.icmp "eq" %[[TID]], %{{.*}} : i32
-// CHECK: nvvm.read.ptx.sreg.globaltimer : i64
-// CHECK-NEXT: nvvm.read.ptx.sreg.clock64 : i64
-// CHECK: nvvm.read.ptx.sreg.smid : i32
 
 // A record (copy = 6) unless the index is 0: the clock, then the code, at
 // the buffer's record %N; then the next index, or 0 past the lane's last

@@ -4,7 +4,7 @@
 // warpspec-insert-trace on the seed forward (sm_90a, chunked), as
 // warpspec-dispatch-partitions leaves it. The function takes the trace
 // buffer and is renamed, the kernel gets trace_records, each partition a
-// lane (and warp 0's the anchors), and the waits, arrivals, copies, MMAs,
+// lane (and warp 0's the end anchor, the kernel the start anchor), and the waits, arrivals, copies, MMAs,
 // softmax and store of each tile are bracketed by trace events. Without the
 // pass, nothing of it.
 
@@ -14,12 +14,16 @@
 // CHECK-SAME: %[[TRACE:[a-z0-9]+]]: memref<?xi64> {blockattn.name = "trace"})
 // CHECK: warpspec.kernel chip(sm_90a) attributes {{{.*}}trace_records = 8 : i64}
 
-// The load partition: its lane, the start anchor, a tile, the close, the
-// end anchor.
-// CHECK: warpspec.partition "load"
+// The start anchor, in the kernel before its partitions (the barrier that
+// releases them follows it once lowered).
+// CHECK-NOT: warpspec.partition
+// CHECK: warpspec.trace_anchor %[[TRACE]] start : memref<?xi64>
+// CHECK-NEXT: warpspec.partition "load"
+
+// The load partition: its lane, a tile, the close, the end anchor.
 // CHECK: %[[REPLICA:[a-z0-9_]+]], %[[THREAD:[a-z0-9_]+]] = warpspec.partition_index
 // CHECK-NEXT: %[[LOAD:.*]] = warpspec.trace_lane %[[TRACE]][%[[REPLICA]]] thread(%[[THREAD]]) : memref<?xi64>
-// CHECK-NEXT: warpspec.trace_anchor %[[TRACE]] start : memref<?xi64>
+// CHECK-NOT: trace_anchor
 // CHECK: warpspec.tile_loop (%[[ROW:[^,]*]],
 // CHECK-NEXT: warpspec.trace %[[LOAD]] tile_begin value(%[[ROW]])
 // CHECK-NEXT: warpspec.ring_slot

@@ -132,7 +132,7 @@ func.func @negative_kernel_unknown_chip_attr() {
 // The kernel body may hold side-effect-free values, not an allocation.
 func.func @negative_kernel_op_with_effects() {
   warpspec.kernel chip(sm_90a) {
-    // expected-error @+1 {{'memref.alloc' op is not allowed directly in a warpspec.kernel: only channels, partitions and side-effect-free values are}}
+    // expected-error @+1 {{'memref.alloc' op is not allowed directly in a warpspec.kernel: only channels, partitions, side-effect-free values and the trace's start anchor are}}
     %m = memref.alloc() : memref<4xf32>
     warpspec.partition "a" role(compute) warps(4) regs(64) {
     }

@@ -89,14 +89,37 @@ func.func @negative_anchor_not_on_warp0(%t: memref<?xi64>) {
 
 // -----
 
-func.func @negative_anchor_outside_partition(%t: memref<?xi64>) {
+func.func @negative_anchor_end_outside_partition(%t: memref<?xi64>) {
   warpspec.kernel chip(sm_90a) attributes {trace_records = 4 : i64} {
-    // expected-error @+1 {{'warpspec.trace_anchor' op expects parent op 'warpspec.partition'}}
-    warpspec.trace_anchor %t start : memref<?xi64>
+    // expected-error @+1 {{'warpspec.trace_anchor' op end must stand in the partition that runs on warp 0, not directly in the warpspec.kernel}}
+    warpspec.trace_anchor %t end : memref<?xi64>
     warpspec.partition "p" role(compute) warps(4) regs(128) first_warp(0) barrier_base(1) {
       %r, %th = warpspec.partition_index
     }
   }
+  return
+}
+
+// -----
+
+// The start is read before the barrier that releases the roles: a start in
+// a partition could follow the other roles' first events.
+func.func @negative_anchor_start_in_partition(%t: memref<?xi64>) {
+  warpspec.kernel chip(sm_90a) attributes {trace_records = 4 : i64} {
+    warpspec.partition "p" role(compute) warps(4) regs(128) first_warp(0) barrier_base(1) {
+      %r, %th = warpspec.partition_index
+      // expected-error @+1 {{'warpspec.trace_anchor' op start is in partition "p": it must stand directly in the warpspec.kernel, before the partitions start}}
+      warpspec.trace_anchor %t start : memref<?xi64>
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @negative_anchor_outside_kernel(%t: memref<?xi64>) {
+  // expected-error @+1 {{'warpspec.trace_anchor' op expects parent op to be one of 'warpspec.kernel, warpspec.partition'}}
+  warpspec.trace_anchor %t start : memref<?xi64>
   return
 }
 

@@ -393,11 +393,13 @@ LogicalResult KernelOp::verifyRegions() {
   if (failed(verifyKernelName(*this)))
     return failure();
   for (Operation &op : getBody().front()) {
-    if (isa<ChannelOp, PartitionOp>(op) || isMemoryEffectFree(&op))
+    if (isa<ChannelOp, PartitionOp, TraceAnchorOp>(op) ||
+        isMemoryEffectFree(&op))
       continue;
     return op.emitOpError()
            << "is not allowed directly in a warpspec.kernel: only channels, "
-              "partitions and side-effect-free values are";
+              "partitions, side-effect-free values and the trace's start "
+              "anchor are";
   }
   if (getPartitions().empty())
     return emitOpError() << "has no partitions";
@@ -1929,8 +1931,17 @@ LogicalResult TraceAnchorOp::verify() {
     return emitOpError() << "must be either `start` or `end`";
   if (failed(verifyTraced(getOperation())))
     return failure();
-  auto partition = cast<PartitionOp>((*this)->getParentOp());
-  if (partition.getFirstWarp() != 0)
+  auto partition = dyn_cast<PartitionOp>((*this)->getParentOp());
+  // The start is read before the barrier that releases the roles, so that
+  // no role's first event precedes it.
+  if (getStart() && partition)
+    return emitOpError() << "start is in partition \"" << partition.getName()
+                         << "\": it must stand directly in the "
+                            "warpspec.kernel, before the partitions start";
+  if (getEnd() && !partition)
+    return emitOpError() << "end must stand in the partition that runs on "
+                            "warp 0, not directly in the warpspec.kernel";
+  if (partition && partition.getFirstWarp() != 0)
     return emitOpError() << "is in partition \"" << partition.getName()
                          << "\", which does not run on warp 0 (thread 0 of "
                             "the CTA writes the anchors)";

@@ -125,8 +125,6 @@ void tracePartition(KernelOp kernel, PartitionOp partition, Value buffer) {
   Value lane = TraceLaneOp::create(b, loc, buffer, index.getReplica(),
                                    index.getThread());
   bool anchors = partition.getFirstWarp() == 0;
-  if (anchors)
-    TraceAnchorOp::create(b, loc, buffer, /*start=*/true, /*end=*/false);
 
   SmallVector<Operation *> ops;
   partition.walk([&](Operation *op) { ops.push_back(op); });
@@ -219,6 +217,11 @@ struct WarpSpecInsertTracePass
                                      "function";
     Value buffer = func.getArgument(position);
     kernel.setTraceRecords(perLane);
+    // Before the partitions, so before the barrier that releases them: no
+    // role records an event before the CTA's start.
+    b.setInsertionPoint(*kernel.getPartitions().begin());
+    TraceAnchorOp::create(b, kernel.getLoc(), buffer, /*start=*/true,
+                          /*end=*/false);
     for (PartitionOp partition : kernel.getPartitions())
       tracePartition(kernel, partition, buffer);
     return success();

@@ -32,7 +32,8 @@ def WarpSpec_KernelOp : WarpSpec_Op<"kernel", [
     (`warpspec.partition`), which run concurrently on disjoint warps of one
     CTA, in the order written: partition 0 gets the first warps. It may also
     hold side-effect-free values the partitions share (`memref.dim` of the
-    kernel's memrefs, constants). Values from above (the enclosing function's
+    kernel's memrefs, constants) and, in a traced kernel, the trace's
+    `warpspec.trace_anchor start`. Values from above (the enclosing function's
     arguments) are the kernel's parameters.
 
     The kernel's properties that the launch needs are attributes:
@@ -1615,24 +1616,34 @@ def WarpSpec_StoreOp : WarpSpec_Op<"store", [AttrSizedOperandSegments]> {
 //===----------------------------------------------------------------------===//
 
 def WarpSpec_TraceAnchorOp : WarpSpec_Op<"trace_anchor",
-    [HasParent<"PartitionOp">]> {
+    [ParentOneOf<["KernelOp", "PartitionOp"]>]> {
   let summary = "the CTA's clock against the global timer";
   let description = [{
     The `warpspec.trace_anchor` operation has thread 0 of the CTA read the
     global nanosecond timer (`%globaltimer`) and the SM's cycle counter
     (`%clock64`) together and write them into the header of the CTA's region
     of the trace buffer `buffer`, with the SM's index (`%smid`): `start`
-    once the partition of warp 0 starts, `end` when it ends. `%clock64` is
-    precise but counts the cycles of one SM from an arbitrary origin;
-    `%globaltimer` is shared by the whole GPU but coarse (it ticks every
-    microsecond on some GPUs): the anchors of the CTAs that ran on one SM
-    map that SM's clock onto nanoseconds. The kernel must be traced
-    (`trace_records`) and the op must stand in the placed partition that
-    runs on warp 0. The header layout is `TraceLayout`'s (WarpSpecOps.h),
-    which the manifest describes.
+    when the CTA starts, `end` when the partition of warp 0 ends.
+    `%clock64` is precise but counts the cycles of one SM from an arbitrary
+    origin; `%globaltimer` is shared by the whole GPU but coarse (it ticks
+    every microsecond on some GPUs): the anchors of the CTAs that ran on one
+    SM map that SM's clock onto nanoseconds. The kernel must be traced
+    (`trace_records`). `start` stands directly in the kernel, before its
+    partitions: it is read before the barrier that releases every role, so
+    no role records an event before the CTA's start (warp 0's partition
+    may begin after the other roles' first events). `end` stands in the
+    placed partition that runs on warp 0. The header layout is
+    `TraceLayout`'s (WarpSpecOps.h), which the manifest describes.
 
     ```mlir
-    warpspec.trace_anchor %trace start : memref<?xi64>
+    warpspec.kernel chip(sm_90a) trace_records(256) {
+      warpspec.trace_anchor %trace start : memref<?xi64>
+      warpspec.partition "producer" role(load) warps(1) ... {
+        ...
+        warpspec.trace_anchor %trace end : memref<?xi64>
+      }
+      ...
+    }
     ```
   }];
   let arguments = (ins MemRefRankOf<[I64], [1]>:$buffer, UnitAttr:$start,

@@ -213,8 +213,9 @@ def WarpSpecInsertTracePass : Pass<"warpspec-insert-trace", "ModuleOp"> {
 
     - a `warpspec.trace_lane` after its `warpspec.partition_index` (one
       lane per replica, recorded by the replica's thread 0);
-    - in the partition of warp 0, `warpspec.trace_anchor start` after the
-      lane and `warpspec.trace_anchor end` last;
+    - `warpspec.trace_anchor start` in the kernel, before its partitions
+      (the barrier that releases them follows it), and, in the partition of
+      warp 0, `warpspec.trace_anchor end` last;
     - `tile_begin` (with the tile's row) and `tile_end` around the body of
       every tile loop and consume loop (the `scf.while` of a lowered
       `consume`);
