@@ -82,7 +82,8 @@ def get(name: str) -> Workload:
         return Workload(name, seed_lengths(), 4, int(name[len("seed-d"):]))
     if name in ("seed-b16", "seed-b32", "seed-b128"):
         return Workload(name, seed_lengths(), 4, 128, block_size=int(name[len("seed-b"):]))
-    # Head dims 192 and 256 at block size 128 (the forward; the backward is refused there).
+    # Head dims 192 and 256 at block size 128 (the sm_90a backward in three column passes;
+    # the sm_100a backward is refused there).
     if name in ("seed-b128-d192", "seed-b128-d256"):
         return Workload(name, seed_lengths(), 4, int(name[len("seed-b128-d"):]), block_size=128)
     # Issue 21's shapes: the seed lengths with causal blocks, and with Hq = 8 query heads over

@@ -2,8 +2,9 @@
 
 A traced kernel computes what the untraced one does, bit for bit, and its
 trace buffer decodes (bench/timeline.py) to every tile of the batch, once on
-the load lanes and once on the consumer lanes, in clock order, with
-anchors whose %globaltimer and %clock64 both move forward.
+the load lanes and once on the consumer lanes, in clock order, after the
+start anchor, with anchors whose %globaltimer and %clock64 both move
+forward.
 
 Kernels needed, traced and untraced, in BLOCKATTN_KERNEL_DIR (or its sm_90a/):
 ``python3 bench/timeline.py --build-only --kernel-dir DIR --kinds forward,backward``
@@ -88,6 +89,9 @@ def test_traced_kernel_matches_and_its_trace_decodes(kind, rotary):
         for lane, records in zip(trace["lanes"], cta.lanes):
             assert len(records) < trace["records_per_lane"], "a lane filled: more records per lane needed"
             assert (np.diff(records["clock"].astype(np.int64)) >= 0).all()
+            # The start anchor is read before the barrier that releases the roles.
+            if len(records):
+                assert records["clock"][0] >= cta.header["start_clock"], f"{lane['role']} recorded before its CTA's start"
             ev = timeline.lane_events(records, trace["events"])
             tiles.setdefault(lane["role"], []).extend(row for _, _, row in ev.tiles)
     assert sorted(tiles["load"]) == sorted(rows)
