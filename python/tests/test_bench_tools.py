@@ -11,6 +11,12 @@ sys.path.insert(0, str(BENCH))
 
 import ncu_stalls  # noqa: E402
 
+
+def _bench_module(name: str):
+    """A bench module that needs PyTorch (workloads, peers): skipped without it."""
+    pytest.importorskip("torch")
+    return __import__(name)
+
 HEADER = '"Address","Source","# Samples","Instructions Executed","stall_long_sb","stall_short_sb"\n'
 
 
@@ -73,7 +79,7 @@ def test_profile_variants():
 
 
 def test_issue20_workloads_carry_their_shape():
-    import workloads
+    workloads = _bench_module("workloads")
 
     for name, head_dim, block_size in (("seed-d32", 32, 64), ("seed-d96", 96, 64), ("seed-b16", 128, 16),
                                        ("seed-b32", 128, 32), ("seed-b128", 128, 128), ("seed-d192", 192, 64),
@@ -89,7 +95,7 @@ def test_issue20_workloads_carry_their_shape():
 
 @pytest.mark.parametrize("block_size", [16, 32, 64, 128])
 def test_check_lengths_cover_each_block_size_edges(block_size):
-    import peers
+    peers = _bench_module("peers")
 
     ragged = peers.check_lengths(block_size, aligned=False)
     assert {0, 1, block_size - 1, block_size, block_size + 1} <= set(ragged)
@@ -98,7 +104,7 @@ def test_check_lengths_cover_each_block_size_edges(block_size):
 
 
 def test_issue21_workloads_carry_their_shape():
-    import workloads
+    workloads = _bench_module("workloads")
 
     gqa = workloads.get("seed-gqa")
     assert (gqa.heads, gqa.kv_head_count, gqa.head_dim, gqa.causal) == (8, 2, 128, False)
@@ -110,7 +116,7 @@ def test_issue21_workloads_carry_their_shape():
 
 
 def test_grouped_floor_counts_kv_once_per_group():
-    import peers
+    peers = _bench_module("peers")
 
     # Forward: q and o at Hq, k and v at Hkv; backward: q, dO, dq at Hq, k, v, dk, dv at Hkv.
     assert peers.KINDS["forward"].floor_bytes(100, 25) == 2 * 100 + 2 * 25
@@ -125,7 +131,7 @@ def test_bench_reference_matches_the_package_reference(causal, kv_heads):
     torch = pytest.importorskip("torch")
     pytest.importorskip("triton")
     np = pytest.importorskip("numpy")
-    import peers
+    peers = _bench_module("peers")
     from blockattn import reference as ref
 
     lengths = np.array([1, 63, 64, 65, 0, 130], dtype=np.int64)
@@ -195,7 +201,7 @@ def test_flex_peer_block_mask(causal, kv_heads):
     pytest.importorskip("triton")
     np = pytest.importorskip("numpy")
     flex = pytest.importorskip("torch.nn.attention.flex_attention")
-    import peers
+    peers = _bench_module("peers")
 
     lengths = np.array([1, 63, 64, 65, 0, 130, 300, 7], dtype=np.int64)
     T, H, D = int(lengths.sum()), 4, 32
