@@ -20,6 +20,7 @@ import dataclasses
 import pathlib
 import subprocess
 
+import numpy as np
 import pytest
 
 from blockattn import emulation as em
@@ -44,12 +45,18 @@ CASES = [
     em.Case("forward", 96, "f16", causal=True, lse=True, block_size=128),
     em.Case("forward", 192, "bf16", causal=True, lse=True, block_size=128),
     em.Case("forward", 256, "f16", causal=True, block_size=128),
+    em.Case("forward", 128, "f16", lse=True, block_size=128),
+    em.Case("forward", 256, "bf16", lse=True, block_size=128),
+    em.Case("forward", 192, "f16", causal=True, block_size=128),
     # the backward: causal, dlse, both; head dims 32-128 (the sm_100a backward at 128)
     em.Case("backward", 128, "bf16", causal=True, block_size=128),
     em.Case("backward", 128, "f16", lse=True, block_size=128),
     em.Case("backward", 64, "bf16", causal=True, lse=True, block_size=128),
     em.Case("backward", 32, "f16", causal=True, lse=True, block_size=128),
     em.Case("backward", 96, "bf16", causal=True, lse=True, block_size=128),
+    em.Case("backward", 64, "f16", lse=True, block_size=128),
+    em.Case("backward", 32, "bf16", causal=True, block_size=128),
+    em.Case("backward", 96, "f16", causal=True, block_size=128),
 ]
 
 
@@ -94,4 +101,16 @@ def test_matches_reference(case, kernels):
 ], ids=lambda c: c.name)
 def test_one_sm_lone_last_token(case, kernels):
     tensors, out = run(case, kernels, (129, 5, 200, 1), sms=1, seed=5)
+    check_outputs(case, tensors, out)
+
+
+# Many tiny sequences (0 to 9 tokens, runs of empty ones): most blocks have an empty second
+# half, whose replica stores no row and reads dlse at the block's row.
+@pytest.mark.parametrize("case", [
+    em.Case("forward", 128, "bf16", causal=True, lse=True, block_size=128),
+    em.Case("backward", 128, "bf16", causal=True, lse=True, block_size=128),
+], ids=lambda c: c.name)
+def test_tiny_sequences(case, kernels):
+    lengths = tuple(int(x) for x in np.random.default_rng(11).integers(0, 10, size=60))
+    tensors, out = run(case, kernels, lengths + (70,), sms=2, seed=3)
     check_outputs(case, tensors, out)
