@@ -66,8 +66,8 @@ CHUNKED_HEAD_DIMS = (192, 256)
 # compiler, into the cache.
 PREBUILT_HEAD_DIMS = (64, 128)
 BLOCK_SIZES = (16, 32, 64, 128)
-# The block sizes with a backward kernel (128: plain on both chips; on sm_90a
-# also causal, dlse and every rotary variant, docs/block-sizes.md); the
+# The block sizes with a backward kernel (128: plain, causal and dlse on both
+# chips; on sm_90a also every rotary variant, docs/block-sizes.md); the
 # compiler refuses the others.
 BACKWARD_BLOCK_SIZES = (16, 32, 64, 128)
 # Block sizes whose backward launches persistent, one CTA per SM (its slot and

@@ -101,11 +101,13 @@ def test_prebuild_script_kernel_sets(capsys):
         "sm_100a/blockattn_forward_d64_b128_bf16", "sm_100a/blockattn_forward_d64_b128_bf16_half_split",
         "sm_100a/blockattn_backward_d64_b128_bf16"]
 
-    # Causal and the log-sum-exp at block size 128: sm_90a only (the compiler refuses sm_100a's).
+    # Causal and the log-sum-exp at block size 128: both chips (sm_100a offsets each softmax
+    # replica's query half, docs/block-sizes.md).
     script.main(["unused", "--dry-run", "--chips", "sm_90a,sm_100a", "--kinds", "forward,backward",
                  "--block-sizes", "128", "--head-dims", "64", "--dtypes", "bf16", "--causal", "--lse"])
     assert capsys.readouterr().out.split() == [
-        "sm_90a/blockattn_forward_d64_b128_bf16_causal_lse", "sm_90a/blockattn_backward_d64_b128_bf16_causal_lse"]
+        "sm_90a/blockattn_forward_d64_b128_bf16_causal_lse", "sm_90a/blockattn_backward_d64_b128_bf16_causal_lse",
+        "sm_100a/blockattn_forward_d64_b128_bf16_causal_lse", "sm_100a/blockattn_backward_d64_b128_bf16_causal_lse"]
 
     # Head dims 192 and 256 at block size 128: the forward on both chips, the backward on
     # sm_90a; rotary embeddings (refused above head dim 128) left out.

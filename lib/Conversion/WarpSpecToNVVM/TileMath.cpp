@@ -40,15 +40,22 @@ static Value reduceRow(KernelBuilder &e, const FragmentLayout &layout, Value v,
 /// row slots, against which its columns are masked (a tile is one block, so
 /// its rows and columns are the same tokens and query i sees keys 0..i);
 /// empty without `causal`. `rowOffset` is the block token of the tile's row
-/// 0 (a later query half of a large block: row i is token rowOffset + i).
+/// 0 (a later query half of a large block: row i is token rowOffset + i);
+/// `dynamicRowOffset`, when set, is the same as an i32 value (a softmax
+/// replica's query half, known at run time), added instead.
 static SmallVector<Value> causalRows(KernelBuilder &e,
                                      const FragmentLayout &layout, bool causal,
-                                     int64_t rowOffset) {
+                                     int64_t rowOffset,
+                                     Value dynamicRowOffset) {
   SmallVector<Value> rows;
   if (causal)
     for (int64_t slot = 0; slot < layout.numRowSlots(); ++slot) {
       Value row = layout.rowIndex(e, slot);
-      rows.push_back(rowOffset ? e.add(row, e.i32(rowOffset)) : row);
+      if (dynamicRowOffset)
+        row = e.add(row, dynamicRowOffset);
+      else if (rowOffset)
+        row = e.add(row, e.i32(rowOffset));
+      rows.push_back(row);
     }
   return rows;
 }
@@ -227,9 +234,12 @@ SoftmaxLowering::matchAndRewrite(SoftmaxOp op, OneToNOpAdaptor adaptor,
   Value validCols = e.asI32(adaptor.getValidCols().front());
   Value colBase = layout.colBase(e);
   Value negInf = e.f32(-std::numeric_limits<double>::infinity());
-  SmallVector<Value> rows =
-      causalRows(e, layout, static_cast<bool>(op.getCausal()),
-                 static_cast<int64_t>(op.getRowOffset().value_or(0)));
+  Value dynamicRowOffset;
+  if (!adaptor.getDynamicRowOffset().empty())
+    dynamicRowOffset = e.asI32(adaptor.getDynamicRowOffset().front());
+  SmallVector<Value> rows = causalRows(
+      e, layout, static_cast<bool>(op.getCausal()),
+      static_cast<int64_t>(op.getRowOffset().value_or(0)), dynamicRowOffset);
   SmallVector<Value> s(numRegs);
   for (int64_t r = 0; r < numRegs; ++r) {
     Value col = e.add(colBase, e.i32(layout.colOffset(r)));

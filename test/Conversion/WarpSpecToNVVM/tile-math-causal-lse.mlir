@@ -6,7 +6,8 @@
 // softmax's log-sum-exp (ln 2 (log2 L + m k), lg2.approx through its
 // intrinsic), warpspec.store_rows (the quad's lane 0 stores its two rows'
 // values, f32 at lse[head * stride + row]), warpspec.load_rows (rows past
-// the tile read row 0 and take 0) and softmax_grad's dlse (D - g).
+// the tile read row 0 and take 0), softmax_grad's dlse (D - g), and the
+// causal mask's run-time row offset (dynamic_row_offset).
 
 !tile = !warpspec.buffer<64x64xbf16, smem>
 !s = !warpspec.acc<64x64xf32>
@@ -71,6 +72,36 @@ func.func @causal_lse(%lse: !lse {blockattn.name = "lse"},
       %g = warpspec.load_rows %dlse[%row, %row] rows(%cols) : memref<?x?xf32> -> !rows
       %ds = warpspec.softmax_grad %s, %s scale(%scale) dlse(%g : !rows) : !s, !s -> !p
       warpspec.write %ds, %q : !p, !tile
+    }
+  }
+  return
+}
+
+// softmax causal dynamic_row_offset(%off) (a sm_100a softmax replica's query
+// half): the i32 offset is added to each row slot's index, then compared
+// with the column as without it. %off here is 32 * replica_id.
+// CHECK-LABEL: llvm.func @causal_dynamic_row_offset(
+// CHECK: llvm.mlir.constant(10 : i32) : i32
+// CHECK-NEXT: %[[C32:[0-9]+]] = llvm.mlir.constant(32 : i32) : i32
+// CHECK-NEXT: %[[OFF:[0-9]+]] = llvm.mul %{{[0-9]+}}, %[[C32]] : i32
+// CHECK: %[[ROW0:[0-9]+]] = llvm.add %{{[0-9]+}}, %[[OFF]] : i32
+// CHECK: llvm.add %{{[0-9]+}}, %[[OFF]] : i32
+// CHECK: %[[IN:[0-9]+]] = llvm.icmp "slt" %[[COL:[0-9]+]], %{{[0-9]+}} : i32
+// CHECK-NEXT: %[[CAUSAL:[0-9]+]] = llvm.icmp "sle" %[[COL]], %[[ROW0]] : i32
+// CHECK-NEXT: %[[KEEP:[0-9]+]] = llvm.and %[[IN]], %[[CAUSAL]] : i1
+// CHECK-NEXT: llvm.select %[[KEEP]], %{{[0-9]+}}, %{{[0-9]+}} : i1, f32
+func.func @causal_dynamic_row_offset(%scale: f32 {blockattn.name = "scale"}) {
+  warpspec.kernel chip("sm_90a") {
+    warpspec.partition "compute" role(compute) warps(4) regs(232) {
+      %q = warpspec.scratch : !tile
+      %cols = arith.constant 10 : i32
+      %c32 = arith.constant 32 : i32
+      %r = warpspec.replica_id
+      %off = arith.muli %r, %c32 : i32
+      %s = warpspec.mma %q, %q {transpose_b} : !tile, !tile -> !s
+      %p, %l = warpspec.softmax %s valid_cols(%cols) scale(%scale) causal dynamic_row_offset(%off)
+          : !s -> !p, !rows
+      warpspec.write %p, %q : !p, !tile
     }
   }
   return

@@ -72,3 +72,48 @@ func.func @negative_row_offset_past_columns(%s: !warpspec.acc<64x128xf32>,
       : !warpspec.acc<64x128xf32> -> !warpspec.acc<64x128xbf16>, !warpspec.rows<64xf32>
   return
 }
+
+// -----
+
+// dynamic_row_offset, like row_offset, shifts the causal mask's rows.
+func.func @negative_dynamic_row_offset_without_causal(%s: !warpspec.acc<64x128xf32>,
+                                                      %i: i32, %scale: f32) {
+  // expected-error @+1 {{'warpspec.softmax' op dynamic_row_offset needs causal (it shifts the causal mask's rows)}}
+  %p, %l = warpspec.softmax %s valid_cols(%i) scale(%scale) dynamic_row_offset(%i)
+      : !warpspec.acc<64x128xf32> -> !warpspec.acc<64x128xbf16>, !warpspec.rows<64xf32>
+  return
+}
+
+// -----
+
+// One offset or the other: the lowering would not add both.
+func.func @negative_both_row_offsets(%s: !warpspec.acc<64x128xf32>,
+                                     %i: i32, %scale: f32) {
+  // expected-error @+1 {{'warpspec.softmax' op takes row_offset or dynamic_row_offset, not both}}
+  %p, %l = warpspec.softmax %s valid_cols(%i) scale(%scale) causal row_offset(64) dynamic_row_offset(%i)
+      : !warpspec.acc<64x128xf32> -> !warpspec.acc<64x128xbf16>, !warpspec.rows<64xf32>
+  return
+}
+
+// -----
+
+// A constant dynamic offset is checked as row_offset is: a column of the tile.
+func.func @negative_dynamic_row_offset_past_columns(%s: !warpspec.acc<64x128xf32>,
+                                                    %i: i32, %scale: f32) {
+  %c128 = arith.constant 128 : i32
+  // expected-error @+1 {{'warpspec.softmax' op dynamic_row_offset(128) must be in [0, 128), the tile's columns}}
+  %p, %l = warpspec.softmax %s valid_cols(%i) scale(%scale) causal dynamic_row_offset(%c128)
+      : !warpspec.acc<64x128xf32> -> !warpspec.acc<64x128xbf16>, !warpspec.rows<64xf32>
+  return
+}
+
+// -----
+
+func.func @negative_dynamic_row_offset_negative(%s: !warpspec.acc<64x128xf32>,
+                                                %i: i32, %scale: f32) {
+  %cm1 = arith.constant -1 : i32
+  // expected-error @+1 {{'warpspec.softmax' op dynamic_row_offset(-1) must be in [0, 128), the tile's columns}}
+  %p, %l = warpspec.softmax %s valid_cols(%i) scale(%scale) causal dynamic_row_offset(%cm1)
+      : !warpspec.acc<64x128xf32> -> !warpspec.acc<64x128xbf16>, !warpspec.rows<64xf32>
+  return
+}

@@ -33,3 +33,16 @@ func.func @causal_row_offset(%s: !warpspec.acc<64x128xf32>, %i: i32, %scale: f32
       : !warpspec.acc<64x128xf32> -> !warpspec.acc<64x128xf32>, !warpspec.rows<64xf32>
   return
 }
+
+// sm_100a's query halves of a 128-token block: the softmax replica's half,
+// known at run time (64 * warpspec.replica_id), offsets the causal mask's
+// rows.
+// CHECK-LABEL: func.func @causal_dynamic_row_offset
+// CHECK-SAME: %{{.*}}: i32, %{{.*}}: f32, %[[OFF:.*]]: i32)
+// CHECK: warpspec.softmax %{{.*}} valid_cols(%{{.*}}) scale(%{{.*}}) causal dynamic_row_offset(%[[OFF]]) : <64x128xf32> -> <64x128xbf16>, <64xf32>, !warpspec.rows<64xf32>
+func.func @causal_dynamic_row_offset(%s: !warpspec.acc<64x128xf32>, %i: i32, %scale: f32,
+                                     %off: i32) {
+  %p, %l, %x = warpspec.softmax %s valid_cols(%i) scale(%scale) causal dynamic_row_offset(%off)
+      : !warpspec.acc<64x128xf32> -> !warpspec.acc<64x128xbf16>, !warpspec.rows<64xf32>, !warpspec.rows<64xf32>
+  return
+}

@@ -75,6 +75,14 @@ constexpr int64_t kSplitSlotProducerRegs = 48;
 /// assembles with no spills at every head dim (docs/block-sizes.md).
 constexpr int64_t kSm100aLargeBlockBackwardLoadRegs = 88,
                   kSm100aLargeBlockBackwardMmaRegs = 88;
+/// The causal backward at block size 128 below head dim 128: the softmax
+/// warpgroups also hold the causal mask's rows (offset by the replica's
+/// half), and at 168 ptxas spilled them at head dim 96 (8 bytes, 20 with
+/// dlse). 80 / 80 leave them 176: no spills at head dims 32, 64 and 96. Not
+/// at 128, where the MMA warpgroup spills at 80 (16 bytes) and 88 / 88 / 168
+/// spills nothing.
+constexpr int64_t kSm100aLargeBlockCausalBackwardLoadRegs = 80,
+                  kSm100aLargeBlockCausalBackwardMmaRegs = 80;
 /// The forward at block size 128 above head dim 128 (largeBlockWideForward):
 /// the producer issues 16 TMA boxes a block at 256 (q in halves, k and v of
 /// 128 rows, four 64-column boxes each), and at 40 registers ptxas spilled
@@ -1100,8 +1108,13 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
   if (shape.numQueryTiles() > 1)
     plan.registers.mma = kLargeBlockMmaRegs;
   if (largeBlockBackward(shape)) {
-    plan.registers.load = kSm100aLargeBlockBackwardLoadRegs;
-    plan.registers.mma = kSm100aLargeBlockBackwardMmaRegs;
+    bool causalBelow128 =
+        shape.causal && shape.headDim < KernelShape::kMaxOutputCols;
+    plan.registers.load = causalBelow128
+                              ? kSm100aLargeBlockCausalBackwardLoadRegs
+                              : kSm100aLargeBlockBackwardLoadRegs;
+    plan.registers.mma = causalBelow128 ? kSm100aLargeBlockCausalBackwardMmaRegs
+                                        : kSm100aLargeBlockBackwardMmaRegs;
   }
   // The backward above head dim 128 (kChunkedBackwardMmaRegs).
   if (shape.backward && shape.headDim > KernelShape::kMaxOutputCols) {

@@ -189,6 +189,21 @@ std::pair<Value, Value> replicaHalfRows(OpBuilder &b, Location loc,
   return {arith::AddIOp::create(b, loc, row, offset), halfRows};
 }
 
+/// A causal softmax of a large block's query half on sm_100a: the replicas
+/// run one body and replica r has half r (replicaHalfRows), whose rows are
+/// the block's tokens from 64 r on while its columns start at the block's
+/// token 0. The mask's rows are offset by 64 r, a run-time value
+/// (`dynamic_row_offset`; sm_90a's consumer knows its half at compile time
+/// and sets `row_offset`). `offset` is 64 r, computed before the softmax.
+/// Nothing without `causal` or below block size 128.
+void setReplicaCausalRowOffset(SoftmaxOp softmax, const KernelSpec &spec,
+                               Value offset) {
+  if (!spec.causal || spec.numQueryTiles() == 1)
+    return;
+  assert(offset && "the replica's row offset");
+  softmax.getDynamicRowOffsetMutable().assign(offset);
+}
+
 /// The backward's softmax step of one tile (and query head): P from S, dS
 /// from P and dP (with dlse when the kernel takes it), both written to a slot
 /// of the `pds` ring for the MMA warpgroup, committed with the tile's record.
@@ -304,11 +319,21 @@ void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
     Value sVal = TmemLoadOp::create(b, loc, sType, loop.sBuffer);
     ReleaseOp::create(b, loc, loop.slot, /*after_mma=*/false);
     auto rowsType = RowsType::get(ctx, m, f32);
+    // Causal at block size 128: replica r's rows start at the block's token
+    // 64 r (setReplicaCausalRowOffset). Made only then, so that the other
+    // kernels' IR is unchanged; the stores below compute it again (CSE
+    // folds the two).
+    Value causalOffset;
+    if (spec.causal && halves > 1)
+      causalOffset =
+          arith::MulIOp::create(b, loc, ReplicaIdOp::create(b, loc),
+                                arith::ConstantIntOp::create(b, loc, m, 32));
     auto sm =
         SoftmaxOp::create(b, loc, pType, rowsType, spec.lse ? rowsType : Type(),
                           sVal, rows, Value(), values.scale, false, spec.causal,
                           /*block=*/IntegerAttr());
     maskToBlocks(b, sm, spec, ends);
+    setReplicaCausalRowOffset(sm, spec, causalOffset);
     auto p = AcquireOp::create(b, loc, pCh);
     TmemStoreOp::create(b, loc, sm.getProbs(), p.getBuffers()[0]);
     CommitOp::create(b, loc, p.getSlot(), row, rows, head);
@@ -643,20 +668,24 @@ void buildBlackwellGroupedBackward(OpBuilder &b, Location loc,
 }
 
 /// The query half (and key half) of a 128-token block that softmax replica
-/// r handles: its first row, row + 64 r, and its valid rows,
-/// min(64, max(0, rows - 64 r)).
-std::pair<Value, Value> replicaHalf(OpBuilder &b, Location loc, Value row,
-                                    Value rows, int64_t halfRows) {
+/// r handles: its first row, row + 64 r, its valid rows,
+/// min(64, max(0, rows - 64 r)), and its offset in the block, 64 r.
+struct ReplicaHalf {
+  Value row, rows, offset;
+};
+
+ReplicaHalf replicaHalf(OpBuilder &b, Location loc, Value row, Value rows,
+                        int64_t halfRows) {
   Value offset =
       arith::MulIOp::create(b, loc, ReplicaIdOp::create(b, loc),
                             arith::ConstantIntOp::create(b, loc, halfRows, 32));
   Value left = arith::MaxSIOp::create(
       b, loc, arith::SubIOp::create(b, loc, rows, offset),
       arith::ConstantIntOp::create(b, loc, 0, 32));
-  return {
-      arith::AddIOp::create(b, loc, row, offset),
-      arith::MinSIOp::create(
-          b, loc, left, arith::ConstantIntOp::create(b, loc, halfRows, 32))};
+  return {arith::AddIOp::create(b, loc, row, offset),
+          arith::MinSIOp::create(
+              b, loc, left, arith::ConstantIntOp::create(b, loc, halfRows, 32)),
+          offset};
 }
 
 /// Blackwell backward of a 128-token block (docs/block-sizes.md, "The
@@ -773,7 +802,7 @@ void buildBlackwellLargeBlockBackward(OpBuilder &b, Location loc,
         b, loc, plan, sCh, BufferType::get(ctx, {m, n}, f32, MemorySpace::tmem),
         queryBuffer(spec, d));
     Value blockRows = loop.rows, head = loop.head;
-    auto [row, rows] = replicaHalf(b, loc, loop.row, blockRows, m);
+    auto [row, rows, halfOffset] = replicaHalf(b, loc, loop.row, blockRows, m);
     auto wideF32 = AccType::get(ctx, {m, n}, f32);
     Value s = TmemLoadOp::create(b, loc, wideF32, loop.sBuffer);
     ReleaseOp::create(b, loc, loop.slot, false);
@@ -782,14 +811,29 @@ void buildBlackwellLargeBlockBackward(OpBuilder &b, Location loc,
     ReleaseOp::create(b, loc, dpGet.getSlot(), false);
     // Every valid key of the block is a column (exact softmax, no LSE);
     // query rows past the half's valid rows are zeroed, so they add nothing
-    // to dV and dK. No dlse term: the verifier refuses it at this size.
-    auto sm = SoftmaxOp::create(b, loc, wideF32, RowsType::get(ctx, m, f32),
-                                Type(), s, blockRows, rows, values.scale,
-                                /*normalize=*/true, /*causal=*/false,
+    // to dV and dK. Causal: the half's rows are the block's tokens from
+    // 64 r (setReplicaCausalRowOffset).
+    auto rowsType = RowsType::get(ctx, m, f32);
+    auto sm = SoftmaxOp::create(b, loc, wideF32, rowsType, Type(), s, blockRows,
+                                rows, values.scale,
+                                /*normalize=*/true, spec.causal,
                                 /*block=*/IntegerAttr());
+    setReplicaCausalRowOffset(sm, spec, halfOffset);
+    // dlse of the half's rows. load_rows reads its first row even where it
+    // zeroes every row, and an empty second half's row + 64 may lie past
+    // the tokens: such a half reads at the block's row,
+    // row + min(rows_r, 1) * 64 r (sm_90a's rowsReadAt).
+    Value dlse;
+    if (spec.dlse) {
+      Value any = arith::MinSIOp::create(
+          b, loc, rows, arith::ConstantIntOp::create(b, loc, 1, 32));
+      Value at = arith::AddIOp::create(
+          b, loc, loop.row, arith::MulIOp::create(b, loc, any, halfOffset));
+      dlse = LoadRowsOp::create(b, loc, rowsType, spec.dlse, at, head, rows);
+    }
     Value dsVal = SoftmaxGradOp::create(
         b, loc, AccType::get(ctx, {m, n}, spec.elementType), sm.getProbs(), dp,
-        values.scale, Value());
+        values.scale, dlse);
     auto pds = AcquireOp::create(b, loc, pdsCh);
     WriteOp::create(b, loc, sm.getProbs(), pds.getBuffers()[0]);
     WriteOp::create(b, loc, dsVal, pds.getBuffers()[1]);

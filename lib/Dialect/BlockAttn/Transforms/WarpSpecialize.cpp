@@ -81,15 +81,6 @@ struct BlockAttnWarpSpecializePass
              << spec->headDim
              << " yet: the grouped backward is built for head dims up to "
              << KernelShape::kMaxOutputCols;
-    // A large block's causal mask and row statistics are offset per query
-    // half in the sm_90a recipes (Sm90aRecipe.cpp, setCausalRowOffset); the
-    // sm_100a ones take a block's halves on two softmax replicas without it.
-    if (chip == Chip::sm_100a && spec->numQueryTiles() > 1 &&
-        (spec->causal || spec->lse || spec->dlse))
-      return op->emitOpError()
-             << "causal blocks and the log-sum-exp at block_size "
-             << spec->blockSize
-             << " are implemented for sm_90a only (docs/block-sizes.md)";
     TuningOptions options;
 #define BLOCKATTN_PASS_OPTION(TYPE, NAME, ...) options.NAME = NAME;
 #define GEN_PASS_OPTION_LIST_BLOCKATTNWARPSPECIALIZEPASS

@@ -1516,6 +1516,26 @@ LogicalResult SoftmaxOp::verify() {
                            << ") must be below the tile's " << cols
                            << " columns";
   }
+  if (Value offset = getDynamicRowOffset()) {
+    if (!getCausal())
+      return emitOpError() << "dynamic_row_offset needs causal (it shifts the "
+                              "causal mask's rows)";
+    // One offset: the lowering adds one to the rows, and two would be a
+    // recipe's mistake rather than a sum it meant.
+    if (getRowOffset())
+      return emitOpError()
+             << "takes row_offset or dynamic_row_offset, not both";
+    // A constant offset is checked as row_offset is; a run-time one (a
+    // replica's query half) is the recipe's to keep in range.
+    APInt value;
+    if (matchPattern(offset, m_ConstantInt(&value))) {
+      int64_t cols = scores.getShape()[1];
+      if (value.isNegative() || value.getSExtValue() >= cols)
+        return emitOpError()
+               << "dynamic_row_offset(" << value.getSExtValue()
+               << ") must be in [0, " << cols << "), the tile's columns";
+    }
+  }
   return success();
 }
 

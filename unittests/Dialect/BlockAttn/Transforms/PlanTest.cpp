@@ -12,6 +12,8 @@
 
 #include "gtest/gtest.h"
 
+#include <tuple>
+
 using namespace mlir;
 using namespace mlir::blockattn;
 using mlir::warpspec::Chip;
@@ -595,6 +597,22 @@ TEST(Sm100aPlan, LargeBlockBackwardGivesEachSoftmaxWarpgroupAHalf) {
     b128.headDim = headDim;
     EXPECT_EQ(plan(Chip::sm_100a, b128).numStages, stages) << headDim;
   }
+  // Causal below head dim 128: 80 / 80 / 176 (the softmax warpgroups also
+  // hold the mask's rows; 168 spilled at 96); at 128 the plain budgets (the
+  // MMA warpgroup spills at 80 there).
+  b128.causal = true;
+  for (auto [headDim, others, softmax] :
+       {std::tuple<int64_t, int64_t, int64_t>{32, 80, 176},
+        {64, 80, 176},
+        {96, 80, 176},
+        {128, 88, 168}}) {
+    b128.headDim = headDim;
+    KernelPlan causal = plan(Chip::sm_100a, b128);
+    EXPECT_EQ(causal.registers.load, others) << headDim;
+    EXPECT_EQ(causal.registers.mma, others) << headDim;
+    EXPECT_EQ(causal.registers.compute, softmax) << headDim;
+  }
+  b128.causal = false;
   // Rotary embeddings at 128 stay sm_90a's.
   b128.rotary = RotaryMode::half_split;
   TuningOptions none;

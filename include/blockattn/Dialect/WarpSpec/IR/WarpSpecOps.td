@@ -1382,7 +1382,8 @@ def WarpSpec_MaskBlocksOp : WarpSpec_Op<"mask_blocks", [Pure,
   let hasVerifier = 1;
 }
 
-def WarpSpec_SoftmaxOp : WarpSpec_Op<"softmax", [Pure]> {
+def WarpSpec_SoftmaxOp : WarpSpec_Op<"softmax", [Pure,
+                                                  AttrSizedOperandSegments]> {
   let summary = "exact row softmax of a register tile";
   let description = [{
     The `warpspec.softmax` operation computes, for every row `i` of the f32
@@ -1409,6 +1410,12 @@ def WarpSpec_SoftmaxOp : WarpSpec_Op<"softmax", [Pure]> {
     as well, the tile's rows are the block's tokens `R..R + M - 1` (a later
     query half of a block larger than the MMA tile) and its columns the
     block's tokens from 0: column `j > R + i` of row `i` is masked.
+    `dynamic_row_offset(%r)` is the same offset as an i32 value, for a tile
+    whose query half is known only at run time: on sm_100a a 128-token
+    block's two halves go to two softmax replicas that run one body, so
+    replica `r` offsets its rows by `64 * warpspec.replica_id`. The value
+    must lie in `[0, N)` for an `M x N` tile (not checked when it is not a
+    constant). At most one of the two offsets is given.
 
     With the optional result `lse`, the softmax also returns each row's
     log-sum-exp in natural-log units, `log(sum_j exp(scale * S[i, j]))` over
@@ -1433,30 +1440,40 @@ def WarpSpec_SoftmaxOp : WarpSpec_Op<"softmax", [Pure]> {
         : !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xbf16>, !warpspec.rows<64xf32>
     %ph, %lh = warpspec.softmax %s valid_cols(%rows) valid_rows(%half) scale(%scale) normalize causal row_offset(64)
         : !warpspec.acc<64x128xf32> -> !warpspec.acc<64x128xf32>, !warpspec.rows<64xf32>
+    %r = warpspec.replica_id
+    %c64 = arith.constant 64 : i32
+    %off = arith.muli %r, %c64 : i32
+    %pd, %ld, %lsed = warpspec.softmax %s valid_cols(%rows) scale(%scale) causal dynamic_row_offset(%off)
+        : !warpspec.acc<64x128xf32> -> !warpspec.acc<64x128xbf16>, !warpspec.rows<64xf32>, !warpspec.rows<64xf32>
     ```
   }];
   let arguments = (ins WarpSpec_AccType:$scores, I32:$valid_cols,
                        Optional<I32>:$valid_rows, F32:$scale,
                        UnitAttr:$normalize, UnitAttr:$causal,
                        OptionalAttr<I64Attr>:$block,
-                       OptionalAttr<I64Attr>:$row_offset);
+                       OptionalAttr<I64Attr>:$row_offset,
+                       Optional<I32>:$dynamic_row_offset);
   let results = (outs WarpSpec_AccType:$probs, WarpSpec_RowsType:$row_sums,
                       Optional<WarpSpec_RowsType>:$lse);
   let assemblyFormat = [{
     $scores `valid_cols` `(` $valid_cols `)` (`valid_rows` `(` $valid_rows^ `)`)?
     `scale` `(` $scale `)` (`normalize` $normalize^)? (`causal` $causal^)?
-    (`row_offset` `(` $row_offset^ `)`)? (`block` `(` $block^ `)`)? attr-dict
+    (`row_offset` `(` $row_offset^ `)`)?
+    (`dynamic_row_offset` `(` $dynamic_row_offset^ `)`)?
+    (`block` `(` $block^ `)`)? attr-dict
     `:` type($scores) `->` type($probs) `,` type($row_sums) (`,` type($lse)^)?
   }];
   // Without a row offset (every tile but a large block's later query
-  // halves; warpspec::SoftmaxOp::setRowOffsetAttr sets one).
+  // halves; warpspec::SoftmaxOp::setRowOffsetAttr sets a static one,
+  // getDynamicRowOffsetMutable().assign a dynamic one).
   let builders = [
     OpBuilder<(ins "Type":$probs, "Type":$row_sums, "Type":$lse,
                    "Value":$scores, "Value":$valid_cols, "Value":$valid_rows,
                    "Value":$scale, "bool":$normalize, "bool":$causal,
                    "IntegerAttr":$block), [{
       build($_builder, $_state, probs, row_sums, lse, scores, valid_cols,
-            valid_rows, scale, normalize, causal, block, IntegerAttr());
+            valid_rows, scale, normalize, causal, block, IntegerAttr(),
+            /*dynamic_row_offset=*/Value());
     }]>
   ];
   let hasVerifier = 1;
