@@ -940,8 +940,11 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
                       : rotaryBackward128       ? 1
                       : plan.ctasPerSm > 1      ? chunkedConsumers(shape)
                                                 : defaultConsumers(shape);
+  // Not above head dim 128: the gradients are turned back chunk group by
+  // chunk group there, each reading its own angles (storeOutputInChunks).
   plan.anglesPerTile = shape.backward && shape.hasRotary() &&
                        !largeBlockBackward(shape) &&
+                       shape.headDim <= KernelShape::kMaxOutputCols &&
                        (options.rotaryAngles == RotaryAngles::per_tile ||
                         (options.rotaryAngles == RotaryAngles::automatic &&
                          anglesPerTileByDefault(shape, plan)));
@@ -1079,8 +1082,12 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
     return numStagesError(fail, options);
   // Rotary embeddings add the ring of rotated tiles: two slots deep when
   // the load ring still gets two, else one.
+  // Above head dim 128 the rotary warpgroup rotates the load ring's slot in
+  // place and the ring only signals (createRotaryRing, Sm100aRecipe.cpp).
   int64_t rotatedSlotBytes =
-      (shape.rotateV ? 3 : 2) * shape.tileBytes(shape.headDim);
+      shape.headDim > KernelShape::kMaxOutputCols
+          ? 0
+          : (shape.rotateV ? 3 : 2) * shape.tileBytes(shape.headDim);
   if (shape.hasRotary()) {
     plan.rotaryDepth = (budget - 2 * rotatedSlotBytes) / slotBytes >= 2 ? 2 : 1;
     budget -= plan.rotaryDepth * rotatedSlotBytes;

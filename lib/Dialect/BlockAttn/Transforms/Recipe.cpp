@@ -215,7 +215,64 @@ Value unrotateGradient(OpBuilder &b, Location loc, const KernelSpec &spec,
       readsTables ? spec.cos : Value(), readsTables ? spec.sin : Value(),
       readsTables ? spec.positions : Value(), angles,
       b.getBoolAttr(spec.rotary == RotaryMode::interleaved),
-      readsTables ? thetaAttr(b, spec) : FloatAttr(), b.getUnitAttr());
+      readsTables ? thetaAttr(b, spec) : FloatAttr(), b.getUnitAttr(),
+      /*head_dim=*/IntegerAttr(), /*pair_offset=*/IntegerAttr());
+}
+
+SmallVector<RotationGroup> rotationGroups(const KernelSpec &spec) {
+  int64_t cols = spec.outputChunkCols(), chunks = spec.numOutputChunks();
+  SmallVector<RotationGroup> groups;
+  if (spec.rotary == RotaryMode::interleaved) {
+    for (int64_t j = 0; j < chunks; ++j)
+      groups.push_back({{j}, j * cols / 2});
+    return groups;
+  }
+  int64_t half = spec.headDim / 2;
+  if (half % cols == 0) {
+    // Chunk j's partners are chunk j + D / 2C, whole.
+    for (int64_t j = 0; j < half / cols; ++j)
+      groups.push_back({{j, j + half / cols}, j * cols});
+    return groups;
+  }
+  RotationGroup all;
+  for (int64_t j = 0; j < chunks; ++j)
+    all.chunks.push_back(j);
+  groups.push_back(all);
+  return groups;
+}
+
+SmallVector<Value> unrotateChunks(OpBuilder &b, Location loc,
+                                  const KernelSpec &spec, ValueRange chunks,
+                                  const RotationGroup &group,
+                                  const TileRows &at) {
+  auto chunkType = cast<AccType>(chunks.front().getType());
+  int64_t cols = chunkType.getShape()[1];
+  Value joined = chunks.front();
+  if (chunks.size() > 1) {
+    auto type = AccType::get(
+        b.getContext(),
+        {chunkType.getShape()[0], cols * static_cast<int64_t>(chunks.size())},
+        chunkType.getElementType());
+    joined = ConcatColumnsOp::create(b, loc, type, chunks);
+  }
+  auto rotate = RotateTileOp::create(
+      b, loc, joined.getType(), joined, at.rows, at.row, at.position, spec.cos,
+      spec.sin, spec.positions, Value(),
+      b.getBoolAttr(spec.rotary == RotaryMode::interleaved), thetaAttr(b, spec),
+      b.getUnitAttr(), /*head_dim=*/IntegerAttr(),
+      /*pair_offset=*/IntegerAttr());
+  // A part of the rows: their head dim and the part's first pair.
+  if (cast<AccType>(joined.getType()).getShape()[1] != spec.headDim) {
+    rotate.setHeadDimAttr(b.getI64IntegerAttr(spec.headDim));
+    rotate.setPairOffsetAttr(b.getI64IntegerAttr(group.firstPair));
+  }
+  if (chunks.size() == 1)
+    return {rotate.getResult()};
+  SmallVector<Value> parts;
+  for (int64_t i = 0; i < static_cast<int64_t>(chunks.size()); ++i)
+    parts.push_back(ExtractColumnsOp::create(
+        b, loc, chunkType, rotate.getResult(), b.getI64IntegerAttr(i * cols)));
+  return parts;
 }
 
 /// The tensors the kernel rotates, among the loaded tiles (q, k, v, ...).
