@@ -120,6 +120,18 @@ constexpr int64_t kSoftmaxReplicas = 2;
 /// rotate_v) and the softmax warpgroup 256. Not timed: no Blackwell GPU
 /// (docs/performance-notes.md#sm_100a-rotary-registers).
 constexpr int64_t kWideRotaryBackwardRegs = 72, kWideRotaryBackwardMmaRegs = 96;
+/// sm_100a, the rotary forward above head dim 128 with angles from theta:
+/// with the table kernels' budgets (load 48, rotary 56) ptxas spilled the
+/// rotary warpgroup in five of the sixteen bf16 variants (4-52 bytes
+/// stored), and the other splits tried spilled one to twenty of the 32
+/// (bf16, f16) kernels: rotary 64-96, load 48 or 56, softmax 136-152. Load
+/// 40, rotary 80 (one pass of angles ahead, Rotary.cpp), MMA 56 and softmax
+/// 2 x 152 (S 32, P 16 and one 64-column chunk of O, 32) spill nothing in
+/// any of them; so does 56 / 80 / 56 / 144. With tables the rotary
+/// warpgroup keeps 56: at 64 ptxas spilled it at 256 half-split (24 / 52
+/// bytes), at 56 nothing spills (ptxas, CUDA 13.0).
+constexpr int64_t kWideThetaRotaryForwardLoadRegs = 40,
+                  kWideThetaRotaryForwardRegs = 80;
 
 /// Whether the sm_100a kernel is the rotary backward with one softmax
 /// warpgroup (see kWideRotaryBackwardRegs).
@@ -1122,6 +1134,11 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
   if (singleSoftmaxReplica(shape)) {
     plan.registers.mma = kWideRotaryBackwardMmaRegs;
     plan.registers.rotary = kWideRotaryBackwardRegs;
+  }
+  if (shape.rotaryTheta && !shape.backward &&
+      shape.headDim > KernelShape::kMaxOutputCols) {
+    plan.registers.load = kWideThetaRotaryForwardLoadRegs;
+    plan.registers.rotary = kWideThetaRotaryForwardRegs;
   }
   plan.registers.compute = replicaRegisters(
       shape.hasRotary() ? 3 : 2,
