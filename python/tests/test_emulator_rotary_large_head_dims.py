@@ -15,6 +15,7 @@ every class, not the full matrix (that is `scripts/emulate_kernels.py
 
 from __future__ import annotations
 
+import re
 import subprocess
 
 import pytest
@@ -68,3 +69,23 @@ def test_rotary_large_head_dims_match_reference(chip, case, tmp_path):
     if case.rotate_v:
         unrotated_v = em.Case(case.kind, case.head_dim, case.dtype, case.rotary, positions=case.positions)
         assert em.check_close(case, got, em.reference_outputs(unrotated_v, tensors)) != []
+
+
+def test_planted_second_group_reads_the_first_groups_angles(tmp_path):
+    """A planted bug: the second rotation group of the half-split backward at 256 (chunks 1 and
+    3, pairs 64-127) reads the angles of pair 0 on instead of pair 64 on (its table reads lose
+    their 256-byte offset into the row). The emulator sees dq and dk wrong."""
+    case = em.Case("backward", 256, "bf16", "half_split")
+    out = tmp_path / "k"
+    subprocess.run([find_compiler(), *case.compiler_flags("sm_90a"), "--quiet", "-o", str(out)], check=True)
+    base = out / f"k_{case.name}"
+    text = base.with_suffix(".ptx").read_text()
+    planted, count = re.subn(r"(ld\.global\.b32\s+%r\d+, \[%rd\d+)\+256\]", r"\1]", text)
+    assert count > 0
+    ptx = tmp_path / "planted.ptx"
+    ptx.write_text(planted)
+    tensors = em.make_problem(case, lengths=LENGTHS, seed=3)
+    got = em.emulate(ptx, base.with_suffix(".json"), tensors, {"softmax_scale": case.head_dim ** -0.5}, num_sms=3)
+    failures = em.check_close(case, got, em.reference_outputs(case, tensors))
+    assert any(f.startswith("dq") for f in failures) and any(f.startswith("dk") for f in failures), failures
+    assert not any(f.startswith("dv") for f in failures), failures
