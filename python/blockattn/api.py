@@ -1249,15 +1249,13 @@ _NO_ROTARY = (None, None, None, False, False)
 
 
 def _check_chunked_head_dim(head_dim: int, block_size: int, rotary) -> None:
-    """Head dims 192 and 256 are built without rotary embeddings at every
-    block size (docs/head-dims.md; at block size 128 the backward on sm_90a
-    only: on sm_100a its compile fails with the compiler's diagnostic); the
-    compiler refuses the rest."""
+    """Head dims 192 and 256 are built at every block size without rotary
+    embeddings and with them at block sizes up to 64 (docs/head-dims.md; at
+    block size 128 the backward on sm_90a only: on sm_100a its compile fails
+    with the compiler's diagnostic); the compiler refuses the rest."""
     if block_size > 64 and rotary is not None:
         raise ValueError(f"rotary: rotary embeddings at head_dim {head_dim} are implemented at block sizes up to 64 "
                          f"only, got {block_size}")
-    if rotary is not None:
-        raise ValueError(f"rotary: rotary embeddings are implemented up to head_dim 128, got head_dim {head_dim}")
 
 
 def _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, rotary, requires_grad,

@@ -213,14 +213,11 @@ def test_supported_shapes_are_the_compilers():
 
     for d in (32, 64, 80, 96, 128, 192, 256):
         assert accepts(f"--head-dim={d}") == (d in _kernels.HEAD_DIMS), d
-    # Fused rotary embeddings at every head dim up to 128; above, refused (docs/head-dims.md).
+    # Fused rotary embeddings at every head dim (docs/head-dims.md).
     for d in _kernels.HEAD_DIMS:
         run = subprocess.run([compiler, "--kind=forward", f"--head-dim={d}", "--rotary=half_split",
                               "--emit-blockattn"], capture_output=True, text=True)
-        if d in _kernels.CHUNKED_HEAD_DIMS:
-            assert run.returncode != 0 and "rotary embeddings are implemented up to head_dim 128" in run.stderr
-        else:
-            assert run.returncode == 0, (d, run.stderr)
+        assert run.returncode == 0, (d, run.stderr)
     assert set(_kernels.PREBUILT_HEAD_DIMS) <= set(_kernels.HEAD_DIMS)
     for b in (32, 64, 128):
         assert accepts(f"--block-size={b}") == (b in _kernels.BLOCK_SIZES), b

@@ -38,6 +38,12 @@ namespace {
 /// kernel's parameters.
 struct AngleSource {
   int64_t headDim = 0;
+  /// The index of the tile's first pair among its rows' pairs (a tile that
+  /// is part of wider rows: warpspec.rotate_tile's pair_offset).
+  int64_t firstPair = 0;
+  /// Angles from theta at positions pinned where they are computed (see
+  /// pinPosition).
+  bool pinPositions = false;
   bool interleaved = false;
   bool inverse = false;
   std::optional<double> theta;
@@ -112,6 +118,39 @@ Value positionOf(KernelBuilder &e, const AngleSource &a, Value r) {
   if (a.tableRows)
     p = LLVM::SMinOp::create(e.b, e.loc, p, e.sub(a.tableRows, e.i32(1)));
   return LLVM::SMaxOp::create(e.b, e.loc, p, e.i32(0));
+}
+
+/// `values` (i32 or f32) through an empty side-effecting asm that reads and
+/// redefines them (as Hopper.cpp's fenceRegisters): what is computed from
+/// the results cannot move above it, and what feeds it cannot move below.
+///
+/// Angles from theta are pure arithmetic on the position. Unpinned, LLVM
+/// computed the angles of every part of a row (rotate_tile with head_dim)
+/// together, ahead of the turns, and those of dK for dQ too (the same rows),
+/// which spilled the sm_100a softmax warpgroup at head dim 192 (36 bytes).
+/// With the position pinned at the start of a part's rotation and its
+/// results at the end, each part computes its angles after the previous
+/// part's turns.
+SmallVector<Value> pinValues(KernelBuilder &e, ArrayRef<Value> values) {
+  std::string constraints;
+  SmallVector<Type> types;
+  for (Value v : values) {
+    constraints += v.getType().isF32() ? "=f," : "=r,";
+    types.push_back(v.getType());
+  }
+  for (size_t i = 0; i < values.size(); ++i)
+    constraints += std::to_string(i) + (i + 1 < values.size() ? "," : "");
+  auto asmOp = LLVM::InlineAsmOp::create(
+      e.b, e.loc, LLVM::LLVMStructType::getLiteral(e.ctx, types), values, "",
+      constraints, /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(e.ctx, LLVM::AsmDialect::AD_ATT),
+      /*operand_attrs=*/ArrayAttr());
+  SmallVector<Value> pinned;
+  for (size_t i = 0; i < values.size(); ++i)
+    pinned.push_back(LLVM::ExtractValueOp::create(
+        e.b, e.loc, asmOp.getResult(0), ArrayRef<int64_t>{int64_t(i)}));
+  return pinned;
 }
 
 Value callIntrinsic(KernelBuilder &e, StringRef name, Value x) {
@@ -297,12 +336,19 @@ LogicalResult RotaryBuilder::lower(RotateOp op, RotateOp::Adaptor adaptor) {
   constexpr int64_t kUnitElems = 8;
   const int64_t kUnitsPerChunkRow = rowBytes / 16;
   int64_t unitsPerRow = d / kUnitElems;
-  int64_t itemsPerRow = angles->interleaved ? unitsPerRow : unitsPerRow / 2;
-  int64_t pairsPerItem = angles->interleaved ? kUnitElems / 2 : kUnitElems;
+  int64_t replica = replicaThreads();
+  // An item is two units, the second half a row on: a half-split unit and
+  // its partner; interleaved rows of more than replica / 8 units (head dims
+  // 192, 256: 24 or 32 units, which 128 threads cannot take in passes of
+  // whole 8-row periods), two units turned each on its own. Else one unit.
+  bool twoUnits = !angles->interleaved || unitsPerRow * 8 > replica;
+  int64_t itemsPerRow = twoUnits ? unitsPerRow / 2 : unitsPerRow;
+  int64_t pairsPerUnit = angles->interleaved ? kUnitElems / 2 : kUnitElems;
+  int64_t pairsPerItem =
+      angles->interleaved && twoUnits ? 2 * pairsPerUnit : pairsPerUnit;
   // Where the replica's threads do not divide into passes of whole 8-row
   // periods (head dim 96: 6 or 12 items a row), the largest number that
   // does takes the items and the others idle.
-  int64_t replica = replicaThreads();
   int64_t threads = replica - replica % (itemsPerRow * 8);
   if (threads == 0 || threads % itemsPerRow != 0 ||
       (threads / itemsPerRow) % 8 != 0 ||
@@ -317,7 +363,7 @@ LogicalResult RotaryBuilder::lower(RotateOp op, RotateOp::Adaptor adaptor) {
   // The (first) unit of the item, its partner, and the pairs they hold.
   Value firstUnit = item;
   Value partnerUnit = add(item, i32(unitsPerRow / 2));
-  Value firstPair = mul(item, i32(pairsPerItem));
+  Value firstPair = mul(item, i32(pairsPerUnit));
   auto unitOffset = [&](Value unit) {
     Value chunk = udiv(unit, i32(kUnitsPerChunkRow));
     Value phase = geometry.swizzle128()
@@ -331,7 +377,7 @@ LogicalResult RotaryBuilder::lower(RotateOp op, RotateOp::Adaptor adaptor) {
                mul(physical, i32(16)));
   };
   Value firstOffset = unitOffset(firstUnit);
-  Value partnerOffset = angles->interleaved ? Value() : unitOffset(partnerUnit);
+  Value partnerOffset = twoUnits ? unitOffset(partnerUnit) : Value();
   Type vec = VectorType::get({4}, i32T());
   auto at = [&](Value base, Value offset, int64_t rowStep) {
     Value ptr = LLVM::GEPOp::create(b, loc, smemPtrT(), b.getI8Type(), base,
@@ -352,13 +398,28 @@ LogicalResult RotaryBuilder::lower(RotateOp op, RotateOp::Adaptor adaptor) {
   int64_t passes = tileRows / rowsPerPass;
   int64_t ahead = std::clamp<int64_t>(
       (partition.getNumRegs() - 40) / (2 * pairsPerItem), 1, passes);
+  // From theta nothing is read: computing the angles of passes ahead hides
+  // no latency and holds their registers. Above head dim 128 one pass ahead
+  // (ptxas spilled the sm_100a rotary warpgroup of 96 registers, three
+  // passes ahead, 4-512 bytes; of 88 with one ahead, nothing). Head dims up
+  // to 128 keep their kernels.
+  if (angles->theta && d > 128)
+    ahead = 1;
   SmallVector<std::pair<SmallVector<Value>, SmallVector<Value>>> tables;
   auto rotateTile = [&] {
     auto loadPass = [&](int64_t pass) {
       Value p =
           positionOf(*this, *angles, add(rowBase, i32(pass * rowsPerPass)));
       tables.push_back(
-          loadAngles(*this, *angles, p, firstPair, 0, pairsPerItem));
+          loadAngles(*this, *angles, p, firstPair, 0, pairsPerUnit));
+      // The second unit of a wide interleaved item: pairs D / 4 on.
+      if (angles->interleaved && twoUnits) {
+        auto [cosines, sines] =
+            loadAngles(*this, *angles, p, firstPair,
+                       unitsPerRow / 2 * pairsPerUnit, pairsPerUnit);
+        llvm::append_range(tables.back().first, cosines);
+        llvm::append_range(tables.back().second, sines);
+      }
   };
   for (int64_t pass = 0; pass < ahead; ++pass)
     loadPass(pass);
@@ -371,9 +432,20 @@ LogicalResult RotaryBuilder::lower(RotateOp op, RotateOp::Adaptor adaptor) {
       SmallVector<Value> first = unpackUnit(
           *this, elementType, load(vec, at(source, firstOffset, rowStep), 16));
       if (angles->interleaved) {
-        for (int64_t j = 0; j < pairsPerItem; ++j)
+        for (int64_t j = 0; j < pairsPerUnit; ++j)
           std::tie(first[2 * j], first[2 * j + 1]) =
               turn(*this, first[2 * j], first[2 * j + 1], cosines[j], sines[j]);
+        if (twoUnits) {
+          SmallVector<Value> second =
+              unpackUnit(*this, elementType,
+                         load(vec, at(source, partnerOffset, rowStep), 16));
+          for (int64_t j = 0; j < pairsPerUnit; ++j)
+            std::tie(second[2 * j], second[2 * j + 1]) =
+                turn(*this, second[2 * j], second[2 * j + 1],
+                     cosines[pairsPerUnit + j], sines[pairsPerUnit + j]);
+          store(packUnit(*this, elementType, second),
+                at(dest, partnerOffset, rowStep), 16);
+        }
       } else {
         SmallVector<Value> second =
             unpackUnit(*this, elementType,
@@ -467,11 +539,13 @@ static void forEachPairAngle(
           ? Value(LLVM::LShrOp::create(e.b, e.loc, colBase, e.i32(1)))
           : colBase;
   auto indexOffset = [&](int64_t reg) {
-    return angles.interleaved ? layout.colOffset(reg) / 2
-                              : layout.colOffset(reg);
+    return angles.firstPair + (angles.interleaved ? layout.colOffset(reg) / 2
+                                                  : layout.colOffset(reg));
   };
   for (int64_t slot = 0; slot < layout.numRowSlots(); ++slot) {
     Value p = positionOf(e, angles, layout.rowIndex(e, slot));
+    if (angles.pinPositions)
+      p = pinValues(e, {p}).front();
     SmallVector<std::pair<int64_t, int64_t>> slotPairs;
     for (auto pair : pairs)
       if (layout.rowSlot(pair.first) == slot)
@@ -548,12 +622,18 @@ LogicalResult RotaryBuilder::lower(RotateTileOp op,
       turnPair(layout.rowSlot(first), first, second, angles[first],
                angles[second]);
   } else {
-    FailureOr<AngleSource> angles =
-        bindAngles(*this, op, adaptor.getRow().front(),
-                   adaptor.getPosition().front(), d, /*inverse=*/false);
+    // The angles of the rows' pairs from the tile's first one on, with the
+    // frequencies of the rows' head dim (a part of wider rows).
+    FailureOr<AngleSource> angles = bindAngles(
+        *this, op, adaptor.getRow().front(), adaptor.getPosition().front(),
+        op.getRowHeadDim(), /*inverse=*/false);
     if (failed(angles))
       return failure();
+    angles->firstPair = op.getFirstPair();
+    angles->pinPositions = angles->theta && op.getHeadDim().has_value();
     forEachPairAngle(*this, layout, *angles, *pairs, /*widen=*/false, turnPair);
+    if (angles->pinPositions)
+      result.regs = pinValues(*this, result.regs);
   }
   rewriter.replaceOpWithMultiple(op, {result.regs});
   return success();

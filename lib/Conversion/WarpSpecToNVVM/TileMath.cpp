@@ -179,6 +179,81 @@ struct MaskBlocksLowering : ConvertOpToLLVMPattern<MaskBlocksOp> {
   }
 };
 
+/// The registers of the f32 tile(s) `tiles` (columns starting at `starts`),
+/// rearranged as the tile `type` whose column 0 is column `from` of theirs:
+/// each result register is the input register of the same row slot and
+/// column. Every f32 tile has the accumulator layout, whose column base
+/// is the same at every width (2 (lane % 4)), so this is a choice of
+/// registers, no data moves.
+static FailureOr<SmallVector<Value>> selectColumns(Operation *op,
+                                                   ArrayRef<Fragment> tiles,
+                                                   ArrayRef<int64_t> starts,
+                                                   AccType type, int64_t from) {
+  std::shared_ptr<FragmentLayout> layout = accumulatorLayout(type);
+  DenseMap<std::pair<int64_t, int64_t>, Value> at;
+  for (auto [tile, start] : llvm::zip_equal(tiles, starts)) {
+    if (tile.layout->colBaseBound() != layout->colBaseBound() ||
+        tile.layout->numRowSlots() != layout->numRowSlots())
+      return op->emitOpError() << "register layouts of " << tile.type << " and "
+                               << type << " do not line up";
+    for (int64_t reg = 0; reg < tile.layout->numRegs(); ++reg)
+      at[{tile.layout->rowSlot(reg), start + tile.layout->colOffset(reg)}] =
+          tile.regs[reg];
+  }
+  SmallVector<Value> regs;
+  for (int64_t reg = 0; reg < layout->numRegs(); ++reg) {
+    auto it = at.find({layout->rowSlot(reg), from + layout->colOffset(reg)});
+    if (it == at.end())
+      return op->emitOpError()
+             << "no register holds column " << from + layout->colOffset(reg);
+    regs.push_back(it->second);
+  }
+  return regs;
+}
+
+/// warpspec.concat_columns: the inputs' registers, as the wider tile's.
+struct ConcatColumnsLowering : ConvertOpToLLVMPattern<ConcatColumnsOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(ConcatColumnsOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    SmallVector<Fragment> tiles;
+    SmallVector<int64_t> starts;
+    int64_t start = 0;
+    for (auto [input, regs] :
+         llvm::zip_equal(op.getInputs(), adaptor.getInputs())) {
+      auto type = cast<AccType>(input.getType());
+      tiles.emplace_back(type, regs);
+      starts.push_back(start);
+      start += type.getShape()[1];
+    }
+    FailureOr<SmallVector<Value>> regs =
+        selectColumns(op, tiles, starts, op.getResult().getType(), 0);
+    if (failed(regs))
+      return failure();
+    rewriter.replaceOpWithMultiple(op, {*regs});
+    return success();
+  }
+};
+
+/// warpspec.extract_columns: the registers of the source's columns
+/// [offset, offset + N).
+struct ExtractColumnsLowering : ConvertOpToLLVMPattern<ExtractColumnsOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(ExtractColumnsOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Fragment source(op.getSource().getType(), adaptor.getSource());
+    FailureOr<SmallVector<Value>> regs =
+        selectColumns(op, {source}, {0}, op.getResult().getType(),
+                      static_cast<int64_t>(op.getOffset()));
+    if (failed(regs))
+      return failure();
+    rewriter.replaceOpWithMultiple(op, {*regs});
+    return success();
+  }
+};
+
 struct SoftmaxLowering : ConvertOpToLLVMPattern<SoftmaxOp> {
   using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
   LogicalResult
@@ -786,4 +861,5 @@ void mlir::blockattn::populateWarpSpecTileMathToNVVMPatterns(
   patterns.add<SoftmaxLowering, SoftmaxGradLowering, StoreLowering,
                WriteLowering, StoreRowsLowering, LoadRowsLowering>(converter);
   patterns.add<MaskBlocksLowering>(converter);
+  patterns.add<ConcatColumnsLowering, ExtractColumnsLowering>(converter);
 }

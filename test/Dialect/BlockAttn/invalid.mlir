@@ -377,24 +377,6 @@ func.func @negative_forward_head_dim_192_block_128_rotary(
 
 // -----
 
-// Rotary embeddings are not built above head dim 128.
-func.func @negative_backward_head_dim_192_rotary(
-    %q: memref<?x4x192xbf16>, %k: memref<?x4x192xbf16>,
-    %v: memref<?x4x192xbf16>, %do: memref<?x4x192xbf16>,
-    %dq: memref<?x4x192xbf16>, %dk: memref<?x4x192xbf16>,
-    %dv: memref<?x4x192xbf16>, %cu: memref<?xi32>) {
-  // expected-error @below {{'blockattn.backward' op rotary embeddings are implemented up to head_dim 128, got head_dim 192}}
-  blockattn.backward q(%q : memref<?x4x192xbf16>) k(%k : memref<?x4x192xbf16>)
-      v(%v : memref<?x4x192xbf16>) do(%do : memref<?x4x192xbf16>)
-      dq(%dq : memref<?x4x192xbf16>) dk(%dk : memref<?x4x192xbf16>)
-      dv(%dv : memref<?x4x192xbf16>) cu_seqlens(%cu : memref<?xi32>)
-      {head_dim = 192 : i64, element_type = bf16,
-       rotary = #blockattn.rotary<half_split>, rotary_theta = 10000.0 : f32}
-  return
-}
-
-// -----
-
 // f32 activations are not supported: bf16 and f16 only.
 func.func @negative_forward_element_type_f32(
     %q: memref<?x4x128xf32>, %k: memref<?x4x128xf32>, %v: memref<?x4x128xf32>,

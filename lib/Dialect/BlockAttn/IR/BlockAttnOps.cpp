@@ -217,10 +217,6 @@ LogicalResult verifyAttentionOp(OpTy op, ArrayRef<NamedOperand> activations) {
            << "rotary embeddings at head_dim " << headDim
            << " are implemented at block sizes up to 64 only, got "
            << blockSize;
-  if (headDim > 128 && op.hasRotary())
-    return op.emitOpError() << "rotary embeddings are implemented up to "
-                               "head_dim 128, got head_dim "
-                            << headDim;
   Type elementType = op.getElementType();
   if (!Support::isSupportedElementType(elementType))
     return op.emitOpError() << "unsupported element_type " << elementType

@@ -70,8 +70,10 @@ describeCommon(func::FuncOp func, OpTy op, bool backward,
   spec.cos = op.getRotaryCos();
   spec.sin = op.getRotarySin();
   spec.positions = op.getPositions();
-  if (std::optional<APFloat> theta = op.getRotaryTheta())
+  if (std::optional<APFloat> theta = op.getRotaryTheta()) {
     spec.theta = theta->convertToFloat();
+    spec.rotaryTheta = true;
+  }
   spec.causal = static_cast<bool>(op.getCausal());
   spec.loads = std::move(loads);
   spec.stores = std::move(stores);

@@ -128,6 +128,18 @@ constexpr int64_t kSoftmaxReplicas = 2;
 /// rotate_v) and the softmax warpgroup 256. Not timed: no Blackwell GPU
 /// (docs/performance-notes.md#sm_100a-rotary-registers).
 constexpr int64_t kWideRotaryBackwardRegs = 72, kWideRotaryBackwardMmaRegs = 96;
+/// sm_100a, the rotary forward above head dim 128 with angles from theta:
+/// with the table kernels' budgets (load 48, rotary 56) ptxas spilled the
+/// rotary warpgroup in five of the sixteen bf16 variants (4-52 bytes
+/// stored), and the other splits tried spilled one to twenty of the 32
+/// (bf16, f16) kernels: rotary 64-96, load 48 or 56, softmax 136-152. Load
+/// 40, rotary 80 (one pass of angles ahead, Rotary.cpp), MMA 56 and softmax
+/// 2 x 152 (S 32, P 16 and one 64-column chunk of O, 32) spill nothing in
+/// any of them; so does 56 / 80 / 56 / 144. With tables the rotary
+/// warpgroup keeps 56: at 64 ptxas spilled it at 256 half-split (24 / 52
+/// bytes), at 56 nothing spills (ptxas, CUDA 13.0).
+constexpr int64_t kWideThetaRotaryForwardLoadRegs = 40,
+                  kWideThetaRotaryForwardRegs = 80;
 
 /// Whether the sm_100a kernel is the rotary backward with one softmax
 /// warpgroup (see kWideRotaryBackwardRegs).
@@ -948,8 +960,11 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
                       : rotaryBackward128       ? 1
                       : plan.ctasPerSm > 1      ? chunkedConsumers(shape)
                                                 : defaultConsumers(shape);
+  // Not above head dim 128: the gradients are turned back chunk group by
+  // chunk group there, each reading its own angles (storeOutputInChunks).
   plan.anglesPerTile = shape.backward && shape.hasRotary() &&
                        !largeBlockBackward(shape) &&
+                       shape.headDim <= KernelShape::kMaxOutputCols &&
                        (options.rotaryAngles == RotaryAngles::per_tile ||
                         (options.rotaryAngles == RotaryAngles::automatic &&
                          anglesPerTileByDefault(shape, plan)));
@@ -1087,8 +1102,12 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
     return numStagesError(fail, options);
   // Rotary embeddings add the ring of rotated tiles: two slots deep when
   // the load ring still gets two, else one.
+  // Above head dim 128 the rotary warpgroup rotates the load ring's slot in
+  // place and the ring only signals (createRotaryRing, Sm100aRecipe.cpp).
   int64_t rotatedSlotBytes =
-      (shape.rotateV ? 3 : 2) * shape.tileBytes(shape.headDim);
+      shape.headDim > KernelShape::kMaxOutputCols
+          ? 0
+          : (shape.rotateV ? 3 : 2) * shape.tileBytes(shape.headDim);
   if (shape.hasRotary()) {
     plan.rotaryDepth = (budget - 2 * rotatedSlotBytes) / slotBytes >= 2 ? 2 : 1;
     budget -= plan.rotaryDepth * rotatedSlotBytes;
@@ -1128,6 +1147,11 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
   if (singleSoftmaxReplica(shape)) {
     plan.registers.mma = kWideRotaryBackwardMmaRegs;
     plan.registers.rotary = kWideRotaryBackwardRegs;
+  }
+  if (shape.rotaryTheta && !shape.backward &&
+      shape.headDim > KernelShape::kMaxOutputCols) {
+    plan.registers.load = kWideThetaRotaryForwardLoadRegs;
+    plan.registers.rotary = kWideThetaRotaryForwardRegs;
   }
   plan.registers.compute = replicaRegisters(
       shape.hasRotary() ? 3 : 2,

@@ -215,7 +215,95 @@ Value unrotateGradient(OpBuilder &b, Location loc, const KernelSpec &spec,
       readsTables ? spec.cos : Value(), readsTables ? spec.sin : Value(),
       readsTables ? spec.positions : Value(), angles,
       b.getBoolAttr(spec.rotary == RotaryMode::interleaved),
-      readsTables ? thetaAttr(b, spec) : FloatAttr(), b.getUnitAttr());
+      readsTables ? thetaAttr(b, spec) : FloatAttr(), b.getUnitAttr(),
+      /*head_dim=*/IntegerAttr(), /*pair_offset=*/IntegerAttr());
+}
+
+SmallVector<RotationGroup> rotationGroups(const KernelSpec &spec) {
+  int64_t cols = spec.outputChunkCols(), chunks = spec.numOutputChunks();
+  SmallVector<RotationGroup> groups;
+  if (spec.rotary == RotaryMode::interleaved) {
+    for (int64_t j = 0; j < chunks; ++j)
+      groups.push_back({{j}, j * cols / 2});
+    return groups;
+  }
+  int64_t half = spec.headDim / 2;
+  if (half % cols == 0) {
+    // Chunk j's partners are chunk j + D / 2C, whole.
+    for (int64_t j = 0; j < half / cols; ++j)
+      groups.push_back({{j, j + half / cols}, j * cols});
+    return groups;
+  }
+  RotationGroup all;
+  for (int64_t j = 0; j < chunks; ++j)
+    all.chunks.push_back(j);
+  groups.push_back(all);
+  return groups;
+}
+
+SmallVector<Value> unrotateChunks(OpBuilder &b, Location loc,
+                                  const KernelSpec &spec, ValueRange chunks,
+                                  const RotationGroup &group,
+                                  const TileRows &at) {
+  auto chunkType = cast<AccType>(chunks.front().getType());
+  int64_t cols = chunkType.getShape()[1];
+  auto rotateTile = [&](Value tile, int64_t firstPair) -> Value {
+    auto rotate = RotateTileOp::create(
+        b, loc, tile.getType(), tile, at.rows, at.row, at.position, spec.cos,
+        spec.sin, spec.positions, Value(),
+        b.getBoolAttr(spec.rotary == RotaryMode::interleaved),
+        thetaAttr(b, spec), b.getUnitAttr(), /*head_dim=*/IntegerAttr(),
+        /*pair_offset=*/IntegerAttr());
+    // A part of the rows: their head dim and the part's first pair.
+    if (cast<AccType>(tile.getType()).getShape()[1] != spec.headDim) {
+      rotate.setHeadDimAttr(b.getI64IntegerAttr(spec.headDim));
+      rotate.setPairOffsetAttr(b.getI64IntegerAttr(firstPair));
+    }
+    return rotate.getResult();
+  };
+  auto tileOf = [&](int64_t width) {
+    return AccType::get(b.getContext(), {chunkType.getShape()[0], width},
+                        chunkType.getElementType());
+  };
+  auto columns = [&](Value tile, int64_t offset, int64_t width) -> Value {
+    return ExtractColumnsOp::create(b, loc, tileOf(width), tile,
+                                    b.getI64IntegerAttr(offset));
+  };
+  auto concat = [&](ValueRange parts) -> Value {
+    int64_t width = 0;
+    for (Value part : parts)
+      width += cast<AccType>(part.getType()).getShape()[1];
+    return ConcatColumnsOp::create(b, loc, tileOf(width), parts);
+  };
+  if (chunks.size() == 1)
+    return {rotateTile(chunks.front(), group.firstPair)};
+  Value joined = concat(chunks);
+  int64_t width = cols * static_cast<int64_t>(chunks.size());
+  Value rotated;
+  if (width <= 2 * cols) {
+    rotated = rotateTile(joined, group.firstPair);
+  } else {
+    // Wider than two chunks (half-split at 192: the whole row), the row is
+    // turned in parts of one chunk's width, C / 2 first elements and their
+    // partners each, so that one part's angles are computed and used at a
+    // time (from theta, the whole row's at once spilled 36 bytes in the
+    // sm_100a softmax warpgroup), then put back in column order.
+    int64_t half = width / 2, step = cols / 2;
+    SmallVector<Value> firsts, seconds;
+    for (int64_t offset = 0; offset < half; offset += step) {
+      Value part = rotateTile(concat({columns(joined, offset, step),
+                                      columns(joined, half + offset, step)}),
+                              group.firstPair + offset);
+      firsts.push_back(columns(part, 0, step));
+      seconds.push_back(columns(part, step, step));
+    }
+    llvm::append_range(firsts, seconds);
+    rotated = concat(firsts);
+  }
+  SmallVector<Value> parts;
+  for (int64_t i = 0; i < static_cast<int64_t>(chunks.size()); ++i)
+    parts.push_back(columns(rotated, i * cols, cols));
+  return parts;
 }
 
 /// The tensors the kernel rotates, among the loaded tiles (q, k, v, ...).

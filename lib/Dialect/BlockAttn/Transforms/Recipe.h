@@ -107,6 +107,31 @@ Value rotaryAngles(OpBuilder &b, Location loc, const KernelSpec &spec,
 Value unrotateGradient(OpBuilder &b, Location loc, const KernelSpec &spec,
                        Value grad, const TileRows &at, Value angles);
 
+/// Above head dim 128 the outputs are made in 64-column chunks of the head
+/// dim (KernelShape::outputChunkCols), and a gradient's rotary pairs may
+/// span chunks: a group is a set of chunks that holds both columns of each
+/// of its pairs, so that it can be turned back without the other chunks.
+/// Interleaved: each chunk (pairs are adjacent columns). Half-split, D / 2
+/// a multiple of the chunk width (D = 256): chunk j with chunk j + D / 128.
+/// Otherwise (D = 192, whose halves split a chunk): all chunks at once.
+struct RotationGroup {
+  /// Chunk indices, in the order they are joined (warpspec.concat_columns).
+  SmallVector<int64_t> chunks;
+  /// The pair index of the joined tile's first pair (rotate_tile's
+  /// pair_offset).
+  int64_t firstPair = 0;
+};
+SmallVector<RotationGroup> rotationGroups(const KernelSpec &spec);
+
+/// The gradient chunks of `group` (64 x C f32 register tiles, in the
+/// group's order) turned back as unrotateGradient turns a whole gradient:
+/// joined, turned by rotate_tile with head_dim and pair_offset (reading the
+/// tables itself), and split again.
+SmallVector<Value> unrotateChunks(OpBuilder &b, Location loc,
+                                  const KernelSpec &spec, ValueRange chunks,
+                                  const RotationGroup &group,
+                                  const TileRows &at);
+
 /// The tensors the kernel rotates, among the loaded tiles (q, k, v, ...).
 SmallVector<Value> rotatedTiles(const KernelSpec &spec, ValueRange tiles);
 

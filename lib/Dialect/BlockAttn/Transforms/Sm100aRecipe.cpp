@@ -39,8 +39,21 @@ Value createTmemRing(OpBuilder &b, Location loc, StringRef name, int64_t rows,
 /// the MMA warp reads beside `ring` (both release their slots of `ring`).
 /// With it, the MMA warp also tracks the rotated ring (and the tile's
 /// position in the backward), so the plan gives it more registers.
+///
+/// Above head dim 128 the ring is a signal without buffers and the rotary
+/// warpgroup rotates the load ring's slot in place, as the sm_90a one does:
+/// a slot of q, k, v, dO is 128 KiB at 256, and a rotated ring of 64 KiB
+/// (96 with rotate_v) next to it and the backward's P, dS and staging
+/// buffers does not fit. The MMA warp reads no tile of the slot before the
+/// signal arrives, and both still give the load slot back, so the producer
+/// refills it only after the last MMA that reads it.
 Value createRotaryRing(OpBuilder &b, Location loc, const KernelSpec &spec,
                        int64_t depth) {
+  if (spec.headDim > KernelShape::kMaxOutputCols)
+    return createChannel(
+        b, loc,
+        ChannelType::get(b.getContext(), ArrayRef<Type>(), MemorySpace::smem),
+        "rotated", depth);
   // The rotated tiles are the first loaded ones (rotatedTiles): q (its
   // halves in a large block), k, and v with rotate_v.
   SmallVector<Type> tiles;
@@ -461,10 +474,25 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
                             type.getElementType(), type.getMemorySpace()),
             tileValue, b.getI64IntegerAttr(j * chunkCols));
       };
-      for (int64_t j = 0; j < chunks; ++j) {
-        product(dvCh, p, chunk(dout, j), true, false);
-        product(dkCh, ds, chunk(q, j), true, false);
-        product(dqCh, ds, chunk(k, j), false, false);
+      if (spec.hasRotary()) {
+        // A rotation group's chunks of one gradient follow each other in its
+        // ring, so that the softmax warpgroup turns each gradient's group
+        // back as soon as it holds it, holding one group of one gradient at
+        // a time (rotationGroups).
+        for (const RotationGroup &group : rotationGroups(spec)) {
+          for (int64_t j : group.chunks)
+            product(dvCh, p, chunk(dout, j), true, false);
+          for (int64_t j : group.chunks)
+            product(dkCh, ds, chunk(q, j), true, false);
+          for (int64_t j : group.chunks)
+            product(dqCh, ds, chunk(k, j), false, false);
+        }
+      } else {
+        for (int64_t j = 0; j < chunks; ++j) {
+          product(dvCh, p, chunk(dout, j), true, false);
+          product(dkCh, ds, chunk(q, j), true, false);
+          product(dqCh, ds, chunk(k, j), false, false);
+        }
       }
     } else {
       product(dvCh, p, dout, true, false); // dV = P^T dO
@@ -511,8 +539,38 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
       StoreOp::create(b, loc, grad, dest, row, head, rows, Value(), staging,
                       plan.bulkStore ? b.getUnitAttr() : nullptr);
     };
+    if (chunks > 1 && spec.hasRotary()) {
+      // In the MMA warp's order: per rotation group, each gradient's chunks
+      // of the group, loaded (each slot given back at once), turned back
+      // together if the gradient's input was rotated, and stored.
+      auto chunkType = AccType::get(ctx, {bs, chunkCols}, f32);
+      auto drainGroup = [&](Value channel, Value dest,
+                            const RotationGroup &group, bool rotatedInput) {
+        SmallVector<Value> grads;
+        for (size_t n = 0; n < group.chunks.size(); ++n) {
+          auto get = GetOp::create(b, loc, channel);
+          grads.push_back(
+              TmemLoadOp::create(b, loc, chunkType, get.getBuffers()[0]));
+          ReleaseOp::create(b, loc, get.getSlot(), false);
+        }
+        if (rotatedInput)
+          grads = unrotateChunks(b, loc, spec, grads, group, at);
+        for (auto [j, grad] : llvm::zip_equal(group.chunks, grads)) {
+          auto store = StoreOp::create(
+              b, loc, grad, dest, row, head, rows, Value(), staging,
+              plan.bulkStore ? b.getUnitAttr() : nullptr);
+          store.setColOffsetAttr(b.getI64IntegerAttr(j * chunkCols));
+        }
+      };
+      for (const RotationGroup &group : rotationGroups(spec)) {
+        drainGroup(dvCh, spec.stores[0], group, spec.rotateV);
+        drainGroup(dkCh, spec.stores[1], group, true);
+        drainGroup(dqCh, spec.stores[2], group, true);
+      }
+      return;
+    }
     if (chunks > 1) {
-      // In the MMA warp's order; no rotary embeddings above head dim 128.
+      // In the MMA warp's order (without rotary embeddings).
       auto chunkType = AccType::get(ctx, {bs, chunkCols}, f32);
       for (int64_t j = 0; j < chunks; ++j) {
         for (auto [channel, dest] : {std::pair{dvCh, spec.stores[0]},

@@ -94,10 +94,17 @@ Value viewHere(OpBuilder &b, Location loc, const KernelSpec &spec, Value tile) {
 /// of `b`, stored at column jC as soon as it is done, so that one chunk's
 /// accumulator is live at a time. `release`, if set, gives the slot back
 /// after the last chunk's product (the last read of the slot).
+///
+/// With `unrotateAt` (a gradient with respect to a rotated input) the
+/// chunks are made a rotation group at a time (rotationGroups): a group's
+/// accumulators are held until its last chunk is made, turned back
+/// together at the rows `unrotateAt`, and stored; one group is live at a
+/// time (two chunks at D = 256 half-split, three at 192, one interleaved).
 void storeOutputInChunks(OpBuilder &b, Location loc, const KernelSpec &spec,
                          const ConsumerContext &c, Value a, Value bTile,
                          bool transposeA, Value dest, Value row, Value rows,
-                         Value divideBy, bool release) {
+                         Value divideBy, bool release,
+                         const TileRows *unrotateAt = nullptr) {
   MLIRContext *ctx = b.getContext();
   int64_t cols = spec.outputChunkCols();
   int64_t m = isa<AccType>(a.getType())
@@ -108,20 +115,34 @@ void storeOutputInChunks(OpBuilder &b, Location loc, const KernelSpec &spec,
   auto bChunkType =
       BufferType::get(ctx, {bType.getShape()[0], cols}, bType.getElementType(),
                       bType.getMemorySpace());
-  for (int64_t j = 0; j < spec.numOutputChunks(); ++j) {
-    Value bChunk = SubviewOp::create(b, loc, bChunkType, bTile,
-                                     b.getI64IntegerAttr(j * cols));
-    // A buffer A (P or dS staged) is viewed here too, so that its
-    // descriptors are not computed once for the whole kernel and held.
-    Value aHere = isa<BufferType>(a.getType()) ? viewHere(b, loc, spec, a) : a;
-    Value acc = MmaOp::create(b, loc, chunkType, aHere, bChunk, transposeA,
-                              /*transpose_b=*/false);
-    if (release && j + 1 == spec.numOutputChunks())
-      ReleaseOp::create(b, loc, c.slot);
-    auto store =
-        StoreOp::create(b, loc, acc, dest, row, c.head, rows, divideBy,
-                        c.oStaging, c.bulkStore ? b.getUnitAttr() : nullptr);
-    store.setColOffsetAttr(b.getI64IntegerAttr(j * cols));
+  SmallVector<RotationGroup> groups;
+  if (unrotateAt)
+    groups = rotationGroups(spec);
+  else
+    for (int64_t j = 0; j < spec.numOutputChunks(); ++j)
+      groups.push_back({{j}, 0});
+  for (auto [g, group] : llvm::enumerate(groups)) {
+    SmallVector<Value> accs;
+    for (auto [n, j] : llvm::enumerate(group.chunks)) {
+      Value bChunk = SubviewOp::create(b, loc, bChunkType, bTile,
+                                       b.getI64IntegerAttr(j * cols));
+      // A buffer A (P or dS staged) is viewed here too, so that its
+      // descriptors are not computed once for the whole kernel and held.
+      Value aHere =
+          isa<BufferType>(a.getType()) ? viewHere(b, loc, spec, a) : a;
+      accs.push_back(MmaOp::create(b, loc, chunkType, aHere, bChunk, transposeA,
+                                   /*transpose_b=*/false));
+      if (release && g + 1 == groups.size() && n + 1 == group.chunks.size())
+        ReleaseOp::create(b, loc, c.slot);
+    }
+    if (unrotateAt)
+      accs = unrotateChunks(b, loc, spec, accs, group, *unrotateAt);
+    for (auto [j, acc] : llvm::zip_equal(group.chunks, accs)) {
+      auto store =
+          StoreOp::create(b, loc, acc, dest, row, c.head, rows, divideBy,
+                          c.oStaging, c.bulkStore ? b.getUnitAttr() : nullptr);
+      store.setColOffsetAttr(b.getI64IntegerAttr(j * cols));
+    }
   }
 }
 
@@ -339,18 +360,22 @@ void buildBackwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
     return unrotateGradient(b, loc, spec, grad, at, angles);
   };
   if (spec.numOutputChunks() > 1) {
-    // Above head dim 128 (no rotary embeddings): each output in column
-    // chunks of the head dim, one chunk accumulator live at a time. dQ reads
-    // dS from its scratch buffer (K-major), not from registers, so that dS
-    // leaves the registers once it is staged instead of living through the
-    // other products (the registers are short at D = 256).
+    // Above head dim 128: each output in column chunks of the head dim, one
+    // chunk accumulator live at a time (with rotary embeddings, one
+    // rotation group's). dQ reads dS from its scratch buffer (K-major), not
+    // from registers, so that dS leaves the registers once it is staged
+    // instead of living through the other products (the registers are short
+    // at D = 256). The gradients turn back with table reads of their own:
+    // angles for a whole row would take D / 2 more registers.
+    const TileRows *rotated = spec.hasRotary() ? &at : nullptr;
     storeOutputInChunks(b, loc, spec, c, c.dsScratch, k, /*transposeA=*/false,
-                        spec.stores[2], c.row, c.rows, Value(), false);
+                        spec.stores[2], c.row, c.rows, Value(), false, rotated);
     storeOutputInChunks(b, loc, spec, c, c.pScratch, dout, /*transposeA=*/true,
-                        spec.stores[0], c.row, c.rows, Value(), false);
+                        spec.stores[0], c.row, c.rows, Value(), false,
+                        spec.rotateV ? &at : nullptr);
     storeOutputInChunks(b, loc, spec, c, c.dsScratch, q, /*transposeA=*/true,
                         spec.stores[1], c.row, c.rows, Value(),
-                        /*release=*/true);
+                        /*release=*/true, rotated);
     return;
   }
   if (spec.rotateV)

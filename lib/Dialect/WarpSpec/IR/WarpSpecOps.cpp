@@ -1775,6 +1775,27 @@ LogicalResult RotateTileOp::verify() {
     return emitOpError() << "rotates an f32 register tile into one of the same "
                             "type, got "
                          << value << " and " << getResult().getType();
+  // A part of rows of a wider head dim: its pairs must be pairs of the rows
+  // (half-split, the tile's two halves hold a run of first elements and
+  // their partners, so that run must lie in the rows' first half).
+  int64_t width = value.getShape()[1], headDim = getRowHeadDim();
+  int64_t firstPair = getFirstPair();
+  if (getHeadDim() || getPairOffset()) {
+    if (headDim < width || headDim % 16 != 0 || width % 16 != 0)
+      return emitOpError() << "head_dim must be a multiple of 16 no smaller "
+                              "than the tile's "
+                           << width << " columns (also a multiple of 16), got "
+                           << headDim;
+    if (getPairOffset() && (firstPair < 0 || firstPair % 8 != 0 ||
+                            firstPair + width / 2 > headDim / 2))
+      return emitOpError() << "pair_offset must be a multiple of 8 with the "
+                              "tile's "
+                           << width / 2 << " pairs within the rows' "
+                           << headDim / 2 << ", got " << firstPair;
+    if (getAngles())
+      return emitOpError() << "a part of wider rows (head_dim, pair_offset) "
+                              "reads its own angles, not angles(...)";
+  }
   if (Value angles = getAngles()) {
     if (angles.getType() != value)
       return emitOpError() << "angles must be a tile of the rotated tile's "
@@ -1789,8 +1810,57 @@ LogicalResult RotateTileOp::verify() {
                            << value.getShape()[1];
     return success();
   }
-  return verifyRotaryOperands(*this, value.getShape()[1], getCos(), getSin(),
+  return verifyRotaryOperands(*this, headDim, getCos(), getSin(),
                               getPositions(), getTheta());
+}
+
+/// The columns of an f32 register tile come in runs of 8 per thread (the
+/// accumulator layout), so tiles are joined and split at multiples of 8.
+static LogicalResult verifyColumnTile(Operation *op, AccType type,
+                                      int64_t rows) {
+  if (!type.getElementType().isF32() || type.getShape().size() != 2 ||
+      type.getShape()[0] != rows || type.getShape()[1] % 8 != 0)
+    return op->emitOpError()
+           << "takes f32 register tiles of " << rows
+           << " rows and a multiple of 8 columns, got " << type;
+  return success();
+}
+
+LogicalResult ConcatColumnsOp::verify() {
+  AccType result = getResult().getType();
+  int64_t rows = result.getShape().empty() ? 0 : result.getShape()[0];
+  if (getInputs().empty())
+    return emitOpError() << "needs at least one input";
+  int64_t cols = 0;
+  for (Value input : getInputs()) {
+    auto type = cast<AccType>(input.getType());
+    if (failed(verifyColumnTile(*this, type, rows)))
+      return failure();
+    cols += type.getShape()[1];
+  }
+  if (failed(verifyColumnTile(*this, result, rows)))
+    return failure();
+  if (result.getShape()[1] != cols)
+    return emitOpError() << "the result must have the inputs' " << cols
+                         << " columns, got " << result.getShape()[1];
+  return success();
+}
+
+LogicalResult ExtractColumnsOp::verify() {
+  AccType source = getSource().getType(), result = getResult().getType();
+  int64_t rows = source.getShape().empty() ? 0 : source.getShape()[0];
+  if (failed(verifyColumnTile(*this, source, rows)) ||
+      failed(verifyColumnTile(*this, result, rows)))
+    return failure();
+  int64_t offset = static_cast<int64_t>(getOffset());
+  if (offset < 0 || offset % 8 != 0 ||
+      offset + result.getShape()[1] > source.getShape()[1])
+    return emitOpError() << "columns [" << offset << ", "
+                         << offset + result.getShape()[1]
+                         << ") must start at a multiple of 8 within the "
+                            "source's "
+                         << source.getShape()[1];
+  return success();
 }
 
 LogicalResult RotaryAnglesOp::verify() {

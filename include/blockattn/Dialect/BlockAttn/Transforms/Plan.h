@@ -35,6 +35,9 @@ struct KernelShape {
   /// With rotary embeddings: the positions come from a tensor (one more
   /// dependent load before the table reads), not from the sequence.
   bool hasPositions = false;
+  /// With rotary embeddings: the angles are computed from a base theta, not
+  /// read from tables (different register needs).
+  bool rotaryTheta = false;
   /// Query heads per k/v head (grouped-query attention; 1: every head has
   /// its own k and v).
   int64_t group = 1;

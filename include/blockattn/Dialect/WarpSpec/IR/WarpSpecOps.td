@@ -985,10 +985,31 @@ def WarpSpec_RotateTileOp : WarpSpec_Op<"rotate_tile",
     pair are held by one thread in the tile layouts of both targets, so it
     exchanges no data; rows past `rows` are returned as they are.
 
+    By default the tile is whole rows: its width is the head dim. Above head
+    dim 128 the products are made in 64-column chunks of the head dim, and a
+    half-split pair's two columns are `head_dim / 2` apart, in different
+    chunks. Such a tile is then a part of the rows, `head_dim` the rows'
+    head dim and `pair_offset` the index of its first pair: half-split, its
+    first half holds columns `[pair_offset, pair_offset + N / 2)` of the rows
+    and its second half their partners, `head_dim / 2` on (for example
+    chunks 0 and 2 of a 256-column row side by side,
+    `warpspec.concat_columns`); interleaved, it holds columns
+    `[2 pair_offset, 2 pair_offset + N)`. Pair `i` of the tile turns by the
+    angle of pair `pair_offset + i` of the rows (table column
+    `pair_offset + i`, or the frequency `theta^(-2 (pair_offset + i) /
+    head_dim)`), so the rotation of a part equals that part of the whole
+    rows' rotation.
+
     ```mlir
     %dq = warpspec.rotate_tile %dqr rows(%rows) row(%row) position(%pos)
         cos(%cos, %sin : memref<?x64xf32>, memref<?x64xf32>)
         {interleaved = false, inverse}
+        : !warpspec.acc<64x128xf32> -> !warpspec.acc<64x128xf32>
+    // Columns 64-127 and 192-255 of rows of head dim 256 (pairs 64-127).
+    %dq1 = warpspec.rotate_tile %dqr13 rows(%rows) row(%row) position(%pos)
+        cos(%cos, %sin : memref<?x128xf32>, memref<?x128xf32>)
+        {interleaved = false, inverse, head_dim = 256 : i64,
+         pair_offset = 64 : i64}
         : !warpspec.acc<64x128xf32> -> !warpspec.acc<64x128xf32>
     ```
   }];
@@ -998,7 +1019,21 @@ def WarpSpec_RotateTileOp : WarpSpec_Op<"rotate_tile",
                        Optional<AnyMemRef>:$positions,
                        Optional<WarpSpec_AccType>:$angles,
                        BoolAttr:$interleaved, OptionalAttr<F32Attr>:$theta,
-                       UnitAttr:$inverse);
+                       UnitAttr:$inverse, OptionalAttr<I64Attr>:$head_dim,
+                       OptionalAttr<I64Attr>:$pair_offset);
+  let extraClassDeclaration = [{
+    /// The head dim of the rows the tile is a part of (its width by
+    /// default).
+    int64_t getRowHeadDim() {
+      if (std::optional<uint64_t> headDim = getHeadDim())
+        return static_cast<int64_t>(*headDim);
+      return getValue().getType().getShape()[1];
+    }
+    /// The index of the tile's first rotary pair among its rows' pairs.
+    int64_t getFirstPair() {
+      return static_cast<int64_t>(getPairOffset().value_or(0));
+    }
+  }];
   let results = (outs WarpSpec_AccType:$result);
   let assemblyFormat = [{
     $value `rows` `(` $rows `)` `row` `(` $row `)` `position` `(` $position `)`
@@ -1043,6 +1078,58 @@ def WarpSpec_RotaryAnglesOp : WarpSpec_Op<"rotary_angles",
     (`cos` `(` $cos^ `,` $sin `:` type($cos) `,` type($sin) `)`)?
     (`positions` `(` $positions^ `:` type($positions) `)`)? attr-dict
     `:` type($angles)
+  }];
+  let hasVerifier = 1;
+}
+
+def WarpSpec_ConcatColumnsOp : WarpSpec_Op<"concat_columns", [Pure]> {
+  let summary = "f32 register tiles of the same rows, side by side";
+  let description = [{
+    The `warpspec.concat_columns` operation joins f32 register tiles of the
+    same rows into one tile whose columns are the first input's, then the
+    second's, and so on. It moves no data: in the register layout of both
+    targets (the wgmma accumulator's, which `tcgen05.ld` reproduces) a
+    thread holds the same rows and the same columns modulo 8 of every tile,
+    so the result's registers are the inputs' registers.
+
+    It lets an operation see columns of several column chunks at once: above
+    head dim 128 the outputs are made in 64-column chunks, and the
+    half-split rotation of a gradient pairs each column with the one
+    `head_dim / 2` on, in another chunk (`warpspec.rotate_tile` with
+    `head_dim` and `pair_offset`).
+
+    ```mlir
+    %t = warpspec.concat_columns %c0, %c2
+        : !warpspec.acc<64x64xf32>, !warpspec.acc<64x64xf32>
+          -> !warpspec.acc<64x128xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<WarpSpec_AccType>:$inputs);
+  let results = (outs WarpSpec_AccType:$result);
+  let assemblyFormat = [{
+    $inputs attr-dict `:` type($inputs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def WarpSpec_ExtractColumnsOp : WarpSpec_Op<"extract_columns", [Pure]> {
+  let summary = "columns of an f32 register tile, as a tile of their own";
+  let description = [{
+    The `warpspec.extract_columns` operation takes columns
+    `[offset, offset + N)` of the f32 register tile `source` as a tile of
+    `N` columns: the inverse of `warpspec.concat_columns`, and, like it,
+    a choice of registers that moves no data. `offset` and `N` are
+    multiples of 8 (a thread's columns repeat every 8).
+
+    ```mlir
+    %c2 = warpspec.extract_columns %t[64]
+        : !warpspec.acc<64x128xf32> -> !warpspec.acc<64x64xf32>
+    ```
+  }];
+  let arguments = (ins WarpSpec_AccType:$source, I64Attr:$offset);
+  let results = (outs WarpSpec_AccType:$result);
+  let assemblyFormat = [{
+    $source `[` $offset `]` attr-dict `:` type($source) `->` type($result)
   }];
   let hasVerifier = 1;
 }
