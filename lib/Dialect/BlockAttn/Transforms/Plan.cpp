@@ -962,6 +962,12 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
                                                 : defaultConsumers(shape);
   // Not above head dim 128: the gradients are turned back chunk group by
   // chunk group there, each reading its own angles (storeOutputInChunks).
+  if (options.rotaryAngles == RotaryAngles::per_tile && shape.backward &&
+      shape.hasRotary() && shape.headDim > KernelShape::kMaxOutputCols)
+    return fail("rotary-angles=per-tile does not apply above head_dim ",
+                KernelShape::kMaxOutputCols,
+                ": the gradients are turned back a group of column chunks "
+                "at a time, each group reading its own angles");
   plan.anglesPerTile = shape.backward && shape.hasRotary() &&
                        !largeBlockBackward(shape) &&
                        shape.headDim <= KernelShape::kMaxOutputCols &&

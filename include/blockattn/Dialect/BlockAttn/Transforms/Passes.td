@@ -130,7 +130,8 @@ def BlockAttnWarpSpecializePass
            "the angles that turn its gradients (dk, dq, and dv with rotate_v) "
            "back: 'per-product' (before each product, held through it), "
            "'per-tile' (once, as the tile arrives, held through the whole "
-           "tile: 64 registers at head dim 128, for a consumer of 256) or "
+           "tile: 64 registers at head dim 128, for a consumer of 256; refused "
+           "above 128, where each group of column chunks reads its own) or "
            "'auto' (the recipe picks: per-tile where a rotary warpgroup "
            "rotates the slots at head dim 64, and at 128 with one consumer; "
            "else per-product)">,
