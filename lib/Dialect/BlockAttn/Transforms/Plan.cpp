@@ -531,6 +531,9 @@ GroupRoles groupRolesOf(const KernelShape &shape,
     return options.groupRoles;
   if (shape.headDim != 128 || options.numConsumers > 1 || options.ctasPerSm > 1)
     return GroupRoles::serial;
+  if (shape.hasRotary())
+    return shape.rotateV && !shape.hasPositions ? GroupRoles::pipelined_dq
+                                                : GroupRoles::pipelined;
   return shape.group == 2 ? GroupRoles::serial : GroupRoles::pipelined_dq;
 }
 
@@ -563,6 +566,14 @@ FailureOr<KernelPlan> planSm90aGrouped(const KernelShape &shape,
                 options.numConsumers);
   KernelPlan plan;
   plan.columnParts = std::max<int64_t>(1, options.numConsumers);
+  // Each part reads whole K and Q tiles for S and dP, and the rotation is in
+  // place in the shared slots: two parts would both turn them.
+  if (plan.columnParts > 1 && shape.hasRotary())
+    return fail("num-consumers ", plan.columnParts,
+                " splits the grouped-query backward into column parts, which "
+                "it does not do with rotary embeddings (each part would "
+                "rotate the shared K and Q tiles in place); num-consumers "
+                "must be 0 or 1");
   if (plan.columnParts > 1 && shape.headDim % (64 * plan.columnParts) != 0)
     return fail("num-consumers ", plan.columnParts,
                 " splits the grouped-query backward's head dim ", shape.headDim,
