@@ -1450,8 +1450,8 @@ def block_attention(
             Grouped-query (and multi-query) attention: k and v may have
             ``Hkv`` heads with q's ``H`` a multiple ``G * Hkv``; query head
             ``h`` attends with k/v head ``h // G``; the backward sums dk
-            and dv over each group in the kernel (deterministic). Not yet
-            with gradients and ``rotary`` together (``ValueError``).
+            and dv over each group in the kernel (deterministic), with or
+            without ``rotary``; with gradients, block sizes up to 64.
         cu_seqlens: int32 ``[B+1]``, ``cu_seqlens[0] == 0``, non-decreasing,
             ``cu_seqlens[B] == T``. Empty sequences are allowed.
         block_size: tokens per block: 16, 32 or 64 (default 64).

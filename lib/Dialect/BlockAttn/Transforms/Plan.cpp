@@ -525,6 +525,16 @@ FailureOr<KernelPlan> planSm90aPipelinedGroup(const KernelShape &shape,
 /// against 4.95 serial; 'pipelined' 5.27): serial there, at head dim 64
 /// (2.21-2.50 against 2.24-2.44: no clear gain) and wherever other options
 /// ask for more consumers or CTAs than the pipelined roles have.
+/// With rotary embeddings at head dim 128 (the scores warpgroup rotates K,
+/// V and each Q in place; docs/rotary.md, "Grouped-query backward"), picked
+/// by ptxas (CUDA 13.0, G = 2, 4, 8, bf16 and f16, no GPU timing yet): the
+/// serial consumer spills 4-172 bytes with rotate_v (dK, dV and the turned-
+/// back dQ), pipelined-dq 12 bytes wherever a positions tensor is read
+/// (dQ's table reads in the accumulate warpgroup, next to dK and dV), and
+/// pipelined 20-56 bytes with rotate_v and the sequence's positions (dV
+/// turned back in an accumulate warpgroup of 224): so pipelined, and
+/// pipelined-dq (an accumulate warpgroup of 256) for rotate_v without a
+/// positions tensor; none of them spills.
 GroupRoles groupRolesOf(const KernelShape &shape,
                         const TuningOptions &options) {
   if (options.groupRoles != GroupRoles::automatic)

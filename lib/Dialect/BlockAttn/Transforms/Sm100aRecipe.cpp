@@ -686,8 +686,7 @@ void buildBlackwellGroupedBackward(OpBuilder &b, Location loc,
     // Gradients with respect to rotated tensors are turned back in f32
     // before their single rounding, with table reads after each load from
     // tensor memory (as the plain backward's drain).
-    auto drain = [&](Value channel, Value dest, Value head,
-                     bool rotatedInput) {
+    auto drain = [&](Value channel, Value dest, Value head, bool rotatedInput) {
       auto get = GetOp::create(b, loc, channel);
       Value grad = TmemLoadOp::create(b, loc, outType, get.getBuffers()[0]);
       ReleaseOp::create(b, loc, get.getSlot(), false);

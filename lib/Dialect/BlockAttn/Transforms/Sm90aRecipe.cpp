@@ -577,8 +577,7 @@ void buildGroupedColumnConsumer(OpBuilder &b, Location loc,
   c.head = kvHead;
   // The group's sums are turned back once (the rotation is linear and the
   // same for every query head of the item).
-  store(unrotateGrouped(b, loc, spec, at, dvAcc, spec.rotateV),
-        spec.stores[0]);
+  store(unrotateGrouped(b, loc, spec, at, dvAcc, spec.rotateV), spec.stores[0]);
   store(unrotateGrouped(b, loc, spec, at, dkAcc, spec.hasRotary()),
         spec.stores[1]);
 }
@@ -650,7 +649,8 @@ void buildGroupedScoresConsumer(OpBuilder &b, Location loc,
     if (plan.dqInAccumulate)
       return;
     Value dq = MmaOp::create(b, loc, outType, ds, k, false, false);
-    storeTile(b, loc, c, unrotateGrouped(b, loc, spec, at, dq, spec.hasRotary()),
+    storeTile(b, loc, c,
+              unrotateGrouped(b, loc, spec, at, dq, spec.hasRotary()),
               spec.stores[2], Value());
   });
   ReleaseOp::create(b, loc, c.slot);
@@ -750,7 +750,11 @@ void buildGroupedAccumulateConsumer(OpBuilder &b, Location loc,
 /// each query head's P and dS through the ring "pds" (plan.pdsStages slots)
 /// to the accumulate warpgroup, which sums dV and dK over the group, so that
 /// one head's dV and dK products overlap the next head's S, softmax, dP, dS
-/// and dQ.
+/// and dQ. With rotary embeddings the partition that computes S (the one
+/// column part, or the scores warpgroup) rotates K (and V) in place once an
+/// item and each head's Q as it arrives (rotateGroupedItem,
+/// rotateGroupedQuery); dQ is turned back per head, dK (and dV) once after
+/// the group (docs/rotary.md, "Grouped-query backward").
 void buildHopperGroupedBackward(OpBuilder &b, Location loc,
                                 const KernelSpec &spec,
                                 const KernelPlan &plan) {
