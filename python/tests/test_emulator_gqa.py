@@ -216,7 +216,7 @@ def test_grouped_backward_pipelined_roles(case, heads, num_sms, roles, tmp_path)
 # an item and each query head's Q in place, dQ turned back per query head and the group's dK
 # (and dV) once. (chip, case, query heads, SMs, flags): both chips, head dims 64 and 128, bf16
 # and f16, half-split and interleaved, a positions tensor, rotate_v, G = 2, 4, 8 and MQA, one SM
-# (every ring wraps many times), and on sm_90a each group role (auto picks serial at head dim
+# (every ring wraps many times), blocks of 32, causal with dlse, and on sm_90a each group role (auto picks serial at head dim
 # 64, pipelined or pipelined-dq at 128). The problem's lengths 0, 1, 63, 64, 65 and 200 give
 # empty sequences, a one-token block and partial blocks.
 ROTARY_BACKWARD_CASES = [
@@ -236,6 +236,10 @@ ROTARY_BACKWARD_CASES = [
     ("sm_100a", em.Case("backward", 128, "f16", "interleaved", positions=True, rotate_v=True, group=2), 2,
      None, []),
     ("sm_100a", em.Case("backward", 128, "bf16", "half_split", positions=True, group=4), 4, 1, []),
+    # Blocks of 32 (two to a tile, masked) and causal with dlse.
+    ("sm_90a", em.Case("backward", 64, "bf16", "interleaved", group=2, block_size=32), 4, None, []),
+    ("sm_100a", em.Case("backward", 128, "f16", "interleaved", rotate_v=True, group=4, causal=True, lse=True),
+     8, None, []),
 ]
 
 
