@@ -321,12 +321,26 @@ func.func @gqa_backward_roles_parts(%q: memref<?x?x128xbf16>, %k: memref<?x?x128
 // ROT100-NEXT: warpspec.rotate(%[[K]], %[[V]]) into(%[[K]], %[[V]]) rows(%[[N]]) row(%[[R]]) position(%[[P]])
 // ROT100-NEXT: warpspec.commit %[[OUT]]
 // ROT100-NEXT: warpspec.release %[[SLOT]]
-// ROT100: scf.for
 // ROT100: %[[QSLOT:.*]], %[[QDO:.*]]:2 = warpspec.get
 // ROT100-NEXT: %[[OUT1:.*]] = warpspec.acquire %[[ROTATED]]
 // ROT100-NEXT: warpspec.rotate(%[[QDO]]#0) into(%[[QDO]]#0)
 // ROT100-NEXT: warpspec.commit %[[OUT1]]
 // ROT100-NEXT: warpspec.release %[[QSLOT]]
+// The next head's Q is rotated once this head's P and dS are committed,
+// before this head's dQ is drained and turned back (heads 0 .. G - 2 in the
+// loop, the last after it).
+// ROT100: scf.for
+// ROT100: warpspec.softmax_grad
+// ROT100: warpspec.commit
+// ROT100: %[[NEXT:.*]] = arith.addi
+// ROT100-NEXT: %[[QSLOT2:.*]], %[[QDO2:.*]]:2 = warpspec.get
+// ROT100-NEXT: %[[OUT2:.*]] = warpspec.acquire %[[ROTATED]]
+// ROT100-NEXT: warpspec.rotate(%[[QDO2]]#0) into(%[[QDO2]]#0)
+// ROT100-NEXT: warpspec.commit %[[OUT2]] tile(%[[R]], %[[N]], %[[NEXT]])
+// ROT100-NEXT: warpspec.release %[[QSLOT2]]
+// ROT100: warpspec.rotate_tile {{.*}}inverse
+// ROT100-NEXT: warpspec.store %{{.*}} to %arg4
+// ROT100: warpspec.softmax_grad
 // ROT100: warpspec.rotate_tile {{.*}}inverse
 // ROT100-NEXT: warpspec.store %{{.*}} to %arg4
 // ROT100: warpspec.rotate_tile {{.*}}inverse

@@ -9,6 +9,7 @@
 #include "Recipe.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
 using namespace mlir::blockattn;
@@ -695,15 +696,8 @@ void buildBlackwellGroupedBackward(OpBuilder &b, Location loc,
       StoreOp::create(b, loc, grad, dest, row, head, rows, Value(), staging,
                       plan.bulkStore ? b.getUnitAttr() : nullptr);
     };
-    forEachGroupHead(b, loc, spec, kvHead, 0, [&](Value head) {
-      if (rotary) {
-        // Q of this head, rotated before the MMA warp's S reads it; the
-        // MMA warp holds the slot until its products complete.
-        auto qdoSlot = GetOp::create(b, loc, qdo);
-        rotateAndSignal(b, loc, spec, {qdoSlot.getBuffers()[0]}, at, head,
-                        rotated);
-        ReleaseOp::create(b, loc, qdoSlot.getSlot(), /*after_mma=*/false);
-      }
+    // S and dP of a query head from tensor memory; P and dS to the MMA warp.
+    auto scoresOf = [&](Value head) {
       auto sGet = GetOp::create(b, loc, sCh);
       Value s = TmemLoadOp::create(b, loc, squareF32, sGet.getBuffers()[0]);
       ReleaseOp::create(b, loc, sGet.getSlot(), false);
@@ -712,8 +706,46 @@ void buildBlackwellGroupedBackward(OpBuilder &b, Location loc,
       ReleaseOp::create(b, loc, dpGet.getSlot(), false);
       writeProbsAndGrads(b, loc, spec, values.scale, s, dp, row, rows, head,
                          pdsCh);
-      drain(dqCh, spec.stores[2], head, rotary);
-    });
+    };
+    if (!rotary) {
+      forEachGroupHead(b, loc, spec, kvHead, 0, [&](Value head) {
+        scoresOf(head);
+        drain(dqCh, spec.stores[2], head, /*rotatedInput=*/false);
+      });
+    } else {
+      // Q of a head, rotated in its "qdo" slot before the MMA warp's S reads
+      // it; the MMA warp holds the slot until its products complete.
+      auto rotateQuery = [&](Value head) {
+        auto qdoSlot = GetOp::create(b, loc, qdo);
+        rotateAndSignal(b, loc, spec, {qdoSlot.getBuffers()[0]}, at, head,
+                        rotated);
+        ReleaseOp::create(b, loc, qdoSlot.getSlot(), /*after_mma=*/false);
+      };
+      // The next head's Q is rotated as soon as this head's P and dS are
+      // handed over, before this head's dQ is drained: the rotation then
+      // overlaps the MMA warp's dV, dK and dQ products of this head instead
+      // of standing between them and the next head's S. Heads 0 .. G - 2
+      // in one scf.for (as forEachGroupHead), the last one after it.
+      Value first = groupQueryHead(b, loc, spec, kvHead, 0);
+      rotateQuery(first);
+      auto i32 = [&](int64_t value) -> Value {
+        return arith::ConstantIntOp::create(b, loc, value, 32);
+      };
+      auto loop =
+          scf::ForOp::create(b, loc, i32(0), i32(spec.group - 1), i32(1));
+      {
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPoint(loop.getBody()->getTerminator());
+        Value head =
+            arith::AddIOp::create(b, loc, first, loop.getInductionVar());
+        scoresOf(head);
+        rotateQuery(arith::AddIOp::create(b, loc, head, i32(1)));
+        drain(dqCh, spec.stores[2], head, /*rotatedInput=*/true);
+      }
+      Value last = groupQueryHead(b, loc, spec, kvHead, spec.group - 1);
+      scoresOf(last);
+      drain(dqCh, spec.stores[2], last, /*rotatedInput=*/true);
+    }
     drain(dvCh, spec.stores[0], kvHead, spec.rotateV);
     drain(dkCh, spec.stores[1], kvHead, rotary);
   }
