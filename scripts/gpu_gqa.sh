@@ -19,6 +19,10 @@ prebuild)
     --head-dims 64,128 --dtypes bf16,f16 --groups 1,2,3,4,8 --jobs 2
   python3 scripts/prebuild_kernels.py "$dir" --chips sm_90a --kinds forward \
     --head-dims 64,128 --dtypes bf16 --rotary half_split --groups 2,4 --jobs 2
+  # The grouped rotary backward (and the forwards its autograd calls run).
+  python3 scripts/prebuild_kernels.py "$dir" --chips sm_90a --kinds forward,backward \
+    --head-dims 64,128 --dtypes bf16,f16 --rotary half_split,interleaved \
+    --rotary-variants plain,pos,rv,pos_rv --groups 2,4 --jobs 2
   for modes in --causal --lse "--causal --lse"; do
     # shellcheck disable=SC2086
     python3 scripts/prebuild_kernels.py "$dir" --chips sm_90a --kinds forward,backward \

@@ -99,20 +99,14 @@ def _query_group(q: torch.Tensor, k) -> int:
     return hq // hkv
 
 
-def _refuse_grouped_backward(group: int, requires_grad: bool, rotary=None, block_size: int = 64,
+def _refuse_grouped_backward(group: int, requires_grad: bool, block_size: int = 64,
                              head_dim: int = 64) -> None:
     """The grouped-query backward (dk and dv summed over each group in the
-    kernel) is built without rotary embeddings, for blocks of up to 64
-    tokens and head dims up to 128: the other grouped calls that need
+    kernel, with or without rotary embeddings) is built for blocks of up to
+    64 tokens and head dims up to 128: the other grouped calls that need
     gradients are refused before any forward work is done."""
     if group <= 1 or not requires_grad or not torch.is_grad_enabled():
         return
-    if rotary is not None:
-        raise ValueError(
-            f"rotary: grouped-query attention ({group} query heads per k/v head) has no backward "
-            "kernel with rotary embeddings yet; call it under torch.no_grad(), with q, k and v that "
-            "do not require grad, or without rotary"
-        )
     if block_size > 64:
         raise ValueError(
             f"block_size: {block_size} has no grouped-query backward kernel yet ({group} query heads "
@@ -518,7 +512,7 @@ def backward(
     if q.shape[-1] in _kernels.CHUNKED_HEAD_DIMS:
         _check_chunked_head_dim(q.shape[-1], block_size, cos)
     group = q.shape[1] // max(k.shape[1], 1) if k.shape[1] != q.shape[1] else 1
-    _refuse_grouped_backward(group, True, None if cos is None else "rotary", block_size, q.shape[-1])
+    _refuse_grouped_backward(group, True, block_size, q.shape[-1])
     dq, dk, dv = (_empty(q), _empty(k), _empty(v)) if grads is None else grads
     if q.shape[0] and q.shape[1]:
         tensors = {
@@ -1422,7 +1416,7 @@ def block_attention_kvpacked(
     scale, rope = _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, rotary,
                                 requires_grad, eager)
     if grouped:
-        _refuse_grouped_backward(q.shape[1] // hkv, requires_grad, rotary, block_size, q.shape[-1])
+        _refuse_grouped_backward(q.shape[1] // hkv, requires_grad, block_size, q.shape[-1])
     if out is not None:
         return forward(q, k, v, cu_seqlens, block_size, scale, out, *rope)
     if eager and type(q) is torch.Tensor and type(kv) is torch.Tensor and not _functorch_active():
@@ -1454,8 +1448,8 @@ def block_attention(
             Grouped-query (and multi-query) attention: k and v may have
             ``Hkv`` heads with q's ``H`` a multiple ``G * Hkv``; query head
             ``h`` attends with k/v head ``h // G``; the backward sums dk
-            and dv over each group in the kernel (deterministic). Not yet
-            with gradients and ``rotary`` together (``ValueError``).
+            and dv over each group in the kernel (deterministic), with or
+            without ``rotary``; with gradients, block sizes up to 64.
         cu_seqlens: int32 ``[B+1]``, ``cu_seqlens[0] == 0``, non-decreasing,
             ``cu_seqlens[B] == T``. Empty sequences are allowed.
         block_size: tokens per block: 16, 32 or 64 (default 64).
@@ -1523,7 +1517,7 @@ def block_attention(
     requires_grad = q.requires_grad or k.requires_grad or v.requires_grad
     scale, rope = _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, rotary,
                                 requires_grad, eager)
-    _refuse_grouped_backward(group, requires_grad, rotary, block_size, q.shape[-1])
+    _refuse_grouped_backward(group, requires_grad, block_size, q.shape[-1])
     if out is not None:
         return forward(q, k, v, cu_seqlens, block_size, scale, out, *rope)
     # Eagerly, on plain tensors: the autograd.Function (or, with no gradient
@@ -1557,7 +1551,7 @@ def _block_attention_features(q, k, v, cu_seqlens, block_size, softmax_scale, ou
     requires_grad = q.requires_grad or k.requires_grad or v.requires_grad
     scale, rope = _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, rotary,
                                 requires_grad, eager)
-    _refuse_grouped_backward(group, requires_grad, rotary, block_size, q.shape[-1])
+    _refuse_grouped_backward(group, requires_grad, block_size, q.shape[-1])
     if out is not None:
         lse = _empty_lse(q) if return_lse else None
         o = forward(q, k, v, cu_seqlens, block_size, scale, out, *rope, causal=causal, lse=lse)

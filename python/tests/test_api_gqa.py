@@ -75,9 +75,13 @@ def test_compiled_manifest_and_refused_backward(tmp_path):
     grouped = _kernels.compile_kernel(key(kind="backward", head_dim=64, group=4), tmp_path)
     assert grouped.name == "blockattn_backward_d64_b64_bf16_g4"
     assert grouped.manifest["group"] == 4 and grouped.manifest["kind"] == "backward"
-    # What stays refused: the grouped backward with rotary embeddings.
-    with pytest.raises(RuntimeError, match="group 4 .*no backward lowering with rotary embeddings yet"):
-        _kernels.compile_kernel(key(kind="backward", head_dim=64, group=4, rotary="half_split"), tmp_path)
+    # The grouped backward with rotary embeddings (issue 21): built, its manifest names both.
+    rotary = _kernels.compile_kernel(key(kind="backward", head_dim=64, group=4, rotary="half_split"), tmp_path)
+    assert rotary.name == "blockattn_backward_d64_b64_bf16_g4_half_split"
+    assert rotary.manifest["group"] == 4 and rotary.manifest["rotary"] == "half_split"
+    # What stays refused: the grouped backward at block size 128.
+    with pytest.raises(RuntimeError, match="group 4 .*no backward lowering at block_size above 64 yet"):
+        _kernels.compile_kernel(key(kind="backward", head_dim=64, group=4, block_size=128), tmp_path)
 
 
 def test_grid_of_the_grouped_backward_counts_kv_heads():
@@ -106,7 +110,8 @@ def api_launches(monkeypatch):
 
     def fake_launch(kind, like, block_size, tensors, softmax_scale, rotary="none", positions=False,
                     rotate_v=False, group=1):
-        calls.append(dict(kind=kind, group=group, shapes={n: tuple(t.shape) for n, t in tensors.items()}))
+        calls.append(dict(kind=kind, group=group, rotary=rotary,
+                          shapes={n: tuple(t.shape) for n, t in tensors.items()}))
         for name in ("o", "dq", "dk", "dv"):
             if name in tensors:
                 tensors[name].zero_()
@@ -183,23 +188,22 @@ def test_grouped_autograd(api_launches):
 
 def test_grouped_backward_refusals(api_launches):
     """What the grouped backward does not build yet is refused before any launch, naming the
-    argument: rotary embeddings with gradients."""
+    argument: blocks of 128 tokens with gradients. Rotary embeddings with gradients are built
+    (issue 21): the grouped rotary backward launches the _g<G> kernel with the tables."""
     torch, api, calls = api_launches
     import blockattn
 
     q, k, v, cu = tensors(torch, 4, 2, requires_grad=True)
-    with pytest.raises(ValueError, match=r"^rotary: grouped-query attention \(2 query heads per k/v head\)"):
-        api._refuse_grouped_backward(2, True, rotary="rotary")
     with pytest.raises(ValueError, match=r"^block_size: 128 has no grouped-query backward kernel yet"):
         api._refuse_grouped_backward(2, True, block_size=128)
-    api._refuse_grouped_backward(2, True)  # plain, block size 64: built
-    api._refuse_grouped_backward(2, False, rotary="rotary")  # no gradients: the forward only
+    api._refuse_grouped_backward(2, True)  # block size 64: built, with or without rotary
+    api._refuse_grouped_backward(2, False, block_size=128)  # no gradients: the forward only
     with torch.no_grad():
-        api._refuse_grouped_backward(2, True, rotary="rotary")
-    with pytest.raises(ValueError, match="^rotary: grouped-query attention"):
-        api.backward(torch.zeros_like(q), q, k, v, cu, 64, 0.125, cos=torch.ones(16, D // 2),
-                     sin=torch.zeros(16, D // 2))
+        api._refuse_grouped_backward(2, True, block_size=128)
     assert calls == []
+    api.backward(torch.zeros_like(q), q, k, v, cu, 64, 0.125, cos=torch.ones(16, D // 2),
+                 sin=torch.zeros(16, D // 2))
+    assert [(c["kind"], c["group"], c["rotary"]) for c in calls] == [("backward", 2, "half_split")]
 
 
 def test_grouped_backward_refused_above_head_dim_128(api_launches):

@@ -14,6 +14,7 @@ block-attn-emulate).
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 
 import numpy as np
@@ -153,9 +154,9 @@ def test_grouped_backward_small_blocks_and_causal(chip, tmp_path):
         assert em.check_close(case, out, em.reference_outputs(case, tensors)) == [], case.name
 
 
-def compile_with(case: em.Case, directory, *flags) -> object:
-    out = directory / "_".join(f.strip("-").replace("=", "") for f in flags or ("default",))
-    subprocess.run([find_compiler(), *case.compiler_flags("sm_90a"), *flags, "-o", str(out), "--quiet"],
+def compile_with(case: em.Case, directory, *flags, chip: str = "sm_90a") -> object:
+    out = directory / "_".join(f.strip("-").replace("=", "") for f in (chip, *flags))
+    subprocess.run([find_compiler(), *case.compiler_flags(chip), *flags, "-o", str(out), "--quiet"],
                    check=True)
     return out / f"k_{case.name}"
 
@@ -176,10 +177,10 @@ def test_grouped_backward_launches(flags, tmp_path):
         emulate_and_check(case, heads, num_sms, tmp_path, flags, seed=11)
 
 
-def emulate_and_check(case, heads, num_sms, tmp_path, flags, seed):
-    """Compiles `case` with `flags`, runs it in the emulator on `num_sms` SMs (None: the
-    default) and checks every output against the float64 reference, each element written."""
-    base = compile_with(case, tmp_path / case.name, *flags)
+def emulate_and_check(case, heads, num_sms, tmp_path, flags, seed, chip="sm_90a"):
+    """Compiles `case` for `chip` with `flags`, runs it in the emulator on `num_sms` SMs (None:
+    the default) and checks every output against the float64 reference, each element written."""
+    base = compile_with(case, tmp_path / case.name, *flags, chip=chip)
     tensors = em.make_problem(case, heads=heads, seed=seed)
     kwargs = {"num_sms": num_sms} if num_sms else {}
     out = em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), tensors,
@@ -209,3 +210,57 @@ PIPELINED_CASES = [
 def test_grouped_backward_pipelined_roles(case, heads, num_sms, roles, tmp_path):
     """pipelined-dq: the same, with dQ = dS K made and stored by the accumulate warpgroup."""
     emulate_and_check(case, heads, num_sms, tmp_path, [f"--group-roles={roles}"], seed=13)
+
+
+# The grouped backward with rotary embeddings (issue 21): K (and V with rotate_v) rotated once
+# an item and each query head's Q in place, dQ turned back per query head and the group's dK
+# (and dV) once. (chip, case, query heads, SMs, flags): both chips, head dims 64 and 128, bf16
+# and f16, half-split and interleaved, a positions tensor, rotate_v, G = 2, 4, 8 and MQA, one SM
+# (every ring wraps many times), blocks of 32, causal with dlse, and on sm_90a each group role (auto picks serial at head dim
+# 64, pipelined or pipelined-dq at 128). The problem's lengths 0, 1, 63, 64, 65 and 200 give
+# empty sequences, a one-token block and partial blocks.
+ROTARY_BACKWARD_CASES = [
+    ("sm_90a", em.Case("backward", 64, "bf16", "half_split", group=2), 4, None, []),
+    ("sm_90a", em.Case("backward", 64, "bf16", "interleaved", positions=True, rotate_v=True, group=8), 8, 1, []),
+    ("sm_90a", em.Case("backward", 128, "bf16", "interleaved", group=4), 8, None, []),
+    ("sm_90a", em.Case("backward", 128, "f16", "half_split", positions=True, rotate_v=True, group=2), 2, None,
+     []),
+    ("sm_90a", em.Case("backward", 128, "bf16", "half_split", rotate_v=True, group=4), 4, 1, []),
+    ("sm_90a", em.Case("backward", 128, "bf16", "interleaved", rotate_v=True, group=2), 4, None,
+     ["--group-roles=serial"]),
+    ("sm_90a", em.Case("backward", 64, "bf16", "half_split", positions=True, group=4), 8, None,
+     ["--group-roles=pipelined-dq"]),
+    ("sm_100a", em.Case("backward", 64, "bf16", "interleaved", group=2), 4, None, []),
+    ("sm_100a", em.Case("backward", 64, "f16", "half_split", rotate_v=True, group=8), 8, 1, []),
+    ("sm_100a", em.Case("backward", 128, "bf16", "half_split", group=4), 8, None, []),
+    ("sm_100a", em.Case("backward", 128, "f16", "interleaved", positions=True, rotate_v=True, group=2), 2,
+     None, []),
+    ("sm_100a", em.Case("backward", 128, "bf16", "half_split", positions=True, group=4), 4, 1, []),
+    # Blocks of 32 (two to a tile, masked) and causal with dlse.
+    ("sm_90a", em.Case("backward", 64, "bf16", "interleaved", group=2, block_size=32), 4, None, []),
+    ("sm_100a", em.Case("backward", 128, "f16", "interleaved", rotate_v=True, group=4, causal=True, lse=True),
+     8, None, []),
+]
+
+
+@pytest.mark.parametrize("chip,case,heads,num_sms,flags", ROTARY_BACKWARD_CASES,
+                         ids=lambda x: x.name if isinstance(x, em.Case) else str(x))
+def test_grouped_rotary_backward_matches_reference(chip, case, heads, num_sms, flags, tmp_path):
+    emulate_and_check(case, heads, num_sms, tmp_path, flags, seed=17, chip=chip)
+
+
+@pytest.mark.parametrize("chip", ["sm_90a", "sm_100a"])
+def test_grouped_rotary_backward_turns_the_gradients_back(chip, tmp_path):
+    """The gradients are those of the rotated attention, turned back: they miss the reference
+    without rotary embeddings, and the reference of the other layout."""
+    case = em.Case("backward", 64, "bf16", "half_split", rotate_v=True, group=2)
+    base = compile_with(case, tmp_path, chip=chip)
+    tensors = em.make_problem(case, heads=4, seed=19)
+    out = em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), tensors,
+                     {"softmax_scale": case.head_dim ** -0.5})
+    assert em.check_close(case, out, em.reference_outputs(case, tensors)) == []
+    plain = dataclasses.replace(case, rotary="none", rotate_v=False)
+    other = dataclasses.replace(case, rotary="interleaved")
+    for wrong in (plain, other):
+        misses = em.check_close(case, out, em.reference_outputs(wrong, tensors))
+        assert {m.split(":")[0] for m in misses} == {"dq", "dk", "dv"}, wrong.name

@@ -13,7 +13,10 @@ gradients (blockattn.reference.backward, which sums over the group) for
 G = 1, 2, 4, 8, MQA and fp16, with test_backward_gpu's tolerances; bits
 equal to the repeated-heads kernel's are not expected for dk and dv (the
 group's sum is in f32 before one rounding, not bf16 gradients summed).
-With rotary embeddings the grouped backward is refused (ValueError).
+With rotary embeddings (issue 21) the grouped backward rotates K (and V) once
+an item and each query head's Q, and turns the gradients back: checked
+against the reference's rotary gradients for both layouts, a positions
+tensor and rotate_v, G = 2, 4 and MQA, head dims 64 and 128.
 
 Kernels (the coordinator prebuilds them: scripts/gpu_gqa.sh prebuild DIR):
     python3 scripts/prebuild_kernels.py DIR --chips sm_90a --kinds forward,backward \
@@ -23,6 +26,10 @@ Kernels (the coordinator prebuilds them: scripts/gpu_gqa.sh prebuild DIR):
     python3 scripts/prebuild_kernels.py DIR --chips sm_90a --kinds forward,backward \
         --head-dims 64,128 --dtypes bf16,f16 --groups 4 [--causal] [--lse]
     (each of --causal, --lse and both; scripts/gpu_gqa.sh prebuild builds them all)
+    python3 scripts/prebuild_kernels.py DIR --chips sm_90a --kinds forward,backward \
+        --head-dims 64,128 --dtypes bf16,f16 --rotary half_split,interleaved \
+        --rotary-variants plain,pos,rv,pos_rv --groups 2,4
+    (the grouped rotary backward; a kernel that is not prebuilt compiles on first use)
 """
 
 from __future__ import annotations
@@ -115,10 +122,11 @@ def test_rotary():
         check(o, float64_reference(q, k, v, cu, rotary), torch.bfloat16)
 
 
-def float64_grads(q, k, v, cu, do):
+def float64_grads(q, k, v, cu, do, rotary=None):
     """blockattn.reference.backward on the inputs' exact values (dk, dv summed over each
     group), as CUDA float64 tensors."""
-    grads = reference.backward(*(reference_torch.to_numpy(t) for t in (q, k, v, do)), cu.cpu().numpy())
+    grads = reference.backward(*(reference_torch.to_numpy(t) for t in (q, k, v, do)), cu.cpu().numpy(),
+                               rotary=rotary)
     return [torch.from_numpy(np.ascontiguousarray(g)).to("cuda") for g in grads]
 
 
@@ -192,14 +200,63 @@ def test_backward_kvpacked():
     check_grads([ql.grad, kv.grad[:, 0], kv.grad[:, 1]], float64_grads(q, k, v, cu, do), torch.bfloat16)
 
 
-def test_backward_rotary_refused():
-    cos, sin = (torch.from_numpy(t.astype(np.float32)).cuda() for t in reference.rope_tables(256, 64))
-    q, k, v, cu = make_inputs([130, 5], 4, 2, 64, torch.bfloat16)
-    q.requires_grad_(True)
-    with pytest.raises(ValueError, match="^rotary: grouped-query attention"):
-        blockattn.block_attention(q, k, v, cu, rotary=blockattn.Rotary(cos, sin))
-    with torch.no_grad():
-        blockattn.block_attention(q, k, v, cu, rotary=blockattn.Rotary(cos, sin))
+def rotary_of(T, head_dim, interleaved, positions, rotate_v, seed):
+    """A blockattn.Rotary (standard tables of 2048 positions; with `positions`, random
+    positions anywhere in them) that serves the kernels and the reference."""
+    cos, sin = (torch.from_numpy(t.astype(np.float32)).cuda() for t in reference.rope_tables(2048, head_dim))
+    pos = None
+    if positions:
+        g = torch.Generator(device="cuda").manual_seed(seed)
+        pos = torch.randint(0, 2048, (T,), generator=g, device="cuda", dtype=torch.int32)
+    return blockattn.Rotary(cos, sin, interleaved=interleaved, positions=pos, rotate_v=rotate_v)
+
+
+# (Hq, Hkv, head dim, positions, rotate_v): G = 2 and 4, MQA, both head dims (the sm_90a
+# kernel's roles differ: serial at 64; at 128 pipelined, pipelined-dq with rotate_v and the
+# sequence's positions), each variant.
+ROTARY_BACKWARD = [
+    (4, 2, 64, False, False),
+    (8, 2, 64, True, True),
+    (4, 1, 64, False, True),
+    (4, 2, 128, False, False),
+    (8, 2, 128, True, False),
+    (8, 2, 128, False, True),
+    (4, 1, 128, True, True),
+]
+
+
+@pytest.mark.parametrize("interleaved", [pytest.param(False, id="half_split"),
+                                         pytest.param(True, id="interleaved")])
+@pytest.mark.parametrize("hq,hkv,head_dim,positions,rotate_v", ROTARY_BACKWARD,
+                         ids=lambda x: str(x))
+def test_backward_rotary(hq, hkv, head_dim, positions, rotate_v, interleaved):
+    """The grouped rotary backward against the float64 reference's rotary gradients (dk and
+    dv summed over the group, turned back once), on jagged lengths (empty sequences, one
+    token, partial blocks)."""
+    q, k, v, cu = make_inputs(EDGE_LENGTHS, hq, hkv, head_dim, torch.bfloat16, seed=21)
+    rotary = rotary_of(q.shape[0], head_dim, interleaved, positions, rotate_v, seed=22)
+    do = grad_output_like(q, 21)
+    leaves = [t.clone().requires_grad_(True) for t in (q, k, v)]
+    blockattn.block_attention(*leaves, cu, rotary=rotary).backward(do)
+    torch.cuda.synchronize()
+    check_grads([t.grad for t in leaves], float64_grads(q, k, v, cu, do, rotary), torch.bfloat16)
+
+
+def test_backward_rotary_fp16_and_deterministic():
+    """fp16, many tiles, and two runs give the same bits (the group's sum has a fixed order)."""
+    rng = np.random.default_rng(23)
+    lengths = rng.integers(0, 1500, size=40)
+    q, k, v, cu = make_inputs(lengths, 16, 4, 128, torch.float16, seed=23)
+    rotary = rotary_of(q.shape[0], 128, False, True, False, seed=24)
+    do = grad_output_like(q, 23)
+    runs = []
+    for _ in range(2):
+        leaves = [t.clone().requires_grad_(True) for t in (q, k, v)]
+        blockattn.block_attention(*leaves, cu, rotary=rotary).backward(do)
+        runs.append([t.grad for t in leaves])
+    check_grads(runs[0], float64_grads(q, k, v, cu, do, rotary), torch.float16)
+    for a, b in zip(*runs):
+        assert torch.equal(a, b)
 
 
 def test_not_a_multiple_raises():

@@ -119,8 +119,8 @@ func.func @negative_backward_dk_heads(
 
 // -----
 
-// A valid grouped backward op (its lowering is refused by
-// blockattn-warp-specialize: warp-specialize-gqa.mlir).
+// A valid grouped backward op (blockattn-warp-specialize lowers it, with or
+// without rotary embeddings: warp-specialize-gqa.mlir).
 func.func @grouped_backward_op_verifies(
     %q: memref<?x4x64xbf16>, %k: memref<?x1x64xbf16>,
     %v: memref<?x1x64xbf16>, %do: memref<?x4x64xbf16>,
@@ -131,5 +131,25 @@ func.func @grouped_backward_op_verifies(
       dq(%dq : memref<?x4x64xbf16>) dk(%dk : memref<?x1x64xbf16>)
       dv(%dv : memref<?x1x64xbf16>) cu_seqlens(%cu : memref<?xi32>)
       {element_type = bf16, head_dim = 64 : i64, group = 4 : i64}
+  return
+}
+
+// -----
+
+// A valid grouped backward op with rotary embeddings and a positions tensor.
+func.func @grouped_rotary_backward_op_verifies(
+    %q: memref<?x4x64xbf16>, %k: memref<?x1x64xbf16>,
+    %v: memref<?x1x64xbf16>, %do: memref<?x4x64xbf16>,
+    %dq: memref<?x4x64xbf16>, %dk: memref<?x1x64xbf16>,
+    %dv: memref<?x1x64xbf16>, %cu: memref<?xi32>,
+    %cos: memref<?x32xf32>, %sin: memref<?x32xf32>, %pos: memref<?xi32>) {
+  blockattn.backward q(%q : memref<?x4x64xbf16>) k(%k : memref<?x1x64xbf16>)
+      v(%v : memref<?x1x64xbf16>) do(%do : memref<?x4x64xbf16>)
+      dq(%dq : memref<?x4x64xbf16>) dk(%dk : memref<?x1x64xbf16>)
+      dv(%dv : memref<?x1x64xbf16>) cu_seqlens(%cu : memref<?xi32>)
+      rotary(%cos, %sin : memref<?x32xf32>, memref<?x32xf32>)
+      positions(%pos : memref<?xi32>)
+      {element_type = bf16, head_dim = 64 : i64, group = 4 : i64,
+       rotary = #blockattn.rotary<interleaved>, rotate_v}
   return
 }

@@ -12,6 +12,10 @@
 // RUN: block-attn-opt %t/roles-parts.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a group-roles=pipelined num-consumers=2"
 // RUN: block-attn-opt %t/roles-parts.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a group-roles=pipelined ctas-per-sm=3"
 // RUN: not block-attn-opt %t/backward.mlir -blockattn-warp-specialize="chip=sm_90a group-roles=overlapped" 2>&1 | FileCheck %s --check-prefix=ROLES-VALUE
+// RUN: block-attn-opt %t/rotary.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=ROT90 --implicit-check-not=blockattn.backward
+// RUN: block-attn-opt %t/rotary.mlir -blockattn-warp-specialize="chip=sm_100a" | FileCheck %s --check-prefix=ROT100 --implicit-check-not=blockattn.backward
+// RUN: block-attn-opt %t/rotary-d128.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=ROTPIPE90 --implicit-check-not=blockattn.backward
+// RUN: block-attn-opt %t/rotary-parts.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-consumers=2"
 
 // Grouped-query attention's forward (group 4: q and o with 8 heads, k and v
 // with 2): the tile loop walks q's heads and the producer reads k and v at
@@ -26,7 +30,14 @@
 // others accumulates into the same tensor-memory slots, which are published
 // once, to the k/v head; one softmax warpgroup takes whole items ("items").
 // On sm_90a the consumer's dV and dK are wgmma accumulators the next heads
-// add to ("plus"), carried through the loop as its iter_args. Rotary embeddings are refused.
+// add to ("plus"), carried through the loop as its iter_args.
+//
+// The grouped backward with rotary embeddings (rotary.mlir, rotary-d128.mlir)
+// rotates K (and V with rotate_v) in place once an item, at the position the
+// producer commits with the "kv" slot, and each query head's Q in place in
+// its "qdo" slot; dQ is turned back (rotate_tile inverse) per query head,
+// the group's dV and dK once, after the group. Blocks of 128 tokens are
+// refused.
 
 // An unknown group-roles value is refused when the options are parsed.
 // ROLES-VALUE: overlapped
@@ -170,19 +181,17 @@ func.func @gqa_backward(%q: memref<?x?x64xbf16>, %k: memref<?x?x64xbf16>,
 // PIPE90-NEXT: warpspec.store %{{.*}}#1 to
 
 //--- refused.mlir
-func.func @gqa_backward_rotary(%q: memref<?x?x64xbf16>, %k: memref<?x?x64xbf16>,
-                               %v: memref<?x?x64xbf16>, %do: memref<?x?x64xbf16>,
-                               %dq: memref<?x?x64xbf16>, %dk: memref<?x?x64xbf16>,
-                               %dv: memref<?x?x64xbf16>, %cu: memref<?xi32>,
-                               %cos: memref<?x32xf32>, %sin: memref<?x32xf32>) {
-  // expected-error @below {{'blockattn.backward' op with group 2 (grouped-query attention) has no backward lowering with rotary embeddings yet: the grouped backward is built without rotary embeddings, for blocks of up to 64 tokens}}
+func.func @gqa_backward_b128(%q: memref<?x?x64xbf16>, %k: memref<?x?x64xbf16>,
+                             %v: memref<?x?x64xbf16>, %do: memref<?x?x64xbf16>,
+                             %dq: memref<?x?x64xbf16>, %dk: memref<?x?x64xbf16>,
+                             %dv: memref<?x?x64xbf16>, %cu: memref<?xi32>) {
+  // expected-error @below {{'blockattn.backward' op with group 2 (grouped-query attention) has no backward lowering at block_size above 64 yet: the grouped backward is built for blocks of up to 64 tokens}}
   blockattn.backward q(%q : memref<?x?x64xbf16>) k(%k : memref<?x?x64xbf16>)
       v(%v : memref<?x?x64xbf16>) do(%do : memref<?x?x64xbf16>)
       dq(%dq : memref<?x?x64xbf16>) dk(%dk : memref<?x?x64xbf16>)
       dv(%dv : memref<?x?x64xbf16>) cu_seqlens(%cu : memref<?xi32>)
-      rotary(%cos, %sin : memref<?x32xf32>, memref<?x32xf32>)
       {element_type = bf16, head_dim = 64 : i64, group = 2 : i64,
-       rotary = #blockattn.rotary<half_split>}
+       block_size = 128 : i64}
   return
 }
 
@@ -259,5 +268,148 @@ func.func @gqa_backward_roles_parts(%q: memref<?x?x128xbf16>, %k: memref<?x?x128
       dq(%dq : memref<?x?x128xbf16>) dk(%dk : memref<?x?x128xbf16>)
       dv(%dv : memref<?x?x128xbf16>) cu_seqlens(%cu : memref<?xi32>)
       {element_type = bf16, head_dim = 128 : i64, group = 4 : i64}
+  return
+}
+
+//--- rotary.mlir
+// Head dim 64, half-split tables, rotate_v, positions from the sequence.
+// sm_90a (one consumer, serial roles): the producer commits the item's
+// position with K and V; the consumer rotates K and V in place once, then
+// per query head Q (in its "qdo" slot) before S, and turns dQ back before
+// its store; dV and dK are turned back once, after the group.
+// ROT90: warpspec.partition "load"
+// ROT90: warpspec.tile_loop (%[[ROW:[a-z0-9]+]], %[[ROWS:[a-z0-9]+]], %[[KVH:[a-z0-9]+]], %[[POS:[a-z0-9]+]]) in
+// ROT90: warpspec.commit %{{.*}} tile(%[[ROW]], %[[ROWS]], %[[KVH]]) position(%[[POS]])
+// ROT90: scf.for
+// ROT90: warpspec.commit %{{.*}} tile(%[[ROW]], %[[ROWS]], %{{[0-9]+}}){{$}}
+// ROT90: warpspec.partition "compute"
+// ROT90: warpspec.consume %{{.*}} (%[[SLOT:[a-z0-9]+]], %[[R:[a-z0-9]+]], %[[N:[a-z0-9]+]], %{{[a-z0-9]+}}, %[[K:[a-z0-9]+]], %[[V:[a-z0-9]+]])
+// ROT90-NEXT: %[[P:[0-9]+]] = warpspec.tile_position %[[SLOT]]
+// ROT90-NEXT: warpspec.rotate(%[[K]], %[[V]]) into(%[[K]], %[[V]]) rows(%[[N]]) row(%[[R]]) position(%[[P]]) cos(
+// ROT90: %{{.*}}, %[[QDO:.*]]:2 = warpspec.get
+// ROT90-NEXT: warpspec.rotate(%[[QDO]]#0) into(%[[QDO]]#0) rows(%[[N]]) row(%[[R]]) position(%[[P]])
+// ROT90: %[[DQ:[0-9]+]] = warpspec.rotate_tile %{{.*}} rows(%[[N]]) row(%[[R]]) position(%[[P]]) {{.*}}inverse
+// ROT90-NEXT: warpspec.store %[[DQ]] to %arg4
+// ROT90: scf.for {{.*}} iter_args(
+// ROT90: %{{.*}}, %[[QDO1:.*]]:2 = warpspec.get
+// ROT90-NEXT: warpspec.rotate(%[[QDO1]]#0) into(%[[QDO1]]#0)
+// ROT90: warpspec.rotate_tile {{.*}}inverse
+// ROT90: scf.yield
+// ROT90: %[[DV:[0-9]+]] = warpspec.rotate_tile %{{[0-9]+}}#0 {{.*}}inverse
+// ROT90-NEXT: warpspec.store %[[DV]] to %arg6
+// ROT90-NEXT: %[[DK:[0-9]+]] = warpspec.rotate_tile %{{[0-9]+}}#1 {{.*}}inverse
+// ROT90-NEXT: warpspec.store %[[DK]] to %arg5
+//
+// sm_100a: no "items" ring; the softmax warpgroup takes the items from "kv",
+// rotates K and V, then each Q, signalling each rotation through "rotated",
+// which the MMA warp waits on before it reads them.
+// ROT100: %[[ROTATED:.*]] = warpspec.channel "rotated" depth({{[0-9]+}}) : <[], smem>
+// ROT100-NOT: "items"
+// ROT100: warpspec.partition "mma"
+// ROT100: warpspec.consume
+// ROT100-NEXT: %[[SIG:.*]] = warpspec.get %[[ROTATED]]
+// ROT100-NEXT: warpspec.release %[[SIG]]
+// ROT100: warpspec.get %{{[0-9]+}} : <[64x64xbf16, 64x64xbf16], smem>
+// ROT100-NEXT: %[[SIG1:.*]] = warpspec.get %[[ROTATED]]
+// ROT100-NEXT: warpspec.release %[[SIG1]]
+// ROT100-NEXT: warpspec.acquire
+// ROT100-NEXT: warpspec.mma_async
+// ROT100: warpspec.partition "softmax" role(softmax) warps(4) regs(256)
+// ROT100: warpspec.consume %{{.*}} (%[[SLOT:[a-z0-9]+]], %[[R:[a-z0-9]+]], %[[N:[a-z0-9]+]], %{{[a-z0-9]+}}, %[[K:[a-z0-9]+]], %[[V:[a-z0-9]+]])
+// ROT100-NEXT: %[[P:[0-9]+]] = warpspec.tile_position %[[SLOT]]
+// ROT100-NEXT: %[[OUT:.*]] = warpspec.acquire %[[ROTATED]]
+// ROT100-NEXT: warpspec.rotate(%[[K]], %[[V]]) into(%[[K]], %[[V]]) rows(%[[N]]) row(%[[R]]) position(%[[P]])
+// ROT100-NEXT: warpspec.commit %[[OUT]]
+// ROT100-NEXT: warpspec.release %[[SLOT]]
+// ROT100: %[[QSLOT:.*]], %[[QDO:.*]]:2 = warpspec.get
+// ROT100-NEXT: %[[OUT1:.*]] = warpspec.acquire %[[ROTATED]]
+// ROT100-NEXT: warpspec.rotate(%[[QDO]]#0) into(%[[QDO]]#0)
+// ROT100-NEXT: warpspec.commit %[[OUT1]]
+// ROT100-NEXT: warpspec.release %[[QSLOT]]
+// The next head's Q is rotated once this head's P and dS are committed,
+// before this head's dQ is drained and turned back (heads 0 .. G - 2 in the
+// loop, the last after it).
+// ROT100: scf.for
+// ROT100: warpspec.softmax_grad
+// ROT100: warpspec.commit
+// ROT100: %[[NEXT:.*]] = arith.addi
+// ROT100-NEXT: %[[QSLOT2:.*]], %[[QDO2:.*]]:2 = warpspec.get
+// ROT100-NEXT: %[[OUT2:.*]] = warpspec.acquire %[[ROTATED]]
+// ROT100-NEXT: warpspec.rotate(%[[QDO2]]#0) into(%[[QDO2]]#0)
+// ROT100-NEXT: warpspec.commit %[[OUT2]] tile(%[[R]], %[[N]], %[[NEXT]])
+// ROT100-NEXT: warpspec.release %[[QSLOT2]]
+// ROT100: warpspec.rotate_tile {{.*}}inverse
+// ROT100-NEXT: warpspec.store %{{.*}} to %arg4
+// ROT100: warpspec.softmax_grad
+// ROT100: warpspec.rotate_tile {{.*}}inverse
+// ROT100-NEXT: warpspec.store %{{.*}} to %arg4
+// ROT100: warpspec.rotate_tile {{.*}}inverse
+// ROT100-NEXT: warpspec.store %{{.*}} to %arg6
+// ROT100: warpspec.rotate_tile {{.*}}inverse
+// ROT100-NEXT: warpspec.store %{{.*}} to %arg5
+func.func @gqa_backward_rotary(%q: memref<?x4x64xbf16>, %k: memref<?x2x64xbf16>,
+                               %v: memref<?x2x64xbf16>, %do: memref<?x4x64xbf16>,
+                               %dq: memref<?x4x64xbf16>, %dk: memref<?x2x64xbf16>,
+                               %dv: memref<?x2x64xbf16>, %cu: memref<?xi32>,
+                               %cos: memref<?x32xf32>, %sin: memref<?x32xf32>) {
+  blockattn.backward q(%q : memref<?x4x64xbf16>) k(%k : memref<?x2x64xbf16>)
+      v(%v : memref<?x2x64xbf16>) do(%do : memref<?x4x64xbf16>)
+      dq(%dq : memref<?x4x64xbf16>) dk(%dk : memref<?x2x64xbf16>)
+      dv(%dv : memref<?x2x64xbf16>) cu_seqlens(%cu : memref<?xi32>)
+      rotary(%cos, %sin : memref<?x32xf32>, memref<?x32xf32>)
+      {element_type = bf16, head_dim = 64 : i64, group = 2 : i64,
+       rotary = #blockattn.rotary<half_split>, rotate_v}
+  return
+}
+
+//--- rotary-d128.mlir
+// Head dim 128, interleaved, a positions tensor: the pipelined roles (auto).
+// The scores warpgroup rotates K (not V) and each Q and turns dQ back; the
+// accumulate warpgroup turns the group's dK back (dV is not rotated).
+// ROTPIPE90: warpspec.partition "scores"
+// ROTPIPE90: warpspec.rotate(%{{[a-z0-9]+}}) into
+// ROTPIPE90-SAME: positions(
+// ROTPIPE90-SAME: interleaved = true
+// ROTPIPE90: scf.for
+// ROTPIPE90: warpspec.rotate(%{{.*}}#0) into(%{{.*}}#0)
+// ROTPIPE90: warpspec.rotate_tile {{.*}}inverse
+// ROTPIPE90-NEXT: warpspec.store %{{.*}} to %arg4
+// ROTPIPE90: warpspec.partition "accumulate"
+// ROTPIPE90-NOT: warpspec.rotate(
+// ROTPIPE90: warpspec.store %{{[0-9]+}}#0 to %arg6
+// ROTPIPE90-NEXT: %[[DK:[0-9]+]] = warpspec.rotate_tile %{{[0-9]+}}#1 {{.*}}inverse
+// ROTPIPE90-NEXT: warpspec.store %[[DK]] to %arg5
+func.func @gqa_backward_rotary_d128(%q: memref<?x4x128xbf16>, %k: memref<?x2x128xbf16>,
+                                    %v: memref<?x2x128xbf16>, %do: memref<?x4x128xbf16>,
+                                    %dq: memref<?x4x128xbf16>, %dk: memref<?x2x128xbf16>,
+                                    %dv: memref<?x2x128xbf16>, %cu: memref<?xi32>,
+                                    %cos: memref<?x64xf32>, %sin: memref<?x64xf32>,
+                                    %pos: memref<?xi32>) {
+  blockattn.backward q(%q : memref<?x4x128xbf16>) k(%k : memref<?x2x128xbf16>)
+      v(%v : memref<?x2x128xbf16>) do(%do : memref<?x4x128xbf16>)
+      dq(%dq : memref<?x4x128xbf16>) dk(%dk : memref<?x2x128xbf16>)
+      dv(%dv : memref<?x2x128xbf16>) cu_seqlens(%cu : memref<?xi32>)
+      rotary(%cos, %sin : memref<?x64xf32>, memref<?x64xf32>)
+      positions(%pos : memref<?xi32>)
+      {element_type = bf16, head_dim = 128 : i64, group = 2 : i64,
+       rotary = #blockattn.rotary<interleaved>}
+  return
+}
+
+//--- rotary-parts.mlir
+// Two column parts would both rotate the shared K and Q tiles in place.
+func.func @gqa_backward_rotary_parts(%q: memref<?x4x128xbf16>, %k: memref<?x2x128xbf16>,
+                                     %v: memref<?x2x128xbf16>, %do: memref<?x4x128xbf16>,
+                                     %dq: memref<?x4x128xbf16>, %dk: memref<?x2x128xbf16>,
+                                     %dv: memref<?x2x128xbf16>, %cu: memref<?xi32>,
+                                     %cos: memref<?x64xf32>, %sin: memref<?x64xf32>) {
+  // expected-error @below {{'blockattn.backward' op num-consumers 2 splits the grouped-query backward into column parts, which it does not do with rotary embeddings (each part would rotate the shared K and Q tiles in place); num-consumers must be 0 or 1}}
+  blockattn.backward q(%q : memref<?x4x128xbf16>) k(%k : memref<?x2x128xbf16>)
+      v(%v : memref<?x2x128xbf16>) do(%do : memref<?x4x128xbf16>)
+      dq(%dq : memref<?x4x128xbf16>) dk(%dk : memref<?x2x128xbf16>)
+      dv(%dv : memref<?x2x128xbf16>) cu_seqlens(%cu : memref<?xi32>)
+      rotary(%cos, %sin : memref<?x64xf32>, memref<?x64xf32>)
+      {element_type = bf16, head_dim = 128 : i64, group = 2 : i64,
+       rotary = #blockattn.rotary<half_split>}
   return
 }

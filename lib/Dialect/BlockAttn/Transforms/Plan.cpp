@@ -545,12 +545,25 @@ FailureOr<KernelPlan> planSm90aPipelinedGroup(const KernelShape &shape,
 /// against 4.95 serial; 'pipelined' 5.27): serial there, at head dim 64
 /// (2.21-2.50 against 2.24-2.44: no clear gain) and wherever other options
 /// ask for more consumers or CTAs than the pipelined roles have.
+/// With rotary embeddings at head dim 128 (the scores warpgroup rotates K,
+/// V and each Q in place; docs/rotary.md, "Grouped-query backward"), picked
+/// by ptxas (CUDA 13.0, G = 2, 4, 8, bf16 and f16, no GPU timing yet): the
+/// serial consumer spills 4-172 bytes with rotate_v (dK, dV and the turned-
+/// back dQ), pipelined-dq 12 bytes wherever a positions tensor is read
+/// (dQ's table reads in the accumulate warpgroup, next to dK and dV), and
+/// pipelined 20-56 bytes with rotate_v and the sequence's positions (dV
+/// turned back in an accumulate warpgroup of 224): so pipelined, and
+/// pipelined-dq (an accumulate warpgroup of 256) for rotate_v without a
+/// positions tensor; none of them spills.
 GroupRoles groupRolesOf(const KernelShape &shape,
                         const TuningOptions &options) {
   if (options.groupRoles != GroupRoles::automatic)
     return options.groupRoles;
   if (shape.headDim != 128 || options.numConsumers > 1 || options.ctasPerSm > 1)
     return GroupRoles::serial;
+  if (shape.hasRotary())
+    return shape.rotateV && !shape.hasPositions ? GroupRoles::pipelined_dq
+                                                : GroupRoles::pipelined;
   return shape.group == 2 ? GroupRoles::serial : GroupRoles::pipelined_dq;
 }
 
@@ -583,6 +596,14 @@ FailureOr<KernelPlan> planSm90aGrouped(const KernelShape &shape,
                 options.numConsumers);
   KernelPlan plan;
   plan.columnParts = std::max<int64_t>(1, options.numConsumers);
+  // Each part reads whole K and Q tiles for S and dP, and the rotation is in
+  // place in the shared slots: two parts would both turn them.
+  if (plan.columnParts > 1 && shape.hasRotary())
+    return fail("num-consumers ", plan.columnParts,
+                " splits the grouped-query backward into column parts, which "
+                "it does not do with rotary embeddings (each part would "
+                "rotate the shared K and Q tiles in place); num-consumers "
+                "must be 0 or 1");
   if (plan.columnParts > 1 && shape.headDim % (64 * plan.columnParts) != 0)
     return fail("num-consumers ", plan.columnParts,
                 " splits the grouped-query backward's head dim ", shape.headDim,

@@ -488,22 +488,30 @@ void buildGroupedLoadPartition(OpBuilder &b, Location loc,
                                const KernelValues &values, Value kv, Value qdo,
                                const KernelPlan &plan) {
   OpBuilder::InsertionGuard g(b);
-  TileLoopOp loop = beginLoadTileLoop(b, loc, spec, values, plan, 3);
+  // With rotary embeddings from the sequence (no positions tensor) the
+  // item's position, the tile loop's fourth argument, travels with K and V:
+  // every query head of the item has the same rows, so one copy serves the
+  // whole group (the consumers read it from the "kv" slot).
+  bool position = spec.needsTilePosition();
+  TileLoopOp loop =
+      beginLoadTileLoop(b, loc, spec, values, plan, position ? 4 : 3);
   Block &loopBody = loop.getBody().front();
   Value row = loopBody.getArgument(0), rows = loopBody.getArgument(1),
         kvHead = loopBody.getArgument(2);
   // Each slot's copies stand between its acquire and its commit (the
   // protocol's expect_tx counts them there).
-  auto load = [&](Value channel, ArrayRef<Value> sources, Value head) {
+  auto load = [&](Value channel, ArrayRef<Value> sources, Value head,
+                  Value tilePosition) {
     auto acquire = AcquireOp::create(b, loc, channel);
     acquire.setL2Prefetch(plan.l2Prefetch);
     for (auto [source, buffer] : llvm::zip(sources, acquire.getBuffers()))
       TmaLoadOp::create(b, loc, source, row, head, buffer);
-    CommitOp::create(b, loc, acquire.getSlot(), row, rows, head);
+    CommitOp::create(b, loc, acquire.getSlot(), row, rows, head, tilePosition);
   };
-  load(kv, {spec.loads[1], spec.loads[2]}, kvHead);
+  load(kv, {spec.loads[1], spec.loads[2]}, kvHead,
+       position ? loopBody.getArgument(3) : Value());
   forEachGroupHead(b, loc, spec, kvHead, 0, [&](Value head) {
-    load(qdo, {spec.loads[0], spec.loads[3]}, head);
+    load(qdo, {spec.loads[0], spec.loads[3]}, head, Value());
   });
   b.setInsertionPointAfter(loop);
   CloseOp::create(b, loc, kv);

@@ -9,6 +9,7 @@
 #include "Recipe.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
 using namespace mlir::blockattn;
@@ -72,7 +73,8 @@ SmallVector<Value> mmaOperands(OpBuilder &b, Location loc,
                                const KernelSpec &spec, Value rotated,
                                ValueRange loaded, Value &rotatedSlot) {
   SmallVector<Value> operands(loaded.begin(), loaded.end());
-  if (!spec.hasRotary())
+  // The grouped backward rotates in place and passes no ring here.
+  if (!rotated)
     return operands;
   auto get = GetOp::create(b, loc, rotated);
   rotatedSlot = get.getSlot();
@@ -594,6 +596,28 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
   }
 }
 
+/// Waits for the softmax warpgroup's signal that the tiles the MMA warp
+/// reads next are rotated (buildBlackwellGroupedBackward); the signal
+/// carries nothing, so its slot goes back at once. Nothing without rotary
+/// embeddings.
+void awaitRotated(OpBuilder &b, Location loc, Value rotated) {
+  if (!rotated)
+    return;
+  auto signal = GetOp::create(b, loc, rotated);
+  ReleaseOp::create(b, loc, signal.getSlot(), /*after_mma=*/false);
+}
+
+/// Rotates `tiles` in place at `at` and signals it through `rotated` (an
+/// entry with the item's record), for awaitRotated.
+void rotateAndSignal(OpBuilder &b, Location loc, const KernelSpec &spec,
+                     ArrayRef<Value> tiles, const TileRows &at, Value head,
+                     Value rotated) {
+  auto signal = AcquireOp::create(b, loc, rotated);
+  SmallVector<Value> inPlace(tiles);
+  rotateTiles(b, loc, spec, inPlace, inPlace, at);
+  CommitOp::create(b, loc, signal.getSlot(), at.row, at.rows, head);
+}
+
 /// Blackwell grouped-query backward (group > 1; docs/pipeline.md,
 /// "Grouped-query attention"): dK and dV summed over the group in tensor
 /// memory, inside one CTA, in a fixed order (deterministic, no atomics, no
@@ -612,6 +636,18 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
 /// and a group's G consecutive entries of "s" would be split between them
 /// while only one could drain the item's dK and dV. The tensor memory is
 /// the plain backward's (S 64 + dP 64 + dV, dK, dQ 3 x D columns).
+///
+/// With rotary embeddings (docs/rotary.md, "Grouped-query backward") the
+/// softmax warpgroup takes the items from "kv" itself (no "items" ring:
+/// the slot's record has the item's rows and position), rotates K (and V
+/// with rotate_v) in place once an item and each query head's Q in place
+/// in its "qdo" slot before that head's S, signalling each rotation through
+/// the ring "rotated" (no buffers), which the MMA warp waits on before it
+/// reads the tiles; it turns dQ back per query head and the group's dV and
+/// dK once. Not a fourth, rotary warpgroup as in the plain rotary backward:
+/// the three warpgroups' 504 registers a thread (producer 96, MMA 152,
+/// softmax 256) leave none for it, and every split that made room spilled
+/// (ptxas, CUDA 13.0: 8-184 bytes at head dim 128).
 void buildBlackwellGroupedBackward(OpBuilder &b, Location loc,
                                    const KernelSpec &spec,
                                    const KernelPlan &plan) {
@@ -630,9 +666,17 @@ void buildBlackwellGroupedBackward(OpBuilder &b, Location loc,
   auto pair = ChannelType::get(ctx, {tile, tile}, MemorySpace::smem);
   Value kv = createChannel(b, loc, pair, "kv", plan.numStages);
   Value qdo = createChannel(b, loc, pair, "qdo", plan.groupStages);
-  Value items = createChannel(
-      b, loc, ChannelType::get(ctx, ArrayRef<Type>(), MemorySpace::smem),
-      "items", 2);
+  auto signals = ChannelType::get(ctx, ArrayRef<Type>(), MemorySpace::smem);
+  bool rotary = spec.hasRotary();
+  // One "rotated" signal an item's K (and V) and one a query head's Q, as
+  // deep as the two rings together: the softmax warpgroup never waits for
+  // the MMA warp to take a signal.
+  Value items, rotated;
+  if (rotary)
+    rotated = createChannel(b, loc, signals, "rotated",
+                            plan.numStages + plan.groupStages);
+  else
+    items = createChannel(b, loc, signals, "items", 2);
   Value sCh = tmemChannel("s", bs), dpCh = tmemChannel("dp", bs);
   Value dvCh = tmemChannel("dv", d), dkCh = tmemChannel("dk", d),
         dqCh = tmemChannel("dq", d);
@@ -648,14 +692,18 @@ void buildBlackwellGroupedBackward(OpBuilder &b, Location loc,
     MmaLoop loop = beginMmaLoop(b, loc, spec, kv, Value(), plan.registers.mma);
     Value row = loop.row, rows = loop.rows, kvHead = loop.head;
     Value k = loop.operands[0], v = loop.operands[1];
-    auto item = AcquireOp::create(b, loc, items);
-    CommitOp::create(b, loc, item.getSlot(), row, rows, kvHead);
+    if (items) {
+      auto item = AcquireOp::create(b, loc, items);
+      CommitOp::create(b, loc, item.getSlot(), row, rows, kvHead);
+    }
+    awaitRotated(b, loc, rotated);
     auto dv = AcquireOp::create(b, loc, dvCh);
     auto dk = AcquireOp::create(b, loc, dkCh);
     // Head 0 starts dV and dK, the others (one loop) add to them.
     auto queryHead = [&](Value head, bool first) {
       auto qdoSlot = GetOp::create(b, loc, qdo);
       Value q = qdoSlot.getBuffers()[0], dout = qdoSlot.getBuffers()[1];
+      awaitRotated(b, loc, rotated);
       auto product = [&](Value channel, Value a, Value bOperand, bool ta,
                          bool tb) {
         auto dest = AcquireOp::create(b, loc, channel);
@@ -682,7 +730,13 @@ void buildBlackwellGroupedBackward(OpBuilder &b, Location loc,
                      [&](Value head) { queryHead(head, /*first=*/false); });
     CommitOp::create(b, loc, dv.getSlot(), row, rows, kvHead);
     CommitOp::create(b, loc, dk.getSlot(), row, rows, kvHead);
-    endMmaLoop(b, loc, loop, items);
+    if (items) {
+      endMmaLoop(b, loc, loop, items);
+    } else {
+      // The softmax warpgroup's loop is over "kv", which the producer
+      // closes: nothing to close here.
+      ReleaseOp::create(b, loc, loop.slot, /*after_mma=*/true);
+    }
   }
 
   // Softmax gradient + epilogue warpgroup, one item at a time.
@@ -694,22 +748,39 @@ void buildBlackwellGroupedBackward(OpBuilder &b, Location loc,
         b.getI64IntegerAttr(plan.softmaxReplicas));
     b.setInsertionPointToStart(&createBody(partition, {}, loc));
     Value staging = ScratchOp::create(b, loc, tile, nullptr, nullptr);
-    auto consume = ConsumeOp::create(b, loc, items);
-    b.setInsertionPointToStart(
-        &createBody(consume, {SlotType::get(ctx), i32, i32, i32}, loc));
+    auto consume = ConsumeOp::create(b, loc, rotary ? kv : items);
+    SmallVector<Type> argTypes = {SlotType::get(ctx), i32, i32, i32};
+    if (rotary)
+      argTypes.append({tile, tile});
+    b.setInsertionPointToStart(&createBody(consume, argTypes, loc));
     Value row = consume.getRow(), rows = consume.getRows(),
           kvHead = consume.getHead();
+    TileRows at{row, rows,
+                rotary ? tilePosition(b, loc, spec, consume.getSlot())
+                       : Value()};
+    if (rotary) {
+      SmallVector<Value> keys = {consume.getBufferArgs()[0]};
+      if (spec.rotateV)
+        keys.push_back(consume.getBufferArgs()[1]);
+      rotateAndSignal(b, loc, spec, keys, at, kvHead, rotated);
+    }
     ReleaseOp::create(b, loc, consume.getSlot(), /*after_mma=*/false);
     auto squareF32 = AccType::get(ctx, {bs, bs}, f32);
     auto outType = AccType::get(ctx, {bs, d}, f32);
-    auto drain = [&](Value channel, Value dest, Value head) {
+    // Gradients with respect to rotated tensors are turned back in f32
+    // before their single rounding, with table reads after each load from
+    // tensor memory (as the plain backward's drain).
+    auto drain = [&](Value channel, Value dest, Value head, bool rotatedInput) {
       auto get = GetOp::create(b, loc, channel);
       Value grad = TmemLoadOp::create(b, loc, outType, get.getBuffers()[0]);
       ReleaseOp::create(b, loc, get.getSlot(), false);
+      if (rotatedInput)
+        grad = unrotateGradient(b, loc, spec, grad, at, Value());
       StoreOp::create(b, loc, grad, dest, row, head, rows, Value(), staging,
                       plan.bulkStore ? b.getUnitAttr() : nullptr);
     };
-    forEachGroupHead(b, loc, spec, kvHead, 0, [&](Value head) {
+    // S and dP of a query head from tensor memory; P and dS to the MMA warp.
+    auto scoresOf = [&](Value head) {
       auto sGet = GetOp::create(b, loc, sCh);
       Value s = TmemLoadOp::create(b, loc, squareF32, sGet.getBuffers()[0]);
       ReleaseOp::create(b, loc, sGet.getSlot(), false);
@@ -718,10 +789,48 @@ void buildBlackwellGroupedBackward(OpBuilder &b, Location loc,
       ReleaseOp::create(b, loc, dpGet.getSlot(), false);
       writeProbsAndGrads(b, loc, spec, values.scale, s, dp, row, rows, head,
                          pdsCh);
-      drain(dqCh, spec.stores[2], head);
-    });
-    drain(dvCh, spec.stores[0], kvHead);
-    drain(dkCh, spec.stores[1], kvHead);
+    };
+    if (!rotary) {
+      forEachGroupHead(b, loc, spec, kvHead, 0, [&](Value head) {
+        scoresOf(head);
+        drain(dqCh, spec.stores[2], head, /*rotatedInput=*/false);
+      });
+    } else {
+      // Q of a head, rotated in its "qdo" slot before the MMA warp's S reads
+      // it; the MMA warp holds the slot until its products complete.
+      auto rotateQuery = [&](Value head) {
+        auto qdoSlot = GetOp::create(b, loc, qdo);
+        rotateAndSignal(b, loc, spec, {qdoSlot.getBuffers()[0]}, at, head,
+                        rotated);
+        ReleaseOp::create(b, loc, qdoSlot.getSlot(), /*after_mma=*/false);
+      };
+      // The next head's Q is rotated as soon as this head's P and dS are
+      // handed over, before this head's dQ is drained: the rotation then
+      // overlaps the MMA warp's dV, dK and dQ products of this head instead
+      // of standing between them and the next head's S. Heads 0 .. G - 2
+      // in one scf.for (as forEachGroupHead), the last one after it.
+      Value first = groupQueryHead(b, loc, spec, kvHead, 0);
+      rotateQuery(first);
+      auto i32 = [&](int64_t value) -> Value {
+        return arith::ConstantIntOp::create(b, loc, value, 32);
+      };
+      auto loop =
+          scf::ForOp::create(b, loc, i32(0), i32(spec.group - 1), i32(1));
+      {
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPoint(loop.getBody()->getTerminator());
+        Value head =
+            arith::AddIOp::create(b, loc, first, loop.getInductionVar());
+        scoresOf(head);
+        rotateQuery(arith::AddIOp::create(b, loc, head, i32(1)));
+        drain(dqCh, spec.stores[2], head, /*rotatedInput=*/true);
+      }
+      Value last = groupQueryHead(b, loc, spec, kvHead, spec.group - 1);
+      scoresOf(last);
+      drain(dqCh, spec.stores[2], last, /*rotatedInput=*/true);
+    }
+    drain(dvCh, spec.stores[0], kvHead, spec.rotateV);
+    drain(dkCh, spec.stores[1], kvHead, rotary);
   }
 }
 

@@ -418,6 +418,49 @@ std::tuple<Value, Value, Value> consumeGroupedItem(OpBuilder &b, Location loc,
           consume.getBufferArgs()[1]};
 }
 
+/// The rotary embedding of a grouped-query backward item (docs/rotary.md,
+/// "Grouped-query backward"): the item's rows and position (read from its
+/// "kv" slot, where the producer committed it), with K (and V with
+/// rotate_v) rotated in place in that slot, once for the whole group. Call
+/// right after consumeGroupedItem, by the one partition that rotates: a
+/// slot rotated twice in place would be turned twice. Returns where the
+/// item's rows are; nothing to do (and a null position) without rotary
+/// embeddings.
+TileRows rotateGroupedItem(OpBuilder &b, Location loc, const KernelSpec &spec,
+                           ConsumerContext &c, Value kSlot, Value vSlot) {
+  if (!spec.hasRotary())
+    return {c.row, c.rows, Value()};
+  c.position = tilePosition(b, loc, spec, c.slot);
+  TileRows at{c.row, c.rows, c.position};
+  SmallVector<Value> tiles = {kSlot};
+  if (spec.rotateV)
+    tiles.push_back(vSlot);
+  rotateTiles(b, loc, spec, tiles, tiles, at);
+  return at;
+}
+
+/// A query head's Q, rotated in place in its "qdo" slot (each of the G query
+/// heads of an item at the item's rows and positions), before the first
+/// product reads it; nothing without rotary embeddings.
+void rotateGroupedQuery(OpBuilder &b, Location loc, const KernelSpec &spec,
+                        const TileRows &at, Value q) {
+  if (!spec.hasRotary())
+    return;
+  SmallVector<Value> tiles = {q};
+  rotateTiles(b, loc, spec, tiles, tiles, at);
+}
+
+/// A gradient with respect to a rotated tensor turned back in f32 before
+/// its single rounding (the tables read here, next to the store: angles
+/// read ahead would be live across the products); `grad` when `rotated` is
+/// false.
+Value unrotateGrouped(OpBuilder &b, Location loc, const KernelSpec &spec,
+                      const TileRows &at, Value grad, bool rotated) {
+  if (!rotated)
+    return grad;
+  return unrotateGradient(b, loc, spec, grad, at, Value());
+}
+
 /// dV and dK summed over the group of `kvHead`: `queryHead(head, dv, dk)`
 /// for the first query head (null accumulators: its products start them),
 /// then for the others in one `scf.for` whose iter_args are dV and dK (as
@@ -484,6 +527,11 @@ void buildGroupedColumnConsumer(OpBuilder &b, Location loc,
                                     /*needsPScratch=*/true,
                                     /*needsDsScratch=*/true, cols, name);
   auto [kvHead, kSlot, vSlot] = consumeGroupedItem(b, loc, spec, kv, c);
+  // With rotary embeddings the one part (the plan refuses two) rotates K
+  // (and V) in place once an item and each head's Q as it arrives.
+  assert((!spec.hasRotary() || plan.columnParts == 1) &&
+         "two column parts would both rotate the slots in place");
+  TileRows at = rotateGroupedItem(b, loc, spec, c, kSlot, vSlot);
 
   Type f32 = b.getF32Type();
   int64_t bs = spec.tileRows();
@@ -515,6 +563,7 @@ void buildGroupedColumnConsumer(OpBuilder &b, Location loc,
     c.head = head;
     auto qdoSlot = GetOp::create(b, loc, qdo);
     Value q = qdoSlot.getBuffers()[0], dout = qdoSlot.getBuffers()[1];
+    rotateGroupedQuery(b, loc, spec, at, q);
     // K, V and the scratch buffers are at the same address for the whole
     // group: their product descriptors would be hoisted out of the group
     // loop and held across it (ptxas spilled 4-84 bytes); pinned, they are
@@ -543,15 +592,19 @@ void buildGroupedColumnConsumer(OpBuilder &b, Location loc,
     ReleaseOp::create(b, loc, qdoSlot.getSlot());
     Value dq =
         MmaOp::create(b, loc, outType, dsScratch, columns(k), false, false);
-    store(dq, spec.stores[2]);
+    store(unrotateGrouped(b, loc, spec, at, dq, spec.hasRotary()),
+          spec.stores[2]);
     return std::make_pair(dv, dk);
   };
   auto [dvAcc, dkAcc] = accumulateOverGroup(b, loc, spec, kvHead, queryHead);
   // K and V are released after the group.
   ReleaseOp::create(b, loc, c.slot);
   c.head = kvHead;
-  store(dvAcc, spec.stores[0]);
-  store(dkAcc, spec.stores[1]);
+  // The group's sums are turned back once (the rotation is linear and the
+  // same for every query head of the item).
+  store(unrotateGrouped(b, loc, spec, at, dvAcc, spec.rotateV), spec.stores[0]);
+  store(unrotateGrouped(b, loc, spec, at, dkAcc, spec.hasRotary()),
+        spec.stores[1]);
 }
 
 /// The scores warpgroup of the pipelined grouped-query backward
@@ -579,6 +632,10 @@ void buildGroupedScoresConsumer(OpBuilder &b, Location loc,
                     /*needsPScratch=*/false,
                     /*needsDsScratch=*/false, spec.headDim, "scores");
   auto [kvHead, kSlot, vSlot] = consumeGroupedItem(b, loc, spec, kv, c);
+  // With rotary embeddings this warpgroup rotates K (and V) once an item and
+  // each head's Q in place; the accumulate warpgroup reads Q (and K for dQ)
+  // only after this head's "pds" commit, which follows the rotation.
+  TileRows at = rotateGroupedItem(b, loc, spec, c, kSlot, vSlot);
 
   Type f32 = b.getF32Type();
   int64_t bs = spec.tileRows();
@@ -590,6 +647,7 @@ void buildGroupedScoresConsumer(OpBuilder &b, Location loc,
     c.head = head;
     auto qdoSlot = GetOp::create(b, loc, qdo);
     Value q = qdoSlot.getBuffers()[0], dout = qdoSlot.getBuffers()[1];
+    rotateGroupedQuery(b, loc, spec, at, q);
     // K and V are at the same address for the whole group: pinned, their
     // product descriptors are recomputed next to each product instead of
     // being hoisted out of the group loop and held across it.
@@ -616,7 +674,9 @@ void buildGroupedScoresConsumer(OpBuilder &b, Location loc,
     if (plan.dqInAccumulate)
       return;
     Value dq = MmaOp::create(b, loc, outType, ds, k, false, false);
-    storeTile(b, loc, c, dq, spec.stores[2], Value());
+    storeTile(b, loc, c,
+              unrotateGrouped(b, loc, spec, at, dq, spec.hasRotary()),
+              spec.stores[2], Value());
   });
   ReleaseOp::create(b, loc, c.slot);
 }
@@ -654,6 +714,12 @@ void buildGroupedAccumulateConsumer(OpBuilder &b, Location loc,
   Value kvHead, kSlot;
   std::tie(kvHead, kSlot, std::ignore) =
       consumeGroupedItem(b, loc, spec, kv, c);
+  // With rotary embeddings it turns dV and dK (and dQ) back at the item's
+  // position, read from the slot before it goes back; the scores warpgroup
+  // rotates.
+  TileRows at{c.row, c.rows, Value()};
+  if (spec.hasRotary())
+    at.position = tilePosition(b, loc, spec, c.slot);
   // It reads K only for dQ (pipelined-dq).
   if (!plan.dqInAccumulate)
     ReleaseOp::create(b, loc, c.slot);
@@ -676,7 +742,9 @@ void buildGroupedAccumulateConsumer(OpBuilder &b, Location loc,
       Value dq = MmaOp::create(b, loc, outType, ds, k, false, false);
       ReleaseOp::create(b, loc, in.getSlot());
       c.head = head;
-      storeTile(b, loc, c, dq, spec.stores[2], Value());
+      storeTile(b, loc, c,
+                unrotateGrouped(b, loc, spec, at, dq, spec.hasRotary()),
+                spec.stores[2], Value());
     } else {
       ReleaseOp::create(b, loc, in.getSlot());
     }
@@ -686,8 +754,11 @@ void buildGroupedAccumulateConsumer(OpBuilder &b, Location loc,
   if (plan.dqInAccumulate)
     ReleaseOp::create(b, loc, c.slot);
   c.head = kvHead;
-  storeTile(b, loc, c, dvAcc, spec.stores[0], Value());
-  storeTile(b, loc, c, dkAcc, spec.stores[1], Value());
+  storeTile(b, loc, c, unrotateGrouped(b, loc, spec, at, dvAcc, spec.rotateV),
+            spec.stores[0], Value());
+  storeTile(b, loc, c,
+            unrotateGrouped(b, loc, spec, at, dkAcc, spec.hasRotary()),
+            spec.stores[1], Value());
 }
 
 /// Hopper grouped-query backward (group > 1; docs/pipeline.md,
@@ -704,7 +775,11 @@ void buildGroupedAccumulateConsumer(OpBuilder &b, Location loc,
 /// each query head's P and dS through the ring "pds" (plan.pdsStages slots)
 /// to the accumulate warpgroup, which sums dV and dK over the group, so that
 /// one head's dV and dK products overlap the next head's S, softmax, dP, dS
-/// and dQ.
+/// and dQ. With rotary embeddings the partition that computes S (the one
+/// column part, or the scores warpgroup) rotates K (and V) in place once an
+/// item and each head's Q as it arrives (rotateGroupedItem,
+/// rotateGroupedQuery); dQ is turned back per head, dK (and dV) once after
+/// the group (docs/rotary.md, "Grouped-query backward").
 void buildHopperGroupedBackward(OpBuilder &b, Location loc,
                                 const KernelSpec &spec,
                                 const KernelPlan &plan) {

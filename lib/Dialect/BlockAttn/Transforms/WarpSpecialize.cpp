@@ -58,17 +58,15 @@ struct BlockAttnWarpSpecializePass
     if (failed(spec))
       return failure();
     // The grouped-query backward sums dk and dv over the group inside one
-    // CTA (docs/pipeline.md, "Grouped-query attention"): built without
-    // rotary embeddings, for blocks of up to 64 tokens.
-    if (spec->backward && spec->group > 1 &&
-        (spec->hasRotary() || spec->numQueryTiles() > 1))
+    // CTA (docs/pipeline.md, "Grouped-query attention"), a block's query
+    // rows in one 64-row tile: built for blocks of up to 64 tokens (with or
+    // without rotary embeddings).
+    if (spec->backward && spec->group > 1 && spec->numQueryTiles() > 1)
       return op->emitOpError()
              << "with group " << spec->group
-             << " (grouped-query attention) has no backward lowering "
-             << (spec->hasRotary() ? "with rotary embeddings"
-                                   : "at block_size above 64")
-             << " yet: the grouped backward is built without rotary "
-                "embeddings, for blocks of up to 64 tokens";
+             << " (grouped-query attention) has no backward lowering at "
+                "block_size above 64 yet: the grouped backward is built for "
+                "blocks of up to 64 tokens";
     // Above head dim 128 its sm_90a kernel computed wrong gradients (at 256,
     // in block-attn-emulate against float64) and its sm_100a tensor memory
     // does not fit: refused until it is built for the chunked outputs.
