@@ -569,7 +569,7 @@ BS128_CASES = [
 ]
 
 
-# sm_100a: the plain forwards (with rotary embeddings block size 128 is sm_90a only).
+# sm_100a: the plain forwards (its rotary forwards at 128 are test_emulator_rotary_b128_sm100a.py's).
 BS128_CHIP_CASES = [("sm_90a", case) for case in BS128_CASES] + [
     ("sm_100a", em.Case("forward", d, dtype, block_size=128))
     for d, dtype in ((128, "bf16"), (64, "f16"), (96, "bf16"), (32, "f16"))

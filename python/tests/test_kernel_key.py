@@ -88,9 +88,9 @@ def test_prebuild_script_kernel_sets(capsys):
         base, base + "_t1", base + "_interleaved", base + "_interleaved_pos", base + "_interleaved_rv",
         base + "_interleaved_pos_rv"]
 
-    # The forward and backward at block size 128: plain on both chips, the rotary backward on
-    # sm_90a only, both launched persistent on sm_90a (no small-grid variant); the sm_100a rotary one, which the compiler refuses, is
-    # left out.
+    # The forward and backward at block size 128: plain and the rotary forward on both chips,
+    # the rotary backward on sm_90a only, both launched persistent on sm_90a (no small-grid
+    # variant); the sm_100a rotary backward, which the compiler refuses, is left out.
     script.main(["unused", "--dry-run", "--chips", "sm_90a,sm_100a", "--kinds", "forward,backward",
                  "--block-sizes", "128", "--head-dims", "64", "--dtypes", "bf16",
                  "--rotary", "none,half_split"])

@@ -146,6 +146,29 @@ constexpr int64_t kWideThetaRotaryForwardLoadRegs = 40,
 bool singleSoftmaxReplica(const KernelShape &shape) {
   return shape.hasRotary() && shape.backward && shape.headDim > 64;
 }
+
+/// sm_100a, the rotary forward at block size 128: one softmax warpgroup
+/// takes both query halves of every block, in turn (the MMA warp names the
+/// half in the S record, Sm100aRecipe.cpp), so that the CTA has four
+/// warpgroups (512 threads, 128 registers each at launch) instead of five
+/// (640, 96): with two softmax warpgroups beside the rotary one each would
+/// keep about 140 registers, too few for a 64 x 128 S (64) next to its P
+/// (32) and O (64 at head dim 128).
+bool largeBlockRotaryForward(const KernelShape &shape) {
+  return shape.hasRotary() && !shape.backward && shape.numQueryTiles() > 1;
+}
+/// Its registers: the rotary warpgroup turns two query halves, k (and v)
+/// a block; at the b64 kernels' 56 ptxas spilled it (208-248 bytes at head
+/// dim 128), at 104-120 4-48 bytes were still spilled in some variants, at
+/// 136 none. The MMA warpgroup issues four products a block and tracks the
+/// rotated ring: at kLargeBlockMmaRegs (96) it spilled 4 bytes, at 112
+/// nothing. Load 48 (kRotaryProducerRegs) and the softmax warpgroup the rest
+/// of the 512, 216 (S 64 + P 32 + O 64 at head dim 128): no spill in any of
+/// the 128 variants (both layouts, positions, rotate_v, causal and lse, head
+/// dims 32-128, bf16 and f16; ptxas, CUDA 13.0). Not timed: no Blackwell GPU.
+constexpr int64_t kLargeBlockRotaryForwardRegs = 136,
+                  kLargeBlockRotaryForwardMmaRegs = 112,
+                  kLargeBlockRotaryForwardLoadRegs = 48;
 constexpr int64_t kMaxStages = 8;
 /// Bytes the allocator needs besides the buffers: the run-time alignment
 /// slack of the dynamic shared memory base, which also holds the barriers
@@ -1093,7 +1116,10 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
     return failure();
   planL2Prefetch(options, /*byDefault=*/false, plan);
   plan.numConsumers = 1; // the MMA warpgroup takes every slot
-  plan.softmaxReplicas = singleSoftmaxReplica(shape) ? 1 : kSoftmaxReplicas;
+  plan.softmaxReplicas =
+      singleSoftmaxReplica(shape) || largeBlockRotaryForward(shape)
+          ? 1
+          : kSoftmaxReplicas;
   // The backward above head dim 128 makes each gradient in column chunks
   // through one ring per gradient, whose slots then follow each other by
   // chunk, not by tile: one softmax warpgroup takes them all in order.
@@ -1105,14 +1131,18 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
     return fail("the backward at block_size ", shape.blockSize,
                 " above head_dim 128 is implemented for sm_90a only "
                 "(docs/head-dims.md)");
-  // With rotary embeddings a fifth warpgroup leaves the two softmax
-  // warpgroups about 140 registers: too few for a 64 x 128 S next to O.
-  if (shape.numQueryTiles() > 1 && shape.hasRotary())
-    return fail("rotary embeddings at block_size ", shape.blockSize,
-                " are implemented for sm_90a only (docs/block-sizes.md)");
+  // Not built: the rotary backward at block size 128 (the forward takes
+  // both query halves in one softmax warpgroup, largeBlockRotaryForward;
+  // the backward's softmax warpgroups each hold a half's S, dP and their
+  // products, and no split beside a rotary warpgroup was tried).
+  if (shape.numQueryTiles() > 1 && shape.hasRotary() && shape.backward)
+    return fail("the rotary backward at block_size ", shape.blockSize,
+                " is implemented for sm_90a only (docs/block-sizes.md)");
   // A large block's query halves go to the softmax replicas round-robin,
-  // replica r always taking half r (Sm100aRecipe.cpp).
-  if (plan.softmaxReplicas % shape.numQueryTiles() != 0)
+  // replica r always taking half r (Sm100aRecipe.cpp); the rotary forward's
+  // one replica takes both.
+  if (!largeBlockRotaryForward(shape) &&
+      plan.softmaxReplicas % shape.numQueryTiles() != 0)
     return fail("block_size ", shape.blockSize, " needs a multiple of ",
                 shape.numQueryTiles(), " softmax warpgroups, got ",
                 plan.softmaxReplicas);
@@ -1174,6 +1204,11 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
   if (singleSoftmaxReplica(shape)) {
     plan.registers.mma = kWideRotaryBackwardMmaRegs;
     plan.registers.rotary = kWideRotaryBackwardRegs;
+  }
+  if (largeBlockRotaryForward(shape)) {
+    plan.registers.rotary = kLargeBlockRotaryForwardRegs;
+    plan.registers.mma = kLargeBlockRotaryForwardMmaRegs;
+    plan.registers.load = kLargeBlockRotaryForwardLoadRegs;
   }
   if (shape.rotaryTheta && !shape.backward &&
       shape.headDim > KernelShape::kMaxOutputCols) {

@@ -184,17 +184,35 @@ void drainOutputInChunks(OpBuilder &b, Location loc, const KernelSpec &spec,
   }
 }
 
-/// The rows a softmax replica stores: at block size 128 replica r has
-/// query half r, rows [64 r, 64 r + 64) of the block, min(64, max(0, rows -
-/// 64 r)) of them valid (the replicas take the halves round-robin: the plan
-/// checks that their number is a multiple of the halves); else the block's.
+/// Whether the forward's one softmax warpgroup takes both query halves of
+/// a 128-token block (the rotary forward at block size 128, Plan.cpp's
+/// largeBlockRotaryForward): the MMA warp then commits each S with its
+/// half as the record's position, which a tile of one sequence (rotary
+/// tiles are never packed: blockEnds) leaves unused.
+bool halvesInRecord(const KernelSpec &spec, const KernelPlan &plan) {
+  return spec.numQueryTiles() > 1 &&
+         plan.softmaxReplicas < spec.numQueryTiles();
+}
+
+/// The query half of the S tile the softmax warpgroup holds at block size
+/// 128: its replica id (replica r always has half r), or the half that the
+/// S record names (halvesInRecord), read by the caller before the S slot
+/// goes back.
+Value queryHalf(OpBuilder &b, Location loc, Value recordHalf) {
+  return recordHalf ? recordHalf : ReplicaIdOp::create(b, loc);
+}
+
+/// The rows a softmax replica stores: at block size 128 the query half h
+/// (queryHalf) has rows [64 h, 64 h + 64) of the block, min(64, max(0,
+/// rows - 64 h)) of them valid; else the block's.
 std::pair<Value, Value> replicaHalfRows(OpBuilder &b, Location loc,
                                         const KernelSpec &spec, Value row,
-                                        Value rows) {
+                                        Value rows, Value recordHalf) {
   if (spec.numQueryTiles() == 1)
     return {row, rows};
   Value m = arith::ConstantIntOp::create(b, loc, spec.queryTileRows(), 32);
-  Value offset = arith::MulIOp::create(b, loc, ReplicaIdOp::create(b, loc), m);
+  Value offset =
+      arith::MulIOp::create(b, loc, queryHalf(b, loc, recordHalf), m);
   Value halfRows = arith::MinSIOp::create(
       b, loc,
       arith::MaxSIOp::create(b, loc,
@@ -309,9 +327,12 @@ void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
       auto s = AcquireOp::create(b, loc, sCh);
       MmaAsyncOp::create(b, loc, loop.operands[i], k, s.getBuffers()[0],
                          /*transpose_a=*/false, /*transpose_b=*/true);
-      // A packed tile's block ends travel on to the softmax with S.
-      CommitOp::create(b, loc, s.getSlot(), row, rows, head,
-                       blockEnds(b, loc, spec, loop.slot));
+      // A packed tile's block ends travel on to the softmax with S; with
+      // one softmax warpgroup for both halves, the half (halvesInRecord).
+      Value position = halvesInRecord(spec, plan)
+                           ? Value(arith::ConstantIntOp::create(b, loc, i, 32))
+                           : blockEnds(b, loc, spec, loop.slot);
+      CommitOp::create(b, loc, s.getSlot(), row, rows, head, position);
       auto p = GetOp::create(b, loc, pCh);
       auto o = AcquireOp::create(b, loc, oCh);
       MmaAsyncOp::create(b, loc, p.getBuffers()[0], v, o.getBuffers()[0], false,
@@ -328,6 +349,10 @@ void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
     SoftmaxLoop loop = beginSoftmaxLoop(b, loc, plan, sCh, sBuf, staging);
     Value row = loop.row, rows = loop.rows, head = loop.head;
     Value ends = blockEnds(b, loc, spec, loop.slot);
+    // Read before the S slot goes back, as the block ends are.
+    Value recordHalf = halvesInRecord(spec, plan)
+                           ? Value(TilePositionOp::create(b, loc, loop.slot))
+                           : Value();
     auto sType = AccType::get(ctx, {m, n}, f32);
     auto pType = AccType::get(ctx, {m, n}, spec.elementType);
     auto oType = AccType::get(ctx, {m, spec.headDim}, f32);
@@ -341,7 +366,7 @@ void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
     Value causalOffset;
     if (spec.causal && halves > 1)
       causalOffset =
-          arith::MulIOp::create(b, loc, ReplicaIdOp::create(b, loc),
+          arith::MulIOp::create(b, loc, queryHalf(b, loc, recordHalf),
                                 arith::ConstantIntOp::create(b, loc, m, 32));
     auto sm =
         SoftmaxOp::create(b, loc, pType, rowsType, spec.lse ? rowsType : Type(),
@@ -355,7 +380,8 @@ void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
     auto o = GetOp::create(b, loc, oCh);
     if (spec.numOutputChunks() > 1) {
       // At block size 128 replica r stores query half r's rows (as below).
-      auto [chunkRow, chunkRows] = replicaHalfRows(b, loc, spec, row, rows);
+      auto [chunkRow, chunkRows] =
+          replicaHalfRows(b, loc, spec, row, rows, recordHalf);
       drainOutputInChunks(b, loc, spec, plan, o, spec.stores[0], chunkRow,
                           chunkRows, head, sm.getRowSums(), loop.staging);
       if (spec.lse)
@@ -367,10 +393,11 @@ void buildBlackwellForward(OpBuilder &b, Location loc, const KernelSpec &spec,
     ReleaseOp::create(b, loc, o.getSlot(), false);
     // The replicas take the S tiles round-robin and a block issues one per
     // query half, as many as there are replicas (the plan checks): replica
-    // r always has half r, rows [64 r, 64 r + 64) of the block.
+    // r always has half r, rows [64 r, 64 r + 64) of the block; or the one
+    // replica has the half its S record names.
     Value storeRow = row, storeRows = rows;
     if (halves > 1) {
-      Value half = ReplicaIdOp::create(b, loc);
+      Value half = queryHalf(b, loc, recordHalf);
       Value offset = arith::MulIOp::create(
           b, loc, half, arith::ConstantIntOp::create(b, loc, m, 32));
       storeRow = arith::AddIOp::create(b, loc, row, offset);
