@@ -273,6 +273,8 @@ void writeProbsAndGrads(OpBuilder &b, Location loc, const KernelSpec &spec,
 ///   softmax  x2, taking tiles round-robin: S from tensor memory, exact
 ///            softmax in registers, P (bf16) back into tensor memory, then
 ///            O from tensor memory, divided by the row sums, staged and stored
+///            (x1 for the rotary forward at block size 128, which takes both
+///            query halves: halvesInRecord)
 /// Registers: 512 threads share 64K registers; the load and MMA warpgroups
 /// need few (40 each: one thread works, and the schedule is scalar code), so
 /// each softmax warpgroup gets 216 (S 32 + O 64 + P 16 registers at D=128).

@@ -613,12 +613,46 @@ TEST(Sm100aPlan, LargeBlockBackwardGivesEachSoftmaxWarpgroupAHalf) {
     EXPECT_EQ(causal.registers.compute, softmax) << headDim;
   }
   b128.causal = false;
-  // Rotary embeddings at 128 stay sm_90a's.
+  // The rotary backward at 128 stays sm_90a's.
   b128.rotary = RotaryMode::half_split;
   TuningOptions none;
   EXPECT_EQ(failure(Chip::sm_100a, b128, none),
-            "rotary embeddings at block_size 128 are implemented for sm_90a "
+            "the rotary backward at block_size 128 is implemented for sm_90a "
             "only (docs/block-sizes.md)");
+}
+
+TEST(Sm100aPlan, LargeBlockRotaryForwardHasOneSoftmaxWarpgroup) {
+  // The rotary forward at block size 128: one softmax warpgroup takes both
+  // query halves, so that the CTA has four warpgroups (512 registers a
+  // thread): load 48, rotary 136, MMA 112, softmax 216 (ptxas spills
+  // nothing; two softmax warpgroups next to the rotary one would keep
+  // about 140 each).
+  for (int64_t headDim : {32, 64, 96, 128}) {
+    for (bool rotateV : {false, true}) {
+      KernelShape b128 = shape(false, headDim, RotaryMode::half_split, rotateV);
+      b128.blockSize = 128;
+      KernelPlan p = plan(Chip::sm_100a, b128);
+      EXPECT_EQ(p.softmaxReplicas, 1) << headDim;
+      EXPECT_EQ(p.registers.load, 48) << headDim;
+      EXPECT_EQ(p.registers.rotary, 136) << headDim;
+      EXPECT_EQ(p.registers.mma, 112) << headDim;
+      EXPECT_EQ(p.registers.compute, 216) << headDim;
+      EXPECT_EQ(p.registers.load + p.registers.rotary + p.registers.mma +
+                    p.registers.compute,
+                512);
+    }
+  }
+  // One load slot and one rotated slot at head dim 128; three and two at 64.
+  KernelShape d128 = shape(false, 128, RotaryMode::interleaved);
+  d128.blockSize = 128;
+  KernelPlan p128 = plan(Chip::sm_100a, d128);
+  EXPECT_EQ(p128.numStages, 1);
+  EXPECT_EQ(p128.rotaryDepth, 1);
+  KernelShape d64 = shape(false, 64, RotaryMode::interleaved);
+  d64.blockSize = 128;
+  KernelPlan p64 = plan(Chip::sm_100a, d64);
+  EXPECT_EQ(p64.numStages, 3);
+  EXPECT_EQ(p64.rotaryDepth, 2);
 }
 
 TEST(Sm90aPlan, TwoRotaryWarpgroupsTakeOneConsumer) {
