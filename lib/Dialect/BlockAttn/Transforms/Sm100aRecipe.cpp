@@ -190,8 +190,11 @@ void drainOutputInChunks(OpBuilder &b, Location loc, const KernelSpec &spec,
 /// half as the record's position, which a tile of one sequence (rotary
 /// tiles are never packed: blockEnds) leaves unused.
 bool halvesInRecord(const KernelSpec &spec, const KernelPlan &plan) {
-  return spec.numQueryTiles() > 1 &&
-         plan.softmaxReplicas < spec.numQueryTiles();
+  bool inRecord =
+      spec.numQueryTiles() > 1 && plan.softmaxReplicas < spec.numQueryTiles();
+  assert((!inRecord || !spec.packsTiles()) &&
+         "a packed tile's record position holds its block ends");
+  return inRecord;
 }
 
 /// The query half of the S tile the softmax warpgroup holds at block size
