@@ -100,23 +100,7 @@ Value registerAWgmma(KernelBuilder &e, int64_t n, Type elementType,
 /// arithmetic that reads its accumulators above its `wgmma.wait_group`; both
 /// are undefined behaviour (PTX ISA, wgmma.fence and wgmma.wait_group).
 SmallVector<Value> fenceRegisters(KernelBuilder &e, ArrayRef<Value> values) {
-  if (values.empty())
-    return {};
-  std::string constraints;
-  SmallVector<Type> types;
-  for (Value v : values) {
-    constraints += v.getType().isF32() ? "=f," : "=r,";
-    types.push_back(v.getType());
-  }
-  for (size_t i = 0; i < values.size(); ++i)
-    constraints += std::to_string(i) + (i + 1 < values.size() ? "," : "");
-  auto asmOp = LLVM::InlineAsmOp::create(
-      e.b, e.loc, LLVM::LLVMStructType::getLiteral(e.ctx, types), values, "",
-      constraints, /*has_side_effects=*/true, /*is_align_stack=*/false,
-      LLVM::tailcallkind::TailCallKind::None,
-      LLVM::AsmDialectAttr::get(e.ctx, LLVM::AsmDialect::AD_ATT),
-      /*operand_attrs=*/ArrayAttr());
-  return unpack(e, asmOp.getResult(0), values.size());
+  return e.pinRegisters(values);
 }
 
 /// Whether a chain of `steps` k-steps pins its start addresses again before

@@ -103,6 +103,30 @@ void KernelBuilder::replicaBarrier() {
                           nullptr);
 }
 
+SmallVector<Value> KernelBuilder::pinRegisters(ArrayRef<Value> values) {
+  if (values.empty())
+    return {};
+  std::string constraints;
+  SmallVector<Type> types;
+  for (Value v : values) {
+    constraints += v.getType().isF32() ? "=f," : "=r,";
+    types.push_back(v.getType());
+  }
+  for (size_t i = 0; i < values.size(); ++i)
+    constraints += std::to_string(i) + (i + 1 < values.size() ? "," : "");
+  auto asmOp = LLVM::InlineAsmOp::create(
+      b, loc, LLVM::LLVMStructType::getLiteral(ctx, types), values, "",
+      constraints, /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT),
+      /*operand_attrs=*/ArrayAttr());
+  SmallVector<Value> pinned;
+  for (size_t i = 0; i < values.size(); ++i)
+    pinned.push_back(LLVM::ExtractValueOp::create(
+        b, loc, asmOp.getResult(0), ArrayRef<int64_t>{int64_t(i)}));
+  return pinned;
+}
+
 bool KernelBuilder::inSingleThread(Operation *op) {
   return op->getParentOfType<SingleThreadOp>() != nullptr;
 }

@@ -168,6 +168,11 @@ struct KernelBuilder : NVVMBuilder {
   int64_t replicaThreads() { return partition.getNumWarps() * 32; }
   /// Named barrier over the threads of the current partition replica.
   void replicaBarrier();
+  /// `values` (i32 or f32) through an empty side-effecting asm that reads and
+  /// redefines them (CUTLASS's warpgroup_fence_operand; NVVM has no op that
+  /// pins a register): what is computed from the results cannot move above
+  /// this point, and what feeds it cannot move below.
+  SmallVector<Value> pinRegisters(ArrayRef<Value> values);
   /// Whether `op` runs on one thread of its replica (in a
   /// `warpspec.single_thread`), so that it needs no replica barrier before
   /// it arrives.

@@ -41,8 +41,14 @@ struct AngleSource {
   /// The index of the tile's first pair among its rows' pairs (a tile that
   /// is part of wider rows: warpspec.rotate_tile's pair_offset).
   int64_t firstPair = 0;
-  /// Angles from theta at positions pinned where they are computed (see
-  /// pinPosition).
+  /// Angles from theta at positions pinned where they are computed
+  /// (KernelBuilder::pinRegisters). Angles from theta are pure arithmetic on
+  /// the position: unpinned, LLVM computed the angles of every part of a row
+  /// (rotate_tile with head_dim) together, ahead of the turns, and those of
+  /// dK for dQ too (the same rows), which spilled the sm_100a softmax
+  /// warpgroup at head dim 192 (36 bytes). With the position pinned at the
+  /// start of a part's rotation and its results at the end, each part
+  /// computes its angles after the previous part's turns.
   bool pinPositions = false;
   bool interleaved = false;
   bool inverse = false;
@@ -118,39 +124,6 @@ Value positionOf(KernelBuilder &e, const AngleSource &a, Value r) {
   if (a.tableRows)
     p = LLVM::SMinOp::create(e.b, e.loc, p, e.sub(a.tableRows, e.i32(1)));
   return LLVM::SMaxOp::create(e.b, e.loc, p, e.i32(0));
-}
-
-/// `values` (i32 or f32) through an empty side-effecting asm that reads and
-/// redefines them (as Hopper.cpp's fenceRegisters): what is computed from
-/// the results cannot move above it, and what feeds it cannot move below.
-///
-/// Angles from theta are pure arithmetic on the position. Unpinned, LLVM
-/// computed the angles of every part of a row (rotate_tile with head_dim)
-/// together, ahead of the turns, and those of dK for dQ too (the same rows),
-/// which spilled the sm_100a softmax warpgroup at head dim 192 (36 bytes).
-/// With the position pinned at the start of a part's rotation and its
-/// results at the end, each part computes its angles after the previous
-/// part's turns.
-SmallVector<Value> pinValues(KernelBuilder &e, ArrayRef<Value> values) {
-  std::string constraints;
-  SmallVector<Type> types;
-  for (Value v : values) {
-    constraints += v.getType().isF32() ? "=f," : "=r,";
-    types.push_back(v.getType());
-  }
-  for (size_t i = 0; i < values.size(); ++i)
-    constraints += std::to_string(i) + (i + 1 < values.size() ? "," : "");
-  auto asmOp = LLVM::InlineAsmOp::create(
-      e.b, e.loc, LLVM::LLVMStructType::getLiteral(e.ctx, types), values, "",
-      constraints, /*has_side_effects=*/true, /*is_align_stack=*/false,
-      LLVM::tailcallkind::TailCallKind::None,
-      LLVM::AsmDialectAttr::get(e.ctx, LLVM::AsmDialect::AD_ATT),
-      /*operand_attrs=*/ArrayAttr());
-  SmallVector<Value> pinned;
-  for (size_t i = 0; i < values.size(); ++i)
-    pinned.push_back(LLVM::ExtractValueOp::create(
-        e.b, e.loc, asmOp.getResult(0), ArrayRef<int64_t>{int64_t(i)}));
-  return pinned;
 }
 
 Value callIntrinsic(KernelBuilder &e, StringRef name, Value x) {
@@ -545,7 +518,7 @@ static void forEachPairAngle(
   for (int64_t slot = 0; slot < layout.numRowSlots(); ++slot) {
     Value p = positionOf(e, angles, layout.rowIndex(e, slot));
     if (angles.pinPositions)
-      p = pinValues(e, {p}).front();
+      p = e.pinRegisters({p}).front();
     SmallVector<std::pair<int64_t, int64_t>> slotPairs;
     for (auto pair : pairs)
       if (layout.rowSlot(pair.first) == slot)
@@ -633,7 +606,7 @@ LogicalResult RotaryBuilder::lower(RotateTileOp op,
     angles->pinPositions = angles->theta && op.getHeadDim().has_value();
     forEachPairAngle(*this, layout, *angles, *pairs, /*widen=*/false, turnPair);
     if (angles->pinPositions)
-      result.regs = pinValues(*this, result.regs);
+      result.regs = pinRegisters(result.regs);
   }
   rewriter.replaceOpWithMultiple(op, {result.regs});
   return success();
