@@ -17,8 +17,6 @@ Emulated only: no Blackwell GPU has run these kernels.
 from __future__ import annotations
 
 import dataclasses
-import pathlib
-import subprocess
 
 import numpy as np
 import pytest
@@ -61,18 +59,8 @@ CASES = [
 
 
 @pytest.fixture(scope="module")
-def kernels(tmp_path_factory):
-    root = tmp_path_factory.mktemp("emulated-b128-sm100a-modes")
-    cache = {}
-
-    def get(case: em.Case) -> pathlib.Path:
-        if case not in cache:
-            subprocess.run([find_compiler(), *case.compiler_flags("sm_100a"), "-o", str(root), "--quiet"],
-                           check=True)
-            cache[case] = root / f"k_{case.name}"
-        return cache[case]
-
-    return get
+def kernels(emulated_kernel):
+    return lambda case: emulated_kernel(case, "sm_100a")
 
 
 def run(case, kernels, lengths, sms, seed=1):

@@ -16,8 +16,6 @@ Emulated only: no Blackwell GPU has run these kernels.
 
 from __future__ import annotations
 
-import pathlib
-import subprocess
 
 import pytest
 
@@ -45,18 +43,8 @@ CASES = [
 
 
 @pytest.fixture(scope="module")
-def kernels(tmp_path_factory):
-    root = tmp_path_factory.mktemp("emulated-rotary-b128-sm100a")
-    cache = {}
-
-    def get(case: em.Case) -> pathlib.Path:
-        if case not in cache:
-            subprocess.run([find_compiler(), *case.compiler_flags("sm_100a"), "-o", str(root), "--quiet"],
-                           check=True)
-            cache[case] = root / f"k_{case.name}"
-        return cache[case]
-
-    return get
+def kernels(emulated_kernel):
+    return lambda case: emulated_kernel(case, "sm_100a")
 
 
 @pytest.mark.parametrize("sms", (1, 3))
