@@ -104,6 +104,24 @@ func.func @negative_extra_op_sm100a(%q: !act, %k: !act, %v: !act, %o: !act,
   return
 }
 
+// -----
+
+// The rotary backward at block size 128 is built for sm_90a only (the
+// rotary forward at 128 is built on sm_100a too).
+!act = memref<?x4x128xbf16>
+!tab = memref<?x64xf32>
+func.func @negative_rotary_backward_b128_sm100a(%q: !act, %k: !act, %v: !act, %do: !act,
+                                                %dq: !act, %dk: !act, %dv: !act,
+                                                %cu: memref<?xi32>, %cos: !tab, %sin: !tab) {
+  // expected-error @+1 {{'blockattn.backward' op the rotary backward at block_size 128 is implemented for sm_90a only (docs/block-sizes.md)}}
+  blockattn.backward q(%q : !act) k(%k : !act) v(%v : !act) do(%do : !act)
+      dq(%dq : !act) dk(%dk : !act) dv(%dv : !act) cu_seqlens(%cu : memref<?xi32>)
+      rotary(%cos, %sin : !tab, !tab)
+      {block_size = 128 : i64, head_dim = 128 : i64, element_type = bf16,
+       rotary = #blockattn.rotary<half_split>}
+  return
+}
+
 //--- sm100a-o-store.mlir
 
 // On sm_100a the outputs come out of tensor memory into registers and leave
