@@ -13,6 +13,12 @@ and f16, rotary none, half_split and interleaved, each rotary mode with its
     python3 scripts/emulate_kernels.py
     python3 scripts/emulate_kernels.py --chips sm_100a --kinds backward --seeds 1,2,3
 
+--modes adds causal blocks and the log-sum-exp (lse in the forward, dlse in the
+backward); e.g. the sm_100a backward at block size 128 above head dim 128, every mode:
+
+    python3 scripts/emulate_kernels.py --chips sm_100a --kinds backward --head-dims 192,256 \
+        --block-sizes 128 --rotary none --modes plain,causal,lse,causal_lse
+
 Exit status 1 if any kernel fails; each failure is printed with the
 emulator's report.
 """
@@ -45,6 +51,8 @@ def main(argv=None):
     parser.add_argument("--rotary", default="none,half_split,interleaved")
     parser.add_argument("--rotary-variants", default="plain,pos,rv,pos_rv",
                         help="with a rotary mode: plain, pos (a positions tensor), rv (rotate v), pos_rv")
+    parser.add_argument("--modes", default="plain",
+                        help="plain, causal, lse (dlse in the backward), causal_lse")
     parser.add_argument("--seeds", default="1", help="comma-separated emulator seeds")
     parser.add_argument("--sms", type=int, default=2, help="SMs of the emulated GPU (sets the grid)")
     parser.add_argument("--compiler-flags", default="",
@@ -58,14 +66,18 @@ def main(argv=None):
     with tempfile.TemporaryDirectory() as tmp:
         variants = {"plain": (False, False), "pos": (True, False), "rv": (False, True),
                     "pos_rv": (True, True)}
-        for chip, kind, d, bs, dtype, rotary, variant in itertools.product(
+        modes = {"plain": (False, False), "causal": (True, False), "lse": (False, True),
+                 "causal_lse": (True, True)}
+        for chip, kind, d, bs, dtype, rotary, variant, mode in itertools.product(
                 split(args.chips), split(args.kinds), [int(x) for x in split(args.head_dims)],
                 [int(x) for x in split(args.block_sizes)],
-                split(args.dtypes), split(args.rotary), split(args.rotary_variants)):
+                split(args.dtypes), split(args.rotary), split(args.rotary_variants), split(args.modes)):
             if rotary == "none" and variant != "plain":
                 continue
             positions, rotate_v = variants[variant]
-            case = em.Case(kind, d, dtype, rotary, positions=positions, rotate_v=rotate_v, block_size=bs)
+            causal, lse = modes[mode]
+            case = em.Case(kind, d, dtype, rotary, positions=positions, rotate_v=rotate_v, block_size=bs,
+                           causal=causal, lse=lse)
             out = pathlib.Path(tmp) / chip
             subprocess.run([compiler, *case.compiler_flags(chip), *args.compiler_flags.split(), "-o", str(out),
                             "--quiet"], check=True)

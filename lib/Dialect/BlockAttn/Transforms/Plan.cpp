@@ -100,6 +100,14 @@ constexpr int64_t kLargeBlockWideForwardLoadRegs = 48,
 /// consumers gets 200 (P 64 + dP 64 f32 at the peak; at 192 they spill
 /// below 200: ptxas, CUDA 13.0, found by editing the PTX's setmaxnreg).
 constexpr int64_t kColumnPassProducerRegs = 104;
+/// sm_100a, the backward at block size 128 above head dim 128
+/// (KernelPlan::columnPasses): the producer fills 3 D / 64 chunk slots a
+/// block as on sm_90a, the MMA warpgroup issues S and dP per chunk and the
+/// gradients' 64-column chunks (56 products a block at 256), and each
+/// softmax warpgroup holds S 64 + dP 64 f32 at its peak (as at head dim
+/// 128). TUNED BELOW.
+constexpr int64_t kSm100aColumnPassLoadRegs = 88,
+                  kSm100aColumnPassMmaRegs = 88;
 /// sm_90a: the rotary warpgroup that rotates the load ring's slots in place
 /// (KernelPlan::rotaryWarpgroup). warpspec.rotate reads the tables of as
 /// many passes ahead as its registers allow, (regs - 40) / (2 x pairs per
@@ -1097,6 +1105,55 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
   return plan;
 }
 
+/// The sm_100a backward at block size 128 above head dim 128
+/// (KernelPlan::columnPasses; docs/head-dims.md): the block does not fit
+/// shared memory next to its P and dS, so the producer streams it in
+/// 64-column chunk slots as on sm_90a (buildColumnPassLoadPartition, 64 KiB
+/// a slot, two deep), the MMA warp accumulates both query halves' S and dP
+/// over the chunks in tensor memory and makes the gradients in 64-column
+/// chunks, and softmax replica r takes query half r and key half r. Shared
+/// memory: the chunk ring 128 KiB, P and dS of both halves 64 KiB, a 64 x 64
+/// staging buffer per replica. Tensor memory: S 128 + dP 128 + dQ, dV, dK
+/// 64 each = 448 columns.
+FailureOr<KernelPlan>
+planSm100aLargeBlockColumnPasses(const KernelShape &shape,
+                                 const TuningOptions &options, Failure fail) {
+  if (options.l2Prefetch == L2Prefetch::on)
+    return fail("l2-prefetch=on does not apply to the backward at block_size ",
+                shape.blockSize, " above head_dim 128");
+  if (!validNumStages(options))
+    return numStagesError(fail, options);
+  KernelPlan plan;
+  int64_t chunkCols = shape.outputChunkCols();
+  int64_t slotBytes = shape.numLoads() * shape.tileBytes(chunkCols);
+  if (failed(planLaunch(Chip::sm_100a, options, /*chunkedTilesPerCta=*/1,
+                        /*chunkedByDefault=*/false, /*chunkedCtasPerSm=*/1,
+                        plan, fail)))
+    return failure();
+  plan.columnPasses = true;
+  plan.numConsumers = 1; // the MMA warpgroup takes every slot
+  plan.softmaxReplicas = kSoftmaxReplicas;
+  plan.pFromSmem = false;
+  plan.stageOutput = true;
+  plan.bulkStore = options.oStore == OStore::tma;
+  int64_t scratch =
+      2 * shape.numQueryTiles() * shape.queryTileBytes(shape.tileRows()) +
+      kSoftmaxReplicas * shape.queryTileBytes(chunkCols);
+  int64_t budget = TargetLimits::maxSharedMemoryBytes - kSmemReserve - scratch;
+  int64_t fits = std::min<int64_t>(2, budget / slotBytes);
+  plan.numStages = options.numStages > 0 ? options.numStages : fits;
+  if (plan.numStages < 1 || plan.numStages * slotBytes > budget)
+    return fail("no ring of ", std::max<int64_t>(plan.numStages, 1), " x ",
+                slotBytes, " bytes fits in shared memory next to ", scratch,
+                " bytes of P, dS and staging buffers");
+  plan.registers.load = kSm100aColumnPassLoadRegs;
+  plan.registers.mma = kSm100aColumnPassMmaRegs;
+  plan.registers.compute =
+      replicaRegisters(/*single=*/2, plan.registers.load + plan.registers.mma,
+                       plan.softmaxReplicas, /*ctasPerSm=*/1);
+  return plan;
+}
+
 /// The sm_100a recipe: the load, MMA (and rotary) warpgroups and the
 /// softmax warpgroups (two, or one for the rotary backward at head dim above
 /// 64: singleSoftmaxReplica); the load ring is the deepest that fits next to
@@ -1125,12 +1182,11 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
   // chunk, not by tile: one softmax warpgroup takes them all in order.
   if (shape.backward && shape.headDim > KernelShape::kMaxOutputCols)
     plan.softmaxReplicas = 1;
-  // Not built (docs/head-dims.md): the sm_90a kernel streams the block's
-  // columns in two passes to two consumers.
-  if (largeBlockWideBackward(shape))
-    return fail("the backward at block_size ", shape.blockSize,
-                " above head_dim 128 is implemented for sm_90a only "
-                "(docs/head-dims.md)");
+  // The block's columns streamed in passes, as on sm_90a (rotary
+  // embeddings at block size 128 above head dim 128 are refused by the
+  // verifier).
+  if (largeBlockWideBackward(shape) && !shape.hasRotary())
+    return planSm100aLargeBlockColumnPasses(shape, options, fail);
   // Not built: the rotary backward at block size 128 (the forward takes
   // both query halves in one softmax warpgroup, largeBlockRotaryForward;
   // the backward's softmax warpgroups each hold a half's S, dP and their

@@ -1051,6 +1051,234 @@ void buildBlackwellLargeBlockBackward(OpBuilder &b, Location loc,
   }
 }
 
+
+/// The softmax step of query half r of a 128-token block on sm_100a
+/// (softmax replica r; buildBlackwellLargeBlockColumnPasses): S_r and dP_r
+/// from tensor memory, P_r (normalized over the block's valid keys, rows
+/// past the half's valid rows zeroed) and dS_r into a slot of `pdsCh`,
+/// committed with the block's record. Returns the half's rows. The same
+/// step as buildBlackwellLargeBlockBackward's (kept apart while that
+/// kernel's rotary variant is being built).
+ReplicaHalf writeHalfProbsAndGrads(OpBuilder &b, Location loc,
+                                   const KernelSpec &spec,
+                                   const KernelValues &values,
+                                   const SoftmaxLoop &loop, Value dpCh,
+                                   Value pdsCh) {
+  MLIRContext *ctx = b.getContext();
+  int64_t m = spec.queryTileRows(), n = spec.tileRows();
+  Type f32 = b.getF32Type();
+  Value blockRows = loop.rows, head = loop.head;
+  ReplicaHalf half = replicaHalf(b, loc, loop.row, blockRows, m);
+  auto wideF32 = AccType::get(ctx, {m, n}, f32);
+  Value s = TmemLoadOp::create(b, loc, wideF32, loop.sBuffer);
+  ReleaseOp::create(b, loc, loop.slot, false);
+  auto dpGet = GetOp::create(b, loc, dpCh);
+  Value dp = TmemLoadOp::create(b, loc, wideF32, dpGet.getBuffers()[0]);
+  ReleaseOp::create(b, loc, dpGet.getSlot(), false);
+  auto rowsType = RowsType::get(ctx, m, f32);
+  auto sm = SoftmaxOp::create(b, loc, wideF32, rowsType, Type(), s, blockRows,
+                              half.rows, values.scale,
+                              /*normalize=*/true, spec.causal,
+                              /*block=*/IntegerAttr());
+  setReplicaCausalRowOffset(sm, spec, half.offset);
+  // dlse at row + min(rows_r, 1) * 64 r (an empty second half reads at the
+  // block's row: buildBlackwellLargeBlockBackward).
+  Value dlse;
+  if (spec.dlse) {
+    Value any = arith::MinSIOp::create(
+        b, loc, half.rows, arith::ConstantIntOp::create(b, loc, 1, 32));
+    Value at = arith::AddIOp::create(
+        b, loc, loop.row, arith::MulIOp::create(b, loc, any, half.offset));
+    dlse = LoadRowsOp::create(b, loc, rowsType, spec.dlse, at, head, half.rows);
+  }
+  Value ds = SoftmaxGradOp::create(
+      b, loc, AccType::get(ctx, {m, n}, spec.elementType), sm.getProbs(), dp,
+      values.scale, dlse);
+  auto pds = AcquireOp::create(b, loc, pdsCh);
+  WriteOp::create(b, loc, sm.getProbs(), pds.getBuffers()[0]);
+  WriteOp::create(b, loc, ds, pds.getBuffers()[1]);
+  CommitOp::create(b, loc, pds.getSlot(), loop.row, blockRows, head);
+  return half;
+}
+
+/// Blackwell backward of a 128-token block above head dim 128
+/// (KernelPlan::columnPasses; docs/head-dims.md, "The sm_100a backward at
+/// block size 128"): the block's q, k, v and dO (192 / 256 KiB) do not fit
+/// shared memory next to its P and dS, so the producer streams them in
+/// 64-column chunk slots in three passes, as on sm_90a
+/// (buildColumnPassLoadPartition; the record of each block in "blocks").
+///   mma      pass 1, chunk j: S_i += q_i,j k_j^T for both query halves i,
+///            into two slots of "s" held at once (accumulated over the head
+///            dim in tensor memory, enable-input-d after the first chunk);
+///            pass 2: dP_i += dO_i,j v_j^T into "dp" likewise; once both
+///            halves' P and dS arrive in "pds": pass 3, chunk j: dQ_i,j =
+///            dS_i k_j into "dq", then dV_h,j = sum_i P_i[:, 64 h:]^T dO_i,j
+///            into "dv" and dK_h,j = sum_i dS_i[:, 64 h:]^T q_i,j into "dk"
+///            (h = 0, 1: key halves); each chunk slot goes back after the
+///            MMAs that read it
+///   softmax  x2: replica r takes query half r of "s" and "dp" and, in pass
+///            3, dQ_r,j, dV_r,j and dK_r,j of each chunk j (each ring's
+///            entries alternate between the halves), stored at row + 64 r
+///            and column 64 j through one 64 x 64 staging buffer
+/// Tensor memory (slot r at lane alignment 16 r): S 128 + dP 128 + dQ, dV,
+/// dK 64 each = 448 columns (512 allocated).
+void buildBlackwellLargeBlockColumnPasses(OpBuilder &b, Location loc,
+                                          const KernelSpec &spec,
+                                          const KernelPlan &plan) {
+  MLIRContext *ctx = b.getContext();
+  OpBuilder::InsertionGuard guard(b);
+  KernelValues values = beginKernel(b, loc, Chip::sm_100a, spec, plan);
+
+  int64_t m = spec.queryTileRows(), n = spec.tileRows();
+  int64_t halves = spec.numQueryTiles();
+  int64_t cols = spec.outputChunkCols(), chunkCount = spec.numOutputChunks();
+  assert(halves == plan.softmaxReplicas && "replica r takes half r");
+  Type f32 = b.getF32Type();
+  Value blocks = createChannel(
+      b, loc, ChannelType::get(ctx, ArrayRef<Type>(), MemorySpace::smem),
+      "blocks", /*depth=*/2);
+  SmallVector<Type> tiles;
+  for (const LoadedTile &tile : loadedTiles(spec))
+    tiles.push_back(BufferType::get(ctx, {tile.type.getShape()[0], cols},
+                                    spec.elementType, MemorySpace::smem));
+  Value chunks =
+      createChannel(b, loc, ChannelType::get(ctx, tiles, MemorySpace::smem),
+                    spec.loadRingName(), plan.numStages);
+  auto tmemChannel = [&](StringRef name, int64_t width) {
+    return createTmemRing(b, loc, name, m, width);
+  };
+  Value sCh = tmemChannel("s", n), dpCh = tmemChannel("dp", n);
+  Value dqCh = tmemChannel("dq", cols), dvCh = tmemChannel("dv", cols),
+        dkCh = tmemChannel("dk", cols);
+  BufferType wide = queryBuffer(spec, n);
+  Value pdsCh = createChannel(
+      b, loc, ChannelType::get(ctx, {wide, wide}, MemorySpace::smem), "pds",
+      plan.softmaxReplicas);
+
+  buildColumnPassLoadPartition(b, loc, spec, values, blocks, chunks, cols,
+                               plan);
+
+  // MMA issuer.
+  {
+    OpBuilder::InsertionGuard g(b);
+    MmaLoop loop =
+        beginMmaLoop(b, loc, spec, blocks, Value(), plan.registers.mma);
+    Value row = loop.row, rows = loop.rows, head = loop.head;
+    // The record is all the slot carries: back at once, so that the
+    // producer announces the next block while this one runs.
+    ReleaseOp::create(b, loc, loop.slot, /*after_mma=*/false);
+    // Every operand is pinned at its use (buildBlackwellLargeBlockBackward).
+    auto pin = [&](Value buffer) -> Value {
+      return PinOp::create(b, loc, buffer.getType(), buffer);
+    };
+    // A chunk slot's tiles, in loadedTiles order.
+    auto qOf = [&](ValueRange t, int64_t i) { return t[i]; };
+    auto kOf = [&](ValueRange t) { return t[halves]; };
+    auto vOf = [&](ValueRange t) { return t[halves + 1]; };
+    auto doOf = [&](ValueRange t, int64_t i) { return t[halves + 2 + i]; };
+    // Both halves' products over the head dim, each accumulated in its own
+    // slot of `channel` (the two held at once), each chunk slot given back
+    // once the MMAs that read it complete.
+    auto overChunks = [&](Value channel,
+                          function_ref<std::pair<Value, Value>(ValueRange,
+                                                               int64_t)>
+                              operands) {
+      SmallVector<AcquireOp> dests;
+      for (int64_t i = 0; i < halves; ++i)
+        dests.push_back(AcquireOp::create(b, loc, channel));
+      for (int64_t j = 0; j < chunkCount; ++j) {
+        auto slot = GetOp::create(b, loc, chunks);
+        for (int64_t i = 0; i < halves; ++i) {
+          auto [a, bOperand] = operands(slot.getBuffers(), i);
+          auto mma = MmaAsyncOp::create(b, loc, pin(a), pin(bOperand),
+                                        dests[i].getBuffers()[0],
+                                        /*transpose_a=*/false,
+                                        /*transpose_b=*/true);
+          mma.setAccumulate(j > 0);
+        }
+        ReleaseOp::create(b, loc, slot.getSlot(), /*after_mma=*/true);
+      }
+      for (AcquireOp dest : dests)
+        CommitOp::create(b, loc, dest.getSlot(), row, rows, head);
+    };
+    overChunks(sCh, [&](ValueRange t, int64_t i) {
+      return std::pair{qOf(t, i), kOf(t)}; // S_i += q_i,j k_j^T
+    });
+    overChunks(dpCh, [&](ValueRange t, int64_t i) {
+      return std::pair{doOf(t, i), vOf(t)}; // dP_i += dO_i,j v_j^T
+    });
+    SmallVector<Value> p, ds, pdsSlots;
+    for (int64_t i = 0; i < halves; ++i) {
+      auto pds = GetOp::create(b, loc, pdsCh);
+      pdsSlots.push_back(pds.getSlot());
+      p.push_back(pds.getBuffers()[0]);
+      ds.push_back(pds.getBuffers()[1]);
+    }
+    // Key half h of chunk j of dV (dK): the query halves' products summed
+    // in tensor memory, the first overwriting, the others accumulating.
+    BufferType keyChunk = queryBuffer(spec, m);
+    auto keyHalf = [&](Value channel, ArrayRef<Value> scratch,
+                       function_ref<Value(int64_t)> operand, int64_t h) {
+      auto dest = AcquireOp::create(b, loc, channel);
+      for (int64_t i = 0; i < halves; ++i) {
+        Value chunk = ColumnChunkOp::create(b, loc, keyChunk, pin(scratch[i]),
+                                            b.getI64IntegerAttr(h));
+        auto mma = MmaAsyncOp::create(b, loc, chunk, pin(operand(i)),
+                                      dest.getBuffers()[0],
+                                      /*transpose_a=*/true, false);
+        mma.setAccumulate(i > 0);
+      }
+      CommitOp::create(b, loc, dest.getSlot(), row, rows, head);
+    };
+    for (int64_t j = 0; j < chunkCount; ++j) {
+      auto slot = GetOp::create(b, loc, chunks);
+      ValueRange t = slot.getBuffers();
+      for (int64_t i = 0; i < halves; ++i) {
+        auto dest = AcquireOp::create(b, loc, dqCh);
+        MmaAsyncOp::create(b, loc, pin(ds[i]), pin(kOf(t)),
+                           dest.getBuffers()[0], false, false); // dS_i k_j
+        CommitOp::create(b, loc, dest.getSlot(), row, rows, head);
+      }
+      for (int64_t h = 0; h < halves; ++h)
+        keyHalf(dvCh, p, [&](int64_t i) { return doOf(t, i); }, h);
+      for (int64_t h = 0; h < halves; ++h)
+        keyHalf(dkCh, ds, [&](int64_t i) { return qOf(t, i); }, h);
+      ReleaseOp::create(b, loc, slot.getSlot(), /*after_mma=*/true);
+    }
+    for (Value slot : pdsSlots)
+      ReleaseOp::create(b, loc, slot, /*after_mma=*/true);
+    b.setInsertionPointAfter(loop.consume);
+    CloseOp::create(b, loc, sCh);
+  }
+
+  // Softmax gradient + epilogue warpgroups, replica r on half r.
+  {
+    OpBuilder::InsertionGuard g(b);
+    SoftmaxLoop loop = beginSoftmaxLoop(
+        b, loc, plan, sCh, BufferType::get(ctx, {m, n}, f32, MemorySpace::tmem),
+        queryBuffer(spec, cols));
+    ReplicaHalf half =
+        writeHalfProbsAndGrads(b, loc, spec, values, loop, dpCh, pdsCh);
+    // Chunk j of dQ of query half r, then of dV and dK of key half r: the
+    // same rows, column 64 j.
+    auto chunkType = AccType::get(ctx, {m, cols}, f32);
+    for (int64_t j = 0; j < chunkCount; ++j) {
+      for (auto [channel, dest] : {std::pair{dqCh, spec.stores[2]},
+                                   {dvCh, spec.stores[0]},
+                                   {dkCh, spec.stores[1]}}) {
+        auto get = GetOp::create(b, loc, channel);
+        Value grad =
+            TmemLoadOp::create(b, loc, chunkType, get.getBuffers()[0]);
+        ReleaseOp::create(b, loc, get.getSlot(), false);
+        auto store = StoreOp::create(
+            b, loc, grad, dest, half.row, loop.head, half.rows, Value(),
+            loop.staging, plan.bulkStore ? b.getUnitAttr() : nullptr);
+        store.setColOffsetAttr(b.getI64IntegerAttr(j * cols));
+      }
+    }
+  }
+}
+
 } // namespace
 
 void blockattn::buildSm100aKernel(OpBuilder &b, Location loc,
@@ -1058,6 +1286,8 @@ void blockattn::buildSm100aKernel(OpBuilder &b, Location loc,
                                   const KernelPlan &plan) {
   if (spec.backward && spec.group > 1)
     buildBlackwellGroupedBackward(b, loc, spec, plan);
+  else if (spec.backward && plan.columnPasses)
+    buildBlackwellLargeBlockColumnPasses(b, loc, spec, plan);
   else if (spec.backward && spec.numQueryTiles() > 1)
     buildBlackwellLargeBlockBackward(b, loc, spec, plan);
   else if (spec.backward)
