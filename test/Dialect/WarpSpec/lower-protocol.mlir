@@ -393,49 +393,52 @@ func.func @group_loop(%q: !act {blockattn.name = "q"},
 
 // -----
 
-// A producer that acquires a second slot before it commits the first (the
-// sm_100a block-128 backward above head dim 128's MMA warp, both query
-// halves' S accumulated at once): the second slot is the entry after the
-// first's, and each commit advances the position from its own slot's entry,
-// so after both the position is two entries on.
+// A producer that acquires a second slot before it commits the first (as
+// the sm_100a block-128 backward above head dim 128's MMA warp does, both
+// query halves' S accumulated at once): the second slot is the entry after
+// the first's, and each commit advances the position from its own slot's
+// entry, so after both the position is two entries on.
 // CHECK-LABEL: func.func @two_acquired(
-// CHECK: warpspec.partition "mma"
-// CHECK: %[[LAST:.*]] = warpspec.tile_loop (%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) in %{{.*}} iter_args(%[[E:.*]] = %{{.*}}) -> (i32) {
+// CHECK: warpspec.partition "load"
+// CHECK: %{{.*}} = warpspec.tile_loop (%{{.*}}, %{{.*}}, %{{.*}}) in %{{.*}} iter_args(%[[E:.*]] = %{{.*}}) -> (i32) {
 // CHECK-NEXT: %[[S0:.*]], %{{.*}} = warpspec.ring_slot %[[C:.*]][%[[E]]]
 // CHECK: %[[ONE:.*]] = arith.constant 1 : i32
 // CHECK-NEXT: %[[E1:.*]] = arith.addi %[[E]], %[[ONE]] : i32
 // CHECK-NEXT: %[[S1:.*]], %{{.*}} = warpspec.ring_slot %[[C]][%[[E1]]]
 // CHECK: warpspec.publish %[[C]][%[[S0]]]
-// CHECK: %[[N1:.*]] = arith.addi %[[E]], %{{.*}} : i32
-// CHECK: warpspec.publish %[[C]][%[[S1]]]
+// CHECK: arith.addi %[[E]], %{{.*}} : i32
+// CHECK-NEXT: warpspec.publish %[[C]][%[[S1]]]
 // CHECK: %[[N2:.*]] = arith.addi %[[E1]], %{{.*}} : i32
 // CHECK-NEXT: warpspec.yield %[[N2]] : i32
 
 !act = memref<?x4x64xbf16>
 !cu = memref<?xi32>
-!acc = !warpspec.channel<[64x64xf32], tmem>
+!tile = !warpspec.buffer<64x64xbf16, smem>
+!one = !warpspec.channel<[64x64xbf16], smem>
 
 func.func @two_acquired(%q: !act {blockattn.name = "q"},
                         %cu: !cu {blockattn.name = "cu_seqlens"}) {
-  warpspec.kernel chip(sm_100a) {
+  warpspec.kernel chip(sm_90a) {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %tokens = memref.dim %q, %c0 : !act
     %heads = memref.dim %q, %c1 : !act
-    %s = warpspec.channel "s" depth(2) : !acc
-    warpspec.partition "mma" role(mma) warps(4) regs(40) {
+    %x = warpspec.channel "x" depth(2) : !one
+    warpspec.partition "load" role(load) warps(4) regs(40) {
       warpspec.tile_loop (%row, %rows, %head) in %cu : !cu
-          heads(%heads) tokens(%tokens) block_size(128) {
-        %s0, %b0 = warpspec.acquire %s : !acc
-        %s1, %b1 = warpspec.acquire %s : !acc
+          heads(%heads) tokens(%tokens) block_size(64) {
+        %s0, %b0 = warpspec.acquire %x : !one
+        %s1, %b1 = warpspec.acquire %x : !one
+        warpspec.tma_load %q[%row, %head] into %b0 : !act, !tile
+        warpspec.tma_load %q[%row, %head] into %b1 : !act, !tile
         warpspec.commit %s0 tile(%row, %rows, %head)
         warpspec.commit %s1 tile(%row, %rows, %head)
       }
-      warpspec.close %s : !acc
+      warpspec.close %x : !one
     }
-    warpspec.partition "softmax" role(softmax) warps(4) regs(160) replicas(2) {
-      warpspec.consume %s (%slot, %row, %rows, %head, %b) : !acc {
-        warpspec.release %slot
+    warpspec.partition "compute" role(compute) warps(4) regs(184) {
+      warpspec.consume %x (%s, %row, %rows, %head, %b) : !one {
+        warpspec.release %s
       }
     }
   }

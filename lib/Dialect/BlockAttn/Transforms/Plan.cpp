@@ -103,11 +103,14 @@ constexpr int64_t kColumnPassProducerRegs = 104;
 /// sm_100a, the backward at block size 128 above head dim 128
 /// (KernelPlan::columnPasses): the producer fills 3 D / 64 chunk slots a
 /// block as on sm_90a, the MMA warpgroup issues S and dP per chunk and the
-/// gradients' 64-column chunks (56 products a block at 256), and each
+/// gradients' 64-column chunks (its chunk loops in scf.for), and each
 /// softmax warpgroup holds S 64 + dP 64 f32 at its peak (as at head dim
-/// 128). TUNED BELOW.
-constexpr int64_t kSm100aColumnPassLoadRegs = 88,
-                  kSm100aColumnPassMmaRegs = 88;
+/// 128). Found by editing the PTX's setmaxnreg (ptxas, CUDA 13.0, head dims
+/// 192 and 256): 88 / 88 / 168 spilled 4 bytes, 96 / 80 / 168 4, 104 / 72 /
+/// 168 32-36, 80 / 96 / 168 172, 88 / 72 / 176 28-32; 80 / 80 / 176 spills
+/// nothing (with causal and dlse too: docs/head-dims.md).
+constexpr int64_t kSm100aColumnPassLoadRegs = 80,
+                  kSm100aColumnPassMmaRegs = 80;
 /// sm_90a: the rotary warpgroup that rotates the load ring's slots in place
 /// (KernelPlan::rotaryWarpgroup). warpspec.rotate reads the tables of as
 /// many passes ahead as its registers allow, (regs - 40) / (2 x pairs per

@@ -1176,9 +1176,26 @@ void buildBlackwellLargeBlockColumnPasses(OpBuilder &b, Location loc,
     auto kOf = [&](ValueRange t) { return t[halves]; };
     auto vOf = [&](ValueRange t) { return t[halves + 1]; };
     auto doOf = [&](ValueRange t, int64_t i) { return t[halves + 2 + i]; };
+    // The chunks [from, chunkCount) of a pass, in an scf.for: the MMA
+    // warp's products do not depend on the chunk's column (the slot holds
+    // it), and unrolled, LLVM kept the addresses and descriptors of a
+    // block's 12 chunk slots and 56 products live across the block loop in
+    // the one MMA thread (ptxas spilled 900 bytes at 168 registers).
+    auto forChunks = [&](int64_t from, function_ref<void()> body) {
+      if (chunkCount - from == 1)
+        return body();
+      auto i32 = [&](int64_t value) -> Value {
+        return arith::ConstantIntOp::create(b, loc, value, 32);
+      };
+      auto loop =
+          scf::ForOp::create(b, loc, i32(from), i32(chunkCount), i32(1));
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPoint(loop.getBody()->getTerminator());
+      body();
+    };
     // Both halves' products over the head dim, each accumulated in its own
     // slot of `channel` (the two held at once), each chunk slot given back
-    // once the MMAs that read it complete.
+    // once the MMAs that read it complete; the first chunk overwrites.
     auto overChunks = [&](Value channel,
                           function_ref<std::pair<Value, Value>(ValueRange,
                                                                int64_t)>
@@ -1186,7 +1203,7 @@ void buildBlackwellLargeBlockColumnPasses(OpBuilder &b, Location loc,
       SmallVector<AcquireOp> dests;
       for (int64_t i = 0; i < halves; ++i)
         dests.push_back(AcquireOp::create(b, loc, channel));
-      for (int64_t j = 0; j < chunkCount; ++j) {
+      auto chunk = [&](bool accumulate) {
         auto slot = GetOp::create(b, loc, chunks);
         for (int64_t i = 0; i < halves; ++i) {
           auto [a, bOperand] = operands(slot.getBuffers(), i);
@@ -1194,10 +1211,12 @@ void buildBlackwellLargeBlockColumnPasses(OpBuilder &b, Location loc,
                                         dests[i].getBuffers()[0],
                                         /*transpose_a=*/false,
                                         /*transpose_b=*/true);
-          mma.setAccumulate(j > 0);
+          mma.setAccumulate(accumulate);
         }
         ReleaseOp::create(b, loc, slot.getSlot(), /*after_mma=*/true);
-      }
+      };
+      chunk(/*accumulate=*/false);
+      forChunks(1, [&] { chunk(/*accumulate=*/true); });
       for (AcquireOp dest : dests)
         CommitOp::create(b, loc, dest.getSlot(), row, rows, head);
     };
@@ -1230,7 +1249,7 @@ void buildBlackwellLargeBlockColumnPasses(OpBuilder &b, Location loc,
       }
       CommitOp::create(b, loc, dest.getSlot(), row, rows, head);
     };
-    for (int64_t j = 0; j < chunkCount; ++j) {
+    forChunks(0, [&] {
       auto slot = GetOp::create(b, loc, chunks);
       ValueRange t = slot.getBuffers();
       for (int64_t i = 0; i < halves; ++i) {
@@ -1244,7 +1263,7 @@ void buildBlackwellLargeBlockColumnPasses(OpBuilder &b, Location loc,
       for (int64_t h = 0; h < halves; ++h)
         keyHalf(dkCh, ds, [&](int64_t i) { return qOf(t, i); }, h);
       ReleaseOp::create(b, loc, slot.getSlot(), /*after_mma=*/true);
-    }
+    });
     for (Value slot : pdsSlots)
       ReleaseOp::create(b, loc, slot, /*after_mma=*/true);
     b.setInsertionPointAfter(loop.consume);
