@@ -109,8 +109,7 @@ constexpr int64_t kColumnPassProducerRegs = 104;
 /// 192 and 256): 88 / 88 / 168 spilled 4 bytes, 96 / 80 / 168 4, 104 / 72 /
 /// 168 32-36, 80 / 96 / 168 172, 88 / 72 / 176 28-32; 80 / 80 / 176 spills
 /// nothing (with causal and dlse too: docs/head-dims.md).
-constexpr int64_t kSm100aColumnPassLoadRegs = 80,
-                  kSm100aColumnPassMmaRegs = 80;
+constexpr int64_t kSm100aColumnPassLoadRegs = 80, kSm100aColumnPassMmaRegs = 80;
 /// sm_90a: the rotary warpgroup that rotates the load ring's slots in place
 /// (KernelPlan::rotaryWarpgroup). warpspec.rotate reads the tables of as
 /// many passes ahead as its registers allow, (regs - 40) / (2 x pairs per

@@ -1051,7 +1051,6 @@ void buildBlackwellLargeBlockBackward(OpBuilder &b, Location loc,
   }
 }
 
-
 /// The softmax step of query half r of a 128-token block on sm_100a
 /// (softmax replica r; buildBlackwellLargeBlockColumnPasses): S_r and dP_r
 /// from tensor memory, P_r (normalized over the block's valid keys, rows
@@ -1091,9 +1090,9 @@ ReplicaHalf writeHalfProbsAndGrads(OpBuilder &b, Location loc,
         b, loc, loop.row, arith::MulIOp::create(b, loc, any, half.offset));
     dlse = LoadRowsOp::create(b, loc, rowsType, spec.dlse, at, head, half.rows);
   }
-  Value ds = SoftmaxGradOp::create(
-      b, loc, AccType::get(ctx, {m, n}, spec.elementType), sm.getProbs(), dp,
-      values.scale, dlse);
+  Value ds =
+      SoftmaxGradOp::create(b, loc, AccType::get(ctx, {m, n}, spec.elementType),
+                            sm.getProbs(), dp, values.scale, dlse);
   auto pds = AcquireOp::create(b, loc, pdsCh);
   WriteOp::create(b, loc, sm.getProbs(), pds.getBuffers()[0]);
   WriteOp::create(b, loc, ds, pds.getBuffers()[1]);
@@ -1196,30 +1195,30 @@ void buildBlackwellLargeBlockColumnPasses(OpBuilder &b, Location loc,
     // Both halves' products over the head dim, each accumulated in its own
     // slot of `channel` (the two held at once), each chunk slot given back
     // once the MMAs that read it complete; the first chunk overwrites.
-    auto overChunks = [&](Value channel,
-                          function_ref<std::pair<Value, Value>(ValueRange,
-                                                               int64_t)>
-                              operands) {
-      SmallVector<AcquireOp> dests;
-      for (int64_t i = 0; i < halves; ++i)
-        dests.push_back(AcquireOp::create(b, loc, channel));
-      auto chunk = [&](bool accumulate) {
-        auto slot = GetOp::create(b, loc, chunks);
-        for (int64_t i = 0; i < halves; ++i) {
-          auto [a, bOperand] = operands(slot.getBuffers(), i);
-          auto mma = MmaAsyncOp::create(b, loc, pin(a), pin(bOperand),
-                                        dests[i].getBuffers()[0],
-                                        /*transpose_a=*/false,
-                                        /*transpose_b=*/true);
-          mma.setAccumulate(accumulate);
-        }
-        ReleaseOp::create(b, loc, slot.getSlot(), /*after_mma=*/true);
-      };
-      chunk(/*accumulate=*/false);
-      forChunks(1, [&] { chunk(/*accumulate=*/true); });
-      for (AcquireOp dest : dests)
-        CommitOp::create(b, loc, dest.getSlot(), row, rows, head);
-    };
+    auto overChunks =
+        [&](Value channel,
+            function_ref<std::pair<Value, Value>(ValueRange, int64_t)>
+                operands) {
+          SmallVector<AcquireOp> dests;
+          for (int64_t i = 0; i < halves; ++i)
+            dests.push_back(AcquireOp::create(b, loc, channel));
+          auto chunk = [&](bool accumulate) {
+            auto slot = GetOp::create(b, loc, chunks);
+            for (int64_t i = 0; i < halves; ++i) {
+              auto [a, bOperand] = operands(slot.getBuffers(), i);
+              auto mma = MmaAsyncOp::create(b, loc, pin(a), pin(bOperand),
+                                            dests[i].getBuffers()[0],
+                                            /*transpose_a=*/false,
+                                            /*transpose_b=*/true);
+              mma.setAccumulate(accumulate);
+            }
+            ReleaseOp::create(b, loc, slot.getSlot(), /*after_mma=*/true);
+          };
+          chunk(/*accumulate=*/false);
+          forChunks(1, [&] { chunk(/*accumulate=*/true); });
+          for (AcquireOp dest : dests)
+            CommitOp::create(b, loc, dest.getSlot(), row, rows, head);
+        };
     overChunks(sCh, [&](ValueRange t, int64_t i) {
       return std::pair{qOf(t, i), kOf(t)}; // S_i += q_i,j k_j^T
     });
@@ -1259,9 +1258,11 @@ void buildBlackwellLargeBlockColumnPasses(OpBuilder &b, Location loc,
         CommitOp::create(b, loc, dest.getSlot(), row, rows, head);
       }
       for (int64_t h = 0; h < halves; ++h)
-        keyHalf(dvCh, p, [&](int64_t i) { return doOf(t, i); }, h);
+        keyHalf(
+            dvCh, p, [&](int64_t i) { return doOf(t, i); }, h);
       for (int64_t h = 0; h < halves; ++h)
-        keyHalf(dkCh, ds, [&](int64_t i) { return qOf(t, i); }, h);
+        keyHalf(
+            dkCh, ds, [&](int64_t i) { return qOf(t, i); }, h);
       ReleaseOp::create(b, loc, slot.getSlot(), /*after_mma=*/true);
     });
     for (Value slot : pdsSlots)
@@ -1286,8 +1287,7 @@ void buildBlackwellLargeBlockColumnPasses(OpBuilder &b, Location loc,
                                    {dvCh, spec.stores[0]},
                                    {dkCh, spec.stores[1]}}) {
         auto get = GetOp::create(b, loc, channel);
-        Value grad =
-            TmemLoadOp::create(b, loc, chunkType, get.getBuffers()[0]);
+        Value grad = TmemLoadOp::create(b, loc, chunkType, get.getBuffers()[0]);
         ReleaseOp::create(b, loc, get.getSlot(), false);
         auto store = StoreOp::create(
             b, loc, grad, dest, half.row, loop.head, half.rows, Value(),

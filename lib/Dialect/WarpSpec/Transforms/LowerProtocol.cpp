@@ -209,7 +209,8 @@ private:
     Value entry = positions.lookup(channel);
     int64_t &held = uncommitted[channel];
     if (held)
-      entry = advance(loc, entry, held * sides.lookup(channel).producerReplicas);
+      entry =
+          advance(loc, entry, held * sides.lookup(channel).producerReplicas);
     ++held;
     auto ring = RingSlotOp::create(b, loc, channel, entry);
     WaitEmptyOp::create(b, loc, channel, ring.getStage(), ring.getPhase());
