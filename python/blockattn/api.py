@@ -1244,9 +1244,9 @@ _NO_ROTARY = (None, None, None, False, False)
 
 def _check_chunked_head_dim(head_dim: int, block_size: int, rotary) -> None:
     """Head dims 192 and 256 are built at every block size without rotary
-    embeddings and with them at block sizes up to 64 (docs/head-dims.md; at
-    block size 128 the backward on sm_90a only: on sm_100a its compile fails
-    with the compiler's diagnostic); the compiler refuses the rest."""
+    embeddings (at block size 128 the backward on both chips: the sm_100a one
+    since session 17, emulated only) and with them at block sizes up to 64
+    (docs/head-dims.md); the compiler refuses the rest."""
     if block_size > 64 and rotary is not None:
         raise ValueError(f"rotary: rotary embeddings at head_dim {head_dim} are implemented at block sizes up to 64 "
                          f"only, got {block_size}")
