@@ -15,6 +15,8 @@
 // RUN: block-attn-opt %t/tiles-per-cta-strided.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a schedule=strided tiles-per-cta=4"
 // RUN: block-attn-opt %t/backward-three.mlir -split-input-file -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-consumers=3"
 // RUN: block-attn-opt %t/backward-three-oregs.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-consumers=3 o-store=registers"
+// RUN: block-attn-opt %t/sm100a-b128-wide-stages.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a num-stages=3"
+// RUN: block-attn-opt %t/sm100a-b128-wide-l2.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a l2-prefetch=on"
 
 // Every diagnostic of blockattn-warp-specialize, one part per set of pass
 // options (split-file), one case per split (-split-input-file). Option
@@ -344,5 +346,39 @@ func.func @negative_backward_three_consumers_oregs(%q: !act, %k: !act,
       dq(%dq : !act) dk(%dk : !act) dv(%dv : !act)
       cu_seqlens(%cu : memref<?xi32>)
       {head_dim = 128 : i64, element_type = bf16}
+  return
+}
+
+//--- sm100a-b128-wide-stages.mlir
+
+// The sm_100a backward at block size 128 above head dim 128 streams the block
+// in 64-column chunk slots of 64 KiB: two fit next to both query halves' P
+// and dS and the two staging buffers, three do not.
+!act = memref<?x4x256xbf16>
+func.func @negative_sm100a_b128_wide_three_stages(%q: !act, %k: !act, %v: !act,
+                                                   %do: !act, %dq: !act,
+                                                   %dk: !act, %dv: !act,
+                                                   %cu: memref<?xi32>) {
+  // expected-error @+1 {{'blockattn.backward' op no ring of 3 x 65536 bytes fits in shared memory next to 81920 bytes of P, dS and staging buffers}}
+  blockattn.backward q(%q : !act) k(%k : !act) v(%v : !act) do(%do : !act)
+      dq(%dq : !act) dk(%dk : !act) dv(%dv : !act)
+      cu_seqlens(%cu : memref<?xi32>)
+      {block_size = 128 : i64, head_dim = 256 : i64, element_type = bf16}
+  return
+}
+
+//--- sm100a-b128-wide-l2.mlir
+
+// Its producer streams chunk slots with no L2 prefetch.
+!act = memref<?x4x192xbf16>
+func.func @negative_sm100a_b128_wide_l2_prefetch(%q: !act, %k: !act, %v: !act,
+                                                 %do: !act, %dq: !act,
+                                                 %dk: !act, %dv: !act,
+                                                 %cu: memref<?xi32>) {
+  // expected-error @+1 {{'blockattn.backward' op l2-prefetch=on does not apply to the backward at block_size 128 above head_dim 128}}
+  blockattn.backward q(%q : !act) k(%k : !act) v(%v : !act) do(%do : !act)
+      dq(%dq : !act) dk(%dk : !act) dv(%dv : !act)
+      cu_seqlens(%cu : memref<?xi32>)
+      {block_size = 128 : i64, head_dim = 192 : i64, element_type = bf16}
   return
 }
