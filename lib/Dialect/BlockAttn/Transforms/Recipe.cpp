@@ -407,8 +407,7 @@ void buildLoadPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
   buildRingsLoadPartition(b, loc, spec, values, ValueRange{ring}, plan);
 }
 
-void buildRingsLoadPartition(OpBuilder &b, Location loc,
-                             const KernelSpec &spec,
+void buildRingsLoadPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
                              const KernelValues &values, ValueRange rings,
                              const KernelPlan &plan) {
   OpBuilder::InsertionGuard g(b);

@@ -176,8 +176,7 @@ void buildLoadPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
 /// as many tiles as its buffers, each committed with the tile's record (the
 /// sm_90a block-128 backward's "qk" and "vdo", `large-block-rings=2`).
 /// Closes the first ring, whose consume loops end the consumers.
-void buildRingsLoadPartition(OpBuilder &b, Location loc,
-                             const KernelSpec &spec,
+void buildRingsLoadPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
                              const KernelValues &values, ValueRange rings,
                              const KernelPlan &plan);
 

@@ -961,8 +961,8 @@ SmallVector<Value, 2> createLargeBlockRings(OpBuilder &b, Location loc,
     tiles.push_back(loaded.type);
   size_t qk = spec.numQueryTiles() + 1;
   auto ringOf = [&](ArrayRef<Type> types, StringRef name) {
-    return createChannel(b, loc, ChannelType::get(ctx, types, MemorySpace::smem),
-                         name, depth);
+    return createChannel(
+        b, loc, ChannelType::get(ctx, types, MemorySpace::smem), name, depth);
   };
   return {ringOf(ArrayRef<Type>(tiles).take_front(qk), "qk"),
           ringOf(ArrayRef<Type>(tiles).drop_front(qk), "vdo")};
@@ -990,8 +990,7 @@ SmallVector<Value, 2> createLargeBlockRings(OpBuilder &b, Location loc,
 void buildLargeBlockHalfConsumer(OpBuilder &b, Location loc,
                                  const KernelSpec &spec, const KernelPlan &plan,
                                  const KernelValues &values, Value ring,
-                                 Value vdo, ArrayRef<Value> pds,
-                                 int64_t half) {
+                                 Value vdo, ArrayRef<Value> pds, int64_t half) {
   MLIRContext *ctx = b.getContext();
   OpBuilder::InsertionGuard g(b);
   int64_t halves = spec.numQueryTiles();
