@@ -837,6 +837,34 @@ bool splitsLargeBlockHalvesByDefault(const KernelShape &shape,
          options.numStages == 0 && !(shape.causal && shape.headDim == 128);
 }
 
+/// `large-block-rings`: 0 to 2, and 2 only where two consumers apply and
+/// are not refused (the two rings are those consumers' protocol).
+LogicalResult checkLargeBlockRings(const KernelShape &shape,
+                                   const TuningOptions &options, Failure fail) {
+  if (options.largeBlockRings < 0 || options.largeBlockRings > 2)
+    return fail("large-block-rings must be 0 (the recipe picks), 1 (one load "
+                "ring) or 2 (the rings \"qk\" and \"vdo\"), got ",
+                options.largeBlockRings);
+  if (options.largeBlockRings != 2)
+    return success();
+  // Above head dim 128 the block is streamed in column chunks (its own
+  // ring, planSm90aLargeBlockColumnPasses).
+  if (options.chip != Chip::sm_90a || !splitsLargeBlockHalves(shape) ||
+      shape.headDim > KernelShape::kMaxOutputCols)
+    return fail("large-block-rings=2 applies to the sm_90a backward at block "
+                "size 128 up to head dim 128, without rotary embeddings and "
+                "with one query head per k/v head");
+  if (options.largeBlockConsumers == 1 || options.numConsumers > 1 ||
+      options.ctasPerSm > 1)
+    return fail("large-block-rings=2 splits the slot of two consumer "
+                "partitions (one warpgroup a query half, one CTA per SM), "
+                "got large-block-consumers=",
+                options.largeBlockConsumers,
+                ", num-consumers=", options.numConsumers,
+                ", ctas-per-sm=", options.ctasPerSm);
+  return success();
+}
+
 /// The sm_90a backward at block size 128 with one consumer warpgroup per
 /// 64-row query half (`large-block-consumers=2`, docs/block-sizes.md "Two
 /// consumers"): both take every slot of the load ring, and each hands its
@@ -867,6 +895,9 @@ FailureOr<KernelPlan> planSm90aLargeBlockHalves(const KernelShape &shape,
     return failure();
   planL2Prefetch(options, /*byDefault=*/false, plan);
   plan.largeBlockConsumers = 2;
+  // Two rings hold the same tiles as one (q's halves and k, then v and dO's
+  // halves), in the same bytes a slot: the depth below is each ring's.
+  plan.largeBlockRings = options.largeBlockRings == 2 ? 2 : 1;
   plan.numConsumers = 1;
   plan.stageOutput = options.oStore != OStore::registers;
   plan.bulkStore = options.oStore == OStore::tma;
@@ -880,6 +911,12 @@ FailureOr<KernelPlan> planSm90aLargeBlockHalves(const KernelShape &shape,
       TargetLimits::sharedMemoryBudget(plan.ctasPerSm) - kSmemReserve - scratch;
   int64_t fits = std::min(kMaxStages, budget / slotBytes);
   plan.numStages = options.numStages > 0 ? options.numStages : fits;
+  if ((plan.numStages < 1 || plan.numStages > fits) &&
+      plan.largeBlockRings == 2)
+    return fail("no rings \"qk\" and \"vdo\" of ",
+                std::max<int64_t>(plan.numStages, 1), " x ", slotBytes,
+                " bytes together fit in shared memory next to ", scratch,
+                " bytes of P, dS and staging buffers (large-block-rings=2)");
   if (plan.numStages < 1 || plan.numStages > fits)
     return fail(
         "no ring of ", std::max<int64_t>(plan.numStages, 1), " x ", slotBytes,
@@ -970,7 +1007,7 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
     return planSm90aLargeBlockColumnPasses(shape, options, fail);
   if (options.slotParts == 2 || splitsSlotsByDefault(shape, options))
     return planSm90aSplitSlots(shape, options, fail);
-  if (options.largeBlockConsumers == 2 ||
+  if (options.largeBlockConsumers == 2 || options.largeBlockRings == 2 ||
       splitsLargeBlockHalvesByDefault(shape, options))
     return planSm90aLargeBlockHalves(shape, options, fail);
   KernelPlan plan;
@@ -1344,6 +1381,8 @@ FailureOr<KernelPlan> blockattn::planKernel(const KernelShape &shape,
     return fail("large-block-consumers=2 applies to the sm_90a backward at "
                 "block size 128 without rotary embeddings and with one query "
                 "head per k/v head");
+  if (failed(checkLargeBlockRings(shape, options, fail)))
+    return failure();
   if (shape.groupedBackward())
     return options.chip == Chip::sm_90a
                ? planSm90aGrouped(shape, options, fail)

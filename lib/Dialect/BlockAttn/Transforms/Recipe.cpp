@@ -404,6 +404,12 @@ static TileLoopOp beginLoadTileLoop(OpBuilder &b, Location loc,
 void buildLoadPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
                         const KernelValues &values, Value ring,
                         const KernelPlan &plan) {
+  buildRingsLoadPartition(b, loc, spec, values, ValueRange{ring}, plan);
+}
+
+void buildRingsLoadPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
+                             const KernelValues &values, ValueRange rings,
+                             const KernelPlan &plan) {
   OpBuilder::InsertionGuard g(b);
   // The fourth argument: the position, or a packed tile's block ends.
   bool fourth = spec.needsTilePosition() || spec.packsTiles();
@@ -430,23 +436,29 @@ void buildLoadPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
   };
   // The L2 prefetch, issued at the acquire, needs every copy's coordinates
   // before it (a large block's second query half starts 64 rows in).
+  SmallVector<LoadedTile> tiles = loadedTiles(spec);
   SmallVector<Value> earlyRows;
   if (plan.l2Prefetch)
-    for (const auto &tile : loadedTiles(spec))
+    for (const auto &tile : tiles)
       earlyRows.push_back(tileRowOf(tile));
-  auto acquire = AcquireOp::create(b, loc, ring);
-  acquire.setL2Prefetch(plan.l2Prefetch);
-  for (auto [index, pair] :
-       llvm::enumerate(llvm::zip(loadedTiles(spec), acquire.getBuffers()))) {
-    auto [tile, buffer] = pair;
-    Value tileRow = earlyRows.empty() ? tileRowOf(tile) : earlyRows[index];
-    bool kvSide = tile.source == spec.loads[1] || tile.source == spec.loads[2];
-    TmaLoadOp::create(b, loc, tile.source, tileRow, kvSide ? kvHead : head,
-                      buffer);
+  size_t next = 0;
+  for (Value ring : rings) {
+    auto acquire = AcquireOp::create(b, loc, ring);
+    acquire.setL2Prefetch(plan.l2Prefetch);
+    for (Value buffer : acquire.getBuffers()) {
+      const LoadedTile &tile = tiles[next];
+      Value tileRow = earlyRows.empty() ? tileRowOf(tile) : earlyRows[next];
+      ++next;
+      bool kvSide =
+          tile.source == spec.loads[1] || tile.source == spec.loads[2];
+      TmaLoadOp::create(b, loc, tile.source, tileRow, kvSide ? kvHead : head,
+                        buffer);
+    }
+    commitTile(b, loc, spec, acquire.getSlot(), row, rows, head, position);
   }
-  commitTile(b, loc, spec, acquire.getSlot(), row, rows, head, position);
+  assert(next == tiles.size() && "the rings hold the slot's tiles");
   b.setInsertionPointAfter(loop);
-  CloseOp::create(b, loc, ring);
+  CloseOp::create(b, loc, rings.front());
 }
 
 KernelValues groupedValues(OpBuilder &b, Location loc, const KernelSpec &spec,

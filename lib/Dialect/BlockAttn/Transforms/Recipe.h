@@ -171,6 +171,15 @@ void buildLoadPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
                         const KernelValues &values, Value ring,
                         const KernelPlan &plan);
 
+/// buildLoadPartition with a block's tiles (loadedTiles, in order) split
+/// over consecutive `rings`: per tile, one slot of each ring in turn, with
+/// as many tiles as its buffers, each committed with the tile's record (the
+/// sm_90a block-128 backward's "qk" and "vdo", `large-block-rings=2`).
+/// Closes the first ring, whose consume loops end the consumers.
+void buildRingsLoadPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
+                             const KernelValues &values, ValueRange rings,
+                             const KernelPlan &plan);
+
 /// The grouped-query backward's TMA producer (docs/pipeline.md,
 /// "Grouped-query attention"): the tile loop walks the k/v heads (its work
 /// item is a block and a k/v head); per item K and V go into one slot of

@@ -946,6 +946,28 @@ void buildLargeBlockBackwardBody(OpBuilder &b, Location loc,
   }
 }
 
+/// The load slot of the block-size-128 backward split in two rings of
+/// `depth` slots (`large-block-rings=2`, docs/block-sizes.md): "qk", q's
+/// two 64-row halves and k (what a block's S needs first, and dK last),
+/// and "vdo", v and dO's halves (dP first, dV last); the same tiles in the
+/// same order as createLoadRing's one ring (loadedTiles), so that
+/// buildRingsLoadPartition fills them in turn.
+SmallVector<Value, 2> createLargeBlockRings(OpBuilder &b, Location loc,
+                                            const KernelSpec &spec,
+                                            int64_t depth) {
+  MLIRContext *ctx = b.getContext();
+  SmallVector<Type> tiles;
+  for (const LoadedTile &loaded : loadedTiles(spec))
+    tiles.push_back(loaded.type);
+  size_t qk = spec.numQueryTiles() + 1;
+  auto ringOf = [&](ArrayRef<Type> types, StringRef name) {
+    return createChannel(
+        b, loc, ChannelType::get(ctx, types, MemorySpace::smem), name, depth);
+  };
+  return {ringOf(ArrayRef<Type>(tiles).take_front(qk), "qk"),
+          ringOf(ArrayRef<Type>(tiles).drop_front(qk), "vdo")};
+}
+
 /// One of the two consumer partitions of the block-size-128 backward with
 /// `large-block-consumers=2` (buildHopperLargeBlockHalves): consumer `half`
 /// takes every slot of the load ring and
@@ -956,6 +978,10 @@ void buildLargeBlockBackwardBody(OpBuilder &b, Location loc,
 ///     dS_i[:, 64 half:]^T q_i, P_1-half and dS_1-half read from the other
 ///     consumer's slot of `pds[1 - half]` (warpspec.get waits for its
 ///     commit); both slots go back after dK's product, the last read.
+/// With `vdo` (`large-block-rings=2`) `ring` holds q's halves and k and
+/// `vdo` v and dO's halves (taken before dP), and dK is made before dV:
+/// the `ring` slot goes back after dK's product (the last read of q and k),
+/// `vdo`'s and the other's P and dS after dV's (the last of v, dO and P).
 /// The other consumer's P and dS are released after their last read, so this
 /// consumer's next acquire of `pds[half]` (the next block's P) waits until
 /// the other is done with this block's: the one-slot rings order the
@@ -964,7 +990,7 @@ void buildLargeBlockBackwardBody(OpBuilder &b, Location loc,
 void buildLargeBlockHalfConsumer(OpBuilder &b, Location loc,
                                  const KernelSpec &spec, const KernelPlan &plan,
                                  const KernelValues &values, Value ring,
-                                 ArrayRef<Value> pds, int64_t half) {
+                                 Value vdo, ArrayRef<Value> pds, int64_t half) {
   MLIRContext *ctx = b.getContext();
   OpBuilder::InsertionGuard g(b);
   int64_t halves = spec.numQueryTiles();
@@ -986,8 +1012,12 @@ void buildLargeBlockHalfConsumer(OpBuilder &b, Location loc,
   llvm::append_range(c.tiles, consume.getBufferArgs());
   ArrayRef<Value> tiles = c.tiles;
   ArrayRef<Value> q = tiles.take_front(halves);
-  Value k = tiles[halves], v = tiles[halves + 1];
-  ArrayRef<Value> dout = tiles.slice(halves + 2, halves);
+  Value k = tiles[halves], v;
+  SmallVector<Value, 2> dout;
+  if (!vdo) {
+    v = tiles[halves + 1];
+    llvm::append_range(dout, tiles.slice(halves + 2, halves));
+  }
 
   auto f32 = b.getF32Type();
   int64_t m = spec.queryTileRows(), n = spec.tileRows();
@@ -1020,6 +1050,14 @@ void buildLargeBlockHalfConsumer(OpBuilder &b, Location loc,
   // previous block's P and dS overlaps this block's S.
   auto mine = AcquireOp::create(b, loc, pds[half]);
   WriteOp::create(b, loc, p, pin(mine.getBuffers()[0]));
+  // With two rings v and dO are waited for only now: their copies may land
+  // during S and the softmax.
+  GetOp vdoSlot;
+  if (vdo) {
+    vdoSlot = GetOp::create(b, loc, vdo);
+    v = vdoSlot.getBuffers()[0];
+    llvm::append_range(dout, vdoSlot.getBuffers().drop_front());
+  }
   Value dp = MmaOp::create(b, loc, wide32, pin(dout[half]), pin(v), false,
                            /*transpose_b=*/true);
   Value dlseRow = spec.dlse ? rowsReadAt(b, loc, c.row, row, rows) : Value();
@@ -1050,6 +1088,19 @@ void buildLargeBlockHalfConsumer(OpBuilder &b, Location loc,
     return acc;
   };
   auto [keyRow, keyRows] = blockHalf(b, loc, c.row, c.rows, half, m);
+  if (vdo) {
+    // q and k go back first, so that the next block's, which its S needs
+    // first, load during this block's dV.
+    Value dk = keyHalfGradient(dsOf, q);
+    ReleaseOp::create(b, loc, c.slot);
+    store(dk, spec.stores[1], keyRow, keyRows);
+    Value dv = keyHalfGradient(pOf, dout);
+    // dV's product is the last read of the other's P and of v and dO.
+    ReleaseOp::create(b, loc, theirs.getSlot());
+    ReleaseOp::create(b, loc, vdoSlot.getSlot());
+    store(dv, spec.stores[0], keyRow, keyRows);
+    return;
+  }
   Value dv = keyHalfGradient(pOf, dout);
   store(dv, spec.stores[0], keyRow, keyRows);
   Value dk = keyHalfGradient(dsOf, q);
@@ -1063,23 +1114,32 @@ void buildLargeBlockHalfConsumer(OpBuilder &b, Location loc,
 /// query half (`large-block-consumers=2`, docs/block-sizes.md "Two
 /// consumers"): the producer fills the load ring as for one consumer; the
 /// rings "pds0" and "pds1" (one slot of P and dS, [64, 128] each) carry
-/// each consumer's half to the other (buildLargeBlockHalfConsumer).
+/// each consumer's half to the other (buildLargeBlockHalfConsumer). With
+/// plan.largeBlockRings = 2 the load ring is two, "qk" and "vdo"
+/// (createLargeBlockRings).
 void buildHopperLargeBlockHalves(OpBuilder &b, Location loc,
                                  const KernelSpec &spec,
                                  const KernelPlan &plan) {
   MLIRContext *ctx = b.getContext();
   OpBuilder::InsertionGuard guard(b);
   KernelValues values = beginKernel(b, loc, Chip::sm_90a, spec, plan);
-  Value ring = createLoadRing(b, loc, spec, plan.numStages);
+  SmallVector<Value, 2> rings;
+  if (plan.largeBlockRings == 2)
+    rings = createLargeBlockRings(b, loc, spec, plan.numStages);
+  else
+    rings.push_back(createLoadRing(b, loc, spec, plan.numStages));
+  Value ring = rings.front();
+  Value vdo = rings.size() > 1 ? rings[1] : Value();
   BufferType square = queryBuffer(spec, spec.tileRows());
   auto pdsType = ChannelType::get(ctx, {square, square}, MemorySpace::smem);
   SmallVector<Value, 2> pds;
   for (int64_t half = 0; half < spec.numQueryTiles(); ++half)
     pds.push_back(createChannel(b, loc, pdsType, "pds" + std::to_string(half),
                                 /*depth=*/1));
-  buildLoadPartition(b, loc, spec, values, ring, plan);
+  buildRingsLoadPartition(b, loc, spec, values, rings, plan);
   for (int64_t half = 0; half < spec.numQueryTiles(); ++half)
-    buildLargeBlockHalfConsumer(b, loc, spec, plan, values, ring, pds, half);
+    buildLargeBlockHalfConsumer(b, loc, spec, plan, values, ring, vdo, pds,
+                                half);
 }
 
 /// One of the two consumer partitions of the sm_90a backward at block size

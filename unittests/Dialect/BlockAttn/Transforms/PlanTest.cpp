@@ -867,3 +867,80 @@ TEST(Sm90aPlan, LargeBlockBackwardWithTwoConsumers) {
             "no ring of 2 x 131072 bytes fits in shared memory next to 98304 "
             "bytes of P, dS and staging buffers (large-block-consumers=2)");
 }
+
+TEST(Sm90aPlan, LargeBlockBackwardWithTwoRings) {
+  // large-block-rings=2: the two-consumer plan, its load slot in two rings
+  // ("qk", "vdo") of the same bytes, each as deep as the one ring was (one
+  // slot at D = 128 and 96, two at 64, four at 32), the same registers.
+  KernelShape b128 = shape(true, 128);
+  b128.blockSize = 128;
+  TuningOptions rings;
+  rings.largeBlockRings = 2;
+  KernelPlan p = plan(Chip::sm_90a, b128, rings);
+  EXPECT_EQ(p.largeBlockConsumers, 2);
+  EXPECT_EQ(p.largeBlockRings, 2);
+  EXPECT_EQ(p.numConsumers, 1);
+  EXPECT_EQ(p.registers.load, 64);
+  EXPECT_EQ(p.registers.compute, 216);
+  EXPECT_EQ(p.ctasPerSm, 1);
+  EXPECT_EQ(p.numStages, 1);
+  for (auto [headDim, stages] :
+       {std::pair<int64_t, int64_t>{96, 1}, {64, 2}, {32, 4}}) {
+    KernelShape s = b128;
+    s.headDim = headDim;
+    EXPECT_EQ(plan(Chip::sm_90a, s, rings).numStages, stages) << headDim;
+  }
+  // The default and 1 keep one ring; with two consumers asked for too, and
+  // for the causal kernels at 128 (one consumer by default), two rings.
+  EXPECT_EQ(plan(Chip::sm_90a, b128).largeBlockRings, 1);
+  TuningOptions one;
+  one.largeBlockRings = 1;
+  EXPECT_EQ(plan(Chip::sm_90a, b128, one).largeBlockRings, 1);
+  TuningOptions both = rings;
+  both.largeBlockConsumers = 2;
+  EXPECT_EQ(plan(Chip::sm_90a, b128, both).largeBlockRings, 2);
+  KernelShape causal = b128;
+  causal.causal = true;
+  EXPECT_EQ(plan(Chip::sm_90a, causal, rings).largeBlockConsumers, 2);
+  EXPECT_EQ(plan(Chip::sm_90a, causal, rings).largeBlockRings, 2);
+  // Refusals: where two consumers do not apply, with one consumer, several
+  // consumer replicas or CTAs per SM, a ring too deep, values other than 0-2.
+  const char *applies =
+      "large-block-rings=2 applies to the sm_90a backward at block size 128 "
+      "up to head dim 128, without rotary embeddings and with one query head "
+      "per k/v head";
+  KernelShape rotary = b128;
+  rotary.rotary = RotaryMode::half_split;
+  EXPECT_EQ(failure(Chip::sm_90a, rotary, rings), applies);
+  EXPECT_EQ(failure(Chip::sm_90a, shape(true, 128), rings), applies);
+  EXPECT_EQ(failure(Chip::sm_100a, b128, rings), applies);
+  KernelShape wide = b128;
+  wide.headDim = 192;
+  EXPECT_EQ(failure(Chip::sm_90a, wide, rings), applies);
+  KernelShape forward = b128;
+  forward.backward = false;
+  EXPECT_EQ(failure(Chip::sm_90a, forward, rings), applies);
+  TuningOptions oneConsumer = rings;
+  oneConsumer.largeBlockConsumers = 1;
+  EXPECT_EQ(failure(Chip::sm_90a, b128, oneConsumer),
+            "large-block-rings=2 splits the slot of two consumer partitions "
+            "(one warpgroup a query half, one CTA per SM), got "
+            "large-block-consumers=1, num-consumers=0, ctas-per-sm=0");
+  TuningOptions ctas = rings;
+  ctas.ctasPerSm = 2;
+  EXPECT_EQ(failure(Chip::sm_90a, b128, ctas),
+            "large-block-rings=2 splits the slot of two consumer partitions "
+            "(one warpgroup a query half, one CTA per SM), got "
+            "large-block-consumers=0, num-consumers=0, ctas-per-sm=2");
+  TuningOptions deep = rings;
+  deep.numStages = 2;
+  EXPECT_EQ(failure(Chip::sm_90a, b128, deep),
+            "no rings \"qk\" and \"vdo\" of 2 x 131072 bytes together fit "
+            "in shared memory next to 98304 bytes of P, dS and staging buffers "
+            "(large-block-rings=2)");
+  TuningOptions three;
+  three.largeBlockRings = 3;
+  EXPECT_EQ(failure(Chip::sm_90a, b128, three),
+            "large-block-rings must be 0 (the recipe picks), 1 (one load ring) "
+            "or 2 (the rings \"qk\" and \"vdo\"), got 3");
+}

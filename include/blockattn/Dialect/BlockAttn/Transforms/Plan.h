@@ -154,6 +154,13 @@ struct KernelPlan {
   /// each other their half's P and dS through the one-slot rings "pds0" and
   /// "pds1" (docs/block-sizes.md); 0: one consumer runs the whole block.
   int64_t largeBlockConsumers = 0;
+  /// With `largeBlockConsumers` = 2 (`large-block-rings`): the rings a
+  /// block's tiles are loaded into, each `numStages` slots deep: 1, one
+  /// ring of all six tiles; 2, the ring "qk" (q's halves and k, released
+  /// after both consumers' dK) and the ring "vdo" (v and dO's halves,
+  /// released after their dV), so that the next block's loads overlap this
+  /// block's last products and stores (docs/block-sizes.md).
+  int64_t largeBlockRings = 1;
   /// The sm_90a backward at block size 128 above head dim 128: a block's
   /// q, k, v and dO do not fit shared memory at once, so the producer
   /// streams them in slots of 64-column chunks, twice a block (the second
