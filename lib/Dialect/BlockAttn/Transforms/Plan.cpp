@@ -911,6 +911,13 @@ FailureOr<KernelPlan> planSm90aLargeBlockHalves(const KernelShape &shape,
       TargetLimits::sharedMemoryBudget(plan.ctasPerSm) - kSmemReserve - scratch;
   int64_t fits = std::min(kMaxStages, budget / slotBytes);
   plan.numStages = options.numStages > 0 ? options.numStages : fits;
+  // Where the ring holds one slot (head dims 96 and 128) the next block's
+  // loads wait for this block's last product unless the slot is split:
+  // H200, seed lengths, 2026-12-04, 3.46 -> 3.20 ms at 128 and 3.48 -> 2.79
+  // at 96; with two or more slots (64, 32) the split was 1-2% slower
+  // (docs/block-sizes.md, "Two rings").
+  if (options.largeBlockRings == 0 && options.numStages == 0 && fits == 1)
+    plan.largeBlockRings = 2;
   if ((plan.numStages < 1 || plan.numStages > fits) &&
       plan.largeBlockRings == 2)
     return fail("no rings \"qk\" and \"vdo\" of ",

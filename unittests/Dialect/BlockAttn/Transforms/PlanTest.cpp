@@ -890,9 +890,16 @@ TEST(Sm90aPlan, LargeBlockBackwardWithTwoRings) {
     s.headDim = headDim;
     EXPECT_EQ(plan(Chip::sm_90a, s, rings).numStages, stages) << headDim;
   }
-  // The default and 1 keep one ring; with two consumers asked for too, and
-  // for the causal kernels at 128 (one consumer by default), two rings.
-  EXPECT_EQ(plan(Chip::sm_90a, b128).largeBlockRings, 1);
+  // The default takes two rings where the ring holds one slot (D = 128, 96)
+  // and one elsewhere; 1 keeps one ring; with two consumers asked for too,
+  // and for the causal kernels at 128 (one consumer by default), two rings.
+  EXPECT_EQ(plan(Chip::sm_90a, b128).largeBlockRings, 2);
+  for (auto [headDim, rings] :
+       {std::pair<int64_t, int64_t>{96, 2}, {64, 1}, {32, 1}}) {
+    KernelShape s = b128;
+    s.headDim = headDim;
+    EXPECT_EQ(plan(Chip::sm_90a, s).largeBlockRings, rings) << headDim;
+  }
   TuningOptions one;
   one.largeBlockRings = 1;
   EXPECT_EQ(plan(Chip::sm_90a, b128, one).largeBlockRings, 1);

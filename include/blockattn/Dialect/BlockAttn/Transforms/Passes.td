@@ -166,8 +166,9 @@ def BlockAttnWarpSpecializePass
            "each consumer makes dK before dV, so that the next block's q and "
            "k load during this block's dV and stores, and its v and dO "
            "during the next block's S and softmax; docs/block-sizes.md); 0 "
-           "picks 1; 2 asks for the two consumers where the recipe would "
-           "pick one">,
+           "picks 2 where the ring holds one slot (head dims 96 and 128) "
+           "and num-stages is 0, else 1; 2 asks for the two consumers where "
+           "the recipe would pick one">,
     Option<"stagingBuffers", "staging-buffers", "int64_t", /*default=*/"0",
            "sm_90a backward with half-depth slots and o-store=tma: output "
            "staging buffers the gradients' column chunks alternate between: "
