@@ -14,9 +14,8 @@ and f16, rotary none, half_split and interleaved, each rotary mode with its
     python3 scripts/emulate_kernels.py --chips sm_100a --kinds backward --seeds 1,2,3
 
 --causal and --lse build every kernel with causal blocks and the log-sum-exp (the
-backward: its gradient, dlse); --rotary-theta THETA the rotary kernels with angles
-from theta (no tables: the reference gets the tables of that base). For example, the
-sm_100a rotary backward at block size 128 (docs/block-sizes.md):
+backward: its gradient, dlse). For example, the sm_100a rotary backward at block
+size 128 (docs/block-sizes.md):
 
     python3 scripts/emulate_kernels.py --chips sm_100a --kinds backward --block-sizes 128 \
         --head-dims 32,64,96,128 --rotary half_split,interleaved --sms 1 --causal --lse
@@ -35,9 +34,7 @@ import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "python"))
 
-import numpy as np  # noqa: E402
-
-from blockattn import emulation as em, reference  # noqa: E402
+from blockattn import emulation as em  # noqa: E402
 from blockattn._kernels import PREBUILT_HEAD_DIMS as HEAD_DIMS, find_compiler  # noqa: E402
 
 
@@ -58,8 +55,6 @@ def main(argv=None):
     parser.add_argument("--causal", action="store_true", help="causal attention inside each block")
     parser.add_argument("--lse", action="store_true",
                         help="the forward writes the log-sum-exp, the backward reads its gradient")
-    parser.add_argument("--rotary-theta", type=float, default=None,
-                        help="rotary kernels compute their angles from this base (no tables)")
     parser.add_argument("--seeds", default="1", help="comma-separated emulator seeds")
     parser.add_argument("--sms", type=int, default=2, help="SMs of the emulated GPU (sets the grid)")
     parser.add_argument("--compiler-flags", default="",
@@ -82,22 +77,15 @@ def main(argv=None):
             positions, rotate_v = variants[variant]
             case = em.Case(kind, d, dtype, rotary, positions=positions, rotate_v=rotate_v, block_size=bs,
                            causal=args.causal, lse=args.lse)
-            theta = args.rotary_theta if rotary != "none" else None
             out = pathlib.Path(tmp) / chip
-            flags = [f"--rotary-theta={theta!r}"] if theta is not None else []
-            subprocess.run([compiler, *case.compiler_flags(chip), *flags, *args.compiler_flags.split(), "-o",
-                            str(out), "--quiet"], check=True)
+            subprocess.run([compiler, *case.compiler_flags(chip), *args.compiler_flags.split(), "-o", str(out),
+                            "--quiet"], check=True)
             base = out / f"k_{case.name}"
             for seed in [int(s) for s in split(args.seeds)]:
                 tensors = em.make_problem(case)
-                inputs = tensors
-                if theta is not None:
-                    cos, sin = reference.rope_tables(tensors["cos"].shape[0], d, base=theta)
-                    tensors.update(cos=cos.astype(np.float32), sin=sin.astype(np.float32))
-                    inputs = {n: t for n, t in tensors.items() if n not in ("cos", "sin")}
                 start = time.time()
                 try:
-                    got = em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), inputs,
+                    got = em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), tensors,
                                      {"softmax_scale": d ** -0.5}, seed=seed, num_sms=args.sms)
                     failures = em.check_close(case, got, em.reference_outputs(case, tensors))
                 except em.EmulationError as e:

@@ -22,10 +22,6 @@ Emulated only: no Blackwell GPU has run these kernels.
 from __future__ import annotations
 
 import dataclasses
-import pathlib
-import subprocess
-
-import numpy as np
 import pytest
 
 from blockattn import emulation as em
@@ -85,24 +81,3 @@ def test_rotary_backward_b128_matches_reference(case, sms, kernels):
         no_dlse = dataclasses.replace(case, lse=False)
         assert em.check_close(no_dlse, got, em.reference_outputs(no_dlse, tensors)) != []
     assert misses(case, got, tensors, dataclasses.replace(case, block_size=64))
-
-
-@pytest.mark.parametrize("interleaved", (False, True), ids=("half_split", "interleaved"))
-def test_rotary_theta_backward_b128(interleaved, tmp_path):
-    """`--rotary-theta`: the angles from theta in the kernel (no tables), against the
-    reference with the standard tables of the same base."""
-    case = em.Case("backward", 64, "bf16", "interleaved" if interleaved else "half_split",
-                   rotate_v=interleaved, block_size=128)
-    subprocess.run([find_compiler(), *case.compiler_flags("sm_100a"), "--rotary-theta=10000",
-                    "-o", str(tmp_path), "--quiet"], check=True)
-    base = pathlib.Path(tmp_path) / f"k_{case.name}"
-    tensors = em.make_problem(case, lengths=LENGTHS, seed=11)
-    inputs = {n: t for n, t in tensors.items() if n not in ("cos", "sin")}
-    got = em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), inputs,
-                     {"softmax_scale": case.head_dim ** -0.5}, num_sms=2)
-    assert em.check_close(case, got, em.reference_outputs(case, tensors)) == []
-    # Another base's tables miss.
-    from blockattn import reference
-    cos, sin = reference.rope_tables(max(LENGTHS) + 1, case.head_dim, base=500.0)
-    other = dict(tensors, cos=cos.astype(np.float32), sin=sin.astype(np.float32))
-    assert misses(case, got, tensors, other_tensors=other)
