@@ -898,9 +898,8 @@ ReplicaHalf replicaHalf(OpBuilder &b, Location loc, Value row, Value rows,
 /// product is committed with the block's record.
 void issueLargeBlockBackwardProducts(OpBuilder &b, Location loc,
                                      const KernelSpec &spec,
-                                     const MmaLoop &loop, Value sCh,
-                                     Value dpCh, Value dqCh, Value dkvCh,
-                                     Value pdsCh) {
+                                     const MmaLoop &loop, Value sCh, Value dpCh,
+                                     Value dqCh, Value dkvCh, Value pdsCh) {
   int64_t m = spec.queryTileRows(), halves = spec.numQueryTiles();
   Value row = loop.row, rows = loop.rows, head = loop.head;
   ArrayRef<Value> tiles = loop.operands;
@@ -914,11 +913,10 @@ void issueLargeBlockBackwardProducts(OpBuilder &b, Location loc,
   auto pin = [&](Value buffer) -> Value {
     return PinOp::create(b, loc, buffer.getType(), buffer);
   };
-  auto product = [&](Value channel, Value a, Value bOperand, bool ta,
-                     bool tb) {
+  auto product = [&](Value channel, Value a, Value bOperand, bool ta, bool tb) {
     auto dest = AcquireOp::create(b, loc, channel);
-    MmaAsyncOp::create(b, loc, pin(a), pin(bOperand), dest.getBuffers()[0],
-                       ta, tb);
+    MmaAsyncOp::create(b, loc, pin(a), pin(bOperand), dest.getBuffers()[0], ta,
+                       tb);
     CommitOp::create(b, loc, dest.getSlot(), row, rows, head);
   };
   for (int64_t i = 0; i < halves; ++i) {
@@ -1101,7 +1099,8 @@ void buildBlackwellLargeBlockRotaryBackward(OpBuilder &b, Location loc,
 
   int64_t m = spec.queryTileRows(), n = spec.tileRows(), d = spec.headDim;
   int64_t halves = spec.numQueryTiles();
-  assert(plan.softmaxReplicas == 1 && "one softmax warpgroup takes both halves");
+  assert(plan.softmaxReplicas == 1 &&
+         "one softmax warpgroup takes both halves");
   Type f32 = b.getF32Type(), i32 = b.getI32Type();
   auto tmemChannel = [&](StringRef name, int64_t cols) {
     return createTmemRing(b, loc, name, m, cols);

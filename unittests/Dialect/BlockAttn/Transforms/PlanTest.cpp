@@ -621,10 +621,8 @@ TEST(Sm100aPlan, LargeBlockRotaryBackwardHasOneSoftmaxWarpgroup) {
   // the load ring is as deep as beside P/dS (64 KiB) and one staging buffer:
   // one slot at head dims 128 and 96, two at 64, four at 32; "rotated" (a
   // signal) as deep.
-  for (auto [headDim, stages] : {std::pair<int64_t, int64_t>{128, 1},
-                                 {96, 1},
-                                 {64, 2},
-                                 {32, 4}}) {
+  for (auto [headDim, stages] :
+       {std::pair<int64_t, int64_t>{128, 1}, {96, 1}, {64, 2}, {32, 4}}) {
     for (bool rotateV : {false, true}) {
       KernelShape b128 = shape(true, headDim, RotaryMode::interleaved, rotateV);
       b128.blockSize = 128;
@@ -632,10 +630,10 @@ TEST(Sm100aPlan, LargeBlockRotaryBackwardHasOneSoftmaxWarpgroup) {
       EXPECT_EQ(p.softmaxReplicas, 1) << headDim;
       EXPECT_EQ(p.numStages, stages) << headDim;
       EXPECT_EQ(p.rotaryDepth, stages) << headDim;
-      EXPECT_EQ(p.registers.load, 48) << headDim;
-      EXPECT_EQ(p.registers.rotary, 104) << headDim;
-      EXPECT_EQ(p.registers.mma, 112) << headDim;
-      EXPECT_EQ(p.registers.compute, 248) << headDim;
+      EXPECT_EQ(p.registers.load, 88) << headDim;
+      EXPECT_EQ(p.registers.rotary, 152) << headDim;
+      EXPECT_EQ(p.registers.mma, 88) << headDim;
+      EXPECT_EQ(p.registers.compute, 184) << headDim;
       EXPECT_EQ(p.registers.load + p.registers.rotary + p.registers.mma +
                     p.registers.compute,
                 512)
