@@ -170,8 +170,18 @@ constexpr int64_t kLargeBlockRotaryForwardRegs = 136,
                   kLargeBlockRotaryForwardMmaRegs = 112,
                   kLargeBlockRotaryForwardLoadRegs = 48;
 /// sm_100a, the rotary backward at block size 128
-/// (largeBlockRotaryBackward): found with ptxas (CUDA 13.0), see
-/// docs/block-sizes.md.
+/// (largeBlockRotaryBackward). The rotary warpgroup turns q's two halves, k
+/// (and v) of 128 rows in place, reading (regs - 40) / (2 x pairs) passes of
+/// tables ahead: at 104-120 ptxas spilled it (36-44 bytes at head dim 128,
+/// the others generous), at 136-176 not. The softmax warpgroup holds S 64 +
+/// dP 64 f32 at its peak. As in the plain block-128 backward, a producer and
+/// an MMA warpgroup of different budgets spilled more often (48 / 104 / 112
+/// / 248: 44 bytes; 88 / 120 / 88 / 216: 4-32 bytes in 3 of 64 kernels);
+/// 88 / 152 / 88 / 184 spills nothing in any of the 128 kernels (head dims
+/// 32-128, bf16 and f16, both layouts, positions, rotate_v, each with causal
+/// and dlse; ptxas, CUDA 13.0). With angles from theta at head dim 128 the
+/// rotary warpgroup spills (docs/block-sizes.md). Not timed: no Blackwell
+/// GPU.
 constexpr int64_t kLargeBlockRotaryBackwardLoadRegs = 88,
                   kLargeBlockRotaryBackwardRegs = 152,
                   kLargeBlockRotaryBackwardMmaRegs = 88;
