@@ -11,8 +11,7 @@ Every combination of --chips, --kinds, --head-dims, --block-sizes, --dtypes,
 the grouped backward, with or without rotary embeddings, at blocks of up to 64
 and head dims up to 128 only) is built (block size 64 unless --block-sizes says
 otherwise: the others compile on first use), except what the compiler does not
-build (at head dims 192 and 256: rotary modes at block size 128; on sm_100a at block
-size 128: the rotary backward).
+build (at head dims 192 and 256: rotary modes at block size 128).
 The default head dims are the wheel's prebuilt ones (64, 128); the API compiles
 the others (32, 96, 192, 256) on first use, or pass them here, e.g.
     python3 scripts/prebuild_kernels.py .prebuilt --chips sm_90a,sm_100a \\
@@ -70,9 +69,6 @@ def keys_for(args) -> list[KernelKey]:
             continue  # no grouped backward at large blocks or head dims above 128 yet (docs/pipeline.md)
         if d in _kernels.CHUNKED_HEAD_DIMS and bs > 64 and rotary != "none":
             continue  # head dims 192 and 256 at block size 128: no rotary (docs/head-dims.md)
-        if kind == "backward" and bs in _kernels.PERSISTENT_BACKWARD_BLOCK_SIZES and rotary != "none" and (
-                chip != "sm_90a"):
-            continue  # the rotary backward at 128: sm_90a only so far (docs/block-sizes.md)
         for variant in (["plain"] if rotary == "none" else args.rotary_variants):
             positions, rotate_v = VARIANTS[variant]
             key = KernelKey(kind=kind, head_dim=d, block_size=bs, dtype=dtype, chip=chip,

@@ -3,6 +3,7 @@
 // RUN: block-attn-opt %t/sm100a.mlir -split-input-file -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a"
 // RUN: block-attn-opt %t/sm100a-o-store.mlir -split-input-file -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a o-store=registers"
 // RUN: block-attn-opt %t/sm100a-ctas-per-sm.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a ctas-per-sm=2"
+// RUN: block-attn-opt %t/sm100a-rotary-b128-stages.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a num-stages=2"
 // RUN: block-attn-opt %t/sm100a-stages-negative.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a num-stages=-2"
 // RUN: block-attn-opt %t/consumers0.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-consumers=-1"
 // RUN: block-attn-opt %t/consumers4.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-consumers=4"
@@ -106,24 +107,6 @@ func.func @negative_extra_op_sm100a(%q: !act, %k: !act, %v: !act, %o: !act,
   return
 }
 
-// -----
-
-// The rotary backward at block size 128 is built for sm_90a only (the
-// rotary forward at 128 is built on sm_100a too).
-!act = memref<?x4x128xbf16>
-!tab = memref<?x64xf32>
-func.func @negative_rotary_backward_b128_sm100a(%q: !act, %k: !act, %v: !act, %do: !act,
-                                                %dq: !act, %dk: !act, %dv: !act,
-                                                %cu: memref<?xi32>, %cos: !tab, %sin: !tab) {
-  // expected-error @+1 {{'blockattn.backward' op the rotary backward at block_size 128 is implemented for sm_90a only (docs/block-sizes.md)}}
-  blockattn.backward q(%q : !act) k(%k : !act) v(%v : !act) do(%do : !act)
-      dq(%dq : !act) dk(%dk : !act) dv(%dv : !act) cu_seqlens(%cu : memref<?xi32>)
-      rotary(%cos, %sin : !tab, !tab)
-      {block_size = 128 : i64, head_dim = 128 : i64, element_type = bf16,
-       rotary = #blockattn.rotary<half_split>}
-  return
-}
-
 //--- sm100a-o-store.mlir
 
 // On sm_100a the outputs come out of tensor memory into registers and leave
@@ -165,6 +148,25 @@ func.func @negative_ctas_per_sm_sm100a(%q: !act, %k: !act, %v: !act, %o: !act,
   // expected-error @+1 {{'blockattn.forward' op ctas-per-sm above 1 is implemented for sm_90a only}}
   blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
       cu_seqlens(%cu : memref<?xi32>) {head_dim = 128 : i64, element_type = bf16}
+  return
+}
+
+//--- sm100a-rotary-b128-stages.mlir
+// The sm_100a rotary backward at block size 128 at head dim 128: one slot of
+// q, k, v and dO (128 KiB) is all that fits next to both halves' P and dS
+// (64 KiB) and the staging buffer (16 KiB); the rotation is in place, so no
+// ring of rotated tiles takes room.
+!act = memref<?x4x128xbf16>
+!tab = memref<?x64xf32>
+func.func @rotary_backward_b128_two_slots(%q: !act, %k: !act, %v: !act, %do: !act,
+                                          %dq: !act, %dk: !act, %dv: !act,
+                                          %cu: memref<?xi32>, %cos: !tab, %sin: !tab) {
+  // expected-error @+1 {{'blockattn.backward' op no ring of 2 x 131072 bytes fits in shared memory next to 81920 bytes of P, dS and the staging buffer}}
+  blockattn.backward q(%q : !act) k(%k : !act) v(%v : !act) do(%do : !act)
+      dq(%dq : !act) dk(%dk : !act) dv(%dv : !act) cu_seqlens(%cu : memref<?xi32>)
+      rotary(%cos, %sin : !tab, !tab)
+      {block_size = 128 : i64, head_dim = 128 : i64, element_type = bf16,
+       rotary = #blockattn.rotary<half_split>}
   return
 }
 

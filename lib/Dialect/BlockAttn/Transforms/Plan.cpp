@@ -179,6 +179,22 @@ bool largeBlockRotaryForward(const KernelShape &shape) {
 constexpr int64_t kLargeBlockRotaryForwardRegs = 136,
                   kLargeBlockRotaryForwardMmaRegs = 112,
                   kLargeBlockRotaryForwardLoadRegs = 48;
+/// sm_100a, the rotary backward at block size 128
+/// (largeBlockRotaryBackward). The rotary warpgroup turns q's two halves, k
+/// (and v) of 128 rows in place, reading (regs - 40) / (2 x pairs) passes of
+/// tables ahead: at 104-120 ptxas spilled it (36-44 bytes at head dim 128,
+/// the others generous), at 136-176 not. The softmax warpgroup holds S 64 +
+/// dP 64 f32 at its peak. As in the plain block-128 backward, a producer and
+/// an MMA warpgroup of different budgets spilled more often (48 / 104 / 112
+/// / 248: 44 bytes; 88 / 120 / 88 / 216: 4-32 bytes in 3 of 64 kernels);
+/// 88 / 152 / 88 / 184 spills nothing in any of the 128 kernels (head dims
+/// 32-128, bf16 and f16, both layouts, positions, rotate_v, each with causal
+/// and dlse; ptxas, CUDA 13.0). With angles from theta at head dim 128 the
+/// rotary warpgroup spills (docs/block-sizes.md). Not timed: no Blackwell
+/// GPU.
+constexpr int64_t kLargeBlockRotaryBackwardLoadRegs = 88,
+                  kLargeBlockRotaryBackwardRegs = 152,
+                  kLargeBlockRotaryBackwardMmaRegs = 88;
 constexpr int64_t kMaxStages = 8;
 /// Bytes the allocator needs besides the buffers: the run-time alignment
 /// slack of the dynamic shared memory base, which also holds the barriers
@@ -1151,6 +1167,62 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
   return plan;
 }
 
+/// sm_100a, the rotary backward at block size 128 (Sm100aRecipe.cpp,
+/// buildBlackwellLargeBlockRotaryBackward; docs/block-sizes.md, "The rotary
+/// backward at 128 on sm_100a"): four warpgroups, one softmax warpgroup
+/// taking both query halves and both key halves of every block in turn, as
+/// the rotary forward at 128 does (largeBlockRotaryForward): two beside the
+/// rotary warpgroup would keep about 124 registers each, too few for a
+/// half's S and dP (64 + 64 f32).
+bool largeBlockRotaryBackward(const KernelShape &shape) {
+  return shape.hasRotary() && largeBlockBackward(shape);
+}
+
+/// The plan of largeBlockRotaryBackward. The rotary warpgroup turns q's
+/// halves, k (and v) in the load ring's slot, in place (a ring of rotated
+/// tiles, 64 KiB at head dim 128, does not fit next to the 128 KiB slot and
+/// the 64 KiB of both halves' P and dS): the ring "rotated" only signals.
+/// Shared memory: the load ring as deep as fits next to the P/dS ring (two
+/// [64, 128] tiles a half, both halves held) and one output staging buffer.
+/// Persistent, one CTA per SM.
+FailureOr<KernelPlan>
+planSm100aLargeBlockRotaryBackward(const KernelShape &shape,
+                                   const TuningOptions &options, Failure fail) {
+  KernelPlan plan;
+  int64_t slotBytes = shape.numLoads() * shape.tileBytes(shape.headDim);
+  if (failed(planLaunch(Chip::sm_100a, options, tilesOfChunkLoads(slotBytes),
+                        /*chunkedByDefault=*/false, /*chunkedCtasPerSm=*/1,
+                        plan, fail)))
+    return failure();
+  planL2Prefetch(options, /*byDefault=*/false, plan);
+  plan.numConsumers = 1; // the MMA warpgroup takes every slot
+  plan.softmaxReplicas = 1;
+  plan.pFromSmem = false;
+  plan.stageOutput = true;
+  plan.bulkStore = options.oStore == OStore::tma;
+  int64_t halves = shape.numQueryTiles();
+  int64_t scratch = shape.queryTileBytes(shape.headDim) +
+                    halves * 2 * shape.queryTileBytes(shape.tileRows());
+  int64_t budget = TargetLimits::maxSharedMemoryBytes - kSmemReserve - scratch;
+  if (!validNumStages(options))
+    return numStagesError(fail, options);
+  int64_t fits = std::min(kMaxStages, budget / slotBytes);
+  plan.numStages = options.numStages > 0 ? options.numStages : fits;
+  if (plan.numStages < 1 || plan.numStages > fits)
+    return fail("no ring of ", std::max<int64_t>(plan.numStages, 1), " x ",
+                slotBytes, " bytes fits in shared memory next to ", scratch,
+                " bytes of P, dS and the staging buffer");
+  // A signal a load slot: never more entries than slots.
+  plan.rotaryDepth = plan.numStages;
+  plan.registers.load = kLargeBlockRotaryBackwardLoadRegs;
+  plan.registers.rotary = kLargeBlockRotaryBackwardRegs;
+  plan.registers.mma = kLargeBlockRotaryBackwardMmaRegs;
+  plan.registers.compute = replicaRegisters(
+      3, plan.registers.load + plan.registers.mma + plan.registers.rotary,
+      plan.softmaxReplicas, /*ctasPerSm=*/1);
+  return plan;
+}
+
 /// The sm_100a backward at block size 128 above head dim 128
 /// (KernelPlan::columnPasses; docs/head-dims.md): the block does not fit
 /// shared memory next to its P and dS, so the producer streams it in
@@ -1211,6 +1283,8 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
                 "tensor memory into registers, then through shared memory), "
                 "got '",
                 stringifyOStore(options.oStore), "'");
+  if (largeBlockRotaryBackward(shape))
+    return planSm100aLargeBlockRotaryBackward(shape, options, fail);
   KernelPlan plan;
   int64_t slotBytes = shape.numLoads() * shape.tileBytes(shape.headDim);
   if (failed(planLaunch(Chip::sm_100a, options, tilesOfChunkLoads(slotBytes),
@@ -1233,13 +1307,6 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
   // verifier).
   if (largeBlockWideBackward(shape) && !shape.hasRotary())
     return planSm100aLargeBlockColumnPasses(shape, options, fail);
-  // Not built: the rotary backward at block size 128 (the forward takes
-  // both query halves in one softmax warpgroup, largeBlockRotaryForward;
-  // the backward's softmax warpgroups each hold a half's S, dP and their
-  // products, and no split beside a rotary warpgroup was tried).
-  if (shape.numQueryTiles() > 1 && shape.hasRotary() && shape.backward)
-    return fail("the rotary backward at block_size ", shape.blockSize,
-                " is implemented for sm_90a only (docs/block-sizes.md)");
   // A large block's query halves go to the softmax replicas round-robin,
   // replica r always taking half r (Sm100aRecipe.cpp); the rotary forward's
   // one replica takes both.

@@ -461,6 +461,30 @@ void buildRingsLoadPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
   CloseOp::create(b, loc, rings.front());
 }
 
+std::pair<Value, Value> blockHalf(OpBuilder &b, Location loc, Value row,
+                                  Value rows, int64_t i, int64_t halfRows) {
+  Value half = arith::ConstantIntOp::create(b, loc, halfRows, 32);
+  if (i == 0)
+    return {row, arith::MinSIOp::create(b, loc, rows, half)};
+  Value offset = arith::ConstantIntOp::create(b, loc, i * halfRows, 32);
+  Value zero = arith::ConstantIntOp::create(b, loc, 0, 32);
+  Value left = arith::MaxSIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, rows, offset), zero);
+  return {arith::AddIOp::create(b, loc, row, offset),
+          arith::MinSIOp::create(b, loc, left, half)};
+}
+
+Value rowsReadAt(OpBuilder &b, Location loc, Value blockRow, Value row,
+                 Value rows) {
+  if (row == blockRow)
+    return row;
+  Value one = arith::ConstantIntOp::create(b, loc, 1, 32);
+  Value any = arith::MinSIOp::create(b, loc, rows, one);
+  Value offset = arith::SubIOp::create(b, loc, row, blockRow);
+  return arith::AddIOp::create(b, loc, blockRow,
+                               arith::MulIOp::create(b, loc, any, offset));
+}
+
 KernelValues groupedValues(OpBuilder &b, Location loc, const KernelSpec &spec,
                            KernelValues values) {
   Value c1 = arith::ConstantIndexOp::create(b, loc, 1);

@@ -211,6 +211,20 @@ void buildColumnPassLoadPartition(OpBuilder &b, Location loc,
                                   Value chunks, int64_t chunkCols,
                                   const KernelPlan &plan);
 
+/// Rows `[row + 64 i, row + 64 i + 64)` of a block of `rows` valid rows
+/// that starts at `row`: the first row and the valid rows of its 64-row
+/// half `i` (none past a short block).
+std::pair<Value, Value> blockHalf(OpBuilder &b, Location loc, Value row,
+                                  Value rows, int64_t i, int64_t halfRows);
+
+/// Where a half's per-row values (dlse) are read: at its first row `row`,
+/// or at the block's `blockRow` when the half has no valid row (the second
+/// half of a short block), whose row 0 may lie past T: warpspec.load_rows
+/// reads row 0 for the rows it zeroes. `blockRow + min(rows, 1) (row -
+/// blockRow)`, with the ops the kernel conversion takes.
+Value rowsReadAt(OpBuilder &b, Location loc, Value blockRow, Value row,
+                 Value rows);
+
 /// `values` with the tile loop's heads set to k's (the k/v heads), for a
 /// kernel whose work item is a block and a k/v head.
 KernelValues groupedValues(OpBuilder &b, Location loc, const KernelSpec &spec,

@@ -887,6 +887,74 @@ ReplicaHalf replicaHalf(OpBuilder &b, Location loc, Value row, Value rows,
           offset};
 }
 
+/// The MMA warp's products of a 128-token block's backward, in the order
+/// the softmax warpgroups drain them (buildBlackwellLargeBlockBackward):
+/// per query half i, S_i = q_i k^T into "s" and dP_i = dO_i v^T into "dp";
+/// as each half's P and dS arrive in "pds" (both slots held until the last
+/// dK), dQ_i = dS_i k into "dq"; then dV_0, dV_1 and dK_0, dK_1 into "dkv",
+/// dV_j = sum_i P_i[:, 64 j:]^T dO_i and dK_j = sum_i dS_i[:, 64 j:]^T q_i:
+/// two products each, A the column chunk j of a half's [64, 128] P or dS
+/// read MN-major, the second with enable-input-d (`accumulate`). Every
+/// product is committed with the block's record.
+void issueLargeBlockBackwardProducts(OpBuilder &b, Location loc,
+                                     const KernelSpec &spec,
+                                     const MmaLoop &loop, Value sCh, Value dpCh,
+                                     Value dqCh, Value dkvCh, Value pdsCh) {
+  int64_t m = spec.queryTileRows(), halves = spec.numQueryTiles();
+  Value row = loop.row, rows = loop.rows, head = loop.head;
+  ArrayRef<Value> tiles = loop.operands;
+  ArrayRef<Value> q = tiles.take_front(halves);
+  Value k = tiles[halves], v = tiles[halves + 1];
+  ArrayRef<Value> dout = tiles.slice(halves + 2, halves);
+  // Every operand is pinned at its use (warpspec.pin, as in the sm_90a
+  // block-128 backward): with one ring slot the tiles sit at fixed
+  // addresses, and the descriptors of a block's 80 MMA steps, hoisted
+  // out of the loop, spilled the single-thread MMA warp.
+  auto pin = [&](Value buffer) -> Value {
+    return PinOp::create(b, loc, buffer.getType(), buffer);
+  };
+  auto product = [&](Value channel, Value a, Value bOperand, bool ta, bool tb) {
+    auto dest = AcquireOp::create(b, loc, channel);
+    MmaAsyncOp::create(b, loc, pin(a), pin(bOperand), dest.getBuffers()[0], ta,
+                       tb);
+    CommitOp::create(b, loc, dest.getSlot(), row, rows, head);
+  };
+  for (int64_t i = 0; i < halves; ++i) {
+    product(sCh, q[i], k, false, true);     // S_i  = q_i K^T
+    product(dpCh, dout[i], v, false, true); // dP_i = dO_i V^T
+  }
+  SmallVector<Value> p, ds, pdsSlots;
+  for (int64_t i = 0; i < halves; ++i) {
+    auto pds = GetOp::create(b, loc, pdsCh);
+    pdsSlots.push_back(pds.getSlot());
+    p.push_back(pds.getBuffers()[0]);
+    ds.push_back(pds.getBuffers()[1]);
+    product(dqCh, ds[i], k, false, false); // dQ_i = dS_i K
+  }
+  // Key half j of dV (dK): the query halves' products summed in tensor
+  // memory, the first overwriting, the others accumulating.
+  BufferType chunkType = queryBuffer(spec, m);
+  auto keyHalf = [&](ArrayRef<Value> scratch, ArrayRef<Value> operand,
+                     int64_t j) {
+    auto dest = AcquireOp::create(b, loc, dkvCh);
+    for (int64_t i = 0; i < halves; ++i) {
+      Value chunk = ColumnChunkOp::create(b, loc, chunkType, pin(scratch[i]),
+                                          b.getI64IntegerAttr(j));
+      auto mma = MmaAsyncOp::create(b, loc, chunk, pin(operand[i]),
+                                    dest.getBuffers()[0],
+                                    /*transpose_a=*/true, false);
+      mma.setAccumulate(i > 0);
+    }
+    CommitOp::create(b, loc, dest.getSlot(), row, rows, head);
+  };
+  for (int64_t j = 0; j < halves; ++j)
+    keyHalf(p, dout, j); // dV_j = sum_i P_i[:, 64 j:]^T dO_i
+  for (int64_t j = 0; j < halves; ++j)
+    keyHalf(ds, q, j); // dK_j = sum_i dS_i[:, 64 j:]^T q_i
+  for (Value slot : pdsSlots)
+    ReleaseOp::create(b, loc, slot, /*after_mma=*/true);
+}
+
 /// Blackwell backward of a 128-token block (docs/block-sizes.md, "The
 /// backward at 128 on sm_100a"): the work item is the whole block, its slot
 /// holds q and dO in 64-row halves and k, v whole (loadedTiles).
@@ -917,8 +985,8 @@ void buildBlackwellLargeBlockBackward(OpBuilder &b, Location loc,
   KernelValues values = beginKernel(b, loc, Chip::sm_100a, spec, plan);
 
   int64_t m = spec.queryTileRows(), n = spec.tileRows(), d = spec.headDim;
-  int64_t halves = spec.numQueryTiles();
-  assert(halves == plan.softmaxReplicas && "replica r takes half r");
+  assert(spec.numQueryTiles() == plan.softmaxReplicas &&
+         "replica r takes half r");
   Type f32 = b.getF32Type();
   auto tmemChannel = [&](StringRef name, int64_t cols) {
     return createTmemRing(b, loc, name, m, cols);
@@ -938,59 +1006,8 @@ void buildBlackwellLargeBlockBackward(OpBuilder &b, Location loc,
     OpBuilder::InsertionGuard g(b);
     MmaLoop loop =
         beginMmaLoop(b, loc, spec, qkvdo, Value(), plan.registers.mma);
-    Value row = loop.row, rows = loop.rows, head = loop.head;
-    ArrayRef<Value> tiles = loop.operands;
-    ArrayRef<Value> q = tiles.take_front(halves);
-    Value k = tiles[halves], v = tiles[halves + 1];
-    ArrayRef<Value> dout = tiles.slice(halves + 2, halves);
-    // Every operand is pinned at its use (warpspec.pin, as in the sm_90a
-    // block-128 backward): with one ring slot the tiles sit at fixed
-    // addresses, and the descriptors of a block's 80 MMA steps, hoisted
-    // out of the loop, spilled the single-thread MMA warp.
-    auto pin = [&](Value buffer) -> Value {
-      return PinOp::create(b, loc, buffer.getType(), buffer);
-    };
-    auto product = [&](Value channel, Value a, Value bOperand, bool ta,
-                       bool tb) {
-      auto dest = AcquireOp::create(b, loc, channel);
-      MmaAsyncOp::create(b, loc, pin(a), pin(bOperand), dest.getBuffers()[0],
-                         ta, tb);
-      CommitOp::create(b, loc, dest.getSlot(), row, rows, head);
-    };
-    for (int64_t i = 0; i < halves; ++i) {
-      product(sCh, q[i], k, false, true);     // S_i  = q_i K^T
-      product(dpCh, dout[i], v, false, true); // dP_i = dO_i V^T
-    }
-    SmallVector<Value> p, ds, pdsSlots;
-    for (int64_t i = 0; i < halves; ++i) {
-      auto pds = GetOp::create(b, loc, pdsCh);
-      pdsSlots.push_back(pds.getSlot());
-      p.push_back(pds.getBuffers()[0]);
-      ds.push_back(pds.getBuffers()[1]);
-      product(dqCh, ds[i], k, false, false); // dQ_i = dS_i K
-    }
-    // Key half j of dV (dK): the query halves' products summed in tensor
-    // memory, the first overwriting, the others accumulating.
-    BufferType chunkType = queryBuffer(spec, m);
-    auto keyHalf = [&](ArrayRef<Value> scratch, ArrayRef<Value> operand,
-                       int64_t j) {
-      auto dest = AcquireOp::create(b, loc, dkvCh);
-      for (int64_t i = 0; i < halves; ++i) {
-        Value chunk = ColumnChunkOp::create(b, loc, chunkType, pin(scratch[i]),
-                                            b.getI64IntegerAttr(j));
-        auto mma = MmaAsyncOp::create(b, loc, chunk, pin(operand[i]),
-                                      dest.getBuffers()[0],
-                                      /*transpose_a=*/true, false);
-        mma.setAccumulate(i > 0);
-      }
-      CommitOp::create(b, loc, dest.getSlot(), row, rows, head);
-    };
-    for (int64_t j = 0; j < halves; ++j)
-      keyHalf(p, dout, j); // dV_j = sum_i P_i[:, 64 j:]^T dO_i
-    for (int64_t j = 0; j < halves; ++j)
-      keyHalf(ds, q, j); // dK_j = sum_i dS_i[:, 64 j:]^T q_i
-    for (Value slot : pdsSlots)
-      ReleaseOp::create(b, loc, slot, /*after_mma=*/true);
+    issueLargeBlockBackwardProducts(b, loc, spec, loop, sCh, dpCh, dqCh, dkvCh,
+                                    pdsCh);
     endMmaLoop(b, loc, loop, sCh);
   }
 
@@ -1048,6 +1065,151 @@ void buildBlackwellLargeBlockBackward(OpBuilder &b, Location loc,
       StoreOp::create(b, loc, grad, dest, row, head, rows, Value(),
                       loop.staging, plan.bulkStore ? b.getUnitAttr() : nullptr);
     }
+  }
+}
+
+/// Blackwell rotary backward of a 128-token block (docs/block-sizes.md,
+/// "The rotary backward at 128 on sm_100a"): the plain block-128 backward's
+/// slot, products and tensor memory (buildBlackwellLargeBlockBackward), a
+/// rotary warpgroup, and one softmax warpgroup that takes both halves of
+/// every block in turn (Plan.cpp, largeBlockRotaryBackward):
+///   load     TMA of q's and dO's 64-row halves, k and v (128 rows)
+///   rotary   turns q's halves (the second at row and position + 64), k and
+///            with rotate_v v in the load ring's slot, in place, and signals
+///            the MMA warp through "rotated" (no buffers: a ring of rotated
+///            tiles does not fit next to the slot and both halves' P and dS)
+///   mma      once the slot is rotated: the block's record (with its
+///            position) into "blocks", then the plain kernel's products
+///            (issueLargeBlockBackwardProducts)
+///   softmax  x1, a block at a time from "blocks": per query half h, S_h
+///            and dP_h from tensor memory, P_h and dS_h to "pds"; then dQ_0,
+///            dQ_1, dV_0, dV_1, dK_0, dK_1 from tensor memory (the MMA warp's
+///            order), each 64-row gradient with respect to a rotated input
+///            turned back in f32 at its own half's rows and positions (query
+///            half h for dQ_h, key half j for dV_j and dK_j) before its single
+///            rounding, staged and stored
+/// With one softmax warpgroup each half is a constant: the causal mask's
+/// `row_offset(64)` and dlse read per half as on sm_90a (rowsReadAt).
+void buildBlackwellLargeBlockRotaryBackward(OpBuilder &b, Location loc,
+                                            const KernelSpec &spec,
+                                            const KernelPlan &plan) {
+  MLIRContext *ctx = b.getContext();
+  OpBuilder::InsertionGuard guard(b);
+  KernelValues values = beginKernel(b, loc, Chip::sm_100a, spec, plan);
+
+  int64_t m = spec.queryTileRows(), n = spec.tileRows(), d = spec.headDim;
+  int64_t halves = spec.numQueryTiles();
+  assert(plan.softmaxReplicas == 1 &&
+         "one softmax warpgroup takes both halves");
+  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+  auto tmemChannel = [&](StringRef name, int64_t cols) {
+    return createTmemRing(b, loc, name, m, cols);
+  };
+  Value qkvdo = createLoadRing(b, loc, spec, plan.numStages);
+  auto signals = ChannelType::get(ctx, ArrayRef<Type>(), MemorySpace::smem);
+  Value rotated = createChannel(b, loc, signals, "rotated", plan.rotaryDepth);
+  Value blocks = createChannel(b, loc, signals, "blocks", 2);
+  Value sCh = tmemChannel("s", n), dpCh = tmemChannel("dp", n);
+  Value dqCh = tmemChannel("dq", d), dkvCh = tmemChannel("dkv", d);
+  BufferType wide = queryBuffer(spec, n);
+  // One slot per query half: the MMA warp holds both until the last dK.
+  Value pdsCh = createChannel(
+      b, loc, ChannelType::get(ctx, {wide, wide}, MemorySpace::smem), "pds",
+      halves);
+
+  buildLoadPartition(b, loc, spec, values, qkvdo, plan);
+  buildRotaryPartition(b, loc, spec, qkvdo, rotated, plan.registers.rotary);
+
+  // MMA issuer: the block's record to the softmax warpgroup, then the
+  // products, every operand read once the rotary warpgroup's signal came.
+  {
+    OpBuilder::InsertionGuard g(b);
+    MmaLoop loop =
+        beginMmaLoop(b, loc, spec, qkvdo, rotated, plan.registers.mma);
+    auto block = AcquireOp::create(b, loc, blocks);
+    commitTile(b, loc, spec, block.getSlot(), loop.row, loop.rows, loop.head,
+               tilePosition(b, loc, spec, loop.slot));
+    issueLargeBlockBackwardProducts(b, loc, spec, loop, sCh, dpCh, dqCh, dkvCh,
+                                    pdsCh);
+    endMmaLoop(b, loc, loop, blocks);
+  }
+
+  // Softmax gradient + epilogue warpgroup, both halves of a block.
+  {
+    OpBuilder::InsertionGuard g(b);
+    auto partition = PartitionOp::create(
+        b, loc, b.getStringAttr("softmax"), RoleAttr::get(ctx, Role::softmax),
+        b.getI64IntegerAttr(4), b.getI64IntegerAttr(plan.registers.compute),
+        b.getI64IntegerAttr(plan.softmaxReplicas));
+    b.setInsertionPointToStart(&createBody(partition, {}, loc));
+    Value staging =
+        ScratchOp::create(b, loc, queryBuffer(spec, d), nullptr, nullptr);
+    auto consume = ConsumeOp::create(b, loc, blocks);
+    b.setInsertionPointToStart(
+        &createBody(consume, {SlotType::get(ctx), i32, i32, i32}, loc));
+    Value row = consume.getRow(), blockRows = consume.getRows(),
+          head = consume.getHead();
+    Value position = tilePosition(b, loc, spec, consume.getSlot());
+    ReleaseOp::create(b, loc, consume.getSlot(), /*after_mma=*/false);
+    // Half h: its first row, valid rows and rotary position (a placeholder
+    // with a positions tensor, read at the half's rows then).
+    SmallVector<TileRows> half;
+    for (int64_t h = 0; h < halves; ++h) {
+      auto [halfRow, halfRows] = blockHalf(b, loc, row, blockRows, h, m);
+      TileRows at{halfRow, halfRows, position};
+      if (h > 0 && spec.needsTilePosition())
+        at.position = arith::AddIOp::create(
+            b, loc, position, arith::ConstantIntOp::create(b, loc, h * m, 32));
+      half.push_back(at);
+    }
+    auto wideF32 = AccType::get(ctx, {m, n}, f32);
+    auto rowsType = RowsType::get(ctx, m, f32);
+    auto load = [&](Value channel, AccType type) {
+      auto get = GetOp::create(b, loc, channel);
+      Value value = TmemLoadOp::create(b, loc, type, get.getBuffers()[0]);
+      ReleaseOp::create(b, loc, get.getSlot(), /*after_mma=*/false);
+      return value;
+    };
+    for (int64_t h = 0; h < halves; ++h) {
+      Value s = load(sCh, wideF32);
+      Value dp = load(dpCh, wideF32);
+      // Every valid key of the block is a column; query rows past the
+      // half's valid rows are zeroed, so they add nothing to dV and dK.
+      auto sm = SoftmaxOp::create(b, loc, wideF32, rowsType, Type(), s,
+                                  blockRows, half[h].rows, values.scale,
+                                  /*normalize=*/true, spec.causal,
+                                  /*block=*/IntegerAttr());
+      if (spec.causal && h > 0)
+        sm.setRowOffsetAttr(b.getI64IntegerAttr(h * m));
+      Value dlse;
+      if (spec.dlse)
+        dlse = LoadRowsOp::create(
+            b, loc, rowsType, spec.dlse,
+            rowsReadAt(b, loc, row, half[h].row, half[h].rows), head,
+            half[h].rows);
+      Value ds = SoftmaxGradOp::create(
+          b, loc, AccType::get(ctx, {m, n}, spec.elementType), sm.getProbs(),
+          dp, values.scale, dlse);
+      auto pds = AcquireOp::create(b, loc, pdsCh);
+      WriteOp::create(b, loc, sm.getProbs(), pds.getBuffers()[0]);
+      WriteOp::create(b, loc, ds, pds.getBuffers()[1]);
+      CommitOp::create(b, loc, pds.getSlot(), row, blockRows, head);
+    }
+    auto outType = AccType::get(ctx, {m, d}, f32);
+    auto drain = [&](Value channel, Value dest, bool rotatedInput,
+                     const TileRows &at) {
+      Value grad = load(channel, outType);
+      if (rotatedInput)
+        grad = unrotateGradient(b, loc, spec, grad, at, Value());
+      StoreOp::create(b, loc, grad, dest, at.row, head, at.rows, Value(),
+                      staging, plan.bulkStore ? b.getUnitAttr() : nullptr);
+    };
+    for (int64_t h = 0; h < halves; ++h)
+      drain(dqCh, spec.stores[2], /*rotatedInput=*/true, half[h]);
+    for (int64_t j = 0; j < halves; ++j)
+      drain(dkvCh, spec.stores[0], spec.rotateV, half[j]);
+    for (int64_t j = 0; j < halves; ++j)
+      drain(dkvCh, spec.stores[1], /*rotatedInput=*/true, half[j]);
   }
 }
 
@@ -1307,6 +1469,8 @@ void blockattn::buildSm100aKernel(OpBuilder &b, Location loc,
     buildBlackwellGroupedBackward(b, loc, spec, plan);
   else if (spec.backward && plan.columnPasses)
     buildBlackwellLargeBlockColumnPasses(b, loc, spec, plan);
+  else if (spec.backward && spec.numQueryTiles() > 1 && spec.hasRotary())
+    buildBlackwellLargeBlockRotaryBackward(b, loc, spec, plan);
   else if (spec.backward && spec.numQueryTiles() > 1)
     buildBlackwellLargeBlockBackward(b, loc, spec, plan);
   else if (spec.backward)

@@ -806,38 +806,6 @@ void buildHopperGroupedBackward(OpBuilder &b, Location loc,
     buildGroupedColumnConsumer(b, loc, spec, plan, values, kv, qdo, part);
 }
 
-/// Rows `[row + 64 i, row + 64 i + 64)` of a block of `rows` valid rows
-/// that starts at `row`: the first row and the valid rows of its 64-row
-/// half `i` (none past a short block).
-std::pair<Value, Value> blockHalf(OpBuilder &b, Location loc, Value row,
-                                  Value rows, int64_t i, int64_t halfRows) {
-  Value half = arith::ConstantIntOp::create(b, loc, halfRows, 32);
-  if (i == 0)
-    return {row, arith::MinSIOp::create(b, loc, rows, half)};
-  Value offset = arith::ConstantIntOp::create(b, loc, i * halfRows, 32);
-  Value zero = arith::ConstantIntOp::create(b, loc, 0, 32);
-  Value left = arith::MaxSIOp::create(
-      b, loc, arith::SubIOp::create(b, loc, rows, offset), zero);
-  return {arith::AddIOp::create(b, loc, row, offset),
-          arith::MinSIOp::create(b, loc, left, half)};
-}
-
-/// Where a half's per-row values (dlse) are read: at its first row `row`,
-/// or at the block's `blockRow` when the half has no valid row (the second
-/// half of a short block), whose row 0 may lie past T: warpspec.load_rows
-/// reads row 0 for the rows it zeroes. `blockRow + min(rows, 1) (row -
-/// blockRow)`, with the ops the kernel conversion takes.
-Value rowsReadAt(OpBuilder &b, Location loc, Value blockRow, Value row,
-                 Value rows) {
-  if (row == blockRow)
-    return row;
-  Value one = arith::ConstantIntOp::create(b, loc, 1, 32);
-  Value any = arith::MinSIOp::create(b, loc, rows, one);
-  Value offset = arith::SubIOp::create(b, loc, row, blockRow);
-  return arith::AddIOp::create(b, loc, blockRow,
-                               arith::MulIOp::create(b, loc, any, offset));
-}
-
 /// The backward of a block larger than the 64-row MMA tile (block size 128,
 /// docs/block-sizes.md): the work item is the whole block, its slot holds
 /// q and dO in 64-row halves and k, v whole.

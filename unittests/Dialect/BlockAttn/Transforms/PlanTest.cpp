@@ -612,13 +612,42 @@ TEST(Sm100aPlan, LargeBlockBackwardGivesEachSoftmaxWarpgroupAHalf) {
     EXPECT_EQ(causal.registers.mma, others) << headDim;
     EXPECT_EQ(causal.registers.compute, softmax) << headDim;
   }
-  b128.causal = false;
-  // The rotary backward at 128 stays sm_90a's.
-  b128.rotary = RotaryMode::half_split;
-  TuningOptions none;
-  EXPECT_EQ(failure(Chip::sm_100a, b128, none),
-            "the rotary backward at block_size 128 is implemented for sm_90a "
-            "only (docs/block-sizes.md)");
+}
+
+TEST(Sm100aPlan, LargeBlockRotaryBackwardHasOneSoftmaxWarpgroup) {
+  // The rotary backward at block size 128: one softmax warpgroup takes both
+  // halves of a block, next to the load, rotary and MMA warpgroups (512
+  // registers a thread; ptxas spills nothing). The rotation is in place, so
+  // the load ring is as deep as beside P/dS (64 KiB) and one staging buffer:
+  // one slot at head dims 128 and 96, two at 64, four at 32; "rotated" (a
+  // signal) as deep.
+  for (auto [headDim, stages] :
+       {std::pair<int64_t, int64_t>{128, 1}, {96, 1}, {64, 2}, {32, 4}}) {
+    for (bool rotateV : {false, true}) {
+      KernelShape b128 = shape(true, headDim, RotaryMode::interleaved, rotateV);
+      b128.blockSize = 128;
+      KernelPlan p = plan(Chip::sm_100a, b128);
+      EXPECT_EQ(p.softmaxReplicas, 1) << headDim;
+      EXPECT_EQ(p.numStages, stages) << headDim;
+      EXPECT_EQ(p.rotaryDepth, stages) << headDim;
+      EXPECT_EQ(p.registers.load, 88) << headDim;
+      EXPECT_EQ(p.registers.rotary, 152) << headDim;
+      EXPECT_EQ(p.registers.mma, 88) << headDim;
+      EXPECT_EQ(p.registers.compute, 184) << headDim;
+      EXPECT_EQ(p.registers.load + p.registers.rotary + p.registers.mma +
+                    p.registers.compute,
+                512)
+          << headDim;
+    }
+  }
+  // Two slots at head dim 128 do not fit.
+  KernelShape b128 = shape(true, 128, RotaryMode::half_split);
+  b128.blockSize = 128;
+  TuningOptions two;
+  two.numStages = 2;
+  EXPECT_EQ(failure(Chip::sm_100a, b128, two),
+            "no ring of 2 x 131072 bytes fits in shared memory next to 81920 "
+            "bytes of P, dS and the staging buffer");
 }
 
 TEST(Sm100aPlan, LargeBlockRotaryForwardHasOneSoftmaxWarpgroup) {
