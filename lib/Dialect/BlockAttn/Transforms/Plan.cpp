@@ -626,8 +626,8 @@ FailureOr<KernelPlan> planSm90aGroupedPasses(const KernelShape &shape,
                 options.numConsumers);
   KernelPlan plan;
   plan.groupPasses = groupedPasses(shape);
-  int64_t itemBytes = (2 + 2 * shape.group * plan.groupPasses) *
-                      shape.tileBytes(shape.headDim);
+  int64_t itemBytes =
+      (2 + 2 * shape.group * plan.groupPasses) * shape.tileBytes(shape.headDim);
   if (failed(planLaunch(Chip::sm_90a, options, tilesOfChunkLoads(itemBytes),
                         /*chunkedByDefault=*/false, /*chunkedCtasPerSm=*/1,
                         plan, fail)))

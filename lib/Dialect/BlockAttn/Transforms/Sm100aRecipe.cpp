@@ -944,8 +944,7 @@ void buildBlackwellGroupedPasses(OpBuilder &b, Location loc,
         auto product = [&](Value channel, Value a, Value bOperand, bool ta,
                            bool tb) {
           auto dest = AcquireOp::create(b, loc, channel);
-          MmaAsyncOp::create(b, loc, a, bOperand, dest.getBuffers()[0], ta,
-                             tb);
+          MmaAsyncOp::create(b, loc, a, bOperand, dest.getBuffers()[0], ta, tb);
           CommitOp::create(b, loc, dest.getSlot(), row, rows, head);
         };
         auto accumulate = [&](AcquireOp dest, Value a, Value bOperand) {
@@ -977,8 +976,9 @@ void buildBlackwellGroupedPasses(OpBuilder &b, Location loc,
       auto i32 = [&](int64_t value) -> Value {
         return arith::ConstantIntOp::create(b, loc, value, 32);
       };
-      Value upper = arith::AddIOp::create(
-          b, loc, i32(spec.group), arith::MinSIOp::create(b, loc, kvHead, i32(0)));
+      Value upper =
+          arith::AddIOp::create(b, loc, i32(spec.group),
+                                arith::MinSIOp::create(b, loc, kvHead, i32(0)));
       auto others = scf::ForOp::create(b, loc, i32(1), upper, i32(1));
       {
         OpBuilder::InsertionGuard inLoop(b);
@@ -1027,8 +1027,7 @@ void buildBlackwellGroupedPasses(OpBuilder &b, Location loc,
         Value s = TmemLoadOp::create(b, loc, squareF32, sGet.getBuffers()[0]);
         ReleaseOp::create(b, loc, sGet.getSlot(), false);
         auto dpGet = GetOp::create(b, loc, dpCh);
-        Value dp =
-            TmemLoadOp::create(b, loc, squareF32, dpGet.getBuffers()[0]);
+        Value dp = TmemLoadOp::create(b, loc, squareF32, dpGet.getBuffers()[0]);
         ReleaseOp::create(b, loc, dpGet.getSlot(), false);
         writeProbsAndGrads(b, loc, spec, values.scale, s, dp, row, rows, head,
                            pdsCh);

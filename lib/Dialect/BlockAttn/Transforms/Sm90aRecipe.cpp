@@ -625,8 +625,7 @@ void buildGroupedColumnConsumer(OpBuilder &b, Location loc,
 /// dS 16, then dQ_j 32. "kv" goes back after the last pass.
 void buildGroupedPassConsumer(OpBuilder &b, Location loc,
                               const KernelSpec &spec, const KernelPlan &plan,
-                              const KernelValues &values, Value kv,
-                              Value qdo) {
+                              const KernelValues &values, Value kv, Value qdo) {
   MLIRContext *ctx = b.getContext();
   OpBuilder::InsertionGuard g(b);
   assert(!spec.hasRotary() && "the grouped rotary backward above head dim "
