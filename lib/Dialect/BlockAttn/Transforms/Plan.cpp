@@ -616,6 +616,65 @@ GroupRoles groupRolesOf(const KernelShape &shape,
   return shape.group == 2 ? GroupRoles::serial : GroupRoles::pipelined_dq;
 }
 
+/// The producer of the sm_90a grouped-query backward above head dim 128,
+/// which streams the group once a pass (a loop over the passes around the
+/// loop over the query heads): at 48 ptxas spilled it (200 bytes at head
+/// dim 256), at 64 72 bytes, at 96 nothing (found by editing the PTX's
+/// setmaxnreg; CUDA 13.0). Its two warpgroups launch with the register
+/// file's cap, so the one consumer still gets 256.
+constexpr int64_t kGroupedPassProducerRegs = 96;
+
+/// Passes of the grouped-query backward above head dim 128 (both chips):
+/// one a 64-column chunk of the head dim (KernelPlan::groupPasses).
+int64_t groupedPasses(const KernelShape &shape) {
+  return shape.headDim > KernelShape::kMaxOutputCols
+             ? shape.headDim / shape.outputChunkCols()
+             : 1;
+}
+
+/// The sm_90a grouped-query backward above head dim 128 (Sm90aRecipe.cpp,
+/// buildGroupedPassConsumer): one consumer of 256 registers makes an item
+/// in D / 64 passes, each holding one 64-column chunk of dV and dK (32 + 32
+/// registers a thread) across the group next to S and dP (32 + 32) and the
+/// transient dQ chunk; dV and dK of the whole head dim (2 x 128 at 256)
+/// would not fit. Shared memory: P, dS and one 64-column staging buffer,
+/// then the rings as planGroupedRings sizes them (at 256: "kv" one slot of
+/// 64 KiB, "qdo" two). Launched as the other grouped backwards (persistent,
+/// strided, one CTA per SM).
+FailureOr<KernelPlan> planSm90aGroupedPasses(const KernelShape &shape,
+                                             const TuningOptions &options,
+                                             Failure fail) {
+  if (options.numConsumers < 0 || options.numConsumers > 1)
+    return fail("the grouped-query backward (group ", shape.group,
+                ") above head dim 128 has one consumer warpgroup, which makes "
+                "dV, dK and dQ in passes over 64-column chunks of the head "
+                "dim; num-consumers must be 0 or 1, got ",
+                options.numConsumers);
+  KernelPlan plan;
+  plan.groupPasses = groupedPasses(shape);
+  int64_t itemBytes =
+      (2 + 2 * shape.group * plan.groupPasses) * shape.tileBytes(shape.headDim);
+  if (failed(planLaunch(Chip::sm_90a, options, tilesOfChunkLoads(itemBytes),
+                        /*chunkedByDefault=*/false, /*chunkedCtasPerSm=*/1,
+                        plan, fail)))
+    return failure();
+  planL2Prefetch(options, /*byDefault=*/false, plan);
+  plan.numConsumers = 1;
+  plan.stageOutput = options.oStore != OStore::registers;
+  plan.bulkStore = options.oStore == OStore::tma;
+  int64_t scratch = 2 * shape.queryTileBytes(shape.tileRows());
+  if (plan.stageOutput)
+    scratch += shape.queryTileBytes(shape.outputChunkCols());
+  int64_t budget =
+      TargetLimits::sharedMemoryBudget(plan.ctasPerSm) - kSmemReserve - scratch;
+  if (failed(planGroupedRings(shape, options, budget, plan, fail)))
+    return failure();
+  plan.registers.load = kGroupedPassProducerRegs;
+  plan.registers.compute = replicaRegisters(
+      /*single=*/1, plan.registers.load, /*replicas=*/1, plan.ctasPerSm);
+  return plan;
+}
+
 /// The sm_90a grouped-query backward (Sm90aRecipe.cpp,
 /// buildHopperGroupedBackward): `columnParts` consumer warpgroups (one
 /// unless `num-consumers` says 2) each take whole items (a block and a k/v
@@ -631,6 +690,9 @@ FailureOr<KernelPlan> planSm90aGrouped(const KernelShape &shape,
                                        const TuningOptions &options,
                                        Failure fail) {
   GroupRoles roles = groupRolesOf(shape, options);
+  if (shape.headDim > KernelShape::kMaxOutputCols &&
+      roles == GroupRoles::serial)
+    return planSm90aGroupedPasses(shape, options, fail);
   if (roles != GroupRoles::serial) {
     TuningOptions picked = options;
     picked.groupRoles = roles;
@@ -706,8 +768,12 @@ FailureOr<KernelPlan> planSm100aGrouped(const KernelShape &shape,
   plan.softmaxReplicas = 1;
   plan.stageOutput = true;
   plan.bulkStore = options.oStore == OStore::tma;
-  // One output staging buffer, one P/dS slot.
-  int64_t scratch = shape.queryTileBytes(shape.headDim) +
+  // Above head dim 128 an item is made in passes over 64-column chunks:
+  // S 64 + dP 64 + one chunk of dV, dK and dQ (3 x 64) columns of tensor
+  // memory instead of 2 x 64 + 3 D (704 at 192).
+  plan.groupPasses = groupedPasses(shape);
+  // One output staging buffer (one chunk wide), one P/dS slot.
+  int64_t scratch = shape.queryTileBytes(shape.outputChunkCols()) +
                     2 * shape.tileBytes(shape.tileRows());
   int64_t budget = TargetLimits::maxSharedMemoryBytes - kSmemReserve - scratch;
   if (failed(planGroupedRings(shape, options, budget, plan, fail)))

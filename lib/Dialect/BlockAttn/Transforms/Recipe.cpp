@@ -546,9 +546,29 @@ void buildGroupedLoadPartition(OpBuilder &b, Location loc,
   };
   load(kv, {spec.loads[1], spec.loads[2]}, kvHead,
        position ? loopBody.getArgument(3) : Value());
-  forEachGroupHead(b, loc, spec, kvHead, 0, [&](Value head) {
-    load(qdo, {spec.loads[0], spec.loads[3]}, head, Value());
-  });
+  auto loadGroup = [&] {
+    forEachGroupHead(b, loc, spec, kvHead, 0, [&](Value head) {
+      load(qdo, {spec.loads[0], spec.loads[3]}, head, Value());
+    });
+  };
+  if (plan.groupPasses == 1) {
+    loadGroup();
+  } else {
+    // Above head dim 128 the consumers make an item in passes over column
+    // chunks (KernelPlan::groupPasses), each reading every query head's
+    // whole Q and dO again: the group's tiles once a pass (K and V stay in
+    // their slot for the item). One scf.for over the passes: unrolled, the
+    // copies' addresses of every pass were held at once and ptxas spilled
+    // the producer (168 bytes at head dim 256, 48 registers).
+    auto i32 = [&](int64_t value) {
+      return arith::ConstantIntOp::create(b, loc, value, 32);
+    };
+    auto passes =
+        scf::ForOp::create(b, loc, i32(0), i32(plan.groupPasses), i32(1));
+    OpBuilder::InsertionGuard inPasses(b);
+    b.setInsertionPoint(passes.getBody()->getTerminator());
+    loadGroup();
+  }
   b.setInsertionPointAfter(loop);
   CloseOp::create(b, loc, kv);
 }

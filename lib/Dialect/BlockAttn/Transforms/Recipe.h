@@ -184,8 +184,9 @@ void buildRingsLoadPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
 /// "Grouped-query attention"): the tile loop walks the k/v heads (its work
 /// item is a block and a k/v head); per item K and V go into one slot of
 /// `kv`, then Q and dO of each query head of the group, h = group * kvHead +
-/// i in order, into one slot of `qdo` each (its record names h). Call with
-/// `values.numHeads` the k/v heads (groupedValues).
+/// i in order, into one slot of `qdo` each (its record names h), the group
+/// `plan.groupPasses` times over. Call with `values.numHeads` the k/v heads
+/// (groupedValues).
 void buildGroupedLoadPartition(OpBuilder &b, Location loc,
                                const KernelSpec &spec,
                                const KernelValues &values, Value kv, Value qdo,

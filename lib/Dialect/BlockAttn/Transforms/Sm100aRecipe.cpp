@@ -866,6 +866,179 @@ void buildBlackwellGroupedBackward(OpBuilder &b, Location loc,
   }
 }
 
+/// Blackwell grouped-query backward above head dim 128
+/// (KernelPlan::groupPasses; docs/pipeline.md, "Grouped-query attention"):
+/// dV and dK of the whole head dim summed over the group would take 2 D
+/// columns of tensor memory next to S, dP and dQ (704 at 192), so an item is
+/// made in D / 64 passes, pass j summing columns [64 j, 64 j + 64) of dV and
+/// dK over the group in one 64-column slot each:
+///   load     K, V into "kv" once an item; Q, dO of the G query heads into
+///            "qdo", the group once a pass (buildGroupedLoadPartition)
+///   mma      per pass and query head: S = Q K^T and dP = dO V^T at full
+///            depth, then dV_j += P^T dO_j, dK_j += dS^T Q_j (the first head
+///            overwrites: enable-input-d) and dQ_j = dS K_j, B a 64-column
+///            subview of dO, Q, K; dV_j and dK_j published after the group
+///   softmax  one warpgroup taking whole items ("items"): per pass and query
+///            head S and dP from tensor memory, P and dS to shared memory
+///            (recomputed every pass), dQ_j stored at column 64 j of the
+///            query head; then dV_j and dK_j at column 64 j of the k/v head
+/// Tensor memory: S 64 + dP 64 + dV, dK, dQ one chunk each (3 x 64): 320
+/// columns at either head dim. The staging buffer is one chunk wide.
+void buildBlackwellGroupedPasses(OpBuilder &b, Location loc,
+                                 const KernelSpec &spec,
+                                 const KernelPlan &plan) {
+  MLIRContext *ctx = b.getContext();
+  OpBuilder::InsertionGuard guard(b);
+  assert(!spec.hasRotary() && "the grouped rotary backward above head dim "
+                              "128 is refused (WarpSpecialize.cpp)");
+  KernelValues values = groupedValues(
+      b, loc, spec, beginKernel(b, loc, Chip::sm_100a, spec, plan));
+
+  int64_t bs = spec.tileRows(), d = spec.headDim;
+  int64_t cols = spec.outputChunkCols();
+  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+  BufferType tile = tileBuffer(spec, d);
+  BufferType square = tileBuffer(spec, bs);
+  auto tmemChannel = [&](StringRef name, int64_t width) {
+    return createTmemRing(b, loc, name, bs, width);
+  };
+  auto pair = ChannelType::get(ctx, {tile, tile}, MemorySpace::smem);
+  Value kv = createChannel(b, loc, pair, "kv", plan.numStages);
+  Value qdo = createChannel(b, loc, pair, "qdo", plan.groupStages);
+  auto signals = ChannelType::get(ctx, ArrayRef<Type>(), MemorySpace::smem);
+  Value items = createChannel(b, loc, signals, "items", 2);
+  Value sCh = tmemChannel("s", bs), dpCh = tmemChannel("dp", bs);
+  Value dvCh = tmemChannel("dv", cols), dkCh = tmemChannel("dk", cols),
+        dqCh = tmemChannel("dq", cols);
+  Value pdsCh = createChannel(
+      b, loc, ChannelType::get(ctx, {square, square}, MemorySpace::smem), "pds",
+      plan.softmaxReplicas);
+
+  buildGroupedLoadPartition(b, loc, spec, values, kv, qdo, plan);
+
+  // MMA issuer: per item and pass, the G query heads in order.
+  {
+    OpBuilder::InsertionGuard g(b);
+    MmaLoop loop = beginMmaLoop(b, loc, spec, kv, Value(), plan.registers.mma);
+    Value row = loop.row, rows = loop.rows, kvHead = loop.head;
+    Value k = loop.operands[0], v = loop.operands[1];
+    auto item = AcquireOp::create(b, loc, items);
+    CommitOp::create(b, loc, item.getSlot(), row, rows, kvHead);
+    for (int64_t pass = 0; pass < plan.groupPasses; ++pass) {
+      int64_t col = pass * cols;
+      // Columns [col, col + 64) of a tile.
+      auto chunk = [&](Value tileValue) -> Value {
+        auto type = cast<BufferType>(tileValue.getType());
+        return SubviewOp::create(
+            b, loc,
+            BufferType::get(ctx, {type.getShape()[0], cols},
+                            type.getElementType(), type.getMemorySpace()),
+            tileValue, b.getI64IntegerAttr(col));
+      };
+      auto dv = AcquireOp::create(b, loc, dvCh);
+      auto dk = AcquireOp::create(b, loc, dkCh);
+      // Head 0 starts dV_j and dK_j, the others (one loop) add to them.
+      auto queryHead = [&](Value head, bool first) {
+        auto qdoSlot = GetOp::create(b, loc, qdo);
+        Value q = qdoSlot.getBuffers()[0], dout = qdoSlot.getBuffers()[1];
+        auto product = [&](Value channel, Value a, Value bOperand, bool ta,
+                           bool tb) {
+          auto dest = AcquireOp::create(b, loc, channel);
+          MmaAsyncOp::create(b, loc, a, bOperand, dest.getBuffers()[0], ta, tb);
+          CommitOp::create(b, loc, dest.getSlot(), row, rows, head);
+        };
+        auto accumulate = [&](AcquireOp dest, Value a, Value bOperand) {
+          auto mma =
+              MmaAsyncOp::create(b, loc, a, bOperand, dest.getBuffers()[0],
+                                 /*transpose_a=*/true, false);
+          mma.setAccumulate(!first);
+        };
+        product(sCh, q, k, false, true);     // S  = Q K^T
+        product(dpCh, dout, v, false, true); // dP = dO V^T
+        auto pds = GetOp::create(b, loc, pdsCh);
+        Value p = pds.getBuffers()[0], ds = pds.getBuffers()[1];
+        accumulate(dv, p, chunk(dout));            // dV_j += P^T dO_j
+        accumulate(dk, ds, chunk(q));              // dK_j += dS^T Q_j
+        product(dqCh, ds, chunk(k), false, false); // dQ_j  = dS K_j
+        ReleaseOp::create(b, loc, pds.getSlot(), /*after_mma=*/true);
+        ReleaseOp::create(b, loc, qdoSlot.getSlot(), /*after_mma=*/true);
+      };
+      Value firstHead = groupQueryHead(b, loc, spec, kvHead, 0);
+      queryHead(firstHead, /*first=*/true);
+      // The other heads in one scf.for whose trip count LLVM cannot see
+      // (G + min(kvHead, 0), the k/v head read from the item's record, so
+      // never negative): with a constant count the loop of one trip
+      // (G = 2) is unrolled, an item's ring positions are then the same
+      // every item, and LLVM hoisted the barrier and descriptor addresses
+      // of all its products out of the item loop (ptxas spilled the MMA
+      // warpgroup 0.5-1.8 KB at head dims 192 and 256). min(rows, 0) did
+      // not do: LLVM knows the rows are not negative.
+      auto i32 = [&](int64_t value) -> Value {
+        return arith::ConstantIntOp::create(b, loc, value, 32);
+      };
+      Value upper =
+          arith::AddIOp::create(b, loc, i32(spec.group),
+                                arith::MinSIOp::create(b, loc, kvHead, i32(0)));
+      auto others = scf::ForOp::create(b, loc, i32(1), upper, i32(1));
+      {
+        OpBuilder::InsertionGuard inLoop(b);
+        b.setInsertionPoint(others.getBody()->getTerminator());
+        queryHead(
+            arith::AddIOp::create(b, loc, firstHead, others.getInductionVar()),
+            /*first=*/false);
+      }
+      CommitOp::create(b, loc, dv.getSlot(), row, rows, kvHead);
+      CommitOp::create(b, loc, dk.getSlot(), row, rows, kvHead);
+    }
+    endMmaLoop(b, loc, loop, items);
+  }
+
+  // Softmax gradient + epilogue warpgroup, one item at a time.
+  {
+    OpBuilder::InsertionGuard g(b);
+    auto partition = PartitionOp::create(
+        b, loc, b.getStringAttr("softmax"), RoleAttr::get(ctx, Role::softmax),
+        b.getI64IntegerAttr(4), b.getI64IntegerAttr(plan.registers.compute),
+        b.getI64IntegerAttr(plan.softmaxReplicas));
+    b.setInsertionPointToStart(&createBody(partition, {}, loc));
+    Value staging =
+        ScratchOp::create(b, loc, tileBuffer(spec, cols), nullptr, nullptr);
+    auto consume = ConsumeOp::create(b, loc, items);
+    SmallVector<Type> argTypes = {SlotType::get(ctx), i32, i32, i32};
+    b.setInsertionPointToStart(&createBody(consume, argTypes, loc));
+    Value row = consume.getRow(), rows = consume.getRows(),
+          kvHead = consume.getHead();
+    ReleaseOp::create(b, loc, consume.getSlot(), /*after_mma=*/false);
+    auto squareF32 = AccType::get(ctx, {bs, bs}, f32);
+    auto chunkType = AccType::get(ctx, {bs, cols}, f32);
+    for (int64_t pass = 0; pass < plan.groupPasses; ++pass) {
+      int64_t col = pass * cols;
+      auto drain = [&](Value channel, Value dest, Value head) {
+        auto get = GetOp::create(b, loc, channel);
+        Value grad = TmemLoadOp::create(b, loc, chunkType, get.getBuffers()[0]);
+        ReleaseOp::create(b, loc, get.getSlot(), false);
+        auto store = StoreOp::create(
+            b, loc, grad, dest, row, head, rows, Value(), staging,
+            plan.bulkStore ? b.getUnitAttr() : nullptr);
+        store.setColOffsetAttr(b.getI64IntegerAttr(col));
+      };
+      forEachGroupHead(b, loc, spec, kvHead, 0, [&](Value head) {
+        auto sGet = GetOp::create(b, loc, sCh);
+        Value s = TmemLoadOp::create(b, loc, squareF32, sGet.getBuffers()[0]);
+        ReleaseOp::create(b, loc, sGet.getSlot(), false);
+        auto dpGet = GetOp::create(b, loc, dpCh);
+        Value dp = TmemLoadOp::create(b, loc, squareF32, dpGet.getBuffers()[0]);
+        ReleaseOp::create(b, loc, dpGet.getSlot(), false);
+        writeProbsAndGrads(b, loc, spec, values.scale, s, dp, row, rows, head,
+                           pdsCh);
+        drain(dqCh, spec.stores[2], head);
+      });
+      drain(dvCh, spec.stores[0], kvHead);
+      drain(dkCh, spec.stores[1], kvHead);
+    }
+  }
+}
+
 /// The query half (and key half) of a 128-token block that softmax replica
 /// r handles: its first row, row + 64 r, its valid rows,
 /// min(64, max(0, rows - 64 r)), and its offset in the block, 64 r.
@@ -1465,7 +1638,9 @@ void buildBlackwellLargeBlockColumnPasses(OpBuilder &b, Location loc,
 void blockattn::buildSm100aKernel(OpBuilder &b, Location loc,
                                   const KernelSpec &spec,
                                   const KernelPlan &plan) {
-  if (spec.backward && spec.group > 1)
+  if (spec.backward && spec.group > 1 && plan.groupPasses > 1)
+    buildBlackwellGroupedPasses(b, loc, spec, plan);
+  else if (spec.backward && spec.group > 1)
     buildBlackwellGroupedBackward(b, loc, spec, plan);
   else if (spec.backward && plan.columnPasses)
     buildBlackwellLargeBlockColumnPasses(b, loc, spec, plan);

@@ -607,6 +607,101 @@ void buildGroupedColumnConsumer(OpBuilder &b, Location loc,
         spec.stores[1]);
 }
 
+/// The consumer of the sm_90a grouped-query backward above head dim 128
+/// (KernelPlan::groupPasses; docs/pipeline.md, "Grouped-query attention"):
+/// dV and dK of the whole head dim (2 x 128 registers a thread at 256) do
+/// not fit next to S and dP, so it takes the item's "kv" slot and makes the
+/// item in D / 64 passes, pass j holding columns [64 j, 64 j + 64) of dV and
+/// dK across the group. Per pass and query head (its "qdo" slot; the
+/// producer streams the group once a pass):
+///   S = Q K^T, P (normalized) and dP = dO V^T at full depth, dS
+///   dV_j += P^T dO_j, dK_j += dS^T Q_j  (wgmma scale-d; the first head
+///                                        starts them)
+///   dQ_j = dS K_j, stored at column 64 j of the query head
+/// and after the group stores dV_j and dK_j at column 64 j of the k/v head.
+/// S and dP are recomputed every pass (the price of fitting: at 256 a head
+/// costs 4 x (S + dP) + 12 chunk products against 2 + 12), the gradients
+/// are each rounded once. Registers: dV_j, dK_j 32 + 32, S and dP 32 + 32,
+/// dS 16, then dQ_j 32. "kv" goes back after the last pass.
+void buildGroupedPassConsumer(OpBuilder &b, Location loc,
+                              const KernelSpec &spec, const KernelPlan &plan,
+                              const KernelValues &values, Value kv, Value qdo) {
+  MLIRContext *ctx = b.getContext();
+  OpBuilder::InsertionGuard g(b);
+  assert(!spec.hasRotary() && "the grouped rotary backward above head dim "
+                              "128 is refused (WarpSpecialize.cpp)");
+  int64_t cols = spec.outputChunkCols();
+  ConsumerContext c = beginConsumer(b, loc, spec, values, plan,
+                                    /*needsPScratch=*/true,
+                                    /*needsDsScratch=*/true, cols);
+  auto [kvHead, kSlot, vSlot] = consumeGroupedItem(b, loc, spec, kv, c);
+
+  Type f32 = b.getF32Type();
+  int64_t bs = spec.tileRows();
+  auto square32 = AccType::get(ctx, {bs, bs}, f32);
+  auto square16 = AccType::get(ctx, {bs, bs}, spec.elementType);
+  auto outType = AccType::get(ctx, {bs, cols}, f32);
+  auto rowsType = RowsType::get(ctx, bs, f32);
+  for (int64_t pass = 0; pass < plan.groupPasses; ++pass) {
+    int64_t col = pass * cols;
+    // The pass's columns of a slot's tile.
+    auto columns = [&](Value buffer) -> Value {
+      auto type = cast<BufferType>(buffer.getType());
+      auto chunkType =
+          BufferType::get(ctx, {type.getShape()[0], cols},
+                          type.getElementType(), type.getMemorySpace());
+      return SubviewOp::create(b, loc, chunkType, buffer,
+                               b.getI64IntegerAttr(col));
+    };
+    auto store = [&](Value acc, Value dest) {
+      auto op =
+          StoreOp::create(b, loc, acc, dest, c.row, c.head, c.rows, Value(),
+                          c.oStaging, c.bulkStore ? b.getUnitAttr() : nullptr);
+      op.setColOffsetAttr(b.getI64IntegerAttr(col));
+    };
+    auto queryHead = [&](Value head, Value dvIn, Value dkIn) {
+      c.head = head;
+      auto qdoSlot = GetOp::create(b, loc, qdo);
+      Value q = qdoSlot.getBuffers()[0], dout = qdoSlot.getBuffers()[1];
+      // K, V and the scratch buffers keep their address for the item:
+      // pinned, their descriptors are computed next to each product, not
+      // hoisted out of the group loop and held across it.
+      Value k = PinOp::create(b, loc, kSlot);
+      Value v = PinOp::create(b, loc, vSlot);
+      Value pScratch = PinOp::create(b, loc, c.pScratch);
+      Value dsScratch = PinOp::create(b, loc, c.dsScratch);
+      Value s =
+          MmaOp::create(b, loc, square32, q, k, false, /*transpose_b=*/true);
+      auto softmax = SoftmaxOp::create(b, loc, square32, rowsType, Type(), s,
+                                       c.rows, /*valid_rows=*/c.rows, c.scale,
+                                       /*normalize=*/true, spec.causal,
+                                       /*block=*/IntegerAttr());
+      maskToBlocks(softmax, spec);
+      Value p = softmax.getProbs();
+      WriteOp::create(b, loc, p, pScratch);
+      Value dp = MmaOp::create(b, loc, square32, dout, v, false, true);
+      Value ds = scoreGradient(b, loc, spec, c, rowsType, square16, p, dp,
+                               c.row, c.rows);
+      WriteOp::create(b, loc, ds, dsScratch);
+      Value dv = MmaOp::create(b, loc, outType, pScratch, columns(dout),
+                               /*transpose_a=*/true, false, dvIn);
+      Value dk = MmaOp::create(b, loc, outType, dsScratch, columns(q), true,
+                               false, dkIn);
+      ReleaseOp::create(b, loc, qdoSlot.getSlot());
+      Value dq =
+          MmaOp::create(b, loc, outType, dsScratch, columns(k), false, false);
+      store(dq, spec.stores[2]);
+      return std::make_pair(dv, dk);
+    };
+    auto [dvAcc, dkAcc] = accumulateOverGroup(b, loc, spec, kvHead, queryHead);
+    c.head = kvHead;
+    store(dvAcc, spec.stores[0]);
+    store(dkAcc, spec.stores[1]);
+  }
+  // K and V are released after the last pass.
+  ReleaseOp::create(b, loc, c.slot);
+}
+
 /// The scores warpgroup of the pipelined grouped-query backward
 /// (`group-roles=pipelined`): it takes the item's "kv" slot, then per query
 /// head of the group its "qdo" slot, and computes
@@ -802,6 +897,10 @@ void buildHopperGroupedBackward(OpBuilder &b, Location loc,
     return;
   }
   buildGroupedLoadPartition(b, loc, spec, values, kv, qdo, plan);
+  if (plan.groupPasses > 1) {
+    buildGroupedPassConsumer(b, loc, spec, plan, values, kv, qdo);
+    return;
+  }
   for (int64_t part = 0; part < plan.columnParts; ++part)
     buildGroupedColumnConsumer(b, loc, spec, plan, values, kv, qdo, part);
 }

@@ -156,6 +156,41 @@ TEST(Sm90aPlan, GroupedBackwardPipelinedRoles) {
             "(the grouped-query backward of group 2), got head dim 32");
 }
 
+// The grouped backward above head dim 128: D / 64 passes over 64-column
+// chunks, one consumer of 256 registers next to a producer of 96 on sm_90a
+// ("kv" one slot and "qdo" two at 256), the 64-column staging buffer on
+// sm_100a; one pass (the plan of before) up to 128.
+TEST(GroupedPlan, PassesAboveHeadDim128) {
+  KernelShape d256 = shape(true, 256);
+  d256.group = 4;
+  KernelPlan p = plan(Chip::sm_90a, d256);
+  EXPECT_EQ(p.groupPasses, 4);
+  EXPECT_FALSE(p.pipelinedRoles);
+  EXPECT_EQ(p.columnParts, 1);
+  EXPECT_EQ(p.numConsumers, 1);
+  EXPECT_EQ(p.ctasPerSm, 1);
+  EXPECT_EQ(p.registers.load, 96);
+  EXPECT_EQ(p.registers.compute, 256);
+  EXPECT_EQ(p.numStages, 1);
+  EXPECT_EQ(p.groupStages, 2);
+  KernelShape d192 = d256;
+  d192.headDim = 192;
+  EXPECT_EQ(plan(Chip::sm_90a, d192).groupPasses, 3);
+  EXPECT_EQ(plan(Chip::sm_100a, d192).groupPasses, 3);
+  EXPECT_EQ(plan(Chip::sm_100a, d256).groupPasses, 4);
+  KernelShape d128 = d256;
+  d128.headDim = 128;
+  EXPECT_EQ(plan(Chip::sm_90a, d128).groupPasses, 1);
+  EXPECT_EQ(plan(Chip::sm_100a, d128).groupPasses, 1);
+  TuningOptions two;
+  two.numConsumers = 2;
+  EXPECT_EQ(failure(Chip::sm_90a, d256, two),
+            "the grouped-query backward (group 4) above head dim 128 has one "
+            "consumer warpgroup, which makes dV, dK and dQ in passes over "
+            "64-column chunks of the head dim; num-consumers must be 0 or 1, "
+            "got 2");
+}
+
 TEST(Sm90aPlan, StridedForwardHasTwoConsumers) {
   TuningOptions options;
   options.schedule = Schedule::strided;

@@ -125,6 +125,14 @@ struct KernelPlan {
   /// every slot and compute one column part of dV, dK and dQ (recomputing S
   /// and dP), so that dK and dV fit their registers at head dim 128.
   int64_t columnParts = 1;
+  /// The grouped-query backward above head dim 128 (both chips): dK and dV
+  /// of the whole head dim do not fit the registers (sm_90a) or the tensor
+  /// memory (sm_100a) next to S and dP, so an item is made in `groupPasses`
+  /// passes over 64-column chunks of the head dim, each recomputing every
+  /// query head's S, P, dP and dS and accumulating that chunk of dK and dV
+  /// over the group (the producer streams the group's Q and dO once a
+  /// pass); 1 elsewhere.
+  int64_t groupPasses = 1;
   /// The sm_90a grouped-query backward with `group-roles=pipelined`: a
   /// "scores" consumer (S, P, dP, dS, dQ) and an "accumulate" consumer (dV,
   /// dK over the group) that take every slot of "kv" and "qdo", P and dS
