@@ -1,7 +1,8 @@
 """Rotary embeddings at block size 128 above head dim 128 (issue 20; docs/head-dims.md,
 "Rotary embeddings at block size 128 above head dim 128") in block-attn-emulate against the
 float64 reference: the forward on sm_90a and sm_100a, at head dims 192 and 256, half-split and
-interleaved tables, a positions tensor, rotate_v, causal blocks with the log-sum-exp, both dtypes.
+interleaved tables, a positions tensor, rotate_v, causal blocks with the log-sum-exp, both dtypes,
+and a grouped-query forward (two query heads per k/v head).
 
 The designs compose: a 128-token block is one work item whose two 64-row query halves each
 see all 128 keys, with O made in 64-column chunks per half. On sm_90a the one consumer rotates
@@ -37,6 +38,8 @@ CASES = [
     ("sm_90a", em.Case("forward", 256, "bf16", "half_split", causal=True, lse=True, block_size=128)),
     ("sm_100a", em.Case("forward", 256, "bf16", "half_split", positions=True, rotate_v=True, block_size=128)),
     ("sm_100a", em.Case("forward", 192, "f16", "interleaved", causal=True, lse=True, block_size=128)),
+    # grouped-query (two query heads per k/v head)
+    ("sm_90a", em.Case("forward", 192, "f16", "interleaved", positions=True, group=2, block_size=128)),
 ]
 
 
@@ -52,17 +55,18 @@ def test_rotary_forward_b128_wide_matches_reference(chip, case, sms, emulated_ke
         assert (got[name] != em.POISON).all()
     # The rotation matters (and the block size): the outputs miss the reference without it,
     # without the variant's positions tensor or rotated v, and at block size 64.
-    plain = em.Case(case.kind, case.head_dim, case.dtype, causal=case.causal, lse=case.lse, block_size=128)
+    plain = em.Case(case.kind, case.head_dim, case.dtype, group=case.group, causal=case.causal, lse=case.lse,
+                    block_size=128)
     assert em.check_close(case, got, em.reference_outputs(plain, tensors)) != []
     as64 = em.Case(case.kind, case.head_dim, case.dtype, case.rotary, positions=case.positions,
-                   rotate_v=case.rotate_v, causal=case.causal, lse=case.lse)
+                   rotate_v=case.rotate_v, group=case.group, causal=case.causal, lse=case.lse)
     assert em.check_close(case, got, em.reference_outputs(as64, tensors)) != []
     if case.positions:
         no_positions = {name: value for name, value in tensors.items() if name != "positions"}
         assert em.check_close(case, got, em.reference_outputs(case, no_positions)) != []
     if case.rotate_v:
         unrotated_v = em.Case(case.kind, case.head_dim, case.dtype, case.rotary, positions=case.positions,
-                              causal=case.causal, lse=case.lse, block_size=128)
+                              group=case.group, causal=case.causal, lse=case.lse, block_size=128)
         assert em.check_close(case, got, em.reference_outputs(unrotated_v, tensors)) != []
 
 
