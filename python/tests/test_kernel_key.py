@@ -108,13 +108,16 @@ def test_prebuild_script_kernel_sets(capsys):
         "sm_90a/blockattn_forward_d64_b128_bf16_causal_lse", "sm_90a/blockattn_backward_d64_b128_bf16_causal_lse",
         "sm_100a/blockattn_forward_d64_b128_bf16_causal_lse", "sm_100a/blockattn_backward_d64_b128_bf16_causal_lse"]
 
-    # Head dims 192 and 256 at block size 128: the forward and the backward on both chips (the
-    # sm_100a backward since session 17); rotary embeddings (refused above head dim 128) left out.
+    # Head dims 192 and 256 at block size 128: the forward on both chips, with rotary embeddings
+    # too (session 17), the backward on both chips (the
+    # sm_100a one since session 17); the rotary backward (refused there) left out.
     script.main(["unused", "--dry-run", "--chips", "sm_90a,sm_100a", "--kinds", "forward,backward",
                  "--block-sizes", "128", "--head-dims", "192", "--dtypes", "bf16", "--rotary", "none,half_split"])
     assert capsys.readouterr().out.split() == [
-        "sm_90a/blockattn_forward_d192_b128_bf16", "sm_90a/blockattn_backward_d192_b128_bf16",
-        "sm_100a/blockattn_forward_d192_b128_bf16", "sm_100a/blockattn_backward_d192_b128_bf16"]
+        "sm_90a/blockattn_forward_d192_b128_bf16", "sm_90a/blockattn_forward_d192_b128_bf16_half_split",
+        "sm_90a/blockattn_backward_d192_b128_bf16",
+        "sm_100a/blockattn_forward_d192_b128_bf16", "sm_100a/blockattn_forward_d192_b128_bf16_half_split",
+        "sm_100a/blockattn_backward_d192_b128_bf16"]
 
     # The wheel's set (python/CMakeLists.txt; scripts/check_wheel.sh counts it): 144 kernels and
     # the 8 small-grid variants (sm_90a, no rotary, both kinds, both head dims and dtypes).

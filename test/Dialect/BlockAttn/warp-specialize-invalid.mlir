@@ -94,6 +94,40 @@ func.func @negative_backward_extra_op(%q: !act, %k: !act, %v: !act, %do: !act,
   return
 }
 
+// -----
+
+// Rotary embeddings at block size 128 above head dim 128: the forward is
+// built (with tables), the backward is not. Its block streams in 64-column
+// chunk slots, and a half-split pair's columns are never in one slot.
+!act = memref<?x4x192xbf16>
+!tab = memref<?x96xf32>
+func.func @negative_rotary_backward_b128_d192(%q: !act, %k: !act, %v: !act, %do: !act,
+                                              %dq: !act, %dk: !act, %dv: !act,
+                                              %cu: memref<?xi32>, %cos: !tab, %sin: !tab) {
+  // expected-error @+1 {{'blockattn.backward' op the rotary backward at block_size 128 above head_dim 128 is not implemented on sm_90a: its block streams in 64-column chunk slots, and a half-split pair's columns (head_dim / 2 apart) are never in one slot to be rotated in place (docs/head-dims.md)}}
+  blockattn.backward q(%q : !act) k(%k : !act) v(%v : !act) do(%do : !act)
+      dq(%dq : !act) dk(%dk : !act) dv(%dv : !act) cu_seqlens(%cu : memref<?xi32>)
+      rotary(%cos, %sin : !tab, !tab)
+      {block_size = 128 : i64, head_dim = 192 : i64, element_type = bf16,
+       rotary = #blockattn.rotary<interleaved>}
+  return
+}
+
+// -----
+
+// The forward there takes cos/sin tables, not angles from rotary_theta
+// (ptxas spills the in-kernel angles).
+!act = memref<?x4x256xbf16>
+func.func @negative_rotary_theta_forward_b128_d256(%q: !act, %k: !act, %v: !act, %o: !act,
+                                                   %cu: memref<?xi32>) {
+  // expected-error @+1 {{'blockattn.forward' op rotary_theta at block_size 128 above head_dim 128 is not implemented (ptxas spills the in-kernel angles; the cos/sin tables are built: docs/head-dims.md)}}
+  blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
+      cu_seqlens(%cu : memref<?xi32>)
+      {block_size = 128 : i64, head_dim = 256 : i64, element_type = bf16,
+       rotary = #blockattn.rotary<half_split>, rotary_theta = 10000.0 : f32}
+  return
+}
+
 //--- sm100a.mlir
 
 // The kernel function checks come first on sm_100a too.
@@ -104,6 +138,24 @@ func.func @negative_extra_op_sm100a(%q: !act, %k: !act, %v: !act, %o: !act,
   blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
       cu_seqlens(%cu : memref<?xi32>) {head_dim = 128 : i64, element_type = bf16}
   %c0 = arith.constant 0 : index
+  return
+}
+
+// -----
+
+// The rotary backward at block size 128 above head dim 128 is not built on
+// sm_100a either (a half-split pair's columns are in different chunk slots).
+!act = memref<?x4x256xbf16>
+!tab = memref<?x128xf32>
+func.func @negative_rotary_backward_b128_d256_sm100a(%q: !act, %k: !act, %v: !act, %do: !act,
+                                                     %dq: !act, %dk: !act, %dv: !act,
+                                                     %cu: memref<?xi32>, %cos: !tab, %sin: !tab) {
+  // expected-error @+1 {{'blockattn.backward' op the rotary backward at block_size 128 above head_dim 128 is not implemented on sm_100a: as on sm_90a its block streams in 64-column chunk slots, and a half-split pair's columns (head_dim / 2 apart) are never in one slot to be rotated in place (docs/head-dims.md)}}
+  blockattn.backward q(%q : !act) k(%k : !act) v(%v : !act) do(%do : !act)
+      dq(%dq : !act) dk(%dk : !act) dv(%dv : !act) cu_seqlens(%cu : memref<?xi32>)
+      rotary(%cos, %sin : !tab, !tab)
+      {block_size = 128 : i64, head_dim = 256 : i64, element_type = bf16,
+       rotary = #blockattn.rotary<half_split>}
   return
 }
 

@@ -195,6 +195,14 @@ constexpr int64_t kLargeBlockRotaryForwardRegs = 136,
 constexpr int64_t kLargeBlockRotaryBackwardLoadRegs = 88,
                   kLargeBlockRotaryBackwardRegs = 152,
                   kLargeBlockRotaryBackwardMmaRegs = 88;
+
+/// Above head dim 128 (the slot rotated in place, O drained in 64-column
+/// chunks): at 136 ptxas spilled 4 bytes in the bf16 half-split kernels at
+/// 256 with rotate_v (plain and causal + lse); with the rotary warpgroup at
+/// 144 and the softmax warpgroup at 208 (S 64 + P 32 + one O chunk 32)
+/// none of the 64 table kernels spills (both layouts, positions, rotate_v,
+/// causal and lse, 192 and 256, bf16 and f16; ptxas, CUDA 13.0).
+constexpr int64_t kLargeBlockWideRotaryForwardRegs = 144;
 constexpr int64_t kMaxStages = 8;
 /// Bytes the allocator needs besides the buffers: the run-time alignment
 /// slack of the dynamic shared memory base, which also holds the barriers
@@ -1441,7 +1449,9 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
     plan.registers.rotary = kWideRotaryBackwardRegs;
   }
   if (largeBlockRotaryForward(shape)) {
-    plan.registers.rotary = kLargeBlockRotaryForwardRegs;
+    plan.registers.rotary = shape.headDim > KernelShape::kMaxOutputCols
+                                ? kLargeBlockWideRotaryForwardRegs
+                                : kLargeBlockRotaryForwardRegs;
     plan.registers.mma = kLargeBlockRotaryForwardMmaRegs;
     plan.registers.load = kLargeBlockRotaryForwardLoadRegs;
   }
@@ -1474,6 +1484,47 @@ OStore oStoreOf(const KernelShape &shape, const TuningOptions &options) {
                           shape.headDim == 128 && shape.blockSize == 64 &&
                           shape.group == 1;
   return rotaryForward128 ? OStore::smem : OStore::tma;
+}
+
+/// The rotary backward at block size 128 above head dim 128, refused on both
+/// chips (the forward is built: docs/head-dims.md, "Rotary embeddings at
+/// block size 128 above head dim 128"). On sm_90a the backward streams the
+/// block in 64-column chunk slots (KernelPlan::columnPasses), and a
+/// half-split pair's columns, D / 2 apart, are never in one slot: q and k
+/// cannot be rotated in place slot by slot, and a rotation group's slots
+/// held together (three of 64 KiB at 192) do not fit next to P and dS. On
+/// sm_100a it needs the sm_100a backward at block size 128 above head dim 128
+/// and the sm_100a rotary backward at block size 128, neither built yet.
+///
+/// Also refused: angles from `rotary_theta` in the forward there. With the
+/// tables' budgets ptxas spilled the sm_100a rotary warpgroup in every theta
+/// kernel (8-1568 bytes; at 184 registers still 752 at 256) and the sm_90a
+/// consumer at 256 without a positions tensor (156-288 bytes): the angles
+/// are arithmetic on the position, and the query halves and k share rows'
+/// positions.
+LogicalResult refuseLargeBlockWideRotary(const KernelShape &shape, Chip chip,
+                                         Failure fail) {
+  if (!shape.hasRotary() || shape.numQueryTiles() == 1 ||
+      shape.headDim <= KernelShape::kMaxOutputCols)
+    return success();
+  if (!shape.backward && shape.rotaryTheta)
+    return fail("rotary_theta at block_size ", shape.blockSize,
+                " above head_dim 128 is not implemented (ptxas spills the "
+                "in-kernel angles; the cos/sin tables are built: "
+                "docs/head-dims.md)");
+  if (!shape.backward)
+    return success();
+  if (chip == Chip::sm_90a)
+    return fail("the rotary backward at block_size ", shape.blockSize,
+                " above head_dim 128 is not implemented on sm_90a: its block "
+                "streams in 64-column chunk slots, and a half-split pair's "
+                "columns (head_dim / 2 apart) are never in one slot to be "
+                "rotated in place (docs/head-dims.md)");
+  return fail("the rotary backward at block_size ", shape.blockSize,
+              " above head_dim 128 is not implemented on sm_100a: as on "
+              "sm_90a its block streams in 64-column chunk slots, and a "
+              "half-split pair's columns (head_dim / 2 apart) are never in "
+              "one slot to be rotated in place (docs/head-dims.md)");
 }
 
 } // namespace
@@ -1522,6 +1573,8 @@ FailureOr<KernelPlan> blockattn::planKernel(const KernelShape &shape,
                 "block size 128 without rotary embeddings and with one query "
                 "head per k/v head");
   if (failed(checkLargeBlockRings(shape, options, fail)))
+    return failure();
+  if (failed(refuseLargeBlockWideRotary(shape, options.chip, fail)))
     return failure();
   if (shape.groupedBackward())
     return options.chip == Chip::sm_90a
