@@ -9,7 +9,8 @@ then on a GPU machine without it:
 Every combination of --chips, --kinds, --head-dims, --block-sizes, --dtypes,
 --rotary and --groups (grouped-query attention's query heads per k/v head;
 the grouped backward, with or without rotary embeddings, at blocks of up to 64
-and head dims up to 128 only) is built (block size 64 unless --block-sizes says
+and head dims up to 128, and at block size 128 without rotary embeddings up to
+head dim 64) is built (block size 64 unless --block-sizes says
 otherwise: the others compile on first use), except what the compiler does not
 build (at head dims 192 and 256: rotary modes at block size 128, the sm_100a backward at
 block size 128; on sm_100a at block size 128: the rotary backward).
@@ -66,8 +67,9 @@ def keys_for(args) -> list[KernelKey]:
     ):
         if kind == "backward" and bs not in _kernels.BACKWARD_BLOCK_SIZES:
             continue  # no backward kernel at this block size yet (docs/block-sizes.md)
-        if kind == "backward" and group > 1 and (bs > 64 or d > 128):
-            continue  # no grouped backward at large blocks or head dims above 128 yet (docs/pipeline.md)
+        if kind == "backward" and group > 1 and (d > 128 or (bs > 64 and (d > 64 or rotary != "none"))):
+            continue  # no grouped backward above head dim 128, nor at block size 128 above head dim 64
+            # or with rotary embeddings yet (docs/pipeline.md)
         if d in _kernels.CHUNKED_HEAD_DIMS and bs > 64 and (rotary != "none" or (kind == "backward" and
                                                                          chip != "sm_90a")):
             continue  # head dims 192 and 256 at block size 128: no rotary; the backward on sm_90a only

@@ -100,17 +100,25 @@ def _query_group(q: torch.Tensor, k) -> int:
 
 
 def _refuse_grouped_backward(group: int, requires_grad: bool, block_size: int = 64,
-                             head_dim: int = 64) -> None:
+                             head_dim: int = 64, rotary: bool = False) -> None:
     """The grouped-query backward (dk and dv summed over each group in the
-    kernel, with or without rotary embeddings) is built for blocks of up to
-    64 tokens and head dims up to 128: the other grouped calls that need
-    gradients are refused before any forward work is done."""
+    kernel) is built for blocks of up to 64 tokens (with or without rotary
+    embeddings) and head dims up to 128, and at block size 128 without
+    rotary embeddings up to head dim 64 (docs/pipeline.md, "Grouped-query
+    attention"): the other grouped calls that need gradients are refused
+    before any forward work is done."""
     if group <= 1 or not requires_grad or not torch.is_grad_enabled():
         return
-    if block_size > 64:
+    if block_size > 64 and rotary:
         raise ValueError(
-            f"block_size: {block_size} has no grouped-query backward kernel yet ({group} query heads "
-            "per k/v head); block sizes 16, 32 and 64 have one"
+            f"block_size: {block_size} has no grouped-query backward kernel with rotary embeddings "
+            f"yet ({group} query heads per k/v head); block sizes 16, 32 and 64 have one"
+        )
+    if block_size > 64 and head_dim > 64:
+        raise ValueError(
+            f"q: head dim {head_dim} has no grouped-query backward kernel at block_size {block_size} "
+            f"yet ({group} query heads per k/v head); head dims up to 64 have one there, and block "
+            "sizes 16, 32 and 64 up to head dim 128"
         )
     if head_dim > 128:
         raise ValueError(
@@ -512,7 +520,7 @@ def backward(
     if q.shape[-1] in _kernels.CHUNKED_HEAD_DIMS:
         _check_chunked_head_dim(q.shape[-1], block_size, cos)
     group = q.shape[1] // max(k.shape[1], 1) if k.shape[1] != q.shape[1] else 1
-    _refuse_grouped_backward(group, True, block_size, q.shape[-1])
+    _refuse_grouped_backward(group, True, block_size, q.shape[-1], cos is not None)
     dq, dk, dv = (_empty(q), _empty(k), _empty(v)) if grads is None else grads
     if q.shape[0] and q.shape[1]:
         tensors = {
@@ -1416,7 +1424,8 @@ def block_attention_kvpacked(
     scale, rope = _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, rotary,
                                 requires_grad, eager)
     if grouped:
-        _refuse_grouped_backward(q.shape[1] // hkv, requires_grad, block_size, q.shape[-1])
+        _refuse_grouped_backward(q.shape[1] // hkv, requires_grad, block_size, q.shape[-1],
+                                 rotary is not None)
     if out is not None:
         return forward(q, k, v, cu_seqlens, block_size, scale, out, *rope)
     if eager and type(q) is torch.Tensor and type(kv) is torch.Tensor and not _functorch_active():
@@ -1517,7 +1526,7 @@ def block_attention(
     requires_grad = q.requires_grad or k.requires_grad or v.requires_grad
     scale, rope = _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, rotary,
                                 requires_grad, eager)
-    _refuse_grouped_backward(group, requires_grad, block_size, q.shape[-1])
+    _refuse_grouped_backward(group, requires_grad, block_size, q.shape[-1], rotary is not None)
     if out is not None:
         return forward(q, k, v, cu_seqlens, block_size, scale, out, *rope)
     # Eagerly, on plain tensors: the autograd.Function (or, with no gradient
@@ -1551,7 +1560,7 @@ def _block_attention_features(q, k, v, cu_seqlens, block_size, softmax_scale, ou
     requires_grad = q.requires_grad or k.requires_grad or v.requires_grad
     scale, rope = _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, rotary,
                                 requires_grad, eager)
-    _refuse_grouped_backward(group, requires_grad, block_size, q.shape[-1])
+    _refuse_grouped_backward(group, requires_grad, block_size, q.shape[-1], rotary is not None)
     if out is not None:
         lse = _empty_lse(q) if return_lse else None
         o = forward(q, k, v, cu_seqlens, block_size, scale, out, *rope, causal=causal, lse=lse)

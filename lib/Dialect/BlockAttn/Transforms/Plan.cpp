@@ -658,6 +658,66 @@ FailureOr<KernelPlan> planSm90aGrouped(const KernelShape &shape,
   return plan;
 }
 
+/// The sm_90a grouped-query backward at block size 128 (Sm90aRecipe.cpp,
+/// buildHopperGroupedLargeBlock): the block-128 backward's two consumers
+/// (one per 64-row query half and key half, `large-block-consumers=2`) with
+/// the grouped backward's work item (a block and a k/v head) and rings:
+/// "kv" (K, V of 128 rows) and "qdo" (Q and dO of a query head in 64-row
+/// halves), each slot 4 D x 128 bytes, as planGroupedRings sizes them next
+/// to the P and dS of both query halves (the one-slot rings "pds0" and
+/// "pds1", 64 KiB) and a staging buffer per consumer. Persistent and
+/// strided, one CTA per SM. Registers: the producer's 48
+/// (kGroupedSm90aProducerRegs) leave each consumer 232, which hold its key
+/// half's dK and dV (D / 2 + D / 2 a thread) across the group next to P 64 +
+/// dP 64: up to head dim 64 (ptxas, CUDA 13.0, no spills); at 96 and 128
+/// the peak is 224 and 256 registers of tiles alone, refused in
+/// blockattn-warp-specialize.
+FailureOr<KernelPlan> planSm90aGroupedLargeBlock(const KernelShape &shape,
+                                                 const TuningOptions &options,
+                                                 Failure fail) {
+  if (options.groupRoles == GroupRoles::pipelined ||
+      options.groupRoles == GroupRoles::pipelined_dq)
+    return fail("group-roles=", stringifyGroupRoles(options.groupRoles),
+                " does not apply at block_size ", shape.blockSize,
+                ": the grouped-query backward there has one consumer per "
+                "query half (group-roles must be auto or serial)");
+  if (options.numConsumers > 1)
+    return fail("the grouped-query backward at block_size ", shape.blockSize,
+                " has one consumer warpgroup per query half, got "
+                "num-consumers=",
+                options.numConsumers);
+  if (options.ctasPerSm > 1)
+    return fail("the grouped-query backward at block_size ", shape.blockSize,
+                " has one CTA per SM, got ctas-per-sm=", options.ctasPerSm);
+  if (options.largeBlockConsumers == 1)
+    return fail("the grouped-query backward at block_size ", shape.blockSize,
+                " has one consumer warpgroup per query half; "
+                "large-block-consumers must be 0 or 2");
+  KernelPlan plan;
+  int64_t itemBytes = (2 + 2 * shape.group) * shape.tileBytes(shape.headDim);
+  if (failed(planLaunch(Chip::sm_90a, options, tilesOfChunkLoads(itemBytes),
+                        /*chunkedByDefault=*/false, /*chunkedCtasPerSm=*/1,
+                        plan, fail)))
+    return failure();
+  planL2Prefetch(options, /*byDefault=*/false, plan);
+  plan.largeBlockConsumers = 2;
+  plan.numConsumers = 1;
+  plan.stageOutput = options.oStore != OStore::registers;
+  plan.bulkStore = options.oStore == OStore::tma;
+  int64_t scratch =
+      2 * shape.numQueryTiles() * shape.queryTileBytes(shape.tileRows());
+  if (plan.stageOutput)
+    scratch += 2 * shape.queryTileBytes(shape.headDim);
+  int64_t budget =
+      TargetLimits::sharedMemoryBudget(plan.ctasPerSm) - kSmemReserve - scratch;
+  if (failed(planGroupedRings(shape, options, budget, plan, fail)))
+    return failure();
+  plan.registers.load = kGroupedSm90aProducerRegs;
+  plan.registers.compute = replicaRegisters(
+      /*single=*/1, plan.registers.load, /*replicas=*/2, plan.ctasPerSm);
+  return plan;
+}
+
 /// The sm_100a grouped-query backward (Sm100aRecipe.cpp,
 /// buildBlackwellGroupedBackward): the load and MMA warpgroups and one
 /// softmax warpgroup that takes whole items.
@@ -690,6 +750,51 @@ FailureOr<KernelPlan> planSm100aGrouped(const KernelShape &shape,
   plan.registers.mma = kGroupedMmaRegs;
   plan.registers.compute = replicaRegisters(
       2, plan.registers.load + plan.registers.mma, 1, /*ctasPerSm=*/1);
+  return plan;
+}
+
+/// The sm_100a grouped-query backward at block size 128's load and MMA
+/// warpgroups (Sm100aRecipe.cpp, buildBlackwellGroupedLargeBlock): the
+/// block-128 backward's budgets (kSm100aLargeBlockBackwardLoadRegs), which
+/// leave each softmax warpgroup 168 (S 64 + dP 64 f32 at its peak).
+constexpr int64_t kSm100aGroupedLargeBlockLoadRegs = 88,
+                  kSm100aGroupedLargeBlockMmaRegs = 88;
+
+/// The sm_100a grouped-query backward at block size 128 (Sm100aRecipe.cpp,
+/// buildBlackwellGroupedLargeBlock): the load and MMA warpgroups and two
+/// softmax warpgroups, replica r on query half and key half r. Shared
+/// memory: two staging buffers (one a replica) and the P/dS slots of both
+/// halves, then "kv" and "qdo" as planGroupedRings sizes them.
+FailureOr<KernelPlan> planSm100aGroupedLargeBlock(const KernelShape &shape,
+                                                  const TuningOptions &options,
+                                                  Failure fail) {
+  if (options.oStore != OStore::tma && options.oStore != OStore::smem)
+    return fail("o-store must be 'tma' or 'smem' on sm_100a (O comes out of "
+                "tensor memory into registers, then through shared memory), "
+                "got '",
+                stringifyOStore(options.oStore), "'");
+  KernelPlan plan;
+  int64_t itemBytes = (2 + 2 * shape.group) * shape.tileBytes(shape.headDim);
+  if (failed(planLaunch(Chip::sm_100a, options, tilesOfChunkLoads(itemBytes),
+                        /*chunkedByDefault=*/false, /*chunkedCtasPerSm=*/1,
+                        plan, fail)))
+    return failure();
+  planL2Prefetch(options, /*byDefault=*/false, plan);
+  plan.numConsumers = 1;
+  plan.softmaxReplicas = shape.numQueryTiles();
+  plan.stageOutput = true;
+  plan.bulkStore = options.oStore == OStore::tma;
+  int64_t scratch = plan.softmaxReplicas *
+                    (shape.queryTileBytes(shape.headDim) +
+                     2 * shape.queryTileBytes(shape.tileRows()));
+  int64_t budget = TargetLimits::maxSharedMemoryBytes - kSmemReserve - scratch;
+  if (failed(planGroupedRings(shape, options, budget, plan, fail)))
+    return failure();
+  plan.registers.load = kSm100aGroupedLargeBlockLoadRegs;
+  plan.registers.mma = kSm100aGroupedLargeBlockMmaRegs;
+  plan.registers.compute =
+      replicaRegisters(2, plan.registers.load + plan.registers.mma,
+                       plan.softmaxReplicas, /*ctasPerSm=*/1);
   return plan;
 }
 
@@ -1282,10 +1387,15 @@ FailureOr<KernelPlan> blockattn::planKernel(const KernelShape &shape,
                 "consumer warpgroup a block) or 2 (one a query half), got ",
                 options.largeBlockConsumers);
   if (options.largeBlockConsumers == 2 &&
-      (options.chip != Chip::sm_90a || !splitsLargeBlockHalves(shape)))
+      (options.chip != Chip::sm_90a ||
+       !(splitsLargeBlockHalves(shape) ||
+         (shape.groupedBackward() && largeBlockBackward(shape)))))
     return fail("large-block-consumers=2 applies to the sm_90a backward at "
-                "block size 128 without rotary embeddings and with one query "
-                "head per k/v head");
+                "block size 128 without rotary embeddings");
+  if (shape.groupedBackward() && largeBlockBackward(shape))
+    return options.chip == Chip::sm_90a
+               ? planSm90aGroupedLargeBlock(shape, options, fail)
+               : planSm100aGroupedLargeBlock(shape, options, fail);
   if (shape.groupedBackward())
     return options.chip == Chip::sm_90a
                ? planSm90aGrouped(shape, options, fail)

@@ -34,6 +34,10 @@ using mlir::warpspec::Chip;
 
 namespace {
 
+/// The widest head dim of the sm_90a grouped-query backward at block size
+/// 128 (checkGroupedLargeBlock).
+constexpr int64_t kMaxGroupedLargeBlockHeadDim = 64;
+
 struct BlockAttnWarpSpecializePass
     : public blockattn::impl::BlockAttnWarpSpecializePassBase<
           BlockAttnWarpSpecializePass> {
@@ -53,20 +57,44 @@ struct BlockAttnWarpSpecializePass
         return signalPassFailure();
   }
 
+  /// The grouped-query backward sums dk and dv over the group inside one
+  /// CTA (docs/pipeline.md, "Grouped-query attention"). At block size 128
+  /// it is built without rotary embeddings up to head dim 64: on sm_90a
+  /// each of its two consumers holds its key half's dK and dV (D / 2 + D /
+  /// 2 registers a thread) across the group next to P and dP (64 + 64),
+  /// 224 and 256 registers of tiles alone at head dims 96 and 128; on
+  /// sm_100a tensor memory holds S, dP (128 columns each), dQ and the
+  /// group's dV and dK (D each): 544 and 640 of its 512 columns.
+  LogicalResult checkGroupedLargeBlock(Operation *op, const KernelSpec &spec) {
+    if (!spec.backward || spec.group <= 1 || spec.numQueryTiles() == 1)
+      return success();
+    auto refuse = [&]() {
+      return op->emitOpError()
+             << "with group " << spec.group
+             << " (grouped-query attention) has no backward lowering at "
+                "block_size "
+             << spec.blockSize;
+    };
+    if (spec.hasRotary())
+      return refuse() << " with rotary embeddings yet: the grouped backward "
+                         "at block_size "
+                      << spec.blockSize << " is built without them";
+    if (spec.headDim > kMaxGroupedLargeBlockHeadDim)
+      return refuse()
+             << " and head_dim " << spec.headDim
+             << " yet: the group's dK and dV of 128 keys, held across the "
+                "group, fit next to S and dP ("
+             << (chip == Chip::sm_100a ? "tensor memory" : "registers")
+             << ") up to head_dim " << kMaxGroupedLargeBlockHeadDim;
+    return success();
+  }
+
   LogicalResult lowerKernel(func::FuncOp func, Operation *op) {
     FailureOr<KernelSpec> spec = describeKernel(func, op);
     if (failed(spec))
       return failure();
-    // The grouped-query backward sums dk and dv over the group inside one
-    // CTA (docs/pipeline.md, "Grouped-query attention"), a block's query
-    // rows in one 64-row tile: built for blocks of up to 64 tokens (with or
-    // without rotary embeddings).
-    if (spec->backward && spec->group > 1 && spec->numQueryTiles() > 1)
-      return op->emitOpError()
-             << "with group " << spec->group
-             << " (grouped-query attention) has no backward lowering at "
-                "block_size above 64 yet: the grouped backward is built for "
-                "blocks of up to 64 tokens";
+    if (failed(checkGroupedLargeBlock(op, *spec)))
+      return failure();
     // Above head dim 128 its sm_90a kernel computed wrong gradients (at 256,
     // in block-attn-emulate against float64) and its sm_100a tensor memory
     // does not fit: refused until it is built for the chunked outputs.
