@@ -44,7 +44,7 @@ func.func @negative_negative(%q: !act, %k: !act, %v: !act, %do: !act, %dq: !act,
 !act = memref<?x4x128xbf16>
 func.func @negative_block64(%q: !act, %k: !act, %v: !act, %do: !act, %dq: !act,
     %dk: !act, %dv: !act, %cu: memref<?xi32>) {
-  // expected-error @+1 {{'blockattn.backward' op large-block-consumers=2 applies to the sm_90a backward at block size 128 without rotary embeddings}}
+  // expected-error @+1 {{'blockattn.backward' op large-block-consumers=2 applies to the sm_90a backward at block size 128 without rotary embeddings and with one query head per k/v head}}
   blockattn.backward q(%q : !act) k(%k : !act) v(%v : !act) do(%do : !act)
       dq(%dq : !act) dk(%dk : !act) dv(%dv : !act)
       cu_seqlens(%cu : memref<?xi32>)
@@ -56,7 +56,7 @@ func.func @negative_block64(%q: !act, %k: !act, %v: !act, %do: !act, %dq: !act,
 
 !act = memref<?x4x128xbf16>
 func.func @negative_forward(%q: !act, %k: !act, %v: !act, %o: !act, %cu: memref<?xi32>) {
-  // expected-error @+1 {{'blockattn.forward' op large-block-consumers=2 applies to the sm_90a backward at block size 128 without rotary embeddings}}
+  // expected-error @+1 {{'blockattn.forward' op large-block-consumers=2 applies to the sm_90a backward at block size 128 without rotary embeddings and with one query head per k/v head}}
   blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
       cu_seqlens(%cu : memref<?xi32>)
       {block_size = 128 : i64, head_dim = 128 : i64, element_type = bf16}
@@ -68,7 +68,7 @@ func.func @negative_forward(%q: !act, %k: !act, %v: !act, %o: !act, %cu: memref<
 !act = memref<?x4x128xbf16>
 func.func @negative_sm100a(%q: !act, %k: !act, %v: !act, %do: !act, %dq: !act,
     %dk: !act, %dv: !act, %cu: memref<?xi32>) {
-  // expected-error @+1 {{'blockattn.backward' op large-block-consumers=2 applies to the sm_90a backward at block size 128 without rotary embeddings}}
+  // expected-error @+1 {{'blockattn.backward' op large-block-consumers=2 applies to the sm_90a backward at block size 128 without rotary embeddings and with one query head per k/v head}}
   blockattn.backward q(%q : !act) k(%k : !act) v(%v : !act) do(%do : !act)
       dq(%dq : !act) dk(%dk : !act) dv(%dv : !act)
       cu_seqlens(%cu : memref<?xi32>)
@@ -121,7 +121,7 @@ func.func @negative_stages(%q: !act, %k: !act, %v: !act, %do: !act, %dq: !act,
 !act = memref<?x4x128xbf16>
 func.func @negative_rotary(%q: !act, %k: !act, %v: !act, %do: !act, %dq: !act,
     %dk: !act, %dv: !act, %cu: memref<?xi32>) {
-  // expected-error @+1 {{'blockattn.backward' op large-block-consumers=2 applies to the sm_90a backward at block size 128 without rotary embeddings}}
+  // expected-error @+1 {{'blockattn.backward' op large-block-consumers=2 applies to the sm_90a backward at block size 128 without rotary embeddings and with one query head per k/v head}}
   blockattn.backward q(%q : !act) k(%k : !act) v(%v : !act) do(%do : !act)
       dq(%dq : !act) dk(%dk : !act) dv(%dv : !act)
       cu_seqlens(%cu : memref<?xi32>)

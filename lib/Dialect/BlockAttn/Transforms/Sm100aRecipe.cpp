@@ -1087,7 +1087,7 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
 
   int64_t m = spec.queryTileRows(), n = spec.tileRows(), d = spec.headDim;
   int64_t halves = spec.numQueryTiles();
-  assert(halves == plan.softmaxReplicas && "replica r takes half r");
+  assert(plan.softmaxReplicas == 1 && "one softmax warpgroup, both halves");
   Type f32 = b.getF32Type(), i32 = b.getI32Type();
   auto tmemChannel = [&](StringRef name, int64_t cols) {
     return createTmemRing(b, loc, name, m, cols);
@@ -1102,14 +1102,14 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
       ChannelType::get(ctx, {half, half, half, half}, MemorySpace::smem),
       "qdo", plan.groupStages);
   auto signals = ChannelType::get(ctx, ArrayRef<Type>(), MemorySpace::smem);
-  Value items = createChannel(b, loc, signals, "items", 2 * halves);
+  Value items = createChannel(b, loc, signals, "items", 2);
   Value sCh = tmemChannel("s", n), dpCh = tmemChannel("dp", n);
   Value dqCh = tmemChannel("dq", d), dvCh = tmemChannel("dv", d),
         dkCh = tmemChannel("dk", d);
   BufferType wide = queryBuffer(spec, n);
   Value pdsCh = createChannel(
       b, loc, ChannelType::get(ctx, {wide, wide}, MemorySpace::smem), "pds",
-      plan.softmaxReplicas);
+      halves);
 
   buildGroupedLoadPartition(b, loc, spec, values, kv, qdo, plan);
 
@@ -1124,11 +1124,8 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
     auto pin = [&](Value buffer) -> Value {
       return PinOp::create(b, loc, buffer.getType(), buffer);
     };
-    // One announcement per replica.
-    for (int64_t r = 0; r < halves; ++r) {
-      auto item = AcquireOp::create(b, loc, items);
-      CommitOp::create(b, loc, item.getSlot(), row, rows, kvHead);
-    }
+    auto item = AcquireOp::create(b, loc, items);
+    CommitOp::create(b, loc, item.getSlot(), row, rows, kvHead);
     auto queryHead = [&](Value head, bool first) {
       auto qdoSlot = GetOp::create(b, loc, qdo);
       ValueRange t = qdoSlot.getBuffers();
@@ -1185,7 +1182,7 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
     endMmaLoop(b, loc, loop, items);
   }
 
-  // Softmax gradient + epilogue warpgroups, replica r on half r.
+  // The softmax gradient + epilogue warpgroup, both halves in turn.
   {
     OpBuilder::InsertionGuard g(b);
     auto partition = PartitionOp::create(
@@ -1200,15 +1197,38 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
     Value blockRow = consume.getRow(), blockRows = consume.getRows(),
           kvHead = consume.getHead();
     ReleaseOp::create(b, loc, consume.getSlot(), /*after_mma=*/false);
-    auto [row, rows, halfOffset] = replicaHalf(b, loc, blockRow, blockRows, m);
+    auto constant = [&](int64_t value) -> Value {
+      return arith::ConstantIntOp::create(b, loc, value, 32);
+    };
+    // Half i: rows [64 i, 64 i + 64) of the block, min(64, max(0, rows -
+    // 64 i)) of them valid; its per-row values (dlse) are read at the
+    // block's row when it has none (its first row may lie past the tokens).
+    SmallVector<Value> halfRow, halfRows, readRow;
+    for (int64_t i = 0; i < halves; ++i) {
+      Value offset = constant(i * m);
+      Value left = arith::MaxSIOp::create(
+          b, loc, arith::SubIOp::create(b, loc, blockRows, offset),
+          constant(0));
+      halfRows.push_back(arith::MinSIOp::create(b, loc, left, constant(m)));
+      halfRow.push_back(
+          i == 0 ? blockRow
+                 : arith::AddIOp::create(b, loc, blockRow, offset).getResult());
+      Value any = arith::MinSIOp::create(b, loc, halfRows[i], constant(1));
+      readRow.push_back(i == 0 ? blockRow
+                               : arith::AddIOp::create(
+                                     b, loc, blockRow,
+                                     arith::MulIOp::create(b, loc, any, offset))
+                                     .getResult());
+    }
     auto wideF32 = AccType::get(ctx, {m, n}, f32);
     auto outType = AccType::get(ctx, {m, d}, f32);
     auto rowsType = RowsType::get(ctx, m, f32);
-    auto drain = [&](Value channel, Value dest, Value head) {
+    auto drain = [&](Value channel, Value dest, Value head, int64_t i) {
       auto get = GetOp::create(b, loc, channel);
       Value grad = TmemLoadOp::create(b, loc, outType, get.getBuffers()[0]);
       ReleaseOp::create(b, loc, get.getSlot(), false);
-      StoreOp::create(b, loc, grad, dest, row, head, rows, Value(), staging,
+      StoreOp::create(b, loc, grad, dest, halfRow[i], head, halfRows[i],
+                      Value(), staging,
                       plan.bulkStore ? b.getUnitAttr() : nullptr);
     };
     // A head's entries of "dv" and "dk" before the last: the sums so far,
@@ -1217,54 +1237,60 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
       auto get = GetOp::create(b, loc, channel);
       ReleaseOp::create(b, loc, get.getSlot(), false);
     };
+    // Per query half, in the MMA warp's order: S_i and dP_i from tensor
+    // memory, P_i and dS_i to it through "pds"; then dQ_0, dQ_1.
     auto scoresOf = [&](Value head) {
-      auto sGet = GetOp::create(b, loc, sCh);
-      Value s = TmemLoadOp::create(b, loc, wideF32, sGet.getBuffers()[0]);
-      ReleaseOp::create(b, loc, sGet.getSlot(), false);
-      auto dpGet = GetOp::create(b, loc, dpCh);
-      Value dp = TmemLoadOp::create(b, loc, wideF32, dpGet.getBuffers()[0]);
-      ReleaseOp::create(b, loc, dpGet.getSlot(), false);
-      // As buildBlackwellLargeBlockBackward's replicas: every valid key of
-      // the block is a column, the half's rows past its valid rows zeroed.
-      auto sm = SoftmaxOp::create(b, loc, wideF32, rowsType, Type(), s,
-                                  blockRows, rows, values.scale,
-                                  /*normalize=*/true, spec.causal,
-                                  /*block=*/IntegerAttr());
-      setReplicaCausalRowOffset(sm, spec, halfOffset);
-      Value dlse;
-      if (spec.dlse) {
-        Value any = arith::MinSIOp::create(
-            b, loc, rows, arith::ConstantIntOp::create(b, loc, 1, 32));
-        Value at = arith::AddIOp::create(
-            b, loc, blockRow, arith::MulIOp::create(b, loc, any, halfOffset));
-        dlse = LoadRowsOp::create(b, loc, rowsType, spec.dlse, at, head, rows);
+      for (int64_t i = 0; i < halves; ++i) {
+        // dlse is read first, before S and dP are in registers (read next to
+        // the gradient, ptxas spilled 12 bytes at head dim 64).
+        Value dlse;
+        if (spec.dlse)
+          dlse = LoadRowsOp::create(b, loc, rowsType, spec.dlse, readRow[i],
+                                    head, halfRows[i]);
+        auto sGet = GetOp::create(b, loc, sCh);
+        Value s = TmemLoadOp::create(b, loc, wideF32, sGet.getBuffers()[0]);
+        ReleaseOp::create(b, loc, sGet.getSlot(), false);
+        auto dpGet = GetOp::create(b, loc, dpCh);
+        Value dp = TmemLoadOp::create(b, loc, wideF32, dpGet.getBuffers()[0]);
+        ReleaseOp::create(b, loc, dpGet.getSlot(), false);
+        // Every valid key of the block is a column, the half's rows past
+        // its valid rows zeroed; causal: the half's rows are the block's
+        // tokens from 64 i.
+        auto sm = SoftmaxOp::create(b, loc, wideF32, rowsType, Type(), s,
+                                    blockRows, halfRows[i], values.scale,
+                                    /*normalize=*/true, spec.causal,
+                                    /*block=*/IntegerAttr());
+        if (spec.causal && i > 0)
+          sm.setRowOffsetAttr(b.getI64IntegerAttr(i * m));
+        Value dsVal = SoftmaxGradOp::create(
+            b, loc, AccType::get(ctx, {m, n}, spec.elementType), sm.getProbs(),
+            dp, values.scale, dlse);
+        auto pds = AcquireOp::create(b, loc, pdsCh);
+        WriteOp::create(b, loc, sm.getProbs(), pds.getBuffers()[0]);
+        WriteOp::create(b, loc, dsVal, pds.getBuffers()[1]);
+        CommitOp::create(b, loc, pds.getSlot(), blockRow, blockRows, head);
       }
-      Value dsVal = SoftmaxGradOp::create(
-          b, loc, AccType::get(ctx, {m, n}, spec.elementType), sm.getProbs(),
-          dp, values.scale, dlse);
-      auto pds = AcquireOp::create(b, loc, pdsCh);
-      WriteOp::create(b, loc, sm.getProbs(), pds.getBuffers()[0]);
-      WriteOp::create(b, loc, dsVal, pds.getBuffers()[1]);
-      CommitOp::create(b, loc, pds.getSlot(), blockRow, blockRows, head);
-      drain(dqCh, spec.stores[2], head);
+      for (int64_t i = 0; i < halves; ++i)
+        drain(dqCh, spec.stores[2], head, i);
     };
     // Heads 0 .. G - 2 in one scf.for (as forEachGroupHead), the last one
     // after it, with the group's sums.
     Value first = groupQueryHead(b, loc, spec, kvHead, 0);
-    auto loop = scf::ForOp::create(
-        b, loc, arith::ConstantIntOp::create(b, loc, 0, 32),
-        arith::ConstantIntOp::create(b, loc, spec.group - 1, 32),
-        arith::ConstantIntOp::create(b, loc, 1, 32));
+    auto loop = scf::ForOp::create(b, loc, constant(0),
+                                   constant(spec.group - 1), constant(1));
     {
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPoint(loop.getBody()->getTerminator());
       scoresOf(arith::AddIOp::create(b, loc, first, loop.getInductionVar()));
-      skip(dvCh);
-      skip(dkCh);
+      for (Value channel : {dvCh, dkCh})
+        for (int64_t j = 0; j < halves; ++j)
+          skip(channel);
     }
     scoresOf(groupQueryHead(b, loc, spec, kvHead, spec.group - 1));
-    drain(dvCh, spec.stores[0], kvHead);
-    drain(dkCh, spec.stores[1], kvHead);
+    for (int64_t j = 0; j < halves; ++j)
+      drain(dvCh, spec.stores[0], kvHead, j);
+    for (int64_t j = 0; j < halves; ++j)
+      drain(dkCh, spec.stores[1], kvHead, j);
   }
 }
 

@@ -1082,134 +1082,164 @@ void buildHopperLargeBlockHalves(OpBuilder &b, Location loc,
     buildLargeBlockHalfConsumer(b, loc, spec, plan, values, ring, pds, half);
 }
 
-/// One of the two consumer partitions of the sm_90a grouped-query backward
-/// at block size 128 (buildHopperGroupedLargeBlock): consumer `half` takes
-/// the item's "kv" slot (K and V of the block, 128 rows each), then for each
-/// query head of the group its "qdo" slot (Q and dO in 64-row halves), and
-///   for query half `half`: S = q_half K^T (64 x 128), P, dP = dO_half V^T,
-///     dS as buildLargeBlockHalfConsumer; P and dS into its slot of
-///     `pds[half]`, committed; dQ = dS K (dS from registers), stored to the
-///     query head;
-///   for key half `half`: dV_half += sum_i P_i[:, 64 half:]^T dO_i and
-///     dK_half += sum_i dS_i[:, 64 half:]^T q_i, the other query half's P and
-///     dS from `pds[1 - half]`; both slots (and "qdo") go back after dK;
-/// and after the group stores dV_half and dK_half once, to the k/v head.
-/// The accumulators stay in this consumer's registers across the group (a
-/// fixed order: deterministic, no atomics), D / 2 + D / 2 a thread next to
-/// the peak of P 64 + dP 64: they fit up to head dim 64 (Plan.cpp,
-/// planSm90aGroupedLargeBlock). The pds rings order the scratch's reuse
-/// exactly as in buildLargeBlockHalfConsumer, one head at a time.
-void buildGroupedLargeBlockHalfConsumer(OpBuilder &b, Location loc,
-                                        const KernelSpec &spec,
-                                        const KernelPlan &plan,
-                                        const KernelValues &values, Value kv,
-                                        Value qdo, ArrayRef<Value> pds,
-                                        int64_t half) {
+/// The scores warpgroup of the sm_90a grouped-query backward at block size
+/// 128 (buildHopperGroupedLargeBlock): it takes the item's "kv" slot, then per
+/// query head its "qdo" slot, and for each query half i in turn
+///   S_i = q_i K^T (64 x 128), P_i = softmax(S_i) -> the "pds" slot,
+///   dP_i = dO_i V^T, dS_i -> the "pds" slot, dQ_i = dS_i K (dS_i from
+///   registers), stored to the query head;
+/// commits the head's P and dS of both halves to the accumulate warpgroups
+/// and gives "qdo" back (dP_1 was its last read), "kv" after the group. No
+/// accumulator lives across the group: the peak is the plain block-128
+/// backward's (P 64 + dP 64).
+void buildGroupedLargeBlockScoresConsumer(OpBuilder &b, Location loc,
+                                          const KernelSpec &spec,
+                                          const KernelPlan &plan,
+                                          const KernelValues &values, Value kv,
+                                          Value qdo, Value pds) {
   MLIRContext *ctx = b.getContext();
   OpBuilder::InsertionGuard g(b);
   int64_t halves = spec.numQueryTiles();
-  std::string name = half == 0 ? "compute" : "compute" + std::to_string(half);
   ConsumerContext c =
       beginConsumer(b, loc, spec, values, plan,
                     /*needsPScratch=*/false,
-                    /*needsDsScratch=*/false, spec.headDim, name);
+                    /*needsDsScratch=*/false, spec.headDim, "scores");
   auto [kvHead, kSlot, vSlot] = consumeGroupedItem(b, loc, spec, kv, c);
-
   auto f32 = b.getF32Type();
   int64_t m = spec.queryTileRows(), n = spec.tileRows();
   auto wide32 = AccType::get(ctx, {m, n}, f32);
   auto wide16 = AccType::get(ctx, {m, n}, spec.elementType);
   auto outType = AccType::get(ctx, {m, spec.headDim}, f32);
   auto rowsType = RowsType::get(ctx, m, f32);
-  // Pinned at each use: K, V and the pds slots sit at the same addresses for
-  // the whole group, and their descriptors would be hoisted out of the
-  // group loop and held across it.
   auto pin = [&](Value buffer) -> Value {
     return PinOp::create(b, loc, buffer.getType(), buffer);
   };
-  auto store = [&](Value tile, Value dest, Value row, Value rows) {
-    StoreOp::create(b, loc, tile, dest, row, c.head, rows, Value(),
-                    c.oStaging ? pin(c.oStaging) : Value(),
-                    c.bulkStore ? b.getUnitAttr() : nullptr);
-  };
-  // The rows of this consumer's query half, which are also its key half's.
-  auto [row, rows] = blockHalf(b, loc, c.row, c.rows, half, m);
-  auto queryHead = [&](Value head, Value dvIn, Value dkIn) {
+  SmallVector<std::pair<Value, Value>> halfRows;
+  for (int64_t i = 0; i < halves; ++i)
+    halfRows.push_back(blockHalf(b, loc, c.row, c.rows, i, m));
+  forEachGroupHead(b, loc, spec, kvHead, 0, [&](Value head) {
     c.head = head;
     auto qdoSlot = GetOp::create(b, loc, qdo);
     ValueRange t = qdoSlot.getBuffers();
-    SmallVector<Value> q(t.take_front(halves)), dout(t.drop_front(halves));
-    Value s = MmaOp::create(b, loc, wide32, pin(q[half]), pin(kSlot), false,
-                            /*transpose_b=*/true);
-    auto softmax = SoftmaxOp::create(b, loc, wide32, rowsType, Type(), s,
-                                     c.rows, /*valid_rows=*/rows, c.scale,
-                                     /*normalize=*/true, spec.causal,
-                                     /*block=*/IntegerAttr());
-    setCausalRowOffset(b, softmax, spec, half);
-    Value p = softmax.getProbs();
-    // Acquired only now: the wait for the other consumer to be done with
-    // the previous head's P and dS overlaps this head's S.
-    auto mine = AcquireOp::create(b, loc, pds[half]);
-    WriteOp::create(b, loc, p, pin(mine.getBuffers()[0]));
-    Value dp = MmaOp::create(b, loc, wide32, pin(dout[half]), pin(vSlot),
-                             false, /*transpose_b=*/true);
-    Value dlseRow = spec.dlse ? rowsReadAt(b, loc, c.row, row, rows) : Value();
-    Value ds =
-        scoreGradient(b, loc, spec, c, rowsType, wide16, p, dp, dlseRow, rows);
-    WriteOp::create(b, loc, ds, pin(mine.getBuffers()[1]));
-    CommitOp::create(b, loc, mine.getSlot(), c.row, c.rows, head);
-    Value dq = MmaOp::create(b, loc, outType, ds, pin(kSlot), false, false);
-    store(dq, spec.stores[2], row, rows);
+    AcquireOp out;
+    for (int64_t i = 0; i < halves; ++i) {
+      auto [row, rows] = halfRows[i];
+      Value s = MmaOp::create(b, loc, wide32, pin(t[i]), pin(kSlot), false,
+                              /*transpose_b=*/true);
+      auto softmax = SoftmaxOp::create(b, loc, wide32, rowsType, Type(), s,
+                                       c.rows, /*valid_rows=*/rows, c.scale,
+                                       /*normalize=*/true, spec.causal,
+                                       /*block=*/IntegerAttr());
+      setCausalRowOffset(b, softmax, spec, i);
+      Value p = softmax.getProbs();
+      // Taken as late as possible: the accumulate warpgroups give the slot
+      // back after the previous head's dK.
+      if (i == 0)
+        out = AcquireOp::create(b, loc, pds);
+      WriteOp::create(b, loc, p, pin(out.getBuffers()[2 * i]));
+      Value dp = MmaOp::create(b, loc, wide32, pin(t[halves + i]), pin(vSlot),
+                               false, /*transpose_b=*/true);
+      if (i + 1 == halves)
+        ReleaseOp::create(b, loc, qdoSlot.getSlot());
+      Value dlseRow =
+          spec.dlse ? rowsReadAt(b, loc, c.row, row, rows) : Value();
+      Value ds = scoreGradient(b, loc, spec, c, rowsType, wide16, p, dp,
+                               dlseRow, rows);
+      WriteOp::create(b, loc, ds, pin(out.getBuffers()[2 * i + 1]));
+      if (i + 1 == halves)
+        CommitOp::create(b, loc, out.getSlot(), c.row, c.rows, head);
+      Value dq = MmaOp::create(b, loc, outType, ds, pin(kSlot), false, false);
+      StoreOp::create(b, loc, dq, spec.stores[2], row, head, rows, Value(),
+                      c.oStaging ? pin(c.oStaging) : Value(),
+                      c.bulkStore ? b.getUnitAttr() : nullptr);
+    }
+  });
+  ReleaseOp::create(b, loc, c.slot);
+}
 
-    // Key half `half`: both query halves' P and dS, this consumer's own and
-    // the other's, added onto the previous heads' sums.
-    auto theirs = GetOp::create(b, loc, pds[1 - half]);
-    Value pOf[2], dsOf[2];
-    pOf[half] = mine.getBuffers()[0];
-    dsOf[half] = mine.getBuffers()[1];
-    pOf[1 - half] = theirs.getBuffers()[0];
-    dsOf[1 - half] = theirs.getBuffers()[1];
-    auto keyHalfGradient = [&](ArrayRef<Value> scratch,
-                               ArrayRef<Value> operand, Value acc) {
+/// Accumulate warpgroup `half` of the sm_90a grouped-query backward at block
+/// size 128 (buildHopperGroupedLargeBlock): it takes the item's "kv" slot for
+/// its record only (given back at once), then per query head the head's "qdo"
+/// and "pds" slots, and sums key half `half`'s
+///   dV += sum_i P_i[:, 64 half:]^T dO_i, dK += sum_i dS_i[:, 64 half:]^T q_i
+/// over the group in its registers (D / 2 + D / 2 a thread; the first head
+/// starts them), giving both slots back after dK; after the group it stores
+/// them once, to the k/v head, from its registers.
+void buildGroupedLargeBlockAccumulateConsumer(
+    OpBuilder &b, Location loc, const KernelSpec &spec, const KernelPlan &plan,
+    const KernelValues &values, Value kv, Value qdo, Value pds, int64_t half) {
+  MLIRContext *ctx = b.getContext();
+  OpBuilder::InsertionGuard g(b);
+  int64_t halves = spec.numQueryTiles();
+  KernelPlan accumulatePlan = plan;
+  accumulatePlan.registers.compute = plan.accumulateRegisters;
+  accumulatePlan.stageOutput = false;
+  accumulatePlan.bulkStore = false;
+  std::string name =
+      half == 0 ? "accumulate" : "accumulate" + std::to_string(half);
+  ConsumerContext c =
+      beginConsumer(b, loc, spec, values, accumulatePlan,
+                    /*needsPScratch=*/false,
+                    /*needsDsScratch=*/false, spec.headDim, name);
+  Value kvHead;
+  std::tie(kvHead, std::ignore, std::ignore) =
+      consumeGroupedItem(b, loc, spec, kv, c);
+  ReleaseOp::create(b, loc, c.slot);
+  int64_t m = spec.queryTileRows();
+  auto outType = AccType::get(ctx, {m, spec.headDim}, b.getF32Type());
+  auto pin = [&](Value buffer) -> Value {
+    return PinOp::create(b, loc, buffer.getType(), buffer);
+  };
+  auto queryHead = [&](Value head, Value dvIn, Value dkIn) {
+    auto qdoSlot = GetOp::create(b, loc, qdo);
+    ValueRange t = qdoSlot.getBuffers();
+    auto in = GetOp::create(b, loc, pds);
+    ValueRange pdsBuffers = in.getBuffers();
+    auto keyHalfGradient = [&](int64_t which, int64_t operandBase, Value acc) {
       for (int64_t i = 0; i < halves; ++i) {
-        Value chunk =
-            ColumnChunkOp::create(b, loc, queryBuffer(spec, m), pin(scratch[i]),
-                                  b.getI64IntegerAttr(half));
-        acc = MmaOp::create(b, loc, outType, chunk, pin(operand[i]),
+        Value chunk = ColumnChunkOp::create(b, loc, queryBuffer(spec, m),
+                                            pin(pdsBuffers[2 * i + which]),
+                                            b.getI64IntegerAttr(half));
+        acc = MmaOp::create(b, loc, outType, chunk, pin(t[operandBase + i]),
                             /*transpose_a=*/true, /*transpose_b=*/false, acc);
       }
       return acc;
     };
-    Value dv = keyHalfGradient(pOf, dout, dvIn);
-    Value dk = keyHalfGradient(dsOf, q, dkIn);
-    // dK's product is the last read of the other's P and dS and of the
-    // head's Q and dO.
-    ReleaseOp::create(b, loc, theirs.getSlot());
+    Value dv = keyHalfGradient(/*P*/ 0, /*dO*/ halves, dvIn);
+    Value dk = keyHalfGradient(/*dS*/ 1, /*q*/ 0, dkIn);
+    ReleaseOp::create(b, loc, in.getSlot());
     ReleaseOp::create(b, loc, qdoSlot.getSlot());
     return std::make_pair(dv, dk);
   };
   auto [dvAcc, dkAcc] = accumulateOverGroup(b, loc, spec, kvHead, queryHead);
-  // K and V are released after the group.
-  ReleaseOp::create(b, loc, c.slot);
-  c.head = kvHead;
-  store(dvAcc, spec.stores[0], row, rows);
-  store(dkAcc, spec.stores[1], row, rows);
+  auto [row, rows] = blockHalf(b, loc, c.row, c.rows, half, m);
+  for (auto [acc, dest] :
+       {std::pair{dvAcc, spec.stores[0]}, {dkAcc, spec.stores[1]}})
+    StoreOp::create(b, loc, acc, dest, row, kvHead, rows, Value(), Value(),
+                    nullptr);
 }
 
 /// The sm_90a grouped-query backward at block size 128 (docs/pipeline.md,
 /// "Grouped-query attention"): the work item is a block and a k/v head, as
-/// at block size 64 (buildHopperGroupedBackward), with the block-128 work of
-/// `large-block-consumers=2` (buildHopperLargeBlockHalves) per query head:
-/// the producer loads K and V (128 rows each) once into "kv" and each query
-/// head's Q and dO in 64-row halves into "qdo"; two consumers, one per query
-/// and key half, each sum their key half's dK and dV over the group
-/// (buildGroupedLargeBlockHalfConsumer), handing each head's P and dS to
-/// the other through the one-slot rings "pds0" and "pds1".
+/// at block size 64 (buildHopperGroupedBackward), with the block-128
+/// backward's halves: the producer loads K and V (128 rows) once into "kv"
+/// and each query head's Q and dO in 64-row halves into "qdo"; a scores
+/// warpgroup makes each head's P, dS (both query halves, into one slot of
+/// the ring "pds") and dQ (buildGroupedLargeBlockScoresConsumer), and two
+/// accumulate warpgroups, one per key half, sum dV and dK over the group in
+/// their registers (buildGroupedLargeBlockAccumulateConsumer): the group's
+/// accumulators (D x 128 keys, twice) are split between two warpgroups that
+/// hold nothing else, so that the scores warpgroup keeps the plain block-128
+/// backward's peak (P 64 + dP 64). Two consumers of one query and key half
+/// each (as `large-block-consumers=2`), each holding its key half's dK and
+/// dV next to P and dP, spilled 8 bytes at head dim 32 with dlse and 208 at
+/// 64 (ptxas, CUDA 13.0).
 void buildHopperGroupedLargeBlock(OpBuilder &b, Location loc,
                                   const KernelSpec &spec,
                                   const KernelPlan &plan) {
   MLIRContext *ctx = b.getContext();
   OpBuilder::InsertionGuard guard(b);
+  assert(plan.pipelinedRoles && "a scores and two accumulate warpgroups");
   KernelValues values = groupedValues(
       b, loc, spec, beginKernel(b, loc, Chip::sm_90a, spec, plan));
   BufferType tile = tileBuffer(spec, spec.headDim);
@@ -1221,16 +1251,19 @@ void buildHopperGroupedLargeBlock(OpBuilder &b, Location loc,
       b, loc,
       ChannelType::get(ctx, {half, half, half, half}, MemorySpace::smem),
       "qdo", plan.groupStages);
+  // One "pds" slot holds both halves' P and dS: P_0, dS_0, P_1, dS_1.
   BufferType square = queryBuffer(spec, spec.tileRows());
-  auto pdsType = ChannelType::get(ctx, {square, square}, MemorySpace::smem);
-  SmallVector<Value, 2> pds;
-  for (int64_t i = 0; i < spec.numQueryTiles(); ++i)
-    pds.push_back(createChannel(b, loc, pdsType, "pds" + std::to_string(i),
-                                /*depth=*/1));
+  Value pds =
+      createChannel(b, loc,
+                    ChannelType::get(ctx, {square, square, square, square},
+                                     MemorySpace::smem),
+                    "pds", plan.pdsStages);
   buildGroupedLoadPartition(b, loc, spec, values, kv, qdo, plan);
+  buildGroupedLargeBlockScoresConsumer(b, loc, spec, plan, values, kv, qdo,
+                                       pds);
   for (int64_t i = 0; i < spec.numQueryTiles(); ++i)
-    buildGroupedLargeBlockHalfConsumer(b, loc, spec, plan, values, kv, qdo,
-                                       pds, i);
+    buildGroupedLargeBlockAccumulateConsumer(b, loc, spec, plan, values, kv,
+                                             qdo, pds, i);
 }
 
 /// One of the two consumer partitions of the sm_90a backward at block size

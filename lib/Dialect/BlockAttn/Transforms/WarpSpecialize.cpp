@@ -59,12 +59,13 @@ struct BlockAttnWarpSpecializePass
 
   /// The grouped-query backward sums dk and dv over the group inside one
   /// CTA (docs/pipeline.md, "Grouped-query attention"). At block size 128
-  /// it is built without rotary embeddings up to head dim 64: on sm_90a
-  /// each of its two consumers holds its key half's dK and dV (D / 2 + D /
-  /// 2 registers a thread) across the group next to P and dP (64 + 64),
-  /// 224 and 256 registers of tiles alone at head dims 96 and 128; on
-  /// sm_100a tensor memory holds S, dP (128 columns each), dQ and the
-  /// group's dV and dK (D each): 544 and 640 of its 512 columns.
+  /// it is built without rotary embeddings up to head dim 64: the group's
+  /// dV and dK of 128 keys live across the group next to S and dP, on
+  /// sm_90a in two accumulate warpgroups' registers (D / 2 + D / 2 a thread
+  /// each: at head dims 96 and 128 they and the scores warpgroup's 176 no
+  /// longer fit the 512 a thread four warpgroups share), on sm_100a in
+  /// tensor memory (S 128 + dP 128 + dQ, dV, dK D columns each: 544 and
+  /// 640 of its 512 at 96 and 128).
   LogicalResult checkGroupedLargeBlock(Operation *op, const KernelSpec &spec) {
     if (!spec.backward || spec.group <= 1 || spec.numQueryTiles() == 1)
       return success();

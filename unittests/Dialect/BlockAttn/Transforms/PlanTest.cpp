@@ -850,7 +850,7 @@ TEST(Sm90aPlan, LargeBlockBackwardWithTwoConsumers) {
   // slot), block size 64, sm_100a, values other than 0-2.
   const char *applies =
       "large-block-consumers=2 applies to the sm_90a backward at block size "
-      "128 without rotary embeddings";
+      "128 without rotary embeddings and with one query head per k/v head";
   KernelShape rotary = b128;
   rotary.rotary = RotaryMode::half_split;
   EXPECT_EQ(failure(Chip::sm_90a, rotary, two), applies);
