@@ -524,9 +524,8 @@ void buildGroupedLoadPartition(OpBuilder &b, Location loc,
     for (int64_t offset = 0; offset < spec.tileRows();
          offset += spec.queryTileRows())
       queryTiles.push_back({source, offset});
-  forEachGroupHead(b, loc, spec, kvHead, 0, [&](Value head) {
-    load(qdo, queryTiles, head, Value());
-  });
+  forEachGroupHead(b, loc, spec, kvHead, 0,
+                   [&](Value head) { load(qdo, queryTiles, head, Value()); });
   b.setInsertionPointAfter(loop);
   CloseOp::create(b, loc, kv);
 }

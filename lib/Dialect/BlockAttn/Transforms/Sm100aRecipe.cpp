@@ -1099,8 +1099,8 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
       plan.numStages);
   Value qdo = createChannel(
       b, loc,
-      ChannelType::get(ctx, {half, half, half, half}, MemorySpace::smem),
-      "qdo", plan.groupStages);
+      ChannelType::get(ctx, {half, half, half, half}, MemorySpace::smem), "qdo",
+      plan.groupStages);
   auto signals = ChannelType::get(ctx, ArrayRef<Type>(), MemorySpace::smem);
   Value items = createChannel(b, loc, signals, "items", 2);
   Value sCh = tmemChannel("s", n), dpCh = tmemChannel("dp", n);

@@ -1249,8 +1249,8 @@ void buildHopperGroupedLargeBlock(OpBuilder &b, Location loc,
       plan.numStages);
   Value qdo = createChannel(
       b, loc,
-      ChannelType::get(ctx, {half, half, half, half}, MemorySpace::smem),
-      "qdo", plan.groupStages);
+      ChannelType::get(ctx, {half, half, half, half}, MemorySpace::smem), "qdo",
+      plan.groupStages);
   // One "pds" slot holds both halves' P and dS: P_0, dS_0, P_1, dS_1.
   BufferType square = queryBuffer(spec, spec.tileRows());
   Value pds =
