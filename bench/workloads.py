@@ -69,7 +69,8 @@ def tiny_lengths(seed: int = 0, low: int = 1, high: int = 48) -> np.ndarray:
 
 NAMES = ("seed", "seed-d64", "seed-aligned", "rope", "seed-d32", "seed-d96", "seed-b16", "seed-b32", "seed-b128",
          "seed-causal", "seed-d64-causal", "seed-gqa", "seed-d64-gqa", "seed-b128-d64-gqa",
-         "seed-d192", "seed-d256", "tiny-b16", "tiny-b32", "tiny-b64", "seed-b128-d192", "seed-b128-d256")
+         "seed-d192", "seed-d256", "tiny-b16", "tiny-b32", "tiny-b64", "seed-b128-d192", "seed-b128-d256",
+         "seed-b128-d32", "seed-b128-d64", "seed-b128-d96")
 
 
 def get(name: str) -> Workload:
@@ -85,6 +86,10 @@ def get(name: str) -> Workload:
     # Head dims 192 and 256 at block size 128 (the sm_90a backward in three column passes;
     # the sm_100a backward is refused there).
     if name in ("seed-b128-d192", "seed-b128-d256"):
+        return Workload(name, seed_lengths(), 4, int(name[len("seed-b128-d"):]), block_size=128)
+    # The smaller head dims at block size 128 (the sm_90a backward's ring depths differ: one
+    # slot at 96, two at 64, four at 32; docs/block-sizes.md).
+    if name in ("seed-b128-d32", "seed-b128-d64", "seed-b128-d96"):
         return Workload(name, seed_lengths(), 4, int(name[len("seed-b128-d"):]), block_size=128)
     # Issue 21's shapes: the seed lengths with causal blocks, and with Hq = 8 query heads over
     # Hkv = 2 k/v heads (G = 4).

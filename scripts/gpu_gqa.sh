@@ -34,6 +34,17 @@ prebuild)
     python3 scripts/prebuild_kernels.py "$dir" --chips sm_90a --kinds forward,backward \
       --head-dims 32,64 --block-sizes 128 --dtypes bf16,f16 --groups 2,4,8 $modes --jobs 2
   done
+  # The grouped backward at head dims 192 and 256 (passes over 64-column
+  # chunks; test_gqa_gpu.py -k large_head_dims) and the forwards it runs.
+  python3 scripts/prebuild_kernels.py "$dir" --chips sm_90a --kinds forward,backward \
+    --head-dims 192,256 --dtypes bf16,f16 --groups 2,4,8 --jobs 2
+  python3 scripts/prebuild_kernels.py "$dir" --chips sm_90a --kinds forward,backward \
+    --head-dims 192,256 --block-sizes 16,32 --dtypes bf16 --groups 4 --jobs 2
+  for modes in --causal --lse "--causal --lse"; do
+    # shellcheck disable=SC2086
+    python3 scripts/prebuild_kernels.py "$dir" --chips sm_90a --kinds forward,backward \
+      --head-dims 192,256 --dtypes bf16,f16 --groups 4 $modes --jobs 2
+  done
   ;;
 run)
   gcc -shared -fPIC -O2 -std=c11 -I include -I /usr/local/cuda/include \

@@ -8,12 +8,11 @@ then on a GPU machine without it:
 
 Every combination of --chips, --kinds, --head-dims, --block-sizes, --dtypes,
 --rotary and --groups (grouped-query attention's query heads per k/v head;
-the grouped backward, with or without rotary embeddings, at blocks of up to 64
-and head dims up to 128, and at block size 128 without rotary embeddings up to
-head dim 64) is built (block size 64 unless --block-sizes says
+the grouped backward at blocks of up to 64, with rotary embeddings at head dims
+up to 128 only, and at block size 128 without rotary embeddings up to head dim
+64) is built (block size 64 unless --block-sizes says
 otherwise: the others compile on first use), except what the compiler does not
-build (at head dims 192 and 256: rotary modes at block size 128, the sm_100a backward at
-block size 128; on sm_100a at block size 128: the rotary backward).
+build (at head dims 192 and 256 at block size 128: the rotary backward).
 The default head dims are the wheel's prebuilt ones (64, 128); the API compiles
 the others (32, 96, 192, 256) on first use, or pass them here, e.g.
     python3 scripts/prebuild_kernels.py .prebuilt --chips sm_90a,sm_100a \\
@@ -67,16 +66,12 @@ def keys_for(args) -> list[KernelKey]:
     ):
         if kind == "backward" and bs not in _kernels.BACKWARD_BLOCK_SIZES:
             continue  # no backward kernel at this block size yet (docs/block-sizes.md)
-        if kind == "backward" and group > 1 and (d > 128 or (bs > 64 and (d > 64 or rotary != "none"))):
-            continue  # no grouped backward above head dim 128, nor at block size 128 above head dim 64
-            # or with rotary embeddings yet (docs/pipeline.md)
-        if d in _kernels.CHUNKED_HEAD_DIMS and bs > 64 and (rotary != "none" or (kind == "backward" and
-                                                                         chip != "sm_90a")):
-            continue  # head dims 192 and 256 at block size 128: no rotary; the backward on sm_90a only
-            # (docs/head-dims.md)
-        if kind == "backward" and bs in _kernels.PERSISTENT_BACKWARD_BLOCK_SIZES and rotary != "none" and (
-                chip != "sm_90a"):
-            continue  # the rotary backward at 128: sm_90a only so far (docs/block-sizes.md)
+        if kind == "backward" and group > 1 and ((bs > 64 and (d > 64 or rotary != "none")) or
+                                                 (d > 128 and rotary != "none")):
+            continue  # no grouped backward with rotary above head dim 128, nor at block size 128 above
+            # head dim 64 or with rotary embeddings yet (docs/pipeline.md)
+        if d in _kernels.CHUNKED_HEAD_DIMS and bs > 64 and kind == "backward" and rotary != "none":
+            continue  # head dims 192 and 256 at block size 128: no rotary backward (docs/head-dims.md)
         for variant in (["plain"] if rotary == "none" else args.rotary_variants):
             positions, rotate_v = VARIANTS[variant]
             key = KernelKey(kind=kind, head_dim=d, block_size=bs, dtype=dtype, chip=chip,

@@ -66,9 +66,9 @@ CHUNKED_HEAD_DIMS = (192, 256)
 # compiler, into the cache.
 PREBUILT_HEAD_DIMS = (64, 128)
 BLOCK_SIZES = (16, 32, 64, 128)
-# The block sizes with a backward kernel (128: plain, causal and dlse on both
-# chips; on sm_90a also every rotary variant, docs/block-sizes.md); the
-# compiler refuses the others.
+# The block sizes with a backward kernel (128: plain, causal, dlse and every
+# rotary variant on both chips, docs/block-sizes.md); the compiler refuses the
+# others.
 BACKWARD_BLOCK_SIZES = (16, 32, 64, 128)
 # Block sizes whose backward launches persistent, one CTA per SM (its slot and
 # scratch fill the SM's shared memory), so it has no small-grid variant.

@@ -102,11 +102,11 @@ def _query_group(q: torch.Tensor, k) -> int:
 def _refuse_grouped_backward(group: int, requires_grad: bool, block_size: int = 64,
                              head_dim: int = 64, rotary: bool = False) -> None:
     """The grouped-query backward (dk and dv summed over each group in the
-    kernel) is built for blocks of up to 64 tokens (with or without rotary
-    embeddings) and head dims up to 128, and at block size 128 without
-    rotary embeddings up to head dim 64 (docs/pipeline.md, "Grouped-query
-    attention"): the other grouped calls that need gradients are refused
-    before any forward work is done."""
+    kernel) is built for blocks of up to 64 tokens, at head dims up to 256
+    without rotary embeddings and up to 128 with them, and at block size 128
+    without rotary embeddings up to head dim 64 (docs/pipeline.md,
+    "Grouped-query attention"): the other grouped calls that need gradients
+    are refused before any forward work is done."""
     if group <= 1 or not requires_grad or not torch.is_grad_enabled():
         return
     if block_size > 64 and rotary:
@@ -118,12 +118,13 @@ def _refuse_grouped_backward(group: int, requires_grad: bool, block_size: int = 
         raise ValueError(
             f"q: head dim {head_dim} has no grouped-query backward kernel at block_size {block_size} "
             f"yet ({group} query heads per k/v head); head dims up to 64 have one there, and block "
-            "sizes 16, 32 and 64 up to head dim 128"
+            "sizes 16, 32 and 64 up to head dim 256"
         )
-    if head_dim > 128:
+    if head_dim > 128 and rotary:
         raise ValueError(
-            f"q: head dim {head_dim} has no grouped-query backward kernel yet ({group} query heads "
-            "per k/v head); head dims up to 128 have one"
+            f"rotary: head dim {head_dim} has no grouped-query rotary backward kernel yet ({group} "
+            "query heads per k/v head); head dims up to 128 have one, and head dims 192 and 256 "
+            "without rotary embeddings"
         )
 
 
@@ -518,7 +519,7 @@ def backward(
             f"{', '.join(map(str, _kernels.BACKWARD_BLOCK_SIZES))}"
         )
     if q.shape[-1] in _kernels.CHUNKED_HEAD_DIMS:
-        _check_chunked_head_dim(q.shape[-1], block_size, cos)
+        _check_chunked_head_dim(q.shape[-1], block_size, cos, backward=True)
     group = q.shape[1] // max(k.shape[1], 1) if k.shape[1] != q.shape[1] else 1
     _refuse_grouped_backward(group, True, block_size, q.shape[-1], cos is not None)
     dq, dk, dv = (_empty(q), _empty(k), _empty(v)) if grads is None else grads
@@ -1250,14 +1251,16 @@ def _check_packed(name: str, t, count: int) -> None:
 _NO_ROTARY = (None, None, None, False, False)
 
 
-def _check_chunked_head_dim(head_dim: int, block_size: int, rotary) -> None:
+def _check_chunked_head_dim(head_dim: int, block_size: int, rotary, backward: bool) -> None:
     """Head dims 192 and 256 are built at every block size without rotary
-    embeddings and with them at block sizes up to 64 (docs/head-dims.md; at
-    block size 128 the backward on sm_90a only: on sm_100a its compile fails
-    with the compiler's diagnostic); the compiler refuses the rest."""
-    if block_size > 64 and rotary is not None:
-        raise ValueError(f"rotary: rotary embeddings at head_dim {head_dim} are implemented at block sizes up to 64 "
-                         f"only, got {block_size}")
+    embeddings, and with them the forward at every block size and the
+    backward at block sizes up to 64 (docs/head-dims.md; at block size 128
+    the plain backward on both chips, the sm_100a one since session 17,
+    emulated only); the compiler refuses the rest."""
+    if backward and block_size > 64 and rotary is not None:
+        raise ValueError(f"rotary: the rotary backward at head_dim {head_dim} is implemented at block sizes up to "
+                         f"64 only, got {block_size} (the forward is built: run it under torch.no_grad() or with "
+                         "inputs that do not require grad)")
 
 
 def _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, rotary, requires_grad,
@@ -1287,7 +1290,8 @@ def _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, r
             "under torch.no_grad() or with inputs that do not require grad)"
         )
     if q.shape[2] in _kernels.CHUNKED_HEAD_DIMS:
-        _check_chunked_head_dim(q.shape[2], block_size, rotary)
+        _check_chunked_head_dim(q.shape[2], block_size, rotary,
+                                backward=requires_grad and torch.is_grad_enabled())
     if softmax_scale is None:
         softmax_scale = 1.0 / math.sqrt(q.shape[2])
     elif not (isinstance(softmax_scale, (int, float)) and math.isfinite(softmax_scale) and softmax_scale > 0):

@@ -271,17 +271,25 @@ def test_block_size_must_be_an_int(launches, block_size):
 @pytest.mark.parametrize("head_dim", [192, 256])
 def test_large_head_dims_take_every_block_size_without_rotary(launches, head_dim):
     """Head dims 192 and 256 are built without rotary embeddings at every block size, forward
-    and backward, and with them at block sizes up to 64 (docs/head-dims.md): rotary embeddings
-    at block size 128 are refused by argument before anything launches."""
+    and backward, and with them the forward at every block size and the backward at block sizes
+    up to 64 (docs/head-dims.md): the rotary backward at block size 128 is refused by argument
+    before anything launches, the rotary forward at 128 launches."""
     q, k, v = (torch.randn(T, H, head_dim).to(torch.bfloat16) for _ in range(3))
     cu = torch.tensor(CU, dtype=torch.int32)
     tables = torch.ones(16, head_dim // 2)
-    with pytest.raises(ValueError, match=f"^rotary: rotary embeddings at head_dim {head_dim} are implemented at "
-                                         "block sizes up to 64 only, got 128"):
-        blockattn.block_attention(q, k, v, cu, block_size=128, rotary=blockattn.Rotary(tables, tables))
+    refused = f"^rotary: the rotary backward at head_dim {head_dim} is implemented at block sizes up to 64 only, got 128"
+    qg, kg, vg = (t.clone().requires_grad_() for t in (q, k, v))
+    with pytest.raises(ValueError, match=refused):
+        blockattn.block_attention(qg, kg, vg, cu, block_size=128, rotary=blockattn.Rotary(tables, tables))
+    with pytest.raises(ValueError, match=refused):
+        blockattn.api.backward(q, q, k, v, cu, 128, head_dim ** -0.5, cos=tables, sin=tables)
     assert launches == []
+    blockattn.block_attention(q, k, v, cu, block_size=128, rotary=blockattn.Rotary(tables, tables))
+    with torch.no_grad():
+        blockattn.block_attention(qg, kg, vg, cu, block_size=128, rotary=blockattn.Rotary(tables, tables))
     blockattn.block_attention(q, k, v, cu, rotary=blockattn.Rotary(tables, tables))
-    assert [(c["kind"], c["block_size"], c["rotary"]) for c in launches] == [("forward", 64, "half_split")]
+    assert [(c["kind"], c["block_size"], c["rotary"]) for c in launches] == [
+        ("forward", 128, "half_split"), ("forward", 128, "half_split"), ("forward", 64, "half_split")]
     launches.clear()
     blockattn.block_attention(q, k, v, cu)
     blockattn.block_attention(q, k, v, cu, block_size=32)

@@ -84,7 +84,8 @@ def test_issue20_workloads_carry_their_shape():
     for name, head_dim, block_size in (("seed-d32", 32, 64), ("seed-d96", 96, 64), ("seed-b16", 128, 16),
                                        ("seed-b32", 128, 32), ("seed-b128", 128, 128), ("seed-d192", 192, 64),
                                        ("seed-d256", 256, 64), ("seed-b128-d192", 192, 128),
-                                       ("seed-b128-d256", 256, 128)):
+                                       ("seed-b128-d256", 256, 128), ("seed-b128-d32", 32, 128),
+                                       ("seed-b128-d64", 64, 128), ("seed-b128-d96", 96, 128)):
         w = workloads.get(name)
         assert (w.head_dim, w.block_size) == (head_dim, block_size)
         assert w.tokens == workloads.get("seed").tokens  # the seed lengths, as the issue asks

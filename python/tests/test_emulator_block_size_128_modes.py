@@ -9,9 +9,9 @@ positions). The lengths cover empty and one-token sequences, partial blocks arou
 and its half (63-65, 127-129, 191-193), a long sequence and tiny ones. Each feature matters:
 the causal outputs miss the non-causal reference, the dlse gradients miss the reference
 without dlse, and everything misses the block-64 reference. The sm_100a kernels at 128 are
-test_emulator_block_size_128_sm100a_modes.py's and (rotary forward)
-test_emulator_rotary_b128_sm100a.py's; the sm_100a rotary backward at 128 is refused with the
-compiler's diagnostic (lit: rotary-b128-sm100a.test).
+test_emulator_block_size_128_sm100a_modes.py's, (rotary forward)
+test_emulator_rotary_b128_sm100a.py's and (rotary backward)
+test_emulator_rotary_backward_b128_sm100a.py's.
 """
 
 from __future__ import annotations

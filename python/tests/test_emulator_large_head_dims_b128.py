@@ -1,5 +1,5 @@
-"""Head dims 192 and 256 at block size 128 (issue 20; docs/head-dims.md), the forward on both
-chips and the backward on sm_90a, in block-attn-emulate against the float64 reference.
+"""Head dims 192 and 256 at block size 128 (issue 20; docs/head-dims.md), the forward and the
+backward on both chips, in block-attn-emulate against the float64 reference.
 
 A 128-token block is one work item whose two 64-row query halves each see all of its keys
 (S is 64 x 128 at the full depth); each half's O is made in 64-column chunks of the head dim
@@ -13,8 +13,10 @@ written, and the outputs miss the block-64 reference (the block size matters).
 The sm_90a backward streams a block's q, k, v and dO in 64-column chunk slots, three passes a
 block (q and k for S, v and dO for dP, q, k and dO for the gradients), to two consumers, one per
 query half, that hand each other P and dS; on one SM one persistent CTA reuses every slot of
-every ring across all blocks. The sm_100a backward at 128 above head dim 128 is refused (lit:
-head-dims-large-b128.test).
+every ring across all blocks. The sm_100a backward streams the same chunk slots to its MMA
+warp, which accumulates both query halves' S and dP over the chunks in tensor memory (two slots
+of a ring held at once) and makes each gradient in 64-column chunks; softmax replica r takes
+query half r and key half r (emulated only: no Blackwell GPU has run it).
 """
 
 from __future__ import annotations
@@ -42,16 +44,21 @@ CASES = [
     ("sm_100a", em.Case("forward", 256, "bf16", block_size=128)),
 ]
 BACKWARD_CASES = [
-    em.Case("backward", 192, "bf16", block_size=128),
-    em.Case("backward", 256, "f16", block_size=128),
+    ("sm_90a", em.Case("backward", 192, "bf16", block_size=128)),
+    ("sm_90a", em.Case("backward", 256, "f16", block_size=128)),
+    ("sm_100a", em.Case("backward", 256, "bf16", block_size=128)),
+    ("sm_100a", em.Case("backward", 192, "f16", block_size=128)),
 ]
-# Causal blocks and the log-sum-exp (sm_90a; refused on sm_100a at block size 128).
+# Causal blocks and the log-sum-exp.
 MODE_CASES = [
     ("sm_90a", em.Case("forward", 256, "bf16", causal=True, lse=True, block_size=128)),
     ("sm_90a", em.Case("forward", 192, "f16", causal=True, block_size=128)),
     ("sm_90a", em.Case("forward", 192, "bf16", lse=True, block_size=128)),
     ("sm_90a", em.Case("backward", 256, "bf16", causal=True, lse=True, block_size=128)),
     ("sm_90a", em.Case("backward", 192, "f16", lse=True, block_size=128)),
+    ("sm_100a", em.Case("backward", 192, "bf16", causal=True, lse=True, block_size=128)),
+    ("sm_100a", em.Case("backward", 256, "f16", causal=True, block_size=128)),
+    ("sm_100a", em.Case("backward", 256, "bf16", lse=True, block_size=128)),
 ]
 
 
@@ -102,7 +109,7 @@ def test_causal_and_lse_match_reference(chip, case, kernels):
         assert em.check_close(case, out, em.reference_outputs(without, tensors)) != []
 
 
-@pytest.mark.parametrize("case", BACKWARD_CASES, ids=lambda c: c.name)
+@pytest.mark.parametrize("chip,case", BACKWARD_CASES, ids=lambda x: x if isinstance(x, str) else x.name)
 @pytest.mark.parametrize("sms", [1, 3])
-def test_backward_matches_reference(case, sms, kernels):
-    check("sm_90a", case, sms, kernels)
+def test_backward_matches_reference(chip, case, sms, kernels):
+    check(chip, case, sms, kernels)

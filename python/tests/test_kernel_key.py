@@ -88,9 +88,8 @@ def test_prebuild_script_kernel_sets(capsys):
         base, base + "_t1", base + "_interleaved", base + "_interleaved_pos", base + "_interleaved_rv",
         base + "_interleaved_pos_rv"]
 
-    # The forward and backward at block size 128: plain and the rotary forward on both chips,
-    # the rotary backward on sm_90a only, both launched persistent on sm_90a (no small-grid
-    # variant); the sm_100a rotary backward, which the compiler refuses, is left out.
+    # The forward and backward at block size 128, plain and rotary, on both chips, the
+    # backward launched persistent on sm_90a (no small-grid variant).
     script.main(["unused", "--dry-run", "--chips", "sm_90a,sm_100a", "--kinds", "forward,backward",
                  "--block-sizes", "128", "--head-dims", "64", "--dtypes", "bf16",
                  "--rotary", "none,half_split"])
@@ -99,7 +98,7 @@ def test_prebuild_script_kernel_sets(capsys):
         "sm_90a/blockattn_forward_d64_b128_bf16_half_split", "sm_90a/blockattn_backward_d64_b128_bf16",
         "sm_90a/blockattn_backward_d64_b128_bf16_half_split",
         "sm_100a/blockattn_forward_d64_b128_bf16", "sm_100a/blockattn_forward_d64_b128_bf16_half_split",
-        "sm_100a/blockattn_backward_d64_b128_bf16"]
+        "sm_100a/blockattn_backward_d64_b128_bf16", "sm_100a/blockattn_backward_d64_b128_bf16_half_split"]
 
     # Causal and the log-sum-exp at block size 128: both chips (sm_100a offsets each softmax
     # replica's query half, docs/block-sizes.md).
@@ -109,13 +108,16 @@ def test_prebuild_script_kernel_sets(capsys):
         "sm_90a/blockattn_forward_d64_b128_bf16_causal_lse", "sm_90a/blockattn_backward_d64_b128_bf16_causal_lse",
         "sm_100a/blockattn_forward_d64_b128_bf16_causal_lse", "sm_100a/blockattn_backward_d64_b128_bf16_causal_lse"]
 
-    # Head dims 192 and 256 at block size 128: the forward on both chips, the backward on
-    # sm_90a; rotary embeddings (refused above head dim 128) left out.
+    # Head dims 192 and 256 at block size 128: the forward on both chips, with rotary embeddings
+    # too (session 17), the backward on both chips (the
+    # sm_100a one since session 17); the rotary backward (refused there) left out.
     script.main(["unused", "--dry-run", "--chips", "sm_90a,sm_100a", "--kinds", "forward,backward",
                  "--block-sizes", "128", "--head-dims", "192", "--dtypes", "bf16", "--rotary", "none,half_split"])
     assert capsys.readouterr().out.split() == [
-        "sm_90a/blockattn_forward_d192_b128_bf16", "sm_90a/blockattn_backward_d192_b128_bf16",
-        "sm_100a/blockattn_forward_d192_b128_bf16"]
+        "sm_90a/blockattn_forward_d192_b128_bf16", "sm_90a/blockattn_forward_d192_b128_bf16_half_split",
+        "sm_90a/blockattn_backward_d192_b128_bf16",
+        "sm_100a/blockattn_forward_d192_b128_bf16", "sm_100a/blockattn_forward_d192_b128_bf16_half_split",
+        "sm_100a/blockattn_backward_d192_b128_bf16"]
 
     # The wheel's set (python/CMakeLists.txt; scripts/check_wheel.sh counts it): 144 kernels and
     # the 8 small-grid variants (sm_90a, no rotary, both kinds, both head dims and dtypes).

@@ -1,5 +1,5 @@
-"""Block size 128 with causal blocks and the log-sum-exp (sm_90a and sm_100a) and the rotary
-backward (sm_90a) (issue 20; docs/block-sizes.md) against the float64 reference on the GPU.
+"""Block size 128 with causal blocks and the log-sum-exp and the rotary backward (sm_90a and
+sm_100a) (issue 20; docs/block-sizes.md) against the float64 reference on the GPU.
 The sm_100a kernels have not run on a Blackwell GPU yet (emulated only).
 
 A 128-token block is one work item whose two 64-row query halves run one after the other:
@@ -17,6 +17,7 @@ kernels of test_block_size_128_gpu.py for the backward without dlse):
     python3 scripts/prebuild_kernels.py DIR --chips sm_90a --kinds forward,backward \\
         --block-sizes 128 --head-dims 64,128 --dtypes bf16,f16 --rotary none,half_split,interleaved \\
         --rotary-variants plain,pos,rv,pos_rv
+(--chips sm_100a for a Blackwell GPU.)
 """
 
 from __future__ import annotations
@@ -41,13 +42,7 @@ LSE_TOL_ROTARY = {torch.bfloat16: 2e-2, torch.float16: 5e-3}
 
 pytestmark = pytest.mark.skipif(
     not torch.cuda.is_available() or torch.cuda.get_device_capability() not in ((9, 0), (10, 0)),
-    reason="block_size 128 with causal or lse: sm_90a and sm_100a")
-# The rotary backward at 128 is built for sm_90a only (docs/block-sizes.md).
-sm90a_only = pytest.mark.skipif(
-    not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0),
-    reason="block_size 128 with a rotary backward: sm_90a only")
-
-
+    reason="block_size 128 with causal, lse or a rotary backward: sm_90a and sm_100a")
 def to_numpy(t):
     return t.detach().double().cpu().numpy()
 
@@ -85,7 +80,6 @@ def test_causal_and_lse(head_dim, dtype, causal, lse):
     run(LENGTHS, 3, head_dim, dtype, causal=causal, lse=lse, seed=head_dim)
 
 
-@sm90a_only
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
 @pytest.mark.parametrize("head_dim", [64, 128])
 @pytest.mark.parametrize("interleaved", [False, True], ids=["half_split", "interleaved"])
@@ -103,7 +97,6 @@ def test_rotary_backward(interleaved, head_dim, dtype):
         run(LENGTHS, 2, head_dim, dtype, rotary=rotary, ref_rotary=ref_rotary, seed=3)
 
 
-@sm90a_only
 def test_rotary_causal_lse_long_and_tiny():
     """Everything at once (half-split tables, causal, lse), a long sequence and tiny ones."""
     for lengths, d in (([9_001, 5], 128), (TINY_LENGTHS, 64)):

@@ -1,15 +1,21 @@
 """Head dims 192 and 256 at block size 128 (docs/head-dims.md) against the float64 reference
 on the GPU: the forward (each 64-row query half against the whole 128-key block, O in
-64-column chunks of the head dim) on both chips, and on sm_90a the backward (the block
-streamed in 64-column chunks, three passes, to one consumer per query half), and causal blocks
-and the log-sum-exp (the forward's on both chips, the backward's on sm_90a: the sm_100a
-backward at these head dims is refused).
+64-column chunks of the head dim) and the backward (the block streamed in 64-column chunks,
+three passes: on sm_90a to one consumer per query half, on sm_100a to the MMA warp, which
+accumulates S and dP in tensor memory, and one softmax warpgroup per query half), on both
+chips, and causal blocks and the log-sum-exp (the sm_100a backward has not run on a GPU yet).
+
+With fused rotary embeddings (session 17) the forward on both chips: every table variant
+(half-split and interleaved, a positions tensor, rotate_v), also with causal blocks and the
+log-sum-exp; the rotary backward at 128 above head dim 128 is refused by argument.
 
 These kernels are not in the wheel's prebuilt set: they compile on first use unless
 BLOCKATTN_KERNEL_DIR holds them:
     python3 scripts/prebuild_kernels.py DIR --kinds forward,backward --head-dims 192,256 \
         --block-sizes 128 --dtypes bf16,f16
-    (the same with --causal, with --lse, and with --causal --lse)
+    (the same with --causal, with --lse, and with --causal --lse; for the rotary forwards
+    --kinds forward --rotary half_split,interleaved --rotary-variants plain,pos,rv,pos_rv,
+    and with --causal --lse)
 The tolerances are test_forward_gpu's; the output is poisoned with NaN and guarded by
 poisoned rows, so an unwritten or overwritten row fails.
 """
@@ -26,15 +32,11 @@ from blockattn import reference
 from .test_backward_gpu import check_grads
 from .test_block_size_128_gpu import EDGE_LENGTHS, TINY_LENGTHS, run_backward, run_case
 from .test_forward_gpu import check, make_inputs
+from .test_rotary_gpu import random_tables
 
 BS = 128
 HEAD_DIMS = [192, 256]
 LSE_TOL = 1e-4
-
-sm90a_only = pytest.mark.skipif(
-    torch.cuda.get_device_capability() != (9, 0),
-    reason="block_size 128 above head dim 128: the backward on sm_90a only")
-
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
 @pytest.mark.parametrize("head_dim", HEAD_DIMS)
@@ -82,7 +84,6 @@ def test_causal_and_lse(head_dim, dtype, causal, lse):
         assert (o.double().cpu() - torch.from_numpy(plain)).abs().max() > 0.1
 
 
-@sm90a_only
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
 @pytest.mark.parametrize("head_dim", HEAD_DIMS)
 @pytest.mark.parametrize("heads", [1, 4])
@@ -90,7 +91,6 @@ def test_backward_jagged_edges(head_dim, heads, dtype):
     run_backward(EDGE_LENGTHS, heads, head_dim, dtype=dtype)
 
 
-@sm90a_only
 @pytest.mark.parametrize("head_dim", HEAD_DIMS)
 def test_backward_long_tiny_scaled_and_past_the_sm_count(head_dim):
     run_backward([20_011], 2, head_dim, seed=2)
@@ -100,7 +100,6 @@ def test_backward_long_tiny_scaled_and_past_the_sm_count(head_dim):
     run_backward([128 * sms + 5], 1, head_dim)
 
 
-@sm90a_only
 @pytest.mark.parametrize("causal,lse", [(True, False), (False, True), (True, True)])
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
 @pytest.mark.parametrize("head_dim", HEAD_DIMS)
@@ -118,3 +117,69 @@ def test_backward_causal_and_dlse(head_dim, dtype, causal, lse):
     want = reference.backward(*args, do.double().cpu().numpy(), cu.cpu().numpy(), block_size=BS, causal=causal,
                               dlse=None if dlse is None else dlse.double().cpu().numpy())
     check_grads([t.grad for t in leaves], [torch.from_numpy(w).cuda() for w in want], dtype)
+
+
+# Fused rotary embeddings: the forward on both chips (sm_100a emulated only so far). Each query
+# half is rotated at its own positions (the second at the block's position + 64), k (and v) at
+# the block's; O is made in 64-column chunks per half.
+ROTARY_TOL_LSE = {torch.bfloat16: 2e-2, torch.float16: 5e-3}
+
+
+def run_rotary_forward(lengths, heads, head_dim, dtype, interleaved, positions=False, rotate_v=False,
+                       causal=False, lse=False, seed=0):
+    q, k, v, cu = make_inputs(lengths, heads, head_dim, dtype, seed)
+    T = q.shape[0]
+    g = torch.Generator(device="cuda").manual_seed(seed + 7)
+    pos = torch.randint(0, 777, (T,), generator=g, device="cuda", dtype=torch.int32) if positions else None
+    cos, sin = random_tables(max(777, max(lengths) + 1), head_dim, seed=seed + 2)
+    rotary = blockattn.Rotary(cos, sin, interleaved=interleaved, positions=pos, rotate_v=rotate_v)
+    ref_rotary = reference.Rotary(cos.cpu().numpy(), sin.cpu().numpy(), interleaved=interleaved,
+                                  positions=None if pos is None else pos.cpu().numpy(), rotate_v=rotate_v)
+    with torch.no_grad():
+        result = blockattn.block_attention(q, k, v, cu, block_size=BS, rotary=rotary, causal=causal,
+                                           return_lse=lse)
+    o, l = result if lse else (result, None)
+    args = [t.double().cpu().numpy() for t in (q, k, v)] + [cu.cpu().numpy()]
+    o_ref, lse_ref = reference.forward(*args, block_size=BS, rotary=ref_rotary, causal=causal, return_lse=True)
+    check(o, torch.from_numpy(o_ref).cuda(), dtype)
+    if lse:
+        assert not torch.isnan(l).any(), "lse elements never written"
+        np.testing.assert_allclose(l.double().cpu().numpy(), lse_ref, rtol=ROTARY_TOL_LSE[dtype],
+                                   atol=ROTARY_TOL_LSE[dtype])
+    # The rotation matters: the un-rotated reference is far.
+    plain = reference.forward(*args, block_size=BS, causal=causal)
+    assert (o.double().cpu() - torch.from_numpy(plain)).abs().max() > 0.1
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
+@pytest.mark.parametrize("head_dim", HEAD_DIMS)
+@pytest.mark.parametrize("interleaved", [False, True], ids=["half_split", "interleaved"])
+def test_rotary_forward(interleaved, head_dim, dtype):
+    """Every table variant on the edge lengths, 3 heads."""
+    for positions, rotate_v in ((False, False), (True, False), (False, True), (True, True)):
+        run_rotary_forward(EDGE_LENGTHS, 3, head_dim, dtype, interleaved, positions, rotate_v, seed=head_dim)
+
+
+@pytest.mark.parametrize("head_dim", HEAD_DIMS)
+@pytest.mark.parametrize("interleaved", [False, True], ids=["half_split", "interleaved"])
+def test_rotary_forward_causal_lse(interleaved, head_dim):
+    """With causal blocks and the log-sum-exp, both dtypes."""
+    for dtype in (torch.bfloat16, torch.float16):
+        run_rotary_forward(EDGE_LENGTHS, 2, head_dim, dtype, interleaved, positions=True, rotate_v=True,
+                           causal=True, lse=True, seed=5)
+
+
+@pytest.mark.parametrize("head_dim", HEAD_DIMS)
+def test_rotary_forward_long_tiny_and_past_the_sm_count(head_dim):
+    run_rotary_forward([20_011], 2, head_dim, torch.bfloat16, False, seed=11)
+    run_rotary_forward(TINY_LENGTHS, 3, head_dim, torch.bfloat16, True, positions=True, seed=12)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    run_rotary_forward([128 * sms + 5], 1, head_dim, torch.float16, False, rotate_v=True, seed=13)
+
+
+def test_rotary_backward_is_refused():
+    q, k, v, cu = make_inputs([0, 1, 127, 128, 129], 2, 192, torch.bfloat16, 1)
+    cos, sin = random_tables(200, 192, seed=1)
+    leaves = [t.clone().requires_grad_(True) for t in (q, k, v)]
+    with pytest.raises(ValueError, match="^rotary: the rotary backward at head_dim 192"):
+        blockattn.block_attention(*leaves, cu, block_size=BS, rotary=blockattn.Rotary(cos, sin))

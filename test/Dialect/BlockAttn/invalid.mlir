@@ -362,21 +362,6 @@ func.func @negative_backward_head_dim_512(
 
 // -----
 
-// Rotary embeddings at head dims 192 and 256 are not built at block size 128.
-func.func @negative_forward_head_dim_192_block_128_rotary(
-    %q: memref<?x4x192xbf16>, %k: memref<?x4x192xbf16>,
-    %v: memref<?x4x192xbf16>, %o: memref<?x4x192xbf16>, %cu: memref<?xi32>) {
-  // expected-error @below {{'blockattn.forward' op rotary embeddings at head_dim 192 are implemented at block sizes up to 64 only, got 128}}
-  blockattn.forward q(%q : memref<?x4x192xbf16>) k(%k : memref<?x4x192xbf16>)
-      v(%v : memref<?x4x192xbf16>) o(%o : memref<?x4x192xbf16>)
-      cu_seqlens(%cu : memref<?xi32>)
-      {block_size = 128 : i64, head_dim = 192 : i64, element_type = bf16,
-       rotary = #blockattn.rotary<half_split>, rotary_theta = 10000.0 : f32}
-  return
-}
-
-// -----
-
 // f32 activations are not supported: bf16 and f16 only.
 func.func @negative_forward_element_type_f32(
     %q: memref<?x4x128xf32>, %k: memref<?x4x128xf32>, %v: memref<?x4x128xf32>,

@@ -7,6 +7,7 @@
 // RUN: block-attn-opt %t/refused.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a"
 // RUN: block-attn-opt %t/parts.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-consumers=2"
 // RUN: block-attn-opt %t/parts3.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-consumers=3"
+// RUN: block-attn-opt %t/passes-consumers.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-consumers=2"
 // RUN: block-attn-opt %t/backward.mlir -blockattn-warp-specialize="chip=sm_90a group-roles=pipelined" | FileCheck %s --check-prefix=PIPE90 --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %t/roles-d32.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a group-roles=pipelined"
 // RUN: block-attn-opt %t/roles-parts.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a group-roles=pipelined num-consumers=2"
@@ -213,18 +214,22 @@ func.func @gqa_backward_b128_rotary(%q: memref<?x?x64xbf16>, %k: memref<?x?x64xb
   return
 }
 
-// Head dims above 128: the grouped backward is not built for the chunked
-// outputs (its sm_90a kernel at 256 computed wrong gradients in the emulator).
-func.func @gqa_backward_head_dim_256(%q: memref<?x?x256xbf16>, %k: memref<?x?x256xbf16>,
-                                     %v: memref<?x?x256xbf16>, %do: memref<?x?x256xbf16>,
-                                     %dq: memref<?x?x256xbf16>, %dk: memref<?x?x256xbf16>,
-                                     %dv: memref<?x?x256xbf16>, %cu: memref<?xi32>) {
-  // expected-error @below {{'blockattn.backward' op with group 2 (grouped-query attention) has no backward lowering at head_dim 256 yet: the grouped backward is built for head dims up to 128}}
+// Head dims above 128 with rotary embeddings: the grouped backward above 128
+// is made in passes over 64-column chunks of the head dim, which is built
+// without rotary embeddings only.
+func.func @gqa_rotary_backward_head_dim_256(%q: memref<?x?x256xbf16>, %k: memref<?x?x256xbf16>,
+                                            %v: memref<?x?x256xbf16>, %do: memref<?x?x256xbf16>,
+                                            %dq: memref<?x?x256xbf16>, %dk: memref<?x?x256xbf16>,
+                                            %dv: memref<?x?x256xbf16>, %cu: memref<?xi32>,
+                                            %cos: memref<?x128xf32>, %sin: memref<?x128xf32>) {
+  // expected-error @below {{'blockattn.backward' op with group 2 (grouped-query attention) and rotary embeddings has no backward lowering at head_dim 256 yet: the grouped rotary backward is built for head dims up to 128 (without rotary embeddings up to 256)}}
   blockattn.backward q(%q : memref<?x?x256xbf16>) k(%k : memref<?x?x256xbf16>)
       v(%v : memref<?x?x256xbf16>) do(%do : memref<?x?x256xbf16>)
       dq(%dq : memref<?x?x256xbf16>) dk(%dk : memref<?x?x256xbf16>)
       dv(%dv : memref<?x?x256xbf16>) cu_seqlens(%cu : memref<?xi32>)
-      {element_type = bf16, head_dim = 256 : i64, group = 2 : i64}
+      rotary(%cos, %sin : memref<?x128xf32>, memref<?x128xf32>)
+      {element_type = bf16, head_dim = 256 : i64, group = 2 : i64,
+       rotary = #blockattn.rotary<half_split>}
   return
 }
 
@@ -429,5 +434,21 @@ func.func @gqa_backward_rotary_parts(%q: memref<?x4x128xbf16>, %k: memref<?x2x12
       rotary(%cos, %sin : memref<?x64xf32>, memref<?x64xf32>)
       {element_type = bf16, head_dim = 128 : i64, group = 2 : i64,
        rotary = #blockattn.rotary<half_split>}
+  return
+}
+
+//--- passes-consumers.mlir
+// Above head dim 128 the sm_90a grouped backward has one consumer, which
+// makes the gradients in passes over 64-column chunks: no column parts.
+func.func @gqa_backward_passes(%q: memref<?x?x192xbf16>, %k: memref<?x?x192xbf16>,
+                               %v: memref<?x?x192xbf16>, %do: memref<?x?x192xbf16>,
+                               %dq: memref<?x?x192xbf16>, %dk: memref<?x?x192xbf16>,
+                               %dv: memref<?x?x192xbf16>, %cu: memref<?xi32>) {
+  // expected-error @below {{'blockattn.backward' op the grouped-query backward (group 4) above head dim 128 has one consumer warpgroup, which makes dV, dK and dQ in passes over 64-column chunks of the head dim; num-consumers must be 0 or 1, got 2}}
+  blockattn.backward q(%q : memref<?x?x192xbf16>) k(%k : memref<?x?x192xbf16>)
+      v(%v : memref<?x?x192xbf16>) do(%do : memref<?x?x192xbf16>)
+      dq(%dq : memref<?x?x192xbf16>) dk(%dk : memref<?x?x192xbf16>)
+      dv(%dv : memref<?x?x192xbf16>) cu_seqlens(%cu : memref<?xi32>)
+      {element_type = bf16, head_dim = 192 : i64, group = 4 : i64}
   return
 }

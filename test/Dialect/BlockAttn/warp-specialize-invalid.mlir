@@ -3,6 +3,7 @@
 // RUN: block-attn-opt %t/sm100a.mlir -split-input-file -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a"
 // RUN: block-attn-opt %t/sm100a-o-store.mlir -split-input-file -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a o-store=registers"
 // RUN: block-attn-opt %t/sm100a-ctas-per-sm.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a ctas-per-sm=2"
+// RUN: block-attn-opt %t/sm100a-rotary-b128-stages.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a num-stages=2"
 // RUN: block-attn-opt %t/sm100a-stages-negative.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a num-stages=-2"
 // RUN: block-attn-opt %t/consumers0.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-consumers=-1"
 // RUN: block-attn-opt %t/consumers4.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-consumers=4"
@@ -15,6 +16,8 @@
 // RUN: block-attn-opt %t/tiles-per-cta-strided.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a schedule=strided tiles-per-cta=4"
 // RUN: block-attn-opt %t/backward-three.mlir -split-input-file -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-consumers=3"
 // RUN: block-attn-opt %t/backward-three-oregs.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-consumers=3 o-store=registers"
+// RUN: block-attn-opt %t/sm100a-b128-wide-stages.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a num-stages=3"
+// RUN: block-attn-opt %t/sm100a-b128-wide-l2.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a l2-prefetch=on"
 
 // Every diagnostic of blockattn-warp-specialize, one part per set of pass
 // options (split-file), one case per split (-split-input-file). Option
@@ -91,6 +94,40 @@ func.func @negative_backward_extra_op(%q: !act, %k: !act, %v: !act, %do: !act,
   return
 }
 
+// -----
+
+// Rotary embeddings at block size 128 above head dim 128: the forward is
+// built (with tables), the backward is not. Its block streams in 64-column
+// chunk slots, and a half-split pair's columns are never in one slot.
+!act = memref<?x4x192xbf16>
+!tab = memref<?x96xf32>
+func.func @negative_rotary_backward_b128_d192(%q: !act, %k: !act, %v: !act, %do: !act,
+                                              %dq: !act, %dk: !act, %dv: !act,
+                                              %cu: memref<?xi32>, %cos: !tab, %sin: !tab) {
+  // expected-error @+1 {{'blockattn.backward' op the rotary backward at block_size 128 above head_dim 128 is not implemented on sm_90a: its block streams in 64-column chunk slots, and a half-split pair's columns (head_dim / 2 apart) are never in one slot to be rotated in place (docs/head-dims.md)}}
+  blockattn.backward q(%q : !act) k(%k : !act) v(%v : !act) do(%do : !act)
+      dq(%dq : !act) dk(%dk : !act) dv(%dv : !act) cu_seqlens(%cu : memref<?xi32>)
+      rotary(%cos, %sin : !tab, !tab)
+      {block_size = 128 : i64, head_dim = 192 : i64, element_type = bf16,
+       rotary = #blockattn.rotary<interleaved>}
+  return
+}
+
+// -----
+
+// The forward there takes cos/sin tables, not angles from rotary_theta
+// (ptxas spills the in-kernel angles).
+!act = memref<?x4x256xbf16>
+func.func @negative_rotary_theta_forward_b128_d256(%q: !act, %k: !act, %v: !act, %o: !act,
+                                                   %cu: memref<?xi32>) {
+  // expected-error @+1 {{'blockattn.forward' op rotary_theta at block_size 128 above head_dim 128 is not implemented (ptxas spills the in-kernel angles; the cos/sin tables are built: docs/head-dims.md)}}
+  blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
+      cu_seqlens(%cu : memref<?xi32>)
+      {block_size = 128 : i64, head_dim = 256 : i64, element_type = bf16,
+       rotary = #blockattn.rotary<half_split>, rotary_theta = 10000.0 : f32}
+  return
+}
+
 //--- sm100a.mlir
 
 // The kernel function checks come first on sm_100a too.
@@ -106,18 +143,18 @@ func.func @negative_extra_op_sm100a(%q: !act, %k: !act, %v: !act, %o: !act,
 
 // -----
 
-// The rotary backward at block size 128 is built for sm_90a only (the
-// rotary forward at 128 is built on sm_100a too).
-!act = memref<?x4x128xbf16>
-!tab = memref<?x64xf32>
-func.func @negative_rotary_backward_b128_sm100a(%q: !act, %k: !act, %v: !act, %do: !act,
-                                                %dq: !act, %dk: !act, %dv: !act,
-                                                %cu: memref<?xi32>, %cos: !tab, %sin: !tab) {
-  // expected-error @+1 {{'blockattn.backward' op the rotary backward at block_size 128 is implemented for sm_90a only (docs/block-sizes.md)}}
+// The rotary backward at block size 128 above head dim 128 is not built on
+// sm_100a either (a half-split pair's columns are in different chunk slots).
+!act = memref<?x4x256xbf16>
+!tab = memref<?x128xf32>
+func.func @negative_rotary_backward_b128_d256_sm100a(%q: !act, %k: !act, %v: !act, %do: !act,
+                                                     %dq: !act, %dk: !act, %dv: !act,
+                                                     %cu: memref<?xi32>, %cos: !tab, %sin: !tab) {
+  // expected-error @+1 {{'blockattn.backward' op the rotary backward at block_size 128 above head_dim 128 is not implemented on sm_100a: as on sm_90a its block streams in 64-column chunk slots, and a half-split pair's columns (head_dim / 2 apart) are never in one slot to be rotated in place (docs/head-dims.md)}}
   blockattn.backward q(%q : !act) k(%k : !act) v(%v : !act) do(%do : !act)
       dq(%dq : !act) dk(%dk : !act) dv(%dv : !act) cu_seqlens(%cu : memref<?xi32>)
       rotary(%cos, %sin : !tab, !tab)
-      {block_size = 128 : i64, head_dim = 128 : i64, element_type = bf16,
+      {block_size = 128 : i64, head_dim = 256 : i64, element_type = bf16,
        rotary = #blockattn.rotary<half_split>}
   return
 }
@@ -163,6 +200,25 @@ func.func @negative_ctas_per_sm_sm100a(%q: !act, %k: !act, %v: !act, %o: !act,
   // expected-error @+1 {{'blockattn.forward' op ctas-per-sm above 1 is implemented for sm_90a only}}
   blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
       cu_seqlens(%cu : memref<?xi32>) {head_dim = 128 : i64, element_type = bf16}
+  return
+}
+
+//--- sm100a-rotary-b128-stages.mlir
+// The sm_100a rotary backward at block size 128 at head dim 128: one slot of
+// q, k, v and dO (128 KiB) is all that fits next to both halves' P and dS
+// (64 KiB) and the staging buffer (16 KiB); the rotation is in place, so no
+// ring of rotated tiles takes room.
+!act = memref<?x4x128xbf16>
+!tab = memref<?x64xf32>
+func.func @rotary_backward_b128_two_slots(%q: !act, %k: !act, %v: !act, %do: !act,
+                                          %dq: !act, %dk: !act, %dv: !act,
+                                          %cu: memref<?xi32>, %cos: !tab, %sin: !tab) {
+  // expected-error @+1 {{'blockattn.backward' op no ring of 2 x 131072 bytes fits in shared memory next to 81920 bytes of P, dS and the staging buffer}}
+  blockattn.backward q(%q : !act) k(%k : !act) v(%v : !act) do(%do : !act)
+      dq(%dq : !act) dk(%dk : !act) dv(%dv : !act) cu_seqlens(%cu : memref<?xi32>)
+      rotary(%cos, %sin : !tab, !tab)
+      {block_size = 128 : i64, head_dim = 128 : i64, element_type = bf16,
+       rotary = #blockattn.rotary<half_split>}
   return
 }
 
@@ -344,5 +400,39 @@ func.func @negative_backward_three_consumers_oregs(%q: !act, %k: !act,
       dq(%dq : !act) dk(%dk : !act) dv(%dv : !act)
       cu_seqlens(%cu : memref<?xi32>)
       {head_dim = 128 : i64, element_type = bf16}
+  return
+}
+
+//--- sm100a-b128-wide-stages.mlir
+
+// The sm_100a backward at block size 128 above head dim 128 streams the block
+// in 64-column chunk slots of 64 KiB: two fit next to both query halves' P
+// and dS and the two staging buffers, three do not.
+!act = memref<?x4x256xbf16>
+func.func @negative_sm100a_b128_wide_three_stages(%q: !act, %k: !act, %v: !act,
+                                                   %do: !act, %dq: !act,
+                                                   %dk: !act, %dv: !act,
+                                                   %cu: memref<?xi32>) {
+  // expected-error @+1 {{'blockattn.backward' op no ring of 3 x 65536 bytes fits in shared memory next to 81920 bytes of P, dS and staging buffers}}
+  blockattn.backward q(%q : !act) k(%k : !act) v(%v : !act) do(%do : !act)
+      dq(%dq : !act) dk(%dk : !act) dv(%dv : !act)
+      cu_seqlens(%cu : memref<?xi32>)
+      {block_size = 128 : i64, head_dim = 256 : i64, element_type = bf16}
+  return
+}
+
+//--- sm100a-b128-wide-l2.mlir
+
+// Its producer streams chunk slots with no L2 prefetch.
+!act = memref<?x4x192xbf16>
+func.func @negative_sm100a_b128_wide_l2_prefetch(%q: !act, %k: !act, %v: !act,
+                                                 %do: !act, %dq: !act,
+                                                 %dk: !act, %dv: !act,
+                                                 %cu: memref<?xi32>) {
+  // expected-error @+1 {{'blockattn.backward' op l2-prefetch=on does not apply to the backward at block_size 128 above head_dim 128}}
+  blockattn.backward q(%q : !act) k(%k : !act) v(%v : !act) do(%do : !act)
+      dq(%dq : !act) dk(%dk : !act) dv(%dv : !act)
+      cu_seqlens(%cu : memref<?xi32>)
+      {block_size = 128 : i64, head_dim = 192 : i64, element_type = bf16}
   return
 }

@@ -791,14 +791,15 @@ func.func @negative_channel_outside_kernel() {
 
 // -----
 
-// A second acquire before the first slot is committed.
+// A second acquire before the first slot is committed, from a ring of one
+// slot (the second acquire would wait for the slot the first one holds).
 !c = !warpspec.channel<[64x64xbf16], smem>
 func.func @negative_acquire_twice(%i: i32) {
   warpspec.kernel chip(sm_90a) {
-    %c = warpspec.channel "c" depth(2) : !c
+    %c = warpspec.channel "c" depth(1) : !c
     warpspec.partition "load" role(load) warps(4) regs(40) {
       %s0, %b0 = warpspec.acquire %c : !c
-      // expected-error @+1 {{'warpspec.acquire' op acquires a slot of the channel while the previous one is not committed}}
+      // expected-error @+1 {{'warpspec.acquire' op acquires a slot of the channel while the previous one is not committed (a producer holds at most depth / replicas slots of a ring at once, acquired in one block and committed in the order acquired)}}
       %s1, %b1 = warpspec.acquire %c : !c
       warpspec.commit %s0 tile(%i, %i, %i)
       warpspec.commit %s1 tile(%i, %i, %i)
@@ -808,6 +809,54 @@ func.func @negative_acquire_twice(%i: i32) {
       warpspec.consume %c (%s, %row, %rows, %head, %b) : !c {
         warpspec.release %s
       }
+    }
+  }
+  return
+}
+
+// -----
+
+// Two slots of a two-slot ring acquired at once, but committed out of order
+// (the ring's positions advance at the commits, in order).
+!c = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_acquire_twice_committed_out_of_order(%i: i32) {
+  warpspec.kernel chip(sm_90a) {
+    %c = warpspec.channel "c" depth(2) : !c
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      %s0, %b0 = warpspec.acquire %c : !c
+      // expected-error @+1 {{'warpspec.acquire' op acquires a slot of the channel while the previous one is not committed}}
+      %s1, %b1 = warpspec.acquire %c : !c
+      warpspec.commit %s1 tile(%i, %i, %i)
+      warpspec.commit %s0 tile(%i, %i, %i)
+      warpspec.close %c : !c
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(232) {
+      warpspec.consume %c (%s, %row, %rows, %head, %b) : !c {
+        warpspec.release %s
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// Two replicas of a producer share a two-slot ring: each holds one slot at
+// a time.
+!c = !warpspec.channel<[64x64xf32], tmem>
+func.func @negative_acquire_twice_per_replica(%i: i32) {
+  warpspec.kernel chip(sm_100a) {
+    %c = warpspec.channel "c" depth(2) : !c
+    warpspec.partition "softmax" role(softmax) warps(4) regs(160) replicas(2) {
+      %s0, %b0 = warpspec.acquire %c : !c
+      // expected-error @+1 {{'warpspec.acquire' op acquires a slot of the channel while the previous one is not committed}}
+      %s1, %b1 = warpspec.acquire %c : !c
+      warpspec.commit %s0 tile(%i, %i, %i)
+      warpspec.commit %s1 tile(%i, %i, %i)
+    }
+    warpspec.partition "mma" role(mma) warps(4) regs(40) {
+      %s, %b = warpspec.get %c : !c
+      warpspec.release %s after_mma
     }
   }
   return

@@ -390,3 +390,57 @@ func.func @group_loop(%q: !act {blockattn.name = "q"},
   }
   return
 }
+
+// -----
+
+// A producer that acquires a second slot before it commits the first (as
+// the sm_100a block-128 backward above head dim 128's MMA warp does, both
+// query halves' S accumulated at once): the second slot is the entry after
+// the first's, and each commit advances the position from its own slot's
+// entry, so after both the position is two entries on.
+// CHECK-LABEL: func.func @two_acquired(
+// CHECK: warpspec.partition "load"
+// CHECK: %{{.*}} = warpspec.tile_loop (%{{.*}}, %{{.*}}, %{{.*}}) in %{{.*}} iter_args(%[[E:.*]] = %{{.*}}) -> (i32) {
+// CHECK-NEXT: %[[S0:.*]], %{{.*}} = warpspec.ring_slot %[[C:.*]][%[[E]]]
+// CHECK: %[[ONE:.*]] = arith.constant 1 : i32
+// CHECK-NEXT: %[[E1:.*]] = arith.addi %[[E]], %[[ONE]] : i32
+// CHECK-NEXT: %[[S1:.*]], %{{.*}} = warpspec.ring_slot %[[C]][%[[E1]]]
+// CHECK: warpspec.publish %[[C]][%[[S0]]]
+// CHECK: arith.addi %[[E]], %{{.*}} : i32
+// CHECK-NEXT: warpspec.publish %[[C]][%[[S1]]]
+// CHECK: %[[N2:.*]] = arith.addi %[[E1]], %{{.*}} : i32
+// CHECK-NEXT: warpspec.yield %[[N2]] : i32
+
+!act = memref<?x4x64xbf16>
+!cu = memref<?xi32>
+!tile = !warpspec.buffer<64x64xbf16, smem>
+!one = !warpspec.channel<[64x64xbf16], smem>
+
+func.func @two_acquired(%q: !act {blockattn.name = "q"},
+                        %cu: !cu {blockattn.name = "cu_seqlens"}) {
+  warpspec.kernel chip(sm_90a) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %tokens = memref.dim %q, %c0 : !act
+    %heads = memref.dim %q, %c1 : !act
+    %x = warpspec.channel "x" depth(2) : !one
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      warpspec.tile_loop (%row, %rows, %head) in %cu : !cu
+          heads(%heads) tokens(%tokens) block_size(64) {
+        %s0, %b0 = warpspec.acquire %x : !one
+        %s1, %b1 = warpspec.acquire %x : !one
+        warpspec.tma_load %q[%row, %head] into %b0 : !act, !tile
+        warpspec.tma_load %q[%row, %head] into %b1 : !act, !tile
+        warpspec.commit %s0 tile(%row, %rows, %head)
+        warpspec.commit %s1 tile(%row, %rows, %head)
+      }
+      warpspec.close %x : !one
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(184) {
+      warpspec.consume %x (%s, %row, %rows, %head, %b) : !one {
+        warpspec.release %s
+      }
+    }
+  }
+  return
+}

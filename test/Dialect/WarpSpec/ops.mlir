@@ -864,6 +864,32 @@ func.func @column_chunk_and_acc(%p0: !warpspec.buffer<64x128xbf16, smem>,
   return
 }
 
+// A producer holding two slots of a two-slot ring at once, committed in the
+// order acquired (the sm_100a block-128 backward above head dim 128's MMA
+// warp accumulates both query halves' S over the head dim's chunks).
+// CHECK-LABEL: func.func @acquire_two_slots
+// CHECK: %[[S0:.*]], %{{.*}} = warpspec.acquire %[[C:.*]] : <[64x64xf32], tmem>
+// CHECK-NEXT: %[[S1:.*]], %{{.*}} = warpspec.acquire %[[C]] : <[64x64xf32], tmem>
+// CHECK-NEXT: warpspec.commit %[[S0]]
+// CHECK-NEXT: warpspec.commit %[[S1]]
+!twoSlots = !warpspec.channel<[64x64xf32], tmem>
+func.func @acquire_two_slots(%i: i32) {
+  warpspec.kernel chip(sm_100a) {
+    %c = warpspec.channel "c" depth(2) : !twoSlots
+    warpspec.partition "mma" role(mma) warps(4) regs(40) {
+      %s0, %b0 = warpspec.acquire %c : !twoSlots
+      %s1, %b1 = warpspec.acquire %c : !twoSlots
+      warpspec.commit %s0 tile(%i, %i, %i)
+      warpspec.commit %s1 tile(%i, %i, %i)
+    }
+    warpspec.partition "softmax" role(softmax) warps(4) regs(160) {
+      %s, %b = warpspec.get %c : !twoSlots
+      warpspec.release %s
+    }
+  }
+  return
+}
+
 // A consumer holding two slots of a two-slot ring at once, released in the
 // order taken (the sm_100a block-128 backward's MMA warp holds both query
 // halves' P and dS until dV and dK have read them).

@@ -209,14 +209,6 @@ LogicalResult verifyAttentionOp(OpTy op, ArrayRef<NamedOperand> activations) {
     return op.emitOpError() << "unsupported head_dim " << headDim
                             << "; supported head dims: "
                             << joinInts(Support::headDims);
-  // Above head dim 128 at block size 128 the outputs are made in column
-  // chunks of the head dim per 64-row query half (docs/head-dims.md); the
-  // rotary kernels have no room to rotate the block.
-  if (headDim > 128 && blockSize > 64 && op.hasRotary())
-    return op.emitOpError()
-           << "rotary embeddings at head_dim " << headDim
-           << " are implemented at block sizes up to 64 only, got "
-           << blockSize;
   Type elementType = op.getElementType();
   if (!Support::isSupportedElementType(elementType))
     return op.emitOpError() << "unsupported element_type " << elementType

@@ -100,6 +100,16 @@ constexpr int64_t kLargeBlockWideForwardLoadRegs = 48,
 /// consumers gets 200 (P 64 + dP 64 f32 at the peak; at 192 they spill
 /// below 200: ptxas, CUDA 13.0, found by editing the PTX's setmaxnreg).
 constexpr int64_t kColumnPassProducerRegs = 104;
+/// sm_100a, the backward at block size 128 above head dim 128
+/// (KernelPlan::columnPasses): the producer fills 3 D / 64 chunk slots a
+/// block as on sm_90a, the MMA warpgroup issues S and dP per chunk and the
+/// gradients' 64-column chunks (its chunk loops in scf.for), and each
+/// softmax warpgroup holds S 64 + dP 64 f32 at its peak (as at head dim
+/// 128). Found by editing the PTX's setmaxnreg (ptxas, CUDA 13.0, head dims
+/// 192 and 256): 88 / 88 / 168 spilled 4 bytes, 96 / 80 / 168 4, 104 / 72 /
+/// 168 32-36, 80 / 96 / 168 172, 88 / 72 / 176 28-32; 80 / 80 / 176 spills
+/// nothing (with causal and dlse too: docs/head-dims.md).
+constexpr int64_t kSm100aColumnPassLoadRegs = 80, kSm100aColumnPassMmaRegs = 80;
 /// sm_90a: the rotary warpgroup that rotates the load ring's slots in place
 /// (KernelPlan::rotaryWarpgroup). warpspec.rotate reads the tables of as
 /// many passes ahead as its registers allow, (regs - 40) / (2 x pairs per
@@ -169,6 +179,30 @@ bool largeBlockRotaryForward(const KernelShape &shape) {
 constexpr int64_t kLargeBlockRotaryForwardRegs = 136,
                   kLargeBlockRotaryForwardMmaRegs = 112,
                   kLargeBlockRotaryForwardLoadRegs = 48;
+/// sm_100a, the rotary backward at block size 128
+/// (largeBlockRotaryBackward). The rotary warpgroup turns q's two halves, k
+/// (and v) of 128 rows in place, reading (regs - 40) / (2 x pairs) passes of
+/// tables ahead: at 104-120 ptxas spilled it (36-44 bytes at head dim 128,
+/// the others generous), at 136-176 not. The softmax warpgroup holds S 64 +
+/// dP 64 f32 at its peak. As in the plain block-128 backward, a producer and
+/// an MMA warpgroup of different budgets spilled more often (48 / 104 / 112
+/// / 248: 44 bytes; 88 / 120 / 88 / 216: 4-32 bytes in 3 of 64 kernels);
+/// 88 / 152 / 88 / 184 spills nothing in any of the 128 kernels (head dims
+/// 32-128, bf16 and f16, both layouts, positions, rotate_v, each with causal
+/// and dlse; ptxas, CUDA 13.0). With angles from theta at head dim 128 the
+/// rotary warpgroup spills (docs/block-sizes.md). Not timed: no Blackwell
+/// GPU.
+constexpr int64_t kLargeBlockRotaryBackwardLoadRegs = 88,
+                  kLargeBlockRotaryBackwardRegs = 152,
+                  kLargeBlockRotaryBackwardMmaRegs = 88;
+
+/// Above head dim 128 (the slot rotated in place, O drained in 64-column
+/// chunks): at 136 ptxas spilled 4 bytes in the bf16 half-split kernels at
+/// 256 with rotate_v (plain and causal + lse); with the rotary warpgroup at
+/// 144 and the softmax warpgroup at 208 (S 64 + P 32 + one O chunk 32)
+/// none of the 64 table kernels spills (both layouts, positions, rotate_v,
+/// causal and lse, 192 and 256, bf16 and f16; ptxas, CUDA 13.0).
+constexpr int64_t kLargeBlockWideRotaryForwardRegs = 144;
 constexpr int64_t kMaxStages = 8;
 /// Bytes the allocator needs besides the buffers: the run-time alignment
 /// slack of the dynamic shared memory base, which also holds the barriers
@@ -590,6 +624,65 @@ GroupRoles groupRolesOf(const KernelShape &shape,
   return shape.group == 2 ? GroupRoles::serial : GroupRoles::pipelined_dq;
 }
 
+/// The producer of the sm_90a grouped-query backward above head dim 128,
+/// which streams the group once a pass (a loop over the passes around the
+/// loop over the query heads): at 48 ptxas spilled it (200 bytes at head
+/// dim 256), at 64 72 bytes, at 96 nothing (found by editing the PTX's
+/// setmaxnreg; CUDA 13.0). Its two warpgroups launch with the register
+/// file's cap, so the one consumer still gets 256.
+constexpr int64_t kGroupedPassProducerRegs = 96;
+
+/// Passes of the grouped-query backward above head dim 128 (both chips):
+/// one a 64-column chunk of the head dim (KernelPlan::groupPasses).
+int64_t groupedPasses(const KernelShape &shape) {
+  return shape.headDim > KernelShape::kMaxOutputCols
+             ? shape.headDim / shape.outputChunkCols()
+             : 1;
+}
+
+/// The sm_90a grouped-query backward above head dim 128 (Sm90aRecipe.cpp,
+/// buildGroupedPassConsumer): one consumer of 256 registers makes an item
+/// in D / 64 passes, each holding one 64-column chunk of dV and dK (32 + 32
+/// registers a thread) across the group next to S and dP (32 + 32) and the
+/// transient dQ chunk; dV and dK of the whole head dim (2 x 128 at 256)
+/// would not fit. Shared memory: P, dS and one 64-column staging buffer,
+/// then the rings as planGroupedRings sizes them (at 256: "kv" one slot of
+/// 64 KiB, "qdo" two). Launched as the other grouped backwards (persistent,
+/// strided, one CTA per SM).
+FailureOr<KernelPlan> planSm90aGroupedPasses(const KernelShape &shape,
+                                             const TuningOptions &options,
+                                             Failure fail) {
+  if (options.numConsumers < 0 || options.numConsumers > 1)
+    return fail("the grouped-query backward (group ", shape.group,
+                ") above head dim 128 has one consumer warpgroup, which makes "
+                "dV, dK and dQ in passes over 64-column chunks of the head "
+                "dim; num-consumers must be 0 or 1, got ",
+                options.numConsumers);
+  KernelPlan plan;
+  plan.groupPasses = groupedPasses(shape);
+  int64_t itemBytes =
+      (2 + 2 * shape.group * plan.groupPasses) * shape.tileBytes(shape.headDim);
+  if (failed(planLaunch(Chip::sm_90a, options, tilesOfChunkLoads(itemBytes),
+                        /*chunkedByDefault=*/false, /*chunkedCtasPerSm=*/1,
+                        plan, fail)))
+    return failure();
+  planL2Prefetch(options, /*byDefault=*/false, plan);
+  plan.numConsumers = 1;
+  plan.stageOutput = options.oStore != OStore::registers;
+  plan.bulkStore = options.oStore == OStore::tma;
+  int64_t scratch = 2 * shape.queryTileBytes(shape.tileRows());
+  if (plan.stageOutput)
+    scratch += shape.queryTileBytes(shape.outputChunkCols());
+  int64_t budget =
+      TargetLimits::sharedMemoryBudget(plan.ctasPerSm) - kSmemReserve - scratch;
+  if (failed(planGroupedRings(shape, options, budget, plan, fail)))
+    return failure();
+  plan.registers.load = kGroupedPassProducerRegs;
+  plan.registers.compute = replicaRegisters(
+      /*single=*/1, plan.registers.load, /*replicas=*/1, plan.ctasPerSm);
+  return plan;
+}
+
 /// The sm_90a grouped-query backward (Sm90aRecipe.cpp,
 /// buildHopperGroupedBackward): `columnParts` consumer warpgroups (one
 /// unless `num-consumers` says 2) each take whole items (a block and a k/v
@@ -605,6 +698,9 @@ FailureOr<KernelPlan> planSm90aGrouped(const KernelShape &shape,
                                        const TuningOptions &options,
                                        Failure fail) {
   GroupRoles roles = groupRolesOf(shape, options);
+  if (shape.headDim > KernelShape::kMaxOutputCols &&
+      roles == GroupRoles::serial)
+    return planSm90aGroupedPasses(shape, options, fail);
   if (roles != GroupRoles::serial) {
     TuningOptions picked = options;
     picked.groupRoles = roles;
@@ -754,8 +850,12 @@ FailureOr<KernelPlan> planSm100aGrouped(const KernelShape &shape,
   plan.softmaxReplicas = 1;
   plan.stageOutput = true;
   plan.bulkStore = options.oStore == OStore::tma;
-  // One output staging buffer, one P/dS slot.
-  int64_t scratch = shape.queryTileBytes(shape.headDim) +
+  // Above head dim 128 an item is made in passes over 64-column chunks:
+  // S 64 + dP 64 + one chunk of dV, dK and dQ (3 x 64) columns of tensor
+  // memory instead of 2 x 64 + 3 D (704 at 192).
+  plan.groupPasses = groupedPasses(shape);
+  // One output staging buffer (one chunk wide), one P/dS slot.
+  int64_t scratch = shape.queryTileBytes(shape.outputChunkCols()) +
                     2 * shape.tileBytes(shape.tileRows());
   int64_t budget = TargetLimits::maxSharedMemoryBytes - kSmemReserve - scratch;
   if (failed(planGroupedRings(shape, options, budget, plan, fail)))
@@ -954,6 +1054,34 @@ bool splitsLargeBlockHalvesByDefault(const KernelShape &shape,
          options.numStages == 0 && !(shape.causal && shape.headDim == 128);
 }
 
+/// `large-block-rings`: 0 to 2, and 2 only where two consumers apply and
+/// are not refused (the two rings are those consumers' protocol).
+LogicalResult checkLargeBlockRings(const KernelShape &shape,
+                                   const TuningOptions &options, Failure fail) {
+  if (options.largeBlockRings < 0 || options.largeBlockRings > 2)
+    return fail("large-block-rings must be 0 (the recipe picks), 1 (one load "
+                "ring) or 2 (the rings \"qk\" and \"vdo\"), got ",
+                options.largeBlockRings);
+  if (options.largeBlockRings != 2)
+    return success();
+  // Above head dim 128 the block is streamed in column chunks (its own
+  // ring, planSm90aLargeBlockColumnPasses).
+  if (options.chip != Chip::sm_90a || !splitsLargeBlockHalves(shape) ||
+      shape.headDim > KernelShape::kMaxOutputCols)
+    return fail("large-block-rings=2 applies to the sm_90a backward at block "
+                "size 128 up to head dim 128, without rotary embeddings and "
+                "with one query head per k/v head");
+  if (options.largeBlockConsumers == 1 || options.numConsumers > 1 ||
+      options.ctasPerSm > 1)
+    return fail("large-block-rings=2 splits the slot of two consumer "
+                "partitions (one warpgroup a query half, one CTA per SM), "
+                "got large-block-consumers=",
+                options.largeBlockConsumers,
+                ", num-consumers=", options.numConsumers,
+                ", ctas-per-sm=", options.ctasPerSm);
+  return success();
+}
+
 /// The sm_90a backward at block size 128 with one consumer warpgroup per
 /// 64-row query half (`large-block-consumers=2`, docs/block-sizes.md "Two
 /// consumers"): both take every slot of the load ring, and each hands its
@@ -984,6 +1112,9 @@ FailureOr<KernelPlan> planSm90aLargeBlockHalves(const KernelShape &shape,
     return failure();
   planL2Prefetch(options, /*byDefault=*/false, plan);
   plan.largeBlockConsumers = 2;
+  // Two rings hold the same tiles as one (q's halves and k, then v and dO's
+  // halves), in the same bytes a slot: the depth below is each ring's.
+  plan.largeBlockRings = options.largeBlockRings == 2 ? 2 : 1;
   plan.numConsumers = 1;
   plan.stageOutput = options.oStore != OStore::registers;
   plan.bulkStore = options.oStore == OStore::tma;
@@ -997,6 +1128,19 @@ FailureOr<KernelPlan> planSm90aLargeBlockHalves(const KernelShape &shape,
       TargetLimits::sharedMemoryBudget(plan.ctasPerSm) - kSmemReserve - scratch;
   int64_t fits = std::min(kMaxStages, budget / slotBytes);
   plan.numStages = options.numStages > 0 ? options.numStages : fits;
+  // Where the ring holds one slot (head dims 96 and 128) the next block's
+  // loads wait for this block's last product unless the slot is split:
+  // H200, seed lengths, 2026-12-04, 3.46 -> 3.20 ms at 128 and 3.48 -> 2.79
+  // at 96; with two or more slots (64, 32) the split was 1-2% slower
+  // (docs/block-sizes.md, "Two rings").
+  if (options.largeBlockRings == 0 && options.numStages == 0 && fits == 1)
+    plan.largeBlockRings = 2;
+  if ((plan.numStages < 1 || plan.numStages > fits) &&
+      plan.largeBlockRings == 2)
+    return fail("no rings \"qk\" and \"vdo\" of ",
+                std::max<int64_t>(plan.numStages, 1), " x ", slotBytes,
+                " bytes together fit in shared memory next to ", scratch,
+                " bytes of P, dS and staging buffers (large-block-rings=2)");
   if (plan.numStages < 1 || plan.numStages > fits)
     return fail(
         "no ring of ", std::max<int64_t>(plan.numStages, 1), " x ", slotBytes,
@@ -1087,7 +1231,7 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
     return planSm90aLargeBlockColumnPasses(shape, options, fail);
   if (options.slotParts == 2 || splitsSlotsByDefault(shape, options))
     return planSm90aSplitSlots(shape, options, fail);
-  if (options.largeBlockConsumers == 2 ||
+  if (options.largeBlockConsumers == 2 || options.largeBlockRings == 2 ||
       splitsLargeBlockHalvesByDefault(shape, options))
     return planSm90aLargeBlockHalves(shape, options, fail);
   KernelPlan plan;
@@ -1224,6 +1368,111 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
   return plan;
 }
 
+/// sm_100a, the rotary backward at block size 128 (Sm100aRecipe.cpp,
+/// buildBlackwellLargeBlockRotaryBackward; docs/block-sizes.md, "The rotary
+/// backward at 128 on sm_100a"): four warpgroups, one softmax warpgroup
+/// taking both query halves and both key halves of every block in turn, as
+/// the rotary forward at 128 does (largeBlockRotaryForward): two beside the
+/// rotary warpgroup would keep about 124 registers each, too few for a
+/// half's S and dP (64 + 64 f32).
+bool largeBlockRotaryBackward(const KernelShape &shape) {
+  return shape.hasRotary() && largeBlockBackward(shape);
+}
+
+/// The plan of largeBlockRotaryBackward. The rotary warpgroup turns q's
+/// halves, k (and v) in the load ring's slot, in place (a ring of rotated
+/// tiles, 64 KiB at head dim 128, does not fit next to the 128 KiB slot and
+/// the 64 KiB of both halves' P and dS): the ring "rotated" only signals.
+/// Shared memory: the load ring as deep as fits next to the P/dS ring (two
+/// [64, 128] tiles a half, both halves held) and one output staging buffer.
+/// Persistent, one CTA per SM.
+FailureOr<KernelPlan>
+planSm100aLargeBlockRotaryBackward(const KernelShape &shape,
+                                   const TuningOptions &options, Failure fail) {
+  KernelPlan plan;
+  int64_t slotBytes = shape.numLoads() * shape.tileBytes(shape.headDim);
+  if (failed(planLaunch(Chip::sm_100a, options, tilesOfChunkLoads(slotBytes),
+                        /*chunkedByDefault=*/false, /*chunkedCtasPerSm=*/1,
+                        plan, fail)))
+    return failure();
+  planL2Prefetch(options, /*byDefault=*/false, plan);
+  plan.numConsumers = 1; // the MMA warpgroup takes every slot
+  plan.softmaxReplicas = 1;
+  plan.pFromSmem = false;
+  plan.stageOutput = true;
+  plan.bulkStore = options.oStore == OStore::tma;
+  int64_t halves = shape.numQueryTiles();
+  int64_t scratch = shape.queryTileBytes(shape.headDim) +
+                    halves * 2 * shape.queryTileBytes(shape.tileRows());
+  int64_t budget = TargetLimits::maxSharedMemoryBytes - kSmemReserve - scratch;
+  if (!validNumStages(options))
+    return numStagesError(fail, options);
+  int64_t fits = std::min(kMaxStages, budget / slotBytes);
+  plan.numStages = options.numStages > 0 ? options.numStages : fits;
+  if (plan.numStages < 1 || plan.numStages > fits)
+    return fail("no ring of ", std::max<int64_t>(plan.numStages, 1), " x ",
+                slotBytes, " bytes fits in shared memory next to ", scratch,
+                " bytes of P, dS and the staging buffer");
+  // A signal a load slot: never more entries than slots.
+  plan.rotaryDepth = plan.numStages;
+  plan.registers.load = kLargeBlockRotaryBackwardLoadRegs;
+  plan.registers.rotary = kLargeBlockRotaryBackwardRegs;
+  plan.registers.mma = kLargeBlockRotaryBackwardMmaRegs;
+  plan.registers.compute = replicaRegisters(
+      3, plan.registers.load + plan.registers.mma + plan.registers.rotary,
+      plan.softmaxReplicas, /*ctasPerSm=*/1);
+  return plan;
+}
+
+/// The sm_100a backward at block size 128 above head dim 128
+/// (KernelPlan::columnPasses; docs/head-dims.md): the block does not fit
+/// shared memory next to its P and dS, so the producer streams it in
+/// 64-column chunk slots as on sm_90a (buildColumnPassLoadPartition, 64 KiB
+/// a slot, two deep), the MMA warp accumulates both query halves' S and dP
+/// over the chunks in tensor memory and makes the gradients in 64-column
+/// chunks, and softmax replica r takes query half r and key half r. Shared
+/// memory: the chunk ring 128 KiB, P and dS of both halves 64 KiB, a 64 x 64
+/// staging buffer per replica. Tensor memory: S 128 + dP 128 + dQ, dV, dK
+/// 64 each = 448 columns.
+FailureOr<KernelPlan>
+planSm100aLargeBlockColumnPasses(const KernelShape &shape,
+                                 const TuningOptions &options, Failure fail) {
+  if (options.l2Prefetch == L2Prefetch::on)
+    return fail("l2-prefetch=on does not apply to the backward at block_size ",
+                shape.blockSize, " above head_dim 128");
+  if (!validNumStages(options))
+    return numStagesError(fail, options);
+  KernelPlan plan;
+  int64_t chunkCols = shape.outputChunkCols();
+  int64_t slotBytes = shape.numLoads() * shape.tileBytes(chunkCols);
+  if (failed(planLaunch(Chip::sm_100a, options, /*chunkedTilesPerCta=*/1,
+                        /*chunkedByDefault=*/false, /*chunkedCtasPerSm=*/1,
+                        plan, fail)))
+    return failure();
+  plan.columnPasses = true;
+  plan.numConsumers = 1; // the MMA warpgroup takes every slot
+  plan.softmaxReplicas = kSoftmaxReplicas;
+  plan.pFromSmem = false;
+  plan.stageOutput = true;
+  plan.bulkStore = options.oStore == OStore::tma;
+  int64_t scratch =
+      2 * shape.numQueryTiles() * shape.queryTileBytes(shape.tileRows()) +
+      kSoftmaxReplicas * shape.queryTileBytes(chunkCols);
+  int64_t budget = TargetLimits::maxSharedMemoryBytes - kSmemReserve - scratch;
+  int64_t fits = std::min<int64_t>(2, budget / slotBytes);
+  plan.numStages = options.numStages > 0 ? options.numStages : fits;
+  if (plan.numStages < 1 || plan.numStages * slotBytes > budget)
+    return fail("no ring of ", std::max<int64_t>(plan.numStages, 1), " x ",
+                slotBytes, " bytes fits in shared memory next to ", scratch,
+                " bytes of P, dS and staging buffers");
+  plan.registers.load = kSm100aColumnPassLoadRegs;
+  plan.registers.mma = kSm100aColumnPassMmaRegs;
+  plan.registers.compute =
+      replicaRegisters(/*single=*/2, plan.registers.load + plan.registers.mma,
+                       plan.softmaxReplicas, /*ctasPerSm=*/1);
+  return plan;
+}
+
 /// The sm_100a recipe: the load, MMA (and rotary) warpgroups and the
 /// softmax warpgroups (two, or one for the rotary backward at head dim above
 /// 64: singleSoftmaxReplica); the load ring is the deepest that fits next to
@@ -1235,6 +1484,8 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
                 "tensor memory into registers, then through shared memory), "
                 "got '",
                 stringifyOStore(options.oStore), "'");
+  if (largeBlockRotaryBackward(shape))
+    return planSm100aLargeBlockRotaryBackward(shape, options, fail);
   KernelPlan plan;
   int64_t slotBytes = shape.numLoads() * shape.tileBytes(shape.headDim);
   if (failed(planLaunch(Chip::sm_100a, options, tilesOfChunkLoads(slotBytes),
@@ -1252,19 +1503,11 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
   // chunk, not by tile: one softmax warpgroup takes them all in order.
   if (shape.backward && shape.headDim > KernelShape::kMaxOutputCols)
     plan.softmaxReplicas = 1;
-  // Not built (docs/head-dims.md): the sm_90a kernel streams the block's
-  // columns in two passes to two consumers.
-  if (largeBlockWideBackward(shape))
-    return fail("the backward at block_size ", shape.blockSize,
-                " above head_dim 128 is implemented for sm_90a only "
-                "(docs/head-dims.md)");
-  // Not built: the rotary backward at block size 128 (the forward takes
-  // both query halves in one softmax warpgroup, largeBlockRotaryForward;
-  // the backward's softmax warpgroups each hold a half's S, dP and their
-  // products, and no split beside a rotary warpgroup was tried).
-  if (shape.numQueryTiles() > 1 && shape.hasRotary() && shape.backward)
-    return fail("the rotary backward at block_size ", shape.blockSize,
-                " is implemented for sm_90a only (docs/block-sizes.md)");
+  // The block's columns streamed in passes, as on sm_90a (rotary
+  // embeddings at block size 128 above head dim 128 are refused by the
+  // verifier).
+  if (largeBlockWideBackward(shape) && !shape.hasRotary())
+    return planSm100aLargeBlockColumnPasses(shape, options, fail);
   // A large block's query halves go to the softmax replicas round-robin,
   // replica r always taking half r (Sm100aRecipe.cpp); the rotary forward's
   // one replica takes both.
@@ -1333,7 +1576,9 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
     plan.registers.rotary = kWideRotaryBackwardRegs;
   }
   if (largeBlockRotaryForward(shape)) {
-    plan.registers.rotary = kLargeBlockRotaryForwardRegs;
+    plan.registers.rotary = shape.headDim > KernelShape::kMaxOutputCols
+                                ? kLargeBlockWideRotaryForwardRegs
+                                : kLargeBlockRotaryForwardRegs;
     plan.registers.mma = kLargeBlockRotaryForwardMmaRegs;
     plan.registers.load = kLargeBlockRotaryForwardLoadRegs;
   }
@@ -1366,6 +1611,47 @@ OStore oStoreOf(const KernelShape &shape, const TuningOptions &options) {
                           shape.headDim == 128 && shape.blockSize == 64 &&
                           shape.group == 1;
   return rotaryForward128 ? OStore::smem : OStore::tma;
+}
+
+/// The rotary backward at block size 128 above head dim 128, refused on both
+/// chips (the forward is built: docs/head-dims.md, "Rotary embeddings at
+/// block size 128 above head dim 128"). On sm_90a the backward streams the
+/// block in 64-column chunk slots (KernelPlan::columnPasses), and a
+/// half-split pair's columns, D / 2 apart, are never in one slot: q and k
+/// cannot be rotated in place slot by slot, and a rotation group's slots
+/// held together (three of 64 KiB at 192) do not fit next to P and dS. On
+/// sm_100a it needs the sm_100a backward at block size 128 above head dim 128
+/// and the sm_100a rotary backward at block size 128, neither built yet.
+///
+/// Also refused: angles from `rotary_theta` in the forward there. With the
+/// tables' budgets ptxas spilled the sm_100a rotary warpgroup in every theta
+/// kernel (8-1568 bytes; at 184 registers still 752 at 256) and the sm_90a
+/// consumer at 256 without a positions tensor (156-288 bytes): the angles
+/// are arithmetic on the position, and the query halves and k share rows'
+/// positions.
+LogicalResult refuseLargeBlockWideRotary(const KernelShape &shape, Chip chip,
+                                         Failure fail) {
+  if (!shape.hasRotary() || shape.numQueryTiles() == 1 ||
+      shape.headDim <= KernelShape::kMaxOutputCols)
+    return success();
+  if (!shape.backward && shape.rotaryTheta)
+    return fail("rotary_theta at block_size ", shape.blockSize,
+                " above head_dim 128 is not implemented (ptxas spills the "
+                "in-kernel angles; the cos/sin tables are built: "
+                "docs/head-dims.md)");
+  if (!shape.backward)
+    return success();
+  if (chip == Chip::sm_90a)
+    return fail("the rotary backward at block_size ", shape.blockSize,
+                " above head_dim 128 is not implemented on sm_90a: its block "
+                "streams in 64-column chunk slots, and a half-split pair's "
+                "columns (head_dim / 2 apart) are never in one slot to be "
+                "rotated in place (docs/head-dims.md)");
+  return fail("the rotary backward at block_size ", shape.blockSize,
+              " above head_dim 128 is not implemented on sm_100a: as on "
+              "sm_90a its block streams in 64-column chunk slots, and a "
+              "half-split pair's columns (head_dim / 2 apart) are never in "
+              "one slot to be rotated in place (docs/head-dims.md)");
 }
 
 } // namespace
@@ -1413,6 +1699,10 @@ FailureOr<KernelPlan> blockattn::planKernel(const KernelShape &shape,
     return fail("large-block-consumers=2 applies to the sm_90a backward at "
                 "block size 128 without rotary embeddings and with one query "
                 "head per k/v head");
+  if (failed(checkLargeBlockRings(shape, options, fail)))
+    return failure();
+  if (failed(refuseLargeBlockWideRotary(shape, options.chip, fail)))
+    return failure();
   if (shape.groupedBackward() && largeBlockBackward(shape))
     return options.chip == Chip::sm_90a
                ? planSm90aGroupedLargeBlock(shape, options, fail)

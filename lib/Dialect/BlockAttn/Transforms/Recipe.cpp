@@ -404,6 +404,12 @@ static TileLoopOp beginLoadTileLoop(OpBuilder &b, Location loc,
 void buildLoadPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
                         const KernelValues &values, Value ring,
                         const KernelPlan &plan) {
+  buildRingsLoadPartition(b, loc, spec, values, ValueRange{ring}, plan);
+}
+
+void buildRingsLoadPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
+                             const KernelValues &values, ValueRange rings,
+                             const KernelPlan &plan) {
   OpBuilder::InsertionGuard g(b);
   // The fourth argument: the position, or a packed tile's block ends.
   bool fourth = spec.needsTilePosition() || spec.packsTiles();
@@ -430,23 +436,53 @@ void buildLoadPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
   };
   // The L2 prefetch, issued at the acquire, needs every copy's coordinates
   // before it (a large block's second query half starts 64 rows in).
+  SmallVector<LoadedTile> tiles = loadedTiles(spec);
   SmallVector<Value> earlyRows;
   if (plan.l2Prefetch)
-    for (const auto &tile : loadedTiles(spec))
+    for (const auto &tile : tiles)
       earlyRows.push_back(tileRowOf(tile));
-  auto acquire = AcquireOp::create(b, loc, ring);
-  acquire.setL2Prefetch(plan.l2Prefetch);
-  for (auto [index, pair] :
-       llvm::enumerate(llvm::zip(loadedTiles(spec), acquire.getBuffers()))) {
-    auto [tile, buffer] = pair;
-    Value tileRow = earlyRows.empty() ? tileRowOf(tile) : earlyRows[index];
-    bool kvSide = tile.source == spec.loads[1] || tile.source == spec.loads[2];
-    TmaLoadOp::create(b, loc, tile.source, tileRow, kvSide ? kvHead : head,
-                      buffer);
+  size_t next = 0;
+  for (Value ring : rings) {
+    auto acquire = AcquireOp::create(b, loc, ring);
+    acquire.setL2Prefetch(plan.l2Prefetch);
+    for (Value buffer : acquire.getBuffers()) {
+      const LoadedTile &tile = tiles[next];
+      Value tileRow = earlyRows.empty() ? tileRowOf(tile) : earlyRows[next];
+      ++next;
+      bool kvSide =
+          tile.source == spec.loads[1] || tile.source == spec.loads[2];
+      TmaLoadOp::create(b, loc, tile.source, tileRow, kvSide ? kvHead : head,
+                        buffer);
+    }
+    commitTile(b, loc, spec, acquire.getSlot(), row, rows, head, position);
   }
-  commitTile(b, loc, spec, acquire.getSlot(), row, rows, head, position);
+  assert(next == tiles.size() && "the rings hold the slot's tiles");
   b.setInsertionPointAfter(loop);
-  CloseOp::create(b, loc, ring);
+  CloseOp::create(b, loc, rings.front());
+}
+
+std::pair<Value, Value> blockHalf(OpBuilder &b, Location loc, Value row,
+                                  Value rows, int64_t i, int64_t halfRows) {
+  Value half = arith::ConstantIntOp::create(b, loc, halfRows, 32);
+  if (i == 0)
+    return {row, arith::MinSIOp::create(b, loc, rows, half)};
+  Value offset = arith::ConstantIntOp::create(b, loc, i * halfRows, 32);
+  Value zero = arith::ConstantIntOp::create(b, loc, 0, 32);
+  Value left = arith::MaxSIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, rows, offset), zero);
+  return {arith::AddIOp::create(b, loc, row, offset),
+          arith::MinSIOp::create(b, loc, left, half)};
+}
+
+Value rowsReadAt(OpBuilder &b, Location loc, Value blockRow, Value row,
+                 Value rows) {
+  if (row == blockRow)
+    return row;
+  Value one = arith::ConstantIntOp::create(b, loc, 1, 32);
+  Value any = arith::MinSIOp::create(b, loc, rows, one);
+  Value offset = arith::SubIOp::create(b, loc, row, blockRow);
+  return arith::AddIOp::create(b, loc, blockRow,
+                               arith::MulIOp::create(b, loc, any, offset));
 }
 
 KernelValues groupedValues(OpBuilder &b, Location loc, const KernelSpec &spec,
@@ -524,8 +560,28 @@ void buildGroupedLoadPartition(OpBuilder &b, Location loc,
     for (int64_t offset = 0; offset < spec.tileRows();
          offset += spec.queryTileRows())
       queryTiles.push_back({source, offset});
-  forEachGroupHead(b, loc, spec, kvHead, 0,
-                   [&](Value head) { load(qdo, queryTiles, head, Value()); });
+  auto loadGroup = [&] {
+    forEachGroupHead(b, loc, spec, kvHead, 0,
+                     [&](Value head) { load(qdo, queryTiles, head, Value()); });
+  };
+  if (plan.groupPasses == 1) {
+    loadGroup();
+  } else {
+    // Above head dim 128 the consumers make an item in passes over column
+    // chunks (KernelPlan::groupPasses), each reading every query head's
+    // whole Q and dO again: the group's tiles once a pass (K and V stay in
+    // their slot for the item). One scf.for over the passes: unrolled, the
+    // copies' addresses of every pass were held at once and ptxas spilled
+    // the producer (168 bytes at head dim 256, 48 registers).
+    auto i32 = [&](int64_t value) {
+      return arith::ConstantIntOp::create(b, loc, value, 32);
+    };
+    auto passes =
+        scf::ForOp::create(b, loc, i32(0), i32(plan.groupPasses), i32(1));
+    OpBuilder::InsertionGuard inPasses(b);
+    b.setInsertionPoint(passes.getBody()->getTerminator());
+    loadGroup();
+  }
   b.setInsertionPointAfter(loop);
   CloseOp::create(b, loc, kv);
 }

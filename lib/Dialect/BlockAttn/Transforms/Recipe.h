@@ -171,13 +171,23 @@ void buildLoadPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
                         const KernelValues &values, Value ring,
                         const KernelPlan &plan);
 
+/// buildLoadPartition with a block's tiles (loadedTiles, in order) split
+/// over consecutive `rings`: per tile, one slot of each ring in turn, with
+/// as many tiles as its buffers, each committed with the tile's record (the
+/// sm_90a block-128 backward's "qk" and "vdo", `large-block-rings=2`).
+/// Closes the first ring, whose consume loops end the consumers.
+void buildRingsLoadPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
+                             const KernelValues &values, ValueRange rings,
+                             const KernelPlan &plan);
+
 /// The grouped-query backward's TMA producer (docs/pipeline.md,
 /// "Grouped-query attention"): the tile loop walks the k/v heads (its work
 /// item is a block and a k/v head); per item K and V go into one slot of
 /// `kv`, then Q and dO of each query head of the group, h = group * kvHead +
-/// i in order, into one slot of `qdo` each (its record names h); at block
-/// size 128 a `qdo` slot holds Q's two 64-row halves, then dO's. Call with
-/// `values.numHeads` the k/v heads (groupedValues).
+/// i in order, into one slot of `qdo` each (its record names h), the group
+/// `plan.groupPasses` times over; at block size 128 a `qdo` slot holds Q's
+/// two 64-row halves, then dO's. Call with `values.numHeads` the k/v heads
+/// (groupedValues).
 void buildGroupedLoadPartition(OpBuilder &b, Location loc,
                                const KernelSpec &spec,
                                const KernelValues &values, Value kv, Value qdo,
@@ -202,6 +212,20 @@ void buildColumnPassLoadPartition(OpBuilder &b, Location loc,
                                   const KernelValues &values, Value blocks,
                                   Value chunks, int64_t chunkCols,
                                   const KernelPlan &plan);
+
+/// Rows `[row + 64 i, row + 64 i + 64)` of a block of `rows` valid rows
+/// that starts at `row`: the first row and the valid rows of its 64-row
+/// half `i` (none past a short block).
+std::pair<Value, Value> blockHalf(OpBuilder &b, Location loc, Value row,
+                                  Value rows, int64_t i, int64_t halfRows);
+
+/// Where a half's per-row values (dlse) are read: at its first row `row`,
+/// or at the block's `blockRow` when the half has no valid row (the second
+/// half of a short block), whose row 0 may lie past T: warpspec.load_rows
+/// reads row 0 for the rows it zeroes. `blockRow + min(rows, 1) (row -
+/// blockRow)`, with the ops the kernel conversion takes.
+Value rowsReadAt(OpBuilder &b, Location loc, Value blockRow, Value row,
+                 Value rows);
 
 /// `values` with the tile loop's heads set to k's (the k/v heads), for a
 /// kernel whose work item is a block and a k/v head.

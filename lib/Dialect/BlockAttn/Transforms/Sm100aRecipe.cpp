@@ -866,6 +866,179 @@ void buildBlackwellGroupedBackward(OpBuilder &b, Location loc,
   }
 }
 
+/// Blackwell grouped-query backward above head dim 128
+/// (KernelPlan::groupPasses; docs/pipeline.md, "Grouped-query attention"):
+/// dV and dK of the whole head dim summed over the group would take 2 D
+/// columns of tensor memory next to S, dP and dQ (704 at 192), so an item is
+/// made in D / 64 passes, pass j summing columns [64 j, 64 j + 64) of dV and
+/// dK over the group in one 64-column slot each:
+///   load     K, V into "kv" once an item; Q, dO of the G query heads into
+///            "qdo", the group once a pass (buildGroupedLoadPartition)
+///   mma      per pass and query head: S = Q K^T and dP = dO V^T at full
+///            depth, then dV_j += P^T dO_j, dK_j += dS^T Q_j (the first head
+///            overwrites: enable-input-d) and dQ_j = dS K_j, B a 64-column
+///            subview of dO, Q, K; dV_j and dK_j published after the group
+///   softmax  one warpgroup taking whole items ("items"): per pass and query
+///            head S and dP from tensor memory, P and dS to shared memory
+///            (recomputed every pass), dQ_j stored at column 64 j of the
+///            query head; then dV_j and dK_j at column 64 j of the k/v head
+/// Tensor memory: S 64 + dP 64 + dV, dK, dQ one chunk each (3 x 64): 320
+/// columns at either head dim. The staging buffer is one chunk wide.
+void buildBlackwellGroupedPasses(OpBuilder &b, Location loc,
+                                 const KernelSpec &spec,
+                                 const KernelPlan &plan) {
+  MLIRContext *ctx = b.getContext();
+  OpBuilder::InsertionGuard guard(b);
+  assert(!spec.hasRotary() && "the grouped rotary backward above head dim "
+                              "128 is refused (WarpSpecialize.cpp)");
+  KernelValues values = groupedValues(
+      b, loc, spec, beginKernel(b, loc, Chip::sm_100a, spec, plan));
+
+  int64_t bs = spec.tileRows(), d = spec.headDim;
+  int64_t cols = spec.outputChunkCols();
+  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+  BufferType tile = tileBuffer(spec, d);
+  BufferType square = tileBuffer(spec, bs);
+  auto tmemChannel = [&](StringRef name, int64_t width) {
+    return createTmemRing(b, loc, name, bs, width);
+  };
+  auto pair = ChannelType::get(ctx, {tile, tile}, MemorySpace::smem);
+  Value kv = createChannel(b, loc, pair, "kv", plan.numStages);
+  Value qdo = createChannel(b, loc, pair, "qdo", plan.groupStages);
+  auto signals = ChannelType::get(ctx, ArrayRef<Type>(), MemorySpace::smem);
+  Value items = createChannel(b, loc, signals, "items", 2);
+  Value sCh = tmemChannel("s", bs), dpCh = tmemChannel("dp", bs);
+  Value dvCh = tmemChannel("dv", cols), dkCh = tmemChannel("dk", cols),
+        dqCh = tmemChannel("dq", cols);
+  Value pdsCh = createChannel(
+      b, loc, ChannelType::get(ctx, {square, square}, MemorySpace::smem), "pds",
+      plan.softmaxReplicas);
+
+  buildGroupedLoadPartition(b, loc, spec, values, kv, qdo, plan);
+
+  // MMA issuer: per item and pass, the G query heads in order.
+  {
+    OpBuilder::InsertionGuard g(b);
+    MmaLoop loop = beginMmaLoop(b, loc, spec, kv, Value(), plan.registers.mma);
+    Value row = loop.row, rows = loop.rows, kvHead = loop.head;
+    Value k = loop.operands[0], v = loop.operands[1];
+    auto item = AcquireOp::create(b, loc, items);
+    CommitOp::create(b, loc, item.getSlot(), row, rows, kvHead);
+    for (int64_t pass = 0; pass < plan.groupPasses; ++pass) {
+      int64_t col = pass * cols;
+      // Columns [col, col + 64) of a tile.
+      auto chunk = [&](Value tileValue) -> Value {
+        auto type = cast<BufferType>(tileValue.getType());
+        return SubviewOp::create(
+            b, loc,
+            BufferType::get(ctx, {type.getShape()[0], cols},
+                            type.getElementType(), type.getMemorySpace()),
+            tileValue, b.getI64IntegerAttr(col));
+      };
+      auto dv = AcquireOp::create(b, loc, dvCh);
+      auto dk = AcquireOp::create(b, loc, dkCh);
+      // Head 0 starts dV_j and dK_j, the others (one loop) add to them.
+      auto queryHead = [&](Value head, bool first) {
+        auto qdoSlot = GetOp::create(b, loc, qdo);
+        Value q = qdoSlot.getBuffers()[0], dout = qdoSlot.getBuffers()[1];
+        auto product = [&](Value channel, Value a, Value bOperand, bool ta,
+                           bool tb) {
+          auto dest = AcquireOp::create(b, loc, channel);
+          MmaAsyncOp::create(b, loc, a, bOperand, dest.getBuffers()[0], ta, tb);
+          CommitOp::create(b, loc, dest.getSlot(), row, rows, head);
+        };
+        auto accumulate = [&](AcquireOp dest, Value a, Value bOperand) {
+          auto mma =
+              MmaAsyncOp::create(b, loc, a, bOperand, dest.getBuffers()[0],
+                                 /*transpose_a=*/true, false);
+          mma.setAccumulate(!first);
+        };
+        product(sCh, q, k, false, true);     // S  = Q K^T
+        product(dpCh, dout, v, false, true); // dP = dO V^T
+        auto pds = GetOp::create(b, loc, pdsCh);
+        Value p = pds.getBuffers()[0], ds = pds.getBuffers()[1];
+        accumulate(dv, p, chunk(dout));            // dV_j += P^T dO_j
+        accumulate(dk, ds, chunk(q));              // dK_j += dS^T Q_j
+        product(dqCh, ds, chunk(k), false, false); // dQ_j  = dS K_j
+        ReleaseOp::create(b, loc, pds.getSlot(), /*after_mma=*/true);
+        ReleaseOp::create(b, loc, qdoSlot.getSlot(), /*after_mma=*/true);
+      };
+      Value firstHead = groupQueryHead(b, loc, spec, kvHead, 0);
+      queryHead(firstHead, /*first=*/true);
+      // The other heads in one scf.for whose trip count LLVM cannot see
+      // (G + min(kvHead, 0), the k/v head read from the item's record, so
+      // never negative): with a constant count the loop of one trip
+      // (G = 2) is unrolled, an item's ring positions are then the same
+      // every item, and LLVM hoisted the barrier and descriptor addresses
+      // of all its products out of the item loop (ptxas spilled the MMA
+      // warpgroup 0.5-1.8 KB at head dims 192 and 256). min(rows, 0) did
+      // not do: LLVM knows the rows are not negative.
+      auto i32 = [&](int64_t value) -> Value {
+        return arith::ConstantIntOp::create(b, loc, value, 32);
+      };
+      Value upper =
+          arith::AddIOp::create(b, loc, i32(spec.group),
+                                arith::MinSIOp::create(b, loc, kvHead, i32(0)));
+      auto others = scf::ForOp::create(b, loc, i32(1), upper, i32(1));
+      {
+        OpBuilder::InsertionGuard inLoop(b);
+        b.setInsertionPoint(others.getBody()->getTerminator());
+        queryHead(
+            arith::AddIOp::create(b, loc, firstHead, others.getInductionVar()),
+            /*first=*/false);
+      }
+      CommitOp::create(b, loc, dv.getSlot(), row, rows, kvHead);
+      CommitOp::create(b, loc, dk.getSlot(), row, rows, kvHead);
+    }
+    endMmaLoop(b, loc, loop, items);
+  }
+
+  // Softmax gradient + epilogue warpgroup, one item at a time.
+  {
+    OpBuilder::InsertionGuard g(b);
+    auto partition = PartitionOp::create(
+        b, loc, b.getStringAttr("softmax"), RoleAttr::get(ctx, Role::softmax),
+        b.getI64IntegerAttr(4), b.getI64IntegerAttr(plan.registers.compute),
+        b.getI64IntegerAttr(plan.softmaxReplicas));
+    b.setInsertionPointToStart(&createBody(partition, {}, loc));
+    Value staging =
+        ScratchOp::create(b, loc, tileBuffer(spec, cols), nullptr, nullptr);
+    auto consume = ConsumeOp::create(b, loc, items);
+    SmallVector<Type> argTypes = {SlotType::get(ctx), i32, i32, i32};
+    b.setInsertionPointToStart(&createBody(consume, argTypes, loc));
+    Value row = consume.getRow(), rows = consume.getRows(),
+          kvHead = consume.getHead();
+    ReleaseOp::create(b, loc, consume.getSlot(), /*after_mma=*/false);
+    auto squareF32 = AccType::get(ctx, {bs, bs}, f32);
+    auto chunkType = AccType::get(ctx, {bs, cols}, f32);
+    for (int64_t pass = 0; pass < plan.groupPasses; ++pass) {
+      int64_t col = pass * cols;
+      auto drain = [&](Value channel, Value dest, Value head) {
+        auto get = GetOp::create(b, loc, channel);
+        Value grad = TmemLoadOp::create(b, loc, chunkType, get.getBuffers()[0]);
+        ReleaseOp::create(b, loc, get.getSlot(), false);
+        auto store = StoreOp::create(
+            b, loc, grad, dest, row, head, rows, Value(), staging,
+            plan.bulkStore ? b.getUnitAttr() : nullptr);
+        store.setColOffsetAttr(b.getI64IntegerAttr(col));
+      };
+      forEachGroupHead(b, loc, spec, kvHead, 0, [&](Value head) {
+        auto sGet = GetOp::create(b, loc, sCh);
+        Value s = TmemLoadOp::create(b, loc, squareF32, sGet.getBuffers()[0]);
+        ReleaseOp::create(b, loc, sGet.getSlot(), false);
+        auto dpGet = GetOp::create(b, loc, dpCh);
+        Value dp = TmemLoadOp::create(b, loc, squareF32, dpGet.getBuffers()[0]);
+        ReleaseOp::create(b, loc, dpGet.getSlot(), false);
+        writeProbsAndGrads(b, loc, spec, values.scale, s, dp, row, rows, head,
+                           pdsCh);
+        drain(dqCh, spec.stores[2], head);
+      });
+      drain(dvCh, spec.stores[0], kvHead);
+      drain(dkCh, spec.stores[1], kvHead);
+    }
+  }
+}
+
 /// The query half (and key half) of a 128-token block that softmax replica
 /// r handles: its first row, row + 64 r, its valid rows,
 /// min(64, max(0, rows - 64 r)), and its offset in the block, 64 r.
@@ -885,6 +1058,74 @@ ReplicaHalf replicaHalf(OpBuilder &b, Location loc, Value row, Value rows,
           arith::MinSIOp::create(
               b, loc, left, arith::ConstantIntOp::create(b, loc, halfRows, 32)),
           offset};
+}
+
+/// The MMA warp's products of a 128-token block's backward, in the order
+/// the softmax warpgroups drain them (buildBlackwellLargeBlockBackward):
+/// per query half i, S_i = q_i k^T into "s" and dP_i = dO_i v^T into "dp";
+/// as each half's P and dS arrive in "pds" (both slots held until the last
+/// dK), dQ_i = dS_i k into "dq"; then dV_0, dV_1 and dK_0, dK_1 into "dkv",
+/// dV_j = sum_i P_i[:, 64 j:]^T dO_i and dK_j = sum_i dS_i[:, 64 j:]^T q_i:
+/// two products each, A the column chunk j of a half's [64, 128] P or dS
+/// read MN-major, the second with enable-input-d (`accumulate`). Every
+/// product is committed with the block's record.
+void issueLargeBlockBackwardProducts(OpBuilder &b, Location loc,
+                                     const KernelSpec &spec,
+                                     const MmaLoop &loop, Value sCh, Value dpCh,
+                                     Value dqCh, Value dkvCh, Value pdsCh) {
+  int64_t m = spec.queryTileRows(), halves = spec.numQueryTiles();
+  Value row = loop.row, rows = loop.rows, head = loop.head;
+  ArrayRef<Value> tiles = loop.operands;
+  ArrayRef<Value> q = tiles.take_front(halves);
+  Value k = tiles[halves], v = tiles[halves + 1];
+  ArrayRef<Value> dout = tiles.slice(halves + 2, halves);
+  // Every operand is pinned at its use (warpspec.pin, as in the sm_90a
+  // block-128 backward): with one ring slot the tiles sit at fixed
+  // addresses, and the descriptors of a block's 80 MMA steps, hoisted
+  // out of the loop, spilled the single-thread MMA warp.
+  auto pin = [&](Value buffer) -> Value {
+    return PinOp::create(b, loc, buffer.getType(), buffer);
+  };
+  auto product = [&](Value channel, Value a, Value bOperand, bool ta, bool tb) {
+    auto dest = AcquireOp::create(b, loc, channel);
+    MmaAsyncOp::create(b, loc, pin(a), pin(bOperand), dest.getBuffers()[0], ta,
+                       tb);
+    CommitOp::create(b, loc, dest.getSlot(), row, rows, head);
+  };
+  for (int64_t i = 0; i < halves; ++i) {
+    product(sCh, q[i], k, false, true);     // S_i  = q_i K^T
+    product(dpCh, dout[i], v, false, true); // dP_i = dO_i V^T
+  }
+  SmallVector<Value> p, ds, pdsSlots;
+  for (int64_t i = 0; i < halves; ++i) {
+    auto pds = GetOp::create(b, loc, pdsCh);
+    pdsSlots.push_back(pds.getSlot());
+    p.push_back(pds.getBuffers()[0]);
+    ds.push_back(pds.getBuffers()[1]);
+    product(dqCh, ds[i], k, false, false); // dQ_i = dS_i K
+  }
+  // Key half j of dV (dK): the query halves' products summed in tensor
+  // memory, the first overwriting, the others accumulating.
+  BufferType chunkType = queryBuffer(spec, m);
+  auto keyHalf = [&](ArrayRef<Value> scratch, ArrayRef<Value> operand,
+                     int64_t j) {
+    auto dest = AcquireOp::create(b, loc, dkvCh);
+    for (int64_t i = 0; i < halves; ++i) {
+      Value chunk = ColumnChunkOp::create(b, loc, chunkType, pin(scratch[i]),
+                                          b.getI64IntegerAttr(j));
+      auto mma = MmaAsyncOp::create(b, loc, chunk, pin(operand[i]),
+                                    dest.getBuffers()[0],
+                                    /*transpose_a=*/true, false);
+      mma.setAccumulate(i > 0);
+    }
+    CommitOp::create(b, loc, dest.getSlot(), row, rows, head);
+  };
+  for (int64_t j = 0; j < halves; ++j)
+    keyHalf(p, dout, j); // dV_j = sum_i P_i[:, 64 j:]^T dO_i
+  for (int64_t j = 0; j < halves; ++j)
+    keyHalf(ds, q, j); // dK_j = sum_i dS_i[:, 64 j:]^T q_i
+  for (Value slot : pdsSlots)
+    ReleaseOp::create(b, loc, slot, /*after_mma=*/true);
 }
 
 /// Blackwell backward of a 128-token block (docs/block-sizes.md, "The
@@ -917,8 +1158,8 @@ void buildBlackwellLargeBlockBackward(OpBuilder &b, Location loc,
   KernelValues values = beginKernel(b, loc, Chip::sm_100a, spec, plan);
 
   int64_t m = spec.queryTileRows(), n = spec.tileRows(), d = spec.headDim;
-  int64_t halves = spec.numQueryTiles();
-  assert(halves == plan.softmaxReplicas && "replica r takes half r");
+  assert(spec.numQueryTiles() == plan.softmaxReplicas &&
+         "replica r takes half r");
   Type f32 = b.getF32Type();
   auto tmemChannel = [&](StringRef name, int64_t cols) {
     return createTmemRing(b, loc, name, m, cols);
@@ -938,59 +1179,8 @@ void buildBlackwellLargeBlockBackward(OpBuilder &b, Location loc,
     OpBuilder::InsertionGuard g(b);
     MmaLoop loop =
         beginMmaLoop(b, loc, spec, qkvdo, Value(), plan.registers.mma);
-    Value row = loop.row, rows = loop.rows, head = loop.head;
-    ArrayRef<Value> tiles = loop.operands;
-    ArrayRef<Value> q = tiles.take_front(halves);
-    Value k = tiles[halves], v = tiles[halves + 1];
-    ArrayRef<Value> dout = tiles.slice(halves + 2, halves);
-    // Every operand is pinned at its use (warpspec.pin, as in the sm_90a
-    // block-128 backward): with one ring slot the tiles sit at fixed
-    // addresses, and the descriptors of a block's 80 MMA steps, hoisted
-    // out of the loop, spilled the single-thread MMA warp.
-    auto pin = [&](Value buffer) -> Value {
-      return PinOp::create(b, loc, buffer.getType(), buffer);
-    };
-    auto product = [&](Value channel, Value a, Value bOperand, bool ta,
-                       bool tb) {
-      auto dest = AcquireOp::create(b, loc, channel);
-      MmaAsyncOp::create(b, loc, pin(a), pin(bOperand), dest.getBuffers()[0],
-                         ta, tb);
-      CommitOp::create(b, loc, dest.getSlot(), row, rows, head);
-    };
-    for (int64_t i = 0; i < halves; ++i) {
-      product(sCh, q[i], k, false, true);     // S_i  = q_i K^T
-      product(dpCh, dout[i], v, false, true); // dP_i = dO_i V^T
-    }
-    SmallVector<Value> p, ds, pdsSlots;
-    for (int64_t i = 0; i < halves; ++i) {
-      auto pds = GetOp::create(b, loc, pdsCh);
-      pdsSlots.push_back(pds.getSlot());
-      p.push_back(pds.getBuffers()[0]);
-      ds.push_back(pds.getBuffers()[1]);
-      product(dqCh, ds[i], k, false, false); // dQ_i = dS_i K
-    }
-    // Key half j of dV (dK): the query halves' products summed in tensor
-    // memory, the first overwriting, the others accumulating.
-    BufferType chunkType = queryBuffer(spec, m);
-    auto keyHalf = [&](ArrayRef<Value> scratch, ArrayRef<Value> operand,
-                       int64_t j) {
-      auto dest = AcquireOp::create(b, loc, dkvCh);
-      for (int64_t i = 0; i < halves; ++i) {
-        Value chunk = ColumnChunkOp::create(b, loc, chunkType, pin(scratch[i]),
-                                            b.getI64IntegerAttr(j));
-        auto mma = MmaAsyncOp::create(b, loc, chunk, pin(operand[i]),
-                                      dest.getBuffers()[0],
-                                      /*transpose_a=*/true, false);
-        mma.setAccumulate(i > 0);
-      }
-      CommitOp::create(b, loc, dest.getSlot(), row, rows, head);
-    };
-    for (int64_t j = 0; j < halves; ++j)
-      keyHalf(p, dout, j); // dV_j = sum_i P_i[:, 64 j:]^T dO_i
-    for (int64_t j = 0; j < halves; ++j)
-      keyHalf(ds, q, j); // dK_j = sum_i dS_i[:, 64 j:]^T q_i
-    for (Value slot : pdsSlots)
-      ReleaseOp::create(b, loc, slot, /*after_mma=*/true);
+    issueLargeBlockBackwardProducts(b, loc, spec, loop, sCh, dpCh, dqCh, dkvCh,
+                                    pdsCh);
     endMmaLoop(b, loc, loop, sCh);
   }
 
@@ -1294,6 +1484,398 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
   }
 }
 
+/// Blackwell rotary backward of a 128-token block (docs/block-sizes.md,
+/// "The rotary backward at 128 on sm_100a"): the plain block-128 backward's
+/// slot, products and tensor memory (buildBlackwellLargeBlockBackward), a
+/// rotary warpgroup, and one softmax warpgroup that takes both halves of
+/// every block in turn (Plan.cpp, largeBlockRotaryBackward):
+///   load     TMA of q's and dO's 64-row halves, k and v (128 rows)
+///   rotary   turns q's halves (the second at row and position + 64), k and
+///            with rotate_v v in the load ring's slot, in place, and signals
+///            the MMA warp through "rotated" (no buffers: a ring of rotated
+///            tiles does not fit next to the slot and both halves' P and dS)
+///   mma      once the slot is rotated: the block's record (with its
+///            position) into "blocks", then the plain kernel's products
+///            (issueLargeBlockBackwardProducts)
+///   softmax  x1, a block at a time from "blocks": per query half h, S_h
+///            and dP_h from tensor memory, P_h and dS_h to "pds"; then dQ_0,
+///            dQ_1, dV_0, dV_1, dK_0, dK_1 from tensor memory (the MMA warp's
+///            order), each 64-row gradient with respect to a rotated input
+///            turned back in f32 at its own half's rows and positions (query
+///            half h for dQ_h, key half j for dV_j and dK_j) before its single
+///            rounding, staged and stored
+/// With one softmax warpgroup each half is a constant: the causal mask's
+/// `row_offset(64)` and dlse read per half as on sm_90a (rowsReadAt).
+void buildBlackwellLargeBlockRotaryBackward(OpBuilder &b, Location loc,
+                                            const KernelSpec &spec,
+                                            const KernelPlan &plan) {
+  MLIRContext *ctx = b.getContext();
+  OpBuilder::InsertionGuard guard(b);
+  KernelValues values = beginKernel(b, loc, Chip::sm_100a, spec, plan);
+
+  int64_t m = spec.queryTileRows(), n = spec.tileRows(), d = spec.headDim;
+  int64_t halves = spec.numQueryTiles();
+  assert(plan.softmaxReplicas == 1 &&
+         "one softmax warpgroup takes both halves");
+  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+  auto tmemChannel = [&](StringRef name, int64_t cols) {
+    return createTmemRing(b, loc, name, m, cols);
+  };
+  Value qkvdo = createLoadRing(b, loc, spec, plan.numStages);
+  auto signals = ChannelType::get(ctx, ArrayRef<Type>(), MemorySpace::smem);
+  Value rotated = createChannel(b, loc, signals, "rotated", plan.rotaryDepth);
+  Value blocks = createChannel(b, loc, signals, "blocks", 2);
+  Value sCh = tmemChannel("s", n), dpCh = tmemChannel("dp", n);
+  Value dqCh = tmemChannel("dq", d), dkvCh = tmemChannel("dkv", d);
+  BufferType wide = queryBuffer(spec, n);
+  // One slot per query half: the MMA warp holds both until the last dK.
+  Value pdsCh = createChannel(
+      b, loc, ChannelType::get(ctx, {wide, wide}, MemorySpace::smem), "pds",
+      halves);
+
+  buildLoadPartition(b, loc, spec, values, qkvdo, plan);
+  buildRotaryPartition(b, loc, spec, qkvdo, rotated, plan.registers.rotary);
+
+  // MMA issuer: the block's record to the softmax warpgroup, then the
+  // products, every operand read once the rotary warpgroup's signal came.
+  {
+    OpBuilder::InsertionGuard g(b);
+    MmaLoop loop =
+        beginMmaLoop(b, loc, spec, qkvdo, rotated, plan.registers.mma);
+    auto block = AcquireOp::create(b, loc, blocks);
+    commitTile(b, loc, spec, block.getSlot(), loop.row, loop.rows, loop.head,
+               tilePosition(b, loc, spec, loop.slot));
+    issueLargeBlockBackwardProducts(b, loc, spec, loop, sCh, dpCh, dqCh, dkvCh,
+                                    pdsCh);
+    endMmaLoop(b, loc, loop, blocks);
+  }
+
+  // Softmax gradient + epilogue warpgroup, both halves of a block.
+  {
+    OpBuilder::InsertionGuard g(b);
+    auto partition = PartitionOp::create(
+        b, loc, b.getStringAttr("softmax"), RoleAttr::get(ctx, Role::softmax),
+        b.getI64IntegerAttr(4), b.getI64IntegerAttr(plan.registers.compute),
+        b.getI64IntegerAttr(plan.softmaxReplicas));
+    b.setInsertionPointToStart(&createBody(partition, {}, loc));
+    Value staging =
+        ScratchOp::create(b, loc, queryBuffer(spec, d), nullptr, nullptr);
+    auto consume = ConsumeOp::create(b, loc, blocks);
+    b.setInsertionPointToStart(
+        &createBody(consume, {SlotType::get(ctx), i32, i32, i32}, loc));
+    Value row = consume.getRow(), blockRows = consume.getRows(),
+          head = consume.getHead();
+    Value position = tilePosition(b, loc, spec, consume.getSlot());
+    ReleaseOp::create(b, loc, consume.getSlot(), /*after_mma=*/false);
+    // Half h: its first row, valid rows and rotary position (a placeholder
+    // with a positions tensor, read at the half's rows then).
+    SmallVector<TileRows> half;
+    for (int64_t h = 0; h < halves; ++h) {
+      auto [halfRow, halfRows] = blockHalf(b, loc, row, blockRows, h, m);
+      TileRows at{halfRow, halfRows, position};
+      if (h > 0 && spec.needsTilePosition())
+        at.position = arith::AddIOp::create(
+            b, loc, position, arith::ConstantIntOp::create(b, loc, h * m, 32));
+      half.push_back(at);
+    }
+    auto wideF32 = AccType::get(ctx, {m, n}, f32);
+    auto rowsType = RowsType::get(ctx, m, f32);
+    auto load = [&](Value channel, AccType type) {
+      auto get = GetOp::create(b, loc, channel);
+      Value value = TmemLoadOp::create(b, loc, type, get.getBuffers()[0]);
+      ReleaseOp::create(b, loc, get.getSlot(), /*after_mma=*/false);
+      return value;
+    };
+    for (int64_t h = 0; h < halves; ++h) {
+      Value s = load(sCh, wideF32);
+      Value dp = load(dpCh, wideF32);
+      // Every valid key of the block is a column; query rows past the
+      // half's valid rows are zeroed, so they add nothing to dV and dK.
+      auto sm = SoftmaxOp::create(b, loc, wideF32, rowsType, Type(), s,
+                                  blockRows, half[h].rows, values.scale,
+                                  /*normalize=*/true, spec.causal,
+                                  /*block=*/IntegerAttr());
+      if (spec.causal && h > 0)
+        sm.setRowOffsetAttr(b.getI64IntegerAttr(h * m));
+      Value dlse;
+      if (spec.dlse)
+        dlse = LoadRowsOp::create(
+            b, loc, rowsType, spec.dlse,
+            rowsReadAt(b, loc, row, half[h].row, half[h].rows), head,
+            half[h].rows);
+      Value ds = SoftmaxGradOp::create(
+          b, loc, AccType::get(ctx, {m, n}, spec.elementType), sm.getProbs(),
+          dp, values.scale, dlse);
+      auto pds = AcquireOp::create(b, loc, pdsCh);
+      WriteOp::create(b, loc, sm.getProbs(), pds.getBuffers()[0]);
+      WriteOp::create(b, loc, ds, pds.getBuffers()[1]);
+      CommitOp::create(b, loc, pds.getSlot(), row, blockRows, head);
+    }
+    auto outType = AccType::get(ctx, {m, d}, f32);
+    auto drain = [&](Value channel, Value dest, bool rotatedInput,
+                     const TileRows &at) {
+      Value grad = load(channel, outType);
+      if (rotatedInput)
+        grad = unrotateGradient(b, loc, spec, grad, at, Value());
+      StoreOp::create(b, loc, grad, dest, at.row, head, at.rows, Value(),
+                      staging, plan.bulkStore ? b.getUnitAttr() : nullptr);
+    };
+    for (int64_t h = 0; h < halves; ++h)
+      drain(dqCh, spec.stores[2], /*rotatedInput=*/true, half[h]);
+    for (int64_t j = 0; j < halves; ++j)
+      drain(dkvCh, spec.stores[0], spec.rotateV, half[j]);
+    for (int64_t j = 0; j < halves; ++j)
+      drain(dkvCh, spec.stores[1], /*rotatedInput=*/true, half[j]);
+  }
+}
+
+/// The softmax step of query half r of a 128-token block on sm_100a
+/// (softmax replica r; buildBlackwellLargeBlockColumnPasses): S_r and dP_r
+/// from tensor memory, P_r (normalized over the block's valid keys, rows
+/// past the half's valid rows zeroed) and dS_r into a slot of `pdsCh`,
+/// committed with the block's record. Returns the half's rows. The same
+/// step as buildBlackwellLargeBlockBackward's (kept apart while that
+/// kernel's rotary variant is being built).
+ReplicaHalf writeHalfProbsAndGrads(OpBuilder &b, Location loc,
+                                   const KernelSpec &spec,
+                                   const KernelValues &values,
+                                   const SoftmaxLoop &loop, Value dpCh,
+                                   Value pdsCh) {
+  MLIRContext *ctx = b.getContext();
+  int64_t m = spec.queryTileRows(), n = spec.tileRows();
+  Type f32 = b.getF32Type();
+  Value blockRows = loop.rows, head = loop.head;
+  ReplicaHalf half = replicaHalf(b, loc, loop.row, blockRows, m);
+  auto wideF32 = AccType::get(ctx, {m, n}, f32);
+  Value s = TmemLoadOp::create(b, loc, wideF32, loop.sBuffer);
+  ReleaseOp::create(b, loc, loop.slot, false);
+  auto dpGet = GetOp::create(b, loc, dpCh);
+  Value dp = TmemLoadOp::create(b, loc, wideF32, dpGet.getBuffers()[0]);
+  ReleaseOp::create(b, loc, dpGet.getSlot(), false);
+  auto rowsType = RowsType::get(ctx, m, f32);
+  auto sm = SoftmaxOp::create(b, loc, wideF32, rowsType, Type(), s, blockRows,
+                              half.rows, values.scale,
+                              /*normalize=*/true, spec.causal,
+                              /*block=*/IntegerAttr());
+  setReplicaCausalRowOffset(sm, spec, half.offset);
+  // dlse at row + min(rows_r, 1) * 64 r (an empty second half reads at the
+  // block's row: buildBlackwellLargeBlockBackward).
+  Value dlse;
+  if (spec.dlse) {
+    Value any = arith::MinSIOp::create(
+        b, loc, half.rows, arith::ConstantIntOp::create(b, loc, 1, 32));
+    Value at = arith::AddIOp::create(
+        b, loc, loop.row, arith::MulIOp::create(b, loc, any, half.offset));
+    dlse = LoadRowsOp::create(b, loc, rowsType, spec.dlse, at, head, half.rows);
+  }
+  Value ds =
+      SoftmaxGradOp::create(b, loc, AccType::get(ctx, {m, n}, spec.elementType),
+                            sm.getProbs(), dp, values.scale, dlse);
+  auto pds = AcquireOp::create(b, loc, pdsCh);
+  WriteOp::create(b, loc, sm.getProbs(), pds.getBuffers()[0]);
+  WriteOp::create(b, loc, ds, pds.getBuffers()[1]);
+  CommitOp::create(b, loc, pds.getSlot(), loop.row, blockRows, head);
+  return half;
+}
+
+/// Blackwell backward of a 128-token block above head dim 128
+/// (KernelPlan::columnPasses; docs/head-dims.md, "The sm_100a backward at
+/// block size 128"): the block's q, k, v and dO (192 / 256 KiB) do not fit
+/// shared memory next to its P and dS, so the producer streams them in
+/// 64-column chunk slots in three passes, as on sm_90a
+/// (buildColumnPassLoadPartition; the record of each block in "blocks").
+///   mma      pass 1, chunk j: S_i += q_i,j k_j^T for both query halves i,
+///            into two slots of "s" held at once (accumulated over the head
+///            dim in tensor memory, enable-input-d after the first chunk);
+///            pass 2: dP_i += dO_i,j v_j^T into "dp" likewise; once both
+///            halves' P and dS arrive in "pds": pass 3, chunk j: dQ_i,j =
+///            dS_i k_j into "dq", then dV_h,j = sum_i P_i[:, 64 h:]^T dO_i,j
+///            into "dv" and dK_h,j = sum_i dS_i[:, 64 h:]^T q_i,j into "dk"
+///            (h = 0, 1: key halves); each chunk slot goes back after the
+///            MMAs that read it
+///   softmax  x2: replica r takes query half r of "s" and "dp" and, in pass
+///            3, dQ_r,j, dV_r,j and dK_r,j of each chunk j (each ring's
+///            entries alternate between the halves), stored at row + 64 r
+///            and column 64 j through one 64 x 64 staging buffer
+/// Tensor memory (slot r at lane alignment 16 r): S 128 + dP 128 + dQ, dV,
+/// dK 64 each = 448 columns (512 allocated).
+void buildBlackwellLargeBlockColumnPasses(OpBuilder &b, Location loc,
+                                          const KernelSpec &spec,
+                                          const KernelPlan &plan) {
+  MLIRContext *ctx = b.getContext();
+  OpBuilder::InsertionGuard guard(b);
+  KernelValues values = beginKernel(b, loc, Chip::sm_100a, spec, plan);
+
+  int64_t m = spec.queryTileRows(), n = spec.tileRows();
+  int64_t halves = spec.numQueryTiles();
+  int64_t cols = spec.outputChunkCols(), chunkCount = spec.numOutputChunks();
+  assert(halves == plan.softmaxReplicas && "replica r takes half r");
+  Type f32 = b.getF32Type();
+  Value blocks = createChannel(
+      b, loc, ChannelType::get(ctx, ArrayRef<Type>(), MemorySpace::smem),
+      "blocks", /*depth=*/2);
+  SmallVector<Type> tiles;
+  for (const LoadedTile &tile : loadedTiles(spec))
+    tiles.push_back(BufferType::get(ctx, {tile.type.getShape()[0], cols},
+                                    spec.elementType, MemorySpace::smem));
+  Value chunks =
+      createChannel(b, loc, ChannelType::get(ctx, tiles, MemorySpace::smem),
+                    spec.loadRingName(), plan.numStages);
+  auto tmemChannel = [&](StringRef name, int64_t width) {
+    return createTmemRing(b, loc, name, m, width);
+  };
+  Value sCh = tmemChannel("s", n), dpCh = tmemChannel("dp", n);
+  Value dqCh = tmemChannel("dq", cols), dvCh = tmemChannel("dv", cols),
+        dkCh = tmemChannel("dk", cols);
+  BufferType wide = queryBuffer(spec, n);
+  Value pdsCh = createChannel(
+      b, loc, ChannelType::get(ctx, {wide, wide}, MemorySpace::smem), "pds",
+      plan.softmaxReplicas);
+
+  buildColumnPassLoadPartition(b, loc, spec, values, blocks, chunks, cols,
+                               plan);
+
+  // MMA issuer.
+  {
+    OpBuilder::InsertionGuard g(b);
+    MmaLoop loop =
+        beginMmaLoop(b, loc, spec, blocks, Value(), plan.registers.mma);
+    Value row = loop.row, rows = loop.rows, head = loop.head;
+    // The record is all the slot carries: back at once, so that the
+    // producer announces the next block while this one runs.
+    ReleaseOp::create(b, loc, loop.slot, /*after_mma=*/false);
+    // Every operand is pinned at its use (buildBlackwellLargeBlockBackward).
+    auto pin = [&](Value buffer) -> Value {
+      return PinOp::create(b, loc, buffer.getType(), buffer);
+    };
+    // A chunk slot's tiles, in loadedTiles order.
+    auto qOf = [&](ValueRange t, int64_t i) { return t[i]; };
+    auto kOf = [&](ValueRange t) { return t[halves]; };
+    auto vOf = [&](ValueRange t) { return t[halves + 1]; };
+    auto doOf = [&](ValueRange t, int64_t i) { return t[halves + 2 + i]; };
+    // The chunks [from, chunkCount) of a pass, in an scf.for: the MMA
+    // warp's products do not depend on the chunk's column (the slot holds
+    // it), and unrolled, LLVM kept the addresses and descriptors of a
+    // block's 12 chunk slots and 56 products live across the block loop in
+    // the one MMA thread (ptxas spilled 900 bytes at 168 registers).
+    auto forChunks = [&](int64_t from, function_ref<void()> body) {
+      if (chunkCount - from == 1)
+        return body();
+      auto i32 = [&](int64_t value) -> Value {
+        return arith::ConstantIntOp::create(b, loc, value, 32);
+      };
+      auto loop =
+          scf::ForOp::create(b, loc, i32(from), i32(chunkCount), i32(1));
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPoint(loop.getBody()->getTerminator());
+      body();
+    };
+    // Both halves' products over the head dim, each accumulated in its own
+    // slot of `channel` (the two held at once), each chunk slot given back
+    // once the MMAs that read it complete; the first chunk overwrites.
+    auto overChunks =
+        [&](Value channel,
+            function_ref<std::pair<Value, Value>(ValueRange, int64_t)>
+                operands) {
+          SmallVector<AcquireOp> dests;
+          for (int64_t i = 0; i < halves; ++i)
+            dests.push_back(AcquireOp::create(b, loc, channel));
+          auto chunk = [&](bool accumulate) {
+            auto slot = GetOp::create(b, loc, chunks);
+            for (int64_t i = 0; i < halves; ++i) {
+              auto [a, bOperand] = operands(slot.getBuffers(), i);
+              auto mma = MmaAsyncOp::create(b, loc, pin(a), pin(bOperand),
+                                            dests[i].getBuffers()[0],
+                                            /*transpose_a=*/false,
+                                            /*transpose_b=*/true);
+              mma.setAccumulate(accumulate);
+            }
+            ReleaseOp::create(b, loc, slot.getSlot(), /*after_mma=*/true);
+          };
+          chunk(/*accumulate=*/false);
+          forChunks(1, [&] { chunk(/*accumulate=*/true); });
+          for (AcquireOp dest : dests)
+            CommitOp::create(b, loc, dest.getSlot(), row, rows, head);
+        };
+    overChunks(sCh, [&](ValueRange t, int64_t i) {
+      return std::pair{qOf(t, i), kOf(t)}; // S_i += q_i,j k_j^T
+    });
+    overChunks(dpCh, [&](ValueRange t, int64_t i) {
+      return std::pair{doOf(t, i), vOf(t)}; // dP_i += dO_i,j v_j^T
+    });
+    SmallVector<Value> p, ds, pdsSlots;
+    for (int64_t i = 0; i < halves; ++i) {
+      auto pds = GetOp::create(b, loc, pdsCh);
+      pdsSlots.push_back(pds.getSlot());
+      p.push_back(pds.getBuffers()[0]);
+      ds.push_back(pds.getBuffers()[1]);
+    }
+    // Key half h of chunk j of dV (dK): the query halves' products summed
+    // in tensor memory, the first overwriting, the others accumulating.
+    BufferType keyChunk = queryBuffer(spec, m);
+    auto keyHalf = [&](Value channel, ArrayRef<Value> scratch,
+                       function_ref<Value(int64_t)> operand, int64_t h) {
+      auto dest = AcquireOp::create(b, loc, channel);
+      for (int64_t i = 0; i < halves; ++i) {
+        Value chunk = ColumnChunkOp::create(b, loc, keyChunk, pin(scratch[i]),
+                                            b.getI64IntegerAttr(h));
+        auto mma = MmaAsyncOp::create(b, loc, chunk, pin(operand(i)),
+                                      dest.getBuffers()[0],
+                                      /*transpose_a=*/true, false);
+        mma.setAccumulate(i > 0);
+      }
+      CommitOp::create(b, loc, dest.getSlot(), row, rows, head);
+    };
+    forChunks(0, [&] {
+      auto slot = GetOp::create(b, loc, chunks);
+      ValueRange t = slot.getBuffers();
+      for (int64_t i = 0; i < halves; ++i) {
+        auto dest = AcquireOp::create(b, loc, dqCh);
+        MmaAsyncOp::create(b, loc, pin(ds[i]), pin(kOf(t)),
+                           dest.getBuffers()[0], false, false); // dS_i k_j
+        CommitOp::create(b, loc, dest.getSlot(), row, rows, head);
+      }
+      for (int64_t h = 0; h < halves; ++h)
+        keyHalf(
+            dvCh, p, [&](int64_t i) { return doOf(t, i); }, h);
+      for (int64_t h = 0; h < halves; ++h)
+        keyHalf(
+            dkCh, ds, [&](int64_t i) { return qOf(t, i); }, h);
+      ReleaseOp::create(b, loc, slot.getSlot(), /*after_mma=*/true);
+    });
+    for (Value slot : pdsSlots)
+      ReleaseOp::create(b, loc, slot, /*after_mma=*/true);
+    b.setInsertionPointAfter(loop.consume);
+    CloseOp::create(b, loc, sCh);
+  }
+
+  // Softmax gradient + epilogue warpgroups, replica r on half r.
+  {
+    OpBuilder::InsertionGuard g(b);
+    SoftmaxLoop loop = beginSoftmaxLoop(
+        b, loc, plan, sCh, BufferType::get(ctx, {m, n}, f32, MemorySpace::tmem),
+        queryBuffer(spec, cols));
+    ReplicaHalf half =
+        writeHalfProbsAndGrads(b, loc, spec, values, loop, dpCh, pdsCh);
+    // Chunk j of dQ of query half r, then of dV and dK of key half r: the
+    // same rows, column 64 j.
+    auto chunkType = AccType::get(ctx, {m, cols}, f32);
+    for (int64_t j = 0; j < chunkCount; ++j) {
+      for (auto [channel, dest] : {std::pair{dqCh, spec.stores[2]},
+                                   {dvCh, spec.stores[0]},
+                                   {dkCh, spec.stores[1]}}) {
+        auto get = GetOp::create(b, loc, channel);
+        Value grad = TmemLoadOp::create(b, loc, chunkType, get.getBuffers()[0]);
+        ReleaseOp::create(b, loc, get.getSlot(), false);
+        auto store = StoreOp::create(
+            b, loc, grad, dest, half.row, loop.head, half.rows, Value(),
+            loop.staging, plan.bulkStore ? b.getUnitAttr() : nullptr);
+        store.setColOffsetAttr(b.getI64IntegerAttr(j * cols));
+      }
+    }
+  }
+}
+
 } // namespace
 
 void blockattn::buildSm100aKernel(OpBuilder &b, Location loc,
@@ -1301,8 +1883,14 @@ void blockattn::buildSm100aKernel(OpBuilder &b, Location loc,
                                   const KernelPlan &plan) {
   if (spec.backward && spec.group > 1 && spec.numQueryTiles() > 1)
     buildBlackwellGroupedLargeBlock(b, loc, spec, plan);
+  else if (spec.backward && spec.group > 1 && plan.groupPasses > 1)
+    buildBlackwellGroupedPasses(b, loc, spec, plan);
   else if (spec.backward && spec.group > 1)
     buildBlackwellGroupedBackward(b, loc, spec, plan);
+  else if (spec.backward && plan.columnPasses)
+    buildBlackwellLargeBlockColumnPasses(b, loc, spec, plan);
+  else if (spec.backward && spec.numQueryTiles() > 1 && spec.hasRotary())
+    buildBlackwellLargeBlockRotaryBackward(b, loc, spec, plan);
   else if (spec.backward && spec.numQueryTiles() > 1)
     buildBlackwellLargeBlockBackward(b, loc, spec, plan);
   else if (spec.backward)

@@ -607,6 +607,101 @@ void buildGroupedColumnConsumer(OpBuilder &b, Location loc,
         spec.stores[1]);
 }
 
+/// The consumer of the sm_90a grouped-query backward above head dim 128
+/// (KernelPlan::groupPasses; docs/pipeline.md, "Grouped-query attention"):
+/// dV and dK of the whole head dim (2 x 128 registers a thread at 256) do
+/// not fit next to S and dP, so it takes the item's "kv" slot and makes the
+/// item in D / 64 passes, pass j holding columns [64 j, 64 j + 64) of dV and
+/// dK across the group. Per pass and query head (its "qdo" slot; the
+/// producer streams the group once a pass):
+///   S = Q K^T, P (normalized) and dP = dO V^T at full depth, dS
+///   dV_j += P^T dO_j, dK_j += dS^T Q_j  (wgmma scale-d; the first head
+///                                        starts them)
+///   dQ_j = dS K_j, stored at column 64 j of the query head
+/// and after the group stores dV_j and dK_j at column 64 j of the k/v head.
+/// S and dP are recomputed every pass (the price of fitting: at 256 a head
+/// costs 4 x (S + dP) + 12 chunk products against 2 + 12), the gradients
+/// are each rounded once. Registers: dV_j, dK_j 32 + 32, S and dP 32 + 32,
+/// dS 16, then dQ_j 32. "kv" goes back after the last pass.
+void buildGroupedPassConsumer(OpBuilder &b, Location loc,
+                              const KernelSpec &spec, const KernelPlan &plan,
+                              const KernelValues &values, Value kv, Value qdo) {
+  MLIRContext *ctx = b.getContext();
+  OpBuilder::InsertionGuard g(b);
+  assert(!spec.hasRotary() && "the grouped rotary backward above head dim "
+                              "128 is refused (WarpSpecialize.cpp)");
+  int64_t cols = spec.outputChunkCols();
+  ConsumerContext c = beginConsumer(b, loc, spec, values, plan,
+                                    /*needsPScratch=*/true,
+                                    /*needsDsScratch=*/true, cols);
+  auto [kvHead, kSlot, vSlot] = consumeGroupedItem(b, loc, spec, kv, c);
+
+  Type f32 = b.getF32Type();
+  int64_t bs = spec.tileRows();
+  auto square32 = AccType::get(ctx, {bs, bs}, f32);
+  auto square16 = AccType::get(ctx, {bs, bs}, spec.elementType);
+  auto outType = AccType::get(ctx, {bs, cols}, f32);
+  auto rowsType = RowsType::get(ctx, bs, f32);
+  for (int64_t pass = 0; pass < plan.groupPasses; ++pass) {
+    int64_t col = pass * cols;
+    // The pass's columns of a slot's tile.
+    auto columns = [&](Value buffer) -> Value {
+      auto type = cast<BufferType>(buffer.getType());
+      auto chunkType =
+          BufferType::get(ctx, {type.getShape()[0], cols},
+                          type.getElementType(), type.getMemorySpace());
+      return SubviewOp::create(b, loc, chunkType, buffer,
+                               b.getI64IntegerAttr(col));
+    };
+    auto store = [&](Value acc, Value dest) {
+      auto op =
+          StoreOp::create(b, loc, acc, dest, c.row, c.head, c.rows, Value(),
+                          c.oStaging, c.bulkStore ? b.getUnitAttr() : nullptr);
+      op.setColOffsetAttr(b.getI64IntegerAttr(col));
+    };
+    auto queryHead = [&](Value head, Value dvIn, Value dkIn) {
+      c.head = head;
+      auto qdoSlot = GetOp::create(b, loc, qdo);
+      Value q = qdoSlot.getBuffers()[0], dout = qdoSlot.getBuffers()[1];
+      // K, V and the scratch buffers keep their address for the item:
+      // pinned, their descriptors are computed next to each product, not
+      // hoisted out of the group loop and held across it.
+      Value k = PinOp::create(b, loc, kSlot);
+      Value v = PinOp::create(b, loc, vSlot);
+      Value pScratch = PinOp::create(b, loc, c.pScratch);
+      Value dsScratch = PinOp::create(b, loc, c.dsScratch);
+      Value s =
+          MmaOp::create(b, loc, square32, q, k, false, /*transpose_b=*/true);
+      auto softmax = SoftmaxOp::create(b, loc, square32, rowsType, Type(), s,
+                                       c.rows, /*valid_rows=*/c.rows, c.scale,
+                                       /*normalize=*/true, spec.causal,
+                                       /*block=*/IntegerAttr());
+      maskToBlocks(softmax, spec);
+      Value p = softmax.getProbs();
+      WriteOp::create(b, loc, p, pScratch);
+      Value dp = MmaOp::create(b, loc, square32, dout, v, false, true);
+      Value ds = scoreGradient(b, loc, spec, c, rowsType, square16, p, dp,
+                               c.row, c.rows);
+      WriteOp::create(b, loc, ds, dsScratch);
+      Value dv = MmaOp::create(b, loc, outType, pScratch, columns(dout),
+                               /*transpose_a=*/true, false, dvIn);
+      Value dk = MmaOp::create(b, loc, outType, dsScratch, columns(q), true,
+                               false, dkIn);
+      ReleaseOp::create(b, loc, qdoSlot.getSlot());
+      Value dq =
+          MmaOp::create(b, loc, outType, dsScratch, columns(k), false, false);
+      store(dq, spec.stores[2]);
+      return std::make_pair(dv, dk);
+    };
+    auto [dvAcc, dkAcc] = accumulateOverGroup(b, loc, spec, kvHead, queryHead);
+    c.head = kvHead;
+    store(dvAcc, spec.stores[0]);
+    store(dkAcc, spec.stores[1]);
+  }
+  // K and V are released after the last pass.
+  ReleaseOp::create(b, loc, c.slot);
+}
+
 /// The scores warpgroup of the pipelined grouped-query backward
 /// (`group-roles=pipelined`): it takes the item's "kv" slot, then per query
 /// head of the group its "qdo" slot, and computes
@@ -802,40 +897,12 @@ void buildHopperGroupedBackward(OpBuilder &b, Location loc,
     return;
   }
   buildGroupedLoadPartition(b, loc, spec, values, kv, qdo, plan);
+  if (plan.groupPasses > 1) {
+    buildGroupedPassConsumer(b, loc, spec, plan, values, kv, qdo);
+    return;
+  }
   for (int64_t part = 0; part < plan.columnParts; ++part)
     buildGroupedColumnConsumer(b, loc, spec, plan, values, kv, qdo, part);
-}
-
-/// Rows `[row + 64 i, row + 64 i + 64)` of a block of `rows` valid rows
-/// that starts at `row`: the first row and the valid rows of its 64-row
-/// half `i` (none past a short block).
-std::pair<Value, Value> blockHalf(OpBuilder &b, Location loc, Value row,
-                                  Value rows, int64_t i, int64_t halfRows) {
-  Value half = arith::ConstantIntOp::create(b, loc, halfRows, 32);
-  if (i == 0)
-    return {row, arith::MinSIOp::create(b, loc, rows, half)};
-  Value offset = arith::ConstantIntOp::create(b, loc, i * halfRows, 32);
-  Value zero = arith::ConstantIntOp::create(b, loc, 0, 32);
-  Value left = arith::MaxSIOp::create(
-      b, loc, arith::SubIOp::create(b, loc, rows, offset), zero);
-  return {arith::AddIOp::create(b, loc, row, offset),
-          arith::MinSIOp::create(b, loc, left, half)};
-}
-
-/// Where a half's per-row values (dlse) are read: at its first row `row`,
-/// or at the block's `blockRow` when the half has no valid row (the second
-/// half of a short block), whose row 0 may lie past T: warpspec.load_rows
-/// reads row 0 for the rows it zeroes. `blockRow + min(rows, 1) (row -
-/// blockRow)`, with the ops the kernel conversion takes.
-Value rowsReadAt(OpBuilder &b, Location loc, Value blockRow, Value row,
-                 Value rows) {
-  if (row == blockRow)
-    return row;
-  Value one = arith::ConstantIntOp::create(b, loc, 1, 32);
-  Value any = arith::MinSIOp::create(b, loc, rows, one);
-  Value offset = arith::SubIOp::create(b, loc, row, blockRow);
-  return arith::AddIOp::create(b, loc, blockRow,
-                               arith::MulIOp::create(b, loc, any, offset));
 }
 
 /// The backward of a block larger than the 64-row MMA tile (block size 128,
@@ -946,6 +1013,28 @@ void buildLargeBlockBackwardBody(OpBuilder &b, Location loc,
   }
 }
 
+/// The load slot of the block-size-128 backward split in two rings of
+/// `depth` slots (`large-block-rings=2`, docs/block-sizes.md): "qk", q's
+/// two 64-row halves and k (what a block's S needs first, and dK last),
+/// and "vdo", v and dO's halves (dP first, dV last); the same tiles in the
+/// same order as createLoadRing's one ring (loadedTiles), so that
+/// buildRingsLoadPartition fills them in turn.
+SmallVector<Value, 2> createLargeBlockRings(OpBuilder &b, Location loc,
+                                            const KernelSpec &spec,
+                                            int64_t depth) {
+  MLIRContext *ctx = b.getContext();
+  SmallVector<Type> tiles;
+  for (const LoadedTile &loaded : loadedTiles(spec))
+    tiles.push_back(loaded.type);
+  size_t qk = spec.numQueryTiles() + 1;
+  auto ringOf = [&](ArrayRef<Type> types, StringRef name) {
+    return createChannel(
+        b, loc, ChannelType::get(ctx, types, MemorySpace::smem), name, depth);
+  };
+  return {ringOf(ArrayRef<Type>(tiles).take_front(qk), "qk"),
+          ringOf(ArrayRef<Type>(tiles).drop_front(qk), "vdo")};
+}
+
 /// One of the two consumer partitions of the block-size-128 backward with
 /// `large-block-consumers=2` (buildHopperLargeBlockHalves): consumer `half`
 /// takes every slot of the load ring and
@@ -956,6 +1045,10 @@ void buildLargeBlockBackwardBody(OpBuilder &b, Location loc,
 ///     dS_i[:, 64 half:]^T q_i, P_1-half and dS_1-half read from the other
 ///     consumer's slot of `pds[1 - half]` (warpspec.get waits for its
 ///     commit); both slots go back after dK's product, the last read.
+/// With `vdo` (`large-block-rings=2`) `ring` holds q's halves and k and
+/// `vdo` v and dO's halves (taken before dP), and dK is made before dV:
+/// the `ring` slot goes back after dK's product (the last read of q and k),
+/// `vdo`'s and the other's P and dS after dV's (the last of v, dO and P).
 /// The other consumer's P and dS are released after their last read, so this
 /// consumer's next acquire of `pds[half]` (the next block's P) waits until
 /// the other is done with this block's: the one-slot rings order the
@@ -964,7 +1057,7 @@ void buildLargeBlockBackwardBody(OpBuilder &b, Location loc,
 void buildLargeBlockHalfConsumer(OpBuilder &b, Location loc,
                                  const KernelSpec &spec, const KernelPlan &plan,
                                  const KernelValues &values, Value ring,
-                                 ArrayRef<Value> pds, int64_t half) {
+                                 Value vdo, ArrayRef<Value> pds, int64_t half) {
   MLIRContext *ctx = b.getContext();
   OpBuilder::InsertionGuard g(b);
   int64_t halves = spec.numQueryTiles();
@@ -986,8 +1079,12 @@ void buildLargeBlockHalfConsumer(OpBuilder &b, Location loc,
   llvm::append_range(c.tiles, consume.getBufferArgs());
   ArrayRef<Value> tiles = c.tiles;
   ArrayRef<Value> q = tiles.take_front(halves);
-  Value k = tiles[halves], v = tiles[halves + 1];
-  ArrayRef<Value> dout = tiles.slice(halves + 2, halves);
+  Value k = tiles[halves], v;
+  SmallVector<Value, 2> dout;
+  if (!vdo) {
+    v = tiles[halves + 1];
+    llvm::append_range(dout, tiles.slice(halves + 2, halves));
+  }
 
   auto f32 = b.getF32Type();
   int64_t m = spec.queryTileRows(), n = spec.tileRows();
@@ -1020,6 +1117,14 @@ void buildLargeBlockHalfConsumer(OpBuilder &b, Location loc,
   // previous block's P and dS overlaps this block's S.
   auto mine = AcquireOp::create(b, loc, pds[half]);
   WriteOp::create(b, loc, p, pin(mine.getBuffers()[0]));
+  // With two rings v and dO are waited for only now: their copies may land
+  // during S and the softmax.
+  GetOp vdoSlot;
+  if (vdo) {
+    vdoSlot = GetOp::create(b, loc, vdo);
+    v = vdoSlot.getBuffers()[0];
+    llvm::append_range(dout, vdoSlot.getBuffers().drop_front());
+  }
   Value dp = MmaOp::create(b, loc, wide32, pin(dout[half]), pin(v), false,
                            /*transpose_b=*/true);
   Value dlseRow = spec.dlse ? rowsReadAt(b, loc, c.row, row, rows) : Value();
@@ -1050,6 +1155,19 @@ void buildLargeBlockHalfConsumer(OpBuilder &b, Location loc,
     return acc;
   };
   auto [keyRow, keyRows] = blockHalf(b, loc, c.row, c.rows, half, m);
+  if (vdo) {
+    // q and k go back first, so that the next block's, which its S needs
+    // first, load during this block's dV.
+    Value dk = keyHalfGradient(dsOf, q);
+    ReleaseOp::create(b, loc, c.slot);
+    store(dk, spec.stores[1], keyRow, keyRows);
+    Value dv = keyHalfGradient(pOf, dout);
+    // dV's product is the last read of the other's P and of v and dO.
+    ReleaseOp::create(b, loc, theirs.getSlot());
+    ReleaseOp::create(b, loc, vdoSlot.getSlot());
+    store(dv, spec.stores[0], keyRow, keyRows);
+    return;
+  }
   Value dv = keyHalfGradient(pOf, dout);
   store(dv, spec.stores[0], keyRow, keyRows);
   Value dk = keyHalfGradient(dsOf, q);
@@ -1063,23 +1181,32 @@ void buildLargeBlockHalfConsumer(OpBuilder &b, Location loc,
 /// query half (`large-block-consumers=2`, docs/block-sizes.md "Two
 /// consumers"): the producer fills the load ring as for one consumer; the
 /// rings "pds0" and "pds1" (one slot of P and dS, [64, 128] each) carry
-/// each consumer's half to the other (buildLargeBlockHalfConsumer).
+/// each consumer's half to the other (buildLargeBlockHalfConsumer). With
+/// plan.largeBlockRings = 2 the load ring is two, "qk" and "vdo"
+/// (createLargeBlockRings).
 void buildHopperLargeBlockHalves(OpBuilder &b, Location loc,
                                  const KernelSpec &spec,
                                  const KernelPlan &plan) {
   MLIRContext *ctx = b.getContext();
   OpBuilder::InsertionGuard guard(b);
   KernelValues values = beginKernel(b, loc, Chip::sm_90a, spec, plan);
-  Value ring = createLoadRing(b, loc, spec, plan.numStages);
+  SmallVector<Value, 2> rings;
+  if (plan.largeBlockRings == 2)
+    rings = createLargeBlockRings(b, loc, spec, plan.numStages);
+  else
+    rings.push_back(createLoadRing(b, loc, spec, plan.numStages));
+  Value ring = rings.front();
+  Value vdo = rings.size() > 1 ? rings[1] : Value();
   BufferType square = queryBuffer(spec, spec.tileRows());
   auto pdsType = ChannelType::get(ctx, {square, square}, MemorySpace::smem);
   SmallVector<Value, 2> pds;
   for (int64_t half = 0; half < spec.numQueryTiles(); ++half)
     pds.push_back(createChannel(b, loc, pdsType, "pds" + std::to_string(half),
                                 /*depth=*/1));
-  buildLoadPartition(b, loc, spec, values, ring, plan);
+  buildRingsLoadPartition(b, loc, spec, values, rings, plan);
   for (int64_t half = 0; half < spec.numQueryTiles(); ++half)
-    buildLargeBlockHalfConsumer(b, loc, spec, plan, values, ring, pds, half);
+    buildLargeBlockHalfConsumer(b, loc, spec, plan, values, ring, vdo, pds,
+                                half);
 }
 
 /// The scores warpgroup of the sm_90a grouped-query backward at block size

@@ -94,20 +94,25 @@ struct BlockAttnWarpSpecializePass
     FailureOr<KernelSpec> spec = describeKernel(func, op);
     if (failed(spec))
       return failure();
+    // The grouped-query backward at block size 128: built up to head dim
+    // 64 without rotary embeddings (checkGroupedLargeBlock).
     if (failed(checkGroupedLargeBlock(op, *spec)))
       return failure();
-    // Above head dim 128 its sm_90a kernel computed wrong gradients (at 256,
-    // in block-attn-emulate against float64) and its sm_100a tensor memory
-    // does not fit: refused until it is built for the chunked outputs.
-    if (spec->backward && spec->group > 1 &&
+    // Above head dim 128 it makes an item in passes over 64-column chunks
+    // of the head dim (KernelPlan::groupPasses); with rotary embeddings a
+    // pass would turn back dK's chunk apart from the columns it rotates
+    // with (the half-split pairs are D / 2 apart): not built.
+    if (spec->backward && spec->group > 1 && spec->hasRotary() &&
         spec->headDim > KernelShape::kMaxOutputCols)
       return op->emitOpError()
              << "with group " << spec->group
-             << " (grouped-query attention) has no backward lowering at "
-                "head_dim "
+             << " (grouped-query attention) and rotary embeddings has no "
+                "backward lowering at head_dim "
              << spec->headDim
-             << " yet: the grouped backward is built for head dims up to "
-             << KernelShape::kMaxOutputCols;
+             << " yet: the grouped rotary backward is built for head dims up "
+                "to "
+             << KernelShape::kMaxOutputCols
+             << " (without rotary embeddings up to 256)";
     TuningOptions options;
 #define BLOCKATTN_PASS_OPTION(TYPE, NAME, ...) options.NAME = NAME;
 #define GEN_PASS_OPTION_LIST_BLOCKATTNWARPSPECIALIZEPASS

@@ -904,9 +904,25 @@ static LogicalResult verifyNoneBetween(Operation *from, Operation *to,
   return success();
 }
 
-/// The producer fills its slots in ring order, one at a time: the slot is
-/// committed exactly once, in the acquire's block, before the next acquire
-/// or the close of the channel.
+/// The slots of `channel` one replica of the partition holding `op` may
+/// hold at once: the ring's depth over the partition's replicas (each
+/// replica takes every R-th slot), or 1 where either is not known here.
+static int64_t slotsPerReplica(Operation *op, Value channel) {
+  auto ring = channel.getDefiningOp<ChannelOp>();
+  auto partition = op->getParentOfType<PartitionOp>();
+  if (!ring || !partition || partition.getReplicas() < 1)
+    return 1;
+  return std::max<int64_t>(1, static_cast<int64_t>(ring.getDepth()) /
+                                  partition.getReplicas());
+}
+
+/// The producer fills its slots in ring order: the slot is committed
+/// exactly once, in the acquire's block, before the close of the channel.
+/// It may acquire the next slots before it commits this one (the sm_100a
+/// backward at block size 128 above head dim 128 accumulates both query
+/// halves' S over the head dim's chunks, one ring slot each), in the same
+/// block, as many as its share of the ring's slots, and commits them in the
+/// order it acquired them.
 LogicalResult AcquireOp::verify() {
   Value channel = getChannel();
   SmallVector<CommitOp> commits = slotUsers<CommitOp>(getSlot());
@@ -920,14 +936,27 @@ LogicalResult AcquireOp::verify() {
   if (commit->getBlock() != (*this)->getBlock())
     return commit.emitOpError()
            << "commits a slot that was not acquired in the same block";
+  int64_t share = slotsPerReplica(getOperation(), channel);
+  int64_t held = 1;
   if (failed(verifyNoneBetween(
           getOperation(), commit,
           [&](Operation *op) {
             auto acquire = dyn_cast<AcquireOp>(op);
-            return acquire && acquire.getChannel() == channel;
+            if (!acquire || acquire.getChannel() != channel)
+              return false;
+            // Another slot acquired while this one is held: in this block,
+            // within the share, and committed after this one.
+            SmallVector<CommitOp> later =
+                slotUsers<CommitOp>(acquire.getSlot());
+            bool inOrder = acquire->getBlock() == (*this)->getBlock() &&
+                           later.size() == 1 &&
+                           commit->isBeforeInBlock(later.front());
+            return !inOrder || ++held > share;
           },
           "acquires a slot of the channel while the previous one is not "
-          "committed")) ||
+          "committed (a producer holds at most depth / replicas slots of a "
+          "ring at once, acquired in one block and committed in the order "
+          "acquired)")) ||
       failed(verifyNoneBetween(
           getOperation(), commit,
           [&](Operation *op) {
@@ -987,18 +1016,6 @@ void AcquireOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
 
 void GetOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
   nameSlotResults(getSlot(), getBuffers(), setNameFn);
-}
-
-/// The slots of `channel` one replica of the partition holding `op` may
-/// hold at once: the ring's depth over the partition's replicas (each
-/// replica takes every R-th slot), or 1 where either is not known here.
-static int64_t slotsPerReplica(Operation *op, Value channel) {
-  auto ring = channel.getDefiningOp<ChannelOp>();
-  auto partition = op->getParentOfType<PartitionOp>();
-  if (!ring || !partition || partition.getReplicas() < 1)
-    return 1;
-  return std::max<int64_t>(1, static_cast<int64_t>(ring.getDepth()) /
-                                  partition.getReplicas());
 }
 
 /// A consumer takes the slots of a ring in order: the slot is released

@@ -126,6 +126,8 @@ private:
   const DenseMap<Value, ChannelSides> &sides;
   OpBuilder b;
   DenseMap<Value, SlotLowering> slots;
+  /// The slots of each channel acquired and not committed yet.
+  DenseMap<Value, int64_t> uncommitted;
   /// Lowered ops, erased once every one is lowered (slot values outlive the
   /// op that took them until their last user is lowered).
   SmallVector<Operation *> toErase;
@@ -201,7 +203,15 @@ private:
           TmaPrefetchOp::create(b, load.getLoc(), load.getSource(),
                                 load.getRow(), load.getHead(),
                                 TypeAttr::get(load.getDest().getType()));
+    // A producer position advances at the commit; a slot acquired while
+    // earlier ones are not committed yet (committed in order, the verifier
+    // checks) is the entry after theirs.
     Value entry = positions.lookup(channel);
+    int64_t &held = uncommitted[channel];
+    if (held)
+      entry =
+          advance(loc, entry, held * sides.lookup(channel).producerReplicas);
+    ++held;
     auto ring = RingSlotOp::create(b, loc, channel, entry);
     WaitEmptyOp::create(b, loc, channel, ring.getStage(), ring.getPhase());
     // Announced before the copies are issued, so that the barrier's
@@ -229,6 +239,7 @@ private:
                       op.getRows(), op.getHead(), op.getPosition());
     positions[slot.channel] =
         advance(loc, slot.entry, sides.lookup(slot.channel).producerReplicas);
+    --uncommitted[slot.channel];
     toErase.push_back(op);
     return success();
   }

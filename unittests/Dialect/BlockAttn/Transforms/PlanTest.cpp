@@ -199,6 +199,41 @@ TEST(GroupedPlan, BlockSize128) {
             "accumulate warpgroup per key half (group-roles must be auto)");
 }
 
+// The grouped backward above head dim 128: D / 64 passes over 64-column
+// chunks, one consumer of 256 registers next to a producer of 96 on sm_90a
+// ("kv" one slot and "qdo" two at 256), the 64-column staging buffer on
+// sm_100a; one pass (the plan of before) up to 128.
+TEST(GroupedPlan, PassesAboveHeadDim128) {
+  KernelShape d256 = shape(true, 256);
+  d256.group = 4;
+  KernelPlan p = plan(Chip::sm_90a, d256);
+  EXPECT_EQ(p.groupPasses, 4);
+  EXPECT_FALSE(p.pipelinedRoles);
+  EXPECT_EQ(p.columnParts, 1);
+  EXPECT_EQ(p.numConsumers, 1);
+  EXPECT_EQ(p.ctasPerSm, 1);
+  EXPECT_EQ(p.registers.load, 96);
+  EXPECT_EQ(p.registers.compute, 256);
+  EXPECT_EQ(p.numStages, 1);
+  EXPECT_EQ(p.groupStages, 2);
+  KernelShape d192 = d256;
+  d192.headDim = 192;
+  EXPECT_EQ(plan(Chip::sm_90a, d192).groupPasses, 3);
+  EXPECT_EQ(plan(Chip::sm_100a, d192).groupPasses, 3);
+  EXPECT_EQ(plan(Chip::sm_100a, d256).groupPasses, 4);
+  KernelShape d128 = d256;
+  d128.headDim = 128;
+  EXPECT_EQ(plan(Chip::sm_90a, d128).groupPasses, 1);
+  EXPECT_EQ(plan(Chip::sm_100a, d128).groupPasses, 1);
+  TuningOptions two;
+  two.numConsumers = 2;
+  EXPECT_EQ(failure(Chip::sm_90a, d256, two),
+            "the grouped-query backward (group 4) above head dim 128 has one "
+            "consumer warpgroup, which makes dV, dK and dQ in passes over "
+            "64-column chunks of the head dim; num-consumers must be 0 or 1, "
+            "got 2");
+}
+
 TEST(Sm90aPlan, StridedForwardHasTwoConsumers) {
   TuningOptions options;
   options.schedule = Schedule::strided;
@@ -655,13 +690,42 @@ TEST(Sm100aPlan, LargeBlockBackwardGivesEachSoftmaxWarpgroupAHalf) {
     EXPECT_EQ(causal.registers.mma, others) << headDim;
     EXPECT_EQ(causal.registers.compute, softmax) << headDim;
   }
-  b128.causal = false;
-  // The rotary backward at 128 stays sm_90a's.
-  b128.rotary = RotaryMode::half_split;
-  TuningOptions none;
-  EXPECT_EQ(failure(Chip::sm_100a, b128, none),
-            "the rotary backward at block_size 128 is implemented for sm_90a "
-            "only (docs/block-sizes.md)");
+}
+
+TEST(Sm100aPlan, LargeBlockRotaryBackwardHasOneSoftmaxWarpgroup) {
+  // The rotary backward at block size 128: one softmax warpgroup takes both
+  // halves of a block, next to the load, rotary and MMA warpgroups (512
+  // registers a thread; ptxas spills nothing). The rotation is in place, so
+  // the load ring is as deep as beside P/dS (64 KiB) and one staging buffer:
+  // one slot at head dims 128 and 96, two at 64, four at 32; "rotated" (a
+  // signal) as deep.
+  for (auto [headDim, stages] :
+       {std::pair<int64_t, int64_t>{128, 1}, {96, 1}, {64, 2}, {32, 4}}) {
+    for (bool rotateV : {false, true}) {
+      KernelShape b128 = shape(true, headDim, RotaryMode::interleaved, rotateV);
+      b128.blockSize = 128;
+      KernelPlan p = plan(Chip::sm_100a, b128);
+      EXPECT_EQ(p.softmaxReplicas, 1) << headDim;
+      EXPECT_EQ(p.numStages, stages) << headDim;
+      EXPECT_EQ(p.rotaryDepth, stages) << headDim;
+      EXPECT_EQ(p.registers.load, 88) << headDim;
+      EXPECT_EQ(p.registers.rotary, 152) << headDim;
+      EXPECT_EQ(p.registers.mma, 88) << headDim;
+      EXPECT_EQ(p.registers.compute, 184) << headDim;
+      EXPECT_EQ(p.registers.load + p.registers.rotary + p.registers.mma +
+                    p.registers.compute,
+                512)
+          << headDim;
+    }
+  }
+  // Two slots at head dim 128 do not fit.
+  KernelShape b128 = shape(true, 128, RotaryMode::half_split);
+  b128.blockSize = 128;
+  TuningOptions two;
+  two.numStages = 2;
+  EXPECT_EQ(failure(Chip::sm_100a, b128, two),
+            "no ring of 2 x 131072 bytes fits in shared memory next to 81920 "
+            "bytes of P, dS and the staging buffer");
 }
 
 TEST(Sm100aPlan, LargeBlockRotaryForwardHasOneSoftmaxWarpgroup) {
@@ -909,4 +973,88 @@ TEST(Sm90aPlan, LargeBlockBackwardWithTwoConsumers) {
   EXPECT_EQ(failure(Chip::sm_90a, b128, stages),
             "no ring of 2 x 131072 bytes fits in shared memory next to 98304 "
             "bytes of P, dS and staging buffers (large-block-consumers=2)");
+}
+
+TEST(Sm90aPlan, LargeBlockBackwardWithTwoRings) {
+  // large-block-rings=2: the two-consumer plan, its load slot in two rings
+  // ("qk", "vdo") of the same bytes, each as deep as the one ring was (one
+  // slot at D = 128 and 96, two at 64, four at 32), the same registers.
+  KernelShape b128 = shape(true, 128);
+  b128.blockSize = 128;
+  TuningOptions rings;
+  rings.largeBlockRings = 2;
+  KernelPlan p = plan(Chip::sm_90a, b128, rings);
+  EXPECT_EQ(p.largeBlockConsumers, 2);
+  EXPECT_EQ(p.largeBlockRings, 2);
+  EXPECT_EQ(p.numConsumers, 1);
+  EXPECT_EQ(p.registers.load, 64);
+  EXPECT_EQ(p.registers.compute, 216);
+  EXPECT_EQ(p.ctasPerSm, 1);
+  EXPECT_EQ(p.numStages, 1);
+  for (auto [headDim, stages] :
+       {std::pair<int64_t, int64_t>{96, 1}, {64, 2}, {32, 4}}) {
+    KernelShape s = b128;
+    s.headDim = headDim;
+    EXPECT_EQ(plan(Chip::sm_90a, s, rings).numStages, stages) << headDim;
+  }
+  // The default takes two rings where the ring holds one slot (D = 128, 96)
+  // and one elsewhere; 1 keeps one ring; with two consumers asked for too,
+  // and for the causal kernels at 128 (one consumer by default), two rings.
+  EXPECT_EQ(plan(Chip::sm_90a, b128).largeBlockRings, 2);
+  for (auto [headDim, rings] :
+       {std::pair<int64_t, int64_t>{96, 2}, {64, 1}, {32, 1}}) {
+    KernelShape s = b128;
+    s.headDim = headDim;
+    EXPECT_EQ(plan(Chip::sm_90a, s).largeBlockRings, rings) << headDim;
+  }
+  TuningOptions one;
+  one.largeBlockRings = 1;
+  EXPECT_EQ(plan(Chip::sm_90a, b128, one).largeBlockRings, 1);
+  TuningOptions both = rings;
+  both.largeBlockConsumers = 2;
+  EXPECT_EQ(plan(Chip::sm_90a, b128, both).largeBlockRings, 2);
+  KernelShape causal = b128;
+  causal.causal = true;
+  EXPECT_EQ(plan(Chip::sm_90a, causal, rings).largeBlockConsumers, 2);
+  EXPECT_EQ(plan(Chip::sm_90a, causal, rings).largeBlockRings, 2);
+  // Refusals: where two consumers do not apply, with one consumer, several
+  // consumer replicas or CTAs per SM, a ring too deep, values other than 0-2.
+  const char *applies =
+      "large-block-rings=2 applies to the sm_90a backward at block size 128 "
+      "up to head dim 128, without rotary embeddings and with one query head "
+      "per k/v head";
+  KernelShape rotary = b128;
+  rotary.rotary = RotaryMode::half_split;
+  EXPECT_EQ(failure(Chip::sm_90a, rotary, rings), applies);
+  EXPECT_EQ(failure(Chip::sm_90a, shape(true, 128), rings), applies);
+  EXPECT_EQ(failure(Chip::sm_100a, b128, rings), applies);
+  KernelShape wide = b128;
+  wide.headDim = 192;
+  EXPECT_EQ(failure(Chip::sm_90a, wide, rings), applies);
+  KernelShape forward = b128;
+  forward.backward = false;
+  EXPECT_EQ(failure(Chip::sm_90a, forward, rings), applies);
+  TuningOptions oneConsumer = rings;
+  oneConsumer.largeBlockConsumers = 1;
+  EXPECT_EQ(failure(Chip::sm_90a, b128, oneConsumer),
+            "large-block-rings=2 splits the slot of two consumer partitions "
+            "(one warpgroup a query half, one CTA per SM), got "
+            "large-block-consumers=1, num-consumers=0, ctas-per-sm=0");
+  TuningOptions ctas = rings;
+  ctas.ctasPerSm = 2;
+  EXPECT_EQ(failure(Chip::sm_90a, b128, ctas),
+            "large-block-rings=2 splits the slot of two consumer partitions "
+            "(one warpgroup a query half, one CTA per SM), got "
+            "large-block-consumers=0, num-consumers=0, ctas-per-sm=2");
+  TuningOptions deep = rings;
+  deep.numStages = 2;
+  EXPECT_EQ(failure(Chip::sm_90a, b128, deep),
+            "no rings \"qk\" and \"vdo\" of 2 x 131072 bytes together fit "
+            "in shared memory next to 98304 bytes of P, dS and staging buffers "
+            "(large-block-rings=2)");
+  TuningOptions three;
+  three.largeBlockRings = 3;
+  EXPECT_EQ(failure(Chip::sm_90a, b128, three),
+            "large-block-rings must be 0 (the recipe picks), 1 (one load ring) "
+            "or 2 (the rings \"qk\" and \"vdo\"), got 3");
 }

@@ -155,6 +155,20 @@ def BlockAttnWarpSpecializePass
            "picks: 2 where it applies, unless num-consumers, ctas-per-sm or "
            "num-stages ask for what it does not have, and except the causal "
            "kernels at head dim 128; else 1)">,
+    Option<"largeBlockRings", "large-block-rings", "int64_t",
+           /*default=*/"0",
+           "sm_90a backward at block size 128 with two consumers (one per "
+           "query half; large-block-consumers 0 or 2): the rings a block's "
+           "tiles are loaded into: 1 (one ring: q's halves, k, v and dO's "
+           "halves in one slot, released after both consumers' dK) or 2 (two "
+           "rings: \"qk\", q's halves and k, released after both consumers' "
+           "dK, and \"vdo\", v and dO's halves, released after their dV; "
+           "each consumer makes dK before dV, so that the next block's q and "
+           "k load during this block's dV and stores, and its v and dO "
+           "during the next block's S and softmax; docs/block-sizes.md); 0 "
+           "picks 2 where the ring holds one slot (head dims 96 and 128) "
+           "and num-stages is 0, else 1; 2 asks for the two consumers where "
+           "the recipe would pick one">,
     Option<"stagingBuffers", "staging-buffers", "int64_t", /*default=*/"0",
            "sm_90a backward with half-depth slots and o-store=tma: output "
            "staging buffers the gradients' column chunks alternate between: "

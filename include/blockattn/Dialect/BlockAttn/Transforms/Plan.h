@@ -125,6 +125,14 @@ struct KernelPlan {
   /// every slot and compute one column part of dV, dK and dQ (recomputing S
   /// and dP), so that dK and dV fit their registers at head dim 128.
   int64_t columnParts = 1;
+  /// The grouped-query backward above head dim 128 (both chips): dK and dV
+  /// of the whole head dim do not fit the registers (sm_90a) or the tensor
+  /// memory (sm_100a) next to S and dP, so an item is made in `groupPasses`
+  /// passes over 64-column chunks of the head dim, each recomputing every
+  /// query head's S, P, dP and dS and accumulating that chunk of dK and dV
+  /// over the group (the producer streams the group's Q and dO once a
+  /// pass); 1 elsewhere.
+  int64_t groupPasses = 1;
   /// The sm_90a grouped-query backward with `group-roles=pipelined`: a
   /// "scores" consumer (S, P, dP, dS, dQ) and an "accumulate" consumer (dV,
   /// dK over the group) that take every slot of "kv" and "qdo", P and dS
@@ -154,6 +162,13 @@ struct KernelPlan {
   /// each other their half's P and dS through the one-slot rings "pds0" and
   /// "pds1" (docs/block-sizes.md); 0: one consumer runs the whole block.
   int64_t largeBlockConsumers = 0;
+  /// With `largeBlockConsumers` = 2 (`large-block-rings`): the rings a
+  /// block's tiles are loaded into, each `numStages` slots deep: 1, one
+  /// ring of all six tiles; 2, the ring "qk" (q's halves and k, released
+  /// after both consumers' dK) and the ring "vdo" (v and dO's halves,
+  /// released after their dV), so that the next block's loads overlap this
+  /// block's last products and stores (docs/block-sizes.md).
+  int64_t largeBlockRings = 1;
   /// The sm_90a backward at block size 128 above head dim 128: a block's
   /// q, k, v and dO do not fit shared memory at once, so the producer
   /// streams them in slots of 64-column chunks, twice a block (the second

@@ -1,0 +1,82 @@
+"""Rotary embeddings at block size 128 above head dim 128 (issue 20; docs/head-dims.md,
+"Rotary embeddings at block size 128 above head dim 128") in block-attn-emulate against the
+float64 reference: the forward on sm_90a and sm_100a, at head dims 192 and 256, half-split and
+interleaved tables, a positions tensor, rotate_v, causal blocks with the log-sum-exp, both dtypes,
+and a grouped-query forward (two query heads per k/v head).
+
+The designs compose: a 128-token block is one work item whose two 64-row query halves each
+see all 128 keys, with O made in 64-column chunks per half. On sm_90a the one consumer rotates
+its slot (both query halves, the second at position + 64; k; v with rotate_v) in place before
+the first product; on sm_100a the rotary warpgroup does, in the load ring's slot (the ring
+`rotated` only signals above head dim 128), and the one softmax warpgroup takes both halves in
+turn, naming its half from the S record. The lengths cover an empty and a one-token sequence,
+partial blocks around the block and its half (63-65, 127-129) and a long one, on one SM (one
+CTA takes every block and reuses the one slot) and three. A sample, not the full matrix (that is
+`scripts/emulate_kernels.py --kinds forward --block-sizes 128 --head-dims 192,256 --rotary
+half_split,interleaved`). The backward stays refused (test_rotary_backward_is_refused).
+"""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from blockattn import emulation as em
+from blockattn._kernels import find_compiler
+
+pytestmark = pytest.mark.skipif(
+    find_compiler() is None or em.find_emulator() is None,
+    reason="needs build/bin/block-attn-compile and block-attn-emulate (make build)",
+)
+
+LENGTHS = (0, 1, 63, 64, 65, 127, 128, 129, 300)
+
+CASES = [
+    ("sm_90a", em.Case("forward", 192, "bf16", "half_split", block_size=128)),
+    ("sm_90a", em.Case("forward", 256, "f16", "interleaved", positions=True, rotate_v=True, block_size=128)),
+    ("sm_90a", em.Case("forward", 256, "bf16", "half_split", causal=True, lse=True, block_size=128)),
+    ("sm_100a", em.Case("forward", 256, "bf16", "half_split", positions=True, rotate_v=True, block_size=128)),
+    ("sm_100a", em.Case("forward", 192, "f16", "interleaved", causal=True, lse=True, block_size=128)),
+    # grouped-query (two query heads per k/v head)
+    ("sm_90a", em.Case("forward", 192, "f16", "interleaved", positions=True, group=2, block_size=128)),
+]
+
+
+@pytest.mark.parametrize("sms", (1, 3))
+@pytest.mark.parametrize("chip,case", CASES, ids=lambda x: x if isinstance(x, str) else x.name)
+def test_rotary_forward_b128_wide_matches_reference(chip, case, sms, emulated_kernel):
+    base = emulated_kernel(case, chip)
+    tensors = em.make_problem(case, lengths=LENGTHS, seed=7)
+    got = em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), tensors,
+                     {"softmax_scale": case.head_dim ** -0.5}, num_sms=sms)
+    assert em.check_close(case, got, em.reference_outputs(case, tensors)) == []
+    for name in case.outputs:
+        assert (got[name] != em.POISON).all()
+    # The rotation matters (and the block size): the outputs miss the reference without it,
+    # without the variant's positions tensor or rotated v, and at block size 64.
+    plain = em.Case(case.kind, case.head_dim, case.dtype, group=case.group, causal=case.causal, lse=case.lse,
+                    block_size=128)
+    assert em.check_close(case, got, em.reference_outputs(plain, tensors)) != []
+    as64 = em.Case(case.kind, case.head_dim, case.dtype, case.rotary, positions=case.positions,
+                   rotate_v=case.rotate_v, group=case.group, causal=case.causal, lse=case.lse)
+    assert em.check_close(case, got, em.reference_outputs(as64, tensors)) != []
+    if case.positions:
+        no_positions = {name: value for name, value in tensors.items() if name != "positions"}
+        assert em.check_close(case, got, em.reference_outputs(case, no_positions)) != []
+    if case.rotate_v:
+        unrotated_v = em.Case(case.kind, case.head_dim, case.dtype, case.rotary, positions=case.positions,
+                              group=case.group, causal=case.causal, lse=case.lse, block_size=128)
+        assert em.check_close(case, got, em.reference_outputs(unrotated_v, tensors)) != []
+
+
+@pytest.mark.parametrize("chip,expected", [
+    ("sm_90a", "the rotary backward at block_size 128 above head_dim 128 is not implemented"),
+    ("sm_100a", "the rotary backward at block_size 128 above head_dim 128 is not implemented"),
+])
+def test_rotary_backward_is_refused(chip, expected, tmp_path):
+    case = em.Case("backward", 192, "bf16", "half_split", block_size=128)
+    run = subprocess.run([find_compiler(), *case.compiler_flags(chip), "--quiet", "-o", str(tmp_path)],
+                         capture_output=True, text=True)
+    assert run.returncode != 0
+    assert expected in run.stderr, run.stderr
