@@ -30,6 +30,9 @@ Kernels (the coordinator prebuilds them: scripts/gpu_gqa.sh prebuild DIR):
         --head-dims 64,128 --dtypes bf16,f16 --rotary half_split,interleaved \
         --rotary-variants plain,pos,rv,pos_rv --groups 2,4
     (the grouped rotary backward; a kernel that is not prebuilt compiles on first use)
+    python3 scripts/prebuild_kernels.py DIR --chips sm_90a --kinds forward,backward \
+        --head-dims 32,64 --block-sizes 128 --dtypes bf16,f16 --groups 2,4,8 [--causal] [--lse]
+    (the grouped backward at block size 128, test_backward_block_size_128*)
 """
 
 from __future__ import annotations
@@ -307,6 +310,63 @@ def test_backward_causal_and_lse(head_dim, dtype, causal, lse):
                               dlse=None if dlse is None else reference_torch.to_numpy(dlse))
     check_grads([t.grad for t in leaves], [torch.from_numpy(np.ascontiguousarray(w)).cuda() for w in want],
                 dtype)
+
+
+# The grouped backward at block size 128 (issues 20 and 21): up to head dim 64 without rotary
+# embeddings; sm_90a runs a scores warpgroup and an accumulate warpgroup per key half (dV and dK
+# summed over the group in registers). Lengths around the block and its half; G = 2, 4, 8 and
+# MQA; both dtypes; causal and dlse; deterministic (the group's sum in a fixed order).
+B128_LENGTHS = [0, 1, 63, 64, 65, 127, 128, 129, 191, 192, 193, 2000, 0, 300, 7]
+B128_GROUPS = [(4, 2), (8, 2), (8, 1), (4, 1)]
+
+
+def run_b128_backward(hq, hkv, head_dim, dtype=torch.bfloat16, causal=False, lse=False, seed=0,
+                      lengths=B128_LENGTHS):
+    q, k, v, cu = make_inputs(lengths, hq, hkv, head_dim, dtype, seed)
+    leaves = [t.clone().requires_grad_(True) for t in (q, k, v)]
+    result = blockattn.block_attention(*leaves, cu, block_size=128, causal=causal, return_lse=lse)
+    o, l = result if lse else (result, None)
+    g = torch.Generator(device="cuda").manual_seed(seed + 5)
+    do = torch.randn(q.shape, generator=g, device="cuda").to(dtype)
+    dlse = torch.randn((hq, q.shape[0]), generator=g, device="cuda") if lse else None
+    torch.autograd.backward([o] + ([l] if lse else []), [do] + ([dlse] if lse else []))
+    torch.cuda.synchronize()
+    args = [reference_torch.to_numpy(t) for t in (q, k, v, do)]
+    want = reference.backward(*args, cu.cpu().numpy(), block_size=128, causal=causal,
+                              dlse=None if dlse is None else reference_torch.to_numpy(dlse))
+    grads = [t.grad for t in leaves]
+    check_grads(grads, [torch.from_numpy(np.ascontiguousarray(w)).cuda() for w in want], dtype)
+    return grads
+
+
+@pytest.mark.parametrize("hq,hkv", B128_GROUPS, ids=lambda x: str(x))
+@pytest.mark.parametrize("head_dim", [32, 64])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
+def test_backward_block_size_128(hq, hkv, head_dim, dtype):
+    run_b128_backward(hq, hkv, head_dim, dtype, seed=hq + head_dim)
+
+
+@pytest.mark.parametrize("causal,lse", [(True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("head_dim", [32, 64])
+def test_backward_block_size_128_causal_and_lse(head_dim, causal, lse):
+    run_b128_backward(8, 2, head_dim, causal=causal, lse=lse, seed=head_dim + 3)
+
+
+def test_backward_block_size_128_random_batch_and_deterministic():
+    """Many items (every CTA runs several; the rings wrap), and two runs give the same bits."""
+    lengths = np.random.default_rng(21).integers(0, 1500, size=40)
+    first = run_b128_backward(16, 2, 64, seed=21, lengths=lengths)
+    second = run_b128_backward(16, 2, 64, seed=21, lengths=lengths)
+    for a, b in zip(first, second):
+        assert torch.equal(a, b)
+
+
+def test_backward_block_size_128_refusals():
+    """Above head dim 64 and with rotary embeddings the grouped backward at 128 is refused,
+    naming the argument, before any launch."""
+    q, k, v, cu = make_inputs([130], 4, 2, 128, torch.bfloat16)
+    with pytest.raises(ValueError, match="head dim 128 has no grouped-query backward kernel at block_size 128"):
+        blockattn.block_attention(q.requires_grad_(True), k, v, cu, block_size=128)
 
 
 # The grouped backward above head dim 128 (issue 21): an item is made in D / 64 passes over

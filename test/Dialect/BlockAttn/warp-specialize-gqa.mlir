@@ -182,17 +182,35 @@ func.func @gqa_backward(%q: memref<?x?x64xbf16>, %k: memref<?x?x64xbf16>,
 // PIPE90-NEXT: warpspec.store %{{.*}}#1 to
 
 //--- refused.mlir
-func.func @gqa_backward_b128(%q: memref<?x?x64xbf16>, %k: memref<?x?x64xbf16>,
-                             %v: memref<?x?x64xbf16>, %do: memref<?x?x64xbf16>,
-                             %dq: memref<?x?x64xbf16>, %dk: memref<?x?x64xbf16>,
-                             %dv: memref<?x?x64xbf16>, %cu: memref<?xi32>) {
-  // expected-error @below {{'blockattn.backward' op with group 2 (grouped-query attention) has no backward lowering at block_size above 64 yet: the grouped backward is built for blocks of up to 64 tokens}}
+// Block size 128: built without rotary embeddings up to head dim 64 (the
+// group's dK and dV of 128 keys next to S and dP: registers on sm_90a,
+// tensor memory on sm_100a); wider head dims and rotary are refused.
+func.func @gqa_backward_b128(%q: memref<?x?x128xbf16>, %k: memref<?x?x128xbf16>,
+                             %v: memref<?x?x128xbf16>, %do: memref<?x?x128xbf16>,
+                             %dq: memref<?x?x128xbf16>, %dk: memref<?x?x128xbf16>,
+                             %dv: memref<?x?x128xbf16>, %cu: memref<?xi32>) {
+  // expected-error @below {{'blockattn.backward' op with group 2 (grouped-query attention) has no backward lowering at block_size 128 and head_dim 128 yet: the group's dK and dV of 128 keys, held across the group, fit next to S and dP}}
+  blockattn.backward q(%q : memref<?x?x128xbf16>) k(%k : memref<?x?x128xbf16>)
+      v(%v : memref<?x?x128xbf16>) do(%do : memref<?x?x128xbf16>)
+      dq(%dq : memref<?x?x128xbf16>) dk(%dk : memref<?x?x128xbf16>)
+      dv(%dv : memref<?x?x128xbf16>) cu_seqlens(%cu : memref<?xi32>)
+      {element_type = bf16, head_dim = 128 : i64, group = 2 : i64,
+       block_size = 128 : i64}
+  return
+}
+
+func.func @gqa_backward_b128_rotary(%q: memref<?x?x64xbf16>, %k: memref<?x?x64xbf16>,
+                                    %v: memref<?x?x64xbf16>, %do: memref<?x?x64xbf16>,
+                                    %dq: memref<?x?x64xbf16>, %dk: memref<?x?x64xbf16>,
+                                    %dv: memref<?x?x64xbf16>, %cu: memref<?xi32>) {
+  // expected-error @below {{'blockattn.backward' op with group 4 (grouped-query attention) has no backward lowering at block_size 128 with rotary embeddings yet: the grouped backward at block_size 128 is built without them}}
   blockattn.backward q(%q : memref<?x?x64xbf16>) k(%k : memref<?x?x64xbf16>)
       v(%v : memref<?x?x64xbf16>) do(%do : memref<?x?x64xbf16>)
       dq(%dq : memref<?x?x64xbf16>) dk(%dk : memref<?x?x64xbf16>)
       dv(%dv : memref<?x?x64xbf16>) cu_seqlens(%cu : memref<?xi32>)
-      {element_type = bf16, head_dim = 64 : i64, group = 2 : i64,
-       block_size = 128 : i64}
+      {element_type = bf16, head_dim = 64 : i64, group = 4 : i64,
+       block_size = 128 : i64, rotary = #blockattn.rotary<half_split>,
+       rotary_theta = 10000.0 : f32}
   return
 }
 

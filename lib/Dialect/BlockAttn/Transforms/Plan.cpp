@@ -754,6 +754,80 @@ FailureOr<KernelPlan> planSm90aGrouped(const KernelShape &shape,
   return plan;
 }
 
+/// The sm_90a grouped-query backward at block size 128's registers: two
+/// accumulate warpgroups hold dV and dK of their key half (32 + 32 a
+/// thread at head dim 64), and the producer tracks two rings in the group's
+/// loop with four TMA boxes a query head. ptxas (CUDA 13.0, head dim 64):
+/// the producer spilled 28 bytes at 48 and 4 at 56; an accumulate
+/// warpgroup left at the launch's 128 (no setmaxnreg) spilled 0.5-0.8 KB.
+/// 64 / 136 / 136 leave the scores warpgroup 176 (P 64 + dP 64 at its
+/// peak), and none of the 64 kernels (head dims 32 and 64, bf16 and f16,
+/// G = 2-16, causal, dlse) spills.
+constexpr int64_t kGroupedLargeBlockAccumulateRegs = 136,
+                  kGroupedLargeBlockProducerRegs = 64;
+
+/// The sm_90a grouped-query backward at block size 128 (Sm90aRecipe.cpp,
+/// buildHopperGroupedLargeBlock): the grouped backward's work item (a block
+/// and a k/v head) and rings, "kv" (K, V of 128 rows) and "qdo" (Q and dO
+/// of a query head in 64-row halves), each slot 4 D x 128 bytes, as
+/// planGroupedRings sizes them next to one "pds" slot (P and dS of both
+/// query halves, 64 KiB) and the scores warpgroup's staging buffer; a
+/// scores warpgroup and two accumulate warpgroups (one per key half).
+/// Persistent and strided, one CTA per SM. Up to head dim 64: at 96 and 128
+/// the accumulate warpgroups would hold 96 and 128 registers of dV and dK,
+/// refused in blockattn-warp-specialize.
+FailureOr<KernelPlan> planSm90aGroupedLargeBlock(const KernelShape &shape,
+                                                 const TuningOptions &options,
+                                                 Failure fail) {
+  if (options.groupRoles != GroupRoles::automatic)
+    return fail("group-roles=", stringifyGroupRoles(options.groupRoles),
+                " does not apply at block_size ", shape.blockSize,
+                ": the grouped-query backward there has a scores warpgroup "
+                "and an accumulate warpgroup per key half (group-roles must "
+                "be auto)");
+  if (options.numConsumers > 1)
+    return fail("the grouped-query backward at block_size ", shape.blockSize,
+                " has a scores warpgroup and an accumulate warpgroup per key "
+                "half, got num-consumers=",
+                options.numConsumers);
+  if (options.ctasPerSm > 1)
+    return fail("the grouped-query backward at block_size ", shape.blockSize,
+                " has one CTA per SM, got ctas-per-sm=", options.ctasPerSm);
+  if (options.largeBlockConsumers != 0)
+    return fail("the grouped-query backward at block_size ", shape.blockSize,
+                " has a scores warpgroup and an accumulate warpgroup per key "
+                "half; large-block-consumers does not apply");
+  KernelPlan plan;
+  int64_t itemBytes = (2 + 2 * shape.group) * shape.tileBytes(shape.headDim);
+  if (failed(planLaunch(Chip::sm_90a, options, tilesOfChunkLoads(itemBytes),
+                        /*chunkedByDefault=*/false, /*chunkedCtasPerSm=*/1,
+                        plan, fail)))
+    return failure();
+  planL2Prefetch(options, /*byDefault=*/false, plan);
+  plan.numConsumers = 1;
+  plan.pipelinedRoles = true;
+  plan.pdsStages = 1;
+  plan.stageOutput = options.oStore != OStore::registers;
+  plan.bulkStore = options.oStore == OStore::tma;
+  // One "pds" slot of both halves' P and dS, the scores warpgroup's staging
+  // buffer (the accumulate warpgroups store from their registers).
+  int64_t scratch =
+      2 * shape.numQueryTiles() * shape.queryTileBytes(shape.tileRows());
+  if (plan.stageOutput)
+    scratch += shape.queryTileBytes(shape.headDim);
+  int64_t budget =
+      TargetLimits::sharedMemoryBudget(plan.ctasPerSm) - kSmemReserve - scratch;
+  if (failed(planGroupedRings(shape, options, budget, plan, fail)))
+    return failure();
+  // Four warpgroups launch with 128 registers a thread, a pool of 512.
+  plan.registers.load = kGroupedLargeBlockProducerRegs;
+  plan.accumulateRegisters = kGroupedLargeBlockAccumulateRegs;
+  int64_t pool = TargetLimits::launchRegisterCap(4 * 128, 1) * 4;
+  plan.registers.compute =
+      (pool - plan.registers.load - 2 * plan.accumulateRegisters) / 8 * 8;
+  return plan;
+}
+
 /// The sm_100a grouped-query backward (Sm100aRecipe.cpp,
 /// buildBlackwellGroupedBackward): the load and MMA warpgroups and one
 /// softmax warpgroup that takes whole items.
@@ -790,6 +864,59 @@ FailureOr<KernelPlan> planSm100aGrouped(const KernelShape &shape,
   plan.registers.mma = kGroupedMmaRegs;
   plan.registers.compute = replicaRegisters(
       2, plan.registers.load + plan.registers.mma, 1, /*ctasPerSm=*/1);
+  return plan;
+}
+
+/// The sm_100a grouped-query backward at block size 128's load and MMA
+/// warpgroups (Sm100aRecipe.cpp, buildBlackwellGroupedLargeBlock): both
+/// track their rings through the group's loop (the MMA warp nine, with two
+/// query halves a head), and with two softmax warpgroups (512 threads, a
+/// pool of 512 registers a thread) ptxas (CUDA 13.0) spilled unless load and
+/// MMA had 128 and about 120 next to softmax warpgroups of at least 160:
+/// more than the pool. So one softmax warpgroup takes both query halves
+/// (three warpgroups, 504); the budgets are set in planSm100aGroupedLargeBlock.
+constexpr int64_t kSm100aGroupedLargeBlockLoadRegs = 96,
+                  kSm100aGroupedLargeBlockMmaRegs = 152;
+/// At G = 2 the group's loop has one head, which LLVM unrolls next to the
+/// first: the MMA warp's straight-line code spilled 68-172 bytes up to 176
+/// registers at head dim 64; at 200 (with the load warpgroup at 48, which
+/// still fits its one head a loop) nothing spills.
+constexpr int64_t kSm100aGroupedLargeBlockPairLoadRegs = 48,
+                  kSm100aGroupedLargeBlockPairMmaRegs = 200;
+
+FailureOr<KernelPlan> planSm100aGroupedLargeBlock(const KernelShape &shape,
+                                                  const TuningOptions &options,
+                                                  Failure fail) {
+  if (options.oStore != OStore::tma && options.oStore != OStore::smem)
+    return fail("o-store must be 'tma' or 'smem' on sm_100a (O comes out of "
+                "tensor memory into registers, then through shared memory), "
+                "got '",
+                stringifyOStore(options.oStore), "'");
+  KernelPlan plan;
+  int64_t itemBytes = (2 + 2 * shape.group) * shape.tileBytes(shape.headDim);
+  if (failed(planLaunch(Chip::sm_100a, options, tilesOfChunkLoads(itemBytes),
+                        /*chunkedByDefault=*/false, /*chunkedCtasPerSm=*/1,
+                        plan, fail)))
+    return failure();
+  planL2Prefetch(options, /*byDefault=*/false, plan);
+  plan.numConsumers = 1;
+  plan.softmaxReplicas = 1;
+  plan.stageOutput = true;
+  plan.bulkStore = options.oStore == OStore::tma;
+  int64_t scratch =
+      shape.queryTileBytes(shape.headDim) +
+      shape.numQueryTiles() * 2 * shape.queryTileBytes(shape.tileRows());
+  int64_t budget = TargetLimits::maxSharedMemoryBytes - kSmemReserve - scratch;
+  if (failed(planGroupedRings(shape, options, budget, plan, fail)))
+    return failure();
+  bool pair = shape.group == 2;
+  plan.registers.load = pair ? kSm100aGroupedLargeBlockPairLoadRegs
+                             : kSm100aGroupedLargeBlockLoadRegs;
+  plan.registers.mma = pair ? kSm100aGroupedLargeBlockPairMmaRegs
+                            : kSm100aGroupedLargeBlockMmaRegs;
+  plan.registers.compute =
+      replicaRegisters(2, plan.registers.load + plan.registers.mma,
+                       plan.softmaxReplicas, /*ctasPerSm=*/1);
   return plan;
 }
 
@@ -1576,6 +1703,10 @@ FailureOr<KernelPlan> blockattn::planKernel(const KernelShape &shape,
     return failure();
   if (failed(refuseLargeBlockWideRotary(shape, options.chip, fail)))
     return failure();
+  if (shape.groupedBackward() && largeBlockBackward(shape))
+    return options.chip == Chip::sm_90a
+               ? planSm90aGroupedLargeBlock(shape, options, fail)
+               : planSm100aGroupedLargeBlock(shape, options, fail);
   if (shape.groupedBackward())
     return options.chip == Chip::sm_90a
                ? planSm90aGrouped(shape, options, fail)

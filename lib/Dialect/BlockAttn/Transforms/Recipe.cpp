@@ -535,21 +535,34 @@ void buildGroupedLoadPartition(OpBuilder &b, Location loc,
   Value row = loopBody.getArgument(0), rows = loopBody.getArgument(1),
         kvHead = loopBody.getArgument(2);
   // Each slot's copies stand between its acquire and its commit (the
-  // protocol's expect_tx counts them there).
-  auto load = [&](Value channel, ArrayRef<Value> sources, Value head,
-                  Value tilePosition) {
+  // protocol's expect_tx counts them there). A copy reads `rowOffset` rows
+  // into the block.
+  auto load = [&](Value channel, ArrayRef<std::pair<Value, int64_t>> sources,
+                  Value head, Value tilePosition) {
     auto acquire = AcquireOp::create(b, loc, channel);
     acquire.setL2Prefetch(plan.l2Prefetch);
-    for (auto [source, buffer] : llvm::zip(sources, acquire.getBuffers()))
-      TmaLoadOp::create(b, loc, source, row, head, buffer);
+    for (auto [source, buffer] : llvm::zip(sources, acquire.getBuffers())) {
+      Value tileRow = row;
+      if (source.second)
+        tileRow = arith::AddIOp::create(
+            b, loc, row,
+            arith::ConstantIntOp::create(b, loc, source.second, 32));
+      TmaLoadOp::create(b, loc, source.first, tileRow, head, buffer);
+    }
     CommitOp::create(b, loc, acquire.getSlot(), row, rows, head, tilePosition);
   };
-  load(kv, {spec.loads[1], spec.loads[2]}, kvHead,
+  load(kv, {{spec.loads[1], 0}, {spec.loads[2], 0}}, kvHead,
        position ? loopBody.getArgument(3) : Value());
+  // A block of more than 64 tokens: Q and dO in 64-row halves (each the M
+  // of its products), as loadedTiles has them; K and V whole.
+  SmallVector<std::pair<Value, int64_t>> queryTiles;
+  for (Value source : {spec.loads[0], spec.loads[3]})
+    for (int64_t offset = 0; offset < spec.tileRows();
+         offset += spec.queryTileRows())
+      queryTiles.push_back({source, offset});
   auto loadGroup = [&] {
-    forEachGroupHead(b, loc, spec, kvHead, 0, [&](Value head) {
-      load(qdo, {spec.loads[0], spec.loads[3]}, head, Value());
-    });
+    forEachGroupHead(b, loc, spec, kvHead, 0,
+                     [&](Value head) { load(qdo, queryTiles, head, Value()); });
   };
   if (plan.groupPasses == 1) {
     loadGroup();

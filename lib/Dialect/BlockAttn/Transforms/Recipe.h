@@ -185,7 +185,8 @@ void buildRingsLoadPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
 /// item is a block and a k/v head); per item K and V go into one slot of
 /// `kv`, then Q and dO of each query head of the group, h = group * kvHead +
 /// i in order, into one slot of `qdo` each (its record names h), the group
-/// `plan.groupPasses` times over. Call with `values.numHeads` the k/v heads
+/// `plan.groupPasses` times over; at block size 128 a `qdo` slot holds Q's
+/// two 64-row halves, then dO's. Call with `values.numHeads` the k/v heads
 /// (groupedValues).
 void buildGroupedLoadPartition(OpBuilder &b, Location loc,
                                const KernelSpec &spec,

@@ -1241,6 +1241,249 @@ void buildBlackwellLargeBlockBackward(OpBuilder &b, Location loc,
   }
 }
 
+/// Blackwell grouped-query backward at block size 128 (docs/pipeline.md,
+/// "Grouped-query attention"; docs/block-sizes.md): the grouped backward's
+/// work item (a block and a k/v head; buildBlackwellGroupedBackward) with the
+/// block-128 backward's split (buildBlackwellLargeBlockBackward):
+///   load     K, V (128 rows) into "kv" once an item; Q and dO of each query
+///            head in 64-row halves into "qdo" (buildGroupedLoadPartition)
+///   mma      per query head, per query half i: S_i, dP_i into "s", "dp";
+///            as P_i, dS_i arrive in "pds", dQ_i = dS_i K into "dq"; then
+///            dV_j += sum_i P_i[:, 64 j:]^T dO_i and dK_j += sum_i
+///            dS_i[:, 64 j:]^T q_i into slot j of the rings "dv" and "dk",
+///            committed every head (two entries a head: entry 2h + j is
+///            always slot j, so the sum stays in its columns): the first
+///            head's first product overwrites, every other one accumulates
+///            (enable-input-d). One slot of a ring is acquired at a time
+///            (the protocol's rule), so the slots are not held across the
+///            group
+///   softmax  x2: replica r takes query half r and key half r (each ring's
+///            entries alternate between the replicas: an item is announced
+///            twice in "items", once to each): per query head S_r and dP_r
+///            from tensor memory, P_r and dS_r to shared memory, dQ_r stored
+///            to the query head; the "dv" and "dk" entries of every head but
+///            the last given back unread, the last head's dV_r and dK_r
+///            stored once to the k/v head
+/// Tensor memory (two 64-lane slots per ring, slot r replica r's): S 128 +
+/// dP 128 + dQ D + dV D + dK D columns: 448 at head dim 64; at 96 and 128
+/// (544, 640) it does not fit, refused in blockattn-warp-specialize.
+void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
+                                     const KernelSpec &spec,
+                                     const KernelPlan &plan) {
+  MLIRContext *ctx = b.getContext();
+  OpBuilder::InsertionGuard guard(b);
+  KernelValues values = groupedValues(
+      b, loc, spec, beginKernel(b, loc, Chip::sm_100a, spec, plan));
+
+  int64_t m = spec.queryTileRows(), n = spec.tileRows(), d = spec.headDim;
+  int64_t halves = spec.numQueryTiles();
+  assert(plan.softmaxReplicas == 1 && "one softmax warpgroup, both halves");
+  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+  auto tmemChannel = [&](StringRef name, int64_t cols) {
+    return createTmemRing(b, loc, name, m, cols);
+  };
+  BufferType tile = tileBuffer(spec, d);
+  BufferType half = queryBuffer(spec, d);
+  Value kv = createChannel(
+      b, loc, ChannelType::get(ctx, {tile, tile}, MemorySpace::smem), "kv",
+      plan.numStages);
+  Value qdo = createChannel(
+      b, loc,
+      ChannelType::get(ctx, {half, half, half, half}, MemorySpace::smem), "qdo",
+      plan.groupStages);
+  auto signals = ChannelType::get(ctx, ArrayRef<Type>(), MemorySpace::smem);
+  Value items = createChannel(b, loc, signals, "items", 2);
+  Value sCh = tmemChannel("s", n), dpCh = tmemChannel("dp", n);
+  Value dqCh = tmemChannel("dq", d), dvCh = tmemChannel("dv", d),
+        dkCh = tmemChannel("dk", d);
+  BufferType wide = queryBuffer(spec, n);
+  Value pdsCh = createChannel(
+      b, loc, ChannelType::get(ctx, {wide, wide}, MemorySpace::smem), "pds",
+      halves);
+
+  buildGroupedLoadPartition(b, loc, spec, values, kv, qdo, plan);
+
+  // MMA issuer: per item, the G query heads in order.
+  {
+    OpBuilder::InsertionGuard g(b);
+    MmaLoop loop = beginMmaLoop(b, loc, spec, kv, Value(), plan.registers.mma);
+    Value row = loop.row, rows = loop.rows, kvHead = loop.head;
+    Value k = loop.operands[0], v = loop.operands[1];
+    // Pinned at each use, as in buildBlackwellLargeBlockBackward: K, V and
+    // the scratch sit at the same addresses for the whole group.
+    auto pin = [&](Value buffer) -> Value {
+      return PinOp::create(b, loc, buffer.getType(), buffer);
+    };
+    auto item = AcquireOp::create(b, loc, items);
+    CommitOp::create(b, loc, item.getSlot(), row, rows, kvHead);
+    auto queryHead = [&](Value head, bool first) {
+      auto qdoSlot = GetOp::create(b, loc, qdo);
+      ValueRange t = qdoSlot.getBuffers();
+      SmallVector<Value> q(t.take_front(halves)), dout(t.drop_front(halves));
+      auto product = [&](Value channel, Value a, Value bOperand, bool ta,
+                         bool tb) {
+        auto dest = AcquireOp::create(b, loc, channel);
+        MmaAsyncOp::create(b, loc, pin(a), pin(bOperand), dest.getBuffers()[0],
+                           ta, tb);
+        CommitOp::create(b, loc, dest.getSlot(), row, rows, head);
+      };
+      for (int64_t i = 0; i < halves; ++i) {
+        product(sCh, q[i], k, false, true);     // S_i  = q_i K^T
+        product(dpCh, dout[i], v, false, true); // dP_i = dO_i V^T
+      }
+      SmallVector<Value> p, ds, pdsSlots;
+      for (int64_t i = 0; i < halves; ++i) {
+        auto pds = GetOp::create(b, loc, pdsCh);
+        pdsSlots.push_back(pds.getSlot());
+        p.push_back(pds.getBuffers()[0]);
+        ds.push_back(pds.getBuffers()[1]);
+        product(dqCh, ds[i], k, false, false); // dQ_i = dS_i K
+      }
+      BufferType chunkType = queryBuffer(spec, m);
+      // Key half j's sum goes into the ring's slot j every head: each head
+      // announces two entries of "dv" (and of "dk"), so entry 2h + j is
+      // always slot j, whose columns nothing else writes. The replicas give
+      // the entries of the group's other heads back unread, and the first
+      // head's first product overwrites the slot.
+      auto keyHalf = [&](ArrayRef<Value> scratch, ArrayRef<Value> operand,
+                         Value channel, int64_t j) {
+        auto dest = AcquireOp::create(b, loc, channel);
+        for (int64_t i = 0; i < halves; ++i) {
+          Value chunk = ColumnChunkOp::create(
+              b, loc, chunkType, pin(scratch[i]), b.getI64IntegerAttr(j));
+          auto mma = MmaAsyncOp::create(b, loc, chunk, pin(operand[i]),
+                                        dest.getBuffers()[0],
+                                        /*transpose_a=*/true, false);
+          mma.setAccumulate(!first || i > 0);
+        }
+        CommitOp::create(b, loc, dest.getSlot(), row, rows, kvHead);
+      };
+      for (int64_t j = 0; j < halves; ++j)
+        keyHalf(p, dout, dvCh, j); // dV_j += sum_i P_i[:, 64 j:]^T dO_i
+      for (int64_t j = 0; j < halves; ++j)
+        keyHalf(ds, q, dkCh, j); // dK_j += sum_i dS_i[:, 64 j:]^T q_i
+      for (Value slot : pdsSlots)
+        ReleaseOp::create(b, loc, slot, /*after_mma=*/true);
+      ReleaseOp::create(b, loc, qdoSlot.getSlot(), /*after_mma=*/true);
+    };
+    queryHead(groupQueryHead(b, loc, spec, kvHead, 0), /*first=*/true);
+    forEachGroupHead(b, loc, spec, kvHead, 1,
+                     [&](Value head) { queryHead(head, /*first=*/false); });
+    endMmaLoop(b, loc, loop, items);
+  }
+
+  // The softmax gradient + epilogue warpgroup, both halves in turn.
+  {
+    OpBuilder::InsertionGuard g(b);
+    auto partition = PartitionOp::create(
+        b, loc, b.getStringAttr("softmax"), RoleAttr::get(ctx, Role::softmax),
+        b.getI64IntegerAttr(4), b.getI64IntegerAttr(plan.registers.compute),
+        b.getI64IntegerAttr(plan.softmaxReplicas));
+    b.setInsertionPointToStart(&createBody(partition, {}, loc));
+    Value staging = ScratchOp::create(b, loc, half, nullptr, nullptr);
+    auto consume = ConsumeOp::create(b, loc, items);
+    b.setInsertionPointToStart(
+        &createBody(consume, {SlotType::get(ctx), i32, i32, i32}, loc));
+    Value blockRow = consume.getRow(), blockRows = consume.getRows(),
+          kvHead = consume.getHead();
+    ReleaseOp::create(b, loc, consume.getSlot(), /*after_mma=*/false);
+    auto constant = [&](int64_t value) -> Value {
+      return arith::ConstantIntOp::create(b, loc, value, 32);
+    };
+    // Half i: rows [64 i, 64 i + 64) of the block, min(64, max(0, rows -
+    // 64 i)) of them valid; its per-row values (dlse) are read at the
+    // block's row when it has none (its first row may lie past the tokens).
+    SmallVector<Value> halfRow, halfRows, readRow;
+    for (int64_t i = 0; i < halves; ++i) {
+      Value offset = constant(i * m);
+      Value left = arith::MaxSIOp::create(
+          b, loc, arith::SubIOp::create(b, loc, blockRows, offset),
+          constant(0));
+      halfRows.push_back(arith::MinSIOp::create(b, loc, left, constant(m)));
+      halfRow.push_back(
+          i == 0 ? blockRow
+                 : arith::AddIOp::create(b, loc, blockRow, offset).getResult());
+      Value any = arith::MinSIOp::create(b, loc, halfRows[i], constant(1));
+      readRow.push_back(i == 0 ? blockRow
+                               : arith::AddIOp::create(
+                                     b, loc, blockRow,
+                                     arith::MulIOp::create(b, loc, any, offset))
+                                     .getResult());
+    }
+    auto wideF32 = AccType::get(ctx, {m, n}, f32);
+    auto outType = AccType::get(ctx, {m, d}, f32);
+    auto rowsType = RowsType::get(ctx, m, f32);
+    auto drain = [&](Value channel, Value dest, Value head, int64_t i) {
+      auto get = GetOp::create(b, loc, channel);
+      Value grad = TmemLoadOp::create(b, loc, outType, get.getBuffers()[0]);
+      ReleaseOp::create(b, loc, get.getSlot(), false);
+      StoreOp::create(b, loc, grad, dest, halfRow[i], head, halfRows[i],
+                      Value(), staging,
+                      plan.bulkStore ? b.getUnitAttr() : nullptr);
+    };
+    // A head's entries of "dv" and "dk" before the last: the sums so far,
+    // given back unread once the head's products into them are done.
+    auto skip = [&](Value channel) {
+      auto get = GetOp::create(b, loc, channel);
+      ReleaseOp::create(b, loc, get.getSlot(), false);
+    };
+    // Per query half, in the MMA warp's order: S_i and dP_i from tensor
+    // memory, P_i and dS_i to it through "pds"; then dQ_0, dQ_1.
+    auto scoresOf = [&](Value head) {
+      for (int64_t i = 0; i < halves; ++i) {
+        // dlse is read first, before S and dP are in registers (read next to
+        // the gradient, ptxas spilled 12 bytes at head dim 64).
+        Value dlse;
+        if (spec.dlse)
+          dlse = LoadRowsOp::create(b, loc, rowsType, spec.dlse, readRow[i],
+                                    head, halfRows[i]);
+        auto sGet = GetOp::create(b, loc, sCh);
+        Value s = TmemLoadOp::create(b, loc, wideF32, sGet.getBuffers()[0]);
+        ReleaseOp::create(b, loc, sGet.getSlot(), false);
+        auto dpGet = GetOp::create(b, loc, dpCh);
+        Value dp = TmemLoadOp::create(b, loc, wideF32, dpGet.getBuffers()[0]);
+        ReleaseOp::create(b, loc, dpGet.getSlot(), false);
+        // Every valid key of the block is a column, the half's rows past
+        // its valid rows zeroed; causal: the half's rows are the block's
+        // tokens from 64 i.
+        auto sm = SoftmaxOp::create(b, loc, wideF32, rowsType, Type(), s,
+                                    blockRows, halfRows[i], values.scale,
+                                    /*normalize=*/true, spec.causal,
+                                    /*block=*/IntegerAttr());
+        if (spec.causal && i > 0)
+          sm.setRowOffsetAttr(b.getI64IntegerAttr(i * m));
+        Value dsVal = SoftmaxGradOp::create(
+            b, loc, AccType::get(ctx, {m, n}, spec.elementType), sm.getProbs(),
+            dp, values.scale, dlse);
+        auto pds = AcquireOp::create(b, loc, pdsCh);
+        WriteOp::create(b, loc, sm.getProbs(), pds.getBuffers()[0]);
+        WriteOp::create(b, loc, dsVal, pds.getBuffers()[1]);
+        CommitOp::create(b, loc, pds.getSlot(), blockRow, blockRows, head);
+      }
+      for (int64_t i = 0; i < halves; ++i)
+        drain(dqCh, spec.stores[2], head, i);
+    };
+    // Heads 0 .. G - 2 in one scf.for (as forEachGroupHead), the last one
+    // after it, with the group's sums.
+    Value first = groupQueryHead(b, loc, spec, kvHead, 0);
+    auto loop = scf::ForOp::create(b, loc, constant(0),
+                                   constant(spec.group - 1), constant(1));
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPoint(loop.getBody()->getTerminator());
+      scoresOf(arith::AddIOp::create(b, loc, first, loop.getInductionVar()));
+      for (Value channel : {dvCh, dkCh})
+        for (int64_t j = 0; j < halves; ++j)
+          skip(channel);
+    }
+    scoresOf(groupQueryHead(b, loc, spec, kvHead, spec.group - 1));
+    for (int64_t j = 0; j < halves; ++j)
+      drain(dvCh, spec.stores[0], kvHead, j);
+    for (int64_t j = 0; j < halves; ++j)
+      drain(dkCh, spec.stores[1], kvHead, j);
+  }
+}
+
 /// Blackwell rotary backward of a 128-token block (docs/block-sizes.md,
 /// "The rotary backward at 128 on sm_100a"): the plain block-128 backward's
 /// slot, products and tensor memory (buildBlackwellLargeBlockBackward), a
@@ -1638,7 +1881,9 @@ void buildBlackwellLargeBlockColumnPasses(OpBuilder &b, Location loc,
 void blockattn::buildSm100aKernel(OpBuilder &b, Location loc,
                                   const KernelSpec &spec,
                                   const KernelPlan &plan) {
-  if (spec.backward && spec.group > 1 && plan.groupPasses > 1)
+  if (spec.backward && spec.group > 1 && spec.numQueryTiles() > 1)
+    buildBlackwellGroupedLargeBlock(b, loc, spec, plan);
+  else if (spec.backward && spec.group > 1 && plan.groupPasses > 1)
     buildBlackwellGroupedPasses(b, loc, spec, plan);
   else if (spec.backward && spec.group > 1)
     buildBlackwellGroupedBackward(b, loc, spec, plan);

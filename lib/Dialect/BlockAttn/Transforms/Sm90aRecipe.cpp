@@ -1209,6 +1209,190 @@ void buildHopperLargeBlockHalves(OpBuilder &b, Location loc,
                                 half);
 }
 
+/// The scores warpgroup of the sm_90a grouped-query backward at block size
+/// 128 (buildHopperGroupedLargeBlock): it takes the item's "kv" slot, then per
+/// query head its "qdo" slot, and for each query half i in turn
+///   S_i = q_i K^T (64 x 128), P_i = softmax(S_i) -> the "pds" slot,
+///   dP_i = dO_i V^T, dS_i -> the "pds" slot, dQ_i = dS_i K (dS_i from
+///   registers), stored to the query head;
+/// commits the head's P and dS of both halves to the accumulate warpgroups
+/// and gives "qdo" back (dP_1 was its last read), "kv" after the group. No
+/// accumulator lives across the group: the peak is the plain block-128
+/// backward's (P 64 + dP 64).
+void buildGroupedLargeBlockScoresConsumer(OpBuilder &b, Location loc,
+                                          const KernelSpec &spec,
+                                          const KernelPlan &plan,
+                                          const KernelValues &values, Value kv,
+                                          Value qdo, Value pds) {
+  MLIRContext *ctx = b.getContext();
+  OpBuilder::InsertionGuard g(b);
+  int64_t halves = spec.numQueryTiles();
+  ConsumerContext c =
+      beginConsumer(b, loc, spec, values, plan,
+                    /*needsPScratch=*/false,
+                    /*needsDsScratch=*/false, spec.headDim, "scores");
+  auto [kvHead, kSlot, vSlot] = consumeGroupedItem(b, loc, spec, kv, c);
+  auto f32 = b.getF32Type();
+  int64_t m = spec.queryTileRows(), n = spec.tileRows();
+  auto wide32 = AccType::get(ctx, {m, n}, f32);
+  auto wide16 = AccType::get(ctx, {m, n}, spec.elementType);
+  auto outType = AccType::get(ctx, {m, spec.headDim}, f32);
+  auto rowsType = RowsType::get(ctx, m, f32);
+  auto pin = [&](Value buffer) -> Value {
+    return PinOp::create(b, loc, buffer.getType(), buffer);
+  };
+  SmallVector<std::pair<Value, Value>> halfRows;
+  for (int64_t i = 0; i < halves; ++i)
+    halfRows.push_back(blockHalf(b, loc, c.row, c.rows, i, m));
+  forEachGroupHead(b, loc, spec, kvHead, 0, [&](Value head) {
+    c.head = head;
+    auto qdoSlot = GetOp::create(b, loc, qdo);
+    ValueRange t = qdoSlot.getBuffers();
+    AcquireOp out;
+    for (int64_t i = 0; i < halves; ++i) {
+      auto [row, rows] = halfRows[i];
+      Value s = MmaOp::create(b, loc, wide32, pin(t[i]), pin(kSlot), false,
+                              /*transpose_b=*/true);
+      auto softmax = SoftmaxOp::create(b, loc, wide32, rowsType, Type(), s,
+                                       c.rows, /*valid_rows=*/rows, c.scale,
+                                       /*normalize=*/true, spec.causal,
+                                       /*block=*/IntegerAttr());
+      setCausalRowOffset(b, softmax, spec, i);
+      Value p = softmax.getProbs();
+      // Taken as late as possible: the accumulate warpgroups give the slot
+      // back after the previous head's dK.
+      if (i == 0)
+        out = AcquireOp::create(b, loc, pds);
+      WriteOp::create(b, loc, p, pin(out.getBuffers()[2 * i]));
+      Value dp = MmaOp::create(b, loc, wide32, pin(t[halves + i]), pin(vSlot),
+                               false, /*transpose_b=*/true);
+      if (i + 1 == halves)
+        ReleaseOp::create(b, loc, qdoSlot.getSlot());
+      Value dlseRow =
+          spec.dlse ? rowsReadAt(b, loc, c.row, row, rows) : Value();
+      Value ds = scoreGradient(b, loc, spec, c, rowsType, wide16, p, dp,
+                               dlseRow, rows);
+      WriteOp::create(b, loc, ds, pin(out.getBuffers()[2 * i + 1]));
+      if (i + 1 == halves)
+        CommitOp::create(b, loc, out.getSlot(), c.row, c.rows, head);
+      Value dq = MmaOp::create(b, loc, outType, ds, pin(kSlot), false, false);
+      StoreOp::create(b, loc, dq, spec.stores[2], row, head, rows, Value(),
+                      c.oStaging ? pin(c.oStaging) : Value(),
+                      c.bulkStore ? b.getUnitAttr() : nullptr);
+    }
+  });
+  ReleaseOp::create(b, loc, c.slot);
+}
+
+/// Accumulate warpgroup `half` of the sm_90a grouped-query backward at block
+/// size 128 (buildHopperGroupedLargeBlock): it takes the item's "kv" slot for
+/// its record only (given back at once), then per query head the head's "qdo"
+/// and "pds" slots, and sums key half `half`'s
+///   dV += sum_i P_i[:, 64 half:]^T dO_i, dK += sum_i dS_i[:, 64 half:]^T q_i
+/// over the group in its registers (D / 2 + D / 2 a thread; the first head
+/// starts them), giving both slots back after dK; after the group it stores
+/// them once, to the k/v head, from its registers.
+void buildGroupedLargeBlockAccumulateConsumer(
+    OpBuilder &b, Location loc, const KernelSpec &spec, const KernelPlan &plan,
+    const KernelValues &values, Value kv, Value qdo, Value pds, int64_t half) {
+  MLIRContext *ctx = b.getContext();
+  OpBuilder::InsertionGuard g(b);
+  int64_t halves = spec.numQueryTiles();
+  KernelPlan accumulatePlan = plan;
+  accumulatePlan.registers.compute = plan.accumulateRegisters;
+  accumulatePlan.stageOutput = false;
+  accumulatePlan.bulkStore = false;
+  std::string name =
+      half == 0 ? "accumulate" : "accumulate" + std::to_string(half);
+  ConsumerContext c =
+      beginConsumer(b, loc, spec, values, accumulatePlan,
+                    /*needsPScratch=*/false,
+                    /*needsDsScratch=*/false, spec.headDim, name);
+  Value kvHead;
+  std::tie(kvHead, std::ignore, std::ignore) =
+      consumeGroupedItem(b, loc, spec, kv, c);
+  ReleaseOp::create(b, loc, c.slot);
+  int64_t m = spec.queryTileRows();
+  auto outType = AccType::get(ctx, {m, spec.headDim}, b.getF32Type());
+  auto pin = [&](Value buffer) -> Value {
+    return PinOp::create(b, loc, buffer.getType(), buffer);
+  };
+  auto queryHead = [&](Value head, Value dvIn, Value dkIn) {
+    auto qdoSlot = GetOp::create(b, loc, qdo);
+    ValueRange t = qdoSlot.getBuffers();
+    auto in = GetOp::create(b, loc, pds);
+    ValueRange pdsBuffers = in.getBuffers();
+    auto keyHalfGradient = [&](int64_t which, int64_t operandBase, Value acc) {
+      for (int64_t i = 0; i < halves; ++i) {
+        Value chunk = ColumnChunkOp::create(b, loc, queryBuffer(spec, m),
+                                            pin(pdsBuffers[2 * i + which]),
+                                            b.getI64IntegerAttr(half));
+        acc = MmaOp::create(b, loc, outType, chunk, pin(t[operandBase + i]),
+                            /*transpose_a=*/true, /*transpose_b=*/false, acc);
+      }
+      return acc;
+    };
+    Value dv = keyHalfGradient(/*P*/ 0, /*dO*/ halves, dvIn);
+    Value dk = keyHalfGradient(/*dS*/ 1, /*q*/ 0, dkIn);
+    ReleaseOp::create(b, loc, in.getSlot());
+    ReleaseOp::create(b, loc, qdoSlot.getSlot());
+    return std::make_pair(dv, dk);
+  };
+  auto [dvAcc, dkAcc] = accumulateOverGroup(b, loc, spec, kvHead, queryHead);
+  auto [row, rows] = blockHalf(b, loc, c.row, c.rows, half, m);
+  for (auto [acc, dest] :
+       {std::pair{dvAcc, spec.stores[0]}, {dkAcc, spec.stores[1]}})
+    StoreOp::create(b, loc, acc, dest, row, kvHead, rows, Value(), Value(),
+                    nullptr);
+}
+
+/// The sm_90a grouped-query backward at block size 128 (docs/pipeline.md,
+/// "Grouped-query attention"): the work item is a block and a k/v head, as
+/// at block size 64 (buildHopperGroupedBackward), with the block-128
+/// backward's halves: the producer loads K and V (128 rows) once into "kv"
+/// and each query head's Q and dO in 64-row halves into "qdo"; a scores
+/// warpgroup makes each head's P, dS (both query halves, into one slot of
+/// the ring "pds") and dQ (buildGroupedLargeBlockScoresConsumer), and two
+/// accumulate warpgroups, one per key half, sum dV and dK over the group in
+/// their registers (buildGroupedLargeBlockAccumulateConsumer): the group's
+/// accumulators (D x 128 keys, twice) are split between two warpgroups that
+/// hold nothing else, so that the scores warpgroup keeps the plain block-128
+/// backward's peak (P 64 + dP 64). Two consumers of one query and key half
+/// each (as `large-block-consumers=2`), each holding its key half's dK and
+/// dV next to P and dP, spilled 8 bytes at head dim 32 with dlse and 208 at
+/// 64 (ptxas, CUDA 13.0).
+void buildHopperGroupedLargeBlock(OpBuilder &b, Location loc,
+                                  const KernelSpec &spec,
+                                  const KernelPlan &plan) {
+  MLIRContext *ctx = b.getContext();
+  OpBuilder::InsertionGuard guard(b);
+  assert(plan.pipelinedRoles && "a scores and two accumulate warpgroups");
+  KernelValues values = groupedValues(
+      b, loc, spec, beginKernel(b, loc, Chip::sm_90a, spec, plan));
+  BufferType tile = tileBuffer(spec, spec.headDim);
+  BufferType half = queryBuffer(spec, spec.headDim);
+  Value kv = createChannel(
+      b, loc, ChannelType::get(ctx, {tile, tile}, MemorySpace::smem), "kv",
+      plan.numStages);
+  Value qdo = createChannel(
+      b, loc,
+      ChannelType::get(ctx, {half, half, half, half}, MemorySpace::smem), "qdo",
+      plan.groupStages);
+  // One "pds" slot holds both halves' P and dS: P_0, dS_0, P_1, dS_1.
+  BufferType square = queryBuffer(spec, spec.tileRows());
+  Value pds =
+      createChannel(b, loc,
+                    ChannelType::get(ctx, {square, square, square, square},
+                                     MemorySpace::smem),
+                    "pds", plan.pdsStages);
+  buildGroupedLoadPartition(b, loc, spec, values, kv, qdo, plan);
+  buildGroupedLargeBlockScoresConsumer(b, loc, spec, plan, values, kv, qdo,
+                                       pds);
+  for (int64_t i = 0; i < spec.numQueryTiles(); ++i)
+    buildGroupedLargeBlockAccumulateConsumer(b, loc, spec, plan, values, kv,
+                                             qdo, pds, i);
+}
+
 /// One of the two consumer partitions of the sm_90a backward at block size
 /// 128 above head dim 128 (KernelPlan::columnPasses,
 /// buildHopperLargeBlockColumnPasses): consumer `half` takes every slot of
@@ -1550,6 +1734,8 @@ void blockattn::buildSm90aKernel(OpBuilder &b, Location loc,
                                  const KernelSpec &spec,
                                  const KernelPlan &plan) {
   bool backward = spec.backward;
+  if (backward && spec.group > 1 && spec.numQueryTiles() > 1)
+    return buildHopperGroupedLargeBlock(b, loc, spec, plan);
   if (backward && spec.group > 1)
     return buildHopperGroupedBackward(b, loc, spec, plan);
   if (plan.lowSlotCols > 0)

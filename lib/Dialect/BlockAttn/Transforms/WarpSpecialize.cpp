@@ -34,6 +34,10 @@ using mlir::warpspec::Chip;
 
 namespace {
 
+/// The widest head dim of the sm_90a grouped-query backward at block size
+/// 128 (checkGroupedLargeBlock).
+constexpr int64_t kMaxGroupedLargeBlockHeadDim = 64;
+
 struct BlockAttnWarpSpecializePass
     : public blockattn::impl::BlockAttnWarpSpecializePassBase<
           BlockAttnWarpSpecializePass> {
@@ -53,20 +57,47 @@ struct BlockAttnWarpSpecializePass
         return signalPassFailure();
   }
 
+  /// The grouped-query backward sums dk and dv over the group inside one
+  /// CTA (docs/pipeline.md, "Grouped-query attention"). At block size 128
+  /// it is built without rotary embeddings up to head dim 64: the group's
+  /// dV and dK of 128 keys live across the group next to S and dP, on
+  /// sm_90a in two accumulate warpgroups' registers (D / 2 + D / 2 a thread
+  /// each: at head dims 96 and 128 they and the scores warpgroup's 176 no
+  /// longer fit the 512 a thread four warpgroups share), on sm_100a in
+  /// tensor memory (S 128 + dP 128 + dQ, dV, dK D columns each: 544 and
+  /// 640 of its 512 at 96 and 128).
+  LogicalResult checkGroupedLargeBlock(Operation *op, const KernelSpec &spec) {
+    if (!spec.backward || spec.group <= 1 || spec.numQueryTiles() == 1)
+      return success();
+    auto refuse = [&]() {
+      return op->emitOpError()
+             << "with group " << spec.group
+             << " (grouped-query attention) has no backward lowering at "
+                "block_size "
+             << spec.blockSize;
+    };
+    if (spec.hasRotary())
+      return refuse() << " with rotary embeddings yet: the grouped backward "
+                         "at block_size "
+                      << spec.blockSize << " is built without them";
+    if (spec.headDim > kMaxGroupedLargeBlockHeadDim)
+      return refuse()
+             << " and head_dim " << spec.headDim
+             << " yet: the group's dK and dV of 128 keys, held across the "
+                "group, fit next to S and dP ("
+             << (chip == Chip::sm_100a ? "tensor memory" : "registers")
+             << ") up to head_dim " << kMaxGroupedLargeBlockHeadDim;
+    return success();
+  }
+
   LogicalResult lowerKernel(func::FuncOp func, Operation *op) {
     FailureOr<KernelSpec> spec = describeKernel(func, op);
     if (failed(spec))
       return failure();
-    // The grouped-query backward sums dk and dv over the group inside one
-    // CTA (docs/pipeline.md, "Grouped-query attention"), a block's query
-    // rows in one 64-row tile: built for blocks of up to 64 tokens (with or
-    // without rotary embeddings).
-    if (spec->backward && spec->group > 1 && spec->numQueryTiles() > 1)
-      return op->emitOpError()
-             << "with group " << spec->group
-             << " (grouped-query attention) has no backward lowering at "
-                "block_size above 64 yet: the grouped backward is built for "
-                "blocks of up to 64 tokens";
+    // The grouped-query backward at block size 128: built up to head dim
+    // 64 without rotary embeddings (checkGroupedLargeBlock).
+    if (failed(checkGroupedLargeBlock(op, *spec)))
+      return failure();
     // Above head dim 128 it makes an item in passes over 64-column chunks
     // of the head dim (KernelPlan::groupPasses); with rotary embeddings a
     // pass would turn back dK's chunk apart from the columns it rotates

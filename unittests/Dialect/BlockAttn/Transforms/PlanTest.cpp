@@ -156,6 +156,49 @@ TEST(Sm90aPlan, GroupedBackwardPipelinedRoles) {
             "(the grouped-query backward of group 2), got head dim 32");
 }
 
+// The grouped backward at block size 128: on sm_90a a producer of 64, a
+// scores warpgroup of 176 and two accumulate warpgroups of 136 (a pool of
+// 512), one "pds" slot of both halves' P and dS; on sm_100a one softmax
+// warpgroup of 256 next to load 96 / MMA 152 (48 / 200 at G = 2). Options
+// that ask for other consumers are refused.
+TEST(GroupedPlan, BlockSize128) {
+  KernelShape b128 = shape(true, 64);
+  b128.group = 4;
+  b128.blockSize = 128;
+  KernelPlan p = plan(Chip::sm_90a, b128);
+  EXPECT_TRUE(p.pipelinedRoles);
+  EXPECT_EQ(p.pdsStages, 1);
+  EXPECT_EQ(p.registers.load, 64);
+  EXPECT_EQ(p.registers.compute, 176);
+  EXPECT_EQ(p.accumulateRegisters, 136);
+  EXPECT_EQ(p.ctasPerSm, 1);
+  EXPECT_EQ(p.numStages, 2);
+  EXPECT_EQ(p.groupStages, 2);
+  KernelPlan q = plan(Chip::sm_100a, b128);
+  EXPECT_EQ(q.softmaxReplicas, 1);
+  EXPECT_EQ(q.registers.load, 96);
+  EXPECT_EQ(q.registers.mma, 152);
+  EXPECT_EQ(q.registers.compute, 256);
+  KernelShape pair = b128;
+  pair.group = 2;
+  q = plan(Chip::sm_100a, pair);
+  EXPECT_EQ(q.registers.load, 48);
+  EXPECT_EQ(q.registers.mma, 200);
+  EXPECT_EQ(q.registers.compute, 256);
+  TuningOptions two;
+  two.numConsumers = 2;
+  EXPECT_EQ(failure(Chip::sm_90a, b128, two),
+            "the grouped-query backward at block_size 128 has a scores "
+            "warpgroup and an accumulate warpgroup per key half, got "
+            "num-consumers=2");
+  TuningOptions serial;
+  serial.groupRoles = GroupRoles::serial;
+  EXPECT_EQ(failure(Chip::sm_90a, b128, serial),
+            "group-roles=serial does not apply at block_size 128: the "
+            "grouped-query backward there has a scores warpgroup and an "
+            "accumulate warpgroup per key half (group-roles must be auto)");
+}
+
 // The grouped backward above head dim 128: D / 64 passes over 64-column
 // chunks, one consumer of 256 registers next to a producer of 96 on sm_90a
 // ("kv" one slot and "qdo" two at 256), the 64-column staging buffer on

@@ -1,0 +1,120 @@
+"""The grouped-query backward at block size 128 (issues 20 and 21) in block-attn-emulate against
+the float64 reference, on both chips.
+
+The work item is a block of 128 tokens and a k/v head: K and V (128 rows) come once, then Q and
+dO of each of the G query heads in 64-row halves. sm_90a: two consumer warpgroups, consumer i on
+query half i and key half i, each summing its key half's dK and dV over the group in registers
+and handing each head's P_i and dS_i to the other through the one-slot ring "pds<i>". sm_100a:
+two softmax replicas (replica r on half r) and the group's dV and dK summed in tensor memory by
+the MMA warp. The emulator checks the protocol (a buffer overwritten while a product still reads
+it is reported) and the numerics: on one SM (one CTA walks every item and reuses every slot) and
+on three, on empty and one-token sequences, partial blocks around the block and its half (63-65,
+127-129, 191-193) and a long sequence; every gradient element is written, the gradients miss
+the block-64 reference and the reference of another k/v head mapping.
+
+The default sample keeps `make check` fast; BLOCKATTN_EMULATE_FULL=1 runs the whole matrix
+(G = 2, 4 and MQA, head dims 32 and 64, bf16 and f16, plain, causal, dlse, both chips, 1 and 3
+SMs).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import os
+import pathlib
+import subprocess
+
+import numpy as np
+import pytest
+
+from blockattn import emulation as em
+from blockattn._kernels import find_compiler
+
+pytestmark = pytest.mark.skipif(
+    find_compiler() is None or em.find_emulator() is None,
+    reason="needs build/bin/block-attn-compile and block-attn-emulate (make build)",
+)
+
+LENGTHS = (0, 1, 63, 64, 65, 127, 128, 129, 191, 192, 193, 300, 2, 3)
+
+
+def case(head_dim, dtype, group, causal=False, lse=False):
+    return em.Case("backward", head_dim, dtype, group=group, causal=causal, lse=lse, block_size=128)
+
+
+# (chip, case, query heads, SMs): G = 2, 4 and MQA (Hkv = 1), head dims 32 and 64, bf16 and f16,
+# causal, dlse, one SM and three.
+SAMPLE = [
+    ("sm_90a", case(64, "bf16", 2), 4, 1),
+    ("sm_90a", case(32, "f16", 4, causal=True, lse=True), 4, 3),
+    ("sm_100a", case(64, "f16", 2, causal=True, lse=True), 2, 3),
+    ("sm_100a", case(32, "bf16", 4), 8, 1),
+]
+
+
+def full_matrix():
+    cases = []
+    for chip, d, dtype, (group, heads), (causal, lse), sms in itertools.product(
+            ("sm_90a", "sm_100a"), (32, 64), ("bf16", "f16"), ((2, 4), (4, 8), (4, 4)),
+            ((False, False), (True, False), (False, True), (True, True)), (1, 3)):
+        cases.append((chip, case(d, dtype, group, causal, lse), heads, sms))
+    return cases
+
+
+CASES = full_matrix() if os.environ.get("BLOCKATTN_EMULATE_FULL") == "1" else SAMPLE
+
+
+def case_id(x):
+    if isinstance(x, em.Case):
+        return x.name
+    return x if isinstance(x, str) else f"{x}"
+
+
+def compile_case(c: em.Case, chip: str, out: pathlib.Path) -> pathlib.Path:
+    subprocess.run([find_compiler(), *c.compiler_flags(chip), "-o", str(out), "--quiet"], check=True)
+    return out / f"k_{c.name}"
+
+
+@pytest.mark.parametrize("chip,c,heads,sms", CASES, ids=case_id)
+def test_grouped_large_block_backward_matches_reference(chip, c, heads, sms, tmp_path):
+    base = compile_case(c, chip, tmp_path / "k")
+    tensors = em.make_problem(c, lengths=LENGTHS, heads=heads, seed=sms + heads)
+    kv_heads = heads // c.group
+    assert tensors["dk"].shape[1] == kv_heads and tensors["dq"].shape[1] == heads
+    out = em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), tensors,
+                     {"softmax_scale": c.head_dim ** -0.5}, num_sms=sms, seed=sms)
+    assert em.check_close(c, out, em.reference_outputs(c, tensors)) == []
+    for name in c.outputs:
+        assert (out[name] != em.POISON).all(), name
+    # The block is 128 tokens: the block-64 reference is missed.
+    as64 = dataclasses.replace(c, block_size=64)
+    assert em.check_close(c, out, em.reference_outputs(as64, tensors)) != []
+    # Each mode changes the result.
+    if c.causal:
+        plain = dataclasses.replace(c, causal=False)
+        assert em.check_close(c, out, em.reference_outputs(plain, tensors)) != []
+    if c.lse:
+        no_dlse = dataclasses.replace(c, lse=False)
+        assert em.check_close(no_dlse, out, em.reference_outputs(no_dlse, tensors)) != []
+    if kv_heads > 1:
+        # Query head h on k/v head (h / G + 1) % Hkv instead of h / G: another result.
+        order = [(j + 1) % kv_heads for j in range(kv_heads)]
+        wrong = dict(tensors)
+        wrong["k"] = np.ascontiguousarray(tensors["k"][:, order])
+        wrong["v"] = np.ascontiguousarray(tensors["v"][:, order])
+        assert em.check_close(c, out, em.reference_outputs(c, wrong)) != []
+
+
+@pytest.mark.parametrize("chip", ["sm_90a", "sm_100a"])
+def test_grouped_large_block_refusals(chip, tmp_path):
+    """Head dims above 64 and rotary embeddings stay refused at block size 128, by name."""
+    for c, words in ((case(128, "bf16", 4), "and head_dim 128 yet"),
+                     (case(96, "bf16", 2), "and head_dim 96 yet"),
+                     (em.Case("backward", 64, "bf16", "half_split", group=2, block_size=128),
+                      "with rotary embeddings yet")):
+        run = subprocess.run([find_compiler(), *c.compiler_flags(chip), "-o", str(tmp_path / "k"),
+                              "--quiet"], capture_output=True, text=True)
+        assert run.returncode != 0, c.name
+        assert f"with group {c.group} (grouped-query attention) has no backward lowering at " \
+               f"block_size 128 {words}" in run.stderr, run.stderr
