@@ -240,6 +240,33 @@ void setReplicaCausalRowOffset(SoftmaxOp softmax, const KernelSpec &spec,
   softmax.getDynamicRowOffsetMutable().assign(offset);
 }
 
+/// An entry of a tensor-memory ring read into registers as `type`, its slot
+/// given back at once (the value is in registers).
+Value takeTmem(OpBuilder &b, Location loc, Value channel, Type type) {
+  auto get = GetOp::create(b, loc, channel);
+  Value value = TmemLoadOp::create(b, loc, type, get.getBuffers()[0]);
+  ReleaseOp::create(b, loc, get.getSlot(), /*after_mma=*/false);
+  return value;
+}
+
+/// The end of every backward softmax step: dS from the softmax's P and dP
+/// (with dlse where the kernel takes it, else null), then P and dS written
+/// to a slot of the `pds` ring for the MMA warp, committed with the record
+/// (row, rows, head).
+void commitProbsAndGrads(OpBuilder &b, Location loc, const KernelSpec &spec,
+                         Value scale, SoftmaxOp sm, Value dp, Value dlse,
+                         Value pdsCh, Value row, Value rows, Value head) {
+  Value probs = sm.getProbs();
+  auto gradType =
+      AccType::get(b.getContext(), cast<AccType>(probs.getType()).getShape(),
+                   spec.elementType);
+  Value ds = SoftmaxGradOp::create(b, loc, gradType, probs, dp, scale, dlse);
+  auto pds = AcquireOp::create(b, loc, pdsCh);
+  WriteOp::create(b, loc, probs, pds.getBuffers()[0]);
+  WriteOp::create(b, loc, ds, pds.getBuffers()[1]);
+  CommitOp::create(b, loc, pds.getSlot(), row, rows, head);
+}
+
 /// The backward's softmax step of one tile (and query head): P from S, dS
 /// from P and dP (with dlse when the kernel takes it), both written to a slot
 /// of the `pds` ring for the MMA warpgroup, committed with the tile's record.
@@ -250,7 +277,6 @@ void writeProbsAndGrads(OpBuilder &b, Location loc, const KernelSpec &spec,
   int64_t bs = spec.tileRows();
   Type f32 = b.getF32Type();
   auto squareF32 = AccType::get(ctx, {bs, bs}, f32);
-  auto squareOut = AccType::get(ctx, {bs, bs}, spec.elementType);
   auto rowsType = RowsType::get(ctx, bs, f32);
   auto sm = SoftmaxOp::create(b, loc, squareF32, rowsType, Type(), s, rows,
                               rows, scale, true, spec.causal,
@@ -259,12 +285,8 @@ void writeProbsAndGrads(OpBuilder &b, Location loc, const KernelSpec &spec,
   Value dlse;
   if (spec.dlse)
     dlse = LoadRowsOp::create(b, loc, rowsType, spec.dlse, row, head, rows);
-  Value ds =
-      SoftmaxGradOp::create(b, loc, squareOut, sm.getProbs(), dp, scale, dlse);
-  auto pds = AcquireOp::create(b, loc, pdsCh);
-  WriteOp::create(b, loc, sm.getProbs(), pds.getBuffers()[0]);
-  WriteOp::create(b, loc, ds, pds.getBuffers()[1]);
-  CommitOp::create(b, loc, pds.getSlot(), row, rows, head);
+  commitProbsAndGrads(b, loc, spec, scale, sm, dp, dlse, pdsCh, row, rows,
+                      head);
 }
 
 /// Blackwell forward (docs/blackwell.md, "Warp roles"). Four warpgroups:
@@ -551,9 +573,7 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
     Value ends = blockEnds(b, loc, spec, loop.slot);
     Value s = TmemLoadOp::create(b, loc, squareF32, loop.sBuffer);
     ReleaseOp::create(b, loc, loop.slot, false);
-    auto dpGet = GetOp::create(b, loc, dpCh);
-    Value dp = TmemLoadOp::create(b, loc, squareF32, dpGet.getBuffers()[0]);
-    ReleaseOp::create(b, loc, dpGet.getSlot(), false);
+    Value dp = takeTmem(b, loc, dpCh, squareF32);
     writeProbsAndGrads(b, loc, spec, values.scale, s, dp, row, rows, head,
                        pdsCh, ends);
     // Gradients with respect to rotated tensors are turned back in f32
@@ -565,9 +585,7 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
     // 256, not tried).
     TileRows at{row, rows, position};
     auto drain = [&](Value channel, Value dest, bool rotatedInput) {
-      auto get = GetOp::create(b, loc, channel);
-      Value grad = TmemLoadOp::create(b, loc, outType, get.getBuffers()[0]);
-      ReleaseOp::create(b, loc, get.getSlot(), false);
+      Value grad = takeTmem(b, loc, channel, outType);
       if (rotatedInput)
         grad = unrotateGradient(b, loc, spec, grad, at, Value());
       StoreOp::create(b, loc, grad, dest, row, head, rows, Value(), staging,
@@ -610,10 +628,7 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
         for (auto [channel, dest] : {std::pair{dvCh, spec.stores[0]},
                                      {dkCh, spec.stores[1]},
                                      {dqCh, spec.stores[2]}}) {
-          auto get = GetOp::create(b, loc, channel);
-          Value grad =
-              TmemLoadOp::create(b, loc, chunkType, get.getBuffers()[0]);
-          ReleaseOp::create(b, loc, get.getSlot(), false);
+          Value grad = takeTmem(b, loc, channel, chunkType);
           auto store = StoreOp::create(
               b, loc, grad, dest, row, head, rows, Value(), staging,
               plan.bulkStore ? b.getUnitAttr() : nullptr);
@@ -803,9 +818,7 @@ void buildBlackwellGroupedBackward(OpBuilder &b, Location loc,
     // before their single rounding, with table reads after each load from
     // tensor memory (as the plain backward's drain).
     auto drain = [&](Value channel, Value dest, Value head, bool rotatedInput) {
-      auto get = GetOp::create(b, loc, channel);
-      Value grad = TmemLoadOp::create(b, loc, outType, get.getBuffers()[0]);
-      ReleaseOp::create(b, loc, get.getSlot(), false);
+      Value grad = takeTmem(b, loc, channel, outType);
       if (rotatedInput)
         grad = unrotateGradient(b, loc, spec, grad, at, Value());
       StoreOp::create(b, loc, grad, dest, row, head, rows, Value(), staging,
@@ -813,12 +826,8 @@ void buildBlackwellGroupedBackward(OpBuilder &b, Location loc,
     };
     // S and dP of a query head from tensor memory; P and dS to the MMA warp.
     auto scoresOf = [&](Value head) {
-      auto sGet = GetOp::create(b, loc, sCh);
-      Value s = TmemLoadOp::create(b, loc, squareF32, sGet.getBuffers()[0]);
-      ReleaseOp::create(b, loc, sGet.getSlot(), false);
-      auto dpGet = GetOp::create(b, loc, dpCh);
-      Value dp = TmemLoadOp::create(b, loc, squareF32, dpGet.getBuffers()[0]);
-      ReleaseOp::create(b, loc, dpGet.getSlot(), false);
+      Value s = takeTmem(b, loc, sCh, squareF32);
+      Value dp = takeTmem(b, loc, dpCh, squareF32);
       writeProbsAndGrads(b, loc, spec, values.scale, s, dp, row, rows, head,
                          pdsCh);
     };
@@ -1014,21 +1023,15 @@ void buildBlackwellGroupedPasses(OpBuilder &b, Location loc,
     for (int64_t pass = 0; pass < plan.groupPasses; ++pass) {
       int64_t col = pass * cols;
       auto drain = [&](Value channel, Value dest, Value head) {
-        auto get = GetOp::create(b, loc, channel);
-        Value grad = TmemLoadOp::create(b, loc, chunkType, get.getBuffers()[0]);
-        ReleaseOp::create(b, loc, get.getSlot(), false);
+        Value grad = takeTmem(b, loc, channel, chunkType);
         auto store = StoreOp::create(
             b, loc, grad, dest, row, head, rows, Value(), staging,
             plan.bulkStore ? b.getUnitAttr() : nullptr);
         store.setColOffsetAttr(b.getI64IntegerAttr(col));
       };
       forEachGroupHead(b, loc, spec, kvHead, 0, [&](Value head) {
-        auto sGet = GetOp::create(b, loc, sCh);
-        Value s = TmemLoadOp::create(b, loc, squareF32, sGet.getBuffers()[0]);
-        ReleaseOp::create(b, loc, sGet.getSlot(), false);
-        auto dpGet = GetOp::create(b, loc, dpCh);
-        Value dp = TmemLoadOp::create(b, loc, squareF32, dpGet.getBuffers()[0]);
-        ReleaseOp::create(b, loc, dpGet.getSlot(), false);
+        Value s = takeTmem(b, loc, sCh, squareF32);
+        Value dp = takeTmem(b, loc, dpCh, squareF32);
         writeProbsAndGrads(b, loc, spec, values.scale, s, dp, row, rows, head,
                            pdsCh);
         drain(dqCh, spec.stores[2], head);
@@ -1128,6 +1131,53 @@ void issueLargeBlockBackwardProducts(OpBuilder &b, Location loc,
     ReleaseOp::create(b, loc, slot, /*after_mma=*/true);
 }
 
+/// The softmax step of query half r of a 128-token block on sm_100a
+/// (softmax replica r): S_r and dP_r
+/// from tensor memory, P_r (normalized over the block's valid keys, rows
+/// past the half's valid rows zeroed) and dS_r into a slot of `pdsCh`,
+/// committed with the block's record. Returns the half's rows
+/// (buildBlackwellLargeBlockBackward, buildBlackwellLargeBlockColumnPasses).
+ReplicaHalf writeHalfProbsAndGrads(OpBuilder &b, Location loc,
+                                   const KernelSpec &spec,
+                                   const KernelValues &values,
+                                   const SoftmaxLoop &loop, Value dpCh,
+                                   Value pdsCh) {
+  MLIRContext *ctx = b.getContext();
+  int64_t m = spec.queryTileRows(), n = spec.tileRows();
+  Type f32 = b.getF32Type();
+  Value blockRows = loop.rows, head = loop.head;
+  ReplicaHalf half = replicaHalf(b, loc, loop.row, blockRows, m);
+  auto wideF32 = AccType::get(ctx, {m, n}, f32);
+  Value s = TmemLoadOp::create(b, loc, wideF32, loop.sBuffer);
+  ReleaseOp::create(b, loc, loop.slot, false);
+  Value dp = takeTmem(b, loc, dpCh, wideF32);
+  // Every valid key of the block is a column (exact softmax, no LSE);
+  // query rows past the half's valid rows are zeroed, so they add nothing
+  // to dV and dK. Causal: the half's rows are the block's tokens from
+  // 64 r (setReplicaCausalRowOffset).
+  auto rowsType = RowsType::get(ctx, m, f32);
+  auto sm = SoftmaxOp::create(b, loc, wideF32, rowsType, Type(), s, blockRows,
+                              half.rows, values.scale,
+                              /*normalize=*/true, spec.causal,
+                              /*block=*/IntegerAttr());
+  setReplicaCausalRowOffset(sm, spec, half.offset);
+  // dlse of the half's rows. load_rows reads its first row even where it
+  // zeroes every row, and an empty second half's row + 64 may lie past
+  // the tokens: such a half reads at the block's row,
+  // row + min(rows_r, 1) * 64 r (sm_90a's rowsReadAt).
+  Value dlse;
+  if (spec.dlse) {
+    Value any = arith::MinSIOp::create(
+        b, loc, half.rows, arith::ConstantIntOp::create(b, loc, 1, 32));
+    Value at = arith::AddIOp::create(
+        b, loc, loop.row, arith::MulIOp::create(b, loc, any, half.offset));
+    dlse = LoadRowsOp::create(b, loc, rowsType, spec.dlse, at, head, half.rows);
+  }
+  commitProbsAndGrads(b, loc, spec, values.scale, sm, dp, dlse, pdsCh, loop.row,
+                      blockRows, head);
+  return half;
+}
+
 /// Blackwell backward of a 128-token block (docs/block-sizes.md, "The
 /// backward at 128 on sm_100a"): the work item is the whole block, its slot
 /// holds q and dO in 64-row halves and k, v whole (loadedTiles).
@@ -1190,53 +1240,17 @@ void buildBlackwellLargeBlockBackward(OpBuilder &b, Location loc,
     SoftmaxLoop loop = beginSoftmaxLoop(
         b, loc, plan, sCh, BufferType::get(ctx, {m, n}, f32, MemorySpace::tmem),
         queryBuffer(spec, d));
-    Value blockRows = loop.rows, head = loop.head;
-    auto [row, rows, halfOffset] = replicaHalf(b, loc, loop.row, blockRows, m);
-    auto wideF32 = AccType::get(ctx, {m, n}, f32);
-    Value s = TmemLoadOp::create(b, loc, wideF32, loop.sBuffer);
-    ReleaseOp::create(b, loc, loop.slot, false);
-    auto dpGet = GetOp::create(b, loc, dpCh);
-    Value dp = TmemLoadOp::create(b, loc, wideF32, dpGet.getBuffers()[0]);
-    ReleaseOp::create(b, loc, dpGet.getSlot(), false);
-    // Every valid key of the block is a column (exact softmax, no LSE);
-    // query rows past the half's valid rows are zeroed, so they add nothing
-    // to dV and dK. Causal: the half's rows are the block's tokens from
-    // 64 r (setReplicaCausalRowOffset).
-    auto rowsType = RowsType::get(ctx, m, f32);
-    auto sm = SoftmaxOp::create(b, loc, wideF32, rowsType, Type(), s, blockRows,
-                                rows, values.scale,
-                                /*normalize=*/true, spec.causal,
-                                /*block=*/IntegerAttr());
-    setReplicaCausalRowOffset(sm, spec, halfOffset);
-    // dlse of the half's rows. load_rows reads its first row even where it
-    // zeroes every row, and an empty second half's row + 64 may lie past
-    // the tokens: such a half reads at the block's row,
-    // row + min(rows_r, 1) * 64 r (sm_90a's rowsReadAt).
-    Value dlse;
-    if (spec.dlse) {
-      Value any = arith::MinSIOp::create(
-          b, loc, rows, arith::ConstantIntOp::create(b, loc, 1, 32));
-      Value at = arith::AddIOp::create(
-          b, loc, loop.row, arith::MulIOp::create(b, loc, any, halfOffset));
-      dlse = LoadRowsOp::create(b, loc, rowsType, spec.dlse, at, head, rows);
-    }
-    Value dsVal = SoftmaxGradOp::create(
-        b, loc, AccType::get(ctx, {m, n}, spec.elementType), sm.getProbs(), dp,
-        values.scale, dlse);
-    auto pds = AcquireOp::create(b, loc, pdsCh);
-    WriteOp::create(b, loc, sm.getProbs(), pds.getBuffers()[0]);
-    WriteOp::create(b, loc, dsVal, pds.getBuffers()[1]);
-    CommitOp::create(b, loc, pds.getSlot(), loop.row, blockRows, head);
+    ReplicaHalf half =
+        writeHalfProbsAndGrads(b, loc, spec, values, loop, dpCh, pdsCh);
     // dQ of query half r, then dV and dK of key half r: the same rows.
     auto outType = AccType::get(ctx, {m, d}, f32);
     for (auto [channel, dest] : {std::pair{dqCh, spec.stores[2]},
                                  {dkvCh, spec.stores[0]},
                                  {dkvCh, spec.stores[1]}}) {
-      auto get = GetOp::create(b, loc, channel);
-      Value grad = TmemLoadOp::create(b, loc, outType, get.getBuffers()[0]);
-      ReleaseOp::create(b, loc, get.getSlot(), false);
-      StoreOp::create(b, loc, grad, dest, row, head, rows, Value(),
-                      loop.staging, plan.bulkStore ? b.getUnitAttr() : nullptr);
+      Value grad = takeTmem(b, loc, channel, outType);
+      StoreOp::create(b, loc, grad, dest, half.row, loop.head, half.rows,
+                      Value(), loop.staging,
+                      plan.bulkStore ? b.getUnitAttr() : nullptr);
     }
   }
 }
@@ -1414,9 +1428,7 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
     auto outType = AccType::get(ctx, {m, d}, f32);
     auto rowsType = RowsType::get(ctx, m, f32);
     auto drain = [&](Value channel, Value dest, Value head, int64_t i) {
-      auto get = GetOp::create(b, loc, channel);
-      Value grad = TmemLoadOp::create(b, loc, outType, get.getBuffers()[0]);
-      ReleaseOp::create(b, loc, get.getSlot(), false);
+      Value grad = takeTmem(b, loc, channel, outType);
       StoreOp::create(b, loc, grad, dest, halfRow[i], head, halfRows[i],
                       Value(), staging,
                       plan.bulkStore ? b.getUnitAttr() : nullptr);
@@ -1437,12 +1449,8 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
         if (spec.dlse)
           dlse = LoadRowsOp::create(b, loc, rowsType, spec.dlse, readRow[i],
                                     head, halfRows[i]);
-        auto sGet = GetOp::create(b, loc, sCh);
-        Value s = TmemLoadOp::create(b, loc, wideF32, sGet.getBuffers()[0]);
-        ReleaseOp::create(b, loc, sGet.getSlot(), false);
-        auto dpGet = GetOp::create(b, loc, dpCh);
-        Value dp = TmemLoadOp::create(b, loc, wideF32, dpGet.getBuffers()[0]);
-        ReleaseOp::create(b, loc, dpGet.getSlot(), false);
+        Value s = takeTmem(b, loc, sCh, wideF32);
+        Value dp = takeTmem(b, loc, dpCh, wideF32);
         // Every valid key of the block is a column, the half's rows past
         // its valid rows zeroed; causal: the half's rows are the block's
         // tokens from 64 i.
@@ -1452,13 +1460,8 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
                                     /*block=*/IntegerAttr());
         if (spec.causal && i > 0)
           sm.setRowOffsetAttr(b.getI64IntegerAttr(i * m));
-        Value dsVal = SoftmaxGradOp::create(
-            b, loc, AccType::get(ctx, {m, n}, spec.elementType), sm.getProbs(),
-            dp, values.scale, dlse);
-        auto pds = AcquireOp::create(b, loc, pdsCh);
-        WriteOp::create(b, loc, sm.getProbs(), pds.getBuffers()[0]);
-        WriteOp::create(b, loc, dsVal, pds.getBuffers()[1]);
-        CommitOp::create(b, loc, pds.getSlot(), blockRow, blockRows, head);
+        commitProbsAndGrads(b, loc, spec, values.scale, sm, dp, dlse, pdsCh,
+                            blockRow, blockRows, head);
       }
       for (int64_t i = 0; i < halves; ++i)
         drain(dqCh, spec.stores[2], head, i);
@@ -1580,15 +1583,9 @@ void buildBlackwellLargeBlockRotaryBackward(OpBuilder &b, Location loc,
     }
     auto wideF32 = AccType::get(ctx, {m, n}, f32);
     auto rowsType = RowsType::get(ctx, m, f32);
-    auto load = [&](Value channel, AccType type) {
-      auto get = GetOp::create(b, loc, channel);
-      Value value = TmemLoadOp::create(b, loc, type, get.getBuffers()[0]);
-      ReleaseOp::create(b, loc, get.getSlot(), /*after_mma=*/false);
-      return value;
-    };
     for (int64_t h = 0; h < halves; ++h) {
-      Value s = load(sCh, wideF32);
-      Value dp = load(dpCh, wideF32);
+      Value s = takeTmem(b, loc, sCh, wideF32);
+      Value dp = takeTmem(b, loc, dpCh, wideF32);
       // Every valid key of the block is a column; query rows past the
       // half's valid rows are zeroed, so they add nothing to dV and dK.
       auto sm = SoftmaxOp::create(b, loc, wideF32, rowsType, Type(), s,
@@ -1603,18 +1600,13 @@ void buildBlackwellLargeBlockRotaryBackward(OpBuilder &b, Location loc,
             b, loc, rowsType, spec.dlse,
             rowsReadAt(b, loc, row, half[h].row, half[h].rows), head,
             half[h].rows);
-      Value ds = SoftmaxGradOp::create(
-          b, loc, AccType::get(ctx, {m, n}, spec.elementType), sm.getProbs(),
-          dp, values.scale, dlse);
-      auto pds = AcquireOp::create(b, loc, pdsCh);
-      WriteOp::create(b, loc, sm.getProbs(), pds.getBuffers()[0]);
-      WriteOp::create(b, loc, ds, pds.getBuffers()[1]);
-      CommitOp::create(b, loc, pds.getSlot(), row, blockRows, head);
+      commitProbsAndGrads(b, loc, spec, values.scale, sm, dp, dlse, pdsCh, row,
+                          blockRows, head);
     }
     auto outType = AccType::get(ctx, {m, d}, f32);
     auto drain = [&](Value channel, Value dest, bool rotatedInput,
                      const TileRows &at) {
-      Value grad = load(channel, outType);
+      Value grad = takeTmem(b, loc, channel, outType);
       if (rotatedInput)
         grad = unrotateGradient(b, loc, spec, grad, at, Value());
       StoreOp::create(b, loc, grad, dest, at.row, head, at.rows, Value(),
@@ -1627,55 +1619,6 @@ void buildBlackwellLargeBlockRotaryBackward(OpBuilder &b, Location loc,
     for (int64_t j = 0; j < halves; ++j)
       drain(dkvCh, spec.stores[1], /*rotatedInput=*/true, half[j]);
   }
-}
-
-/// The softmax step of query half r of a 128-token block on sm_100a
-/// (softmax replica r; buildBlackwellLargeBlockColumnPasses): S_r and dP_r
-/// from tensor memory, P_r (normalized over the block's valid keys, rows
-/// past the half's valid rows zeroed) and dS_r into a slot of `pdsCh`,
-/// committed with the block's record. Returns the half's rows. The same
-/// step as buildBlackwellLargeBlockBackward's (kept apart while that
-/// kernel's rotary variant is being built).
-ReplicaHalf writeHalfProbsAndGrads(OpBuilder &b, Location loc,
-                                   const KernelSpec &spec,
-                                   const KernelValues &values,
-                                   const SoftmaxLoop &loop, Value dpCh,
-                                   Value pdsCh) {
-  MLIRContext *ctx = b.getContext();
-  int64_t m = spec.queryTileRows(), n = spec.tileRows();
-  Type f32 = b.getF32Type();
-  Value blockRows = loop.rows, head = loop.head;
-  ReplicaHalf half = replicaHalf(b, loc, loop.row, blockRows, m);
-  auto wideF32 = AccType::get(ctx, {m, n}, f32);
-  Value s = TmemLoadOp::create(b, loc, wideF32, loop.sBuffer);
-  ReleaseOp::create(b, loc, loop.slot, false);
-  auto dpGet = GetOp::create(b, loc, dpCh);
-  Value dp = TmemLoadOp::create(b, loc, wideF32, dpGet.getBuffers()[0]);
-  ReleaseOp::create(b, loc, dpGet.getSlot(), false);
-  auto rowsType = RowsType::get(ctx, m, f32);
-  auto sm = SoftmaxOp::create(b, loc, wideF32, rowsType, Type(), s, blockRows,
-                              half.rows, values.scale,
-                              /*normalize=*/true, spec.causal,
-                              /*block=*/IntegerAttr());
-  setReplicaCausalRowOffset(sm, spec, half.offset);
-  // dlse at row + min(rows_r, 1) * 64 r (an empty second half reads at the
-  // block's row: buildBlackwellLargeBlockBackward).
-  Value dlse;
-  if (spec.dlse) {
-    Value any = arith::MinSIOp::create(
-        b, loc, half.rows, arith::ConstantIntOp::create(b, loc, 1, 32));
-    Value at = arith::AddIOp::create(
-        b, loc, loop.row, arith::MulIOp::create(b, loc, any, half.offset));
-    dlse = LoadRowsOp::create(b, loc, rowsType, spec.dlse, at, head, half.rows);
-  }
-  Value ds =
-      SoftmaxGradOp::create(b, loc, AccType::get(ctx, {m, n}, spec.elementType),
-                            sm.getProbs(), dp, values.scale, dlse);
-  auto pds = AcquireOp::create(b, loc, pdsCh);
-  WriteOp::create(b, loc, sm.getProbs(), pds.getBuffers()[0]);
-  WriteOp::create(b, loc, ds, pds.getBuffers()[1]);
-  CommitOp::create(b, loc, pds.getSlot(), loop.row, blockRows, head);
-  return half;
 }
 
 /// Blackwell backward of a 128-token block above head dim 128
@@ -1864,9 +1807,7 @@ void buildBlackwellLargeBlockColumnPasses(OpBuilder &b, Location loc,
       for (auto [channel, dest] : {std::pair{dqCh, spec.stores[2]},
                                    {dvCh, spec.stores[0]},
                                    {dkCh, spec.stores[1]}}) {
-        auto get = GetOp::create(b, loc, channel);
-        Value grad = TmemLoadOp::create(b, loc, chunkType, get.getBuffers()[0]);
-        ReleaseOp::create(b, loc, get.getSlot(), false);
+        Value grad = takeTmem(b, loc, channel, chunkType);
         auto store = StoreOp::create(
             b, loc, grad, dest, half.row, loop.head, half.rows, Value(),
             loop.staging, plan.bulkStore ? b.getUnitAttr() : nullptr);
