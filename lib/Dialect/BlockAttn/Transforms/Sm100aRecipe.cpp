@@ -128,15 +128,18 @@ void endMmaLoop(OpBuilder &b, Location loc, const MmaLoop &loop, Value first) {
   CloseOp::create(b, loc, first);
 }
 
-/// The loop of the softmax replicas (which also store the outputs) over S,
-/// up to its body: their output staging buffer, the tile coordinates and the
-/// S slot. The builder is left in the body.
+/// The loop of the softmax replicas (which also store the outputs) over
+/// `ring` (S's, or a ring of records whose slots carry `buffers`, if any) up
+/// to its body: their output staging buffer of type `tile`, the record and
+/// the slot's buffers (sBuffer the first). The builder is left in the body.
 struct SoftmaxLoop {
   Value staging, slot, row, rows, head, sBuffer;
+  ValueRange buffers;
 };
 
 SoftmaxLoop beginSoftmaxLoop(OpBuilder &b, Location loc, const KernelPlan &plan,
-                             Value sCh, BufferType sBuf, BufferType tile) {
+                             Value ring, ArrayRef<Type> buffers,
+                             BufferType tile) {
   MLIRContext *ctx = b.getContext();
   auto partition = PartitionOp::create(
       b, loc, b.getStringAttr("softmax"), RoleAttr::get(ctx, Role::softmax),
@@ -145,16 +148,18 @@ SoftmaxLoop beginSoftmaxLoop(OpBuilder &b, Location loc, const KernelPlan &plan,
   b.setInsertionPointToStart(&createBody(partition, {}, loc));
   SoftmaxLoop loop;
   loop.staging = ScratchOp::create(b, loc, tile, nullptr, nullptr);
-  auto consume = ConsumeOp::create(b, loc, sCh);
+  auto consume = ConsumeOp::create(b, loc, ring);
   Type i32 = b.getI32Type();
-  Block &body =
-      createBody(consume, {SlotType::get(ctx), i32, i32, i32, sBuf}, loc);
-  b.setInsertionPointToStart(&body);
+  SmallVector<Type> args = {SlotType::get(ctx), i32, i32, i32};
+  llvm::append_range(args, buffers);
+  b.setInsertionPointToStart(&createBody(consume, args, loc));
   loop.slot = consume.getSlot();
   loop.row = consume.getRow();
   loop.rows = consume.getRows();
   loop.head = consume.getHead();
-  loop.sBuffer = consume.getBufferArgs()[0];
+  loop.buffers = consume.getBufferArgs();
+  if (!buffers.empty())
+    loop.sBuffer = loop.buffers[0];
   return loop;
 }
 
@@ -704,7 +709,7 @@ void buildBlackwellGroupedBackward(OpBuilder &b, Location loc,
       b, loc, spec, beginKernel(b, loc, Chip::sm_100a, spec, plan));
 
   int64_t bs = spec.tileRows(), d = spec.headDim;
-  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+  Type f32 = b.getF32Type();
   BufferType tile = tileBuffer(spec, d);
   BufferType square = tileBuffer(spec, bs);
   auto tmemChannel = [&](StringRef name, int64_t cols) {
@@ -789,29 +794,22 @@ void buildBlackwellGroupedBackward(OpBuilder &b, Location loc,
   // Softmax gradient + epilogue warpgroup, one item at a time.
   {
     OpBuilder::InsertionGuard g(b);
-    auto partition = PartitionOp::create(
-        b, loc, b.getStringAttr("softmax"), RoleAttr::get(ctx, Role::softmax),
-        b.getI64IntegerAttr(4), b.getI64IntegerAttr(plan.registers.compute),
-        b.getI64IntegerAttr(plan.softmaxReplicas));
-    b.setInsertionPointToStart(&createBody(partition, {}, loc));
-    Value staging = ScratchOp::create(b, loc, tile, nullptr, nullptr);
-    auto consume = ConsumeOp::create(b, loc, rotary ? kv : items);
-    SmallVector<Type> argTypes = {SlotType::get(ctx), i32, i32, i32};
+    SmallVector<Type> keyTiles;
     if (rotary)
-      argTypes.append({tile, tile});
-    b.setInsertionPointToStart(&createBody(consume, argTypes, loc));
-    Value row = consume.getRow(), rows = consume.getRows(),
-          kvHead = consume.getHead();
+      keyTiles = {tile, tile};
+    SoftmaxLoop loop =
+        beginSoftmaxLoop(b, loc, plan, rotary ? kv : items, keyTiles, tile);
+    Value staging = loop.staging;
+    Value row = loop.row, rows = loop.rows, kvHead = loop.head;
     TileRows at{row, rows,
-                rotary ? tilePosition(b, loc, spec, consume.getSlot())
-                       : Value()};
+                rotary ? tilePosition(b, loc, spec, loop.slot) : Value()};
     if (rotary) {
-      SmallVector<Value> keys = {consume.getBufferArgs()[0]};
+      SmallVector<Value> keys = {loop.buffers[0]};
       if (spec.rotateV)
-        keys.push_back(consume.getBufferArgs()[1]);
+        keys.push_back(loop.buffers[1]);
       rotateAndSignal(b, loc, spec, keys, at, kvHead, rotated);
     }
-    ReleaseOp::create(b, loc, consume.getSlot(), /*after_mma=*/false);
+    ReleaseOp::create(b, loc, loop.slot, /*after_mma=*/false);
     auto squareF32 = AccType::get(ctx, {bs, bs}, f32);
     auto outType = AccType::get(ctx, {bs, d}, f32);
     // Gradients with respect to rotated tensors are turned back in f32
@@ -905,7 +903,7 @@ void buildBlackwellGroupedPasses(OpBuilder &b, Location loc,
 
   int64_t bs = spec.tileRows(), d = spec.headDim;
   int64_t cols = spec.outputChunkCols();
-  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+  Type f32 = b.getF32Type();
   BufferType tile = tileBuffer(spec, d);
   BufferType square = tileBuffer(spec, bs);
   auto tmemChannel = [&](StringRef name, int64_t width) {
@@ -1005,19 +1003,11 @@ void buildBlackwellGroupedPasses(OpBuilder &b, Location loc,
   // Softmax gradient + epilogue warpgroup, one item at a time.
   {
     OpBuilder::InsertionGuard g(b);
-    auto partition = PartitionOp::create(
-        b, loc, b.getStringAttr("softmax"), RoleAttr::get(ctx, Role::softmax),
-        b.getI64IntegerAttr(4), b.getI64IntegerAttr(plan.registers.compute),
-        b.getI64IntegerAttr(plan.softmaxReplicas));
-    b.setInsertionPointToStart(&createBody(partition, {}, loc));
-    Value staging =
-        ScratchOp::create(b, loc, tileBuffer(spec, cols), nullptr, nullptr);
-    auto consume = ConsumeOp::create(b, loc, items);
-    SmallVector<Type> argTypes = {SlotType::get(ctx), i32, i32, i32};
-    b.setInsertionPointToStart(&createBody(consume, argTypes, loc));
-    Value row = consume.getRow(), rows = consume.getRows(),
-          kvHead = consume.getHead();
-    ReleaseOp::create(b, loc, consume.getSlot(), /*after_mma=*/false);
+    SoftmaxLoop loop =
+        beginSoftmaxLoop(b, loc, plan, items, {}, tileBuffer(spec, cols));
+    Value staging = loop.staging;
+    Value row = loop.row, rows = loop.rows, kvHead = loop.head;
+    ReleaseOp::create(b, loc, loop.slot, /*after_mma=*/false);
     auto squareF32 = AccType::get(ctx, {bs, bs}, f32);
     auto chunkType = AccType::get(ctx, {bs, cols}, f32);
     for (int64_t pass = 0; pass < plan.groupPasses; ++pass) {
@@ -1292,7 +1282,7 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
   int64_t m = spec.queryTileRows(), n = spec.tileRows(), d = spec.headDim;
   int64_t halves = spec.numQueryTiles();
   assert(plan.softmaxReplicas == 1 && "one softmax warpgroup, both halves");
-  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+  Type f32 = b.getF32Type();
   auto tmemChannel = [&](StringRef name, int64_t cols) {
     return createTmemRing(b, loc, name, m, cols);
   };
@@ -1389,18 +1379,10 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
   // The softmax gradient + epilogue warpgroup, both halves in turn.
   {
     OpBuilder::InsertionGuard g(b);
-    auto partition = PartitionOp::create(
-        b, loc, b.getStringAttr("softmax"), RoleAttr::get(ctx, Role::softmax),
-        b.getI64IntegerAttr(4), b.getI64IntegerAttr(plan.registers.compute),
-        b.getI64IntegerAttr(plan.softmaxReplicas));
-    b.setInsertionPointToStart(&createBody(partition, {}, loc));
-    Value staging = ScratchOp::create(b, loc, half, nullptr, nullptr);
-    auto consume = ConsumeOp::create(b, loc, items);
-    b.setInsertionPointToStart(
-        &createBody(consume, {SlotType::get(ctx), i32, i32, i32}, loc));
-    Value blockRow = consume.getRow(), blockRows = consume.getRows(),
-          kvHead = consume.getHead();
-    ReleaseOp::create(b, loc, consume.getSlot(), /*after_mma=*/false);
+    SoftmaxLoop item = beginSoftmaxLoop(b, loc, plan, items, {}, half);
+    Value staging = item.staging;
+    Value blockRow = item.row, blockRows = item.rows, kvHead = item.head;
+    ReleaseOp::create(b, loc, item.slot, /*after_mma=*/false);
     auto constant = [&](int64_t value) -> Value {
       return arith::ConstantIntOp::create(b, loc, value, 32);
     };
@@ -1520,7 +1502,7 @@ void buildBlackwellLargeBlockRotaryBackward(OpBuilder &b, Location loc,
   int64_t halves = spec.numQueryTiles();
   assert(plan.softmaxReplicas == 1 &&
          "one softmax warpgroup takes both halves");
-  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+  Type f32 = b.getF32Type();
   auto tmemChannel = [&](StringRef name, int64_t cols) {
     return createTmemRing(b, loc, name, m, cols);
   };
@@ -1556,20 +1538,12 @@ void buildBlackwellLargeBlockRotaryBackward(OpBuilder &b, Location loc,
   // Softmax gradient + epilogue warpgroup, both halves of a block.
   {
     OpBuilder::InsertionGuard g(b);
-    auto partition = PartitionOp::create(
-        b, loc, b.getStringAttr("softmax"), RoleAttr::get(ctx, Role::softmax),
-        b.getI64IntegerAttr(4), b.getI64IntegerAttr(plan.registers.compute),
-        b.getI64IntegerAttr(plan.softmaxReplicas));
-    b.setInsertionPointToStart(&createBody(partition, {}, loc));
-    Value staging =
-        ScratchOp::create(b, loc, queryBuffer(spec, d), nullptr, nullptr);
-    auto consume = ConsumeOp::create(b, loc, blocks);
-    b.setInsertionPointToStart(
-        &createBody(consume, {SlotType::get(ctx), i32, i32, i32}, loc));
-    Value row = consume.getRow(), blockRows = consume.getRows(),
-          head = consume.getHead();
-    Value position = tilePosition(b, loc, spec, consume.getSlot());
-    ReleaseOp::create(b, loc, consume.getSlot(), /*after_mma=*/false);
+    SoftmaxLoop loop =
+        beginSoftmaxLoop(b, loc, plan, blocks, {}, queryBuffer(spec, d));
+    Value staging = loop.staging;
+    Value row = loop.row, blockRows = loop.rows, head = loop.head;
+    Value position = tilePosition(b, loc, spec, loop.slot);
+    ReleaseOp::create(b, loc, loop.slot, /*after_mma=*/false);
     // Half h: its first row, valid rows and rotary position (a placeholder
     // with a positions tensor, read at the half's rows then).
     SmallVector<TileRows> half;
