@@ -1053,6 +1053,73 @@ ReplicaHalf replicaHalf(OpBuilder &b, Location loc, Value row, Value rows,
           offset};
 }
 
+/// A shared-memory operand pinned at its use (warpspec.pin, as in the
+/// sm_90a block-128 backward): in the block-128 backwards the tiles sit at
+/// fixed addresses, and the descriptors of a block's MMA steps, hoisted out
+/// of the loop, spilled the single-thread MMA warp.
+Value pinned(OpBuilder &b, Location loc, Value buffer) {
+  return PinOp::create(b, loc, buffer.getType(), buffer);
+}
+
+/// The query halves' P and dS as the MMA warp holds them: the "pds" slots
+/// (given back after the last dK) and their buffers.
+struct HalfScratch {
+  SmallVector<Value> p, ds, slots;
+};
+
+/// The score products of a 128-token block for one query head, committed
+/// with (row, rows, head): per query half i, S_i = q_i k^T into `sCh` and
+/// dP_i = dO_i v^T into `dpCh`; then, as each half's P and dS arrive in
+/// `pdsCh`, dQ_i = dS_i k into `dqCh`. Returns the halves' P and dS.
+HalfScratch issueHalfScoreProducts(OpBuilder &b, Location loc,
+                                   ArrayRef<Value> q, ArrayRef<Value> dout,
+                                   Value k, Value v, Value sCh, Value dpCh,
+                                   Value dqCh, Value pdsCh, Value row,
+                                   Value rows, Value head) {
+  auto product = [&](Value channel, Value a, Value bOperand, bool ta, bool tb) {
+    auto dest = AcquireOp::create(b, loc, channel);
+    MmaAsyncOp::create(b, loc, pinned(b, loc, a), pinned(b, loc, bOperand),
+                       dest.getBuffers()[0], ta, tb);
+    CommitOp::create(b, loc, dest.getSlot(), row, rows, head);
+  };
+  for (auto [qHalf, doHalf] : llvm::zip_equal(q, dout)) {
+    product(sCh, qHalf, k, false, true);   // S_i  = q_i K^T
+    product(dpCh, doHalf, v, false, true); // dP_i = dO_i V^T
+  }
+  HalfScratch scratch;
+  for (size_t i = 0; i < q.size(); ++i) {
+    auto pds = GetOp::create(b, loc, pdsCh);
+    scratch.slots.push_back(pds.getSlot());
+    scratch.p.push_back(pds.getBuffers()[0]);
+    scratch.ds.push_back(pds.getBuffers()[1]);
+    product(dqCh, scratch.ds[i], k, false, false); // dQ_i = dS_i K
+  }
+  return scratch;
+}
+
+/// Key half j of dV (or dK) into a slot of `channel`, committed with (row,
+/// rows, head): sum_i scratch_i[:, 64 j:]^T operand_i over the query halves
+/// i, A the column chunk j of a half's [64, 128] P (dS) read MN-major. The
+/// first product overwrites the slot unless `accumulate` (the grouped
+/// backward's heads after the first), the others accumulate
+/// (enable-input-d).
+void issueKeyHalfSum(OpBuilder &b, Location loc, const KernelSpec &spec,
+                     Value channel, ArrayRef<Value> scratch,
+                     ArrayRef<Value> operand, int64_t j, bool accumulate,
+                     Value row, Value rows, Value head) {
+  BufferType chunkType = queryBuffer(spec, spec.queryTileRows());
+  auto dest = AcquireOp::create(b, loc, channel);
+  for (auto [i, half] : llvm::enumerate(scratch)) {
+    Value chunk = ColumnChunkOp::create(b, loc, chunkType, pinned(b, loc, half),
+                                        b.getI64IntegerAttr(j));
+    auto mma = MmaAsyncOp::create(b, loc, chunk, pinned(b, loc, operand[i]),
+                                  dest.getBuffers()[0],
+                                  /*transpose_a=*/true, false);
+    mma.setAccumulate(accumulate || i > 0);
+  }
+  CommitOp::create(b, loc, dest.getSlot(), row, rows, head);
+}
+
 /// The MMA warp's products of a 128-token block's backward, in the order
 /// the softmax warpgroups drain them (buildBlackwellLargeBlockBackward):
 /// per query half i, S_i = q_i k^T into "s" and dP_i = dO_i v^T into "dp";
@@ -1066,58 +1133,21 @@ void issueLargeBlockBackwardProducts(OpBuilder &b, Location loc,
                                      const KernelSpec &spec,
                                      const MmaLoop &loop, Value sCh, Value dpCh,
                                      Value dqCh, Value dkvCh, Value pdsCh) {
-  int64_t m = spec.queryTileRows(), halves = spec.numQueryTiles();
+  int64_t halves = spec.numQueryTiles();
   Value row = loop.row, rows = loop.rows, head = loop.head;
   ArrayRef<Value> tiles = loop.operands;
   ArrayRef<Value> q = tiles.take_front(halves);
-  Value k = tiles[halves], v = tiles[halves + 1];
   ArrayRef<Value> dout = tiles.slice(halves + 2, halves);
-  // Every operand is pinned at its use (warpspec.pin, as in the sm_90a
-  // block-128 backward): with one ring slot the tiles sit at fixed
-  // addresses, and the descriptors of a block's 80 MMA steps, hoisted
-  // out of the loop, spilled the single-thread MMA warp.
-  auto pin = [&](Value buffer) -> Value {
-    return PinOp::create(b, loc, buffer.getType(), buffer);
-  };
-  auto product = [&](Value channel, Value a, Value bOperand, bool ta, bool tb) {
-    auto dest = AcquireOp::create(b, loc, channel);
-    MmaAsyncOp::create(b, loc, pin(a), pin(bOperand), dest.getBuffers()[0], ta,
-                       tb);
-    CommitOp::create(b, loc, dest.getSlot(), row, rows, head);
-  };
-  for (int64_t i = 0; i < halves; ++i) {
-    product(sCh, q[i], k, false, true);     // S_i  = q_i K^T
-    product(dpCh, dout[i], v, false, true); // dP_i = dO_i V^T
-  }
-  SmallVector<Value> p, ds, pdsSlots;
-  for (int64_t i = 0; i < halves; ++i) {
-    auto pds = GetOp::create(b, loc, pdsCh);
-    pdsSlots.push_back(pds.getSlot());
-    p.push_back(pds.getBuffers()[0]);
-    ds.push_back(pds.getBuffers()[1]);
-    product(dqCh, ds[i], k, false, false); // dQ_i = dS_i K
-  }
-  // Key half j of dV (dK): the query halves' products summed in tensor
-  // memory, the first overwriting, the others accumulating.
-  BufferType chunkType = queryBuffer(spec, m);
-  auto keyHalf = [&](ArrayRef<Value> scratch, ArrayRef<Value> operand,
-                     int64_t j) {
-    auto dest = AcquireOp::create(b, loc, dkvCh);
-    for (int64_t i = 0; i < halves; ++i) {
-      Value chunk = ColumnChunkOp::create(b, loc, chunkType, pin(scratch[i]),
-                                          b.getI64IntegerAttr(j));
-      auto mma = MmaAsyncOp::create(b, loc, chunk, pin(operand[i]),
-                                    dest.getBuffers()[0],
-                                    /*transpose_a=*/true, false);
-      mma.setAccumulate(i > 0);
-    }
-    CommitOp::create(b, loc, dest.getSlot(), row, rows, head);
-  };
-  for (int64_t j = 0; j < halves; ++j)
-    keyHalf(p, dout, j); // dV_j = sum_i P_i[:, 64 j:]^T dO_i
-  for (int64_t j = 0; j < halves; ++j)
-    keyHalf(ds, q, j); // dK_j = sum_i dS_i[:, 64 j:]^T q_i
-  for (Value slot : pdsSlots)
+  HalfScratch scratch =
+      issueHalfScoreProducts(b, loc, q, dout, tiles[halves], tiles[halves + 1],
+                             sCh, dpCh, dqCh, pdsCh, row, rows, head);
+  for (int64_t j = 0; j < halves; ++j) // dV_j = sum_i P_i[:, 64 j:]^T dO_i
+    issueKeyHalfSum(b, loc, spec, dkvCh, scratch.p, dout, j,
+                    /*accumulate=*/false, row, rows, head);
+  for (int64_t j = 0; j < halves; ++j) // dK_j = sum_i dS_i[:, 64 j:]^T q_i
+    issueKeyHalfSum(b, loc, spec, dkvCh, scratch.ds, q, j,
+                    /*accumulate=*/false, row, rows, head);
+  for (Value slot : scratch.slots)
     ReleaseOp::create(b, loc, slot, /*after_mma=*/true);
 }
 
@@ -1313,60 +1343,28 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
     MmaLoop loop = beginMmaLoop(b, loc, spec, kv, Value(), plan.registers.mma);
     Value row = loop.row, rows = loop.rows, kvHead = loop.head;
     Value k = loop.operands[0], v = loop.operands[1];
-    // Pinned at each use, as in buildBlackwellLargeBlockBackward: K, V and
-    // the scratch sit at the same addresses for the whole group.
-    auto pin = [&](Value buffer) -> Value {
-      return PinOp::create(b, loc, buffer.getType(), buffer);
-    };
+    // Every operand pinned at its use (pinned): K, V and the scratch sit at
+    // the same addresses for the whole group.
     auto item = AcquireOp::create(b, loc, items);
     CommitOp::create(b, loc, item.getSlot(), row, rows, kvHead);
     auto queryHead = [&](Value head, bool first) {
       auto qdoSlot = GetOp::create(b, loc, qdo);
       ValueRange t = qdoSlot.getBuffers();
       SmallVector<Value> q(t.take_front(halves)), dout(t.drop_front(halves));
-      auto product = [&](Value channel, Value a, Value bOperand, bool ta,
-                         bool tb) {
-        auto dest = AcquireOp::create(b, loc, channel);
-        MmaAsyncOp::create(b, loc, pin(a), pin(bOperand), dest.getBuffers()[0],
-                           ta, tb);
-        CommitOp::create(b, loc, dest.getSlot(), row, rows, head);
-      };
-      for (int64_t i = 0; i < halves; ++i) {
-        product(sCh, q[i], k, false, true);     // S_i  = q_i K^T
-        product(dpCh, dout[i], v, false, true); // dP_i = dO_i V^T
-      }
-      SmallVector<Value> p, ds, pdsSlots;
-      for (int64_t i = 0; i < halves; ++i) {
-        auto pds = GetOp::create(b, loc, pdsCh);
-        pdsSlots.push_back(pds.getSlot());
-        p.push_back(pds.getBuffers()[0]);
-        ds.push_back(pds.getBuffers()[1]);
-        product(dqCh, ds[i], k, false, false); // dQ_i = dS_i K
-      }
-      BufferType chunkType = queryBuffer(spec, m);
+      HalfScratch scratch = issueHalfScoreProducts(
+          b, loc, q, dout, k, v, sCh, dpCh, dqCh, pdsCh, row, rows, head);
       // Key half j's sum goes into the ring's slot j every head: each head
       // announces two entries of "dv" (and of "dk"), so entry 2h + j is
       // always slot j, whose columns nothing else writes. The replicas give
       // the entries of the group's other heads back unread, and the first
       // head's first product overwrites the slot.
-      auto keyHalf = [&](ArrayRef<Value> scratch, ArrayRef<Value> operand,
-                         Value channel, int64_t j) {
-        auto dest = AcquireOp::create(b, loc, channel);
-        for (int64_t i = 0; i < halves; ++i) {
-          Value chunk = ColumnChunkOp::create(
-              b, loc, chunkType, pin(scratch[i]), b.getI64IntegerAttr(j));
-          auto mma = MmaAsyncOp::create(b, loc, chunk, pin(operand[i]),
-                                        dest.getBuffers()[0],
-                                        /*transpose_a=*/true, false);
-          mma.setAccumulate(!first || i > 0);
-        }
-        CommitOp::create(b, loc, dest.getSlot(), row, rows, kvHead);
-      };
-      for (int64_t j = 0; j < halves; ++j)
-        keyHalf(p, dout, dvCh, j); // dV_j += sum_i P_i[:, 64 j:]^T dO_i
-      for (int64_t j = 0; j < halves; ++j)
-        keyHalf(ds, q, dkCh, j); // dK_j += sum_i dS_i[:, 64 j:]^T q_i
-      for (Value slot : pdsSlots)
+      for (int64_t j = 0; j < halves; ++j) // dV_j += sum_i P_i[:, 64 j:]^T dO_i
+        issueKeyHalfSum(b, loc, spec, dvCh, scratch.p, dout, j,
+                        /*accumulate=*/!first, row, rows, kvHead);
+      for (int64_t j = 0; j < halves; ++j) // dK_j += sum_i dS_i[:, 64 j:]^T q_i
+        issueKeyHalfSum(b, loc, spec, dkCh, scratch.ds, q, j,
+                        /*accumulate=*/!first, row, rows, kvHead);
+      for (Value slot : scratch.slots)
         ReleaseOp::create(b, loc, slot, /*after_mma=*/true);
       ReleaseOp::create(b, loc, qdoSlot.getSlot(), /*after_mma=*/true);
     };
