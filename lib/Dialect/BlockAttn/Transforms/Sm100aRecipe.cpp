@@ -1659,10 +1659,8 @@ void buildBlackwellLargeBlockColumnPasses(OpBuilder &b, Location loc,
     // The record is all the slot carries: back at once, so that the
     // producer announces the next block while this one runs.
     ReleaseOp::create(b, loc, loop.slot, /*after_mma=*/false);
-    // Every operand is pinned at its use (buildBlackwellLargeBlockBackward).
-    auto pin = [&](Value buffer) -> Value {
-      return PinOp::create(b, loc, buffer.getType(), buffer);
-    };
+    // Every operand is pinned at its use (pinned).
+    auto pin = [&](Value buffer) { return pinned(b, loc, buffer); };
     // A chunk slot's tiles, in loadedTiles order.
     auto qOf = [&](ValueRange t, int64_t i) { return t[i]; };
     auto kOf = [&](ValueRange t) { return t[halves]; };
@@ -1725,22 +1723,6 @@ void buildBlackwellLargeBlockColumnPasses(OpBuilder &b, Location loc,
       p.push_back(pds.getBuffers()[0]);
       ds.push_back(pds.getBuffers()[1]);
     }
-    // Key half h of chunk j of dV (dK): the query halves' products summed
-    // in tensor memory, the first overwriting, the others accumulating.
-    BufferType keyChunk = queryBuffer(spec, m);
-    auto keyHalf = [&](Value channel, ArrayRef<Value> scratch,
-                       function_ref<Value(int64_t)> operand, int64_t h) {
-      auto dest = AcquireOp::create(b, loc, channel);
-      for (int64_t i = 0; i < halves; ++i) {
-        Value chunk = ColumnChunkOp::create(b, loc, keyChunk, pin(scratch[i]),
-                                            b.getI64IntegerAttr(h));
-        auto mma = MmaAsyncOp::create(b, loc, chunk, pin(operand(i)),
-                                      dest.getBuffers()[0],
-                                      /*transpose_a=*/true, false);
-        mma.setAccumulate(i > 0);
-      }
-      CommitOp::create(b, loc, dest.getSlot(), row, rows, head);
-    };
     forChunks(0, [&] {
       auto slot = GetOp::create(b, loc, chunks);
       ValueRange t = slot.getBuffers();
@@ -1750,12 +1732,18 @@ void buildBlackwellLargeBlockColumnPasses(OpBuilder &b, Location loc,
                            dest.getBuffers()[0], false, false); // dS_i k_j
         CommitOp::create(b, loc, dest.getSlot(), row, rows, head);
       }
+      // Key half h of chunk j of dV (dK): the query halves' products.
+      SmallVector<Value> qChunks, doChunks;
+      for (int64_t i = 0; i < halves; ++i) {
+        qChunks.push_back(qOf(t, i));
+        doChunks.push_back(doOf(t, i));
+      }
       for (int64_t h = 0; h < halves; ++h)
-        keyHalf(
-            dvCh, p, [&](int64_t i) { return doOf(t, i); }, h);
+        issueKeyHalfSum(b, loc, spec, dvCh, p, doChunks, h,
+                        /*accumulate=*/false, row, rows, head);
       for (int64_t h = 0; h < halves; ++h)
-        keyHalf(
-            dkCh, ds, [&](int64_t i) { return qOf(t, i); }, h);
+        issueKeyHalfSum(b, loc, spec, dkCh, ds, qChunks, h,
+                        /*accumulate=*/false, row, rows, head);
       ReleaseOp::create(b, loc, slot.getSlot(), /*after_mma=*/true);
     });
     for (Value slot : pdsSlots)
