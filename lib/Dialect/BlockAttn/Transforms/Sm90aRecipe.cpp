@@ -490,6 +490,60 @@ std::pair<Value, Value> accumulateOverGroup(
   return {loop.getResult(0), loop.getResult(1)};
 }
 
+/// One query head's gradients in an sm_90a grouped-query consumer over some
+/// columns of the head dim (`columns` picks them from a slot's tile; an
+/// output chunk is `cols` wide), given the head's Q and dO in `qdoSlot`:
+///   S = Q K^T, P (normalized) -> pScratch, dP = dO V^T, dS -> dsScratch
+///   dV_c = P^T dO_c + dvIn, dK_c = dS^T Q_c + dkIn (null: the first head)
+///   dQ_c = dS K_c once the qdo slot went back (dK's product is its last
+///   read)
+/// K, V and the scratch buffers are at the same address for the whole
+/// group: their product descriptors would be hoisted out of the group loop
+/// and held across it (ptxas spilled 4-84 bytes); pinned, they are
+/// recomputed next to each product.
+struct GroupedHeadGrads {
+  Value dv, dk, dq;
+};
+
+GroupedHeadGrads
+groupedHeadGradients(OpBuilder &b, Location loc, const KernelSpec &spec,
+                     ConsumerContext &c, Value qdoSlot, Value q, Value dout,
+                     Value kSlot, Value vSlot, Value dvIn, Value dkIn,
+                     int64_t cols, function_ref<Value(Value)> columns) {
+  MLIRContext *ctx = b.getContext();
+  Type f32 = b.getF32Type();
+  int64_t bs = spec.tileRows();
+  auto square32 = AccType::get(ctx, {bs, bs}, f32);
+  auto square16 = AccType::get(ctx, {bs, bs}, spec.elementType);
+  auto outType = AccType::get(ctx, {bs, cols}, f32);
+  auto rowsType = RowsType::get(ctx, bs, f32);
+  Value k = PinOp::create(b, loc, kSlot);
+  Value v = PinOp::create(b, loc, vSlot);
+  Value pScratch = PinOp::create(b, loc, c.pScratch);
+  Value dsScratch = PinOp::create(b, loc, c.dsScratch);
+  Value s = MmaOp::create(b, loc, square32, q, k, false, /*transpose_b=*/true);
+  auto softmax = SoftmaxOp::create(b, loc, square32, rowsType, Type(), s,
+                                   c.rows, /*valid_rows=*/c.rows, c.scale,
+                                   /*normalize=*/true, spec.causal,
+                                   /*block=*/IntegerAttr());
+  maskToBlocks(softmax, spec);
+  Value p = softmax.getProbs();
+  WriteOp::create(b, loc, p, pScratch);
+  Value dp = MmaOp::create(b, loc, square32, dout, v, false, true);
+  Value ds =
+      scoreGradient(b, loc, spec, c, rowsType, square16, p, dp, c.row, c.rows);
+  WriteOp::create(b, loc, ds, dsScratch);
+  GroupedHeadGrads grads;
+  grads.dv = MmaOp::create(b, loc, outType, pScratch, columns(dout),
+                           /*transpose_a=*/true, false, dvIn);
+  grads.dk =
+      MmaOp::create(b, loc, outType, dsScratch, columns(q), true, false, dkIn);
+  ReleaseOp::create(b, loc, qdoSlot);
+  grads.dq =
+      MmaOp::create(b, loc, outType, dsScratch, columns(k), false, false);
+  return grads;
+}
+
 /// One consumer partition of the sm_90a grouped-query backward: it takes
 /// the item's "kv" slot, then the G "qdo" slots in order, and per query head
 /// computes
@@ -533,12 +587,6 @@ void buildGroupedColumnConsumer(OpBuilder &b, Location loc,
          "two column parts would both rotate the slots in place");
   TileRows at = rotateGroupedItem(b, loc, spec, c, kSlot, vSlot);
 
-  Type f32 = b.getF32Type();
-  int64_t bs = spec.tileRows();
-  auto square32 = AccType::get(ctx, {bs, bs}, f32);
-  auto square16 = AccType::get(ctx, {bs, bs}, spec.elementType);
-  auto outType = AccType::get(ctx, {bs, cols}, f32);
-  auto rowsType = RowsType::get(ctx, bs, f32);
   // The part's columns of a slot's tile (the whole tile with one part).
   auto columns = [&](Value buffer) -> Value {
     if (plan.columnParts == 1)
@@ -564,37 +612,12 @@ void buildGroupedColumnConsumer(OpBuilder &b, Location loc,
     auto qdoSlot = GetOp::create(b, loc, qdo);
     Value q = qdoSlot.getBuffers()[0], dout = qdoSlot.getBuffers()[1];
     rotateGroupedQuery(b, loc, spec, at, q);
-    // K, V and the scratch buffers are at the same address for the whole
-    // group: their product descriptors would be hoisted out of the group
-    // loop and held across it (ptxas spilled 4-84 bytes); pinned, they are
-    // recomputed next to each product.
-    Value k = PinOp::create(b, loc, kSlot);
-    Value v = PinOp::create(b, loc, vSlot);
-    Value pScratch = PinOp::create(b, loc, c.pScratch);
-    Value dsScratch = PinOp::create(b, loc, c.dsScratch);
-    Value s =
-        MmaOp::create(b, loc, square32, q, k, false, /*transpose_b=*/true);
-    auto softmax = SoftmaxOp::create(b, loc, square32, rowsType, Type(), s,
-                                     c.rows, /*valid_rows=*/c.rows, c.scale,
-                                     /*normalize=*/true, spec.causal,
-                                     /*block=*/IntegerAttr());
-    maskToBlocks(softmax, spec);
-    Value p = softmax.getProbs();
-    WriteOp::create(b, loc, p, pScratch);
-    Value dp = MmaOp::create(b, loc, square32, dout, v, false, true);
-    Value ds = scoreGradient(b, loc, spec, c, rowsType, square16, p, dp, c.row,
-                             c.rows);
-    WriteOp::create(b, loc, ds, dsScratch);
-    Value dv = MmaOp::create(b, loc, outType, pScratch, columns(dout),
-                             /*transpose_a=*/true, false, dvIn);
-    Value dk = MmaOp::create(b, loc, outType, dsScratch, columns(q), true,
-                             false, dkIn);
-    ReleaseOp::create(b, loc, qdoSlot.getSlot());
-    Value dq =
-        MmaOp::create(b, loc, outType, dsScratch, columns(k), false, false);
-    store(unrotateGrouped(b, loc, spec, at, dq, spec.hasRotary()),
+    GroupedHeadGrads grads =
+        groupedHeadGradients(b, loc, spec, c, qdoSlot.getSlot(), q, dout, kSlot,
+                             vSlot, dvIn, dkIn, cols, columns);
+    store(unrotateGrouped(b, loc, spec, at, grads.dq, spec.hasRotary()),
           spec.stores[2]);
-    return std::make_pair(dv, dk);
+    return std::make_pair(grads.dv, grads.dk);
   };
   auto [dvAcc, dkAcc] = accumulateOverGroup(b, loc, spec, kvHead, queryHead);
   // K and V are released after the group.
@@ -636,12 +659,6 @@ void buildGroupedPassConsumer(OpBuilder &b, Location loc,
                                     /*needsDsScratch=*/true, cols);
   auto [kvHead, kSlot, vSlot] = consumeGroupedItem(b, loc, spec, kv, c);
 
-  Type f32 = b.getF32Type();
-  int64_t bs = spec.tileRows();
-  auto square32 = AccType::get(ctx, {bs, bs}, f32);
-  auto square16 = AccType::get(ctx, {bs, bs}, spec.elementType);
-  auto outType = AccType::get(ctx, {bs, cols}, f32);
-  auto rowsType = RowsType::get(ctx, bs, f32);
   for (int64_t pass = 0; pass < plan.groupPasses; ++pass) {
     int64_t col = pass * cols;
     // The pass's columns of a slot's tile.
@@ -663,35 +680,11 @@ void buildGroupedPassConsumer(OpBuilder &b, Location loc,
       c.head = head;
       auto qdoSlot = GetOp::create(b, loc, qdo);
       Value q = qdoSlot.getBuffers()[0], dout = qdoSlot.getBuffers()[1];
-      // K, V and the scratch buffers keep their address for the item:
-      // pinned, their descriptors are computed next to each product, not
-      // hoisted out of the group loop and held across it.
-      Value k = PinOp::create(b, loc, kSlot);
-      Value v = PinOp::create(b, loc, vSlot);
-      Value pScratch = PinOp::create(b, loc, c.pScratch);
-      Value dsScratch = PinOp::create(b, loc, c.dsScratch);
-      Value s =
-          MmaOp::create(b, loc, square32, q, k, false, /*transpose_b=*/true);
-      auto softmax = SoftmaxOp::create(b, loc, square32, rowsType, Type(), s,
-                                       c.rows, /*valid_rows=*/c.rows, c.scale,
-                                       /*normalize=*/true, spec.causal,
-                                       /*block=*/IntegerAttr());
-      maskToBlocks(softmax, spec);
-      Value p = softmax.getProbs();
-      WriteOp::create(b, loc, p, pScratch);
-      Value dp = MmaOp::create(b, loc, square32, dout, v, false, true);
-      Value ds = scoreGradient(b, loc, spec, c, rowsType, square16, p, dp,
-                               c.row, c.rows);
-      WriteOp::create(b, loc, ds, dsScratch);
-      Value dv = MmaOp::create(b, loc, outType, pScratch, columns(dout),
-                               /*transpose_a=*/true, false, dvIn);
-      Value dk = MmaOp::create(b, loc, outType, dsScratch, columns(q), true,
-                               false, dkIn);
-      ReleaseOp::create(b, loc, qdoSlot.getSlot());
-      Value dq =
-          MmaOp::create(b, loc, outType, dsScratch, columns(k), false, false);
-      store(dq, spec.stores[2]);
-      return std::make_pair(dv, dk);
+      GroupedHeadGrads grads =
+          groupedHeadGradients(b, loc, spec, c, qdoSlot.getSlot(), q, dout,
+                               kSlot, vSlot, dvIn, dkIn, cols, columns);
+      store(grads.dq, spec.stores[2]);
+      return std::make_pair(grads.dv, grads.dk);
     };
     auto [dvAcc, dkAcc] = accumulateOverGroup(b, loc, spec, kvHead, queryHead);
     c.head = kvHead;
