@@ -828,18 +828,26 @@ FailureOr<KernelPlan> planSm90aGroupedLargeBlock(const KernelShape &shape,
   return plan;
 }
 
-/// The sm_100a grouped-query backward (Sm100aRecipe.cpp,
-/// buildBlackwellGroupedBackward): the load and MMA warpgroups and one
-/// softmax warpgroup that takes whole items.
-FailureOr<KernelPlan> planSm100aGrouped(const KernelShape &shape,
-                                        const TuningOptions &options,
-                                        Failure fail) {
-  if (options.oStore != OStore::tma && options.oStore != OStore::smem)
-    return fail("o-store must be 'tma' or 'smem' on sm_100a (O comes out of "
-                "tensor memory into registers, then through shared memory), "
-                "got '",
-                stringifyOStore(options.oStore), "'");
-  KernelPlan plan;
+/// The output store on sm_100a: O (and the gradients) come out of tensor
+/// memory into registers, then through shared memory.
+LogicalResult checkSm100aOStore(const TuningOptions &options, Failure fail) {
+  if (options.oStore == OStore::tma || options.oStore == OStore::smem)
+    return success();
+  return fail("o-store must be 'tma' or 'smem' on sm_100a (O comes out of "
+              "tensor memory into registers, then through shared memory), "
+              "got '",
+              stringifyOStore(options.oStore), "'");
+}
+
+/// What the sm_100a grouped-query backwards (at block sizes up to 64 and at
+/// 128) share: the o-store, a launch whose item is K, V and the group's Q
+/// and dO, and one softmax warpgroup that takes whole items and stores
+/// through a staging buffer.
+LogicalResult planSm100aGroupedLaunch(const KernelShape &shape,
+                                      const TuningOptions &options,
+                                      KernelPlan &plan, Failure fail) {
+  if (failed(checkSm100aOStore(options, fail)))
+    return failure();
   int64_t itemBytes = (2 + 2 * shape.group) * shape.tileBytes(shape.headDim);
   if (failed(planLaunch(Chip::sm_100a, options, tilesOfChunkLoads(itemBytes),
                         /*chunkedByDefault=*/false, /*chunkedCtasPerSm=*/1,
@@ -850,6 +858,18 @@ FailureOr<KernelPlan> planSm100aGrouped(const KernelShape &shape,
   plan.softmaxReplicas = 1;
   plan.stageOutput = true;
   plan.bulkStore = options.oStore == OStore::tma;
+  return success();
+}
+
+/// The sm_100a grouped-query backward (Sm100aRecipe.cpp,
+/// buildBlackwellGroupedBackward): the load and MMA warpgroups and one
+/// softmax warpgroup that takes whole items.
+FailureOr<KernelPlan> planSm100aGrouped(const KernelShape &shape,
+                                        const TuningOptions &options,
+                                        Failure fail) {
+  KernelPlan plan;
+  if (failed(planSm100aGroupedLaunch(shape, options, plan, fail)))
+    return failure();
   // Above head dim 128 an item is made in passes over 64-column chunks:
   // S 64 + dP 64 + one chunk of dV, dK and dQ (3 x 64) columns of tensor
   // memory instead of 2 x 64 + 3 D (704 at 192).
@@ -887,22 +907,9 @@ constexpr int64_t kSm100aGroupedLargeBlockPairLoadRegs = 48,
 FailureOr<KernelPlan> planSm100aGroupedLargeBlock(const KernelShape &shape,
                                                   const TuningOptions &options,
                                                   Failure fail) {
-  if (options.oStore != OStore::tma && options.oStore != OStore::smem)
-    return fail("o-store must be 'tma' or 'smem' on sm_100a (O comes out of "
-                "tensor memory into registers, then through shared memory), "
-                "got '",
-                stringifyOStore(options.oStore), "'");
   KernelPlan plan;
-  int64_t itemBytes = (2 + 2 * shape.group) * shape.tileBytes(shape.headDim);
-  if (failed(planLaunch(Chip::sm_100a, options, tilesOfChunkLoads(itemBytes),
-                        /*chunkedByDefault=*/false, /*chunkedCtasPerSm=*/1,
-                        plan, fail)))
+  if (failed(planSm100aGroupedLaunch(shape, options, plan, fail)))
     return failure();
-  planL2Prefetch(options, /*byDefault=*/false, plan);
-  plan.numConsumers = 1;
-  plan.softmaxReplicas = 1;
-  plan.stageOutput = true;
-  plan.bulkStore = options.oStore == OStore::tma;
   int64_t scratch =
       shape.queryTileBytes(shape.headDim) +
       shape.numQueryTiles() * 2 * shape.queryTileBytes(shape.tileRows());
@@ -1479,11 +1486,8 @@ planSm100aLargeBlockColumnPasses(const KernelShape &shape,
 /// the output staging buffers.
 FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
                                  const TuningOptions &options, Failure fail) {
-  if (options.oStore != OStore::tma && options.oStore != OStore::smem)
-    return fail("o-store must be 'tma' or 'smem' on sm_100a (O comes out of "
-                "tensor memory into registers, then through shared memory), "
-                "got '",
-                stringifyOStore(options.oStore), "'");
+  if (failed(checkSm100aOStore(options, fail)))
+    return failure();
   if (largeBlockRotaryBackward(shape))
     return planSm100aLargeBlockRotaryBackward(shape, options, fail);
   KernelPlan plan;
