@@ -1166,6 +1166,27 @@ bool largeBlockWideBackward(const KernelShape &shape) {
          shape.headDim > KernelShape::kMaxOutputCols;
 }
 
+/// The launch of the backward at block size 128 above head dim 128 (column
+/// passes, both chips): the producer streams 64-column chunks of one block
+/// at a time, one consumer (sm_90a) or the MMA warpgroup (sm_100a) taking
+/// every slot, with one CTA per SM and no L2 prefetch.
+LogicalResult planColumnPassLaunch(Chip chip, const KernelShape &shape,
+                                   const TuningOptions &options,
+                                   KernelPlan &plan, Failure fail) {
+  if (options.l2Prefetch == L2Prefetch::on)
+    return fail("l2-prefetch=on does not apply to the backward at block_size ",
+                shape.blockSize, " above head_dim 128");
+  if (!validNumStages(options))
+    return numStagesError(fail, options);
+  if (failed(planLaunch(chip, options, /*chunkedTilesPerCta=*/1,
+                        /*chunkedByDefault=*/false, /*chunkedCtasPerSm=*/1,
+                        plan, fail)))
+    return failure();
+  plan.columnPasses = true;
+  plan.numConsumers = 1;
+  return success();
+}
+
 /// The sm_90a backward at block size 128 above head dim 128
 /// (KernelPlan::columnPasses; docs/head-dims.md): the chunk ring's slot is
 /// 64 columns of a block's q halves, k, v and dO halves (64 KiB), two slots
@@ -1190,20 +1211,11 @@ planSm90aLargeBlockColumnPasses(const KernelShape &shape,
                 " above head_dim 128 streams 64-column chunks to two "
                 "consumers; slot-parts=2 and large-block-consumers=1 do not "
                 "apply");
-  if (options.l2Prefetch == L2Prefetch::on)
-    return fail("l2-prefetch=on does not apply to the backward at block_size ",
-                shape.blockSize, " above head_dim 128");
-  if (!validNumStages(options))
-    return numStagesError(fail, options);
   KernelPlan plan;
+  if (failed(planColumnPassLaunch(Chip::sm_90a, shape, options, plan, fail)))
+    return failure();
   int64_t chunkCols = shape.outputChunkCols();
   int64_t slotBytes = shape.numLoads() * shape.tileBytes(chunkCols);
-  if (failed(planLaunch(Chip::sm_90a, options, /*chunkedTilesPerCta=*/1,
-                        /*chunkedByDefault=*/false, /*chunkedCtasPerSm=*/1,
-                        plan, fail)))
-    return failure();
-  plan.columnPasses = true;
-  plan.numConsumers = 1;
   plan.stageOutput = options.oStore != OStore::registers;
   plan.bulkStore = options.oStore == OStore::tma;
   int64_t scratch =
@@ -1444,20 +1456,11 @@ planSm100aLargeBlockRotaryBackward(const KernelShape &shape,
 FailureOr<KernelPlan>
 planSm100aLargeBlockColumnPasses(const KernelShape &shape,
                                  const TuningOptions &options, Failure fail) {
-  if (options.l2Prefetch == L2Prefetch::on)
-    return fail("l2-prefetch=on does not apply to the backward at block_size ",
-                shape.blockSize, " above head_dim 128");
-  if (!validNumStages(options))
-    return numStagesError(fail, options);
   KernelPlan plan;
+  if (failed(planColumnPassLaunch(Chip::sm_100a, shape, options, plan, fail)))
+    return failure();
   int64_t chunkCols = shape.outputChunkCols();
   int64_t slotBytes = shape.numLoads() * shape.tileBytes(chunkCols);
-  if (failed(planLaunch(Chip::sm_100a, options, /*chunkedTilesPerCta=*/1,
-                        /*chunkedByDefault=*/false, /*chunkedCtasPerSm=*/1,
-                        plan, fail)))
-    return failure();
-  plan.columnPasses = true;
-  plan.numConsumers = 1; // the MMA warpgroup takes every slot
   plan.softmaxReplicas = kSoftmaxReplicas;
   plan.pFromSmem = false;
   plan.stageOutput = true;
