@@ -17,6 +17,10 @@
 // RUN: block-attn-opt %t/rotary.mlir -blockattn-warp-specialize="chip=sm_100a" | FileCheck %s --check-prefix=ROT100 --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %t/rotary-d128.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=ROTPIPE90 --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %t/rotary-parts.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-consumers=2"
+// RUN: block-attn-opt %t/b128-roles.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a group-roles=pipelined"
+// RUN: block-attn-opt %t/b128-consumers.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-consumers=2"
+// RUN: block-attn-opt %t/b128-ctas.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a ctas-per-sm=2"
+// RUN: block-attn-opt %t/b128-large-block.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a large-block-consumers=1"
 
 // Grouped-query attention's forward (group 4: q and o with 8 heads, k and v
 // with 2): the tile loop walks q's heads and the producer reads k and v at
@@ -450,5 +454,73 @@ func.func @gqa_backward_passes(%q: memref<?x?x192xbf16>, %k: memref<?x?x192xbf16
       dq(%dq : memref<?x?x192xbf16>) dk(%dk : memref<?x?x192xbf16>)
       dv(%dv : memref<?x?x192xbf16>) cu_seqlens(%cu : memref<?xi32>)
       {element_type = bf16, head_dim = 192 : i64, group = 4 : i64}
+  return
+}
+
+//--- b128-roles.mlir
+// At block size 128 the grouped backward's roles are fixed (a scores warpgroup,
+// an accumulate warpgroup per key half, one CTA per SM): options for other
+// layouts are refused.
+func.func @gqa_backward_b128_roles(%q: memref<?x?x64xbf16>, %k: memref<?x?x64xbf16>,
+        %v: memref<?x?x64xbf16>, %do: memref<?x?x64xbf16>,
+        %dq: memref<?x?x64xbf16>, %dk: memref<?x?x64xbf16>,
+        %dv: memref<?x?x64xbf16>, %cu: memref<?xi32>) {
+  // expected-error @below {{'blockattn.backward' op group-roles=pipelined does not apply at block_size 128: the grouped-query backward there has a scores warpgroup and an accumulate warpgroup per key half (group-roles must be auto)}}
+  blockattn.backward q(%q : memref<?x?x64xbf16>) k(%k : memref<?x?x64xbf16>)
+      v(%v : memref<?x?x64xbf16>) do(%do : memref<?x?x64xbf16>)
+      dq(%dq : memref<?x?x64xbf16>) dk(%dk : memref<?x?x64xbf16>)
+      dv(%dv : memref<?x?x64xbf16>) cu_seqlens(%cu : memref<?xi32>)
+      {element_type = bf16, head_dim = 64 : i64, group = 4 : i64, block_size = 128 : i64}
+  return
+}
+
+//--- b128-consumers.mlir
+// At block size 128 the grouped backward's roles are fixed (a scores warpgroup,
+// an accumulate warpgroup per key half, one CTA per SM): options for other
+// layouts are refused.
+func.func @gqa_backward_b128_consumers(%q: memref<?x?x64xbf16>, %k: memref<?x?x64xbf16>,
+        %v: memref<?x?x64xbf16>, %do: memref<?x?x64xbf16>,
+        %dq: memref<?x?x64xbf16>, %dk: memref<?x?x64xbf16>,
+        %dv: memref<?x?x64xbf16>, %cu: memref<?xi32>) {
+  // expected-error @below {{'blockattn.backward' op the grouped-query backward at block_size 128 has a scores warpgroup and an accumulate warpgroup per key half, got num-consumers=2}}
+  blockattn.backward q(%q : memref<?x?x64xbf16>) k(%k : memref<?x?x64xbf16>)
+      v(%v : memref<?x?x64xbf16>) do(%do : memref<?x?x64xbf16>)
+      dq(%dq : memref<?x?x64xbf16>) dk(%dk : memref<?x?x64xbf16>)
+      dv(%dv : memref<?x?x64xbf16>) cu_seqlens(%cu : memref<?xi32>)
+      {element_type = bf16, head_dim = 64 : i64, group = 4 : i64, block_size = 128 : i64}
+  return
+}
+
+//--- b128-ctas.mlir
+// At block size 128 the grouped backward's roles are fixed (a scores warpgroup,
+// an accumulate warpgroup per key half, one CTA per SM): options for other
+// layouts are refused.
+func.func @gqa_backward_b128_ctas(%q: memref<?x?x64xbf16>, %k: memref<?x?x64xbf16>,
+        %v: memref<?x?x64xbf16>, %do: memref<?x?x64xbf16>,
+        %dq: memref<?x?x64xbf16>, %dk: memref<?x?x64xbf16>,
+        %dv: memref<?x?x64xbf16>, %cu: memref<?xi32>) {
+  // expected-error @below {{'blockattn.backward' op the grouped-query backward at block_size 128 has one CTA per SM, got ctas-per-sm=2}}
+  blockattn.backward q(%q : memref<?x?x64xbf16>) k(%k : memref<?x?x64xbf16>)
+      v(%v : memref<?x?x64xbf16>) do(%do : memref<?x?x64xbf16>)
+      dq(%dq : memref<?x?x64xbf16>) dk(%dk : memref<?x?x64xbf16>)
+      dv(%dv : memref<?x?x64xbf16>) cu_seqlens(%cu : memref<?xi32>)
+      {element_type = bf16, head_dim = 64 : i64, group = 4 : i64, block_size = 128 : i64}
+  return
+}
+
+//--- b128-large-block.mlir
+// At block size 128 the grouped backward's roles are fixed (a scores warpgroup,
+// an accumulate warpgroup per key half, one CTA per SM): options for other
+// layouts are refused.
+func.func @gqa_backward_b128_large_block(%q: memref<?x?x64xbf16>, %k: memref<?x?x64xbf16>,
+        %v: memref<?x?x64xbf16>, %do: memref<?x?x64xbf16>,
+        %dq: memref<?x?x64xbf16>, %dk: memref<?x?x64xbf16>,
+        %dv: memref<?x?x64xbf16>, %cu: memref<?xi32>) {
+  // expected-error @below {{'blockattn.backward' op the grouped-query backward at block_size 128 has a scores warpgroup and an accumulate warpgroup per key half; large-block-consumers does not apply}}
+  blockattn.backward q(%q : memref<?x?x64xbf16>) k(%k : memref<?x?x64xbf16>)
+      v(%v : memref<?x?x64xbf16>) do(%do : memref<?x?x64xbf16>)
+      dq(%dq : memref<?x?x64xbf16>) dk(%dk : memref<?x?x64xbf16>)
+      dv(%dv : memref<?x?x64xbf16>) cu_seqlens(%cu : memref<?xi32>)
+      {element_type = bf16, head_dim = 64 : i64, group = 4 : i64, block_size = 128 : i64}
   return
 }
