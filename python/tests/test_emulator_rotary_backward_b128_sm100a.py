@@ -14,7 +14,7 @@ without rotated v, without causal blocks or without dlse, for those variants).
 
 The wider matrix (every head dim, dtype, layout and variant, with and without causal and dlse):
 ``python3 scripts/emulate_kernels.py --chips sm_100a --kinds backward --block-sizes 128
---head-dims 32,64,96,128 --rotary half_split,interleaved`` (``--causal --lse`` for those).
+--head-dims 32,64,96,128 --rotary half_split,interleaved`` (``--modes plain,causal_lse`` for those).
 
 Emulated only: no Blackwell GPU has run these kernels.
 """

@@ -461,6 +461,10 @@ void buildRingsLoadPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
   CloseOp::create(b, loc, rings.front());
 }
 
+Value pinned(OpBuilder &b, Location loc, Value buffer) {
+  return PinOp::create(b, loc, buffer.getType(), buffer);
+}
+
 std::pair<Value, Value> blockHalf(OpBuilder &b, Location loc, Value row,
                                   Value rows, int64_t i, int64_t halfRows) {
   Value half = arith::ConstantIntOp::create(b, loc, halfRows, 32);

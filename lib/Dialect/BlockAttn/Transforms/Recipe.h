@@ -213,6 +213,12 @@ void buildColumnPassLoadPartition(OpBuilder &b, Location loc,
                                   Value chunks, int64_t chunkCols,
                                   const KernelPlan &plan);
 
+/// A shared-memory operand pinned at its use (warpspec.pin): where a ring
+/// has one slot its tiles sit at fixed addresses, and LLVM would hoist the
+/// descriptors and addresses derived from them out of the tile loop, where
+/// they spill (the block-128 backwards of both chips).
+Value pinned(OpBuilder &b, Location loc, Value buffer);
+
 /// Rows `[row + 64 i, row + 64 i + 64)` of a block of `rows` valid rows
 /// that starts at `row`: the first row and the valid rows of its 64-row
 /// half `i` (none past a short block).

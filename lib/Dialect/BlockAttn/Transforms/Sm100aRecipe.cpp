@@ -1053,14 +1053,6 @@ ReplicaHalf replicaHalf(OpBuilder &b, Location loc, Value row, Value rows,
           offset};
 }
 
-/// A shared-memory operand pinned at its use (warpspec.pin, as in the
-/// sm_90a block-128 backward): in the block-128 backwards the tiles sit at
-/// fixed addresses, and the descriptors of a block's MMA steps, hoisted out
-/// of the loop, spilled the single-thread MMA warp.
-Value pinned(OpBuilder &b, Location loc, Value buffer) {
-  return PinOp::create(b, loc, buffer.getType(), buffer);
-}
-
 /// The query halves' P and dS as the MMA warp holds them: the "pds" slots
 /// (given back after the last dK) and their buffers.
 struct HalfScratch {

@@ -935,9 +935,7 @@ void buildLargeBlockBackwardBody(OpBuilder &b, Location loc,
   // Every buffer is pinned at its use (warpspec.pin): at one ring slot all
   // of them sit at fixed addresses, and the ~100 descriptors and store
   // addresses derived from them would be hoisted out of the tile loop.
-  auto pin = [&](Value buffer) -> Value {
-    return PinOp::create(b, loc, buffer.getType(), buffer);
-  };
+  auto pin = [&](Value buffer) { return pinned(b, loc, buffer); };
   auto store = [&](Value tile, Value dest, Value row, Value rows) {
     StoreOp::create(b, loc, tile, dest, row, c.head, rows, Value(),
                     c.oStaging ? pin(c.oStaging) : Value(),
@@ -1087,9 +1085,7 @@ void buildLargeBlockHalfConsumer(OpBuilder &b, Location loc,
   auto rowsType = RowsType::get(ctx, m, f32);
   // Pinned at each use, as in buildLargeBlockBackwardBody: one-slot rings
   // and scratch buffers sit at fixed addresses.
-  auto pin = [&](Value buffer) -> Value {
-    return PinOp::create(b, loc, buffer.getType(), buffer);
-  };
+  auto pin = [&](Value buffer) { return pinned(b, loc, buffer); };
   auto store = [&](Value tile, Value dest, Value row, Value rows) {
     StoreOp::create(b, loc, tile, dest, row, c.head, rows, Value(),
                     c.oStaging ? pin(c.oStaging) : Value(),
@@ -1231,9 +1227,7 @@ void buildGroupedLargeBlockScoresConsumer(OpBuilder &b, Location loc,
   auto wide16 = AccType::get(ctx, {m, n}, spec.elementType);
   auto outType = AccType::get(ctx, {m, spec.headDim}, f32);
   auto rowsType = RowsType::get(ctx, m, f32);
-  auto pin = [&](Value buffer) -> Value {
-    return PinOp::create(b, loc, buffer.getType(), buffer);
-  };
+  auto pin = [&](Value buffer) { return pinned(b, loc, buffer); };
   SmallVector<std::pair<Value, Value>> halfRows;
   for (int64_t i = 0; i < halves; ++i)
     halfRows.push_back(blockHalf(b, loc, c.row, c.rows, i, m));
@@ -1307,9 +1301,7 @@ void buildGroupedLargeBlockAccumulateConsumer(
   ReleaseOp::create(b, loc, c.slot);
   int64_t m = spec.queryTileRows();
   auto outType = AccType::get(ctx, {m, spec.headDim}, b.getF32Type());
-  auto pin = [&](Value buffer) -> Value {
-    return PinOp::create(b, loc, buffer.getType(), buffer);
-  };
+  auto pin = [&](Value buffer) { return pinned(b, loc, buffer); };
   auto queryHead = [&](Value head, Value dvIn, Value dkIn) {
     auto qdoSlot = GetOp::create(b, loc, qdo);
     ValueRange t = qdoSlot.getBuffers();
@@ -1436,9 +1428,7 @@ void buildColumnPassConsumer(OpBuilder &b, Location loc, const KernelSpec &spec,
   auto rowsType = RowsType::get(ctx, m, f32);
   // Pinned at each use: the scratch buffers sit at fixed addresses
   // (buildLargeBlockBackwardBody).
-  auto pin = [&](Value buffer) -> Value {
-    return PinOp::create(b, loc, buffer.getType(), buffer);
-  };
+  auto pin = [&](Value buffer) { return pinned(b, loc, buffer); };
   auto store = [&](Value tile, Value dest, Value row, Value rows, int64_t col) {
     auto op = StoreOp::create(b, loc, tile, dest, row, c.head, rows, Value(),
                               c.oStaging ? pin(c.oStaging) : Value(),
