@@ -294,11 +294,16 @@ LogicalResult RotaryBuilder::lower(RotateOp op, RotateOp::Adaptor adaptor) {
   auto type = cast<BufferType>(op.getSources().front().getType());
   int64_t tileRows = type.getShape()[0], d = type.getShape()[1];
   Type elementType = type.getElementType();
+  // A tile that is a part of wider rows (head_dim, pair_offset) turns its
+  // pairs by the angles of pairs pair_offset on of rows of head_dim; its
+  // own layout is that of a tile of its width (a half-split unit's partner
+  // d / 2 columns on, in the tile).
   FailureOr<AngleSource> angles =
-      bindAngles(*this, op, adaptor.getRow(), adaptor.getPosition(), d,
-                 /*inverse=*/false);
+      bindAngles(*this, op, adaptor.getRow(), adaptor.getPosition(),
+                 op.getRowHeadDim(), /*inverse=*/false);
   if (failed(angles))
     return failure();
+  const int64_t pairOffset = op.getFirstPair();
   SmallVector<Value> sources(adaptor.getSources()), dests(adaptor.getDests());
 
   // The tile's layout (nvdesc::SwizzledTile): 128-byte rows and phase
@@ -376,7 +381,7 @@ LogicalResult RotaryBuilder::lower(RotateOp op, RotateOp::Adaptor adaptor) {
   // (ptxas spilled the sm_100a rotary warpgroup of 96 registers, three
   // passes ahead, 4-512 bytes; of 88 with one ahead, nothing). Head dims up
   // to 128 keep their kernels.
-  if (angles->theta && d > 128)
+  if (angles->theta && op.getRowHeadDim() > 128)
     ahead = 1;
   SmallVector<std::pair<SmallVector<Value>, SmallVector<Value>>> tables;
   auto rotateTile = [&] {
@@ -384,12 +389,12 @@ LogicalResult RotaryBuilder::lower(RotateOp op, RotateOp::Adaptor adaptor) {
       Value p =
           positionOf(*this, *angles, add(rowBase, i32(pass * rowsPerPass)));
       tables.push_back(
-          loadAngles(*this, *angles, p, firstPair, 0, pairsPerUnit));
+          loadAngles(*this, *angles, p, firstPair, pairOffset, pairsPerUnit));
       // The second unit of a wide interleaved item: pairs D / 4 on.
       if (angles->interleaved && twoUnits) {
-        auto [cosines, sines] =
-            loadAngles(*this, *angles, p, firstPair,
-                       unitsPerRow / 2 * pairsPerUnit, pairsPerUnit);
+        auto [cosines, sines] = loadAngles(
+            *this, *angles, p, firstPair,
+            pairOffset + unitsPerRow / 2 * pairsPerUnit, pairsPerUnit);
         llvm::append_range(tables.back().first, cosines);
         llvm::append_range(tables.back().second, sines);
       }

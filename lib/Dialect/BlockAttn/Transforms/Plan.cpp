@@ -1211,6 +1211,13 @@ planSm90aLargeBlockColumnPasses(const KernelShape &shape,
                 " above head_dim 128 streams 64-column chunks to two "
                 "consumers; slot-parts=2 and large-block-consumers=1 do not "
                 "apply");
+  // The rotary kernels turn their gradients back a 64-column chunk at a
+  // time, each reading its own angles.
+  if (options.rotaryAngles == RotaryAngles::per_tile && shape.hasRotary())
+    return fail("rotary-angles=per-tile does not apply above head_dim ",
+                KernelShape::kMaxOutputCols,
+                ": the gradients are turned back a group of column chunks "
+                "at a time, each group reading its own angles");
   KernelPlan plan;
   if (failed(planColumnPassLaunch(Chip::sm_90a, shape, options, plan, fail)))
     return failure();
@@ -1620,45 +1627,53 @@ OStore oStoreOf(const KernelShape &shape, const TuningOptions &options) {
   return rotaryForward128 ? OStore::smem : OStore::tma;
 }
 
-/// The rotary backward at block size 128 above head dim 128, refused on both
-/// chips (the forward is built: docs/head-dims.md, "Rotary embeddings at
-/// block size 128 above head dim 128"). On sm_90a the backward streams the
-/// block in 64-column chunk slots (KernelPlan::columnPasses), and a
-/// half-split pair's columns, D / 2 apart, are never in one slot: q and k
-/// cannot be rotated in place slot by slot, and a rotation group's slots
-/// held together (three of 64 KiB at 192) do not fit next to P and dS. On
-/// sm_100a it needs the sm_100a backward at block size 128 above head dim 128
-/// and the sm_100a rotary backward at block size 128, neither built yet.
-///
-/// Also refused: angles from `rotary_theta` in the forward there. With the
-/// tables' budgets ptxas spilled the sm_100a rotary warpgroup in every theta
-/// kernel (8-1568 bytes; at 184 registers still 752 at 256) and the sm_90a
-/// consumer at 256 without a positions tensor (156-288 bytes): the angles
-/// are arithmetic on the position, and the query halves and k share rows'
-/// positions.
+/// The rotary backward at block size 128 above head dim 128
+/// (docs/head-dims.md, "Rotary embeddings at block size 128 above head dim
+/// 128"). Built on sm_90a with interleaved pairs: the backward streams the
+/// block in 64-column chunk slots (KernelPlan::columnPasses), an
+/// interleaved chunk holds whole pairs, and the consumers rotate each chunk
+/// of q and k (and v) in place (buildColumnPassConsumer). Refused:
+/// - half-split pairs on sm_90a: a pair's columns, D / 2 apart, are never
+///   in one slot (a rotation group's slots held together, three of 64 KiB
+///   at 192, do not fit next to P and dS; a pair-complete chunk layout of
+///   two 64-byte-swizzled 32-column pieces is the design, not built);
+/// - sm_100a: its column-pass backward has no rotation step (the MMA warp
+///   reads the chunk slots as they land; the rotary warpgroup of its
+///   block-128 rotary backward would need the chunk ring's protocol);
+/// - angles from `rotary_theta` (forward and backward). With the tables'
+///   budgets ptxas spilled the sm_100a forward's rotary warpgroup in every
+///   theta kernel (8-1568 bytes; at 184 registers still 752 at 256) and the
+///   sm_90a consumer at 256 without a positions tensor (156-288 bytes): the
+///   angles are arithmetic on the position, and the query halves and k
+///   share rows' positions.
 LogicalResult refuseLargeBlockWideRotary(const KernelShape &shape, Chip chip,
                                          Failure fail) {
   if (!shape.hasRotary() || shape.numQueryTiles() == 1 ||
       shape.headDim <= KernelShape::kMaxOutputCols)
     return success();
-  if (!shape.backward && shape.rotaryTheta)
+  if (shape.rotaryTheta)
     return fail("rotary_theta at block_size ", shape.blockSize,
                 " above head_dim 128 is not implemented (ptxas spills the "
                 "in-kernel angles; the cos/sin tables are built: "
                 "docs/head-dims.md)");
   if (!shape.backward)
     return success();
-  if (chip == Chip::sm_90a)
-    return fail("the rotary backward at block_size ", shape.blockSize,
-                " above head_dim 128 is not implemented on sm_90a: its block "
-                "streams in 64-column chunk slots, and a half-split pair's "
-                "columns (head_dim / 2 apart) are never in one slot to be "
-                "rotated in place (docs/head-dims.md)");
+  if (chip == Chip::sm_90a) {
+    if (shape.rotary == RotaryMode::interleaved)
+      return success();
+    return fail("the half_split rotary backward at block_size ",
+                shape.blockSize,
+                " above head_dim 128 is not implemented on sm_90a (the "
+                "interleaved layout is): its block streams in 64-column "
+                "chunk slots, and a half-split pair's columns (head_dim / 2 "
+                "apart) are never in one slot to be rotated in place "
+                "(docs/head-dims.md)");
+  }
   return fail("the rotary backward at block_size ", shape.blockSize,
-              " above head_dim 128 is not implemented on sm_100a: as on "
-              "sm_90a its block streams in 64-column chunk slots, and a "
-              "half-split pair's columns (head_dim / 2 apart) are never in "
-              "one slot to be rotated in place (docs/head-dims.md)");
+              " above head_dim 128 is not implemented on sm_100a: its "
+              "column-pass backward has no step that rotates the 64-column "
+              "chunk slots in place (built on sm_90a with interleaved pairs; "
+              "docs/head-dims.md)");
 }
 
 } // namespace

@@ -167,7 +167,8 @@ void rotateTiles(OpBuilder &b, Location loc, const KernelSpec &spec,
     RotateOp::create(b, loc, from, to, rows.rows, rows.row, rows.position,
                      spec.cos, spec.sin, spec.positions,
                      b.getBoolAttr(spec.rotary == RotaryMode::interleaved),
-                     thetaAttr(b, spec));
+                     thetaAttr(b, spec), /*head_dim=*/IntegerAttr(),
+                     /*pair_offset=*/IntegerAttr());
   };
   if (spec.numQueryTiles() == 1) {
     rotate(sources, dests, at);
@@ -189,6 +190,15 @@ void rotateTiles(OpBuilder &b, Location loc, const KernelSpec &spec,
     rotate(sources.slice(i, 1), dests.slice(i, 1), half);
   }
   rotate(sources.drop_front(halves), dests.drop_front(halves), at);
+}
+
+void rotateColumnPart(OpBuilder &b, Location loc, const KernelSpec &spec,
+                      Value tile, const TileRows &at, int64_t firstPair) {
+  RotateOp::create(b, loc, ValueRange{tile}, ValueRange{tile}, at.rows, at.row,
+                   at.position, spec.cos, spec.sin, spec.positions,
+                   b.getBoolAttr(spec.rotary == RotaryMode::interleaved),
+                   thetaAttr(b, spec), b.getI64IntegerAttr(spec.headDim),
+                   b.getI64IntegerAttr(firstPair));
 }
 
 /// The angles of a [block, D] register tile's rotary pairs, read once per
@@ -621,12 +631,16 @@ void buildColumnPassLoadPartition(OpBuilder &b, Location loc,
                                   Value chunks, int64_t chunkCols,
                                   const KernelPlan &plan) {
   OpBuilder::InsertionGuard g(b);
-  TileLoopOp loop = beginLoadTileLoop(b, loc, spec, values, plan, 3);
+  // With rotary embeddings the record carries the block's position.
+  bool position = spec.needsTilePosition();
+  TileLoopOp loop =
+      beginLoadTileLoop(b, loc, spec, values, plan, position ? 4 : 3);
   Block &loopBody = loop.getBody().front();
   Value row = loopBody.getArgument(0), rows = loopBody.getArgument(1),
         head = loopBody.getArgument(2);
   auto record = AcquireOp::create(b, loc, blocks);
-  CommitOp::create(b, loc, record.getSlot(), row, rows, head);
+  commitTile(b, loc, spec, record.getSlot(), row, rows, head,
+             position ? loopBody.getArgument(3) : Value());
   SmallVector<LoadedTile> tiles = loadedTiles(spec);
   SmallVector<Value> tileRows;
   for (const LoadedTile &tile : tiles)

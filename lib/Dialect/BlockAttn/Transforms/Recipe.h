@@ -80,6 +80,12 @@ Value tilePosition(OpBuilder &b, Location loc, const KernelSpec &spec,
 void rotateTiles(OpBuilder &b, Location loc, const KernelSpec &spec,
                  ValueRange sources, ValueRange dests, const TileRows &at);
 
+/// Rotates in place a shared-memory tile that is a part of rows of the head
+/// dim (warpspec.rotate with head_dim and pair_offset): a 64-column chunk
+/// of interleaved rows, whose first pair is `firstPair`.
+void rotateColumnPart(OpBuilder &b, Location loc, const KernelSpec &spec,
+                      Value tile, const TileRows &at, int64_t firstPair);
+
 /// The rotary warpgroup: takes each slot of the load ring `ring` as the TMA
 /// fills it, rotates q and k (and v), and publishes them through `rotated`.
 /// On sm_100a `rotated` is a second ring of buffers the MMA warp reads; on

@@ -1398,7 +1398,7 @@ void buildHopperGroupedLargeBlock(OpBuilder &b, Location loc,
 void buildColumnPassConsumer(OpBuilder &b, Location loc, const KernelSpec &spec,
                              const KernelPlan &plan, const KernelValues &values,
                              Value blocks, Value chunks, ArrayRef<Value> pds,
-                             int64_t half) {
+                             ArrayRef<Value> rotated, int64_t half) {
   MLIRContext *ctx = b.getContext();
   OpBuilder::InsertionGuard g(b);
   int64_t halves = spec.numQueryTiles();
@@ -1415,6 +1415,10 @@ void buildColumnPassConsumer(OpBuilder &b, Location loc, const KernelSpec &spec,
   c.row = consume.getRow();
   c.rows = consume.getRows();
   c.head = consume.getHead();
+  // The block's position (rotary embeddings) is read from the record before
+  // it goes back.
+  if (spec.hasRotary())
+    c.position = tilePosition(b, loc, spec, c.slot);
   // The record is all the slot carries: back at once, so that the producer
   // announces the next block while this one runs.
   ReleaseOp::create(b, loc, c.slot);
@@ -1442,12 +1446,66 @@ void buildColumnPassConsumer(OpBuilder &b, Location loc, const KernelSpec &spec,
   auto doOf = [&](ValueRange t, int64_t i) { return t[halves + 2 + i]; };
 
   auto [row, rows] = blockHalf(b, loc, c.row, c.rows, half, m);
+  // Rotary embeddings (interleaved: a 64-column chunk holds whole pairs,
+  // refuseLargeBlockWideRotary): query half i's rows are the block's from
+  // 64 i on, at position + 64 i; k's and v's are the block's. This
+  // consumer's gradients (query half and key half `half`) are at `mine`.
+  auto halfAt = [&](int64_t i) -> TileRows {
+    if (i == 0)
+      return {c.row, c.rows, c.position};
+    auto [halfRow, halfRows] = blockHalf(b, loc, c.row, c.rows, i, m);
+    Value offset = arith::ConstantIntOp::create(b, loc, i * m, 32);
+    return {halfRow, halfRows,
+            arith::AddIOp::create(b, loc, c.position, offset)};
+  };
+  TileRows mineAt;
+  if (spec.hasRotary())
+    mineAt = {row, rows, halfAt(half).position};
+  // Chunk j of q's halves and k (passes 1 and 3; and v in pass 2 with
+  // rotate_v) rotated in place before any product reads them: the producer
+  // loaded them from global memory, un-rotated, for each pass. Both
+  // consumers read the whole slot, so the work is split between them and
+  // each waits for the other's before its products: consumer 0 turns k
+  // (128 rows), consumer 1 the two query halves (64 each); in pass 2
+  // consumer j % 2 turns v. Each signals through its own ring without
+  // buffers, `rotated[half]`, and waits on the other's.
+  auto rotateChunk = [&](ValueRange t, int64_t pass, int64_t j) {
+    if (!spec.hasRotary() || (pass == 2 && !spec.rotateV))
+      return;
+    auto rotate = [&](Value tile, const TileRows &at) {
+      rotateColumnPart(b, loc, spec, tile, at, j * cols / 2);
+    };
+    if (pass == 2) {
+      if (j % 2 == half)
+        rotate(vOf(t), halfAt(0));
+    } else if (half == 0) {
+      rotate(kOf(t), halfAt(0));
+    } else {
+      for (int64_t i = 0; i < halves; ++i)
+        rotate(qOf(t, i), halfAt(i));
+    }
+    auto signal = AcquireOp::create(b, loc, rotated[half]);
+    CommitOp::create(b, loc, signal.getSlot(), c.row, c.rows, c.head);
+    auto other = GetOp::create(b, loc, rotated[1 - half]);
+    ReleaseOp::create(b, loc, other.getSlot());
+  };
+  // A gradient chunk j with respect to a rotated input turned back (its
+  // rotation group is the chunk alone, interleaved).
+  auto unrotate = [&](Value grad, int64_t j, bool rotatedInput) -> Value {
+    if (!rotatedInput)
+      return grad;
+    RotationGroup group = rotationGroups(spec)[j];
+    assert(group.chunks.size() == 1 && "a chunk is a whole rotation group");
+    return unrotateChunks(b, loc, spec, {grad}, group, mineAt).front();
+  };
   // A product over the head dim, accumulated chunk by chunk, each chunk's
   // slot given back after its product.
-  auto overChunks = [&](function_ref<Value(ValueRange, Value)> product) {
+  auto overChunks = [&](int64_t pass,
+                        function_ref<Value(ValueRange, Value)> product) {
     Value acc;
     for (int64_t j = 0; j < chunkCount; ++j) {
       auto slot = GetOp::create(b, loc, chunks);
+      rotateChunk(slot.getBuffers(), pass, j);
       acc = product(slot.getBuffers(), acc);
       ReleaseOp::create(b, loc, slot.getSlot());
     }
@@ -1465,7 +1523,7 @@ void buildColumnPassConsumer(OpBuilder &b, Location loc, const KernelSpec &spec,
   };
   // S first, its softmax, then dP: P 64 + dP 64 f32 registers at the peak
   // (S and dP accumulated together would add S's 64 through the softmax).
-  Value s = overChunks([&](ValueRange t, Value acc) -> Value {
+  Value s = overChunks(1, [&](ValueRange t, Value acc) -> Value {
     return MmaOp::create(b, loc, wide32, pinFixed(qOf(t, half)),
                          pinFixed(kOf(t)), false, /*transpose_b=*/true, acc);
   });
@@ -1486,7 +1544,7 @@ void buildColumnPassConsumer(OpBuilder &b, Location loc, const KernelSpec &spec,
     dlse =
         LoadRowsOp::create(b, loc, rowsType, spec.dlse,
                            rowsReadAt(b, loc, c.row, row, rows), c.head, rows);
-  Value dp = overChunks([&](ValueRange t, Value acc) -> Value {
+  Value dp = overChunks(2, [&](ValueRange t, Value acc) -> Value {
     return MmaOp::create(b, loc, wide32, pinFixed(doOf(t, half)),
                          pinFixed(vOf(t)), false, /*transpose_b=*/true, acc);
   });
@@ -1517,19 +1575,22 @@ void buildColumnPassConsumer(OpBuilder &b, Location loc, const KernelSpec &spec,
   for (int64_t j = 0; j < chunkCount; ++j) {
     auto slot = GetOp::create(b, loc, chunks);
     ValueRange t = slot.getBuffers();
+    rotateChunk(t, 3, j);
     // dS read back from shared memory (K-major): held in registers through
     // the pass it would leave the consumer too few for the chunk products.
     Value dq = MmaOp::create(b, loc, chunkType, pin(dsOf[half]), pin(kOf(t)),
                              false, false);
-    store(dq, spec.stores[2], row, rows, j * cols);
+    store(unrotate(dq, j, spec.hasRotary()), spec.stores[2], row, rows,
+          j * cols);
     Value dv = keyHalfGradient(pOf, [&](int64_t i) { return doOf(t, i); });
-    store(dv, spec.stores[0], row, rows, j * cols);
+    store(unrotate(dv, j, spec.rotateV), spec.stores[0], row, rows, j * cols);
     Value dk = keyHalfGradient(dsOf, [&](int64_t i) { return qOf(t, i); });
     // The last chunk's dK is the last read of the other's P and dS.
     if (j + 1 == chunkCount)
       ReleaseOp::create(b, loc, theirs.getSlot());
     ReleaseOp::create(b, loc, slot.getSlot());
-    store(dk, spec.stores[1], row, rows, j * cols);
+    store(unrotate(dk, j, spec.hasRotary()), spec.stores[1], row, rows,
+          j * cols);
   }
 }
 
@@ -1564,11 +1625,19 @@ void buildHopperLargeBlockColumnPasses(OpBuilder &b, Location loc,
   for (int64_t half = 0; half < spec.numQueryTiles(); ++half)
     pds.push_back(createChannel(b, loc, pdsType, "pds" + std::to_string(half),
                                 /*depth=*/1));
+  // With rotary embeddings each consumer signals the other that its share
+  // of a chunk slot is rotated (buildColumnPassConsumer).
+  SmallVector<Value, 2> rotated;
+  if (spec.hasRotary())
+    for (int64_t half = 0; half < spec.numQueryTiles(); ++half)
+      rotated.push_back(createChannel(
+          b, loc, ChannelType::get(ctx, ArrayRef<Type>(), MemorySpace::smem),
+          "rotated" + std::to_string(half), /*depth=*/2));
   buildColumnPassLoadPartition(b, loc, spec, values, blocks, chunks, cols,
                                plan);
   for (int64_t half = 0; half < spec.numQueryTiles(); ++half)
     buildColumnPassConsumer(b, loc, spec, plan, values, blocks, chunks, pds,
-                            half);
+                            rotated, half);
 }
 
 /// The chunks of the three gradients whose columns a part of a split slot

@@ -1767,6 +1767,26 @@ static LogicalResult verifyRotaryOperands(Operation *op, int64_t headDim,
   return success();
 }
 
+/// A rotated tile that is a part of wider rows (head_dim, pair_offset on
+/// warpspec.rotate and warpspec.rotate_tile): its pairs must be pairs of the
+/// rows (half-split, the tile's two halves hold a run of first elements and
+/// their partners, so that run must lie in the rows' first half).
+static LogicalResult verifyRowPart(Operation *op, int64_t width,
+                                   int64_t headDim, int64_t firstPair,
+                                   bool hasPairOffset) {
+  if (headDim < width || headDim % 16 != 0 || width % 16 != 0)
+    return op->emitOpError()
+           << "head_dim must be a multiple of 16 no smaller than the tile's "
+           << width << " columns (also a multiple of 16), got " << headDim;
+  if (hasPairOffset && (firstPair < 0 || firstPair % 8 != 0 ||
+                        firstPair + width / 2 > headDim / 2))
+    return op->emitOpError()
+           << "pair_offset must be a multiple of 8 with the tile's "
+           << width / 2 << " pairs within the rows' " << headDim / 2
+           << ", got " << firstPair;
+  return success();
+}
+
 LogicalResult RotateOp::verify() {
   if (getSources().empty() || getSources().size() != getDests().size())
     return emitOpError() << "needs as many destinations as sources (at least "
@@ -1781,7 +1801,11 @@ LogicalResult RotateOp::verify() {
                               "type, got "
                            << first << " and " << type;
   }
-  return verifyRotaryOperands(*this, first.getShape()[1], getCos(), getSin(),
+  if ((getHeadDim() || getPairOffset()) &&
+      failed(verifyRowPart(*this, first.getShape()[1], getRowHeadDim(),
+                           getFirstPair(), bool(getPairOffset()))))
+    return failure();
+  return verifyRotaryOperands(*this, getRowHeadDim(), getCos(), getSin(),
                               getPositions(), getTheta());
 }
 
@@ -1796,19 +1820,10 @@ LogicalResult RotateTileOp::verify() {
   // (half-split, the tile's two halves hold a run of first elements and
   // their partners, so that run must lie in the rows' first half).
   int64_t width = value.getShape()[1], headDim = getRowHeadDim();
-  int64_t firstPair = getFirstPair();
   if (getHeadDim() || getPairOffset()) {
-    if (headDim < width || headDim % 16 != 0 || width % 16 != 0)
-      return emitOpError() << "head_dim must be a multiple of 16 no smaller "
-                              "than the tile's "
-                           << width << " columns (also a multiple of 16), got "
-                           << headDim;
-    if (getPairOffset() && (firstPair < 0 || firstPair % 8 != 0 ||
-                            firstPair + width / 2 > headDim / 2))
-      return emitOpError() << "pair_offset must be a multiple of 8 with the "
-                              "tile's "
-                           << width / 2 << " pairs within the rows' "
-                           << headDim / 2 << ", got " << firstPair;
+    if (failed(verifyRowPart(*this, width, headDim, getFirstPair(),
+                             bool(getPairOffset()))))
+      return failure();
     if (getAngles())
       return emitOpError() << "a part of wider rows (head_dim, pair_offset) "
                               "reads its own angles, not angles(...)";

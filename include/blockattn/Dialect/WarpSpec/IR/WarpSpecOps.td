@@ -949,12 +949,27 @@ def WarpSpec_RotateOp : WarpSpec_Op<"rotate", [AttrSizedOperandSegments]> {
     takes part; the results are visible to the tensor cores afterwards (an
     async-proxy fence and a barrier over the replica).
 
+    By default the tiles are whole rows: their width is the head dim. A tile
+    may instead be a part of wider rows, as for `warpspec.rotate_tile`:
+    `head_dim` is the rows' head dim and `pair_offset` the index of the
+    tile's first pair; half-split, the tile's first half holds columns
+    `[pair_offset, pair_offset + N / 2)` of the rows and its second half
+    their partners, `head_dim / 2` on; interleaved, it holds columns
+    `[2 pair_offset, 2 pair_offset + N)`. The sm_90a backward at block size
+    128 above head dim 128 streams q and k in 64-column chunks
+    (docs/head-dims.md) and rotates each interleaved chunk in place this way.
+
     ```mlir
     warpspec.rotate(%q, %k) into(%q, %k) rows(%rows) row(%row)
         position(%pos) cos(%cos, %sin : memref<?x64xf32>, memref<?x64xf32>)
         {interleaved = false}
         : !warpspec.buffer<64x128xbf16, smem>, !warpspec.buffer<64x128xbf16, smem>
           into !warpspec.buffer<64x128xbf16, smem>, !warpspec.buffer<64x128xbf16, smem>
+    // Columns 64-127 of interleaved rows of head dim 256 (pairs 32-63).
+    warpspec.rotate(%k1) into(%k1) rows(%rows) row(%row) position(%pos)
+        cos(%cos, %sin : memref<?x128xf32>, memref<?x128xf32>)
+        {interleaved = true, head_dim = 256 : i64, pair_offset = 32 : i64}
+        : !warpspec.buffer<128x64xbf16, smem> into !warpspec.buffer<128x64xbf16, smem>
     ```
   }];
   let arguments = (ins Variadic<WarpSpec_BufferType>:$sources,
@@ -962,7 +977,22 @@ def WarpSpec_RotateOp : WarpSpec_Op<"rotate", [AttrSizedOperandSegments]> {
                        I32:$row, I32:$position, Optional<AnyMemRef>:$cos,
                        Optional<AnyMemRef>:$sin,
                        Optional<AnyMemRef>:$positions, BoolAttr:$interleaved,
-                       OptionalAttr<F32Attr>:$theta);
+                       OptionalAttr<F32Attr>:$theta,
+                       OptionalAttr<I64Attr>:$head_dim,
+                       OptionalAttr<I64Attr>:$pair_offset);
+  let extraClassDeclaration = [{
+    /// The head dim of the rows the tiles are a part of (their width by
+    /// default).
+    int64_t getRowHeadDim() {
+      if (std::optional<uint64_t> headDim = getHeadDim())
+        return static_cast<int64_t>(*headDim);
+      return cast<BufferType>(getSources().front().getType()).getShape()[1];
+    }
+    /// The index of the tiles' first rotary pair among their rows' pairs.
+    int64_t getFirstPair() {
+      return static_cast<int64_t>(getPairOffset().value_or(0));
+    }
+  }];
   let assemblyFormat = [{
     `(` $sources `)` `into` `(` $dests `)` `rows` `(` $rows `)`
     `row` `(` $row `)` `position` `(` $position `)`
