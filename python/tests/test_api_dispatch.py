@@ -277,7 +277,8 @@ def test_large_head_dims_take_every_block_size_without_rotary(launches, head_dim
     q, k, v = (torch.randn(T, H, head_dim).to(torch.bfloat16) for _ in range(3))
     cu = torch.tensor(CU, dtype=torch.int32)
     tables = torch.ones(16, head_dim // 2)
-    refused = f"^rotary: the rotary backward at head_dim {head_dim} is implemented at block sizes up to 64 only, got 128"
+    refused = (f"^rotary: the half_split rotary backward at head_dim {head_dim} is implemented at block sizes "
+               "up to 64 only, got 128")
     qg, kg, vg = (t.clone().requires_grad_() for t in (q, k, v))
     with pytest.raises(ValueError, match=refused):
         blockattn.block_attention(qg, kg, vg, cu, block_size=128, rotary=blockattn.Rotary(tables, tables))
@@ -297,4 +298,8 @@ def test_large_head_dims_take_every_block_size_without_rotary(launches, head_dim
     blockattn.block_attention(qg, kg, vg, cu, block_size=128).sum().backward()
     assert [(c["kind"], c["block_size"]) for c in launches] == [("forward", 64), ("forward", 32),
                                                                ("forward", 128), ("backward", 128)]
+    # Interleaved pairs have a backward at block size 128 (sm_90a; docs/head-dims.md).
+    launches.clear()
+    blockattn.api.backward(q, q, k, v, cu, 128, head_dim ** -0.5, cos=tables, sin=tables, interleaved=True)
+    assert [(c["kind"], c["block_size"], c["rotary"]) for c in launches] == [("backward", 128, "interleaved")]
 

@@ -13,11 +13,20 @@ turn, naming its half from the S record. The lengths cover an empty and a one-to
 partial blocks around the block and its half (63-65, 127-129) and a long one, on one SM (one
 CTA takes every block and reuses the one slot) and three. A sample, not the full matrix (that is
 `scripts/emulate_kernels.py --kinds forward --block-sizes 128 --head-dims 192,256 --rotary
-half_split,interleaved`). The backward stays refused (test_rotary_backward_is_refused).
+half_split,interleaved`).
+
+The backward (session 18) on sm_90a with interleaved pairs: the column-pass backward streams the
+block in 64-column chunk slots, three passes, to two consumers (one per query half); each chunk
+of q and k (of v with rotate_v) holds whole interleaved pairs and is rotated in place in its slot
+(consumer 0 turns k, consumer 1 both query halves, the second at position + 64; in the dP pass
+consumer j % 2 turns v_j), each waiting for the other's signal before its products; dQ, dK (dV)
+are turned back chunk by chunk. Half-split pairs and sm_100a stay refused
+(test_rotary_backward_is_refused).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 
 import pytest
@@ -70,12 +79,55 @@ def test_rotary_forward_b128_wide_matches_reference(chip, case, sms, emulated_ke
         assert em.check_close(case, got, em.reference_outputs(unrotated_v, tensors)) != []
 
 
-@pytest.mark.parametrize("chip,expected", [
-    ("sm_90a", "the rotary backward at block_size 128 above head_dim 128 is not implemented"),
-    ("sm_100a", "the rotary backward at block_size 128 above head_dim 128 is not implemented"),
+BACKWARD_CASES = [
+    em.Case("backward", 192, "bf16", "interleaved", block_size=128),
+    em.Case("backward", 256, "f16", "interleaved", positions=True, rotate_v=True, block_size=128),
+    em.Case("backward", 256, "bf16", "interleaved", rotate_v=True, causal=True, lse=True, block_size=128),
+    em.Case("backward", 192, "f16", "interleaved", positions=True, causal=True, lse=True, block_size=128),
+]
+# Jagged: empty and one-token sequences, partial blocks around the block and its half, and
+# blocks whose second query half is empty (1-64 tokens).
+BACKWARD_LENGTHS = (0, 1, 63, 64, 65, 127, 128, 129, 300, 2, 191, 193)
+
+
+@pytest.mark.parametrize("sms", (1, 3))
+@pytest.mark.parametrize("case", BACKWARD_CASES, ids=lambda c: c.name)
+def test_rotary_backward_b128_wide_interleaved_matches_reference(case, sms, emulated_kernel):
+    base = emulated_kernel(case, "sm_90a")
+    tensors = em.make_problem(case, lengths=BACKWARD_LENGTHS, seed=11)
+    got = em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), tensors,
+                     {"softmax_scale": case.head_dim ** -0.5}, num_sms=sms)
+    assert em.check_close(case, got, em.reference_outputs(case, tensors)) == []
+    for name in case.outputs:
+        assert (got[name] != em.POISON).all()
+    # The rotation matters (and the block size, and the positions tensor, rotated v, causal
+    # blocks and dlse): the gradients miss each of those references.
+    plain = em.Case(case.kind, case.head_dim, case.dtype, causal=case.causal, lse=case.lse, block_size=128)
+    assert em.check_close(case, got, em.reference_outputs(plain, tensors)) != []
+    as64 = em.Case(case.kind, case.head_dim, case.dtype, case.rotary, positions=case.positions,
+                   rotate_v=case.rotate_v, causal=case.causal, lse=case.lse)
+    assert em.check_close(case, got, em.reference_outputs(as64, tensors)) != []
+    if case.positions:
+        no_positions = {name: value for name, value in tensors.items() if name != "positions"}
+        assert em.check_close(case, got, em.reference_outputs(case, no_positions)) != []
+    if case.rotate_v:
+        unrotated_v = dataclasses.replace(case, rotate_v=False)
+        assert em.check_close(case, got, em.reference_outputs(unrotated_v, tensors)) != []
+    if case.causal:
+        assert em.check_close(case, got, em.reference_outputs(dataclasses.replace(case, causal=False),
+                                                              tensors)) != []
+
+
+@pytest.mark.parametrize("chip,rotary,expected", [
+    ("sm_90a", "half_split", "the half_split rotary backward at block_size 128 above head_dim 128 is not "
+                             "implemented on sm_90a (the interleaved layout is)"),
+    ("sm_100a", "half_split", "the rotary backward at block_size 128 above head_dim 128 is not implemented "
+                              "on sm_100a"),
+    ("sm_100a", "interleaved", "the rotary backward at block_size 128 above head_dim 128 is not implemented "
+                               "on sm_100a"),
 ])
-def test_rotary_backward_is_refused(chip, expected, tmp_path):
-    case = em.Case("backward", 192, "bf16", "half_split", block_size=128)
+def test_rotary_backward_is_refused(chip, rotary, expected, tmp_path):
+    case = em.Case("backward", 192, "bf16", rotary, block_size=128)
     run = subprocess.run([find_compiler(), *case.compiler_flags(chip), "--quiet", "-o", str(tmp_path)],
                          capture_output=True, text=True)
     assert run.returncode != 0

@@ -304,6 +304,17 @@ LogicalResult RotaryBuilder::lower(RotateOp op, RotateOp::Adaptor adaptor) {
   if (failed(angles))
     return failure();
   const int64_t pairOffset = op.getFirstPair();
+  // A part of wider rows is one of several rotations of the same rows (the
+  // sm_90a column-pass backward turns each 64-column chunk of q and k, at
+  // the same positions, in every pass): with the rows' first row and
+  // position pinned here, each computes its table addresses itself
+  // (unpinned, LLVM computed them once a block and held them across the
+  // chunks' products, and ptxas spilled the consumers).
+  if (op.getHeadDim()) {
+    SmallVector<Value> at = pinRegisters({angles->row, angles->position});
+    angles->row = at[0];
+    angles->position = at[1];
+  }
   SmallVector<Value> sources(adaptor.getSources()), dests(adaptor.getDests());
 
   // The tile's layout (nvdesc::SwizzledTile): 128-byte rows and phase
@@ -382,6 +393,12 @@ LogicalResult RotaryBuilder::lower(RotateOp op, RotateOp::Adaptor adaptor) {
   // passes ahead, 4-512 bytes; of 88 with one ahead, nothing). Head dims up
   // to 128 keep their kernels.
   if (angles->theta && op.getRowHeadDim() > 128)
+    ahead = 1;
+  // A part of wider rows (the sm_90a column-pass backward's chunks) is
+  // turned next to accumulators the consumer holds (S through pass 1): one
+  // pass ahead (all of them, ptxas spilled 16 bytes at head dim 256; one,
+  // 4 bytes, nothing with the budgets of kColumnPassRotary*Regs).
+  if (op.getHeadDim())
     ahead = 1;
   SmallVector<std::pair<SmallVector<Value>, SmallVector<Value>>> tables;
   auto rotateTile = [&] {

@@ -1446,6 +1446,16 @@ void buildColumnPassConsumer(OpBuilder &b, Location loc, const KernelSpec &spec,
   auto doOf = [&](ValueRange t, int64_t i) { return t[halves + 2 + i]; };
 
   auto [row, rows] = blockHalf(b, loc, c.row, c.rows, half, m);
+  // With a whole number of ring rounds a block (three passes of
+  // `chunkCount` slots: 12 at head dim 256) each chunk lands in the same
+  // slot every block, at addresses LLVM would hoist out of the tile loop
+  // with their descriptors (ptxas spilled 416 bytes at 256): pinned at
+  // each use. At 192 (9 slots, two deep) they alternate, and pinning them
+  // costs registers (12 bytes of spills).
+  bool fixedSlots = 3 * chunkCount % plan.numStages == 0;
+  auto pinFixed = [&](Value buffer) {
+    return fixedSlots ? pin(buffer) : buffer;
+  };
   // Rotary embeddings (interleaved: a 64-column chunk holds whole pairs,
   // refuseLargeBlockWideRotary): query half i's rows are the block's from
   // 64 i on, at position + 64 i; k's and v's are the block's. This
@@ -1510,16 +1520,6 @@ void buildColumnPassConsumer(OpBuilder &b, Location loc, const KernelSpec &spec,
       ReleaseOp::create(b, loc, slot.getSlot());
     }
     return acc;
-  };
-  // With a whole number of ring rounds a block (three passes of
-  // `chunkCount` slots: 12 at head dim 256) each chunk lands in the same
-  // slot every block, at addresses LLVM would hoist out of the tile loop
-  // with their descriptors (ptxas spilled 416 bytes at 256): pinned at
-  // each use. At 192 (9 slots, two deep) they alternate, and pinning them
-  // costs registers (12 bytes of spills).
-  bool fixedSlots = 3 * chunkCount % plan.numStages == 0;
-  auto pinFixed = [&](Value buffer) {
-    return fixedSlots ? pin(buffer) : buffer;
   };
   // S first, its softmax, then dP: P 64 + dP 64 f32 registers at the peak
   // (S and dP accumulated together would add S's 64 through the softmax).
