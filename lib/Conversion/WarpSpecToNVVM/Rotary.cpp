@@ -395,9 +395,9 @@ LogicalResult RotaryBuilder::lower(RotateOp op, RotateOp::Adaptor adaptor) {
   if (angles->theta && op.getRowHeadDim() > 128)
     ahead = 1;
   // A part of wider rows (the sm_90a column-pass backward's chunks) is
-  // turned next to accumulators the consumer holds (S through pass 1): one
-  // pass ahead (all of them, ptxas spilled 16 bytes at head dim 256; one,
-  // 4 bytes, nothing with the budgets of kColumnPassRotary*Regs).
+  // turned next to accumulators the consumer holds (S through the first
+  // pass, P and dP through the second): one pass ahead (all of them, ptxas
+  // spilled 16 bytes in the interleaved kernel at head dim 256; one, 4).
   if (op.getHeadDim())
     ahead = 1;
   SmallVector<std::pair<SmallVector<Value>, SmallVector<Value>>> tables;

@@ -97,19 +97,35 @@ func.func @negative_backward_extra_op(%q: !act, %k: !act, %v: !act, %do: !act,
 // -----
 
 // Rotary embeddings at block size 128 above head dim 128: the forward is
-// built (with tables), the backward is not. Its block streams in 64-column
-// chunk slots, and a half-split pair's columns are never in one slot.
+// built (with tables), and the backward with interleaved pairs; half-split
+// is not. Its block streams in 64-column chunk slots, and a half-split
+// pair's columns are never in one slot.
 !act = memref<?x4x192xbf16>
 !tab = memref<?x96xf32>
 func.func @negative_rotary_backward_b128_d192(%q: !act, %k: !act, %v: !act, %do: !act,
                                               %dq: !act, %dk: !act, %dv: !act,
                                               %cu: memref<?xi32>, %cos: !tab, %sin: !tab) {
-  // expected-error @+1 {{'blockattn.backward' op the rotary backward at block_size 128 above head_dim 128 is not implemented on sm_90a: its block streams in 64-column chunk slots, and a half-split pair's columns (head_dim / 2 apart) are never in one slot to be rotated in place (docs/head-dims.md)}}
+  // expected-error @+1 {{'blockattn.backward' op the half_split rotary backward at block_size 128 above head_dim 128 is not implemented on sm_90a (the interleaved layout is): its block streams in 64-column chunk slots, and a half-split pair's columns (head_dim / 2 apart) are never in one slot to be rotated in place (docs/head-dims.md)}}
   blockattn.backward q(%q : !act) k(%k : !act) v(%v : !act) do(%do : !act)
       dq(%dq : !act) dk(%dk : !act) dv(%dv : !act) cu_seqlens(%cu : memref<?xi32>)
       rotary(%cos, %sin : !tab, !tab)
       {block_size = 128 : i64, head_dim = 192 : i64, element_type = bf16,
-       rotary = #blockattn.rotary<interleaved>}
+       rotary = #blockattn.rotary<half_split>}
+  return
+}
+
+// -----
+
+// The interleaved backward there takes tables, not angles from rotary_theta.
+!act = memref<?x4x256xbf16>
+func.func @negative_rotary_theta_backward_b128_d256(%q: !act, %k: !act, %v: !act, %do: !act,
+                                                    %dq: !act, %dk: !act, %dv: !act,
+                                                    %cu: memref<?xi32>) {
+  // expected-error @+1 {{'blockattn.backward' op rotary_theta at block_size 128 above head_dim 128 is not implemented (ptxas spills the in-kernel angles; the cos/sin tables are built: docs/head-dims.md)}}
+  blockattn.backward q(%q : !act) k(%k : !act) v(%v : !act) do(%do : !act)
+      dq(%dq : !act) dk(%dk : !act) dv(%dv : !act) cu_seqlens(%cu : memref<?xi32>)
+      {block_size = 128 : i64, head_dim = 256 : i64, element_type = bf16,
+       rotary = #blockattn.rotary<interleaved>, rotary_theta = 10000.0 : f32}
   return
 }
 
@@ -144,13 +160,14 @@ func.func @negative_extra_op_sm100a(%q: !act, %k: !act, %v: !act, %o: !act,
 // -----
 
 // The rotary backward at block size 128 above head dim 128 is not built on
-// sm_100a either (a half-split pair's columns are in different chunk slots).
+// sm_100a (its column-pass backward has no rotation step), half-split or
+// interleaved.
 !act = memref<?x4x256xbf16>
 !tab = memref<?x128xf32>
 func.func @negative_rotary_backward_b128_d256_sm100a(%q: !act, %k: !act, %v: !act, %do: !act,
                                                      %dq: !act, %dk: !act, %dv: !act,
                                                      %cu: memref<?xi32>, %cos: !tab, %sin: !tab) {
-  // expected-error @+1 {{'blockattn.backward' op the rotary backward at block_size 128 above head_dim 128 is not implemented on sm_100a: as on sm_90a its block streams in 64-column chunk slots, and a half-split pair's columns (head_dim / 2 apart) are never in one slot to be rotated in place (docs/head-dims.md)}}
+  // expected-error @+1 {{'blockattn.backward' op the rotary backward at block_size 128 above head_dim 128 is not implemented on sm_100a: its column-pass backward has no step that rotates the 64-column chunk slots in place (built on sm_90a with interleaved pairs; docs/head-dims.md)}}
   blockattn.backward q(%q : !act) k(%k : !act) v(%v : !act) do(%do : !act)
       dq(%dq : !act) dk(%dk : !act) dv(%dv : !act) cu_seqlens(%cu : memref<?xi32>)
       rotary(%cos, %sin : !tab, !tab)

@@ -163,3 +163,32 @@ func.func @negative_rotate_tile_part_angles(
       : !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xf32>
   return
 }
+
+// -----
+
+// warpspec.rotate of a part of wider rows: the tables are [?, head_dim / 2]
+// of the rows, not of the part.
+func.func @negative_rotate_part_tables(
+    %k: !warpspec.buffer<128x64xbf16, smem>, %i: i32, %cos: memref<?x32xf32>,
+    %sin: memref<?x32xf32>) {
+  // expected-error @+1 {{'warpspec.rotate' op rotary tables must be contiguous memref<?x128xf32>, got 'memref<?x32xf32>'}}
+  warpspec.rotate(%k) into(%k) rows(%i) row(%i) position(%i)
+      cos(%cos, %sin : memref<?x32xf32>, memref<?x32xf32>)
+      {interleaved = true, head_dim = 256 : i64, pair_offset = 32 : i64}
+      : !warpspec.buffer<128x64xbf16, smem> into !warpspec.buffer<128x64xbf16, smem>
+  return
+}
+
+// -----
+
+// Its pairs are pairs of the rows: 32 pairs from pair 112 pass the rows' 128.
+func.func @negative_rotate_part_pair_offset(
+    %k: !warpspec.buffer<128x64xbf16, smem>, %i: i32, %cos: memref<?x128xf32>,
+    %sin: memref<?x128xf32>) {
+  // expected-error @+1 {{'warpspec.rotate' op pair_offset must be a multiple of 8 with the tile's 32 pairs within the rows' 128, got 112}}
+  warpspec.rotate(%k) into(%k) rows(%i) row(%i) position(%i)
+      cos(%cos, %sin : memref<?x128xf32>, memref<?x128xf32>)
+      {interleaved = true, head_dim = 256 : i64, pair_offset = 112 : i64}
+      : !warpspec.buffer<128x64xbf16, smem> into !warpspec.buffer<128x64xbf16, smem>
+  return
+}

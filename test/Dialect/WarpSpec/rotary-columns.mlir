@@ -43,3 +43,20 @@ func.func @interleaved_chunk_from_theta(%c: !warpspec.acc<64x64xf32>, %i: i32)
       : !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xf32>
   return %r : !warpspec.acc<64x64xf32>
 }
+
+// warpspec.rotate of a part of wider rows (head_dim, pair_offset): chunk 1
+// of interleaved rows of head dim 256 (pairs 32-63), rotated in place in a
+// shared-memory chunk slot, as the sm_90a backward at block size 128 above
+// head dim 128 does (docs/head-dims.md).
+
+// CHECK-LABEL: func.func @interleaved_chunk_in_place
+// CHECK: warpspec.rotate(%{{.*}}) into(%{{.*}}) rows(%{{.*}}) row(%{{.*}}) position(%{{.*}}) cos(%{{.*}}, %{{.*}} : memref<?x128xf32>, memref<?x128xf32>) {head_dim = 256 : i64, interleaved = true, pair_offset = 32 : i64} : !warpspec.buffer<128x64xbf16, smem> into !warpspec.buffer<128x64xbf16, smem>
+func.func @interleaved_chunk_in_place(%k: !warpspec.buffer<128x64xbf16, smem>,
+                                      %i: i32, %cos: memref<?x128xf32>,
+                                      %sin: memref<?x128xf32>) {
+  warpspec.rotate(%k) into(%k) rows(%i) row(%i) position(%i)
+      cos(%cos, %sin : memref<?x128xf32>, memref<?x128xf32>)
+      {interleaved = true, head_dim = 256 : i64, pair_offset = 32 : i64}
+      : !warpspec.buffer<128x64xbf16, smem> into !warpspec.buffer<128x64xbf16, smem>
+  return
+}
