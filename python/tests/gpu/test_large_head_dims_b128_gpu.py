@@ -7,7 +7,9 @@ chips, and causal blocks and the log-sum-exp (the sm_100a backward has not run o
 
 With fused rotary embeddings (session 17) the forward on both chips: every table variant
 (half-split and interleaved, a positions tensor, rotate_v), also with causal blocks and the
-log-sum-exp; the rotary backward at 128 above head dim 128 is refused by argument.
+log-sum-exp; the rotary backward with interleaved pairs on sm_90a (session 18: every table
+variant, causal blocks with dlse, long and tiny sequences); half-split pairs and sm_100a are
+refused by argument.
 
 These kernels are not in the wheel's prebuilt set: they compile on first use unless
 BLOCKATTN_KERNEL_DIR holds them:
@@ -15,7 +17,8 @@ BLOCKATTN_KERNEL_DIR holds them:
         --block-sizes 128 --dtypes bf16,f16
     (the same with --causal, with --lse, and with --causal --lse; for the rotary forwards
     --kinds forward --rotary half_split,interleaved --rotary-variants plain,pos,rv,pos_rv,
-    and with --causal --lse)
+    and with --causal --lse; for the rotary backwards --chips sm_90a --kinds backward
+    --rotary interleaved --rotary-variants plain,pos,rv,pos_rv, and with --causal --lse)
 The tolerances are test_forward_gpu's; the output is poisoned with NaN and guarded by
 poisoned rows, so an unwritten or overwritten row fails.
 """
@@ -177,9 +180,75 @@ def test_rotary_forward_long_tiny_and_past_the_sm_count(head_dim):
     run_rotary_forward([128 * sms + 5], 1, head_dim, torch.float16, False, rotate_v=True, seed=13)
 
 
-def test_rotary_backward_is_refused():
+# The rotary backward with interleaved pairs on sm_90a (session 18): each 64-column chunk slot
+# of q and k (v with rotate_v) holds whole pairs and is rotated in place by the two consumers
+# (consumer 0 k, consumer 1 both query halves, the second at position + 64), and dQ, dK (dV)
+# are turned back chunk by chunk. Half-split pairs and sm_100a are refused by argument.
+sm90a_only = pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0),
+                                reason="the rotary backward at block_size 128 above head_dim 128: sm_90a only")
+
+
+def run_rotary_backward(lengths, heads, head_dim, dtype, positions=False, rotate_v=False, causal=False,
+                        lse=False, seed=0):
+    q, k, v, cu = make_inputs(lengths, heads, head_dim, dtype, seed)
+    T = q.shape[0]
+    g = torch.Generator(device="cuda").manual_seed(seed + 7)
+    pos = torch.randint(0, 777, (T,), generator=g, device="cuda", dtype=torch.int32) if positions else None
+    cos, sin = random_tables(max(777, max(lengths) + 1), head_dim, seed=seed + 2)
+    rotary = blockattn.Rotary(cos, sin, interleaved=True, positions=pos, rotate_v=rotate_v)
+    ref_rotary = reference.Rotary(cos.cpu().numpy(), sin.cpu().numpy(), interleaved=True,
+                                  positions=None if pos is None else pos.cpu().numpy(), rotate_v=rotate_v)
+    leaves = [t.clone().requires_grad_(True) for t in (q, k, v)]
+    result = blockattn.block_attention(*leaves, cu, block_size=BS, rotary=rotary, causal=causal, return_lse=lse)
+    o, l = result if lse else (result, None)
+    do = torch.randn(q.shape, generator=g, device="cuda").to(dtype)
+    dlse = torch.randn((heads, T), generator=g, device="cuda") if lse else None
+    torch.autograd.backward([o] + ([l] if lse else []), [do] + ([dlse] if lse else []))
+    args = [t.double().cpu().numpy() for t in (q, k, v)]
+    want = reference.backward(*args, do.double().cpu().numpy(), cu.cpu().numpy(), block_size=BS,
+                              rotary=ref_rotary, causal=causal,
+                              dlse=None if dlse is None else dlse.double().cpu().numpy())
+    check_grads([t.grad for t in leaves], [torch.from_numpy(w).cuda() for w in want], dtype)
+    # The rotation matters: the un-rotated reference is far from dq.
+    plain = reference.backward(*args, do.double().cpu().numpy(), cu.cpu().numpy(), block_size=BS,
+                               causal=causal, dlse=None if dlse is None else dlse.double().cpu().numpy())
+    assert (leaves[0].grad.double().cpu() - torch.from_numpy(plain[0])).abs().max() > 0.1
+
+
+@sm90a_only
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
+@pytest.mark.parametrize("head_dim", HEAD_DIMS)
+def test_rotary_backward_interleaved(head_dim, dtype):
+    """Every table variant on the edge lengths, 3 heads."""
+    for positions, rotate_v in ((False, False), (True, False), (False, True), (True, True)):
+        run_rotary_backward(EDGE_LENGTHS, 3, head_dim, dtype, positions, rotate_v, seed=head_dim)
+
+
+@sm90a_only
+@pytest.mark.parametrize("head_dim", HEAD_DIMS)
+def test_rotary_backward_interleaved_causal_dlse(head_dim):
+    for dtype in (torch.bfloat16, torch.float16):
+        run_rotary_backward(EDGE_LENGTHS, 2, head_dim, dtype, positions=True, rotate_v=True, causal=True,
+                            lse=True, seed=5)
+
+
+@sm90a_only
+@pytest.mark.parametrize("head_dim", HEAD_DIMS)
+def test_rotary_backward_interleaved_long_tiny_and_past_the_sm_count(head_dim):
+    run_rotary_backward([20_011], 2, head_dim, torch.bfloat16, seed=11)
+    run_rotary_backward(TINY_LENGTHS, 3, head_dim, torch.bfloat16, positions=True, seed=12)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    run_rotary_backward([128 * sms + 5], 1, head_dim, torch.float16, rotate_v=True, seed=13)
+
+
+def test_rotary_backward_half_split_is_refused():
     q, k, v, cu = make_inputs([0, 1, 127, 128, 129], 2, 192, torch.bfloat16, 1)
     cos, sin = random_tables(200, 192, seed=1)
     leaves = [t.clone().requires_grad_(True) for t in (q, k, v)]
-    with pytest.raises(ValueError, match="^rotary: the rotary backward at head_dim 192"):
+    with pytest.raises(ValueError, match="^rotary: the half_split rotary backward at head_dim 192"):
         blockattn.block_attention(*leaves, cu, block_size=BS, rotary=blockattn.Rotary(cos, sin))
+    if torch.cuda.get_device_capability()[0] == 10:
+        rotary = blockattn.Rotary(cos, sin, interleaved=True)
+        with pytest.raises(ValueError, match="^rotary: the rotary backward at head_dim 192 and block_size 128 "
+                                             "is implemented on sm_90a only"):
+            blockattn.block_attention(*leaves, cu, block_size=BS, rotary=rotary)

@@ -1782,8 +1782,8 @@ static LogicalResult verifyRowPart(Operation *op, int64_t width,
                         firstPair + width / 2 > headDim / 2))
     return op->emitOpError()
            << "pair_offset must be a multiple of 8 with the tile's "
-           << width / 2 << " pairs within the rows' " << headDim / 2
-           << ", got " << firstPair;
+           << width / 2 << " pairs within the rows' " << headDim / 2 << ", got "
+           << firstPair;
   return success();
 }
 
