@@ -1459,7 +1459,7 @@ void buildColumnPassConsumer(OpBuilder &b, Location loc, const KernelSpec &spec,
   // Rotary embeddings (interleaved: a 64-column chunk holds whole pairs,
   // refuseLargeBlockWideRotary): query half i's rows are the block's from
   // 64 i on, at position + 64 i; k's and v's are the block's. This
-  // consumer's gradients (query half and key half `half`) are at `mine`.
+  // consumer's gradients (query half and key half `half`) are at `mineAt`.
   auto halfAt = [&](int64_t i) -> TileRows {
     if (i == 0)
       return {c.row, c.rows, c.position};
