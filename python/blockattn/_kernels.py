@@ -93,6 +93,15 @@ def tile_rows(block_size: int) -> int:
 ROTARY_MODES = ("none", "half_split", "interleaved")
 
 
+def theta_suffix(theta: float | None) -> str:
+    """A kernel name's mark for angles from ``theta``: ``_theta`` at the usual base 10000 (as
+    block-attn-compile names it), ``_theta<base>`` at another, so that kernels of two bases
+    never share a name (a cache file); empty for tables."""
+    if theta is None:
+        return ""
+    return "_theta" if theta == 10000.0 else f"_theta{theta:g}"
+
+
 @dataclasses.dataclass(frozen=True)
 class KernelKey:
     """What a compiled kernel is specialized for (everything else is run-time).
@@ -141,7 +150,7 @@ class KernelKey:
         suffix += ("_causal" if self.causal else "") + ("_lse" if self.lse else "")
         if self.rotary != "none":
             suffix += f"_{self.rotary}" + ("_pos" if self.positions else "") + ("_rv" if self.rotate_v else "")
-            suffix += "_theta" if self.rotary_theta is not None else ""
+            suffix += theta_suffix(self.rotary_theta)
         if self.tiles_per_cta:
             suffix += f"_t{self.tiles_per_cta}"
         return f"blockattn_{self.kind}_d{self.head_dim}_b{self.block_size}_{self.dtype}{suffix}"

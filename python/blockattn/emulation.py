@@ -22,7 +22,7 @@ import tempfile
 import numpy as np
 
 from . import reference
-from ._kernels import KernelKey, grid_tensor, launch_grid
+from ._kernels import KernelKey, grid_tensor, launch_grid, theta_suffix
 
 __all__ = [
     "EDGE_LENGTHS",
@@ -107,7 +107,7 @@ class Case:
     @property
     def name(self) -> str:
         suffix = ("_pos" if self.positions else "") + ("_rv" if self.rotate_v else "")
-        suffix += "_theta" if self.rotary_theta is not None else ""
+        suffix += theta_suffix(self.rotary_theta)
         suffix += f"_g{self.group}" if self.group > 1 else ""
         suffix += ("_causal" if self.causal else "") + ("_lse" if self.lse else "")
         block = "" if self.block_size == 64 else f"_b{self.block_size}"
