@@ -388,14 +388,15 @@ LogicalResult RotaryBuilder::lower(RotateOp op, RotateOp::Adaptor adaptor) {
     ahead = 1;
   // A block of 128 rows (k, and v with rotate_v, of a block-128 kernel)
   // from theta above head dim 128 is turned in a loop of passes that is not
-  // unrolled. The angles are arithmetic on the position only, and so are
-  // free to move: unrolled, ptxas computed the sines and cosines of many
-  // passes ahead of their turns (its SASS issues dozens of MUFU.SIN before
-  // the first shared-memory read) and spilled them, the sm_90a consumer
-  // (156-288 bytes at 256 without a positions tensor) and the sm_100a rotary
-  // warpgroup (8-1568 bytes). In the loop each pass computes its own angles
-  // next to its turns. The query halves (64 rows) stay unrolled; other
-  // kernels keep their PTX.
+  // unrolled (`.pragma "nounroll"`). The angles are arithmetic on the
+  // position only, and so free to move: unrolled (32 passes of q halves and
+  // k in one block), ptxas scheduled them across passes and spilled, the
+  // sm_90a consumer (156-288 bytes at 256 without a positions tensor; the
+  // SASS has its STL among the rotation's MUFU.SIN) and the sm_100a rotary
+  // warpgroup (8-1568 bytes), though the PTX computes each pass's angles
+  // next to its turns, and pinning k's row and position changed nothing. In
+  // the loop no pass's angles can be computed ahead of it. The query halves
+  // (64 rows) stay unrolled; other kernels keep their PTX.
   bool passLoop = angles->theta && d > 128 && tileRows > 64;
   SmallVector<std::pair<SmallVector<Value>, SmallVector<Value>>> tables;
   auto rotateTile = [&] {
