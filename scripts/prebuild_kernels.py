@@ -76,7 +76,8 @@ def keys_for(args) -> list[KernelKey]:
             positions, rotate_v = VARIANTS[variant]
             key = KernelKey(kind=kind, head_dim=d, block_size=bs, dtype=dtype, chip=chip,
                             rotary=rotary, positions=positions, rotate_v=rotate_v, group=group,
-                            causal=args.causal, lse=args.lse)
+                            causal=args.causal, lse=args.lse,
+                            rotary_theta=args.rotary_theta if rotary != "none" else None)
             keys.append(key)
             small = small_grid_key(key) if args.small_grid else None
             if small is not None:
@@ -106,6 +107,10 @@ def main(argv=None) -> None:
     parser.add_argument("--lse", action="store_true",
                         help="build the log-sum-exp kernels (the forward writes it, the backward takes "
                              "its gradient) instead")
+    parser.add_argument("--rotary-theta", type=float, nargs="?", const=10000.0, default=None, metavar="THETA",
+                        help="build the rotary kernels with angles computed in the kernel from this base "
+                             "(10000 if no value is given) instead of cos/sin tables; the Python API "
+                             "passes tables, so these are for the compiler's checks (_theta kernels)")
     parser.add_argument("--no-small-grid", dest="small_grid", action="store_false",
                         help="leave out the small-grid variants (tiles per CTA 1) of the sm_90a kernels "
                              "without rotary")

@@ -203,6 +203,18 @@ constexpr int64_t kLargeBlockRotaryBackwardLoadRegs = 88,
 /// none of the 64 table kernels spills (both layouts, positions, rotate_v,
 /// causal and lse, 192 and 256, bf16 and f16; ptxas, CUDA 13.0).
 constexpr int64_t kLargeBlockWideRotaryForwardRegs = 144;
+/// With angles from theta (issue 20; k and v turned in a loop of passes,
+/// Rotary.cpp) the rotary warpgroup takes the block-64 theta kernels'
+/// kWideThetaRotaryForwardRegs (80) and the load warpgroup keeps 48 (at the
+/// block-64 theta kernels' 40 ptxas spilled 8-40 bytes in all 32 kernels,
+/// 48 with the rest unchanged spills nothing); the softmax warpgroup gets
+/// the rest, 256. Found by
+/// editing the PTX's setmaxnreg over the 64 kernels (192, 256, bf16, f16,
+/// both layouts, positions, rotate_v, with and without causal + lse; ptxas,
+/// CUDA 13.0): rotary 64-96 with softmax 232-256 spill nothing; with rotary
+/// 104 / softmax 224 the eight half-split kernels at 256 without a positions
+/// tensor spilled, and the table budgets (rotary 144, softmax 208) spilled
+/// 8-28 bytes in 16 of them.
 constexpr int64_t kMaxStages = 8;
 /// Bytes the allocator needs besides the buffers: the run-time alignment
 /// slack of the dynamic shared memory base, which also holds the barriers
@@ -1591,8 +1603,11 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
   }
   if (shape.rotaryTheta && !shape.backward &&
       shape.headDim > KernelShape::kMaxOutputCols) {
-    plan.registers.load = kWideThetaRotaryForwardLoadRegs;
     plan.registers.rotary = kWideThetaRotaryForwardRegs;
+    // At block size 128 the load warpgroup keeps the table kernels' 48
+    // (see kLargeBlockWideRotaryForwardRegs).
+    if (!largeBlockRotaryForward(shape))
+      plan.registers.load = kWideThetaRotaryForwardLoadRegs;
   }
   plan.registers.compute = replicaRegisters(
       shape.hasRotary() ? 3 : 2,
@@ -1641,11 +1656,6 @@ LogicalResult refuseLargeBlockWideRotary(const KernelShape &shape, Chip chip,
   if (!shape.hasRotary() || shape.numQueryTiles() == 1 ||
       shape.headDim <= KernelShape::kMaxOutputCols)
     return success();
-  if (!shape.backward && shape.rotaryTheta)
-    return fail("rotary_theta at block_size ", shape.blockSize,
-                " above head_dim 128 is not implemented (ptxas spills the "
-                "in-kernel angles; the cos/sin tables are built: "
-                "docs/head-dims.md)");
   if (!shape.backward)
     return success();
   if (chip == Chip::sm_90a)
