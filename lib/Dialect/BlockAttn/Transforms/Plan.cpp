@@ -765,15 +765,6 @@ FailureOr<KernelPlan> planSm90aGrouped(const KernelShape &shape,
 /// G = 2-16, causal, dlse) spills.
 constexpr int64_t kGroupedLargeBlockAccumulateRegs = 136,
                   kGroupedLargeBlockProducerRegs = 64;
-/// With rotary embeddings the scores warpgroup also rotates each head's Q
-/// and turns dQ back (table reads next to the head's products), and the
-/// accumulate warpgroups turn dK (and dV) back after the group: ptxas (CUDA
-/// 13.0) spilled the scores warpgroup 4 bytes at 176 (head dim 32, causal
-/// with dlse, G = 4 and 8) and nothing at 184; accumulate warpgroups of 128
-/// (the launch's share) leave it 192, and none of the rotary kernels (head
-/// dims 32 and 64, both layouts, positions, rotate_v, causal with dlse,
-/// G = 2, 4, 8, bf16 and f16) spills at 64 / 192 / 128 / 128.
-constexpr int64_t kGroupedLargeBlockRotaryAccumulateRegs = 128;
 
 /// The sm_90a grouped-query backward at block size 128 (Sm90aRecipe.cpp,
 /// buildHopperGroupedLargeBlock): the grouped backward's work item (a block
@@ -830,9 +821,7 @@ FailureOr<KernelPlan> planSm90aGroupedLargeBlock(const KernelShape &shape,
     return failure();
   // Four warpgroups launch with 128 registers a thread, a pool of 512.
   plan.registers.load = kGroupedLargeBlockProducerRegs;
-  plan.accumulateRegisters = shape.hasRotary()
-                                 ? kGroupedLargeBlockRotaryAccumulateRegs
-                                 : kGroupedLargeBlockAccumulateRegs;
+  plan.accumulateRegisters = kGroupedLargeBlockAccumulateRegs;
   int64_t pool = TargetLimits::launchRegisterCap(4 * 128, 1) * 4;
   plan.registers.compute =
       (pool - plan.registers.load - 2 * plan.accumulateRegisters) / 8 * 8;

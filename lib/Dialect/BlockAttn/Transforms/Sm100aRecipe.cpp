@@ -1299,6 +1299,14 @@ void buildBlackwellLargeBlockBackward(OpBuilder &b, Location loc,
 /// Tensor memory (two 64-lane slots per ring, slot r replica r's): S 128 +
 /// dP 128 + dQ D + dV D + dK D columns: 448 at head dim 64; at 96 and 128
 /// (544, 640) it does not fit, refused in blockattn-warp-specialize.
+///
+/// With rotary embeddings (docs/rotary.md, "Grouped-query backward") as
+/// buildBlackwellGroupedBackward: the softmax warpgroup takes the items from
+/// "kv" (no "items" ring), rotates K (and V) in place once an item and each
+/// head's Q halves in its "qdo" slot (the second at row and position + 64),
+/// signalling each through "rotated", which the MMA warp waits on before it
+/// reads them; it turns dQ_i back per head at query half i's rows, and the
+/// group's dV_j, dK_j at key half j's.
 void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
                                      const KernelSpec &spec,
                                      const KernelPlan &plan) {

@@ -1237,13 +1237,16 @@ void buildGroupedLargeBlockScoresConsumer(OpBuilder &b, Location loc,
   auto outType = AccType::get(ctx, {m, spec.headDim}, f32);
   auto rowsType = RowsType::get(ctx, m, f32);
   auto pin = [&](Value buffer) { return pinned(b, loc, buffer); };
-  SmallVector<std::pair<Value, Value>> halfRows;
-  for (int64_t i = 0; i < halves; ++i)
-    halfRows.push_back(blockHalf(b, loc, c.row, c.rows, i, m));
   // With rotary embeddings every head's rotations are at the item's rows
   // and position, pinned in the loop over the heads (pinnedRows): hoisted
   // out of it, the table addresses spilled the scores warpgroup 4-152
-  // bytes.
+  // bytes. The halves' rows are then recomputed in the loop too, from the
+  // pinned block row, instead of being held across it (4 bytes spilled at
+  // head dim 32 with causal and dlse).
+  SmallVector<std::pair<Value, Value>> halfRows;
+  if (!spec.hasRotary())
+    for (int64_t i = 0; i < halves; ++i)
+      halfRows.push_back(blockHalf(b, loc, c.row, c.rows, i, m));
   forEachGroupHead(b, loc, spec, kvHead, 0, [&](Value head) {
     c.head = head;
     auto qdoSlot = GetOp::create(b, loc, qdo);
@@ -1253,7 +1256,10 @@ void buildGroupedLargeBlockScoresConsumer(OpBuilder &b, Location loc,
                          t.take_front(halves));
     AcquireOp out;
     for (int64_t i = 0; i < halves; ++i) {
-      auto [row, rows] = halfRows[i];
+      auto [row, rows] = spec.hasRotary()
+                             ? blockHalf(b, loc, PinOp::create(b, loc, c.row),
+                                         PinOp::create(b, loc, c.rows), i, m)
+                             : halfRows[i];
       Value s = MmaOp::create(b, loc, wide32, pin(t[i]), pin(kSlot), false,
                               /*transpose_b=*/true);
       auto softmax = SoftmaxOp::create(b, loc, wide32, rowsType, Type(), s,
@@ -1375,7 +1381,9 @@ void buildGroupedLargeBlockAccumulateConsumer(
 /// backward's peak (P 64 + dP 64). Two consumers of one query and key half
 /// each (as `large-block-consumers=2`), each holding its key half's dK and
 /// dV next to P and dP, spilled 8 bytes at head dim 32 with dlse and 208 at
-/// 64 (ptxas, CUDA 13.0).
+/// 64 (ptxas, CUDA 13.0). With rotary embeddings the scores warpgroup
+/// rotates and turns dQ back, the accumulate warpgroups turn dK and dV back
+/// (docs/rotary.md, "Grouped-query backward").
 void buildHopperGroupedLargeBlock(OpBuilder &b, Location loc,
                                   const KernelSpec &spec,
                                   const KernelPlan &plan) {
