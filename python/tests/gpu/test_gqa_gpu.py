@@ -33,6 +33,10 @@ Kernels (the coordinator prebuilds them: scripts/gpu_gqa.sh prebuild DIR):
     python3 scripts/prebuild_kernels.py DIR --chips sm_90a --kinds forward,backward \
         --head-dims 32,64 --block-sizes 128 --dtypes bf16,f16 --groups 2,4,8 [--causal] [--lse]
     (the grouped backward at block size 128, test_backward_block_size_128*)
+    python3 scripts/prebuild_kernels.py DIR --chips sm_90a --kinds forward,backward \
+        --head-dims 32,64 --block-sizes 128 --dtypes bf16,f16 --groups 2,4,8 \
+        --rotary half_split,interleaved --rotary-variants plain,pos,rv,pos_rv [--causal --lse]
+    (with rotary embeddings, test_backward_block_size_128_rotary*)
 """
 
 from __future__ import annotations
@@ -321,10 +325,13 @@ B128_GROUPS = [(4, 2), (8, 2), (8, 1), (4, 1)]
 
 
 def run_b128_backward(hq, hkv, head_dim, dtype=torch.bfloat16, causal=False, lse=False, seed=0,
-                      lengths=B128_LENGTHS):
+                      lengths=B128_LENGTHS, rotary_flags=None):
+    """`rotary_flags`: (interleaved, positions, rotate_v) for a rotary call (rotary_of)."""
     q, k, v, cu = make_inputs(lengths, hq, hkv, head_dim, dtype, seed)
+    rotary = None if rotary_flags is None else rotary_of(q.shape[0], head_dim, *rotary_flags, seed=seed + 9)
     leaves = [t.clone().requires_grad_(True) for t in (q, k, v)]
-    result = blockattn.block_attention(*leaves, cu, block_size=128, causal=causal, return_lse=lse)
+    result = blockattn.block_attention(*leaves, cu, block_size=128, causal=causal, return_lse=lse,
+                                       rotary=rotary)
     o, l = result if lse else (result, None)
     g = torch.Generator(device="cuda").manual_seed(seed + 5)
     do = torch.randn(q.shape, generator=g, device="cuda").to(dtype)
@@ -332,7 +339,7 @@ def run_b128_backward(hq, hkv, head_dim, dtype=torch.bfloat16, causal=False, lse
     torch.autograd.backward([o] + ([l] if lse else []), [do] + ([dlse] if lse else []))
     torch.cuda.synchronize()
     args = [reference_torch.to_numpy(t) for t in (q, k, v, do)]
-    want = reference.backward(*args, cu.cpu().numpy(), block_size=128, causal=causal,
+    want = reference.backward(*args, cu.cpu().numpy(), block_size=128, causal=causal, rotary=rotary,
                               dlse=None if dlse is None else reference_torch.to_numpy(dlse))
     grads = [t.grad for t in leaves]
     check_grads(grads, [torch.from_numpy(np.ascontiguousarray(w)).cuda() for w in want], dtype)
@@ -361,9 +368,45 @@ def test_backward_block_size_128_random_batch_and_deterministic():
         assert torch.equal(a, b)
 
 
+# With rotary embeddings (issues 20 and 21): K (and V) rotated once an item, each head's Q in
+# its two halves (the second at + 64), dQ turned back per head, dK (dV) once per key half after
+# the group. Every variant (both layouts, positions, rotate_v), G = 2, 4, 8 and MQA, both
+# dtypes, causal with dlse, and two runs giving the same bits. Kernels:
+#     python3 scripts/prebuild_kernels.py DIR --chips sm_90a --kinds backward \
+#         --head-dims 32,64 --block-sizes 128 --dtypes bf16,f16 --groups 2,4,8 \
+#         --rotary half_split,interleaved --rotary-variants plain,pos,rv,pos_rv [--causal --lse]
+B128_ROTARY = [
+    (4, 2, 64, (False, False, False)),
+    (8, 2, 64, (True, False, False)),
+    (8, 1, 32, (False, True, False)),
+    (4, 1, 64, (True, True, True)),
+    (4, 2, 32, (False, False, True)),
+    (16, 2, 64, (True, False, True)),
+]
+
+
+@pytest.mark.parametrize("hq,hkv,head_dim,flags", B128_ROTARY, ids=str)
+def test_backward_block_size_128_rotary(hq, hkv, head_dim, flags):
+    run_b128_backward(hq, hkv, head_dim, seed=hq + head_dim + 31, rotary_flags=flags)
+
+
+@pytest.mark.parametrize("head_dim", [32, 64])
+def test_backward_block_size_128_rotary_fp16_causal_lse(head_dim):
+    run_b128_backward(8, 2, head_dim, torch.float16, causal=True, lse=True, seed=head_dim + 41,
+                      rotary_flags=(False, True, True))
+
+
+def test_backward_block_size_128_rotary_random_batch_and_deterministic():
+    lengths = np.random.default_rng(43).integers(0, 1500, size=40)
+    first = run_b128_backward(16, 2, 64, seed=43, lengths=lengths, rotary_flags=(True, False, True))
+    second = run_b128_backward(16, 2, 64, seed=43, lengths=lengths, rotary_flags=(True, False, True))
+    for a, b in zip(first, second):
+        assert torch.equal(a, b)
+
+
 def test_backward_block_size_128_refusals():
-    """Above head dim 64 and with rotary embeddings the grouped backward at 128 is refused,
-    naming the argument, before any launch."""
+    """Above head dim 64 the grouped backward at 128 is refused, naming the argument, before
+    any launch."""
     q, k, v, cu = make_inputs([130], 4, 2, 128, torch.bfloat16)
     with pytest.raises(ValueError, match="head dim 128 has no grouped-query backward kernel at block_size 128"):
         blockattn.block_attention(q.requires_grad_(True), k, v, cu, block_size=128)

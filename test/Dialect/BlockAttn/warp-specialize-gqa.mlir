@@ -21,6 +21,8 @@
 // RUN: block-attn-opt %t/b128-consumers.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-consumers=2"
 // RUN: block-attn-opt %t/b128-ctas.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a ctas-per-sm=2"
 // RUN: block-attn-opt %t/b128-large-block.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a large-block-consumers=1"
+// RUN: block-attn-opt %t/b128-rotary.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=B128ROT90 --implicit-check-not=blockattn.backward
+// RUN: block-attn-opt %t/b128-rotary.mlir -blockattn-warp-specialize="chip=sm_100a" | FileCheck %s --check-prefix=B128ROT100 --implicit-check-not=blockattn.backward
 
 // Grouped-query attention's forward (group 4: q and o with 8 heads, k and v
 // with 2): the tile loop walks q's heads and the producer reads k and v at
@@ -41,8 +43,50 @@
 // rotates K (and V with rotate_v) in place once an item, at the position the
 // producer commits with the "kv" slot, and each query head's Q in place in
 // its "qdo" slot; dQ is turned back (rotate_tile inverse) per query head,
-// the group's dV and dK once, after the group. Blocks of 128 tokens are
-// refused.
+// the group's dV and dK once, after the group. Blocks of 128 tokens
+// (b128-rotary.mlir) rotate K (128 rows) once an item and each head's Q in
+// its two 64-row halves, the second at row and position + 64; the rows and
+// position are pinned in the loop over the heads (warpspec.pin of an i32).
+// sm_90a: the scores warpgroup rotates and turns dQ back per half, each
+// accumulate warpgroup turns its key half's dK back after the group (at
+// + 64 for key half 1). sm_100a: the softmax warpgroup takes the items from
+// "kv", rotates and signals the MMA warp through "rotated" (no "items").
+
+// B128ROT90: warpspec.partition "scores"
+// B128ROT90: %[[POS:.*]] = warpspec.tile_position
+// B128ROT90-NEXT: warpspec.rotate(%[[K:.*]]) into(%[[K]]) rows({{.*}}) row(%[[ROW:[^)]*]]) position(%[[POS]])
+// B128ROT90-SAME: 128x64xbf16
+// B128ROT90: scf.for
+// B128ROT90: %[[R0:.*]] = warpspec.pin %[[ROW]] : i32
+// B128ROT90-NEXT: %[[P0:.*]] = warpspec.pin %[[POS]] : i32
+// B128ROT90-NEXT: warpspec.rotate(%[[Q0:.*]]) into(%[[Q0]]) rows({{.*}}) row(%[[R0]]) position(%[[P0]])
+// B128ROT90-NEXT: %[[C64:.*]] = arith.constant 64 : i32
+// B128ROT90-NEXT: %[[R1:.*]] = arith.addi %[[R0]], %[[C64]]
+// B128ROT90-NEXT: %[[P1:.*]] = arith.addi %[[P0]], %[[C64]]
+// B128ROT90-NEXT: warpspec.rotate(%[[Q1:.*]]) into(%[[Q1]]) rows({{.*}}) row(%[[R1]]) position(%[[P1]])
+// B128ROT90: warpspec.rotate_tile {{.*}} {interleaved = false, inverse
+// B128ROT90: warpspec.rotate_tile {{.*}} {interleaved = false, inverse
+// B128ROT90: warpspec.partition "accumulate"
+// B128ROT90: warpspec.tile_position
+// B128ROT90: scf.for
+// B128ROT90: warpspec.rotate_tile {{.*}} {interleaved = false, inverse
+// B128ROT90: warpspec.partition "accumulate1"
+// B128ROT90: warpspec.rotate_tile {{.*}} {interleaved = false, inverse
+
+// B128ROT100-NOT: "items"
+// B128ROT100: warpspec.channel "rotated" depth(4) : <[], smem>
+// B128ROT100: warpspec.partition "mma"
+// B128ROT100: warpspec.get %{{.*}} : <[], smem>
+// B128ROT100: warpspec.get %{{.*}} : <[64x64xbf16, 64x64xbf16, 64x64xbf16, 64x64xbf16], smem>
+// B128ROT100-NEXT: warpspec.get %{{.*}} : <[], smem>
+// B128ROT100: warpspec.partition "softmax"
+// B128ROT100: warpspec.consume %{{.*}} : !warpspec.channel<[128x64xbf16, 128x64xbf16], smem>
+// B128ROT100: warpspec.rotate({{.*}} : !warpspec.buffer<128x64xbf16, smem>
+// B128ROT100: warpspec.get %{{.*}} : <[64x64xbf16, 64x64xbf16, 64x64xbf16, 64x64xbf16], smem>
+// B128ROT100: warpspec.rotate({{.*}} : !warpspec.buffer<64x64xbf16, smem>
+// B128ROT100: warpspec.rotate({{.*}} : !warpspec.buffer<64x64xbf16, smem>
+// B128ROT100: scf.for
+// B128ROT100: warpspec.rotate_tile {{.*}} inverse
 
 // An unknown group-roles value is refused when the options are parsed.
 // ROLES-VALUE: overlapped
@@ -200,21 +244,6 @@ func.func @gqa_backward_b128(%q: memref<?x?x128xbf16>, %k: memref<?x?x128xbf16>,
       dv(%dv : memref<?x?x128xbf16>) cu_seqlens(%cu : memref<?xi32>)
       {element_type = bf16, head_dim = 128 : i64, group = 2 : i64,
        block_size = 128 : i64}
-  return
-}
-
-func.func @gqa_backward_b128_rotary(%q: memref<?x?x64xbf16>, %k: memref<?x?x64xbf16>,
-                                    %v: memref<?x?x64xbf16>, %do: memref<?x?x64xbf16>,
-                                    %dq: memref<?x?x64xbf16>, %dk: memref<?x?x64xbf16>,
-                                    %dv: memref<?x?x64xbf16>, %cu: memref<?xi32>) {
-  // expected-error @below {{'blockattn.backward' op with group 4 (grouped-query attention) has no backward lowering at block_size 128 with rotary embeddings yet: the grouped backward at block_size 128 is built without them}}
-  blockattn.backward q(%q : memref<?x?x64xbf16>) k(%k : memref<?x?x64xbf16>)
-      v(%v : memref<?x?x64xbf16>) do(%do : memref<?x?x64xbf16>)
-      dq(%dq : memref<?x?x64xbf16>) dk(%dk : memref<?x?x64xbf16>)
-      dv(%dv : memref<?x?x64xbf16>) cu_seqlens(%cu : memref<?xi32>)
-      {element_type = bf16, head_dim = 64 : i64, group = 4 : i64,
-       block_size = 128 : i64, rotary = #blockattn.rotary<half_split>,
-       rotary_theta = 10000.0 : f32}
   return
 }
 
@@ -522,5 +551,20 @@ func.func @gqa_backward_b128_large_block(%q: memref<?x?x64xbf16>, %k: memref<?x?
       dq(%dq : memref<?x?x64xbf16>) dk(%dk : memref<?x?x64xbf16>)
       dv(%dv : memref<?x?x64xbf16>) cu_seqlens(%cu : memref<?xi32>)
       {element_type = bf16, head_dim = 64 : i64, group = 4 : i64, block_size = 128 : i64}
+  return
+}
+
+//--- b128-rotary.mlir
+func.func @gqa_backward_b128_rotary(%q: memref<?x?x64xbf16>, %k: memref<?x?x64xbf16>,
+                                    %v: memref<?x?x64xbf16>, %do: memref<?x?x64xbf16>,
+                                    %dq: memref<?x?x64xbf16>, %dk: memref<?x?x64xbf16>,
+                                    %dv: memref<?x?x64xbf16>, %cu: memref<?xi32>) {
+  blockattn.backward q(%q : memref<?x?x64xbf16>) k(%k : memref<?x?x64xbf16>)
+      v(%v : memref<?x?x64xbf16>) do(%do : memref<?x?x64xbf16>)
+      dq(%dq : memref<?x?x64xbf16>) dk(%dk : memref<?x?x64xbf16>)
+      dv(%dv : memref<?x?x64xbf16>) cu_seqlens(%cu : memref<?xi32>)
+      {element_type = bf16, head_dim = 64 : i64, group = 4 : i64,
+       block_size = 128 : i64, rotary = #blockattn.rotary<half_split>,
+       rotary_theta = 10000.0 : f32}
   return
 }

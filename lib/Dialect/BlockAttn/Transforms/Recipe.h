@@ -76,9 +76,41 @@ struct TileRows {
 Value tilePosition(OpBuilder &b, Location loc, const KernelSpec &spec,
                    Value slot);
 
-/// Rotates shared-memory tiles (in place when `dests` is `sources`).
+/// Rotates shared-memory tiles (in place when `dests` is `sources`): the
+/// tiles of a load-ring slot (loadedTiles' order, up to rotatedTiles'),
+/// the query halves of a large block each at its own rows
+/// (rotateQueryTiles), the other tiles at `at` (rotateKeyTiles).
 void rotateTiles(OpBuilder &b, Location loc, const KernelSpec &spec,
                  ValueRange sources, ValueRange dests, const TileRows &at);
+
+/// rotateTiles for tiles of whole blocks (k, v): every one from the block's
+/// first row and position `at`.
+void rotateKeyTiles(OpBuilder &b, Location loc, const KernelSpec &spec,
+                    ValueRange sources, ValueRange dests, const TileRows &at);
+
+/// rotateTiles for a block's query tiles (q): up to 64 tokens one tile at
+/// `at`; a larger block's 64-row halves, half i at row and position +
+/// 64 i.
+void rotateQueryTiles(OpBuilder &b, Location loc, const KernelSpec &spec,
+                      ValueRange sources, ValueRange dests, const TileRows &at);
+
+/// Where 64-row half `i` of a large block is for the rotary embedding, to
+/// turn its gradients back: its first row and valid rows (blockHalf) and
+/// its position, the block's `position` + 64 i (a placeholder with a
+/// positions tensor, which is read at the half's rows instead).
+TileRows rotaryHalf(OpBuilder &b, Location loc, const KernelSpec &spec,
+                    Value position, Value halfRow, Value halfRows, int64_t i);
+
+/// `at` with its row and position pinned here (warpspec.pin): a loop that
+/// rotates at the same rows every iteration (the grouped-query backward's
+/// loop over the heads of a group) would otherwise have the rotary tables'
+/// addresses derived from them hoisted out of it and held across it.
+TileRows pinnedRows(OpBuilder &b, Location loc, const TileRows &at);
+
+/// rotaryHalf of half `i` of the large block at `at`, from its row and
+/// position pinned here (pinnedRows).
+TileRows pinnedRotaryHalf(OpBuilder &b, Location loc, const KernelSpec &spec,
+                          const TileRows &at, int64_t i);
 
 /// The rotary warpgroup: takes each slot of the load ring `ring` as the TMA
 /// fills it, rotates q and k (and v), and publishes them through `rotated`.

@@ -435,19 +435,19 @@ TileRows rotateGroupedItem(OpBuilder &b, Location loc, const KernelSpec &spec,
   SmallVector<Value> tiles = {kSlot};
   if (spec.rotateV)
     tiles.push_back(vSlot);
-  rotateTiles(b, loc, spec, tiles, tiles, at);
+  rotateKeyTiles(b, loc, spec, tiles, tiles, at);
   return at;
 }
 
 /// A query head's Q, rotated in place in its "qdo" slot (each of the G query
-/// heads of an item at the item's rows and positions), before the first
-/// product reads it; nothing without rotary embeddings.
+/// heads of an item at the item's rows and positions; a 128-token block's
+/// two 64-row halves `q`, the second at row and position + 64), before the
+/// first product reads it; nothing without rotary embeddings.
 void rotateGroupedQuery(OpBuilder &b, Location loc, const KernelSpec &spec,
-                        const TileRows &at, Value q) {
+                        const TileRows &at, ValueRange q) {
   if (!spec.hasRotary())
     return;
-  SmallVector<Value> tiles = {q};
-  rotateTiles(b, loc, spec, tiles, tiles, at);
+  rotateQueryTiles(b, loc, spec, q, q, at);
 }
 
 /// A gradient with respect to a rotated tensor turned back in f32 before
@@ -1208,6 +1208,14 @@ void buildHopperLargeBlockHalves(OpBuilder &b, Location loc,
 /// and gives "qdo" back (dP_1 was its last read), "kv" after the group. No
 /// accumulator lives across the group: the peak is the plain block-128
 /// backward's (P 64 + dP 64).
+/// With rotary embeddings (docs/rotary.md, "Grouped-query backward") it is
+/// the one warpgroup that rotates: K (and V) in place in the "kv" slot once
+/// an item (rotateGroupedItem), each head's Q halves in place in the "qdo"
+/// slot before S_0 (rotateGroupedQuery), and it turns dQ_i back at query
+/// half i's rows and position. The accumulate warpgroups read Q only after
+/// the head's "pds" commit, which follows the rotation (its async-proxy
+/// fence and barrier, then the mbarrier release they acquire); they read
+/// neither K nor V.
 void buildGroupedLargeBlockScoresConsumer(OpBuilder &b, Location loc,
                                           const KernelSpec &spec,
                                           const KernelPlan &plan,
@@ -1221,6 +1229,7 @@ void buildGroupedLargeBlockScoresConsumer(OpBuilder &b, Location loc,
                     /*needsPScratch=*/false,
                     /*needsDsScratch=*/false, spec.headDim, "scores");
   auto [kvHead, kSlot, vSlot] = consumeGroupedItem(b, loc, spec, kv, c);
+  TileRows at = rotateGroupedItem(b, loc, spec, c, kSlot, vSlot);
   auto f32 = b.getF32Type();
   int64_t m = spec.queryTileRows(), n = spec.tileRows();
   auto wide32 = AccType::get(ctx, {m, n}, f32);
@@ -1228,16 +1237,29 @@ void buildGroupedLargeBlockScoresConsumer(OpBuilder &b, Location loc,
   auto outType = AccType::get(ctx, {m, spec.headDim}, f32);
   auto rowsType = RowsType::get(ctx, m, f32);
   auto pin = [&](Value buffer) { return pinned(b, loc, buffer); };
+  // With rotary embeddings every head's rotations are at the item's rows
+  // and position, pinned in the loop over the heads (pinnedRows): hoisted
+  // out of it, the table addresses spilled the scores warpgroup 4-152
+  // bytes. The halves' rows are then recomputed in the loop too, from the
+  // pinned block row, instead of being held across it (4 bytes spilled at
+  // head dim 32 with causal and dlse).
   SmallVector<std::pair<Value, Value>> halfRows;
-  for (int64_t i = 0; i < halves; ++i)
-    halfRows.push_back(blockHalf(b, loc, c.row, c.rows, i, m));
+  if (!spec.hasRotary())
+    for (int64_t i = 0; i < halves; ++i)
+      halfRows.push_back(blockHalf(b, loc, c.row, c.rows, i, m));
   forEachGroupHead(b, loc, spec, kvHead, 0, [&](Value head) {
     c.head = head;
     auto qdoSlot = GetOp::create(b, loc, qdo);
     ValueRange t = qdoSlot.getBuffers();
+    if (spec.hasRotary())
+      rotateGroupedQuery(b, loc, spec, pinnedRows(b, loc, at),
+                         t.take_front(halves));
     AcquireOp out;
     for (int64_t i = 0; i < halves; ++i) {
-      auto [row, rows] = halfRows[i];
+      auto [row, rows] = spec.hasRotary()
+                             ? blockHalf(b, loc, PinOp::create(b, loc, c.row),
+                                         PinOp::create(b, loc, c.rows), i, m)
+                             : halfRows[i];
       Value s = MmaOp::create(b, loc, wide32, pin(t[i]), pin(kSlot), false,
                               /*transpose_b=*/true);
       auto softmax = SoftmaxOp::create(b, loc, wide32, rowsType, Type(), s,
@@ -1263,6 +1285,10 @@ void buildGroupedLargeBlockScoresConsumer(OpBuilder &b, Location loc,
       if (i + 1 == halves)
         CommitOp::create(b, loc, out.getSlot(), c.row, c.rows, head);
       Value dq = MmaOp::create(b, loc, outType, ds, pin(kSlot), false, false);
+      if (spec.hasRotary())
+        dq =
+            unrotateGrouped(b, loc, spec, pinnedRotaryHalf(b, loc, spec, at, i),
+                            dq, /*rotated=*/true);
       StoreOp::create(b, loc, dq, spec.stores[2], row, head, rows, Value(),
                       c.oStaging ? pin(c.oStaging) : Value(),
                       c.bulkStore ? b.getUnitAttr() : nullptr);
@@ -1278,7 +1304,11 @@ void buildGroupedLargeBlockScoresConsumer(OpBuilder &b, Location loc,
 ///   dV += sum_i P_i[:, 64 half:]^T dO_i, dK += sum_i dS_i[:, 64 half:]^T q_i
 /// over the group in its registers (D / 2 + D / 2 a thread; the first head
 /// starts them), giving both slots back after dK; after the group it stores
-/// them once, to the k/v head, from its registers.
+/// them once, to the k/v head, from its registers. With rotary embeddings it
+/// turns dK (and dV with rotate_v) back first, at key half `half`'s rows and
+/// position (the item's, read from the "kv" slot before it goes back, + 64
+/// half): the rotation is linear and the same for every query head, so the
+/// group's f32 sum is turned back once.
 void buildGroupedLargeBlockAccumulateConsumer(
     OpBuilder &b, Location loc, const KernelSpec &spec, const KernelPlan &plan,
     const KernelValues &values, Value kv, Value qdo, Value pds, int64_t half) {
@@ -1298,6 +1328,8 @@ void buildGroupedLargeBlockAccumulateConsumer(
   Value kvHead;
   std::tie(kvHead, std::ignore, std::ignore) =
       consumeGroupedItem(b, loc, spec, kv, c);
+  Value position =
+      spec.hasRotary() ? tilePosition(b, loc, spec, c.slot) : Value();
   ReleaseOp::create(b, loc, c.slot);
   int64_t m = spec.queryTileRows();
   auto outType = AccType::get(ctx, {m, spec.headDim}, b.getF32Type());
@@ -1325,10 +1357,14 @@ void buildGroupedLargeBlockAccumulateConsumer(
   };
   auto [dvAcc, dkAcc] = accumulateOverGroup(b, loc, spec, kvHead, queryHead);
   auto [row, rows] = blockHalf(b, loc, c.row, c.rows, half, m);
-  for (auto [acc, dest] :
-       {std::pair{dvAcc, spec.stores[0]}, {dkAcc, spec.stores[1]}})
-    StoreOp::create(b, loc, acc, dest, row, kvHead, rows, Value(), Value(),
-                    nullptr);
+  TileRows at;
+  if (spec.hasRotary())
+    at = rotaryHalf(b, loc, spec, position, row, rows, half);
+  for (auto [acc, dest, rotated] :
+       {std::tuple{dvAcc, spec.stores[0], spec.rotateV},
+        {dkAcc, spec.stores[1], spec.hasRotary()}})
+    StoreOp::create(b, loc, unrotateGrouped(b, loc, spec, at, acc, rotated),
+                    dest, row, kvHead, rows, Value(), Value(), nullptr);
 }
 
 /// The sm_90a grouped-query backward at block size 128 (docs/pipeline.md,
@@ -1345,7 +1381,9 @@ void buildGroupedLargeBlockAccumulateConsumer(
 /// backward's peak (P 64 + dP 64). Two consumers of one query and key half
 /// each (as `large-block-consumers=2`), each holding its key half's dK and
 /// dV next to P and dP, spilled 8 bytes at head dim 32 with dlse and 208 at
-/// 64 (ptxas, CUDA 13.0).
+/// 64 (ptxas, CUDA 13.0). With rotary embeddings the scores warpgroup
+/// rotates and turns dQ back, the accumulate warpgroups turn dK and dV back
+/// (docs/rotary.md, "Grouped-query backward").
 void buildHopperGroupedLargeBlock(OpBuilder &b, Location loc,
                                   const KernelSpec &spec,
                                   const KernelPlan &plan) {

@@ -59,7 +59,7 @@ struct BlockAttnWarpSpecializePass
 
   /// The grouped-query backward sums dk and dv over the group inside one
   /// CTA (docs/pipeline.md, "Grouped-query attention"). At block size 128
-  /// it is built without rotary embeddings up to head dim 64: the group's
+  /// it is built up to head dim 64 (with every rotary variant): the group's
   /// dV and dK of 128 keys live across the group next to S and dP, on
   /// sm_90a in two accumulate warpgroups' registers (D / 2 + D / 2 a thread
   /// each: at head dims 96 and 128 they and the scores warpgroup's 176 no
@@ -76,10 +76,6 @@ struct BlockAttnWarpSpecializePass
                 "block_size "
              << spec.blockSize;
     };
-    if (spec.hasRotary())
-      return refuse() << " with rotary embeddings yet: the grouped backward "
-                         "at block_size "
-                      << spec.blockSize << " is built without them";
     if (spec.headDim > kMaxGroupedLargeBlockHeadDim)
       return refuse()
              << " and head_dim " << spec.headDim
@@ -95,7 +91,7 @@ struct BlockAttnWarpSpecializePass
     if (failed(spec))
       return failure();
     // The grouped-query backward at block size 128: built up to head dim
-    // 64 without rotary embeddings (checkGroupedLargeBlock).
+    // 64 (checkGroupedLargeBlock).
     if (failed(checkGroupedLargeBlock(op, *spec)))
       return failure();
     // Above head dim 128 it makes an item in passes over 64-column chunks

@@ -158,9 +158,9 @@ TEST(Sm90aPlan, GroupedBackwardPipelinedRoles) {
 
 // The grouped backward at block size 128: on sm_90a a producer of 64, a
 // scores warpgroup of 176 and two accumulate warpgroups of 136 (a pool of
-// 512), one "pds" slot of both halves' P and dS; on sm_100a one softmax
-// warpgroup of 256 next to load 96 / MMA 152 (48 / 200 at G = 2). Options
-// that ask for other consumers are refused.
+// 512), one "pds" slot of both halves' P and
+// dS; on sm_100a one softmax warpgroup of 256 next to load 96 / MMA 152 (48 /
+// 200 at G = 2). Options that ask for other consumers are refused.
 TEST(GroupedPlan, BlockSize128) {
   KernelShape b128 = shape(true, 64);
   b128.group = 4;
@@ -184,6 +184,18 @@ TEST(GroupedPlan, BlockSize128) {
   q = plan(Chip::sm_100a, pair);
   EXPECT_EQ(q.registers.load, 48);
   EXPECT_EQ(q.registers.mma, 200);
+  EXPECT_EQ(q.registers.compute, 256);
+  // With rotary embeddings the same budgets (the rotations' rows are pinned
+  // in the loop over the heads instead; Sm90aRecipe.cpp).
+  KernelShape rotary = b128;
+  rotary.rotary = RotaryMode::half_split;
+  p = plan(Chip::sm_90a, rotary);
+  EXPECT_EQ(p.registers.load, 64);
+  EXPECT_EQ(p.registers.compute, 176);
+  EXPECT_EQ(p.accumulateRegisters, 136);
+  q = plan(Chip::sm_100a, rotary);
+  EXPECT_EQ(q.registers.load, 96);
+  EXPECT_EQ(q.registers.mma, 152);
   EXPECT_EQ(q.registers.compute, 256);
   TuningOptions two;
   two.numConsumers = 2;
