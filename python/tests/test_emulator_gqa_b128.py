@@ -50,6 +50,12 @@ SAMPLE = [
     ("sm_90a", case(32, "f16", 4, causal=True, lse=True), 4, 3),
     ("sm_100a", case(64, "f16", 2, causal=True, lse=True), 2, 3),
     ("sm_100a", case(32, "bf16", 4), 8, 1),
+    # Above head dim 64 an item is made in passes over column chunks of the head dim (two of 64
+    # columns at 128, three of 32 at 96).
+    ("sm_90a", case(128, "bf16", 2, causal=True, lse=True), 4, 1),
+    ("sm_90a", case(96, "f16", 4), 4, 3),
+    ("sm_100a", case(128, "f16", 4), 4, 3),
+    ("sm_100a", case(96, "bf16", 2, causal=True, lse=True), 2, 1),
 ]
 
 

@@ -754,6 +754,24 @@ FailureOr<KernelPlan> planSm90aGrouped(const KernelShape &shape,
   return plan;
 }
 
+/// Passes of the grouped-query backward at block size 128 (both chips;
+/// KernelPlan::groupPasses): up to head dim 64 one; above, the group's dV
+/// and dK of 128 keys and the whole head dim do not fit next to S and dP
+/// of 128 keys (sm_90a: two accumulate warpgroups of D / 2 + D / 2
+/// registers a thread next to the scores warpgroup's 176, more than the
+/// 512 four warpgroups share; sm_100a: S 128 + dP 128 + dQ, dV, dK 3 D
+/// columns of tensor memory, 640 of 512 at 128), so an item is made in
+/// passes over column chunks of one width (docs/head-dims.md, "one chunk
+/// width per tile"): 64 at 128 (two passes), 32 at 96 (three; its tiles
+/// are 32-column chunks with the 64-byte swizzle). The accumulators are then
+/// those of head dims 64 and 32, and tensor memory 256 + 3 x 64 = 448
+/// columns.
+int64_t groupedLargeBlockPasses(const KernelShape &shape) {
+  if (shape.headDim <= 64)
+    return 1;
+  return shape.headDim / (shape.headDim % 64 == 0 ? 64 : 32);
+}
+
 /// The sm_90a grouped-query backward at block size 128's registers: two
 /// accumulate warpgroups hold dV and dK of their key half (32 + 32 a
 /// thread at head dim 64), and the producer tracks two rings in the group's
@@ -798,7 +816,9 @@ FailureOr<KernelPlan> planSm90aGroupedLargeBlock(const KernelShape &shape,
                 " has a scores warpgroup and an accumulate warpgroup per key "
                 "half; large-block-consumers does not apply");
   KernelPlan plan;
-  int64_t itemBytes = (2 + 2 * shape.group) * shape.tileBytes(shape.headDim);
+  plan.groupPasses = groupedLargeBlockPasses(shape);
+  int64_t itemBytes = (2 + 2 * shape.group * plan.groupPasses) *
+                      shape.tileBytes(shape.headDim);
   if (failed(planLaunch(Chip::sm_90a, options, tilesOfChunkLoads(itemBytes),
                         /*chunkedByDefault=*/false, /*chunkedCtasPerSm=*/1,
                         plan, fail)))
@@ -810,11 +830,12 @@ FailureOr<KernelPlan> planSm90aGroupedLargeBlock(const KernelShape &shape,
   plan.stageOutput = options.oStore != OStore::registers;
   plan.bulkStore = options.oStore == OStore::tma;
   // One "pds" slot of both halves' P and dS, the scores warpgroup's staging
-  // buffer (the accumulate warpgroups store from their registers).
+  // buffer of one pass's dQ chunk (the accumulate warpgroups store from
+  // their registers).
   int64_t scratch =
       2 * shape.numQueryTiles() * shape.queryTileBytes(shape.tileRows());
   if (plan.stageOutput)
-    scratch += shape.queryTileBytes(shape.headDim);
+    scratch += shape.queryTileBytes(shape.headDim / plan.groupPasses);
   int64_t budget =
       TargetLimits::sharedMemoryBudget(plan.ctasPerSm) - kSmemReserve - scratch;
   if (failed(planGroupedRings(shape, options, budget, plan, fail)))
@@ -908,10 +929,12 @@ FailureOr<KernelPlan> planSm100aGroupedLargeBlock(const KernelShape &shape,
                                                   const TuningOptions &options,
                                                   Failure fail) {
   KernelPlan plan;
+  plan.groupPasses = groupedLargeBlockPasses(shape);
   if (failed(planSm100aGroupedLaunch(shape, options, plan, fail)))
     return failure();
+  // The staging buffer of one pass's chunk, the halves' P and dS.
   int64_t scratch =
-      shape.queryTileBytes(shape.headDim) +
+      shape.queryTileBytes(shape.headDim / plan.groupPasses) +
       shape.numQueryTiles() * 2 * shape.queryTileBytes(shape.tileRows());
   int64_t budget = TargetLimits::maxSharedMemoryBytes - kSmemReserve - scratch;
   if (failed(planGroupedRings(shape, options, budget, plan, fail)))

@@ -934,13 +934,8 @@ void buildBlackwellGroupedPasses(OpBuilder &b, Location loc,
     for (int64_t pass = 0; pass < plan.groupPasses; ++pass) {
       int64_t col = pass * cols;
       // Columns [col, col + 64) of a tile.
-      auto chunk = [&](Value tileValue) -> Value {
-        auto type = cast<BufferType>(tileValue.getType());
-        return SubviewOp::create(
-            b, loc,
-            BufferType::get(ctx, {type.getShape()[0], cols},
-                            type.getElementType(), type.getMemorySpace()),
-            tileValue, b.getI64IntegerAttr(col));
+      auto chunk = [&](Value tileValue) {
+        return columnsOf(b, loc, tileValue, col, cols);
       };
       auto dv = AcquireOp::create(b, loc, dvCh);
       auto dk = AcquireOp::create(b, loc, dkCh);
@@ -1062,12 +1057,14 @@ struct HalfScratch {
 /// The score products of a 128-token block for one query head, committed
 /// with (row, rows, head): per query half i, S_i = q_i k^T into `sCh` and
 /// dP_i = dO_i v^T into `dpCh`; then, as each half's P and dS arrive in
-/// `pdsCh`, dQ_i = dS_i k into `dqCh`. Returns the halves' P and dS.
+/// `pdsCh`, dQ_i = dS_i kOfDq into `dqCh` (`kOfDq`: k, or the columns of
+/// k of a pass's dQ chunk; null: k). Returns the halves' P and dS.
 HalfScratch issueHalfScoreProducts(OpBuilder &b, Location loc,
                                    ArrayRef<Value> q, ArrayRef<Value> dout,
                                    Value k, Value v, Value sCh, Value dpCh,
                                    Value dqCh, Value pdsCh, Value row,
-                                   Value rows, Value head) {
+                                   Value rows, Value head,
+                                   Value kOfDq = Value()) {
   auto product = [&](Value channel, Value a, Value bOperand, bool ta, bool tb) {
     auto dest = AcquireOp::create(b, loc, channel);
     MmaAsyncOp::create(b, loc, pinned(b, loc, a), pinned(b, loc, bOperand),
@@ -1084,7 +1081,7 @@ HalfScratch issueHalfScoreProducts(OpBuilder &b, Location loc,
     scratch.slots.push_back(pds.getSlot());
     scratch.p.push_back(pds.getBuffers()[0]);
     scratch.ds.push_back(pds.getBuffers()[1]);
-    product(dqCh, scratch.ds[i], k, false, false); // dQ_i = dS_i K
+    product(dqCh, scratch.ds[i], kOfDq ? kOfDq : k, false, false); // dQ_i
   }
   return scratch;
 }
@@ -1303,6 +1300,9 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
 
   int64_t m = spec.queryTileRows(), n = spec.tileRows(), d = spec.headDim;
   int64_t halves = spec.numQueryTiles();
+  // Columns of dQ, dV and dK a pass makes (KernelPlan::groupPasses): the
+  // head dim up to 64, else a 64- or 32-column chunk.
+  int64_t cols = d / plan.groupPasses;
   assert(plan.softmaxReplicas == 1 && "one softmax warpgroup, both halves");
   Type f32 = b.getF32Type();
   auto tmemChannel = [&](StringRef name, int64_t cols) {
@@ -1320,8 +1320,8 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
   auto signals = ChannelType::get(ctx, ArrayRef<Type>(), MemorySpace::smem);
   Value items = createChannel(b, loc, signals, "items", 2);
   Value sCh = tmemChannel("s", n), dpCh = tmemChannel("dp", n);
-  Value dqCh = tmemChannel("dq", d), dvCh = tmemChannel("dv", d),
-        dkCh = tmemChannel("dk", d);
+  Value dqCh = tmemChannel("dq", cols), dvCh = tmemChannel("dv", cols),
+        dkCh = tmemChannel("dk", cols);
   BufferType wide = queryBuffer(spec, n);
   Value pdsCh = createChannel(
       b, loc, ChannelType::get(ctx, {wide, wide}, MemorySpace::smem), "pds",
@@ -1339,12 +1339,21 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
     // the same addresses for the whole group.
     auto item = AcquireOp::create(b, loc, items);
     CommitOp::create(b, loc, item.getSlot(), row, rows, kvHead);
+    // Pass j makes columns [j C, j C + C) of the gradients from the same
+    // columns of Q, dO and K; S and dP at full depth every pass.
+    for (int64_t pass = 0; pass < plan.groupPasses; ++pass) {
+    int64_t col = pass * cols;
     auto queryHead = [&](Value head, bool first) {
       auto qdoSlot = GetOp::create(b, loc, qdo);
       ValueRange t = qdoSlot.getBuffers();
       SmallVector<Value> q(t.take_front(halves)), dout(t.drop_front(halves));
       HalfScratch scratch = issueHalfScoreProducts(
-          b, loc, q, dout, k, v, sCh, dpCh, dqCh, pdsCh, row, rows, head);
+          b, loc, q, dout, k, v, sCh, dpCh, dqCh, pdsCh, row, rows, head,
+          columnsOf(b, loc, k, col, cols));
+      for (Value &tile : q)
+        tile = columnsOf(b, loc, tile, col, cols);
+      for (Value &tile : dout)
+        tile = columnsOf(b, loc, tile, col, cols);
       // Key half j's sum goes into the ring's slot j every head: each head
       // announces two entries of "dv" (and of "dk"), so entry 2h + j is
       // always slot j, whose columns nothing else writes. The replicas give
@@ -1363,13 +1372,15 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
     queryHead(groupQueryHead(b, loc, spec, kvHead, 0), /*first=*/true);
     forEachGroupHead(b, loc, spec, kvHead, 1,
                      [&](Value head) { queryHead(head, /*first=*/false); });
+    }
     endMmaLoop(b, loc, loop, items);
   }
 
   // The softmax gradient + epilogue warpgroup, both halves in turn.
   {
     OpBuilder::InsertionGuard g(b);
-    SoftmaxLoop item = beginSoftmaxLoop(b, loc, plan, items, {}, half);
+    SoftmaxLoop item =
+        beginSoftmaxLoop(b, loc, plan, items, {}, queryBuffer(spec, cols));
     Value staging = item.staging;
     Value blockRow = item.row, blockRows = item.rows, kvHead = item.head;
     ReleaseOp::create(b, loc, item.slot, /*after_mma=*/false);
@@ -1397,13 +1408,16 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
                                      .getResult());
     }
     auto wideF32 = AccType::get(ctx, {m, n}, f32);
-    auto outType = AccType::get(ctx, {m, d}, f32);
+    auto outType = AccType::get(ctx, {m, cols}, f32);
     auto rowsType = RowsType::get(ctx, m, f32);
+    int64_t col = 0;
     auto drain = [&](Value channel, Value dest, Value head, int64_t i) {
       Value grad = takeTmem(b, loc, channel, outType);
-      StoreOp::create(b, loc, grad, dest, halfRow[i], head, halfRows[i],
-                      Value(), staging,
-                      plan.bulkStore ? b.getUnitAttr() : nullptr);
+      auto store = StoreOp::create(b, loc, grad, dest, halfRow[i], head,
+                                   halfRows[i], Value(), staging,
+                                   plan.bulkStore ? b.getUnitAttr() : nullptr);
+      if (plan.groupPasses > 1)
+        store.setColOffsetAttr(b.getI64IntegerAttr(col));
     };
     // A head's entries of "dv" and "dk" before the last: the sums so far,
     // given back unread once the head's products into them are done.
@@ -1438,24 +1452,28 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
       for (int64_t i = 0; i < halves; ++i)
         drain(dqCh, spec.stores[2], head, i);
     };
-    // Heads 0 .. G - 2 in one scf.for (as forEachGroupHead), the last one
+    // Per pass (the MMA warp's order; `col` is the pass's first column):
+    // heads 0 .. G - 2 in one scf.for (as forEachGroupHead), the last one
     // after it, with the group's sums.
-    Value first = groupQueryHead(b, loc, spec, kvHead, 0);
-    auto loop = scf::ForOp::create(b, loc, constant(0),
-                                   constant(spec.group - 1), constant(1));
-    {
-      OpBuilder::InsertionGuard g(b);
-      b.setInsertionPoint(loop.getBody()->getTerminator());
-      scoresOf(arith::AddIOp::create(b, loc, first, loop.getInductionVar()));
-      for (Value channel : {dvCh, dkCh})
-        for (int64_t j = 0; j < halves; ++j)
-          skip(channel);
+    for (int64_t pass = 0; pass < plan.groupPasses; ++pass) {
+      col = pass * cols;
+      Value first = groupQueryHead(b, loc, spec, kvHead, 0);
+      auto loop = scf::ForOp::create(b, loc, constant(0),
+                                     constant(spec.group - 1), constant(1));
+      {
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPoint(loop.getBody()->getTerminator());
+        scoresOf(arith::AddIOp::create(b, loc, first, loop.getInductionVar()));
+        for (Value channel : {dvCh, dkCh})
+          for (int64_t j = 0; j < halves; ++j)
+            skip(channel);
+      }
+      scoresOf(groupQueryHead(b, loc, spec, kvHead, spec.group - 1));
+      for (int64_t j = 0; j < halves; ++j)
+        drain(dvCh, spec.stores[0], kvHead, j);
+      for (int64_t j = 0; j < halves; ++j)
+        drain(dkCh, spec.stores[1], kvHead, j);
     }
-    scoresOf(groupQueryHead(b, loc, spec, kvHead, spec.group - 1));
-    for (int64_t j = 0; j < halves; ++j)
-      drain(dvCh, spec.stores[0], kvHead, j);
-    for (int64_t j = 0; j < halves; ++j)
-      drain(dkCh, spec.stores[1], kvHead, j);
   }
 }
 

@@ -34,9 +34,9 @@ using mlir::warpspec::Chip;
 
 namespace {
 
-/// The widest head dim of the sm_90a grouped-query backward at block size
-/// 128 (checkGroupedLargeBlock).
-constexpr int64_t kMaxGroupedLargeBlockHeadDim = 64;
+/// The widest head dim of the grouped-query backward at block size 128
+/// (checkGroupedLargeBlock).
+constexpr int64_t kMaxGroupedLargeBlockHeadDim = 128;
 
 struct BlockAttnWarpSpecializePass
     : public blockattn::impl::BlockAttnWarpSpecializePassBase<
@@ -59,13 +59,11 @@ struct BlockAttnWarpSpecializePass
 
   /// The grouped-query backward sums dk and dv over the group inside one
   /// CTA (docs/pipeline.md, "Grouped-query attention"). At block size 128
-  /// it is built without rotary embeddings up to head dim 64: the group's
-  /// dV and dK of 128 keys live across the group next to S and dP, on
-  /// sm_90a in two accumulate warpgroups' registers (D / 2 + D / 2 a thread
-  /// each: at head dims 96 and 128 they and the scores warpgroup's 176 no
-  /// longer fit the 512 a thread four warpgroups share), on sm_100a in
-  /// tensor memory (S 128 + dP 128 + dQ, dV, dK D columns each: 544 and
-  /// 640 of its 512 at 96 and 128).
+  /// it is built without rotary embeddings up to head dim 128 (above 64 in
+  /// passes over column chunks of the head dim, KernelPlan::groupPasses).
+  /// Above 128 an item's K and V of 128 keys (2 x 48 KiB at 192), a query
+  /// head's Q and dO (the same) and both query halves' P and dS (64 KiB)
+  /// exceed shared memory (227 KiB) on both chips.
   LogicalResult checkGroupedLargeBlock(Operation *op, const KernelSpec &spec) {
     if (!spec.backward || spec.group <= 1 || spec.numQueryTiles() == 1)
       return success();
@@ -83,10 +81,10 @@ struct BlockAttnWarpSpecializePass
     if (spec.headDim > kMaxGroupedLargeBlockHeadDim)
       return refuse()
              << " and head_dim " << spec.headDim
-             << " yet: the group's dK and dV of 128 keys, held across the "
-                "group, fit next to S and dP ("
-             << (chip == Chip::sm_100a ? "tensor memory" : "registers")
-             << ") up to head_dim " << kMaxGroupedLargeBlockHeadDim;
+             << " yet: an item's K and V of 128 keys, a query head's Q and "
+                "dO and both query halves' P and dS fit shared memory up to "
+                "head_dim "
+             << kMaxGroupedLargeBlockHeadDim;
     return success();
   }
 
@@ -95,7 +93,7 @@ struct BlockAttnWarpSpecializePass
     if (failed(spec))
       return failure();
     // The grouped-query backward at block size 128: built up to head dim
-    // 64 without rotary embeddings (checkGroupedLargeBlock).
+    // 128 without rotary embeddings (checkGroupedLargeBlock).
     if (failed(checkGroupedLargeBlock(op, *spec)))
       return failure();
     // Above head dim 128 it makes an item in passes over 64-column chunks
