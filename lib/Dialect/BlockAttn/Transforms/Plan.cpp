@@ -783,6 +783,16 @@ int64_t groupedLargeBlockPasses(const KernelShape &shape) {
 /// G = 2-16, causal, dlse) spills.
 constexpr int64_t kGroupedLargeBlockAccumulateRegs = 136,
                   kGroupedLargeBlockProducerRegs = 64;
+/// Above head dim 64, in passes (groupedLargeBlockPasses), the producer
+/// streams the group once a pass (a loop over the passes around the loop
+/// over the query heads): at 64 registers ptxas spilled it 88-92 bytes at
+/// head dims 96 and 128 (G = 2, 8; at 72 64 bytes, at 80 36), at 96
+/// nothing; the accumulate warpgroups hold one chunk of dV and dK (16 + 16
+/// or 32 + 32 a thread) and keep 120 each, the scores warpgroup 176
+/// (96 / 160 / 128 / 128 spilled 4-44 bytes). CUDA 13.0, setmaxnreg edited
+/// in the PTX.
+constexpr int64_t kGroupedLargeBlockPassAccumulateRegs = 120,
+                  kGroupedLargeBlockPassProducerRegs = 96;
 
 /// The sm_90a grouped-query backward at block size 128 (Sm90aRecipe.cpp,
 /// buildHopperGroupedLargeBlock): the grouped backward's work item (a block
@@ -841,8 +851,11 @@ FailureOr<KernelPlan> planSm90aGroupedLargeBlock(const KernelShape &shape,
   if (failed(planGroupedRings(shape, options, budget, plan, fail)))
     return failure();
   // Four warpgroups launch with 128 registers a thread, a pool of 512.
-  plan.registers.load = kGroupedLargeBlockProducerRegs;
-  plan.accumulateRegisters = kGroupedLargeBlockAccumulateRegs;
+  bool passes = plan.groupPasses > 1;
+  plan.registers.load = passes ? kGroupedLargeBlockPassProducerRegs
+                               : kGroupedLargeBlockProducerRegs;
+  plan.accumulateRegisters = passes ? kGroupedLargeBlockPassAccumulateRegs
+                                    : kGroupedLargeBlockAccumulateRegs;
   int64_t pool = TargetLimits::launchRegisterCap(4 * 128, 1) * 4;
   plan.registers.compute =
       (pool - plan.registers.load - 2 * plan.accumulateRegisters) / 8 * 8;
@@ -924,6 +937,12 @@ constexpr int64_t kSm100aGroupedLargeBlockLoadRegs = 96,
 /// still fits its one head a loop) nothing spills.
 constexpr int64_t kSm100aGroupedLargeBlockPairLoadRegs = 48,
                   kSm100aGroupedLargeBlockPairMmaRegs = 200;
+/// Above head dim 64, in passes (groupedLargeBlockPasses), the MMA warp
+/// issues a pass's products once per pass (the passes unrolled): at 152
+/// ptxas (CUDA 13.0) spilled 0.4-1.4 KB at head dims 96 and 128, at 232
+/// (load 64, softmax 208) nothing for G = 8; setmaxnreg edited in the PTX.
+constexpr int64_t kSm100aGroupedLargeBlockPassLoadRegs = 64,
+                  kSm100aGroupedLargeBlockPassMmaRegs = 232;
 
 FailureOr<KernelPlan> planSm100aGroupedLargeBlock(const KernelShape &shape,
                                                   const TuningOptions &options,
@@ -944,6 +963,10 @@ FailureOr<KernelPlan> planSm100aGroupedLargeBlock(const KernelShape &shape,
                              : kSm100aGroupedLargeBlockLoadRegs;
   plan.registers.mma = pair ? kSm100aGroupedLargeBlockPairMmaRegs
                             : kSm100aGroupedLargeBlockMmaRegs;
+  if (plan.groupPasses > 1) {
+    plan.registers.load = kSm100aGroupedLargeBlockPassLoadRegs;
+    plan.registers.mma = kSm100aGroupedLargeBlockPassMmaRegs;
+  }
   plan.registers.compute =
       replicaRegisters(2, plan.registers.load + plan.registers.mma,
                        plan.softmaxReplicas, /*ctasPerSm=*/1);

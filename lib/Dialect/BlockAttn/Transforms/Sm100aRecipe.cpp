@@ -873,6 +873,29 @@ void buildBlackwellGroupedBackward(OpBuilder &b, Location loc,
   }
 }
 
+/// The MMA warp's query heads 1 .. G - 1 of the group of `kvHead` (the
+/// first is `firstHead`) in one scf.for whose trip count LLVM cannot see
+/// (G + min(kvHead, 0), the k/v head read from the item's record, so never
+/// negative): with a constant count the loop of one trip (G = 2) is
+/// unrolled, an item's ring positions are then the same every item, and
+/// LLVM hoisted the barrier and descriptor addresses of all its products
+/// out of the item loop (ptxas spilled the MMA warpgroup 0.5-1.8 KB at head
+/// dims 192 and 256). min(rows, 0) did not do: LLVM knows the rows are not
+/// negative. For the kernels made in passes (KernelPlan::groupPasses).
+void forEachLaterGroupHead(OpBuilder &b, Location loc, const KernelSpec &spec,
+                           Value kvHead, Value firstHead,
+                           function_ref<void(Value head)> body) {
+  auto i32 = [&](int64_t value) -> Value {
+    return arith::ConstantIntOp::create(b, loc, value, 32);
+  };
+  Value upper = arith::AddIOp::create(
+      b, loc, i32(spec.group), arith::MinSIOp::create(b, loc, kvHead, i32(0)));
+  auto others = scf::ForOp::create(b, loc, i32(1), upper, i32(1));
+  OpBuilder::InsertionGuard inLoop(b);
+  b.setInsertionPoint(others.getBody()->getTerminator());
+  body(arith::AddIOp::create(b, loc, firstHead, others.getInductionVar()));
+}
+
 /// Blackwell grouped-query backward above head dim 128
 /// (KernelPlan::groupPasses; docs/pipeline.md, "Grouped-query attention"):
 /// dV and dK of the whole head dim summed over the group would take 2 D
@@ -967,28 +990,9 @@ void buildBlackwellGroupedPasses(OpBuilder &b, Location loc,
       };
       Value firstHead = groupQueryHead(b, loc, spec, kvHead, 0);
       queryHead(firstHead, /*first=*/true);
-      // The other heads in one scf.for whose trip count LLVM cannot see
-      // (G + min(kvHead, 0), the k/v head read from the item's record, so
-      // never negative): with a constant count the loop of one trip
-      // (G = 2) is unrolled, an item's ring positions are then the same
-      // every item, and LLVM hoisted the barrier and descriptor addresses
-      // of all its products out of the item loop (ptxas spilled the MMA
-      // warpgroup 0.5-1.8 KB at head dims 192 and 256). min(rows, 0) did
-      // not do: LLVM knows the rows are not negative.
-      auto i32 = [&](int64_t value) -> Value {
-        return arith::ConstantIntOp::create(b, loc, value, 32);
-      };
-      Value upper =
-          arith::AddIOp::create(b, loc, i32(spec.group),
-                                arith::MinSIOp::create(b, loc, kvHead, i32(0)));
-      auto others = scf::ForOp::create(b, loc, i32(1), upper, i32(1));
-      {
-        OpBuilder::InsertionGuard inLoop(b);
-        b.setInsertionPoint(others.getBody()->getTerminator());
-        queryHead(
-            arith::AddIOp::create(b, loc, firstHead, others.getInductionVar()),
-            /*first=*/false);
-      }
+      forEachLaterGroupHead(b, loc, spec, kvHead, firstHead, [&](Value head) {
+        queryHead(head, /*first=*/false);
+      });
       CommitOp::create(b, loc, dv.getSlot(), row, rows, kvHead);
       CommitOp::create(b, loc, dk.getSlot(), row, rows, kvHead);
     }
@@ -1347,13 +1351,20 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
       auto qdoSlot = GetOp::create(b, loc, qdo);
       ValueRange t = qdoSlot.getBuffers();
       SmallVector<Value> q(t.take_front(halves)), dout(t.drop_front(halves));
-      HalfScratch scratch = issueHalfScoreProducts(
-          b, loc, q, dout, k, v, sCh, dpCh, dqCh, pdsCh, row, rows, head,
-          columnsOf(b, loc, k, col, cols));
+      // A pass's chunks are views of pinned tiles (pinned: the one-slot
+      // rings' addresses would be hoisted out of the item loop).
+      auto chunkOf = [&](Value tile) {
+        return plan.groupPasses > 1
+                   ? columnsOf(b, loc, pinned(b, loc, tile), col, cols)
+                   : tile;
+      };
+      HalfScratch scratch =
+          issueHalfScoreProducts(b, loc, q, dout, k, v, sCh, dpCh, dqCh, pdsCh,
+                                 row, rows, head, chunkOf(k));
       for (Value &tile : q)
-        tile = columnsOf(b, loc, tile, col, cols);
+        tile = chunkOf(tile);
       for (Value &tile : dout)
-        tile = columnsOf(b, loc, tile, col, cols);
+        tile = chunkOf(tile);
       // Key half j's sum goes into the ring's slot j every head: each head
       // announces two entries of "dv" (and of "dk"), so entry 2h + j is
       // always slot j, whose columns nothing else writes. The replicas give
@@ -1369,9 +1380,13 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
         ReleaseOp::create(b, loc, slot, /*after_mma=*/true);
       ReleaseOp::create(b, loc, qdoSlot.getSlot(), /*after_mma=*/true);
     };
-    queryHead(groupQueryHead(b, loc, spec, kvHead, 0), /*first=*/true);
-    forEachGroupHead(b, loc, spec, kvHead, 1,
-                     [&](Value head) { queryHead(head, /*first=*/false); });
+    Value firstHead = groupQueryHead(b, loc, spec, kvHead, 0);
+    queryHead(firstHead, /*first=*/true);
+    auto later = [&](Value head) { queryHead(head, /*first=*/false); };
+    if (plan.groupPasses > 1)
+      forEachLaterGroupHead(b, loc, spec, kvHead, firstHead, later);
+    else
+      forEachGroupHead(b, loc, spec, kvHead, 1, later);
     }
     endMmaLoop(b, loc, loop, items);
   }
