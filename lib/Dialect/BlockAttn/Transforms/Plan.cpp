@@ -754,18 +754,15 @@ FailureOr<KernelPlan> planSm90aGrouped(const KernelShape &shape,
   return plan;
 }
 
-/// Passes of the grouped-query backward at block size 128 (both chips;
-/// KernelPlan::groupPasses): up to head dim 64 one; above, the group's dV
-/// and dK of 128 keys and the whole head dim do not fit next to S and dP
-/// of 128 keys (sm_90a: two accumulate warpgroups of D / 2 + D / 2
-/// registers a thread next to the scores warpgroup's 176, more than the
-/// 512 four warpgroups share; sm_100a: S 128 + dP 128 + dQ, dV, dK 3 D
-/// columns of tensor memory, 640 of 512 at 128), so an item is made in
-/// passes over column chunks of one width (docs/head-dims.md, "one chunk
-/// width per tile"): 64 at 128 (two passes), 32 at 96 (three; its tiles
-/// are 32-column chunks with the 64-byte swizzle). The accumulators are then
-/// those of head dims 64 and 32, and tensor memory 256 + 3 x 64 = 448
-/// columns.
+/// Passes of the sm_90a grouped-query backward at block size 128
+/// (KernelPlan::groupPasses): up to head dim 64 one; above, the group's dV
+/// and dK of 128 keys and the whole head dim, in two accumulate
+/// warpgroups of D / 2 + D / 2 registers a thread next to the scores
+/// warpgroup's 176, exceed the 512 four warpgroups share, so an item is
+/// made in passes over column chunks of one width (docs/head-dims.md, "one
+/// chunk width per tile"): 64 at 128 (two passes), 32 at 96 (three; its
+/// tiles are 32-column chunks with the 64-byte swizzle). The accumulators
+/// are then those of head dims 64 and 32.
 int64_t groupedLargeBlockPasses(const KernelShape &shape) {
   if (shape.headDim <= 64)
     return 1;
@@ -937,23 +934,15 @@ constexpr int64_t kSm100aGroupedLargeBlockLoadRegs = 96,
 /// still fits its one head a loop) nothing spills.
 constexpr int64_t kSm100aGroupedLargeBlockPairLoadRegs = 48,
                   kSm100aGroupedLargeBlockPairMmaRegs = 200;
-/// Above head dim 64, in passes (groupedLargeBlockPasses), the MMA warp
-/// issues a pass's products once per pass (the passes unrolled): at 152
-/// ptxas (CUDA 13.0) spilled 0.4-1.4 KB at head dims 96 and 128, at 232
-/// (load 64, softmax 208) nothing for G = 8; setmaxnreg edited in the PTX.
-constexpr int64_t kSm100aGroupedLargeBlockPassLoadRegs = 64,
-                  kSm100aGroupedLargeBlockPassMmaRegs = 232;
 
 FailureOr<KernelPlan> planSm100aGroupedLargeBlock(const KernelShape &shape,
                                                   const TuningOptions &options,
                                                   Failure fail) {
   KernelPlan plan;
-  plan.groupPasses = groupedLargeBlockPasses(shape);
   if (failed(planSm100aGroupedLaunch(shape, options, plan, fail)))
     return failure();
-  // The staging buffer of one pass's chunk, the halves' P and dS.
   int64_t scratch =
-      shape.queryTileBytes(shape.headDim / plan.groupPasses) +
+      shape.queryTileBytes(shape.headDim) +
       shape.numQueryTiles() * 2 * shape.queryTileBytes(shape.tileRows());
   int64_t budget = TargetLimits::maxSharedMemoryBytes - kSmemReserve - scratch;
   if (failed(planGroupedRings(shape, options, budget, plan, fail)))
@@ -963,10 +952,7 @@ FailureOr<KernelPlan> planSm100aGroupedLargeBlock(const KernelShape &shape,
                              : kSm100aGroupedLargeBlockLoadRegs;
   plan.registers.mma = pair ? kSm100aGroupedLargeBlockPairMmaRegs
                             : kSm100aGroupedLargeBlockMmaRegs;
-  if (plan.groupPasses > 1) {
-    plan.registers.load = kSm100aGroupedLargeBlockPassLoadRegs;
-    plan.registers.mma = kSm100aGroupedLargeBlockPassMmaRegs;
-  }
+
   plan.registers.compute =
       replicaRegisters(2, plan.registers.load + plan.registers.mma,
                        plan.softmaxReplicas, /*ctasPerSm=*/1);

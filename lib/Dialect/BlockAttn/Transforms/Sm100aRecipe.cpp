@@ -873,29 +873,6 @@ void buildBlackwellGroupedBackward(OpBuilder &b, Location loc,
   }
 }
 
-/// The MMA warp's query heads 1 .. G - 1 of the group of `kvHead` (the
-/// first is `firstHead`) in one scf.for whose trip count LLVM cannot see
-/// (G + min(kvHead, 0), the k/v head read from the item's record, so never
-/// negative): with a constant count the loop of one trip (G = 2) is
-/// unrolled, an item's ring positions are then the same every item, and
-/// LLVM hoisted the barrier and descriptor addresses of all its products
-/// out of the item loop (ptxas spilled the MMA warpgroup 0.5-1.8 KB at head
-/// dims 192 and 256). min(rows, 0) did not do: LLVM knows the rows are not
-/// negative. For the kernels made in passes (KernelPlan::groupPasses).
-void forEachLaterGroupHead(OpBuilder &b, Location loc, const KernelSpec &spec,
-                           Value kvHead, Value firstHead,
-                           function_ref<void(Value head)> body) {
-  auto i32 = [&](int64_t value) -> Value {
-    return arith::ConstantIntOp::create(b, loc, value, 32);
-  };
-  Value upper = arith::AddIOp::create(
-      b, loc, i32(spec.group), arith::MinSIOp::create(b, loc, kvHead, i32(0)));
-  auto others = scf::ForOp::create(b, loc, i32(1), upper, i32(1));
-  OpBuilder::InsertionGuard inLoop(b);
-  b.setInsertionPoint(others.getBody()->getTerminator());
-  body(arith::AddIOp::create(b, loc, firstHead, others.getInductionVar()));
-}
-
 /// Blackwell grouped-query backward above head dim 128
 /// (KernelPlan::groupPasses; docs/pipeline.md, "Grouped-query attention"):
 /// dV and dK of the whole head dim summed over the group would take 2 D
@@ -990,9 +967,28 @@ void buildBlackwellGroupedPasses(OpBuilder &b, Location loc,
       };
       Value firstHead = groupQueryHead(b, loc, spec, kvHead, 0);
       queryHead(firstHead, /*first=*/true);
-      forEachLaterGroupHead(b, loc, spec, kvHead, firstHead, [&](Value head) {
-        queryHead(head, /*first=*/false);
-      });
+      // The other heads in one scf.for whose trip count LLVM cannot see
+      // (G + min(kvHead, 0), the k/v head read from the item's record, so
+      // never negative): with a constant count the loop of one trip
+      // (G = 2) is unrolled, an item's ring positions are then the same
+      // every item, and LLVM hoisted the barrier and descriptor addresses
+      // of all its products out of the item loop (ptxas spilled the MMA
+      // warpgroup 0.5-1.8 KB at head dims 192 and 256). min(rows, 0) did
+      // not do: LLVM knows the rows are not negative.
+      auto i32 = [&](int64_t value) -> Value {
+        return arith::ConstantIntOp::create(b, loc, value, 32);
+      };
+      Value upper =
+          arith::AddIOp::create(b, loc, i32(spec.group),
+                                arith::MinSIOp::create(b, loc, kvHead, i32(0)));
+      auto others = scf::ForOp::create(b, loc, i32(1), upper, i32(1));
+      {
+        OpBuilder::InsertionGuard inLoop(b);
+        b.setInsertionPoint(others.getBody()->getTerminator());
+        queryHead(
+            arith::AddIOp::create(b, loc, firstHead, others.getInductionVar()),
+            /*first=*/false);
+      }
       CommitOp::create(b, loc, dv.getSlot(), row, rows, kvHead);
       CommitOp::create(b, loc, dk.getSlot(), row, rows, kvHead);
     }
@@ -1061,14 +1057,12 @@ struct HalfScratch {
 /// The score products of a 128-token block for one query head, committed
 /// with (row, rows, head): per query half i, S_i = q_i k^T into `sCh` and
 /// dP_i = dO_i v^T into `dpCh`; then, as each half's P and dS arrive in
-/// `pdsCh`, dQ_i = dS_i kOfDq into `dqCh` (`kOfDq`: k, or the columns of
-/// k of a pass's dQ chunk; null: k). Returns the halves' P and dS.
+/// `pdsCh`, dQ_i = dS_i k into `dqCh`. Returns the halves' P and dS.
 HalfScratch issueHalfScoreProducts(OpBuilder &b, Location loc,
                                    ArrayRef<Value> q, ArrayRef<Value> dout,
                                    Value k, Value v, Value sCh, Value dpCh,
                                    Value dqCh, Value pdsCh, Value row,
-                                   Value rows, Value head,
-                                   Value kOfDq = Value()) {
+                                   Value rows, Value head) {
   auto product = [&](Value channel, Value a, Value bOperand, bool ta, bool tb) {
     auto dest = AcquireOp::create(b, loc, channel);
     MmaAsyncOp::create(b, loc, pinned(b, loc, a), pinned(b, loc, bOperand),
@@ -1085,7 +1079,7 @@ HalfScratch issueHalfScoreProducts(OpBuilder &b, Location loc,
     scratch.slots.push_back(pds.getSlot());
     scratch.p.push_back(pds.getBuffers()[0]);
     scratch.ds.push_back(pds.getBuffers()[1]);
-    product(dqCh, scratch.ds[i], kOfDq ? kOfDq : k, false, false); // dQ_i
+    product(dqCh, scratch.ds[i], k, false, false); // dQ_i = dS_i K
   }
   return scratch;
 }
@@ -1293,7 +1287,9 @@ void buildBlackwellLargeBlockBackward(OpBuilder &b, Location loc,
 ///            stored once to the k/v head
 /// Tensor memory (two 64-lane slots per ring, slot r replica r's): S 128 +
 /// dP 128 + dQ D + dV D + dK D columns: 448 at head dim 64; at 96 and 128
-/// (544, 640) it does not fit, refused in blockattn-warp-specialize.
+/// (544, 640) it does not fit, refused in blockattn-warp-specialize (made
+/// in passes over column chunks as on sm_90a, it fit tensor memory but
+/// ptxas spilled; docs/pipeline.md).
 void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
                                      const KernelSpec &spec,
                                      const KernelPlan &plan) {
@@ -1304,9 +1300,6 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
 
   int64_t m = spec.queryTileRows(), n = spec.tileRows(), d = spec.headDim;
   int64_t halves = spec.numQueryTiles();
-  // Columns of dQ, dV and dK a pass makes (KernelPlan::groupPasses): the
-  // head dim up to 64, else a 64- or 32-column chunk.
-  int64_t cols = d / plan.groupPasses;
   assert(plan.softmaxReplicas == 1 && "one softmax warpgroup, both halves");
   Type f32 = b.getF32Type();
   auto tmemChannel = [&](StringRef name, int64_t cols) {
@@ -1324,8 +1317,8 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
   auto signals = ChannelType::get(ctx, ArrayRef<Type>(), MemorySpace::smem);
   Value items = createChannel(b, loc, signals, "items", 2);
   Value sCh = tmemChannel("s", n), dpCh = tmemChannel("dp", n);
-  Value dqCh = tmemChannel("dq", cols), dvCh = tmemChannel("dv", cols),
-        dkCh = tmemChannel("dk", cols);
+  Value dqCh = tmemChannel("dq", d), dvCh = tmemChannel("dv", d),
+        dkCh = tmemChannel("dk", d);
   BufferType wide = queryBuffer(spec, n);
   Value pdsCh = createChannel(
       b, loc, ChannelType::get(ctx, {wide, wide}, MemorySpace::smem), "pds",
@@ -1343,28 +1336,12 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
     // the same addresses for the whole group.
     auto item = AcquireOp::create(b, loc, items);
     CommitOp::create(b, loc, item.getSlot(), row, rows, kvHead);
-    // Pass j makes columns [j C, j C + C) of the gradients from the same
-    // columns of Q, dO and K; S and dP at full depth every pass.
-    for (int64_t pass = 0; pass < plan.groupPasses; ++pass) {
-    int64_t col = pass * cols;
     auto queryHead = [&](Value head, bool first) {
       auto qdoSlot = GetOp::create(b, loc, qdo);
       ValueRange t = qdoSlot.getBuffers();
       SmallVector<Value> q(t.take_front(halves)), dout(t.drop_front(halves));
-      // A pass's chunks are views of pinned tiles (pinned: the one-slot
-      // rings' addresses would be hoisted out of the item loop).
-      auto chunkOf = [&](Value tile) {
-        return plan.groupPasses > 1
-                   ? columnsOf(b, loc, pinned(b, loc, tile), col, cols)
-                   : tile;
-      };
-      HalfScratch scratch =
-          issueHalfScoreProducts(b, loc, q, dout, k, v, sCh, dpCh, dqCh, pdsCh,
-                                 row, rows, head, chunkOf(k));
-      for (Value &tile : q)
-        tile = chunkOf(tile);
-      for (Value &tile : dout)
-        tile = chunkOf(tile);
+      HalfScratch scratch = issueHalfScoreProducts(
+          b, loc, q, dout, k, v, sCh, dpCh, dqCh, pdsCh, row, rows, head);
       // Key half j's sum goes into the ring's slot j every head: each head
       // announces two entries of "dv" (and of "dk"), so entry 2h + j is
       // always slot j, whose columns nothing else writes. The replicas give
@@ -1380,22 +1357,16 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
         ReleaseOp::create(b, loc, slot, /*after_mma=*/true);
       ReleaseOp::create(b, loc, qdoSlot.getSlot(), /*after_mma=*/true);
     };
-    Value firstHead = groupQueryHead(b, loc, spec, kvHead, 0);
-    queryHead(firstHead, /*first=*/true);
-    auto later = [&](Value head) { queryHead(head, /*first=*/false); };
-    if (plan.groupPasses > 1)
-      forEachLaterGroupHead(b, loc, spec, kvHead, firstHead, later);
-    else
-      forEachGroupHead(b, loc, spec, kvHead, 1, later);
-    }
+    queryHead(groupQueryHead(b, loc, spec, kvHead, 0), /*first=*/true);
+    forEachGroupHead(b, loc, spec, kvHead, 1,
+                     [&](Value head) { queryHead(head, /*first=*/false); });
     endMmaLoop(b, loc, loop, items);
   }
 
   // The softmax gradient + epilogue warpgroup, both halves in turn.
   {
     OpBuilder::InsertionGuard g(b);
-    SoftmaxLoop item =
-        beginSoftmaxLoop(b, loc, plan, items, {}, queryBuffer(spec, cols));
+    SoftmaxLoop item = beginSoftmaxLoop(b, loc, plan, items, {}, half);
     Value staging = item.staging;
     Value blockRow = item.row, blockRows = item.rows, kvHead = item.head;
     ReleaseOp::create(b, loc, item.slot, /*after_mma=*/false);
@@ -1423,16 +1394,13 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
                                      .getResult());
     }
     auto wideF32 = AccType::get(ctx, {m, n}, f32);
-    auto outType = AccType::get(ctx, {m, cols}, f32);
+    auto outType = AccType::get(ctx, {m, d}, f32);
     auto rowsType = RowsType::get(ctx, m, f32);
-    int64_t col = 0;
     auto drain = [&](Value channel, Value dest, Value head, int64_t i) {
       Value grad = takeTmem(b, loc, channel, outType);
-      auto store = StoreOp::create(b, loc, grad, dest, halfRow[i], head,
-                                   halfRows[i], Value(), staging,
-                                   plan.bulkStore ? b.getUnitAttr() : nullptr);
-      if (plan.groupPasses > 1)
-        store.setColOffsetAttr(b.getI64IntegerAttr(col));
+      StoreOp::create(b, loc, grad, dest, halfRow[i], head, halfRows[i],
+                      Value(), staging,
+                      plan.bulkStore ? b.getUnitAttr() : nullptr);
     };
     // A head's entries of "dv" and "dk" before the last: the sums so far,
     // given back unread once the head's products into them are done.
@@ -1467,28 +1435,24 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
       for (int64_t i = 0; i < halves; ++i)
         drain(dqCh, spec.stores[2], head, i);
     };
-    // Per pass (the MMA warp's order; `col` is the pass's first column):
-    // heads 0 .. G - 2 in one scf.for (as forEachGroupHead), the last one
+    // Heads 0 .. G - 2 in one scf.for (as forEachGroupHead), the last one
     // after it, with the group's sums.
-    for (int64_t pass = 0; pass < plan.groupPasses; ++pass) {
-      col = pass * cols;
-      Value first = groupQueryHead(b, loc, spec, kvHead, 0);
-      auto loop = scf::ForOp::create(b, loc, constant(0),
-                                     constant(spec.group - 1), constant(1));
-      {
-        OpBuilder::InsertionGuard g(b);
-        b.setInsertionPoint(loop.getBody()->getTerminator());
-        scoresOf(arith::AddIOp::create(b, loc, first, loop.getInductionVar()));
-        for (Value channel : {dvCh, dkCh})
-          for (int64_t j = 0; j < halves; ++j)
-            skip(channel);
-      }
-      scoresOf(groupQueryHead(b, loc, spec, kvHead, spec.group - 1));
-      for (int64_t j = 0; j < halves; ++j)
-        drain(dvCh, spec.stores[0], kvHead, j);
-      for (int64_t j = 0; j < halves; ++j)
-        drain(dkCh, spec.stores[1], kvHead, j);
+    Value first = groupQueryHead(b, loc, spec, kvHead, 0);
+    auto loop = scf::ForOp::create(b, loc, constant(0),
+                                   constant(spec.group - 1), constant(1));
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPoint(loop.getBody()->getTerminator());
+      scoresOf(arith::AddIOp::create(b, loc, first, loop.getInductionVar()));
+      for (Value channel : {dvCh, dkCh})
+        for (int64_t j = 0; j < halves; ++j)
+          skip(channel);
     }
+    scoresOf(groupQueryHead(b, loc, spec, kvHead, spec.group - 1));
+    for (int64_t j = 0; j < halves; ++j)
+      drain(dvCh, spec.stores[0], kvHead, j);
+    for (int64_t j = 0; j < halves; ++j)
+      drain(dkCh, spec.stores[1], kvHead, j);
   }
 }
 

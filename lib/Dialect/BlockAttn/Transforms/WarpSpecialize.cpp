@@ -36,7 +36,8 @@ namespace {
 
 /// The widest head dim of the grouped-query backward at block size 128
 /// (checkGroupedLargeBlock).
-constexpr int64_t kMaxGroupedLargeBlockHeadDim = 128;
+constexpr int64_t kMaxGroupedLargeBlockHeadDim = 128,
+                  kMaxSm100aGroupedLargeBlockHeadDim = 64;
 
 struct BlockAttnWarpSpecializePass
     : public blockattn::impl::BlockAttnWarpSpecializePassBase<
@@ -59,8 +60,9 @@ struct BlockAttnWarpSpecializePass
 
   /// The grouped-query backward sums dk and dv over the group inside one
   /// CTA (docs/pipeline.md, "Grouped-query attention"). At block size 128
-  /// it is built without rotary embeddings up to head dim 128 (above 64 in
-  /// passes over column chunks of the head dim, KernelPlan::groupPasses).
+  /// it is built without rotary embeddings up to head dim 128 on sm_90a
+  /// (above 64 in passes over column chunks of the head dim,
+  /// KernelPlan::groupPasses), up to 64 on sm_100a.
   /// Above 128 an item's K and V of 128 keys (2 x 48 KiB at 192), a query
   /// head's Q and dO (the same) and both query halves' P and dS (64 KiB)
   /// exceed shared memory (227 KiB) on both chips.
@@ -85,15 +87,18 @@ struct BlockAttnWarpSpecializePass
                 "dO and both query halves' P and dS fit shared memory up to "
                 "head_dim "
              << kMaxGroupedLargeBlockHeadDim;
-    // Groups of 2 above head dim 64 on sm_100a: the loops over the group's
-    // one other query head are unrolled and LLVM hoists an item's addresses
-    // out of the item loop; ptxas (CUDA 13.0) spilled the load and MMA
-    // warpgroups 0.1-0.7 KB under every register split of the pool tried.
-    if (chip == Chip::sm_100a && spec.group == 2 && spec.headDim > 64)
+    // On sm_100a above head dim 64: in passes over column chunks (as on
+    // sm_90a) tensor memory fits (S 128 + dP 128 + 3 x 64 columns), but
+    // ptxas (CUDA 13.0) spilled the load, MMA or softmax warpgroup 0.06-0.5
+    // KB under every register split of the pool tried (branch
+    // s18-grouped-b128-wide-sm100a-spills; docs/pipeline.md).
+    if (chip == Chip::sm_100a &&
+        spec.headDim > kMaxSm100aGroupedLargeBlockHeadDim)
       return refuse() << " and head_dim " << spec.headDim
-                      << " on sm_100a yet: a group of 2 spills its load and "
-                         "MMA warpgroups' registers there (groups of 3 and "
-                         "more are built)";
+                      << " on sm_100a yet: built up to head_dim "
+                      << kMaxSm100aGroupedLargeBlockHeadDim
+                      << " there (the column passes of head dims 96 and 128 "
+                         "spill registers)";
     return success();
   }
 
