@@ -824,8 +824,8 @@ FailureOr<KernelPlan> planSm90aGroupedLargeBlock(const KernelShape &shape,
                 "half; large-block-consumers does not apply");
   KernelPlan plan;
   plan.groupPasses = groupedLargeBlockPasses(shape);
-  int64_t itemBytes = (2 + 2 * shape.group * plan.groupPasses) *
-                      shape.tileBytes(shape.headDim);
+  int64_t itemBytes =
+      (2 + 2 * shape.group * plan.groupPasses) * shape.tileBytes(shape.headDim);
   if (failed(planLaunch(Chip::sm_90a, options, tilesOfChunkLoads(itemBytes),
                         /*chunkedByDefault=*/false, /*chunkedCtasPerSm=*/1,
                         plan, fail)))

@@ -1203,10 +1203,9 @@ void buildGroupedLargeBlockScoresConsumer(OpBuilder &b, Location loc,
   OpBuilder::InsertionGuard g(b);
   int64_t halves = spec.numQueryTiles();
   int64_t cols = spec.headDim / plan.groupPasses;
-  ConsumerContext c =
-      beginConsumer(b, loc, spec, values, plan,
-                    /*needsPScratch=*/false,
-                    /*needsDsScratch=*/false, cols, "scores");
+  ConsumerContext c = beginConsumer(b, loc, spec, values, plan,
+                                    /*needsPScratch=*/false,
+                                    /*needsDsScratch=*/false, cols, "scores");
   auto [kvHead, kSlot, vSlot] = consumeGroupedItem(b, loc, spec, kv, c);
   auto f32 = b.getF32Type();
   int64_t m = spec.queryTileRows(), n = spec.tileRows();
@@ -1221,49 +1220,49 @@ void buildGroupedLargeBlockScoresConsumer(OpBuilder &b, Location loc,
   // Above head dim 64 the group is taken once a pass (KernelPlan::
   // groupPasses): S and dP at full depth every pass, dQ's chunk of the pass.
   for (int64_t pass = 0; pass < plan.groupPasses; ++pass) {
-  int64_t col = pass * cols;
-  forEachGroupHead(b, loc, spec, kvHead, 0, [&](Value head) {
-    c.head = head;
-    auto qdoSlot = GetOp::create(b, loc, qdo);
-    ValueRange t = qdoSlot.getBuffers();
-    AcquireOp out;
-    for (int64_t i = 0; i < halves; ++i) {
-      auto [row, rows] = halfRows[i];
-      Value s = MmaOp::create(b, loc, wide32, pin(t[i]), pin(kSlot), false,
-                              /*transpose_b=*/true);
-      auto softmax = SoftmaxOp::create(b, loc, wide32, rowsType, Type(), s,
-                                       c.rows, /*valid_rows=*/rows, c.scale,
-                                       /*normalize=*/true, spec.causal,
-                                       /*block=*/IntegerAttr());
-      setCausalRowOffset(b, softmax, spec, i);
-      Value p = softmax.getProbs();
-      // Taken as late as possible: the accumulate warpgroups give the slot
-      // back after the previous head's dK.
-      if (i == 0)
-        out = AcquireOp::create(b, loc, pds);
-      WriteOp::create(b, loc, p, pin(out.getBuffers()[2 * i]));
-      Value dp = MmaOp::create(b, loc, wide32, pin(t[halves + i]), pin(vSlot),
-                               false, /*transpose_b=*/true);
-      if (i + 1 == halves)
-        ReleaseOp::create(b, loc, qdoSlot.getSlot());
-      Value dlseRow =
-          spec.dlse ? rowsReadAt(b, loc, c.row, row, rows) : Value();
-      Value ds = scoreGradient(b, loc, spec, c, rowsType, wide16, p, dp,
-                               dlseRow, rows);
-      WriteOp::create(b, loc, ds, pin(out.getBuffers()[2 * i + 1]));
-      if (i + 1 == halves)
-        CommitOp::create(b, loc, out.getSlot(), c.row, c.rows, head);
-      Value dq = MmaOp::create(b, loc, outType, ds,
-                               columnsOf(b, loc, pin(kSlot), col, cols), false,
-                               false);
-      auto store = StoreOp::create(b, loc, dq, spec.stores[2], row, head, rows,
-                                   Value(),
-                                   c.oStaging ? pin(c.oStaging) : Value(),
-                                   c.bulkStore ? b.getUnitAttr() : nullptr);
-      if (plan.groupPasses > 1)
-        store.setColOffsetAttr(b.getI64IntegerAttr(col));
-    }
-  });
+    int64_t col = pass * cols;
+    forEachGroupHead(b, loc, spec, kvHead, 0, [&](Value head) {
+      c.head = head;
+      auto qdoSlot = GetOp::create(b, loc, qdo);
+      ValueRange t = qdoSlot.getBuffers();
+      AcquireOp out;
+      for (int64_t i = 0; i < halves; ++i) {
+        auto [row, rows] = halfRows[i];
+        Value s = MmaOp::create(b, loc, wide32, pin(t[i]), pin(kSlot), false,
+                                /*transpose_b=*/true);
+        auto softmax = SoftmaxOp::create(b, loc, wide32, rowsType, Type(), s,
+                                         c.rows, /*valid_rows=*/rows, c.scale,
+                                         /*normalize=*/true, spec.causal,
+                                         /*block=*/IntegerAttr());
+        setCausalRowOffset(b, softmax, spec, i);
+        Value p = softmax.getProbs();
+        // Taken as late as possible: the accumulate warpgroups give the slot
+        // back after the previous head's dK.
+        if (i == 0)
+          out = AcquireOp::create(b, loc, pds);
+        WriteOp::create(b, loc, p, pin(out.getBuffers()[2 * i]));
+        Value dp = MmaOp::create(b, loc, wide32, pin(t[halves + i]), pin(vSlot),
+                                 false, /*transpose_b=*/true);
+        if (i + 1 == halves)
+          ReleaseOp::create(b, loc, qdoSlot.getSlot());
+        Value dlseRow =
+            spec.dlse ? rowsReadAt(b, loc, c.row, row, rows) : Value();
+        Value ds = scoreGradient(b, loc, spec, c, rowsType, wide16, p, dp,
+                                 dlseRow, rows);
+        WriteOp::create(b, loc, ds, pin(out.getBuffers()[2 * i + 1]));
+        if (i + 1 == halves)
+          CommitOp::create(b, loc, out.getSlot(), c.row, c.rows, head);
+        Value dq = MmaOp::create(b, loc, outType, ds,
+                                 columnsOf(b, loc, pin(kSlot), col, cols),
+                                 false, false);
+        auto store =
+            StoreOp::create(b, loc, dq, spec.stores[2], row, head, rows,
+                            Value(), c.oStaging ? pin(c.oStaging) : Value(),
+                            c.bulkStore ? b.getUnitAttr() : nullptr);
+        if (plan.groupPasses > 1)
+          store.setColOffsetAttr(b.getI64IntegerAttr(col));
+      }
+    });
   }
   ReleaseOp::create(b, loc, c.slot);
 }
