@@ -59,7 +59,7 @@ SAMPLE = [
     # columns at 128, three of 32 at 96). MQA: one k/v head.
     ("sm_90a", case(128, "bf16", 2, causal=True, lse=True), 4, 1),
     ("sm_90a", case(96, "f16", 4), 4, 3),
-    ("sm_90a", case(128, "f16", 4), 4, 3),
+    ("sm_90a", case(128, "f16", 4), 8, 3),
     ("sm_90a", case(96, "bf16", 2, causal=True, lse=True), 2, 1),
 ]
 
