@@ -37,6 +37,9 @@ Kernels (the coordinator prebuilds them: scripts/gpu_gqa.sh prebuild DIR):
         --head-dims 32,64 --block-sizes 128 --dtypes bf16,f16 --groups 2,4,8 \
         --rotary half_split,interleaved --rotary-variants plain,pos,rv,pos_rv [--causal --lse]
     (with rotary embeddings, test_backward_block_size_128_rotary*)
+    python3 scripts/prebuild_kernels.py DIR --chips sm_90a --kinds forward,backward \
+        --head-dims 96,128 --block-sizes 128 --dtypes bf16,f16 --groups 2,4,8,16 [--causal] [--lse]
+    (head dims 96 and 128 at block size 128, test_backward_block_size_128_wide*)
 """
 
 from __future__ import annotations
@@ -316,8 +319,8 @@ def test_backward_causal_and_lse(head_dim, dtype, causal, lse):
                 dtype)
 
 
-# The grouped backward at block size 128 (issues 20 and 21): up to head dim 64 without rotary
-# embeddings; sm_90a runs a scores warpgroup and an accumulate warpgroup per key half (dV and dK
+# The grouped backward at block size 128 (issues 20 and 21): without rotary embeddings, up to
+# head dim 128 on sm_90a (above 64 in column passes), 64 on sm_100a; sm_90a runs a scores warpgroup and an accumulate warpgroup per key half (dV and dK
 # summed over the group in registers). Lengths around the block and its half; G = 2, 4, 8 and
 # MQA; both dtypes; causal and dlse; deterministic (the group's sum in a fixed order).
 B128_LENGTHS = [0, 1, 63, 64, 65, 127, 128, 129, 191, 192, 193, 2000, 0, 300, 7]
@@ -404,11 +407,38 @@ def test_backward_block_size_128_rotary_random_batch_and_deterministic():
         assert torch.equal(a, b)
 
 
+# Head dims 96 and 128 at block size 128 (sm_90a, session 18): an item in passes over column
+# chunks of the head dim (three of 32 columns at 96, two of 64 at 128), each recomputing S and
+# dP and summing its chunk of dV and dK over the group. G = 2, 4, 8, 16 and MQA, both dtypes,
+# causal and dlse, deterministic.
+@pytest.mark.parametrize("hq,hkv", B128_GROUPS + [(16, 1)], ids=lambda x: str(x))
+@pytest.mark.parametrize("head_dim", [96, 128])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
+def test_backward_block_size_128_wide(hq, hkv, head_dim, dtype):
+    run_b128_backward(hq, hkv, head_dim, dtype, seed=hq + head_dim)
+
+
+@pytest.mark.parametrize("causal,lse", [(True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("head_dim", [96, 128])
+def test_backward_block_size_128_wide_causal_and_lse(head_dim, causal, lse):
+    run_b128_backward(4, 2, head_dim, causal=causal, lse=lse, seed=head_dim + 3)
+
+
+def test_backward_block_size_128_wide_random_batch_and_deterministic():
+    """Many items at head dim 128 (every CTA runs several; the one-slot rings wrap), two runs
+    giving the same bits."""
+    lengths = np.random.default_rng(22).integers(0, 1500, size=40)
+    first = run_b128_backward(8, 1, 128, seed=22, lengths=lengths)
+    second = run_b128_backward(8, 1, 128, seed=22, lengths=lengths)
+    for a, b in zip(first, second):
+        assert torch.equal(a, b)
+
+
 def test_backward_block_size_128_refusals():
-    """Above head dim 64 the grouped backward at 128 is refused, naming the argument, before
-    any launch."""
-    q, k, v, cu = make_inputs([130], 4, 2, 128, torch.bfloat16)
-    with pytest.raises(ValueError, match="head dim 128 has no grouped-query backward kernel at block_size 128"):
+    """Above head dim 128, and above 64 with rotary embeddings, the grouped backward at 128 is
+    refused, naming the argument, before any launch."""
+    q, k, v, cu = make_inputs([130], 4, 2, 192, torch.bfloat16)
+    with pytest.raises(ValueError, match="head dim 192 has no grouped-query backward kernel at block_size 128"):
         blockattn.block_attention(q.requires_grad_(True), k, v, cu, block_size=128)
 
 

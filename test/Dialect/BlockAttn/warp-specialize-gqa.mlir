@@ -23,6 +23,8 @@
 // RUN: block-attn-opt %t/b128-large-block.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a large-block-consumers=1"
 // RUN: block-attn-opt %t/b128-rotary.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=B128ROT90 --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %t/b128-rotary.mlir -blockattn-warp-specialize="chip=sm_100a" | FileCheck %s --check-prefix=B128ROT100 --implicit-check-not=blockattn.backward
+// RUN: block-attn-opt %t/b128-pair.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a"
+// RUN: block-attn-opt %t/b128-pair.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=PAIR90 --implicit-check-not=blockattn.backward
 
 // Grouped-query attention's forward (group 4: q and o with 8 heads, k and v
 // with 2): the tile loop walks q's heads and the producer reads k and v at
@@ -230,19 +232,20 @@ func.func @gqa_backward(%q: memref<?x?x64xbf16>, %k: memref<?x?x64xbf16>,
 // PIPE90-NEXT: warpspec.store %{{.*}}#1 to
 
 //--- refused.mlir
-// Block size 128: built without rotary embeddings up to head dim 64 (the
-// group's dK and dV of 128 keys next to S and dP: registers on sm_90a,
-// tensor memory on sm_100a); wider head dims and rotary are refused.
-func.func @gqa_backward_b128(%q: memref<?x?x128xbf16>, %k: memref<?x?x128xbf16>,
-                             %v: memref<?x?x128xbf16>, %do: memref<?x?x128xbf16>,
-                             %dq: memref<?x?x128xbf16>, %dk: memref<?x?x128xbf16>,
-                             %dv: memref<?x?x128xbf16>, %cu: memref<?xi32>) {
-  // expected-error @below {{'blockattn.backward' op with group 2 (grouped-query attention) has no backward lowering at block_size 128 and head_dim 128 yet: the group's dK and dV of 128 keys, held across the group, fit next to S and dP}}
-  blockattn.backward q(%q : memref<?x?x128xbf16>) k(%k : memref<?x?x128xbf16>)
-      v(%v : memref<?x?x128xbf16>) do(%do : memref<?x?x128xbf16>)
-      dq(%dq : memref<?x?x128xbf16>) dk(%dk : memref<?x?x128xbf16>)
-      dv(%dv : memref<?x?x128xbf16>) cu_seqlens(%cu : memref<?xi32>)
-      {element_type = bf16, head_dim = 128 : i64, group = 2 : i64,
+// Block size 128: built without rotary embeddings up to head dim 128 (above
+// 64 in passes over column chunks of the head dim); above 128 an item's K,
+// V, a query head's Q, dO and the halves' P, dS exceed shared memory, and
+// rotary embeddings are refused.
+func.func @gqa_backward_b128(%q: memref<?x?x192xbf16>, %k: memref<?x?x192xbf16>,
+                             %v: memref<?x?x192xbf16>, %do: memref<?x?x192xbf16>,
+                             %dq: memref<?x?x192xbf16>, %dk: memref<?x?x192xbf16>,
+                             %dv: memref<?x?x192xbf16>, %cu: memref<?xi32>) {
+  // expected-error @below {{'blockattn.backward' op with group 4 (grouped-query attention) has no backward lowering at block_size 128 and head_dim 192 yet: an item's K and V of 128 keys, a query head's Q and dO and both query halves' P and dS fit shared memory up to head_dim 128}}
+  blockattn.backward q(%q : memref<?x?x192xbf16>) k(%k : memref<?x?x192xbf16>)
+      v(%v : memref<?x?x192xbf16>) do(%do : memref<?x?x192xbf16>)
+      dq(%dq : memref<?x?x192xbf16>) dk(%dk : memref<?x?x192xbf16>)
+      dv(%dv : memref<?x?x192xbf16>) cu_seqlens(%cu : memref<?xi32>)
+      {element_type = bf16, head_dim = 192 : i64, group = 4 : i64,
        block_size = 128 : i64}
   return
 }
@@ -568,3 +571,36 @@ func.func @gqa_backward_b128_rotary(%q: memref<?x?x64xbf16>, %k: memref<?x?x64xb
        rotary_theta = 10000.0 : f32}
   return
 }
+//--- b128-pair.mlir
+// Block size 128, head dim 128: sm_90a builds it in two passes over
+// 64-column chunks; sm_100a refuses it (its column passes spill registers).
+func.func @gqa_backward_b128_pair(%q: memref<?x?x128xbf16>, %k: memref<?x?x128xbf16>,
+                                  %v: memref<?x?x128xbf16>, %do: memref<?x?x128xbf16>,
+                                  %dq: memref<?x?x128xbf16>, %dk: memref<?x?x128xbf16>,
+                                  %dv: memref<?x?x128xbf16>, %cu: memref<?xi32>) {
+  // expected-error @below {{'blockattn.backward' op with group 2 (grouped-query attention) has no backward lowering at block_size 128 and head_dim 128 on sm_100a yet: built up to head_dim 64 there (the column passes of head dims 96 and 128 spill registers)}}
+  blockattn.backward q(%q : memref<?x?x128xbf16>) k(%k : memref<?x?x128xbf16>)
+      v(%v : memref<?x?x128xbf16>) do(%do : memref<?x?x128xbf16>)
+      dq(%dq : memref<?x?x128xbf16>) dk(%dk : memref<?x?x128xbf16>)
+      dv(%dv : memref<?x?x128xbf16>) cu_seqlens(%cu : memref<?xi32>)
+      {element_type = bf16, head_dim = 128 : i64, group = 2 : i64,
+       block_size = 128 : i64}
+  return
+}
+// The scores warpgroup makes dQ in two 64-column chunks of K, stored at
+// columns 0 and 64; each accumulate warpgroup sums a chunk of dV and dK per
+// pass and stores it at the pass's columns.
+// PAIR90: warpspec.partition "load" role(load) warps(4) regs(96)
+// PAIR90: warpspec.partition "scores" role(compute) warps(4) regs(176)
+// PAIR90: warpspec.subview %{{.*}}[0] : <128x128xbf16, smem> -> <128x64xbf16, smem>
+// PAIR90: warpspec.store {{.*}} {col_offset = 0 : i64} : <64x64xf32>
+// PAIR90: warpspec.subview %{{.*}}[64] : <128x128xbf16, smem> -> <128x64xbf16, smem>
+// PAIR90: warpspec.store {{.*}} {col_offset = 64 : i64} : <64x64xf32>
+// PAIR90: warpspec.partition "accumulate" role(compute) warps(4) regs(120)
+// PAIR90: warpspec.subview %{{.*}}[0] : <64x128xbf16, smem> -> <64x64xbf16, smem>
+// PAIR90: scf.for {{.*}} iter_args(
+// PAIR90: warpspec.store {{.*}} {col_offset = 0 : i64} : <64x64xf32>
+// PAIR90: warpspec.subview %{{.*}}[64] : <64x128xbf16, smem> -> <64x64xbf16, smem>
+// PAIR90: scf.for {{.*}} iter_args(
+// PAIR90: warpspec.store {{.*}} {col_offset = 64 : i64} : <64x64xf32>
+// PAIR90: warpspec.partition "accumulate1" role(compute) warps(4) regs(120)

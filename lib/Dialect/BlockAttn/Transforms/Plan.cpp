@@ -766,6 +766,21 @@ FailureOr<KernelPlan> planSm90aGrouped(const KernelShape &shape,
   return plan;
 }
 
+/// Passes of the sm_90a grouped-query backward at block size 128
+/// (KernelPlan::groupPasses): up to head dim 64 one; above, the group's dV
+/// and dK of 128 keys and the whole head dim, in two accumulate
+/// warpgroups of D / 2 + D / 2 registers a thread next to the scores
+/// warpgroup's 176, exceed the 512 four warpgroups share, so an item is
+/// made in passes over column chunks of one width (docs/head-dims.md, "one
+/// chunk width per tile"): 64 at 128 (two passes), 32 at 96 (three; its
+/// tiles are 32-column chunks with the 64-byte swizzle). The accumulators
+/// are then those of head dims 64 and 32.
+int64_t groupedLargeBlockPasses(const KernelShape &shape) {
+  if (shape.headDim <= 64)
+    return 1;
+  return shape.headDim / (shape.headDim % 64 == 0 ? 64 : 32);
+}
+
 /// The sm_90a grouped-query backward at block size 128's registers: two
 /// accumulate warpgroups hold dV and dK of their key half (32 + 32 a
 /// thread at head dim 64), and the producer tracks two rings in the group's
@@ -777,6 +792,16 @@ FailureOr<KernelPlan> planSm90aGrouped(const KernelShape &shape,
 /// G = 2-16, causal, dlse) spills.
 constexpr int64_t kGroupedLargeBlockAccumulateRegs = 136,
                   kGroupedLargeBlockProducerRegs = 64;
+/// Above head dim 64, in passes (groupedLargeBlockPasses), the producer
+/// streams the group once a pass (a loop over the passes around the loop
+/// over the query heads): at 64 registers ptxas spilled it 88-92 bytes at
+/// head dims 96 and 128 (G = 2, 8; at 72 64 bytes, at 80 36), at 96
+/// nothing; the accumulate warpgroups hold one chunk of dV and dK (16 + 16
+/// or 32 + 32 a thread) and keep 120 each, the scores warpgroup 176
+/// (96 / 160 / 128 / 128 spilled 4-44 bytes). CUDA 13.0, setmaxnreg edited
+/// in the PTX.
+constexpr int64_t kGroupedLargeBlockPassAccumulateRegs = 120,
+                  kGroupedLargeBlockPassProducerRegs = 96;
 
 /// The sm_90a grouped-query backward at block size 128 (Sm90aRecipe.cpp,
 /// buildHopperGroupedLargeBlock): the grouped backward's work item (a block
@@ -810,7 +835,9 @@ FailureOr<KernelPlan> planSm90aGroupedLargeBlock(const KernelShape &shape,
                 " has a scores warpgroup and an accumulate warpgroup per key "
                 "half; large-block-consumers does not apply");
   KernelPlan plan;
-  int64_t itemBytes = (2 + 2 * shape.group) * shape.tileBytes(shape.headDim);
+  plan.groupPasses = groupedLargeBlockPasses(shape);
+  int64_t itemBytes =
+      (2 + 2 * shape.group * plan.groupPasses) * shape.tileBytes(shape.headDim);
   if (failed(planLaunch(Chip::sm_90a, options, tilesOfChunkLoads(itemBytes),
                         /*chunkedByDefault=*/false, /*chunkedCtasPerSm=*/1,
                         plan, fail)))
@@ -822,18 +849,22 @@ FailureOr<KernelPlan> planSm90aGroupedLargeBlock(const KernelShape &shape,
   plan.stageOutput = options.oStore != OStore::registers;
   plan.bulkStore = options.oStore == OStore::tma;
   // One "pds" slot of both halves' P and dS, the scores warpgroup's staging
-  // buffer (the accumulate warpgroups store from their registers).
+  // buffer of one pass's dQ chunk (the accumulate warpgroups store from
+  // their registers).
   int64_t scratch =
       2 * shape.numQueryTiles() * shape.queryTileBytes(shape.tileRows());
   if (plan.stageOutput)
-    scratch += shape.queryTileBytes(shape.headDim);
+    scratch += shape.queryTileBytes(shape.headDim / plan.groupPasses);
   int64_t budget =
       TargetLimits::sharedMemoryBudget(plan.ctasPerSm) - kSmemReserve - scratch;
   if (failed(planGroupedRings(shape, options, budget, plan, fail)))
     return failure();
   // Four warpgroups launch with 128 registers a thread, a pool of 512.
-  plan.registers.load = kGroupedLargeBlockProducerRegs;
-  plan.accumulateRegisters = kGroupedLargeBlockAccumulateRegs;
+  bool passes = plan.groupPasses > 1;
+  plan.registers.load = passes ? kGroupedLargeBlockPassProducerRegs
+                               : kGroupedLargeBlockProducerRegs;
+  plan.accumulateRegisters = passes ? kGroupedLargeBlockPassAccumulateRegs
+                                    : kGroupedLargeBlockAccumulateRegs;
   int64_t pool = TargetLimits::launchRegisterCap(4 * 128, 1) * 4;
   plan.registers.compute =
       (pool - plan.registers.load - 2 * plan.accumulateRegisters) / 8 * 8;
@@ -933,6 +964,7 @@ FailureOr<KernelPlan> planSm100aGroupedLargeBlock(const KernelShape &shape,
                              : kSm100aGroupedLargeBlockLoadRegs;
   plan.registers.mma = pair ? kSm100aGroupedLargeBlockPairMmaRegs
                             : kSm100aGroupedLargeBlockMmaRegs;
+
   plan.registers.compute =
       replicaRegisters(2, plan.registers.load + plan.registers.mma,
                        plan.softmaxReplicas, /*ctasPerSm=*/1);

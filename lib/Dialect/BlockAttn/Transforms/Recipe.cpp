@@ -505,6 +505,16 @@ Value pinned(OpBuilder &b, Location loc, Value buffer) {
   return PinOp::create(b, loc, buffer.getType(), buffer);
 }
 
+Value columnsOf(OpBuilder &b, Location loc, Value tile, int64_t col,
+                int64_t cols) {
+  auto type = cast<BufferType>(tile.getType());
+  if (col == 0 && cols == type.getShape()[1])
+    return tile;
+  auto view = BufferType::get(b.getContext(), {type.getShape()[0], cols},
+                              type.getElementType(), type.getMemorySpace());
+  return SubviewOp::create(b, loc, view, tile, b.getI64IntegerAttr(col));
+}
+
 std::pair<Value, Value> blockHalf(OpBuilder &b, Location loc, Value row,
                                   Value rows, int64_t i, int64_t halfRows) {
   Value half = arith::ConstantIntOp::create(b, loc, halfRows, 32);

@@ -251,6 +251,13 @@ void buildColumnPassLoadPartition(OpBuilder &b, Location loc,
 /// they spill (the block-128 backwards of both chips).
 Value pinned(OpBuilder &b, Location loc, Value buffer);
 
+/// Columns [col, col + cols) of a shared-memory tile, a warpspec.subview;
+/// the tile itself where that is all of it. The column passes of the
+/// grouped-query backward read their chunk of Q, dO and K through it
+/// (KernelPlan::groupPasses).
+Value columnsOf(OpBuilder &b, Location loc, Value tile, int64_t col,
+                int64_t cols);
+
 /// Rows `[row + 64 i, row + 64 i + 64)` of a block of `rows` valid rows
 /// that starts at `row`: the first row and the valid rows of its 64-row
 /// half `i` (none past a short block).

@@ -940,13 +940,8 @@ void buildBlackwellGroupedPasses(OpBuilder &b, Location loc,
     for (int64_t pass = 0; pass < plan.groupPasses; ++pass) {
       int64_t col = pass * cols;
       // Columns [col, col + 64) of a tile.
-      auto chunk = [&](Value tileValue) -> Value {
-        auto type = cast<BufferType>(tileValue.getType());
-        return SubviewOp::create(
-            b, loc,
-            BufferType::get(ctx, {type.getShape()[0], cols},
-                            type.getElementType(), type.getMemorySpace()),
-            tileValue, b.getI64IntegerAttr(col));
+      auto chunk = [&](Value tileValue) {
+        return columnsOf(b, loc, tileValue, col, cols);
       };
       auto dv = AcquireOp::create(b, loc, dvCh);
       auto dk = AcquireOp::create(b, loc, dkCh);
@@ -1298,7 +1293,9 @@ void buildBlackwellLargeBlockBackward(OpBuilder &b, Location loc,
 ///            stored once to the k/v head
 /// Tensor memory (two 64-lane slots per ring, slot r replica r's): S 128 +
 /// dP 128 + dQ D + dV D + dK D columns: 448 at head dim 64; at 96 and 128
-/// (544, 640) it does not fit, refused in blockattn-warp-specialize.
+/// (544, 640) it does not fit, refused in blockattn-warp-specialize (made
+/// in passes over column chunks as on sm_90a, it fit tensor memory but
+/// ptxas spilled; docs/pipeline.md).
 ///
 /// With rotary embeddings (docs/rotary.md, "Grouped-query backward") as
 /// buildBlackwellGroupedBackward: the softmax warpgroup takes the items from

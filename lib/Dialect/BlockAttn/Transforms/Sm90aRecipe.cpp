@@ -573,7 +573,6 @@ void buildGroupedColumnConsumer(OpBuilder &b, Location loc,
                                 const KernelSpec &spec, const KernelPlan &plan,
                                 const KernelValues &values, Value kv, Value qdo,
                                 int64_t part) {
-  MLIRContext *ctx = b.getContext();
   OpBuilder::InsertionGuard g(b);
   int64_t cols = spec.headDim / plan.columnParts;
   std::string name = part == 0 ? "compute" : "compute" + std::to_string(part);
@@ -588,15 +587,8 @@ void buildGroupedColumnConsumer(OpBuilder &b, Location loc,
   TileRows at = rotateGroupedItem(b, loc, spec, c, kSlot, vSlot);
 
   // The part's columns of a slot's tile (the whole tile with one part).
-  auto columns = [&](Value buffer) -> Value {
-    if (plan.columnParts == 1)
-      return buffer;
-    auto type = cast<BufferType>(buffer.getType());
-    auto partType =
-        BufferType::get(ctx, {type.getShape()[0], cols}, type.getElementType(),
-                        type.getMemorySpace());
-    return SubviewOp::create(b, loc, partType, buffer,
-                             b.getI64IntegerAttr(part * cols));
+  auto columns = [&](Value buffer) {
+    return columnsOf(b, loc, buffer, part * cols, cols);
   };
   auto store = [&](Value acc, Value dest) {
     auto op =
@@ -649,7 +641,6 @@ void buildGroupedColumnConsumer(OpBuilder &b, Location loc,
 void buildGroupedPassConsumer(OpBuilder &b, Location loc,
                               const KernelSpec &spec, const KernelPlan &plan,
                               const KernelValues &values, Value kv, Value qdo) {
-  MLIRContext *ctx = b.getContext();
   OpBuilder::InsertionGuard g(b);
   assert(!spec.hasRotary() && "the grouped rotary backward above head dim "
                               "128 is refused (WarpSpecialize.cpp)");
@@ -662,13 +653,8 @@ void buildGroupedPassConsumer(OpBuilder &b, Location loc,
   for (int64_t pass = 0; pass < plan.groupPasses; ++pass) {
     int64_t col = pass * cols;
     // The pass's columns of a slot's tile.
-    auto columns = [&](Value buffer) -> Value {
-      auto type = cast<BufferType>(buffer.getType());
-      auto chunkType =
-          BufferType::get(ctx, {type.getShape()[0], cols},
-                          type.getElementType(), type.getMemorySpace());
-      return SubviewOp::create(b, loc, chunkType, buffer,
-                               b.getI64IntegerAttr(col));
+    auto columns = [&](Value buffer) {
+      return columnsOf(b, loc, buffer, col, cols);
     };
     auto store = [&](Value acc, Value dest) {
       auto op =
@@ -1224,17 +1210,17 @@ void buildGroupedLargeBlockScoresConsumer(OpBuilder &b, Location loc,
   MLIRContext *ctx = b.getContext();
   OpBuilder::InsertionGuard g(b);
   int64_t halves = spec.numQueryTiles();
-  ConsumerContext c =
-      beginConsumer(b, loc, spec, values, plan,
-                    /*needsPScratch=*/false,
-                    /*needsDsScratch=*/false, spec.headDim, "scores");
+  int64_t cols = spec.headDim / plan.groupPasses;
+  ConsumerContext c = beginConsumer(b, loc, spec, values, plan,
+                                    /*needsPScratch=*/false,
+                                    /*needsDsScratch=*/false, cols, "scores");
   auto [kvHead, kSlot, vSlot] = consumeGroupedItem(b, loc, spec, kv, c);
   TileRows at = rotateGroupedItem(b, loc, spec, c, kSlot, vSlot);
   auto f32 = b.getF32Type();
   int64_t m = spec.queryTileRows(), n = spec.tileRows();
   auto wide32 = AccType::get(ctx, {m, n}, f32);
   auto wide16 = AccType::get(ctx, {m, n}, spec.elementType);
-  auto outType = AccType::get(ctx, {m, spec.headDim}, f32);
+  auto outType = AccType::get(ctx, {m, cols}, f32);
   auto rowsType = RowsType::get(ctx, m, f32);
   auto pin = [&](Value buffer) { return pinned(b, loc, buffer); };
   // With rotary embeddings every head's rotations are at the item's rows
@@ -1247,53 +1233,64 @@ void buildGroupedLargeBlockScoresConsumer(OpBuilder &b, Location loc,
   if (!spec.hasRotary())
     for (int64_t i = 0; i < halves; ++i)
       halfRows.push_back(blockHalf(b, loc, c.row, c.rows, i, m));
-  forEachGroupHead(b, loc, spec, kvHead, 0, [&](Value head) {
-    c.head = head;
-    auto qdoSlot = GetOp::create(b, loc, qdo);
-    ValueRange t = qdoSlot.getBuffers();
-    if (spec.hasRotary())
-      rotateGroupedQuery(b, loc, spec, pinnedRows(b, loc, at),
-                         t.take_front(halves));
-    AcquireOp out;
-    for (int64_t i = 0; i < halves; ++i) {
-      auto [row, rows] = spec.hasRotary()
-                             ? blockHalf(b, loc, PinOp::create(b, loc, c.row),
-                                         PinOp::create(b, loc, c.rows), i, m)
-                             : halfRows[i];
-      Value s = MmaOp::create(b, loc, wide32, pin(t[i]), pin(kSlot), false,
-                              /*transpose_b=*/true);
-      auto softmax = SoftmaxOp::create(b, loc, wide32, rowsType, Type(), s,
-                                       c.rows, /*valid_rows=*/rows, c.scale,
-                                       /*normalize=*/true, spec.causal,
-                                       /*block=*/IntegerAttr());
-      setCausalRowOffset(b, softmax, spec, i);
-      Value p = softmax.getProbs();
-      // Taken as late as possible: the accumulate warpgroups give the slot
-      // back after the previous head's dK.
-      if (i == 0)
-        out = AcquireOp::create(b, loc, pds);
-      WriteOp::create(b, loc, p, pin(out.getBuffers()[2 * i]));
-      Value dp = MmaOp::create(b, loc, wide32, pin(t[halves + i]), pin(vSlot),
-                               false, /*transpose_b=*/true);
-      if (i + 1 == halves)
-        ReleaseOp::create(b, loc, qdoSlot.getSlot());
-      Value dlseRow =
-          spec.dlse ? rowsReadAt(b, loc, c.row, row, rows) : Value();
-      Value ds = scoreGradient(b, loc, spec, c, rowsType, wide16, p, dp,
-                               dlseRow, rows);
-      WriteOp::create(b, loc, ds, pin(out.getBuffers()[2 * i + 1]));
-      if (i + 1 == halves)
-        CommitOp::create(b, loc, out.getSlot(), c.row, c.rows, head);
-      Value dq = MmaOp::create(b, loc, outType, ds, pin(kSlot), false, false);
+  // Above head dim 64 the group is taken once a pass (KernelPlan::
+  // groupPasses): S and dP at full depth every pass, dQ's chunk of the pass.
+  // (Rotary embeddings only at one pass: checkGroupedLargeBlock.)
+  for (int64_t pass = 0; pass < plan.groupPasses; ++pass) {
+    int64_t col = pass * cols;
+    forEachGroupHead(b, loc, spec, kvHead, 0, [&](Value head) {
+      c.head = head;
+      auto qdoSlot = GetOp::create(b, loc, qdo);
+      ValueRange t = qdoSlot.getBuffers();
       if (spec.hasRotary())
-        dq =
-            unrotateGrouped(b, loc, spec, pinnedRotaryHalf(b, loc, spec, at, i),
-                            dq, /*rotated=*/true);
-      StoreOp::create(b, loc, dq, spec.stores[2], row, head, rows, Value(),
-                      c.oStaging ? pin(c.oStaging) : Value(),
-                      c.bulkStore ? b.getUnitAttr() : nullptr);
-    }
-  });
+        rotateGroupedQuery(b, loc, spec, pinnedRows(b, loc, at),
+                           t.take_front(halves));
+      AcquireOp out;
+      for (int64_t i = 0; i < halves; ++i) {
+        auto [row, rows] = spec.hasRotary()
+                               ? blockHalf(b, loc, PinOp::create(b, loc, c.row),
+                                           PinOp::create(b, loc, c.rows), i, m)
+                               : halfRows[i];
+        Value s = MmaOp::create(b, loc, wide32, pin(t[i]), pin(kSlot), false,
+                                /*transpose_b=*/true);
+        auto softmax = SoftmaxOp::create(b, loc, wide32, rowsType, Type(), s,
+                                         c.rows, /*valid_rows=*/rows, c.scale,
+                                         /*normalize=*/true, spec.causal,
+                                         /*block=*/IntegerAttr());
+        setCausalRowOffset(b, softmax, spec, i);
+        Value p = softmax.getProbs();
+        // Taken as late as possible: the accumulate warpgroups give the slot
+        // back after the previous head's dK.
+        if (i == 0)
+          out = AcquireOp::create(b, loc, pds);
+        WriteOp::create(b, loc, p, pin(out.getBuffers()[2 * i]));
+        Value dp = MmaOp::create(b, loc, wide32, pin(t[halves + i]), pin(vSlot),
+                                 false, /*transpose_b=*/true);
+        if (i + 1 == halves)
+          ReleaseOp::create(b, loc, qdoSlot.getSlot());
+        Value dlseRow =
+            spec.dlse ? rowsReadAt(b, loc, c.row, row, rows) : Value();
+        Value ds = scoreGradient(b, loc, spec, c, rowsType, wide16, p, dp,
+                                 dlseRow, rows);
+        WriteOp::create(b, loc, ds, pin(out.getBuffers()[2 * i + 1]));
+        if (i + 1 == halves)
+          CommitOp::create(b, loc, out.getSlot(), c.row, c.rows, head);
+        Value dq = MmaOp::create(b, loc, outType, ds,
+                                 columnsOf(b, loc, pin(kSlot), col, cols),
+                                 false, false);
+        if (spec.hasRotary())
+          dq = unrotateGrouped(b, loc, spec,
+                               pinnedRotaryHalf(b, loc, spec, at, i), dq,
+                               /*rotated=*/true);
+        auto store =
+            StoreOp::create(b, loc, dq, spec.stores[2], row, head, rows,
+                            Value(), c.oStaging ? pin(c.oStaging) : Value(),
+                            c.bulkStore ? b.getUnitAttr() : nullptr);
+        if (plan.groupPasses > 1)
+          store.setColOffsetAttr(b.getI64IntegerAttr(col));
+      }
+    });
+  }
   ReleaseOp::create(b, loc, c.slot);
 }
 
@@ -1332,39 +1329,51 @@ void buildGroupedLargeBlockAccumulateConsumer(
       spec.hasRotary() ? tilePosition(b, loc, spec, c.slot) : Value();
   ReleaseOp::create(b, loc, c.slot);
   int64_t m = spec.queryTileRows();
-  auto outType = AccType::get(ctx, {m, spec.headDim}, b.getF32Type());
+  int64_t cols = spec.headDim / plan.groupPasses;
+  auto outType = AccType::get(ctx, {m, cols}, b.getF32Type());
   auto pin = [&](Value buffer) { return pinned(b, loc, buffer); };
-  auto queryHead = [&](Value head, Value dvIn, Value dkIn) {
-    auto qdoSlot = GetOp::create(b, loc, qdo);
-    ValueRange t = qdoSlot.getBuffers();
-    auto in = GetOp::create(b, loc, pds);
-    ValueRange pdsBuffers = in.getBuffers();
-    auto keyHalfGradient = [&](int64_t which, int64_t operandBase, Value acc) {
-      for (int64_t i = 0; i < halves; ++i) {
-        Value chunk = ColumnChunkOp::create(b, loc, queryBuffer(spec, m),
-                                            pin(pdsBuffers[2 * i + which]),
-                                            b.getI64IntegerAttr(half));
-        acc = MmaOp::create(b, loc, outType, chunk, pin(t[operandBase + i]),
-                            /*transpose_a=*/true, /*transpose_b=*/false, acc);
-      }
-      return acc;
+  // Pass j (one above head dim 64: KernelPlan::groupPasses) sums columns
+  // [j C, j C + C) of dV and dK over the group and stores them.
+  for (int64_t pass = 0; pass < plan.groupPasses; ++pass) {
+    int64_t col = pass * cols;
+    auto queryHead = [&](Value head, Value dvIn, Value dkIn) {
+      auto qdoSlot = GetOp::create(b, loc, qdo);
+      ValueRange t = qdoSlot.getBuffers();
+      auto in = GetOp::create(b, loc, pds);
+      ValueRange pdsBuffers = in.getBuffers();
+      auto keyHalfGradient = [&](int64_t which, int64_t operandBase,
+                                 Value acc) {
+        for (int64_t i = 0; i < halves; ++i) {
+          Value chunk = ColumnChunkOp::create(b, loc, queryBuffer(spec, m),
+                                              pin(pdsBuffers[2 * i + which]),
+                                              b.getI64IntegerAttr(half));
+          Value operand = columnsOf(b, loc, pin(t[operandBase + i]), col, cols);
+          acc = MmaOp::create(b, loc, outType, chunk, operand,
+                              /*transpose_a=*/true, /*transpose_b=*/false, acc);
+        }
+        return acc;
+      };
+      Value dv = keyHalfGradient(/*P*/ 0, /*dO*/ halves, dvIn);
+      Value dk = keyHalfGradient(/*dS*/ 1, /*q*/ 0, dkIn);
+      ReleaseOp::create(b, loc, in.getSlot());
+      ReleaseOp::create(b, loc, qdoSlot.getSlot());
+      return std::make_pair(dv, dk);
     };
-    Value dv = keyHalfGradient(/*P*/ 0, /*dO*/ halves, dvIn);
-    Value dk = keyHalfGradient(/*dS*/ 1, /*q*/ 0, dkIn);
-    ReleaseOp::create(b, loc, in.getSlot());
-    ReleaseOp::create(b, loc, qdoSlot.getSlot());
-    return std::make_pair(dv, dk);
-  };
-  auto [dvAcc, dkAcc] = accumulateOverGroup(b, loc, spec, kvHead, queryHead);
-  auto [row, rows] = blockHalf(b, loc, c.row, c.rows, half, m);
-  TileRows at;
-  if (spec.hasRotary())
-    at = rotaryHalf(b, loc, spec, position, row, rows, half);
-  for (auto [acc, dest, rotated] :
-       {std::tuple{dvAcc, spec.stores[0], spec.rotateV},
-        {dkAcc, spec.stores[1], spec.hasRotary()}})
-    StoreOp::create(b, loc, unrotateGrouped(b, loc, spec, at, acc, rotated),
-                    dest, row, kvHead, rows, Value(), Value(), nullptr);
+    auto [dvAcc, dkAcc] = accumulateOverGroup(b, loc, spec, kvHead, queryHead);
+    auto [row, rows] = blockHalf(b, loc, c.row, c.rows, half, m);
+    TileRows at;
+    if (spec.hasRotary())
+      at = rotaryHalf(b, loc, spec, position, row, rows, half);
+    for (auto [acc, dest, rotated] :
+         {std::tuple{dvAcc, spec.stores[0], spec.rotateV},
+          {dkAcc, spec.stores[1], spec.hasRotary()}}) {
+      auto store = StoreOp::create(
+          b, loc, unrotateGrouped(b, loc, spec, at, acc, rotated), dest, row,
+          kvHead, rows, Value(), Value(), nullptr);
+      if (plan.groupPasses > 1)
+        store.setColOffsetAttr(b.getI64IntegerAttr(col));
+    }
+  }
 }
 
 /// The sm_90a grouped-query backward at block size 128 (docs/pipeline.md,

@@ -211,6 +211,29 @@ TEST(GroupedPlan, BlockSize128) {
             "accumulate warpgroup per key half (group-roles must be auto)");
 }
 
+// The sm_90a grouped backward at block size 128 above head dim 64: passes
+// over column chunks of one width (two of 64 at 128, three of 32 at 96),
+// producer 96, scores 176, accumulate 120 + 120; one pass up to 64.
+TEST(GroupedPlan, BlockSize128Passes) {
+  KernelShape b128 = shape(true, 128);
+  b128.group = 4;
+  b128.blockSize = 128;
+  KernelPlan p = plan(Chip::sm_90a, b128);
+  EXPECT_EQ(p.groupPasses, 2);
+  EXPECT_TRUE(p.pipelinedRoles);
+  EXPECT_EQ(p.registers.load, 96);
+  EXPECT_EQ(p.registers.compute, 176);
+  EXPECT_EQ(p.accumulateRegisters, 120);
+  EXPECT_EQ(p.numStages, 1);
+  EXPECT_EQ(p.groupStages, 1);
+  b128.headDim = 96;
+  p = plan(Chip::sm_90a, b128);
+  EXPECT_EQ(p.groupPasses, 3);
+  EXPECT_EQ(p.groupStages, 2);
+  b128.headDim = 64;
+  EXPECT_EQ(plan(Chip::sm_90a, b128).groupPasses, 1);
+}
+
 // The grouped backward above head dim 128: D / 64 passes over 64-column
 // chunks, one consumer of 256 registers next to a producer of 96 on sm_90a
 // ("kv" one slot and "qdo" two at 256), the 64-column staging buffer on
