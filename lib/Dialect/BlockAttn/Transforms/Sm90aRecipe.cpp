@@ -651,13 +651,14 @@ void buildGroupedPassConsumer(OpBuilder &b, Location loc,
                               const KernelValues &values, Value kv, Value qdo) {
   MLIRContext *ctx = b.getContext();
   OpBuilder::InsertionGuard g(b);
-  assert(!spec.hasRotary() && "the grouped rotary backward above head dim "
-                              "128 is refused (WarpSpecialize.cpp)");
   int64_t cols = spec.outputChunkCols();
   ConsumerContext c = beginConsumer(b, loc, spec, values, plan,
                                     /*needsPScratch=*/true,
                                     /*needsDsScratch=*/true, cols);
   auto [kvHead, kSlot, vSlot] = consumeGroupedItem(b, loc, spec, kv, c);
+  // With rotary embeddings K (and V) stay rotated in their slot for all the
+  // passes; Q is loaded again every pass and rotated each time.
+  TileRows at = rotateGroupedItem(b, loc, spec, c, kSlot, vSlot);
 
   for (int64_t pass = 0; pass < plan.groupPasses; ++pass) {
     int64_t col = pass * cols;
@@ -680,16 +681,22 @@ void buildGroupedPassConsumer(OpBuilder &b, Location loc,
       c.head = head;
       auto qdoSlot = GetOp::create(b, loc, qdo);
       Value q = qdoSlot.getBuffers()[0], dout = qdoSlot.getBuffers()[1];
+      rotateGroupedQuery(b, loc, spec, at, q);
       GroupedHeadGrads grads =
           groupedHeadGradients(b, loc, spec, c, qdoSlot.getSlot(), q, dout,
                                kSlot, vSlot, dvIn, dkIn, cols, columns);
-      store(grads.dq, spec.stores[2]);
+      store(
+          unrotatePassChunk(b, loc, spec, grads.dq, pass, at, spec.hasRotary()),
+          spec.stores[2]);
       return std::make_pair(grads.dv, grads.dk);
     };
     auto [dvAcc, dkAcc] = accumulateOverGroup(b, loc, spec, kvHead, queryHead);
     c.head = kvHead;
-    store(dvAcc, spec.stores[0]);
-    store(dkAcc, spec.stores[1]);
+    // The group's sums of the pass's chunk are turned back once.
+    store(unrotatePassChunk(b, loc, spec, dvAcc, pass, at, spec.rotateV),
+          spec.stores[0]);
+    store(unrotatePassChunk(b, loc, spec, dkAcc, pass, at, spec.hasRotary()),
+          spec.stores[1]);
   }
   // K and V are released after the last pass.
   ReleaseOp::create(b, loc, c.slot);
