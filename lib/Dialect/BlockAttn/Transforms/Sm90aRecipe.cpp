@@ -468,15 +468,23 @@ Value unrotateGrouped(OpBuilder &b, Location loc, const KernelSpec &spec,
 std::pair<Value, Value> accumulateOverGroup(
     OpBuilder &b, Location loc, const KernelSpec &spec, Value kvHead,
     function_ref<std::pair<Value, Value>(Value head, Value dv, Value dk)>
-        queryHead) {
+        queryHead,
+    bool opaqueTripCount = false) {
   Value firstHead = groupQueryHead(b, loc, spec, kvHead, 0);
   auto [dvFirst, dkFirst] = queryHead(firstHead, Value(), Value());
   auto constant = [&](int64_t value) -> Value {
     return arith::ConstantIntOp::create(b, loc, value, 32);
   };
+  // With `opaqueTripCount` the loop's upper bound is G + min(kvHead, 0)
+  // (the k/v head is never negative), a count LLVM cannot see: at G = 2 its
+  // one trip is not unrolled (as buildBlackwellGroupedPasses' MMA loop).
+  Value upper = constant(spec.group);
+  if (opaqueTripCount)
+    upper = arith::AddIOp::create(
+        b, loc, upper, arith::MinSIOp::create(b, loc, kvHead, constant(0)));
   SmallVector<Value> inits = {dvFirst, dkFirst};
-  auto loop = scf::ForOp::create(b, loc, constant(1), constant(spec.group),
-                                 constant(1), inits);
+  auto loop =
+      scf::ForOp::create(b, loc, constant(1), upper, constant(1), inits);
   {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(loop.getBody());
@@ -690,7 +698,13 @@ void buildGroupedPassConsumer(OpBuilder &b, Location loc,
           spec.stores[2]);
       return std::make_pair(grads.dv, grads.dk);
     };
-    auto [dvAcc, dkAcc] = accumulateOverGroup(b, loc, spec, kvHead, queryHead);
+    // With rotary embeddings at G = 2 the group's loop of one trip was
+    // unrolled next to the first head, and LLVM held the Q rotation's
+    // per-thread shared-memory and table addresses of all the item's
+    // passes (ptxas spilled 4-52 bytes at head dim 256): the trip count is
+    // hidden.
+    auto [dvAcc, dkAcc] =
+        accumulateOverGroup(b, loc, spec, kvHead, queryHead, spec.hasRotary());
     c.head = kvHead;
     // The group's sums of the pass's chunk are turned back once.
     store(unrotatePassChunk(b, loc, spec, dvAcc, pass, at, spec.rotateV),
