@@ -237,17 +237,21 @@ def test_grouped_backward_refusals(api_launches):
     assert [(c["kind"], c["group"], c["rotary"]) for c in calls] == [("backward", 2, "half_split")] * 2
 
 
-def test_grouped_rotary_backward_refused_above_head_dim_128(api_launches):
-    """Head dims 192 and 256 have a grouped backward without rotary embeddings (passes over
-    64-column chunks, docs/pipeline.md) but not with them: refused naming rotary, before any
-    launch; without rotary embeddings, without gradients and at head dim 128 it is allowed."""
+def test_grouped_half_split_rotary_backward_refused_above_head_dim_128(api_launches):
+    """Head dims 192 and 256 have a grouped backward without rotary embeddings and with
+    interleaved ones (passes over 64-column chunks, each holding whole interleaved pairs;
+    docs/pipeline.md) but not with half-split ones (a pair's columns are D / 2 apart, in
+    different chunks): refused naming rotary, before any launch; interleaved, without rotary
+    embeddings, without gradients and at head dim 128 it is allowed."""
     torch, api, calls = api_launches
 
     for head_dim in (192, 256):
         with pytest.raises(ValueError,
-                           match=rf"^rotary: head dim {head_dim} has no grouped-query rotary backward kernel yet"):
+                           match=rf"^rotary: head dim {head_dim} has no grouped-query backward kernel "
+                                 "with half-split rotary embeddings yet"):
             api._refuse_grouped_backward(2, True, head_dim=head_dim, rotary=True)
         api._refuse_grouped_backward(2, True, head_dim=head_dim)  # built without rotary
+        api._refuse_grouped_backward(2, True, head_dim=head_dim, rotary=True, interleaved=True)
         api._refuse_grouped_backward(2, False, head_dim=head_dim, rotary=True)  # the forward only
     api._refuse_grouped_backward(2, True, head_dim=128, rotary=True)
     assert calls == []

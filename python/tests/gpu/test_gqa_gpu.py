@@ -16,7 +16,8 @@ group's sum is in f32 before one rounding, not bf16 gradients summed).
 With rotary embeddings (issue 21) the grouped backward rotates K (and V) once
 an item and each query head's Q, and turns the gradients back: checked
 against the reference's rotary gradients for both layouts, a positions
-tensor and rotate_v, G = 2, 4 and MQA, head dims 64 and 128.
+tensor and rotate_v, G = 2, 4 and MQA, head dims 64 and 128, and with interleaved
+embeddings at head dims 192 and 256 (test_backward_large_head_dims_rotary*).
 
 Kernels (the coordinator prebuilds them: scripts/gpu_gqa.sh prebuild DIR):
     python3 scripts/prebuild_kernels.py DIR --chips sm_90a --kinds forward,backward \
@@ -507,3 +508,80 @@ def test_backward_large_head_dims_random_batch_and_deterministic():
     second = run_large_backward_case(lengths, 8, 2, 256, seed=35)
     for a, b in zip(first, second):
         assert torch.equal(a, b)
+
+
+# The grouped rotary backward above head dim 128 (issues 20 and 21): interleaved rotary
+# embeddings in the passes over 64-column chunks (K, V rotated once an item, Q every pass, each
+# pass's gradient chunk turned back on its own; docs/rotary.md, "Grouped-query backward").
+# Against the float64 reference's rotary gradients: both head dims, G = 2, 4 and MQA, a
+# positions tensor and rotate_v, fp16, blocks of 16 and 32, causal and dlse, two runs giving
+# the same bits; half-split embeddings are refused (ValueError naming rotary). Kernels:
+#     python3 scripts/prebuild_kernels.py DIR --chips sm_90a --kinds forward,backward \
+#         --head-dims 192,256 --block-sizes 16,32,64 --dtypes bf16,f16 --rotary interleaved \
+#         --rotary-variants plain,pos,rv,pos_rv --groups 2,4 [--causal] [--lse]
+# (a kernel that is not prebuilt compiles on first use).
+LARGE_ROTARY_BACKWARD = [
+    (4, 2, False, False),
+    (8, 2, True, False),
+    (8, 1, False, True),
+    (4, 1, True, True),
+]
+
+
+def run_large_rotary_backward_case(lengths, hq, hkv, head_dim, positions, rotate_v, dtype=torch.bfloat16,
+                                   seed=0, block_size=64, causal=False, lse=False):
+    q, k, v, cu = make_inputs(lengths, hq, hkv, head_dim, dtype, seed)
+    rotary = rotary_of(q.shape[0], head_dim, True, positions, rotate_v, seed=seed + 1)
+    leaves = [t.clone().requires_grad_(True) for t in (q, k, v)]
+    result = blockattn.block_attention(*leaves, cu, block_size=block_size, rotary=rotary, causal=causal,
+                                       return_lse=lse)
+    o, l = result if lse else (result, None)
+    g = torch.Generator(device="cuda").manual_seed(seed + 5)
+    do = torch.randn(q.shape, generator=g, device="cuda").to(dtype)
+    dlse = torch.randn((hq, q.shape[0]), generator=g, device="cuda") if lse else None
+    torch.autograd.backward([o] + ([l] if lse else []), [do] + ([dlse] if lse else []))
+    torch.cuda.synchronize()
+    args = [reference_torch.to_numpy(t) for t in (q, k, v, do)]
+    want = reference.backward(*args, cu.cpu().numpy(), block_size=block_size, rotary=rotary, causal=causal,
+                              dlse=None if dlse is None else reference_torch.to_numpy(dlse))
+    grads = [t.grad for t in leaves]
+    check_grads(grads, [torch.from_numpy(np.ascontiguousarray(w)).cuda() for w in want], dtype)
+    return grads
+
+
+@pytest.mark.parametrize("hq,hkv,positions,rotate_v", LARGE_ROTARY_BACKWARD, ids=lambda x: str(x))
+@pytest.mark.parametrize("head_dim", [192, 256])
+def test_backward_large_head_dims_rotary(hq, hkv, positions, rotate_v, head_dim):
+    run_large_rotary_backward_case(EDGE_LENGTHS, hq, hkv, head_dim, positions, rotate_v, seed=41)
+
+
+@pytest.mark.parametrize("block_size", [16, 32])
+@pytest.mark.parametrize("head_dim", [192, 256])
+def test_backward_large_head_dims_rotary_fp16_small_blocks(head_dim, block_size):
+    lengths = [0, 1, block_size - 1, block_size, block_size + 1, 200, 3, 130]
+    run_large_rotary_backward_case(lengths, 8, 2, head_dim, True, True, dtype=torch.float16, seed=42,
+                                   block_size=block_size)
+
+
+@pytest.mark.parametrize("head_dim", [192, 256])
+def test_backward_large_head_dims_rotary_causal_and_lse(head_dim):
+    run_large_rotary_backward_case(EDGE_LENGTHS, 8, 2, head_dim, True, False, seed=43, causal=True, lse=True)
+
+
+def test_backward_large_head_dims_rotary_random_batch_and_deterministic():
+    """Many items (every CTA runs several, the rings wrap), and two runs give the same bits."""
+    rng = np.random.default_rng(44)
+    lengths = rng.integers(0, 1500, size=30)
+    first = run_large_rotary_backward_case(lengths, 8, 2, 256, True, False, seed=44)
+    second = run_large_rotary_backward_case(lengths, 8, 2, 256, True, False, seed=44)
+    for a, b in zip(first, second):
+        assert torch.equal(a, b)
+
+
+def test_backward_large_head_dims_half_split_rotary_refused():
+    """Half-split embeddings above head dim 128 are refused, naming rotary, before any launch."""
+    q, k, v, cu = make_inputs([130], 4, 2, 192, torch.bfloat16)
+    rotary = rotary_of(q.shape[0], 192, False, False, False, seed=45)
+    with pytest.raises(ValueError, match="rotary: head dim 192 has no grouped-query backward kernel with "
+                                         "half-split rotary embeddings"):
+        blockattn.block_attention(q.requires_grad_(True), k, v, cu, rotary=rotary)

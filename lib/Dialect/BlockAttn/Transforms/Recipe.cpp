@@ -346,6 +346,18 @@ SmallVector<Value> unrotateChunks(OpBuilder &b, Location loc,
   return parts;
 }
 
+Value unrotatePassChunk(OpBuilder &b, Location loc, const KernelSpec &spec,
+                        Value grad, int64_t pass, const TileRows &at,
+                        bool rotated) {
+  if (!rotated)
+    return grad;
+  assert(spec.rotary == RotaryMode::interleaved &&
+         "a half-split chunk holds one column of each of its pairs");
+  int64_t cols = cast<AccType>(grad.getType()).getShape()[1];
+  RotationGroup group{{pass}, pass * cols / 2};
+  return unrotateChunks(b, loc, spec, grad, group, at).front();
+}
+
 /// The tensors the kernel rotates, among the loaded tiles (q, k, v, ...).
 SmallVector<Value> rotatedTiles(const KernelSpec &spec, ValueRange tiles) {
   // The query halves of a large block (loadedTiles) come first.

@@ -902,8 +902,6 @@ void buildBlackwellGroupedPasses(OpBuilder &b, Location loc,
                                  const KernelPlan &plan) {
   MLIRContext *ctx = b.getContext();
   OpBuilder::InsertionGuard guard(b);
-  assert(!spec.hasRotary() && "the grouped rotary backward above head dim "
-                              "128 is refused (WarpSpecialize.cpp)");
   KernelValues values = groupedValues(
       b, loc, spec, beginKernel(b, loc, Chip::sm_100a, spec, plan));
 
@@ -919,7 +917,17 @@ void buildBlackwellGroupedPasses(OpBuilder &b, Location loc,
   Value kv = createChannel(b, loc, pair, "kv", plan.numStages);
   Value qdo = createChannel(b, loc, pair, "qdo", plan.groupStages);
   auto signals = ChannelType::get(ctx, ArrayRef<Type>(), MemorySpace::smem);
-  Value items = createChannel(b, loc, signals, "items", 2);
+  // With rotary embeddings the softmax warpgroup takes the items from "kv"
+  // and signals each rotation through "rotated", as at head dims up to 128
+  // (buildBlackwellGroupedBackward): K (and V) once an item, Q of each query
+  // head every pass (the producer loads it again every pass).
+  bool rotary = spec.hasRotary();
+  Value items, rotated;
+  if (rotary)
+    rotated = createChannel(b, loc, signals, "rotated",
+                            plan.numStages + plan.groupStages);
+  else
+    items = createChannel(b, loc, signals, "items", 2);
   Value sCh = tmemChannel("s", bs), dpCh = tmemChannel("dp", bs);
   Value dvCh = tmemChannel("dv", cols), dkCh = tmemChannel("dk", cols),
         dqCh = tmemChannel("dq", cols);
@@ -935,8 +943,11 @@ void buildBlackwellGroupedPasses(OpBuilder &b, Location loc,
     MmaLoop loop = beginMmaLoop(b, loc, spec, kv, Value(), plan.registers.mma);
     Value row = loop.row, rows = loop.rows, kvHead = loop.head;
     Value k = loop.operands[0], v = loop.operands[1];
-    auto item = AcquireOp::create(b, loc, items);
-    CommitOp::create(b, loc, item.getSlot(), row, rows, kvHead);
+    if (items) {
+      auto item = AcquireOp::create(b, loc, items);
+      CommitOp::create(b, loc, item.getSlot(), row, rows, kvHead);
+    }
+    awaitRotated(b, loc, rotated);
     for (int64_t pass = 0; pass < plan.groupPasses; ++pass) {
       int64_t col = pass * cols;
       // Columns [col, col + 64) of a tile.
@@ -949,6 +960,7 @@ void buildBlackwellGroupedPasses(OpBuilder &b, Location loc,
       auto queryHead = [&](Value head, bool first) {
         auto qdoSlot = GetOp::create(b, loc, qdo);
         Value q = qdoSlot.getBuffers()[0], dout = qdoSlot.getBuffers()[1];
+        awaitRotated(b, loc, rotated);
         auto product = [&](Value channel, Value a, Value bOperand, bool ta,
                            bool tb) {
           auto dest = AcquireOp::create(b, loc, channel);
@@ -998,37 +1010,69 @@ void buildBlackwellGroupedPasses(OpBuilder &b, Location loc,
       CommitOp::create(b, loc, dv.getSlot(), row, rows, kvHead);
       CommitOp::create(b, loc, dk.getSlot(), row, rows, kvHead);
     }
-    endMmaLoop(b, loc, loop, items);
+    if (items) {
+      endMmaLoop(b, loc, loop, items);
+    } else {
+      // The softmax warpgroup's loop is over "kv", which the producer
+      // closes: nothing to close here.
+      ReleaseOp::create(b, loc, loop.slot, /*after_mma=*/true);
+    }
   }
 
   // Softmax gradient + epilogue warpgroup, one item at a time.
   {
     OpBuilder::InsertionGuard g(b);
-    SoftmaxLoop loop =
-        beginSoftmaxLoop(b, loc, plan, items, {}, tileBuffer(spec, cols));
+    SmallVector<Type> keyTiles;
+    if (rotary)
+      keyTiles = {tile, tile};
+    SoftmaxLoop loop = beginSoftmaxLoop(b, loc, plan, rotary ? kv : items,
+                                        keyTiles, tileBuffer(spec, cols));
     Value staging = loop.staging;
     Value row = loop.row, rows = loop.rows, kvHead = loop.head;
+    TileRows at{row, rows,
+                rotary ? tilePosition(b, loc, spec, loop.slot) : Value()};
+    if (rotary) {
+      SmallVector<Value> keys = {loop.buffers[0]};
+      if (spec.rotateV)
+        keys.push_back(loop.buffers[1]);
+      rotateAndSignal(b, loc, spec, keys, at, kvHead, rotated);
+    }
     ReleaseOp::create(b, loc, loop.slot, /*after_mma=*/false);
     auto squareF32 = AccType::get(ctx, {bs, bs}, f32);
     auto chunkType = AccType::get(ctx, {bs, cols}, f32);
     for (int64_t pass = 0; pass < plan.groupPasses; ++pass) {
       int64_t col = pass * cols;
-      auto drain = [&](Value channel, Value dest, Value head) {
-        Value grad = takeTmem(b, loc, channel, chunkType);
+      // Gradients with respect to rotated tensors are turned back in f32
+      // before their single rounding, the pass's chunk on its own
+      // (unrotatePassChunk).
+      auto drain = [&](Value channel, Value dest, Value head,
+                       bool rotatedInput) {
+        Value grad = unrotatePassChunk(b, loc, spec,
+                                       takeTmem(b, loc, channel, chunkType),
+                                       pass, at, rotatedInput);
         auto store = StoreOp::create(
             b, loc, grad, dest, row, head, rows, Value(), staging,
             plan.bulkStore ? b.getUnitAttr() : nullptr);
         store.setColOffsetAttr(b.getI64IntegerAttr(col));
       };
       forEachGroupHead(b, loc, spec, kvHead, 0, [&](Value head) {
+        if (rotary) {
+          // Q of the head, rotated in its "qdo" slot before the MMA warp's S
+          // reads it; the MMA warp holds the slot until its products
+          // complete.
+          auto qdoSlot = GetOp::create(b, loc, qdo);
+          rotateAndSignal(b, loc, spec, {qdoSlot.getBuffers()[0]}, at, head,
+                          rotated);
+          ReleaseOp::create(b, loc, qdoSlot.getSlot(), /*after_mma=*/false);
+        }
         Value s = takeTmem(b, loc, sCh, squareF32);
         Value dp = takeTmem(b, loc, dpCh, squareF32);
         writeProbsAndGrads(b, loc, spec, values.scale, s, dp, row, rows, head,
                            pdsCh);
-        drain(dqCh, spec.stores[2], head);
+        drain(dqCh, spec.stores[2], head, rotary);
       });
-      drain(dvCh, spec.stores[0], kvHead);
-      drain(dkCh, spec.stores[1], kvHead);
+      drain(dvCh, spec.stores[0], kvHead, spec.rotateV);
+      drain(dkCh, spec.stores[1], kvHead, rotary);
     }
   }
 }

@@ -468,15 +468,23 @@ Value unrotateGrouped(OpBuilder &b, Location loc, const KernelSpec &spec,
 std::pair<Value, Value> accumulateOverGroup(
     OpBuilder &b, Location loc, const KernelSpec &spec, Value kvHead,
     function_ref<std::pair<Value, Value>(Value head, Value dv, Value dk)>
-        queryHead) {
+        queryHead,
+    bool opaqueTripCount = false) {
   Value firstHead = groupQueryHead(b, loc, spec, kvHead, 0);
   auto [dvFirst, dkFirst] = queryHead(firstHead, Value(), Value());
   auto constant = [&](int64_t value) -> Value {
     return arith::ConstantIntOp::create(b, loc, value, 32);
   };
+  // With `opaqueTripCount` the loop's upper bound is G + min(kvHead, 0)
+  // (the k/v head is never negative), a count LLVM cannot see: at G = 2 its
+  // one trip is not unrolled (as buildBlackwellGroupedPasses' MMA loop).
+  Value upper = constant(spec.group);
+  if (opaqueTripCount)
+    upper = arith::AddIOp::create(
+        b, loc, upper, arith::MinSIOp::create(b, loc, kvHead, constant(0)));
   SmallVector<Value> inits = {dvFirst, dkFirst};
-  auto loop = scf::ForOp::create(b, loc, constant(1), constant(spec.group),
-                                 constant(1), inits);
+  auto loop =
+      scf::ForOp::create(b, loc, constant(1), upper, constant(1), inits);
   {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(loop.getBody());
@@ -642,13 +650,14 @@ void buildGroupedPassConsumer(OpBuilder &b, Location loc,
                               const KernelSpec &spec, const KernelPlan &plan,
                               const KernelValues &values, Value kv, Value qdo) {
   OpBuilder::InsertionGuard g(b);
-  assert(!spec.hasRotary() && "the grouped rotary backward above head dim "
-                              "128 is refused (WarpSpecialize.cpp)");
   int64_t cols = spec.outputChunkCols();
   ConsumerContext c = beginConsumer(b, loc, spec, values, plan,
                                     /*needsPScratch=*/true,
                                     /*needsDsScratch=*/true, cols);
   auto [kvHead, kSlot, vSlot] = consumeGroupedItem(b, loc, spec, kv, c);
+  // With rotary embeddings K (and V) stay rotated in their slot for all the
+  // passes; Q is loaded again every pass and rotated each time.
+  TileRows at = rotateGroupedItem(b, loc, spec, c, kSlot, vSlot);
 
   for (int64_t pass = 0; pass < plan.groupPasses; ++pass) {
     int64_t col = pass * cols;
@@ -666,16 +675,28 @@ void buildGroupedPassConsumer(OpBuilder &b, Location loc,
       c.head = head;
       auto qdoSlot = GetOp::create(b, loc, qdo);
       Value q = qdoSlot.getBuffers()[0], dout = qdoSlot.getBuffers()[1];
+      rotateGroupedQuery(b, loc, spec, at, q);
       GroupedHeadGrads grads =
           groupedHeadGradients(b, loc, spec, c, qdoSlot.getSlot(), q, dout,
                                kSlot, vSlot, dvIn, dkIn, cols, columns);
-      store(grads.dq, spec.stores[2]);
+      store(
+          unrotatePassChunk(b, loc, spec, grads.dq, pass, at, spec.hasRotary()),
+          spec.stores[2]);
       return std::make_pair(grads.dv, grads.dk);
     };
-    auto [dvAcc, dkAcc] = accumulateOverGroup(b, loc, spec, kvHead, queryHead);
+    // With rotary embeddings at G = 2 the group's loop of one trip was
+    // unrolled next to the first head, and LLVM held the Q rotation's
+    // per-thread shared-memory and table addresses of all the item's
+    // passes (ptxas spilled 4-52 bytes at head dim 256): the trip count is
+    // hidden.
+    auto [dvAcc, dkAcc] =
+        accumulateOverGroup(b, loc, spec, kvHead, queryHead, spec.hasRotary());
     c.head = kvHead;
-    store(dvAcc, spec.stores[0]);
-    store(dkAcc, spec.stores[1]);
+    // The group's sums of the pass's chunk are turned back once.
+    store(unrotatePassChunk(b, loc, spec, dvAcc, pass, at, spec.rotateV),
+          spec.stores[0]);
+    store(unrotatePassChunk(b, loc, spec, dkAcc, pass, at, spec.hasRotary()),
+          spec.stores[1]);
   }
   // K and V are released after the last pass.
   ReleaseOp::create(b, loc, c.slot);
