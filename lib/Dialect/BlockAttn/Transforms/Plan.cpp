@@ -1677,12 +1677,10 @@ OStore oStoreOf(const KernelShape &shape, const TuningOptions &options) {
 /// sm_100a it needs the sm_100a backward at block size 128 above head dim 128
 /// and the sm_100a rotary backward at block size 128, neither built yet.
 ///
-/// Also refused: angles from `rotary_theta` in the forward there. With the
-/// tables' budgets ptxas spilled the sm_100a rotary warpgroup in every theta
-/// kernel (8-1568 bytes; at 184 registers still 752 at 256) and the sm_90a
-/// consumer at 256 without a positions tensor (156-288 bytes): the angles
-/// are arithmetic on the position, and the query halves and k share rows'
-/// positions.
+/// The forward with angles from `rotary_theta` is built too (until session
+/// 18 refused: ptxas spilled the unrolled rotation; k and v are now turned
+/// in a loop of passes, Rotary.cpp, with kLargeBlockWideRotaryForwardRegs'
+/// theta budgets).
 LogicalResult refuseLargeBlockWideRotary(const KernelShape &shape, Chip chip,
                                          Failure fail) {
   if (!shape.hasRotary() || shape.numQueryTiles() == 1 ||
