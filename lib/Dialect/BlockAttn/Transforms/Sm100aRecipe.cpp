@@ -1035,7 +1035,8 @@ void buildBlackwellGroupedPasses(OpBuilder &b, Location loc,
       SmallVector<Value> keys = {loop.buffers[0]};
       if (spec.rotateV)
         keys.push_back(loop.buffers[1]);
-      rotateAndSignal(b, loc, spec, keys, at, kvHead, rotated);
+      rotateAndSignal(b, loc, spec, keys, at, kvHead, rotated,
+                      /*queries=*/false);
     }
     ReleaseOp::create(b, loc, loop.slot, /*after_mma=*/false);
     auto squareF32 = AccType::get(ctx, {bs, bs}, f32);
@@ -1062,7 +1063,7 @@ void buildBlackwellGroupedPasses(OpBuilder &b, Location loc,
           // complete.
           auto qdoSlot = GetOp::create(b, loc, qdo);
           rotateAndSignal(b, loc, spec, {qdoSlot.getBuffers()[0]}, at, head,
-                          rotated);
+                          rotated, /*queries=*/true);
           ReleaseOp::create(b, loc, qdoSlot.getSlot(), /*after_mma=*/false);
         }
         Value s = takeTmem(b, loc, sCh, squareF32);
