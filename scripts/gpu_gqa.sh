@@ -28,11 +28,19 @@ prebuild)
     python3 scripts/prebuild_kernels.py "$dir" --chips sm_90a --kinds forward,backward \
       --head-dims 64,128 --dtypes bf16,f16 --groups 4 $modes --jobs 2
   done
-  # The grouped backward at block size 128 (head dims 32 and 64).
+  # The grouped backward at block size 128 (head dims 32 and 64; 96 and 128
+  # in column passes).
   for modes in "" --causal --lse "--causal --lse"; do
     # shellcheck disable=SC2086
     python3 scripts/prebuild_kernels.py "$dir" --chips sm_90a --kinds forward,backward \
       --head-dims 32,64 --block-sizes 128 --dtypes bf16,f16 --groups 2,4,8 $modes --jobs 2
+  done
+  python3 scripts/prebuild_kernels.py "$dir" --chips sm_90a --kinds forward,backward \
+    --head-dims 96,128 --block-sizes 128 --dtypes bf16,f16 --groups 2,4,8,16 --jobs 2
+  for modes in --causal --lse "--causal --lse"; do
+    # shellcheck disable=SC2086
+    python3 scripts/prebuild_kernels.py "$dir" --chips sm_90a --kinds forward,backward \
+      --head-dims 96,128 --block-sizes 128 --dtypes bf16,f16 --groups 4 $modes --jobs 2
   done
   # The grouped backward at head dims 192 and 256 (passes over 64-column
   # chunks; test_gqa_gpu.py -k large_head_dims) and the forwards it runs.

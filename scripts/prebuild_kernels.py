@@ -8,9 +8,9 @@ then on a GPU machine without it:
 
 Every combination of --chips, --kinds, --head-dims, --block-sizes, --dtypes,
 --rotary and --groups (grouped-query attention's query heads per k/v head;
-the grouped backward at blocks of up to 64, with rotary embeddings at head dims
-up to 128 only, and at block size 128 without rotary embeddings up to head dim
-64) is built (block size 64 unless --block-sizes says
+the grouped backward at blocks of up to 64, with half-split rotary embeddings
+at head dims up to 128 only, and at block size 128 up to head dim 128
+(sm_100a: 64), with rotary embeddings up to 64) is built (block size 64 unless --block-sizes says
 otherwise: the others compile on first use), except what the compiler does not
 build (at head dims 192 and 256 at block size 128: the rotary backward, except
 sm_90a's with interleaved pairs).
@@ -67,19 +67,21 @@ def keys_for(args) -> list[KernelKey]:
     ):
         if kind == "backward" and bs not in _kernels.BACKWARD_BLOCK_SIZES:
             continue  # no backward kernel at this block size yet (docs/block-sizes.md)
-        if kind == "backward" and group > 1 and ((bs > 64 and (d > 64 or rotary != "none")) or
-                                                 (d > 128 and rotary != "none")):
-            continue  # no grouped backward with rotary above head dim 128, nor at block size 128 above
-            # head dim 64 or with rotary embeddings yet (docs/pipeline.md)
+        wide_b128 = 128 if chip == "sm_90a" else 64  # widest grouped head dim at block size 128
+        if kind == "backward" and group > 1 and ((bs > 64 and (d > wide_b128 or (rotary != "none" and d > 64))) or
+                                                 (d > 128 and rotary == "half_split")):
+            continue  # no grouped backward with half-split rotary above head dim 128, nor at block size
+            # 128 above head dim 128 (sm_100a: 64) or with rotary embeddings above 64 yet (docs/pipeline.md)
         if (d in _kernels.CHUNKED_HEAD_DIMS and bs > 64 and kind == "backward" and rotary != "none" and
-                (rotary != "interleaved" or chip != "sm_90a")):
+                (rotary != "interleaved" or chip != "sm_90a" or args.rotary_theta)):
             continue  # head dims 192 and 256 at block size 128: the rotary backward is sm_90a's
-            # interleaved one only (docs/head-dims.md)
+            # interleaved one with tables only (docs/head-dims.md)
         for variant in (["plain"] if rotary == "none" else args.rotary_variants):
             positions, rotate_v = VARIANTS[variant]
             key = KernelKey(kind=kind, head_dim=d, block_size=bs, dtype=dtype, chip=chip,
                             rotary=rotary, positions=positions, rotate_v=rotate_v, group=group,
-                            causal=args.causal, lse=args.lse)
+                            causal=args.causal, lse=args.lse,
+                            rotary_theta=args.rotary_theta if rotary != "none" else None)
             keys.append(key)
             small = small_grid_key(key) if args.small_grid else None
             if small is not None:
@@ -109,6 +111,10 @@ def main(argv=None) -> None:
     parser.add_argument("--lse", action="store_true",
                         help="build the log-sum-exp kernels (the forward writes it, the backward takes "
                              "its gradient) instead")
+    parser.add_argument("--rotary-theta", type=float, nargs="?", const=10000.0, default=None, metavar="THETA",
+                        help="build the rotary kernels with angles computed in the kernel from this base "
+                             "(10000 if no value is given) instead of cos/sin tables; the Python API "
+                             "passes tables, so these are for the compiler's checks (_theta kernels)")
     parser.add_argument("--no-small-grid", dest="small_grid", action="store_false",
                         help="leave out the small-grid variants (tiles per CTA 1) of the sm_90a kernels "
                              "without rotary")

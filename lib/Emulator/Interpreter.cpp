@@ -127,6 +127,8 @@ enum Op : uint16_t {
   OpFNeg,
   OpEx2,
   OpLg2,
+  OpSin,
+  OpCos,
   OpRcp,
   OpFMul2,
   OpFFma2,
@@ -139,6 +141,8 @@ enum Op : uint16_t {
   OpCvtF32From16,
   OpCvtPack16,
   OpCvt16FromF32,
+  OpCvtF32FromInt,
+  OpCvtRni,
   OpCvtaParam,
   OpCvtaShared,
   OpCvtaToShared,
@@ -620,6 +624,16 @@ llvm::Error Emulator::decode(Instruction &inst) {
     inst.aux = 32;
     return llvm::Error::success();
   }
+  // sin/cos (9.7.3.18, 9.7.3.19): the in-kernel rotary angles (rotary_theta),
+  // reduced into [-pi, pi] by the kernel.
+  if (op == "sin.approx.f32" || op == "sin.approx.ftz.f32" ||
+      op == "cos.approx.f32" || op == "cos.approx.ftz.f32") {
+    ty = {TyF, 32};
+    inst.aux2 = op.contains("ftz");
+    inst.op = base == "sin" ? OpSin : OpCos;
+    inst.aux = 32;
+    return llvm::Error::success();
+  }
   if (op == "rcp.rn.f32") {
     ty = {TyF, 32};
     return set(OpRcp);
@@ -660,6 +674,18 @@ llvm::Error Emulator::decode(Instruction &inst) {
       inst.aux2 = p[2] == "bf16x2";
       ty = {TyB, 32};
       return set(OpCvtPack16);
+    }
+    // An integer to f32, rounded to nearest even (the rotary position).
+    if (op == "cvt.rn.f32.u32" || op == "cvt.rn.f32.s32") {
+      inst.aux2 = p[3] == "s32";
+      ty = {TyF, 32};
+      return set(OpCvtF32FromInt);
+    }
+    // f32 rounded to the nearest even integer, in f32 (the turns of 2 pi
+    // taken out of a rotary angle).
+    if (op == "cvt.rni.f32.f32") {
+      ty = {TyF, 32};
+      return set(OpCvtRni);
     }
     // One element (LLVM emits it when both halves of a pair are one value,
     // then packs it with mov.b32 {%rs, %rs}).
@@ -2396,6 +2422,17 @@ llvm::Error Emulator::step(Thread &t, unsigned budget) {
       setf(std::log2(x));
       break;
     }
+    case OpSin:
+    case OpCos: {
+      // sin/cos.approx.f32: max absolute error 2^-20.9 in [-pi, pi] (PTX ISA
+      // 9.7.3.18-19); the emulator computes them exactly rounded, which is
+      // within it. With .ftz a subnormal input is a signed zero.
+      float x = f(1);
+      if (in.aux2 && std::fpclassify(x) == FP_SUBNORMAL)
+        x = std::copysign(0.0f, x);
+      setf(in.op == OpSin ? std::sin(x) : std::cos(x));
+      break;
+    }
     case OpRcp:
       setf(1.0f / f(1));
       break;
@@ -2489,6 +2526,14 @@ llvm::Error Emulator::step(Thread &t, unsigned budget) {
       reg(t, o[0].reg) = in.aux2 ? floatToBf16(a) : floatToF16(a);
       break;
     }
+    case OpCvtF32FromInt: {
+      uint32_t x = uint32_t(v(1));
+      setf(in.aux2 ? float(int32_t(x)) : float(x));
+      break;
+    }
+    case OpCvtRni:
+      setf(std::nearbyint(f(1)));
+      break;
     case OpCvtaParam: {
       uint64_t a = v(1);
       if (a < kParamSpace || a >= kParamSpace + k.paramBytes)

@@ -93,6 +93,15 @@ def tile_rows(block_size: int) -> int:
 ROTARY_MODES = ("none", "half_split", "interleaved")
 
 
+def theta_suffix(theta: float | None) -> str:
+    """A kernel name's mark for angles from ``theta``: ``_theta`` at the usual base 10000 (as
+    block-attn-compile names it), ``_theta<base>`` at another, so that kernels of two bases
+    never share a name (a cache file); empty for tables."""
+    if theta is None:
+        return ""
+    return "_theta" if theta == 10000.0 else f"_theta{theta:g}"
+
+
 @dataclasses.dataclass(frozen=True)
 class KernelKey:
     """What a compiled kernel is specialized for (everything else is run-time).
@@ -115,6 +124,11 @@ class KernelKey:
     group: int = 1  # query heads per k/v head (grouped-query attention); 1: none
     causal: bool = False  # causal attention inside each block
     lse: bool = False  # the forward writes the log-sum-exp; the backward takes its gradient
+    # Angles computed in the kernel from this base (pair i of position p turns by
+    # p * theta^(-2i/head_dim)) instead of read from cos/sin tables; None: tables. The
+    # attention functions pass tables; scripts/prebuild_kernels.py --rotary-theta and the
+    # emulator tests build these.
+    rotary_theta: float | None = None
 
     def __post_init__(self):
         if self.rotary not in ROTARY_MODES:
@@ -125,15 +139,18 @@ class KernelKey:
             raise ValueError(f"tiles_per_cta: expected an int >= 0, got {self.tiles_per_cta!r}")
         if not isinstance(self.group, int) or self.group < 1:
             raise ValueError(f"group: expected an int >= 1, got {self.group!r}")
+        if self.rotary_theta is not None and self.rotary == "none":
+            raise ValueError("rotary_theta needs a rotary mode (half_split or interleaved)")
 
     @property
     def name(self) -> str:
-        """blockattn_<kind>_d<D>_b<B>_<dtype>[_g<G>][_causal][_lse][_<rotary>][_pos][_rv][_t<N>], as
+        """blockattn_<kind>_d<D>_b<B>_<dtype>[_g<G>][_causal][_lse][_<rotary>][_pos][_rv][_theta][_t<N>], as
         block-attn-compile names it."""
         suffix = f"_g{self.group}" if self.group > 1 else ""
         suffix += ("_causal" if self.causal else "") + ("_lse" if self.lse else "")
         if self.rotary != "none":
             suffix += f"_{self.rotary}" + ("_pos" if self.positions else "") + ("_rv" if self.rotate_v else "")
+            suffix += theta_suffix(self.rotary_theta)
         if self.tiles_per_cta:
             suffix += f"_t{self.tiles_per_cta}"
         return f"blockattn_{self.kind}_d{self.head_dim}_b{self.block_size}_{self.dtype}{suffix}"
@@ -150,6 +167,8 @@ class KernelKey:
             flags.append("--positions")
         if self.rotate_v:
             flags.append("--rotate-v")
+        if self.rotary_theta is not None:
+            flags.append(f"--rotary-theta={self.rotary_theta!r}")
         if self.tiles_per_cta:
             flags.append(f"--tiles-per-cta={self.tiles_per_cta}")
         if self.group > 1:

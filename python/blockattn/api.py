@@ -100,31 +100,36 @@ def _query_group(q: torch.Tensor, k) -> int:
 
 
 def _refuse_grouped_backward(group: int, requires_grad: bool, block_size: int = 64,
-                             head_dim: int = 64, rotary: bool = False) -> None:
+                             head_dim: int = 64, rotary: bool = False,
+                             interleaved: bool = False) -> None:
     """The grouped-query backward (dk and dv summed over each group in the
     kernel) is built for blocks of up to 64 tokens, at head dims up to 256
-    without rotary embeddings and up to 128 with them, and at block size 128
-    without rotary embeddings up to head dim 64 (docs/pipeline.md,
-    "Grouped-query attention"): the other grouped calls that need gradients
-    are refused before any forward work is done."""
+    without rotary embeddings and with interleaved ones, up to 128 with
+    half-split ones, and at block size 128 up to head dim 128 without rotary
+    embeddings (on sm_100a up to 64, which the compiler refuses by name) and up
+    to head dim 64 with them (docs/pipeline.md, "Grouped-query attention"): the
+    other grouped calls that need gradients are refused before any forward work
+    is done."""
     if group <= 1 or not requires_grad or not torch.is_grad_enabled():
         return
-    if block_size > 64 and rotary:
+    if block_size > 64 and rotary and head_dim > 64:
         raise ValueError(
             f"block_size: {block_size} has no grouped-query backward kernel with rotary embeddings "
-            f"yet ({group} query heads per k/v head); block sizes 16, 32 and 64 have one"
+            f"at head dim {head_dim} yet ({group} query heads per k/v head); head dims up to 64 "
+            "have one there, and block sizes 16, 32 and 64 up to head dim 128 (interleaved: 256)"
         )
-    if block_size > 64 and head_dim > 64:
+    if block_size > 64 and head_dim > 128:
         raise ValueError(
             f"q: head dim {head_dim} has no grouped-query backward kernel at block_size {block_size} "
-            f"yet ({group} query heads per k/v head); head dims up to 64 have one there, and block "
+            f"yet ({group} query heads per k/v head); head dims up to 128 have one there, and block "
             "sizes 16, 32 and 64 up to head dim 256"
         )
-    if head_dim > 128 and rotary:
+    if head_dim > 128 and rotary and not interleaved:
         raise ValueError(
-            f"rotary: head dim {head_dim} has no grouped-query rotary backward kernel yet ({group} "
-            "query heads per k/v head); head dims up to 128 have one, and head dims 192 and 256 "
-            "without rotary embeddings"
+            f"rotary: head dim {head_dim} has no grouped-query backward kernel with half-split "
+            f"rotary embeddings yet ({group} query heads per k/v head); head dims up to 128 have "
+            "one, and head dims 192 and 256 with interleaved rotary embeddings "
+            "(Rotary(interleaved=True)) or without rotary embeddings"
         )
 
 
@@ -522,7 +527,7 @@ def backward(
         _check_chunked_head_dim(q.shape[-1], block_size, cos, backward=True, interleaved=interleaved,
                                 device=q.device)
     group = q.shape[1] // max(k.shape[1], 1) if k.shape[1] != q.shape[1] else 1
-    _refuse_grouped_backward(group, True, block_size, q.shape[-1], cos is not None)
+    _refuse_grouped_backward(group, True, block_size, q.shape[-1], cos is not None, interleaved)
     dq, dk, dv = (_empty(q), _empty(k), _empty(v)) if grads is None else grads
     if q.shape[0] and q.shape[1]:
         tensors = {
@@ -1442,7 +1447,7 @@ def block_attention_kvpacked(
                                 requires_grad, eager)
     if grouped:
         _refuse_grouped_backward(q.shape[1] // hkv, requires_grad, block_size, q.shape[-1],
-                                 rotary is not None)
+                                 rotary is not None, rotary is not None and rotary.interleaved)
     if out is not None:
         return forward(q, k, v, cu_seqlens, block_size, scale, out, *rope)
     if eager and type(q) is torch.Tensor and type(kv) is torch.Tensor and not _functorch_active():
@@ -1543,7 +1548,8 @@ def block_attention(
     requires_grad = q.requires_grad or k.requires_grad or v.requires_grad
     scale, rope = _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, rotary,
                                 requires_grad, eager)
-    _refuse_grouped_backward(group, requires_grad, block_size, q.shape[-1], rotary is not None)
+    _refuse_grouped_backward(group, requires_grad, block_size, q.shape[-1], rotary is not None,
+                             rotary is not None and rotary.interleaved)
     if out is not None:
         return forward(q, k, v, cu_seqlens, block_size, scale, out, *rope)
     # Eagerly, on plain tensors: the autograd.Function (or, with no gradient
@@ -1577,7 +1583,8 @@ def _block_attention_features(q, k, v, cu_seqlens, block_size, softmax_scale, ou
     requires_grad = q.requires_grad or k.requires_grad or v.requires_grad
     scale, rope = _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, rotary,
                                 requires_grad, eager)
-    _refuse_grouped_backward(group, requires_grad, block_size, q.shape[-1], rotary is not None)
+    _refuse_grouped_backward(group, requires_grad, block_size, q.shape[-1], rotary is not None,
+                             rotary is not None and rotary.interleaved)
     if out is not None:
         lse = _empty_lse(q) if return_lse else None
         o = forward(q, k, v, cu_seqlens, block_size, scale, out, *rope, causal=causal, lse=lse)

@@ -22,7 +22,7 @@ import tempfile
 import numpy as np
 
 from . import reference
-from ._kernels import KernelKey, grid_tensor, launch_grid
+from ._kernels import KernelKey, grid_tensor, launch_grid, theta_suffix
 
 __all__ = [
     "EDGE_LENGTHS",
@@ -100,10 +100,14 @@ class Case:
     causal: bool = False  # causal attention inside each block
     lse: bool = False  # the forward writes the log-sum-exp; the backward reads its gradient
     block_size: int = 64
+    # Angles computed in the kernel from this base instead of read from cos/sin tables
+    # (the kernel then takes no tables; the reference uses rope_tables at this base).
+    rotary_theta: float | None = None
 
     @property
     def name(self) -> str:
         suffix = ("_pos" if self.positions else "") + ("_rv" if self.rotate_v else "")
+        suffix += theta_suffix(self.rotary_theta)
         suffix += f"_g{self.group}" if self.group > 1 else ""
         suffix += ("_causal" if self.causal else "") + ("_lse" if self.lse else "")
         block = "" if self.block_size == 64 else f"_b{self.block_size}"
@@ -113,7 +117,7 @@ class Case:
         """The kernel's flags (those of its KernelKey), named k_<name>."""
         key = KernelKey(kind=self.kind, head_dim=self.head_dim, block_size=self.block_size, dtype=self.dtype,
                         chip=chip, rotary=self.rotary, positions=self.positions, rotate_v=self.rotate_v,
-                        group=self.group, causal=self.causal, lse=self.lse)
+                        group=self.group, causal=self.causal, lse=self.lse, rotary_theta=self.rotary_theta)
         flags = [f for f in key.compiler_flags() if not f.startswith("--name=")]
         return flags + [f"--name=k_{self.name}"]
 
@@ -185,9 +189,10 @@ def make_problem(case: Case, lengths=None, heads=HEADS, seed: int = 0) -> dict:
         tensors[name] = np.full((T, heads_of(name), D), POISON, dtype=np.uint16)
     if case.rotary != "none":
         max_position = max(lengths) + 1
-        cos, sin = reference.rope_tables(max_position, D)
-        tensors["cos"] = cos.astype(np.float32)
-        tensors["sin"] = sin.astype(np.float32)
+        if case.rotary_theta is None:
+            cos, sin = reference.rope_tables(max_position, D)
+            tensors["cos"] = cos.astype(np.float32)
+            tensors["sin"] = sin.astype(np.float32)
         if case.positions:
             # Arbitrary positions anywhere in the tables, not a token's index.
             tensors["positions"] = rng.integers(0, max_position, size=T, dtype=np.int32)
@@ -215,7 +220,16 @@ def reference_outputs(case: Case, tensors: dict) -> dict:
     f = {n: bits_to_float(tensors[n], case.dtype) for n in ("q", "k", "v", "do") if n in tensors}
     rotary = None
     if case.rotary != "none":
-        rotary = reference.Rotary(tensors["cos"], tensors["sin"], interleaved=case.rotary == "interleaved",
+        cos, sin = tensors.get("cos"), tensors.get("sin")
+        if case.rotary_theta is not None:
+            # The kernel's angles, in float64 (the kernel computes them in f32): tables up to the
+            # largest position the problem has (a sequence index or a positions tensor entry).
+            cu = np.asarray(tensors["cu_seqlens"])
+            largest = int(np.diff(cu).max(initial=0))
+            if "positions" in tensors and tensors["positions"].size:
+                largest = max(largest, int(tensors["positions"].max()) + 1)
+            cos, sin = reference.rope_tables(largest + 1, case.head_dim, base=case.rotary_theta)
+        rotary = reference.Rotary(cos, sin, interleaved=case.rotary == "interleaved",
                                   positions=tensors.get("positions"), rotate_v=case.rotate_v)
     if case.kind == "forward":
         o, lse = reference.forward(f["q"], f["k"], f["v"], tensors["cu_seqlens"], block_size=case.block_size,

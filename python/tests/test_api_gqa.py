@@ -79,13 +79,19 @@ def test_compiled_manifest_and_refused_backward(tmp_path):
     rotary = _kernels.compile_kernel(key(kind="backward", head_dim=64, group=4, rotary="half_split"), tmp_path)
     assert rotary.name == "blockattn_backward_d64_b64_bf16_g4_half_split"
     assert rotary.manifest["group"] == 4 and rotary.manifest["rotary"] == "half_split"
-    # At block size 128 up to head dim 64 (issue 20), refused above it and with rotary.
+    # At block size 128 up to head dim 128 (issue 20), with rotary embeddings up to head dim 64
+    # (issues 20 and 21), refused above.
     large = _kernels.compile_kernel(key(kind="backward", head_dim=64, group=4, block_size=128), tmp_path)
     assert large.name == "blockattn_backward_d64_b128_bf16_g4" and large.manifest["group"] == 4
-    with pytest.raises(RuntimeError, match="group 4 .*no backward lowering at block_size 128 and head_dim 128 yet"):
-        _kernels.compile_kernel(key(kind="backward", head_dim=128, group=4, block_size=128), tmp_path)
-    with pytest.raises(RuntimeError, match="group 4 .*no backward lowering at block_size 128 with rotary"):
-        _kernels.compile_kernel(key(kind="backward", head_dim=64, group=4, block_size=128, rotary="half_split"),
+    large_rotary = _kernels.compile_kernel(
+        key(kind="backward", head_dim=64, group=4, block_size=128, rotary="half_split"), tmp_path)
+    assert large_rotary.name == "blockattn_backward_d64_b128_bf16_g4_half_split"
+    assert large_rotary.manifest["group"] == 4 and large_rotary.manifest["rotary"] == "half_split"
+    with pytest.raises(RuntimeError, match="group 4 .*no backward lowering at block_size 128 and head_dim 192 yet"):
+        _kernels.compile_kernel(key(kind="backward", head_dim=192, group=4, block_size=128), tmp_path)
+    with pytest.raises(RuntimeError,
+                       match="group 4 .*no backward lowering at block_size 128 and head_dim 96 with rotary"):
+        _kernels.compile_kernel(key(kind="backward", head_dim=96, group=4, block_size=128, rotary="half_split"),
                                 tmp_path)
 
 
@@ -193,22 +199,31 @@ def test_grouped_autograd(api_launches):
 
 def test_grouped_backward_refusals(api_launches):
     """What the grouped backward does not build yet is refused before any launch, naming the
-    argument: blocks of 128 tokens with gradients above head dim 64 or with rotary embeddings.
-    Rotary embeddings with gradients are built at blocks of up to 64 (issue 21): the grouped
-    rotary backward launches the _g<G> kernel with the tables; so is block size 128 without
-    them up to head dim 64."""
+    argument: blocks of 128 tokens with gradients above head dim 128, or above 64 with rotary
+    embeddings. Rotary embeddings with gradients are built at blocks of up to 64 (issue 21)
+    and at block size 128 up to head dim 64 (issues 20 and 21): the grouped rotary backward
+    launches the _g<G> kernel with the tables; so is block size 128 without them up to head
+    dim 128 (head dims 96 and 128 in passes over column chunks)."""
     torch, api, calls = api_launches
     import blockattn
 
     q, k, v, cu = tensors(torch, 4, 2, requires_grad=True)
-    with pytest.raises(ValueError, match=r"^block_size: 128 has no grouped-query backward kernel with rotary"):
-        api._refuse_grouped_backward(2, True, block_size=128, rotary=True)
     for head_dim in (96, 128):
+        with pytest.raises(ValueError, match=r"^block_size: 128 has no grouped-query backward kernel with rotary"):
+            api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, rotary=True)
+    for head_dim in (192, 256):
+        for rotary in (False, True):
+            with pytest.raises(ValueError):
+                api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, rotary=rotary)
         with pytest.raises(ValueError,
                            match=rf"^q: head dim {head_dim} has no grouped-query backward kernel at block_size 128"):
             api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim)
+    api._refuse_grouped_backward(2, True, block_size=128, head_dim=128)  # built in passes
+    api._refuse_grouped_backward(2, True, block_size=128, head_dim=96)
     api._refuse_grouped_backward(2, True, block_size=128, head_dim=64)  # built (issue 20)
     api._refuse_grouped_backward(2, True, block_size=128, head_dim=32)
+    api._refuse_grouped_backward(2, True, block_size=128, head_dim=64, rotary=True)  # built
+    api._refuse_grouped_backward(2, True, block_size=128, head_dim=32, rotary=True)
     api._refuse_grouped_backward(2, True)  # block size 64: built, with or without rotary
     api._refuse_grouped_backward(2, True, rotary=True)
     api._refuse_grouped_backward(2, False, block_size=128, head_dim=128)  # no gradients: the forward only
@@ -217,20 +232,26 @@ def test_grouped_backward_refusals(api_launches):
     assert calls == []
     api.backward(torch.zeros_like(q), q, k, v, cu, 64, 0.125, cos=torch.ones(16, D // 2),
                  sin=torch.zeros(16, D // 2))
-    assert [(c["kind"], c["group"], c["rotary"]) for c in calls] == [("backward", 2, "half_split")]
+    api.backward(torch.zeros_like(q), q, k, v, cu, 128, 0.125, cos=torch.ones(16, D // 2),
+                 sin=torch.zeros(16, D // 2))
+    assert [(c["kind"], c["group"], c["rotary"]) for c in calls] == [("backward", 2, "half_split")] * 2
 
 
-def test_grouped_rotary_backward_refused_above_head_dim_128(api_launches):
-    """Head dims 192 and 256 have a grouped backward without rotary embeddings (passes over
-    64-column chunks, docs/pipeline.md) but not with them: refused naming rotary, before any
-    launch; without rotary embeddings, without gradients and at head dim 128 it is allowed."""
+def test_grouped_half_split_rotary_backward_refused_above_head_dim_128(api_launches):
+    """Head dims 192 and 256 have a grouped backward without rotary embeddings and with
+    interleaved ones (passes over 64-column chunks, each holding whole interleaved pairs;
+    docs/pipeline.md) but not with half-split ones (a pair's columns are D / 2 apart, in
+    different chunks): refused naming rotary, before any launch; interleaved, without rotary
+    embeddings, without gradients and at head dim 128 it is allowed."""
     torch, api, calls = api_launches
 
     for head_dim in (192, 256):
         with pytest.raises(ValueError,
-                           match=rf"^rotary: head dim {head_dim} has no grouped-query rotary backward kernel yet"):
+                           match=rf"^rotary: head dim {head_dim} has no grouped-query backward kernel "
+                                 "with half-split rotary embeddings yet"):
             api._refuse_grouped_backward(2, True, head_dim=head_dim, rotary=True)
         api._refuse_grouped_backward(2, True, head_dim=head_dim)  # built without rotary
+        api._refuse_grouped_backward(2, True, head_dim=head_dim, rotary=True, interleaved=True)
         api._refuse_grouped_backward(2, False, head_dim=head_dim, rotary=True)  # the forward only
     api._refuse_grouped_backward(2, True, head_dim=128, rotary=True)
     assert calls == []

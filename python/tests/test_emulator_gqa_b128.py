@@ -12,9 +12,14 @@ on three, on empty and one-token sequences, partial blocks around the block and 
 127-129, 191-193) and a long sequence; every gradient element is written, the gradients miss
 the block-64 reference and the reference of another k/v head mapping.
 
+On sm_90a above head dim 64 (96 and 128) an item is made in passes over column chunks of the head
+dim (two of 64 columns at 128, three of 32 at 96): each pass recomputes S and dP at full depth and
+sums its chunk of dV and dK over the group; dQ's chunk is stored per head and pass. sm_100a refuses
+them (its column passes spilled registers).
+
 The default sample keeps `make check` fast; BLOCKATTN_EMULATE_FULL=1 runs the whole matrix
-(G = 2, 4 and MQA, head dims 32 and 64, bf16 and f16, plain, causal, dlse, both chips, 1 and 3
-SMs).
+(G = 2, 4 and MQA, head dims 32 and 64 on both chips and 96 and 128 on sm_90a, bf16 and f16,
+plain, causal, dlse, 1 and 3 SMs).
 """
 
 from __future__ import annotations
@@ -50,14 +55,22 @@ SAMPLE = [
     ("sm_90a", case(32, "f16", 4, causal=True, lse=True), 4, 3),
     ("sm_100a", case(64, "f16", 2, causal=True, lse=True), 2, 3),
     ("sm_100a", case(32, "bf16", 4), 8, 1),
+    # sm_90a above head dim 64: an item in passes over column chunks of the head dim (two of 64
+    # columns at 128, three of 32 at 96). MQA: one k/v head.
+    ("sm_90a", case(128, "bf16", 2, causal=True, lse=True), 4, 1),
+    ("sm_90a", case(96, "f16", 4), 4, 3),
+    ("sm_90a", case(128, "f16", 4), 8, 3),
+    ("sm_90a", case(96, "bf16", 2, causal=True, lse=True), 2, 1),
 ]
 
 
 def full_matrix():
     cases = []
     for chip, d, dtype, (group, heads), (causal, lse), sms in itertools.product(
-            ("sm_90a", "sm_100a"), (32, 64), ("bf16", "f16"), ((2, 4), (4, 8), (4, 4)),
+            ("sm_90a", "sm_100a"), (32, 64, 96, 128), ("bf16", "f16"), ((2, 4), (4, 8), (4, 4)),
             ((False, False), (True, False), (False, True), (True, True)), (1, 3)):
+        if chip == "sm_100a" and d > 64:
+            continue  # refused (test_grouped_large_block_refusals)
         cases.append((chip, case(d, dtype, group, causal, lse), heads, sms))
     return cases
 
@@ -108,11 +121,15 @@ def test_grouped_large_block_backward_matches_reference(chip, c, heads, sms, tmp
 
 @pytest.mark.parametrize("chip", ["sm_90a", "sm_100a"])
 def test_grouped_large_block_refusals(chip, tmp_path):
-    """Head dims above 64 and rotary embeddings stay refused at block size 128, by name."""
-    for c, words in ((case(128, "bf16", 4), "and head_dim 128 yet"),
-                     (case(96, "bf16", 2), "and head_dim 96 yet"),
-                     (em.Case("backward", 64, "bf16", "half_split", group=2, block_size=128),
-                      "with rotary embeddings yet")):
+    """Head dims above 128 stay refused at block size 128, by name, rotary embeddings above head
+    dim 64 (up to 64 they are built: test_emulator_gqa_b128_rotary.py), and on sm_100a head dims
+    96 and 128 (its column passes spilled registers)."""
+    wide = [(case(128, "bf16", 4), "and head_dim 128 on sm_100a yet"),
+            (case(96, "f16", 2), "and head_dim 96 on sm_100a yet")] if chip == "sm_100a" else []
+    for c, words in ((case(192, "bf16", 4), "and head_dim 192 yet"),
+                     (case(256, "bf16", 2), "and head_dim 256 yet"), *wide,
+                     (em.Case("backward", 96, "bf16", "half_split", group=2, block_size=128),
+                      "and head_dim 96 with rotary embeddings yet")):
         run = subprocess.run([find_compiler(), *c.compiler_flags(chip), "-o", str(tmp_path / "k"),
                               "--quiet"], capture_output=True, text=True)
         assert run.returncode != 0, c.name

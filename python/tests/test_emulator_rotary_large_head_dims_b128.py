@@ -13,15 +13,17 @@ turn, naming its half from the S record. The lengths cover an empty and a one-to
 partial blocks around the block and its half (63-65, 127-129) and a long one, on one SM (one
 CTA takes every block and reuses the one slot) and three. A sample, not the full matrix (that is
 `scripts/emulate_kernels.py --kinds forward --block-sizes 128 --head-dims 192,256 --rotary
-half_split,interleaved`).
+half_split,interleaved`). The same with angles computed in the kernel from `rotary_theta`
+(test_rotary_theta_forward_b128_wide_matches_reference; the reference's tables are made in
+float64 at the kernel's base).
 
 The backward (session 18) on sm_90a with interleaved pairs: the column-pass backward streams the
 block in 64-column chunk slots, three passes, to two consumers (one per query half); each chunk
 of q and k (of v with rotate_v) holds whole interleaved pairs and is rotated in place in its slot
 (consumer 0 turns k, consumer 1 both query halves, the second at position + 64; in the dP pass
 consumer j % 2 turns v_j), each waiting for the other's signal before its products; dQ, dK (dV)
-are turned back chunk by chunk. Half-split pairs and sm_100a stay refused
-(test_rotary_backward_is_refused).
+are turned back chunk by chunk. Half-split pairs, sm_100a and angles from rotary_theta in the
+backward stay refused (test_rotary_backward_is_refused).
 """
 
 from __future__ import annotations
@@ -79,6 +81,46 @@ def test_rotary_forward_b128_wide_matches_reference(chip, case, sms, emulated_ke
         assert em.check_close(case, got, em.reference_outputs(unrotated_v, tensors)) != []
 
 
+# Angles computed in the kernel from theta (issue 20): the sm_100a rotary warpgroup and the
+# sm_90a consumer turn k (and v) in a loop of passes (Rotary.cpp); the query halves unrolled.
+# Two bases, so that a kernel that ignored its own would be caught.
+THETA_CASES = [
+    ("sm_90a", em.Case("forward", 256, "bf16", "half_split", block_size=128, rotary_theta=10000.0)),
+    ("sm_90a", em.Case("forward", 192, "f16", "interleaved", positions=True, rotate_v=True, causal=True, lse=True,
+                       block_size=128, rotary_theta=500.0)),
+    ("sm_100a", em.Case("forward", 256, "f16", "interleaved", rotate_v=True, block_size=128, rotary_theta=500.0)),
+    ("sm_100a", em.Case("forward", 192, "bf16", "half_split", positions=True, causal=True, lse=True, block_size=128,
+                        rotary_theta=10000.0)),
+]
+
+
+@pytest.mark.parametrize("sms", (1, 3))
+@pytest.mark.parametrize("chip,case", THETA_CASES, ids=lambda x: x if isinstance(x, str) else x.name)
+def test_rotary_theta_forward_b128_wide_matches_reference(chip, case, sms, emulated_kernel):
+    base = emulated_kernel(case, chip)
+    tensors = em.make_problem(case, lengths=LENGTHS, seed=11)
+    assert "cos" not in tensors and "sin" not in tensors  # the kernel takes no tables
+    got = em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), tensors,
+                     {"softmax_scale": case.head_dim ** -0.5}, num_sms=sms)
+    assert em.check_close(case, got, em.reference_outputs(case, tensors)) == []
+    for name in case.outputs:
+        assert (got[name] != em.POISON).all()
+    # The angles matter: the outputs miss the reference without rotation, at the other base,
+    # without the positions tensor or rotated v, and at block size 64.
+    plain = em.Case(case.kind, case.head_dim, case.dtype, causal=case.causal, lse=case.lse, block_size=128)
+    assert em.check_close(case, got, em.reference_outputs(plain, tensors)) != []
+    other_base = dataclasses.replace(case, rotary_theta=10500.0 - case.rotary_theta)
+    assert em.check_close(case, got, em.reference_outputs(other_base, tensors)) != []
+    as64 = dataclasses.replace(case, block_size=64)
+    assert em.check_close(case, got, em.reference_outputs(as64, tensors)) != []
+    if case.positions:
+        no_positions = {name: value for name, value in tensors.items() if name != "positions"}
+        assert em.check_close(case, got, em.reference_outputs(case, no_positions)) != []
+    if case.rotate_v:
+        unrotated_v = dataclasses.replace(case, rotate_v=False)
+        assert em.check_close(case, got, em.reference_outputs(unrotated_v, tensors)) != []
+
+
 BACKWARD_CASES = [
     em.Case("backward", 192, "bf16", "interleaved", block_size=128),
     em.Case("backward", 256, "f16", "interleaved", positions=True, rotate_v=True, block_size=128),
@@ -125,9 +167,13 @@ def test_rotary_backward_b128_wide_interleaved_matches_reference(case, sms, emul
                               "on sm_100a"),
     ("sm_100a", "interleaved", "the rotary backward at block_size 128 above head_dim 128 is not implemented "
                                "on sm_100a"),
+    ("sm_90a", "theta", "rotary_theta in the backward at block_size 128 above head_dim 128 is not implemented"),
 ])
 def test_rotary_backward_is_refused(chip, rotary, expected, tmp_path):
-    case = em.Case("backward", 192, "bf16", rotary, block_size=128)
+    if rotary == "theta":  # interleaved pairs, angles from rotary_theta (the forward builds them)
+        case = em.Case("backward", 192, "bf16", "interleaved", block_size=128, rotary_theta=10000.0)
+    else:
+        case = em.Case("backward", 192, "bf16", rotary, block_size=128)
     run = subprocess.run([find_compiler(), *case.compiler_flags(chip), "--quiet", "-o", str(tmp_path)],
                          capture_output=True, text=True)
     assert run.returncode != 0

@@ -273,3 +273,21 @@ def test_block_sizes_share_64_row_tiles():
         subprocess.run([compiler, *k.compiler_flags(), "-o", out, "--quiet"], check=True)
         manifest = json.loads((pathlib.Path(out) / f"{k.name}.json").read_text())
         assert "blocks_per_tile" not in manifest and manifest["tile_rows"] == 64
+
+
+def test_rotary_theta_kernel_names_and_flags():
+    """Angles from theta (the compiler's checks and the emulator tests; the API passes tables):
+    block-attn-compile's _theta at the usual base, the base in the name at another, so that two
+    bases never share a cache file."""
+    k = key(head_dim=256, block_size=128, rotary="half_split", positions=True, rotary_theta=10000.0)
+    assert k.name == "blockattn_forward_d256_b128_bf16_half_split_pos_theta"
+    assert k.compiler_flags() == [
+        "--kind=forward", "--head-dim=256", "--block-size=128", "--dtype=bf16", "--rotary=half_split",
+        "--positions", "--rotary-theta=10000.0", "--chip=sm_90a", f"--name={k.name}",
+    ]
+    other = key(head_dim=256, block_size=128, rotary="half_split", positions=True, rotary_theta=500.0)
+    assert other.name == "blockattn_forward_d256_b128_bf16_half_split_pos_theta500"
+    assert "--rotary-theta=500.0" in other.compiler_flags()
+    assert key(rotary="half_split").name == "blockattn_forward_d128_b64_bf16_half_split"
+    with pytest.raises(ValueError, match="rotary_theta needs a rotary mode"):
+        key(rotary_theta=10000.0)

@@ -194,6 +194,10 @@ Value tmemTeardownBarrier(KernelBuilder &e);
 /// top of the tile or out of the tile loop and held in registers.
 Value pinSharedPointer(KernelBuilder &e, Value ptr);
 
+/// An i32 pinned the same way: what is computed from it is computed after
+/// this point (warpspec.pin of an i32).
+Value pinI32(KernelBuilder &e, Value value);
+
 } // namespace mlir::blockattn::lowering
 
 #endif // BLOCKATTN_LIB_CONVERSION_WARPSPECTONVVM_KERNELBUILDER_H

@@ -219,14 +219,18 @@ struct ColumnChunkLowering : ConvertOpToLLVMPattern<ColumnChunkOp> {
 
 /// A pinned buffer: its address through pinSharedPointer's empty
 /// side-effecting asm (NVVM has no op that stops LLVM's loop-invariant code
-/// motion; this is CUTLASS's warpgroup_fence_operand on an address).
+/// motion; this is CUTLASS's warpgroup_fence_operand on an address); a
+/// pinned i32 through the same asm (pinI32).
 struct PinLowering : ConvertOpToLLVMPattern<PinOp> {
   using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
   LogicalResult
   matchAndRewrite(PinOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     KernelBuilder e(rewriter, op);
-    rewriter.replaceOp(op, pinSharedPointer(e, adaptor.getSource()));
+    if (isa<IntegerType>(adaptor.getSource().getType()))
+      rewriter.replaceOp(op, pinI32(e, adaptor.getSource()));
+    else
+      rewriter.replaceOp(op, pinSharedPointer(e, adaptor.getSource()));
     return success();
   }
 };
@@ -263,13 +267,17 @@ void mlir::blockattn::populateWarpSpecToNVVMPatterns(
 // matrix descriptors of a chunk's product derive from it; unpinned, LLVM
 // computes those of every chunk of a tile at the top of the tile, where at
 // head dim 256 they held about a hundred 64-bit registers and ptxas spilled.
-Value mlir::blockattn::lowering::pinSharedPointer(KernelBuilder &e, Value ptr) {
-  Value address = LLVM::PtrToIntOp::create(e.b, e.loc, e.i32T(), ptr);
+Value mlir::blockattn::lowering::pinI32(KernelBuilder &e, Value value) {
   auto asmOp = LLVM::InlineAsmOp::create(
-      e.b, e.loc, e.i32T(), ValueRange{address}, "", "=r,0",
+      e.b, e.loc, e.i32T(), ValueRange{value}, "", "=r,0",
       /*has_side_effects=*/true, /*is_align_stack=*/false,
       LLVM::tailcallkind::TailCallKind::None,
       LLVM::AsmDialectAttr::get(e.ctx, LLVM::AsmDialect::AD_ATT),
       /*operand_attrs=*/ArrayAttr());
-  return LLVM::IntToPtrOp::create(e.b, e.loc, e.smemPtrT(), asmOp.getResult(0));
+  return asmOp.getResult(0);
+}
+
+Value mlir::blockattn::lowering::pinSharedPointer(KernelBuilder &e, Value ptr) {
+  Value address = LLVM::PtrToIntOp::create(e.b, e.loc, e.i32T(), ptr);
+  return LLVM::IntToPtrOp::create(e.b, e.loc, e.smemPtrT(), pinI32(e, address));
 }

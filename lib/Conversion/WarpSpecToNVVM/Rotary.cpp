@@ -21,6 +21,7 @@
 #include "blockattn/Conversion/WarpSpecToNVVM/WarpSpecToNVVM.h"
 
 #include "mlir/Conversion/LLVMCommon/Pattern.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 #include "blockattn/Conversion/WarpSpecToNVVM/Descriptors.h"
 
@@ -203,6 +204,21 @@ loadAngles(KernelBuilder &e, const AngleSource &a, Value p, Value base,
   return {cosines, sines};
 }
 
+/// Loop metadata that keeps LLVM from unrolling the loop; the NVPTX backend
+/// then marks it `.pragma "nounroll"` for ptxas.
+LLVM::LoopAnnotationAttr noUnroll(MLIRContext *ctx) {
+  auto unroll = LLVM::LoopUnrollAttr::get(
+      ctx, /*disable=*/BoolAttr::get(ctx, true), /*count=*/{},
+      /*runtimeDisable=*/{}, /*full=*/{}, /*followupUnrolled=*/{},
+      /*followupRemainder=*/{}, /*followupAll=*/{});
+  return LLVM::LoopAnnotationAttr::get(
+      ctx, /*disableNonforced=*/{}, /*vectorize=*/{}, /*interleave=*/{}, unroll,
+      /*unrollAndJam=*/{}, /*licm=*/{}, /*distribute=*/{},
+      /*pipeline=*/{}, /*peeled=*/{}, /*unswitch=*/{}, /*mustProgress=*/{},
+      /*isVectorized=*/{}, /*startLoc=*/{}, /*endLoc=*/{},
+      /*parallelAccesses=*/{});
+}
+
 /// (x, y) turned by the angle: (x c - y s, y c + x s).
 std::pair<Value, Value> turn(KernelBuilder &e, Value x, Value y, Value c,
                              Value s) {
@@ -368,14 +384,6 @@ LogicalResult RotaryBuilder::lower(RotateOp op, RotateOp::Adaptor adaptor) {
   Value firstOffset = unitOffset(firstUnit);
   Value partnerOffset = twoUnits ? unitOffset(partnerUnit) : Value();
   Type vec = VectorType::get({4}, i32T());
-  auto at = [&](Value base, Value offset, int64_t rowStep) {
-    Value ptr = LLVM::GEPOp::create(b, loc, smemPtrT(), b.getI8Type(), base,
-                                    ValueRange{offset});
-    return LLVM::GEPOp::create(b, loc, smemPtrT(), b.getI8Type(), ptr,
-                               ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(
-                                   rowStep * rowBytes)});
-  };
-
   // Every row is rotated, the rows past `rows` too (their positions are
   // clamped like any other): a destination then holds finite values in all
   // rows (the products read whole tiles and mask what is past the tile),
@@ -400,11 +408,22 @@ LogicalResult RotaryBuilder::lower(RotateOp op, RotateOp::Adaptor adaptor) {
   // spilled 16 bytes in the interleaved kernel at head dim 256; one, 4).
   if (op.getHeadDim())
     ahead = 1;
+  // A block of 128 rows (k, and v with rotate_v, of a block-128 kernel)
+  // from theta above head dim 128 is turned in a loop of passes that is not
+  // unrolled (`.pragma "nounroll"`). The angles are arithmetic on the
+  // position only, and so free to move: unrolled (32 passes of q halves and
+  // k in one block), ptxas scheduled them across passes and spilled, the
+  // sm_90a consumer (156-288 bytes at 256 without a positions tensor; the
+  // SASS has its STL among the rotation's MUFU.SIN) and the sm_100a rotary
+  // warpgroup (8-1568 bytes), though the PTX computes each pass's angles
+  // next to its turns, and pinning k's row and position changed nothing. In
+  // the loop no pass's angles can be computed ahead of it. The query halves
+  // (64 rows) stay unrolled; other kernels keep their PTX.
+  bool passLoop = angles->theta && d > 128 && tileRows > 64;
   SmallVector<std::pair<SmallVector<Value>, SmallVector<Value>>> tables;
   auto rotateTile = [&] {
-    auto loadPass = [&](int64_t pass) {
-      Value p =
-          positionOf(*this, *angles, add(rowBase, i32(pass * rowsPerPass)));
+    auto loadPassAt = [&](Value passRows) {
+      Value p = positionOf(*this, *angles, add(rowBase, passRows));
       tables.push_back(
           loadAngles(*this, *angles, p, firstPair, pairOffset, pairsPerUnit));
       // The second unit of a wide interleaved item: pairs D / 4 on.
@@ -415,46 +434,65 @@ LogicalResult RotaryBuilder::lower(RotateOp op, RotateOp::Adaptor adaptor) {
         llvm::append_range(tables.back().first, cosines);
         llvm::append_range(tables.back().second, sines);
       }
-  };
-  for (int64_t pass = 0; pass < ahead; ++pass)
-    loadPass(pass);
-  for (int64_t pass = 0; pass < passes; ++pass) {
-    if (pass + ahead < passes)
-      loadPass(pass + ahead);
-    int64_t rowStep = pass * rowsPerPass;
-    auto &[cosines, sines] = tables[pass];
-    for (auto [source, dest] : llvm::zip(sources, dests)) {
-      SmallVector<Value> first = unpackUnit(
-          *this, elementType, load(vec, at(source, firstOffset, rowStep), 16));
-      if (angles->interleaved) {
-        for (int64_t j = 0; j < pairsPerUnit; ++j)
-          std::tie(first[2 * j], first[2 * j + 1]) =
-              turn(*this, first[2 * j], first[2 * j + 1], cosines[j], sines[j]);
-        if (twoUnits) {
-          SmallVector<Value> second =
-              unpackUnit(*this, elementType,
-                         load(vec, at(source, partnerOffset, rowStep), 16));
+    };
+    auto loadPass = [&](int64_t pass) { loadPassAt(i32(pass * rowsPerPass)); };
+    // The turns of pass `pass` (its angles in tables[pass]), whose rows are
+    // `passBytes` on from the thread's first row (a GEP argument: a constant,
+    // or the loop's run-time offset).
+    auto turnPass = [&](int64_t pass, LLVM::GEPArg passBytes) {
+      auto at = [&](Value base, Value offset) {
+        Value ptr = LLVM::GEPOp::create(b, loc, smemPtrT(), b.getI8Type(), base,
+                                        ValueRange{offset});
+        return LLVM::GEPOp::create(b, loc, smemPtrT(), b.getI8Type(), ptr,
+                                   ArrayRef<LLVM::GEPArg>{passBytes});
+      };
+      auto &[cosines, sines] = tables[pass];
+      for (auto [source, dest] : llvm::zip(sources, dests)) {
+        SmallVector<Value> first = unpackUnit(
+            *this, elementType, load(vec, at(source, firstOffset), 16));
+        if (angles->interleaved) {
           for (int64_t j = 0; j < pairsPerUnit; ++j)
-            std::tie(second[2 * j], second[2 * j + 1]) =
-                turn(*this, second[2 * j], second[2 * j + 1],
-                     cosines[pairsPerUnit + j], sines[pairsPerUnit + j]);
-          store(packUnit(*this, elementType, second),
-                at(dest, partnerOffset, rowStep), 16);
+            std::tie(first[2 * j], first[2 * j + 1]) = turn(
+                *this, first[2 * j], first[2 * j + 1], cosines[j], sines[j]);
+          if (twoUnits) {
+            SmallVector<Value> second = unpackUnit(
+                *this, elementType, load(vec, at(source, partnerOffset), 16));
+            for (int64_t j = 0; j < pairsPerUnit; ++j)
+              std::tie(second[2 * j], second[2 * j + 1]) =
+                  turn(*this, second[2 * j], second[2 * j + 1],
+                       cosines[pairsPerUnit + j], sines[pairsPerUnit + j]);
+            store(packUnit(*this, elementType, second), at(dest, partnerOffset),
+                  16);
+          }
+        } else {
+          SmallVector<Value> second = unpackUnit(
+              *this, elementType, load(vec, at(source, partnerOffset), 16));
+          for (int64_t j = 0; j < pairsPerItem; ++j)
+            std::tie(first[j], second[j]) =
+                turn(*this, first[j], second[j], cosines[j], sines[j]);
+          store(packUnit(*this, elementType, second), at(dest, partnerOffset),
+                16);
         }
-      } else {
-        SmallVector<Value> second =
-            unpackUnit(*this, elementType,
-                       load(vec, at(source, partnerOffset, rowStep), 16));
-        for (int64_t j = 0; j < pairsPerItem; ++j)
-          std::tie(first[j], second[j]) =
-              turn(*this, first[j], second[j], cosines[j], sines[j]);
-        store(packUnit(*this, elementType, second),
-              at(dest, partnerOffset, rowStep), 16);
+        store(packUnit(*this, elementType, first), at(dest, firstOffset), 16);
       }
-      store(packUnit(*this, elementType, first), at(dest, firstOffset, rowStep),
-            16);
+    };
+    if (passLoop) {
+      auto loop = scf::ForOp::create(b, loc, i32(0), i32(passes), i32(1));
+      loop->setAttr("loop_annotation", noUnroll(ctx));
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(loop.getBody()->getTerminator());
+      Value passRows = mul(loop.getInductionVar(), i32(rowsPerPass));
+      loadPassAt(passRows);
+      turnPass(0, mul(passRows, i32(rowBytes)));
+      return;
     }
-  }
+    for (int64_t pass = 0; pass < ahead; ++pass)
+      loadPass(pass);
+    for (int64_t pass = 0; pass < passes; ++pass) {
+      if (pass + ahead < passes)
+        loadPass(pass + ahead);
+      turnPass(pass, static_cast<int32_t>(pass * rowsPerPass * rowBytes));
+    }
   };
   if (threads < replica)
     emitIf(cmp(Pred::ult, t, i32(threads)), rotateTile);

@@ -16,7 +16,8 @@ group's sum is in f32 before one rounding, not bf16 gradients summed).
 With rotary embeddings (issue 21) the grouped backward rotates K (and V) once
 an item and each query head's Q, and turns the gradients back: checked
 against the reference's rotary gradients for both layouts, a positions
-tensor and rotate_v, G = 2, 4 and MQA, head dims 64 and 128.
+tensor and rotate_v, G = 2, 4 and MQA, head dims 64 and 128, and with interleaved
+embeddings at head dims 192 and 256 (test_backward_large_head_dims_rotary*).
 
 Kernels (the coordinator prebuilds them: scripts/gpu_gqa.sh prebuild DIR):
     python3 scripts/prebuild_kernels.py DIR --chips sm_90a --kinds forward,backward \
@@ -33,6 +34,13 @@ Kernels (the coordinator prebuilds them: scripts/gpu_gqa.sh prebuild DIR):
     python3 scripts/prebuild_kernels.py DIR --chips sm_90a --kinds forward,backward \
         --head-dims 32,64 --block-sizes 128 --dtypes bf16,f16 --groups 2,4,8 [--causal] [--lse]
     (the grouped backward at block size 128, test_backward_block_size_128*)
+    python3 scripts/prebuild_kernels.py DIR --chips sm_90a --kinds forward,backward \
+        --head-dims 32,64 --block-sizes 128 --dtypes bf16,f16 --groups 2,4,8 \
+        --rotary half_split,interleaved --rotary-variants plain,pos,rv,pos_rv [--causal --lse]
+    (with rotary embeddings, test_backward_block_size_128_rotary*)
+    python3 scripts/prebuild_kernels.py DIR --chips sm_90a --kinds forward,backward \
+        --head-dims 96,128 --block-sizes 128 --dtypes bf16,f16 --groups 2,4,8,16 [--causal] [--lse]
+    (head dims 96 and 128 at block size 128, test_backward_block_size_128_wide*)
 """
 
 from __future__ import annotations
@@ -312,8 +320,8 @@ def test_backward_causal_and_lse(head_dim, dtype, causal, lse):
                 dtype)
 
 
-# The grouped backward at block size 128 (issues 20 and 21): up to head dim 64 without rotary
-# embeddings; sm_90a runs a scores warpgroup and an accumulate warpgroup per key half (dV and dK
+# The grouped backward at block size 128 (issues 20 and 21): without rotary embeddings, up to
+# head dim 128 on sm_90a (above 64 in column passes), 64 on sm_100a; sm_90a runs a scores warpgroup and an accumulate warpgroup per key half (dV and dK
 # summed over the group in registers). Lengths around the block and its half; G = 2, 4, 8 and
 # MQA; both dtypes; causal and dlse; deterministic (the group's sum in a fixed order).
 B128_LENGTHS = [0, 1, 63, 64, 65, 127, 128, 129, 191, 192, 193, 2000, 0, 300, 7]
@@ -321,10 +329,13 @@ B128_GROUPS = [(4, 2), (8, 2), (8, 1), (4, 1)]
 
 
 def run_b128_backward(hq, hkv, head_dim, dtype=torch.bfloat16, causal=False, lse=False, seed=0,
-                      lengths=B128_LENGTHS):
+                      lengths=B128_LENGTHS, rotary_flags=None):
+    """`rotary_flags`: (interleaved, positions, rotate_v) for a rotary call (rotary_of)."""
     q, k, v, cu = make_inputs(lengths, hq, hkv, head_dim, dtype, seed)
+    rotary = None if rotary_flags is None else rotary_of(q.shape[0], head_dim, *rotary_flags, seed=seed + 9)
     leaves = [t.clone().requires_grad_(True) for t in (q, k, v)]
-    result = blockattn.block_attention(*leaves, cu, block_size=128, causal=causal, return_lse=lse)
+    result = blockattn.block_attention(*leaves, cu, block_size=128, causal=causal, return_lse=lse,
+                                       rotary=rotary)
     o, l = result if lse else (result, None)
     g = torch.Generator(device="cuda").manual_seed(seed + 5)
     do = torch.randn(q.shape, generator=g, device="cuda").to(dtype)
@@ -332,7 +343,7 @@ def run_b128_backward(hq, hkv, head_dim, dtype=torch.bfloat16, causal=False, lse
     torch.autograd.backward([o] + ([l] if lse else []), [do] + ([dlse] if lse else []))
     torch.cuda.synchronize()
     args = [reference_torch.to_numpy(t) for t in (q, k, v, do)]
-    want = reference.backward(*args, cu.cpu().numpy(), block_size=128, causal=causal,
+    want = reference.backward(*args, cu.cpu().numpy(), block_size=128, causal=causal, rotary=rotary,
                               dlse=None if dlse is None else reference_torch.to_numpy(dlse))
     grads = [t.grad for t in leaves]
     check_grads(grads, [torch.from_numpy(np.ascontiguousarray(w)).cuda() for w in want], dtype)
@@ -361,11 +372,74 @@ def test_backward_block_size_128_random_batch_and_deterministic():
         assert torch.equal(a, b)
 
 
+# With rotary embeddings (issues 20 and 21): K (and V) rotated once an item, each head's Q in
+# its two halves (the second at + 64), dQ turned back per head, dK (dV) once per key half after
+# the group. Every variant (both layouts, positions, rotate_v), G = 2, 4, 8 and MQA, both
+# dtypes, causal with dlse, and two runs giving the same bits. Kernels:
+#     python3 scripts/prebuild_kernels.py DIR --chips sm_90a --kinds backward \
+#         --head-dims 32,64 --block-sizes 128 --dtypes bf16,f16 --groups 2,4,8 \
+#         --rotary half_split,interleaved --rotary-variants plain,pos,rv,pos_rv [--causal --lse]
+B128_ROTARY = [
+    (4, 2, 64, (False, False, False)),
+    (8, 2, 64, (True, False, False)),
+    (8, 1, 32, (False, True, False)),
+    (4, 1, 64, (True, True, True)),
+    (4, 2, 32, (False, False, True)),
+    (16, 2, 64, (True, False, True)),
+]
+
+
+@pytest.mark.parametrize("hq,hkv,head_dim,flags", B128_ROTARY, ids=str)
+def test_backward_block_size_128_rotary(hq, hkv, head_dim, flags):
+    run_b128_backward(hq, hkv, head_dim, seed=hq + head_dim + 31, rotary_flags=flags)
+
+
+@pytest.mark.parametrize("head_dim", [32, 64])
+def test_backward_block_size_128_rotary_fp16_causal_lse(head_dim):
+    run_b128_backward(8, 2, head_dim, torch.float16, causal=True, lse=True, seed=head_dim + 41,
+                      rotary_flags=(False, True, True))
+
+
+def test_backward_block_size_128_rotary_random_batch_and_deterministic():
+    lengths = np.random.default_rng(43).integers(0, 1500, size=40)
+    first = run_b128_backward(16, 2, 64, seed=43, lengths=lengths, rotary_flags=(True, False, True))
+    second = run_b128_backward(16, 2, 64, seed=43, lengths=lengths, rotary_flags=(True, False, True))
+    for a, b in zip(first, second):
+        assert torch.equal(a, b)
+
+
+# Head dims 96 and 128 at block size 128 (sm_90a, session 18): an item in passes over column
+# chunks of the head dim (three of 32 columns at 96, two of 64 at 128), each recomputing S and
+# dP and summing its chunk of dV and dK over the group. G = 2, 4, 8, 16 and MQA, both dtypes,
+# causal and dlse, deterministic.
+@pytest.mark.parametrize("hq,hkv", B128_GROUPS + [(16, 1)], ids=lambda x: str(x))
+@pytest.mark.parametrize("head_dim", [96, 128])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
+def test_backward_block_size_128_wide(hq, hkv, head_dim, dtype):
+    run_b128_backward(hq, hkv, head_dim, dtype, seed=hq + head_dim)
+
+
+@pytest.mark.parametrize("causal,lse", [(True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("head_dim", [96, 128])
+def test_backward_block_size_128_wide_causal_and_lse(head_dim, causal, lse):
+    run_b128_backward(4, 2, head_dim, causal=causal, lse=lse, seed=head_dim + 3)
+
+
+def test_backward_block_size_128_wide_random_batch_and_deterministic():
+    """Many items at head dim 128 (every CTA runs several; the one-slot rings wrap), two runs
+    giving the same bits."""
+    lengths = np.random.default_rng(22).integers(0, 1500, size=40)
+    first = run_b128_backward(8, 1, 128, seed=22, lengths=lengths)
+    second = run_b128_backward(8, 1, 128, seed=22, lengths=lengths)
+    for a, b in zip(first, second):
+        assert torch.equal(a, b)
+
+
 def test_backward_block_size_128_refusals():
-    """Above head dim 64 and with rotary embeddings the grouped backward at 128 is refused,
-    naming the argument, before any launch."""
-    q, k, v, cu = make_inputs([130], 4, 2, 128, torch.bfloat16)
-    with pytest.raises(ValueError, match="head dim 128 has no grouped-query backward kernel at block_size 128"):
+    """Above head dim 128, and above 64 with rotary embeddings, the grouped backward at 128 is
+    refused, naming the argument, before any launch."""
+    q, k, v, cu = make_inputs([130], 4, 2, 192, torch.bfloat16)
+    with pytest.raises(ValueError, match="head dim 192 has no grouped-query backward kernel at block_size 128"):
         blockattn.block_attention(q.requires_grad_(True), k, v, cu, block_size=128)
 
 
@@ -434,3 +508,80 @@ def test_backward_large_head_dims_random_batch_and_deterministic():
     second = run_large_backward_case(lengths, 8, 2, 256, seed=35)
     for a, b in zip(first, second):
         assert torch.equal(a, b)
+
+
+# The grouped rotary backward above head dim 128 (issues 20 and 21): interleaved rotary
+# embeddings in the passes over 64-column chunks (K, V rotated once an item, Q every pass, each
+# pass's gradient chunk turned back on its own; docs/rotary.md, "Grouped-query backward").
+# Against the float64 reference's rotary gradients: both head dims, G = 2, 4 and MQA, a
+# positions tensor and rotate_v, fp16, blocks of 16 and 32, causal and dlse, two runs giving
+# the same bits; half-split embeddings are refused (ValueError naming rotary). Kernels:
+#     python3 scripts/prebuild_kernels.py DIR --chips sm_90a --kinds forward,backward \
+#         --head-dims 192,256 --block-sizes 16,32,64 --dtypes bf16,f16 --rotary interleaved \
+#         --rotary-variants plain,pos,rv,pos_rv --groups 2,4 [--causal] [--lse]
+# (a kernel that is not prebuilt compiles on first use).
+LARGE_ROTARY_BACKWARD = [
+    (4, 2, False, False),
+    (8, 2, True, False),
+    (8, 1, False, True),
+    (4, 1, True, True),
+]
+
+
+def run_large_rotary_backward_case(lengths, hq, hkv, head_dim, positions, rotate_v, dtype=torch.bfloat16,
+                                   seed=0, block_size=64, causal=False, lse=False):
+    q, k, v, cu = make_inputs(lengths, hq, hkv, head_dim, dtype, seed)
+    rotary = rotary_of(q.shape[0], head_dim, True, positions, rotate_v, seed=seed + 1)
+    leaves = [t.clone().requires_grad_(True) for t in (q, k, v)]
+    result = blockattn.block_attention(*leaves, cu, block_size=block_size, rotary=rotary, causal=causal,
+                                       return_lse=lse)
+    o, l = result if lse else (result, None)
+    g = torch.Generator(device="cuda").manual_seed(seed + 5)
+    do = torch.randn(q.shape, generator=g, device="cuda").to(dtype)
+    dlse = torch.randn((hq, q.shape[0]), generator=g, device="cuda") if lse else None
+    torch.autograd.backward([o] + ([l] if lse else []), [do] + ([dlse] if lse else []))
+    torch.cuda.synchronize()
+    args = [reference_torch.to_numpy(t) for t in (q, k, v, do)]
+    want = reference.backward(*args, cu.cpu().numpy(), block_size=block_size, rotary=rotary, causal=causal,
+                              dlse=None if dlse is None else reference_torch.to_numpy(dlse))
+    grads = [t.grad for t in leaves]
+    check_grads(grads, [torch.from_numpy(np.ascontiguousarray(w)).cuda() for w in want], dtype)
+    return grads
+
+
+@pytest.mark.parametrize("hq,hkv,positions,rotate_v", LARGE_ROTARY_BACKWARD, ids=lambda x: str(x))
+@pytest.mark.parametrize("head_dim", [192, 256])
+def test_backward_large_head_dims_rotary(hq, hkv, positions, rotate_v, head_dim):
+    run_large_rotary_backward_case(EDGE_LENGTHS, hq, hkv, head_dim, positions, rotate_v, seed=41)
+
+
+@pytest.mark.parametrize("block_size", [16, 32])
+@pytest.mark.parametrize("head_dim", [192, 256])
+def test_backward_large_head_dims_rotary_fp16_small_blocks(head_dim, block_size):
+    lengths = [0, 1, block_size - 1, block_size, block_size + 1, 200, 3, 130]
+    run_large_rotary_backward_case(lengths, 8, 2, head_dim, True, True, dtype=torch.float16, seed=42,
+                                   block_size=block_size)
+
+
+@pytest.mark.parametrize("head_dim", [192, 256])
+def test_backward_large_head_dims_rotary_causal_and_lse(head_dim):
+    run_large_rotary_backward_case(EDGE_LENGTHS, 8, 2, head_dim, True, False, seed=43, causal=True, lse=True)
+
+
+def test_backward_large_head_dims_rotary_random_batch_and_deterministic():
+    """Many items (every CTA runs several, the rings wrap), and two runs give the same bits."""
+    rng = np.random.default_rng(44)
+    lengths = rng.integers(0, 1500, size=30)
+    first = run_large_rotary_backward_case(lengths, 8, 2, 256, True, False, seed=44)
+    second = run_large_rotary_backward_case(lengths, 8, 2, 256, True, False, seed=44)
+    for a, b in zip(first, second):
+        assert torch.equal(a, b)
+
+
+def test_backward_large_head_dims_half_split_rotary_refused():
+    """Half-split embeddings above head dim 128 are refused, naming rotary, before any launch."""
+    q, k, v, cu = make_inputs([130], 4, 2, 192, torch.bfloat16)
+    rotary = rotary_of(q.shape[0], 192, False, False, False, seed=45)
+    with pytest.raises(ValueError, match="rotary: head dim 192 has no grouped-query backward kernel with "
+                                         "half-split rotary embeddings"):
+        blockattn.block_attention(q.requires_grad_(True), k, v, cu, rotary=rotary)

@@ -9,7 +9,9 @@ With fused rotary embeddings (session 17) the forward on both chips: every table
 (half-split and interleaved, a positions tensor, rotate_v), also with causal blocks and the
 log-sum-exp; the rotary backward with interleaved pairs on sm_90a (session 18: every table
 variant, causal blocks with dlse, long and tiny sequences); half-split pairs and sm_100a are
-refused by argument.
+refused by argument. With angles from rotary_theta (session 18; the API passes tables, so the
+kernels are launched directly): the forward, every variant, causal + lse, a grid past the SM
+count (test_rotary_theta_*).
 
 These kernels are not in the wheel's prebuilt set: they compile on first use unless
 BLOCKATTN_KERNEL_DIR holds them:
@@ -239,6 +241,71 @@ def test_rotary_backward_interleaved_long_tiny_and_past_the_sm_count(head_dim):
     run_rotary_backward(TINY_LENGTHS, 3, head_dim, torch.bfloat16, positions=True, seed=12)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     run_rotary_backward([128 * sms + 5], 1, head_dim, torch.float16, rotate_v=True, seed=13)
+
+
+# Angles computed in the kernel from rotary_theta (session 18): the Python API passes tables, so
+# these launch the compiled kernel directly (blockattn._driver, as the API does) and compare with
+# the float64 reference on tables made at the kernel's base. The sm_90a consumer turns k (and v)
+# in a loop of passes that is not unrolled (docs/head-dims.md).
+def run_theta_forward(lengths, heads, head_dim, dtype, interleaved, positions=False, rotate_v=False,
+                      causal=False, lse=False, theta=10000.0, seed=0):
+    from blockattn import _driver, _kernels
+
+    q, k, v, cu = make_inputs(lengths, heads, head_dim, dtype, seed)
+    T = q.shape[0]
+    g = torch.Generator(device="cuda").manual_seed(seed + 7)
+    pos = torch.randint(0, 777, (T,), generator=g, device="cuda", dtype=torch.int32) if positions else None
+    key = _kernels.KernelKey(kind="forward", head_dim=head_dim, block_size=BS,
+                             dtype="bf16" if dtype == torch.bfloat16 else "f16", chip=_driver.chip_of(q.device),
+                             rotary="interleaved" if interleaved else "half_split", positions=positions,
+                             rotate_v=rotate_v, causal=causal, lse=lse, rotary_theta=theta)
+    kernel = _driver.load_kernel(_kernels.find_kernel(key), q.device)
+    o = torch.full_like(q, float("nan"))
+    tensors = {"q": q, "k": k, "v": v, "o": o, "cu_seqlens": cu}
+    if pos is not None:
+        tensors["positions"] = pos
+    if lse:
+        tensors["lse"] = torch.full((heads, T), float("nan"), device="cuda", dtype=torch.float32)
+    kernel.call(tensors, {"softmax_scale": head_dim ** -0.5})
+    torch.cuda.synchronize()
+    largest = max(max(lengths), 777) + 1
+    cos, sin = reference.rope_tables(largest, head_dim, base=theta)
+    ref_rotary = reference.Rotary(cos, sin, interleaved=interleaved,
+                                  positions=None if pos is None else pos.cpu().numpy(), rotate_v=rotate_v)
+    args = [t.double().cpu().numpy() for t in (q, k, v)] + [cu.cpu().numpy()]
+    o_ref, lse_ref = reference.forward(*args, block_size=BS, rotary=ref_rotary, causal=causal, return_lse=True)
+    check(o, torch.from_numpy(o_ref).cuda(), dtype)
+    if lse:
+        l = tensors["lse"]
+        assert not torch.isnan(l).any(), "lse elements never written"
+        np.testing.assert_allclose(l.double().cpu().numpy(), lse_ref, rtol=ROTARY_TOL_LSE[dtype],
+                                   atol=ROTARY_TOL_LSE[dtype])
+    # The angles matter: the un-rotated reference and the other base's are far.
+    plain = reference.forward(*args, block_size=BS, causal=causal)
+    assert (o.double().cpu() - torch.from_numpy(plain)).abs().max() > 0.1
+    cos2, sin2 = reference.rope_tables(largest, head_dim, base=10500.0 - theta)
+    other = reference.forward(*args, block_size=BS, causal=causal, rotary=reference.Rotary(
+        cos2, sin2, interleaved=interleaved, positions=ref_rotary.positions, rotate_v=rotate_v))
+    assert (o.double().cpu() - torch.from_numpy(other)).abs().max() > 0.1
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
+@pytest.mark.parametrize("head_dim", HEAD_DIMS)
+@pytest.mark.parametrize("interleaved", [False, True], ids=["half_split", "interleaved"])
+def test_rotary_theta_forward(interleaved, head_dim, dtype):
+    """Every variant from theta on the edge lengths, 3 heads; bases 10000 and 500."""
+    for positions, rotate_v in ((False, False), (True, False), (False, True), (True, True)):
+        run_theta_forward(EDGE_LENGTHS, 3, head_dim, dtype, interleaved, positions, rotate_v,
+                          theta=500.0 if rotate_v else 10000.0, seed=head_dim)
+
+
+@pytest.mark.parametrize("head_dim", HEAD_DIMS)
+def test_rotary_theta_forward_causal_lse_and_past_the_sm_count(head_dim):
+    for dtype in (torch.bfloat16, torch.float16):
+        run_theta_forward(EDGE_LENGTHS, 2, head_dim, dtype, True, positions=True, rotate_v=True,
+                          causal=True, lse=True, seed=5)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    run_theta_forward([128 * sms + 5], 1, head_dim, torch.bfloat16, False, seed=13)
 
 
 def test_rotary_backward_half_split_is_refused():

@@ -21,6 +21,10 @@
 // RUN: block-attn-opt %t/b128-consumers.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-consumers=2"
 // RUN: block-attn-opt %t/b128-ctas.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a ctas-per-sm=2"
 // RUN: block-attn-opt %t/b128-large-block.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a large-block-consumers=1"
+// RUN: block-attn-opt %t/b128-rotary.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=B128ROT90 --implicit-check-not=blockattn.backward
+// RUN: block-attn-opt %t/b128-rotary.mlir -blockattn-warp-specialize="chip=sm_100a" | FileCheck %s --check-prefix=B128ROT100 --implicit-check-not=blockattn.backward
+// RUN: block-attn-opt %t/b128-pair.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a"
+// RUN: block-attn-opt %t/b128-pair.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=PAIR90 --implicit-check-not=blockattn.backward
 
 // Grouped-query attention's forward (group 4: q and o with 8 heads, k and v
 // with 2): the tile loop walks q's heads and the producer reads k and v at
@@ -41,8 +45,50 @@
 // rotates K (and V with rotate_v) in place once an item, at the position the
 // producer commits with the "kv" slot, and each query head's Q in place in
 // its "qdo" slot; dQ is turned back (rotate_tile inverse) per query head,
-// the group's dV and dK once, after the group. Blocks of 128 tokens are
-// refused.
+// the group's dV and dK once, after the group. Blocks of 128 tokens
+// (b128-rotary.mlir) rotate K (128 rows) once an item and each head's Q in
+// its two 64-row halves, the second at row and position + 64; the rows and
+// position are pinned in the loop over the heads (warpspec.pin of an i32).
+// sm_90a: the scores warpgroup rotates and turns dQ back per half, each
+// accumulate warpgroup turns its key half's dK back after the group (at
+// + 64 for key half 1). sm_100a: the softmax warpgroup takes the items from
+// "kv", rotates and signals the MMA warp through "rotated" (no "items").
+
+// B128ROT90: warpspec.partition "scores"
+// B128ROT90: %[[POS:.*]] = warpspec.tile_position
+// B128ROT90-NEXT: warpspec.rotate(%[[K:.*]]) into(%[[K]]) rows({{.*}}) row(%[[ROW:[^)]*]]) position(%[[POS]])
+// B128ROT90-SAME: 128x64xbf16
+// B128ROT90: scf.for
+// B128ROT90: %[[R0:.*]] = warpspec.pin %[[ROW]] : i32
+// B128ROT90-NEXT: %[[P0:.*]] = warpspec.pin %[[POS]] : i32
+// B128ROT90-NEXT: warpspec.rotate(%[[Q0:.*]]) into(%[[Q0]]) rows({{.*}}) row(%[[R0]]) position(%[[P0]])
+// B128ROT90-NEXT: %[[C64:.*]] = arith.constant 64 : i32
+// B128ROT90-NEXT: %[[R1:.*]] = arith.addi %[[R0]], %[[C64]]
+// B128ROT90-NEXT: %[[P1:.*]] = arith.addi %[[P0]], %[[C64]]
+// B128ROT90-NEXT: warpspec.rotate(%[[Q1:.*]]) into(%[[Q1]]) rows({{.*}}) row(%[[R1]]) position(%[[P1]])
+// B128ROT90: warpspec.rotate_tile {{.*}} {interleaved = false, inverse
+// B128ROT90: warpspec.rotate_tile {{.*}} {interleaved = false, inverse
+// B128ROT90: warpspec.partition "accumulate"
+// B128ROT90: warpspec.tile_position
+// B128ROT90: scf.for
+// B128ROT90: warpspec.rotate_tile {{.*}} {interleaved = false, inverse
+// B128ROT90: warpspec.partition "accumulate1"
+// B128ROT90: warpspec.rotate_tile {{.*}} {interleaved = false, inverse
+
+// B128ROT100-NOT: "items"
+// B128ROT100: warpspec.channel "rotated" depth(4) : <[], smem>
+// B128ROT100: warpspec.partition "mma"
+// B128ROT100: warpspec.get %{{.*}} : <[], smem>
+// B128ROT100: warpspec.get %{{.*}} : <[64x64xbf16, 64x64xbf16, 64x64xbf16, 64x64xbf16], smem>
+// B128ROT100-NEXT: warpspec.get %{{.*}} : <[], smem>
+// B128ROT100: warpspec.partition "softmax"
+// B128ROT100: warpspec.consume %{{.*}} : !warpspec.channel<[128x64xbf16, 128x64xbf16], smem>
+// B128ROT100: warpspec.rotate({{.*}} : !warpspec.buffer<128x64xbf16, smem>
+// B128ROT100: warpspec.get %{{.*}} : <[64x64xbf16, 64x64xbf16, 64x64xbf16, 64x64xbf16], smem>
+// B128ROT100: warpspec.rotate({{.*}} : !warpspec.buffer<64x64xbf16, smem>
+// B128ROT100: warpspec.rotate({{.*}} : !warpspec.buffer<64x64xbf16, smem>
+// B128ROT100: scf.for
+// B128ROT100: warpspec.rotate_tile {{.*}} inverse
 
 // An unknown group-roles value is refused when the options are parsed.
 // ROLES-VALUE: overlapped
@@ -186,47 +232,33 @@ func.func @gqa_backward(%q: memref<?x?x64xbf16>, %k: memref<?x?x64xbf16>,
 // PIPE90-NEXT: warpspec.store %{{.*}}#1 to
 
 //--- refused.mlir
-// Block size 128: built without rotary embeddings up to head dim 64 (the
-// group's dK and dV of 128 keys next to S and dP: registers on sm_90a,
-// tensor memory on sm_100a); wider head dims and rotary are refused.
-func.func @gqa_backward_b128(%q: memref<?x?x128xbf16>, %k: memref<?x?x128xbf16>,
-                             %v: memref<?x?x128xbf16>, %do: memref<?x?x128xbf16>,
-                             %dq: memref<?x?x128xbf16>, %dk: memref<?x?x128xbf16>,
-                             %dv: memref<?x?x128xbf16>, %cu: memref<?xi32>) {
-  // expected-error @below {{'blockattn.backward' op with group 2 (grouped-query attention) has no backward lowering at block_size 128 and head_dim 128 yet: the group's dK and dV of 128 keys, held across the group, fit next to S and dP}}
-  blockattn.backward q(%q : memref<?x?x128xbf16>) k(%k : memref<?x?x128xbf16>)
-      v(%v : memref<?x?x128xbf16>) do(%do : memref<?x?x128xbf16>)
-      dq(%dq : memref<?x?x128xbf16>) dk(%dk : memref<?x?x128xbf16>)
-      dv(%dv : memref<?x?x128xbf16>) cu_seqlens(%cu : memref<?xi32>)
-      {element_type = bf16, head_dim = 128 : i64, group = 2 : i64,
+// Block size 128: built without rotary embeddings up to head dim 128 (above
+// 64 in passes over column chunks of the head dim); above 128 an item's K,
+// V, a query head's Q, dO and the halves' P, dS exceed shared memory, and
+// rotary embeddings are refused.
+func.func @gqa_backward_b128(%q: memref<?x?x192xbf16>, %k: memref<?x?x192xbf16>,
+                             %v: memref<?x?x192xbf16>, %do: memref<?x?x192xbf16>,
+                             %dq: memref<?x?x192xbf16>, %dk: memref<?x?x192xbf16>,
+                             %dv: memref<?x?x192xbf16>, %cu: memref<?xi32>) {
+  // expected-error @below {{'blockattn.backward' op with group 4 (grouped-query attention) has no backward lowering at block_size 128 and head_dim 192 yet: an item's K and V of 128 keys, a query head's Q and dO and both query halves' P and dS fit shared memory up to head_dim 128}}
+  blockattn.backward q(%q : memref<?x?x192xbf16>) k(%k : memref<?x?x192xbf16>)
+      v(%v : memref<?x?x192xbf16>) do(%do : memref<?x?x192xbf16>)
+      dq(%dq : memref<?x?x192xbf16>) dk(%dk : memref<?x?x192xbf16>)
+      dv(%dv : memref<?x?x192xbf16>) cu_seqlens(%cu : memref<?xi32>)
+      {element_type = bf16, head_dim = 192 : i64, group = 4 : i64,
        block_size = 128 : i64}
   return
 }
 
-func.func @gqa_backward_b128_rotary(%q: memref<?x?x64xbf16>, %k: memref<?x?x64xbf16>,
-                                    %v: memref<?x?x64xbf16>, %do: memref<?x?x64xbf16>,
-                                    %dq: memref<?x?x64xbf16>, %dk: memref<?x?x64xbf16>,
-                                    %dv: memref<?x?x64xbf16>, %cu: memref<?xi32>) {
-  // expected-error @below {{'blockattn.backward' op with group 4 (grouped-query attention) has no backward lowering at block_size 128 with rotary embeddings yet: the grouped backward at block_size 128 is built without them}}
-  blockattn.backward q(%q : memref<?x?x64xbf16>) k(%k : memref<?x?x64xbf16>)
-      v(%v : memref<?x?x64xbf16>) do(%do : memref<?x?x64xbf16>)
-      dq(%dq : memref<?x?x64xbf16>) dk(%dk : memref<?x?x64xbf16>)
-      dv(%dv : memref<?x?x64xbf16>) cu_seqlens(%cu : memref<?xi32>)
-      {element_type = bf16, head_dim = 64 : i64, group = 4 : i64,
-       block_size = 128 : i64, rotary = #blockattn.rotary<half_split>,
-       rotary_theta = 10000.0 : f32}
-  return
-}
-
-// Head dims above 128 with rotary embeddings: the grouped backward above 128
-// is made in passes over 64-column chunks of the head dim, which is built
-// without rotary embeddings only.
+// Head dims above 128 with half-split rotary embeddings: the grouped backward
+// above 128 is made in passes over 64-column chunks of the head dim, and a
+// half-split pair's columns are D / 2 apart (interleaved ones are built).
 func.func @gqa_rotary_backward_head_dim_256(%q: memref<?x?x256xbf16>, %k: memref<?x?x256xbf16>,
                                             %v: memref<?x?x256xbf16>, %do: memref<?x?x256xbf16>,
                                             %dq: memref<?x?x256xbf16>, %dk: memref<?x?x256xbf16>,
                                             %dv: memref<?x?x256xbf16>, %cu: memref<?xi32>,
                                             %cos: memref<?x128xf32>, %sin: memref<?x128xf32>) {
-  // expected-error @below {{'blockattn.backward' op with group 2 (grouped-query attention) and rotary embeddings has no backward lowering at head_dim 256 yet: the grouped rotary backward is built for head dims up to 128 (without rotary embeddings up to 256)}}
+  // expected-error @below {{'blockattn.backward' op with group 2 (grouped-query attention) and half-split rotary embeddings has no backward lowering at head_dim 256 yet: above head dim 128 the grouped backward makes its gradients in 64-column chunks, and a half-split pair's columns are D / 2 apart, in different chunks (interleaved rotary embeddings are built)}}
   blockattn.backward q(%q : memref<?x?x256xbf16>) k(%k : memref<?x?x256xbf16>)
       v(%v : memref<?x?x256xbf16>) do(%do : memref<?x?x256xbf16>)
       dq(%dq : memref<?x?x256xbf16>) dk(%dk : memref<?x?x256xbf16>)
@@ -234,6 +266,23 @@ func.func @gqa_rotary_backward_head_dim_256(%q: memref<?x?x256xbf16>, %k: memref
       rotary(%cos, %sin : memref<?x128xf32>, memref<?x128xf32>)
       {element_type = bf16, head_dim = 256 : i64, group = 2 : i64,
        rotary = #blockattn.rotary<half_split>}
+  return
+}
+
+// Interleaved at 192 with the angles computed from rotary_theta: built with
+// cos/sin tables only (theta's angles next to the group's dV and dK chunks
+// spilled).
+func.func @gqa_rotary_theta_backward_head_dim_192(%q: memref<?x?x192xbf16>, %k: memref<?x?x192xbf16>,
+                                                  %v: memref<?x?x192xbf16>, %do: memref<?x?x192xbf16>,
+                                                  %dq: memref<?x?x192xbf16>, %dk: memref<?x?x192xbf16>,
+                                                  %dv: memref<?x?x192xbf16>, %cu: memref<?xi32>) {
+  // expected-error @below {{'blockattn.backward' op with group 4 (grouped-query attention) and rotary_theta has no backward lowering at head_dim 192 yet: the grouped rotary backward above head dim 128 is built with cos/sin tables (computing the angles in the kernel spills registers there)}}
+  blockattn.backward q(%q : memref<?x?x192xbf16>) k(%k : memref<?x?x192xbf16>)
+      v(%v : memref<?x?x192xbf16>) do(%do : memref<?x?x192xbf16>)
+      dq(%dq : memref<?x?x192xbf16>) dk(%dk : memref<?x?x192xbf16>)
+      dv(%dv : memref<?x?x192xbf16>) cu_seqlens(%cu : memref<?xi32>)
+      {element_type = bf16, head_dim = 192 : i64, group = 4 : i64,
+       rotary = #blockattn.rotary<interleaved>, rotary_theta = 10000.0 : f32}
   return
 }
 
@@ -524,3 +573,51 @@ func.func @gqa_backward_b128_large_block(%q: memref<?x?x64xbf16>, %k: memref<?x?
       {element_type = bf16, head_dim = 64 : i64, group = 4 : i64, block_size = 128 : i64}
   return
 }
+
+//--- b128-rotary.mlir
+func.func @gqa_backward_b128_rotary(%q: memref<?x?x64xbf16>, %k: memref<?x?x64xbf16>,
+                                    %v: memref<?x?x64xbf16>, %do: memref<?x?x64xbf16>,
+                                    %dq: memref<?x?x64xbf16>, %dk: memref<?x?x64xbf16>,
+                                    %dv: memref<?x?x64xbf16>, %cu: memref<?xi32>) {
+  blockattn.backward q(%q : memref<?x?x64xbf16>) k(%k : memref<?x?x64xbf16>)
+      v(%v : memref<?x?x64xbf16>) do(%do : memref<?x?x64xbf16>)
+      dq(%dq : memref<?x?x64xbf16>) dk(%dk : memref<?x?x64xbf16>)
+      dv(%dv : memref<?x?x64xbf16>) cu_seqlens(%cu : memref<?xi32>)
+      {element_type = bf16, head_dim = 64 : i64, group = 4 : i64,
+       block_size = 128 : i64, rotary = #blockattn.rotary<half_split>,
+       rotary_theta = 10000.0 : f32}
+  return
+}
+//--- b128-pair.mlir
+// Block size 128, head dim 128: sm_90a builds it in two passes over
+// 64-column chunks; sm_100a refuses it (its column passes spill registers).
+func.func @gqa_backward_b128_pair(%q: memref<?x?x128xbf16>, %k: memref<?x?x128xbf16>,
+                                  %v: memref<?x?x128xbf16>, %do: memref<?x?x128xbf16>,
+                                  %dq: memref<?x?x128xbf16>, %dk: memref<?x?x128xbf16>,
+                                  %dv: memref<?x?x128xbf16>, %cu: memref<?xi32>) {
+  // expected-error @below {{'blockattn.backward' op with group 2 (grouped-query attention) has no backward lowering at block_size 128 and head_dim 128 on sm_100a yet: built up to head_dim 64 there (the column passes of head dims 96 and 128 spill registers)}}
+  blockattn.backward q(%q : memref<?x?x128xbf16>) k(%k : memref<?x?x128xbf16>)
+      v(%v : memref<?x?x128xbf16>) do(%do : memref<?x?x128xbf16>)
+      dq(%dq : memref<?x?x128xbf16>) dk(%dk : memref<?x?x128xbf16>)
+      dv(%dv : memref<?x?x128xbf16>) cu_seqlens(%cu : memref<?xi32>)
+      {element_type = bf16, head_dim = 128 : i64, group = 2 : i64,
+       block_size = 128 : i64}
+  return
+}
+// The scores warpgroup makes dQ in two 64-column chunks of K, stored at
+// columns 0 and 64; each accumulate warpgroup sums a chunk of dV and dK per
+// pass and stores it at the pass's columns.
+// PAIR90: warpspec.partition "load" role(load) warps(4) regs(96)
+// PAIR90: warpspec.partition "scores" role(compute) warps(4) regs(176)
+// PAIR90: warpspec.subview %{{.*}}[0] : <128x128xbf16, smem> -> <128x64xbf16, smem>
+// PAIR90: warpspec.store {{.*}} {col_offset = 0 : i64} : <64x64xf32>
+// PAIR90: warpspec.subview %{{.*}}[64] : <128x128xbf16, smem> -> <128x64xbf16, smem>
+// PAIR90: warpspec.store {{.*}} {col_offset = 64 : i64} : <64x64xf32>
+// PAIR90: warpspec.partition "accumulate" role(compute) warps(4) regs(120)
+// PAIR90: warpspec.subview %{{.*}}[0] : <64x128xbf16, smem> -> <64x64xbf16, smem>
+// PAIR90: scf.for {{.*}} iter_args(
+// PAIR90: warpspec.store {{.*}} {col_offset = 0 : i64} : <64x64xf32>
+// PAIR90: warpspec.subview %{{.*}}[64] : <64x128xbf16, smem> -> <64x64xbf16, smem>
+// PAIR90: scf.for {{.*}} iter_args(
+// PAIR90: warpspec.store {{.*}} {col_offset = 64 : i64} : <64x64xf32>
+// PAIR90: warpspec.partition "accumulate1" role(compute) warps(4) regs(120)

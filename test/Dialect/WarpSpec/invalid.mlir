@@ -3382,3 +3382,11 @@ func.func @negative_pin_tmem(%p: !warpspec.buffer<64x128xf32, tmem>) {
   %c = warpspec.pin %p : !warpspec.buffer<64x128xf32, tmem>
   return
 }
+
+// -----
+
+func.func @negative_pin_i64(%x: i64) {
+  // expected-error @+1 {{'warpspec.pin' op operand #0 must be}}
+  %c = warpspec.pin %x : i64
+  return
+}

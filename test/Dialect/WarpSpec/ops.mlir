@@ -846,7 +846,7 @@ func.func @types(%b0: !warpspec.buffer<64x128xbf16, smem>,
 // query half's P, read transposed, the second product accumulating onto the
 // first.
 // CHECK-LABEL: func.func @column_chunk_and_acc
-// CHECK: %[[P0:.*]] = warpspec.pin %{{.*}} : <64x128xbf16, smem>
+// CHECK: %[[P0:.*]] = warpspec.pin %{{.*}} : !warpspec.buffer<64x128xbf16, smem>
 // CHECK: %[[C0:.*]] = warpspec.column_chunk %[[P0]][1] : <64x128xbf16, smem> -> <64x64xbf16, smem>
 // CHECK: %[[D0:.*]] = warpspec.mma %[[C0]], %{{.*}} {transpose_a}
 // CHECK: warpspec.mma %{{.*}}, %{{.*}} plus %[[D0]] : !warpspec.acc<64x128xf32> {transpose_a} : !warpspec.buffer<64x64xbf16, smem>, <64x128xbf16, smem> -> <64x128xf32>
@@ -862,6 +862,15 @@ func.func @column_chunk_and_acc(%p0: !warpspec.buffer<64x128xbf16, smem>,
   %d1 = warpspec.mma %c1, %do1 plus %d0 : !warpspec.acc<64x128xf32> {transpose_a}
       : !warpspec.buffer<64x64xbf16, smem>, !warpspec.buffer<64x128xbf16, smem> -> !warpspec.acc<64x128xf32>
   return
+}
+
+// An i32 pinned (the grouped-query backward at block size 128 pins the rows
+// and position it rotates at in its loop over the heads).
+// CHECK-LABEL: func.func @pin_i32
+// CHECK: warpspec.pin %{{.*}} : i32
+func.func @pin_i32(%row: i32) -> i32 {
+  %pinned = warpspec.pin %row : i32
+  return %pinned : i32
 }
 
 // A producer holding two slots of a two-slot ring at once, committed in the

@@ -203,6 +203,18 @@ constexpr int64_t kLargeBlockRotaryBackwardLoadRegs = 88,
 /// none of the 64 table kernels spills (both layouts, positions, rotate_v,
 /// causal and lse, 192 and 256, bf16 and f16; ptxas, CUDA 13.0).
 constexpr int64_t kLargeBlockWideRotaryForwardRegs = 144;
+/// With angles from theta (issue 20; k and v turned in a loop of passes,
+/// Rotary.cpp) the rotary warpgroup takes the block-64 theta kernels'
+/// kWideThetaRotaryForwardRegs (80) and the load warpgroup keeps 48 (at the
+/// block-64 theta kernels' 40 ptxas spilled 8-40 bytes in all 32 kernels,
+/// 48 with the rest unchanged spills nothing); the softmax warpgroup gets
+/// the rest, 256. Found by
+/// editing the PTX's setmaxnreg over the 64 kernels (192, 256, bf16, f16,
+/// both layouts, positions, rotate_v, with and without causal + lse; ptxas,
+/// CUDA 13.0): rotary 64-96 with softmax 232-256 spill nothing; with rotary
+/// 104 / softmax 224 the eight half-split kernels at 256 without a positions
+/// tensor spilled, and the table budgets (rotary 144, softmax 208) spilled
+/// 8-28 bytes in 16 of them.
 constexpr int64_t kMaxStages = 8;
 /// Bytes the allocator needs besides the buffers: the run-time alignment
 /// slack of the dynamic shared memory base, which also holds the barriers
@@ -754,6 +766,21 @@ FailureOr<KernelPlan> planSm90aGrouped(const KernelShape &shape,
   return plan;
 }
 
+/// Passes of the sm_90a grouped-query backward at block size 128
+/// (KernelPlan::groupPasses): up to head dim 64 one; above, the group's dV
+/// and dK of 128 keys and the whole head dim, in two accumulate
+/// warpgroups of D / 2 + D / 2 registers a thread next to the scores
+/// warpgroup's 176, exceed the 512 four warpgroups share, so an item is
+/// made in passes over column chunks of one width (docs/head-dims.md, "one
+/// chunk width per tile"): 64 at 128 (two passes), 32 at 96 (three; its
+/// tiles are 32-column chunks with the 64-byte swizzle). The accumulators
+/// are then those of head dims 64 and 32.
+int64_t groupedLargeBlockPasses(const KernelShape &shape) {
+  if (shape.headDim <= 64)
+    return 1;
+  return shape.headDim / (shape.headDim % 64 == 0 ? 64 : 32);
+}
+
 /// The sm_90a grouped-query backward at block size 128's registers: two
 /// accumulate warpgroups hold dV and dK of their key half (32 + 32 a
 /// thread at head dim 64), and the producer tracks two rings in the group's
@@ -765,6 +792,16 @@ FailureOr<KernelPlan> planSm90aGrouped(const KernelShape &shape,
 /// G = 2-16, causal, dlse) spills.
 constexpr int64_t kGroupedLargeBlockAccumulateRegs = 136,
                   kGroupedLargeBlockProducerRegs = 64;
+/// Above head dim 64, in passes (groupedLargeBlockPasses), the producer
+/// streams the group once a pass (a loop over the passes around the loop
+/// over the query heads): at 64 registers ptxas spilled it 88-92 bytes at
+/// head dims 96 and 128 (G = 2, 8; at 72 64 bytes, at 80 36), at 96
+/// nothing; the accumulate warpgroups hold one chunk of dV and dK (16 + 16
+/// or 32 + 32 a thread) and keep 120 each, the scores warpgroup 176
+/// (96 / 160 / 128 / 128 spilled 4-44 bytes). CUDA 13.0, setmaxnreg edited
+/// in the PTX.
+constexpr int64_t kGroupedLargeBlockPassAccumulateRegs = 120,
+                  kGroupedLargeBlockPassProducerRegs = 96;
 
 /// The sm_90a grouped-query backward at block size 128 (Sm90aRecipe.cpp,
 /// buildHopperGroupedLargeBlock): the grouped backward's work item (a block
@@ -798,7 +835,9 @@ FailureOr<KernelPlan> planSm90aGroupedLargeBlock(const KernelShape &shape,
                 " has a scores warpgroup and an accumulate warpgroup per key "
                 "half; large-block-consumers does not apply");
   KernelPlan plan;
-  int64_t itemBytes = (2 + 2 * shape.group) * shape.tileBytes(shape.headDim);
+  plan.groupPasses = groupedLargeBlockPasses(shape);
+  int64_t itemBytes =
+      (2 + 2 * shape.group * plan.groupPasses) * shape.tileBytes(shape.headDim);
   if (failed(planLaunch(Chip::sm_90a, options, tilesOfChunkLoads(itemBytes),
                         /*chunkedByDefault=*/false, /*chunkedCtasPerSm=*/1,
                         plan, fail)))
@@ -810,18 +849,22 @@ FailureOr<KernelPlan> planSm90aGroupedLargeBlock(const KernelShape &shape,
   plan.stageOutput = options.oStore != OStore::registers;
   plan.bulkStore = options.oStore == OStore::tma;
   // One "pds" slot of both halves' P and dS, the scores warpgroup's staging
-  // buffer (the accumulate warpgroups store from their registers).
+  // buffer of one pass's dQ chunk (the accumulate warpgroups store from
+  // their registers).
   int64_t scratch =
       2 * shape.numQueryTiles() * shape.queryTileBytes(shape.tileRows());
   if (plan.stageOutput)
-    scratch += shape.queryTileBytes(shape.headDim);
+    scratch += shape.queryTileBytes(shape.headDim / plan.groupPasses);
   int64_t budget =
       TargetLimits::sharedMemoryBudget(plan.ctasPerSm) - kSmemReserve - scratch;
   if (failed(planGroupedRings(shape, options, budget, plan, fail)))
     return failure();
   // Four warpgroups launch with 128 registers a thread, a pool of 512.
-  plan.registers.load = kGroupedLargeBlockProducerRegs;
-  plan.accumulateRegisters = kGroupedLargeBlockAccumulateRegs;
+  bool passes = plan.groupPasses > 1;
+  plan.registers.load = passes ? kGroupedLargeBlockPassProducerRegs
+                               : kGroupedLargeBlockProducerRegs;
+  plan.accumulateRegisters = passes ? kGroupedLargeBlockPassAccumulateRegs
+                                    : kGroupedLargeBlockAccumulateRegs;
   int64_t pool = TargetLimits::launchRegisterCap(4 * 128, 1) * 4;
   plan.registers.compute =
       (pool - plan.registers.load - 2 * plan.accumulateRegisters) / 8 * 8;
@@ -921,6 +964,7 @@ FailureOr<KernelPlan> planSm100aGroupedLargeBlock(const KernelShape &shape,
                              : kSm100aGroupedLargeBlockLoadRegs;
   plan.registers.mma = pair ? kSm100aGroupedLargeBlockPairMmaRegs
                             : kSm100aGroupedLargeBlockMmaRegs;
+
   plan.registers.compute =
       replicaRegisters(2, plan.registers.load + plan.registers.mma,
                        plan.softmaxReplicas, /*ctasPerSm=*/1);
@@ -1598,8 +1642,11 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
   }
   if (shape.rotaryTheta && !shape.backward &&
       shape.headDim > KernelShape::kMaxOutputCols) {
-    plan.registers.load = kWideThetaRotaryForwardLoadRegs;
     plan.registers.rotary = kWideThetaRotaryForwardRegs;
+    // At block size 128 the load warpgroup keeps the table kernels' 48
+    // (see kLargeBlockWideRotaryForwardRegs).
+    if (!largeBlockRotaryForward(shape))
+      plan.registers.load = kWideThetaRotaryForwardLoadRegs;
   }
   plan.registers.compute = replicaRegisters(
       shape.hasRotary() ? 3 : 2,
@@ -1629,8 +1676,9 @@ OStore oStoreOf(const KernelShape &shape, const TuningOptions &options) {
 
 /// The rotary backward at block size 128 above head dim 128
 /// (docs/head-dims.md, "Rotary embeddings at block size 128 above head dim
-/// 128"). Built on sm_90a with interleaved pairs: the backward streams the
-/// block in 64-column chunk slots (KernelPlan::columnPasses), an
+/// 128"; the forward is built on both chips, with tables or angles from
+/// `rotary_theta`). Built on sm_90a with interleaved pairs: the backward
+/// streams the block in 64-column chunk slots (KernelPlan::columnPasses), an
 /// interleaved chunk holds whole pairs, and the consumers rotate each chunk
 /// of q and k (and v) in place (buildColumnPassConsumer). Refused:
 /// - half-split pairs on sm_90a: a pair's columns, D / 2 apart, are never
@@ -1640,24 +1688,23 @@ OStore oStoreOf(const KernelShape &shape, const TuningOptions &options) {
 /// - sm_100a: its column-pass backward has no rotation step (the MMA warp
 ///   reads the chunk slots as they land; the rotary warpgroup of its
 ///   block-128 rotary backward would need the chunk ring's protocol);
-/// - angles from `rotary_theta` (forward and backward). With the tables'
-///   budgets ptxas spilled the sm_100a forward's rotary warpgroup in every
-///   theta kernel (8-1568 bytes; at 184 registers still 752 at 256) and the
-///   sm_90a consumer at 256 without a positions tensor (156-288 bytes): the
-///   angles are arithmetic on the position, and the query halves and k
-///   share rows' positions.
+/// - the backward with angles from `rotary_theta`: its chunk rotation reads
+///   the cos/sin tables. (The forward with theta was refused until session
+///   18, when ptxas spilled the unrolled rotation; k and v are now turned
+///   in a loop of passes, Rotary.cpp, with kLargeBlockWideRotaryForwardRegs'
+///   theta budgets.)
 LogicalResult refuseLargeBlockWideRotary(const KernelShape &shape, Chip chip,
                                          Failure fail) {
   if (!shape.hasRotary() || shape.numQueryTiles() == 1 ||
       shape.headDim <= KernelShape::kMaxOutputCols)
     return success();
-  if (shape.rotaryTheta)
-    return fail("rotary_theta at block_size ", shape.blockSize,
-                " above head_dim 128 is not implemented (ptxas spills the "
-                "in-kernel angles; the cos/sin tables are built: "
-                "docs/head-dims.md)");
   if (!shape.backward)
     return success();
+  if (shape.rotaryTheta)
+    return fail("rotary_theta in the backward at block_size ", shape.blockSize,
+                " above head_dim 128 is not implemented (the cos/sin tables "
+                "are built; the forward computes the angles in the kernel: "
+                "docs/head-dims.md)");
   if (chip == Chip::sm_90a) {
     if (shape.rotary == RotaryMode::interleaved)
       return success();

@@ -160,26 +160,29 @@ void buildRotaryPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
   ReleaseOp::create(b, loc, consume.getSlot(), /*after_mma=*/false);
 }
 
-/// Rotates shared-memory tiles (in place when `dests` is `sources`).
-void rotateTiles(OpBuilder &b, Location loc, const KernelSpec &spec,
-                 ValueRange sources, ValueRange dests, const TileRows &at) {
-  auto rotate = [&](ValueRange from, ValueRange to, const TileRows &rows) {
-    RotateOp::create(b, loc, from, to, rows.rows, rows.row, rows.position,
-                     spec.cos, spec.sin, spec.positions,
-                     b.getBoolAttr(spec.rotary == RotaryMode::interleaved),
-                     thetaAttr(b, spec), /*head_dim=*/IntegerAttr(),
-                     /*pair_offset=*/IntegerAttr());
-  };
+/// Rotates shared-memory tiles (in place when `dests` is `sources`), every
+/// one at `at` (one warpspec.rotate).
+void rotateKeyTiles(OpBuilder &b, Location loc, const KernelSpec &spec,
+                    ValueRange sources, ValueRange dests, const TileRows &at) {
+  RotateOp::create(b, loc, sources, dests, at.rows, at.row, at.position,
+                   spec.cos, spec.sin, spec.positions,
+                   b.getBoolAttr(spec.rotary == RotaryMode::interleaved),
+                   thetaAttr(b, spec), /*head_dim=*/IntegerAttr(),
+                   /*pair_offset=*/IntegerAttr());
+}
+
+void rotateQueryTiles(OpBuilder &b, Location loc, const KernelSpec &spec,
+                      ValueRange sources, ValueRange dests,
+                      const TileRows &at) {
   if (spec.numQueryTiles() == 1) {
-    rotate(sources, dests, at);
+    rotateKeyTiles(b, loc, spec, sources, dests, at);
     return;
   }
   // A large block (loadedTiles): each query half at its own first row and
-  // position, the keys (and values) from the block's first row. A rotation
-  // turns every row of its tile (the rows past the block are clamped into
-  // the tables), so the halves' valid-row counts do not matter here.
-  int64_t halves = spec.numQueryTiles();
-  for (int64_t i = 0; i < halves; ++i) {
+  // position. A rotation turns every row of its tile (the rows past the
+  // block are clamped into the tables), so the halves' valid-row counts do
+  // not matter here.
+  for (int64_t i = 0; i < spec.numQueryTiles(); ++i) {
     TileRows half = at;
     if (i > 0) {
       Value offset =
@@ -187,9 +190,46 @@ void rotateTiles(OpBuilder &b, Location loc, const KernelSpec &spec,
       half.row = arith::AddIOp::create(b, loc, at.row, offset);
       half.position = arith::AddIOp::create(b, loc, at.position, offset);
     }
-    rotate(sources.slice(i, 1), dests.slice(i, 1), half);
+    rotateKeyTiles(b, loc, spec, sources.slice(i, 1), dests.slice(i, 1), half);
   }
-  rotate(sources.drop_front(halves), dests.drop_front(halves), at);
+}
+
+void rotateTiles(OpBuilder &b, Location loc, const KernelSpec &spec,
+                 ValueRange sources, ValueRange dests, const TileRows &at) {
+  if (spec.numQueryTiles() == 1) {
+    rotateKeyTiles(b, loc, spec, sources, dests, at);
+    return;
+  }
+  // A large block: the query halves (rotateQueryTiles), then the keys (and
+  // values) from the block's first row.
+  int64_t halves = spec.numQueryTiles();
+  rotateQueryTiles(b, loc, spec, sources.take_front(halves),
+                   dests.take_front(halves), at);
+  rotateKeyTiles(b, loc, spec, sources.drop_front(halves),
+                 dests.drop_front(halves), at);
+}
+
+TileRows rotaryHalf(OpBuilder &b, Location loc, const KernelSpec &spec,
+                    Value position, Value halfRow, Value halfRows, int64_t i) {
+  TileRows at{halfRow, halfRows, position};
+  if (i > 0 && spec.needsTilePosition())
+    at.position = arith::AddIOp::create(
+        b, loc, position,
+        arith::ConstantIntOp::create(b, loc, i * spec.queryTileRows(), 32));
+  return at;
+}
+
+TileRows pinnedRows(OpBuilder &b, Location loc, const TileRows &at) {
+  return {PinOp::create(b, loc, at.row), at.rows,
+          PinOp::create(b, loc, at.position)};
+}
+
+TileRows pinnedRotaryHalf(OpBuilder &b, Location loc, const KernelSpec &spec,
+                          const TileRows &at, int64_t i) {
+  TileRows block = pinnedRows(b, loc, at);
+  auto [row, rows] =
+      blockHalf(b, loc, block.row, block.rows, i, spec.queryTileRows());
+  return rotaryHalf(b, loc, spec, block.position, row, rows, i);
 }
 
 void rotateColumnPart(OpBuilder &b, Location loc, const KernelSpec &spec,
@@ -314,6 +354,18 @@ SmallVector<Value> unrotateChunks(OpBuilder &b, Location loc,
   for (int64_t i = 0; i < static_cast<int64_t>(chunks.size()); ++i)
     parts.push_back(columns(rotated, i * cols, cols));
   return parts;
+}
+
+Value unrotatePassChunk(OpBuilder &b, Location loc, const KernelSpec &spec,
+                        Value grad, int64_t pass, const TileRows &at,
+                        bool rotated) {
+  if (!rotated)
+    return grad;
+  assert(spec.rotary == RotaryMode::interleaved &&
+         "a half-split chunk holds one column of each of its pairs");
+  int64_t cols = cast<AccType>(grad.getType()).getShape()[1];
+  RotationGroup group{{pass}, pass * cols / 2};
+  return unrotateChunks(b, loc, spec, grad, group, at).front();
 }
 
 /// The tensors the kernel rotates, among the loaded tiles (q, k, v, ...).
@@ -473,6 +525,16 @@ void buildRingsLoadPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
 
 Value pinned(OpBuilder &b, Location loc, Value buffer) {
   return PinOp::create(b, loc, buffer.getType(), buffer);
+}
+
+Value columnsOf(OpBuilder &b, Location loc, Value tile, int64_t col,
+                int64_t cols) {
+  auto type = cast<BufferType>(tile.getType());
+  if (col == 0 && cols == type.getShape()[1])
+    return tile;
+  auto view = BufferType::get(b.getContext(), {type.getShape()[0], cols},
+                              type.getElementType(), type.getMemorySpace());
+  return SubviewOp::create(b, loc, view, tile, b.getI64IntegerAttr(col));
 }
 
 std::pair<Value, Value> blockHalf(OpBuilder &b, Location loc, Value row,

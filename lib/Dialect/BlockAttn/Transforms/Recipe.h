@@ -76,7 +76,10 @@ struct TileRows {
 Value tilePosition(OpBuilder &b, Location loc, const KernelSpec &spec,
                    Value slot);
 
-/// Rotates shared-memory tiles (in place when `dests` is `sources`).
+/// Rotates shared-memory tiles (in place when `dests` is `sources`): the
+/// tiles of a load-ring slot (loadedTiles' order, up to rotatedTiles'),
+/// the query halves of a large block each at its own rows
+/// (rotateQueryTiles), the other tiles at `at` (rotateKeyTiles).
 void rotateTiles(OpBuilder &b, Location loc, const KernelSpec &spec,
                  ValueRange sources, ValueRange dests, const TileRows &at);
 
@@ -85,6 +88,35 @@ void rotateTiles(OpBuilder &b, Location loc, const KernelSpec &spec,
 /// of interleaved rows, whose first pair is `firstPair`.
 void rotateColumnPart(OpBuilder &b, Location loc, const KernelSpec &spec,
                       Value tile, const TileRows &at, int64_t firstPair);
+
+/// rotateTiles for tiles of whole blocks (k, v): every one from the block's
+/// first row and position `at`.
+void rotateKeyTiles(OpBuilder &b, Location loc, const KernelSpec &spec,
+                    ValueRange sources, ValueRange dests, const TileRows &at);
+
+/// rotateTiles for a block's query tiles (q): up to 64 tokens one tile at
+/// `at`; a larger block's 64-row halves, half i at row and position +
+/// 64 i.
+void rotateQueryTiles(OpBuilder &b, Location loc, const KernelSpec &spec,
+                      ValueRange sources, ValueRange dests, const TileRows &at);
+
+/// Where 64-row half `i` of a large block is for the rotary embedding, to
+/// turn its gradients back: its first row and valid rows (blockHalf) and
+/// its position, the block's `position` + 64 i (a placeholder with a
+/// positions tensor, which is read at the half's rows instead).
+TileRows rotaryHalf(OpBuilder &b, Location loc, const KernelSpec &spec,
+                    Value position, Value halfRow, Value halfRows, int64_t i);
+
+/// `at` with its row and position pinned here (warpspec.pin): a loop that
+/// rotates at the same rows every iteration (the grouped-query backward's
+/// loop over the heads of a group) would otherwise have the rotary tables'
+/// addresses derived from them hoisted out of it and held across it.
+TileRows pinnedRows(OpBuilder &b, Location loc, const TileRows &at);
+
+/// rotaryHalf of half `i` of the large block at `at`, from its row and
+/// position pinned here (pinnedRows).
+TileRows pinnedRotaryHalf(OpBuilder &b, Location loc, const KernelSpec &spec,
+                          const TileRows &at, int64_t i);
 
 /// The rotary warpgroup: takes each slot of the load ring `ring` as the TMA
 /// fills it, rotates q and k (and v), and publishes them through `rotated`.
@@ -137,6 +169,16 @@ SmallVector<Value> unrotateChunks(OpBuilder &b, Location loc,
                                   const KernelSpec &spec, ValueRange chunks,
                                   const RotationGroup &group,
                                   const TileRows &at);
+
+/// Chunk `pass` (columns [64 pass, 64 pass + 64)) of a gradient with
+/// respect to a rotated input, turned back on its own: the grouped-query
+/// backward above head dim 128 makes its gradients one such chunk a pass
+/// (KernelPlan::groupPasses), and only an interleaved chunk holds both
+/// columns of each of its pairs (pairs 32 pass to 32 pass + 31). `grad` when
+/// `rotated` is false.
+Value unrotatePassChunk(OpBuilder &b, Location loc, const KernelSpec &spec,
+                        Value grad, int64_t pass, const TileRows &at,
+                        bool rotated);
 
 /// The tensors the kernel rotates, among the loaded tiles (q, k, v, ...).
 SmallVector<Value> rotatedTiles(const KernelSpec &spec, ValueRange tiles);
@@ -224,6 +266,13 @@ void buildColumnPassLoadPartition(OpBuilder &b, Location loc,
 /// descriptors and addresses derived from them out of the tile loop, where
 /// they spill (the block-128 backwards of both chips).
 Value pinned(OpBuilder &b, Location loc, Value buffer);
+
+/// Columns [col, col + cols) of a shared-memory tile, a warpspec.subview;
+/// the tile itself where that is all of it. The column passes of the
+/// grouped-query backward read their chunk of Q, dO and K through it
+/// (KernelPlan::groupPasses).
+Value columnsOf(OpBuilder &b, Location loc, Value tile, int64_t col,
+                int64_t cols);
 
 /// Rows `[row + 64 i, row + 64 i + 64)` of a block of `rows` valid rows
 /// that starts at `row`: the first row and the valid rows of its 64-row

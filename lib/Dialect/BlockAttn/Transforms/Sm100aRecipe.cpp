@@ -660,13 +660,18 @@ void awaitRotated(OpBuilder &b, Location loc, Value rotated) {
 }
 
 /// Rotates `tiles` in place at `at` and signals it through `rotated` (an
-/// entry with the item's record), for awaitRotated.
+/// entry with the item's record), for awaitRotated: K (and V), or with
+/// `queries` a query head's Q (a 128-token block's two halves, each at its
+/// own rows: rotateQueryTiles).
 void rotateAndSignal(OpBuilder &b, Location loc, const KernelSpec &spec,
                      ArrayRef<Value> tiles, const TileRows &at, Value head,
-                     Value rotated) {
+                     Value rotated, bool queries) {
   auto signal = AcquireOp::create(b, loc, rotated);
   SmallVector<Value> inPlace(tiles);
-  rotateTiles(b, loc, spec, inPlace, inPlace, at);
+  if (queries)
+    rotateQueryTiles(b, loc, spec, inPlace, inPlace, at);
+  else
+    rotateKeyTiles(b, loc, spec, inPlace, inPlace, at);
   CommitOp::create(b, loc, signal.getSlot(), at.row, at.rows, head);
 }
 
@@ -807,7 +812,8 @@ void buildBlackwellGroupedBackward(OpBuilder &b, Location loc,
       SmallVector<Value> keys = {loop.buffers[0]};
       if (spec.rotateV)
         keys.push_back(loop.buffers[1]);
-      rotateAndSignal(b, loc, spec, keys, at, kvHead, rotated);
+      rotateAndSignal(b, loc, spec, keys, at, kvHead, rotated,
+                      /*queries=*/false);
     }
     ReleaseOp::create(b, loc, loop.slot, /*after_mma=*/false);
     auto squareF32 = AccType::get(ctx, {bs, bs}, f32);
@@ -840,7 +846,7 @@ void buildBlackwellGroupedBackward(OpBuilder &b, Location loc,
       auto rotateQuery = [&](Value head) {
         auto qdoSlot = GetOp::create(b, loc, qdo);
         rotateAndSignal(b, loc, spec, {qdoSlot.getBuffers()[0]}, at, head,
-                        rotated);
+                        rotated, /*queries=*/true);
         ReleaseOp::create(b, loc, qdoSlot.getSlot(), /*after_mma=*/false);
       };
       // The next head's Q is rotated as soon as this head's P and dS are
@@ -896,8 +902,6 @@ void buildBlackwellGroupedPasses(OpBuilder &b, Location loc,
                                  const KernelPlan &plan) {
   MLIRContext *ctx = b.getContext();
   OpBuilder::InsertionGuard guard(b);
-  assert(!spec.hasRotary() && "the grouped rotary backward above head dim "
-                              "128 is refused (WarpSpecialize.cpp)");
   KernelValues values = groupedValues(
       b, loc, spec, beginKernel(b, loc, Chip::sm_100a, spec, plan));
 
@@ -913,7 +917,17 @@ void buildBlackwellGroupedPasses(OpBuilder &b, Location loc,
   Value kv = createChannel(b, loc, pair, "kv", plan.numStages);
   Value qdo = createChannel(b, loc, pair, "qdo", plan.groupStages);
   auto signals = ChannelType::get(ctx, ArrayRef<Type>(), MemorySpace::smem);
-  Value items = createChannel(b, loc, signals, "items", 2);
+  // With rotary embeddings the softmax warpgroup takes the items from "kv"
+  // and signals each rotation through "rotated", as at head dims up to 128
+  // (buildBlackwellGroupedBackward): K (and V) once an item, Q of each query
+  // head every pass (the producer loads it again every pass).
+  bool rotary = spec.hasRotary();
+  Value items, rotated;
+  if (rotary)
+    rotated = createChannel(b, loc, signals, "rotated",
+                            plan.numStages + plan.groupStages);
+  else
+    items = createChannel(b, loc, signals, "items", 2);
   Value sCh = tmemChannel("s", bs), dpCh = tmemChannel("dp", bs);
   Value dvCh = tmemChannel("dv", cols), dkCh = tmemChannel("dk", cols),
         dqCh = tmemChannel("dq", cols);
@@ -929,18 +943,16 @@ void buildBlackwellGroupedPasses(OpBuilder &b, Location loc,
     MmaLoop loop = beginMmaLoop(b, loc, spec, kv, Value(), plan.registers.mma);
     Value row = loop.row, rows = loop.rows, kvHead = loop.head;
     Value k = loop.operands[0], v = loop.operands[1];
-    auto item = AcquireOp::create(b, loc, items);
-    CommitOp::create(b, loc, item.getSlot(), row, rows, kvHead);
+    if (items) {
+      auto item = AcquireOp::create(b, loc, items);
+      CommitOp::create(b, loc, item.getSlot(), row, rows, kvHead);
+    }
+    awaitRotated(b, loc, rotated);
     for (int64_t pass = 0; pass < plan.groupPasses; ++pass) {
       int64_t col = pass * cols;
       // Columns [col, col + 64) of a tile.
-      auto chunk = [&](Value tileValue) -> Value {
-        auto type = cast<BufferType>(tileValue.getType());
-        return SubviewOp::create(
-            b, loc,
-            BufferType::get(ctx, {type.getShape()[0], cols},
-                            type.getElementType(), type.getMemorySpace()),
-            tileValue, b.getI64IntegerAttr(col));
+      auto chunk = [&](Value tileValue) {
+        return columnsOf(b, loc, tileValue, col, cols);
       };
       auto dv = AcquireOp::create(b, loc, dvCh);
       auto dk = AcquireOp::create(b, loc, dkCh);
@@ -948,6 +960,7 @@ void buildBlackwellGroupedPasses(OpBuilder &b, Location loc,
       auto queryHead = [&](Value head, bool first) {
         auto qdoSlot = GetOp::create(b, loc, qdo);
         Value q = qdoSlot.getBuffers()[0], dout = qdoSlot.getBuffers()[1];
+        awaitRotated(b, loc, rotated);
         auto product = [&](Value channel, Value a, Value bOperand, bool ta,
                            bool tb) {
           auto dest = AcquireOp::create(b, loc, channel);
@@ -997,37 +1010,70 @@ void buildBlackwellGroupedPasses(OpBuilder &b, Location loc,
       CommitOp::create(b, loc, dv.getSlot(), row, rows, kvHead);
       CommitOp::create(b, loc, dk.getSlot(), row, rows, kvHead);
     }
-    endMmaLoop(b, loc, loop, items);
+    if (items) {
+      endMmaLoop(b, loc, loop, items);
+    } else {
+      // The softmax warpgroup's loop is over "kv", which the producer
+      // closes: nothing to close here.
+      ReleaseOp::create(b, loc, loop.slot, /*after_mma=*/true);
+    }
   }
 
   // Softmax gradient + epilogue warpgroup, one item at a time.
   {
     OpBuilder::InsertionGuard g(b);
-    SoftmaxLoop loop =
-        beginSoftmaxLoop(b, loc, plan, items, {}, tileBuffer(spec, cols));
+    SmallVector<Type> keyTiles;
+    if (rotary)
+      keyTiles = {tile, tile};
+    SoftmaxLoop loop = beginSoftmaxLoop(b, loc, plan, rotary ? kv : items,
+                                        keyTiles, tileBuffer(spec, cols));
     Value staging = loop.staging;
     Value row = loop.row, rows = loop.rows, kvHead = loop.head;
+    TileRows at{row, rows,
+                rotary ? tilePosition(b, loc, spec, loop.slot) : Value()};
+    if (rotary) {
+      SmallVector<Value> keys = {loop.buffers[0]};
+      if (spec.rotateV)
+        keys.push_back(loop.buffers[1]);
+      rotateAndSignal(b, loc, spec, keys, at, kvHead, rotated,
+                      /*queries=*/false);
+    }
     ReleaseOp::create(b, loc, loop.slot, /*after_mma=*/false);
     auto squareF32 = AccType::get(ctx, {bs, bs}, f32);
     auto chunkType = AccType::get(ctx, {bs, cols}, f32);
     for (int64_t pass = 0; pass < plan.groupPasses; ++pass) {
       int64_t col = pass * cols;
-      auto drain = [&](Value channel, Value dest, Value head) {
-        Value grad = takeTmem(b, loc, channel, chunkType);
+      // Gradients with respect to rotated tensors are turned back in f32
+      // before their single rounding, the pass's chunk on its own
+      // (unrotatePassChunk).
+      auto drain = [&](Value channel, Value dest, Value head,
+                       bool rotatedInput) {
+        Value grad = unrotatePassChunk(b, loc, spec,
+                                       takeTmem(b, loc, channel, chunkType),
+                                       pass, at, rotatedInput);
         auto store = StoreOp::create(
             b, loc, grad, dest, row, head, rows, Value(), staging,
             plan.bulkStore ? b.getUnitAttr() : nullptr);
         store.setColOffsetAttr(b.getI64IntegerAttr(col));
       };
       forEachGroupHead(b, loc, spec, kvHead, 0, [&](Value head) {
+        if (rotary) {
+          // Q of the head, rotated in its "qdo" slot before the MMA warp's S
+          // reads it; the MMA warp holds the slot until its products
+          // complete.
+          auto qdoSlot = GetOp::create(b, loc, qdo);
+          rotateAndSignal(b, loc, spec, {qdoSlot.getBuffers()[0]}, at, head,
+                          rotated, /*queries=*/true);
+          ReleaseOp::create(b, loc, qdoSlot.getSlot(), /*after_mma=*/false);
+        }
         Value s = takeTmem(b, loc, sCh, squareF32);
         Value dp = takeTmem(b, loc, dpCh, squareF32);
         writeProbsAndGrads(b, loc, spec, values.scale, s, dp, row, rows, head,
                            pdsCh);
-        drain(dqCh, spec.stores[2], head);
+        drain(dqCh, spec.stores[2], head, rotary);
       });
-      drain(dvCh, spec.stores[0], kvHead);
-      drain(dkCh, spec.stores[1], kvHead);
+      drain(dvCh, spec.stores[0], kvHead, spec.rotateV);
+      drain(dkCh, spec.stores[1], kvHead, rotary);
     }
   }
 }
@@ -1292,7 +1338,17 @@ void buildBlackwellLargeBlockBackward(OpBuilder &b, Location loc,
 ///            stored once to the k/v head
 /// Tensor memory (two 64-lane slots per ring, slot r replica r's): S 128 +
 /// dP 128 + dQ D + dV D + dK D columns: 448 at head dim 64; at 96 and 128
-/// (544, 640) it does not fit, refused in blockattn-warp-specialize.
+/// (544, 640) it does not fit, refused in blockattn-warp-specialize (made
+/// in passes over column chunks as on sm_90a, it fit tensor memory but
+/// ptxas spilled; docs/pipeline.md).
+///
+/// With rotary embeddings (docs/rotary.md, "Grouped-query backward") as
+/// buildBlackwellGroupedBackward: the softmax warpgroup takes the items from
+/// "kv" (no "items" ring), rotates K (and V) in place once an item and each
+/// head's Q halves in its "qdo" slot (the second at row and position + 64),
+/// signalling each through "rotated", which the MMA warp waits on before it
+/// reads them; it turns dQ_i back per head at query half i's rows, and the
+/// group's dV_j, dK_j at key half j's.
 void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
                                      const KernelSpec &spec,
                                      const KernelPlan &plan) {
@@ -1318,7 +1374,16 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
       ChannelType::get(ctx, {half, half, half, half}, MemorySpace::smem), "qdo",
       plan.groupStages);
   auto signals = ChannelType::get(ctx, ArrayRef<Type>(), MemorySpace::smem);
-  Value items = createChannel(b, loc, signals, "items", 2);
+  bool rotary = spec.hasRotary();
+  // With rotary embeddings the softmax warpgroup takes the items from "kv"
+  // itself and signals each rotation (an item's K and V, a head's Q) through
+  // "rotated", as the grouped block-64 backward does.
+  Value items, rotated;
+  if (rotary)
+    rotated = createChannel(b, loc, signals, "rotated",
+                            plan.numStages + plan.groupStages);
+  else
+    items = createChannel(b, loc, signals, "items", 2);
   Value sCh = tmemChannel("s", n), dpCh = tmemChannel("dp", n);
   Value dqCh = tmemChannel("dq", d), dvCh = tmemChannel("dv", d),
         dkCh = tmemChannel("dk", d);
@@ -1337,10 +1402,14 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
     Value k = loop.operands[0], v = loop.operands[1];
     // Every operand pinned at its use (pinned): K, V and the scratch sit at
     // the same addresses for the whole group.
-    auto item = AcquireOp::create(b, loc, items);
-    CommitOp::create(b, loc, item.getSlot(), row, rows, kvHead);
+    if (items) {
+      auto item = AcquireOp::create(b, loc, items);
+      CommitOp::create(b, loc, item.getSlot(), row, rows, kvHead);
+    }
+    awaitRotated(b, loc, rotated);
     auto queryHead = [&](Value head, bool first) {
       auto qdoSlot = GetOp::create(b, loc, qdo);
+      awaitRotated(b, loc, rotated);
       ValueRange t = qdoSlot.getBuffers();
       SmallVector<Value> q(t.take_front(halves)), dout(t.drop_front(halves));
       HalfScratch scratch = issueHalfScoreProducts(
@@ -1363,15 +1432,36 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
     queryHead(groupQueryHead(b, loc, spec, kvHead, 0), /*first=*/true);
     forEachGroupHead(b, loc, spec, kvHead, 1,
                      [&](Value head) { queryHead(head, /*first=*/false); });
-    endMmaLoop(b, loc, loop, items);
+    if (items) {
+      endMmaLoop(b, loc, loop, items);
+    } else {
+      // The softmax warpgroup's loop is over "kv", which the producer
+      // closes: nothing to close here.
+      ReleaseOp::create(b, loc, loop.slot, /*after_mma=*/true);
+    }
   }
 
   // The softmax gradient + epilogue warpgroup, both halves in turn.
   {
     OpBuilder::InsertionGuard g(b);
-    SoftmaxLoop item = beginSoftmaxLoop(b, loc, plan, items, {}, half);
+    SmallVector<Type> keyTiles;
+    if (rotary)
+      keyTiles = {tile, tile};
+    SoftmaxLoop item =
+        beginSoftmaxLoop(b, loc, plan, rotary ? kv : items, keyTiles, half);
     Value staging = item.staging;
     Value blockRow = item.row, blockRows = item.rows, kvHead = item.head;
+    // With rotary embeddings K (and V) of the item's 128 rows, rotated in
+    // place once for the group.
+    TileRows at{blockRow, blockRows,
+                rotary ? tilePosition(b, loc, spec, item.slot) : Value()};
+    if (rotary) {
+      SmallVector<Value> keys = {item.buffers[0]};
+      if (spec.rotateV)
+        keys.push_back(item.buffers[1]);
+      rotateAndSignal(b, loc, spec, keys, at, kvHead, rotated,
+                      /*queries=*/false);
+    }
     ReleaseOp::create(b, loc, item.slot, /*after_mma=*/false);
     auto constant = [&](int64_t value) -> Value {
       return arith::ConstantIntOp::create(b, loc, value, 32);
@@ -1379,31 +1469,58 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
     // Half i: rows [64 i, 64 i + 64) of the block, min(64, max(0, rows -
     // 64 i)) of them valid; its per-row values (dlse) are read at the
     // block's row when it has none (its first row may lie past the tokens).
-    SmallVector<Value> halfRow, halfRows, readRow;
-    for (int64_t i = 0; i < halves; ++i) {
+    struct Half {
+      Value row, rows, readRow;
+    };
+    auto halfAt = [&](int64_t i, Value blockRow, Value blockRows) {
+      Half h;
       Value offset = constant(i * m);
       Value left = arith::MaxSIOp::create(
           b, loc, arith::SubIOp::create(b, loc, blockRows, offset),
           constant(0));
-      halfRows.push_back(arith::MinSIOp::create(b, loc, left, constant(m)));
-      halfRow.push_back(
-          i == 0 ? blockRow
-                 : arith::AddIOp::create(b, loc, blockRow, offset).getResult());
-      Value any = arith::MinSIOp::create(b, loc, halfRows[i], constant(1));
-      readRow.push_back(i == 0 ? blockRow
-                               : arith::AddIOp::create(
-                                     b, loc, blockRow,
-                                     arith::MulIOp::create(b, loc, any, offset))
-                                     .getResult());
-    }
+      h.rows = arith::MinSIOp::create(b, loc, left, constant(m));
+      h.row = i == 0
+                  ? blockRow
+                  : arith::AddIOp::create(b, loc, blockRow, offset).getResult();
+      Value any = arith::MinSIOp::create(b, loc, h.rows, constant(1));
+      h.readRow = i == 0 ? blockRow
+                         : arith::AddIOp::create(
+                               b, loc, blockRow,
+                               arith::MulIOp::create(b, loc, any, offset))
+                               .getResult();
+      return h;
+    };
+    // Computed once an item; with rotary embeddings (whose rotations and
+    // ring positions take the softmax warpgroup's last registers: ptxas
+    // spilled it 20-28 bytes at G = 4 with these held across the loop over
+    // the heads) recomputed at each use from the pinned block row.
+    SmallVector<Half> halvesOfItem;
+    if (!rotary)
+      for (int64_t i = 0; i < halves; ++i)
+        halvesOfItem.push_back(halfAt(i, blockRow, blockRows));
+    auto halfOf = [&](int64_t i) {
+      if (!rotary)
+        return halvesOfItem[i];
+      return halfAt(i, PinOp::create(b, loc, blockRow),
+                    PinOp::create(b, loc, blockRows));
+    };
     auto wideF32 = AccType::get(ctx, {m, n}, f32);
     auto outType = AccType::get(ctx, {m, d}, f32);
     auto rowsType = RowsType::get(ctx, m, f32);
-    auto drain = [&](Value channel, Value dest, Value head, int64_t i) {
+    // Gradients with respect to rotated tensors are turned back in f32, at
+    // their half's rows and position, before their single rounding; those
+    // are the same for every head, pinned at each use (pinnedRotaryHalf:
+    // hoisted out of the loop over the heads, the table addresses spilled
+    // the softmax warpgroup 8-212 bytes).
+    auto drain = [&](Value channel, Value dest, Value head, int64_t i,
+                     bool rotatedInput) {
       Value grad = takeTmem(b, loc, channel, outType);
-      StoreOp::create(b, loc, grad, dest, halfRow[i], head, halfRows[i],
-                      Value(), staging,
-                      plan.bulkStore ? b.getUnitAttr() : nullptr);
+      Half half = halfOf(i);
+      if (rotatedInput)
+        grad = unrotateGradient(b, loc, spec, grad,
+                                pinnedRotaryHalf(b, loc, spec, at, i), Value());
+      StoreOp::create(b, loc, grad, dest, half.row, head, half.rows, Value(),
+                      staging, plan.bulkStore ? b.getUnitAttr() : nullptr);
     };
     // A head's entries of "dv" and "dk" before the last: the sums so far,
     // given back unread once the head's products into them are done.
@@ -1412,22 +1529,23 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
       ReleaseOp::create(b, loc, get.getSlot(), false);
     };
     // Per query half, in the MMA warp's order: S_i and dP_i from tensor
-    // memory, P_i and dS_i to it through "pds"; then dQ_0, dQ_1.
+    // memory, P_i and dS_i to it through "pds"; then (drainDq) dQ_0, dQ_1.
     auto scoresOf = [&](Value head) {
       for (int64_t i = 0; i < halves; ++i) {
         // dlse is read first, before S and dP are in registers (read next to
         // the gradient, ptxas spilled 12 bytes at head dim 64).
+        Half half = halfOf(i);
         Value dlse;
         if (spec.dlse)
-          dlse = LoadRowsOp::create(b, loc, rowsType, spec.dlse, readRow[i],
-                                    head, halfRows[i]);
+          dlse = LoadRowsOp::create(b, loc, rowsType, spec.dlse, half.readRow,
+                                    head, half.rows);
         Value s = takeTmem(b, loc, sCh, wideF32);
         Value dp = takeTmem(b, loc, dpCh, wideF32);
         // Every valid key of the block is a column, the half's rows past
         // its valid rows zeroed; causal: the half's rows are the block's
         // tokens from 64 i.
         auto sm = SoftmaxOp::create(b, loc, wideF32, rowsType, Type(), s,
-                                    blockRows, halfRows[i], values.scale,
+                                    blockRows, half.rows, values.scale,
                                     /*normalize=*/true, spec.causal,
                                     /*block=*/IntegerAttr());
         if (spec.causal && i > 0)
@@ -1435,27 +1553,51 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
         commitProbsAndGrads(b, loc, spec, values.scale, sm, dp, dlse, pdsCh,
                             blockRow, blockRows, head);
       }
+    };
+    auto drainDq = [&](Value head) {
       for (int64_t i = 0; i < halves; ++i)
-        drain(dqCh, spec.stores[2], head, i);
+        drain(dqCh, spec.stores[2], head, i, rotary);
+    };
+    // With rotary embeddings, a head's Q halves rotated in its "qdo" slot
+    // before the MMA warp's S_0 reads them (the MMA warp holds the slot
+    // until its products complete). Nothing without.
+    auto rotateQuery = [&](Value head) {
+      if (!rotary)
+        return;
+      auto qdoSlot = GetOp::create(b, loc, qdo);
+      SmallVector<Value> q(qdoSlot.getBuffers().take_front(halves));
+      rotateAndSignal(b, loc, spec, q, pinnedRows(b, loc, at), head, rotated,
+                      /*queries=*/true);
+      ReleaseOp::create(b, loc, qdoSlot.getSlot(), /*after_mma=*/false);
     };
     // Heads 0 .. G - 2 in one scf.for (as forEachGroupHead), the last one
-    // after it, with the group's sums.
+    // after it, with the group's sums. The next head's Q is rotated as soon
+    // as this head's P and dS are handed over, before this head's dQ is
+    // drained, so that it overlaps the MMA warp's dQ, dV and dK products of
+    // this head (as the grouped block-64 backward).
     Value first = groupQueryHead(b, loc, spec, kvHead, 0);
+    rotateQuery(first);
     auto loop = scf::ForOp::create(b, loc, constant(0),
                                    constant(spec.group - 1), constant(1));
     {
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPoint(loop.getBody()->getTerminator());
-      scoresOf(arith::AddIOp::create(b, loc, first, loop.getInductionVar()));
+      Value head = arith::AddIOp::create(b, loc, first, loop.getInductionVar());
+      scoresOf(head);
+      if (rotary)
+        rotateQuery(arith::AddIOp::create(b, loc, head, constant(1)));
+      drainDq(head);
       for (Value channel : {dvCh, dkCh})
         for (int64_t j = 0; j < halves; ++j)
           skip(channel);
     }
-    scoresOf(groupQueryHead(b, loc, spec, kvHead, spec.group - 1));
+    Value last = groupQueryHead(b, loc, spec, kvHead, spec.group - 1);
+    scoresOf(last);
+    drainDq(last);
     for (int64_t j = 0; j < halves; ++j)
-      drain(dvCh, spec.stores[0], kvHead, j);
+      drain(dvCh, spec.stores[0], kvHead, j, spec.rotateV);
     for (int64_t j = 0; j < halves; ++j)
-      drain(dkCh, spec.stores[1], kvHead, j);
+      drain(dkCh, spec.stores[1], kvHead, j, rotary);
   }
 }
 
@@ -1539,11 +1681,7 @@ void buildBlackwellLargeBlockRotaryBackward(OpBuilder &b, Location loc,
     SmallVector<TileRows> half;
     for (int64_t h = 0; h < halves; ++h) {
       auto [halfRow, halfRows] = blockHalf(b, loc, row, blockRows, h, m);
-      TileRows at{halfRow, halfRows, position};
-      if (h > 0 && spec.needsTilePosition())
-        at.position = arith::AddIOp::create(
-            b, loc, position, arith::ConstantIntOp::create(b, loc, h * m, 32));
-      half.push_back(at);
+      half.push_back(rotaryHalf(b, loc, spec, position, halfRow, halfRows, h));
     }
     auto wideF32 = AccType::get(ctx, {m, n}, f32);
     auto rowsType = RowsType::get(ctx, m, f32);

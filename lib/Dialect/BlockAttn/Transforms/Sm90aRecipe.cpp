@@ -435,19 +435,19 @@ TileRows rotateGroupedItem(OpBuilder &b, Location loc, const KernelSpec &spec,
   SmallVector<Value> tiles = {kSlot};
   if (spec.rotateV)
     tiles.push_back(vSlot);
-  rotateTiles(b, loc, spec, tiles, tiles, at);
+  rotateKeyTiles(b, loc, spec, tiles, tiles, at);
   return at;
 }
 
 /// A query head's Q, rotated in place in its "qdo" slot (each of the G query
-/// heads of an item at the item's rows and positions), before the first
-/// product reads it; nothing without rotary embeddings.
+/// heads of an item at the item's rows and positions; a 128-token block's
+/// two 64-row halves `q`, the second at row and position + 64), before the
+/// first product reads it; nothing without rotary embeddings.
 void rotateGroupedQuery(OpBuilder &b, Location loc, const KernelSpec &spec,
-                        const TileRows &at, Value q) {
+                        const TileRows &at, ValueRange q) {
   if (!spec.hasRotary())
     return;
-  SmallVector<Value> tiles = {q};
-  rotateTiles(b, loc, spec, tiles, tiles, at);
+  rotateQueryTiles(b, loc, spec, q, q, at);
 }
 
 /// A gradient with respect to a rotated tensor turned back in f32 before
@@ -468,15 +468,23 @@ Value unrotateGrouped(OpBuilder &b, Location loc, const KernelSpec &spec,
 std::pair<Value, Value> accumulateOverGroup(
     OpBuilder &b, Location loc, const KernelSpec &spec, Value kvHead,
     function_ref<std::pair<Value, Value>(Value head, Value dv, Value dk)>
-        queryHead) {
+        queryHead,
+    bool opaqueTripCount = false) {
   Value firstHead = groupQueryHead(b, loc, spec, kvHead, 0);
   auto [dvFirst, dkFirst] = queryHead(firstHead, Value(), Value());
   auto constant = [&](int64_t value) -> Value {
     return arith::ConstantIntOp::create(b, loc, value, 32);
   };
+  // With `opaqueTripCount` the loop's upper bound is G + min(kvHead, 0)
+  // (the k/v head is never negative), a count LLVM cannot see: at G = 2 its
+  // one trip is not unrolled (as buildBlackwellGroupedPasses' MMA loop).
+  Value upper = constant(spec.group);
+  if (opaqueTripCount)
+    upper = arith::AddIOp::create(
+        b, loc, upper, arith::MinSIOp::create(b, loc, kvHead, constant(0)));
   SmallVector<Value> inits = {dvFirst, dkFirst};
-  auto loop = scf::ForOp::create(b, loc, constant(1), constant(spec.group),
-                                 constant(1), inits);
+  auto loop =
+      scf::ForOp::create(b, loc, constant(1), upper, constant(1), inits);
   {
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(loop.getBody());
@@ -573,7 +581,6 @@ void buildGroupedColumnConsumer(OpBuilder &b, Location loc,
                                 const KernelSpec &spec, const KernelPlan &plan,
                                 const KernelValues &values, Value kv, Value qdo,
                                 int64_t part) {
-  MLIRContext *ctx = b.getContext();
   OpBuilder::InsertionGuard g(b);
   int64_t cols = spec.headDim / plan.columnParts;
   std::string name = part == 0 ? "compute" : "compute" + std::to_string(part);
@@ -588,15 +595,8 @@ void buildGroupedColumnConsumer(OpBuilder &b, Location loc,
   TileRows at = rotateGroupedItem(b, loc, spec, c, kSlot, vSlot);
 
   // The part's columns of a slot's tile (the whole tile with one part).
-  auto columns = [&](Value buffer) -> Value {
-    if (plan.columnParts == 1)
-      return buffer;
-    auto type = cast<BufferType>(buffer.getType());
-    auto partType =
-        BufferType::get(ctx, {type.getShape()[0], cols}, type.getElementType(),
-                        type.getMemorySpace());
-    return SubviewOp::create(b, loc, partType, buffer,
-                             b.getI64IntegerAttr(part * cols));
+  auto columns = [&](Value buffer) {
+    return columnsOf(b, loc, buffer, part * cols, cols);
   };
   auto store = [&](Value acc, Value dest) {
     auto op =
@@ -649,26 +649,21 @@ void buildGroupedColumnConsumer(OpBuilder &b, Location loc,
 void buildGroupedPassConsumer(OpBuilder &b, Location loc,
                               const KernelSpec &spec, const KernelPlan &plan,
                               const KernelValues &values, Value kv, Value qdo) {
-  MLIRContext *ctx = b.getContext();
   OpBuilder::InsertionGuard g(b);
-  assert(!spec.hasRotary() && "the grouped rotary backward above head dim "
-                              "128 is refused (WarpSpecialize.cpp)");
   int64_t cols = spec.outputChunkCols();
   ConsumerContext c = beginConsumer(b, loc, spec, values, plan,
                                     /*needsPScratch=*/true,
                                     /*needsDsScratch=*/true, cols);
   auto [kvHead, kSlot, vSlot] = consumeGroupedItem(b, loc, spec, kv, c);
+  // With rotary embeddings K (and V) stay rotated in their slot for all the
+  // passes; Q is loaded again every pass and rotated each time.
+  TileRows at = rotateGroupedItem(b, loc, spec, c, kSlot, vSlot);
 
   for (int64_t pass = 0; pass < plan.groupPasses; ++pass) {
     int64_t col = pass * cols;
     // The pass's columns of a slot's tile.
-    auto columns = [&](Value buffer) -> Value {
-      auto type = cast<BufferType>(buffer.getType());
-      auto chunkType =
-          BufferType::get(ctx, {type.getShape()[0], cols},
-                          type.getElementType(), type.getMemorySpace());
-      return SubviewOp::create(b, loc, chunkType, buffer,
-                               b.getI64IntegerAttr(col));
+    auto columns = [&](Value buffer) {
+      return columnsOf(b, loc, buffer, col, cols);
     };
     auto store = [&](Value acc, Value dest) {
       auto op =
@@ -680,16 +675,28 @@ void buildGroupedPassConsumer(OpBuilder &b, Location loc,
       c.head = head;
       auto qdoSlot = GetOp::create(b, loc, qdo);
       Value q = qdoSlot.getBuffers()[0], dout = qdoSlot.getBuffers()[1];
+      rotateGroupedQuery(b, loc, spec, at, q);
       GroupedHeadGrads grads =
           groupedHeadGradients(b, loc, spec, c, qdoSlot.getSlot(), q, dout,
                                kSlot, vSlot, dvIn, dkIn, cols, columns);
-      store(grads.dq, spec.stores[2]);
+      store(
+          unrotatePassChunk(b, loc, spec, grads.dq, pass, at, spec.hasRotary()),
+          spec.stores[2]);
       return std::make_pair(grads.dv, grads.dk);
     };
-    auto [dvAcc, dkAcc] = accumulateOverGroup(b, loc, spec, kvHead, queryHead);
+    // With rotary embeddings at G = 2 the group's loop of one trip was
+    // unrolled next to the first head, and LLVM held the Q rotation's
+    // per-thread shared-memory and table addresses of all the item's
+    // passes (ptxas spilled 4-52 bytes at head dim 256): the trip count is
+    // hidden.
+    auto [dvAcc, dkAcc] =
+        accumulateOverGroup(b, loc, spec, kvHead, queryHead, spec.hasRotary());
     c.head = kvHead;
-    store(dvAcc, spec.stores[0]);
-    store(dkAcc, spec.stores[1]);
+    // The group's sums of the pass's chunk are turned back once.
+    store(unrotatePassChunk(b, loc, spec, dvAcc, pass, at, spec.rotateV),
+          spec.stores[0]);
+    store(unrotatePassChunk(b, loc, spec, dkAcc, pass, at, spec.hasRotary()),
+          spec.stores[1]);
   }
   // K and V are released after the last pass.
   ReleaseOp::create(b, loc, c.slot);
@@ -1208,6 +1215,14 @@ void buildHopperLargeBlockHalves(OpBuilder &b, Location loc,
 /// and gives "qdo" back (dP_1 was its last read), "kv" after the group. No
 /// accumulator lives across the group: the peak is the plain block-128
 /// backward's (P 64 + dP 64).
+/// With rotary embeddings (docs/rotary.md, "Grouped-query backward") it is
+/// the one warpgroup that rotates: K (and V) in place in the "kv" slot once
+/// an item (rotateGroupedItem), each head's Q halves in place in the "qdo"
+/// slot before S_0 (rotateGroupedQuery), and it turns dQ_i back at query
+/// half i's rows and position. The accumulate warpgroups read Q only after
+/// the head's "pds" commit, which follows the rotation (its async-proxy
+/// fence and barrier, then the mbarrier release they acquire); they read
+/// neither K nor V.
 void buildGroupedLargeBlockScoresConsumer(OpBuilder &b, Location loc,
                                           const KernelSpec &spec,
                                           const KernelPlan &plan,
@@ -1216,58 +1231,87 @@ void buildGroupedLargeBlockScoresConsumer(OpBuilder &b, Location loc,
   MLIRContext *ctx = b.getContext();
   OpBuilder::InsertionGuard g(b);
   int64_t halves = spec.numQueryTiles();
-  ConsumerContext c =
-      beginConsumer(b, loc, spec, values, plan,
-                    /*needsPScratch=*/false,
-                    /*needsDsScratch=*/false, spec.headDim, "scores");
+  int64_t cols = spec.headDim / plan.groupPasses;
+  ConsumerContext c = beginConsumer(b, loc, spec, values, plan,
+                                    /*needsPScratch=*/false,
+                                    /*needsDsScratch=*/false, cols, "scores");
   auto [kvHead, kSlot, vSlot] = consumeGroupedItem(b, loc, spec, kv, c);
+  TileRows at = rotateGroupedItem(b, loc, spec, c, kSlot, vSlot);
   auto f32 = b.getF32Type();
   int64_t m = spec.queryTileRows(), n = spec.tileRows();
   auto wide32 = AccType::get(ctx, {m, n}, f32);
   auto wide16 = AccType::get(ctx, {m, n}, spec.elementType);
-  auto outType = AccType::get(ctx, {m, spec.headDim}, f32);
+  auto outType = AccType::get(ctx, {m, cols}, f32);
   auto rowsType = RowsType::get(ctx, m, f32);
   auto pin = [&](Value buffer) { return pinned(b, loc, buffer); };
+  // With rotary embeddings every head's rotations are at the item's rows
+  // and position, pinned in the loop over the heads (pinnedRows): hoisted
+  // out of it, the table addresses spilled the scores warpgroup 4-152
+  // bytes. The halves' rows are then recomputed in the loop too, from the
+  // pinned block row, instead of being held across it (4 bytes spilled at
+  // head dim 32 with causal and dlse).
   SmallVector<std::pair<Value, Value>> halfRows;
-  for (int64_t i = 0; i < halves; ++i)
-    halfRows.push_back(blockHalf(b, loc, c.row, c.rows, i, m));
-  forEachGroupHead(b, loc, spec, kvHead, 0, [&](Value head) {
-    c.head = head;
-    auto qdoSlot = GetOp::create(b, loc, qdo);
-    ValueRange t = qdoSlot.getBuffers();
-    AcquireOp out;
-    for (int64_t i = 0; i < halves; ++i) {
-      auto [row, rows] = halfRows[i];
-      Value s = MmaOp::create(b, loc, wide32, pin(t[i]), pin(kSlot), false,
-                              /*transpose_b=*/true);
-      auto softmax = SoftmaxOp::create(b, loc, wide32, rowsType, Type(), s,
-                                       c.rows, /*valid_rows=*/rows, c.scale,
-                                       /*normalize=*/true, spec.causal,
-                                       /*block=*/IntegerAttr());
-      setCausalRowOffset(b, softmax, spec, i);
-      Value p = softmax.getProbs();
-      // Taken as late as possible: the accumulate warpgroups give the slot
-      // back after the previous head's dK.
-      if (i == 0)
-        out = AcquireOp::create(b, loc, pds);
-      WriteOp::create(b, loc, p, pin(out.getBuffers()[2 * i]));
-      Value dp = MmaOp::create(b, loc, wide32, pin(t[halves + i]), pin(vSlot),
-                               false, /*transpose_b=*/true);
-      if (i + 1 == halves)
-        ReleaseOp::create(b, loc, qdoSlot.getSlot());
-      Value dlseRow =
-          spec.dlse ? rowsReadAt(b, loc, c.row, row, rows) : Value();
-      Value ds = scoreGradient(b, loc, spec, c, rowsType, wide16, p, dp,
-                               dlseRow, rows);
-      WriteOp::create(b, loc, ds, pin(out.getBuffers()[2 * i + 1]));
-      if (i + 1 == halves)
-        CommitOp::create(b, loc, out.getSlot(), c.row, c.rows, head);
-      Value dq = MmaOp::create(b, loc, outType, ds, pin(kSlot), false, false);
-      StoreOp::create(b, loc, dq, spec.stores[2], row, head, rows, Value(),
-                      c.oStaging ? pin(c.oStaging) : Value(),
-                      c.bulkStore ? b.getUnitAttr() : nullptr);
-    }
-  });
+  if (!spec.hasRotary())
+    for (int64_t i = 0; i < halves; ++i)
+      halfRows.push_back(blockHalf(b, loc, c.row, c.rows, i, m));
+  // Above head dim 64 the group is taken once a pass (KernelPlan::
+  // groupPasses): S and dP at full depth every pass, dQ's chunk of the pass.
+  // (Rotary embeddings only at one pass: checkGroupedLargeBlock.)
+  for (int64_t pass = 0; pass < plan.groupPasses; ++pass) {
+    int64_t col = pass * cols;
+    forEachGroupHead(b, loc, spec, kvHead, 0, [&](Value head) {
+      c.head = head;
+      auto qdoSlot = GetOp::create(b, loc, qdo);
+      ValueRange t = qdoSlot.getBuffers();
+      if (spec.hasRotary())
+        rotateGroupedQuery(b, loc, spec, pinnedRows(b, loc, at),
+                           t.take_front(halves));
+      AcquireOp out;
+      for (int64_t i = 0; i < halves; ++i) {
+        auto [row, rows] = spec.hasRotary()
+                               ? blockHalf(b, loc, PinOp::create(b, loc, c.row),
+                                           PinOp::create(b, loc, c.rows), i, m)
+                               : halfRows[i];
+        Value s = MmaOp::create(b, loc, wide32, pin(t[i]), pin(kSlot), false,
+                                /*transpose_b=*/true);
+        auto softmax = SoftmaxOp::create(b, loc, wide32, rowsType, Type(), s,
+                                         c.rows, /*valid_rows=*/rows, c.scale,
+                                         /*normalize=*/true, spec.causal,
+                                         /*block=*/IntegerAttr());
+        setCausalRowOffset(b, softmax, spec, i);
+        Value p = softmax.getProbs();
+        // Taken as late as possible: the accumulate warpgroups give the slot
+        // back after the previous head's dK.
+        if (i == 0)
+          out = AcquireOp::create(b, loc, pds);
+        WriteOp::create(b, loc, p, pin(out.getBuffers()[2 * i]));
+        Value dp = MmaOp::create(b, loc, wide32, pin(t[halves + i]), pin(vSlot),
+                                 false, /*transpose_b=*/true);
+        if (i + 1 == halves)
+          ReleaseOp::create(b, loc, qdoSlot.getSlot());
+        Value dlseRow =
+            spec.dlse ? rowsReadAt(b, loc, c.row, row, rows) : Value();
+        Value ds = scoreGradient(b, loc, spec, c, rowsType, wide16, p, dp,
+                                 dlseRow, rows);
+        WriteOp::create(b, loc, ds, pin(out.getBuffers()[2 * i + 1]));
+        if (i + 1 == halves)
+          CommitOp::create(b, loc, out.getSlot(), c.row, c.rows, head);
+        Value dq = MmaOp::create(b, loc, outType, ds,
+                                 columnsOf(b, loc, pin(kSlot), col, cols),
+                                 false, false);
+        if (spec.hasRotary())
+          dq = unrotateGrouped(b, loc, spec,
+                               pinnedRotaryHalf(b, loc, spec, at, i), dq,
+                               /*rotated=*/true);
+        auto store =
+            StoreOp::create(b, loc, dq, spec.stores[2], row, head, rows,
+                            Value(), c.oStaging ? pin(c.oStaging) : Value(),
+                            c.bulkStore ? b.getUnitAttr() : nullptr);
+        if (plan.groupPasses > 1)
+          store.setColOffsetAttr(b.getI64IntegerAttr(col));
+      }
+    });
+  }
   ReleaseOp::create(b, loc, c.slot);
 }
 
@@ -1278,7 +1322,11 @@ void buildGroupedLargeBlockScoresConsumer(OpBuilder &b, Location loc,
 ///   dV += sum_i P_i[:, 64 half:]^T dO_i, dK += sum_i dS_i[:, 64 half:]^T q_i
 /// over the group in its registers (D / 2 + D / 2 a thread; the first head
 /// starts them), giving both slots back after dK; after the group it stores
-/// them once, to the k/v head, from its registers.
+/// them once, to the k/v head, from its registers. With rotary embeddings it
+/// turns dK (and dV with rotate_v) back first, at key half `half`'s rows and
+/// position (the item's, read from the "kv" slot before it goes back, + 64
+/// half): the rotation is linear and the same for every query head, so the
+/// group's f32 sum is turned back once.
 void buildGroupedLargeBlockAccumulateConsumer(
     OpBuilder &b, Location loc, const KernelSpec &spec, const KernelPlan &plan,
     const KernelValues &values, Value kv, Value qdo, Value pds, int64_t half) {
@@ -1298,37 +1346,55 @@ void buildGroupedLargeBlockAccumulateConsumer(
   Value kvHead;
   std::tie(kvHead, std::ignore, std::ignore) =
       consumeGroupedItem(b, loc, spec, kv, c);
+  Value position =
+      spec.hasRotary() ? tilePosition(b, loc, spec, c.slot) : Value();
   ReleaseOp::create(b, loc, c.slot);
   int64_t m = spec.queryTileRows();
-  auto outType = AccType::get(ctx, {m, spec.headDim}, b.getF32Type());
+  int64_t cols = spec.headDim / plan.groupPasses;
+  auto outType = AccType::get(ctx, {m, cols}, b.getF32Type());
   auto pin = [&](Value buffer) { return pinned(b, loc, buffer); };
-  auto queryHead = [&](Value head, Value dvIn, Value dkIn) {
-    auto qdoSlot = GetOp::create(b, loc, qdo);
-    ValueRange t = qdoSlot.getBuffers();
-    auto in = GetOp::create(b, loc, pds);
-    ValueRange pdsBuffers = in.getBuffers();
-    auto keyHalfGradient = [&](int64_t which, int64_t operandBase, Value acc) {
-      for (int64_t i = 0; i < halves; ++i) {
-        Value chunk = ColumnChunkOp::create(b, loc, queryBuffer(spec, m),
-                                            pin(pdsBuffers[2 * i + which]),
-                                            b.getI64IntegerAttr(half));
-        acc = MmaOp::create(b, loc, outType, chunk, pin(t[operandBase + i]),
-                            /*transpose_a=*/true, /*transpose_b=*/false, acc);
-      }
-      return acc;
+  // Pass j (one above head dim 64: KernelPlan::groupPasses) sums columns
+  // [j C, j C + C) of dV and dK over the group and stores them.
+  for (int64_t pass = 0; pass < plan.groupPasses; ++pass) {
+    int64_t col = pass * cols;
+    auto queryHead = [&](Value head, Value dvIn, Value dkIn) {
+      auto qdoSlot = GetOp::create(b, loc, qdo);
+      ValueRange t = qdoSlot.getBuffers();
+      auto in = GetOp::create(b, loc, pds);
+      ValueRange pdsBuffers = in.getBuffers();
+      auto keyHalfGradient = [&](int64_t which, int64_t operandBase,
+                                 Value acc) {
+        for (int64_t i = 0; i < halves; ++i) {
+          Value chunk = ColumnChunkOp::create(b, loc, queryBuffer(spec, m),
+                                              pin(pdsBuffers[2 * i + which]),
+                                              b.getI64IntegerAttr(half));
+          Value operand = columnsOf(b, loc, pin(t[operandBase + i]), col, cols);
+          acc = MmaOp::create(b, loc, outType, chunk, operand,
+                              /*transpose_a=*/true, /*transpose_b=*/false, acc);
+        }
+        return acc;
+      };
+      Value dv = keyHalfGradient(/*P*/ 0, /*dO*/ halves, dvIn);
+      Value dk = keyHalfGradient(/*dS*/ 1, /*q*/ 0, dkIn);
+      ReleaseOp::create(b, loc, in.getSlot());
+      ReleaseOp::create(b, loc, qdoSlot.getSlot());
+      return std::make_pair(dv, dk);
     };
-    Value dv = keyHalfGradient(/*P*/ 0, /*dO*/ halves, dvIn);
-    Value dk = keyHalfGradient(/*dS*/ 1, /*q*/ 0, dkIn);
-    ReleaseOp::create(b, loc, in.getSlot());
-    ReleaseOp::create(b, loc, qdoSlot.getSlot());
-    return std::make_pair(dv, dk);
-  };
-  auto [dvAcc, dkAcc] = accumulateOverGroup(b, loc, spec, kvHead, queryHead);
-  auto [row, rows] = blockHalf(b, loc, c.row, c.rows, half, m);
-  for (auto [acc, dest] :
-       {std::pair{dvAcc, spec.stores[0]}, {dkAcc, spec.stores[1]}})
-    StoreOp::create(b, loc, acc, dest, row, kvHead, rows, Value(), Value(),
-                    nullptr);
+    auto [dvAcc, dkAcc] = accumulateOverGroup(b, loc, spec, kvHead, queryHead);
+    auto [row, rows] = blockHalf(b, loc, c.row, c.rows, half, m);
+    TileRows at;
+    if (spec.hasRotary())
+      at = rotaryHalf(b, loc, spec, position, row, rows, half);
+    for (auto [acc, dest, rotated] :
+         {std::tuple{dvAcc, spec.stores[0], spec.rotateV},
+          {dkAcc, spec.stores[1], spec.hasRotary()}}) {
+      auto store = StoreOp::create(
+          b, loc, unrotateGrouped(b, loc, spec, at, acc, rotated), dest, row,
+          kvHead, rows, Value(), Value(), nullptr);
+      if (plan.groupPasses > 1)
+        store.setColOffsetAttr(b.getI64IntegerAttr(col));
+    }
+  }
 }
 
 /// The sm_90a grouped-query backward at block size 128 (docs/pipeline.md,
@@ -1345,7 +1411,9 @@ void buildGroupedLargeBlockAccumulateConsumer(
 /// backward's peak (P 64 + dP 64). Two consumers of one query and key half
 /// each (as `large-block-consumers=2`), each holding its key half's dK and
 /// dV next to P and dP, spilled 8 bytes at head dim 32 with dlse and 208 at
-/// 64 (ptxas, CUDA 13.0).
+/// 64 (ptxas, CUDA 13.0). With rotary embeddings the scores warpgroup
+/// rotates and turns dQ back, the accumulate warpgroups turn dK and dV back
+/// (docs/rotary.md, "Grouped-query backward").
 void buildHopperGroupedLargeBlock(OpBuilder &b, Location loc,
                                   const KernelSpec &spec,
                                   const KernelPlan &plan) {

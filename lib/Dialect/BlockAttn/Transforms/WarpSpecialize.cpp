@@ -34,9 +34,11 @@ using mlir::warpspec::Chip;
 
 namespace {
 
-/// The widest head dim of the sm_90a grouped-query backward at block size
-/// 128 (checkGroupedLargeBlock).
-constexpr int64_t kMaxGroupedLargeBlockHeadDim = 64;
+/// The widest head dim of the grouped-query backward at block size 128
+/// (checkGroupedLargeBlock).
+constexpr int64_t kMaxGroupedLargeBlockHeadDim = 128,
+                  kMaxSm100aGroupedLargeBlockHeadDim = 64,
+                  kMaxGroupedLargeBlockRotaryHeadDim = 64;
 
 struct BlockAttnWarpSpecializePass
     : public blockattn::impl::BlockAttnWarpSpecializePassBase<
@@ -59,13 +61,12 @@ struct BlockAttnWarpSpecializePass
 
   /// The grouped-query backward sums dk and dv over the group inside one
   /// CTA (docs/pipeline.md, "Grouped-query attention"). At block size 128
-  /// it is built without rotary embeddings up to head dim 64: the group's
-  /// dV and dK of 128 keys live across the group next to S and dP, on
-  /// sm_90a in two accumulate warpgroups' registers (D / 2 + D / 2 a thread
-  /// each: at head dims 96 and 128 they and the scores warpgroup's 176 no
-  /// longer fit the 512 a thread four warpgroups share), on sm_100a in
-  /// tensor memory (S 128 + dP 128 + dQ, dV, dK D columns each: 544 and
-  /// 640 of its 512 at 96 and 128).
+  /// it is built up to head dim 128 on sm_90a (above 64 in passes over
+  /// column chunks of the head dim, KernelPlan::groupPasses) and up to 64 on
+  /// sm_100a; with rotary embeddings (every variant) up to head dim 64, in
+  /// one pass. Above 128 an item's K and V of 128 keys (2 x 48 KiB at 192),
+  /// a query head's Q and dO (the same) and both query halves' P and dS
+  /// (64 KiB) exceed shared memory (227 KiB) on both chips.
   LogicalResult checkGroupedLargeBlock(Operation *op, const KernelSpec &spec) {
     if (!spec.backward || spec.group <= 1 || spec.numQueryTiles() == 1)
       return success();
@@ -76,17 +77,35 @@ struct BlockAttnWarpSpecializePass
                 "block_size "
              << spec.blockSize;
     };
-    if (spec.hasRotary())
-      return refuse() << " with rotary embeddings yet: the grouped backward "
-                         "at block_size "
-                      << spec.blockSize << " is built without them";
     if (spec.headDim > kMaxGroupedLargeBlockHeadDim)
       return refuse()
              << " and head_dim " << spec.headDim
-             << " yet: the group's dK and dV of 128 keys, held across the "
-                "group, fit next to S and dP ("
-             << (chip == Chip::sm_100a ? "tensor memory" : "registers")
-             << ") up to head_dim " << kMaxGroupedLargeBlockHeadDim;
+             << " yet: an item's K and V of 128 keys, a query head's Q and "
+                "dO and both query halves' P and dS fit shared memory up to "
+                "head_dim "
+             << kMaxGroupedLargeBlockHeadDim;
+    // On sm_100a above head dim 64: in passes over column chunks (as on
+    // sm_90a) tensor memory fits (S 128 + dP 128 + 3 x 64 columns), but
+    // ptxas (CUDA 13.0) spilled the load, MMA or softmax warpgroup 0.06-0.5
+    // KB under every register split of the pool tried (branch
+    // s18-grouped-b128-wide-sm100a-spills; docs/pipeline.md).
+    // With rotary embeddings above head dim 64: a pass's 64-column chunk of
+    // dQ, dK (and dV) would be turned back apart from the columns its
+    // half-split pairs rotate with (D / 2 apart); the rotation is built in
+    // the one-pass kernels only.
+    if (spec.hasRotary() && spec.headDim > kMaxGroupedLargeBlockRotaryHeadDim)
+      return refuse() << " and head_dim " << spec.headDim
+                      << " with rotary embeddings yet: built up to head_dim "
+                      << kMaxGroupedLargeBlockRotaryHeadDim
+                      << " (above it an item is made in passes over column "
+                         "chunks, which the rotation does not follow)";
+    if (chip == Chip::sm_100a &&
+        spec.headDim > kMaxSm100aGroupedLargeBlockHeadDim)
+      return refuse() << " and head_dim " << spec.headDim
+                      << " on sm_100a yet: built up to head_dim "
+                      << kMaxSm100aGroupedLargeBlockHeadDim
+                      << " there (the column passes of head dims 96 and 128 "
+                         "spill registers)";
     return success();
   }
 
@@ -95,24 +114,42 @@ struct BlockAttnWarpSpecializePass
     if (failed(spec))
       return failure();
     // The grouped-query backward at block size 128: built up to head dim
-    // 64 without rotary embeddings (checkGroupedLargeBlock).
+    // 128 on sm_90a, 64 on sm_100a and with rotary embeddings
+    // (checkGroupedLargeBlock).
     if (failed(checkGroupedLargeBlock(op, *spec)))
       return failure();
     // Above head dim 128 it makes an item in passes over 64-column chunks
-    // of the head dim (KernelPlan::groupPasses); with rotary embeddings a
-    // pass would turn back dK's chunk apart from the columns it rotates
-    // with (the half-split pairs are D / 2 apart): not built.
-    if (spec->backward && spec->group > 1 && spec->hasRotary() &&
+    // of the head dim (KernelPlan::groupPasses); with half-split rotary
+    // embeddings a pass would turn back a gradient's chunk apart from the
+    // columns it rotates with (the pairs are D / 2 apart): not built. An
+    // interleaved chunk holds whole pairs.
+    if (spec->backward && spec->group > 1 &&
+        spec->rotary == RotaryMode::half_split &&
         spec->headDim > KernelShape::kMaxOutputCols)
       return op->emitOpError()
              << "with group " << spec->group
-             << " (grouped-query attention) and rotary embeddings has no "
-                "backward lowering at head_dim "
-             << spec->headDim
-             << " yet: the grouped rotary backward is built for head dims up "
-                "to "
+             << " (grouped-query attention) and half-split rotary embeddings "
+                "has no backward lowering at head_dim "
+             << spec->headDim << " yet: above head dim "
              << KernelShape::kMaxOutputCols
-             << " (without rotary embeddings up to 256)";
+             << " the grouped backward makes its gradients in 64-column "
+                "chunks, and a half-split pair's columns are D / 2 apart, in "
+                "different chunks (interleaved rotary embeddings are built)";
+    // From theta the angles are arithmetic on the position, computed next
+    // to each rotation and each turned-back chunk; next to the group's dV
+    // and dK chunks ptxas (CUDA 13.0) spilled 72-296 bytes (sm_90a at 192
+    // and 256, sm_100a at 192): built with tables only.
+    if (spec->backward && spec->group > 1 && spec->hasRotary() && spec->theta &&
+        spec->headDim > KernelShape::kMaxOutputCols)
+      return op->emitOpError()
+             << "with group " << spec->group
+             << " (grouped-query attention) and rotary_theta has no backward "
+                "lowering at head_dim "
+             << spec->headDim
+             << " yet: the grouped rotary backward above head dim "
+             << KernelShape::kMaxOutputCols
+             << " is built with cos/sin tables (computing the angles in the "
+                "kernel spills registers there)";
     TuningOptions options;
 #define BLOCKATTN_PASS_OPTION(TYPE, NAME, ...) options.NAME = NAME;
 #define GEN_PASS_OPTION_LIST_BLOCKATTNWARPSPECIALIZEPASS

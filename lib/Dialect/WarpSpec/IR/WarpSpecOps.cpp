@@ -1475,7 +1475,8 @@ LogicalResult ColumnChunkOp::verify() {
 }
 
 LogicalResult PinOp::verify() {
-  if (getSource().getType().getMemorySpace() != MemorySpace::smem)
+  auto buffer = dyn_cast<BufferType>(getSource().getType());
+  if (buffer && buffer.getMemorySpace() != MemorySpace::smem)
     return emitOpError() << "pins shared-memory buffers only";
   return success();
 }

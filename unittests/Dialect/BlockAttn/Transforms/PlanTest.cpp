@@ -158,9 +158,9 @@ TEST(Sm90aPlan, GroupedBackwardPipelinedRoles) {
 
 // The grouped backward at block size 128: on sm_90a a producer of 64, a
 // scores warpgroup of 176 and two accumulate warpgroups of 136 (a pool of
-// 512), one "pds" slot of both halves' P and dS; on sm_100a one softmax
-// warpgroup of 256 next to load 96 / MMA 152 (48 / 200 at G = 2). Options
-// that ask for other consumers are refused.
+// 512), one "pds" slot of both halves' P and
+// dS; on sm_100a one softmax warpgroup of 256 next to load 96 / MMA 152 (48 /
+// 200 at G = 2). Options that ask for other consumers are refused.
 TEST(GroupedPlan, BlockSize128) {
   KernelShape b128 = shape(true, 64);
   b128.group = 4;
@@ -185,6 +185,18 @@ TEST(GroupedPlan, BlockSize128) {
   EXPECT_EQ(q.registers.load, 48);
   EXPECT_EQ(q.registers.mma, 200);
   EXPECT_EQ(q.registers.compute, 256);
+  // With rotary embeddings the same budgets (the rotations' rows are pinned
+  // in the loop over the heads instead; Sm90aRecipe.cpp).
+  KernelShape rotary = b128;
+  rotary.rotary = RotaryMode::half_split;
+  p = plan(Chip::sm_90a, rotary);
+  EXPECT_EQ(p.registers.load, 64);
+  EXPECT_EQ(p.registers.compute, 176);
+  EXPECT_EQ(p.accumulateRegisters, 136);
+  q = plan(Chip::sm_100a, rotary);
+  EXPECT_EQ(q.registers.load, 96);
+  EXPECT_EQ(q.registers.mma, 152);
+  EXPECT_EQ(q.registers.compute, 256);
   TuningOptions two;
   two.numConsumers = 2;
   EXPECT_EQ(failure(Chip::sm_90a, b128, two),
@@ -197,6 +209,29 @@ TEST(GroupedPlan, BlockSize128) {
             "group-roles=serial does not apply at block_size 128: the "
             "grouped-query backward there has a scores warpgroup and an "
             "accumulate warpgroup per key half (group-roles must be auto)");
+}
+
+// The sm_90a grouped backward at block size 128 above head dim 64: passes
+// over column chunks of one width (two of 64 at 128, three of 32 at 96),
+// producer 96, scores 176, accumulate 120 + 120; one pass up to 64.
+TEST(GroupedPlan, BlockSize128Passes) {
+  KernelShape b128 = shape(true, 128);
+  b128.group = 4;
+  b128.blockSize = 128;
+  KernelPlan p = plan(Chip::sm_90a, b128);
+  EXPECT_EQ(p.groupPasses, 2);
+  EXPECT_TRUE(p.pipelinedRoles);
+  EXPECT_EQ(p.registers.load, 96);
+  EXPECT_EQ(p.registers.compute, 176);
+  EXPECT_EQ(p.accumulateRegisters, 120);
+  EXPECT_EQ(p.numStages, 1);
+  EXPECT_EQ(p.groupStages, 1);
+  b128.headDim = 96;
+  p = plan(Chip::sm_90a, b128);
+  EXPECT_EQ(p.groupPasses, 3);
+  EXPECT_EQ(p.groupStages, 2);
+  b128.headDim = 64;
+  EXPECT_EQ(plan(Chip::sm_90a, b128).groupPasses, 1);
 }
 
 // The grouped backward above head dim 128: D / 64 passes over 64-column

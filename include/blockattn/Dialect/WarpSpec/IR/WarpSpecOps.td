@@ -1344,7 +1344,7 @@ def WarpSpec_ColumnChunkOp : WarpSpec_Op<"column_chunk", [Pure]> {
 }
 
 def WarpSpec_PinOp : WarpSpec_Op<"pin", [AllTypesMatch<["source", "result"]>]> {
-  let summary = "a shared-memory buffer's address, recomputed here";
+  let summary = "a shared-memory buffer's address (or an i32), recomputed here";
   let description = [{
     The `warpspec.pin` operation returns `source` unchanged, but its address
     is taken where the op is (the lowering passes it through an empty
@@ -1357,12 +1357,20 @@ def WarpSpec_PinOp : WarpSpec_Op<"pin", [AllTypesMatch<["source", "result"]>]> {
     The block-size-128 backward, with about a hundred such values, spilled
     without it.
 
+    An `i32` is pinned the same way: the grouped-query backward at block
+    size 128 rotates each query head's Q at the item's rows and position,
+    the same for every head of the group, and LLVM hoisted the rotary
+    tables' addresses derived from them out of the loop over the heads
+    (ptxas spilled the scores warpgroup); pinned in the loop, they are
+    recomputed there.
+
     ```mlir
     %q0 = warpspec.pin %q : !warpspec.buffer<64x128xbf16, smem>
+    %row = warpspec.pin %r : i32
     ```
   }];
-  let arguments = (ins WarpSpec_BufferType:$source);
-  let results = (outs WarpSpec_BufferType:$result);
+  let arguments = (ins AnyTypeOf<[WarpSpec_BufferType, I32]>:$source);
+  let results = (outs AnyTypeOf<[WarpSpec_BufferType, I32]>:$result);
   let assemblyFormat = "$source attr-dict `:` type($source)";
   let hasVerifier = 1;
 }

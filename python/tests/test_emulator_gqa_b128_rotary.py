@@ -1,0 +1,138 @@
+"""The grouped-query backward at block size 128 with rotary embeddings (issues 20 and 21) in
+block-attn-emulate against the float64 reference, on both chips.
+
+The work item is a block of 128 tokens and a k/v head (test_emulator_gqa_b128.py). With rotary
+embeddings K (and V with rotate_v) are rotated in place once an item, each query head's Q halves
+in place in its "qdo" slot (the second half at row and position + 64), dQ is turned back per head
+and query half, dK (and dV) once after the group per key half (docs/rotary.md, "Grouped-query
+backward"). sm_90a: the scores warpgroup rotates, the accumulate warpgroups turn dK and dV back;
+sm_100a: the softmax warpgroup rotates and signals the MMA warp through the ring "rotated".
+Checked: both layouts, positions from the sequence and from a positions tensor, rotate_v, causal
+with dlse, G = 2 and MQA, one SM (one CTA reuses every slot) and three, on empty, one-token and
+partial blocks around the block and its half (63-65, 127-129, 191-193); every gradient element
+is written, and the gradients miss the reference without rotary embeddings, of the other layout
+and with the halves' positions not offset (the second query half rotated at the block's
+position).
+
+The default sample keeps `make check` fast; BLOCKATTN_EMULATE_FULL=1 runs the wider matrix
+(both chips, head dims 32 and 64, bf16 and f16, both layouts, plain / positions / rotate_v /
+both, plain and causal + dlse, G = 2 and MQA, 1 and 3 SMs).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import os
+import pathlib
+import subprocess
+
+import numpy as np
+import pytest
+
+from blockattn import emulation as em
+from blockattn._kernels import find_compiler
+
+pytestmark = pytest.mark.skipif(
+    find_compiler() is None or em.find_emulator() is None,
+    reason="needs build/bin/block-attn-compile and block-attn-emulate (make build)",
+)
+
+LENGTHS = (0, 1, 63, 64, 65, 127, 128, 129, 191, 192, 193, 300, 2, 3)
+
+
+def case(head_dim, dtype, rotary, group, positions=False, rotate_v=False, causal=False, lse=False):
+    return em.Case("backward", head_dim, dtype, rotary, positions=positions, rotate_v=rotate_v,
+                   group=group, causal=causal, lse=lse, block_size=128)
+
+
+# (chip, case, query heads, SMs): both chips, both layouts, a positions tensor, rotate_v,
+# causal + dlse, G = 2 and MQA (heads == group), one SM and three.
+SAMPLE = [
+    ("sm_90a", case(64, "bf16", "half_split", 2), 4, 1),
+    ("sm_90a", case(32, "f16", "interleaved", 4, positions=True, rotate_v=True, causal=True,
+                    lse=True), 4, 3),
+    ("sm_100a", case(64, "f16", "interleaved", 2, rotate_v=True), 2, 3),
+    ("sm_100a", case(32, "bf16", "half_split", 4, positions=True, causal=True, lse=True), 8, 1),
+]
+
+
+def full_matrix():
+    cases = []
+    for chip, d, dtype, rotary, (positions, rotate_v), (causal, lse), (group, heads), sms in \
+            itertools.product(("sm_90a", "sm_100a"), (32, 64), ("bf16", "f16"),
+                              ("half_split", "interleaved"),
+                              ((False, False), (True, False), (False, True), (True, True)),
+                              ((False, False), (True, True)), ((2, 4), (4, 4)), (1, 3)):
+        # Both dtypes and SM counts over the matrix, not each with every other axis.
+        if (dtype == "f16") != (sms == 3):
+            continue
+        cases.append((chip, case(d, dtype, rotary, group, positions, rotate_v, causal, lse),
+                      heads, sms))
+    return cases
+
+
+CASES = full_matrix() if os.environ.get("BLOCKATTN_EMULATE_FULL") == "1" else SAMPLE
+
+
+def case_id(x):
+    if isinstance(x, em.Case):
+        return x.name
+    return x if isinstance(x, str) else f"{x}"
+
+
+def compile_case(c: em.Case, chip: str, out: pathlib.Path) -> pathlib.Path:
+    subprocess.run([find_compiler(), *c.compiler_flags(chip), "-o", str(out), "--quiet"], check=True)
+    return out / f"k_{c.name}"
+
+
+def halves_at_block_position(c: em.Case, tensors: dict) -> dict:
+    """The reference of a kernel that would rotate the second query (key) half at the block's
+    position instead of + 64: with a positions tensor, rows 64-127 of each block read the
+    positions of rows 0-63 (from the sequence: the positions are made explicit first)."""
+    cu = tensors["cu_seqlens"]
+    positions = np.asarray(tensors["positions"]) if c.positions else np.concatenate(
+        [np.arange(cu[i + 1] - cu[i]) for i in range(len(cu) - 1)]).astype(np.int32)
+    wrong = positions.copy()
+    for s in range(len(cu) - 1):
+        for start in range(cu[s], cu[s + 1], 128):
+            second = np.arange(start + 64, min(start + 128, cu[s + 1]))
+            wrong[second] = positions[second - 64]
+    out = dict(tensors)
+    out["positions"] = wrong.astype(np.int32)
+    return out
+
+
+@pytest.mark.parametrize("chip,c,heads,sms", CASES, ids=case_id)
+def test_grouped_large_block_rotary_backward_matches_reference(chip, c, heads, sms, tmp_path):
+    base = compile_case(c, chip, tmp_path / "k")
+    tensors = em.make_problem(c, lengths=LENGTHS, heads=heads, seed=sms + heads + 7)
+    kv_heads = heads // c.group
+    assert tensors["dk"].shape[1] == kv_heads and tensors["dq"].shape[1] == heads
+    out = em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), tensors,
+                     {"softmax_scale": c.head_dim ** -0.5}, num_sms=sms, seed=sms)
+    assert em.check_close(c, out, em.reference_outputs(c, tensors)) == []
+    for name in c.outputs:
+        assert (out[name] != em.POISON).all(), name
+    # The rotation matters, in its layout, and at each half's own positions.
+    rotated = {"dq", "dk"} | ({"dv"} if c.rotate_v else set())
+    plain = dataclasses.replace(c, rotary="none", positions=False, rotate_v=False)
+    other = dataclasses.replace(
+        c, rotary="interleaved" if c.rotary == "half_split" else "half_split")
+    for wrong in (plain, other):
+        misses = em.check_close(c, out, em.reference_outputs(wrong, tensors))
+        assert rotated <= {m.split(":")[0] for m in misses}, wrong.name
+    explicit = dataclasses.replace(c, positions=True)
+    misses = em.check_close(c, out, em.reference_outputs(explicit,
+                                                         halves_at_block_position(c, tensors)))
+    assert rotated <= {m.split(":")[0] for m in misses}
+
+
+@pytest.mark.parametrize("chip", ["sm_90a", "sm_100a"])
+def test_grouped_large_block_rotary_theta(chip, tmp_path):
+    """rotary_theta (angles computed in the kernel) builds and compiles for the grouped block-128
+    backward too (ptxas with no spills is checked by test/Tools/block-attn-compile)."""
+    c = case(64, "bf16", "half_split", 4)
+    run = subprocess.run([find_compiler(), *c.compiler_flags(chip), "--rotary-theta=10000",
+                          "-o", str(tmp_path / "k"), "--quiet"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
