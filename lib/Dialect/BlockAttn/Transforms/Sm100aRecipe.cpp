@@ -648,6 +648,23 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
   }
 }
 
+/// The signal ring of a grouped backward between its softmax warpgroup and
+/// its MMA warp, as {items, rotated} (one of them null): without rotary
+/// embeddings "items" (each item's record, two deep); with them "rotated",
+/// one signal an item's K (and V) and one a query head's Q, as deep as "kv"
+/// and "qdo" together so that the softmax warpgroup, which then takes the
+/// items from "kv" itself, never waits for the MMA warp to take a signal.
+std::pair<Value, Value> createGroupedSignals(OpBuilder &b, Location loc,
+                                             const KernelSpec &spec,
+                                             const KernelPlan &plan) {
+  auto signals =
+      ChannelType::get(b.getContext(), ArrayRef<Type>(), MemorySpace::smem);
+  if (spec.hasRotary())
+    return {Value(), createChannel(b, loc, signals, "rotated",
+                                   plan.numStages + plan.groupStages)};
+  return {createChannel(b, loc, signals, "items", 2), Value()};
+}
+
 /// Waits for the softmax warpgroup's signal that the tiles the MMA warp
 /// reads next are rotated (buildBlackwellGroupedBackward); the signal
 /// carries nothing, so its slot goes back at once. Nothing without rotary
@@ -723,17 +740,12 @@ void buildBlackwellGroupedBackward(OpBuilder &b, Location loc,
   auto pair = ChannelType::get(ctx, {tile, tile}, MemorySpace::smem);
   Value kv = createChannel(b, loc, pair, "kv", plan.numStages);
   Value qdo = createChannel(b, loc, pair, "qdo", plan.groupStages);
-  auto signals = ChannelType::get(ctx, ArrayRef<Type>(), MemorySpace::smem);
   bool rotary = spec.hasRotary();
   // One "rotated" signal an item's K (and V) and one a query head's Q, as
   // deep as the two rings together: the softmax warpgroup never waits for
   // the MMA warp to take a signal.
   Value items, rotated;
-  if (rotary)
-    rotated = createChannel(b, loc, signals, "rotated",
-                            plan.numStages + plan.groupStages);
-  else
-    items = createChannel(b, loc, signals, "items", 2);
+  std::tie(items, rotated) = createGroupedSignals(b, loc, spec, plan);
   Value sCh = tmemChannel("s", bs), dpCh = tmemChannel("dp", bs);
   Value dvCh = tmemChannel("dv", d), dkCh = tmemChannel("dk", d),
         dqCh = tmemChannel("dq", d);
@@ -916,18 +928,13 @@ void buildBlackwellGroupedPasses(OpBuilder &b, Location loc,
   auto pair = ChannelType::get(ctx, {tile, tile}, MemorySpace::smem);
   Value kv = createChannel(b, loc, pair, "kv", plan.numStages);
   Value qdo = createChannel(b, loc, pair, "qdo", plan.groupStages);
-  auto signals = ChannelType::get(ctx, ArrayRef<Type>(), MemorySpace::smem);
+  bool rotary = spec.hasRotary();
   // With rotary embeddings the softmax warpgroup takes the items from "kv"
   // and signals each rotation through "rotated", as at head dims up to 128
   // (buildBlackwellGroupedBackward): K (and V) once an item, Q of each query
   // head every pass (the producer loads it again every pass).
-  bool rotary = spec.hasRotary();
   Value items, rotated;
-  if (rotary)
-    rotated = createChannel(b, loc, signals, "rotated",
-                            plan.numStages + plan.groupStages);
-  else
-    items = createChannel(b, loc, signals, "items", 2);
+  std::tie(items, rotated) = createGroupedSignals(b, loc, spec, plan);
   Value sCh = tmemChannel("s", bs), dpCh = tmemChannel("dp", bs);
   Value dvCh = tmemChannel("dv", cols), dkCh = tmemChannel("dk", cols),
         dqCh = tmemChannel("dq", cols);
@@ -1373,17 +1380,12 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
       b, loc,
       ChannelType::get(ctx, {half, half, half, half}, MemorySpace::smem), "qdo",
       plan.groupStages);
-  auto signals = ChannelType::get(ctx, ArrayRef<Type>(), MemorySpace::smem);
   bool rotary = spec.hasRotary();
   // With rotary embeddings the softmax warpgroup takes the items from "kv"
   // itself and signals each rotation (an item's K and V, a head's Q) through
   // "rotated", as the grouped block-64 backward does.
   Value items, rotated;
-  if (rotary)
-    rotated = createChannel(b, loc, signals, "rotated",
-                            plan.numStages + plan.groupStages);
-  else
-    items = createChannel(b, loc, signals, "items", 2);
+  std::tie(items, rotated) = createGroupedSignals(b, loc, spec, plan);
   Value sCh = tmemChannel("s", n), dpCh = tmemChannel("dp", n);
   Value dqCh = tmemChannel("dq", d), dvCh = tmemChannel("dv", d),
         dkCh = tmemChannel("dk", d);
