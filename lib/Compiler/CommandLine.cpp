@@ -47,7 +47,7 @@ constexpr Flag kFlags[] = {
      "Compile only these kernel functions of the input (comma-separated)"},
     {"kind", FlagKind::String, "forward or backward (no input)"},
     {"head-dim", FlagKind::Int, "With --kind: head dimension: 32, 64, 96, 128, 192 or 256 (128)"},
-    {"block-size", FlagKind::Int, "With --kind: block size: 16, 32 or 64 (64)"},
+    {"block-size", FlagKind::Int, "With --kind: block size: 16, 32, 64 or 128 (64)"},
     {"dtype", FlagKind::String, "With --kind: bf16 or f16"},
     {"heads", FlagKind::Int, "With --kind: static head count (0: run-time)"},
     {"group", FlagKind::Int,
