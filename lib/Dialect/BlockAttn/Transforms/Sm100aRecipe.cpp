@@ -692,6 +692,81 @@ void rotateAndSignal(OpBuilder &b, Location loc, const KernelSpec &spec,
   CommitOp::create(b, loc, signal.getSlot(), at.row, at.rows, head);
 }
 
+/// The rings of the sm_100a grouped backward at blocks of up to 64 tokens
+/// (buildBlackwellGroupedBackward, buildBlackwellGroupedPasses), in the
+/// order both allocate them: "kv" and "qdo" (K, V once an item; Q, dO a
+/// query head), the signal ring between the softmax warpgroup and the MMA
+/// warp (createGroupedSignals), the tensor-memory rings of S, dP and of the
+/// gradients' `gradCols` columns (the whole head dim, or a pass's chunk),
+/// and "pds" (P, dS to the MMA warp).
+struct GroupedRings {
+  Value kv, qdo, items, rotated, s, dp, dv, dk, dq, pds;
+};
+
+GroupedRings createGroupedRings(OpBuilder &b, Location loc,
+                                const KernelSpec &spec, const KernelPlan &plan,
+                                int64_t gradCols) {
+  MLIRContext *ctx = b.getContext();
+  int64_t bs = spec.tileRows();
+  BufferType tile = tileBuffer(spec, spec.headDim);
+  BufferType square = tileBuffer(spec, bs);
+  auto tmemChannel = [&](StringRef name, int64_t cols) {
+    return createTmemRing(b, loc, name, bs, cols);
+  };
+  GroupedRings r;
+  auto pair = ChannelType::get(ctx, {tile, tile}, MemorySpace::smem);
+  r.kv = createChannel(b, loc, pair, "kv", plan.numStages);
+  r.qdo = createChannel(b, loc, pair, "qdo", plan.groupStages);
+  std::tie(r.items, r.rotated) = createGroupedSignals(b, loc, spec, plan);
+  r.s = tmemChannel("s", bs);
+  r.dp = tmemChannel("dp", bs);
+  r.dv = tmemChannel("dv", gradCols);
+  r.dk = tmemChannel("dk", gradCols);
+  r.dq = tmemChannel("dq", gradCols);
+  r.pds = createChannel(
+      b, loc, ChannelType::get(ctx, {square, square}, MemorySpace::smem), "pds",
+      plan.softmaxReplicas);
+  return r;
+}
+
+/// The MMA warp's products for one query head of a grouped item at blocks
+/// of up to 64 tokens: S = Q K^T and dP = dO V^T at full depth, then with P
+/// and dS from "pds" dV += P^T dO and dK += dS^T Q into the group's `dv` and
+/// `dk` slots (the first head overwrites them: enable-input-d) and dQ = dS K,
+/// the gradients over columns [col, col + cols) of dO, Q and K (all of them
+/// without passes: columnsOf is then the tile itself).
+void issueGroupedHeadProducts(OpBuilder &b, Location loc,
+                              const GroupedRings &rings, Value k, Value v,
+                              Value row, Value rows, Value head, AcquireOp dv,
+                              AcquireOp dk, bool first, int64_t col,
+                              int64_t cols) {
+  auto chunk = [&](Value tileValue) {
+    return columnsOf(b, loc, tileValue, col, cols);
+  };
+  auto qdoSlot = GetOp::create(b, loc, rings.qdo);
+  Value q = qdoSlot.getBuffers()[0], dout = qdoSlot.getBuffers()[1];
+  awaitRotated(b, loc, rings.rotated);
+  auto product = [&](Value channel, Value a, Value bOperand, bool ta, bool tb) {
+    auto dest = AcquireOp::create(b, loc, channel);
+    MmaAsyncOp::create(b, loc, a, bOperand, dest.getBuffers()[0], ta, tb);
+    CommitOp::create(b, loc, dest.getSlot(), row, rows, head);
+  };
+  auto accumulate = [&](AcquireOp dest, Value a, Value bOperand) {
+    auto mma = MmaAsyncOp::create(b, loc, a, bOperand, dest.getBuffers()[0],
+                                  /*transpose_a=*/true, false);
+    mma.setAccumulate(!first);
+  };
+  product(rings.s, q, k, false, true);     // S  = Q K^T
+  product(rings.dp, dout, v, false, true); // dP = dO V^T
+  auto pds = GetOp::create(b, loc, rings.pds);
+  Value p = pds.getBuffers()[0], ds = pds.getBuffers()[1];
+  accumulate(dv, p, chunk(dout));                // dV += P^T dO
+  accumulate(dk, ds, chunk(q));                  // dK += dS^T Q
+  product(rings.dq, ds, chunk(k), false, false); // dQ  = dS K
+  ReleaseOp::create(b, loc, pds.getSlot(), /*after_mma=*/true);
+  ReleaseOp::create(b, loc, qdoSlot.getSlot(), /*after_mma=*/true);
+}
+
 /// Blackwell grouped-query backward (group > 1; docs/pipeline.md,
 /// "Grouped-query attention"): dK and dV summed over the group in tensor
 /// memory, inside one CTA, in a fixed order (deterministic, no atomics, no
@@ -733,25 +808,12 @@ void buildBlackwellGroupedBackward(OpBuilder &b, Location loc,
   int64_t bs = spec.tileRows(), d = spec.headDim;
   Type f32 = b.getF32Type();
   BufferType tile = tileBuffer(spec, d);
-  BufferType square = tileBuffer(spec, bs);
-  auto tmemChannel = [&](StringRef name, int64_t cols) {
-    return createTmemRing(b, loc, name, bs, cols);
-  };
-  auto pair = ChannelType::get(ctx, {tile, tile}, MemorySpace::smem);
-  Value kv = createChannel(b, loc, pair, "kv", plan.numStages);
-  Value qdo = createChannel(b, loc, pair, "qdo", plan.groupStages);
   bool rotary = spec.hasRotary();
-  // One "rotated" signal an item's K (and V) and one a query head's Q, as
-  // deep as the two rings together: the softmax warpgroup never waits for
-  // the MMA warp to take a signal.
-  Value items, rotated;
-  std::tie(items, rotated) = createGroupedSignals(b, loc, spec, plan);
-  Value sCh = tmemChannel("s", bs), dpCh = tmemChannel("dp", bs);
-  Value dvCh = tmemChannel("dv", d), dkCh = tmemChannel("dk", d),
-        dqCh = tmemChannel("dq", d);
-  Value pdsCh = createChannel(
-      b, loc, ChannelType::get(ctx, {square, square}, MemorySpace::smem), "pds",
-      plan.softmaxReplicas);
+  GroupedRings rings = createGroupedRings(b, loc, spec, plan, d);
+  Value kv = rings.kv, qdo = rings.qdo, items = rings.items,
+        rotated = rings.rotated;
+  Value sCh = rings.s, dpCh = rings.dp, dvCh = rings.dv, dkCh = rings.dk,
+        dqCh = rings.dq, pdsCh = rings.pds;
 
   buildGroupedLoadPartition(b, loc, spec, values, kv, qdo, plan);
 
@@ -770,29 +832,8 @@ void buildBlackwellGroupedBackward(OpBuilder &b, Location loc,
     auto dk = AcquireOp::create(b, loc, dkCh);
     // Head 0 starts dV and dK, the others (one loop) add to them.
     auto queryHead = [&](Value head, bool first) {
-      auto qdoSlot = GetOp::create(b, loc, qdo);
-      Value q = qdoSlot.getBuffers()[0], dout = qdoSlot.getBuffers()[1];
-      awaitRotated(b, loc, rotated);
-      auto product = [&](Value channel, Value a, Value bOperand, bool ta,
-                         bool tb) {
-        auto dest = AcquireOp::create(b, loc, channel);
-        MmaAsyncOp::create(b, loc, a, bOperand, dest.getBuffers()[0], ta, tb);
-        CommitOp::create(b, loc, dest.getSlot(), row, rows, head);
-      };
-      auto accumulate = [&](AcquireOp dest, Value a, Value bOperand) {
-        auto mma = MmaAsyncOp::create(b, loc, a, bOperand, dest.getBuffers()[0],
-                                      /*transpose_a=*/true, false);
-        mma.setAccumulate(!first);
-      };
-      product(sCh, q, k, false, true);     // S  = Q K^T
-      product(dpCh, dout, v, false, true); // dP = dO V^T
-      auto pds = GetOp::create(b, loc, pdsCh);
-      Value p = pds.getBuffers()[0], ds = pds.getBuffers()[1];
-      accumulate(dv, p, dout);            // dV += P^T dO
-      accumulate(dk, ds, q);              // dK += dS^T Q
-      product(dqCh, ds, k, false, false); // dQ  = dS K
-      ReleaseOp::create(b, loc, pds.getSlot(), /*after_mma=*/true);
-      ReleaseOp::create(b, loc, qdoSlot.getSlot(), /*after_mma=*/true);
+      issueGroupedHeadProducts(b, loc, rings, k, v, row, rows, head, dv, dk,
+                               first, /*col=*/0, d);
     };
     queryHead(groupQueryHead(b, loc, spec, kvHead, 0), /*first=*/true);
     forEachGroupHead(b, loc, spec, kvHead, 1,
@@ -921,26 +962,16 @@ void buildBlackwellGroupedPasses(OpBuilder &b, Location loc,
   int64_t cols = spec.outputChunkCols();
   Type f32 = b.getF32Type();
   BufferType tile = tileBuffer(spec, d);
-  BufferType square = tileBuffer(spec, bs);
-  auto tmemChannel = [&](StringRef name, int64_t width) {
-    return createTmemRing(b, loc, name, bs, width);
-  };
-  auto pair = ChannelType::get(ctx, {tile, tile}, MemorySpace::smem);
-  Value kv = createChannel(b, loc, pair, "kv", plan.numStages);
-  Value qdo = createChannel(b, loc, pair, "qdo", plan.groupStages);
   bool rotary = spec.hasRotary();
   // With rotary embeddings the softmax warpgroup takes the items from "kv"
   // and signals each rotation through "rotated", as at head dims up to 128
   // (buildBlackwellGroupedBackward): K (and V) once an item, Q of each query
   // head every pass (the producer loads it again every pass).
-  Value items, rotated;
-  std::tie(items, rotated) = createGroupedSignals(b, loc, spec, plan);
-  Value sCh = tmemChannel("s", bs), dpCh = tmemChannel("dp", bs);
-  Value dvCh = tmemChannel("dv", cols), dkCh = tmemChannel("dk", cols),
-        dqCh = tmemChannel("dq", cols);
-  Value pdsCh = createChannel(
-      b, loc, ChannelType::get(ctx, {square, square}, MemorySpace::smem), "pds",
-      plan.softmaxReplicas);
+  GroupedRings rings = createGroupedRings(b, loc, spec, plan, cols);
+  Value kv = rings.kv, qdo = rings.qdo, items = rings.items,
+        rotated = rings.rotated;
+  Value sCh = rings.s, dpCh = rings.dp, dvCh = rings.dv, dkCh = rings.dk,
+        dqCh = rings.dq, pdsCh = rings.pds;
 
   buildGroupedLoadPartition(b, loc, spec, values, kv, qdo, plan);
 
@@ -957,38 +988,12 @@ void buildBlackwellGroupedPasses(OpBuilder &b, Location loc,
     awaitRotated(b, loc, rotated);
     for (int64_t pass = 0; pass < plan.groupPasses; ++pass) {
       int64_t col = pass * cols;
-      // Columns [col, col + 64) of a tile.
-      auto chunk = [&](Value tileValue) {
-        return columnsOf(b, loc, tileValue, col, cols);
-      };
       auto dv = AcquireOp::create(b, loc, dvCh);
       auto dk = AcquireOp::create(b, loc, dkCh);
       // Head 0 starts dV_j and dK_j, the others (one loop) add to them.
       auto queryHead = [&](Value head, bool first) {
-        auto qdoSlot = GetOp::create(b, loc, qdo);
-        Value q = qdoSlot.getBuffers()[0], dout = qdoSlot.getBuffers()[1];
-        awaitRotated(b, loc, rotated);
-        auto product = [&](Value channel, Value a, Value bOperand, bool ta,
-                           bool tb) {
-          auto dest = AcquireOp::create(b, loc, channel);
-          MmaAsyncOp::create(b, loc, a, bOperand, dest.getBuffers()[0], ta, tb);
-          CommitOp::create(b, loc, dest.getSlot(), row, rows, head);
-        };
-        auto accumulate = [&](AcquireOp dest, Value a, Value bOperand) {
-          auto mma =
-              MmaAsyncOp::create(b, loc, a, bOperand, dest.getBuffers()[0],
-                                 /*transpose_a=*/true, false);
-          mma.setAccumulate(!first);
-        };
-        product(sCh, q, k, false, true);     // S  = Q K^T
-        product(dpCh, dout, v, false, true); // dP = dO V^T
-        auto pds = GetOp::create(b, loc, pdsCh);
-        Value p = pds.getBuffers()[0], ds = pds.getBuffers()[1];
-        accumulate(dv, p, chunk(dout));            // dV_j += P^T dO_j
-        accumulate(dk, ds, chunk(q));              // dK_j += dS^T Q_j
-        product(dqCh, ds, chunk(k), false, false); // dQ_j  = dS K_j
-        ReleaseOp::create(b, loc, pds.getSlot(), /*after_mma=*/true);
-        ReleaseOp::create(b, loc, qdoSlot.getSlot(), /*after_mma=*/true);
+        issueGroupedHeadProducts(b, loc, rings, k, v, row, rows, head, dv, dk,
+                                 first, col, cols);
       };
       Value firstHead = groupQueryHead(b, loc, spec, kvHead, 0);
       queryHead(firstHead, /*first=*/true);
