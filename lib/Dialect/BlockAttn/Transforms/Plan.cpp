@@ -536,6 +536,24 @@ int64_t groupedCtasPerSm(const KernelShape &shape) {
   return shape.headDim > 64 ? 1 : 2;
 }
 
+/// The launch of a grouped-query backward, whose work item is a block's K
+/// and V and the group's Q and dO, read `passes` times: persistent and
+/// strided by default, no L2 prefetch by default, one consumer (both chips).
+LogicalResult planGroupedItemLaunch(Chip chip, const KernelShape &shape,
+                                    const TuningOptions &options,
+                                    int64_t passes, KernelPlan &plan,
+                                    Failure fail) {
+  int64_t itemBytes =
+      (2 + 2 * shape.group * passes) * shape.tileBytes(shape.headDim);
+  if (failed(planLaunch(chip, options, tilesOfChunkLoads(itemBytes),
+                        /*chunkedByDefault=*/false, /*chunkedCtasPerSm=*/1,
+                        plan, fail)))
+    return failure();
+  planL2Prefetch(options, /*byDefault=*/false, plan);
+  plan.numConsumers = 1;
+  return success();
+}
+
 /// Slots of the sm_90a pipelined grouped backward's ring "pds" (P and dS of
 /// one query head): two, so that the scores warpgroup makes the next head's
 /// P and dS while the accumulate warpgroup reads this head's.
@@ -566,18 +584,14 @@ FailureOr<KernelPlan> planSm90aPipelinedGroup(const KernelShape &shape,
   plan.pipelinedRoles = true;
   plan.dqInAccumulate = options.groupRoles == GroupRoles::pipelined_dq;
   plan.pdsStages = kPdsStages;
-  int64_t itemBytes = (2 + 2 * shape.group) * shape.tileBytes(shape.headDim);
-  if (failed(planLaunch(Chip::sm_90a, options, tilesOfChunkLoads(itemBytes),
-                        /*chunkedByDefault=*/false, /*chunkedCtasPerSm=*/1,
-                        plan, fail)))
+  if (failed(planGroupedItemLaunch(Chip::sm_90a, shape, options,
+                                   /*passes=*/1, plan, fail)))
     return failure();
   if (plan.ctasPerSm > 2)
     return fail("group-roles=", stringifyGroupRoles(options.groupRoles),
                 " takes one or two CTAs per SM (three "
                 "warpgroups each), got ctas-per-sm ",
                 plan.ctasPerSm);
-  planL2Prefetch(options, /*byDefault=*/false, plan);
-  plan.numConsumers = 1;
   plan.stageOutput = options.oStore != OStore::registers;
   plan.bulkStore = options.oStore == OStore::tma;
   int64_t scratch = plan.pdsStages * 2 * shape.queryTileBytes(shape.tileRows());
@@ -672,14 +686,9 @@ FailureOr<KernelPlan> planSm90aGroupedPasses(const KernelShape &shape,
                 options.numConsumers);
   KernelPlan plan;
   plan.groupPasses = groupedPasses(shape);
-  int64_t itemBytes =
-      (2 + 2 * shape.group * plan.groupPasses) * shape.tileBytes(shape.headDim);
-  if (failed(planLaunch(Chip::sm_90a, options, tilesOfChunkLoads(itemBytes),
-                        /*chunkedByDefault=*/false, /*chunkedCtasPerSm=*/1,
-                        plan, fail)))
+  if (failed(planGroupedItemLaunch(Chip::sm_90a, shape, options,
+                                   plan.groupPasses, plan, fail)))
     return failure();
-  planL2Prefetch(options, /*byDefault=*/false, plan);
-  plan.numConsumers = 1;
   plan.stageOutput = options.oStore != OStore::registers;
   plan.bulkStore = options.oStore == OStore::tma;
   int64_t scratch = 2 * shape.queryTileBytes(shape.tileRows());
@@ -836,14 +845,9 @@ FailureOr<KernelPlan> planSm90aGroupedLargeBlock(const KernelShape &shape,
                 "half; large-block-consumers does not apply");
   KernelPlan plan;
   plan.groupPasses = groupedLargeBlockPasses(shape);
-  int64_t itemBytes =
-      (2 + 2 * shape.group * plan.groupPasses) * shape.tileBytes(shape.headDim);
-  if (failed(planLaunch(Chip::sm_90a, options, tilesOfChunkLoads(itemBytes),
-                        /*chunkedByDefault=*/false, /*chunkedCtasPerSm=*/1,
-                        plan, fail)))
+  if (failed(planGroupedItemLaunch(Chip::sm_90a, shape, options,
+                                   plan.groupPasses, plan, fail)))
     return failure();
-  planL2Prefetch(options, /*byDefault=*/false, plan);
-  plan.numConsumers = 1;
   plan.pipelinedRoles = true;
   plan.pdsStages = 1;
   plan.stageOutput = options.oStore != OStore::registers;
@@ -891,13 +895,9 @@ LogicalResult planSm100aGroupedLaunch(const KernelShape &shape,
                                       KernelPlan &plan, Failure fail) {
   if (failed(checkSm100aOStore(options, fail)))
     return failure();
-  int64_t itemBytes = (2 + 2 * shape.group) * shape.tileBytes(shape.headDim);
-  if (failed(planLaunch(Chip::sm_100a, options, tilesOfChunkLoads(itemBytes),
-                        /*chunkedByDefault=*/false, /*chunkedCtasPerSm=*/1,
-                        plan, fail)))
+  if (failed(planGroupedItemLaunch(Chip::sm_100a, shape, options,
+                                   /*passes=*/1, plan, fail)))
     return failure();
-  planL2Prefetch(options, /*byDefault=*/false, plan);
-  plan.numConsumers = 1;
   plan.softmaxReplicas = 1;
   plan.stageOutput = true;
   plan.bulkStore = options.oStore == OStore::tma;
