@@ -19,8 +19,6 @@ A small sample for `make check`; the whole matrix is behind
 
 from __future__ import annotations
 
-import subprocess
-
 import pytest
 
 from blockattn import emulation as em
@@ -52,14 +50,8 @@ def case_id(x):
     return str(x)
 
 
-def compile_case(case: em.Case, chip: str, directory) -> object:
-    out = directory / chip
-    subprocess.run([find_compiler(), *case.compiler_flags(chip), "-o", str(out), "--quiet"], check=True)
-    return out / f"k_{case.name}"
-
-
-def emulate(chip, case, heads, sms, directory, seed=23):
-    base = compile_case(case, chip, directory)
+def emulate(chip, case, heads, sms, emulated_kernel, seed=23):
+    base = emulated_kernel(case, chip)
     tensors = em.make_problem(case, heads=heads, seed=seed)
     assert tensors["dk"].shape[1] == heads // case.group and tensors["dq"].shape[1] == heads
     out = em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), tensors,
@@ -68,8 +60,8 @@ def emulate(chip, case, heads, sms, directory, seed=23):
 
 
 @pytest.mark.parametrize("chip,case,heads,sms", CASES, ids=case_id)
-def test_grouped_large_head_dim_backward_matches_reference(chip, case, heads, sms, tmp_path):
-    tensors, out = emulate(chip, case, heads, sms, tmp_path)
+def test_grouped_large_head_dim_backward_matches_reference(chip, case, heads, sms, emulated_kernel):
+    tensors, out = emulate(chip, case, heads, sms, emulated_kernel)
     assert em.check_close(case, out, em.reference_outputs(case, tensors)) == []
     for name in case.outputs:
         assert (out[name] != em.POISON).all(), name
