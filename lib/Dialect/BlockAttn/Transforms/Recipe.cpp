@@ -578,6 +578,14 @@ Value groupQueryHead(OpBuilder &b, Location loc, const KernelSpec &spec,
                                arith::ConstantIntOp::create(b, loc, i, 32));
 }
 
+Value opaqueGroupEnd(OpBuilder &b, Location loc, const KernelSpec &spec,
+                     Value kvHead) {
+  Value zero = arith::ConstantIntOp::create(b, loc, 0, 32);
+  Value nonPositive = arith::MinSIOp::create(b, loc, kvHead, zero);
+  Value group = arith::ConstantIntOp::create(b, loc, spec.group, 32);
+  return arith::AddIOp::create(b, loc, group, nonPositive);
+}
+
 void forEachGroupHead(OpBuilder &b, Location loc, const KernelSpec &spec,
                       Value kvHead, int64_t from,
                       function_ref<void(Value head)> body) {

@@ -297,6 +297,14 @@ KernelValues groupedValues(OpBuilder &b, Location loc, const KernelSpec &spec,
 Value groupQueryHead(OpBuilder &b, Location loc, const KernelSpec &spec,
                      Value kvHead, int64_t i);
 
+/// The end of a loop over the group's query heads as an i32 that LLVM
+/// cannot fold, G + min(kvHead, 0) (the k/v head is never negative): with a
+/// constant count a loop of one trip (G = 2) is unrolled next to the first
+/// head, and LLVM then hoisted the addresses of the heads' products or
+/// rotations out of the item loop (ptxas spilled them).
+Value opaqueGroupEnd(OpBuilder &b, Location loc, const KernelSpec &spec,
+                     Value kvHead);
+
 /// Builds `body` for the query heads `from`, ..., group - 1 of the group of
 /// k/v head `kvHead`, in order, in an scf.for (warpspec-lower-protocol
 /// carries the ring positions through it): one copy of the per-head code,

@@ -998,8 +998,7 @@ void buildBlackwellGroupedPasses(OpBuilder &b, Location loc,
       Value firstHead = groupQueryHead(b, loc, spec, kvHead, 0);
       queryHead(firstHead, /*first=*/true);
       // The other heads in one scf.for whose trip count LLVM cannot see
-      // (G + min(kvHead, 0), the k/v head read from the item's record, so
-      // never negative): with a constant count the loop of one trip
+      // (opaqueGroupEnd): with a constant count the loop of one trip
       // (G = 2) is unrolled, an item's ring positions are then the same
       // every item, and LLVM hoisted the barrier and descriptor addresses
       // of all its products out of the item loop (ptxas spilled the MMA
@@ -1008,9 +1007,7 @@ void buildBlackwellGroupedPasses(OpBuilder &b, Location loc,
       auto i32 = [&](int64_t value) -> Value {
         return arith::ConstantIntOp::create(b, loc, value, 32);
       };
-      Value upper =
-          arith::AddIOp::create(b, loc, i32(spec.group),
-                                arith::MinSIOp::create(b, loc, kvHead, i32(0)));
+      Value upper = opaqueGroupEnd(b, loc, spec, kvHead);
       auto others = scf::ForOp::create(b, loc, i32(1), upper, i32(1));
       {
         OpBuilder::InsertionGuard inLoop(b);

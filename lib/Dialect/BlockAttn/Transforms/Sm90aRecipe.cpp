@@ -475,13 +475,10 @@ std::pair<Value, Value> accumulateOverGroup(
   auto constant = [&](int64_t value) -> Value {
     return arith::ConstantIntOp::create(b, loc, value, 32);
   };
-  // With `opaqueTripCount` the loop's upper bound is G + min(kvHead, 0)
-  // (the k/v head is never negative), a count LLVM cannot see: at G = 2 its
-  // one trip is not unrolled (as buildBlackwellGroupedPasses' MMA loop).
-  Value upper = constant(spec.group);
-  if (opaqueTripCount)
-    upper = arith::AddIOp::create(
-        b, loc, upper, arith::MinSIOp::create(b, loc, kvHead, constant(0)));
+  // With `opaqueTripCount` a count LLVM cannot see (opaqueGroupEnd): at
+  // G = 2 its one trip is not unrolled.
+  Value upper = opaqueTripCount ? opaqueGroupEnd(b, loc, spec, kvHead)
+                                : constant(spec.group);
   SmallVector<Value> inits = {dvFirst, dkFirst};
   auto loop =
       scf::ForOp::create(b, loc, constant(1), upper, constant(1), inits);
