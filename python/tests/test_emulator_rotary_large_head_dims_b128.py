@@ -22,8 +22,11 @@ block in 64-column chunk slots, three passes, to two consumers (one per query ha
 of q and k (of v with rotate_v) holds whole interleaved pairs and is rotated in place in its slot
 (consumer 0 turns k, consumer 1 both query halves, the second at position + 64; in the dP pass
 consumer j % 2 turns v_j), each waiting for the other's signal before its products; dQ, dK (dV)
-are turned back chunk by chunk. Half-split pairs, sm_100a and angles from rotary_theta in the
-backward stay refused (test_rotary_backward_is_refused).
+are turned back chunk by chunk. On sm_100a (session 19) a rotary warpgroup between the load and
+the MMA warp rotates each chunk slot in place (the query halves at their positions, k; v in the
+dP pass with rotate_v) and signals the MMA warp through a ring without buffers; one softmax
+warpgroup takes both halves and turns each gradient chunk back. Half-split pairs and angles from
+rotary_theta in the backward stay refused on both chips (test_rotary_backward_is_refused).
 """
 
 from __future__ import annotations
@@ -122,10 +125,20 @@ def test_rotary_theta_forward_b128_wide_matches_reference(chip, case, sms, emula
 
 
 BACKWARD_CASES = [
-    em.Case("backward", 192, "bf16", "interleaved", block_size=128),
-    em.Case("backward", 256, "f16", "interleaved", positions=True, rotate_v=True, block_size=128),
-    em.Case("backward", 256, "bf16", "interleaved", rotate_v=True, causal=True, lse=True, block_size=128),
-    em.Case("backward", 192, "f16", "interleaved", positions=True, causal=True, lse=True, block_size=128),
+    ("sm_90a", em.Case("backward", 192, "bf16", "interleaved", block_size=128)),
+    ("sm_90a", em.Case("backward", 256, "f16", "interleaved", positions=True, rotate_v=True, block_size=128)),
+    ("sm_90a", em.Case("backward", 256, "bf16", "interleaved", rotate_v=True, causal=True, lse=True,
+                       block_size=128)),
+    ("sm_90a", em.Case("backward", 192, "f16", "interleaved", positions=True, causal=True, lse=True,
+                       block_size=128)),
+    # sm_100a (session 19): the rotary warpgroup rotates each chunk slot in place between the
+    # load and the MMA warp; one softmax warpgroup takes both halves.
+    ("sm_100a", em.Case("backward", 256, "bf16", "interleaved", block_size=128)),
+    ("sm_100a", em.Case("backward", 192, "f16", "interleaved", positions=True, rotate_v=True, block_size=128)),
+    ("sm_100a", em.Case("backward", 192, "bf16", "interleaved", rotate_v=True, causal=True, lse=True,
+                        block_size=128)),
+    ("sm_100a", em.Case("backward", 256, "f16", "interleaved", positions=True, causal=True, lse=True,
+                        block_size=128)),
 ]
 # Jagged: empty and one-token sequences, partial blocks around the block and its half, and
 # blocks whose second query half is empty (1-64 tokens).
@@ -133,9 +146,9 @@ BACKWARD_LENGTHS = (0, 1, 63, 64, 65, 127, 128, 129, 300, 2, 191, 193)
 
 
 @pytest.mark.parametrize("sms", (1, 3))
-@pytest.mark.parametrize("case", BACKWARD_CASES, ids=lambda c: c.name)
-def test_rotary_backward_b128_wide_interleaved_matches_reference(case, sms, emulated_kernel):
-    base = emulated_kernel(case, "sm_90a")
+@pytest.mark.parametrize("chip,case", BACKWARD_CASES, ids=lambda x: x if isinstance(x, str) else x.name)
+def test_rotary_backward_b128_wide_interleaved_matches_reference(chip, case, sms, emulated_kernel):
+    base = emulated_kernel(case, chip)
     tensors = em.make_problem(case, lengths=BACKWARD_LENGTHS, seed=11)
     got = em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), tensors,
                      {"softmax_scale": case.head_dim ** -0.5}, num_sms=sms)
@@ -163,10 +176,8 @@ def test_rotary_backward_b128_wide_interleaved_matches_reference(case, sms, emul
 @pytest.mark.parametrize("chip,rotary,expected", [
     ("sm_90a", "half_split", "the half_split rotary backward at block_size 128 above head_dim 128 is not "
                              "implemented on sm_90a (the interleaved layout is)"),
-    ("sm_100a", "half_split", "the rotary backward at block_size 128 above head_dim 128 is not implemented "
-                              "on sm_100a"),
-    ("sm_100a", "interleaved", "the rotary backward at block_size 128 above head_dim 128 is not implemented "
-                               "on sm_100a"),
+    ("sm_100a", "half_split", "the half_split rotary backward at block_size 128 above head_dim 128 is not "
+                              "implemented on sm_100a (the interleaved layout is)"),
     ("sm_90a", "theta", "rotary_theta in the backward at block_size 128 above head_dim 128 is not implemented"),
 ])
 def test_rotary_backward_is_refused(chip, rotary, expected, tmp_path):

@@ -110,6 +110,13 @@ constexpr int64_t kColumnPassProducerRegs = 104;
 /// 168 32-36, 80 / 96 / 168 172, 88 / 72 / 176 28-32; 80 / 80 / 176 spills
 /// nothing (with causal and dlse too: docs/head-dims.md).
 constexpr int64_t kSm100aColumnPassLoadRegs = 80, kSm100aColumnPassMmaRegs = 80;
+/// With rotary embeddings (interleaved pairs; Sm100aRecipe.cpp,
+/// buildBlackwellLargeBlockRotaryColumnPasses) a rotary warpgroup rotates
+/// each chunk slot in place, and one softmax warpgroup takes both halves
+/// (S 64 + dP 64 f32 of one half at its peak): TODO budgets.
+constexpr int64_t kSm100aRotaryColumnPassLoadRegs = 88,
+                  kSm100aRotaryColumnPassRegs = 152,
+                  kSm100aRotaryColumnPassMmaRegs = 88;
 /// sm_90a: the rotary warpgroup that rotates the load ring's slots in place
 /// (KernelPlan::rotaryWarpgroup). warpspec.rotate reads the tables of as
 /// many passes ahead as its registers allow, (regs - 40) / (2 x pairs per
@@ -1512,13 +1519,15 @@ planSm100aLargeBlockColumnPasses(const KernelShape &shape,
     return failure();
   int64_t chunkCols = shape.outputChunkCols();
   int64_t slotBytes = shape.numLoads() * shape.tileBytes(chunkCols);
-  plan.softmaxReplicas = kSoftmaxReplicas;
+  // With rotary embeddings (interleaved, refuseLargeBlockWideRotary) one
+  // softmax warpgroup takes both halves beside the rotary warpgroup.
+  plan.softmaxReplicas = shape.hasRotary() ? 1 : kSoftmaxReplicas;
   plan.pFromSmem = false;
   plan.stageOutput = true;
   plan.bulkStore = options.oStore == OStore::tma;
   int64_t scratch =
       2 * shape.numQueryTiles() * shape.queryTileBytes(shape.tileRows()) +
-      kSoftmaxReplicas * shape.queryTileBytes(chunkCols);
+      plan.softmaxReplicas * shape.queryTileBytes(chunkCols);
   int64_t budget = TargetLimits::maxSharedMemoryBytes - kSmemReserve - scratch;
   int64_t fits = std::min<int64_t>(2, budget / slotBytes);
   plan.numStages = options.numStages > 0 ? options.numStages : fits;
@@ -1526,6 +1535,18 @@ planSm100aLargeBlockColumnPasses(const KernelShape &shape,
     return fail("no ring of ", std::max<int64_t>(plan.numStages, 1), " x ",
                 slotBytes, " bytes fits in shared memory next to ", scratch,
                 " bytes of P, dS and staging buffers");
+  if (shape.hasRotary()) {
+    // A signal a chunk slot: never more entries than slots.
+    plan.rotaryDepth = plan.numStages;
+    plan.registers.load = kSm100aRotaryColumnPassLoadRegs;
+    plan.registers.rotary = kSm100aRotaryColumnPassRegs;
+    plan.registers.mma = kSm100aRotaryColumnPassMmaRegs;
+    plan.registers.compute = replicaRegisters(
+        /*single=*/3,
+        plan.registers.load + plan.registers.rotary + plan.registers.mma,
+        plan.softmaxReplicas, /*ctasPerSm=*/1);
+    return plan;
+  }
   plan.registers.load = kSm100aColumnPassLoadRegs;
   plan.registers.mma = kSm100aColumnPassMmaRegs;
   plan.registers.compute =
@@ -1542,6 +1563,10 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
                                  const TuningOptions &options, Failure fail) {
   if (failed(checkSm100aOStore(options, fail)))
     return failure();
+  // The block's columns streamed in passes, as on sm_90a (with rotary
+  // embeddings, interleaved only: refuseLargeBlockWideRotary).
+  if (largeBlockWideBackward(shape))
+    return planSm100aLargeBlockColumnPasses(shape, options, fail);
   if (largeBlockRotaryBackward(shape))
     return planSm100aLargeBlockRotaryBackward(shape, options, fail);
   KernelPlan plan;
@@ -1561,11 +1586,6 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
   // chunk, not by tile: one softmax warpgroup takes them all in order.
   if (shape.backward && shape.headDim > KernelShape::kMaxOutputCols)
     plan.softmaxReplicas = 1;
-  // The block's columns streamed in passes, as on sm_90a (rotary
-  // embeddings at block size 128 above head dim 128 are refused by the
-  // verifier).
-  if (largeBlockWideBackward(shape) && !shape.hasRotary())
-    return planSm100aLargeBlockColumnPasses(shape, options, fail);
   // A large block's query halves go to the softmax replicas round-robin,
   // replica r always taking half r (Sm100aRecipe.cpp); the rotary forward's
   // one replica takes both.
@@ -1677,17 +1697,17 @@ OStore oStoreOf(const KernelShape &shape, const TuningOptions &options) {
 /// The rotary backward at block size 128 above head dim 128
 /// (docs/head-dims.md, "Rotary embeddings at block size 128 above head dim
 /// 128"; the forward is built on both chips, with tables or angles from
-/// `rotary_theta`). Built on sm_90a with interleaved pairs: the backward
+/// `rotary_theta`). Built on both chips with interleaved pairs: the backward
 /// streams the block in 64-column chunk slots (KernelPlan::columnPasses), an
-/// interleaved chunk holds whole pairs, and the consumers rotate each chunk
-/// of q and k (and v) in place (buildColumnPassConsumer). Refused:
-/// - half-split pairs on sm_90a: a pair's columns, D / 2 apart, are never
-///   in one slot (a rotation group's slots held together, three of 64 KiB
-///   at 192, do not fit next to P and dS; a pair-complete chunk layout of
-///   two 64-byte-swizzled 32-column pieces is the design, not built);
-/// - sm_100a: its column-pass backward has no rotation step (the MMA warp
-///   reads the chunk slots as they land; the rotary warpgroup of its
-///   block-128 rotary backward would need the chunk ring's protocol);
+/// interleaved chunk holds whole pairs, and each chunk of q and k (and v) is
+/// rotated in place: by the consumers on sm_90a (buildColumnPassConsumer),
+/// by a rotary warpgroup between the load and the MMA warp on sm_100a
+/// (buildColumnPassRotaryPartition). Refused:
+/// - half-split pairs (both chips): a pair's columns, D / 2 apart, are
+///   never in one slot (a rotation group's slots held together, three of
+///   64 KiB at 192, do not fit next to P and dS; a pair-complete chunk
+///   layout of two 64-byte-swizzled 32-column pieces is the design, not
+///   built);
 /// - the backward with angles from `rotary_theta`: its chunk rotation reads
 ///   the cos/sin tables. (The forward with theta was refused until session
 ///   18, when ptxas spilled the unrolled rotation; k and v are now turned
@@ -1705,22 +1725,15 @@ LogicalResult refuseLargeBlockWideRotary(const KernelShape &shape, Chip chip,
                 " above head_dim 128 is not implemented (the cos/sin tables "
                 "are built; the forward computes the angles in the kernel: "
                 "docs/head-dims.md)");
-  if (chip == Chip::sm_90a) {
-    if (shape.rotary == RotaryMode::interleaved)
-      return success();
-    return fail("the half_split rotary backward at block_size ",
-                shape.blockSize,
-                " above head_dim 128 is not implemented on sm_90a (the "
-                "interleaved layout is): its block streams in 64-column "
-                "chunk slots, and a half-split pair's columns (head_dim / 2 "
-                "apart) are never in one slot to be rotated in place "
-                "(docs/head-dims.md)");
-  }
-  return fail("the rotary backward at block_size ", shape.blockSize,
-              " above head_dim 128 is not implemented on sm_100a: its "
-              "column-pass backward has no step that rotates the 64-column "
-              "chunk slots in place (built on sm_90a with interleaved pairs; "
-              "docs/head-dims.md)");
+  if (shape.rotary == RotaryMode::interleaved)
+    return success();
+  return fail("the half_split rotary backward at block_size ", shape.blockSize,
+              " above head_dim 128 is not implemented on ",
+              stringifyChip(chip),
+              " (the interleaved layout is): its block streams in 64-column "
+              "chunk slots, and a half-split pair's columns (head_dim / 2 "
+              "apart) are never in one slot to be rotated in place "
+              "(docs/head-dims.md)");
 }
 
 } // namespace

@@ -1727,6 +1727,129 @@ void buildBlackwellLargeBlockRotaryBackward(OpBuilder &b, Location loc,
   }
 }
 
+/// The MMA warp of the backward at block size 128 above head dim 128
+/// (buildBlackwellLargeBlockColumnPasses): per block from "blocks" (given
+/// back at once), passes 1 and 2 accumulate both halves' S and dP over the
+/// chunk slots of `chunks`, pass 3 makes the gradients' chunks. With rotary
+/// embeddings (buildBlackwellLargeBlockRotaryColumnPasses) each chunk slot
+/// the rotary warpgroup rotates is read only after its signal in `rotated`
+/// (awaitRotated; null without rotary embeddings, which then add nothing),
+/// and the softmax warpgroup loops over "blocks" itself, so "s" is not
+/// closed.
+void buildColumnPassMma(OpBuilder &b, Location loc, const KernelSpec &spec,
+                        const KernelPlan &plan, Value blocks, Value chunks,
+                        Value rotated, Value sCh, Value dpCh, Value dqCh,
+                        Value dvCh, Value dkCh, Value pdsCh) {
+  OpBuilder::InsertionGuard g(b);
+  int64_t halves = spec.numQueryTiles();
+  int64_t chunkCount = spec.numOutputChunks();
+  MmaLoop loop =
+      beginMmaLoop(b, loc, spec, blocks, Value(), plan.registers.mma);
+  Value row = loop.row, rows = loop.rows, head = loop.head;
+  // The record is all the slot carries: back at once, so that the
+  // producer announces the next block while this one runs.
+  ReleaseOp::create(b, loc, loop.slot, /*after_mma=*/false);
+  // The signal ring of a pass's chunk slots, if the rotary warpgroup
+  // rotates them: q and k in passes 1 and 3, v in pass 2 with rotate_v.
+  auto rotatedIn = [&](int64_t pass) {
+    return pass != 2 || spec.rotateV ? rotated : Value();
+  };
+  // Every operand is pinned at its use (pinned).
+  auto pin = [&](Value buffer) { return pinned(b, loc, buffer); };
+  // A chunk slot's tiles, in loadedTiles order.
+  auto qOf = [&](ValueRange t, int64_t i) { return t[i]; };
+  auto kOf = [&](ValueRange t) { return t[halves]; };
+  auto vOf = [&](ValueRange t) { return t[halves + 1]; };
+  auto doOf = [&](ValueRange t, int64_t i) { return t[halves + 2 + i]; };
+  // The chunks [from, chunkCount) of a pass, in an scf.for: the MMA
+  // warp's products do not depend on the chunk's column (the slot holds
+  // it), and unrolled, LLVM kept the addresses and descriptors of a
+  // block's 12 chunk slots and 56 products live across the block loop in
+  // the one MMA thread (ptxas spilled 900 bytes at 168 registers).
+  auto forChunks = [&](int64_t from, function_ref<void()> body) {
+    if (chunkCount - from == 1)
+      return body();
+    auto i32 = [&](int64_t value) -> Value {
+      return arith::ConstantIntOp::create(b, loc, value, 32);
+    };
+    auto loop =
+        scf::ForOp::create(b, loc, i32(from), i32(chunkCount), i32(1));
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    body();
+  };
+  // Both halves' products over the head dim, each accumulated in its own
+  // slot of `channel` (the two held at once), each chunk slot given back
+  // once the MMAs that read it complete; the first chunk overwrites.
+  auto overChunks =
+      [&](int64_t pass, Value channel,
+          function_ref<std::pair<Value, Value>(ValueRange, int64_t)>
+              operands) {
+        SmallVector<AcquireOp> dests;
+        for (int64_t i = 0; i < halves; ++i)
+          dests.push_back(AcquireOp::create(b, loc, channel));
+        auto chunk = [&](bool accumulate) {
+          auto slot = GetOp::create(b, loc, chunks);
+          awaitRotated(b, loc, rotatedIn(pass));
+          for (int64_t i = 0; i < halves; ++i) {
+            auto [a, bOperand] = operands(slot.getBuffers(), i);
+            auto mma = MmaAsyncOp::create(b, loc, pin(a), pin(bOperand),
+                                          dests[i].getBuffers()[0],
+                                          /*transpose_a=*/false,
+                                          /*transpose_b=*/true);
+            mma.setAccumulate(accumulate);
+          }
+          ReleaseOp::create(b, loc, slot.getSlot(), /*after_mma=*/true);
+        };
+        chunk(/*accumulate=*/false);
+        forChunks(1, [&] { chunk(/*accumulate=*/true); });
+        for (AcquireOp dest : dests)
+          CommitOp::create(b, loc, dest.getSlot(), row, rows, head);
+      };
+  overChunks(1, sCh, [&](ValueRange t, int64_t i) {
+    return std::pair{qOf(t, i), kOf(t)}; // S_i += q_i,j k_j^T
+  });
+  overChunks(2, dpCh, [&](ValueRange t, int64_t i) {
+    return std::pair{doOf(t, i), vOf(t)}; // dP_i += dO_i,j v_j^T
+  });
+  SmallVector<Value> p, ds, pdsSlots;
+  for (int64_t i = 0; i < halves; ++i) {
+    auto pds = GetOp::create(b, loc, pdsCh);
+    pdsSlots.push_back(pds.getSlot());
+    p.push_back(pds.getBuffers()[0]);
+    ds.push_back(pds.getBuffers()[1]);
+  }
+  forChunks(0, [&] {
+    auto slot = GetOp::create(b, loc, chunks);
+    awaitRotated(b, loc, rotatedIn(3));
+    ValueRange t = slot.getBuffers();
+    for (int64_t i = 0; i < halves; ++i) {
+      auto dest = AcquireOp::create(b, loc, dqCh);
+      MmaAsyncOp::create(b, loc, pin(ds[i]), pin(kOf(t)),
+                         dest.getBuffers()[0], false, false); // dS_i k_j
+      CommitOp::create(b, loc, dest.getSlot(), row, rows, head);
+    }
+    // Key half h of chunk j of dV (dK): the query halves' products.
+    SmallVector<Value> qChunks, doChunks;
+    for (int64_t i = 0; i < halves; ++i) {
+      qChunks.push_back(qOf(t, i));
+      doChunks.push_back(doOf(t, i));
+    }
+    for (int64_t h = 0; h < halves; ++h)
+      issueKeyHalfSum(b, loc, spec, dvCh, p, doChunks, h,
+                      /*accumulate=*/false, row, rows, head);
+    for (int64_t h = 0; h < halves; ++h)
+      issueKeyHalfSum(b, loc, spec, dkCh, ds, qChunks, h,
+                      /*accumulate=*/false, row, rows, head);
+    ReleaseOp::create(b, loc, slot.getSlot(), /*after_mma=*/true);
+  });
+  for (Value slot : pdsSlots)
+    ReleaseOp::create(b, loc, slot, /*after_mma=*/true);
+  b.setInsertionPointAfter(loop.consume);
+  if (!rotated)
+    CloseOp::create(b, loc, sCh);
+}
+
 /// Blackwell backward of a 128-token block above head dim 128
 /// (KernelPlan::columnPasses; docs/head-dims.md, "The sm_100a backward at
 /// block size 128"): the block's q, k, v and dO (192 / 256 KiB) do not fit
@@ -1756,9 +1879,9 @@ void buildBlackwellLargeBlockColumnPasses(OpBuilder &b, Location loc,
   KernelValues values = beginKernel(b, loc, Chip::sm_100a, spec, plan);
 
   int64_t m = spec.queryTileRows(), n = spec.tileRows();
-  int64_t halves = spec.numQueryTiles();
   int64_t cols = spec.outputChunkCols(), chunkCount = spec.numOutputChunks();
-  assert(halves == plan.softmaxReplicas && "replica r takes half r");
+  assert(spec.numQueryTiles() == plan.softmaxReplicas &&
+         "replica r takes half r");
   Type f32 = b.getF32Type();
   Value blocks = createChannel(
       b, loc, ChannelType::get(ctx, ArrayRef<Type>(), MemorySpace::smem),
@@ -1783,108 +1906,9 @@ void buildBlackwellLargeBlockColumnPasses(OpBuilder &b, Location loc,
 
   buildColumnPassLoadPartition(b, loc, spec, values, blocks, chunks, cols,
                                plan);
+  buildColumnPassMma(b, loc, spec, plan, blocks, chunks, /*rotated=*/Value(),
+                     sCh, dpCh, dqCh, dvCh, dkCh, pdsCh);
 
-  // MMA issuer.
-  {
-    OpBuilder::InsertionGuard g(b);
-    MmaLoop loop =
-        beginMmaLoop(b, loc, spec, blocks, Value(), plan.registers.mma);
-    Value row = loop.row, rows = loop.rows, head = loop.head;
-    // The record is all the slot carries: back at once, so that the
-    // producer announces the next block while this one runs.
-    ReleaseOp::create(b, loc, loop.slot, /*after_mma=*/false);
-    // Every operand is pinned at its use (pinned).
-    auto pin = [&](Value buffer) { return pinned(b, loc, buffer); };
-    // A chunk slot's tiles, in loadedTiles order.
-    auto qOf = [&](ValueRange t, int64_t i) { return t[i]; };
-    auto kOf = [&](ValueRange t) { return t[halves]; };
-    auto vOf = [&](ValueRange t) { return t[halves + 1]; };
-    auto doOf = [&](ValueRange t, int64_t i) { return t[halves + 2 + i]; };
-    // The chunks [from, chunkCount) of a pass, in an scf.for: the MMA
-    // warp's products do not depend on the chunk's column (the slot holds
-    // it), and unrolled, LLVM kept the addresses and descriptors of a
-    // block's 12 chunk slots and 56 products live across the block loop in
-    // the one MMA thread (ptxas spilled 900 bytes at 168 registers).
-    auto forChunks = [&](int64_t from, function_ref<void()> body) {
-      if (chunkCount - from == 1)
-        return body();
-      auto i32 = [&](int64_t value) -> Value {
-        return arith::ConstantIntOp::create(b, loc, value, 32);
-      };
-      auto loop =
-          scf::ForOp::create(b, loc, i32(from), i32(chunkCount), i32(1));
-      OpBuilder::InsertionGuard g(b);
-      b.setInsertionPoint(loop.getBody()->getTerminator());
-      body();
-    };
-    // Both halves' products over the head dim, each accumulated in its own
-    // slot of `channel` (the two held at once), each chunk slot given back
-    // once the MMAs that read it complete; the first chunk overwrites.
-    auto overChunks =
-        [&](Value channel,
-            function_ref<std::pair<Value, Value>(ValueRange, int64_t)>
-                operands) {
-          SmallVector<AcquireOp> dests;
-          for (int64_t i = 0; i < halves; ++i)
-            dests.push_back(AcquireOp::create(b, loc, channel));
-          auto chunk = [&](bool accumulate) {
-            auto slot = GetOp::create(b, loc, chunks);
-            for (int64_t i = 0; i < halves; ++i) {
-              auto [a, bOperand] = operands(slot.getBuffers(), i);
-              auto mma = MmaAsyncOp::create(b, loc, pin(a), pin(bOperand),
-                                            dests[i].getBuffers()[0],
-                                            /*transpose_a=*/false,
-                                            /*transpose_b=*/true);
-              mma.setAccumulate(accumulate);
-            }
-            ReleaseOp::create(b, loc, slot.getSlot(), /*after_mma=*/true);
-          };
-          chunk(/*accumulate=*/false);
-          forChunks(1, [&] { chunk(/*accumulate=*/true); });
-          for (AcquireOp dest : dests)
-            CommitOp::create(b, loc, dest.getSlot(), row, rows, head);
-        };
-    overChunks(sCh, [&](ValueRange t, int64_t i) {
-      return std::pair{qOf(t, i), kOf(t)}; // S_i += q_i,j k_j^T
-    });
-    overChunks(dpCh, [&](ValueRange t, int64_t i) {
-      return std::pair{doOf(t, i), vOf(t)}; // dP_i += dO_i,j v_j^T
-    });
-    SmallVector<Value> p, ds, pdsSlots;
-    for (int64_t i = 0; i < halves; ++i) {
-      auto pds = GetOp::create(b, loc, pdsCh);
-      pdsSlots.push_back(pds.getSlot());
-      p.push_back(pds.getBuffers()[0]);
-      ds.push_back(pds.getBuffers()[1]);
-    }
-    forChunks(0, [&] {
-      auto slot = GetOp::create(b, loc, chunks);
-      ValueRange t = slot.getBuffers();
-      for (int64_t i = 0; i < halves; ++i) {
-        auto dest = AcquireOp::create(b, loc, dqCh);
-        MmaAsyncOp::create(b, loc, pin(ds[i]), pin(kOf(t)),
-                           dest.getBuffers()[0], false, false); // dS_i k_j
-        CommitOp::create(b, loc, dest.getSlot(), row, rows, head);
-      }
-      // Key half h of chunk j of dV (dK): the query halves' products.
-      SmallVector<Value> qChunks, doChunks;
-      for (int64_t i = 0; i < halves; ++i) {
-        qChunks.push_back(qOf(t, i));
-        doChunks.push_back(doOf(t, i));
-      }
-      for (int64_t h = 0; h < halves; ++h)
-        issueKeyHalfSum(b, loc, spec, dvCh, p, doChunks, h,
-                        /*accumulate=*/false, row, rows, head);
-      for (int64_t h = 0; h < halves; ++h)
-        issueKeyHalfSum(b, loc, spec, dkCh, ds, qChunks, h,
-                        /*accumulate=*/false, row, rows, head);
-      ReleaseOp::create(b, loc, slot.getSlot(), /*after_mma=*/true);
-    });
-    for (Value slot : pdsSlots)
-      ReleaseOp::create(b, loc, slot, /*after_mma=*/true);
-    b.setInsertionPointAfter(loop.consume);
-    CloseOp::create(b, loc, sCh);
-  }
 
   // Softmax gradient + epilogue warpgroups, replica r on half r.
   {
@@ -1911,6 +1935,195 @@ void buildBlackwellLargeBlockColumnPasses(OpBuilder &b, Location loc,
   }
 }
 
+
+/// The rotary warpgroup of buildBlackwellLargeBlockRotaryColumnPasses: per
+/// block from "blocks" (its record carries the block's position), every
+/// chunk slot of the three passes in the producer's order; chunk j of q's
+/// halves and k (passes 1 and 3; v in pass 2 with rotate_v) is rotated in
+/// place with the angles of pairs 32 j on (interleaved: a 64-column chunk
+/// holds whole pairs, rotateColumnPart), query half i at row and position +
+/// 64 i, k and v at the block's; each rotated slot is signalled through
+/// `rotated` (no buffers) before the slot goes back. The slot still goes
+/// back to the producer only once the MMA warp has released it too.
+void buildColumnPassRotaryPartition(OpBuilder &b, Location loc,
+                                    const KernelSpec &spec,
+                                    const KernelPlan &plan, Value blocks,
+                                    Value chunks, Value rotated) {
+  MLIRContext *ctx = b.getContext();
+  OpBuilder::InsertionGuard g(b);
+  auto partition = PartitionOp::create(
+      b, loc, b.getStringAttr("rotary"), RoleAttr::get(ctx, Role::rotary),
+      b.getI64IntegerAttr(4), b.getI64IntegerAttr(plan.registers.rotary),
+      b.getI64IntegerAttr(1));
+  b.setInsertionPointToStart(&createBody(partition, {}, loc));
+  auto consume = ConsumeOp::create(b, loc, blocks);
+  Type i32 = b.getI32Type();
+  b.setInsertionPointToStart(
+      &createBody(consume, {SlotType::get(ctx), i32, i32, i32}, loc));
+  Value row = consume.getRow(), rows = consume.getRows(),
+        head = consume.getHead();
+  Value position = tilePosition(b, loc, spec, consume.getSlot());
+  ReleaseOp::create(b, loc, consume.getSlot(), /*after_mma=*/false);
+  int64_t halves = spec.numQueryTiles(), m = spec.queryTileRows();
+  int64_t cols = spec.outputChunkCols();
+  TileRows block{row, rows, position};
+  // Query half i: a rotation turns every row of its tile (the rows past the
+  // block are clamped into the tables), so its rows are the block's
+  // (rotateQueryTiles).
+  SmallVector<TileRows> queryAt;
+  for (int64_t i = 0; i < halves; ++i) {
+    TileRows half = block;
+    if (i > 0) {
+      Value offset = arith::ConstantIntOp::create(b, loc, i * m, 32);
+      half.row = arith::AddIOp::create(b, loc, row, offset);
+      half.position = arith::AddIOp::create(b, loc, position, offset);
+    }
+    queryAt.push_back(half);
+  }
+  for (int64_t pass = 1; pass <= 3; ++pass) {
+    for (int64_t j = 0; j < spec.numOutputChunks(); ++j) {
+      auto slot = GetOp::create(b, loc, chunks);
+      ValueRange t = slot.getBuffers();
+      int64_t firstPair = j * cols / 2;
+      if (pass == 2 && spec.rotateV) {
+        rotateColumnPart(b, loc, spec, t[halves + 1], block, firstPair);
+      } else if (pass != 2) {
+        for (int64_t i = 0; i < halves; ++i)
+          rotateColumnPart(b, loc, spec, t[i], queryAt[i], firstPair);
+        rotateColumnPart(b, loc, spec, t[halves], block, firstPair);
+      }
+      if (pass != 2 || spec.rotateV) {
+        auto signal = AcquireOp::create(b, loc, rotated);
+        CommitOp::create(b, loc, signal.getSlot(), row, rows, head);
+      }
+      ReleaseOp::create(b, loc, slot.getSlot(), /*after_mma=*/false);
+    }
+  }
+}
+
+/// Blackwell rotary backward of a 128-token block above head dim 128,
+/// interleaved pairs (docs/head-dims.md, "The interleaved rotary backward
+/// at block size 128 on sm_100a"): the column-pass backward's producer,
+/// chunk ring, MMA warp and tensor memory
+/// (buildBlackwellLargeBlockColumnPasses) with the block-128 rotary
+/// backward's split of the rest (buildBlackwellLargeBlockRotaryBackward):
+///   load     the block's record (with its position) into "blocks", then
+///            64-column chunk slots of q's halves, k, v and dO's halves in
+///            three passes (buildColumnPassLoadPartition)
+///   rotary   rotates each chunk slot in place and signals "rotated"
+///            (buildColumnPassRotaryPartition)
+///   mma      the column-pass products, each rotated chunk slot read after
+///            its signal (buildColumnPassMma)
+///   softmax  x1, a block at a time from "blocks": per query half h, S_h
+///            and dP_h from tensor memory, P_h and dS_h to "pds"; then per
+///            chunk j, dQ_0,j, dQ_1,j, dV_0,j, dV_1,j, dK_0,j, dK_1,j (the
+///            MMA warp's order), each chunk of a gradient with respect to a
+///            rotated input turned back in f32 at its half's rows and
+///            position + 64 h with the angles of pairs 32 j on (rotate_tile
+///            inverse, head_dim and pair_offset), then stored at column 64 j
+/// One softmax warpgroup, as in the block-128 rotary backward: two beside
+/// the rotary warpgroup would keep too few registers for a half's S and dP
+/// (Plan.cpp, planSm100aLargeBlockColumnPasses).
+void buildBlackwellLargeBlockRotaryColumnPasses(OpBuilder &b, Location loc,
+                                                const KernelSpec &spec,
+                                                const KernelPlan &plan) {
+  MLIRContext *ctx = b.getContext();
+  OpBuilder::InsertionGuard guard(b);
+  KernelValues values = beginKernel(b, loc, Chip::sm_100a, spec, plan);
+
+  int64_t m = spec.queryTileRows(), n = spec.tileRows();
+  int64_t halves = spec.numQueryTiles();
+  int64_t cols = spec.outputChunkCols(), chunkCount = spec.numOutputChunks();
+  assert(plan.softmaxReplicas == 1 &&
+         spec.rotary == RotaryMode::interleaved &&
+         "one softmax warpgroup; a chunk holds whole pairs");
+  Type f32 = b.getF32Type();
+  auto signals = ChannelType::get(ctx, ArrayRef<Type>(), MemorySpace::smem);
+  Value blocks = createChannel(b, loc, signals, "blocks", /*depth=*/2);
+  SmallVector<Type> tiles;
+  for (const LoadedTile &tile : loadedTiles(spec))
+    tiles.push_back(BufferType::get(ctx, {tile.type.getShape()[0], cols},
+                                    spec.elementType, MemorySpace::smem));
+  Value chunks =
+      createChannel(b, loc, ChannelType::get(ctx, tiles, MemorySpace::smem),
+                    spec.loadRingName(), plan.numStages);
+  Value rotated = createChannel(b, loc, signals, "rotated", plan.rotaryDepth);
+  auto tmemChannel = [&](StringRef name, int64_t width) {
+    return createTmemRing(b, loc, name, m, width);
+  };
+  Value sCh = tmemChannel("s", n), dpCh = tmemChannel("dp", n);
+  Value dqCh = tmemChannel("dq", cols), dvCh = tmemChannel("dv", cols),
+        dkCh = tmemChannel("dk", cols);
+  BufferType wide = queryBuffer(spec, n);
+  // One slot per query half: the MMA warp holds both through pass 3.
+  Value pdsCh = createChannel(
+      b, loc, ChannelType::get(ctx, {wide, wide}, MemorySpace::smem), "pds",
+      halves);
+
+  buildColumnPassLoadPartition(b, loc, spec, values, blocks, chunks, cols,
+                               plan);
+  buildColumnPassRotaryPartition(b, loc, spec, plan, blocks, chunks, rotated);
+  buildColumnPassMma(b, loc, spec, plan, blocks, chunks, rotated, sCh, dpCh,
+                     dqCh, dvCh, dkCh, pdsCh);
+
+  // Softmax gradient + epilogue warpgroup, both halves of a block.
+  OpBuilder::InsertionGuard g(b);
+  SoftmaxLoop loop =
+      beginSoftmaxLoop(b, loc, plan, blocks, {}, queryBuffer(spec, cols));
+  Value row = loop.row, blockRows = loop.rows, head = loop.head;
+  Value position = tilePosition(b, loc, spec, loop.slot);
+  ReleaseOp::create(b, loc, loop.slot, /*after_mma=*/false);
+  SmallVector<TileRows> half;
+  for (int64_t h = 0; h < halves; ++h) {
+    auto [halfRow, halfRows] = blockHalf(b, loc, row, blockRows, h, m);
+    half.push_back(rotaryHalf(b, loc, spec, position, halfRow, halfRows, h));
+  }
+  auto wideF32 = AccType::get(ctx, {m, n}, f32);
+  auto rowsType = RowsType::get(ctx, m, f32);
+  for (int64_t h = 0; h < halves; ++h) {
+    Value s = takeTmem(b, loc, sCh, wideF32);
+    Value dp = takeTmem(b, loc, dpCh, wideF32);
+    // Every valid key of the block is a column; query rows past the half's
+    // valid rows are zeroed, so they add nothing to dV and dK.
+    auto sm = SoftmaxOp::create(b, loc, wideF32, rowsType, Type(), s,
+                                blockRows, half[h].rows, values.scale,
+                                /*normalize=*/true, spec.causal,
+                                /*block=*/IntegerAttr());
+    if (spec.causal && h > 0)
+      sm.setRowOffsetAttr(b.getI64IntegerAttr(h * m));
+    Value dlse;
+    if (spec.dlse)
+      dlse = LoadRowsOp::create(
+          b, loc, rowsType, spec.dlse,
+          rowsReadAt(b, loc, row, half[h].row, half[h].rows), head,
+          half[h].rows);
+    commitProbsAndGrads(b, loc, spec, values.scale, sm, dp, dlse, pdsCh, row,
+                        blockRows, head);
+  }
+  // Chunk j of a gradient: its rotation group is the chunk alone
+  // (interleaved pairs).
+  SmallVector<RotationGroup> groups = rotationGroups(spec);
+  auto chunkType = AccType::get(ctx, {m, cols}, f32);
+  auto drain = [&](Value channel, Value dest, bool rotatedInput, int64_t j,
+                   const TileRows &at) {
+    Value grad = takeTmem(b, loc, channel, chunkType);
+    if (rotatedInput)
+      grad = unrotateChunks(b, loc, spec, {grad}, groups[j], at).front();
+    auto store = StoreOp::create(b, loc, grad, dest, at.row, head, at.rows,
+                                 Value(), loop.staging,
+                                 plan.bulkStore ? b.getUnitAttr() : nullptr);
+    store.setColOffsetAttr(b.getI64IntegerAttr(j * cols));
+  };
+  for (int64_t j = 0; j < chunkCount; ++j) {
+    for (int64_t h = 0; h < halves; ++h)
+      drain(dqCh, spec.stores[2], /*rotatedInput=*/true, j, half[h]);
+    for (int64_t h = 0; h < halves; ++h)
+      drain(dvCh, spec.stores[0], spec.rotateV, j, half[h]);
+    for (int64_t h = 0; h < halves; ++h)
+      drain(dkCh, spec.stores[1], /*rotatedInput=*/true, j, half[h]);
+  }
+}
+
 } // namespace
 
 void blockattn::buildSm100aKernel(OpBuilder &b, Location loc,
@@ -1922,6 +2135,8 @@ void blockattn::buildSm100aKernel(OpBuilder &b, Location loc,
     buildBlackwellGroupedPasses(b, loc, spec, plan);
   else if (spec.backward && spec.group > 1)
     buildBlackwellGroupedBackward(b, loc, spec, plan);
+  else if (spec.backward && plan.columnPasses && spec.hasRotary())
+    buildBlackwellLargeBlockRotaryColumnPasses(b, loc, spec, plan);
   else if (spec.backward && plan.columnPasses)
     buildBlackwellLargeBlockColumnPasses(b, loc, spec, plan);
   else if (spec.backward && spec.numQueryTiles() > 1 && spec.hasRotary())
