@@ -1262,20 +1262,15 @@ def _check_chunked_head_dim(head_dim: int, block_size: int, rotary, backward: bo
     """Head dims 192 and 256 are built at every block size without rotary
     embeddings, and with them the forward at every block size and the
     backward at block sizes up to 64, and at block size 128 with interleaved
-    pairs on sm_90a (docs/head-dims.md; at block size 128 the plain backward
-    on both chips, the sm_100a one since session 17, emulated only); the
-    compiler refuses the rest. `device` (q's) tells the chip when it is a
-    CUDA device; elsewhere (no launch) only the layout is checked."""
+    pairs on both chips (docs/head-dims.md; the sm_100a ones, since sessions
+    17 and 19, emulated only); the compiler refuses the rest: the half-split
+    backward at block size 128. `device` is not needed for it (both chips
+    build the same layouts) and kept for the callers."""
     if not (backward and block_size > 64 and rotary is not None):
         return
     if not interleaved:
         raise ValueError(f"rotary: the half_split rotary backward at head_dim {head_dim} is implemented at block "
-                         f"sizes up to 64 only, got {block_size} (interleaved pairs have one on sm_90a; the "
-                         "forward is built: run it under torch.no_grad() or with inputs that do not require "
-                         "grad)")
-    if device is not None and device.type == "cuda" and torch.cuda.get_device_capability(device)[0] != 9:
-        raise ValueError(f"rotary: the rotary backward at head_dim {head_dim} and block_size {block_size} is "
-                         "implemented on sm_90a only (interleaved pairs); this device is not sm_90a (the "
+                         f"sizes up to 64 only, got {block_size} (interleaved pairs have one; the "
                          "forward is built: run it under torch.no_grad() or with inputs that do not require "
                          "grad)")
 

@@ -182,12 +182,11 @@ def test_rotary_forward_long_tiny_and_past_the_sm_count(head_dim):
     run_rotary_forward([128 * sms + 5], 1, head_dim, torch.float16, False, rotate_v=True, seed=13)
 
 
-# The rotary backward with interleaved pairs on sm_90a (session 18): each 64-column chunk slot
-# of q and k (v with rotate_v) holds whole pairs and is rotated in place by the two consumers
-# (consumer 0 k, consumer 1 both query halves, the second at position + 64), and dQ, dK (dV)
-# are turned back chunk by chunk. Half-split pairs and sm_100a are refused by argument.
-sm90a_only = pytest.mark.skipif(torch.cuda.get_device_capability() != (9, 0),
-                                reason="the rotary backward at block_size 128 above head_dim 128: sm_90a only")
+# The rotary backward with interleaved pairs (sm_90a session 18, sm_100a session 19): each
+# 64-column chunk slot of q and k (v with rotate_v) holds whole pairs and is rotated in place (on
+# sm_90a by the two consumers, consumer 0 k, consumer 1 both query halves, the second at
+# position + 64; on sm_100a by a rotary warpgroup between the load and the MMA warp), and dQ, dK
+# (dV) are turned back chunk by chunk. Half-split pairs are refused by argument.
 
 
 def run_rotary_backward(lengths, heads, head_dim, dtype, positions=False, rotate_v=False, causal=False,
@@ -217,7 +216,6 @@ def run_rotary_backward(lengths, heads, head_dim, dtype, positions=False, rotate
     assert (leaves[0].grad.double().cpu() - torch.from_numpy(plain[0])).abs().max() > 0.1
 
 
-@sm90a_only
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
 @pytest.mark.parametrize("head_dim", HEAD_DIMS)
 def test_rotary_backward_interleaved(head_dim, dtype):
@@ -226,7 +224,6 @@ def test_rotary_backward_interleaved(head_dim, dtype):
         run_rotary_backward(EDGE_LENGTHS, 3, head_dim, dtype, positions, rotate_v, seed=head_dim)
 
 
-@sm90a_only
 @pytest.mark.parametrize("head_dim", HEAD_DIMS)
 def test_rotary_backward_interleaved_causal_dlse(head_dim):
     for dtype in (torch.bfloat16, torch.float16):
@@ -234,7 +231,6 @@ def test_rotary_backward_interleaved_causal_dlse(head_dim):
                             lse=True, seed=5)
 
 
-@sm90a_only
 @pytest.mark.parametrize("head_dim", HEAD_DIMS)
 def test_rotary_backward_interleaved_long_tiny_and_past_the_sm_count(head_dim):
     run_rotary_backward([20_011], 2, head_dim, torch.bfloat16, seed=11)
@@ -314,8 +310,3 @@ def test_rotary_backward_half_split_is_refused():
     leaves = [t.clone().requires_grad_(True) for t in (q, k, v)]
     with pytest.raises(ValueError, match="^rotary: the half_split rotary backward at head_dim 192"):
         blockattn.block_attention(*leaves, cu, block_size=BS, rotary=blockattn.Rotary(cos, sin))
-    if torch.cuda.get_device_capability()[0] == 10:
-        rotary = blockattn.Rotary(cos, sin, interleaved=True)
-        with pytest.raises(ValueError, match="^rotary: the rotary backward at head_dim 192 and block_size 128 "
-                                             "is implemented on sm_90a only"):
-            blockattn.block_attention(*leaves, cu, block_size=BS, rotary=rotary)

@@ -144,15 +144,16 @@ func.func @negative_extra_op_sm100a(%q: !act, %k: !act, %v: !act, %o: !act,
 
 // -----
 
-// The rotary backward at block size 128 above head dim 128 is not built on
-// sm_100a (its column-pass backward has no rotation step), half-split or
-// interleaved.
+// The rotary backward at block size 128 above head dim 128 is built on
+// sm_100a with interleaved pairs (a rotary warpgroup rotates each 64-column
+// chunk slot in place); half-split is not, as on sm_90a: a pair's columns
+// are never in one chunk slot.
 !act = memref<?x4x256xbf16>
 !tab = memref<?x128xf32>
 func.func @negative_rotary_backward_b128_d256_sm100a(%q: !act, %k: !act, %v: !act, %do: !act,
                                                      %dq: !act, %dk: !act, %dv: !act,
                                                      %cu: memref<?xi32>, %cos: !tab, %sin: !tab) {
-  // expected-error @+1 {{'blockattn.backward' op the rotary backward at block_size 128 above head_dim 128 is not implemented on sm_100a: its column-pass backward has no step that rotates the 64-column chunk slots in place (built on sm_90a with interleaved pairs; docs/head-dims.md)}}
+  // expected-error @+1 {{'blockattn.backward' op the half_split rotary backward at block_size 128 above head_dim 128 is not implemented on sm_100a (the interleaved layout is): its block streams in 64-column chunk slots, and a half-split pair's columns (head_dim / 2 apart) are never in one slot to be rotated in place (docs/head-dims.md)}}
   blockattn.backward q(%q : !act) k(%k : !act) v(%v : !act) do(%do : !act)
       dq(%dq : !act) dk(%dk : !act) dv(%dv : !act) cu_seqlens(%cu : memref<?xi32>)
       rotary(%cos, %sin : !tab, !tab)

@@ -112,10 +112,25 @@ constexpr int64_t kColumnPassProducerRegs = 104;
 constexpr int64_t kSm100aColumnPassLoadRegs = 80, kSm100aColumnPassMmaRegs = 80;
 /// With rotary embeddings (interleaved pairs; Sm100aRecipe.cpp,
 /// buildBlackwellLargeBlockRotaryColumnPasses) a rotary warpgroup rotates
-/// each chunk slot in place, and one softmax warpgroup takes both halves
-/// (S 64 + dP 64 f32 of one half at its peak): TODO budgets.
+/// each chunk slot in place (one pass of tables ahead: warpspec.rotate with
+/// head_dim, so its code does not depend on its budget), the MMA warp also
+/// waits on its signals, and one softmax warpgroup takes both halves (S 64
+/// + dP 64 f32 of one half at its peak, then one 64-column gradient chunk
+/// turned back). Found by editing the PTX's setmaxnreg (ptxas, CUDA 13.0,
+/// head dims 192 and 256): the block-128 rotary backward's 88 / 152 / 88 /
+/// 184 spilled 8 bytes at 256 (the softmax warpgroup); 88 / 136 / 88 / 200
+/// 8 bytes in the f16 rotate_v kernels at 256; 88 / 144 / 88 / 192 20 at
+/// 192; 88 / 112 / 88 / 224 12-24 bytes (the rotary warpgroup); a load and
+/// an MMA warpgroup of different budgets spilled more (88 / 120 / 96 / 208:
+/// 52-84 bytes in all 32; 80 / 152 / 88 / 192: 92-124), and 80 / 136 / 80 /
+/// 216 4 bytes at 192. 88 / 128 / 88 / 208 spilled nothing with the rotary
+/// warpgroup's setmaxnreg in the PTX, but 128 is the launch's budget, for
+/// which the kernel has none, and then ptxas spilled 8-104 bytes in 30 of
+/// 32. 88 / 120 / 88 / 216 spills nothing in all 32 kernels (both head
+/// dims and dtypes, positions, rotate_v, each plain and with causal and
+/// dlse).
 constexpr int64_t kSm100aRotaryColumnPassLoadRegs = 88,
-                  kSm100aRotaryColumnPassRegs = 152,
+                  kSm100aRotaryColumnPassRegs = 120,
                   kSm100aRotaryColumnPassMmaRegs = 88;
 /// sm_90a: the rotary warpgroup that rotates the load ring's slots in place
 /// (KernelPlan::rotaryWarpgroup). warpspec.rotate reads the tables of as
@@ -1728,8 +1743,7 @@ LogicalResult refuseLargeBlockWideRotary(const KernelShape &shape, Chip chip,
   if (shape.rotary == RotaryMode::interleaved)
     return success();
   return fail("the half_split rotary backward at block_size ", shape.blockSize,
-              " above head_dim 128 is not implemented on ",
-              stringifyChip(chip),
+              " above head_dim 128 is not implemented on ", stringifyChip(chip),
               " (the interleaved layout is): its block streams in 64-column "
               "chunk slots, and a half-split pair's columns (head_dim / 2 "
               "apart) are never in one slot to be rotated in place "

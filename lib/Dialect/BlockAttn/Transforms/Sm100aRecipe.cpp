@@ -1772,8 +1772,7 @@ void buildColumnPassMma(OpBuilder &b, Location loc, const KernelSpec &spec,
     auto i32 = [&](int64_t value) -> Value {
       return arith::ConstantIntOp::create(b, loc, value, 32);
     };
-    auto loop =
-        scf::ForOp::create(b, loc, i32(from), i32(chunkCount), i32(1));
+    auto loop = scf::ForOp::create(b, loc, i32(from), i32(chunkCount), i32(1));
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPoint(loop.getBody()->getTerminator());
     body();
@@ -1783,8 +1782,7 @@ void buildColumnPassMma(OpBuilder &b, Location loc, const KernelSpec &spec,
   // once the MMAs that read it complete; the first chunk overwrites.
   auto overChunks =
       [&](int64_t pass, Value channel,
-          function_ref<std::pair<Value, Value>(ValueRange, int64_t)>
-              operands) {
+          function_ref<std::pair<Value, Value>(ValueRange, int64_t)> operands) {
         SmallVector<AcquireOp> dests;
         for (int64_t i = 0; i < halves; ++i)
           dests.push_back(AcquireOp::create(b, loc, channel));
@@ -1825,8 +1823,8 @@ void buildColumnPassMma(OpBuilder &b, Location loc, const KernelSpec &spec,
     ValueRange t = slot.getBuffers();
     for (int64_t i = 0; i < halves; ++i) {
       auto dest = AcquireOp::create(b, loc, dqCh);
-      MmaAsyncOp::create(b, loc, pin(ds[i]), pin(kOf(t)),
-                         dest.getBuffers()[0], false, false); // dS_i k_j
+      MmaAsyncOp::create(b, loc, pin(ds[i]), pin(kOf(t)), dest.getBuffers()[0],
+                         false, false); // dS_i k_j
       CommitOp::create(b, loc, dest.getSlot(), row, rows, head);
     }
     // Key half h of chunk j of dV (dK): the query halves' products.
@@ -1909,7 +1907,6 @@ void buildBlackwellLargeBlockColumnPasses(OpBuilder &b, Location loc,
   buildColumnPassMma(b, loc, spec, plan, blocks, chunks, /*rotated=*/Value(),
                      sCh, dpCh, dqCh, dvCh, dkCh, pdsCh);
 
-
   // Softmax gradient + epilogue warpgroups, replica r on half r.
   {
     OpBuilder::InsertionGuard g(b);
@@ -1934,7 +1931,6 @@ void buildBlackwellLargeBlockColumnPasses(OpBuilder &b, Location loc,
     }
   }
 }
-
 
 /// The rotary warpgroup of buildBlackwellLargeBlockRotaryColumnPasses: per
 /// block from "blocks" (its record carries the block's position), every
@@ -2034,8 +2030,7 @@ void buildBlackwellLargeBlockRotaryColumnPasses(OpBuilder &b, Location loc,
   int64_t m = spec.queryTileRows(), n = spec.tileRows();
   int64_t halves = spec.numQueryTiles();
   int64_t cols = spec.outputChunkCols(), chunkCount = spec.numOutputChunks();
-  assert(plan.softmaxReplicas == 1 &&
-         spec.rotary == RotaryMode::interleaved &&
+  assert(plan.softmaxReplicas == 1 && spec.rotary == RotaryMode::interleaved &&
          "one softmax warpgroup; a chunk holds whole pairs");
   Type f32 = b.getF32Type();
   auto signals = ChannelType::get(ctx, ArrayRef<Type>(), MemorySpace::smem);
@@ -2085,18 +2080,18 @@ void buildBlackwellLargeBlockRotaryColumnPasses(OpBuilder &b, Location loc,
     Value dp = takeTmem(b, loc, dpCh, wideF32);
     // Every valid key of the block is a column; query rows past the half's
     // valid rows are zeroed, so they add nothing to dV and dK.
-    auto sm = SoftmaxOp::create(b, loc, wideF32, rowsType, Type(), s,
-                                blockRows, half[h].rows, values.scale,
+    auto sm = SoftmaxOp::create(b, loc, wideF32, rowsType, Type(), s, blockRows,
+                                half[h].rows, values.scale,
                                 /*normalize=*/true, spec.causal,
                                 /*block=*/IntegerAttr());
     if (spec.causal && h > 0)
       sm.setRowOffsetAttr(b.getI64IntegerAttr(h * m));
     Value dlse;
     if (spec.dlse)
-      dlse = LoadRowsOp::create(
-          b, loc, rowsType, spec.dlse,
-          rowsReadAt(b, loc, row, half[h].row, half[h].rows), head,
-          half[h].rows);
+      dlse =
+          LoadRowsOp::create(b, loc, rowsType, spec.dlse,
+                             rowsReadAt(b, loc, row, half[h].row, half[h].rows),
+                             head, half[h].rows);
     commitProbsAndGrads(b, loc, spec, values.scale, sm, dp, dlse, pdsCh, row,
                         blockRows, head);
   }
