@@ -607,6 +607,39 @@ TEST(Sm100aPlan, RotaryBackwardAtHeadDim128HasOneSoftmaxWarpgroup) {
   EXPECT_EQ(forward.registers.compute, 160);
 }
 
+TEST(Sm100aPlan, WideRotaryBackwardAtBlock128StreamsColumnPasses) {
+  // Interleaved pairs above head dim 128 at block size 128: the column
+  // passes with a rotary warpgroup and one softmax warpgroup (88 / 120 / 88
+  // / 216 = 4 x 128), the signal ring as deep as the chunk ring, and one
+  // staging buffer next to both halves' P and dS.
+  for (int64_t headDim : {192, 256}) {
+    for (bool rotateV : {false, true}) {
+      KernelShape s = shape(true, headDim, RotaryMode::interleaved, rotateV);
+      s.blockSize = 128;
+      KernelPlan p = plan(Chip::sm_100a, s);
+      EXPECT_TRUE(p.columnPasses);
+      EXPECT_EQ(p.softmaxReplicas, 1);
+      EXPECT_EQ(p.numStages, 2);
+      EXPECT_EQ(p.rotaryDepth, 2);
+      EXPECT_EQ(p.registers.load, 88);
+      EXPECT_EQ(p.registers.rotary, 120);
+      EXPECT_EQ(p.registers.mma, 88);
+      EXPECT_EQ(p.registers.compute, 216);
+    }
+  }
+  // Half-split pairs are refused on both chips: a pair's columns are never
+  // in one chunk slot.
+  KernelShape halfSplit = shape(true, 256, RotaryMode::half_split);
+  halfSplit.blockSize = 128;
+  for (Chip chip : {Chip::sm_90a, Chip::sm_100a})
+    EXPECT_NE(
+        failure(chip, halfSplit, {})
+            .find("the half_split rotary backward at block_size 128 above "
+                  "head_dim 128 is not implemented on " +
+                  stringifyChip(chip).str() + " (the interleaved layout is)"),
+        std::string::npos);
+}
+
 TEST(Sm100aPlan, RejectsWhatSm100aLacks) {
   TuningOptions registers;
   registers.oStore = OStore::registers;
