@@ -110,7 +110,7 @@ def test_prebuild_script_kernel_sets(capsys):
 
     # Head dims 192 and 256 at block size 128: the forward on both chips, with rotary embeddings
     # too (session 17), the backward on both chips (the
-    # sm_100a one since session 17); the rotary backward (refused there) left out.
+    # sm_100a one since session 17); the half-split rotary backward (refused there) left out.
     script.main(["unused", "--dry-run", "--chips", "sm_90a,sm_100a", "--kinds", "forward,backward",
                  "--block-sizes", "128", "--head-dims", "192", "--dtypes", "bf16", "--rotary", "none,half_split"])
     assert capsys.readouterr().out.split() == [
@@ -118,6 +118,14 @@ def test_prebuild_script_kernel_sets(capsys):
         "sm_90a/blockattn_backward_d192_b128_bf16",
         "sm_100a/blockattn_forward_d192_b128_bf16", "sm_100a/blockattn_forward_d192_b128_bf16_half_split",
         "sm_100a/blockattn_backward_d192_b128_bf16"]
+    # Its rotary backward: interleaved pairs with tables on both chips (sm_90a session 18,
+    # sm_100a session 19); half-split left out (refused on both).
+    script.main(["unused", "--dry-run", "--chips", "sm_90a,sm_100a", "--kinds", "backward",
+                 "--block-sizes", "128", "--head-dims", "192", "--dtypes", "bf16", "--rotary",
+                 "half_split,interleaved"])
+    assert capsys.readouterr().out.split() == [
+        "sm_90a/blockattn_backward_d192_b128_bf16_interleaved",
+        "sm_100a/blockattn_backward_d192_b128_bf16_interleaved"]
 
     # The wheel's set (python/CMakeLists.txt; scripts/check_wheel.sh counts it): 144 kernels and
     # the 8 small-grid variants (sm_90a, no rotary, both kinds, both head dims and dtypes).
