@@ -126,9 +126,9 @@ constexpr int64_t kSm100aColumnPassLoadRegs = 80, kSm100aColumnPassMmaRegs = 80;
 /// 216 4 bytes at 192. 88 / 128 / 88 / 208 spilled nothing with the rotary
 /// warpgroup's setmaxnreg in the PTX, but 128 is the launch's budget, for
 /// which the kernel has none, and then ptxas spilled 8-104 bytes in 30 of
-/// 32. 88 / 120 / 88 / 216 spills nothing in all 32 kernels (both head
-/// dims and dtypes, positions, rotate_v, each plain and with causal and
-/// dlse).
+/// 32. 88 / 120 / 88 / 216 spills nothing in all 64 kernels (both head
+/// dims and dtypes, positions, rotate_v, each plain, causal, dlse and
+/// causal + dlse).
 constexpr int64_t kSm100aRotaryColumnPassLoadRegs = 88,
                   kSm100aRotaryColumnPassRegs = 120,
                   kSm100aRotaryColumnPassMmaRegs = 88;
