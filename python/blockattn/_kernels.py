@@ -57,9 +57,9 @@ BUNDLED_COMPILER = NATIVE_DIR / "block-attn-compile"
 # compiler's.
 HEAD_DIMS = (32, 64, 96, 128, 192, 256)
 # Head dims above 128, whose outputs the kernels make in 64-column chunks
-# (docs/head-dims.md): without rotary embeddings (the compiler's verifier
-# refuses them), at every block size (the backward at block size 128 on
-# sm_90a only).
+# (docs/head-dims.md), at every block size on both chips; what is refused
+# there (half-split rotary embeddings in the backward at block size 128, some
+# grouped backwards) the API checks where it dispatches.
 CHUNKED_HEAD_DIMS = (192, 256)
 # The head dims of the wheel's prebuilt kernels (scripts/prebuild_kernels.py's
 # default): the others compile on first use (find_kernel), with the bundled
