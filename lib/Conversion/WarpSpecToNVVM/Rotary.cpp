@@ -363,12 +363,7 @@ LogicalResult RotaryBuilder::lower(RotateOp op, RotateOp::Adaptor adaptor) {
   int64_t rowsPerPass = threads / itemsPerRow;
 
   Value t = threadInReplica();
-  Value rowBase = udiv(t, i32(itemsPerRow));
-  Value item = urem(t, i32(itemsPerRow));
-  // The (first) unit of the item, its partner, and the pairs they hold.
-  Value firstUnit = item;
-  Value partnerUnit = add(item, i32(unitsPerRow / 2));
-  Value firstPair = mul(item, i32(pairsPerUnit));
+  Value rowBase, firstPair, firstOffset, partnerOffset;
   auto unitOffset = [&](Value unit) {
     Value chunk = udiv(unit, i32(kUnitsPerChunkRow));
     Value phase = geometry.swizzle128()
@@ -381,8 +376,17 @@ LogicalResult RotaryBuilder::lower(RotateOp op, RotateOp::Adaptor adaptor) {
                    mul(rowBase, i32(rowBytes))),
                mul(physical, i32(16)));
   };
-  Value firstOffset = unitOffset(firstUnit);
-  Value partnerOffset = twoUnits ? unitOffset(partnerUnit) : Value();
+  // The thread's first row, the item's (first) unit, its partner and the
+  // pairs they hold.
+  auto placeThread = [&](Value thread) {
+    rowBase = udiv(thread, i32(itemsPerRow));
+    Value item = urem(thread, i32(itemsPerRow));
+    Value partnerUnit = add(item, i32(unitsPerRow / 2));
+    firstPair = mul(item, i32(pairsPerUnit));
+    firstOffset = unitOffset(item);
+    partnerOffset = twoUnits ? unitOffset(partnerUnit) : Value();
+  };
+  placeThread(t);
   Type vec = VectorType::get({4}, i32T());
   // Every row is rotated, the rows past `rows` too (their positions are
   // clamped like any other): a destination then holds finite values in all
@@ -418,8 +422,13 @@ LogicalResult RotaryBuilder::lower(RotateOp op, RotateOp::Adaptor adaptor) {
   // warpgroup (8-1568 bytes), though the PTX computes each pass's angles
   // next to its turns, and pinning k's row and position changed nothing. In
   // the loop no pass's angles can be computed ahead of it. The query halves
-  // (64 rows) stay unrolled; other kernels keep their PTX.
-  bool passLoop = angles->theta && d > 128 && tileRows > 64;
+  // (64 rows) stay unrolled; other kernels keep their PTX. A tile marked
+  // pass_loop is turned in the same loop (the grouped-query backward's K, V
+  // and each pass's Q from theta above head dim 128: unrolled, ptxas spilled
+  // the sm_90a consumer and the sm_100a softmax warpgroup 72-296 bytes, the
+  // STL among the MUFU.SIN of K's rotation).
+  bool passLoop =
+      op.getPassLoop() || (angles->theta && d > 128 && tileRows > 64);
   SmallVector<std::pair<SmallVector<Value>, SmallVector<Value>>> tables;
   auto rotateTile = [&] {
     auto loadPassAt = [&](Value passRows) {
@@ -481,6 +490,13 @@ LogicalResult RotaryBuilder::lower(RotateOp op, RotateOp::Adaptor adaptor) {
       loop->setAttr("loop_annotation", noUnroll(ctx));
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPoint(loop.getBody()->getTerminator());
+      // Marked pass_loop, each pass computes the thread's addresses and
+      // frequencies itself, from its thread index pinned in the loop:
+      // computed once, LLVM hoisted them out of the kernel's loops and held
+      // them next to everything else (ptxas spilled the sm_100a softmax
+      // warpgroup of the grouped backward 12 bytes at head dim 256, G = 2).
+      if (op.getPassLoop())
+        placeThread(pinRegisters({t}).front());
       Value passRows = mul(loop.getInductionVar(), i32(rowsPerPass));
       loadPassAt(passRows);
       turnPass(0, mul(passRows, i32(rowBytes)));

@@ -17,7 +17,8 @@ With rotary embeddings (issue 21) the grouped backward rotates K (and V) once
 an item and each query head's Q, and turns the gradients back: checked
 against the reference's rotary gradients for both layouts, a positions
 tensor and rotate_v, G = 2, 4 and MQA, head dims 64 and 128, and with interleaved
-embeddings at head dims 192 and 256 (test_backward_large_head_dims_rotary*).
+embeddings at head dims 192 and 256 (test_backward_large_head_dims_rotary*; from rotary_theta,
+launched directly: test_backward_large_head_dims_rotary_theta*).
 
 Kernels (the coordinator prebuilds them: scripts/gpu_gqa.sh prebuild DIR):
     python3 scripts/prebuild_kernels.py DIR --chips sm_90a --kinds forward,backward \
@@ -574,6 +575,84 @@ def test_backward_large_head_dims_rotary_random_batch_and_deterministic():
     lengths = rng.integers(0, 1500, size=30)
     first = run_large_rotary_backward_case(lengths, 8, 2, 256, True, False, seed=44)
     second = run_large_rotary_backward_case(lengths, 8, 2, 256, True, False, seed=44)
+    for a, b in zip(first, second):
+        assert torch.equal(a, b)
+
+
+# The same from rotary_theta (session 19): the angles computed in the kernel, K, V and each
+# pass's Q turned in a loop of passes that is not unrolled. The Python API passes tables, so these
+# launch the compiled kernel directly (blockattn._driver, as the API does) and compare with the
+# float64 reference's gradients on tables made at the kernel's base; the gradients also miss the
+# other base's. Kernels (compiled on first use otherwise):
+#     python3 scripts/prebuild_kernels.py DIR --chips sm_90a --kinds backward \
+#         --head-dims 192,256 --block-sizes 32,64 --dtypes bf16,f16 --rotary interleaved \
+#         --rotary-variants plain,pos,rv,pos_rv --groups 2,4 --rotary-theta [--causal --lse]
+#     (and --rotary-theta 500 for the rotate_v cases)
+def run_theta_large_rotary_backward_case(lengths, hq, hkv, head_dim, positions, rotate_v, theta,
+                                         dtype=torch.bfloat16, seed=0, block_size=64, causal=False,
+                                         lse=False):
+    from blockattn import _driver, _kernels
+
+    q, k, v, cu = make_inputs(lengths, hq, hkv, head_dim, dtype, seed)
+    T = q.shape[0]
+    g = torch.Generator(device="cuda").manual_seed(seed + 5)
+    do = torch.randn(q.shape, generator=g, device="cuda").to(dtype)
+    dlse = torch.randn((hq, T), generator=g, device="cuda") if lse else None
+    pos = torch.randint(0, 2048, (T,), generator=g, device="cuda", dtype=torch.int32) if positions else None
+    key = _kernels.KernelKey(kind="backward", head_dim=head_dim, block_size=block_size,
+                             dtype="bf16" if dtype == torch.bfloat16 else "f16", chip=_driver.chip_of(q.device),
+                             rotary="interleaved", positions=positions, rotate_v=rotate_v,
+                             group=hq // hkv, causal=causal, lse=lse, rotary_theta=theta)
+    kernel = _driver.load_kernel(_kernels.find_kernel(key), q.device)
+    grads = [torch.full_like(t, float("nan")) for t in (q, k, v)]
+    tensors = {"q": q, "k": k, "v": v, "do": do, "dq": grads[0], "dk": grads[1], "dv": grads[2],
+               "cu_seqlens": cu}
+    if pos is not None:
+        tensors["positions"] = pos
+    if dlse is not None:
+        tensors["dlse"] = dlse.contiguous()
+    kernel.call(tensors, {"softmax_scale": head_dim ** -0.5})
+    torch.cuda.synchronize()
+    largest = max(max(lengths), 2048) + 1
+    args = [reference_torch.to_numpy(t) for t in (q, k, v, do)] + [cu.cpu().numpy()]
+
+    def want(base):
+        cos, sin = reference.rope_tables(largest, head_dim, base=base)
+        rotary = reference.Rotary(cos, sin, interleaved=True, positions=None if pos is None else pos.cpu().numpy(),
+                                  rotate_v=rotate_v)
+        return reference.backward(*args, block_size=block_size, rotary=rotary, causal=causal,
+                                  dlse=None if dlse is None else reference_torch.to_numpy(dlse))
+
+    check_grads(grads, [torch.from_numpy(np.ascontiguousarray(w)).cuda() for w in want(theta)], dtype)
+    # The angles matter: the gradients miss the other base's.
+    other = want(10500.0 - theta)
+    assert max((g.double().cpu() - torch.from_numpy(np.ascontiguousarray(w))).abs().max().item()
+               for g, w in zip(grads, other)) > 0.1
+    return grads
+
+
+@pytest.mark.parametrize("hq,hkv,positions,rotate_v", LARGE_ROTARY_BACKWARD, ids=lambda x: str(x))
+@pytest.mark.parametrize("head_dim", [192, 256])
+def test_backward_large_head_dims_rotary_theta(hq, hkv, positions, rotate_v, head_dim):
+    run_theta_large_rotary_backward_case(EDGE_LENGTHS, hq, hkv, head_dim, positions, rotate_v,
+                                         theta=500.0 if rotate_v else 10000.0, seed=46)
+
+
+@pytest.mark.parametrize("head_dim", [192, 256])
+def test_backward_large_head_dims_rotary_theta_fp16_causal_lse_and_small_blocks(head_dim):
+    run_theta_large_rotary_backward_case(EDGE_LENGTHS, 8, 2, head_dim, True, True, 10000.0,
+                                         dtype=torch.float16, seed=47, causal=True, lse=True)
+    lengths = [0, 1, 31, 32, 33, 200, 3, 130]
+    run_theta_large_rotary_backward_case(lengths, 4, 2, head_dim, False, False, 10000.0, seed=48,
+                                         block_size=32)
+
+
+def test_backward_large_head_dims_rotary_theta_random_batch_and_deterministic():
+    """Many items (every CTA runs several, the rings wrap), and two runs give the same bits."""
+    rng = np.random.default_rng(49)
+    lengths = rng.integers(0, 1500, size=30)
+    first = run_theta_large_rotary_backward_case(lengths, 8, 2, 256, True, False, 10000.0, seed=49)
+    second = run_theta_large_rotary_backward_case(lengths, 8, 2, 256, True, False, 10000.0, seed=49)
     for a, b in zip(first, second):
         assert torch.equal(a, b)
 

@@ -27,6 +27,8 @@
 // RUN: block-attn-opt %t/b128-pair.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=PAIR90 --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %t/b128-rotary-wide.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a"
 // RUN: block-attn-opt %t/b128-rotary-wide.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a"
+// RUN: block-attn-opt %t/theta-wide.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=THETA90 --implicit-check-not=blockattn.backward
+// RUN: block-attn-opt %t/theta-wide.mlir -blockattn-warp-specialize="chip=sm_100a" | FileCheck %s --check-prefix=THETA100 --implicit-check-not=blockattn.backward
 
 // Grouped-query attention's forward (group 4: q and o with 8 heads, k and v
 // with 2): the tile loop walks q's heads and the producer reads k and v at
@@ -271,20 +273,20 @@ func.func @gqa_rotary_backward_head_dim_256(%q: memref<?x?x256xbf16>, %k: memref
   return
 }
 
-// Interleaved at 192 with the angles computed from rotary_theta: built with
-// cos/sin tables only (theta's angles next to the group's dV and dK chunks
-// spilled).
-func.func @gqa_rotary_theta_backward_head_dim_192(%q: memref<?x?x192xbf16>, %k: memref<?x?x192xbf16>,
-                                                  %v: memref<?x?x192xbf16>, %do: memref<?x?x192xbf16>,
-                                                  %dq: memref<?x?x192xbf16>, %dk: memref<?x?x192xbf16>,
-                                                  %dv: memref<?x?x192xbf16>, %cu: memref<?xi32>) {
-  // expected-error @below {{'blockattn.backward' op with group 4 (grouped-query attention) and rotary_theta has no backward lowering at head_dim 192 yet: the grouped rotary backward above head dim 128 is built with cos/sin tables (computing the angles in the kernel spills registers there)}}
+// Half-split with the angles computed from rotary_theta: refused as with
+// tables, by the half-split diagnostic (interleaved ones from theta are built:
+// theta-wide.mlir).
+func.func @gqa_rotary_theta_half_split_backward_head_dim_192(
+    %q: memref<?x?x192xbf16>, %k: memref<?x?x192xbf16>, %v: memref<?x?x192xbf16>,
+    %do: memref<?x?x192xbf16>, %dq: memref<?x?x192xbf16>, %dk: memref<?x?x192xbf16>,
+    %dv: memref<?x?x192xbf16>, %cu: memref<?xi32>) {
+  // expected-error @below {{'blockattn.backward' op with group 4 (grouped-query attention) and half-split rotary embeddings has no backward lowering at head_dim 192 yet}}
   blockattn.backward q(%q : memref<?x?x192xbf16>) k(%k : memref<?x?x192xbf16>)
       v(%v : memref<?x?x192xbf16>) do(%do : memref<?x?x192xbf16>)
       dq(%dq : memref<?x?x192xbf16>) dk(%dk : memref<?x?x192xbf16>)
       dv(%dv : memref<?x?x192xbf16>) cu_seqlens(%cu : memref<?xi32>)
       {element_type = bf16, head_dim = 192 : i64, group = 4 : i64,
-       rotary = #blockattn.rotary<interleaved>, rotary_theta = 10000.0 : f32}
+       rotary = #blockattn.rotary<half_split>, rotary_theta = 10000.0 : f32}
   return
 }
 
@@ -641,3 +643,36 @@ func.func @gqa_backward_b128_rotary_wide(%q: memref<?x?x128xbf16>, %k: memref<?x
        rotary_theta = 10000.0 : f32}
   return
 }
+
+//--- theta-wide.mlir
+// Interleaved at 192 with the angles computed from rotary_theta (session 19):
+// K once an item and Q every pass are turned in a loop of passes that is not
+// unrolled (pass_loop; unrolled, ptxas computed many passes' angles ahead of
+// their turns and spilled 72-296 bytes), the gradient chunks as with tables.
+func.func @gqa_rotary_theta_backward_head_dim_192(%q: memref<?x?x192xbf16>, %k: memref<?x?x192xbf16>,
+                                                  %v: memref<?x?x192xbf16>, %do: memref<?x?x192xbf16>,
+                                                  %dq: memref<?x?x192xbf16>, %dk: memref<?x?x192xbf16>,
+                                                  %dv: memref<?x?x192xbf16>, %cu: memref<?xi32>) {
+  blockattn.backward q(%q : memref<?x?x192xbf16>) k(%k : memref<?x?x192xbf16>)
+      v(%v : memref<?x?x192xbf16>) do(%do : memref<?x?x192xbf16>)
+      dq(%dq : memref<?x?x192xbf16>) dk(%dk : memref<?x?x192xbf16>)
+      dv(%dv : memref<?x?x192xbf16>) cu_seqlens(%cu : memref<?xi32>)
+      {element_type = bf16, head_dim = 192 : i64, group = 4 : i64,
+       rotary = #blockattn.rotary<interleaved>, rotary_theta = 10000.0 : f32}
+  return
+}
+
+// THETA90: warpspec.partition "compute" role(compute) warps(4) regs(256)
+// THETA90: warpspec.rotate(%[[K:[a-z0-9_]+]]) into(%[[K]]) {{.*}} {interleaved = true, pass_loop, theta = 1.000000e+04 : f32} : !warpspec.buffer<64x192xbf16, smem>
+// THETA90: warpspec.rotate(%[[Q:[a-z0-9_#]+]]) into(%[[Q]]) {{.*}} {interleaved = true, pass_loop, theta = 1.000000e+04 : f32} : !warpspec.buffer<64x192xbf16, smem>
+// THETA90: warpspec.rotate_tile {{.*}} {head_dim = 192 : i64, interleaved = true, inverse, pair_offset = 0 : i64, theta = 1.000000e+04 : f32}
+// THETA90: scf.for {{.*}} iter_args(
+// THETA90: warpspec.rotate({{.*}} pass_loop
+// THETA90: warpspec.rotate_tile {{.*}} pair_offset = 64 : i64, theta = 1.000000e+04 : f32}
+// THETA90-NEXT: warpspec.store
+
+// THETA100: warpspec.partition "softmax" role(softmax) warps(4) regs(256)
+// THETA100: warpspec.rotate({{.*}} {interleaved = true, pass_loop, theta = 1.000000e+04 : f32} : !warpspec.buffer<64x192xbf16, smem>
+// THETA100: scf.for
+// THETA100: warpspec.rotate({{.*}} {interleaved = true, pass_loop, theta = 1.000000e+04 : f32} : !warpspec.buffer<64x192xbf16, smem>
+// THETA100: warpspec.rotate_tile {{.*}} {head_dim = 192 : i64, interleaved = true, inverse, pair_offset = 64 : i64, theta = 1.000000e+04 : f32}

@@ -60,3 +60,17 @@ func.func @interleaved_chunk_in_place(%k: !warpspec.buffer<128x64xbf16, smem>,
       : !warpspec.buffer<128x64xbf16, smem> into !warpspec.buffer<128x64xbf16, smem>
   return
 }
+
+// warpspec.rotate's pass_loop: the whole 256-column rows of a grouped-query
+// backward's K from theta, turned in a loop of passes that is not unrolled
+// (docs/rotary.md, "Grouped-query backward").
+
+// CHECK-LABEL: func.func @whole_rows_in_a_pass_loop
+// CHECK: warpspec.rotate(%{{.*}}) into(%{{.*}}) rows(%{{.*}}) row(%{{.*}}) position(%{{.*}}) {interleaved = true, pass_loop, theta = 1.000000e+04 : f32} : !warpspec.buffer<64x256xbf16, smem> into !warpspec.buffer<64x256xbf16, smem>
+func.func @whole_rows_in_a_pass_loop(%k: !warpspec.buffer<64x256xbf16, smem>,
+                                     %i: i32) {
+  warpspec.rotate(%k) into(%k) rows(%i) row(%i) position(%i)
+      {interleaved = true, pass_loop, theta = 10000.0 : f32}
+      : !warpspec.buffer<64x256xbf16, smem> into !warpspec.buffer<64x256xbf16, smem>
+  return
+}

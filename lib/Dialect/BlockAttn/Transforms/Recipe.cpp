@@ -164,11 +164,20 @@ void buildRotaryPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
 /// one at `at` (one warpspec.rotate).
 void rotateKeyTiles(OpBuilder &b, Location loc, const KernelSpec &spec,
                     ValueRange sources, ValueRange dests, const TileRows &at) {
-  RotateOp::create(b, loc, sources, dests, at.rows, at.row, at.position,
-                   spec.cos, spec.sin, spec.positions,
-                   b.getBoolAttr(spec.rotary == RotaryMode::interleaved),
-                   thetaAttr(b, spec), /*head_dim=*/IntegerAttr(),
-                   /*pair_offset=*/IntegerAttr());
+  auto rotate = RotateOp::create(
+      b, loc, sources, dests, at.rows, at.row, at.position, spec.cos, spec.sin,
+      spec.positions, b.getBoolAttr(spec.rotary == RotaryMode::interleaved),
+      thetaAttr(b, spec), /*head_dim=*/IntegerAttr(),
+      /*pair_offset=*/IntegerAttr(), /*pass_loop=*/UnitAttr());
+  // The grouped-query backward above head dim 128 rotates K (and V) once an
+  // item and Q every pass, whole rows of 192 or 256 columns: from theta
+  // their passes are turned in a loop that is not unrolled (pass_loop).
+  // Unrolled, ptxas computed the sines and cosines of many passes ahead of
+  // their turns and spilled (the sm_90a consumer 188 bytes at 256, the
+  // sm_100a softmax warpgroup 76-296 bytes; docs/rotary.md).
+  if (spec.backward && spec.group > 1 && spec.theta &&
+      spec.headDim > KernelShape::kMaxOutputCols)
+    rotate.setPassLoop(true);
 }
 
 void rotateQueryTiles(OpBuilder &b, Location loc, const KernelSpec &spec,
@@ -238,7 +247,7 @@ void rotateColumnPart(OpBuilder &b, Location loc, const KernelSpec &spec,
                    at.position, spec.cos, spec.sin, spec.positions,
                    b.getBoolAttr(spec.rotary == RotaryMode::interleaved),
                    thetaAttr(b, spec), b.getI64IntegerAttr(spec.headDim),
-                   b.getI64IntegerAttr(firstPair));
+                   b.getI64IntegerAttr(firstPair), /*pass_loop=*/UnitAttr());
 }
 
 /// The angles of a [block, D] register tile's rotary pairs, read once per

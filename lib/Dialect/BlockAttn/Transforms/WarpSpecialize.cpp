@@ -135,21 +135,6 @@ struct BlockAttnWarpSpecializePass
              << " the grouped backward makes its gradients in 64-column "
                 "chunks, and a half-split pair's columns are D / 2 apart, in "
                 "different chunks (interleaved rotary embeddings are built)";
-    // From theta the angles are arithmetic on the position, computed next
-    // to each rotation and each turned-back chunk; next to the group's dV
-    // and dK chunks ptxas (CUDA 13.0) spilled 72-296 bytes (sm_90a at 192
-    // and 256, sm_100a at 192): built with tables only.
-    if (spec->backward && spec->group > 1 && spec->hasRotary() && spec->theta &&
-        spec->headDim > KernelShape::kMaxOutputCols)
-      return op->emitOpError()
-             << "with group " << spec->group
-             << " (grouped-query attention) and rotary_theta has no backward "
-                "lowering at head_dim "
-             << spec->headDim
-             << " yet: the grouped rotary backward above head dim "
-             << KernelShape::kMaxOutputCols
-             << " is built with cos/sin tables (computing the angles in the "
-                "kernel spills registers there)";
     TuningOptions options;
 #define BLOCKATTN_PASS_OPTION(TYPE, NAME, ...) options.NAME = NAME;
 #define GEN_PASS_OPTION_LIST_BLOCKATTNWARPSPECIALIZEPASS

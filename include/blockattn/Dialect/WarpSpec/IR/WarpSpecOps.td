@@ -959,6 +959,15 @@ def WarpSpec_RotateOp : WarpSpec_Op<"rotate", [AttrSizedOperandSegments]> {
     128 above head dim 128 streams q and k in 64-column chunks
     (docs/head-dims.md) and rotates each interleaved chunk in place this way.
 
+    The threads turn the tile in passes of a few rows each, unrolled. With
+    `pass_loop` the passes are one loop that neither LLVM nor ptxas unrolls
+    (`.pragma "nounroll"`), one pass's angles computed in its body: from
+    `theta` the angles are arithmetic on the position alone, and across
+    unrolled passes ptxas computed many passes' angles ahead of their turns
+    and spilled the registers that held them (the grouped-query backward above
+    head dim 128, docs/rotary.md). A tile of more than 64 rows wider than 128
+    columns from `theta` is turned in such a loop without the attribute.
+
     ```mlir
     warpspec.rotate(%q, %k) into(%q, %k) rows(%rows) row(%row)
         position(%pos) cos(%cos, %sin : memref<?x64xf32>, memref<?x64xf32>)
@@ -979,7 +988,8 @@ def WarpSpec_RotateOp : WarpSpec_Op<"rotate", [AttrSizedOperandSegments]> {
                        Optional<AnyMemRef>:$positions, BoolAttr:$interleaved,
                        OptionalAttr<F32Attr>:$theta,
                        OptionalAttr<I64Attr>:$head_dim,
-                       OptionalAttr<I64Attr>:$pair_offset);
+                       OptionalAttr<I64Attr>:$pair_offset,
+                       UnitAttr:$pass_loop);
   let extraClassDeclaration = [{
     /// The head dim of the rows the tiles are a part of (their width by
     /// default).
