@@ -153,16 +153,3 @@ def test_grouped_large_block_rotary_theta(chip, tmp_path):
         run = subprocess.run([find_compiler(), *c.compiler_flags(chip), "--rotary-theta=10000",
                               "-o", str(tmp_path / "k"), "--quiet"], capture_output=True, text=True)
         assert run.returncode == 0, run.stderr
-
-
-@pytest.mark.parametrize("chip,d,rotary", [("sm_90a", 128, "half_split"), ("sm_90a", 96, "half_split"),
-                                           ("sm_100a", 128, "interleaved"), ("sm_100a", 96, "half_split")])
-def test_grouped_large_block_rotary_wide_refused(chip, d, rotary, tmp_path):
-    """Above head dim 64 the sm_90a kernel makes an item in passes over column chunks, which only
-    an interleaved pair's columns follow; sm_100a builds no passes with rotary embeddings."""
-    c = case(d, "bf16", rotary, 2)
-    run = subprocess.run([find_compiler(), *c.compiler_flags(chip), "-o", str(tmp_path / "k"), "--quiet"],
-                         capture_output=True, text=True)
-    assert run.returncode != 0
-    assert "with rotary embeddings on sm_100a yet" in run.stderr if chip == "sm_100a" else \
-        "with half-split rotary embeddings yet" in run.stderr, run.stderr
