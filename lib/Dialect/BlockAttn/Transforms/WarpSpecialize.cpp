@@ -35,7 +35,8 @@ using mlir::warpspec::Chip;
 namespace {
 
 /// The widest head dim of the grouped-query backward at block size 128
-/// (checkGroupedLargeBlock).
+/// (checkGroupedLargeBlock); with rotary embeddings, the widest made in one
+/// pass, above which only sm_90a's interleaved ones are built.
 constexpr int64_t kMaxGroupedLargeBlockHeadDim = 128,
                   kMaxSm100aGroupedLargeBlockHeadDim = 64,
                   kMaxGroupedLargeBlockRotaryHeadDim = 64;
@@ -104,6 +105,7 @@ struct BlockAttnWarpSpecializePass
                            "to head_dim "
                         << kMaxGroupedLargeBlockRotaryHeadDim << " there";
       if (spec.rotary == RotaryMode::half_split) {
+        // The passes' chunk width (groupedLargeBlockPasses in Plan.cpp).
         int64_t cols = spec.headDim % 64 == 0 ? 64 : 32;
         return refuse() << " and head_dim " << spec.headDim
                         << " with half-split rotary embeddings yet: above "
