@@ -1392,13 +1392,7 @@ void buildGroupedLargeBlockAccumulateConsumer(
       ReleaseOp::create(b, loc, qdoSlot.getSlot());
       return std::make_pair(dv, dk);
     };
-    // With rotary embeddings in passes at G = 2 the group's loop of one trip
-    // was unrolled next to the first head, and ptxas spilled accumulate
-    // warpgroup 1 4 bytes at head dim 128 with rotate_v: the trip count is
-    // hidden, as in buildGroupedPassConsumer.
-    auto [dvAcc, dkAcc] =
-        accumulateOverGroup(b, loc, spec, kvHead, queryHead,
-                            spec.hasRotary() && plan.groupPasses > 1);
+    auto [dvAcc, dkAcc] = accumulateOverGroup(b, loc, spec, kvHead, queryHead);
     auto [row, rows] = blockHalf(b, loc, c.row, c.rows, half, m);
     TileRows at;
     if (spec.hasRotary())
