@@ -1346,9 +1346,7 @@ void buildGroupedLargeBlockAccumulateConsumer(
   OpBuilder::InsertionGuard g(b);
   int64_t halves = spec.numQueryTiles();
   KernelPlan accumulatePlan = plan;
-  accumulatePlan.registers.compute = half == 1 && plan.secondAccumulateRegisters
-                                         ? plan.secondAccumulateRegisters
-                                         : plan.accumulateRegisters;
+  accumulatePlan.registers.compute = plan.accumulateRegisters;
   accumulatePlan.stageOutput = false;
   accumulatePlan.bulkStore = false;
   std::string name =
