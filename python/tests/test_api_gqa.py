@@ -90,7 +90,8 @@ def test_compiled_manifest_and_refused_backward(tmp_path):
     with pytest.raises(RuntimeError, match="group 4 .*no backward lowering at block_size 128 and head_dim 192 yet"):
         _kernels.compile_kernel(key(kind="backward", head_dim=192, group=4, block_size=128), tmp_path)
     with pytest.raises(RuntimeError,
-                       match="group 4 .*no backward lowering at block_size 128 and head_dim 96 with rotary"):
+                       match="group 4 .*no backward lowering at block_size 128 and head_dim 96 with half-split "
+                             "rotary"):
         _kernels.compile_kernel(key(kind="backward", head_dim=96, group=4, block_size=128, rotary="half_split"),
                                 tmp_path)
 
@@ -199,9 +200,9 @@ def test_grouped_autograd(api_launches):
 
 def test_grouped_backward_refusals(api_launches):
     """What the grouped backward does not build yet is refused before any launch, naming the
-    argument: blocks of 128 tokens with gradients above head dim 128, or above 64 with rotary
-    embeddings. Rotary embeddings with gradients are built at blocks of up to 64 (issue 21)
-    and at block size 128 up to head dim 64 (issues 20 and 21): the grouped rotary backward
+    argument: blocks of 128 tokens with gradients above head dim 128, or above 64 with half-split
+    rotary embeddings. Rotary embeddings with gradients are built at blocks of up to 64 (issue 21)
+    and at block size 128 up to head dim 64, interleaved ones up to 96 (issues 20 and 21): the grouped rotary backward
     launches the _g<G> kernel with the tables; so is block size 128 without them up to head
     dim 128 (head dims 96 and 128 in passes over column chunks)."""
     torch, api, calls = api_launches
@@ -209,8 +210,14 @@ def test_grouped_backward_refusals(api_launches):
 
     q, k, v, cu = tensors(torch, 4, 2, requires_grad=True)
     for head_dim in (96, 128):
-        with pytest.raises(ValueError, match=r"^block_size: 128 has no grouped-query backward kernel with rotary"):
+        with pytest.raises(ValueError, match=r"^rotary: block_size 128 has no grouped-query backward kernel "
+                                             r"with half-split rotary embeddings"):
             api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, rotary=True)
+    # interleaved: built at 96 in passes over column chunks (sm_90a; sm_100a's compiler refuses),
+    # at 128 the passes spill registers
+    api._refuse_grouped_backward(2, True, block_size=128, head_dim=96, rotary=True, interleaved=True)
+    with pytest.raises(ValueError, match=r"^block_size: 128 has no grouped-query backward kernel with rotary"):
+        api._refuse_grouped_backward(2, True, block_size=128, head_dim=128, rotary=True, interleaved=True)
     for head_dim in (192, 256):
         for rotary in (False, True):
             with pytest.raises(ValueError):

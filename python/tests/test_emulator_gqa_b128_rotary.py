@@ -14,9 +14,14 @@ is written, and the gradients miss the reference without rotary embeddings, of t
 and with the halves' positions not offset (the second query half rotated at the block's
 position).
 
+On sm_90a at head dim 96 (interleaved only) an item is made in three passes over 32-column
+chunks of the head dim: K (V) stay rotated through the passes, Q is rotated again every pass,
+and each pass's chunk of dQ, dK (dV) is turned back on its own.
+
 The default sample keeps `make check` fast; BLOCKATTN_EMULATE_FULL=1 runs the wider matrix
 (both chips, head dims 32 and 64, bf16 and f16, both layouts, plain / positions / rotate_v /
-both, plain and causal + dlse, G = 2 and MQA, 1 and 3 SMs).
+both, plain and causal + dlse, G = 2 and MQA, 1 and 3 SMs; and sm_90a at 96, interleaved,
+the same variants).
 """
 
 from __future__ import annotations
@@ -53,6 +58,10 @@ SAMPLE = [
                     lse=True), 4, 3),
     ("sm_100a", case(64, "f16", "interleaved", 2, rotate_v=True), 2, 3),
     ("sm_100a", case(32, "bf16", "half_split", 4, positions=True, causal=True, lse=True), 8, 1),
+    # sm_90a at head dim 96 (interleaved): an item in three passes over 32-column chunks of the
+    # head dim, each chunk of dQ, dK, dV turned back on its own.
+    ("sm_90a", case(96, "bf16", "interleaved", 2, positions=True, rotate_v=True), 4, 3),
+    ("sm_90a", case(96, "f16", "interleaved", 4, rotate_v=True, causal=True, lse=True), 4, 1),
 ]
 
 
@@ -68,6 +77,16 @@ def full_matrix():
             continue
         cases.append((chip, case(d, dtype, rotary, group, positions, rotate_v, causal, lse),
                       heads, sms))
+    # sm_90a at head dim 96: interleaved only (half-split pairs span the passes' chunks;
+    # sm_100a builds no passes; at 128 the passes spill registers).
+    for d, dtype, (positions, rotate_v), (causal, lse), (group, heads), sms in \
+            itertools.product((96,), ("bf16", "f16"),
+                              ((False, False), (True, False), (False, True), (True, True)),
+                              ((False, False), (True, True)), ((2, 4), (4, 4)), (1, 3)):
+        if (dtype == "f16") != (sms == 3):
+            continue
+        cases.append(("sm_90a", case(d, dtype, "interleaved", group, positions, rotate_v, causal,
+                                     lse), heads, sms))
     return cases
 
 
@@ -127,7 +146,10 @@ def test_grouped_large_block_rotary_backward_matches_reference(chip, c, heads, s
 def test_grouped_large_block_rotary_theta(chip, tmp_path):
     """rotary_theta (angles computed in the kernel) builds and compiles for the grouped block-128
     backward too (ptxas with no spills is checked by test/Tools/block-attn-compile)."""
-    c = case(64, "bf16", "half_split", 4)
-    run = subprocess.run([find_compiler(), *c.compiler_flags(chip), "--rotary-theta=10000",
-                          "-o", str(tmp_path / "k"), "--quiet"], capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr
+    cases = [case(64, "bf16", "half_split", 4)]
+    if chip == "sm_90a":  # in passes over column chunks (interleaved only)
+        cases += [case(96, "bf16", "interleaved", 2), case(96, "f16", "interleaved", 4, rotate_v=True)]
+    for c in cases:
+        run = subprocess.run([find_compiler(), *c.compiler_flags(chip), "--rotary-theta=10000",
+                              "-o", str(tmp_path / "k"), "--quiet"], capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr

@@ -436,9 +436,53 @@ def test_backward_block_size_128_wide_random_batch_and_deterministic():
         assert torch.equal(a, b)
 
 
+# With interleaved rotary embeddings at head dim 96 (sm_90a, session 19; 128 spills and is
+# refused): the same passes, K (V) rotated once an item, Q again every pass, each pass's chunk of dQ, dK (dV) turned
+# back on its own. Every variant, G = 2, 4, 8 and MQA, both dtypes, causal with dlse,
+# deterministic. Kernels:
+#     python3 scripts/prebuild_kernels.py DIR --chips sm_90a --kinds backward \
+#         --head-dims 96 --block-sizes 128 --dtypes bf16,f16 --groups 2,4,8 \
+#         --rotary interleaved --rotary-variants plain,pos,rv,pos_rv [--causal --lse]
+B128_WIDE_ROTARY = [
+    (4, 2, 96, (True, False, False)),
+    (8, 2, 96, (True, True, False)),
+    (8, 1, 96, (True, False, True)),
+    (4, 1, 96, (True, True, True)),
+    (16, 2, 96, (True, True, True)),
+]
+
+
+@pytest.mark.parametrize("hq,hkv,head_dim,flags", B128_WIDE_ROTARY, ids=str)
+def test_backward_block_size_128_wide_rotary(hq, hkv, head_dim, flags):
+    run_b128_backward(hq, hkv, head_dim, seed=hq + head_dim + 37, rotary_flags=flags)
+
+
+@pytest.mark.parametrize("head_dim", [96])
+def test_backward_block_size_128_wide_rotary_fp16_causal_lse(head_dim):
+    run_b128_backward(8, 2, head_dim, torch.float16, causal=True, lse=True, seed=head_dim + 47,
+                      rotary_flags=(True, True, True))
+
+
+def test_backward_block_size_128_wide_rotary_random_batch_and_deterministic():
+    lengths = np.random.default_rng(44).integers(0, 1500, size=40)
+    first = run_b128_backward(8, 2, 96, seed=44, lengths=lengths, rotary_flags=(True, False, True))
+    second = run_b128_backward(8, 2, 96, seed=44, lengths=lengths, rotary_flags=(True, False, True))
+    for a, b in zip(first, second):
+        assert torch.equal(a, b)
+
+
+def test_backward_block_size_128_wide_half_split_rotary_refused():
+    """Half-split pairs span the passes' column chunks: refused, naming rotary, before any launch."""
+    q, k, v, cu = make_inputs([130], 4, 2, 128, torch.bfloat16)
+    rotary = rotary_of(q.shape[0], 128, False, False, False, seed=3)
+    with pytest.raises(ValueError, match="^rotary: block_size 128 has no grouped-query backward kernel with "
+                                         "half-split"):
+        blockattn.block_attention(q.requires_grad_(True), k, v, cu, block_size=128, rotary=rotary)
+
+
 def test_backward_block_size_128_refusals():
-    """Above head dim 128, and above 64 with rotary embeddings, the grouped backward at 128 is
-    refused, naming the argument, before any launch."""
+    """Above head dim 128, and above 64 with half-split rotary embeddings, the grouped backward
+    at 128 is refused, naming the argument, before any launch."""
     q, k, v, cu = make_inputs([130], 4, 2, 192, torch.bfloat16)
     with pytest.raises(ValueError, match="head dim 192 has no grouped-query backward kernel at block_size 128"):
         blockattn.block_attention(q.requires_grad_(True), k, v, cu, block_size=128)

@@ -26,7 +26,7 @@
 // RUN: block-attn-opt %t/b128-pair.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a"
 // RUN: block-attn-opt %t/b128-pair.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=PAIR90 --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %t/b128-rotary-wide.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a"
-// RUN: block-attn-opt %t/b128-rotary-wide.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a"
+// RUN: block-attn-opt %t/b128-rotary-wide-sm100a.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a"
 // RUN: block-attn-opt %t/theta-wide.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=THETA90 --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %t/theta-wide.mlir -blockattn-warp-specialize="chip=sm_100a" | FileCheck %s --check-prefix=THETA100 --implicit-check-not=blockattn.backward
 
@@ -627,13 +627,33 @@ func.func @gqa_backward_b128_pair(%q: memref<?x?x128xbf16>, %k: memref<?x?x128xb
 // PAIR90: warpspec.partition "accumulate1" role(compute) warps(4) regs(120)
 
 //--- b128-rotary-wide.mlir
-// Block size 128 with rotary embeddings above head dim 64: the item would be
-// made in passes over column chunks, which the rotation does not follow.
+// Block size 128 with half-split rotary embeddings above head dim 64 (sm_90a):
+// the item is made in passes over column chunks of the head dim, and each
+// pass's gradient chunk holds one column of each half-split pair (interleaved
+// pairs are built: test/Tools/block-attn-compile/gqa-b128.test).
 func.func @gqa_backward_b128_rotary_wide(%q: memref<?x?x128xbf16>, %k: memref<?x?x128xbf16>,
                                          %v: memref<?x?x128xbf16>, %do: memref<?x?x128xbf16>,
                                          %dq: memref<?x?x128xbf16>, %dk: memref<?x?x128xbf16>,
                                          %dv: memref<?x?x128xbf16>, %cu: memref<?xi32>) {
-  // expected-error @below {{'blockattn.backward' op with group 2 (grouped-query attention) has no backward lowering at block_size 128 and head_dim 128 with rotary embeddings yet: built up to head_dim 64 (above it an item is made in passes over column chunks, which the rotation does not follow)}}
+  // expected-error @below {{'blockattn.backward' op with group 2 (grouped-query attention) has no backward lowering at block_size 128 and head_dim 128 with half-split rotary embeddings yet: above head_dim 64 an item's gradients are made in passes over 64-column chunks of the head dim, and a half-split pair's columns are D / 2 apart, in different chunks (interleaved rotary embeddings are built)}}
+  blockattn.backward q(%q : memref<?x?x128xbf16>) k(%k : memref<?x?x128xbf16>)
+      v(%v : memref<?x?x128xbf16>) do(%do : memref<?x?x128xbf16>)
+      dq(%dq : memref<?x?x128xbf16>) dk(%dk : memref<?x?x128xbf16>)
+      dv(%dv : memref<?x?x128xbf16>) cu_seqlens(%cu : memref<?xi32>)
+      {element_type = bf16, head_dim = 128 : i64, group = 2 : i64,
+       block_size = 128 : i64, rotary = #blockattn.rotary<half_split>,
+       rotary_theta = 10000.0 : f32}
+  return
+}
+
+//--- b128-rotary-wide-sm100a.mlir
+// On sm_100a the grouped block-128 backward is built up to head dim 64, with
+// rotary embeddings (of either layout) too.
+func.func @gqa_backward_b128_rotary_wide_sm100a(%q: memref<?x?x128xbf16>, %k: memref<?x?x128xbf16>,
+                                                %v: memref<?x?x128xbf16>, %do: memref<?x?x128xbf16>,
+                                                %dq: memref<?x?x128xbf16>, %dk: memref<?x?x128xbf16>,
+                                                %dv: memref<?x?x128xbf16>, %cu: memref<?xi32>) {
+  // expected-error @below {{'blockattn.backward' op with group 2 (grouped-query attention) has no backward lowering at block_size 128 and head_dim 128 with rotary embeddings on sm_100a yet: built up to head_dim 64 there}}
   blockattn.backward q(%q : memref<?x?x128xbf16>) k(%k : memref<?x?x128xbf16>)
       v(%v : memref<?x?x128xbf16>) do(%do : memref<?x?x128xbf16>)
       dq(%dq : memref<?x?x128xbf16>) dk(%dk : memref<?x?x128xbf16>)

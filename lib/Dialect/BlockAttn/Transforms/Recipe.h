@@ -170,12 +170,13 @@ SmallVector<Value> unrotateChunks(OpBuilder &b, Location loc,
                                   const RotationGroup &group,
                                   const TileRows &at);
 
-/// Chunk `pass` (columns [64 pass, 64 pass + 64)) of a gradient with
-/// respect to a rotated input, turned back on its own: the grouped-query
-/// backward above head dim 128 makes its gradients one such chunk a pass
+/// Chunk `pass` (columns [C pass, C pass + C), C = `grad`'s width) of a
+/// gradient with respect to a rotated input, turned back on its own: the
+/// grouped-query backward above head dim 128, and at block size 128 above
+/// head dim 64 (C = 64 or 32), makes its gradients one such chunk a pass
 /// (KernelPlan::groupPasses), and only an interleaved chunk holds both
-/// columns of each of its pairs (pairs 32 pass to 32 pass + 31). `grad` when
-/// `rotated` is false.
+/// columns of each of its pairs (pairs C pass / 2 to C (pass + 1) / 2 - 1).
+/// `grad` when `rotated` is false.
 Value unrotatePassChunk(OpBuilder &b, Location loc, const KernelSpec &spec,
                         Value grad, int64_t pass, const TileRows &at,
                         bool rotated);

@@ -461,6 +461,18 @@ Value unrotateGrouped(OpBuilder &b, Location loc, const KernelSpec &spec,
   return unrotateGradient(b, loc, spec, grad, at, Value());
 }
 
+/// unrotateGrouped of the sm_90a grouped block-128 backward's gradients:
+/// above head dim 64 they are made in passes over column chunks
+/// (KernelPlan::groupPasses), and pass `pass`'s chunk is turned back on its
+/// own (unrotatePassChunk: an interleaved chunk holds whole pairs).
+Value unrotateGroupedChunk(OpBuilder &b, Location loc, const KernelSpec &spec,
+                           const KernelPlan &plan, int64_t pass,
+                           const TileRows &at, Value grad, bool rotated) {
+  if (plan.groupPasses == 1)
+    return unrotateGrouped(b, loc, spec, at, grad, rotated);
+  return unrotatePassChunk(b, loc, spec, grad, pass, at, rotated);
+}
+
 /// dV and dK summed over the group of `kvHead`: `queryHead(head, dv, dk)`
 /// for the first query head (null accumulators: its products start them),
 /// then for the others in one `scf.for` whose iter_args are dV and dK (as
@@ -1253,7 +1265,10 @@ void buildGroupedLargeBlockScoresConsumer(OpBuilder &b, Location loc,
       halfRows.push_back(blockHalf(b, loc, c.row, c.rows, i, m));
   // Above head dim 64 the group is taken once a pass (KernelPlan::
   // groupPasses): S and dP at full depth every pass, dQ's chunk of the pass.
-  // (Rotary embeddings only at one pass: checkGroupedLargeBlock.)
+  // With rotary embeddings K (and V) stay rotated in the "kv" slot through
+  // the passes; Q is loaded again every pass and rotated each time, whole
+  // (S reads its full depth), and each pass's dQ chunk is turned back on
+  // its own (interleaved only: checkGroupedLargeBlock).
   for (int64_t pass = 0; pass < plan.groupPasses; ++pass) {
     int64_t col = pass * cols;
     forEachGroupHead(b, loc, spec, kvHead, 0, [&](Value head) {
@@ -1297,9 +1312,9 @@ void buildGroupedLargeBlockScoresConsumer(OpBuilder &b, Location loc,
                                  columnsOf(b, loc, pin(kSlot), col, cols),
                                  false, false);
         if (spec.hasRotary())
-          dq = unrotateGrouped(b, loc, spec,
-                               pinnedRotaryHalf(b, loc, spec, at, i), dq,
-                               /*rotated=*/true);
+          dq = unrotateGroupedChunk(b, loc, spec, plan, pass,
+                                    pinnedRotaryHalf(b, loc, spec, at, i), dq,
+                                    /*rotated=*/true);
         auto store =
             StoreOp::create(b, loc, dq, spec.stores[2], row, head, rows,
                             Value(), c.oStaging ? pin(c.oStaging) : Value(),
@@ -1386,8 +1401,9 @@ void buildGroupedLargeBlockAccumulateConsumer(
          {std::tuple{dvAcc, spec.stores[0], spec.rotateV},
           {dkAcc, spec.stores[1], spec.hasRotary()}}) {
       auto store = StoreOp::create(
-          b, loc, unrotateGrouped(b, loc, spec, at, acc, rotated), dest, row,
-          kvHead, rows, Value(), Value(), nullptr);
+          b, loc,
+          unrotateGroupedChunk(b, loc, spec, plan, pass, at, acc, rotated),
+          dest, row, kvHead, rows, Value(), Value(), nullptr);
       if (plan.groupPasses > 1)
         store.setColOffsetAttr(b.getI64IntegerAttr(col));
     }

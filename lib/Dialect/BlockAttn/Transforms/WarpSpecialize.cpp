@@ -35,10 +35,12 @@ using mlir::warpspec::Chip;
 namespace {
 
 /// The widest head dim of the grouped-query backward at block size 128
-/// (checkGroupedLargeBlock).
+/// (checkGroupedLargeBlock); with rotary embeddings, the widest made in one
+/// pass, above which only sm_90a's interleaved ones are built.
 constexpr int64_t kMaxGroupedLargeBlockHeadDim = 128,
                   kMaxSm100aGroupedLargeBlockHeadDim = 64,
-                  kMaxGroupedLargeBlockRotaryHeadDim = 64;
+                  kMaxGroupedLargeBlockRotaryHeadDim = 64,
+                  kMaxGroupedLargeBlockPassRotaryHeadDim = 96;
 
 struct BlockAttnWarpSpecializePass
     : public blockattn::impl::BlockAttnWarpSpecializePassBase<
@@ -64,9 +66,10 @@ struct BlockAttnWarpSpecializePass
   /// it is built up to head dim 128 on sm_90a (above 64 in passes over
   /// column chunks of the head dim, KernelPlan::groupPasses) and up to 64 on
   /// sm_100a; with rotary embeddings (every variant) up to head dim 64, in
-  /// one pass. Above 128 an item's K and V of 128 keys (2 x 48 KiB at 192),
-  /// a query head's Q and dO (the same) and both query halves' P and dS
-  /// (64 KiB) exceed shared memory (227 KiB) on both chips.
+  /// one pass, and on sm_90a at 96 interleaved (in the passes). Above
+  /// 128 an item's K and V of 128 keys (2 x 48 KiB at 192), a query head's Q
+  /// and dO (the same) and both query halves' P and dS (64 KiB) exceed shared
+  /// memory (227 KiB) on both chips.
   LogicalResult checkGroupedLargeBlock(Operation *op, const KernelSpec &spec) {
     if (!spec.backward || spec.group <= 1 || spec.numQueryTiles() == 1)
       return success();
@@ -89,16 +92,44 @@ struct BlockAttnWarpSpecializePass
     // ptxas (CUDA 13.0) spilled the load, MMA or softmax warpgroup 0.06-0.5
     // KB under every register split of the pool tried (branch
     // s18-grouped-b128-wide-sm100a-spills; docs/pipeline.md).
-    // With rotary embeddings above head dim 64: a pass's 64-column chunk of
-    // dQ, dK (and dV) would be turned back apart from the columns its
-    // half-split pairs rotate with (D / 2 apart); the rotation is built in
-    // the one-pass kernels only.
-    if (spec.hasRotary() && spec.headDim > kMaxGroupedLargeBlockRotaryHeadDim)
-      return refuse() << " and head_dim " << spec.headDim
-                      << " with rotary embeddings yet: built up to head_dim "
-                      << kMaxGroupedLargeBlockRotaryHeadDim
-                      << " (above it an item is made in passes over column "
-                         "chunks, which the rotation does not follow)";
+    // With rotary embeddings above head dim 64 (sm_90a): the item is made
+    // in passes over C-column chunks of the head dim (64 at 128, 32 at 96),
+    // and each pass's chunk of dQ, dK (and dV) is turned back on its own,
+    // which needs the chunk to hold both columns of each of its pairs: an
+    // interleaved chunk does, a half-split one holds one column of each
+    // (its partners are D / 2 apart, in another pass's chunk). On sm_100a
+    // the passes themselves are not built (below).
+    if (spec.hasRotary() && spec.headDim > kMaxGroupedLargeBlockRotaryHeadDim) {
+      if (chip == Chip::sm_100a)
+        return refuse() << " and head_dim " << spec.headDim
+                        << " with rotary embeddings on sm_100a yet: built up "
+                           "to head_dim "
+                        << kMaxGroupedLargeBlockRotaryHeadDim << " there";
+      if (spec.rotary == RotaryMode::half_split) {
+        // The passes' chunk width (groupedLargeBlockPasses in Plan.cpp).
+        int64_t cols = spec.headDim % 64 == 0 ? 64 : 32;
+        return refuse() << " and head_dim " << spec.headDim
+                        << " with half-split rotary embeddings yet: above "
+                           "head_dim "
+                        << kMaxGroupedLargeBlockRotaryHeadDim
+                        << " an item's gradients are made in passes over "
+                        << cols
+                        << "-column chunks of the head dim, and a half-split "
+                           "pair's columns are D / 2 apart, in different "
+                           "chunks (interleaved rotary embeddings are built)";
+      }
+      // At head dim 128 (two passes of 64 columns) ptxas (CUDA 13.0)
+      // spilled accumulate warpgroup 1 (key half 1, turned back at row and
+      // position + 64) 4 bytes at G = 2 with rotate_v under 96 / 176 / 120 /
+      // 120; it needs 128, where a warpgroup gets no setmaxnreg and spilled
+      // 176-320 bytes (docs/rotary.md). Built at 96 (three passes of 32).
+      if (spec.headDim > kMaxGroupedLargeBlockPassRotaryHeadDim)
+        return refuse() << " and head_dim " << spec.headDim
+                        << " with rotary embeddings yet: built up to head_dim "
+                        << kMaxGroupedLargeBlockPassRotaryHeadDim << " (at "
+                        << spec.headDim
+                        << " the column passes' turn-back spills registers)";
+    }
     if (chip == Chip::sm_100a &&
         spec.headDim > kMaxSm100aGroupedLargeBlockHeadDim)
       return refuse() << " and head_dim " << spec.headDim
