@@ -106,7 +106,8 @@ def _refuse_grouped_backward(group: int, requires_grad: bool, block_size: int = 
     kernel) is built for blocks of up to 64 tokens, at head dims up to 256
     without rotary embeddings and with interleaved ones, up to 128 with
     half-split ones, and at block size 128 up to head dim 128 without rotary
-    embeddings (on sm_100a up to 64, which the compiler refuses by name) and up
+    embeddings (on sm_100a a group of 2 up to 64, which the compiler refuses by
+    name) and up
     to head dim 64 with them (docs/pipeline.md, "Grouped-query attention"): the
     other grouped calls that need gradients are refused before any forward work
     is done."""
