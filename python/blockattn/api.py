@@ -106,10 +106,11 @@ def _refuse_grouped_backward(group: int, requires_grad: bool, block_size: int = 
     kernel) is built for blocks of up to 64 tokens, at head dims up to 256
     without rotary embeddings and with interleaved ones, up to 128 with
     half-split ones, and at block size 128 up to head dim 128 without rotary
-    embeddings (on sm_100a up to 64, which the compiler refuses by name), up to
-    96 with interleaved rotary embeddings (sm_90a) and up to 64 with half-split ones
-    (docs/pipeline.md, "Grouped-query attention"): the other grouped calls that
-    need gradients are refused before any forward work is done."""
+    embeddings (on sm_100a a group of 2 up to 64, which the compiler refuses by
+    name), up to 96 with interleaved rotary embeddings (sm_90a) and up to 64
+    with half-split ones (docs/pipeline.md, "Grouped-query attention"): the
+    other grouped calls that need gradients are refused before any forward work
+    is done."""
     if group <= 1 or not requires_grad or not torch.is_grad_enabled():
         return
     if block_size > 64 and rotary and not interleaved and 64 < head_dim <= 128:

@@ -227,10 +227,28 @@ struct PinLowering : ConvertOpToLLVMPattern<PinOp> {
   matchAndRewrite(PinOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     KernelBuilder e(rewriter, op);
-    if (isa<IntegerType>(adaptor.getSource().getType()))
-      rewriter.replaceOp(op, pinI32(e, adaptor.getSource()));
+    Value source = adaptor.getSource();
+    bool pointer = !isa<IntegerType>(source.getType());
+    if (Value anchor = adaptor.getAnchor()) {
+      // after(v): plus min(v, 0), zero at run time, which neither LLVM nor
+      // ptxas can fold, so what derives from the result stays where v is.
+      Value value = pointer
+                        ? LLVM::PtrToIntOp::create(e.b, e.loc, e.i32T(), source)
+                              .getResult()
+                        : source;
+      Value zero = LLVM::SMinOp::create(e.b, e.loc, anchor, e.i32(0));
+      Value pinnedValue = pinI32(e, e.add(value, zero));
+      rewriter.replaceOp(op, pointer ? LLVM::IntToPtrOp::create(e.b, e.loc,
+                                                                e.smemPtrT(),
+                                                                pinnedValue)
+                                           .getResult()
+                                     : pinnedValue);
+      return success();
+    }
+    if (!pointer)
+      rewriter.replaceOp(op, pinI32(e, source));
     else
-      rewriter.replaceOp(op, pinSharedPointer(e, adaptor.getSource()));
+      rewriter.replaceOp(op, pinSharedPointer(e, source));
     return success();
   }
 };

@@ -593,13 +593,14 @@ func.func @gqa_backward_b128_rotary(%q: memref<?x?x64xbf16>, %k: memref<?x?x64xb
   return
 }
 //--- b128-pair.mlir
-// Block size 128, head dim 128: sm_90a builds it in two passes over
-// 64-column chunks; sm_100a refuses it (its column passes spill registers).
+// Block size 128, head dim 128, a group of 2: sm_90a builds it in two
+// passes over 64-column chunks; sm_100a refuses it (its passes spill
+// registers there; groups of 3 and more are built).
 func.func @gqa_backward_b128_pair(%q: memref<?x?x128xbf16>, %k: memref<?x?x128xbf16>,
                                   %v: memref<?x?x128xbf16>, %do: memref<?x?x128xbf16>,
                                   %dq: memref<?x?x128xbf16>, %dk: memref<?x?x128xbf16>,
                                   %dv: memref<?x?x128xbf16>, %cu: memref<?xi32>) {
-  // expected-error @below {{'blockattn.backward' op with group 2 (grouped-query attention) has no backward lowering at block_size 128 and head_dim 128 on sm_100a yet: built up to head_dim 64 there (the column passes of head dims 96 and 128 spill registers)}}
+  // expected-error @below {{'blockattn.backward' op with group 2 (grouped-query attention) has no backward lowering at block_size 128 and head_dim 128 on sm_100a yet: a group of 2 is built up to head_dim 64 there (its passes over column chunks of head dims 96 and 128 spill registers; groups of 3 and more are built)}}
   blockattn.backward q(%q : memref<?x?x128xbf16>) k(%k : memref<?x?x128xbf16>)
       v(%v : memref<?x?x128xbf16>) do(%do : memref<?x?x128xbf16>)
       dq(%dq : memref<?x?x128xbf16>) dk(%dk : memref<?x?x128xbf16>)

@@ -873,6 +873,18 @@ func.func @pin_i32(%row: i32) -> i32 {
   return %pinned : i32
 }
 
+// Pinned after an i32 (the sm_100a grouped backward at block size 128 in
+// passes pins its MMA operands after the query head): a buffer and an i32.
+// CHECK-LABEL: func.func @pin_after
+// CHECK: warpspec.pin %{{.*}} after(%{{.*}}) : !warpspec.buffer<128x128xbf16, smem>
+// CHECK: warpspec.pin %{{.*}} after(%{{.*}}) : i32
+func.func @pin_after(%k: !warpspec.buffer<128x128xbf16, smem>, %head: i32,
+                     %row: i32) -> i32 {
+  %pinned = warpspec.pin %k after(%head) : !warpspec.buffer<128x128xbf16, smem>
+  %r = warpspec.pin %row after(%head) : i32
+  return %r : i32
+}
+
 // A producer holding two slots of a two-slot ring at once, committed in the
 // order acquired (the sm_100a block-128 backward above head dim 128's MMA
 // warp accumulates both query halves' S over the head dim's chunks).

@@ -918,7 +918,7 @@ LogicalResult planSm100aGroupedLaunch(const KernelShape &shape,
   if (failed(checkSm100aOStore(options, fail)))
     return failure();
   if (failed(planGroupedItemLaunch(Chip::sm_100a, shape, options,
-                                   /*passes=*/1, plan, fail)))
+                                   plan.groupPasses, plan, fail)))
     return failure();
   plan.softmaxReplicas = 1;
   plan.stageOutput = true;
@@ -968,15 +968,30 @@ constexpr int64_t kSm100aGroupedLargeBlockLoadRegs = 96,
 /// still fits its one head a loop) nothing spills.
 constexpr int64_t kSm100aGroupedLargeBlockPairLoadRegs = 48,
                   kSm100aGroupedLargeBlockPairMmaRegs = 200;
+/// Above head dim 64, in passes (groupedLargeBlockPasses; the MMA warp's
+/// and the softmax warpgroup's passes unrolled, their operands and P/dS
+/// slots pinned after the query head: PinOp's anchor). Found by editing
+/// setmaxnreg in the PTX, each warpgroup alone (ptxas, CUDA 13.0): the
+/// producer needs up to 104 (head dim 96, whose "qdo" has two slots of
+/// three 32-column chunks a tile), the MMA warp 128-144 and the softmax
+/// warpgroup 232-256 (G = 4, 8, 16; softmax 256 from the pool of 504).
+/// A group of 2 is refused there (blockattn-warp-specialize): alone each
+/// warpgroup fits (load 64-88, MMA up to 224, softmax 184), together they
+/// spilled 28-88 bytes under every split tried (88 / 232 / 184, 88 / 224 /
+/// 192, 72 / 232 / 200, 88 / 208 / 208, 96 / 200 / 208).
+constexpr int64_t kSm100aGroupedLargeBlockPassLoadRegs = 104,
+                  kSm100aGroupedLargeBlockPassMmaRegs = 144;
 
 FailureOr<KernelPlan> planSm100aGroupedLargeBlock(const KernelShape &shape,
                                                   const TuningOptions &options,
                                                   Failure fail) {
   KernelPlan plan;
+  plan.groupPasses = groupedLargeBlockPasses(shape);
   if (failed(planSm100aGroupedLaunch(shape, options, plan, fail)))
     return failure();
+  // The staging buffer of one pass's chunk, the halves' P and dS.
   int64_t scratch =
-      shape.queryTileBytes(shape.headDim) +
+      shape.queryTileBytes(shape.headDim / plan.groupPasses) +
       shape.numQueryTiles() * 2 * shape.queryTileBytes(shape.tileRows());
   int64_t budget = TargetLimits::maxSharedMemoryBytes - kSmemReserve - scratch;
   if (failed(planGroupedRings(shape, options, budget, plan, fail)))
@@ -986,7 +1001,10 @@ FailureOr<KernelPlan> planSm100aGroupedLargeBlock(const KernelShape &shape,
                              : kSm100aGroupedLargeBlockLoadRegs;
   plan.registers.mma = pair ? kSm100aGroupedLargeBlockPairMmaRegs
                             : kSm100aGroupedLargeBlockMmaRegs;
-
+  if (plan.groupPasses > 1) {
+    plan.registers.load = kSm100aGroupedLargeBlockPassLoadRegs;
+    plan.registers.mma = kSm100aGroupedLargeBlockPassMmaRegs;
+  }
   plan.registers.compute =
       replicaRegisters(2, plan.registers.load + plan.registers.mma,
                        plan.softmaxReplicas, /*ctasPerSm=*/1);

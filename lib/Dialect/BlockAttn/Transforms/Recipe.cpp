@@ -532,7 +532,9 @@ void buildRingsLoadPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
   CloseOp::create(b, loc, rings.front());
 }
 
-Value pinned(OpBuilder &b, Location loc, Value buffer) {
+Value pinned(OpBuilder &b, Location loc, Value buffer, Value anchor) {
+  if (anchor)
+    return PinOp::create(b, loc, buffer.getType(), buffer, anchor);
   return PinOp::create(b, loc, buffer.getType(), buffer);
 }
 

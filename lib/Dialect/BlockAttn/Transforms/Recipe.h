@@ -266,7 +266,7 @@ void buildColumnPassLoadPartition(OpBuilder &b, Location loc,
 /// has one slot its tiles sit at fixed addresses, and LLVM would hoist the
 /// descriptors and addresses derived from them out of the tile loop, where
 /// they spill (the block-128 backwards of both chips).
-Value pinned(OpBuilder &b, Location loc, Value buffer);
+Value pinned(OpBuilder &b, Location loc, Value buffer, Value anchor = Value());
 
 /// Columns [col, col + cols) of a shared-memory tile, a warpspec.subview;
 /// the tile itself where that is all of it. The column passes of the

@@ -260,15 +260,20 @@ Value takeTmem(OpBuilder &b, Location loc, Value channel, Type type) {
 /// (row, rows, head).
 void commitProbsAndGrads(OpBuilder &b, Location loc, const KernelSpec &spec,
                          Value scale, SoftmaxOp sm, Value dp, Value dlse,
-                         Value pdsCh, Value row, Value rows, Value head) {
+                         Value pdsCh, Value row, Value rows, Value head,
+                         bool pinSlot = false) {
   Value probs = sm.getProbs();
   auto gradType =
       AccType::get(b.getContext(), cast<AccType>(probs.getType()).getShape(),
                    spec.elementType);
   Value ds = SoftmaxGradOp::create(b, loc, gradType, probs, dp, scale, dlse);
   auto pds = AcquireOp::create(b, loc, pdsCh);
-  WriteOp::create(b, loc, probs, pds.getBuffers()[0]);
-  WriteOp::create(b, loc, ds, pds.getBuffers()[1]);
+  auto slotBuffer = [&](int64_t i) {
+    Value buffer = pds.getBuffers()[i];
+    return pinSlot ? pinned(b, loc, buffer, head) : buffer;
+  };
+  WriteOp::create(b, loc, probs, slotBuffer(0));
+  WriteOp::create(b, loc, ds, slotBuffer(1));
   CommitOp::create(b, loc, pds.getSlot(), row, rows, head);
 }
 
@@ -1118,15 +1123,15 @@ struct HalfScratch {
 /// with (row, rows, head): per query half i, S_i = q_i k^T into `sCh` and
 /// dP_i = dO_i v^T into `dpCh`; then, as each half's P and dS arrive in
 /// `pdsCh`, dQ_i = dS_i k into `dqCh`. Returns the halves' P and dS.
-HalfScratch issueHalfScoreProducts(OpBuilder &b, Location loc,
-                                   ArrayRef<Value> q, ArrayRef<Value> dout,
-                                   Value k, Value v, Value sCh, Value dpCh,
-                                   Value dqCh, Value pdsCh, Value row,
-                                   Value rows, Value head) {
+HalfScratch issueHalfScoreProducts(
+    OpBuilder &b, Location loc, ArrayRef<Value> q, ArrayRef<Value> dout,
+    Value k, Value v, Value sCh, Value dpCh, Value dqCh, Value pdsCh, Value row,
+    Value rows, Value head, Value kOfDq = Value(), Value anchor = Value()) {
   auto product = [&](Value channel, Value a, Value bOperand, bool ta, bool tb) {
     auto dest = AcquireOp::create(b, loc, channel);
-    MmaAsyncOp::create(b, loc, pinned(b, loc, a), pinned(b, loc, bOperand),
-                       dest.getBuffers()[0], ta, tb);
+    MmaAsyncOp::create(b, loc, pinned(b, loc, a, anchor),
+                       pinned(b, loc, bOperand, anchor), dest.getBuffers()[0],
+                       ta, tb);
     CommitOp::create(b, loc, dest.getSlot(), row, rows, head);
   };
   for (auto [qHalf, doHalf] : llvm::zip_equal(q, dout)) {
@@ -1139,7 +1144,7 @@ HalfScratch issueHalfScoreProducts(OpBuilder &b, Location loc,
     scratch.slots.push_back(pds.getSlot());
     scratch.p.push_back(pds.getBuffers()[0]);
     scratch.ds.push_back(pds.getBuffers()[1]);
-    product(dqCh, scratch.ds[i], k, false, false); // dQ_i = dS_i K
+    product(dqCh, scratch.ds[i], kOfDq ? kOfDq : k, false, false); // dQ_i
   }
   return scratch;
 }
@@ -1153,15 +1158,17 @@ HalfScratch issueHalfScoreProducts(OpBuilder &b, Location loc,
 void issueKeyHalfSum(OpBuilder &b, Location loc, const KernelSpec &spec,
                      Value channel, ArrayRef<Value> scratch,
                      ArrayRef<Value> operand, int64_t j, bool accumulate,
-                     Value row, Value rows, Value head) {
+                     Value row, Value rows, Value head,
+                     Value anchor = Value()) {
   BufferType chunkType = queryBuffer(spec, spec.queryTileRows());
   auto dest = AcquireOp::create(b, loc, channel);
   for (auto [i, half] : llvm::enumerate(scratch)) {
-    Value chunk = ColumnChunkOp::create(b, loc, chunkType, pinned(b, loc, half),
-                                        b.getI64IntegerAttr(j));
-    auto mma = MmaAsyncOp::create(b, loc, chunk, pinned(b, loc, operand[i]),
-                                  dest.getBuffers()[0],
-                                  /*transpose_a=*/true, false);
+    Value chunk =
+        ColumnChunkOp::create(b, loc, chunkType, pinned(b, loc, half, anchor),
+                              b.getI64IntegerAttr(j));
+    auto mma = MmaAsyncOp::create(
+        b, loc, chunk, pinned(b, loc, operand[i], anchor), dest.getBuffers()[0],
+        /*transpose_a=*/true, false);
     mma.setAccumulate(accumulate || i > 0);
   }
   CommitOp::create(b, loc, dest.getSlot(), row, rows, head);
@@ -1368,6 +1375,9 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
 
   int64_t m = spec.queryTileRows(), n = spec.tileRows(), d = spec.headDim;
   int64_t halves = spec.numQueryTiles();
+  // Columns of dQ, dV and dK a pass makes (KernelPlan::groupPasses): the
+  // head dim up to 64, else a 64- or 32-column chunk.
+  int64_t cols = d / plan.groupPasses;
   assert(plan.softmaxReplicas == 1 && "one softmax warpgroup, both halves");
   Type f32 = b.getF32Type();
   auto tmemChannel = [&](StringRef name, int64_t cols) {
@@ -1389,8 +1399,8 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
   Value items, rotated;
   std::tie(items, rotated) = createGroupedSignals(b, loc, spec, plan);
   Value sCh = tmemChannel("s", n), dpCh = tmemChannel("dp", n);
-  Value dqCh = tmemChannel("dq", d), dvCh = tmemChannel("dv", d),
-        dkCh = tmemChannel("dk", d);
+  Value dqCh = tmemChannel("dq", cols), dvCh = tmemChannel("dv", cols),
+        dkCh = tmemChannel("dk", cols);
   BufferType wide = queryBuffer(spec, n);
   Value pdsCh = createChannel(
       b, loc, ChannelType::get(ctx, {wide, wide}, MemorySpace::smem), "pds",
@@ -1411,31 +1421,75 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
       CommitOp::create(b, loc, item.getSlot(), row, rows, kvHead);
     }
     awaitRotated(b, loc, rotated);
-    auto queryHead = [&](Value head, bool first) {
-      auto qdoSlot = GetOp::create(b, loc, qdo);
-      awaitRotated(b, loc, rotated);
-      ValueRange t = qdoSlot.getBuffers();
-      SmallVector<Value> q(t.take_front(halves)), dout(t.drop_front(halves));
-      HalfScratch scratch = issueHalfScoreProducts(
-          b, loc, q, dout, k, v, sCh, dpCh, dqCh, pdsCh, row, rows, head);
-      // Key half j's sum goes into the ring's slot j every head: each head
-      // announces two entries of "dv" (and of "dk"), so entry 2h + j is
-      // always slot j, whose columns nothing else writes. The replicas give
-      // the entries of the group's other heads back unread, and the first
-      // head's first product overwrites the slot.
-      for (int64_t j = 0; j < halves; ++j) // dV_j += sum_i P_i[:, 64 j:]^T dO_i
-        issueKeyHalfSum(b, loc, spec, dvCh, scratch.p, dout, j,
-                        /*accumulate=*/!first, row, rows, kvHead);
-      for (int64_t j = 0; j < halves; ++j) // dK_j += sum_i dS_i[:, 64 j:]^T q_i
-        issueKeyHalfSum(b, loc, spec, dkCh, scratch.ds, q, j,
-                        /*accumulate=*/!first, row, rows, kvHead);
-      for (Value slot : scratch.slots)
-        ReleaseOp::create(b, loc, slot, /*after_mma=*/true);
-      ReleaseOp::create(b, loc, qdoSlot.getSlot(), /*after_mma=*/true);
-    };
-    queryHead(groupQueryHead(b, loc, spec, kvHead, 0), /*first=*/true);
-    forEachGroupHead(b, loc, spec, kvHead, 1,
-                     [&](Value head) { queryHead(head, /*first=*/false); });
+    // Pass j makes columns [j C, j C + C) of the gradients from the same
+    // columns of Q, dO and K; S and dP at full depth every pass.
+    for (int64_t pass = 0; pass < plan.groupPasses; ++pass) {
+      int64_t col = pass * cols;
+      auto queryHead = [&](Value head, bool first) {
+        auto qdoSlot = GetOp::create(b, loc, qdo);
+        awaitRotated(b, loc, rotated);
+        ValueRange t = qdoSlot.getBuffers();
+        SmallVector<Value> q(t.take_front(halves)), dout(t.drop_front(halves));
+        HalfScratch scratch;
+        // In passes every operand is pinned after the query head (PinOp's
+        // anchor): K, V, Q and dO sit in one-slot rings at fixed addresses,
+        // and ptxas, which sees through a plain pin, hoisted the descriptors
+        // of all their chunks out of the loops (the MMA warp spilled at 256
+        // registers at G = 2 and needed 224 at G = 4; anchored, 128-144).
+        Value anchor = plan.groupPasses > 1 ? head : Value();
+        if (plan.groupPasses == 1) {
+          scratch = issueHalfScoreProducts(b, loc, q, dout, k, v, sCh, dpCh,
+                                           dqCh, pdsCh, row, rows, head);
+        } else {
+          auto chunkOf = [&](Value tile) {
+            return columnsOf(b, loc, pinned(b, loc, tile, head), col, cols);
+          };
+          scratch = issueHalfScoreProducts(b, loc, q, dout, k, v, sCh, dpCh,
+                                           dqCh, pdsCh, row, rows, head,
+                                           chunkOf(k), /*anchor=*/head);
+          for (Value &tile : q)
+            tile = chunkOf(tile);
+          for (Value &tile : dout)
+            tile = chunkOf(tile);
+        }
+        // Key half j's sum goes into the ring's slot j every head: each head
+        // announces two entries of "dv" (and of "dk"), so entry 2h + j is
+        // always slot j, whose columns nothing else writes. The replicas give
+        // the entries of the group's other heads back unread, and the first
+        // head's first product overwrites the slot.
+        for (int64_t j = 0; j < halves;
+             ++j) // dV_j += sum_i P_i[:, 64 j:]^T dO_i
+          issueKeyHalfSum(b, loc, spec, dvCh, scratch.p, dout, j,
+                          /*accumulate=*/!first, row, rows, kvHead, anchor);
+        for (int64_t j = 0; j < halves;
+             ++j) // dK_j += sum_i dS_i[:, 64 j:]^T q_i
+          issueKeyHalfSum(b, loc, spec, dkCh, scratch.ds, q, j,
+                          /*accumulate=*/!first, row, rows, kvHead, anchor);
+        for (Value slot : scratch.slots)
+          ReleaseOp::create(b, loc, slot, /*after_mma=*/true);
+        ReleaseOp::create(b, loc, qdoSlot.getSlot(), /*after_mma=*/true);
+      };
+      Value firstHead = groupQueryHead(b, loc, spec, kvHead, 0);
+      queryHead(firstHead, /*first=*/true);
+      auto later = [&](Value head) { queryHead(head, /*first=*/false); };
+      if (plan.groupPasses > 1) {
+        // In passes the loop over the other heads runs to a pinned G (a trip
+        // count LLVM cannot see, so it neither unrolls the loop nor hoists
+        // an item's ring positions out of it; opaqueGroupEnd's min(kvHead, 0)
+        // let LLVM bound the count and turn G = 2's one trip into a branch).
+        auto i32 = [&](int64_t value) -> Value {
+          return arith::ConstantIntOp::create(b, loc, value, 32);
+        };
+        Value upper = PinOp::create(b, loc, i32(spec.group));
+        auto others = scf::ForOp::create(b, loc, i32(1), upper, i32(1));
+        OpBuilder::InsertionGuard inLoop(b);
+        b.setInsertionPoint(others.getBody()->getTerminator());
+        later(
+            arith::AddIOp::create(b, loc, firstHead, others.getInductionVar()));
+      } else {
+        forEachGroupHead(b, loc, spec, kvHead, 1, later);
+      }
+    }
     if (items) {
       endMmaLoop(b, loc, loop, items);
     } else {
@@ -1451,8 +1505,8 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
     SmallVector<Type> keyTiles;
     if (rotary)
       keyTiles = {tile, tile};
-    SoftmaxLoop item =
-        beginSoftmaxLoop(b, loc, plan, rotary ? kv : items, keyTiles, half);
+    SoftmaxLoop item = beginSoftmaxLoop(b, loc, plan, rotary ? kv : items,
+                                        keyTiles, queryBuffer(spec, cols));
     Value staging = item.staging;
     Value blockRow = item.row, blockRows = item.rows, kvHead = item.head;
     // With rotary embeddings K (and V) of the item's 128 rows, rotated in
@@ -1498,19 +1552,22 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
     // ring positions take the softmax warpgroup's last registers: ptxas
     // spilled it 20-28 bytes at G = 4 with these held across the loop over
     // the heads) recomputed at each use from the pinned block row.
+    bool pinHalves = rotary || plan.groupPasses > 1;
     SmallVector<Half> halvesOfItem;
-    if (!rotary)
+    if (!pinHalves)
       for (int64_t i = 0; i < halves; ++i)
         halvesOfItem.push_back(halfAt(i, blockRow, blockRows));
     auto halfOf = [&](int64_t i) {
-      if (!rotary)
+      if (!pinHalves)
         return halvesOfItem[i];
       return halfAt(i, PinOp::create(b, loc, blockRow),
                     PinOp::create(b, loc, blockRows));
     };
     auto wideF32 = AccType::get(ctx, {m, n}, f32);
-    auto outType = AccType::get(ctx, {m, d}, f32);
+    auto outType = AccType::get(ctx, {m, cols}, f32);
     auto rowsType = RowsType::get(ctx, m, f32);
+    // The first column of the pass's chunk (KernelPlan::groupPasses).
+    int64_t col = 0;
     // Gradients with respect to rotated tensors are turned back in f32, at
     // their half's rows and position, before their single rounding; those
     // are the same for every head, pinned at each use (pinnedRotaryHalf:
@@ -1523,8 +1580,11 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
       if (rotatedInput)
         grad = unrotateGradient(b, loc, spec, grad,
                                 pinnedRotaryHalf(b, loc, spec, at, i), Value());
-      StoreOp::create(b, loc, grad, dest, half.row, head, half.rows, Value(),
-                      staging, plan.bulkStore ? b.getUnitAttr() : nullptr);
+      auto store = StoreOp::create(b, loc, grad, dest, half.row, head,
+                                   half.rows, Value(), staging,
+                                   plan.bulkStore ? b.getUnitAttr() : nullptr);
+      if (plan.groupPasses > 1)
+        store.setColOffsetAttr(b.getI64IntegerAttr(col));
     };
     // A head's entries of "dv" and "dk" before the last: the sums so far,
     // given back unread once the head's products into them are done.
@@ -1555,7 +1615,8 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
         if (spec.causal && i > 0)
           sm.setRowOffsetAttr(b.getI64IntegerAttr(i * m));
         commitProbsAndGrads(b, loc, spec, values.scale, sm, dp, dlse, pdsCh,
-                            blockRow, blockRows, head);
+                            blockRow, blockRows, head,
+                            /*pinSlot=*/plan.groupPasses > 1);
       }
     };
     auto drainDq = [&](Value head) {
@@ -1579,29 +1640,34 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
     // as this head's P and dS are handed over, before this head's dQ is
     // drained, so that it overlaps the MMA warp's dQ, dV and dK products of
     // this head (as the grouped block-64 backward).
-    Value first = groupQueryHead(b, loc, spec, kvHead, 0);
-    rotateQuery(first);
-    auto loop = scf::ForOp::create(b, loc, constant(0),
-                                   constant(spec.group - 1), constant(1));
-    {
-      OpBuilder::InsertionGuard g(b);
-      b.setInsertionPoint(loop.getBody()->getTerminator());
-      Value head = arith::AddIOp::create(b, loc, first, loop.getInductionVar());
-      scoresOf(head);
-      if (rotary)
-        rotateQuery(arith::AddIOp::create(b, loc, head, constant(1)));
-      drainDq(head);
-      for (Value channel : {dvCh, dkCh})
-        for (int64_t j = 0; j < halves; ++j)
-          skip(channel);
+    // Per pass (the MMA warp's order; `col` is the pass's first column).
+    for (int64_t pass = 0; pass < plan.groupPasses; ++pass) {
+      col = pass * cols;
+      Value first = groupQueryHead(b, loc, spec, kvHead, 0);
+      rotateQuery(first);
+      auto loop = scf::ForOp::create(b, loc, constant(0),
+                                     constant(spec.group - 1), constant(1));
+      {
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPoint(loop.getBody()->getTerminator());
+        Value head =
+            arith::AddIOp::create(b, loc, first, loop.getInductionVar());
+        scoresOf(head);
+        if (rotary)
+          rotateQuery(arith::AddIOp::create(b, loc, head, constant(1)));
+        drainDq(head);
+        for (Value channel : {dvCh, dkCh})
+          for (int64_t j = 0; j < halves; ++j)
+            skip(channel);
+      }
+      Value last = groupQueryHead(b, loc, spec, kvHead, spec.group - 1);
+      scoresOf(last);
+      drainDq(last);
+      for (int64_t j = 0; j < halves; ++j)
+        drain(dvCh, spec.stores[0], kvHead, j, spec.rotateV);
+      for (int64_t j = 0; j < halves; ++j)
+        drain(dkCh, spec.stores[1], kvHead, j, rotary);
     }
-    Value last = groupQueryHead(b, loc, spec, kvHead, spec.group - 1);
-    scoresOf(last);
-    drainDq(last);
-    for (int64_t j = 0; j < halves; ++j)
-      drain(dvCh, spec.stores[0], kvHead, j, spec.rotateV);
-    for (int64_t j = 0; j < halves; ++j)
-      drain(dkCh, spec.stores[1], kvHead, j, rotary);
   }
 }
 

@@ -35,8 +35,9 @@ using mlir::warpspec::Chip;
 namespace {
 
 /// The widest head dim of the grouped-query backward at block size 128
-/// (checkGroupedLargeBlock); with rotary embeddings, the widest made in one
-/// pass, above which only sm_90a's interleaved ones are built.
+/// (checkGroupedLargeBlock): 128; a group of 2 on sm_100a 64; with rotary
+/// embeddings, the widest made in one pass, above which only sm_90a's
+/// interleaved ones are built.
 constexpr int64_t kMaxGroupedLargeBlockHeadDim = 128,
                   kMaxSm100aGroupedLargeBlockHeadDim = 64,
                   kMaxGroupedLargeBlockRotaryHeadDim = 64,
@@ -63,12 +64,12 @@ struct BlockAttnWarpSpecializePass
 
   /// The grouped-query backward sums dk and dv over the group inside one
   /// CTA (docs/pipeline.md, "Grouped-query attention"). At block size 128
-  /// it is built up to head dim 128 on sm_90a (above 64 in passes over
-  /// column chunks of the head dim, KernelPlan::groupPasses) and up to 64 on
-  /// sm_100a; with rotary embeddings (every variant) up to head dim 64, in
-  /// one pass, and on sm_90a at 96 interleaved (in the passes). Above
-  /// 128 an item's K and V of 128 keys (2 x 48 KiB at 192), a query head's Q
-  /// and dO (the same) and both query halves' P and dS (64 KiB) exceed shared
+  /// it is built up to head dim 128 (above 64 in passes over column chunks
+  /// of the head dim, KernelPlan::groupPasses; on sm_100a a group of 2 up to
+  /// 64); with rotary embeddings (every variant) up to head dim 64, in one
+  /// pass, and on sm_90a at 96 interleaved (in the passes). Above 128 an
+  /// item's K and V of 128 keys (2 x 48 KiB at 192), a query head's Q and dO
+  /// (the same) and both query halves' P and dS (64 KiB) exceed shared
   /// memory (227 KiB) on both chips.
   LogicalResult checkGroupedLargeBlock(Operation *op, const KernelSpec &spec) {
     if (!spec.backward || spec.group <= 1 || spec.numQueryTiles() == 1)
@@ -87,18 +88,13 @@ struct BlockAttnWarpSpecializePass
                 "dO and both query halves' P and dS fit shared memory up to "
                 "head_dim "
              << kMaxGroupedLargeBlockHeadDim;
-    // On sm_100a above head dim 64: in passes over column chunks (as on
-    // sm_90a) tensor memory fits (S 128 + dP 128 + 3 x 64 columns), but
-    // ptxas (CUDA 13.0) spilled the load, MMA or softmax warpgroup 0.06-0.5
-    // KB under every register split of the pool tried (branch
-    // s18-grouped-b128-wide-sm100a-spills; docs/pipeline.md).
     // With rotary embeddings above head dim 64 (sm_90a): the item is made
     // in passes over C-column chunks of the head dim (64 at 128, 32 at 96),
     // and each pass's chunk of dQ, dK (and dV) is turned back on its own,
     // which needs the chunk to hold both columns of each of its pairs: an
     // interleaved chunk does, a half-split one holds one column of each
     // (its partners are D / 2 apart, in another pass's chunk). On sm_100a
-    // the passes themselves are not built (below).
+    // the passes do not rotate.
     if (spec.hasRotary() && spec.headDim > kMaxGroupedLargeBlockRotaryHeadDim) {
       if (chip == Chip::sm_100a)
         return refuse() << " and head_dim " << spec.headDim
@@ -130,13 +126,20 @@ struct BlockAttnWarpSpecializePass
                         << spec.headDim
                         << " the column passes' turn-back spills registers)";
     }
-    if (chip == Chip::sm_100a &&
+    // A group of 2 on sm_100a above head dim 64, in passes over column
+    // chunks (as on sm_100a's groups of 3 and more and on sm_90a): ptxas
+    // (CUDA 13.0) spilled the three warpgroups together 28-88 bytes under
+    // every split of the pool of 504 tried, though each fits alone (load
+    // 64-88, MMA 136-224, softmax 184; docs/pipeline.md).
+    if (chip == Chip::sm_100a && spec.group == 2 &&
         spec.headDim > kMaxSm100aGroupedLargeBlockHeadDim)
       return refuse() << " and head_dim " << spec.headDim
-                      << " on sm_100a yet: built up to head_dim "
+                      << " on sm_100a yet: a group of 2 is built up to "
+                         "head_dim "
                       << kMaxSm100aGroupedLargeBlockHeadDim
-                      << " there (the column passes of head dims 96 and 128 "
-                         "spill registers)";
+                      << " there (its passes over column chunks of head dims "
+                         "96 and 128 spill registers; groups of 3 and more "
+                         "are built)";
     return success();
   }
 
@@ -145,7 +148,7 @@ struct BlockAttnWarpSpecializePass
     if (failed(spec))
       return failure();
     // The grouped-query backward at block size 128: built up to head dim
-    // 128 on sm_90a, 64 on sm_100a and with rotary embeddings
+    // 128 (a group of 2 on sm_100a up to 64) and with rotary embeddings
     // (checkGroupedLargeBlock).
     if (failed(checkGroupedLargeBlock(op, *spec)))
       return failure();

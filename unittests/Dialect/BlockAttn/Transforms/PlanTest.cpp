@@ -234,6 +234,27 @@ TEST(GroupedPlan, BlockSize128Passes) {
   EXPECT_EQ(plan(Chip::sm_90a, b128).groupPasses, 1);
 }
 
+// The sm_100a grouped backward at block size 128 above head dim 64 (groups
+// of 3 and more): the same passes, load 104, MMA 144, softmax 256 (the pool
+// of 504), a staging buffer one chunk wide; one pass up to 64 (96 / 152).
+TEST(GroupedPlan, BlockSize128PassesSm100a) {
+  KernelShape b128 = shape(true, 128);
+  b128.group = 4;
+  b128.blockSize = 128;
+  KernelPlan p = plan(Chip::sm_100a, b128);
+  EXPECT_EQ(p.groupPasses, 2);
+  EXPECT_EQ(p.registers.load, 104);
+  EXPECT_EQ(p.registers.mma, 144);
+  EXPECT_EQ(p.registers.compute, 256);
+  EXPECT_EQ(p.softmaxReplicas, 1);
+  b128.headDim = 96;
+  EXPECT_EQ(plan(Chip::sm_100a, b128).groupPasses, 3);
+  b128.headDim = 64;
+  p = plan(Chip::sm_100a, b128);
+  EXPECT_EQ(p.groupPasses, 1);
+  EXPECT_EQ(p.registers.mma, 152);
+}
+
 // The grouped backward above head dim 128: D / 64 passes over 64-column
 // chunks, one consumer of 256 registers next to a producer of 96 on sm_90a
 // ("kv" one slot and "qdo" two at 256), the 64-column staging buffer on

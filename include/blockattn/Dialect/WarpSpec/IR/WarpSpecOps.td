@@ -1374,14 +1374,36 @@ def WarpSpec_PinOp : WarpSpec_Op<"pin", [AllTypesMatch<["source", "result"]>]> {
     (ptxas spilled the scores warpgroup); pinned in the loop, they are
     recomputed there.
 
+    With `after(%v)` (an i32 the caller knows is not negative, such as a
+    query head), the result is `source` plus `min(v, 0)`, zero at run time:
+    the empty asm stops LLVM but not ptxas, which sees through it and hoists
+    the descriptors derived from a fixed address out of the loops around
+    their use (the sm_100a grouped backward at block size 128 in passes
+    over column chunks, whose MMA warp then spilled at 256 registers);
+    derived from a value that changes with `v`, they are recomputed where
+    `v` does.
+
     ```mlir
     %q0 = warpspec.pin %q : !warpspec.buffer<64x128xbf16, smem>
     %row = warpspec.pin %r : i32
+    %k0 = warpspec.pin %k after(%head) : !warpspec.buffer<128x128xbf16, smem>
     ```
   }];
-  let arguments = (ins AnyTypeOf<[WarpSpec_BufferType, I32]>:$source);
+  let arguments = (ins AnyTypeOf<[WarpSpec_BufferType, I32]>:$source,
+                       Optional<I32>:$anchor);
   let results = (outs AnyTypeOf<[WarpSpec_BufferType, I32]>:$result);
-  let assemblyFormat = "$source attr-dict `:` type($source)";
+  // The builders without an anchor (a plain pin).
+  let builders = [
+    OpBuilder<(ins "Value":$source), [{
+      build($_builder, $_state, source.getType(), source, Value());
+    }]>,
+    OpBuilder<(ins "Type":$type, "Value":$source), [{
+      build($_builder, $_state, type, source, Value());
+    }]>
+  ];
+  let assemblyFormat = [{
+    $source (`after` `(` $anchor^ `)`)? attr-dict `:` type($source)
+  }];
   let hasVerifier = 1;
 }
 
