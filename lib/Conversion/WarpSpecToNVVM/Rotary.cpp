@@ -422,12 +422,12 @@ LogicalResult RotaryBuilder::lower(RotateOp op, RotateOp::Adaptor adaptor) {
   //
   // So is a block of 128 rows that is a part of wider rows (k, and v with
   // rotate_v, of the sm_90a column-pass backward's 64-column chunks), from
-  // tables too: turned next to the accumulators the consumer holds (S
-  // through the first pass, P and dP through the second), unrolled its
-  // passes' table addresses and loads were scheduled together, and ptxas
-  // spilled the consumers (100-304 bytes with rotate_v, 4-48 without; with
-  // the loop 20-112 and 4-28, docs/head-dims.md). The query halves (64
-  // rows) stay unrolled there too.
+  // tables too, turned next to the accumulators the consumer holds (S
+  // through the first pass, P and dP through the second): unrolled, ptxas
+  // spilled the consumers 100-304 bytes with rotate_v and 4-48 without; in
+  // the loop 20-112 and 4-44 (not none: docs/head-dims.md). The query
+  // halves (64 rows) stay unrolled there too: in the loop the kernels
+  // without rotate_v spilled more (84 bytes at head dim 256).
   bool passLoop =
       tileRows > 64 && ((angles->theta && d > 128) || op.getHeadDim());
   SmallVector<std::pair<SmallVector<Value>, SmallVector<Value>>> tables;
