@@ -22,9 +22,11 @@ KNOWN_SPILLS = [
     # Issue 20 (session 18): the sm_90a interleaved rotary backward at block
     # size 128 above head dim 128 rotates each 64-column chunk slot in place
     # next to the accumulators its consumers hold (S; P and dP with
-    # rotate_v): 4-48 bytes at 104 / 200 / 200 registers, 100-304 with
-    # rotate_v (docs/head-dims.md, "The rotary backward at block size 128
-    # above head dim 128, interleaved").
+    # rotate_v). Session 19 turns k's and v's 128 rows in a loop that is not
+    # unrolled: at 104 / 200 / 200 registers 4-44 bytes without rotate_v,
+    # 20-112 with (before: 4-48, 100-304); all 32 still spill
+    # (docs/head-dims.md, "The interleaved rotary backward at block size 128
+    # on sm_90a (session 18)").
     r"sm_90a/blockattn_backward_d(192|256)_b128_(bf16|f16)(_causal)?(_lse)?_interleaved(_pos)?(_rv)?",
 ]
 

@@ -427,8 +427,18 @@ LogicalResult RotaryBuilder::lower(RotateOp op, RotateOp::Adaptor adaptor) {
   // and each pass's Q from theta above head dim 128: unrolled, ptxas spilled
   // the sm_90a consumer and the sm_100a softmax warpgroup 72-296 bytes, the
   // STL among the MUFU.SIN of K's rotation).
-  bool passLoop =
-      op.getPassLoop() || (angles->theta && d > 128 && tileRows > 64);
+  //
+  // So is a block of 128 rows that is a part of wider rows (k, and v with
+  // rotate_v, of the column-pass backward's 64-column chunks), from tables
+  // too: on sm_90a it is turned next to the accumulators the consumer holds
+  // (S through the first pass, P and dP through the second): unrolled, ptxas
+  // spilled the consumers 100-304 bytes with rotate_v and 4-48 without; in
+  // the loop 20-112 and 4-44 (not none: docs/head-dims.md). The query
+  // halves (64 rows) stay unrolled there too: in the loop the kernels
+  // without rotate_v spilled more (84 bytes at head dim 256).
+  bool passLoop = op.getPassLoop() ||
+                  (tileRows > 64 && ((angles->theta && d > 128) ||
+                                     op.getHeadDim()));
   SmallVector<std::pair<SmallVector<Value>, SmallVector<Value>>> tables;
   auto rotateTile = [&] {
     auto loadPassAt = [&](Value passRows) {
