@@ -36,11 +36,10 @@ namespace {
 
 /// The widest head dim of the grouped-query backward at block size 128
 /// (checkGroupedLargeBlock); with rotary embeddings, the widest made in one
-/// pass, above which only sm_90a's interleaved ones are built.
+/// pass, above which only sm_90a's interleaved ones are built (up to 128).
 constexpr int64_t kMaxGroupedLargeBlockHeadDim = 128,
                   kMaxSm100aGroupedLargeBlockHeadDim = 64,
-                  kMaxGroupedLargeBlockRotaryHeadDim = 64,
-                  kMaxGroupedLargeBlockPassRotaryHeadDim = 96;
+                  kMaxGroupedLargeBlockRotaryHeadDim = 64;
 
 struct BlockAttnWarpSpecializePass
     : public blockattn::impl::BlockAttnWarpSpecializePassBase<
@@ -66,7 +65,7 @@ struct BlockAttnWarpSpecializePass
   /// it is built up to head dim 128 on sm_90a (above 64 in passes over
   /// column chunks of the head dim, KernelPlan::groupPasses) and up to 64 on
   /// sm_100a; with rotary embeddings (every variant) up to head dim 64, in
-  /// one pass, and on sm_90a at 96 interleaved (in the passes). Above
+  /// one pass, and on sm_90a at 96 and 128 interleaved (in the passes). Above
   /// 128 an item's K and V of 128 keys (2 x 48 KiB at 192), a query head's Q
   /// and dO (the same) and both query halves' P and dS (64 KiB) exceed shared
   /// memory (227 KiB) on both chips.
@@ -118,17 +117,6 @@ struct BlockAttnWarpSpecializePass
                            "pair's columns are D / 2 apart, in different "
                            "chunks (interleaved rotary embeddings are built)";
       }
-      // At head dim 128 (two passes of 64 columns) ptxas (CUDA 13.0)
-      // spilled accumulate warpgroup 1 (key half 1, turned back at row and
-      // position + 64) 4 bytes at G = 2 with rotate_v under 96 / 176 / 120 /
-      // 120; it needs 128, where a warpgroup gets no setmaxnreg and spilled
-      // 176-320 bytes (docs/rotary.md). Built at 96 (three passes of 32).
-      if (spec.headDim > kMaxGroupedLargeBlockPassRotaryHeadDim)
-        return refuse() << " and head_dim " << spec.headDim
-                        << " with rotary embeddings yet: built up to head_dim "
-                        << kMaxGroupedLargeBlockPassRotaryHeadDim << " (at "
-                        << spec.headDim
-                        << " the column passes' turn-back spills registers)";
     }
     if (chip == Chip::sm_100a &&
         spec.headDim > kMaxSm100aGroupedLargeBlockHeadDim)
@@ -145,8 +133,8 @@ struct BlockAttnWarpSpecializePass
     if (failed(spec))
       return failure();
     // The grouped-query backward at block size 128: built up to head dim
-    // 128 on sm_90a, 64 on sm_100a and with rotary embeddings
-    // (checkGroupedLargeBlock).
+    // 128 on sm_90a (interleaved rotary embeddings too), 64 on sm_100a and
+    // with half-split rotary embeddings (checkGroupedLargeBlock).
     if (failed(checkGroupedLargeBlock(op, *spec)))
       return failure();
     // Above head dim 128 it makes an item in passes over 64-column chunks
