@@ -842,8 +842,16 @@ constexpr int64_t kGroupedLargeBlockPassAccumulateRegs = 120,
 /// the positions-tensor kernel). 96 / 168 / 120 / 128 (and 88 / 176 / 120 /
 /// 128) spilled in none of the 32 bf16 and f16 kernels at G = 2-16 (CUDA
 /// 13.0, setmaxnreg edited in the PTX); at 96 the passes' budgets do not
-/// spill.
-constexpr int64_t kGroupedLargeBlockRotaryPassSecondAccumulateRegs = 128;
+/// spill. 128 is the launch's budget, at which a partition gets no
+/// setmaxnreg unless it asks (warpspec.partition `explicit_regs`, which the
+/// recipe sets for this warpgroup): without the instruction ptxas spilled
+/// it 176-320 bytes. With causal and dlse the scores warpgroup spilled 8
+/// bytes at 168 (20 of the 32 kernels, G = 4-16) and 96 / 176 / 112 / 128
+/// 16-36 bytes in 13 of 64; 88 / 176 / 120 / 128 spills nothing in all 64
+/// (bf16 and f16, G = 2-16, plain / positions / rotate_v / both, plain and
+/// causal + dlse; setmaxnreg edited in the PTX, then built).
+constexpr int64_t kGroupedLargeBlockRotaryPassSecondAccumulateRegs = 128,
+                  kGroupedLargeBlockRotaryPassProducerRegs = 88;
 
 /// The sm_90a grouped-query backward at block size 128 (Sm90aRecipe.cpp,
 /// buildHopperGroupedLargeBlock): the grouped backward's work item (a block
@@ -902,9 +910,11 @@ FailureOr<KernelPlan> planSm90aGroupedLargeBlock(const KernelShape &shape,
                                : kGroupedLargeBlockProducerRegs;
   plan.accumulateRegisters = passes ? kGroupedLargeBlockPassAccumulateRegs
                                     : kGroupedLargeBlockAccumulateRegs;
-  if (passes && shape.hasRotary() && shape.headDim == 128)
+  if (passes && shape.hasRotary() && shape.headDim == 128) {
+    plan.registers.load = kGroupedLargeBlockRotaryPassProducerRegs;
     plan.secondAccumulateRegisters =
         kGroupedLargeBlockRotaryPassSecondAccumulateRegs;
+  }
   int64_t second = plan.secondAccumulateRegisters
                        ? plan.secondAccumulateRegisters
                        : plan.accumulateRegisters;

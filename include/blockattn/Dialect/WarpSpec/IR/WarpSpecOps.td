@@ -590,9 +590,10 @@ def WarpSpec_SetMaxRegistersOp : WarpSpec_Op<"set_max_registers",
     count of the warpgroups that run it to `count`, up (`increase`) or down
     (`decrease`) from what the CTA was launched with
     (`setmaxnreg.inc/dec.sync.aligned.u32`). `warpspec-dispatch-partitions`
-    puts it first in a partition whose `regs` differ from the launch cap;
-    the direction must agree with that cap, and `count` is a multiple of 8
-    in [24, 256].
+    puts it first in a partition whose `regs` differ from the launch cap,
+    and in an `explicit` partition (`explicit_regs`) at the cap too; the
+    direction must agree with that cap (`increase` at the cap, only in an
+    `explicit` partition), and `count` is a multiple of 8 in [24, 256].
 
     ```mlir
     warpspec.set_max_registers increase 232
