@@ -107,10 +107,10 @@ def _refuse_grouped_backward(group: int, requires_grad: bool, block_size: int = 
     without rotary embeddings and with interleaved ones, up to 128 with
     half-split ones, and at block size 128 up to head dim 128 without rotary
     embeddings (on sm_100a a group of 2 up to 64, which the compiler refuses by
-    name), up to 96 with interleaved rotary embeddings (sm_90a) and up to 64
-    with half-split ones (docs/pipeline.md, "Grouped-query attention"): the
-    other grouped calls that need gradients are refused before any forward work
-    is done."""
+    name), with interleaved rotary embeddings too (sm_90a; sm_100a's compiler
+    refuses above 64 by name) and up to 64 with half-split ones
+    (docs/pipeline.md, "Grouped-query attention"): the other grouped calls that
+    need gradients are refused before any forward work is done."""
     if group <= 1 or not requires_grad or not torch.is_grad_enabled():
         return
     if block_size > 64 and rotary and not interleaved and 64 < head_dim <= 128:
@@ -118,13 +118,7 @@ def _refuse_grouped_backward(group: int, requires_grad: bool, block_size: int = 
             f"rotary: block_size {block_size} has no grouped-query backward kernel with half-split "
             f"rotary embeddings at head dim {head_dim} yet ({group} query heads per k/v head); "
             "head dims up to 64 have one there, interleaved rotary embeddings (Rotary(interleaved=True)) "
-            "up to 96, and block sizes 16, 32 and 64 up to head dim 128"
-        )
-    if block_size > 64 and rotary and 96 < head_dim <= 128:
-        raise ValueError(
-            f"block_size: {block_size} has no grouped-query backward kernel with rotary embeddings "
-            f"at head dim {head_dim} yet ({group} query heads per k/v head); head dims up to 96 "
-            "have one there (interleaved above 64), and block sizes 16, 32 and 64 up to head dim 128"
+            "up to 128, and block sizes 16, 32 and 64 up to head dim 128"
         )
     if block_size > 64 and head_dim > 128:
         raise ValueError(

@@ -14,14 +14,14 @@ is written, and the gradients miss the reference without rotary embeddings, of t
 and with the halves' positions not offset (the second query half rotated at the block's
 position).
 
-On sm_90a at head dim 96 (interleaved only) an item is made in three passes over 32-column
-chunks of the head dim: K (V) stay rotated through the passes, Q is rotated again every pass,
+On sm_90a at head dims 96 and 128 (interleaved only) an item is made in three passes over
+32-column chunks of the head dim (two over 64-column ones at 128): K (V) stay rotated through the passes, Q is rotated again every pass,
 and each pass's chunk of dQ, dK (dV) is turned back on its own.
 
 The default sample keeps `make check` fast; BLOCKATTN_EMULATE_FULL=1 runs the wider matrix
 (both chips, head dims 32 and 64, bf16 and f16, both layouts, plain / positions / rotate_v /
-both, plain and causal + dlse, G = 2 and MQA, 1 and 3 SMs; and sm_90a at 96, interleaved,
-the same variants).
+both, plain and causal + dlse, G = 2 and MQA, 1 and 3 SMs; and sm_90a at 96 and 128,
+interleaved, the same variants).
 """
 
 from __future__ import annotations
@@ -62,6 +62,9 @@ SAMPLE = [
     # head dim, each chunk of dQ, dK, dV turned back on its own.
     ("sm_90a", case(96, "bf16", "interleaved", 2, positions=True, rotate_v=True), 4, 3),
     ("sm_90a", case(96, "f16", "interleaved", 4, rotate_v=True, causal=True, lse=True), 4, 1),
+    # At 128: two passes of 64 columns; accumulate warpgroup 1 at the launch's 128 registers
+    # with its own setmaxnreg (explicit_regs), G = 2 with rotate_v (where it spilled without).
+    ("sm_90a", case(128, "bf16", "interleaved", 2, positions=True, rotate_v=True), 4, 3),
 ]
 
 
@@ -77,10 +80,10 @@ def full_matrix():
             continue
         cases.append((chip, case(d, dtype, rotary, group, positions, rotate_v, causal, lse),
                       heads, sms))
-    # sm_90a at head dim 96: interleaved only (half-split pairs span the passes' chunks;
-    # sm_100a builds no passes; at 128 the passes spill registers).
+    # sm_90a at head dims 96 and 128: interleaved only (half-split pairs span the passes'
+    # chunks; sm_100a builds no passes).
     for d, dtype, (positions, rotate_v), (causal, lse), (group, heads), sms in \
-            itertools.product((96,), ("bf16", "f16"),
+            itertools.product((96, 128), ("bf16", "f16"),
                               ((False, False), (True, False), (False, True), (True, True)),
                               ((False, False), (True, True)), ((2, 4), (4, 4)), (1, 3)):
         if (dtype == "f16") != (sms == 3):

@@ -436,12 +436,12 @@ def test_backward_block_size_128_wide_random_batch_and_deterministic():
         assert torch.equal(a, b)
 
 
-# With interleaved rotary embeddings at head dim 96 (sm_90a, session 19; 128 spills and is
-# refused): the same passes, K (V) rotated once an item, Q again every pass, each pass's chunk of dQ, dK (dV) turned
+# With interleaved rotary embeddings at head dims 96 and 128 (sm_90a, session 19; at 128
+# accumulate warpgroup 1 keeps the launch's 128 registers with its own setmaxnreg): the same passes, K (V) rotated once an item, Q again every pass, each pass's chunk of dQ, dK (dV) turned
 # back on its own. Every variant, G = 2, 4, 8 and MQA, both dtypes, causal with dlse,
 # deterministic. Kernels:
 #     python3 scripts/prebuild_kernels.py DIR --chips sm_90a --kinds backward \
-#         --head-dims 96 --block-sizes 128 --dtypes bf16,f16 --groups 2,4,8 \
+#         --head-dims 96,128 --block-sizes 128 --dtypes bf16,f16 --groups 2,4,8 \
 #         --rotary interleaved --rotary-variants plain,pos,rv,pos_rv [--causal --lse]
 B128_WIDE_ROTARY = [
     (4, 2, 96, (True, False, False)),
@@ -449,6 +449,9 @@ B128_WIDE_ROTARY = [
     (8, 1, 96, (True, False, True)),
     (4, 1, 96, (True, True, True)),
     (16, 2, 96, (True, True, True)),
+    (4, 2, 128, (True, False, True)),
+    (8, 4, 128, (True, True, True)),
+    (8, 1, 128, (True, True, False)),
 ]
 
 
@@ -457,7 +460,7 @@ def test_backward_block_size_128_wide_rotary(hq, hkv, head_dim, flags):
     run_b128_backward(hq, hkv, head_dim, seed=hq + head_dim + 37, rotary_flags=flags)
 
 
-@pytest.mark.parametrize("head_dim", [96])
+@pytest.mark.parametrize("head_dim", [96, 128])
 def test_backward_block_size_128_wide_rotary_fp16_causal_lse(head_dim):
     run_b128_backward(8, 2, head_dim, torch.float16, causal=True, lse=True, seed=head_dim + 47,
                       rotary_flags=(True, True, True))

@@ -26,6 +26,7 @@
 // RUN: block-attn-opt %t/b128-pair.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a"
 // RUN: block-attn-opt %t/b128-pair.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=PAIR90 --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %t/b128-rotary-wide.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a"
+// RUN: block-attn-opt %t/b128-rotary-wide-interleaved.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=ROTWIDE90 --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %t/b128-rotary-wide-sm100a.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a"
 // RUN: block-attn-opt %t/theta-wide.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=THETA90 --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %t/theta-wide.mlir -blockattn-warp-specialize="chip=sm_100a" | FileCheck %s --check-prefix=THETA100 --implicit-check-not=blockattn.backward
@@ -625,7 +626,8 @@ func.func @gqa_backward_b128_pair(%q: memref<?x?x128xbf16>, %k: memref<?x?x128xb
 // PAIR90: warpspec.subview %{{.*}}[64] : <64x128xbf16, smem> -> <64x64xbf16, smem>
 // PAIR90: scf.for {{.*}} iter_args(
 // PAIR90: warpspec.store {{.*}} {col_offset = 64 : i64} : <64x64xf32>
-// PAIR90: warpspec.partition "accumulate1" role(compute) warps(4) regs(120)
+// Without rotary embeddings no partition is `explicit` (explicit_regs).
+// PAIR90: warpspec.partition "accumulate1" role(compute) warps(4) regs(120) {
 
 //--- b128-rotary-wide.mlir
 // Block size 128 with half-split rotary embeddings above head dim 64 (sm_90a):
@@ -646,6 +648,31 @@ func.func @gqa_backward_b128_rotary_wide(%q: memref<?x?x128xbf16>, %k: memref<?x
        rotary_theta = 10000.0 : f32}
   return
 }
+
+//--- b128-rotary-wide-interleaved.mlir
+// Interleaved at head dim 128 (sm_90a): the same two passes; accumulate
+// warpgroup 1 (key half 1's turn-back) gets 128 registers, the launch's,
+// with its own setmaxnreg (`explicit`: without it ptxas spilled it), the
+// producer 88 and the scores warpgroup 176.
+func.func @gqa_backward_b128_rotary_wide_interleaved(%q: memref<?x?x128xbf16>, %k: memref<?x?x128xbf16>,
+                                                     %v: memref<?x?x128xbf16>, %do: memref<?x?x128xbf16>,
+                                                     %dq: memref<?x?x128xbf16>, %dk: memref<?x?x128xbf16>,
+                                                     %dv: memref<?x?x128xbf16>, %cu: memref<?xi32>) {
+  blockattn.backward q(%q : memref<?x?x128xbf16>) k(%k : memref<?x?x128xbf16>)
+      v(%v : memref<?x?x128xbf16>) do(%do : memref<?x?x128xbf16>)
+      dq(%dq : memref<?x?x128xbf16>) dk(%dk : memref<?x?x128xbf16>)
+      dv(%dv : memref<?x?x128xbf16>) cu_seqlens(%cu : memref<?xi32>)
+      {element_type = bf16, head_dim = 128 : i64, group = 2 : i64,
+       block_size = 128 : i64, rotary = #blockattn.rotary<interleaved>,
+       rotary_theta = 10000.0 : f32}
+  return
+}
+// ROTWIDE90: warpspec.partition "load" role(load) warps(4) regs(88) {
+// ROTWIDE90: warpspec.partition "scores" role(compute) warps(4) regs(176) {
+// ROTWIDE90: warpspec.partition "accumulate" role(compute) warps(4) regs(120) {
+// ROTWIDE90: rotate_tile {{.*}} {head_dim = 128 : i64, interleaved = true, inverse, pair_offset = 0 : i64, theta = 1.000000e+04 : f32} : <64x64xf32> -> <64x64xf32>
+// ROTWIDE90: rotate_tile {{.*}} {head_dim = 128 : i64, interleaved = true, inverse, pair_offset = 32 : i64, theta = 1.000000e+04 : f32} : <64x64xf32> -> <64x64xf32>
+// ROTWIDE90: warpspec.partition "accumulate1" role(compute) warps(4) regs(128) explicit {
 
 //--- b128-rotary-wide-sm100a.mlir
 // On sm_100a the grouped block-128 backward is built up to head dim 64, with

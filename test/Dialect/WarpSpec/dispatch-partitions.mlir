@@ -106,3 +106,39 @@ func.func @placed(%q: !act {blockattn.name = "q"},
   }
   return
 }
+
+// -----
+
+// A partition whose budget is the launch's (128 with 16 warps) gets no
+// setmaxnreg unless it is `explicit`: then `increase` at that same count
+// (ptxas allocates its code against the count the instruction names).
+// CHECK-LABEL: func.func @explicit_at_launch_budget(
+// CHECK: warpspec.partition "low" role(compute) warps(4) regs(112) first_warp(0) barrier_base(1) {
+// CHECK-NEXT: warpspec.set_max_registers decrease 112
+// CHECK: warpspec.partition "high" role(compute) warps(4) regs(144) first_warp(4) barrier_base(2) {
+// CHECK-NEXT: warpspec.set_max_registers increase 144
+// CHECK: warpspec.partition "pinned" role(compute) warps(4) regs(128) explicit first_warp(8) barrier_base(3) {
+// CHECK-NEXT: warpspec.set_max_registers increase 128
+// CHECK-NEXT: warpspec.partition_index
+// CHECK: warpspec.partition "idle" role(compute) warps(4) regs(128) first_warp(12) barrier_base(4) {
+// CHECK-NEXT: warpspec.partition_index
+// CHECK-NEXT: }
+// NVVM-LABEL: llvm.func @explicit_at_launch_budget(
+// NVVM: nvvm.setmaxregister decrease 112
+// NVVM: nvvm.setmaxregister increase 144
+// NVVM: nvvm.setmaxregister increase 128
+// NVVM-NOT: nvvm.setmaxregister
+// NVVM: llvm.return
+func.func @explicit_at_launch_budget() {
+  warpspec.kernel chip(sm_90a) {
+    warpspec.partition "low" role(compute) warps(4) regs(112) {
+    }
+    warpspec.partition "high" role(compute) warps(4) regs(144) {
+    }
+    warpspec.partition "pinned" role(compute) warps(4) regs(128) explicit {
+    }
+    warpspec.partition "idle" role(compute) warps(4) regs(128) {
+    }
+  }
+  return
+}

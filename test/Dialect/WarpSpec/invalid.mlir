@@ -3183,6 +3183,33 @@ func.func @negative_set_max_registers_direction() {
 
 // -----
 
+// Four replicas of 4 warps: the kernel is launched with 128 registers. At
+// that count only an `explicit` partition has a setmaxnreg.
+func.func @negative_set_max_registers_at_launch_count() {
+  warpspec.kernel chip(sm_90a) {
+    warpspec.partition "p" role(compute) warps(4) regs(128) replicas(4) first_warp(0) barrier_base(1) {
+      // expected-error @+1 {{'warpspec.set_max_registers' op keeps the registers at 128 per thread, what the kernel is launched with, in partition "p", which is not `explicit` (explicit_regs)}}
+      warpspec.set_max_registers increase 128
+    }
+  }
+  return
+}
+
+// -----
+
+// An explicit partition's setmaxnreg at the launch's count is `increase`.
+func.func @negative_set_max_registers_explicit_decrease() {
+  warpspec.kernel chip(sm_90a) {
+    warpspec.partition "p" role(compute) warps(4) regs(128) explicit replicas(4) first_warp(0) barrier_base(1) {
+      // expected-error @+1 {{'warpspec.set_max_registers' op sets the registers to the launch's 128 per thread with `decrease`; an explicit partition's setmaxnreg at that count is `increase`}}
+      warpspec.set_max_registers decrease 128
+    }
+  }
+  return
+}
+
+// -----
+
 func.func @negative_set_max_registers_parent() {
   warpspec.kernel chip(sm_90a) {
     // expected-error @+1 {{'warpspec.set_max_registers' op expects parent op 'warpspec.partition'}}

@@ -936,3 +936,18 @@ func.func @get_two_slots(%i: i32) {
   }
   return
 }
+
+// `explicit` (explicit_regs): a partition at the launch's budget that still
+// gets its setmaxnreg; it prints after regs and survives the generic form.
+// CHECK-LABEL: func.func @explicit_regs(
+// CHECK: warpspec.partition "pinned" role(compute) warps(4) regs(128) explicit {
+// CHECK: warpspec.partition "other" role(compute) warps(4) regs(128) replicas(3) {
+func.func @explicit_regs() {
+  warpspec.kernel chip(sm_90a) {
+    warpspec.partition "pinned" role(compute) warps(4) regs(128) explicit {
+    }
+    warpspec.partition "other" role(compute) warps(4) regs(128) replicas(3) {
+    }
+  }
+  return
+}

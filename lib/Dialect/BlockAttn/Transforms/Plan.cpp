@@ -833,6 +833,25 @@ constexpr int64_t kGroupedLargeBlockAccumulateRegs = 136,
 /// in the PTX.
 constexpr int64_t kGroupedLargeBlockPassAccumulateRegs = 120,
                   kGroupedLargeBlockPassProducerRegs = 96;
+/// With rotary embeddings at head dim 128 (interleaved; each pass's dK and
+/// dV chunk turned back after the group at its key half's rows) ptxas spilled
+/// accumulate warpgroup 1 (key half 1, at row and position + 64) 4-16 bytes
+/// at G = 2 with rotate_v: raising it alone to 160 removed the spill,
+/// raising accumulate warpgroup 0 or the scores warpgroup did not, and
+/// hiding the group loop's trip count or pinning the rows only moved it (to
+/// the positions-tensor kernel). 96 / 168 / 120 / 128 (and 88 / 176 / 120 /
+/// 128) spilled in none of the 32 bf16 and f16 kernels at G = 2-16 (CUDA
+/// 13.0, setmaxnreg edited in the PTX); at 96 the passes' budgets do not
+/// spill. 128 is the launch's budget, at which a partition gets no
+/// setmaxnreg unless it asks (warpspec.partition `explicit_regs`, which the
+/// recipe sets for this warpgroup): without the instruction ptxas spilled
+/// it 176-320 bytes. With causal and dlse the scores warpgroup spilled 8
+/// bytes at 168 (20 of the 32 kernels, G = 4-16) and 96 / 176 / 112 / 128
+/// 16-36 bytes in 13 of 64; 88 / 176 / 120 / 128 spills nothing in all 64
+/// (bf16 and f16, G = 2-16, plain / positions / rotate_v / both, plain and
+/// causal + dlse; setmaxnreg edited in the PTX, then built).
+constexpr int64_t kGroupedLargeBlockRotaryPassSecondAccumulateRegs = 128,
+                  kGroupedLargeBlockRotaryPassProducerRegs = 88;
 
 /// The sm_90a grouped-query backward at block size 128 (Sm90aRecipe.cpp,
 /// buildHopperGroupedLargeBlock): the grouped backward's work item (a block
@@ -891,9 +910,17 @@ FailureOr<KernelPlan> planSm90aGroupedLargeBlock(const KernelShape &shape,
                                : kGroupedLargeBlockProducerRegs;
   plan.accumulateRegisters = passes ? kGroupedLargeBlockPassAccumulateRegs
                                     : kGroupedLargeBlockAccumulateRegs;
+  if (passes && shape.hasRotary() && shape.headDim == 128) {
+    plan.registers.load = kGroupedLargeBlockRotaryPassProducerRegs;
+    plan.secondAccumulateRegisters =
+        kGroupedLargeBlockRotaryPassSecondAccumulateRegs;
+  }
+  int64_t second = plan.secondAccumulateRegisters
+                       ? plan.secondAccumulateRegisters
+                       : plan.accumulateRegisters;
   int64_t pool = TargetLimits::launchRegisterCap(4 * 128, 1) * 4;
   plan.registers.compute =
-      (pool - plan.registers.load - 2 * plan.accumulateRegisters) / 8 * 8;
+      (pool - plan.registers.load - plan.accumulateRegisters - second) / 8 * 8;
   return plan;
 }
 

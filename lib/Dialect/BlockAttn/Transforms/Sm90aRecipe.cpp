@@ -1346,7 +1346,9 @@ void buildGroupedLargeBlockAccumulateConsumer(
   OpBuilder::InsertionGuard g(b);
   int64_t halves = spec.numQueryTiles();
   KernelPlan accumulatePlan = plan;
-  accumulatePlan.registers.compute = plan.accumulateRegisters;
+  accumulatePlan.registers.compute = half == 1 && plan.secondAccumulateRegisters
+                                         ? plan.secondAccumulateRegisters
+                                         : plan.accumulateRegisters;
   accumulatePlan.stageOutput = false;
   accumulatePlan.bulkStore = false;
   std::string name =
@@ -1355,6 +1357,12 @@ void buildGroupedLargeBlockAccumulateConsumer(
       beginConsumer(b, loc, spec, values, accumulatePlan,
                     /*needsPScratch=*/false,
                     /*needsDsScratch=*/false, spec.headDim, name);
+  // Accumulate warpgroup 1's own budget may be the launch's (128): it still
+  // gets its setmaxnreg, without which ptxas spilled it
+  // (KernelPlan::secondAccumulateRegisters).
+  if (half == 1 && plan.secondAccumulateRegisters)
+    cast<PartitionOp>(b.getInsertionBlock()->getParentOp())
+        .setExplicitRegs(true);
   Value kvHead;
   std::tie(kvHead, std::ignore, std::ignore) =
       consumeGroupedItem(b, loc, spec, kv, c);

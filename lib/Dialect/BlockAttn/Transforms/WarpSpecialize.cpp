@@ -37,11 +37,10 @@ namespace {
 /// The widest head dim of the grouped-query backward at block size 128
 /// (checkGroupedLargeBlock): 128; a group of 2 on sm_100a 64; with rotary
 /// embeddings, the widest made in one pass, above which only sm_90a's
-/// interleaved ones are built.
+/// interleaved ones are built (up to 128).
 constexpr int64_t kMaxGroupedLargeBlockHeadDim = 128,
                   kMaxSm100aGroupedLargeBlockHeadDim = 64,
-                  kMaxGroupedLargeBlockRotaryHeadDim = 64,
-                  kMaxGroupedLargeBlockPassRotaryHeadDim = 96;
+                  kMaxGroupedLargeBlockRotaryHeadDim = 64;
 
 struct BlockAttnWarpSpecializePass
     : public blockattn::impl::BlockAttnWarpSpecializePassBase<
@@ -67,9 +66,9 @@ struct BlockAttnWarpSpecializePass
   /// it is built up to head dim 128 (above 64 in passes over column chunks
   /// of the head dim, KernelPlan::groupPasses; on sm_100a a group of 2 up to
   /// 64); with rotary embeddings (every variant) up to head dim 64, in one
-  /// pass, and on sm_90a at 96 interleaved (in the passes). Above 128 an
-  /// item's K and V of 128 keys (2 x 48 KiB at 192), a query head's Q and dO
-  /// (the same) and both query halves' P and dS (64 KiB) exceed shared
+  /// pass, and on sm_90a at 96 and 128 interleaved (in the passes). Above 128
+  /// an item's K and V of 128 keys (2 x 48 KiB at 192), a query head's Q and
+  /// dO (the same) and both query halves' P and dS (64 KiB) exceed shared
   /// memory (227 KiB) on both chips.
   LogicalResult checkGroupedLargeBlock(Operation *op, const KernelSpec &spec) {
     if (!spec.backward || spec.group <= 1 || spec.numQueryTiles() == 1)
@@ -114,17 +113,6 @@ struct BlockAttnWarpSpecializePass
                            "pair's columns are D / 2 apart, in different "
                            "chunks (interleaved rotary embeddings are built)";
       }
-      // At head dim 128 (two passes of 64 columns) ptxas (CUDA 13.0)
-      // spilled accumulate warpgroup 1 (key half 1, turned back at row and
-      // position + 64) 4 bytes at G = 2 with rotate_v under 96 / 176 / 120 /
-      // 120; it needs 128, where a warpgroup gets no setmaxnreg and spilled
-      // 176-320 bytes (docs/rotary.md). Built at 96 (three passes of 32).
-      if (spec.headDim > kMaxGroupedLargeBlockPassRotaryHeadDim)
-        return refuse() << " and head_dim " << spec.headDim
-                        << " with rotary embeddings yet: built up to head_dim "
-                        << kMaxGroupedLargeBlockPassRotaryHeadDim << " (at "
-                        << spec.headDim
-                        << " the column passes' turn-back spills registers)";
     }
     // A group of 2 on sm_100a above head dim 64, in passes over column
     // chunks (as on sm_100a's groups of 3 and more and on sm_90a): ptxas
@@ -148,8 +136,8 @@ struct BlockAttnWarpSpecializePass
     if (failed(spec))
       return failure();
     // The grouped-query backward at block size 128: built up to head dim
-    // 128 (a group of 2 on sm_100a up to 64) and with rotary embeddings
-    // (checkGroupedLargeBlock).
+    // 128 (a group of 2 on sm_100a up to 64; interleaved rotary embeddings
+    // too on sm_90a) and up to 64 with half-split ones (checkGroupedLargeBlock).
     if (failed(checkGroupedLargeBlock(op, *spec)))
       return failure();
     // Above head dim 128 it makes an item in passes over 64-column chunks

@@ -1201,7 +1201,25 @@ LogicalResult SetMaxRegistersOp::verify() {
   auto kernel = (*this)->getParentOfType<KernelOp>();
   int64_t cap = kernel.getLaunchRegisterCap();
   bool increase = getAction() == RegisterAction::increase;
-  if (increase ? count <= cap : count >= cap)
+  // At the launch's count only a partition that asks for its setmaxnreg
+  // anyway (explicit_regs) has one, and then `increase` (what
+  // warpspec-dispatch-partitions emits; ptxas takes either).
+  if (count == cap) {
+    auto partition = cast<PartitionOp>((*this)->getParentOp());
+    if (!partition.getExplicitRegs())
+      return emitOpError() << "keeps the registers at " << count
+                           << " per thread, what the kernel is launched with, "
+                              "in partition \""
+                           << partition.getName()
+                           << "\", which is not `explicit` (explicit_regs)";
+    if (!increase)
+      return emitOpError() << "sets the registers to the launch's " << count
+                           << " per thread with `decrease`; an explicit "
+                              "partition's setmaxnreg at that count is "
+                              "`increase`";
+    return success();
+  }
+  if (increase ? count < cap : count > cap)
     return emitOpError() << "would " << stringifyRegisterAction(getAction())
                          << " the registers to " << count
                          << " per thread, but the kernel is launched with "

@@ -43,11 +43,15 @@ void dispatch(PartitionOp partition, int64_t launchRegisters,
   Location loc = partition.getLoc();
   Block &body = partition.getBody().front();
   OpBuilder b = OpBuilder::atBlockBegin(&body);
+  // At the launch's budget the partition keeps what it launched with, unless
+  // it asks for the instruction (`explicit_regs`): then `.inc` at the same
+  // count, which ptxas accepts and allocates the warpgroup's code against.
   int64_t regs = partition.getNumRegs();
-  if (regs != launchRegisters)
+  if (regs != launchRegisters || partition.getExplicitRegs())
     SetMaxRegistersOp::create(b, loc,
-                              regs > launchRegisters ? RegisterAction::increase
-                                                     : RegisterAction::decrease,
+                              regs >= launchRegisters
+                                  ? RegisterAction::increase
+                                  : RegisterAction::decrease,
                               regs);
   auto index = PartitionIndexOp::create(b, loc);
   partition.walk([&](ReplicaIdOp nested) {

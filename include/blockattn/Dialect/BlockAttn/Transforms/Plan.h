@@ -143,6 +143,12 @@ struct KernelPlan {
   /// With `pipelinedRoles`: the accumulate warpgroup's registers (the scores
   /// warpgroup's are `registers.compute`).
   int64_t accumulateRegisters = 0;
+  /// The sm_90a grouped backward at block size 128: accumulate warpgroup 1's
+  /// (key half 1) registers where they differ from accumulate warpgroup 0's
+  /// (`accumulateRegisters`); 0 where they do not. Where set, that
+  /// warpgroup's partition always gets its setmaxnreg (`explicit_regs`),
+  /// even at the launch's budget.
+  int64_t secondAccumulateRegisters = 0;
   /// With `pipelinedRoles` (`group-roles=pipelined-dq`): dQ = dS K is made
   /// and stored by the accumulate warpgroup, not the scores one.
   bool dqInAccumulate = false;

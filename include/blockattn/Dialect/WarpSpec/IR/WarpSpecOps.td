@@ -191,6 +191,15 @@ def WarpSpec_PartitionOp : WarpSpec_Op<"partition", [
     the per-thread register budget the lowering sets with `setmaxnreg` when
     the partition starts. Partitions only talk through channels.
 
+    A partition whose `regs` equal the launch's per-thread budget (what
+    every thread starts with) gets no `setmaxnreg`: it keeps what it
+    launched with. `explicit` (the unit attribute `explicit_regs`) asks for
+    the instruction anyway (`setmaxnreg.inc` at that same count): ptxas
+    allocates a warpgroup's code against the count its `setmaxnreg` names,
+    and without one it has spilled code that fits the same count with it
+    (docs/pipeline.md, "Register budgets"). A plan sets it only where ptxas
+    needs it, so other kernels' code is unchanged.
+
     A CTA has at most 1024 threads, so `warps` is a multiple of 4 up to 32
     and `warps x replicas` at most 32.
 
@@ -209,6 +218,9 @@ def WarpSpec_PartitionOp : WarpSpec_Op<"partition", [
         ...
       }
     }
+    warpspec.partition "accumulate1" role(compute) warps(4) regs(128) explicit {
+      ...
+    }
     ```
   }];
   let arguments = (ins StrAttr:$name,
@@ -217,10 +229,12 @@ def WarpSpec_PartitionOp : WarpSpec_Op<"partition", [
                        I64Attr:$num_regs,
                        DefaultValuedAttr<I64Attr, "1">:$replicas,
                        OptionalAttr<I64Attr>:$first_warp,
-                       OptionalAttr<I64Attr>:$barrier_base);
+                       OptionalAttr<I64Attr>:$barrier_base,
+                       UnitAttr:$explicit_regs);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $name `role` `(` custom<Role>($role) `)` `warps` `(` $num_warps `)` `regs` `(` $num_regs `)`
+    (`explicit` $explicit_regs^)?
     (`replicas` `(` $replicas^ `)`)?
     (`first_warp` `(` $first_warp^ `)`)?
     (`barrier_base` `(` $barrier_base^ `)`)? attr-dict-with-keyword $body
@@ -231,7 +245,7 @@ def WarpSpec_PartitionOp : WarpSpec_Op<"partition", [
                    "IntegerAttr":$num_warps, "IntegerAttr":$num_regs,
                    "IntegerAttr":$replicas), [{
       build($_builder, $_state, name, role, num_warps, num_regs, replicas,
-            IntegerAttr(), IntegerAttr());
+            IntegerAttr(), IntegerAttr(), UnitAttr());
     }]>
   ];
   let hasVerifier = 1;
@@ -576,9 +590,10 @@ def WarpSpec_SetMaxRegistersOp : WarpSpec_Op<"set_max_registers",
     count of the warpgroups that run it to `count`, up (`increase`) or down
     (`decrease`) from what the CTA was launched with
     (`setmaxnreg.inc/dec.sync.aligned.u32`). `warpspec-dispatch-partitions`
-    puts it first in a partition whose `regs` differ from the launch cap;
-    the direction must agree with that cap, and `count` is a multiple of 8
-    in [24, 256].
+    puts it first in a partition whose `regs` differ from the launch cap,
+    and in an `explicit` partition (`explicit_regs`) at the cap too; the
+    direction must agree with that cap (`increase` at the cap, only in an
+    `explicit` partition), and `count` is a multiple of 8 in [24, 256].
 
     ```mlir
     warpspec.set_max_registers increase 232
