@@ -436,9 +436,9 @@ LogicalResult RotaryBuilder::lower(RotateOp op, RotateOp::Adaptor adaptor) {
   // the loop 20-112 and 4-44 (not none: docs/head-dims.md). The query
   // halves (64 rows) stay unrolled there too: in the loop the kernels
   // without rotate_v spilled more (84 bytes at head dim 256).
-  bool passLoop = op.getPassLoop() ||
-                  (tileRows > 64 && ((angles->theta && d > 128) ||
-                                     op.getHeadDim()));
+  bool passLoop =
+      op.getPassLoop() ||
+      (tileRows > 64 && ((angles->theta && d > 128) || op.getHeadDim()));
   SmallVector<std::pair<SmallVector<Value>, SmallVector<Value>>> tables;
   auto rotateTile = [&] {
     auto loadPassAt = [&](Value passRows) {

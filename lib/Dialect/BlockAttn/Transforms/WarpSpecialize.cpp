@@ -137,7 +137,8 @@ struct BlockAttnWarpSpecializePass
       return failure();
     // The grouped-query backward at block size 128: built up to head dim
     // 128 (a group of 2 on sm_100a up to 64; interleaved rotary embeddings
-    // too on sm_90a) and up to 64 with half-split ones (checkGroupedLargeBlock).
+    // too on sm_90a) and up to 64 with half-split ones
+    // (checkGroupedLargeBlock).
     if (failed(checkGroupedLargeBlock(op, *spec)))
       return failure();
     // Above head dim 128 it makes an item in passes over 64-column chunks
