@@ -860,9 +860,10 @@ constexpr int64_t kGroupedLargeBlockRotaryPassSecondAccumulateRegs = 128,
 /// planGroupedRings sizes them next to one "pds" slot (P and dS of both
 /// query halves, 64 KiB) and the scores warpgroup's staging buffer; a
 /// scores warpgroup and two accumulate warpgroups (one per key half).
-/// Persistent and strided, one CTA per SM. Up to head dim 64: at 96 and 128
-/// the accumulate warpgroups would hold 96 and 128 registers of dV and dK,
-/// refused in blockattn-warp-specialize.
+/// Persistent and strided, one CTA per SM. Above head dim 64 the
+/// accumulate warpgroups would hold 96 and 128 registers of dV and dK, so an
+/// item is made in passes over column chunks of the head dim
+/// (groupedLargeBlockPasses); above 128 blockattn-warp-specialize refuses it.
 FailureOr<KernelPlan> planSm90aGroupedLargeBlock(const KernelShape &shape,
                                                  const TuningOptions &options,
                                                  Failure fail) {
