@@ -121,6 +121,19 @@ Value createLoadRing(OpBuilder &b, Location loc, const KernelSpec &spec,
       spec.loadRingName(), depth);
 }
 
+Value createChunkRing(OpBuilder &b, Location loc, const KernelSpec &spec,
+                      int64_t depth) {
+  int64_t cols = spec.outputChunkCols();
+  SmallVector<Type> tiles;
+  for (const LoadedTile &tile : loadedTiles(spec))
+    tiles.push_back(BufferType::get(b.getContext(),
+                                    {tile.type.getShape()[0], cols},
+                                    spec.elementType, MemorySpace::smem));
+  return createChannel(
+      b, loc, ChannelType::get(b.getContext(), tiles, MemorySpace::smem),
+      spec.loadRingName(), depth);
+}
+
 /// Position of the tile's first row, or a placeholder with explicit
 /// positions (the rotation then reads positions[row + r]).
 Value tilePosition(OpBuilder &b, Location loc, const KernelSpec &spec,

@@ -57,6 +57,12 @@ Value createChannel(OpBuilder &b, Location loc, warpspec::ChannelType type,
 Value createLoadRing(OpBuilder &b, Location loc, const KernelSpec &spec,
                      int64_t depth);
 
+/// The column-pass backward's load ring (block size 128 above head dim 128,
+/// both chips): a slot holds one outputChunkCols()-column chunk of each tile
+/// of loadedTiles(spec), named as the load ring.
+Value createChunkRing(OpBuilder &b, Location loc, const KernelSpec &spec,
+                      int64_t depth);
+
 /// Creates a single-block region op body and returns its block.
 template <typename OpTy>
 Block &createBody(OpTy op, TypeRange argTypes, Location loc) {

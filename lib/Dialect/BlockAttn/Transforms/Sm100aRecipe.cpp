@@ -1950,13 +1950,7 @@ void buildBlackwellLargeBlockColumnPasses(OpBuilder &b, Location loc,
   Value blocks = createChannel(
       b, loc, ChannelType::get(ctx, ArrayRef<Type>(), MemorySpace::smem),
       "blocks", /*depth=*/2);
-  SmallVector<Type> tiles;
-  for (const LoadedTile &tile : loadedTiles(spec))
-    tiles.push_back(BufferType::get(ctx, {tile.type.getShape()[0], cols},
-                                    spec.elementType, MemorySpace::smem));
-  Value chunks =
-      createChannel(b, loc, ChannelType::get(ctx, tiles, MemorySpace::smem),
-                    spec.loadRingName(), plan.numStages);
+  Value chunks = createChunkRing(b, loc, spec, plan.numStages);
   auto tmemChannel = [&](StringRef name, int64_t width) {
     return createTmemRing(b, loc, name, m, width);
   };
@@ -2101,13 +2095,7 @@ void buildBlackwellLargeBlockRotaryColumnPasses(OpBuilder &b, Location loc,
   Type f32 = b.getF32Type();
   auto signals = ChannelType::get(ctx, ArrayRef<Type>(), MemorySpace::smem);
   Value blocks = createChannel(b, loc, signals, "blocks", /*depth=*/2);
-  SmallVector<Type> tiles;
-  for (const LoadedTile &tile : loadedTiles(spec))
-    tiles.push_back(BufferType::get(ctx, {tile.type.getShape()[0], cols},
-                                    spec.elementType, MemorySpace::smem));
-  Value chunks =
-      createChannel(b, loc, ChannelType::get(ctx, tiles, MemorySpace::smem),
-                    spec.loadRingName(), plan.numStages);
+  Value chunks = createChunkRing(b, loc, spec, plan.numStages);
   Value rotated = createChannel(b, loc, signals, "rotated", plan.rotaryDepth);
   auto tmemChannel = [&](StringRef name, int64_t width) {
     return createTmemRing(b, loc, name, m, width);

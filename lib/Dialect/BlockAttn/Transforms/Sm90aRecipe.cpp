@@ -1701,13 +1701,7 @@ void buildHopperLargeBlockColumnPasses(OpBuilder &b, Location loc,
   Value blocks = createChannel(
       b, loc, ChannelType::get(ctx, ArrayRef<Type>(), MemorySpace::smem),
       "blocks", /*depth=*/2);
-  SmallVector<Type> tiles;
-  for (const LoadedTile &tile : loadedTiles(spec))
-    tiles.push_back(BufferType::get(ctx, {tile.type.getShape()[0], cols},
-                                    spec.elementType, MemorySpace::smem));
-  Value chunks =
-      createChannel(b, loc, ChannelType::get(ctx, tiles, MemorySpace::smem),
-                    spec.loadRingName(), plan.numStages);
+  Value chunks = createChunkRing(b, loc, spec, plan.numStages);
   BufferType square = queryBuffer(spec, spec.tileRows());
   auto pdsType = ChannelType::get(ctx, {square, square}, MemorySpace::smem);
   SmallVector<Value, 2> pds;
