@@ -1671,6 +1671,50 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
   }
 }
 
+/// The softmax warpgroup of a 128-token block that takes both query halves
+/// (the block-128 rotary backward and its column-pass form above head dim
+/// 128): half h's first row, valid rows and rotary position (a placeholder
+/// with a positions tensor, read at the half's rows then), then per half
+/// S_h and dP_h from tensor memory into P_h and dS_h in "pds". Every valid
+/// key of the block is a column; query rows past a half's valid rows are
+/// zeroed, so they add nothing to dV and dK. Returns the halves' rows.
+SmallVector<TileRows> commitBothHalves(OpBuilder &b, Location loc,
+                                       const KernelSpec &spec, Value scale,
+                                       Value row, Value blockRows, Value head,
+                                       Value position, Value sCh, Value dpCh,
+                                       Value pdsCh) {
+  MLIRContext *ctx = b.getContext();
+  int64_t m = spec.queryTileRows(), n = spec.tileRows();
+  int64_t halves = spec.numQueryTiles();
+  Type f32 = b.getF32Type();
+  SmallVector<TileRows> half;
+  for (int64_t h = 0; h < halves; ++h) {
+    auto [halfRow, halfRows] = blockHalf(b, loc, row, blockRows, h, m);
+    half.push_back(rotaryHalf(b, loc, spec, position, halfRow, halfRows, h));
+  }
+  auto wideF32 = AccType::get(ctx, {m, n}, f32);
+  auto rowsType = RowsType::get(ctx, m, f32);
+  for (int64_t h = 0; h < halves; ++h) {
+    Value s = takeTmem(b, loc, sCh, wideF32);
+    Value dp = takeTmem(b, loc, dpCh, wideF32);
+    auto sm = SoftmaxOp::create(b, loc, wideF32, rowsType, Type(), s, blockRows,
+                                half[h].rows, scale,
+                                /*normalize=*/true, spec.causal,
+                                /*block=*/IntegerAttr());
+    if (spec.causal && h > 0)
+      sm.setRowOffsetAttr(b.getI64IntegerAttr(h * m));
+    Value dlse;
+    if (spec.dlse)
+      dlse =
+          LoadRowsOp::create(b, loc, rowsType, spec.dlse,
+                             rowsReadAt(b, loc, row, half[h].row, half[h].rows),
+                             head, half[h].rows);
+    commitProbsAndGrads(b, loc, spec, scale, sm, dp, dlse, pdsCh, row,
+                        blockRows, head);
+  }
+  return half;
+}
+
 /// Blackwell rotary backward of a 128-token block (docs/block-sizes.md,
 /// "The rotary backward at 128 on sm_100a"): the plain block-128 backward's
 /// slot, products and tensor memory (buildBlackwellLargeBlockBackward), a
@@ -1746,35 +1790,9 @@ void buildBlackwellLargeBlockRotaryBackward(OpBuilder &b, Location loc,
     Value row = loop.row, blockRows = loop.rows, head = loop.head;
     Value position = tilePosition(b, loc, spec, loop.slot);
     ReleaseOp::create(b, loc, loop.slot, /*after_mma=*/false);
-    // Half h: its first row, valid rows and rotary position (a placeholder
-    // with a positions tensor, read at the half's rows then).
-    SmallVector<TileRows> half;
-    for (int64_t h = 0; h < halves; ++h) {
-      auto [halfRow, halfRows] = blockHalf(b, loc, row, blockRows, h, m);
-      half.push_back(rotaryHalf(b, loc, spec, position, halfRow, halfRows, h));
-    }
-    auto wideF32 = AccType::get(ctx, {m, n}, f32);
-    auto rowsType = RowsType::get(ctx, m, f32);
-    for (int64_t h = 0; h < halves; ++h) {
-      Value s = takeTmem(b, loc, sCh, wideF32);
-      Value dp = takeTmem(b, loc, dpCh, wideF32);
-      // Every valid key of the block is a column; query rows past the
-      // half's valid rows are zeroed, so they add nothing to dV and dK.
-      auto sm = SoftmaxOp::create(b, loc, wideF32, rowsType, Type(), s,
-                                  blockRows, half[h].rows, values.scale,
-                                  /*normalize=*/true, spec.causal,
-                                  /*block=*/IntegerAttr());
-      if (spec.causal && h > 0)
-        sm.setRowOffsetAttr(b.getI64IntegerAttr(h * m));
-      Value dlse;
-      if (spec.dlse)
-        dlse = LoadRowsOp::create(
-            b, loc, rowsType, spec.dlse,
-            rowsReadAt(b, loc, row, half[h].row, half[h].rows), head,
-            half[h].rows);
-      commitProbsAndGrads(b, loc, spec, values.scale, sm, dp, dlse, pdsCh, row,
-                          blockRows, head);
-    }
+    SmallVector<TileRows> half = commitBothHalves(
+        b, loc, spec, values.scale, row, blockRows, head, position, sCh, dpCh,
+        pdsCh);
     auto outType = AccType::get(ctx, {m, d}, f32);
     auto drain = [&](Value channel, Value dest, bool rotatedInput,
                      const TileRows &at) {
@@ -2122,33 +2140,9 @@ void buildBlackwellLargeBlockRotaryColumnPasses(OpBuilder &b, Location loc,
   Value row = loop.row, blockRows = loop.rows, head = loop.head;
   Value position = tilePosition(b, loc, spec, loop.slot);
   ReleaseOp::create(b, loc, loop.slot, /*after_mma=*/false);
-  SmallVector<TileRows> half;
-  for (int64_t h = 0; h < halves; ++h) {
-    auto [halfRow, halfRows] = blockHalf(b, loc, row, blockRows, h, m);
-    half.push_back(rotaryHalf(b, loc, spec, position, halfRow, halfRows, h));
-  }
-  auto wideF32 = AccType::get(ctx, {m, n}, f32);
-  auto rowsType = RowsType::get(ctx, m, f32);
-  for (int64_t h = 0; h < halves; ++h) {
-    Value s = takeTmem(b, loc, sCh, wideF32);
-    Value dp = takeTmem(b, loc, dpCh, wideF32);
-    // Every valid key of the block is a column; query rows past the half's
-    // valid rows are zeroed, so they add nothing to dV and dK.
-    auto sm = SoftmaxOp::create(b, loc, wideF32, rowsType, Type(), s, blockRows,
-                                half[h].rows, values.scale,
-                                /*normalize=*/true, spec.causal,
-                                /*block=*/IntegerAttr());
-    if (spec.causal && h > 0)
-      sm.setRowOffsetAttr(b.getI64IntegerAttr(h * m));
-    Value dlse;
-    if (spec.dlse)
-      dlse =
-          LoadRowsOp::create(b, loc, rowsType, spec.dlse,
-                             rowsReadAt(b, loc, row, half[h].row, half[h].rows),
-                             head, half[h].rows);
-    commitProbsAndGrads(b, loc, spec, values.scale, sm, dp, dlse, pdsCh, row,
-                        blockRows, head);
-  }
+  SmallVector<TileRows> half =
+      commitBothHalves(b, loc, spec, values.scale, row, blockRows, head,
+                       position, sCh, dpCh, pdsCh);
   // Chunk j of a gradient: its rotation group is the chunk alone
   // (interleaved pairs).
   SmallVector<RotationGroup> groups = rotationGroups(spec);
