@@ -1790,9 +1790,9 @@ void buildBlackwellLargeBlockRotaryBackward(OpBuilder &b, Location loc,
     Value row = loop.row, blockRows = loop.rows, head = loop.head;
     Value position = tilePosition(b, loc, spec, loop.slot);
     ReleaseOp::create(b, loc, loop.slot, /*after_mma=*/false);
-    SmallVector<TileRows> half = commitBothHalves(
-        b, loc, spec, values.scale, row, blockRows, head, position, sCh, dpCh,
-        pdsCh);
+    SmallVector<TileRows> half =
+        commitBothHalves(b, loc, spec, values.scale, row, blockRows, head,
+                         position, sCh, dpCh, pdsCh);
     auto outType = AccType::get(ctx, {m, d}, f32);
     auto drain = [&](Value channel, Value dest, bool rotatedInput,
                      const TileRows &at) {
