@@ -364,13 +364,19 @@ def test_backward_block_size_128_causal_and_lse(head_dim, causal, lse):
     run_b128_backward(8, 2, head_dim, causal=causal, lse=lse, seed=head_dim + 3)
 
 
-def test_backward_block_size_128_random_batch_and_deterministic():
-    """Many items (every CTA runs several; the rings wrap), and two runs give the same bits."""
-    lengths = np.random.default_rng(21).integers(0, 1500, size=40)
-    first = run_b128_backward(16, 2, 64, seed=21, lengths=lengths)
-    second = run_b128_backward(16, 2, 64, seed=21, lengths=lengths)
+def assert_b128_backward_deterministic(lengths_seed, *args, **kwargs):
+    """Many items (40 random lengths up to 1500: every CTA runs several, the rings wrap), and two
+    runs of run_b128_backward give the same bits."""
+    lengths = np.random.default_rng(lengths_seed).integers(0, 1500, size=40)
+    first = run_b128_backward(*args, lengths=lengths, **kwargs)
+    second = run_b128_backward(*args, lengths=lengths, **kwargs)
     for a, b in zip(first, second):
         assert torch.equal(a, b)
+
+
+def test_backward_block_size_128_random_batch_and_deterministic():
+    """Many items (every CTA runs several; the rings wrap), and two runs give the same bits."""
+    assert_b128_backward_deterministic(21, 16, 2, 64, seed=21)
 
 
 # With rotary embeddings (issues 20 and 21): K (and V) rotated once an item, each head's Q in
@@ -402,11 +408,7 @@ def test_backward_block_size_128_rotary_fp16_causal_lse(head_dim):
 
 
 def test_backward_block_size_128_rotary_random_batch_and_deterministic():
-    lengths = np.random.default_rng(43).integers(0, 1500, size=40)
-    first = run_b128_backward(16, 2, 64, seed=43, lengths=lengths, rotary_flags=(True, False, True))
-    second = run_b128_backward(16, 2, 64, seed=43, lengths=lengths, rotary_flags=(True, False, True))
-    for a, b in zip(first, second):
-        assert torch.equal(a, b)
+    assert_b128_backward_deterministic(43, 16, 2, 64, seed=43, rotary_flags=(True, False, True))
 
 
 # Head dims 96 and 128 at block size 128 (sm_90a, session 18): an item in passes over column
@@ -429,11 +431,7 @@ def test_backward_block_size_128_wide_causal_and_lse(head_dim, causal, lse):
 def test_backward_block_size_128_wide_random_batch_and_deterministic():
     """Many items at head dim 128 (every CTA runs several; the one-slot rings wrap), two runs
     giving the same bits."""
-    lengths = np.random.default_rng(22).integers(0, 1500, size=40)
-    first = run_b128_backward(8, 1, 128, seed=22, lengths=lengths)
-    second = run_b128_backward(8, 1, 128, seed=22, lengths=lengths)
-    for a, b in zip(first, second):
-        assert torch.equal(a, b)
+    assert_b128_backward_deterministic(22, 8, 1, 128, seed=22)
 
 
 # With interleaved rotary embeddings at head dims 96 and 128 (sm_90a, session 19; at 128
@@ -467,11 +465,7 @@ def test_backward_block_size_128_wide_rotary_fp16_causal_lse(head_dim):
 
 
 def test_backward_block_size_128_wide_rotary_random_batch_and_deterministic():
-    lengths = np.random.default_rng(44).integers(0, 1500, size=40)
-    first = run_b128_backward(8, 2, 96, seed=44, lengths=lengths, rotary_flags=(True, False, True))
-    second = run_b128_backward(8, 2, 96, seed=44, lengths=lengths, rotary_flags=(True, False, True))
-    for a, b in zip(first, second):
-        assert torch.equal(a, b)
+    assert_b128_backward_deterministic(44, 8, 2, 96, seed=44, rotary_flags=(True, False, True))
 
 
 def test_backward_block_size_128_wide_half_split_rotary_refused():
