@@ -57,16 +57,34 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("sms", (1, 3))
-@pytest.mark.parametrize("chip,case", CASES, ids=lambda x: x if isinstance(x, str) else x.name)
-def test_rotary_forward_b128_wide_matches_reference(chip, case, sms, emulated_kernel):
+def emulate_checked(case, chip, lengths, seed, sms, emulated_kernel):
+    """Emulates the case's kernel on `sms` SMs against the float64 reference; every output
+    element written. Returns the outputs and the inputs."""
     base = emulated_kernel(case, chip)
-    tensors = em.make_problem(case, lengths=LENGTHS, seed=7)
+    tensors = em.make_problem(case, lengths=lengths, seed=seed)
     got = em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), tensors,
                      {"softmax_scale": case.head_dim ** -0.5}, num_sms=sms)
     assert em.check_close(case, got, em.reference_outputs(case, tensors)) == []
     for name in case.outputs:
         assert (got[name] != em.POISON).all()
+    return got, tensors
+
+
+def assert_misses_positions_and_rotated_v(case, got, tensors):
+    """With a positions tensor the outputs miss the reference without it; with rotate_v, the one
+    whose v is not rotated."""
+    if case.positions:
+        no_positions = {name: value for name, value in tensors.items() if name != "positions"}
+        assert em.check_close(case, got, em.reference_outputs(case, no_positions)) != []
+    if case.rotate_v:
+        unrotated_v = dataclasses.replace(case, rotate_v=False)
+        assert em.check_close(case, got, em.reference_outputs(unrotated_v, tensors)) != []
+
+
+@pytest.mark.parametrize("sms", (1, 3))
+@pytest.mark.parametrize("chip,case", CASES, ids=lambda x: x if isinstance(x, str) else x.name)
+def test_rotary_forward_b128_wide_matches_reference(chip, case, sms, emulated_kernel):
+    got, tensors = emulate_checked(case, chip, LENGTHS, 7, sms, emulated_kernel)
     # The rotation matters (and the block size): the outputs miss the reference without it,
     # without the variant's positions tensor or rotated v, and at block size 64.
     plain = em.Case(case.kind, case.head_dim, case.dtype, group=case.group, causal=case.causal, lse=case.lse,
@@ -75,13 +93,7 @@ def test_rotary_forward_b128_wide_matches_reference(chip, case, sms, emulated_ke
     as64 = em.Case(case.kind, case.head_dim, case.dtype, case.rotary, positions=case.positions,
                    rotate_v=case.rotate_v, group=case.group, causal=case.causal, lse=case.lse)
     assert em.check_close(case, got, em.reference_outputs(as64, tensors)) != []
-    if case.positions:
-        no_positions = {name: value for name, value in tensors.items() if name != "positions"}
-        assert em.check_close(case, got, em.reference_outputs(case, no_positions)) != []
-    if case.rotate_v:
-        unrotated_v = em.Case(case.kind, case.head_dim, case.dtype, case.rotary, positions=case.positions,
-                              group=case.group, causal=case.causal, lse=case.lse, block_size=128)
-        assert em.check_close(case, got, em.reference_outputs(unrotated_v, tensors)) != []
+    assert_misses_positions_and_rotated_v(case, got, tensors)
 
 
 # Angles computed in the kernel from theta (issue 20): the sm_100a rotary warpgroup and the
@@ -100,14 +112,8 @@ THETA_CASES = [
 @pytest.mark.parametrize("sms", (1, 3))
 @pytest.mark.parametrize("chip,case", THETA_CASES, ids=lambda x: x if isinstance(x, str) else x.name)
 def test_rotary_theta_forward_b128_wide_matches_reference(chip, case, sms, emulated_kernel):
-    base = emulated_kernel(case, chip)
-    tensors = em.make_problem(case, lengths=LENGTHS, seed=11)
+    got, tensors = emulate_checked(case, chip, LENGTHS, 11, sms, emulated_kernel)
     assert "cos" not in tensors and "sin" not in tensors  # the kernel takes no tables
-    got = em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), tensors,
-                     {"softmax_scale": case.head_dim ** -0.5}, num_sms=sms)
-    assert em.check_close(case, got, em.reference_outputs(case, tensors)) == []
-    for name in case.outputs:
-        assert (got[name] != em.POISON).all()
     # The angles matter: the outputs miss the reference without rotation, at the other base,
     # without the positions tensor or rotated v, and at block size 64.
     plain = em.Case(case.kind, case.head_dim, case.dtype, causal=case.causal, lse=case.lse, block_size=128)
@@ -116,12 +122,7 @@ def test_rotary_theta_forward_b128_wide_matches_reference(chip, case, sms, emula
     assert em.check_close(case, got, em.reference_outputs(other_base, tensors)) != []
     as64 = dataclasses.replace(case, block_size=64)
     assert em.check_close(case, got, em.reference_outputs(as64, tensors)) != []
-    if case.positions:
-        no_positions = {name: value for name, value in tensors.items() if name != "positions"}
-        assert em.check_close(case, got, em.reference_outputs(case, no_positions)) != []
-    if case.rotate_v:
-        unrotated_v = dataclasses.replace(case, rotate_v=False)
-        assert em.check_close(case, got, em.reference_outputs(unrotated_v, tensors)) != []
+    assert_misses_positions_and_rotated_v(case, got, tensors)
 
 
 BACKWARD_CASES = [
@@ -148,13 +149,7 @@ BACKWARD_LENGTHS = (0, 1, 63, 64, 65, 127, 128, 129, 300, 2, 191, 193)
 @pytest.mark.parametrize("sms", (1, 3))
 @pytest.mark.parametrize("chip,case", BACKWARD_CASES, ids=lambda x: x if isinstance(x, str) else x.name)
 def test_rotary_backward_b128_wide_interleaved_matches_reference(chip, case, sms, emulated_kernel):
-    base = emulated_kernel(case, chip)
-    tensors = em.make_problem(case, lengths=BACKWARD_LENGTHS, seed=11)
-    got = em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), tensors,
-                     {"softmax_scale": case.head_dim ** -0.5}, num_sms=sms)
-    assert em.check_close(case, got, em.reference_outputs(case, tensors)) == []
-    for name in case.outputs:
-        assert (got[name] != em.POISON).all()
+    got, tensors = emulate_checked(case, chip, BACKWARD_LENGTHS, 11, sms, emulated_kernel)
     # The rotation matters (and the block size, and the positions tensor, rotated v, causal
     # blocks and dlse): the gradients miss each of those references.
     plain = em.Case(case.kind, case.head_dim, case.dtype, causal=case.causal, lse=case.lse, block_size=128)
@@ -162,12 +157,7 @@ def test_rotary_backward_b128_wide_interleaved_matches_reference(chip, case, sms
     as64 = em.Case(case.kind, case.head_dim, case.dtype, case.rotary, positions=case.positions,
                    rotate_v=case.rotate_v, causal=case.causal, lse=case.lse)
     assert em.check_close(case, got, em.reference_outputs(as64, tensors)) != []
-    if case.positions:
-        no_positions = {name: value for name, value in tensors.items() if name != "positions"}
-        assert em.check_close(case, got, em.reference_outputs(case, no_positions)) != []
-    if case.rotate_v:
-        unrotated_v = dataclasses.replace(case, rotate_v=False)
-        assert em.check_close(case, got, em.reference_outputs(unrotated_v, tensors)) != []
+    assert_misses_positions_and_rotated_v(case, got, tensors)
     if case.causal:
         assert em.check_close(case, got, em.reference_outputs(dataclasses.replace(case, causal=False),
                                                               tensors)) != []
