@@ -981,7 +981,10 @@ def WarpSpec_RotateOp : WarpSpec_Op<"rotate", [AttrSizedOperandSegments]> {
     unrolled passes ptxas computed many passes' angles ahead of their turns
     and spilled the registers that held them (the grouped-query backward above
     head dim 128, docs/rotary.md). A tile of more than 64 rows wider than 128
-    columns from `theta` is turned in such a loop without the attribute.
+    columns from `theta`, and one of more than 64 rows that is a part of wider
+    rows (`head_dim`: the column-pass backward's k and v chunks at block size
+    128), are turned in such a loop without the attribute; only with it does
+    each pass also recompute the thread's addresses from a pinned thread index.
 
     ```mlir
     warpspec.rotate(%q, %k) into(%q, %k) rows(%rows) row(%row)
