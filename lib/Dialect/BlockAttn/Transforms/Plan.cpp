@@ -1781,11 +1781,6 @@ LogicalResult refuseLargeBlockWideRotary(const KernelShape &shape, Chip chip,
     return success();
   if (!shape.backward)
     return success();
-  if (shape.rotaryTheta)
-    return fail("rotary_theta in the backward at block_size ", shape.blockSize,
-                " above head_dim 128 is not implemented (the cos/sin tables "
-                "are built; the forward computes the angles in the kernel: "
-                "docs/head-dims.md)");
   if (shape.rotary == RotaryMode::interleaved)
     return success();
   return fail("the half_split rotary backward at block_size ", shape.blockSize,
