@@ -25,6 +25,13 @@ grouped backward above head dim 128 (G = 2 and 4, multi-query):
     python3 scripts/emulate_kernels.py --kinds backward --head-dims 192,256 \
         --block-sizes 16,32,64 --rotary none --groups 2,4 --modes plain,causal_lse
 
+--rotary-theta computes the angles in the kernel from a base (10000 if no value is given)
+instead of reading tables; the reference takes float64 tables at that base. E.g. the
+interleaved backward at block size 128 above head dim 128 from theta:
+
+    python3 scripts/emulate_kernels.py --kinds backward --head-dims 192,256 --block-sizes 128 \
+        --rotary interleaved --rotary-theta --modes plain,causal_lse
+
 Exit status 1 if any kernel fails; each failure is printed with the
 emulator's report.
 """
@@ -66,6 +73,9 @@ def main(argv=None):
                         help="comma-separated of plain, causal, lse, causal_lse")
     parser.add_argument("--seeds", default="1", help="comma-separated emulator seeds")
     parser.add_argument("--sms", type=int, default=2, help="SMs of the emulated GPU (sets the grid)")
+    parser.add_argument("--rotary-theta", type=float, nargs="?", const=10000.0, default=None, metavar="THETA",
+                        help="the rotary kernels with angles computed in the kernel from this base "
+                             "(10000 if no value is given) instead of cos/sin tables")
     parser.add_argument("--compiler-flags", default="",
                         help="extra block-attn-compile flags for every kernel, space-separated "
                              "(e.g. '--slot-parts=2 --tiles-per-cta=4')")
@@ -89,7 +99,8 @@ def main(argv=None):
             positions, rotate_v = variants[variant]
             causal, lse = modes[mode]
             case = em.Case(kind, d, dtype, rotary, positions=positions, rotate_v=rotate_v, block_size=bs,
-                           group=group, causal=causal, lse=lse)
+                           group=group, causal=causal, lse=lse,
+                           rotary_theta=args.rotary_theta if rotary != "none" else None)
             heads = group * args.kv_heads if group > 1 else em.HEADS
             out = pathlib.Path(tmp) / chip
             subprocess.run([compiler, *case.compiler_flags(chip), *args.compiler_flags.split(), "-o", str(out),

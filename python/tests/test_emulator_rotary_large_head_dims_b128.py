@@ -25,8 +25,12 @@ consumer j % 2 turns v_j), each waiting for the other's signal before its produc
 are turned back chunk by chunk. On sm_100a (session 19) a rotary warpgroup between the load and
 the MMA warp rotates each chunk slot in place (the query halves at their positions, k; v in the
 dP pass with rotate_v) and signals the MMA warp through a ring without buffers; one softmax
-warpgroup takes both halves and turns each gradient chunk back. Half-split pairs and angles from
-rotary_theta in the backward stay refused on both chips (test_rotary_backward_is_refused).
+warpgroup takes both halves and turns each gradient chunk back. The same backward with angles
+computed in the kernel from rotary_theta (session 20,
+test_rotary_theta_backward_b128_wide_interleaved_matches_reference): each chunk's angles are those
+of pairs 32 j on at the rows' head dim, and the gradients are turned back from theta too.
+Half-split pairs in the backward stay refused on both chips, with tables or theta
+(test_rotary_backward_is_refused).
 """
 
 from __future__ import annotations
@@ -163,16 +167,54 @@ def test_rotary_backward_b128_wide_interleaved_matches_reference(chip, case, sms
                                                               tensors)) != []
 
 
+# Angles from theta in the backward (session 20): the same chunk rotations (pairs 32 j on of the
+# rows' head dim) and turned-back gradient chunks, with the angles computed in the kernel. Two
+# bases, so that a kernel that ignored its own would be caught.
+THETA_BACKWARD_CASES = [
+    ("sm_90a", em.Case("backward", 256, "f16", "interleaved", block_size=128, rotary_theta=10000.0)),
+    ("sm_90a", em.Case("backward", 192, "bf16", "interleaved", positions=True, rotate_v=True, causal=True,
+                       lse=True, block_size=128, rotary_theta=500.0)),
+    ("sm_100a", em.Case("backward", 256, "bf16", "interleaved", rotate_v=True, block_size=128,
+                        rotary_theta=500.0)),
+    ("sm_100a", em.Case("backward", 192, "f16", "interleaved", positions=True, causal=True, lse=True,
+                        block_size=128, rotary_theta=10000.0)),
+]
+
+
+@pytest.mark.parametrize("sms", (1, 3))
+@pytest.mark.parametrize("chip,case", THETA_BACKWARD_CASES, ids=lambda x: x if isinstance(x, str) else x.name)
+def test_rotary_theta_backward_b128_wide_interleaved_matches_reference(chip, case, sms, emulated_kernel):
+    got, tensors = emulate_checked(case, chip, BACKWARD_LENGTHS, 13, sms, emulated_kernel)
+    assert "cos" not in tensors and "sin" not in tensors  # the kernel takes no tables
+    # The angles matter: the gradients miss the reference without rotation, at the other base,
+    # at block size 64, without the positions tensor or rotated v, and without causal blocks.
+    plain = em.Case(case.kind, case.head_dim, case.dtype, causal=case.causal, lse=case.lse, block_size=128)
+    assert em.check_close(case, got, em.reference_outputs(plain, tensors)) != []
+    other_base = dataclasses.replace(case, rotary_theta=10500.0 - case.rotary_theta)
+    assert em.check_close(case, got, em.reference_outputs(other_base, tensors)) != []
+    as64 = dataclasses.replace(case, block_size=64)
+    assert em.check_close(case, got, em.reference_outputs(as64, tensors)) != []
+    assert_misses_positions_and_rotated_v(case, got, tensors)
+    if case.causal:
+        assert em.check_close(case, got, em.reference_outputs(dataclasses.replace(case, causal=False),
+                                                              tensors)) != []
+
+
 @pytest.mark.parametrize("chip,rotary,expected", [
     ("sm_90a", "half_split", "the half_split rotary backward at block_size 128 above head_dim 128 is not "
                              "implemented on sm_90a (the interleaved layout is)"),
     ("sm_100a", "half_split", "the half_split rotary backward at block_size 128 above head_dim 128 is not "
                               "implemented on sm_100a (the interleaved layout is)"),
-    ("sm_90a", "theta", "rotary_theta in the backward at block_size 128 above head_dim 128 is not implemented"),
+    # half-split pairs with angles from rotary_theta: refused for the same reason (the interleaved
+    # theta backward is built)
+    ("sm_90a", "half_split_theta", "the half_split rotary backward at block_size 128 above head_dim 128 is "
+                                   "not implemented on sm_90a (the interleaved layout is)"),
+    ("sm_100a", "half_split_theta", "the half_split rotary backward at block_size 128 above head_dim 128 is "
+                                    "not implemented on sm_100a (the interleaved layout is)"),
 ])
 def test_rotary_backward_is_refused(chip, rotary, expected, tmp_path):
-    if rotary == "theta":  # interleaved pairs, angles from rotary_theta (the forward builds them)
-        case = em.Case("backward", 192, "bf16", "interleaved", block_size=128, rotary_theta=10000.0)
+    if rotary == "half_split_theta":
+        case = em.Case("backward", 256, "bf16", "half_split", block_size=128, rotary_theta=10000.0)
     else:
         case = em.Case("backward", 192, "bf16", rotary, block_size=128)
     run = subprocess.run([find_compiler(), *case.compiler_flags(chip), "--quiet", "-o", str(tmp_path)],

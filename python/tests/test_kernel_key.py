@@ -126,6 +126,14 @@ def test_prebuild_script_kernel_sets(capsys):
     assert capsys.readouterr().out.split() == [
         "sm_90a/blockattn_backward_d192_b128_bf16_interleaved",
         "sm_100a/blockattn_backward_d192_b128_bf16_interleaved"]
+    # And with angles from rotary_theta (session 20): interleaved on both chips, half-split left
+    # out.
+    script.main(["unused", "--dry-run", "--chips", "sm_90a,sm_100a", "--kinds", "backward",
+                 "--block-sizes", "128", "--head-dims", "256", "--dtypes", "bf16", "--rotary",
+                 "half_split,interleaved", "--rotary-theta"])
+    assert capsys.readouterr().out.split() == [
+        "sm_90a/blockattn_backward_d256_b128_bf16_interleaved_theta",
+        "sm_100a/blockattn_backward_d256_b128_bf16_interleaved_theta"]
 
     # The wheel's set (python/CMakeLists.txt; scripts/check_wheel.sh counts it): 144 kernels and
     # the 8 small-grid variants (sm_90a, no rotary, both kinds, both head dims and dtypes).

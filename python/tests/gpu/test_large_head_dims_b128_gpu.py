@@ -11,7 +11,8 @@ log-sum-exp; the rotary backward with interleaved pairs on sm_90a (session 18: e
 variant, causal blocks with dlse, long and tiny sequences); half-split pairs and sm_100a are
 refused by argument. With angles from rotary_theta (session 18; the API passes tables, so the
 kernels are launched directly): the forward, every variant, causal + lse, a grid past the SM
-count (test_rotary_theta_*).
+count (test_rotary_theta_*); the interleaved backward (session 20) likewise, with causal + dlse
+(test_rotary_theta_backward_*).
 
 These kernels are not in the wheel's prebuilt set: they compile on first use unless
 BLOCKATTN_KERNEL_DIR holds them:
@@ -20,7 +21,9 @@ BLOCKATTN_KERNEL_DIR holds them:
     (the same with --causal, with --lse, and with --causal --lse; for the rotary forwards
     --kinds forward --rotary half_split,interleaved --rotary-variants plain,pos,rv,pos_rv,
     and with --causal --lse; for the rotary backwards --chips sm_90a --kinds backward
-    --rotary interleaved --rotary-variants plain,pos,rv,pos_rv, and with --causal --lse)
+    --rotary interleaved --rotary-variants plain,pos,rv,pos_rv, and with --causal --lse;
+    the test_rotary_theta_* kernels: the same with --rotary-theta, and for the backward also
+    --rotary-theta 500, with --causal, --lse, --causal --lse)
 The tolerances are test_forward_gpu's; the output is poisoned with NaN and guarded by
 poisoned rows, so an unwritten or overwritten row fails.
 """
@@ -302,6 +305,72 @@ def test_rotary_theta_forward_causal_lse_and_past_the_sm_count(head_dim):
                           causal=True, lse=True, seed=5)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     run_theta_forward([128 * sms + 5], 1, head_dim, torch.bfloat16, False, seed=13)
+
+
+# The interleaved backward from rotary_theta (session 20): the chunk rotations and the
+# turned-back gradient chunks compute their angles in the kernel. Launched directly, as the
+# forward above; dq, dk, dv start as NaN, so an unwritten element fails.
+def run_theta_backward(lengths, heads, head_dim, dtype, positions=False, rotate_v=False, causal=False,
+                       lse=False, theta=10000.0, seed=0):
+    from blockattn import _driver, _kernels
+
+    q, k, v, cu = make_inputs(lengths, heads, head_dim, dtype, seed)
+    T = q.shape[0]
+    g = torch.Generator(device="cuda").manual_seed(seed + 7)
+    pos = torch.randint(0, 777, (T,), generator=g, device="cuda", dtype=torch.int32) if positions else None
+    do = torch.randn(q.shape, generator=g, device="cuda").to(dtype)
+    dlse = torch.randn((heads, T), generator=g, device="cuda") if lse else None
+    key = _kernels.KernelKey(kind="backward", head_dim=head_dim, block_size=BS,
+                             dtype="bf16" if dtype == torch.bfloat16 else "f16", chip=_driver.chip_of(q.device),
+                             rotary="interleaved", positions=positions, rotate_v=rotate_v, causal=causal, lse=lse,
+                             rotary_theta=theta)
+    kernel = _driver.load_kernel(_kernels.find_kernel(key), q.device)
+    grads = [torch.full_like(t, float("nan")) for t in (q, k, v)]
+    tensors = {"q": q, "k": k, "v": v, "do": do, "dq": grads[0], "dk": grads[1], "dv": grads[2],
+               "cu_seqlens": cu}
+    if pos is not None:
+        tensors["positions"] = pos
+    if lse:
+        tensors["dlse"] = dlse
+    kernel.call(tensors, {"softmax_scale": head_dim ** -0.5})
+    torch.cuda.synchronize()
+    largest = max(max(lengths), 777) + 1
+    args = [t.double().cpu().numpy() for t in (q, k, v)]
+    common = dict(block_size=BS, causal=causal, dlse=None if dlse is None else dlse.double().cpu().numpy())
+
+    def ref(base):
+        cos, sin = reference.rope_tables(largest, head_dim, base=base)
+        rotary = reference.Rotary(cos, sin, interleaved=True, positions=None if pos is None else pos.cpu().numpy(),
+                                  rotate_v=rotate_v)
+        return reference.backward(*args, do.double().cpu().numpy(), cu.cpu().numpy(), rotary=rotary, **common)
+
+    check_grads(grads, [torch.from_numpy(w).cuda() for w in ref(theta)], dtype)
+    # The angles matter: the un-rotated reference and the other base's are far from dq.
+    plain = reference.backward(*args, do.double().cpu().numpy(), cu.cpu().numpy(), **common)
+    assert (grads[0].double().cpu() - torch.from_numpy(plain[0])).abs().max() > 0.1
+    other = ref(10500.0 - theta)
+    assert (grads[0].double().cpu() - torch.from_numpy(other[0])).abs().max() > 0.1
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
+@pytest.mark.parametrize("head_dim", HEAD_DIMS)
+def test_rotary_theta_backward_interleaved(head_dim, dtype):
+    """Every variant from theta on the edge lengths, 3 heads; bases 10000 and 500."""
+    for positions, rotate_v in ((False, False), (True, False), (False, True), (True, True)):
+        run_theta_backward(EDGE_LENGTHS, 3, head_dim, dtype, positions, rotate_v,
+                           theta=500.0 if rotate_v else 10000.0, seed=head_dim)
+
+
+@pytest.mark.parametrize("head_dim", HEAD_DIMS)
+def test_rotary_theta_backward_interleaved_causal_dlse_tiny_and_past_the_sm_count(head_dim):
+    for dtype in (torch.bfloat16, torch.float16):
+        run_theta_backward(EDGE_LENGTHS, 2, head_dim, dtype, positions=True, rotate_v=True, causal=True,
+                           lse=True, theta=500.0, seed=5)
+    run_theta_backward(EDGE_LENGTHS, 2, head_dim, torch.bfloat16, causal=True, seed=6)
+    run_theta_backward(EDGE_LENGTHS, 2, head_dim, torch.float16, lse=True, seed=7)
+    run_theta_backward(TINY_LENGTHS, 3, head_dim, torch.bfloat16, positions=True, seed=12)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    run_theta_backward([128 * sms + 5], 1, head_dim, torch.float16, rotate_v=True, seed=13)
 
 
 def test_rotary_backward_half_split_is_refused():

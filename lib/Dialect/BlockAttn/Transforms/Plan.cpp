@@ -1763,17 +1763,18 @@ OStore oStoreOf(const KernelShape &shape, const TuningOptions &options) {
 /// interleaved chunk holds whole pairs, and each chunk of q and k (and v) is
 /// rotated in place: by the consumers on sm_90a (buildColumnPassConsumer),
 /// by a rotary warpgroup between the load and the MMA warp on sm_100a
-/// (buildColumnPassRotaryPartition). Refused:
-/// - half-split pairs (both chips): a pair's columns, D / 2 apart, are
-///   never in one slot (a rotation group's slots held together, three of
-///   64 KiB at 192, do not fit next to P and dS; a pair-complete chunk
-///   layout of two 64-byte-swizzled 32-column pieces is the design, not
-///   built);
-/// - the backward with angles from `rotary_theta`: its chunk rotation reads
-///   the cos/sin tables. (The forward with theta was refused until session
-///   18, when ptxas spilled the unrolled rotation; k and v are now turned
-///   in a loop of passes, Rotary.cpp, with kLargeBlockWideRotaryForwardRegs'
-///   theta budgets.)
+/// (buildColumnPassRotaryPartition). With tables or with angles from
+/// `rotary_theta` (session 20): the chunk rotations (warpspec.rotate with
+/// head_dim and pair_offset) and the turned-back gradient chunks
+/// (rotate_tile) compute the angles of pairs 32 j on at the rows' head dim
+/// either way, k's and v's 128 rows in the loop of passes that is not
+/// unrolled (Rotary.cpp); the launches and budgets are the table kernels'
+/// (sm_100a: no spills; sm_90a: the table kernels' consumer spills, fewer
+/// bytes, scripts/check_spills.py). Refused: half-split pairs (both chips,
+/// tables or theta): a pair's columns, D / 2 apart, are never in one slot (a
+/// rotation group's slots held together, three of 64 KiB at 192, do not fit
+/// next to P and dS; a pair-complete chunk layout of two 64-byte-swizzled
+/// 32-column pieces is the design, not built).
 LogicalResult refuseLargeBlockWideRotary(const KernelShape &shape, Chip chip,
                                          Failure fail) {
   if (!shape.hasRotary() || shape.numQueryTiles() == 1 ||
@@ -1781,11 +1782,6 @@ LogicalResult refuseLargeBlockWideRotary(const KernelShape &shape, Chip chip,
     return success();
   if (!shape.backward)
     return success();
-  if (shape.rotaryTheta)
-    return fail("rotary_theta in the backward at block_size ", shape.blockSize,
-                " above head_dim 128 is not implemented (the cos/sin tables "
-                "are built; the forward computes the angles in the kernel: "
-                "docs/head-dims.md)");
   if (shape.rotary == RotaryMode::interleaved)
     return success();
   return fail("the half_split rotary backward at block_size ", shape.blockSize,
