@@ -1480,7 +1480,11 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
         auto i32 = [&](int64_t value) -> Value {
           return arith::ConstantIntOp::create(b, loc, value, 32);
         };
-        Value upper = PinOp::create(b, loc, i32(spec.group));
+        Value upper =
+            spec.group == 2
+                ? PinOp::create(b, loc, b.getI32Type(), i32(spec.group), kvHead)
+                      .getResult()
+                : PinOp::create(b, loc, i32(spec.group)).getResult();
         auto others = scf::ForOp::create(b, loc, i32(1), upper, i32(1));
         OpBuilder::InsertionGuard inLoop(b);
         b.setInsertionPoint(others.getBody()->getTerminator());

