@@ -322,7 +322,7 @@ def test_backward_causal_and_lse(head_dim, dtype, causal, lse):
 
 
 # The grouped backward at block size 128 (issues 20 and 21): without rotary embeddings, up to
-# head dim 128 on sm_90a (above 64 in column passes), 64 on sm_100a; sm_90a runs a scores warpgroup and an accumulate warpgroup per key half (dV and dK
+# head dim 128 on both chips (above 64 in column passes); sm_90a runs a scores warpgroup and an accumulate warpgroup per key half (dV and dK
 # summed over the group in registers). Lengths around the block and its half; G = 2, 4, 8 and
 # MQA; both dtypes; causal and dlse; deterministic (the group's sum in a fixed order).
 B128_LENGTHS = [0, 1, 63, 64, 65, 127, 128, 129, 191, 192, 193, 2000, 0, 300, 7]
@@ -411,7 +411,8 @@ def test_backward_block_size_128_rotary_random_batch_and_deterministic():
     assert_b128_backward_deterministic(43, 16, 2, 64, seed=43, rotary_flags=(True, False, True))
 
 
-# Head dims 96 and 128 at block size 128 (sm_90a, session 18): an item in passes over column
+# Head dims 96 and 128 at block size 128 (sm_90a, session 18; sm_100a, groups of 3 and more
+# session 19, a group of 2 session 20, (4, 2) here; no sm_100a GPU yet): an item in passes over column
 # chunks of the head dim (three of 32 columns at 96, two of 64 at 128), each recomputing S and
 # dP and summing its chunk of dV and dK over the group. G = 2, 4, 8, 16 and MQA, both dtypes,
 # causal and dlse, deterministic.

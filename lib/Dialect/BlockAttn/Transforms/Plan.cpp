@@ -646,8 +646,10 @@ FailureOr<KernelPlan> planSm90aPipelinedGroup(const KernelShape &shape,
 /// `auto` the pipelined roles with dQ in the accumulate warpgroup at head
 /// dim 128 (H200, seed lengths, Hq = 8, session 14: G = 4 3.38-3.76 ms
 /// against 4.32-4.44 serial, 85-92% of the floor against 71%; G = 8 3.25
-/// against 4.12), except groups of 2, where it spills 28 bytes (4.29
-/// against 4.95 serial; 'pipelined' 5.27): serial there, at head dim 64
+/// against 4.12), except groups of 2, where it spilled 28 bytes (4.29
+/// against 4.95 serial; 'pipelined' 5.27; session 20 hid the accumulate
+/// warpgroup's trip count and it no longer spills, but untimed it stays
+/// an option): serial there, at head dim 64
 /// (2.21-2.50 against 2.24-2.44: no clear gain) and wherever other options
 /// ask for more consumers or CTAs than the pipelined roles have.
 /// With rotary embeddings at head dim 128 (the scores warpgroup rotates K,
@@ -1003,10 +1005,11 @@ constexpr int64_t kSm100aGroupedLargeBlockPairLoadRegs = 48,
 /// producer needs up to 104 (head dim 96, whose "qdo" has two slots of
 /// three 32-column chunks a tile), the MMA warp 128-144 and the softmax
 /// warpgroup 232-256 (G = 4, 8, 16; softmax 256 from the pool of 504).
-/// A group of 2 is refused there (blockattn-warp-specialize): alone each
-/// warpgroup fits (load 64-88, MMA up to 224, softmax 184), together they
-/// spilled 28-88 bytes under every split tried (88 / 232 / 184, 88 / 224 /
-/// 192, 72 / 232 / 200, 88 / 208 / 208, 96 / 200 / 208).
+/// A group of 2 takes the same budgets (session 20): it had spilled 28-88
+/// bytes under every split tried (88 / 232 / 184 ... 96 / 200 / 208) since
+/// ptxas read the MMA warp's loop over the other heads as one trip and laid
+/// it out straight; with that count opaque to ptxas too (Sm100aRecipe.cpp,
+/// buildBlackwellGroupedLargeBlock) none of the 32 G = 2 kernels spills.
 constexpr int64_t kSm100aGroupedLargeBlockPassLoadRegs = 104,
                   kSm100aGroupedLargeBlockPassMmaRegs = 144;
 

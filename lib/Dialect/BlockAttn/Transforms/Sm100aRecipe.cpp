@@ -1477,10 +1477,22 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
         // count LLVM cannot see, so it neither unrolls the loop nor hoists
         // an item's ring positions out of it; opaqueGroupEnd's min(kvHead, 0)
         // let LLVM bound the count and turn G = 2's one trip into a branch).
+        // A plain pin is an empty asm that ptxas sees through: at G = 2 it
+        // read the loop's one trip and laid both passes' four heads out in
+        // one straight run (the item loop the MMA warp's only backward
+        // branch), values of later heads computed early and spilled (316
+        // bytes at head dim 128, 75 STL at 144 registers; at G = 3 it keeps
+        // both head loops and spills nothing). Pinned after the k/v head,
+        // G + min(kvHead, 0), the count is opaque to ptxas too (groups of 3
+        // and more keep the plain pin: their PTX unchanged).
         auto i32 = [&](int64_t value) -> Value {
           return arith::ConstantIntOp::create(b, loc, value, 32);
         };
-        Value upper = PinOp::create(b, loc, i32(spec.group));
+        Value upper =
+            spec.group == 2
+                ? PinOp::create(b, loc, b.getI32Type(), i32(spec.group), kvHead)
+                      .getResult()
+                : PinOp::create(b, loc, i32(spec.group)).getResult();
         auto others = scf::ForOp::create(b, loc, i32(1), upper, i32(1));
         OpBuilder::InsertionGuard inLoop(b);
         b.setInsertionPoint(others.getBody()->getTerminator());

@@ -854,7 +854,16 @@ void buildGroupedAccumulateConsumer(OpBuilder &b, Location loc,
     }
     return std::make_pair(dv, dk);
   };
-  auto [dvAcc, dkAcc] = accumulateOverGroup(b, loc, spec, kvHead, queryHead);
+  // At G = 2 the loop over the other heads has one trip; with a constant
+  // count LLVM unrolled it next to the first head and ptxas spilled the
+  // straight-line pair 28 bytes at head dim 128 under pipelined-dq (the
+  // reason `auto` keeps G = 2 serial; not timed since). Its count hidden
+  // (opaqueGroupEnd), nothing spills. Only there: the rotary kernels (whose
+  // roles `auto` picks at G = 2 too) and other groups keep the constant, and
+  // with it their PTX.
+  bool hideTripCount = spec.group == 2 && !spec.hasRotary();
+  auto [dvAcc, dkAcc] =
+      accumulateOverGroup(b, loc, spec, kvHead, queryHead, hideTripCount);
   if (plan.dqInAccumulate)
     ReleaseOp::create(b, loc, c.slot);
   c.head = kvHead;

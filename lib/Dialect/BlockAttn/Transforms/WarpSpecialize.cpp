@@ -35,11 +35,10 @@ using mlir::warpspec::Chip;
 namespace {
 
 /// The widest head dim of the grouped-query backward at block size 128
-/// (checkGroupedLargeBlock): 128; a group of 2 on sm_100a 64; with rotary
-/// embeddings, the widest made in one pass, above which only sm_90a's
-/// interleaved ones are built (up to 128).
+/// (checkGroupedLargeBlock): 128; with rotary embeddings, the widest made in
+/// one pass, above which only sm_90a's interleaved ones are built (up to
+/// 128).
 constexpr int64_t kMaxGroupedLargeBlockHeadDim = 128,
-                  kMaxSm100aGroupedLargeBlockHeadDim = 64,
                   kMaxGroupedLargeBlockRotaryHeadDim = 64;
 
 struct BlockAttnWarpSpecializePass
@@ -64,9 +63,9 @@ struct BlockAttnWarpSpecializePass
   /// The grouped-query backward sums dk and dv over the group inside one
   /// CTA (docs/pipeline.md, "Grouped-query attention"). At block size 128
   /// it is built up to head dim 128 (above 64 in passes over column chunks
-  /// of the head dim, KernelPlan::groupPasses; on sm_100a a group of 2 up to
-  /// 64); with rotary embeddings (every variant) up to head dim 64, in one
-  /// pass, and on sm_90a at 96 and 128 interleaved (in the passes). Above 128
+  /// of the head dim, KernelPlan::groupPasses; every group, both chips);
+  /// with rotary embeddings (every variant) up to head dim 64, in one pass,
+  /// and on sm_90a at 96 and 128 interleaved (in the passes). Above 128
   /// an item's K and V of 128 keys (2 x 48 KiB at 192), a query head's Q and
   /// dO (the same) and both query halves' P and dS (64 KiB) exceed shared
   /// memory (227 KiB) on both chips.
@@ -114,20 +113,6 @@ struct BlockAttnWarpSpecializePass
                            "chunks (interleaved rotary embeddings are built)";
       }
     }
-    // A group of 2 on sm_100a above head dim 64, in passes over column
-    // chunks (as on sm_100a's groups of 3 and more and on sm_90a): ptxas
-    // (CUDA 13.0) spilled the three warpgroups together 28-88 bytes under
-    // every split of the pool of 504 tried, though each fits alone (load
-    // 64-88, MMA 136-224, softmax 184; docs/pipeline.md).
-    if (chip == Chip::sm_100a && spec.group == 2 &&
-        spec.headDim > kMaxSm100aGroupedLargeBlockHeadDim)
-      return refuse() << " and head_dim " << spec.headDim
-                      << " on sm_100a yet: a group of 2 is built up to "
-                         "head_dim "
-                      << kMaxSm100aGroupedLargeBlockHeadDim
-                      << " there (its passes over column chunks of head dims "
-                         "96 and 128 spill registers; groups of 3 and more "
-                         "are built)";
     return success();
   }
 
@@ -136,9 +121,8 @@ struct BlockAttnWarpSpecializePass
     if (failed(spec))
       return failure();
     // The grouped-query backward at block size 128: built up to head dim
-    // 128 (a group of 2 on sm_100a up to 64; interleaved rotary embeddings
-    // too on sm_90a) and up to 64 with half-split ones
-    // (checkGroupedLargeBlock).
+    // 128 (interleaved rotary embeddings too on sm_90a) and up to 64 with
+    // half-split ones (checkGroupedLargeBlock).
     if (failed(checkGroupedLargeBlock(op, *spec)))
       return failure();
     // Above head dim 128 it makes an item in passes over 64-column chunks

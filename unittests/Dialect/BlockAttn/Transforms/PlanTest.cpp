@@ -234,9 +234,10 @@ TEST(GroupedPlan, BlockSize128Passes) {
   EXPECT_EQ(plan(Chip::sm_90a, b128).groupPasses, 1);
 }
 
-// The sm_100a grouped backward at block size 128 above head dim 64 (groups
-// of 3 and more): the same passes, load 104, MMA 144, softmax 256 (the pool
-// of 504), a staging buffer one chunk wide; one pass up to 64 (96 / 152).
+// The sm_100a grouped backward at block size 128 above head dim 64: the
+// same passes, load 104, MMA 144, softmax 256 (the pool of 504), a staging
+// buffer one chunk wide, a group of 2 too (session 20); one pass up to 64
+// (96 / 152; a group of 2 48 / 200).
 TEST(GroupedPlan, BlockSize128PassesSm100a) {
   KernelShape b128 = shape(true, 128);
   b128.group = 4;
@@ -253,6 +254,14 @@ TEST(GroupedPlan, BlockSize128PassesSm100a) {
   p = plan(Chip::sm_100a, b128);
   EXPECT_EQ(p.groupPasses, 1);
   EXPECT_EQ(p.registers.mma, 152);
+  b128.group = 2;
+  EXPECT_EQ(plan(Chip::sm_100a, b128).registers.mma, 200);
+  b128.headDim = 128;
+  p = plan(Chip::sm_100a, b128);
+  EXPECT_EQ(p.groupPasses, 2);
+  EXPECT_EQ(p.registers.load, 104);
+  EXPECT_EQ(p.registers.mma, 144);
+  EXPECT_EQ(p.registers.compute, 256);
 }
 
 // The grouped backward above head dim 128: D / 64 passes over 64-column

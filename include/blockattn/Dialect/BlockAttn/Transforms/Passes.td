@@ -187,7 +187,7 @@ def BlockAttnWarpSpecializePass
            "same, with dQ = dS K made and stored by the accumulate warpgroup "
            "from the \"pds\" slot: two products on each side) or 'auto' (the "
            "recipe picks: at head dim 128 'pipelined-dq', except for groups "
-           "of 2, where it spills; else 'serial')">,
+           "of 2, not timed since their spill was removed; else 'serial')">,
   ];
 }
 
