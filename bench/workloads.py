@@ -68,7 +68,7 @@ def tiny_lengths(seed: int = 0, low: int = 1, high: int = 48) -> np.ndarray:
 
 
 NAMES = ("seed", "seed-d64", "seed-aligned", "rope", "seed-d32", "seed-d96", "seed-b16", "seed-b32", "seed-b128",
-         "seed-causal", "seed-d64-causal", "seed-gqa", "seed-d64-gqa", "seed-b128-d64-gqa",
+         "seed-causal", "seed-d64-causal", "seed-gqa", "seed-d64-gqa", "seed-gqa-g2", "seed-b128-d64-gqa",
          "seed-b128-gqa", "seed-b128-d96-gqa", "seed-d192-gqa", "seed-d256-gqa",
          "seed-d192", "seed-d256", "tiny-b16", "tiny-b32", "tiny-b64", "seed-b128-d192", "seed-b128-d256",
          "seed-b128-d32", "seed-b128-d64", "seed-b128-d96")
@@ -98,6 +98,10 @@ def get(name: str) -> Workload:
         return Workload(name, seed_lengths(), 4, 64 if "d64" in name else 128, causal=True)
     if name in ("seed-gqa", "seed-d64-gqa"):
         return Workload(name, seed_lengths(), 8, 64 if "d64" in name else 128, kv_heads=2)
+    # A group of 2 (Hq = 4, Hkv = 2), whose sm_90a backward at head dim 128 picks its own roles
+    # (docs/performance-notes.md, "The grouped backward's pipelined roles").
+    if name == "seed-gqa-g2":
+        return Workload(name, seed_lengths(), 4, 128, kv_heads=2)
     # The grouped backward above head dim 128 (D / 64 passes over column chunks; docs/pipeline.md).
     if name in ("seed-d192-gqa", "seed-d256-gqa"):
         return Workload(name, seed_lengths(), 8, int(name[len("seed-d"):-len("-gqa")]), kv_heads=2)
