@@ -1264,17 +1264,21 @@ def _check_chunked_head_dim(head_dim: int, block_size: int, rotary, backward: bo
     """Head dims 192 and 256 are built at every block size without rotary
     embeddings, and with them the forward at every block size and the
     backward at block sizes up to 64, and at block size 128 with interleaved
-    pairs on both chips (docs/head-dims.md; the sm_100a ones, since sessions
-    17 and 19, emulated only); the compiler refuses the rest: the half-split
-    backward at block size 128. `device` is not needed for it (both chips
-    build the same layouts) and kept for the callers."""
+    pairs on both chips and with half-split pairs on sm_90a (docs/head-dims.md;
+    the sm_100a ones, since sessions 17 and 19, emulated only); the compiler
+    refuses the rest: the half-split backward at block size 128 on sm_100a.
+    `device` decides the chip (a tensor off CUDA has none: nothing is refused
+    here, and nothing launches either)."""
     if not (backward and block_size > 64 and rotary is not None):
         return
-    if not interleaved:
-        raise ValueError(f"rotary: the half_split rotary backward at head_dim {head_dim} is implemented at block "
-                         f"sizes up to 64 only, got {block_size} (interleaved pairs have one; the "
-                         "forward is built: run it under torch.no_grad() or with inputs that do not require "
-                         "grad)")
+    if interleaved or device is None or device.type != "cuda":
+        return
+    chip = _driver.chip_of(device)
+    if chip != "sm_90a":
+        raise ValueError(f"rotary: the half_split rotary backward at head_dim {head_dim} and block size "
+                         f"{block_size} is implemented on sm_90a only, got {chip} (interleaved pairs have "
+                         "one on both chips; the forward is built: run it under torch.no_grad() or with "
+                         "inputs that do not require grad)")
 
 
 def _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, rotary, requires_grad,

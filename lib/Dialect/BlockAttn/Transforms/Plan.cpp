@@ -1764,11 +1764,12 @@ OStore oStoreOf(const KernelShape &shape, const TuningOptions &options) {
 /// rotated in place: by the consumers on sm_90a (buildColumnPassConsumer),
 /// by a rotary warpgroup between the load and the MMA warp on sm_100a
 /// (buildColumnPassRotaryPartition). Refused:
-/// - half-split pairs (both chips): a pair's columns, D / 2 apart, are
-///   never in one slot (a rotation group's slots held together, three of
-///   64 KiB at 192, do not fit next to P and dS; a pair-complete chunk
-///   layout of two 64-byte-swizzled 32-column pieces is the design, not
-///   built);
+/// - half-split pairs on sm_100a. A pair's columns are D / 2 apart, never
+///   in one 64-column chunk; on sm_90a (session 20) the producer loads
+///   pair-complete chunks instead, columns [32 j, 32 j + 32) and their
+///   partners as one box of a rank-4 tensor map (pairHalfChunks), rotated
+///   in place like an interleaved chunk; sm_100a's column-pass recipe does
+///   not take them yet;
 /// - the backward with angles from `rotary_theta`: its chunk rotation reads
 ///   the cos/sin tables. (The forward with theta was refused until session
 ///   18, when ptxas spilled the unrolled rotation; k and v are now turned
@@ -1786,14 +1787,13 @@ LogicalResult refuseLargeBlockWideRotary(const KernelShape &shape, Chip chip,
                 " above head_dim 128 is not implemented (the cos/sin tables "
                 "are built; the forward computes the angles in the kernel: "
                 "docs/head-dims.md)");
-  if (shape.rotary == RotaryMode::interleaved)
+  if (shape.rotary == RotaryMode::interleaved || chip == Chip::sm_90a)
     return success();
   return fail("the half_split rotary backward at block_size ", shape.blockSize,
               " above head_dim 128 is not implemented on ", stringifyChip(chip),
-              " (the interleaved layout is): its block streams in 64-column "
-              "chunk slots, and a half-split pair's columns (head_dim / 2 "
-              "apart) are never in one slot to be rotated in place "
-              "(docs/head-dims.md)");
+              " (sm_90a and the interleaved layout are): its rotary "
+              "warpgroup and softmax warpgroup do not take the pair-complete "
+              "chunks of two 32-column pieces (docs/head-dims.md)");
 }
 
 } // namespace
