@@ -269,27 +269,13 @@ def test_block_size_must_be_an_int(launches, block_size):
 
 
 @pytest.mark.parametrize("head_dim", [192, 256])
-def test_large_head_dims_take_every_block_size_without_rotary(launches, monkeypatch, head_dim):
-    """Head dims 192 and 256 are built without rotary embeddings at every block size, forward
-    and backward, and with them the forward at every block size and the backward at block sizes
-    up to 64, at 128 with interleaved pairs on both chips and with half-split pairs on sm_90a
-    (docs/head-dims.md): the half-split rotary backward at block size 128 on sm_100a is refused
-    by argument before anything launches, the rotary forward at 128 launches."""
+def test_large_head_dims_take_every_block_size(launches, head_dim):
+    """Head dims 192 and 256 are built at every block size, forward and backward, with and
+    without rotary embeddings (docs/head-dims.md; the rotary backward at block size 128 with
+    half-split pairs since session 20, on both chips): nothing is refused by argument."""
     q, k, v = (torch.randn(T, H, head_dim).to(torch.bfloat16) for _ in range(3))
     cu = torch.tensor(CU, dtype=torch.int32)
     tables = torch.ones(16, head_dim // 2)
-    refused = (f"^rotary: the half_split rotary backward at head_dim {head_dim} and block size 128 is "
-               "implemented on sm_90a only, got sm_100a")
-    # The chip of a CUDA device decides (no GPU here: the check alone, chip_of replaced).
-    monkeypatch.setattr(blockattn._driver, "chip_of", lambda device: "sm_100a")
-    cuda = torch.device("cuda")
-    with pytest.raises(ValueError, match=refused):
-        blockattn.api._check_chunked_head_dim(head_dim, 128, tables, backward=True, device=cuda)
-    blockattn.api._check_chunked_head_dim(head_dim, 128, tables, backward=True, interleaved=True,
-                                          device=cuda)
-    monkeypatch.setattr(blockattn._driver, "chip_of", lambda device: "sm_90a")
-    blockattn.api._check_chunked_head_dim(head_dim, 128, tables, backward=True, device=cuda)
-    # On the CPU (these tensors) nothing is refused: the half-split backward at 128 launches.
     qg, kg, vg = (t.clone().requires_grad_() for t in (q, k, v))
     blockattn.block_attention(qg, kg, vg, cu, block_size=128, rotary=blockattn.Rotary(tables, tables)).sum().backward()
     assert [(c["kind"], c["block_size"], c["rotary"]) for c in launches] == [
@@ -308,8 +294,10 @@ def test_large_head_dims_take_every_block_size_without_rotary(launches, monkeypa
     blockattn.block_attention(qg, kg, vg, cu, block_size=128).sum().backward()
     assert [(c["kind"], c["block_size"]) for c in launches] == [("forward", 64), ("forward", 32),
                                                                ("forward", 128), ("backward", 128)]
-    # Interleaved pairs have a backward at block size 128 (sm_90a; docs/head-dims.md).
+    # Both layouts have a backward at block size 128 (both chips; docs/head-dims.md).
     launches.clear()
     blockattn.api.backward(q, q, k, v, cu, 128, head_dim ** -0.5, cos=tables, sin=tables, interleaved=True)
-    assert [(c["kind"], c["block_size"], c["rotary"]) for c in launches] == [("backward", 128, "interleaved")]
+    blockattn.api.backward(q, q, k, v, cu, 128, head_dim ** -0.5, cos=tables, sin=tables)
+    assert [(c["kind"], c["block_size"], c["rotary"]) for c in launches] == [
+        ("backward", 128, "interleaved"), ("backward", 128, "half_split")]
 

@@ -25,13 +25,13 @@ consumer j % 2 turns v_j), each waiting for the other's signal before its produc
 are turned back chunk by chunk. On sm_100a (session 19) a rotary warpgroup between the load and
 the MMA warp rotates each chunk slot in place (the query halves at their positions, k; v in the
 dP pass with rotate_v) and signals the MMA warp through a ring without buffers; one softmax
-warpgroup takes both halves and turns each gradient chunk back. On sm_90a with half-split pairs
-(session 20) the producer loads pair-complete chunks instead: chunk j is columns [32 j, 32 j + 32)
+warpgroup takes both halves and turns each gradient chunk back. With half-split pairs (session 20,
+both chips) the producer loads pair-complete chunks instead: chunk j is columns [32 j, 32 j + 32)
 and their partners [D / 2 + 32 j, ...), one box (32, 2, 1, rows) of a rank-4 tensor map that
 splits the head dim in its halves, which lands 128-byte swizzled as an ordinary 64-column chunk;
-it is rotated in place as an interleaved chunk (pairs 32 j on), and each gradient chunk is
-stored as two 32-column pieces. Half-split pairs on sm_100a and angles from rotary_theta in the
-backward stay refused (test_rotary_backward_is_refused).
+it is rotated in place as an interleaved chunk (pairs 32 j on: by the consumers on sm_90a, by the
+rotary warpgroup on sm_100a), and each gradient chunk is stored as two 32-column pieces. Angles
+from rotary_theta in the backward stay refused (test_rotary_backward_is_refused).
 """
 
 from __future__ import annotations
@@ -154,6 +154,14 @@ BACKWARD_CASES = [
                        block_size=128)),
     ("sm_90a", em.Case("backward", 192, "f16", "half_split", positions=True, causal=True, lse=True,
                        block_size=128)),
+    # sm_100a likewise (the same producer; the rotary warpgroup turns the pair-complete chunks, the
+    # softmax warpgroup stores each gradient chunk as two pieces).
+    ("sm_100a", em.Case("backward", 256, "bf16", "half_split", block_size=128)),
+    ("sm_100a", em.Case("backward", 192, "f16", "half_split", positions=True, rotate_v=True, block_size=128)),
+    ("sm_100a", em.Case("backward", 192, "bf16", "half_split", rotate_v=True, causal=True, lse=True,
+                        block_size=128)),
+    ("sm_100a", em.Case("backward", 256, "f16", "half_split", positions=True, causal=True, lse=True,
+                        block_size=128)),
 ]
 # Jagged: empty and one-token sequences, partial blocks around the block and its half, and
 # blocks whose second query half is empty (1-64 tokens).
@@ -178,8 +186,6 @@ def test_rotary_backward_b128_wide_matches_reference(chip, case, sms, emulated_k
 
 
 @pytest.mark.parametrize("chip,rotary,expected", [
-    ("sm_100a", "half_split", "the half_split rotary backward at block_size 128 above head_dim 128 is not "
-                              "implemented on sm_100a (sm_90a and the interleaved layout are)"),
     ("sm_90a", "theta", "rotary_theta in the backward at block_size 128 above head_dim 128 is not implemented"),
 ])
 def test_rotary_backward_is_refused(chip, rotary, expected, tmp_path):

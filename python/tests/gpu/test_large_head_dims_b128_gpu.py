@@ -7,9 +7,10 @@ chips, and causal blocks and the log-sum-exp (the sm_100a backward has not run o
 
 With fused rotary embeddings (session 17) the forward on both chips: every table variant
 (half-split and interleaved, a positions tensor, rotate_v), also with causal blocks and the
-log-sum-exp; the rotary backward with interleaved pairs on sm_90a (session 18: every table
-variant, causal blocks with dlse, long and tiny sequences); half-split pairs and sm_100a are
-refused by argument. With angles from rotary_theta (session 18; the API passes tables, so the
+log-sum-exp; the rotary backward with interleaved pairs (session 18: every table variant,
+causal blocks with dlse, long and tiny sequences) and with half-split pairs (session 20: the
+same cases; the producer loads pair-complete chunks through a rank-4 tensor map, whose 128-byte
+swizzled layout these cases check on the GPU), on both chips (sm_100a not run on a GPU yet). With angles from rotary_theta (session 18; the API passes tables, so the
 kernels are launched directly): the forward, every variant, causal + lse, a grid past the SM
 count (test_rotary_theta_*).
 
@@ -19,8 +20,8 @@ BLOCKATTN_KERNEL_DIR holds them:
         --block-sizes 128 --dtypes bf16,f16
     (the same with --causal, with --lse, and with --causal --lse; for the rotary forwards
     --kinds forward --rotary half_split,interleaved --rotary-variants plain,pos,rv,pos_rv,
-    and with --causal --lse; for the rotary backwards --chips sm_90a --kinds backward
-    --rotary interleaved --rotary-variants plain,pos,rv,pos_rv, and with --causal --lse)
+    and with --causal --lse; for the rotary backwards --kinds backward
+    --rotary half_split,interleaved --rotary-variants plain,pos,rv,pos_rv, and with --causal --lse)
 The tolerances are test_forward_gpu's; the output is poisoned with NaN and guarded by
 poisoned rows, so an unwritten or overwritten row fails.
 """
@@ -186,14 +187,11 @@ def test_rotary_forward_long_tiny_and_past_the_sm_count(head_dim):
 # 64-column chunk slot of q and k (v with rotate_v) holds whole pairs and is rotated in place (on
 # sm_90a by the two consumers, consumer 0 k, consumer 1 both query halves, the second at
 # position + 64; on sm_100a by a rotary warpgroup between the load and the MMA warp), and dQ, dK
-# (dV) are turned back chunk by chunk. Half-split pairs on sm_90a (session 20): the producer loads
+# (dV) are turned back chunk by chunk. Half-split pairs (session 20, both chips): the producer loads
 # pair-complete chunks (columns [32 j, 32 j + 32) and their partners, one box of a rank-4 tensor
 # map splitting the head dim in its halves, 128-byte swizzled), rotated in place the same way; the
-# gradients are stored as two 32-column pieces. On sm_100a they are refused by argument.
-
-
-def is_sm90a():
-    return torch.cuda.get_device_capability(0) == (9, 0)
+# gradients are stored as two 32-column pieces. The same on sm_100a (its rotary warpgroup turns
+# the chunks).
 
 
 def run_rotary_backward(lengths, heads, head_dim, dtype, positions=False, rotate_v=False, causal=False,
@@ -246,12 +244,6 @@ def test_rotary_backward_interleaved_long_tiny_and_past_the_sm_count(head_dim):
     run_rotary_backward([128 * sms + 5], 1, head_dim, torch.float16, rotate_v=True, seed=13)
 
 
-half_split_only_on_sm90a = pytest.mark.skipif(
-    torch.cuda.is_available() and not is_sm90a(), reason="the half-split rotary backward at block size 128 "
-    "above head dim 128 is built on sm_90a only")
-
-
-@half_split_only_on_sm90a
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
 @pytest.mark.parametrize("head_dim", HEAD_DIMS)
 def test_rotary_backward_half_split(head_dim, dtype):
@@ -262,7 +254,6 @@ def test_rotary_backward_half_split(head_dim, dtype):
                             interleaved=False)
 
 
-@half_split_only_on_sm90a
 @pytest.mark.parametrize("head_dim", HEAD_DIMS)
 def test_rotary_backward_half_split_causal_dlse(head_dim):
     for dtype in (torch.bfloat16, torch.float16):
@@ -270,7 +261,6 @@ def test_rotary_backward_half_split_causal_dlse(head_dim):
                             lse=True, seed=5, interleaved=False)
 
 
-@half_split_only_on_sm90a
 @pytest.mark.parametrize("head_dim", HEAD_DIMS)
 def test_rotary_backward_half_split_long_tiny_and_past_the_sm_count(head_dim):
     run_rotary_backward([20_011], 2, head_dim, torch.bfloat16, seed=11, interleaved=False)
@@ -342,13 +332,3 @@ def test_rotary_theta_forward_causal_lse_and_past_the_sm_count(head_dim):
                           causal=True, lse=True, seed=5)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     run_theta_forward([128 * sms + 5], 1, head_dim, torch.bfloat16, False, seed=13)
-
-
-@pytest.mark.skipif(torch.cuda.is_available() and is_sm90a(), reason="built on sm_90a")
-def test_rotary_backward_half_split_is_refused():
-    q, k, v, cu = make_inputs([0, 1, 127, 128, 129], 2, 192, torch.bfloat16, 1)
-    cos, sin = random_tables(200, 192, seed=1)
-    leaves = [t.clone().requires_grad_(True) for t in (q, k, v)]
-    with pytest.raises(ValueError, match="^rotary: the half_split rotary backward at head_dim 192 and block "
-                                         "size 128 is implemented on sm_90a only"):
-        blockattn.block_attention(*leaves, cu, block_size=BS, rotary=blockattn.Rotary(cos, sin))

@@ -123,26 +123,6 @@ func.func @negative_extra_op_sm100a(%q: !act, %k: !act, %v: !act, %o: !act,
   return
 }
 
-// -----
-
-// The rotary backward at block size 128 above head dim 128 is built on
-// sm_100a with interleaved pairs (a rotary warpgroup rotates each 64-column
-// chunk slot in place); half-split is not (sm_90a loads pair-complete chunks
-// of two 32-column pieces, which the sm_100a recipe does not take yet).
-!act = memref<?x4x256xbf16>
-!tab = memref<?x128xf32>
-func.func @negative_rotary_backward_b128_d256_sm100a(%q: !act, %k: !act, %v: !act, %do: !act,
-                                                     %dq: !act, %dk: !act, %dv: !act,
-                                                     %cu: memref<?xi32>, %cos: !tab, %sin: !tab) {
-  // expected-error @+1 {{'blockattn.backward' op the half_split rotary backward at block_size 128 above head_dim 128 is not implemented on sm_100a (sm_90a and the interleaved layout are): its rotary warpgroup and softmax warpgroup do not take the pair-complete chunks of two 32-column pieces (docs/head-dims.md)}}
-  blockattn.backward q(%q : !act) k(%k : !act) v(%v : !act) do(%do : !act)
-      dq(%dq : !act) dk(%dk : !act) dv(%dv : !act) cu_seqlens(%cu : memref<?xi32>)
-      rotary(%cos, %sin : !tab, !tab)
-      {block_size = 128 : i64, head_dim = 256 : i64, element_type = bf16,
-       rotary = #blockattn.rotary<half_split>}
-  return
-}
-
 //--- sm100a-o-store.mlir
 
 // On sm_100a the outputs come out of tensor memory into registers and leave

@@ -1758,18 +1758,15 @@ OStore oStoreOf(const KernelShape &shape, const TuningOptions &options) {
 /// The rotary backward at block size 128 above head dim 128
 /// (docs/head-dims.md, "Rotary embeddings at block size 128 above head dim
 /// 128"; the forward is built on both chips, with tables or angles from
-/// `rotary_theta`). Built on both chips with interleaved pairs: the backward
+/// `rotary_theta`). Built on both chips with both layouts: the backward
 /// streams the block in 64-column chunk slots (KernelPlan::columnPasses), an
-/// interleaved chunk holds whole pairs, and each chunk of q and k (and v) is
-/// rotated in place: by the consumers on sm_90a (buildColumnPassConsumer),
-/// by a rotary warpgroup between the load and the MMA warp on sm_100a
-/// (buildColumnPassRotaryPartition). Refused:
-/// - half-split pairs on sm_100a. A pair's columns are D / 2 apart, never
-///   in one 64-column chunk; on sm_90a (session 20) the producer loads
-///   pair-complete chunks instead, columns [32 j, 32 j + 32) and their
-///   partners as one box of a rank-4 tensor map (pairHalfChunks), rotated
-///   in place like an interleaved chunk; sm_100a's column-pass recipe does
-///   not take them yet;
+/// interleaved chunk holds whole pairs, a half-split one is made to
+/// (session 20: columns [32 j, 32 j + 32) and their partners D / 2 on, one
+/// box of a rank-4 tensor map, pairHalfChunks), and each chunk of q and k
+/// (and v) is rotated in place: by the consumers on sm_90a
+/// (buildColumnPassConsumer), by a rotary warpgroup between the load and the
+/// MMA warp on sm_100a (buildColumnPassRotaryPartition). `chip` is kept for
+/// what a chip may refuse. Refused:
 /// - the backward with angles from `rotary_theta`: its chunk rotation reads
 ///   the cos/sin tables. (The forward with theta was refused until session
 ///   18, when ptxas spilled the unrolled rotation; k and v are now turned
@@ -1787,13 +1784,7 @@ LogicalResult refuseLargeBlockWideRotary(const KernelShape &shape, Chip chip,
                 " above head_dim 128 is not implemented (the cos/sin tables "
                 "are built; the forward computes the angles in the kernel: "
                 "docs/head-dims.md)");
-  if (shape.rotary == RotaryMode::interleaved || chip == Chip::sm_90a)
-    return success();
-  return fail("the half_split rotary backward at block_size ", shape.blockSize,
-              " above head_dim 128 is not implemented on ", stringifyChip(chip),
-              " (sm_90a and the interleaved layout are): its rotary "
-              "warpgroup and softmax warpgroup do not take the pair-complete "
-              "chunks of two 32-column pieces (docs/head-dims.md)");
+  return success();
 }
 
 } // namespace
