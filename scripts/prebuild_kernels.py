@@ -14,9 +14,8 @@ at head dims up to 128 only, and at block size 128 up to head dim 128
 interleaved ones only) is built (block size 64 unless --block-sizes says
 otherwise: the others compile on first use), except what the compiler does not
 build (at head dims 192 and 256 at block size 128: the rotary backward with
-angles from rotary_theta, and the half-split one on sm_100a; the one with
-cos/sin tables is built with interleaved pairs on both chips, with half-split
-ones on sm_90a).
+angles from rotary_theta; the one with cos/sin tables is built with both
+layouts on both chips).
 The default head dims are the wheel's prebuilt ones (64, 128); the API compiles
 the others (32, 96, 192, 256) on first use, or pass them here, e.g.
     python3 scripts/prebuild_kernels.py .prebuilt --chips sm_90a,sm_100a \\
@@ -80,9 +79,9 @@ def keys_for(args) -> list[KernelKey]:
             # 128 above head dim 128 (sm_100a, a group of 2: 64) or with rotary embeddings above 64 other
             # than sm_90a's interleaved ones yet (docs/pipeline.md)
         if (d in _kernels.CHUNKED_HEAD_DIMS and bs > 64 and kind == "backward" and rotary != "none" and
-                ((rotary == "half_split" and chip != "sm_90a") or args.rotary_theta)):
+                args.rotary_theta):
             continue  # head dims 192 and 256 at block size 128: the rotary backward takes tables only,
-            # interleaved pairs on both chips, half-split ones on sm_90a (docs/head-dims.md)
+            # both layouts on both chips (docs/head-dims.md)
         for variant in (["plain"] if rotary == "none" else args.rotary_variants):
             positions, rotate_v = VARIANTS[variant]
             key = KernelKey(kind=kind, head_dim=d, block_size=bs, dtype=dtype, chip=chip,
