@@ -14,7 +14,7 @@ rotary embeddings up to 64, on sm_90a at 96 and 128 interleaved ones only) is
 built (block size 64 unless --block-sizes says otherwise: the others compile
 on first use), except what the compiler does not
 build (at head dims 192 and 256 at block size 128: the half-split rotary
-backward, on both chips).
+backward with angles from rotary_theta, on both chips).
 The default head dims are the wheel's prebuilt ones (64, 128); the API compiles
 the others (32, 96, 192, 256) on first use, or pass them here, e.g.
     python3 scripts/prebuild_kernels.py .prebuilt --chips sm_90a,sm_100a \\
@@ -75,9 +75,10 @@ def keys_for(args) -> list[KernelKey]:
             continue  # no grouped backward with half-split rotary above head dim 128, nor at block size
             # 128 above head dim 128 or with rotary embeddings above 64 other than sm_90a's
             # interleaved ones yet (docs/pipeline.md)
-        if d in _kernels.CHUNKED_HEAD_DIMS and bs > 64 and kind == "backward" and rotary == "half_split":
-            continue  # head dims 192 and 256 at block size 128: the rotary backward is the
-            # interleaved one (tables or rotary_theta), on both chips (docs/head-dims.md)
+        if (d in _kernels.CHUNKED_HEAD_DIMS and bs > 64 and kind == "backward" and rotary == "half_split" and
+                args.rotary_theta):
+            continue  # head dims 192 and 256 at block size 128: the half-split rotary backward takes
+            # tables only, on both chips (docs/head-dims.md)
         for variant in (["plain"] if rotary == "none" else args.rotary_variants):
             positions, rotate_v = VARIANTS[variant]
             key = KernelKey(kind=kind, head_dim=d, block_size=bs, dtype=dtype, chip=chip,

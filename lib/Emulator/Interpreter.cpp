@@ -318,6 +318,31 @@ struct AsyncOp {
   std::vector<unsigned> deps; // tcgen05.commit: the operations it tracks
 };
 
+// The box's rows (every dimension but the innermost, dimension 1 fastest),
+// in the order they land in shared memory, densely.
+static uint64_t boxRows(const TensorMap &m) {
+  uint64_t n = 1;
+  for (unsigned d = 1; d < m.rank; ++d)
+    n *= m.box[d];
+  return n;
+}
+
+// Row `outer` of the box: whether it lies inside the tensor, and in
+// `offset` its byte offset in the tensor without the innermost
+// coordinate's.
+static bool boxRow(const TensorMap &m, const AsyncOp &op, uint64_t outer,
+                   int64_t &offset) {
+  bool in = true;
+  offset = 0;
+  for (unsigned d = 1; d < m.rank; ++d) {
+    int64_t c = int64_t(op.coords[d]) + int64_t(outer % m.box[d]);
+    outer /= m.box[d];
+    in = in && c >= 0 && c < m.dims[d];
+    offset += c * m.strides[d];
+  }
+  return in;
+}
+
 struct Warpgroup {
   unsigned registers = 0;
   std::deque<unsigned> wgmma;     // issued, not completed, in order
@@ -749,6 +774,8 @@ llvm::Error Emulator::decode(Instruction &inst) {
   // Bulk tensor copies (9.7.9.25 "Data Movement and Conversion Instructions:
   // cp.async.bulk.tensor").
   if (op == "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::"
+            "complete_tx::bytes" ||
+      op == "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::"
             "complete_tx::bytes")
     return set(OpTmaLoad);
   if (op == "cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group")
@@ -912,8 +939,23 @@ llvm::Error Emulator::buildParams() {
         m.strides[d] = strides[m.rank - 1 - d] * t.elementBytes;
       }
       const llvm::json::Array *box = p->getArray("box");
+      // A box of rank 4 (pair_halves): the map is [D / 2, 2, H, T], the head
+      // dimension split in its halves, as _driver._tensor_map encodes it.
+      if (box && box->size() == 4) {
+        if (m.dims[0] % 2)
+          return err("tensormap '" + tname + "' splits an odd head dim");
+        m.rank = 4;
+        int64_t half = m.dims[0] / 2;
+        m.dims[3] = m.dims[2];
+        m.strides[3] = m.strides[2];
+        m.dims[2] = m.dims[1];
+        m.strides[2] = m.strides[1];
+        m.dims[1] = 2;
+        m.strides[1] = half * t.elementBytes;
+        m.dims[0] = half;
+      }
       if (!box || box->size() != m.rank)
-        return err("tensormap '" + tname + "' has no box of rank 3");
+        return err("tensormap '" + tname + "' has no box of rank 3 or 4");
       for (unsigned d = 0; d < m.rank; ++d)
         m.box[d] = unsigned((*box)[d].getAsInteger().value_or(0));
       std::string sw = p->getString("swizzle").value_or("").str();
@@ -1095,7 +1137,7 @@ llvm::Error Emulator::pendingCopyOverlap(uint32_t lo, uint32_t hi,
     if (op.done || op.kind != AsyncKind::TmaLoad)
       continue;
     const TensorMap &m = tmaps[op.tmap];
-    uint32_t bytes = m.esize * m.box[0] * m.box[1] * m.box[2];
+    uint32_t bytes = m.esize * m.box[0] * uint32_t(boxRows(m));
     if (lo < op.smem + bytes && op.smem < hi)
       return fail(t, inst,
                   llvm::formatv("reads shared memory [{0:x}, {1:x}) that the "
@@ -1213,30 +1255,26 @@ llvm::Error Emulator::doTmaLoad(AsyncOp &op) {
     return e;
   if (auto e = writeConflict(op.smem, op.smem + bytes, "TMA load", op.line))
     return e;
-  unsigned i[3];
   uint32_t off = 0;
-  for (i[2] = 0; i[2] < m.box[2]; ++i[2])
-    for (i[1] = 0; i[1] < m.box[1]; ++i[1]) {
-      int64_t c2 = int64_t(op.coords[2]) + i[2];
-      int64_t c1 = int64_t(op.coords[1]) + i[1];
-      bool rowIn = c2 >= 0 && c2 < m.dims[2] && c1 >= 0 && c1 < m.dims[1];
-      for (i[0] = 0; i[0] < m.box[0]; ++i[0], off += m.esize) {
-        int64_t c0 = int64_t(op.coords[0]) + i[0];
-        uint32_t a = op.smem + off;
-        a = swizzleAddress(a, m.swizzleBytes);
-        if (rowIn && c0 >= 0 && c0 < m.dims[0]) {
-          size_t src =
-              size_t(c0 * m.strides[0] + c1 * m.strides[1] + c2 * m.strides[2]);
-          std::memcpy(&smem[a], &g[src], m.esize);
-        } else {
-          std::memset(&smem[a], 0, m.esize);
-        }
-        for (unsigned b = 0; b < m.esize; ++b) {
-          smemInit[a + b] = 1;
-          smemDirty[a + b] = 0;
-        }
+  for (uint64_t outer = 0, n = boxRows(m); outer < n; ++outer) {
+    int64_t rowOffset;
+    bool rowIn = boxRow(m, op, outer, rowOffset);
+    for (unsigned i0 = 0; i0 < m.box[0]; ++i0, off += m.esize) {
+      int64_t c0 = int64_t(op.coords[0]) + i0;
+      uint32_t a = op.smem + off;
+      a = swizzleAddress(a, m.swizzleBytes);
+      if (rowIn && c0 >= 0 && c0 < m.dims[0]) {
+        std::memcpy(&smem[a], &g[size_t(c0 * m.strides[0] + rowOffset)],
+                    m.esize);
+      } else {
+        std::memset(&smem[a], 0, m.esize);
+      }
+      for (unsigned b = 0; b < m.esize; ++b) {
+        smemInit[a + b] = 1;
+        smemDirty[a + b] = 0;
       }
     }
+  }
   ++stats.tmaLoads;
   return mbarCompleteTx(op.mbar, bytes, op.line);
 }
@@ -1245,26 +1283,21 @@ llvm::Error Emulator::doTmaLoad(AsyncOp &op) {
 llvm::Error Emulator::doTmaStore(AsyncOp &op) {
   const TensorMap &m = tmaps[op.tmap];
   std::vector<uint8_t> &g = *buffers[m.tensor].data;
-  unsigned i[3];
   uint32_t off = 0;
-  for (i[2] = 0; i[2] < m.box[2]; ++i[2])
-    for (i[1] = 0; i[1] < m.box[1]; ++i[1]) {
-      int64_t c2 = int64_t(op.coords[2]) + i[2];
-      int64_t c1 = int64_t(op.coords[1]) + i[1];
-      bool rowIn = c2 >= 0 && c2 < m.dims[2] && c1 >= 0 && c1 < m.dims[1];
-      for (i[0] = 0; i[0] < m.box[0]; ++i[0], off += m.esize) {
-        int64_t c0 = int64_t(op.coords[0]) + i[0];
-        if (!rowIn || c0 < 0 || c0 >= m.dims[0])
-          continue;
-        uint32_t a = op.smem + off;
-        a = swizzleAddress(a, m.swizzleBytes);
-        if (auto e = asyncSharedRead(a, m.esize, "TMA store", op.line))
-          return e;
-        size_t dst =
-            size_t(c0 * m.strides[0] + c1 * m.strides[1] + c2 * m.strides[2]);
-        std::memcpy(&g[dst], &smem[a], m.esize);
-      }
+  for (uint64_t outer = 0, n = boxRows(m); outer < n; ++outer) {
+    int64_t rowOffset;
+    bool rowIn = boxRow(m, op, outer, rowOffset);
+    for (unsigned i0 = 0; i0 < m.box[0]; ++i0, off += m.esize) {
+      int64_t c0 = int64_t(op.coords[0]) + i0;
+      if (!rowIn || c0 < 0 || c0 >= m.dims[0])
+        continue;
+      uint32_t a = op.smem + off;
+      a = swizzleAddress(a, m.swizzleBytes);
+      if (auto e = asyncSharedRead(a, m.esize, "TMA store", op.line))
+        return e;
+      std::memcpy(&g[size_t(c0 * m.strides[0] + rowOffset)], &smem[a], m.esize);
     }
+  }
   ++stats.tmaStores;
   return llvm::Error::success();
 }

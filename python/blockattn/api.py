@@ -524,9 +524,6 @@ def backward(
             f"block_size: {block_size} has no backward kernel yet; block sizes with a backward: "
             f"{', '.join(map(str, _kernels.BACKWARD_BLOCK_SIZES))}"
         )
-    if q.shape[-1] in _kernels.CHUNKED_HEAD_DIMS:
-        _check_chunked_head_dim(q.shape[-1], block_size, cos, backward=True, interleaved=interleaved,
-                                device=q.device)
     group = q.shape[1] // max(k.shape[1], 1) if k.shape[1] != q.shape[1] else 1
     _refuse_grouped_backward(group, True, block_size, q.shape[-1], cos is not None, interleaved)
     dq, dk, dv = (_empty(q), _empty(k), _empty(v)) if grads is None else grads
@@ -1258,24 +1255,6 @@ def _check_packed(name: str, t, count: int) -> None:
 _NO_ROTARY = (None, None, None, False, False)
 
 
-def _check_chunked_head_dim(head_dim: int, block_size: int, rotary, backward: bool,
-                            interleaved: bool = False, device: torch.device | None = None) -> None:
-    """Head dims 192 and 256 are built at every block size without rotary
-    embeddings, and with them the forward at every block size and the
-    backward at block sizes up to 64, and at block size 128 with interleaved
-    pairs on both chips (docs/head-dims.md; the sm_100a ones, since sessions
-    17 and 19, emulated only); the compiler refuses the rest: the half-split
-    backward at block size 128. `device` is not needed for it (both chips
-    build the same layouts) and kept for the callers."""
-    if not (backward and block_size > 64 and rotary is not None):
-        return
-    if not interleaved:
-        raise ValueError(f"rotary: the half_split rotary backward at head_dim {head_dim} is implemented at block "
-                         f"sizes up to 64 only, got {block_size} (interleaved pairs have one; the "
-                         "forward is built: run it under torch.no_grad() or with inputs that do not require "
-                         "grad)")
-
-
 def _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, rotary, requires_grad,
                   eager=None):
     """The checks every entry point shares; returns (softmax_scale, rope):
@@ -1302,10 +1281,6 @@ def _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, r
             f"a backward: {', '.join(map(str, _kernels.BACKWARD_BLOCK_SIZES))} (or run the forward "
             "under torch.no_grad() or with inputs that do not require grad)"
         )
-    if q.shape[2] in _kernels.CHUNKED_HEAD_DIMS:
-        _check_chunked_head_dim(q.shape[2], block_size, rotary,
-                                backward=requires_grad and torch.is_grad_enabled(),
-                                interleaved=rotary is not None and rotary.interleaved, device=q.device)
     if softmax_scale is None:
         softmax_scale = 1.0 / math.sqrt(q.shape[2])
     elif not (isinstance(softmax_scale, (int, float)) and math.isfinite(softmax_scale) and softmax_scale > 0):

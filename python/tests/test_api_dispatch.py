@@ -269,22 +269,18 @@ def test_block_size_must_be_an_int(launches, block_size):
 
 
 @pytest.mark.parametrize("head_dim", [192, 256])
-def test_large_head_dims_take_every_block_size_without_rotary(launches, head_dim):
-    """Head dims 192 and 256 are built without rotary embeddings at every block size, forward
-    and backward, and with them the forward at every block size and the backward at block sizes
-    up to 64 (docs/head-dims.md): the rotary backward at block size 128 is refused by argument
-    before anything launches, the rotary forward at 128 launches."""
+def test_large_head_dims_take_every_block_size(launches, head_dim):
+    """Head dims 192 and 256 are built at every block size, forward and backward, with and
+    without rotary embeddings (docs/head-dims.md; the rotary backward at block size 128 with
+    half-split pairs since session 20, on both chips): nothing is refused by argument."""
     q, k, v = (torch.randn(T, H, head_dim).to(torch.bfloat16) for _ in range(3))
     cu = torch.tensor(CU, dtype=torch.int32)
     tables = torch.ones(16, head_dim // 2)
-    refused = (f"^rotary: the half_split rotary backward at head_dim {head_dim} is implemented at block sizes "
-               "up to 64 only, got 128")
     qg, kg, vg = (t.clone().requires_grad_() for t in (q, k, v))
-    with pytest.raises(ValueError, match=refused):
-        blockattn.block_attention(qg, kg, vg, cu, block_size=128, rotary=blockattn.Rotary(tables, tables))
-    with pytest.raises(ValueError, match=refused):
-        blockattn.api.backward(q, q, k, v, cu, 128, head_dim ** -0.5, cos=tables, sin=tables)
-    assert launches == []
+    blockattn.block_attention(qg, kg, vg, cu, block_size=128, rotary=blockattn.Rotary(tables, tables)).sum().backward()
+    assert [(c["kind"], c["block_size"], c["rotary"]) for c in launches] == [
+        ("forward", 128, "half_split"), ("backward", 128, "half_split")]
+    launches.clear()
     blockattn.block_attention(q, k, v, cu, block_size=128, rotary=blockattn.Rotary(tables, tables))
     with torch.no_grad():
         blockattn.block_attention(qg, kg, vg, cu, block_size=128, rotary=blockattn.Rotary(tables, tables))
@@ -298,8 +294,10 @@ def test_large_head_dims_take_every_block_size_without_rotary(launches, head_dim
     blockattn.block_attention(qg, kg, vg, cu, block_size=128).sum().backward()
     assert [(c["kind"], c["block_size"]) for c in launches] == [("forward", 64), ("forward", 32),
                                                                ("forward", 128), ("backward", 128)]
-    # Interleaved pairs have a backward at block size 128 (sm_90a; docs/head-dims.md).
+    # Both layouts have a backward at block size 128 (both chips; docs/head-dims.md).
     launches.clear()
     blockattn.api.backward(q, q, k, v, cu, 128, head_dim ** -0.5, cos=tables, sin=tables, interleaved=True)
-    assert [(c["kind"], c["block_size"], c["rotary"]) for c in launches] == [("backward", 128, "interleaved")]
+    blockattn.api.backward(q, q, k, v, cu, 128, head_dim ** -0.5, cos=tables, sin=tables)
+    assert [(c["kind"], c["block_size"], c["rotary"]) for c in launches] == [
+        ("backward", 128, "interleaved"), ("backward", 128, "half_split")]
 

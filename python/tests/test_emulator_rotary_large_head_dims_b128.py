@@ -25,12 +25,16 @@ consumer j % 2 turns v_j), each waiting for the other's signal before its produc
 are turned back chunk by chunk. On sm_100a (session 19) a rotary warpgroup between the load and
 the MMA warp rotates each chunk slot in place (the query halves at their positions, k; v in the
 dP pass with rotate_v) and signals the MMA warp through a ring without buffers; one softmax
-warpgroup takes both halves and turns each gradient chunk back. The same backward with angles
-computed in the kernel from rotary_theta (session 20,
+warpgroup takes both halves and turns each gradient chunk back. With half-split pairs (session 20,
+both chips) the producer loads pair-complete chunks instead: chunk j is columns [32 j, 32 j + 32)
+and their partners [D / 2 + 32 j, ...), one box (32, 2, 1, rows) of a rank-4 tensor map that
+splits the head dim in its halves, which lands 128-byte swizzled as an ordinary 64-column chunk;
+it is rotated in place as an interleaved chunk (pairs 32 j on: by the consumers on sm_90a, by the
+rotary warpgroup on sm_100a), and each gradient chunk is stored as two 32-column pieces. The
+interleaved backward with angles computed in the kernel from rotary_theta (session 20,
 test_rotary_theta_backward_b128_wide_interleaved_matches_reference): each chunk's angles are those
 of pairs 32 j on at the rows' head dim, and the gradients are turned back from theta too.
-Half-split pairs in the backward stay refused on both chips, with tables or theta
-(test_rotary_backward_is_refused).
+Half-split pairs with theta stay refused on both chips (test_rotary_backward_is_refused).
 """
 
 from __future__ import annotations
@@ -144,6 +148,23 @@ BACKWARD_CASES = [
                         block_size=128)),
     ("sm_100a", em.Case("backward", 256, "f16", "interleaved", positions=True, causal=True, lse=True,
                         block_size=128)),
+    # sm_90a with half-split pairs (session 20): the producer loads pair-complete chunks (columns
+    # [32 j, 32 j + 32) and their partners, one box of a rank-4 tensor map), rotated in place as
+    # the interleaved ones; the gradients are stored as two 32-column pieces.
+    ("sm_90a", em.Case("backward", 192, "bf16", "half_split", block_size=128)),
+    ("sm_90a", em.Case("backward", 256, "f16", "half_split", positions=True, rotate_v=True, block_size=128)),
+    ("sm_90a", em.Case("backward", 256, "bf16", "half_split", rotate_v=True, causal=True, lse=True,
+                       block_size=128)),
+    ("sm_90a", em.Case("backward", 192, "f16", "half_split", positions=True, causal=True, lse=True,
+                       block_size=128)),
+    # sm_100a likewise (the same producer; the rotary warpgroup turns the pair-complete chunks, the
+    # softmax warpgroup stores each gradient chunk as two pieces).
+    ("sm_100a", em.Case("backward", 256, "bf16", "half_split", block_size=128)),
+    ("sm_100a", em.Case("backward", 192, "f16", "half_split", positions=True, rotate_v=True, block_size=128)),
+    ("sm_100a", em.Case("backward", 192, "bf16", "half_split", rotate_v=True, causal=True, lse=True,
+                        block_size=128)),
+    ("sm_100a", em.Case("backward", 256, "f16", "half_split", positions=True, causal=True, lse=True,
+                        block_size=128)),
 ]
 # Jagged: empty and one-token sequences, partial blocks around the block and its half, and
 # blocks whose second query half is empty (1-64 tokens).
@@ -152,7 +173,7 @@ BACKWARD_LENGTHS = (0, 1, 63, 64, 65, 127, 128, 129, 300, 2, 191, 193)
 
 @pytest.mark.parametrize("sms", (1, 3))
 @pytest.mark.parametrize("chip,case", BACKWARD_CASES, ids=lambda x: x if isinstance(x, str) else x.name)
-def test_rotary_backward_b128_wide_interleaved_matches_reference(chip, case, sms, emulated_kernel):
+def test_rotary_backward_b128_wide_matches_reference(chip, case, sms, emulated_kernel):
     got, tensors = emulate_checked(case, chip, BACKWARD_LENGTHS, 11, sms, emulated_kernel)
     # The rotation matters (and the block size, and the positions tensor, rotated v, causal
     # blocks and dlse): the gradients miss each of those references.
@@ -201,22 +222,14 @@ def test_rotary_theta_backward_b128_wide_interleaved_matches_reference(chip, cas
 
 
 @pytest.mark.parametrize("chip,rotary,expected", [
-    ("sm_90a", "half_split", "the half_split rotary backward at block_size 128 above head_dim 128 is not "
-                             "implemented on sm_90a (the interleaved layout is)"),
-    ("sm_100a", "half_split", "the half_split rotary backward at block_size 128 above head_dim 128 is not "
-                              "implemented on sm_100a (the interleaved layout is)"),
-    # half-split pairs with angles from rotary_theta: refused for the same reason (the interleaved
-    # theta backward is built)
-    ("sm_90a", "half_split_theta", "the half_split rotary backward at block_size 128 above head_dim 128 is "
-                                   "not implemented on sm_90a (the interleaved layout is)"),
-    ("sm_100a", "half_split_theta", "the half_split rotary backward at block_size 128 above head_dim 128 is "
-                                    "not implemented on sm_100a (the interleaved layout is)"),
+    ("sm_90a", "half_split_theta", "rotary_theta with half_split pairs in the backward at block_size 128 "
+                                   "above head_dim 128 is not implemented on sm_90a"),
+    ("sm_100a", "half_split_theta", "rotary_theta with half_split pairs in the backward at block_size 128 "
+                                    "above head_dim 128 is not implemented on sm_100a"),
 ])
 def test_rotary_backward_is_refused(chip, rotary, expected, tmp_path):
-    if rotary == "half_split_theta":
-        case = em.Case("backward", 256, "bf16", "half_split", block_size=128, rotary_theta=10000.0)
-    else:
-        case = em.Case("backward", 192, "bf16", rotary, block_size=128)
+    assert rotary == "half_split_theta"
+    case = em.Case("backward", 256, "bf16", "half_split", block_size=128, rotary_theta=10000.0)
     run = subprocess.run([find_compiler(), *case.compiler_flags(chip), "--quiet", "-o", str(tmp_path)],
                          capture_output=True, text=True)
     assert run.returncode != 0

@@ -123,6 +123,26 @@ def test_plan_passes_what_the_manifest_asks_for(manifest, recorder):
     assert ctypes.c_float.from_address(arg["softmax_scale"]).value == 0.125
 
 
+def test_a_map_one_rank_above_its_tensor_splits_the_head_dim_in_halves(manifest, recorder):
+    """A tensormap with a box of rank 4 (the half-split rotary backward's pair-complete chunks,
+    docs/head-dims.md) over a [T, H, D] tensor: dims (D / 2, 2, H, T), the halves D / 2
+    elements apart; the other maps stay rank 3."""
+    import copy
+
+    split = copy.deepcopy(manifest)
+    for spec in split["params"]:
+        if spec["name"] == "q_tmap":
+            spec["box"] = [32, 2, 1, 64]
+    plan = _launch.Plan(split, 0x1234, 0x5678)
+    values, addresses = call_values(plan)
+    plan.launch(132, 0, values, [0.125])
+    q, k = recorder.encodes[0], recorder.encodes[1]
+    assert q["address"] == addresses["q"]
+    assert q["dims"] == [D // 2, 2, H, T] and q["strides"] == [D, D * 2, H * D * 2]
+    assert q["box"] == [32, 2, 1, 64] and q["swizzle"] == 3
+    assert k["dims"] == [D, H, T] and k["strides"] == [D * 2, H * D * 2]
+
+
 def test_context_is_made_current_before_the_tensor_maps_are_encoded(manifest, recorder):
     """On a thread with no current context (the autograd engine's, before torch binds one),
     the encode would fail with CUDA_ERROR_INVALID_CONTEXT: the plan's context comes first."""

@@ -32,6 +32,11 @@ struct ArgUses {
   /// The width of the tiles TMA moves (their head dimension), which decides
   /// the box's chunk width and swizzle (nvdesc::SwizzledTile).
   int64_t tmaCols = 0;
+  /// Its loads take two 32-column pieces a box, a half-split pair's columns
+  /// (warpspec.tma_load's pair_halves): a rank-4 map, the head dimension
+  /// split in its halves. Whether the first TMA access decided it yet.
+  bool pairHalves = false;
+  bool pairHalvesKnown = false;
   bool pointer = false;
   SmallVector<bool> dims;
 };
@@ -55,9 +60,16 @@ mlir::blockattn::lowering::buildKernelParams(func::FuncOp func,
                << "loads tiles of " << rows << " rows from a tensor that is "
                << "also loaded in tiles of " << u.tmaRows
                << " rows; one tensor map serves one box shape";
+      if (u.pairHalvesKnown && u.pairHalves != load.getPairHalves())
+        return op->emitOpError()
+               << "loads a tensor that other loads or stores access "
+               << (u.pairHalves ? "with" : "without")
+               << " pair_halves; one tensor map serves one box shape";
       u.tma = true;
       u.tmaRows = rows;
       u.tmaCols = load.getDest().getType().getShape()[1];
+      u.pairHalves = load.getPairHalves();
+      u.pairHalvesKnown = true;
     } else if (auto store = dyn_cast<StoreOp>(op)) {
       ArgUses &u = uses[store.getDest()];
       u.pointer = true;
@@ -68,9 +80,14 @@ mlir::blockattn::lowering::buildKernelParams(func::FuncOp func,
                                    << " rows to a tensor also accessed in "
                                       "tiles of "
                                    << u.tmaRows << " rows";
+        if (u.pairHalves)
+          return op->emitOpError() << "bulk-stores to a tensor loaded with "
+                                      "pair_halves; one tensor map serves one "
+                                      "box shape";
         u.tma = true;
         u.tmaRows = rows;
         u.tmaCols = store.getValue().getType().getShape()[1];
+        u.pairHalvesKnown = true;
       }
     } else if (auto rows = dyn_cast<StoreRowsOp>(op)) {
       uses[rows.getDest()].pointer = true;
@@ -160,8 +177,13 @@ mlir::blockattn::lowering::buildKernelParams(func::FuncOp func,
       KernelParam p{KernelParam::Kind::TensorMap, name + "_tmap", name,
                     "tensormap"};
       p.elementType = type.getElementType();
-      // One box is one chunk of the tile (nvdesc::SwizzledTile).
-      p.box = {nvdesc::SwizzledTile::chunkColsFor(u.tmaCols), 1, u.tmaRows};
+      // One box is one chunk of the tile (nvdesc::SwizzledTile); with
+      // pair_halves two 32-column pieces, one of each half of the head
+      // dimension, that make one 64-column chunk.
+      if (u.pairHalves)
+        p.box = {32, 2, 1, u.tmaRows};
+      else
+        p.box = {nvdesc::SwizzledTile::chunkColsFor(u.tmaCols), 1, u.tmaRows};
       p.source = arg;
       params.push_back(p);
     }
@@ -284,11 +306,19 @@ DictionaryAttr mlir::blockattn::lowering::buildManifest(
       // one chunk (64 columns = 128 bytes, the 128-byte swizzle's span, or
       // 32 columns = 64 bytes with the 64-byte swizzle) x 1 head x the
       // tile's rows.
+      // With pair_halves (a box of rank 4) a rank-4 map over [T, H, 2,
+      // D / 2]: the head dimension split in its halves, whose box (32, 2, 1,
+      // rows) lands as rows of 128 bytes, 128-byte swizzled like a 64-column
+      // chunk.
+      bool halves = p.box.size() == 4;
       fields.push_back(b.getNamedAttr(
-          "dims", b.getStrArrayAttr({"head_dim", "heads", "tokens"})));
+          "dims", halves ? b.getStrArrayAttr(
+                               {"half_head_dim", "halves", "heads", "tokens"})
+                         : b.getStrArrayAttr({"head_dim", "heads", "tokens"})));
       fields.push_back(b.getNamedAttr("box", b.getI64ArrayAttr(p.box)));
       fields.push_back(b.getNamedAttr(
-          "swizzle", b.getStringAttr(p.box[0] == 64 ? "128B" : "64B")));
+          "swizzle",
+          b.getStringAttr(halves || p.box[0] == 64 ? "128B" : "64B")));
       fields.push_back(b.getNamedAttr("interleave", b.getStringAttr("none")));
       fields.push_back(b.getNamedAttr("l2_promotion", b.getStringAttr("128B")));
       fields.push_back(b.getNamedAttr("oob_fill", b.getStringAttr("zero")));

@@ -331,6 +331,12 @@ struct TmaPrefetchLowering : ConvertOpToLLVMPattern<TmaPrefetchOp> {
     if (!tensorMap)
       return op.emitOpError() << "needs a tensor-map kernel argument (a "
                                  "source that a warpspec.tma_load also reads)";
+    // A map of pair halves has rank 4 (warpspec.tma_load's pair_halves):
+    // no prefetch addresses it yet.
+    for (Operation *user : op.getSource().getUsers())
+      if (auto load = dyn_cast<TmaLoadOp>(user); load && load.getPairHalves())
+        return op.emitOpError() << "cannot prefetch a tensor loaded with "
+                                   "pair_halves (a rank-4 tensor map)";
     KernelBuilder e(rewriter, op);
     for (const TmaBox &box :
          tileBoxes(e, adaptor.getRow(), adaptor.getHead(), op.getTileType()))
@@ -363,6 +369,20 @@ struct TmaLoadLowering : ConvertOpToLLVMPattern<TmaLoadOp> {
     // `.shared::cluster` destinations are the PTX 8.0 form: a CTA's own
     // shared address is a valid cluster address without clusters.
     Type clusterPtr = LLVM::LLVMPointerType::get(e.ctx, 7);
+    // Two 32-column pieces of chunk j = col_offset / 64 (pair_halves): one
+    // box of the rank-4 map at (32 j, half 0, head, row), landing as one
+    // 64-column chunk.
+    if (op.getPairHalves()) {
+      SmallVector<Value> coords = {e.i32(op.getColOffset().value_or(0) / 2),
+                                   e.i32(0), e.asI32(adaptor.getHead()),
+                                   e.asI32(adaptor.getRow())};
+      Value dst = LLVM::AddrSpaceCastOp::create(e.b, e.loc, clusterPtr, dest);
+      NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+          e.b, e.loc, dst, tensorMap, coords, barrier, ValueRange{}, Value(),
+          Value(), NVVM::TMALoadModeAttr(), BoolAttr(), nullptr, Value());
+      rewriter.eraseOp(op);
+      return success();
+    }
     for (TmaBox &box : tileBoxes(e, adaptor.getRow(), adaptor.getHead(),
                                  op.getDest().getType())) {
       // Part of the head dimension (col_offset): the boxes start that many

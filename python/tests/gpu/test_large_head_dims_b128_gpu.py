@@ -7,9 +7,10 @@ chips, and causal blocks and the log-sum-exp (the sm_100a backward has not run o
 
 With fused rotary embeddings (session 17) the forward on both chips: every table variant
 (half-split and interleaved, a positions tensor, rotate_v), also with causal blocks and the
-log-sum-exp; the rotary backward with interleaved pairs on sm_90a (session 18: every table
-variant, causal blocks with dlse, long and tiny sequences); half-split pairs and sm_100a are
-refused by argument. With angles from rotary_theta (session 18; the API passes tables, so the
+log-sum-exp; the rotary backward with interleaved pairs (session 18: every table variant,
+causal blocks with dlse, long and tiny sequences) and with half-split pairs (session 20: the
+same cases; the producer loads pair-complete chunks through a rank-4 tensor map, whose 128-byte
+swizzled layout these cases check on the GPU), on both chips (sm_100a not run on a GPU yet). With angles from rotary_theta (session 18; the API passes tables, so the
 kernels are launched directly): the forward, every variant, causal + lse, a grid past the SM
 count (test_rotary_theta_*); the interleaved backward (session 20) likewise, with causal + dlse
 (test_rotary_theta_backward_*).
@@ -20,10 +21,10 @@ BLOCKATTN_KERNEL_DIR holds them:
         --block-sizes 128 --dtypes bf16,f16
     (the same with --causal, with --lse, and with --causal --lse; for the rotary forwards
     --kinds forward --rotary half_split,interleaved --rotary-variants plain,pos,rv,pos_rv,
-    and with --causal --lse; for the rotary backwards --chips sm_90a --kinds backward
-    --rotary interleaved --rotary-variants plain,pos,rv,pos_rv, and with --causal --lse;
-    the test_rotary_theta_* kernels: the same with --rotary-theta, and for the backward also
-    --rotary-theta 500, with --causal, --lse, --causal --lse)
+    and with --causal --lse; for the rotary backwards --kinds backward
+    --rotary half_split,interleaved --rotary-variants plain,pos,rv,pos_rv, and with --causal --lse;
+    the test_rotary_theta_* kernels: the same with --rotary-theta (interleaved only in the
+    backward), and for the backward also --rotary-theta 500, with --causal, --lse, --causal --lse)
 The tolerances are test_forward_gpu's; the output is poisoned with NaN and guarded by
 poisoned rows, so an unwritten or overwritten row fails.
 """
@@ -189,18 +190,22 @@ def test_rotary_forward_long_tiny_and_past_the_sm_count(head_dim):
 # 64-column chunk slot of q and k (v with rotate_v) holds whole pairs and is rotated in place (on
 # sm_90a by the two consumers, consumer 0 k, consumer 1 both query halves, the second at
 # position + 64; on sm_100a by a rotary warpgroup between the load and the MMA warp), and dQ, dK
-# (dV) are turned back chunk by chunk. Half-split pairs are refused by argument.
+# (dV) are turned back chunk by chunk. Half-split pairs (session 20, both chips): the producer loads
+# pair-complete chunks (columns [32 j, 32 j + 32) and their partners, one box of a rank-4 tensor
+# map splitting the head dim in its halves, 128-byte swizzled), rotated in place the same way; the
+# gradients are stored as two 32-column pieces. The same on sm_100a (its rotary warpgroup turns
+# the chunks).
 
 
 def run_rotary_backward(lengths, heads, head_dim, dtype, positions=False, rotate_v=False, causal=False,
-                        lse=False, seed=0):
+                        lse=False, seed=0, interleaved=True):
     q, k, v, cu = make_inputs(lengths, heads, head_dim, dtype, seed)
     T = q.shape[0]
     g = torch.Generator(device="cuda").manual_seed(seed + 7)
     pos = torch.randint(0, 777, (T,), generator=g, device="cuda", dtype=torch.int32) if positions else None
     cos, sin = random_tables(max(777, max(lengths) + 1), head_dim, seed=seed + 2)
-    rotary = blockattn.Rotary(cos, sin, interleaved=True, positions=pos, rotate_v=rotate_v)
-    ref_rotary = reference.Rotary(cos.cpu().numpy(), sin.cpu().numpy(), interleaved=True,
+    rotary = blockattn.Rotary(cos, sin, interleaved=interleaved, positions=pos, rotate_v=rotate_v)
+    ref_rotary = reference.Rotary(cos.cpu().numpy(), sin.cpu().numpy(), interleaved=interleaved,
                                   positions=None if pos is None else pos.cpu().numpy(), rotate_v=rotate_v)
     leaves = [t.clone().requires_grad_(True) for t in (q, k, v)]
     result = blockattn.block_attention(*leaves, cu, block_size=BS, rotary=rotary, causal=causal, return_lse=lse)
@@ -240,6 +245,31 @@ def test_rotary_backward_interleaved_long_tiny_and_past_the_sm_count(head_dim):
     run_rotary_backward(TINY_LENGTHS, 3, head_dim, torch.bfloat16, positions=True, seed=12)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     run_rotary_backward([128 * sms + 5], 1, head_dim, torch.float16, rotate_v=True, seed=13)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
+@pytest.mark.parametrize("head_dim", HEAD_DIMS)
+def test_rotary_backward_half_split(head_dim, dtype):
+    """Every table variant on the edge lengths, 3 heads (pair-complete chunks of two pieces: a
+    wrong TMA layout of the rank-4 box would miss the reference)."""
+    for positions, rotate_v in ((False, False), (True, False), (False, True), (True, True)):
+        run_rotary_backward(EDGE_LENGTHS, 3, head_dim, dtype, positions, rotate_v, seed=head_dim,
+                            interleaved=False)
+
+
+@pytest.mark.parametrize("head_dim", HEAD_DIMS)
+def test_rotary_backward_half_split_causal_dlse(head_dim):
+    for dtype in (torch.bfloat16, torch.float16):
+        run_rotary_backward(EDGE_LENGTHS, 2, head_dim, dtype, positions=True, rotate_v=True, causal=True,
+                            lse=True, seed=5, interleaved=False)
+
+
+@pytest.mark.parametrize("head_dim", HEAD_DIMS)
+def test_rotary_backward_half_split_long_tiny_and_past_the_sm_count(head_dim):
+    run_rotary_backward([20_011], 2, head_dim, torch.bfloat16, seed=11, interleaved=False)
+    run_rotary_backward(TINY_LENGTHS, 3, head_dim, torch.bfloat16, positions=True, seed=12, interleaved=False)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    run_rotary_backward([128 * sms + 5], 1, head_dim, torch.float16, rotate_v=True, seed=13, interleaved=False)
 
 
 # Angles computed in the kernel from rotary_theta (session 18): the Python API passes tables, so
@@ -372,10 +402,3 @@ def test_rotary_theta_backward_interleaved_causal_dlse_tiny_and_past_the_sm_coun
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     run_theta_backward([128 * sms + 5], 1, head_dim, torch.float16, rotate_v=True, seed=13)
 
-
-def test_rotary_backward_half_split_is_refused():
-    q, k, v, cu = make_inputs([0, 1, 127, 128, 129], 2, 192, torch.bfloat16, 1)
-    cos, sin = random_tables(200, 192, seed=1)
-    leaves = [t.clone().requires_grad_(True) for t in (q, k, v)]
-    with pytest.raises(ValueError, match="^rotary: the half_split rotary backward at head_dim 192"):
-        blockattn.block_attention(*leaves, cu, block_size=BS, rotary=blockattn.Rotary(cos, sin))

@@ -96,34 +96,14 @@ func.func @negative_backward_extra_op(%q: !act, %k: !act, %v: !act, %do: !act,
 
 // -----
 
-// Rotary embeddings at block size 128 above head dim 128: the forward is
-// built (with tables), and the backward with interleaved pairs; half-split
-// is not. Its block streams in 64-column chunk slots, and a half-split
-// pair's columns are never in one slot.
-!act = memref<?x4x192xbf16>
-!tab = memref<?x96xf32>
-func.func @negative_rotary_backward_b128_d192(%q: !act, %k: !act, %v: !act, %do: !act,
-                                              %dq: !act, %dk: !act, %dv: !act,
-                                              %cu: memref<?xi32>, %cos: !tab, %sin: !tab) {
-  // expected-error @+1 {{'blockattn.backward' op the half_split rotary backward at block_size 128 above head_dim 128 is not implemented on sm_90a (the interleaved layout is): its block streams in 64-column chunk slots, and a half-split pair's columns (head_dim / 2 apart) are never in one slot to be rotated in place (docs/head-dims.md)}}
-  blockattn.backward q(%q : !act) k(%k : !act) v(%v : !act) do(%do : !act)
-      dq(%dq : !act) dk(%dk : !act) dv(%dv : !act) cu_seqlens(%cu : memref<?xi32>)
-      rotary(%cos, %sin : !tab, !tab)
-      {block_size = 128 : i64, head_dim = 192 : i64, element_type = bf16,
-       rotary = #blockattn.rotary<half_split>}
-  return
-}
-
-// -----
-
-// The interleaved backward there takes tables or angles from rotary_theta
-// (session 20); half-split pairs stay refused with theta too, for the same
-// reason as with tables.
+// Rotary embeddings at block size 128 above head dim 128: the backward takes
+// tables with either layout and angles from rotary_theta with interleaved
+// pairs (session 20); half-split pairs with theta are refused.
 !act = memref<?x4x256xbf16>
 func.func @negative_rotary_theta_half_split_backward_b128_d256(
     %q: !act, %k: !act, %v: !act, %do: !act, %dq: !act, %dk: !act, %dv: !act,
     %cu: memref<?xi32>) {
-  // expected-error @+1 {{'blockattn.backward' op the half_split rotary backward at block_size 128 above head_dim 128 is not implemented on sm_90a (the interleaved layout is): its block streams in 64-column chunk slots, and a half-split pair's columns (head_dim / 2 apart) are never in one slot to be rotated in place (docs/head-dims.md)}}
+  // expected-error @+1 {{'blockattn.backward' op rotary_theta with half_split pairs in the backward at block_size 128 above head_dim 128 is not implemented on sm_90a (cos/sin tables with either layout are, and rotary_theta with interleaved pairs: docs/head-dims.md)}}
   blockattn.backward q(%q : !act) k(%k : !act) v(%v : !act) do(%do : !act)
       dq(%dq : !act) dk(%dk : !act) dv(%dv : !act) cu_seqlens(%cu : memref<?xi32>)
       {block_size = 128 : i64, head_dim = 256 : i64, element_type = bf16,
@@ -141,26 +121,6 @@ func.func @negative_extra_op_sm100a(%q: !act, %k: !act, %v: !act, %o: !act,
   blockattn.forward q(%q : !act) k(%k : !act) v(%v : !act) o(%o : !act)
       cu_seqlens(%cu : memref<?xi32>) {head_dim = 128 : i64, element_type = bf16}
   %c0 = arith.constant 0 : index
-  return
-}
-
-// -----
-
-// The rotary backward at block size 128 above head dim 128 is built on
-// sm_100a with interleaved pairs (a rotary warpgroup rotates each 64-column
-// chunk slot in place); half-split is not, as on sm_90a: a pair's columns
-// are never in one chunk slot.
-!act = memref<?x4x256xbf16>
-!tab = memref<?x128xf32>
-func.func @negative_rotary_backward_b128_d256_sm100a(%q: !act, %k: !act, %v: !act, %do: !act,
-                                                     %dq: !act, %dk: !act, %dv: !act,
-                                                     %cu: memref<?xi32>, %cos: !tab, %sin: !tab) {
-  // expected-error @+1 {{'blockattn.backward' op the half_split rotary backward at block_size 128 above head_dim 128 is not implemented on sm_100a (the interleaved layout is): its block streams in 64-column chunk slots, and a half-split pair's columns (head_dim / 2 apart) are never in one slot to be rotated in place (docs/head-dims.md)}}
-  blockattn.backward q(%q : !act) k(%k : !act) v(%v : !act) do(%do : !act)
-      dq(%dq : !act) dk(%dk : !act) dv(%dv : !act) cu_seqlens(%cu : memref<?xi32>)
-      rotary(%cos, %sin : !tab, !tab)
-      {block_size = 128 : i64, head_dim = 256 : i64, element_type = bf16,
-       rotary = #blockattn.rotary<half_split>}
   return
 }
 

@@ -254,6 +254,28 @@ TileRows pinnedRotaryHalf(OpBuilder &b, Location loc, const KernelSpec &spec,
   return rotaryHalf(b, loc, spec, block.position, row, rows, i);
 }
 
+bool pairHalfChunks(const KernelSpec &spec) {
+  return spec.backward && spec.rotary == RotaryMode::half_split &&
+         spec.numQueryTiles() > 1 && spec.headDim > KernelShape::kMaxOutputCols;
+}
+
+void storePairHalves(OpBuilder &b, Location loc, const KernelSpec &spec,
+                     Value tile, Value dest, Value row, Value head, Value rows,
+                     Value staging, bool bulk, int64_t chunk) {
+  auto type = cast<AccType>(tile.getType());
+  int64_t piece = type.getShape()[1] / 2;
+  auto pieceType = AccType::get(b.getContext(), {type.getShape()[0], piece},
+                                type.getElementType());
+  for (int64_t half = 0; half < 2; ++half) {
+    Value columns = ExtractColumnsOp::create(b, loc, pieceType, tile,
+                                             b.getI64IntegerAttr(half * piece));
+    auto op = StoreOp::create(b, loc, columns, dest, row, head, rows, Value(),
+                              staging, bulk ? b.getUnitAttr() : nullptr);
+    op.setColOffsetAttr(
+        b.getI64IntegerAttr(half * spec.headDim / 2 + chunk * piece));
+  }
+}
+
 void rotateColumnPart(OpBuilder &b, Location loc, const KernelSpec &spec,
                       Value tile, const TileRows &at, int64_t firstPair) {
   RotateOp::create(b, loc, ValueRange{tile}, ValueRange{tile}, at.rows, at.row,
@@ -759,6 +781,11 @@ void buildColumnPassLoadPartition(OpBuilder &b, Location loc,
         auto copy = TmaLoadOp::create(b, loc, tile.source, tileRows[index],
                                       head, acquire.getBuffers()[index]);
         copy.setColOffsetAttr(b.getI64IntegerAttr(col));
+        // Half-split: chunk col / 64 made of the two pieces that hold its
+        // pairs whole (every tensor, so that S and dP, invariant under the
+        // same column order of both operands, are unchanged).
+        if (pairHalfChunks(spec))
+          copy.setPairHalves(true);
       }
       CommitOp::create(b, loc, acquire.getSlot(), row, rows, head);
     }

@@ -89,9 +89,27 @@ Value tilePosition(OpBuilder &b, Location loc, const KernelSpec &spec,
 void rotateTiles(OpBuilder &b, Location loc, const KernelSpec &spec,
                  ValueRange sources, ValueRange dests, const TileRows &at);
 
+/// Whether the column-pass backward (KernelPlan::columnPasses) streams
+/// pair-complete chunks of half-split rows: chunk j holds columns [32 j,
+/// 32 j + 32) and their partners [D / 2 + 32 j, D / 2 + 32 j + 32), loaded as
+/// one box of two pieces (warpspec.tma_load's pair_halves), so that it holds
+/// pairs 32 j to 32 j + 31 whole as an interleaved chunk does; its gradient
+/// chunks come out in that column order and are stored as two pieces
+/// (storePairHalves).
+bool pairHalfChunks(const KernelSpec &spec);
+
+/// Stores gradient chunk `chunk` (64 columns in pairHalfChunks' order) of
+/// `tile` at its two pieces' columns, 32 j and D / 2 + 32 j, each through
+/// `staging` (32 columns; null: from registers).
+void storePairHalves(OpBuilder &b, Location loc, const KernelSpec &spec,
+                     Value tile, Value dest, Value row, Value head, Value rows,
+                     Value staging, bool bulk, int64_t chunk);
+
 /// Rotates in place a shared-memory tile that is a part of rows of the head
 /// dim (warpspec.rotate with head_dim and pair_offset): a 64-column chunk
-/// of interleaved rows, whose first pair is `firstPair`.
+/// of interleaved rows, or of half-split rows in pairHalfChunks' order (the
+/// first elements of its 32 pairs, then their partners: warpspec.rotate's
+/// layout of a half-split part), whose first pair is `firstPair`.
 void rotateColumnPart(OpBuilder &b, Location loc, const KernelSpec &spec,
                       Value tile, const TileRows &at, int64_t firstPair);
 

@@ -2120,8 +2120,12 @@ void buildBlackwellLargeBlockRotaryColumnPasses(OpBuilder &b, Location loc,
   int64_t m = spec.queryTileRows(), n = spec.tileRows();
   int64_t halves = spec.numQueryTiles();
   int64_t cols = spec.outputChunkCols(), chunkCount = spec.numOutputChunks();
-  assert(plan.softmaxReplicas == 1 && spec.rotary == RotaryMode::interleaved &&
+  assert(plan.softmaxReplicas == 1 &&
+         (spec.rotary == RotaryMode::interleaved || pairHalfChunks(spec)) &&
          "one softmax warpgroup; a chunk holds whole pairs");
+  // Half-split chunks (pairHalfChunks) are stored as two 32-column pieces,
+  // through a staging buffer of their width.
+  bool pieces = pairHalfChunks(spec);
   Type f32 = b.getF32Type();
   auto signals = ChannelType::get(ctx, ArrayRef<Type>(), MemorySpace::smem);
   Value blocks = createChannel(b, loc, signals, "blocks", /*depth=*/2);
@@ -2147,23 +2151,29 @@ void buildBlackwellLargeBlockRotaryColumnPasses(OpBuilder &b, Location loc,
 
   // Softmax gradient + epilogue warpgroup, both halves of a block.
   OpBuilder::InsertionGuard g(b);
-  SoftmaxLoop loop =
-      beginSoftmaxLoop(b, loc, plan, blocks, {}, queryBuffer(spec, cols));
+  SoftmaxLoop loop = beginSoftmaxLoop(
+      b, loc, plan, blocks, {}, queryBuffer(spec, pieces ? cols / 2 : cols));
   Value row = loop.row, blockRows = loop.rows, head = loop.head;
   Value position = tilePosition(b, loc, spec, loop.slot);
   ReleaseOp::create(b, loc, loop.slot, /*after_mma=*/false);
   SmallVector<TileRows> half =
       commitBothHalves(b, loc, spec, values.scale, row, blockRows, head,
                        position, sCh, dpCh, pdsCh);
-  // Chunk j of a gradient: its rotation group is the chunk alone
-  // (interleaved pairs).
-  SmallVector<RotationGroup> groups = rotationGroups(spec);
+  // Chunk j of a gradient: its rotation group is the chunk alone, pairs
+  // 32 j on (interleaved, or half-split in pairHalfChunks' order).
   auto chunkType = AccType::get(ctx, {m, cols}, f32);
   auto drain = [&](Value channel, Value dest, bool rotatedInput, int64_t j,
                    const TileRows &at) {
     Value grad = takeTmem(b, loc, channel, chunkType);
     if (rotatedInput)
-      grad = unrotateChunks(b, loc, spec, {grad}, groups[j], at).front();
+      grad = unrotateChunks(b, loc, spec, {grad},
+                            RotationGroup{{j}, j * cols / 2}, at)
+                 .front();
+    if (pieces) {
+      storePairHalves(b, loc, spec, grad, dest, at.row, head, at.rows,
+                      loop.staging, plan.bulkStore, j);
+      return;
+    }
     auto store = StoreOp::create(b, loc, grad, dest, at.row, head, at.rows,
                                  Value(), loop.staging,
                                  plan.bulkStore ? b.getUnitAttr() : nullptr);

@@ -1501,10 +1501,14 @@ void buildColumnPassConsumer(OpBuilder &b, Location loc, const KernelSpec &spec,
   OpBuilder::InsertionGuard g(b);
   int64_t halves = spec.numQueryTiles();
   std::string name = half == 0 ? "compute" : "compute" + std::to_string(half);
-  ConsumerContext c =
-      beginConsumer(b, loc, spec, values, plan,
-                    /*needsPScratch=*/false,
-                    /*needsDsScratch=*/false, spec.outputChunkCols(), name);
+  // Half-split chunks (pairHalfChunks) are stored as two 32-column pieces,
+  // each through a staging buffer of its width.
+  bool pieces = pairHalfChunks(spec);
+  ConsumerContext c = beginConsumer(
+      b, loc, spec, values, plan,
+      /*needsPScratch=*/false,
+      /*needsDsScratch=*/false,
+      pieces ? spec.outputChunkCols() / 2 : spec.outputChunkCols(), name);
   auto consume = ConsumeOp::create(b, loc, blocks);
   Type i32 = b.getI32Type();
   b.setInsertionPointToStart(
@@ -1532,9 +1536,14 @@ void buildColumnPassConsumer(OpBuilder &b, Location loc, const KernelSpec &spec,
   // (buildLargeBlockBackwardBody).
   auto pin = [&](Value buffer) { return pinned(b, loc, buffer); };
   auto store = [&](Value tile, Value dest, Value row, Value rows, int64_t col) {
+    Value staging = c.oStaging ? pin(c.oStaging) : Value();
+    if (pieces) {
+      storePairHalves(b, loc, spec, tile, dest, row, c.head, rows, staging,
+                      c.bulkStore, col / spec.outputChunkCols());
+      return;
+    }
     auto op = StoreOp::create(b, loc, tile, dest, row, c.head, rows, Value(),
-                              c.oStaging ? pin(c.oStaging) : Value(),
-                              c.bulkStore ? b.getUnitAttr() : nullptr);
+                              staging, c.bulkStore ? b.getUnitAttr() : nullptr);
     op.setColOffsetAttr(b.getI64IntegerAttr(col));
   };
   // A chunk slot's tiles, in loadedTiles order.
@@ -1554,8 +1563,9 @@ void buildColumnPassConsumer(OpBuilder &b, Location loc, const KernelSpec &spec,
   auto pinFixed = [&](Value buffer) {
     return fixedSlots ? pin(buffer) : buffer;
   };
-  // Rotary embeddings (interleaved: a 64-column chunk holds whole pairs,
-  // refuseLargeBlockWideRotary): query half i's rows are the block's from
+  // Rotary embeddings (a 64-column chunk holds pairs 32 j to 32 j + 31
+  // whole: interleaved, or half-split in pairHalfChunks' order): query half
+  // i's rows are the block's from
   // 64 i on, at position + 64 i; k's and v's are the block's. This
   // consumer's gradients (query half and key half `half`) are at `mineAt`.
   auto halfAt = [&](int64_t i) -> TileRows {
@@ -1598,12 +1608,12 @@ void buildColumnPassConsumer(OpBuilder &b, Location loc, const KernelSpec &spec,
     ReleaseOp::create(b, loc, other.getSlot());
   };
   // A gradient chunk j with respect to a rotated input turned back (its
-  // rotation group is the chunk alone, interleaved).
+  // rotation group is the chunk alone: pairs 32 j on, interleaved or in
+  // pairHalfChunks' order).
   auto unrotate = [&](Value grad, int64_t j, bool rotatedInput) -> Value {
     if (!rotatedInput)
       return grad;
-    RotationGroup group = rotationGroups(spec)[j];
-    assert(group.chunks.size() == 1 && "a chunk is a whole rotation group");
+    RotationGroup group{{j}, j * cols / 2};
     return unrotateChunks(b, loc, spec, {grad}, group, mineAt).front();
   };
   // A product over the head dim, accumulated chunk by chunk, each chunk's

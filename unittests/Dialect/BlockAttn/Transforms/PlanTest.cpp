@@ -638,36 +638,36 @@ TEST(Sm100aPlan, RotaryBackwardAtHeadDim128HasOneSoftmaxWarpgroup) {
 }
 
 TEST(Sm100aPlan, WideRotaryBackwardAtBlock128StreamsColumnPasses) {
-  // Interleaved pairs above head dim 128 at block size 128: the column
+  // Rotary pairs above head dim 128 at block size 128, interleaved or
+  // half-split (session 20: pair-complete chunks, the same plan): the column
   // passes with a rotary warpgroup and one softmax warpgroup (88 / 120 / 88
   // / 216 = 4 x 128), the signal ring as deep as the chunk ring, and one
   // staging buffer next to both halves' P and dS.
-  for (int64_t headDim : {192, 256}) {
-    for (bool rotateV : {false, true}) {
-      KernelShape s = shape(true, headDim, RotaryMode::interleaved, rotateV);
-      s.blockSize = 128;
-      KernelPlan p = plan(Chip::sm_100a, s);
-      EXPECT_TRUE(p.columnPasses);
-      EXPECT_EQ(p.softmaxReplicas, 1);
-      EXPECT_EQ(p.numStages, 2);
-      EXPECT_EQ(p.rotaryDepth, 2);
-      EXPECT_EQ(p.registers.load, 88);
-      EXPECT_EQ(p.registers.rotary, 120);
-      EXPECT_EQ(p.registers.mma, 88);
-      EXPECT_EQ(p.registers.compute, 216);
+  for (RotaryMode mode : {RotaryMode::interleaved, RotaryMode::half_split}) {
+    for (int64_t headDim : {192, 256}) {
+      for (bool rotateV : {false, true}) {
+        KernelShape s = shape(true, headDim, mode, rotateV);
+        s.blockSize = 128;
+        KernelPlan p = plan(Chip::sm_100a, s);
+        EXPECT_TRUE(p.columnPasses);
+        EXPECT_EQ(p.softmaxReplicas, 1);
+        EXPECT_EQ(p.numStages, 2);
+        EXPECT_EQ(p.rotaryDepth, 2);
+        EXPECT_EQ(p.registers.load, 88);
+        EXPECT_EQ(p.registers.rotary, 120);
+        EXPECT_EQ(p.registers.mma, 88);
+        EXPECT_EQ(p.registers.compute, 216);
+      }
     }
   }
-  // Half-split pairs are refused on both chips: a pair's columns are never
-  // in one chunk slot.
+  // And on sm_90a: the column passes, two consumers of 200 next to the
+  // producer's 104.
   KernelShape halfSplit = shape(true, 256, RotaryMode::half_split);
   halfSplit.blockSize = 128;
-  for (Chip chip : {Chip::sm_90a, Chip::sm_100a})
-    EXPECT_NE(
-        failure(chip, halfSplit, {})
-            .find("the half_split rotary backward at block_size 128 above "
-                  "head_dim 128 is not implemented on " +
-                  stringifyChip(chip).str() + " (the interleaved layout is)"),
-        std::string::npos);
+  KernelPlan p = plan(Chip::sm_90a, halfSplit);
+  EXPECT_TRUE(p.columnPasses);
+  EXPECT_EQ(p.registers.load, 104);
+  EXPECT_EQ(p.registers.compute, 200);
 }
 
 TEST(Sm100aPlan, RejectsWhatSm100aLacks) {

@@ -1450,16 +1450,33 @@ def WarpSpec_TmaLoadOp : WarpSpec_Op<"tma_load"> {
     warpspec.tma_load %q[%row, %head] into %qhi {col_offset = 128 : i64}
         : memref<?x4x256xbf16>, !warpspec.buffer<64x128xbf16, smem>
     ```
+
+    With `pair_halves` (and `col_offset = 64 j`) the 64-column buffer holds
+    columns `[32 j, 32 j + 32)` then their half-split partners `[D / 2 +
+    32 j, D / 2 + 32 j + 32)`: the pairs 32 j to 32 j + 31 whole (the sm_90a
+    column-pass rotary backward with half-split pairs above head dim 128,
+    docs/head-dims.md). The tensor map is then of rank 4, the head dimension
+    split in its two halves (`D / 2`, 2, heads, tokens), with a box of 32 x 2
+    x 1 x R: the box lands as R rows of 128 bytes, each the two 32-column
+    pieces side by side, and the 128-byte swizzle, a function of the shared
+    address alone, makes them the bytes of an ordinary 64-column chunk.
+    Every load of the source must then have it.
+
+    ```mlir
+    warpspec.tma_load %q[%row, %head] into %qc {col_offset = 64 : i64,
+        pair_halves} : memref<?x4x256xbf16>, !warpspec.buffer<64x64xbf16, smem>
+    ```
   }];
   let arguments = (ins AnyMemRef:$source, I32:$row, I32:$head,
                        WarpSpec_BufferType:$dest,
-                       OptionalAttr<I64Attr>:$col_offset);
+                       OptionalAttr<I64Attr>:$col_offset,
+                       UnitAttr:$pair_halves);
   // The builder without a column offset (the whole head dimension).
   let builders = [
     OpBuilder<(ins "Value":$source, "Value":$row, "Value":$head,
                    "Value":$dest), [{
       build($_builder, $_state, source, row, head, dest,
-            /*col_offset=*/IntegerAttr());
+            /*col_offset=*/IntegerAttr(), /*pair_halves=*/UnitAttr());
     }]>
   ];
   let assemblyFormat = [{
