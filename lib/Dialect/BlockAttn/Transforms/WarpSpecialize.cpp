@@ -87,19 +87,15 @@ struct BlockAttnWarpSpecializePass
                 "dO and both query halves' P and dS fit shared memory up to "
                 "head_dim "
              << kMaxGroupedLargeBlockHeadDim;
-    // With rotary embeddings above head dim 64 (sm_90a): the item is made
+    // With rotary embeddings above head dim 64: the item is made
     // in passes over C-column chunks of the head dim (64 at 128, 32 at 96),
     // and each pass's chunk of dQ, dK (and dV) is turned back on its own,
     // which needs the chunk to hold both columns of each of its pairs: an
     // interleaved chunk does, a half-split one holds one column of each
-    // (its partners are D / 2 apart, in another pass's chunk). On sm_100a
-    // the passes do not rotate.
+    // (its partners are D / 2 apart, in another pass's chunk). Both chips
+    // (on sm_100a the softmax warpgroup rotates and turns back; a group of
+    // 2 is refused there below, as without rotary embeddings).
     if (spec.hasRotary() && spec.headDim > kMaxGroupedLargeBlockRotaryHeadDim) {
-      if (chip == Chip::sm_100a)
-        return refuse() << " and head_dim " << spec.headDim
-                        << " with rotary embeddings on sm_100a yet: built up "
-                           "to head_dim "
-                        << kMaxGroupedLargeBlockRotaryHeadDim << " there";
       if (spec.rotary == RotaryMode::half_split) {
         // The passes' chunk width (groupedLargeBlockPasses in Plan.cpp).
         int64_t cols = spec.headDim % 64 == 0 ? 64 : 32;
