@@ -1599,6 +1599,11 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
                                    plan.bulkStore ? b.getUnitAttr() : nullptr);
       if (plan.groupPasses > 1)
         store.setColOffsetAttr(b.getI64IntegerAttr(col));
+      // With rotary embeddings in passes the warpgroup is at its registers'
+      // limit: the copy-out's addresses of dQ, dV and dK, hoisted out of
+      // the loops, spilled it 8 bytes at head dim 96 (pinned_steps).
+      if (rotary && plan.groupPasses > 1)
+        store.setPinnedSteps(true);
     };
     // A head's entries of "dv" and "dk" before the last: the sums so far,
     // given back unread once the head's products into them are done.
