@@ -123,21 +123,22 @@ def test_grouped_large_block_backward_matches_reference(chip, c, heads, sms, emu
 @pytest.mark.parametrize("chip", ["sm_90a", "sm_100a"])
 def test_grouped_large_block_refusals(chip, tmp_path):
     """Head dims above 128 stay refused at block size 128, by name, half-split rotary embeddings
-    above head dim 64 (up to 64 they are built, and interleaved ones at 96 on sm_90a:
+    above head dim 64 (up to 64 they are built, and interleaved ones at 96 and 128:
     test_emulator_gqa_b128_rotary.py), on sm_100a a group of 2 at head dims 96 and 128 (its column
-    passes spilled registers; groups of 3 and more are built), and rotary embeddings there."""
+    passes spilled registers; groups of 3 and more are built), with interleaved rotary embeddings
+    too (since session 20 built there for groups of 3 and more)."""
     wide = [(case(128, "bf16", 2), "and head_dim 128 on sm_100a yet: a group of 2"),
-            (case(96, "f16", 2), "and head_dim 96 on sm_100a yet: a group of 2")] \
+            (case(96, "f16", 2), "and head_dim 96 on sm_100a yet: a group of 2"),
+            (em.Case("backward", 128, "bf16", "interleaved", group=2, rotate_v=True, block_size=128),
+             "and head_dim 128 on sm_100a yet: a group of 2")] \
         if chip == "sm_100a" else []
     for c, words in ((case(192, "bf16", 4), "and head_dim 192 yet"),
                      (case(256, "bf16", 2), "and head_dim 256 yet"), *wide,
                      (em.Case("backward", 96, "bf16", "half_split", group=2, block_size=128),
-                      "and head_dim 96 with half-split rotary embeddings yet" if chip == "sm_90a" else
-                      "and head_dim 96 with rotary embeddings on sm_100a yet"),
+                      "and head_dim 96 with half-split rotary embeddings yet"),
                      (em.Case("backward", 128, "bf16", "half_split", group=4, block_size=128),
                       "and head_dim 128 with half-split rotary embeddings yet: above head_dim 64 an "
-                      "item's gradients are made in passes over 64-column chunks" if chip == "sm_90a" else
-                      "and head_dim 128 with rotary embeddings on sm_100a yet")):
+                      "item's gradients are made in passes over 64-column chunks")):
         run = subprocess.run([find_compiler(), *c.compiler_flags(chip), "-o", str(tmp_path / "k"),
                               "--quiet"], capture_output=True, text=True)
         assert run.returncode != 0, c.name

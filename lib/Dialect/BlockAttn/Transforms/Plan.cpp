@@ -1007,6 +1007,11 @@ constexpr int64_t kSm100aGroupedLargeBlockPairLoadRegs = 48,
 /// warpgroup fits (load 64-88, MMA up to 224, softmax 184), together they
 /// spilled 28-88 bytes under every split tried (88 / 232 / 184, 88 / 224 /
 /// 192, 72 / 232 / 200, 88 / 208 / 208, 96 / 200 / 208).
+/// With interleaved rotary embeddings (session 20) the same budgets: the
+/// softmax warpgroup rotates and turns back at its 256, with K, V and Q turned
+/// in a loop of passes and the outputs' copy-out row steps pinned (no spills
+/// in the bf16 / f16 kernels at G = 3, 4, 8, every table variant, causal +
+/// dlse; docs/rotary.md). No rotary warpgroup: nothing is left of the pool.
 constexpr int64_t kSm100aGroupedLargeBlockPassLoadRegs = 104,
                   kSm100aGroupedLargeBlockPassMmaRegs = 144;
 

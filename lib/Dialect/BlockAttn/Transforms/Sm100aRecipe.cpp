@@ -1361,9 +1361,9 @@ void buildBlackwellLargeBlockBackward(OpBuilder &b, Location loc,
 ///            stored once to the k/v head
 /// Tensor memory (two 64-lane slots per ring, slot r replica r's): S 128 +
 /// dP 128 + dQ D + dV D + dK D columns: 448 at head dim 64; at 96 and 128
-/// (544, 640) it does not fit, refused in blockattn-warp-specialize (made
-/// in passes over column chunks as on sm_90a, it fit tensor memory but
-/// ptxas spilled; docs/pipeline.md).
+/// (544, 640) it does not fit, so the item is made in passes over column
+/// chunks of the head dim (KernelPlan::groupPasses, groups of 3 and more;
+/// a group of 2 spilled and is refused in blockattn-warp-specialize).
 ///
 /// With rotary embeddings (docs/rotary.md, "Grouped-query backward") as
 /// buildBlackwellGroupedBackward: the softmax warpgroup takes the items from
@@ -1371,7 +1371,9 @@ void buildBlackwellLargeBlockBackward(OpBuilder &b, Location loc,
 /// head's Q halves in its "qdo" slot (the second at row and position + 64),
 /// signalling each through "rotated", which the MMA warp waits on before it
 /// reads them; it turns dQ_i back per head at query half i's rows, and the
-/// group's dV_j, dK_j at key half j's.
+/// group's dV_j, dK_j at key half j's. In passes (interleaved only) K stays
+/// rotated through the passes, Q is rotated again every pass, both in a loop
+/// of passes (pass_loop), and each pass's chunk is turned back on its own.
 void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
                                      const KernelSpec &spec,
                                      const KernelPlan &plan) {

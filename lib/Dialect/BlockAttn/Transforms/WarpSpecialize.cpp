@@ -36,8 +36,8 @@ namespace {
 
 /// The widest head dim of the grouped-query backward at block size 128
 /// (checkGroupedLargeBlock): 128; a group of 2 on sm_100a 64; with rotary
-/// embeddings, the widest made in one pass, above which only sm_90a's
-/// interleaved ones are built (up to 128).
+/// embeddings, the widest made in one pass, above which only interleaved
+/// ones are built (up to 128).
 constexpr int64_t kMaxGroupedLargeBlockHeadDim = 128,
                   kMaxSm100aGroupedLargeBlockHeadDim = 64,
                   kMaxGroupedLargeBlockRotaryHeadDim = 64;
@@ -66,7 +66,7 @@ struct BlockAttnWarpSpecializePass
   /// it is built up to head dim 128 (above 64 in passes over column chunks
   /// of the head dim, KernelPlan::groupPasses; on sm_100a a group of 2 up to
   /// 64); with rotary embeddings (every variant) up to head dim 64, in one
-  /// pass, and on sm_90a at 96 and 128 interleaved (in the passes). Above 128
+  /// pass, and at 96 and 128 interleaved (in the passes). Above 128
   /// an item's K and V of 128 keys (2 x 48 KiB at 192), a query head's Q and
   /// dO (the same) and both query halves' P and dS (64 KiB) exceed shared
   /// memory (227 KiB) on both chips.
@@ -133,7 +133,7 @@ struct BlockAttnWarpSpecializePass
       return failure();
     // The grouped-query backward at block size 128: built up to head dim
     // 128 (a group of 2 on sm_100a up to 64; interleaved rotary embeddings
-    // too on sm_90a) and up to 64 with half-split ones
+    // too) and up to 64 with half-split ones
     // (checkGroupedLargeBlock).
     if (failed(checkGroupedLargeBlock(op, *spec)))
       return failure();
