@@ -720,10 +720,10 @@ func.func @gqa_backward_b128_rotary_wide_interleaved_sm100a(%q: memref<?x?x128xb
 // ROTWIDE100: warpspec.rotate({{.*}} {interleaved = true, pass_loop, theta = 1.000000e+04 : f32} : !warpspec.buffer<128x128xbf16, smem>
 // ROTWIDE100: warpspec.rotate({{.*}} {interleaved = true, pass_loop, theta = 1.000000e+04 : f32} : !warpspec.buffer<64x128xbf16, smem>
 // ROTWIDE100: rotate_tile {{.*}} {head_dim = 128 : i64, interleaved = true, inverse, pair_offset = 0 : i64, theta = 1.000000e+04 : f32} : <64x64xf32> -> <64x64xf32>
-// ROTWIDE100-NEXT: warpspec.store {{.*}} {col_offset = 0 : i64} : <64x64xf32>
+// ROTWIDE100-NEXT: warpspec.store {{.*}} {col_offset = 0 : i64, pinned_steps} : <64x64xf32>
 // ROTWIDE100: warpspec.rotate({{.*}} {interleaved = true, pass_loop, theta = 1.000000e+04 : f32} : !warpspec.buffer<64x128xbf16, smem>
 // ROTWIDE100: rotate_tile {{.*}} {head_dim = 128 : i64, interleaved = true, inverse, pair_offset = 32 : i64, theta = 1.000000e+04 : f32} : <64x64xf32> -> <64x64xf32>
-// ROTWIDE100-NEXT: warpspec.store {{.*}} {col_offset = 64 : i64} : <64x64xf32>
+// ROTWIDE100-NEXT: warpspec.store {{.*}} {col_offset = 64 : i64, pinned_steps} : <64x64xf32>
 
 //--- theta-wide.mlir
 // Interleaved at 192 with the angles computed from rotary_theta (session 19):
