@@ -106,8 +106,8 @@ def _refuse_grouped_backward(group: int, requires_grad: bool, block_size: int = 
     kernel) is built for blocks of up to 64 tokens, at head dims up to 256
     without rotary embeddings and with interleaved ones, up to 128 with
     half-split ones, and at block size 128 up to head dim 128 without rotary
-    embeddings (every group, both chips), with interleaved rotary embeddings too (sm_90a; sm_100a's compiler
-    refuses above 64 by name) and up to 64 with half-split ones
+    embeddings (every group, both chips), with interleaved rotary embeddings too
+    (both chips) and up to 64 with half-split ones
     (docs/pipeline.md, "Grouped-query attention"): the other grouped calls that
     need gradients are refused before any forward work is done."""
     if group <= 1 or not requires_grad or not torch.is_grad_enabled():

@@ -14,14 +14,16 @@ is written, and the gradients miss the reference without rotary embeddings, of t
 and with the halves' positions not offset (the second query half rotated at the block's
 position).
 
-On sm_90a at head dims 96 and 128 (interleaved only) an item is made in three passes over
-32-column chunks of the head dim (two over 64-column ones at 128): K (V) stay rotated through the passes, Q is rotated again every pass,
-and each pass's chunk of dQ, dK (dV) is turned back on its own.
+At head dims 96 and 128 (interleaved only; every group on both chips) an item is made in
+three passes over 32-column chunks of the head dim (two over 64-column ones at 128): K (V) stay
+rotated through the passes, Q is rotated again every pass, and each pass's chunk of dQ, dK (dV)
+is turned back on its own (sm_100a: in the softmax warpgroup, K, V and Q turned in a loop of
+passes that is not unrolled).
 
 The default sample keeps `make check` fast; BLOCKATTN_EMULATE_FULL=1 runs the wider matrix
 (both chips, head dims 32 and 64, bf16 and f16, both layouts, plain / positions / rotate_v /
-both, plain and causal + dlse, G = 2 and MQA, 1 and 3 SMs; and sm_90a at 96 and 128,
-interleaved, the same variants).
+both, plain and causal + dlse, G = 2 and MQA, 1 and 3 SMs; and at 96 and 128, interleaved,
+the same variants: sm_90a G = 2 and MQA, sm_100a G = 2 and 4 with two k/v heads and MQA).
 """
 
 from __future__ import annotations
@@ -65,6 +67,15 @@ SAMPLE = [
     # At 128: two passes of 64 columns; accumulate warpgroup 1 at the launch's 128 registers
     # with its own setmaxnreg (explicit_regs), G = 2 with rotate_v (where it spilled without).
     ("sm_90a", case(128, "bf16", "interleaved", 2, positions=True, rotate_v=True), 4, 3),
+    # sm_100a at 96 and 128 (interleaved, groups of 3 and more; session 20): the same passes,
+    # the softmax warpgroup rotating K (V) and each pass's Q and turning each chunk back. G = 4
+    # with two k/v heads, and MQA with causal + dlse.
+    ("sm_100a", case(96, "bf16", "interleaved", 4, positions=True, rotate_v=True), 8, 3),
+    ("sm_100a", case(128, "f16", "interleaved", 4, rotate_v=True, causal=True, lse=True), 4, 1),
+    # A group of 2 there (session 20: the MMA warp's loop over the other head runs to a count
+    # ptxas cannot read, as without rotary embeddings).
+    ("sm_100a", case(128, "bf16", "interleaved", 2, positions=True, rotate_v=True, causal=True,
+                     lse=True), 4, 3),
 ]
 
 
@@ -80,16 +91,18 @@ def full_matrix():
             continue
         cases.append((chip, case(d, dtype, rotary, group, positions, rotate_v, causal, lse),
                       heads, sms))
-    # sm_90a at head dims 96 and 128: interleaved only (half-split pairs span the passes'
-    # chunks; sm_100a builds no passes).
-    for d, dtype, (positions, rotate_v), (causal, lse), (group, heads), sms in \
-            itertools.product((96, 128), ("bf16", "f16"),
+    # Head dims 96 and 128: interleaved only (half-split pairs span the passes' chunks).
+    for chip, d, dtype, (positions, rotate_v), (causal, lse), (group, heads), sms in \
+            itertools.product(("sm_90a", "sm_100a"), (96, 128), ("bf16", "f16"),
                               ((False, False), (True, False), (False, True), (True, True)),
-                              ((False, False), (True, True)), ((2, 4), (4, 4)), (1, 3)):
+                              ((False, False), (True, True)), ((2, 4), (4, 8), (4, 4)), (1, 3)):
         if (dtype == "f16") != (sms == 3):
             continue
-        cases.append(("sm_90a", case(d, dtype, "interleaved", group, positions, rotate_v, causal,
-                                     lse), heads, sms))
+        # sm_90a: G = 2 and MQA (session 19); sm_100a: G = 2, and 4 with two k/v heads, and MQA.
+        if (group, heads) not in (((2, 4), (4, 4)) if chip == "sm_90a" else ((2, 4), (4, 8), (4, 4))):
+            continue
+        cases.append((chip, case(d, dtype, "interleaved", group, positions, rotate_v, causal,
+                                 lse), heads, sms))
     return cases
 
 

@@ -135,6 +135,17 @@ def test_prebuild_script_kernel_sets(capsys):
         "sm_90a/blockattn_backward_d256_b128_bf16_interleaved_theta",
         "sm_100a/blockattn_backward_d256_b128_bf16_interleaved_theta"]
 
+    # The grouped rotary backward at block size 128, head dim 96: interleaved on both chips (sm_90a
+    # session 19, sm_100a for groups of 3 and more session 20); a group of 2 on sm_100a and
+    # half-split left out (refused).
+    script.main(["unused", "--dry-run", "--chips", "sm_90a,sm_100a", "--kinds", "backward",
+                 "--block-sizes", "128", "--head-dims", "96", "--dtypes", "bf16", "--groups", "2,3",
+                 "--rotary", "half_split,interleaved"])
+    assert capsys.readouterr().out.split() == [
+        "sm_90a/blockattn_backward_d96_b128_bf16_g2_interleaved",
+        "sm_90a/blockattn_backward_d96_b128_bf16_g3_interleaved",
+        "sm_100a/blockattn_backward_d96_b128_bf16_g3_interleaved"]
+
     # The wheel's set (python/CMakeLists.txt; scripts/check_wheel.sh counts it): 144 kernels and
     # the 8 small-grid variants (sm_90a, no rotary, both kinds, both head dims and dtypes).
     script.main(["unused", "--dry-run", "--chips", "sm_90a,sm_100a", "--kinds", "forward,backward",

@@ -677,7 +677,11 @@ static void copyOutRows(KernelBuilder &e, StoreOp op, Value staging,
       Value data = e.load(vec, src, 16);
       Value row = e.add(rowBase, e.i32(rowStep));
       e.emitIf(e.cmp(LLVM::ICmpPredicate::slt, row, validRows), [&] {
-        Value element = e.add(dstBase, e.mul(e.i64(rowStep), dest.strides[0]));
+        // pinned_steps: the step's offset computed here, not hoisted.
+        Value step = op.getPinnedSteps() && rowStep > 0
+                         ? e.zext64(pinI32(e, e.i32(rowStep)))
+                         : e.i64(rowStep);
+        Value element = e.add(dstBase, e.mul(step, dest.strides[0]));
         Value dst = LLVM::GEPOp::create(e.b, e.loc, e.globalPtrT(),
                                         elementType, dest.pointer,
                                         ValueRange{element});

@@ -451,6 +451,10 @@ B128_WIDE_ROTARY = [
     (4, 2, 128, (True, False, True)),
     (8, 4, 128, (True, True, True)),
     (8, 1, 128, (True, True, False)),
+    # G = 3 (sm_100a builds groups of 3 and more here since session 20, compiled and emulated
+    # only; on an sm_100a GPU the G = 2 cases above are refused by the compiler).
+    (12, 4, 96, (True, True, True)),
+    (12, 4, 128, (True, False, True)),
 ]
 
 

@@ -28,6 +28,7 @@
 // RUN: block-attn-opt %t/b128-rotary-wide.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a"
 // RUN: block-attn-opt %t/b128-rotary-wide-interleaved.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=ROTWIDE90 --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %t/b128-rotary-wide-sm100a.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a"
+// RUN: block-attn-opt %t/b128-rotary-wide-interleaved-sm100a.mlir -blockattn-warp-specialize="chip=sm_100a" | FileCheck %s --check-prefix=ROTWIDE100 --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %t/theta-wide.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=THETA90 --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %t/theta-wide.mlir -blockattn-warp-specialize="chip=sm_100a" | FileCheck %s --check-prefix=THETA100 --implicit-check-not=blockattn.backward
 
@@ -687,13 +688,14 @@ func.func @gqa_backward_b128_rotary_wide_interleaved(%q: memref<?x?x128xbf16>, %
 // ROTWIDE90: warpspec.partition "accumulate1" role(compute) warps(4) regs(128) explicit {
 
 //--- b128-rotary-wide-sm100a.mlir
-// On sm_100a the grouped block-128 backward is built up to head dim 64, with
-// rotary embeddings (of either layout) too.
+// On sm_100a the grouped block-128 rotary backward at head dims 96 and 128 is
+// built for groups of 3 and more (interleaved); a group of 2 is refused there
+// as without rotary embeddings (its passes spill).
 func.func @gqa_backward_b128_rotary_wide_sm100a(%q: memref<?x?x128xbf16>, %k: memref<?x?x128xbf16>,
                                                 %v: memref<?x?x128xbf16>, %do: memref<?x?x128xbf16>,
                                                 %dq: memref<?x?x128xbf16>, %dk: memref<?x?x128xbf16>,
                                                 %dv: memref<?x?x128xbf16>, %cu: memref<?xi32>) {
-  // expected-error @below {{'blockattn.backward' op with group 2 (grouped-query attention) has no backward lowering at block_size 128 and head_dim 128 with rotary embeddings on sm_100a yet: built up to head_dim 64 there}}
+  // expected-error @below {{'blockattn.backward' op with group 2 (grouped-query attention) has no backward lowering at block_size 128 and head_dim 128 on sm_100a yet: a group of 2 is built up to head_dim 64 there (its passes over column chunks of head dims 96 and 128 spill registers; groups of 3 and more are built)}}
   blockattn.backward q(%q : memref<?x?x128xbf16>) k(%k : memref<?x?x128xbf16>)
       v(%v : memref<?x?x128xbf16>) do(%do : memref<?x?x128xbf16>)
       dq(%dq : memref<?x?x128xbf16>) dk(%dk : memref<?x?x128xbf16>)
@@ -703,6 +705,37 @@ func.func @gqa_backward_b128_rotary_wide_sm100a(%q: memref<?x?x128xbf16>, %k: me
        rotary_theta = 10000.0 : f32}
   return
 }
+
+//--- b128-rotary-wide-interleaved-sm100a.mlir
+// Interleaved at head dim 128 on sm_100a, a group of 4 (session 20): the
+// plain kernel's two passes and budgets (104 / 144 / 256); the softmax
+// warpgroup rotates K once an item and each head's Q halves every pass in a
+// loop of passes that is not unrolled (pass_loop: unrolled, ptxas spilled it
+// 8-24 bytes with causal + dlse), and turns each pass's 64-column chunk of
+// dQ, dV, dK back on its own (pair_offset = 32 j).
+func.func @gqa_backward_b128_rotary_wide_interleaved_sm100a(%q: memref<?x?x128xbf16>, %k: memref<?x?x128xbf16>,
+                                                            %v: memref<?x?x128xbf16>, %do: memref<?x?x128xbf16>,
+                                                            %dq: memref<?x?x128xbf16>, %dk: memref<?x?x128xbf16>,
+                                                            %dv: memref<?x?x128xbf16>, %cu: memref<?xi32>) {
+  blockattn.backward q(%q : memref<?x?x128xbf16>) k(%k : memref<?x?x128xbf16>)
+      v(%v : memref<?x?x128xbf16>) do(%do : memref<?x?x128xbf16>)
+      dq(%dq : memref<?x?x128xbf16>) dk(%dk : memref<?x?x128xbf16>)
+      dv(%dv : memref<?x?x128xbf16>) cu_seqlens(%cu : memref<?xi32>)
+      {element_type = bf16, head_dim = 128 : i64, group = 4 : i64,
+       block_size = 128 : i64, rotary = #blockattn.rotary<interleaved>,
+       rotary_theta = 10000.0 : f32}
+  return
+}
+// ROTWIDE100: warpspec.partition "load" role(load) warps(4) regs(104) {
+// ROTWIDE100: warpspec.partition "mma" role(mma) warps(4) regs(144) {
+// ROTWIDE100: warpspec.partition "softmax" role(softmax) warps(4) regs(256) {
+// ROTWIDE100: warpspec.rotate({{.*}} {interleaved = true, pass_loop, theta = 1.000000e+04 : f32} : !warpspec.buffer<128x128xbf16, smem>
+// ROTWIDE100: warpspec.rotate({{.*}} {interleaved = true, pass_loop, theta = 1.000000e+04 : f32} : !warpspec.buffer<64x128xbf16, smem>
+// ROTWIDE100: rotate_tile {{.*}} {head_dim = 128 : i64, interleaved = true, inverse, pair_offset = 0 : i64, theta = 1.000000e+04 : f32} : <64x64xf32> -> <64x64xf32>
+// ROTWIDE100-NEXT: warpspec.store {{.*}} {col_offset = 0 : i64, pinned_steps} : <64x64xf32>
+// ROTWIDE100: warpspec.rotate({{.*}} {interleaved = true, pass_loop, theta = 1.000000e+04 : f32} : !warpspec.buffer<64x128xbf16, smem>
+// ROTWIDE100: rotate_tile {{.*}} {head_dim = 128 : i64, interleaved = true, inverse, pair_offset = 32 : i64, theta = 1.000000e+04 : f32} : <64x64xf32> -> <64x64xf32>
+// ROTWIDE100-NEXT: warpspec.store {{.*}} {col_offset = 64 : i64, pinned_steps} : <64x64xf32>
 
 //--- theta-wide.mlir
 // Interleaved at 192 with the angles computed from rotary_theta (session 19):

@@ -1010,6 +1010,11 @@ constexpr int64_t kSm100aGroupedLargeBlockPairLoadRegs = 48,
 /// ptxas read the MMA warp's loop over the other heads as one trip and laid
 /// it out straight; with that count opaque to ptxas too (Sm100aRecipe.cpp,
 /// buildBlackwellGroupedLargeBlock) none of the 32 G = 2 kernels spills.
+/// With interleaved rotary embeddings (session 20) the same budgets: the
+/// softmax warpgroup rotates and turns back at its 256, with K, V and Q turned
+/// in a loop of passes and the outputs' copy-out row steps pinned (no spills
+/// in the bf16 / f16 kernels at G = 2, 3, 4, 8, every table variant, causal +
+/// dlse; docs/rotary.md). No rotary warpgroup: nothing is left of the pool.
 constexpr int64_t kSm100aGroupedLargeBlockPassLoadRegs = 104,
                   kSm100aGroupedLargeBlockPassMmaRegs = 144;
 

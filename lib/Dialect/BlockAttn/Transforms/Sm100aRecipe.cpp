@@ -684,17 +684,24 @@ void awaitRotated(OpBuilder &b, Location loc, Value rotated) {
 /// Rotates `tiles` in place at `at` and signals it through `rotated` (an
 /// entry with the item's record), for awaitRotated: K (and V), or with
 /// `queries` a query head's Q (a 128-token block's two halves, each at its
-/// own rows: rotateQueryTiles).
+/// own rows: rotateQueryTiles). With `passLoop` every tile is turned in a
+/// loop of passes that is not unrolled (warpspec.rotate's pass_loop).
 void rotateAndSignal(OpBuilder &b, Location loc, const KernelSpec &spec,
                      ArrayRef<Value> tiles, const TileRows &at, Value head,
-                     Value rotated, bool queries) {
+                     Value rotated, bool queries, bool passLoop = false) {
   auto signal = AcquireOp::create(b, loc, rotated);
   SmallVector<Value> inPlace(tiles);
   if (queries)
     rotateQueryTiles(b, loc, spec, inPlace, inPlace, at);
   else
     rotateKeyTiles(b, loc, spec, inPlace, inPlace, at);
-  CommitOp::create(b, loc, signal.getSlot(), at.row, at.rows, head);
+  auto commit =
+      CommitOp::create(b, loc, signal.getSlot(), at.row, at.rows, head);
+  if (passLoop)
+    for (Operation *op = signal->getNextNode(); op != commit;
+         op = op->getNextNode())
+      if (auto rotate = dyn_cast<RotateOp>(op))
+        rotate.setPassLoop(true);
 }
 
 /// The rings of the sm_100a grouped backward at blocks of up to 64 tokens
@@ -1354,9 +1361,9 @@ void buildBlackwellLargeBlockBackward(OpBuilder &b, Location loc,
 ///            stored once to the k/v head
 /// Tensor memory (two 64-lane slots per ring, slot r replica r's): S 128 +
 /// dP 128 + dQ D + dV D + dK D columns: 448 at head dim 64; at 96 and 128
-/// (544, 640) it does not fit, refused in blockattn-warp-specialize (made
-/// in passes over column chunks as on sm_90a, it fit tensor memory but
-/// ptxas spilled; docs/pipeline.md).
+/// (544, 640) it does not fit, so the item is made in passes over column
+/// chunks of the head dim (KernelPlan::groupPasses, groups of 3 and more;
+/// a group of 2 spilled and is refused in blockattn-warp-specialize).
 ///
 /// With rotary embeddings (docs/rotary.md, "Grouped-query backward") as
 /// buildBlackwellGroupedBackward: the softmax warpgroup takes the items from
@@ -1364,7 +1371,9 @@ void buildBlackwellLargeBlockBackward(OpBuilder &b, Location loc,
 /// head's Q halves in its "qdo" slot (the second at row and position + 64),
 /// signalling each through "rotated", which the MMA warp waits on before it
 /// reads them; it turns dQ_i back per head at query half i's rows, and the
-/// group's dV_j, dK_j at key half j's.
+/// group's dV_j, dK_j at key half j's. In passes (interleaved only) K stays
+/// rotated through the passes, Q is rotated again every pass, both in a loop
+/// of passes (pass_loop), and each pass's chunk is turned back on its own.
 void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
                                      const KernelSpec &spec,
                                      const KernelPlan &plan) {
@@ -1530,7 +1539,7 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
       if (spec.rotateV)
         keys.push_back(item.buffers[1]);
       rotateAndSignal(b, loc, spec, keys, at, kvHead, rotated,
-                      /*queries=*/false);
+                      /*queries=*/false, /*passLoop=*/plan.groupPasses > 1);
     }
     ReleaseOp::create(b, loc, item.slot, /*after_mma=*/false);
     auto constant = [&](int64_t value) -> Value {
@@ -1585,18 +1594,30 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
     // are the same for every head, pinned at each use (pinnedRotaryHalf:
     // hoisted out of the loop over the heads, the table addresses spilled
     // the softmax warpgroup 8-212 bytes).
+    // In passes (head dims 96 and 128, interleaved only:
+    // checkGroupedLargeBlock) the pass's chunk is turned back on its own
+    // (unrotatePassChunk: an interleaved chunk holds whole pairs).
     auto drain = [&](Value channel, Value dest, Value head, int64_t i,
                      bool rotatedInput) {
       Value grad = takeTmem(b, loc, channel, outType);
       Half half = halfOf(i);
-      if (rotatedInput)
+      if (rotatedInput && plan.groupPasses == 1)
         grad = unrotateGradient(b, loc, spec, grad,
                                 pinnedRotaryHalf(b, loc, spec, at, i), Value());
+      else if (rotatedInput)
+        grad = unrotatePassChunk(b, loc, spec, grad, col / cols,
+                                 pinnedRotaryHalf(b, loc, spec, at, i),
+                                 /*rotated=*/true);
       auto store = StoreOp::create(b, loc, grad, dest, half.row, head,
                                    half.rows, Value(), staging,
                                    plan.bulkStore ? b.getUnitAttr() : nullptr);
       if (plan.groupPasses > 1)
         store.setColOffsetAttr(b.getI64IntegerAttr(col));
+      // With rotary embeddings in passes the warpgroup is at its registers'
+      // limit: the copy-out's addresses of dQ, dV and dK, hoisted out of
+      // the loops, spilled it 8 bytes at head dim 96 (pinned_steps).
+      if (rotary && plan.groupPasses > 1)
+        store.setPinnedSteps(true);
     };
     // A head's entries of "dv" and "dk" before the last: the sums so far,
     // given back unread once the head's products into them are done.
@@ -1644,7 +1665,7 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
       auto qdoSlot = GetOp::create(b, loc, qdo);
       SmallVector<Value> q(qdoSlot.getBuffers().take_front(halves));
       rotateAndSignal(b, loc, spec, q, pinnedRows(b, loc, at), head, rotated,
-                      /*queries=*/true);
+                      /*queries=*/true, /*passLoop=*/plan.groupPasses > 1);
       ReleaseOp::create(b, loc, qdoSlot.getSlot(), /*after_mma=*/false);
     };
     // Heads 0 .. G - 2 in one scf.for (as forEachGroupHead), the last one

@@ -36,8 +36,7 @@ namespace {
 
 /// The widest head dim of the grouped-query backward at block size 128
 /// (checkGroupedLargeBlock): 128; with rotary embeddings, the widest made in
-/// one pass, above which only sm_90a's interleaved ones are built (up to
-/// 128).
+/// one pass, above which only interleaved ones are built (up to 128).
 constexpr int64_t kMaxGroupedLargeBlockHeadDim = 128,
                   kMaxGroupedLargeBlockRotaryHeadDim = 64;
 
@@ -65,7 +64,7 @@ struct BlockAttnWarpSpecializePass
   /// it is built up to head dim 128 (above 64 in passes over column chunks
   /// of the head dim, KernelPlan::groupPasses; every group, both chips);
   /// with rotary embeddings (every variant) up to head dim 64, in one pass,
-  /// and on sm_90a at 96 and 128 interleaved (in the passes). Above 128
+  /// and at 96 and 128 interleaved (in the passes, both chips). Above 128
   /// an item's K and V of 128 keys (2 x 48 KiB at 192), a query head's Q and
   /// dO (the same) and both query halves' P and dS (64 KiB) exceed shared
   /// memory (227 KiB) on both chips.
@@ -86,19 +85,15 @@ struct BlockAttnWarpSpecializePass
                 "dO and both query halves' P and dS fit shared memory up to "
                 "head_dim "
              << kMaxGroupedLargeBlockHeadDim;
-    // With rotary embeddings above head dim 64 (sm_90a): the item is made
+    // With rotary embeddings above head dim 64: the item is made
     // in passes over C-column chunks of the head dim (64 at 128, 32 at 96),
     // and each pass's chunk of dQ, dK (and dV) is turned back on its own,
     // which needs the chunk to hold both columns of each of its pairs: an
     // interleaved chunk does, a half-split one holds one column of each
-    // (its partners are D / 2 apart, in another pass's chunk). On sm_100a
-    // the passes do not rotate.
+    // (its partners are D / 2 apart, in another pass's chunk). Both chips
+    // (on sm_100a the softmax warpgroup rotates and turns back; a group of
+    // 2 is refused there below, as without rotary embeddings).
     if (spec.hasRotary() && spec.headDim > kMaxGroupedLargeBlockRotaryHeadDim) {
-      if (chip == Chip::sm_100a)
-        return refuse() << " and head_dim " << spec.headDim
-                        << " with rotary embeddings on sm_100a yet: built up "
-                           "to head_dim "
-                        << kMaxGroupedLargeBlockRotaryHeadDim << " there";
       if (spec.rotary == RotaryMode::half_split) {
         // The passes' chunk width (groupedLargeBlockPasses in Plan.cpp).
         int64_t cols = spec.headDim % 64 == 0 ? 64 : 32;
@@ -121,8 +116,8 @@ struct BlockAttnWarpSpecializePass
     if (failed(spec))
       return failure();
     // The grouped-query backward at block size 128: built up to head dim
-    // 128 (interleaved rotary embeddings too on sm_90a) and up to 64 with
-    // half-split ones (checkGroupedLargeBlock).
+    // 128 (interleaved rotary embeddings too) and up to 64 with half-split
+    // ones (checkGroupedLargeBlock).
     if (failed(checkGroupedLargeBlock(op, *spec)))
       return failure();
     // Above head dim 128 it makes an item in passes over 64-column chunks

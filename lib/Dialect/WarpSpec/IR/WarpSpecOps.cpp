@@ -2051,6 +2051,9 @@ LogicalResult StoreOp::verify() {
     return emitOpError()
            << "bulk stores copy whole swizzled chunks (a multiple of 32 "
               "columns)";
+  if (getPinnedSteps() && !getStaging())
+    return emitOpError() << "pinned_steps applies to stores via a staging "
+                            "buffer (its row steps are the copy-out's)";
   if (std::optional<int64_t> pending = getPendingReads()) {
     if (!getBulk())
       return emitOpError() << "pending_reads applies to bulk stores";

@@ -1789,6 +1789,16 @@ def WarpSpec_StoreOp : WarpSpec_Op<"store", [AttrSizedOperandSegments]> {
     n`): with two staging buffers that alternate, the store before last,
     whose buffer this one reuses. Without it, 0.
 
+    With `via` and `pinned_steps`, the copy-out's row steps (a thread copies
+    rows r, r + s, r + 2 s, ... of the tile) are pinned at the store (as
+    `warpspec.pin` pins an i32): the address `s` rows on, `dest` plus s times
+    its row stride, is a kernel constant, which LLVM hoists out of every loop
+    around the store and holds, one 64-bit register pair per output. The
+    sm_100a softmax warpgroup of the grouped block-128 rotary backward in
+    column passes, at its registers' limit, spilled those of dQ, dV and dK
+    (8-24 bytes at head dim 96); pinned, they are recomputed where a partial
+    tile is copied out.
+
     ```mlir
     warpspec.store %o to %out[%row, %head] rows(%rows) divide_by(%l) via(%stage)
         : !warpspec.acc<64x128xf32>, memref<?x4x128xbf16>, !warpspec.rows<64xf32>,
@@ -1800,7 +1810,8 @@ def WarpSpec_StoreOp : WarpSpec_Op<"store", [AttrSizedOperandSegments]> {
                        Optional<WarpSpec_RowsType>:$divide_by,
                        Optional<WarpSpec_BufferType>:$staging,
                        UnitAttr:$bulk, OptionalAttr<I64Attr>:$col_offset,
-                       OptionalAttr<I64Attr>:$pending_reads);
+                       OptionalAttr<I64Attr>:$pending_reads,
+                       UnitAttr:$pinned_steps);
   // The builder without a column offset (a whole-width tile).
   let builders = [
     OpBuilder<(ins "Value":$value, "Value":$dest, "Value":$row, "Value":$head,
@@ -1808,7 +1819,7 @@ def WarpSpec_StoreOp : WarpSpec_Op<"store", [AttrSizedOperandSegments]> {
                    "UnitAttr":$bulk), [{
       build($_builder, $_state, value, dest, row, head, rows, divide_by,
             staging, bulk, /*col_offset=*/IntegerAttr(),
-            /*pending_reads=*/IntegerAttr());
+            /*pending_reads=*/IntegerAttr(), /*pinned_steps=*/UnitAttr());
     }]>
   ];
   let assemblyFormat = [{
