@@ -91,9 +91,12 @@ void rotateTiles(OpBuilder &b, Location loc, const KernelSpec &spec,
 
 /// Rotates in place a shared-memory tile that is a part of rows of the head
 /// dim (warpspec.rotate with head_dim and pair_offset): a 64-column chunk
-/// of interleaved rows, whose first pair is `firstPair`.
+/// of interleaved rows, whose first pair is `firstPair`. With `passLoop`
+/// its passes are one loop that is not unrolled, each pass placing the
+/// thread from its index pinned in the loop (warpspec.rotate's pass_loop).
 void rotateColumnPart(OpBuilder &b, Location loc, const KernelSpec &spec,
-                      Value tile, const TileRows &at, int64_t firstPair);
+                      Value tile, const TileRows &at, int64_t firstPair,
+                      bool passLoop = false);
 
 /// rotateTiles for tiles of whole blocks (k, v): every one from the block's
 /// first row and position `at`.
