@@ -107,7 +107,7 @@ constexpr int64_t kColumnPassProducerRegs = 104;
 /// consumer 1, consumer 1 turning both query halves): without rotate_v,
 /// 104 / 200 / 200 spills nothing at head dim 192 but 4-44 bytes at 256;
 /// 96 / 200 / 208 nothing at 256 but the f16 kernel with a positions
-/// tensor (4 bytes), and 16-20 at 192 (80 / 208 / 216: 16-28). With
+/// tensor (4 bytes), but 0-20 at 192 (80 / 208 / 216: 0-28). With
 /// rotate_v (v turned in pass 2 next to P and dP) none tried is spill-free
 /// in all 16: 104 / 200 / 200 12-76 bytes, 96 / 200 / 208 0-48, 96 / 192 /
 /// 216 0-168, 88 / 208 / 208 0-52, 104 / 192 / 208 12-180, 88 / 200 / 216
