@@ -22,32 +22,33 @@ KNOWN_SPILLS = [
     # Issue 20 (session 18): the sm_90a interleaved rotary backward at block
     # size 128 above head dim 128 rotates each 64-column chunk slot in place
     # next to the accumulators its consumers hold (S; P and dP with
-    # rotate_v). Session 19 turns k's and v's 128 rows in a loop that is not
-    # unrolled: at 104 / 200 / 200 registers 4-44 bytes without rotate_v,
-    # 20-112 with (before: 4-48, 100-304); all 32 still spill
-    # (docs/head-dims.md, "The interleaved rotary backward at block size 128
-    # on sm_90a (session 18)").
-    r"sm_90a/blockattn_backward_d(192|256)_b128_(bf16|f16)(_causal)?(_lse)?_interleaved(_pos)?(_rv)?",
+    # rotate_v). Session 19 turned k's and v's 128 rows in a loop of passes;
+    # session 20 every part (pass_loop: the thread placed in each pass) with
+    # budgets per head dim and rotate_v (Plan.cpp): 27 of the 64 (plain,
+    # causal, dlse, causal + dlse) spill nothing, these 37 still spill, 4-32
+    # bytes (docs/head-dims.md, "The interleaved rotary backward at block
+    # size 128 on sm_90a (session 18)").
+    r"sm_90a/blockattn_backward_d256_b128_(bf16|f16)(_causal)?(_lse)?_interleaved(_pos)?_rv",
+    r"sm_90a/blockattn_backward_d192_b128_(bf16|f16)(_causal)?(_lse)?_interleaved_pos_rv",
+    r"sm_90a/blockattn_backward_d192_b128_f16(_causal)?(_lse)?_interleaved_rv",
+    r"sm_90a/blockattn_backward_d192_b128_bf16(_causal_lse|_causal|_lse)_interleaved_rv",
+    r"sm_90a/blockattn_backward_d256_b128_f16(_lse)?_interleaved_pos",
+    r"sm_90a/blockattn_backward_d256_b128_(bf16|f16)_causal_interleaved_pos",
+    r"sm_90a/blockattn_backward_d192_b128_(bf16|f16)_lse_interleaved_pos",
     # Issue 20 (session 20): the same kernels with angles from rotary_theta
-    # (the same chunk rotations, the same 104 / 200 / 200 launch) spill for
-    # the same reason (the consumers' spill stores at their entry, before
-    # the tile loop: hoisted loop invariants), fewer bytes: 4-24 without
-    # rotate_v, 8-72 with (tables: 4-44, 20-112); budgets 96 / 208 / 200,
-    # 96 / 200 / 208, 88 / 208 / 208, 80 / 216 / 208 and 80 / 208 / 216 move
-    # them around without removing them. 56 of the 64 spill: not the eight
-    # at 256 with a positions tensor and without causal blocks, which the
-    # lookahead leaves out (docs/head-dims.md, "Angles from rotary_theta in the
-    # interleaved backward at block size 128 (session 20)").
-    r"(?!sm_90a/blockattn_backward_d256_b128_(bf16|f16)(_lse)?_interleaved_pos(_rv)?_theta$)"
-    r"sm_90a/blockattn_backward_d(192|256)_b128_(bf16|f16)(_causal)?(_lse)?_interleaved(_pos)?(_rv)?_theta",
+    # (the same chunk rotations and budgets) spill in 32 of the 64, 4-100
+    # bytes: at 192 with rotate_v without causal blocks, at 256 all but the
+    # causal ones with a positions tensor (docs/head-dims.md, "Angles from
+    # rotary_theta in the interleaved backward at block size 128").
+    r"sm_90a/blockattn_backward_d192_b128_(bf16|f16)(_lse)?_interleaved(_pos)?_rv_theta",
+    r"sm_90a/blockattn_backward_d256_b128_(bf16|f16)((_lse)?_interleaved(_pos)?(_rv)?|_causal(_lse)?_interleaved(_rv)?)_theta",
     # Issue 20 (session 20): the half-split one is the same kernel on
     # pair-complete chunks (two 32-column pieces a chunk, loaded as one box)
-    # and spills alike, 4-84 bytes in 48 of 64, but not in all: at 192 not
-    # with a positions tensor alone, at 256 not with rotate_v without causal
+    # and spills in 26 of the 64, 12-44 bytes: at 192 without rotate_v and
+    # causal blocks, at 256 with rotate_v, and causal with a positions tensor
     # (docs/head-dims.md, "The half-split rotary backward at block size 128").
-    r"sm_90a/blockattn_backward_d192_b128_(bf16|f16)(_causal)?(_lse)?_half_split(_pos_rv|_rv)?",
-    r"sm_90a/blockattn_backward_d256_b128_(bf16|f16)_causal(_lse)?_half_split(_pos)?(_rv)?",
-    r"sm_90a/blockattn_backward_d256_b128_(bf16|f16)(_lse)?_half_split(_pos)?",
+    r"sm_90a/blockattn_backward_d192_b128_(bf16|f16)(_lse)?_half_split(_pos)?",
+    r"sm_90a/blockattn_backward_d256_b128_(bf16|f16)((_causal)?(_lse)?_half_split(_pos)?_rv|_causal_half_split_pos)",
 ]
 
 

@@ -434,8 +434,11 @@ LogicalResult RotaryBuilder::lower(RotateOp op, RotateOp::Adaptor adaptor) {
   // (S through the first pass, P and dP through the second): unrolled, ptxas
   // spilled the consumers 100-304 bytes with rotate_v and 4-48 without; in
   // the loop 20-112 and 4-44 (not none: docs/head-dims.md). The query
-  // halves (64 rows) stay unrolled there too: in the loop the kernels
-  // without rotate_v spilled more (84 bytes at head dim 256).
+  // halves (64 rows) stay unrolled there too: in this loop the kernels
+  // without rotate_v spilled more (84 bytes at head dim 256). Since session
+  // 20 the sm_90a consumers mark every part pass_loop (the query halves
+  // too), which also places the thread in each pass: 27 of its 64 kernels
+  // spill nothing.
   bool passLoop =
       op.getPassLoop() ||
       (tileRows > 64 && ((angles->theta && d > 128) || op.getHeadDim()));

@@ -277,12 +277,14 @@ void storePairHalves(OpBuilder &b, Location loc, const KernelSpec &spec,
 }
 
 void rotateColumnPart(OpBuilder &b, Location loc, const KernelSpec &spec,
-                      Value tile, const TileRows &at, int64_t firstPair) {
+                      Value tile, const TileRows &at, int64_t firstPair,
+                      bool passLoop) {
   RotateOp::create(b, loc, ValueRange{tile}, ValueRange{tile}, at.rows, at.row,
                    at.position, spec.cos, spec.sin, spec.positions,
                    b.getBoolAttr(spec.rotary == RotaryMode::interleaved),
                    thetaAttr(b, spec), b.getI64IntegerAttr(spec.headDim),
-                   b.getI64IntegerAttr(firstPair), /*pass_loop=*/UnitAttr());
+                   b.getI64IntegerAttr(firstPair),
+                   passLoop ? b.getUnitAttr() : UnitAttr());
 }
 
 /// The angles of a [block, D] register tile's rotary pairs, read once per

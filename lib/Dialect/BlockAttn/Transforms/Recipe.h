@@ -109,9 +109,13 @@ void storePairHalves(OpBuilder &b, Location loc, const KernelSpec &spec,
 /// dim (warpspec.rotate with head_dim and pair_offset): a 64-column chunk
 /// of interleaved rows, or of half-split rows in pairHalfChunks' order (the
 /// first elements of its 32 pairs, then their partners: warpspec.rotate's
-/// layout of a half-split part), whose first pair is `firstPair`.
+/// layout of a half-split part), whose first pair is `firstPair`. With
+/// `passLoop` its passes are one loop that is not unrolled, each pass placing
+/// the thread from its index pinned in the loop (warpspec.rotate's
+/// pass_loop).
 void rotateColumnPart(OpBuilder &b, Location loc, const KernelSpec &spec,
-                      Value tile, const TileRows &at, int64_t firstPair);
+                      Value tile, const TileRows &at, int64_t firstPair,
+                      bool passLoop = false);
 
 /// rotateTiles for tiles of whole blocks (k, v): every one from the block's
 /// first row and position `at`.

@@ -1504,8 +1504,11 @@ void buildColumnPassConsumer(OpBuilder &b, Location loc, const KernelSpec &spec,
   // Half-split chunks (pairHalfChunks) are stored as two 32-column pieces,
   // each through a staging buffer of its width.
   bool pieces = pairHalfChunks(spec);
+  KernelPlan consumerPlan = plan;
+  if (half == 1 && plan.secondConsumerRegisters)
+    consumerPlan.registers.compute = plan.secondConsumerRegisters;
   ConsumerContext c = beginConsumer(
-      b, loc, spec, values, plan,
+      b, loc, spec, values, consumerPlan,
       /*needsPScratch=*/false,
       /*needsDsScratch=*/false,
       pieces ? spec.outputChunkCols() / 2 : spec.outputChunkCols(), name);
@@ -1586,12 +1589,18 @@ void buildColumnPassConsumer(OpBuilder &b, Location loc, const KernelSpec &spec,
   // each waits for the other's before its products: consumer 0 turns k
   // (128 rows), consumer 1 the two query halves (64 each); in pass 2
   // consumer j % 2 turns v. Each signals through its own ring without
-  // buffers, `rotated[half]`, and waits on the other's.
+  // buffers, `rotated[half]`, and waits on the other's. Every part is
+  // turned in a loop of passes that places the thread from its index pinned
+  // in the loop (pass_loop; the query halves too): placed once, the
+  // thread's row and table offsets were loop invariants LLVM held from the
+  // consumer's entry, and ptxas spilled them (docs/head-dims.md, session
+  // 20; the budgets in planSm90aLargeBlockColumnPasses).
   auto rotateChunk = [&](ValueRange t, int64_t pass, int64_t j) {
     if (!spec.hasRotary() || (pass == 2 && !spec.rotateV))
       return;
     auto rotate = [&](Value tile, const TileRows &at) {
-      rotateColumnPart(b, loc, spec, tile, at, j * cols / 2);
+      rotateColumnPart(b, loc, spec, tile, at, j * cols / 2,
+                       /*passLoop=*/true);
     };
     if (pass == 2) {
       if (j % 2 == half)

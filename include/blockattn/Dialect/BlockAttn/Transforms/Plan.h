@@ -149,6 +149,11 @@ struct KernelPlan {
   /// warpgroup's partition always gets its setmaxnreg (`explicit_regs`),
   /// even at the launch's budget.
   int64_t secondAccumulateRegisters = 0;
+  /// The sm_90a backward at block size 128 above head dim 128 (column
+  /// passes) with rotary embeddings: consumer 1's (query half 1) registers
+  /// where they differ from consumer 0's (`registers.compute`); 0 where
+  /// they do not.
+  int64_t secondConsumerRegisters = 0;
   /// With `pipelinedRoles` (`group-roles=pipelined-dq`): dQ = dS K is made
   /// and stored by the accumulate warpgroup, not the scores one.
   bool dqInAccumulate = false;

@@ -984,7 +984,10 @@ def WarpSpec_RotateOp : WarpSpec_Op<"rotate", [AttrSizedOperandSegments]> {
     columns from `theta`, and one of more than 64 rows that is a part of wider
     rows (`head_dim`: the column-pass backward's k and v chunks at block size
     128), are turned in such a loop without the attribute; only with it does
-    each pass also recompute the thread's addresses from a pinned thread index.
+    each pass also recompute the thread's addresses from a pinned thread index
+    (the sm_90a column-pass backward marks every chunk part, the 64-row query
+    halves too, since session 20: held from the consumer's entry, those
+    addresses were what ptxas spilled).
 
     ```mlir
     warpspec.rotate(%q, %k) into(%q, %k) rows(%rows) row(%row)
