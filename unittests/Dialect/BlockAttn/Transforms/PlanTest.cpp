@@ -660,14 +660,15 @@ TEST(Sm100aPlan, WideRotaryBackwardAtBlock128StreamsColumnPasses) {
       }
     }
   }
-  // And on sm_90a: the column passes, two consumers of 200 next to the
-  // producer's 104.
+  // And on sm_90a: the column passes, with the interleaved kernels' budgets
+  // at 256 (producer 96, consumers 200 and 208).
   KernelShape halfSplit = shape(true, 256, RotaryMode::half_split);
   halfSplit.blockSize = 128;
   KernelPlan p = plan(Chip::sm_90a, halfSplit);
   EXPECT_TRUE(p.columnPasses);
-  EXPECT_EQ(p.registers.load, 104);
+  EXPECT_EQ(p.registers.load, 96);
   EXPECT_EQ(p.registers.compute, 200);
+  EXPECT_EQ(p.secondConsumerRegisters, 208);
 }
 
 TEST(Sm100aPlan, RejectsWhatSm100aLacks) {
