@@ -109,23 +109,23 @@ def test_prebuild_script_kernel_sets(capsys):
         "sm_100a/blockattn_forward_d64_b128_bf16_causal_lse", "sm_100a/blockattn_backward_d64_b128_bf16_causal_lse"]
 
     # Head dims 192 and 256 at block size 128: the forward on both chips, with rotary embeddings
-    # too (session 17), the backward on both chips (the
-    # sm_100a one since session 17); the half-split rotary backward (refused there) left out.
+    # too (session 17), the backward on both chips (the sm_100a one since session 17), with
+    # half-split rotary embeddings too (session 20: pair-complete chunks).
     script.main(["unused", "--dry-run", "--chips", "sm_90a,sm_100a", "--kinds", "forward,backward",
                  "--block-sizes", "128", "--head-dims", "192", "--dtypes", "bf16", "--rotary", "none,half_split"])
     assert capsys.readouterr().out.split() == [
         "sm_90a/blockattn_forward_d192_b128_bf16", "sm_90a/blockattn_forward_d192_b128_bf16_half_split",
-        "sm_90a/blockattn_backward_d192_b128_bf16",
+        "sm_90a/blockattn_backward_d192_b128_bf16", "sm_90a/blockattn_backward_d192_b128_bf16_half_split",
         "sm_100a/blockattn_forward_d192_b128_bf16", "sm_100a/blockattn_forward_d192_b128_bf16_half_split",
-        "sm_100a/blockattn_backward_d192_b128_bf16"]
-    # Its rotary backward: interleaved pairs with tables on both chips (sm_90a session 18,
-    # sm_100a session 19); half-split left out (refused on both).
+        "sm_100a/blockattn_backward_d192_b128_bf16", "sm_100a/blockattn_backward_d192_b128_bf16_half_split"]
+    # Its rotary backward with tables: both layouts on both chips (interleaved: sm_90a session
+    # 18, sm_100a session 19; half-split: session 20).
     script.main(["unused", "--dry-run", "--chips", "sm_90a,sm_100a", "--kinds", "backward",
                  "--block-sizes", "128", "--head-dims", "192", "--dtypes", "bf16", "--rotary",
                  "half_split,interleaved"])
     assert capsys.readouterr().out.split() == [
-        "sm_90a/blockattn_backward_d192_b128_bf16_interleaved",
-        "sm_100a/blockattn_backward_d192_b128_bf16_interleaved"]
+        "sm_90a/blockattn_backward_d192_b128_bf16_half_split", "sm_90a/blockattn_backward_d192_b128_bf16_interleaved",
+        "sm_100a/blockattn_backward_d192_b128_bf16_half_split", "sm_100a/blockattn_backward_d192_b128_bf16_interleaved"]
     # And with angles from rotary_theta (session 20): interleaved on both chips, half-split left
     # out.
     script.main(["unused", "--dry-run", "--chips", "sm_90a,sm_100a", "--kinds", "backward",
@@ -135,15 +135,15 @@ def test_prebuild_script_kernel_sets(capsys):
         "sm_90a/blockattn_backward_d256_b128_bf16_interleaved_theta",
         "sm_100a/blockattn_backward_d256_b128_bf16_interleaved_theta"]
 
-    # The grouped rotary backward at block size 128, head dim 96: interleaved on both chips (sm_90a
-    # session 19, sm_100a for groups of 3 and more session 20); a group of 2 on sm_100a and
-    # half-split left out (refused).
+    # The grouped rotary backward at block size 128, head dim 96: interleaved on both chips and
+    # every group (sm_90a session 19, sm_100a session 20); half-split left out (refused).
     script.main(["unused", "--dry-run", "--chips", "sm_90a,sm_100a", "--kinds", "backward",
                  "--block-sizes", "128", "--head-dims", "96", "--dtypes", "bf16", "--groups", "2,3",
                  "--rotary", "half_split,interleaved"])
     assert capsys.readouterr().out.split() == [
         "sm_90a/blockattn_backward_d96_b128_bf16_g2_interleaved",
         "sm_90a/blockattn_backward_d96_b128_bf16_g3_interleaved",
+        "sm_100a/blockattn_backward_d96_b128_bf16_g2_interleaved",
         "sm_100a/blockattn_backward_d96_b128_bf16_g3_interleaved"]
 
     # The wheel's set (python/CMakeLists.txt; scripts/check_wheel.sh counts it): 144 kernels and
