@@ -133,39 +133,23 @@ def test_rotary_theta_forward_b128_wide_matches_reference(chip, case, sms, emula
     assert_misses_positions_and_rotated_v(case, got, tensors)
 
 
-BACKWARD_CASES = [
-    ("sm_90a", em.Case("backward", 192, "bf16", "interleaved", block_size=128)),
-    ("sm_90a", em.Case("backward", 256, "f16", "interleaved", positions=True, rotate_v=True, block_size=128)),
-    ("sm_90a", em.Case("backward", 256, "bf16", "interleaved", rotate_v=True, causal=True, lse=True,
-                       block_size=128)),
-    ("sm_90a", em.Case("backward", 192, "f16", "interleaved", positions=True, causal=True, lse=True,
-                       block_size=128)),
-    # sm_100a (session 19): the rotary warpgroup rotates each chunk slot in place between the
-    # load and the MMA warp; one softmax warpgroup takes both halves.
-    ("sm_100a", em.Case("backward", 256, "bf16", "interleaved", block_size=128)),
-    ("sm_100a", em.Case("backward", 192, "f16", "interleaved", positions=True, rotate_v=True, block_size=128)),
-    ("sm_100a", em.Case("backward", 192, "bf16", "interleaved", rotate_v=True, causal=True, lse=True,
-                        block_size=128)),
-    ("sm_100a", em.Case("backward", 256, "f16", "interleaved", positions=True, causal=True, lse=True,
-                        block_size=128)),
-    # sm_90a with half-split pairs (session 20): the producer loads pair-complete chunks (columns
-    # [32 j, 32 j + 32) and their partners, one box of a rank-4 tensor map), rotated in place as
-    # the interleaved ones; the gradients are stored as two 32-column pieces.
-    ("sm_90a", em.Case("backward", 192, "bf16", "half_split", block_size=128)),
-    ("sm_90a", em.Case("backward", 256, "f16", "half_split", positions=True, rotate_v=True, block_size=128)),
-    ("sm_90a", em.Case("backward", 256, "bf16", "half_split", rotate_v=True, causal=True, lse=True,
-                       block_size=128)),
-    ("sm_90a", em.Case("backward", 192, "f16", "half_split", positions=True, causal=True, lse=True,
-                       block_size=128)),
-    # sm_100a likewise (the same producer; the rotary warpgroup turns the pair-complete chunks, the
-    # softmax warpgroup stores each gradient chunk as two pieces).
-    ("sm_100a", em.Case("backward", 256, "bf16", "half_split", block_size=128)),
-    ("sm_100a", em.Case("backward", 192, "f16", "half_split", positions=True, rotate_v=True, block_size=128)),
-    ("sm_100a", em.Case("backward", 192, "bf16", "half_split", rotate_v=True, causal=True, lse=True,
-                        block_size=128)),
-    ("sm_100a", em.Case("backward", 256, "f16", "half_split", positions=True, causal=True, lse=True,
-                        block_size=128)),
+# (chip, head dim, dtype, flags), each with interleaved pairs (sm_90a session 18; sm_100a session
+# 19: the rotary warpgroup rotates each chunk slot in place between the load and the MMA warp, one
+# softmax warpgroup takes both halves) and with half-split ones (session 20: the producer loads
+# pair-complete chunks, columns [32 j, 32 j + 32) and their partners as one box of a rank-4 tensor
+# map, rotated in place as the interleaved ones; the gradients stored as two 32-column pieces).
+BACKWARD_SHAPES = [
+    ("sm_90a", 192, "bf16", {}),
+    ("sm_90a", 256, "f16", dict(positions=True, rotate_v=True)),
+    ("sm_90a", 256, "bf16", dict(rotate_v=True, causal=True, lse=True)),
+    ("sm_90a", 192, "f16", dict(positions=True, causal=True, lse=True)),
+    ("sm_100a", 256, "bf16", {}),
+    ("sm_100a", 192, "f16", dict(positions=True, rotate_v=True)),
+    ("sm_100a", 192, "bf16", dict(rotate_v=True, causal=True, lse=True)),
+    ("sm_100a", 256, "f16", dict(positions=True, causal=True, lse=True)),
 ]
+BACKWARD_CASES = [(chip, em.Case("backward", d, dtype, layout, block_size=128, **flags))
+                  for layout in ("interleaved", "half_split") for chip, d, dtype, flags in BACKWARD_SHAPES]
 # Jagged: empty and one-token sequences, partial blocks around the block and its half, and
 # blocks whose second query half is empty (1-64 tokens).
 BACKWARD_LENGTHS = (0, 1, 63, 64, 65, 127, 128, 129, 300, 2, 191, 193)
