@@ -104,6 +104,20 @@ def test_rotary_forward_b128_wide_matches_reference(chip, case, sms, emulated_ke
     assert_misses_positions_and_rotated_v(case, got, tensors)
 
 
+def assert_theta_matters(case, got, tensors):
+    """A kernel from rotary_theta takes no tables, and its angles matter: the outputs miss the
+    reference without rotation, at the other base, without the positions tensor or rotated v,
+    and at block size 64."""
+    assert "cos" not in tensors and "sin" not in tensors
+    plain = em.Case(case.kind, case.head_dim, case.dtype, causal=case.causal, lse=case.lse, block_size=128)
+    assert em.check_close(case, got, em.reference_outputs(plain, tensors)) != []
+    other_base = dataclasses.replace(case, rotary_theta=10500.0 - case.rotary_theta)
+    assert em.check_close(case, got, em.reference_outputs(other_base, tensors)) != []
+    as64 = dataclasses.replace(case, block_size=64)
+    assert em.check_close(case, got, em.reference_outputs(as64, tensors)) != []
+    assert_misses_positions_and_rotated_v(case, got, tensors)
+
+
 # Angles computed in the kernel from theta (issue 20): the sm_100a rotary warpgroup and the
 # sm_90a consumer turn k (and v) in a loop of passes (Rotary.cpp); the query halves unrolled.
 # Two bases, so that a kernel that ignored its own would be caught.
@@ -121,16 +135,7 @@ THETA_CASES = [
 @pytest.mark.parametrize("chip,case", THETA_CASES, ids=lambda x: x if isinstance(x, str) else x.name)
 def test_rotary_theta_forward_b128_wide_matches_reference(chip, case, sms, emulated_kernel):
     got, tensors = emulate_checked(case, chip, LENGTHS, 11, sms, emulated_kernel)
-    assert "cos" not in tensors and "sin" not in tensors  # the kernel takes no tables
-    # The angles matter: the outputs miss the reference without rotation, at the other base,
-    # without the positions tensor or rotated v, and at block size 64.
-    plain = em.Case(case.kind, case.head_dim, case.dtype, causal=case.causal, lse=case.lse, block_size=128)
-    assert em.check_close(case, got, em.reference_outputs(plain, tensors)) != []
-    other_base = dataclasses.replace(case, rotary_theta=10500.0 - case.rotary_theta)
-    assert em.check_close(case, got, em.reference_outputs(other_base, tensors)) != []
-    as64 = dataclasses.replace(case, block_size=64)
-    assert em.check_close(case, got, em.reference_outputs(as64, tensors)) != []
-    assert_misses_positions_and_rotated_v(case, got, tensors)
+    assert_theta_matters(case, got, tensors)
 
 
 # (chip, head dim, dtype, flags), each with interleaved pairs (sm_90a session 18; sm_100a session
@@ -190,29 +195,18 @@ THETA_BACKWARD_CASES = [
 @pytest.mark.parametrize("chip,case", THETA_BACKWARD_CASES, ids=lambda x: x if isinstance(x, str) else x.name)
 def test_rotary_theta_backward_b128_wide_interleaved_matches_reference(chip, case, sms, emulated_kernel):
     got, tensors = emulate_checked(case, chip, BACKWARD_LENGTHS, 13, sms, emulated_kernel)
-    assert "cos" not in tensors and "sin" not in tensors  # the kernel takes no tables
-    # The angles matter: the gradients miss the reference without rotation, at the other base,
-    # at block size 64, without the positions tensor or rotated v, and without causal blocks.
-    plain = em.Case(case.kind, case.head_dim, case.dtype, causal=case.causal, lse=case.lse, block_size=128)
-    assert em.check_close(case, got, em.reference_outputs(plain, tensors)) != []
-    other_base = dataclasses.replace(case, rotary_theta=10500.0 - case.rotary_theta)
-    assert em.check_close(case, got, em.reference_outputs(other_base, tensors)) != []
-    as64 = dataclasses.replace(case, block_size=64)
-    assert em.check_close(case, got, em.reference_outputs(as64, tensors)) != []
-    assert_misses_positions_and_rotated_v(case, got, tensors)
+    assert_theta_matters(case, got, tensors)
+    # ... and without causal blocks.
     if case.causal:
         assert em.check_close(case, got, em.reference_outputs(dataclasses.replace(case, causal=False),
                                                               tensors)) != []
 
 
-@pytest.mark.parametrize("chip,rotary,expected", [
-    ("sm_90a", "half_split_theta", "rotary_theta with half_split pairs in the backward at block_size 128 "
-                                   "above head_dim 128 is not implemented on sm_90a"),
-    ("sm_100a", "half_split_theta", "rotary_theta with half_split pairs in the backward at block_size 128 "
-                                    "above head_dim 128 is not implemented on sm_100a"),
-])
-def test_rotary_backward_is_refused(chip, rotary, expected, tmp_path):
-    assert rotary == "half_split_theta"
+@pytest.mark.parametrize("chip", ["sm_90a", "sm_100a"])
+def test_rotary_backward_is_refused(chip, tmp_path):
+    """Half-split pairs with angles from rotary_theta: refused on both chips."""
+    expected = ("rotary_theta with half_split pairs in the backward at block_size 128 above head_dim 128 "
+                f"is not implemented on {chip}")
     case = em.Case("backward", 256, "bf16", "half_split", block_size=128, rotary_theta=10000.0)
     run = subprocess.run([find_compiler(), *case.compiler_flags(chip), "--quiet", "-o", str(tmp_path)],
                          capture_output=True, text=True)
