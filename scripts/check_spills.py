@@ -49,6 +49,13 @@ KNOWN_SPILLS = [
     # (docs/head-dims.md, "The half-split rotary backward at block size 128").
     r"sm_90a/blockattn_backward_d192_b128_(bf16|f16)(_lse)?_half_split(_pos)?",
     r"sm_90a/blockattn_backward_d256_b128_(bf16|f16)((_causal)?(_lse)?_half_split(_pos)?_rv|_causal_half_split_pos)",
+    # Issue 20 (session 21): the half-split one with angles from rotary_theta
+    # (the pair-complete chunks rotated with the theta kernels' angles) spills
+    # in 14 of the 64, 4-64 bytes: at 192 without causal blocks and rotate_v,
+    # at 256 without a positions tensor and rotate_v, not causal + dlse
+    # (docs/head-dims.md, "Half-split pairs with rotary_theta").
+    r"sm_90a/blockattn_backward_d192_b128_(bf16|f16)(_lse)?_half_split(_pos)?_theta",
+    r"sm_90a/blockattn_backward_d256_b128_(bf16|f16)(_causal|_lse)?_half_split_theta",
 ]
 
 

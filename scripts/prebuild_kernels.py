@@ -75,10 +75,6 @@ def keys_for(args) -> list[KernelKey]:
             continue  # no grouped backward with half-split rotary above head dim 128, nor at block size
             # 128 above head dim 128 or with half-split rotary embeddings above 64 yet
             # (docs/pipeline.md)
-        if (d in _kernels.CHUNKED_HEAD_DIMS and bs > 64 and kind == "backward" and rotary == "half_split" and
-                args.rotary_theta):
-            continue  # head dims 192 and 256 at block size 128: the half-split rotary backward takes
-            # tables only, on both chips (docs/head-dims.md)
         for variant in (["plain"] if rotary == "none" else args.rotary_variants):
             positions, rotate_v = VARIANTS[variant]
             key = KernelKey(kind=kind, head_dim=d, block_size=bs, dtype=dtype, chip=chip,

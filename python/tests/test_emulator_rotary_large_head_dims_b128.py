@@ -31,16 +31,15 @@ and their partners [D / 2 + 32 j, ...), one box (32, 2, 1, rows) of a rank-4 ten
 splits the head dim in its halves, which lands 128-byte swizzled as an ordinary 64-column chunk;
 it is rotated in place as an interleaved chunk (pairs 32 j on: by the consumers on sm_90a, by the
 rotary warpgroup on sm_100a), and each gradient chunk is stored as two 32-column pieces. The
-interleaved backward with angles computed in the kernel from rotary_theta (session 20,
-test_rotary_theta_backward_b128_wide_interleaved_matches_reference): each chunk's angles are those
-of pairs 32 j on at the rows' head dim, and the gradients are turned back from theta too.
-Half-split pairs with theta stay refused on both chips (test_rotary_backward_is_refused).
+backward with angles computed in the kernel from rotary_theta (interleaved pairs in session 20,
+half-split ones in session 21; test_rotary_theta_backward_b128_wide_matches_reference): each
+chunk's angles are those of pairs 32 j on at the rows' head dim (a half-split chunk holds pairs
+32 j on too, in the pair-complete order), and the gradients are turned back from theta too.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import subprocess
 
 import pytest
 
@@ -115,6 +114,8 @@ def assert_theta_matters(case, got, tensors):
     assert em.check_close(case, got, em.reference_outputs(other_base, tensors)) != []
     as64 = dataclasses.replace(case, block_size=64)
     assert em.check_close(case, got, em.reference_outputs(as64, tensors)) != []
+    other_layout = dataclasses.replace(case, rotary="interleaved" if case.rotary == "half_split" else "half_split")
+    assert em.check_close(case, got, em.reference_outputs(other_layout, tensors)) != []
     assert_misses_positions_and_rotated_v(case, got, tensors)
 
 
@@ -177,9 +178,10 @@ def test_rotary_backward_b128_wide_matches_reference(chip, case, sms, emulated_k
                                                               tensors)) != []
 
 
-# Angles from theta in the backward (session 20): the same chunk rotations (pairs 32 j on of the
-# rows' head dim) and turned-back gradient chunks, with the angles computed in the kernel. Two
-# bases, so that a kernel that ignored its own would be caught.
+# Angles from theta in the backward (interleaved: session 20; half-split, on the pair-complete
+# chunks: session 21): the same chunk rotations (pairs 32 j on of the rows' head dim) and
+# turned-back gradient chunks, with the angles computed in the kernel. Two bases, so that a kernel
+# that ignored its own would be caught.
 THETA_BACKWARD_CASES = [
     ("sm_90a", em.Case("backward", 256, "f16", "interleaved", block_size=128, rotary_theta=10000.0)),
     ("sm_90a", em.Case("backward", 192, "bf16", "interleaved", positions=True, rotate_v=True, causal=True,
@@ -188,27 +190,22 @@ THETA_BACKWARD_CASES = [
                         rotary_theta=500.0)),
     ("sm_100a", em.Case("backward", 192, "f16", "interleaved", positions=True, causal=True, lse=True,
                         block_size=128, rotary_theta=10000.0)),
+    ("sm_90a", em.Case("backward", 192, "f16", "half_split", block_size=128, rotary_theta=10000.0)),
+    ("sm_90a", em.Case("backward", 256, "bf16", "half_split", positions=True, rotate_v=True, causal=True,
+                       lse=True, block_size=128, rotary_theta=500.0)),
+    ("sm_100a", em.Case("backward", 192, "bf16", "half_split", rotate_v=True, block_size=128,
+                        rotary_theta=500.0)),
+    ("sm_100a", em.Case("backward", 256, "f16", "half_split", positions=True, causal=True, lse=True,
+                        block_size=128, rotary_theta=10000.0)),
 ]
 
 
 @pytest.mark.parametrize("sms", (1, 3))
 @pytest.mark.parametrize("chip,case", THETA_BACKWARD_CASES, ids=lambda x: x if isinstance(x, str) else x.name)
-def test_rotary_theta_backward_b128_wide_interleaved_matches_reference(chip, case, sms, emulated_kernel):
+def test_rotary_theta_backward_b128_wide_matches_reference(chip, case, sms, emulated_kernel):
     got, tensors = emulate_checked(case, chip, BACKWARD_LENGTHS, 13, sms, emulated_kernel)
     assert_theta_matters(case, got, tensors)
     # ... and without causal blocks.
     if case.causal:
         assert em.check_close(case, got, em.reference_outputs(dataclasses.replace(case, causal=False),
                                                               tensors)) != []
-
-
-@pytest.mark.parametrize("chip", ["sm_90a", "sm_100a"])
-def test_rotary_backward_is_refused(chip, tmp_path):
-    """Half-split pairs with angles from rotary_theta: refused on both chips."""
-    expected = ("rotary_theta with half_split pairs in the backward at block_size 128 above head_dim 128 "
-                f"is not implemented on {chip}")
-    case = em.Case("backward", 256, "bf16", "half_split", block_size=128, rotary_theta=10000.0)
-    run = subprocess.run([find_compiler(), *case.compiler_flags(chip), "--quiet", "-o", str(tmp_path)],
-                         capture_output=True, text=True)
-    assert run.returncode != 0
-    assert expected in run.stderr, run.stderr

@@ -126,13 +126,15 @@ def test_prebuild_script_kernel_sets(capsys):
     assert capsys.readouterr().out.split() == [
         "sm_90a/blockattn_backward_d192_b128_bf16_half_split", "sm_90a/blockattn_backward_d192_b128_bf16_interleaved",
         "sm_100a/blockattn_backward_d192_b128_bf16_half_split", "sm_100a/blockattn_backward_d192_b128_bf16_interleaved"]
-    # And with angles from rotary_theta (session 20): interleaved on both chips, half-split left
-    # out.
+    # And with angles from rotary_theta: both layouts on both chips (interleaved: session 20;
+    # half-split: session 21).
     script.main(["unused", "--dry-run", "--chips", "sm_90a,sm_100a", "--kinds", "backward",
                  "--block-sizes", "128", "--head-dims", "256", "--dtypes", "bf16", "--rotary",
                  "half_split,interleaved", "--rotary-theta"])
     assert capsys.readouterr().out.split() == [
+        "sm_90a/blockattn_backward_d256_b128_bf16_half_split_theta",
         "sm_90a/blockattn_backward_d256_b128_bf16_interleaved_theta",
+        "sm_100a/blockattn_backward_d256_b128_bf16_half_split_theta",
         "sm_100a/blockattn_backward_d256_b128_bf16_interleaved_theta"]
 
     # The grouped rotary backward at block size 128, head dim 96: interleaved on both chips and

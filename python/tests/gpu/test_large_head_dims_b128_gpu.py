@@ -12,8 +12,8 @@ causal blocks with dlse, long and tiny sequences) and with half-split pairs (ses
 same cases; the producer loads pair-complete chunks through a rank-4 tensor map, whose 128-byte
 swizzled layout these cases check on the GPU), on both chips (sm_100a not run on a GPU yet). With angles from rotary_theta (session 18; the API passes tables, so the
 kernels are launched directly): the forward, every variant, causal + lse, a grid past the SM
-count (test_rotary_theta_*); the interleaved backward (session 20) likewise, with causal + dlse
-(test_rotary_theta_backward_*).
+count (test_rotary_theta_*); the interleaved backward (session 20) and the half-split one
+(session 21) likewise, with causal + dlse (test_rotary_theta_backward_*).
 
 These kernels are not in the wheel's prebuilt set: they compile on first use unless
 BLOCKATTN_KERNEL_DIR holds them:
@@ -337,11 +337,11 @@ def test_rotary_theta_forward_causal_lse_and_past_the_sm_count(head_dim):
     run_theta_forward([128 * sms + 5], 1, head_dim, torch.bfloat16, False, seed=13)
 
 
-# The interleaved backward from rotary_theta (session 20): the chunk rotations and the
-# turned-back gradient chunks compute their angles in the kernel. Launched directly, as the
-# forward above; dq, dk, dv start as NaN, so an unwritten element fails.
+# The backward from rotary_theta (interleaved: session 20; half-split: session 21): the chunk
+# rotations and the turned-back gradient chunks compute their angles in the kernel. Launched
+# directly, as the forward above; dq, dk, dv start as NaN, so an unwritten element fails.
 def run_theta_backward(lengths, heads, head_dim, dtype, positions=False, rotate_v=False, causal=False,
-                       lse=False, theta=10000.0, seed=0):
+                       lse=False, theta=10000.0, seed=0, interleaved=True):
     from blockattn import _driver, _kernels
 
     q, k, v, cu = make_inputs(lengths, heads, head_dim, dtype, seed)
@@ -352,8 +352,8 @@ def run_theta_backward(lengths, heads, head_dim, dtype, positions=False, rotate_
     dlse = torch.randn((heads, T), generator=g, device="cuda") if lse else None
     key = _kernels.KernelKey(kind="backward", head_dim=head_dim, block_size=BS,
                              dtype="bf16" if dtype == torch.bfloat16 else "f16", chip=_driver.chip_of(q.device),
-                             rotary="interleaved", positions=positions, rotate_v=rotate_v, causal=causal, lse=lse,
-                             rotary_theta=theta)
+                             rotary="interleaved" if interleaved else "half_split", positions=positions,
+                             rotate_v=rotate_v, causal=causal, lse=lse, rotary_theta=theta)
     kernel = _driver.load_kernel(_kernels.find_kernel(key), q.device)
     grads = [torch.full_like(t, float("nan")) for t in (q, k, v)]
     tensors = {"q": q, "k": k, "v": v, "do": do, "dq": grads[0], "dk": grads[1], "dv": grads[2],
@@ -370,8 +370,8 @@ def run_theta_backward(lengths, heads, head_dim, dtype, positions=False, rotate_
 
     def ref(base):
         cos, sin = reference.rope_tables(largest, head_dim, base=base)
-        rotary = reference.Rotary(cos, sin, interleaved=True, positions=None if pos is None else pos.cpu().numpy(),
-                                  rotate_v=rotate_v)
+        rotary = reference.Rotary(cos, sin, interleaved=interleaved,
+                                  positions=None if pos is None else pos.cpu().numpy(), rotate_v=rotate_v)
         return reference.backward(*args, do.double().cpu().numpy(), cu.cpu().numpy(), rotary=rotary, **common)
 
     check_grads(grads, [torch.from_numpy(w).cuda() for w in ref(theta)], dtype)
@@ -402,3 +402,21 @@ def test_rotary_theta_backward_interleaved_causal_dlse_tiny_and_past_the_sm_coun
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     run_theta_backward([128 * sms + 5], 1, head_dim, torch.float16, rotate_v=True, seed=13)
 
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
+@pytest.mark.parametrize("head_dim", HEAD_DIMS)
+def test_rotary_theta_backward_half_split(head_dim, dtype):
+    """Half-split pairs from theta (the pair-complete chunks of the rank-4 tensor map): every
+    variant on the edge lengths, 3 heads; bases 10000 and 500."""
+    for positions, rotate_v in ((False, False), (True, False), (False, True), (True, True)):
+        run_theta_backward(EDGE_LENGTHS, 3, head_dim, dtype, positions, rotate_v,
+                           theta=500.0 if rotate_v else 10000.0, seed=head_dim + 1, interleaved=False)
+
+
+@pytest.mark.parametrize("head_dim", HEAD_DIMS)
+def test_rotary_theta_backward_half_split_causal_dlse_and_past_the_sm_count(head_dim):
+    run_theta_backward(EDGE_LENGTHS, 2, head_dim, torch.bfloat16, positions=True, rotate_v=True, causal=True,
+                       lse=True, theta=500.0, seed=15, interleaved=False)
+    run_theta_backward(TINY_LENGTHS, 3, head_dim, torch.float16, causal=True, seed=16, interleaved=False)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    run_theta_backward([128 * sms + 5], 1, head_dim, torch.bfloat16, lse=True, seed=17, interleaved=False)

@@ -94,23 +94,6 @@ func.func @negative_backward_extra_op(%q: !act, %k: !act, %v: !act, %do: !act,
   return
 }
 
-// -----
-
-// Rotary embeddings at block size 128 above head dim 128: the backward takes
-// tables with either layout and angles from rotary_theta with interleaved
-// pairs (session 20); half-split pairs with theta are refused.
-!act = memref<?x4x256xbf16>
-func.func @negative_rotary_theta_half_split_backward_b128_d256(
-    %q: !act, %k: !act, %v: !act, %do: !act, %dq: !act, %dk: !act, %dv: !act,
-    %cu: memref<?xi32>) {
-  // expected-error @+1 {{'blockattn.backward' op rotary_theta with half_split pairs in the backward at block_size 128 above head_dim 128 is not implemented on sm_90a (cos/sin tables with either layout are, and rotary_theta with interleaved pairs: docs/head-dims.md)}}
-  blockattn.backward q(%q : !act) k(%k : !act) v(%v : !act) do(%do : !act)
-      dq(%dq : !act) dk(%dk : !act) dv(%dv : !act) cu_seqlens(%cu : memref<?xi32>)
-      {block_size = 128 : i64, head_dim = 256 : i64, element_type = bf16,
-       rotary = #blockattn.rotary<half_split>, rotary_theta = 10000.0 : f32}
-  return
-}
-
 //--- sm100a.mlir
 
 // The kernel function checks come first on sm_100a too.

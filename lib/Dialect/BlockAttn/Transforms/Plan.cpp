@@ -1617,7 +1617,7 @@ planSm100aLargeBlockColumnPasses(const KernelShape &shape,
     return failure();
   int64_t chunkCols = shape.outputChunkCols();
   int64_t slotBytes = shape.numLoads() * shape.tileBytes(chunkCols);
-  // With rotary embeddings (interleaved, refuseLargeBlockWideRotary) one
+  // With rotary embeddings (either layout, tables or rotary_theta) one
   // softmax warpgroup takes both halves beside the rotary warpgroup.
   plan.softmaxReplicas = shape.hasRotary() ? 1 : kSoftmaxReplicas;
   plan.pFromSmem = false;
@@ -1662,7 +1662,7 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
   if (failed(checkSm100aOStore(options, fail)))
     return failure();
   // The block's columns streamed in passes, as on sm_90a (with rotary
-  // embeddings, interleaved only: refuseLargeBlockWideRotary).
+  // embeddings of either layout).
   if (largeBlockWideBackward(shape))
     return planSm100aLargeBlockColumnPasses(shape, options, fail);
   if (largeBlockRotaryBackward(shape))
@@ -1792,43 +1792,6 @@ OStore oStoreOf(const KernelShape &shape, const TuningOptions &options) {
   return rotaryForward128 ? OStore::smem : OStore::tma;
 }
 
-/// The rotary backward at block size 128 above head dim 128
-/// (docs/head-dims.md, "Rotary embeddings at block size 128 above head dim
-/// 128"; the forward is built on both chips, with tables or angles from
-/// `rotary_theta`). Built on both chips with both layouts: the backward
-/// streams the block in 64-column chunk slots (KernelPlan::columnPasses), an
-/// interleaved chunk holds whole pairs, a half-split one is made to
-/// (session 20: columns [32 j, 32 j + 32) and their partners D / 2 on, one
-/// box of a rank-4 tensor map, pairHalfChunks), and each chunk of q and k
-/// (and v) is rotated in place: by the consumers on sm_90a
-/// (buildColumnPassConsumer), by a rotary warpgroup between the load and the
-/// MMA warp on sm_100a (buildColumnPassRotaryPartition). With tables, or
-/// with angles from `rotary_theta` for interleaved pairs (session 20): the
-/// chunk rotations (warpspec.rotate with head_dim and pair_offset) and the
-/// turned-back gradient chunks (rotate_tile) compute the angles of pairs
-/// 32 j on at the rows' head dim either way, k's and v's 128 rows in the
-/// loop of passes that is not unrolled (Rotary.cpp); the launches and
-/// budgets are the table kernels' (sm_100a: no spills; sm_90a: the table
-/// kernels' consumer spills, scripts/check_spills.py). Refused: half-split
-/// pairs with angles from `rotary_theta` (the two were built apart in
-/// session 20 and their combination is not checked yet).
-LogicalResult refuseLargeBlockWideRotary(const KernelShape &shape, Chip chip,
-                                         Failure fail) {
-  if (!shape.hasRotary() || shape.numQueryTiles() == 1 ||
-      shape.headDim <= KernelShape::kMaxOutputCols)
-    return success();
-  if (!shape.backward)
-    return success();
-  if (shape.rotary == RotaryMode::half_split && shape.rotaryTheta)
-    return fail("rotary_theta with half_split pairs in the backward at "
-                "block_size ",
-                shape.blockSize, " above head_dim 128 is not implemented on ",
-                stringifyChip(chip),
-                " (cos/sin tables with either layout are, and rotary_theta "
-                "with interleaved pairs: docs/head-dims.md)");
-  return success();
-}
-
 } // namespace
 
 int64_t blockattn::replicaRegisters(int64_t single, int64_t otherRegs,
@@ -1875,8 +1838,6 @@ FailureOr<KernelPlan> blockattn::planKernel(const KernelShape &shape,
                 "block size 128 without rotary embeddings and with one query "
                 "head per k/v head");
   if (failed(checkLargeBlockRings(shape, options, fail)))
-    return failure();
-  if (failed(refuseLargeBlockWideRotary(shape, options.chip, fail)))
     return failure();
   if (shape.groupedBackward() && largeBlockBackward(shape))
     return options.chip == Chip::sm_90a
