@@ -75,6 +75,17 @@ SAMPLE = [
     ("sm_100a", case(96, "f16", 2), 4, 1),
 ]
 
+# sm_90a above head dim 128 (192 and 256): K, V, Q and dO streamed in 64-column chunks (S and dP
+# accumulated over them, every pass), an item made in D / 64 passes of one 64-column chunk of dV
+# and dK summed over the group. G = 2 and 4; MQA at 192.
+WIDE = [
+    ("sm_90a", case(192, "bf16", 2), 4, 1),
+    ("sm_90a", case(192, "f16", 4, causal=True, lse=True), 8, 3),
+    ("sm_90a", case(256, "bf16", 4, causal=True, lse=True), 4, 1),
+    ("sm_90a", case(256, "f16", 2, lse=True), 4, 3),
+]
+SAMPLE += WIDE
+
 
 def full_matrix():
     cases = []
