@@ -1398,16 +1398,32 @@ void buildGroupedChunkScoresConsumer(OpBuilder &b, Location loc,
     halfRows.push_back(blockHalf(b, loc, c.row, c.rows, i, m));
   // A product over the head dim, accumulated chunk by chunk from "chunks"
   // (a query half's chunk, then K's or V's), each slot given back after it.
-  auto overChunks = [&]() {
-    Value acc;
-    for (int64_t j = 0; j < spec.headDim / cols; ++j) {
-      auto slot = GetOp::create(b, loc, chunks);
-      ValueRange t = slot.getBuffers();
-      acc = MmaOp::create(b, loc, wide32, pin(t[0]), pin(t[1]), false,
-                          /*transpose_b=*/true, acc);
-      ReleaseOp::create(b, loc, slot.getSlot());
-    }
+  // The first chunk starts the accumulator; the others are one scf.for
+  // whose iter_arg it is.
+  auto chunkProduct = [&](Value acc) -> Value {
+    auto slot = GetOp::create(b, loc, chunks);
+    ValueRange t = slot.getBuffers();
+    acc = MmaOp::create(b, loc, wide32, pin(t[0]), pin(t[1]), false,
+                        /*transpose_b=*/true, acc);
+    ReleaseOp::create(b, loc, slot.getSlot());
     return acc;
+  };
+  auto overChunks = [&]() -> Value {
+    Value first = chunkProduct(Value());
+    auto i32 = [&](int64_t value) {
+      return arith::ConstantIntOp::create(b, loc, value, 32);
+    };
+    // A count LLVM cannot fold (D / 64 + min(kvHead, 0), as
+    // opaqueGroupEnd): a constant one is unrolled.
+    Value end = arith::AddIOp::create(
+        b, loc, i32(spec.headDim / cols),
+        arith::MinSIOp::create(b, loc, kvHead, i32(0)));
+    auto loop =
+        scf::ForOp::create(b, loc, i32(1), end, i32(1), ValueRange{first});
+    OpBuilder::InsertionGuard inLoop(b);
+    b.setInsertionPointToStart(loop.getBody());
+    scf::YieldOp::create(b, loc, chunkProduct(loop.getRegionIterArgs()[0]));
+    return loop.getResult(0);
   };
   for (int64_t pass = 0; pass < plan.groupPasses; ++pass) {
     int64_t col = pass * cols;
