@@ -18,9 +18,15 @@ chunk of dV and dK over the group; dQ's chunk is stored per head and pass. sm_10
 every group (a group of 2 since session 20: its MMA warp's loop over the other head runs to a count
 ptxas cannot read, which had laid the heads out straight and spilled).
 
+Above head dim 128 (192 and 256, sm_90a, session 21) an item's K, V and a head's Q, dO do not fit
+shared memory next to P and dS: the producer streams 64-column chunks of a query half and K (then
+dO's and V's) through the ring "chunks", S and dP are accumulated over them in each of the D / 64
+passes, and each pass's "qdo" slot holds its chunk of Q, dO and K for dV, dK and dQ. sm_100a and
+rotary embeddings stay refused (test_grouped_large_block_refusals).
+
 The default sample keeps `make check` fast; BLOCKATTN_EMULATE_FULL=1 runs the whole matrix
 (G = 2, 4 and MQA, head dims 32, 64, 96 and 128, bf16 and f16, plain, causal, dlse, both chips,
-1 and 3 SMs).
+1 and 3 SMs; at 192 and 256 sm_90a with G = 2, 3, 4, 8 and MQA).
 """
 
 from __future__ import annotations
@@ -83,6 +89,7 @@ WIDE = [
     ("sm_90a", case(192, "f16", 4, causal=True, lse=True), 8, 3),
     ("sm_90a", case(256, "bf16", 4, causal=True, lse=True), 4, 1),
     ("sm_90a", case(256, "f16", 2, lse=True), 4, 3),
+    ("sm_90a", case(192, "bf16", 3, causal=True), 6, 3),
 ]
 SAMPLE += WIDE
 
@@ -93,6 +100,11 @@ def full_matrix():
             ("sm_90a", "sm_100a"), (32, 64, 96, 128), ("bf16", "f16"), ((2, 4), (4, 8), (4, 4)),
             ((False, False), (True, False), (False, True), (True, True)), (1, 3)):
         cases.append((chip, case(d, dtype, group, causal, lse), heads, sms))
+    # Above head dim 128: sm_90a (64-column chunks streamed), G = 2, 3, 4, 8 and MQA.
+    for d, dtype, (group, heads), (causal, lse), sms in itertools.product(
+            (192, 256), ("bf16", "f16"), ((2, 4), (3, 6), (4, 8), (8, 8), (4, 4)),
+            ((False, False), (True, False), (False, True), (True, True)), (1, 3)):
+        cases.append(("sm_90a", case(d, dtype, group, causal, lse), heads, sms))
     return cases
 
 
