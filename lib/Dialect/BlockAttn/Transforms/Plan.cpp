@@ -947,7 +947,8 @@ planSm90aGroupedLargeBlockChunks(const KernelShape &shape,
 /// Persistent and strided, one CTA per SM. Above head dim 64 the
 /// accumulate warpgroups would hold 96 and 128 registers of dV and dK, so an
 /// item is made in passes over column chunks of the head dim
-/// (groupedLargeBlockPasses); above 128 blockattn-warp-specialize refuses it.
+/// (groupedLargeBlockPasses); above 128 the inputs are streamed in 64-column
+/// chunks (planSm90aGroupedLargeBlockChunks).
 FailureOr<KernelPlan> planSm90aGroupedLargeBlock(const KernelShape &shape,
                                                  const TuningOptions &options,
                                                  Failure fail) {

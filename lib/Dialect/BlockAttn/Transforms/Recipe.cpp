@@ -766,7 +766,10 @@ void buildGroupedChunkLoadPartition(OpBuilder &b, Location loc,
           for (int64_t col = 0; col < spec.headDim; col += cols)
             load(chunks, {{query, false, i * m}, {key, true, 0}}, head, col);
       load(qdo,
-           {{q, false, 0}, {q, false, m}, {dout, false, 0}, {dout, false, m},
+           {{q, false, 0},
+            {q, false, m},
+            {dout, false, 0},
+            {dout, false, m},
             {k, true, 0}},
            head, pass * cols);
     });

@@ -1415,9 +1415,9 @@ void buildGroupedChunkScoresConsumer(OpBuilder &b, Location loc,
     };
     // A count LLVM cannot fold (D / 64 + min(kvHead, 0), as
     // opaqueGroupEnd): a constant one is unrolled.
-    Value end = arith::AddIOp::create(
-        b, loc, i32(spec.headDim / cols),
-        arith::MinSIOp::create(b, loc, kvHead, i32(0)));
+    Value end =
+        arith::AddIOp::create(b, loc, i32(spec.headDim / cols),
+                              arith::MinSIOp::create(b, loc, kvHead, i32(0)));
     auto loop =
         scf::ForOp::create(b, loc, i32(1), end, i32(1), ValueRange{first});
     OpBuilder::InsertionGuard inLoop(b);
@@ -1460,9 +1460,9 @@ void buildGroupedChunkScoresConsumer(OpBuilder &b, Location loc,
         auto [row, rows] = halfRows[i];
         // dS_i read back from shared memory (K-major): the next half's S
         // and dP needed the registers.
-        Value dq = MmaOp::create(b, loc, outType,
-                                 pin(out.getBuffers()[2 * i + 1]), pin(kChunk),
-                                 false, false);
+        Value dq =
+            MmaOp::create(b, loc, outType, pin(out.getBuffers()[2 * i + 1]),
+                          pin(kChunk), false, false);
         if (i + 1 == halves)
           ReleaseOp::create(b, loc, qdoSlot.getSlot());
         auto store =

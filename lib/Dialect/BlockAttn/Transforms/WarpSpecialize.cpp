@@ -35,7 +35,8 @@ using mlir::warpspec::Chip;
 namespace {
 
 /// The widest head dim of the grouped-query backward at block size 128
-/// (checkGroupedLargeBlock): 128; with rotary embeddings, the widest made in
+/// (checkGroupedLargeBlock): 128, above which sm_90a streams 64-column
+/// chunks (no rotary embeddings); with rotary embeddings, the widest made in
 /// one pass, above which only interleaved ones are built (up to 128).
 constexpr int64_t kMaxGroupedLargeBlockHeadDim = 128,
                   kMaxGroupedLargeBlockRotaryHeadDim = 64;
@@ -67,7 +68,9 @@ struct BlockAttnWarpSpecializePass
   /// and at 96 and 128 interleaved (in the passes, both chips). Above 128
   /// an item's K and V of 128 keys (2 x 48 KiB at 192), a query head's Q and
   /// dO (the same) and both query halves' P and dS (64 KiB) exceed shared
-  /// memory (227 KiB) on both chips.
+  /// memory (227 KiB): sm_90a streams K, V, Q and dO in 64-column chunks
+  /// (KernelPlan::groupChunkStages), without rotary embeddings; sm_100a
+  /// does not yet.
   LogicalResult checkGroupedLargeBlock(Operation *op, const KernelSpec &spec) {
     if (!spec.backward || spec.group <= 1 || spec.numQueryTiles() == 1)
       return success();
