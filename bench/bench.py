@@ -45,7 +45,7 @@ def parse_args(argv=None):
     ap.add_argument("--workloads", default=None,
                     help="comma-separated: seed, seed-d64, seed-aligned, rope, and issue 20's seed-d32, seed-d96, seed-d192, seed-d256, "
                          "seed-b16, seed-b32, seed-b128, seed-b128-d192, seed-b128-d256, seed-b128-d32, seed-b128-d64, seed-b128-d96, and issue 21's seed-causal, seed-d64-causal, seed-gqa (Hq = 8, "
-                         "Hkv = 2), seed-d64-gqa, seed-gqa-g2 (Hq = 4, Hkv = 2), seed-b128-d64-gqa, seed-b128-d96-gqa, seed-b128-gqa (the grouped workload at block size 128, head dims 64, 96, 128), seed-d192-gqa, seed-d256-gqa (the grouped workload at head dims 192 and 256), and tiny-b16, tiny-b32, tiny-b64 (~66k sequences of 1 to 48 "
+                         "Hkv = 2), seed-d64-gqa, seed-gqa-g2 (Hq = 4, Hkv = 2), seed-b128-d64-gqa, seed-b128-d96-gqa, seed-b128-gqa (the grouped workload at block size 128, head dims 64, 96, 128), seed-b128-d192-gqa, seed-b128-d256-gqa (the same at 192 and 256, sm_90a), seed-d192-gqa, seed-d256-gqa (the grouped workload at head dims 192 and 256), and tiny-b16, tiny-b32, tiny-b64 (~66k sequences of 1 to 48 "
                          "tokens, packed tiles at 16 and 32) (default: seed,seed-d64; "
                          "with --rotary: rope,seed)")
     ap.add_argument("--kernels", default="forward,backward",

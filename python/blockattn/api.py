@@ -99,17 +99,31 @@ def _query_group(q: torch.Tensor, k) -> int:
     return hq // hkv
 
 
+def _chip_or_none(like) -> str | None:
+    """The compiler's chip name of a CUDA tensor's device; None for any other
+    device (the shape checks run before the device check)."""
+    if getattr(like, "device", None) is None or like.device.type != "cuda":
+        return None
+    try:
+        return _driver.chip_of(like.device)
+    except ValueError:
+        return None
+
+
 def _refuse_grouped_backward(group: int, requires_grad: bool, block_size: int = 64,
                              head_dim: int = 64, rotary: bool = False,
-                             interleaved: bool = False) -> None:
+                             interleaved: bool = False, chip: str | None = None) -> None:
     """The grouped-query backward (dk and dv summed over each group in the
     kernel) is built for blocks of up to 64 tokens, at head dims up to 256
     without rotary embeddings and with interleaved ones, up to 128 with
     half-split ones, and at block size 128 up to head dim 128 without rotary
     embeddings (every group, both chips), with interleaved rotary embeddings too
-    (both chips) and up to 64 with half-split ones
+    (both chips) and up to 64 with half-split ones, and at head dims 192 and 256
+    on sm_90a without rotary embeddings (K, V, Q and dO streamed in 64-column
+    chunks; docs/head-dims.md)
     (docs/pipeline.md, "Grouped-query attention"): the other grouped calls that
-    need gradients are refused before any forward work is done."""
+    need gradients are refused before any forward work is done. `chip` is the
+    device's (None: not known here, the compiler decides)."""
     if group <= 1 or not requires_grad or not torch.is_grad_enabled():
         return
     if block_size > 64 and rotary and not interleaved and 64 < head_dim <= 128:
@@ -119,11 +133,18 @@ def _refuse_grouped_backward(group: int, requires_grad: bool, block_size: int = 
             "head dims up to 64 have one there, interleaved rotary embeddings (Rotary(interleaved=True)) "
             "up to 128, and block sizes 16, 32 and 64 up to head dim 128"
         )
-    if block_size > 64 and head_dim > 128:
+    if block_size > 64 and head_dim > 128 and rotary:
+        raise ValueError(
+            f"rotary: head dim {head_dim} has no grouped-query backward kernel with rotary embeddings "
+            f"at block_size {block_size} yet ({group} query heads per k/v head); without rotary "
+            "embeddings it has one (sm_90a), and block sizes 16, 32 and 64 with interleaved ones"
+        )
+    if block_size > 64 and head_dim > 128 and chip == "sm_100a":
         raise ValueError(
             f"q: head dim {head_dim} has no grouped-query backward kernel at block_size {block_size} "
-            f"yet ({group} query heads per k/v head); head dims up to 128 have one there, and block "
-            "sizes 16, 32 and 64 up to head dim 256"
+            f"on sm_100a yet ({group} query heads per k/v head); sm_90a has one (without rotary "
+            "embeddings), head dims up to 128 have one on both chips, and block sizes 16, 32 and 64 "
+            "up to head dim 256"
         )
     if head_dim > 128 and rotary and not interleaved:
         raise ValueError(
@@ -525,7 +546,8 @@ def backward(
             f"{', '.join(map(str, _kernels.BACKWARD_BLOCK_SIZES))}"
         )
     group = q.shape[1] // max(k.shape[1], 1) if k.shape[1] != q.shape[1] else 1
-    _refuse_grouped_backward(group, True, block_size, q.shape[-1], cos is not None, interleaved)
+    _refuse_grouped_backward(group, True, block_size, q.shape[-1], cos is not None, interleaved,
+                             _chip_or_none(q))
     dq, dk, dv = (_empty(q), _empty(k), _empty(v)) if grads is None else grads
     if q.shape[0] and q.shape[1]:
         tensors = {
@@ -1418,7 +1440,8 @@ def block_attention_kvpacked(
                                 requires_grad, eager)
     if grouped:
         _refuse_grouped_backward(q.shape[1] // hkv, requires_grad, block_size, q.shape[-1],
-                                 rotary is not None, rotary is not None and rotary.interleaved)
+                                 rotary is not None, rotary is not None and rotary.interleaved,
+                                 _chip_or_none(q))
     if out is not None:
         return forward(q, k, v, cu_seqlens, block_size, scale, out, *rope)
     if eager and type(q) is torch.Tensor and type(kv) is torch.Tensor and not _functorch_active():
@@ -1520,7 +1543,7 @@ def block_attention(
     scale, rope = _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, rotary,
                                 requires_grad, eager)
     _refuse_grouped_backward(group, requires_grad, block_size, q.shape[-1], rotary is not None,
-                             rotary is not None and rotary.interleaved)
+                             rotary is not None and rotary.interleaved, _chip_or_none(q))
     if out is not None:
         return forward(q, k, v, cu_seqlens, block_size, scale, out, *rope)
     # Eagerly, on plain tensors: the autograd.Function (or, with no gradient
@@ -1555,7 +1578,7 @@ def _block_attention_features(q, k, v, cu_seqlens, block_size, softmax_scale, ou
     scale, rope = _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, rotary,
                                 requires_grad, eager)
     _refuse_grouped_backward(group, requires_grad, block_size, q.shape[-1], rotary is not None,
-                             rotary is not None and rotary.interleaved)
+                             rotary is not None and rotary.interleaved, _chip_or_none(q))
     if out is not None:
         lse = _empty_lse(q) if return_lse else None
         o = forward(q, k, v, cu_seqlens, block_size, scale, out, *rope, causal=causal, lse=lse)

@@ -18,9 +18,15 @@ chunk of dV and dK over the group; dQ's chunk is stored per head and pass. sm_10
 every group (a group of 2 since session 20: its MMA warp's loop over the other head runs to a count
 ptxas cannot read, which had laid the heads out straight and spilled).
 
+Above head dim 128 (192 and 256, sm_90a, session 21) an item's K, V and a head's Q, dO do not fit
+shared memory next to P and dS: the producer streams 64-column chunks of a query half and K (then
+dO's and V's) through the ring "chunks", S and dP are accumulated over them in each of the D / 64
+passes, and each pass's "qdo" slot holds its chunk of Q, dO and K for dV, dK and dQ. sm_100a and
+rotary embeddings stay refused (test_grouped_large_block_refusals).
+
 The default sample keeps `make check` fast; BLOCKATTN_EMULATE_FULL=1 runs the whole matrix
 (G = 2, 4 and MQA, head dims 32, 64, 96 and 128, bf16 and f16, plain, causal, dlse, both chips,
-1 and 3 SMs).
+1 and 3 SMs; at 192 and 256 sm_90a with G = 2, 3, 4, 8 and MQA).
 """
 
 from __future__ import annotations
@@ -75,6 +81,18 @@ SAMPLE = [
     ("sm_100a", case(96, "f16", 2), 4, 1),
 ]
 
+# sm_90a above head dim 128 (192 and 256): K, V, Q and dO streamed in 64-column chunks (S and dP
+# accumulated over them, every pass), an item made in D / 64 passes of one 64-column chunk of dV
+# and dK summed over the group. G = 2 and 4; MQA at 192.
+WIDE = [
+    ("sm_90a", case(192, "bf16", 2), 4, 1),
+    ("sm_90a", case(192, "f16", 4, causal=True, lse=True), 8, 3),
+    ("sm_90a", case(256, "bf16", 4, causal=True, lse=True), 4, 1),
+    ("sm_90a", case(256, "f16", 2, lse=True), 4, 3),
+    ("sm_90a", case(192, "bf16", 3, causal=True), 6, 3),
+]
+SAMPLE += WIDE
+
 
 def full_matrix():
     cases = []
@@ -82,6 +100,11 @@ def full_matrix():
             ("sm_90a", "sm_100a"), (32, 64, 96, 128), ("bf16", "f16"), ((2, 4), (4, 8), (4, 4)),
             ((False, False), (True, False), (False, True), (True, True)), (1, 3)):
         cases.append((chip, case(d, dtype, group, causal, lse), heads, sms))
+    # Above head dim 128: sm_90a (64-column chunks streamed), G = 2, 3, 4, 8 and MQA.
+    for d, dtype, (group, heads), (causal, lse), sms in itertools.product(
+            (192, 256), ("bf16", "f16"), ((2, 4), (3, 6), (4, 8), (8, 8), (4, 4)),
+            ((False, False), (True, False), (False, True), (True, True)), (1, 3)):
+        cases.append(("sm_90a", case(d, dtype, group, causal, lse), heads, sms))
     return cases
 
 
@@ -127,11 +150,17 @@ def test_grouped_large_block_backward_matches_reference(chip, c, heads, sms, emu
 
 @pytest.mark.parametrize("chip", ["sm_90a", "sm_100a"])
 def test_grouped_large_block_refusals(chip, tmp_path):
-    """Head dims above 128 stay refused at block size 128, by name, half-split rotary embeddings
+    """Head dims above 128 stay refused at block size 128 on sm_100a and with rotary embeddings
+    (sm_90a builds them without: the WIDE cases above), by name, and half-split rotary embeddings
     above head dim 64 (up to 64 they are built, and interleaved ones at 96 and 128 on both chips:
     test_emulator_gqa_b128_rotary.py)."""
-    for c, words in ((case(192, "bf16", 4), "and head_dim 192 yet"),
-                     (case(256, "bf16", 2), "and head_dim 256 yet"),
+    wide = ((case(192, "bf16", 4), "and head_dim 192 on sm_100a yet"),
+            (case(256, "bf16", 2), "and head_dim 256 on sm_100a yet")) if chip == "sm_100a" else (
+        (em.Case("backward", 192, "bf16", "interleaved", group=4, block_size=128),
+         "and head_dim 192 with rotary embeddings yet"),
+        (em.Case("backward", 256, "f16", "interleaved", group=2, block_size=128, causal=True),
+         "and head_dim 256 with rotary embeddings yet"))
+    for c, words in (*wide,
                      (em.Case("backward", 96, "bf16", "half_split", group=2, block_size=128),
                       "and head_dim 96 with half-split rotary embeddings yet"),
                      (em.Case("backward", 128, "bf16", "half_split", group=4, block_size=128),

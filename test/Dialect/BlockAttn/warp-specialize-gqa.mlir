@@ -31,6 +31,9 @@
 // RUN: block-attn-opt %t/b128-rotary-wide-interleaved-sm100a.mlir -blockattn-warp-specialize="chip=sm_100a" | FileCheck %s --check-prefix=ROTWIDE100 --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %t/theta-wide.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=THETA90 --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %t/theta-wide.mlir -blockattn-warp-specialize="chip=sm_100a" | FileCheck %s --check-prefix=THETA100 --implicit-check-not=blockattn.backward
+// RUN: block-attn-opt %t/b128-wide.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=WIDE90 --implicit-check-not=blockattn.backward
+// RUN: block-attn-opt %t/b128-wide.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a"
+// RUN: block-attn-opt %t/b128-wide-rotary.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a"
 
 // Grouped-query attention's forward (group 4: q and o with 8 heads, k and v
 // with 2): the tile loop walks q's heads and the producer reads k and v at
@@ -238,24 +241,6 @@ func.func @gqa_backward(%q: memref<?x?x64xbf16>, %k: memref<?x?x64xbf16>,
 // PIPE90-NEXT: warpspec.store %{{.*}}#1 to
 
 //--- refused.mlir
-// Block size 128: built without rotary embeddings up to head dim 128 (above
-// 64 in passes over column chunks of the head dim); above 128 an item's K,
-// V, a query head's Q, dO and the halves' P, dS exceed shared memory, and
-// rotary embeddings are refused.
-func.func @gqa_backward_b128(%q: memref<?x?x192xbf16>, %k: memref<?x?x192xbf16>,
-                             %v: memref<?x?x192xbf16>, %do: memref<?x?x192xbf16>,
-                             %dq: memref<?x?x192xbf16>, %dk: memref<?x?x192xbf16>,
-                             %dv: memref<?x?x192xbf16>, %cu: memref<?xi32>) {
-  // expected-error @below {{'blockattn.backward' op with group 4 (grouped-query attention) has no backward lowering at block_size 128 and head_dim 192 yet: an item's K and V of 128 keys, a query head's Q and dO and both query halves' P and dS fit shared memory up to head_dim 128}}
-  blockattn.backward q(%q : memref<?x?x192xbf16>) k(%k : memref<?x?x192xbf16>)
-      v(%v : memref<?x?x192xbf16>) do(%do : memref<?x?x192xbf16>)
-      dq(%dq : memref<?x?x192xbf16>) dk(%dk : memref<?x?x192xbf16>)
-      dv(%dv : memref<?x?x192xbf16>) cu_seqlens(%cu : memref<?xi32>)
-      {element_type = bf16, head_dim = 192 : i64, group = 4 : i64,
-       block_size = 128 : i64}
-  return
-}
-
 // Head dims above 128 with half-split rotary embeddings: the grouped backward
 // above 128 is made in passes over 64-column chunks of the head dim, and a
 // half-split pair's columns are D / 2 apart (interleaved ones are built).
@@ -774,3 +759,73 @@ func.func @gqa_rotary_theta_backward_head_dim_192(%q: memref<?x?x192xbf16>, %k: 
 // THETA100: scf.for
 // THETA100: warpspec.rotate({{.*}} {interleaved = true, pass_loop, theta = 1.000000e+04 : f32} : !warpspec.buffer<64x192xbf16, smem>
 // THETA100: warpspec.rotate_tile {{.*}} {head_dim = 192 : i64, interleaved = true, inverse, pair_offset = 64 : i64, theta = 1.000000e+04 : f32}
+
+//--- b128-wide.mlir
+// Block size 128 above head dim 128 (sm_90a, no rotary embeddings): an item's
+// K and V and a query head's Q and dO of the whole head dim do not fit shared
+// memory next to P and dS, so "kv" carries the item's record alone, "chunks"
+// the 64-column chunks of a query half and K (then dO's and V's) that S and
+// dP are accumulated over, and "qdo" a pass's chunk of Q's and dO's halves and
+// K. sm_100a refuses it.
+func.func @gqa_backward_b128_wide(%q: memref<?x?x192xbf16>, %k: memref<?x?x192xbf16>,
+                                  %v: memref<?x?x192xbf16>, %do: memref<?x?x192xbf16>,
+                                  %dq: memref<?x?x192xbf16>, %dk: memref<?x?x192xbf16>,
+                                  %dv: memref<?x?x192xbf16>, %cu: memref<?xi32>) {
+  // expected-error @below {{'blockattn.backward' op with group 4 (grouped-query attention) has no backward lowering at block_size 128 and head_dim 192 on sm_100a yet: an item's K and V of 128 keys, a query head's Q and dO and both query halves' P and dS fit shared memory up to head_dim 128 (sm_90a streams them in 64-column chunks)}}
+  blockattn.backward q(%q : memref<?x?x192xbf16>) k(%k : memref<?x?x192xbf16>)
+      v(%v : memref<?x?x192xbf16>) do(%do : memref<?x?x192xbf16>)
+      dq(%dq : memref<?x?x192xbf16>) dk(%dk : memref<?x?x192xbf16>)
+      dv(%dv : memref<?x?x192xbf16>) cu_seqlens(%cu : memref<?xi32>)
+      {element_type = bf16, head_dim = 192 : i64, group = 4 : i64,
+       block_size = 128 : i64}
+  return
+}
+// WIDE90: %[[KV:.*]] = warpspec.channel "kv" depth(2) : <[], smem>
+// WIDE90-NEXT: %[[CHUNKS:.*]] = warpspec.channel "chunks" depth(4) : <[64x64xbf16, 128x64xbf16], smem>
+// WIDE90-NEXT: %[[QDO:.*]] = warpspec.channel "qdo" depth(1) : <[64x64xbf16, 64x64xbf16, 64x64xbf16, 64x64xbf16, 128x64xbf16], smem>
+// WIDE90-NEXT: warpspec.channel "pds" depth(1) : <[64x128xbf16, 64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
+// WIDE90: warpspec.partition "load" role(load) warps(4) regs(96)
+// WIDE90: warpspec.acquire %[[KV]] : <[], smem>
+// The first pass's first query head: q's half 0 and K chunk by chunk, then
+// dO's and V's.
+// WIDE90: warpspec.acquire %[[CHUNKS]]
+// WIDE90-NEXT: warpspec.tma_load %arg0[%{{.*}}] into %{{.*}}#0 {col_offset = 0 : i64}
+// WIDE90-NEXT: warpspec.tma_load %arg1[%{{.*}}] into %{{.*}}#1 {col_offset = 0 : i64}
+// WIDE90: warpspec.tma_load %arg0[%{{.*}}] into %{{.*}}#0 {col_offset = 128 : i64}
+// WIDE90: warpspec.tma_load %arg3[%{{.*}}] into %{{.*}}#0 {col_offset = 0 : i64}
+// WIDE90-NEXT: warpspec.tma_load %arg2[%{{.*}}] into %{{.*}}#1 {col_offset = 0 : i64}
+// WIDE90: warpspec.acquire %[[QDO]]
+// WIDE90: warpspec.tma_load %arg1[%{{.*}}] into %{{.*}}#4 {col_offset = 0 : i64}
+// The third pass's "qdo" slot: chunk 2.
+// WIDE90: warpspec.acquire %[[QDO]]
+// WIDE90: warpspec.acquire %[[QDO]]
+// WIDE90: warpspec.tma_load %arg1[%{{.*}}] into %{{.*}}#4 {col_offset = 128 : i64}
+// WIDE90: warpspec.close %[[KV]]
+// S and dP accumulated over the chunks (an scf.for after the first), dQ's
+// chunk of each pass stored at its column.
+// WIDE90: warpspec.partition "scores" role(compute) warps(4) regs(176)
+// WIDE90: scf.for {{.*}} iter_args({{.*}}) -> (!warpspec.acc<64x128xf32>)
+// WIDE90: warpspec.store {{.*}} {col_offset = 0 : i64} : <64x64xf32>
+// WIDE90: warpspec.store {{.*}} {col_offset = 128 : i64} : <64x64xf32>
+// WIDE90: warpspec.partition "accumulate" role(compute) warps(4) regs(120)
+// WIDE90: warpspec.store {{.*}} {col_offset = 128 : i64} : <64x64xf32>
+// WIDE90: warpspec.partition "accumulate1" role(compute) warps(4) regs(120)
+
+//--- b128-wide-rotary.mlir
+// Above head dim 128 with rotary embeddings (interleaved too): the streamed
+// chunks are not rotated; refused by name.
+func.func @gqa_backward_b128_wide_rotary(%q: memref<?x?x256xbf16>, %k: memref<?x?x256xbf16>,
+                                         %v: memref<?x?x256xbf16>, %do: memref<?x?x256xbf16>,
+                                         %dq: memref<?x?x256xbf16>, %dk: memref<?x?x256xbf16>,
+                                         %dv: memref<?x?x256xbf16>, %cu: memref<?xi32>,
+                                         %cos: memref<?x128xf32>, %sin: memref<?x128xf32>) {
+  // expected-error @below {{'blockattn.backward' op with group 2 (grouped-query attention) has no backward lowering at block_size 128 and head_dim 256 with rotary embeddings yet: above head_dim 128 K, V, Q and dO are streamed in 64-column chunks, which are not rotated (built without rotary embeddings, on sm_90a)}}
+  blockattn.backward q(%q : memref<?x?x256xbf16>) k(%k : memref<?x?x256xbf16>)
+      v(%v : memref<?x?x256xbf16>) do(%do : memref<?x?x256xbf16>)
+      dq(%dq : memref<?x?x256xbf16>) dk(%dk : memref<?x?x256xbf16>)
+      dv(%dv : memref<?x?x256xbf16>) cu_seqlens(%cu : memref<?xi32>)
+      rotary(%cos, %sin : memref<?x128xf32>, memref<?x128xf32>)
+      {element_type = bf16, head_dim = 256 : i64, group = 2 : i64,
+       block_size = 128 : i64, rotary = #blockattn.rotary<interleaved>}
+  return
+}

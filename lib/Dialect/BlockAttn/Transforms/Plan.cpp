@@ -873,6 +873,70 @@ constexpr int64_t kGroupedLargeBlockPassAccumulateRegs = 120,
 constexpr int64_t kGroupedLargeBlockRotaryPassSecondAccumulateRegs = 128,
                   kGroupedLargeBlockRotaryPassProducerRegs = 88;
 
+/// Slots of the sm_90a grouped block-128 backward's ring "chunks" above
+/// head dim 128 (KernelPlan::groupChunkStages): a slot is a query half's and
+/// K's (or dO's and V's) 64-column chunk, 24 KiB; four (96 KiB) fit next to
+/// one "qdo" slot of a pass's chunks (Q's and dO's halves and K, 48 KiB),
+/// the "pds" slot (64 KiB) and the 8 KiB dQ staging buffer: 216 KiB of the
+/// 227. Four are one query half's S (at head dim 256) ahead.
+constexpr int64_t kGroupedChunkStages = 4;
+
+/// The sm_90a grouped-query backward at block size 128 above head dim 128
+/// (Sm90aRecipe.cpp, buildHopperGroupedLargeBlock with
+/// KernelPlan::groupChunkStages; docs/head-dims.md): an item's K and V of
+/// the whole head dim (96 or 128 KiB) and a query head's Q and dO (the same)
+/// do not fit next to P and dS (64 KiB), so S and dP are accumulated over
+/// 64-column chunks streamed through the ring "chunks", and each of the
+/// D / 64 passes reads its chunk of Q, dO and K from "qdo"; "kv" carries the
+/// item's record alone. The warpgroups and budgets are the passes' at head
+/// dim 128: the scores warpgroup's peak is still P 64 + dP 64, the
+/// accumulate warpgroups hold one 64-column chunk of dV and dK.
+FailureOr<KernelPlan>
+planSm90aGroupedLargeBlockChunks(const KernelShape &shape,
+                                 const TuningOptions &options, Failure fail) {
+  if (shape.headDim % 64 != 0)
+    return fail("the grouped-query backward at block_size ", shape.blockSize,
+                " above head dim ", KernelShape::kMaxOutputCols,
+                " streams 64-column chunks of the head dim, got head dim ",
+                shape.headDim);
+  KernelPlan plan;
+  plan.groupPasses = shape.headDim / 64;
+  if (failed(planGroupedItemLaunch(Chip::sm_90a, shape, options,
+                                   plan.groupPasses, plan, fail)))
+    return failure();
+  plan.pipelinedRoles = true;
+  plan.pdsStages = 1;
+  plan.stageOutput = options.oStore != OStore::registers;
+  plan.bulkStore = options.oStore == OStore::tma;
+  if (!validNumStages(options))
+    return numStagesError(fail, options);
+  // "kv": the item's record (no buffers), two deep so that the next item's
+  // is announced while this one runs; "qdo": one slot.
+  plan.numStages = 2;
+  plan.groupStages = 1;
+  plan.groupChunkStages =
+      options.numStages > 0 ? options.numStages : kGroupedChunkStages;
+  int64_t chunkSlot = shape.queryTileBytes(64) + shape.tileBytes(64);
+  int64_t qdoSlot = 4 * shape.queryTileBytes(64) + shape.tileBytes(64);
+  int64_t scratch =
+      2 * shape.numQueryTiles() * shape.queryTileBytes(shape.tileRows());
+  if (plan.stageOutput)
+    scratch += shape.queryTileBytes(64);
+  int64_t budget =
+      TargetLimits::sharedMemoryBudget(plan.ctasPerSm) - kSmemReserve - scratch;
+  if (qdoSlot + plan.groupChunkStages * chunkSlot > budget)
+    return fail("no ring of ", plan.groupChunkStages, " slots of ", chunkSlot,
+                " bytes (64-column chunks of a query half and K) fits in "
+                "shared memory next to a \"qdo\" slot of ",
+                qdoSlot, " bytes");
+  plan.registers.load = kGroupedLargeBlockPassProducerRegs;
+  plan.accumulateRegisters = kGroupedLargeBlockPassAccumulateRegs;
+  int64_t pool = TargetLimits::launchRegisterCap(4 * 128, 1) * 4;
+  plan.registers.compute =
+      (pool - plan.registers.load - 2 * plan.accumulateRegisters) / 8 * 8;
+  return plan;
+}
+
 /// The sm_90a grouped-query backward at block size 128 (Sm90aRecipe.cpp,
 /// buildHopperGroupedLargeBlock): the grouped backward's work item (a block
 /// and a k/v head) and rings, "kv" (K, V of 128 rows) and "qdo" (Q and dO
@@ -883,7 +947,8 @@ constexpr int64_t kGroupedLargeBlockRotaryPassSecondAccumulateRegs = 128,
 /// Persistent and strided, one CTA per SM. Above head dim 64 the
 /// accumulate warpgroups would hold 96 and 128 registers of dV and dK, so an
 /// item is made in passes over column chunks of the head dim
-/// (groupedLargeBlockPasses); above 128 blockattn-warp-specialize refuses it.
+/// (groupedLargeBlockPasses); above 128 the inputs are streamed in 64-column
+/// chunks (planSm90aGroupedLargeBlockChunks).
 FailureOr<KernelPlan> planSm90aGroupedLargeBlock(const KernelShape &shape,
                                                  const TuningOptions &options,
                                                  Failure fail) {
@@ -905,6 +970,8 @@ FailureOr<KernelPlan> planSm90aGroupedLargeBlock(const KernelShape &shape,
     return fail("the grouped-query backward at block_size ", shape.blockSize,
                 " has a scores warpgroup and an accumulate warpgroup per key "
                 "half; large-block-consumers does not apply");
+  if (shape.headDim > KernelShape::kMaxOutputCols)
+    return planSm90aGroupedLargeBlockChunks(shape, options, fail);
   KernelPlan plan;
   plan.groupPasses = groupedLargeBlockPasses(shape);
   if (failed(planGroupedItemLaunch(Chip::sm_90a, shape, options,

@@ -718,6 +718,65 @@ void buildGroupedLoadPartition(OpBuilder &b, Location loc,
   CloseOp::create(b, loc, kv);
 }
 
+void buildGroupedChunkLoadPartition(OpBuilder &b, Location loc,
+                                    const KernelSpec &spec,
+                                    const KernelValues &values, Value kv,
+                                    Value chunks, Value qdo,
+                                    const KernelPlan &plan) {
+  OpBuilder::InsertionGuard g(b);
+  TileLoopOp loop = beginLoadTileLoop(b, loc, spec, values, plan, 3);
+  Block &loopBody = loop.getBody().front();
+  Value row = loopBody.getArgument(0), rows = loopBody.getArgument(1),
+        kvHead = loopBody.getArgument(2);
+  auto record = AcquireOp::create(b, loc, kv);
+  CommitOp::create(b, loc, record.getSlot(), row, rows, kvHead, Value());
+  Value q = spec.loads[0], k = spec.loads[1], v = spec.loads[2],
+        dout = spec.loads[3];
+  int64_t m = spec.queryTileRows(), cols = 64;
+  // One slot: each (source, k/v source?, row offset) copied at column `col`
+  // (the protocol's expect_tx counts the copies between acquire and commit).
+  struct Copy {
+    Value source;
+    bool keys;
+    int64_t rowOffset;
+  };
+  auto load = [&](Value channel, ArrayRef<Copy> copies, Value head,
+                  int64_t col) {
+    auto acquire = AcquireOp::create(b, loc, channel);
+    for (auto [copy, buffer] : llvm::zip_equal(copies, acquire.getBuffers())) {
+      Value tileRow = row;
+      if (copy.rowOffset)
+        tileRow = arith::AddIOp::create(
+            b, loc, row,
+            arith::ConstantIntOp::create(b, loc, copy.rowOffset, 32));
+      auto tma = TmaLoadOp::create(b, loc, copy.source, tileRow,
+                                   copy.keys ? kvHead : head, buffer);
+      tma.setColOffsetAttr(b.getI64IntegerAttr(col));
+    }
+    CommitOp::create(b, loc, acquire.getSlot(), row, rows, head);
+  };
+  // Pass c (unrolled: the column offsets are the copies' constants), query
+  // head h of the group (one scf.for): per query half i, its and K's chunks
+  // j (for S), then dO's and V's (for dP); then the pass's chunk c of Q's
+  // and dO's halves and K (the gradients' operands) into "qdo".
+  for (int64_t pass = 0; pass < plan.groupPasses; ++pass)
+    forEachGroupHead(b, loc, spec, kvHead, 0, [&](Value head) {
+      for (int64_t i = 0; i < spec.numQueryTiles(); ++i)
+        for (auto [query, key] : {std::pair{q, k}, {dout, v}})
+          for (int64_t col = 0; col < spec.headDim; col += cols)
+            load(chunks, {{query, false, i * m}, {key, true, 0}}, head, col);
+      load(qdo,
+           {{q, false, 0},
+            {q, false, m},
+            {dout, false, 0},
+            {dout, false, m},
+            {k, true, 0}},
+           head, pass * cols);
+    });
+  b.setInsertionPointAfter(loop);
+  CloseOp::create(b, loc, kv);
+}
+
 void buildSplitLoadPartition(OpBuilder &b, Location loc,
                              const KernelSpec &spec,
                              const KernelValues &values, Value low, Value high,

@@ -270,6 +270,18 @@ void buildGroupedLoadPartition(OpBuilder &b, Location loc,
                                const KernelValues &values, Value kv, Value qdo,
                                const KernelPlan &plan);
 
+/// The producer of the sm_90a grouped-query backward at block size 128 above
+/// head dim 128 (KernelPlan::groupChunkStages): per item, its record into a
+/// slot of `kv` (a ring without buffers); then per pass c and query head
+/// (the group `plan.groupPasses` times over), per query half its and K's
+/// 64-column chunks, then dO's and V's, into slots of `chunks`, and chunk c
+/// of Q's and dO's halves and of K into one slot of `qdo`. Closes `kv`.
+void buildGroupedChunkLoadPartition(OpBuilder &b, Location loc,
+                                    const KernelSpec &spec,
+                                    const KernelValues &values, Value kv,
+                                    Value chunks, Value qdo,
+                                    const KernelPlan &plan);
+
 /// The TMA producer of a load ring split by columns of the head dim
 /// (KernelPlan::lowSlotCols): per tile, columns [0, lowCols) of q, k, v, dO
 /// into one slot of `low` (its record is the tile's), then the rest into one

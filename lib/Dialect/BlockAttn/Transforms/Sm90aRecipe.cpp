@@ -418,6 +418,22 @@ std::tuple<Value, Value, Value> consumeGroupedItem(OpBuilder &b, Location loc,
           consume.getBufferArgs()[1]};
 }
 
+/// consumeGroupedItem of a "kv" ring that carries the item's record alone
+/// (KernelPlan::groupChunkStages): the slot, row and rows in `c`; returns
+/// the k/v head.
+Value consumeGroupedRecord(OpBuilder &b, Location loc, Value kv,
+                           ConsumerContext &c) {
+  MLIRContext *ctx = b.getContext();
+  auto consume = ConsumeOp::create(b, loc, kv);
+  Type i32 = b.getI32Type();
+  b.setInsertionPointToStart(
+      &createBody(consume, {SlotType::get(ctx), i32, i32, i32}, loc));
+  c.slot = consume.getSlot();
+  c.row = consume.getRow();
+  c.rows = consume.getRows();
+  return consume.getHead();
+}
+
 /// The rotary embedding of a grouped-query backward item (docs/rotary.md,
 /// "Grouped-query backward"): the item's rows and position (read from its
 /// "kv" slot, where the producer committed it), with K (and V with
@@ -1336,6 +1352,129 @@ void buildGroupedLargeBlockScoresConsumer(OpBuilder &b, Location loc,
   ReleaseOp::create(b, loc, c.slot);
 }
 
+/// The scores warpgroup of the sm_90a grouped-query backward at block size
+/// 128 above head dim 128 (KernelPlan::groupChunkStages,
+/// buildHopperGroupedLargeBlock): it takes the item's record from "kv" (given
+/// back at once), then per pass c and query head, for each query half i in
+/// turn
+///   S_i = sum_j q_i,j K_j^T over the "chunks" slots of 64-column chunks j,
+///   P_i = softmax(S_i) -> the "pds" slot,
+///   dP_i = sum_j dO_i,j V_j^T over the next slots, dS_i -> the "pds" slot;
+/// commits the head's P and dS of both halves to the accumulate warpgroups,
+/// then takes the head's "qdo" slot (chunk c of Q, dO and K) and makes
+///   dQ_i,c = dS_i K_c (dS_i read back from the "pds" slot)
+/// for both halves, stored at column 64 c. S and dP are made every pass (D /
+/// 64 times an item), as in the passes at head dim 128; the peak is the
+/// block-128 backward's (P 64 + dP 64). No rotary embeddings
+/// (checkGroupedLargeBlock).
+void buildGroupedChunkScoresConsumer(OpBuilder &b, Location loc,
+                                     const KernelSpec &spec,
+                                     const KernelPlan &plan,
+                                     const KernelValues &values, Value kv,
+                                     Value chunks, Value qdo, Value pds) {
+  MLIRContext *ctx = b.getContext();
+  OpBuilder::InsertionGuard g(b);
+  int64_t halves = spec.numQueryTiles(), cols = 64;
+  ConsumerContext c = beginConsumer(b, loc, spec, values, plan,
+                                    /*needsPScratch=*/false,
+                                    /*needsDsScratch=*/false, cols, "scores");
+  Value kvHead = consumeGroupedRecord(b, loc, kv, c);
+  // The record is all the slot carries: back at once, so that the producer
+  // announces the next item while this one runs.
+  ReleaseOp::create(b, loc, c.slot);
+  auto f32 = b.getF32Type();
+  int64_t m = spec.queryTileRows(), n = spec.tileRows();
+  auto wide32 = AccType::get(ctx, {m, n}, f32);
+  auto wide16 = AccType::get(ctx, {m, n}, spec.elementType);
+  auto outType = AccType::get(ctx, {m, cols}, f32);
+  auto rowsType = RowsType::get(ctx, m, f32);
+  // Every slot of every ring is pinned at its use: "chunks" takes 4 D / 64
+  // slots a query head, a whole number of its laps, so each chunk lands in
+  // the same slot every head, at addresses LLVM would hoist with their
+  // descriptors out of the loops (as buildColumnPassConsumer's fixedSlots).
+  auto pin = [&](Value buffer) { return pinned(b, loc, buffer); };
+  SmallVector<std::pair<Value, Value>> halfRows;
+  for (int64_t i = 0; i < halves; ++i)
+    halfRows.push_back(blockHalf(b, loc, c.row, c.rows, i, m));
+  // A product over the head dim, accumulated chunk by chunk from "chunks"
+  // (a query half's chunk, then K's or V's), each slot given back after it.
+  // The first chunk starts the accumulator; the others are one scf.for
+  // whose iter_arg it is.
+  auto chunkProduct = [&](Value acc) -> Value {
+    auto slot = GetOp::create(b, loc, chunks);
+    ValueRange t = slot.getBuffers();
+    acc = MmaOp::create(b, loc, wide32, pin(t[0]), pin(t[1]), false,
+                        /*transpose_b=*/true, acc);
+    ReleaseOp::create(b, loc, slot.getSlot());
+    return acc;
+  };
+  auto overChunks = [&]() -> Value {
+    Value first = chunkProduct(Value());
+    auto i32 = [&](int64_t value) {
+      return arith::ConstantIntOp::create(b, loc, value, 32);
+    };
+    // A count LLVM cannot fold (D / 64 + min(kvHead, 0), as
+    // opaqueGroupEnd): a constant one is unrolled.
+    Value end =
+        arith::AddIOp::create(b, loc, i32(spec.headDim / cols),
+                              arith::MinSIOp::create(b, loc, kvHead, i32(0)));
+    auto loop =
+        scf::ForOp::create(b, loc, i32(1), end, i32(1), ValueRange{first});
+    OpBuilder::InsertionGuard inLoop(b);
+    b.setInsertionPointToStart(loop.getBody());
+    scf::YieldOp::create(b, loc, chunkProduct(loop.getRegionIterArgs()[0]));
+    return loop.getResult(0);
+  };
+  for (int64_t pass = 0; pass < plan.groupPasses; ++pass) {
+    int64_t col = pass * cols;
+    forEachGroupHead(b, loc, spec, kvHead, 0, [&](Value head) {
+      c.head = head;
+      AcquireOp out;
+      for (int64_t i = 0; i < halves; ++i) {
+        auto [row, rows] = halfRows[i];
+        Value s = overChunks();
+        auto softmax = SoftmaxOp::create(b, loc, wide32, rowsType, Type(), s,
+                                         c.rows, /*valid_rows=*/rows, c.scale,
+                                         /*normalize=*/true, spec.causal,
+                                         /*block=*/IntegerAttr());
+        setCausalRowOffset(b, softmax, spec, i);
+        Value p = softmax.getProbs();
+        // Taken as late as possible: the accumulate warpgroups give the slot
+        // back after the previous head's dK.
+        if (i == 0)
+          out = AcquireOp::create(b, loc, pds);
+        WriteOp::create(b, loc, p, pin(out.getBuffers()[2 * i]));
+        Value dp = overChunks();
+        Value dlseRow =
+            spec.dlse ? rowsReadAt(b, loc, c.row, row, rows) : Value();
+        Value ds = scoreGradient(b, loc, spec, c, rowsType, wide16, p, dp,
+                                 dlseRow, rows);
+        WriteOp::create(b, loc, ds, pin(out.getBuffers()[2 * i + 1]));
+      }
+      CommitOp::create(b, loc, out.getSlot(), c.row, c.rows, head);
+      // The pass's chunk of K comes with the head's Q and dO chunks, after
+      // every "chunks" slot of the head (the producer's order).
+      auto qdoSlot = GetOp::create(b, loc, qdo);
+      Value kChunk = qdoSlot.getBuffers()[2 * halves];
+      for (int64_t i = 0; i < halves; ++i) {
+        auto [row, rows] = halfRows[i];
+        // dS_i read back from shared memory (K-major): the next half's S
+        // and dP needed the registers.
+        Value dq =
+            MmaOp::create(b, loc, outType, pin(out.getBuffers()[2 * i + 1]),
+                          pin(kChunk), false, false);
+        if (i + 1 == halves)
+          ReleaseOp::create(b, loc, qdoSlot.getSlot());
+        auto store =
+            StoreOp::create(b, loc, dq, spec.stores[2], row, head, rows,
+                            Value(), c.oStaging ? pin(c.oStaging) : Value(),
+                            c.bulkStore ? b.getUnitAttr() : nullptr);
+        store.setColOffsetAttr(b.getI64IntegerAttr(col));
+      }
+    });
+  }
+}
+
 /// Accumulate warpgroup `half` of the sm_90a grouped-query backward at block
 /// size 128 (buildHopperGroupedLargeBlock): it takes the item's "kv" slot for
 /// its record only (given back at once), then per query head the head's "qdo"
@@ -1372,9 +1511,15 @@ void buildGroupedLargeBlockAccumulateConsumer(
   if (half == 1 && plan.secondAccumulateRegisters)
     cast<PartitionOp>(b.getInsertionBlock()->getParentOp())
         .setExplicitRegs(true);
+  // Above head dim 128 "kv" carries the record alone and each "qdo" slot
+  // the pass's 64-column chunks (KernelPlan::groupChunkStages).
+  bool chunked = plan.groupChunkStages > 0;
   Value kvHead;
-  std::tie(kvHead, std::ignore, std::ignore) =
-      consumeGroupedItem(b, loc, spec, kv, c);
+  if (chunked)
+    kvHead = consumeGroupedRecord(b, loc, kv, c);
+  else
+    std::tie(kvHead, std::ignore, std::ignore) =
+        consumeGroupedItem(b, loc, spec, kv, c);
   Value position =
       spec.hasRotary() ? tilePosition(b, loc, spec, c.slot) : Value();
   ReleaseOp::create(b, loc, c.slot);
@@ -1397,7 +1542,8 @@ void buildGroupedLargeBlockAccumulateConsumer(
           Value chunk = ColumnChunkOp::create(b, loc, queryBuffer(spec, m),
                                               pin(pdsBuffers[2 * i + which]),
                                               b.getI64IntegerAttr(half));
-          Value operand = columnsOf(b, loc, pin(t[operandBase + i]), col, cols);
+          Value operand = columnsOf(b, loc, pin(t[operandBase + i]),
+                                    chunked ? 0 : col, cols);
           acc = MmaOp::create(b, loc, outType, chunk, operand,
                               /*transpose_a=*/true, /*transpose_b=*/false, acc);
         }
@@ -1427,6 +1573,46 @@ void buildGroupedLargeBlockAccumulateConsumer(
   }
 }
 
+/// The sm_90a grouped-query backward at block size 128 above head dim 128
+/// (KernelPlan::groupChunkStages; docs/head-dims.md): "kv" carries the
+/// item's record alone, "chunks" the 64-column chunks of a query half and K
+/// (then dO's and V's) that S and dP are accumulated over, "qdo" a pass's
+/// chunk of Q's and dO's halves and of K; the scores warpgroup
+/// (buildGroupedChunkScoresConsumer) and the two accumulate warpgroups
+/// (buildGroupedLargeBlockAccumulateConsumer, one chunk of dV and dK per
+/// pass) as at head dim 128.
+void buildHopperGroupedLargeBlockChunks(OpBuilder &b, Location loc,
+                                        const KernelSpec &spec,
+                                        const KernelPlan &plan,
+                                        const KernelValues &values) {
+  MLIRContext *ctx = b.getContext();
+  int64_t cols = 64;
+  BufferType tile = tileBuffer(spec, cols);
+  BufferType half = queryBuffer(spec, cols);
+  Value kv = createChannel(
+      b, loc, ChannelType::get(ctx, ArrayRef<Type>(), MemorySpace::smem), "kv",
+      plan.numStages);
+  Value chunks = createChannel(
+      b, loc, ChannelType::get(ctx, {half, tile}, MemorySpace::smem), "chunks",
+      plan.groupChunkStages);
+  Value qdo = createChannel(
+      b, loc,
+      ChannelType::get(ctx, {half, half, half, half, tile}, MemorySpace::smem),
+      "qdo", plan.groupStages);
+  BufferType square = queryBuffer(spec, spec.tileRows());
+  Value pds =
+      createChannel(b, loc,
+                    ChannelType::get(ctx, {square, square, square, square},
+                                     MemorySpace::smem),
+                    "pds", plan.pdsStages);
+  buildGroupedChunkLoadPartition(b, loc, spec, values, kv, chunks, qdo, plan);
+  buildGroupedChunkScoresConsumer(b, loc, spec, plan, values, kv, chunks, qdo,
+                                  pds);
+  for (int64_t i = 0; i < spec.numQueryTiles(); ++i)
+    buildGroupedLargeBlockAccumulateConsumer(b, loc, spec, plan, values, kv,
+                                             qdo, pds, i);
+}
+
 /// The sm_90a grouped-query backward at block size 128 (docs/pipeline.md,
 /// "Grouped-query attention"): the work item is a block and a k/v head, as
 /// at block size 64 (buildHopperGroupedBackward), with the block-128
@@ -1452,6 +1638,8 @@ void buildHopperGroupedLargeBlock(OpBuilder &b, Location loc,
   assert(plan.pipelinedRoles && "a scores and two accumulate warpgroups");
   KernelValues values = groupedValues(
       b, loc, spec, beginKernel(b, loc, Chip::sm_90a, spec, plan));
+  if (plan.groupChunkStages)
+    return buildHopperGroupedLargeBlockChunks(b, loc, spec, plan, values);
   BufferType tile = tileBuffer(spec, spec.headDim);
   BufferType half = queryBuffer(spec, spec.headDim);
   Value kv = createChannel(

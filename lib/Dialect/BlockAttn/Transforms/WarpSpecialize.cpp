@@ -35,7 +35,8 @@ using mlir::warpspec::Chip;
 namespace {
 
 /// The widest head dim of the grouped-query backward at block size 128
-/// (checkGroupedLargeBlock): 128; with rotary embeddings, the widest made in
+/// (checkGroupedLargeBlock): 128, above which sm_90a streams 64-column
+/// chunks (no rotary embeddings); with rotary embeddings, the widest made in
 /// one pass, above which only interleaved ones are built (up to 128).
 constexpr int64_t kMaxGroupedLargeBlockHeadDim = 128,
                   kMaxGroupedLargeBlockRotaryHeadDim = 64;
@@ -67,7 +68,9 @@ struct BlockAttnWarpSpecializePass
   /// and at 96 and 128 interleaved (in the passes, both chips). Above 128
   /// an item's K and V of 128 keys (2 x 48 KiB at 192), a query head's Q and
   /// dO (the same) and both query halves' P and dS (64 KiB) exceed shared
-  /// memory (227 KiB) on both chips.
+  /// memory (227 KiB): sm_90a streams K, V, Q and dO in 64-column chunks
+  /// (KernelPlan::groupChunkStages), without rotary embeddings; sm_100a
+  /// does not yet.
   LogicalResult checkGroupedLargeBlock(Operation *op, const KernelSpec &spec) {
     if (!spec.backward || spec.group <= 1 || spec.numQueryTiles() == 1)
       return success();
@@ -78,13 +81,24 @@ struct BlockAttnWarpSpecializePass
                 "block_size "
              << spec.blockSize;
     };
-    if (spec.headDim > kMaxGroupedLargeBlockHeadDim)
+    // Above head dim 128 the sm_90a kernel streams K, V, Q and dO in
+    // 64-column chunks (KernelPlan::groupChunkStages), without rotary
+    // embeddings.
+    if (spec.headDim > kMaxGroupedLargeBlockHeadDim && chip == Chip::sm_100a)
       return refuse()
              << " and head_dim " << spec.headDim
-             << " yet: an item's K and V of 128 keys, a query head's Q and "
-                "dO and both query halves' P and dS fit shared memory up to "
-                "head_dim "
-             << kMaxGroupedLargeBlockHeadDim;
+             << " on sm_100a yet: an item's K and V of 128 keys, a query "
+                "head's Q and dO and both query halves' P and dS fit shared "
+                "memory up to head_dim "
+             << kMaxGroupedLargeBlockHeadDim
+             << " (sm_90a streams them in 64-column chunks)";
+    if (spec.headDim > kMaxGroupedLargeBlockHeadDim && spec.hasRotary())
+      return refuse() << " and head_dim " << spec.headDim
+                      << " with rotary embeddings yet: above head_dim "
+                      << kMaxGroupedLargeBlockHeadDim
+                      << " K, V, Q and dO are streamed in 64-column chunks, "
+                         "which are not rotated (built without rotary "
+                         "embeddings, on sm_90a)";
     // With rotary embeddings above head dim 64: the item is made
     // in passes over C-column chunks of the head dim (64 at 128, 32 at 96),
     // and each pass's chunk of dQ, dK (and dV) is turned back on its own,

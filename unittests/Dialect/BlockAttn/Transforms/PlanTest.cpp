@@ -234,6 +234,42 @@ TEST(GroupedPlan, BlockSize128Passes) {
   EXPECT_EQ(plan(Chip::sm_90a, b128).groupPasses, 1);
 }
 
+// Above head dim 128 (sm_90a): S and dP over 64-column chunks streamed
+// through "chunks" (four slots of 24 KiB), "qdo" one slot of a pass's chunks,
+// "kv" the record two deep; D / 64 passes; the passes' budgets at 128.
+TEST(GroupedPlan, BlockSize128Chunks) {
+  KernelShape b128 = shape(true, 256);
+  b128.group = 2;
+  b128.blockSize = 128;
+  b128.causal = true;
+  KernelPlan p = plan(Chip::sm_90a, b128);
+  EXPECT_EQ(p.groupPasses, 4);
+  EXPECT_EQ(p.groupChunkStages, 4);
+  EXPECT_EQ(p.numStages, 2);
+  EXPECT_EQ(p.groupStages, 1);
+  EXPECT_EQ(p.pdsStages, 1);
+  EXPECT_TRUE(p.pipelinedRoles);
+  EXPECT_EQ(p.registers.load, 96);
+  EXPECT_EQ(p.registers.compute, 176);
+  EXPECT_EQ(p.accumulateRegisters, 120);
+  EXPECT_EQ(p.secondAccumulateRegisters, 0);
+  b128.headDim = 192;
+  EXPECT_EQ(plan(Chip::sm_90a, b128).groupPasses, 3);
+  // num-stages sets the chunk ring's depth; five slots do not fit.
+  TuningOptions three;
+  three.numStages = 3;
+  EXPECT_EQ(plan(Chip::sm_90a, b128, three).groupChunkStages, 3);
+  TuningOptions five;
+  five.numStages = 5;
+  EXPECT_EQ(failure(Chip::sm_90a, b128, five),
+            "no ring of 5 slots of 24576 bytes (64-column chunks of a query "
+            "half and K) fits in shared memory next to a \"qdo\" slot of "
+            "49152 bytes");
+  // Below head dim 128 the kernels without the ring are unchanged.
+  b128.headDim = 128;
+  EXPECT_EQ(plan(Chip::sm_90a, b128).groupChunkStages, 0);
+}
+
 // The sm_100a grouped backward at block size 128 above head dim 64: the
 // same passes, load 104, MMA 144, softmax 256 (the pool of 504), a staging
 // buffer one chunk wide, a group of 2 too (session 20); one pass up to 64

@@ -133,6 +133,14 @@ struct KernelPlan {
   /// over the group (the producer streams the group's Q and dO once a
   /// pass); 1 elsewhere.
   int64_t groupPasses = 1;
+  /// The sm_90a grouped-query backward at block size 128 above head dim 128:
+  /// slots of the ring "chunks", through which the producer streams, a pass
+  /// and a query head at a time, the 64-column chunks of a query half and
+  /// K (for S), then of its dO and V (for dP), since an item's K and V and a
+  /// head's Q and dO of the whole head dim do not fit shared memory next to
+  /// P and dS (docs/head-dims.md); 0 elsewhere. "qdo" then holds one query
+  /// head's pass chunk of Q, dO and K, and "kv" the item's record alone.
+  int64_t groupChunkStages = 0;
   /// The sm_90a grouped-query backward with `group-roles=pipelined`: a
   /// "scores" consumer (S, P, dP, dS, dQ) and an "accumulate" consumer (dV,
   /// dK over the group) that take every slot of "kv" and "qdo", P and dS
