@@ -8,9 +8,8 @@ then on a GPU machine without it:
 
 Every combination of --chips, --kinds, --head-dims, --block-sizes, --dtypes,
 --rotary and --groups (grouped-query attention's query heads per k/v head;
-the grouped backward at blocks of up to 64, with half-split rotary embeddings
-at head dims up to 128 only, and at block size 128 up to head dim 128, with
-rotary embeddings up to 64, at 96 and 128 interleaved ones only) is
+the grouped backward at blocks of up to 64, and at block size 128 up to head
+dim 128, with rotary embeddings up to 64, at 96 and 128 interleaved ones only) is
 built (block size 64 unless --block-sizes says otherwise: the others compile
 on first use), except what the compiler does not
 build (at head dims 192 and 256 at block size 128: the half-split rotary
@@ -70,11 +69,9 @@ def keys_for(args) -> list[KernelKey]:
             continue  # no backward kernel at this block size yet (docs/block-sizes.md)
         # the grouped rotary backward at block size 128 above head dim 64: the interleaved one (96, 128)
         b128_rotary_refused = rotary == "half_split" and d > 64
-        if kind == "backward" and group > 1 and ((bs > 64 and (d > 128 or b128_rotary_refused)) or
-                                                 (d > 128 and rotary == "half_split")):
-            continue  # no grouped backward with half-split rotary above head dim 128, nor at block size
-            # 128 above head dim 128 or with half-split rotary embeddings above 64 yet
-            # (docs/pipeline.md)
+        if kind == "backward" and group > 1 and bs > 64 and (d > 128 or b128_rotary_refused):
+            continue  # no grouped backward at block size 128 above head dim 128 or with half-split
+            # rotary embeddings above 64 yet (docs/pipeline.md)
         if (d in _kernels.CHUNKED_HEAD_DIMS and bs > 64 and kind == "backward" and rotary == "half_split" and
                 args.rotary_theta):
             continue  # head dims 192 and 256 at block size 128: the half-split rotary backward takes
