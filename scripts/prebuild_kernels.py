@@ -8,9 +8,8 @@ then on a GPU machine without it:
 
 Every combination of --chips, --kinds, --head-dims, --block-sizes, --dtypes,
 --rotary and --groups (grouped-query attention's query heads per k/v head;
-the grouped backward at blocks of up to 64, with half-split rotary embeddings
-at head dims up to 128 only, and at block size 128 up to head dim 128, with
-rotary embeddings up to 64, at 96 and 128 interleaved ones only, and at 192
+the grouped backward at blocks of up to 64, and at block size 128 up to head
+dim 128, with rotary embeddings up to 64, at 96 and 128 interleaved ones only, and at 192
 and 256 on sm_90a without rotary embeddings) is
 built (block size 64 unless --block-sizes says otherwise: the others compile
 on first use), except what the compiler does not
@@ -73,11 +72,9 @@ def keys_for(args) -> list[KernelKey]:
         b128_rotary_refused = rotary == "half_split" and d > 64
         # above head dim 128 at block size 128: sm_90a without rotary embeddings (chunks streamed)
         b128_wide_refused = d > 128 and (chip != "sm_90a" or rotary != "none")
-        if kind == "backward" and group > 1 and ((bs > 64 and (b128_wide_refused or b128_rotary_refused)) or
-                                                 (d > 128 and rotary == "half_split")):
-            continue  # no grouped backward with half-split rotary above head dim 128, nor at block size
-            # 128 above head dim 128 on sm_100a or with rotary embeddings, or with half-split rotary
-            # embeddings above 64 yet (docs/pipeline.md)
+        if kind == "backward" and group > 1 and bs > 64 and (b128_wide_refused or b128_rotary_refused):
+            continue  # no grouped backward at block size 128 above head dim 128 on sm_100a or with rotary
+            # embeddings, or with half-split rotary embeddings above 64 yet (docs/pipeline.md)
         for variant in (["plain"] if rotary == "none" else args.rotary_variants):
             positions, rotate_v = VARIANTS[variant]
             key = KernelKey(kind=kind, head_dim=d, block_size=bs, dtype=dtype, chip=chip,

@@ -115,8 +115,8 @@ def _refuse_grouped_backward(group: int, requires_grad: bool, block_size: int = 
                              interleaved: bool = False, chip: str | None = None) -> None:
     """The grouped-query backward (dk and dv summed over each group in the
     kernel) is built for blocks of up to 64 tokens, at head dims up to 256
-    without rotary embeddings and with interleaved ones, up to 128 with
-    half-split ones, and at block size 128 up to head dim 128 without rotary
+    with or without rotary embeddings (half-split ones above 128 since session
+    21), and at block size 128 up to head dim 128 without rotary
     embeddings (every group, both chips), with interleaved rotary embeddings too
     (both chips) and up to 64 with half-split ones, and at head dims 192 and 256
     on sm_90a without rotary embeddings (K, V, Q and dO streamed in 64-column
@@ -145,13 +145,6 @@ def _refuse_grouped_backward(group: int, requires_grad: bool, block_size: int = 
             f"on sm_100a yet ({group} query heads per k/v head); sm_90a has one (without rotary "
             "embeddings), head dims up to 128 have one on both chips, and block sizes 16, 32 and 64 "
             "up to head dim 256"
-        )
-    if head_dim > 128 and rotary and not interleaved:
-        raise ValueError(
-            f"rotary: head dim {head_dim} has no grouped-query backward kernel with half-split "
-            f"rotary embeddings yet ({group} query heads per k/v head); head dims up to 128 have "
-            "one, and head dims 192 and 256 with interleaved rotary embeddings "
-            "(Rotary(interleaved=True)) or without rotary embeddings"
         )
 
 

@@ -259,24 +259,30 @@ def test_grouped_backward_refusals(api_launches):
     assert [(c["kind"], c["group"], c["rotary"]) for c in calls] == [("backward", 2, "half_split")] * 2
 
 
-def test_grouped_half_split_rotary_backward_refused_above_head_dim_128(api_launches):
-    """Head dims 192 and 256 have a grouped backward without rotary embeddings and with
-    interleaved ones (passes over 64-column chunks, each holding whole interleaved pairs;
-    docs/pipeline.md) but not with half-split ones (a pair's columns are D / 2 apart, in
-    different chunks): refused naming rotary, before any launch; interleaved, without rotary
-    embeddings, without gradients and at head dim 128 it is allowed."""
+def test_grouped_half_split_rotary_backward_above_head_dim_128(api_launches):
+    """Head dims 192 and 256 have a grouped backward at blocks of up to 64 with every rotary
+    layout: half-split rows are loaded in pair-complete 64-column chunks (session 21;
+    docs/rotary.md), so nothing refuses them, and the grouped backward launches the _g<G>
+    half-split kernel with the tables; at block size 128 above head dim 128 the grouped backward
+    stays refused, naming q."""
     torch, api, calls = api_launches
 
     for head_dim in (192, 256):
-        with pytest.raises(ValueError,
-                           match=rf"^rotary: head dim {head_dim} has no grouped-query backward kernel "
-                                 "with half-split rotary embeddings yet"):
-            api._refuse_grouped_backward(2, True, head_dim=head_dim, rotary=True)
-        api._refuse_grouped_backward(2, True, head_dim=head_dim)  # built without rotary
+        for block_size in (16, 32, 64):
+            api._refuse_grouped_backward(2, True, block_size=block_size, head_dim=head_dim, rotary=True)
+        api._refuse_grouped_backward(2, True, head_dim=head_dim)  # without rotary
         api._refuse_grouped_backward(2, True, head_dim=head_dim, rotary=True, interleaved=True)
-        api._refuse_grouped_backward(2, False, head_dim=head_dim, rotary=True)  # the forward only
-    api._refuse_grouped_backward(2, True, head_dim=128, rotary=True)
+        with pytest.raises(ValueError, match=rf"^q: head dim {head_dim} has no grouped-query backward "
+                                             "kernel at block_size 128"):
+            api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, rotary=True)
     assert calls == []
+    d = 192
+    q = torch.randn(T, 4, d).to(torch.bfloat16)
+    k, v = (torch.randn(T, 2, d).to(torch.bfloat16) for _ in range(2))
+    cu = torch.tensor(CU, dtype=torch.int32)
+    api.backward(torch.zeros_like(q), q, k, v, cu, 64, 0.125, cos=torch.ones(16, d // 2),
+                 sin=torch.zeros(16, d // 2))
+    assert [(c["kind"], c["group"], c["rotary"]) for c in calls] == [("backward", 2, "half_split")]
 
 
 def test_check_activation_group():

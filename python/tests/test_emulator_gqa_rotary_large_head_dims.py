@@ -8,7 +8,12 @@ stay rotated in their "kv" slot through the passes; Q, loaded again every pass, 
 pass; each pass's gradient chunk (dQ_j per query head, dV_j and dK_j summed over the group) is
 turned back on its own before its single rounding (warpspec.rotate_tile with head_dim = D and
 pair_offset = 32 j: an interleaved chunk holds its pairs whole). Half-split embeddings, whose
-pairs are D / 2 apart, in different chunks, are refused (last test). The angles computed in the
+pairs are D / 2 apart, are built since session 21: every tile is loaded as whole rows of
+pair-complete 64-column chunks (chunk j: columns [32 j, 32 j + 32) and their partners D / 2 on, one
+box of a rank-4 tensor map, warpspec.tma_load pair_halves), each chunk rotated as a half-split part,
+and each gradient chunk, turned back on its own, stored as two 32-column pieces (the SAMPLE's and
+THETA_SAMPLE's half_split cases; BLOCKATTN_EMULATE_FULL=1 takes both layouts; a planted bug, every
+chunk rotated at pair 0's angles, failed all six). The angles computed in the
 kernel from rotary_theta (session 19: K, V and Q turned in a loop of passes that is not unrolled)
 are checked at two bases (test_grouped_rotary_theta_large_head_dim_backward_matches_reference: both
 chips, 192 and 256, bf16 and f16, positions, rotate_v, causal + dlse, G = 2 and MQA, blocks 32 and
@@ -27,7 +32,6 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import os
-import subprocess
 
 import pytest
 
@@ -54,18 +58,24 @@ SAMPLE = [
     ("sm_90a", case(256, "f16", 2, rotate_v=True, causal=True, lse=True), 2, 1),  # MQA
     ("sm_100a", case(256, "bf16", 2, positions=True, rotate_v=True), 2, 3),  # MQA
     ("sm_100a", case(192, "f16", 2, causal=True, lse=True, block_size=32), 4, 1),
+    # Half-split (session 21): whole rows loaded in pair-complete 64-column chunks.
+    ("sm_90a", case(192, "bf16", 2, positions=True, rotate_v=True, rotary="half_split"), 4, 3),
+    ("sm_90a", case(256, "f16", 2, causal=True, lse=True, block_size=16, rotary="half_split"), 2, 1),
+    ("sm_100a", case(256, "bf16", 2, rotate_v=True, rotary="half_split"), 4, 1),
+    ("sm_100a", case(192, "f16", 2, positions=True, causal=True, lse=True, block_size=32,
+                     rotary="half_split"), 2, 3),
 ]
 
 
 def full_matrix():
     cases = []
     variants = ((False, False), (True, False), (False, True), (True, True))
-    for chip, d, dtype, (group, heads), (positions, rotate_v), mode, bs in itertools.product(
+    for chip, d, dtype, (group, heads), (positions, rotate_v), mode, bs, rotary in itertools.product(
             ("sm_90a", "sm_100a"), (192, 256), ("bf16", "f16"), ((2, 4), (4, 8), (2, 2)), variants,
-            ((False, False), (True, True)), (16, 32, 64)):
+            ((False, False), (True, True)), (16, 32, 64), ("interleaved", "half_split")):
         sms = 1 if (bs + heads) % 2 else 3
-        cases.append((chip, case(d, dtype, group, positions, rotate_v, *mode, block_size=bs),
-                      heads, sms))
+        cases.append((chip, case(d, dtype, group, positions, rotate_v, *mode, block_size=bs,
+                                 rotary=rotary), heads, sms))
     return cases
 
 
@@ -110,19 +120,24 @@ THETA_SAMPLE = [
     ("sm_90a", case(192, "f16", 2, causal=True, lse=True, theta=500.0), 2, 1),  # MQA
     ("sm_100a", case(192, "bf16", 2, rotate_v=True, causal=True, lse=True, theta=500.0), 4, 3),
     ("sm_100a", case(256, "f16", 2, positions=True, block_size=32, theta=10000.0), 2, 1),  # MQA
+    # Half-split (session 21): each 64-column chunk a half-split part of the rows.
+    ("sm_90a", case(256, "bf16", 2, rotate_v=True, causal=True, lse=True, theta=10000.0,
+                    rotary="half_split"), 4, 3),
+    ("sm_100a", case(192, "f16", 2, positions=True, block_size=16, theta=500.0,
+                     rotary="half_split"), 4, 1),
 ]
 
 
 def full_theta_matrix():
     cases = []
     variants = ((False, False), (True, False), (False, True), (True, True))
-    for chip, d, dtype, (group, heads), (positions, rotate_v), mode, bs in itertools.product(
+    for chip, d, dtype, (group, heads), (positions, rotate_v), mode, bs, rotary in itertools.product(
             ("sm_90a", "sm_100a"), (192, 256), ("bf16", "f16"), ((2, 4), (2, 2)), variants,
-            ((False, False), (True, True)), (32, 64)):
+            ((False, False), (True, True)), (32, 64), ("interleaved", "half_split")):
         sms = 1 if (bs + heads) % 2 else 3
         theta = 500.0 if positions else 10000.0
-        cases.append((chip, case(d, dtype, group, positions, rotate_v, *mode, block_size=bs, theta=theta),
-                      heads, sms))
+        cases.append((chip, case(d, dtype, group, positions, rotate_v, *mode, block_size=bs, theta=theta,
+                                 rotary=rotary), heads, sms))
     return cases
 
 
@@ -152,15 +167,3 @@ def test_grouped_rotary_theta_large_head_dim_backward_matches_reference(chip, c,
     if c.rotate_v:
         unrotated_v = dataclasses.replace(c, rotate_v=False)
         assert em.check_close(c, out, em.reference_outputs(unrotated_v, tensors)) != []
-
-
-@pytest.mark.parametrize("chip", ["sm_90a", "sm_100a"])
-def test_grouped_half_split_rotary_large_head_dims_refused(chip, tmp_path):
-    """Half-split pairs are D / 2 apart, in different 64-column chunks: refused, by name."""
-    for d in (192, 256):
-        c = case(d, "bf16", 2, rotary="half_split")
-        run = subprocess.run([find_compiler(), *c.compiler_flags(chip), "-o", str(tmp_path / "k"),
-                              "--quiet"], capture_output=True, text=True)
-        assert run.returncode != 0, c.name
-        assert (f"with group 2 (grouped-query attention) and half-split rotary embeddings has no "
-                f"backward lowering at head_dim {d} yet") in run.stderr, run.stderr

@@ -371,15 +371,28 @@ struct TmaLoadLowering : ConvertOpToLLVMPattern<TmaLoadOp> {
     Type clusterPtr = LLVM::LLVMPointerType::get(e.ctx, 7);
     // Two 32-column pieces of chunk j = col_offset / 64 (pair_halves): one
     // box of the rank-4 map at (32 j, half 0, head, row), landing as one
-    // 64-column chunk.
+    // 64-column chunk; a buffer of several chunks (whole rows of the
+    // grouped backward's passes) takes one box a chunk, chunk i at 32 (j +
+    // i) and at the buffer's chunk i.
     if (op.getPairHalves()) {
-      SmallVector<Value> coords = {e.i32(op.getColOffset().value_or(0) / 2),
-                                   e.i32(0), e.asI32(adaptor.getHead()),
-                                   e.asI32(adaptor.getRow())};
-      Value dst = LLVM::AddrSpaceCastOp::create(e.b, e.loc, clusterPtr, dest);
-      NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-          e.b, e.loc, dst, tensorMap, coords, barrier, ValueRange{}, Value(),
-          Value(), NVVM::TMALoadModeAttr(), BoolAttr(), nullptr, Value());
+      int64_t first = op.getColOffset().value_or(0) / 2;
+      SmallVector<TmaBox> chunks = tileBoxes(
+          e, adaptor.getRow(), adaptor.getHead(), op.getDest().getType());
+      for (auto [chunk, box] : llvm::enumerate(chunks)) {
+        SmallVector<Value> coords = {
+            e.i32(first + 32 * static_cast<int64_t>(chunk)), e.i32(0),
+            e.asI32(adaptor.getHead()), e.asI32(adaptor.getRow())};
+        Value chunkPtr = dest;
+        if (chunk > 0)
+          chunkPtr =
+              LLVM::GEPOp::create(e.b, e.loc, e.smemPtrT(), e.b.getI8Type(),
+                                  dest, ValueRange{e.i32(box.smemOffset)});
+        Value dst =
+            LLVM::AddrSpaceCastOp::create(e.b, e.loc, clusterPtr, chunkPtr);
+        NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+            e.b, e.loc, dst, tensorMap, coords, barrier, ValueRange{}, Value(),
+            Value(), NVVM::TMALoadModeAttr(), BoolAttr(), nullptr, Value());
+      }
       rewriter.eraseOp(op);
       return success();
     }

@@ -18,7 +18,8 @@ an item and each query head's Q, and turns the gradients back: checked
 against the reference's rotary gradients for both layouts, a positions
 tensor and rotate_v, G = 2, 4 and MQA, head dims 64 and 128, and with interleaved
 embeddings at head dims 192 and 256 (test_backward_large_head_dims_rotary*; from rotary_theta,
-launched directly: test_backward_large_head_dims_rotary_theta*).
+launched directly: test_backward_large_head_dims_rotary_theta*), half-split ones there since
+session 21 (test_backward_large_head_dims_half_split_rotary*).
 
 Kernels (the coordinator prebuilds them: scripts/gpu_gqa.sh prebuild DIR):
     python3 scripts/prebuild_kernels.py DIR --chips sm_90a --kinds forward,backward \
@@ -602,7 +603,7 @@ def test_backward_large_head_dims_random_batch_and_deterministic():
 # pass's gradient chunk turned back on its own; docs/rotary.md, "Grouped-query backward").
 # Against the float64 reference's rotary gradients: both head dims, G = 2, 4 and MQA, a
 # positions tensor and rotate_v, fp16, blocks of 16 and 32, causal and dlse, two runs giving
-# the same bits; half-split embeddings are refused (ValueError naming rotary). Kernels:
+# the same bits; half-split ones since session 21 (below). Kernels:
 #     python3 scripts/prebuild_kernels.py DIR --chips sm_90a --kinds forward,backward \
 #         --head-dims 192,256 --block-sizes 16,32,64 --dtypes bf16,f16 --rotary interleaved \
 #         --rotary-variants plain,pos,rv,pos_rv --groups 2,4 [--causal] [--lse]
@@ -616,9 +617,9 @@ LARGE_ROTARY_BACKWARD = [
 
 
 def run_large_rotary_backward_case(lengths, hq, hkv, head_dim, positions, rotate_v, dtype=torch.bfloat16,
-                                   seed=0, block_size=64, causal=False, lse=False):
+                                   seed=0, block_size=64, causal=False, lse=False, interleaved=True):
     q, k, v, cu = make_inputs(lengths, hq, hkv, head_dim, dtype, seed)
-    rotary = rotary_of(q.shape[0], head_dim, True, positions, rotate_v, seed=seed + 1)
+    rotary = rotary_of(q.shape[0], head_dim, interleaved, positions, rotate_v, seed=seed + 1)
     leaves = [t.clone().requires_grad_(True) for t in (q, k, v)]
     result = blockattn.block_attention(*leaves, cu, block_size=block_size, rotary=rotary, causal=causal,
                                        return_lse=lse)
@@ -676,7 +677,7 @@ def test_backward_large_head_dims_rotary_random_batch_and_deterministic():
 #     (and --rotary-theta 500 for the rotate_v cases)
 def run_theta_large_rotary_backward_case(lengths, hq, hkv, head_dim, positions, rotate_v, theta,
                                          dtype=torch.bfloat16, seed=0, block_size=64, causal=False,
-                                         lse=False):
+                                         lse=False, interleaved=True):
     from blockattn import _driver, _kernels
 
     q, k, v, cu = make_inputs(lengths, hq, hkv, head_dim, dtype, seed)
@@ -687,8 +688,8 @@ def run_theta_large_rotary_backward_case(lengths, hq, hkv, head_dim, positions, 
     pos = torch.randint(0, 2048, (T,), generator=g, device="cuda", dtype=torch.int32) if positions else None
     key = _kernels.KernelKey(kind="backward", head_dim=head_dim, block_size=block_size,
                              dtype="bf16" if dtype == torch.bfloat16 else "f16", chip=_driver.chip_of(q.device),
-                             rotary="interleaved", positions=positions, rotate_v=rotate_v,
-                             group=hq // hkv, causal=causal, lse=lse, rotary_theta=theta)
+                             rotary="interleaved" if interleaved else "half_split", positions=positions,
+                             rotate_v=rotate_v, group=hq // hkv, causal=causal, lse=lse, rotary_theta=theta)
     kernel = _driver.load_kernel(_kernels.find_kernel(key), q.device)
     grads = [torch.full_like(t, float("nan")) for t in (q, k, v)]
     tensors = {"q": q, "k": k, "v": v, "do": do, "dq": grads[0], "dk": grads[1], "dv": grads[2],
@@ -704,8 +705,8 @@ def run_theta_large_rotary_backward_case(lengths, hq, hkv, head_dim, positions, 
 
     def want(base):
         cos, sin = reference.rope_tables(largest, head_dim, base=base)
-        rotary = reference.Rotary(cos, sin, interleaved=True, positions=None if pos is None else pos.cpu().numpy(),
-                                  rotate_v=rotate_v)
+        rotary = reference.Rotary(cos, sin, interleaved=interleaved,
+                                  positions=None if pos is None else pos.cpu().numpy(), rotate_v=rotate_v)
         return reference.backward(*args, block_size=block_size, rotary=rotary, causal=causal,
                                   dlse=None if dlse is None else reference_torch.to_numpy(dlse))
 
@@ -743,10 +744,48 @@ def test_backward_large_head_dims_rotary_theta_random_batch_and_deterministic():
         assert torch.equal(a, b)
 
 
-def test_backward_large_head_dims_half_split_rotary_refused():
-    """Half-split embeddings above head dim 128 are refused, naming rotary, before any launch."""
-    q, k, v, cu = make_inputs([130], 4, 2, 192, torch.bfloat16)
-    rotary = rotary_of(q.shape[0], 192, False, False, False, seed=45)
-    with pytest.raises(ValueError, match="rotary: head dim 192 has no grouped-query backward kernel with "
-                                         "half-split rotary embeddings"):
-        blockattn.block_attention(q.requires_grad_(True), k, v, cu, rotary=rotary)
+# Half-split rotary embeddings (session 21): whole rows loaded in pair-complete 64-column chunks
+# (columns [32 j, 32 j + 32) and their partners D / 2 on, one box of a rank-4 tensor map each), every
+# chunk rotated as a half-split part, each pass's gradient chunk turned back on its own and stored as
+# two 32-column pieces (docs/rotary.md). The same cases as the interleaved ones, with tables and from
+# rotary_theta. Kernels (compiled on first use otherwise):
+#     python3 scripts/prebuild_kernels.py DIR --chips sm_90a --kinds forward,backward \
+#         --head-dims 192,256 --block-sizes 16,32,64 --dtypes bf16,f16 --rotary half_split \
+#         --rotary-variants plain,pos,rv,pos_rv --groups 2,4 [--causal --lse] [--rotary-theta]
+@pytest.mark.parametrize("hq,hkv,positions,rotate_v", LARGE_ROTARY_BACKWARD, ids=lambda x: str(x))
+@pytest.mark.parametrize("head_dim", [192, 256])
+def test_backward_large_head_dims_half_split_rotary(hq, hkv, positions, rotate_v, head_dim):
+    run_large_rotary_backward_case(EDGE_LENGTHS, hq, hkv, head_dim, positions, rotate_v, seed=51,
+                                   interleaved=False)
+
+
+@pytest.mark.parametrize("block_size", [16, 32])
+@pytest.mark.parametrize("head_dim", [192, 256])
+def test_backward_large_head_dims_half_split_rotary_fp16_small_blocks_causal_lse(head_dim, block_size):
+    lengths = [0, 1, block_size - 1, block_size, block_size + 1, 200, 3, 130]
+    run_large_rotary_backward_case(lengths, 8, 2, head_dim, True, True, dtype=torch.float16, seed=52,
+                                   block_size=block_size, interleaved=False)
+    run_large_rotary_backward_case(lengths, 4, 2, head_dim, False, False, seed=53, block_size=block_size,
+                                   causal=True, lse=True, interleaved=False)
+
+
+def test_backward_large_head_dims_half_split_rotary_random_batch_and_deterministic():
+    """Many items (every CTA runs several, the rings wrap), and two runs give the same bits."""
+    rng = np.random.default_rng(54)
+    lengths = rng.integers(0, 1500, size=30)
+    first = run_large_rotary_backward_case(lengths, 8, 2, 192, True, True, seed=54, interleaved=False)
+    second = run_large_rotary_backward_case(lengths, 8, 2, 192, True, True, seed=54, interleaved=False)
+    for a, b in zip(first, second):
+        assert torch.equal(a, b)
+
+
+@pytest.mark.parametrize("head_dim", [192, 256])
+def test_backward_large_head_dims_half_split_rotary_theta(head_dim):
+    run_theta_large_rotary_backward_case(EDGE_LENGTHS, 8, 2, head_dim, True, True, 500.0, seed=55,
+                                         interleaved=False)
+    run_theta_large_rotary_backward_case(EDGE_LENGTHS, 4, 1, head_dim, False, False, 10000.0,
+                                         dtype=torch.float16, seed=56, causal=True, lse=True,
+                                         interleaved=False)
+    lengths = [0, 1, 15, 16, 17, 200, 3, 130]
+    run_theta_large_rotary_backward_case(lengths, 4, 2, head_dim, False, True, 10000.0, seed=57,
+                                         block_size=16, interleaved=False)

@@ -3,8 +3,6 @@
 // RUN: block-attn-opt %t/forward.mlir -blockattn-warp-specialize="chip=sm_100a" | FileCheck %s --check-prefixes=CHECK,SM100 --implicit-check-not=blockattn.forward
 // RUN: block-attn-opt %t/backward.mlir -blockattn-warp-specialize="chip=sm_100a" | FileCheck %s --check-prefix=BW100 --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %t/backward.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=BW90 --implicit-check-not=blockattn.backward
-// RUN: block-attn-opt %t/refused.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a"
-// RUN: block-attn-opt %t/refused.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a"
 // RUN: block-attn-opt %t/parts.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-consumers=2"
 // RUN: block-attn-opt %t/parts3.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-consumers=3"
 // RUN: block-attn-opt %t/passes-consumers.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a num-consumers=2"
@@ -239,43 +237,6 @@ func.func @gqa_backward(%q: memref<?x?x64xbf16>, %k: memref<?x?x64xbf16>,
 // PIPE90-NEXT: warpspec.release %[[S2]]
 // PIPE90: warpspec.store %{{.*}}#0 to %{{.*}} rows(%{{.*}}) : <64x64xf32>, memref<?x?x64xbf16>
 // PIPE90-NEXT: warpspec.store %{{.*}}#1 to
-
-//--- refused.mlir
-// Head dims above 128 with half-split rotary embeddings: the grouped backward
-// above 128 is made in passes over 64-column chunks of the head dim, and a
-// half-split pair's columns are D / 2 apart (interleaved ones are built).
-func.func @gqa_rotary_backward_head_dim_256(%q: memref<?x?x256xbf16>, %k: memref<?x?x256xbf16>,
-                                            %v: memref<?x?x256xbf16>, %do: memref<?x?x256xbf16>,
-                                            %dq: memref<?x?x256xbf16>, %dk: memref<?x?x256xbf16>,
-                                            %dv: memref<?x?x256xbf16>, %cu: memref<?xi32>,
-                                            %cos: memref<?x128xf32>, %sin: memref<?x128xf32>) {
-  // expected-error @below {{'blockattn.backward' op with group 2 (grouped-query attention) and half-split rotary embeddings has no backward lowering at head_dim 256 yet: above head dim 128 the grouped backward makes its gradients in 64-column chunks, and a half-split pair's columns are D / 2 apart, in different chunks (interleaved rotary embeddings are built)}}
-  blockattn.backward q(%q : memref<?x?x256xbf16>) k(%k : memref<?x?x256xbf16>)
-      v(%v : memref<?x?x256xbf16>) do(%do : memref<?x?x256xbf16>)
-      dq(%dq : memref<?x?x256xbf16>) dk(%dk : memref<?x?x256xbf16>)
-      dv(%dv : memref<?x?x256xbf16>) cu_seqlens(%cu : memref<?xi32>)
-      rotary(%cos, %sin : memref<?x128xf32>, memref<?x128xf32>)
-      {element_type = bf16, head_dim = 256 : i64, group = 2 : i64,
-       rotary = #blockattn.rotary<half_split>}
-  return
-}
-
-// Half-split with the angles computed from rotary_theta: refused as with
-// tables, by the half-split diagnostic (interleaved ones from theta are built:
-// theta-wide.mlir).
-func.func @gqa_rotary_theta_half_split_backward_head_dim_192(
-    %q: memref<?x?x192xbf16>, %k: memref<?x?x192xbf16>, %v: memref<?x?x192xbf16>,
-    %do: memref<?x?x192xbf16>, %dq: memref<?x?x192xbf16>, %dk: memref<?x?x192xbf16>,
-    %dv: memref<?x?x192xbf16>, %cu: memref<?xi32>) {
-  // expected-error @below {{'blockattn.backward' op with group 4 (grouped-query attention) and half-split rotary embeddings has no backward lowering at head_dim 192 yet}}
-  blockattn.backward q(%q : memref<?x?x192xbf16>) k(%k : memref<?x?x192xbf16>)
-      v(%v : memref<?x?x192xbf16>) do(%do : memref<?x?x192xbf16>)
-      dq(%dq : memref<?x?x192xbf16>) dk(%dk : memref<?x?x192xbf16>)
-      dv(%dv : memref<?x?x192xbf16>) cu_seqlens(%cu : memref<?xi32>)
-      {element_type = bf16, head_dim = 192 : i64, group = 4 : i64,
-       rotary = #blockattn.rotary<half_split>, rotary_theta = 10000.0 : f32}
-  return
-}
 
 //--- parts.mlir
 // The sm_90a grouped backward's column parts (num-consumers=2) are whole

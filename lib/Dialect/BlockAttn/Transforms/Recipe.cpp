@@ -177,6 +177,28 @@ void buildRotaryPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
 /// one at `at` (one warpspec.rotate).
 void rotateKeyTiles(OpBuilder &b, Location loc, const KernelSpec &spec,
                     ValueRange sources, ValueRange dests, const TileRows &at) {
+  // Whole rows in pairHalfRows' order: each 64-column chunk is a half-split
+  // part of the rows (pairs 32 j on), turned on its own in a loop of passes
+  // that recomputes its addresses (pass_loop): unrolled, with the parts'
+  // per-thread addresses held across the products, ptxas spilled the sm_90a
+  // consumer (8 bytes at head dim 256, block 16, G = 4, causal + dlse, f16).
+  if (pairHalfRows(spec)) {
+    constexpr int64_t kChunk = 64;
+    bool inPlace = llvm::equal(sources, dests);
+    for (int64_t col = 0; col < spec.headDim; col += kChunk) {
+      SmallVector<Value> from, to;
+      for (Value tile : sources)
+        from.push_back(columnsOf(b, loc, tile, col, kChunk));
+      for (Value tile : dests)
+        to.push_back(inPlace ? from[to.size()]
+                             : columnsOf(b, loc, tile, col, kChunk));
+      RotateOp::create(b, loc, from, to, at.rows, at.row, at.position, spec.cos,
+                       spec.sin, spec.positions, b.getBoolAttr(false),
+                       thetaAttr(b, spec), b.getI64IntegerAttr(spec.headDim),
+                       b.getI64IntegerAttr(col / 2), b.getUnitAttr());
+    }
+    return;
+  }
   auto rotate = RotateOp::create(
       b, loc, sources, dests, at.rows, at.row, at.position, spec.cos, spec.sin,
       spec.positions, b.getBoolAttr(spec.rotary == RotaryMode::interleaved),
@@ -257,6 +279,12 @@ TileRows pinnedRotaryHalf(OpBuilder &b, Location loc, const KernelSpec &spec,
 bool pairHalfChunks(const KernelSpec &spec) {
   return spec.backward && spec.rotary == RotaryMode::half_split &&
          spec.numQueryTiles() > 1 && spec.headDim > KernelShape::kMaxOutputCols;
+}
+
+bool pairHalfRows(const KernelSpec &spec) {
+  return spec.backward && spec.rotary == RotaryMode::half_split &&
+         spec.group > 1 && spec.numQueryTiles() == 1 &&
+         spec.headDim > KernelShape::kMaxOutputCols;
 }
 
 void storePairHalves(OpBuilder &b, Location loc, const KernelSpec &spec,
@@ -407,8 +435,9 @@ Value unrotatePassChunk(OpBuilder &b, Location loc, const KernelSpec &spec,
                         bool rotated) {
   if (!rotated)
     return grad;
-  assert(spec.rotary == RotaryMode::interleaved &&
-         "a half-split chunk holds one column of each of its pairs");
+  assert((spec.rotary == RotaryMode::interleaved || pairHalfRows(spec)) &&
+         "a half-split chunk holds its pairs whole only in pairHalfRows' "
+         "order");
   int64_t cols = cast<AccType>(grad.getType()).getShape()[1];
   RotationGroup group{{pass}, pass * cols / 2};
   return unrotateChunks(b, loc, spec, grad, group, at).front();
@@ -679,7 +708,13 @@ void buildGroupedLoadPartition(OpBuilder &b, Location loc,
         tileRow = arith::AddIOp::create(
             b, loc, row,
             arith::ConstantIntOp::create(b, loc, source.second, 32));
-      TmaLoadOp::create(b, loc, source.first, tileRow, head, buffer);
+      auto copy =
+          TmaLoadOp::create(b, loc, source.first, tileRow, head, buffer);
+      // Half-split rows above head dim 128: pair-complete chunks (every
+      // tensor, so that S and dP, invariant under the same column order of
+      // both operands, are unchanged).
+      if (pairHalfRows(spec))
+        copy.setPairHalves(true);
     }
     CommitOp::create(b, loc, acquire.getSlot(), row, rows, head, tilePosition);
   };

@@ -98,6 +98,17 @@ void rotateTiles(OpBuilder &b, Location loc, const KernelSpec &spec,
 /// (storePairHalves).
 bool pairHalfChunks(const KernelSpec &spec);
 
+/// Whether the grouped-query backward above head dim 128 at blocks of up to
+/// 64 tokens (KernelPlan::groupPasses) holds half-split rows in pair-complete
+/// chunk order: its tiles of Q, K, V and dO are whole rows loaded as D / 64
+/// boxes of two 32-column pieces (warpspec.tma_load's pair_halves), chunk j
+/// columns [32 j, 32 j + 32) and their partners D / 2 on, so that pass j's
+/// 64-column chunk of each gradient holds pairs 32 j to 32 j + 31 whole and
+/// is turned back on its own (unrotatePassChunk) and stored as two pieces
+/// (storePairHalves); each chunk is rotated as a half-split part
+/// (rotateKeyTiles).
+bool pairHalfRows(const KernelSpec &spec);
+
 /// Stores gradient chunk `chunk` (64 columns in pairHalfChunks' order) of
 /// `tile` at its two pieces' columns, 32 j and D / 2 + 32 j, each through
 /// `staging` (32 columns; null: from registers).
@@ -202,8 +213,9 @@ SmallVector<Value> unrotateChunks(OpBuilder &b, Location loc,
 /// gradient with respect to a rotated input, turned back on its own: the
 /// grouped-query backward above head dim 128, and at block size 128 above
 /// head dim 64 (C = 64 or 32), makes its gradients one such chunk a pass
-/// (KernelPlan::groupPasses), and only an interleaved chunk holds both
-/// columns of each of its pairs (pairs C pass / 2 to C (pass + 1) / 2 - 1).
+/// (KernelPlan::groupPasses), and only an interleaved chunk, or a half-split
+/// one in pairHalfRows' order, holds both columns of each of its pairs
+/// (pairs C pass / 2 to C (pass + 1) / 2 - 1).
 /// `grad` when `rotated` is false.
 Value unrotatePassChunk(OpBuilder &b, Location loc, const KernelSpec &spec,
                         Value grad, int64_t pass, const TileRows &at,

@@ -1046,8 +1046,13 @@ void buildBlackwellGroupedPasses(OpBuilder &b, Location loc,
     SmallVector<Type> keyTiles;
     if (rotary)
       keyTiles = {tile, tile};
-    SoftmaxLoop loop = beginSoftmaxLoop(b, loc, plan, rotary ? kv : items,
-                                        keyTiles, tileBuffer(spec, cols));
+    // Half-split rows in pair-complete chunks (pairHalfRows): each gradient
+    // chunk is stored as two 32-column pieces, through a staging buffer of
+    // their width.
+    bool pieces = pairHalfRows(spec);
+    SoftmaxLoop loop =
+        beginSoftmaxLoop(b, loc, plan, rotary ? kv : items, keyTiles,
+                         tileBuffer(spec, pieces ? cols / 2 : cols));
     Value staging = loop.staging;
     Value row = loop.row, rows = loop.rows, kvHead = loop.head;
     TileRows at{row, rows,
@@ -1072,6 +1077,11 @@ void buildBlackwellGroupedPasses(OpBuilder &b, Location loc,
         Value grad = unrotatePassChunk(b, loc, spec,
                                        takeTmem(b, loc, channel, chunkType),
                                        pass, at, rotatedInput);
+        if (pieces) {
+          storePairHalves(b, loc, spec, grad, dest, row, head, rows, staging,
+                          plan.bulkStore, pass);
+          return;
+        }
         auto store = StoreOp::create(
             b, loc, grad, dest, row, head, rows, Value(), staging,
             plan.bulkStore ? b.getUnitAttr() : nullptr);

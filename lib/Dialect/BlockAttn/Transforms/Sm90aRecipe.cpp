@@ -676,9 +676,14 @@ void buildGroupedPassConsumer(OpBuilder &b, Location loc,
                               const KernelValues &values, Value kv, Value qdo) {
   OpBuilder::InsertionGuard g(b);
   int64_t cols = spec.outputChunkCols();
-  ConsumerContext c = beginConsumer(b, loc, spec, values, plan,
-                                    /*needsPScratch=*/true,
-                                    /*needsDsScratch=*/true, cols);
+  // Half-split rows in pair-complete chunks (pairHalfRows): each gradient
+  // chunk is stored as two 32-column pieces, through a staging buffer of
+  // their width.
+  bool pieces = pairHalfRows(spec);
+  ConsumerContext c =
+      beginConsumer(b, loc, spec, values, plan,
+                    /*needsPScratch=*/true,
+                    /*needsDsScratch=*/true, pieces ? cols / 2 : cols);
   auto [kvHead, kSlot, vSlot] = consumeGroupedItem(b, loc, spec, kv, c);
   // With rotary embeddings K (and V) stay rotated in their slot for all the
   // passes; Q is loaded again every pass and rotated each time.
@@ -691,6 +696,11 @@ void buildGroupedPassConsumer(OpBuilder &b, Location loc,
       return columnsOf(b, loc, buffer, col, cols);
     };
     auto store = [&](Value acc, Value dest) {
+      if (pieces) {
+        storePairHalves(b, loc, spec, acc, dest, c.row, c.head, c.rows,
+                        c.oStaging, c.bulkStore, pass);
+        return;
+      }
       auto op =
           StoreOp::create(b, loc, acc, dest, c.row, c.head, c.rows, Value(),
                           c.oStaging, c.bulkStore ? b.getUnitAttr() : nullptr);

@@ -134,23 +134,6 @@ struct BlockAttnWarpSpecializePass
     // ones (checkGroupedLargeBlock).
     if (failed(checkGroupedLargeBlock(op, *spec)))
       return failure();
-    // Above head dim 128 it makes an item in passes over 64-column chunks
-    // of the head dim (KernelPlan::groupPasses); with half-split rotary
-    // embeddings a pass would turn back a gradient's chunk apart from the
-    // columns it rotates with (the pairs are D / 2 apart): not built. An
-    // interleaved chunk holds whole pairs.
-    if (spec->backward && spec->group > 1 &&
-        spec->rotary == RotaryMode::half_split &&
-        spec->headDim > KernelShape::kMaxOutputCols)
-      return op->emitOpError()
-             << "with group " << spec->group
-             << " (grouped-query attention) and half-split rotary embeddings "
-                "has no backward lowering at head_dim "
-             << spec->headDim << " yet: above head dim "
-             << KernelShape::kMaxOutputCols
-             << " the grouped backward makes its gradients in 64-column "
-                "chunks, and a half-split pair's columns are D / 2 apart, in "
-                "different chunks (interleaved rotary embeddings are built)";
     TuningOptions options;
 #define BLOCKATTN_PASS_OPTION(TYPE, NAME, ...) options.NAME = NAME;
 #define GEN_PASS_OPTION_LIST_BLOCKATTNWARPSPECIALIZEPASS

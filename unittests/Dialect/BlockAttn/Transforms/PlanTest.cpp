@@ -335,6 +335,38 @@ TEST(GroupedPlan, PassesAboveHeadDim128) {
             "got 2");
 }
 
+// With half-split rotary embeddings (session 21: rows loaded in
+// pair-complete chunks through a rank-4 tensor map) the grouped backward
+// above head dim 128 plans as the interleaved one, tables or theta, and
+// refuses only the L2 prefetch, which does not address a rank-4 map.
+TEST(GroupedPlan, HalfSplitRotaryAboveHeadDim128) {
+  KernelShape d256 = shape(true, 256, RotaryMode::half_split, true);
+  d256.group = 2;
+  KernelPlan p = plan(Chip::sm_90a, d256);
+  EXPECT_EQ(p.groupPasses, 4);
+  EXPECT_EQ(p.registers.load, 96);
+  EXPECT_EQ(p.registers.compute, 256);
+  EXPECT_FALSE(p.l2Prefetch);
+  EXPECT_EQ(plan(Chip::sm_100a, d256).groupPasses, 4);
+  KernelShape theta = d256;
+  theta.headDim = 192;
+  theta.rotaryTheta = true;
+  EXPECT_EQ(plan(Chip::sm_90a, theta).groupPasses, 3);
+  EXPECT_EQ(plan(Chip::sm_100a, theta).groupPasses, 3);
+  TuningOptions prefetch;
+  prefetch.l2Prefetch = L2Prefetch::on;
+  for (Chip chip : {Chip::sm_90a, Chip::sm_100a})
+    EXPECT_EQ(failure(chip, d256, prefetch),
+              "l2-prefetch=on does not apply to the grouped-query backward "
+              "(group 2) with half-split rotary embeddings above head_dim "
+              "128: its tiles are loaded as pair-complete chunks through a "
+              "rank-4 tensor map, which the prefetch does not address");
+  // Interleaved rows are loaded as they are: the prefetch applies.
+  KernelShape interleaved = d256;
+  interleaved.rotary = RotaryMode::interleaved;
+  EXPECT_TRUE(plan(Chip::sm_90a, interleaved, prefetch).l2Prefetch);
+}
+
 TEST(Sm90aPlan, StridedForwardHasTwoConsumers) {
   TuningOptions options;
   options.schedule = Schedule::strided;
