@@ -137,7 +137,7 @@ def _refuse_grouped_backward(group: int, requires_grad: bool, block_size: int = 
         raise ValueError(
             f"rotary: head dim {head_dim} has no grouped-query backward kernel with rotary embeddings "
             f"at block_size {block_size} yet ({group} query heads per k/v head); without rotary "
-            "embeddings it has one (sm_90a), and block sizes 16, 32 and 64 with interleaved ones"
+            "embeddings it has one (sm_90a), and block sizes 16, 32 and 64 with either layout"
         )
     if block_size > 64 and head_dim > 128 and chip == "sm_100a":
         raise ValueError(

@@ -263,8 +263,8 @@ def test_grouped_half_split_rotary_backward_above_head_dim_128(api_launches):
     """Head dims 192 and 256 have a grouped backward at blocks of up to 64 with every rotary
     layout: half-split rows are loaded in pair-complete 64-column chunks (session 21;
     docs/rotary.md), so nothing refuses them, and the grouped backward launches the _g<G>
-    half-split kernel with the tables; at block size 128 above head dim 128 the grouped backward
-    stays refused, naming q."""
+    half-split kernel with the tables; at block size 128 above head dim 128 the grouped rotary
+    backward stays refused, naming rotary."""
     torch, api, calls = api_launches
 
     for head_dim in (192, 256):
@@ -272,8 +272,8 @@ def test_grouped_half_split_rotary_backward_above_head_dim_128(api_launches):
             api._refuse_grouped_backward(2, True, block_size=block_size, head_dim=head_dim, rotary=True)
         api._refuse_grouped_backward(2, True, head_dim=head_dim)  # without rotary
         api._refuse_grouped_backward(2, True, head_dim=head_dim, rotary=True, interleaved=True)
-        with pytest.raises(ValueError, match=rf"^q: head dim {head_dim} has no grouped-query backward "
-                                             "kernel at block_size 128"):
+        with pytest.raises(ValueError, match=rf"^rotary: head dim {head_dim} has no grouped-query backward "
+                                             "kernel with rotary embeddings at block_size 128"):
             api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, rotary=True)
     assert calls == []
     d = 192
