@@ -10,7 +10,8 @@ Every combination of --chips, --kinds, --head-dims, --block-sizes, --dtypes,
 --rotary and --groups (grouped-query attention's query heads per k/v head;
 the grouped backward at blocks of up to 64, with half-split rotary embeddings
 at head dims up to 128 only, and at block size 128 up to head dim 128, with
-rotary embeddings up to 64, at 96 and 128 interleaved ones only) is
+rotary embeddings up to 64, at 96 interleaved ones only, at 128 both
+layouts) is
 built (block size 64 unless --block-sizes says otherwise: the others compile
 on first use), except what the compiler does not
 build (at head dims 192 and 256 at block size 128: the half-split rotary
@@ -69,11 +70,12 @@ def keys_for(args) -> list[KernelKey]:
         if kind == "backward" and bs not in _kernels.BACKWARD_BLOCK_SIZES:
             continue  # no backward kernel at this block size yet (docs/block-sizes.md)
         # the grouped rotary backward at block size 128 above head dim 64: the interleaved one (96, 128)
-        b128_rotary_refused = rotary == "half_split" and d > 64
+        # and the half-split one at 128 (pair-complete 64-column chunks), not half-split at 96
+        b128_rotary_refused = rotary == "half_split" and 64 < d < 128
         if kind == "backward" and group > 1 and ((bs > 64 and (d > 128 or b128_rotary_refused)) or
                                                  (d > 128 and rotary == "half_split")):
             continue  # no grouped backward with half-split rotary above head dim 128, nor at block size
-            # 128 above head dim 128 or with half-split rotary embeddings above 64 yet
+            # 128 above head dim 128 or with half-split rotary embeddings at 96 yet
             # (docs/pipeline.md)
         if (d in _kernels.CHUNKED_HEAD_DIMS and bs > 64 and kind == "backward" and rotary == "half_split" and
                 args.rotary_theta):

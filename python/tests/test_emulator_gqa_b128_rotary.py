@@ -76,6 +76,15 @@ SAMPLE = [
     # ptxas cannot read, as without rotary embeddings).
     ("sm_100a", case(128, "bf16", "interleaved", 2, positions=True, rotate_v=True, causal=True,
                      lse=True), 4, 3),
+    # Half-split at 128 (session 21): every tensor loaded in pair-complete 64-column chunks
+    # (columns [32 j, 32 j + 32) and their partners D / 2 on, one box of a rank-4 tensor map),
+    # each chunk of K (V) and Q rotated as a half-split part, each pass's gradient chunk turned
+    # back on its own and stored as two 32-column pieces. Both chips, G = 2, 3 and 4.
+    ("sm_90a", case(128, "bf16", "half_split", 2, positions=True, rotate_v=True), 4, 3),
+    ("sm_90a", case(128, "f16", "half_split", 3, causal=True, lse=True), 6, 1),
+    ("sm_100a", case(128, "f16", "half_split", 4, rotate_v=True, causal=True, lse=True), 8, 1),
+    ("sm_100a", case(128, "bf16", "half_split", 2, positions=True), 4, 3),
+    ("sm_100a", case(128, "bf16", "half_split", 3, positions=True, rotate_v=True), 3, 3),
 ]
 
 

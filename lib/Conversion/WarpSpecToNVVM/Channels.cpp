@@ -371,15 +371,28 @@ struct TmaLoadLowering : ConvertOpToLLVMPattern<TmaLoadOp> {
     Type clusterPtr = LLVM::LLVMPointerType::get(e.ctx, 7);
     // Two 32-column pieces of chunk j = col_offset / 64 (pair_halves): one
     // box of the rank-4 map at (32 j, half 0, head, row), landing as one
-    // 64-column chunk.
+    // 64-column chunk; a buffer of several 64-column chunks (the grouped
+    // block-128 backward's whole tiles) takes chunks j, j + 1, ... in turn,
+    // one box each, at its chunks' places (rows x 128 bytes apart).
     if (op.getPairHalves()) {
-      SmallVector<Value> coords = {e.i32(op.getColOffset().value_or(0) / 2),
-                                   e.i32(0), e.asI32(adaptor.getHead()),
-                                   e.asI32(adaptor.getRow())};
-      Value dst = LLVM::AddrSpaceCastOp::create(e.b, e.loc, clusterPtr, dest);
-      NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-          e.b, e.loc, dst, tensorMap, coords, barrier, ValueRange{}, Value(),
-          Value(), NVVM::TMALoadModeAttr(), BoolAttr(), nullptr, Value());
+      BufferType type = op.getDest().getType();
+      int64_t rows = type.getShape()[0], chunks = type.getShape()[1] / 64;
+      int64_t first = op.getColOffset().value_or(0) / 2;
+      for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+        SmallVector<Value> coords = {e.i32(first + 32 * chunk), e.i32(0),
+                                     e.asI32(adaptor.getHead()),
+                                     e.asI32(adaptor.getRow())};
+        Value chunkPtr = dest;
+        if (chunk > 0)
+          chunkPtr = LLVM::GEPOp::create(e.b, e.loc, e.smemPtrT(),
+                                         e.b.getI8Type(), dest,
+                                         ValueRange{e.i32(chunk * rows * 128)});
+        Value dst =
+            LLVM::AddrSpaceCastOp::create(e.b, e.loc, clusterPtr, chunkPtr);
+        NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+            e.b, e.loc, dst, tensorMap, coords, barrier, ValueRange{}, Value(),
+            Value(), NVVM::TMALoadModeAttr(), BoolAttr(), nullptr, Value());
+      }
       rewriter.eraseOp(op);
       return success();
     }

@@ -1692,12 +1692,12 @@ func.func @negative_tma_load_col_offset_dynamic(%src: memref<?x4x?xbf16>, %i: i3
 // -----
 
 // pair_halves (a half-split pair's two 32-column pieces, one box of a
-// rank-4 tensor map): one 64-column buffer, not two chunks.
-func.func @negative_tma_load_pair_halves_wide(%src: memref<?x4x256xbf16>, %i: i32,
-                                              %b: !warpspec.buffer<64x128xbf16, smem>) {
-  // expected-error @+1 {{'warpspec.tma_load' op pair_halves loads a 64-column buffer at a col_offset that is a multiple of 64 with its two 32-column pieces inside the halves of a static head dim that is a multiple of 64, got '!warpspec.buffer<64x128xbf16, smem>' at col_offset 0 of head dim 256}}
+// rank-4 tensor map): a buffer of whole 64-column chunks, not a 32-column one.
+func.func @negative_tma_load_pair_halves_narrow(%src: memref<?x4x256xbf16>, %i: i32,
+                                                %b: !warpspec.buffer<64x32xbf16, smem>) {
+  // expected-error @+1 {{'warpspec.tma_load' op pair_halves loads a buffer of 64-column chunks at a col_offset that is a multiple of 64 with its 32-column pieces inside the halves of a static head dim that is a multiple of 64, got '!warpspec.buffer<64x32xbf16, smem>' at col_offset 0 of head dim 256}}
   warpspec.tma_load %src[%i, %i] into %b {col_offset = 0 : i64, pair_halves}
-      : memref<?x4x256xbf16>, !warpspec.buffer<64x128xbf16, smem>
+      : memref<?x4x256xbf16>, !warpspec.buffer<64x32xbf16, smem>
   return
 }
 
@@ -1707,7 +1707,7 @@ func.func @negative_tma_load_pair_halves_wide(%src: memref<?x4x256xbf16>, %i: i3
 // of 64 columns in all).
 func.func @negative_tma_load_pair_halves_head_dim(%src: memref<?x4x160xbf16>, %i: i32,
                                                   %b: !warpspec.buffer<64x64xbf16, smem>) {
-  // expected-error @+1 {{'warpspec.tma_load' op pair_halves loads a 64-column buffer at a col_offset that is a multiple of 64 with its two 32-column pieces inside the halves of a static head dim that is a multiple of 64, got '!warpspec.buffer<64x64xbf16, smem>' at col_offset 64 of head dim 160}}
+  // expected-error @+1 {{'warpspec.tma_load' op pair_halves loads a buffer of 64-column chunks at a col_offset that is a multiple of 64 with its 32-column pieces inside the halves of a static head dim that is a multiple of 64, got '!warpspec.buffer<64x64xbf16, smem>' at col_offset 64 of head dim 160}}
   warpspec.tma_load %src[%i, %i] into %b {col_offset = 64 : i64, pair_halves}
       : memref<?x4x160xbf16>, !warpspec.buffer<64x64xbf16, smem>
   return

@@ -1393,19 +1393,21 @@ LogicalResult TmaLoadOp::verify() {
                            getDest().getType(), "destination", getColOffset())))
     return failure();
   // One box of two 32-column pieces (the first elements of 32 half-split
-  // pairs and their partners): a 64-column buffer at chunk j (col_offset
-  // 64 j), the pieces at 32 j and D / 2 + 32 j inside the head dim, whose
-  // halves are whole pieces.
+  // pairs and their partners) a 64-column chunk: a buffer of whole chunks
+  // from chunk j (col_offset 64 j), chunk j + i's pieces at 32 (j + i) and
+  // D / 2 + 32 (j + i) inside the head dim, whose halves are whole pieces.
   if (getPairHalves()) {
     auto source = cast<MemRefType>(getSource().getType());
     int64_t d = source.isDynamicDim(2) ? 0 : source.getDimSize(2);
     int64_t offset = getColOffset().value_or(0);
-    if (getDest().getType().getShape()[1] != 64 || d % 64 != 0 ||
-        offset % 64 != 0 || offset / 2 + 32 > d / 2)
+    int64_t width = getDest().getType().getShape()[1];
+    if (width % 64 != 0 || d % 64 != 0 || offset % 64 != 0 ||
+        offset / 2 + width / 2 > d / 2)
       return emitOpError()
-             << "pair_halves loads a 64-column buffer at a col_offset that is "
-                "a multiple of 64 with its two 32-column pieces inside the "
-                "halves of a static head dim that is a multiple of 64, got "
+             << "pair_halves loads a buffer of 64-column chunks at a "
+                "col_offset that is a multiple of 64 with its 32-column "
+                "pieces inside the halves of a static head dim that is a "
+                "multiple of 64, got "
              << getDest().getType() << " at col_offset " << offset
              << " of head dim " << (d ? std::to_string(d) : "?");
   }

@@ -1463,7 +1463,10 @@ def WarpSpec_TmaLoadOp : WarpSpec_Op<"tma_load"> {
     x 1 x R: the box lands as R rows of 128 bytes, each the two 32-column
     pieces side by side, and the 128-byte swizzle, a function of the shared
     address alone, makes them the bytes of an ordinary 64-column chunk.
-    Every load of the source must then have it.
+    Every load of the source must then have it. A buffer of several
+    64-column chunks takes chunks j, j + 1, ... so, one box each (the
+    grouped-query backward at block size 128 and head dim 128 loads whole
+    half-split tiles this way: two chunks, pairs 0-31 and 32-63).
 
     ```mlir
     warpspec.tma_load %q[%row, %head] into %qc {col_offset = 64 : i64,
