@@ -687,11 +687,16 @@ func.func @gqa_backward_b128_rotary_wide_half_split(%q: memref<?x?x128xbf16>, %k
        block_size = 128 : i64, rotary = #blockattn.rotary<half_split>}
   return
 }
-// HSWIDE: warpspec.partition "load"
+// The sm_90a budgets 72 / 176 / 128 / 136 (the interleaved kernel's 88 / 176 /
+// 120 / 128 spilled both accumulate warpgroups with rotate_v), accumulate
+// warpgroup 0 at the launch's 128 with its own setmaxnreg (`explicit`);
+// sm_100a's the interleaved kernel's.
+// HSWIDE90: warpspec.partition "load" role(load) warps(4) regs(72) {
+// HSWIDE100: warpspec.partition "load" role(load) warps(4) regs(104) {
 // HSWIDE: warpspec.tma_load {{.*}} {pair_halves} : memref<?x?x128xbf16>, <128x128xbf16, smem>
 // HSWIDE: warpspec.tma_load {{.*}} {pair_halves} : memref<?x?x128xbf16>, <64x128xbf16, smem>
-// HSWIDE90: warpspec.partition "scores"
-// HSWIDE100: warpspec.partition "softmax"
+// HSWIDE90: warpspec.partition "scores" role(compute) warps(4) regs(176) {
+// HSWIDE100: warpspec.partition "softmax" role(softmax) warps(4) regs(256) {
 // HSWIDE: warpspec.rotate({{.*}} {head_dim = 128 : i64, interleaved = false, pair_offset = 0 : i64{{.*}}} : !warpspec.buffer<128x64xbf16, smem>
 // HSWIDE: warpspec.rotate({{.*}} {head_dim = 128 : i64, interleaved = false, pair_offset = 32 : i64{{.*}}} : !warpspec.buffer<128x64xbf16, smem>
 // HSWIDE: warpspec.rotate({{.*}} {head_dim = 128 : i64, interleaved = false, pair_offset = 0 : i64{{.*}}} : !warpspec.buffer<64x64xbf16, smem>
@@ -705,10 +710,11 @@ func.func @gqa_backward_b128_rotary_wide_half_split(%q: memref<?x?x128xbf16>, %k
 // HSWIDE: warpspec.store {{.*}} {col_offset = 32 : i64{{.*}}} : <64x32xf32>, memref<?x?x128xbf16>, !warpspec.buffer<64x32xbf16, smem>
 // HSWIDE: warpspec.store {{.*}} {col_offset = 96 : i64{{.*}}} : <64x32xf32>, memref<?x?x128xbf16>, !warpspec.buffer<64x32xbf16, smem>
 // The sm_90a accumulate warpgroups store dV and dK from their registers.
-// HSWIDE90: warpspec.partition "accumulate"
+// HSWIDE90: warpspec.partition "accumulate" role(compute) warps(4) regs(128) explicit {
 // HSWIDE90: rotate_tile {{.*}} {head_dim = 128 : i64, interleaved = false, inverse, pair_offset = 0 : i64} : <64x64xf32> -> <64x64xf32>
 // HSWIDE90: warpspec.store {{.*}} {col_offset = 0 : i64} : <64x32xf32>, memref<?x?x128xbf16>
 // HSWIDE90: warpspec.store {{.*}} {col_offset = 64 : i64} : <64x32xf32>, memref<?x?x128xbf16>
+// HSWIDE90: warpspec.partition "accumulate1" role(compute) warps(4) regs(136) {
 
 //--- b128-rotary-wide-interleaved.mlir
 // Interleaved at head dim 128 (sm_90a): the same two passes; accumulate

@@ -1378,10 +1378,13 @@ void buildGroupedLargeBlockAccumulateConsumer(
       beginConsumer(b, loc, spec, values, accumulatePlan,
                     /*needsPScratch=*/false,
                     /*needsDsScratch=*/false, spec.headDim, name);
-  // Accumulate warpgroup 1's own budget may be the launch's (128): it still
-  // gets its setmaxnreg, without which ptxas spilled it
-  // (KernelPlan::secondAccumulateRegisters).
-  if (half == 1 && plan.secondAccumulateRegisters)
+  // An accumulate warpgroup's own budget may be the launch's (128: warpgroup
+  // 1 of the interleaved rotary passes at head dim 128, warpgroup 0 of the
+  // half-split ones): it still gets its setmaxnreg, without which ptxas
+  // spilled it (KernelPlan::secondAccumulateRegisters).
+  if (plan.secondAccumulateRegisters &&
+      accumulatePlan.registers.compute ==
+          warpspec::TargetLimits::launchRegisterCap(4 * 128, 1))
     cast<PartitionOp>(b.getInsertionBlock()->getParentOp())
         .setExplicitRegs(true);
   Value kvHead;
