@@ -384,9 +384,9 @@ struct TmaLoadLowering : ConvertOpToLLVMPattern<TmaLoadOp> {
                                      e.asI32(adaptor.getRow())};
         Value chunkPtr = dest;
         if (chunk > 0)
-          chunkPtr = LLVM::GEPOp::create(e.b, e.loc, e.smemPtrT(),
-                                         e.b.getI8Type(), dest,
-                                         ValueRange{e.i32(chunk * rows * 128)});
+          chunkPtr =
+              LLVM::GEPOp::create(e.b, e.loc, e.smemPtrT(), e.b.getI8Type(),
+                                  dest, ValueRange{e.i32(chunk * rows * 128)});
         Value dst =
             LLVM::AddrSpaceCastOp::create(e.b, e.loc, clusterPtr, chunkPtr);
         NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(

@@ -206,10 +206,10 @@ void rotateKeyTiles(OpBuilder &b, Location loc, const KernelSpec &spec,
         return views;
       };
       auto part = RotateOp::create(
-          b, loc, chunks(sources), chunks(dests), at.rows, at.row,
-          at.position, spec.cos, spec.sin, spec.positions,
-          b.getBoolAttr(false), thetaAttr(b, spec),
-          b.getI64IntegerAttr(spec.headDim), b.getI64IntegerAttr(col / 2),
+          b, loc, chunks(sources), chunks(dests), at.rows, at.row, at.position,
+          spec.cos, spec.sin, spec.positions, b.getBoolAttr(false),
+          thetaAttr(b, spec), b.getI64IntegerAttr(spec.headDim),
+          b.getI64IntegerAttr(col / 2),
           /*pass_loop=*/UnitAttr());
       part.setPassLoop(rotate.getPassLoop());
     }
@@ -720,7 +720,8 @@ void buildGroupedLoadPartition(OpBuilder &b, Location loc,
         tileRow = arith::AddIOp::create(
             b, loc, row,
             arith::ConstantIntOp::create(b, loc, source.second, 32));
-      auto copy = TmaLoadOp::create(b, loc, source.first, tileRow, head, buffer);
+      auto copy =
+          TmaLoadOp::create(b, loc, source.first, tileRow, head, buffer);
       // Half-split rows in pair-complete chunks (every tensor, so that S and
       // dP, invariant under the same column order of both operands, are
       // unchanged).

@@ -105,11 +105,9 @@ bool pairHalfChunks(const KernelSpec &spec);
 /// `tile` at its two pieces' columns, 32 j and D / 2 + 32 j, each through
 /// `staging` (32 columns; null: from registers). Returns the two stores.
 SmallVector<warpspec::StoreOp, 2>
-storePairHalves(OpBuilder &b, Location loc,
-                                        const KernelSpec &spec, Value tile,
-                                        Value dest, Value row, Value head,
-                                        Value rows, Value staging, bool bulk,
-                                        int64_t chunk);
+storePairHalves(OpBuilder &b, Location loc, const KernelSpec &spec, Value tile,
+                Value dest, Value row, Value head, Value rows, Value staging,
+                bool bulk, int64_t chunk);
 
 /// Rotates in place a shared-memory tile that is a part of rows of the head
 /// dim (warpspec.rotate with head_dim and pair_offset): a 64-column chunk

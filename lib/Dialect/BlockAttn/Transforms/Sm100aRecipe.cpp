@@ -1616,9 +1616,9 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
                                  /*rotated=*/true);
       SmallVector<StoreOp, 2> stores;
       if (pieces) {
-        stores = storePairHalves(b, loc, spec, grad, dest, half.row, head,
-                                 half.rows, staging, plan.bulkStore,
-                                 col / cols);
+        stores =
+            storePairHalves(b, loc, spec, grad, dest, half.row, head, half.rows,
+                            staging, plan.bulkStore, col / cols);
       } else {
         auto store = StoreOp::create(
             b, loc, grad, dest, half.row, head, half.rows, Value(), staging,

@@ -1332,8 +1332,8 @@ void buildGroupedLargeBlockScoresConsumer(OpBuilder &b, Location loc,
                                     /*rotated=*/true);
         if (pieces) {
           storePairHalves(b, loc, spec, dq, spec.stores[2], row, head, rows,
-                          c.oStaging ? pin(c.oStaging) : Value(),
-                          c.bulkStore, pass);
+                          c.oStaging ? pin(c.oStaging) : Value(), c.bulkStore,
+                          pass);
           continue;
         }
         auto store =
@@ -1440,8 +1440,8 @@ void buildGroupedLargeBlockAccumulateConsumer(
                         /*bulk=*/false, pass);
         continue;
       }
-      auto store = StoreOp::create(
-          b, loc, grad, dest, row, kvHead, rows, Value(), Value(), nullptr);
+      auto store = StoreOp::create(b, loc, grad, dest, row, kvHead, rows,
+                                   Value(), Value(), nullptr);
       if (plan.groupPasses > 1)
         store.setColOffsetAttr(b.getI64IntegerAttr(col));
     }
