@@ -9,12 +9,10 @@ then on a GPU machine without it:
 Every combination of --chips, --kinds, --head-dims, --block-sizes, --dtypes,
 --rotary and --groups (grouped-query attention's query heads per k/v head;
 the grouped backward at blocks of up to 64, and at block size 128 up to head
-dim 128, with rotary embeddings up to 64, at 96 and 128 interleaved ones only, and at 192
-and 256 on sm_90a without rotary embeddings) is
+dim 128, with rotary embeddings up to 64, at 96 interleaved ones only, at 128
+both layouts, and at 192 and 256 on sm_90a without rotary embeddings) is
 built (block size 64 unless --block-sizes says otherwise: the others compile
-on first use), except what the compiler does not
-build (at head dims 192 and 256 at block size 128: the half-split rotary
-backward with angles from rotary_theta, on both chips).
+on first use).
 The default head dims are the wheel's prebuilt ones (64, 128); the API compiles
 the others (32, 96, 192, 256) on first use, or pass them here, e.g.
     python3 scripts/prebuild_kernels.py .prebuilt --chips sm_90a,sm_100a \\
@@ -69,12 +67,13 @@ def keys_for(args) -> list[KernelKey]:
         if kind == "backward" and bs not in _kernels.BACKWARD_BLOCK_SIZES:
             continue  # no backward kernel at this block size yet (docs/block-sizes.md)
         # the grouped rotary backward at block size 128 above head dim 64: the interleaved one (96, 128)
-        b128_rotary_refused = rotary == "half_split" and d > 64
+        # and the half-split one at 128 (pair-complete 64-column chunks), not half-split at 96
+        b128_rotary_refused = rotary == "half_split" and 64 < d < 128
         # above head dim 128 at block size 128: sm_90a without rotary embeddings (chunks streamed)
         b128_wide_refused = d > 128 and (chip != "sm_90a" or rotary != "none")
         if kind == "backward" and group > 1 and bs > 64 and (b128_wide_refused or b128_rotary_refused):
             continue  # no grouped backward at block size 128 above head dim 128 on sm_100a or with rotary
-            # embeddings, or with half-split rotary embeddings above 64 yet (docs/pipeline.md)
+            # embeddings, or with half-split rotary embeddings at 96 yet (docs/pipeline.md)
         for variant in (["plain"] if rotary == "none" else args.rotary_variants):
             positions, rotate_v = VARIANTS[variant]
             key = KernelKey(kind=kind, head_dim=d, block_size=bs, dtype=dtype, chip=chip,

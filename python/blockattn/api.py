@@ -118,20 +118,20 @@ def _refuse_grouped_backward(group: int, requires_grad: bool, block_size: int = 
     with or without rotary embeddings (half-split ones above 128 since session
     21), and at block size 128 up to head dim 128 without rotary
     embeddings (every group, both chips), with interleaved rotary embeddings too
-    (both chips) and up to 64 with half-split ones, and at head dims 192 and 256
-    on sm_90a without rotary embeddings (K, V, Q and dO streamed in 64-column
-    chunks; docs/head-dims.md)
+    (both chips) and with half-split ones at head dims up to 64 and 128, not 96,
+    and at head dims 192 and 256 on sm_90a without rotary embeddings (K, V, Q
+    and dO streamed in 64-column chunks; docs/head-dims.md)
     (docs/pipeline.md, "Grouped-query attention"): the other grouped calls that
     need gradients are refused before any forward work is done. `chip` is the
     device's (None: not known here, the compiler decides)."""
     if group <= 1 or not requires_grad or not torch.is_grad_enabled():
         return
-    if block_size > 64 and rotary and not interleaved and 64 < head_dim <= 128:
+    if block_size > 64 and rotary and not interleaved and 64 < head_dim < 128:
         raise ValueError(
             f"rotary: block_size {block_size} has no grouped-query backward kernel with half-split "
             f"rotary embeddings at head dim {head_dim} yet ({group} query heads per k/v head); "
-            "head dims up to 64 have one there, interleaved rotary embeddings (Rotary(interleaved=True)) "
-            "up to 128, and block sizes 16, 32 and 64 up to head dim 128"
+            "head dims up to 64 and 128 have one there, interleaved rotary embeddings "
+            "(Rotary(interleaved=True)) up to 128, and block sizes 16, 32 and 64 up to head dim 128"
         )
     if block_size > 64 and head_dim > 128 and rotary:
         raise ValueError(

@@ -206,8 +206,8 @@ def test_grouped_autograd(api_launches):
 
 def test_grouped_backward_refusals(api_launches):
     """What the grouped backward does not build yet is refused before any launch, naming the
-    argument: blocks of 128 tokens with gradients above head dim 128, or above 64 with half-split
-    rotary embeddings. Rotary embeddings with gradients are built at blocks of up to 64 (issue 21)
+    argument: blocks of 128 tokens with gradients above head dim 128, or at 96 with half-split
+    rotary embeddings (at 128 they are built, session 21). Rotary embeddings with gradients are built at blocks of up to 64 (issue 21)
     and at block size 128 up to head dim 64, interleaved ones up to 128 (issues 20 and 21): the grouped rotary backward
     launches the _g<G> kernel with the tables; so is block size 128 without them up to head
     dim 128 (head dims 96 and 128 in passes over column chunks)."""
@@ -215,14 +215,15 @@ def test_grouped_backward_refusals(api_launches):
     import blockattn
 
     q, k, v, cu = tensors(torch, 4, 2, requires_grad=True)
-    for head_dim in (96, 128):
-        with pytest.raises(ValueError, match=r"^rotary: block_size 128 has no grouped-query backward kernel "
-                                             r"with half-split rotary embeddings"):
-            api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, rotary=True)
-    # interleaved: built at 96 and 128 in passes over column chunks (sm_90a; sm_100a's compiler
-    # refuses)
+    with pytest.raises(ValueError, match=r"^rotary: block_size 128 has no grouped-query backward kernel "
+                                         r"with half-split rotary embeddings at head dim 96"):
+        api._refuse_grouped_backward(2, True, block_size=128, head_dim=96, rotary=True)
+    # interleaved: built at 96 and 128 in passes over column chunks (both chips)
     with pytest.raises(ValueError, match=r"interleaved rotary embeddings \(Rotary\(interleaved=True\)\) up to 128"):
-        api._refuse_grouped_backward(2, True, block_size=128, head_dim=128, rotary=True)
+        api._refuse_grouped_backward(2, True, block_size=128, head_dim=96, rotary=True)
+    # half-split at 128 (session 21): pair-complete 64-column chunks, both chips
+    api._refuse_grouped_backward(2, True, block_size=128, head_dim=128, rotary=True)
+    api._refuse_grouped_backward(3, True, block_size=128, head_dim=128, rotary=True)
     for head_dim in (96, 128):
         api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, rotary=True, interleaved=True)
     for head_dim in (192, 256):

@@ -157,6 +157,15 @@ def test_prebuild_script_kernel_sets(capsys):
         "sm_90a/blockattn_backward_d96_b128_bf16_g3_interleaved",
         "sm_100a/blockattn_backward_d96_b128_bf16_g2_interleaved",
         "sm_100a/blockattn_backward_d96_b128_bf16_g3_interleaved"]
+    # At head dim 128 both layouts (half-split in pair-complete chunks, session 21).
+    script.main(["unused", "--dry-run", "--chips", "sm_90a,sm_100a", "--kinds", "backward",
+                 "--block-sizes", "128", "--head-dims", "128", "--dtypes", "bf16", "--groups", "3",
+                 "--rotary", "half_split,interleaved"])
+    assert capsys.readouterr().out.split() == [
+        "sm_90a/blockattn_backward_d128_b128_bf16_g3_half_split",
+        "sm_90a/blockattn_backward_d128_b128_bf16_g3_interleaved",
+        "sm_100a/blockattn_backward_d128_b128_bf16_g3_half_split",
+        "sm_100a/blockattn_backward_d128_b128_bf16_g3_interleaved"]
 
     # The wheel's set (python/CMakeLists.txt; scripts/check_wheel.sh counts it): 144 kernels and
     # the 8 small-grid variants (sm_90a, no rotary, both kinds, both head dims and dtypes).

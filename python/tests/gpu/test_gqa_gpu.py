@@ -477,12 +477,46 @@ def test_backward_block_size_128_wide_rotary_random_batch_and_deterministic():
     assert_b128_backward_deterministic(44, 8, 2, 96, seed=44, rotary_flags=(True, False, True))
 
 
+# With half-split rotary embeddings at head dim 128 (session 21, both chips; compiled and
+# emulated only until these run): every tensor loaded in pair-complete 64-column chunks
+# (columns [32 j, 32 j + 32) and their partners 64 on, one box of a rank-4 tensor map), each
+# chunk rotated as a half-split part, each pass's gradient chunk turned back on its own and
+# stored as two 32-column pieces. Every variant, G = 2, 3, 4 and MQA, both dtypes, causal with
+# dlse, deterministic. Kernels:
+#     python3 scripts/prebuild_kernels.py DIR --chips sm_90a --kinds backward \
+#         --head-dims 128 --block-sizes 128 --dtypes bf16,f16 --groups 2,3,4,8 \
+#         --rotary half_split --rotary-variants plain,pos,rv,pos_rv [--causal --lse]
+B128_WIDE_HALF_SPLIT = [
+    (4, 2, 128, (False, False, False)),
+    (8, 2, 128, (False, True, False)),
+    (8, 1, 128, (False, False, True)),
+    (8, 4, 128, (False, True, True)),
+    (12, 4, 128, (False, True, True)),
+    (16, 4, 128, (False, False, True)),
+]
+
+
+@pytest.mark.parametrize("hq,hkv,head_dim,flags", B128_WIDE_HALF_SPLIT, ids=str)
+def test_backward_block_size_128_wide_half_split_rotary(hq, hkv, head_dim, flags):
+    run_b128_backward(hq, hkv, head_dim, seed=hq + head_dim + 53, rotary_flags=flags)
+
+
+def test_backward_block_size_128_wide_half_split_rotary_fp16_causal_lse():
+    run_b128_backward(12, 4, 128, torch.float16, causal=True, lse=True, seed=59,
+                      rotary_flags=(False, True, True))
+
+
+def test_backward_block_size_128_wide_half_split_rotary_random_batch_and_deterministic():
+    assert_b128_backward_deterministic(45, 8, 2, 128, seed=45, rotary_flags=(False, False, True))
+
+
 def test_backward_block_size_128_wide_half_split_rotary_refused():
-    """Half-split pairs span the passes' column chunks: refused, naming rotary, before any launch."""
-    q, k, v, cu = make_inputs([130], 4, 2, 128, torch.bfloat16)
-    rotary = rotary_of(q.shape[0], 128, False, False, False, seed=3)
+    """At head dim 96 half-split pairs would make 16-column gradient pieces: refused, naming
+    rotary, before any launch."""
+    q, k, v, cu = make_inputs([130], 4, 2, 96, torch.bfloat16)
+    rotary = rotary_of(q.shape[0], 96, False, False, False, seed=3)
     with pytest.raises(ValueError, match="^rotary: block_size 128 has no grouped-query backward kernel with "
-                                         "half-split"):
+                                         "half-split rotary embeddings at head dim 96"):
         blockattn.block_attention(q.requires_grad_(True), k, v, cu, block_size=128, rotary=rotary)
 
 

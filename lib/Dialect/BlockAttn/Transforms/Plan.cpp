@@ -884,6 +884,20 @@ constexpr int64_t kGroupedLargeBlockPassAccumulateRegs = 120,
 /// causal + dlse; setmaxnreg edited in the PTX, then built).
 constexpr int64_t kGroupedLargeBlockRotaryPassSecondAccumulateRegs = 128,
                   kGroupedLargeBlockRotaryPassProducerRegs = 88;
+/// With half-split rotary embeddings at head dim 128 (session 21: pair-
+/// complete chunks, each gradient chunk stored as two 32-column pieces) the
+/// interleaved budgets spilled both accumulate warpgroups 12 bytes each with
+/// rotate_v (G = 2, 3; 24-28 bytes in all): raising either alone to 200 left
+/// the other's 12, 88 / 176 / 128 / 136 spilled nothing but exceeds the pool.
+/// 72 / 176 / 128 / 136 (and 80 / 168 / 128 / 136) spill nothing there; the
+/// scores warpgroup keeps the 176 that causal + dlse need (168 spilled it in
+/// the interleaved kernels), the producer gives 16 (its loads are the
+/// interleaved kernel's two boxes a tile). Accumulate warpgroup 0 at the
+/// launch's 128 gets its setmaxnreg (explicit_regs). CUDA 13.0, setmaxnreg
+/// edited in the PTX, then built.
+constexpr int64_t kGroupedLargeBlockHalfSplitPassProducerRegs = 72,
+                  kGroupedLargeBlockHalfSplitPassAccumulateRegs = 128,
+                  kGroupedLargeBlockHalfSplitPassSecondAccumulateRegs = 136;
 
 /// Slots of the sm_90a grouped block-128 backward's ring "chunks" above
 /// head dim 128 (KernelPlan::groupChunkStages): a slot is a query half's and
@@ -1014,6 +1028,12 @@ FailureOr<KernelPlan> planSm90aGroupedLargeBlock(const KernelShape &shape,
     plan.registers.load = kGroupedLargeBlockRotaryPassProducerRegs;
     plan.secondAccumulateRegisters =
         kGroupedLargeBlockRotaryPassSecondAccumulateRegs;
+    if (shape.rotary == RotaryMode::half_split) {
+      plan.registers.load = kGroupedLargeBlockHalfSplitPassProducerRegs;
+      plan.accumulateRegisters = kGroupedLargeBlockHalfSplitPassAccumulateRegs;
+      plan.secondAccumulateRegisters =
+          kGroupedLargeBlockHalfSplitPassSecondAccumulateRegs;
+    }
   }
   int64_t second = plan.secondAccumulateRegisters
                        ? plan.secondAccumulateRegisters

@@ -213,6 +213,31 @@ void rotateKeyTiles(OpBuilder &b, Location loc, const KernelSpec &spec,
   if (spec.backward && spec.group > 1 && spec.theta &&
       spec.headDim > KernelShape::kMaxOutputCols)
     rotate.setPassLoop(true);
+  // Half-split tiles of pair-complete chunks (the grouped block-128
+  // backward at head dim 128, pairHalfChunks): each 64-column chunk j holds
+  // pairs 32 j to 32 j + 31 whole, first elements then partners, which is
+  // warpspec.rotate's layout of a half-split part; the whole-row rotation
+  // above is turned into one of each chunk (its first pair 32 j).
+  if (spec.group > 1 && pairHalfChunks(spec)) {
+    b.setInsertionPoint(rotate);
+    for (int64_t col = 0; col < spec.headDim; col += 64) {
+      auto chunks = [&](ValueRange tiles) {
+        SmallVector<Value> views;
+        for (Value tile : tiles)
+          views.push_back(columnsOf(b, loc, tile, col, 64));
+        return views;
+      };
+      auto part = RotateOp::create(
+          b, loc, chunks(sources), chunks(dests), at.rows, at.row, at.position,
+          spec.cos, spec.sin, spec.positions, b.getBoolAttr(false),
+          thetaAttr(b, spec), b.getI64IntegerAttr(spec.headDim),
+          b.getI64IntegerAttr(col / 2),
+          /*pass_loop=*/UnitAttr());
+      part.setPassLoop(rotate.getPassLoop());
+    }
+    b.setInsertionPointAfter(rotate);
+    rotate.erase();
+  }
 }
 
 void rotateQueryTiles(OpBuilder &b, Location loc, const KernelSpec &spec,
@@ -277,8 +302,16 @@ TileRows pinnedRotaryHalf(OpBuilder &b, Location loc, const KernelSpec &spec,
 }
 
 bool pairHalfChunks(const KernelSpec &spec) {
-  return spec.backward && spec.rotary == RotaryMode::half_split &&
-         spec.numQueryTiles() > 1 && spec.headDim > KernelShape::kMaxOutputCols;
+  if (!spec.backward || spec.rotary != RotaryMode::half_split ||
+      spec.numQueryTiles() == 1)
+    return false;
+  // The grouped-query backward at block size 128 makes its gradients in
+  // passes over 64-column chunks at head dim 128 (groupedLargeBlockPasses
+  // in Plan.cpp; at 96 over 32-column ones, refused:
+  // checkGroupedLargeBlock).
+  if (spec.group > 1)
+    return spec.headDim == 128;
+  return spec.headDim > KernelShape::kMaxOutputCols;
 }
 
 bool pairHalfRows(const KernelSpec &spec) {
@@ -287,9 +320,12 @@ bool pairHalfRows(const KernelSpec &spec) {
          spec.headDim > KernelShape::kMaxOutputCols;
 }
 
-void storePairHalves(OpBuilder &b, Location loc, const KernelSpec &spec,
-                     Value tile, Value dest, Value row, Value head, Value rows,
-                     Value staging, bool bulk, int64_t chunk) {
+SmallVector<StoreOp, 2> storePairHalves(OpBuilder &b, Location loc,
+                                        const KernelSpec &spec, Value tile,
+                                        Value dest, Value row, Value head,
+                                        Value rows, Value staging, bool bulk,
+                                        int64_t chunk) {
+  SmallVector<StoreOp, 2> stores;
   auto type = cast<AccType>(tile.getType());
   int64_t piece = type.getShape()[1] / 2;
   auto pieceType = AccType::get(b.getContext(), {type.getShape()[0], piece},
@@ -301,7 +337,9 @@ void storePairHalves(OpBuilder &b, Location loc, const KernelSpec &spec,
                               staging, bulk ? b.getUnitAttr() : nullptr);
     op.setColOffsetAttr(
         b.getI64IntegerAttr(half * spec.headDim / 2 + chunk * piece));
+    stores.push_back(op);
   }
+  return stores;
 }
 
 void rotateColumnPart(OpBuilder &b, Location loc, const KernelSpec &spec,
@@ -435,9 +473,13 @@ Value unrotatePassChunk(OpBuilder &b, Location loc, const KernelSpec &spec,
                         bool rotated) {
   if (!rotated)
     return grad;
-  assert((spec.rotary == RotaryMode::interleaved || pairHalfRows(spec)) &&
-         "a half-split chunk holds its pairs whole only in pairHalfRows' "
-         "order");
+  // A pass's chunk holds pairs pass * C / 2 on whole: interleaved, or
+  // half-split in pairHalfRows' or pairHalfChunks' order (the first
+  // elements, then their partners: rotate_tile's layout of a half-split
+  // part).
+  assert((spec.rotary == RotaryMode::interleaved || pairHalfRows(spec) ||
+          pairHalfChunks(spec)) &&
+         "a half-split chunk holds one column of each of its pairs");
   int64_t cols = cast<AccType>(grad.getType()).getShape()[1];
   RotationGroup group{{pass}, pass * cols / 2};
   return unrotateChunks(b, loc, spec, grad, group, at).front();
@@ -710,10 +752,11 @@ void buildGroupedLoadPartition(OpBuilder &b, Location loc,
             arith::ConstantIntOp::create(b, loc, source.second, 32));
       auto copy =
           TmaLoadOp::create(b, loc, source.first, tileRow, head, buffer);
-      // Half-split rows above head dim 128: pair-complete chunks (every
-      // tensor, so that S and dP, invariant under the same column order of
-      // both operands, are unchanged).
-      if (pairHalfRows(spec))
+      // Half-split rows in pair-complete chunks (above head dim 128, and at
+      // block size 128 at head dim 128; every tensor, so that S and dP,
+      // invariant under the same column order of both operands, are
+      // unchanged).
+      if (pairHalfRows(spec) || pairHalfChunks(spec))
         copy.setPairHalves(true);
     }
     CommitOp::create(b, loc, acquire.getSlot(), row, rows, head, tilePosition);

@@ -89,13 +89,16 @@ Value tilePosition(OpBuilder &b, Location loc, const KernelSpec &spec,
 void rotateTiles(OpBuilder &b, Location loc, const KernelSpec &spec,
                  ValueRange sources, ValueRange dests, const TileRows &at);
 
-/// Whether the column-pass backward (KernelPlan::columnPasses) streams
-/// pair-complete chunks of half-split rows: chunk j holds columns [32 j,
-/// 32 j + 32) and their partners [D / 2 + 32 j, D / 2 + 32 j + 32), loaded as
-/// one box of two pieces (warpspec.tma_load's pair_halves), so that it holds
-/// pairs 32 j to 32 j + 31 whole as an interleaved chunk does; its gradient
-/// chunks come out in that column order and are stored as two pieces
-/// (storePairHalves).
+/// Whether the column-pass backward (KernelPlan::columnPasses), or the
+/// grouped-query backward at block size 128 and head dim 128 (in passes over
+/// 64-column chunks, KernelPlan::groupPasses), streams pair-complete chunks
+/// of half-split rows: chunk j holds columns [32 j, 32 j + 32) and their
+/// partners [D / 2 + 32 j, D / 2 + 32 j + 32), loaded as one box of two
+/// pieces (warpspec.tma_load's pair_halves), so that it holds pairs 32 j to
+/// 32 j + 31 whole as an interleaved chunk does; its gradient chunks come
+/// out in that column order and are stored as two pieces (storePairHalves).
+/// The grouped kernel's whole tiles are such chunks side by side, each
+/// rotated as a part (rotateKeyTiles).
 bool pairHalfChunks(const KernelSpec &spec);
 
 /// Whether the grouped-query backward above head dim 128 at blocks of up to
@@ -111,10 +114,11 @@ bool pairHalfRows(const KernelSpec &spec);
 
 /// Stores gradient chunk `chunk` (64 columns in pairHalfChunks' order) of
 /// `tile` at its two pieces' columns, 32 j and D / 2 + 32 j, each through
-/// `staging` (32 columns; null: from registers).
-void storePairHalves(OpBuilder &b, Location loc, const KernelSpec &spec,
-                     Value tile, Value dest, Value row, Value head, Value rows,
-                     Value staging, bool bulk, int64_t chunk);
+/// `staging` (32 columns; null: from registers). Returns the two stores.
+SmallVector<warpspec::StoreOp, 2>
+storePairHalves(OpBuilder &b, Location loc, const KernelSpec &spec, Value tile,
+                Value dest, Value row, Value head, Value rows, Value staging,
+                bool bulk, int64_t chunk);
 
 /// Rotates in place a shared-memory tile that is a part of rows of the head
 /// dim (warpspec.rotate with head_dim and pair_offset): a 64-column chunk

@@ -1381,9 +1381,10 @@ void buildBlackwellLargeBlockBackward(OpBuilder &b, Location loc,
 /// head's Q halves in its "qdo" slot (the second at row and position + 64),
 /// signalling each through "rotated", which the MMA warp waits on before it
 /// reads them; it turns dQ_i back per head at query half i's rows, and the
-/// group's dV_j, dK_j at key half j's. In passes (interleaved only) K stays
-/// rotated through the passes, Q is rotated again every pass, both in a loop
-/// of passes (pass_loop), and each pass's chunk is turned back on its own.
+/// group's dV_j, dK_j at key half j's. In passes (interleaved, or half-split
+/// at head dim 128 in pair-complete chunks: pairHalfChunks) K stays rotated
+/// through the passes, Q is rotated again every pass, both in a loop of
+/// passes (pass_loop), and each pass's chunk is turned back on its own.
 void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
                                      const KernelSpec &spec,
                                      const KernelPlan &plan) {
@@ -1536,8 +1537,12 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
     SmallVector<Type> keyTiles;
     if (rotary)
       keyTiles = {tile, tile};
-    SoftmaxLoop item = beginSoftmaxLoop(b, loc, plan, rotary ? kv : items,
-                                        keyTiles, queryBuffer(spec, cols));
+    // Half-split chunks (pairHalfChunks: head dim 128) are stored as two
+    // 32-column pieces, each through a staging buffer of its width.
+    bool pieces = pairHalfChunks(spec);
+    SoftmaxLoop item =
+        beginSoftmaxLoop(b, loc, plan, rotary ? kv : items, keyTiles,
+                         queryBuffer(spec, pieces ? cols / 2 : cols));
     Value staging = item.staging;
     Value blockRow = item.row, blockRows = item.rows, kvHead = item.head;
     // With rotary embeddings K (and V) of the item's 128 rows, rotated in
@@ -1604,9 +1609,10 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
     // are the same for every head, pinned at each use (pinnedRotaryHalf:
     // hoisted out of the loop over the heads, the table addresses spilled
     // the softmax warpgroup 8-212 bytes).
-    // In passes (head dims 96 and 128, interleaved only:
-    // checkGroupedLargeBlock) the pass's chunk is turned back on its own
-    // (unrotatePassChunk: an interleaved chunk holds whole pairs).
+    // In passes (head dims 96 and 128 interleaved, 128 half-split in
+    // pair-complete chunks: checkGroupedLargeBlock) the pass's chunk is
+    // turned back on its own (unrotatePassChunk: such a chunk holds whole
+    // pairs).
     auto drain = [&](Value channel, Value dest, Value head, int64_t i,
                      bool rotatedInput) {
       Value grad = takeTmem(b, loc, channel, outType);
@@ -1618,16 +1624,25 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
         grad = unrotatePassChunk(b, loc, spec, grad, col / cols,
                                  pinnedRotaryHalf(b, loc, spec, at, i),
                                  /*rotated=*/true);
-      auto store = StoreOp::create(b, loc, grad, dest, half.row, head,
-                                   half.rows, Value(), staging,
-                                   plan.bulkStore ? b.getUnitAttr() : nullptr);
-      if (plan.groupPasses > 1)
-        store.setColOffsetAttr(b.getI64IntegerAttr(col));
+      SmallVector<StoreOp, 2> stores;
+      if (pieces) {
+        stores =
+            storePairHalves(b, loc, spec, grad, dest, half.row, head, half.rows,
+                            staging, plan.bulkStore, col / cols);
+      } else {
+        auto store = StoreOp::create(
+            b, loc, grad, dest, half.row, head, half.rows, Value(), staging,
+            plan.bulkStore ? b.getUnitAttr() : nullptr);
+        if (plan.groupPasses > 1)
+          store.setColOffsetAttr(b.getI64IntegerAttr(col));
+        stores.push_back(store);
+      }
       // With rotary embeddings in passes the warpgroup is at its registers'
       // limit: the copy-out's addresses of dQ, dV and dK, hoisted out of
       // the loops, spilled it 8 bytes at head dim 96 (pinned_steps).
       if (rotary && plan.groupPasses > 1)
-        store.setPinnedSteps(true);
+        for (StoreOp store : stores)
+          store.setPinnedSteps(true);
     };
     // A head's entries of "dv" and "dk" before the last: the sums so far,
     // given back unread once the head's products into them are done.

@@ -480,7 +480,8 @@ Value unrotateGrouped(OpBuilder &b, Location loc, const KernelSpec &spec,
 /// unrotateGrouped of the sm_90a grouped block-128 backward's gradients:
 /// above head dim 64 they are made in passes over column chunks
 /// (KernelPlan::groupPasses), and pass `pass`'s chunk is turned back on its
-/// own (unrotatePassChunk: an interleaved chunk holds whole pairs).
+/// own (unrotatePassChunk: an interleaved chunk holds whole pairs, and so
+/// does a half-split one in pairHalfChunks' order).
 Value unrotateGroupedChunk(OpBuilder &b, Location loc, const KernelSpec &spec,
                            const KernelPlan &plan, int64_t pass,
                            const TileRows &at, Value grad, bool rotated) {
@@ -1276,9 +1277,13 @@ void buildGroupedLargeBlockScoresConsumer(OpBuilder &b, Location loc,
   OpBuilder::InsertionGuard g(b);
   int64_t halves = spec.numQueryTiles();
   int64_t cols = spec.headDim / plan.groupPasses;
+  // Half-split chunks (pairHalfChunks: head dim 128) are stored as two
+  // 32-column pieces, each through a staging buffer of its width.
+  bool pieces = pairHalfChunks(spec);
   ConsumerContext c = beginConsumer(b, loc, spec, values, plan,
                                     /*needsPScratch=*/false,
-                                    /*needsDsScratch=*/false, cols, "scores");
+                                    /*needsDsScratch=*/false,
+                                    pieces ? cols / 2 : cols, "scores");
   auto [kvHead, kSlot, vSlot] = consumeGroupedItem(b, loc, spec, kv, c);
   TileRows at = rotateGroupedItem(b, loc, spec, c, kSlot, vSlot);
   auto f32 = b.getF32Type();
@@ -1303,7 +1308,8 @@ void buildGroupedLargeBlockScoresConsumer(OpBuilder &b, Location loc,
   // With rotary embeddings K (and V) stay rotated in the "kv" slot through
   // the passes; Q is loaded again every pass and rotated each time, whole
   // (S reads its full depth), and each pass's dQ chunk is turned back on
-  // its own (interleaved only: checkGroupedLargeBlock).
+  // its own: interleaved, or half-split at head dim 128 in pair-complete
+  // chunks (pairHalfChunks; at 96 refused: checkGroupedLargeBlock).
   for (int64_t pass = 0; pass < plan.groupPasses; ++pass) {
     int64_t col = pass * cols;
     forEachGroupHead(b, loc, spec, kvHead, 0, [&](Value head) {
@@ -1350,6 +1356,12 @@ void buildGroupedLargeBlockScoresConsumer(OpBuilder &b, Location loc,
           dq = unrotateGroupedChunk(b, loc, spec, plan, pass,
                                     pinnedRotaryHalf(b, loc, spec, at, i), dq,
                                     /*rotated=*/true);
+        if (pieces) {
+          storePairHalves(b, loc, spec, dq, spec.stores[2], row, head, rows,
+                          c.oStaging ? pin(c.oStaging) : Value(), c.bulkStore,
+                          pass);
+          continue;
+        }
         auto store =
             StoreOp::create(b, loc, dq, spec.stores[2], row, head, rows,
                             Value(), c.oStaging ? pin(c.oStaging) : Value(),
@@ -1515,10 +1527,13 @@ void buildGroupedLargeBlockAccumulateConsumer(
       beginConsumer(b, loc, spec, values, accumulatePlan,
                     /*needsPScratch=*/false,
                     /*needsDsScratch=*/false, spec.headDim, name);
-  // Accumulate warpgroup 1's own budget may be the launch's (128): it still
-  // gets its setmaxnreg, without which ptxas spilled it
-  // (KernelPlan::secondAccumulateRegisters).
-  if (half == 1 && plan.secondAccumulateRegisters)
+  // An accumulate warpgroup's own budget may be the launch's (128: warpgroup
+  // 1 of the interleaved rotary passes at head dim 128, warpgroup 0 of the
+  // half-split ones): it still gets its setmaxnreg, without which ptxas
+  // spilled it (KernelPlan::secondAccumulateRegisters).
+  if (plan.secondAccumulateRegisters &&
+      accumulatePlan.registers.compute ==
+          warpspec::TargetLimits::launchRegisterCap(4 * 128, 1))
     cast<PartitionOp>(b.getInsertionBlock()->getParentOp())
         .setExplicitRegs(true);
   // Above head dim 128 "kv" carries the record alone and each "qdo" slot
@@ -1573,10 +1588,16 @@ void buildGroupedLargeBlockAccumulateConsumer(
     for (auto [acc, dest, rotated] :
          {std::tuple{dvAcc, spec.stores[0], spec.rotateV},
           {dkAcc, spec.stores[1], spec.hasRotary()}}) {
-      auto store = StoreOp::create(
-          b, loc,
-          unrotateGroupedChunk(b, loc, spec, plan, pass, at, acc, rotated),
-          dest, row, kvHead, rows, Value(), Value(), nullptr);
+      Value grad =
+          unrotateGroupedChunk(b, loc, spec, plan, pass, at, acc, rotated);
+      // Half-split chunks (pairHalfChunks): two 32-column pieces.
+      if (pairHalfChunks(spec)) {
+        storePairHalves(b, loc, spec, grad, dest, row, kvHead, rows, Value(),
+                        /*bulk=*/false, pass);
+        continue;
+      }
+      auto store = StoreOp::create(b, loc, grad, dest, row, kvHead, rows,
+                                   Value(), Value(), nullptr);
       if (plan.groupPasses > 1)
         store.setColOffsetAttr(b.getI64IntegerAttr(col));
     }

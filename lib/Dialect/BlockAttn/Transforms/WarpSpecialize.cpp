@@ -37,7 +37,8 @@ namespace {
 /// The widest head dim of the grouped-query backward at block size 128
 /// (checkGroupedLargeBlock): 128, above which sm_90a streams 64-column
 /// chunks (no rotary embeddings); with rotary embeddings, the widest made in
-/// one pass, above which only interleaved ones are built (up to 128).
+/// one pass, above which interleaved ones are built up to 128 and half-split
+/// ones at 128 (64-column passes) but not at 96 (32-column passes).
 constexpr int64_t kMaxGroupedLargeBlockHeadDim = 128,
                   kMaxGroupedLargeBlockRotaryHeadDim = 64;
 
@@ -65,7 +66,8 @@ struct BlockAttnWarpSpecializePass
   /// it is built up to head dim 128 (above 64 in passes over column chunks
   /// of the head dim, KernelPlan::groupPasses; every group, both chips);
   /// with rotary embeddings (every variant) up to head dim 64, in one pass,
-  /// and at 96 and 128 interleaved (in the passes, both chips). Above 128
+  /// at 96 and 128 interleaved and at 128 half-split (in the passes, both
+  /// chips). Above 128
   /// an item's K and V of 128 keys (2 x 48 KiB at 192), a query head's Q and
   /// dO (the same) and both query halves' P and dS (64 KiB) exceed shared
   /// memory (227 KiB): sm_90a streams K, V, Q and dO in 64-column chunks
@@ -99,29 +101,32 @@ struct BlockAttnWarpSpecializePass
                       << " K, V, Q and dO are streamed in 64-column chunks, "
                          "which are not rotated (built without rotary "
                          "embeddings, on sm_90a)";
-    // With rotary embeddings above head dim 64: the item is made
-    // in passes over C-column chunks of the head dim (64 at 128, 32 at 96),
-    // and each pass's chunk of dQ, dK (and dV) is turned back on its own,
-    // which needs the chunk to hold both columns of each of its pairs: an
-    // interleaved chunk does, a half-split one holds one column of each
-    // (its partners are D / 2 apart, in another pass's chunk). Both chips
-    // (on sm_100a the softmax warpgroup rotates and turns back; a group of
-    // 2 is refused there below, as without rotary embeddings).
-    if (spec.hasRotary() && spec.headDim > kMaxGroupedLargeBlockRotaryHeadDim) {
-      if (spec.rotary == RotaryMode::half_split) {
-        // The passes' chunk width (groupedLargeBlockPasses in Plan.cpp).
-        int64_t cols = spec.headDim % 64 == 0 ? 64 : 32;
-        return refuse() << " and head_dim " << spec.headDim
-                        << " with half-split rotary embeddings yet: above "
-                           "head_dim "
-                        << kMaxGroupedLargeBlockRotaryHeadDim
-                        << " an item's gradients are made in passes over "
-                        << cols
-                        << "-column chunks of the head dim, and a half-split "
-                           "pair's columns are D / 2 apart, in different "
-                           "chunks (interleaved rotary embeddings are built)";
-      }
-    }
+    // With rotary embeddings above head dim 64: the item is made in passes
+    // over C-column chunks of the head dim (64 at 128, 32 at 96), and each
+    // pass's chunk of dQ, dK (and dV) is turned back on its own, which needs
+    // the chunk to hold both columns of each of its pairs. An interleaved
+    // chunk does; half-split pairs are D / 2 apart, so at 128 every tensor
+    // is loaded in pair-complete 64-column chunks (columns [32 j, 32 j + 32)
+    // and their partners, one box of a rank-4 tensor map, 128-byte swizzle:
+    // pairHalfChunks) and the gradients are stored as two 32-column pieces.
+    // At 96 such a 32-column chunk would be two 16-column pieces: a 32-byte
+    // box inner dimension under the 64-byte swizzle, and gradient pieces of
+    // 16 columns, narrower than any staging buffer or tensor-map box the
+    // stores have (32 columns, nvdesc::SwizzledTile): not built. Both chips
+    // (on sm_100a the softmax warpgroup rotates and turns back).
+    if (spec.hasRotary() && spec.headDim > kMaxGroupedLargeBlockRotaryHeadDim &&
+        spec.rotary == RotaryMode::half_split && spec.headDim % 64 != 0)
+      return refuse() << " and head_dim " << spec.headDim
+                      << " with half-split rotary embeddings yet: above "
+                         "head_dim "
+                      << kMaxGroupedLargeBlockRotaryHeadDim
+                      << " an item's gradients are made in passes over "
+                         "32-column chunks of the head dim, and a "
+                         "pair-complete chunk (16 columns and their partners "
+                         "D / 2 on) would store its gradients in 16-column "
+                         "pieces, narrower than the 32-column staging buffers "
+                         "and tensor-map boxes (half-split is built at "
+                         "head_dim 128, interleaved at 96 and 128)";
     return success();
   }
 
@@ -130,8 +135,9 @@ struct BlockAttnWarpSpecializePass
     if (failed(spec))
       return failure();
     // The grouped-query backward at block size 128: built up to head dim
-    // 128 (interleaved rotary embeddings too) and up to 64 with half-split
-    // ones (checkGroupedLargeBlock).
+    // 128 (with rotary embeddings too, but not at 96 with half-split ones),
+    // and above it on sm_90a without rotary embeddings
+    // (checkGroupedLargeBlock).
     if (failed(checkGroupedLargeBlock(op, *spec)))
       return failure();
     TuningOptions options;

@@ -226,6 +226,22 @@ TEST(GroupedPlan, BlockSize128Passes) {
   EXPECT_EQ(p.accumulateRegisters, 120);
   EXPECT_EQ(p.numStages, 1);
   EXPECT_EQ(p.groupStages, 1);
+  // With rotary embeddings at 128: interleaved 88 / 176 / 120 / 128,
+  // half-split (pair-complete chunks, session 21) 72 / 176 / 128 / 136.
+  KernelShape rotary = b128;
+  rotary.rotary = RotaryMode::interleaved;
+  p = plan(Chip::sm_90a, rotary);
+  EXPECT_EQ(p.registers.load, 88);
+  EXPECT_EQ(p.registers.compute, 176);
+  EXPECT_EQ(p.accumulateRegisters, 120);
+  EXPECT_EQ(p.secondAccumulateRegisters, 128);
+  rotary.rotary = RotaryMode::half_split;
+  p = plan(Chip::sm_90a, rotary);
+  EXPECT_EQ(p.groupPasses, 2);
+  EXPECT_EQ(p.registers.load, 72);
+  EXPECT_EQ(p.registers.compute, 176);
+  EXPECT_EQ(p.accumulateRegisters, 128);
+  EXPECT_EQ(p.secondAccumulateRegisters, 136);
   b128.headDim = 96;
   p = plan(Chip::sm_90a, b128);
   EXPECT_EQ(p.groupPasses, 3);
