@@ -175,30 +175,46 @@ void buildRotaryPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
 
 /// Rotates shared-memory tiles (in place when `dests` is `sources`), every
 /// one at `at` (one warpspec.rotate).
+/// Rotates tiles of pair-complete 64-column chunks (pairHalfRows,
+/// pairHalfChunks) chunk by chunk: chunk j holds pairs 32 j to 32 j + 31
+/// whole, first elements then partners, which is warpspec.rotate's layout of
+/// a half-split part (its first pair 32 j).
+static void rotatePairCompleteChunks(OpBuilder &b, Location loc,
+                                     const KernelSpec &spec, ValueRange sources,
+                                     ValueRange dests, const TileRows &at,
+                                     bool passLoop) {
+  constexpr int64_t kChunk = 64;
+  bool inPlace = llvm::equal(sources, dests);
+  for (int64_t col = 0; col < spec.headDim; col += kChunk) {
+    SmallVector<Value> from, to;
+    for (Value tile : sources)
+      from.push_back(columnsOf(b, loc, tile, col, kChunk));
+    for (Value tile : dests)
+      to.push_back(inPlace ? from[to.size()]
+                           : columnsOf(b, loc, tile, col, kChunk));
+    RotateOp::create(b, loc, from, to, at.rows, at.row, at.position, spec.cos,
+                     spec.sin, spec.positions, b.getBoolAttr(false),
+                     thetaAttr(b, spec), b.getI64IntegerAttr(spec.headDim),
+                     b.getI64IntegerAttr(col / 2),
+                     passLoop ? b.getUnitAttr() : UnitAttr());
+  }
+}
+
 void rotateKeyTiles(OpBuilder &b, Location loc, const KernelSpec &spec,
                     ValueRange sources, ValueRange dests, const TileRows &at) {
-  // Whole rows in pairHalfRows' order: each 64-column chunk is a half-split
-  // part of the rows (pairs 32 j on), turned on its own in a loop of passes
-  // that recomputes its addresses (pass_loop): unrolled, with the parts'
-  // per-thread addresses held across the products, ptxas spilled the sm_90a
-  // consumer (8 bytes at head dim 256, block 16, G = 4, causal + dlse, f16).
-  if (pairHalfRows(spec)) {
-    constexpr int64_t kChunk = 64;
-    bool inPlace = llvm::equal(sources, dests);
-    for (int64_t col = 0; col < spec.headDim; col += kChunk) {
-      SmallVector<Value> from, to;
-      for (Value tile : sources)
-        from.push_back(columnsOf(b, loc, tile, col, kChunk));
-      for (Value tile : dests)
-        to.push_back(inPlace ? from[to.size()]
-                             : columnsOf(b, loc, tile, col, kChunk));
-      RotateOp::create(b, loc, from, to, at.rows, at.row, at.position, spec.cos,
-                       spec.sin, spec.positions, b.getBoolAttr(false),
-                       thetaAttr(b, spec), b.getI64IntegerAttr(spec.headDim),
-                       b.getI64IntegerAttr(col / 2), b.getUnitAttr());
-    }
-    return;
-  }
+  // Whole rows in pairHalfRows' order (the grouped backward above head dim
+  // 128), each chunk turned in a loop of passes that recomputes its
+  // addresses (pass_loop): unrolled, with the parts' per-thread addresses
+  // held across the products, ptxas spilled the sm_90a consumer (8 bytes at
+  // head dim 256, block 16, G = 4, causal + dlse, f16).
+  if (pairHalfRows(spec))
+    return rotatePairCompleteChunks(b, loc, spec, sources, dests, at,
+                                    /*passLoop=*/true);
+  // The grouped block-128 backward at head dim 128 (pairHalfChunks), its
+  // chunks unrolled.
+  if (spec.group > 1 && pairHalfChunks(spec))
+    return rotatePairCompleteChunks(b, loc, spec, sources, dests, at,
+                                    /*passLoop=*/false);
   auto rotate = RotateOp::create(
       b, loc, sources, dests, at.rows, at.row, at.position, spec.cos, spec.sin,
       spec.positions, b.getBoolAttr(spec.rotary == RotaryMode::interleaved),
@@ -213,31 +229,6 @@ void rotateKeyTiles(OpBuilder &b, Location loc, const KernelSpec &spec,
   if (spec.backward && spec.group > 1 && spec.theta &&
       spec.headDim > KernelShape::kMaxOutputCols)
     rotate.setPassLoop(true);
-  // Half-split tiles of pair-complete chunks (the grouped block-128
-  // backward at head dim 128, pairHalfChunks): each 64-column chunk j holds
-  // pairs 32 j to 32 j + 31 whole, first elements then partners, which is
-  // warpspec.rotate's layout of a half-split part; the whole-row rotation
-  // above is turned into one of each chunk (its first pair 32 j).
-  if (spec.group > 1 && pairHalfChunks(spec)) {
-    b.setInsertionPoint(rotate);
-    for (int64_t col = 0; col < spec.headDim; col += 64) {
-      auto chunks = [&](ValueRange tiles) {
-        SmallVector<Value> views;
-        for (Value tile : tiles)
-          views.push_back(columnsOf(b, loc, tile, col, 64));
-        return views;
-      };
-      auto part = RotateOp::create(
-          b, loc, chunks(sources), chunks(dests), at.rows, at.row, at.position,
-          spec.cos, spec.sin, spec.positions, b.getBoolAttr(false),
-          thetaAttr(b, spec), b.getI64IntegerAttr(spec.headDim),
-          b.getI64IntegerAttr(col / 2),
-          /*pass_loop=*/UnitAttr());
-      part.setPassLoop(rotate.getPassLoop());
-    }
-    b.setInsertionPointAfter(rotate);
-    rotate.erase();
-  }
 }
 
 void rotateQueryTiles(OpBuilder &b, Location loc, const KernelSpec &spec,
