@@ -1686,7 +1686,12 @@ def WarpSpec_SoftmaxGradOp : WarpSpec_Op<"softmax_grad", [Pure]> {
     dS[i, j] = scale * P[i, j] * (dP[i, j] - D[i])
     ```
 
-    converted to the result's element type. `D` is computed inline from the
+    converted to the result's element type. `probs` may also be a 16-bit
+    tile (the probabilities as rounded for the products that read them from
+    shared memory), widened to f32 as it is read: half the registers of
+    f32 probabilities while dP's product runs, for a consumer that holds
+    accumulators next to them (the sm_90a grouped block-128 backward with
+    `group-roles=query-halves`). `D` is computed inline from the
     tiles, so the forward output O is never read and no preprocessing pass
     is needed. The softmax scale is folded in, so that dK = dS^T Q and
     dQ = dS K need no further scaling.
@@ -1700,6 +1705,8 @@ def WarpSpec_SoftmaxGradOp : WarpSpec_Op<"softmax_grad", [Pure]> {
         : !warpspec.acc<64x64xf32>, !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xbf16>
     %ds2 = warpspec.softmax_grad %p, %dp scale(%scale) dlse(%g : !warpspec.rows<64xf32>)
         : !warpspec.acc<64x64xf32>, !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xbf16>
+    %ds3 = warpspec.softmax_grad %p16, %dp scale(%scale)
+        : !warpspec.acc<64x128xbf16>, !warpspec.acc<64x128xf32> -> !warpspec.acc<64x128xbf16>
     ```
   }];
   let arguments = (ins WarpSpec_AccType:$probs, WarpSpec_AccType:$dprobs,
