@@ -1527,12 +1527,20 @@ void buildGroupedLargeBlockHalfConsumer(OpBuilder &b, Location loc,
     if (plan.groupPasses > 1)
       op.setColOffsetAttr(b.getI64IntegerAttr(col));
   };
-  // Query half `half` and key half `half` are the same 64 rows.
-  auto [row, rows] = blockHalf(b, loc, c.row, c.rows, half, m);
   for (int64_t pass = 0; pass < plan.groupPasses; ++pass) {
     int64_t col = pass * cols;
     auto queryHead = [&](Value head, Value dvIn, Value dkIn) {
       c.head = head;
+      // The item's rows pinned per head: the softmax's row and column masks
+      // and the stores' addresses derived from them are the same for every
+      // head, and LLVM hoisted them out of the group loop, where they were
+      // held next to the accumulators (39 predicates, 20 64-bit addresses
+      // live into the loop; ptxas spilled 248 bytes at head dim 64).
+      Value blockRows =
+          PinOp::create(b, loc, b.getI32Type(), c.rows, /*anchor=*/head);
+      // Query half `half` and key half `half` are the same 64 rows.
+      auto [row, rows] =
+          blockHalf(b, loc, PinOp::create(b, loc, c.row), blockRows, half, m);
       auto qdoSlot = GetOp::create(b, loc, qdo);
       ValueRange t = qdoSlot.getBuffers();
       Value s = MmaOp::create(b, loc, wide32, pin(t[half]), pin(kSlot), false,
@@ -1542,10 +1550,13 @@ void buildGroupedLargeBlockHalfConsumer(OpBuilder &b, Location loc,
       // (ptxas, CUDA 13.0: 248 bytes at head dim 64 with 216 registers, 24
       // even at 256). dS then reads the P that dV's product reads.
       auto softmax = SoftmaxOp::create(b, loc, wide16, rowsType, Type(), s,
-                                       c.rows, /*valid_rows=*/rows, c.scale,
+                                       blockRows, /*valid_rows=*/rows, c.scale,
                                        /*normalize=*/true, spec.causal,
                                        /*block=*/IntegerAttr());
       setCausalRowOffset(b, softmax, spec, half);
+      // Its 64 column indices (a register each), the same for every head,
+      // recomputed per head from the pinned rows rather than held.
+      softmax.setPinColumns(true);
       Value p = softmax.getProbs();
       // Acquired only now: the wait for the other consumer to be done with
       // the previous head's P and dS overlaps this head's S.
@@ -1592,6 +1603,7 @@ void buildGroupedLargeBlockHalfConsumer(OpBuilder &b, Location loc,
       return std::make_pair(dv, dk);
     };
     auto [dvAcc, dkAcc] = accumulateOverGroup(b, loc, spec, kvHead, queryHead);
+    auto [row, rows] = blockHalf(b, loc, c.row, c.rows, half, m);
     store(dvAcc, spec.stores[0], row, kvHead, rows, col);
     store(dkAcc, spec.stores[1], row, kvHead, rows, col);
   }

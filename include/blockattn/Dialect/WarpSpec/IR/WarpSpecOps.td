@@ -1612,6 +1612,15 @@ def WarpSpec_SoftmaxOp : WarpSpec_Op<"softmax", [Pure,
     must lie in `[0, N)` for an `M x N` tile (not checked when it is not a
     constant). At most one of the two offsets is given.
 
+    With `pin_columns` (in the attribute dictionary) each register's column
+    index is computed from `valid_cols` as well (plus `min(valid_cols, 0)`,
+    zero at run time, since `valid_cols` is not negative), so that it is
+    recomputed wherever `valid_cols` is: a softmax in a loop whose columns
+    depend on the thread alone would have them hoisted out of the loop and
+    held across it (a register each), which a consumer that holds
+    accumulators across the loop cannot afford; give it a `valid_cols`
+    pinned in the loop (`warpspec.pin ... after(...)`).
+
     With the optional result `lse`, the softmax also returns each row's
     log-sum-exp in natural-log units, `log(sum_j exp(scale * S[i, j]))` over
     the unmasked columns (`scale * max + log(L)`).
@@ -1647,7 +1656,8 @@ def WarpSpec_SoftmaxOp : WarpSpec_Op<"softmax", [Pure,
                        UnitAttr:$normalize, UnitAttr:$causal,
                        OptionalAttr<I64Attr>:$block,
                        OptionalAttr<I64Attr>:$row_offset,
-                       Optional<I32>:$dynamic_row_offset);
+                       Optional<I32>:$dynamic_row_offset,
+                       UnitAttr:$pin_columns);
   let results = (outs WarpSpec_AccType:$probs, WarpSpec_RowsType:$row_sums,
                       Optional<WarpSpec_RowsType>:$lse);
   let assemblyFormat = [{
@@ -1668,7 +1678,7 @@ def WarpSpec_SoftmaxOp : WarpSpec_Op<"softmax", [Pure,
                    "IntegerAttr":$block), [{
       build($_builder, $_state, probs, row_sums, lse, scores, valid_cols,
             valid_rows, scale, normalize, causal, block, IntegerAttr(),
-            /*dynamic_row_offset=*/Value());
+            /*dynamic_row_offset=*/Value(), /*pin_columns=*/false);
     }]>
   ];
   let hasVerifier = 1;
