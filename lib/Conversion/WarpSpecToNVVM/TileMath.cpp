@@ -311,8 +311,8 @@ SoftmaxLowering::matchAndRewrite(SoftmaxOp op, OneToNOpAdaptor adaptor,
   // pin_columns: the columns derive from valid_cols (+ min(valid_cols, 0),
   // zero), so that LLVM does not hoist them out of a loop around the op.
   if (op.getPinColumns())
-    colBase = e.add(colBase,
-                    LLVM::SMinOp::create(e.b, e.loc, validCols, e.i32(0)));
+    colBase =
+        e.add(colBase, LLVM::SMinOp::create(e.b, e.loc, validCols, e.i32(0)));
   Value negInf = e.f32(-std::numeric_limits<double>::infinity());
   Value dynamicRowOffset;
   if (!adaptor.getDynamicRowOffset().empty())

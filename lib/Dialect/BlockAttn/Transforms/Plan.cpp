@@ -923,6 +923,11 @@ planSm90aGroupedLargeBlockHalves(const KernelShape &shape,
       TargetLimits::sharedMemoryBudget(plan.ctasPerSm) - kSmemReserve - scratch;
   if (failed(planGroupedRings(shape, options, budget, plan, fail)))
     return failure();
+  // The producer's budgets of planSm90aGroupedLargeBlock, the two consumers
+  // the rest of a pool of 504 (three warpgroups): 216 at head dims 32 and
+  // 64, 200 in passes. ptxas still spills them (CUDA 13.0, G = 4, bf16:
+  // 108 bytes at 64, 524 at 128; at 64 they need 256 with setmaxnreg edited
+  // in the PTX), docs/pipeline.md "Query halves".
   bool passes = plan.groupPasses > 1;
   plan.registers.load = passes ? kGroupedLargeBlockPassProducerRegs
                                : kGroupedLargeBlockProducerRegs;
