@@ -171,3 +171,59 @@ def test_grouped_large_block_refusals(chip, tmp_path):
         assert run.returncode != 0, c.name
         assert f"with group {c.group} (grouped-query attention) has no backward lowering at " \
                f"block_size 128 {words}" in run.stderr, run.stderr
+
+
+# group-roles=query-halves (sm_90a, opt-in; docs/pipeline.md, "Query halves"): a load warpgroup
+# and two consumers, consumer i on query half i of every head (S, P, dP, dS, dQ's chunk) and key
+# half i's dV and dK (the pass's chunk) summed over the group, P and dS handed to the other
+# through the one-slot ring "pds<i>". G = 2 and 4 (and MQA), head dims 32 to 128 (passes at 96
+# and 128), bf16 and f16, causal with dlse, partial blocks (LENGTHS), 1 and 3 SMs.
+QUERY_HALVES = [
+    (case(64, "bf16", 2), 4, 1),
+    (case(64, "f16", 4, causal=True, lse=True), 8, 3),
+    (case(128, "bf16", 2, causal=True, lse=True), 4, 1),
+    (case(128, "f16", 4), 4, 3),
+    (case(96, "bf16", 4, causal=True, lse=True), 8, 3),
+    (case(32, "f16", 2, causal=True, lse=True), 4, 1),
+]
+
+
+def compile_query_halves(c, directory):
+    out = directory / "query_halves"
+    subprocess.run([find_compiler(), *c.compiler_flags("sm_90a"), "--group-roles=query-halves",
+                    "-o", str(out), "--quiet"], check=True)
+    return out / f"k_{c.name}"
+
+
+@pytest.mark.parametrize("c,heads,sms", QUERY_HALVES, ids=case_id)
+def test_query_halves_backward_matches_reference(c, heads, sms, tmp_path):
+    base = compile_query_halves(c, tmp_path)
+    # The option's partitions: a load and two consumers, the rings "pds0" and "pds1".
+    ptx = base.with_suffix(".ptx").read_text()
+    assert ptx.count("setmaxnreg") == 3
+    tensors = em.make_problem(c, lengths=LENGTHS, heads=heads, seed=sms + heads + 7)
+    out = em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), tensors,
+                     {"softmax_scale": c.head_dim ** -0.5}, num_sms=sms, seed=sms)
+    assert em.check_close(c, out, em.reference_outputs(c, tensors)) == []
+    for name in c.outputs:
+        assert (out[name] != em.POISON).all(), name
+    as64 = dataclasses.replace(c, block_size=64)
+    assert em.check_close(c, out, em.reference_outputs(as64, tensors)) != []
+
+
+def test_query_halves_refusals(tmp_path):
+    """The option is refused with rotary embeddings (both consumers would rotate the shared K
+    and Q in place), on sm_100a and at blocks of up to 64, by name."""
+    rotary = em.Case("backward", 64, "bf16", "interleaved", group=2, block_size=128)
+    for c, chip, words in (
+            (rotary, "sm_90a", "group-roles=query-halves does not apply with rotary embeddings"),
+            (case(64, "bf16", 2), "sm_100a",
+             "group-roles=query-halves applies to the sm_90a grouped-query backward at block "
+             "size 128"),
+            (em.Case("backward", 64, "bf16", group=2), "sm_90a",
+             "group-roles=query-halves applies to the sm_90a grouped-query backward at block "
+             "size 128")):
+        run = subprocess.run([find_compiler(), *c.compiler_flags(chip), "--group-roles=query-halves",
+                              "-o", str(tmp_path / "k"), "--quiet"], capture_output=True, text=True)
+        assert run.returncode != 0, c.name
+        assert words in run.stderr, run.stderr

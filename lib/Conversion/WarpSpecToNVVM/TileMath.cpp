@@ -308,6 +308,11 @@ SoftmaxLowering::matchAndRewrite(SoftmaxOp op, OneToNOpAdaptor adaptor,
 
   Value validCols = e.asI32(adaptor.getValidCols().front());
   Value colBase = layout.colBase(e);
+  // pin_columns: the columns derive from valid_cols (+ min(valid_cols, 0),
+  // zero), so that LLVM does not hoist them out of a loop around the op.
+  if (op.getPinColumns())
+    colBase =
+        e.add(colBase, LLVM::SMinOp::create(e.b, e.loc, validCols, e.i32(0)));
   Value negInf = e.f32(-std::numeric_limits<double>::infinity());
   Value dynamicRowOffset;
   if (!adaptor.getDynamicRowOffset().empty())
@@ -437,10 +442,25 @@ LogicalResult SoftmaxGradLowering::matchAndRewrite(
     SoftmaxGradOp op, OneToNOpAdaptor adaptor,
     ConversionPatternRewriter &rewriter) const {
   KernelBuilder e(rewriter, op);
-  const Fragment p(op.getProbs().getType(), adaptor.getProbs());
+  Fragment p(op.getProbs().getType(), adaptor.getProbs());
   const Fragment dp(op.getDprobs().getType(), adaptor.getDprobs());
-  const FragmentLayout &layout = *p.layout;
+  const FragmentLayout &layout = *dp.layout;
   int64_t numRegs = layout.numRegs(), numSlots = layout.numRowSlots();
+  // 16-bit probabilities (held packed, half the registers of f32 ones, across
+  // dP's product) are widened here, pair by pair, as they are used.
+  if (Type element = p.type.getElementType(); !element.isF32()) {
+    SmallVector<Value> wide;
+    auto pair = VectorType::get({2}, element);
+    for (Value word : p.regs) {
+      Value widened = LLVM::FPExtOp::create(
+          e.b, e.loc, VectorType::get({2}, e.f32T()),
+          LLVM::BitcastOp::create(e.b, e.loc, pair, word));
+      for (int64_t h = 0; h < 2; ++h)
+        wide.push_back(
+            LLVM::ExtractElementOp::create(e.b, e.loc, widened, e.i32(h)));
+    }
+    p.regs = std::move(wide);
+  }
   // D[i] = sum_j P[i, j] dP[i, j], reduced over the lanes holding row i.
   SmallVector<Value> rowDot(numSlots, e.f32(0.0));
   for (int64_t r = 0; r < numRegs; ++r) {
@@ -464,7 +484,7 @@ LogicalResult SoftmaxGradLowering::matchAndRewrite(
         centered);
   }
   AccType type = op.getGrad().getType();
-  Fragment grad{type, p.layout, {}};
+  Fragment grad{type, dp.layout, {}};
   if (type.getElementType().isF32()) {
     grad.regs = ds;
   } else {

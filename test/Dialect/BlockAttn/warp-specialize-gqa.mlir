@@ -469,7 +469,7 @@ func.func @gqa_backward_b128_roles(%q: memref<?x?x64xbf16>, %k: memref<?x?x64xbf
         %v: memref<?x?x64xbf16>, %do: memref<?x?x64xbf16>,
         %dq: memref<?x?x64xbf16>, %dk: memref<?x?x64xbf16>,
         %dv: memref<?x?x64xbf16>, %cu: memref<?xi32>) {
-  // expected-error @below {{'blockattn.backward' op group-roles=pipelined does not apply at block_size 128: the grouped-query backward there has a scores warpgroup and an accumulate warpgroup per key half (group-roles must be auto)}}
+  // expected-error @below {{'blockattn.backward' op group-roles=pipelined does not apply at block_size 128: the grouped-query backward there has a scores warpgroup and an accumulate warpgroup per key half (group-roles must be auto or query-halves)}}
   blockattn.backward q(%q : memref<?x?x64xbf16>) k(%k : memref<?x?x64xbf16>)
       v(%v : memref<?x?x64xbf16>) do(%do : memref<?x?x64xbf16>)
       dq(%dq : memref<?x?x64xbf16>) dk(%dk : memref<?x?x64xbf16>)

@@ -2444,13 +2444,14 @@ func.func @negative_softmax_normalize_position(%s: !warpspec.acc<64x64xf32>, %n:
 
 // -----
 
-// P is the normalized f32 softmax output, not its 16-bit MMA operand.
+// 16-bit P (widened as it is read) is still P's elementwise partner of dP:
+// 64x64 and 64x128 differ.
 func.func @negative_softmax_grad_bf16_probs(%p: !warpspec.acc<64x64xbf16>,
-                                            %dp: !warpspec.acc<64x64xf32>,
+                                            %dp: !warpspec.acc<64x128xf32>,
                                             %scale: f32) {
-  // expected-error @+1 {{'warpspec.softmax_grad' op probabilities and their gradient must be f32 tiles of one shape}}
+  // expected-error @+1 {{'warpspec.softmax_grad' op probabilities and their gradient must be tiles of one shape, the gradient f32 and the probabilities f32, bf16 or f16}}
   %ds = warpspec.softmax_grad %p, %dp scale(%scale)
-      : !warpspec.acc<64x64xbf16>, !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xbf16>
+      : !warpspec.acc<64x64xbf16>, !warpspec.acc<64x128xf32> -> !warpspec.acc<64x64xbf16>
   return
 }
 
@@ -2460,7 +2461,7 @@ func.func @negative_softmax_grad_bf16_probs(%p: !warpspec.acc<64x64xbf16>,
 func.func @negative_softmax_grad_f16_dprobs(%p: !warpspec.acc<64x64xf32>,
                                             %dp: !warpspec.acc<64x64xf16>,
                                             %scale: f32) {
-  // expected-error @+1 {{'warpspec.softmax_grad' op probabilities and their gradient must be f32 tiles of one shape}}
+  // expected-error @+1 {{'warpspec.softmax_grad' op probabilities and their gradient must be tiles of one shape, the gradient f32 and the probabilities f32, bf16 or f16}}
   %ds = warpspec.softmax_grad %p, %dp scale(%scale)
       : !warpspec.acc<64x64xf32>, !warpspec.acc<64x64xf16> -> !warpspec.acc<64x64xf16>
   return
@@ -2472,7 +2473,7 @@ func.func @negative_softmax_grad_f16_dprobs(%p: !warpspec.acc<64x64xf32>,
 func.func @negative_softmax_grad_shape_mismatch(%p: !warpspec.acc<64x64xf32>,
                                                 %dp: !warpspec.acc<64x128xf32>,
                                                 %scale: f32) {
-  // expected-error @+1 {{'warpspec.softmax_grad' op probabilities and their gradient must be f32 tiles of one shape}}
+  // expected-error @+1 {{'warpspec.softmax_grad' op probabilities and their gradient must be tiles of one shape, the gradient f32 and the probabilities f32, bf16 or f16}}
   %ds = warpspec.softmax_grad %p, %dp scale(%scale)
       : !warpspec.acc<64x64xf32>, !warpspec.acc<64x128xf32> -> !warpspec.acc<64x64xbf16>
   return
@@ -2483,7 +2484,7 @@ func.func @negative_softmax_grad_shape_mismatch(%p: !warpspec.acc<64x64xf32>,
 // Rows are reduced, so the tiles are 2-D (matching 1-D tiles are not).
 func.func @negative_softmax_grad_1d(%p: !warpspec.acc<64xf32>,
                                     %dp: !warpspec.acc<64xf32>, %scale: f32) {
-  // expected-error @+1 {{'warpspec.softmax_grad' op probabilities and their gradient must be f32 tiles of one shape}}
+  // expected-error @+1 {{'warpspec.softmax_grad' op probabilities and their gradient must be tiles of one shape, the gradient f32 and the probabilities f32, bf16 or f16}}
   %ds = warpspec.softmax_grad %p, %dp scale(%scale)
       : !warpspec.acc<64xf32>, !warpspec.acc<64xf32> -> !warpspec.acc<64xbf16>
   return

@@ -963,6 +963,69 @@ planSm90aGroupedLargeBlockChunks(const KernelShape &shape,
   return plan;
 }
 
+/// The sm_90a grouped-query backward at block size 128 with
+/// `group-roles=query-halves` (Sm90aRecipe.cpp,
+/// buildHopperGroupedLargeBlockHalves): the producer and two consumer
+/// warpgroups, one per 64-row query half, each taking every slot of "kv"
+/// and "qdo"; per query head each makes its half's S, P, dP, dS and dQ
+/// (the pass's chunk) and hands P and dS to the other through its one-slot
+/// ring "pds<half>", and sums key half `half`'s dV and dK (the pass's
+/// chunk: 32 + 32 registers a thread at head dims 64 and 128) over the
+/// group from both halves' P and dS. The scores chain of
+/// planSm90aGroupedLargeBlock (one warpgroup making both halves' S, P, dP,
+/// dS and dQ in series) is split in two, as `large-block-consumers=2` split
+/// the non-grouped block-128 backward. Column passes as there
+/// (groupedLargeBlockPasses); no rotary embeddings (both consumers would
+/// rotate the shared K and Q in place).
+FailureOr<KernelPlan>
+planSm90aGroupedLargeBlockHalves(const KernelShape &shape,
+                                 const TuningOptions &options, Failure fail) {
+  if (shape.hasRotary())
+    return fail("group-roles=query-halves does not apply with rotary "
+                "embeddings: both query-half warpgroups would rotate the "
+                "shared K and Q tiles in place");
+  if (options.numConsumers > 1)
+    return fail("group-roles=query-halves has one consumer warpgroup per "
+                "query half, got num-consumers=",
+                options.numConsumers);
+  if (options.ctasPerSm > 1)
+    return fail("group-roles=query-halves has one CTA per SM, got "
+                "ctas-per-sm=",
+                options.ctasPerSm);
+  if (options.largeBlockConsumers != 0)
+    return fail("group-roles=query-halves has one consumer warpgroup per "
+                "query half; large-block-consumers does not apply");
+  KernelPlan plan;
+  plan.groupPasses = groupedLargeBlockPasses(shape);
+  if (failed(planGroupedItemLaunch(Chip::sm_90a, shape, options,
+                                   plan.groupPasses, plan, fail)))
+    return failure();
+  plan.groupedQueryHalves = true;
+  plan.stageOutput = options.oStore != OStore::registers;
+  plan.bulkStore = options.oStore == OStore::tma;
+  // P and dS of both query halves (the rings "pds0" and "pds1", one slot
+  // each), and a staging buffer of one pass's chunk per consumer.
+  int64_t scratch =
+      2 * shape.numQueryTiles() * shape.queryTileBytes(shape.tileRows());
+  if (plan.stageOutput)
+    scratch += 2 * shape.queryTileBytes(shape.headDim / plan.groupPasses);
+  int64_t budget =
+      TargetLimits::sharedMemoryBudget(plan.ctasPerSm) - kSmemReserve - scratch;
+  if (failed(planGroupedRings(shape, options, budget, plan, fail)))
+    return failure();
+  // The producer's budgets of planSm90aGroupedLargeBlock, the two consumers
+  // the rest of a pool of 504 (three warpgroups): 216 at head dims 32 and
+  // 64, 200 in passes. ptxas still spills them (CUDA 13.0, G = 4, bf16:
+  // 108 bytes at 64, 524 at 128; at 64 they need 256 with setmaxnreg edited
+  // in the PTX), docs/pipeline.md "Query halves".
+  bool passes = plan.groupPasses > 1;
+  plan.registers.load = passes ? kGroupedLargeBlockPassProducerRegs
+                               : kGroupedLargeBlockProducerRegs;
+  plan.registers.compute = replicaRegisters(
+      /*single=*/1, plan.registers.load, /*replicas=*/2, plan.ctasPerSm);
+  return plan;
+}
+
 /// The sm_90a grouped-query backward at block size 128 (Sm90aRecipe.cpp,
 /// buildHopperGroupedLargeBlock): the grouped backward's work item (a block
 /// and a k/v head) and rings, "kv" (K, V of 128 rows) and "qdo" (Q and dO
@@ -978,12 +1041,14 @@ planSm90aGroupedLargeBlockChunks(const KernelShape &shape,
 FailureOr<KernelPlan> planSm90aGroupedLargeBlock(const KernelShape &shape,
                                                  const TuningOptions &options,
                                                  Failure fail) {
+  if (options.groupRoles == GroupRoles::query_halves)
+    return planSm90aGroupedLargeBlockHalves(shape, options, fail);
   if (options.groupRoles != GroupRoles::automatic)
     return fail("group-roles=", stringifyGroupRoles(options.groupRoles),
                 " does not apply at block_size ", shape.blockSize,
                 ": the grouped-query backward there has a scores warpgroup "
                 "and an accumulate warpgroup per key half (group-roles must "
-                "be auto)");
+                "be auto or query-halves)");
   if (options.numConsumers > 1)
     return fail("the grouped-query backward at block_size ", shape.blockSize,
                 " has a scores warpgroup and an accumulate warpgroup per key "
@@ -1938,6 +2003,11 @@ FailureOr<KernelPlan> blockattn::planKernel(const KernelShape &shape,
                 "head per k/v head");
   if (failed(checkLargeBlockRings(shape, options, fail)))
     return failure();
+  if (options.groupRoles == GroupRoles::query_halves &&
+      (options.chip != Chip::sm_90a || !shape.groupedBackward() ||
+       !largeBlockBackward(shape)))
+    return fail("group-roles=query-halves applies to the sm_90a "
+                "grouped-query backward at block size 128");
   if (shape.groupedBackward() && largeBlockBackward(shape))
     return options.chip == Chip::sm_90a
                ? planSm90aGroupedLargeBlock(shape, options, fail)

@@ -1695,6 +1695,179 @@ void buildHopperGroupedLargeBlock(OpBuilder &b, Location loc,
                                              qdo, pds, i);
 }
 
+/// Consumer `half` of the sm_90a grouped-query backward at block size 128
+/// with `group-roles=query-halves` (buildHopperGroupedLargeBlockHalves): it
+/// takes the item's "kv" slot, then, each pass j (KernelPlan::groupPasses;
+/// chunk C = D / passes), per query head the head's "qdo" slot and
+///   for query half `half`: S = q_half K^T (64 x 128), P -> its slot of
+///     "pds<half>", dP = dO_half V^T, dS -> the slot, committed to the other
+///     consumer; dQ's chunk j = dS K_j (dS from registers), stored;
+///   for key half `half`: dV_j += sum_i P_i[:, 64 half:]^T dO_i,j and dK_j
+///     += sum_i dS_i[:, 64 half:]^T q_i,j, its own P and dS from its slot,
+///     the other's from "pds<1 - half>" (warpspec.get waits for its
+///     commit), over the group in registers (`scf.for` iter_args, the first
+///     head starting them); the other's slot and "qdo" go back after dK
+///     (the last read of q and of the other's dS);
+/// after the group it stores dV_j and dK_j once, at key half `half`'s rows.
+/// As buildLargeBlockHalfConsumer, each commits its own P and dS before it
+/// waits for the other's and gives the other's back before its next
+/// acquire of its own: no cycle, and its own slot is rewritten only once
+/// the other has read it. The accumulators (C / 2 + C / 2 a thread) live
+/// next to S and dP (64 + 64).
+void buildGroupedLargeBlockHalfConsumer(OpBuilder &b, Location loc,
+                                        const KernelSpec &spec,
+                                        const KernelPlan &plan,
+                                        const KernelValues &values, Value kv,
+                                        Value qdo, ArrayRef<Value> pds,
+                                        int64_t half) {
+  MLIRContext *ctx = b.getContext();
+  OpBuilder::InsertionGuard g(b);
+  int64_t halves = spec.numQueryTiles();
+  int64_t cols = spec.headDim / plan.groupPasses;
+  std::string name = half == 0 ? "compute" : "compute" + std::to_string(half);
+  ConsumerContext c = beginConsumer(b, loc, spec, values, plan,
+                                    /*needsPScratch=*/false,
+                                    /*needsDsScratch=*/false, cols, name);
+  auto [kvHead, kSlot, vSlot] = consumeGroupedItem(b, loc, spec, kv, c);
+  auto f32 = b.getF32Type();
+  int64_t m = spec.queryTileRows(), n = spec.tileRows();
+  auto wide32 = AccType::get(ctx, {m, n}, f32);
+  auto wide16 = AccType::get(ctx, {m, n}, spec.elementType);
+  auto outType = AccType::get(ctx, {m, cols}, f32);
+  auto rowsType = RowsType::get(ctx, m, f32);
+  // Pinned at each use: the one-slot rings sit at fixed addresses, and
+  // descriptors hoisted out of the group loop would be held across it.
+  auto pin = [&](Value buffer) { return pinned(b, loc, buffer); };
+  auto store = [&](Value tile, Value dest, Value row, Value head, Value rows,
+                   int64_t col) {
+    auto op = StoreOp::create(b, loc, tile, dest, row, head, rows, Value(),
+                              c.oStaging ? pin(c.oStaging) : Value(),
+                              c.bulkStore ? b.getUnitAttr() : nullptr);
+    if (plan.groupPasses > 1)
+      op.setColOffsetAttr(b.getI64IntegerAttr(col));
+  };
+  for (int64_t pass = 0; pass < plan.groupPasses; ++pass) {
+    int64_t col = pass * cols;
+    auto queryHead = [&](Value head, Value dvIn, Value dkIn) {
+      c.head = head;
+      // The item's rows pinned per head: the softmax's row and column masks
+      // and the stores' addresses derived from them are the same for every
+      // head, and LLVM hoisted them out of the group loop, where they were
+      // held next to the accumulators (39 predicates, 20 64-bit addresses
+      // live into the loop; ptxas spilled 248 bytes at head dim 64).
+      Value blockRows =
+          PinOp::create(b, loc, b.getI32Type(), c.rows, /*anchor=*/head);
+      // Query half `half` and key half `half` are the same 64 rows.
+      auto [row, rows] =
+          blockHalf(b, loc, PinOp::create(b, loc, c.row), blockRows, half, m);
+      auto qdoSlot = GetOp::create(b, loc, qdo);
+      ValueRange t = qdoSlot.getBuffers();
+      Value s = MmaOp::create(b, loc, wide32, pin(t[half]), pin(kSlot), false,
+                              /*transpose_b=*/true);
+      // P in 16 bits (32 registers a thread, not 64) while dP's product
+      // runs: with the group's dV and dK next to it, f32 P and dP spilled
+      // (ptxas, CUDA 13.0: 248 bytes at head dim 64 with 216 registers, 24
+      // even at 256). dS then reads the P that dV's product reads.
+      auto softmax = SoftmaxOp::create(b, loc, wide16, rowsType, Type(), s,
+                                       blockRows, /*valid_rows=*/rows, c.scale,
+                                       /*normalize=*/true, spec.causal,
+                                       /*block=*/IntegerAttr());
+      setCausalRowOffset(b, softmax, spec, half);
+      // Its 64 column indices (a register each), the same for every head,
+      // recomputed per head from the pinned rows rather than held.
+      softmax.setPinColumns(true);
+      Value p = softmax.getProbs();
+      // Acquired only now: the wait for the other consumer to be done with
+      // the previous head's P and dS overlaps this head's S.
+      auto mine = AcquireOp::create(b, loc, pds[half]);
+      WriteOp::create(b, loc, p, pin(mine.getBuffers()[0]));
+      Value dp = MmaOp::create(b, loc, wide32, pin(t[halves + half]),
+                               pin(vSlot), false, /*transpose_b=*/true);
+      Value dlseRow =
+          spec.dlse ? rowsReadAt(b, loc, c.row, row, rows) : Value();
+      Value ds = scoreGradient(b, loc, spec, c, rowsType, wide16, p, dp,
+                               dlseRow, rows);
+      WriteOp::create(b, loc, ds, pin(mine.getBuffers()[1]));
+      CommitOp::create(b, loc, mine.getSlot(), c.row, c.rows, head);
+      Value dq =
+          MmaOp::create(b, loc, outType, ds,
+                        columnsOf(b, loc, pin(kSlot), col, cols), false, false);
+      store(dq, spec.stores[2], row, head, rows, col);
+      // Key half `half`: both query halves' P and dS, this consumer's own
+      // and the other's.
+      auto theirs = GetOp::create(b, loc, pds[1 - half]);
+      Value pOf[2], dsOf[2];
+      pOf[half] = mine.getBuffers()[0];
+      dsOf[half] = mine.getBuffers()[1];
+      pOf[1 - half] = theirs.getBuffers()[0];
+      dsOf[1 - half] = theirs.getBuffers()[1];
+      auto keyHalfGradient = [&](ArrayRef<Value> scratch, int64_t operandBase,
+                                 Value acc) {
+        for (int64_t i = 0; i < halves; ++i) {
+          Value chunk =
+              ColumnChunkOp::create(b, loc, queryBuffer(spec, m),
+                                    pin(scratch[i]), b.getI64IntegerAttr(half));
+          Value operand = columnsOf(b, loc, pin(t[operandBase + i]), col, cols);
+          acc = MmaOp::create(b, loc, outType, chunk, operand,
+                              /*transpose_a=*/true, /*transpose_b=*/false, acc);
+        }
+        return acc;
+      };
+      Value dv = keyHalfGradient(pOf, /*dO*/ halves, dvIn);
+      Value dk = keyHalfGradient(dsOf, /*q*/ 0, dkIn);
+      // dK's product is the last read of the other's P and dS and of the
+      // head's Q and dO.
+      ReleaseOp::create(b, loc, theirs.getSlot());
+      ReleaseOp::create(b, loc, qdoSlot.getSlot());
+      return std::make_pair(dv, dk);
+    };
+    auto [dvAcc, dkAcc] = accumulateOverGroup(b, loc, spec, kvHead, queryHead);
+    auto [row, rows] = blockHalf(b, loc, c.row, c.rows, half, m);
+    store(dvAcc, spec.stores[0], row, kvHead, rows, col);
+    store(dkAcc, spec.stores[1], row, kvHead, rows, col);
+  }
+  ReleaseOp::create(b, loc, c.slot);
+}
+
+/// The sm_90a grouped-query backward at block size 128 with
+/// `group-roles=query-halves` (docs/pipeline.md, "Grouped-query
+/// attention"): the producer loads K and V (128 rows) once an item into
+/// "kv" and each query head's Q and dO in 64-row halves into "qdo" (once a
+/// pass), as for buildHopperGroupedLargeBlock; two consumers, one per query
+/// half, each make their half's S, P, dP, dS and dQ of every head and one key
+/// half's dV and dK over the group (buildGroupedLargeBlockHalfConsumer),
+/// handing each other P and dS through the one-slot rings "pds0" and "pds1"
+/// ([64, 128] P and dS each), as `large-block-consumers=2` does for one
+/// query head. The scores chain that bounds buildHopperGroupedLargeBlock
+/// (one warpgroup making both halves in series) runs on two warpgroups.
+void buildHopperGroupedLargeBlockHalves(OpBuilder &b, Location loc,
+                                        const KernelSpec &spec,
+                                        const KernelPlan &plan) {
+  MLIRContext *ctx = b.getContext();
+  OpBuilder::InsertionGuard guard(b);
+  KernelValues values = groupedValues(
+      b, loc, spec, beginKernel(b, loc, Chip::sm_90a, spec, plan));
+  BufferType tile = tileBuffer(spec, spec.headDim);
+  BufferType half = queryBuffer(spec, spec.headDim);
+  Value kv = createChannel(
+      b, loc, ChannelType::get(ctx, {tile, tile}, MemorySpace::smem), "kv",
+      plan.numStages);
+  Value qdo = createChannel(
+      b, loc,
+      ChannelType::get(ctx, {half, half, half, half}, MemorySpace::smem), "qdo",
+      plan.groupStages);
+  BufferType square = queryBuffer(spec, spec.tileRows());
+  auto pdsType = ChannelType::get(ctx, {square, square}, MemorySpace::smem);
+  SmallVector<Value, 2> pds;
+  for (int64_t i = 0; i < spec.numQueryTiles(); ++i)
+    pds.push_back(createChannel(b, loc, pdsType, "pds" + std::to_string(i),
+                                /*depth=*/1));
+  buildGroupedLoadPartition(b, loc, spec, values, kv, qdo, plan);
+  for (int64_t i = 0; i < spec.numQueryTiles(); ++i)
+    buildGroupedLargeBlockHalfConsumer(b, loc, spec, plan, values, kv, qdo, pds,
+                                       i);
+}
+
 /// One of the two consumer partitions of the sm_90a backward at block size
 /// 128 above head dim 128 (KernelPlan::columnPasses,
 /// buildHopperLargeBlockColumnPasses): consumer `half` takes every slot of
@@ -2116,6 +2289,8 @@ void blockattn::buildSm90aKernel(OpBuilder &b, Location loc,
                                  const KernelSpec &spec,
                                  const KernelPlan &plan) {
   bool backward = spec.backward;
+  if (backward && spec.group > 1 && plan.groupedQueryHalves)
+    return buildHopperGroupedLargeBlockHalves(b, loc, spec, plan);
   if (backward && spec.group > 1 && spec.numQueryTiles() > 1)
     return buildHopperGroupedLargeBlock(b, loc, spec, plan);
   if (backward && spec.group > 1)

@@ -1944,9 +1944,12 @@ LogicalResult RotaryAnglesOp::verify() {
 LogicalResult SoftmaxGradOp::verify() {
   AccType p = getProbs().getType(), dp = getDprobs().getType();
   AccType ds = getGrad().getType();
-  if (p.getShape().size() != 2 || !p.getElementType().isF32() || dp != p)
-    return emitOpError() << "probabilities and their gradient must be f32 "
-                            "tiles of one shape";
+  if (p.getShape().size() != 2 || !dp.getElementType().isF32() ||
+      dp.getShape() != p.getShape() ||
+      (!p.getElementType().isF32() && !isSixteenBit(p.getElementType())))
+    return emitOpError() << "probabilities and their gradient must be tiles "
+                            "of one shape, the gradient f32 and the "
+                            "probabilities f32, bf16 or f16";
   if (ds.getShape() != p.getShape())
     return emitOpError() << "the result must have the probabilities' shape";
   if (!isSixteenBit(ds.getElementType()) && !ds.getElementType().isF32())

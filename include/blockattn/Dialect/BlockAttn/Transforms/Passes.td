@@ -187,7 +187,13 @@ def BlockAttnWarpSpecializePass
            "same, with dQ = dS K made and stored by the accumulate warpgroup "
            "from the \"pds\" slot: two products on each side) or 'auto' (the "
            "recipe picks: at head dim 128 'pipelined-dq', except for groups "
-           "of 2, not timed since their spill was removed; else 'serial')">,
+           "of 2, not timed since their spill was removed; else 'serial'); "
+           "at block size 128 only 'auto' (a scores warpgroup and an "
+           "accumulate warpgroup per key half) or 'query-halves' (two "
+           "consumer warpgroups, one per 64-row query half, that hand each "
+           "other P and dS through the rings \"pds0\" and \"pds1\" and each "
+           "hold one key half's dV and dK over the group; no rotary "
+           "embeddings; docs/pipeline.md)">,
   ];
 }
 

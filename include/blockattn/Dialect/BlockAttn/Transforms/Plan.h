@@ -162,6 +162,14 @@ struct KernelPlan {
   /// where they differ from consumer 0's (`registers.compute`); 0 where
   /// they do not.
   int64_t secondConsumerRegisters = 0;
+  /// The sm_90a grouped backward at block size 128 with
+  /// `group-roles=query-halves`: two consumer warpgroups, one per 64-row
+  /// query half, that take every slot of "kv" and "qdo", hand each other
+  /// their half's P and dS of each query head through the one-slot rings
+  /// "pds0" and "pds1", and each sum one key half's dV and dK over the group
+  /// (docs/pipeline.md, "Grouped-query attention"); false: the scores and
+  /// accumulate warpgroups (`pipelinedRoles`).
+  bool groupedQueryHalves = false;
   /// With `pipelinedRoles` (`group-roles=pipelined-dq`): dQ = dS K is made
   /// and stored by the accumulate warpgroup, not the scores one.
   bool dqInAccumulate = false;

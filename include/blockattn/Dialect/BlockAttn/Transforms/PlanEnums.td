@@ -64,7 +64,8 @@ def BlockAttn_GroupRoles
     I32EnumCase<"serial", 0>,
     I32EnumCase<"pipelined", 1>,
     I32EnumCase<"pipelined_dq", 2, "pipelined-dq">,
-    I32EnumCase<"automatic", 3, "auto">]>;
+    I32EnumCase<"automatic", 3, "auto">,
+    I32EnumCase<"query_halves", 4, "query-halves">]>;
 
 /// A pass option that takes one of the values of `enumInfo`, spelled as its
 /// cases' strings; llvm::cl rejects any other value when the option is

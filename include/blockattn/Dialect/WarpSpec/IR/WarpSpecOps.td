@@ -1615,6 +1615,15 @@ def WarpSpec_SoftmaxOp : WarpSpec_Op<"softmax", [Pure,
     must lie in `[0, N)` for an `M x N` tile (not checked when it is not a
     constant). At most one of the two offsets is given.
 
+    With `pin_columns` (in the attribute dictionary) each register's column
+    index is computed from `valid_cols` as well (plus `min(valid_cols, 0)`,
+    zero at run time, since `valid_cols` is not negative), so that it is
+    recomputed wherever `valid_cols` is: a softmax in a loop whose columns
+    depend on the thread alone would have them hoisted out of the loop and
+    held across it (a register each), which a consumer that holds
+    accumulators across the loop cannot afford; give it a `valid_cols`
+    pinned in the loop (`warpspec.pin ... after(...)`).
+
     With the optional result `lse`, the softmax also returns each row's
     log-sum-exp in natural-log units, `log(sum_j exp(scale * S[i, j]))` over
     the unmasked columns (`scale * max + log(L)`).
@@ -1650,7 +1659,8 @@ def WarpSpec_SoftmaxOp : WarpSpec_Op<"softmax", [Pure,
                        UnitAttr:$normalize, UnitAttr:$causal,
                        OptionalAttr<I64Attr>:$block,
                        OptionalAttr<I64Attr>:$row_offset,
-                       Optional<I32>:$dynamic_row_offset);
+                       Optional<I32>:$dynamic_row_offset,
+                       UnitAttr:$pin_columns);
   let results = (outs WarpSpec_AccType:$probs, WarpSpec_RowsType:$row_sums,
                       Optional<WarpSpec_RowsType>:$lse);
   let assemblyFormat = [{
@@ -1671,7 +1681,7 @@ def WarpSpec_SoftmaxOp : WarpSpec_Op<"softmax", [Pure,
                    "IntegerAttr":$block), [{
       build($_builder, $_state, probs, row_sums, lse, scores, valid_cols,
             valid_rows, scale, normalize, causal, block, IntegerAttr(),
-            /*dynamic_row_offset=*/Value());
+            /*dynamic_row_offset=*/Value(), /*pin_columns=*/false);
     }]>
   ];
   let hasVerifier = 1;
@@ -1689,7 +1699,12 @@ def WarpSpec_SoftmaxGradOp : WarpSpec_Op<"softmax_grad", [Pure]> {
     dS[i, j] = scale * P[i, j] * (dP[i, j] - D[i])
     ```
 
-    converted to the result's element type. `D` is computed inline from the
+    converted to the result's element type. `probs` may also be a 16-bit
+    tile (the probabilities as rounded for the products that read them from
+    shared memory), widened to f32 as it is read: half the registers of
+    f32 probabilities while dP's product runs, for a consumer that holds
+    accumulators next to them (the sm_90a grouped block-128 backward with
+    `group-roles=query-halves`). `D` is computed inline from the
     tiles, so the forward output O is never read and no preprocessing pass
     is needed. The softmax scale is folded in, so that dK = dS^T Q and
     dQ = dS K need no further scaling.
@@ -1703,6 +1718,8 @@ def WarpSpec_SoftmaxGradOp : WarpSpec_Op<"softmax_grad", [Pure]> {
         : !warpspec.acc<64x64xf32>, !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xbf16>
     %ds2 = warpspec.softmax_grad %p, %dp scale(%scale) dlse(%g : !warpspec.rows<64xf32>)
         : !warpspec.acc<64x64xf32>, !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xbf16>
+    %ds3 = warpspec.softmax_grad %p16, %dp scale(%scale)
+        : !warpspec.acc<64x128xbf16>, !warpspec.acc<64x128xf32> -> !warpspec.acc<64x128xbf16>
     ```
   }];
   let arguments = (ins WarpSpec_AccType:$probs, WarpSpec_AccType:$dprobs,
