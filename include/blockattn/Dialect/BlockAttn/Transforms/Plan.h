@@ -154,6 +154,11 @@ struct KernelPlan {
   /// where they differ from consumer 0's (`registers.compute`); 0 where
   /// they do not.
   int64_t secondConsumerRegisters = 0;
+  /// The same kernels: whether the producer warpgroup rotates each chunk
+  /// slot in place (every thread of it, its copies issued by one) and
+  /// signals the consumers through the ring "rotated", instead of the two
+  /// consumers rotating it next to their accumulators.
+  bool producerRotates = false;
   /// With `pipelinedRoles` (`group-roles=pipelined-dq`): dQ = dS K is made
   /// and stored by the accumulate warpgroup, not the scores one.
   bool dqInAccumulate = false;
