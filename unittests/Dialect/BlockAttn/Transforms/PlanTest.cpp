@@ -1017,12 +1017,12 @@ TEST(Sm90aPlan, TwoStagingBuffersWithHalfDepthSlots) {
             "buffers asynchronously), got o-store='smem'");
 }
 
-// The interleaved rotary backward at block size 128 above head dim 128
-// (column passes): without rotate_v the two consumers rotate the chunk
-// slots, at the plain kernel's 104 / 200 / 200 at 192 and 96 / 200 / 208 at
-// 256; with rotate_v (session 21) the producer warpgroup rotates them
-// (producerRotates) at 104 / 200 / 200. Each adds up to the pool of 504
-// (docs/head-dims.md).
+// The rotary backward at block size 128 above head dim 128 (column
+// passes): without rotate_v the two consumers rotate the chunk slots, at
+// the plain kernel's 104 / 200 / 200 at 192 and 96 / 200 / 208 at 256; with
+// rotate_v at 192 (session 21) the producer warpgroup rotates them
+// (producerRotates) at 104 / 200 / 200; at 256 the consumers, at 80 / 208 /
+// 216. Each adds up to the pool of 504 (docs/head-dims.md).
 TEST(Sm90aPlan, WideRotaryBackwardAtBlock128Budgets) {
   struct Expected {
     int64_t headDim;
@@ -1033,7 +1033,7 @@ TEST(Sm90aPlan, WideRotaryBackwardAtBlock128Budgets) {
   for (Expected e : {Expected{192, false, 104, 200, 0, false},
                      Expected{256, false, 96, 200, 208, false},
                      Expected{192, true, 104, 200, 0, true},
-                     Expected{256, true, 104, 200, 0, true}}) {
+                     Expected{256, true, 80, 208, 216, false}}) {
     for (RotaryMode mode : {RotaryMode::interleaved, RotaryMode::half_split}) {
       KernelShape s = shape(true, e.headDim, mode, e.rotateV);
       s.blockSize = 128;
@@ -1047,6 +1047,17 @@ TEST(Sm90aPlan, WideRotaryBackwardAtBlock128Budgets) {
       int64_t second = e.second ? e.second : e.compute;
       EXPECT_EQ(p.registers.load + p.registers.compute + second, 504);
     }
+  }
+  // With angles from theta the producer rotates only with a positions
+  // tensor (without one it spilled 48 bytes there).
+  for (bool positions : {false, true}) {
+    KernelShape s = shape(true, 192, RotaryMode::interleaved, true);
+    s.blockSize = 128;
+    s.rotaryTheta = true;
+    s.hasPositions = positions;
+    KernelPlan p = plan(Chip::sm_90a, s);
+    EXPECT_EQ(p.producerRotates, positions);
+    EXPECT_EQ(p.registers.load, positions ? 104 : 80);
   }
   // Without rotary embeddings the plain kernel's plan.
   KernelShape plain = shape(true, 256);
