@@ -378,20 +378,18 @@ struct TmaLoadLowering : ConvertOpToLLVMPattern<TmaLoadOp> {
     if (KernelBuilder::inSingleThread(op))
       issue(op, adaptor, e, tensorMap, dest, slot, stage);
     else
-      e.emitIf(e.cmp(Pred::eq, e.threadInReplica(), e.i32(0)), [&] {
-        issue(op, adaptor, e, tensorMap, dest, slot, stage);
-      });
+      e.emitIf(e.cmp(Pred::eq, e.threadInReplica(), e.i32(0)),
+               [&] { issue(op, adaptor, e, tensorMap, dest, slot, stage); });
     rewriter.eraseOp(op);
     return success();
   }
 
   /// The copies into the slot's buffer `dest`, completing on its full
   /// barrier.
-  void issue(TmaLoadOp op, OpAdaptor adaptor, KernelBuilder &e,
-             Value tensorMap, Value dest, SlotBuffersOp slot,
-             Value stage) const {
-    Value barrier = fullBarrier(
-        e, slot.getChannel().getDefiningOp<ChannelOp>(), e.asI32(stage));
+  void issue(TmaLoadOp op, OpAdaptor adaptor, KernelBuilder &e, Value tensorMap,
+             Value dest, SlotBuffersOp slot, Value stage) const {
+    Value barrier = fullBarrier(e, slot.getChannel().getDefiningOp<ChannelOp>(),
+                                e.asI32(stage));
     // `.shared::cluster` destinations are the PTX 8.0 form: a CTA's own
     // shared address is a valid cluster address without clusters.
     Type clusterPtr = LLVM::LLVMPointerType::get(e.ctx, 7);

@@ -483,12 +483,10 @@ KernelValues beginKernel(OpBuilder &b, Location loc, Chip chip,
 /// `plan.registers.load`) and its tile loop, whose body takes
 /// `numLoopArgs` i32 arguments (row, rows, head[, position]); leaves `b` at
 /// the start of that body (the caller guards its insertion point).
-static TileLoopOp beginLoadTileLoop(OpBuilder &b, Location loc,
-                                    const KernelSpec &spec,
-                                    const KernelValues &values,
-                                    const KernelPlan &plan,
-                                    unsigned numLoopArgs,
-                                    Role role = Role::load) {
+static TileLoopOp
+beginLoadTileLoop(OpBuilder &b, Location loc, const KernelSpec &spec,
+                  const KernelValues &values, const KernelPlan &plan,
+                  unsigned numLoopArgs, Role role = Role::load) {
   MLIRContext *ctx = b.getContext();
   auto producer = PartitionOp::create(
       b, loc, b.getStringAttr("load"), RoleAttr::get(ctx, role),
@@ -771,10 +769,14 @@ void rotateColumnPassChunk(OpBuilder &b, Location loc, const KernelSpec &spec,
                            bool passLoop) {
   int64_t halves = spec.numQueryTiles();
   int64_t firstPair = j * spec.outputChunkCols() / 2;
+  // In loops of passes (the sm_90a producer) the buffer, row and position
+  // are pinned at each rotation, so that LLVM does not hold their table
+  // and shared-memory offsets from the partition's entry (as the consumers'
+  // rotations needed, session 20).
   auto rotate = [&](Value tile, const TileRows &at) {
     if (passLoop)
-      rotateColumnPart(b, loc, spec, pinned(b, loc, tile), pinnedRows(b, loc, at),
-                       firstPair, passLoop);
+      rotateColumnPart(b, loc, spec, pinned(b, loc, tile),
+                       pinnedRows(b, loc, at), firstPair, passLoop);
     else
       rotateColumnPart(b, loc, spec, tile, at, firstPair, passLoop);
   };
@@ -810,8 +812,9 @@ void buildColumnPassLoadPartition(OpBuilder &b, Location loc,
   SmallVector<TileRows> queryAt;
   if (rotated) {
     block = {row, rows,
-             position ? loopBody.getArgument(3)
-                      : arith::ConstantIntOp::create(b, loc, 0, 32).getResult()};
+             position
+                 ? loopBody.getArgument(3)
+                 : arith::ConstantIntOp::create(b, loc, 0, 32).getResult()};
     queryAt = columnPassQueryRows(b, loc, spec, block);
   }
   SmallVector<LoadedTile> tiles = loadedTiles(spec);
@@ -844,7 +847,8 @@ void buildColumnPassLoadPartition(OpBuilder &b, Location loc,
         if (pairHalfChunks(spec))
           copy.setPairHalves(true);
       }
-      auto commit = CommitOp::create(b, loc, acquire.getSlot(), row, rows, head);
+      auto commit =
+          CommitOp::create(b, loc, acquire.getSlot(), row, rows, head);
       int64_t passNumber = passIndex + 1;
       if (!rotated || !rotatesColumnPass(spec, passNumber))
         continue;

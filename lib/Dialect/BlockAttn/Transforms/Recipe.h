@@ -305,7 +305,9 @@ bool rotatesColumnPass(const KernelSpec &spec, int64_t pass);
 /// Rotates chunk `j` of a column-pass chunk slot `t` (loadedTiles order) of
 /// pass `pass` in place with the angles of pairs 32 j on: query half i at
 /// `queryAt[i]`, k (and v in pass 2) at `block` (buildColumnPassLoadPartition
-/// on sm_90a, buildColumnPassRotaryPartition on sm_100a).
+/// on sm_90a, buildColumnPassRotaryPartition on sm_100a). With `passLoop`
+/// each part is turned in a loop of passes (warpspec.rotate's pass_loop),
+/// its buffer, row and position pinned at the rotation.
 void rotateColumnPassChunk(OpBuilder &b, Location loc, const KernelSpec &spec,
                            ValueRange t, int64_t pass, int64_t j,
                            const TileRows &block, ArrayRef<TileRows> queryAt,

@@ -1759,8 +1759,7 @@ void buildHopperLargeBlockColumnPasses(OpBuilder &b, Location loc,
     for (int64_t half = 0; half < spec.numQueryTiles(); ++half)
       rotated.push_back(createChannel(
           b, loc, signals, "rotated" + std::to_string(half), /*depth=*/2));
-  buildColumnPassLoadPartition(b, loc, spec, values, blocks, chunks, cols,
-                               plan,
+  buildColumnPassLoadPartition(b, loc, spec, values, blocks, chunks, cols, plan,
                                plan.producerRotates ? rotated[0] : Value());
   for (int64_t half = 0; half < spec.numQueryTiles(); ++half)
     buildColumnPassConsumer(b, loc, spec, plan, values, blocks, chunks, pds,

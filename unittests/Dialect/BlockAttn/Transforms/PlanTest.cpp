@@ -1042,8 +1042,7 @@ TEST(Sm90aPlan, WideRotaryBackwardAtBlock128Budgets) {
       EXPECT_EQ(p.registers.load, e.load) << e.headDim << e.rotateV;
       EXPECT_EQ(p.registers.compute, e.compute) << e.headDim << e.rotateV;
       EXPECT_EQ(p.secondConsumerRegisters, e.second) << e.headDim << e.rotateV;
-      EXPECT_EQ(p.producerRotates, e.producerRotates)
-          << e.headDim << e.rotateV;
+      EXPECT_EQ(p.producerRotates, e.producerRotates) << e.headDim << e.rotateV;
       int64_t second = e.second ? e.second : e.compute;
       EXPECT_EQ(p.registers.load + p.registers.compute + second, 504);
     }
