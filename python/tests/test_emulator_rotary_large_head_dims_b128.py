@@ -149,6 +149,8 @@ BACKWARD_SHAPES = [
     ("sm_90a", 256, "f16", dict(positions=True, rotate_v=True)),
     ("sm_90a", 256, "bf16", dict(rotate_v=True, causal=True, lse=True)),
     ("sm_90a", 192, "f16", dict(positions=True, causal=True, lse=True)),
+    # rotate_v at 192 (session 21): the producer warpgroup rotates the chunk slots.
+    ("sm_90a", 192, "f16", dict(rotate_v=True, lse=True)),
     ("sm_100a", 256, "bf16", {}),
     ("sm_100a", 192, "f16", dict(positions=True, rotate_v=True)),
     ("sm_100a", 192, "bf16", dict(rotate_v=True, causal=True, lse=True)),

@@ -138,9 +138,18 @@ struct ExpectTxLowering : ChannelOpLowering<ExpectTxOp> {
   LogicalResult lower(ExpectTxOp op, OpAdaptor adaptor, ChannelOp channel,
                       KernelBuilder &e,
                       ConversionPatternRewriter &rewriter) const override {
-    NVVM::MBarrierExpectTxOp::create(
-        e.b, e.loc, fullBarrier(e, channel, e.asI32(adaptor.getStage())),
-        e.i32(op.getBytes()));
+    auto expect = [&] {
+      NVVM::MBarrierExpectTxOp::create(
+          e.b, e.loc, fullBarrier(e, channel, e.asI32(adaptor.getStage())),
+          e.i32(op.getBytes()));
+    };
+    // A producer whose every thread runs its body (one that works on the
+    // loaded tiles too: warpspec.commit ... landed) announces the bytes from
+    // the thread that publishes the slot.
+    if (KernelBuilder::inSingleThread(op))
+      expect();
+    else
+      e.emitIf(e.cmp(Pred::eq, e.threadInReplica(), e.i32(0)), expect);
     rewriter.eraseOp(op);
     return success();
   }
@@ -363,9 +372,24 @@ struct TmaLoadLowering : ConvertOpToLLVMPattern<TmaLoadOp> {
                                  "destination of warpspec.slot_buffers (run "
                                  "warpspec-lower-protocol first)";
     KernelBuilder e(rewriter, op);
-    Value barrier =
-        fullBarrier(e, slot.getChannel().getDefiningOp<ChannelOp>(),
-                    e.asI32(rewriter.getRemappedValue(slot.getStage())));
+    Value stage = rewriter.getRemappedValue(slot.getStage());
+    // A producer whose every thread runs its body (warpspec.commit ...
+    // landed) issues the copies from the thread that announced their bytes.
+    if (KernelBuilder::inSingleThread(op))
+      issue(op, adaptor, e, tensorMap, dest, slot, stage);
+    else
+      e.emitIf(e.cmp(Pred::eq, e.threadInReplica(), e.i32(0)),
+               [&] { issue(op, adaptor, e, tensorMap, dest, slot, stage); });
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+  /// The copies into the slot's buffer `dest`, completing on its full
+  /// barrier.
+  void issue(TmaLoadOp op, OpAdaptor adaptor, KernelBuilder &e, Value tensorMap,
+             Value dest, SlotBuffersOp slot, Value stage) const {
+    Value barrier = fullBarrier(e, slot.getChannel().getDefiningOp<ChannelOp>(),
+                                e.asI32(stage));
     // `.shared::cluster` destinations are the PTX 8.0 form: a CTA's own
     // shared address is a valid cluster address without clusters.
     Type clusterPtr = LLVM::LLVMPointerType::get(e.ctx, 7);
@@ -393,8 +417,7 @@ struct TmaLoadLowering : ConvertOpToLLVMPattern<TmaLoadOp> {
             e.b, e.loc, dst, tensorMap, coords, barrier, ValueRange{}, Value(),
             Value(), NVVM::TMALoadModeAttr(), BoolAttr(), nullptr, Value());
       }
-      rewriter.eraseOp(op);
-      return success();
+      return;
     }
     for (TmaBox &box : tileBoxes(e, adaptor.getRow(), adaptor.getHead(),
                                  op.getDest().getType())) {
@@ -412,8 +435,6 @@ struct TmaLoadLowering : ConvertOpToLLVMPattern<TmaLoadOp> {
           Value(), Value(), NVVM::TMALoadModeAttr(), BoolAttr(), nullptr,
           Value());
     }
-    rewriter.eraseOp(op);
-    return success();
   }
 };
 

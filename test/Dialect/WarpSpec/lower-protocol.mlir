@@ -444,3 +444,70 @@ func.func @two_acquired(%q: !act {blockattn.name = "q"},
   }
   return
 }
+
+// -----
+
+// A producer that works on its loaded tiles (the sm_90a column-pass
+// producer rotating them): every thread runs its body (role rotary), the
+// commit `landed` publishes and then waits on the slot's full barrier at
+// the entry's phase (a wait that does not make it a consumer), and the
+// partition signals another ring that the consumer waits on. In NVVM the
+// bytes are announced and the copies issued by thread 0 only, and the
+// publish gathers the warpgroup first.
+// CHECK-LABEL: func.func @landed(
+// CHECK: warpspec.partition "load" role(rotary)
+// CHECK: %[[S:.*]], %[[P:.*]] = warpspec.ring_slot %[[X:.*]][%[[E:.*]]]
+// CHECK-NEXT: warpspec.wait_empty %[[X]][%[[S]]] phase(%[[P]])
+// CHECK-NEXT: warpspec.expect_tx %[[X]][%[[S]]] bytes(8192)
+// CHECK: warpspec.publish %[[X]][%[[S]]]
+// CHECK-NEXT: %[[S2:.*]], %[[P2:.*]] = warpspec.ring_slot %[[X]][%[[E]]]
+// CHECK-NEXT: warpspec.wait_full %[[X]][%[[S2]]] phase(%[[P2]]) landed
+// CHECK: warpspec.publish %{{.*}}[%{{.*}}] tile
+// NVVM: llvm.func @landed(
+// NVVM: mbarrier.try_wait.parity
+// NVVM: llvm.cond_br
+// NVVM: nvvm.mbarrier.expect_tx
+// NVVM: llvm.cond_br
+// NVVM: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// NVVM: nvvm.fence.proxy
+// NVVM: nvvm.barrier
+// NVVM: nvvm.mbarrier.arrive
+// NVVM: mbarrier.try_wait.parity
+
+!act = memref<?x4x64xbf16>
+!cu = memref<?xi32>
+!tile = !warpspec.buffer<64x64xbf16, smem>
+!one = !warpspec.channel<[64x64xbf16], smem>
+!sig = !warpspec.channel<[], smem>
+
+func.func @landed(%q: !act {blockattn.name = "q"},
+                  %cu: !cu {blockattn.name = "cu_seqlens"}) {
+  warpspec.kernel chip(sm_90a) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %tokens = memref.dim %q, %c0 : !act
+    %heads = memref.dim %q, %c1 : !act
+    %x = warpspec.channel "x" depth(2) : !one
+    %done = warpspec.channel "done" depth(2) : !sig
+    warpspec.partition "load" role(rotary) warps(4) regs(40) {
+      warpspec.tile_loop (%row, %rows, %head) in %cu : !cu
+          heads(%heads) tokens(%tokens) block_size(64) {
+        %s, %b = warpspec.acquire %x : !one
+        warpspec.tma_load %q[%row, %head] into %b : !act, !tile
+        warpspec.commit %s tile(%row, %rows, %head) landed
+        %d = warpspec.acquire %done : !sig
+        warpspec.commit %d tile(%row, %rows, %head)
+      }
+    }
+    warpspec.partition "sink" role(compute) warps(4) regs(40) {
+      warpspec.tile_loop (%row, %rows, %head) in %cu : !cu
+          heads(%heads) tokens(%tokens) block_size(64) {
+        %s, %b = warpspec.get %x : !one
+        %d = warpspec.get %done : !sig
+        warpspec.release %d
+        warpspec.release %s
+      }
+    }
+  }
+  return
+}

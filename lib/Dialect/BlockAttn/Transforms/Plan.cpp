@@ -100,24 +100,41 @@ constexpr int64_t kLargeBlockWideForwardLoadRegs = 48,
 /// consumers gets 200 (P 64 + dP 64 f32 at the peak; at 192 they spill
 /// below 200: ptxas, CUDA 13.0, found by editing the PTX's setmaxnreg).
 constexpr int64_t kColumnPassProducerRegs = 104;
-/// With interleaved rotary embeddings the two consumers also rotate each
-/// chunk slot in place (buildColumnPassConsumer: every part in a loop of
-/// passes, the thread placed in each pass from its pinned index). Found by
-/// editing the PTX's setmaxnreg (ptxas, CUDA 13.0; producer / consumer 0 /
-/// consumer 1, consumer 1 turning both query halves): without rotate_v,
-/// 104 / 200 / 200 spills nothing at head dim 192 but 4-44 bytes at 256;
-/// 96 / 200 / 208 nothing at 256 but the f16 kernel with a positions
-/// tensor (4 bytes), but 0-20 at 192 (80 / 208 / 216: 0-28). With
-/// rotate_v (v turned in pass 2 next to P and dP) none tried is spill-free
-/// in all 16: 104 / 200 / 200 12-76 bytes, 96 / 200 / 208 0-48, 96 / 192 /
-/// 216 0-168, 88 / 208 / 208 0-52, 104 / 192 / 208 12-180, 88 / 200 / 216
-/// 12-124; 80 / 208 / 216 spills least (0-28; docs/head-dims.md).
-constexpr int64_t kWideRotaryColumnPassProducerRegs = 96,
-                  kWideRotaryColumnPassConsumerRegs = 200,
-                  kWideRotaryColumnPassSecondConsumerRegs = 208;
+/// With rotate_v at head dim 192 (tables, or theta with a positions
+/// tensor) the producer warpgroup rotates each chunk slot in place, every
+/// thread of it, once its copies land (Recipe.cpp,
+/// buildColumnPassLoadPartition with `rotated`), and the consumers only
+/// turn their gradients back: at 104 / 200 / 200 none of the 24 spills
+/// (session 20, rotating in the consumers: 15 of them, 8-32 bytes). Not
+/// elsewhere: the producer then needs more than 104 registers (ptxas,
+/// CUDA 13.0, editing the PTX's setmaxnreg: 32-44 bytes in every rotate_v
+/// kernel at 256, 52-92 without rotate_v at 192, 48 with theta and no
+/// positions tensor; up to 200-232 registers to spill nothing), and the
+/// consumers spill below 200 (docs/head-dims.md, "The rotary backward at
+/// block size 128 with the producer rotating (session 21)").
+constexpr int64_t kRotaryColumnPassProducerRegs = 104,
+                  kRotaryColumnPassConsumerRegs = 200;
+bool producerRotatesColumnPasses(const KernelShape &shape) {
+  return shape.rotateV && shape.headDim <= 192 &&
+         (!shape.rotaryTheta || shape.hasPositions);
+}
+/// With rotate_v elsewhere (v turned in pass 2 next to P and dP) none tried
+/// is spill-free in all: 104 / 200 / 200 12-76 bytes, 96 / 200 / 208 0-48,
+/// 96 / 192 / 216 0-168, 88 / 208 / 208 0-52, 104 / 192 / 208 12-180, 88 /
+/// 200 / 216 12-124; 80 / 208 / 216 spills least (0-28; session 20).
 constexpr int64_t kRotateVColumnPassProducerRegs = 80,
                   kRotateVColumnPassConsumerRegs = 208,
                   kRotateVColumnPassSecondConsumerRegs = 216;
+/// Without rotate_v the two consumers rotate each chunk slot in place
+/// (buildColumnPassConsumer: every part in a loop of passes, the thread
+/// placed in each pass from its pinned index). Found by editing the PTX's
+/// setmaxnreg (ptxas, CUDA 13.0; producer / consumer 0 / consumer 1,
+/// consumer 1 turning both query halves): 104 / 200 / 200 spills nothing at
+/// head dim 192 but 4-44 bytes at 256; 96 / 200 / 208 nothing at 256 but
+/// the f16 kernel with a positions tensor (4 bytes), but 0-20 at 192.
+constexpr int64_t kWideRotaryColumnPassProducerRegs = 96,
+                  kWideRotaryColumnPassConsumerRegs = 200,
+                  kWideRotaryColumnPassSecondConsumerRegs = 208;
 /// sm_100a, the backward at block size 128 above head dim 128
 /// (KernelPlan::columnPasses): the producer fills 3 D / 64 chunk slots a
 /// block as on sm_90a, the MMA warpgroup issues S and dP per chunk and the
@@ -1543,8 +1560,13 @@ planSm90aLargeBlockColumnPasses(const KernelShape &shape,
   plan.registers.compute = replicaRegisters(
       /*single=*/1, plan.registers.load, /*replicas=*/2, plan.ctasPerSm);
   // The rotary kernels' budgets (the two consumers' add up to the pool's
-  // rest: 504 = 3 x 168 a thread slot).
-  if (shape.rotateV) {
+  // rest: 504 = 3 x 168 a thread slot). The producer rotates the chunk
+  // slots where that spills least (KernelPlan::producerRotates).
+  if (producerRotatesColumnPasses(shape)) {
+    plan.producerRotates = true;
+    plan.registers.load = kRotaryColumnPassProducerRegs;
+    plan.registers.compute = kRotaryColumnPassConsumerRegs;
+  } else if (shape.rotateV) {
     plan.registers.load = kRotateVColumnPassProducerRegs;
     plan.registers.compute = kRotateVColumnPassConsumerRegs;
     plan.secondConsumerRegisters = kRotateVColumnPassSecondConsumerRegs;

@@ -545,14 +545,13 @@ KernelValues beginKernel(OpBuilder &b, Location loc, Chip chip,
 /// `plan.registers.load`) and its tile loop, whose body takes
 /// `numLoopArgs` i32 arguments (row, rows, head[, position]); leaves `b` at
 /// the start of that body (the caller guards its insertion point).
-static TileLoopOp beginLoadTileLoop(OpBuilder &b, Location loc,
-                                    const KernelSpec &spec,
-                                    const KernelValues &values,
-                                    const KernelPlan &plan,
-                                    unsigned numLoopArgs) {
+static TileLoopOp
+beginLoadTileLoop(OpBuilder &b, Location loc, const KernelSpec &spec,
+                  const KernelValues &values, const KernelPlan &plan,
+                  unsigned numLoopArgs, Role role = Role::load) {
   MLIRContext *ctx = b.getContext();
   auto producer = PartitionOp::create(
-      b, loc, b.getStringAttr("load"), RoleAttr::get(ctx, Role::load),
+      b, loc, b.getStringAttr("load"), RoleAttr::get(ctx, role),
       b.getI64IntegerAttr(4), b.getI64IntegerAttr(plan.registers.load),
       b.getI64IntegerAttr(1));
   b.setInsertionPointToStart(&createBody(producer, {}, loc));
@@ -871,22 +870,81 @@ void buildSplitLoadPartition(OpBuilder &b, Location loc,
   CloseOp::create(b, loc, low);
 }
 
+bool rotatesColumnPass(const KernelSpec &spec, int64_t pass) {
+  return spec.hasRotary() && (pass != 2 || spec.rotateV);
+}
+
+SmallVector<TileRows> columnPassQueryRows(OpBuilder &b, Location loc,
+                                          const KernelSpec &spec,
+                                          const TileRows &block) {
+  SmallVector<TileRows> queryAt;
+  for (int64_t i = 0; i < spec.numQueryTiles(); ++i) {
+    TileRows half = block;
+    if (i > 0) {
+      Value offset =
+          arith::ConstantIntOp::create(b, loc, i * spec.queryTileRows(), 32);
+      half.row = arith::AddIOp::create(b, loc, block.row, offset);
+      half.position = arith::AddIOp::create(b, loc, block.position, offset);
+    }
+    queryAt.push_back(half);
+  }
+  return queryAt;
+}
+
+void rotateColumnPassChunk(OpBuilder &b, Location loc, const KernelSpec &spec,
+                           ValueRange t, int64_t pass, int64_t j,
+                           const TileRows &block, ArrayRef<TileRows> queryAt,
+                           bool passLoop) {
+  int64_t halves = spec.numQueryTiles();
+  int64_t firstPair = j * spec.outputChunkCols() / 2;
+  // In loops of passes (the sm_90a producer) the buffer, row and position
+  // are pinned at each rotation, so that LLVM does not hold their table
+  // and shared-memory offsets from the partition's entry (as the consumers'
+  // rotations needed, session 20).
+  auto rotate = [&](Value tile, const TileRows &at) {
+    if (passLoop)
+      rotateColumnPart(b, loc, spec, pinned(b, loc, tile),
+                       pinnedRows(b, loc, at), firstPair, passLoop);
+    else
+      rotateColumnPart(b, loc, spec, tile, at, firstPair, passLoop);
+  };
+  if (pass == 2 && spec.rotateV) {
+    rotate(t[halves + 1], block);
+  } else if (pass != 2) {
+    for (int64_t i = 0; i < halves; ++i)
+      rotate(t[i], queryAt[i]);
+    rotate(t[halves], block);
+  }
+}
+
 void buildColumnPassLoadPartition(OpBuilder &b, Location loc,
                                   const KernelSpec &spec,
                                   const KernelValues &values, Value blocks,
                                   Value chunks, int64_t chunkCols,
-                                  const KernelPlan &plan) {
+                                  const KernelPlan &plan, Value rotated) {
   OpBuilder::InsertionGuard g(b);
   // With rotary embeddings the record carries the block's position.
   bool position = spec.needsTilePosition();
   TileLoopOp loop =
-      beginLoadTileLoop(b, loc, spec, values, plan, position ? 4 : 3);
+      beginLoadTileLoop(b, loc, spec, values, plan, position ? 4 : 3,
+                        rotated ? Role::rotary : Role::load);
   Block &loopBody = loop.getBody().front();
   Value row = loopBody.getArgument(0), rows = loopBody.getArgument(1),
         head = loopBody.getArgument(2);
   auto record = AcquireOp::create(b, loc, blocks);
   commitTile(b, loc, spec, record.getSlot(), row, rows, head,
              position ? loopBody.getArgument(3) : Value());
+  // The rotations' rows and positions (with a positions tensor the
+  // rotation reads positions[row + r], the position is a placeholder).
+  TileRows block;
+  SmallVector<TileRows> queryAt;
+  if (rotated) {
+    block = {row, rows,
+             position
+                 ? loopBody.getArgument(3)
+                 : arith::ConstantIntOp::create(b, loc, 0, 32).getResult()};
+    queryAt = columnPassQueryRows(b, loc, spec, block);
+  }
   SmallVector<LoadedTile> tiles = loadedTiles(spec);
   SmallVector<Value> tileRows;
   for (const LoadedTile &tile : tiles)
@@ -902,7 +960,7 @@ void buildColumnPassLoadPartition(OpBuilder &b, Location loc,
   Value q = spec.loads[0], k = spec.loads[1], v = spec.loads[2],
         dout = spec.loads[3];
   SmallVector<Value> passes[] = {{q, k}, {v, dout}, {q, k, dout}};
-  for (ArrayRef<Value> pass : passes)
+  for (auto [passIndex, pass] : llvm::enumerate(passes))
     for (int64_t col = 0; col < spec.headDim; col += chunkCols) {
       auto acquire = AcquireOp::create(b, loc, chunks);
       for (auto [index, tile] : llvm::enumerate(tiles)) {
@@ -917,7 +975,18 @@ void buildColumnPassLoadPartition(OpBuilder &b, Location loc,
         if (pairHalfChunks(spec))
           copy.setPairHalves(true);
       }
-      CommitOp::create(b, loc, acquire.getSlot(), row, rows, head);
+      auto commit =
+          CommitOp::create(b, loc, acquire.getSlot(), row, rows, head);
+      int64_t passNumber = passIndex + 1;
+      if (!rotated || !rotatesColumnPass(spec, passNumber))
+        continue;
+      // Rotated in place once landed; the fence.proxy.async of the signal's
+      // commit makes the writes visible to the consumers' wgmma.
+      commit.setLanded(true);
+      rotateColumnPassChunk(b, loc, spec, acquire.getBuffers(), passNumber,
+                            col / chunkCols, block, queryAt, /*passLoop=*/true);
+      auto signal = AcquireOp::create(b, loc, rotated);
+      CommitOp::create(b, loc, signal.getSlot(), row, rows, head);
     }
   b.setInsertionPointAfter(loop);
   CloseOp::create(b, loc, blocks);

@@ -312,11 +312,42 @@ void buildSplitLoadPartition(OpBuilder &b, Location loc,
 /// `blocks` (a ring without buffers), then the block's tiles (loadedTiles)
 /// in `chunkCols`-column chunks into slots of `chunks`, in three passes: q
 /// and k (for S), v and dO (for dP), q, k and dO (for the gradients).
+///
+/// With `rotated` (sm_90a rotary embeddings) every thread of the producer
+/// warpgroup runs it (role rotary; its copies issued by thread 0): it waits
+/// for each chunk slot it rotates to land (commit ... landed), rotates it in
+/// place (rotateColumnPassChunk) and signals `rotated`, which the consumers
+/// wait on before they read the slot.
 void buildColumnPassLoadPartition(OpBuilder &b, Location loc,
                                   const KernelSpec &spec,
                                   const KernelValues &values, Value blocks,
                                   Value chunks, int64_t chunkCols,
-                                  const KernelPlan &plan);
+                                  const KernelPlan &plan,
+                                  Value rotated = Value());
+
+/// Whether chunk slots of pass `pass` (1: q and k for S, 2: v and dO for dP,
+/// 3: q, k and dO for the gradients) of the column-pass backward are
+/// rotated: passes 1 and 3, and 2 with rotate_v.
+bool rotatesColumnPass(const KernelSpec &spec, int64_t pass);
+
+/// Rotates chunk `j` of a column-pass chunk slot `t` (loadedTiles order) of
+/// pass `pass` in place with the angles of pairs 32 j on: query half i at
+/// `queryAt[i]`, k (and v in pass 2) at `block` (buildColumnPassLoadPartition
+/// on sm_90a, buildColumnPassRotaryPartition on sm_100a). With `passLoop`
+/// each part is turned in a loop of passes (warpspec.rotate's pass_loop),
+/// its buffer, row and position pinned at the rotation.
+void rotateColumnPassChunk(OpBuilder &b, Location loc, const KernelSpec &spec,
+                           ValueRange t, int64_t pass, int64_t j,
+                           const TileRows &block, ArrayRef<TileRows> queryAt,
+                           bool passLoop = false);
+
+/// The rows and positions of a block's query halves for
+/// rotateColumnPassChunk: half i at row and position + 64 i, with the
+/// block's row count (a rotation turns every row of its tile; the rows past
+/// the block are clamped into the tables).
+SmallVector<TileRows> columnPassQueryRows(OpBuilder &b, Location loc,
+                                          const KernelSpec &spec,
+                                          const TileRows &block);
 
 /// A shared-memory operand pinned at its use (warpspec.pin): where a ring
 /// has one slot its tiles sit at fixed addresses, and LLVM would hoist the

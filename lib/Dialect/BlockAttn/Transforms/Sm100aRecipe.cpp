@@ -2096,35 +2096,17 @@ void buildColumnPassRotaryPartition(OpBuilder &b, Location loc,
         head = consume.getHead();
   Value position = tilePosition(b, loc, spec, consume.getSlot());
   ReleaseOp::create(b, loc, consume.getSlot(), /*after_mma=*/false);
-  int64_t halves = spec.numQueryTiles(), m = spec.queryTileRows();
-  int64_t cols = spec.outputChunkCols();
   TileRows block{row, rows, position};
   // Query half i: a rotation turns every row of its tile (the rows past the
   // block are clamped into the tables), so its rows are the block's
   // (rotateQueryTiles).
-  SmallVector<TileRows> queryAt;
-  for (int64_t i = 0; i < halves; ++i) {
-    TileRows half = block;
-    if (i > 0) {
-      Value offset = arith::ConstantIntOp::create(b, loc, i * m, 32);
-      half.row = arith::AddIOp::create(b, loc, row, offset);
-      half.position = arith::AddIOp::create(b, loc, position, offset);
-    }
-    queryAt.push_back(half);
-  }
+  SmallVector<TileRows> queryAt = columnPassQueryRows(b, loc, spec, block);
   for (int64_t pass = 1; pass <= 3; ++pass) {
     for (int64_t j = 0; j < spec.numOutputChunks(); ++j) {
       auto slot = GetOp::create(b, loc, chunks);
-      ValueRange t = slot.getBuffers();
-      int64_t firstPair = j * cols / 2;
-      if (pass == 2 && spec.rotateV) {
-        rotateColumnPart(b, loc, spec, t[halves + 1], block, firstPair);
-      } else if (pass != 2) {
-        for (int64_t i = 0; i < halves; ++i)
-          rotateColumnPart(b, loc, spec, t[i], queryAt[i], firstPair);
-        rotateColumnPart(b, loc, spec, t[halves], block, firstPair);
-      }
-      if (pass != 2 || spec.rotateV) {
+      rotateColumnPassChunk(b, loc, spec, slot.getBuffers(), pass, j, block,
+                            queryAt);
+      if (rotatesColumnPass(spec, pass)) {
         auto signal = AcquireOp::create(b, loc, rotated);
         CommitOp::create(b, loc, signal.getSlot(), row, rows, head);
       }

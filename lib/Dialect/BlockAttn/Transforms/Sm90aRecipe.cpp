@@ -1976,7 +1976,11 @@ void buildColumnPassConsumer(OpBuilder &b, Location loc, const KernelSpec &spec,
     mineAt = {row, rows, halfAt(half).position};
   // Chunk j of q's halves and k (passes 1 and 3; and v in pass 2 with
   // rotate_v) rotated in place before any product reads them: the producer
-  // loaded them from global memory, un-rotated, for each pass. Both
+  // loaded them from global memory, un-rotated, for each pass.
+  // With KernelPlan::producerRotates the producer warpgroup rotates them
+  // and signals `rotated[0]` (no buffers) once a slot is: each consumer
+  // waits for that signal (docs/head-dims.md, "The rotary backward at block
+  // size 128 with the producer rotating (session 21)"). Otherwise both
   // consumers read the whole slot, so the work is split between them and
   // each waits for the other's before its products: consumer 0 turns k
   // (128 rows), consumer 1 the two query halves (64 each); in pass 2
@@ -1988,8 +1992,13 @@ void buildColumnPassConsumer(OpBuilder &b, Location loc, const KernelSpec &spec,
   // consumer's entry, and ptxas spilled them (docs/head-dims.md, session
   // 20; the budgets in planSm90aLargeBlockColumnPasses).
   auto rotateChunk = [&](ValueRange t, int64_t pass, int64_t j) {
-    if (!spec.hasRotary() || (pass == 2 && !spec.rotateV))
+    if (!rotatesColumnPass(spec, pass))
       return;
+    if (plan.producerRotates) {
+      auto signal = GetOp::create(b, loc, rotated[0]);
+      ReleaseOp::create(b, loc, signal.getSlot());
+      return;
+    }
     auto rotate = [&](Value tile, const TileRows &at) {
       rotateColumnPart(b, loc, spec, tile, at, j * cols / 2,
                        /*passLoop=*/true);
@@ -2128,16 +2137,22 @@ void buildHopperLargeBlockColumnPasses(OpBuilder &b, Location loc,
   for (int64_t half = 0; half < spec.numQueryTiles(); ++half)
     pds.push_back(createChannel(b, loc, pdsType, "pds" + std::to_string(half),
                                 /*depth=*/1));
-  // With rotary embeddings each consumer signals the other that its share
-  // of a chunk slot is rotated (buildColumnPassConsumer).
+  // With rotary embeddings the producer warpgroup rotates each chunk slot
+  // in place and signals that it is through "rotated" (one signal slot per
+  // chunk slot; KernelPlan::producerRotates, buildColumnPassLoadPartition),
+  // or each consumer signals the other that its share of a chunk slot is
+  // rotated (buildColumnPassConsumer).
   SmallVector<Value, 2> rotated;
-  if (spec.hasRotary())
+  auto signals = ChannelType::get(ctx, ArrayRef<Type>(), MemorySpace::smem);
+  if (plan.producerRotates)
+    rotated.push_back(
+        createChannel(b, loc, signals, "rotated", plan.numStages));
+  else if (spec.hasRotary())
     for (int64_t half = 0; half < spec.numQueryTiles(); ++half)
       rotated.push_back(createChannel(
-          b, loc, ChannelType::get(ctx, ArrayRef<Type>(), MemorySpace::smem),
-          "rotated" + std::to_string(half), /*depth=*/2));
-  buildColumnPassLoadPartition(b, loc, spec, values, blocks, chunks, cols,
-                               plan);
+          b, loc, signals, "rotated" + std::to_string(half), /*depth=*/2));
+  buildColumnPassLoadPartition(b, loc, spec, values, blocks, chunks, cols, plan,
+                               plan.producerRotates ? rotated[0] : Value());
   for (int64_t half = 0; half < spec.numQueryTiles(); ++half)
     buildColumnPassConsumer(b, loc, spec, plan, values, blocks, chunks, pds,
                             rotated, half);

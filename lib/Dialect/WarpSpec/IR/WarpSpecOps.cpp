@@ -112,7 +112,10 @@ bool isProducerOp(Operation *op) {
 }
 
 bool isConsumerOp(Operation *op) {
-  return isa<ConsumeOp, GetOp, WaitFullOp, ReadTileOp, ArriveEmptyOp>(op);
+  // A producer's wait for its own copies (`landed`) is no consumer's.
+  if (auto wait = dyn_cast<WaitFullOp>(op))
+    return !wait.getLanded();
+  return isa<ConsumeOp, GetOp, ReadTileOp, ArriveEmptyOp>(op);
 }
 
 /// The ops of the lowered protocol (warpspec-lower-protocol) that say which

@@ -237,6 +237,12 @@ private:
     b.setInsertionPoint(op);
     PublishOp::create(b, loc, slot.channel, slot.stage, op.getRow(),
                       op.getRows(), op.getHead(), op.getPosition());
+    // The producer waits for its own copies into the slot (`landed`).
+    if (op.getLanded()) {
+      auto ring = RingSlotOp::create(b, loc, slot.channel, slot.entry);
+      WaitFullOp::create(b, loc, slot.channel, ring.getStage(), ring.getPhase(),
+                         /*landed=*/true);
+    }
     positions[slot.channel] =
         advance(loc, slot.entry, sides.lookup(slot.channel).producerReplicas);
     --uncommitted[slot.channel];

@@ -1101,29 +1101,46 @@ TEST(Sm90aPlan, TwoStagingBuffersWithHalfDepthSlots) {
             "buffers asynchronously), got o-store='smem'");
 }
 
-// The interleaved rotary backward at block size 128 above head dim 128
-// (column passes, the two consumers rotating the chunk slots): the plain
-// kernel's 104 / 200 / 200 at 192 without rotate_v, 96 / 200 / 208 at 256,
-// 80 / 208 / 216 with rotate_v (consumer 1 its own budget); each adds up to
-// the pool of 504 (docs/head-dims.md).
+// The rotary backward at block size 128 above head dim 128 (column
+// passes): without rotate_v the two consumers rotate the chunk slots, at
+// the plain kernel's 104 / 200 / 200 at 192 and 96 / 200 / 208 at 256; with
+// rotate_v at 192 (session 21) the producer warpgroup rotates them
+// (producerRotates) at 104 / 200 / 200; at 256 the consumers, at 80 / 208 /
+// 216. Each adds up to the pool of 504 (docs/head-dims.md).
 TEST(Sm90aPlan, WideRotaryBackwardAtBlock128Budgets) {
   struct Expected {
     int64_t headDim;
     bool rotateV;
     int64_t load, compute, second;
+    bool producerRotates;
   };
-  for (Expected e :
-       {Expected{192, false, 104, 200, 0}, Expected{256, false, 96, 200, 208},
-        Expected{192, true, 80, 208, 216}, Expected{256, true, 80, 208, 216}}) {
-    KernelShape s = shape(true, e.headDim, RotaryMode::interleaved, e.rotateV);
+  for (Expected e : {Expected{192, false, 104, 200, 0, false},
+                     Expected{256, false, 96, 200, 208, false},
+                     Expected{192, true, 104, 200, 0, true},
+                     Expected{256, true, 80, 208, 216, false}}) {
+    for (RotaryMode mode : {RotaryMode::interleaved, RotaryMode::half_split}) {
+      KernelShape s = shape(true, e.headDim, mode, e.rotateV);
+      s.blockSize = 128;
+      KernelPlan p = plan(Chip::sm_90a, s);
+      EXPECT_TRUE(p.columnPasses) << e.headDim;
+      EXPECT_EQ(p.registers.load, e.load) << e.headDim << e.rotateV;
+      EXPECT_EQ(p.registers.compute, e.compute) << e.headDim << e.rotateV;
+      EXPECT_EQ(p.secondConsumerRegisters, e.second) << e.headDim << e.rotateV;
+      EXPECT_EQ(p.producerRotates, e.producerRotates) << e.headDim << e.rotateV;
+      int64_t second = e.second ? e.second : e.compute;
+      EXPECT_EQ(p.registers.load + p.registers.compute + second, 504);
+    }
+  }
+  // With angles from theta the producer rotates only with a positions
+  // tensor (without one it spilled 48 bytes there).
+  for (bool positions : {false, true}) {
+    KernelShape s = shape(true, 192, RotaryMode::interleaved, true);
     s.blockSize = 128;
+    s.rotaryTheta = true;
+    s.hasPositions = positions;
     KernelPlan p = plan(Chip::sm_90a, s);
-    EXPECT_TRUE(p.columnPasses) << e.headDim;
-    EXPECT_EQ(p.registers.load, e.load) << e.headDim << e.rotateV;
-    EXPECT_EQ(p.registers.compute, e.compute) << e.headDim << e.rotateV;
-    EXPECT_EQ(p.secondConsumerRegisters, e.second) << e.headDim << e.rotateV;
-    int64_t second = e.second ? e.second : e.compute;
-    EXPECT_EQ(p.registers.load + p.registers.compute + second, 504);
+    EXPECT_EQ(p.producerRotates, positions);
+    EXPECT_EQ(p.registers.load, positions ? 104 : 80);
   }
   // Without rotary embeddings the plain kernel's plan.
   KernelShape plain = shape(true, 256);
@@ -1132,6 +1149,7 @@ TEST(Sm90aPlan, WideRotaryBackwardAtBlock128Budgets) {
   EXPECT_EQ(p.registers.load, 104);
   EXPECT_EQ(p.registers.compute, 200);
   EXPECT_EQ(p.secondConsumerRegisters, 0);
+  EXPECT_FALSE(p.producerRotates);
 }
 
 TEST(Sm90aPlan, LargeBlockBackwardWithTwoConsumers) {

@@ -170,6 +170,11 @@ struct KernelPlan {
   /// (docs/pipeline.md, "Grouped-query attention"); false: the scores and
   /// accumulate warpgroups (`pipelinedRoles`).
   bool groupedQueryHalves = false;
+  /// The same kernels: whether the producer warpgroup rotates each chunk
+  /// slot in place (every thread of it, its copies issued by one) and
+  /// signals the consumers through the ring "rotated", instead of the two
+  /// consumers rotating it next to their accumulators.
+  bool producerRotates = false;
   /// With `pipelinedRoles` (`group-roles=pipelined-dq`): dQ = dS K is made
   /// and stored by the accumulate warpgroup, not the scores one.
   bool dqInAccumulate = false;

@@ -405,21 +405,28 @@ def WarpSpec_CommitOp : WarpSpec_Op<"commit"> {
     first row inside its sequence, which consumers read with
     `warpspec.tile_position` (rotary embeddings need it).
 
+    With `landed`, the producer then waits until the slot is complete (the
+    copies into it landed), as its consumers do: a producer whose threads
+    go on to work on the loaded tiles in place (the sm_90a column-pass
+    producer rotating them, and signalling its consumers through another
+    channel that they wait on before they read the slot).
+
     ```mlir
     warpspec.commit %slot tile(%row, %rows, %head)
     warpspec.commit %slot tile(%row, %rows, %head) position(%pos)
+    warpspec.commit %slot tile(%row, %rows, %head) landed
     ```
   }];
   let arguments = (ins WarpSpec_SlotType:$slot, I32:$row, I32:$rows,
-                       I32:$head, Optional<I32>:$position);
+                       I32:$head, Optional<I32>:$position, UnitAttr:$landed);
   let assemblyFormat = [{
     $slot `tile` `(` $row `,` $rows `,` $head `)`
-    (`position` `(` $position^ `)`)? attr-dict
+    (`position` `(` $position^ `)`)? (`landed` $landed^)? attr-dict
   }];
   let builders = [
     OpBuilder<(ins "Value":$slot, "Value":$row, "Value":$rows,
                    "Value":$head), [{
-      build($_builder, $_state, slot, row, rows, head, Value());
+      build($_builder, $_state, slot, row, rows, head, Value(), UnitAttr());
     }]>
   ];
   let hasVerifier = 1;
@@ -751,14 +758,20 @@ def WarpSpec_WaitFullOp : WarpSpec_Op<"wait_full"> {
     MMAs, the wait is followed by `tcgen05.fence::after_thread_sync`, which
     orders the producer's tcgen05 work before this partition's.
 
+    With `landed`, the waiting partition is the slot's producer (a
+    `warpspec.commit ... landed`): it waits for its own copies, and the wait
+    does not make it a consumer of the channel.
+
     ```mlir
     warpspec.wait_full %qkv[%stage] phase(%phase) : !qkv
+    warpspec.wait_full %qkv[%stage] phase(%phase) landed : !qkv
     ```
   }];
   let arguments = (ins WarpSpec_ChannelType:$channel, I32:$stage,
-                       I32:$phase);
+                       I32:$phase, UnitAttr:$landed);
   let assemblyFormat = [{
-    $channel `[` $stage `]` `phase` `(` $phase `)` attr-dict `:` type($channel)
+    $channel `[` $stage `]` `phase` `(` $phase `)` (`landed` $landed^)?
+    attr-dict `:` type($channel)
   }];
   let hasVerifier = 1;
 }
