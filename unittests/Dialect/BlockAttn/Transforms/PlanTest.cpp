@@ -208,7 +208,8 @@ TEST(GroupedPlan, BlockSize128) {
   EXPECT_EQ(failure(Chip::sm_90a, b128, serial),
             "group-roles=serial does not apply at block_size 128: the "
             "grouped-query backward there has a scores warpgroup and an "
-            "accumulate warpgroup per key half (group-roles must be auto)");
+            "accumulate warpgroup per key half (group-roles must be auto or "
+            "query-halves)");
 }
 
 // The sm_90a grouped backward at block size 128 above head dim 64: passes
