@@ -29,7 +29,9 @@ import pathlib
 import pytest
 import torch
 
-from blockattn import _driver, _kernels, api
+from blockattn import _kernels
+
+from .kernel_dirs import kernels_from
 
 from . import test_gqa_gpu as gqa
 
@@ -73,25 +75,10 @@ def halves_kernels(tmp_path_factory):
 def with_halves(halves_kernels, monkeypatch):
     """Every grouped block-128 backward from the option's directory (the other kernels as
     usual), with the API's and the driver's kernel caches empty before and restored after."""
-    find = _kernels.find_kernel
-    directory = pathlib.Path(halves_kernels) / "sm_90a"
+    def takes(key):
+        return key.kind == "backward" and key.block_size == 128 and key.group > 1
 
-    def find_halves(key):
-        if key.kind == "backward" and key.block_size == 128 and key.group > 1:
-            files = _kernels._load(directory, key)
-            assert files is not None, f"no {key.name} in {directory}"
-            return files
-        return find(key)
-
-    monkeypatch.setattr(_kernels, "find_kernel", find_halves)
-    caches = (api._KERNELS, api._SMALL, _driver._LOADED)
-    saved = [dict(cache) for cache in caches]
-    for cache in caches:
-        cache.clear()
-    yield directory
-    for cache, old in zip(caches, saved):
-        cache.clear()
-        cache.update(old)
+    yield from kernels_from(halves_kernels, takes, monkeypatch)
 
 
 def test_halves_kernels_are_the_query_halves_ones(halves_kernels):

@@ -26,7 +26,9 @@ import pathlib
 import pytest
 import torch
 
-from blockattn import _driver, _kernels, api
+from blockattn import _kernels
+
+from .kernel_dirs import kernels_from
 
 from . import test_block_size_128_gpu as b128
 from . import test_block_size_128_modes_gpu as modes
@@ -74,25 +76,10 @@ def rings_kernels(tmp_path_factory):
 def with_rings(rings_kernels, monkeypatch):
     """Every block-128 backward from the rings' directory (the other kernels as usual), with
     the API's and the driver's kernel caches empty before and restored after."""
-    find = _kernels.find_kernel
-    directory = pathlib.Path(rings_kernels) / "sm_90a"
+    def takes(key):
+        return key.kind == "backward" and key.block_size == 128
 
-    def find_rings(key):
-        if key.kind == "backward" and key.block_size == 128:
-            files = _kernels._load(directory, key)
-            assert files is not None, f"no {key.name} in {directory}"
-            return files
-        return find(key)
-
-    monkeypatch.setattr(_kernels, "find_kernel", find_rings)
-    caches = (api._KERNELS, api._SMALL, _driver._LOADED)
-    saved = [dict(cache) for cache in caches]
-    for cache in caches:
-        cache.clear()
-    yield directory
-    for cache, old in zip(caches, saved):
-        cache.clear()
-        cache.update(old)
+    yield from kernels_from(rings_kernels, takes, monkeypatch)
 
 
 def test_rings_kernels_are_the_two_ring_ones(rings_kernels):
