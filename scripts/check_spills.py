@@ -45,29 +45,10 @@ KNOWN_SPILLS = [
     # nothing with the producer rotating; 28 still spill.
     r"sm_90a/blockattn_backward_d192_b128_(bf16|f16)(_lse)?_interleaved_rv_theta",
     r"sm_90a/blockattn_backward_d256_b128_(bf16|f16)((_lse)?_interleaved(_pos)?(_rv)?|_causal(_lse)?_interleaved(_rv)?)_theta",
-    # Issue 20 (session 20): the half-split one is the same kernel on
-    # pair-complete chunks (two 32-column pieces a chunk, loaded as one box)
-    # and spills in 26 of the 64, 12-44 bytes: at 192 without rotate_v and
-    # causal blocks, at 256 with rotate_v, and causal with a positions tensor
-    # (docs/head-dims.md, "The half-split rotary backward at block size 128").
-    r"sm_90a/blockattn_backward_d192_b128_(bf16|f16)(_lse)?_half_split(_pos)?",
-    r"sm_90a/blockattn_backward_d256_b128_(bf16|f16)((_causal)?(_lse)?_half_split(_pos)?_rv|_causal_half_split_pos)",
-    # Issue 20 (session 21): the half-split one with angles from rotary_theta
-    # (the pair-complete chunks rotated with the theta kernels' angles) spills
-    # in 14 of the 64, 4-64 bytes: at 192 without causal blocks and rotate_v,
-    # at 256 without a positions tensor and rotate_v, not causal + dlse
-    # (docs/head-dims.md, "Half-split pairs with rotary_theta").
-    r"sm_90a/blockattn_backward_d192_b128_(bf16|f16)(_lse)?_half_split(_pos)?_theta",
-    r"sm_90a/blockattn_backward_d256_b128_(bf16|f16)(_causal|_lse)?_half_split_theta",
-    # Issues 20/21 (session 21): the sm_100a grouped block-128 half-split
-    # rotary backward at head dim 128 (pair-complete chunks: K, V and each Q
-    # half rotated as two 64-column parts, each gradient chunk stored as two
-    # 32-column pieces) spills its softmax warpgroup 28 bytes at its 256
-    # registers with causal + dlse at G = 4 and 8 (every table variant, bf16
-    # and f16); G = 2 and 3 and every kernel without causal + dlse spill
-    # nothing; raising the load or MMA warpgroup does not help (docs/rotary.md,
-    # "Half-split at head dim 128").
-    r"sm_100a/blockattn_backward_d128_b128_(bf16|f16)_g(4|8)_causal_lse_half_split(_pos)?(_rv)?",
+    # The half-split ones (sessions 20-21: pair-complete chunks) and the sm_100a grouped
+    # block-128 half-split ones at head dim 128 (session 21) are refused since session 22: they
+    # missed the float64 reference on an H100 (docs/head-dims.md, "The pair-halves layout on
+    # hardware").
 ]
 
 

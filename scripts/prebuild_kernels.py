@@ -66,14 +66,21 @@ def keys_for(args) -> list[KernelKey]:
     ):
         if kind == "backward" and bs not in _kernels.BACKWARD_BLOCK_SIZES:
             continue  # no backward kernel at this block size yet (docs/block-sizes.md)
-        # the grouped rotary backward at block size 128 above head dim 64: the interleaved one (96, 128)
-        # and the half-split one at 128 (pair-complete 64-column chunks), not half-split at 96
+        # the grouped rotary backward at block size 128 above head dim 64: the interleaved one (96, 128),
+        # not half-split (at 128 below)
         b128_rotary_refused = rotary == "half_split" and 64 < d < 128
         # above head dim 128 at block size 128: sm_90a without rotary embeddings (chunks streamed)
         b128_wide_refused = d > 128 and (chip != "sm_90a" or rotary != "none")
         if kind == "backward" and group > 1 and bs > 64 and (b128_wide_refused or b128_rotary_refused):
             continue  # no grouped backward at block size 128 above head dim 128 on sm_100a or with rotary
             # embeddings, or with half-split rotary embeddings at 96 yet (docs/pipeline.md)
+        # half-split pairs in pair-complete chunks (block size 128 above head dim 128, grouped above
+        # 128 or at 128 with block size 128): missed the float64 reference on an H100, refused
+        # (docs/head-dims.md, "The pair-halves layout on hardware")
+        pair_halves = rotary == "half_split" and (d > 128 and (bs > 64 or group > 1)
+                                                  or group > 1 and bs > 64 and d == 128)
+        if kind == "backward" and pair_halves:
+            continue
         for variant in (["plain"] if rotary == "none" else args.rotary_variants):
             positions, rotate_v = VARIANTS[variant]
             key = KernelKey(kind=kind, head_dim=d, block_size=bs, dtype=dtype, chip=chip,

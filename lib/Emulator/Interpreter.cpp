@@ -319,12 +319,29 @@ struct AsyncOp {
 };
 
 // The box's rows (every dimension but the innermost, dimension 1 fastest),
-// in the order they land in shared memory, densely.
+// in the order they land in shared memory.
 static uint64_t boxRows(const TensorMap &m) {
   uint64_t n = 1;
   for (unsigned d = 1; d < m.rank; ++d)
     n *= m.box[d];
   return n;
+}
+
+// Shared-memory bytes from one box row to the next. Rows land densely when
+// their inner extent fills the swizzle span; a narrower row of a swizzled
+// box takes the whole span, its data in the first bytes before the address
+// swizzle and the rest of the span left as it was (measured on an H100,
+// 2026-12-05: a box of 64-byte rows under the 128-byte swizzle lands one
+// row a 128-byte line, .dev probe in docs/head-dims.md, "The pair-halves
+// layout on hardware"). The transaction count is the data's bytes.
+static uint32_t boxRowPitch(const TensorMap &m) {
+  return std::max<uint32_t>(m.box[0] * m.esize, m.swizzleBytes);
+}
+
+// Shared-memory bytes a box spans from its destination.
+static uint32_t boxSpan(const TensorMap &m) {
+  uint32_t rowBytes = m.box[0] * m.esize;
+  return boxRowPitch(m) * uint32_t(boxRows(m) - 1) + rowBytes;
 }
 
 // Row `outer` of the box: whether it lies inside the tensor, and in
@@ -1137,7 +1154,7 @@ llvm::Error Emulator::pendingCopyOverlap(uint32_t lo, uint32_t hi,
     if (op.done || op.kind != AsyncKind::TmaLoad)
       continue;
     const TensorMap &m = tmaps[op.tmap];
-    uint32_t bytes = m.esize * m.box[0] * uint32_t(boxRows(m));
+    uint32_t bytes = boxSpan(m);
     if (lo < op.smem + bytes && op.smem < hi)
       return fail(t, inst,
                   llvm::formatv("reads shared memory [{0:x}, {1:x}) that the "
@@ -1238,8 +1255,8 @@ static uint32_t swizzleAddress(uint32_t a, unsigned swizzleBytes) {
 
 // cp.async.bulk.tensor, tile mode (PTX ISA 9.7.9.25.5.1 and 5.5 "Tensors"):
 // the box at the given coordinates, innermost dimension contiguous in shared
-// memory; elements outside the tensor read as zero (OOB fill none = zeros);
-// the transaction count is the whole box's bytes.
+// memory, one row every boxRowPitch bytes; elements outside the tensor read as
+// zero (OOB fill none = zeros); the transaction count is the box's data bytes.
 llvm::Error Emulator::doTmaLoad(AsyncOp &op) {
   const TensorMap &m = tmaps[op.tmap];
   std::vector<uint8_t> &g = *buffers[m.tensor].data;
@@ -1251,14 +1268,15 @@ llvm::Error Emulator::doTmaLoad(AsyncOp &op) {
                 llvm::formatv("TMA load (line {0}) into {1:x}: the shared "
                               "destination must be 128-byte aligned",
                               op.line, op.smem));
-  if (auto e = sharedCheck(op.smem, bytes, nullptr, nullptr, false))
+  if (auto e = sharedCheck(op.smem, boxSpan(m), nullptr, nullptr, false))
     return e;
-  if (auto e = writeConflict(op.smem, op.smem + bytes, "TMA load", op.line))
+  if (auto e =
+          writeConflict(op.smem, op.smem + boxSpan(m), "TMA load", op.line))
     return e;
-  uint32_t off = 0;
   for (uint64_t outer = 0, n = boxRows(m); outer < n; ++outer) {
     int64_t rowOffset;
     bool rowIn = boxRow(m, op, outer, rowOffset);
+    uint32_t off = uint32_t(outer) * boxRowPitch(m);
     for (unsigned i0 = 0; i0 < m.box[0]; ++i0, off += m.esize) {
       int64_t c0 = int64_t(op.coords[0]) + i0;
       uint32_t a = op.smem + off;
@@ -1279,14 +1297,15 @@ llvm::Error Emulator::doTmaLoad(AsyncOp &op) {
   return mbarCompleteTx(op.mbar, bytes, op.line);
 }
 
-// The store direction: only the elements inside the tensor are written.
+// The store direction: only the elements inside the tensor are written; its
+// rows are read at the load's pitch (assumed: only loads were measured).
 llvm::Error Emulator::doTmaStore(AsyncOp &op) {
   const TensorMap &m = tmaps[op.tmap];
   std::vector<uint8_t> &g = *buffers[m.tensor].data;
-  uint32_t off = 0;
   for (uint64_t outer = 0, n = boxRows(m); outer < n; ++outer) {
     int64_t rowOffset;
     bool rowIn = boxRow(m, op, outer, rowOffset);
+    uint32_t off = uint32_t(outer) * boxRowPitch(m);
     for (unsigned i0 = 0; i0 < m.box[0]; ++i0, off += m.esize) {
       int64_t c0 = int64_t(op.coords[0]) + i0;
       if (!rowIn || c0 < 0 || c0 >= m.dims[0])

@@ -110,6 +110,27 @@ def _chip_or_none(like) -> str | None:
         return None
 
 
+def _refuse_pair_halves_backward(group: int, block_size: int, head_dim: int, half_split: bool) -> None:
+    """The half-split rotary backwards that would load pair-complete chunks
+    (columns 32 j on and their partners D / 2 on, one TMA box of two 64-byte
+    pieces under the 128-byte swizzle) are refused by the compiler: on an
+    H100 (2026-12-05) every such kernel missed the float64 reference
+    (docs/head-dims.md, "The pair-halves layout on hardware"). They are the
+    backward at block size 128 above head dim 128, and the grouped one above
+    head dim 128 at every block size and at block size 128 and head dim 128."""
+    if not half_split:
+        return
+    if head_dim > 128 and (block_size > 64 or group > 1) or (
+            group > 1 and block_size > 64 and head_dim == 128):
+        grouped = f" with {group} query heads per k/v head" if group > 1 else ""
+        raise ValueError(
+            f"rotary: head dim {head_dim} at block_size {block_size}{grouped} has no backward kernel "
+            "with half-split rotary embeddings yet (its pair-complete chunks are not loaded as the "
+            "kernel reads them on the GPU); interleaved rotary embeddings (Rotary(interleaved=True)) "
+            "have one there"
+        )
+
+
 def _refuse_grouped_backward(group: int, requires_grad: bool, block_size: int = 64,
                              head_dim: int = 64, rotary: bool = False,
                              interleaved: bool = False, chip: str | None = None) -> None:
@@ -124,7 +145,10 @@ def _refuse_grouped_backward(group: int, requires_grad: bool, block_size: int = 
     (docs/pipeline.md, "Grouped-query attention"): the other grouped calls that
     need gradients are refused before any forward work is done. `chip` is the
     device's (None: not known here, the compiler decides)."""
-    if group <= 1 or not requires_grad or not torch.is_grad_enabled():
+    if not requires_grad or not torch.is_grad_enabled():
+        return
+    _refuse_pair_halves_backward(group, block_size, head_dim, rotary and not interleaved)
+    if group <= 1:
         return
     if block_size > 64 and rotary and not interleaved and 64 < head_dim < 128:
         raise ValueError(
@@ -1364,6 +1388,8 @@ def block_attention_qkvpacked(
     eager = not torch.compiler.is_compiling()
     scale, rope = _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, rotary,
                                 qkv.requires_grad, eager)
+    _refuse_grouped_backward(1, qkv.requires_grad, block_size, q.shape[-1], rotary is not None,
+                             rotary is not None and rotary.interleaved)
     if out is not None:
         return forward(q, k, v, cu_seqlens, block_size, scale, out, *rope)
     if eager and type(qkv) is torch.Tensor and not _functorch_active():
@@ -1431,10 +1457,9 @@ def block_attention_kvpacked(
     requires_grad = q.requires_grad or kv.requires_grad
     scale, rope = _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, rotary,
                                 requires_grad, eager)
-    if grouped:
-        _refuse_grouped_backward(q.shape[1] // hkv, requires_grad, block_size, q.shape[-1],
-                                 rotary is not None, rotary is not None and rotary.interleaved,
-                                 _chip_or_none(q))
+    _refuse_grouped_backward(q.shape[1] // hkv if grouped else 1, requires_grad, block_size, q.shape[-1],
+                             rotary is not None, rotary is not None and rotary.interleaved,
+                             _chip_or_none(q))
     if out is not None:
         return forward(q, k, v, cu_seqlens, block_size, scale, out, *rope)
     if eager and type(q) is torch.Tensor and type(kv) is torch.Tensor and not _functorch_active():

@@ -247,29 +247,16 @@ def test_rotary_backward_interleaved_long_tiny_and_past_the_sm_count(head_dim):
     run_rotary_backward([128 * sms + 5], 1, head_dim, torch.float16, rotate_v=True, seed=13)
 
 
-@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
 @pytest.mark.parametrize("head_dim", HEAD_DIMS)
-def test_rotary_backward_half_split(head_dim, dtype):
-    """Every table variant on the edge lengths, 3 heads (pair-complete chunks of two pieces: a
-    wrong TMA layout of the rank-4 box would miss the reference)."""
-    for positions, rotate_v in ((False, False), (True, False), (False, True), (True, True)):
-        run_rotary_backward(EDGE_LENGTHS, 3, head_dim, dtype, positions, rotate_v, seed=head_dim,
-                            interleaved=False)
-
-
-@pytest.mark.parametrize("head_dim", HEAD_DIMS)
-def test_rotary_backward_half_split_causal_dlse(head_dim):
-    for dtype in (torch.bfloat16, torch.float16):
-        run_rotary_backward(EDGE_LENGTHS, 2, head_dim, dtype, positions=True, rotate_v=True, causal=True,
-                            lse=True, seed=5, interleaved=False)
-
-
-@pytest.mark.parametrize("head_dim", HEAD_DIMS)
-def test_rotary_backward_half_split_long_tiny_and_past_the_sm_count(head_dim):
-    run_rotary_backward([20_011], 2, head_dim, torch.bfloat16, seed=11, interleaved=False)
-    run_rotary_backward(TINY_LENGTHS, 3, head_dim, torch.bfloat16, positions=True, seed=12, interleaved=False)
-    sms = torch.cuda.get_device_properties(0).multi_processor_count
-    run_rotary_backward([128 * sms + 5], 1, head_dim, torch.float16, rotate_v=True, seed=13, interleaved=False)
+def test_rotary_backward_half_split_refused(head_dim):
+    """The half-split backward here (sessions 20-21: pair-complete chunks, one TMA box of two
+    64-byte pieces under the 128-byte swizzle) missed the float64 reference on an H100
+    (2026-12-05, dq relative error ~1.1, some NaN): refused before any launch since session 22."""
+    q, k, v, cu = make_inputs(EDGE_LENGTHS, 2, head_dim, torch.bfloat16, 0)
+    cos, sin = (torch.ones(8, head_dim // 2, device="cuda"), torch.zeros(8, head_dim // 2, device="cuda"))
+    with pytest.raises(ValueError, match=rf"^rotary: head dim {head_dim} at block_size 128 has no backward"):
+        blockattn.block_attention(q.requires_grad_(), k, v, cu, block_size=BS,
+                                  rotary=blockattn.Rotary(cos, sin))
 
 
 # Angles computed in the kernel from rotary_theta (session 18): the Python API passes tables, so
@@ -403,20 +390,3 @@ def test_rotary_theta_backward_interleaved_causal_dlse_tiny_and_past_the_sm_coun
     run_theta_backward([128 * sms + 5], 1, head_dim, torch.float16, rotate_v=True, seed=13)
 
 
-@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
-@pytest.mark.parametrize("head_dim", HEAD_DIMS)
-def test_rotary_theta_backward_half_split(head_dim, dtype):
-    """Half-split pairs from theta (the pair-complete chunks of the rank-4 tensor map): every
-    variant on the edge lengths, 3 heads; bases 10000 and 500."""
-    for positions, rotate_v in ((False, False), (True, False), (False, True), (True, True)):
-        run_theta_backward(EDGE_LENGTHS, 3, head_dim, dtype, positions, rotate_v,
-                           theta=500.0 if rotate_v else 10000.0, seed=head_dim + 1, interleaved=False)
-
-
-@pytest.mark.parametrize("head_dim", HEAD_DIMS)
-def test_rotary_theta_backward_half_split_causal_dlse_and_past_the_sm_count(head_dim):
-    run_theta_backward(EDGE_LENGTHS, 2, head_dim, torch.bfloat16, positions=True, rotate_v=True, causal=True,
-                       lse=True, theta=500.0, seed=15, interleaved=False)
-    run_theta_backward(TINY_LENGTHS, 3, head_dim, torch.float16, causal=True, seed=16, interleaved=False)
-    sms = torch.cuda.get_device_properties(0).multi_processor_count
-    run_theta_backward([128 * sms + 5], 1, head_dim, torch.bfloat16, lse=True, seed=17, interleaved=False)
