@@ -332,7 +332,7 @@ static uint64_t boxRows(const TensorMap &m) {
 // box takes the whole span, its data in the first bytes before the address
 // swizzle and the rest of the span left as it was (measured on an H100,
 // 2026-12-05: a box of 64-byte rows under the 128-byte swizzle lands one
-// row a 128-byte line, .dev probe in docs/head-dims.md, "The pair-halves
+// row a 128-byte line, bench/tma_box_probe.cu; docs/head-dims.md, "The pair-halves
 // layout on hardware"). The transaction count is the data's bytes.
 static uint32_t boxRowPitch(const TensorMap &m) {
   return std::max<uint32_t>(m.box[0] * m.esize, m.swizzleBytes);
