@@ -91,6 +91,14 @@ SAMPLE = [
     ("sm_100a", case(128, "f16", "half_split", 4, rotate_v=True, causal=True, lse=True), 8, 1),
     ("sm_100a", case(128, "bf16", "half_split", 2, positions=True), 4, 3),
     ("sm_100a", case(128, "bf16", "half_split", 3, positions=True, rotate_v=True), 3, 3),
+    # sm_90a at 192 and 256 (session 22): K, V, Q and dO streamed in 64-column chunks (ring
+    # "chunks"), each chunk rotated in place by the scores warpgroup as it lands (every time it
+    # is streamed), the pass's chunks of Q and K in "qdo" before the head's "pds" commit; each
+    # gradient chunk turned back on its own. Interleaved: G = 2, 3 and MQA, 1 and 3 SMs.
+    ("sm_90a", case(192, "bf16", "interleaved", 2, positions=True, rotate_v=True), 4, 3),
+    ("sm_90a", case(256, "f16", "interleaved", 3, rotate_v=True, causal=True, lse=True), 6, 1),
+    ("sm_90a", case(192, "f16", "interleaved", 4, causal=True, lse=True), 4, 1),
+    ("sm_90a", case(256, "bf16", "interleaved", 2, positions=True), 4, 3),
     # ... and with angles from rotary_theta (each chunk's part turned by theta^(-2i/D) of its own
     # pairs, i from 32 j).
     ("sm_90a", dataclasses.replace(case(128, "bf16", "half_split", 4, rotate_v=True),
