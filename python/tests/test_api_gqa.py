@@ -227,16 +227,21 @@ def test_grouped_backward_refusals(api_launches):
     for head_dim in (96, 128):
         api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, rotary=True, interleaved=True)
     for head_dim in (192, 256):
-        # sm_90a streams K, V, Q and dO in 64-column chunks, without rotary embeddings; sm_100a and
-        # rotary embeddings (either layout) stay refused.
+        # sm_90a streams K, V, Q and dO in 64-column chunks, with rotary embeddings of either
+        # layout too (session 22: each chunk rotated as it lands); sm_100a stays refused, with
+        # rotary embeddings too.
         api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, chip="sm_90a")
         api._refuse_grouped_backward(4, True, block_size=128, head_dim=head_dim)  # chip unknown
         for interleaved in (False, True):
+            api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, rotary=True,
+                                         interleaved=interleaved, chip="sm_90a")
+            api._refuse_grouped_backward(3, True, block_size=128, head_dim=head_dim, rotary=True,
+                                         interleaved=interleaved)  # chip unknown
             with pytest.raises(ValueError,
-                               match=rf"^rotary: head dim {head_dim} has no grouped-query backward kernel "
-                                     r"with rotary embeddings at block_size 128"):
+                               match=rf"^q: head dim {head_dim} has no grouped-query backward kernel at "
+                                     r"block_size 128 on sm_100a"):
                 api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, rotary=True,
-                                             interleaved=interleaved, chip="sm_90a")
+                                             interleaved=interleaved, chip="sm_100a")
         with pytest.raises(ValueError,
                            match=rf"^q: head dim {head_dim} has no grouped-query backward kernel at block_size 128 "
                                  r"on sm_100a"):
@@ -264,8 +269,8 @@ def test_grouped_half_split_rotary_backward_above_head_dim_128(api_launches):
     """Head dims 192 and 256 have a grouped backward at blocks of up to 64 with every rotary
     layout: half-split rows are loaded in pair-complete 64-column chunks (session 21;
     docs/rotary.md), so nothing refuses them, and the grouped backward launches the _g<G>
-    half-split kernel with the tables; at block size 128 above head dim 128 the grouped rotary
-    backward stays refused, naming rotary."""
+    half-split kernel with the tables; at block size 128 above head dim 128 too (sm_90a, session
+    22: pair-complete chunks streamed and rotated as they land), refused on sm_100a, naming q."""
     torch, api, calls = api_launches
 
     for head_dim in (192, 256):
@@ -273,9 +278,13 @@ def test_grouped_half_split_rotary_backward_above_head_dim_128(api_launches):
             api._refuse_grouped_backward(2, True, block_size=block_size, head_dim=head_dim, rotary=True)
         api._refuse_grouped_backward(2, True, head_dim=head_dim)  # without rotary
         api._refuse_grouped_backward(2, True, head_dim=head_dim, rotary=True, interleaved=True)
-        with pytest.raises(ValueError, match=rf"^rotary: head dim {head_dim} has no grouped-query backward "
-                                             "kernel with rotary embeddings at block_size 128"):
-            api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, rotary=True)
+        api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, rotary=True)
+        api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, rotary=True,
+                                     chip="sm_90a")
+        with pytest.raises(ValueError, match=rf"^q: head dim {head_dim} has no grouped-query backward "
+                                             "kernel at block_size 128 on sm_100a"):
+            api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, rotary=True,
+                                         chip="sm_100a")
     assert calls == []
     d = 192
     q = torch.randn(T, 4, d).to(torch.bfloat16)

@@ -94,18 +94,6 @@ struct BlockAttnWarpSpecializePass
                 "memory up to head_dim "
              << kMaxGroupedLargeBlockHeadDim
              << " (sm_90a streams them in 64-column chunks)";
-    // With rotary embeddings the scores warpgroup rotates each streamed
-    // chunk in place as it lands (interleaved chunks hold whole pairs).
-    if (spec.headDim > kMaxGroupedLargeBlockHeadDim &&
-        spec.rotary == RotaryMode::half_split)
-      return refuse() << " and head_dim " << spec.headDim
-                      << " with half-split rotary embeddings yet: above "
-                         "head_dim "
-                      << kMaxGroupedLargeBlockHeadDim
-                      << " K, V, Q and dO are streamed in 64-column chunks, "
-                         "which hold half-split pairs whole only in "
-                         "pair-complete order (built with interleaved rotary "
-                         "embeddings, on sm_90a)";
     // With rotary embeddings above head dim 64: the item is made in passes
     // over C-column chunks of the head dim (64 at 128, 32 at 96), and each
     // pass's chunk of dQ, dK (and dV) is turned back on its own, which needs
