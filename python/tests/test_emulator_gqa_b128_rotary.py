@@ -25,6 +25,15 @@ turned back on its own and stored as two 32-column pieces; with tables and with 
 A planted bug (every chunk of K, V and Q rotated with pair 0's angles, pair_offset 0) failed
 the G = 3 cases on both chips. Half-split at 96 stays refused (test_emulator_gqa_b128.py).
 
+At head dims 192 and 256 (sm_90a, session 22; refused on sm_100a) K, V, Q and dO are streamed
+in 64-column chunks (ring "chunks"; test_emulator_gqa_b128.py's WIDE cases): the scores
+warpgroup rotates every chunk it reads in place as it lands, each time it is streamed (q's and
+K's for S, V's with rotate_v for dP; half-split ones loaded pair-complete), and the pass's chunks
+of Q and K in "qdo" before the head's "pds" commit; each gradient chunk is turned back on its
+own. Both layouts, positions, rotate_v, causal + dlse, G = 2, 3, 4 and MQA, 1 and 3 SMs, tables
+and rotary_theta. A planted bug (the streamed chunks after the first rotated with pair 0's
+angles) failed the sample's 192 cases of both layouts.
+
 The default sample keeps `make check` fast; BLOCKATTN_EMULATE_FULL=1 runs the wider matrix
 (both chips, head dims 32 and 64, bf16 and f16, both layouts, plain / positions / rotate_v /
 both, plain and causal + dlse, G = 2 and MQA, 1 and 3 SMs; and at 96 and 128, interleaved,
@@ -105,6 +114,10 @@ SAMPLE = [
     ("sm_90a", case(192, "bf16", "half_split", 3, positions=True, rotate_v=True), 6, 3),
     ("sm_90a", case(256, "f16", "half_split", 2, causal=True, lse=True), 4, 1),
     ("sm_90a", case(256, "bf16", "half_split", 4, rotate_v=True), 4, 3),
+    # ... and from rotary_theta (each chunk's part turned by theta^(-2i/D) of its pairs, i from
+    # 32 j).
+    ("sm_90a", dataclasses.replace(case(192, "f16", "half_split", 2, positions=True),
+                                   rotary_theta=10000.0), 4, 3),
     # ... and with angles from rotary_theta (each chunk's part turned by theta^(-2i/D) of its own
     # pairs, i from 32 j).
     ("sm_90a", dataclasses.replace(case(128, "bf16", "half_split", 4, rotate_v=True),
@@ -215,7 +228,10 @@ def test_grouped_large_block_rotary_theta(chip, tmp_path):
              # in passes over column chunks: interleaved at 96, half-split at 128 (session 21)
              case(128, "bf16", "half_split", 3, positions=True)]
     if chip == "sm_90a":
-        cases += [case(96, "bf16", "interleaved", 2), case(96, "f16", "interleaved", 4, rotate_v=True)]
+        cases += [case(96, "bf16", "interleaved", 2), case(96, "f16", "interleaved", 4, rotate_v=True),
+                  # above head dim 128: streamed chunks rotated as they land (session 22)
+                  case(256, "bf16", "interleaved", 3, rotate_v=True),
+                  case(192, "bf16", "half_split", 2, positions=True)]
     for c in cases:
         run = subprocess.run([find_compiler(), *c.compiler_flags(chip), "--rotary-theta=10000",
                               "-o", str(tmp_path / "k"), "--quiet"], capture_output=True, text=True)
