@@ -1473,11 +1473,10 @@ void buildGroupedChunkScoresConsumer(OpBuilder &b, Location loc,
   };
   auto overChunks = [&](bool scores, int64_t i) -> Value {
     bool rotated = spec.hasRotary() && (scores || spec.rotateV);
-    Value first = chunkProduct(
-        Value(), rotated ? function_ref<void(ValueRange)>([&](ValueRange t) {
-          rotateChunk(t, scores, i, 0);
-        })
-                         : function_ref<void(ValueRange)>());
+    using Rotate = function_ref<void(ValueRange)>;
+    auto rotateFirst = [&](ValueRange t) { rotateChunk(t, scores, i, 0); };
+    Value first =
+        chunkProduct(Value(), rotated ? Rotate(rotateFirst) : Rotate());
     auto i32 = [&](int64_t value) {
       return arith::ConstantIntOp::create(b, loc, value, 32);
     };
@@ -1495,9 +1494,8 @@ void buildGroupedChunkScoresConsumer(OpBuilder &b, Location loc,
     // scf.index_switch does not take), so that the loop stays rolled.
     auto rotateInLoop = [&](ValueRange t) {
       for (int64_t j = 1; j < spec.headDim / cols; ++j) {
-        Value isChunk =
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                  loop.getInductionVar(), i32(j));
+        Value isChunk = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                              loop.getInductionVar(), i32(j));
         auto ifChunk = scf::IfOp::create(b, loc, isChunk);
         OpBuilder::InsertionGuard inIf(b);
         b.setInsertionPointToStart(ifChunk.thenBlock());
@@ -1507,8 +1505,7 @@ void buildGroupedChunkScoresConsumer(OpBuilder &b, Location loc,
     scf::YieldOp::create(
         b, loc,
         chunkProduct(loop.getRegionIterArgs()[0],
-                     rotated ? function_ref<void(ValueRange)>(rotateInLoop)
-                             : function_ref<void(ValueRange)>()));
+                     rotated ? Rotate(rotateInLoop) : Rotate()));
     return loop.getResult(0);
   };
   for (int64_t pass = 0; pass < plan.groupPasses; ++pass) {
