@@ -72,7 +72,7 @@ KNOWN_SPILLS = [
     # above head dim 128 with rotate_v. The scores warpgroup rotates every
     # streamed chunk as it lands, V's inside the dP loop next to P and dP
     # (64 + 64 registers): at its 176 it spills with rotate_v in every kernel
-    # sampled, both layouts (interleaved 4-96 bytes, half-split 164-292: a
+    # sampled, both layouts (interleaved 4-96 bytes, half-split 120-328: a
     # half-split item turns 8 pairs a thread, an interleaved one 4), and
     # accumulate warpgroup 0 needs 136 to turn dV's chunk back too; the pool
     # of 512 holds no split (ptxas wants about 104 / 200 / 136 / 120; every
