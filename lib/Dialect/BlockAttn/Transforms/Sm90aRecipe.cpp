@@ -1458,9 +1458,9 @@ void buildGroupedChunkScoresConsumer(OpBuilder &b, Location loc,
   // A product over the head dim, accumulated chunk by chunk from "chunks"
   // (a query half's chunk, then K's or V's), each slot given back after it.
   // The first chunk starts the accumulator; the others are one scf.for
-  // whose iter_arg it is. With rotary embeddings each chunk is rotated
-  // first (`rotate` takes the slot's tiles and the chunk's index: a
-  // constant for the first, the loop's induction variable for the others).
+  // whose iter_arg it is. With rotary embeddings each chunk's tiles are
+  // rotated first (`rotate`: at pair 0 for the first chunk, through one
+  // scf.if a chunk index for the others).
   auto chunkProduct = [&](Value acc, function_ref<void(ValueRange)> rotate) {
     auto slot = GetOp::create(b, loc, chunks);
     ValueRange t = slot.getBuffers();
