@@ -49,6 +49,19 @@ KNOWN_SPILLS = [
     # block-128 half-split ones at head dim 128 (session 21) are refused since session 22: they
     # missed the float64 reference on an H100 (docs/head-dims.md, "The pair-halves layout on
     # hardware").
+    # Issues 20/21 (session 22): the sm_90a grouped block-128 rotary backward
+    # above head dim 128 with rotate_v. The scores warpgroup rotates every
+    # streamed chunk as it lands, V's inside the dP loop next to P and dP
+    # (64 + 64 registers): at its 176 it spills with rotate_v in every kernel
+    # sampled, both layouts (interleaved 4-96 bytes, half-split 120-328: a
+    # half-split item turns 8 pairs a thread, an interleaved one 4), and
+    # accumulate warpgroup 0 needs 136 to turn dV's chunk back too; the pool
+    # of 512 holds no split (ptxas wants about 104 / 200 / 136 / 120; every
+    # split tried by editing setmaxnreg spilled, and the producer rotating V's
+    # chunks instead spilled 56 bytes). Without rotate_v nothing spills
+    # (docs/head-dims.md, "With rotary embeddings (session 22)").
+    r"sm_90a/blockattn_backward_d(192|256)_b128_(bf16|f16)_g\d+(_causal)?(_lse)?_interleaved(_pos)?_rv",
+    # (The half-split ones are refused since session 22, above.)
 ]
 
 

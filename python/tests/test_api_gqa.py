@@ -230,17 +230,23 @@ def test_grouped_backward_refusals(api_launches):
     for head_dim in (96, 128):
         api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, rotary=True, interleaved=True)
     for head_dim in (192, 256):
-        # sm_90a streams K, V, Q and dO in 64-column chunks, without rotary embeddings; sm_100a and
-        # rotary embeddings (either layout) stay refused.
+        # sm_90a streams K, V, Q and dO in 64-column chunks; sm_100a stays refused.
         api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, chip="sm_90a")
         api._refuse_grouped_backward(4, True, block_size=128, head_dim=head_dim)  # chip unknown
-        for interleaved in (False, True):
-            with pytest.raises(ValueError,
-                               match=rf"^rotary: head dim {head_dim} has no grouped-query backward kernel "
-                                     r"with rotary embeddings at block_size 128" if interleaved else
-                                     rf"^rotary: head dim {head_dim} at block_size 128 with 2 query heads"):
-                api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, rotary=True,
-                                             interleaved=interleaved, chip="sm_90a")
+        # interleaved rotary embeddings on sm_90a (session 22: streamed chunks rotated as they land);
+        # half-split ones refused on both chips (pair-complete chunks, session 22)
+        api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, rotary=True,
+                                     interleaved=True, chip="sm_90a")
+        api._refuse_grouped_backward(3, True, block_size=128, head_dim=head_dim, rotary=True,
+                                     interleaved=True)  # chip unknown
+        with pytest.raises(ValueError, match=rf"^rotary: head dim {head_dim} at block_size 128 with 2 query heads"):
+            api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, rotary=True,
+                                         chip="sm_90a")
+        with pytest.raises(ValueError,
+                           match=rf"^q: head dim {head_dim} has no grouped-query backward kernel at "
+                                 r"block_size 128 on sm_100a"):
+            api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, rotary=True,
+                                         interleaved=True, chip="sm_100a")
         with pytest.raises(ValueError,
                            match=rf"^q: head dim {head_dim} has no grouped-query backward kernel at block_size 128 "
                                  r"on sm_100a"):
@@ -268,8 +274,8 @@ def test_grouped_half_split_rotary_backward_above_head_dim_128(api_launches):
     """Head dims 192 and 256 have a grouped backward at blocks of up to 64 with interleaved
     rotary embeddings; half-split rows loaded in pair-complete 64-column chunks (session 21)
     missed the float64 reference on an H100 and are refused again (session 22), naming rotary,
-    before any launch; at block size 128 above head dim 128 the grouped rotary backward stays
-    refused with either layout."""
+    before any launch; at block size 128 above head dim 128 the interleaved one is built on
+    sm_90a (session 22), refused on sm_100a, naming q."""
     torch, api, calls = api_launches
 
     for head_dim in (192, 256):
@@ -280,10 +286,12 @@ def test_grouped_half_split_rotary_backward_above_head_dim_128(api_launches):
             api._refuse_grouped_backward(2, True, block_size=block_size, head_dim=head_dim, rotary=True,
                                          interleaved=True)
         api._refuse_grouped_backward(2, True, head_dim=head_dim)  # without rotary
-        with pytest.raises(ValueError, match=rf"^rotary: head dim {head_dim} has no grouped-query backward "
-                                             "kernel with rotary embeddings at block_size 128"):
+        api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, rotary=True,
+                                     interleaved=True, chip="sm_90a")
+        with pytest.raises(ValueError, match=rf"^q: head dim {head_dim} has no grouped-query backward "
+                                             "kernel at block_size 128 on sm_100a"):
             api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, rotary=True,
-                                         interleaved=True)
+                                         interleaved=True, chip="sm_100a")
     assert calls == []
     d = 192
     q = torch.randn(T, 4, d).to(torch.bfloat16)

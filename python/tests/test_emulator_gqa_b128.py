@@ -150,16 +150,17 @@ def test_grouped_large_block_backward_matches_reference(chip, c, heads, sms, emu
 
 @pytest.mark.parametrize("chip", ["sm_90a", "sm_100a"])
 def test_grouped_large_block_refusals(chip, tmp_path):
-    """Head dims above 128 stay refused at block size 128 on sm_100a and with rotary embeddings
-    (sm_90a builds them without: the WIDE cases above), by name, and half-split rotary embeddings
-    at head dim 96 (up to 64 and at 128 they are built, and interleaved ones at 96 and 128 on both
-    chips: test_emulator_gqa_b128_rotary.py)."""
+    """Head dims above 128 stay refused at block size 128 on sm_100a, with rotary embeddings too
+    (sm_90a builds them, with rotary embeddings of either layout since session 22: the WIDE cases
+    above and test_emulator_gqa_b128_rotary.py), by name, and half-split rotary embeddings at head
+    dim 96 (up to 64 and at 128 they are built, and interleaved ones at 96 and 128 on both chips:
+    test_emulator_gqa_b128_rotary.py)."""
     wide = ((case(192, "bf16", 4), "and head_dim 192 on sm_100a yet"),
-            (case(256, "bf16", 2), "and head_dim 256 on sm_100a yet")) if chip == "sm_100a" else (
-        (em.Case("backward", 192, "bf16", "interleaved", group=4, block_size=128),
-         "and head_dim 192 with rotary embeddings yet"),
-        (em.Case("backward", 256, "f16", "interleaved", group=2, block_size=128, causal=True),
-         "and head_dim 256 with rotary embeddings yet"))
+            (case(256, "bf16", 2), "and head_dim 256 on sm_100a yet"),
+            (em.Case("backward", 192, "bf16", "interleaved", group=4, block_size=128),
+             "and head_dim 192 on sm_100a yet"),
+            (em.Case("backward", 256, "f16", "half_split", group=2, block_size=128, causal=True),
+             "and head_dim 256 on sm_100a yet")) if chip == "sm_100a" else ()
     for c, words in (*wide,
                      (em.Case("backward", 96, "bf16", "half_split", group=2, block_size=128),
                       "and head_dim 96 with half-split rotary embeddings yet: above head_dim 64 an "

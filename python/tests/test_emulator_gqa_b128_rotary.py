@@ -22,6 +22,15 @@ passes that is not unrolled). Half-split at 128 (session 21: pair-complete 64-co
 one box of two 64-byte pieces under the 128-byte swizzle) passed here but missed the float64
 reference on an H100, and is refused since session 22, as at 96.
 
+At head dims 192 and 256 (sm_90a, session 22; refused on sm_100a) K, V, Q and dO are streamed
+in 64-column chunks (ring "chunks"; test_emulator_gqa_b128.py's WIDE cases): the scores
+warpgroup rotates every chunk it reads in place as it lands, each time it is streamed (q's and
+K's for S, V's with rotate_v for dP; half-split ones loaded pair-complete), and the pass's chunks
+of Q and K in "qdo" before the head's "pds" commit; each gradient chunk is turned back on its
+own. Both layouts, positions, rotate_v, causal + dlse, G = 2, 3, 4 and MQA, 1 and 3 SMs, tables
+and rotary_theta. A planted bug (the streamed chunks after the first rotated with pair 0's
+angles) failed the sample's 192 cases of both layouts.
+
 The default sample keeps `make check` fast; BLOCKATTN_EMULATE_FULL=1 runs the wider matrix
 (both chips, head dims 32 and 64, bf16 and f16, both layouts, plain / positions / rotate_v /
 both, plain and causal + dlse, G = 2 and MQA, 1 and 3 SMs; and at 96 and 128, interleaved,
@@ -82,6 +91,15 @@ SAMPLE = [
     # Half-split at 128 (session 21: every tensor loaded in pair-complete 64-column chunks, one
     # box of two 64-byte pieces under the 128-byte swizzle) passed here but missed the float64
     # reference on an H100: refused since session 22 (test_grouped_large_block_rotary_theta).
+    # sm_90a at 192 and 256 (session 22): K, V, Q and dO streamed in 64-column chunks (ring
+    # "chunks"), each chunk rotated in place by the scores warpgroup as it lands (every time it
+    # is streamed), the pass's chunks of Q and K in "qdo" before the head's "pds" commit; each
+    # gradient chunk turned back on its own. Interleaved (half-split refused: pair-complete
+    # chunks): G = 2, 3 and MQA, 1 and 3 SMs.
+    ("sm_90a", case(192, "bf16", "interleaved", 2, positions=True, rotate_v=True), 4, 3),
+    ("sm_90a", case(256, "f16", "interleaved", 3, rotate_v=True, causal=True, lse=True), 6, 3),
+    ("sm_90a", case(192, "f16", "interleaved", 4, causal=True, lse=True), 4, 1),
+    ("sm_90a", case(256, "bf16", "interleaved", 2, positions=True), 4, 3),
 ]
 
 
@@ -145,8 +163,13 @@ def test_grouped_large_block_rotary_backward_matches_reference(chip, c, heads, s
     tensors = em.make_problem(c, lengths=LENGTHS, heads=heads, seed=sms + heads + 7)
     kv_heads = heads // c.group
     assert tensors["dk"].shape[1] == kv_heads and tensors["dq"].shape[1] == heads
+    # Above head dim 128 every chunk is rotated each time it is streamed (2 x 2 x D / 64 times
+    # per pass and query head): one CTA of the wide cases runs past the emulator's default
+    # livelock limit of 4e8 instructions.
+    extra = ("--max-instructions=2000000000",) if c.head_dim > 128 else ()
     out = em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), tensors,
-                     {"softmax_scale": c.head_dim ** -0.5}, num_sms=sms, seed=sms)
+                     {"softmax_scale": c.head_dim ** -0.5}, num_sms=sms, seed=sms,
+                     extra_args=extra)
     assert em.check_close(c, out, em.reference_outputs(c, tensors)) == []
     for name in c.outputs:
         assert (out[name] != em.POISON).all(), name
@@ -172,7 +195,10 @@ def test_grouped_large_block_rotary_theta(chip, tmp_path):
              # in passes over column chunks: interleaved at 96 and 128
              case(128, "bf16", "interleaved", 3, positions=True)]
     if chip == "sm_90a":
-        cases += [case(96, "bf16", "interleaved", 2), case(96, "f16", "interleaved", 4, rotate_v=True)]
+        cases += [case(96, "bf16", "interleaved", 2), case(96, "f16", "interleaved", 4, rotate_v=True),
+                  # above head dim 128: streamed chunks rotated as they land (session 22)
+                  case(256, "bf16", "interleaved", 3, rotate_v=True),
+                  case(192, "bf16", "interleaved", 2, positions=True)]
     for c in cases:
         run = subprocess.run([find_compiler(), *c.compiler_flags(chip), "--rotary-theta=10000",
                               "-o", str(tmp_path / "k"), "--quiet"], capture_output=True, text=True)

@@ -259,13 +259,17 @@ struct ConvertWarpSpecToNVVMPass
       }
       // arith.divui: grouped-query attention's k/v head (query head /
       // group) in the producer; scf.for: the grouped backward's loop over
-      // the query heads of a group.
+      // the query heads of a group; scf.if without results: the grouped
+      // block-128 backward's rotation of a streamed chunk, one case a chunk
+      // index (the patterns build such ifs too; the final scf-to-cf
+      // lowering takes them).
       if (isa<WarpSpecDialect>(op->getDialect()) ||
           isa<arith::ConstantOp, arith::AddIOp, arith::SubIOp, arith::MulIOp,
               arith::CmpIOp, arith::DivUIOp, arith::MinSIOp, arith::MaxSIOp,
               memref::DimOp, scf::WhileOp, scf::ConditionOp, scf::YieldOp>(
               op) ||
-          isa<scf::ForOp>(op))
+          isa<scf::ForOp>(op) ||
+          (isa<scf::IfOp>(op) && op->getNumResults() == 0))
         return WalkResult::advance();
       op->emitOpError() << "cannot be lowered by convert-warpspec-to-nvvm "
                            "inside a warpspec.kernel";

@@ -45,7 +45,9 @@ Kernels (the coordinator prebuilds them: scripts/gpu_gqa.sh prebuild DIR):
     (head dims 96 and 128 at block size 128, test_backward_block_size_128_wide*)
     python3 scripts/prebuild_kernels.py DIR --chips sm_90a --kinds backward \
         --head-dims 192,256 --block-sizes 128 --dtypes bf16,f16 --groups 2,3,4,8 [--causal] [--lse]
-    (head dims 192 and 256 at block size 128, test_backward_block_size_128_chunked*)
+    (head dims 192 and 256 at block size 128, test_backward_block_size_128_chunked*; with
+    --rotary interleaved,half_split --rotary-variants plain,pos,rv,pos_rv [--causal --lse],
+    test_backward_block_size_128_chunked_rotary*)
 """
 
 from __future__ import annotations
@@ -496,17 +498,16 @@ def test_backward_block_size_128_wide_half_split_rotary_refused():
 
 
 def test_backward_block_size_128_refusals():
-    """Above head dim 128 with rotary embeddings (either layout; and on sm_100a without), the
-    grouped backward at 128 is refused, naming the argument, before any launch."""
+    """Above head dim 128 on sm_100a (with or without rotary embeddings) the grouped backward at
+    128 is refused, naming q, before any launch (sm_90a builds it: the chunked tests below)."""
+    if torch.cuda.get_device_capability() != (10, 0):
+        pytest.skip("sm_100a only (sm_90a builds the grouped block-128 backward above head dim 128)")
     q, k, v, cu = make_inputs([130], 4, 2, 192, torch.bfloat16)
     rotary = rotary_of(q.shape[0], 192, True, False, False, seed=3)
-    with pytest.raises(ValueError, match="^rotary: head dim 192 has no grouped-query backward kernel with "
-                                         "rotary embeddings at block_size 128"):
-        blockattn.block_attention(q.requires_grad_(True), k, v, cu, block_size=128, rotary=rotary)
-    if torch.cuda.get_device_capability() == (10, 0):
+    for kwargs in ({}, {"rotary": rotary}):
         with pytest.raises(ValueError, match="head dim 192 has no grouped-query backward kernel at block_size "
                                              "128 on sm_100a"):
-            blockattn.block_attention(q.requires_grad_(True), k, v, cu, block_size=128)
+            blockattn.block_attention(q.requires_grad_(True), k, v, cu, block_size=128, **kwargs)
 
 
 # Head dims 192 and 256 at block size 128 (sm_90a, session 21; no rotary embeddings): K, V, Q
@@ -538,6 +539,46 @@ def test_backward_block_size_128_chunked_random_batch_and_deterministic():
     if torch.cuda.get_device_capability() != (9, 0):
         pytest.skip("sm_90a only")
     assert_b128_backward_deterministic(24, 8, 2, 256, seed=24)
+
+
+# With rotary embeddings there (sm_90a, session 22; compiled and emulated only until these run):
+# the scores warpgroup rotates every streamed chunk in place as it lands (interleaved; half-split
+# ones would load pair-complete chunks: refused since session 22), the pass's Q and K chunks of
+# "qdo" before the head's "pds" commit, and each gradient chunk is turned back on its own. Every
+# variant, G = 2, 3, 4, 8 and MQA, both dtypes, causal with dlse, deterministic. Kernels:
+#     python3 scripts/prebuild_kernels.py DIR --chips sm_90a --kinds backward \
+#         --head-dims 192,256 --block-sizes 128 --dtypes bf16,f16 --groups 2,3,4,8 \
+#         --rotary interleaved --rotary-variants plain,pos,rv,pos_rv [--causal --lse]
+B128_CHUNKED_ROTARY = [
+    # (hq, hkv, head_dim, (interleaved, positions, rotate_v))
+    (4, 2, 192, (True, False, False)),
+    (8, 2, 192, (True, True, True)),
+    (6, 2, 256, (True, False, True)),
+    (8, 1, 256, (True, True, False)),
+    (16, 2, 256, (True, True, False)),
+    (4, 4, 256, (True, True, True)),
+]
+
+
+@pytest.mark.parametrize("hq,hkv,head_dim,flags", B128_CHUNKED_ROTARY, ids=str)
+def test_backward_block_size_128_chunked_rotary(hq, hkv, head_dim, flags):
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("sm_90a only (sm_100a refuses the grouped block-128 backward above head dim 128)")
+    run_b128_backward(hq, hkv, head_dim, seed=hq + head_dim + 61, rotary_flags=flags)
+
+
+@pytest.mark.parametrize("head_dim", [192, 256])
+def test_backward_block_size_128_chunked_rotary_fp16_causal_lse(head_dim):
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("sm_90a only")
+    run_b128_backward(8, 2, head_dim, torch.float16, causal=True, lse=True, seed=head_dim + 67,
+                      rotary_flags=(True, True, True))
+
+
+def test_backward_block_size_128_chunked_rotary_random_batch_and_deterministic():
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("sm_90a only")
+    assert_b128_backward_deterministic(46, 8, 2, 256, seed=46, rotary_flags=(True, False, True))
 
 
 # The grouped backward above head dim 128 (issue 21): an item is made in D / 64 passes over

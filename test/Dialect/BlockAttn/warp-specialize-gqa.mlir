@@ -34,7 +34,8 @@
 // RUN: block-attn-opt %t/theta-wide.mlir -blockattn-warp-specialize="chip=sm_100a" | FileCheck %s --check-prefix=THETA100 --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %t/b128-wide.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=WIDE90 --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %t/b128-wide.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a"
-// RUN: block-attn-opt %t/b128-wide-rotary.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a"
+// RUN: block-attn-opt %t/b128-wide-rotary.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=WIDEROT90 --implicit-check-not=blockattn.backward
+// RUN: block-attn-opt %t/b128-wide-rotary-sm100a.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a"
 
 // Grouped-query attention's forward (group 4: q and o with 8 heads, k and v
 // with 2): the tile loop walks q's heads and the producer reads k and v at
@@ -799,14 +800,18 @@ func.func @gqa_backward_b128_wide(%q: memref<?x?x192xbf16>, %k: memref<?x?x192xb
 // WIDE90: warpspec.partition "accumulate1" role(compute) warps(4) regs(120)
 
 //--- b128-wide-rotary.mlir
-// Above head dim 128 with rotary embeddings (interleaved too): the streamed
-// chunks are not rotated; refused by name.
+// Above head dim 128 with rotary embeddings (sm_90a, session 22): the record
+// carries the item's position; the scores warpgroup rotates every streamed
+// chunk in place as it lands, chunk j a part of the rows at pair_offset 32 j
+// (the first before the chunk loop, the others in one scf.if a chunk index
+// inside it), the pass's chunks of Q's halves and K in "qdo" before the
+// head's "pds" commit, and turns each dQ chunk back on its own; the
+// accumulate warpgroups turn each dK chunk back after the group.
 func.func @gqa_backward_b128_wide_rotary(%q: memref<?x?x256xbf16>, %k: memref<?x?x256xbf16>,
                                          %v: memref<?x?x256xbf16>, %do: memref<?x?x256xbf16>,
                                          %dq: memref<?x?x256xbf16>, %dk: memref<?x?x256xbf16>,
                                          %dv: memref<?x?x256xbf16>, %cu: memref<?xi32>,
                                          %cos: memref<?x128xf32>, %sin: memref<?x128xf32>) {
-  // expected-error @below {{'blockattn.backward' op with group 2 (grouped-query attention) has no backward lowering at block_size 128 and head_dim 256 with rotary embeddings yet: above head_dim 128 K, V, Q and dO are streamed in 64-column chunks, which are not rotated (built without rotary embeddings, on sm_90a)}}
   blockattn.backward q(%q : memref<?x?x256xbf16>) k(%k : memref<?x?x256xbf16>)
       v(%v : memref<?x?x256xbf16>) do(%do : memref<?x?x256xbf16>)
       dq(%dq : memref<?x?x256xbf16>) dk(%dk : memref<?x?x256xbf16>)
@@ -814,5 +819,57 @@ func.func @gqa_backward_b128_wide_rotary(%q: memref<?x?x256xbf16>, %k: memref<?x
       rotary(%cos, %sin : memref<?x128xf32>, memref<?x128xf32>)
       {element_type = bf16, head_dim = 256 : i64, group = 2 : i64,
        block_size = 128 : i64, rotary = #blockattn.rotary<interleaved>}
+  return
+}
+// WIDEROT90: %[[CHUNKS:.*]] = warpspec.channel "chunks" depth(4)
+// WIDEROT90-NEXT: %[[QDO:.*]] = warpspec.channel "qdo" depth(1)
+// WIDEROT90: warpspec.partition "load" role(load) warps(4) regs(96)
+// WIDEROT90: warpspec.commit %{{.*}} tile(%{{.*}}, %{{.*}}, %{{.*}}) position(%{{.*}})
+// WIDEROT90: warpspec.partition "scores" role(compute) warps(4) regs(176)
+// WIDEROT90: warpspec.tile_position
+// WIDEROT90: warpspec.get %[[CHUNKS]]
+// WIDEROT90: warpspec.rotate({{.*}}) {head_dim = 256 : i64, interleaved = true, pair_offset = 0 : i64, pass_loop} : !warpspec.buffer<64x64xbf16, smem>
+// WIDEROT90: warpspec.rotate({{.*}}) {head_dim = 256 : i64, interleaved = true, pair_offset = 0 : i64, pass_loop} : !warpspec.buffer<128x64xbf16, smem>
+// WIDEROT90: scf.for {{.*}} iter_args({{.*}}) -> (!warpspec.acc<64x128xf32>)
+// WIDEROT90-NEXT: warpspec.get %[[CHUNKS]]
+// WIDEROT90: scf.if
+// WIDEROT90: warpspec.rotate({{.*}}) {head_dim = 256 : i64, interleaved = true, pair_offset = 32 : i64, pass_loop} : !warpspec.buffer<64x64xbf16, smem>
+// WIDEROT90: scf.if
+// WIDEROT90: pair_offset = 64 : i64
+// WIDEROT90: scf.if
+// WIDEROT90: pair_offset = 96 : i64
+// WIDEROT90: warpspec.mma
+// The pass's "qdo" slot: Q's halves and K rotated, then the "pds" commit.
+// WIDEROT90: warpspec.get %[[QDO]]
+// WIDEROT90: warpspec.rotate({{.*}}) {head_dim = 256 : i64, interleaved = true, pair_offset = 0 : i64, pass_loop} : !warpspec.buffer<64x64xbf16, smem>
+// WIDEROT90: warpspec.rotate({{.*}}) {head_dim = 256 : i64, interleaved = true, pair_offset = 0 : i64, pass_loop} : !warpspec.buffer<64x64xbf16, smem>
+// WIDEROT90: warpspec.rotate({{.*}}) {head_dim = 256 : i64, interleaved = true, pair_offset = 0 : i64, pass_loop} : !warpspec.buffer<128x64xbf16, smem>
+// WIDEROT90-NEXT: warpspec.commit
+// WIDEROT90: warpspec.rotate_tile {{.*}} {head_dim = 256 : i64, interleaved = true, inverse, pair_offset = 0 : i64} : <64x64xf32> -> <64x64xf32>
+// WIDEROT90: warpspec.store {{.*}} {col_offset = 0 : i64} : <64x64xf32>
+// The last pass: pairs 96 on.
+// WIDEROT90: warpspec.rotate_tile {{.*}} {head_dim = 256 : i64, interleaved = true, inverse, pair_offset = 96 : i64} : <64x64xf32> -> <64x64xf32>
+// WIDEROT90: warpspec.store {{.*}} {col_offset = 192 : i64} : <64x64xf32>
+// WIDEROT90: warpspec.partition "accumulate" role(compute) warps(4) regs(120)
+// WIDEROT90: warpspec.rotate_tile {{.*}} {head_dim = 256 : i64, interleaved = true, inverse, pair_offset = 0 : i64}
+// WIDEROT90: warpspec.rotate_tile {{.*}} {head_dim = 256 : i64, interleaved = true, inverse, pair_offset = 96 : i64}
+// WIDEROT90: warpspec.partition "accumulate1" role(compute) warps(4) regs(120)
+
+//--- b128-wide-rotary-sm100a.mlir
+// sm_100a refuses the grouped block-128 backward above head dim 128, with
+// rotary embeddings too.
+func.func @gqa_backward_b128_wide_rotary(%q: memref<?x?x256xbf16>, %k: memref<?x?x256xbf16>,
+                                         %v: memref<?x?x256xbf16>, %do: memref<?x?x256xbf16>,
+                                         %dq: memref<?x?x256xbf16>, %dk: memref<?x?x256xbf16>,
+                                         %dv: memref<?x?x256xbf16>, %cu: memref<?xi32>,
+                                         %cos: memref<?x128xf32>, %sin: memref<?x128xf32>) {
+  // expected-error @below {{'blockattn.backward' op with group 2 (grouped-query attention) has no backward lowering at block_size 128 and head_dim 256 on sm_100a yet: an item's K and V of 128 keys, a query head's Q and dO and both query halves' P and dS fit shared memory up to head_dim 128 (sm_90a streams them in 64-column chunks)}}
+  blockattn.backward q(%q : memref<?x?x256xbf16>) k(%k : memref<?x?x256xbf16>)
+      v(%v : memref<?x?x256xbf16>) do(%do : memref<?x?x256xbf16>)
+      dq(%dq : memref<?x?x256xbf16>) dk(%dk : memref<?x?x256xbf16>)
+      dv(%dv : memref<?x?x256xbf16>) cu_seqlens(%cu : memref<?xi32>)
+      rotary(%cos, %sin : memref<?x128xf32>, memref<?x128xf32>)
+      {element_type = bf16, head_dim = 256 : i64, group = 2 : i64,
+       block_size = 128 : i64, rotary = #blockattn.rotary<half_split>}
   return
 }

@@ -299,9 +299,10 @@ bool pairHalfChunks(const KernelSpec &spec) {
   // The grouped-query backward at block size 128 makes its gradients in
   // passes over 64-column chunks at head dim 128 (groupedLargeBlockPasses
   // in Plan.cpp; at 96 over 32-column ones, refused:
-  // checkGroupedLargeBlock).
+  // checkGroupedLargeBlock) and above it streams every input in 64-column
+  // chunks (KernelPlan::groupChunkStages).
   if (spec.group > 1)
-    return spec.headDim == 128;
+    return spec.headDim == 128 || spec.headDim > KernelShape::kMaxOutputCols;
   return spec.headDim > KernelShape::kMaxOutputCols;
 }
 
@@ -792,12 +793,18 @@ void buildGroupedChunkLoadPartition(OpBuilder &b, Location loc,
                                     Value chunks, Value qdo,
                                     const KernelPlan &plan) {
   OpBuilder::InsertionGuard g(b);
-  TileLoopOp loop = beginLoadTileLoop(b, loc, spec, values, plan, 3);
+  // With rotary embeddings from the sequence (no positions tensor) the
+  // record carries the item's position, the tile loop's fourth argument:
+  // the consumers rotate the chunks and turn the gradients back at it.
+  bool position = spec.needsTilePosition();
+  TileLoopOp loop =
+      beginLoadTileLoop(b, loc, spec, values, plan, position ? 4 : 3);
   Block &loopBody = loop.getBody().front();
   Value row = loopBody.getArgument(0), rows = loopBody.getArgument(1),
         kvHead = loopBody.getArgument(2);
   auto record = AcquireOp::create(b, loc, kv);
-  CommitOp::create(b, loc, record.getSlot(), row, rows, kvHead, Value());
+  CommitOp::create(b, loc, record.getSlot(), row, rows, kvHead,
+                   position ? loopBody.getArgument(3) : Value());
   Value q = spec.loads[0], k = spec.loads[1], v = spec.loads[2],
         dout = spec.loads[3];
   int64_t m = spec.queryTileRows(), cols = 64;
@@ -820,6 +827,11 @@ void buildGroupedChunkLoadPartition(OpBuilder &b, Location loc,
       auto tma = TmaLoadOp::create(b, loc, copy.source, tileRow,
                                    copy.keys ? kvHead : head, buffer);
       tma.setColOffsetAttr(b.getI64IntegerAttr(col));
+      // Half-split rows in pair-complete chunks (pairHalfChunks): chunk
+      // col / 64 holds pairs col / 2 on whole, in every tensor, so that S
+      // and dP (the same column order on both operands) are unchanged.
+      if (pairHalfChunks(spec))
+        tma.setPairHalves(true);
     }
     CommitOp::create(b, loc, acquire.getSlot(), row, rows, head);
   };

@@ -1387,8 +1387,9 @@ void buildGroupedLargeBlockScoresConsumer(OpBuilder &b, Location loc,
 ///   dQ_i,c = dS_i K_c (dS_i read back from the "pds" slot)
 /// for both halves, stored at column 64 c. S and dP are made every pass (D /
 /// 64 times an item), as in the passes at head dim 128; the peak is the
-/// block-128 backward's (P 64 + dP 64). No rotary embeddings
-/// (checkGroupedLargeBlock).
+/// block-128 backward's (P 64 + dP 64). With rotary embeddings (sm_90a,
+/// docs/rotary.md) it rotates every chunk it reads in place as it lands
+/// (each is streamed un-rotated) and turns each dQ chunk back on its own.
 void buildGroupedChunkScoresConsumer(OpBuilder &b, Location loc,
                                      const KernelSpec &spec,
                                      const KernelPlan &plan,
@@ -1397,10 +1398,21 @@ void buildGroupedChunkScoresConsumer(OpBuilder &b, Location loc,
   MLIRContext *ctx = b.getContext();
   OpBuilder::InsertionGuard g(b);
   int64_t halves = spec.numQueryTiles(), cols = 64;
+  // Half-split chunks (pairHalfChunks) are stored as two 32-column pieces,
+  // each through a staging buffer of its width.
+  bool pieces = spec.hasRotary() && pairHalfChunks(spec);
   ConsumerContext c = beginConsumer(b, loc, spec, values, plan,
                                     /*needsPScratch=*/false,
-                                    /*needsDsScratch=*/false, cols, "scores");
+                                    /*needsDsScratch=*/false,
+                                    pieces ? cols / 2 : cols, "scores");
   Value kvHead = consumeGroupedRecord(b, loc, kv, c);
+  // With rotary embeddings the item's position is read from the record
+  // before it goes back.
+  TileRows at;
+  if (spec.hasRotary()) {
+    c.position = tilePosition(b, loc, spec, c.slot);
+    at = {c.row, c.rows, c.position};
+  }
   // The record is all the slot carries: back at once, so that the producer
   // announces the next item while this one runs.
   ReleaseOp::create(b, loc, c.slot);
@@ -1418,20 +1430,53 @@ void buildGroupedChunkScoresConsumer(OpBuilder &b, Location loc,
   SmallVector<std::pair<Value, Value>> halfRows;
   for (int64_t i = 0; i < halves; ++i)
     halfRows.push_back(blockHalf(b, loc, c.row, c.rows, i, m));
+  // Rotary embeddings (docs/rotary.md, "Grouped-query backward"): every
+  // chunk comes from global memory un-rotated, each time it is streamed,
+  // and is rotated in place once it lands, before any product reads it:
+  // chunk j holds pairs 32 j to 32 j + 31 whole (interleaved, or half-split
+  // in pairHalfChunks' order), a part of the rows at pair_offset 32 j. A
+  // query half's chunk at its rows and position (+ 64 i), K's (V's with
+  // rotate_v) at the item's. Each part is turned in a loop of passes that
+  // places the thread from its index pinned in the loop, with the buffer,
+  // rows and position pinned at the rotation (as the column-pass
+  // backward's consumers: held from the partition's entry, those addresses
+  // are what ptxas spilled).
+  auto rotatePart = [&](Value tile, const TileRows &rows, int64_t j) {
+    rotateColumnPart(b, loc, spec, pin(tile), rows, j * cols / 2,
+                     /*passLoop=*/true);
+  };
+  // The operands of S (query half `i`'s chunk and K's) or of dP (V's with
+  // rotate_v; dO is not rotated) in slot `t`, chunk `j`.
+  auto rotateChunk = [&](ValueRange t, bool scores, int64_t i, int64_t j) {
+    if (scores) {
+      rotatePart(t[0], pinnedRotaryHalf(b, loc, spec, at, i), j);
+      rotatePart(t[1], pinnedRows(b, loc, at), j);
+    } else if (spec.rotateV) {
+      rotatePart(t[1], pinnedRows(b, loc, at), j);
+    }
+  };
   // A product over the head dim, accumulated chunk by chunk from "chunks"
   // (a query half's chunk, then K's or V's), each slot given back after it.
   // The first chunk starts the accumulator; the others are one scf.for
-  // whose iter_arg it is.
-  auto chunkProduct = [&](Value acc) -> Value {
+  // whose iter_arg it is. With rotary embeddings each chunk's tiles are
+  // rotated first (`rotate`: at pair 0 for the first chunk, through one
+  // scf.if a chunk index for the others).
+  auto chunkProduct = [&](Value acc, function_ref<void(ValueRange)> rotate) {
     auto slot = GetOp::create(b, loc, chunks);
     ValueRange t = slot.getBuffers();
+    if (rotate)
+      rotate(t);
     acc = MmaOp::create(b, loc, wide32, pin(t[0]), pin(t[1]), false,
                         /*transpose_b=*/true, acc);
     ReleaseOp::create(b, loc, slot.getSlot());
     return acc;
   };
-  auto overChunks = [&]() -> Value {
-    Value first = chunkProduct(Value());
+  auto overChunks = [&](bool scores, int64_t i) -> Value {
+    bool rotated = spec.hasRotary() && (scores || spec.rotateV);
+    using Rotate = function_ref<void(ValueRange)>;
+    auto rotateFirst = [&](ValueRange t) { rotateChunk(t, scores, i, 0); };
+    Value first =
+        chunkProduct(Value(), rotated ? Rotate(rotateFirst) : Rotate());
     auto i32 = [&](int64_t value) {
       return arith::ConstantIntOp::create(b, loc, value, 32);
     };
@@ -1444,7 +1489,23 @@ void buildGroupedChunkScoresConsumer(OpBuilder &b, Location loc,
         scf::ForOp::create(b, loc, i32(1), end, i32(1), ValueRange{first});
     OpBuilder::InsertionGuard inLoop(b);
     b.setInsertionPointToStart(loop.getBody());
-    scf::YieldOp::create(b, loc, chunkProduct(loop.getRegionIterArgs()[0]));
+    // The rotation's pair offset (32 j) is an attribute: one scf.if a
+    // chunk on the loop's index (the kernel's scalar code is i32, which
+    // scf.index_switch does not take), so that the loop stays rolled.
+    auto rotateInLoop = [&](ValueRange t) {
+      for (int64_t j = 1; j < spec.headDim / cols; ++j) {
+        Value isChunk = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                              loop.getInductionVar(), i32(j));
+        auto ifChunk = scf::IfOp::create(b, loc, isChunk);
+        OpBuilder::InsertionGuard inIf(b);
+        b.setInsertionPointToStart(ifChunk.thenBlock());
+        rotateChunk(t, scores, i, j);
+      }
+    };
+    scf::YieldOp::create(
+        b, loc,
+        chunkProduct(loop.getRegionIterArgs()[0],
+                     rotated ? Rotate(rotateInLoop) : Rotate()));
     return loop.getResult(0);
   };
   for (int64_t pass = 0; pass < plan.groupPasses; ++pass) {
@@ -1454,7 +1515,7 @@ void buildGroupedChunkScoresConsumer(OpBuilder &b, Location loc,
       AcquireOp out;
       for (int64_t i = 0; i < halves; ++i) {
         auto [row, rows] = halfRows[i];
-        Value s = overChunks();
+        Value s = overChunks(/*scores=*/true, i);
         auto softmax = SoftmaxOp::create(b, loc, wide32, rowsType, Type(), s,
                                          c.rows, /*valid_rows=*/rows, c.scale,
                                          /*normalize=*/true, spec.causal,
@@ -1466,17 +1527,31 @@ void buildGroupedChunkScoresConsumer(OpBuilder &b, Location loc,
         if (i == 0)
           out = AcquireOp::create(b, loc, pds);
         WriteOp::create(b, loc, p, pin(out.getBuffers()[2 * i]));
-        Value dp = overChunks();
+        Value dp = overChunks(/*scores=*/false, i);
         Value dlseRow =
             spec.dlse ? rowsReadAt(b, loc, c.row, row, rows) : Value();
         Value ds = scoreGradient(b, loc, spec, c, rowsType, wide16, p, dp,
                                  dlseRow, rows);
         WriteOp::create(b, loc, ds, pin(out.getBuffers()[2 * i + 1]));
       }
+      // With rotary embeddings the pass's chunks of Q's halves and of K in
+      // the "qdo" slot are rotated before the head's "pds" commit: the
+      // accumulate warpgroups read Q (for dK) only after they acquire it
+      // (the rotation ends with an async-proxy fence and a barrier, the
+      // commit is the mbarrier release they wait for), as at head dim 128.
+      GetOp qdoSlot;
+      if (spec.hasRotary()) {
+        qdoSlot = GetOp::create(b, loc, qdo);
+        ValueRange t = qdoSlot.getBuffers();
+        for (int64_t i = 0; i < halves; ++i)
+          rotatePart(t[i], pinnedRotaryHalf(b, loc, spec, at, i), pass);
+        rotatePart(t[2 * halves], pinnedRows(b, loc, at), pass);
+      }
       CommitOp::create(b, loc, out.getSlot(), c.row, c.rows, head);
       // The pass's chunk of K comes with the head's Q and dO chunks, after
       // every "chunks" slot of the head (the producer's order).
-      auto qdoSlot = GetOp::create(b, loc, qdo);
+      if (!qdoSlot)
+        qdoSlot = GetOp::create(b, loc, qdo);
       Value kChunk = qdoSlot.getBuffers()[2 * halves];
       for (int64_t i = 0; i < halves; ++i) {
         auto [row, rows] = halfRows[i];
@@ -1487,6 +1562,18 @@ void buildGroupedChunkScoresConsumer(OpBuilder &b, Location loc,
                           pin(kChunk), false, false);
         if (i + 1 == halves)
           ReleaseOp::create(b, loc, qdoSlot.getSlot());
+        // The pass's chunk of dQ, with respect to rotated q: turned back
+        // on its own at query half i's rows (it holds pairs 32 pass on).
+        if (spec.hasRotary())
+          dq = unrotatePassChunk(b, loc, spec, dq, pass,
+                                 pinnedRotaryHalf(b, loc, spec, at, i),
+                                 /*rotated=*/true);
+        if (pieces) {
+          storePairHalves(b, loc, spec, dq, spec.stores[2], row, head, rows,
+                          c.oStaging ? pin(c.oStaging) : Value(), c.bulkStore,
+                          pass);
+          continue;
+        }
         auto store =
             StoreOp::create(b, loc, dq, spec.stores[2], row, head, rows,
                             Value(), c.oStaging ? pin(c.oStaging) : Value(),

@@ -36,8 +36,8 @@ namespace {
 
 /// The widest head dim of the grouped-query backward at block size 128
 /// (checkGroupedLargeBlock): 128, above which sm_90a streams 64-column
-/// chunks (no rotary embeddings); with rotary embeddings, the widest made in
-/// one pass, above which interleaved ones are built up to 128 and half-split
+/// chunks (with rotary embeddings too); with rotary embeddings, the widest made
+/// in one pass, above which interleaved ones are built up to 128 and half-split
 /// ones at 128 (64-column passes) but not at 96 (32-column passes).
 constexpr int64_t kMaxGroupedLargeBlockHeadDim = 128,
                   kMaxGroupedLargeBlockRotaryHeadDim = 64;
@@ -71,7 +71,8 @@ struct BlockAttnWarpSpecializePass
   /// an item's K and V of 128 keys (2 x 48 KiB at 192), a query head's Q and
   /// dO (the same) and both query halves' P and dS (64 KiB) exceed shared
   /// memory (227 KiB): sm_90a streams K, V, Q and dO in 64-column chunks
-  /// (KernelPlan::groupChunkStages), without rotary embeddings; sm_100a
+  /// (KernelPlan::groupChunkStages), with rotary embeddings too (each chunk
+  /// rotated as it lands, half-split ones loaded pair-complete); sm_100a
   /// does not yet.
   LogicalResult checkGroupedLargeBlock(Operation *op, const KernelSpec &spec) {
     if (!spec.backward || spec.group <= 1 || spec.numQueryTiles() == 1)
@@ -84,8 +85,8 @@ struct BlockAttnWarpSpecializePass
              << spec.blockSize;
     };
     // Above head dim 128 the sm_90a kernel streams K, V, Q and dO in
-    // 64-column chunks (KernelPlan::groupChunkStages), without rotary
-    // embeddings.
+    // 64-column chunks (KernelPlan::groupChunkStages), with or without
+    // rotary embeddings.
     if (spec.headDim > kMaxGroupedLargeBlockHeadDim && chip == Chip::sm_100a)
       return refuse()
              << " and head_dim " << spec.headDim
@@ -94,13 +95,6 @@ struct BlockAttnWarpSpecializePass
                 "memory up to head_dim "
              << kMaxGroupedLargeBlockHeadDim
              << " (sm_90a streams them in 64-column chunks)";
-    if (spec.headDim > kMaxGroupedLargeBlockHeadDim && spec.hasRotary())
-      return refuse() << " and head_dim " << spec.headDim
-                      << " with rotary embeddings yet: above head_dim "
-                      << kMaxGroupedLargeBlockHeadDim
-                      << " K, V, Q and dO are streamed in 64-column chunks, "
-                         "which are not rotated (built without rotary "
-                         "embeddings, on sm_90a)";
     // With rotary embeddings above head dim 64: the item is made in passes
     // over C-column chunks of the head dim (64 at 128, 32 at 96), and each
     // pass's chunk of dQ, dK (and dV) is turned back on its own, which needs
@@ -163,8 +157,7 @@ struct BlockAttnWarpSpecializePass
       return failure();
     // The grouped-query backward at block size 128: built up to head dim
     // 128 (with rotary embeddings too, but not at 96 with half-split ones),
-    // and above it on sm_90a without rotary embeddings
-    // (checkGroupedLargeBlock).
+    // and above it on sm_90a (checkGroupedLargeBlock).
     if (failed(checkGroupedLargeBlock(op, *spec)))
       return failure();
     if (failed(checkPairHalves(op, *spec)))
