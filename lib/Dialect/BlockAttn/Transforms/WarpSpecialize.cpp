@@ -83,24 +83,15 @@ struct BlockAttnWarpSpecializePass
                 "block_size "
              << spec.blockSize;
     };
-    // Above head dim 128 the sm_90a kernel streams K, V, Q and dO in
-    // 64-column chunks (KernelPlan::groupChunkStages), without rotary
-    // embeddings.
-    if (spec.headDim > kMaxGroupedLargeBlockHeadDim && chip == Chip::sm_100a)
-      return refuse()
-             << " and head_dim " << spec.headDim
-             << " on sm_100a yet: an item's K and V of 128 keys, a query "
-                "head's Q and dO and both query halves' P and dS fit shared "
-                "memory up to head_dim "
-             << kMaxGroupedLargeBlockHeadDim
-             << " (sm_90a streams them in 64-column chunks)";
+    // Above head dim 128 both chips stream K, V, Q and dO in 64-column
+    // chunks (KernelPlan::groupChunkStages), without rotary embeddings.
     if (spec.headDim > kMaxGroupedLargeBlockHeadDim && spec.hasRotary())
       return refuse() << " and head_dim " << spec.headDim
                       << " with rotary embeddings yet: above head_dim "
                       << kMaxGroupedLargeBlockHeadDim
                       << " K, V, Q and dO are streamed in 64-column chunks, "
                          "which are not rotated (built without rotary "
-                         "embeddings, on sm_90a)";
+                         "embeddings)";
     // With rotary embeddings above head dim 64: the item is made in passes
     // over C-column chunks of the head dim (64 at 128, 32 at 96), and each
     // pass's chunk of dQ, dK (and dV) is turned back on its own, which needs
