@@ -10,7 +10,7 @@ Every combination of --chips, --kinds, --head-dims, --block-sizes, --dtypes,
 --rotary and --groups (grouped-query attention's query heads per k/v head;
 the grouped backward at blocks of up to 64, and at block size 128 up to head
 dim 128, with rotary embeddings up to 64, at 96 interleaved ones only, at 128
-both layouts, and at 192 and 256 on sm_90a without rotary embeddings) is
+both layouts, and at 192 and 256 without rotary embeddings) is
 built (block size 64 unless --block-sizes says otherwise: the others compile
 on first use).
 The default head dims are the wheel's prebuilt ones (64, 128); the API compiles
@@ -69,11 +69,11 @@ def keys_for(args) -> list[KernelKey]:
         # the grouped rotary backward at block size 128 above head dim 64: the interleaved one (96, 128)
         # and the half-split one at 128 (pair-complete 64-column chunks), not half-split at 96
         b128_rotary_refused = rotary == "half_split" and 64 < d < 128
-        # above head dim 128 at block size 128: sm_90a without rotary embeddings (chunks streamed)
-        b128_wide_refused = d > 128 and (chip != "sm_90a" or rotary != "none")
+        # above head dim 128 at block size 128: both chips without rotary embeddings (chunks streamed)
+        b128_wide_refused = d > 128 and rotary != "none"
         if kind == "backward" and group > 1 and bs > 64 and (b128_wide_refused or b128_rotary_refused):
-            continue  # no grouped backward at block size 128 above head dim 128 on sm_100a or with rotary
-            # embeddings, or with half-split rotary embeddings at 96 yet (docs/pipeline.md)
+            continue  # no grouped backward at block size 128 above head dim 128 with rotary embeddings,
+            # or with half-split rotary embeddings at 96 yet (docs/pipeline.md)
         for variant in (["plain"] if rotary == "none" else args.rotary_variants):
             positions, rotate_v = VARIANTS[variant]
             key = KernelKey(kind=kind, head_dim=d, block_size=bs, dtype=dtype, chip=chip,
