@@ -841,12 +841,12 @@ func.func @gqa_backward_b128_wide(%q: memref<?x?x192xbf16>, %k: memref<?x?x192xb
 // WIDE100-NEXT: warpspec.channel "dv" depth(2) : <[64x64xf32], tmem>
 // WIDE100-NEXT: warpspec.channel "dk" depth(2) : <[64x64xf32], tmem>
 // WIDE100-NEXT: %[[PDS:.*]] = warpspec.channel "pds" depth(2) : <[64x128xbf16, 64x128xbf16], smem>
-// WIDE100: warpspec.partition "load" role(load) warps(4) regs(104)
+// WIDE100: warpspec.partition "load" role(load) warps(4) regs(112)
 // WIDE100: warpspec.acquire %[[KV]] : <[], smem>
 // WIDE100: warpspec.acquire %[[CHUNKS]]
 // WIDE100: warpspec.acquire %[[QDO]]
 // WIDE100: warpspec.close %[[KV]]
-// WIDE100: warpspec.partition "mma" role(mma) warps(4) regs(144)
+// WIDE100: warpspec.partition "mma" role(mma) warps(4) regs(136)
 // WIDE100-NEXT: warpspec.consume %[[KV]]
 // WIDE100: warpspec.acquire %[[S]]
 // WIDE100-NEXT: warpspec.get %[[CHUNKS]]

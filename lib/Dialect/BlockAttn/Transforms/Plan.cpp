@@ -1217,6 +1217,17 @@ constexpr int64_t kSm100aGroupedLargeBlockPairLoadRegs = 48,
 constexpr int64_t kSm100aGroupedLargeBlockPassLoadRegs = 104,
                   kSm100aGroupedLargeBlockPassMmaRegs = 144;
 
+/// The sm_100a grouped block-128 backward above head dim 128's load and MMA
+/// warpgroups (planSm100aGroupedLargeBlockChunks): the producer streams a
+/// pass's group (4 D / 64 + 1 slots a head, the passes unrolled), the MMA
+/// warp's chunk loops are short. At the passes' 104 / 144 ptxas (CUDA 13.0)
+/// spilled the producer of the G = 3 kernels at 192 (4 bytes stored, 340
+/// loaded; raising the MMA warp to 152 did nothing, lowering the softmax
+/// warpgroup to 248 spilled more); 112 / 136 / 256 spills nothing (found by
+/// editing setmaxnreg in the PTX).
+constexpr int64_t kSm100aGroupedLargeBlockChunkLoadRegs = 112,
+                  kSm100aGroupedLargeBlockChunkMmaRegs = 136;
+
 /// The sm_100a grouped-query backward at block size 128 above head dim 128
 /// (Sm100aRecipe.cpp, buildBlackwellGroupedLargeBlock with
 /// KernelPlan::groupChunkStages; docs/head-dims.md): as on sm_90a
@@ -1229,7 +1240,7 @@ constexpr int64_t kSm100aGroupedLargeBlockPassLoadRegs = 104,
 /// deep, next to "pds" (64 KiB) and one 64-column staging buffer (8 KiB):
 /// 216 KiB. The MMA warp accumulates S and dP over the chunks in tensor
 /// memory; the columns are the passes' at head dim 128 (S 128 + dP 128 +
-/// dQ, dV, dK 64 each = 448 of 512), the warpgroups and budgets too.
+/// dQ, dV, dK 64 each = 448 of 512), the warpgroups too.
 FailureOr<KernelPlan>
 planSm100aGroupedLargeBlockChunks(const KernelShape &shape,
                                   const TuningOptions &options, Failure fail) {
@@ -1259,8 +1270,8 @@ planSm100aGroupedLargeBlockChunks(const KernelShape &shape,
                 " bytes (64-column chunks of a query half and K) fits in "
                 "shared memory next to a \"qdo\" slot of ",
                 qdoSlot, " bytes");
-  plan.registers.load = kSm100aGroupedLargeBlockPassLoadRegs;
-  plan.registers.mma = kSm100aGroupedLargeBlockPassMmaRegs;
+  plan.registers.load = kSm100aGroupedLargeBlockChunkLoadRegs;
+  plan.registers.mma = kSm100aGroupedLargeBlockChunkMmaRegs;
   plan.registers.compute =
       replicaRegisters(2, plan.registers.load + plan.registers.mma,
                        plan.softmaxReplicas, /*ctasPerSm=*/1);
