@@ -1212,9 +1212,9 @@ void issueChunkedScores(OpBuilder &b, Location loc, const KernelSpec &spec,
       ReleaseOp::create(b, loc, slot.getSlot(), /*after_mma=*/true);
     };
     chunk(/*accumulate=*/false);
-    Value end = arith::AddIOp::create(
-        b, loc, i32(spec.headDim / 64),
-        arith::MinSIOp::create(b, loc, kvHead, i32(0)));
+    Value end =
+        arith::AddIOp::create(b, loc, i32(spec.headDim / 64),
+                              arith::MinSIOp::create(b, loc, kvHead, i32(0)));
     auto loop = scf::ForOp::create(b, loc, i32(1), end, i32(1));
     {
       OpBuilder::InsertionGuard inLoop(b);
@@ -1480,17 +1480,17 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
     qdoTiles.push_back(tile);
   else
     kvTiles = {tile, tile};
-  Value kv = createChannel(
-      b, loc, ChannelType::get(ctx, kvTiles, MemorySpace::smem), "kv",
-      plan.numStages);
+  Value kv =
+      createChannel(b, loc, ChannelType::get(ctx, kvTiles, MemorySpace::smem),
+                    "kv", plan.numStages);
   Value chunks;
   if (chunked)
     chunks = createChannel(
         b, loc, ChannelType::get(ctx, {half, tile}, MemorySpace::smem),
         "chunks", plan.groupChunkStages);
-  Value qdo = createChannel(
-      b, loc, ChannelType::get(ctx, qdoTiles, MemorySpace::smem), "qdo",
-      plan.groupStages);
+  Value qdo =
+      createChannel(b, loc, ChannelType::get(ctx, qdoTiles, MemorySpace::smem),
+                    "qdo", plan.groupStages);
   bool rotary = spec.hasRotary();
   // With rotary embeddings the softmax warpgroup takes the items from "kv"
   // itself and signals each rotation (an item's K and V, a head's Q) through
@@ -1506,8 +1506,7 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
       halves);
 
   if (chunked)
-    buildGroupedChunkLoadPartition(b, loc, spec, values, kv, chunks, qdo,
-                                   plan);
+    buildGroupedChunkLoadPartition(b, loc, spec, values, kv, chunks, qdo, plan);
   else
     buildGroupedLoadPartition(b, loc, spec, values, kv, qdo, plan);
 
