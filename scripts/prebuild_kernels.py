@@ -10,7 +10,7 @@ Every combination of --chips, --kinds, --head-dims, --block-sizes, --dtypes,
 --rotary and --groups (grouped-query attention's query heads per k/v head;
 the grouped backward at blocks of up to 64, and at block size 128 up to head
 dim 128, with rotary embeddings up to 64, at 96 interleaved ones only, at 128
-both layouts, and at 192 and 256 on sm_90a, both layouts since session 22) is
+both layouts, and at 192 and 256 on both chips, with interleaved rotary embeddings on sm_90a) is
 built (block size 64 unless --block-sizes says otherwise: the others compile
 on first use).
 The default head dims are the wheel's prebuilt ones (64, 128); the API compiles
@@ -69,12 +69,12 @@ def keys_for(args) -> list[KernelKey]:
         # the grouped rotary backward at block size 128 above head dim 64: the interleaved one (96, 128),
         # not half-split (at 128 below)
         b128_rotary_refused = rotary == "half_split" and 64 < d < 128
-        # above head dim 128 at block size 128: sm_90a only (chunks streamed; with rotary embeddings
-        # since session 22, each chunk rotated as it lands)
-        b128_wide_refused = d > 128 and chip != "sm_90a"
+        # above head dim 128 at block size 128: both chips (chunks streamed), with rotary embeddings on
+        # sm_90a only (each chunk rotated as it lands)
+        b128_wide_refused = d > 128 and chip != "sm_90a" and rotary != "none"
         if kind == "backward" and group > 1 and bs > 64 and (b128_wide_refused or b128_rotary_refused):
-            continue  # no grouped backward at block size 128 above head dim 128 on sm_100a, or with
-            # half-split rotary embeddings at 96 yet (docs/pipeline.md)
+            continue  # no grouped backward at block size 128 above head dim 128 with rotary embeddings on
+            # sm_100a, or with half-split rotary embeddings at 96 yet (docs/pipeline.md)
         # half-split pairs in pair-complete chunks (block size 128 above head dim 128, grouped above
         # 128 or at 128 with block size 128): missed the float64 reference on an H100, refused
         # (docs/head-dims.md, "The pair-halves layout on hardware")

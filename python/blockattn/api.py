@@ -140,8 +140,8 @@ def _refuse_grouped_backward(group: int, requires_grad: bool, block_size: int = 
     21), and at block size 128 up to head dim 128 without rotary
     embeddings (every group, both chips), with interleaved rotary embeddings too
     (both chips) and with half-split ones at head dims up to 64 and 128, not 96,
-    and at head dims 192 and 256 on sm_90a (K, V, Q and dO streamed in
-    64-column chunks, with rotary embeddings of either layout too since
+    and at head dims 192 and 256 on both chips (K, V, Q and dO streamed in
+    64-column chunks; on sm_90a with interleaved rotary embeddings too since
     session 22, each chunk rotated as it lands; docs/head-dims.md)
     (docs/pipeline.md, "Grouped-query attention"): the other grouped calls that
     need gradients are refused before any forward work is done. `chip` is the
@@ -155,15 +155,15 @@ def _refuse_grouped_backward(group: int, requires_grad: bool, block_size: int = 
         raise ValueError(
             f"rotary: block_size {block_size} has no grouped-query backward kernel with half-split "
             f"rotary embeddings at head dim {head_dim} yet ({group} query heads per k/v head); "
-            "head dims up to 64 and 128 have one there, interleaved rotary embeddings "
+            "head dims up to 64 have one there, interleaved rotary embeddings "
             "(Rotary(interleaved=True)) up to 128, and block sizes 16, 32 and 64 up to head dim 128"
         )
-    if block_size > 64 and head_dim > 128 and chip == "sm_100a":
+    if block_size > 64 and head_dim > 128 and rotary and chip == "sm_100a":
         raise ValueError(
-            f"q: head dim {head_dim} has no grouped-query backward kernel at block_size {block_size} "
-            f"on sm_100a yet ({group} query heads per k/v head); sm_90a has one (with or without "
-            "rotary embeddings), head dims up to 128 have one on both chips, and block sizes 16, 32 "
-            "and 64 up to head dim 256"
+            f"rotary: head dim {head_dim} has no grouped-query backward kernel with rotary embeddings "
+            f"at block_size {block_size} on sm_100a yet ({group} query heads per k/v head); without "
+            "rotary embeddings it has one (both chips), sm_90a has one with interleaved rotary "
+            "embeddings, and block sizes 16, 32 and 64 with either layout"
         )
 
 

@@ -87,14 +87,15 @@ def test_compiled_manifest_and_refused_backward(tmp_path):
         key(kind="backward", head_dim=64, group=4, block_size=128, rotary="half_split"), tmp_path)
     assert large_rotary.name == "blockattn_backward_d64_b128_bf16_g4_half_split"
     assert large_rotary.manifest["group"] == 4 and large_rotary.manifest["rotary"] == "half_split"
-    # Above head dim 128 on sm_90a without rotary embeddings (64-column chunks streamed); refused on
-    # sm_100a.
+    # Above head dim 128 on both chips without rotary embeddings (64-column chunks streamed; sm_100a
+    # since session 22); with rotary embeddings refused on sm_100a.
     wide = _kernels.compile_kernel(key(kind="backward", head_dim=192, group=4, block_size=128), tmp_path)
     assert wide.name == "blockattn_backward_d192_b128_bf16_g4" and wide.manifest["group"] == 4
     with pytest.raises(RuntimeError,
-                       match="group 4 .*no backward lowering at block_size 128 and head_dim 192 on sm_100a yet"):
-        _kernels.compile_kernel(key(kind="backward", head_dim=192, group=4, block_size=128, chip="sm_100a"),
-                                tmp_path)
+                       match="group 4 .*no backward lowering at block_size 128 and head_dim 192 with rotary "
+                             "embeddings on sm_100a yet"):
+        _kernels.compile_kernel(key(kind="backward", head_dim=192, group=4, block_size=128, chip="sm_100a",
+                                    rotary="interleaved"), tmp_path)
     with pytest.raises(RuntimeError,
                        match="group 4 .*no backward lowering at block_size 128 and head_dim 96 with half-split "
                              "rotary"):
@@ -230,8 +231,9 @@ def test_grouped_backward_refusals(api_launches):
     for head_dim in (96, 128):
         api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, rotary=True, interleaved=True)
     for head_dim in (192, 256):
-        # sm_90a streams K, V, Q and dO in 64-column chunks; sm_100a stays refused.
+        # both chips stream K, V, Q and dO in 64-column chunks (sm_100a since session 22)
         api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, chip="sm_90a")
+        api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, chip="sm_100a")
         api._refuse_grouped_backward(4, True, block_size=128, head_dim=head_dim)  # chip unknown
         # interleaved rotary embeddings on sm_90a (session 22: streamed chunks rotated as they land);
         # half-split ones refused on both chips (pair-complete chunks, session 22)
@@ -243,14 +245,10 @@ def test_grouped_backward_refusals(api_launches):
             api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, rotary=True,
                                          chip="sm_90a")
         with pytest.raises(ValueError,
-                           match=rf"^q: head dim {head_dim} has no grouped-query backward kernel at "
-                                 r"block_size 128 on sm_100a"):
+                           match=rf"^rotary: head dim {head_dim} has no grouped-query backward kernel with "
+                                 r"rotary embeddings at block_size 128 on sm_100a"):
             api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, rotary=True,
                                          interleaved=True, chip="sm_100a")
-        with pytest.raises(ValueError,
-                           match=rf"^q: head dim {head_dim} has no grouped-query backward kernel at block_size 128 "
-                                 r"on sm_100a"):
-            api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, chip="sm_100a")
     api._refuse_grouped_backward(2, True, block_size=128, head_dim=128)  # built in passes
     api._refuse_grouped_backward(2, True, block_size=128, head_dim=96)
     api._refuse_grouped_backward(2, True, block_size=128, head_dim=64)  # built (issue 20)
@@ -288,8 +286,8 @@ def test_grouped_half_split_rotary_backward_above_head_dim_128(api_launches):
         api._refuse_grouped_backward(2, True, head_dim=head_dim)  # without rotary
         api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, rotary=True,
                                      interleaved=True, chip="sm_90a")
-        with pytest.raises(ValueError, match=rf"^q: head dim {head_dim} has no grouped-query backward "
-                                             "kernel at block_size 128 on sm_100a"):
+        with pytest.raises(ValueError, match=rf"^rotary: head dim {head_dim} has no grouped-query backward "
+                                             "kernel with rotary embeddings at block_size 128 on sm_100a"):
             api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, rotary=True,
                                          interleaved=True, chip="sm_100a")
     assert calls == []

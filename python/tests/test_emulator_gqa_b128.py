@@ -21,12 +21,14 @@ ptxas cannot read, which had laid the heads out straight and spilled).
 Above head dim 128 (192 and 256, sm_90a, session 21) an item's K, V and a head's Q, dO do not fit
 shared memory next to P and dS: the producer streams 64-column chunks of a query half and K (then
 dO's and V's) through the ring "chunks", S and dP are accumulated over them in each of the D / 64
-passes, and each pass's "qdo" slot holds its chunk of Q, dO and K for dV, dK and dQ. sm_100a and
-rotary embeddings stay refused (test_grouped_large_block_refusals).
+passes, and each pass's "qdo" slot holds its chunk of Q, dO and K for dV, dK and dQ. sm_100a the
+same since session 22: the same producer and rings, the MMA warp accumulating each half's S and dP
+over the chunks in tensor memory. Rotary embeddings there stay refused
+(test_grouped_large_block_refusals).
 
 The default sample keeps `make check` fast; BLOCKATTN_EMULATE_FULL=1 runs the whole matrix
 (G = 2, 4 and MQA, head dims 32, 64, 96 and 128, bf16 and f16, plain, causal, dlse, both chips,
-1 and 3 SMs; at 192 and 256 sm_90a with G = 2, 3, 4, 8 and MQA).
+1 and 3 SMs; at 192 and 256 both chips with G = 2, 3, 4, 8 and MQA).
 """
 
 from __future__ import annotations
@@ -90,6 +92,12 @@ WIDE = [
     ("sm_90a", case(256, "bf16", 4, causal=True, lse=True), 4, 1),
     ("sm_90a", case(256, "f16", 2, lse=True), 4, 3),
     ("sm_90a", case(192, "bf16", 3, causal=True), 6, 3),
+    # sm_100a (session 22): the same chunks, S and dP accumulated in tensor memory.
+    ("sm_100a", case(192, "bf16", 2), 4, 1),
+    ("sm_100a", case(192, "f16", 4, causal=True, lse=True), 8, 3),
+    ("sm_100a", case(256, "bf16", 4, causal=True, lse=True), 4, 1),
+    ("sm_100a", case(256, "f16", 2, lse=True), 4, 3),
+    ("sm_100a", case(256, "bf16", 3, causal=True), 6, 3),
 ]
 SAMPLE += WIDE
 
@@ -100,11 +108,11 @@ def full_matrix():
             ("sm_90a", "sm_100a"), (32, 64, 96, 128), ("bf16", "f16"), ((2, 4), (4, 8), (4, 4)),
             ((False, False), (True, False), (False, True), (True, True)), (1, 3)):
         cases.append((chip, case(d, dtype, group, causal, lse), heads, sms))
-    # Above head dim 128: sm_90a (64-column chunks streamed), G = 2, 3, 4, 8 and MQA.
-    for d, dtype, (group, heads), (causal, lse), sms in itertools.product(
-            (192, 256), ("bf16", "f16"), ((2, 4), (3, 6), (4, 8), (8, 8), (4, 4)),
+    # Above head dim 128: both chips (64-column chunks streamed), G = 2, 3, 4, 8 and MQA.
+    for chip, d, dtype, (group, heads), (causal, lse), sms in itertools.product(
+            ("sm_90a", "sm_100a"), (192, 256), ("bf16", "f16"), ((2, 4), (3, 6), (4, 8), (8, 8), (4, 4)),
             ((False, False), (True, False), (False, True), (True, True)), (1, 3)):
-        cases.append(("sm_90a", case(d, dtype, group, causal, lse), heads, sms))
+        cases.append((chip, case(d, dtype, group, causal, lse), heads, sms))
     return cases
 
 
@@ -150,17 +158,15 @@ def test_grouped_large_block_backward_matches_reference(chip, c, heads, sms, emu
 
 @pytest.mark.parametrize("chip", ["sm_90a", "sm_100a"])
 def test_grouped_large_block_refusals(chip, tmp_path):
-    """Head dims above 128 stay refused at block size 128 on sm_100a, with rotary embeddings too
-    (sm_90a builds them, with rotary embeddings of either layout since session 22: the WIDE cases
-    above and test_emulator_gqa_b128_rotary.py), by name, and half-split rotary embeddings at head
-    dim 96 (up to 64 and at 128 they are built, and interleaved ones at 96 and 128 on both chips:
-    test_emulator_gqa_b128_rotary.py)."""
-    wide = ((case(192, "bf16", 4), "and head_dim 192 on sm_100a yet"),
-            (case(256, "bf16", 2), "and head_dim 256 on sm_100a yet"),
-            (em.Case("backward", 192, "bf16", "interleaved", group=4, block_size=128),
-             "and head_dim 192 on sm_100a yet"),
+    """Head dims above 128 at block size 128: with rotary embeddings refused on sm_100a (both chips
+    build them without, sm_90a with interleaved ones too: the WIDE cases above and
+    test_emulator_gqa_b128_rotary.py), half-split ones on both chips (pair-complete chunks), by
+    name, and half-split rotary embeddings at head dim 96 (interleaved ones at 96 and 128 are built
+    on both chips: test_emulator_gqa_b128_rotary.py)."""
+    wide = ((em.Case("backward", 192, "bf16", "interleaved", group=4, block_size=128),
+             "and head_dim 192 with rotary embeddings on sm_100a yet"),
             (em.Case("backward", 256, "f16", "half_split", group=2, block_size=128, causal=True),
-             "and head_dim 256 on sm_100a yet")) if chip == "sm_100a" else ()
+             "and head_dim 256 with rotary embeddings on sm_100a yet")) if chip == "sm_100a" else ()
     for c, words in (*wide,
                      (em.Case("backward", 96, "bf16", "half_split", group=2, block_size=128),
                       "and head_dim 96 with half-split rotary embeddings yet: above head_dim 64 an "

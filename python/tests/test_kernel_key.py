@@ -109,42 +109,39 @@ def test_prebuild_script_kernel_sets(capsys):
         "sm_100a/blockattn_forward_d64_b128_bf16_causal_lse", "sm_100a/blockattn_backward_d64_b128_bf16_causal_lse"]
 
     # Head dims 192 and 256 at block size 128: the forward on both chips, with rotary embeddings
-    # too (session 17), the backward on both chips (the sm_100a one since session 17), with
-    # half-split rotary embeddings too (session 20: pair-complete chunks).
+    # too (session 17), the backward on both chips (the sm_100a one since session 17); with
+    # half-split rotary embeddings not (session 20's pair-complete chunks are refused since
+    # session 22: docs/head-dims.md, "The pair-halves layout on hardware").
     script.main(["unused", "--dry-run", "--chips", "sm_90a,sm_100a", "--kinds", "forward,backward",
                  "--block-sizes", "128", "--head-dims", "192", "--dtypes", "bf16", "--rotary", "none,half_split"])
     assert capsys.readouterr().out.split() == [
         "sm_90a/blockattn_forward_d192_b128_bf16", "sm_90a/blockattn_forward_d192_b128_bf16_half_split",
-        "sm_90a/blockattn_backward_d192_b128_bf16", "sm_90a/blockattn_backward_d192_b128_bf16_half_split",
+        "sm_90a/blockattn_backward_d192_b128_bf16",
         "sm_100a/blockattn_forward_d192_b128_bf16", "sm_100a/blockattn_forward_d192_b128_bf16_half_split",
-        "sm_100a/blockattn_backward_d192_b128_bf16", "sm_100a/blockattn_backward_d192_b128_bf16_half_split"]
-    # Its rotary backward with tables: both layouts on both chips (interleaved: sm_90a session
-    # 18, sm_100a session 19; half-split: session 20).
+        "sm_100a/blockattn_backward_d192_b128_bf16"]
+    # Its rotary backward with tables: interleaved on both chips (sm_90a session 18, sm_100a
+    # session 19); half-split refused (session 22).
     script.main(["unused", "--dry-run", "--chips", "sm_90a,sm_100a", "--kinds", "backward",
                  "--block-sizes", "128", "--head-dims", "192", "--dtypes", "bf16", "--rotary",
                  "half_split,interleaved"])
     assert capsys.readouterr().out.split() == [
-        "sm_90a/blockattn_backward_d192_b128_bf16_half_split", "sm_90a/blockattn_backward_d192_b128_bf16_interleaved",
-        "sm_100a/blockattn_backward_d192_b128_bf16_half_split", "sm_100a/blockattn_backward_d192_b128_bf16_interleaved"]
-    # And with angles from rotary_theta: both layouts on both chips (interleaved: session 20;
-    # half-split: session 21).
+        "sm_90a/blockattn_backward_d192_b128_bf16_interleaved",
+        "sm_100a/blockattn_backward_d192_b128_bf16_interleaved"]
+    # And with angles from rotary_theta: interleaved on both chips (session 20; half-split, session
+    # 21, refused since session 22).
     script.main(["unused", "--dry-run", "--chips", "sm_90a,sm_100a", "--kinds", "backward",
                  "--block-sizes", "128", "--head-dims", "256", "--dtypes", "bf16", "--rotary",
                  "half_split,interleaved", "--rotary-theta"])
     assert capsys.readouterr().out.split() == [
-        "sm_90a/blockattn_backward_d256_b128_bf16_half_split_theta",
         "sm_90a/blockattn_backward_d256_b128_bf16_interleaved_theta",
-        "sm_100a/blockattn_backward_d256_b128_bf16_half_split_theta",
         "sm_100a/blockattn_backward_d256_b128_bf16_interleaved_theta"]
-    # The grouped rotary backward above head dim 128 at blocks of up to 64: both layouts on both
-    # chips (interleaved session 18, half-split session 21: pair-complete chunks).
+    # The grouped rotary backward above head dim 128 at blocks of up to 64: interleaved on both
+    # chips (session 18; half-split, session 21's pair-complete chunks, refused since session 22).
     script.main(["unused", "--dry-run", "--chips", "sm_90a,sm_100a", "--kinds", "backward",
                  "--block-sizes", "32", "--head-dims", "256", "--dtypes", "bf16", "--groups", "2",
                  "--rotary", "half_split,interleaved"])
     assert capsys.readouterr().out.split() == [
-        "sm_90a/blockattn_backward_d256_b32_bf16_g2_half_split",
         "sm_90a/blockattn_backward_d256_b32_bf16_g2_interleaved",
-        "sm_100a/blockattn_backward_d256_b32_bf16_g2_half_split",
         "sm_100a/blockattn_backward_d256_b32_bf16_g2_interleaved"]
 
     # The grouped rotary backward at block size 128, head dim 96: interleaved on both chips and
@@ -157,27 +154,27 @@ def test_prebuild_script_kernel_sets(capsys):
         "sm_90a/blockattn_backward_d96_b128_bf16_g3_interleaved",
         "sm_100a/blockattn_backward_d96_b128_bf16_g2_interleaved",
         "sm_100a/blockattn_backward_d96_b128_bf16_g3_interleaved"]
-    # At head dim 128 both layouts (half-split in pair-complete chunks, session 21).
+    # At head dim 128 interleaved only (half-split in pair-complete chunks, session 21, refused
+    # since session 22).
     script.main(["unused", "--dry-run", "--chips", "sm_90a,sm_100a", "--kinds", "backward",
                  "--block-sizes", "128", "--head-dims", "128", "--dtypes", "bf16", "--groups", "3",
                  "--rotary", "half_split,interleaved"])
     assert capsys.readouterr().out.split() == [
-        "sm_90a/blockattn_backward_d128_b128_bf16_g3_half_split",
         "sm_90a/blockattn_backward_d128_b128_bf16_g3_interleaved",
-        "sm_100a/blockattn_backward_d128_b128_bf16_g3_half_split",
         "sm_100a/blockattn_backward_d128_b128_bf16_g3_interleaved"]
-    # Above head dim 128 on sm_90a only, both layouts (session 22: the streamed chunks rotated
-    # as they land); sm_100a left out (refused).
+    # Above head dim 128 on both chips without rotary embeddings (sm_100a since session 22), with
+    # interleaved ones on sm_90a (session 22: the streamed chunks rotated as they land); half-split
+    # ones left out (pair-complete chunks, refused).
     script.main(["unused", "--dry-run", "--chips", "sm_90a,sm_100a", "--kinds", "backward",
                  "--block-sizes", "128", "--head-dims", "192,256", "--dtypes", "bf16", "--groups", "2",
                  "--rotary", "none,half_split,interleaved"])
     assert capsys.readouterr().out.split() == [
         "sm_90a/blockattn_backward_d192_b128_bf16_g2",
-        "sm_90a/blockattn_backward_d192_b128_bf16_g2_half_split",
         "sm_90a/blockattn_backward_d192_b128_bf16_g2_interleaved",
         "sm_90a/blockattn_backward_d256_b128_bf16_g2",
-        "sm_90a/blockattn_backward_d256_b128_bf16_g2_half_split",
-        "sm_90a/blockattn_backward_d256_b128_bf16_g2_interleaved"]
+        "sm_90a/blockattn_backward_d256_b128_bf16_g2_interleaved",
+        "sm_100a/blockattn_backward_d192_b128_bf16_g2",
+        "sm_100a/blockattn_backward_d256_b128_bf16_g2"]
 
     # The wheel's set (python/CMakeLists.txt; scripts/check_wheel.sh counts it): 144 kernels and
     # the 8 small-grid variants (sm_90a, no rotary, both kinds, both head dims and dtypes).

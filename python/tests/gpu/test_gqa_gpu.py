@@ -498,46 +498,47 @@ def test_backward_block_size_128_wide_half_split_rotary_refused():
 
 
 def test_backward_block_size_128_refusals():
-    """Above head dim 128 on sm_100a (with or without rotary embeddings) the grouped backward at
-    128 is refused, naming q, before any launch (sm_90a builds it: the chunked tests below)."""
+    """Above head dim 128 with rotary embeddings on sm_100a the grouped backward at 128 is
+    refused, naming rotary, before any launch (sm_90a builds it with interleaved ones: the chunked
+    rotary tests below; both chips without)."""
     if torch.cuda.get_device_capability() != (10, 0):
-        pytest.skip("sm_100a only (sm_90a builds the grouped block-128 backward above head dim 128)")
+        pytest.skip("sm_100a only (sm_90a builds the grouped block-128 rotary backward above head dim 128)")
     q, k, v, cu = make_inputs([130], 4, 2, 192, torch.bfloat16)
     rotary = rotary_of(q.shape[0], 192, True, False, False, seed=3)
-    for kwargs in ({}, {"rotary": rotary}):
-        with pytest.raises(ValueError, match="head dim 192 has no grouped-query backward kernel at block_size "
-                                             "128 on sm_100a"):
-            blockattn.block_attention(q.requires_grad_(True), k, v, cu, block_size=128, **kwargs)
+    with pytest.raises(ValueError, match="^rotary: head dim 192 has no grouped-query backward kernel with "
+                                         "rotary embeddings at block_size 128 on sm_100a"):
+        blockattn.block_attention(q.requires_grad_(True), k, v, cu, block_size=128, rotary=rotary)
 
 
-# Head dims 192 and 256 at block size 128 (sm_90a, session 21; no rotary embeddings): K, V, Q
-# and dO streamed in 64-column chunks, S and dP accumulated over them in each of the D / 64
-# passes, each pass summing its chunk of dV and dK over the group (docs/head-dims.md). G = 2,
-# 3, 4, 8 and MQA, both dtypes, causal and dlse, deterministic. Kernels:
+# Head dims 192 and 256 at block size 128 (sm_90a, session 21; sm_100a session 22, compiled and
+# emulated only, never run on a Blackwell GPU; no rotary embeddings): K, V, Q and dO streamed in
+# 64-column chunks, S and dP accumulated over them in each of the D / 64 passes, each pass
+# summing its chunk of dV and dK over the group (docs/head-dims.md). G = 2, 3, 4, 8 and MQA,
+# both dtypes, causal and dlse, deterministic. Kernels (--chips sm_100a on a Blackwell GPU):
 #     python3 scripts/prebuild_kernels.py DIR --chips sm_90a --kinds backward \
 #         --head-dims 192,256 --block-sizes 128 --dtypes bf16,f16 --groups 2,3,4,8 [--causal] [--lse]
 @pytest.mark.parametrize("hq,hkv", B128_GROUPS + [(6, 2)], ids=lambda x: str(x))
 @pytest.mark.parametrize("head_dim", [192, 256])
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
 def test_backward_block_size_128_chunked(hq, hkv, head_dim, dtype):
-    if torch.cuda.get_device_capability() != (9, 0):
-        pytest.skip("sm_90a only (sm_100a refuses the grouped block-128 backward above head dim 128)")
+    if torch.cuda.get_device_capability() not in ((9, 0), (10, 0)):
+        pytest.skip("sm_90a and sm_100a only")
     run_b128_backward(hq, hkv, head_dim, dtype, seed=hq + head_dim + 5)
 
 
 @pytest.mark.parametrize("causal,lse", [(True, False), (False, True), (True, True)])
 @pytest.mark.parametrize("head_dim", [192, 256])
 def test_backward_block_size_128_chunked_causal_and_lse(head_dim, causal, lse):
-    if torch.cuda.get_device_capability() != (9, 0):
-        pytest.skip("sm_90a only")
+    if torch.cuda.get_device_capability() not in ((9, 0), (10, 0)):
+        pytest.skip("sm_90a and sm_100a only")
     run_b128_backward(8, 2, head_dim, causal=causal, lse=lse, seed=head_dim + 7)
 
 
 def test_backward_block_size_128_chunked_random_batch_and_deterministic():
     """Many items at head dim 256 (every CTA runs several; the rings wrap), two runs giving the
     same bits."""
-    if torch.cuda.get_device_capability() != (9, 0):
-        pytest.skip("sm_90a only")
+    if torch.cuda.get_device_capability() not in ((9, 0), (10, 0)):
+        pytest.skip("sm_90a and sm_100a only")
     assert_b128_backward_deterministic(24, 8, 2, 256, seed=24)
 
 

@@ -33,7 +33,7 @@
 // RUN: block-attn-opt %t/theta-wide.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=THETA90 --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %t/theta-wide.mlir -blockattn-warp-specialize="chip=sm_100a" | FileCheck %s --check-prefix=THETA100 --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %t/b128-wide.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=WIDE90 --implicit-check-not=blockattn.backward
-// RUN: block-attn-opt %t/b128-wide.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a"
+// RUN: block-attn-opt %t/b128-wide.mlir -blockattn-warp-specialize="chip=sm_100a" | FileCheck %s --check-prefix=WIDE100 --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %t/b128-wide-rotary.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=WIDEROT90 --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %t/b128-wide-rotary-sm100a.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a"
 
@@ -754,12 +754,11 @@ func.func @gqa_rotary_theta_backward_head_dim_192(%q: memref<?x?x192xbf16>, %k: 
 // memory next to P and dS, so "kv" carries the item's record alone, "chunks"
 // the 64-column chunks of a query half and K (then dO's and V's) that S and
 // dP are accumulated over, and "qdo" a pass's chunk of Q's and dO's halves and
-// K. sm_100a refuses it.
+// K. sm_100a the same rings (session 22), S and dP accumulated in tensor memory.
 func.func @gqa_backward_b128_wide(%q: memref<?x?x192xbf16>, %k: memref<?x?x192xbf16>,
                                   %v: memref<?x?x192xbf16>, %do: memref<?x?x192xbf16>,
                                   %dq: memref<?x?x192xbf16>, %dk: memref<?x?x192xbf16>,
                                   %dv: memref<?x?x192xbf16>, %cu: memref<?xi32>) {
-  // expected-error @below {{'blockattn.backward' op with group 4 (grouped-query attention) has no backward lowering at block_size 128 and head_dim 192 on sm_100a yet: an item's K and V of 128 keys, a query head's Q and dO and both query halves' P and dS fit shared memory up to head_dim 128 (sm_90a streams them in 64-column chunks)}}
   blockattn.backward q(%q : memref<?x?x192xbf16>) k(%k : memref<?x?x192xbf16>)
       v(%v : memref<?x?x192xbf16>) do(%do : memref<?x?x192xbf16>)
       dq(%dq : memref<?x?x192xbf16>) dk(%dk : memref<?x?x192xbf16>)
@@ -798,6 +797,48 @@ func.func @gqa_backward_b128_wide(%q: memref<?x?x192xbf16>, %k: memref<?x?x192xb
 // WIDE90: warpspec.partition "accumulate" role(compute) warps(4) regs(120)
 // WIDE90: warpspec.store {{.*}} {col_offset = 128 : i64} : <64x64xf32>
 // WIDE90: warpspec.partition "accumulate1" role(compute) warps(4) regs(120)
+
+// sm_100a: the same producer; the MMA warp accumulates each half's S (then
+// dP) over the chunks in tensor memory (the first chunk overwrites, an scf.for
+// the others, operands pinned after the head), then takes the pass's "qdo"
+// slot and the halves' P and dS for dQ (dS K's chunk) and the key halves' dV
+// and dK chunks; tensor memory S 128 + dP 128 + dQ, dV, dK 64 each.
+// WIDE100: %[[KV:.*]] = warpspec.channel "kv" depth(2) : <[], smem>
+// WIDE100-NEXT: %[[CHUNKS:.*]] = warpspec.channel "chunks" depth(4) : <[64x64xbf16, 128x64xbf16], smem>
+// WIDE100-NEXT: %[[QDO:.*]] = warpspec.channel "qdo" depth(1) : <[64x64xbf16, 64x64xbf16, 64x64xbf16, 64x64xbf16, 128x64xbf16], smem>
+// WIDE100-NEXT: warpspec.channel "items" depth(2) : <[], smem>
+// WIDE100-NEXT: %[[S:.*]] = warpspec.channel "s" depth(2) : <[64x128xf32], tmem>
+// WIDE100-NEXT: %[[DP:.*]] = warpspec.channel "dp" depth(2) : <[64x128xf32], tmem>
+// WIDE100-NEXT: %[[DQ:.*]] = warpspec.channel "dq" depth(2) : <[64x64xf32], tmem>
+// WIDE100-NEXT: warpspec.channel "dv" depth(2) : <[64x64xf32], tmem>
+// WIDE100-NEXT: warpspec.channel "dk" depth(2) : <[64x64xf32], tmem>
+// WIDE100-NEXT: %[[PDS:.*]] = warpspec.channel "pds" depth(2) : <[64x128xbf16, 64x128xbf16], smem>
+// WIDE100: warpspec.partition "load" role(load) warps(4) regs(112)
+// WIDE100: warpspec.acquire %[[KV]] : <[], smem>
+// WIDE100: warpspec.acquire %[[CHUNKS]]
+// WIDE100: warpspec.acquire %[[QDO]]
+// WIDE100: warpspec.close %[[KV]]
+// WIDE100: warpspec.partition "mma" role(mma) warps(4) regs(136)
+// WIDE100-NEXT: warpspec.consume %[[KV]]
+// WIDE100: warpspec.acquire %[[S]]
+// WIDE100-NEXT: warpspec.get %[[CHUNKS]]
+// WIDE100: warpspec.mma_async {{.*}} {transpose_b} : <64x64xbf16, smem>, <128x64xbf16, smem>, <64x128xf32, tmem>
+// WIDE100: scf.for
+// WIDE100: warpspec.get %[[CHUNKS]]
+// WIDE100: warpspec.mma_async {{.*}} {accumulate, transpose_b} : <64x64xbf16, smem>, <128x64xbf16, smem>, <64x128xf32, tmem>
+// WIDE100: warpspec.release %{{.*}} after_mma
+// WIDE100: warpspec.acquire %[[DP]]
+// WIDE100: warpspec.acquire %[[S]]
+// WIDE100: warpspec.acquire %[[DP]]
+// WIDE100: %{{.*}}, %[[QB:.*]]:5 = warpspec.get %[[QDO]]
+// WIDE100-NEXT: %{{.*}}, %[[PB:.*]]:2 = warpspec.get %[[PDS]]
+// WIDE100-NEXT: warpspec.acquire %[[DQ]]
+// WIDE100-NEXT: %[[K:.*]] = warpspec.pin %[[QB]]#4 after
+// WIDE100-NEXT: %[[DS:.*]] = warpspec.pin %[[PB]]#1 after
+// WIDE100-NEXT: warpspec.mma_async %[[DS]], %[[K]] into {{.*}} : <64x128xbf16, smem>, <128x64xbf16, smem>, <64x64xf32, tmem>
+// WIDE100: warpspec.partition "softmax" role(softmax) warps(4) regs(256)
+// WIDE100: warpspec.store {{.*}} {col_offset = 0 : i64} : <64x64xf32>
+// WIDE100: warpspec.store {{.*}} {col_offset = 128 : i64} : <64x64xf32>
 
 //--- b128-wide-rotary.mlir
 // Above head dim 128 with rotary embeddings (sm_90a, session 22): the record
@@ -856,14 +897,14 @@ func.func @gqa_backward_b128_wide_rotary(%q: memref<?x?x256xbf16>, %k: memref<?x
 // WIDEROT90: warpspec.partition "accumulate1" role(compute) warps(4) regs(120)
 
 //--- b128-wide-rotary-sm100a.mlir
-// sm_100a refuses the grouped block-128 backward above head dim 128, with
-// rotary embeddings too.
+// sm_100a builds the grouped block-128 backward above head dim 128 without
+// rotary embeddings only (session 22).
 func.func @gqa_backward_b128_wide_rotary(%q: memref<?x?x256xbf16>, %k: memref<?x?x256xbf16>,
                                          %v: memref<?x?x256xbf16>, %do: memref<?x?x256xbf16>,
                                          %dq: memref<?x?x256xbf16>, %dk: memref<?x?x256xbf16>,
                                          %dv: memref<?x?x256xbf16>, %cu: memref<?xi32>,
                                          %cos: memref<?x128xf32>, %sin: memref<?x128xf32>) {
-  // expected-error @below {{'blockattn.backward' op with group 2 (grouped-query attention) has no backward lowering at block_size 128 and head_dim 256 on sm_100a yet: an item's K and V of 128 keys, a query head's Q and dO and both query halves' P and dS fit shared memory up to head_dim 128 (sm_90a streams them in 64-column chunks)}}
+  // expected-error @below {{'blockattn.backward' op with group 2 (grouped-query attention) has no backward lowering at block_size 128 and head_dim 256 with rotary embeddings on sm_100a yet: above head_dim 128 K, V, Q and dO are streamed in 64-column chunks, which only the sm_90a kernel rotates}}
   blockattn.backward q(%q : memref<?x?x256xbf16>) k(%k : memref<?x?x256xbf16>)
       v(%v : memref<?x?x256xbf16>) do(%do : memref<?x?x256xbf16>)
       dq(%dq : memref<?x?x256xbf16>) dk(%dk : memref<?x?x256xbf16>)

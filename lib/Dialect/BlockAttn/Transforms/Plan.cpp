@@ -1217,9 +1217,72 @@ constexpr int64_t kSm100aGroupedLargeBlockPairLoadRegs = 48,
 constexpr int64_t kSm100aGroupedLargeBlockPassLoadRegs = 104,
                   kSm100aGroupedLargeBlockPassMmaRegs = 144;
 
+/// The sm_100a grouped block-128 backward above head dim 128's load and MMA
+/// warpgroups (planSm100aGroupedLargeBlockChunks): the producer streams a
+/// pass's group (4 D / 64 + 1 slots a head, the passes unrolled), the MMA
+/// warp's chunk loops are short. At the passes' 104 / 144 ptxas (CUDA 13.0)
+/// spilled the producer of the G = 3 kernels at 192 (4 bytes stored, 340
+/// loaded; raising the MMA warp to 152 did nothing, lowering the softmax
+/// warpgroup to 248 spilled more); 112 / 136 / 256 spills nothing (found by
+/// editing setmaxnreg in the PTX).
+constexpr int64_t kSm100aGroupedLargeBlockChunkLoadRegs = 112,
+                  kSm100aGroupedLargeBlockChunkMmaRegs = 136;
+
+/// The sm_100a grouped-query backward at block size 128 above head dim 128
+/// (Sm100aRecipe.cpp, buildBlackwellGroupedLargeBlock with
+/// KernelPlan::groupChunkStages; docs/head-dims.md): as on sm_90a
+/// (planSm90aGroupedLargeBlockChunks) an item's K and V and a query head's Q
+/// and dO of the whole head dim do not fit shared memory next to both
+/// halves' P and dS, so the producer streams 64-column chunks (the same
+/// buildGroupedChunkLoadPartition): "chunks" (four slots of a query half's
+/// and K's, or dO's and V's, chunk: 96 KiB), "qdo" (one slot of a pass's
+/// chunks of Q's and dO's halves and K: 48 KiB), "kv" the item's record two
+/// deep, next to "pds" (64 KiB) and one 64-column staging buffer (8 KiB):
+/// 216 KiB. The MMA warp accumulates S and dP over the chunks in tensor
+/// memory; the columns are the passes' at head dim 128 (S 128 + dP 128 +
+/// dQ, dV, dK 64 each = 448 of 512), the warpgroups too.
+FailureOr<KernelPlan>
+planSm100aGroupedLargeBlockChunks(const KernelShape &shape,
+                                  const TuningOptions &options, Failure fail) {
+  if (shape.headDim % 64 != 0)
+    return fail("the grouped-query backward at block_size ", shape.blockSize,
+                " above head dim ", KernelShape::kMaxOutputCols,
+                " streams 64-column chunks of the head dim, got head dim ",
+                shape.headDim);
+  KernelPlan plan;
+  plan.groupPasses = shape.headDim / 64;
+  if (failed(planSm100aGroupedLaunch(shape, options, plan, fail)))
+    return failure();
+  if (!validNumStages(options))
+    return numStagesError(fail, options);
+  plan.numStages = 2;
+  plan.groupStages = 1;
+  plan.groupChunkStages =
+      options.numStages > 0 ? options.numStages : kGroupedChunkStages;
+  int64_t chunkSlot = shape.queryTileBytes(64) + shape.tileBytes(64);
+  int64_t qdoSlot = 4 * shape.queryTileBytes(64) + shape.tileBytes(64);
+  int64_t scratch =
+      shape.queryTileBytes(64) +
+      shape.numQueryTiles() * 2 * shape.queryTileBytes(shape.tileRows());
+  int64_t budget = TargetLimits::maxSharedMemoryBytes - kSmemReserve - scratch;
+  if (qdoSlot + plan.groupChunkStages * chunkSlot > budget)
+    return fail("no ring of ", plan.groupChunkStages, " slots of ", chunkSlot,
+                " bytes (64-column chunks of a query half and K) fits in "
+                "shared memory next to a \"qdo\" slot of ",
+                qdoSlot, " bytes");
+  plan.registers.load = kSm100aGroupedLargeBlockChunkLoadRegs;
+  plan.registers.mma = kSm100aGroupedLargeBlockChunkMmaRegs;
+  plan.registers.compute =
+      replicaRegisters(2, plan.registers.load + plan.registers.mma,
+                       plan.softmaxReplicas, /*ctasPerSm=*/1);
+  return plan;
+}
+
 FailureOr<KernelPlan> planSm100aGroupedLargeBlock(const KernelShape &shape,
                                                   const TuningOptions &options,
                                                   Failure fail) {
+  if (shape.headDim > KernelShape::kMaxOutputCols)
+    return planSm100aGroupedLargeBlockChunks(shape, options, fail);
   KernelPlan plan;
   plan.groupPasses = groupedLargeBlockPasses(shape);
   if (failed(planSm100aGroupedLaunch(shape, options, plan, fail)))

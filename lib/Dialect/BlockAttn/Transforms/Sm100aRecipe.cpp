@@ -1136,6 +1136,27 @@ struct HalfScratch {
   SmallVector<Value> p, ds, slots;
 };
 
+/// dQ_i = dS_i k into `dqCh` for `halves` query halves, committed with (row,
+/// rows, head), as each half's P and dS arrive in `pdsCh` (operands pinned
+/// after `anchor`, if any). Returns the halves' P and dS.
+HalfScratch issueHalfDq(OpBuilder &b, Location loc, int64_t halves, Value k,
+                        Value dqCh, Value pdsCh, Value row, Value rows,
+                        Value head, Value anchor) {
+  HalfScratch scratch;
+  for (int64_t i = 0; i < halves; ++i) {
+    auto pds = GetOp::create(b, loc, pdsCh);
+    scratch.slots.push_back(pds.getSlot());
+    scratch.p.push_back(pds.getBuffers()[0]);
+    scratch.ds.push_back(pds.getBuffers()[1]);
+    auto dest = AcquireOp::create(b, loc, dqCh);
+    MmaAsyncOp::create(b, loc, pinned(b, loc, scratch.ds[i], anchor),
+                       pinned(b, loc, k, anchor), dest.getBuffers()[0],
+                       /*transpose_a=*/false, /*transpose_b=*/false); // dQ_i
+    CommitOp::create(b, loc, dest.getSlot(), row, rows, head);
+  }
+  return scratch;
+}
+
 /// The score products of a 128-token block for one query head, committed
 /// with (row, rows, head): per query half i, S_i = q_i k^T into `sCh` and
 /// dP_i = dO_i v^T into `dpCh`; then, as each half's P and dS arrive in
@@ -1155,15 +1176,57 @@ HalfScratch issueHalfScoreProducts(
     product(sCh, qHalf, k, false, true);   // S_i  = q_i K^T
     product(dpCh, doHalf, v, false, true); // dP_i = dO_i V^T
   }
-  HalfScratch scratch;
-  for (size_t i = 0; i < q.size(); ++i) {
-    auto pds = GetOp::create(b, loc, pdsCh);
-    scratch.slots.push_back(pds.getSlot());
-    scratch.p.push_back(pds.getBuffers()[0]);
-    scratch.ds.push_back(pds.getBuffers()[1]);
-    product(dqCh, scratch.ds[i], kOfDq ? kOfDq : k, false, false); // dQ_i
+  return issueHalfDq(b, loc, q.size(), kOfDq ? kOfDq : k, dqCh, pdsCh, row,
+                     rows, head, anchor);
+}
+
+/// The sm_100a grouped block-128 backward's S and dP of one query head
+/// above head dim 128 (KernelPlan::groupChunkStages): per query half i,
+/// S_i = sum_j q_i,j K_j^T over the "chunks" slots of its 64-column chunks
+/// j, then dP_i = sum_j dO_i,j V_j^T over the next ones (the producer's
+/// order, buildGroupedChunkLoadPartition), each accumulated in tensor memory
+/// (the first chunk overwrites, enable-input-d after it) and committed with
+/// (row, rows, head); each chunk slot goes back once the MMA that reads it
+/// completes. The chunks after the first are one scf.for whose trip count,
+/// D / 64 + min(kvHead, 0) - 1, LLVM cannot fold (as the sm_90a scores
+/// warpgroup's: a constant one is unrolled), every slot pinned after the
+/// head: "chunks" takes a whole number of its laps a head, so each chunk
+/// lands in the same slot every head, at addresses LLVM would hoist.
+void issueChunkedScores(OpBuilder &b, Location loc, const KernelSpec &spec,
+                        Value chunks, Value sCh, Value dpCh, Value row,
+                        Value rows, Value head, Value kvHead) {
+  auto i32 = [&](int64_t value) -> Value {
+    return arith::ConstantIntOp::create(b, loc, value, 32);
+  };
+  auto overChunks = [&](Value channel) {
+    auto dest = AcquireOp::create(b, loc, channel);
+    auto chunk = [&](bool accumulate) {
+      auto slot = GetOp::create(b, loc, chunks);
+      ValueRange t = slot.getBuffers();
+      Value a = pinned(b, loc, t[0], head);
+      Value bOperand = pinned(b, loc, t[1], head);
+      auto mma = MmaAsyncOp::create(b, loc, a, bOperand, dest.getBuffers()[0],
+                                    /*transpose_a=*/false,
+                                    /*transpose_b=*/true);
+      mma.setAccumulate(accumulate);
+      ReleaseOp::create(b, loc, slot.getSlot(), /*after_mma=*/true);
+    };
+    chunk(/*accumulate=*/false);
+    Value end =
+        arith::AddIOp::create(b, loc, i32(spec.headDim / 64),
+                              arith::MinSIOp::create(b, loc, kvHead, i32(0)));
+    auto loop = scf::ForOp::create(b, loc, i32(1), end, i32(1));
+    {
+      OpBuilder::InsertionGuard inLoop(b);
+      b.setInsertionPoint(loop.getBody()->getTerminator());
+      chunk(/*accumulate=*/true);
+    }
+    CommitOp::create(b, loc, dest.getSlot(), row, rows, head);
+  };
+  for (int64_t i = 0; i < spec.numQueryTiles(); ++i) {
+    overChunks(sCh);  // S_i  = sum_j q_i,j K_j^T
+    overChunks(dpCh); // dP_i = sum_j dO_i,j V_j^T
   }
-  return scratch;
 }
 
 /// Key half j of dV (or dK) into a slot of `channel`, committed with (row,
@@ -1403,15 +1466,31 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
   auto tmemChannel = [&](StringRef name, int64_t cols) {
     return createTmemRing(b, loc, name, m, cols);
   };
-  BufferType tile = tileBuffer(spec, d);
-  BufferType half = queryBuffer(spec, d);
-  Value kv = createChannel(
-      b, loc, ChannelType::get(ctx, {tile, tile}, MemorySpace::smem), "kv",
-      plan.numStages);
-  Value qdo = createChannel(
-      b, loc,
-      ChannelType::get(ctx, {half, half, half, half}, MemorySpace::smem), "qdo",
-      plan.groupStages);
+  // Above head dim 128 (KernelPlan::groupChunkStages) "kv" carries the
+  // item's record alone, "chunks" the 64-column chunks of a query half and
+  // K (or dO's and V's) that S and dP are accumulated over, and "qdo" a
+  // pass's chunk of Q's and dO's halves and of K.
+  bool chunked = plan.groupChunkStages > 0;
+  assert((!chunked || !spec.hasRotary()) &&
+         "no rotary embeddings in chunks (checkGroupedLargeBlock)");
+  BufferType tile = tileBuffer(spec, chunked ? cols : d);
+  BufferType half = queryBuffer(spec, chunked ? cols : d);
+  SmallVector<Type> kvTiles, qdoTiles = {half, half, half, half};
+  if (chunked)
+    qdoTiles.push_back(tile);
+  else
+    kvTiles = {tile, tile};
+  Value kv =
+      createChannel(b, loc, ChannelType::get(ctx, kvTiles, MemorySpace::smem),
+                    "kv", plan.numStages);
+  Value chunks;
+  if (chunked)
+    chunks = createChannel(
+        b, loc, ChannelType::get(ctx, {half, tile}, MemorySpace::smem),
+        "chunks", plan.groupChunkStages);
+  Value qdo =
+      createChannel(b, loc, ChannelType::get(ctx, qdoTiles, MemorySpace::smem),
+                    "qdo", plan.groupStages);
   bool rotary = spec.hasRotary();
   // With rotary embeddings the softmax warpgroup takes the items from "kv"
   // itself and signals each rotation (an item's K and V, a head's Q) through
@@ -1426,14 +1505,21 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
       b, loc, ChannelType::get(ctx, {wide, wide}, MemorySpace::smem), "pds",
       halves);
 
-  buildGroupedLoadPartition(b, loc, spec, values, kv, qdo, plan);
+  if (chunked)
+    buildGroupedChunkLoadPartition(b, loc, spec, values, kv, chunks, qdo, plan);
+  else
+    buildGroupedLoadPartition(b, loc, spec, values, kv, qdo, plan);
 
   // MMA issuer: per item, the G query heads in order.
   {
     OpBuilder::InsertionGuard g(b);
     MmaLoop loop = beginMmaLoop(b, loc, spec, kv, Value(), plan.registers.mma);
     Value row = loop.row, rows = loop.rows, kvHead = loop.head;
-    Value k = loop.operands[0], v = loop.operands[1];
+    Value k, v;
+    if (!chunked) {
+      k = loop.operands[0];
+      v = loop.operands[1];
+    }
     // Every operand pinned at its use (pinned): K, V and the scratch sit at
     // the same addresses for the whole group.
     if (items) {
@@ -1446,10 +1532,18 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
     for (int64_t pass = 0; pass < plan.groupPasses; ++pass) {
       int64_t col = pass * cols;
       auto queryHead = [&](Value head, bool first) {
+        // In chunks the head's S and dP come first, over "chunks": its "qdo"
+        // slot comes after them (the producer's order, buildGroupedChunkLoad
+        // Partition; taken first, the MMA warp would wait on it while the
+        // producer waits on a full "chunks").
+        if (chunked)
+          issueChunkedScores(b, loc, spec, chunks, sCh, dpCh, row, rows, head,
+                             kvHead);
         auto qdoSlot = GetOp::create(b, loc, qdo);
         awaitRotated(b, loc, rotated);
         ValueRange t = qdoSlot.getBuffers();
-        SmallVector<Value> q(t.take_front(halves)), dout(t.drop_front(halves));
+        SmallVector<Value> q(t.take_front(halves)),
+            dout(t.slice(halves, halves));
         HalfScratch scratch;
         // In passes every operand is pinned after the query head (PinOp's
         // anchor): K, V, Q and dO sit in one-slot rings at fixed addresses,
@@ -1457,7 +1551,11 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
         // of all their chunks out of the loops (the MMA warp spilled at 256
         // registers at G = 2 and needed 224 at G = 4; anchored, 128-144).
         Value anchor = plan.groupPasses > 1 ? head : Value();
-        if (plan.groupPasses == 1) {
+        if (chunked) {
+          // The slot holds the pass's chunks: dQ_i,c = dS_i K_c.
+          scratch = issueHalfDq(b, loc, halves, t.back(), dqCh, pdsCh, row,
+                                rows, head, /*anchor=*/head);
+        } else if (plan.groupPasses == 1) {
           scratch = issueHalfScoreProducts(b, loc, q, dout, k, v, sCh, dpCh,
                                            dqCh, pdsCh, row, rows, head);
         } else {

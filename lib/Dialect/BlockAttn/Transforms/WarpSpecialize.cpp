@@ -70,10 +70,9 @@ struct BlockAttnWarpSpecializePass
   /// chips). Above 128
   /// an item's K and V of 128 keys (2 x 48 KiB at 192), a query head's Q and
   /// dO (the same) and both query halves' P and dS (64 KiB) exceed shared
-  /// memory (227 KiB): sm_90a streams K, V, Q and dO in 64-column chunks
-  /// (KernelPlan::groupChunkStages), with rotary embeddings too (each chunk
-  /// rotated as it lands, half-split ones loaded pair-complete); sm_100a
-  /// does not yet.
+  /// memory (227 KiB): both chips stream K, V, Q and dO in 64-column chunks
+  /// (KernelPlan::groupChunkStages); sm_90a with interleaved rotary
+  /// embeddings too (each chunk rotated as it lands), sm_100a without.
   LogicalResult checkGroupedLargeBlock(Operation *op, const KernelSpec &spec) {
     if (!spec.backward || spec.group <= 1 || spec.numQueryTiles() == 1)
       return success();
@@ -84,17 +83,18 @@ struct BlockAttnWarpSpecializePass
                 "block_size "
              << spec.blockSize;
     };
-    // Above head dim 128 the sm_90a kernel streams K, V, Q and dO in
-    // 64-column chunks (KernelPlan::groupChunkStages), with or without
-    // rotary embeddings.
-    if (spec.headDim > kMaxGroupedLargeBlockHeadDim && chip == Chip::sm_100a)
-      return refuse()
-             << " and head_dim " << spec.headDim
-             << " on sm_100a yet: an item's K and V of 128 keys, a query "
-                "head's Q and dO and both query halves' P and dS fit shared "
-                "memory up to head_dim "
-             << kMaxGroupedLargeBlockHeadDim
-             << " (sm_90a streams them in 64-column chunks)";
+    // Above head dim 128 both chips stream K, V, Q and dO in 64-column
+    // chunks (KernelPlan::groupChunkStages); the sm_90a scores warpgroup
+    // rotates them as they land, the sm_100a kernel is built without rotary
+    // embeddings.
+    if (spec.headDim > kMaxGroupedLargeBlockHeadDim && spec.hasRotary() &&
+        chip == Chip::sm_100a)
+      return refuse() << " and head_dim " << spec.headDim
+                      << " with rotary embeddings on sm_100a yet: above "
+                         "head_dim "
+                      << kMaxGroupedLargeBlockHeadDim
+                      << " K, V, Q and dO are streamed in 64-column chunks, "
+                         "which only the sm_90a kernel rotates";
     // With rotary embeddings above head dim 64: the item is made in passes
     // over C-column chunks of the head dim (64 at 128, 32 at 96), and each
     // pass's chunk of dQ, dK (and dV) is turned back on its own, which needs

@@ -317,6 +317,34 @@ TEST(GroupedPlan, BlockSize128PassesSm100a) {
   EXPECT_EQ(p.registers.compute, 256);
 }
 
+// The sm_100a grouped backward at block size 128 above head dim 128 (session
+// 22): the sm_90a kernel's rings ("chunks" four slots of 24 KiB, "qdo" one,
+// "kv" the record two deep), D / 64 passes, load 112, MMA 136, softmax 256.
+TEST(GroupedPlan, BlockSize128ChunksSm100a) {
+  KernelShape b128 = shape(true, 192);
+  b128.group = 3;
+  b128.blockSize = 128;
+  KernelPlan p = plan(Chip::sm_100a, b128);
+  EXPECT_EQ(p.groupPasses, 3);
+  EXPECT_EQ(p.groupChunkStages, 4);
+  EXPECT_EQ(p.numStages, 2);
+  EXPECT_EQ(p.groupStages, 1);
+  EXPECT_EQ(p.softmaxReplicas, 1);
+  EXPECT_EQ(p.registers.load, 112);
+  EXPECT_EQ(p.registers.mma, 136);
+  EXPECT_EQ(p.registers.compute, 256);
+  b128.headDim = 256;
+  EXPECT_EQ(plan(Chip::sm_100a, b128).groupPasses, 4);
+  TuningOptions five;
+  five.numStages = 5;
+  EXPECT_EQ(failure(Chip::sm_100a, b128, five),
+            "no ring of 5 slots of 24576 bytes (64-column chunks of a query "
+            "half and K) fits in shared memory next to a \"qdo\" slot of "
+            "49152 bytes");
+  b128.headDim = 128;
+  EXPECT_EQ(plan(Chip::sm_100a, b128).groupChunkStages, 0);
+}
+
 // The grouped backward above head dim 128: D / 64 passes over 64-column
 // chunks, one consumer of 256 registers next to a producer of 96 on sm_90a
 // ("kv" one slot and "qdo" two at 256), the 64-column staging buffer on
