@@ -602,7 +602,7 @@ func.func @gqa_backward_b128_rotary_wide(%q: memref<?x?x96xbf16>, %k: memref<?x?
                                          %v: memref<?x?x96xbf16>, %do: memref<?x?x96xbf16>,
                                          %dq: memref<?x?x96xbf16>, %dk: memref<?x?x96xbf16>,
                                          %dv: memref<?x?x96xbf16>, %cu: memref<?xi32>) {
-  // expected-error @below {{'blockattn.backward' op with group 2 (grouped-query attention) has no backward lowering at block_size 128 and head_dim 96 with half-split rotary embeddings yet: above head_dim 64 an item's gradients are made in passes over 32-column chunks of the head dim, and a pair-complete chunk (16 columns and their partners D / 2 on) would store its gradients in 16-column pieces, narrower than the 32-column staging buffers and tensor-map boxes (half-split is built at head_dim 128, interleaved at 96 and 128)}}
+  // expected-error @below {{'blockattn.backward' op with group 2 (grouped-query attention) has no backward lowering at block_size 128 and head_dim 96 with half-split rotary embeddings yet: above head_dim 64 an item's gradients are made in passes over 32-column chunks of the head dim, and a pair-complete chunk (16 columns and their partners D / 2 on) would store its gradients in 16-column pieces, narrower than the 32-column staging buffers and tensor-map boxes (interleaved rotary embeddings are built at 96 and 128)}}
   blockattn.backward q(%q : memref<?x?x96xbf16>) k(%k : memref<?x?x96xbf16>)
       v(%v : memref<?x?x96xbf16>) do(%do : memref<?x?x96xbf16>)
       dq(%dq : memref<?x?x96xbf16>) dk(%dk : memref<?x?x96xbf16>)

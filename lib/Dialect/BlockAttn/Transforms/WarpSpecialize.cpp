@@ -66,8 +66,7 @@ struct BlockAttnWarpSpecializePass
   /// it is built up to head dim 128 (above 64 in passes over column chunks
   /// of the head dim, KernelPlan::groupPasses; every group, both chips);
   /// with rotary embeddings (every variant) up to head dim 64, in one pass,
-  /// at 96 and 128 interleaved and at 128 half-split (in the passes, both
-  /// chips). Above 128
+  /// at 96 and 128 interleaved (in the passes, both chips). Above 128
   /// an item's K and V of 128 keys (2 x 48 KiB at 192), a query head's Q and
   /// dO (the same) and both query halves' P and dS (64 KiB) exceed shared
   /// memory (227 KiB): both chips stream K, V, Q and dO in 64-column chunks
@@ -119,8 +118,8 @@ struct BlockAttnWarpSpecializePass
                          "pair-complete chunk (16 columns and their partners "
                          "D / 2 on) would store its gradients in 16-column "
                          "pieces, narrower than the 32-column staging buffers "
-                         "and tensor-map boxes (half-split is built at "
-                         "head_dim 128, interleaved at 96 and 128)";
+                         "and tensor-map boxes (interleaved rotary embeddings "
+                         "are built at 96 and 128)";
     return success();
   }
 
