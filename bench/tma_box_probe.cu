@@ -14,7 +14,9 @@
 #include <cstdint>
 #include <vector>
 #include <cstdlib>
-__global__ void probe(const __grid_constant__ CUtensorMap map, uint16_t *out, int c0, int words) {
+// One box (32, 2, 1, rows) at the buffer's start, or (`two`) two boxes (32, 1, 1, rows), half h
+// at 64 h bytes; then the shared memory, sentinels and all, to `out`.
+__global__ void probe(const __grid_constant__ CUtensorMap map, uint16_t *out, int c0, int words, int two) {
   extern __shared__ __align__(1024) uint16_t smem[];
   __shared__ __align__(8) uint64_t bar;
   for (int i = threadIdx.x; i < words; i += blockDim.x) smem[i] = 0xFFFF;
@@ -25,25 +27,7 @@ __global__ void probe(const __grid_constant__ CUtensorMap map, uint16_t *out, in
     asm volatile("mbarrier.init.shared.b64 [%0], 1;" ::"r"(b));
     asm volatile("fence.proxy.async.shared::cta;");
     asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], %1;" ::"r"(b), "r"(32 * 2 * 2 * 64));
-    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];"
-                 ::"r"(s), "l"(&map), "r"(c0), "r"(0), "r"(0), "r"(0), "r"(b) : "memory");
-    asm volatile("{ .reg .pred p; W: mbarrier.try_wait.parity.shared.b64 p, [%0], 0; @!p bra W; }" ::"r"(b));
-  }
-  __syncthreads();
-  for (int i = threadIdx.x; i < words; i += blockDim.x) out[i] = smem[i];
-}
-__global__ void probe2(const __grid_constant__ CUtensorMap map, uint16_t *out, int c0, int words) {
-  extern __shared__ __align__(1024) uint16_t smem[];
-  __shared__ __align__(8) uint64_t bar;
-  for (int i = threadIdx.x; i < words; i += blockDim.x) smem[i] = 0xFFFF;
-  __syncthreads();
-  uint32_t b = (uint32_t)__cvta_generic_to_shared(&bar);
-  uint32_t s = (uint32_t)__cvta_generic_to_shared(smem);
-  if (threadIdx.x == 0) {
-    asm volatile("mbarrier.init.shared.b64 [%0], 1;" ::"r"(b));
-    asm volatile("fence.proxy.async.shared::cta;");
-    asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], %1;" ::"r"(b), "r"(32 * 2 * 2 * 64));
-    for (int h = 0; h < 2; ++h)
+    for (int h = 0; h < (two ? 2 : 1); ++h)
       asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];"
                    ::"r"(s + 64 * h), "l"(&map), "r"(c0), "r"(h), "r"(0), "r"(0), "r"(b) : "memory");
     asm volatile("{ .reg .pred p; W: mbarrier.try_wait.parity.shared.b64 p, [%0], 0; @!p bra W; }" ::"r"(b));
@@ -67,8 +51,7 @@ int main(int argc, char **argv) {
       CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   printf("D=%d j=%d two=%d encode=%d\n", D, j, two, (int)e);
   cudaFuncSetAttribute(probe, cudaFuncAttributeMaxDynamicSharedMemorySize, words * 2);
-  cudaFuncSetAttribute(probe2, cudaFuncAttributeMaxDynamicSharedMemorySize, words * 2);
-  if (two) probe2<<<1, 128, words * 2>>>(map, o, 32 * j, words); else probe<<<1, 128, words * 2>>>(map, o, 32 * j, words);
+  probe<<<1, 128, words * 2>>>(map, o, 32 * j, words, two);
   cudaError_t ce = cudaDeviceSynchronize(); printf("kernel=%s\n", cudaGetErrorString(ce));
   std::vector<uint16_t> out(words); cudaMemcpy(out.data(), o, words * 2, cudaMemcpyDeviceToHost);
   // Per 16-byte unit (8 values): which (row, column) its first value holds.
