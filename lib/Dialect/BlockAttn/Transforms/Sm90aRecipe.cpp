@@ -1250,6 +1250,39 @@ void buildHopperLargeBlockHalves(OpBuilder &b, Location loc,
                                 half);
 }
 
+/// A query half's tile types in the grouped block-128 backward's scores
+/// warpgroup (buildGroupedLargeBlockScoresConsumer,
+/// buildGroupedChunkScoresConsumer): S and dP (f32) and P and dS (the
+/// element type), 64 x 128; a pass's dQ chunk, 64 x `cols` f32; the
+/// softmax's row statistics.
+struct QueryHalfTypes {
+  AccType wide32, wide16, dq;
+  RowsType rows;
+};
+
+QueryHalfTypes queryHalfTypes(MLIRContext *ctx, const KernelSpec &spec,
+                              int64_t cols) {
+  auto f32 = Float32Type::get(ctx);
+  int64_t m = spec.queryTileRows(), n = spec.tileRows();
+  return {AccType::get(ctx, {m, n}, f32),
+          AccType::get(ctx, {m, n}, spec.elementType),
+          AccType::get(ctx, {m, cols}, f32), RowsType::get(ctx, m, f32)};
+}
+
+/// Opens the grouped block-128 backward's scores warpgroup (beginConsumer),
+/// which stores dQ `cols` columns at a time; its staging buffer is as wide,
+/// or half as wide for half-split pair-complete chunks (pairHalfChunks),
+/// which are stored as two 32-column pieces.
+ConsumerContext beginGroupedScoresConsumer(OpBuilder &b, Location loc,
+                                           const KernelSpec &spec,
+                                           const KernelValues &values,
+                                           const KernelPlan &plan,
+                                           int64_t cols) {
+  return beginConsumer(b, loc, spec, values, plan, /*needsPScratch=*/false,
+                       /*needsDsScratch=*/false,
+                       pairHalfChunks(spec) ? cols / 2 : cols, "scores");
+}
+
 /// The scores warpgroup of the sm_90a grouped-query backward at block size
 /// 128 (buildHopperGroupedLargeBlock): it takes the item's "kv" slot, then per
 /// query head its "qdo" slot, and for each query half i in turn
@@ -1278,20 +1311,14 @@ void buildGroupedLargeBlockScoresConsumer(OpBuilder &b, Location loc,
   int64_t halves = spec.numQueryTiles();
   int64_t cols = spec.headDim / plan.groupPasses;
   // Half-split chunks (pairHalfChunks: head dim 128) are stored as two
-  // 32-column pieces, each through a staging buffer of its width.
+  // 32-column pieces.
   bool pieces = pairHalfChunks(spec);
-  ConsumerContext c = beginConsumer(b, loc, spec, values, plan,
-                                    /*needsPScratch=*/false,
-                                    /*needsDsScratch=*/false,
-                                    pieces ? cols / 2 : cols, "scores");
+  ConsumerContext c =
+      beginGroupedScoresConsumer(b, loc, spec, values, plan, cols);
   auto [kvHead, kSlot, vSlot] = consumeGroupedItem(b, loc, spec, kv, c);
   TileRows at = rotateGroupedItem(b, loc, spec, c, kSlot, vSlot);
-  auto f32 = b.getF32Type();
-  int64_t m = spec.queryTileRows(), n = spec.tileRows();
-  auto wide32 = AccType::get(ctx, {m, n}, f32);
-  auto wide16 = AccType::get(ctx, {m, n}, spec.elementType);
-  auto outType = AccType::get(ctx, {m, cols}, f32);
-  auto rowsType = RowsType::get(ctx, m, f32);
+  int64_t m = spec.queryTileRows();
+  QueryHalfTypes types = queryHalfTypes(ctx, spec, cols);
   auto pin = [&](Value buffer) { return pinned(b, loc, buffer); };
   // With rotary embeddings every head's rotations are at the item's rows
   // and position, pinned in the loop over the heads (pinnedRows): hoisted
@@ -1325,12 +1352,14 @@ void buildGroupedLargeBlockScoresConsumer(OpBuilder &b, Location loc,
                                ? blockHalf(b, loc, PinOp::create(b, loc, c.row),
                                            PinOp::create(b, loc, c.rows), i, m)
                                : halfRows[i];
-        Value s = MmaOp::create(b, loc, wide32, pin(t[i]), pin(kSlot), false,
-                                /*transpose_b=*/true);
-        auto softmax = SoftmaxOp::create(b, loc, wide32, rowsType, Type(), s,
-                                         c.rows, /*valid_rows=*/rows, c.scale,
-                                         /*normalize=*/true, spec.causal,
-                                         /*block=*/IntegerAttr());
+        Value s =
+            MmaOp::create(b, loc, types.wide32, pin(t[i]), pin(kSlot), false,
+                          /*transpose_b=*/true);
+        auto softmax =
+            SoftmaxOp::create(b, loc, types.wide32, types.rows, Type(), s,
+                              c.rows, /*valid_rows=*/rows, c.scale,
+                              /*normalize=*/true, spec.causal,
+                              /*block=*/IntegerAttr());
         setCausalRowOffset(b, softmax, spec, i);
         Value p = softmax.getProbs();
         // Taken as late as possible: the accumulate warpgroups give the slot
@@ -1338,18 +1367,18 @@ void buildGroupedLargeBlockScoresConsumer(OpBuilder &b, Location loc,
         if (i == 0)
           out = AcquireOp::create(b, loc, pds);
         WriteOp::create(b, loc, p, pin(out.getBuffers()[2 * i]));
-        Value dp = MmaOp::create(b, loc, wide32, pin(t[halves + i]), pin(vSlot),
-                                 false, /*transpose_b=*/true);
+        Value dp = MmaOp::create(b, loc, types.wide32, pin(t[halves + i]),
+                                 pin(vSlot), false, /*transpose_b=*/true);
         if (i + 1 == halves)
           ReleaseOp::create(b, loc, qdoSlot.getSlot());
         Value dlseRow =
             spec.dlse ? rowsReadAt(b, loc, c.row, row, rows) : Value();
-        Value ds = scoreGradient(b, loc, spec, c, rowsType, wide16, p, dp,
-                                 dlseRow, rows);
+        Value ds = scoreGradient(b, loc, spec, c, types.rows, types.wide16, p,
+                                 dp, dlseRow, rows);
         WriteOp::create(b, loc, ds, pin(out.getBuffers()[2 * i + 1]));
         if (i + 1 == halves)
           CommitOp::create(b, loc, out.getSlot(), c.row, c.rows, head);
-        Value dq = MmaOp::create(b, loc, outType, ds,
+        Value dq = MmaOp::create(b, loc, types.dq, ds,
                                  columnsOf(b, loc, pin(kSlot), col, cols),
                                  false, false);
         if (spec.hasRotary())
@@ -1398,13 +1427,10 @@ void buildGroupedChunkScoresConsumer(OpBuilder &b, Location loc,
   MLIRContext *ctx = b.getContext();
   OpBuilder::InsertionGuard g(b);
   int64_t halves = spec.numQueryTiles(), cols = 64;
-  // Half-split chunks (pairHalfChunks) are stored as two 32-column pieces,
-  // each through a staging buffer of its width.
-  bool pieces = spec.hasRotary() && pairHalfChunks(spec);
-  ConsumerContext c = beginConsumer(b, loc, spec, values, plan,
-                                    /*needsPScratch=*/false,
-                                    /*needsDsScratch=*/false,
-                                    pieces ? cols / 2 : cols, "scores");
+  // Half-split chunks (pairHalfChunks) are stored as two 32-column pieces.
+  bool pieces = pairHalfChunks(spec);
+  ConsumerContext c =
+      beginGroupedScoresConsumer(b, loc, spec, values, plan, cols);
   Value kvHead = consumeGroupedRecord(b, loc, kv, c);
   // With rotary embeddings the item's position is read from the record
   // before it goes back.
@@ -1416,12 +1442,8 @@ void buildGroupedChunkScoresConsumer(OpBuilder &b, Location loc,
   // The record is all the slot carries: back at once, so that the producer
   // announces the next item while this one runs.
   ReleaseOp::create(b, loc, c.slot);
-  auto f32 = b.getF32Type();
-  int64_t m = spec.queryTileRows(), n = spec.tileRows();
-  auto wide32 = AccType::get(ctx, {m, n}, f32);
-  auto wide16 = AccType::get(ctx, {m, n}, spec.elementType);
-  auto outType = AccType::get(ctx, {m, cols}, f32);
-  auto rowsType = RowsType::get(ctx, m, f32);
+  int64_t m = spec.queryTileRows();
+  QueryHalfTypes types = queryHalfTypes(ctx, spec, cols);
   // Every slot of every ring is pinned at its use: "chunks" takes 4 D / 64
   // slots a query head, a whole number of its laps, so each chunk lands in
   // the same slot every head, at addresses LLVM would hoist with their
@@ -1466,7 +1488,7 @@ void buildGroupedChunkScoresConsumer(OpBuilder &b, Location loc,
     ValueRange t = slot.getBuffers();
     if (rotate)
       rotate(t);
-    acc = MmaOp::create(b, loc, wide32, pin(t[0]), pin(t[1]), false,
+    acc = MmaOp::create(b, loc, types.wide32, pin(t[0]), pin(t[1]), false,
                         /*transpose_b=*/true, acc);
     ReleaseOp::create(b, loc, slot.getSlot());
     return acc;
@@ -1516,10 +1538,11 @@ void buildGroupedChunkScoresConsumer(OpBuilder &b, Location loc,
       for (int64_t i = 0; i < halves; ++i) {
         auto [row, rows] = halfRows[i];
         Value s = overChunks(/*scores=*/true, i);
-        auto softmax = SoftmaxOp::create(b, loc, wide32, rowsType, Type(), s,
-                                         c.rows, /*valid_rows=*/rows, c.scale,
-                                         /*normalize=*/true, spec.causal,
-                                         /*block=*/IntegerAttr());
+        auto softmax =
+            SoftmaxOp::create(b, loc, types.wide32, types.rows, Type(), s,
+                              c.rows, /*valid_rows=*/rows, c.scale,
+                              /*normalize=*/true, spec.causal,
+                              /*block=*/IntegerAttr());
         setCausalRowOffset(b, softmax, spec, i);
         Value p = softmax.getProbs();
         // Taken as late as possible: the accumulate warpgroups give the slot
@@ -1530,8 +1553,8 @@ void buildGroupedChunkScoresConsumer(OpBuilder &b, Location loc,
         Value dp = overChunks(/*scores=*/false, i);
         Value dlseRow =
             spec.dlse ? rowsReadAt(b, loc, c.row, row, rows) : Value();
-        Value ds = scoreGradient(b, loc, spec, c, rowsType, wide16, p, dp,
-                                 dlseRow, rows);
+        Value ds = scoreGradient(b, loc, spec, c, types.rows, types.wide16, p,
+                                 dp, dlseRow, rows);
         WriteOp::create(b, loc, ds, pin(out.getBuffers()[2 * i + 1]));
       }
       // With rotary embeddings the pass's chunks of Q's halves and of K in
@@ -1558,7 +1581,7 @@ void buildGroupedChunkScoresConsumer(OpBuilder &b, Location loc,
         // dS_i read back from shared memory (K-major): the next half's S
         // and dP needed the registers.
         Value dq =
-            MmaOp::create(b, loc, outType, pin(out.getBuffers()[2 * i + 1]),
+            MmaOp::create(b, loc, types.dq, pin(out.getBuffers()[2 * i + 1]),
                           pin(kChunk), false, false);
         if (i + 1 == halves)
           ReleaseOp::create(b, loc, qdoSlot.getSlot());
