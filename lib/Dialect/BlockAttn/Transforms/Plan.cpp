@@ -924,6 +924,47 @@ constexpr int64_t kGroupedLargeBlockHalfSplitPassProducerRegs = 72,
 /// 227. Four are one query half's S (at head dim 256) ahead.
 constexpr int64_t kGroupedChunkStages = 4;
 
+/// Above head dim 128 the grouped-query backward at block size 128 streams
+/// its inputs in 64-column chunks of the head dim, one pass a chunk (both
+/// chips: planSm90aGroupedLargeBlockChunks,
+/// planSm100aGroupedLargeBlockChunks).
+LogicalResult planGroupedChunkPasses(const KernelShape &shape, KernelPlan &plan,
+                                     Failure fail) {
+  if (shape.headDim % 64 != 0)
+    return fail("the grouped-query backward at block_size ", shape.blockSize,
+                " above head dim ", KernelShape::kMaxOutputCols,
+                " streams 64-column chunks of the head dim, got head dim ",
+                shape.headDim);
+  plan.groupPasses = shape.headDim / 64;
+  return success();
+}
+
+/// The rings of the grouped-query backward at block size 128 above head dim
+/// 128 (both chips): "kv" the item's record (no buffers), two deep so that
+/// the next item's is announced while this one runs; "qdo" one slot of a
+/// pass's chunks of Q's and dO's halves and K; "chunks" `num-stages` slots
+/// (kGroupedChunkStages by default) of a query half's and K's 64-column
+/// chunk. "qdo" and "chunks" must fit in `budget` bytes.
+LogicalResult planGroupedChunkRings(const KernelShape &shape,
+                                    const TuningOptions &options,
+                                    int64_t budget, KernelPlan &plan,
+                                    Failure fail) {
+  if (!validNumStages(options))
+    return numStagesError(fail, options);
+  plan.numStages = 2;
+  plan.groupStages = 1;
+  plan.groupChunkStages =
+      options.numStages > 0 ? options.numStages : kGroupedChunkStages;
+  int64_t chunkSlot = shape.queryTileBytes(64) + shape.tileBytes(64);
+  int64_t qdoSlot = 4 * shape.queryTileBytes(64) + shape.tileBytes(64);
+  if (qdoSlot + plan.groupChunkStages * chunkSlot > budget)
+    return fail("no ring of ", plan.groupChunkStages, " slots of ", chunkSlot,
+                " bytes (64-column chunks of a query half and K) fits in "
+                "shared memory next to a \"qdo\" slot of ",
+                qdoSlot, " bytes");
+  return success();
+}
+
 /// The sm_90a grouped-query backward at block size 128 above head dim 128
 /// (Sm90aRecipe.cpp, buildHopperGroupedLargeBlock with
 /// KernelPlan::groupChunkStages; docs/head-dims.md): an item's K and V of
@@ -937,41 +978,25 @@ constexpr int64_t kGroupedChunkStages = 4;
 FailureOr<KernelPlan>
 planSm90aGroupedLargeBlockChunks(const KernelShape &shape,
                                  const TuningOptions &options, Failure fail) {
-  if (shape.headDim % 64 != 0)
-    return fail("the grouped-query backward at block_size ", shape.blockSize,
-                " above head dim ", KernelShape::kMaxOutputCols,
-                " streams 64-column chunks of the head dim, got head dim ",
-                shape.headDim);
   KernelPlan plan;
-  plan.groupPasses = shape.headDim / 64;
-  if (failed(planGroupedItemLaunch(Chip::sm_90a, shape, options,
+  if (failed(planGroupedChunkPasses(shape, plan, fail)) ||
+      failed(planGroupedItemLaunch(Chip::sm_90a, shape, options,
                                    plan.groupPasses, plan, fail)))
     return failure();
   plan.pipelinedRoles = true;
   plan.pdsStages = 1;
   plan.stageOutput = options.oStore != OStore::registers;
   plan.bulkStore = options.oStore == OStore::tma;
-  if (!validNumStages(options))
-    return numStagesError(fail, options);
-  // "kv": the item's record (no buffers), two deep so that the next item's
-  // is announced while this one runs; "qdo": one slot.
-  plan.numStages = 2;
-  plan.groupStages = 1;
-  plan.groupChunkStages =
-      options.numStages > 0 ? options.numStages : kGroupedChunkStages;
-  int64_t chunkSlot = shape.queryTileBytes(64) + shape.tileBytes(64);
-  int64_t qdoSlot = 4 * shape.queryTileBytes(64) + shape.tileBytes(64);
+  // One "pds" slot of both halves' P and dS, the 64-column dQ staging
+  // buffer.
   int64_t scratch =
       2 * shape.numQueryTiles() * shape.queryTileBytes(shape.tileRows());
   if (plan.stageOutput)
     scratch += shape.queryTileBytes(64);
   int64_t budget =
       TargetLimits::sharedMemoryBudget(plan.ctasPerSm) - kSmemReserve - scratch;
-  if (qdoSlot + plan.groupChunkStages * chunkSlot > budget)
-    return fail("no ring of ", plan.groupChunkStages, " slots of ", chunkSlot,
-                " bytes (64-column chunks of a query half and K) fits in "
-                "shared memory next to a \"qdo\" slot of ",
-                qdoSlot, " bytes");
+  if (failed(planGroupedChunkRings(shape, options, budget, plan, fail)))
+    return failure();
   plan.registers.load = kGroupedLargeBlockPassProducerRegs;
   plan.accumulateRegisters = kGroupedLargeBlockPassAccumulateRegs;
   int64_t pool = TargetLimits::launchRegisterCap(4 * 128, 1) * 4;
@@ -1244,32 +1269,17 @@ constexpr int64_t kSm100aGroupedLargeBlockChunkLoadRegs = 112,
 FailureOr<KernelPlan>
 planSm100aGroupedLargeBlockChunks(const KernelShape &shape,
                                   const TuningOptions &options, Failure fail) {
-  if (shape.headDim % 64 != 0)
-    return fail("the grouped-query backward at block_size ", shape.blockSize,
-                " above head dim ", KernelShape::kMaxOutputCols,
-                " streams 64-column chunks of the head dim, got head dim ",
-                shape.headDim);
   KernelPlan plan;
-  plan.groupPasses = shape.headDim / 64;
-  if (failed(planSm100aGroupedLaunch(shape, options, plan, fail)))
+  if (failed(planGroupedChunkPasses(shape, plan, fail)) ||
+      failed(planSm100aGroupedLaunch(shape, options, plan, fail)))
     return failure();
-  if (!validNumStages(options))
-    return numStagesError(fail, options);
-  plan.numStages = 2;
-  plan.groupStages = 1;
-  plan.groupChunkStages =
-      options.numStages > 0 ? options.numStages : kGroupedChunkStages;
-  int64_t chunkSlot = shape.queryTileBytes(64) + shape.tileBytes(64);
-  int64_t qdoSlot = 4 * shape.queryTileBytes(64) + shape.tileBytes(64);
+  // The 64-column staging buffer, the halves' P and dS.
   int64_t scratch =
       shape.queryTileBytes(64) +
       shape.numQueryTiles() * 2 * shape.queryTileBytes(shape.tileRows());
   int64_t budget = TargetLimits::maxSharedMemoryBytes - kSmemReserve - scratch;
-  if (qdoSlot + plan.groupChunkStages * chunkSlot > budget)
-    return fail("no ring of ", plan.groupChunkStages, " slots of ", chunkSlot,
-                " bytes (64-column chunks of a query half and K) fits in "
-                "shared memory next to a \"qdo\" slot of ",
-                qdoSlot, " bytes");
+  if (failed(planGroupedChunkRings(shape, options, budget, plan, fail)))
+    return failure();
   plan.registers.load = kSm100aGroupedLargeBlockChunkLoadRegs;
   plan.registers.mma = kSm100aGroupedLargeBlockChunkMmaRegs;
   plan.registers.compute =
