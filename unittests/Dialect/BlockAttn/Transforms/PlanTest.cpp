@@ -48,6 +48,12 @@ std::string failure(Chip chip, const KernelShape &s, TuningOptions options) {
   return error;
 }
 
+KernelShape grouped(int64_t headDim, int64_t group) {
+  KernelShape s = shape(/*backward=*/true, headDim);
+  s.group = group;
+  return s;
+}
+
 TEST(ReplicaRegisters, SplitsTheLaunchPoolEvenly) {
   // One CTA of three warpgroups: 168 registers each at launch; the
   // producer's 40 leave 232 to each of two consumers.
@@ -156,47 +162,188 @@ TEST(Sm90aPlan, GroupedBackwardPipelinedRoles) {
             "(the grouped-query backward of group 2), got head dim 32");
 }
 
-// The grouped backward at block size 128: on sm_90a a producer of 64, a
-// scores warpgroup of 176 and two accumulate warpgroups of 136 (a pool of
-// 512), one "pds" slot of both halves' P and
-// dS; on sm_100a one softmax warpgroup of 256 next to load 96 / MMA 152 (48 /
-// 200 at G = 2). Options that ask for other consumers are refused.
-TEST(GroupedPlan, BlockSize128) {
-  KernelShape b128 = shape(true, 64);
-  b128.group = 4;
-  b128.blockSize = 128;
-  KernelPlan p = plan(Chip::sm_90a, b128);
-  EXPECT_TRUE(p.pipelinedRoles);
-  EXPECT_EQ(p.pdsStages, 1);
-  EXPECT_EQ(p.registers.load, 64);
-  EXPECT_EQ(p.registers.compute, 176);
-  EXPECT_EQ(p.accumulateRegisters, 136);
+/// A plan field a GroupedCase leaves unchecked.
+constexpr int64_t kAny = -1;
+
+/// Shape flags of a GroupedCase.
+enum GroupedFlags : unsigned {
+  kPlain = 0,
+  kCausal = 1,
+  kRotateV = 2,
+  kTheta = 4,
+};
+
+/// A grouped-query backward's shape and the plan's rings and register
+/// budgets expected of it (kAny: not checked).
+struct GroupedCase {
+  Chip chip;
+  int64_t blockSize, headDim, group;
+  RotaryMode rotary;
+  unsigned flags;
+  int64_t groupPasses, groupChunkStages, numStages, groupStages;
+  int64_t load, compute, accumulate, secondAccumulate, mma;
+};
+
+KernelShape groupedShape(const GroupedCase &c) {
+  KernelShape s = shape(/*backward=*/true, c.headDim, c.rotary,
+                        /*rotateV=*/c.flags & kRotateV);
+  s.blockSize = c.blockSize;
+  s.group = c.group;
+  s.causal = c.flags & kCausal;
+  s.rotaryTheta = c.flags & kTheta;
+  return s;
+}
+
+void expectGroupedPlan(const GroupedCase &c) {
+  SCOPED_TRACE(testing::Message()
+               << (c.chip == Chip::sm_90a ? "sm_90a" : "sm_100a") << " block "
+               << c.blockSize << " head dim " << c.headDim << " group "
+               << c.group << " rotary " << static_cast<int>(c.rotary)
+               << " flags " << c.flags);
+  KernelPlan p = plan(c.chip, groupedShape(c));
+  auto expect = [](const char *field, int64_t actual, int64_t expected) {
+    if (expected != kAny) {
+      EXPECT_EQ(actual, expected) << field;
+    }
+  };
+  expect("groupPasses", p.groupPasses, c.groupPasses);
+  expect("groupChunkStages", p.groupChunkStages, c.groupChunkStages);
+  expect("numStages", p.numStages, c.numStages);
+  expect("groupStages", p.groupStages, c.groupStages);
+  expect("registers.load", p.registers.load, c.load);
+  expect("registers.compute", p.registers.compute, c.compute);
+  expect("accumulateRegisters", p.accumulateRegisters, c.accumulate);
+  expect("secondAccumulateRegisters", p.secondAccumulateRegisters,
+         c.secondAccumulate);
+  expect("registers.mma", p.registers.mma, c.mma);
+}
+
+constexpr RotaryMode kNone = RotaryMode::none,
+                     kInterleaved = RotaryMode::interleaved,
+                     kHalfSplit = RotaryMode::half_split;
+
+// The grouped backward at block size 128 and above head dim 128, both chips
+// (sessions 19-22; the budgets are Plan.cpp's):
+// - sm_90a, block 128, up to head dim 64: a producer of 64, a scores
+//   warpgroup of 176 and two accumulate warpgroups of 136 (a pool of 512);
+//   with rotary embeddings the same (the rotations' rows are pinned in the
+//   loop over the heads instead; Sm90aRecipe.cpp).
+// - sm_90a, block 128, above 64: passes over column chunks of one width (two
+//   of 64 at 128, three of 32 at 96), producer 96, scores 176, accumulate
+//   120 + 120; with rotary embeddings at 128 interleaved 88 / 176 / 120 /
+//   128, half-split (pair-complete chunks, session 21) 72 / 176 / 128 / 136.
+// - sm_90a, block 128, above 128: S and dP over 64-column chunks streamed
+//   through "chunks" (four slots of 24 KiB), "qdo" one slot of a pass's
+//   chunks, "kv" the record two deep; D / 64 passes; the passes' budgets at
+//   128. Below 128 the kernels without the ring are unchanged.
+// - sm_100a, block 128: one softmax warpgroup of 256 next to load 96 / MMA
+//   152 (48 / 200 at G = 2) up to 64; above it the same passes, load 104,
+//   MMA 144 (a group of 2 too, session 20); above 128 (session 22) the
+//   sm_90a kernel's rings, load 112, MMA 136.
+// - Block 64 above head dim 128: D / 64 passes over 64-column chunks, one
+//   consumer of 256 registers next to a producer of 96 on sm_90a ("kv" one
+//   slot and "qdo" two at 256); one pass (the plan of before) up to 128.
+//   Half-split rotary embeddings (session 21: rows loaded in pair-complete
+//   chunks) plan as the interleaved ones, tables or theta.
+const GroupedCase kGroupedCases[] = {
+    // chip      block  D   G  rotary      flags
+    //   passes chunks stages group load compute acc  acc2  mma
+    {Chip::sm_90a, 128, 64, 4, kNone, kPlain, //
+     1, kAny, 2, 2, 64, 176, 136, kAny, kAny},
+    {Chip::sm_90a, 128, 64, 4, kHalfSplit, kPlain, //
+     kAny, kAny, kAny, kAny, 64, 176, 136, kAny, kAny},
+    {Chip::sm_90a, 128, 96, 4, kNone, kPlain, //
+     3, kAny, kAny, 2, kAny, kAny, kAny, kAny, kAny},
+    {Chip::sm_90a, 128, 128, 4, kNone, kPlain, //
+     2, kAny, 1, 1, 96, 176, 120, kAny, kAny},
+    {Chip::sm_90a, 128, 128, 4, kInterleaved, kPlain, //
+     kAny, kAny, kAny, kAny, 88, 176, 120, 128, kAny},
+    {Chip::sm_90a, 128, 128, 4, kHalfSplit, kPlain, //
+     2, kAny, kAny, kAny, 72, 176, 128, 136, kAny},
+    {Chip::sm_90a, 128, 128, 2, kNone, kCausal, //
+     kAny, 0, kAny, kAny, kAny, kAny, kAny, kAny, kAny},
+    {Chip::sm_90a, 128, 192, 2, kNone, kCausal, //
+     3, kAny, kAny, kAny, kAny, kAny, kAny, kAny, kAny},
+    {Chip::sm_90a, 128, 256, 2, kNone, kCausal, //
+     4, 4, 2, 1, 96, 176, 120, 0, kAny},
+    {Chip::sm_100a, 128, 64, 4, kNone, kPlain, //
+     1, kAny, kAny, kAny, 96, 256, kAny, kAny, 152},
+    {Chip::sm_100a, 128, 64, 2, kNone, kPlain, //
+     kAny, kAny, kAny, kAny, 48, 256, kAny, kAny, 200},
+    {Chip::sm_100a, 128, 64, 4, kHalfSplit, kPlain, //
+     kAny, kAny, kAny, kAny, 96, 256, kAny, kAny, 152},
+    {Chip::sm_100a, 128, 96, 4, kNone, kPlain, //
+     3, kAny, kAny, kAny, kAny, kAny, kAny, kAny, kAny},
+    {Chip::sm_100a, 128, 128, 4, kNone, kPlain, //
+     2, kAny, kAny, kAny, 104, 256, kAny, kAny, 144},
+    {Chip::sm_100a, 128, 128, 2, kNone, kPlain, //
+     2, kAny, kAny, kAny, 104, 256, kAny, kAny, 144},
+    {Chip::sm_100a, 128, 128, 3, kNone, kPlain, //
+     kAny, 0, kAny, kAny, kAny, kAny, kAny, kAny, kAny},
+    {Chip::sm_100a, 128, 192, 3, kNone, kPlain, //
+     3, 4, 2, 1, 112, 256, kAny, kAny, 136},
+    {Chip::sm_100a, 128, 256, 3, kNone, kPlain, //
+     4, kAny, kAny, kAny, kAny, kAny, kAny, kAny, kAny},
+    {Chip::sm_90a, 64, 128, 4, kNone, kPlain, //
+     1, kAny, kAny, kAny, kAny, kAny, kAny, kAny, kAny},
+    {Chip::sm_90a, 64, 192, 4, kNone, kPlain, //
+     3, kAny, kAny, kAny, kAny, kAny, kAny, kAny, kAny},
+    {Chip::sm_90a, 64, 256, 4, kNone, kPlain, //
+     4, kAny, 1, 2, 96, 256, kAny, kAny, kAny},
+    {Chip::sm_100a, 64, 128, 4, kNone, kPlain, //
+     1, kAny, kAny, kAny, kAny, kAny, kAny, kAny, kAny},
+    {Chip::sm_100a, 64, 192, 4, kNone, kPlain, //
+     3, kAny, kAny, kAny, kAny, kAny, kAny, kAny, kAny},
+    {Chip::sm_100a, 64, 256, 4, kNone, kPlain, //
+     4, kAny, kAny, kAny, kAny, kAny, kAny, kAny, kAny},
+    {Chip::sm_90a, 64, 256, 2, kHalfSplit, kRotateV, //
+     4, kAny, kAny, kAny, 96, 256, kAny, kAny, kAny},
+    {Chip::sm_100a, 64, 256, 2, kHalfSplit, kRotateV, //
+     4, kAny, kAny, kAny, kAny, kAny, kAny, kAny, kAny},
+    {Chip::sm_90a, 64, 192, 2, kHalfSplit, kRotateV | kTheta, //
+     3, kAny, kAny, kAny, kAny, kAny, kAny, kAny, kAny},
+    {Chip::sm_100a, 64, 192, 2, kHalfSplit, kRotateV | kTheta, //
+     3, kAny, kAny, kAny, kAny, kAny, kAny, kAny, kAny},
+};
+
+TEST(GroupedPlan, RingsAndBudgets) {
+  for (const GroupedCase &c : kGroupedCases)
+    expectGroupedPlan(c);
+}
+
+// The warpgroups those plans launch: on sm_90a at block size 128 the
+// pipelined roles (a scores and two accumulate warpgroups) with one "pds"
+// slot of both halves' P and dS, one CTA per SM; on sm_100a at block size
+// 128 one softmax warpgroup; at block size 64 above head dim 128 one
+// consumer warpgroup, one CTA per SM.
+TEST(GroupedPlan, Warpgroups) {
+  for (const GroupedCase &c : kGroupedCases) {
+    if (c.blockSize != 128)
+      continue;
+    SCOPED_TRACE(testing::Message()
+                 << "head dim " << c.headDim << " group " << c.group
+                 << " rotary " << static_cast<int>(c.rotary));
+    KernelPlan p = plan(c.chip, groupedShape(c));
+    if (c.chip == Chip::sm_100a) {
+      EXPECT_EQ(p.softmaxReplicas, 1);
+      continue;
+    }
+    EXPECT_TRUE(p.pipelinedRoles);
+    EXPECT_EQ(p.pdsStages, 1);
+    EXPECT_EQ(p.ctasPerSm, 1);
+  }
+  KernelPlan p = plan(Chip::sm_90a, grouped(256, 4));
+  EXPECT_FALSE(p.pipelinedRoles);
+  EXPECT_EQ(p.columnParts, 1);
+  EXPECT_EQ(p.numConsumers, 1);
   EXPECT_EQ(p.ctasPerSm, 1);
-  EXPECT_EQ(p.numStages, 2);
-  EXPECT_EQ(p.groupStages, 2);
-  KernelPlan q = plan(Chip::sm_100a, b128);
-  EXPECT_EQ(q.softmaxReplicas, 1);
-  EXPECT_EQ(q.registers.load, 96);
-  EXPECT_EQ(q.registers.mma, 152);
-  EXPECT_EQ(q.registers.compute, 256);
-  KernelShape pair = b128;
-  pair.group = 2;
-  q = plan(Chip::sm_100a, pair);
-  EXPECT_EQ(q.registers.load, 48);
-  EXPECT_EQ(q.registers.mma, 200);
-  EXPECT_EQ(q.registers.compute, 256);
-  // With rotary embeddings the same budgets (the rotations' rows are pinned
-  // in the loop over the heads instead; Sm90aRecipe.cpp).
-  KernelShape rotary = b128;
-  rotary.rotary = RotaryMode::half_split;
-  p = plan(Chip::sm_90a, rotary);
-  EXPECT_EQ(p.registers.load, 64);
-  EXPECT_EQ(p.registers.compute, 176);
-  EXPECT_EQ(p.accumulateRegisters, 136);
-  q = plan(Chip::sm_100a, rotary);
-  EXPECT_EQ(q.registers.load, 96);
-  EXPECT_EQ(q.registers.mma, 152);
-  EXPECT_EQ(q.registers.compute, 256);
+}
+
+// Options that ask the grouped block-128 backward for other consumers or
+// roles are refused.
+TEST(GroupedPlan, BlockSize128Refusals) {
+  KernelShape b128 = grouped(64, 4);
+  b128.blockSize = 128;
   TuningOptions two;
   two.numConsumers = 2;
   EXPECT_EQ(failure(Chip::sm_90a, b128, two),
@@ -212,192 +359,44 @@ TEST(GroupedPlan, BlockSize128) {
             "query-halves)");
 }
 
-// The sm_90a grouped backward at block size 128 above head dim 64: passes
-// over column chunks of one width (two of 64 at 128, three of 32 at 96),
-// producer 96, scores 176, accumulate 120 + 120; one pass up to 64.
-TEST(GroupedPlan, BlockSize128Passes) {
-  KernelShape b128 = shape(true, 128);
-  b128.group = 4;
-  b128.blockSize = 128;
-  KernelPlan p = plan(Chip::sm_90a, b128);
-  EXPECT_EQ(p.groupPasses, 2);
-  EXPECT_TRUE(p.pipelinedRoles);
-  EXPECT_EQ(p.registers.load, 96);
-  EXPECT_EQ(p.registers.compute, 176);
-  EXPECT_EQ(p.accumulateRegisters, 120);
-  EXPECT_EQ(p.numStages, 1);
-  EXPECT_EQ(p.groupStages, 1);
-  // With rotary embeddings at 128: interleaved 88 / 176 / 120 / 128,
-  // half-split (pair-complete chunks, session 21) 72 / 176 / 128 / 136.
-  KernelShape rotary = b128;
-  rotary.rotary = RotaryMode::interleaved;
-  p = plan(Chip::sm_90a, rotary);
-  EXPECT_EQ(p.registers.load, 88);
-  EXPECT_EQ(p.registers.compute, 176);
-  EXPECT_EQ(p.accumulateRegisters, 120);
-  EXPECT_EQ(p.secondAccumulateRegisters, 128);
-  rotary.rotary = RotaryMode::half_split;
-  p = plan(Chip::sm_90a, rotary);
-  EXPECT_EQ(p.groupPasses, 2);
-  EXPECT_EQ(p.registers.load, 72);
-  EXPECT_EQ(p.registers.compute, 176);
-  EXPECT_EQ(p.accumulateRegisters, 128);
-  EXPECT_EQ(p.secondAccumulateRegisters, 136);
-  b128.headDim = 96;
-  p = plan(Chip::sm_90a, b128);
-  EXPECT_EQ(p.groupPasses, 3);
-  EXPECT_EQ(p.groupStages, 2);
-  b128.headDim = 64;
-  EXPECT_EQ(plan(Chip::sm_90a, b128).groupPasses, 1);
-}
-
-// Above head dim 128 (sm_90a): S and dP over 64-column chunks streamed
-// through "chunks" (four slots of 24 KiB), "qdo" one slot of a pass's chunks,
-// "kv" the record two deep; D / 64 passes; the passes' budgets at 128.
-TEST(GroupedPlan, BlockSize128Chunks) {
-  KernelShape b128 = shape(true, 256);
-  b128.group = 2;
-  b128.blockSize = 128;
-  b128.causal = true;
-  KernelPlan p = plan(Chip::sm_90a, b128);
-  EXPECT_EQ(p.groupPasses, 4);
-  EXPECT_EQ(p.groupChunkStages, 4);
-  EXPECT_EQ(p.numStages, 2);
-  EXPECT_EQ(p.groupStages, 1);
-  EXPECT_EQ(p.pdsStages, 1);
-  EXPECT_TRUE(p.pipelinedRoles);
-  EXPECT_EQ(p.registers.load, 96);
-  EXPECT_EQ(p.registers.compute, 176);
-  EXPECT_EQ(p.accumulateRegisters, 120);
-  EXPECT_EQ(p.secondAccumulateRegisters, 0);
-  b128.headDim = 192;
-  EXPECT_EQ(plan(Chip::sm_90a, b128).groupPasses, 3);
-  // num-stages sets the chunk ring's depth; five slots do not fit.
+// Above head dim 128 at block size 128, num-stages sets the chunk ring's
+// depth on both chips; five slots do not fit.
+TEST(GroupedPlan, BlockSize128ChunkRingDepth) {
+  KernelShape sm90a = grouped(192, 2), sm100a = grouped(256, 3);
+  sm90a.blockSize = sm100a.blockSize = 128;
+  sm90a.causal = true;
   TuningOptions three;
   three.numStages = 3;
-  EXPECT_EQ(plan(Chip::sm_90a, b128, three).groupChunkStages, 3);
+  EXPECT_EQ(plan(Chip::sm_90a, sm90a, three).groupChunkStages, 3);
   TuningOptions five;
   five.numStages = 5;
-  EXPECT_EQ(failure(Chip::sm_90a, b128, five),
-            "no ring of 5 slots of 24576 bytes (64-column chunks of a query "
-            "half and K) fits in shared memory next to a \"qdo\" slot of "
-            "49152 bytes");
-  // Below head dim 128 the kernels without the ring are unchanged.
-  b128.headDim = 128;
-  EXPECT_EQ(plan(Chip::sm_90a, b128).groupChunkStages, 0);
+  for (auto [chip, s] :
+       {std::pair(Chip::sm_90a, sm90a), std::pair(Chip::sm_100a, sm100a)})
+    EXPECT_EQ(failure(chip, s, five),
+              "no ring of 5 slots of 24576 bytes (64-column chunks of a query "
+              "half and K) fits in shared memory next to a \"qdo\" slot of "
+              "49152 bytes");
 }
 
-// The sm_100a grouped backward at block size 128 above head dim 64: the
-// same passes, load 104, MMA 144, softmax 256 (the pool of 504), a staging
-// buffer one chunk wide, a group of 2 too (session 20); one pass up to 64
-// (96 / 152; a group of 2 48 / 200).
-TEST(GroupedPlan, BlockSize128PassesSm100a) {
-  KernelShape b128 = shape(true, 128);
-  b128.group = 4;
-  b128.blockSize = 128;
-  KernelPlan p = plan(Chip::sm_100a, b128);
-  EXPECT_EQ(p.groupPasses, 2);
-  EXPECT_EQ(p.registers.load, 104);
-  EXPECT_EQ(p.registers.mma, 144);
-  EXPECT_EQ(p.registers.compute, 256);
-  EXPECT_EQ(p.softmaxReplicas, 1);
-  b128.headDim = 96;
-  EXPECT_EQ(plan(Chip::sm_100a, b128).groupPasses, 3);
-  b128.headDim = 64;
-  p = plan(Chip::sm_100a, b128);
-  EXPECT_EQ(p.groupPasses, 1);
-  EXPECT_EQ(p.registers.mma, 152);
-  b128.group = 2;
-  EXPECT_EQ(plan(Chip::sm_100a, b128).registers.mma, 200);
-  b128.headDim = 128;
-  p = plan(Chip::sm_100a, b128);
-  EXPECT_EQ(p.groupPasses, 2);
-  EXPECT_EQ(p.registers.load, 104);
-  EXPECT_EQ(p.registers.mma, 144);
-  EXPECT_EQ(p.registers.compute, 256);
-}
-
-// The sm_100a grouped backward at block size 128 above head dim 128 (session
-// 22): the sm_90a kernel's rings ("chunks" four slots of 24 KiB, "qdo" one,
-// "kv" the record two deep), D / 64 passes, load 112, MMA 136, softmax 256.
-TEST(GroupedPlan, BlockSize128ChunksSm100a) {
-  KernelShape b128 = shape(true, 192);
-  b128.group = 3;
-  b128.blockSize = 128;
-  KernelPlan p = plan(Chip::sm_100a, b128);
-  EXPECT_EQ(p.groupPasses, 3);
-  EXPECT_EQ(p.groupChunkStages, 4);
-  EXPECT_EQ(p.numStages, 2);
-  EXPECT_EQ(p.groupStages, 1);
-  EXPECT_EQ(p.softmaxReplicas, 1);
-  EXPECT_EQ(p.registers.load, 112);
-  EXPECT_EQ(p.registers.mma, 136);
-  EXPECT_EQ(p.registers.compute, 256);
-  b128.headDim = 256;
-  EXPECT_EQ(plan(Chip::sm_100a, b128).groupPasses, 4);
-  TuningOptions five;
-  five.numStages = 5;
-  EXPECT_EQ(failure(Chip::sm_100a, b128, five),
-            "no ring of 5 slots of 24576 bytes (64-column chunks of a query "
-            "half and K) fits in shared memory next to a \"qdo\" slot of "
-            "49152 bytes");
-  b128.headDim = 128;
-  EXPECT_EQ(plan(Chip::sm_100a, b128).groupChunkStages, 0);
-}
-
-// The grouped backward above head dim 128: D / 64 passes over 64-column
-// chunks, one consumer of 256 registers next to a producer of 96 on sm_90a
-// ("kv" one slot and "qdo" two at 256), the 64-column staging buffer on
-// sm_100a; one pass (the plan of before) up to 128.
-TEST(GroupedPlan, PassesAboveHeadDim128) {
-  KernelShape d256 = shape(true, 256);
-  d256.group = 4;
-  KernelPlan p = plan(Chip::sm_90a, d256);
-  EXPECT_EQ(p.groupPasses, 4);
-  EXPECT_FALSE(p.pipelinedRoles);
-  EXPECT_EQ(p.columnParts, 1);
-  EXPECT_EQ(p.numConsumers, 1);
-  EXPECT_EQ(p.ctasPerSm, 1);
-  EXPECT_EQ(p.registers.load, 96);
-  EXPECT_EQ(p.registers.compute, 256);
-  EXPECT_EQ(p.numStages, 1);
-  EXPECT_EQ(p.groupStages, 2);
-  KernelShape d192 = d256;
-  d192.headDim = 192;
-  EXPECT_EQ(plan(Chip::sm_90a, d192).groupPasses, 3);
-  EXPECT_EQ(plan(Chip::sm_100a, d192).groupPasses, 3);
-  EXPECT_EQ(plan(Chip::sm_100a, d256).groupPasses, 4);
-  KernelShape d128 = d256;
-  d128.headDim = 128;
-  EXPECT_EQ(plan(Chip::sm_90a, d128).groupPasses, 1);
-  EXPECT_EQ(plan(Chip::sm_100a, d128).groupPasses, 1);
+// The grouped backward above head dim 128 at block size 64 has one consumer
+// warpgroup.
+TEST(GroupedPlan, PassesAboveHeadDim128Refusals) {
   TuningOptions two;
   two.numConsumers = 2;
-  EXPECT_EQ(failure(Chip::sm_90a, d256, two),
+  EXPECT_EQ(failure(Chip::sm_90a, grouped(256, 4), two),
             "the grouped-query backward (group 4) above head dim 128 has one "
             "consumer warpgroup, which makes dV, dK and dQ in passes over "
             "64-column chunks of the head dim; num-consumers must be 0 or 1, "
             "got 2");
 }
 
-// With half-split rotary embeddings (session 21: rows loaded in
-// pair-complete chunks through a rank-4 tensor map) the grouped backward
-// above head dim 128 plans as the interleaved one, tables or theta, and
+// With half-split rotary embeddings (rows loaded in pair-complete chunks
+// through a rank-4 tensor map) the grouped backward above head dim 128
 // refuses only the L2 prefetch, which does not address a rank-4 map.
-TEST(GroupedPlan, HalfSplitRotaryAboveHeadDim128) {
+TEST(GroupedPlan, HalfSplitRotaryAboveHeadDim128Prefetch) {
   KernelShape d256 = shape(true, 256, RotaryMode::half_split, true);
   d256.group = 2;
-  KernelPlan p = plan(Chip::sm_90a, d256);
-  EXPECT_EQ(p.groupPasses, 4);
-  EXPECT_EQ(p.registers.load, 96);
-  EXPECT_EQ(p.registers.compute, 256);
-  EXPECT_FALSE(p.l2Prefetch);
-  EXPECT_EQ(plan(Chip::sm_100a, d256).groupPasses, 4);
-  KernelShape theta = d256;
-  theta.headDim = 192;
-  theta.rotaryTheta = true;
-  EXPECT_EQ(plan(Chip::sm_90a, theta).groupPasses, 3);
-  EXPECT_EQ(plan(Chip::sm_100a, theta).groupPasses, 3);
+  EXPECT_FALSE(plan(Chip::sm_90a, d256).l2Prefetch);
   TuningOptions prefetch;
   prefetch.l2Prefetch = L2Prefetch::on;
   for (Chip chip : {Chip::sm_90a, Chip::sm_100a})
@@ -801,16 +800,6 @@ TEST(Sm100aPlan, RejectsWhatSm100aLacks) {
             "num-stages must be 0 (the recipe picks) or in [1, 7264] (the "
             "slots whose barriers and tile records fit in shared memory), "
             "got 7265");
-}
-
-} // namespace
-
-namespace {
-
-KernelShape grouped(int64_t headDim, int64_t group) {
-  KernelShape s = shape(/*backward=*/true, headDim);
-  s.group = group;
-  return s;
 }
 
 } // namespace
