@@ -1579,6 +1579,22 @@ LogicalResult planColumnPassLaunch(Chip chip, const KernelShape &shape,
   return success();
 }
 
+/// The column-pass backward's chunk ring (both chips): `num-stages` slots of
+/// `slotBytes`, by default two or as many as fit in `budget`, the shared
+/// memory left next to `scratch` bytes of P, dS and staging buffers.
+LogicalResult planColumnPassRing(const TuningOptions &options,
+                                 int64_t slotBytes, int64_t budget,
+                                 int64_t scratch, KernelPlan &plan,
+                                 Failure fail) {
+  int64_t fits = std::min<int64_t>(2, budget / slotBytes);
+  plan.numStages = options.numStages > 0 ? options.numStages : fits;
+  if (plan.numStages < 1 || plan.numStages * slotBytes > budget)
+    return fail("no ring of ", std::max<int64_t>(plan.numStages, 1), " x ",
+                slotBytes, " bytes fits in shared memory next to ", scratch,
+                " bytes of P, dS and staging buffers");
+  return success();
+}
+
 /// The sm_90a backward at block size 128 above head dim 128
 /// (KernelPlan::columnPasses; docs/head-dims.md): the chunk ring's slot is
 /// 64 columns of a block's q halves, k, v and dO halves (64 KiB), two slots
@@ -1623,12 +1639,9 @@ planSm90aLargeBlockColumnPasses(const KernelShape &shape,
     scratch += 2 * shape.queryTileBytes(chunkCols);
   int64_t budget =
       TargetLimits::sharedMemoryBudget(plan.ctasPerSm) - kSmemReserve - scratch;
-  int64_t fits = std::min<int64_t>(2, budget / slotBytes);
-  plan.numStages = options.numStages > 0 ? options.numStages : fits;
-  if (plan.numStages < 1 || plan.numStages * slotBytes > budget)
-    return fail("no ring of ", std::max<int64_t>(plan.numStages, 1), " x ",
-                slotBytes, " bytes fits in shared memory next to ", scratch,
-                " bytes of P, dS and staging buffers");
+  if (failed(
+          planColumnPassRing(options, slotBytes, budget, scratch, plan, fail)))
+    return failure();
   plan.registers.load = kColumnPassProducerRegs;
   plan.registers.compute = replicaRegisters(
       /*single=*/1, plan.registers.load, /*replicas=*/2, plan.ctasPerSm);
@@ -1886,12 +1899,9 @@ planSm100aLargeBlockColumnPasses(const KernelShape &shape,
       2 * shape.numQueryTiles() * shape.queryTileBytes(shape.tileRows()) +
       plan.softmaxReplicas * shape.queryTileBytes(chunkCols);
   int64_t budget = TargetLimits::maxSharedMemoryBytes - kSmemReserve - scratch;
-  int64_t fits = std::min<int64_t>(2, budget / slotBytes);
-  plan.numStages = options.numStages > 0 ? options.numStages : fits;
-  if (plan.numStages < 1 || plan.numStages * slotBytes > budget)
-    return fail("no ring of ", std::max<int64_t>(plan.numStages, 1), " x ",
-                slotBytes, " bytes fits in shared memory next to ", scratch,
-                " bytes of P, dS and staging buffers");
+  if (failed(
+          planColumnPassRing(options, slotBytes, budget, scratch, plan, fail)))
+    return failure();
   if (shape.hasRotary()) {
     // A signal a chunk slot: never more entries than slots.
     plan.rotaryDepth = plan.numStages;
