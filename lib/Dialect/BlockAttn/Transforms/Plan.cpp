@@ -317,6 +317,17 @@ LogicalResult numStagesError(Failure fail, const TuningOptions &options) {
               options.numStages);
 }
 
+/// rotary-angles=per-tile refused for the rotary backward above head dim
+/// 128 (both of its sm_90a plans): its gradients are turned back a group of
+/// column chunks at a time (storeOutputInChunks), each group reading its own
+/// angles.
+LogicalResult perTileAnglesAboveMaxOutputCols(Failure fail) {
+  return fail("rotary-angles=per-tile does not apply above head_dim ",
+              KernelShape::kMaxOutputCols,
+              ": the gradients are turned back a group of column chunks "
+              "at a time, each group reading its own angles");
+}
+
 /// The launch: how tiles are dealt (`schedule`), how many CTAs share an
 /// SM, and for a chunked launch how many tiles a CTA gets
 /// (docs/performance-notes.md#chunked-launch).
@@ -1622,10 +1633,7 @@ planSm90aLargeBlockColumnPasses(const KernelShape &shape,
   // The rotary kernels turn their gradients back a 64-column chunk at a
   // time, each reading its own angles.
   if (options.rotaryAngles == RotaryAngles::per_tile && shape.hasRotary())
-    return fail("rotary-angles=per-tile does not apply above head_dim ",
-                KernelShape::kMaxOutputCols,
-                ": the gradients are turned back a group of column chunks "
-                "at a time, each group reading its own angles");
+    return perTileAnglesAboveMaxOutputCols(fail);
   KernelPlan plan;
   if (failed(planColumnPassLaunch(Chip::sm_90a, shape, options, plan, fail)))
     return failure();
@@ -1726,10 +1734,7 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
   // chunk group there, each reading its own angles (storeOutputInChunks).
   if (options.rotaryAngles == RotaryAngles::per_tile && shape.backward &&
       shape.hasRotary() && shape.headDim > KernelShape::kMaxOutputCols)
-    return fail("rotary-angles=per-tile does not apply above head_dim ",
-                KernelShape::kMaxOutputCols,
-                ": the gradients are turned back a group of column chunks "
-                "at a time, each group reading its own angles");
+    return perTileAnglesAboveMaxOutputCols(fail);
   plan.anglesPerTile = shape.backward && shape.hasRotary() &&
                        !largeBlockBackward(shape) &&
                        shape.headDim <= KernelShape::kMaxOutputCols &&
