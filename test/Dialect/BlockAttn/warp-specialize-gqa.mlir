@@ -836,7 +836,11 @@ func.func @gqa_backward_b128_wide(%q: memref<?x?x192xbf16>, %k: memref<?x?x192xb
 // WIDE100-NEXT: %[[K:.*]] = warpspec.pin %[[QB]]#4 after
 // WIDE100-NEXT: %[[DS:.*]] = warpspec.pin %[[PB]]#1 after
 // WIDE100-NEXT: warpspec.mma_async %[[DS]], %[[K]] into {{.*}} : <64x128xbf16, smem>, <128x64xbf16, smem>, <64x64xf32, tmem>
+// The softmax warpgroup's loop over the heads before the last runs to G - 1
+// pinned after the k/v head (with the constant, ptxas spilled it at G = 3).
 // WIDE100: warpspec.partition "softmax" role(softmax) warps(4) regs(256)
+// WIDE100: %[[HEADS:.*]] = warpspec.pin %c3_i32 after(%{{.*}}) : i32
+// WIDE100: scf.for %{{.*}} = %{{.*}} to %[[HEADS]] step
 // WIDE100: warpspec.store {{.*}} {col_offset = 0 : i64} : <64x64xf32>
 // WIDE100: warpspec.store {{.*}} {col_offset = 128 : i64} : <64x64xf32>
 

@@ -1260,7 +1260,14 @@ constexpr int64_t kSm100aGroupedLargeBlockPassLoadRegs = 104,
 /// spilled the producer of the G = 3 kernels at 192 (4 bytes stored, 340
 /// loaded; raising the MMA warp to 152 did nothing, lowering the softmax
 /// warpgroup to 248 spilled more); 112 / 136 / 256 spills nothing (found by
-/// editing setmaxnreg in the PTX).
+/// editing setmaxnreg in the PTX). Session 23 read the SASS: those spills,
+/// and those left at 112 / 136 (G = 3, and dlse at 256), were the softmax
+/// warpgroup's (its STL after its setmaxnreg; the producer and the MMA warp
+/// only reloaded the shared-memory base, which ptxas had spilled at the
+/// kernel's entry). With that warpgroup's loop over the heads opaque
+/// (Sm100aRecipe.cpp) none of the 64 spills at 112 / 136 / 256, nor, by
+/// editing setmaxnreg, at 104 / 144 / 256 (G = 3 with dlse at 192 and 256,
+/// G = 4 with dlse at 256); the budgets stay.
 constexpr int64_t kSm100aGroupedLargeBlockChunkLoadRegs = 112,
                   kSm100aGroupedLargeBlockChunkMmaRegs = 136;
 

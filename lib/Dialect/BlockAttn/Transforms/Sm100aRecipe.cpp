@@ -1801,8 +1801,22 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
       col = pass * cols;
       Value first = groupQueryHead(b, loc, spec, kvHead, 0);
       rotateQuery(first);
-      auto loop = scf::ForOp::create(b, loc, constant(0),
-                                     constant(spec.group - 1), constant(1));
+      // Above head dim 128 (in chunks) the loop runs to G - 1 pinned after
+      // the k/v head (PinOp's anchor), a count neither LLVM nor ptxas can
+      // read. With the constant, LLVM turned G = 3's two trips into a loop
+      // on a flag and computed ring positions and per-head addresses from
+      // the count around it, and ptxas (CUDA 13.0) spilled this warpgroup
+      // at its 256 registers in every G = 3 kernel at 256 (20-100 bytes)
+      // and with dlse at 192 (8), and with dlse at 256 at G = 4 and 8 too
+      // (24; the SASS's spill stores all after this warpgroup's setmaxnreg);
+      // opaque, none of the 64 spills. (The passes at 96 and 128 keep the
+      // constant: their PTX unchanged.)
+      Value headsBeforeLast = constant(spec.group - 1);
+      if (chunked)
+        headsBeforeLast =
+            PinOp::create(b, loc, b.getI32Type(), headsBeforeLast, kvHead);
+      auto loop =
+          scf::ForOp::create(b, loc, constant(0), headsBeforeLast, constant(1));
       {
         OpBuilder::InsertionGuard g(b);
         b.setInsertionPoint(loop.getBody()->getTerminator());
