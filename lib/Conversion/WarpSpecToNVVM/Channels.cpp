@@ -405,14 +405,16 @@ struct TmaLoadLowering : ConvertOpToLLVMPattern<TmaLoadOp> {
     // partners D / 2 + 32 (j + i) into piece 2 i + 1.
     if (op.getPairHalves() && op.getDest().getType().getChunkCols()) {
       int64_t first = op.getColOffset().value_or(0) / 2;
-      int64_t half = cast<MemRefType>(op.getSource().getType()).getShape()[2] / 2;
-      for (auto [piece, box] : llvm::enumerate(tileBoxes(
-               e, adaptor.getRow(), adaptor.getHead(), op.getDest().getType()))) {
+      int64_t half =
+          cast<MemRefType>(op.getSource().getType()).getShape()[2] / 2;
+      for (auto [piece, box] :
+           llvm::enumerate(tileBoxes(e, adaptor.getRow(), adaptor.getHead(),
+                                     op.getDest().getType()))) {
         int64_t pair = first + 32 * static_cast<int64_t>(piece / 2);
         box.coords[0] = e.i32(piece % 2 ? half + pair : pair);
         Value piecePtr =
-            LLVM::GEPOp::create(e.b, e.loc, e.smemPtrT(), e.b.getI8Type(),
-                                dest, ValueRange{e.i32(box.smemOffset)});
+            LLVM::GEPOp::create(e.b, e.loc, e.smemPtrT(), e.b.getI8Type(), dest,
+                                ValueRange{e.i32(box.smemOffset)});
         Value dst =
             LLVM::AddrSpaceCastOp::create(e.b, e.loc, clusterPtr, piecePtr);
         NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(

@@ -131,9 +131,9 @@ Value createChunkRing(OpBuilder &b, Location loc, const KernelSpec &spec,
   int64_t chunkCols = pairPieceChunks(spec) ? 32 : 0;
   SmallVector<Type> tiles;
   for (const LoadedTile &tile : loadedTiles(spec))
-    tiles.push_back(BufferType::get(
-        b.getContext(), {tile.type.getShape()[0], cols}, spec.elementType,
-        MemorySpace::smem, chunkCols));
+    tiles.push_back(
+        BufferType::get(b.getContext(), {tile.type.getShape()[0], cols},
+                        spec.elementType, MemorySpace::smem, chunkCols));
   return createChannel(
       b, loc, ChannelType::get(b.getContext(), tiles, MemorySpace::smem),
       spec.loadRingName(), depth);

@@ -135,11 +135,10 @@ LogicalResult BufferType::verify(function_ref<InFlightDiagnostic()> emitError,
   // The one layout that is not the width's own: 32-column chunks (64-byte
   // swizzle) of a tile whose width is a multiple of 64, so that each
   // 32-column piece is a TMA box that fills its swizzle span.
-  if (chunkCols != 0 &&
-      (chunkCols != 32 || memorySpace != MemorySpace::smem ||
-       shape.size() != 2 || shape[1] % 64 != 0 ||
-       !isa<FloatType, IntegerType>(elementType) ||
-       elementType.getIntOrFloatBitWidth() != 16))
+  if (chunkCols != 0 && (chunkCols != 32 || memorySpace != MemorySpace::smem ||
+                         shape.size() != 2 || shape[1] % 64 != 0 ||
+                         !isa<FloatType, IntegerType>(elementType) ||
+                         elementType.getIntOrFloatBitWidth() != 16))
     return emitError() << "chunk_cols = " << chunkCols
                        << " needs 32 on a 2-D shared-memory tile of 16-bit "
                           "elements whose width is a multiple of 64 (other "
