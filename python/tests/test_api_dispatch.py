@@ -272,15 +272,18 @@ def test_block_size_must_be_an_int(launches, block_size):
 def test_large_head_dims_take_every_block_size(launches, head_dim):
     """Head dims 192 and 256 are built at every block size, forward and backward, with and
     without rotary embeddings (docs/head-dims.md); the rotary backward at block size 128 with
-    half-split pairs (session 20's pair-complete chunks) is refused since session 22, naming
-    rotary, before any launch; interleaved pairs have one."""
+    half-split pairs (session 20's pair-complete chunks) was refused in session 22 and is built
+    again since session 23 (two 64-byte-swizzled pieces a chunk); interleaved pairs have one."""
     q, k, v = (torch.randn(T, H, head_dim).to(torch.bfloat16) for _ in range(3))
     cu = torch.tensor(CU, dtype=torch.int32)
     tables = torch.ones(16, head_dim // 2)
     qg, kg, vg = (t.clone().requires_grad_() for t in (q, k, v))
-    with pytest.raises(ValueError, match=rf"^rotary: head dim {head_dim} at block_size 128 has no backward"):
-        blockattn.block_attention(qg, kg, vg, cu, block_size=128, rotary=blockattn.Rotary(tables, tables))
-    assert launches == []
+    blockattn.block_attention(qg, kg, vg, cu, block_size=128,
+                              rotary=blockattn.Rotary(tables, tables)).sum().backward()
+    assert [(c["kind"], c["block_size"], c["rotary"]) for c in launches] == [
+        ("forward", 128, "half_split"), ("backward", 128, "half_split")]
+    launches.clear()
+    qg, kg, vg = (t.clone().requires_grad_() for t in (q, k, v))
     blockattn.block_attention(qg, kg, vg, cu, block_size=128,
                               rotary=blockattn.Rotary(tables, tables, interleaved=True)).sum().backward()
     assert [(c["kind"], c["block_size"], c["rotary"]) for c in launches] == [
@@ -299,10 +302,10 @@ def test_large_head_dims_take_every_block_size(launches, head_dim):
     blockattn.block_attention(qg, kg, vg, cu, block_size=128).sum().backward()
     assert [(c["kind"], c["block_size"]) for c in launches] == [("forward", 64), ("forward", 32),
                                                                ("forward", 128), ("backward", 128)]
-    # The interleaved layout has a backward at block size 128 (both chips; docs/head-dims.md).
+    # Both layouts have a backward at block size 128 (both chips; docs/head-dims.md).
     launches.clear()
     blockattn.api.backward(q, q, k, v, cu, 128, head_dim ** -0.5, cos=tables, sin=tables, interleaved=True)
-    with pytest.raises(ValueError, match=rf"^rotary: head dim {head_dim} at block_size 128 has no backward"):
-        blockattn.api.backward(q, q, k, v, cu, 128, head_dim ** -0.5, cos=tables, sin=tables)
-    assert [(c["kind"], c["block_size"], c["rotary"]) for c in launches] == [("backward", 128, "interleaved")]
+    blockattn.api.backward(q, q, k, v, cu, 128, head_dim ** -0.5, cos=tables, sin=tables)
+    assert [(c["kind"], c["block_size"], c["rotary"]) for c in launches] == [("backward", 128, "interleaved"),
+                                                                             ("backward", 128, "half_split")]
 

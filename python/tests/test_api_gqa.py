@@ -441,14 +441,14 @@ def test_grouped_causal_heads_not_a_multiple_raise(api_launches):
 
 
 def test_pair_halves_backward_refusals(api_launches):
-    """The half-split rotary backwards that would load pair-complete chunks through one TMA box
-    of two 64-byte pieces under the 128-byte swizzle missed the float64 reference on an H100
-    (2026-12-05) and are refused before any launch, naming the argument: block size 128 above
-    head dim 128, grouped above 128 at every block size, grouped at block size 128 and head dim
-    128. Interleaved rotary embeddings, and half-split ones elsewhere, are not refused."""
+    """The grouped half-split rotary backwards that would load pair-complete chunks through one TMA
+    box of two 64-byte pieces under the 128-byte swizzle missed the float64 reference on an H100
+    (2026-12-05) and are refused before any launch, naming the argument: grouped above 128 at every
+    block size, grouped at block size 128 and head dim 128. Interleaved rotary embeddings, and
+    half-split ones elsewhere (block size 128 above 128 without a group too: two 64-byte-swizzled
+    pieces since session 23), are not refused."""
     torch, api, calls = api_launches
-    refused = [(1, 128, 192), (1, 128, 256), (2, 128, 128), (4, 128, 128), (2, 64, 192), (4, 32, 256),
-               (2, 16, 192)]
+    refused = [(2, 128, 128), (4, 128, 128), (2, 64, 192), (4, 32, 256), (2, 16, 192), (2, 128, 256)]
     for group, block_size, head_dim in refused:
         with pytest.raises(ValueError, match=rf"^rotary: head dim {head_dim} at block_size {block_size}.* "
                                              r"has no backward kernel with half-split rotary embeddings yet"):
@@ -456,7 +456,8 @@ def test_pair_halves_backward_refusals(api_launches):
         api._refuse_pair_halves_backward(group, block_size, head_dim, False)  # interleaved / none
         # no gradients: the forward is built
         api._refuse_grouped_backward(group, False, block_size=block_size, head_dim=head_dim, rotary=True)
-    for group, block_size, head_dim in [(1, 64, 256), (1, 128, 128), (1, 32, 192), (2, 64, 128), (2, 128, 64)]:
+    for group, block_size, head_dim in [(1, 64, 256), (1, 128, 128), (1, 32, 192), (2, 64, 128), (2, 128, 64),
+                                        (1, 128, 192), (1, 128, 256)]:
         api._refuse_pair_halves_backward(group, block_size, head_dim, True)
     # through the entry points, before any launch
     import blockattn
@@ -465,8 +466,8 @@ def test_pair_halves_backward_refusals(api_launches):
     k, v = (torch.randn(T, 4, 192).to(torch.bfloat16) for _ in range(2))
     cu = torch.tensor(CU, dtype=torch.int32)
     rotary = blockattn.Rotary(torch.ones(16, 96), torch.zeros(16, 96))
-    with pytest.raises(ValueError, match=r"^rotary: head dim 192 at block_size 128 has no backward kernel"):
-        blockattn.block_attention(q, k, v, cu, block_size=128, rotary=rotary)
+    with pytest.raises(ValueError, match=r"^rotary: head dim 192 at block_size 128 with 2 query heads"):
+        blockattn.block_attention(q, k[:, :2], v[:, :2], cu, block_size=128, rotary=rotary)
     with pytest.raises(ValueError, match=r"^rotary: head dim 192 at block_size 64 with 2 query heads"):
         blockattn.block_attention(q, k[:, :2], v[:, :2], cu, block_size=64, rotary=rotary)
     assert not calls

@@ -27,9 +27,9 @@ the MMA warp rotates each chunk slot in place (the query halves at their positio
 dP pass with rotate_v) and signals the MMA warp through a ring without buffers; one softmax
 warpgroup takes both halves and turns each gradient chunk back. With half-split pairs (session 20,
 both chips) the producer loads pair-complete chunks instead: chunk j is columns [32 j, 32 j + 32)
-and their partners [D / 2 + 32 j, ...), one box (32, 2, 1, rows) of a rank-4 tensor map that
-splits the head dim in its halves, which lands 128-byte swizzled as an ordinary 64-column chunk;
-it is rotated in place as an interleaved chunk (pairs 32 j on: by the consumers on sm_90a, by the
+and their partners [D / 2 + 32 j, ...); session 20 loaded it as one box of a rank-4 tensor map,
+which the hardware lands padded (refused in session 22), session 23 as two 32-column pieces
+under the 64-byte swizzle (two boxes of the ordinary map, `chunk_cols = 32`); it is rotated in place as an interleaved chunk (pairs 32 j on: by the consumers on sm_90a, by the
 rotary warpgroup on sm_100a), and each gradient chunk is stored as two 32-column pieces. The
 backward with angles computed in the kernel from rotary_theta (interleaved pairs in session 20,
 half-split ones in session 21; test_rotary_theta_backward_b128_wide_matches_reference): each
@@ -141,9 +141,14 @@ def test_rotary_theta_forward_b128_wide_matches_reference(chip, case, sms, emula
 
 # (chip, head dim, dtype, flags), with interleaved pairs (sm_90a session 18; sm_100a session
 # 19: the rotary warpgroup rotates each chunk slot in place between the load and the MMA warp, one
-# softmax warpgroup takes both halves). Half-split ones (session 20: pair-complete chunks loaded as
-# one box of two 64-byte pieces under the 128-byte swizzle) passed here but missed the float64
-# reference on an H100, and are refused since session 22 (the emulator refuses such a box too).
+# softmax warpgroup takes both halves). Half-split ones load pair-complete chunks: session 20 as one
+# box of two 64-byte pieces under the 128-byte swizzle, which passed here but missed the float64
+# reference on an H100 (refused in session 22; the emulator now lands such a box padded, as the
+# hardware does); since session 23 as two 32-column pieces under the 64-byte swizzle (two boxes
+# that fill their span, `chunk_cols = 32`), on both chips.
+# The chips whose half-split backward at block size 128 above head dim 128 is built (pair-complete
+# chunks as two 64-byte-swizzled pieces, session 23).
+PIECE_CHIPS = ("sm_90a", "sm_100a")
 BACKWARD_SHAPES = [
     ("sm_90a", 192, "bf16", {}),
     ("sm_90a", 256, "f16", dict(positions=True, rotate_v=True)),
@@ -157,7 +162,8 @@ BACKWARD_SHAPES = [
     ("sm_100a", 256, "f16", dict(positions=True, causal=True, lse=True)),
 ]
 BACKWARD_CASES = [(chip, em.Case("backward", d, dtype, layout, block_size=128, **flags))
-                  for layout in ("interleaved",) for chip, d, dtype, flags in BACKWARD_SHAPES]
+                  for layout in ("interleaved", "half_split") for chip, d, dtype, flags in BACKWARD_SHAPES
+                  if layout == "interleaved" or chip in PIECE_CHIPS]
 # Jagged: empty and one-token sequences, partial blocks around the block and its half, and
 # blocks whose second query half is empty (1-64 tokens).
 BACKWARD_LENGTHS = (0, 1, 63, 64, 65, 127, 128, 129, 300, 2, 191, 193)
@@ -174,6 +180,9 @@ def test_rotary_backward_b128_wide_matches_reference(chip, case, sms, emulated_k
     as64 = em.Case(case.kind, case.head_dim, case.dtype, case.rotary, positions=case.positions,
                    rotate_v=case.rotate_v, causal=case.causal, lse=case.lse)
     assert em.check_close(case, got, em.reference_outputs(as64, tensors)) != []
+    # ... and the other pair layout (a half-split kernel that paired columns as interleaved ones).
+    other_layout = dataclasses.replace(case, rotary="interleaved" if case.rotary == "half_split" else "half_split")
+    assert em.check_close(case, got, em.reference_outputs(other_layout, tensors)) != []
     assert_misses_positions_and_rotated_v(case, got, tensors)
     if case.causal:
         assert em.check_close(case, got, em.reference_outputs(dataclasses.replace(case, causal=False),
@@ -181,7 +190,8 @@ def test_rotary_backward_b128_wide_matches_reference(chip, case, sms, emulated_k
 
 
 # Angles from theta in the backward (interleaved: session 20; half-split ones, on the pair-complete
-# chunks, session 21, are refused since session 22): the same chunk rotations (pairs 32 j on of the rows' head dim) and
+# chunks, session 21, refused in session 22, rebuilt on 64-byte-swizzled pieces in session 23):
+# the same chunk rotations (pairs 32 j on of the rows' head dim) and
 # turned-back gradient chunks, with the angles computed in the kernel. Two bases, so that a kernel
 # that ignored its own would be caught.
 THETA_BACKWARD_CASES = [
@@ -192,6 +202,11 @@ THETA_BACKWARD_CASES = [
                         rotary_theta=500.0)),
     ("sm_100a", em.Case("backward", 192, "f16", "interleaved", positions=True, causal=True, lse=True,
                         block_size=128, rotary_theta=10000.0)),
+    ("sm_90a", em.Case("backward", 192, "f16", "half_split", block_size=128, rotary_theta=10000.0)),
+    ("sm_90a", em.Case("backward", 256, "bf16", "half_split", positions=True, rotate_v=True, causal=True,
+                       lse=True, block_size=128, rotary_theta=500.0)),
+    ("sm_100a", em.Case("backward", 192, "bf16", "half_split", rotate_v=True, causal=True, lse=True,
+                        block_size=128, rotary_theta=500.0)),
 ]
 
 

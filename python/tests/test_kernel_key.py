@@ -110,30 +110,34 @@ def test_prebuild_script_kernel_sets(capsys):
 
     # Head dims 192 and 256 at block size 128: the forward on both chips, with rotary embeddings
     # too (session 17), the backward on both chips (the sm_100a one since session 17); with
-    # half-split rotary embeddings not (session 20's pair-complete chunks are refused since
-    # session 22: docs/head-dims.md, "The pair-halves layout on hardware").
+    # half-split rotary embeddings too (session 20's pair-complete chunks, refused in session 22,
+    # two 64-byte-swizzled pieces since session 23: docs/head-dims.md).
     script.main(["unused", "--dry-run", "--chips", "sm_90a,sm_100a", "--kinds", "forward,backward",
                  "--block-sizes", "128", "--head-dims", "192", "--dtypes", "bf16", "--rotary", "none,half_split"])
     assert capsys.readouterr().out.split() == [
         "sm_90a/blockattn_forward_d192_b128_bf16", "sm_90a/blockattn_forward_d192_b128_bf16_half_split",
-        "sm_90a/blockattn_backward_d192_b128_bf16",
+        "sm_90a/blockattn_backward_d192_b128_bf16", "sm_90a/blockattn_backward_d192_b128_bf16_half_split",
         "sm_100a/blockattn_forward_d192_b128_bf16", "sm_100a/blockattn_forward_d192_b128_bf16_half_split",
-        "sm_100a/blockattn_backward_d192_b128_bf16"]
+        "sm_100a/blockattn_backward_d192_b128_bf16", "sm_100a/blockattn_backward_d192_b128_bf16_half_split"]
     # Its rotary backward with tables: interleaved on both chips (sm_90a session 18, sm_100a
-    # session 19); half-split refused (session 22).
+    # session 19); half-split too (refused in session 22, two 64-byte-swizzled pieces since 23).
     script.main(["unused", "--dry-run", "--chips", "sm_90a,sm_100a", "--kinds", "backward",
                  "--block-sizes", "128", "--head-dims", "192", "--dtypes", "bf16", "--rotary",
                  "half_split,interleaved"])
     assert capsys.readouterr().out.split() == [
+        "sm_90a/blockattn_backward_d192_b128_bf16_half_split",
         "sm_90a/blockattn_backward_d192_b128_bf16_interleaved",
+        "sm_100a/blockattn_backward_d192_b128_bf16_half_split",
         "sm_100a/blockattn_backward_d192_b128_bf16_interleaved"]
     # And with angles from rotary_theta: interleaved on both chips (session 20; half-split, session
-    # 21, refused since session 22).
+    # 21, refused in session 22, again since session 23).
     script.main(["unused", "--dry-run", "--chips", "sm_90a,sm_100a", "--kinds", "backward",
                  "--block-sizes", "128", "--head-dims", "256", "--dtypes", "bf16", "--rotary",
                  "half_split,interleaved", "--rotary-theta"])
     assert capsys.readouterr().out.split() == [
+        "sm_90a/blockattn_backward_d256_b128_bf16_half_split_theta",
         "sm_90a/blockattn_backward_d256_b128_bf16_interleaved_theta",
+        "sm_100a/blockattn_backward_d256_b128_bf16_half_split_theta",
         "sm_100a/blockattn_backward_d256_b128_bf16_interleaved_theta"]
     # The grouped rotary backward above head dim 128 at blocks of up to 64: interleaved on both
     # chips (session 18; half-split, session 21's pair-complete chunks, refused since session 22).

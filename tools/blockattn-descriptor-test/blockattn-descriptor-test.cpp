@@ -77,6 +77,26 @@ int main() {
                   tcgen05MNMajorDescriptor(0x9000 + mnMajorStepOffset(tile, k),
                                            tile));
   }
+  // A 64-column tile of two 32-column pieces (chunk_cols = 32: the half-split
+  // pair-complete chunks): the 64-byte swizzle's descriptors, a K-major
+  // k-step from piece 0 to piece 1 jumps one piece (64 rows x 64 bytes).
+  SwizzledTile pieces{64, 64, 32};
+  for (int64_t k = 0; k < 4; ++k) {
+    std::printf("pieces kmajor 64x64 step %" PRId64 " = 0x%016" PRIx64 "\n", k,
+                kMajorDescriptor(0x400 + kMajorStepOffset(pieces, k), pieces));
+    std::printf(
+        "pieces mnmajor 64x64 step %" PRId64 " = 0x%016" PRIx64 "\n", k,
+        mnMajorDescriptor(0x8400 + mnMajorStepOffset(pieces, k), pieces));
+    std::printf(
+        "pieces tcgen05 kmajor 64x64 step %" PRId64 " = 0x%016" PRIx64 "\n", k,
+        tcgen05KMajorDescriptor(0x1000 + kMajorStepOffset(pieces, k), pieces));
+  }
+  std::printf("pieces tcgen05 mnmajor 64x64 = 0x%016" PRIx64 "\n",
+              tcgen05MNMajorDescriptor(0x9000, pieces));
+  for (auto [row, col] :
+       {std::pair<int64_t, int64_t>{0, 0}, {2, 8}, {0, 32}, {5, 40}, {63, 63}})
+    std::printf("pieces swizzle(%" PRId64 ", %" PRId64 ") = %" PRId64 "\n", row,
+                col, pieces.byteOffset(row, col));
   struct Form {
     const char *name;
     int64_t m, n;

@@ -29,12 +29,15 @@ std::string argName(func::FuncOp func, unsigned index) {
 struct ArgUses {
   bool tma = false;
   int64_t tmaRows = 0;
-  /// The width of the tiles TMA moves (their head dimension), which decides
-  /// the box's chunk width and swizzle (nvdesc::SwizzledTile).
-  int64_t tmaCols = 0;
+  /// The chunk width of the tiles TMA moves (the buffer's layout, or for a
+  /// bulk store the width's own), which is the box's width and decides its
+  /// swizzle (nvdesc::SwizzledTile).
+  int64_t boxCols = 0;
   /// Its loads take two 32-column pieces a box, a half-split pair's columns
-  /// (warpspec.tma_load's pair_halves): a rank-4 map, the head dimension
-  /// split in its halves. Whether the first TMA access decided it yet.
+  /// (warpspec.tma_load's pair_halves into a buffer of 64-column chunks): a
+  /// rank-4 map, the head dimension split in its halves. Whether the first
+  /// TMA access decided it yet. (Into a buffer of 32-column chunks the
+  /// pieces are two boxes of the ordinary map.)
   bool pairHalves = false;
   bool pairHalvesKnown = false;
   bool pointer = false;
@@ -60,15 +63,23 @@ mlir::blockattn::lowering::buildKernelParams(func::FuncOp func,
                << "loads tiles of " << rows << " rows from a tensor that is "
                << "also loaded in tiles of " << u.tmaRows
                << " rows; one tensor map serves one box shape";
-      if (u.pairHalvesKnown && u.pairHalves != load.getPairHalves())
+      bool rank4 =
+          load.getPairHalves() && !load.getDest().getType().getChunkCols();
+      if (u.pairHalvesKnown && u.pairHalves != rank4)
         return op->emitOpError()
                << "loads a tensor that other loads or stores access "
                << (u.pairHalves ? "with" : "without")
                << " pair_halves; one tensor map serves one box shape";
+      int64_t boxCols = load.getDest().getType().getLayoutChunkCols();
+      if (u.tma && u.boxCols != boxCols)
+        return op->emitOpError()
+               << "loads " << boxCols << "-column chunks of a tensor that is "
+               << "also accessed in " << u.boxCols
+               << "-column chunks; one tensor map serves one box shape";
       u.tma = true;
       u.tmaRows = rows;
-      u.tmaCols = load.getDest().getType().getShape()[1];
-      u.pairHalves = load.getPairHalves();
+      u.boxCols = boxCols;
+      u.pairHalves = rank4;
       u.pairHalvesKnown = true;
     } else if (auto store = dyn_cast<StoreOp>(op)) {
       ArgUses &u = uses[store.getDest()];
@@ -84,9 +95,16 @@ mlir::blockattn::lowering::buildKernelParams(func::FuncOp func,
           return op->emitOpError() << "bulk-stores to a tensor loaded with "
                                       "pair_halves; one tensor map serves one "
                                       "box shape";
+        int64_t boxCols = nvdesc::SwizzledTile::chunkColsFor(
+            store.getValue().getType().getShape()[1]);
+        if (u.tma && u.boxCols != boxCols)
+          return op->emitOpError()
+                 << "stores " << boxCols << "-column chunks to a tensor also "
+                 << "accessed in " << u.boxCols
+                 << "-column chunks; one tensor map serves one box shape";
         u.tma = true;
         u.tmaRows = rows;
-        u.tmaCols = store.getValue().getType().getShape()[1];
+        u.boxCols = boxCols;
         u.pairHalvesKnown = true;
       }
     } else if (auto rows = dyn_cast<StoreRowsOp>(op)) {
@@ -183,7 +201,7 @@ mlir::blockattn::lowering::buildKernelParams(func::FuncOp func,
       if (u.pairHalves)
         p.box = {32, 2, 1, u.tmaRows};
       else
-        p.box = {nvdesc::SwizzledTile::chunkColsFor(u.tmaCols), 1, u.tmaRows};
+        p.box = {u.boxCols, 1, u.tmaRows};
       p.source = arg;
       params.push_back(p);
     }

@@ -142,8 +142,10 @@ MmaAsyncLowering::matchAndRewrite(MmaAsyncOp op, OpAdaptor adaptor,
   int64_t m = 64, n = dType.getShape()[1];
   bool aKMajor = !op.getTransposeA(), bKMajor = op.getTransposeB();
   int64_t k = aKMajor ? aType.getShape()[1] : aType.getShape()[0];
-  SwizzledTile aTile{aType.getShape()[0], aType.getShape()[1]};
-  SwizzledTile bTile{bType.getShape()[0], bType.getShape()[1]};
+  SwizzledTile aTile{aType.getShape()[0], aType.getShape()[1],
+                     aType.getChunkCols()};
+  SwizzledTile bTile{bType.getShape()[0], bType.getShape()[1],
+                     bType.getChunkCols()};
   uint32_t idesc = tcgen05InstrDescriptor(
       m, n, tcgen05Type(aType.getElementType()),
       tcgen05Type(bType.getElementType()), Tcgen05Type::F32,

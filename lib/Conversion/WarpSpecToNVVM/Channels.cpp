@@ -328,7 +328,8 @@ struct ArriveEmptyLowering : ChannelOpLowering<ArriveEmptyOp> {
 SmallVector<TmaBox> tileBoxes(KernelBuilder &e, Value row, Value head,
                               BufferType tile) {
   ArrayRef<int64_t> shape = tile.getShape();
-  return e.tmaBoxes(e.asI32(row), e.asI32(head), shape[0], shape[1]);
+  return e.tmaBoxes(e.asI32(row), e.asI32(head), shape[0], shape[1],
+                    tile.getChunkCols());
 }
 
 struct TmaPrefetchLowering : ConvertOpToLLVMPattern<TmaPrefetchOp> {
@@ -398,6 +399,31 @@ struct TmaLoadLowering : ConvertOpToLLVMPattern<TmaLoadOp> {
     // 64-column chunk; a buffer of several chunks (whole rows of the
     // grouped backward's passes) takes one box a chunk, chunk i at 32 (j +
     // i) and at the buffer's chunk i.
+    // A buffer of 32-column chunks (chunk_cols = 32): chunk i's two pieces
+    // are two boxes of the ordinary 32-column map (64-byte swizzle, whose
+    // span the box fills), columns 32 (j + i) into piece 2 i and their
+    // partners D / 2 + 32 (j + i) into piece 2 i + 1.
+    if (op.getPairHalves() && op.getDest().getType().getChunkCols()) {
+      int64_t first = op.getColOffset().value_or(0) / 2;
+      int64_t half =
+          cast<MemRefType>(op.getSource().getType()).getShape()[2] / 2;
+      for (auto [piece, box] :
+           llvm::enumerate(tileBoxes(e, adaptor.getRow(), adaptor.getHead(),
+                                     op.getDest().getType()))) {
+        int64_t pair = first + 32 * static_cast<int64_t>(piece / 2);
+        box.coords[0] = e.i32(piece % 2 ? half + pair : pair);
+        Value piecePtr =
+            LLVM::GEPOp::create(e.b, e.loc, e.smemPtrT(), e.b.getI8Type(), dest,
+                                ValueRange{e.i32(box.smemOffset)});
+        Value dst =
+            LLVM::AddrSpaceCastOp::create(e.b, e.loc, clusterPtr, piecePtr);
+        NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+            e.b, e.loc, dst, tensorMap, box.coords, barrier, ValueRange{},
+            Value(), Value(), NVVM::TMALoadModeAttr(), BoolAttr(), nullptr,
+            Value());
+      }
+      return;
+    }
     if (op.getPairHalves()) {
       int64_t first = op.getColOffset().value_or(0) / 2;
       SmallVector<TmaBox> chunks = tileBoxes(

@@ -40,9 +40,10 @@ NVVM::WGMMATypes wgmmaType(Type type) {
   return NVVM::WGMMATypes::f32;
 }
 
-/// Tile geometry of a buffer operand.
+/// Tile geometry of a buffer operand, its layout (chunk_cols) included.
 SwizzledTile tileOf(BufferType type) {
-  return SwizzledTile{type.getShape()[0], type.getShape()[1]};
+  return SwizzledTile{type.getShape()[0], type.getShape()[1],
+                      type.getChunkCols()};
 }
 
 Type accStructType(MLIRContext *ctx, int64_t regs) {

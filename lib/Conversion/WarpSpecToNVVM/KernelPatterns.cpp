@@ -208,7 +208,8 @@ struct ColumnChunkLowering : ConvertOpToLLVMPattern<ColumnChunkOp> {
   matchAndRewrite(ColumnChunkOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     BufferType source = op.getSource().getType();
-    nvdesc::SwizzledTile tile{source.getShape()[0], source.getShape()[1]};
+    nvdesc::SwizzledTile tile{source.getShape()[0], source.getShape()[1],
+                              source.getChunkCols()};
     KernelBuilder e(rewriter, op);
     rewriter.replaceOpWithNewOp<LLVM::GEPOp>(
         op, e.smemPtrT(), e.b.getI8Type(), adaptor.getSource(),

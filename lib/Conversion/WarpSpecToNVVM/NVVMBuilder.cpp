@@ -80,8 +80,8 @@ Value NVVMBuilder::smemDescriptor(uint64_t fixedBits, Value start,
 }
 
 SmallVector<TmaBox> NVVMBuilder::tmaBoxes(Value row, Value head, int64_t rows,
-                                          int64_t cols) {
-  nvdesc::SwizzledTile tile{rows, cols};
+                                          int64_t cols, int64_t chunk) {
+  nvdesc::SwizzledTile tile{rows, cols, chunk};
   SmallVector<TmaBox> boxes;
   for (int64_t chunk = 0; chunk < cols / tile.chunkCols(); ++chunk)
     boxes.push_back({tile.chunkBytes() * chunk,

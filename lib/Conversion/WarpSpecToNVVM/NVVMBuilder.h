@@ -71,9 +71,10 @@ struct NVVMBuilder {
   /// >> 4) & 0x3FFF.
   Value smemDescriptor(uint64_t fixedBits, Value start, uint64_t offset);
   /// The bulk tensor copies of a `rows` x `cols` tile whose first row is
-  /// `row` of head `head` (TMA loads, their L2 prefetches, bulk stores).
+  /// `row` of head `head` (TMA loads, their L2 prefetches, bulk stores),
+  /// in chunks of `chunk` columns (0: the width's own, nvdesc::SwizzledTile).
   SmallVector<TmaBox> tmaBoxes(Value row, Value head, int64_t rows,
-                               int64_t cols);
+                               int64_t cols, int64_t chunk = 0);
   /// Butterfly shuffle of `v` with the lane `lane ^ mask`.
   Value shuffleXor(Value v, int32_t mask);
   /// Packs two f32 values into one i32 of two 16-bit floats, `lo` in the low

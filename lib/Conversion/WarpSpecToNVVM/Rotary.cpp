@@ -334,9 +334,10 @@ LogicalResult RotaryBuilder::lower(RotateOp op, RotateOp::Adaptor adaptor) {
   SmallVector<Value> sources(adaptor.getSources()), dests(adaptor.getDests());
 
   // The tile's layout (nvdesc::SwizzledTile): 128-byte rows and phase
-  // row % 8, or with the 64-byte swizzle (head dims 32, 96) 64-byte rows and
-  // phase (row / 2) % 4.
-  nvdesc::SwizzledTile geometry{tileRows, d};
+  // row % 8, or with the 64-byte swizzle (head dims 32, 96, and the
+  // half-split pair-complete chunks of chunk_cols = 32, whose partner unit
+  // is in the second piece) 64-byte rows and phase (row / 2) % 4.
+  nvdesc::SwizzledTile geometry{tileRows, d, type.getChunkCols()};
   const int64_t rowBytes = geometry.rowBytes();
   constexpr int64_t kUnitElems = 8;
   const int64_t kUnitsPerChunkRow = rowBytes / 16;

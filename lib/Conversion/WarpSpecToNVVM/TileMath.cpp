@@ -509,8 +509,9 @@ LogicalResult SoftmaxGradLowering::matchAndRewrite(
 /// 64-byte swizzle): the constants become immediate offsets of the stores.
 static SmallVector<Value> pairPointers(KernelBuilder &e,
                                        const FragmentLayout &layout, Value tile,
-                                       int64_t rows, int64_t cols) {
-  nvdesc::SwizzledTile geometry{rows, cols};
+                                       int64_t rows, int64_t cols,
+                                       int64_t chunk = 0) {
+  nvdesc::SwizzledTile geometry{rows, cols, chunk};
   int64_t rowBytes = geometry.rowBytes();
   SmallVector<Value> ptrs;
   bool factorable = 2 * layout.colBaseBound() <= 16;
@@ -794,7 +795,8 @@ WriteLowering::matchAndRewrite(WriteOp op, OneToNOpAdaptor adaptor,
   int64_t rows = shape[0];
   // The TMA swizzle layout (nvdesc::SwizzledTile::byteOffset), so
   // that warpspec.mma reads it with the same descriptors as a TMA'd tile.
-  SmallVector<Value> ptrs = pairPointers(e, layout, dest, rows, shape[1]);
+  SmallVector<Value> ptrs = pairPointers(e, layout, dest, rows, shape[1],
+                                         op.getDest().getType().getChunkCols());
   for (int64_t r = 0; r + 1 < layout.numRegs(); r += 2) {
     Value packed = value.type.getElementType().isF32()
                        ? e.packPair(op.getDest().getType().getElementType(),

@@ -8,9 +8,9 @@ chips, and causal blocks and the log-sum-exp (the sm_100a backward has not run o
 With fused rotary embeddings (session 17) the forward on both chips: every table variant
 (half-split and interleaved, a positions tensor, rotate_v), also with causal blocks and the
 log-sum-exp; the rotary backward with interleaved pairs (session 18: every table variant,
-causal blocks with dlse, long and tiny sequences) and with half-split pairs (session 20: the
-same cases; the producer loads pair-complete chunks through a rank-4 tensor map, whose 128-byte
-swizzled layout these cases check on the GPU), on both chips (sm_100a not run on a GPU yet). With angles from rotary_theta (session 18; the API passes tables, so the
+causal blocks with dlse, long and tiny sequences) and with half-split pairs (the same cases;
+session 23: the producer loads each pair-complete chunk as two 32-column pieces under the
+64-byte swizzle, whose layout these cases check on the GPU), on both chips (sm_100a not run on a GPU yet). With angles from rotary_theta (session 18; the API passes tables, so the
 kernels are launched directly): the forward, every variant, causal + lse, a grid past the SM
 count (test_rotary_theta_*); the interleaved backward (session 20) and the half-split one
 (session 21) likewise, with causal + dlse (test_rotary_theta_backward_*).
@@ -23,8 +23,7 @@ BLOCKATTN_KERNEL_DIR holds them:
     --kinds forward --rotary half_split,interleaved --rotary-variants plain,pos,rv,pos_rv,
     and with --causal --lse; for the rotary backwards --kinds backward
     --rotary half_split,interleaved --rotary-variants plain,pos,rv,pos_rv, and with --causal --lse;
-    the test_rotary_theta_* kernels: the same with --rotary-theta (interleaved only in the
-    backward), and for the backward also --rotary-theta 500, with --causal, --lse, --causal --lse)
+    the test_rotary_theta_* kernels: the same with --rotary-theta, and for the backward also --rotary-theta 500, with --causal, --lse, --causal --lse)
 The tolerances are test_forward_gpu's; the output is poisoned with NaN and guarded by
 poisoned rows, so an unwritten or overwritten row fails.
 """
@@ -190,9 +189,9 @@ def test_rotary_forward_long_tiny_and_past_the_sm_count(head_dim):
 # 64-column chunk slot of q and k (v with rotate_v) holds whole pairs and is rotated in place (on
 # sm_90a by the two consumers, consumer 0 k, consumer 1 both query halves, the second at
 # position + 64; on sm_100a by a rotary warpgroup between the load and the MMA warp), and dQ, dK
-# (dV) are turned back chunk by chunk. Half-split pairs (session 20, both chips): the producer loads
-# pair-complete chunks (columns [32 j, 32 j + 32) and their partners, one box of a rank-4 tensor
-# map splitting the head dim in its halves, 128-byte swizzled), rotated in place the same way; the
+# (dV) are turned back chunk by chunk. Half-split pairs (both chips): the producer loads
+# pair-complete chunks (columns [32 j, 32 j + 32) and their partners: since session 23 two boxes
+# of 32 columns under the 64-byte swizzle, one a piece), rotated in place the same way; the
 # gradients are stored as two 32-column pieces. The same on sm_100a (its rotary warpgroup turns
 # the chunks).
 
@@ -247,16 +246,33 @@ def test_rotary_backward_interleaved_long_tiny_and_past_the_sm_count(head_dim):
     run_rotary_backward([128 * sms + 5], 1, head_dim, torch.float16, rotate_v=True, seed=13)
 
 
+# Half-split pairs (session 23): pair-complete chunks as two 32-column pieces under the 64-byte
+# swizzle, two boxes of the ordinary 32-column map (`chunk_cols = 32`). Sessions 20-21 loaded them
+# as one rank-4 box of two 64-byte pieces under the 128-byte swizzle, which missed the reference
+# on an H100 (refused in session 22): these cases are the hardware check of the new layout.
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
 @pytest.mark.parametrize("head_dim", HEAD_DIMS)
-def test_rotary_backward_half_split_refused(head_dim):
-    """The half-split backward here (sessions 20-21: pair-complete chunks, one TMA box of two
-    64-byte pieces under the 128-byte swizzle) missed the float64 reference on an H100
-    (2026-12-05, dq relative error ~1.1, some NaN): refused before any launch since session 22."""
-    q, k, v, cu = make_inputs(EDGE_LENGTHS, 2, head_dim, torch.bfloat16, 0)
-    cos, sin = (torch.ones(8, head_dim // 2, device="cuda"), torch.zeros(8, head_dim // 2, device="cuda"))
-    with pytest.raises(ValueError, match=rf"^rotary: head dim {head_dim} at block_size 128 has no backward"):
-        blockattn.block_attention(q.requires_grad_(), k, v, cu, block_size=BS,
-                                  rotary=blockattn.Rotary(cos, sin))
+def test_rotary_backward_half_split(head_dim, dtype):
+    """Every table variant on the edge lengths, 3 heads (pair-complete chunks of two 64-byte-
+    swizzled pieces: a piece landed or read at the wrong place would miss the reference)."""
+    for positions, rotate_v in ((False, False), (True, False), (False, True), (True, True)):
+        run_rotary_backward(EDGE_LENGTHS, 3, head_dim, dtype, positions, rotate_v, seed=head_dim,
+                            interleaved=False)
+
+
+@pytest.mark.parametrize("head_dim", HEAD_DIMS)
+def test_rotary_backward_half_split_causal_dlse(head_dim):
+    for dtype in (torch.bfloat16, torch.float16):
+        run_rotary_backward(EDGE_LENGTHS, 2, head_dim, dtype, positions=True, rotate_v=True, causal=True,
+                            lse=True, seed=5, interleaved=False)
+
+
+@pytest.mark.parametrize("head_dim", HEAD_DIMS)
+def test_rotary_backward_half_split_long_tiny_and_past_the_sm_count(head_dim):
+    run_rotary_backward([20_011], 2, head_dim, torch.bfloat16, seed=11, interleaved=False)
+    run_rotary_backward(TINY_LENGTHS, 3, head_dim, torch.bfloat16, positions=True, seed=12, interleaved=False)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    run_rotary_backward([128 * sms + 5], 1, head_dim, torch.float16, rotate_v=True, seed=13, interleaved=False)
 
 
 # Angles computed in the kernel from rotary_theta (session 18): the Python API passes tables, so
@@ -390,3 +406,20 @@ def test_rotary_theta_backward_interleaved_causal_dlse_tiny_and_past_the_sm_coun
     run_theta_backward([128 * sms + 5], 1, head_dim, torch.float16, rotate_v=True, seed=13)
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
+@pytest.mark.parametrize("head_dim", HEAD_DIMS)
+def test_rotary_theta_backward_half_split(head_dim, dtype):
+    """Half-split pairs from theta (pair-complete chunks of two 64-byte-swizzled pieces, session
+    23): every variant on the edge lengths, 3 heads; bases 10000 and 500."""
+    for positions, rotate_v in ((False, False), (True, False), (False, True), (True, True)):
+        run_theta_backward(EDGE_LENGTHS, 3, head_dim, dtype, positions, rotate_v,
+                           theta=500.0 if rotate_v else 10000.0, seed=head_dim + 1, interleaved=False)
+
+
+@pytest.mark.parametrize("head_dim", HEAD_DIMS)
+def test_rotary_theta_backward_half_split_causal_dlse_and_past_the_sm_count(head_dim):
+    run_theta_backward(EDGE_LENGTHS, 2, head_dim, torch.bfloat16, positions=True, rotate_v=True, causal=True,
+                       lse=True, theta=500.0, seed=15, interleaved=False)
+    run_theta_backward(TINY_LENGTHS, 3, head_dim, torch.float16, causal=True, seed=16, interleaved=False)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    run_theta_backward([128 * sms + 5], 1, head_dim, torch.bfloat16, lse=True, seed=17, interleaved=False)

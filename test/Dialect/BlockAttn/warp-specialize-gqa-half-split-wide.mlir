@@ -6,12 +6,13 @@
 // of such a box in a 128-byte line. Refused since session 22 on both chips,
 // with tables and with rotary_theta, at every block size (docs/head-dims.md,
 // "The pair-halves layout on hardware"); interleaved ones are built
-// (gqa-rotary-large-head-dims.test).
+// (gqa-rotary-large-head-dims.test). Without a group the block-128 kernel's
+// chunks are two 64-byte-swizzled 32-column pieces since session 23 (built:
+// rotary-large-head-dims-b128.test); the grouped one stays refused.
 // RUN: split-file %s %t
 // RUN: block-attn-opt %t/tables.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a"
 // RUN: block-attn-opt %t/theta.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a"
 // RUN: block-attn-opt %t/b128.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a"
-// RUN: block-attn-opt %t/b128.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a"
 
 //--- tables.mlir
 func.func @gqa_half_split_256(%q: memref<?x?x256xbf16>, %k: memref<?x?x256xbf16>,
@@ -48,20 +49,20 @@ func.func @gqa_half_split_theta_192(%q: memref<?x?x192xbf16>, %k: memref<?x?x192
 }
 
 //--- b128.mlir
-// The same refusal without a group: the block-128 half-split backward above
-// head dim 128 (session 20) loaded the same pair-complete chunks.
+// The same refusal at block size 128 with a group (without one the kernel is
+// built since session 23, its chunks two 64-byte-swizzled pieces).
 func.func @half_split_b128_192(%q: memref<?x?x192xbf16>, %k: memref<?x?x192xbf16>,
                                %v: memref<?x?x192xbf16>, %do: memref<?x?x192xbf16>,
                                %dq: memref<?x?x192xbf16>, %dk: memref<?x?x192xbf16>,
                                %dv: memref<?x?x192xbf16>, %cu: memref<?xi32>,
                                %cos: memref<?x96xf32>, %sin: memref<?x96xf32>) {
-  // expected-error @below {{'blockattn.backward' op with half-split rotary embeddings has no backward lowering at block_size 128 and head_dim 192 yet: its pair-complete chunks (columns 32 j on and their partners D / 2 on) would be loaded as one TMA box of two 64-byte pieces under the 128-byte swizzle, which the GPU does not land as the kernel reads it (interleaved rotary embeddings are built there)}}
+  // expected-error @below {{'blockattn.backward' op with half-split rotary embeddings has no backward lowering at block_size 128 and head_dim 192 with group 2 (grouped-query attention) yet: its pair-complete chunks (columns 32 j on and their partners D / 2 on) would be loaded as one TMA box of two 64-byte pieces under the 128-byte swizzle, which the GPU does not land as the kernel reads it (interleaved rotary embeddings are built there)}}
   blockattn.backward q(%q : memref<?x?x192xbf16>) k(%k : memref<?x?x192xbf16>)
       v(%v : memref<?x?x192xbf16>) do(%do : memref<?x?x192xbf16>)
       dq(%dq : memref<?x?x192xbf16>) dk(%dk : memref<?x?x192xbf16>)
       dv(%dv : memref<?x?x192xbf16>) cu_seqlens(%cu : memref<?xi32>)
       rotary(%cos, %sin : memref<?x96xf32>, memref<?x96xf32>)
       {element_type = bf16, head_dim = 192 : i64, block_size = 128 : i64,
-       rotary = #blockattn.rotary<half_split>}
+       group = 2 : i64, rotary = #blockattn.rotary<half_split>}
   return
 }

@@ -38,6 +38,33 @@ func.func @negative_channel_vector_elements(%c: !warpspec.channel<[64x64xvector<
 
 // -----
 
+// chunk_cols = 32 lays a tile whose width is a multiple of 64 out in 32-column
+// chunks (64-byte swizzle, the half-split pair-complete pieces); a width of 96
+// is in 32-column chunks already.
+// expected-error @+1 {{chunk_cols = 32 needs 32 on a 2-D shared-memory tile of 16-bit elements whose width is a multiple of 64 (other widths are 32-column chunks already)}}
+func.func @negative_buffer_chunk_cols_width(%b: !warpspec.buffer<64x96xbf16, smem, chunk_cols = 32>) {
+  return
+}
+
+// -----
+
+// Only 32-column chunks: a 16-column box (32 bytes) would not fill the 64-byte
+// swizzle span, which the hardware lands padded.
+// expected-error @+1 {{chunk_cols = 16 needs 32 on a 2-D shared-memory tile of 16-bit elements whose width is a multiple of 64}}
+func.func @negative_buffer_chunk_cols_16(%b: !warpspec.buffer<64x64xbf16, smem, chunk_cols = 16>) {
+  return
+}
+
+// -----
+
+// The same check in a channel slot (f32 elements: not a swizzled 16-bit tile).
+// expected-error @+1 {{chunk_cols = 32 needs 32 on a 2-D shared-memory tile of 16-bit elements}}
+func.func @negative_channel_chunk_cols_f32(%c: !warpspec.channel<[64x64xf32 chunk_cols = 32], smem>) {
+  return
+}
+
+// -----
+
 // Buffer shapes are static.
 // expected-error @+1 {{expected static shape}}
 func.func @negative_buffer_dynamic_shape(%b: !warpspec.buffer<?x64xbf16, smem>) {

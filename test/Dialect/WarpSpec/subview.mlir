@@ -70,3 +70,27 @@ func.func @negative_store_col_offset_past_head_dim(%v: !warpspec.acc<64x64xf32>,
       : !warpspec.acc<64x64xf32>, memref<?x4x256xbf16>
   return
 }
+
+// -----
+
+// A buffer of 32-column chunks (chunk_cols = 32, the half-split pair-complete
+// pieces): a view of whole 64-column chunks keeps the layout, one 32-column
+// piece is an ordinary 32-column tile (the same 64-byte swizzle).
+// CHECK-LABEL: func.func @pieces
+// CHECK: warpspec.subview %{{.*}}[64] : <64x128xbf16, smem, chunk_cols = 32> -> <64x64xbf16, smem, chunk_cols = 32>
+// CHECK: warpspec.subview %{{.*}}[32] : <64x128xbf16, smem, chunk_cols = 32> -> <64x32xbf16, smem>
+func.func @pieces(%s: !warpspec.buffer<64x128xbf16, smem, chunk_cols = 32>) {
+  %a = warpspec.subview %s[64] : <64x128xbf16, smem, chunk_cols = 32> -> <64x64xbf16, smem, chunk_cols = 32>
+  %b = warpspec.subview %s[32] : <64x128xbf16, smem, chunk_cols = 32> -> <64x32xbf16, smem>
+  return
+}
+
+// -----
+
+// A view of 64 columns of 32-column chunks in the 128-byte-swizzled layout
+// would read the pieces as one chunk.
+func.func @negative_subview_drops_chunk_cols(%s: !warpspec.buffer<64x128xbf16, smem, chunk_cols = 32>) {
+  // expected-error @+1 {{'warpspec.subview' op a shared-memory view covers whole 32-column chunks of the source}}
+  %a = warpspec.subview %s[0] : <64x128xbf16, smem, chunk_cols = 32> -> <64x64xbf16, smem>
+  return
+}

@@ -42,18 +42,22 @@ uint64_t wgmmaDescriptor(uint64_t start, uint64_t lbo, uint64_t sbo,
 ///     address bits [4,6) XOR bits [7,9), i.e. phase (row / 2) % 4). One
 ///     chunk width per tile keeps one tensor map box, one descriptor rule
 ///     and one swizzle mode per tile; 96 is three 32-column chunks.
+///   - `chunk` = 32 on a width that is a multiple of 64 (the buffer's
+///     `chunk_cols`): 32-column chunks with the 64-byte swizzle, each
+///     64-column chunk two pieces that TMA writes as two boxes (the
+///     half-split rotary backward's pair-complete chunks; a box must fill
+///     its swizzle span on the hardware, docs/head-dims.md).
 /// Either way a swizzle period is 8 rows (1024 or 512 bytes), so tiles
 /// aligned to 1024 bytes need base offset 0.
 struct SwizzledTile {
   int64_t rows;
   int64_t cols;
+  /// The chunk width when it is not the width's own (0: chunkColsFor).
+  int64_t chunk = 0;
 
-  /// The row of a 128-byte-swizzled chunk: the only layout of the tiles the
-  /// rotary lowering addresses (head dims 64 and 128; Rotary.cpp).
-  static constexpr int64_t kRowBytes = 128;
   /// The chunk width of a tile `cols` elements wide.
   static int64_t chunkColsFor(int64_t cols) { return cols % 64 == 0 ? 64 : 32; }
-  int64_t chunkCols() const { return chunkColsFor(cols); }
+  int64_t chunkCols() const { return chunk ? chunk : chunkColsFor(cols); }
   int64_t rowBytes() const { return chunkCols() * 2; }
   int64_t chunkBytes() const { return rows * rowBytes(); }
   bool swizzle128() const { return chunkCols() == 64; }

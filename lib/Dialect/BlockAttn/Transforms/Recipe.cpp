@@ -124,11 +124,16 @@ Value createLoadRing(OpBuilder &b, Location loc, const KernelSpec &spec,
 Value createChunkRing(OpBuilder &b, Location loc, const KernelSpec &spec,
                       int64_t depth) {
   int64_t cols = spec.outputChunkCols();
+  // Half-split pair-complete chunks (pairHalfChunks) are two 32-column
+  // pieces with the 64-byte swizzle, each its own TMA box: a box must fill
+  // its swizzle span on the hardware (docs/head-dims.md, "Pair-complete
+  // chunks as 64-byte-swizzled pieces").
+  int64_t chunkCols = pairPieceChunks(spec) ? 32 : 0;
   SmallVector<Type> tiles;
   for (const LoadedTile &tile : loadedTiles(spec))
-    tiles.push_back(BufferType::get(b.getContext(),
-                                    {tile.type.getShape()[0], cols},
-                                    spec.elementType, MemorySpace::smem));
+    tiles.push_back(
+        BufferType::get(b.getContext(), {tile.type.getShape()[0], cols},
+                        spec.elementType, MemorySpace::smem, chunkCols));
   return createChannel(
       b, loc, ChannelType::get(b.getContext(), tiles, MemorySpace::smem),
       spec.loadRingName(), depth);
@@ -304,6 +309,10 @@ bool pairHalfChunks(const KernelSpec &spec) {
   if (spec.group > 1)
     return spec.headDim == 128 || spec.headDim > KernelShape::kMaxOutputCols;
   return spec.headDim > KernelShape::kMaxOutputCols;
+}
+
+bool pairPieceChunks(const KernelSpec &spec) {
+  return spec.group == 1 && pairHalfChunks(spec);
 }
 
 bool pairHalfRows(const KernelSpec &spec) {

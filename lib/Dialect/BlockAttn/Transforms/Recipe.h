@@ -101,6 +101,14 @@ void rotateTiles(OpBuilder &b, Location loc, const KernelSpec &spec,
 /// rotated as a part (rotateKeyTiles).
 bool pairHalfChunks(const KernelSpec &spec);
 
+/// Whether the pair-complete chunks (pairHalfChunks) are buffers of two
+/// 32-column pieces with the 64-byte swizzle (`chunk_cols = 32`), loaded as
+/// two boxes of the ordinary map each: the backward without a group (the
+/// grouped ones still load one rank-4 box of 64-byte rows under the
+/// 128-byte swizzle, which the hardware lands padded: refused,
+/// checkPairHalves).
+bool pairPieceChunks(const KernelSpec &spec);
+
 /// Whether the grouped-query backward above head dim 128 at blocks of up to
 /// 64 tokens (KernelPlan::groupPasses) holds half-split rows in pair-complete
 /// chunk order: its tiles of Q, K, V and dO are whole rows loaded as D / 64

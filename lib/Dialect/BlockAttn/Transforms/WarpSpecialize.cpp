@@ -126,15 +126,19 @@ struct BlockAttnWarpSpecializePass
   /// The half-split rotary backwards that load pair-complete chunks
   /// (pairHalfChunks, pairHalfRows: block size 128 above head dim 128, the
   /// grouped one at block size 128 and head dim 128, and the grouped one
-  /// above head dim 128 at every block size) read each chunk through a TMA
-  /// box of two 64-byte pieces under the 128-byte swizzle (pair_halves). On
-  /// an H100 (2026-12-05) every such kernel missed the float64 reference
-  /// while the interleaved ones of the same shapes passed: the hardware does
-  /// not land a box whose inner extent is narrower than its swizzle span as
-  /// the kernels read it (docs/head-dims.md, "The pair-halves layout on
-  /// hardware"). Refused until the chunks are loaded another way.
+  /// above head dim 128 at every block size). Until session 22 each chunk
+  /// was one TMA box of two 64-byte pieces under the 128-byte swizzle
+  /// (pair_halves into a 64-column chunk); on an H100 (2026-12-05) every
+  /// such kernel missed the float64 reference: the hardware does not land a
+  /// box whose inner extent is narrower than its swizzle span as the
+  /// kernels read it (docs/head-dims.md, "The pair-halves layout on
+  /// hardware"). Without a group the chunks are now two 32-column pieces
+  /// under the 64-byte swizzle, two boxes that fill their span
+  /// (pairPieceChunks, `chunk_cols = 32`); the grouped kernels, whose
+  /// buffers of several chunks and whole rows do not have that layout yet,
+  /// stay refused.
   LogicalResult checkPairHalves(Operation *op, const KernelSpec &spec) {
-    if (!pairHalfChunks(spec) && !pairHalfRows(spec))
+    if (pairPieceChunks(spec) || (!pairHalfChunks(spec) && !pairHalfRows(spec)))
       return success();
     InFlightDiagnostic diag = op->emitOpError();
     diag << "with half-split rotary embeddings has no backward lowering at "

@@ -78,27 +78,71 @@ static ParseResult parseMemorySpace(AsmParser &parser, MemorySpace &space) {
 // BufferType
 //===----------------------------------------------------------------------===//
 
+/// The optional layout of a buffer, `chunk_cols = 32` (BufferType): absent
+/// is 0, the width's own layout.
+static ParseResult parseOptionalChunkCols(AsmParser &parser,
+                                          int64_t &chunkCols) {
+  chunkCols = 0;
+  if (failed(parser.parseOptionalKeyword("chunk_cols")))
+    return success();
+  return failure(parser.parseEqual() || parser.parseInteger(chunkCols));
+}
+
+static void printChunkCols(AsmPrinter &printer, int64_t chunkCols) {
+  if (chunkCols)
+    printer << " chunk_cols = " << chunkCols;
+}
+
 Type BufferType::parse(AsmParser &parser) {
   SmallVector<int64_t> shape;
   Type elementType;
   MemorySpace space;
+  int64_t chunkCols = 0;
   if (parser.parseLess() || parseStaticShape(parser, shape, elementType) ||
-      parser.parseComma() || parseMemorySpace(parser, space) ||
-      parser.parseGreater())
+      parser.parseComma() || parseMemorySpace(parser, space))
+    return {};
+  if (succeeded(parser.parseOptionalComma()) &&
+      (parser.parseKeyword("chunk_cols") || parser.parseEqual() ||
+       parser.parseInteger(chunkCols)))
+    return {};
+  if (parser.parseGreater())
     return {};
   return parser.getChecked<BufferType>(parser.getContext(), shape, elementType,
-                                       space);
+                                       space, chunkCols);
 }
 
 void BufferType::print(AsmPrinter &printer) const {
   printer << '<';
   printStaticShape(printer, getShape(), getElementType());
-  printer << ", " << stringifyMemorySpace(getMemorySpace()) << '>';
+  printer << ", " << stringifyMemorySpace(getMemorySpace());
+  if (getChunkCols())
+    printer << ", chunk_cols = " << getChunkCols();
+  printer << '>';
+}
+
+BufferType BufferType::withShape(ArrayRef<int64_t> shape) const {
+  // A view of whole 64-column chunks keeps their layout; one 32-column piece
+  // is an ordinary 32-column tile (64-byte swizzle).
+  int64_t chunkCols =
+      getChunkCols() && shape.back() % 64 == 0 ? getChunkCols() : 0;
+  return BufferType::get(getContext(), shape, getElementType(),
+                         getMemorySpace(), chunkCols);
 }
 
 LogicalResult BufferType::verify(function_ref<InFlightDiagnostic()> emitError,
                                  ArrayRef<int64_t> shape, Type elementType,
-                                 MemorySpace memorySpace) {
+                                 MemorySpace memorySpace, int64_t chunkCols) {
+  // The one layout that is not the width's own: 32-column chunks (64-byte
+  // swizzle) of a tile whose width is a multiple of 64, so that each
+  // 32-column piece is a TMA box that fills its swizzle span.
+  if (chunkCols != 0 && (chunkCols != 32 || memorySpace != MemorySpace::smem ||
+                         shape.size() != 2 || shape[1] % 64 != 0 ||
+                         !isa<FloatType, IntegerType>(elementType) ||
+                         elementType.getIntOrFloatBitWidth() != 16))
+    return emitError() << "chunk_cols = " << chunkCols
+                       << " needs 32 on a 2-D shared-memory tile of 16-bit "
+                          "elements whose width is a multiple of 64 (other "
+                          "widths are 32-column chunks already)";
   // Buffers are sized in bytes (getSizeInBytes), so their elements must have
   // a bit width.
   if (!isa<IntegerType, FloatType>(elementType))
@@ -158,20 +202,25 @@ Type ChannelType::parse(AsmParser &parser) {
   SmallVector<Type> buffers;
   SmallVector<SmallVector<int64_t>> shapes;
   SmallVector<Type> elementTypes;
+  SmallVector<int64_t> chunkCols;
   MemorySpace space;
   auto parseOne = [&]() -> ParseResult {
     shapes.emplace_back();
     elementTypes.emplace_back();
-    return parseStaticShape(parser, shapes.back(), elementTypes.back());
+    chunkCols.emplace_back();
+    return failure(
+        parseStaticShape(parser, shapes.back(), elementTypes.back()) ||
+        parseOptionalChunkCols(parser, chunkCols.back()));
   };
   if (parser.parseLess() ||
       parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, parseOne) ||
       parser.parseComma() || parseMemorySpace(parser, space) ||
       parser.parseGreater())
     return {};
-  for (auto [shape, elementType] : llvm::zip(shapes, elementTypes)) {
+  for (auto [shape, elementType, chunk] :
+       llvm::zip(shapes, elementTypes, chunkCols)) {
     auto buffer = parser.getChecked<BufferType>(parser.getContext(), shape,
-                                                elementType, space);
+                                                elementType, space, chunk);
     if (!buffer)
       return {};
     buffers.push_back(buffer);
@@ -184,6 +233,7 @@ void ChannelType::print(AsmPrinter &printer) const {
   llvm::interleaveComma(getBufferTypes(), printer, [&](Type type) {
     auto buffer = cast<BufferType>(type);
     printStaticShape(printer, buffer.getShape(), buffer.getElementType());
+    printChunkCols(printer, buffer.getChunkCols());
   });
   printer << "], " << stringifyMemorySpace(getMemorySpace()) << '>';
 }

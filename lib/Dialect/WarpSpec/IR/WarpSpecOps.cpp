@@ -1365,9 +1365,9 @@ static LogicalResult verifyTmaTile(Operation *op, Type sourceType,
   if (shape.size() != 2)
     return op->emitOpError() << what << " must be a 2-D tile, got " << dest;
   // A part of the head dimension: whole chunks of the buffer's swizzle
-  // (the rule of nvdesc::SwizzledTile), inside the source's static head dim.
+  // (its layout, nvdesc::SwizzledTile), inside the source's static head dim.
   if (colOffset) {
-    int64_t chunk = shape[1] % 64 == 0 ? 64 : 32;
+    int64_t chunk = dest.getLayoutChunkCols();
     if (*colOffset < 0 || *colOffset % chunk != 0 || source.isDynamicDim(2) ||
         *colOffset + shape[1] > source.getDimSize(2))
       return op->emitOpError()
@@ -1497,7 +1497,7 @@ LogicalResult ColumnChunkOp::verify() {
                          << source;
   int64_t cols = source.getShape()[1];
   // The chunk width of the swizzled layout (nvdesc::SwizzledTile).
-  int64_t chunk = cols % 64 == 0 ? 64 : 32;
+  int64_t chunk = source.getLayoutChunkCols();
   if (cols % 32 != 0)
     return emitOpError()
            << "buffers hold whole swizzled chunks (a multiple of 32 columns)";
@@ -1999,11 +1999,11 @@ LogicalResult SubviewOp::verify() {
     return success();
   }
   // Shared memory: whole chunks of the source, with the source's swizzle
-  // (64-column chunks where the width is a multiple of 64, else 32: the
-  // rule of nvdesc::SwizzledTile).
-  auto chunkCols = [](int64_t width) { return width % 64 == 0 ? 64 : 32; };
-  int64_t chunk = chunkCols(source.getShape()[1]);
-  if (offset % chunk != 0 || cols % chunk != 0 || chunkCols(cols) != chunk)
+  // (its layout: 64-column chunks where the width is a multiple of 64 unless
+  // chunk_cols = 32, else 32; nvdesc::SwizzledTile).
+  int64_t chunk = source.getLayoutChunkCols();
+  if (offset % chunk != 0 || cols % chunk != 0 ||
+      result.getLayoutChunkCols() != chunk)
     return emitOpError() << "a shared-memory view covers whole " << chunk
                          << "-column chunks of the source";
   return success();

@@ -25,15 +25,47 @@ def WarpSpec_BufferType : WarpSpec_Type<"Buffer", "buffer"> {
     32-bit cells.
 
     Example: `!warpspec.buffer<64x128xbf16, smem>`.
+
+    Tiles whose width is not a multiple of 64 (head dims 32 and 96) are
+    32-column chunks with the 64-byte swizzle instead. `chunk_cols = 32` asks
+    for that layout on a tile whose width is a multiple of 64: a 64-column
+    buffer is then two 32-column pieces of `rows x 64` bytes, each written by
+    its own TMA box (a box's inner extent must fill its swizzle span on the
+    hardware, docs/head-dims.md, so a 64-column chunk cannot be made of two
+    32-column boxes under the 128-byte swizzle). The half-split rotary
+    backward loads its pair-complete chunks so: piece 0 columns `[32 j, 32 j
+    + 32)`, piece 1 their partners `[D / 2 + 32 j, D / 2 + 32 j + 32)`.
+
+    Example: `!warpspec.buffer<64x64xbf16, smem, chunk_cols = 32>`; in a
+    channel `!warpspec.channel<[64x64xbf16 chunk_cols = 32], smem>`.
   }];
   let parameters = (ins ArrayRefParameter<"int64_t">:$shape,
                         "Type":$elementType,
-                        EnumParameter<WarpSpec_MemorySpace>:$memorySpace);
+                        EnumParameter<WarpSpec_MemorySpace>:$memorySpace,
+                        DefaultValuedParameter<"int64_t", "0">:$chunkCols);
+  // The width's own layout (chunk_cols absent), as every buffer but the
+  // half-split pair-complete chunks has.
+  let builders = [
+    TypeBuilder<(ins "ArrayRef<int64_t>":$shape, "Type":$elementType,
+                     "MemorySpace":$memorySpace), [{
+      return $_get($_ctxt, shape, elementType, memorySpace, 0);
+    }]>
+  ];
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
     /// Size of the buffer in bytes.
     int64_t getSizeInBytes() const;
+    /// The columns of one swizzled chunk of a shared-memory tile of 16-bit
+    /// elements: `chunk_cols` when given, else 64 where the width is a
+    /// multiple of 64 (128-byte swizzle) and 32 otherwise (64-byte swizzle).
+    int64_t getLayoutChunkCols() const {
+      if (getChunkCols())
+        return getChunkCols();
+      return getShape().back() % 64 == 0 ? 64 : 32;
+    }
+    /// The same tile shape and element type, with this buffer's layout.
+    BufferType withShape(ArrayRef<int64_t> shape) const;
     /// Tensor-memory columns of a 2-D buffer: one per 32-bit cell of a row
     /// (rows of narrower elements are packed; the last cell may be partial).
     int64_t getTmemColumns() const;
