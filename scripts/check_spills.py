@@ -19,32 +19,12 @@ import sys
 # Kernels known to spill (regular expressions over "<chip>/<kernel>"). A
 # kernel added here needs an issue that says why.
 KNOWN_SPILLS = [
-    # Issue 20 (session 18): the sm_90a interleaved rotary backward at block
-    # size 128 above head dim 128 rotates each 64-column chunk slot in place
-    # next to the accumulators its consumers hold (S; P and dP with
-    # rotate_v). Session 19 turned k's and v's 128 rows in a loop of passes;
-    # session 20 every part (pass_loop: the thread placed in each pass) with
-    # budgets per head dim and rotate_v (Plan.cpp): 27 of the 64 (plain,
-    # causal, dlse, causal + dlse) spill nothing, these 37 still spill, 4-32
-    # bytes (docs/head-dims.md, "The interleaved rotary backward at block
-    # size 128 on sm_90a (session 18)").
-    # Session 21: with rotate_v at 192 the producer warpgroup rotates the
-    # chunk slots (KernelPlan::producerRotates) and those 15 spill nothing;
-    # 22 still spill ("The rotary backward at block size 128 with the
-    # producer rotating (session 21)").
-    r"sm_90a/blockattn_backward_d256_b128_(bf16|f16)(_causal)?(_lse)?_interleaved(_pos)?_rv",
-    r"sm_90a/blockattn_backward_d256_b128_f16(_lse)?_interleaved_pos",
-    r"sm_90a/blockattn_backward_d256_b128_(bf16|f16)_causal_interleaved_pos",
-    r"sm_90a/blockattn_backward_d192_b128_(bf16|f16)_lse_interleaved_pos",
-    # Issue 20 (session 20): the same kernels with angles from rotary_theta
-    # (the same chunk rotations and budgets) spill in 32 of the 64, 4-100
-    # bytes: at 192 with rotate_v without causal blocks, at 256 all but the
-    # causal ones with a positions tensor (docs/head-dims.md, "Angles from
-    # rotary_theta in the interleaved backward at block size 128").
-    # Session 21: the 4 with a positions tensor at 192 and rotate_v spill
-    # nothing with the producer rotating; 28 still spill.
-    r"sm_90a/blockattn_backward_d192_b128_(bf16|f16)(_lse)?_interleaved_rv_theta",
-    r"sm_90a/blockattn_backward_d256_b128_(bf16|f16)((_lse)?_interleaved(_pos)?(_rv)?|_causal(_lse)?_interleaved(_rv)?)_theta",
+    # Issue 20: the sm_90a interleaved rotary backward at block size 128
+    # above head dim 128 (tables and rotary_theta; sessions 18-21 left 50 of
+    # its 128 kernels spilling, 4-100 bytes) spills nothing since session 23:
+    # the producer rotates with pinned addresses where that removed the
+    # spills (KernelPlan::pinnedAddresses; docs/head-dims.md, "Pinned
+    # addresses in the interleaved backward at block size 128 (session 23)").
     # Issue 20 (session 23): the half-split ones, rebuilt on pair-complete chunks
     # of two 64-byte-swizzled pieces (sessions 20-21's one-box chunks missed the
     # float64 reference on an H100, refused in session 22), at the same budgets
@@ -55,8 +35,9 @@ KNOWN_SPILLS = [
     # ones 16 of the 32 measured (plain and causal + dlse; 4-64 bytes: at 192
     # without rotate_v and causal blocks, at 256 all but rotate_v alone)
     # (docs/head-dims.md, "Pair-complete chunks as
-    # 64-byte-swizzled pieces"). The same cause as the interleaved ones above
-    # (the rotation next to the consumers' accumulators); not tuned here.
+    # 64-byte-swizzled pieces"). The interleaved ones' cause (the rotation
+    # next to the consumers' accumulators); their fix (pinned addresses,
+    # session 23) is not applied to half-split pairs yet.
     r"sm_90a/blockattn_backward_d192_b128_(bf16|f16)(_lse)?_half_split(_pos)?",
     r"sm_90a/blockattn_backward_d256_b128_(bf16|f16)(_causal)?(_lse)?_half_split(_pos)?(_rv)?",
     r"sm_90a/blockattn_backward_d192_b128_(bf16|f16)_half_split(_pos)?_theta",

@@ -156,6 +156,9 @@ BACKWARD_SHAPES = [
     ("sm_90a", 192, "f16", dict(positions=True, causal=True, lse=True)),
     # rotate_v at 192 (session 21): the producer warpgroup rotates the chunk slots.
     ("sm_90a", 192, "f16", dict(rotate_v=True, lse=True)),
+    # Positions, dlse, no rotate_v or causal blocks at 192 (session 23): the producer rotates,
+    # every partition with pinned addresses (as every kernel at 256 and with theta).
+    ("sm_90a", 192, "bf16", dict(positions=True, lse=True)),
     ("sm_100a", 256, "bf16", {}),
     ("sm_100a", 192, "f16", dict(positions=True, rotate_v=True)),
     ("sm_100a", 192, "bf16", dict(rotate_v=True, causal=True, lse=True)),

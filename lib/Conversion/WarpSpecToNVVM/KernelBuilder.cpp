@@ -77,13 +77,23 @@ KernelBuilder::KernelBuilder(OpBuilder &b, Operation *op)
                                      : op->getParentOfType<PartitionOp>()),
       frame(KernelFrame::of(kernel)) {}
 
+/// A shared-memory base, pinned at this use in a partition that asks
+/// (warpspec.partition `pinned_bases`).
+static Value baseAtUse(KernelBuilder &e, Value base) {
+  if (e.partition && e.partition.getPinnedBases())
+    return pinSharedPointer(e, base);
+  return base;
+}
+
 Value KernelBuilder::smem(Value byteOffset) {
-  return LLVM::GEPOp::create(b, loc, smemPtrT(), b.getI8Type(), frame.smemBase,
+  return LLVM::GEPOp::create(b, loc, smemPtrT(), b.getI8Type(),
+                             baseAtUse(*this, frame.smemBase),
                              ValueRange{byteOffset});
 }
 
 Value KernelBuilder::meta(Value byteOffset) {
-  return LLVM::GEPOp::create(b, loc, smemPtrT(), b.getI8Type(), frame.metaBase,
+  return LLVM::GEPOp::create(b, loc, smemPtrT(), b.getI8Type(),
+                             baseAtUse(*this, frame.metaBase),
                              ValueRange{sub(byteOffset, i32(frame.metaStart))});
 }
 

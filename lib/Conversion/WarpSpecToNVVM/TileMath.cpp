@@ -671,6 +671,11 @@ static void copyOutRows(KernelBuilder &e, StoreOp op, Value staging,
          "a pass must cover whole swizzle periods");
   Value t = e.threadInReplica();
   Value rowBase = e.udiv(t, e.i32(groupUnits));
+  // In a partition with `pinned_bases` the thread's first row is derived
+  // where the tile is copied out, so that LLVM holds no row offset (rowBase
+  // x stride, one a gradient tensor) from the partition's entry.
+  if (e.partition && e.partition.getPinnedBases())
+    rowBase = pinI32(e, rowBase);
   int64_t rowsPerPass = threads / groupUnits;
   for (int64_t group = 0; group < unitsPerRow / groupUnits; ++group) {
     Value unitInRow = e.urem(t, e.i32(groupUnits));

@@ -142,3 +142,25 @@ func.func @explicit_at_launch_budget() {
   }
   return
 }
+
+// -----
+
+// `pinned_bases` (the lowering pins the shared-memory bases at each use in
+// that partition) is kept through the dispatch and the round trip.
+// CHECK-LABEL: func.func @pinned_bases(
+// CHECK: warpspec.partition "low" role(compute) warps(4) regs(112) first_warp(0) barrier_base(1) {
+// CHECK: warpspec.partition "pinned" role(compute) warps(4) regs(144) pinned_bases first_warp(4) barrier_base(2) {
+// CHECK-NEXT: warpspec.set_max_registers increase 144
+func.func @pinned_bases() {
+  warpspec.kernel chip(sm_90a) {
+    warpspec.partition "low" role(compute) warps(4) regs(112) {
+    }
+    warpspec.partition "pinned" role(compute) warps(4) regs(144) pinned_bases {
+    }
+    warpspec.partition "a" role(compute) warps(4) regs(128) {
+    }
+    warpspec.partition "b" role(compute) warps(4) regs(128) {
+    }
+  }
+  return
+}

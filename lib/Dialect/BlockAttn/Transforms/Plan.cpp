@@ -118,6 +118,25 @@ bool producerRotatesColumnPasses(const KernelShape &shape) {
   return shape.rotateV && shape.headDim <= 192 &&
          (!shape.rotaryTheta || shape.hasPositions);
 }
+/// Interleaved pairs, where the kernels below spilled (session 23): the
+/// producer rotates as above and every partition pins its shared-memory
+/// bases at each use, the consumers' staged stores their row steps and
+/// first rows (KernelPlan::pinnedAddresses), at 104 / 200 / 200. What
+/// ptxas (CUDA 13.0) spilled there were loop-invariant addresses LLVM held
+/// from the partitions' entries, not the rotation (docs/head-dims.md,
+/// "Pinned addresses in the interleaved backward at block size 128
+/// (session 23)"). At 256 (tables and theta, every variant) and with theta
+/// at 192 nothing spills with them (44 and 4 of these 96 spilled 4-100
+/// bytes without). With tables at 192 only the kernels with a positions
+/// tensor, no rotate_v and no causal blocks: of the others, 14 spill 4
+/// bytes with the pins (every split of the 504 registers tried by editing
+/// setmaxnreg spilled in some) and none without.
+bool pinsColumnPassAddresses(const KernelShape &shape) {
+  if (shape.rotary != RotaryMode::interleaved)
+    return false;
+  return shape.headDim > 192 || shape.rotaryTheta ||
+         (shape.hasPositions && !shape.rotateV && !shape.causal);
+}
 /// With rotate_v elsewhere (v turned in pass 2 next to P and dP) none tried
 /// is spill-free in all: 104 / 200 / 200 12-76 bytes, 96 / 200 / 208 0-48,
 /// 96 / 192 / 216 0-168, 88 / 208 / 208 0-52, 104 / 192 / 208 12-180, 88 /
@@ -1663,6 +1682,13 @@ planSm90aLargeBlockColumnPasses(const KernelShape &shape,
   // The rotary kernels' budgets (the two consumers' add up to the pool's
   // rest: 504 = 3 x 168 a thread slot). The producer rotates the chunk
   // slots where that spills least (KernelPlan::producerRotates).
+  if (pinsColumnPassAddresses(shape)) {
+    plan.producerRotates = true;
+    plan.pinnedAddresses = true;
+    plan.registers.load = kRotaryColumnPassProducerRegs;
+    plan.registers.compute = kRotaryColumnPassConsumerRegs;
+    return plan;
+  }
   if (producerRotatesColumnPasses(shape)) {
     plan.producerRotates = true;
     plan.registers.load = kRotaryColumnPassProducerRegs;

@@ -564,6 +564,8 @@ beginLoadTileLoop(OpBuilder &b, Location loc, const KernelSpec &spec,
       b, loc, b.getStringAttr("load"), RoleAttr::get(ctx, role),
       b.getI64IntegerAttr(4), b.getI64IntegerAttr(plan.registers.load),
       b.getI64IntegerAttr(1));
+  if (plan.pinnedAddresses)
+    producer.setPinnedBases(true);
   b.setInsertionPointToStart(&createBody(producer, {}, loc));
   auto loop =
       TileLoopOp::create(b, loc, spec.cuSeqlens, values.numHeads,

@@ -51,6 +51,8 @@ ConsumerContext beginConsumer(OpBuilder &b, Location loc,
       b, loc, b.getStringAttr(name), RoleAttr::get(ctx, Role::compute),
       b.getI64IntegerAttr(4), b.getI64IntegerAttr(plan.registers.compute),
       b.getI64IntegerAttr(plan.numConsumers));
+  if (plan.pinnedAddresses)
+    consumer.setPinnedBases(true);
   b.setInsertionPointToStart(&createBody(consumer, {}, loc));
   ConsumerContext c;
   c.scale = values.scale;
@@ -2050,6 +2052,9 @@ void buildColumnPassConsumer(OpBuilder &b, Location loc, const KernelSpec &spec,
     auto op = StoreOp::create(b, loc, tile, dest, row, c.head, rows, Value(),
                               staging, c.bulkStore ? b.getUnitAttr() : nullptr);
     op.setColOffsetAttr(b.getI64IntegerAttr(col));
+    // KernelPlan::pinnedAddresses: the copy-out's row steps computed where
+    // a partial tile stores, not held from the consumer's entry.
+    op.setPinnedSteps(plan.pinnedAddresses && staging);
   };
   // A chunk slot's tiles, in loadedTiles order.
   auto qOf = [&](ValueRange t, int64_t i) { return t[i]; };

@@ -175,6 +175,12 @@ struct KernelPlan {
   /// signals the consumers through the ring "rotated", instead of the two
   /// consumers rotating it next to their accumulators.
   bool producerRotates = false;
+  /// The same kernels: every partition derives its shared-memory addresses
+  /// from bases pinned at each use (warpspec.partition `pinned_bases`) and
+  /// the consumers' staged stores compute their row steps where they store
+  /// (warpspec.store `pinned_steps`), so that LLVM holds none of those
+  /// addresses and products through a partition (ptxas spilled them).
+  bool pinnedAddresses = false;
   /// With `pipelinedRoles` (`group-roles=pipelined-dq`): dQ = dS K is made
   /// and stored by the accumulate warpgroup, not the scores one.
   bool dqInAccumulate = false;

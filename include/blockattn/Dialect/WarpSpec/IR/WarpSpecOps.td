@@ -200,6 +200,20 @@ def WarpSpec_PartitionOp : WarpSpec_Op<"partition", [
     (docs/pipeline.md, "Register budgets"). A plan sets it only where ptxas
     needs it, so other kernels' code is unchanged.
 
+    `pinned_bases` makes the lowering derive every shared-memory address
+    of the partition (buffers, barriers, slot records) from the kernel's
+    shared-memory bases pinned where it is used (an empty inline asm that
+    LLVM can neither hoist nor share), so that LLVM holds no address
+    computed from them through the partition, nor computes them once before
+    the partitions branch. ptxas keeps the bases themselves (uniform
+    registers) and folds the constant offsets into the instructions; where
+    LLVM held the addresses, ptxas spilled them at the partition's entry in
+    kernels near their register budget (docs/head-dims.md, session 22).
+    Its staged stores (`warpspec.store ... via`) likewise derive each
+    thread's first copied row where a tile is copied out, not once at the
+    partition's entry (session 23). A plan sets it only where it removes
+    spills, so other kernels' code is unchanged.
+
     A CTA has at most 1024 threads, so `warps` is a multiple of 4 up to 32
     and `warps x replicas` at most 32.
 
@@ -230,11 +244,13 @@ def WarpSpec_PartitionOp : WarpSpec_Op<"partition", [
                        DefaultValuedAttr<I64Attr, "1">:$replicas,
                        OptionalAttr<I64Attr>:$first_warp,
                        OptionalAttr<I64Attr>:$barrier_base,
-                       UnitAttr:$explicit_regs);
+                       UnitAttr:$explicit_regs,
+                       UnitAttr:$pinned_bases);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $name `role` `(` custom<Role>($role) `)` `warps` `(` $num_warps `)` `regs` `(` $num_regs `)`
     (`explicit` $explicit_regs^)?
+    (`pinned_bases` $pinned_bases^)?
     (`replicas` `(` $replicas^ `)`)?
     (`first_warp` `(` $first_warp^ `)`)?
     (`barrier_base` `(` $barrier_base^ `)`)? attr-dict-with-keyword $body
@@ -245,7 +261,7 @@ def WarpSpec_PartitionOp : WarpSpec_Op<"partition", [
                    "IntegerAttr":$num_warps, "IntegerAttr":$num_regs,
                    "IntegerAttr":$replicas), [{
       build($_builder, $_state, name, role, num_warps, num_regs, replicas,
-            IntegerAttr(), IntegerAttr(), UnitAttr());
+            IntegerAttr(), IntegerAttr(), UnitAttr(), UnitAttr());
     }]>
   ];
   let hasVerifier = 1;
