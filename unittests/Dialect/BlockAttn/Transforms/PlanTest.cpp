@@ -1124,7 +1124,9 @@ TEST(Sm90aPlan, TwoStagingBuffersWithHalfDepthSlots) {
 // the plain kernel's 104 / 200 / 200 at 192 and 96 / 200 / 208 at 256; with
 // rotate_v at 192 (session 21) the producer warpgroup rotates them
 // (producerRotates) at 104 / 200 / 200; at 256 the consumers, at 80 / 208 /
-// 216. Each adds up to the pool of 504 (docs/head-dims.md).
+// 216. Each adds up to the pool of 504 (docs/head-dims.md). Since session 23
+// interleaved pairs at 256 take the producer rotation with pinned addresses
+// at 104 / 200 / 200 (pinnedAddresses); half-split pairs keep the above.
 TEST(Sm90aPlan, WideRotaryBackwardAtBlock128Budgets) {
   struct Expected {
     int64_t headDim;
@@ -1141,6 +1143,15 @@ TEST(Sm90aPlan, WideRotaryBackwardAtBlock128Budgets) {
       s.blockSize = 128;
       KernelPlan p = plan(Chip::sm_90a, s);
       EXPECT_TRUE(p.columnPasses) << e.headDim;
+      bool pinned = mode == RotaryMode::interleaved && e.headDim == 256;
+      EXPECT_EQ(p.pinnedAddresses, pinned) << e.headDim << e.rotateV;
+      if (pinned) {
+        EXPECT_EQ(p.registers.load, 104) << e.rotateV;
+        EXPECT_EQ(p.registers.compute, 200) << e.rotateV;
+        EXPECT_EQ(p.secondConsumerRegisters, 0) << e.rotateV;
+        EXPECT_TRUE(p.producerRotates) << e.rotateV;
+        continue;
+      }
       EXPECT_EQ(p.registers.load, e.load) << e.headDim << e.rotateV;
       EXPECT_EQ(p.registers.compute, e.compute) << e.headDim << e.rotateV;
       EXPECT_EQ(p.secondConsumerRegisters, e.second) << e.headDim << e.rotateV;
@@ -1149,17 +1160,27 @@ TEST(Sm90aPlan, WideRotaryBackwardAtBlock128Budgets) {
       EXPECT_EQ(p.registers.load + p.registers.compute + second, 504);
     }
   }
-  // With angles from theta the producer rotates only with a positions
-  // tensor (without one it spilled 48 bytes there).
+  // With angles from theta the producer rotated only with a positions
+  // tensor (without one it spilled 48 bytes there); with pinned addresses
+  // (session 23) it rotates every interleaved theta kernel, spilling nothing.
   for (bool positions : {false, true}) {
     KernelShape s = shape(true, 192, RotaryMode::interleaved, true);
     s.blockSize = 128;
     s.rotaryTheta = true;
     s.hasPositions = positions;
     KernelPlan p = plan(Chip::sm_90a, s);
-    EXPECT_EQ(p.producerRotates, positions);
-    EXPECT_EQ(p.registers.load, positions ? 104 : 80);
+    EXPECT_TRUE(p.pinnedAddresses);
+    EXPECT_TRUE(p.producerRotates);
+    EXPECT_EQ(p.registers.load, 104);
   }
+  // Tables at 192: pinned only with a positions tensor, without rotate_v and
+  // causal blocks.
+  KernelShape pos = shape(true, 192, RotaryMode::interleaved, false);
+  pos.blockSize = 128;
+  pos.hasPositions = true;
+  EXPECT_TRUE(plan(Chip::sm_90a, pos).pinnedAddresses);
+  pos.causal = true;
+  EXPECT_FALSE(plan(Chip::sm_90a, pos).pinnedAddresses);
   // Without rotary embeddings the plain kernel's plan.
   KernelShape plain = shape(true, 256);
   plain.blockSize = 128;
