@@ -75,11 +75,11 @@ def keys_for(args) -> list[KernelKey]:
         if kind == "backward" and group > 1 and bs > 64 and (b128_wide_refused or b128_rotary_refused):
             continue  # no grouped backward at block size 128 above head dim 128 with rotary embeddings on
             # sm_100a, or with half-split rotary embeddings at 96 yet (docs/pipeline.md)
-        # grouped half-split pairs in pair-complete chunks (above head dim 128, or at 128 with block
-        # size 128): one rank-4 box a chunk, which missed the float64 reference on an H100, refused
-        # (docs/head-dims.md, "The pair-halves layout on hardware"); without a group (block size 128
-        # above 128) two 64-byte-swizzled pieces since session 23, built
-        pair_halves = rotary == "half_split" and group > 1 and (d > 128 or bs > 64 and d == 128)
+        # grouped half-split pairs in pair-complete chunks at block size 128 (head dims 128 and up):
+        # refused (docs/head-dims.md, "The pair-halves layout on hardware"); without a group (block
+        # size 128 above 128) and grouped above 128 at blocks of up to 64, two 64-byte-swizzled
+        # pieces since session 23, built
+        pair_halves = rotary == "half_split" and group > 1 and bs > 64 and d >= 128
         if kind == "backward" and pair_halves:
             continue
         for variant in (["plain"] if rotary == "none" else args.rotary_variants):

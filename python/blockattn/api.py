@@ -111,19 +111,19 @@ def _chip_or_none(like) -> str | None:
 
 
 def _refuse_pair_halves_backward(group: int, block_size: int, head_dim: int, half_split: bool) -> None:
-    """The grouped half-split rotary backwards that would load pair-complete
-    chunks (columns 32 j on and their partners D / 2 on) as one TMA box of two
-    64-byte pieces under the 128-byte swizzle are refused by the compiler: on
-    an H100 (2026-12-05) every such kernel missed the float64 reference
-    (docs/head-dims.md, "The pair-halves layout on hardware"). They are the
-    grouped backward above head dim 128 at every block size and at block size
-    128 and head dim 128. Without a group (block size 128 above head dim 128)
-    the chunks are two 32-column pieces under the 64-byte swizzle since
-    session 23, and built ("Pair-complete chunks as 64-byte-swizzled
-    pieces")."""
+    """The grouped half-split rotary backward at block size 128 (head dims 128,
+    192, 256), which loads pair-complete chunks (columns 32 j on and their
+    partners D / 2 on), is refused by the compiler: session 21 loaded each chunk
+    as one TMA box of two 64-byte pieces under the 128-byte swizzle, which
+    missed the float64 reference on an H100 (2026-12-05; docs/head-dims.md,
+    "The pair-halves layout on hardware"). Since session 23 the chunks are two
+    32-column pieces under the 64-byte swizzle ("Pair-complete chunks as
+    64-byte-swizzled pieces"): built without a group (block size 128 above head
+    dim 128) and for the grouped backward above head dim 128 at blocks of up to
+    64 tokens."""
     if not half_split or group <= 1:
         return
-    if head_dim > 128 or block_size > 64 and head_dim == 128:
+    if block_size > 64 and head_dim >= 128:
         raise ValueError(
             f"rotary: head dim {head_dim} at block_size {block_size} with {group} query heads per k/v "
             "head has no backward kernel with half-split rotary embeddings yet (its pair-complete "

@@ -139,13 +139,16 @@ def test_prebuild_script_kernel_sets(capsys):
         "sm_90a/blockattn_backward_d256_b128_bf16_interleaved_theta",
         "sm_100a/blockattn_backward_d256_b128_bf16_half_split_theta",
         "sm_100a/blockattn_backward_d256_b128_bf16_interleaved_theta"]
-    # The grouped rotary backward above head dim 128 at blocks of up to 64: interleaved on both
-    # chips (session 18; half-split, session 21's pair-complete chunks, refused since session 22).
+    # The grouped rotary backward above head dim 128 at blocks of up to 64: both layouts on both
+    # chips (interleaved session 18; half-split in pair-complete chunks of two 64-byte-swizzled
+    # pieces since session 23, session 21's one-box chunks refused in session 22).
     script.main(["unused", "--dry-run", "--chips", "sm_90a,sm_100a", "--kinds", "backward",
                  "--block-sizes", "32", "--head-dims", "256", "--dtypes", "bf16", "--groups", "2",
                  "--rotary", "half_split,interleaved"])
     assert capsys.readouterr().out.split() == [
+        "sm_90a/blockattn_backward_d256_b32_bf16_g2_half_split",
         "sm_90a/blockattn_backward_d256_b32_bf16_g2_interleaved",
+        "sm_100a/blockattn_backward_d256_b32_bf16_g2_half_split",
         "sm_100a/blockattn_backward_d256_b32_bf16_g2_interleaved"]
 
     # The grouped rotary backward at block size 128, head dim 96: interleaved on both chips and

@@ -18,8 +18,9 @@ an item and each query head's Q, and turns the gradients back: checked
 against the reference's rotary gradients for both layouts, a positions
 tensor and rotate_v, G = 2, 4 and MQA, head dims 64 and 128, and with interleaved
 embeddings at head dims 192 and 256 (test_backward_large_head_dims_rotary*; from rotary_theta,
-launched directly: test_backward_large_head_dims_rotary_theta*); half-split ones there (session
-21) missed the reference on an H100 and are refused (test_backward_large_head_dims_half_split_rotary_refused).
+launched directly: test_backward_large_head_dims_rotary_theta*), half-split ones there since
+session 23 in 64-byte-swizzled pieces (test_backward_large_head_dims_half_split_rotary*; session
+21's one-box chunks missed the reference on an H100).
 
 Kernels (the coordinator prebuilds them: scripts/gpu_gqa.sh prebuild DIR):
     python3 scripts/prebuild_kernels.py DIR --chips sm_90a --kinds forward,backward \
@@ -795,14 +796,51 @@ def test_backward_large_head_dims_rotary_theta_random_batch_and_deterministic():
         assert torch.equal(a, b)
 
 
-# Half-split rotary embeddings above head dim 128 (session 21: whole rows loaded in pair-complete
-# 64-column chunks, one TMA box of two 64-byte pieces under the 128-byte swizzle) missed the float64
-# reference on an H100 (2026-12-05): refused before any launch since session 22.
-@pytest.mark.parametrize("block_size", [16, 64])
+# Half-split rotary embeddings (session 23): whole rows loaded in pair-complete 64-column chunks
+# (columns [32 j, 32 j + 32) and their partners D / 2 on), each chunk two 32-column pieces under the
+# 64-byte swizzle loaded by two TMA boxes that fill their swizzle span (session 21's one box of two
+# 64-byte pieces under the 128-byte swizzle missed the float64 reference on an H100), every chunk
+# rotated as a half-split part, each pass's gradient chunk turned back on its own and stored as two
+# 32-column pieces (docs/head-dims.md, "Pair-complete chunks as 64-byte-swizzled pieces"). The same
+# cases as the interleaved ones, with tables and from rotary_theta. Compiled and emulated; these are
+# the hardware check. Kernels (compiled on first use otherwise):
+#     python3 scripts/prebuild_kernels.py DIR --chips sm_90a --kinds forward,backward \
+#         --head-dims 192,256 --block-sizes 16,32,64 --dtypes bf16,f16 --rotary half_split \
+#         --rotary-variants plain,pos,rv,pos_rv --groups 2,4 [--causal --lse] [--rotary-theta]
+@pytest.mark.parametrize("hq,hkv,positions,rotate_v", LARGE_ROTARY_BACKWARD, ids=lambda x: str(x))
 @pytest.mark.parametrize("head_dim", [192, 256])
-def test_backward_large_head_dims_half_split_rotary_refused(head_dim, block_size):
-    q, k, v, cu = make_inputs([130], 4, 2, head_dim, torch.bfloat16)
-    rotary = rotary_of(q.shape[0], head_dim, False, False, False, seed=3)
-    with pytest.raises(ValueError, match=rf"^rotary: head dim {head_dim} at block_size {block_size} with 2 "
-                                         "query heads per k/v head has no backward kernel"):
-        blockattn.block_attention(q.requires_grad_(True), k, v, cu, block_size=block_size, rotary=rotary)
+def test_backward_large_head_dims_half_split_rotary(hq, hkv, positions, rotate_v, head_dim):
+    run_large_rotary_backward_case(EDGE_LENGTHS, hq, hkv, head_dim, positions, rotate_v, seed=51,
+                                   interleaved=False)
+
+
+@pytest.mark.parametrize("block_size", [16, 32])
+@pytest.mark.parametrize("head_dim", [192, 256])
+def test_backward_large_head_dims_half_split_rotary_fp16_small_blocks_causal_lse(head_dim, block_size):
+    lengths = [0, 1, block_size - 1, block_size, block_size + 1, 200, 3, 130]
+    run_large_rotary_backward_case(lengths, 8, 2, head_dim, True, True, dtype=torch.float16, seed=52,
+                                   block_size=block_size, interleaved=False)
+    run_large_rotary_backward_case(lengths, 4, 2, head_dim, False, False, seed=53, block_size=block_size,
+                                   causal=True, lse=True, interleaved=False)
+
+
+def test_backward_large_head_dims_half_split_rotary_random_batch_and_deterministic():
+    """Many items (every CTA runs several, the rings wrap), and two runs give the same bits."""
+    rng = np.random.default_rng(54)
+    lengths = rng.integers(0, 1500, size=30)
+    first = run_large_rotary_backward_case(lengths, 8, 2, 192, True, True, seed=54, interleaved=False)
+    second = run_large_rotary_backward_case(lengths, 8, 2, 192, True, True, seed=54, interleaved=False)
+    for a, b in zip(first, second):
+        assert torch.equal(a, b)
+
+
+@pytest.mark.parametrize("head_dim", [192, 256])
+def test_backward_large_head_dims_half_split_rotary_theta(head_dim):
+    run_theta_large_rotary_backward_case(EDGE_LENGTHS, 8, 2, head_dim, True, True, 500.0, seed=55,
+                                         interleaved=False)
+    run_theta_large_rotary_backward_case(EDGE_LENGTHS, 4, 1, head_dim, False, False, 10000.0,
+                                         dtype=torch.float16, seed=56, causal=True, lse=True,
+                                         interleaved=False)
+    lengths = [0, 1, 15, 16, 17, 200, 3, 130]
+    run_theta_large_rotary_backward_case(lengths, 4, 2, head_dim, False, True, 10000.0, seed=57,
+                                         block_size=16, interleaved=False)
