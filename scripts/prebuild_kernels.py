@@ -67,7 +67,7 @@ def keys_for(args) -> list[KernelKey]:
         if kind == "backward" and bs not in _kernels.BACKWARD_BLOCK_SIZES:
             continue  # no backward kernel at this block size yet (docs/block-sizes.md)
         # the grouped rotary backward at block size 128 above head dim 64: the interleaved one (96, 128),
-        # not half-split (at 128 below)
+        # half-split at 128 (pair-complete chunks of two 64-byte-swizzled pieces, session 23), not 96
         b128_rotary_refused = rotary == "half_split" and 64 < d < 128
         # above head dim 128 at block size 128: both chips (chunks streamed), with rotary embeddings on
         # sm_90a only (each chunk rotated as it lands)
@@ -75,13 +75,6 @@ def keys_for(args) -> list[KernelKey]:
         if kind == "backward" and group > 1 and bs > 64 and (b128_wide_refused or b128_rotary_refused):
             continue  # no grouped backward at block size 128 above head dim 128 with rotary embeddings on
             # sm_100a, or with half-split rotary embeddings at 96 yet (docs/pipeline.md)
-        # grouped half-split pairs in pair-complete chunks at block size 128 (head dims 128 and up):
-        # refused (docs/head-dims.md, "The pair-halves layout on hardware"); without a group (block
-        # size 128 above 128) and grouped above 128 at blocks of up to 64, two 64-byte-swizzled
-        # pieces since session 23, built
-        pair_halves = rotary == "half_split" and group > 1 and bs > 64 and d >= 128
-        if kind == "backward" and pair_halves:
-            continue
         for variant in (["plain"] if rotary == "none" else args.rotary_variants):
             positions, rotate_v = VARIANTS[variant]
             key = KernelKey(kind=kind, head_dim=d, block_size=bs, dtype=dtype, chip=chip,

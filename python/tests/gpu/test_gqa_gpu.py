@@ -480,6 +480,40 @@ def test_backward_block_size_128_wide_rotary_random_batch_and_deterministic():
     assert_b128_backward_deterministic(44, 8, 2, 96, seed=44, rotary_flags=(True, False, True))
 
 
+# With half-split rotary embeddings at head dim 128 (both chips; compiled and emulated only until
+# these run): every tensor loaded in pair-complete 64-column chunks (columns [32 j, 32 j + 32) and
+# their partners 64 on), each two 32-column pieces under the 64-byte swizzle, two TMA boxes that
+# fill their swizzle span (session 23; session 21's one box of two 64-byte pieces under the
+# 128-byte swizzle missed the float64 reference on an H100), each chunk rotated as a half-split
+# part, each pass's gradient chunk turned back on its own and stored as two 32-column pieces.
+# Every variant, G = 2, 3, 4 and MQA, both dtypes, causal with dlse, deterministic. Kernels:
+#     python3 scripts/prebuild_kernels.py DIR --chips sm_90a --kinds backward \
+#         --head-dims 128 --block-sizes 128 --dtypes bf16,f16 --groups 2,3,4,8 \
+#         --rotary half_split --rotary-variants plain,pos,rv,pos_rv [--causal --lse]
+B128_WIDE_HALF_SPLIT = [
+    (4, 2, 128, (False, False, False)),
+    (8, 2, 128, (False, True, False)),
+    (8, 1, 128, (False, False, True)),
+    (8, 4, 128, (False, True, True)),
+    (12, 4, 128, (False, True, True)),
+    (16, 4, 128, (False, False, True)),
+]
+
+
+@pytest.mark.parametrize("hq,hkv,head_dim,flags", B128_WIDE_HALF_SPLIT, ids=str)
+def test_backward_block_size_128_wide_half_split_rotary(hq, hkv, head_dim, flags):
+    run_b128_backward(hq, hkv, head_dim, seed=hq + head_dim + 53, rotary_flags=flags)
+
+
+def test_backward_block_size_128_wide_half_split_rotary_fp16_causal_lse():
+    run_b128_backward(12, 4, 128, torch.float16, causal=True, lse=True, seed=59,
+                      rotary_flags=(False, True, True))
+
+
+def test_backward_block_size_128_wide_half_split_rotary_random_batch_and_deterministic():
+    assert_b128_backward_deterministic(45, 8, 2, 128, seed=45, rotary_flags=(False, False, True))
+
+
 def test_backward_block_size_128_wide_half_split_rotary_refused():
     """At head dim 96 half-split pairs would make 16-column gradient pieces: refused, naming
     rotary, before any launch."""
@@ -487,14 +521,6 @@ def test_backward_block_size_128_wide_half_split_rotary_refused():
     rotary = rotary_of(q.shape[0], 96, False, False, False, seed=3)
     with pytest.raises(ValueError, match="^rotary: block_size 128 has no grouped-query backward kernel with "
                                          "half-split rotary embeddings at head dim 96"):
-        blockattn.block_attention(q.requires_grad_(True), k, v, cu, block_size=128, rotary=rotary)
-    # At 128 (session 21: pair-complete chunks, one TMA box of two 64-byte pieces under the 128-byte
-    # swizzle) the kernels missed the float64 reference on an H100 (2026-12-05): refused since
-    # session 22.
-    q, k, v, cu = make_inputs([130], 4, 2, 128, torch.bfloat16)
-    rotary = rotary_of(q.shape[0], 128, False, False, False, seed=3)
-    with pytest.raises(ValueError, match="^rotary: head dim 128 at block_size 128 with 2 query heads per k/v "
-                                         "head has no backward kernel with half-split rotary embeddings"):
         blockattn.block_attention(q.requires_grad_(True), k, v, cu, block_size=128, rotary=rotary)
 
 
@@ -545,12 +571,13 @@ def test_backward_block_size_128_chunked_random_batch_and_deterministic():
 
 # With rotary embeddings there (sm_90a, session 22; compiled and emulated only until these run):
 # the scores warpgroup rotates every streamed chunk in place as it lands (interleaved; half-split
-# ones would load pair-complete chunks: refused since session 22), the pass's Q and K chunks of
-# "qdo" before the head's "pds" commit, and each gradient chunk is turned back on its own. Every
-# variant, G = 2, 3, 4, 8 and MQA, both dtypes, causal with dlse, deterministic. Kernels:
+# ones loaded pair-complete as two 64-byte-swizzled 32-column pieces a chunk since session 23), the
+# pass's Q and K chunks of "qdo" before the head's "pds" commit, and each gradient chunk is turned
+# back on its own. Both layouts, every variant, G = 2, 3, 4, 8 and MQA, both dtypes, causal with
+# dlse, deterministic. Kernels:
 #     python3 scripts/prebuild_kernels.py DIR --chips sm_90a --kinds backward \
 #         --head-dims 192,256 --block-sizes 128 --dtypes bf16,f16 --groups 2,3,4,8 \
-#         --rotary interleaved --rotary-variants plain,pos,rv,pos_rv [--causal --lse]
+#         --rotary interleaved,half_split --rotary-variants plain,pos,rv,pos_rv [--causal --lse]
 B128_CHUNKED_ROTARY = [
     # (hq, hkv, head_dim, (interleaved, positions, rotate_v))
     (4, 2, 192, (True, False, False)),
@@ -559,6 +586,11 @@ B128_CHUNKED_ROTARY = [
     (8, 1, 256, (True, True, False)),
     (16, 2, 256, (True, True, False)),
     (4, 4, 256, (True, True, True)),
+    (4, 2, 192, (False, False, False)),
+    (6, 2, 192, (False, True, True)),
+    (8, 2, 256, (False, False, True)),
+    (16, 2, 256, (False, True, False)),
+    (4, 4, 256, (False, True, True)),
 ]
 
 
@@ -575,6 +607,8 @@ def test_backward_block_size_128_chunked_rotary_fp16_causal_lse(head_dim):
         pytest.skip("sm_90a only")
     run_b128_backward(8, 2, head_dim, torch.float16, causal=True, lse=True, seed=head_dim + 67,
                       rotary_flags=(True, True, True))
+    run_b128_backward(6, 2, head_dim, torch.float16, causal=True, lse=True, seed=head_dim + 68,
+                      rotary_flags=(False, True, True))
 
 
 def test_backward_block_size_128_chunked_rotary_random_batch_and_deterministic():
