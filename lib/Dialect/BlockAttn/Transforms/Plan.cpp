@@ -604,8 +604,8 @@ bool groupedPieceRows(const KernelShape &shape) {
 /// at 96 registers ptxas spilled it 12-16 bytes at head dim 256 (every table
 /// kernel of blocks 16-64 measured; CUDA 13.0), at 104 the tables spilled
 /// nothing but rotary_theta kernels 4 bytes, at 112 nothing (found by editing
-/// the PTX's setmaxnreg). sm_100a: 112 / 152 and the softmax warpgroup's 248
-/// fill the pool of 512.
+/// the PTX's setmaxnreg). sm_100a: 112 / 152 leave the softmax warpgroup 240
+/// (replicaRegisters), at which nothing spills either.
 constexpr int64_t kGroupedPieceProducerRegs = 112;
 
 /// The sm_90a grouped-query backward's producer, which tracks two rings in
