@@ -10,7 +10,7 @@ Every combination of --chips, --kinds, --head-dims, --block-sizes, --dtypes,
 --rotary and --groups (grouped-query attention's query heads per k/v head;
 the grouped backward at blocks of up to 64, and at block size 128 up to head
 dim 128, with rotary embeddings up to 64, at 96 interleaved ones only, at 128
-both layouts, and at 192 and 256 on both chips, with interleaved rotary embeddings on sm_90a) is
+both layouts, and at 192 and 256 on both chips, with rotary embeddings on sm_90a) is
 built (block size 64 unless --block-sizes says otherwise: the others compile
 on first use).
 The default head dims are the wheel's prebuilt ones (64, 128); the API compiles
