@@ -42,10 +42,17 @@ KNOWN_SPILLS = [
     r"sm_90a/blockattn_backward_d256_b128_(bf16|f16)(_causal)?(_lse)?_half_split(_pos)?(_rv)?",
     r"sm_90a/blockattn_backward_d192_b128_(bf16|f16)_half_split(_pos)?_theta",
     r"sm_90a/blockattn_backward_d256_b128_(bf16|f16)(_causal_lse)?_half_split(_pos|_pos_rv)?_theta",
-    # The sm_100a grouped block-128 half-split ones at head dim 128 (session 21)
-    # and the other grouped pair-complete kernels are refused since session 22:
-    # they missed the float64 reference on an H100 (docs/head-dims.md, "The
-    # pair-halves layout on hardware").
+    # Issue 21 (session 23): the sm_90a grouped block-128 half-split backward
+    # at head dim 128, its pair-complete chunks as two 64-byte-swizzled pieces
+    # (session 21's one-box chunks, spill-free, missed the float64 reference
+    # on an H100): at 72 / 176 / 128 / 136 (80 / 168 / 128 / 136 with
+    # rotate_v, which took the rotate_v kernels' producer spill away) 12 of
+    # the 32 measured spill (G = 2, 3; plain and causal + dlse): with a
+    # positions tensor 16-40 bytes, causal + dlse with rotate_v 8 (not
+    # analysed; the sm_100a ones spill nothing) (docs/head-dims.md,
+    # "Pair-complete chunks as 64-byte-swizzled pieces").
+    r"sm_90a/blockattn_backward_d128_b128_(bf16|f16)_g\d+(_causal_lse)?_half_split_pos",
+    r"sm_90a/blockattn_backward_d128_b128_(bf16|f16)_g\d+_causal_lse_half_split_rv",
     # Issues 20/21 (session 22): the sm_90a grouped block-128 rotary backward
     # above head dim 128 with rotate_v. The scores warpgroup rotates every
     # streamed chunk as it lands, V's inside the dP loop next to P and dP
@@ -58,7 +65,12 @@ KNOWN_SPILLS = [
     # chunks instead spilled 56 bytes). Without rotate_v nothing spills
     # (docs/head-dims.md, "With rotary embeddings (session 22)").
     r"sm_90a/blockattn_backward_d(192|256)_b128_(bf16|f16)_g\d+(_causal)?(_lse)?_interleaved(_pos)?_rv",
-    # (The half-split ones are refused since session 22, above.)
+    # The half-split ones (session 23, pair-complete chunks as 64-byte-swizzled
+    # pieces) at the same budgets: with rotate_v 72-164 bytes (as session 22's
+    # one-box ones, 120-328), and at 256 without it 4 bytes (G = 2 measured,
+    # 20 of 32 spill; docs/head-dims.md).
+    r"sm_90a/blockattn_backward_d(192|256)_b128_(bf16|f16)_g\d+(_causal)?(_lse)?_half_split(_pos)?_rv",
+    r"sm_90a/blockattn_backward_d256_b128_(bf16|f16)_g\d+(_causal)?(_lse)?_half_split(_pos)?",
     # (The sm_100a grouped block-128 backward above head dim 128 spilled in
     # 18 of its 64 kernels in session 22, the softmax warpgroup at G = 3 and
     # with dlse at 256; none since session 23, its loop over the heads run to

@@ -10,7 +10,7 @@ Every combination of --chips, --kinds, --head-dims, --block-sizes, --dtypes,
 --rotary and --groups (grouped-query attention's query heads per k/v head;
 the grouped backward at blocks of up to 64, and at block size 128 up to head
 dim 128, with rotary embeddings up to 64, at 96 interleaved ones only, at 128
-both layouts, and at 192 and 256 on both chips, with interleaved rotary embeddings on sm_90a) is
+both layouts, and at 192 and 256 on both chips, with rotary embeddings on sm_90a) is
 built (block size 64 unless --block-sizes says otherwise: the others compile
 on first use).
 The default head dims are the wheel's prebuilt ones (64, 128); the API compiles
@@ -67,7 +67,7 @@ def keys_for(args) -> list[KernelKey]:
         if kind == "backward" and bs not in _kernels.BACKWARD_BLOCK_SIZES:
             continue  # no backward kernel at this block size yet (docs/block-sizes.md)
         # the grouped rotary backward at block size 128 above head dim 64: the interleaved one (96, 128),
-        # not half-split (at 128 below)
+        # half-split at 128 (pair-complete chunks of two 64-byte-swizzled pieces, session 23), not 96
         b128_rotary_refused = rotary == "half_split" and 64 < d < 128
         # above head dim 128 at block size 128: both chips (chunks streamed), with rotary embeddings on
         # sm_90a only (each chunk rotated as it lands)
@@ -75,13 +75,6 @@ def keys_for(args) -> list[KernelKey]:
         if kind == "backward" and group > 1 and bs > 64 and (b128_wide_refused or b128_rotary_refused):
             continue  # no grouped backward at block size 128 above head dim 128 with rotary embeddings on
             # sm_100a, or with half-split rotary embeddings at 96 yet (docs/pipeline.md)
-        # grouped half-split pairs in pair-complete chunks (above head dim 128, or at 128 with block
-        # size 128): one rank-4 box a chunk, which missed the float64 reference on an H100, refused
-        # (docs/head-dims.md, "The pair-halves layout on hardware"); without a group (block size 128
-        # above 128) two 64-byte-swizzled pieces since session 23, built
-        pair_halves = rotary == "half_split" and group > 1 and (d > 128 or bs > 64 and d == 128)
-        if kind == "backward" and pair_halves:
-            continue
         for variant in (["plain"] if rotary == "none" else args.rotary_variants):
             positions, rotate_v = VARIANTS[variant]
             key = KernelKey(kind=kind, head_dim=d, block_size=bs, dtype=dtype, chip=chip,

@@ -110,46 +110,26 @@ def _chip_or_none(like) -> str | None:
         return None
 
 
-def _refuse_pair_halves_backward(group: int, block_size: int, head_dim: int, half_split: bool) -> None:
-    """The grouped half-split rotary backwards that would load pair-complete
-    chunks (columns 32 j on and their partners D / 2 on) as one TMA box of two
-    64-byte pieces under the 128-byte swizzle are refused by the compiler: on
-    an H100 (2026-12-05) every such kernel missed the float64 reference
-    (docs/head-dims.md, "The pair-halves layout on hardware"). They are the
-    grouped backward above head dim 128 at every block size and at block size
-    128 and head dim 128. Without a group (block size 128 above head dim 128)
-    the chunks are two 32-column pieces under the 64-byte swizzle since
-    session 23, and built ("Pair-complete chunks as 64-byte-swizzled
-    pieces")."""
-    if not half_split or group <= 1:
-        return
-    if head_dim > 128 or block_size > 64 and head_dim == 128:
-        raise ValueError(
-            f"rotary: head dim {head_dim} at block_size {block_size} with {group} query heads per k/v "
-            "head has no backward kernel with half-split rotary embeddings yet (its pair-complete "
-            "chunks are not loaded as the kernel reads them on the GPU); interleaved rotary "
-            "embeddings (Rotary(interleaved=True)) have one there"
-        )
-
-
 def _refuse_grouped_backward(group: int, requires_grad: bool, block_size: int = 64,
                              head_dim: int = 64, rotary: bool = False,
                              interleaved: bool = False, chip: str | None = None) -> None:
     """The grouped-query backward (dk and dv summed over each group in the
     kernel) is built for blocks of up to 64 tokens, at head dims up to 256
-    with or without rotary embeddings (half-split ones above 128 since session
-    21), and at block size 128 up to head dim 128 without rotary
-    embeddings (every group, both chips), with interleaved rotary embeddings too
-    (both chips) and with half-split ones at head dims up to 64 and 128, not 96,
-    and at head dims 192 and 256 on both chips (K, V, Q and dO streamed in
-    64-column chunks; on sm_90a with interleaved rotary embeddings too since
-    session 22, each chunk rotated as it lands; docs/head-dims.md)
+    with or without rotary embeddings, and at block size 128 up to head dim 128
+    without rotary embeddings (every group, both chips), with interleaved rotary
+    embeddings too (both chips) and with half-split ones at head dims up to 64
+    and 128, not 96, and at head dims 192 and 256 on both chips (K, V, Q and dO
+    streamed in 64-column chunks; on sm_90a with rotary embeddings too since
+    session 22, each chunk rotated as it lands; docs/head-dims.md). Half-split
+    pairs above head dim 64 there, and above 128 at every block size, are
+    loaded in pair-complete chunks of two 64-byte-swizzled 32-column pieces
+    (session 23; docs/head-dims.md, "Pair-complete chunks as 64-byte-swizzled
+    pieces")
     (docs/pipeline.md, "Grouped-query attention"): the other grouped calls that
     need gradients are refused before any forward work is done. `chip` is the
     device's (None: not known here, the compiler decides)."""
     if not requires_grad or not torch.is_grad_enabled():
         return
-    _refuse_pair_halves_backward(group, block_size, head_dim, rotary and not interleaved)
     if group <= 1:
         return
     if block_size > 64 and rotary and not interleaved and 64 < head_dim < 128:
@@ -163,8 +143,8 @@ def _refuse_grouped_backward(group: int, requires_grad: bool, block_size: int = 
         raise ValueError(
             f"rotary: head dim {head_dim} has no grouped-query backward kernel with rotary embeddings "
             f"at block_size {block_size} on sm_100a yet ({group} query heads per k/v head); without "
-            "rotary embeddings it has one (both chips), sm_90a has one with interleaved rotary "
-            "embeddings, and block sizes 16, 32 and 64 with either layout"
+            "rotary embeddings it has one (both chips), sm_90a has one with rotary embeddings, "
+            "and block sizes 16, 32 and 64"
         )
 
 

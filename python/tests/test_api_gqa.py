@@ -208,7 +208,7 @@ def test_grouped_autograd(api_launches):
 def test_grouped_backward_refusals(api_launches):
     """What the grouped backward does not build yet is refused before any launch, naming the
     argument: blocks of 128 tokens with gradients above head dim 128, or at 96 with half-split
-    rotary embeddings (at 128 too since session 22: test_pair_halves_backward_refusals). Rotary embeddings with gradients are built at blocks of up to 64 (issue 21)
+    rotary embeddings. Rotary embeddings with gradients are built at blocks of up to 64 (issue 21)
     and at block size 128 up to head dim 64, interleaved ones up to 128 (issues 20 and 21): the grouped rotary backward
     launches the _g<G> kernel with the tables; so is block size 128 without them up to head
     dim 128 (head dims 96 and 128 in passes over column chunks)."""
@@ -222,12 +222,10 @@ def test_grouped_backward_refusals(api_launches):
     # interleaved: built at 96 and 128 in passes over column chunks (both chips)
     with pytest.raises(ValueError, match=r"interleaved rotary embeddings \(Rotary\(interleaved=True\)\) up to 128"):
         api._refuse_grouped_backward(2, True, block_size=128, head_dim=96, rotary=True)
-    # half-split at 128: pair-complete 64-column chunks, built in session 21, wrong on an H100 and
-    # refused again (session 22; test_pair_halves_backward_refusals)
+    # half-split at 128: pair-complete 64-column chunks of two 64-byte-swizzled pieces (session 23;
+    # session 21's one-box chunks were wrong on an H100; test_pair_halves_backward_built)
     for group in (2, 3):
-        with pytest.raises(ValueError, match=r"^rotary: head dim 128 at block_size 128 with "
-                                             rf"{group} query heads per k/v head has no backward kernel"):
-            api._refuse_grouped_backward(group, True, block_size=128, head_dim=128, rotary=True)
+        api._refuse_grouped_backward(group, True, block_size=128, head_dim=128, rotary=True)
     for head_dim in (96, 128):
         api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, rotary=True, interleaved=True)
     for head_dim in (192, 256):
@@ -235,15 +233,14 @@ def test_grouped_backward_refusals(api_launches):
         api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, chip="sm_90a")
         api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, chip="sm_100a")
         api._refuse_grouped_backward(4, True, block_size=128, head_dim=head_dim)  # chip unknown
-        # interleaved rotary embeddings on sm_90a (session 22: streamed chunks rotated as they land);
-        # half-split ones refused on both chips (pair-complete chunks, session 22)
+        # rotary embeddings on sm_90a (session 22: streamed chunks rotated as they land; half-split
+        # ones in pair-complete chunks of two 64-byte-swizzled pieces since session 23)
         api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, rotary=True,
                                      interleaved=True, chip="sm_90a")
         api._refuse_grouped_backward(3, True, block_size=128, head_dim=head_dim, rotary=True,
                                      interleaved=True)  # chip unknown
-        with pytest.raises(ValueError, match=rf"^rotary: head dim {head_dim} at block_size 128 with 2 query heads"):
-            api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, rotary=True,
-                                         chip="sm_90a")
+        api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, rotary=True,
+                                     chip="sm_90a")
         with pytest.raises(ValueError,
                            match=rf"^rotary: head dim {head_dim} has no grouped-query backward kernel with "
                                  r"rotary embeddings at block_size 128 on sm_100a"):
@@ -269,18 +266,17 @@ def test_grouped_backward_refusals(api_launches):
 
 
 def test_grouped_half_split_rotary_backward_above_head_dim_128(api_launches):
-    """Head dims 192 and 256 have a grouped backward at blocks of up to 64 with interleaved
-    rotary embeddings; half-split rows loaded in pair-complete 64-column chunks (session 21)
-    missed the float64 reference on an H100 and are refused again (session 22), naming rotary,
-    before any launch; at block size 128 above head dim 128 the interleaved one is built on
-    sm_90a (session 22), refused on sm_100a, naming q."""
+    """Head dims 192 and 256 have a grouped backward at blocks of up to 64 with every rotary
+    layout: half-split rows are loaded in pair-complete 64-column chunks, each two 32-column
+    pieces under the 64-byte swizzle (session 23; session 21's one-box layout missed the float64
+    reference on an H100 and was refused in session 22), so nothing refuses them, and the grouped
+    backward launches the _g<G> half-split kernel with the tables; at block size 128 above head
+    dim 128 the interleaved one is built on sm_90a (session 22), refused on sm_100a, naming q."""
     torch, api, calls = api_launches
 
     for head_dim in (192, 256):
         for block_size in (16, 32, 64):
-            with pytest.raises(ValueError, match=rf"^rotary: head dim {head_dim} at block_size {block_size} "
-                                                 "with 2 query heads per k/v head has no backward kernel"):
-                api._refuse_grouped_backward(2, True, block_size=block_size, head_dim=head_dim, rotary=True)
+            api._refuse_grouped_backward(2, True, block_size=block_size, head_dim=head_dim, rotary=True)
             api._refuse_grouped_backward(2, True, block_size=block_size, head_dim=head_dim, rotary=True,
                                          interleaved=True)
         api._refuse_grouped_backward(2, True, head_dim=head_dim)  # without rotary
@@ -295,13 +291,9 @@ def test_grouped_half_split_rotary_backward_above_head_dim_128(api_launches):
     q = torch.randn(T, 4, d).to(torch.bfloat16)
     k, v = (torch.randn(T, 2, d).to(torch.bfloat16) for _ in range(2))
     cu = torch.tensor(CU, dtype=torch.int32)
-    with pytest.raises(ValueError, match=r"^rotary: head dim 192 at block_size 64 with 2 query heads"):
-        api.backward(torch.zeros_like(q), q, k, v, cu, 64, 0.125, cos=torch.ones(16, d // 2),
-                     sin=torch.zeros(16, d // 2))
-    assert calls == []
     api.backward(torch.zeros_like(q), q, k, v, cu, 64, 0.125, cos=torch.ones(16, d // 2),
-                 sin=torch.zeros(16, d // 2), interleaved=True)
-    assert [(c["kind"], c["group"], c["rotary"]) for c in calls] == [("backward", 2, "interleaved")]
+                 sin=torch.zeros(16, d // 2))
+    assert [(c["kind"], c["group"], c["rotary"]) for c in calls] == [("backward", 2, "half_split")]
 
 
 def test_check_activation_group():
@@ -440,37 +432,25 @@ def test_grouped_causal_heads_not_a_multiple_raise(api_launches):
     assert calls == []
 
 
-def test_pair_halves_backward_refusals(api_launches):
-    """The grouped half-split rotary backwards that would load pair-complete chunks through one TMA
-    box of two 64-byte pieces under the 128-byte swizzle missed the float64 reference on an H100
-    (2026-12-05) and are refused before any launch, naming the argument: grouped above 128 at every
-    block size, grouped at block size 128 and head dim 128. Interleaved rotary embeddings, and
-    half-split ones elsewhere (block size 128 above 128 without a group too: two 64-byte-swizzled
-    pieces since session 23), are not refused."""
+def test_pair_halves_backward_built(api_launches):
+    """The half-split rotary backwards that load pair-complete chunks (one TMA box of two 64-byte
+    pieces under the 128-byte swizzle until session 22, which missed the float64 reference on an
+    H100; two 64-byte-swizzled 32-column pieces since session 23) are not refused: grouped above
+    128 at every block size, grouped at block size 128 and head dim 128, block size 128 above 128
+    with and without a group; the grouped one launches its half-split kernel."""
     torch, api, calls = api_launches
-    refused = [(2, 128, 128), (4, 128, 128), (2, 64, 192), (4, 32, 256), (2, 16, 192), (2, 128, 256)]
-    for group, block_size, head_dim in refused:
-        with pytest.raises(ValueError, match=rf"^rotary: head dim {head_dim} at block_size {block_size}.* "
-                                             r"has no backward kernel with half-split rotary embeddings yet"):
-            api._refuse_pair_halves_backward(group, block_size, head_dim, True)
-        api._refuse_pair_halves_backward(group, block_size, head_dim, False)  # interleaved / none
-        # no gradients: the forward is built
-        api._refuse_grouped_backward(group, False, block_size=block_size, head_dim=head_dim, rotary=True)
-    for group, block_size, head_dim in [(1, 64, 256), (1, 128, 128), (1, 32, 192), (2, 64, 128), (2, 128, 64),
-                                        (1, 128, 192), (1, 128, 256)]:
-        api._refuse_pair_halves_backward(group, block_size, head_dim, True)
-    # through the entry points, before any launch
-    import blockattn
-
-    q = torch.randn(T, 4, 192).to(torch.bfloat16).requires_grad_(True)
-    k, v = (torch.randn(T, 4, 192).to(torch.bfloat16) for _ in range(2))
-    cu = torch.tensor(CU, dtype=torch.int32)
-    rotary = blockattn.Rotary(torch.ones(16, 96), torch.zeros(16, 96))
-    with pytest.raises(ValueError, match=r"^rotary: head dim 192 at block_size 128 with 2 query heads"):
-        blockattn.block_attention(q, k[:, :2], v[:, :2], cu, block_size=128, rotary=rotary)
-    with pytest.raises(ValueError, match=r"^rotary: head dim 192 at block_size 64 with 2 query heads"):
-        blockattn.block_attention(q, k[:, :2], v[:, :2], cu, block_size=64, rotary=rotary)
+    for group, block_size, head_dim in [(2, 128, 128), (4, 128, 128), (2, 64, 192), (4, 32, 256),
+                                        (2, 16, 192), (2, 128, 256), (1, 128, 192)]:
+        api._refuse_grouped_backward(group, True, block_size=block_size, head_dim=head_dim, rotary=True,
+                                     chip="sm_90a")
+        if head_dim <= 128:
+            api._refuse_grouped_backward(group, True, block_size=block_size, head_dim=head_dim,
+                                         rotary=True, chip="sm_100a")
     assert not calls
-    with torch.no_grad():  # the forward is built
-        blockattn.block_attention(q, k, v, cu, block_size=128, rotary=rotary)
-    assert [c["kind"] for c in calls] == ["forward"]
+    d = 128
+    q = torch.randn(T, 4, d).to(torch.bfloat16)
+    k, v = (torch.randn(T, 2, d).to(torch.bfloat16) for _ in range(2))
+    cu = torch.tensor(CU, dtype=torch.int32)
+    api.backward(torch.zeros_like(q), q, k, v, cu, 128, 0.125, cos=torch.ones(16, d // 2),
+                 sin=torch.zeros(16, d // 2))
+    assert [(c["kind"], c["group"], c["rotary"]) for c in calls] == [("backward", 2, "half_split")]

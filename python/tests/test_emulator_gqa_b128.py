@@ -160,8 +160,8 @@ def test_grouped_large_block_backward_matches_reference(chip, c, heads, sms, emu
 def test_grouped_large_block_refusals(chip, tmp_path):
     """Head dims above 128 at block size 128: with rotary embeddings refused on sm_100a (both chips
     build them without, sm_90a with interleaved ones too: the WIDE cases above and
-    test_emulator_gqa_b128_rotary.py), half-split ones on both chips (pair-complete chunks), by
-    name, and half-split rotary embeddings at head dim 96 (interleaved ones at 96 and 128 are built
+    test_emulator_gqa_b128_rotary.py; half-split ones there in pair-complete chunks since session
+    23), by name, and half-split rotary embeddings at head dim 96 (interleaved ones at 96 and 128 are built
     on both chips: test_emulator_gqa_b128_rotary.py)."""
     wide = ((em.Case("backward", 192, "bf16", "interleaved", group=4, block_size=128),
              "and head_dim 192 with rotary embeddings on sm_100a yet"),

@@ -18,14 +18,18 @@ At head dims 96 and 128 (interleaved; every group on both chips) an item is made
 three passes over 32-column chunks of the head dim (two over 64-column ones at 128): K (V) stay
 rotated through the passes, Q is rotated again every pass, and each pass's chunk of dQ, dK (dV)
 is turned back on its own (sm_100a: in the softmax warpgroup, K, V and Q turned in a loop of
-passes that is not unrolled). Half-split at 128 (session 21: pair-complete 64-column chunks,
-one box of two 64-byte pieces under the 128-byte swizzle) passed here but missed the float64
-reference on an H100, and is refused since session 22, as at 96.
+passes that is not unrolled). Half-split at 128 (both chips): every tensor is loaded in
+pair-complete 64-column chunks (columns [32 j, 32 j + 32) and their partners 64 on), each two
+32-column pieces under the 64-byte swizzle, two TMA boxes that fill their swizzle span (session
+23; session 21's one box of two 64-byte pieces under the 128-byte swizzle passed here but missed
+the float64 reference on an H100), each chunk rotated as a half-split part, each pass's gradient
+chunk turned back on its own and stored as two 32-column pieces; tables and rotary_theta.
+Half-split at 96 stays refused (test_emulator_gqa_b128.py).
 
 At head dims 192 and 256 (sm_90a, session 22; refused on sm_100a) K, V, Q and dO are streamed
 in 64-column chunks (ring "chunks"; test_emulator_gqa_b128.py's WIDE cases): the scores
 warpgroup rotates every chunk it reads in place as it lands, each time it is streamed (q's and
-K's for S, V's with rotate_v for dP; half-split ones loaded pair-complete), and the pass's chunks
+K's for S, V's with rotate_v for dP; half-split ones loaded pair-complete as pieces), and the pass's chunks
 of Q and K in "qdo" before the head's "pds" commit; each gradient chunk is turned back on its
 own. Both layouts, positions, rotate_v, causal + dlse, G = 2, 3, 4 and MQA, 1 and 3 SMs, tables
 and rotary_theta. A planted bug (the streamed chunks after the first rotated with pair 0's
@@ -88,18 +92,37 @@ SAMPLE = [
     # ptxas cannot read, as without rotary embeddings).
     ("sm_100a", case(128, "bf16", "interleaved", 2, positions=True, rotate_v=True, causal=True,
                      lse=True), 4, 3),
-    # Half-split at 128 (session 21: every tensor loaded in pair-complete 64-column chunks, one
-    # box of two 64-byte pieces under the 128-byte swizzle) passed here but missed the float64
-    # reference on an H100: refused since session 22 (test_grouped_large_block_rotary_theta).
+    # Half-split at 128: every tensor loaded in pair-complete 64-column chunks (columns
+    # [32 j, 32 j + 32) and their partners D / 2 on), each two 32-column pieces under the
+    # 64-byte swizzle (session 23; session 21's one box of two 64-byte pieces under the 128-byte
+    # swizzle missed the float64 reference on an H100), each chunk rotated as a half-split part,
+    # each pass's gradient chunk turned back on its own and stored as two 32-column pieces.
+    # Both chips, G = 2, 3 and 4.
+    ("sm_90a", case(128, "bf16", "half_split", 2, positions=True, rotate_v=True), 4, 3),
+    ("sm_90a", case(128, "f16", "half_split", 3, causal=True, lse=True), 6, 1),
+    ("sm_100a", case(128, "f16", "half_split", 4, rotate_v=True, causal=True, lse=True), 8, 1),
+    ("sm_100a", case(128, "bf16", "half_split", 2, positions=True), 4, 3),
+    ("sm_100a", case(128, "bf16", "half_split", 3, positions=True, rotate_v=True), 3, 3),
+    # ... and with angles from rotary_theta (each chunk's part turned by theta^(-2i/D) of its own
+    # pairs, i from 32 j).
+    ("sm_90a", dataclasses.replace(case(128, "bf16", "half_split", 4, rotate_v=True),
+                                   rotary_theta=10000.0), 8, 3),
+    ("sm_100a", dataclasses.replace(case(128, "f16", "half_split", 2, positions=True, causal=True,
+                                         lse=True), rotary_theta=500.0), 4, 1),
     # sm_90a at 192 and 256 (session 22): K, V, Q and dO streamed in 64-column chunks (ring
     # "chunks"), each chunk rotated in place by the scores warpgroup as it lands (every time it
     # is streamed), the pass's chunks of Q and K in "qdo" before the head's "pds" commit; each
-    # gradient chunk turned back on its own. Interleaved (half-split refused: pair-complete
-    # chunks): G = 2, 3 and MQA, 1 and 3 SMs.
+    # gradient chunk turned back on its own. G = 2, 3 and MQA, 1 and 3 SMs.
     ("sm_90a", case(192, "bf16", "interleaved", 2, positions=True, rotate_v=True), 4, 3),
     ("sm_90a", case(256, "f16", "interleaved", 3, rotate_v=True, causal=True, lse=True), 6, 3),
     ("sm_90a", case(192, "f16", "interleaved", 4, causal=True, lse=True), 4, 1),
     ("sm_90a", case(256, "bf16", "interleaved", 2, positions=True), 4, 3),
+    # Half-split there (session 23): every streamed chunk loaded pair-complete as two 32-column
+    # pieces under the 64-byte swizzle, rotated as a half-split part, each gradient chunk
+    # stored as two 32-column pieces.
+    ("sm_90a", case(192, "bf16", "half_split", 3, positions=True, rotate_v=True), 6, 3),
+    ("sm_90a", case(256, "f16", "half_split", 2, causal=True, lse=True), 4, 1),
+    ("sm_90a", case(256, "bf16", "half_split", 4, rotate_v=True), 4, 3),
 ]
 
 
@@ -115,7 +138,7 @@ def full_matrix():
             continue
         cases.append((chip, case(d, dtype, rotary, group, positions, rotate_v, causal, lse),
                       heads, sms))
-    # Head dims 96 and 128: interleaved (half-split refused at both).
+    # Head dims 96 and 128: interleaved (half-split at 128 below; at 96 refused).
     for chip, d, dtype, (positions, rotate_v), (causal, lse), (group, heads), sms in \
             itertools.product(("sm_90a", "sm_100a"), (96, 128), ("bf16", "f16"),
                               ((False, False), (True, False), (False, True), (True, True)),
@@ -126,6 +149,15 @@ def full_matrix():
         if (group, heads) not in (((2, 4), (4, 4)) if chip == "sm_90a" else ((2, 4), (4, 8), (4, 4))):
             continue
         cases.append((chip, case(d, dtype, "interleaved", group, positions, rotate_v, causal,
+                                 lse), heads, sms))
+    # Half-split at 128 (pair-complete pieces, session 23): both chips, G = 2, 3 and MQA.
+    for chip, dtype, (positions, rotate_v), (causal, lse), (group, heads), sms in \
+            itertools.product(("sm_90a", "sm_100a"), ("bf16", "f16"),
+                              ((False, False), (True, False), (False, True), (True, True)),
+                              ((False, False), (True, True)), ((2, 4), (3, 6), (4, 4)), (1, 3)):
+        if (dtype == "f16") != (sms == 3):
+            continue
+        cases.append((chip, case(128, dtype, "half_split", group, positions, rotate_v, causal,
                                  lse), heads, sms))
     return cases
 
@@ -192,22 +224,16 @@ def test_grouped_large_block_rotary_theta(chip, tmp_path):
     """rotary_theta (angles computed in the kernel) builds and compiles for the grouped block-128
     backward too (ptxas with no spills is checked by test/Tools/block-attn-compile)."""
     cases = [case(64, "bf16", "half_split", 4),
-             # in passes over column chunks: interleaved at 96 and 128
-             case(128, "bf16", "interleaved", 3, positions=True)]
+             # in passes over column chunks: interleaved at 96 and 128, half-split at 128
+             case(128, "bf16", "interleaved", 3, positions=True),
+             case(128, "bf16", "half_split", 3, positions=True)]
     if chip == "sm_90a":
         cases += [case(96, "bf16", "interleaved", 2), case(96, "f16", "interleaved", 4, rotate_v=True),
                   # above head dim 128: streamed chunks rotated as they land (session 22)
                   case(256, "bf16", "interleaved", 3, rotate_v=True),
-                  case(192, "bf16", "interleaved", 2, positions=True)]
+                  case(192, "bf16", "interleaved", 2, positions=True),
+                  case(256, "bf16", "half_split", 2, rotate_v=True)]
     for c in cases:
         run = subprocess.run([find_compiler(), *c.compiler_flags(chip), "--rotary-theta=10000",
                               "-o", str(tmp_path / "k"), "--quiet"], capture_output=True, text=True)
         assert run.returncode == 0, run.stderr
-    # Half-split at 128 in pair-complete chunks (session 21) missed the float64 reference on an
-    # H100: refused, with the reason (session 22).
-    c = case(128, "bf16", "half_split", 3, positions=True)
-    run = subprocess.run([find_compiler(), *c.compiler_flags(chip), "--rotary-theta=10000",
-                          "-o", str(tmp_path / "k"), "--quiet"], capture_output=True, text=True)
-    assert run.returncode != 0
-    assert "with half-split rotary embeddings has no backward lowering at block_size 128 and " \
-           "head_dim 128 with group 3" in run.stderr, run.stderr

@@ -56,9 +56,14 @@ SAMPLE = [
     ("sm_90a", case(256, "f16", 2, rotate_v=True, causal=True, lse=True), 2, 1),  # MQA
     ("sm_100a", case(256, "bf16", 2, positions=True, rotate_v=True), 2, 3),  # MQA
     ("sm_100a", case(192, "f16", 2, causal=True, lse=True, block_size=32), 4, 1),
-    # Half-split (session 21: whole rows loaded in pair-complete 64-column chunks, one box of two
-    # 64-byte pieces under the 128-byte swizzle) missed the float64 reference on an H100: refused
-    # since session 22.
+    # Half-split: whole rows of pair-complete 64-column chunks, each two 32-column pieces under
+    # the 64-byte swizzle (session 23; session 21's one box of two 64-byte pieces under the
+    # 128-byte swizzle missed the float64 reference on an H100).
+    ("sm_90a", case(192, "bf16", 2, positions=True, rotate_v=True, rotary="half_split"), 4, 3),
+    ("sm_90a", case(256, "f16", 2, causal=True, lse=True, block_size=16, rotary="half_split"), 2, 1),
+    ("sm_100a", case(256, "bf16", 2, rotate_v=True, rotary="half_split"), 4, 1),
+    ("sm_100a", case(192, "f16", 2, positions=True, causal=True, lse=True, block_size=32,
+                     rotary="half_split"), 2, 3),
 ]
 
 
@@ -67,7 +72,7 @@ def full_matrix():
     variants = ((False, False), (True, False), (False, True), (True, True))
     for chip, d, dtype, (group, heads), (positions, rotate_v), mode, bs, rotary in itertools.product(
             ("sm_90a", "sm_100a"), (192, 256), ("bf16", "f16"), ((2, 4), (4, 8), (2, 2)), variants,
-            ((False, False), (True, True)), (16, 32, 64), ("interleaved",)):
+            ((False, False), (True, True)), (16, 32, 64), ("interleaved", "half_split")):
         sms = 1 if (bs + heads) % 2 else 3
         cases.append((chip, case(d, dtype, group, positions, rotate_v, *mode, block_size=bs,
                                  rotary=rotary), heads, sms))
@@ -115,7 +120,11 @@ THETA_SAMPLE = [
     ("sm_90a", case(192, "f16", 2, causal=True, lse=True, theta=500.0), 2, 1),  # MQA
     ("sm_100a", case(192, "bf16", 2, rotate_v=True, causal=True, lse=True, theta=500.0), 4, 3),
     ("sm_100a", case(256, "f16", 2, positions=True, block_size=32, theta=10000.0), 2, 1),  # MQA
-    # Half-split (session 21): refused since session 22, as above.
+    # Half-split (session 23: pair-complete chunks as 64-byte-swizzled pieces).
+    ("sm_90a", case(256, "bf16", 2, rotate_v=True, causal=True, lse=True, theta=10000.0,
+                    rotary="half_split"), 4, 3),
+    ("sm_100a", case(192, "f16", 2, positions=True, block_size=16, theta=500.0,
+                     rotary="half_split"), 4, 1),
 ]
 
 
@@ -124,7 +133,7 @@ def full_theta_matrix():
     variants = ((False, False), (True, False), (False, True), (True, True))
     for chip, d, dtype, (group, heads), (positions, rotate_v), mode, bs, rotary in itertools.product(
             ("sm_90a", "sm_100a"), (192, 256), ("bf16", "f16"), ((2, 4), (2, 2)), variants,
-            ((False, False), (True, True)), (32, 64), ("interleaved",)):
+            ((False, False), (True, True)), (32, 64), ("interleaved", "half_split")):
         sms = 1 if (bs + heads) % 2 else 3
         theta = 500.0 if positions else 10000.0
         cases.append((chip, case(d, dtype, group, positions, rotate_v, *mode, block_size=bs, theta=theta,

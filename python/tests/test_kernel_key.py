@@ -139,13 +139,16 @@ def test_prebuild_script_kernel_sets(capsys):
         "sm_90a/blockattn_backward_d256_b128_bf16_interleaved_theta",
         "sm_100a/blockattn_backward_d256_b128_bf16_half_split_theta",
         "sm_100a/blockattn_backward_d256_b128_bf16_interleaved_theta"]
-    # The grouped rotary backward above head dim 128 at blocks of up to 64: interleaved on both
-    # chips (session 18; half-split, session 21's pair-complete chunks, refused since session 22).
+    # The grouped rotary backward above head dim 128 at blocks of up to 64: both layouts on both
+    # chips (interleaved session 18; half-split in pair-complete chunks of two 64-byte-swizzled
+    # pieces since session 23, session 21's one-box chunks refused in session 22).
     script.main(["unused", "--dry-run", "--chips", "sm_90a,sm_100a", "--kinds", "backward",
                  "--block-sizes", "32", "--head-dims", "256", "--dtypes", "bf16", "--groups", "2",
                  "--rotary", "half_split,interleaved"])
     assert capsys.readouterr().out.split() == [
+        "sm_90a/blockattn_backward_d256_b32_bf16_g2_half_split",
         "sm_90a/blockattn_backward_d256_b32_bf16_g2_interleaved",
+        "sm_100a/blockattn_backward_d256_b32_bf16_g2_half_split",
         "sm_100a/blockattn_backward_d256_b32_bf16_g2_interleaved"]
 
     # The grouped rotary backward at block size 128, head dim 96: interleaved on both chips and
@@ -158,24 +161,28 @@ def test_prebuild_script_kernel_sets(capsys):
         "sm_90a/blockattn_backward_d96_b128_bf16_g3_interleaved",
         "sm_100a/blockattn_backward_d96_b128_bf16_g2_interleaved",
         "sm_100a/blockattn_backward_d96_b128_bf16_g3_interleaved"]
-    # At head dim 128 interleaved only (half-split in pair-complete chunks, session 21, refused
-    # since session 22).
+    # At head dim 128 both layouts (half-split in pair-complete chunks of two 64-byte-swizzled
+    # pieces since session 23; session 21's one-box chunks were refused in session 22).
     script.main(["unused", "--dry-run", "--chips", "sm_90a,sm_100a", "--kinds", "backward",
                  "--block-sizes", "128", "--head-dims", "128", "--dtypes", "bf16", "--groups", "3",
                  "--rotary", "half_split,interleaved"])
     assert capsys.readouterr().out.split() == [
+        "sm_90a/blockattn_backward_d128_b128_bf16_g3_half_split",
         "sm_90a/blockattn_backward_d128_b128_bf16_g3_interleaved",
+        "sm_100a/blockattn_backward_d128_b128_bf16_g3_half_split",
         "sm_100a/blockattn_backward_d128_b128_bf16_g3_interleaved"]
     # Above head dim 128 on both chips without rotary embeddings (sm_100a since session 22), with
-    # interleaved ones on sm_90a (session 22: the streamed chunks rotated as they land); half-split
-    # ones left out (pair-complete chunks, refused).
+    # rotary ones on sm_90a (session 22: the streamed chunks rotated as they land; half-split ones
+    # in pair-complete chunks of 64-byte-swizzled pieces since session 23).
     script.main(["unused", "--dry-run", "--chips", "sm_90a,sm_100a", "--kinds", "backward",
                  "--block-sizes", "128", "--head-dims", "192,256", "--dtypes", "bf16", "--groups", "2",
                  "--rotary", "none,half_split,interleaved"])
     assert capsys.readouterr().out.split() == [
         "sm_90a/blockattn_backward_d192_b128_bf16_g2",
+        "sm_90a/blockattn_backward_d192_b128_bf16_g2_half_split",
         "sm_90a/blockattn_backward_d192_b128_bf16_g2_interleaved",
         "sm_90a/blockattn_backward_d256_b128_bf16_g2",
+        "sm_90a/blockattn_backward_d256_b128_bf16_g2_half_split",
         "sm_90a/blockattn_backward_d256_b128_bf16_g2_interleaved",
         "sm_100a/blockattn_backward_d192_b128_bf16_g2",
         "sm_100a/blockattn_backward_d256_b128_bf16_g2"]

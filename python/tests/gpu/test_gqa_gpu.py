@@ -18,8 +18,9 @@ an item and each query head's Q, and turns the gradients back: checked
 against the reference's rotary gradients for both layouts, a positions
 tensor and rotate_v, G = 2, 4 and MQA, head dims 64 and 128, and with interleaved
 embeddings at head dims 192 and 256 (test_backward_large_head_dims_rotary*; from rotary_theta,
-launched directly: test_backward_large_head_dims_rotary_theta*); half-split ones there (session
-21) missed the reference on an H100 and are refused (test_backward_large_head_dims_half_split_rotary_refused).
+launched directly: test_backward_large_head_dims_rotary_theta*), half-split ones there since
+session 23 in 64-byte-swizzled pieces (test_backward_large_head_dims_half_split_rotary*; session
+21's one-box chunks missed the reference on an H100).
 
 Kernels (the coordinator prebuilds them: scripts/gpu_gqa.sh prebuild DIR):
     python3 scripts/prebuild_kernels.py DIR --chips sm_90a --kinds forward,backward \
@@ -479,6 +480,40 @@ def test_backward_block_size_128_wide_rotary_random_batch_and_deterministic():
     assert_b128_backward_deterministic(44, 8, 2, 96, seed=44, rotary_flags=(True, False, True))
 
 
+# With half-split rotary embeddings at head dim 128 (both chips; compiled and emulated only until
+# these run): every tensor loaded in pair-complete 64-column chunks (columns [32 j, 32 j + 32) and
+# their partners 64 on), each two 32-column pieces under the 64-byte swizzle, two TMA boxes that
+# fill their swizzle span (session 23; session 21's one box of two 64-byte pieces under the
+# 128-byte swizzle missed the float64 reference on an H100), each chunk rotated as a half-split
+# part, each pass's gradient chunk turned back on its own and stored as two 32-column pieces.
+# Every variant, G = 2, 3, 4 and MQA, both dtypes, causal with dlse, deterministic. Kernels:
+#     python3 scripts/prebuild_kernels.py DIR --chips sm_90a --kinds backward \
+#         --head-dims 128 --block-sizes 128 --dtypes bf16,f16 --groups 2,3,4,8 \
+#         --rotary half_split --rotary-variants plain,pos,rv,pos_rv [--causal --lse]
+B128_WIDE_HALF_SPLIT = [
+    (4, 2, 128, (False, False, False)),
+    (8, 2, 128, (False, True, False)),
+    (8, 1, 128, (False, False, True)),
+    (8, 4, 128, (False, True, True)),
+    (12, 4, 128, (False, True, True)),
+    (16, 4, 128, (False, False, True)),
+]
+
+
+@pytest.mark.parametrize("hq,hkv,head_dim,flags", B128_WIDE_HALF_SPLIT, ids=str)
+def test_backward_block_size_128_wide_half_split_rotary(hq, hkv, head_dim, flags):
+    run_b128_backward(hq, hkv, head_dim, seed=hq + head_dim + 53, rotary_flags=flags)
+
+
+def test_backward_block_size_128_wide_half_split_rotary_fp16_causal_lse():
+    run_b128_backward(12, 4, 128, torch.float16, causal=True, lse=True, seed=59,
+                      rotary_flags=(False, True, True))
+
+
+def test_backward_block_size_128_wide_half_split_rotary_random_batch_and_deterministic():
+    assert_b128_backward_deterministic(45, 8, 2, 128, seed=45, rotary_flags=(False, False, True))
+
+
 def test_backward_block_size_128_wide_half_split_rotary_refused():
     """At head dim 96 half-split pairs would make 16-column gradient pieces: refused, naming
     rotary, before any launch."""
@@ -486,14 +521,6 @@ def test_backward_block_size_128_wide_half_split_rotary_refused():
     rotary = rotary_of(q.shape[0], 96, False, False, False, seed=3)
     with pytest.raises(ValueError, match="^rotary: block_size 128 has no grouped-query backward kernel with "
                                          "half-split rotary embeddings at head dim 96"):
-        blockattn.block_attention(q.requires_grad_(True), k, v, cu, block_size=128, rotary=rotary)
-    # At 128 (session 21: pair-complete chunks, one TMA box of two 64-byte pieces under the 128-byte
-    # swizzle) the kernels missed the float64 reference on an H100 (2026-12-05): refused since
-    # session 22.
-    q, k, v, cu = make_inputs([130], 4, 2, 128, torch.bfloat16)
-    rotary = rotary_of(q.shape[0], 128, False, False, False, seed=3)
-    with pytest.raises(ValueError, match="^rotary: head dim 128 at block_size 128 with 2 query heads per k/v "
-                                         "head has no backward kernel with half-split rotary embeddings"):
         blockattn.block_attention(q.requires_grad_(True), k, v, cu, block_size=128, rotary=rotary)
 
 
@@ -544,12 +571,13 @@ def test_backward_block_size_128_chunked_random_batch_and_deterministic():
 
 # With rotary embeddings there (sm_90a, session 22; compiled and emulated only until these run):
 # the scores warpgroup rotates every streamed chunk in place as it lands (interleaved; half-split
-# ones would load pair-complete chunks: refused since session 22), the pass's Q and K chunks of
-# "qdo" before the head's "pds" commit, and each gradient chunk is turned back on its own. Every
-# variant, G = 2, 3, 4, 8 and MQA, both dtypes, causal with dlse, deterministic. Kernels:
+# ones loaded pair-complete as two 64-byte-swizzled 32-column pieces a chunk since session 23), the
+# pass's Q and K chunks of "qdo" before the head's "pds" commit, and each gradient chunk is turned
+# back on its own. Both layouts, every variant, G = 2, 3, 4, 8 and MQA, both dtypes, causal with
+# dlse, deterministic. Kernels:
 #     python3 scripts/prebuild_kernels.py DIR --chips sm_90a --kinds backward \
 #         --head-dims 192,256 --block-sizes 128 --dtypes bf16,f16 --groups 2,3,4,8 \
-#         --rotary interleaved --rotary-variants plain,pos,rv,pos_rv [--causal --lse]
+#         --rotary interleaved,half_split --rotary-variants plain,pos,rv,pos_rv [--causal --lse]
 B128_CHUNKED_ROTARY = [
     # (hq, hkv, head_dim, (interleaved, positions, rotate_v))
     (4, 2, 192, (True, False, False)),
@@ -558,6 +586,11 @@ B128_CHUNKED_ROTARY = [
     (8, 1, 256, (True, True, False)),
     (16, 2, 256, (True, True, False)),
     (4, 4, 256, (True, True, True)),
+    (4, 2, 192, (False, False, False)),
+    (6, 2, 192, (False, True, True)),
+    (8, 2, 256, (False, False, True)),
+    (16, 2, 256, (False, True, False)),
+    (4, 4, 256, (False, True, True)),
 ]
 
 
@@ -574,6 +607,8 @@ def test_backward_block_size_128_chunked_rotary_fp16_causal_lse(head_dim):
         pytest.skip("sm_90a only")
     run_b128_backward(8, 2, head_dim, torch.float16, causal=True, lse=True, seed=head_dim + 67,
                       rotary_flags=(True, True, True))
+    run_b128_backward(6, 2, head_dim, torch.float16, causal=True, lse=True, seed=head_dim + 68,
+                      rotary_flags=(False, True, True))
 
 
 def test_backward_block_size_128_chunked_rotary_random_batch_and_deterministic():
@@ -795,14 +830,51 @@ def test_backward_large_head_dims_rotary_theta_random_batch_and_deterministic():
         assert torch.equal(a, b)
 
 
-# Half-split rotary embeddings above head dim 128 (session 21: whole rows loaded in pair-complete
-# 64-column chunks, one TMA box of two 64-byte pieces under the 128-byte swizzle) missed the float64
-# reference on an H100 (2026-12-05): refused before any launch since session 22.
-@pytest.mark.parametrize("block_size", [16, 64])
+# Half-split rotary embeddings (session 23): whole rows loaded in pair-complete 64-column chunks
+# (columns [32 j, 32 j + 32) and their partners D / 2 on), each chunk two 32-column pieces under the
+# 64-byte swizzle loaded by two TMA boxes that fill their swizzle span (session 21's one box of two
+# 64-byte pieces under the 128-byte swizzle missed the float64 reference on an H100), every chunk
+# rotated as a half-split part, each pass's gradient chunk turned back on its own and stored as two
+# 32-column pieces (docs/head-dims.md, "Pair-complete chunks as 64-byte-swizzled pieces"). The same
+# cases as the interleaved ones, with tables and from rotary_theta. Compiled and emulated; these are
+# the hardware check. Kernels (compiled on first use otherwise):
+#     python3 scripts/prebuild_kernels.py DIR --chips sm_90a --kinds forward,backward \
+#         --head-dims 192,256 --block-sizes 16,32,64 --dtypes bf16,f16 --rotary half_split \
+#         --rotary-variants plain,pos,rv,pos_rv --groups 2,4 [--causal --lse] [--rotary-theta]
+@pytest.mark.parametrize("hq,hkv,positions,rotate_v", LARGE_ROTARY_BACKWARD, ids=lambda x: str(x))
 @pytest.mark.parametrize("head_dim", [192, 256])
-def test_backward_large_head_dims_half_split_rotary_refused(head_dim, block_size):
-    q, k, v, cu = make_inputs([130], 4, 2, head_dim, torch.bfloat16)
-    rotary = rotary_of(q.shape[0], head_dim, False, False, False, seed=3)
-    with pytest.raises(ValueError, match=rf"^rotary: head dim {head_dim} at block_size {block_size} with 2 "
-                                         "query heads per k/v head has no backward kernel"):
-        blockattn.block_attention(q.requires_grad_(True), k, v, cu, block_size=block_size, rotary=rotary)
+def test_backward_large_head_dims_half_split_rotary(hq, hkv, positions, rotate_v, head_dim):
+    run_large_rotary_backward_case(EDGE_LENGTHS, hq, hkv, head_dim, positions, rotate_v, seed=51,
+                                   interleaved=False)
+
+
+@pytest.mark.parametrize("block_size", [16, 32])
+@pytest.mark.parametrize("head_dim", [192, 256])
+def test_backward_large_head_dims_half_split_rotary_fp16_small_blocks_causal_lse(head_dim, block_size):
+    lengths = [0, 1, block_size - 1, block_size, block_size + 1, 200, 3, 130]
+    run_large_rotary_backward_case(lengths, 8, 2, head_dim, True, True, dtype=torch.float16, seed=52,
+                                   block_size=block_size, interleaved=False)
+    run_large_rotary_backward_case(lengths, 4, 2, head_dim, False, False, seed=53, block_size=block_size,
+                                   causal=True, lse=True, interleaved=False)
+
+
+def test_backward_large_head_dims_half_split_rotary_random_batch_and_deterministic():
+    """Many items (every CTA runs several, the rings wrap), and two runs give the same bits."""
+    rng = np.random.default_rng(54)
+    lengths = rng.integers(0, 1500, size=30)
+    first = run_large_rotary_backward_case(lengths, 8, 2, 192, True, True, seed=54, interleaved=False)
+    second = run_large_rotary_backward_case(lengths, 8, 2, 192, True, True, seed=54, interleaved=False)
+    for a, b in zip(first, second):
+        assert torch.equal(a, b)
+
+
+@pytest.mark.parametrize("head_dim", [192, 256])
+def test_backward_large_head_dims_half_split_rotary_theta(head_dim):
+    run_theta_large_rotary_backward_case(EDGE_LENGTHS, 8, 2, head_dim, True, True, 500.0, seed=55,
+                                         interleaved=False)
+    run_theta_large_rotary_backward_case(EDGE_LENGTHS, 4, 1, head_dim, False, False, 10000.0,
+                                         dtype=torch.float16, seed=56, causal=True, lse=True,
+                                         interleaved=False)
+    lengths = [0, 1, 15, 16, 17, 200, 3, 130]
+    run_theta_large_rotary_backward_case(lengths, 4, 2, head_dim, False, True, 10000.0, seed=57,
+                                         block_size=16, interleaved=False)

@@ -1,18 +1,19 @@
 // The grouped-query backward above head dim 128 with half-split rotary
-// embeddings, built in session 21 by loading whole rows in pair-complete
-// 64-column chunks (columns [32 j, 32 j + 32) and their partners D / 2 on, one
-// TMA box of two 64-byte pieces under the 128-byte swizzle, pair_halves),
-// missed the float64 reference on an H100: the hardware lands each 64-byte row
-// of such a box in a 128-byte line. Refused since session 22 on both chips,
-// with tables and with rotary_theta, at every block size (docs/head-dims.md,
-// "The pair-halves layout on hardware"); interleaved ones are built
-// (gqa-rotary-large-head-dims.test). Without a group the block-128 kernel's
-// chunks are two 64-byte-swizzled 32-column pieces since session 23 (built:
-// rotary-large-head-dims-b128.test); the grouped one stays refused.
+// embeddings loads whole rows in pair-complete 64-column chunks (columns
+// [32 j, 32 j + 32) and their partners D / 2 on, pair_halves). Session 21 loaded
+// each chunk as one TMA box of two 64-byte pieces under the 128-byte swizzle,
+// which missed the float64 reference on an H100 (the hardware lands each
+// 64-byte row of such a box in a 128-byte line; refused in session 22,
+// docs/head-dims.md, "The pair-halves layout on hardware"). Since session 23
+// its buffers are 32-column pieces under the 64-byte swizzle (chunk_cols = 32,
+// two boxes a chunk that fill their span): built on both chips, with tables and
+// with rotary_theta, at every block size, at block size 128 streamed in
+// 64-column chunks of that layout (sm_90a; sm_100a builds no rotary embeddings
+// there, checkGroupedLargeBlock).
 // RUN: split-file %s %t
-// RUN: block-attn-opt %t/tables.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a"
-// RUN: block-attn-opt %t/theta.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a"
-// RUN: block-attn-opt %t/b128.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a"
+// RUN: block-attn-opt %t/tables.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %t/tables.mlir
+// RUN: block-attn-opt %t/theta.mlir -blockattn-warp-specialize="chip=sm_100a" | FileCheck %t/theta.mlir
+// RUN: block-attn-opt %t/b128.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %t/b128.mlir
 
 //--- tables.mlir
 func.func @gqa_half_split_256(%q: memref<?x?x256xbf16>, %k: memref<?x?x256xbf16>,
@@ -20,7 +21,13 @@ func.func @gqa_half_split_256(%q: memref<?x?x256xbf16>, %k: memref<?x?x256xbf16>
                               %dq: memref<?x?x256xbf16>, %dk: memref<?x?x256xbf16>,
                               %dv: memref<?x?x256xbf16>, %cu: memref<?xi32>,
                               %cos: memref<?x128xf32>, %sin: memref<?x128xf32>) {
-  // expected-error @below {{'blockattn.backward' op with half-split rotary embeddings has no backward lowering at block_size 64 and head_dim 256 with group 2 (grouped-query attention) yet: its pair-complete chunks (columns 32 j on and their partners D / 2 on) would be loaded as one TMA box of two 64-byte pieces under the 128-byte swizzle, which the GPU does not land as the kernel reads it (interleaved rotary embeddings are built there)}}
+  // Whole rows of K, V, Q and dO in 32-column pieces, each chunk's two pieces
+  // loaded by pair_halves; the consumers' views of a pass's chunk keep the
+  // layout.
+  // CHECK: warpspec.channel "kv" {{.*}}<[64x256xbf16 chunk_cols = 32, 64x256xbf16 chunk_cols = 32], smem>
+  // CHECK: warpspec.channel "qdo" {{.*}}<[64x256xbf16 chunk_cols = 32, 64x256xbf16 chunk_cols = 32], smem>
+  // CHECK: warpspec.tma_load {{.*}} {pair_halves} : memref<?x?x256xbf16>, <64x256xbf16, smem, chunk_cols = 32>
+  // CHECK: warpspec.subview {{.*}}[64] : <64x256xbf16, smem, chunk_cols = 32> -> <64x64xbf16, smem, chunk_cols = 32>
   blockattn.backward q(%q : memref<?x?x256xbf16>) k(%k : memref<?x?x256xbf16>)
       v(%v : memref<?x?x256xbf16>) do(%do : memref<?x?x256xbf16>)
       dq(%dq : memref<?x?x256xbf16>) dk(%dk : memref<?x?x256xbf16>)
@@ -37,7 +44,8 @@ func.func @gqa_half_split_theta_192(%q: memref<?x?x192xbf16>, %k: memref<?x?x192
                                     %v: memref<?x?x192xbf16>, %do: memref<?x?x192xbf16>,
                                     %dq: memref<?x?x192xbf16>, %dk: memref<?x?x192xbf16>,
                                     %dv: memref<?x?x192xbf16>, %cu: memref<?xi32>) {
-  // expected-error @below {{'blockattn.backward' op with half-split rotary embeddings has no backward lowering at block_size 32 and head_dim 192 with group 2 (grouped-query attention) yet}}
+  // CHECK: warpspec.channel "kv" {{.*}}<[64x192xbf16 chunk_cols = 32, 64x192xbf16 chunk_cols = 32], smem>
+  // CHECK: warpspec.tma_load {{.*}} {pair_halves} : memref<?x?x192xbf16>, <64x192xbf16, smem, chunk_cols = 32>
   blockattn.backward q(%q : memref<?x?x192xbf16>) k(%k : memref<?x?x192xbf16>)
       v(%v : memref<?x?x192xbf16>) do(%do : memref<?x?x192xbf16>)
       dq(%dq : memref<?x?x192xbf16>) dk(%dk : memref<?x?x192xbf16>)
@@ -49,14 +57,16 @@ func.func @gqa_half_split_theta_192(%q: memref<?x?x192xbf16>, %k: memref<?x?x192
 }
 
 //--- b128.mlir
-// The same refusal at block size 128 with a group (without one the kernel is
-// built since session 23, its chunks two 64-byte-swizzled pieces).
+// At block size 128 the streamed chunks ("chunks") and a pass's chunks
+// ("qdo") are 64-column buffers of two pieces.
 func.func @half_split_b128_192(%q: memref<?x?x192xbf16>, %k: memref<?x?x192xbf16>,
                                %v: memref<?x?x192xbf16>, %do: memref<?x?x192xbf16>,
                                %dq: memref<?x?x192xbf16>, %dk: memref<?x?x192xbf16>,
                                %dv: memref<?x?x192xbf16>, %cu: memref<?xi32>,
                                %cos: memref<?x96xf32>, %sin: memref<?x96xf32>) {
-  // expected-error @below {{'blockattn.backward' op with half-split rotary embeddings has no backward lowering at block_size 128 and head_dim 192 with group 2 (grouped-query attention) yet: its pair-complete chunks (columns 32 j on and their partners D / 2 on) would be loaded as one TMA box of two 64-byte pieces under the 128-byte swizzle, which the GPU does not land as the kernel reads it (interleaved rotary embeddings are built there)}}
+  // CHECK: warpspec.channel "chunks" {{.*}}<[64x64xbf16 chunk_cols = 32, 128x64xbf16 chunk_cols = 32], smem>
+  // CHECK: warpspec.channel "qdo" {{.*}}<[64x64xbf16 chunk_cols = 32, 64x64xbf16 chunk_cols = 32, 64x64xbf16 chunk_cols = 32, 64x64xbf16 chunk_cols = 32, 128x64xbf16 chunk_cols = 32], smem>
+  // CHECK: warpspec.tma_load {{.*}} {col_offset = 128 : i64, pair_halves} : memref<?x?x192xbf16>, <64x64xbf16, smem, chunk_cols = 32>
   blockattn.backward q(%q : memref<?x?x192xbf16>) k(%k : memref<?x?x192xbf16>)
       v(%v : memref<?x?x192xbf16>) do(%do : memref<?x?x192xbf16>)
       dq(%dq : memref<?x?x192xbf16>) dk(%dk : memref<?x?x192xbf16>)

@@ -25,8 +25,8 @@
 // RUN: block-attn-opt %t/b128-pair.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=PAIR90 --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %t/b128-rotary-wide.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a"
 // RUN: block-attn-opt %t/b128-rotary-wide.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a"
-// RUN: block-attn-opt %t/b128-rotary-wide-half-split.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a"
-// RUN: block-attn-opt %t/b128-rotary-wide-half-split.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a"
+// RUN: block-attn-opt %t/b128-rotary-wide-half-split.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefixes=HSWIDE,HSWIDE90 --implicit-check-not=blockattn.backward
+// RUN: block-attn-opt %t/b128-rotary-wide-half-split.mlir -blockattn-warp-specialize="chip=sm_100a" | FileCheck %s --check-prefixes=HSWIDE,HSWIDE100 --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %t/b128-rotary-wide-interleaved.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=ROTWIDE90 --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %t/b128-rotary-wide-sm100a.mlir -blockattn-warp-specialize="chip=sm_100a" | FileCheck %s --check-prefix=ROTWIDE100G2 --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %t/b128-rotary-wide-interleaved-sm100a.mlir -blockattn-warp-specialize="chip=sm_100a" | FileCheck %s --check-prefix=ROTWIDE100 --implicit-check-not=blockattn.backward
@@ -614,17 +614,20 @@ func.func @gqa_backward_b128_rotary_wide(%q: memref<?x?x96xbf16>, %k: memref<?x?
 }
 
 //--- b128-rotary-wide-half-split.mlir
-// Half-split at head dim 128 (session 21: every tensor loaded in pair-complete
-// 64-column chunks, one TMA box of two 64-byte pieces under the 128-byte
-// swizzle, pair_halves) missed the float64 reference on an H100, which lands
-// each 64-byte row of such a box in a 128-byte line: refused on both chips
-// since session 22.
+// Half-split at head dim 128 (both chips): every tensor is loaded in
+// pair-complete 64-column chunks (pair_halves: columns [32 j, 32 j + 32) and
+// their partners 64 on), each two 32-column pieces under the 64-byte swizzle
+// (chunk_cols = 32, two boxes a chunk that fill their span; session 23:
+// session 21's one box of two 64-byte pieces under the 128-byte swizzle missed
+// the float64 reference on an H100), K and V and each Q half rotated chunk by
+// chunk as half-split parts (pair_offset 32 j), each pass's gradient chunk
+// turned back on its own and stored as two 32-column pieces (columns 32 j and
+// 64 + 32 j).
 func.func @gqa_backward_b128_rotary_wide_half_split(%q: memref<?x?x128xbf16>, %k: memref<?x?x128xbf16>,
                                                     %v: memref<?x?x128xbf16>, %do: memref<?x?x128xbf16>,
                                                     %dq: memref<?x?x128xbf16>, %dk: memref<?x?x128xbf16>,
                                                     %dv: memref<?x?x128xbf16>, %cu: memref<?xi32>,
                                                     %cos: memref<?x64xf32>, %sin: memref<?x64xf32>) {
-  // expected-error @below {{'blockattn.backward' op with half-split rotary embeddings has no backward lowering at block_size 128 and head_dim 128 with group 4 (grouped-query attention) yet: its pair-complete chunks}}
   blockattn.backward q(%q : memref<?x?x128xbf16>) k(%k : memref<?x?x128xbf16>)
       v(%v : memref<?x?x128xbf16>) do(%do : memref<?x?x128xbf16>)
       dq(%dq : memref<?x?x128xbf16>) dk(%dk : memref<?x?x128xbf16>)
@@ -634,6 +637,34 @@ func.func @gqa_backward_b128_rotary_wide_half_split(%q: memref<?x?x128xbf16>, %k
        block_size = 128 : i64, rotary = #blockattn.rotary<half_split>}
   return
 }
+// The sm_90a budgets 72 / 176 / 128 / 136 (the interleaved kernel's 88 / 176 /
+// 120 / 128 spilled both accumulate warpgroups with rotate_v), accumulate
+// warpgroup 0 at the launch's 128 with its own setmaxnreg (`explicit`);
+// sm_100a's the interleaved kernel's.
+// HSWIDE90: warpspec.partition "load" role(load) warps(4) regs(72) {
+// HSWIDE100: warpspec.partition "load" role(load) warps(4) regs(104) {
+// HSWIDE: warpspec.tma_load {{.*}} {pair_halves} : memref<?x?x128xbf16>, <128x128xbf16, smem, chunk_cols = 32>
+// HSWIDE: warpspec.tma_load {{.*}} {pair_halves} : memref<?x?x128xbf16>, <64x128xbf16, smem, chunk_cols = 32>
+// HSWIDE90: warpspec.partition "scores" role(compute) warps(4) regs(176) {
+// HSWIDE100: warpspec.partition "softmax" role(softmax) warps(4) regs(256) {
+// HSWIDE: warpspec.rotate({{.*}} {head_dim = 128 : i64, interleaved = false, pair_offset = 0 : i64{{.*}}} : !warpspec.buffer<128x64xbf16, smem, chunk_cols = 32>
+// HSWIDE: warpspec.rotate({{.*}} {head_dim = 128 : i64, interleaved = false, pair_offset = 32 : i64{{.*}}} : !warpspec.buffer<128x64xbf16, smem, chunk_cols = 32>
+// HSWIDE: warpspec.rotate({{.*}} {head_dim = 128 : i64, interleaved = false, pair_offset = 0 : i64{{.*}}} : !warpspec.buffer<64x64xbf16, smem, chunk_cols = 32>
+// HSWIDE: warpspec.rotate({{.*}} {head_dim = 128 : i64, interleaved = false, pair_offset = 32 : i64{{.*}}} : !warpspec.buffer<64x64xbf16, smem, chunk_cols = 32>
+// HSWIDE: rotate_tile {{.*}} {head_dim = 128 : i64, interleaved = false, inverse, pair_offset = 0 : i64} : <64x64xf32> -> <64x64xf32>
+// HSWIDE: warpspec.extract_columns %{{.*}}[0] : <64x64xf32> -> <64x32xf32>
+// HSWIDE: warpspec.store {{.*}} {col_offset = 0 : i64{{.*}}} : <64x32xf32>, memref<?x?x128xbf16>, !warpspec.buffer<64x32xbf16, smem>
+// HSWIDE: warpspec.extract_columns %{{.*}}[32] : <64x64xf32> -> <64x32xf32>
+// HSWIDE: warpspec.store {{.*}} {col_offset = 64 : i64{{.*}}} : <64x32xf32>, memref<?x?x128xbf16>, !warpspec.buffer<64x32xbf16, smem>
+// HSWIDE: rotate_tile {{.*}} {head_dim = 128 : i64, interleaved = false, inverse, pair_offset = 32 : i64} : <64x64xf32> -> <64x64xf32>
+// HSWIDE: warpspec.store {{.*}} {col_offset = 32 : i64{{.*}}} : <64x32xf32>, memref<?x?x128xbf16>, !warpspec.buffer<64x32xbf16, smem>
+// HSWIDE: warpspec.store {{.*}} {col_offset = 96 : i64{{.*}}} : <64x32xf32>, memref<?x?x128xbf16>, !warpspec.buffer<64x32xbf16, smem>
+// The sm_90a accumulate warpgroups store dV and dK from their registers.
+// HSWIDE90: warpspec.partition "accumulate" role(compute) warps(4) regs(128) explicit {
+// HSWIDE90: rotate_tile {{.*}} {head_dim = 128 : i64, interleaved = false, inverse, pair_offset = 0 : i64} : <64x64xf32> -> <64x64xf32>
+// HSWIDE90: warpspec.store {{.*}} {col_offset = 0 : i64} : <64x32xf32>, memref<?x?x128xbf16>
+// HSWIDE90: warpspec.store {{.*}} {col_offset = 64 : i64} : <64x32xf32>, memref<?x?x128xbf16>
+// HSWIDE90: warpspec.partition "accumulate1" role(compute) warps(4) regs(136) {
 
 //--- b128-rotary-wide-interleaved.mlir
 // Interleaved at head dim 128 (sm_90a): the same two passes; accumulate

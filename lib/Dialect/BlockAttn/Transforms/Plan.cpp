@@ -609,6 +609,24 @@ LogicalResult planGroupedRings(const KernelShape &shape,
 /// warpgroup still gets 256 (three warpgroups launch with 168 a thread).
 constexpr int64_t kGroupedProducerRegs = 96, kGroupedMmaRegs = 152;
 
+/// Whether the grouped backward at blocks of up to 64 tokens loads
+/// half-split rows above head dim 128 as pair-complete chunks of two 32-column
+/// pieces (pairHalfRows in Recipe.cpp, docs/head-dims.md "Pair-complete
+/// chunks as 64-byte-swizzled pieces"): two TMA boxes a chunk, D / 32 a tile.
+bool groupedPieceRows(const KernelShape &shape) {
+  return shape.backward && shape.group > 1 &&
+         shape.rotary == RotaryMode::half_split &&
+         shape.headDim > KernelShape::kMaxOutputCols;
+}
+
+/// The producer of those kernels (both chips): with a box per 32-column piece
+/// at 96 registers ptxas spilled it 12-16 bytes at head dim 256 (every table
+/// kernel of blocks 16-64 measured; CUDA 13.0), at 104 the tables spilled
+/// nothing but rotary_theta kernels 4 bytes, at 112 nothing (found by editing
+/// the PTX's setmaxnreg). sm_100a: 112 / 152 leave the softmax warpgroup 240
+/// (replicaRegisters), at which nothing spills either.
+constexpr int64_t kGroupedPieceProducerRegs = 112;
+
 /// The sm_90a grouped-query backward's producer, which tracks two rings in
 /// a loop over the group's query heads: at 40 registers ptxas spilled 4-8
 /// bytes (CUDA 13.0), at 48 nothing.
@@ -799,7 +817,8 @@ FailureOr<KernelPlan> planSm90aGroupedPasses(const KernelShape &shape,
       TargetLimits::sharedMemoryBudget(plan.ctasPerSm) - kSmemReserve - scratch;
   if (failed(planGroupedRings(shape, options, budget, plan, fail)))
     return failure();
-  plan.registers.load = kGroupedPassProducerRegs;
+  plan.registers.load = groupedPieceRows(shape) ? kGroupedPieceProducerRegs
+                                                : kGroupedPassProducerRegs;
   plan.registers.compute = replicaRegisters(
       /*single=*/1, plan.registers.load, /*replicas=*/1, plan.ctasPerSm);
   return plan;
@@ -942,7 +961,13 @@ constexpr int64_t kGroupedLargeBlockRotaryPassSecondAccumulateRegs = 128,
 /// interleaved kernel's two boxes a tile). Accumulate warpgroup 0 at the
 /// launch's 128 gets its setmaxnreg (explicit_regs). CUDA 13.0, setmaxnreg
 /// edited in the PTX, then built.
+/// Session 23 loads each pair-complete chunk as two 32-column pieces (two
+/// boxes, chunk_cols = 32): with rotate_v the producer then spilled 16 bytes
+/// at 72 (G = 2, 4), at 80 nothing, and 80 / 168 / 128 / 136 spilled nothing
+/// there while without rotate_v causal + dlse still needs the scores
+/// warpgroup's 176 (8 bytes at 168, G = 3, f16).
 constexpr int64_t kGroupedLargeBlockHalfSplitPassProducerRegs = 72,
+                  kGroupedLargeBlockHalfSplitRotateVPassProducerRegs = 80,
                   kGroupedLargeBlockHalfSplitPassAccumulateRegs = 128,
                   kGroupedLargeBlockHalfSplitPassSecondAccumulateRegs = 136;
 
@@ -1166,7 +1191,9 @@ FailureOr<KernelPlan> planSm90aGroupedLargeBlock(const KernelShape &shape,
     plan.secondAccumulateRegisters =
         kGroupedLargeBlockRotaryPassSecondAccumulateRegs;
     if (shape.rotary == RotaryMode::half_split) {
-      plan.registers.load = kGroupedLargeBlockHalfSplitPassProducerRegs;
+      plan.registers.load =
+          shape.rotateV ? kGroupedLargeBlockHalfSplitRotateVPassProducerRegs
+                        : kGroupedLargeBlockHalfSplitPassProducerRegs;
       plan.accumulateRegisters = kGroupedLargeBlockHalfSplitPassAccumulateRegs;
       plan.secondAccumulateRegisters =
           kGroupedLargeBlockHalfSplitPassSecondAccumulateRegs;
@@ -1229,7 +1256,8 @@ FailureOr<KernelPlan> planSm100aGrouped(const KernelShape &shape,
   int64_t budget = TargetLimits::maxSharedMemoryBytes - kSmemReserve - scratch;
   if (failed(planGroupedRings(shape, options, budget, plan, fail)))
     return failure();
-  plan.registers.load = kGroupedProducerRegs;
+  plan.registers.load = groupedPieceRows(shape) ? kGroupedPieceProducerRegs
+                                                : kGroupedProducerRegs;
   plan.registers.mma = kGroupedMmaRegs;
   plan.registers.compute = replicaRegisters(
       2, plan.registers.load + plan.registers.mma, 1, /*ctasPerSm=*/1);

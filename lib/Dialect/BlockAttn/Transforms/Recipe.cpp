@@ -67,15 +67,16 @@ KernelValues buildKernelValues(OpBuilder &b, Location loc,
 
 namespace mlir::blockattn {
 
-BufferType tileBuffer(const KernelSpec &spec, int64_t cols) {
+BufferType tileBuffer(const KernelSpec &spec, int64_t cols, int64_t chunkCols) {
   return BufferType::get(spec.elementType.getContext(), {spec.tileRows(), cols},
-                         spec.elementType, MemorySpace::smem);
+                         spec.elementType, MemorySpace::smem, chunkCols);
 }
 
-BufferType queryBuffer(const KernelSpec &spec, int64_t cols) {
+BufferType queryBuffer(const KernelSpec &spec, int64_t cols,
+                       int64_t chunkCols) {
   return BufferType::get(spec.elementType.getContext(),
                          {spec.queryTileRows(), cols}, spec.elementType,
-                         MemorySpace::smem);
+                         MemorySpace::smem, chunkCols);
 }
 
 SmallVector<LoadedTile> loadedTiles(const KernelSpec &spec) {
@@ -128,7 +129,7 @@ Value createChunkRing(OpBuilder &b, Location loc, const KernelSpec &spec,
   // pieces with the 64-byte swizzle, each its own TMA box: a box must fill
   // its swizzle span on the hardware (docs/head-dims.md, "Pair-complete
   // chunks as 64-byte-swizzled pieces").
-  int64_t chunkCols = pairPieceChunks(spec) ? 32 : 0;
+  int64_t chunkCols = loadedChunkCols(spec);
   SmallVector<Type> tiles;
   for (const LoadedTile &tile : loadedTiles(spec))
     tiles.push_back(
@@ -312,7 +313,11 @@ bool pairHalfChunks(const KernelSpec &spec) {
 }
 
 bool pairPieceChunks(const KernelSpec &spec) {
-  return spec.group == 1 && pairHalfChunks(spec);
+  return pairHalfChunks(spec) || pairHalfRows(spec);
+}
+
+int64_t loadedChunkCols(const KernelSpec &spec) {
+  return pairPieceChunks(spec) ? 32 : 0;
 }
 
 bool pairHalfRows(const KernelSpec &spec) {
@@ -653,8 +658,8 @@ Value columnsOf(OpBuilder &b, Location loc, Value tile, int64_t col,
   auto type = cast<BufferType>(tile.getType());
   if (col == 0 && cols == type.getShape()[1])
     return tile;
-  auto view = BufferType::get(b.getContext(), {type.getShape()[0], cols},
-                              type.getElementType(), type.getMemorySpace());
+  // The view keeps the tile's layout (pair-complete pieces, chunk_cols).
+  BufferType view = type.withShape({type.getShape()[0], cols});
   return SubviewOp::create(b, loc, view, tile, b.getI64IntegerAttr(col));
 }
 

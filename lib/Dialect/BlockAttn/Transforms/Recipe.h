@@ -26,12 +26,15 @@ void buildSm90aKernel(OpBuilder &b, Location loc, const KernelSpec &spec,
 void buildSm100aKernel(OpBuilder &b, Location loc, const KernelSpec &spec,
                        const KernelPlan &plan);
 
-/// A [block, cols] shared-memory tile of the kernel's element type.
-warpspec::BufferType tileBuffer(const KernelSpec &spec, int64_t cols);
+/// A [block, cols] shared-memory tile of the kernel's element type, in the
+/// layout `chunkCols` (0: the width's own; loadedChunkCols for loaded tiles).
+warpspec::BufferType tileBuffer(const KernelSpec &spec, int64_t cols,
+                                int64_t chunkCols = 0);
 
 /// A [query rows, cols] shared-memory tile: the rows one product holds
 /// (KernelShape::queryTileRows; the block itself up to 64 tokens).
-warpspec::BufferType queryBuffer(const KernelSpec &spec, int64_t cols);
+warpspec::BufferType queryBuffer(const KernelSpec &spec, int64_t cols,
+                                 int64_t chunkCols = 0);
 
 /// One tile the producer copies per work item: from `source`, starting
 /// `rowOffset` rows into the block, into a buffer of `type`.
@@ -101,13 +104,18 @@ void rotateTiles(OpBuilder &b, Location loc, const KernelSpec &spec,
 /// rotated as a part (rotateKeyTiles).
 bool pairHalfChunks(const KernelSpec &spec);
 
-/// Whether the pair-complete chunks (pairHalfChunks) are buffers of two
-/// 32-column pieces with the 64-byte swizzle (`chunk_cols = 32`), loaded as
-/// two boxes of the ordinary map each: the backward without a group (the
-/// grouped ones still load one rank-4 box of 64-byte rows under the
-/// 128-byte swizzle, which the hardware lands padded: refused,
-/// checkPairHalves).
+/// Whether the pair-complete chunks (pairHalfChunks, pairHalfRows) are
+/// buffers of two 32-column pieces with the 64-byte swizzle (`chunk_cols =
+/// 32`), loaded as two boxes of the ordinary map each (each box fills its
+/// swizzle span; one rank-4 box of 64-byte rows under the 128-byte swizzle
+/// lands padded on the hardware: docs/head-dims.md, "Pair-complete chunks
+/// as 64-byte-swizzled pieces"): every half-split backward that loads them.
 bool pairPieceChunks(const KernelSpec &spec);
+
+/// The `chunk_cols` of the buffers the kernel's tiles of Q, K, V and dO are
+/// loaded into: 32 for pair-complete pieces (pairPieceChunks), else 0 (the
+/// width's own layout).
+int64_t loadedChunkCols(const KernelSpec &spec);
 
 /// Whether the grouped-query backward above head dim 128 at blocks of up to
 /// 64 tokens (KernelPlan::groupPasses) holds half-split rows in pair-complete

@@ -535,10 +535,8 @@ void buildBlackwellBackward(OpBuilder &b, Location loc, const KernelSpec &spec,
       auto chunk = [&](Value tileValue, int64_t j) -> Value {
         auto type = cast<BufferType>(tileValue.getType());
         return SubviewOp::create(
-            b, loc,
-            BufferType::get(ctx, {type.getShape()[0], chunkCols},
-                            type.getElementType(), type.getMemorySpace()),
-            tileValue, b.getI64IntegerAttr(j * chunkCols));
+            b, loc, type.withShape({type.getShape()[0], chunkCols}), tileValue,
+            b.getI64IntegerAttr(j * chunkCols));
       };
       if (spec.hasRotary()) {
         // A rotation group's chunks of one gradient follow each other in its
@@ -720,7 +718,7 @@ GroupedRings createGroupedRings(OpBuilder &b, Location loc,
                                 int64_t gradCols) {
   MLIRContext *ctx = b.getContext();
   int64_t bs = spec.tileRows();
-  BufferType tile = tileBuffer(spec, spec.headDim);
+  BufferType tile = tileBuffer(spec, spec.headDim, loadedChunkCols(spec));
   BufferType square = tileBuffer(spec, bs);
   auto tmemChannel = [&](StringRef name, int64_t cols) {
     return createTmemRing(b, loc, name, bs, cols);
@@ -819,7 +817,7 @@ void buildBlackwellGroupedBackward(OpBuilder &b, Location loc,
 
   int64_t bs = spec.tileRows(), d = spec.headDim;
   Type f32 = b.getF32Type();
-  BufferType tile = tileBuffer(spec, d);
+  BufferType tile = tileBuffer(spec, d, loadedChunkCols(spec));
   bool rotary = spec.hasRotary();
   GroupedRings rings = createGroupedRings(b, loc, spec, plan, d);
   Value kv = rings.kv, qdo = rings.qdo, items = rings.items,
@@ -973,7 +971,7 @@ void buildBlackwellGroupedPasses(OpBuilder &b, Location loc,
   int64_t bs = spec.tileRows(), d = spec.headDim;
   int64_t cols = spec.outputChunkCols();
   Type f32 = b.getF32Type();
-  BufferType tile = tileBuffer(spec, d);
+  BufferType tile = tileBuffer(spec, d, loadedChunkCols(spec));
   bool rotary = spec.hasRotary();
   // With rotary embeddings the softmax warpgroup takes the items from "kv"
   // and signals each rotation through "rotated", as at head dims up to 128
@@ -1473,8 +1471,9 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
   bool chunked = plan.groupChunkStages > 0;
   assert((!chunked || !spec.hasRotary()) &&
          "no rotary embeddings in chunks (checkGroupedLargeBlock)");
-  BufferType tile = tileBuffer(spec, chunked ? cols : d);
-  BufferType half = queryBuffer(spec, chunked ? cols : d);
+  BufferType tile = tileBuffer(spec, chunked ? cols : d, loadedChunkCols(spec));
+  BufferType half =
+      queryBuffer(spec, chunked ? cols : d, loadedChunkCols(spec));
   SmallVector<Type> kvTiles, qdoTiles = {half, half, half, half};
   if (chunked)
     qdoTiles.push_back(tile);

@@ -114,9 +114,7 @@ void storeOutputInChunks(OpBuilder &b, Location loc, const KernelSpec &spec,
                   : spec.queryTileRows();
   auto chunkType = AccType::get(ctx, {m, cols}, b.getF32Type());
   auto bType = cast<BufferType>(bTile.getType());
-  auto bChunkType =
-      BufferType::get(ctx, {bType.getShape()[0], cols}, bType.getElementType(),
-                      bType.getMemorySpace());
+  BufferType bChunkType = bType.withShape({bType.getShape()[0], cols});
   SmallVector<RotationGroup> groups;
   if (unrotateAt)
     groups = rotationGroups(spec);
@@ -407,7 +405,7 @@ std::tuple<Value, Value, Value> consumeGroupedItem(OpBuilder &b, Location loc,
                                                    Value kv,
                                                    ConsumerContext &c) {
   MLIRContext *ctx = b.getContext();
-  BufferType tile = tileBuffer(spec, spec.headDim);
+  BufferType tile = tileBuffer(spec, spec.headDim, loadedChunkCols(spec));
   auto consume = ConsumeOp::create(b, loc, kv);
   Type i32 = b.getI32Type();
   Block &body =
@@ -929,7 +927,7 @@ void buildHopperGroupedBackward(OpBuilder &b, Location loc,
   OpBuilder::InsertionGuard guard(b);
   KernelValues values = groupedValues(
       b, loc, spec, beginKernel(b, loc, Chip::sm_90a, spec, plan));
-  BufferType tile = tileBuffer(spec, spec.headDim);
+  BufferType tile = tileBuffer(spec, spec.headDim, loadedChunkCols(spec));
   auto pair = ChannelType::get(ctx, {tile, tile}, MemorySpace::smem);
   Value kv = createChannel(b, loc, pair, "kv", plan.numStages);
   Value qdo = createChannel(b, loc, pair, "qdo", plan.groupStages);
@@ -1730,8 +1728,8 @@ void buildHopperGroupedLargeBlockChunks(OpBuilder &b, Location loc,
                                         const KernelValues &values) {
   MLIRContext *ctx = b.getContext();
   int64_t cols = 64;
-  BufferType tile = tileBuffer(spec, cols);
-  BufferType half = queryBuffer(spec, cols);
+  BufferType tile = tileBuffer(spec, cols, loadedChunkCols(spec));
+  BufferType half = queryBuffer(spec, cols, loadedChunkCols(spec));
   Value kv = createChannel(
       b, loc, ChannelType::get(ctx, ArrayRef<Type>(), MemorySpace::smem), "kv",
       plan.numStages);
@@ -1783,8 +1781,8 @@ void buildHopperGroupedLargeBlock(OpBuilder &b, Location loc,
       b, loc, spec, beginKernel(b, loc, Chip::sm_90a, spec, plan));
   if (plan.groupChunkStages)
     return buildHopperGroupedLargeBlockChunks(b, loc, spec, plan, values);
-  BufferType tile = tileBuffer(spec, spec.headDim);
-  BufferType half = queryBuffer(spec, spec.headDim);
+  BufferType tile = tileBuffer(spec, spec.headDim, loadedChunkCols(spec));
+  BufferType half = queryBuffer(spec, spec.headDim, loadedChunkCols(spec));
   Value kv = createChannel(
       b, loc, ChannelType::get(ctx, {tile, tile}, MemorySpace::smem), "kv",
       plan.numStages);
@@ -1959,8 +1957,8 @@ void buildHopperGroupedLargeBlockHalves(OpBuilder &b, Location loc,
   OpBuilder::InsertionGuard guard(b);
   KernelValues values = groupedValues(
       b, loc, spec, beginKernel(b, loc, Chip::sm_90a, spec, plan));
-  BufferType tile = tileBuffer(spec, spec.headDim);
-  BufferType half = queryBuffer(spec, spec.headDim);
+  BufferType tile = tileBuffer(spec, spec.headDim, loadedChunkCols(spec));
+  BufferType half = queryBuffer(spec, spec.headDim, loadedChunkCols(spec));
   Value kv = createChannel(
       b, loc, ChannelType::get(ctx, {tile, tile}, MemorySpace::smem), "kv",
       plan.numStages);
@@ -2291,9 +2289,7 @@ void storeSplitPartChunks(OpBuilder &b, Location loc, const KernelSpec &spec,
   auto bType = cast<BufferType>(part[0].getType());
   int64_t chunks = bType.getShape()[1] / cols;
   auto chunkType = AccType::get(ctx, {spec.tileRows(), cols}, b.getF32Type());
-  auto bChunkType = BufferType::get(ctx, {bType.getShape()[0], cols},
-                                    bType.getElementType(),
-                                    bType.getMemorySpace());
+  BufferType bChunkType = bType.withShape({bType.getShape()[0], cols});
   struct Product {
     Value a, b;
     bool transposeA;

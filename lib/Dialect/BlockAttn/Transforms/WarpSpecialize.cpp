@@ -123,37 +123,6 @@ struct BlockAttnWarpSpecializePass
     return success();
   }
 
-  /// The half-split rotary backwards that load pair-complete chunks
-  /// (pairHalfChunks, pairHalfRows: block size 128 above head dim 128, the
-  /// grouped one at block size 128 and head dim 128, and the grouped one
-  /// above head dim 128 at every block size). Until session 22 each chunk
-  /// was one TMA box of two 64-byte pieces under the 128-byte swizzle
-  /// (pair_halves into a 64-column chunk); on an H100 (2026-12-05) every
-  /// such kernel missed the float64 reference: the hardware does not land a
-  /// box whose inner extent is narrower than its swizzle span as the
-  /// kernels read it (docs/head-dims.md, "The pair-halves layout on
-  /// hardware"). Without a group the chunks are now two 32-column pieces
-  /// under the 64-byte swizzle, two boxes that fill their span
-  /// (pairPieceChunks, `chunk_cols = 32`); the grouped kernels, whose
-  /// buffers of several chunks and whole rows do not have that layout yet,
-  /// stay refused.
-  LogicalResult checkPairHalves(Operation *op, const KernelSpec &spec) {
-    if (pairPieceChunks(spec) || (!pairHalfChunks(spec) && !pairHalfRows(spec)))
-      return success();
-    InFlightDiagnostic diag = op->emitOpError();
-    diag << "with half-split rotary embeddings has no backward lowering at "
-            "block_size "
-         << spec.blockSize << " and head_dim " << spec.headDim;
-    if (spec.group > 1)
-      diag << " with group " << spec.group << " (grouped-query attention)";
-    diag << " yet: its pair-complete chunks (columns 32 j on and their "
-            "partners D / 2 on) would be loaded as one TMA box of two "
-            "64-byte pieces under the 128-byte swizzle, which the GPU does "
-            "not land as the kernel reads it (interleaved rotary embeddings "
-            "are built there)";
-    return diag;
-  }
-
   LogicalResult lowerKernel(func::FuncOp func, Operation *op) {
     FailureOr<KernelSpec> spec = describeKernel(func, op);
     if (failed(spec))
@@ -162,8 +131,6 @@ struct BlockAttnWarpSpecializePass
     // 128 (with rotary embeddings too, but not at 96 with half-split ones),
     // and above it on sm_90a (checkGroupedLargeBlock).
     if (failed(checkGroupedLargeBlock(op, *spec)))
-      return failure();
-    if (failed(checkPairHalves(op, *spec)))
       return failure();
     TuningOptions options;
 #define BLOCKATTN_PASS_OPTION(TYPE, NAME, ...) options.NAME = NAME;

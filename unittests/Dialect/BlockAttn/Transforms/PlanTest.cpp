@@ -243,8 +243,10 @@ constexpr RotaryMode kNone = RotaryMode::none,
 // - Block 64 above head dim 128: D / 64 passes over 64-column chunks, one
 //   consumer of 256 registers next to a producer of 96 on sm_90a ("kv" one
 //   slot and "qdo" two at 256); one pass (the plan of before) up to 128.
-//   Half-split rotary embeddings (session 21: rows loaded in pair-complete
-//   chunks) plan as the interleaved ones, tables or theta.
+//   Half-split rotary embeddings (rows loaded in pair-complete chunks of
+//   two 64-byte-swizzled pieces, session 23) give the producer 112 on both
+//   chips (two boxes a chunk), tables or theta; at block 128 and head dim
+//   128 with rotate_v 80 / 168 / 128 / 136.
 const GroupedCase kGroupedCases[] = {
     // chip      block  D   G  rotary      flags
     //   passes chunks stages group load compute acc  acc2  mma
@@ -297,9 +299,11 @@ const GroupedCase kGroupedCases[] = {
     {Chip::sm_100a, 64, 256, 4, kNone, kPlain, //
      4, kAny, kAny, kAny, kAny, kAny, kAny, kAny, kAny},
     {Chip::sm_90a, 64, 256, 2, kHalfSplit, kRotateV, //
-     4, kAny, kAny, kAny, 96, 256, kAny, kAny, kAny},
+     4, kAny, kAny, kAny, 112, 256, kAny, kAny, kAny},
     {Chip::sm_100a, 64, 256, 2, kHalfSplit, kRotateV, //
-     4, kAny, kAny, kAny, kAny, kAny, kAny, kAny, kAny},
+     4, kAny, kAny, kAny, 112, 240, kAny, kAny, 152},
+    {Chip::sm_90a, 128, 128, 2, kHalfSplit, kRotateV, //
+     2, kAny, kAny, kAny, 80, 168, 128, 136, kAny},
     {Chip::sm_90a, 64, 192, 2, kHalfSplit, kRotateV | kTheta, //
      3, kAny, kAny, kAny, kAny, kAny, kAny, kAny, kAny},
     {Chip::sm_100a, 64, 192, 2, kHalfSplit, kRotateV | kTheta, //
