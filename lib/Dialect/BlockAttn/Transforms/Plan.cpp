@@ -137,6 +137,19 @@ bool pinsColumnPassAddresses(const KernelShape &shape) {
   return shape.headDim > 192 || shape.rotaryTheta ||
          (shape.hasPositions && !shape.rotateV && !shape.causal);
 }
+/// Half-split pairs (pair-complete chunks of 64-byte-swizzled pieces,
+/// session 23): the partitions pin their bases and the staged stores of
+/// both pieces their row steps (storePairHalves) at the budgets below, with
+/// the consumers rotating, where the kernels spilled 16-64 bytes without
+/// (docs/head-dims.md, "Pinned addresses in the half-split backward at
+/// block size 128 (session 23)"). Not where the producer rotates (rotate_v
+/// at 192): those spill nothing unpinned but 24-40 bytes pinned, and
+/// letting the producer rotate with the pins elsewhere (the interleaved
+/// rule above) left all 16 plain table kernels spilling.
+bool pinsHalfSplitColumnPassAddresses(const KernelShape &shape) {
+  return shape.rotary == RotaryMode::half_split &&
+         !producerRotatesColumnPasses(shape);
+}
 /// With rotate_v elsewhere (v turned in pass 2 next to P and dP) none tried
 /// is spill-free in all: 104 / 200 / 200 12-76 bytes, 96 / 200 / 208 0-48,
 /// 96 / 192 / 216 0-168, 88 / 208 / 208 0-52, 104 / 192 / 208 12-180, 88 /
@@ -1689,6 +1702,7 @@ planSm90aLargeBlockColumnPasses(const KernelShape &shape,
     plan.registers.compute = kRotaryColumnPassConsumerRegs;
     return plan;
   }
+  plan.pinnedAddresses = pinsHalfSplitColumnPassAddresses(shape);
   if (producerRotatesColumnPasses(shape)) {
     plan.producerRotates = true;
     plan.registers.load = kRotaryColumnPassProducerRegs;

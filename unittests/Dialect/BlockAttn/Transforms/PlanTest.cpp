@@ -1144,7 +1144,11 @@ TEST(Sm90aPlan, WideRotaryBackwardAtBlock128Budgets) {
       KernelPlan p = plan(Chip::sm_90a, s);
       EXPECT_TRUE(p.columnPasses) << e.headDim;
       bool pinned = mode == RotaryMode::interleaved && e.headDim == 256;
-      EXPECT_EQ(p.pinnedAddresses, pinned) << e.headDim << e.rotateV;
+      // Half-split pieces pin their addresses at the same budgets, except
+      // where the producer rotates (pinned, those spilled 24-40 bytes).
+      bool halfPinned = mode == RotaryMode::half_split && !e.producerRotates;
+      EXPECT_EQ(p.pinnedAddresses, pinned || halfPinned)
+          << e.headDim << e.rotateV;
       if (pinned) {
         EXPECT_EQ(p.registers.load, 104) << e.rotateV;
         EXPECT_EQ(p.registers.compute, 200) << e.rotateV;
@@ -1181,6 +1185,17 @@ TEST(Sm90aPlan, WideRotaryBackwardAtBlock128Budgets) {
   EXPECT_TRUE(plan(Chip::sm_90a, pos).pinnedAddresses);
   pos.causal = true;
   EXPECT_FALSE(plan(Chip::sm_90a, pos).pinnedAddresses);
+  // Half-split with theta: pinned unless the producer rotates (rotate_v
+  // with a positions tensor at 192).
+  for (bool positions : {false, true}) {
+    KernelShape s = shape(true, 192, RotaryMode::half_split, true);
+    s.blockSize = 128;
+    s.rotaryTheta = true;
+    s.hasPositions = positions;
+    KernelPlan p = plan(Chip::sm_90a, s);
+    EXPECT_EQ(p.producerRotates, positions);
+    EXPECT_EQ(p.pinnedAddresses, !positions);
+  }
   // Without rotary embeddings the plain kernel's plan.
   KernelShape plain = shape(true, 256);
   plain.blockSize = 128;
