@@ -167,6 +167,15 @@ constexpr int64_t kRotateVColumnPassProducerRegs = 80,
 constexpr int64_t kWideRotaryColumnPassProducerRegs = 96,
                   kWideRotaryColumnPassConsumerRegs = 200,
                   kWideRotaryColumnPassSecondConsumerRegs = 208;
+/// Half-split pieces with pinned addresses at 256 without rotate_v: at 96 /
+/// 200 / 208 the causal kernels without rotate_v spilled 4 bytes (8 of
+/// them, tables and theta); 96 / 208 / 200 spills nothing in all 24 such
+/// kernels measured (tables plain, causal, dlse, causal + dlse; theta plain
+/// and causal + dlse), 104 / 200 / 200 4 bytes, 88 / 208 / 208 8 with a
+/// positions tensor, 88 / 216 / 200 and 80 / 216 / 208 8 (ptxas, CUDA 13.0,
+/// editing the PTX's setmaxnreg; session 23).
+constexpr int64_t kPinnedHalfSplitColumnPassConsumerRegs = 208,
+                  kPinnedHalfSplitColumnPassSecondConsumerRegs = 200;
 /// sm_100a, the backward at block size 128 above head dim 128
 /// (KernelPlan::columnPasses): the producer fills 3 D / 64 chunk slots a
 /// block as on sm_90a, the MMA warpgroup issues S and dP per chunk and the
@@ -1715,6 +1724,11 @@ planSm90aLargeBlockColumnPasses(const KernelShape &shape,
     plan.registers.load = kWideRotaryColumnPassProducerRegs;
     plan.registers.compute = kWideRotaryColumnPassConsumerRegs;
     plan.secondConsumerRegisters = kWideRotaryColumnPassSecondConsumerRegs;
+    if (plan.pinnedAddresses) {
+      plan.registers.compute = kPinnedHalfSplitColumnPassConsumerRegs;
+      plan.secondConsumerRegisters =
+          kPinnedHalfSplitColumnPassSecondConsumerRegs;
+    }
   }
   return plan;
 }
