@@ -25,23 +25,13 @@ KNOWN_SPILLS = [
     # the producer rotates with pinned addresses where that removed the
     # spills (KernelPlan::pinnedAddresses; docs/head-dims.md, "Pinned
     # addresses in the interleaved backward at block size 128 (session 23)").
-    # Issue 20 (session 23): the half-split ones, rebuilt on pair-complete chunks
-    # of two 64-byte-swizzled pieces (sessions 20-21's one-box chunks missed the
-    # float64 reference on an H100, refused in session 22), at the same budgets
-    # (104 / 200 / 200): 40 of the 64 table kernels spill, 16-64 bytes stored
-    # (at 192 the 8 without rotate_v and causal blocks, 16-32; at 256 all 32,
-    # 48-64; session 20's 128-byte layout spilled 26, 12-44, at the same
-    # budgets: the pieces' addressing costs registers, not analysed), the theta
-    # ones 16 of the 32 measured (plain and causal + dlse; 4-64 bytes: at 192
-    # without rotate_v and causal blocks, at 256 all but rotate_v alone)
-    # (docs/head-dims.md, "Pair-complete chunks as
-    # 64-byte-swizzled pieces"). The interleaved ones' cause (the rotation
-    # next to the consumers' accumulators); their fix (pinned addresses,
-    # session 23) is not applied to half-split pairs yet.
-    r"sm_90a/blockattn_backward_d192_b128_(bf16|f16)(_lse)?_half_split(_pos)?",
-    r"sm_90a/blockattn_backward_d256_b128_(bf16|f16)(_causal)?(_lse)?_half_split(_pos)?(_rv)?",
-    r"sm_90a/blockattn_backward_d192_b128_(bf16|f16)_half_split(_pos)?_theta",
-    r"sm_90a/blockattn_backward_d256_b128_(bf16|f16)(_causal_lse)?_half_split(_pos|_pos_rv)?_theta",
+    # Issue 20 (session 23): the half-split ones, rebuilt on pair-complete
+    # chunks of two 64-byte-swizzled pieces (40 of the 64 table kernels and
+    # 16 of the 32 theta kernels measured spilled 4-64 bytes), spill nothing
+    # since the consumers pin their addresses as the interleaved ones do
+    # (pinsHalfSplitColumnPassAddresses; at 256 without rotate_v at 96 / 208
+    # / 200; docs/head-dims.md, "Pinned addresses in the half-split backward
+    # at block size 128 (session 23)").
     # Issue 21 (session 23): the sm_90a grouped block-128 half-split backward
     # at head dim 128, its pair-complete chunks as two 64-byte-swizzled pieces
     # (session 21's one-box chunks, spill-free, missed the float64 reference

@@ -137,6 +137,19 @@ bool pinsColumnPassAddresses(const KernelShape &shape) {
   return shape.headDim > 192 || shape.rotaryTheta ||
          (shape.hasPositions && !shape.rotateV && !shape.causal);
 }
+/// Half-split pairs (pair-complete chunks of 64-byte-swizzled pieces,
+/// session 23): the partitions pin their bases and the staged stores of
+/// both pieces their row steps (storePairHalves) at the budgets below, with
+/// the consumers rotating, where the kernels spilled 16-64 bytes without
+/// (docs/head-dims.md, "Pinned addresses in the half-split backward at
+/// block size 128 (session 23)"). Not where the producer rotates (rotate_v
+/// at 192): those spill nothing unpinned but 24-40 bytes pinned, and
+/// letting the producer rotate with the pins elsewhere (the interleaved
+/// rule above) left all 16 plain table kernels spilling.
+bool pinsHalfSplitColumnPassAddresses(const KernelShape &shape) {
+  return shape.rotary == RotaryMode::half_split &&
+         !producerRotatesColumnPasses(shape);
+}
 /// With rotate_v elsewhere (v turned in pass 2 next to P and dP) none tried
 /// is spill-free in all: 104 / 200 / 200 12-76 bytes, 96 / 200 / 208 0-48,
 /// 96 / 192 / 216 0-168, 88 / 208 / 208 0-52, 104 / 192 / 208 12-180, 88 /
@@ -154,6 +167,15 @@ constexpr int64_t kRotateVColumnPassProducerRegs = 80,
 constexpr int64_t kWideRotaryColumnPassProducerRegs = 96,
                   kWideRotaryColumnPassConsumerRegs = 200,
                   kWideRotaryColumnPassSecondConsumerRegs = 208;
+/// Half-split pieces with pinned addresses at 256 without rotate_v: at 96 /
+/// 200 / 208 the causal kernels without rotate_v spilled 4 bytes (8 of
+/// them, tables and theta); 96 / 208 / 200 spills nothing in all 24 such
+/// kernels measured (tables plain, causal, dlse, causal + dlse; theta plain
+/// and causal + dlse), 104 / 200 / 200 4 bytes, 88 / 208 / 208 8 with a
+/// positions tensor, 88 / 216 / 200 and 80 / 216 / 208 8 (ptxas, CUDA 13.0,
+/// editing the PTX's setmaxnreg; session 23).
+constexpr int64_t kPinnedHalfSplitColumnPassConsumerRegs = 208,
+                  kPinnedHalfSplitColumnPassSecondConsumerRegs = 200;
 /// sm_100a, the backward at block size 128 above head dim 128
 /// (KernelPlan::columnPasses): the producer fills 3 D / 64 chunk slots a
 /// block as on sm_90a, the MMA warpgroup issues S and dP per chunk and the
@@ -1717,6 +1739,7 @@ planSm90aLargeBlockColumnPasses(const KernelShape &shape,
     plan.registers.compute = kRotaryColumnPassConsumerRegs;
     return plan;
   }
+  plan.pinnedAddresses = pinsHalfSplitColumnPassAddresses(shape);
   if (producerRotatesColumnPasses(shape)) {
     plan.producerRotates = true;
     plan.registers.load = kRotaryColumnPassProducerRegs;
@@ -1729,6 +1752,11 @@ planSm90aLargeBlockColumnPasses(const KernelShape &shape,
     plan.registers.load = kWideRotaryColumnPassProducerRegs;
     plan.registers.compute = kWideRotaryColumnPassConsumerRegs;
     plan.secondConsumerRegisters = kWideRotaryColumnPassSecondConsumerRegs;
+    if (plan.pinnedAddresses) {
+      plan.registers.compute = kPinnedHalfSplitColumnPassConsumerRegs;
+      plan.secondConsumerRegisters =
+          kPinnedHalfSplitColumnPassSecondConsumerRegs;
+    }
   }
   return plan;
 }

@@ -2043,8 +2043,10 @@ void buildColumnPassConsumer(OpBuilder &b, Location loc, const KernelSpec &spec,
   auto store = [&](Value tile, Value dest, Value row, Value rows, int64_t col) {
     Value staging = c.oStaging ? pin(c.oStaging) : Value();
     if (pieces) {
-      storePairHalves(b, loc, spec, tile, dest, row, c.head, rows, staging,
-                      c.bulkStore, col / spec.outputChunkCols());
+      for (StoreOp op :
+           storePairHalves(b, loc, spec, tile, dest, row, c.head, rows, staging,
+                           c.bulkStore, col / spec.outputChunkCols()))
+        op.setPinnedSteps(plan.pinnedAddresses && staging);
       return;
     }
     auto op = StoreOp::create(b, loc, tile, dest, row, c.head, rows, Value(),

@@ -776,15 +776,17 @@ TEST(Sm100aPlan, WideRotaryBackwardAtBlock128StreamsColumnPasses) {
       }
     }
   }
-  // And on sm_90a: the column passes, with the interleaved kernels' budgets
-  // at 256 (producer 96, consumers 200 and 208).
+  // And on sm_90a: the column passes, with pinned addresses at 96 / 208 /
+  // 200 since session 23 (the kernels without rotate_v at 256 before it:
+  // 96 / 200 / 208).
   KernelShape halfSplit = shape(true, 256, RotaryMode::half_split);
   halfSplit.blockSize = 128;
   KernelPlan p = plan(Chip::sm_90a, halfSplit);
   EXPECT_TRUE(p.columnPasses);
+  EXPECT_TRUE(p.pinnedAddresses);
   EXPECT_EQ(p.registers.load, 96);
-  EXPECT_EQ(p.registers.compute, 200);
-  EXPECT_EQ(p.secondConsumerRegisters, 208);
+  EXPECT_EQ(p.registers.compute, 208);
+  EXPECT_EQ(p.secondConsumerRegisters, 200);
 }
 
 TEST(Sm100aPlan, RejectsWhatSm100aLacks) {
@@ -1148,7 +1150,11 @@ TEST(Sm90aPlan, WideRotaryBackwardAtBlock128Budgets) {
       KernelPlan p = plan(Chip::sm_90a, s);
       EXPECT_TRUE(p.columnPasses) << e.headDim;
       bool pinned = mode == RotaryMode::interleaved && e.headDim == 256;
-      EXPECT_EQ(p.pinnedAddresses, pinned) << e.headDim << e.rotateV;
+      // Half-split pieces pin their addresses at the same budgets, except
+      // where the producer rotates (pinned, those spilled 24-40 bytes).
+      bool halfPinned = mode == RotaryMode::half_split && !e.producerRotates;
+      EXPECT_EQ(p.pinnedAddresses, pinned || halfPinned)
+          << e.headDim << e.rotateV;
       if (pinned) {
         EXPECT_EQ(p.registers.load, 104) << e.rotateV;
         EXPECT_EQ(p.registers.compute, 200) << e.rotateV;
@@ -1156,11 +1162,16 @@ TEST(Sm90aPlan, WideRotaryBackwardAtBlock128Budgets) {
         EXPECT_TRUE(p.producerRotates) << e.rotateV;
         continue;
       }
+      // Half-split at 256 without rotate_v, pinned: 96 / 208 / 200.
+      bool swapped = halfPinned && e.headDim == 256 && !e.rotateV;
       EXPECT_EQ(p.registers.load, e.load) << e.headDim << e.rotateV;
-      EXPECT_EQ(p.registers.compute, e.compute) << e.headDim << e.rotateV;
-      EXPECT_EQ(p.secondConsumerRegisters, e.second) << e.headDim << e.rotateV;
+      EXPECT_EQ(p.registers.compute, swapped ? e.second : e.compute)
+          << e.headDim << e.rotateV;
+      EXPECT_EQ(p.secondConsumerRegisters, swapped ? e.compute : e.second)
+          << e.headDim << e.rotateV;
       EXPECT_EQ(p.producerRotates, e.producerRotates) << e.headDim << e.rotateV;
-      int64_t second = e.second ? e.second : e.compute;
+      int64_t second = p.secondConsumerRegisters ? p.secondConsumerRegisters
+                                                 : p.registers.compute;
       EXPECT_EQ(p.registers.load + p.registers.compute + second, 504);
     }
   }
@@ -1185,6 +1196,17 @@ TEST(Sm90aPlan, WideRotaryBackwardAtBlock128Budgets) {
   EXPECT_TRUE(plan(Chip::sm_90a, pos).pinnedAddresses);
   pos.causal = true;
   EXPECT_FALSE(plan(Chip::sm_90a, pos).pinnedAddresses);
+  // Half-split with theta: pinned unless the producer rotates (rotate_v
+  // with a positions tensor at 192).
+  for (bool positions : {false, true}) {
+    KernelShape s = shape(true, 192, RotaryMode::half_split, true);
+    s.blockSize = 128;
+    s.rotaryTheta = true;
+    s.hasPositions = positions;
+    KernelPlan p = plan(Chip::sm_90a, s);
+    EXPECT_EQ(p.producerRotates, positions);
+    EXPECT_EQ(p.pinnedAddresses, !positions);
+  }
   // Without rotary embeddings the plain kernel's plan.
   KernelShape plain = shape(true, 256);
   plain.blockSize = 128;
