@@ -385,15 +385,25 @@ struct TmaLoadLowering : ConvertOpToLLVMPattern<TmaLoadOp> {
     return success();
   }
 
+  /// One box of `tensorMap` at `coords` into shared memory at `smemPtr`,
+  /// completing on `barrier`. `.shared::cluster` destinations are the PTX
+  /// 8.0 form: a CTA's own shared address is a valid cluster address
+  /// without clusters.
+  static void copyBox(KernelBuilder &e, Value smemPtr, Value tensorMap,
+                      ValueRange coords, Value barrier) {
+    Type clusterPtr = LLVM::LLVMPointerType::get(e.ctx, 7);
+    Value dst = LLVM::AddrSpaceCastOp::create(e.b, e.loc, clusterPtr, smemPtr);
+    NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+        e.b, e.loc, dst, tensorMap, coords, barrier, ValueRange{}, Value(),
+        Value(), NVVM::TMALoadModeAttr(), BoolAttr(), nullptr, Value());
+  }
+
   /// The copies into the slot's buffer `dest`, completing on its full
   /// barrier.
   void issue(TmaLoadOp op, OpAdaptor adaptor, KernelBuilder &e, Value tensorMap,
              Value dest, SlotBuffersOp slot, Value stage) const {
     Value barrier = fullBarrier(e, slot.getChannel().getDefiningOp<ChannelOp>(),
                                 e.asI32(stage));
-    // `.shared::cluster` destinations are the PTX 8.0 form: a CTA's own
-    // shared address is a valid cluster address without clusters.
-    Type clusterPtr = LLVM::LLVMPointerType::get(e.ctx, 7);
     // Two 32-column pieces of chunk j = col_offset / 64 (pair_halves): one
     // box of the rank-4 map at (32 j, half 0, head, row), landing as one
     // 64-column chunk; a buffer of several chunks (whole rows of the
@@ -415,12 +425,7 @@ struct TmaLoadLowering : ConvertOpToLLVMPattern<TmaLoadOp> {
         Value piecePtr =
             LLVM::GEPOp::create(e.b, e.loc, e.smemPtrT(), e.b.getI8Type(), dest,
                                 ValueRange{e.i32(box.smemOffset)});
-        Value dst =
-            LLVM::AddrSpaceCastOp::create(e.b, e.loc, clusterPtr, piecePtr);
-        NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-            e.b, e.loc, dst, tensorMap, box.coords, barrier, ValueRange{},
-            Value(), Value(), NVVM::TMALoadModeAttr(), BoolAttr(), nullptr,
-            Value());
+        copyBox(e, piecePtr, tensorMap, box.coords, barrier);
       }
       return;
     }
@@ -437,11 +442,7 @@ struct TmaLoadLowering : ConvertOpToLLVMPattern<TmaLoadOp> {
           chunkPtr =
               LLVM::GEPOp::create(e.b, e.loc, e.smemPtrT(), e.b.getI8Type(),
                                   dest, ValueRange{e.i32(box.smemOffset)});
-        Value dst =
-            LLVM::AddrSpaceCastOp::create(e.b, e.loc, clusterPtr, chunkPtr);
-        NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-            e.b, e.loc, dst, tensorMap, coords, barrier, ValueRange{}, Value(),
-            Value(), NVVM::TMALoadModeAttr(), BoolAttr(), nullptr, Value());
+        copyBox(e, chunkPtr, tensorMap, coords, barrier);
       }
       return;
     }
@@ -454,12 +455,7 @@ struct TmaLoadLowering : ConvertOpToLLVMPattern<TmaLoadOp> {
       Value chunkPtr =
           LLVM::GEPOp::create(e.b, e.loc, e.smemPtrT(), e.b.getI8Type(), dest,
                               ValueRange{e.i32(box.smemOffset)});
-      Value dst =
-          LLVM::AddrSpaceCastOp::create(e.b, e.loc, clusterPtr, chunkPtr);
-      NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-          e.b, e.loc, dst, tensorMap, box.coords, barrier, ValueRange{},
-          Value(), Value(), NVVM::TMALoadModeAttr(), BoolAttr(), nullptr,
-          Value());
+      copyBox(e, chunkPtr, tensorMap, box.coords, barrier);
     }
   }
 };
