@@ -438,6 +438,35 @@ func.func @negative_two_box_shapes(%q: !act, %cu: memref<?xi32>) {
 
 // -----
 
+// One tensor map per tensor, so one chunk width: Q loaded into a buffer of
+// 64-column chunks and into one of 32-column pieces (chunk_cols = 32).
+!act = memref<?x4x128xbf16>
+!a = !warpspec.channel<[64x64xbf16, 64x64xbf16 chunk_cols = 32], smem>
+func.func @negative_two_chunk_widths(%q: !act, %cu: memref<?xi32>) {
+  warpspec.kernel chip(sm_90a) {
+    %n = arith.constant 4 : index
+    %a = warpspec.channel "a" depth(1) : !a
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      warpspec.tile_loop (%row, %rows, %head) in %cu : memref<?xi32> heads(%n) tokens(%n) block_size(64) {
+        %a_slot, %x, %y = warpspec.acquire %a : !a
+        warpspec.tma_load %q[%row, %head] into %x {col_offset = 0 : i64} : !act, !warpspec.buffer<64x64xbf16, smem>
+        // expected-error @+1 {{'warpspec.tma_load' op loads 32-column chunks of a tensor that is also accessed in 64-column chunks; one tensor map serves one box shape}}
+        warpspec.tma_load %q[%row, %head] into %y {col_offset = 64 : i64} : !act, !warpspec.buffer<64x64xbf16, smem, chunk_cols = 32>
+        warpspec.commit %a_slot tile(%row, %rows, %head)
+      }
+      warpspec.close %a : !a
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(232) {
+      warpspec.consume %a (%a_slot1, %row, %rows, %head, %x, %y) : !a {
+        warpspec.release %a_slot1
+      }
+    }
+  }
+  return
+}
+
+// -----
+
 // Kernel scalars are index, i32, i64 and f32 constants: not f16.
 !cu = memref<?xi32>
 func.func @negative_f16_constant(%cu: !cu) {
