@@ -62,10 +62,7 @@ typedef enum {
 
 /* One kernel parameter. For tensor maps, the enums are the CUDA driver's
    (CUtensorMapDataType, ...Swizzle, ...L2promotion, ...FloatOOBfill,
-   ...Interleave) and `box` has the tensor's rank entries, innermost first,
-   or one more: the map then splits the tensor's innermost dimension in two
-   halves (D / 2, 2, then the tensor's other dimensions; the half-split
-   rotary backward's pair-complete chunks). */
+   ...Interleave) and `box` has the tensor's rank entries, innermost first. */
 typedef struct {
   int32_t kind;
   int32_t tensor;

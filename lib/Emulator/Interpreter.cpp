@@ -956,23 +956,8 @@ llvm::Error Emulator::buildParams() {
         m.strides[d] = strides[m.rank - 1 - d] * t.elementBytes;
       }
       const llvm::json::Array *box = p->getArray("box");
-      // A box of rank 4 (pair_halves): the map is [D / 2, 2, H, T], the head
-      // dimension split in its halves, as _driver._tensor_map encodes it.
-      if (box && box->size() == 4) {
-        if (m.dims[0] % 2)
-          return err("tensormap '" + tname + "' splits an odd head dim");
-        m.rank = 4;
-        int64_t half = m.dims[0] / 2;
-        m.dims[3] = m.dims[2];
-        m.strides[3] = m.strides[2];
-        m.dims[2] = m.dims[1];
-        m.strides[2] = m.strides[1];
-        m.dims[1] = 2;
-        m.strides[1] = half * t.elementBytes;
-        m.dims[0] = half;
-      }
       if (!box || box->size() != m.rank)
-        return err("tensormap '" + tname + "' has no box of rank 3 or 4");
+        return err("tensormap '" + tname + "' has no box of rank 3");
       for (unsigned d = 0; d < m.rank; ++d)
         m.box[d] = unsigned((*box)[d].getAsInteger().value_or(0));
       std::string sw = p->getString("swizzle").value_or("").str();

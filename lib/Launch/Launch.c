@@ -327,8 +327,7 @@ blockattnPlanSetRecord(blockattn_plan *plan, const blockattn_tensor_rule *rules,
   for (int32_t i = 0; i < plan->numParams; ++i) {
     const blockattn_param *p = &plan->params[i];
     if (p->kind == BLOCKATTN_PARAM_TENSORMAP &&
-        (uint32_t)rules[p->tensor].rank != p->rank &&
-        (uint32_t)rules[p->tensor].rank + 1 != p->rank)
+        (uint32_t)rules[p->tensor].rank != p->rank)
       return fail(BLOCKATTN_LAUNCH_INVALID_ARGUMENT,
                   "rules[%d]: rank %d, but params[%d] is a rank-%u tensor map",
                   p->tensor, rules[p->tensor].rank, i, p->rank);
@@ -388,11 +387,8 @@ static blockattn_launch_status
 tensorMap(blockattn_plan *plan, const blockattn_driver *api, int32_t index,
           const blockattn_tensor *t, void **out) {
   const blockattn_param *p = &plan->params[index];
-  /* A map of one rank more than its tensor splits the innermost dimension
-     in two halves (Launch.h). */
   uint32_t rank = (uint32_t)t->rank;
-  int split = rank >= 1 && rank + 1 == p->rank;
-  if (rank != p->rank && !split)
+  if (rank != p->rank)
     return fail(BLOCKATTN_LAUNCH_INVALID_ARGUMENT,
                 "params[%d]: a rank-%u tensor map of a rank-%d tensor", index,
                 p->rank, t->rank);
@@ -423,20 +419,6 @@ tensorMap(blockattn_plan *plan, const blockattn_driver *api, int32_t index,
                   "positive multiple of 16",
                   index, rank - 2 - d, (long long)stride);
     strides[d] = (uint64_t)stride;
-  }
-  if (split) {
-    if (dims[0] % 2 || (dims[0] / 2 * (uint64_t)t->element_size) % 16)
-      return fail(BLOCKATTN_LAUNCH_INVALID_ARGUMENT,
-                  "params[%d]: a split innermost dimension of %llu elements "
-                  "is not two halves of a multiple of 16 bytes",
-                  index, (unsigned long long)dims[0]);
-    for (uint32_t d = rank; d > 1; --d)
-      dims[d] = dims[d - 1];
-    for (uint32_t d = rank; d-- > 1;)
-      strides[d] = strides[d - 1];
-    dims[1] = 2;
-    dims[0] /= 2;
-    strides[0] = dims[0] * (uint64_t)t->element_size;
   }
   TensorMapCache *cache = &plan->caches[index];
   for (unsigned e = 0; e < BLOCKATTN_LAUNCH_CACHE_ENTRIES; ++e) {

@@ -76,17 +76,11 @@ class _TensorMapArg(ctypes.Structure):
 
 def _tensor_map(spec: dict, tensor: torch.Tensor) -> _TensorMapArg:
     """Encodes the TMA descriptor of a [T, H, D] tensor as the manifest asks:
-    rank 3 (D, H, T innermost first), or with a box of rank 4 the head
-    dimension split in its halves (D / 2, 2, H, T: the half-split rotary
-    backward's pair-complete chunks, docs/head-dims.md)."""
+    rank 3 (D, H, T innermost first)."""
     esize = tensor.element_size()
     dims = [tensor.shape[2], tensor.shape[1], tensor.shape[0]]
     strides = [tensor.stride(1) * esize, tensor.stride(0) * esize]
     rank = len(spec["box"])
-    if rank == 4:
-        half = tensor.shape[2] // 2
-        dims = [half, 2] + dims[1:]
-        strides = [half * esize] + strides
     tmap = _check(
         cu.cuTensorMapEncodeTiled(
             _DTYPES[tensor.dtype],

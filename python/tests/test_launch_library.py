@@ -123,10 +123,11 @@ def test_plan_passes_what_the_manifest_asks_for(manifest, recorder):
     assert ctypes.c_float.from_address(arg["softmax_scale"]).value == 0.125
 
 
-def test_a_map_one_rank_above_its_tensor_splits_the_head_dim_in_halves(manifest, recorder):
-    """A tensormap with a box of rank 4 (the half-split rotary backward's pair-complete chunks,
-    docs/head-dims.md) over a [T, H, D] tensor: dims (D / 2, 2, H, T), the halves D / 2
-    elements apart; the other maps stay rank 3."""
+def test_a_map_of_another_rank_than_its_tensor_is_refused(manifest, recorder):
+    """A tensormap's box has its tensor's rank (the half-split rotary backward's pair-complete
+    chunks are boxes of the ordinary map since session 23: no map splits the head dim in
+    halves any more): a rank-4 box over a [T, H, D] tensor is refused, nothing encoded or
+    launched."""
     import copy
 
     split = copy.deepcopy(manifest)
@@ -134,13 +135,10 @@ def test_a_map_one_rank_above_its_tensor_splits_the_head_dim_in_halves(manifest,
         if spec["name"] == "q_tmap":
             spec["box"] = [32, 2, 1, 64]
     plan = _launch.Plan(split, 0x1234, 0x5678)
-    values, addresses = call_values(plan)
-    plan.launch(132, 0, values, [0.125])
-    q, k = recorder.encodes[0], recorder.encodes[1]
-    assert q["address"] == addresses["q"]
-    assert q["dims"] == [D // 2, 2, H, T] and q["strides"] == [D, D * 2, H * D * 2]
-    assert q["box"] == [32, 2, 1, 64] and q["swizzle"] == 3
-    assert k["dims"] == [D, H, T] and k["strides"] == [D * 2, H * D * 2]
+    values, _ = call_values(plan)
+    with pytest.raises(_launch.LaunchError, match=r"a rank-4 tensor map of a rank-3 tensor"):
+        plan.launch(132, 0, values, [0.125])
+    assert recorder.encodes == [] and recorder.launches == []
 
 
 def test_context_is_made_current_before_the_tensor_maps_are_encoded(manifest, recorder):

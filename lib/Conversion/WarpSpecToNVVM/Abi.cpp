@@ -33,13 +33,6 @@ struct ArgUses {
   /// bulk store the width's own), which is the box's width and decides its
   /// swizzle (nvdesc::SwizzledTile).
   int64_t boxCols = 0;
-  /// Its loads take two 32-column pieces a box, a half-split pair's columns
-  /// (warpspec.tma_load's pair_halves into a buffer of 64-column chunks): a
-  /// rank-4 map, the head dimension split in its halves. Whether the first
-  /// TMA access decided it yet. (Into a buffer of 32-column chunks the
-  /// pieces are two boxes of the ordinary map.)
-  bool pairHalves = false;
-  bool pairHalvesKnown = false;
   bool pointer = false;
   SmallVector<bool> dims;
 };
@@ -63,13 +56,6 @@ mlir::blockattn::lowering::buildKernelParams(func::FuncOp func,
                << "loads tiles of " << rows << " rows from a tensor that is "
                << "also loaded in tiles of " << u.tmaRows
                << " rows; one tensor map serves one box shape";
-      bool rank4 =
-          load.getPairHalves() && !load.getDest().getType().getChunkCols();
-      if (u.pairHalvesKnown && u.pairHalves != rank4)
-        return op->emitOpError()
-               << "loads a tensor that other loads or stores access "
-               << (u.pairHalves ? "with" : "without")
-               << " pair_halves; one tensor map serves one box shape";
       int64_t boxCols = load.getDest().getType().getLayoutChunkCols();
       if (u.tma && u.boxCols != boxCols)
         return op->emitOpError()
@@ -79,8 +65,6 @@ mlir::blockattn::lowering::buildKernelParams(func::FuncOp func,
       u.tma = true;
       u.tmaRows = rows;
       u.boxCols = boxCols;
-      u.pairHalves = rank4;
-      u.pairHalvesKnown = true;
     } else if (auto store = dyn_cast<StoreOp>(op)) {
       ArgUses &u = uses[store.getDest()];
       u.pointer = true;
@@ -91,10 +75,6 @@ mlir::blockattn::lowering::buildKernelParams(func::FuncOp func,
                                    << " rows to a tensor also accessed in "
                                       "tiles of "
                                    << u.tmaRows << " rows";
-        if (u.pairHalves)
-          return op->emitOpError() << "bulk-stores to a tensor loaded with "
-                                      "pair_halves; one tensor map serves one "
-                                      "box shape";
         int64_t boxCols = nvdesc::SwizzledTile::chunkColsFor(
             store.getValue().getType().getShape()[1]);
         if (u.tma && u.boxCols != boxCols)
@@ -105,7 +85,6 @@ mlir::blockattn::lowering::buildKernelParams(func::FuncOp func,
         u.tma = true;
         u.tmaRows = rows;
         u.boxCols = boxCols;
-        u.pairHalvesKnown = true;
       }
     } else if (auto rows = dyn_cast<StoreRowsOp>(op)) {
       uses[rows.getDest()].pointer = true;
@@ -195,13 +174,9 @@ mlir::blockattn::lowering::buildKernelParams(func::FuncOp func,
       KernelParam p{KernelParam::Kind::TensorMap, name + "_tmap", name,
                     "tensormap"};
       p.elementType = type.getElementType();
-      // One box is one chunk of the tile (nvdesc::SwizzledTile); with
-      // pair_halves two 32-column pieces, one of each half of the head
-      // dimension, that make one 64-column chunk.
-      if (u.pairHalves)
-        p.box = {32, 2, 1, u.tmaRows};
-      else
-        p.box = {u.boxCols, 1, u.tmaRows};
+      // One box is one chunk of the tile (nvdesc::SwizzledTile): a
+      // pair-complete chunk's pieces (pair_halves) are boxes of their own.
+      p.box = {u.boxCols, 1, u.tmaRows};
       p.source = arg;
       params.push_back(p);
     }
@@ -324,19 +299,11 @@ DictionaryAttr mlir::blockattn::lowering::buildManifest(
       // one chunk (64 columns = 128 bytes, the 128-byte swizzle's span, or
       // 32 columns = 64 bytes with the 64-byte swizzle) x 1 head x the
       // tile's rows.
-      // With pair_halves (a box of rank 4) a rank-4 map over [T, H, 2,
-      // D / 2]: the head dimension split in its halves, whose box (32, 2, 1,
-      // rows) lands as rows of 128 bytes, 128-byte swizzled like a 64-column
-      // chunk.
-      bool halves = p.box.size() == 4;
       fields.push_back(b.getNamedAttr(
-          "dims", halves ? b.getStrArrayAttr(
-                               {"half_head_dim", "halves", "heads", "tokens"})
-                         : b.getStrArrayAttr({"head_dim", "heads", "tokens"})));
+          "dims", b.getStrArrayAttr({"head_dim", "heads", "tokens"})));
       fields.push_back(b.getNamedAttr("box", b.getI64ArrayAttr(p.box)));
       fields.push_back(b.getNamedAttr(
-          "swizzle",
-          b.getStringAttr(halves || p.box[0] == 64 ? "128B" : "64B")));
+          "swizzle", b.getStringAttr(p.box[0] == 64 ? "128B" : "64B")));
       fields.push_back(b.getNamedAttr("interleave", b.getStringAttr("none")));
       fields.push_back(b.getNamedAttr("l2_promotion", b.getStringAttr("128B")));
       fields.push_back(b.getNamedAttr("oob_fill", b.getStringAttr("zero")));

@@ -324,12 +324,30 @@ struct ArriveEmptyLowering : ChannelOpLowering<ArriveEmptyOp> {
   }
 };
 
-/// The bulk tensor copies of a `rows` x `cols` tile at (`row`, `head`).
-SmallVector<TmaBox> tileBoxes(KernelBuilder &e, Value row, Value head,
-                              BufferType tile) {
+/// The bulk tensor copies of a warpspec.tma_load or warpspec.tma_prefetch
+/// of `tile` at (`row`, `head`): one box a chunk of the tile's layout
+/// (nvdesc::SwizzledTile), from column col_offset on. With pair_halves the
+/// tile is pieces of C = chunk_cols columns, piece 2 i from column C (j + i)
+/// and piece 2 i + 1 from its partner D / 2 on, where j = col_offset / 2 C:
+/// pair-complete chunks.
+template <typename CopyOp>
+SmallVector<TmaBox> copyBoxes(KernelBuilder &e, CopyOp op, Value row,
+                              Value head, BufferType tile) {
   ArrayRef<int64_t> shape = tile.getShape();
-  return e.tmaBoxes(e.asI32(row), e.asI32(head), shape[0], shape[1],
-                    tile.getChunkCols());
+  int64_t colOffset = op.getColOffset().value_or(0);
+  int64_t headDim = cast<MemRefType>(op.getSource().getType()).getShape()[2];
+  SmallVector<TmaBox> boxes = e.tmaBoxes(e.asI32(row), e.asI32(head), shape[0],
+                                         shape[1], tile.getChunkCols());
+  for (auto [index, box] : llvm::enumerate(boxes)) {
+    auto piece = static_cast<int64_t>(index);
+    if (op.getPairHalves()) {
+      int64_t pair = colOffset / 2 + tile.getChunkCols() * (piece / 2);
+      box.coords[0] = e.i32(piece % 2 ? headDim / 2 + pair : pair);
+    } else if (colOffset) {
+      box.coords[0] = e.add(box.coords[0], e.i32(colOffset));
+    }
+  }
+  return boxes;
 }
 
 struct TmaPrefetchLowering : ConvertOpToLLVMPattern<TmaPrefetchOp> {
@@ -341,15 +359,9 @@ struct TmaPrefetchLowering : ConvertOpToLLVMPattern<TmaPrefetchOp> {
     if (!tensorMap)
       return op.emitOpError() << "needs a tensor-map kernel argument (a "
                                  "source that a warpspec.tma_load also reads)";
-    // A map of pair halves has rank 4 (warpspec.tma_load's pair_halves):
-    // no prefetch addresses it yet.
-    for (Operation *user : op.getSource().getUsers())
-      if (auto load = dyn_cast<TmaLoadOp>(user); load && load.getPairHalves())
-        return op.emitOpError() << "cannot prefetch a tensor loaded with "
-                                   "pair_halves (a rank-4 tensor map)";
     KernelBuilder e(rewriter, op);
-    for (const TmaBox &box :
-         tileBoxes(e, adaptor.getRow(), adaptor.getHead(), op.getTileType()))
+    for (const TmaBox &box : copyBoxes(e, op, adaptor.getRow(),
+                                       adaptor.getHead(), op.getTileType()))
       NVVM::CpAsyncBulkTensorPrefetchOp::create(
           e.b, e.loc, tensorMap, box.coords, ValueRange{},
           NVVM::TMALoadModeAttr(), /*l2CacheHint=*/Value());
@@ -404,58 +416,13 @@ struct TmaLoadLowering : ConvertOpToLLVMPattern<TmaLoadOp> {
              Value dest, SlotBuffersOp slot, Value stage) const {
     Value barrier = fullBarrier(e, slot.getChannel().getDefiningOp<ChannelOp>(),
                                 e.asI32(stage));
-    // Two 32-column pieces of chunk j = col_offset / 64 (pair_halves): one
-    // box of the rank-4 map at (32 j, half 0, head, row), landing as one
-    // 64-column chunk; a buffer of several chunks (whole rows of the
-    // grouped backward's passes) takes one box a chunk, chunk i at 32 (j +
-    // i) and at the buffer's chunk i.
-    // A buffer of 32-column chunks (chunk_cols = 32): chunk i's two pieces
-    // are two boxes of the ordinary 32-column map (64-byte swizzle, whose
-    // span the box fills), columns 32 (j + i) into piece 2 i and their
-    // partners D / 2 + 32 (j + i) into piece 2 i + 1.
-    if (op.getPairHalves() && op.getDest().getType().getChunkCols()) {
-      int64_t first = op.getColOffset().value_or(0) / 2;
-      int64_t half =
-          cast<MemRefType>(op.getSource().getType()).getShape()[2] / 2;
-      for (auto [piece, box] :
-           llvm::enumerate(tileBoxes(e, adaptor.getRow(), adaptor.getHead(),
-                                     op.getDest().getType()))) {
-        int64_t pair = first + 32 * static_cast<int64_t>(piece / 2);
-        box.coords[0] = e.i32(piece % 2 ? half + pair : pair);
-        Value piecePtr =
-            LLVM::GEPOp::create(e.b, e.loc, e.smemPtrT(), e.b.getI8Type(), dest,
-                                ValueRange{e.i32(box.smemOffset)});
-        copyBox(e, piecePtr, tensorMap, box.coords, barrier);
-      }
-      return;
-    }
-    if (op.getPairHalves()) {
-      int64_t first = op.getColOffset().value_or(0) / 2;
-      SmallVector<TmaBox> chunks = tileBoxes(
-          e, adaptor.getRow(), adaptor.getHead(), op.getDest().getType());
-      for (auto [chunk, box] : llvm::enumerate(chunks)) {
-        SmallVector<Value> coords = {
-            e.i32(first + 32 * static_cast<int64_t>(chunk)), e.i32(0),
-            e.asI32(adaptor.getHead()), e.asI32(adaptor.getRow())};
-        Value chunkPtr = dest;
-        if (chunk > 0)
-          chunkPtr =
-              LLVM::GEPOp::create(e.b, e.loc, e.smemPtrT(), e.b.getI8Type(),
-                                  dest, ValueRange{e.i32(box.smemOffset)});
-        copyBox(e, chunkPtr, tensorMap, coords, barrier);
-      }
-      return;
-    }
-    for (TmaBox &box : tileBoxes(e, adaptor.getRow(), adaptor.getHead(),
-                                 op.getDest().getType())) {
-      // Part of the head dimension (col_offset): the boxes start that many
-      // columns in.
-      if (int64_t offset = op.getColOffset().value_or(0))
-        box.coords[0] = e.add(box.coords[0], e.i32(offset));
-      Value chunkPtr =
+    for (const TmaBox &box :
+         copyBoxes(e, op, adaptor.getRow(), adaptor.getHead(),
+                   op.getDest().getType())) {
+      Value boxPtr =
           LLVM::GEPOp::create(e.b, e.loc, e.smemPtrT(), e.b.getI8Type(), dest,
                               ValueRange{e.i32(box.smemOffset)});
-      copyBox(e, chunkPtr, tensorMap, box.coords, barrier);
+      copyBox(e, boxPtr, tensorMap, box.coords, barrier);
     }
   }
 };

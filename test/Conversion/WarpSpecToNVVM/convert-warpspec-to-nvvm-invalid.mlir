@@ -380,35 +380,6 @@ func.func @unused_index_argument(%cu: !cu, %unused: index) {
 
 // -----
 
-// One tensor map per tensor: a tensor loaded in pair halves (a rank-4 map)
-// is loaded that way only.
-!act = memref<?x4x128xbf16>
-!a = !warpspec.channel<[64x64xbf16, 64x64xbf16], smem>
-func.func @negative_pair_halves_and_plain(%q: !act, %cu: memref<?xi32>) {
-  warpspec.kernel chip(sm_90a) {
-    %n = arith.constant 4 : index
-    %a = warpspec.channel "a" depth(1) : !a
-    warpspec.partition "load" role(load) warps(4) regs(40) {
-      warpspec.tile_loop (%row, %rows, %head) in %cu : memref<?xi32> heads(%n) tokens(%n) block_size(64) {
-        %a_slot, %x, %y = warpspec.acquire %a : !a
-        warpspec.tma_load %q[%row, %head] into %x {col_offset = 0 : i64, pair_halves} : !act, !warpspec.buffer<64x64xbf16, smem>
-        // expected-error @+1 {{'warpspec.tma_load' op loads a tensor that other loads or stores access with pair_halves; one tensor map serves one box shape}}
-        warpspec.tma_load %q[%row, %head] into %y {col_offset = 64 : i64} : !act, !warpspec.buffer<64x64xbf16, smem>
-        warpspec.commit %a_slot tile(%row, %rows, %head)
-      }
-      warpspec.close %a : !a
-    }
-    warpspec.partition "compute" role(compute) warps(4) regs(232) {
-      warpspec.consume %a (%a_slot1, %row, %rows, %head, %x, %y) : !a {
-        warpspec.release %a_slot1
-      }
-    }
-  }
-  return
-}
-
-// -----
-
 // One tensor map per tensor, so one box shape: Q loaded as 64-row and as
 // 128-row tiles.
 !act = memref<?x4x64xbf16>

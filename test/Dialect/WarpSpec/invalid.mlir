@@ -1718,14 +1718,25 @@ func.func @negative_tma_load_col_offset_dynamic(%src: memref<?x4x?xbf16>, %i: i3
 
 // -----
 
-// pair_halves (a half-split pair's two 32-column pieces, one box of a
-// rank-4 tensor map a 64-column chunk): a buffer of whole chunks, not one
-// 32-column piece.
-func.func @negative_tma_load_pair_halves_piece(%src: memref<?x4x256xbf16>, %i: i32,
-                                               %b: !warpspec.buffer<64x32xbf16, smem>) {
-  // expected-error @+1 {{'warpspec.tma_load' op pair_halves loads a buffer of whole 64-column chunks at a col_offset that is a multiple of 64 with its 32-column pieces inside the halves of a static head dim that is a multiple of 64, got '!warpspec.buffer<64x32xbf16, smem>' at col_offset 0 of head dim 256}}
+// pair_halves (a half-split pair's columns and their partners) loads pieces
+// of a buffer with a chunk_cols layout, each an ordinary box.
+func.func @negative_tma_load_pair_halves_no_pieces(%src: memref<?x4x256xbf16>, %i: i32,
+                                                   %b: !warpspec.buffer<64x64xbf16, smem>) {
+  // expected-error @+1 {{'warpspec.tma_load' op pair_halves loads pieces of a buffer with a chunk_cols layout, got '!warpspec.buffer<64x64xbf16, smem>'}}
   warpspec.tma_load %src[%i, %i] into %b {col_offset = 0 : i64, pair_halves}
-      : memref<?x4x256xbf16>, !warpspec.buffer<64x32xbf16, smem>
+      : memref<?x4x256xbf16>, !warpspec.buffer<64x64xbf16, smem>
+  return
+}
+
+// -----
+
+// pair_halves: whole pair-complete chunks (two pieces each), from a chunk's
+// start, not from the middle of one.
+func.func @negative_tma_load_pair_halves_offset(%src: memref<?x4x256xbf16>, %i: i32,
+                                                %b: !warpspec.buffer<64x64xbf16, smem, chunk_cols = 32>) {
+  // expected-error @+1 {{'warpspec.tma_load' op pair_halves loads a buffer of whole 64-column chunks (two 32-column pieces) at a col_offset that is a multiple of 64 with its pieces inside the halves of a static head dim that is a multiple of 64, got '!warpspec.buffer<64x64xbf16, smem, chunk_cols = 32>' at col_offset 32 of head dim 256}}
+  warpspec.tma_load %src[%i, %i] into %b {col_offset = 32 : i64, pair_halves}
+      : memref<?x4x256xbf16>, !warpspec.buffer<64x64xbf16, smem, chunk_cols = 32>
   return
 }
 
@@ -1734,10 +1745,20 @@ func.func @negative_tma_load_pair_halves_piece(%src: memref<?x4x256xbf16>, %i: i
 // pair_halves: the halves of the head dim must be whole pieces (a multiple
 // of 64 columns in all).
 func.func @negative_tma_load_pair_halves_head_dim(%src: memref<?x4x160xbf16>, %i: i32,
-                                                  %b: !warpspec.buffer<64x64xbf16, smem>) {
-  // expected-error @+1 {{'warpspec.tma_load' op pair_halves loads a buffer of whole 64-column chunks at a col_offset that is a multiple of 64 with its 32-column pieces inside the halves of a static head dim that is a multiple of 64, got '!warpspec.buffer<64x64xbf16, smem>' at col_offset 64 of head dim 160}}
+                                                  %b: !warpspec.buffer<64x64xbf16, smem, chunk_cols = 32>) {
+  // expected-error @+1 {{'warpspec.tma_load' op pair_halves loads a buffer of whole 64-column chunks (two 32-column pieces) at a col_offset that is a multiple of 64 with its pieces inside the halves of a static head dim that is a multiple of 64, got '!warpspec.buffer<64x64xbf16, smem, chunk_cols = 32>' at col_offset 64 of head dim 160}}
   warpspec.tma_load %src[%i, %i] into %b {col_offset = 64 : i64, pair_halves}
-      : memref<?x4x160xbf16>, !warpspec.buffer<64x64xbf16, smem>
+      : memref<?x4x160xbf16>, !warpspec.buffer<64x64xbf16, smem, chunk_cols = 32>
+  return
+}
+
+// -----
+
+// A prefetch of pair-complete chunks follows the same rules.
+func.func @negative_tma_prefetch_pair_halves_no_pieces(%src: memref<?x4x256xbf16>, %i: i32) {
+  // expected-error @+1 {{'warpspec.tma_prefetch' op pair_halves loads pieces of a buffer with a chunk_cols layout, got '!warpspec.buffer<64x64xbf16, smem>'}}
+  warpspec.tma_prefetch %src[%i, %i] {col_offset = 0 : i64, pair_halves}
+      : memref<?x4x256xbf16>, !warpspec.buffer<64x64xbf16, smem>
   return
 }
 

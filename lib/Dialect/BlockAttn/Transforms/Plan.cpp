@@ -670,18 +670,6 @@ LogicalResult planGroupedItemLaunch(Chip chip, const KernelShape &shape,
                                     const TuningOptions &options,
                                     int64_t passes, KernelPlan &plan,
                                     Failure fail) {
-  // Above head dim 128 half-split rows are loaded as pair-complete chunks
-  // through a rank-4 tensor map (pairHalfRows in Recipe.cpp), which no
-  // prefetch addresses (warpspec.tma_prefetch).
-  if (options.l2Prefetch == L2Prefetch::on &&
-      shape.rotary == RotaryMode::half_split &&
-      shape.headDim > KernelShape::kMaxOutputCols)
-    return fail("l2-prefetch=on does not apply to the grouped-query backward "
-                "(group ",
-                shape.group,
-                ") with half-split rotary embeddings above head_dim 128: its "
-                "tiles are loaded as pair-complete chunks through a rank-4 "
-                "tensor map, which the prefetch does not address");
   int64_t itemBytes =
       (2 + 2 * shape.group * passes) * shape.tileBytes(shape.headDim);
   if (failed(planLaunch(chip, options, tilesOfChunkLoads(itemBytes),

@@ -1391,29 +1391,46 @@ static LogicalResult verifyTmaTile(Operation *op, Type sourceType,
   return success();
 }
 
+/// Pair-complete chunks (pair_halves) are pieces of `chunk_cols = C`
+/// columns, each an ordinary box: chunk i of 2 C columns from chunk j
+/// (col_offset 2 C j) holds columns C (j + i) and their partners D / 2 on,
+/// inside the halves of a static head dim that are whole pieces.
+static LogicalResult verifyPairHalves(Operation *op, Type sourceType,
+                                      BufferType dest,
+                                      std::optional<int64_t> colOffset) {
+  auto source = cast<MemRefType>(sourceType);
+  int64_t piece = dest.getChunkCols();
+  if (!piece)
+    return op->emitOpError() << "pair_halves loads pieces of a buffer with a "
+                                "chunk_cols layout, got "
+                             << dest;
+  int64_t d = source.isDynamicDim(2) ? 0 : source.getDimSize(2);
+  int64_t offset = colOffset.value_or(0);
+  int64_t cols = dest.getShape()[1];
+  int64_t chunk = 2 * piece;
+  if (cols % chunk != 0 || d % chunk != 0 || offset % chunk != 0 ||
+      offset / 2 + cols / 2 > d / 2)
+    return op->emitOpError()
+           << "pair_halves loads a buffer of whole " << chunk
+           << "-column chunks (two " << piece
+           << "-column pieces) at a col_offset that is a "
+              "multiple of "
+           << chunk
+           << " with its pieces inside the halves of a static "
+              "head dim that is a multiple of "
+           << chunk << ", got " << dest << " at col_offset " << offset
+           << " of head dim " << (d ? std::to_string(d) : "?");
+  return success();
+}
+
 LogicalResult TmaLoadOp::verify() {
   if (failed(verifyTmaTile(getOperation(), getSource().getType(),
                            getDest().getType(), "destination", getColOffset())))
     return failure();
-  // Boxes of two 32-column pieces (the first elements of 32 half-split
-  // pairs and their partners): a buffer of whole 64-column chunks from
-  // chunk j (col_offset 64 j), chunk j + i's pieces at 32 (j + i) and
-  // D / 2 + 32 (j + i) inside the head dim, whose halves are whole pieces.
-  if (getPairHalves()) {
-    auto source = cast<MemRefType>(getSource().getType());
-    int64_t d = source.isDynamicDim(2) ? 0 : source.getDimSize(2);
-    int64_t offset = getColOffset().value_or(0);
-    int64_t cols = getDest().getType().getShape()[1];
-    if (cols % 64 != 0 || d % 64 != 0 || offset % 64 != 0 ||
-        offset / 2 + cols / 2 > d / 2)
-      return emitOpError()
-             << "pair_halves loads a buffer of whole 64-column chunks at a "
-                "col_offset that is a multiple of 64 with its 32-column "
-                "pieces inside the halves of a static head dim that is a "
-                "multiple of 64, got "
-             << getDest().getType() << " at col_offset " << offset
-             << " of head dim " << (d ? std::to_string(d) : "?");
-  }
+  if (getPairHalves() &&
+      failed(verifyPairHalves(getOperation(), getSource().getType(),
+                              getDest().getType(), getColOffset())))
+    return failure();
   // The copy completes on the full barrier of the destination's slot: the
   // slot a producer acquired, or, once the protocol is lowered, the slot of
   // a warpspec.slot_buffers.
@@ -1426,8 +1443,13 @@ LogicalResult TmaLoadOp::verify() {
 }
 
 LogicalResult TmaPrefetchOp::verify() {
-  return verifyTmaTile(getOperation(), getSource().getType(), getTileType(),
-                       "tile");
+  if (failed(verifyTmaTile(getOperation(), getSource().getType(), getTileType(),
+                           "tile", getColOffset())))
+    return failure();
+  if (getPairHalves())
+    return verifyPairHalves(getOperation(), getSource().getType(),
+                            getTileType(), getColOffset());
+  return success();
 }
 
 LogicalResult MmaOp::verify() {

@@ -200,9 +200,10 @@ private:
            next = next->getNextNode())
         if (auto load = dyn_cast<TmaLoadOp>(next);
             load && load.getDest().getDefiningOp() == op.getOperation())
-          TmaPrefetchOp::create(b, load.getLoc(), load.getSource(),
-                                load.getRow(), load.getHead(),
-                                TypeAttr::get(load.getDest().getType()));
+          TmaPrefetchOp::create(
+              b, load.getLoc(), load.getSource(), load.getRow(), load.getHead(),
+              TypeAttr::get(load.getDest().getType()), load.getColOffsetAttr(),
+              load.getPairHalvesAttr());
     // A producer position advances at the commit; a slot acquired while
     // earlier ones are not committed yet (committed in order, the verifier
     // checks) is the entry after theirs.

@@ -934,15 +934,22 @@ def WarpSpec_TmaPrefetchOp : WarpSpec_Op<"tma_prefetch"> {
     per 128-byte column chunk), where `tile` is the `R x D` shared-memory
     buffer type a later `warpspec.tma_load` of the same coordinates copies
     into. `warpspec-lower-protocol` emits them for an `l2_prefetch` acquire,
-    before its wait for a free slot.
+    before its wait for a free slot. `col_offset` and `pair_halves` name the
+    columns as the load's do (`warpspec.tma_load`), so that the prefetch
+    brings the boxes the load will copy.
 
     ```mlir
     warpspec.tma_prefetch %k[%row, %head]
         : memref<?x4x128xbf16>, !warpspec.buffer<64x128xbf16, smem>
+    warpspec.tma_prefetch %q[%row, %head] {col_offset = 64 : i64, pair_halves}
+        : memref<?x4x256xbf16>,
+          !warpspec.buffer<64x64xbf16, smem, chunk_cols = 32>
     ```
   }];
   let arguments = (ins AnyMemRef:$source, I32:$row, I32:$head,
-                       TypeAttrOf<WarpSpec_BufferType>:$tile);
+                       TypeAttrOf<WarpSpec_BufferType>:$tile,
+                       OptionalAttr<I64Attr>:$col_offset,
+                       UnitAttr:$pair_halves);
   let assemblyFormat = [{
     $source `[` $row `,` $head `]` attr-dict `:` type($source) `,` $tile
   }];
@@ -1483,23 +1490,20 @@ def WarpSpec_TmaLoadOp : WarpSpec_Op<"tma_load"> {
         : memref<?x4x256xbf16>, !warpspec.buffer<64x128xbf16, smem>
     ```
 
-    With `pair_halves` (and `col_offset = 64 j`) the 64-column buffer holds
-    columns `[32 j, 32 j + 32)` then their half-split partners `[D / 2 +
-    32 j, D / 2 + 32 j + 32)`: the pairs 32 j to 32 j + 31 whole (the sm_90a
-    column-pass rotary backward with half-split pairs above head dim 128,
-    docs/head-dims.md). The tensor map is then of rank 4, the head dimension
-    split in its two halves (`D / 2`, 2, heads, tokens), with a box of 32 x 2
-    x 1 x R: the box lands as R rows of 128 bytes, each the two 32-column
-    pieces side by side, and the 128-byte swizzle, a function of the shared
-    address alone, makes them the bytes of an ordinary 64-column chunk.
-    Every load of the source must then have it. A buffer of several whole
-    64-column chunks takes one box a chunk, chunk `i` holding pairs
-    `32 (j + i)` to `32 (j + i) + 31` (the grouped-query backward's whole
-    rows above head dim 128, docs/head-dims.md).
+    With `pair_halves` the buffer holds half-split pairs whole: its layout
+    is `chunk_cols = C` (pieces of C columns, each an ordinary box of the
+    tensor map whose inner extent fills its swizzle span), and chunk `i` of
+    2 C columns from `col_offset = 2 C j` is piece `2 i`, columns
+    `[C (j + i), C (j + i + 1))`, then piece `2 i + 1`, their partners
+    `D / 2` columns on: pairs `C (j + i)` to `C (j + i + 1) - 1` whole (the
+    half-split rotary backward's pair-complete chunks, docs/head-dims.md,
+    "Pair-complete chunks as 64-byte-swizzled pieces"). The tensor map is
+    the ordinary one of `C`-column boxes.
 
     ```mlir
     warpspec.tma_load %q[%row, %head] into %qc {col_offset = 64 : i64,
-        pair_halves} : memref<?x4x256xbf16>, !warpspec.buffer<64x64xbf16, smem>
+        pair_halves} : memref<?x4x256xbf16>,
+        !warpspec.buffer<64x64xbf16, smem, chunk_cols = 32>
     ```
   }];
   let arguments = (ins AnyMemRef:$source, I32:$row, I32:$head,
