@@ -409,18 +409,20 @@ struct TmaLoadLowering : ConvertOpToLLVMPattern<TmaLoadOp> {
     // 64-column chunk; a buffer of several chunks (whole rows of the
     // grouped backward's passes) takes one box a chunk, chunk i at 32 (j +
     // i) and at the buffer's chunk i.
-    // A buffer of 32-column chunks (chunk_cols = 32): chunk i's two pieces
-    // are two boxes of the ordinary 32-column map (64-byte swizzle, whose
-    // span the box fills), columns 32 (j + i) into piece 2 i and their
-    // partners D / 2 + 32 (j + i) into piece 2 i + 1.
-    if (op.getPairHalves() && op.getDest().getType().getChunkCols()) {
+    // A buffer of P-column pieces (chunk_cols = P, 32 or 16): chunk i's two
+    // pieces are two boxes of the ordinary P-column map (the 64- or 32-byte
+    // swizzle, whose span the box fills), columns P (j + i) into piece 2 i
+    // and their partners D / 2 + P (j + i) into piece 2 i + 1, where chunk j
+    // = col_offset / 2P.
+    if (int64_t pieceCols = op.getDest().getType().getChunkCols();
+        op.getPairHalves() && pieceCols) {
       int64_t first = op.getColOffset().value_or(0) / 2;
       int64_t half =
           cast<MemRefType>(op.getSource().getType()).getShape()[2] / 2;
       for (auto [piece, box] :
            llvm::enumerate(tileBoxes(e, adaptor.getRow(), adaptor.getHead(),
                                      op.getDest().getType()))) {
-        int64_t pair = first + 32 * static_cast<int64_t>(piece / 2);
+        int64_t pair = first + pieceCols * static_cast<int64_t>(piece / 2);
         box.coords[0] = e.i32(piece % 2 ? half + pair : pair);
         Value piecePtr =
             LLVM::GEPOp::create(e.b, e.loc, e.smemPtrT(), e.b.getI8Type(), dest,

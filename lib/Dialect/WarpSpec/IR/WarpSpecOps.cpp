@@ -1395,24 +1395,28 @@ LogicalResult TmaLoadOp::verify() {
   if (failed(verifyTmaTile(getOperation(), getSource().getType(),
                            getDest().getType(), "destination", getColOffset())))
     return failure();
-  // Boxes of two 32-column pieces (the first elements of 32 half-split
-  // pairs and their partners): a buffer of whole 64-column chunks from
-  // chunk j (col_offset 64 j), chunk j + i's pieces at 32 (j + i) and
-  // D / 2 + 32 (j + i) inside the head dim, whose halves are whole pieces.
+  // Pieces of P columns (the first elements of P half-split pairs and their
+  // partners; P = 32, or the buffer's chunk_cols = 16): a buffer of whole
+  // pair-complete 2P-column chunks from chunk j (col_offset 2P j), chunk
+  // j + i's pieces at P (j + i) and D / 2 + P (j + i) inside the head dim,
+  // whose halves are whole pieces.
   if (getPairHalves()) {
     auto source = cast<MemRefType>(getSource().getType());
     int64_t d = source.isDynamicDim(2) ? 0 : source.getDimSize(2);
     int64_t offset = getColOffset().value_or(0);
     int64_t cols = getDest().getType().getShape()[1];
-    if (cols % 64 != 0 || d % 64 != 0 || offset % 64 != 0 ||
-        offset / 2 + cols / 2 > d / 2)
+    int64_t piece = getDest().getType().getChunkCols() == 16 ? 16 : 32;
+    if (cols % (2 * piece) != 0 || d % (2 * piece) != 0 ||
+        offset % (2 * piece) != 0 || offset / 2 + cols / 2 > d / 2)
       return emitOpError()
-             << "pair_halves loads a buffer of whole 64-column chunks at a "
-                "col_offset that is a multiple of 64 with its 32-column "
-                "pieces inside the halves of a static head dim that is a "
-                "multiple of 64, got "
-             << getDest().getType() << " at col_offset " << offset
-             << " of head dim " << (d ? std::to_string(d) : "?");
+             << "pair_halves loads a buffer of whole " << 2 * piece
+             << "-column chunks at a col_offset that is a multiple of "
+             << 2 * piece << " with its " << piece
+             << "-column pieces inside the halves of a static head dim that "
+                "is a multiple of "
+             << 2 * piece << ", got " << getDest().getType()
+             << " at col_offset " << offset << " of head dim "
+             << (d ? std::to_string(d) : "?");
   }
   // The copy completes on the full barrier of the destination's slot: the
   // slot a producer acquired, or, once the protocol is lowered, the slot of
@@ -1970,11 +1974,14 @@ LogicalResult SoftmaxGradOp::verify() {
 /// 32-column units inside the destination's static head dimension.
 static LogicalResult verifyColumnChunk(StoreOp op, int64_t cols, int64_t offset,
                                        MemRefType dest) {
-  if (offset < 0 || offset % 32 != 0 || dest.isDynamicDim(2) ||
+  // A multiple of 16: a 16-column piece of a half-split pair-complete
+  // chunk at head dim 96 (columns 16 j and 48 + 16 j) is the narrowest part
+  // stored; its rows are whole 16-byte units.
+  if (offset < 0 || offset % 16 != 0 || dest.isDynamicDim(2) ||
       offset + cols > dest.getDimSize(2))
     return op.emitOpError()
            << "col_offset " << offset << " with a tile of " << cols
-           << " columns must be a multiple of 32 and stay inside the "
+           << " columns must be a multiple of 16 and stay inside the "
               "destination's static head dimension";
   return success();
 }
@@ -2055,10 +2062,13 @@ LogicalResult StoreOp::verify() {
     return emitOpError() << "bulk stores go through a staging buffer: add "
                             "via(%staging)";
   }
-  if (getBulk() && value.getShape()[1] % 32 != 0)
+  // Whole swizzled chunks, or one 16-column piece (a box of 32-byte rows
+  // under the 32-byte swizzle: a half-split pair-complete chunk's piece at
+  // head dim 96).
+  if (getBulk() && value.getShape()[1] % 32 != 0 && value.getShape()[1] != 16)
     return emitOpError()
            << "bulk stores copy whole swizzled chunks (a multiple of 32 "
-              "columns)";
+              "columns, or one 16-column piece)";
   if (getPinnedSteps() && !getStaging())
     return emitOpError() << "pinned_steps applies to stores via a staging "
                             "buffer (its row steps are the copy-out's)";
