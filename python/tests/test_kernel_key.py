@@ -159,12 +159,12 @@ def test_prebuild_script_kernel_sets(capsys):
                  "--rotary", "half_split,interleaved"])
     assert capsys.readouterr().out.split() == [
         "sm_90a/blockattn_backward_d96_b128_bf16_g2_half_split",
-        "sm_90a/blockattn_backward_d96_b128_bf16_g2_interleaved",
         "sm_90a/blockattn_backward_d96_b128_bf16_g3_half_split",
+        "sm_90a/blockattn_backward_d96_b128_bf16_g2_interleaved",
         "sm_90a/blockattn_backward_d96_b128_bf16_g3_interleaved",
         "sm_100a/blockattn_backward_d96_b128_bf16_g2_half_split",
-        "sm_100a/blockattn_backward_d96_b128_bf16_g2_interleaved",
         "sm_100a/blockattn_backward_d96_b128_bf16_g3_half_split",
+        "sm_100a/blockattn_backward_d96_b128_bf16_g2_interleaved",
         "sm_100a/blockattn_backward_d96_b128_bf16_g3_interleaved"]
     # At head dim 128 both layouts (half-split in pair-complete chunks of two 64-byte-swizzled
     # pieces since session 23; session 21's one-box chunks were refused in session 22).
