@@ -283,7 +283,7 @@ struct TensorMap {
   int64_t strides[5] = {0}; // bytes, strides[0] = element size
   unsigned box[5] = {0};
   unsigned esize = 0;
-  unsigned swizzleBytes = 0; // 64 or 128
+  unsigned swizzleBytes = 0; // 32, 64 or 128
   std::string name;
 };
 
@@ -965,6 +965,8 @@ llvm::Error Emulator::buildParams() {
         m.swizzleBytes = 128;
       else if (sw == "64B")
         m.swizzleBytes = 64;
+      else if (sw == "32B")
+        m.swizzleBytes = 32;
       else
         return err("swizzle '" + sw + "' is not emulated");
       // cuTensorMapEncodeTiled: the inner box extent is at most the swizzle
@@ -1227,15 +1229,29 @@ static uint32_t swizzle128(uint32_t a) { return a ^ (((a >> 7) & 7) << 4); }
 // with (64-byte row index / 2) % 4.
 static uint32_t swizzle64(uint32_t a) { return a ^ (((a >> 7) & 3) << 4); }
 
+// 32-byte swizzle (the same section; CU_TENSOR_MAP_SWIZZLE_32B, CuTe's
+// Swizzle<1,4,3>, the PTX ISA's canonical 32B layouts): within each 256-byte
+// span the 16-byte chunk index inside a 32-byte row (address bit 4) is XORed
+// with address bit 7, i.e. with (32-byte row index / 4) % 2.
+static uint32_t swizzle32(uint32_t a) { return a ^ (((a >> 7) & 1) << 4); }
+
 static uint32_t swizzleAddress(uint32_t a, unsigned swizzleBytes) {
   switch (swizzleBytes) {
   case 128:
     return swizzle128(a);
   case 64:
     return swizzle64(a);
+  case 32:
+    return swizzle32(a);
   default:
     return a;
   }
+}
+
+// The row width W of a descriptor's layout: its swizzle span (128, 64 or 32
+// bytes; 128 for the modes readSmemMatrix refuses).
+static unsigned swizzleWidth(const SmemDescriptor &d) {
+  return d.swizzleBytes == 64 || d.swizzleBytes == 32 ? d.swizzleBytes : 128;
 }
 
 // cp.async.bulk.tensor, tile mode (PTX ISA 9.7.9.25.5.1 and 5.5 "Tensors"):
@@ -1321,10 +1337,13 @@ llvm::Error Emulator::doTmaStore(AsyncOp &op) {
 // Layout", in units of elements, T = 16 bytes / element size):
 //   K-major:  Swizzle<3,4,3> o ((8,m),(T,2k)) : ((8T,SBO),(1,T))
 //   MN-major: Swizzle<3,4,3> o ((T,8,m),(8,k)) : ((1,T,LBO),(8T,SBO))
-// and with 64-byte swizzle:
+// with 64-byte swizzle:
 //   K-major:  Swizzle<2,4,3> o ((8,m),(T,2k)) : ((4T,SBO),(1,T))
 //   MN-major: Swizzle<2,4,3> o ((T,4,m),(8,k)) : ((1,T,LBO),(4T,SBO))
-// so for element (mn, k), with W the swizzle width in bytes (128 or 64):
+// and with 32-byte swizzle:
+//   K-major:  Swizzle<1,4,3> o ((8,m),(T,2k)) : ((2T,SBO),(1,T))
+//   MN-major: Swizzle<1,4,3> o ((T,2,m),(8,k)) : ((1,T,LBO),(2T,SBO))
+// so for element (mn, k), with W the swizzle width in bytes (128, 64 or 32):
 // K-major at start + (mn%8)*W + (mn/8)*SBO + k*es; MN-major at
 // start + (mn%(W/es))*es + (mn/(W/es))*LBO + (k%8)*W + (k/8)*SBO, then the
 // address swizzle. `rows` x `cols` are (mn extent) x (k extent).
@@ -1344,11 +1363,12 @@ llvm::Error Emulator::readSmemMatrix(uint64_t desc, bool mnMajor, unsigned rows,
                 llvm::formatv("{0} (line {1}): descriptor {2:x}: absolute "
                               "leading-dimension mode is not emulated",
                               what, line, desc));
-  if ((d.swizzleBytes != 128 && d.swizzleBytes != 64) || d.swizzle32BAtom)
+  if ((d.swizzleBytes != 128 && d.swizzleBytes != 64 && d.swizzleBytes != 32) ||
+      d.swizzle32BAtom)
     return fail(nullptr, nullptr,
-                llvm::formatv("{0} (line {1}): descriptor {2:x} is neither "
-                              "128- nor 64-byte swizzled; only those layouts "
-                              "are emulated",
+                llvm::formatv("{0} (line {1}): descriptor {2:x} is not "
+                              "128-, 64- or 32-byte swizzled; only those "
+                              "layouts are emulated",
                               what, line, desc));
   if (d.baseOffset != 0)
     return fail(nullptr, nullptr,
@@ -1371,12 +1391,12 @@ llvm::Error Emulator::readSmemMatrix(uint64_t desc, bool mnMajor, unsigned rows,
 // Shared bytes [lo, hi) an MMA operand of `rows` (M or N) x 16 (K) elements
 // reads, for the reuse and pending-copy checks: the layout formula of
 // readSmemMatrix is monotonic in (mn, k) before the swizzle, which permutes
-// bytes only inside one swizzle row (W = 128 or 64 bytes, from the
+// bytes only inside one swizzle row (W = 128, 64 or 32 bytes, from the
 // descriptor).
 static void operandExtent(uint64_t desc, bool tcgen05, bool mnMajor,
                           unsigned rows, uint32_t &lo, uint32_t &hi) {
   SmemDescriptor d = decodeSmemDescriptor(desc, tcgen05);
-  const uint32_t w = d.swizzleBytes == 64 ? 64 : 128;
+  const uint32_t w = swizzleWidth(d);
   unsigned mn = rows - 1, kk = 15;
   uint32_t last = mnMajor ? d.start + (mn % (w / 2)) * 2 + (mn / (w / 2)) * d.lbo +
                                 (kk % 8) * w + (kk / 8) * d.sbo
@@ -3045,9 +3065,7 @@ uint32_t blockattn::emu::smemElementAddress(const SmemDescriptor &d,
                                             bool mnMajor, unsigned mn,
                                             unsigned k) {
   const unsigned es = 2;
-  // The 128-byte layout unless the descriptor says 64 (the only other one
-  // the emulator accepts).
-  const unsigned w = d.swizzleBytes == 64 ? 64 : 128;
+  const unsigned w = swizzleWidth(d);
   uint32_t a = mnMajor ? d.start + (mn % (w / es)) * es + (mn / (w / es)) * d.lbo +
                              (k % 8) * w + (k / 8) * d.sbo
                        : d.start + (mn % 8) * w + (mn / 8) * d.sbo + k * es;

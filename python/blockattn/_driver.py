@@ -43,6 +43,8 @@ _DTYPES = {
     torch.float16: cu.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
 }
 _SWIZZLE = {
+    # 16-column boxes (head dim 96's half-split pair-complete pieces, chunk_cols = 16).
+    "32B": cu.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_32B,
     "64B": cu.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_64B,
     "128B": cu.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_128B,
 }

@@ -117,14 +117,15 @@ def _refuse_grouped_backward(group: int, requires_grad: bool, block_size: int = 
     kernel) is built for blocks of up to 64 tokens, at head dims up to 256
     with or without rotary embeddings, and at block size 128 up to head dim 128
     without rotary embeddings (every group, both chips), with interleaved rotary
-    embeddings too (both chips) and with half-split ones at head dims up to 64
-    and 128, not 96, and at head dims 192 and 256 on both chips (K, V, Q and dO
+    embeddings too (both chips) and with half-split ones (both chips; at head
+    dim 96 since session 24), and at head dims 192 and 256 on both chips (K, V, Q and dO
     streamed in 64-column chunks; on sm_90a with rotary embeddings too since
     session 22, each chunk rotated as it lands; docs/head-dims.md). Half-split
     pairs above head dim 64 there, and above 128 at every block size, are
     loaded in pair-complete chunks of two 64-byte-swizzled 32-column pieces
     (session 23; docs/head-dims.md, "Pair-complete chunks as 64-byte-swizzled
-    pieces")
+    pieces"), and at block size 128 and head dim 96 in pair-complete 32-column
+    chunks of two 32-byte-swizzled 16-column pieces (session 24)
     (docs/pipeline.md, "Grouped-query attention"): the other grouped calls that
     need gradients are refused before any forward work is done. `chip` is the
     device's (None: not known here, the compiler decides)."""
@@ -132,13 +133,6 @@ def _refuse_grouped_backward(group: int, requires_grad: bool, block_size: int = 
         return
     if group <= 1:
         return
-    if block_size > 64 and rotary and not interleaved and 64 < head_dim < 128:
-        raise ValueError(
-            f"rotary: block_size {block_size} has no grouped-query backward kernel with half-split "
-            f"rotary embeddings at head dim {head_dim} yet ({group} query heads per k/v head); "
-            "head dims up to 64 have one there, interleaved rotary embeddings "
-            "(Rotary(interleaved=True)) up to 128, and block sizes 16, 32 and 64 up to head dim 128"
-        )
     if block_size > 64 and head_dim > 128 and rotary and chip == "sm_100a":
         raise ValueError(
             f"rotary: head dim {head_dim} has no grouped-query backward kernel with rotary embeddings "

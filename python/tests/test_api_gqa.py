@@ -96,11 +96,14 @@ def test_compiled_manifest_and_refused_backward(tmp_path):
                              "embeddings on sm_100a yet"):
         _kernels.compile_kernel(key(kind="backward", head_dim=192, group=4, block_size=128, chip="sm_100a",
                                     rotary="interleaved"), tmp_path)
-    with pytest.raises(RuntimeError,
-                       match="group 4 .*no backward lowering at block_size 128 and head_dim 96 with half-split "
-                             "rotary"):
-        _kernels.compile_kernel(key(kind="backward", head_dim=96, group=4, block_size=128, rotary="half_split"),
-                                tmp_path)
+    # Half-split rotary embeddings at head dim 96 (session 24: pair-complete 32-column chunks of two
+    # 32-byte-swizzled 16-column pieces): built; its tensor maps take 16-column boxes, 32-byte swizzle.
+    b96 = _kernels.compile_kernel(key(kind="backward", head_dim=96, group=4, block_size=128,
+                                      rotary="half_split"), tmp_path)
+    assert b96.name == "blockattn_backward_d96_b128_bf16_g4_half_split"
+    maps = {p["tensor"]: p for p in b96.manifest["params"] if p["kind"] == "tensormap"}
+    for name in ("q", "k", "v", "do"):
+        assert maps[name]["box"][0] == 16 and maps[name]["swizzle"] == "32B", maps[name]
 
 
 def test_grid_of_the_grouped_backward_counts_kv_heads():
@@ -207,21 +210,21 @@ def test_grouped_autograd(api_launches):
 
 def test_grouped_backward_refusals(api_launches):
     """What the grouped backward does not build yet is refused before any launch, naming the
-    argument: blocks of 128 tokens with gradients above head dim 128, or at 96 with half-split
-    rotary embeddings. Rotary embeddings with gradients are built at blocks of up to 64 (issue 21)
-    and at block size 128 up to head dim 64, interleaved ones up to 128 (issues 20 and 21): the grouped rotary backward
-    launches the _g<G> kernel with the tables; so is block size 128 without them up to head
-    dim 128 (head dims 96 and 128 in passes over column chunks)."""
+    argument: blocks of 128 tokens with gradients and rotary embeddings above head dim 128 on
+    sm_100a. Rotary embeddings with gradients are built at blocks of up to 64 (issue 21) and at
+    block size 128 up to head dim 128, both layouts (issues 20 and 21; half-split at 96 since
+    session 24): the grouped rotary backward launches the _g<G> kernel with the tables; so is
+    block size 128 without them (head dims 96 and 128 in passes over column chunks)."""
     torch, api, calls = api_launches
     import blockattn
 
     q, k, v, cu = tensors(torch, 4, 2, requires_grad=True)
-    with pytest.raises(ValueError, match=r"^rotary: block_size 128 has no grouped-query backward kernel "
-                                         r"with half-split rotary embeddings at head dim 96"):
-        api._refuse_grouped_backward(2, True, block_size=128, head_dim=96, rotary=True)
+    # half-split at 96: pair-complete 32-column chunks of two 32-byte-swizzled 16-column pieces
+    # (session 24; refused until then), every group and chip
+    for group in (2, 3, 8):
+        for chip in ("sm_90a", "sm_100a", None):
+            api._refuse_grouped_backward(group, True, block_size=128, head_dim=96, rotary=True, chip=chip)
     # interleaved: built at 96 and 128 in passes over column chunks (both chips)
-    with pytest.raises(ValueError, match=r"interleaved rotary embeddings \(Rotary\(interleaved=True\)\) up to 128"):
-        api._refuse_grouped_backward(2, True, block_size=128, head_dim=96, rotary=True)
     # half-split at 128: pair-complete 64-column chunks of two 64-byte-swizzled pieces (session 23;
     # session 21's one-box chunks were wrong on an H100; test_pair_halves_backward_built)
     for group in (2, 3):

@@ -24,7 +24,11 @@ pair-complete 64-column chunks (columns [32 j, 32 j + 32) and their partners 64 
 23; session 21's one box of two 64-byte pieces under the 128-byte swizzle passed here but missed
 the float64 reference on an H100), each chunk rotated as a half-split part, each pass's gradient
 chunk turned back on its own and stored as two 32-column pieces; tables and rotary_theta.
-Half-split at 96 stays refused (test_emulator_gqa_b128.py).
+Half-split at 96 (both chips, session 24): pair-complete 32-column chunks (columns [16 j, 16 j +
+16) and their partners 48 on), each two 16-column pieces under the 32-byte swizzle
+(`chunk_cols = 16`), two TMA boxes of 32 bytes that fill the 32-byte span; the rotation, the
+wgmma / tcgen05 descriptors (32-byte swizzle mode) and the gradient stores (16-column staging
+pieces, 16-column boxes) follow the layout.
 
 At head dims 192 and 256 (sm_90a, session 22; refused on sm_100a) K, V, Q and dO are streamed
 in 64-column chunks (ring "chunks"; test_emulator_gqa_b128.py's WIDE cases): the scores
@@ -39,7 +43,7 @@ The default sample keeps `make check` fast; BLOCKATTN_EMULATE_FULL=1 runs the wi
 (both chips, head dims 32 and 64, bf16 and f16, both layouts, plain / positions / rotate_v /
 both, plain and causal + dlse, G = 2 and MQA, 1 and 3 SMs; and at 96 and 128, interleaved,
 the same variants: sm_90a G = 2 and MQA, sm_100a G = 2 and 4 with two k/v heads and MQA; and
-half-split at 128, the same variants, both chips, G = 2, 3 and MQA).
+half-split at 96 and 128, the same variants, both chips, G = 2, 3 and MQA).
 """
 
 from __future__ import annotations
@@ -103,6 +107,15 @@ SAMPLE = [
     ("sm_100a", case(128, "f16", "half_split", 4, rotate_v=True, causal=True, lse=True), 8, 1),
     ("sm_100a", case(128, "bf16", "half_split", 2, positions=True), 4, 3),
     ("sm_100a", case(128, "bf16", "half_split", 3, positions=True, rotate_v=True), 3, 3),
+    # Half-split at 96 (session 24): every tensor loaded in pair-complete 32-column chunks
+    # (columns [16 j, 16 j + 16) and their partners 48 on), each two 16-column pieces under the
+    # 32-byte swizzle (chunk_cols = 16), three passes, each gradient chunk turned back on its
+    # own and stored as two 16-column pieces. Both chips, G = 2, 3 and MQA, positions, rotate_v,
+    # causal + dlse.
+    ("sm_90a", case(96, "bf16", "half_split", 2, positions=True, rotate_v=True), 4, 3),
+    ("sm_90a", case(96, "f16", "half_split", 3, causal=True, lse=True), 6, 1),
+    ("sm_100a", case(96, "bf16", "half_split", 2, positions=True, causal=True, lse=True), 4, 3),
+    ("sm_100a", case(96, "f16", "half_split", 4, rotate_v=True), 4, 1),
     # ... and with angles from rotary_theta (each chunk's part turned by theta^(-2i/D) of its own
     # pairs, i from 32 j).
     ("sm_90a", dataclasses.replace(case(128, "bf16", "half_split", 4, rotate_v=True),
@@ -138,7 +151,7 @@ def full_matrix():
             continue
         cases.append((chip, case(d, dtype, rotary, group, positions, rotate_v, causal, lse),
                       heads, sms))
-    # Head dims 96 and 128: interleaved (half-split at 128 below; at 96 refused).
+    # Head dims 96 and 128: interleaved (half-split below).
     for chip, d, dtype, (positions, rotate_v), (causal, lse), (group, heads), sms in \
             itertools.product(("sm_90a", "sm_100a"), (96, 128), ("bf16", "f16"),
                               ((False, False), (True, False), (False, True), (True, True)),
@@ -150,14 +163,15 @@ def full_matrix():
             continue
         cases.append((chip, case(d, dtype, "interleaved", group, positions, rotate_v, causal,
                                  lse), heads, sms))
-    # Half-split at 128 (pair-complete pieces, session 23): both chips, G = 2, 3 and MQA.
-    for chip, dtype, (positions, rotate_v), (causal, lse), (group, heads), sms in \
-            itertools.product(("sm_90a", "sm_100a"), ("bf16", "f16"),
+    # Half-split at 96 (16-column pieces, session 24) and 128 (32-column pieces, session 23):
+    # both chips, G = 2, 3 and MQA.
+    for chip, d, dtype, (positions, rotate_v), (causal, lse), (group, heads), sms in \
+            itertools.product(("sm_90a", "sm_100a"), (96, 128), ("bf16", "f16"),
                               ((False, False), (True, False), (False, True), (True, True)),
                               ((False, False), (True, True)), ((2, 4), (3, 6), (4, 4)), (1, 3)):
         if (dtype == "f16") != (sms == 3):
             continue
-        cases.append((chip, case(128, dtype, "half_split", group, positions, rotate_v, causal,
+        cases.append((chip, case(d, dtype, "half_split", group, positions, rotate_v, causal,
                                  lse), heads, sms))
     return cases
 
@@ -224,9 +238,10 @@ def test_grouped_large_block_rotary_theta(chip, tmp_path):
     """rotary_theta (angles computed in the kernel) builds and compiles for the grouped block-128
     backward too (ptxas with no spills is checked by test/Tools/block-attn-compile)."""
     cases = [case(64, "bf16", "half_split", 4),
-             # in passes over column chunks: interleaved at 96 and 128, half-split at 128
+             # in passes over column chunks: both layouts at 96 and 128
              case(128, "bf16", "interleaved", 3, positions=True),
-             case(128, "bf16", "half_split", 3, positions=True)]
+             case(128, "bf16", "half_split", 3, positions=True),
+             case(96, "bf16", "half_split", 2, rotate_v=True)]
     if chip == "sm_90a":
         cases += [case(96, "bf16", "interleaved", 2), case(96, "f16", "interleaved", 4, rotate_v=True),
                   # above head dim 128: streamed chunks rotated as they land (session 22)

@@ -152,13 +152,18 @@ def test_prebuild_script_kernel_sets(capsys):
         "sm_100a/blockattn_backward_d256_b32_bf16_g2_interleaved"]
 
     # The grouped rotary backward at block size 128, head dim 96: interleaved on both chips and
-    # every group (sm_90a session 19, sm_100a session 20); half-split left out (refused).
+    # every group (sm_90a session 19, sm_100a session 20); half-split too (session 24: pair-complete
+    # 32-column chunks of two 32-byte-swizzled 16-column pieces).
     script.main(["unused", "--dry-run", "--chips", "sm_90a,sm_100a", "--kinds", "backward",
                  "--block-sizes", "128", "--head-dims", "96", "--dtypes", "bf16", "--groups", "2,3",
                  "--rotary", "half_split,interleaved"])
     assert capsys.readouterr().out.split() == [
+        "sm_90a/blockattn_backward_d96_b128_bf16_g2_half_split",
+        "sm_90a/blockattn_backward_d96_b128_bf16_g3_half_split",
         "sm_90a/blockattn_backward_d96_b128_bf16_g2_interleaved",
         "sm_90a/blockattn_backward_d96_b128_bf16_g3_interleaved",
+        "sm_100a/blockattn_backward_d96_b128_bf16_g2_half_split",
+        "sm_100a/blockattn_backward_d96_b128_bf16_g3_half_split",
         "sm_100a/blockattn_backward_d96_b128_bf16_g2_interleaved",
         "sm_100a/blockattn_backward_d96_b128_bf16_g3_interleaved"]
     # At head dim 128 both layouts (half-split in pair-complete chunks of two 64-byte-swizzled

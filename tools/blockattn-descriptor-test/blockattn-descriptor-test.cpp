@@ -97,6 +97,34 @@ int main() {
        {std::pair<int64_t, int64_t>{0, 0}, {2, 8}, {0, 32}, {5, 40}, {63, 63}})
     std::printf("pieces swizzle(%" PRId64 ", %" PRId64 ") = %" PRId64 "\n", row,
                 col, pieces.byteOffset(row, col));
+  // A 96-column tile of six 16-column pieces (chunk_cols = 16: head dim 96's
+  // half-split pair-complete 32-column chunks): the 32-byte swizzle's
+  // descriptors; every K-major k-step of 16 columns is its own piece.
+  SwizzledTile pieces16{64, 96, 16};
+  for (int64_t k = 0; k < 6; ++k)
+    std::printf(
+        "pieces16 kmajor 64x96 step %" PRId64 " = 0x%016" PRIx64
+        " tcgen05 0x%016" PRIx64 "\n",
+        k, kMajorDescriptor(0x400 + kMajorStepOffset(pieces16, k), pieces16),
+        tcgen05KMajorDescriptor(0x1000 + kMajorStepOffset(pieces16, k),
+                                pieces16));
+  for (int64_t k = 0; k < 4; ++k)
+    std::printf(
+        "pieces16 mnmajor 64x96 step %" PRId64 " = 0x%016" PRIx64
+        " tcgen05 0x%016" PRIx64 "\n",
+        k, mnMajorDescriptor(0x8400 + mnMajorStepOffset(pieces16, k), pieces16),
+        tcgen05MNMajorDescriptor(0x9000 + mnMajorStepOffset(pieces16, k),
+                                 pieces16));
+  for (auto [row, col] : {std::pair<int64_t, int64_t>{0, 0},
+                          {0, 8},
+                          {4, 0},
+                          {4, 8},
+                          {5, 3},
+                          {0, 16},
+                          {7, 40},
+                          {63, 95}})
+    std::printf("pieces16 swizzle(%" PRId64 ", %" PRId64 ") = %" PRId64 "\n",
+                row, col, pieces16.byteOffset(row, col));
   struct Form {
     const char *name;
     int64_t m, n;

@@ -296,14 +296,19 @@ DictionaryAttr mlir::blockattn::lowering::buildManifest(
           b.getNamedAttr("dtype", b.getStringAttr(typeName(p.elementType))));
     if (p.kind == KernelParam::Kind::TensorMap) {
       // A rank-3 map over [T, H, D] (innermost first: D, H, T); one box is
-      // one chunk (64 columns = 128 bytes, the 128-byte swizzle's span, or
-      // 32 columns = 64 bytes with the 64-byte swizzle) x 1 head x the
-      // tile's rows.
+      // one chunk (64 columns = 128 bytes, the 128-byte swizzle's span, 32
+      // columns = 64 bytes with the 64-byte swizzle, or 16 columns = 32
+      // bytes with the 32-byte swizzle) x 1 head x the tile's rows.
       fields.push_back(b.getNamedAttr(
           "dims", b.getStrArrayAttr({"head_dim", "heads", "tokens"})));
       fields.push_back(b.getNamedAttr("box", b.getI64ArrayAttr(p.box)));
-      fields.push_back(b.getNamedAttr(
-          "swizzle", b.getStringAttr(p.box[0] == 64 ? "128B" : "64B")));
+      // The swizzle whose span the box's inner extent fills: 64 columns
+      // (128 bytes), 32 (64 bytes) or 16 (32 bytes: head dim 96's
+      // half-split pair-complete pieces, chunk_cols = 16).
+      StringRef swizzle = p.box[0] == 64   ? "128B"
+                          : p.box[0] == 32 ? "64B"
+                                           : "32B";
+      fields.push_back(b.getNamedAttr("swizzle", b.getStringAttr(swizzle)));
       fields.push_back(b.getNamedAttr("interleave", b.getStringAttr("none")));
       fields.push_back(b.getNamedAttr("l2_promotion", b.getStringAttr("128B")));
       fields.push_back(b.getNamedAttr("oob_fill", b.getStringAttr("zero")));

@@ -20,12 +20,29 @@ int64_t SwizzledTile::byteOffset(int64_t row, int64_t col) const {
   return chunk * chunkBytes() + row * rowBytes() + unit * 16 + byteInRow % 16;
 }
 
+/// The descriptors' swizzle fields follow the chunk's row (PTX ISA, "Matrix
+/// Descriptor Format" and tcgen05 "Shared memory descriptor"): 128, 64 or 32
+/// bytes.
 static WgmmaSwizzle wgmmaSwizzle(const SwizzledTile &tile) {
-  return tile.swizzle128() ? WgmmaSwizzle::B128 : WgmmaSwizzle::B64;
+  switch (tile.rowBytes()) {
+  case 128:
+    return WgmmaSwizzle::B128;
+  case 64:
+    return WgmmaSwizzle::B64;
+  default:
+    return WgmmaSwizzle::B32;
+  }
 }
 
 static Tcgen05Swizzle tcgen05Swizzle(const SwizzledTile &tile) {
-  return tile.swizzle128() ? Tcgen05Swizzle::B128 : Tcgen05Swizzle::B64;
+  switch (tile.rowBytes()) {
+  case 128:
+    return Tcgen05Swizzle::B128;
+  case 64:
+    return Tcgen05Swizzle::B64;
+  default:
+    return Tcgen05Swizzle::B32;
+  }
 }
 
 uint64_t mlir::blockattn::nvdesc::kMajorDescriptor(uint64_t tileStart,
@@ -37,7 +54,7 @@ uint64_t mlir::blockattn::nvdesc::kMajorDescriptor(uint64_t tileStart,
 uint64_t mlir::blockattn::nvdesc::kMajorStepOffset(const SwizzledTile &tile,
                                                    int64_t kStep) {
   // 16 elements = 32 bytes per k-step; 4 steps per 64-column chunk, 2 per
-  // 32-column chunk.
+  // 32-column chunk, 1 per 16-column chunk (each step its own chunk).
   int64_t stepsPerChunk = tile.chunkCols() / 16;
   return (kStep % stepsPerChunk) * 32 + (kStep / stepsPerChunk) * tile.chunkBytes();
 }

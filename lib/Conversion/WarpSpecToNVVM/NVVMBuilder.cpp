@@ -5,6 +5,7 @@
 #include "blockattn/Conversion/WarpSpecToNVVM/Descriptors.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::blockattn::lowering;
@@ -87,6 +88,14 @@ SmallVector<TmaBox> NVVMBuilder::tmaBoxes(Value row, Value head, int64_t rows,
     boxes.push_back({tile.chunkBytes() * chunk,
                      {i32(chunk * tile.chunkCols()), head, row}});
   return boxes;
+}
+
+Value NVVMBuilder::swizzlePhase(int64_t chunkCols, Value row) {
+  nvdesc::SwizzledTile tile{/*rows=*/0, chunkCols};
+  Value rowsIn = row;
+  if (int64_t shift = llvm::Log2_64(tile.rowsPerPhase()))
+    rowsIn = LLVM::LShrOp::create(b, loc, row, i32(shift));
+  return andi(rowsIn, i32(tile.phases() - 1));
 }
 
 Value NVVMBuilder::shuffleXor(Value v, int32_t mask) {

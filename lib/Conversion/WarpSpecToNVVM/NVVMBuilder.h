@@ -75,6 +75,10 @@ struct NVVMBuilder {
   /// in chunks of `chunk` columns (0: the width's own, nvdesc::SwizzledTile).
   SmallVector<TmaBox> tmaBoxes(Value row, Value head, int64_t rows,
                                int64_t cols, int64_t chunk = 0);
+  /// The swizzle phase of run-time row `row` of a tile of `chunkCols`-column
+  /// chunks (nvdesc::SwizzledTile::phase): row % 8 (128-byte swizzle),
+  /// (row / 2) % 4 (64-byte) or (row / 4) % 2 (32-byte).
+  Value swizzlePhase(int64_t chunkCols, Value row);
   /// Butterfly shuffle of `v` with the lane `lane ^ mask`.
   Value shuffleXor(Value v, int32_t mask);
   /// Packs two f32 values into one i32 of two 16-bit floats, `lo` in the low

@@ -336,7 +336,10 @@ LogicalResult RotaryBuilder::lower(RotateOp op, RotateOp::Adaptor adaptor) {
   // The tile's layout (nvdesc::SwizzledTile): 128-byte rows and phase
   // row % 8, or with the 64-byte swizzle (head dims 32, 96, and the
   // half-split pair-complete chunks of chunk_cols = 32, whose partner unit
-  // is in the second piece) 64-byte rows and phase (row / 2) % 4.
+  // is in the second piece) 64-byte rows and phase (row / 2) % 4, or with
+  // the 32-byte swizzle (chunk_cols = 16: head dim 96's pair-complete
+  // chunks, the partner unit again in the second piece) 32-byte rows and
+  // phase (row / 4) % 2.
   nvdesc::SwizzledTile geometry{tileRows, d, type.getChunkCols()};
   const int64_t rowBytes = geometry.rowBytes();
   constexpr int64_t kUnitElems = 8;
@@ -367,10 +370,7 @@ LogicalResult RotaryBuilder::lower(RotateOp op, RotateOp::Adaptor adaptor) {
   Value rowBase, firstPair, firstOffset, partnerOffset;
   auto unitOffset = [&](Value unit) {
     Value chunk = udiv(unit, i32(kUnitsPerChunkRow));
-    Value phase = geometry.swizzle128()
-                      ? andi(rowBase, i32(7))
-                      : andi(LLVM::LShrOp::create(b, loc, rowBase, i32(1)),
-                             i32(3));
+    Value phase = swizzlePhase(geometry.chunkCols(), rowBase);
     Value physical = LLVM::XOrOp::create(
         b, loc, urem(unit, i32(kUnitsPerChunkRow)), phase);
     return add(add(mul(chunk, i32(tileRows * rowBytes)),

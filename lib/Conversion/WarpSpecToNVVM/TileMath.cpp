@@ -414,9 +414,7 @@ SoftmaxLowering::matchAndRewrite(SoftmaxOp op, OneToNOpAdaptor adaptor,
 /// value XOR-ed into the 16-byte unit index of the row.
 static Value swizzlePhase(KernelBuilder &e, const nvdesc::SwizzledTile &tile,
                           Value row) {
-  if (tile.swizzle128())
-    return e.andi(row, e.i32(7));
-  return e.andi(LLVM::LShrOp::create(e.b, e.loc, row, e.i32(1)), e.i32(3));
+  return e.swizzlePhase(tile.chunkCols(), row);
 }
 
 /// Byte offset of element (row, col) in a 16-bit tile laid out as TMA writes

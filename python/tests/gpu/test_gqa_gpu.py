@@ -486,9 +486,14 @@ def test_backward_block_size_128_wide_rotary_random_batch_and_deterministic():
 # fill their swizzle span (session 23; session 21's one box of two 64-byte pieces under the
 # 128-byte swizzle missed the float64 reference on an H100), each chunk rotated as a half-split
 # part, each pass's gradient chunk turned back on its own and stored as two 32-column pieces.
+# At head dim 96 (session 24; compiled and emulated only, never run on a GPU): pair-complete
+# 32-column chunks (columns [16 j, 16 j + 16) and their partners 48 on), each two 16-column pieces
+# under the 32-byte swizzle (`chunk_cols = 16`), two 32-byte TMA boxes that fill the 32-byte span,
+# three passes, each gradient chunk stored as two 16-column pieces (16-column boxes, 32-byte
+# swizzle): these cases are the hardware check of the 32-byte-swizzled layout.
 # Every variant, G = 2, 3, 4 and MQA, both dtypes, causal with dlse, deterministic. Kernels:
 #     python3 scripts/prebuild_kernels.py DIR --chips sm_90a --kinds backward \
-#         --head-dims 128 --block-sizes 128 --dtypes bf16,f16 --groups 2,3,4,8 \
+#         --head-dims 96,128 --block-sizes 128 --dtypes bf16,f16 --groups 2,3,4,8 \
 #         --rotary half_split --rotary-variants plain,pos,rv,pos_rv [--causal --lse]
 B128_WIDE_HALF_SPLIT = [
     (4, 2, 128, (False, False, False)),
@@ -497,6 +502,10 @@ B128_WIDE_HALF_SPLIT = [
     (8, 4, 128, (False, True, True)),
     (12, 4, 128, (False, True, True)),
     (16, 4, 128, (False, False, True)),
+    (4, 2, 96, (False, False, False)),
+    (8, 2, 96, (False, True, False)),
+    (8, 1, 96, (False, False, True)),
+    (12, 4, 96, (False, True, True)),
 ]
 
 
@@ -505,23 +514,16 @@ def test_backward_block_size_128_wide_half_split_rotary(hq, hkv, head_dim, flags
     run_b128_backward(hq, hkv, head_dim, seed=hq + head_dim + 53, rotary_flags=flags)
 
 
-def test_backward_block_size_128_wide_half_split_rotary_fp16_causal_lse():
-    run_b128_backward(12, 4, 128, torch.float16, causal=True, lse=True, seed=59,
+@pytest.mark.parametrize("head_dim", [96, 128])
+def test_backward_block_size_128_wide_half_split_rotary_fp16_causal_lse(head_dim):
+    run_b128_backward(12, 4, head_dim, torch.float16, causal=True, lse=True, seed=59 + head_dim,
                       rotary_flags=(False, True, True))
 
 
-def test_backward_block_size_128_wide_half_split_rotary_random_batch_and_deterministic():
-    assert_b128_backward_deterministic(45, 8, 2, 128, seed=45, rotary_flags=(False, False, True))
-
-
-def test_backward_block_size_128_wide_half_split_rotary_refused():
-    """At head dim 96 half-split pairs would make 16-column gradient pieces: refused, naming
-    rotary, before any launch."""
-    q, k, v, cu = make_inputs([130], 4, 2, 96, torch.bfloat16)
-    rotary = rotary_of(q.shape[0], 96, False, False, False, seed=3)
-    with pytest.raises(ValueError, match="^rotary: block_size 128 has no grouped-query backward kernel with "
-                                         "half-split rotary embeddings at head dim 96"):
-        blockattn.block_attention(q.requires_grad_(True), k, v, cu, block_size=128, rotary=rotary)
+@pytest.mark.parametrize("head_dim", [96, 128])
+def test_backward_block_size_128_wide_half_split_rotary_random_batch_and_deterministic(head_dim):
+    assert_b128_backward_deterministic(45, 8, 2, head_dim, seed=45 + head_dim,
+                                       rotary_flags=(False, False, True))
 
 
 def test_backward_block_size_128_refusals():

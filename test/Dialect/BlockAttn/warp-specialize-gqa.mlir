@@ -23,8 +23,8 @@
 // RUN: block-attn-opt %t/b128-rotary.mlir -blockattn-warp-specialize="chip=sm_100a" | FileCheck %s --check-prefix=B128ROT100 --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %t/b128-pair.mlir -blockattn-warp-specialize="chip=sm_100a" | FileCheck %s --check-prefix=PAIR100 --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %t/b128-pair.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=PAIR90 --implicit-check-not=blockattn.backward
-// RUN: block-attn-opt %t/b128-rotary-wide.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_90a"
-// RUN: block-attn-opt %t/b128-rotary-wide.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a"
+// RUN: block-attn-opt %t/b128-rotary-wide.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %t/b128-rotary-wide.mlir --check-prefixes=HS96,HS9690 --implicit-check-not=blockattn.backward
+// RUN: block-attn-opt %t/b128-rotary-wide.mlir -blockattn-warp-specialize="chip=sm_100a" | FileCheck %t/b128-rotary-wide.mlir --check-prefixes=HS96,HS96100 --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %t/b128-rotary-wide-half-split.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefixes=HSWIDE,HSWIDE90 --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %t/b128-rotary-wide-half-split.mlir -blockattn-warp-specialize="chip=sm_100a" | FileCheck %s --check-prefixes=HSWIDE,HSWIDE100 --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %t/b128-rotary-wide-interleaved.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=ROTWIDE90 --implicit-check-not=blockattn.backward
@@ -594,15 +594,19 @@ func.func @gqa_backward_b128_pair(%q: memref<?x?x128xbf16>, %k: memref<?x?x128xb
 
 //--- b128-rotary-wide.mlir
 // Block size 128 with half-split rotary embeddings at head dim 96 (both
-// chips): the item is made in passes over 32-column chunks of the head dim,
-// and a pair-complete chunk would store its gradients in 16-column pieces
-// (half-split is refused at 128 too since session 22; interleaved is built at 96 and 128:
-// test/Tools/block-attn-compile/gqa-b128.test).
+// chips; refused until session 24): the item is made in passes over 32-column
+// chunks of the head dim, so every tensor is loaded in pair-complete 32-column
+// chunks (pair_halves: columns [16 j, 16 j + 16) and their partners 48 on),
+// each two 16-column pieces under the 32-byte swizzle (chunk_cols = 16: a
+// 16-column box is 32 bytes, the 32-byte swizzle's span), K and V and each Q
+// half rotated chunk by chunk as half-split parts (pair_offset 16 j), each
+// pass's gradient chunk turned back on its own and stored as two 16-column
+// pieces (columns 16 j and 48 + 16 j) through a 16-column staging tile (its own
+// layout: the 32-byte swizzle).
 func.func @gqa_backward_b128_rotary_wide(%q: memref<?x?x96xbf16>, %k: memref<?x?x96xbf16>,
                                          %v: memref<?x?x96xbf16>, %do: memref<?x?x96xbf16>,
                                          %dq: memref<?x?x96xbf16>, %dk: memref<?x?x96xbf16>,
                                          %dv: memref<?x?x96xbf16>, %cu: memref<?xi32>) {
-  // expected-error @below {{'blockattn.backward' op with group 2 (grouped-query attention) has no backward lowering at block_size 128 and head_dim 96 with half-split rotary embeddings yet: above head_dim 64 an item's gradients are made in passes over 32-column chunks of the head dim, and a pair-complete chunk (16 columns and their partners D / 2 on) would store its gradients in 16-column pieces, narrower than the 32-column staging buffers and tensor-map boxes (interleaved rotary embeddings are built at 96 and 128)}}
   blockattn.backward q(%q : memref<?x?x96xbf16>) k(%k : memref<?x?x96xbf16>)
       v(%v : memref<?x?x96xbf16>) do(%do : memref<?x?x96xbf16>)
       dq(%dq : memref<?x?x96xbf16>) dk(%dk : memref<?x?x96xbf16>)
@@ -612,6 +616,38 @@ func.func @gqa_backward_b128_rotary_wide(%q: memref<?x?x96xbf16>, %k: memref<?x?
        rotary_theta = 10000.0 : f32}
   return
 }
+// HS96: warpspec.channel "kv" {{.*}}<[128x96xbf16 chunk_cols = 16, 128x96xbf16 chunk_cols = 16], smem>
+// HS96: warpspec.channel "qdo" {{.*}}<[64x96xbf16 chunk_cols = 16, 64x96xbf16 chunk_cols = 16, 64x96xbf16 chunk_cols = 16, 64x96xbf16 chunk_cols = 16], smem>
+// The producer's six boxes a tile take 120 registers (at the passes' 96 and
+// 104 ptxas spilled it at G = 2): sm_90a 120 / 168 / 112 / 112, sm_100a 120 /
+// 128 / 256.
+// HS96: warpspec.partition "load" role(load) warps(4) regs(120) {
+// HS96: warpspec.tma_load {{.*}} {pair_halves} : memref<?x?x96xbf16>, <128x96xbf16, smem, chunk_cols = 16>
+// HS96: warpspec.tma_load {{.*}} {pair_halves} : memref<?x?x96xbf16>, <64x96xbf16, smem, chunk_cols = 16>
+// HS96100: warpspec.partition "mma" role(mma) warps(4) regs(128) {
+// HS9690: warpspec.partition "scores" role(compute) warps(4) regs(168) {
+// HS96100: warpspec.partition "softmax" role(softmax) warps(4) regs(256) {
+// HS96: warpspec.scratch : <64x16xbf16, smem>
+// HS96: warpspec.rotate({{.*}} {head_dim = 96 : i64, interleaved = false, pair_offset = 0 : i64{{.*}}} : !warpspec.buffer<128x32xbf16, smem, chunk_cols = 16>
+// HS96: warpspec.rotate({{.*}} {head_dim = 96 : i64, interleaved = false, pair_offset = 16 : i64{{.*}}} : !warpspec.buffer<128x32xbf16, smem, chunk_cols = 16>
+// HS96: warpspec.rotate({{.*}} {head_dim = 96 : i64, interleaved = false, pair_offset = 32 : i64{{.*}}} : !warpspec.buffer<128x32xbf16, smem, chunk_cols = 16>
+// HS96: warpspec.rotate({{.*}} {head_dim = 96 : i64, interleaved = false, pair_offset = 32 : i64{{.*}}} : !warpspec.buffer<64x32xbf16, smem, chunk_cols = 16>
+// HS96: rotate_tile {{.*}} {head_dim = 96 : i64, interleaved = false, inverse, pair_offset = 0 : i64{{.*}}} : <64x32xf32> -> <64x32xf32>
+// HS96: warpspec.extract_columns %{{.*}}[0] : <64x32xf32> -> <64x16xf32>
+// HS96: warpspec.store {{.*}} bulk {col_offset = 0 : i64{{.*}}} : <64x16xf32>, memref<?x?x96xbf16>, !warpspec.buffer<64x16xbf16, smem>
+// HS96: warpspec.extract_columns %{{.*}}[16] : <64x32xf32> -> <64x16xf32>
+// HS96: warpspec.store {{.*}} bulk {col_offset = 48 : i64{{.*}}} : <64x16xf32>, memref<?x?x96xbf16>, !warpspec.buffer<64x16xbf16, smem>
+// HS96: rotate_tile {{.*}} {head_dim = 96 : i64, interleaved = false, inverse, pair_offset = 16 : i64{{.*}}} : <64x32xf32> -> <64x32xf32>
+// HS96: warpspec.store {{.*}} bulk {col_offset = 16 : i64{{.*}}} : <64x16xf32>, memref<?x?x96xbf16>, !warpspec.buffer<64x16xbf16, smem>
+// HS96: warpspec.store {{.*}} bulk {col_offset = 64 : i64{{.*}}} : <64x16xf32>, memref<?x?x96xbf16>, !warpspec.buffer<64x16xbf16, smem>
+// HS96: rotate_tile {{.*}} {head_dim = 96 : i64, interleaved = false, inverse, pair_offset = 32 : i64{{.*}}} : <64x32xf32> -> <64x32xf32>
+// HS96: warpspec.store {{.*}} bulk {col_offset = 32 : i64{{.*}}} : <64x16xf32>, memref<?x?x96xbf16>, !warpspec.buffer<64x16xbf16, smem>
+// HS96: warpspec.store {{.*}} bulk {col_offset = 80 : i64{{.*}}} : <64x16xf32>, memref<?x?x96xbf16>, !warpspec.buffer<64x16xbf16, smem>
+// The sm_90a accumulate warpgroups store dV and dK from their registers.
+// HS9690: warpspec.partition "accumulate" role(compute) warps(4) regs(112) {
+// HS9690: rotate_tile {{.*}} {head_dim = 96 : i64, interleaved = false, inverse, pair_offset = 0 : i64{{.*}}} : <64x32xf32> -> <64x32xf32>
+// HS9690: warpspec.store {{.*}} {col_offset = 0 : i64} : <64x16xf32>, memref<?x?x96xbf16>
+// HS9690: warpspec.store {{.*}} {col_offset = 48 : i64} : <64x16xf32>, memref<?x?x96xbf16>
 
 //--- b128-rotary-wide-half-split.mlir
 // Half-split at head dim 128 (both chips): every tensor is loaded in

@@ -41,25 +41,43 @@ func.func @negative_channel_vector_elements(%c: !warpspec.channel<[64x64xvector<
 // chunk_cols = 32 lays a tile whose width is a multiple of 64 out in 32-column
 // chunks (64-byte swizzle, the half-split pair-complete pieces); a width of 96
 // is in 32-column chunks already.
-// expected-error @+1 {{chunk_cols = 32 needs 32 on a 2-D shared-memory tile of 16-bit elements whose width is a multiple of 64 (other widths are 32-column chunks already)}}
+// expected-error @+1 {{chunk_cols = 32 needs 32 or 16 on a 2-D shared-memory tile of 16-bit elements whose width is a multiple of twice that (narrower than the width's own chunks: 64 columns, or 32 where the width is not a multiple of 64)}}
 func.func @negative_buffer_chunk_cols_width(%b: !warpspec.buffer<64x96xbf16, smem, chunk_cols = 32>) {
   return
 }
 
 // -----
 
-// Only 32-column chunks: a 16-column box (32 bytes) would not fill the 64-byte
-// swizzle span, which the hardware lands padded.
-// expected-error @+1 {{chunk_cols = 16 needs 32 on a 2-D shared-memory tile of 16-bit elements whose width is a multiple of 64}}
-func.func @negative_buffer_chunk_cols_16(%b: !warpspec.buffer<64x64xbf16, smem, chunk_cols = 16>) {
+// chunk_cols = 16 (32-byte swizzle, head dim 96's pair-complete pieces) needs
+// whole pair-complete 32-column chunks: a width of 48 is one and a half, and
+// in 16-column chunks already.
+// expected-error @+1 {{chunk_cols = 16 needs 32 or 16 on a 2-D shared-memory tile of 16-bit elements whose width is a multiple of twice that}}
+func.func @negative_buffer_chunk_cols_16_width(%b: !warpspec.buffer<64x48xbf16, smem, chunk_cols = 16>) {
+  return
+}
+
+// -----
+
+// Only 32- and 16-column pieces: an 8-column box (16 bytes) would fill no
+// swizzle span (the narrowest is 32 bytes).
+// expected-error @+1 {{chunk_cols = 8 needs 32 or 16 on a 2-D shared-memory tile of 16-bit elements}}
+func.func @negative_buffer_chunk_cols_8(%b: !warpspec.buffer<64x64xbf16, smem, chunk_cols = 8>) {
   return
 }
 
 // -----
 
 // The same check in a channel slot (f32 elements: not a swizzled 16-bit tile).
-// expected-error @+1 {{chunk_cols = 32 needs 32 on a 2-D shared-memory tile of 16-bit elements}}
+// expected-error @+1 {{chunk_cols = 32 needs 32 or 16 on a 2-D shared-memory tile of 16-bit elements}}
 func.func @negative_channel_chunk_cols_f32(%c: !warpspec.channel<[64x64xf32 chunk_cols = 32], smem>) {
+  return
+}
+
+// -----
+
+// The same check in a channel slot (chunk_cols = 16 in tensor memory).
+// expected-error @+1 {{chunk_cols = 16 needs 32 or 16 on a 2-D shared-memory tile}}
+func.func @negative_channel_chunk_cols_16_tmem(%c: !warpspec.channel<[64x96xbf16 chunk_cols = 16], tmem>) {
   return
 }
 
@@ -1764,6 +1782,18 @@ func.func @negative_tma_prefetch_pair_halves_no_pieces(%src: memref<?x4x256xbf16
 
 // -----
 
+// pair_halves into 16-column pieces (chunk_cols = 16, head dim 96): whole
+// pair-complete 32-column chunks, from a col_offset that is a multiple of 32.
+func.func @negative_tma_load_pair_halves_16_offset(%src: memref<?x4x96xbf16>, %i: i32,
+                                                   %b: !warpspec.buffer<64x32xbf16, smem, chunk_cols = 16>) {
+  // expected-error @+1 {{'warpspec.tma_load' op pair_halves loads a buffer of whole 32-column chunks (two 16-column pieces) at a col_offset that is a multiple of 32 with its pieces inside the halves of a static head dim that is a multiple of 32, got '!warpspec.buffer<64x32xbf16, smem, chunk_cols = 16>' at col_offset 16 of head dim 96}}
+  warpspec.tma_load %src[%i, %i] into %b {col_offset = 16 : i64, pair_halves}
+      : memref<?x4x96xbf16>, !warpspec.buffer<64x32xbf16, smem, chunk_cols = 16>
+  return
+}
+
+// -----
+
 // The head dimension must be static to match the buffer.
 func.func @negative_tma_load_dynamic_head_dim(%src: memref<?x4x?xbf16>, %i: i32,
                                               %b: !warpspec.buffer<64x128xbf16, smem>) {
@@ -2875,7 +2905,7 @@ func.func @negative_store_bulk_partial_chunk(%v: !warpspec.acc<64x48xf32>,
   warpspec.kernel chip(sm_90a) {
     warpspec.partition "store" role(compute) warps(4) regs(64) {
       %s = warpspec.scratch : !warpspec.buffer<64x48xbf16, smem>
-      // expected-error @+1 {{'warpspec.store' op bulk stores copy whole swizzled chunks (a multiple of 32 columns)}}
+      // expected-error @+1 {{'warpspec.store' op bulk stores copy whole swizzled chunks (a multiple of 32 columns, or one 16-column piece)}}
       warpspec.store %v to %o[%i, %i] rows(%i) via(%s) bulk
           : !warpspec.acc<64x48xf32>, memref<?x4x48xbf16>,
             !warpspec.buffer<64x48xbf16, smem>

@@ -65,7 +65,7 @@ func.func @negative_subview_tmem_bf16(%t: !warpspec.buffer<64x128xbf16, tmem>) {
 // A chunk's columns must stay inside the head dimension.
 func.func @negative_store_col_offset_past_head_dim(%v: !warpspec.acc<64x64xf32>,
                                                    %o: memref<?x4x256xbf16>, %i: i32) {
-  // expected-error @+1 {{'warpspec.store' op col_offset 224 with a tile of 64 columns must be a multiple of 32 and stay inside the destination's static head dimension}}
+  // expected-error @+1 {{'warpspec.store' op col_offset 224 with a tile of 64 columns must be a multiple of 16 and stay inside the destination's static head dimension}}
   warpspec.store %v to %o[%i, %i] rows(%i) {col_offset = 224 : i64}
       : !warpspec.acc<64x64xf32>, memref<?x4x256xbf16>
   return

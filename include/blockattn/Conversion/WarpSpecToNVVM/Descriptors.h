@@ -47,7 +47,11 @@ uint64_t wgmmaDescriptor(uint64_t start, uint64_t lbo, uint64_t sbo,
 ///     64-column chunk two pieces that TMA writes as two boxes (the
 ///     half-split rotary backward's pair-complete chunks; a box must fill
 ///     its swizzle span on the hardware, docs/head-dims.md).
-/// Either way a swizzle period is 8 rows (1024 or 512 bytes), so tiles
+///   - 16 columns (a width that is not a multiple of 32, or `chunk` = 16 on
+///     one that is: head dim 96's pair-complete chunks): 16-column chunks
+///     with the 32-byte swizzle (Swizzle<1,4,3>: address bit 4 XOR bit 7,
+///     i.e. phase (row / 4) % 2), one 16-column TMA box each.
+/// Every way a swizzle period is 8 rows (1024, 512 or 256 bytes), so tiles
 /// aligned to 1024 bytes need base offset 0.
 struct SwizzledTile {
   int64_t rows;
@@ -55,19 +59,27 @@ struct SwizzledTile {
   /// The chunk width when it is not the width's own (0: chunkColsFor).
   int64_t chunk = 0;
 
-  /// The chunk width of a tile `cols` elements wide.
-  static int64_t chunkColsFor(int64_t cols) { return cols % 64 == 0 ? 64 : 32; }
+  /// The chunk width of a tile `cols` elements wide (BufferType::
+  /// ownChunkCols).
+  static int64_t chunkColsFor(int64_t cols) {
+    return cols % 64 == 0 ? 64 : cols % 32 == 0 ? 32 : 16;
+  }
   int64_t chunkCols() const { return chunk ? chunk : chunkColsFor(cols); }
+  /// A chunk's row: the swizzle's span (128, 64 or 32 bytes).
   int64_t rowBytes() const { return chunkCols() * 2; }
   int64_t chunkBytes() const { return rows * rowBytes(); }
   bool swizzle128() const { return chunkCols() == 64; }
   /// Byte offset between two 8-row groups (one swizzle period): the K-major
   /// SBO, and the MN-major SBO (8 K rows).
   int64_t periodBytes() const { return 8 * rowBytes(); }
-  /// The swizzle phase XOR-ed into the 16-byte unit index of row `row`.
-  int64_t phase(int64_t row) const {
-    return swizzle128() ? row % 8 : (row / 2) % 4;
-  }
+  /// Rows a swizzle phase lasts (128 / rowBytes: 1, 2 or 4) and the phases
+  /// of a period (rowBytes / 16: 8, 4 or 2).
+  int64_t rowsPerPhase() const { return 128 / rowBytes(); }
+  int64_t phases() const { return rowBytes() / 16; }
+  /// The swizzle phase XOR-ed into the 16-byte unit index of row `row`:
+  /// address bits [7, 10) of the row's start masked to the row's units,
+  /// row % 8, (row / 2) % 4 or (row / 4) % 2.
+  int64_t phase(int64_t row) const { return (row / rowsPerPhase()) % phases(); }
   /// Byte offset of element (row, col) from the tile start.
   int64_t byteOffset(int64_t row, int64_t col) const;
 };

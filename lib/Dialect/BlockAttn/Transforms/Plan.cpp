@@ -980,6 +980,16 @@ constexpr int64_t kGroupedLargeBlockHalfSplitPassProducerRegs = 72,
                   kGroupedLargeBlockHalfSplitRotateVPassProducerRegs = 80,
                   kGroupedLargeBlockHalfSplitPassAccumulateRegs = 128,
                   kGroupedLargeBlockHalfSplitPassSecondAccumulateRegs = 136;
+/// With half-split rotary embeddings at head dim 96 (session 24: pair-complete
+/// 32-column chunks, each two 16-column pieces, so six boxes a tile where the
+/// interleaved kernel loads three) the passes' budgets 96 / 176 / 120 / 120
+/// spilled the producer at G = 2 (92-100 bytes in every bf16 / f16 kernel,
+/// plain and causal + dlse; none at G = 3): 88 / 184 raised it to 112 bytes,
+/// 96 / 168 / 128 / 120 lowered it to 92, 104 / 176 / 120 / 112 to 52,
+/// 112 / 176 / 112 / 112 to 8; 120 / 168 / 112 / 112 spills nothing (G = 2
+/// and 3, causal + dlse). CUDA 13.0, setmaxnreg edited in the PTX.
+constexpr int64_t kGroupedLargeBlockPieces16PassProducerRegs = 120,
+                  kGroupedLargeBlockPieces16PassAccumulateRegs = 112;
 
 /// Slots of the sm_90a grouped block-128 backward's ring "chunks" above
 /// head dim 128 (KernelPlan::groupChunkStages): a slot is a query half's and
@@ -1209,6 +1219,10 @@ FailureOr<KernelPlan> planSm90aGroupedLargeBlock(const KernelShape &shape,
           kGroupedLargeBlockHalfSplitPassSecondAccumulateRegs;
     }
   }
+  if (passes && shape.rotary == RotaryMode::half_split && shape.headDim == 96) {
+    plan.registers.load = kGroupedLargeBlockPieces16PassProducerRegs;
+    plan.accumulateRegisters = kGroupedLargeBlockPieces16PassAccumulateRegs;
+  }
   int64_t second = plan.secondAccumulateRegisters
                        ? plan.secondAccumulateRegisters
                        : plan.accumulateRegisters;
@@ -1309,6 +1323,13 @@ constexpr int64_t kSm100aGroupedLargeBlockPairLoadRegs = 48,
 /// dlse; docs/rotary.md). No rotary warpgroup: nothing is left of the pool.
 constexpr int64_t kSm100aGroupedLargeBlockPassLoadRegs = 104,
                   kSm100aGroupedLargeBlockPassMmaRegs = 144;
+/// With half-split rotary embeddings at head dim 96 (session 24: six
+/// 16-column boxes a tile) the producer spilled 36 bytes at 104 at G = 2
+/// (every bf16 / f16 kernel, plain and causal + dlse); 112 / 136 left 4
+/// bytes, 120 / 136 / 248 and 120 / 128 / 256 none (CUDA 13.0, setmaxnreg
+/// edited in the PTX). The MMA warp's 128 is the plain passes' lower bound.
+constexpr int64_t kSm100aGroupedLargeBlockPieces16PassLoadRegs = 120,
+                  kSm100aGroupedLargeBlockPieces16PassMmaRegs = 128;
 
 /// The sm_100a grouped block-128 backward above head dim 128's load and MMA
 /// warpgroups (planSm100aGroupedLargeBlockChunks): the producer streams a
@@ -1387,6 +1408,10 @@ FailureOr<KernelPlan> planSm100aGroupedLargeBlock(const KernelShape &shape,
   if (plan.groupPasses > 1) {
     plan.registers.load = kSm100aGroupedLargeBlockPassLoadRegs;
     plan.registers.mma = kSm100aGroupedLargeBlockPassMmaRegs;
+    if (shape.rotary == RotaryMode::half_split && shape.headDim == 96) {
+      plan.registers.load = kSm100aGroupedLargeBlockPieces16PassLoadRegs;
+      plan.registers.mma = kSm100aGroupedLargeBlockPieces16PassMmaRegs;
+    }
   }
   plan.registers.compute =
       replicaRegisters(2, plan.registers.load + plan.registers.mma,

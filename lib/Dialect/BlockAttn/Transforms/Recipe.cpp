@@ -181,15 +181,16 @@ void buildRotaryPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
 
 /// Rotates shared-memory tiles (in place when `dests` is `sources`), every
 /// one at `at` (one warpspec.rotate).
-/// Rotates tiles of pair-complete 64-column chunks (pairHalfRows,
-/// pairHalfChunks) chunk by chunk: chunk j holds pairs 32 j to 32 j + 31
-/// whole, first elements then partners, which is warpspec.rotate's layout of
-/// a half-split part (its first pair 32 j).
+/// Rotates tiles of pair-complete chunks (pairHalfRows, pairHalfChunks) chunk
+/// by chunk: chunk j of C columns (pairChunkCols: 64, or 32 at head dim 96)
+/// holds pairs C j / 2 to C j / 2 + C / 2 - 1 whole, first elements then
+/// partners, which is warpspec.rotate's layout of a half-split part (its
+/// first pair C j / 2).
 static void rotatePairCompleteChunks(OpBuilder &b, Location loc,
                                      const KernelSpec &spec, ValueRange sources,
                                      ValueRange dests, const TileRows &at,
                                      bool passLoop) {
-  constexpr int64_t kChunk = 64;
+  const int64_t kChunk = pairChunkCols(spec);
   bool inPlace = llvm::equal(sources, dests);
   for (int64_t col = 0; col < spec.headDim; col += kChunk) {
     SmallVector<Value> from, to;
@@ -304,11 +305,12 @@ bool pairHalfChunks(const KernelSpec &spec) {
     return false;
   // The grouped-query backward at block size 128 makes its gradients in
   // passes over 64-column chunks at head dim 128 (groupedLargeBlockPasses
-  // in Plan.cpp; at 96 over 32-column ones, refused:
-  // checkGroupedLargeBlock) and above it streams every input in 64-column
-  // chunks (KernelPlan::groupChunkStages).
+  // in Plan.cpp), over 32-column ones at 96 (pairs of 16-column pieces,
+  // chunk_cols = 16) and above 128 streams every input in 64-column chunks
+  // (KernelPlan::groupChunkStages).
   if (spec.group > 1)
-    return spec.headDim == 128 || spec.headDim > KernelShape::kMaxOutputCols;
+    return spec.headDim == 96 || spec.headDim == 128 ||
+           spec.headDim > KernelShape::kMaxOutputCols;
   return spec.headDim > KernelShape::kMaxOutputCols;
 }
 
@@ -317,7 +319,15 @@ bool pairPieceChunks(const KernelSpec &spec) {
 }
 
 int64_t loadedChunkCols(const KernelSpec &spec) {
-  return pairPieceChunks(spec) ? 32 : 0;
+  if (!pairPieceChunks(spec))
+    return 0;
+  // Head dim 96's passes over 32-column chunks (pairHalfChunks) take
+  // 16-column pieces, 32 bytes wide: the 32-byte swizzle's span.
+  return spec.headDim % 64 == 0 ? 32 : 16;
+}
+
+int64_t pairChunkCols(const KernelSpec &spec) {
+  return 2 * loadedChunkCols(spec);
 }
 
 bool pairHalfRows(const KernelSpec &spec) {

@@ -101,7 +101,9 @@ void rotateTiles(OpBuilder &b, Location loc, const KernelSpec &spec,
 /// 32 j + 31 whole as an interleaved chunk does; its gradient chunks come
 /// out in that column order and are stored as two pieces (storePairHalves).
 /// The grouped kernel's whole tiles are such chunks side by side, each
-/// rotated as a part (rotateKeyTiles).
+/// rotated as a part (rotateKeyTiles); at head dim 96 (its passes over
+/// 32-column chunks) chunk j is columns [16 j, 16 j + 16) and their partners
+/// [48 + 16 j, 64 + 16 j), pairs 16 j to 16 j + 15 (pairChunkCols).
 bool pairHalfChunks(const KernelSpec &spec);
 
 /// Whether the pair-complete chunks (pairHalfChunks, pairHalfRows) are
@@ -113,9 +115,15 @@ bool pairHalfChunks(const KernelSpec &spec);
 bool pairPieceChunks(const KernelSpec &spec);
 
 /// The `chunk_cols` of the buffers the kernel's tiles of Q, K, V and dO are
-/// loaded into: 32 for pair-complete pieces (pairPieceChunks), else 0 (the
-/// width's own layout).
+/// loaded into: for pair-complete pieces (pairPieceChunks) the piece's
+/// width, 32 (64-byte swizzle), or 16 (32-byte swizzle) at head dim 96,
+/// whose pair-complete chunks are 32 columns; else 0 (the width's own
+/// layout).
 int64_t loadedChunkCols(const KernelSpec &spec);
+
+/// The width of a pair-complete chunk (pairPieceChunks): two pieces of
+/// loadedChunkCols, 64 columns, or 32 at head dim 96.
+int64_t pairChunkCols(const KernelSpec &spec);
 
 /// Whether the grouped-query backward above head dim 128 at blocks of up to
 /// 64 tokens (KernelPlan::groupPasses) holds half-split rows in pair-complete
@@ -128,9 +136,10 @@ int64_t loadedChunkCols(const KernelSpec &spec);
 /// (rotateKeyTiles).
 bool pairHalfRows(const KernelSpec &spec);
 
-/// Stores gradient chunk `chunk` (64 columns in pairHalfChunks' order) of
-/// `tile` at its two pieces' columns, 32 j and D / 2 + 32 j, each through
-/// `staging` (32 columns; null: from registers). Returns the two stores.
+/// Stores gradient chunk `chunk` (2P columns in pairHalfChunks' order, P =
+/// 32, or 16 at head dim 96) of `tile` at its two pieces' columns, P j and
+/// D / 2 + P j, each through `staging` (P columns; null: from registers).
+/// Returns the two stores.
 SmallVector<warpspec::StoreOp, 2>
 storePairHalves(OpBuilder &b, Location loc, const KernelSpec &spec, Value tile,
                 Value dest, Value row, Value head, Value rows, Value staging,

@@ -1634,8 +1634,9 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
     SmallVector<Type> keyTiles;
     if (rotary)
       keyTiles = {tile, tile};
-    // Half-split chunks (pairHalfChunks: head dim 128) are stored as two
-    // 32-column pieces, each through a staging buffer of its width.
+    // Half-split chunks (pairHalfChunks: head dims 96 and 128) are stored as
+    // two pieces (16 or 32 columns), each through a staging buffer of its
+    // width.
     bool pieces = pairHalfChunks(spec);
     SoftmaxLoop item =
         beginSoftmaxLoop(b, loc, plan, rotary ? kv : items, keyTiles,

@@ -1272,7 +1272,8 @@ QueryHalfTypes queryHalfTypes(MLIRContext *ctx, const KernelSpec &spec,
 /// Opens the grouped block-128 backward's scores warpgroup (beginConsumer),
 /// which stores dQ `cols` columns at a time; its staging buffer is as wide,
 /// or half as wide for half-split pair-complete chunks (pairHalfChunks),
-/// which are stored as two 32-column pieces.
+/// which are stored as two pieces (32 columns, or 16 at head dim 96: a
+/// 16-column staging tile is 32-byte swizzled).
 ConsumerContext beginGroupedScoresConsumer(OpBuilder &b, Location loc,
                                            const KernelSpec &spec,
                                            const KernelValues &values,
@@ -1310,8 +1311,8 @@ void buildGroupedLargeBlockScoresConsumer(OpBuilder &b, Location loc,
   OpBuilder::InsertionGuard g(b);
   int64_t halves = spec.numQueryTiles();
   int64_t cols = spec.headDim / plan.groupPasses;
-  // Half-split chunks (pairHalfChunks: head dim 128) are stored as two
-  // 32-column pieces.
+  // Half-split chunks (pairHalfChunks: head dims 96 and 128) are stored as
+  // two pieces of half the pass's columns.
   bool pieces = pairHalfChunks(spec);
   ConsumerContext c =
       beginGroupedScoresConsumer(b, loc, spec, values, plan, cols);
@@ -1336,7 +1337,7 @@ void buildGroupedLargeBlockScoresConsumer(OpBuilder &b, Location loc,
   // the passes; Q is loaded again every pass and rotated each time, whole
   // (S reads its full depth), and each pass's dQ chunk is turned back on
   // its own: interleaved, or half-split at head dim 128 in pair-complete
-  // chunks (pairHalfChunks; at 96 refused: checkGroupedLargeBlock).
+  // chunks (pairHalfChunks; at 96 of two 16-column pieces, chunk_cols = 16).
   for (int64_t pass = 0; pass < plan.groupPasses; ++pass) {
     int64_t col = pass * cols;
     forEachGroupHead(b, loc, spec, kvHead, 0, [&](Value head) {
@@ -1700,7 +1701,8 @@ void buildGroupedLargeBlockAccumulateConsumer(
           {dkAcc, spec.stores[1], spec.hasRotary()}}) {
       Value grad =
           unrotateGroupedChunk(b, loc, spec, plan, pass, at, acc, rotated);
-      // Half-split chunks (pairHalfChunks): two 32-column pieces.
+      // Half-split chunks (pairHalfChunks): two pieces of half the pass's
+      // columns (32, or 16 at head dim 96).
       if (pairHalfChunks(spec)) {
         storePairHalves(b, loc, spec, grad, dest, row, kvHead, rows, Value(),
                         /*bulk=*/false, pass);

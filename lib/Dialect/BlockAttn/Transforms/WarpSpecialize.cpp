@@ -35,12 +35,9 @@ using mlir::warpspec::Chip;
 namespace {
 
 /// The widest head dim of the grouped-query backward at block size 128
-/// (checkGroupedLargeBlock): 128, above which sm_90a streams 64-column
-/// chunks (with rotary embeddings too); with rotary embeddings, the widest made
-/// in one pass, above which interleaved ones are built up to 128 and half-split
-/// ones at 128 (64-column passes) but not at 96 (32-column passes).
-constexpr int64_t kMaxGroupedLargeBlockHeadDim = 128,
-                  kMaxGroupedLargeBlockRotaryHeadDim = 64;
+/// (checkGroupedLargeBlock): 128, above which both chips stream 64-column
+/// chunks (with rotary embeddings on sm_90a only).
+constexpr int64_t kMaxGroupedLargeBlockHeadDim = 128;
 
 struct BlockAttnWarpSpecializePass
     : public blockattn::impl::BlockAttnWarpSpecializePassBase<
@@ -66,12 +63,18 @@ struct BlockAttnWarpSpecializePass
   /// it is built up to head dim 128 (above 64 in passes over column chunks
   /// of the head dim, KernelPlan::groupPasses; every group, both chips);
   /// with rotary embeddings (every variant) up to head dim 64, in one pass,
-  /// at 96 and 128 interleaved (in the passes, both chips). Above 128
+  /// at 96 and 128 with either layout (in the passes, both chips). Above 128
   /// an item's K and V of 128 keys (2 x 48 KiB at 192), a query head's Q and
   /// dO (the same) and both query halves' P and dS (64 KiB) exceed shared
   /// memory (227 KiB): both chips stream K, V, Q and dO in 64-column chunks
   /// (KernelPlan::groupChunkStages); sm_90a with interleaved rotary
   /// embeddings too (each chunk rotated as it lands), sm_100a without.
+  /// Half-split rotary embeddings in passes need pair-complete chunks (each
+  /// pass's gradient chunk is turned back on its own): at 128 and above two
+  /// 32-column pieces a 64-column chunk (64-byte swizzle), at 96 two
+  /// 16-column pieces a 32-column chunk (32-byte swizzle, chunk_cols = 16;
+  /// pairHalfChunks, loadedChunkCols), every piece a TMA box that fills its
+  /// swizzle span.
   LogicalResult checkGroupedLargeBlock(Operation *op, const KernelSpec &spec) {
     if (!spec.backward || spec.group <= 1 || spec.numQueryTiles() == 1)
       return success();
@@ -94,32 +97,6 @@ struct BlockAttnWarpSpecializePass
                       << kMaxGroupedLargeBlockHeadDim
                       << " K, V, Q and dO are streamed in 64-column chunks, "
                          "which only the sm_90a kernel rotates";
-    // With rotary embeddings above head dim 64: the item is made in passes
-    // over C-column chunks of the head dim (64 at 128, 32 at 96), and each
-    // pass's chunk of dQ, dK (and dV) is turned back on its own, which needs
-    // the chunk to hold both columns of each of its pairs. An interleaved
-    // chunk does; half-split pairs are D / 2 apart, so at 128 every tensor
-    // is loaded in pair-complete 64-column chunks (columns [32 j, 32 j + 32)
-    // and their partners, one box of a rank-4 tensor map, 128-byte swizzle:
-    // pairHalfChunks) and the gradients are stored as two 32-column pieces.
-    // At 96 such a 32-column chunk would be two 16-column pieces: a 32-byte
-    // box inner dimension under the 64-byte swizzle, and gradient pieces of
-    // 16 columns, narrower than any staging buffer or tensor-map box the
-    // stores have (32 columns, nvdesc::SwizzledTile): not built. Both chips
-    // (on sm_100a the softmax warpgroup rotates and turns back).
-    if (spec.hasRotary() && spec.headDim > kMaxGroupedLargeBlockRotaryHeadDim &&
-        spec.rotary == RotaryMode::half_split && spec.headDim % 64 != 0)
-      return refuse() << " and head_dim " << spec.headDim
-                      << " with half-split rotary embeddings yet: above "
-                         "head_dim "
-                      << kMaxGroupedLargeBlockRotaryHeadDim
-                      << " an item's gradients are made in passes over "
-                         "32-column chunks of the head dim, and a "
-                         "pair-complete chunk (16 columns and their partners "
-                         "D / 2 on) would store its gradients in 16-column "
-                         "pieces, narrower than the 32-column staging buffers "
-                         "and tensor-map boxes (interleaved rotary embeddings "
-                         "are built at 96 and 128)";
     return success();
   }
 
@@ -128,8 +105,8 @@ struct BlockAttnWarpSpecializePass
     if (failed(spec))
       return failure();
     // The grouped-query backward at block size 128: built up to head dim
-    // 128 (with rotary embeddings too, but not at 96 with half-split ones),
-    // and above it on sm_90a (checkGroupedLargeBlock).
+    // 128 (with rotary embeddings too), and above it on both chips, with
+    // rotary embeddings on sm_90a only (checkGroupedLargeBlock).
     if (failed(checkGroupedLargeBlock(op, *spec)))
       return failure();
     TuningOptions options;

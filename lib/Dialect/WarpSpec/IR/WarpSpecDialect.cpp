@@ -121,10 +121,15 @@ void BufferType::print(AsmPrinter &printer) const {
 }
 
 BufferType BufferType::withShape(ArrayRef<int64_t> shape) const {
-  // A view of whole 64-column chunks keeps their layout; one 32-column piece
-  // is an ordinary 32-column tile (64-byte swizzle).
+  // A view keeps the buffer's pieces unless they are the view's own layout:
+  // one 32-column piece of chunk_cols = 32 is an ordinary 32-column tile
+  // (64-byte swizzle), one 16-column piece of chunk_cols = 16 an ordinary
+  // 16-column tile (32-byte swizzle); a view of whole pair-complete chunks
+  // (64 or 32 columns) keeps chunk_cols.
   int64_t chunkCols =
-      getChunkCols() && shape.back() % 64 == 0 ? getChunkCols() : 0;
+      getChunkCols() && getChunkCols() != ownChunkCols(shape.back())
+          ? getChunkCols()
+          : 0;
   return BufferType::get(getContext(), shape, getElementType(),
                          getMemorySpace(), chunkCols);
 }
@@ -132,17 +137,22 @@ BufferType BufferType::withShape(ArrayRef<int64_t> shape) const {
 LogicalResult BufferType::verify(function_ref<InFlightDiagnostic()> emitError,
                                  ArrayRef<int64_t> shape, Type elementType,
                                  MemorySpace memorySpace, int64_t chunkCols) {
-  // The one layout that is not the width's own: 32-column chunks (64-byte
-  // swizzle) of a tile whose width is a multiple of 64, so that each
-  // 32-column piece is a TMA box that fills its swizzle span.
-  if (chunkCols != 0 && (chunkCols != 32 || memorySpace != MemorySpace::smem ||
-                         shape.size() != 2 || shape[1] % 64 != 0 ||
+  // The layouts that are not the width's own: chunks narrower than the
+  // width's own (32 columns with the 64-byte swizzle on a width that is a
+  // multiple of 64, 16 columns with the 32-byte swizzle on one that is a
+  // multiple of 32), so that each piece is a TMA box that fills its swizzle
+  // span.
+  if (chunkCols != 0 && ((chunkCols != 16 && chunkCols != 32) ||
+                         memorySpace != MemorySpace::smem ||
+                         shape.size() != 2 || shape[1] % (2 * chunkCols) != 0 ||
                          !isa<FloatType, IntegerType>(elementType) ||
                          elementType.getIntOrFloatBitWidth() != 16))
     return emitError() << "chunk_cols = " << chunkCols
-                       << " needs 32 on a 2-D shared-memory tile of 16-bit "
-                          "elements whose width is a multiple of 64 (other "
-                          "widths are 32-column chunks already)";
+                       << " needs 32 or 16 on a 2-D shared-memory tile of "
+                          "16-bit elements whose width is a multiple of twice "
+                          "that (narrower than the width's own chunks: 64 "
+                          "columns, or 32 where the width is not a multiple "
+                          "of 64)";
   // Buffers are sized in bytes (getSizeInBytes), so their elements must have
   // a bit width.
   if (!isa<IntegerType, FloatType>(elementType))

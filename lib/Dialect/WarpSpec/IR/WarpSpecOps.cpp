@@ -1992,11 +1992,14 @@ LogicalResult SoftmaxGradOp::verify() {
 /// 32-column units inside the destination's static head dimension.
 static LogicalResult verifyColumnChunk(StoreOp op, int64_t cols, int64_t offset,
                                        MemRefType dest) {
-  if (offset < 0 || offset % 32 != 0 || dest.isDynamicDim(2) ||
+  // A multiple of 16: a 16-column piece of a half-split pair-complete
+  // chunk at head dim 96 (columns 16 j and 48 + 16 j) is the narrowest part
+  // stored; its rows are whole 16-byte units.
+  if (offset < 0 || offset % 16 != 0 || dest.isDynamicDim(2) ||
       offset + cols > dest.getDimSize(2))
     return op.emitOpError()
            << "col_offset " << offset << " with a tile of " << cols
-           << " columns must be a multiple of 32 and stay inside the "
+           << " columns must be a multiple of 16 and stay inside the "
               "destination's static head dimension";
   return success();
 }
@@ -2077,10 +2080,13 @@ LogicalResult StoreOp::verify() {
     return emitOpError() << "bulk stores go through a staging buffer: add "
                             "via(%staging)";
   }
-  if (getBulk() && value.getShape()[1] % 32 != 0)
+  // Whole swizzled chunks, or one 16-column piece (a box of 32-byte rows
+  // under the 32-byte swizzle: a half-split pair-complete chunk's piece at
+  // head dim 96).
+  if (getBulk() && value.getShape()[1] % 32 != 0 && value.getShape()[1] != 16)
     return emitOpError()
            << "bulk stores copy whole swizzled chunks (a multiple of 32 "
-              "columns)";
+              "columns, or one 16-column piece)";
   if (getPinnedSteps() && !getStaging())
     return emitOpError() << "pinned_steps applies to stores via a staging "
                             "buffer (its row steps are the copy-out's)";

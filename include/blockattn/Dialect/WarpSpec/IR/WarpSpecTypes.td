@@ -38,6 +38,18 @@ def WarpSpec_BufferType : WarpSpec_Type<"Buffer", "buffer"> {
 
     Example: `!warpspec.buffer<64x64xbf16, smem, chunk_cols = 32>`; in a
     channel `!warpspec.channel<[64x64xbf16 chunk_cols = 32], smem>`.
+
+    Tiles 16 columns wide (or any width that is not a multiple of 32) are
+    16-column chunks with the 32-byte swizzle: rows of 32 bytes, each a
+    16-column TMA box that fills the 32-byte span. `chunk_cols = 16` asks for
+    that layout on a tile whose width is a multiple of 32: at head dim 96 the
+    half-split pair-complete chunks of 32 columns are two 16-column pieces,
+    piece 0 columns `[16 j, 16 j + 16)`, piece 1 their partners `[48 + 16 j,
+    64 + 16 j)` (the grouped block-128 backward's passes over 32-column
+    chunks; a 16-column piece under the 64-byte swizzle would be a box
+    narrower than its span).
+
+    Example: `!warpspec.buffer<128x96xbf16, smem, chunk_cols = 16>`.
   }];
   let parameters = (ins ArrayRefParameter<"int64_t">:$shape,
                         "Type":$elementType,
@@ -56,13 +68,20 @@ def WarpSpec_BufferType : WarpSpec_Type<"Buffer", "buffer"> {
   let extraClassDeclaration = [{
     /// Size of the buffer in bytes.
     int64_t getSizeInBytes() const;
+    /// The chunk width of a tile `cols` elements wide in its own layout (no
+    /// `chunk_cols`): 64 where the width is a multiple of 64 (128-byte
+    /// swizzle), else 32 where it is a multiple of 32 (64-byte swizzle), else
+    /// 16 (32-byte swizzle); nvdesc::SwizzledTile::chunkColsFor.
+    static int64_t ownChunkCols(int64_t cols) {
+      return cols % 64 == 0 ? 64 : cols % 32 == 0 ? 32 : 16;
+    }
     /// The columns of one swizzled chunk of a shared-memory tile of 16-bit
-    /// elements: `chunk_cols` when given, else 64 where the width is a
-    /// multiple of 64 (128-byte swizzle) and 32 otherwise (64-byte swizzle).
+    /// elements: `chunk_cols` when given, else the width's own
+    /// (ownChunkCols).
     int64_t getLayoutChunkCols() const {
       if (getChunkCols())
         return getChunkCols();
-      return getShape().back() % 64 == 0 ? 64 : 32;
+      return ownChunkCols(getShape().back());
     }
     /// The same tile shape and element type, with this buffer's layout.
     BufferType withShape(ArrayRef<int64_t> shape) const;
