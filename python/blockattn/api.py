@@ -99,35 +99,22 @@ def _query_group(q: torch.Tensor, k) -> int:
     return hq // hkv
 
 
-def _chip_or_none(like) -> str | None:
-    """The compiler's chip name of a CUDA tensor's device; None for any other
-    device (the shape checks run before the device check)."""
-    if getattr(like, "device", None) is None or like.device.type != "cuda":
-        return None
-    try:
-        return _driver.chip_of(like.device)
-    except ValueError:
-        return None
-
-
 def _refuse_grouped_backward(group: int, requires_grad: bool, block_size: int = 64,
                              head_dim: int = 64, rotary: bool = False,
-                             interleaved: bool = False, chip: str | None = None) -> None:
+                             interleaved: bool = False) -> None:
     """The grouped-query backward (dk and dv summed over each group in the
     kernel) is built for blocks of up to 64 tokens, at head dims up to 256
-    with or without rotary embeddings, and at block size 128 up to head dim 128
+    with or without rotary embeddings, and at block size 128 at every head dim
     without rotary embeddings (every group, both chips), with interleaved rotary
-    embeddings too (both chips) and with half-split ones at head dims up to 64
-    and 128, not 96, and at head dims 192 and 256 on both chips (K, V, Q and dO
-    streamed in 64-column chunks; on sm_90a with rotary embeddings too since
-    session 22, each chunk rotated as it lands; docs/head-dims.md). Half-split
-    pairs above head dim 64 there, and above 128 at every block size, are
-    loaded in pair-complete chunks of two 64-byte-swizzled 32-column pieces
-    (session 23; docs/head-dims.md, "Pair-complete chunks as 64-byte-swizzled
-    pieces")
+    embeddings too (both chips) and with half-split ones at every head dim but
+    96: at 192 and 256 K, V, Q and dO are streamed in 64-column chunks, each
+    rotated in place as it lands (sm_90a since session 22, sm_100a by a rotary
+    warpgroup since session 24; docs/head-dims.md). Half-split pairs above head
+    dim 64 there, and above 128 at every block size, are loaded in
+    pair-complete chunks of two 64-byte-swizzled 32-column pieces (session 23;
+    docs/head-dims.md, "Pair-complete chunks as 64-byte-swizzled pieces")
     (docs/pipeline.md, "Grouped-query attention"): the other grouped calls that
-    need gradients are refused before any forward work is done. `chip` is the
-    device's (None: not known here, the compiler decides)."""
+    need gradients are refused before any forward work is done."""
     if not requires_grad or not torch.is_grad_enabled():
         return
     if group <= 1:
@@ -138,13 +125,6 @@ def _refuse_grouped_backward(group: int, requires_grad: bool, block_size: int = 
             f"rotary embeddings at head dim {head_dim} yet ({group} query heads per k/v head); "
             "head dims up to 64 have one there, interleaved rotary embeddings "
             "(Rotary(interleaved=True)) up to 128, and block sizes 16, 32 and 64 up to head dim 128"
-        )
-    if block_size > 64 and head_dim > 128 and rotary and chip == "sm_100a":
-        raise ValueError(
-            f"rotary: head dim {head_dim} has no grouped-query backward kernel with rotary embeddings "
-            f"at block_size {block_size} on sm_100a yet ({group} query heads per k/v head); without "
-            "rotary embeddings it has one (both chips), sm_90a has one with rotary embeddings, "
-            "and block sizes 16, 32 and 64"
         )
 
 
@@ -539,8 +519,7 @@ def backward(
             f"{', '.join(map(str, _kernels.BACKWARD_BLOCK_SIZES))}"
         )
     group = q.shape[1] // max(k.shape[1], 1) if k.shape[1] != q.shape[1] else 1
-    _refuse_grouped_backward(group, True, block_size, q.shape[-1], cos is not None, interleaved,
-                             _chip_or_none(q))
+    _refuse_grouped_backward(group, True, block_size, q.shape[-1], cos is not None, interleaved)
     dq, dk, dv = (_empty(q), _empty(k), _empty(v)) if grads is None else grads
     if q.shape[0] and q.shape[1]:
         tensors = {
@@ -1434,8 +1413,7 @@ def block_attention_kvpacked(
     scale, rope = _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, rotary,
                                 requires_grad, eager)
     _refuse_grouped_backward(q.shape[1] // hkv if grouped else 1, requires_grad, block_size, q.shape[-1],
-                             rotary is not None, rotary is not None and rotary.interleaved,
-                             _chip_or_none(q))
+                             rotary is not None, rotary is not None and rotary.interleaved)
     if out is not None:
         return forward(q, k, v, cu_seqlens, block_size, scale, out, *rope)
     if eager and type(q) is torch.Tensor and type(kv) is torch.Tensor and not _functorch_active():
@@ -1537,7 +1515,7 @@ def block_attention(
     scale, rope = _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, rotary,
                                 requires_grad, eager)
     _refuse_grouped_backward(group, requires_grad, block_size, q.shape[-1], rotary is not None,
-                             rotary is not None and rotary.interleaved, _chip_or_none(q))
+                             rotary is not None and rotary.interleaved)
     if out is not None:
         return forward(q, k, v, cu_seqlens, block_size, scale, out, *rope)
     # Eagerly, on plain tensors: the autograd.Function (or, with no gradient
@@ -1572,7 +1550,7 @@ def _block_attention_features(q, k, v, cu_seqlens, block_size, softmax_scale, ou
     scale, rope = _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, rotary,
                                 requires_grad, eager)
     _refuse_grouped_backward(group, requires_grad, block_size, q.shape[-1], rotary is not None,
-                             rotary is not None and rotary.interleaved, _chip_or_none(q))
+                             rotary is not None and rotary.interleaved)
     if out is not None:
         lse = _empty_lse(q) if return_lse else None
         o = forward(q, k, v, cu_seqlens, block_size, scale, out, *rope, causal=causal, lse=lse)

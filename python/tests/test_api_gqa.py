@@ -87,15 +87,14 @@ def test_compiled_manifest_and_refused_backward(tmp_path):
         key(kind="backward", head_dim=64, group=4, block_size=128, rotary="half_split"), tmp_path)
     assert large_rotary.name == "blockattn_backward_d64_b128_bf16_g4_half_split"
     assert large_rotary.manifest["group"] == 4 and large_rotary.manifest["rotary"] == "half_split"
-    # Above head dim 128 on both chips without rotary embeddings (64-column chunks streamed; sm_100a
-    # since session 22); with rotary embeddings refused on sm_100a.
+    # Above head dim 128 on both chips (64-column chunks streamed; sm_100a since session 22), with
+    # rotary embeddings too (sm_100a since session 24: a rotary warpgroup rotates the chunks).
     wide = _kernels.compile_kernel(key(kind="backward", head_dim=192, group=4, block_size=128), tmp_path)
     assert wide.name == "blockattn_backward_d192_b128_bf16_g4" and wide.manifest["group"] == 4
-    with pytest.raises(RuntimeError,
-                       match="group 4 .*no backward lowering at block_size 128 and head_dim 192 with rotary "
-                             "embeddings on sm_100a yet"):
-        _kernels.compile_kernel(key(kind="backward", head_dim=192, group=4, block_size=128, chip="sm_100a",
-                                    rotary="interleaved"), tmp_path)
+    wide_rotary = _kernels.compile_kernel(key(kind="backward", head_dim=192, group=4, block_size=128,
+                                              chip="sm_100a", rotary="interleaved"), tmp_path)
+    assert wide_rotary.name == "blockattn_backward_d192_b128_bf16_g4_interleaved"
+    assert wide_rotary.manifest["group"] == 4 and wide_rotary.manifest["rotary"] == "interleaved"
     with pytest.raises(RuntimeError,
                        match="group 4 .*no backward lowering at block_size 128 and head_dim 96 with half-split "
                              "rotary"):
@@ -230,22 +229,15 @@ def test_grouped_backward_refusals(api_launches):
         api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, rotary=True, interleaved=True)
     for head_dim in (192, 256):
         # both chips stream K, V, Q and dO in 64-column chunks (sm_100a since session 22)
-        api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, chip="sm_90a")
-        api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, chip="sm_100a")
-        api._refuse_grouped_backward(4, True, block_size=128, head_dim=head_dim)  # chip unknown
-        # rotary embeddings on sm_90a (session 22: streamed chunks rotated as they land; half-split
-        # ones in pair-complete chunks of two 64-byte-swizzled pieces since session 23)
-        api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, rotary=True,
-                                     interleaved=True, chip="sm_90a")
-        api._refuse_grouped_backward(3, True, block_size=128, head_dim=head_dim, rotary=True,
-                                     interleaved=True)  # chip unknown
-        api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, rotary=True,
-                                     chip="sm_90a")
-        with pytest.raises(ValueError,
-                           match=rf"^rotary: head dim {head_dim} has no grouped-query backward kernel with "
-                                 r"rotary embeddings at block_size 128 on sm_100a"):
-            api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, rotary=True,
-                                         interleaved=True, chip="sm_100a")
+        api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim)
+        api._refuse_grouped_backward(4, True, block_size=128, head_dim=head_dim)
+        # with rotary embeddings of both layouts, each streamed chunk rotated as it lands (sm_90a
+        # since session 22, sm_100a since session 24; half-split ones in pair-complete chunks of two
+        # 64-byte-swizzled pieces since session 23): nothing refused, whatever the chip
+        for group in (2, 3, 8):
+            api._refuse_grouped_backward(group, True, block_size=128, head_dim=head_dim, rotary=True,
+                                         interleaved=True)
+            api._refuse_grouped_backward(group, True, block_size=128, head_dim=head_dim, rotary=True)
     api._refuse_grouped_backward(2, True, block_size=128, head_dim=128)  # built in passes
     api._refuse_grouped_backward(2, True, block_size=128, head_dim=96)
     api._refuse_grouped_backward(2, True, block_size=128, head_dim=64)  # built (issue 20)
@@ -271,7 +263,8 @@ def test_grouped_half_split_rotary_backward_above_head_dim_128(api_launches):
     pieces under the 64-byte swizzle (session 23; session 21's one-box layout missed the float64
     reference on an H100 and was refused in session 22), so nothing refuses them, and the grouped
     backward launches the _g<G> half-split kernel with the tables; at block size 128 above head
-    dim 128 the interleaved one is built on sm_90a (session 22), refused on sm_100a, naming q."""
+    dim 128 both layouts are built on both chips (sm_90a since session 22, sm_100a since session
+    24)."""
     torch, api, calls = api_launches
 
     for head_dim in (192, 256):
@@ -280,12 +273,9 @@ def test_grouped_half_split_rotary_backward_above_head_dim_128(api_launches):
             api._refuse_grouped_backward(2, True, block_size=block_size, head_dim=head_dim, rotary=True,
                                          interleaved=True)
         api._refuse_grouped_backward(2, True, head_dim=head_dim)  # without rotary
-        api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, rotary=True,
-                                     interleaved=True, chip="sm_90a")
-        with pytest.raises(ValueError, match=rf"^rotary: head dim {head_dim} has no grouped-query backward "
-                                             "kernel with rotary embeddings at block_size 128 on sm_100a"):
+        for interleaved in (False, True):
             api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, rotary=True,
-                                         interleaved=True, chip="sm_100a")
+                                         interleaved=interleaved)
     assert calls == []
     d = 192
     q = torch.randn(T, 4, d).to(torch.bfloat16)
@@ -441,11 +431,7 @@ def test_pair_halves_backward_built(api_launches):
     torch, api, calls = api_launches
     for group, block_size, head_dim in [(2, 128, 128), (4, 128, 128), (2, 64, 192), (4, 32, 256),
                                         (2, 16, 192), (2, 128, 256), (1, 128, 192)]:
-        api._refuse_grouped_backward(group, True, block_size=block_size, head_dim=head_dim, rotary=True,
-                                     chip="sm_90a")
-        if head_dim <= 128:
-            api._refuse_grouped_backward(group, True, block_size=block_size, head_dim=head_dim,
-                                         rotary=True, chip="sm_100a")
+        api._refuse_grouped_backward(group, True, block_size=block_size, head_dim=head_dim, rotary=True)
     assert not calls
     d = 128
     q = torch.randn(T, 4, d).to(torch.bfloat16)

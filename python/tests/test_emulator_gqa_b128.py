@@ -158,17 +158,10 @@ def test_grouped_large_block_backward_matches_reference(chip, c, heads, sms, emu
 
 @pytest.mark.parametrize("chip", ["sm_90a", "sm_100a"])
 def test_grouped_large_block_refusals(chip, tmp_path):
-    """Head dims above 128 at block size 128: with rotary embeddings refused on sm_100a (both chips
-    build them without, sm_90a with interleaved ones too: the WIDE cases above and
-    test_emulator_gqa_b128_rotary.py; half-split ones there in pair-complete chunks since session
-    23), by name, and half-split rotary embeddings at head dim 96 (interleaved ones at 96 and 128 are built
-    on both chips: test_emulator_gqa_b128_rotary.py)."""
-    wide = ((em.Case("backward", 192, "bf16", "interleaved", group=4, block_size=128),
-             "and head_dim 192 with rotary embeddings on sm_100a yet"),
-            (em.Case("backward", 256, "f16", "half_split", group=2, block_size=128, causal=True),
-             "and head_dim 256 with rotary embeddings on sm_100a yet")) if chip == "sm_100a" else ()
-    for c, words in (*wide,
-                     (em.Case("backward", 96, "bf16", "half_split", group=2, block_size=128),
+    """Half-split rotary embeddings at head dim 96, by name (interleaved ones at 96 and 128 are built
+    on both chips, and both layouts above 128 on both chips since session 24:
+    test_emulator_gqa_b128_rotary.py)."""
+    for c, words in ((em.Case("backward", 96, "bf16", "half_split", group=2, block_size=128),
                       "and head_dim 96 with half-split rotary embeddings yet: above head_dim 64 an "
                       "item's gradients are made in passes over 32-column chunks"),
                      (em.Case("backward", 96, "bf16", "half_split", group=4, block_size=128),

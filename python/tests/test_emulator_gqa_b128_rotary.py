@@ -123,6 +123,14 @@ SAMPLE = [
     ("sm_90a", case(192, "bf16", "half_split", 3, positions=True, rotate_v=True), 6, 3),
     ("sm_90a", case(256, "f16", "half_split", 2, causal=True, lse=True), 4, 1),
     ("sm_90a", case(256, "bf16", "half_split", 4, rotate_v=True), 4, 3),
+    # sm_100a at 192 and 256 (session 24): a rotary warpgroup between the producer and the MMA
+    # warp rotates every streamed chunk slot in place and signals the ring "rotated" (the MMA warp
+    # waits on it after each slot it gets); the softmax warpgroup turns dQ's chunks and the
+    # group's summed dV's and dK's back. Both layouts, positions, rotate_v, causal + dlse, G = 2
+    # and MQA, 1 and 3 SMs.
+    ("sm_100a", case(192, "bf16", "interleaved", 2, positions=True, rotate_v=True), 4, 3),
+    ("sm_100a", case(256, "f16", "half_split", 3, causal=True, lse=True), 3, 1),
+    ("sm_100a", case(192, "f16", "half_split", 2, rotate_v=True), 4, 3),
 ]
 
 

@@ -34,13 +34,12 @@ using mlir::warpspec::Chip;
 
 namespace {
 
-/// The widest head dim of the grouped-query backward at block size 128
-/// (checkGroupedLargeBlock): 128, above which sm_90a streams 64-column
-/// chunks (with rotary embeddings too); with rotary embeddings, the widest made
-/// in one pass, above which interleaved ones are built up to 128 and half-split
-/// ones at 128 (64-column passes) but not at 96 (32-column passes).
-constexpr int64_t kMaxGroupedLargeBlockHeadDim = 128,
-                  kMaxGroupedLargeBlockRotaryHeadDim = 64;
+/// The widest head dim of the grouped-query backward at block size 128 with
+/// rotary embeddings made in one pass (checkGroupedLargeBlock), above which
+/// interleaved ones are built at every head dim and half-split ones at 128
+/// (64-column passes) and above (64-column chunks streamed, both chips) but
+/// not at 96 (32-column passes).
+constexpr int64_t kMaxGroupedLargeBlockRotaryHeadDim = 64;
 
 struct BlockAttnWarpSpecializePass
     : public blockattn::impl::BlockAttnWarpSpecializePassBase<
@@ -70,8 +69,9 @@ struct BlockAttnWarpSpecializePass
   /// an item's K and V of 128 keys (2 x 48 KiB at 192), a query head's Q and
   /// dO (the same) and both query halves' P and dS (64 KiB) exceed shared
   /// memory (227 KiB): both chips stream K, V, Q and dO in 64-column chunks
-  /// (KernelPlan::groupChunkStages); sm_90a with interleaved rotary
-  /// embeddings too (each chunk rotated as it lands), sm_100a without.
+  /// (KernelPlan::groupChunkStages), with rotary embeddings of either layout
+  /// too (each chunk rotated in place as it lands: by the sm_90a scores
+  /// warpgroup, by a rotary warpgroup on sm_100a).
   LogicalResult checkGroupedLargeBlock(Operation *op, const KernelSpec &spec) {
     if (!spec.backward || spec.group <= 1 || spec.numQueryTiles() == 1)
       return success();
@@ -82,18 +82,6 @@ struct BlockAttnWarpSpecializePass
                 "block_size "
              << spec.blockSize;
     };
-    // Above head dim 128 both chips stream K, V, Q and dO in 64-column
-    // chunks (KernelPlan::groupChunkStages); the sm_90a scores warpgroup
-    // rotates them as they land, the sm_100a kernel is built without rotary
-    // embeddings.
-    if (spec.headDim > kMaxGroupedLargeBlockHeadDim && spec.hasRotary() &&
-        chip == Chip::sm_100a)
-      return refuse() << " and head_dim " << spec.headDim
-                      << " with rotary embeddings on sm_100a yet: above "
-                         "head_dim "
-                      << kMaxGroupedLargeBlockHeadDim
-                      << " K, V, Q and dO are streamed in 64-column chunks, "
-                         "which only the sm_90a kernel rotates";
     // With rotary embeddings above head dim 64: the item is made in passes
     // over C-column chunks of the head dim (64 at 128, 32 at 96), and each
     // pass's chunk of dQ, dK (and dV) is turned back on its own, which needs
@@ -127,9 +115,9 @@ struct BlockAttnWarpSpecializePass
     FailureOr<KernelSpec> spec = describeKernel(func, op);
     if (failed(spec))
       return failure();
-    // The grouped-query backward at block size 128: built up to head dim
-    // 128 (with rotary embeddings too, but not at 96 with half-split ones),
-    // and above it on sm_90a (checkGroupedLargeBlock).
+    // The grouped-query backward at block size 128: built at every head dim
+    // (with rotary embeddings too, but not at 96 with half-split ones:
+    // checkGroupedLargeBlock).
     if (failed(checkGroupedLargeBlock(op, *spec)))
       return failure();
     TuningOptions options;
