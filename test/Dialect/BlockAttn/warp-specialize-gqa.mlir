@@ -950,7 +950,7 @@ func.func @gqa_backward_b128_wide_rotary(%q: memref<?x?x256xbf16>, %k: memref<?x
 // WIDEROT100-NEXT: %[[DP:.*]] = warpspec.channel "dp" depth(2)
 // WIDEROT100: warpspec.partition "load" role(load) warps(4) regs(96)
 // WIDEROT100: warpspec.commit %{{.*}} tile(%{{.*}}, %{{.*}}, %{{.*}}) position(%{{.*}})
-// WIDEROT100: warpspec.partition "rotary" role(rotary) warps(4) regs(72) {
+// WIDEROT100: warpspec.partition "rotary" role(rotary) warps(4) regs(64) {
 // WIDEROT100-NEXT: warpspec.consume %[[KV]]
 // WIDEROT100-NEXT: warpspec.tile_position
 // S's first chunk at pair 0: q's half, then K's 128 rows, then the signal.
@@ -1003,7 +1003,7 @@ func.func @gqa_backward_b128_wide_rotary(%q: memref<?x?x256xbf16>, %k: memref<?x
 // WIDEROT100-NEXT: warpspec.pin
 // WIDEROT100: warpspec.get %[[QDO]]
 // WIDEROT100-NEXT: warpspec.get %[[ROT]]
-// WIDEROT100: warpspec.partition "softmax" role(softmax) warps(4) regs(216) {
+// WIDEROT100: warpspec.partition "softmax" role(softmax) warps(4) regs(224) {
 // WIDEROT100: warpspec.consume %[[KV]]
 // WIDEROT100-NEXT: warpspec.tile_position
 // WIDEROT100: warpspec.rotate_tile {{.*}} {head_dim = 256 : i64, interleaved = true, inverse, pair_offset = 0 : i64} : <64x64xf32> -> <64x64xf32>
@@ -1040,7 +1040,7 @@ func.func @gqa_backward_b128_wide_rotary(%q: memref<?x?x256xbf16>, %k: memref<?x
 // WIDEROTHS100-NEXT: %[[DP:.*]] = warpspec.channel "dp" depth(2)
 // WIDEROTHS100: warpspec.partition "load" role(load) warps(4) regs(96)
 // WIDEROTHS100: warpspec.tma_load {{.*}} {col_offset = 0 : i64, pair_halves} : memref<?x?x256xbf16>, <64x64xbf16, smem, chunk_cols = 32>
-// WIDEROTHS100: warpspec.partition "rotary" role(rotary) warps(4) regs(72) {
+// WIDEROTHS100: warpspec.partition "rotary" role(rotary) warps(4) regs(64) {
 // WIDEROTHS100: warpspec.rotate({{.*}}) {head_dim = 256 : i64, interleaved = false, pair_offset = 0 : i64, pass_loop} : !warpspec.buffer<64x64xbf16, smem, chunk_cols = 32>
 // WIDEROTHS100: warpspec.rotate({{.*}}) {head_dim = 256 : i64, interleaved = false, pair_offset = 0 : i64, pass_loop} : !warpspec.buffer<128x64xbf16, smem, chunk_cols = 32>
 // WIDEROTHS100-NEXT: warpspec.acquire %[[ROT]]
@@ -1056,7 +1056,7 @@ func.func @gqa_backward_b128_wide_rotary(%q: memref<?x?x256xbf16>, %k: memref<?x
 // WIDEROTHS100: warpspec.acquire %[[DP]]
 // WIDEROTHS100-NEXT: warpspec.get %[[CHUNKS]]
 // WIDEROTHS100-NEXT: warpspec.get %[[ROT]]
-// WIDEROTHS100: warpspec.partition "softmax" role(softmax) warps(4) regs(216) {
+// WIDEROTHS100: warpspec.partition "softmax" role(softmax) warps(4) regs(224) {
 // WIDEROTHS100-NEXT: warpspec.scratch : <64x32xbf16, smem>
 // WIDEROTHS100: warpspec.rotate_tile {{.*}} {head_dim = 256 : i64, interleaved = false, inverse, pair_offset = 0 : i64} : <64x64xf32> -> <64x64xf32>
 // WIDEROTHS100: warpspec.store {{.*}} {col_offset = 0 : i64, pinned_steps} : <64x32xf32>

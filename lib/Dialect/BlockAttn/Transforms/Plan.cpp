@@ -1348,11 +1348,12 @@ constexpr int64_t kSm100aGroupedLargeBlockChunkLoadRegs = 112,
 /// the PTX (ptxas, CUDA 13.0): the MMA warp needs 128 (120 spilled 32 bytes,
 /// 104 184) and then its own setmaxnreg (at the launch's 128 without one the
 /// kernels spilled 392-572 bytes: explicit_regs), the softmax warpgroup 216
-/// (208 spilled 16 bytes); load / rotary 88 / 80 spill nothing in the
-/// interleaved kernels but the half-split producer (two boxes a chunk) 8-28
-/// bytes; 104 / 64 and 96 / 72 spill nothing in either layout.
+/// (208 spilled 16 bytes), 224 with half-split pairs, causal blocks and dlse
+/// (at 216 12 bytes); load / rotary 88 / 80 spill nothing in the interleaved
+/// kernels but the half-split producer (two boxes a chunk) 8-28 bytes; 96 /
+/// 64 / 128 / 224 spills nothing in either layout.
 constexpr int64_t kSm100aGroupedChunkRotaryLoadRegs = 96,
-                  kSm100aGroupedChunkRotaryRegs = 72,
+                  kSm100aGroupedChunkRotaryRegs = 64,
                   kSm100aGroupedChunkRotaryMmaRegs = 128;
 
 /// The sm_100a grouped-query backward at block size 128 above head dim 128

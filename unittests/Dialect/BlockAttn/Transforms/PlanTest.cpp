@@ -385,7 +385,7 @@ TEST(GroupedPlan, BlockSize128ChunkRingDepth) {
 // With rotary embeddings above head dim 128 at block size 128 on sm_100a
 // (session 24): the chunk rings of the kernel without, a rotary warpgroup
 // whose signal ring is as deep as "chunks" and "qdo" together, and load /
-// rotary / MMA / softmax 96 / 72 / 128 / 216 (= 4 x 128), both layouts,
+// rotary / MMA / softmax 96 / 64 / 128 / 224 (= 4 x 128), both layouts,
 // tables or theta; with num-stages 3 the signal ring follows.
 TEST(GroupedPlan, Sm100aBlockSize128RotaryAboveHeadDim128) {
   for (RotaryMode mode : {RotaryMode::interleaved, RotaryMode::half_split}) {
@@ -403,9 +403,9 @@ TEST(GroupedPlan, Sm100aBlockSize128RotaryAboveHeadDim128) {
         EXPECT_EQ(p.rotaryDepth, 5);
         EXPECT_EQ(p.softmaxReplicas, 1);
         EXPECT_EQ(p.registers.load, 96);
-        EXPECT_EQ(p.registers.rotary, 72);
+        EXPECT_EQ(p.registers.rotary, 64);
         EXPECT_EQ(p.registers.mma, 128);
-        EXPECT_EQ(p.registers.compute, 216);
+        EXPECT_EQ(p.registers.compute, 224);
       }
     }
   }
