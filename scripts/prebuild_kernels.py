@@ -8,9 +8,8 @@ then on a GPU machine without it:
 
 Every combination of --chips, --kinds, --head-dims, --block-sizes, --dtypes,
 --rotary and --groups (grouped-query attention's query heads per k/v head;
-the grouped backward at blocks of up to 64, and at block size 128 up to head
-dim 128, with rotary embeddings of both layouts (in passes over column chunks
-at 96 and 128), and at 192 and 256 on both chips, with rotary embeddings on sm_90a) is
+the grouped backward at blocks of up to 64, and at block size 128 at every
+head dim, with rotary embeddings of both layouts, on both chips) is
 built (block size 64 unless --block-sizes says otherwise: the others compile
 on first use).
 The default head dims are the wheel's prebuilt ones (64, 128); the API compiles
@@ -66,15 +65,10 @@ def keys_for(args) -> list[KernelKey]:
     ):
         if kind == "backward" and bs not in _kernels.BACKWARD_BLOCK_SIZES:
             continue  # no backward kernel at this block size yet (docs/block-sizes.md)
-        # the grouped rotary backward at block size 128 above head dim 64: both layouts at 96 and 128
-        # (half-split in pair-complete chunks: two 64-byte-swizzled pieces at 128, session 23, two
-        # 32-byte-swizzled ones at 96, session 24)
-        # above head dim 128 at block size 128: both chips (chunks streamed), with rotary embeddings on
-        # sm_90a only (each chunk rotated as it lands)
-        b128_wide_refused = d > 128 and chip != "sm_90a" and rotary != "none"
-        if kind == "backward" and group > 1 and bs > 64 and b128_wide_refused:
-            continue  # no grouped backward at block size 128 above head dim 128 with rotary embeddings on
-            # sm_100a yet (docs/pipeline.md)
+        # the grouped rotary backward at block size 128: every head dim, both layouts, both chips
+        # (half-split in pair-complete chunks: two 64-byte-swizzled pieces at 128 and above, session
+        # 23, two 32-byte-swizzled ones at 96, session 24; above 128 streamed in 64-column chunks and
+        # rotated as they land, on sm_100a by a rotary warpgroup since session 24)
         for variant in (["plain"] if rotary == "none" else args.rotary_variants):
             positions, rotate_v = VARIANTS[variant]
             key = KernelKey(kind=kind, head_dim=d, block_size=bs, dtype=dtype, chip=chip,

@@ -99,49 +99,6 @@ def _query_group(q: torch.Tensor, k) -> int:
     return hq // hkv
 
 
-def _chip_or_none(like) -> str | None:
-    """The compiler's chip name of a CUDA tensor's device; None for any other
-    device (the shape checks run before the device check)."""
-    if getattr(like, "device", None) is None or like.device.type != "cuda":
-        return None
-    try:
-        return _driver.chip_of(like.device)
-    except ValueError:
-        return None
-
-
-def _refuse_grouped_backward(group: int, requires_grad: bool, block_size: int = 64,
-                             head_dim: int = 64, rotary: bool = False,
-                             interleaved: bool = False, chip: str | None = None) -> None:
-    """The grouped-query backward (dk and dv summed over each group in the
-    kernel) is built for blocks of up to 64 tokens, at head dims up to 256
-    with or without rotary embeddings, and at block size 128 up to head dim 128
-    without rotary embeddings (every group, both chips), with interleaved rotary
-    embeddings too (both chips) and with half-split ones (both chips; at head
-    dim 96 since session 24), and at head dims 192 and 256 on both chips (K, V, Q and dO
-    streamed in 64-column chunks; on sm_90a with rotary embeddings too since
-    session 22, each chunk rotated as it lands; docs/head-dims.md). Half-split
-    pairs above head dim 64 there, and above 128 at every block size, are
-    loaded in pair-complete chunks of two 64-byte-swizzled 32-column pieces
-    (session 23; docs/head-dims.md, "Pair-complete chunks as 64-byte-swizzled
-    pieces"), and at block size 128 and head dim 96 in pair-complete 32-column
-    chunks of two 32-byte-swizzled 16-column pieces (session 24)
-    (docs/pipeline.md, "Grouped-query attention"): the other grouped calls that
-    need gradients are refused before any forward work is done. `chip` is the
-    device's (None: not known here, the compiler decides)."""
-    if not requires_grad or not torch.is_grad_enabled():
-        return
-    if group <= 1:
-        return
-    if block_size > 64 and head_dim > 128 and rotary and chip == "sm_100a":
-        raise ValueError(
-            f"rotary: head dim {head_dim} has no grouped-query backward kernel with rotary embeddings "
-            f"at block_size {block_size} on sm_100a yet ({group} query heads per k/v head); without "
-            "rotary embeddings it has one (both chips), sm_90a has one with rotary embeddings, "
-            "and block sizes 16, 32 and 64"
-        )
-
-
 # The values of the cu_seqlens (and rotary positions) tensors already checked,
 # by tensor: id -> (weak reference, version, address, tokens, host values,
 # longest sequence) (for positions: id -> (weak reference, version, address,
@@ -533,8 +490,6 @@ def backward(
             f"{', '.join(map(str, _kernels.BACKWARD_BLOCK_SIZES))}"
         )
     group = q.shape[1] // max(k.shape[1], 1) if k.shape[1] != q.shape[1] else 1
-    _refuse_grouped_backward(group, True, block_size, q.shape[-1], cos is not None, interleaved,
-                             _chip_or_none(q))
     dq, dk, dv = (_empty(q), _empty(k), _empty(v)) if grads is None else grads
     if q.shape[0] and q.shape[1]:
         tensors = {
@@ -1358,8 +1313,6 @@ def block_attention_qkvpacked(
     eager = not torch.compiler.is_compiling()
     scale, rope = _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, rotary,
                                 qkv.requires_grad, eager)
-    _refuse_grouped_backward(1, qkv.requires_grad, block_size, q.shape[-1], rotary is not None,
-                             rotary is not None and rotary.interleaved)
     if out is not None:
         return forward(q, k, v, cu_seqlens, block_size, scale, out, *rope)
     if eager and type(qkv) is torch.Tensor and not _functorch_active():
@@ -1427,9 +1380,6 @@ def block_attention_kvpacked(
     requires_grad = q.requires_grad or kv.requires_grad
     scale, rope = _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, rotary,
                                 requires_grad, eager)
-    _refuse_grouped_backward(q.shape[1] // hkv if grouped else 1, requires_grad, block_size, q.shape[-1],
-                             rotary is not None, rotary is not None and rotary.interleaved,
-                             _chip_or_none(q))
     if out is not None:
         return forward(q, k, v, cu_seqlens, block_size, scale, out, *rope)
     if eager and type(q) is torch.Tensor and type(kv) is torch.Tensor and not _functorch_active():
@@ -1530,8 +1480,6 @@ def block_attention(
     requires_grad = q.requires_grad or k.requires_grad or v.requires_grad
     scale, rope = _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, rotary,
                                 requires_grad, eager)
-    _refuse_grouped_backward(group, requires_grad, block_size, q.shape[-1], rotary is not None,
-                             rotary is not None and rotary.interleaved, _chip_or_none(q))
     if out is not None:
         return forward(q, k, v, cu_seqlens, block_size, scale, out, *rope)
     # Eagerly, on plain tensors: the autograd.Function (or, with no gradient
@@ -1565,8 +1513,6 @@ def _block_attention_features(q, k, v, cu_seqlens, block_size, softmax_scale, ou
     requires_grad = q.requires_grad or k.requires_grad or v.requires_grad
     scale, rope = _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, rotary,
                                 requires_grad, eager)
-    _refuse_grouped_backward(group, requires_grad, block_size, q.shape[-1], rotary is not None,
-                             rotary is not None and rotary.interleaved, _chip_or_none(q))
     if out is not None:
         lse = _empty_lse(q) if return_lse else None
         o = forward(q, k, v, cu_seqlens, block_size, scale, out, *rope, causal=causal, lse=lse)

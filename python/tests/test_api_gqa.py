@@ -87,15 +87,14 @@ def test_compiled_manifest_and_refused_backward(tmp_path):
         key(kind="backward", head_dim=64, group=4, block_size=128, rotary="half_split"), tmp_path)
     assert large_rotary.name == "blockattn_backward_d64_b128_bf16_g4_half_split"
     assert large_rotary.manifest["group"] == 4 and large_rotary.manifest["rotary"] == "half_split"
-    # Above head dim 128 on both chips without rotary embeddings (64-column chunks streamed; sm_100a
-    # since session 22); with rotary embeddings refused on sm_100a.
+    # Above head dim 128 on both chips (64-column chunks streamed; sm_100a since session 22), with
+    # rotary embeddings too (sm_100a since session 24: a rotary warpgroup rotates the chunks).
     wide = _kernels.compile_kernel(key(kind="backward", head_dim=192, group=4, block_size=128), tmp_path)
     assert wide.name == "blockattn_backward_d192_b128_bf16_g4" and wide.manifest["group"] == 4
-    with pytest.raises(RuntimeError,
-                       match="group 4 .*no backward lowering at block_size 128 and head_dim 192 with rotary "
-                             "embeddings on sm_100a yet"):
-        _kernels.compile_kernel(key(kind="backward", head_dim=192, group=4, block_size=128, chip="sm_100a",
-                                    rotary="interleaved"), tmp_path)
+    wide_rotary = _kernels.compile_kernel(key(kind="backward", head_dim=192, group=4, block_size=128,
+                                              chip="sm_100a", rotary="interleaved"), tmp_path)
+    assert wide_rotary.name == "blockattn_backward_d192_b128_bf16_g4_interleaved"
+    assert wide_rotary.manifest["group"] == 4 and wide_rotary.manifest["rotary"] == "interleaved"
     # Half-split rotary embeddings at head dim 96 (session 24: pair-complete 32-column chunks of two
     # 32-byte-swizzled 16-column pieces): built; its tensor maps take 16-column boxes, 32-byte swizzle.
     b96 = _kernels.compile_kernel(key(kind="backward", head_dim=96, group=4, block_size=128,
@@ -208,59 +207,15 @@ def test_grouped_autograd(api_launches):
     assert q.grad.shape == q.shape and k.grad.shape == k.shape and v.grad.shape == v.shape
 
 
-def test_grouped_backward_refusals(api_launches):
-    """What the grouped backward does not build yet is refused before any launch, naming the
-    argument: blocks of 128 tokens with gradients and rotary embeddings above head dim 128 on
-    sm_100a. Rotary embeddings with gradients are built at blocks of up to 64 (issue 21) and at
-    block size 128 up to head dim 128, both layouts (issues 20 and 21; half-split at 96 since
-    session 24): the grouped rotary backward launches the _g<G> kernel with the tables; so is
-    block size 128 without them (head dims 96 and 128 in passes over column chunks)."""
+def test_grouped_backward_nothing_refused(api_launches):
+    """Since session 24 the grouped backward is built for every block size, head dim, rotary
+    layout and chip (half-split at block size 128 and head dim 96 on 32-byte-swizzled
+    16-column pieces; at 192 and 256 on sm_100a with a rotary warpgroup), so the API refuses
+    none of them before the launch (the guard it had, _refuse_grouped_backward, is gone): the
+    grouped rotary backward launches the _g<G> kernel with the tables."""
     torch, api, calls = api_launches
-    import blockattn
 
     q, k, v, cu = tensors(torch, 4, 2, requires_grad=True)
-    # half-split at 96: pair-complete 32-column chunks of two 32-byte-swizzled 16-column pieces
-    # (session 24; refused until then), every group and chip
-    for group in (2, 3, 8):
-        for chip in ("sm_90a", "sm_100a", None):
-            api._refuse_grouped_backward(group, True, block_size=128, head_dim=96, rotary=True, chip=chip)
-    # interleaved: built at 96 and 128 in passes over column chunks (both chips)
-    # half-split at 128: pair-complete 64-column chunks of two 64-byte-swizzled pieces (session 23;
-    # session 21's one-box chunks were wrong on an H100; test_pair_halves_backward_built)
-    for group in (2, 3):
-        api._refuse_grouped_backward(group, True, block_size=128, head_dim=128, rotary=True)
-    for head_dim in (96, 128):
-        api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, rotary=True, interleaved=True)
-    for head_dim in (192, 256):
-        # both chips stream K, V, Q and dO in 64-column chunks (sm_100a since session 22)
-        api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, chip="sm_90a")
-        api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, chip="sm_100a")
-        api._refuse_grouped_backward(4, True, block_size=128, head_dim=head_dim)  # chip unknown
-        # rotary embeddings on sm_90a (session 22: streamed chunks rotated as they land; half-split
-        # ones in pair-complete chunks of two 64-byte-swizzled pieces since session 23)
-        api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, rotary=True,
-                                     interleaved=True, chip="sm_90a")
-        api._refuse_grouped_backward(3, True, block_size=128, head_dim=head_dim, rotary=True,
-                                     interleaved=True)  # chip unknown
-        api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, rotary=True,
-                                     chip="sm_90a")
-        with pytest.raises(ValueError,
-                           match=rf"^rotary: head dim {head_dim} has no grouped-query backward kernel with "
-                                 r"rotary embeddings at block_size 128 on sm_100a"):
-            api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, rotary=True,
-                                         interleaved=True, chip="sm_100a")
-    api._refuse_grouped_backward(2, True, block_size=128, head_dim=128)  # built in passes
-    api._refuse_grouped_backward(2, True, block_size=128, head_dim=96)
-    api._refuse_grouped_backward(2, True, block_size=128, head_dim=64)  # built (issue 20)
-    api._refuse_grouped_backward(2, True, block_size=128, head_dim=32)
-    api._refuse_grouped_backward(2, True, block_size=128, head_dim=64, rotary=True)  # built
-    api._refuse_grouped_backward(2, True, block_size=128, head_dim=32, rotary=True)
-    api._refuse_grouped_backward(2, True)  # block size 64: built, with or without rotary
-    api._refuse_grouped_backward(2, True, rotary=True)
-    api._refuse_grouped_backward(2, False, block_size=128, head_dim=128)  # no gradients: the forward only
-    with torch.no_grad():
-        api._refuse_grouped_backward(2, True, block_size=128, rotary=True)
-    assert calls == []
     api.backward(torch.zeros_like(q), q, k, v, cu, 64, 0.125, cos=torch.ones(16, D // 2),
                  sin=torch.zeros(16, D // 2))
     api.backward(torch.zeros_like(q), q, k, v, cu, 128, 0.125, cos=torch.ones(16, D // 2),
@@ -274,21 +229,10 @@ def test_grouped_half_split_rotary_backward_above_head_dim_128(api_launches):
     pieces under the 64-byte swizzle (session 23; session 21's one-box layout missed the float64
     reference on an H100 and was refused in session 22), so nothing refuses them, and the grouped
     backward launches the _g<G> half-split kernel with the tables; at block size 128 above head
-    dim 128 the interleaved one is built on sm_90a (session 22), refused on sm_100a, naming q."""
+    dim 128 both layouts are built on both chips (sm_90a since session 22, sm_100a since session
+    24)."""
     torch, api, calls = api_launches
 
-    for head_dim in (192, 256):
-        for block_size in (16, 32, 64):
-            api._refuse_grouped_backward(2, True, block_size=block_size, head_dim=head_dim, rotary=True)
-            api._refuse_grouped_backward(2, True, block_size=block_size, head_dim=head_dim, rotary=True,
-                                         interleaved=True)
-        api._refuse_grouped_backward(2, True, head_dim=head_dim)  # without rotary
-        api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, rotary=True,
-                                     interleaved=True, chip="sm_90a")
-        with pytest.raises(ValueError, match=rf"^rotary: head dim {head_dim} has no grouped-query backward "
-                                             "kernel with rotary embeddings at block_size 128 on sm_100a"):
-            api._refuse_grouped_backward(2, True, block_size=128, head_dim=head_dim, rotary=True,
-                                         interleaved=True, chip="sm_100a")
     assert calls == []
     d = 192
     q = torch.randn(T, 4, d).to(torch.bfloat16)
@@ -442,13 +386,6 @@ def test_pair_halves_backward_built(api_launches):
     128 at every block size, grouped at block size 128 and head dim 128, block size 128 above 128
     with and without a group; the grouped one launches its half-split kernel."""
     torch, api, calls = api_launches
-    for group, block_size, head_dim in [(2, 128, 128), (4, 128, 128), (2, 64, 192), (4, 32, 256),
-                                        (2, 16, 192), (2, 128, 256), (1, 128, 192)]:
-        api._refuse_grouped_backward(group, True, block_size=block_size, head_dim=head_dim, rotary=True,
-                                     chip="sm_90a")
-        if head_dim <= 128:
-            api._refuse_grouped_backward(group, True, block_size=block_size, head_dim=head_dim,
-                                         rotary=True, chip="sm_100a")
     assert not calls
     d = 128
     q = torch.randn(T, 4, d).to(torch.bfloat16)

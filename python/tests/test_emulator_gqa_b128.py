@@ -156,25 +156,6 @@ def test_grouped_large_block_backward_matches_reference(chip, c, heads, sms, emu
         assert em.check_close(c, out, em.reference_outputs(c, wrong)) != []
 
 
-@pytest.mark.parametrize("chip", ["sm_100a"])
-def test_grouped_large_block_refusals(chip, tmp_path):
-    """Head dims above 128 at block size 128: with rotary embeddings refused on sm_100a (both chips
-    build them without, sm_90a with interleaved ones too: the WIDE cases above and
-    test_emulator_gqa_b128_rotary.py; half-split ones there in pair-complete chunks since session
-    23), by name. (Half-split rotary embeddings at head dim 96 are built on both chips since
-    session 24: test_emulator_gqa_b128_rotary.py.)"""
-    wide = ((em.Case("backward", 192, "bf16", "interleaved", group=4, block_size=128),
-             "and head_dim 192 with rotary embeddings on sm_100a yet"),
-            (em.Case("backward", 256, "f16", "half_split", group=2, block_size=128, causal=True),
-             "and head_dim 256 with rotary embeddings on sm_100a yet"))
-    for c, words in wide:
-        run = subprocess.run([find_compiler(), *c.compiler_flags(chip), "-o", str(tmp_path / "k"),
-                              "--quiet"], capture_output=True, text=True)
-        assert run.returncode != 0, c.name
-        assert f"with group {c.group} (grouped-query attention) has no backward lowering at " \
-               f"block_size 128 {words}" in run.stderr, run.stderr
-
-
 # group-roles=query-halves (sm_90a, opt-in; docs/pipeline.md, "Query halves"): a load warpgroup
 # and two consumers, consumer i on query half i of every head (S, P, dP, dS, dQ's chunk) and key
 # half i's dV and dK (the pass's chunk) summed over the group, P and dS handed to the other

@@ -30,14 +30,18 @@ Half-split at 96 (both chips, session 24): pair-complete 32-column chunks (colum
 wgmma / tcgen05 descriptors (32-byte swizzle mode) and the gradient stores (16-column staging
 pieces, 16-column boxes) follow the layout.
 
-At head dims 192 and 256 (sm_90a, session 22; refused on sm_100a) K, V, Q and dO are streamed
-in 64-column chunks (ring "chunks"; test_emulator_gqa_b128.py's WIDE cases): the scores
-warpgroup rotates every chunk it reads in place as it lands, each time it is streamed (q's and
-K's for S, V's with rotate_v for dP; half-split ones loaded pair-complete as pieces), and the pass's chunks
-of Q and K in "qdo" before the head's "pds" commit; each gradient chunk is turned back on its
-own. Both layouts, positions, rotate_v, causal + dlse, G = 2, 3, 4 and MQA, 1 and 3 SMs, tables
-and rotary_theta. A planted bug (the streamed chunks after the first rotated with pair 0's
-angles) failed the sample's 192 cases of both layouts.
+At head dims 192 and 256 (sm_90a, session 22; sm_100a, session 24) K, V, Q and dO are streamed
+in 64-column chunks (ring "chunks"; test_emulator_gqa_b128.py's WIDE cases): every chunk is
+rotated in place as it lands, each time it is streamed (q's and K's for S, V's with rotate_v for
+dP; half-split ones loaded pair-complete as pieces), and the pass's chunks of Q and K in "qdo";
+each gradient chunk is turned back on its own. On sm_90a the scores warpgroup rotates (the "qdo"
+chunks before the head's "pds" commit); on sm_100a a rotary warpgroup between the producer and
+the MMA warp rotates every slot and signals it through the ring "rotated", and the softmax
+warpgroup turns the chunks back. Both layouts, positions, rotate_v, causal + dlse, G = 2, 3, 4
+and MQA, 1 and 3 SMs, tables and rotary_theta. A planted bug (the streamed chunks after the
+first rotated with pair 0's angles) failed the sample's 192 cases of both layouts on sm_90a; on
+sm_100a (the rotary warpgroup's loop, session 24) it failed the three table cases (192 both
+layouts, 256 half-split).
 
 The default sample keeps `make check` fast; BLOCKATTN_EMULATE_FULL=1 runs the wider matrix
 (both chips, head dims 32 and 64, bf16 and f16, both layouts, plain / positions / rotate_v /
@@ -136,6 +140,16 @@ SAMPLE = [
     ("sm_90a", case(192, "bf16", "half_split", 3, positions=True, rotate_v=True), 6, 3),
     ("sm_90a", case(256, "f16", "half_split", 2, causal=True, lse=True), 4, 1),
     ("sm_90a", case(256, "bf16", "half_split", 4, rotate_v=True), 4, 3),
+    # sm_100a at 192 and 256 (session 24): a rotary warpgroup between the producer and the MMA
+    # warp rotates every streamed chunk slot in place and signals the ring "rotated" (the MMA warp
+    # waits on it after each slot it gets); the softmax warpgroup turns dQ's chunks and the
+    # group's summed dV's and dK's back. Both layouts, positions, rotate_v, causal + dlse, G = 2
+    # and MQA, 1 and 3 SMs.
+    ("sm_100a", case(192, "bf16", "interleaved", 2, positions=True, rotate_v=True), 4, 3),
+    ("sm_100a", case(256, "f16", "half_split", 3, causal=True, lse=True), 3, 1),
+    ("sm_100a", case(192, "f16", "half_split", 2, rotate_v=True), 4, 3),
+    ("sm_100a", dataclasses.replace(case(256, "bf16", "interleaved", 4, positions=True, rotate_v=True,
+                                         causal=True, lse=True), rotary_theta=10000.0), 8, 3),
 ]
 
 
@@ -242,12 +256,12 @@ def test_grouped_large_block_rotary_theta(chip, tmp_path):
              case(128, "bf16", "interleaved", 3, positions=True),
              case(128, "bf16", "half_split", 3, positions=True),
              case(96, "bf16", "half_split", 2, rotate_v=True)]
+    # above head dim 128: streamed chunks rotated as they land (sm_90a session 22, sm_100a 24)
+    cases += [case(256, "bf16", "interleaved", 3, rotate_v=True),
+              case(192, "bf16", "interleaved", 2, positions=True),
+              case(256, "bf16", "half_split", 2, rotate_v=True)]
     if chip == "sm_90a":
-        cases += [case(96, "bf16", "interleaved", 2), case(96, "f16", "interleaved", 4, rotate_v=True),
-                  # above head dim 128: streamed chunks rotated as they land (session 22)
-                  case(256, "bf16", "interleaved", 3, rotate_v=True),
-                  case(192, "bf16", "interleaved", 2, positions=True),
-                  case(256, "bf16", "half_split", 2, rotate_v=True)]
+        cases += [case(96, "bf16", "interleaved", 2), case(96, "f16", "interleaved", 4, rotate_v=True)]
     for c in cases:
         run = subprocess.run([find_compiler(), *c.compiler_flags(chip), "--rotary-theta=10000",
                               "-o", str(tmp_path / "k"), "--quiet"], capture_output=True, text=True)

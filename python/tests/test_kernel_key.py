@@ -176,9 +176,9 @@ def test_prebuild_script_kernel_sets(capsys):
         "sm_90a/blockattn_backward_d128_b128_bf16_g3_interleaved",
         "sm_100a/blockattn_backward_d128_b128_bf16_g3_half_split",
         "sm_100a/blockattn_backward_d128_b128_bf16_g3_interleaved"]
-    # Above head dim 128 on both chips without rotary embeddings (sm_100a since session 22), with
-    # rotary ones on sm_90a (session 22: the streamed chunks rotated as they land; half-split ones
-    # in pair-complete chunks of 64-byte-swizzled pieces since session 23).
+    # Above head dim 128 on both chips without rotary embeddings (sm_100a since session 22) and
+    # with them (the streamed chunks rotated as they land: sm_90a session 22, sm_100a session 24;
+    # half-split ones in pair-complete chunks of 64-byte-swizzled pieces since session 23).
     script.main(["unused", "--dry-run", "--chips", "sm_90a,sm_100a", "--kinds", "backward",
                  "--block-sizes", "128", "--head-dims", "192,256", "--dtypes", "bf16", "--groups", "2",
                  "--rotary", "none,half_split,interleaved"])
@@ -190,7 +190,11 @@ def test_prebuild_script_kernel_sets(capsys):
         "sm_90a/blockattn_backward_d256_b128_bf16_g2_half_split",
         "sm_90a/blockattn_backward_d256_b128_bf16_g2_interleaved",
         "sm_100a/blockattn_backward_d192_b128_bf16_g2",
-        "sm_100a/blockattn_backward_d256_b128_bf16_g2"]
+        "sm_100a/blockattn_backward_d192_b128_bf16_g2_half_split",
+        "sm_100a/blockattn_backward_d192_b128_bf16_g2_interleaved",
+        "sm_100a/blockattn_backward_d256_b128_bf16_g2",
+        "sm_100a/blockattn_backward_d256_b128_bf16_g2_half_split",
+        "sm_100a/blockattn_backward_d256_b128_bf16_g2_interleaved"]
 
     # The wheel's set (python/CMakeLists.txt; scripts/check_wheel.sh counts it): 144 kernels and
     # the 8 small-grid variants (sm_90a, no rotary, both kinds, both head dims and dtypes).

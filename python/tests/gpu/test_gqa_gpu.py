@@ -571,13 +571,14 @@ def test_backward_block_size_128_chunked_random_batch_and_deterministic():
     assert_b128_backward_deterministic(24, 8, 2, 256, seed=24)
 
 
-# With rotary embeddings there (sm_90a, session 22; compiled and emulated only until these run):
-# the scores warpgroup rotates every streamed chunk in place as it lands (interleaved; half-split
-# ones loaded pair-complete as two 64-byte-swizzled 32-column pieces a chunk since session 23), the
-# pass's Q and K chunks of "qdo" before the head's "pds" commit, and each gradient chunk is turned
-# back on its own. Both layouts, every variant, G = 2, 3, 4, 8 and MQA, both dtypes, causal with
-# dlse, deterministic. Kernels:
-#     python3 scripts/prebuild_kernels.py DIR --chips sm_90a --kinds backward \
+# With rotary embeddings there (sm_90a, session 22; sm_100a, session 24; compiled and emulated
+# only until these run): every streamed chunk is rotated in place as it lands (sm_90a: by the
+# scores warpgroup; sm_100a: by a rotary warpgroup between the producer and the MMA warp, which
+# signals each rotated slot) (interleaved; half-split ones loaded pair-complete as two
+# 64-byte-swizzled 32-column pieces a chunk since session 23), the pass's Q and K chunks of "qdo"
+# too, and each gradient chunk is turned back on its own. Both layouts, every variant, G = 2, 3,
+# 4, 8 and MQA, both dtypes, causal with dlse, deterministic. Kernels:
+#     python3 scripts/prebuild_kernels.py DIR --chips sm_90a,sm_100a --kinds backward \
 #         --head-dims 192,256 --block-sizes 128 --dtypes bf16,f16 --groups 2,3,4,8 \
 #         --rotary interleaved,half_split --rotary-variants plain,pos,rv,pos_rv [--causal --lse]
 B128_CHUNKED_ROTARY = [
@@ -598,15 +599,15 @@ B128_CHUNKED_ROTARY = [
 
 @pytest.mark.parametrize("hq,hkv,head_dim,flags", B128_CHUNKED_ROTARY, ids=str)
 def test_backward_block_size_128_chunked_rotary(hq, hkv, head_dim, flags):
-    if torch.cuda.get_device_capability() != (9, 0):
-        pytest.skip("sm_90a only (sm_100a refuses the grouped block-128 backward above head dim 128)")
+    if torch.cuda.get_device_capability() not in ((9, 0), (10, 0)):
+        pytest.skip("sm_90a and sm_100a only")
     run_b128_backward(hq, hkv, head_dim, seed=hq + head_dim + 61, rotary_flags=flags)
 
 
 @pytest.mark.parametrize("head_dim", [192, 256])
 def test_backward_block_size_128_chunked_rotary_fp16_causal_lse(head_dim):
-    if torch.cuda.get_device_capability() != (9, 0):
-        pytest.skip("sm_90a only")
+    if torch.cuda.get_device_capability() not in ((9, 0), (10, 0)):
+        pytest.skip("sm_90a and sm_100a only")
     run_b128_backward(8, 2, head_dim, torch.float16, causal=True, lse=True, seed=head_dim + 67,
                       rotary_flags=(True, True, True))
     run_b128_backward(6, 2, head_dim, torch.float16, causal=True, lse=True, seed=head_dim + 68,
@@ -614,8 +615,8 @@ def test_backward_block_size_128_chunked_rotary_fp16_causal_lse(head_dim):
 
 
 def test_backward_block_size_128_chunked_rotary_random_batch_and_deterministic():
-    if torch.cuda.get_device_capability() != (9, 0):
-        pytest.skip("sm_90a only")
+    if torch.cuda.get_device_capability() not in ((9, 0), (10, 0)):
+        pytest.skip("sm_90a and sm_100a only")
     assert_b128_backward_deterministic(46, 8, 2, 256, seed=46, rotary_flags=(True, False, True))
 
 

@@ -8,8 +8,8 @@
 // its buffers are 32-column pieces under the 64-byte swizzle (chunk_cols = 32,
 // two boxes a chunk that fill their span): built on both chips, with tables and
 // with rotary_theta, at every block size, at block size 128 streamed in
-// 64-column chunks of that layout (sm_90a; sm_100a builds no rotary embeddings
-// there, checkGroupedLargeBlock).
+// 64-column chunks of that layout (both chips; sm_100a since session 24, with
+// a rotary warpgroup).
 // RUN: split-file %s %t
 // RUN: block-attn-opt %t/tables.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %t/tables.mlir
 // RUN: block-attn-opt %t/theta.mlir -blockattn-warp-specialize="chip=sm_100a" | FileCheck %t/theta.mlir

@@ -35,7 +35,8 @@
 // RUN: block-attn-opt %t/b128-wide.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=WIDE90 --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %t/b128-wide.mlir -blockattn-warp-specialize="chip=sm_100a" | FileCheck %s --check-prefix=WIDE100 --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %t/b128-wide-rotary.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=WIDEROT90 --implicit-check-not=blockattn.backward
-// RUN: block-attn-opt %t/b128-wide-rotary-sm100a.mlir -verify-diagnostics -blockattn-warp-specialize="chip=sm_100a"
+// RUN: block-attn-opt %t/b128-wide-rotary.mlir -blockattn-warp-specialize="chip=sm_100a" | FileCheck %s --check-prefix=WIDEROT100 --implicit-check-not=blockattn.backward
+// RUN: block-attn-opt %t/b128-wide-rotary-sm100a.mlir -blockattn-warp-specialize="chip=sm_100a" | FileCheck %s --check-prefix=WIDEROTHS100 --implicit-check-not=blockattn.backward
 
 // Grouped-query attention's forward (group 4: q and o with 8 heads, k and v
 // with 2): the tile loop walks q's heads and the producer reads k and v at
@@ -967,21 +968,136 @@ func.func @gqa_backward_b128_wide_rotary(%q: memref<?x?x256xbf16>, %k: memref<?x
 // WIDEROT90: warpspec.rotate_tile {{.*}} {head_dim = 256 : i64, interleaved = true, inverse, pair_offset = 96 : i64}
 // WIDEROT90: warpspec.partition "accumulate1" role(compute) warps(4) regs(120)
 
+// The sm_100a kernel (b128-wide-rotary.mlir above; session 24): a rotary
+// warpgroup between the producer and the MMA warp takes every slot of
+// "chunks" and "qdo" in the producer's order, rotates q's and K's chunks
+// (V's with rotate_v) in place at pairs 32 j, the "qdo" slot's Q halves and
+// K at the pass's pairs, and signals each rotated slot through "rotated"
+// (five deep: the four "chunks" slots and the "qdo" slot); the MMA warp
+// waits on a signal after each slot it gets that was rotated (S's chunks and
+// "qdo", not dP's without rotate_v); the softmax warpgroup takes the items
+// from "kv" (no "items" ring) and turns dQ's chunks and the group's dV's and
+// dK's back.
+// WIDEROT100: %[[KV:.*]] = warpspec.channel "kv" depth(2) : <[], smem>
+// WIDEROT100-NEXT: %[[CHUNKS:.*]] = warpspec.channel "chunks" depth(4) : <[64x64xbf16, 128x64xbf16], smem>
+// WIDEROT100-NEXT: %[[QDO:.*]] = warpspec.channel "qdo" depth(1)
+// WIDEROT100-NEXT: %[[ROT:.*]] = warpspec.channel "rotated" depth(5) : <[], smem>
+// WIDEROT100-NEXT: %[[S:.*]] = warpspec.channel "s" depth(2)
+// WIDEROT100-NEXT: %[[DP:.*]] = warpspec.channel "dp" depth(2)
+// WIDEROT100: warpspec.partition "load" role(load) warps(4) regs(96)
+// WIDEROT100: warpspec.commit %{{.*}} tile(%{{.*}}, %{{.*}}, %{{.*}}) position(%{{.*}})
+// WIDEROT100: warpspec.partition "rotary" role(rotary) warps(4) regs(64) {
+// WIDEROT100-NEXT: warpspec.consume %[[KV]]
+// WIDEROT100-NEXT: warpspec.tile_position
+// S's first chunk at pair 0: q's half, then K's 128 rows, then the signal.
+// WIDEROT100: warpspec.get %[[CHUNKS]]
+// WIDEROT100: warpspec.rotate({{.*}}) {head_dim = 256 : i64, interleaved = true, pair_offset = 0 : i64, pass_loop} : !warpspec.buffer<64x64xbf16, smem>
+// WIDEROT100: warpspec.rotate({{.*}}) {head_dim = 256 : i64, interleaved = true, pair_offset = 0 : i64, pass_loop} : !warpspec.buffer<128x64xbf16, smem>
+// WIDEROT100-NEXT: warpspec.acquire %[[ROT]]
+// The others in a loop, one scf.if a chunk index.
+// WIDEROT100: scf.for
+// WIDEROT100-NEXT: warpspec.get %[[CHUNKS]]
+// WIDEROT100: scf.if
+// WIDEROT100: pair_offset = 32 : i64
+// WIDEROT100: scf.if
+// WIDEROT100: pair_offset = 64 : i64
+// WIDEROT100: scf.if
+// WIDEROT100: pair_offset = 96 : i64
+// WIDEROT100: warpspec.acquire %[[ROT]]
+// dP's chunks (no rotate_v): taken and given back, no signal.
+// WIDEROT100: %[[DPSLOT:.*]], %{{.*}} = warpspec.get %[[CHUNKS]]
+// WIDEROT100-NEXT: warpspec.release %[[DPSLOT]]
+// WIDEROT100: scf.for
+// WIDEROT100-NEXT: %[[DPSLOT2:.*]], %{{.*}} = warpspec.get %[[CHUNKS]]
+// WIDEROT100-NEXT: warpspec.release %[[DPSLOT2]]
+// The pass's "qdo" slot: Q's halves and K at its pairs (pass 0: pair 0).
+// WIDEROT100: warpspec.get %[[QDO]]
+// WIDEROT100: warpspec.rotate({{.*}}) {head_dim = 256 : i64, interleaved = true, pair_offset = 0 : i64, pass_loop} : !warpspec.buffer<64x64xbf16, smem>
+// WIDEROT100: warpspec.rotate({{.*}}) {head_dim = 256 : i64, interleaved = true, pair_offset = 0 : i64, pass_loop} : !warpspec.buffer<64x64xbf16, smem>
+// WIDEROT100: warpspec.rotate({{.*}}) {head_dim = 256 : i64, interleaved = true, pair_offset = 0 : i64, pass_loop} : !warpspec.buffer<128x64xbf16, smem>
+// WIDEROT100-NEXT: warpspec.acquire %[[ROT]]
+// The last pass (each pass's loop over the heads takes one "qdo" slot a
+// head): "qdo" at pairs 96 on.
+// WIDEROT100: warpspec.get %[[QDO]]
+// WIDEROT100: warpspec.get %[[QDO]]
+// WIDEROT100: warpspec.get %[[QDO]]
+// WIDEROT100: warpspec.rotate({{.*}}) {head_dim = 256 : i64, interleaved = true, pair_offset = 96 : i64, pass_loop} : !warpspec.buffer<64x64xbf16, smem>
+// WIDEROT100: warpspec.rotate({{.*}}) {head_dim = 256 : i64, interleaved = true, pair_offset = 96 : i64, pass_loop} : !warpspec.buffer<128x64xbf16, smem>
+// WIDEROT100-NEXT: warpspec.acquire %[[ROT]]
+// The MMA warp at the launch's 128 registers with its own setmaxnreg.
+// WIDEROT100: warpspec.partition "mma" role(mma) warps(4) regs(128) explicit {
+// WIDEROT100-NEXT: warpspec.consume %[[KV]]
+// WIDEROT100: warpspec.acquire %[[S]]
+// WIDEROT100-NEXT: warpspec.get %[[CHUNKS]]
+// WIDEROT100-NEXT: %[[SIG:.*]] = warpspec.get %[[ROT]]
+// WIDEROT100-NEXT: warpspec.release %[[SIG]]
+// WIDEROT100: scf.for
+// WIDEROT100-NEXT: warpspec.get %[[CHUNKS]]
+// WIDEROT100-NEXT: warpspec.get %[[ROT]]
+// WIDEROT100: warpspec.acquire %[[DP]]
+// WIDEROT100-NEXT: warpspec.get %[[CHUNKS]]
+// WIDEROT100-NEXT: warpspec.pin
+// WIDEROT100: warpspec.get %[[QDO]]
+// WIDEROT100-NEXT: warpspec.get %[[ROT]]
+// WIDEROT100: warpspec.partition "softmax" role(softmax) warps(4) regs(224) {
+// WIDEROT100: warpspec.consume %[[KV]]
+// WIDEROT100-NEXT: warpspec.tile_position
+// WIDEROT100: warpspec.rotate_tile {{.*}} {head_dim = 256 : i64, interleaved = true, inverse, pair_offset = 0 : i64} : <64x64xf32> -> <64x64xf32>
+// WIDEROT100-NEXT: warpspec.store {{.*}} {col_offset = 0 : i64, pinned_steps} : <64x64xf32>
+// The last pass: pairs 96 on, column 192.
+// WIDEROT100: warpspec.rotate_tile {{.*}} {head_dim = 256 : i64, interleaved = true, inverse, pair_offset = 96 : i64} : <64x64xf32> -> <64x64xf32>
+// WIDEROT100-NEXT: warpspec.store {{.*}} {col_offset = 192 : i64, pinned_steps} : <64x64xf32>
+
 //--- b128-wide-rotary-sm100a.mlir
-// sm_100a builds the grouped block-128 backward above head dim 128 without
-// rotary embeddings only (session 22).
+// The sm_100a kernel with half-split pairs and rotate_v (session 24; refused
+// until then): every streamed chunk loaded pair-complete as two 32-column
+// pieces under the 64-byte swizzle (chunk_cols = 32), the rotary warpgroup
+// rotating V's chunks too (the MMA warp waiting on their signals in the dP
+// loop), each gradient chunk turned back and stored as two 32-column pieces
+// (pairs 32 c on: columns 32 c and D / 2 + 32 c).
 func.func @gqa_backward_b128_wide_rotary(%q: memref<?x?x256xbf16>, %k: memref<?x?x256xbf16>,
                                          %v: memref<?x?x256xbf16>, %do: memref<?x?x256xbf16>,
                                          %dq: memref<?x?x256xbf16>, %dk: memref<?x?x256xbf16>,
                                          %dv: memref<?x?x256xbf16>, %cu: memref<?xi32>,
                                          %cos: memref<?x128xf32>, %sin: memref<?x128xf32>) {
-  // expected-error @below {{'blockattn.backward' op with group 2 (grouped-query attention) has no backward lowering at block_size 128 and head_dim 256 with rotary embeddings on sm_100a yet: above head_dim 128 K, V, Q and dO are streamed in 64-column chunks, which only the sm_90a kernel rotates}}
   blockattn.backward q(%q : memref<?x?x256xbf16>) k(%k : memref<?x?x256xbf16>)
       v(%v : memref<?x?x256xbf16>) do(%do : memref<?x?x256xbf16>)
       dq(%dq : memref<?x?x256xbf16>) dk(%dk : memref<?x?x256xbf16>)
       dv(%dv : memref<?x?x256xbf16>) cu_seqlens(%cu : memref<?xi32>)
       rotary(%cos, %sin : memref<?x128xf32>, memref<?x128xf32>)
       {element_type = bf16, head_dim = 256 : i64, group = 2 : i64,
-       block_size = 128 : i64, rotary = #blockattn.rotary<half_split>}
+       block_size = 128 : i64, rotary = #blockattn.rotary<half_split>, rotate_v}
   return
 }
+// WIDEROTHS100: %[[CHUNKS:.*]] = warpspec.channel "chunks" depth(4) : <[64x64xbf16 chunk_cols = 32, 128x64xbf16 chunk_cols = 32], smem>
+// WIDEROTHS100-NEXT: %[[QDO:.*]] = warpspec.channel "qdo" depth(1)
+// WIDEROTHS100-NEXT: %[[ROT:.*]] = warpspec.channel "rotated" depth(5) : <[], smem>
+// WIDEROTHS100-NEXT: %[[S:.*]] = warpspec.channel "s" depth(2)
+// WIDEROTHS100-NEXT: %[[DP:.*]] = warpspec.channel "dp" depth(2)
+// WIDEROTHS100: warpspec.partition "load" role(load) warps(4) regs(96)
+// WIDEROTHS100: warpspec.tma_load {{.*}} {col_offset = 0 : i64, pair_halves} : memref<?x?x256xbf16>, <64x64xbf16, smem, chunk_cols = 32>
+// WIDEROTHS100: warpspec.partition "rotary" role(rotary) warps(4) regs(64) {
+// WIDEROTHS100: warpspec.rotate({{.*}}) {head_dim = 256 : i64, interleaved = false, pair_offset = 0 : i64, pass_loop} : !warpspec.buffer<64x64xbf16, smem, chunk_cols = 32>
+// WIDEROTHS100: warpspec.rotate({{.*}}) {head_dim = 256 : i64, interleaved = false, pair_offset = 0 : i64, pass_loop} : !warpspec.buffer<128x64xbf16, smem, chunk_cols = 32>
+// WIDEROTHS100-NEXT: warpspec.acquire %[[ROT]]
+// The loop over S's other chunks, then dP's first chunk: V's rotated
+// (rotate_v; dO's not), then the signal.
+// WIDEROTHS100: scf.for
+// WIDEROTHS100: warpspec.acquire %[[ROT]]
+// WIDEROTHS100: warpspec.get %[[CHUNKS]]
+// WIDEROTHS100-NOT: !warpspec.buffer<64x64xbf16, smem, chunk_cols = 32> into
+// WIDEROTHS100: warpspec.rotate({{.*}}) {head_dim = 256 : i64, interleaved = false, pair_offset = 0 : i64, pass_loop} : !warpspec.buffer<128x64xbf16, smem, chunk_cols = 32>
+// WIDEROTHS100-NEXT: warpspec.acquire %[[ROT]]
+// WIDEROTHS100: warpspec.partition "mma" role(mma) warps(4) regs(128) explicit {
+// WIDEROTHS100: warpspec.acquire %[[DP]]
+// WIDEROTHS100-NEXT: warpspec.get %[[CHUNKS]]
+// WIDEROTHS100-NEXT: warpspec.get %[[ROT]]
+// WIDEROTHS100: warpspec.partition "softmax" role(softmax) warps(4) regs(224) {
+// WIDEROTHS100-NEXT: warpspec.scratch : <64x32xbf16, smem>
+// WIDEROTHS100: warpspec.rotate_tile {{.*}} {head_dim = 256 : i64, interleaved = false, inverse, pair_offset = 0 : i64} : <64x64xf32> -> <64x64xf32>
+// WIDEROTHS100: warpspec.store {{.*}} {col_offset = 0 : i64, pinned_steps} : <64x32xf32>
+// WIDEROTHS100: warpspec.store {{.*}} {col_offset = 128 : i64, pinned_steps} : <64x32xf32>
+// The last pass: pairs 96 on, columns 96 and 224.
+// WIDEROTHS100: warpspec.rotate_tile {{.*}} {head_dim = 256 : i64, interleaved = false, inverse, pair_offset = 96 : i64} : <64x64xf32> -> <64x64xf32>
+// WIDEROTHS100: warpspec.store {{.*}} {col_offset = 96 : i64, pinned_steps} : <64x32xf32>
+// WIDEROTHS100: warpspec.store {{.*}} {col_offset = 224 : i64, pinned_steps} : <64x32xf32>

@@ -1348,6 +1348,22 @@ constexpr int64_t kSm100aGroupedLargeBlockPieces16PassLoadRegs = 120,
 /// G = 4 with dlse at 256); the budgets stay.
 constexpr int64_t kSm100aGroupedLargeBlockChunkLoadRegs = 112,
                   kSm100aGroupedLargeBlockChunkMmaRegs = 136;
+/// With rotary embeddings (Sm100aRecipe.cpp,
+/// buildGroupedChunkRotaryPartition) a fourth warpgroup rotates each
+/// streamed chunk slot in place (one 64-column part at a time, in a loop of
+/// passes) and the MMA warp also waits on its signals; the softmax
+/// warpgroup turns dQ's, dV's and dK's chunks back in f32. Four warpgroups
+/// share a pool of 512 registers a thread. Found by editing setmaxnreg in
+/// the PTX (ptxas, CUDA 13.0): the MMA warp needs 128 (120 spilled 32 bytes,
+/// 104 184) and then its own setmaxnreg (at the launch's 128 without one the
+/// kernels spilled 392-572 bytes: explicit_regs), the softmax warpgroup 216
+/// (208 spilled 16 bytes), 224 with half-split pairs, causal blocks and dlse
+/// (at 216 12 bytes); load / rotary 88 / 80 spill nothing in the interleaved
+/// kernels but the half-split producer (two boxes a chunk) 8-28 bytes; 96 /
+/// 64 / 128 / 224 spills nothing in either layout.
+constexpr int64_t kSm100aGroupedChunkRotaryLoadRegs = 96,
+                  kSm100aGroupedChunkRotaryRegs = 64,
+                  kSm100aGroupedChunkRotaryMmaRegs = 128;
 
 /// The sm_100a grouped-query backward at block size 128 above head dim 128
 /// (Sm100aRecipe.cpp, buildBlackwellGroupedLargeBlock with
@@ -1376,6 +1392,19 @@ planSm100aGroupedLargeBlockChunks(const KernelShape &shape,
   int64_t budget = TargetLimits::maxSharedMemoryBytes - kSmemReserve - scratch;
   if (failed(planGroupedChunkRings(shape, options, budget, plan, fail)))
     return failure();
+  if (shape.hasRotary()) {
+    // A signal a "chunks" or "qdo" slot the rotary warpgroup rotates: never
+    // more entries than slots.
+    plan.rotaryDepth = plan.groupChunkStages + plan.groupStages;
+    plan.registers.load = kSm100aGroupedChunkRotaryLoadRegs;
+    plan.registers.rotary = kSm100aGroupedChunkRotaryRegs;
+    plan.registers.mma = kSm100aGroupedChunkRotaryMmaRegs;
+    plan.registers.compute = replicaRegisters(
+        /*single=*/3,
+        plan.registers.load + plan.registers.rotary + plan.registers.mma,
+        plan.softmaxReplicas, /*ctasPerSm=*/1);
+    return plan;
+  }
   plan.registers.load = kSm100aGroupedLargeBlockChunkLoadRegs;
   plan.registers.mma = kSm100aGroupedLargeBlockChunkMmaRegs;
   plan.registers.compute =

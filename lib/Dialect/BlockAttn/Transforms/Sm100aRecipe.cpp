@@ -1190,16 +1190,22 @@ HalfScratch issueHalfScoreProducts(
 /// warpgroup's: a constant one is unrolled), every slot pinned after the
 /// head: "chunks" takes a whole number of its laps a head, so each chunk
 /// lands in the same slot every head, at addresses LLVM would hoist.
+/// With rotary embeddings (`rotated`, buildGroupedChunkRotaryPartition) each
+/// chunk slot the rotary warpgroup rotates (S's; dP's with rotate_v) is read
+/// only after its signal (awaitRotated); null adds nothing.
 void issueChunkedScores(OpBuilder &b, Location loc, const KernelSpec &spec,
                         Value chunks, Value sCh, Value dpCh, Value row,
-                        Value rows, Value head, Value kvHead) {
+                        Value rows, Value head, Value kvHead, Value rotated) {
   auto i32 = [&](int64_t value) -> Value {
     return arith::ConstantIntOp::create(b, loc, value, 32);
   };
   auto overChunks = [&](Value channel) {
     auto dest = AcquireOp::create(b, loc, channel);
+    bool rotatedChunks = channel == sCh || spec.rotateV;
     auto chunk = [&](bool accumulate) {
       auto slot = GetOp::create(b, loc, chunks);
+      if (rotatedChunks)
+        awaitRotated(b, loc, rotated);
       ValueRange t = slot.getBuffers();
       Value a = pinned(b, loc, t[0], head);
       Value bOperand = pinned(b, loc, t[1], head);
@@ -1407,6 +1413,118 @@ void buildBlackwellLargeBlockBackward(OpBuilder &b, Location loc,
   }
 }
 
+/// The rotary warpgroup of the sm_100a grouped block-128 backward above
+/// head dim 128 with rotary embeddings (buildBlackwellGroupedLargeBlock with
+/// KernelPlan::groupChunkStages; docs/head-dims.md): the MMA warp reads its
+/// operands from shared memory with no thread in between, and every chunk
+/// comes from global memory un-rotated each time it is streamed, so this
+/// warpgroup, between the producer and the MMA warp, takes every slot of
+/// "chunks" and "qdo" in the producer's order (buildGroupedChunkLoadPartition)
+/// and rotates it in place:
+///   per pass c, query head, query half i:
+///     chunks j: (q_i,j, K_j)   q_i,j at half i's rows and position + 64 i,
+///                              K_j at the item's, pairs 32 j on
+///     chunks j: (dO_i,j, V_j)  V_j with rotate_v (the slot taken either way)
+///   "qdo": q_0,c q_1,c K_c rotated at pairs 32 c (dO_c not)
+/// signalling each slot it rotated through `rotated` (no buffers) before it
+/// gives the slot back; the producer refills a slot once the MMA warp has
+/// released it too. Chunk j holds pairs 32 j to 32 j + 31 whole (interleaved,
+/// or half-split loaded pair-complete as two 32-column pieces:
+/// pairHalfChunks), so each chunk is a part of the rows at pair_offset 32 j
+/// (rotateColumnPart), turned in a loop of passes with its buffer, rows and
+/// position pinned at the rotation. The chunks after the first are one
+/// scf.for to D / 64 + min(kvHead, 0) (a count LLVM cannot fold, as the MMA
+/// warp's), the pair offset (an attribute) chosen by one scf.if a chunk
+/// index (the sm_90a scores warpgroup's form).
+void buildGroupedChunkRotaryPartition(OpBuilder &b, Location loc,
+                                      const KernelSpec &spec,
+                                      const KernelPlan &plan, Value kv,
+                                      Value chunks, Value qdo, Value rotated) {
+  MLIRContext *ctx = b.getContext();
+  OpBuilder::InsertionGuard g(b);
+  auto partition = PartitionOp::create(
+      b, loc, b.getStringAttr("rotary"), RoleAttr::get(ctx, Role::rotary),
+      b.getI64IntegerAttr(4), b.getI64IntegerAttr(plan.registers.rotary),
+      b.getI64IntegerAttr(1));
+  b.setInsertionPointToStart(&createBody(partition, {}, loc));
+  auto consume = ConsumeOp::create(b, loc, kv);
+  Type i32Type = b.getI32Type();
+  b.setInsertionPointToStart(&createBody(
+      consume, {SlotType::get(ctx), i32Type, i32Type, i32Type}, loc));
+  Value row = consume.getRow(), rows = consume.getRows(),
+        kvHead = consume.getHead();
+  // The item's position is read from the record before it goes back.
+  TileRows at{row, rows, tilePosition(b, loc, spec, consume.getSlot())};
+  ReleaseOp::create(b, loc, consume.getSlot(), /*after_mma=*/false);
+  int64_t halves = spec.numQueryTiles(), cols = 64;
+  int64_t chunkCount = spec.headDim / cols;
+  auto i32 = [&](int64_t value) -> Value {
+    return arith::ConstantIntOp::create(b, loc, value, 32);
+  };
+  auto rotatePart = [&](Value tile, const TileRows &tileRows, int64_t j) {
+    rotateColumnPart(b, loc, spec, pinned(b, loc, tile), tileRows, j * cols / 2,
+                     /*passLoop=*/true);
+  };
+  auto signal = [&](Value head) {
+    auto entry = AcquireOp::create(b, loc, rotated);
+    CommitOp::create(b, loc, entry.getSlot(), row, rows, head);
+  };
+  // A query half's chunks for S (`scores`: its chunk and K's) or for dP (V's
+  // with rotate_v; dO is not rotated), every slot taken: the first at pair
+  // 0, the others in the loop (its scf.ifs one fewer than the chunks: four
+  // became a jump table, brx.idx, at head dim 256).
+  auto overChunks = [&](bool scores, int64_t i, Value head) {
+    bool rotates = scores || spec.rotateV;
+    auto rotateChunk = [&](ValueRange t, int64_t j) {
+      if (scores)
+        rotatePart(t[0], pinnedRotaryHalf(b, loc, spec, at, i), j);
+      rotatePart(t[1], pinnedRows(b, loc, at), j);
+    };
+    auto chunk = [&](function_ref<void(ValueRange)> rotate) {
+      auto slot = GetOp::create(b, loc, chunks);
+      if (rotates) {
+        rotate(slot.getBuffers());
+        signal(head);
+      }
+      ReleaseOp::create(b, loc, slot.getSlot(), /*after_mma=*/false);
+    };
+    chunk([&](ValueRange t) { rotateChunk(t, 0); });
+    auto loop = scf::ForOp::create(
+        b, loc, i32(1),
+        arith::AddIOp::create(b, loc, i32(chunkCount),
+                              arith::MinSIOp::create(b, loc, kvHead, i32(0))),
+        i32(1));
+    OpBuilder::InsertionGuard inLoop(b);
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    chunk([&](ValueRange t) {
+      for (int64_t j = 1; j < chunkCount; ++j) {
+        Value isChunk = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                              loop.getInductionVar(), i32(j));
+        auto ifChunk = scf::IfOp::create(b, loc, isChunk);
+        OpBuilder::InsertionGuard inIf(b);
+        b.setInsertionPointToStart(ifChunk.thenBlock());
+        rotateChunk(t, j);
+      }
+    });
+  };
+  for (int64_t pass = 0; pass < plan.groupPasses; ++pass)
+    forEachGroupHead(b, loc, spec, kvHead, 0, [&](Value head) {
+      for (int64_t i = 0; i < halves; ++i) {
+        overChunks(/*scores=*/true, i, head);
+        overChunks(/*scores=*/false, i, head);
+      }
+      // The pass's chunks of Q's halves and of K, read by the MMA warp's dK
+      // and dQ products.
+      auto qdoSlot = GetOp::create(b, loc, qdo);
+      ValueRange t = qdoSlot.getBuffers();
+      for (int64_t i = 0; i < halves; ++i)
+        rotatePart(t[i], pinnedRotaryHalf(b, loc, spec, at, i), pass);
+      rotatePart(t[2 * halves], pinnedRows(b, loc, at), pass);
+      signal(head);
+      ReleaseOp::create(b, loc, qdoSlot.getSlot(), /*after_mma=*/false);
+    });
+}
+
 /// Blackwell grouped-query backward at block size 128 (docs/pipeline.md,
 /// "Grouped-query attention"; docs/block-sizes.md): the grouped backward's
 /// work item (a block and a k/v head; buildBlackwellGroupedBackward) with the
@@ -1469,8 +1587,6 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
   // K (or dO's and V's) that S and dP are accumulated over, and "qdo" a
   // pass's chunk of Q's and dO's halves and of K.
   bool chunked = plan.groupChunkStages > 0;
-  assert((!chunked || !spec.hasRotary()) &&
-         "no rotary embeddings in chunks (checkGroupedLargeBlock)");
   BufferType tile = tileBuffer(spec, chunked ? cols : d, loadedChunkCols(spec));
   BufferType half =
       queryBuffer(spec, chunked ? cols : d, loadedChunkCols(spec));
@@ -1493,9 +1609,16 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
   bool rotary = spec.hasRotary();
   // With rotary embeddings the softmax warpgroup takes the items from "kv"
   // itself and signals each rotation (an item's K and V, a head's Q) through
-  // "rotated", as the grouped block-64 backward does.
+  // "rotated", as the grouped block-64 backward does. In chunks a rotary
+  // warpgroup rotates every streamed slot and signals it
+  // (buildGroupedChunkRotaryPartition), a signal a slot of "chunks" or "qdo".
   Value items, rotated;
-  std::tie(items, rotated) = createGroupedSignals(b, loc, spec, plan);
+  if (chunked && rotary)
+    rotated = createChannel(
+        b, loc, ChannelType::get(ctx, ArrayRef<Type>(), MemorySpace::smem),
+        "rotated", plan.rotaryDepth);
+  else
+    std::tie(items, rotated) = createGroupedSignals(b, loc, spec, plan);
   Value sCh = tmemChannel("s", n), dpCh = tmemChannel("dp", n);
   Value dqCh = tmemChannel("dq", cols), dvCh = tmemChannel("dv", cols),
         dkCh = tmemChannel("dk", cols);
@@ -1508,11 +1631,20 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
     buildGroupedChunkLoadPartition(b, loc, spec, values, kv, chunks, qdo, plan);
   else
     buildGroupedLoadPartition(b, loc, spec, values, kv, qdo, plan);
+  if (chunked && rotary)
+    buildGroupedChunkRotaryPartition(b, loc, spec, plan, kv, chunks, qdo,
+                                     rotated);
 
   // MMA issuer: per item, the G query heads in order.
   {
     OpBuilder::InsertionGuard g(b);
     MmaLoop loop = beginMmaLoop(b, loc, spec, kv, Value(), plan.registers.mma);
+    // Beside the rotary warpgroup (four warpgroups) the MMA warp's budget is
+    // the launch's 128: it still gets its setmaxnreg, without which ptxas
+    // (CUDA 13.0) spilled the kernel 392-572 bytes.
+    if (chunked && rotary &&
+        plan.registers.mma == TargetLimits::launchRegisterCap(4 * 128, 1))
+      cast<PartitionOp>(loop.consume->getParentOp()).setExplicitRegs(true);
     Value row = loop.row, rows = loop.rows, kvHead = loop.head;
     Value k, v;
     if (!chunked) {
@@ -1525,7 +1657,10 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
       auto item = AcquireOp::create(b, loc, items);
       CommitOp::create(b, loc, item.getSlot(), row, rows, kvHead);
     }
-    awaitRotated(b, loc, rotated);
+    // The item's K (and V), rotated once for the group (in chunks every
+    // chunk slot is signalled instead).
+    if (!chunked)
+      awaitRotated(b, loc, rotated);
     // Pass j makes columns [j C, j C + C) of the gradients from the same
     // columns of Q, dO and K; S and dP at full depth every pass.
     for (int64_t pass = 0; pass < plan.groupPasses; ++pass) {
@@ -1537,7 +1672,7 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
         // producer waits on a full "chunks").
         if (chunked)
           issueChunkedScores(b, loc, spec, chunks, sCh, dpCh, row, rows, head,
-                             kvHead);
+                             kvHead, rotated);
         auto qdoSlot = GetOp::create(b, loc, qdo);
         awaitRotated(b, loc, rotated);
         ValueRange t = qdoSlot.getBuffers();
@@ -1631,8 +1766,10 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
   // The softmax gradient + epilogue warpgroup, both halves in turn.
   {
     OpBuilder::InsertionGuard g(b);
+    // With rotary embeddings the warpgroup takes the items from "kv" itself:
+    // K and V (rotated here), or in chunks the record alone.
     SmallVector<Type> keyTiles;
-    if (rotary)
+    if (rotary && !chunked)
       keyTiles = {tile, tile};
     // Half-split chunks (pairHalfChunks: head dims 96 and 128) are stored as
     // two pieces (16 or 32 columns), each through a staging buffer of its
@@ -1647,7 +1784,7 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
     // place once for the group.
     TileRows at{blockRow, blockRows,
                 rotary ? tilePosition(b, loc, spec, item.slot) : Value()};
-    if (rotary) {
+    if (rotary && !chunked) {
       SmallVector<Value> keys = {item.buffers[0]};
       if (spec.rotateV)
         keys.push_back(item.buffers[1]);
@@ -1708,7 +1845,7 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
     // hoisted out of the loop over the heads, the table addresses spilled
     // the softmax warpgroup 8-212 bytes).
     // In passes (head dims 96 and 128 interleaved, 128 half-split in
-    // pair-complete chunks: checkGroupedLargeBlock) the pass's chunk is
+    // pair-complete chunks: pairHalfChunks) the pass's chunk is
     // turned back on its own (unrotatePassChunk: such a chunk holds whole
     // pairs).
     auto drain = [&](Value channel, Value dest, Value head, int64_t i,
@@ -1783,7 +1920,7 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
     // before the MMA warp's S_0 reads them (the MMA warp holds the slot
     // until its products complete). Nothing without.
     auto rotateQuery = [&](Value head) {
-      if (!rotary)
+      if (!rotary || chunked)
         return;
       auto qdoSlot = GetOp::create(b, loc, qdo);
       SmallVector<Value> q(qdoSlot.getBuffers().take_front(halves));

@@ -34,11 +34,6 @@ using mlir::warpspec::Chip;
 
 namespace {
 
-/// The widest head dim of the grouped-query backward at block size 128
-/// (checkGroupedLargeBlock): 128, above which both chips stream 64-column
-/// chunks (with rotary embeddings on sm_90a only).
-constexpr int64_t kMaxGroupedLargeBlockHeadDim = 128;
-
 struct BlockAttnWarpSpecializePass
     : public blockattn::impl::BlockAttnWarpSpecializePassBase<
           BlockAttnWarpSpecializePass> {
@@ -58,56 +53,9 @@ struct BlockAttnWarpSpecializePass
         return signalPassFailure();
   }
 
-  /// The grouped-query backward sums dk and dv over the group inside one
-  /// CTA (docs/pipeline.md, "Grouped-query attention"). At block size 128
-  /// it is built up to head dim 128 (above 64 in passes over column chunks
-  /// of the head dim, KernelPlan::groupPasses; every group, both chips);
-  /// with rotary embeddings (every variant) up to head dim 64, in one pass,
-  /// at 96 and 128 with either layout (in the passes, both chips). Above 128
-  /// an item's K and V of 128 keys (2 x 48 KiB at 192), a query head's Q and
-  /// dO (the same) and both query halves' P and dS (64 KiB) exceed shared
-  /// memory (227 KiB): both chips stream K, V, Q and dO in 64-column chunks
-  /// (KernelPlan::groupChunkStages); sm_90a with interleaved rotary
-  /// embeddings too (each chunk rotated as it lands), sm_100a without.
-  /// Half-split rotary embeddings in passes need pair-complete chunks (each
-  /// pass's gradient chunk is turned back on its own): at 128 and above two
-  /// 32-column pieces a 64-column chunk (64-byte swizzle), at 96 two
-  /// 16-column pieces a 32-column chunk (32-byte swizzle, chunk_cols = 16;
-  /// pairHalfChunks, loadedChunkCols), every piece a TMA box that fills its
-  /// swizzle span.
-  LogicalResult checkGroupedLargeBlock(Operation *op, const KernelSpec &spec) {
-    if (!spec.backward || spec.group <= 1 || spec.numQueryTiles() == 1)
-      return success();
-    auto refuse = [&]() {
-      return op->emitOpError()
-             << "with group " << spec.group
-             << " (grouped-query attention) has no backward lowering at "
-                "block_size "
-             << spec.blockSize;
-    };
-    // Above head dim 128 both chips stream K, V, Q and dO in 64-column
-    // chunks (KernelPlan::groupChunkStages); the sm_90a scores warpgroup
-    // rotates them as they land, the sm_100a kernel is built without rotary
-    // embeddings.
-    if (spec.headDim > kMaxGroupedLargeBlockHeadDim && spec.hasRotary() &&
-        chip == Chip::sm_100a)
-      return refuse() << " and head_dim " << spec.headDim
-                      << " with rotary embeddings on sm_100a yet: above "
-                         "head_dim "
-                      << kMaxGroupedLargeBlockHeadDim
-                      << " K, V, Q and dO are streamed in 64-column chunks, "
-                         "which only the sm_90a kernel rotates";
-    return success();
-  }
-
   LogicalResult lowerKernel(func::FuncOp func, Operation *op) {
     FailureOr<KernelSpec> spec = describeKernel(func, op);
     if (failed(spec))
-      return failure();
-    // The grouped-query backward at block size 128: built up to head dim
-    // 128 (with rotary embeddings too), and above it on both chips, with
-    // rotary embeddings on sm_90a only (checkGroupedLargeBlock).
-    if (failed(checkGroupedLargeBlock(op, *spec)))
       return failure();
     TuningOptions options;
 #define BLOCKATTN_PASS_OPTION(TYPE, NAME, ...) options.NAME = NAME;

@@ -382,6 +382,48 @@ TEST(GroupedPlan, BlockSize128ChunkRingDepth) {
               "49152 bytes");
 }
 
+// With rotary embeddings above head dim 128 at block size 128 on sm_100a
+// (session 24): the chunk rings of the kernel without, a rotary warpgroup
+// whose signal ring is as deep as "chunks" and "qdo" together, and load /
+// rotary / MMA / softmax 96 / 64 / 128 / 224 (= 4 x 128), both layouts,
+// tables or theta; with num-stages 3 the signal ring follows.
+TEST(GroupedPlan, Sm100aBlockSize128RotaryAboveHeadDim128) {
+  for (RotaryMode mode : {RotaryMode::interleaved, RotaryMode::half_split}) {
+    for (int64_t headDim : {192, 256}) {
+      for (bool theta : {false, true}) {
+        KernelShape s = grouped(headDim, 3);
+        s.blockSize = 128;
+        s.rotary = mode;
+        s.rotateV = true;
+        s.rotaryTheta = theta;
+        KernelPlan p = plan(Chip::sm_100a, s);
+        EXPECT_EQ(p.groupPasses, headDim / 64);
+        EXPECT_EQ(p.groupChunkStages, 4);
+        EXPECT_EQ(p.groupStages, 1);
+        EXPECT_EQ(p.rotaryDepth, 5);
+        EXPECT_EQ(p.softmaxReplicas, 1);
+        EXPECT_EQ(p.registers.load, 96);
+        EXPECT_EQ(p.registers.rotary, 64);
+        EXPECT_EQ(p.registers.mma, 128);
+        EXPECT_EQ(p.registers.compute, 224);
+      }
+    }
+  }
+  KernelShape s = grouped(192, 2);
+  s.blockSize = 128;
+  s.rotary = RotaryMode::interleaved;
+  TuningOptions three;
+  three.numStages = 3;
+  EXPECT_EQ(plan(Chip::sm_100a, s, three).rotaryDepth, 4);
+  // Without rotary embeddings: no rotary warpgroup, the session-22 budgets.
+  s.rotary = RotaryMode::none;
+  KernelPlan plain = plan(Chip::sm_100a, s);
+  EXPECT_EQ(plain.rotaryDepth, 0);
+  EXPECT_EQ(plain.registers.rotary, 0);
+  EXPECT_EQ(plain.registers.load, 112);
+  EXPECT_EQ(plain.registers.mma, 136);
+}
+
 // The grouped backward above head dim 128 at block size 64 has one consumer
 // warpgroup.
 TEST(GroupedPlan, PassesAboveHeadDim128Refusals) {
