@@ -54,13 +54,19 @@ KNOWN_SPILLS = [
     # split tried by editing setmaxnreg spilled, and the producer rotating V's
     # chunks instead spilled 56 bytes). Without rotate_v nothing spills
     # (docs/head-dims.md, "With rotary embeddings (session 22)").
-    r"sm_90a/blockattn_backward_d(192|256)_b128_(bf16|f16)_g\d+(_causal)?(_lse)?_interleaved(_pos)?_rv",
+    # Session 24: with rotate_v (and half-split at 256) they pin their
+    # addresses (pinsGroupedChunkAddresses): interleaved rv at 256 spills
+    # nothing where measured (G = 2 bf16 plain and causal + dlse, G = 4 and 8
+    # f16), at 192 causal + dlse 4 bytes; with a positions tensor 20-24
+    # (the accumulate warpgroups; docs/head-dims.md, "Session 24").
+    r"sm_90a/blockattn_backward_d192_b128_(bf16|f16)_g\d+(_causal)?(_lse)?_interleaved(_pos)?_rv",
+    r"sm_90a/blockattn_backward_d256_b128_(bf16|f16)_g\d+(_causal)?(_lse)?_interleaved_pos_rv",
     # The half-split ones (session 23, pair-complete chunks as 64-byte-swizzled
     # pieces) at the same budgets: with rotate_v 72-164 bytes (as session 22's
-    # one-box ones, 120-328), and at 256 without it 4 bytes (G = 2 measured,
-    # 20 of 32 spill; docs/head-dims.md).
+    # one-box ones, 120-328), pinned since session 24 8-72. At 256 without it
+    # (4 bytes in session 23) nothing since the pins (G = 2 bf16 plain,
+    # positions, causal + dlse; G = 3 f16 positions; G = 4 and 8 f16).
     r"sm_90a/blockattn_backward_d(192|256)_b128_(bf16|f16)_g\d+(_causal)?(_lse)?_half_split(_pos)?_rv",
-    r"sm_90a/blockattn_backward_d256_b128_(bf16|f16)_g\d+(_causal)?(_lse)?_half_split(_pos)?",
     # Issues 20/21 (session 24): the sm_100a grouped block-128 half-split
     # backward at head dim 96 (pair-complete chunks as 32-byte-swizzled
     # 16-column pieces) with causal + dlse at G = 8: 40-80 bytes (every

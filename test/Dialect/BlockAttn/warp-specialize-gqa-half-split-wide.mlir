@@ -66,13 +66,41 @@ func.func @half_split_b128_192(%q: memref<?x?x192xbf16>, %k: memref<?x?x192xbf16
                                %cos: memref<?x96xf32>, %sin: memref<?x96xf32>) {
   // CHECK: warpspec.channel "chunks" {{.*}}<[64x64xbf16 chunk_cols = 32, 128x64xbf16 chunk_cols = 32], smem>
   // CHECK: warpspec.channel "qdo" {{.*}}<[64x64xbf16 chunk_cols = 32, 64x64xbf16 chunk_cols = 32, 64x64xbf16 chunk_cols = 32, 64x64xbf16 chunk_cols = 32, 128x64xbf16 chunk_cols = 32], smem>
+  // Without rotate_v at 192 nothing spills unpinned: no pins.
+  // CHECK: warpspec.partition "load" role(load) warps(4) regs(96) {
   // CHECK: warpspec.tma_load {{.*}} {col_offset = 128 : i64, pair_halves} : memref<?x?x192xbf16>, <64x64xbf16, smem, chunk_cols = 32>
+  // CHECK: warpspec.partition "scores" role(compute) warps(4) regs(176) {
   blockattn.backward q(%q : memref<?x?x192xbf16>) k(%k : memref<?x?x192xbf16>)
       v(%v : memref<?x?x192xbf16>) do(%do : memref<?x?x192xbf16>)
       dq(%dq : memref<?x?x192xbf16>) dk(%dk : memref<?x?x192xbf16>)
       dv(%dv : memref<?x?x192xbf16>) cu_seqlens(%cu : memref<?xi32>)
       rotary(%cos, %sin : memref<?x96xf32>, memref<?x96xf32>)
       {element_type = bf16, head_dim = 192 : i64, block_size = 128 : i64,
+       group = 2 : i64, rotary = #blockattn.rotary<half_split>}
+  return
+}
+
+// At 256 (and with rotate_v) every partition pins its shared-memory bases at
+// each use and the scores warpgroup's dQ pieces their copy-out row steps
+// (session 24, pinsGroupedChunkAddresses: ptxas spilled 4 bytes without).
+func.func @half_split_b128_256(%q: memref<?x?x256xbf16>, %k: memref<?x?x256xbf16>,
+                               %v: memref<?x?x256xbf16>, %do: memref<?x?x256xbf16>,
+                               %dq: memref<?x?x256xbf16>, %dk: memref<?x?x256xbf16>,
+                               %dv: memref<?x?x256xbf16>, %cu: memref<?xi32>,
+                               %cos: memref<?x128xf32>, %sin: memref<?x128xf32>) {
+  // CHECK-LABEL: func.func @half_split_b128_256
+  // CHECK: warpspec.partition "load" role(load) warps(4) regs(96) pinned_bases {
+  // CHECK: warpspec.partition "scores" role(compute) warps(4) regs(176) pinned_bases {
+  // CHECK: warpspec.store {{.*}} {col_offset = 0 : i64, pinned_steps} : <64x32xf32>, memref<?x?x256xbf16>, !warpspec.buffer<64x32xbf16, smem>
+  // CHECK: warpspec.store {{.*}} {col_offset = 128 : i64, pinned_steps} : <64x32xf32>, memref<?x?x256xbf16>, !warpspec.buffer<64x32xbf16, smem>
+  // CHECK: warpspec.partition "accumulate" role(compute) warps(4) regs(120) pinned_bases {
+  // CHECK: warpspec.partition "accumulate1" role(compute) warps(4) regs(120) pinned_bases {
+  blockattn.backward q(%q : memref<?x?x256xbf16>) k(%k : memref<?x?x256xbf16>)
+      v(%v : memref<?x?x256xbf16>) do(%do : memref<?x?x256xbf16>)
+      dq(%dq : memref<?x?x256xbf16>) dk(%dk : memref<?x?x256xbf16>)
+      dv(%dv : memref<?x?x256xbf16>) cu_seqlens(%cu : memref<?xi32>)
+      rotary(%cos, %sin : memref<?x128xf32>, memref<?x128xf32>)
+      {element_type = bf16, head_dim = 256 : i64, block_size = 128 : i64,
        group = 2 : i64, rotary = #blockattn.rotary<half_split>}
   return
 }

@@ -1040,6 +1040,21 @@ LogicalResult planGroupedChunkRings(const KernelShape &shape,
   return success();
 }
 
+/// The sm_90a grouped block-128 backward above head dim 128 with rotary
+/// embeddings, where ptxas spilled (session 24; CUDA 13.0, G = 2, bf16): every
+/// partition pins its shared-memory bases at each use and the scores
+/// warpgroup's dQ stores their row steps (KernelPlan::pinnedAddresses), at
+/// the passes' budgets. With rotate_v interleaved 28-80 bytes -> 0-24 (rv
+/// without positions 0 but causal + dlse at 192, 4), half-split 72-164 ->
+/// 8-72; half-split at 256 without rotate_v 4 -> 0. Without rotate_v the
+/// others spill nothing unpinned (docs/head-dims.md, "Session 24: where the
+/// grouped block-128 backward spills").
+bool pinsGroupedChunkAddresses(const KernelShape &shape) {
+  return shape.hasRotary() &&
+         (shape.rotateV ||
+          (shape.rotary == RotaryMode::half_split && shape.headDim > 192));
+}
+
 /// The sm_90a grouped-query backward at block size 128 above head dim 128
 /// (Sm90aRecipe.cpp, buildHopperGroupedLargeBlock with
 /// KernelPlan::groupChunkStages; docs/head-dims.md): an item's K and V of
@@ -1077,6 +1092,7 @@ planSm90aGroupedLargeBlockChunks(const KernelShape &shape,
   int64_t pool = TargetLimits::launchRegisterCap(4 * 128, 1) * 4;
   plan.registers.compute =
       (pool - plan.registers.load - 2 * plan.accumulateRegisters) / 8 * 8;
+  plan.pinnedAddresses = pinsGroupedChunkAddresses(shape);
   return plan;
 }
 

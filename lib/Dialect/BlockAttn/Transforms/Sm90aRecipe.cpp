@@ -1592,17 +1592,21 @@ void buildGroupedChunkScoresConsumer(OpBuilder &b, Location loc,
           dq = unrotatePassChunk(b, loc, spec, dq, pass,
                                  pinnedRotaryHalf(b, loc, spec, at, i),
                                  /*rotated=*/true);
+        // KernelPlan::pinnedAddresses: the copy-out's row steps computed
+        // where each chunk is stored, not held from the partition's entry.
+        Value staging = c.oStaging ? pin(c.oStaging) : Value();
         if (pieces) {
-          storePairHalves(b, loc, spec, dq, spec.stores[2], row, head, rows,
-                          c.oStaging ? pin(c.oStaging) : Value(), c.bulkStore,
-                          pass);
+          for (StoreOp op :
+               storePairHalves(b, loc, spec, dq, spec.stores[2], row, head,
+                               rows, staging, c.bulkStore, pass))
+            op.setPinnedSteps(plan.pinnedAddresses && staging);
           continue;
         }
-        auto store =
-            StoreOp::create(b, loc, dq, spec.stores[2], row, head, rows,
-                            Value(), c.oStaging ? pin(c.oStaging) : Value(),
-                            c.bulkStore ? b.getUnitAttr() : nullptr);
+        auto store = StoreOp::create(b, loc, dq, spec.stores[2], row, head,
+                                     rows, Value(), staging,
+                                     c.bulkStore ? b.getUnitAttr() : nullptr);
         store.setColOffsetAttr(b.getI64IntegerAttr(col));
+        store.setPinnedSteps(plan.pinnedAddresses && staging);
       }
     });
   }
