@@ -36,12 +36,13 @@ pack)
 tests)
   setup
   # Session 23: the sm_90a grouped block-128 half-split backward at 192 and
-  # 256 (pair-complete chunks as 64-byte-swizzled pieces).
+  # 256 (pair-complete chunks as 64-byte-swizzled pieces); session 24: its
+  # pinned addresses with rotate_v, and on a Blackwell GPU the sm_100a ones
+  # (a rotary warpgroup).
   python3 -m pytest -q python/tests/gpu/test_gqa_gpu.py -k block_size_128_chunked_rotary
   # Session 24: the grouped block-128 half-split backward at head dim 96
-  # (32-byte-swizzled 16-column pieces) and the sm_90a grouped block-128
-  # kernels whose spills were removed.
-  python3 -m pytest -q python/tests/gpu/test_gqa_gpu.py -k "block_size_128 and rotary"
+  # (32-byte-swizzled 16-column pieces) and at 128.
+  python3 -m pytest -q python/tests/gpu/test_gqa_gpu.py -k wide_half_split
   ;;
 timing)
   setup

@@ -526,19 +526,6 @@ def test_backward_block_size_128_wide_half_split_rotary_random_batch_and_determi
                                        rotary_flags=(False, False, True))
 
 
-def test_backward_block_size_128_refusals():
-    """Above head dim 128 with rotary embeddings on sm_100a the grouped backward at 128 is
-    refused, naming rotary, before any launch (sm_90a builds it with interleaved ones: the chunked
-    rotary tests below; both chips without)."""
-    if torch.cuda.get_device_capability() != (10, 0):
-        pytest.skip("sm_100a only (sm_90a builds the grouped block-128 rotary backward above head dim 128)")
-    q, k, v, cu = make_inputs([130], 4, 2, 192, torch.bfloat16)
-    rotary = rotary_of(q.shape[0], 192, True, False, False, seed=3)
-    with pytest.raises(ValueError, match="^rotary: head dim 192 has no grouped-query backward kernel with "
-                                         "rotary embeddings at block_size 128 on sm_100a"):
-        blockattn.block_attention(q.requires_grad_(True), k, v, cu, block_size=128, rotary=rotary)
-
-
 # Head dims 192 and 256 at block size 128 (sm_90a, session 21; sm_100a session 22, compiled and
 # emulated only, never run on a Blackwell GPU; no rotary embeddings): K, V, Q and dO streamed in
 # 64-column chunks, S and dP accumulated over them in each of the D / 64 passes, each pass
