@@ -20,10 +20,11 @@ dir=${2:?usage: $0 pack|tests|timing DIR}
 build=${BUILD_DIR:-build}
 
 setup() {
+  dir=$(cd "$dir" && pwd)  # relative to the repository root, or absolute
   [ -x "$dir/bin-static/block-attn-compile" ] || tar xzf "$dir/compiler.tgz" -C "$dir"
-  export PYTHONPATH=python BLOCKATTN_COMPILER="$PWD/$dir/bin-static/block-attn-compile" \
-    BLOCKATTN_LAUNCH_LIBRARY="$PWD/$dir/lib/libblockattn_launch.so" \
-    BLOCKATTN_CACHE_DIR="$PWD/$dir/cache"
+  export PYTHONPATH=python BLOCKATTN_COMPILER="$dir/bin-static/block-attn-compile" \
+    BLOCKATTN_LAUNCH_LIBRARY="$dir/lib/libblockattn_launch.so" \
+    BLOCKATTN_CACHE_DIR="$dir/cache"
 }
 
 case "$cmd" in
