@@ -1381,6 +1381,18 @@ constexpr int64_t kSm100aGroupedChunkRotaryLoadRegs = 96,
                   kSm100aGroupedChunkRotaryRegs = 64,
                   kSm100aGroupedChunkRotaryMmaRegs = 128;
 
+/// The sm_100a budgets with a rotary warpgroup (load, rotary, MMA; five
+/// roles in one CTA): the softmax warpgroup gets what the pool leaves.
+void setRotaryRegisters(KernelPlan &plan, int64_t load, int64_t rotary,
+                        int64_t mma) {
+  plan.registers.load = load;
+  plan.registers.rotary = rotary;
+  plan.registers.mma = mma;
+  plan.registers.compute =
+      replicaRegisters(/*single=*/3, load + rotary + mma, plan.softmaxReplicas,
+                       /*ctasPerSm=*/1);
+}
+
 /// The sm_100a grouped-query backward at block size 128 above head dim 128
 /// (Sm100aRecipe.cpp, buildBlackwellGroupedLargeBlock with
 /// KernelPlan::groupChunkStages; docs/head-dims.md): as on sm_90a
@@ -1412,13 +1424,9 @@ planSm100aGroupedLargeBlockChunks(const KernelShape &shape,
     // A signal a "chunks" or "qdo" slot the rotary warpgroup rotates: never
     // more entries than slots.
     plan.rotaryDepth = plan.groupChunkStages + plan.groupStages;
-    plan.registers.load = kSm100aGroupedChunkRotaryLoadRegs;
-    plan.registers.rotary = kSm100aGroupedChunkRotaryRegs;
-    plan.registers.mma = kSm100aGroupedChunkRotaryMmaRegs;
-    plan.registers.compute = replicaRegisters(
-        /*single=*/3,
-        plan.registers.load + plan.registers.rotary + plan.registers.mma,
-        plan.softmaxReplicas, /*ctasPerSm=*/1);
+    setRotaryRegisters(plan, kSm100aGroupedChunkRotaryLoadRegs,
+                       kSm100aGroupedChunkRotaryRegs,
+                       kSm100aGroupedChunkRotaryMmaRegs);
     return plan;
   }
   plan.registers.load = kSm100aGroupedLargeBlockChunkLoadRegs;
@@ -2057,13 +2065,9 @@ planSm100aLargeBlockColumnPasses(const KernelShape &shape,
   if (shape.hasRotary()) {
     // A signal a chunk slot: never more entries than slots.
     plan.rotaryDepth = plan.numStages;
-    plan.registers.load = kSm100aRotaryColumnPassLoadRegs;
-    plan.registers.rotary = kSm100aRotaryColumnPassRegs;
-    plan.registers.mma = kSm100aRotaryColumnPassMmaRegs;
-    plan.registers.compute = replicaRegisters(
-        /*single=*/3,
-        plan.registers.load + plan.registers.rotary + plan.registers.mma,
-        plan.softmaxReplicas, /*ctasPerSm=*/1);
+    setRotaryRegisters(plan, kSm100aRotaryColumnPassLoadRegs,
+                       kSm100aRotaryColumnPassRegs,
+                       kSm100aRotaryColumnPassMmaRegs);
     return plan;
   }
   plan.registers.load = kSm100aColumnPassLoadRegs;

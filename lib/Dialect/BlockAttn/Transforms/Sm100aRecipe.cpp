@@ -1413,6 +1413,24 @@ void buildBlackwellLargeBlockBackward(OpBuilder &b, Location loc,
   }
 }
 
+/// The rotary warpgroup's partition (four warps, plan.registers.rotary) and
+/// its consume of the records channel `records` (row, rows, head), the
+/// builder left inside the consume's body.
+ConsumeOp openRotaryPartition(OpBuilder &b, Location loc,
+                              const KernelPlan &plan, Value records) {
+  MLIRContext *ctx = b.getContext();
+  auto partition = PartitionOp::create(
+      b, loc, b.getStringAttr("rotary"), RoleAttr::get(ctx, Role::rotary),
+      b.getI64IntegerAttr(4), b.getI64IntegerAttr(plan.registers.rotary),
+      b.getI64IntegerAttr(1));
+  b.setInsertionPointToStart(&createBody(partition, {}, loc));
+  auto consume = ConsumeOp::create(b, loc, records);
+  Type i32 = b.getI32Type();
+  b.setInsertionPointToStart(
+      &createBody(consume, {SlotType::get(ctx), i32, i32, i32}, loc));
+  return consume;
+}
+
 /// The rotary warpgroup of the sm_100a grouped block-128 backward above
 /// head dim 128 with rotary embeddings (buildBlackwellGroupedLargeBlock with
 /// KernelPlan::groupChunkStages; docs/head-dims.md): the MMA warp reads its
@@ -1440,17 +1458,8 @@ void buildGroupedChunkRotaryPartition(OpBuilder &b, Location loc,
                                       const KernelSpec &spec,
                                       const KernelPlan &plan, Value kv,
                                       Value chunks, Value qdo, Value rotated) {
-  MLIRContext *ctx = b.getContext();
   OpBuilder::InsertionGuard g(b);
-  auto partition = PartitionOp::create(
-      b, loc, b.getStringAttr("rotary"), RoleAttr::get(ctx, Role::rotary),
-      b.getI64IntegerAttr(4), b.getI64IntegerAttr(plan.registers.rotary),
-      b.getI64IntegerAttr(1));
-  b.setInsertionPointToStart(&createBody(partition, {}, loc));
-  auto consume = ConsumeOp::create(b, loc, kv);
-  Type i32Type = b.getI32Type();
-  b.setInsertionPointToStart(&createBody(
-      consume, {SlotType::get(ctx), i32Type, i32Type, i32Type}, loc));
+  ConsumeOp consume = openRotaryPartition(b, loc, plan, kv);
   Value row = consume.getRow(), rows = consume.getRows(),
         kvHead = consume.getHead();
   // The item's position is read from the record before it goes back.
@@ -2330,17 +2339,8 @@ void buildColumnPassRotaryPartition(OpBuilder &b, Location loc,
                                     const KernelSpec &spec,
                                     const KernelPlan &plan, Value blocks,
                                     Value chunks, Value rotated) {
-  MLIRContext *ctx = b.getContext();
   OpBuilder::InsertionGuard g(b);
-  auto partition = PartitionOp::create(
-      b, loc, b.getStringAttr("rotary"), RoleAttr::get(ctx, Role::rotary),
-      b.getI64IntegerAttr(4), b.getI64IntegerAttr(plan.registers.rotary),
-      b.getI64IntegerAttr(1));
-  b.setInsertionPointToStart(&createBody(partition, {}, loc));
-  auto consume = ConsumeOp::create(b, loc, blocks);
-  Type i32 = b.getI32Type();
-  b.setInsertionPointToStart(
-      &createBody(consume, {SlotType::get(ctx), i32, i32, i32}, loc));
+  ConsumeOp consume = openRotaryPartition(b, loc, plan, blocks);
   Value row = consume.getRow(), rows = consume.getRows(),
         head = consume.getHead();
   Value position = tilePosition(b, loc, spec, consume.getSlot());
