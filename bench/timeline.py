@@ -347,13 +347,25 @@ def draw(panels: list[tuple[str, list[dict], tuple[float, float]]], path) -> Non
 # The GPU run
 #===------------------------------------------------------------------------===#
 
-VARIANTS = {"plain": "none", "rotary": "half_split"}
+def parse_rotary(text: str) -> dict:
+    """--rotary's 'half_split', 'interleaved+pos+rv', ... -> the rotary panel's
+    kernel options (the layout, a positions tensor, v rotated too)."""
+    mode, *flags = text.split("+")
+    if mode not in ("half_split", "interleaved"):
+        raise ValueError(f"--rotary: the layout must be half_split or interleaved, got {mode!r} in {text!r}")
+    unknown = set(flags) - {"pos", "rv"}
+    if unknown:
+        raise ValueError(f"--rotary: unknown flag(s) {sorted(unknown)} in {text!r}; known: pos, rv")
+    return {"rotary": mode, "positions": "pos" in flags, "rotate_v": "rv" in flags}
 
 
-def kernel_key(kind: str, rotary: str, head_dim: int):
+PLAIN = {"rotary": "none", "positions": False, "rotate_v": False}
+
+
+def kernel_key(kind: str, rotary: dict, head_dim: int):
     from blockattn._kernels import KernelKey
 
-    return KernelKey(kind, head_dim, 64, "bf16", "sm_90a", rotary=rotary)
+    return KernelKey(kind, head_dim, 64, "bf16", "sm_90a", **rotary)
 
 
 def traced_name(key) -> str:
@@ -434,7 +446,7 @@ def time_untraced(fn, repeats: int) -> float | None:
     return start.elapsed_time(end) / repeats
 
 
-def problem(kind: str, rotary: str, workload: str, batch: int, head_dim: int):
+def problem(kind: str, rotary: dict, workload: str, batch: int, head_dim: int):
     import torch
     import workloads
     from blockattn import api
@@ -450,8 +462,9 @@ def problem(kind: str, rotary: str, workload: str, batch: int, head_dim: int):
     else:
         tensors = {"q": q, "k": k, "v": v, "do": do, "dq": torch.empty_like(q), "dk": torch.empty_like(k),
                    "dv": torch.empty_like(v), "cu_seqlens": cu}
-    cos = sin = None
-    if rotary != "none":
+    cos = sin = positions = None
+    interleaved, rotate_v = rotary["rotary"] == "interleaved", rotary["rotate_v"]
+    if rotary["rotary"] != "none":
         # The tables bench/peers.py's RotaryTensors makes (base 10000), without
         # importing the peers (and Triton).
         import blockattn.reference as ref
@@ -459,22 +472,25 @@ def problem(kind: str, rotary: str, workload: str, batch: int, head_dim: int):
         max_position = max(1, int(lengths.max()) if len(lengths) else 1)
         cos, sin = (torch.tensor(t, dtype=torch.float32, device=q.device)
                     for t in ref.rope_tables(max_position, w.head_dim, 10000.0))
-        api._rotary_launch_args(tensors, cos, sin, None, False, False)
+        if rotary["positions"]:  # the same values as the default, read from a tensor
+            positions = torch.tensor(ref.sequence_positions(cu.cpu().numpy()), dtype=torch.int32, device=q.device)
+        api._rotary_launch_args(tensors, cos, sin, positions, interleaved, rotate_v)
+    rope = (cos, sin, positions, interleaved, rotate_v)
     if kind == "forward":
-        untraced = lambda: api.forward(q, k, v, cu, 64, scale, tensors["o"], cos, sin)  # noqa: E731
+        untraced = lambda: api.forward(q, k, v, cu, 64, scale, tensors["o"], *rope)  # noqa: E731
     else:
-        untraced = lambda: api.backward(do, q, k, v, cu, 64, scale, cos, sin)  # noqa: E731
+        untraced = lambda: api.backward(do, q, k, v, cu, 64, scale, *rope)  # noqa: E731
     return w, tensors, {"softmax_scale": scale}, untraced
 
 
-def run_emulated(files, kind: str, rotary: str, head_dim: int):
+def run_emulated(files, kind: str, rotary: dict, head_dim: int):
     """The traced kernel in block-attn-emulate on the emulator's small
     problem (blockattn.emulation): (buffer bytes, grid). Its clocks count
     instructions, not time: a dry run of the whole tool without a GPU."""
     from blockattn import emulation as em
     from blockattn._kernels import launch_grid
 
-    case = em.Case(kind, head_dim, "bf16", rotary)
+    case = em.Case(kind, head_dim, "bf16", **rotary)
     tensors = em.make_problem(case)
     manifest = files.manifest
     grid = launch_grid(manifest, 2, tensors["q"].shape, tensors["cu_seqlens"].size)
@@ -495,6 +511,9 @@ def main(argv=None) -> None:
     ap.add_argument("--persistent-records", type=int, default=8192,
                     help="the same for a persistent kernel, one CTA per SM (default 8192: its whole run)")
     ap.add_argument("--kinds", default="forward", help="forward, backward or forward,backward")
+    ap.add_argument("--rotary", default="half_split",
+                    help="the rotary panel's kernel: half_split or interleaved, with +pos (a positions tensor) "
+                         "and +rv (v rotated too), e.g. interleaved+pos+rv (default: half_split)")
     ap.add_argument("--head-dim", type=int, default=128)
     ap.add_argument("--workload", default="seed", help="a bench/workloads.py name (default: seed)")
     ap.add_argument("--batch", type=int, default=0, help="sequences of the workload to keep (0: all)")
@@ -510,8 +529,12 @@ def main(argv=None) -> None:
     sys.path.insert(0, str(REPO / "python"))
     sys.path.insert(0, str(HERE))
     kinds = args.kinds.split(",")
+    try:
+        variants = {"plain": PLAIN, "rotary": parse_rotary(args.rotary)}
+    except ValueError as error:
+        ap.error(str(error))
     keys = {(kind, variant): kernel_key(kind, rotary, args.head_dim)
-            for kind in kinds for variant, rotary in VARIANTS.items()}
+            for kind in kinds for variant, rotary in variants.items()}
     if args.build_only:
         build(keys.values(), args.kernel_dir, args.compiler, args.records, args.persistent_records)
         return
@@ -526,7 +549,7 @@ def main(argv=None) -> None:
               "head_dim": args.head_dim, "sm": args.sm, "records_per_lane": None, "kernels": {}}
     for kind in kinds:
         panels = []
-        for variant, rotary in VARIANTS.items():
+        for variant, rotary in variants.items():
             key = keys[kind, variant]
             files = load_files(args.kernel_dir, key)
             trace = files.manifest["trace"]

@@ -14,6 +14,9 @@
 #   scripts/gpu_pending.sh timing DIR   issue 19: bench/bench.py with every
 #                                       fused rotary variant against the plain
 #                                       kernels on rope and seed (an H200)
+#     LAYOUTS="half_split interleaved"  the layouts timed (default both)
+#     IMPLS=ours,ours-fused             bench.py's --impls (default: all four)
+#     RESULTS=DIR2                      where results go (default DIR)
 set -euo pipefail
 cmd=${1:?usage: $0 pack|tests|timing DIR}
 dir=${2:?usage: $0 pack|tests|timing DIR}
@@ -47,11 +50,12 @@ tests)
   ;;
 timing)
   setup
-  for layout in half_split interleaved; do
+  for layout in ${LAYOUTS:-half_split interleaved}; do
     for variant in "" --rotary-positions --rotate-v "--rotary-positions --rotate-v"; do
       # shellcheck disable=SC2086
       python3 bench/bench.py --rotary "$layout" $variant --workloads rope,seed \
-        --rounds 3 --out "$dir/timing-$layout${variant// /}"
+        ${IMPLS:+--impls "$IMPLS"} --rounds 3 \
+        --out "${RESULTS:-$dir}/timing-$layout${variant// /}"
     done
   done
   ;;

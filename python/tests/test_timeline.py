@@ -261,3 +261,15 @@ def test_compare_subtracts_per_role_and_kind():
     rotary = {"compute": {"ns_per_tile": 420.0, "per_tile_ns": {"mma": 100.0, "rotate": 90.0, "wait": 20.0}}}
     assert timeline.compare(plain, rotary) == {
         "compute": {"ns_per_tile": 120.0, "per_tile_ns": {"mma": 0.0, "rotate": 90.0, "wait": -30.0}}}
+
+
+def test_parse_rotary_reads_the_variant():
+    assert timeline.parse_rotary("half_split") == {"rotary": "half_split", "positions": False, "rotate_v": False}
+    assert timeline.parse_rotary("interleaved+pos+rv") == {"rotary": "interleaved", "positions": True,
+                                                           "rotate_v": True}
+
+
+@pytest.mark.parametrize("text", ["none", "interleaved+theta", "half-split"])
+def test_parse_rotary_refuses_what_it_does_not_know(text):
+    with pytest.raises(ValueError, match="--rotary"):
+        timeline.parse_rotary(text)
