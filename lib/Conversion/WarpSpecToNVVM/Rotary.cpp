@@ -666,18 +666,14 @@ LogicalResult RotaryBuilder::lower(RotateTileOp op,
     return failure();
 
   Fragment result{value.type, value.layout, value.regs};
-  Value validRows = asI32(adaptor.getRows().front());
-  SmallVector<Value> valid;
-  for (int64_t slot = 0; slot < layout.numRowSlots(); ++slot)
-    valid.push_back(cmp(Pred::slt, layout.rowIndex(*this, slot), validRows));
-  // Rows past the tile keep their values (the stores skip them).
-  auto turnPair = [&](int64_t slot, int64_t first, int64_t second, Value c,
+  // Rows past `rows` are turned too (op description): no select per element.
+  auto turnPair = [&](int64_t, int64_t first, int64_t second, Value c,
                       Value s) {
     if (inverse)
       s = LLVM::FNegOp::create(b, loc, s);
     auto [x, y] = turn(*this, value.regs[first], value.regs[second], c, s);
-    result.regs[first] = select(valid[slot], x, value.regs[first]);
-    result.regs[second] = select(valid[slot], y, value.regs[second]);
+    result.regs[first] = x;
+    result.regs[second] = y;
   };
   if (Value anglesTile = op.getAngles()) {
     ValueRange angles = adaptor.getAngles();
