@@ -32,27 +32,14 @@ KNOWN_SPILLS = [
     # (pinsHalfSplitColumnPassAddresses; at 256 without rotate_v at 96 / 208
     # / 200; docs/head-dims.md, "Pinned addresses in the half-split backward
     # at block size 128 (session 23)").
-    # Issue 21 (session 23): the sm_90a grouped block-128 half-split backward
-    # at head dim 128, its pair-complete chunks as two 64-byte-swizzled pieces
-    # (session 21's one-box chunks, spill-free, missed the float64 reference
-    # on an H100): at 72 / 176 / 128 / 136 (80 / 168 / 128 / 136 with
-    # rotate_v, which took the rotate_v kernels' producer spill away) 12 of
-    # the 32 measured spill (G = 2, 3; plain and causal + dlse): with a
-    # positions tensor 16-40 bytes, causal + dlse with rotate_v 8 (not
-    # analysed; the sm_100a ones spill nothing) (docs/head-dims.md,
-    # "Pair-complete chunks as 64-byte-swizzled pieces").
-    r"sm_90a/blockattn_backward_d128_b128_(bf16|f16)_g\d+(_causal_lse)?_half_split_pos",
-    r"sm_90a/blockattn_backward_d128_b128_(bf16|f16)_g\d+_causal_lse_half_split_rv",
-    # Session 24 measured G = 4 and 8 there too (session 23 had measured G = 2
-    # and 3 only; bf16, the four table variants, main's and this session's
-    # compilers alike): at G = 8 every variant spills, 52-92 bytes (the
-    # producer at 72, whose loop over the group's heads is longer); at G = 4
-    # 16-24 bytes, all but rotate_v without positions. Not fixed (the budget
-    # split session 24 found was measured on edited PTX the compiler does not
-    # emit, docs/head-dims.md "Session 24: where the grouped block-128
-    # backward spills"); causal, dlse and f16 at G = 4 and 8 not measured.
-    r"sm_90a/blockattn_backward_d128_b128_(bf16|f16)_g8(_causal)?(_lse)?_half_split(_pos)?(_rv)?",
-    r"sm_90a/blockattn_backward_d128_b128_(bf16|f16)_g4(_causal)?(_lse)?_half_split(_pos(_rv)?)?",
+    # Issue 21 (sessions 23-24): the sm_90a grouped block-128 half-split
+    # backward at head dim 128 (pair-complete chunks as two 64-byte-swizzled
+    # pieces) spilled 8-92 bytes: the producer at G = 4 and 8 and with a
+    # positions tensor (LLVM held its 24 loop-invariant copy destinations and
+    # the group's head rows), the scores warpgroup with causal + dlse and
+    # rotate_v. None since session 25: every partition pins its addresses
+    # (KernelPlan::pinnedAddresses; docs/head-dims.md, "Session 25: pinned
+    # addresses in the grouped half-split backward at head dim 128").
     # Issues 20/21 (session 22): the sm_90a grouped block-128 rotary backward
     # above head dim 128 with rotate_v. The scores warpgroup rotates every
     # streamed chunk as it lands, V's inside the dP loop next to P and dP

@@ -111,6 +111,12 @@ SAMPLE = [
     ("sm_100a", case(128, "f16", "half_split", 4, rotate_v=True, causal=True, lse=True), 8, 1),
     ("sm_100a", case(128, "bf16", "half_split", 2, positions=True), 4, 3),
     ("sm_100a", case(128, "bf16", "half_split", 3, positions=True, rotate_v=True), 3, 3),
+    # G = 4 and 8 there (session 25: every partition pins its shared-memory addresses, where the
+    # producer spilled at G = 4 and 8 and with positions): G = 8 with positions (MQA), G = 4
+    # with two k/v heads, positions, rotate_v, causal + dlse.
+    ("sm_90a", case(128, "f16", "half_split", 8, positions=True), 8, 3),
+    ("sm_90a", case(128, "bf16", "half_split", 4, positions=True, rotate_v=True, causal=True,
+                    lse=True), 8, 1),
     # Half-split at 96 (session 24): every tensor loaded in pair-complete 32-column chunks
     # (columns [16 j, 16 j + 16) and their partners 48 on), each two 16-column pieces under the
     # 32-byte swizzle (chunk_cols = 16), three passes, each gradient chunk turned back on its

@@ -677,12 +677,16 @@ func.func @gqa_backward_b128_rotary_wide_half_split(%q: memref<?x?x128xbf16>, %k
 // The sm_90a budgets 72 / 176 / 128 / 136 (the interleaved kernel's 88 / 176 /
 // 120 / 128 spilled both accumulate warpgroups with rotate_v), accumulate
 // warpgroup 0 at the launch's 128 with its own setmaxnreg (`explicit`);
-// sm_100a's the interleaved kernel's.
-// HSWIDE90: warpspec.partition "load" role(load) warps(4) regs(72) {
+// sm_100a's the interleaved kernel's. On sm_90a every partition pins its
+// shared-memory bases at each use and the scores warpgroup's dQ pieces their
+// copy-out row steps (session 25: unpinned, ptxas spilled the producer at
+// G = 4 and 8 and with a positions tensor, and the scores warpgroup with
+// causal + dlse + rotate_v).
+// HSWIDE90: warpspec.partition "load" role(load) warps(4) regs(72) pinned_bases {
 // HSWIDE100: warpspec.partition "load" role(load) warps(4) regs(104) {
 // HSWIDE: warpspec.tma_load {{.*}} {pair_halves} : memref<?x?x128xbf16>, <128x128xbf16, smem, chunk_cols = 32>
 // HSWIDE: warpspec.tma_load {{.*}} {pair_halves} : memref<?x?x128xbf16>, <64x128xbf16, smem, chunk_cols = 32>
-// HSWIDE90: warpspec.partition "scores" role(compute) warps(4) regs(176) {
+// HSWIDE90: warpspec.partition "scores" role(compute) warps(4) regs(176) pinned_bases {
 // HSWIDE100: warpspec.partition "softmax" role(softmax) warps(4) regs(256) {
 // HSWIDE: warpspec.rotate({{.*}} {head_dim = 128 : i64, interleaved = false, pair_offset = 0 : i64{{.*}}} : !warpspec.buffer<128x64xbf16, smem, chunk_cols = 32>
 // HSWIDE: warpspec.rotate({{.*}} {head_dim = 128 : i64, interleaved = false, pair_offset = 32 : i64{{.*}}} : !warpspec.buffer<128x64xbf16, smem, chunk_cols = 32>
@@ -690,18 +694,18 @@ func.func @gqa_backward_b128_rotary_wide_half_split(%q: memref<?x?x128xbf16>, %k
 // HSWIDE: warpspec.rotate({{.*}} {head_dim = 128 : i64, interleaved = false, pair_offset = 32 : i64{{.*}}} : !warpspec.buffer<64x64xbf16, smem, chunk_cols = 32>
 // HSWIDE: rotate_tile {{.*}} {head_dim = 128 : i64, interleaved = false, inverse, pair_offset = 0 : i64} : <64x64xf32> -> <64x64xf32>
 // HSWIDE: warpspec.extract_columns %{{.*}}[0] : <64x64xf32> -> <64x32xf32>
-// HSWIDE: warpspec.store {{.*}} {col_offset = 0 : i64{{.*}}} : <64x32xf32>, memref<?x?x128xbf16>, !warpspec.buffer<64x32xbf16, smem>
+// HSWIDE: warpspec.store {{.*}} {col_offset = 0 : i64, pinned_steps} : <64x32xf32>, memref<?x?x128xbf16>, !warpspec.buffer<64x32xbf16, smem>
 // HSWIDE: warpspec.extract_columns %{{.*}}[32] : <64x64xf32> -> <64x32xf32>
 // HSWIDE: warpspec.store {{.*}} {col_offset = 64 : i64{{.*}}} : <64x32xf32>, memref<?x?x128xbf16>, !warpspec.buffer<64x32xbf16, smem>
 // HSWIDE: rotate_tile {{.*}} {head_dim = 128 : i64, interleaved = false, inverse, pair_offset = 32 : i64} : <64x64xf32> -> <64x64xf32>
 // HSWIDE: warpspec.store {{.*}} {col_offset = 32 : i64{{.*}}} : <64x32xf32>, memref<?x?x128xbf16>, !warpspec.buffer<64x32xbf16, smem>
 // HSWIDE: warpspec.store {{.*}} {col_offset = 96 : i64{{.*}}} : <64x32xf32>, memref<?x?x128xbf16>, !warpspec.buffer<64x32xbf16, smem>
 // The sm_90a accumulate warpgroups store dV and dK from their registers.
-// HSWIDE90: warpspec.partition "accumulate" role(compute) warps(4) regs(128) explicit {
+// HSWIDE90: warpspec.partition "accumulate" role(compute) warps(4) regs(128) explicit pinned_bases {
 // HSWIDE90: rotate_tile {{.*}} {head_dim = 128 : i64, interleaved = false, inverse, pair_offset = 0 : i64} : <64x64xf32> -> <64x64xf32>
 // HSWIDE90: warpspec.store {{.*}} {col_offset = 0 : i64} : <64x32xf32>, memref<?x?x128xbf16>
 // HSWIDE90: warpspec.store {{.*}} {col_offset = 64 : i64} : <64x32xf32>, memref<?x?x128xbf16>
-// HSWIDE90: warpspec.partition "accumulate1" role(compute) warps(4) regs(136) {
+// HSWIDE90: warpspec.partition "accumulate1" role(compute) warps(4) regs(136) pinned_bases {
 
 //--- b128-rotary-wide-interleaved.mlir
 // Interleaved at head dim 128 (sm_90a): the same two passes; accumulate

@@ -1233,6 +1233,13 @@ FailureOr<KernelPlan> planSm90aGroupedLargeBlock(const KernelShape &shape,
       plan.accumulateRegisters = kGroupedLargeBlockHalfSplitPassAccumulateRegs;
       plan.secondAccumulateRegisters =
           kGroupedLargeBlockHalfSplitPassSecondAccumulateRegs;
+      // Every partition pins its shared-memory bases at each use and the
+      // scores warpgroup's dQ pieces their row steps: unpinned, LLVM held
+      // the producer's 24 copy destinations (64-bit, loop-invariant: one
+      // "kv" and one "qdo" slot) and the group's head rows from the
+      // partition's entry, and ptxas spilled it (docs/head-dims.md,
+      // "Session 25").
+      plan.pinnedAddresses = true;
     }
   }
   if (passes && shape.rotary == RotaryMode::half_split && shape.headDim == 96) {

@@ -1386,16 +1386,19 @@ void buildGroupedLargeBlockScoresConsumer(OpBuilder &b, Location loc,
           dq = unrotateGroupedChunk(b, loc, spec, plan, pass,
                                     pinnedRotaryHalf(b, loc, spec, at, i), dq,
                                     /*rotated=*/true);
+        // KernelPlan::pinnedAddresses (half-split): the copy-out's row steps
+        // computed where each piece is stored.
+        Value staging = c.oStaging ? pin(c.oStaging) : Value();
         if (pieces) {
-          storePairHalves(b, loc, spec, dq, spec.stores[2], row, head, rows,
-                          c.oStaging ? pin(c.oStaging) : Value(), c.bulkStore,
-                          pass);
+          for (StoreOp op :
+               storePairHalves(b, loc, spec, dq, spec.stores[2], row, head,
+                               rows, staging, c.bulkStore, pass))
+            op.setPinnedSteps(plan.pinnedAddresses && staging);
           continue;
         }
-        auto store =
-            StoreOp::create(b, loc, dq, spec.stores[2], row, head, rows,
-                            Value(), c.oStaging ? pin(c.oStaging) : Value(),
-                            c.bulkStore ? b.getUnitAttr() : nullptr);
+        auto store = StoreOp::create(b, loc, dq, spec.stores[2], row, head,
+                                     rows, Value(), staging,
+                                     c.bulkStore ? b.getUnitAttr() : nullptr);
         if (plan.groupPasses > 1)
           store.setColOffsetAttr(b.getI64IntegerAttr(col));
       }

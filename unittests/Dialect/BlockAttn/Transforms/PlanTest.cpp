@@ -453,6 +453,31 @@ TEST(GroupedPlan, HalfSplitRotaryAboveHeadDim128Prefetch) {
   EXPECT_TRUE(plan(Chip::sm_90a, interleaved, prefetch).l2Prefetch);
 }
 
+// The sm_90a grouped block-128 half-split backward at head dim 128 pins its
+// addresses (session 25: unpinned, ptxas spilled its producer at G = 4 and 8
+// and with a positions tensor), at its budgets; the interleaved kernel there,
+// the half-split one at 96 and sm_100a's do not.
+TEST(GroupedPlan, HalfSplitBlockSize128AtHeadDim128Pins) {
+  for (int64_t group : {2, 8})
+    for (bool rotateV : {false, true}) {
+      KernelShape s = shape(true, 128, RotaryMode::half_split, rotateV);
+      s.blockSize = 128;
+      s.group = group;
+      s.hasPositions = true;
+      KernelPlan p = plan(Chip::sm_90a, s);
+      EXPECT_TRUE(p.pinnedAddresses) << group << rotateV;
+      EXPECT_EQ(p.registers.load, rotateV ? 80 : 72);
+      EXPECT_EQ(p.registers.compute, rotateV ? 168 : 176);
+      EXPECT_FALSE(plan(Chip::sm_100a, s).pinnedAddresses);
+      KernelShape interleaved = s;
+      interleaved.rotary = RotaryMode::interleaved;
+      EXPECT_FALSE(plan(Chip::sm_90a, interleaved).pinnedAddresses);
+      KernelShape d96 = s;
+      d96.headDim = 96;
+      EXPECT_FALSE(plan(Chip::sm_90a, d96).pinnedAddresses);
+    }
+}
+
 TEST(Sm90aPlan, StridedForwardHasTwoConsumers) {
   TuningOptions options;
   options.schedule = Schedule::strided;
