@@ -71,8 +71,12 @@ KNOWN_SPILLS = [
     # 24"). Session 25: the interleaved ones spill nothing where measured
     # (the accumulate warpgroups' stores and the scores warpgroup's dlse read
     # pin their rows too: warpspec.store / load_rows pinned_steps /
-    # pinned_rows; docs/head-dims.md, "Session 25"), so their two patterns
-    # are gone.
+    # pinned_rows; docs/head-dims.md, "Session 25"), but at 256 with
+    # positions and a group of 4 or more (the group a loop in the accumulate
+    # warpgroups): 16 bytes, one word in each accumulate warpgroup (the item
+    # loop's counter, stored at its start and reloaded at its end; measured
+    # G = 4 f16 causal, G = 8 bf16 dlse).
+    r"sm_90a/blockattn_backward_d256_b128_(bf16|f16)_g([4-9]|\d\d+)(_causal)?(_lse)?_interleaved_pos_rv",
     # The half-split ones (session 23, pair-complete chunks as 64-byte-swizzled
     # pieces) at the same budgets: with rotate_v 72-164 bytes (as session 22's
     # one-box ones, 120-328), pinned since session 24 8-72. At 256 without it
