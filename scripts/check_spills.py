@@ -52,17 +52,27 @@ KNOWN_SPILLS = [
     # chunks instead spilled 56 bytes). Without rotate_v nothing spills
     # (docs/head-dims.md, "With rotary embeddings (session 22)").
     # Session 24: with rotate_v (and half-split at 256) they pin their
-    # addresses (pinsGroupedChunkAddresses): interleaved rv at 256 spills
-    # nothing where measured (G = 2 bf16 plain and causal + dlse, G = 4 and 8
-    # f16), at 192 causal + dlse 4 bytes; with a positions tensor 20-24
-    # (the accumulate warpgroups; docs/head-dims.md, "Session 24").
-    r"sm_90a/blockattn_backward_d192_b128_(bf16|f16)_g\d+(_causal)?(_lse)?_interleaved(_pos)?_rv",
-    r"sm_90a/blockattn_backward_d256_b128_(bf16|f16)_g\d+(_causal)?(_lse)?_interleaved_pos_rv",
+    # addresses (pinsGroupedChunkAddresses): interleaved rv at 256 spilled
+    # nothing where measured, at 192 causal + dlse 4 bytes; with a positions
+    # tensor 20-24 (the accumulate warpgroups; docs/head-dims.md, "Session
+    # 24"). Session 25: the interleaved ones spill nothing where measured
+    # (the accumulate warpgroups' stores and the scores warpgroup's dlse read
+    # pin their rows too: warpspec.store / load_rows pinned_steps /
+    # pinned_rows; docs/head-dims.md, "Session 25"), but at 256 with
+    # positions and a group of 4 or more (the group a loop in the accumulate
+    # warpgroups): 16 bytes, one word in each accumulate warpgroup (the item
+    # loop's counter, stored at its start and reloaded at its end; measured
+    # G = 4 f16 causal, G = 8 bf16 dlse).
+    r"sm_90a/blockattn_backward_d256_b128_(bf16|f16)_g([4-9]|\d\d+)(_causal)?(_lse)?_interleaved_pos_rv",
     # The half-split ones (session 23, pair-complete chunks as 64-byte-swizzled
     # pieces) at the same budgets: with rotate_v 72-164 bytes (as session 22's
     # one-box ones, 120-328), pinned since session 24 8-72. At 256 without it
     # (4 bytes in session 23) nothing since the pins (G = 2 bf16 plain,
-    # positions, causal + dlse; G = 3 f16 positions; G = 4 and 8 f16).
+    # positions, causal + dlse; G = 3 f16 positions; G = 4 and 8 f16). With
+    # session 25's row pins 8-100 bytes (G = 2 bf16): the scores warpgroup
+    # (it needs 184-192 registers) and, with rv without positions, 24 bytes
+    # in each accumulate warpgroup (kernel parameters, the table addresses,
+    # that ptxas moved into registers and spilled).
     r"sm_90a/blockattn_backward_d(192|256)_b128_(bf16|f16)_g\d+(_causal)?(_lse)?_half_split(_pos)?_rv",
     # Issues 20/21 (session 24): the sm_100a grouped block-128 half-split
     # backward at head dim 96 (pair-complete chunks as 32-byte-swizzled

@@ -750,10 +750,17 @@ StoreLowering::matchAndRewrite(StoreOp op, OneToNOpAdaptor adaptor,
     rewriter.eraseOp(op);
     return success();
   }
+  // pinned_steps: the thread's column and rows derived where the tile is
+  // stored, so that LLVM holds no row address (dest plus the row's stride
+  // times the row, a 64-bit pair a row slot) from the partition's entry.
   Value colBase = layout.colBase(e);
+  if (op.getPinnedSteps())
+    colBase = pinI32(e, colBase);
 
   for (int64_t slot = 0; slot < layout.numRowSlots(); ++slot) {
     Value row = layout.rowIndex(e, slot);
+    if (op.getPinnedSteps())
+      row = pinI32(e, row);
     // Rows past the tile's valid count belong to the next sequence.
     e.emitIf(e.cmp(Pred::slt, row, validRows), [&] {
       Value rowBase = e.add(tileBase, e.mul(e.zext64(row), dest.strides[0]));
@@ -872,6 +879,8 @@ LoadRowsLowering::matchAndRewrite(LoadRowsOp op, OneToNOpAdaptor adaptor,
   SmallVector<Value> values;
   for (int64_t slot = 0; slot < layout->numRowSlots(); ++slot) {
     Value row = layout->rowIndex(e, slot);
+    if (op.getPinnedRows())
+      row = pinI32(e, row);
     // Rows past the tile's valid count read the tile's row 0 (always valid,
     // so never past T) and take 0.
     Value valid = e.cmp(Pred::slt, row, validRows);

@@ -36,6 +36,7 @@
 // RUN: block-attn-opt %t/b128-wide.mlir -blockattn-warp-specialize="chip=sm_100a" | FileCheck %s --check-prefix=WIDE100 --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %t/b128-wide-rotary.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=WIDEROT90 --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %t/b128-wide-rotary.mlir -blockattn-warp-specialize="chip=sm_100a" | FileCheck %s --check-prefix=WIDEROT100 --implicit-check-not=blockattn.backward
+// RUN: block-attn-opt %t/b128-wide-rotary-rv.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=WIDEROTRV90 --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %t/b128-wide-rotary-sm100a.mlir -blockattn-warp-specialize="chip=sm_100a" | FileCheck %s --check-prefix=WIDEROTHS100 --implicit-check-not=blockattn.backward
 
 // Grouped-query attention's forward (group 4: q and o with 8 heads, k and v
@@ -971,6 +972,41 @@ func.func @gqa_backward_b128_wide_rotary(%q: memref<?x?x256xbf16>, %k: memref<?x
 // WIDEROT90: warpspec.rotate_tile {{.*}} {head_dim = 256 : i64, interleaved = true, inverse, pair_offset = 0 : i64}
 // WIDEROT90: warpspec.rotate_tile {{.*}} {head_dim = 256 : i64, interleaved = true, inverse, pair_offset = 96 : i64}
 // WIDEROT90: warpspec.partition "accumulate1" role(compute) warps(4) regs(120)
+// Without rotate_v (no KernelPlan::pinnedAddresses) the accumulate
+// warpgroups' stores hold their rows' addresses as LLVM places them.
+// WIDEROT90: warpspec.store {{.*}} {col_offset = 0 : i64} : <64x64xf32>
+
+// The same with rotate_v and dlse (session 25): with the plan's pinned
+// addresses the scores warpgroup reads dlse at rows derived where it reads
+// (pinned_rows), and the accumulate warpgroups store dV and dK from their
+// registers at rows derived where they store (pinned_steps): held from
+// the partition's entry, those addresses were what ptxas spilled (4-24
+// bytes at head dims 192 and 256).
+//--- b128-wide-rotary-rv.mlir
+func.func @grouped_b128_wide_rotary_rv(%q: memref<?x?x256xbf16>, %k: memref<?x?x256xbf16>,
+                                       %v: memref<?x?x256xbf16>, %do: memref<?x?x256xbf16>,
+                                       %dq: memref<?x?x256xbf16>, %dk: memref<?x?x256xbf16>,
+                                       %dv: memref<?x?x256xbf16>, %cu: memref<?xi32>,
+                                       %cos: memref<?x128xf32>, %sin: memref<?x128xf32>,
+                                       %dlse: memref<?x?xf32, strided<[?, 1]>>) {
+  blockattn.backward q(%q : memref<?x?x256xbf16>) k(%k : memref<?x?x256xbf16>)
+      v(%v : memref<?x?x256xbf16>) do(%do : memref<?x?x256xbf16>)
+      dq(%dq : memref<?x?x256xbf16>) dk(%dk : memref<?x?x256xbf16>)
+      dv(%dv : memref<?x?x256xbf16>) cu_seqlens(%cu : memref<?xi32>)
+      rotary(%cos, %sin : memref<?x128xf32>, memref<?x128xf32>)
+      dlse(%dlse : memref<?x?xf32, strided<[?, 1]>>)
+      {element_type = bf16, head_dim = 256 : i64, group = 2 : i64,
+       block_size = 128 : i64, rotary = #blockattn.rotary<interleaved>, rotate_v}
+  return
+}
+// WIDEROTRV90: warpspec.partition "scores" role(compute) warps(4) regs(176)
+// WIDEROTRV90: warpspec.load_rows {{.*}} {pinned_rows}
+// WIDEROTRV90: warpspec.store {{.*}} {col_offset = 0 : i64, pinned_steps} : <64x64xf32>
+// WIDEROTRV90: warpspec.partition "accumulate" role(compute) warps(4) regs(120)
+// WIDEROTRV90: warpspec.store {{.*}} {col_offset = 0 : i64, pinned_steps} : <64x64xf32>, memref<?x?x256xbf16>{{$}}
+// WIDEROTRV90: warpspec.store {{.*}} {col_offset = 0 : i64, pinned_steps} : <64x64xf32>, memref<?x?x256xbf16>{{$}}
+// WIDEROTRV90: warpspec.partition "accumulate1" role(compute) warps(4) regs(120)
+// WIDEROTRV90: warpspec.store {{.*}} {col_offset = 0 : i64, pinned_steps} : <64x64xf32>, memref<?x?x256xbf16>{{$}}
 
 // The sm_100a kernel (b128-wide-rotary.mlir above; session 24): a rotary
 // warpgroup between the producer and the MMA warp takes every slot of

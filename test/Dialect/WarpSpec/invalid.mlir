@@ -2916,22 +2916,6 @@ func.func @negative_store_bulk_partial_chunk(%v: !warpspec.acc<64x48xf32>,
 
 // -----
 
-// pinned_steps pins the row steps of the copy-out from a staging buffer: a
-// store straight from registers has none.
-func.func @negative_store_pinned_steps_without_staging(%v: !warpspec.acc<64x64xf32>,
-                                                       %o: memref<?x4x64xbf16>, %i: i32) {
-  warpspec.kernel chip(sm_100a) {
-    warpspec.partition "store" role(compute) warps(4) regs(64) {
-      // expected-error @+1 {{'warpspec.store' op pinned_steps applies to stores via a staging buffer (its row steps are the copy-out's)}}
-      warpspec.store %v to %o[%i, %i] rows(%i) {pinned_steps}
-          : !warpspec.acc<64x64xf32>, memref<?x4x64xbf16>
-    }
-  }
-  return
-}
-
-// -----
-
 // pending_reads counts bulk stores still reading their staging buffers:
 // a store the threads copy out has none.
 func.func @negative_store_pending_reads_not_bulk(%v: !warpspec.acc<64x64xf32>,

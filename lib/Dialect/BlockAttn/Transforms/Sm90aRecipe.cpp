@@ -294,13 +294,19 @@ void buildForwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
 }
 
 /// dS = scale P (dP - rowsum(P dP)), plus the dlse term when the backward
-/// takes one (rows [row, row + rows) of it).
+/// takes one (rows [row, row + rows) of it; with `pinRows` the thread's rows
+/// derived where they are read, warpspec.load_rows `pinned_rows`).
 Value scoreGradient(OpBuilder &b, Location loc, const KernelSpec &spec,
                     const ConsumerContext &c, RowsType rowsType, AccType dsType,
-                    Value p, Value dp, Value row, Value rows) {
+                    Value p, Value dp, Value row, Value rows,
+                    bool pinRows = false) {
   Value dlse;
-  if (spec.dlse)
-    dlse = LoadRowsOp::create(b, loc, rowsType, spec.dlse, row, c.head, rows);
+  if (spec.dlse) {
+    auto read =
+        LoadRowsOp::create(b, loc, rowsType, spec.dlse, row, c.head, rows);
+    read.setPinnedRows(pinRows);
+    dlse = read;
+  }
   return SoftmaxGradOp::create(b, loc, dsType, p, dp, c.scale, dlse);
 }
 
@@ -1557,8 +1563,11 @@ void buildGroupedChunkScoresConsumer(OpBuilder &b, Location loc,
         Value dp = overChunks(/*scores=*/false, i);
         Value dlseRow =
             spec.dlse ? rowsReadAt(b, loc, c.row, row, rows) : Value();
+        // KernelPlan::pinnedAddresses: dlse's row addresses derived where
+        // they are read (held across the chunk loops, ptxas spilled one,
+        // 4 bytes, with rotate_v at head dim 192, causal + dlse).
         Value ds = scoreGradient(b, loc, spec, c, types.rows, types.wide16, p,
-                                 dp, dlseRow, rows);
+                                 dp, dlseRow, rows, plan.pinnedAddresses);
         WriteOp::create(b, loc, ds, pin(out.getBuffers()[2 * i + 1]));
       }
       // With rotary embeddings the pass's chunks of Q's halves and of K in
@@ -1708,17 +1717,25 @@ void buildGroupedLargeBlockAccumulateConsumer(
           {dkAcc, spec.stores[1], spec.hasRotary()}}) {
       Value grad =
           unrotateGroupedChunk(b, loc, spec, plan, pass, at, acc, rotated);
+      // Above head dim 128 with KernelPlan::pinnedAddresses the stores
+      // derive the thread's rows where they store (pinned_steps): hoisted,
+      // the four row addresses of dV and dK (a 64-bit pair each) were held
+      // across the group and ptxas spilled them and the rotation's
+      // parameters (interleaved pos_rv, 20-24 bytes).
+      bool pinSteps = chunked && plan.pinnedAddresses;
       // Half-split chunks (pairHalfChunks): two pieces of half the pass's
       // columns (32, or 16 at head dim 96).
       if (pairHalfChunks(spec)) {
-        storePairHalves(b, loc, spec, grad, dest, row, kvHead, rows, Value(),
-                        /*bulk=*/false, pass);
+        for (StoreOp op : storePairHalves(b, loc, spec, grad, dest, row, kvHead,
+                                          rows, Value(), /*bulk=*/false, pass))
+          op.setPinnedSteps(pinSteps);
         continue;
       }
       auto store = StoreOp::create(b, loc, grad, dest, row, kvHead, rows,
                                    Value(), Value(), nullptr);
       if (plan.groupPasses > 1)
         store.setColOffsetAttr(b.getI64IntegerAttr(col));
+      store.setPinnedSteps(pinSteps);
     }
   }
 }

@@ -2087,9 +2087,6 @@ LogicalResult StoreOp::verify() {
     return emitOpError()
            << "bulk stores copy whole swizzled chunks (a multiple of 32 "
               "columns, or one 16-column piece)";
-  if (getPinnedSteps() && !getStaging())
-    return emitOpError() << "pinned_steps applies to stores via a staging "
-                            "buffer (its row steps are the copy-out's)";
   if (std::optional<int64_t> pending = getPendingReads()) {
     if (!getBulk())
       return emitOpError() << "pending_reads applies to bulk stores";

@@ -1804,13 +1804,21 @@ def WarpSpec_LoadRowsOp : WarpSpec_Op<"load_rows"> {
     the backward's log-sum-exp gradient). `source` is an f32 memref
     `[H, T]` with a unit-stride token dimension.
 
+    With `pinned_rows`, the thread's rows are pinned where they are read (as
+    `warpspec.pin` pins an i32): the offsets of the thread's rows are
+    kernel constants, which LLVM hoists out of every loop around the read
+    and holds (a 64-bit pair a row); the sm_90a grouped block-128 backward's
+    scores warpgroup above head dim 128 held them across its chunk loops and
+    ptxas spilled one (4 bytes, with rotate_v and dlse at head dim 192).
+
     ```mlir
     %g = warpspec.load_rows %dlse[%row, %head] rows(%rows)
         : memref<?x?xf32> -> !warpspec.rows<64xf32>
     ```
   }];
   let arguments = (ins Arg<AnyMemRef, "[H, T] f32", [MemRead]>:$source,
-                       I32:$row, I32:$head, I32:$rows);
+                       I32:$row, I32:$head, I32:$rows,
+                       UnitAttr:$pinned_rows);
   let results = (outs WarpSpec_RowsType:$value);
   let assemblyFormat = [{
     $source `[` $row `,` $head `]` `rows` `(` $rows `)` attr-dict
@@ -1856,7 +1864,13 @@ def WarpSpec_StoreOp : WarpSpec_Op<"store", [AttrSizedOperandSegments]> {
     sm_100a softmax warpgroup of the grouped block-128 rotary backward in
     column passes, at its registers' limit, spilled those of dQ, dV and dK
     (8-24 bytes at head dim 96); pinned, they are recomputed where a partial
-    tile is copied out.
+    tile is copied out. Without `via`, `pinned_steps` pins the thread's
+    column and rows at the store (each thread stores its fragment's rows):
+    the addresses of the thread's rows, `dest` plus the row times its
+    stride, are kernel constants too, which LLVM held (a 64-bit pair a row)
+    from the partition's entry across the loops around the store (the
+    sm_90a grouped block-128 backward's accumulate warpgroups above head dim
+    128 spilled them with rotate_v and positions, 20-24 bytes).
 
     ```mlir
     warpspec.store %o to %out[%row, %head] rows(%rows) divide_by(%l) via(%stage)
