@@ -74,27 +74,16 @@ KNOWN_SPILLS = [
     # in each accumulate warpgroup (kernel parameters, the table addresses,
     # that ptxas moved into registers and spilled).
     r"sm_90a/blockattn_backward_d(192|256)_b128_(bf16|f16)_g\d+(_causal)?(_lse)?_half_split(_pos)?_rv",
-    # Issues 20/21 (session 24): the sm_100a grouped block-128 half-split
-    # backward at head dim 96 (pair-complete chunks as 32-byte-swizzled
-    # 16-column pieces) with causal + dlse at G = 8: 40-80 bytes (every
-    # bf16 / f16 table variant measured). Not the producer's or the MMA
-    # warp's (their budgets moved nothing: 104 / 144, 120 / 136 / 248,
-    # 120 / 128 / 256 all 80 bytes); the softmax warpgroup is at its 256. Not
-    # analysed (G = 2 and 3 and G = 2 causal + dlse spill nothing;
-    # docs/head-dims.md, "Head dim 96's pair-complete chunks as
-    # 32-byte-swizzled pieces").
-    r"sm_100a/blockattn_backward_d96_b128_(bf16|f16)_g8_causal_lse_half_split(_pos)?(_rv)?",
-    # Issues 20/21 (session 24): the sm_100a grouped block-128 backward above
-    # head dim 128 with half-split rotary embeddings and dlse. Four warpgroups
-    # (load, rotary, MMA, softmax) share a pool of 512: at 96 / 64 / 128 / 224
-    # the interleaved kernels and the half-split ones without dlse spill
-    # nothing, but with dlse the softmax warpgroup needs more than 224 and
-    # the MMA warp 136 (at G = 3 with dlse and rotate_v), more than the pool:
-    # 4-8 bytes (every one measured at 256, causal + dlse or dlse; at 192 dlse
-    # with rotate_v; causal + dlse at 192 spills nothing). Listed as measured
-    # (docs/head-dims.md, "With rotary embeddings on sm_100a (session 24)").
-    r"sm_100a/blockattn_backward_d256_b128_(bf16|f16)_g\d+(_causal)?_lse_half_split(_pos)?(_rv)?",
-    r"sm_100a/blockattn_backward_d192_b128_(bf16|f16)_g\d+_lse_half_split(_pos)?_rv",
+    # (Issues 20/21: the sm_100a grouped block-128 half-split backward spills
+    # nothing since session 25. At head dim 96 with causal + dlse at G = 8
+    # (40-80 bytes, listed in session 24) and G = 4 (44-88, not listed), and
+    # at 128 with causal + dlse at G = 4 and 8 (28, not listed), the softmax
+    # warpgroup spilled the barrier addresses of its rings: its loop over the
+    # heads now runs to a pinned count, as in chunks above 128; at 96, G = 4,
+    # the producer then spilled 8 bytes, its head loop now opaque. Above 128
+    # with dlse (4-8 bytes at 224: the item loop's "kv" position) the softmax
+    # warpgroup's addresses come from pinned bases. docs/head-dims.md,
+    # "Session 25: the sm_100a grouped half-split spills removed".)
     # (The sm_100a grouped block-128 backward above head dim 128 spilled in
     # 18 of its 64 kernels in session 22, the softmax warpgroup at G = 3 and
     # with dlse at 256; none since session 23, its loop over the heads run to

@@ -126,6 +126,10 @@ SAMPLE = [
     ("sm_90a", case(96, "f16", "half_split", 3, causal=True, lse=True), 6, 1),
     ("sm_100a", case(96, "bf16", "half_split", 2, positions=True, causal=True, lse=True), 4, 3),
     ("sm_100a", case(96, "f16", "half_split", 4, rotate_v=True), 4, 1),
+    # Session 25: G = 8 with causal + dlse, spilled until the softmax warpgroup's loop over the
+    # heads ran to a pinned count (and the producer's to an opaque one).
+    ("sm_100a", case(96, "bf16", "half_split", 8, positions=True, rotate_v=True, causal=True,
+                     lse=True), 8, 3),
     # ... and with angles from rotary_theta (each chunk's part turned by theta^(-2i/D) of its own
     # pairs, i from 32 j).
     ("sm_90a", dataclasses.replace(case(128, "bf16", "half_split", 4, rotate_v=True),
@@ -154,6 +158,9 @@ SAMPLE = [
     ("sm_100a", case(192, "bf16", "interleaved", 2, positions=True, rotate_v=True), 4, 3),
     ("sm_100a", case(256, "f16", "half_split", 3, causal=True, lse=True), 3, 1),
     ("sm_100a", case(192, "f16", "half_split", 2, rotate_v=True), 4, 3),
+    # dlse without causal blocks, rotate_v (session 25: spilled 4-8 bytes until the softmax
+    # warpgroup's shared-memory addresses came from pinned bases).
+    ("sm_100a", case(192, "bf16", "half_split", 3, rotate_v=True, lse=True), 6, 1),
     ("sm_100a", dataclasses.replace(case(256, "bf16", "interleaved", 4, positions=True, rotate_v=True,
                                          causal=True, lse=True), rotary_theta=10000.0), 8, 3),
 ]

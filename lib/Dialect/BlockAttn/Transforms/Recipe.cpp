@@ -742,7 +742,7 @@ void forEachGroupHead(OpBuilder &b, Location loc, const KernelSpec &spec,
 void buildGroupedLoadPartition(OpBuilder &b, Location loc,
                                const KernelSpec &spec,
                                const KernelValues &values, Value kv, Value qdo,
-                               const KernelPlan &plan) {
+                               const KernelPlan &plan, bool opaqueHeadCount) {
   OpBuilder::InsertionGuard g(b);
   // With rotary embeddings from the sequence (no positions tensor) the
   // item's position, the tile loop's fourth argument, travels with K and V:
@@ -788,8 +788,22 @@ void buildGroupedLoadPartition(OpBuilder &b, Location loc,
          offset += spec.queryTileRows())
       queryTiles.push_back({source, offset});
   auto loadGroup = [&] {
-    forEachGroupHead(b, loc, spec, kvHead, 0,
-                     [&](Value head) { load(qdo, queryTiles, head, Value()); });
+    if (!opaqueHeadCount) {
+      forEachGroupHead(b, loc, spec, kvHead, 0, [&](Value head) {
+        load(qdo, queryTiles, head, Value());
+      });
+      return;
+    }
+    auto heads =
+        scf::ForOp::create(b, loc, arith::ConstantIntOp::create(b, loc, 0, 32),
+                           opaqueGroupEnd(b, loc, spec, kvHead),
+                           arith::ConstantIntOp::create(b, loc, 1, 32));
+    OpBuilder::InsertionGuard inHeads(b);
+    b.setInsertionPoint(heads.getBody()->getTerminator());
+    load(qdo, queryTiles,
+         arith::AddIOp::create(b, loc, groupQueryHead(b, loc, spec, kvHead, 0),
+                               heads.getInductionVar()),
+         Value());
   };
   if (plan.groupPasses == 1) {
     loadGroup();

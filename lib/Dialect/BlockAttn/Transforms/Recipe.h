@@ -305,11 +305,14 @@ void buildRingsLoadPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
 /// i in order, into one slot of `qdo` each (its record names h), the group
 /// `plan.groupPasses` times over; at block size 128 a `qdo` slot holds Q's
 /// two 64-row halves, then dO's. Call with `values.numHeads` the k/v heads
-/// (groupedValues).
+/// (groupedValues). With `opaqueHeadCount` the loop over the group's heads
+/// runs to a count LLVM cannot fold (opaqueGroupEnd), so that it is not
+/// unrolled with the passes around it.
 void buildGroupedLoadPartition(OpBuilder &b, Location loc,
                                const KernelSpec &spec,
                                const KernelValues &values, Value kv, Value qdo,
-                               const KernelPlan &plan);
+                               const KernelPlan &plan,
+                               bool opaqueHeadCount = false);
 
 /// The producer of the sm_90a grouped-query backward at block size 128 above
 /// head dim 128 (KernelPlan::groupChunkStages): per item, its record into a

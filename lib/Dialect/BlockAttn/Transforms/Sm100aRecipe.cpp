@@ -133,6 +133,7 @@ void endMmaLoop(OpBuilder &b, Location loc, const MmaLoop &loop, Value first) {
 /// to its body: their output staging buffer of type `tile`, the record and
 /// the slot's buffers (sBuffer the first). The builder is left in the body.
 struct SoftmaxLoop {
+  PartitionOp partition;
   Value staging, slot, row, rows, head, sBuffer;
   ValueRange buffers;
 };
@@ -147,6 +148,7 @@ SoftmaxLoop beginSoftmaxLoop(OpBuilder &b, Location loc, const KernelPlan &plan,
       b.getI64IntegerAttr(plan.softmaxReplicas));
   b.setInsertionPointToStart(&createBody(partition, {}, loc));
   SoftmaxLoop loop;
+  loop.partition = partition;
   loop.staging = ScratchOp::create(b, loc, tile, nullptr, nullptr);
   auto consume = ConsumeOp::create(b, loc, ring);
   Type i32 = b.getI32Type();
@@ -1573,6 +1575,18 @@ void buildGroupedChunkRotaryPartition(OpBuilder &b, Location loc,
 /// at head dim 128 in pair-complete chunks: pairHalfChunks) K stays rotated
 /// through the passes, Q is rotated again every pass, both in a loop of
 /// passes (pass_loop), and each pass's chunk is turned back on its own.
+/// Whether the producer of the grouped block-128 passes runs its loop over
+/// the heads to an opaque count (buildGroupedLoadPartition): head dim 96's
+/// half-split pieces (six boxes a tile) from G = 4. There LLVM unrolled the
+/// constant loops over the passes and the heads into 3 G straight loads,
+/// and ptxas (CUDA 13.0) spilled the producer 8 bytes at its 120 at G = 4
+/// (the pool of 504 leaves no more: 128 / 120 / 256 spilled the MMA warp).
+/// At G = 2 and 3 the constant count stays: at G = 2 the opaque loop spilled
+/// the MMA warp 4 bytes (session 25).
+bool opaqueProducerHeads(const KernelSpec &spec) {
+  return loadedChunkCols(spec) == 16 && spec.group >= 4;
+}
+
 void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
                                      const KernelSpec &spec,
                                      const KernelPlan &plan) {
@@ -1639,7 +1653,8 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
   if (chunked)
     buildGroupedChunkLoadPartition(b, loc, spec, values, kv, chunks, qdo, plan);
   else
-    buildGroupedLoadPartition(b, loc, spec, values, kv, qdo, plan);
+    buildGroupedLoadPartition(b, loc, spec, values, kv, qdo, plan,
+                              opaqueProducerHeads(spec));
   if (chunked && rotary)
     buildGroupedChunkRotaryPartition(b, loc, spec, plan, kv, chunks, qdo,
                                      rotated);
@@ -1788,6 +1803,15 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
         beginSoftmaxLoop(b, loc, plan, rotary ? kv : items, keyTiles,
                          queryBuffer(spec, pieces ? cols / 2 : cols));
     Value staging = item.staging;
+    // Above head dim 128 with half-split pairs and dlse the warpgroup is
+    // one register short of its 224 (four warpgroups share the pool): ptxas
+    // (CUDA 13.0) spilled the item loop's "kv" position (4-8 bytes). With
+    // its shared-memory addresses derived from pinned bases at each use
+    // (pinned_bases) LLVM holds none of the swizzled offsets and barrier
+    // addresses it hoisted out of the item loop, and nothing spills
+    // (session 25).
+    if (chunked && rotary && spec.rotary == RotaryMode::half_split && spec.dlse)
+      item.partition.setPinnedBases(true);
     Value blockRow = item.row, blockRows = item.rows, kvHead = item.head;
     // With rotary embeddings K (and V) of the item's 128 rows, rotated in
     // place once for the group.
@@ -1955,10 +1979,16 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
       // at its 256 registers in every G = 3 kernel at 256 (20-100 bytes)
       // and with dlse at 192 (8), and with dlse at 256 at G = 4 and 8 too
       // (24; the SASS's spill stores all after this warpgroup's setmaxnreg);
-      // opaque, none of the 64 spills. (The passes at 96 and 128 keep the
-      // constant: their PTX unchanged.)
+      // opaque, none of the 64 spills. The passes over half-split
+      // pair-complete chunks at 96 and 128 (pairHalfChunks) pin it too: with
+      // the constant, LLVM carried per-head addresses through the loop in
+      // induction variables, and ptxas spilled this warpgroup with causal
+      // blocks and dlse at G = 4 and 8 (28 bytes at 128, 40-88 at 96: the
+      // barrier addresses of its rings, held in uniform registers, moved to
+      // and spilled from its 256; session 25). (The other passes at 96 and
+      // 128 keep the constant: their PTX unchanged.)
       Value headsBeforeLast = constant(spec.group - 1);
-      if (chunked)
+      if (chunked || pieces)
         headsBeforeLast =
             PinOp::create(b, loc, b.getI32Type(), headsBeforeLast, kvHead);
       auto loop =
