@@ -666,14 +666,24 @@ LogicalResult RotaryBuilder::lower(RotateTileOp op,
     return failure();
 
   Fragment result{value.type, value.layout, value.regs};
-  // Rows past `rows` are turned too (op description): no select per element.
-  auto turnPair = [&](int64_t, int64_t first, int64_t second, Value c,
+  // Whole rows are turned past `rows` too (op description): no select per
+  // element. A part of wider rows keeps them: without the selects ptxas
+  // spilled the sm_100a backward at head dim 192 from theta (12 bytes).
+  SmallVector<Value> valid;
+  if (op.getHeadDim()) {
+    Value validRows = asI32(adaptor.getRows().front());
+    for (int64_t slot = 0; slot < layout.numRowSlots(); ++slot)
+      valid.push_back(cmp(Pred::slt, layout.rowIndex(*this, slot), validRows));
+  }
+  auto turnPair = [&](int64_t slot, int64_t first, int64_t second, Value c,
                       Value s) {
     if (inverse)
       s = LLVM::FNegOp::create(b, loc, s);
     auto [x, y] = turn(*this, value.regs[first], value.regs[second], c, s);
-    result.regs[first] = x;
-    result.regs[second] = y;
+    result.regs[first] =
+        valid.empty() ? x : select(valid[slot], x, value.regs[first]);
+    result.regs[second] =
+        valid.empty() ? y : select(valid[slot], y, value.regs[second]);
   };
   if (Value anglesTile = op.getAngles()) {
     ValueRange angles = adaptor.getAngles();

@@ -1080,10 +1080,12 @@ def WarpSpec_RotateTileOp : WarpSpec_Op<"rotate_tile",
     rotation, which turns the gradient with respect to a rotated q or k into
     the gradient with respect to the un-rotated input. Both elements of a
     pair are held by one thread in the tile layouts of both targets, so it
-    exchanges no data. Rows past `rows` are turned too, by their clamped
-    positions, as `warpspec.rotate` turns them: they are not tokens of the
-    tile, and every user of the result stores rows `[0, rows)` only (keeping
-    them as they were cost a select per element on the consumer's path).
+    exchanges no data. In a tile of whole rows, the rows past `rows` are
+    turned too, by their clamped positions, as `warpspec.rotate` turns them:
+    they are not tokens of the tile, and every user of the result stores
+    rows `[0, rows)` only (keeping them as they were cost a select per
+    element on the consumer's path); a part of wider rows (below) returns
+    them as they are.
 
     By default the tile is whole rows: its width is the head dim. Above head
     dim 128 the products are made in 64-column chunks of the head dim, and a
