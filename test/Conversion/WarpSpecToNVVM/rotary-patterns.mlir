@@ -38,11 +38,11 @@
 // load from each table.
 // CHECK: nvvm.wgmma.mma_async
 // CHECK: llvm.load %{{[0-9]+}} {alignment = 8 : i64} : !llvm.ptr<1> -> vector<2xf32>
-// rotate_tile with those angles, inverse: the sines negated, then the turn,
-// kept for rows below `rows` only.
+// rotate_tile with those angles, inverse: the sines negated, then the turn
+// of every row, those past `rows` too (whole rows: no select per element).
 // CHECK: %[[NEG:[0-9]+]] = llvm.fneg %{{[0-9]+}} : f32
 // CHECK-NEXT: llvm.fmul %{{[0-9]+}}, %[[NEG]] : f32
-// CHECK: llvm.select %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} : i1, f32
+// CHECK-NOT: llvm.select
 
 // rotate_tile with theta 10000 at explicit positions (interleaved): the
 // position is read from the positions tensor (clamped), the angle is
@@ -55,6 +55,12 @@
 // CHECK: llvm.intr.roundeven
 // CHECK: llvm.call_intrinsic "llvm.nvvm.cos.approx.f"(%[[R:[0-9]+]]) : (f32) -> f32
 // CHECK-NEXT: llvm.call_intrinsic "llvm.nvvm.sin.approx.f"(%[[R]]) : (f32) -> f32
+// CHECK-NOT: llvm.select {{.*}} : i1, f32
+// rotate_tile of a part of wider rows (head dim 128, pairs 16-47 of its
+// half-split rows): the rows past `rows` are returned as they were, one
+// select per element against the row's index.
+// CHECK: llvm.select %[[VALID:[0-9]+]], %{{[0-9]+}}, %{{[0-9]+}} : i1, f32
+// CHECK-NEXT: llvm.select %[[VALID]], %{{[0-9]+}}, %{{[0-9]+}} : i1, f32
 !tile = !warpspec.buffer<64x64xbf16, smem>
 !tab = memref<?x32xf32>
 !s = !warpspec.acc<64x64xf32>
@@ -79,6 +85,8 @@ func.func @rotary(%o: !o {blockattn.name = "o"},
       %t = warpspec.rotate_tile %s rows(%rows) row(%row) position(%pos) positions(%positions : memref<?xi32>) {interleaved = true, theta = 1.0e+04 : f32} : !s -> !s
       warpspec.store %r to %o[%row, %row] rows(%rows) : !s, !o
       warpspec.store %t to %o[%row, %row] rows(%rows) : !s, !o
+      %part = warpspec.rotate_tile %s rows(%rows) row(%row) position(%pos) {interleaved = false, theta = 1.0e+04 : f32, head_dim = 128 : i64, pair_offset = 16 : i64} : !s -> !s
+      warpspec.store %part to %o[%row, %row] rows(%rows) : !s, !o
     }
   }
   return
