@@ -11,6 +11,16 @@
 #   scripts/gpu_pending.sh tests DIR    the pending GPU tests against the
 #                                       float64 reference (kernels compiled on
 #                                       first use by DIR's compiler)
+#     (each selection's log and JUnit XML go to RESULTS: the device tool
+#     returns only the output's tail)
+#   scripts/gpu_pending.sh timeline DIR issue 19: the traced backward of the
+#                                       interleaved rotary kernels with a
+#                                       positions tensor next to the plain one
+#                                       (DIR/traced from bench/timeline.py
+#                                       --build-only --kernel-dir DIR/traced
+#                                       --kinds backward --rotary
+#                                       interleaved+pos[+rv])
+#     VARIANTS="interleaved+pos interleaved+pos+rv"  the variants traced
 #   scripts/gpu_pending.sh timing DIR   issue 19: bench/bench.py with every
 #                                       fused rotary variant against the plain
 #                                       kernels on rope and seed (an H200)
@@ -18,8 +28,8 @@
 #     IMPLS=ours,ours-fused             bench.py's --impls (default: all four)
 #     RESULTS=DIR2                      where results go (default DIR)
 set -euo pipefail
-cmd=${1:?usage: $0 pack|tests|timing DIR}
-dir=${2:?usage: $0 pack|tests|timing DIR}
+cmd=${1:?usage: $0 pack|tests|timeline|timing DIR}
+dir=${2:?usage: $0 pack|tests|timeline|timing DIR}
 build=${BUILD_DIR:-build}
 
 setup() {
@@ -28,6 +38,17 @@ setup() {
   export PYTHONPATH=python BLOCKATTN_COMPILER="$dir/bin-static/block-attn-compile" \
     BLOCKATTN_LAUNCH_LIBRARY="$dir/lib/libblockattn_launch.so" \
     BLOCKATTN_CACHE_DIR="$dir/cache"
+}
+
+# One pytest selection of test_gqa_gpu.py; its log and JUnit XML in RESULTS,
+# its summary line on the output.
+pending_tests() {
+  local out="${RESULTS:-$dir}/tests-$1"
+  python3 -m pytest -q -p no:cacheprovider python/tests/gpu/test_gqa_gpu.py -k "$1" \
+    --junitxml "$out.xml" >"$out.log" 2>&1
+  local rc=$?
+  echo "$1: $(tail -n 1 "$out.log")"
+  return $rc
 }
 
 case "$cmd" in
@@ -43,10 +64,20 @@ tests)
   # 256 (pair-complete chunks as 64-byte-swizzled pieces); session 24: its
   # pinned addresses with rotate_v, and on a Blackwell GPU the sm_100a ones
   # (a rotary warpgroup).
-  python3 -m pytest -q python/tests/gpu/test_gqa_gpu.py -k block_size_128_chunked_rotary
+  status=0
+  pending_tests block_size_128_chunked_rotary || status=1
   # Session 24: the grouped block-128 half-split backward at head dim 96
   # (32-byte-swizzled 16-column pieces) and at 128.
-  python3 -m pytest -q python/tests/gpu/test_gqa_gpu.py -k wide_half_split
+  pending_tests wide_half_split || status=1
+  exit $status
+  ;;
+timeline)
+  setup
+  for variant in ${VARIANTS:-interleaved+pos interleaved+pos+rv}; do
+    BLOCKATTN_KERNEL_DIR="$dir/traced" python3 bench/timeline.py \
+      --kernel-dir "$dir/traced" --kinds backward --rotary "$variant" \
+      --out "${RESULTS:-$dir}/timeline-${variant//+/_}"
+  done
   ;;
 timing)
   setup
@@ -60,7 +91,7 @@ timing)
   done
   ;;
 *)
-  echo "usage: $0 pack|tests|timing DIR" >&2
+  echo "usage: $0 pack|tests|timeline|timing DIR" >&2
   exit 2
   ;;
 esac
