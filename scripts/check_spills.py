@@ -66,14 +66,15 @@ KNOWN_SPILLS = [
     r"sm_90a/blockattn_backward_d256_b128_(bf16|f16)_g([4-9]|\d\d+)(_causal)?(_lse)?_interleaved_pos_rv",
     # The half-split ones (session 23, pair-complete chunks as 64-byte-swizzled
     # pieces) at the same budgets: with rotate_v 72-164 bytes (as session 22's
-    # one-box ones, 120-328), pinned since session 24 8-72. At 256 without it
-    # (4 bytes in session 23) nothing since the pins (G = 2 bf16 plain,
-    # positions, causal + dlse; G = 3 f16 positions; G = 4 and 8 f16). With
-    # session 25's row pins 8-100 bytes (G = 2 bf16): the scores warpgroup
-    # (it needs 184-192 registers) and, with rv without positions, 24 bytes
-    # in each accumulate warpgroup (kernel parameters, the table addresses,
-    # that ptxas moved into registers and spilled).
-    r"sm_90a/blockattn_backward_d(192|256)_b128_(bf16|f16)_g\d+(_causal)?(_lse)?_half_split(_pos)?_rv",
+    # one-box ones, 120-328), pinned since session 24 8-72, with session 25's
+    # row pins 8-100 (the scores warpgroup, and with rv without positions 24
+    # bytes in each accumulate warpgroup). None since session 26: the scores
+    # warpgroup turns each chunk's half-split items in two runs of 4 pairs
+    # (warpspec.rotate's split_items: whole items of 8 pairs next to P and dP
+    # were its 4-44 bytes), and at head dim 256 the accumulate warpgroups
+    # index the tables in 32 bits (rotate_tile's narrow_index: in 64 bits
+    # ptxas held each table's base plus the thread's column in registers of
+    # their own and spilled them). docs/head-dims.md, "Session 26".
     # (Issues 20/21: the sm_100a grouped block-128 half-split backward spills
     # nothing since session 25. At head dim 96 with causal + dlse at G = 8
     # (40-80 bytes, listed in session 24) and G = 4 (44-88, not listed), and

@@ -193,6 +193,11 @@ def _check_table(name: str, t, q: torch.Tensor) -> torch.Tensor:
         )
     if t.shape[0] < 1:
         raise ValueError(f"{name}: the table has no rows (max_position must be at least 1)")
+    # Some kernels index the tables in 32 bits (warpspec.rotate_tile's narrow_index).
+    if t.numel() >= 2**32:
+        raise ValueError(
+            f"{name}: {t.numel()} elements; the kernels index the tables in 32 bits (fewer than 2^32)"
+        )
     if t.device != q.device:
         raise ValueError(f"{name}: on {t.device}, but q is on {q.device}")
     if t.requires_grad and torch.is_grad_enabled():

@@ -131,6 +131,7 @@ def bad_cases():
         (R(cos, sin[None]), r"^rotary.sin: expected a \[max_position, head_dim/2\]"),
         (R(cos[:, 0], sin), r"^rotary.cos: expected a \[max_position"),
         (R(cos[:0], sin[:0]), r"^rotary.cos: the table has no rows"),
+        (R(torch.empty(2**27, 32, device="meta"), sin), r"^rotary.cos: 4294967296 elements; the kernels"),
         (R(cos, sin[:7]), r"^rotary.sin: shape \(7, 32\) differs from rotary.cos's \(8, 32\)"),
         (R(cos, sin.to("meta")), r"^rotary.sin: on meta, but q is on cpu"),
         (R(cos, sin, interleaved=1), r"^rotary.interleaved: expected a bool, got int"),

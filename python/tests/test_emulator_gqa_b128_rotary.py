@@ -150,6 +150,11 @@ SAMPLE = [
     ("sm_90a", case(192, "bf16", "half_split", 3, positions=True, rotate_v=True), 6, 3),
     ("sm_90a", case(256, "f16", "half_split", 2, causal=True, lse=True), 4, 1),
     ("sm_90a", case(256, "bf16", "half_split", 4, rotate_v=True), 4, 3),
+    # With rotate_v (session 26): every chunk's items turned in two runs of 4 pairs
+    # (split_items); at 256 dV and dK turned back with the tables indexed in 32 bits
+    # (narrow_index). rotate_v without positions, causal + dlse, and dlse alone.
+    ("sm_90a", case(256, "f16", "half_split", 2, rotate_v=True, causal=True, lse=True), 4, 1),
+    ("sm_90a", case(192, "f16", "half_split", 2, rotate_v=True, lse=True), 4, 3),
     # sm_100a at 192 and 256 (session 24): a rotary warpgroup between the producer and the MMA
     # warp rotates every streamed chunk slot in place and signals the ring "rotated" (the MMA warp
     # waits on it after each slot it gets); the softmax warpgroup turns dQ's chunks and the

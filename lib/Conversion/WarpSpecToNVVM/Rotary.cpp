@@ -51,6 +51,9 @@ struct AngleSource {
   /// start of a part's rotation and its results at the end, each part
   /// computes its angles after the previous part's turns.
   bool pinPositions = false;
+  /// Table elements indexed in 32 bits (warpspec.rotate_tile's
+  /// narrow_index).
+  bool narrowIndex = false;
   bool interleaved = false;
   bool inverse = false;
   std::optional<double> theta;
@@ -93,6 +96,17 @@ FailureOr<AngleSource> bindAngles(KernelBuilder &e, OpTy op, Value row,
     // contiguous rows of D/2; the Python API passes them contiguous).
     a.tableStride = cos.strides[0];
     // The smaller row count, so that neither table is read past its end.
+    // With rotate_tile's pinned_table_rows from the counts pinned here:
+    // hoisted to the partition's entry, ptxas spilled it (the sm_90a grouped
+    // block-128 backward's accumulate warpgroups at head dim 256, G = 4, 4
+    // bytes each).
+    if constexpr (std::is_same_v<OpTy, RotateTileOp>) {
+      if (op.getPinnedTableRows()) {
+        SmallVector<Value> counts = e.pinRegisters({cosRows, sinRows});
+        cosRows = counts[0];
+        sinRows = counts[1];
+      }
+    }
     a.tableRows = LLVM::UMinOp::create(e.b, e.loc, cosRows, sinRows);
   }
   if (op.getPositions()) {
@@ -178,7 +192,14 @@ loadAngles(KernelBuilder &e, const AngleSource &a, Value p, Value base,
       sines.push_back(sine);
     }
   } else {
-    Value element = e.add(e.mul(e.zext64(p), a.tableStride), e.zext64(base));
+    // narrowIndex: row x stride + column in 32 bits, widened after the sum
+    // (warpspec.rotate_tile's narrow_index).
+    Value element =
+        a.narrowIndex
+            ? e.zext64(e.add(e.mul(p, LLVM::TruncOp::create(
+                                          e.b, e.loc, e.i32T(), a.tableStride)),
+                             base))
+            : e.add(e.mul(e.zext64(p), a.tableStride), e.zext64(base));
     // Runs of 4 (2) pairs start at multiples of 4 (2) of contiguous tables
     // of D/2 f32 rows, D a multiple of 16: 16-byte (8-byte) aligned loads.
     int64_t width = count % 4 == 0 ? 4 : count % 2 == 0 ? 2 : 1;
@@ -230,11 +251,13 @@ std::pair<Value, Value> turn(KernelBuilder &e, Value x, Value y, Value c,
   return {newX, newY};
 }
 
-/// The 8 elements of a 16-byte unit (4 x i32 of packed 16-bit pairs) as f32.
+/// The 8 elements of a 16-byte unit (4 x i32 of packed 16-bit pairs), or
+/// the 4 of half a unit (2 x i32), as f32.
 SmallVector<Value> unpackUnit(KernelBuilder &e, Type elementType, Value unit) {
   SmallVector<Value> values;
   auto pair = VectorType::get({2}, elementType);
-  for (int64_t w = 0; w < 4; ++w) {
+  int64_t words = cast<VectorType>(unit.getType()).getNumElements();
+  for (int64_t w = 0; w < words; ++w) {
     Value word = LLVM::ExtractElementOp::create(e.b, e.loc, unit, e.i32(w));
     Value halves = LLVM::BitcastOp::create(e.b, e.loc, pair, word);
     Value wide = LLVM::FPExtOp::create(e.b, e.loc,
@@ -247,9 +270,10 @@ SmallVector<Value> unpackUnit(KernelBuilder &e, Type elementType, Value unit) {
 }
 
 Value packUnit(KernelBuilder &e, Type elementType, ArrayRef<Value> values) {
-  Type vec = VectorType::get({4}, e.i32T());
+  int64_t words = static_cast<int64_t>(values.size()) / 2;
+  Type vec = VectorType::get({words}, e.i32T());
   Value unit = LLVM::UndefOp::create(e.b, e.loc, vec);
-  for (int64_t w = 0; w < 4; ++w)
+  for (int64_t w = 0; w < words; ++w)
     unit = LLVM::InsertElementOp::create(
         e.b, e.loc, unit,
         e.packPair(elementType, values[2 * w], values[2 * w + 1]), e.i32(w));
@@ -499,6 +523,49 @@ LogicalResult RotaryBuilder::lower(RotateOp op, RotateOp::Adaptor adaptor) {
         store(packUnit(*this, elementType, first), at(dest, firstOffset), 16);
       }
     };
+    // split_items (half-split, pass_loop): each pass turns the thread's
+    // item in two runs of half its pairs, in a loop that is not unrolled,
+    // 8 bytes of the unit and of its partner and half the angles at a time.
+    if (op.getSplitItems()) {
+      auto loop = scf::ForOp::create(b, loc, i32(0), i32(passes), i32(1));
+      loop->setAttr("loop_annotation", noUnroll(ctx));
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(loop.getBody()->getTerminator());
+      placeThread(pinRegisters({t}).front());
+      Value passRows = mul(loop.getInductionVar(), i32(rowsPerPass));
+      Value passBytes = mul(passRows, i32(rowBytes));
+      Value p = positionOf(*this, *angles, add(rowBase, passRows));
+      auto inner = scf::ForOp::create(b, loc, i32(0), i32(2), i32(1));
+      inner->setAttr("loop_annotation", noUnroll(ctx));
+      b.setInsertionPoint(inner.getBody()->getTerminator());
+      Value h = inner.getInductionVar();
+      int64_t half = pairsPerItem / 2;
+      auto [cosines, sines] =
+          loadAngles(*this, *angles, p, add(firstPair, mul(h, i32(half))),
+                     pairOffset, half);
+      Value hBytes = mul(h, i32(2 * half));
+      Type vec2 = VectorType::get({2}, i32T());
+      auto at = [&](Value base, Value offset) {
+        Value ptr = LLVM::GEPOp::create(b, loc, smemPtrT(), b.getI8Type(), base,
+                                        ValueRange{offset});
+        ptr = LLVM::GEPOp::create(b, loc, smemPtrT(), b.getI8Type(), ptr,
+                                  ValueRange{passBytes});
+        return LLVM::GEPOp::create(b, loc, smemPtrT(), b.getI8Type(), ptr,
+                                   ValueRange{hBytes});
+      };
+      for (auto [source, dest] : llvm::zip(sources, dests)) {
+        SmallVector<Value> first = unpackUnit(
+            *this, elementType, load(vec2, at(source, firstOffset), 8));
+        SmallVector<Value> second = unpackUnit(
+            *this, elementType, load(vec2, at(source, partnerOffset), 8));
+        for (int64_t j = 0; j < half; ++j)
+          std::tie(first[j], second[j]) =
+              turn(*this, first[j], second[j], cosines[j], sines[j]);
+        store(packUnit(*this, elementType, second), at(dest, partnerOffset), 8);
+        store(packUnit(*this, elementType, first), at(dest, firstOffset), 8);
+      }
+      return;
+    }
     if (passLoop) {
       auto loop = scf::ForOp::create(b, loc, i32(0), i32(passes), i32(1));
       loop->setAttr("loop_annotation", noUnroll(ctx));
@@ -699,6 +766,7 @@ LogicalResult RotaryBuilder::lower(RotateTileOp op,
     if (failed(angles))
       return failure();
     angles->firstPair = op.getFirstPair();
+    angles->narrowIndex = op.getNarrowIndex();
     angles->pinPositions = angles->theta && op.getHeadDim().has_value();
     forEachPairAngle(*this, layout, *angles, *pairs, /*widen=*/false, turnPair);
     if (angles->pinPositions)

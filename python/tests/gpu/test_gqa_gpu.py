@@ -581,6 +581,9 @@ B128_CHUNKED_ROTARY = [
     (8, 2, 256, (False, False, True)),
     (16, 2, 256, (False, True, False)),
     (4, 4, 256, (False, True, True)),
+    # half-split rotate_v without positions at 192 (session 26: split_items; compiled and
+    # emulated only)
+    (4, 2, 192, (False, False, True)),
 ]
 
 

@@ -36,7 +36,8 @@
 // RUN: block-attn-opt %t/b128-wide.mlir -blockattn-warp-specialize="chip=sm_100a" | FileCheck %s --check-prefix=WIDE100 --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %t/b128-wide-rotary.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=WIDEROT90 --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %t/b128-wide-rotary.mlir -blockattn-warp-specialize="chip=sm_100a" | FileCheck %s --check-prefix=WIDEROT100 --implicit-check-not=blockattn.backward
-// RUN: block-attn-opt %t/b128-wide-rotary-rv.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=WIDEROTRV90 --implicit-check-not=blockattn.backward
+// RUN: block-attn-opt %t/b128-wide-rotary-rv.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=WIDEROTRV90 --implicit-check-not=blockattn.backward --implicit-check-not=split_items --implicit-check-not=narrow_index
+// RUN: block-attn-opt %t/b128-wide-half-split-rv.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=WIDEHSRV90 --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %t/b128-wide-rotary-sm100a.mlir -blockattn-warp-specialize="chip=sm_100a" | FileCheck %s --check-prefix=WIDEROTHS100 --implicit-check-not=blockattn.backward
 
 // Grouped-query attention's forward (group 4: q and o with 8 heads, k and v
@@ -1007,6 +1008,60 @@ func.func @grouped_b128_wide_rotary_rv(%q: memref<?x?x256xbf16>, %k: memref<?x?x
 // WIDEROTRV90: warpspec.store {{.*}} {col_offset = 0 : i64, pinned_steps} : <64x64xf32>, memref<?x?x256xbf16>{{$}}
 // WIDEROTRV90: warpspec.partition "accumulate1" role(compute) warps(4) regs(120)
 // WIDEROTRV90: warpspec.store {{.*}} {col_offset = 0 : i64, pinned_steps} : <64x64xf32>, memref<?x?x256xbf16>{{$}}
+
+// Half-split with rotate_v (session 26): the scores warpgroup turns every
+// chunk's items in two runs of 4 pairs (split_items: V's chunk is turned
+// next to P and dP, where whole items of 8 pairs spilled it 4-44 bytes);
+// at head dim 256 the accumulate warpgroups index the tables in 32 bits
+// (narrow_index: in 64 bits ptxas held and spilled each table's base plus
+// the thread's column, 24 bytes each), at 192 not (16 bytes with it).
+//--- b128-wide-half-split-rv.mlir
+func.func @grouped_b128_d256_half_split_rv(%q: memref<?x?x256xbf16>, %k: memref<?x?x256xbf16>,
+                                           %v: memref<?x?x256xbf16>, %do: memref<?x?x256xbf16>,
+                                           %dq: memref<?x?x256xbf16>, %dk: memref<?x?x256xbf16>,
+                                           %dv: memref<?x?x256xbf16>, %cu: memref<?xi32>,
+                                           %cos: memref<?x128xf32>, %sin: memref<?x128xf32>) {
+  blockattn.backward q(%q : memref<?x?x256xbf16>) k(%k : memref<?x?x256xbf16>)
+      v(%v : memref<?x?x256xbf16>) do(%do : memref<?x?x256xbf16>)
+      dq(%dq : memref<?x?x256xbf16>) dk(%dk : memref<?x?x256xbf16>)
+      dv(%dv : memref<?x?x256xbf16>) cu_seqlens(%cu : memref<?xi32>)
+      rotary(%cos, %sin : memref<?x128xf32>, memref<?x128xf32>)
+      {element_type = bf16, head_dim = 256 : i64, group = 2 : i64,
+       block_size = 128 : i64, rotary = #blockattn.rotary<half_split>, rotate_v}
+  return
+}
+func.func @grouped_b128_d192_half_split_rv(%q: memref<?x?x192xbf16>, %k: memref<?x?x192xbf16>,
+                                           %v: memref<?x?x192xbf16>, %do: memref<?x?x192xbf16>,
+                                           %dq: memref<?x?x192xbf16>, %dk: memref<?x?x192xbf16>,
+                                           %dv: memref<?x?x192xbf16>, %cu: memref<?xi32>,
+                                           %cos: memref<?x96xf32>, %sin: memref<?x96xf32>) {
+  blockattn.backward q(%q : memref<?x?x192xbf16>) k(%k : memref<?x?x192xbf16>)
+      v(%v : memref<?x?x192xbf16>) do(%do : memref<?x?x192xbf16>)
+      dq(%dq : memref<?x?x192xbf16>) dk(%dk : memref<?x?x192xbf16>)
+      dv(%dv : memref<?x?x192xbf16>) cu_seqlens(%cu : memref<?xi32>)
+      rotary(%cos, %sin : memref<?x96xf32>, memref<?x96xf32>)
+      {element_type = bf16, head_dim = 192 : i64, group = 2 : i64,
+       block_size = 128 : i64, rotary = #blockattn.rotary<half_split>, rotate_v}
+  return
+}
+// WIDEHSRV90-LABEL: func.func @grouped_b128_d256_half_split_rv
+// WIDEHSRV90: warpspec.partition "scores" role(compute) warps(4) regs(176)
+// The first chunk of query half 0 and of K, then V's in the dP loop.
+// WIDEHSRV90: warpspec.rotate({{.*}}) {head_dim = 256 : i64, interleaved = false, pair_offset = 0 : i64, pass_loop, split_items} : !warpspec.buffer<64x64xbf16, smem, chunk_cols = 32>
+// WIDEHSRV90: warpspec.rotate({{.*}}) {head_dim = 256 : i64, interleaved = false, pair_offset = 0 : i64, pass_loop, split_items} : !warpspec.buffer<128x64xbf16, smem, chunk_cols = 32>
+// WIDEHSRV90: warpspec.rotate({{.*}}) {head_dim = 256 : i64, interleaved = false, pair_offset = 96 : i64, pass_loop, split_items} : !warpspec.buffer<128x64xbf16, smem, chunk_cols = 32>
+// dQ is turned back with 64-bit table indices.
+// WIDEHSRV90: warpspec.rotate_tile {{.*}} {head_dim = 256 : i64, interleaved = false, inverse, pair_offset = 0 : i64} : <64x64xf32>
+// WIDEHSRV90: warpspec.partition "accumulate" role(compute) warps(4) regs(120)
+// WIDEHSRV90: warpspec.rotate_tile {{.*}} {head_dim = 256 : i64, interleaved = false, inverse, narrow_index, pair_offset = 0 : i64} : <64x64xf32>
+// WIDEHSRV90: warpspec.rotate_tile {{.*}} {head_dim = 256 : i64, interleaved = false, inverse, narrow_index, pair_offset = 96 : i64} : <64x64xf32>
+// WIDEHSRV90: warpspec.partition "accumulate1" role(compute) warps(4) regs(120)
+// WIDEHSRV90: warpspec.rotate_tile {{.*}} {head_dim = 256 : i64, interleaved = false, inverse, narrow_index, pair_offset = 0 : i64} : <64x64xf32>
+// WIDEHSRV90-LABEL: func.func @grouped_b128_d192_half_split_rv
+// WIDEHSRV90: warpspec.rotate({{.*}}) {head_dim = 192 : i64, interleaved = false, pair_offset = 0 : i64, pass_loop, split_items}
+// WIDEHSRV90: warpspec.partition "accumulate" role(compute) warps(4) regs(120)
+// WIDEHSRV90: warpspec.rotate_tile {{.*}} {head_dim = 192 : i64, interleaved = false, inverse, pair_offset = 0 : i64} : <64x64xf32>
+// WIDEHSRV90: warpspec.rotate_tile {{.*}} {head_dim = 192 : i64, interleaved = false, inverse, pair_offset = 64 : i64} : <64x64xf32>
 
 // The sm_100a kernel (b128-wide-rotary.mlir above; session 24): a rotary
 // warpgroup between the producer and the MMA warp takes every slot of

@@ -4,7 +4,8 @@
 // (ConcatColumnsOp::verify, ExtractColumnsOp::verify, verifyColumnTile) and of
 // warpspec.rotate_tile's head_dim and pair_offset (RotateTileOp::verify), the
 // ops that turn the gradients back above head dim 128 (docs/head-dims.md,
-// "Rotary embeddings at 192 and 256").
+// "Rotary embeddings at 192 and 256"), and of warpspec.rotate's split_items and
+// rotate_tile's narrow_index and pinned_table_rows (session 26).
 
 // A valid part: chunks 1 and 3 of rows of head dim 256 (pairs 64-127).
 func.func @rotate_tile_part(%c1: !warpspec.acc<64x64xf32>,
@@ -190,5 +191,59 @@ func.func @negative_rotate_part_pair_offset(
       cos(%cos, %sin : memref<?x128xf32>, memref<?x128xf32>)
       {interleaved = true, head_dim = 256 : i64, pair_offset = 112 : i64}
       : !warpspec.buffer<128x64xbf16, smem> into !warpspec.buffer<128x64xbf16, smem>
+  return
+}
+
+// -----
+
+// split_items turns half-split items in two runs, in the pass loop.
+func.func @negative_rotate_split_items_interleaved(
+    %k: !warpspec.buffer<128x64xbf16, smem>, %i: i32, %cos: memref<?x128xf32>,
+    %sin: memref<?x128xf32>) {
+  // expected-error @+1 {{'warpspec.rotate' op split_items turns half-split items in the pass_loop, got interleaved pairs}}
+  warpspec.rotate(%k) into(%k) rows(%i) row(%i) position(%i)
+      cos(%cos, %sin : memref<?x128xf32>, memref<?x128xf32>)
+      {interleaved = true, head_dim = 256 : i64, pair_offset = 32 : i64,
+       pass_loop, split_items}
+      : !warpspec.buffer<128x64xbf16, smem> into !warpspec.buffer<128x64xbf16, smem>
+  return
+}
+
+// -----
+
+func.func @negative_rotate_split_items_no_pass_loop(
+    %k: !warpspec.buffer<128x64xbf16, smem>, %i: i32, %cos: memref<?x128xf32>,
+    %sin: memref<?x128xf32>) {
+  // expected-error @+1 {{'warpspec.rotate' op split_items turns half-split items in the pass_loop, got no pass_loop}}
+  warpspec.rotate(%k) into(%k) rows(%i) row(%i) position(%i)
+      cos(%cos, %sin : memref<?x128xf32>, memref<?x128xf32>)
+      {interleaved = false, head_dim = 256 : i64, pair_offset = 32 : i64,
+       split_items}
+      : !warpspec.buffer<128x64xbf16, smem> into !warpspec.buffer<128x64xbf16, smem>
+  return
+}
+
+// -----
+
+// narrow_index indexes tables: angles from theta have none.
+func.func @negative_rotate_tile_narrow_index_theta(
+    %a: !warpspec.acc<64x64xf32>, %i: i32) {
+  // expected-error @+1 {{'warpspec.rotate_tile' op narrow_index applies to the cos and sin tables, got no tables}}
+  %r = warpspec.rotate_tile %a rows(%i) row(%i) position(%i)
+      {interleaved = false, inverse, theta = 10000.0 : f32,
+       head_dim = 256 : i64, pair_offset = 32 : i64, narrow_index}
+      : !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @negative_rotate_tile_pinned_table_rows_theta(
+    %a: !warpspec.acc<64x64xf32>, %i: i32) {
+  // expected-error @+1 {{'warpspec.rotate_tile' op pinned_table_rows applies to the cos and sin tables, got no tables}}
+  %r = warpspec.rotate_tile %a rows(%i) row(%i) position(%i)
+      {interleaved = false, inverse, theta = 10000.0 : f32,
+       head_dim = 256 : i64, pair_offset = 32 : i64, pinned_table_rows}
+      : !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xf32>
   return
 }

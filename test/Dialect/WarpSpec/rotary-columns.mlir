@@ -5,7 +5,9 @@
 // warpspec.rotate_tile's head_dim and pair_offset, as the backward above head
 // dim 128 uses them (docs/head-dims.md, "Rotary embeddings at 192 and 256"):
 // chunks 1 and 3 of a 256-column gradient joined, turned back as pairs
-// 64-127 of rows of head dim 256, and split again.
+// 64-127 of rows of head dim 256, and split again; warpspec.rotate's
+// pass_loop and split_items, warpspec.rotate_tile's narrow_index and
+// pinned_table_rows.
 
 // CHECK-LABEL: func.func @second_group_of_256
 // CHECK: %[[J:.*]] = warpspec.concat_columns %{{.*}}, %{{.*}} : !warpspec.acc<64x64xf32>, !warpspec.acc<64x64xf32> -> <64x128xf32>
@@ -73,4 +75,29 @@ func.func @whole_rows_in_a_pass_loop(%k: !warpspec.buffer<64x256xbf16, smem>,
       {interleaved = true, pass_loop, theta = 10000.0 : f32}
       : !warpspec.buffer<64x256xbf16, smem> into !warpspec.buffer<64x256xbf16, smem>
   return
+}
+
+// warpspec.rotate's split_items and warpspec.rotate_tile's narrow_index
+// (session 26: the sm_90a grouped block-128 half-split backward above head
+// dim 128 with rotate_v, docs/head-dims.md).
+
+// CHECK-LABEL: func.func @split_items_and_narrow_index
+// CHECK: warpspec.rotate(%{{.*}}) into(%{{.*}}) rows(%{{.*}}) row(%{{.*}}) position(%{{.*}}) cos(%{{.*}}, %{{.*}} : memref<?x128xf32>, memref<?x128xf32>) {head_dim = 256 : i64, interleaved = false, pair_offset = 32 : i64, pass_loop, split_items} : !warpspec.buffer<128x64xbf16, smem, chunk_cols = 32> into !warpspec.buffer<128x64xbf16, smem, chunk_cols = 32>
+// CHECK: warpspec.rotate_tile %{{.*}} rows(%{{.*}}) row(%{{.*}}) position(%{{.*}}) cos(%{{.*}}, %{{.*}} : memref<?x128xf32>, memref<?x128xf32>) {head_dim = 256 : i64, interleaved = false, inverse, narrow_index, pair_offset = 32 : i64, pinned_table_rows} : <64x64xf32> -> <64x64xf32>
+func.func @split_items_and_narrow_index(
+    %v: !warpspec.buffer<128x64xbf16, smem, chunk_cols = 32>,
+    %dv: !warpspec.acc<64x64xf32>, %i: i32, %cos: memref<?x128xf32>,
+    %sin: memref<?x128xf32>) -> !warpspec.acc<64x64xf32> {
+  warpspec.rotate(%v) into(%v) rows(%i) row(%i) position(%i)
+      cos(%cos, %sin : memref<?x128xf32>, memref<?x128xf32>)
+      {interleaved = false, head_dim = 256 : i64, pair_offset = 32 : i64,
+       pass_loop, split_items}
+      : !warpspec.buffer<128x64xbf16, smem, chunk_cols = 32>
+        into !warpspec.buffer<128x64xbf16, smem, chunk_cols = 32>
+  %r = warpspec.rotate_tile %dv rows(%i) row(%i) position(%i)
+      cos(%cos, %sin : memref<?x128xf32>, memref<?x128xf32>)
+      {interleaved = false, inverse, head_dim = 256 : i64,
+       pair_offset = 32 : i64, narrow_index, pinned_table_rows}
+      : !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xf32>
+  return %r : !warpspec.acc<64x64xf32>
 }

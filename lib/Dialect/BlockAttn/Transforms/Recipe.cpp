@@ -358,15 +358,15 @@ SmallVector<StoreOp, 2> storePairHalves(OpBuilder &b, Location loc,
   return stores;
 }
 
-void rotateColumnPart(OpBuilder &b, Location loc, const KernelSpec &spec,
-                      Value tile, const TileRows &at, int64_t firstPair,
-                      bool passLoop) {
-  RotateOp::create(b, loc, ValueRange{tile}, ValueRange{tile}, at.rows, at.row,
-                   at.position, spec.cos, spec.sin, spec.positions,
-                   b.getBoolAttr(spec.rotary == RotaryMode::interleaved),
-                   thetaAttr(b, spec), b.getI64IntegerAttr(spec.headDim),
-                   b.getI64IntegerAttr(firstPair),
-                   passLoop ? b.getUnitAttr() : UnitAttr());
+RotateOp rotateColumnPart(OpBuilder &b, Location loc, const KernelSpec &spec,
+                          Value tile, const TileRows &at, int64_t firstPair,
+                          bool passLoop) {
+  return RotateOp::create(
+      b, loc, ValueRange{tile}, ValueRange{tile}, at.rows, at.row, at.position,
+      spec.cos, spec.sin, spec.positions,
+      b.getBoolAttr(spec.rotary == RotaryMode::interleaved), thetaAttr(b, spec),
+      b.getI64IntegerAttr(spec.headDim), b.getI64IntegerAttr(firstPair),
+      passLoop ? b.getUnitAttr() : UnitAttr());
 }
 
 /// The angles of a [block, D] register tile's rotary pairs, read once per

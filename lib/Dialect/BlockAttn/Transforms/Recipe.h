@@ -153,9 +153,10 @@ storePairHalves(OpBuilder &b, Location loc, const KernelSpec &spec, Value tile,
 /// `passLoop` its passes are one loop that is not unrolled, each pass placing
 /// the thread from its index pinned in the loop (warpspec.rotate's
 /// pass_loop).
-void rotateColumnPart(OpBuilder &b, Location loc, const KernelSpec &spec,
-                      Value tile, const TileRows &at, int64_t firstPair,
-                      bool passLoop = false);
+warpspec::RotateOp rotateColumnPart(OpBuilder &b, Location loc,
+                                    const KernelSpec &spec, Value tile,
+                                    const TileRows &at, int64_t firstPair,
+                                    bool passLoop = false);
 
 /// rotateTiles for tiles of whole blocks (k, v): every one from the block's
 /// first row and position `at`.

@@ -483,6 +483,28 @@ Value unrotateGrouped(OpBuilder &b, Location loc, const KernelSpec &spec,
   return unrotateGradient(b, loc, spec, grad, at, Value());
 }
 
+/// Whether the sm_90a grouped block-128 backward above head dim 128
+/// (buildHopperGroupedLargeBlockChunks) is half-split with rotate_v
+/// (docs/head-dims.md, "Session 26"): then its scores warpgroup turns
+/// the chunks' half-split items in two runs (warpspec.rotate's split_items),
+/// and at head dim 256 its accumulate warpgroups turn dV and dK back with
+/// the tables indexed in 32 bits (warpspec.rotate_tile's narrow_index).
+/// Without them ptxas spilled 8-100 bytes in every kernel measured.
+bool splitsGroupedChunkItems(const KernelSpec &spec) {
+  return spec.rotary == RotaryMode::half_split && spec.rotateV;
+}
+
+/// `grad`, with its rotate_tile's tables indexed in 32 bits if `narrow`
+/// (warpspec.rotate_tile's narrow_index), and their row count computed from
+/// counts pinned there if `pinRows` (pinned_table_rows).
+Value narrowTableIndex(Value grad, bool narrow, bool pinRows) {
+  if (auto rotate = grad.getDefiningOp<RotateTileOp>()) {
+    rotate.setNarrowIndex(narrow && rotate.getCos());
+    rotate.setPinnedTableRows(narrow && pinRows && rotate.getCos());
+  }
+  return grad;
+}
+
 /// unrotateGrouped of the sm_90a grouped block-128 backward's gradients:
 /// above head dim 64 they are made in passes over column chunks
 /// (KernelPlan::groupPasses), and pass `pass`'s chunk is turned back on its
@@ -1473,9 +1495,15 @@ void buildGroupedChunkScoresConsumer(OpBuilder &b, Location loc,
   // rows and position pinned at the rotation (as the column-pass
   // backward's consumers: held from the partition's entry, those addresses
   // are what ptxas spilled).
+  // Half-split with rotate_v (splitsGroupedChunkItems) each pass turns a
+  // thread's 8 pairs in two runs of 4 (warpspec.rotate's split_items): V's
+  // chunk is turned inside the dP loop next to P and dP, where whole items
+  // spilled this warpgroup 4-44 bytes at its 176 registers.
+  bool splitItems = splitsGroupedChunkItems(spec);
   auto rotatePart = [&](Value tile, const TileRows &rows, int64_t j) {
     rotateColumnPart(b, loc, spec, pin(tile), rows, j * cols / 2,
-                     /*passLoop=*/true);
+                     /*passLoop=*/true)
+        .setSplitItems(splitItems);
   };
   // The operands of S (query half `i`'s chunk and K's) or of dP (V's with
   // rotate_v; dO is not rotated) in slot `t`, chunk `j`.
@@ -1715,8 +1743,19 @@ void buildGroupedLargeBlockAccumulateConsumer(
     for (auto [acc, dest, rotated] :
          {std::tuple{dvAcc, spec.stores[0], spec.rotateV},
           {dkAcc, spec.stores[1], spec.hasRotary()}}) {
-      Value grad =
-          unrotateGroupedChunk(b, loc, spec, plan, pass, at, acc, rotated);
+      // Chunked, half-split with rotate_v at head dim 256: the tables
+      // indexed in 32 bits (warpspec.rotate_tile's narrow_index). In 64 bits
+      // ptxas held each table's base plus the thread's column in registers
+      // of their own across the group and the passes and spilled them (24
+      // bytes in each accumulate warpgroup without a positions tensor). At
+      // 192 (three passes, not four) it spills nothing without, and 16 bytes
+      // with. From G = 4 (the group a loop here, not unrolled) the tables'
+      // row count held from the entry spilled too (4 bytes each): computed
+      // at the use (pinned_table_rows); at G = 2 that spilled 12 bytes each.
+      Value grad = narrowTableIndex(
+          unrotateGroupedChunk(b, loc, spec, plan, pass, at, acc, rotated),
+          chunked && splitsGroupedChunkItems(spec) && spec.headDim > 192,
+          spec.group >= 4);
       // Above head dim 128 with KernelPlan::pinnedAddresses the stores
       // derive the thread's rows where they store (pinned_steps): hoisted,
       // the four row addresses of dV and dK (a 64-bit pair each) were held

@@ -1868,6 +1868,12 @@ LogicalResult RotateOp::verify() {
       failed(verifyRowPart(*this, first.getShape()[1], getRowHeadDim(),
                            getFirstPair(), bool(getPairOffset()))))
     return failure();
+  // Two runs of a half-split item's pairs, in the pass loop's body.
+  if (getSplitItems() && (getInterleaved() || !getPassLoop()))
+    return emitOpError() << "split_items turns half-split items in the "
+                            "pass_loop, got "
+                         << (getInterleaved() ? "interleaved pairs"
+                                              : "no pass_loop");
   return verifyRotaryOperands(*this, getRowHeadDim(), getCos(), getSin(),
                               getPositions(), getTheta());
 }
@@ -1891,6 +1897,10 @@ LogicalResult RotateTileOp::verify() {
       return emitOpError() << "a part of wider rows (head_dim, pair_offset) "
                               "reads its own angles, not angles(...)";
   }
+  if ((getNarrowIndex() || getPinnedTableRows()) && !getCos())
+    return emitOpError() << (getNarrowIndex() ? "narrow_index"
+                                              : "pinned_table_rows")
+                         << " applies to the cos and sin tables, got no tables";
   if (Value angles = getAngles()) {
     if (angles.getType() != value)
       return emitOpError() << "angles must be a tile of the rotated tile's "

@@ -1025,6 +1025,15 @@ def WarpSpec_RotateOp : WarpSpec_Op<"rotate", [AttrSizedOperandSegments]> {
     halves too, since session 20: held from the consumer's entry, those
     addresses were what ptxas spilled).
 
+    With `split_items` (half-split, `pass_loop`) each thread turns its item
+    (a unit of the first half and its partner unit, 8 pairs) in two runs of
+    4 pairs, 8 bytes of each unit and 4 cosines and sines at a time, in an
+    inner loop that is not unrolled either: half the live values of a pass.
+    The sm_90a grouped block-128 backward above head dim 128 with
+    `rotate_v` turns V's chunks next to P and dP (64 + 64 registers), where
+    whole items spilled the scores warpgroup 4-44 bytes (docs/head-dims.md,
+    "Session 26").
+
     ```mlir
     warpspec.rotate(%q, %k) into(%q, %k) rows(%rows) row(%row)
         position(%pos) cos(%cos, %sin : memref<?x64xf32>, memref<?x64xf32>)
@@ -1046,7 +1055,7 @@ def WarpSpec_RotateOp : WarpSpec_Op<"rotate", [AttrSizedOperandSegments]> {
                        OptionalAttr<F32Attr>:$theta,
                        OptionalAttr<I64Attr>:$head_dim,
                        OptionalAttr<I64Attr>:$pair_offset,
-                       UnitAttr:$pass_loop);
+                       UnitAttr:$pass_loop, UnitAttr:$split_items);
   let extraClassDeclaration = [{
     /// The head dim of the rows the tiles are a part of (their width by
     /// default).
@@ -1102,6 +1111,18 @@ def WarpSpec_RotateTileOp : WarpSpec_Op<"rotate_tile",
     head_dim)`), so the rotation of a part equals that part of the whole
     rows' rotation.
 
+    With `narrow_index` (tables) a thread's table element, row times stride
+    plus column, is computed in 32 bits (unsigned), then widened: the tables
+    must hold fewer than 2^32 elements (the Python API checks). In 64 bits
+    ptxas folds the loop-invariant part, table base plus the thread's
+    column, into 64-bit registers of its own, one pair per table, held
+    across the kernel's loops (the sm_90a grouped block-128 backward's
+    accumulate warpgroups above head dim 128 with `rotate_v` spilled them,
+    24 bytes each); widened after the sum, it cannot split it. With
+    `pinned_table_rows` (tables) the tables' row count, the smaller of the
+    two, is computed from counts pinned at the rotation: hoisted out of the
+    kernel's loops it was held, and spilled, in those warpgroups at G = 4.
+
     ```mlir
     %dq = warpspec.rotate_tile %dqr rows(%rows) row(%row) position(%pos)
         cos(%cos, %sin : memref<?x64xf32>, memref<?x64xf32>)
@@ -1122,7 +1143,8 @@ def WarpSpec_RotateTileOp : WarpSpec_Op<"rotate_tile",
                        Optional<WarpSpec_AccType>:$angles,
                        BoolAttr:$interleaved, OptionalAttr<F32Attr>:$theta,
                        UnitAttr:$inverse, OptionalAttr<I64Attr>:$head_dim,
-                       OptionalAttr<I64Attr>:$pair_offset);
+                       OptionalAttr<I64Attr>:$pair_offset,
+                       UnitAttr:$narrow_index, UnitAttr:$pinned_table_rows);
   let extraClassDeclaration = [{
     /// The head dim of the rows the tile is a part of (its width by
     /// default).
