@@ -61,9 +61,24 @@ KNOWN_SPILLS = [
     # pinned_rows; docs/head-dims.md, "Session 25"), but at 256 with
     # positions and a group of 4 or more (the group a loop in the accumulate
     # warpgroups): 16 bytes, one word in each accumulate warpgroup (the item
-    # loop's counter, stored at its start and reloaded at its end; measured
-    # G = 4 f16 causal, G = 8 bf16 dlse).
-    r"sm_90a/blockattn_backward_d256_b128_(bf16|f16)_g([4-9]|\d\d+)(_causal)?(_lse)?_interleaved_pos_rv",
+    # loop's counter, stored at its start and reloaded at its end). None
+    # since session 26: the accumulate warpgroups' pinned stores held one
+    # register per column offset of a row (the pinned column plus 8 k, added
+    # in 32 bits, which LLVM could not widen past the pin) through the
+    # unrotation of dV and dK; added in 64 bits they are the stores'
+    # immediate offsets (docs/head-dims.md, "Session 26").
+    # Session 26: at 256 with rv, tables and no positions, G = 2 (the group
+    # unrolled), the accumulate warpgroups spill the rotation's table
+    # parameters (the cos and sin pointers and the row stride, 6 words),
+    # which ptxas loads into uniform registers at the partition's entry and
+    # spills through general ones, reloaded once an item (as the half-split
+    # rv ones below): on main (c82a70c) 48 bytes, unlisted, in
+    # bf16 and f16 plain and dlse; with the 64-bit column offsets 36 bytes
+    # in those and in bf16 causal and causal + dlse (f16 causal and causal +
+    # dlse, and G = 3, 4, 8, spill nothing). No split of the pool cures it as
+    # the compiler emits it (88 / 168 / 128 / 128, .inc 128: 8 bytes;
+    # 80 / 176 / 128 / 128: 24, 16 of them the producer's).
+    r"sm_90a/blockattn_backward_d256_b128_(bf16_g2(_causal)?|f16_g2)(_lse)?_interleaved_rv",
     # The half-split ones (session 23, pair-complete chunks as 64-byte-swizzled
     # pieces) at the same budgets: with rotate_v 72-164 bytes (as session 22's
     # one-box ones, 120-328), pinned since session 24 8-72, with session 25's

@@ -144,6 +144,11 @@ SAMPLE = [
     ("sm_90a", case(256, "f16", "interleaved", 3, rotate_v=True, causal=True, lse=True), 6, 3),
     ("sm_90a", case(192, "f16", "interleaved", 4, causal=True, lse=True), 4, 1),
     ("sm_90a", case(256, "bf16", "interleaved", 2, positions=True), 4, 3),
+    # G = 4 with positions and rotate_v, causal + dlse, two k/v heads (session 26: the group a
+    # loop in the accumulate warpgroups, which spilled their item loop's counter until the
+    # stores' column offsets (pinned_steps) were added in 64 bits, as immediate offsets).
+    ("sm_90a", case(256, "f16", "interleaved", 4, positions=True, rotate_v=True, causal=True,
+                    lse=True), 8, 1),
     # Half-split there (session 23): every streamed chunk loaded pair-complete as two 32-column
     # pieces under the 64-byte swizzle, rotated as a half-split part, each gradient chunk
     # stored as two 32-column pieces.

@@ -1894,7 +1894,10 @@ def WarpSpec_StoreOp : WarpSpec_Op<"store", [AttrSizedOperandSegments]> {
     stride, are kernel constants too, which LLVM held (a 64-bit pair a row)
     from the partition's entry across the loops around the store (the
     sm_90a grouped block-128 backward's accumulate warpgroups above head dim
-    128 spilled them with rotate_v and positions, 20-24 bytes).
+    128 spilled them with rotate_v and positions, 20-24 bytes). The pairs'
+    column offsets are then added to the pinned column in 64 bits, so that
+    they become the stores' immediate offsets (added in 32 bits to a value
+    LLVM cannot bound, each stayed a register through the store).
 
     ```mlir
     warpspec.store %o to %out[%row, %head] rows(%rows) divide_by(%l) via(%stage)
