@@ -773,12 +773,11 @@ StoreLowering::matchAndRewrite(StoreOp op, OneToNOpAdaptor adaptor,
           hi = LLVM::FMulOp::create(e.b, e.loc, hi, scale[slot]);
         }
         // A pinned column base is opaque to LLVM, which then cannot widen
-        // base + offset: each constant offset stayed a 32-bit add, a
+        // base + offset: each constant offset stays a 32-bit add, a
         // register per offset held through the store (8 a row in a
-        // 64-column chunk; with them ptxas spilled the interleaved pos_rv
-        // accumulate warpgroups at head dim 256, G >= 4). Added in 64 bits,
-        // the offsets become the stores' immediate offsets.
-        Value col = op.getPinnedSteps()
+        // 64-column chunk). Added in 64 bits (wide_offsets), the offsets
+        // become the stores' immediate offsets.
+        Value col = op.getWideOffsets()
                         ? e.add(e.zext64(colBase), e.i64(layout.colOffset(r)))
                         : e.zext64(e.add(colBase, e.i32(layout.colOffset(r))));
         Value ptr =

@@ -1,7 +1,7 @@
 // RUN: block-attn-opt %s --pass-pipeline='builtin.module(warpspec-allocate-smem,warpspec-dispatch-partitions,convert-warpspec-to-nvvm)' | FileCheck %s --implicit-check-not=warpspec.
 
 // warpspec.store of a register tile without `via` (each thread stores its
-// fragment's pairs), with and without `pinned_steps`: 64 columns in the
+// fragment's pairs), with and without `pinned_steps` (and `wide_offsets`): 64 columns in the
 // wgmma accumulator layout, 8 pairs a row slot at columns colBase + 8 k.
 
 !tile = !warpspec.buffer<64x64xbf16, smem>
@@ -9,8 +9,8 @@
 !o = memref<?x4x256xbf16>
 
 // pinned_steps: the thread's column base (2 (lane mod 4)) and each row slot's
-// row are pinned (empty inline asm) at the store. The column offsets are
-// added to the widened base in 64 bits, so that they become the stores'
+// row are pinned (empty inline asm) at the store. With wide_offsets the column
+// offsets are added to the widened base in 64 bits, so that they become the stores'
 // immediate offsets: added in 32 bits to the opaque base, LLVM could not
 // widen them, and each took a register through the store (session 26: the
 // sm_90a grouped block-128 interleaved backward at head dim 256 with
@@ -34,6 +34,29 @@
 // CHECK-NOT: llvm.add %[[COL]]
 // CHECK: llvm.return
 func.func @pinned_store(%o: !o {blockattn.name = "o"}) {
+  warpspec.kernel chip("sm_90a") {
+    warpspec.partition "compute" role(compute) warps(4) regs(232) {
+      %q = warpspec.scratch : !tile
+      %row = arith.constant 0 : i32
+      %rows = arith.constant 10 : i32
+      %s = warpspec.mma %q, %q {transpose_b} : !tile, !tile -> !s
+      warpspec.store %s to %o[%row, %row] rows(%rows)
+          {col_offset = 64 : i64, pinned_steps, wide_offsets} : !s, !o
+    }
+  }
+  return
+}
+
+// pinned_steps without wide_offsets: pinned as above, the column offsets
+// added to the pinned base in 32 bits, then widened (the half-split
+// rotate_v accumulate warpgroups at head dim 192 spill with 64-bit ones).
+// CHECK-LABEL: llvm.func @pinned_narrow_store(
+// CHECK: %[[NCOL:[0-9]+]] = llvm.inline_asm has_side_effects asm_dialect = att "", "=r,0" %{{[0-9]+}} : (i32) -> i32
+// CHECK: %[[NEIGHT:[0-9]+]] = llvm.mlir.constant(8 : i32) : i32
+// CHECK-NEXT: %[[NAT:[0-9]+]] = llvm.add %[[NCOL]], %[[NEIGHT]] : i32
+// CHECK-NEXT: llvm.zext %[[NAT]] : i32 to i64
+// CHECK: llvm.return
+func.func @pinned_narrow_store(%o: !o {blockattn.name = "o"}) {
   warpspec.kernel chip("sm_90a") {
     warpspec.partition "compute" role(compute) warps(4) regs(232) {
       %q = warpspec.scratch : !tile

@@ -1004,10 +1004,10 @@ func.func @grouped_b128_wide_rotary_rv(%q: memref<?x?x256xbf16>, %k: memref<?x?x
 // WIDEROTRV90: warpspec.load_rows {{.*}} {pinned_rows}
 // WIDEROTRV90: warpspec.store {{.*}} {col_offset = 0 : i64, pinned_steps} : <64x64xf32>
 // WIDEROTRV90: warpspec.partition "accumulate" role(compute) warps(4) regs(120)
-// WIDEROTRV90: warpspec.store {{.*}} {col_offset = 0 : i64, pinned_steps} : <64x64xf32>, memref<?x?x256xbf16>{{$}}
-// WIDEROTRV90: warpspec.store {{.*}} {col_offset = 0 : i64, pinned_steps} : <64x64xf32>, memref<?x?x256xbf16>{{$}}
+// WIDEROTRV90: warpspec.store {{.*}} {col_offset = 0 : i64, pinned_steps, wide_offsets} : <64x64xf32>, memref<?x?x256xbf16>{{$}}
+// WIDEROTRV90: warpspec.store {{.*}} {col_offset = 0 : i64, pinned_steps, wide_offsets} : <64x64xf32>, memref<?x?x256xbf16>{{$}}
 // WIDEROTRV90: warpspec.partition "accumulate1" role(compute) warps(4) regs(120)
-// WIDEROTRV90: warpspec.store {{.*}} {col_offset = 0 : i64, pinned_steps} : <64x64xf32>, memref<?x?x256xbf16>{{$}}
+// WIDEROTRV90: warpspec.store {{.*}} {col_offset = 0 : i64, pinned_steps, wide_offsets} : <64x64xf32>, memref<?x?x256xbf16>{{$}}
 
 // Half-split with rotate_v (session 26): the scores warpgroup turns every
 // chunk's items in two runs of 4 pairs (split_items: V's chunk is turned

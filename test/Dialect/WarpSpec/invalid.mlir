@@ -2899,6 +2899,32 @@ func.func @negative_store_bulk_without_staging(%v: !warpspec.acc<64x128xf32>,
 
 // -----
 
+// wide_offsets widens the pinned column of a store without via: with no
+// pinned column there is nothing to widen.
+func.func @negative_store_wide_offsets_unpinned(%v: !warpspec.acc<64x128xf32>,
+                                                %o: memref<?x4x128xbf16>, %i: i32) {
+  // expected-error @+1 {{'warpspec.store' op wide_offsets applies to the pinned column of a store without via: add pinned_steps, drop via}}
+  warpspec.store %v to %o[%i, %i] rows(%i) {wide_offsets}
+      : !warpspec.acc<64x128xf32>, memref<?x4x128xbf16>
+  return
+}
+
+// -----
+
+// A staged store copies whole row segments out: it has no column offsets of
+// its own to widen.
+func.func @negative_store_wide_offsets_staged(%v: !warpspec.acc<64x128xf32>,
+                                              %o: memref<?x4x128xbf16>, %i: i32,
+                                              %s: !warpspec.buffer<64x128xbf16, smem>) {
+  // expected-error @+1 {{'warpspec.store' op wide_offsets applies to the pinned column of a store without via: add pinned_steps, drop via}}
+  warpspec.store %v to %o[%i, %i] rows(%i) via(%s) {pinned_steps, wide_offsets}
+      : !warpspec.acc<64x128xf32>, memref<?x4x128xbf16>,
+        !warpspec.buffer<64x128xbf16, smem>
+  return
+}
+
+// -----
+
 // A 48-column tile is one and a half 64-byte TMA boxes.
 func.func @negative_store_bulk_partial_chunk(%v: !warpspec.acc<64x48xf32>,
                                              %o: memref<?x4x48xbf16>, %i: i32) {

@@ -1762,12 +1762,21 @@ void buildGroupedLargeBlockAccumulateConsumer(
       // across the group and ptxas spilled them and the rotation's
       // parameters (interleaved pos_rv, 20-24 bytes).
       bool pinSteps = chunked && plan.pinnedAddresses;
+      // Their column offsets added in 64 bits (wide_offsets): in 32 bits
+      // ptxas spilled the item loop's counter of the interleaved pos_rv
+      // kernels at 256 with G >= 4 (16 bytes); the half-split rotate_v
+      // ones at 192 spill 48 bytes with them, and keep 32.
+      bool wideOffsets =
+          pinSteps && !(splitsGroupedChunkItems(spec) && spec.headDim <= 192);
       // Half-split chunks (pairHalfChunks): two pieces of half the pass's
       // columns (32, or 16 at head dim 96).
       if (pairHalfChunks(spec)) {
-        for (StoreOp op : storePairHalves(b, loc, spec, grad, dest, row, kvHead,
-                                          rows, Value(), /*bulk=*/false, pass))
+        for (StoreOp op :
+             storePairHalves(b, loc, spec, grad, dest, row, kvHead, rows,
+                             Value(), /*bulk=*/false, pass)) {
           op.setPinnedSteps(pinSteps);
+          op.setWideOffsets(wideOffsets);
+        }
         continue;
       }
       auto store = StoreOp::create(b, loc, grad, dest, row, kvHead, rows,
@@ -1775,6 +1784,7 @@ void buildGroupedLargeBlockAccumulateConsumer(
       if (plan.groupPasses > 1)
         store.setColOffsetAttr(b.getI64IntegerAttr(col));
       store.setPinnedSteps(pinSteps);
+      store.setWideOffsets(wideOffsets);
     }
   }
 }

@@ -2070,6 +2070,9 @@ LogicalResult StoreOp::verify() {
       return emitOpError() << "divide_by has " << rows.getNumRows()
                            << " rows, the tile " << value.getShape()[0];
   }
+  if (getWideOffsets() && (!getPinnedSteps() || getStaging()))
+    return emitOpError() << "wide_offsets applies to the pinned column of a "
+                            "store without via: add pinned_steps, drop via";
   if (Value staging = getStaging()) {
     auto buffer = cast<BufferType>(staging.getType());
     if (buffer.getMemorySpace() != MemorySpace::smem ||

@@ -1894,10 +1894,15 @@ def WarpSpec_StoreOp : WarpSpec_Op<"store", [AttrSizedOperandSegments]> {
     stride, are kernel constants too, which LLVM held (a 64-bit pair a row)
     from the partition's entry across the loops around the store (the
     sm_90a grouped block-128 backward's accumulate warpgroups above head dim
-    128 spilled them with rotate_v and positions, 20-24 bytes). The pairs'
-    column offsets are then added to the pinned column in 64 bits, so that
-    they become the stores' immediate offsets (added in 32 bits to a value
-    LLVM cannot bound, each stayed a register through the store).
+    128 spilled them with rotate_v and positions, 20-24 bytes). With
+    `wide_offsets` too, the pairs' column offsets are added to the pinned
+    column in 64 bits, so that they become the stores' immediate offsets
+    (added in 32 bits to a value LLVM cannot bound, each stays a register
+    through the store: with them ptxas spilled the item loop's counter of the
+    interleaved accumulate warpgroups at head dim 256 with positions and
+    rotate_v, G >= 4). Which of the two spills depends on the kernel (the
+    half-split rotate_v ones at head dim 192 spill 48 bytes with 64-bit
+    offsets), so the plan chooses.
 
     ```mlir
     warpspec.store %o to %out[%row, %head] rows(%rows) divide_by(%l) via(%stage)
@@ -1911,7 +1916,7 @@ def WarpSpec_StoreOp : WarpSpec_Op<"store", [AttrSizedOperandSegments]> {
                        Optional<WarpSpec_BufferType>:$staging,
                        UnitAttr:$bulk, OptionalAttr<I64Attr>:$col_offset,
                        OptionalAttr<I64Attr>:$pending_reads,
-                       UnitAttr:$pinned_steps);
+                       UnitAttr:$pinned_steps, UnitAttr:$wide_offsets);
   // The builder without a column offset (a whole-width tile).
   let builders = [
     OpBuilder<(ins "Value":$value, "Value":$dest, "Value":$row, "Value":$head,
@@ -1919,7 +1924,8 @@ def WarpSpec_StoreOp : WarpSpec_Op<"store", [AttrSizedOperandSegments]> {
                    "UnitAttr":$bulk), [{
       build($_builder, $_state, value, dest, row, head, rows, divide_by,
             staging, bulk, /*col_offset=*/IntegerAttr(),
-            /*pending_reads=*/IntegerAttr(), /*pinned_steps=*/UnitAttr());
+            /*pending_reads=*/IntegerAttr(), /*pinned_steps=*/UnitAttr(),
+            /*wide_offsets=*/UnitAttr());
     }]>
   ];
   let assemblyFormat = [{
