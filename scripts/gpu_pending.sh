@@ -11,8 +11,9 @@
 #   scripts/gpu_pending.sh tests DIR    the pending GPU tests against the
 #                                       float64 reference (kernels compiled on
 #                                       first use by DIR's compiler)
-#     (each selection's log and JUnit XML go to RESULTS: the device tool
-#     returns only the output's tail)
+#     JOBS=16                           concurrent pytest processes
+#     (each shard's log and JUnit XML go to RESULTS: the device tool returns
+#     only the output's tail)
 #   scripts/gpu_pending.sh timeline DIR issue 19: the traced backward of the
 #                                       interleaved rotary kernels with a
 #                                       positions tensor next to the plain one
@@ -40,15 +41,53 @@ setup() {
     BLOCKATTN_CACHE_DIR="$dir/cache"
 }
 
-# One pytest selection of test_gqa_gpu.py; its log and JUnit XML in RESULTS,
-# its summary line on the output.
+# The pending selections ("FILE -k EXPR" each) collected into one list of
+# test ids and run as JOBS concurrent pytest processes (kernels compile on
+# first use, one compiler process each, into one cache: os.replace keeps it
+# consistent). Each shard's log and JUnit XML go to RESULTS; one summary line
+# per selection goes to the output.
 pending_tests() {
-  local out="${RESULTS:-$dir}/tests-$1"
-  python3 -m pytest -q -p no:cacheprovider python/tests/gpu/test_gqa_gpu.py -k "$1" \
-    --junitxml "$out.xml" >"$out.log" 2>&1
-  local rc=$?
-  echo "$1: $(tail -n 1 "$out.log")"
-  return $rc
+  local out="${RESULTS:-$dir}" jobs=${JOBS:-1} ids="${RESULTS:-$dir}/tests-ids" status=0
+  : >"$ids"
+  local selection
+  for selection in "$@"; do
+    # shellcheck disable=SC2086
+    python3 -m pytest -q -p no:cacheprovider --collect-only ${selection} | grep '::' >>"$ids"
+  done
+  split -n "r/$jobs" -d "$ids" "$out/tests-shard-"
+  local shard pids=()
+  for shard in "$out"/tests-shard-[0-9]*; do
+    [ -s "$shard" ] || continue
+    local tests=()
+    mapfile -t tests <"$shard"  # ids may hold spaces: "[4-2-192-(True, False, False)]"
+    python3 -m pytest -q -p no:cacheprovider "${tests[@]}" --junitxml "$shard.xml" \
+      >"$shard.log" 2>&1 &
+    pids+=($!)
+  done
+  local pid
+  for pid in "${pids[@]}"; do wait "$pid" || status=1; done
+  python3 - "$out" "$@" <<'PY'
+import glob, re, sys
+import xml.etree.ElementTree as ET
+out, selections = sys.argv[1], sys.argv[2:]
+cases = [c for f in sorted(glob.glob(out + "/tests-shard-*.xml")) for c in ET.parse(f).iter("testcase")]
+def outcome(c):
+    for tag in ("failure", "error", "skipped"):
+        if c.find(tag) is not None:
+            return tag
+    return "passed"
+for selection in selections:
+    expr = selection.split("-k", 1)[1].strip() if "-k" in selection else ""
+    words = re.findall(r"\w+", expr)
+    mine = [c for c in cases if all(w in c.get("name") for w in words if w not in ("and", "or", "not"))] if words else cases
+    counts = {}
+    for c in mine:
+        counts[outcome(c)] = counts.get(outcome(c), 0) + 1
+        if outcome(c) in ("failure", "error"):
+            print("  FAILED", c.get("classname"), c.get("name"))
+    print(f"{selection}: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
+PY
+  return $status
 }
 
 case "$cmd" in
@@ -62,14 +101,13 @@ tests)
   setup
   # Session 23: the sm_90a grouped block-128 half-split backward at 192 and
   # 256 (pair-complete chunks as 64-byte-swizzled pieces); session 24: its
-  # pinned addresses with rotate_v, and on a Blackwell GPU the sm_100a ones
-  # (a rotary warpgroup).
-  status=0
-  pending_tests block_size_128_chunked_rotary || status=1
-  # Session 24: the grouped block-128 half-split backward at head dim 96
-  # (32-byte-swizzled 16-column pieces) and at 128.
-  pending_tests wide_half_split || status=1
-  exit $status
+  # pinned addresses with rotate_v; session 26: split_items, narrow_index,
+  # pinned_table_rows and wide_offsets (the plain chunked ones store through
+  # pinned addresses too); on a Blackwell GPU the sm_100a ones (a rotary
+  # warpgroup). Session 24: the grouped block-128 half-split backward at head
+  # dim 96 (32-byte-swizzled 16-column pieces) and at 128.
+  pending_tests "python/tests/gpu/test_gqa_gpu.py -k block_size_128_chunked" \
+    "python/tests/gpu/test_gqa_gpu.py -k wide_half_split"
   ;;
 timeline)
   setup

@@ -147,14 +147,17 @@ def test_rotary_variants_match_reference(chip, case, kernels):
 # replica, two compute replicas) took the wrong entries and deadlocked there, and only there
 # (docs/rotary.md, the optimization log, run 7). With two rotary replicas each takes every second
 # entry of both rings.
-# The backward at head dim 128 has one rotary warpgroup (two with interleaved tables and a
-# positions tensor) and one consumer of 256 registers that reads its tile's angles once; the
+# The backward at head dim 128 has one rotary warpgroup of 208 registers (two of 104 with
+# --rotary-warpgroups=2, the interleaved positions default until session 27) and one consumer
+# of 256 registers that reads its tile's angles once and stores through smem; the
 # forward at head dim 64 launches chunked, two CTAs an SM, each with a rotary warpgroup of 72
 # registers next to a consumer of 128 (16 tiles a CTA: on one SM the 18 tiles take two CTAs),
 # with rotate_v 64 and 136 (32 tiles).
 ONE_RWG = [("load", 40), ("rotary", 104), ("compute", 184)]
 TWO_RWG = [("load", 40), ("rotary", 104), ("compute", 256)]
-ONE_RWG_ONE_CONSUMER = TWO_RWG
+# One rotary warpgroup and one consumer (three warpgroups, a pool of 504): the rotary
+# warpgroup takes what the consumer's 256 leave.
+ONE_RWG_ONE_CONSUMER = [("load", 40), ("rotary", 208), ("compute", 256)]
 CHUNKED_RWG = [("load", 40), ("rotary", 72), ("compute", 128)]
 CHUNKED_RWG_V = [("load", 40), ("rotary", 64), ("compute", 136)]
 RWG_CASES = [
@@ -167,7 +170,9 @@ RWG_CASES = [
     (em.Case("backward", 64, "bf16", "interleaved", rotate_v=True), (), ONE_RWG),
     (em.Case("backward", 64, "bf16", "half_split"), ("--rotary-warpgroups=2",), TWO_RWG),
     (em.Case("backward", 128, "bf16", "half_split", rotate_v=True), (), ONE_RWG_ONE_CONSUMER),
-    (em.Case("backward", 128, "f16", "interleaved", positions=True), (), TWO_RWG),
+    (em.Case("backward", 128, "f16", "interleaved", positions=True), (), ONE_RWG_ONE_CONSUMER),
+    (em.Case("backward", 128, "bf16", "interleaved", positions=True, rotate_v=True),
+     ("--rotary-warpgroups=2",), TWO_RWG),
 ]
 
 

@@ -479,16 +479,16 @@ bool chunkedByDefault(const KernelShape &shape, const TuningOptions &options) {
 /// those with a positions tensor (15% interleaved with v rotated), not the
 /// interleaved ones without (1-2% slower).
 ///
-/// The backward at head dim 128 (one consumer, angles read once a tile):
-/// only interleaved with a positions tensor, whose rotation is the slowest
-/// (two replicas 3.77 / 4.06 ms against one's 4.20 / 4.19 without and with
-/// rotate_v; the others 1-3% faster with one; run 11).
+/// Not the backward: at head dim 128 (one consumer, angles read once a
+/// tile) one replica and a ring of three slots, not two replicas and two
+/// slots, since its consumer stores through smem (storesRotaryBackwardBySmem;
+/// two replicas then spill 12 bytes in the consumer). Interleaved with a
+/// positions tensor had two until session 27 (run 11: 3.77 / 4.06 ms against
+/// one's 4.20 / 4.19 without and with rotate_v); run 15 measured one with
+/// smem stores 5.8% / 1.3% faster than two with bulk stores.
 bool twoRotaryWarpgroupsByDefault(const KernelShape &shape) {
-  if (shape.blockSize != 64)
+  if (shape.blockSize != 64 || shape.backward)
     return false;
-  if (shape.backward)
-    return shape.headDim == 128 && shape.rotary == RotaryMode::interleaved &&
-           shape.hasPositions;
   if (shape.headDim == 128)
     return true;
   return shape.headDim == 64 &&
@@ -1975,6 +1975,16 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
         /*single=*/1 + plan.rotaryReplicas,
         kProducerRegs + plan.rotaryReplicas * plan.registers.rotary,
         plan.numConsumers, plan.ctasPerSm);
+    // Three warpgroups (one rotary, one consumer at its 256) leave 104 of
+    // the pool's 504 unused: the rotary warpgroup takes them, so that its
+    // rotation never spills (the f16 half-split backward with positions
+    // spilled 4 bytes at 104 once its consumer stored through smem).
+    if (plan.ctasPerSm == 1 && plan.rotaryReplicas == 1)
+      plan.registers.rotary =
+          std::min<int64_t>(256,
+                            launchRegs * warpgroups - kProducerRegs -
+                                plan.numConsumers * plan.registers.compute) /
+          8 * 8;
     return plan;
   }
   plan.registers.compute = replicaRegisters(
@@ -2205,6 +2215,27 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
   return plan;
 }
 
+/// Whether the sm_90a backward at head dim 128 and block size 64 with rotary
+/// embeddings stores its gradients through the threads' own row stores
+/// (`o-store=smem`): its one consumer then does not wait for a bulk store to
+/// have read the staging buffer before the next gradient (H100, seed lengths,
+/// session 27, two rounds each on two machines, ms: half-split 4.21 against
+/// 4.14-4.15 with smem, `_pos` 4.33-4.34 against 4.21-4.23, `_rv` 4.41-4.45
+/// against 4.21-4.25, `_pos_rv` 4.53-4.56 against 4.39-4.42, interleaved
+/// 4.22 against 4.17; interleaved `_pos` 4.73-4.78 against 4.50-4.52 and
+/// `_pos_rv` 4.80-4.82 against 4.74-4.76, with one rotary warpgroup;
+/// docs/performance-notes.md, run 15). Interleaved `rv` without positions
+/// keeps bulk stores: smem measured 1% slower on one machine (4.37 against
+/// 4.32) and 2% faster on another (4.23 against 4.30).
+bool storesRotaryBackwardBySmem(const KernelShape &shape,
+                                const TuningOptions &options) {
+  if (options.chip != Chip::sm_90a || !shape.backward || !shape.hasRotary() ||
+      shape.headDim != 128 || shape.blockSize != 64 || shape.group != 1)
+    return false;
+  return shape.rotary != RotaryMode::interleaved || shape.hasPositions ||
+         !shape.rotateV;
+}
+
 /// How output tiles leave the registers under `o-store=auto`: the threads'
 /// own 128-byte row stores (`smem`) for the sm_90a rotary forward at head
 /// dim 128 and block size 64 without rotate_v, whose consumers then do not
@@ -2212,8 +2243,9 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
 /// tile's O (H200, seed lengths, session 14: half-split 1.625-1.634 against
 /// 1.657-1.660 ms, interleaved 1.617-1.619 against 1.673-1.678, interleaved
 /// with positions 1.651-1.654 against 1.701-1.710; with rotate_v 2-8%
-/// slower, the backwards 1-3% and the forwards at 64 2-4% slower;
-/// docs/rotary.md); bulk tensor stores (`tma`) elsewhere.
+/// slower, the forwards at 64 2-4% slower; docs/rotary.md), and for most of
+/// the rotary backwards there (storesRotaryBackwardBySmem); bulk tensor
+/// stores (`tma`) elsewhere.
 OStore oStoreOf(const KernelShape &shape, const TuningOptions &options) {
   if (options.oStore != OStore::automatic)
     return options.oStore;
@@ -2221,7 +2253,9 @@ OStore oStoreOf(const KernelShape &shape, const TuningOptions &options) {
                           shape.hasRotary() && !shape.rotateV &&
                           shape.headDim == 128 && shape.blockSize == 64 &&
                           shape.group == 1;
-  return rotaryForward128 ? OStore::smem : OStore::tma;
+  return rotaryForward128 || storesRotaryBackwardBySmem(shape, options)
+             ? OStore::smem
+             : OStore::tma;
 }
 
 } // namespace

@@ -570,8 +570,9 @@ TEST(Sm90aPlan, RotaryKernelsLaunchAsMeasured) {
 
 TEST(Sm90aPlan, RotaryBackwardReadsItsAnglesOncePerTile) {
   // By default where a rotary warpgroup rotates the slots: at head dim 64
-  // next to two consumers, at 128 with one of 256 registers (and one rotary
-  // warpgroup, two for interleaved tables with a positions tensor).
+  // next to two consumers, at 128 with one of 256 registers and one rotary
+  // warpgroup (also for interleaved tables with a positions tensor since
+  // session 27; two when asked).
   KernelPlan d64 = plan(Chip::sm_90a, shape(true, 64, RotaryMode::half_split));
   EXPECT_TRUE(d64.rotaryWarpgroup);
   EXPECT_TRUE(d64.anglesPerTile);
@@ -585,7 +586,10 @@ TEST(Sm90aPlan, RotaryBackwardReadsItsAnglesOncePerTile) {
   EXPECT_EQ(d128.registers.compute, 256);
   KernelShape positions = shape(true, 128, RotaryMode::interleaved);
   positions.hasPositions = true;
-  KernelPlan two = plan(Chip::sm_90a, positions);
+  EXPECT_EQ(plan(Chip::sm_90a, positions).rotaryReplicas, 1);
+  TuningOptions twoReplicas;
+  twoReplicas.rotaryWarpgroups = 2;
+  KernelPlan two = plan(Chip::sm_90a, positions, twoReplicas);
   EXPECT_EQ(two.rotaryReplicas, 2);
   EXPECT_EQ(two.numConsumers, 1);
   EXPECT_TRUE(two.anglesPerTile);
@@ -672,7 +676,6 @@ TEST(Sm90aPlan, RotaryForwardAt128StoresOThroughTheThreads) {
     EXPECT_FALSE(forward.bulkStore);
     EXPECT_TRUE(plan(Chip::sm_90a, shape(false, 128, mode, true)).bulkStore);
     EXPECT_TRUE(plan(Chip::sm_90a, shape(false, 64, mode)).bulkStore);
-    EXPECT_TRUE(plan(Chip::sm_90a, shape(true, 128, mode)).bulkStore);
     EXPECT_TRUE(plan(Chip::sm_100a, shape(false, 128, mode)).bulkStore);
   }
   KernelShape grouped = shape(false, 128, RotaryMode::half_split);
@@ -683,6 +686,61 @@ TEST(Sm90aPlan, RotaryForwardAt128StoresOThroughTheThreads) {
   tma.oStore = OStore::tma;
   EXPECT_TRUE(plan(Chip::sm_90a, shape(false, 128, RotaryMode::half_split), tma)
                   .bulkStore);
+}
+
+TEST(Sm90aPlan, RotaryBackwardAt128StoresGradientsThroughTheThreads) {
+  // o-store=auto: the sm_90a rotary backward at head dim 128 and block size
+  // 64 stores through smem, except interleaved with rotate_v and no
+  // positions tensor; not at head dim 64, on sm_100a, or grouped.
+  for (RotaryMode mode : {RotaryMode::half_split, RotaryMode::interleaved})
+    for (bool positions : {false, true})
+      for (bool rotateV : {false, true}) {
+        KernelShape backward = shape(true, 128, mode, rotateV);
+        backward.hasPositions = positions;
+        bool bulk = mode == RotaryMode::interleaved && rotateV && !positions;
+        KernelPlan p = plan(Chip::sm_90a, backward);
+        EXPECT_TRUE(p.stageOutput);
+        EXPECT_EQ(p.bulkStore, bulk);
+        EXPECT_TRUE(plan(Chip::sm_100a, backward).bulkStore);
+      }
+  EXPECT_TRUE(
+      plan(Chip::sm_90a, shape(true, 64, RotaryMode::half_split)).bulkStore);
+  EXPECT_TRUE(plan(Chip::sm_90a, shape(true, 128)).bulkStore);
+  KernelShape grouped = shape(true, 128, RotaryMode::half_split);
+  grouped.group = 2;
+  EXPECT_TRUE(plan(Chip::sm_90a, grouped).bulkStore);
+}
+
+TEST(Sm90aPlan, OneRotaryWarpgroupTakesTheRestOfThreeWarpgroupsPool) {
+  // The backward at head dim 128: a producer, one rotary warpgroup and one
+  // consumer (384 threads at 168 registers, a pool of 504): the consumer's
+  // 256 and the producer's 40 leave the rotary warpgroup 208, with
+  // interleaved tables and a positions tensor too (two replicas until
+  // session 27), and a ring of three slots.
+  for (RotaryMode mode : {RotaryMode::half_split, RotaryMode::interleaved}) {
+    KernelShape backward = shape(true, 128, mode, /*rotateV=*/true);
+    backward.hasPositions = true;
+    KernelPlan p = plan(Chip::sm_90a, backward);
+    EXPECT_TRUE(p.rotaryWarpgroup);
+    EXPECT_EQ(p.rotaryReplicas, 1);
+    EXPECT_EQ(p.numConsumers, 1);
+    EXPECT_EQ(p.registers.load, 40);
+    EXPECT_EQ(p.registers.rotary, 208);
+    EXPECT_EQ(p.registers.compute, 256);
+    EXPECT_EQ(p.numStages, 3);
+  }
+  // Four warpgroups keep 104: two consumers, or two replicas.
+  TuningOptions two;
+  two.rotaryWarpgroups = 2;
+  KernelShape interleaved = shape(true, 128, RotaryMode::interleaved);
+  interleaved.hasPositions = true;
+  KernelPlan replicas = plan(Chip::sm_90a, interleaved, two);
+  EXPECT_EQ(replicas.rotaryReplicas, 2);
+  EXPECT_EQ(replicas.registers.rotary, 104);
+  EXPECT_EQ(replicas.numStages, 2);
+  EXPECT_EQ(plan(Chip::sm_90a, shape(true, 64, RotaryMode::half_split))
+                .registers.rotary,
+            104);
 }
 
 TEST(Sm90aPlan, OptionsOverrideTheDefaults) {

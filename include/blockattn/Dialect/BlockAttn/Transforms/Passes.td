@@ -97,7 +97,9 @@ def BlockAttnWarpSpecializePass
            "threads in whole 128-byte row segments), on sm_90a only "
            "'registers' (each thread stores its accumulator fragment), or "
            "'auto' (the recipe picks: smem for the sm_90a rotary forward at "
-           "head dim 128 and block size 64 without rotate_v, else tma)">,
+           "head dim 128 and block size 64 without rotate_v, and for the "
+           "rotary backward there except interleaved with rotate_v and no "
+           "positions; else tma)">,
     EnumOption<"l2Prefetch", "l2-prefetch", BlockAttn_L2Prefetch, "automatic",
            "Whether the producer prefetches each tile into L2 before it "
            "waits for a free slot (warpspec.acquire {l2_prefetch}): 'on', "
@@ -120,8 +122,7 @@ def BlockAttnWarpSpecializePass
            "take the load ring's slots in turn); 2 takes one consumer "
            "warpgroup (two rotary, two consumers and the producer would "
            "leave the consumers 160 registers); 0 picks 2 for the forward at "
-           "head dim 128 (with one consumer), for the interleaved backward "
-           "at 128 with a positions tensor and, launched persistent, for "
+           "head dim 128 (with one consumer) and, launched persistent, for "
            "the half-split forwards and those with positions at 64, else "
            "1; two CTAs an SM take 1">,
     EnumOption<"rotaryAngles", "rotary-angles", BlockAttn_RotaryAngles,
