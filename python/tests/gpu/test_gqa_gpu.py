@@ -480,13 +480,13 @@ def test_backward_block_size_128_wide_rotary_random_batch_and_deterministic():
     assert_b128_backward_deterministic(44, 8, 2, 96, seed=44, rotary_flags=(True, False, True))
 
 
-# With half-split rotary embeddings at head dim 128 (both chips; compiled and emulated only until
-# these run): every tensor loaded in pair-complete 64-column chunks (columns [32 j, 32 j + 32) and
+# With half-split rotary embeddings at head dim 128 (both chips; sm_90a run on an H100 in
+# session 27, sm_100a compiled and emulated only): every tensor loaded in pair-complete 64-column chunks (columns [32 j, 32 j + 32) and
 # their partners 64 on), each two 32-column pieces under the 64-byte swizzle, two TMA boxes that
 # fill their swizzle span (session 23; session 21's one box of two 64-byte pieces under the
 # 128-byte swizzle missed the float64 reference on an H100), each chunk rotated as a half-split
 # part, each pass's gradient chunk turned back on its own and stored as two 32-column pieces.
-# At head dim 96 (session 24; compiled and emulated only, never run on a GPU): pair-complete
+# At head dim 96 (session 24; sm_90a run on an H100 in session 27): pair-complete
 # 32-column chunks (columns [16 j, 16 j + 16) and their partners 48 on), each two 16-column pieces
 # under the 32-byte swizzle (`chunk_cols = 16`), two 32-byte TMA boxes that fill the 32-byte span,
 # three passes, each gradient chunk stored as two 16-column pieces (16-column boxes, 32-byte
@@ -558,8 +558,8 @@ def test_backward_block_size_128_chunked_random_batch_and_deterministic():
     assert_b128_backward_deterministic(24, 8, 2, 256, seed=24)
 
 
-# With rotary embeddings there (sm_90a, session 22; sm_100a, session 24; compiled and emulated
-# only until these run): every streamed chunk is rotated in place as it lands (sm_90a: by the
+# With rotary embeddings there (sm_90a, session 22, run on an H100 in session 27; sm_100a,
+# session 24, compiled and emulated only): every streamed chunk is rotated in place as it lands (sm_90a: by the
 # scores warpgroup; sm_100a: by a rotary warpgroup between the producer and the MMA warp, which
 # signals each rotated slot) (interleaved; half-split ones loaded pair-complete as two
 # 64-byte-swizzled 32-column pieces a chunk since session 23), the pass's Q and K chunks of "qdo"
@@ -581,8 +581,8 @@ B128_CHUNKED_ROTARY = [
     (8, 2, 256, (False, False, True)),
     (16, 2, 256, (False, True, False)),
     (4, 4, 256, (False, True, True)),
-    # half-split rotate_v without positions at 192 (session 26: split_items; compiled and
-    # emulated only)
+    # half-split rotate_v without positions at 192 (session 26: split_items; passed on an H100
+    # in session 27)
     (4, 2, 192, (False, False, True)),
 ]
 
