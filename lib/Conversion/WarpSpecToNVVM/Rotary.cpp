@@ -468,6 +468,38 @@ LogicalResult RotaryBuilder::lower(RotateOp op, RotateOp::Adaptor adaptor) {
       op.getPassLoop() ||
       (tileRows > 64 && ((angles->theta && d > 128) || op.getHeadDim()));
   SmallVector<std::pair<SmallVector<Value>, SmallVector<Value>>> tables;
+  // Turns `count` half-split pairs of each source's unit and its partner
+  // (`words` 32-bit words of each, at `at(base, offset)`) into the dests.
+  auto turnHalfSplitUnits = [&](function_ref<Value(Value, Value)> at,
+                                int64_t words, ArrayRef<Value> cosines,
+                                ArrayRef<Value> sines, int64_t count) {
+    Type vecT = VectorType::get({words}, i32T());
+    int64_t bytes = 4 * words;
+    for (auto [source, dest] : llvm::zip(sources, dests)) {
+      SmallVector<Value> first = unpackUnit(
+          *this, elementType, load(vecT, at(source, firstOffset), bytes));
+      SmallVector<Value> second = unpackUnit(
+          *this, elementType, load(vecT, at(source, partnerOffset), bytes));
+      for (int64_t j = 0; j < count; ++j)
+        std::tie(first[j], second[j]) =
+            turn(*this, first[j], second[j], cosines[j], sines[j]);
+      store(packUnit(*this, elementType, second), at(dest, partnerOffset),
+            bytes);
+      store(packUnit(*this, elementType, first), at(dest, firstOffset), bytes);
+    }
+  };
+  // A loop over the passes that is not unrolled; `body` gets the pass's
+  // first row (relative to the thread's). With `pinThread` each pass places
+  // the thread itself, from its index pinned in the loop.
+  auto passLoopOf = [&](bool pinThread, function_ref<void(Value)> body) {
+    auto loop = scf::ForOp::create(b, loc, i32(0), i32(passes), i32(1));
+    loop->setAttr("loop_annotation", noUnroll(ctx));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    if (pinThread)
+      placeThread(pinRegisters({t}).front());
+    body(mul(loop.getInductionVar(), i32(rowsPerPass)));
+  };
   auto rotateTile = [&] {
     auto loadPassAt = [&](Value passRows) {
       Value p = positionOf(*this, *angles, add(rowBase, passRows));
@@ -494,29 +526,23 @@ LogicalResult RotaryBuilder::lower(RotateOp op, RotateOp::Adaptor adaptor) {
                                    ArrayRef<LLVM::GEPArg>{passBytes});
       };
       auto &[cosines, sines] = tables[pass];
+      if (!angles->interleaved) {
+        turnHalfSplitUnits(at, /*words=*/4, cosines, sines, pairsPerItem);
+        return;
+      }
       for (auto [source, dest] : llvm::zip(sources, dests)) {
         SmallVector<Value> first = unpackUnit(
             *this, elementType, load(vec, at(source, firstOffset), 16));
-        if (angles->interleaved) {
-          for (int64_t j = 0; j < pairsPerUnit; ++j)
-            std::tie(first[2 * j], first[2 * j + 1]) = turn(
-                *this, first[2 * j], first[2 * j + 1], cosines[j], sines[j]);
-          if (twoUnits) {
-            SmallVector<Value> second = unpackUnit(
-                *this, elementType, load(vec, at(source, partnerOffset), 16));
-            for (int64_t j = 0; j < pairsPerUnit; ++j)
-              std::tie(second[2 * j], second[2 * j + 1]) =
-                  turn(*this, second[2 * j], second[2 * j + 1],
-                       cosines[pairsPerUnit + j], sines[pairsPerUnit + j]);
-            store(packUnit(*this, elementType, second), at(dest, partnerOffset),
-                  16);
-          }
-        } else {
+        for (int64_t j = 0; j < pairsPerUnit; ++j)
+          std::tie(first[2 * j], first[2 * j + 1]) =
+              turn(*this, first[2 * j], first[2 * j + 1], cosines[j], sines[j]);
+        if (twoUnits) {
           SmallVector<Value> second = unpackUnit(
               *this, elementType, load(vec, at(source, partnerOffset), 16));
-          for (int64_t j = 0; j < pairsPerItem; ++j)
-            std::tie(first[j], second[j]) =
-                turn(*this, first[j], second[j], cosines[j], sines[j]);
+          for (int64_t j = 0; j < pairsPerUnit; ++j)
+            std::tie(second[2 * j], second[2 * j + 1]) =
+                turn(*this, second[2 * j], second[2 * j + 1],
+                     cosines[pairsPerUnit + j], sines[pairsPerUnit + j]);
           store(packUnit(*this, elementType, second), at(dest, partnerOffset),
                 16);
         }
@@ -527,60 +553,41 @@ LogicalResult RotaryBuilder::lower(RotateOp op, RotateOp::Adaptor adaptor) {
     // item in two runs of half its pairs, in a loop that is not unrolled,
     // 8 bytes of the unit and of its partner and half the angles at a time.
     if (op.getSplitItems()) {
-      auto loop = scf::ForOp::create(b, loc, i32(0), i32(passes), i32(1));
-      loop->setAttr("loop_annotation", noUnroll(ctx));
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPoint(loop.getBody()->getTerminator());
-      placeThread(pinRegisters({t}).front());
-      Value passRows = mul(loop.getInductionVar(), i32(rowsPerPass));
-      Value passBytes = mul(passRows, i32(rowBytes));
-      Value p = positionOf(*this, *angles, add(rowBase, passRows));
-      auto inner = scf::ForOp::create(b, loc, i32(0), i32(2), i32(1));
-      inner->setAttr("loop_annotation", noUnroll(ctx));
-      b.setInsertionPoint(inner.getBody()->getTerminator());
-      Value h = inner.getInductionVar();
-      int64_t half = pairsPerItem / 2;
-      auto [cosines, sines] =
-          loadAngles(*this, *angles, p, add(firstPair, mul(h, i32(half))),
-                     pairOffset, half);
-      Value hBytes = mul(h, i32(2 * half));
-      Type vec2 = VectorType::get({2}, i32T());
-      auto at = [&](Value base, Value offset) {
-        Value ptr = LLVM::GEPOp::create(b, loc, smemPtrT(), b.getI8Type(), base,
-                                        ValueRange{offset});
-        ptr = LLVM::GEPOp::create(b, loc, smemPtrT(), b.getI8Type(), ptr,
-                                  ValueRange{passBytes});
-        return LLVM::GEPOp::create(b, loc, smemPtrT(), b.getI8Type(), ptr,
-                                   ValueRange{hBytes});
-      };
-      for (auto [source, dest] : llvm::zip(sources, dests)) {
-        SmallVector<Value> first = unpackUnit(
-            *this, elementType, load(vec2, at(source, firstOffset), 8));
-        SmallVector<Value> second = unpackUnit(
-            *this, elementType, load(vec2, at(source, partnerOffset), 8));
-        for (int64_t j = 0; j < half; ++j)
-          std::tie(first[j], second[j]) =
-              turn(*this, first[j], second[j], cosines[j], sines[j]);
-        store(packUnit(*this, elementType, second), at(dest, partnerOffset), 8);
-        store(packUnit(*this, elementType, first), at(dest, firstOffset), 8);
-      }
+      passLoopOf(/*pinThread=*/true, [&](Value passRows) {
+        Value passBytes = mul(passRows, i32(rowBytes));
+        Value p = positionOf(*this, *angles, add(rowBase, passRows));
+        auto inner = scf::ForOp::create(b, loc, i32(0), i32(2), i32(1));
+        inner->setAttr("loop_annotation", noUnroll(ctx));
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(inner.getBody()->getTerminator());
+        Value h = inner.getInductionVar();
+        int64_t half = pairsPerItem / 2;
+        auto [cosines, sines] =
+            loadAngles(*this, *angles, p, add(firstPair, mul(h, i32(half))),
+                       pairOffset, half);
+        Value hBytes = mul(h, i32(2 * half));
+        auto at = [&](Value base, Value offset) -> Value {
+          Value ptr = LLVM::GEPOp::create(b, loc, smemPtrT(), b.getI8Type(),
+                                          base, ValueRange{offset});
+          ptr = LLVM::GEPOp::create(b, loc, smemPtrT(), b.getI8Type(), ptr,
+                                    ValueRange{passBytes});
+          return LLVM::GEPOp::create(b, loc, smemPtrT(), b.getI8Type(), ptr,
+                                     ValueRange{hBytes});
+        };
+        turnHalfSplitUnits(at, /*words=*/2, cosines, sines, half);
+      });
       return;
     }
     if (passLoop) {
-      auto loop = scf::ForOp::create(b, loc, i32(0), i32(passes), i32(1));
-      loop->setAttr("loop_annotation", noUnroll(ctx));
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPoint(loop.getBody()->getTerminator());
       // Marked pass_loop, each pass computes the thread's addresses and
       // frequencies itself, from its thread index pinned in the loop:
       // computed once, LLVM hoisted them out of the kernel's loops and held
       // them next to everything else (ptxas spilled the sm_100a softmax
       // warpgroup of the grouped backward 12 bytes at head dim 256, G = 2).
-      if (op.getPassLoop())
-        placeThread(pinRegisters({t}).front());
-      Value passRows = mul(loop.getInductionVar(), i32(rowsPerPass));
-      loadPassAt(passRows);
-      turnPass(0, mul(passRows, i32(rowBytes)));
+      passLoopOf(op.getPassLoop(), [&](Value passRows) {
+        loadPassAt(passRows);
+        turnPass(0, mul(passRows, i32(rowBytes)));
+      });
       return;
     }
     for (int64_t pass = 0; pass < ahead; ++pass)
