@@ -11,7 +11,9 @@
 // arrives, before the consumer waits for the rotary warpgroup's "rotated"
 // signal, so that the table reads overlap that wait and the tile's first
 // products; all three warpspec.rotate_tile {inverse} take it.
-// TILE: warpspec.partition "rotary" role(rotary) warps(4) regs(104)
+// (Two rotary warpgroups have 104 registers each, the one of the default
+// 208, the rest of the three warpgroups' pool.)
+// TILE: warpspec.partition "rotary" role(rotary) warps(4) regs({{104|208}})
 // TILE: warpspec.partition "compute" role(compute) warps(4) regs(256)
 // TILE: warpspec.consume
 // TILE: %[[ANGLES:.*]] = warpspec.rotary_angles rows({{.*}}) cos({{.*}}) {interleaved = false} : <64x128xf32>

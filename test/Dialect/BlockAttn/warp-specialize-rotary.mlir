@@ -371,10 +371,11 @@ func.func @backward_theta_positions_rotate_v(%q: !act, %k: !act, %v: !act,
 // HOPPER: warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
 // With a rotary warpgroup (the default): the rotation moves out, the
 // gradients' inverse rotations stay in the one consumer (256 registers),
-// which reads its tile's angles once, before it waits for the rotation.
+// which reads its tile's angles once, before it waits for the rotation;
+// the rotary warpgroup takes the rest of the three warpgroups' pool (208).
 // RWG-LABEL: func.func @backward_interleaved
 // RWG: warpspec.channel "rotated" depth(3) : <[], smem>
-// RWG: warpspec.partition "rotary" role(rotary) warps(4) regs(104) {
+// RWG: warpspec.partition "rotary" role(rotary) warps(4) regs(208) {
 // RWG: warpspec.rotate
 // RWG: warpspec.partition "compute" role(compute) warps(4) regs(256) {
 // RWG-NOT: warpspec.rotate(
