@@ -41,19 +41,20 @@ setup() {
     BLOCKATTN_CACHE_DIR="$dir/cache"
 }
 
-# The pending selections ("FILE -k EXPR" each) collected into one list of
-# test ids and run as JOBS concurrent pytest processes (kernels compile on
-# first use, one compiler process each, into one cache: os.replace keeps it
-# consistent). Each shard's log and JUnit XML go to RESULTS; one summary line
-# per selection goes to the output.
+# The pending selections ("FILE -k EXPR" each, EXPR unquoted) collected into
+# one list of test ids and run as JOBS concurrent pytest processes (kernels
+# compile on first use, one compiler process each, into one cache: os.replace
+# keeps it consistent). Each shard's log and JUnit XML go to RESULTS; one
+# summary line per selection (its collected ids' outcomes) to the output.
 pending_tests() {
   local out="${RESULTS:-$dir}" jobs=${JOBS:-1} ids="${RESULTS:-$dir}/tests-ids" status=0
-  : >"$ids"
-  local selection
+  local selection n=0
   for selection in "$@"; do
-    # shellcheck disable=SC2086
-    python3 -m pytest -q -p no:cacheprovider --collect-only ${selection} | grep '::' >>"$ids"
+    python3 -m pytest -q -p no:cacheprovider --collect-only "${selection%% -k *}" \
+      -k "${selection#* -k }" | grep '::' >"$ids-$n"
+    n=$((n + 1))
   done
+  awk '!seen[$0]++' "$ids"-[0-9]* >"$ids"  # a test in two selections runs once
   split -n "r/$jobs" -d "$ids" "$out/tests-shard-"
   local shard pids=()
   for shard in "$out"/tests-shard-[0-9]*; do
@@ -66,26 +67,28 @@ pending_tests() {
   done
   local pid
   for pid in "${pids[@]}"; do wait "$pid" || status=1; done
-  python3 - "$out" "$@" <<'PY'
-import glob, re, sys
+  # Each selection's outcomes: its collected ids matched to the JUnit cases
+  # ("a/b.py::C::test[x]" is classname "a.b.C", name "test[x]").
+  python3 - "$out" "$ids" "$@" <<'PY'
+import glob, sys
 import xml.etree.ElementTree as ET
-out, selections = sys.argv[1], sys.argv[2:]
-cases = [c for f in sorted(glob.glob(out + "/tests-shard-*.xml")) for c in ET.parse(f).iter("testcase")]
-def outcome(c):
-    for tag in ("failure", "error", "skipped"):
-        if c.find(tag) is not None:
-            return tag
-    return "passed"
-for selection in selections:
-    expr = selection.split("-k", 1)[1].strip() if "-k" in selection else ""
-    words = re.findall(r"\w+", expr)
-    mine = [c for c in cases if all(w in c.get("name") for w in words if w not in ("and", "or", "not"))] if words else cases
+out, ids, selections = sys.argv[1], sys.argv[2], sys.argv[3:]
+outcomes = {}
+for f in sorted(glob.glob(out + "/tests-shard-*.xml")):
+    for c in ET.parse(f).iter("testcase"):
+        tag = next((t for t in ("failure", "error", "skipped") if c.find(t) is not None), "passed")
+        outcomes[(c.get("classname"), c.get("name"))] = tag
+def key(test_id):
+    path, *scopes, name = test_id.split("::")
+    return (".".join([path.removesuffix(".py").replace("/", ".")] + scopes), name)
+for n, selection in enumerate(selections):
     counts = {}
-    for c in mine:
-        counts[outcome(c)] = counts.get(outcome(c), 0) + 1
-        if outcome(c) in ("failure", "error"):
-            print("  FAILED", c.get("classname"), c.get("name"))
-    print(f"{selection}: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
+    for test_id in open(f"{ids}-{n}").read().splitlines():
+        tag = outcomes.get(key(test_id), "not run")
+        counts[tag] = counts.get(tag, 0) + 1
+        if tag in ("failure", "error", "not run"):
+            print(f"  {tag.upper()}: {test_id}")
+    print(f"{selection}: " + ", ".join(f"{k} {v}" for v, k in sorted(counts.items())))
 PY
   return $status
 }

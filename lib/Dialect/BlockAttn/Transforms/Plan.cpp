@@ -1975,9 +1975,10 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
         /*single=*/1 + plan.rotaryReplicas,
         kProducerRegs + plan.rotaryReplicas * plan.registers.rotary,
         plan.numConsumers, plan.ctasPerSm);
-    // Three warpgroups (one rotary, one consumer at its 256) leave 104 of
-    // the pool's 504 unused: the rotary warpgroup takes them, so that its
-    // rotation never spills (the f16 half-split backward with positions
+    // A lone rotary warpgroup takes what the producer and the consumers
+    // leave of the pool: 104 next to two consumers of 184 (512 - 40 - 368),
+    // 208 next to one of 256 (three warpgroups' 504 - 40 - 256), so that its
+    // rotation does not spill (the f16 half-split backward with positions
     // spilled 4 bytes at 104 once its consumer stored through smem).
     if (plan.ctasPerSm == 1 && plan.rotaryReplicas == 1)
       plan.registers.rotary =
