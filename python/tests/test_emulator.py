@@ -114,6 +114,9 @@ def test_sm100a_matches_reference(case, kernels):
 VARIANT_CASES = [
     ("sm_90a", em.Case("forward", 64, "bf16", "half_split", positions=True)),
     ("sm_90a", em.Case("backward", 64, "f16", "interleaved", positions=True, rotate_v=True)),
+    # Positions read as the tile arrives, the angles after the softmax (rotary-angles
+    # after-softmax, the default at head dim 64 with positions and without rotate_v).
+    ("sm_90a", em.Case("backward", 64, "bf16", "half_split", positions=True)),
     ("sm_100a", em.Case("forward", 128, "bf16", "interleaved", rotate_v=True)),
     ("sm_100a", em.Case("backward", 64, "bf16", "half_split", positions=True, rotate_v=True)),
     ("sm_100a", em.Case("backward", 128, "f16", "interleaved", positions=True)),
@@ -150,9 +153,11 @@ def test_rotary_variants_match_reference(chip, case, kernels):
 # The backward at head dim 128 has one rotary warpgroup of 208 registers (two of 104 with
 # --rotary-warpgroups=2, the interleaved positions default until session 27) and one consumer
 # of 256 registers that reads its tile's angles once and stores through smem; the
-# forward at head dim 64 launches chunked, two CTAs an SM, each with a rotary warpgroup of 72
-# registers next to a consumer of 128 (16 tiles a CTA: on one SM the 18 tiles take two CTAs),
-# with rotate_v 64 and 136 (32 tiles).
+# half-split forward at head dim 64 without positions or rotate_v launches chunked, two CTAs an
+# SM, each with a rotary warpgroup of 72 registers next to a consumer of 128 (16 tiles a CTA:
+# on one SM the 18 tiles take two CTAs), and so do the others when asked, with rotate_v 64 and
+# 136 (32 tiles); by default (session 28) the others launch persistent: interleaved one rotary
+# warpgroup and two consumers, with positions or rotate_v two and one.
 ONE_RWG = [("load", 40), ("rotary", 104), ("compute", 184)]
 TWO_RWG = [("load", 40), ("rotary", 104), ("compute", 256)]
 # One rotary warpgroup and one consumer (three warpgroups, a pool of 504): the rotary
@@ -164,8 +169,12 @@ RWG_CASES = [
     (em.Case("forward", 128, "bf16", "half_split"), (), TWO_RWG),
     (em.Case("forward", 128, "bf16", "half_split"), ("--rotary-warpgroups=1",), ONE_RWG),
     (em.Case("forward", 128, "f16", "interleaved", positions=True, rotate_v=True), (), TWO_RWG),
-    (em.Case("forward", 64, "f16", "interleaved", positions=True, rotate_v=True), (), CHUNKED_RWG_V),
-    (em.Case("forward", 64, "bf16", "interleaved"), (), CHUNKED_RWG),
+    (em.Case("forward", 64, "f16", "interleaved", positions=True, rotate_v=True), (), TWO_RWG),
+    (em.Case("forward", 64, "f16", "interleaved", positions=True, rotate_v=True),
+     ("--schedule=chunked",), CHUNKED_RWG_V),
+    (em.Case("forward", 64, "bf16", "interleaved"), (), ONE_RWG),
+    (em.Case("forward", 64, "bf16", "half_split"), (), CHUNKED_RWG),
+    (em.Case("forward", 64, "bf16", "interleaved"), ("--schedule=chunked",), CHUNKED_RWG),
     (em.Case("forward", 64, "bf16", "half_split", positions=True), ("--schedule=strided",), TWO_RWG),
     (em.Case("backward", 64, "bf16", "interleaved", rotate_v=True), (), ONE_RWG),
     (em.Case("backward", 64, "bf16", "half_split"), ("--rotary-warpgroups=2",), TWO_RWG),

@@ -90,6 +90,11 @@ mlir::blockattn::lowering::buildKernelParams(func::FuncOp func,
       uses[rows.getDest()].pointer = true;
     } else if (auto rows = dyn_cast<LoadRowsOp>(op)) {
       uses[rows.getSource()].pointer = true;
+    } else if (auto read = dyn_cast<LoadPositionsOp>(op)) {
+      if (!uses.count(read.getPositions()))
+        return op->emitOpError()
+               << "positions must be an argument of the kernel function";
+      uses[read.getPositions()].pointer = true;
     } else if (auto loop = dyn_cast<TileLoopOp>(op)) {
       uses[loop.getCuSeqlens()].pointer = true;
     } else if (isa<TraceAnchorOp, TraceLaneOp>(op)) {

@@ -116,6 +116,9 @@ public:
 /// (Types.cpp).
 std::shared_ptr<FragmentLayout> accumulatorLayout(warpspec::AccType type);
 
+/// The row layout of a !warpspec.rows value: that of any tile with its rows.
+std::shared_ptr<FragmentLayout> rowsLayout(warpspec::RowsType type);
+
 /// A register tile: its type, layout and per-thread registers (the values
 /// the type converter gives a !warpspec.acc). f32 tiles hold one value per
 /// register; 16-bit tiles hold packed pairs (register 2i and 2i+1, which are

@@ -121,24 +121,30 @@ FailureOr<AngleSource> bindAngles(KernelBuilder &e, OpTy op, Value row,
   return a;
 }
 
-/// The position of tile row `r` (i32), clamped into the table (theta: at
-/// least 0).
-Value positionOf(KernelBuilder &e, const AngleSource &a, Value r) {
-  Value p;
-  if (a.positions) {
-    Value token = e.add(a.row, r);
-    // Clamped like the position itself: never past the positions tensor.
-    token = LLVM::UMinOp::create(e.b, e.loc, token,
-                                 e.sub(a.numPositions, e.i32(1)));
-    Value ptr = LLVM::GEPOp::create(e.b, e.loc, e.globalPtrT(), e.i32T(),
-                                    a.positions, ValueRange{token});
-    p = e.load(e.i32T(), ptr, 4);
-  } else {
-    p = e.add(a.position, r);
-  }
+/// positions[row + r] (i32), the token clamped into the tensor of
+/// `numPositions` (like the position itself: never read past its end).
+Value readPosition(KernelBuilder &e, Value positions, Value numPositions,
+                   Value row, Value r) {
+  Value token = e.add(row, r);
+  token =
+      LLVM::UMinOp::create(e.b, e.loc, token, e.sub(numPositions, e.i32(1)));
+  Value ptr = LLVM::GEPOp::create(e.b, e.loc, e.globalPtrT(), e.i32T(),
+                                  positions, ValueRange{token});
+  return e.load(e.i32T(), ptr, 4);
+}
+
+/// Position `p` (i32) clamped into the table (theta: at least 0).
+Value clampPosition(KernelBuilder &e, const AngleSource &a, Value p) {
   if (a.tableRows)
     p = LLVM::SMinOp::create(e.b, e.loc, p, e.sub(a.tableRows, e.i32(1)));
   return LLVM::SMaxOp::create(e.b, e.loc, p, e.i32(0));
+}
+
+/// The position of tile row `r` (i32), clamped into the table.
+Value positionOf(KernelBuilder &e, const AngleSource &a, Value r) {
+  Value p = a.positions ? readPosition(e, a.positions, a.numPositions, a.row, r)
+                        : e.add(a.position, r);
+  return clampPosition(e, a, p);
 }
 
 Value callIntrinsic(KernelBuilder &e, StringRef name, Value x) {
@@ -297,7 +303,8 @@ struct RotaryBuilder : KernelBuilder {
       : KernelBuilder(rewriter, op), rewriter(rewriter) {}
   ConversionPatternRewriter &rewriter;
   LogicalResult lower(RotateOp op, RotateOp::Adaptor adaptor);
-  LogicalResult lower(RotaryAnglesOp op, RotaryAnglesOp::Adaptor adaptor);
+  LogicalResult lower(RotaryAnglesOp op, ArrayRef<ValueRange> operands);
+  LogicalResult lower(LoadPositionsOp op, ArrayRef<ValueRange> operands);
   LogicalResult lower(RotateTileOp op, ArrayRef<ValueRange> adaptor);
 };
 
@@ -313,9 +320,18 @@ struct RotateLowering : ConvertOpToLLVMPattern<RotateOp> {
 struct RotaryAnglesLowering : ConvertOpToLLVMPattern<RotaryAnglesOp> {
   using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
   LogicalResult
-  matchAndRewrite(RotaryAnglesOp op, OpAdaptor adaptor,
+  matchAndRewrite(RotaryAnglesOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    return RotaryBuilder(rewriter, op).lower(op, adaptor);
+    return RotaryBuilder(rewriter, op).lower(op, adaptor.getOperands());
+  }
+};
+
+struct LoadPositionsLowering : ConvertOpToLLVMPattern<LoadPositionsOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(LoadPositionsOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    return RotaryBuilder(rewriter, op).lower(op, adaptor.getOperands());
   }
 };
 
@@ -656,7 +672,8 @@ findPairs(Operation *op, const FragmentLayout &layout, int64_t d,
 }
 
 /// Calls `body(slot, first, second, cos, sin)` for each pair of each row
-/// slot of the thread, with the pair's angle at the row's position.
+/// slot of the thread, with the pair's angle at the row's position (read
+/// here, or given per row slot in `rowPositions`).
 ///
 /// The table reads are the cost here: a warp's read touches 8 rows (8 cache
 /// lines) whatever its width, so the number of reads is what counts. With
@@ -667,7 +684,8 @@ findPairs(Operation *op, const FragmentLayout &layout, int64_t d,
 static void forEachPairAngle(
     KernelBuilder &e, const FragmentLayout &layout, const AngleSource &angles,
     ArrayRef<std::pair<int64_t, int64_t>> pairs, bool widen,
-    function_ref<void(int64_t, int64_t, int64_t, Value, Value)> body) {
+    function_ref<void(int64_t, int64_t, int64_t, Value, Value)> body,
+    ValueRange rowPositions = {}) {
   Value colBase = layout.colBase(e);
   // Pair index: column (half-split) or column / 2 (interleaved; the column
   // base and the first offset are even), a run-time base plus a constant.
@@ -680,7 +698,9 @@ static void forEachPairAngle(
                                                   : layout.colOffset(reg));
   };
   for (int64_t slot = 0; slot < layout.numRowSlots(); ++slot) {
-    Value p = positionOf(e, angles, layout.rowIndex(e, slot));
+    Value p = rowPositions.empty()
+                  ? positionOf(e, angles, layout.rowIndex(e, slot))
+                  : clampPosition(e, angles, rowPositions[slot]);
     if (angles.pinPositions)
       p = e.pinRegisters({p}).front();
     SmallVector<std::pair<int64_t, int64_t>> slotPairs;
@@ -704,13 +724,14 @@ static void forEachPairAngle(
 }
 
 LogicalResult RotaryBuilder::lower(RotaryAnglesOp op,
-                                   RotaryAnglesOp::Adaptor adaptor) {
+                                   ArrayRef<ValueRange> operands) {
+  RotaryAnglesOp::GenericAdaptor<ArrayRef<ValueRange>> adaptor(operands, op);
   AccType type = op.getAngles().getType();
   std::shared_ptr<FragmentLayout> layout = accumulatorLayout(type);
   int64_t d = type.getShape()[1];
   FailureOr<AngleSource> angles =
-      bindAngles(*this, op, adaptor.getRow(), adaptor.getPosition(), d,
-                 /*inverse=*/false);
+      bindAngles(*this, op, adaptor.getRow().front(),
+                 adaptor.getPosition().front(), d, /*inverse=*/false);
   if (failed(angles))
     return failure();
   auto pairs = findPairs(op, *layout, d, angles->interleaved);
@@ -722,8 +743,30 @@ LogicalResult RotaryBuilder::lower(RotaryAnglesOp op,
       [&](int64_t, int64_t first, int64_t second, Value c, Value s) {
         result.regs[first] = c;
         result.regs[second] = s;
-      });
+      },
+      adaptor.getRowPositions());
   rewriter.replaceOpWithMultiple(op, {result.regs});
+  return success();
+}
+
+LogicalResult RotaryBuilder::lower(LoadPositionsOp op,
+                                   ArrayRef<ValueRange> operands) {
+  LoadPositionsOp::GenericAdaptor<ArrayRef<ValueRange>> adaptor(operands, op);
+  ArgParams positions = ArgParams::of(op.getPositions());
+  auto type = cast<MemRefType>(op.getPositions().getType());
+  Value count = !positions.sizes.empty() && positions.sizes[0]
+                    ? positions.sizes[0]
+                : type.isDynamicDim(0) ? Value()
+                                       : i32(type.getDimSize(0));
+  if (!positions.pointer || !count)
+    return op.emitOpError() << "positions must be a kernel parameter";
+  std::shared_ptr<FragmentLayout> layout = rowsLayout(op.getValue().getType());
+  Value row = asI32(adaptor.getRow().front());
+  SmallVector<Value> values;
+  for (int64_t slot = 0; slot < layout->numRowSlots(); ++slot)
+    values.push_back(readPosition(*this, positions.pointer, count, row,
+                                  layout->rowIndex(*this, slot)));
+  rewriter.replaceOpWithMultiple(op, {values});
   return success();
 }
 
@@ -786,6 +829,6 @@ LogicalResult RotaryBuilder::lower(RotateTileOp op,
 void mlir::blockattn::populateWarpSpecRotaryToNVVMPatterns(
     LLVMTypeConverter &converter, const TargetInfo &,
     RewritePatternSet &patterns) {
-  patterns.add<RotateLowering, RotaryAnglesLowering, RotateTileLowering>(
-      converter);
+  patterns.add<RotateLowering, RotaryAnglesLowering, RotateTileLowering,
+               LoadPositionsLowering>(converter);
 }

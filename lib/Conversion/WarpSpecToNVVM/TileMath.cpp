@@ -840,13 +840,6 @@ static Value rowElement(KernelBuilder &e, const ArgParams &memref,
                              memref.pointer, ValueRange{index});
 }
 
-/// The row layout of a !warpspec.rows value: that of any tile with its rows.
-static std::shared_ptr<FragmentLayout> rowsLayout(RowsType type) {
-  return accumulatorLayout(AccType::get(type.getContext(),
-                                        {type.getNumRows(), type.getNumRows()},
-                                        type.getElementType()));
-}
-
 LogicalResult
 StoreRowsLowering::matchAndRewrite(StoreRowsOp op, OneToNOpAdaptor adaptor,
                                    ConversionPatternRewriter &rewriter) const {

@@ -60,6 +60,13 @@ mlir::blockattn::lowering::accumulatorLayout(AccType type) {
   return std::make_shared<WgmmaAccumulatorLayout>(type.getShape()[1]);
 }
 
+std::shared_ptr<FragmentLayout>
+mlir::blockattn::lowering::rowsLayout(RowsType type) {
+  return accumulatorLayout(AccType::get(type.getContext(),
+                                        {type.getNumRows(), type.getNumRows()},
+                                        type.getElementType()));
+}
+
 Value FragmentLayout::rowIndex(KernelBuilder &e, int64_t slot) const {
   return e.add(rowBase(e), e.i32(rowOffset(slot)));
 }

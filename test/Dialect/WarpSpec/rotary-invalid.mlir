@@ -699,3 +699,55 @@ func.func @negative_rotary_angles_tables_and_theta(%i: i32, %cos: !tab,
       : !warpspec.acc<64x128xf32>
   return
 }
+
+// -----
+
+!tab = memref<?x64xf32>
+
+// The rows' positions come from one place: read here from a positions
+// tensor, or read before by warpspec.load_positions.
+func.func @negative_rotary_angles_positions_twice(
+    %i: i32, %cos: !tab, %sin: !tab, %positions: memref<?xi32>,
+    %read: !warpspec.rows<64xi32>) {
+  // expected-error @+1 {{'warpspec.rotary_angles' op takes its rows' positions from a positions tensor or from row_positions, not both}}
+  %g = warpspec.rotary_angles rows(%i) row(%i) position(%i)
+      cos(%cos, %sin : !tab, !tab) positions(%positions : memref<?xi32>)
+      row_positions(%read : !warpspec.rows<64xi32>) {interleaved = false}
+      : !warpspec.acc<64x128xf32>
+  return
+}
+
+// -----
+
+!tab = memref<?x64xf32>
+
+// row_positions are i32 positions of the tile's rows.
+func.func @negative_rotary_angles_row_positions_f32(
+    %i: i32, %cos: !tab, %sin: !tab, %read: !warpspec.rows<64xf32>) {
+  // expected-error @+1 {{'warpspec.rotary_angles' op row_positions must be !warpspec.rows<64xi32>, got '!warpspec.rows<64xf32>'}}
+  %g = warpspec.rotary_angles rows(%i) row(%i) position(%i)
+      cos(%cos, %sin : !tab, !tab)
+      row_positions(%read : !warpspec.rows<64xf32>) {interleaved = false}
+      : !warpspec.acc<64x128xf32>
+  return
+}
+
+// -----
+
+// warpspec.load_positions reads an i32 positions tensor [T].
+func.func @negative_load_positions_f32(%i: i32, %positions: memref<?xf32>) {
+  // expected-error @+1 {{'warpspec.load_positions' op positions must be a rank-1 memref of i32, got 'memref<?xf32>'}}
+  %p = warpspec.load_positions %positions[%i]
+      : memref<?xf32> -> !warpspec.rows<64xi32>
+  return
+}
+
+// -----
+
+// ... into the i32 per-row values of one warpgroup's 64-row register tile.
+func.func @negative_load_positions_rows(%i: i32, %positions: memref<?xi32>) {
+  // expected-error @+1 {{'warpspec.load_positions' op reads the positions of a 64-row register tile into !warpspec.rows<64xi32>, got '!warpspec.rows<128xi32>'}}
+  %p = warpspec.load_positions %positions[%i]
+      : memref<?xi32> -> !warpspec.rows<128xi32>
+  return
+}

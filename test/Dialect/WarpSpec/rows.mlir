@@ -3,7 +3,7 @@
 
 // Round trip of the per-row forms of causal attention and the log-sum-exp:
 // softmax with causal and its lse result, softmax_grad with dlse,
-// store_rows and load_rows.
+// store_rows and load_rows; load_positions and rotary_angles row_positions.
 
 // CHECK-LABEL: func.func @rows
 // CHECK: %{{.*}}, %{{.*}}, %[[LSE:.*]] = warpspec.softmax %{{.*}} valid_cols(%{{.*}}) scale(%{{.*}}) causal : <64x64xf32> -> <64x64xbf16>, <64xf32>, !warpspec.rows<64xf32>
@@ -44,5 +44,21 @@ func.func @causal_dynamic_row_offset(%s: !warpspec.acc<64x128xf32>, %i: i32, %sc
                                      %off: i32) {
   %p, %l, %x = warpspec.softmax %s valid_cols(%i) scale(%scale) causal dynamic_row_offset(%off)
       : !warpspec.acc<64x128xf32> -> !warpspec.acc<64x128xbf16>, !warpspec.rows<64xf32>, !warpspec.rows<64xf32>
+  return
+}
+
+// The positions of a register tile's rows, read ahead of the angles that
+// warpspec.rotary_angles then reads at them (row_positions).
+// CHECK-LABEL: func.func @row_positions
+// CHECK: %[[READ:.*]] = warpspec.load_positions %{{.*}}[%{{.*}}] : memref<?xi32> -> <64xi32>
+// CHECK: warpspec.rotary_angles rows(%{{.*}}) row(%{{.*}}) position(%{{.*}}) cos(%{{.*}}, %{{.*}} : memref<?x64xf32>, memref<?x64xf32>) row_positions(%[[READ]] : !warpspec.rows<64xi32>) {interleaved = true} : <64x128xf32>
+func.func @row_positions(%i: i32, %positions: memref<?xi32>,
+                         %cos: memref<?x64xf32>, %sin: memref<?x64xf32>) {
+  %read = warpspec.load_positions %positions[%i]
+      : memref<?xi32> -> !warpspec.rows<64xi32>
+  %angles = warpspec.rotary_angles rows(%i) row(%i) position(%i)
+      cos(%cos, %sin : memref<?x64xf32>, memref<?x64xf32>)
+      row_positions(%read : !warpspec.rows<64xi32>) {interleaved = true}
+      : !warpspec.acc<64x128xf32>
   return
 }

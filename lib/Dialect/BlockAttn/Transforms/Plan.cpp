@@ -358,13 +358,21 @@ LogicalResult numStagesError(Failure fail, const TuningOptions &options) {
               options.numStages);
 }
 
-/// rotary-angles=per-tile refused for the rotary backward above head dim
-/// 128 (both of its sm_90a plans): its gradients are turned back a group of
-/// column chunks at a time (storeOutputInChunks), each group reading its own
-/// angles.
-LogicalResult perTileAnglesAboveMaxOutputCols(Failure fail) {
-  return fail("rotary-angles=per-tile does not apply above head_dim ",
-              KernelShape::kMaxOutputCols,
+/// Whether `rotary-angles` asks for one set of angles per tile (per-tile or
+/// after-softmax).
+bool asksAnglesPerTile(const TuningOptions &options) {
+  return options.rotaryAngles == RotaryAngles::per_tile ||
+         options.rotaryAngles == RotaryAngles::after_softmax;
+}
+
+/// rotary-angles=per-tile (or after-softmax) refused for the rotary
+/// backward above head dim 128 (both of its sm_90a plans): its gradients
+/// are turned back a group of column chunks at a time (storeOutputInChunks),
+/// each group reading its own angles.
+LogicalResult perTileAnglesAboveMaxOutputCols(const TuningOptions &options,
+                                              Failure fail) {
+  return fail("rotary-angles=", stringifyRotaryAngles(options.rotaryAngles),
+              " does not apply above head_dim ", KernelShape::kMaxOutputCols,
               ": the gradients are turned back a group of column chunks "
               "at a time, each group reading its own angles");
 }
@@ -440,22 +448,36 @@ bool largeBlockWideForward(const KernelShape &shape) {
          shape.headDim > KernelShape::kMaxOutputCols;
 }
 
-/// The sm_90a rotary forward at head dim 64 (block size 64), which launches
-/// chunked under `auto` with a rotary warpgroup in each of the two CTAs an
-/// SM holds, 16 tiles a CTA (32 with rotate_v): H200, seed, run 13 of the
-/// rotary log (docs/performance-notes.md#fused-rotary-embeddings-sm_90a):
-/// 3-17% faster than the persistent launch with two rotary warpgroups, the
-/// rotation of one CTA overlapping the other's products; 8 tiles a CTA
-/// gained 1-7%.
-bool chunkedRotaryForward(const KernelShape &shape) {
+/// The sm_90a rotary forward at head dim 64 (block size 64, one query head
+/// per k/v head): launched chunked (by default or when asked), a rotary
+/// warpgroup in each of the two CTAs an SM holds.
+bool rotaryForward64(const KernelShape &shape) {
   return !shape.backward && shape.hasRotary() && shape.headDim == 64 &&
          shape.blockSize == 64 && shape.group == 1;
 }
 
+/// The sm_90a rotary forward at head dim 64 (block size 64) that launches
+/// chunked under `auto` with a rotary warpgroup in each of the two CTAs an
+/// SM holds, 16 tiles a CTA: the half-split one without positions or
+/// rotate_v. H200, seed, run 13 of the rotary log
+/// (docs/performance-notes.md#fused-rotary-embeddings-sm_90a): 3-17% faster
+/// than the persistent launch with two rotary warpgroups, the rotation of
+/// one CTA overlapping the other's products. Since the backward's rotary
+/// warpgroup and the smem stores the balance has turned for the others (run
+/// 17, H100s, seed-d64): persistent, the interleaved forwards and those
+/// with positions or rotate_v run 1.01-1.05x the plain forward instead of
+/// 1.04-1.13x (a rotary warpgroup of 104 registers, not 64 or 72, which
+/// reads its tables further ahead); the half-split one 1.055 against 1.045.
+bool chunkedRotaryForward(const KernelShape &shape) {
+  return rotaryForward64(shape) && shape.rotary == RotaryMode::half_split &&
+         !shape.hasPositions && !shape.rotateV;
+}
+
 /// Which sm_90a kernels launch chunked unless told otherwise: those without
 /// rotary embeddings (docs/performance-notes.md#chunked-launch), and the
-/// rotary forward at head dim 64 unless its rotary warpgroup is turned off
-/// or asked for twice (chunkedRotaryForward: one fits each of two CTAs). Not at
+/// half-split rotary forward at head dim 64 without positions or rotate_v
+/// unless its rotary warpgroup is turned off or asked for twice
+/// (chunkedRotaryForward: one fits each of two CTAs). Not at
 /// head dim 96: there the chunked launch's one consumer (216 registers at two
 /// CTAs per SM) spills 4 bytes, the persistent launch's two (232 each) do
 /// not (ptxas, CUDA 13.0; not timed). The half-split rotary backward at head
@@ -555,7 +577,7 @@ int64_t chunkedTilesPerCta(const KernelShape &shape, int64_t slotBytes) {
   int64_t tiles = tilesOfChunkLoads(slotBytes);
   // With rotate_v (a third tile to rotate) twice as many again: 32 tiles
   // measured 1-14% faster than 16 there, the same without it (run 13).
-  if (chunkedRotaryForward(shape))
+  if (rotaryForward64(shape))
     return (shape.rotateV ? 4 : 2) * tiles;
   // Two consumers a CTA (the plain forward at head dim 32) get the load
   // bytes of one each: 32 tiles measured 0.433-0.439 against 0.457-0.464 ms
@@ -601,6 +623,21 @@ bool anglesPerTileByDefault(const KernelShape &shape, const KernelPlan &plan) {
   return plan.rotaryWarpgroup &&
          (shape.headDim == 64 ||
           (shape.headDim == 128 && plan.numConsumers == 1));
+}
+
+/// Whether the per-tile angles are read after the softmax under `auto`
+/// (KernelPlan::anglesAfterSoftmax): at head dim 64 with a positions tensor
+/// and tables, without rotate_v. Read as the tile arrives, the table reads
+/// wait for the positions' round trip first, and the consumer with them;
+/// split, the positions are read as the tile arrives and the tables after
+/// the softmax (H100, seed-d64, run 16 of docs/performance-notes.md:
+/// half-split 4% and interleaved 3% faster). With rotate_v dv needs the
+/// angles sooner (half-split 1% slower), and at head dim 128 the later
+/// table reads cost more than the positions' wait saved (4% slower
+/// half-split; every other placement of the split too).
+bool anglesAfterSoftmaxByDefault(const KernelShape &shape) {
+  return shape.headDim == 64 && shape.hasPositions && !shape.rotaryTheta &&
+         !shape.rotateV;
 }
 
 /// The grouped-query backward's rings: "kv" two slots deep when that leaves
@@ -1781,8 +1818,8 @@ planSm90aLargeBlockColumnPasses(const KernelShape &shape,
                 "apply");
   // The rotary kernels turn their gradients back a 64-column chunk at a
   // time, each reading its own angles.
-  if (options.rotaryAngles == RotaryAngles::per_tile && shape.hasRotary())
-    return perTileAnglesAboveMaxOutputCols(fail);
+  if (asksAnglesPerTile(options) && shape.hasRotary())
+    return perTileAnglesAboveMaxOutputCols(options, fail);
   KernelPlan plan;
   if (failed(planColumnPassLaunch(Chip::sm_90a, shape, options, plan, fail)))
     return failure();
@@ -1894,15 +1931,20 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
                                                 : defaultConsumers(shape);
   // Not above head dim 128: the gradients are turned back chunk group by
   // chunk group there, each reading its own angles (storeOutputInChunks).
-  if (options.rotaryAngles == RotaryAngles::per_tile && shape.backward &&
-      shape.hasRotary() && shape.headDim > KernelShape::kMaxOutputCols)
-    return perTileAnglesAboveMaxOutputCols(fail);
+  if (asksAnglesPerTile(options) && shape.backward && shape.hasRotary() &&
+      shape.headDim > KernelShape::kMaxOutputCols)
+    return perTileAnglesAboveMaxOutputCols(options, fail);
   plan.anglesPerTile = shape.backward && shape.hasRotary() &&
                        !largeBlockBackward(shape) &&
                        shape.headDim <= KernelShape::kMaxOutputCols &&
-                       (options.rotaryAngles == RotaryAngles::per_tile ||
+                       (asksAnglesPerTile(options) ||
                         (options.rotaryAngles == RotaryAngles::automatic &&
                          anglesPerTileByDefault(shape, plan)));
+  plan.anglesAfterSoftmax =
+      plan.anglesPerTile &&
+      (options.rotaryAngles == RotaryAngles::after_softmax ||
+       (options.rotaryAngles == RotaryAngles::automatic &&
+        anglesAfterSoftmaxByDefault(shape)));
   plan.pFromSmem = options.pOperand == POperand::smem;
   plan.stageOutput = options.oStore != OStore::registers;
   plan.bulkStore = options.oStore == OStore::tma;

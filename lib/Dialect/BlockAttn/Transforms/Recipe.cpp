@@ -371,15 +371,26 @@ RotateOp rotateColumnPart(OpBuilder &b, Location loc, const KernelSpec &spec,
 
 /// The angles of a [block, D] register tile's rotary pairs, read once per
 /// tile, ahead of the products whose results they turn back (which hides
-/// the table reads' latency) and shared by the tile's gradients.
+/// the table reads' latency) and shared by the tile's gradients. With
+/// `rowPositions` (a warpspec.load_positions), at the positions read there
+/// instead of reading them here.
 Value rotaryAngles(OpBuilder &b, Location loc, const KernelSpec &spec,
-                   const TileRows &at) {
+                   const TileRows &at, Value rowPositions) {
   auto type = AccType::get(b.getContext(), {spec.tileRows(), spec.headDim},
                            b.getF32Type());
   return RotaryAnglesOp::create(
       b, loc, type, at.rows, at.row, at.position, spec.cos, spec.sin,
-      spec.positions, b.getBoolAttr(spec.rotary == RotaryMode::interleaved),
+      rowPositions ? Value() : spec.positions, rowPositions,
+      b.getBoolAttr(spec.rotary == RotaryMode::interleaved),
       thetaAttr(b, spec));
+}
+
+/// The positions of a 64-row register tile's rows (warpspec.load_positions),
+/// for a later rotaryAngles.
+Value loadRowPositions(OpBuilder &b, Location loc, const KernelSpec &spec,
+                       Value row) {
+  auto type = RowsType::get(b.getContext(), spec.tileRows(), b.getI32Type());
+  return LoadPositionsOp::create(b, loc, type, spec.positions, row);
 }
 
 /// The gradient with respect to the un-rotated input from the gradient with

@@ -204,9 +204,15 @@ void buildRotaryPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
 
 /// The angles of a [block, D] register tile's rotary pairs, read once per
 /// tile, ahead of the products whose results they turn back (which hides
-/// the table reads' latency) and shared by the tile's gradients.
+/// the table reads' latency) and shared by the tile's gradients. With
+/// `rowPositions` (loadRowPositions), at the positions read there.
 Value rotaryAngles(OpBuilder &b, Location loc, const KernelSpec &spec,
-                   const TileRows &at);
+                   const TileRows &at, Value rowPositions = Value());
+
+/// The positions of the rows of a 64-row tile whose first row is `row`
+/// (warpspec.load_positions), for a later rotaryAngles.
+Value loadRowPositions(OpBuilder &b, Location loc, const KernelSpec &spec,
+                       Value row);
 
 /// The gradient with respect to the un-rotated input from the gradient with
 /// respect to the rotated one (the transposed rotation, in f32), with the

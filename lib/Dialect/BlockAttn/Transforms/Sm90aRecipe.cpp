@@ -33,6 +33,11 @@ struct ConsumerContext {
   // The rotary backward's angles, read once as the tile arrives
   // (KernelPlan::anglesPerTile); null when each product reads its own.
   Value angles;
+  // KernelPlan::anglesAfterSoftmax: the angles are read after the softmax,
+  // at the positions of the tile's rows read as it arrived (with a
+  // positions tensor).
+  bool anglesAfterSoftmax = false;
+  Value rowPositions;
 };
 
 /// The compute partition's shell: `plan.numConsumers` consumer warpgroups
@@ -189,8 +194,13 @@ void buildHopperKernel(
   if (spec.hasRotary() && (spec.backward || !rotated))
     c.position = tilePosition(b, loc, spec, c.slot);
   // Issued before the wait for the rotated signal, the table reads overlap
-  // that wait and the tile's first products.
-  if (plan.anglesPerTile)
+  // that wait and the tile's first products. With anglesAfterSoftmax only a
+  // positions tensor is read here, and the tables after the softmax
+  // (buildBackwardBody), so that they do not wait for the positions.
+  c.anglesAfterSoftmax = plan.anglesAfterSoftmax;
+  if (plan.anglesAfterSoftmax && spec.positions)
+    c.rowPositions = loadRowPositions(b, loc, spec, c.row);
+  else if (plan.anglesPerTile && !plan.anglesAfterSoftmax)
     c.angles = rotaryAngles(b, loc, spec, {c.row, c.rows, c.position});
   if (rotated) {
     // The rotary warpgroup has rotated the slot once this signal arrives;
@@ -339,6 +349,12 @@ void buildBackwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
   maskToBlocks(b, softmax, spec, blockEnds(b, loc, spec, c.slot));
   Value p = softmax.getProbs();
   WriteOp::create(b, loc, p, c.pScratch);
+  // KernelPlan::anglesAfterSoftmax: the positions read as the tile arrived
+  // have come by now, so the table reads issue without waiting, a product
+  // and dS before the first gradient turns back.
+  if (c.anglesAfterSoftmax)
+    c.angles =
+        rotaryAngles(b, loc, spec, {c.row, c.rows, c.position}, c.rowPositions);
   Value dp = MmaOp::create(b, loc, square32, viewHere(b, loc, spec, dout),
                            viewHere(b, loc, spec, v), false, true);
   Value ds =

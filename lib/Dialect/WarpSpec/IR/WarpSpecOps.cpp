@@ -1972,8 +1972,32 @@ LogicalResult RotaryAnglesOp::verify() {
   AccType angles = getAngles().getType();
   if (!angles.getElementType().isF32() || angles.getShape().size() != 2)
     return emitOpError() << "produces an f32 register tile, got " << angles;
+  if (Value read = getRowPositions()) {
+    if (getPositions())
+      return emitOpError() << "takes its rows' positions from a positions "
+                              "tensor or from row_positions, not both";
+    auto rows = cast<RowsType>(read.getType());
+    if (rows.getNumRows() != angles.getShape()[0] ||
+        !rows.getElementType().isSignlessInteger(32))
+      return emitOpError() << "row_positions must be !warpspec.rows<"
+                           << angles.getShape()[0] << "xi32>, got " << rows;
+  }
   return verifyRotaryOperands(*this, angles.getShape()[1], getCos(), getSin(),
                               getPositions(), getTheta());
+}
+
+LogicalResult LoadPositionsOp::verify() {
+  auto type = cast<MemRefType>(getPositions().getType());
+  if (type.getRank() != 1 || !type.getElementType().isSignlessInteger(32))
+    return emitOpError() << "positions must be a rank-1 memref of i32, got "
+                         << type;
+  RowsType rows = getValue().getType();
+  // The rows of one warpgroup's register tile (accumulatorLayout).
+  if (rows.getNumRows() != 64 || !rows.getElementType().isSignlessInteger(32))
+    return emitOpError() << "reads the positions of a 64-row register tile "
+                            "into !warpspec.rows<64xi32>, got "
+                         << rows;
+  return success();
 }
 
 LogicalResult SoftmaxGradOp::verify() {

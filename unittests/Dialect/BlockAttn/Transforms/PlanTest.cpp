@@ -530,27 +530,51 @@ TEST(Sm90aPlan, RotaryKernelsLaunchAsMeasured) {
       plan(Chip::sm_90a, shape(false, 128, RotaryMode::half_split));
   EXPECT_EQ(forward.tilesPerCta, 0);
   EXPECT_EQ(forward.numConsumers, 1);
-  // The forward at head dim 64: chunked, two CTAs an SM, each a producer,
-  // a rotary warpgroup of 72 registers and a consumer of 128, 16 tiles;
-  // with rotate_v 64 and 136, 32 tiles.
-  KernelPlan d64 =
-      plan(Chip::sm_90a, shape(false, 64, RotaryMode::interleaved));
+  // The half-split forward at head dim 64 without positions or rotate_v:
+  // chunked, two CTAs an SM, each a producer, a rotary warpgroup of 72
+  // registers and a consumer of 128, 16 tiles.
+  KernelPlan d64 = plan(Chip::sm_90a, shape(false, 64, RotaryMode::half_split));
   EXPECT_EQ(d64.ctasPerSm, 2);
   EXPECT_EQ(d64.tilesPerCta, 16);
   EXPECT_TRUE(d64.rotaryWarpgroup);
   EXPECT_EQ(d64.numConsumers, 1);
   EXPECT_EQ(d64.registers.rotary, 72);
   EXPECT_EQ(d64.registers.compute, 128);
-  KernelPlan d64v =
-      plan(Chip::sm_90a, shape(false, 64, RotaryMode::interleaved, true));
+  // Launched chunked on request, with rotate_v: 64 and 136, 32 tiles.
+  TuningOptions chunked;
+  chunked.schedule = Schedule::chunked;
+  KernelPlan d64v = plan(
+      Chip::sm_90a, shape(false, 64, RotaryMode::interleaved, true), chunked);
+  EXPECT_EQ(d64v.ctasPerSm, 2);
   EXPECT_EQ(d64v.tilesPerCta, 32);
   EXPECT_EQ(d64v.registers.rotary, 64);
   EXPECT_EQ(d64v.registers.compute, 136);
+  // The others persistent (run 17): interleaved, one rotary warpgroup of
+  // 104 registers and two consumers; with positions or rotate_v (and
+  // half-split), two rotary warpgroups and one consumer of 256.
+  KernelPlan interleaved64 =
+      plan(Chip::sm_90a, shape(false, 64, RotaryMode::interleaved));
+  EXPECT_EQ(interleaved64.tilesPerCta, 0);
+  EXPECT_EQ(interleaved64.ctasPerSm, 1);
+  EXPECT_TRUE(interleaved64.rotaryWarpgroup);
+  EXPECT_EQ(interleaved64.rotaryReplicas, 1);
+  EXPECT_EQ(interleaved64.registers.rotary, 104);
+  EXPECT_EQ(interleaved64.numConsumers, 2);
+  KernelShape positions64 = shape(false, 64, RotaryMode::half_split);
+  positions64.hasPositions = true;
+  KernelPlan withPositions = plan(Chip::sm_90a, positions64);
+  EXPECT_EQ(withPositions.tilesPerCta, 0);
+  EXPECT_EQ(withPositions.rotaryReplicas, 2);
+  EXPECT_EQ(withPositions.numConsumers, 1);
+  EXPECT_EQ(withPositions.registers.compute, 256);
+  EXPECT_EQ(plan(Chip::sm_90a, shape(false, 64, RotaryMode::half_split, true))
+                .tilesPerCta,
+            0);
   // Without its rotary warpgroup it stays persistent, with two consumers.
   TuningOptions off;
   off.rotaryWarpgroup = RotaryWarpgroup::off;
   KernelPlan d64off =
-      plan(Chip::sm_90a, shape(false, 64, RotaryMode::interleaved), off);
+      plan(Chip::sm_90a, shape(false, 64, RotaryMode::half_split), off);
   EXPECT_EQ(d64off.tilesPerCta, 0);
   EXPECT_EQ(d64off.numConsumers, 2);
   KernelPlan halfSplit =
@@ -611,6 +635,39 @@ TEST(Sm90aPlan, RotaryBackwardReadsItsAnglesOncePerTile) {
   EXPECT_FALSE(
       plan(Chip::sm_90a, shape(true, 64, RotaryMode::half_split), perProduct)
           .anglesPerTile);
+}
+
+TEST(Sm90aPlan, AnglesAfterTheSoftmaxAtHeadDim64WithPositions) {
+  // auto: at head dim 64 with a positions tensor and tables, the positions
+  // are read as the tile arrives and the angles after the softmax.
+  KernelShape d64 = shape(true, 64, RotaryMode::interleaved);
+  d64.hasPositions = true;
+  KernelPlan split = plan(Chip::sm_90a, d64);
+  EXPECT_TRUE(split.anglesPerTile);
+  EXPECT_TRUE(split.anglesAfterSoftmax);
+  // Not with rotate_v (dv needs the angles sooner), nor without positions,
+  // nor from theta, nor at head dim 128 (each timed slower, or untimed).
+  KernelShape rotateV = d64;
+  rotateV.rotateV = true;
+  EXPECT_FALSE(plan(Chip::sm_90a, rotateV).anglesAfterSoftmax);
+  EXPECT_FALSE(plan(Chip::sm_90a, shape(true, 64, RotaryMode::interleaved))
+                   .anglesAfterSoftmax);
+  KernelShape theta = d64;
+  theta.rotaryTheta = true;
+  EXPECT_FALSE(plan(Chip::sm_90a, theta).anglesAfterSoftmax);
+  KernelShape d128 = shape(true, 128, RotaryMode::half_split);
+  d128.hasPositions = true;
+  EXPECT_TRUE(plan(Chip::sm_90a, d128).anglesPerTile);
+  EXPECT_FALSE(plan(Chip::sm_90a, d128).anglesAfterSoftmax);
+  // Asked for, it applies wherever per-tile does, and is one set per tile.
+  TuningOptions afterSoftmax;
+  afterSoftmax.rotaryAngles = RotaryAngles::after_softmax;
+  KernelPlan forced = plan(Chip::sm_90a, d128, afterSoftmax);
+  EXPECT_TRUE(forced.anglesPerTile);
+  EXPECT_TRUE(forced.anglesAfterSoftmax);
+  EXPECT_FALSE(
+      plan(Chip::sm_90a, shape(false, 64, RotaryMode::half_split), afterSoftmax)
+          .anglesAfterSoftmax);
 }
 
 TEST(Sm90aPlan, RotaryWarpgroupTakesTheRotationOffTheConsumers) {

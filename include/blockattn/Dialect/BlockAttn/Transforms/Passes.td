@@ -80,8 +80,9 @@ def BlockAttnWarpSpecializePass
            "'chunked' (a CTA per tiles-per-cta tiles, handed out in order by "
            "the hardware) or 'auto' (the recipe picks: chunked for the "
            "sm_90a forward and backward without rotary embeddings and the "
-           "rotary forward at head dim 64, unless num-consumers asks for "
-           "more than one; else strided)">,
+           "half-split rotary forward at head dim 64 without positions or "
+           "rotate_v, unless num-consumers asks for more than one; else "
+           "strided)">,
     Option<"ctasPerSm", "ctas-per-sm", "int64_t", /*default=*/"0",
            "sm_90a: CTAs sharing an SM, which divides its registers and "
            "shared memory among them; 0 picks 2 for a chunked launch, "
@@ -132,8 +133,12 @@ def BlockAttnWarpSpecializePass
            "back: 'per-product' (before each product, held through it), "
            "'per-tile' (once, as the tile arrives, held through the whole "
            "tile: 64 registers at head dim 128, for a consumer of 256; refused "
-           "above 128, where each group of column chunks reads its own) or "
-           "'auto' (the recipe picks: per-tile where a rotary warpgroup "
+           "above 128, where each group of column chunks reads its own), "
+           "'after-softmax' (once, after the tile's softmax, held through "
+           "the gradients; a positions tensor is read as the tile arrives; "
+           "refused above 128 as per-tile) or 'auto' (the recipe picks: "
+           "after-softmax at head dim 64 with a positions tensor and tables "
+           "without rotate_v, per-tile elsewhere where a rotary warpgroup "
            "rotates the slots at head dim 64, and at 128 with one consumer; "
            "else per-product)">,
     Option<"slotParts", "slot-parts", "int64_t", /*default=*/"0",

@@ -238,6 +238,10 @@ struct KernelPlan {
   /// as the tile arrives, and holds them for all of the tile's gradients,
   /// instead of before each product that makes one (`rotary-angles`).
   bool anglesPerTile = false;
+  /// With anglesPerTile: the angles are read after the tile's softmax, and
+  /// a positions tensor as the tile arrives (`rotary-angles=after-softmax`),
+  /// so that the table reads do not wait for the positions.
+  bool anglesAfterSoftmax = false;
   RegisterPlan registers;
 };
 

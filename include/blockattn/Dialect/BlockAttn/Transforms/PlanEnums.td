@@ -56,7 +56,8 @@ def BlockAttn_RotaryAngles
                          "when the sm_90a backward reads its gradients' angles", [
     I32EnumCase<"automatic", 0, "auto">,
     I32EnumCase<"per_product", 1, "per-product">,
-    I32EnumCase<"per_tile", 2, "per-tile">]>;
+    I32EnumCase<"per_tile", 2, "per-tile">,
+    I32EnumCase<"after_softmax", 3, "after-softmax">]>;
 
 def BlockAttn_GroupRoles
     : BlockAttn_PlanEnum<"GroupRoles",

@@ -1191,17 +1191,64 @@ def WarpSpec_RotaryAnglesOp : WarpSpec_Op<"rotary_angles",
         {interleaved = false, inverse}
         : !warpspec.acc<64x128xf32> -> !warpspec.acc<64x128xf32>
     ```
+
+    With `row_positions`, the rows' positions are those a
+    `warpspec.load_positions` read before (instead of `positions`, which
+    this op would read itself, just before the table reads that need them):
+    the positions' round trip then overlaps whatever runs between the two.
+
+    ```mlir
+    %p = warpspec.load_positions %positions[%row]
+        : memref<?xi32> -> !warpspec.rows<64xi32>
+    %angles = warpspec.rotary_angles rows(%rows) row(%row) position(%pos)
+        cos(%cos, %sin : memref<?x64xf32>, memref<?x64xf32>)
+        row_positions(%p : !warpspec.rows<64xi32>)
+        {interleaved = true} : !warpspec.acc<64x128xf32>
+    ```
   }];
   let arguments = (ins I32:$rows, I32:$row, I32:$position,
                        Optional<AnyMemRef>:$cos, Optional<AnyMemRef>:$sin,
-                       Optional<AnyMemRef>:$positions, BoolAttr:$interleaved,
-                       OptionalAttr<F32Attr>:$theta);
+                       Optional<AnyMemRef>:$positions,
+                       Optional<WarpSpec_RowsType>:$row_positions,
+                       BoolAttr:$interleaved, OptionalAttr<F32Attr>:$theta);
   let results = (outs WarpSpec_AccType:$angles);
   let assemblyFormat = [{
     `rows` `(` $rows `)` `row` `(` $row `)` `position` `(` $position `)`
     (`cos` `(` $cos^ `,` $sin `:` type($cos) `,` type($sin) `)`)?
-    (`positions` `(` $positions^ `:` type($positions) `)`)? attr-dict
-    `:` type($angles)
+    (`positions` `(` $positions^ `:` type($positions) `)`)?
+    (`row_positions` `(` $row_positions^ `:` type($row_positions) `)`)?
+    attr-dict `:` type($angles)
+  }];
+  let hasVerifier = 1;
+}
+
+def WarpSpec_LoadPositionsOp : WarpSpec_Op<"load_positions"> {
+  let summary = "the positions of a register tile's rows";
+  let description = [{
+    The `warpspec.load_positions` operation reads `positions[row + i]` for
+    every row `i` of a register tile into per-row values held by the threads
+    that hold row `i` (the layout of `!warpspec.rows`). Rows past the
+    tile's valid ones are read too, clamped into the tensor
+    (`min(row + i, len - 1)`), as `warpspec.rotary_angles` clamps the
+    positions it reads itself; the table row is clamped where the angles
+    are read.
+
+    It splits `warpspec.rotary_angles ... positions(...)` in two: the
+    positions read as the tile arrives, the tables later, at
+    `warpspec.rotary_angles ... row_positions(%p)`. Read in one op, the
+    table reads wait for the positions' round trip, and the warpgroup with
+    them (the sm_90a rotary backward's consumer: docs/rotary.md).
+
+    ```mlir
+    %p = warpspec.load_positions %positions[%row]
+        : memref<?xi32> -> !warpspec.rows<64xi32>
+    ```
+  }];
+  let arguments = (ins Arg<AnyMemRef, "[T] i32", [MemRead]>:$positions,
+                       I32:$row);
+  let results = (outs WarpSpec_RowsType:$value);
+  let assemblyFormat = [{
+    $positions `[` $row `]` attr-dict `:` type($positions) `->` type($value)
   }];
   let hasVerifier = 1;
 }
