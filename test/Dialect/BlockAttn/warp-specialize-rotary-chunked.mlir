@@ -4,12 +4,13 @@
 // RUN: %ptxas -arch=sm_90a -v %t/forward_d64.ptx -o %t/forward_d64.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: not block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a rotary-warpgroups=2 schedule=chunked" 2>&1 | FileCheck %s --check-prefix=TWO
 
-// The sm_90a rotary forward at head dim 64 launches chunked: two CTAs an
-// SM, each a producer (40 registers), a rotary warpgroup (72) that rotates
-// each slot in place, and one consumer (128), 16 tiles a CTA (with rotate_v:
-// 64 and 136 registers, 32 tiles). The two CTAs'
-// rotations and products overlap (docs/performance-notes.md, run 13 of the
-// rotary log).
+// The sm_90a half-split rotary forward at head dim 64 without positions or
+// rotate_v launches chunked: two CTAs an SM, each a producer (40 registers),
+// a rotary warpgroup (72) that rotates each slot in place, and one consumer
+// (128), 16 tiles a CTA (the others, chunked when asked, with rotate_v: 64
+// and 136 registers, 32 tiles). The two CTAs' rotations and products overlap
+// (docs/performance-notes.md, run 13 of the rotary log); the other rotary
+// forwards at 64 launch persistent since session 28 (run 17).
 // CHECK: warpspec.kernel chip(sm_90a) attributes {ctas_per_sm = 2 : i64, info = {{{.*}}head_dim = 64 : i64, kind = "forward", rotary = "half_split"{{.*}}}, tiles_per_cta = 16 : i64} {
 // CHECK: warpspec.channel "qkv" depth(4)
 // CHECK: warpspec.channel "rotated" depth(4) : <[], smem>
