@@ -157,7 +157,9 @@ def test_rotary_variants_match_reference(chip, case, kernels):
 # SM, each with a rotary warpgroup of 72 registers next to a consumer of 128 (16 tiles a CTA:
 # on one SM the 18 tiles take two CTAs), and so do the others when asked, with rotate_v 64 and
 # 136 (32 tiles); by default (session 28) the others launch persistent: interleaved one rotary
-# warpgroup and two consumers, with positions or rotate_v two and one.
+# warpgroup and two consumers, with positions or rotate_v two and one. The backward at head dim
+# 64 has one rotary warpgroup of 208 registers and one consumer of 256 since session 28, two
+# consumers of 184 next to one of 104 with a positions tensor.
 ONE_RWG = [("load", 40), ("rotary", 104), ("compute", 184)]
 TWO_RWG = [("load", 40), ("rotary", 104), ("compute", 256)]
 # One rotary warpgroup and one consumer (three warpgroups, a pool of 504): the rotary
@@ -176,7 +178,9 @@ RWG_CASES = [
     (em.Case("forward", 64, "bf16", "half_split"), (), CHUNKED_RWG),
     (em.Case("forward", 64, "bf16", "interleaved"), ("--schedule=chunked",), CHUNKED_RWG),
     (em.Case("forward", 64, "bf16", "half_split", positions=True), ("--schedule=strided",), TWO_RWG),
-    (em.Case("backward", 64, "bf16", "interleaved", rotate_v=True), (), ONE_RWG),
+    (em.Case("backward", 64, "bf16", "interleaved", rotate_v=True), (), ONE_RWG_ONE_CONSUMER),
+    (em.Case("backward", 64, "bf16", "interleaved", rotate_v=True), ("--num-consumers=2",), ONE_RWG),
+    (em.Case("backward", 64, "f16", "half_split", positions=True), (), ONE_RWG),
     (em.Case("backward", 64, "bf16", "half_split"), ("--rotary-warpgroups=2",), TWO_RWG),
     (em.Case("backward", 128, "bf16", "half_split", rotate_v=True), (), ONE_RWG_ONE_CONSUMER),
     (em.Case("backward", 128, "f16", "interleaved", positions=True), (), ONE_RWG_ONE_CONSUMER),

@@ -625,6 +625,22 @@ bool anglesPerTileByDefault(const KernelShape &shape, const KernelPlan &plan) {
           (shape.headDim == 128 && plan.numConsumers == 1));
 }
 
+/// Whether the sm_90a rotary backward next to a rotary warpgroup has one
+/// consumer warpgroup (of 256 registers, the rotary warpgroup taking the
+/// rest of the pool, 208) under `auto`, not two of 184: at head dim 128
+/// (run 11 of the rotary log), and at 64 with tables and without a
+/// positions tensor (H100, seed-d64, run 18 of
+/// docs/performance-notes.md#fused-rotary-embeddings-sm_90a: 1.008-1.027x
+/// the plain backward instead of 1.031-1.054x). With a positions tensor one
+/// consumer at 64 was 7-11% slower: the two hide each other's wait for the
+/// positions.
+bool oneRotaryBackwardConsumer(const KernelShape &shape) {
+  if (!shape.backward || !shape.hasRotary())
+    return false;
+  return shape.headDim == 128 ||
+         (shape.headDim == 64 && !shape.hasPositions && !shape.rotaryTheta);
+}
+
 /// Whether the per-tile angles are read after the softmax under `auto`
 /// (KernelPlan::anglesAfterSoftmax): at head dim 64 with a positions tensor
 /// and tables, without rotate_v. Read as the tile arrives, the table reads
@@ -1921,12 +1937,12 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
   // where the tiles are small enough for two (chunkedConsumers). Two rotary
   // warpgroups leave registers for one; so does the rotary backward at head
   // dim 128, whose one consumer of 256 holds its tile's angles
-  // (anglesPerTileByDefault).
-  bool rotaryBackward128 =
-      plan.rotaryWarpgroup && shape.backward && shape.headDim == 128;
+  // (anglesPerTileByDefault), and the one at 64 with tables and without a
+  // positions tensor (oneRotaryBackwardConsumer).
+  bool oneConsumer = plan.rotaryWarpgroup && oneRotaryBackwardConsumer(shape);
   plan.numConsumers = options.numConsumers > 0  ? options.numConsumers
                       : plan.rotaryReplicas > 1 ? 1
-                      : rotaryBackward128       ? 1
+                      : oneConsumer             ? 1
                       : plan.ctasPerSm > 1      ? chunkedConsumers(shape)
                                                 : defaultConsumers(shape);
   // Not above head dim 128: the gradients are turned back chunk group by

@@ -594,13 +594,22 @@ TEST(Sm90aPlan, RotaryKernelsLaunchAsMeasured) {
 
 TEST(Sm90aPlan, RotaryBackwardReadsItsAnglesOncePerTile) {
   // By default where a rotary warpgroup rotates the slots: at head dim 64
-  // next to two consumers, at 128 with one of 256 registers and one rotary
-  // warpgroup (also for interleaved tables with a positions tensor since
-  // session 27; two when asked).
+  // next to one consumer of 256 registers (since session 28; two of 184
+  // with a positions tensor), at 128 with one of 256 registers and one
+  // rotary warpgroup (also for interleaved tables with a positions tensor
+  // since session 27; two when asked).
   KernelPlan d64 = plan(Chip::sm_90a, shape(true, 64, RotaryMode::half_split));
   EXPECT_TRUE(d64.rotaryWarpgroup);
   EXPECT_TRUE(d64.anglesPerTile);
-  EXPECT_EQ(d64.numConsumers, 2);
+  EXPECT_EQ(d64.numConsumers, 1);
+  EXPECT_EQ(d64.registers.compute, 256);
+  EXPECT_EQ(d64.registers.rotary, 208);
+  KernelShape d64Positions = shape(true, 64, RotaryMode::interleaved, true);
+  d64Positions.hasPositions = true;
+  KernelPlan twoConsumers64 = plan(Chip::sm_90a, d64Positions);
+  EXPECT_TRUE(twoConsumers64.anglesPerTile);
+  EXPECT_EQ(twoConsumers64.numConsumers, 2);
+  EXPECT_EQ(twoConsumers64.registers.compute, 184);
   KernelPlan d128 =
       plan(Chip::sm_90a, shape(true, 128, RotaryMode::half_split, true));
   EXPECT_TRUE(d128.rotaryWarpgroup);
@@ -795,9 +804,9 @@ TEST(Sm90aPlan, OneRotaryWarpgroupTakesTheRestOfThreeWarpgroupsPool) {
   EXPECT_EQ(replicas.rotaryReplicas, 2);
   EXPECT_EQ(replicas.registers.rotary, 104);
   EXPECT_EQ(replicas.numStages, 2);
-  EXPECT_EQ(plan(Chip::sm_90a, shape(true, 64, RotaryMode::half_split))
-                .registers.rotary,
-            104);
+  KernelShape positions64 = shape(true, 64, RotaryMode::half_split);
+  positions64.hasPositions = true;
+  EXPECT_EQ(plan(Chip::sm_90a, positions64).registers.rotary, 104);
 }
 
 TEST(Sm90aPlan, OptionsOverrideTheDefaults) {

@@ -67,9 +67,12 @@ def BlockAttnWarpSpecializePass
            "shared memory (up to 8)">,
     Option<"numConsumers", "num-consumers", "int64_t", /*default=*/"0",
            "sm_90a: consumer warpgroups, each owning whole tiles; 0 picks "
-           "1 when CTAs share an SM (a chunked launch's default) and for "
+           "1 when CTAs share an SM (a chunked launch's default), for "
            "the persistent backward at head dim 64 without rotary "
-           "embeddings (a deeper ring), else 2 (sm_100a ignores it)">,
+           "embeddings (a deeper ring), next to two rotary warpgroups, and "
+           "for the rotary backward at head dim 128 and at 64 with tables "
+           "and without a positions tensor (next to one rotary warpgroup of "
+           "208 registers), else 2 (sm_100a ignores it)">,
     EnumOption<"pOperand", "p-operand", BlockAttn_POperand, "registers",
            "sm_90a: where P = softmax(S) feeds O = P V from: 'registers' "
            "(wgmma with a register A operand) or 'smem' (P staged through a "
