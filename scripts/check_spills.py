@@ -91,11 +91,12 @@ KNOWN_SPILLS = [
     # ptxas held each table's base plus the thread's column in registers of
     # their own and spilled them). docs/head-dims.md, "Session 26".
     # From rotary_theta (the angles computed, not read) at head dim 192 the
-    # bf16 G = 2 rv kernel spills 44 bytes (5-6 words in each accumulate
-    # warpgroup), as it did before session 26 (unlisted then: the patterns
-    # did not name _theta kernels); at 256 (wide_offsets) it spills nothing,
-    # and neither do the interleaved ones. Measured G = 2 bf16 only.
-    r"sm_90a/blockattn_backward_d192_b128_bf16_g2_half_split_rv_theta",
+    # G = 2 rv kernels spilled 44 bytes (5-6 words in each accumulate
+    # warpgroup; bf16 and f16, plain and causal + dlse), as before session
+    # 26. None since session 28: their stores add the column offsets in 64
+    # bits (wide_offsets), as at 256 (the table ones keep 32: with 64 they
+    # spill 48 bytes). The 32 of G = 2, 3, 4, 8, rv and pos_rv, bf16 and f16,
+    # plain and causal + dlse spill nothing (docs/head-dims.md, "Session 28").
     # (Issues 20/21: the sm_100a grouped block-128 half-split backward spills
     # nothing since session 25. At head dim 96 with causal + dlse at G = 8
     # (40-80 bytes, listed in session 24) and G = 4 (44-88, not listed), and

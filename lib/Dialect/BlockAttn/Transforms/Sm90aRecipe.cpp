@@ -1781,9 +1781,12 @@ void buildGroupedLargeBlockAccumulateConsumer(
       // Their column offsets added in 64 bits (wide_offsets): in 32 bits
       // ptxas spilled the item loop's counter of the interleaved pos_rv
       // kernels at 256 with G >= 4 (16 bytes); the half-split rotate_v
-      // ones at 192 spill 48 bytes with them, and keep 32.
-      bool wideOffsets =
-          pinSteps && !(splitsGroupedChunkItems(spec) && spec.headDim <= 192);
+      // ones at 192 spill 48 bytes with them, and keep 32, but from
+      // rotary_theta the other way round: in 32 bits the G = 2 ones spilled
+      // 44 bytes (bf16 and f16, plain and causal + dlse), in 64 none of the
+      // 32 at G = 2, 3, 4, 8 (session 28).
+      bool wideOffsets = pinSteps && !(splitsGroupedChunkItems(spec) &&
+                                       spec.headDim <= 192 && !spec.theta);
       // Half-split chunks (pairHalfChunks): two pieces of half the pass's
       // columns (32, or 16 at head dim 96).
       if (pairHalfChunks(spec)) {
