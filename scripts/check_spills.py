@@ -77,8 +77,12 @@ KNOWN_SPILLS = [
     # in those and in bf16 causal and causal + dlse (f16 causal and causal +
     # dlse, and G = 3, 4, 8, spill nothing). No split of the pool cures it as
     # the compiler emits it (88 / 168 / 128 / 128, .inc 128: 8 bytes;
-    # 80 / 176 / 128 / 128: 24, 16 of them the producer's).
-    r"sm_90a/blockattn_backward_d256_b128_(bf16_g2(_causal)?|f16_g2)(_lse)?_interleaved_rv",
+    # 80 / 176 / 128 / 128: 24, 16 of them the producer's). None since
+    # session 28: their tables are indexed in 32 bits (narrow_index) with
+    # the row count computed at the use (pinned_table_rows), as the
+    # half-split ones' at 256; 0 of the 32 (G = 2, 3, 4, 8, rv and pos_rv,
+    # bf16 and f16, plain and causal + dlse) spill (docs/head-dims.md,
+    # "Session 28").
     # The half-split ones (session 23, pair-complete chunks as 64-byte-swizzled
     # pieces) at the same budgets: with rotate_v 72-164 bytes (as session 22's
     # one-box ones, 120-328), pinned since session 24 8-72, with session 25's

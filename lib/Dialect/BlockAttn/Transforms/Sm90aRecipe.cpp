@@ -1759,19 +1759,22 @@ void buildGroupedLargeBlockAccumulateConsumer(
     for (auto [acc, dest, rotated] :
          {std::tuple{dvAcc, spec.stores[0], spec.rotateV},
           {dkAcc, spec.stores[1], spec.hasRotary()}}) {
-      // Chunked, half-split with rotate_v at head dim 256: the tables
-      // indexed in 32 bits (warpspec.rotate_tile's narrow_index). In 64 bits
-      // ptxas held each table's base plus the thread's column in registers
-      // of their own across the group and the passes and spilled them (24
-      // bytes in each accumulate warpgroup without a positions tensor). At
-      // 192 (three passes, not four) it spills nothing without, and 16 bytes
-      // with. From G = 4 (the group a loop here, not unrolled) the tables'
-      // row count held from the entry spilled too (4 bytes each): computed
-      // at the use (pinned_table_rows); at G = 2 that spilled 12 bytes each.
+      // Chunked, with rotate_v at head dim 256: the tables indexed in 32
+      // bits (warpspec.rotate_tile's narrow_index). In 64 bits ptxas held
+      // each table's base plus the thread's column in registers of their own
+      // across the group and the passes and spilled them (half-split: 24
+      // bytes in each accumulate warpgroup without a positions tensor;
+      // interleaved at G = 2, the tables' parameters: 36 bytes until session
+      // 28). At 192 (three passes, not four) the half-split ones spill
+      // nothing without, and 16 bytes with. From G = 4 (the group a loop
+      // here, not unrolled) the tables' row count held from the entry
+      // spilled too (4 bytes each): computed at the use (pinned_table_rows);
+      // at G = 2 that spilled 12 bytes each in the half-split kernels, and
+      // without it the interleaved f16 causal + dlse one spilled 8.
+      bool narrow = chunked && spec.rotateV && spec.headDim > 192;
       Value grad = narrowTableIndex(
           unrotateGroupedChunk(b, loc, spec, plan, pass, at, acc, rotated),
-          chunked && splitsGroupedChunkItems(spec) && spec.headDim > 192,
-          spec.group >= 4);
+          narrow, spec.group >= 4 || spec.rotary == RotaryMode::interleaved);
       // Above head dim 128 with KernelPlan::pinnedAddresses the stores
       // derive the thread's rows where they store (pinned_steps): hoisted,
       // the four row addresses of dV and dK (a 64-bit pair each) were held
