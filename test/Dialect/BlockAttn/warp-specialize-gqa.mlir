@@ -36,7 +36,7 @@
 // RUN: block-attn-opt %t/b128-wide.mlir -blockattn-warp-specialize="chip=sm_100a" | FileCheck %s --check-prefix=WIDE100 --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %t/b128-wide-rotary.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=WIDEROT90 --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %t/b128-wide-rotary.mlir -blockattn-warp-specialize="chip=sm_100a" | FileCheck %s --check-prefix=WIDEROT100 --implicit-check-not=blockattn.backward
-// RUN: block-attn-opt %t/b128-wide-rotary-rv.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=WIDEROTRV90 --implicit-check-not=blockattn.backward --implicit-check-not=split_items --implicit-check-not=narrow_index
+// RUN: block-attn-opt %t/b128-wide-rotary-rv.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=WIDEROTRV90 --implicit-check-not=blockattn.backward --implicit-check-not=split_items
 // RUN: block-attn-opt %t/b128-wide-half-split-rv.mlir -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=WIDEHSRV90 --implicit-check-not=blockattn.backward
 // RUN: block-attn-opt %t/b128-wide-rotary-sm100a.mlir -blockattn-warp-specialize="chip=sm_100a" | FileCheck %s --check-prefix=WIDEROTHS100 --implicit-check-not=blockattn.backward
 
@@ -982,7 +982,10 @@ func.func @gqa_backward_b128_wide_rotary(%q: memref<?x?x256xbf16>, %k: memref<?x
 // (pinned_rows), and the accumulate warpgroups store dV and dK from their
 // registers at rows derived where they store (pinned_steps): held from
 // the partition's entry, those addresses were what ptxas spilled (4-24
-// bytes at head dims 192 and 256).
+// bytes at head dims 192 and 256). Since session 28 they turn dV and dK
+// back with the tables indexed in 32 bits and their row count computed at
+// the use (narrow_index, pinned_table_rows), as the half-split ones: in 64
+// bits ptxas spilled the tables' parameters at G = 2 (36 bytes).
 //--- b128-wide-rotary-rv.mlir
 func.func @grouped_b128_wide_rotary_rv(%q: memref<?x?x256xbf16>, %k: memref<?x?x256xbf16>,
                                        %v: memref<?x?x256xbf16>, %do: memref<?x?x256xbf16>,
@@ -1004,7 +1007,8 @@ func.func @grouped_b128_wide_rotary_rv(%q: memref<?x?x256xbf16>, %k: memref<?x?x
 // WIDEROTRV90: warpspec.load_rows {{.*}} {pinned_rows}
 // WIDEROTRV90: warpspec.store {{.*}} {col_offset = 0 : i64, pinned_steps} : <64x64xf32>
 // WIDEROTRV90: warpspec.partition "accumulate" role(compute) warps(4) regs(120)
-// WIDEROTRV90: warpspec.store {{.*}} {col_offset = 0 : i64, pinned_steps, wide_offsets} : <64x64xf32>, memref<?x?x256xbf16>{{$}}
+// WIDEROTRV90: warpspec.rotate_tile {{.*}} {head_dim = 256 : i64, interleaved = true, inverse, narrow_index, pair_offset = 0 : i64, pinned_table_rows}
+// WIDEROTRV90-NEXT: warpspec.store {{.*}} {col_offset = 0 : i64, pinned_steps, wide_offsets} : <64x64xf32>, memref<?x?x256xbf16>{{$}}
 // WIDEROTRV90: warpspec.store {{.*}} {col_offset = 0 : i64, pinned_steps, wide_offsets} : <64x64xf32>, memref<?x?x256xbf16>{{$}}
 // WIDEROTRV90: warpspec.partition "accumulate1" role(compute) warps(4) regs(120)
 // WIDEROTRV90: warpspec.store {{.*}} {col_offset = 0 : i64, pinned_steps, wide_offsets} : <64x64xf32>, memref<?x?x256xbf16>{{$}}
