@@ -108,7 +108,10 @@ tests)
   # pinned_table_rows and wide_offsets (the plain chunked ones store through
   # pinned addresses too); on a Blackwell GPU the sm_100a ones (a rotary
   # warpgroup). Session 24: the grouped block-128 half-split backward at head
-  # dim 96 (32-byte-swizzled 16-column pieces) and at 128.
+  # dim 96 (32-byte-swizzled 16-column pieces) and at 128. Session 28: the
+  # interleaved rotate_v ones at 256 with narrow_index and pinned_table_rows
+  # (block_size_128_chunked_rotary; the theta ones at 192 with wide_offsets
+  # take no tables, which the Python API always passes: emulated only).
   pending_tests "python/tests/gpu/test_gqa_gpu.py -k block_size_128_chunked" \
     "python/tests/gpu/test_gqa_gpu.py -k wide_half_split"
   ;;

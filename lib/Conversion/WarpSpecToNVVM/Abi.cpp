@@ -90,11 +90,6 @@ mlir::blockattn::lowering::buildKernelParams(func::FuncOp func,
       uses[rows.getDest()].pointer = true;
     } else if (auto rows = dyn_cast<LoadRowsOp>(op)) {
       uses[rows.getSource()].pointer = true;
-    } else if (auto read = dyn_cast<LoadPositionsOp>(op)) {
-      if (!uses.count(read.getPositions()))
-        return op->emitOpError()
-               << "positions must be an argument of the kernel function";
-      uses[read.getPositions()].pointer = true;
     } else if (auto loop = dyn_cast<TileLoopOp>(op)) {
       uses[loop.getCuSeqlens()].pointer = true;
     } else if (isa<TraceAnchorOp, TraceLaneOp>(op)) {
@@ -106,7 +101,8 @@ mlir::blockattn::lowering::buildKernelParams(func::FuncOp func,
         return op->emitOpError()
                << "trace buffer must be an argument of the kernel function";
       uses[buffer].pointer = true;
-    } else if (isa<RotateOp, RotateTileOp, RotaryAnglesOp>(op)) {
+    } else if (isa<RotateOp, RotateTileOp, RotaryAnglesOp, LoadPositionsOp>(
+                   op)) {
       // Tables: base, row stride and row count (positions are clamped into
       // it); positions: base and length.
       Value cos, sin, positions;
@@ -118,8 +114,10 @@ mlir::blockattn::lowering::buildKernelParams(func::FuncOp func,
         operandsOf(rotate);
       else if (auto tile = dyn_cast<RotateTileOp>(op))
         operandsOf(tile);
+      else if (auto angles = dyn_cast<RotaryAnglesOp>(op))
+        operandsOf(angles);
       else
-        operandsOf(cast<RotaryAnglesOp>(op));
+        positions = cast<LoadPositionsOp>(op).getPositions();
       for (Value table : {cos, sin}) {
         if (!table)
           continue;

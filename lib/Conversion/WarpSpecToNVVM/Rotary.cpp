@@ -65,6 +65,16 @@ struct AngleSource {
   Value row, position;
 };
 
+/// The row count (i32) of a kernel-parameter memref: its run-time size, or
+/// the static one of its type; null if neither.
+Value rowCount(KernelBuilder &e, Value memref) {
+  ArgParams params = ArgParams::of(memref);
+  if (!params.sizes.empty() && params.sizes[0])
+    return params.sizes[0];
+  auto type = cast<MemRefType>(memref.getType());
+  return type.isDynamicDim(0) ? Value() : e.i32(type.getDimSize(0));
+}
+
 template <typename OpTy>
 FailureOr<AngleSource> bindAngles(KernelBuilder &e, OpTy op, Value row,
                                   Value position, int64_t headDim,
@@ -75,18 +85,11 @@ FailureOr<AngleSource> bindAngles(KernelBuilder &e, OpTy op, Value row,
   a.inverse = inverse;
   if (std::optional<APFloat> theta = op.getTheta())
     a.theta = theta->convertToDouble();
-  // Run-time sizes, or the static ones of the memref type.
-  auto sizeOf = [&](Value memref) -> Value {
-    ArgParams params = ArgParams::of(memref);
-    if (!params.sizes.empty() && params.sizes[0])
-      return params.sizes[0];
-    auto type = cast<MemRefType>(memref.getType());
-    return type.isDynamicDim(0) ? Value() : e.i32(type.getDimSize(0));
-  };
   if (op.getCos()) {
     ArgParams cos = ArgParams::of(op.getCos());
     ArgParams sin = ArgParams::of(op.getSin());
-    Value cosRows = sizeOf(op.getCos()), sinRows = sizeOf(op.getSin());
+    Value cosRows = rowCount(e, op.getCos()),
+          sinRows = rowCount(e, op.getSin());
     if (!cos.pointer || !sin.pointer || cos.strides.size() != 2 ||
         !cos.strides[0] || !cosRows || !sinRows)
       return op.emitOpError() << "rotary tables must be kernel parameters";
@@ -111,7 +114,7 @@ FailureOr<AngleSource> bindAngles(KernelBuilder &e, OpTy op, Value row,
   }
   if (op.getPositions()) {
     ArgParams positions = ArgParams::of(op.getPositions());
-    a.numPositions = sizeOf(op.getPositions());
+    a.numPositions = rowCount(e, op.getPositions());
     if (!positions.pointer || !a.numPositions)
       return op.emitOpError() << "positions must be a kernel parameter";
     a.positions = positions.pointer;
@@ -753,11 +756,7 @@ LogicalResult RotaryBuilder::lower(LoadPositionsOp op,
                                    ArrayRef<ValueRange> operands) {
   LoadPositionsOp::GenericAdaptor<ArrayRef<ValueRange>> adaptor(operands, op);
   ArgParams positions = ArgParams::of(op.getPositions());
-  auto type = cast<MemRefType>(op.getPositions().getType());
-  Value count = !positions.sizes.empty() && positions.sizes[0]
-                    ? positions.sizes[0]
-                : type.isDynamicDim(0) ? Value()
-                                       : i32(type.getDimSize(0));
+  Value count = rowCount(*this, op.getPositions());
   if (!positions.pointer || !count)
     return op.emitOpError() << "positions must be a kernel parameter";
   std::shared_ptr<FragmentLayout> layout = rowsLayout(op.getValue().getType());

@@ -23,7 +23,9 @@
 // dynamically sized kernel argument" and the store's "destination must be a
 // kernel argument" (a memref is a function argument, always passed with its
 // sizes and strides: any op that would make another one inside the kernel
-// is itself reported as not lowerable). Two messages guard ops on the wrong
+// is itself reported as not lowerable); the rotary lowerings' "positions
+// must be a kernel parameter" (collecting the kernel's parameters reports
+// such a memref first: @negative_positions_not_an_argument). Two messages guard ops on the wrong
 // target, which the warpspec.kernel verifier reports first ("is not
 // available on sm_90a/sm_100a", WarpSpec/invalid.mlir): warpspec.mma_async
 // "needs tensor memory (sm_100a)" and warpspec.mma "with register operands
@@ -466,6 +468,24 @@ func.func @negative_unknown_op(%cu: !cu) {
         // expected-error @+1 {{'arith.divsi' op cannot be lowered by convert-warpspec-to-nvvm inside a warpspec.kernel}}
         %next = arith.divsi %row, %rows : i32
       }
+    }
+  }
+  return
+}
+
+// -----
+
+// A positions tensor is read through its kernel parameters (base and
+// length): a memref made inside the kernel has none. (Reported where the
+// kernel's parameters are collected, for warpspec.load_positions as for the
+// rotary ops that read positions.)
+func.func @negative_positions_not_an_argument(%positions: memref<4xi32>) {
+  warpspec.kernel chip(sm_90a) {
+    warpspec.partition "a" role(compute) warps(4) regs(232) {
+      %row = arith.constant 0 : i32
+      %p = memref.cast %positions : memref<4xi32> to memref<?xi32>
+      // expected-error @+1 {{'warpspec.load_positions' op positions must be an argument of the kernel function}}
+      %read = warpspec.load_positions %p[%row] : memref<?xi32> -> !warpspec.rows<64xi32>
     }
   }
   return

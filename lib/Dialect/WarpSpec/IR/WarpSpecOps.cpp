@@ -1793,6 +1793,17 @@ LogicalResult TmemStoreOp::verify() {
 
 /// Rotary angles come from f32 tables [max_position, head_dim / 2] (cos and
 /// sin) or from `theta`; positions, if given, are i32 [tokens].
+/// A positions tensor, if any: a rank-1 memref of i32 [T].
+static LogicalResult verifyPositionsMemref(Operation *op, Value positions) {
+  if (!positions)
+    return success();
+  auto type = cast<MemRefType>(positions.getType());
+  if (type.getRank() != 1 || !type.getElementType().isSignlessInteger(32))
+    return op->emitOpError()
+           << "positions must be a rank-1 memref of i32, got " << type;
+  return success();
+}
+
 static LogicalResult verifyRotaryOperands(Operation *op, int64_t headDim,
                                           Value cos, Value sin, Value positions,
                                           std::optional<APFloat> theta) {
@@ -1820,14 +1831,7 @@ static LogicalResult verifyRotaryOperands(Operation *op, int64_t headDim,
       return op->emitOpError() << "rotary tables must be contiguous memref<?x"
                                << headDim / 2 << "xf32>, got " << type;
   }
-  if (positions) {
-    auto type = cast<MemRefType>(positions.getType());
-    if (type.getRank() != 1 || !type.getElementType().isSignlessInteger(32))
-      return op->emitOpError() << "positions must be a rank-1 memref of i32, "
-                                  "got "
-                               << type;
-  }
-  return success();
+  return verifyPositionsMemref(op, positions);
 }
 
 /// A rotated tile that is a part of wider rows (head_dim, pair_offset on
@@ -1987,10 +1991,8 @@ LogicalResult RotaryAnglesOp::verify() {
 }
 
 LogicalResult LoadPositionsOp::verify() {
-  auto type = cast<MemRefType>(getPositions().getType());
-  if (type.getRank() != 1 || !type.getElementType().isSignlessInteger(32))
-    return emitOpError() << "positions must be a rank-1 memref of i32, got "
-                         << type;
+  if (failed(verifyPositionsMemref(*this, getPositions())))
+    return failure();
   RowsType rows = getValue().getType();
   // The rows of one warpgroup's register tile (accumulatorLayout).
   if (rows.getNumRows() != 64 || !rows.getElementType().isSignlessInteger(32))
