@@ -161,6 +161,8 @@ enum Op : uint16_t {
   OpTmaLoad,
   OpTmaStore,
   OpTmaPrefetch,
+  OpCpAsync,
+  OpCpAsyncArrive,
   OpBulkCommit,
   OpBulkWait,
   OpWgmmaFence,
@@ -262,6 +264,7 @@ struct Thread {
   std::deque<std::vector<unsigned>> bulkGroups; // committed bulk async-groups
   std::vector<std::pair<uint32_t, uint32_t>> genericSmemWrites;
   std::vector<unsigned> tcPending; // tcgen05 async ops not yet committed
+  std::vector<unsigned> cpAsyncPending; // cp.async copies not yet tracked
 };
 
 struct MBarrier {
@@ -293,7 +296,15 @@ struct Buffer {
   std::vector<uint8_t> *data = nullptr;
 };
 
-enum class AsyncKind : uint8_t { TmaLoad, TmaStore, Wgmma, TcMma, TcCommit };
+enum class AsyncKind : uint8_t {
+  TmaLoad,
+  TmaStore,
+  Wgmma,
+  TcMma,
+  TcCommit,
+  CpAsync,
+  CpAsyncArrive
+};
 
 struct AsyncOp {
   AsyncKind kind;
@@ -315,7 +326,12 @@ struct AsyncOp {
   uint32_t tmemD = 0, idesc = 0, tmemA = 0;
   bool aFromTmem = false, accumulate = false;
   unsigned m = 0, n = 0;      // tcgen05.mma shape
-  std::vector<unsigned> deps; // tcgen05.commit: the operations it tracks
+  std::vector<unsigned> deps; // tcgen05.commit, cp.async.mbarrier.arrive:
+                              // the operations it tracks
+  // cp.async: the bytes read from global memory at issue (the sources of
+  // these kernels are read-only), written to smem at completion.
+  uint8_t bytes[16] = {0};
+  unsigned size = 0;
 };
 
 // The box's rows (every dimension but the innermost, dimension 1 fastest),
@@ -799,6 +815,15 @@ llvm::Error Emulator::decode(Instruction &inst) {
     return set(OpTmaStore);
   if (op == "cp.async.bulk.prefetch.tensor.3d.L2.global.tile")
     return set(OpTmaPrefetch);
+  // Non-bulk asynchronous copies (9.7.9.25.3 "cp.async") and their
+  // mbarrier tracking (9.7.9.25.3.3 "cp.async.mbarrier.arrive").
+  if (op == "cp.async.ca.shared.global" || op == "cp.async.cg.shared.global")
+    return set(OpCpAsync);
+  if (op == "cp.async.mbarrier.arrive.shared.b64" ||
+      op == "cp.async.mbarrier.arrive.noinc.shared.b64") {
+    inst.aux2 = op.contains(".noinc");
+    return set(OpCpAsyncArrive);
+  }
   if (op == "cp.async.bulk.commit_group")
     return set(OpBulkCommit);
   if (op == "cp.async.bulk.wait_group" || op == "cp.async.bulk.wait_group.read")
@@ -1109,7 +1134,8 @@ llvm::Error Emulator::writeConflict(uint32_t lo, uint32_t hi,
                                     const char *writer, unsigned line) {
   for (unsigned id : pendingOps) {
     const AsyncOp &op = ops[id];
-    if (op.done || op.kind == AsyncKind::TmaLoad)
+    if (op.done || op.kind == AsyncKind::TmaLoad ||
+        op.kind == AsyncKind::CpAsync || op.kind == AsyncKind::CpAsyncArrive)
       continue;
     bool first = lo < op.hi && op.lo < hi;
     if (first || (lo < op.hi2 && op.lo2 < hi)) {
@@ -1138,17 +1164,20 @@ llvm::Error Emulator::pendingCopyOverlap(uint32_t lo, uint32_t hi,
                                          const Instruction *inst) {
   for (unsigned id : pendingOps) {
     const AsyncOp &op = ops[id];
-    if (op.done || op.kind != AsyncKind::TmaLoad)
+    if (op.done ||
+        (op.kind != AsyncKind::TmaLoad && op.kind != AsyncKind::CpAsync))
       continue;
-    const TensorMap &m = tmaps[op.tmap];
-    uint32_t bytes = boxSpan(m);
+    uint32_t bytes =
+        op.kind == AsyncKind::CpAsync ? op.size : boxSpan(tmaps[op.tmap]);
     if (lo < op.smem + bytes && op.smem < hi)
       return fail(t, inst,
                   llvm::formatv("reads shared memory [{0:x}, {1:x}) that the "
-                                "TMA load issued at line {2} is still writing "
+                                "{3} issued at line {2} is still writing "
                                 "(its mbarrier phase was not waited for)",
                                 std::max(lo, op.smem),
-                                std::min(hi, op.smem + bytes), op.line));
+                                std::min(hi, op.smem + bytes), op.line,
+                                op.kind == AsyncKind::CpAsync ? "cp.async"
+                                                              : "TMA load"));
   }
   return llvm::Error::success();
 }
@@ -1557,6 +1586,22 @@ llvm::Error Emulator::completeOne(unsigned id) {
     e = doTcMma(op);
     break;
   }
+  case AsyncKind::CpAsync:
+    std::memcpy(&smem[op.smem], op.bytes, op.size);
+    for (unsigned i = 0; i < op.size; ++i) {
+      smemInit[op.smem + i] = 1;
+      smemDirty[op.smem + i] = 1; // a generic-proxy write
+    }
+    break;
+  case AsyncKind::CpAsyncArrive:
+    // The arrive-on happens once every cp.async the thread issued before it
+    // has completed; its pending-count increment happened at issue.
+    for (unsigned dep : op.deps)
+      if (!ops[dep].done)
+        if (auto e2 = completeOne(dep))
+          return e2;
+    e = mbarArrive(op.mbar, op.line);
+    break;
   case AsyncKind::TcCommit: {
     // tcgen05.commit: the mbarrier arrive happens once every tcgen05 async
     // operation the thread issued before it has completed (9.7.16.12.1).
@@ -2838,6 +2883,58 @@ llvm::Error Emulator::step(Thread &t, unsigned budget) {
       pendingOps.push_back(id);
       if (in.op == OpTmaStore)
         t.bulkOpen.push_back(id);
+      break;
+    }
+    case OpCpAsync: {
+      // cp.async.{ca,cg}.shared.global [dst], [src], cp-size{, src-size}:
+      // bytes past src-size are zeros.
+      AsyncOp op;
+      op.kind = AsyncKind::CpAsync;
+      op.issuer = t.tid;
+      op.line = in.line;
+      op.smem = uint32_t(addressOf(t, o[0]));
+      uint64_t src = addressOf(t, o[1]);
+      op.size = unsigned(v(2));
+      unsigned srcSize = o.size() > 3 ? unsigned(v(3)) : op.size;
+      if ((op.size != 4 && op.size != 8 && op.size != 16) || srcSize > op.size)
+        return fail(&t, &in,
+                    "cp.async copies 4, 8 or 16 bytes, src-size at "
+                    "most that");
+      if (op.smem % op.size || src % op.size)
+        return fail(&t, &in, "misaligned cp.async");
+      if (auto e = sharedCheck(op.smem, op.size, &t, &in, false))
+        return e;
+      if (auto e =
+              writeConflict(op.smem, op.smem + op.size, "cp.async", in.line))
+        return e;
+      if (srcSize)
+        if (auto e = globalAccess(src, srcSize, false, op.bytes, t, in))
+          return e;
+      unsigned id = unsigned(ops.size());
+      ops.push_back(op);
+      pendingOps.push_back(id);
+      t.cpAsyncPending.push_back(id);
+      break;
+    }
+    case OpCpAsyncArrive: {
+      AsyncOp op;
+      op.kind = AsyncKind::CpAsyncArrive;
+      op.issuer = t.tid;
+      op.line = in.line;
+      op.mbar = uint32_t(addressOf(t, o[0]));
+      MBarrier *b = mbar(op.mbar);
+      if (!b)
+        return fail(&t, &in,
+                    "cp.async.mbarrier.arrive on no initialized mbarrier");
+      // Without .noinc the pending count rises by one first, so that the
+      // asynchronous arrival leaves the phase's count as it was.
+      if (!in.aux2)
+        ++b->pending;
+      op.deps = std::move(t.cpAsyncPending);
+      t.cpAsyncPending.clear();
+      unsigned id = unsigned(ops.size());
+      ops.push_back(std::move(op));
+      pendingOps.push_back(id);
       break;
     }
     case OpBulkCommit:

@@ -186,6 +186,17 @@ RWG_CASES = [
     (em.Case("backward", 128, "f16", "interleaved", positions=True), (), ONE_RWG_ONE_CONSUMER),
     (em.Case("backward", 128, "bf16", "interleaved", positions=True, rotate_v=True),
      ("--rotary-warpgroups=2",), TWO_RWG),
+    # positions-load=producer (session 29): the producer copies each tile's positions into
+    # its slot (cp.async, completing on the slot's full barrier), where the rotary
+    # warpgroups and the backward's consumers read them.
+    (em.Case("backward", 128, "bf16", "interleaved", positions=True),
+     ("--positions-load=producer",), ONE_RWG_ONE_CONSUMER),
+    (em.Case("backward", 64, "f16", "half_split", positions=True, rotate_v=True),
+     ("--positions-load=producer",), ONE_RWG),
+    (em.Case("backward", 64, "bf16", "interleaved", positions=True),
+     ("--positions-load=producer",), ONE_RWG),
+    (em.Case("forward", 128, "f16", "half_split", positions=True, rotate_v=True),
+     ("--positions-load=producer",), TWO_RWG),
 ]
 
 

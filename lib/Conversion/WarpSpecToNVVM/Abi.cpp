@@ -101,8 +101,8 @@ mlir::blockattn::lowering::buildKernelParams(func::FuncOp func,
         return op->emitOpError()
                << "trace buffer must be an argument of the kernel function";
       uses[buffer].pointer = true;
-    } else if (isa<RotateOp, RotateTileOp, RotaryAnglesOp, LoadPositionsOp>(
-                   op)) {
+    } else if (isa<RotateOp, RotateTileOp, RotaryAnglesOp, LoadPositionsOp,
+                   CopyPositionsOp>(op)) {
       // Tables: base, row stride and row count (positions are clamped into
       // it); positions: base and length.
       Value cos, sin, positions;
@@ -116,8 +116,13 @@ mlir::blockattn::lowering::buildKernelParams(func::FuncOp func,
         operandsOf(tile);
       else if (auto angles = dyn_cast<RotaryAnglesOp>(op))
         operandsOf(angles);
+      else if (auto load = dyn_cast<LoadPositionsOp>(op))
+        positions = load.getPositions();
       else
-        positions = cast<LoadPositionsOp>(op).getPositions();
+        positions = cast<CopyPositionsOp>(op).getPositions();
+      // The tile's positions in a slot are no parameter.
+      if (positions && !isa<MemRefType>(positions.getType()))
+        positions = Value();
       for (Value table : {cos, sin}) {
         if (!table)
           continue;

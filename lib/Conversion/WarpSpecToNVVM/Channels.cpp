@@ -185,10 +185,22 @@ struct SlotBuffersLowering : ChannelOpLowering<SlotBuffersOp> {
     } else {
       Value slot = e.add(e.i32(*channel.getBufferOffset()),
                          e.mul(stage, e.i32(*channel.getSlotStride())));
-      int64_t offset = 0;
+      // Row values (1-D buffers) live apart: rows_offset, slot by slot.
+      ChannelType type = channel.getChannelType();
+      Value rowSlot;
+      if (int64_t rowBytes = type.getRowBuffersSizeInBytes())
+        rowSlot = e.add(e.i32(*channel.getRowsOffset()),
+                        e.mul(stage, e.i32(rowBytes)));
+      int64_t offset = 0, rowOffset = 0;
       for (Value buffer : op.getBuffers()) {
+        auto bufferType = cast<BufferType>(buffer.getType());
+        if (ChannelType::isRowBuffer(bufferType)) {
+          buffers.push_back(e.smem(e.add(rowSlot, e.i32(rowOffset))));
+          rowOffset += llvm::alignTo(bufferType.getSizeInBytes(), 16);
+          continue;
+        }
         buffers.push_back(e.smem(e.add(slot, e.i32(offset))));
-        offset += cast<BufferType>(buffer.getType()).getSizeInBytes();
+        offset += bufferType.getSizeInBytes();
       }
     }
     rewriter.replaceOp(op, buffers);
@@ -427,6 +439,52 @@ struct TmaLoadLowering : ConvertOpToLLVMPattern<TmaLoadOp> {
   }
 };
 
+/// The tile's positions into its slot: 4-byte cp.async copies from the
+/// thread that issues the slot's TMA copies, then cp.async.mbarrier.arrive
+/// on the slot's full barrier. Without .noinc that arrival first raises the
+/// barrier's pending count by one, so the barrier's phase waits for the
+/// copies without a change of its expected count (PTX ISA,
+/// "cp.async.mbarrier.arrive"). NVVM has both ops.
+struct CopyPositionsLowering : ConvertOpToLLVMPattern<CopyPositionsOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(CopyPositionsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto slot = op.getDest().getDefiningOp<SlotBuffersOp>();
+    ArgParams positions = ArgParams::of(op.getPositions());
+    KernelBuilder e(rewriter, op);
+    Value count = rowCount(e, op.getPositions());
+    if (!slot || !positions.pointer || !count)
+      return op.emitOpError() << "needs a positions kernel argument and a "
+                                 "destination of warpspec.slot_buffers (run "
+                                 "warpspec-lower-protocol first)";
+    Value stage = rewriter.getRemappedValue(slot.getStage());
+    auto issue = [&] {
+      Value row = e.asI32(adaptor.getRow());
+      int64_t rows = op.getDest().getType().getShape()[0];
+      for (int64_t r = 0; r < rows; ++r) {
+        Value from =
+            positionAddress(e, positions.pointer, count, row, e.i32(r));
+        Value to = LLVM::GEPOp::create(e.b, e.loc, e.smemPtrT(), e.i32T(),
+                                       adaptor.getDest(), ValueRange{e.i32(r)});
+        NVVM::CpAsyncOp::create(e.b, e.loc, to, from, /*size=*/4,
+                                NVVM::LoadCacheModifierKind::CA,
+                                /*cpSize=*/Value());
+      }
+      Value full = fullBarrier(e, slot.getChannel().getDefiningOp<ChannelOp>(),
+                               e.asI32(stage));
+      NVVM::CpAsyncMBarrierArriveOp::create(e.b, e.loc, full,
+                                            /*noinc=*/false);
+    };
+    if (KernelBuilder::inSingleThread(op))
+      issue();
+    else
+      e.emitIf(e.cmp(Pred::eq, e.threadInReplica(), e.i32(0)), issue);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::blockattn::populateWarpSpecChannelsToNVVMPatterns(
@@ -435,5 +493,6 @@ void mlir::blockattn::populateWarpSpecChannelsToNVVMPatterns(
   patterns.add<RingSlotLowering, WaitEmptyLowering, WaitFullLowering,
                ExpectTxLowering, SlotBuffersLowering, PublishLowering,
                PublishCloseLowering, ReadTileLowering, ArriveEmptyLowering,
-               TmaPrefetchLowering, TmaLoadLowering>(converter);
+               TmaPrefetchLowering, TmaLoadLowering, CopyPositionsLowering>(
+      converter);
 }

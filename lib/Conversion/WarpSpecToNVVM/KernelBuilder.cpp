@@ -45,6 +45,25 @@ Value mlir::blockattn::lowering::argSize(Value memref, int64_t dim) {
   return params.sizes[dim];
 }
 
+Value mlir::blockattn::lowering::rowCount(NVVMBuilder &e, Value memref) {
+  ArgParams params = ArgParams::of(memref);
+  if (!params.sizes.empty() && params.sizes[0])
+    return params.sizes[0];
+  auto type = cast<MemRefType>(memref.getType());
+  return type.isDynamicDim(0) ? Value() : e.i32(type.getDimSize(0));
+}
+
+Value mlir::blockattn::lowering::positionAddress(NVVMBuilder &e,
+                                                 Value positions,
+                                                 Value numPositions, Value row,
+                                                 Value r) {
+  Value token = e.add(row, r);
+  token =
+      LLVM::UMinOp::create(e.b, e.loc, token, e.sub(numPositions, e.i32(1)));
+  return LLVM::GEPOp::create(e.b, e.loc, e.globalPtrT(), e.i32T(), positions,
+                             ValueRange{token});
+}
+
 KernelFrame KernelFrame::of(KernelOp kernel) {
   KernelFrame frame;
   for (auto marker :

@@ -59,6 +59,16 @@ struct ArgParams {
 /// memref is not a kernel argument or that size is not passed.
 Value argSize(Value memref, int64_t dim);
 
+/// The row count (i32) of a kernel-parameter memref: its run-time size, or
+/// the static one of its type; null if neither.
+Value rowCount(NVVMBuilder &e, Value memref);
+
+/// The address of positions[min(row + r, numPositions - 1)] (i32 elements
+/// in global memory): a token past the tensor reads its last position, so
+/// nothing is read past its end.
+Value positionAddress(NVVMBuilder &e, Value positions, Value numPositions,
+                      Value row, Value r);
+
 //===----------------------------------------------------------------------===//
 // The kernel's frame
 //===----------------------------------------------------------------------===//

@@ -59,26 +59,19 @@ struct AngleSource {
   std::optional<double> theta;
   // Tables: base pointers, row stride (elements, i64) and row count (i32).
   Value cos, sin, tableStride, tableRows;
-  // Explicit positions: base pointer and length (i32).
-  Value positions, numPositions;
+  // Explicit positions: base pointer and length (i32); or the tile's own,
+  // in shared memory (a slot's buffer that warpspec.copy_positions filled).
+  Value positions, numPositions, tilePositions;
   // The tile: first global row, first row's position.
   Value row, position;
 };
 
-/// The row count (i32) of a kernel-parameter memref: its run-time size, or
-/// the static one of its type; null if neither.
-Value rowCount(KernelBuilder &e, Value memref) {
-  ArgParams params = ArgParams::of(memref);
-  if (!params.sizes.empty() && params.sizes[0])
-    return params.sizes[0];
-  auto type = cast<MemRefType>(memref.getType());
-  return type.isDynamicDim(0) ? Value() : e.i32(type.getDimSize(0));
-}
-
+/// `positions` is the op's positions operand as converted (a slot's buffer:
+/// its shared-memory pointer).
 template <typename OpTy>
 FailureOr<AngleSource> bindAngles(KernelBuilder &e, OpTy op, Value row,
-                                  Value position, int64_t headDim,
-                                  bool inverse) {
+                                  Value position, Value positions,
+                                  int64_t headDim, bool inverse) {
   AngleSource a;
   a.headDim = headDim;
   a.interleaved = op.getInterleaved();
@@ -112,12 +105,14 @@ FailureOr<AngleSource> bindAngles(KernelBuilder &e, OpTy op, Value row,
     }
     a.tableRows = LLVM::UMinOp::create(e.b, e.loc, cosRows, sinRows);
   }
-  if (op.getPositions()) {
-    ArgParams positions = ArgParams::of(op.getPositions());
+  if (op.getPositions() && isa<BufferType>(op.getPositions().getType())) {
+    a.tilePositions = positions;
+  } else if (op.getPositions()) {
+    ArgParams params = ArgParams::of(op.getPositions());
     a.numPositions = rowCount(e, op.getPositions());
-    if (!positions.pointer || !a.numPositions)
+    if (!params.pointer || !a.numPositions)
       return op.emitOpError() << "positions must be a kernel parameter";
-    a.positions = positions.pointer;
+    a.positions = params.pointer;
   }
   a.row = e.asI32(row);
   a.position = e.asI32(position);
@@ -128,11 +123,14 @@ FailureOr<AngleSource> bindAngles(KernelBuilder &e, OpTy op, Value row,
 /// `numPositions` (like the position itself: never read past its end).
 Value readPosition(KernelBuilder &e, Value positions, Value numPositions,
                    Value row, Value r) {
-  Value token = e.add(row, r);
-  token =
-      LLVM::UMinOp::create(e.b, e.loc, token, e.sub(numPositions, e.i32(1)));
-  Value ptr = LLVM::GEPOp::create(e.b, e.loc, e.globalPtrT(), e.i32T(),
-                                  positions, ValueRange{token});
+  return e.load(e.i32T(), positionAddress(e, positions, numPositions, row, r),
+                4);
+}
+
+/// Row `r`'s position in the tile's positions in shared memory.
+Value readTilePosition(KernelBuilder &e, Value tilePositions, Value r) {
+  Value ptr = LLVM::GEPOp::create(e.b, e.loc, e.smemPtrT(), e.i32T(),
+                                  tilePositions, ValueRange{r});
   return e.load(e.i32T(), ptr, 4);
 }
 
@@ -145,8 +143,10 @@ Value clampPosition(KernelBuilder &e, const AngleSource &a, Value p) {
 
 /// The position of tile row `r` (i32), clamped into the table.
 Value positionOf(KernelBuilder &e, const AngleSource &a, Value r) {
-  Value p = a.positions ? readPosition(e, a.positions, a.numPositions, a.row, r)
-                        : e.add(a.position, r);
+  Value p = a.tilePositions ? readTilePosition(e, a.tilePositions, r)
+            : a.positions
+                ? readPosition(e, a.positions, a.numPositions, a.row, r)
+                : e.add(a.position, r);
   return clampPosition(e, a, p);
 }
 
@@ -359,7 +359,8 @@ LogicalResult RotaryBuilder::lower(RotateOp op, RotateOp::Adaptor adaptor) {
   // d / 2 columns on, in the tile).
   FailureOr<AngleSource> angles =
       bindAngles(*this, op, adaptor.getRow(), adaptor.getPosition(),
-                 op.getRowHeadDim(), /*inverse=*/false);
+                 adaptor.getPositions(), op.getRowHeadDim(),
+                 /*inverse=*/false);
   if (failed(angles))
     return failure();
   const int64_t pairOffset = op.getFirstPair();
@@ -732,9 +733,10 @@ LogicalResult RotaryBuilder::lower(RotaryAnglesOp op,
   AccType type = op.getAngles().getType();
   std::shared_ptr<FragmentLayout> layout = accumulatorLayout(type);
   int64_t d = type.getShape()[1];
-  FailureOr<AngleSource> angles =
-      bindAngles(*this, op, adaptor.getRow().front(),
-                 adaptor.getPosition().front(), d, /*inverse=*/false);
+  FailureOr<AngleSource> angles = bindAngles(
+      *this, op, adaptor.getRow().front(), adaptor.getPosition().front(),
+      op.getPositions() ? adaptor.getPositions().front() : Value(), d,
+      /*inverse=*/false);
   if (failed(angles))
     return failure();
   auto pairs = findPairs(op, *layout, d, angles->interleaved);
@@ -755,13 +757,22 @@ LogicalResult RotaryBuilder::lower(RotaryAnglesOp op,
 LogicalResult RotaryBuilder::lower(LoadPositionsOp op,
                                    ArrayRef<ValueRange> operands) {
   LoadPositionsOp::GenericAdaptor<ArrayRef<ValueRange>> adaptor(operands, op);
+  std::shared_ptr<FragmentLayout> layout = rowsLayout(op.getValue().getType());
+  SmallVector<Value> values;
+  // The tile's positions in its slot (warpspec.copy_positions).
+  if (isa<BufferType>(op.getPositions().getType())) {
+    Value tilePositions = adaptor.getPositions().front();
+    for (int64_t slot = 0; slot < layout->numRowSlots(); ++slot)
+      values.push_back(readTilePosition(*this, tilePositions,
+                                        layout->rowIndex(*this, slot)));
+    rewriter.replaceOpWithMultiple(op, {values});
+    return success();
+  }
   ArgParams positions = ArgParams::of(op.getPositions());
   Value count = rowCount(*this, op.getPositions());
   if (!positions.pointer || !count)
     return op.emitOpError() << "positions must be a kernel parameter";
-  std::shared_ptr<FragmentLayout> layout = rowsLayout(op.getValue().getType());
   Value row = asI32(adaptor.getRow().front());
-  SmallVector<Value> values;
   for (int64_t slot = 0; slot < layout->numRowSlots(); ++slot)
     values.push_back(readPosition(*this, positions.pointer, count, row,
                                   layout->rowIndex(*this, slot)));
@@ -811,7 +822,7 @@ LogicalResult RotaryBuilder::lower(RotateTileOp op,
     // frequencies of the rows' head dim (a part of wider rows).
     FailureOr<AngleSource> angles = bindAngles(
         *this, op, adaptor.getRow().front(), adaptor.getPosition().front(),
-        op.getRowHeadDim(), /*inverse=*/false);
+        /*positions=*/Value(), op.getRowHeadDim(), /*inverse=*/false);
     if (failed(angles))
       return failure();
     angles->firstPair = op.getFirstPair();

@@ -16,7 +16,8 @@
 // (buffer_offset, slot_stride, barrier_offset, info_offset) and scratch
 // buffer (offset, replica_stride), and the kernel's smem_bytes. The layout,
 // from offset 0: the slots of every shared-memory channel, each slot
-// 1024-byte aligned; every scratch buffer, one 1024-byte aligned copy per
+// 1024-byte aligned; the row values of the channels that have them (a
+// tile's positions: rows_offset), 16-byte aligned; every scratch buffer, one 1024-byte aligned copy per
 // replica; every channel's full/empty mbarriers (2 x depth x 8 bytes); every
 // channel's tile records (depth x 16 bytes); in a kernel with
 // tensor-memory channels, 16 bytes for the address tcgen05.alloc writes and
@@ -45,6 +46,32 @@ func.func @allocate_one_channel(%i: i32) {
     }
     warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
       warpspec.consume %qkv (%qkv_slot1, %row, %rows, %head, %q, %k, %v) : !qkv {
+        warpspec.release %qkv_slot1
+      }
+    }
+  }
+  return
+}
+
+// A slot with the tile's positions (a 64xi32 buffer after the tiles,
+// warpspec.copy_positions): the tiles keep their 49152-byte stride, and the
+// row values of every slot (256 bytes each) follow the channels' slots at
+// rows_offset, 16-byte aligned, so they cost 4 x 256 bytes, not a 1 KiB step
+// of each slot: 196608 + 1024 + 1008 = 198640.
+// CHECK-LABEL: func.func @allocate_slot_positions
+// CHECK: warpspec.kernel chip(sm_90a) attributes {smem_bytes = 198640 : i64} {
+// CHECK: warpspec.channel "qkv" depth(4) {barrier_offset = 197632 : i64, buffer_offset = 0 : i64, info_offset = 197696 : i64, rows_offset = 196608 : i64, slot_stride = 49152 : i64}
+!qkvp = !warpspec.channel<[64x128xbf16, 64x128xbf16, 64x128xbf16, 64xi32], smem>
+func.func @allocate_slot_positions(%i: i32) {
+  warpspec.kernel chip(sm_90a) {
+    %qkv = warpspec.channel "qkv" depth(4) : !qkvp
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      %qkv_slot, %q, %k, %v, %p = warpspec.acquire %qkv : !qkvp
+      warpspec.commit %qkv_slot tile(%i, %i, %i)
+      warpspec.close %qkv : !qkvp
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
+      warpspec.consume %qkv (%qkv_slot1, %row, %rows, %head, %q, %k, %v, %p) : !qkvp {
         warpspec.release %qkv_slot1
       }
     }

@@ -107,9 +107,17 @@ func.func @negative_channel_no_buffers(%c: !warpspec.channel<[], tmem>) {
 
 // -----
 
-// Channel buffers are 2-D tiles, not vectors.
-// expected-error @+1 {{channel buffers are 2-D tiles, got '!warpspec.buffer<64xbf16, smem>'}}
+// A channel's 1-D buffers hold a tile's row values (its positions): i32.
+// expected-error @+1 {{a channel's 1-D buffers hold one i32 per row in shared memory, got '!warpspec.buffer<64xbf16, smem>'}}
 func.func @negative_channel_1d_buffer(%c: !warpspec.channel<[64x64xbf16, 64xbf16], smem>) {
+  return
+}
+
+// -----
+
+// The row values follow the tiles.
+// expected-error @+1 {{channel buffers are 2-D tiles, then 1-D buffers of i32, got '!warpspec.buffer<64x64xbf16, smem>'}}
+func.func @negative_channel_row_buffer_first(%c: !warpspec.channel<[64xi32, 64x64xbf16], smem>) {
   return
 }
 

@@ -751,3 +751,65 @@ func.func @negative_load_positions_rows(%i: i32, %positions: memref<?xi32>) {
       : memref<?xi32> -> !warpspec.rows<128xi32>
   return
 }
+
+// -----
+
+!tile = !warpspec.buffer<64x128xbf16, smem>
+!tab = memref<?x64xf32>
+
+// A tile's positions in shared memory (a slot's buffer that
+// warpspec.copy_positions filled) hold one per row of the rotated tiles.
+func.func @negative_rotate_slot_positions_short(%t: !tile, %i: i32, %cos: !tab,
+                                                %sin: !tab,
+                                                %pos: !warpspec.buffer<32xi32, smem>) {
+  // expected-error @+1 {{'warpspec.rotate' op positions in shared memory must be a 1-D i32 buffer of at least the tile's 64 rows, got '!warpspec.buffer<32xi32, smem>'}}
+  warpspec.rotate(%t) into(%t) rows(%i) row(%i) position(%i)
+      cos(%cos, %sin : !tab, !tab)
+      positions(%pos : !warpspec.buffer<32xi32, smem>)
+      {interleaved = false} : !tile into !tile
+  return
+}
+
+// -----
+
+// warpspec.load_positions from a slot reads i32 positions.
+func.func @negative_load_positions_slot_f32(%i: i32,
+                                            %pos: !warpspec.buffer<64xf32, smem>) {
+  // expected-error @+1 {{'warpspec.load_positions' op positions in shared memory must be a 1-D i32 buffer of at least the tile's 64 rows, got '!warpspec.buffer<64xf32, smem>'}}
+  %p = warpspec.load_positions %pos[%i]
+      : !warpspec.buffer<64xf32, smem> -> !warpspec.rows<64xi32>
+  return
+}
+
+// -----
+
+// warpspec.copy_positions copies from an i32 positions tensor [T].
+func.func @negative_copy_positions_i64(%i: i32, %positions: memref<?xi64>,
+                                       %b: !warpspec.buffer<64xi32, smem>) {
+  // expected-error @+1 {{'warpspec.copy_positions' op positions must be a rank-1 memref of i32, got 'memref<?xi64>'}}
+  warpspec.copy_positions %positions[%i] into %b
+      : memref<?xi64>, !warpspec.buffer<64xi32, smem>
+  return
+}
+
+// -----
+
+// ... into one i32 per row.
+func.func @negative_copy_positions_2d(%i: i32, %positions: memref<?xi32>,
+                                      %b: !warpspec.buffer<64x2xi32, smem>) {
+  // expected-error @+1 {{'warpspec.copy_positions' op copies into a 1-D i32 shared-memory buffer, got '!warpspec.buffer<64x2xi32, smem>'}}
+  warpspec.copy_positions %positions[%i] into %b
+      : memref<?xi32>, !warpspec.buffer<64x2xi32, smem>
+  return
+}
+
+// -----
+
+// ... of a slot the producer holds: the copy completes on its full barrier.
+func.func @negative_copy_positions_no_slot(%i: i32, %positions: memref<?xi32>,
+                                           %b: !warpspec.buffer<64xi32, smem>) {
+  // expected-error @+1 {{'warpspec.copy_positions' op destination must be a buffer of a slot acquired by the producer (or, lowered, of a warpspec.slot_buffers)}}
+  warpspec.copy_positions %positions[%i] into %b
+      : memref<?xi32>, !warpspec.buffer<64xi32, smem>
+  return
+}

@@ -1964,6 +1964,14 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
   plan.pFromSmem = options.pOperand == POperand::smem;
   plan.stageOutput = options.oStore != OStore::registers;
   plan.bulkStore = options.oStore == OStore::tma;
+  // Where a rotary warpgroup turns the slots of 64-row tiles (every reader
+  // of the positions then waits for the slot).
+  plan.positionsInSlot = plan.rotaryWarpgroup && shape.hasPositions &&
+                         (!shape.backward || plan.anglesPerTile) &&
+                         shape.blockSize <= 64 && shape.group == 1 &&
+                         options.positionsLoad == PositionsLoad::producer;
+  // 256 bytes of positions a slot, apart from its tiles.
+  int64_t slotRowBytes = plan.positionsInSlot ? 4 * shape.tileRows() : 0;
 
   int64_t scratchPerConsumer = 0;
   if (shape.backward || plan.pFromSmem)
@@ -1982,7 +1990,7 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
   // Consumers (and rotary warpgroups) take slots round-robin, so the depth
   // is a multiple of their number (see the warpspec.kernel verifier).
   int64_t takers = std::lcm(plan.numConsumers, plan.rotaryReplicas);
-  int64_t fits = std::min(kMaxStages, budget / slotBytes);
+  int64_t fits = std::min(kMaxStages, budget / (slotBytes + slotRowBytes));
   fits -= fits % takers;
   if (!validNumStages(options))
     return numStagesError(fail, options);

@@ -109,14 +109,17 @@ Value createChannel(OpBuilder &b, Location loc, ChannelType type,
                     StringRef name, int64_t depth) {
   return ChannelOp::create(b, loc, type, b.getStringAttr(name),
                            b.getI64IntegerAttr(depth), nullptr, nullptr,
-                           nullptr, nullptr, nullptr);
+                           nullptr, nullptr, nullptr, nullptr);
 }
 
 Value createLoadRing(OpBuilder &b, Location loc, const KernelSpec &spec,
-                     int64_t depth) {
+                     int64_t depth, bool positionsInSlot) {
   SmallVector<Type> tiles;
   for (const LoadedTile &loaded : loadedTiles(spec))
     tiles.push_back(loaded.type);
+  if (positionsInSlot)
+    tiles.push_back(BufferType::get(b.getContext(), {spec.tileRows()},
+                                    b.getI32Type(), MemorySpace::smem));
   return createChannel(
       b, loc, ChannelType::get(b.getContext(), tiles, MemorySpace::smem),
       spec.loadRingName(), depth);
@@ -138,6 +141,14 @@ Value createChunkRing(OpBuilder &b, Location loc, const KernelSpec &spec,
   return createChannel(
       b, loc, ChannelType::get(b.getContext(), tiles, MemorySpace::smem),
       spec.loadRingName(), depth);
+}
+
+KernelSpec withSlotPositions(const KernelSpec &spec, ValueRange buffers) {
+  KernelSpec local = spec;
+  for (Value buffer : buffers)
+    if (ChannelType::isRowBuffer(buffer.getType()))
+      local.positions = buffer;
+  return local;
 }
 
 /// Position of the tile's first row, or a placeholder with explicit
@@ -174,7 +185,8 @@ void buildRotaryPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
   SmallVector<Value> dests = sources;
   if (!out.getBuffers().empty())
     dests.assign(out.getBuffers().begin(), out.getBuffers().end());
-  rotateTiles(b, loc, spec, sources, dests, {row, rows, position});
+  rotateTiles(b, loc, withSlotPositions(spec, consume.getBufferArgs()), sources,
+              dests, {row, rows, position});
   CommitOp::create(b, loc, out.getSlot(), row, rows, head);
   ReleaseOp::create(b, loc, consume.getSlot(), /*after_mma=*/false);
 }
@@ -653,6 +665,11 @@ void buildRingsLoadPartition(OpBuilder &b, Location loc, const KernelSpec &spec,
     auto acquire = AcquireOp::create(b, loc, ring);
     acquire.setL2Prefetch(plan.l2Prefetch);
     for (Value buffer : acquire.getBuffers()) {
+      // The tile's positions (createLoadRing's positionsInSlot).
+      if (ChannelType::isRowBuffer(buffer.getType())) {
+        CopyPositionsOp::create(b, loc, spec.positions, row, buffer);
+        continue;
+      }
       const LoadedTile &tile = tiles[next];
       Value tileRow = earlyRows.empty() ? tileRowOf(tile) : earlyRows[next];
       ++next;

@@ -56,9 +56,16 @@ Value createChannel(OpBuilder &b, Location loc, warpspec::ChannelType type,
                     StringRef name, int64_t depth);
 
 /// The load ring ("qkv", or "qkvdo" for the backward): a slot holds the
-/// tiles of loadedTiles(spec), in shared memory.
+/// tiles of loadedTiles(spec), in shared memory, and with `positionsInSlot`
+/// the tile's positions after them (KernelPlan::positionsInSlot: a 1-D i32
+/// buffer that the producer fills with warpspec.copy_positions).
 Value createLoadRing(OpBuilder &b, Location loc, const KernelSpec &spec,
-                     int64_t depth);
+                     int64_t depth, bool positionsInSlot = false);
+
+/// `spec` with the positions tensor replaced by the tile's positions in the
+/// slot of `buffers` (a load ring's buffers), if that slot holds them; the
+/// rotary ops then read them from shared memory.
+KernelSpec withSlotPositions(const KernelSpec &spec, ValueRange buffers);
 
 /// The column-pass backward's load ring (block size 128 above head dim 128,
 /// both chips): a slot holds one outputChunkCols()-column chunk of each tile

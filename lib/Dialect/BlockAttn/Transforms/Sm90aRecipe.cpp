@@ -163,7 +163,8 @@ void buildHopperKernel(
   MLIRContext *ctx = b.getContext();
   OpBuilder::InsertionGuard guard(b);
   KernelValues values = beginKernel(b, loc, Chip::sm_90a, spec, plan);
-  Value ring = createLoadRing(b, loc, spec, plan.numStages);
+  Value ring =
+      createLoadRing(b, loc, spec, plan.numStages, plan.positionsInSlot);
   Type i32 = b.getI32Type();
   Value rotated;
   if (plan.rotaryWarpgroup)
@@ -189,7 +190,12 @@ void buildHopperKernel(
   c.row = consume.getRow();
   c.rows = consume.getRows();
   c.head = consume.getHead();
-  llvm::append_range(c.tiles, consume.getBufferArgs());
+  // The tile's positions, if its slot holds them (plan.positionsInSlot),
+  // are no tile: the rotary ops read them in place of the tensor.
+  for (Value buffer : consume.getBufferArgs())
+    if (!ChannelType::isRowBuffer(buffer.getType()))
+      c.tiles.push_back(buffer);
+  KernelSpec readSpec = withSlotPositions(spec, consume.getBufferArgs());
   // The backward turns its gradients back at the tile's position.
   if (spec.hasRotary() && (spec.backward || !rotated))
     c.position = tilePosition(b, loc, spec, c.slot);
@@ -199,9 +205,9 @@ void buildHopperKernel(
   // (buildBackwardBody), so that they do not wait for the positions.
   c.anglesAfterSoftmax = plan.anglesAfterSoftmax;
   if (plan.anglesAfterSoftmax && spec.positions)
-    c.rowPositions = loadRowPositions(b, loc, spec, c.row);
+    c.rowPositions = loadRowPositions(b, loc, readSpec, c.row);
   else if (plan.anglesPerTile && !plan.anglesAfterSoftmax)
-    c.angles = rotaryAngles(b, loc, spec, {c.row, c.rows, c.position});
+    c.angles = rotaryAngles(b, loc, readSpec, {c.row, c.rows, c.position});
   if (rotated) {
     // The rotary warpgroup has rotated the slot once this signal arrives;
     // the signal's slot carries nothing, so it goes back at once.

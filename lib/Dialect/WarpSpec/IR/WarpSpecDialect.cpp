@@ -259,6 +259,7 @@ LogicalResult ChannelType::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "a channel without buffers is a signal: its "
                           "barriers and records live in shared memory, so "
                           "it must be 'smem'";
+  bool seenRowBuffer = false;
   for (Type type : bufferTypes) {
     auto buffer = dyn_cast<BufferType>(type);
     if (!buffer)
@@ -267,8 +268,20 @@ LogicalResult ChannelType::verify(function_ref<InFlightDiagnostic()> emitError,
     if (buffer.getMemorySpace() != memorySpace)
       return emitError() << "channel buffer " << type
                          << " is not in the channel's memory space";
-    if (buffer.getShape().size() != 2)
-      return emitError() << "channel buffers are 2-D tiles, got " << type;
+    // Row values (a tile's positions) follow the tiles: one i32 per row.
+    if (buffer.getShape().size() == 1) {
+      if (memorySpace != MemorySpace::smem ||
+          !buffer.getElementType().isSignlessInteger(32))
+        return emitError() << "a channel's 1-D buffers hold one i32 per row "
+                              "in shared memory, got "
+                           << type;
+      seenRowBuffer = true;
+      continue;
+    }
+    if (buffer.getShape().size() != 2 || seenRowBuffer)
+      return emitError() << "channel buffers are 2-D tiles, then 1-D buffers "
+                            "of i32, got "
+                         << type;
   }
   return success();
 }
@@ -276,7 +289,16 @@ LogicalResult ChannelType::verify(function_ref<InFlightDiagnostic()> emitError,
 int64_t ChannelType::getSlotSizeInBytes() const {
   CheckedSize bytes = 0;
   for (Type type : getBufferTypes())
-    bytes += cast<BufferType>(type).getSizeInBytes();
+    if (!isRowBuffer(type))
+      bytes += cast<BufferType>(type).getSizeInBytes();
+  return bytes.get().value_or(std::numeric_limits<int64_t>::max());
+}
+
+int64_t ChannelType::getRowBuffersSizeInBytes() const {
+  CheckedSize bytes = 0;
+  for (Type type : getBufferTypes())
+    if (isRowBuffer(type))
+      bytes += CheckedSize(cast<BufferType>(type).getSizeInBytes()).alignTo(16);
   return bytes.get().value_or(std::numeric_limits<int64_t>::max());
 }
 

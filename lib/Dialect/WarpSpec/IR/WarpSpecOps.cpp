@@ -539,7 +539,8 @@ LogicalResult ChannelOp::verify() {
                                  "buffer_offset", getBufferOffset()},
                              {"slot_stride", getSlotStride()},
                              {"barrier_offset", getBarrierOffset()},
-                             {"info_offset", getInfoOffset()}})
+                             {"info_offset", getInfoOffset()},
+                             {"rows_offset", getRowsOffset()}})
     if (value && (*value < 0 || *value > TargetLimits::maxSharedMemoryBytes))
       return emitOpError() << name << " must be in [0, "
                            << TargetLimits::maxSharedMemoryBytes << "], got "
@@ -1797,15 +1798,34 @@ LogicalResult TmemStoreOp::verify() {
 static LogicalResult verifyPositionsMemref(Operation *op, Value positions) {
   if (!positions)
     return success();
-  auto type = cast<MemRefType>(positions.getType());
-  if (type.getRank() != 1 || !type.getElementType().isSignlessInteger(32))
-    return op->emitOpError()
-           << "positions must be a rank-1 memref of i32, got " << type;
+  auto type = dyn_cast<MemRefType>(positions.getType());
+  if (!type || type.getRank() != 1 ||
+      !type.getElementType().isSignlessInteger(32))
+    return op->emitOpError() << "positions must be a rank-1 memref of i32, got "
+                             << positions.getType();
+  return success();
+}
+
+/// The positions of the rotary ops: a positions tensor, or the tile's
+/// positions in a slot of the load ring (warpspec.copy_positions), one per
+/// row of the `rows` rows the op turns.
+static LogicalResult verifyPositionsSource(Operation *op, Value positions,
+                                           int64_t rows) {
+  if (!positions || isa<MemRefType>(positions.getType()))
+    return verifyPositionsMemref(op, positions);
+  auto buffer = cast<BufferType>(positions.getType());
+  if (buffer.getShape().size() != 1 || buffer.getShape()[0] < rows ||
+      buffer.getMemorySpace() != MemorySpace::smem ||
+      !buffer.getElementType().isSignlessInteger(32))
+    return op->emitOpError() << "positions in shared memory must be a 1-D i32 "
+                                "buffer of at least the tile's "
+                             << rows << " rows, got " << buffer;
   return success();
 }
 
 static LogicalResult verifyRotaryOperands(Operation *op, int64_t headDim,
-                                          Value cos, Value sin, Value positions,
+                                          int64_t rows, Value cos, Value sin,
+                                          Value positions,
                                           std::optional<APFloat> theta) {
   if (headDim % 16 != 0)
     return op->emitOpError() << "rotary embeddings need a head dim that is a "
@@ -1831,7 +1851,7 @@ static LogicalResult verifyRotaryOperands(Operation *op, int64_t headDim,
       return op->emitOpError() << "rotary tables must be contiguous memref<?x"
                                << headDim / 2 << "xf32>, got " << type;
   }
-  return verifyPositionsMemref(op, positions);
+  return verifyPositionsSource(op, positions, rows);
 }
 
 /// A rotated tile that is a part of wider rows (head_dim, pair_offset on
@@ -1878,8 +1898,8 @@ LogicalResult RotateOp::verify() {
                             "pass_loop, got "
                          << (getInterleaved() ? "interleaved pairs"
                                               : "no pass_loop");
-  return verifyRotaryOperands(*this, getRowHeadDim(), getCos(), getSin(),
-                              getPositions(), getTheta());
+  return verifyRotaryOperands(*this, getRowHeadDim(), first.getShape()[0],
+                              getCos(), getSin(), getPositions(), getTheta());
 }
 
 LogicalResult RotateTileOp::verify() {
@@ -1919,8 +1939,8 @@ LogicalResult RotateTileOp::verify() {
                            << value.getShape()[1];
     return success();
   }
-  return verifyRotaryOperands(*this, headDim, getCos(), getSin(),
-                              getPositions(), getTheta());
+  return verifyRotaryOperands(*this, headDim, value.getShape()[0], getCos(),
+                              getSin(), getPositions(), getTheta());
 }
 
 /// The columns of an f32 register tile come in runs of 8 per thread (the
@@ -1986,12 +2006,13 @@ LogicalResult RotaryAnglesOp::verify() {
       return emitOpError() << "row_positions must be !warpspec.rows<"
                            << angles.getShape()[0] << "xi32>, got " << rows;
   }
-  return verifyRotaryOperands(*this, angles.getShape()[1], getCos(), getSin(),
-                              getPositions(), getTheta());
+  return verifyRotaryOperands(*this, angles.getShape()[1], angles.getShape()[0],
+                              getCos(), getSin(), getPositions(), getTheta());
 }
 
 LogicalResult LoadPositionsOp::verify() {
-  if (failed(verifyPositionsMemref(*this, getPositions())))
+  if (failed(verifyPositionsSource(*this, getPositions(),
+                                   getValue().getType().getNumRows())))
     return failure();
   RowsType rows = getValue().getType();
   // The rows of one warpgroup's register tile (accumulatorLayout).
@@ -1999,6 +2020,24 @@ LogicalResult LoadPositionsOp::verify() {
     return emitOpError() << "reads the positions of a 64-row register tile "
                             "into !warpspec.rows<64xi32>, got "
                          << rows;
+  return success();
+}
+
+LogicalResult CopyPositionsOp::verify() {
+  if (failed(verifyPositionsMemref(*this, getPositions())))
+    return failure();
+  BufferType dest = getDest().getType();
+  if (dest.getShape().size() != 1 ||
+      dest.getMemorySpace() != MemorySpace::smem ||
+      !dest.getElementType().isSignlessInteger(32))
+    return emitOpError() << "copies into a 1-D i32 shared-memory buffer, got "
+                         << dest;
+  // Like a TMA copy, it completes on the full barrier of its slot.
+  if (!getDest().getDefiningOp<AcquireOp>() &&
+      !getDest().getDefiningOp<SlotBuffersOp>())
+    return emitOpError()
+           << "destination must be a buffer of a slot acquired by the "
+              "producer (or, lowered, of a warpspec.slot_buffers)";
   return success();
 }
 

@@ -81,6 +81,22 @@ LogicalResult allocateKernel(KernelOp kernel) {
     offset += bytes;
   }
 
+  // Row values (a tile's positions) of every slot, 16-byte aligned, apart
+  // from the tiles so that they cost no 1024-byte step of each slot.
+  for (ChannelOp channel : smemChannels) {
+    int64_t rowBytes = channel.getChannelType().getRowBuffersSizeInBytes();
+    if (!rowBytes)
+      continue;
+    offset = offset.alignTo(16);
+    channel.setRowsOffsetAttr(sizeAttr(b, offset));
+    CheckedSize bytes = CheckedSize(rowBytes) * CheckedSize(channel.getDepth());
+    placements.push_back({"row values of channel \"" + channel.getName().str() +
+                              "\": " + std::to_string(channel.getDepth()) +
+                              " x " + std::to_string(rowBytes) + " bytes",
+                          bytes});
+    offset += bytes;
+  }
+
   kernel.walk([&](ScratchOp scratch) {
     auto partition = scratch->getParentOfType<PartitionOp>();
     CheckedSize stride =

@@ -129,6 +129,16 @@ def BlockAttnWarpSpecializePass
            "head dim 128 (with one consumer) and, launched persistent, for "
            "the half-split forwards and those with positions at 64, else "
            "1; two CTAs an SM take 1">,
+    EnumOption<"positionsLoad", "positions-load", BlockAttn_PositionsLoad,
+           "automatic",
+           "sm_90a rotary kernels with a positions tensor and a rotary "
+           "warpgroup at block size 64: who reads each tile's positions: "
+           "'producer' (the load warpgroup copies them into the tile's slot "
+           "with cp.async, completing on the slot's full barrier; the rotary "
+           "warpgroup and the consumers read them from shared memory, 256 "
+           "bytes a slot), 'readers' (each warpgroup that needs them reads "
+           "the tensor itself, a global read before its table reads) or "
+           "'auto' (the recipe picks: readers)">,
     EnumOption<"rotaryAngles", "rotary-angles", BlockAttn_RotaryAngles,
            "automatic",
            "sm_90a rotary backward at block size 64: when a consumer reads "

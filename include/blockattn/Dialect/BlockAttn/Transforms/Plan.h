@@ -242,6 +242,10 @@ struct KernelPlan {
   /// a positions tensor as the tile arrives (`rotary-angles=after-softmax`),
   /// so that the table reads do not wait for the positions.
   bool anglesAfterSoftmax = false;
+  /// The producer copies each tile's positions into its slot
+  /// (warpspec.copy_positions), where the rotary warpgroup and the
+  /// consumers read them (`positions-load=producer`).
+  bool positionsInSlot = false;
   RegisterPlan registers;
 };
 

@@ -59,6 +59,13 @@ def BlockAttn_RotaryAngles
     I32EnumCase<"per_tile", 2, "per-tile">,
     I32EnumCase<"after_softmax", 3, "after-softmax">]>;
 
+def BlockAttn_PositionsLoad
+    : BlockAttn_PlanEnum<"PositionsLoad",
+                         "who reads a positions tensor on sm_90a", [
+    I32EnumCase<"automatic", 0, "auto">,
+    I32EnumCase<"producer", 1>,
+    I32EnumCase<"readers", 2>]>;
+
 def BlockAttn_GroupRoles
     : BlockAttn_PlanEnum<"GroupRoles",
                          "how the sm_90a grouped-query backward splits a query head's work", [

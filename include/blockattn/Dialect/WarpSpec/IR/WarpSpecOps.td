@@ -17,6 +17,13 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/IR/OpAsmInterface.td"
 include "mlir/IR/RegionKindInterface.td"
 
+/// Where the rotary ops read a tile's positions: a positions tensor (an i32
+/// memref over the tokens, read at `row + r`) or the tile's own positions in
+/// a slot of the load ring (a 1-D i32 shared-memory buffer that
+/// `warpspec.copy_positions` filled, read at `r`).
+def WarpSpec_PositionsSource : AnyTypeOf<[AnyMemRef, WarpSpec_BufferType],
+    "an i32 memref over the tokens or a 1-D i32 shared-memory buffer">;
+
 //===----------------------------------------------------------------------===//
 // Kernel structure
 //===----------------------------------------------------------------------===//
@@ -135,6 +142,10 @@ def WarpSpec_ChannelOp : WarpSpec_Op<"channel", [HasParent<"KernelOp">]> {
     `warpspec-allocate-smem` writes where the buffers
     (`buffer_offset`, slot `s` at `buffer_offset + s * slot_stride`), the
     barriers (`barrier_offset`) and the tile coordinates (`info_offset`) live.
+    A slot's 1-D buffers (a tile's positions) need none of the tiles'
+    1024-byte swizzle alignment: they live apart, slot `s`'s at `rows_offset
+    + s * R` (`R` their bytes, a multiple of 16), so that 256 bytes of
+    positions do not cost a 1 KiB step of every slot.
 
     The verifier bounds what later becomes a size or an address: `depth` is
     at most 7264 (every slot takes 32 bytes of shared memory for its
@@ -155,7 +166,8 @@ def WarpSpec_ChannelOp : WarpSpec_Op<"channel", [HasParent<"KernelOp">]> {
                        OptionalAttr<I64Attr>:$slot_stride,
                        OptionalAttr<I64Attr>:$barrier_offset,
                        OptionalAttr<I64Attr>:$info_offset,
-                       OptionalAttr<DenseI64ArrayAttr>:$tmem_slots);
+                       OptionalAttr<DenseI64ArrayAttr>:$tmem_slots,
+                       OptionalAttr<I64Attr>:$rows_offset);
   let results = (outs WarpSpec_ChannelType:$channel);
   let assemblyFormat = "$name `depth` `(` $depth `)` attr-dict `:` type($channel)";
   let hasVerifier = 1;
@@ -176,7 +188,9 @@ def WarpSpec_ChannelOp : WarpSpec_Op<"channel", [HasParent<"KernelOp">]> {
       if (inTensorMemory())
         return barriers && getTmemSlots() &&
                getTmemSlots()->size() == 2 * getDepth();
-      return barriers && getBufferOffset() && getSlotStride();
+      return barriers && getBufferOffset() && getSlotStride() &&
+             (getChannelType().getRowBuffersSizeInBytes() == 0 ||
+              getRowsOffset());
     }
   }];
 }
@@ -1051,7 +1065,8 @@ def WarpSpec_RotateOp : WarpSpec_Op<"rotate", [AttrSizedOperandSegments]> {
                        Variadic<WarpSpec_BufferType>:$dests, I32:$rows,
                        I32:$row, I32:$position, Optional<AnyMemRef>:$cos,
                        Optional<AnyMemRef>:$sin,
-                       Optional<AnyMemRef>:$positions, BoolAttr:$interleaved,
+                       Optional<WarpSpec_PositionsSource>:$positions,
+                       BoolAttr:$interleaved,
                        OptionalAttr<F32Attr>:$theta,
                        OptionalAttr<I64Attr>:$head_dim,
                        OptionalAttr<I64Attr>:$pair_offset,
@@ -1208,7 +1223,7 @@ def WarpSpec_RotaryAnglesOp : WarpSpec_Op<"rotary_angles",
   }];
   let arguments = (ins I32:$rows, I32:$row, I32:$position,
                        Optional<AnyMemRef>:$cos, Optional<AnyMemRef>:$sin,
-                       Optional<AnyMemRef>:$positions,
+                       Optional<WarpSpec_PositionsSource>:$positions,
                        Optional<WarpSpec_RowsType>:$row_positions,
                        BoolAttr:$interleaved, OptionalAttr<F32Attr>:$theta);
   let results = (outs WarpSpec_AccType:$angles);
@@ -1244,7 +1259,8 @@ def WarpSpec_LoadPositionsOp : WarpSpec_Op<"load_positions"> {
         : memref<?xi32> -> !warpspec.rows<64xi32>
     ```
   }];
-  let arguments = (ins Arg<AnyMemRef, "[T] i32", [MemRead]>:$positions,
+  let arguments = (ins Arg<WarpSpec_PositionsSource, "[T] i32, or the tile's",
+                           [MemRead]>:$positions,
                        I32:$row);
   let results = (outs WarpSpec_RowsType:$value);
   let assemblyFormat = [{
@@ -1534,6 +1550,39 @@ def WarpSpec_PinOp : WarpSpec_Op<"pin", [AllTypesMatch<["source", "result"]>]> {
   ];
   let assemblyFormat = [{
     $source (`after` `(` $anchor^ `)`)? attr-dict `:` type($source)
+  }];
+  let hasVerifier = 1;
+}
+
+def WarpSpec_CopyPositionsOp : WarpSpec_Op<"copy_positions"> {
+  let summary = "asynchronous copy of a tile's positions into a channel slot";
+  let description = [{
+    The `warpspec.copy_positions` operation copies `positions[row + i]` for
+    every row `i` of the 1-D i32 shared-memory buffer `dest` (a buffer of a
+    slot the producer acquired), clamped into the tensor as
+    `warpspec.load_positions` clamps them (`min(row + i, len - 1)`). Like a
+    `warpspec.tma_load` it completes on the slot's `full` barrier: the
+    consumers that wait for the slot find the positions there, one
+    shared-memory read away, instead of a dependent global read before their
+    table reads (the sm_90a rotary warpgroup and the backward's consumer,
+    docs/rotary.md). It lowers to 4-byte `cp.async` copies issued by the
+    thread that issues the slot's TMA copies, then
+    `cp.async.mbarrier.arrive` on the slot's `full` barrier, which holds
+    the barrier's phase until they land (the arrival raises the pending
+    count first, so the barrier's expected count is unchanged).
+
+    ```mlir
+    %slot, %q, %k, %pos = warpspec.acquire %ring
+        : !warpspec.channel<[64x128xbf16, 64x128xbf16, 64xi32], smem>
+    warpspec.copy_positions %positions[%row] into %pos
+        : memref<?xi32>, !warpspec.buffer<64xi32, smem>
+    ```
+  }];
+  let arguments = (ins Arg<AnyMemRef, "[T] i32", [MemRead]>:$positions,
+                       I32:$row, WarpSpec_BufferType:$dest);
+  let assemblyFormat = [{
+    $positions `[` $row `]` `into` $dest attr-dict `:` type($positions) `,`
+    type($dest)
   }];
   let hasVerifier = 1;
 }

@@ -105,14 +105,28 @@ def WarpSpec_ChannelType : WarpSpec_Type<"Channel", "channel"> {
     that a stage of work on the tile, which lives in another channel's slot,
     is done (the sm_90a rotary warpgroup signals so to the consumers that
     it rotated their slot in place). Signals live in shared memory.
+
+    Besides its 2-D tiles a shared-memory slot may hold 1-D buffers of i32,
+    one value per row of the slot's tiles: the tile's positions
+    (`warpspec.copy_positions`), after the tiles in the type.
+
+    Example: `!warpspec.channel<[64x128xbf16, 64x128xbf16, 64xi32], smem>`.
   }];
   let parameters = (ins ArrayRefParameter<"Type">:$bufferTypes,
                         EnumParameter<WarpSpec_MemorySpace>:$memorySpace);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
-    /// Bytes of one slot's buffers.
+    /// Bytes of one slot's tiles (its 2-D buffers).
     int64_t getSlotSizeInBytes() const;
+    /// Bytes of one slot's 1-D buffers (row values: a tile's positions),
+    /// each rounded up to 16 bytes; they live apart from the tiles
+    /// (`warpspec.channel`'s `rows_offset`).
+    int64_t getRowBuffersSizeInBytes() const;
+    /// Whether `type` is a row-value buffer (1-D) rather than a tile.
+    static bool isRowBuffer(Type type) {
+      return cast<BufferType>(type).getShape().size() == 1;
+    }
   }];
 }
 
