@@ -417,6 +417,8 @@ private:
                              unsigned count);
   llvm::Error completeOne(unsigned id);
   llvm::Error completeSome();
+  /// Queues an issued asynchronous operation; returns its id.
+  unsigned issueAsync(AsyncOp op);
   llvm::Error deadlock(const char *title);
 
   // Memory.
@@ -1617,6 +1619,13 @@ llvm::Error Emulator::completeOne(unsigned id) {
   return e;
 }
 
+unsigned Emulator::issueAsync(AsyncOp op) {
+  unsigned id = unsigned(ops.size());
+  ops.push_back(std::move(op));
+  pendingOps.push_back(id);
+  return id;
+}
+
 // Completes a random subset of the pending asynchronous operations: each
 // completes with probability 1/2 at each scheduling point.
 llvm::Error Emulator::completeSome() {
@@ -1889,9 +1898,7 @@ llvm::Error Emulator::fireCollective(const Instruction &inst, unsigned first,
     if (auto e = pendingCopyOverlap(op.lo, op.hi, &lead, &inst))
       return e;
     lockWgmmaRegisters(op, +1);
-    unsigned id = unsigned(ops.size());
-    ops.push_back(std::move(op));
-    pendingOps.push_back(id);
+    unsigned id = issueAsync(std::move(op));
     wgs[first / 128].wgmma.push_back(id);
     wgs[first / 128].unretired.push_back(id);
     release();
@@ -2274,9 +2281,7 @@ llvm::Error Emulator::tcIssueMma(Thread &t, const Instruction &inst) {
     return e;
   if (auto e = pendingCopyOverlap(op.lo, op.hi, &t, &inst))
     return e;
-  unsigned id = unsigned(ops.size());
-  ops.push_back(std::move(op));
-  pendingOps.push_back(id);
+  unsigned id = issueAsync(std::move(op));
   t.tcPending.push_back(id);
   return llvm::Error::success();
 }
@@ -2832,9 +2837,7 @@ llvm::Error Emulator::step(Thread &t, unsigned budget) {
       // has not completed, not only those since its previous commit.
       llvm::erase_if(t.tcPending, [&](unsigned id) { return ops[id].done; });
       op.deps = t.tcPending;
-      unsigned id = unsigned(ops.size());
-      ops.push_back(std::move(op));
-      pendingOps.push_back(id);
+      issueAsync(std::move(op));
       break;
     }
     case OpFenceProxyAsync:
@@ -2878,9 +2881,7 @@ llvm::Error Emulator::step(Thread &t, unsigned budget) {
         if (op.smem % 128)
           return fail(&t, &in, "TMA store source not 128-byte aligned");
       }
-      unsigned id = unsigned(ops.size());
-      ops.push_back(op);
-      pendingOps.push_back(id);
+      unsigned id = issueAsync(std::move(op));
       if (in.op == OpTmaStore)
         t.bulkOpen.push_back(id);
       break;
@@ -2910,9 +2911,7 @@ llvm::Error Emulator::step(Thread &t, unsigned budget) {
       if (srcSize)
         if (auto e = globalAccess(src, srcSize, false, op.bytes, t, in))
           return e;
-      unsigned id = unsigned(ops.size());
-      ops.push_back(op);
-      pendingOps.push_back(id);
+      unsigned id = issueAsync(std::move(op));
       t.cpAsyncPending.push_back(id);
       break;
     }
@@ -2932,9 +2931,7 @@ llvm::Error Emulator::step(Thread &t, unsigned budget) {
         ++b->pending;
       op.deps = std::move(t.cpAsyncPending);
       t.cpAsyncPending.clear();
-      unsigned id = unsigned(ops.size());
-      ops.push_back(std::move(op));
-      pendingOps.push_back(id);
+      issueAsync(std::move(op));
       break;
     }
     case OpBulkCommit:

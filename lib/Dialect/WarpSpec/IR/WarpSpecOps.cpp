@@ -1424,6 +1424,18 @@ static LogicalResult verifyPairHalves(Operation *op, Type sourceType,
   return success();
 }
 
+/// An asynchronous copy (warpspec.tma_load, warpspec.copy_positions)
+/// completes on the full barrier of its destination's slot: the slot a
+/// producer acquired, or, once the protocol is lowered, the slot of a
+/// warpspec.slot_buffers.
+static LogicalResult verifySlotDestination(Operation *op, Value dest) {
+  if (!dest.getDefiningOp<AcquireOp>() && !dest.getDefiningOp<SlotBuffersOp>())
+    return op->emitOpError()
+           << "destination must be a buffer of a slot acquired by the "
+              "producer (or, lowered, of a warpspec.slot_buffers)";
+  return success();
+}
+
 LogicalResult TmaLoadOp::verify() {
   if (failed(verifyTmaTile(getOperation(), getSource().getType(),
                            getDest().getType(), "destination", getColOffset())))
@@ -1432,15 +1444,7 @@ LogicalResult TmaLoadOp::verify() {
       failed(verifyPairHalves(getOperation(), getSource().getType(),
                               getDest().getType(), getColOffset())))
     return failure();
-  // The copy completes on the full barrier of the destination's slot: the
-  // slot a producer acquired, or, once the protocol is lowered, the slot of
-  // a warpspec.slot_buffers.
-  if (!getDest().getDefiningOp<AcquireOp>() &&
-      !getDest().getDefiningOp<SlotBuffersOp>())
-    return emitOpError()
-           << "destination must be a buffer of a slot acquired by the "
-              "producer (or, lowered, of a warpspec.slot_buffers)";
-  return success();
+  return verifySlotDestination(*this, getDest());
 }
 
 LogicalResult TmaPrefetchOp::verify() {
@@ -2032,13 +2036,7 @@ LogicalResult CopyPositionsOp::verify() {
       !dest.getElementType().isSignlessInteger(32))
     return emitOpError() << "copies into a 1-D i32 shared-memory buffer, got "
                          << dest;
-  // Like a TMA copy, it completes on the full barrier of its slot.
-  if (!getDest().getDefiningOp<AcquireOp>() &&
-      !getDest().getDefiningOp<SlotBuffersOp>())
-    return emitOpError()
-           << "destination must be a buffer of a slot acquired by the "
-              "producer (or, lowered, of a warpspec.slot_buffers)";
-  return success();
+  return verifySlotDestination(*this, getDest());
 }
 
 LogicalResult SoftmaxGradOp::verify() {
