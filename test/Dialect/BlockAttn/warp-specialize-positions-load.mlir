@@ -1,6 +1,7 @@
 // RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a positions-load=producer" | FileCheck %s
 // RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a positions-load=producer" | block-attn-opt | FileCheck %s
-// RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=READERS
+// RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a positions-load=readers" | FileCheck %s --check-prefix=READERS
+// RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s --check-prefix=AUTO
 // RUN: block-attn-opt %s --pass-pipeline='builtin.module(func.func(blockattn-warp-specialize{chip=sm_90a positions-load=producer}),warpspec-allocate-smem,warpspec-lower-protocol,warpspec-dispatch-partitions,convert-warpspec-to-nvvm)' | FileCheck %s --check-prefix=NVVM
 
 // positions-load=producer: the sm_90a rotary kernels with a positions tensor
@@ -8,8 +9,12 @@
 // load ring's slot (a 64xi32 buffer after the tiles), copied there by the
 // producer (warpspec.copy_positions); the rotary warpgroup's rotation and
 // the backward consumer's angles read them from the slot, so no warpgroup
-// but the producer reads the positions tensor (docs/rotary.md). Without
-// the option (READERS) each reads the tensor itself.
+// but the producer reads the positions tensor (docs/rotary.md). With
+// positions-load=readers each reads the tensor itself. auto (AUTO) picks
+// the producer for the backward at head dim 128 and with rotate_v, readers
+// for the backward at 64 without rotate_v (its consumers read the positions
+// as the tile arrives and the tables after the softmax) and the forwards
+// without rotate_v (docs/performance-notes.md, run 19).
 
 // CHECK-LABEL: func.func @blockattn_backward_d128_b64_bf16_interleaved_pos(
 // CHECK-SAME: %[[POSITIONS:arg11]]: memref<?xi32> {blockattn.name = "positions"})
@@ -34,6 +39,14 @@
 // READERS-NOT: copy_positions
 // READERS: warpspec.rotate({{.*}} positions(%arg11 : memref<?xi32>)
 // READERS: warpspec.rotary_angles {{.*}} positions(%arg11 : memref<?xi32>)
+
+// AUTO-LABEL: func.func @blockattn_backward_d128_b64_bf16_interleaved_pos(
+// AUTO: warpspec.copy_positions
+// AUTO-LABEL: func.func @blockattn_backward_d64_b64_bf16_half_split_pos(
+// AUTO-NOT: warpspec.copy_positions
+// AUTO: warpspec.load_positions %{{.*}} : memref<?xi32> -> <64xi32>
+// AUTO-LABEL: func.func @blockattn_forward_d128_b64_bf16_half_split_pos_rv(
+// AUTO: warpspec.copy_positions
 
 // At head dim 64 the consumers read the positions as the tile arrives and
 // the tables after the softmax (rotary-angles=after-softmax):

@@ -29,15 +29,17 @@
 // AUTO: warpspec.rotate_tile %{{.*}} angles(%[[ANGLES]] : !warpspec.acc<64x64xf32>) {interleaved = false, inverse}
 // AUTO: return
 
+// With rotate_v and at head dim 128 the positions are the tile's own,
+// copied into its slot by the producer (positions-load=auto, session 29).
 // AUTO-LABEL: func.func @positions_rotate_v_d64(
 // AUTO-NOT: warpspec.load_positions
-// AUTO: warpspec.rotary_angles {{.*}} positions(%{{.*}} : memref<?xi32>) {interleaved = true}
+// AUTO: warpspec.rotary_angles {{.*}} positions(%{{.*}} : !warpspec.buffer<64xi32, smem>) {interleaved = true}
 // AUTO-NEXT: warpspec.get
 // AUTO: return
 
 // AUTO-LABEL: func.func @positions_d128(
 // AUTO-NOT: warpspec.load_positions
-// AUTO: warpspec.rotary_angles {{.*}} positions(%{{.*}} : memref<?xi32>) {interleaved = false}
+// AUTO: warpspec.rotary_angles {{.*}} positions(%{{.*}} : !warpspec.buffer<64xi32, smem>) {interleaved = false}
 // AUTO-NEXT: warpspec.get
 // AUTO: return
 

@@ -160,7 +160,9 @@ func.func @forward_tables(%q: !act, %k: !act, %v: !act, %o: !act, %cu: !cu,
 // RWG: warpspec.partition "rotary" role(rotary) warps(4) regs(104) {
 // RWG: %[[ZERO:.*]] = arith.constant 0 : i32
 // RWG-NEXT: warpspec.acquire
-// RWG-NEXT: warpspec.rotate(%[[QT:[a-z0-9_]+]], %[[KT:[a-z0-9_]+]], %[[VT:[a-z0-9_]+]]) into(%[[QT]], %[[KT]], %[[VT]]) rows(%{{.*}}) row(%{{.*}}) position(%[[ZERO]]) cos(%{{.*}}, %{{.*}} : memref<?x64xf32>, memref<?x64xf32>) positions(%{{.*}} : memref<?xi32>) {interleaved = true} :
+// With rotate_v the positions are the tile's own, in its slot
+// (positions-load=auto: the producer copies them there, session 29).
+// RWG-NEXT: warpspec.rotate(%[[QT:[a-z0-9_]+]], %[[KT:[a-z0-9_]+]], %[[VT:[a-z0-9_]+]]) into(%[[QT]], %[[KT]], %[[VT]]) rows(%{{.*}}) row(%{{.*}}) position(%[[ZERO]]) cos(%{{.*}}, %{{.*}} : memref<?x64xf32>, memref<?x64xf32>) positions(%{{.*}} : !warpspec.buffer<64xi32, smem>) {interleaved = true} :
 // RWG: warpspec.partition "compute" role(compute) warps(4) regs(184) replicas(2) {
 // RWG-NOT: warpspec.tile_position
 // RWG-NOT: warpspec.rotate

@@ -656,6 +656,23 @@ bool anglesAfterSoftmaxByDefault(const KernelShape &shape) {
          !shape.rotateV;
 }
 
+/// Whether the producer copies each tile's positions into its slot under
+/// `auto` (KernelPlan::positionsInSlot): the backward at head dim 128 and
+/// every kernel with rotate_v, from tables. Read from the slot, the rotary
+/// warpgroup's and the consumer's table reads wait for no global read of
+/// the positions (H100, seed, run 19 of docs/performance-notes.md: the
+/// backward at 128 2.5-11% faster, interleaved `_pos_rv` 1.187 -> 1.059x
+/// the plain one; with rotate_v at 64 the backward 3.4-6%, the forwards
+/// 0-1.6%). Not the others: at 64 without rotate_v the consumers already
+/// read the positions as the tile arrives and the tables after the softmax
+/// (interleaved 0.9% slower from the slot), and the forwards without
+/// rotate_v did not move (0.3-0.5% slower interleaved). From theta: not
+/// timed.
+bool positionsInSlotByDefault(const KernelShape &shape) {
+  return !shape.rotaryTheta &&
+         (shape.rotateV || (shape.backward && shape.headDim == 128));
+}
+
 /// The grouped-query backward's rings: "kv" two slots deep when that leaves
 /// "qdo" two as well (one item's K, V in use while the next one's arrive),
 /// else one; "qdo" (streamed G times an item) gets the rest, or
@@ -1969,7 +1986,9 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
   plan.positionsInSlot = plan.rotaryWarpgroup && shape.hasPositions &&
                          (!shape.backward || plan.anglesPerTile) &&
                          shape.blockSize <= 64 && shape.group == 1 &&
-                         options.positionsLoad == PositionsLoad::producer;
+                         (options.positionsLoad == PositionsLoad::producer ||
+                          (options.positionsLoad == PositionsLoad::automatic &&
+                           positionsInSlotByDefault(shape)));
   // 256 bytes of positions a slot, apart from its tiles.
   int64_t slotRowBytes = plan.positionsInSlot ? 4 * shape.tileRows() : 0;
 
@@ -2292,15 +2311,16 @@ FailureOr<KernelPlan> planSm100a(const KernelShape &shape,
 /// 4.22 against 4.17; interleaved `_pos` 4.73-4.78 against 4.50-4.52 and
 /// `_pos_rv` 4.80-4.82 against 4.74-4.76, with one rotary warpgroup;
 /// docs/performance-notes.md, run 15). Interleaved `rv` without positions
-/// keeps bulk stores: smem measured 1% slower on one machine (4.37 against
-/// 4.32) and 2% faster on another (4.23 against 4.30).
+/// too since session 29: 4.21-4.22 against 4.34 ms in one alternated run
+/// (H100, run 20; session 27 had found 1% slower on one machine, 2% faster
+/// on another). From theta it keeps bulk stores (not timed).
 bool storesRotaryBackwardBySmem(const KernelShape &shape,
                                 const TuningOptions &options) {
   if (options.chip != Chip::sm_90a || !shape.backward || !shape.hasRotary() ||
       shape.headDim != 128 || shape.blockSize != 64 || shape.group != 1)
     return false;
   return shape.rotary != RotaryMode::interleaved || shape.hasPositions ||
-         !shape.rotateV;
+         !shape.rotateV || !shape.rotaryTheta;
 }
 
 /// How output tiles leave the registers under `o-store=auto`: the threads'

@@ -646,6 +646,43 @@ TEST(Sm90aPlan, RotaryBackwardReadsItsAnglesOncePerTile) {
           .anglesPerTile);
 }
 
+TEST(Sm90aPlan, ProducerCopiesPositionsAsMeasured) {
+  // auto: the producer copies a tile's positions into its slot for the
+  // backward at head dim 128 and wherever v is rotated too (run 19).
+  KernelShape backward128 = shape(true, 128, RotaryMode::interleaved);
+  backward128.hasPositions = true;
+  EXPECT_TRUE(plan(Chip::sm_90a, backward128).positionsInSlot);
+  KernelShape forward64 = shape(false, 64, RotaryMode::half_split);
+  forward64.hasPositions = true;
+  forward64.rotateV = true;
+  EXPECT_TRUE(plan(Chip::sm_90a, forward64).positionsInSlot);
+  // Not where it was not faster (the backward at 64 without rotate_v, the
+  // forwards without it), nor from theta (not timed), nor without a
+  // positions tensor.
+  KernelShape backward64 = shape(true, 64, RotaryMode::interleaved);
+  backward64.hasPositions = true;
+  EXPECT_FALSE(plan(Chip::sm_90a, backward64).positionsInSlot);
+  KernelShape forward128 = shape(false, 128, RotaryMode::interleaved);
+  forward128.hasPositions = true;
+  EXPECT_FALSE(plan(Chip::sm_90a, forward128).positionsInSlot);
+  KernelShape theta = backward128;
+  theta.rotaryTheta = true;
+  EXPECT_FALSE(plan(Chip::sm_90a, theta).positionsInSlot);
+  EXPECT_FALSE(plan(Chip::sm_90a, shape(true, 128, RotaryMode::interleaved))
+                   .positionsInSlot);
+  // Asked for, wherever a rotary warpgroup turns 64-row tiles; never
+  // without one (the block-128 backward's consumer turns its own slot).
+  TuningOptions producer;
+  producer.positionsLoad = PositionsLoad::producer;
+  EXPECT_TRUE(plan(Chip::sm_90a, backward64, producer).positionsInSlot);
+  KernelShape block128 = backward128;
+  block128.blockSize = 128;
+  EXPECT_FALSE(plan(Chip::sm_90a, block128, producer).positionsInSlot);
+  TuningOptions readers;
+  readers.positionsLoad = PositionsLoad::readers;
+  EXPECT_FALSE(plan(Chip::sm_90a, backward128, readers).positionsInSlot);
+}
+
 TEST(Sm90aPlan, AnglesAfterTheSoftmaxAtHeadDim64WithPositions) {
   // auto: at head dim 64 with a positions tensor and tables, the positions
   // are read as the tile arrives and the angles after the softmax.
@@ -756,18 +793,22 @@ TEST(Sm90aPlan, RotaryForwardAt128StoresOThroughTheThreads) {
 
 TEST(Sm90aPlan, RotaryBackwardAt128StoresGradientsThroughTheThreads) {
   // o-store=auto: the sm_90a rotary backward at head dim 128 and block size
-  // 64 stores through smem, except interleaved with rotate_v and no
-  // positions tensor; not at head dim 64, on sm_100a, or grouped.
+  // 64 stores through smem (interleaved with rotate_v and no positions
+  // tensor too since session 29, but from theta: not timed); not at head
+  // dim 64, on sm_100a, or grouped.
   for (RotaryMode mode : {RotaryMode::half_split, RotaryMode::interleaved})
     for (bool positions : {false, true})
       for (bool rotateV : {false, true}) {
         KernelShape backward = shape(true, 128, mode, rotateV);
         backward.hasPositions = positions;
-        bool bulk = mode == RotaryMode::interleaved && rotateV && !positions;
         KernelPlan p = plan(Chip::sm_90a, backward);
         EXPECT_TRUE(p.stageOutput);
-        EXPECT_EQ(p.bulkStore, bulk);
+        EXPECT_FALSE(p.bulkStore);
         EXPECT_TRUE(plan(Chip::sm_100a, backward).bulkStore);
+        KernelShape theta = backward;
+        theta.rotaryTheta = true;
+        EXPECT_EQ(plan(Chip::sm_90a, theta).bulkStore,
+                  mode == RotaryMode::interleaved && rotateV && !positions);
       }
   EXPECT_TRUE(
       plan(Chip::sm_90a, shape(true, 64, RotaryMode::half_split)).bulkStore);

@@ -138,7 +138,8 @@ def BlockAttnWarpSpecializePass
            "warpgroup and the consumers read them from shared memory, 256 "
            "bytes a slot), 'readers' (each warpgroup that needs them reads "
            "the tensor itself, a global read before its table reads) or "
-           "'auto' (the recipe picks: readers)">,
+           "'auto' (the recipe picks: producer for the backward at head dim "
+           "128 and with rotate_v, from tables; else readers)">,
     EnumOption<"rotaryAngles", "rotary-angles", BlockAttn_RotaryAngles,
            "automatic",
            "sm_90a rotary backward at block size 64: when a consumer reads "
