@@ -419,6 +419,9 @@ private:
   llvm::Error completeSome();
   /// Queues an issued asynchronous operation; returns its id.
   unsigned issueAsync(AsyncOp op);
+  /// A new asynchronous operation of `kind` that thread `t` issues at `in`.
+  static AsyncOp asyncOp(AsyncKind kind, const Thread &t,
+                         const Instruction &in);
   llvm::Error deadlock(const char *title);
 
   // Memory.
@@ -1617,6 +1620,15 @@ llvm::Error Emulator::completeOne(unsigned id) {
   }
   llvm::erase(pendingOps, id);
   return e;
+}
+
+AsyncOp Emulator::asyncOp(AsyncKind kind, const Thread &t,
+                          const Instruction &in) {
+  AsyncOp op;
+  op.kind = kind;
+  op.issuer = t.tid;
+  op.line = in.line;
+  return op;
 }
 
 unsigned Emulator::issueAsync(AsyncOp op) {
@@ -2826,10 +2838,7 @@ llvm::Error Emulator::step(Thread &t, unsigned budget) {
         return e;
       break;
     case OpTcCommit: {
-      AsyncOp op;
-      op.kind = AsyncKind::TcCommit;
-      op.issuer = t.tid;
-      op.line = in.line;
+      AsyncOp op = asyncOp(AsyncKind::TcCommit, t, in);
       op.mbar = uint32_t(addressOf(t, o[0]));
       if (!mbar(op.mbar))
         return fail(&t, &in, "tcgen05.commit to no initialized mbarrier");
@@ -2859,10 +2868,8 @@ llvm::Error Emulator::step(Thread &t, unsigned budget) {
         return fail(&t, &in, "coordinate count differs from the map's rank");
       if (in.op == OpTmaPrefetch)
         break;
-      AsyncOp op;
-      op.kind = in.op == OpTmaLoad ? AsyncKind::TmaLoad : AsyncKind::TmaStore;
-      op.issuer = t.tid;
-      op.line = in.line;
+      AsyncOp op = asyncOp(
+          in.op == OpTmaLoad ? AsyncKind::TmaLoad : AsyncKind::TmaStore, t, in);
       op.tmap = m;
       for (unsigned c = 0; c < tmaps[m].rank; ++c)
         op.coords[c] = int32_t(value(t, ref.elems[c + 1]));
@@ -2889,10 +2896,7 @@ llvm::Error Emulator::step(Thread &t, unsigned budget) {
     case OpCpAsync: {
       // cp.async.{ca,cg}.shared.global [dst], [src], cp-size{, src-size}:
       // bytes past src-size are zeros.
-      AsyncOp op;
-      op.kind = AsyncKind::CpAsync;
-      op.issuer = t.tid;
-      op.line = in.line;
+      AsyncOp op = asyncOp(AsyncKind::CpAsync, t, in);
       op.smem = uint32_t(addressOf(t, o[0]));
       uint64_t src = addressOf(t, o[1]);
       op.size = unsigned(v(2));
@@ -2916,10 +2920,7 @@ llvm::Error Emulator::step(Thread &t, unsigned budget) {
       break;
     }
     case OpCpAsyncArrive: {
-      AsyncOp op;
-      op.kind = AsyncKind::CpAsyncArrive;
-      op.issuer = t.tid;
-      op.line = in.line;
+      AsyncOp op = asyncOp(AsyncKind::CpAsyncArrive, t, in);
       op.mbar = uint32_t(addressOf(t, o[0]));
       MBarrier *b = mbar(op.mbar);
       if (!b)

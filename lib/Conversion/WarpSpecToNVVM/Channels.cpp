@@ -57,6 +57,19 @@ Value lowering::emptyBarrier(KernelBuilder &e, ChannelOp channel, Value stage) {
 
 namespace {
 
+/// Emits `body` in the thread of the op's replica that publishes its slots:
+/// the producer's one thread (a warpspec.single_thread region), or thread 0
+/// where every thread runs the producer's body (warpspec.commit ...
+/// landed). The bytes a slot expects and the copies into it are issued
+/// there.
+void inPublishingThread(KernelBuilder &e, Operation *op,
+                        function_ref<void()> body) {
+  if (KernelBuilder::inSingleThread(op))
+    body();
+  else
+    e.emitIf(e.cmp(Pred::eq, e.threadInReplica(), e.i32(0)), body);
+}
+
 /// The channel of a slot op, placed by the allocators.
 FailureOr<ChannelOp> placedChannel(Operation *op, Value channel) {
   auto channelOp = channel.getDefiningOp<ChannelOp>();
@@ -143,13 +156,7 @@ struct ExpectTxLowering : ChannelOpLowering<ExpectTxOp> {
           e.b, e.loc, fullBarrier(e, channel, e.asI32(adaptor.getStage())),
           e.i32(op.getBytes()));
     };
-    // A producer whose every thread runs its body (one that works on the
-    // loaded tiles too: warpspec.commit ... landed) announces the bytes from
-    // the thread that publishes the slot.
-    if (KernelBuilder::inSingleThread(op))
-      expect();
-    else
-      e.emitIf(e.cmp(Pred::eq, e.threadInReplica(), e.i32(0)), expect);
+    inPublishingThread(e, op, expect);
     rewriter.eraseOp(op);
     return success();
   }
@@ -398,13 +405,8 @@ struct TmaLoadLowering : ConvertOpToLLVMPattern<TmaLoadOp> {
                                  "warpspec-lower-protocol first)";
     KernelBuilder e(rewriter, op);
     Value stage = rewriter.getRemappedValue(slot.getStage());
-    // A producer whose every thread runs its body (warpspec.commit ...
-    // landed) issues the copies from the thread that announced their bytes.
-    if (KernelBuilder::inSingleThread(op))
-      issue(op, adaptor, e, tensorMap, dest, slot, stage);
-    else
-      e.emitIf(e.cmp(Pred::eq, e.threadInReplica(), e.i32(0)),
-               [&] { issue(op, adaptor, e, tensorMap, dest, slot, stage); });
+    inPublishingThread(
+        e, op, [&] { issue(op, adaptor, e, tensorMap, dest, slot, stage); });
     rewriter.eraseOp(op);
     return success();
   }
@@ -476,10 +478,7 @@ struct CopyPositionsLowering : ConvertOpToLLVMPattern<CopyPositionsOp> {
       NVVM::CpAsyncMBarrierArriveOp::create(e.b, e.loc, full,
                                             /*noinc=*/false);
     };
-    if (KernelBuilder::inSingleThread(op))
-      issue();
-    else
-      e.emitIf(e.cmp(Pred::eq, e.threadInReplica(), e.i32(0)), issue);
+    inPublishingThread(e, op, issue);
     rewriter.eraseOp(op);
     return success();
   }

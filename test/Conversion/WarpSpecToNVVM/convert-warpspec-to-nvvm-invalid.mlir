@@ -493,6 +493,32 @@ func.func @negative_positions_not_an_argument(%positions: memref<4xi32>) {
 
 // -----
 
+// So are the positions the producer copies into a slot
+// (warpspec.copy_positions).
+!pring = !warpspec.channel<[64x64xbf16, 64xi32], smem>
+func.func @negative_copied_positions_not_an_argument(%positions: memref<4xi32>) {
+  warpspec.kernel chip(sm_90a) {
+    %ring = warpspec.channel "ring" depth(2) : !pring
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      %row = arith.constant 0 : i32
+      %p = memref.cast %positions : memref<4xi32> to memref<?xi32>
+      %slot, %tile, %buf = warpspec.acquire %ring : !pring
+      // expected-error @+1 {{'warpspec.copy_positions' op positions must be an argument of the kernel function}}
+      warpspec.copy_positions %p[%row] into %buf : memref<?xi32>, !warpspec.buffer<64xi32, smem>
+      warpspec.commit %slot tile(%row, %row, %row)
+      warpspec.close %ring : !pring
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(232) {
+      warpspec.consume %ring (%s, %r, %n, %h, %t, %b) : !pring {
+        warpspec.release %s
+      }
+    }
+  }
+  return
+}
+
+// -----
+
 // cu_seqlens of a static size is passed with its length all the same (the
 // tile loop reads it from a parameter): no diagnostic.
 func.func @static_cu_seqlens(%cu: memref<5xi32>) {
