@@ -1599,17 +1599,12 @@ llvm::Error Emulator::completeOne(unsigned id) {
     }
     break;
   case AsyncKind::CpAsyncArrive:
-    // The arrive-on happens once every cp.async the thread issued before it
-    // has completed; its pending-count increment happened at issue.
-    for (unsigned dep : op.deps)
-      if (!ops[dep].done)
-        if (auto e2 = completeOne(dep))
-          return e2;
-    e = mbarArrive(op.mbar, op.line);
-    break;
   case AsyncKind::TcCommit: {
-    // tcgen05.commit: the mbarrier arrive happens once every tcgen05 async
-    // operation the thread issued before it has completed (9.7.16.12.1).
+    // The mbarrier arrive happens once every operation it tracks has
+    // completed: for tcgen05.commit every tcgen05 async operation the thread
+    // issued before it (9.7.16.12.1), for cp.async.mbarrier.arrive every
+    // earlier cp.async of the thread (whose pending-count increment happened
+    // at issue).
     for (unsigned dep : op.deps)
       if (!ops[dep].done)
         if (auto e2 = completeOne(dep))
