@@ -585,8 +585,8 @@ B128_CHUNKED_ROTARY = [
     # in session 27)
     (4, 2, 192, (False, False, True)),
     # interleaved rotate_v without positions at 256, G = 2 (session 28: the tables indexed in
-    # 32 bits, narrow_index, with pinned_table_rows, where it spilled 36 bytes; emulated
-    # against float64, not yet run on a GPU: scripts/gpu_pending.sh tests)
+    # 32 bits, narrow_index, with pinned_table_rows, where it spilled 36 bytes; passed on an
+    # H100 in session 30)
     (4, 2, 256, (True, False, True)),
 ]
 
