@@ -26,12 +26,20 @@ class BlockAttention(torch.nn.Module):
     every sequence, packed), ``cu_seqlens`` the int32 offsets ``[B+1]``;
     returns ``[T, embed_dim]``. Every sequence is cut into blocks of
     ``block_size`` tokens and each token attends to its block only
-    (:func:`blockattn.block_attention`).
+    (:func:`blockattn.block_attention`), or with ``causal`` to the tokens
+    of its block up to itself.
 
     Args:
-        embed_dim: model width E; ``E / num_heads`` is the head dim (64 or 128).
+        embed_dim: model width E; ``E / num_heads`` is the head dim (32, 64,
+            96, 128, 192 or 256: ``blockattn.api.SUPPORTED_HEAD_DIMS``).
         num_heads: H.
-        block_size: tokens per block: 16, 32 or 64 (default 64).
+        block_size: tokens per block: 16, 32, 64 or 128 (default 64;
+            ``blockattn.api.SUPPORTED_BLOCK_SIZES``).
+        causal: token i of a block attends to tokens 0..i of its block
+            (default False: to the whole block). The packed gradient is then
+            assembled by autograd from the q, k, v views' gradients (the
+            causal kernels have no packed entry yet:
+            :func:`blockattn.block_attention_qkvpacked`).
         rotary: None (no position embedding), ``"half_split"`` or
             ``"interleaved"`` (RoPE tables of ``max_position`` rows with base
             ``rotary_base``, kept as fp32 buffers; a token's position is its
@@ -56,9 +64,10 @@ class BlockAttention(torch.nn.Module):
 
     def __init__(self, embed_dim: int, num_heads: int, *, block_size: int = 64, rotary=None, bias: bool = True,
                  max_position: int = 8192, rotary_base: float = 10000.0, check_inputs: bool = True,
-                 device=None, dtype=None):
+                 causal: bool = False, device=None, dtype=None):
         super().__init__()
         self.check_inputs = bool(check_inputs)
+        self.causal = api._check_flag("causal", causal)
         for name, value in (("embed_dim", embed_dim), ("num_heads", num_heads)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name}: expected a positive int, got {value!r}")
@@ -139,10 +148,11 @@ class BlockAttention(torch.nn.Module):
             rotary = Rotary(self.rotary_cos, self.rotary_sin, interleaved=self.interleaved,
                             rotate_v=self.rotate_v)
         o = block_attention_qkvpacked(qkv, cu_seqlens, block_size=self.block_size, rotary=rotary,
-                                      check_inputs=False)
+                                      check_inputs=False, causal=self.causal)
         return self.out_proj(o.view(tokens, self.embed_dim))
 
     def extra_repr(self) -> str:
         block = "" if self.block_size == 64 else f", block_size={self.block_size}"
+        causal = ", causal=True" if self.causal else ""
         return (f"embed_dim={self.embed_dim}, num_heads={self.num_heads}{block}, "
-                f"rotary={self.rotary_mode}, rotate_v={self.rotate_v}")
+                f"rotary={self.rotary_mode}, rotate_v={self.rotate_v}{causal}")

@@ -29,3 +29,13 @@ def test_layer_block_size():
     for bs in (8, 48, 96, 16.0, True, "16"):
         with pytest.raises(ValueError, match=r"^block_size: .* supported block sizes: 16, 32, 64"):
             blockattn.nn.BlockAttention(128, 2, block_size=bs)
+
+
+def test_layer_causal_flag():
+    layer = blockattn.nn.BlockAttention(128, 2, causal=True)
+    assert layer.causal is True and "causal=True" in repr(layer)
+    assert blockattn.nn.BlockAttention(128, 2).causal is False
+    assert "causal" not in repr(blockattn.nn.BlockAttention(128, 2))
+    for bad in (1, "yes", None):
+        with pytest.raises(ValueError, match=r"^causal: expected True or False"):
+            blockattn.nn.BlockAttention(128, 2, causal=bad)

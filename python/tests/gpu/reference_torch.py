@@ -23,8 +23,9 @@ def block_index(cu_seqlens: torch.Tensor, block_size: int, device) -> tuple[torc
     return index, valid
 
 
-def forward(q, k, v, cu_seqlens, block_size=64, softmax_scale=None) -> torch.Tensor:
-    """o in float64, computed block by block (all blocks batched)."""
+def forward(q, k, v, cu_seqlens, block_size=64, softmax_scale=None, causal=False) -> torch.Tensor:
+    """o in float64, computed block by block (all blocks batched); with `causal`, token i of a
+    block attends to tokens 0..i of it."""
     T, H, D = q.shape
     scale = softmax_scale if softmax_scale is not None else D ** -0.5
     index, valid = block_index(cu_seqlens, block_size, q.device)
@@ -35,6 +36,9 @@ def forward(q, k, v, cu_seqlens, block_size=64, softmax_scale=None) -> torch.Ten
         Q, K, V = (t.double()[idx] for t in (q, k, v))  # [n, bs, H, D]
         S = torch.einsum("bihd,bjhd->bhij", Q, K) * scale
         S = S.masked_fill(~ok[:, None, None, :], float("-inf"))
+        if causal:
+            later = torch.ones(S.shape[-2:], dtype=torch.bool, device=S.device).triu(1)
+            S = S.masked_fill(later, float("-inf"))
         P = torch.softmax(S, dim=-1)
         O = torch.einsum("bhij,bjhd->bihd", P, V)
         out[idx[ok]] = O[ok]

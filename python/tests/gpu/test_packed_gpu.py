@@ -222,7 +222,7 @@ def layer_reference(layer, x, cu):
         pos = reference_torch.sequence_positions(cu)
         cos, sin = layer.rotary_cos.double(), layer.rotary_sin.double()
         q, k = (reference_torch.rotate(t, cos, sin, pos, layer.interleaved) for t in (q, k))
-    o = reference_torch.forward(q, k, v, cu).reshape(T, H * D)
+    o = reference_torch.forward(q, k, v, cu, causal=layer.causal).reshape(T, H * D)
     return torch.nn.functional.linear(o, w["out_proj.weight"], w.get("out_proj.bias")), w
 
 
@@ -238,6 +238,28 @@ def test_block_attention_layer(rotary):
     assert not torch.isnan(y).any()
     assert rel_error(y, want) < 2e-2, f"y: relative error {rel_error(y, want):.3e}"
     dy = grad_out(y, seed=17)
+    y.backward(dy)
+    want.backward(dy.double())
+    for name, p in layer.named_parameters():
+        rel = rel_error(p.grad, w[name].grad)
+        assert rel < 2e-2, f"{name}.grad: relative error {rel:.3e}"
+
+
+@pytest.mark.parametrize("rotary", [None, "half_split"])
+def test_block_attention_layer_causal(rotary):
+    torch.manual_seed(19)
+    layer = blockattn.nn.BlockAttention(512, 4, rotary=rotary, causal=True, device="cuda",
+                                        dtype=torch.bfloat16)
+    x = torch.randn(sum(LENGTHS), 512, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    cu = cu_seqlens_of(LENGTHS)
+    y = layer(x, cu)
+    want, w = layer_reference(layer, x, cu)
+    assert rel_error(y, want) < 2e-2, f"y: relative error {rel_error(y, want):.3e}"
+    # The mask matters: the non-causal layer's reference is far.
+    layer.causal = False
+    assert rel_error(y, layer_reference(layer, x, cu)[0]) > 1e-1
+    layer.causal = True
+    dy = grad_out(y, seed=20)
     y.backward(dy)
     want.backward(dy.double())
     for name, p in layer.named_parameters():
