@@ -3,7 +3,9 @@
 ``BlockAttention(embed_dim, num_heads)`` is one qkv projection, the packed
 block-diagonal attention with fused rotary embeddings
 (:func:`blockattn.block_attention_qkvpacked`, whose backward writes one
-packed gradient), and an output projection.
+packed gradient), and an output projection. With ``num_kv_heads`` below
+``num_heads`` (grouped-query attention) the one projection makes q and a
+packed kv of fewer heads (:func:`blockattn.block_attention_kvpacked`).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import torch
 
 from . import api
-from .api import SUPPORTED_BLOCK_SIZES, SUPPORTED_HEAD_DIMS, block_attention_qkvpacked
+from .api import SUPPORTED_BLOCK_SIZES, SUPPORTED_HEAD_DIMS, block_attention_kvpacked, block_attention_qkvpacked
 from .reference import Rotary, rope_tables
 
 __all__ = ["BlockAttention"]
@@ -33,6 +35,12 @@ class BlockAttention(torch.nn.Module):
         embed_dim: model width E; ``E / num_heads`` is the head dim (32, 64,
             96, 128, 192 or 256: ``blockattn.api.SUPPORTED_HEAD_DIMS``).
         num_heads: H.
+        num_kv_heads: Hkv, the heads of k and v (default H); H a multiple of
+            it (grouped-query attention: each group of H / Hkv consecutive
+            query heads shares one k/v head; 1 is multi-query attention).
+            The projection then makes ``(H + 2 Hkv) * head_dim`` features: q,
+            then k and v; the gradient of its output is assembled by
+            autograd from those of the q and kv views.
         block_size: tokens per block: 16, 32, 64 or 128 (default 64;
             ``blockattn.api.SUPPORTED_BLOCK_SIZES``).
         causal: token i of a block attends to tokens 0..i of its block
@@ -64,7 +72,7 @@ class BlockAttention(torch.nn.Module):
 
     def __init__(self, embed_dim: int, num_heads: int, *, block_size: int = 64, rotary=None, bias: bool = True,
                  max_position: int = 8192, rotary_base: float = 10000.0, check_inputs: bool = True,
-                 causal: bool = False, device=None, dtype=None):
+                 causal: bool = False, num_kv_heads: int | None = None, device=None, dtype=None):
         super().__init__()
         self.check_inputs = bool(check_inputs)
         self.causal = api._check_flag("causal", causal)
@@ -80,6 +88,13 @@ class BlockAttention(torch.nn.Module):
                 f"({', '.join(map(str, SUPPORTED_HEAD_DIMS))})"
             )
         self.embed_dim, self.num_heads, self.head_dim = embed_dim, num_heads, head_dim
+        if num_kv_heads is None:
+            num_kv_heads = num_heads
+        if isinstance(num_kv_heads, bool) or not isinstance(num_kv_heads, int) or num_kv_heads < 1:
+            raise ValueError(f"num_kv_heads: expected a positive int, got {num_kv_heads!r}")
+        if num_heads % num_kv_heads:
+            raise ValueError(f"num_kv_heads: {num_kv_heads} does not divide num_heads {num_heads}")
+        self.num_kv_heads = num_kv_heads
         if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size not in SUPPORTED_BLOCK_SIZES:
             raise ValueError(
                 f"block_size: {block_size!r} is not supported; supported block sizes: "
@@ -87,7 +102,7 @@ class BlockAttention(torch.nn.Module):
             )
         self.block_size = block_size
         factory = {"device": device, "dtype": dtype}
-        self.qkv = torch.nn.Linear(embed_dim, 3 * embed_dim, bias=bias, **factory)
+        self.qkv = torch.nn.Linear(embed_dim, (num_heads + 2 * num_kv_heads) * head_dim, bias=bias, **factory)
         self.out_proj = torch.nn.Linear(embed_dim, embed_dim, bias=bias, **factory)
 
         self.interleaved = False
@@ -142,17 +157,27 @@ class BlockAttention(torch.nn.Module):
             cu_values, longest = api._checked_cu_values(cu_seqlens, tokens)
             if cu_values is not None and self.rotary_mode is not None:
                 api._check_sequence_positions(cu_values, self.rotary_cos.shape[0], longest)
-        qkv = self.qkv(x).view(tokens, 3, self.num_heads, self.head_dim)
         rotary = None
         if self.rotary_mode is not None:
             rotary = Rotary(self.rotary_cos, self.rotary_sin, interleaved=self.interleaved,
                             rotate_v=self.rotate_v)
-        o = block_attention_qkvpacked(qkv, cu_seqlens, block_size=self.block_size, rotary=rotary,
-                                      check_inputs=False, causal=self.causal)
-        return self.out_proj(o.view(tokens, self.embed_dim))
+        projected = self.qkv(x)
+        if self.num_kv_heads == self.num_heads:
+            qkv = projected.view(tokens, 3, self.num_heads, self.head_dim)
+            o = block_attention_qkvpacked(qkv, cu_seqlens, block_size=self.block_size, rotary=rotary,
+                                          check_inputs=False, causal=self.causal)
+        else:
+            # Views of the one projection (16-byte aligned: head_dim is a
+            # multiple of 8); the attention reads them in place.
+            q = projected[:, :self.embed_dim].view(tokens, self.num_heads, self.head_dim)
+            kv = projected[:, self.embed_dim:].view(tokens, 2, self.num_kv_heads, self.head_dim)
+            o = block_attention_kvpacked(q, kv, cu_seqlens, block_size=self.block_size, rotary=rotary,
+                                         check_inputs=False, causal=self.causal)
+        return self.out_proj(o.reshape(tokens, self.embed_dim))
 
     def extra_repr(self) -> str:
         block = "" if self.block_size == 64 else f", block_size={self.block_size}"
         causal = ", causal=True" if self.causal else ""
-        return (f"embed_dim={self.embed_dim}, num_heads={self.num_heads}{block}, "
+        kv = "" if self.num_kv_heads == self.num_heads else f", num_kv_heads={self.num_kv_heads}"
+        return (f"embed_dim={self.embed_dim}, num_heads={self.num_heads}{kv}{block}, "
                 f"rotary={self.rotary_mode}, rotate_v={self.rotate_v}{causal}")

@@ -39,3 +39,17 @@ def test_layer_causal_flag():
     for bad in (1, "yes", None):
         with pytest.raises(ValueError, match=r"^causal: expected True or False"):
             blockattn.nn.BlockAttention(128, 2, causal=bad)
+
+
+def test_layer_grouped_query_heads():
+    layer = blockattn.nn.BlockAttention(128, 4, num_kv_heads=2)
+    # One projection: q's 4 heads, then k's and v's 2 each, of head dim 32.
+    assert layer.num_kv_heads == 2 and layer.qkv.weight.shape == (8 * 32, 128)
+    assert "num_kv_heads=2" in repr(layer)
+    assert blockattn.nn.BlockAttention(128, 4).qkv.weight.shape == (3 * 128, 128)
+    assert "num_kv_heads" not in repr(blockattn.nn.BlockAttention(128, 4, num_kv_heads=4))
+    with pytest.raises(ValueError, match=r"^num_kv_heads: 3 does not divide num_heads 4"):
+        blockattn.nn.BlockAttention(128, 4, num_kv_heads=3)
+    for bad in (0, -1, 2.0, True, "2"):
+        with pytest.raises(ValueError, match=r"^num_kv_heads: expected a positive int"):
+            blockattn.nn.BlockAttention(128, 4, num_kv_heads=bad)

@@ -215,13 +215,16 @@ def layer_reference(layer, x, cu):
     """The layer in float64: the same weights, reference_torch attention, rotary in float64."""
     w = {n: p.detach().double().requires_grad_(True) for n, p in layer.named_parameters()}
     xd = x.detach().double()
-    T, H, D = x.shape[0], layer.num_heads, layer.head_dim
-    qkv = torch.nn.functional.linear(xd, w["qkv.weight"], w.get("qkv.bias")).view(T, 3, H, D)
-    q, k, v = qkv.unbind(1)
+    T, H, Hkv, D = x.shape[0], layer.num_heads, layer.num_kv_heads, layer.head_dim
+    projected = torch.nn.functional.linear(xd, w["qkv.weight"], w.get("qkv.bias"))
+    q = projected[:, :H * D].view(T, H, D)
+    k, v = projected[:, H * D:].view(T, 2, Hkv, D).unbind(1)
     if layer.rotary_mode is not None:
         pos = reference_torch.sequence_positions(cu)
         cos, sin = layer.rotary_cos.double(), layer.rotary_sin.double()
         q, k = (reference_torch.rotate(t, cos, sin, pos, layer.interleaved) for t in (q, k))
+    # Grouped-query attention: query head h reads k/v head h // (H / Hkv).
+    k, v = (t.repeat_interleave(H // Hkv, dim=1) for t in (k, v))
     o = reference_torch.forward(q, k, v, cu, causal=layer.causal).reshape(T, H * D)
     return torch.nn.functional.linear(o, w["out_proj.weight"], w.get("out_proj.bias")), w
 
@@ -260,6 +263,25 @@ def test_block_attention_layer_causal(rotary):
     assert rel_error(y, layer_reference(layer, x, cu)[0]) > 1e-1
     layer.causal = True
     dy = grad_out(y, seed=20)
+    y.backward(dy)
+    want.backward(dy.double())
+    for name, p in layer.named_parameters():
+        rel = rel_error(p.grad, w[name].grad)
+        assert rel < 2e-2, f"{name}.grad: relative error {rel:.3e}"
+
+
+@pytest.mark.parametrize("num_kv_heads, rotary, causal",
+                         [(2, None, False), (2, "half_split", False), (1, "interleaved", True)])
+def test_block_attention_layer_grouped(num_kv_heads, rotary, causal):
+    torch.manual_seed(21)
+    layer = blockattn.nn.BlockAttention(512, 4, num_kv_heads=num_kv_heads, rotary=rotary, causal=causal,
+                                        device="cuda", dtype=torch.bfloat16)
+    x = torch.randn(sum(LENGTHS), 512, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    cu = cu_seqlens_of(LENGTHS)
+    y = layer(x, cu)
+    want, w = layer_reference(layer, x, cu)
+    assert rel_error(y, want) < 2e-2, f"y: relative error {rel_error(y, want):.3e}"
+    dy = grad_out(y, seed=22)
     y.backward(dy)
     want.backward(dy.double())
     for name, p in layer.named_parameters():
