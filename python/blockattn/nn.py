@@ -13,7 +13,8 @@ from __future__ import annotations
 import torch
 
 from . import api
-from .api import SUPPORTED_BLOCK_SIZES, SUPPORTED_HEAD_DIMS, block_attention_kvpacked, block_attention_qkvpacked
+from .api import (SUPPORTED_BLOCK_SIZES, SUPPORTED_HEAD_DIMS, block_attention_kvpacked,
+                  block_attention_qkvpacked)
 from .reference import Rotary, rope_tables
 
 __all__ = ["BlockAttention"]
@@ -102,7 +103,8 @@ class BlockAttention(torch.nn.Module):
             )
         self.block_size = block_size
         factory = {"device": device, "dtype": dtype}
-        self.qkv = torch.nn.Linear(embed_dim, (num_heads + 2 * num_kv_heads) * head_dim, bias=bias, **factory)
+        projected = (num_heads + 2 * num_kv_heads) * head_dim
+        self.qkv = torch.nn.Linear(embed_dim, projected, bias=bias, **factory)
         self.out_proj = torch.nn.Linear(embed_dim, embed_dim, bias=bias, **factory)
 
         self.interleaved = False
@@ -164,15 +166,15 @@ class BlockAttention(torch.nn.Module):
         projected = self.qkv(x)
         if self.num_kv_heads == self.num_heads:
             qkv = projected.view(tokens, 3, self.num_heads, self.head_dim)
-            o = block_attention_qkvpacked(qkv, cu_seqlens, block_size=self.block_size, rotary=rotary,
-                                          check_inputs=False, causal=self.causal)
+            o = block_attention_qkvpacked(qkv, cu_seqlens, block_size=self.block_size,
+                                          rotary=rotary, check_inputs=False, causal=self.causal)
         else:
             # Views of the one projection (16-byte aligned: head_dim is a
             # multiple of 8); the attention reads them in place.
             q = projected[:, :self.embed_dim].view(tokens, self.num_heads, self.head_dim)
             kv = projected[:, self.embed_dim:].view(tokens, 2, self.num_kv_heads, self.head_dim)
-            o = block_attention_kvpacked(q, kv, cu_seqlens, block_size=self.block_size, rotary=rotary,
-                                         check_inputs=False, causal=self.causal)
+            o = block_attention_kvpacked(q, kv, cu_seqlens, block_size=self.block_size,
+                                         rotary=rotary, check_inputs=False, causal=self.causal)
         return self.out_proj(o.reshape(tokens, self.embed_dim))
 
     def extra_repr(self) -> str:

@@ -274,8 +274,8 @@ def test_block_attention_layer_causal(rotary):
                          [(2, None, False), (2, "half_split", False), (1, "interleaved", True)])
 def test_block_attention_layer_grouped(num_kv_heads, rotary, causal):
     torch.manual_seed(21)
-    layer = blockattn.nn.BlockAttention(512, 4, num_kv_heads=num_kv_heads, rotary=rotary, causal=causal,
-                                        device="cuda", dtype=torch.bfloat16)
+    layer = blockattn.nn.BlockAttention(512, 4, num_kv_heads=num_kv_heads, rotary=rotary,
+                                        causal=causal, device="cuda", dtype=torch.bfloat16)
     x = torch.randn(sum(LENGTHS), 512, device="cuda", dtype=torch.bfloat16, requires_grad=True)
     cu = cu_seqlens_of(LENGTHS)
     y = layer(x, cu)
