@@ -68,7 +68,8 @@ class BlockAttention(torch.nn.Module):
         device, dtype: of the parameters (bf16 or fp16 for the kernels;
             under autocast the projections produce them).
 
-    The layer works under ``torch.compile(fullgraph=True)`` and in CUDA graphs.
+    The layer works under ``torch.compile(fullgraph=True)`` and in CUDA graphs (tested
+    without ``causal`` and grouping).
     """
 
     def __init__(self, embed_dim: int, num_heads: int, *, block_size: int = 64, rotary=None, bias: bool = True,
