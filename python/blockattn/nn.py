@@ -78,7 +78,10 @@ class BlockAttention(torch.nn.Module):
         super().__init__()
         self.check_inputs = bool(check_inputs)
         self.causal = api._check_flag("causal", causal)
-        for name, value in (("embed_dim", embed_dim), ("num_heads", num_heads)):
+        if num_kv_heads is None:
+            num_kv_heads = num_heads
+        for name, value in (("embed_dim", embed_dim), ("num_heads", num_heads),
+                            ("num_kv_heads", num_kv_heads)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name}: expected a positive int, got {value!r}")
         if embed_dim % num_heads:
@@ -90,10 +93,6 @@ class BlockAttention(torch.nn.Module):
                 f"({', '.join(map(str, SUPPORTED_HEAD_DIMS))})"
             )
         self.embed_dim, self.num_heads, self.head_dim = embed_dim, num_heads, head_dim
-        if num_kv_heads is None:
-            num_kv_heads = num_heads
-        if isinstance(num_kv_heads, bool) or not isinstance(num_kv_heads, int) or num_kv_heads < 1:
-            raise ValueError(f"num_kv_heads: expected a positive int, got {num_kv_heads!r}")
         if num_heads % num_kv_heads:
             raise ValueError(f"num_kv_heads: {num_kv_heads} does not divide num_heads {num_heads}")
         self.num_kv_heads = num_kv_heads
