@@ -2319,8 +2319,9 @@ bool storesRotaryBackwardBySmem(const KernelShape &shape,
   if (options.chip != Chip::sm_90a || !shape.backward || !shape.hasRotary() ||
       shape.headDim != 128 || shape.blockSize != 64 || shape.group != 1)
     return false;
-  return shape.rotary != RotaryMode::interleaved || shape.hasPositions ||
-         !shape.rotateV || !shape.rotaryTheta;
+  bool interleavedThetaRv = shape.rotary == RotaryMode::interleaved &&
+                            shape.rotateV && shape.rotaryTheta;
+  return !interleavedThetaRv || shape.hasPositions;
 }
 
 /// How output tiles leave the registers under `o-store=auto`: the threads'
