@@ -1,23 +1,30 @@
 #!/usr/bin/env python3
 """The attention layer end to end: forward + backward, against FA2 varlen and against its bound.
 
-    python3 bench/layer.py [--workloads seed,seed-d64] [--rotary half_split] [--bias] [--out DIR]
+    python3 bench/layer.py [--workloads seed,seed-d64] [--rotary half_split] [--bias] [--causal]
+                           [--num-kv-heads N] [--out DIR]
 
 (with the wheel installed; from a source checkout add PYTHONPATH=python and, on a machine
 without the compiler, BLOCKATTN_KERNEL_DIR). The layer is the self-attention of a ranking
-model, x [T, E] -> Linear(E, 3E) -> [T, 3, H, D] -> attention -> Linear(E, E), E = H * D,
-timed as one training step (y = layer(x); y.backward(dy)), with triton.testing.do_bench
-(median) in one process:
+model, x [T, E] -> Linear(E, (H + 2 Hkv) D) -> [T, H + 2 Hkv, D] (q heads, then k, then v)
+-> attention -> Linear(E, E), E = H * D, timed as one training step (y = layer(x);
+y.backward(dy)), with triton.testing.do_bench (median) in one process. Hkv = H (that is
+[T, 3, H, D]) unless --num-kv-heads N gives grouped-query attention (query head h uses k/v
+head h // (H / N)); with --causal, token i of a block attends to tokens 0..i of its block.
+Every row below honours both:
 
-  ours-packed     blockattn.nn.BlockAttention: block_attention_qkvpacked, whose backward
-                  writes one packed [T, 3, H, D] gradient;
+  ours-packed     blockattn.nn.BlockAttention(causal=, num_kv_heads=): block_attention_qkvpacked,
+                  whose backward writes one packed [T, H + 2 Hkv, D] gradient;
   ours-packed-unchecked  the same with check_inputs=False (no cu_seqlens check, which copies
                   cu_seqlens to the host and so synchronizes once per step);
-  ours-views      the same layer calling block_attention on q, k, v = qkv.unbind(1)
-                  (autograd materializes and sums one packed gradient per view);
-  fa2-packed      the same layer on FA2 varlen, every 64-token block its own sequence
+  ours-views      the same layer calling block_attention on q, k, v = qkv.unbind(1) (grouped:
+                  q, k, v = the [H, Hkv, Hkv] head split of [T, H + 2 Hkv, D]); autograd
+                  copies the views' gradients into the packed one (a stack; grouped, a cat);
+  fa2-packed      the same layer on FA2 varlen, every 64-token block its own sequence, so
+                  that FA2's causal flag masks exactly the block's upper triangle
                   (flash_attn.flash_attn_varlen_qkvpacked_func when flash_attn is installed,
-                  else torch's bundled FA2 through aten on the views);
+                  flash_attn_varlen_func on the views when grouped, else torch's bundled FA2
+                  through aten on the views; k and v may have fewer heads than q);
   bound           the layer's GEMMs alone (both projections: the forward product and the two
                   backward products each, on the layer's shapes) plus our attention forward
                   and backward kernels alone on the layer's q, k, v views, writing into a
@@ -53,12 +60,24 @@ def parse_args(argv=None):
     ap.add_argument("--rotary", choices=("half_split", "interleaved"), default=None,
                     help="fused rotary in our layer; the FA2 layer then runs a torch.compile'd rotary pass")
     ap.add_argument("--bias", action="store_true", help="projections with biases (default: none)")
+    ap.add_argument("--causal", action="store_true",
+                    help="causal attention inside each block (token i attends to tokens 0..i of its block)")
+    ap.add_argument("--num-kv-heads", type=int, default=None, metavar="N",
+                    help="grouped-query attention with N k/v heads, N dividing every workload's heads "
+                         "(default: the workload's heads, no grouping)")
     ap.add_argument("--rep", type=int, default=200, help="do_bench rep in ms (default: 200)")
     ap.add_argument("--out", default=str(HERE / "out"), help="directory for layer.json and layer.png")
     ap.add_argument("--profile", action="store_true",
                     help="also profile a few steps of each layer (torch.profiler): GPU time per kernel, "
                          "and GPU busy time against the step's time")
-    return ap.parse_args(argv)
+    args = ap.parse_args(argv)
+    # Refused here rather than by the layer, after the workloads before it have been timed.
+    if args.num_kv_heads is not None:
+        for name in filter(None, args.workloads.split(",")):
+            heads = workloads.get(name).heads
+            if args.num_kv_heads < 1 or heads % args.num_kv_heads:
+                ap.error(f"--num-kv-heads {args.num_kv_heads}: not a positive divisor of {name}'s {heads} heads")
+    return args
 
 
 def bench(fn, rep):
@@ -80,6 +99,46 @@ def block_cu_seqlens(lengths: np.ndarray, block: int = 64) -> torch.Tensor:
     return torch.tensor(starts, device="cuda")
 
 
+def qkv_views(projected, num_heads, num_kv_heads, head_dim):
+    """q [T, H, D] and k, v [T, Hkv, D]: views of the projection [T, (H + 2 Hkv) D] (q heads, then k, then v).
+
+    Without grouping, unbind of its [T, 3, H, D] view, as before --num-kv-heads; with it, torch.split, whose
+    backward (one cat) assembles the packed gradient once as unbind's (one stack) does, where slicing would
+    make one zero-filled [T, H + 2 Hkv, D] gradient per view and sum them."""
+    T = projected.shape[0]
+    if num_kv_heads == num_heads:
+        return projected.view(T, 3, num_heads, head_dim).unbind(1)
+    heads = (num_heads, num_kv_heads, num_kv_heads)
+    return projected.view(T, sum(heads), head_dim).split(heads, 1)
+
+
+class _Fa2VarlenAtenCausal(torch.autograd.Function):
+    """peers._Fa2VarlenAten with is_causal=True (that one passes False and takes no flag). Every block is its
+    own sequence of equal q and k lengths, so FA2's causal mask is the block's."""
+
+    @staticmethod
+    def forward(ctx, q, k, v, cu, max_len, scale):
+        # aten::_flash_attention_forward(query, key, value, cum_seq_q, cum_seq_k, max_q, max_k, dropout_p,
+        #   is_causal, return_debug_mask, *, scale) -> (output, logsumexp, rng_state, unused, debug_attn_mask)
+        out, lse, rng_state, unused, _ = torch.ops.aten._flash_attention_forward(
+            q, k, v, cu, cu, max_len, max_len, 0.0, True, False, scale=scale)
+        ctx.save_for_backward(q, k, v, out, lse, cu)
+        ctx.extra = (rng_state, unused, max_len, scale)
+        return out
+
+    @staticmethod
+    def backward(ctx, do):
+        # aten::_flash_attention_backward(grad_out, query, key, value, out, logsumexp, cum_seq_q, cum_seq_k,
+        #   max_q, max_k, dropout_p, is_causal, rng_state, unused, *, scale) -> (dq, dk, dv); with fewer k/v
+        #   heads, dk and dv come summed over each group (k's and v's shapes).
+        q, k, v, out, lse, cu = ctx.saved_tensors
+        rng_state, unused, max_len, scale = ctx.extra
+        dq, dk, dv = torch.ops.aten._flash_attention_backward(
+            do.contiguous(), q, k, v, out, lse, cu, cu, max_len, max_len, 0.0, True, rng_state, unused,
+            scale=scale)
+        return dq, dk, dv, None, None, None
+
+
 class ViewsLayer(torch.nn.Module):
     """The layer with block_attention on views of the packed qkv (what users write today)."""
 
@@ -92,52 +151,67 @@ class ViewsLayer(torch.nn.Module):
 
         r = self.ref
         T = x.shape[0]
-        qkv = r.qkv(x).view(T, 3, r.num_heads, r.head_dim)
+        q, k, v = qkv_views(r.qkv(x), r.num_heads, r.num_kv_heads, r.head_dim)
         rotary = None
         if r.rotary_mode is not None:
             rotary = blockattn.Rotary(r.rotary_cos, r.rotary_sin, interleaved=r.interleaved)
-        o = blockattn.block_attention(*qkv.unbind(1), cu, rotary=rotary)
+        o = blockattn.block_attention(q, k, v, cu, rotary=rotary, causal=r.causal)
         return r.out_proj(o.reshape(T, r.embed_dim))
 
 
 class Fa2Layer(torch.nn.Module):
-    """The same layer on FA2 varlen (each block its own sequence)."""
+    """The same layer on FA2 varlen (each block its own sequence; FA2's causal flag then masks the block's
+    upper triangle, and FA2 groups the query heads itself when k and v have fewer)."""
 
     def __init__(self, ref, block_cu, rotary_pass):
         super().__init__()
         self.ref, self.block_cu, self.rotary_pass = ref, block_cu, rotary_pass
-        try:
-            from flash_attn import flash_attn_varlen_qkvpacked_func
+        H, Hkv, D, causal = ref.num_heads, ref.num_kv_heads, ref.head_dim, ref.causal
 
-            self.backend = "flash_attn.flash_attn_varlen_qkvpacked_func"
-            self.attn = lambda qkv: flash_attn_varlen_qkvpacked_func(qkv, self.block_cu, 64, 0.0)
+        def views(projected):
+            return qkv_views(projected, H, Hkv, D)
+
+        try:
+            from flash_attn import flash_attn_varlen_func, flash_attn_varlen_qkvpacked_func
+
+            if Hkv == H:
+                self.backend = "flash_attn.flash_attn_varlen_qkvpacked_func"
+                self.attn = lambda projected: flash_attn_varlen_qkvpacked_func(
+                    projected.view(-1, 3, H, D), self.block_cu, 64, 0.0, causal=causal)
+            else:  # the packed entry takes no grouped layout
+                self.backend = "flash_attn.flash_attn_varlen_func on views"
+                self.attn = lambda projected: flash_attn_varlen_func(
+                    *views(projected), self.block_cu, self.block_cu, 64, 64, 0.0, causal=causal)
         except ImportError:
             import peers
 
             self.backend = "aten._flash_attention_forward/_backward (torch's FA2) on views"
             scale = ref.head_dim ** -0.5
-            self.attn = lambda qkv: peers._Fa2VarlenAten.apply(*qkv.unbind(1), self.block_cu, 64, scale)
+            fa2 = _Fa2VarlenAtenCausal if causal else peers._Fa2VarlenAten
+            self.attn = lambda projected: fa2.apply(*views(projected), self.block_cu, 64, scale)
 
     def forward(self, x, cu):
         r = self.ref
         T = x.shape[0]
-        qkv = r.qkv(x).view(T, 3, r.num_heads, r.head_dim)
+        projected = r.qkv(x)  # [T, (H + 2 Hkv) D]
         if self.rotary_pass is not None:
-            qkv = self.rotary_pass(qkv)
-        o = self.attn(qkv)
+            projected = self.rotary_pass(projected)
+        o = self.attn(projected)
         return r.out_proj(o.reshape(T, r.embed_dim))
 
 
 def rotary_pass_for(layer, cu):
-    """A torch.compile'd rotary pass on q and k of the packed qkv (for the FA2 layer)."""
+    """A torch.compile'd rotary pass on the q and k heads of the projection [T, (H + 2 Hkv) D] (for the FA2
+    layer); returns the projection's shape."""
     from blockattn import reference
 
     pos = torch.from_numpy(reference.sequence_positions(cu.cpu().numpy())).to("cuda")
     cos, sin = layer.rotary_cos, layer.rotary_sin
     interleaved = layer.interleaved
+    H, Hkv, D = layer.num_heads, layer.num_kv_heads, layer.head_dim
 
     @torch.compile
-    def rotate(qkv):
+    def rotate(projected):
         def rot(x):
             c = cos[pos][:, None, :]
             s = sin[pos][:, None, :]
@@ -148,8 +222,8 @@ def rotary_pass_for(layer, cu):
             x1, x2 = xf.chunk(2, -1)
             return torch.cat([x1 * c - x2 * s, x2 * c + x1 * s], -1).to(x.dtype)
 
-        q, k, v = qkv.unbind(1)
-        return torch.stack([rot(q), rot(k), v], 1)
+        q, k, v = qkv_views(projected, H, Hkv, D)
+        return torch.cat([rot(q), rot(k), v], 1).flatten(1)
 
     return rotate
 
@@ -186,12 +260,13 @@ def run_workload(name, args):
 
     w = workloads.get(name)
     H, D = w.heads, w.head_dim
+    Hkv = H if args.num_kv_heads is None else args.num_kv_heads
     E = H * D
     T = w.tokens
     cu = w.cu_seqlens()
     torch.manual_seed(0)
-    layer = blockattn.nn.BlockAttention(E, H, rotary=args.rotary, bias=args.bias, device="cuda",
-                                        dtype=torch.bfloat16)
+    layer = blockattn.nn.BlockAttention(E, H, num_kv_heads=Hkv, rotary=args.rotary, bias=args.bias,
+                                        causal=args.causal, device="cuda", dtype=torch.bfloat16)
     x = torch.randn(T, E, device="cuda", dtype=torch.bfloat16, requires_grad=True)
     dy = torch.randn(T, E, device="cuda", dtype=torch.bfloat16)
     views = ViewsLayer(layer)
@@ -219,7 +294,8 @@ def run_workload(name, args):
             profile_step(f"{name} {label}", step(module))
 
     results = {"workload": name, "tokens": T, "heads": H, "head_dim": D, "embed_dim": E,
-               "rotary": args.rotary, "bias": args.bias, "fa2_backend": fa2.backend}
+               "rotary": args.rotary, "bias": args.bias, "causal": args.causal, "num_kv_heads": Hkv,
+               "fa2_backend": fa2.backend}
     results["ours-packed"] = bench(step(layer), args.rep)
     layer.check_inputs = False  # no cu_seqlens device-to-host copy per step
     results["ours-packed-unchecked"] = bench(step(layer), args.rep)
@@ -227,11 +303,13 @@ def run_workload(name, args):
     results["ours-views"] = bench(step(views), args.rep)
     results["fa2-packed"] = bench(step(fa2), args.rep)
 
-    # The bound, part 1: the six GEMMs of the two projections (no bias, no casts).
+    # The bound, part 1: the six GEMMs of the two projections (no bias, no casts). The qkv
+    # projection is (H + 2 Hkv) D wide: 3E without grouping.
     wq, wo = layer.qkv.weight.detach(), layer.out_proj.weight.detach()
+    P = wq.shape[0]
     xd = x.detach()
-    qkv_buf = torch.empty(T, 3 * E, device="cuda", dtype=torch.bfloat16)
-    dqkv_buf = torch.randn(T, 3 * E, device="cuda", dtype=torch.bfloat16)
+    qkv_buf = torch.empty(T, P, device="cuda", dtype=torch.bfloat16)
+    dqkv_buf = torch.randn(T, P, device="cuda", dtype=torch.bfloat16)
     o_buf = torch.randn(T, E, device="cuda", dtype=torch.bfloat16)
     y_buf = torch.empty(T, E, device="cuda", dtype=torch.bfloat16)
     do_buf = torch.empty(T, E, device="cuda", dtype=torch.bfloat16)
@@ -248,32 +326,54 @@ def run_workload(name, args):
 
     results["gemms"] = bench(gemms, args.rep)
 
-    # The bound, part 2: our attention kernels alone on the layer's q, k, v views.
-    qkv = torch.randn(T, 3, H, D, device="cuda", dtype=torch.bfloat16)
-    q, k, v = qkv.unbind(1)
+    # The bound, part 2: our attention kernels alone on the layer's q, k, v views (q [T, H, D],
+    # k and v [T, Hkv, D] of one [T, H + 2 Hkv, D] buffer), writing views of one packed gradient.
+    qkv = torch.randn(T, P, device="cuda", dtype=torch.bfloat16)
+    q, k, v = qkv_views(qkv, H, Hkv, D)
     o = torch.empty(T, H, D, device="cuda", dtype=torch.bfloat16)
     go = torch.randn(T, H, D, device="cuda", dtype=torch.bfloat16)
     dqkv = torch.empty_like(qkv)
+    grads = qkv_views(dqkv, H, Hkv, D)
     scale = D ** -0.5
     rope = {}
     if args.rotary:
         rope = dict(cos=layer.rotary_cos, sin=layer.rotary_sin, interleaved=layer.interleaved)
 
     def attention():
-        api.forward(q, k, v, cu, 64, scale, out=o, **rope)
-        api.backward(go, q, k, v, cu, 64, scale, grads=dqkv.unbind(1), **rope)
+        api.forward(q, k, v, cu, 64, scale, out=o, causal=args.causal, **rope)
+        api.backward(go, q, k, v, cu, 64, scale, grads=grads, causal=args.causal, **rope)
 
     results["attention"] = bench(attention, args.rep)
     results["bound"] = results["gemms"] + results["attention"]
     results["ours-packed/bound"] = results["ours-packed"] / results["bound"]
     results["fa2-packed/ours-packed"] = results["fa2-packed"] / results["ours-packed"]
     results["ours-views/ours-packed"] = results["ours-views"] / results["ours-packed"]
-    del layer, views, fa2, x, dy, qkv, dqkv
+    del layer, views, fa2, x, dy, qkv, dqkv, grads
     torch.cuda.empty_cache()
     return results
 
 
-def plot(rows, path):
+def row_label(r):
+    """The workload, and the attention's options where not the default (causal, Hkv)."""
+    label = r["workload"]
+    if r["causal"]:
+        label += " causal"
+    if r["num_kv_heads"] != r["heads"]:
+        label += f" Hkv={r['num_kv_heads']}"
+    return label
+
+
+def options_label(args):
+    """The options shared by every row (rotary, causal, --num-kv-heads) for the plot's title; empty if none."""
+    parts = [f"rotary {args.rotary}"] if args.rotary else []
+    if args.causal:
+        parts.append("causal")
+    if args.num_kv_heads is not None:
+        parts.append(f"Hkv={args.num_kv_heads}")
+    return "".join(f", {p}" for p in parts)
+
+
+def plot(rows, path, options=""):
     try:
         import matplotlib
 
@@ -287,12 +387,12 @@ def plot(rows, path):
     width = 0.8 / len(rows)
     for i, r in enumerate(rows):
         xs = np.arange(len(labels)) + i * width
-        ax.bar(xs, [r[l] for l in labels], width, label=r["workload"])
+        ax.bar(xs, [r[l] for l in labels], width, label=row_label(r))
         for xv, l in zip(xs, labels):
             ax.text(xv, r[l], f"{r[l]:.1f}", ha="center", va="bottom", fontsize=7)
     ax.set_xticks(np.arange(len(labels)) + width * (len(rows) - 1) / 2, labels)
     ax.set_ylabel("ms (forward + backward)")
-    ax.set_title("The attention layer, one training step (H200, bf16)")
+    ax.set_title(f"The attention layer, one training step ({torch.cuda.get_device_name()}, bf16{options})")
     ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -303,22 +403,24 @@ def main(argv=None):
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     rows = [run_workload(name, args) for name in args.workloads.split(",") if name]
-    print(f"{'workload':10} {'T':>9} {'E':>4} {'bound':>8} {'(gemms':>8} {'+ attn)':>8} "
+    width = max([10] + [len(row_label(r)) for r in rows])  # 10 as before the causal and Hkv labels
+    print(f"{'workload':{width}} {'T':>9} {'E':>4} {'bound':>8} {'(gemms':>8} {'+ attn)':>8} "
           f"{'packed':>8} {'views':>8} {'fa2':>8} {'packed/bound':>13} {'fa2/packed':>11}")
     for r in rows:
-        print(f"{r['workload']:10} {r['tokens']:9d} {r['embed_dim']:4d} {r['bound']:8.3f} {r['gemms']:8.3f} "
+        print(f"{row_label(r):{width}} {r['tokens']:9d} {r['embed_dim']:4d} {r['bound']:8.3f} {r['gemms']:8.3f} "
               f"{r['attention']:8.3f} {r['ours-packed']:8.3f} {r['ours-views']:8.3f} {r['fa2-packed']:8.3f} "
               f"{r['ours-packed/bound']:13.3f} {r['fa2-packed/ours-packed']:11.2f}")
     for r in rows:
-        print(f"{r['workload']}: check_inputs=False {r['ours-packed-unchecked']:.3f} ms "
+        print(f"{row_label(r)}: check_inputs=False {r['ours-packed-unchecked']:.3f} ms "
               f"({r['ours-packed-unchecked'] / r['bound']:.3f} of the bound); fa2 backend: {r['fa2_backend']}")
     meta = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "python": platform.python_version(),
-        "rotary": args.rotary, "bias": args.bias, "rows": rows,
+        "rotary": args.rotary, "bias": args.bias, "causal": args.causal, "num_kv_heads": args.num_kv_heads,
+        "rows": rows,
     }
     (out / "layer.json").write_text(json.dumps(meta, indent=1))
-    plot(rows, out / "layer.png")
+    plot(rows, out / "layer.png", options_label(args))
     print(f"wrote {out / 'layer.json'}")
 
 

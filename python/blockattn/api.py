@@ -823,6 +823,53 @@ class _FeaturesFunction(torch.autograd.Function):
         return dq, dk, dv, *(None,) * 10
 
 
+class _PackedFeaturesFunction(torch.autograd.Function):
+    """The packed entry points' eager path with causal blocks, the
+    log-sum-exp or a grouped qkv (num_heads_q): _FeaturesFunction's forward
+    and backward on the views of ``packed`` (qkv, or kv next to ``q``), with
+    the backward kernel writing straight into views of one packed gradient
+    (as _QKVPackedFunction does), so autograd gets one tensor per input: no
+    zero fill and no copy per view."""
+
+    @staticmethod
+    def forward(ctx, q, packed, num_heads_q, cu_seqlens, block_size, softmax_scale, causal, return_lse, cos,
+                sin, positions, interleaved, rotate_v):
+        ctx.save_for_backward(q, packed, cu_seqlens, cos, sin, positions)
+        ctx.num_heads_q, ctx.block_size, ctx.softmax_scale = num_heads_q, block_size, softmax_scale
+        ctx.interleaved, ctx.rotate_v, ctx.causal = interleaved, rotate_v, causal
+        ctx.set_materialize_grads(False)
+        views = _packed_views(q, packed, num_heads_q)
+        lse = _empty_lse(views[0]) if return_lse else None
+        o = forward(*views, cu_seqlens, block_size, softmax_scale, None, cos, sin, positions, interleaved,
+                    rotate_v, causal=causal, lse=lse)
+        return o, lse
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, grad_o, grad_lse):
+        q, packed, cu_seqlens, cos, sin, positions = ctx.saved_tensors
+        views = _packed_views(q, packed, ctx.num_heads_q)
+        if grad_o is None:
+            grad_o = torch.zeros_like(views[0])
+        dq, dpacked = (None if q is None else _empty(q)), _packed_empty(packed)
+        backward(grad_o, *views, cu_seqlens, ctx.block_size, ctx.softmax_scale, cos, sin, positions,
+                 ctx.interleaved, ctx.rotate_v, _packed_views(dq, dpacked, ctx.num_heads_q),
+                 causal=ctx.causal, dlse=grad_lse)
+        return dq, dpacked, *(None,) * 11
+
+
+def _packed_views(q, packed, num_heads_q):
+    """q, k, v as views of the packed layouts: q and kv ``[T, 2, Hkv, D]``
+    (q not None); qkv ``[T, 3, H, D]`` (num_heads_q None); qkv ``[T, Hq +
+    2 Hkv, D]`` with ``Hq = num_heads_q``: q's heads, then k's, then v's."""
+    if q is not None:
+        return (q, *packed.unbind(1))
+    if num_heads_q is None:
+        return packed.unbind(1)
+    hkv = (packed.shape[1] - num_heads_q) // 2
+    return packed[:, :num_heads_q], packed[:, num_heads_q:num_heads_q + hkv], packed[:, num_heads_q + hkv:]
+
+
 def _empty_lse(q: torch.Tensor) -> torch.Tensor:
     """The fp32 [H, T] log-sum-exp of a forward over q [T, H, D]."""
     return torch.empty((q.shape[1], q.shape[0]), dtype=torch.float32, device=q.device)
@@ -1221,6 +1268,31 @@ def _check_packed(name: str, t, count: int) -> None:
     _check_activation(name, t[:, 0], None)
 
 
+def _qkv_views(qkv, num_heads_q):
+    """q, k, v of block_attention_qkvpacked's qkv, after the checks of its
+    layout: ``[T, 3, H, D]`` without num_heads_q, else ``[T, Hq + 2 Hkv, D]``
+    (the views' own checks follow in block_attention's)."""
+    if num_heads_q is None:
+        _check_packed("qkv", qkv, 3)
+        return qkv.unbind(1)
+    if isinstance(num_heads_q, bool) or not isinstance(num_heads_q, int) or num_heads_q < 1:
+        raise ValueError(f"num_heads_q: expected a positive int, got {num_heads_q!r}")
+    if not isinstance(qkv, torch.Tensor):
+        raise ValueError(f"qkv: expected a torch.Tensor, got {type(qkv).__name__}")
+    if qkv.dim() != 3:
+        raise ValueError(
+            f"qkv: with num_heads_q, expected a [tokens, num_heads_q + 2 * kv_heads, head_dim] tensor, got "
+            f"shape {tuple(qkv.shape)}"
+        )
+    kv_heads2 = qkv.shape[1] - num_heads_q
+    if kv_heads2 < 2 or kv_heads2 % 2 or num_heads_q % (kv_heads2 // 2):
+        raise ValueError(
+            f"num_heads_q: {num_heads_q} query heads leave {kv_heads2} of qkv's {qkv.shape[1]} heads to k and "
+            f"v; expected 2 * Hkv with Hkv > 0 dividing {num_heads_q}"
+        )
+    return _packed_views(None, qkv, num_heads_q)
+
+
 _NO_ROTARY = (None, None, None, False, False)
 
 
@@ -1281,6 +1353,7 @@ def block_attention_qkvpacked(
     rotary: Rotary | None = None,
     causal: bool = False,
     return_lse: bool = False,
+    num_heads_q: int | None = None,
 ):
     """:func:`block_attention` of ``q, k, v = qkv.unbind(1)``, for q, k, v
     packed in one tensor (flash-attn's ``flash_attn_varlen_qkvpacked_func``
@@ -1290,23 +1363,28 @@ def block_attention_qkvpacked(
         qkv: ``[T, 3, H, D]``, as ``Linear(E, 3 * E)(x).view(T, 3, H, D)``
             gives it; bf16 or fp16, D in (32, 64, 96, 128, 192, 256), the last dimension
             contiguous, strides and address 16-byte aligned. It is read in
-            place (no copy).
+            place (no copy). With ``num_heads_q``: ``[T, Hq + 2 Hkv, D]``.
         cu_seqlens, block_size, softmax_scale, out, check_inputs, rotary,
             causal, return_lse: as for :func:`block_attention`.
+        num_heads_q: grouped-query (or multi-query) attention in one tensor,
+            as flash-attn's ``num_heads_q``: qkv is ``[T, Hq + 2 Hkv, D]``
+            with ``Hq = num_heads_q`` query heads, then Hkv k heads, then
+            Hkv v heads (``Linear(E, (Hq + 2 Hkv) * D)(x).view(T, -1, D)``),
+            Hq a multiple of Hkv; query head ``h`` attends with k/v head
+            ``h // (Hq / Hkv)``. Default None: the ``[T, 3, H, D]`` layout.
 
     Returns:
         ``o``, ``[T, H, D]`` (with ``return_lse``, ``(o, lse)``). The gradient
-        with respect to ``qkv`` is one ``[T, 3, H, D]`` tensor whose three
-        slices the backward kernel writes directly: the backward allocates
-        nothing else (unlike ``block_attention`` on views of qkv, where
-        autograd zero-fills a packed gradient per view and adds them). With
-        ``causal`` or ``return_lse``, for now, it is that of
-        ``block_attention`` on the views.
+        with respect to ``qkv`` is one tensor of qkv's shape whose slices the
+        backward kernel writes directly (with causal blocks, the log-sum-exp's
+        gradient and ``num_heads_q`` too): the backward allocates nothing
+        else (unlike ``block_attention`` on views of qkv, where autograd
+        zero-fills a packed gradient per view and adds them).
     """
-    if causal is not False or return_lse is not False:
-        _check_packed("qkv", qkv, 3)
-        return _block_attention_features(*qkv.unbind(1), cu_seqlens, block_size, softmax_scale, out,
-                                         check_inputs, rotary, causal, return_lse)
+    if causal is not False or return_lse is not False or num_heads_q is not None:
+        views = _qkv_views(qkv, num_heads_q)
+        return _block_attention_features(*views, cu_seqlens, block_size, softmax_scale, out, check_inputs,
+                                         rotary, causal, return_lse, packed=(None, qkv, num_heads_q))
     if (out is None and rotary is None and not _is_compiling() and type(qkv) is _Tensor
             and type(cu_seqlens) is _Tensor and not _functorch_active()):
         try:
@@ -1360,8 +1438,7 @@ def block_attention_kvpacked(
         ``o``, ``[T, H, D]`` (with ``return_lse``, ``(o, lse)``). The
         gradients are dq (``[T, H, D]``) and one ``[T, 2, H, D]`` tensor for
         kv, whose two slices the backward kernel writes directly (with
-        ``causal`` or ``return_lse``, for now, autograd assembles it from the
-        views' gradients).
+        ``causal`` or ``return_lse`` too).
     """
     _check_activation("q", q, None)
     _check_packed("kv", kv, 2)
@@ -1380,7 +1457,7 @@ def block_attention_kvpacked(
         raise ValueError(f"kv: on {kv.device}, but q is on {q.device}")
     if causal is not False or return_lse is not False:
         return _block_attention_features(q, k, v, cu_seqlens, block_size, softmax_scale, out, check_inputs,
-                                         rotary, causal, return_lse)
+                                         rotary, causal, return_lse, packed=(q, kv, None))
     eager = not torch.compiler.is_compiling()
     requires_grad = q.requires_grad or kv.requires_grad
     scale, rope = _check_common(q, block_size, softmax_scale, out, cu_seqlens, check_inputs, rotary,
@@ -1503,9 +1580,13 @@ def block_attention(
 
 
 def _block_attention_features(q, k, v, cu_seqlens, block_size, softmax_scale, out, check_inputs, rotary,
-                              causal, return_lse):
+                              causal, return_lse, packed=None):
     """block_attention with causal blocks and/or the log-sum-exp: the checks,
-    then the eager autograd.Function (no fast path, no custom op)."""
+    then the eager autograd.Function (no fast path). ``packed``, from the
+    packed entry points, is ``(q or None, the packed tensor, num_heads_q)``,
+    of which q, k, v are the views (_packed_views): the backward then writes
+    one packed gradient (_PackedFeaturesFunction eagerly, else
+    _packed_features_op)."""
     causal = _check_flag("causal", causal)
     return_lse = _check_flag("return_lse", return_lse)
     eager = not torch.compiler.is_compiling()
@@ -1526,13 +1607,21 @@ def _block_attention_features(q, k, v, cu_seqlens, block_size, softmax_scale, ou
     # the custom op; eagerly the autograd.Function (or the launch itself).
     if not (eager and type(q) is torch.Tensor and type(k) is torch.Tensor and type(v) is torch.Tensor
             and not _functorch_active()):
-        o, lse = _features_op(q, k, v, cu_seqlens, block_size, scale, causal, return_lse, *rope)
+        if packed is not None:
+            q_or_none, tensor, num_heads_q = packed
+            o, lse = _packed_features_op(q_or_none, tensor, num_heads_q or 0, cu_seqlens, block_size, scale, causal,
+                                         return_lse, *rope)
+        else:
+            o, lse = _features_op(q, k, v, cu_seqlens, block_size, scale, causal, return_lse, *rope)
         return (o, lse) if return_lse else o
     if not (requires_grad and torch.is_grad_enabled()):
         lse = _empty_lse(q) if return_lse else None
         o = forward(q, k, v, cu_seqlens, block_size, scale, None, *rope, causal=causal, lse=lse)
         return (o, lse) if return_lse else o
-    o, lse = _FeaturesFunction.apply(q, k, v, cu_seqlens, block_size, scale, causal, return_lse, *rope)
+    if packed is not None:
+        o, lse = _PackedFeaturesFunction.apply(*packed, cu_seqlens, block_size, scale, causal, return_lse, *rope)
+    else:
+        o, lse = _FeaturesFunction.apply(q, k, v, cu_seqlens, block_size, scale, causal, return_lse, *rope)
     return (o, lse) if return_lse else o
 
 
@@ -1548,6 +1637,14 @@ def _features_op(
     cos: Optional[torch.Tensor] = None, sin: Optional[torch.Tensor] = None,
     positions: Optional[torch.Tensor] = None, interleaved: bool = False, rotate_v: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor]:
+    return _features_forward(q, k, v, cu_seqlens, block_size, softmax_scale, causal, return_lse, cos, sin,
+                             positions, interleaved, rotate_v)
+
+
+def _features_forward(q, k, v, cu_seqlens, block_size, softmax_scale, causal, return_lse, cos, sin, positions,
+                      interleaved, rotate_v):
+    """The features ops' forward: (o, lse), lse an empty [0, 0] tensor
+    without return_lse."""
     lse = _empty_lse(q) if return_lse else q.new_empty((0, 0), dtype=torch.float32)
     o = forward(q, k, v, cu_seqlens, block_size, softmax_scale, None, cos, sin, positions, interleaved,
                 rotate_v, causal=causal, lse=lse if return_lse else None)
@@ -1596,3 +1693,71 @@ def _features_backward_rule(ctx, grad_o, grad_lse):
 
 
 _features_op.register_autograd(_features_backward_rule, setup_context=_features_setup_context)
+
+
+# The custom ops of the packed entry points with causal blocks, the
+# log-sum-exp or a grouped qkv (torch.compile): _PackedFeaturesFunction's
+# forward and backward. q is None for qkv (the backward's dq is then an empty
+# [0] tensor: a custom op returns tensors); num_heads_q 0 stands for None.
+
+
+@torch.library.custom_op("blockattn::block_attention_packed_features", mutates_args=())
+def _packed_features_op(
+    q: Optional[torch.Tensor], packed: torch.Tensor, num_heads_q: int, cu_seqlens: torch.Tensor,
+    block_size: int, softmax_scale: float, causal: bool, return_lse: bool,
+    cos: Optional[torch.Tensor] = None, sin: Optional[torch.Tensor] = None,
+    positions: Optional[torch.Tensor] = None, interleaved: bool = False, rotate_v: bool = False,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    return _features_forward(*_packed_views(q, packed, num_heads_q or None), cu_seqlens, block_size, softmax_scale,
+                             causal, return_lse, cos, sin, positions, interleaved, rotate_v)
+
+
+@_packed_features_op.register_fake
+def _(q, packed, num_heads_q, cu_seqlens, block_size, softmax_scale, causal, return_lse, cos=None, sin=None,
+      positions=None, interleaved=False, rotate_v=False):
+    views = _packed_views(q, packed, num_heads_q or None)
+    return _empty(views[0]), (_empty_lse(views[0]) if return_lse else packed.new_empty((0, 0), dtype=torch.float32))
+
+
+@torch.library.custom_op("blockattn::block_attention_packed_features_backward", mutates_args=())
+def _packed_features_backward_op(
+    grad_o: torch.Tensor, q: Optional[torch.Tensor], packed: torch.Tensor, num_heads_q: int,
+    cu_seqlens: torch.Tensor, block_size: int, softmax_scale: float, causal: bool,
+    dlse: Optional[torch.Tensor] = None, cos: Optional[torch.Tensor] = None, sin: Optional[torch.Tensor] = None,
+    positions: Optional[torch.Tensor] = None, interleaved: bool = False, rotate_v: bool = False,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    dq = _empty(q) if q is not None else packed.new_empty((0,))
+    dpacked = _packed_empty(packed)
+    backward(grad_o, *_packed_views(q, packed, num_heads_q or None), cu_seqlens, block_size, softmax_scale, cos,
+             sin, positions, interleaved, rotate_v, _packed_views(None if q is None else dq, dpacked,
+                                                                  num_heads_q or None),
+             causal=causal, dlse=dlse)
+    return dq, dpacked
+
+
+@_packed_features_backward_op.register_fake
+def _(grad_o, q, packed, num_heads_q, cu_seqlens, block_size, softmax_scale, causal, dlse=None, cos=None,
+      sin=None, positions=None, interleaved=False, rotate_v=False):
+    return (_empty(q) if q is not None else packed.new_empty((0,))), _packed_empty(packed)
+
+
+def _packed_features_setup_context(ctx, inputs, output):
+    q, packed, num_heads_q, cu_seqlens, block_size, softmax_scale, causal, return_lse, cos, sin, positions, \
+        interleaved, rotate_v = inputs
+    ctx.save_for_backward(q, packed, cu_seqlens, cos, sin, positions)
+    ctx.num_heads_q, ctx.block_size, ctx.softmax_scale = num_heads_q, block_size, softmax_scale
+    ctx.causal, ctx.return_lse, ctx.interleaved, ctx.rotate_v = causal, return_lse, interleaved, rotate_v
+
+
+def _packed_features_backward_rule(ctx, grad_o, grad_lse):
+    q, packed, cu_seqlens, cos, sin, positions = ctx.saved_tensors
+    dlse = grad_lse if ctx.return_lse else None
+    if grad_o is None:
+        grad_o = torch.zeros_like(_packed_views(q, packed, ctx.num_heads_q or None)[0])
+    dq, dpacked = _packed_features_backward_op(grad_o, q, packed, ctx.num_heads_q, cu_seqlens, ctx.block_size,
+                                               ctx.softmax_scale, ctx.causal, dlse, cos, sin, positions,
+                                               ctx.interleaved, ctx.rotate_v)
+    return (dq if q is not None else None), dpacked, *(None,) * 11
+
+
+_packed_features_op.register_autograd(_packed_features_backward_rule, setup_context=_packed_features_setup_context)

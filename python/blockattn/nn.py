@@ -4,8 +4,8 @@
 block-diagonal attention with fused rotary embeddings
 (:func:`blockattn.block_attention_qkvpacked`, whose backward writes one
 packed gradient), and an output projection. With ``num_kv_heads`` below
-``num_heads`` (grouped-query attention) the one projection makes q and a
-packed kv of fewer heads (:func:`blockattn.block_attention_kvpacked`).
+``num_heads`` (grouped-query attention) the one projection makes q's heads
+and fewer k and v heads (``block_attention_qkvpacked(num_heads_q=)``).
 """
 
 from __future__ import annotations
@@ -13,8 +13,7 @@ from __future__ import annotations
 import torch
 
 from . import api
-from .api import (SUPPORTED_BLOCK_SIZES, SUPPORTED_HEAD_DIMS, block_attention_kvpacked,
-                  block_attention_qkvpacked)
+from .api import SUPPORTED_BLOCK_SIZES, SUPPORTED_HEAD_DIMS, block_attention_qkvpacked
 from .reference import Rotary, rope_tables
 
 __all__ = ["BlockAttention"]
@@ -40,15 +39,11 @@ class BlockAttention(torch.nn.Module):
             it (grouped-query attention: each group of H / Hkv consecutive
             query heads shares one k/v head; 1 is multi-query attention).
             The projection then makes ``(H + 2 Hkv) * head_dim`` features: q,
-            then k and v; the gradient of its output is assembled by
-            autograd from those of the q and kv views.
+            then k and v (``block_attention_qkvpacked(num_heads_q=H)``).
         block_size: tokens per block: 16, 32, 64 or 128 (default 64;
             ``blockattn.api.SUPPORTED_BLOCK_SIZES``).
         causal: token i of a block attends to tokens 0..i of its block
-            (default False: to the whole block). The packed gradient is then
-            assembled by autograd from the q, k, v views' gradients (the
-            causal kernels have no packed entry yet:
-            :func:`blockattn.block_attention_qkvpacked`).
+            (default False: to the whole block).
         rotary: None (no position embedding), ``"half_split"`` or
             ``"interleaved"`` (RoPE tables of ``max_position`` rows with base
             ``rotary_base``, kept as fp32 buffers; a token's position is its
@@ -166,15 +161,14 @@ class BlockAttention(torch.nn.Module):
         projected = self.qkv(x)
         if self.num_kv_heads == self.num_heads:
             qkv = projected.view(tokens, 3, self.num_heads, self.head_dim)
-            o = block_attention_qkvpacked(qkv, cu_seqlens, block_size=self.block_size,
-                                          rotary=rotary, check_inputs=False, causal=self.causal)
+            num_heads_q = None
         else:
-            # Views of the one projection (16-byte aligned: head_dim is a
-            # multiple of 8); the attention reads them in place.
-            q = projected[:, :self.embed_dim].view(tokens, self.num_heads, self.head_dim)
-            kv = projected[:, self.embed_dim:].view(tokens, 2, self.num_kv_heads, self.head_dim)
-            o = block_attention_kvpacked(q, kv, cu_seqlens, block_size=self.block_size,
-                                         rotary=rotary, check_inputs=False, causal=self.causal)
+            # q's heads, then k's, then v's: the grouped layout of
+            # block_attention_qkvpacked, read in place.
+            qkv = projected.view(tokens, self.num_heads + 2 * self.num_kv_heads, self.head_dim)
+            num_heads_q = self.num_heads
+        o = block_attention_qkvpacked(qkv, cu_seqlens, block_size=self.block_size, rotary=rotary,
+                                      check_inputs=False, causal=self.causal, num_heads_q=num_heads_q)
         return self.out_proj(o.reshape(tokens, self.embed_dim))
 
     def extra_repr(self) -> str:

@@ -11,6 +11,7 @@ nothing else (torch.cuda.memory_stats counts every allocation).
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -20,6 +21,7 @@ from blockattn import reference
 from . import reference_torch
 from .test_backward_gpu import check_grads, reference_grads
 from .test_forward_gpu import check, cu_seqlens_of
+from .test_gqa_gpu import check_grads as gqa_check_grads
 from .test_rotary_gpu import random_tables, ref_backward, ref_forward
 
 LENGTHS = [0, 1, 63, 64, 65, 130, 7, 300]
@@ -200,6 +202,101 @@ def test_packed_argument_errors():
         blockattn.block_attention_kvpacked(q, qkv[:, 1:].half(), cu)
     with pytest.raises(ValueError, match=r"out: cannot write"):
         blockattn.block_attention_qkvpacked(qkv.clone().requires_grad_(True), cu, out=torch.empty_like(q))
+
+
+# --------------------------------------------------------------------------------------------
+# Causal blocks, the log-sum-exp and grouped-query attention through the packed entry points
+# (qkv [T, Hq + 2 Hkv, D] with num_heads_q): the same kernels on views, the gradient written
+# into one packed tensor.
+# --------------------------------------------------------------------------------------------
+
+
+def grouped_qkv(lengths, hq, hkv, head_dim, dtype, seed):
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    t = torch.randn((sum(lengths), hq + 2 * hkv, head_dim), generator=g, device="cuda").to(dtype)
+    return t, cu_seqlens_of(lengths)
+
+
+def packed_features_reference(q, k, v, cu, do, dlse, causal):
+    """o, lse and (dq, dk, dv) of blockattn.reference (float64; dk, dv summed over each group)."""
+    args = [reference_torch.to_numpy(t) for t in (q, k, v)]
+    o, lse = reference.forward(*args, cu.cpu().numpy(), causal=causal, return_lse=True)
+    grads = reference.backward(*args, reference_torch.to_numpy(do), cu.cpu().numpy(), causal=causal,
+                               dlse=None if dlse is None else reference_torch.to_numpy(dlse))
+    return (torch.from_numpy(o).cuda(), torch.from_numpy(lse).cuda(),
+            [torch.from_numpy(np.ascontiguousarray(x)).cuda() for x in grads])
+
+
+@pytest.mark.parametrize("causal,lse", [(False, False), (True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("hq,hkv", [(4, 4), (4, 2), (4, 1)])
+def test_grouped_qkvpacked_features_against_float64(hq, hkv, causal, lse):
+    qkv, cu = grouped_qkv(LENGTHS, hq, hkv, 128, torch.bfloat16, seed=hq * 10 + hkv)
+    leaf = qkv.clone().requires_grad_(True)
+    result = blockattn.block_attention_qkvpacked(leaf, cu, num_heads_q=hq, causal=causal, return_lse=lse)
+    o, l = result if lse else (result, None)
+    q, k, v = qkv[:, :hq], qkv[:, hq:hq + hkv], qkv[:, hq + hkv:]
+    g = torch.Generator(device="cuda").manual_seed(3)
+    do = torch.randn(o.shape, generator=g, device="cuda").to(o.dtype)
+    dlse = torch.randn((hq, o.shape[0]), generator=g, device="cuda") if lse else None
+    o_ref, lse_ref, grads_ref = packed_features_reference(q, k, v, cu, do, dlse, causal)
+    check(o, o_ref, torch.bfloat16)
+    if lse:
+        torch.testing.assert_close(l.double(), lse_ref, rtol=1e-4, atol=1e-4)
+    torch.autograd.backward([o] + ([l] if lse else []), [do] + ([dlse] if lse else []))
+    assert leaf.grad.shape == qkv.shape and leaf.grad.is_contiguous()
+    got = [leaf.grad[:, :hq], leaf.grad[:, hq:hq + hkv], leaf.grad[:, hq + hkv:]]
+    gqa_check_grads(got, grads_ref, torch.bfloat16)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_qkvpacked_and_kvpacked_causal_lse_against_float64(dtype):
+    qkv, cu = packed(LENGTHS, 3, 2, 64, dtype, seed=21)
+    leaf = qkv.clone().requires_grad_(True)
+    o, l = blockattn.block_attention_qkvpacked(leaf, cu, causal=True, return_lse=True)
+    g = torch.Generator(device="cuda").manual_seed(4)
+    do = torch.randn(o.shape, generator=g, device="cuda").to(dtype)
+    dlse = torch.randn(l.shape, generator=g, device="cuda")
+    o_ref, _, grads_ref = packed_features_reference(*qkv.unbind(1), cu, do, dlse, True)
+    check(o, o_ref, dtype)
+    torch.autograd.backward([o, l], [do, dlse])
+    check_grads(leaf.grad.unbind(1), grads_ref, dtype)
+
+    q = qkv[:, 0].contiguous().requires_grad_(True)
+    kv = qkv[:, 1:].clone().requires_grad_(True)
+    o2 = blockattn.block_attention_kvpacked(q, kv, cu, causal=True)
+    _, _, grads_ref = packed_features_reference(*qkv.unbind(1), cu, do, None, True)
+    o2.backward(do)
+    check_grads([q.grad, *kv.grad.unbind(1)], grads_ref, dtype)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_grouped_qkvpacked_backward_allocates_only_the_packed_gradient(causal):
+    qkv, cu = grouped_qkv([1000, 63, 0, 1500], 8, 2, 128, torch.bfloat16, seed=22)
+    qkv.requires_grad_(True)
+    o = blockattn.block_attention_qkvpacked(qkv, cu, num_heads_q=8, causal=causal)
+    do = grad_out(o)
+    torch.autograd.grad(o, qkv, do, retain_graph=True)  # kernels loaded, allocator warm
+    count, size = allocations()
+    (dqkv,) = torch.autograd.grad(o, qkv, do)
+    count2, size2 = allocations()
+    assert dqkv.shape == qkv.shape
+    assert (count2 - count, size2 - size) == (1, dqkv.numel() * dqkv.element_size())
+
+
+def test_grouped_qkvpacked_torch_compile_matches_eager():
+    qkv, cu = grouped_qkv([300, 64, 5], 4, 2, 128, torch.bfloat16, seed=23)
+    do = grad_out(qkv[:, :4])
+
+    @torch.compile(fullgraph=True)
+    def step(x):
+        o, lse = blockattn.block_attention_qkvpacked(x, cu, num_heads_q=4, causal=True, return_lse=True)
+        return (o.float() * do.float()).sum() + lse.sum()
+
+    leaf, eager = qkv.clone().requires_grad_(True), qkv.clone().requires_grad_(True)
+    step(leaf).backward()
+    o, lse = blockattn.block_attention_qkvpacked(eager, cu, num_heads_q=4, causal=True, return_lse=True)
+    ((o.float() * do.float()).sum() + lse.sum()).backward()
+    torch.testing.assert_close(leaf.grad, eager.grad, rtol=0, atol=0)
 
 
 # --------------------------------------------------------------------------------------------
