@@ -61,10 +61,11 @@ def parse_args(argv=None):
                     help="fused rotary in our layer; the FA2 layer then runs a torch.compile'd rotary pass")
     ap.add_argument("--bias", action="store_true", help="projections with biases (default: none)")
     ap.add_argument("--causal", action="store_true",
-                    help="causal attention inside each block (token i attends to tokens 0..i of its block)")
+                    help="causal attention inside each block (token i attends to tokens 0..i of "
+                         "its block)")
     ap.add_argument("--num-kv-heads", type=int, default=None, metavar="N",
-                    help="grouped-query attention with N k/v heads, N dividing every workload's heads "
-                         "(default: the workload's heads, no grouping)")
+                    help="grouped-query attention with N k/v heads, N dividing every workload's "
+                         "heads (default: the workload's heads, no grouping)")
     ap.add_argument("--rep", type=int, default=200, help="do_bench rep in ms (default: 200)")
     ap.add_argument("--out", default=str(HERE / "out"), help="directory for layer.json and layer.png")
     ap.add_argument("--profile", action="store_true",
@@ -76,7 +77,8 @@ def parse_args(argv=None):
         for name in filter(None, args.workloads.split(",")):
             heads = workloads.get(name).heads
             if args.num_kv_heads < 1 or heads % args.num_kv_heads:
-                ap.error(f"--num-kv-heads {args.num_kv_heads}: not a positive divisor of {name}'s {heads} heads")
+                ap.error(f"--num-kv-heads {args.num_kv_heads}: not a positive divisor of "
+                         f"{name}'s {heads} heads")
     return args
 
 
@@ -100,11 +102,13 @@ def block_cu_seqlens(lengths: np.ndarray, block: int = 64) -> torch.Tensor:
 
 
 def qkv_views(projected, num_heads, num_kv_heads, head_dim):
-    """q [T, H, D] and k, v [T, Hkv, D]: views of the projection [T, (H + 2 Hkv) D] (q heads, then k, then v).
+    """q [T, H, D] and k, v [T, Hkv, D]: views of the projection [T, (H + 2 Hkv) D] (q heads, then
+    k, then v).
 
-    Without grouping, unbind of its [T, 3, H, D] view, as before --num-kv-heads; with it, torch.split, whose
-    backward (one cat) assembles the packed gradient once as unbind's (one stack) does, where slicing would
-    make one zero-filled [T, H + 2 Hkv, D] gradient per view and sum them."""
+    Without grouping, unbind of its [T, 3, H, D] view, as before --num-kv-heads; with it,
+    torch.split, whose backward (one cat) assembles the packed gradient once as unbind's (one
+    stack) does, where slicing would make one zero-filled [T, H + 2 Hkv, D] gradient per view and
+    sum them."""
     T = projected.shape[0]
     if num_kv_heads == num_heads:
         return projected.view(T, 3, num_heads, head_dim).unbind(1)
@@ -113,13 +117,14 @@ def qkv_views(projected, num_heads, num_kv_heads, head_dim):
 
 
 class _Fa2VarlenAtenCausal(torch.autograd.Function):
-    """peers._Fa2VarlenAten with is_causal=True (that one passes False and takes no flag). Every block is its
-    own sequence of equal q and k lengths, so FA2's causal mask is the block's."""
+    """peers._Fa2VarlenAten with is_causal=True (that one passes False and takes no flag). Every
+    block is its own sequence of equal q and k lengths, so FA2's causal mask is the block's."""
 
     @staticmethod
     def forward(ctx, q, k, v, cu, max_len, scale):
-        # aten::_flash_attention_forward(query, key, value, cum_seq_q, cum_seq_k, max_q, max_k, dropout_p,
-        #   is_causal, return_debug_mask, *, scale) -> (output, logsumexp, rng_state, unused, debug_attn_mask)
+        # aten::_flash_attention_forward(query, key, value, cum_seq_q, cum_seq_k, max_q, max_k,
+        #   dropout_p, is_causal, return_debug_mask, *, scale)
+        #   -> (output, logsumexp, rng_state, unused, debug_attn_mask)
         out, lse, rng_state, unused, _ = torch.ops.aten._flash_attention_forward(
             q, k, v, cu, cu, max_len, max_len, 0.0, True, False, scale=scale)
         ctx.save_for_backward(q, k, v, out, lse, cu)
@@ -128,14 +133,15 @@ class _Fa2VarlenAtenCausal(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, do):
-        # aten::_flash_attention_backward(grad_out, query, key, value, out, logsumexp, cum_seq_q, cum_seq_k,
-        #   max_q, max_k, dropout_p, is_causal, rng_state, unused, *, scale) -> (dq, dk, dv); with fewer k/v
-        #   heads, dk and dv come summed over each group (k's and v's shapes).
+        # aten::_flash_attention_backward(grad_out, query, key, value, out, logsumexp, cum_seq_q,
+        #   cum_seq_k, max_q, max_k, dropout_p, is_causal, rng_state, unused, *, scale)
+        #   -> (dq, dk, dv); with fewer k/v heads, dk and dv come summed over each group (k's and
+        #   v's shapes).
         q, k, v, out, lse, cu = ctx.saved_tensors
         rng_state, unused, max_len, scale = ctx.extra
         dq, dk, dv = torch.ops.aten._flash_attention_backward(
-            do.contiguous(), q, k, v, out, lse, cu, cu, max_len, max_len, 0.0, True, rng_state, unused,
-            scale=scale)
+            do.contiguous(), q, k, v, out, lse, cu, cu, max_len, max_len, 0.0, True, rng_state,
+            unused, scale=scale)
         return dq, dk, dv, None, None, None
 
 
@@ -160,8 +166,8 @@ class ViewsLayer(torch.nn.Module):
 
 
 class Fa2Layer(torch.nn.Module):
-    """The same layer on FA2 varlen (each block its own sequence; FA2's causal flag then masks the block's
-    upper triangle, and FA2 groups the query heads itself when k and v have fewer)."""
+    """The same layer on FA2 varlen (each block its own sequence; FA2's causal flag then masks the
+    block's upper triangle, and FA2 groups the query heads itself when k and v have fewer)."""
 
     def __init__(self, ref, block_cu, rotary_pass):
         super().__init__()
@@ -201,8 +207,8 @@ class Fa2Layer(torch.nn.Module):
 
 
 def rotary_pass_for(layer, cu):
-    """A torch.compile'd rotary pass on the q and k heads of the projection [T, (H + 2 Hkv) D] (for the FA2
-    layer); returns the projection's shape."""
+    """A torch.compile'd rotary pass on the q and k heads of the projection [T, (H + 2 Hkv) D] (for
+    the FA2 layer); returns the projection's shape."""
     from blockattn import reference
 
     pos = torch.from_numpy(reference.sequence_positions(cu.cpu().numpy())).to("cuda")
@@ -364,7 +370,8 @@ def row_label(r):
 
 
 def options_label(args):
-    """The options shared by every row (rotary, causal, --num-kv-heads) for the plot's title; empty if none."""
+    """The options shared by every row (rotary, causal, --num-kv-heads) for the plot's title; empty
+    if none."""
     parts = [f"rotary {args.rotary}"] if args.rotary else []
     if args.causal:
         parts.append("causal")
@@ -392,7 +399,8 @@ def plot(rows, path, options=""):
             ax.text(xv, r[l], f"{r[l]:.1f}", ha="center", va="bottom", fontsize=7)
     ax.set_xticks(np.arange(len(labels)) + width * (len(rows) - 1) / 2, labels)
     ax.set_ylabel("ms (forward + backward)")
-    ax.set_title(f"The attention layer, one training step ({torch.cuda.get_device_name()}, bf16{options})")
+    ax.set_title(f"The attention layer, one training step ({torch.cuda.get_device_name()}, "
+                 f"bf16{options})")
     ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -407,7 +415,8 @@ def main(argv=None):
     print(f"{'workload':{width}} {'T':>9} {'E':>4} {'bound':>8} {'(gemms':>8} {'+ attn)':>8} "
           f"{'packed':>8} {'views':>8} {'fa2':>8} {'packed/bound':>13} {'fa2/packed':>11}")
     for r in rows:
-        print(f"{row_label(r):{width}} {r['tokens']:9d} {r['embed_dim']:4d} {r['bound']:8.3f} {r['gemms']:8.3f} "
+        print(f"{row_label(r):{width}} {r['tokens']:9d} {r['embed_dim']:4d} "
+              f"{r['bound']:8.3f} {r['gemms']:8.3f} "
               f"{r['attention']:8.3f} {r['ours-packed']:8.3f} {r['ours-views']:8.3f} {r['fa2-packed']:8.3f} "
               f"{r['ours-packed/bound']:13.3f} {r['fa2-packed/ours-packed']:11.2f}")
     for r in rows:
@@ -416,7 +425,8 @@ def main(argv=None):
     meta = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "python": platform.python_version(),
-        "rotary": args.rotary, "bias": args.bias, "causal": args.causal, "num_kv_heads": args.num_kv_heads,
+        "rotary": args.rotary, "bias": args.bias, "causal": args.causal,
+        "num_kv_heads": args.num_kv_heads,
         "rows": rows,
     }
     (out / "layer.json").write_text(json.dumps(meta, indent=1))

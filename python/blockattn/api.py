@@ -832,16 +832,16 @@ class _PackedFeaturesFunction(torch.autograd.Function):
     zero fill and no copy per view."""
 
     @staticmethod
-    def forward(ctx, q, packed, num_heads_q, cu_seqlens, block_size, softmax_scale, causal, return_lse, cos,
-                sin, positions, interleaved, rotate_v):
+    def forward(ctx, q, packed, num_heads_q, cu_seqlens, block_size, softmax_scale, causal,
+                return_lse, cos, sin, positions, interleaved, rotate_v):
         ctx.save_for_backward(q, packed, cu_seqlens, cos, sin, positions)
         ctx.num_heads_q, ctx.block_size, ctx.softmax_scale = num_heads_q, block_size, softmax_scale
         ctx.interleaved, ctx.rotate_v, ctx.causal = interleaved, rotate_v, causal
         ctx.set_materialize_grads(False)
         views = _packed_views(q, packed, num_heads_q)
         lse = _empty_lse(views[0]) if return_lse else None
-        o = forward(*views, cu_seqlens, block_size, softmax_scale, None, cos, sin, positions, interleaved,
-                    rotate_v, causal=causal, lse=lse)
+        o = forward(*views, cu_seqlens, block_size, softmax_scale, None, cos, sin, positions,
+                    interleaved, rotate_v, causal=causal, lse=lse)
         return o, lse
 
     @staticmethod
@@ -867,7 +867,8 @@ def _packed_views(q, packed, num_heads_q):
     if num_heads_q is None:
         return packed.unbind(1)
     hkv = (packed.shape[1] - num_heads_q) // 2
-    return packed[:, :num_heads_q], packed[:, num_heads_q:num_heads_q + hkv], packed[:, num_heads_q + hkv:]
+    return (packed[:, :num_heads_q], packed[:, num_heads_q:num_heads_q + hkv],
+            packed[:, num_heads_q + hkv:])
 
 
 def _empty_lse(q: torch.Tensor) -> torch.Tensor:
@@ -1281,14 +1282,14 @@ def _qkv_views(qkv, num_heads_q):
         raise ValueError(f"qkv: expected a torch.Tensor, got {type(qkv).__name__}")
     if qkv.dim() != 3:
         raise ValueError(
-            f"qkv: with num_heads_q, expected a [tokens, num_heads_q + 2 * kv_heads, head_dim] tensor, got "
-            f"shape {tuple(qkv.shape)}"
+            f"qkv: with num_heads_q, expected a [tokens, num_heads_q + 2 * kv_heads, head_dim] "
+            f"tensor, got shape {tuple(qkv.shape)}"
         )
     kv_heads2 = qkv.shape[1] - num_heads_q
     if kv_heads2 < 2 or kv_heads2 % 2 or num_heads_q % (kv_heads2 // 2):
         raise ValueError(
-            f"num_heads_q: {num_heads_q} query heads leave {kv_heads2} of qkv's {qkv.shape[1]} heads to k and "
-            f"v; expected 2 * Hkv with Hkv > 0 dividing {num_heads_q}"
+            f"num_heads_q: {num_heads_q} query heads leave {kv_heads2} of qkv's {qkv.shape[1]} "
+            f"heads to k and v; expected 2 * Hkv with Hkv > 0 dividing {num_heads_q}"
         )
     return _packed_views(None, qkv, num_heads_q)
 
@@ -1383,8 +1384,9 @@ def block_attention_qkvpacked(
     """
     if causal is not False or return_lse is not False or num_heads_q is not None:
         views = _qkv_views(qkv, num_heads_q)
-        return _block_attention_features(*views, cu_seqlens, block_size, softmax_scale, out, check_inputs,
-                                         rotary, causal, return_lse, packed=(None, qkv, num_heads_q))
+        return _block_attention_features(*views, cu_seqlens, block_size, softmax_scale, out,
+                                         check_inputs, rotary, causal, return_lse,
+                                         packed=(None, qkv, num_heads_q))
     if (out is None and rotary is None and not _is_compiling() and type(qkv) is _Tensor
             and type(cu_seqlens) is _Tensor and not _functorch_active()):
         try:
@@ -1609,8 +1611,8 @@ def _block_attention_features(q, k, v, cu_seqlens, block_size, softmax_scale, ou
             and not _functorch_active()):
         if packed is not None:
             q_or_none, tensor, num_heads_q = packed
-            o, lse = _packed_features_op(q_or_none, tensor, num_heads_q or 0, cu_seqlens, block_size, scale, causal,
-                                         return_lse, *rope)
+            o, lse = _packed_features_op(q_or_none, tensor, num_heads_q or 0, cu_seqlens,
+                                         block_size, scale, causal, return_lse, *rope)
         else:
             o, lse = _features_op(q, k, v, cu_seqlens, block_size, scale, causal, return_lse, *rope)
         return (o, lse) if return_lse else o
@@ -1619,9 +1621,11 @@ def _block_attention_features(q, k, v, cu_seqlens, block_size, softmax_scale, ou
         o = forward(q, k, v, cu_seqlens, block_size, scale, None, *rope, causal=causal, lse=lse)
         return (o, lse) if return_lse else o
     if packed is not None:
-        o, lse = _PackedFeaturesFunction.apply(*packed, cu_seqlens, block_size, scale, causal, return_lse, *rope)
+        o, lse = _PackedFeaturesFunction.apply(*packed, cu_seqlens, block_size, scale, causal,
+                                               return_lse, *rope)
     else:
-        o, lse = _FeaturesFunction.apply(q, k, v, cu_seqlens, block_size, scale, causal, return_lse, *rope)
+        o, lse = _FeaturesFunction.apply(q, k, v, cu_seqlens, block_size, scale, causal,
+                                         return_lse, *rope)
     return (o, lse) if return_lse else o
 
 
@@ -1637,12 +1641,12 @@ def _features_op(
     cos: Optional[torch.Tensor] = None, sin: Optional[torch.Tensor] = None,
     positions: Optional[torch.Tensor] = None, interleaved: bool = False, rotate_v: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    return _features_forward(q, k, v, cu_seqlens, block_size, softmax_scale, causal, return_lse, cos, sin,
-                             positions, interleaved, rotate_v)
+    return _features_forward(q, k, v, cu_seqlens, block_size, softmax_scale, causal, return_lse,
+                             cos, sin, positions, interleaved, rotate_v)
 
 
-def _features_forward(q, k, v, cu_seqlens, block_size, softmax_scale, causal, return_lse, cos, sin, positions,
-                      interleaved, rotate_v):
+def _features_forward(q, k, v, cu_seqlens, block_size, softmax_scale, causal, return_lse, cos, sin,
+                      positions, interleaved, rotate_v):
     """The features ops' forward: (o, lse), lse an empty [0, 0] tensor
     without return_lse."""
     lse = _empty_lse(q) if return_lse else q.new_empty((0, 0), dtype=torch.float32)
@@ -1708,45 +1712,49 @@ def _packed_features_op(
     cos: Optional[torch.Tensor] = None, sin: Optional[torch.Tensor] = None,
     positions: Optional[torch.Tensor] = None, interleaved: bool = False, rotate_v: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    return _features_forward(*_packed_views(q, packed, num_heads_q or None), cu_seqlens, block_size, softmax_scale,
-                             causal, return_lse, cos, sin, positions, interleaved, rotate_v)
+    return _features_forward(*_packed_views(q, packed, num_heads_q or None), cu_seqlens, block_size,
+                             softmax_scale, causal, return_lse, cos, sin, positions, interleaved,
+                             rotate_v)
 
 
 @_packed_features_op.register_fake
-def _(q, packed, num_heads_q, cu_seqlens, block_size, softmax_scale, causal, return_lse, cos=None, sin=None,
-      positions=None, interleaved=False, rotate_v=False):
+def _(q, packed, num_heads_q, cu_seqlens, block_size, softmax_scale, causal, return_lse, cos=None,
+      sin=None, positions=None, interleaved=False, rotate_v=False):
     views = _packed_views(q, packed, num_heads_q or None)
-    return _empty(views[0]), (_empty_lse(views[0]) if return_lse else packed.new_empty((0, 0), dtype=torch.float32))
+    return _empty(views[0]), (_empty_lse(views[0]) if return_lse
+                              else packed.new_empty((0, 0), dtype=torch.float32))
 
 
 @torch.library.custom_op("blockattn::block_attention_packed_features_backward", mutates_args=())
 def _packed_features_backward_op(
     grad_o: torch.Tensor, q: Optional[torch.Tensor], packed: torch.Tensor, num_heads_q: int,
     cu_seqlens: torch.Tensor, block_size: int, softmax_scale: float, causal: bool,
-    dlse: Optional[torch.Tensor] = None, cos: Optional[torch.Tensor] = None, sin: Optional[torch.Tensor] = None,
-    positions: Optional[torch.Tensor] = None, interleaved: bool = False, rotate_v: bool = False,
+    dlse: Optional[torch.Tensor] = None, cos: Optional[torch.Tensor] = None,
+    sin: Optional[torch.Tensor] = None, positions: Optional[torch.Tensor] = None,
+    interleaved: bool = False, rotate_v: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     dq = _empty(q) if q is not None else packed.new_empty((0,))
     dpacked = _packed_empty(packed)
-    backward(grad_o, *_packed_views(q, packed, num_heads_q or None), cu_seqlens, block_size, softmax_scale, cos,
-             sin, positions, interleaved, rotate_v, _packed_views(None if q is None else dq, dpacked,
-                                                                  num_heads_q or None),
+    backward(grad_o, *_packed_views(q, packed, num_heads_q or None), cu_seqlens, block_size,
+             softmax_scale, cos, sin, positions, interleaved, rotate_v,
+             _packed_views(None if q is None else dq, dpacked, num_heads_q or None),
              causal=causal, dlse=dlse)
     return dq, dpacked
 
 
 @_packed_features_backward_op.register_fake
-def _(grad_o, q, packed, num_heads_q, cu_seqlens, block_size, softmax_scale, causal, dlse=None, cos=None,
-      sin=None, positions=None, interleaved=False, rotate_v=False):
+def _(grad_o, q, packed, num_heads_q, cu_seqlens, block_size, softmax_scale, causal, dlse=None,
+      cos=None, sin=None, positions=None, interleaved=False, rotate_v=False):
     return (_empty(q) if q is not None else packed.new_empty((0,))), _packed_empty(packed)
 
 
 def _packed_features_setup_context(ctx, inputs, output):
-    q, packed, num_heads_q, cu_seqlens, block_size, softmax_scale, causal, return_lse, cos, sin, positions, \
-        interleaved, rotate_v = inputs
+    q, packed, num_heads_q, cu_seqlens, block_size, softmax_scale, causal, return_lse, cos, sin, \
+        positions, interleaved, rotate_v = inputs
     ctx.save_for_backward(q, packed, cu_seqlens, cos, sin, positions)
     ctx.num_heads_q, ctx.block_size, ctx.softmax_scale = num_heads_q, block_size, softmax_scale
-    ctx.causal, ctx.return_lse, ctx.interleaved, ctx.rotate_v = causal, return_lse, interleaved, rotate_v
+    ctx.causal, ctx.return_lse = causal, return_lse
+    ctx.interleaved, ctx.rotate_v = interleaved, rotate_v
 
 
 def _packed_features_backward_rule(ctx, grad_o, grad_lse):
@@ -1754,10 +1762,11 @@ def _packed_features_backward_rule(ctx, grad_o, grad_lse):
     dlse = grad_lse if ctx.return_lse else None
     if grad_o is None:
         grad_o = torch.zeros_like(_packed_views(q, packed, ctx.num_heads_q or None)[0])
-    dq, dpacked = _packed_features_backward_op(grad_o, q, packed, ctx.num_heads_q, cu_seqlens, ctx.block_size,
-                                               ctx.softmax_scale, ctx.causal, dlse, cos, sin, positions,
-                                               ctx.interleaved, ctx.rotate_v)
+    dq, dpacked = _packed_features_backward_op(grad_o, q, packed, ctx.num_heads_q, cu_seqlens,
+                                               ctx.block_size, ctx.softmax_scale, ctx.causal, dlse,
+                                               cos, sin, positions, ctx.interleaved, ctx.rotate_v)
     return (dq if q is not None else None), dpacked, *(None,) * 11
 
 
-_packed_features_op.register_autograd(_packed_features_backward_rule, setup_context=_packed_features_setup_context)
+_packed_features_op.register_autograd(_packed_features_backward_rule,
+                                      setup_context=_packed_features_setup_context)

@@ -168,7 +168,8 @@ class BlockAttention(torch.nn.Module):
             qkv = projected.view(tokens, self.num_heads + 2 * self.num_kv_heads, self.head_dim)
             num_heads_q = self.num_heads
         o = block_attention_qkvpacked(qkv, cu_seqlens, block_size=self.block_size, rotary=rotary,
-                                      check_inputs=False, causal=self.causal, num_heads_q=num_heads_q)
+                                      check_inputs=False, causal=self.causal,
+                                      num_heads_q=num_heads_q)
         return self.out_proj(o.reshape(tokens, self.embed_dim))
 
     def extra_repr(self) -> str:

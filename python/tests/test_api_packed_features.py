@@ -30,18 +30,19 @@ def launches(monkeypatch):
     def fake_launch(kind, like, block_size, tensors, softmax_scale, rotary="none", positions=False,
                     rotate_v=False, causal=False, lse=False, group=1):
         calls.append(dict(kind=kind, causal=causal, lse=lse, group=group, tensors=dict(tensors)))
-        f = {n: t.detach().double().numpy() for n, t in tensors.items() if n in ("q", "k", "v", "do")}
+        f = {n: t.detach().double().numpy() for n, t in tensors.items()
+             if n in ("q", "k", "v", "do")}
         cu = tensors["cu_seqlens"].numpy()
         if kind == "forward":
-            o, l = reference.forward(f["q"], f["k"], f["v"], cu, softmax_scale=softmax_scale, causal=causal,
-                                     return_lse=True)
+            o, l = reference.forward(f["q"], f["k"], f["v"], cu, softmax_scale=softmax_scale,
+                                     causal=causal, return_lse=True)
             tensors["o"].copy_(torch.from_numpy(o))
             if lse:
                 tensors["lse"].copy_(torch.from_numpy(l))
         else:
             dlse = tensors["dlse"].numpy() if lse else None
-            grads = reference.backward(f["q"], f["k"], f["v"], f["do"], cu, softmax_scale=softmax_scale,
-                                       causal=causal, dlse=dlse)
+            grads = reference.backward(f["q"], f["k"], f["v"], f["do"], cu,
+                                       softmax_scale=softmax_scale, causal=causal, dlse=dlse)
             for name, g in zip(("dq", "dk", "dv"), grads):
                 tensors[name].copy_(torch.from_numpy(g))
 
@@ -98,12 +99,14 @@ def written_into(call, names, storage):
 
 
 @pytest.mark.parametrize("hq,hkv", [(2, 2), (4, 2), (4, 1)])
-@pytest.mark.parametrize("causal,return_lse", [(False, False), (True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("causal,return_lse", [
+    (False, False), (True, False), (False, True), (True, True)])
 def test_grouped_qkvpacked_writes_one_packed_gradient(launches, hq, hkv, causal, return_lse):
     qkv = packed_qkv(hq, hkv)
     seen = gradient_storage(qkv)
-    result = blockattn.block_attention_qkvpacked(qkv, torch.tensor(CU, dtype=torch.int32), num_heads_q=hq,
-                                                 causal=causal, return_lse=return_lse)
+    result = blockattn.block_attention_qkvpacked(qkv, torch.tensor(CU, dtype=torch.int32),
+                                                 num_heads_q=hq, causal=causal,
+                                                 return_lse=return_lse)
     o, lse = result if return_lse else (result, None)
     assert type(o.grad_fn).__name__ == "_PackedFeaturesFunctionBackward"
     (o.sum() + (0.5 * lse.sum() if return_lse else 0)).backward()
@@ -113,8 +116,8 @@ def test_grouped_qkvpacked_writes_one_packed_gradient(launches, hq, hkv, causal,
         torch.testing.assert_close(lse.double(), lse_ref, rtol=1e-6, atol=1e-6)
     torch.testing.assert_close(qkv.grad, grad_ref, rtol=1e-5, atol=1e-6)
     forward_call, backward_call = launches
-    assert (backward_call["kind"], backward_call["causal"], backward_call["lse"], backward_call["group"]) == (
-        "backward", causal, return_lse, hq // hkv)
+    assert (backward_call["kind"], backward_call["causal"], backward_call["lse"],
+            backward_call["group"]) == ("backward", causal, return_lse, hq // hkv)
     assert written_into(backward_call, ("dq", "dk", "dv"), seen[0])
 
 
@@ -122,8 +125,8 @@ def test_grouped_qkvpacked_writes_one_packed_gradient(launches, hq, hkv, causal,
 def test_qkvpacked_causal_and_lse_write_one_packed_gradient(launches, return_lse):
     qkv = packed_qkv(2, 2).detach().view(T, 3, 2, D).requires_grad_(True)
     seen = gradient_storage(qkv)
-    result = blockattn.block_attention_qkvpacked(qkv, torch.tensor(CU, dtype=torch.int32), causal=True,
-                                                 return_lse=return_lse)
+    result = blockattn.block_attention_qkvpacked(qkv, torch.tensor(CU, dtype=torch.int32),
+                                                 causal=True, return_lse=return_lse)
     o = result[0] if return_lse else result
     o.sum().backward()
     _, _, grad_ref = reference_step(qkv.view(T, 6, D), 2, True, False)
@@ -136,8 +139,8 @@ def test_kvpacked_causal_writes_dq_and_one_packed_gradient(launches):
     q = qkv.detach()[:, :4].clone().requires_grad_(True)
     kv = qkv.detach()[:, 4:].reshape(T, 2, 2, D).clone().requires_grad_(True)
     seen = gradient_storage(kv)
-    o, lse = blockattn.block_attention_kvpacked(q, kv, torch.tensor(CU, dtype=torch.int32), causal=True,
-                                                return_lse=True)
+    o, lse = blockattn.block_attention_kvpacked(q, kv, torch.tensor(CU, dtype=torch.int32),
+                                                causal=True, return_lse=True)
     (o.sum() + 0.5 * lse.sum()).backward()
     _, _, grad_ref = reference_step(qkv, 4, True, True)
     torch.testing.assert_close(q.grad, grad_ref[:, :4], rtol=1e-5, atol=1e-6)
@@ -148,8 +151,8 @@ def test_kvpacked_causal_writes_dq_and_one_packed_gradient(launches):
 def test_only_the_lse_has_a_gradient(launches):
     """o gets no gradient: the backward runs on a zero dO with the lse's gradient."""
     qkv = packed_qkv(4, 2)
-    o, lse = blockattn.block_attention_qkvpacked(qkv, torch.tensor(CU, dtype=torch.int32), num_heads_q=4,
-                                                 return_lse=True)
+    o, lse = blockattn.block_attention_qkvpacked(qkv, torch.tensor(CU, dtype=torch.int32),
+                                                 num_heads_q=4, return_lse=True)
     lse.sum().backward()
     ref = qkv.detach().clone().requires_grad_(True)
     torch_reference(ref[:, :4], ref[:, 4:6], ref[:, 6:], False)[1].sum().backward()
@@ -168,11 +171,13 @@ def test_compile_goes_through_the_packed_custom_op(launches, causal):
         return gm
 
     def attn(qkv):
-        return blockattn.block_attention_qkvpacked(qkv, cu, num_heads_q=4, causal=causal, return_lse=True)
+        return blockattn.block_attention_qkvpacked(qkv, cu, num_heads_q=4, causal=causal,
+                                                   return_lse=True)
 
     o, lse = torch.compile(attn, fullgraph=True, backend=backend)(qkv)
     code = "\n".join(g.code for g in graphs)
-    assert "blockattn.block_attention_packed_features" in code and "_PackedFeaturesFunction" not in code
+    assert ("blockattn.block_attention_packed_features" in code
+            and "_PackedFeaturesFunction" not in code)
     (o.sum() + 0.5 * lse.sum()).backward()
     o_ref, lse_ref, grad_ref = reference_step(qkv, 4, causal, True)
     torch.testing.assert_close(o, o_ref)
@@ -195,15 +200,18 @@ def test_opcheck_packed_features_ops(launches):
     (True, (T, 8, D), r"^num_heads_q: expected a positive int, got True"),
     (0, (T, 8, D), r"^num_heads_q: expected a positive int, got 0"),
     (2.0, (T, 8, D), r"^num_heads_q: expected a positive int, got 2.0"),
-    (4, (T, 3, 4, D), r"^qkv: with num_heads_q, expected a \[tokens, num_heads_q \+ 2 \* kv_heads, head_dim\]"),
+    (4, (T, 3, 4, D),
+     r"^qkv: with num_heads_q, expected a \[tokens, num_heads_q \+ 2 \* kv_heads, head_dim\]"),
     (4, (T, 7, D), r"^num_heads_q: 4 query heads leave 3 of qkv's 7 heads to k and v"),
     (8, (T, 8, D), r"^num_heads_q: 8 query heads leave 0 of qkv's 8 heads"),
-    (4, (T, 10, D), r"^num_heads_q: 4 query heads leave 6 of qkv's 10 heads to k and v; expected 2 \* Hkv"),
+    (4, (T, 10, D),
+     r"^num_heads_q: 4 query heads leave 6 of qkv's 10 heads to k and v; expected 2 \* Hkv"),
 ])
 def test_num_heads_q_errors(launches, num_heads_q, shape, message):
     qkv = torch.zeros(shape, dtype=torch.float64, requires_grad=True)
     with pytest.raises(ValueError, match=message):
-        blockattn.block_attention_qkvpacked(qkv, torch.tensor(CU, dtype=torch.int32), num_heads_q=num_heads_q)
+        blockattn.block_attention_qkvpacked(qkv, torch.tensor(CU, dtype=torch.int32),
+                                            num_heads_q=num_heads_q)
     assert launches == []
 
 

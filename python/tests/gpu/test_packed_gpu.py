@@ -232,7 +232,8 @@ def packed_features_reference(q, k, v, cu, do, dlse, causal):
 def test_grouped_qkvpacked_features_against_float64(hq, hkv, causal, lse):
     qkv, cu = grouped_qkv(LENGTHS, hq, hkv, 128, torch.bfloat16, seed=hq * 10 + hkv)
     leaf = qkv.clone().requires_grad_(True)
-    result = blockattn.block_attention_qkvpacked(leaf, cu, num_heads_q=hq, causal=causal, return_lse=lse)
+    result = blockattn.block_attention_qkvpacked(leaf, cu, num_heads_q=hq, causal=causal,
+                                                 return_lse=lse)
     o, l = result if lse else (result, None)
     q, k, v = qkv[:, :hq], qkv[:, hq:hq + hkv], qkv[:, hq + hkv:]
     g = torch.Generator(device="cuda").manual_seed(3)
@@ -289,12 +290,14 @@ def test_grouped_qkvpacked_torch_compile_matches_eager():
 
     @torch.compile(fullgraph=True)
     def step(x):
-        o, lse = blockattn.block_attention_qkvpacked(x, cu, num_heads_q=4, causal=True, return_lse=True)
+        o, lse = blockattn.block_attention_qkvpacked(x, cu, num_heads_q=4, causal=True,
+                                                     return_lse=True)
         return (o.float() * do.float()).sum() + lse.sum()
 
     leaf, eager = qkv.clone().requires_grad_(True), qkv.clone().requires_grad_(True)
     step(leaf).backward()
-    o, lse = blockattn.block_attention_qkvpacked(eager, cu, num_heads_q=4, causal=True, return_lse=True)
+    o, lse = blockattn.block_attention_qkvpacked(eager, cu, num_heads_q=4, causal=True,
+                                                 return_lse=True)
     ((o.float() * do.float()).sum() + lse.sum()).backward()
     torch.testing.assert_close(leaf.grad, eager.grad, rtol=0, atol=0)
 
