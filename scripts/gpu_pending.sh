@@ -14,6 +14,12 @@
 #     JOBS=16                           concurrent pytest processes
 #     (each shard's log and JUnit XML go to RESULTS: the device tool returns
 #     only the output's tail)
+#   scripts/gpu_pending.sh suite DIR    the whole GPU suite (python/tests/gpu)
+#                                       but the compute-sanitizer runs, sharded
+#                                       as "tests" (JOBS, RESULTS); FILES="a.py
+#                                       b.py" (names in python/tests/gpu) runs
+#                                       those files only, to split the suite
+#                                       over device calls
 #   scripts/gpu_pending.sh timeline DIR issue 19: the traced backward of the
 #                                       interleaved rotary kernels with a
 #                                       positions tensor next to the plain one
@@ -29,8 +35,8 @@
 #     IMPLS=ours,ours-fused             bench.py's --impls (default: all four)
 #     RESULTS=DIR2                      where results go (default DIR)
 set -euo pipefail
-cmd=${1:?usage: $0 pack|tests|timeline|timing DIR}
-dir=${2:?usage: $0 pack|tests|timeline|timing DIR}
+cmd=${1:?usage: $0 pack|tests|suite|timeline|timing DIR}
+dir=${2:?usage: $0 pack|tests|suite|timeline|timing DIR}
 build=${BUILD_DIR:-build}
 
 setup() {
@@ -118,6 +124,14 @@ tests)
   pending_tests "python/tests/gpu/test_gqa_gpu.py -k block_size_128_chunked" \
     "python/tests/gpu/test_gqa_gpu.py -k wide_half_split"
   ;;
+suite)
+  setup
+  selections=()
+  for file in ${FILES:-$(cd python/tests/gpu && ls test_*_gpu.py)}; do
+    [ "$file" = test_sanitizers_gpu.py ] || selections+=("python/tests/gpu/$file -k test_")
+  done
+  pending_tests "${selections[@]}"
+  ;;
 timeline)
   setup
   for variant in ${VARIANTS:-interleaved+pos interleaved+pos+rv}; do
@@ -138,7 +152,7 @@ timing)
   done
   ;;
 *)
-  echo "usage: $0 pack|tests|timeline|timing DIR" >&2
+  echo "usage: $0 pack|tests|suite|timeline|timing DIR" >&2
   exit 2
   ;;
 esac
