@@ -37,7 +37,9 @@ D = 128
 
 def traced_files(kind: str, rotary: str) -> KernelFiles:
     root = os.environ.get("BLOCKATTN_KERNEL_DIR")
-    key = timeline.kernel_key(kind, rotary, D)
+    # timeline.kernel_key takes the kernel options (session 27: any rotary variant).
+    options = timeline.PLAIN if rotary == "none" else timeline.parse_rotary(rotary)
+    key = timeline.kernel_key(kind, options, D)
     for directory in ([pathlib.Path(root) / "sm_90a", pathlib.Path(root)] if root else []):
         if (directory / f"{timeline.traced_name(key)}.json").is_file():
             return timeline.load_files(directory, key)
