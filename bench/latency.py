@@ -130,7 +130,7 @@ def implementations(p: Problem, names):
         import peers
 
         def fa2(q, k, v):
-            return peers._Fa2VarlenAten.apply(q, k, v, p.block_cu, 64, p.scale)
+            return peers._Fa2VarlenAten.apply(q, k, v, p.block_cu, 64, p.scale, False)
 
         def fwd():
             with torch.no_grad():

@@ -116,35 +116,6 @@ def qkv_views(projected, num_heads, num_kv_heads, head_dim):
     return projected.view(T, sum(heads), head_dim).split(heads, 1)
 
 
-class _Fa2VarlenAtenCausal(torch.autograd.Function):
-    """peers._Fa2VarlenAten with is_causal=True (that one passes False and takes no flag). Every
-    block is its own sequence of equal q and k lengths, so FA2's causal mask is the block's."""
-
-    @staticmethod
-    def forward(ctx, q, k, v, cu, max_len, scale):
-        # aten::_flash_attention_forward(query, key, value, cum_seq_q, cum_seq_k, max_q, max_k,
-        #   dropout_p, is_causal, return_debug_mask, *, scale)
-        #   -> (output, logsumexp, rng_state, unused, debug_attn_mask)
-        out, lse, rng_state, unused, _ = torch.ops.aten._flash_attention_forward(
-            q, k, v, cu, cu, max_len, max_len, 0.0, True, False, scale=scale)
-        ctx.save_for_backward(q, k, v, out, lse, cu)
-        ctx.extra = (rng_state, unused, max_len, scale)
-        return out
-
-    @staticmethod
-    def backward(ctx, do):
-        # aten::_flash_attention_backward(grad_out, query, key, value, out, logsumexp, cum_seq_q,
-        #   cum_seq_k, max_q, max_k, dropout_p, is_causal, rng_state, unused, *, scale)
-        #   -> (dq, dk, dv); with fewer k/v heads, dk and dv come summed over each group (k's and
-        #   v's shapes).
-        q, k, v, out, lse, cu = ctx.saved_tensors
-        rng_state, unused, max_len, scale = ctx.extra
-        dq, dk, dv = torch.ops.aten._flash_attention_backward(
-            do.contiguous(), q, k, v, out, lse, cu, cu, max_len, max_len, 0.0, True, rng_state,
-            unused, scale=scale)
-        return dq, dk, dv, None, None, None
-
-
 class ViewsLayer(torch.nn.Module):
     """The layer with block_attention on views of the packed qkv (what users write today)."""
 
@@ -193,8 +164,8 @@ class Fa2Layer(torch.nn.Module):
 
             self.backend = "aten._flash_attention_forward/_backward (torch's FA2) on views"
             scale = ref.head_dim ** -0.5
-            fa2 = _Fa2VarlenAtenCausal if causal else peers._Fa2VarlenAten
-            self.attn = lambda projected: fa2.apply(*views(projected), self.block_cu, 64, scale)
+            self.attn = lambda projected: peers._Fa2VarlenAten.apply(
+                *views(projected), self.block_cu, 64, scale, causal)
 
     def forward(self, x, cu):
         r = self.ref

@@ -589,24 +589,26 @@ def _ours_unfused(kind: str) -> Factory:
 
 
 class _Fa2VarlenAten(torch.autograd.Function):
-    """FA2 varlen through aten (torch's bundled FlashAttention-2), differentiable."""
+    """FA2 varlen through aten (torch's bundled FlashAttention-2), differentiable. With
+    `causal` (every block its own sequence of equal q and k lengths) FA2's causal mask is the
+    block's."""
 
     @staticmethod
-    def forward(ctx, q, k, v, cu, max_len, scale):
+    def forward(ctx, q, k, v, cu, max_len, scale, causal):
         out, lse, rng_state, unused, _ = torch.ops.aten._flash_attention_forward(
-            q, k, v, cu, cu, max_len, max_len, 0.0, False, False, scale=scale)
+            q, k, v, cu, cu, max_len, max_len, 0.0, causal, False, scale=scale)
         ctx.save_for_backward(q, k, v, out, lse, cu)
-        ctx.extra = (rng_state, unused, max_len, scale)
+        ctx.extra = (rng_state, unused, max_len, scale, causal)
         return out
 
     @staticmethod
     def backward(ctx, do):
         q, k, v, out, lse, cu = ctx.saved_tensors
-        rng_state, unused, max_len, scale = ctx.extra
+        rng_state, unused, max_len, scale, causal = ctx.extra
         dq, dk, dv = torch.ops.aten._flash_attention_backward(
-            do.contiguous(), q, k, v, out, lse, cu, cu, max_len, max_len, 0.0, False, rng_state, unused,
-            scale=scale)
-        return dq, dk, dv, None, None, None
+            do.contiguous(), q, k, v, out, lse, cu, cu, max_len, max_len, 0.0, causal, rng_state,
+            unused, scale=scale)
+        return dq, dk, dv, None, None, None, None
 
 
 def _fa2_varlen_fn(p: Problem):
@@ -617,11 +619,12 @@ def _fa2_varlen_fn(p: Problem):
     except ImportError:
         flash_attn_varlen_func = None
     if flash_attn_varlen_func is not None:
-        return (lambda q, k, v: flash_attn_varlen_func(q, k, v, cu, cu, bs, bs, 0.0, softmax_scale=p.scale),
+        return (lambda q, k, v: flash_attn_varlen_func(q, k, v, cu, cu, bs, bs, 0.0,
+                                                       softmax_scale=p.scale, causal=p.causal),
                 "flash_attn.flash_attn_varlen_func")
     if not torch.backends.cuda.is_flash_attention_available():
         raise Unavailable("neither flash_attn nor torch's flash attention is available")
-    return (lambda q, k, v: _Fa2VarlenAten.apply(q, k, v, cu, bs, p.scale),
+    return (lambda q, k, v: _Fa2VarlenAten.apply(q, k, v, cu, bs, p.scale, p.causal),
             "aten._flash_attention_forward/_backward")
 
 

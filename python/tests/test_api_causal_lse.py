@@ -24,13 +24,15 @@ SCALE = D ** -0.5
 
 @pytest.fixture
 def launches(monkeypatch):
-    """The kernel launch replaced by the float64 reference (block size 64), the way the
-    kernels' contract states it: the forward writes o (and lse); the backward reads dlse."""
+    """The kernel launch replaced by the float64 reference (block size 64; k and v may have a
+    G-th of q's heads), the way the kernels' contract states it: the forward writes o (and
+    lse); the backward reads dlse."""
     calls = []
 
     def fake_launch(kind, like, block_size, tensors, softmax_scale, rotary="none", positions=False,
-                    rotate_v=False, causal=False, lse=False):
-        calls.append(dict(kind=kind, causal=causal, lse=lse, tensors=dict(tensors), block_size=block_size))
+                    rotate_v=False, causal=False, lse=False, group=1):
+        calls.append(dict(kind=kind, causal=causal, lse=lse, group=group, tensors=dict(tensors),
+                          block_size=block_size))
         f = {n: t.detach().double().numpy() for n, t in tensors.items() if n in ("q", "k", "v", "do")}
         cu = tensors["cu_seqlens"].numpy()
         if kind == "forward":

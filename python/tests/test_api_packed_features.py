@@ -15,40 +15,9 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("cuda.bindings")
 
 import blockattn  # noqa: E402
-from blockattn import api, reference  # noqa: E402
-
-T, D = 10, 64
-CU = [0, 3, 3, 10]
-SCALE = D ** -0.5
-
-
-@pytest.fixture
-def launches(monkeypatch):
-    """The kernel launch replaced by the float64 reference, which takes grouped k and v."""
-    calls = []
-
-    def fake_launch(kind, like, block_size, tensors, softmax_scale, rotary="none", positions=False,
-                    rotate_v=False, causal=False, lse=False, group=1):
-        calls.append(dict(kind=kind, causal=causal, lse=lse, group=group, tensors=dict(tensors)))
-        f = {n: t.detach().double().numpy() for n, t in tensors.items()
-             if n in ("q", "k", "v", "do")}
-        cu = tensors["cu_seqlens"].numpy()
-        if kind == "forward":
-            o, l = reference.forward(f["q"], f["k"], f["v"], cu, softmax_scale=softmax_scale,
-                                     causal=causal, return_lse=True)
-            tensors["o"].copy_(torch.from_numpy(o))
-            if lse:
-                tensors["lse"].copy_(torch.from_numpy(l))
-        else:
-            dlse = tensors["dlse"].numpy() if lse else None
-            grads = reference.backward(f["q"], f["k"], f["v"], f["do"], cu,
-                                       softmax_scale=softmax_scale, causal=causal, dlse=dlse)
-            for name, g in zip(("dq", "dk", "dv"), grads):
-                tensors[name].copy_(torch.from_numpy(g))
-
-    monkeypatch.setattr(api, "_launch", fake_launch)
-    monkeypatch.setattr(api, "_check_activation", lambda *a: None)
-    return calls
+from blockattn import api  # noqa: E402
+from test_api_causal_lse import CU, D, SCALE, T, launches  # noqa: E402,F401 (launches: a fixture)
+from test_api_causal_lse import torch_reference as dense_reference  # noqa: E402
 
 
 def packed_qkv(hq, hkv):
@@ -58,20 +27,10 @@ def packed_qkv(hq, hkv):
 
 
 def torch_reference(q, k, v, causal):
-    """Dense float64 block attention in torch (every sequence here fits one block), k and v
-    repeated over each group of query heads; its log-sum-exp [Hq, T]."""
+    """test_api_causal_lse's dense float64 reference with k and v repeated over each group of
+    query heads; (o, lse [Hq, T])."""
     group = q.shape[1] // k.shape[1]
-    k, v = k.repeat_interleave(group, 1), v.repeat_interleave(group, 1)
-    outs, lses = [], []
-    for b in range(len(CU) - 1):
-        lo, hi = CU[b], CU[b + 1]
-        s = SCALE * torch.einsum("ihd,jhd->hij", q[lo:hi], k[lo:hi])
-        if causal:
-            n = hi - lo
-            s = s.masked_fill(~torch.tril(torch.ones(n, n, dtype=torch.bool)), -torch.inf)
-        outs.append(torch.einsum("hij,jhd->ihd", torch.softmax(s, -1), v[lo:hi]))
-        lses.append(torch.logsumexp(s, -1))
-    return torch.cat(outs), torch.cat(lses, dim=1)
+    return dense_reference(q, k.repeat_interleave(group, 1), v.repeat_interleave(group, 1), causal)
 
 
 def reference_step(qkv, hq, causal, return_lse):

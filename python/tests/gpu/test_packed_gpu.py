@@ -112,17 +112,24 @@ def allocations():
     return stats["allocation.all.allocated"], stats["requested_bytes.all.allocated"]
 
 
+def assert_backward_allocates_only_its_gradients(o, inputs):
+    """One backward of o into `inputs` allocates the gradients (one tensor an input) and
+    nothing else, counted after a first backward (kernels loaded, allocator warm)."""
+    do = grad_out(o)
+    torch.autograd.grad(o, inputs, do, retain_graph=True)
+    count, size = allocations()
+    grads = torch.autograd.grad(o, inputs, do)
+    count2, size2 = allocations()
+    assert [g.shape for g in grads] == [t.shape for t in inputs]
+    sizes = sum(g.numel() * g.element_size() for g in grads)
+    assert (count2 - count, size2 - size) == (len(grads), sizes)
+
+
 def test_qkvpacked_backward_allocates_only_the_packed_gradient():
     qkv, cu = packed([1000, 63, 0, 1500], 3, 4, 128, torch.bfloat16, seed=12)
     qkv.requires_grad_(True)
     o = blockattn.block_attention_qkvpacked(qkv, cu)
-    do = grad_out(o)
-    torch.autograd.grad(o, qkv, do, retain_graph=True)  # kernels loaded, allocator warm
-    count, size = allocations()
-    (dqkv,) = torch.autograd.grad(o, qkv, do)
-    count2, size2 = allocations()
-    assert dqkv.shape == qkv.shape
-    assert (count2 - count, size2 - size) == (1, dqkv.numel() * dqkv.element_size())
+    assert_backward_allocates_only_its_gradients(o, (qkv,))
 
 
 def test_kvpacked_backward_allocates_dq_and_the_packed_gradient():
@@ -130,12 +137,7 @@ def test_kvpacked_backward_allocates_dq_and_the_packed_gradient():
     q = torch.randn(kv[:, 0].shape, device="cuda", dtype=torch.bfloat16, requires_grad=True)
     kv.requires_grad_(True)
     o = blockattn.block_attention_kvpacked(q, kv, cu)
-    do = grad_out(o)
-    torch.autograd.grad(o, (q, kv), do, retain_graph=True)
-    count, size = allocations()
-    dq, dkv = torch.autograd.grad(o, (q, kv), do)
-    count2, size2 = allocations()
-    assert (count2 - count, size2 - size) == (2, (dq.numel() + dkv.numel()) * dq.element_size())
+    assert_backward_allocates_only_its_gradients(o, (q, kv))
 
 
 def test_qkvpacked_out_torch_compile_and_cuda_graph():
@@ -275,13 +277,7 @@ def test_grouped_qkvpacked_backward_allocates_only_the_packed_gradient(causal):
     qkv, cu = grouped_qkv([1000, 63, 0, 1500], 8, 2, 128, torch.bfloat16, seed=22)
     qkv.requires_grad_(True)
     o = blockattn.block_attention_qkvpacked(qkv, cu, num_heads_q=8, causal=causal)
-    do = grad_out(o)
-    torch.autograd.grad(o, qkv, do, retain_graph=True)  # kernels loaded, allocator warm
-    count, size = allocations()
-    (dqkv,) = torch.autograd.grad(o, qkv, do)
-    count2, size2 = allocations()
-    assert dqkv.shape == qkv.shape
-    assert (count2 - count, size2 - size) == (1, dqkv.numel() * dqkv.element_size())
+    assert_backward_allocates_only_its_gradients(o, (qkv,))
 
 
 def test_grouped_qkvpacked_torch_compile_matches_eager():
