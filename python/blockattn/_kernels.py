@@ -294,7 +294,9 @@ def compile_kernel(
             raise RuntimeError(
                 f"blockattn: compiling {key.name} failed:\n{result.stderr}{result.stdout}"
             )
-        for entry in pathlib.Path(tmp).iterdir():
+        # The manifest last: a reader takes a kernel as soon as it finds its
+        # manifest (_load), so the PTX and cubin it names must be there first.
+        for entry in sorted(pathlib.Path(tmp).iterdir(), key=lambda e: e.suffix == ".json"):
             os.replace(entry, directory / entry.name)
     files = _load(directory, key)
     assert files is not None, "block-attn-compile wrote no manifest"

@@ -88,6 +88,40 @@ def test_compiles_once_into_a_cache_keyed_by_the_compiler(env, monkeypatch):
     assert _kernels.cache_dir("sm_90a") != files.directory
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="the fake compiler is a POSIX shell script")
+def test_a_compiled_kernel_appears_with_its_manifest_last(env, monkeypatch):
+    """Processes that compile the same kernel at once (ranks of one job sharing a cache) read
+    each other's files: whenever another process could find the manifest, the files it names
+    are already in place. Checked at every file the compile moves into the cache."""
+    fake = fake_compiler(env, "v1")
+    # The fake writes a cubin too, named in its manifest (as --cubin does).
+    fake.write_text(fake.read_text().replace(
+        '"params": []}', '"params": [], "cubin": "%s.cubin"}').replace(
+        '"$name" > "$out/$name.json"',
+        '"$name" "$name" > "$out/$name.json"; echo cubin > "$out/$name.cubin"'))
+    monkeypatch.setenv("BLOCKATTN_COMPILER", str(fake))
+    directory = _kernels.cache_dir("sm_90a")
+    real_replace, moved = os.replace, []
+
+    def replace(src, dst):
+        real_replace(src, dst)
+        moved.append(pathlib.Path(dst).name)
+        files = _kernels._load(directory, KEY)
+        if files is not None:
+            named = [files.manifest["ptx"], files.manifest["cubin"]]
+            assert all((directory / n).exists() for n in named), f"manifest visible before {named}"
+
+    monkeypatch.setattr(_kernels.os, "replace", replace)
+    # Directories list in whatever order the file system keeps; the manifest first is the
+    # order that exposes a half-moved kernel.
+    real_iterdir = pathlib.Path.iterdir
+    monkeypatch.setattr(pathlib.Path, "iterdir", lambda self: iter(
+        sorted(real_iterdir(self), key=lambda e: e.suffix != ".json")))
+    files = _kernels.compile_kernel(KEY, cubin=True)
+    assert moved[-1] == f"{KEY.name}.json" and len(moved) == 3
+    assert files.image() == b"cubin\n"
+
+
 def test_lookup_order_kernel_dir_then_prebuilt_then_cache(env, monkeypatch):
     v1 = fake_compiler(env, "v1")
     monkeypatch.setenv("BLOCKATTN_COMPILER", str(v1))
