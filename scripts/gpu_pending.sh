@@ -120,9 +120,12 @@ tests)
   # take no tables, which the Python API always passes: emulated only).
   # Every sm_90a case here passed on an H100 in session 30 (43 and 14): kept
   # as the hardware check to rerun after a change to these kernels, and for
-  # the sm_100a ones on compute capability 10.0.
+  # the sm_100a ones on compute capability 10.0. Session 31: the layer under
+  # torch.compile with a causal grouped and an MQA layer (its run was cut),
+  # and the allocation checks as one helper (not re-run after the refactor).
   pending_tests "python/tests/gpu/test_gqa_gpu.py -k block_size_128_chunked" \
-    "python/tests/gpu/test_gqa_gpu.py -k wide_half_split"
+    "python/tests/gpu/test_gqa_gpu.py -k wide_half_split" \
+    "python/tests/gpu/test_packed_gpu.py -k compiles_fullgraph or allocates"
   ;;
 suite)
   setup
