@@ -146,13 +146,16 @@ def test_compile_goes_through_the_packed_custom_op(launches, causal):
 
 
 def test_opcheck_packed_features_ops(launches):
-    qkv = packed_qkv(4, 2).detach()
+    utils = ("test_schema", "test_faketensor", "test_autograd_registration",
+             "test_aot_dispatch_dynamic")
+    qkv = packed_qkv(4, 2).detach().requires_grad_(True)
     cu = torch.tensor(CU, dtype=torch.int32)
     torch.library.opcheck(api._packed_features_op, (None, qkv, 4, cu, 64, SCALE, True, True),
-                          test_utils=("test_schema", "test_faketensor"))
-    q, kv = qkv[:, :4].contiguous(), qkv[:, 4:].reshape(T, 2, 2, D).contiguous()
+                          test_utils=utils)
+    q = qkv.detach()[:, :4].contiguous().requires_grad_(True)
+    kv = qkv.detach()[:, 4:].reshape(T, 2, 2, D).contiguous().requires_grad_(True)
     torch.library.opcheck(api._packed_features_op, (q, kv, 0, cu, 64, SCALE, False, True),
-                          test_utils=("test_schema", "test_faketensor"))
+                          test_utils=utils)
 
 
 @pytest.mark.parametrize("num_heads_q,shape,message", [
