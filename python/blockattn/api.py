@@ -848,14 +848,26 @@ class _PackedFeaturesFunction(torch.autograd.Function):
     @torch.autograd.function.once_differentiable
     def backward(ctx, grad_o, grad_lse):
         q, packed, cu_seqlens, cos, sin, positions = ctx.saved_tensors
-        views = _packed_views(q, packed, ctx.num_heads_q)
-        if grad_o is None:
-            grad_o = torch.zeros_like(views[0])
-        dq, dpacked = (None if q is None else _empty(q)), _packed_empty(packed)
-        backward(grad_o, *views, cu_seqlens, ctx.block_size, ctx.softmax_scale, cos, sin, positions,
-                 ctx.interleaved, ctx.rotate_v, _packed_views(dq, dpacked, ctx.num_heads_q),
-                 causal=ctx.causal, dlse=grad_lse)
+        dq, dpacked = _packed_features_backward(grad_o, q, packed, ctx.num_heads_q, cu_seqlens,
+                                                ctx.block_size, ctx.softmax_scale, ctx.causal,
+                                                grad_lse, cos, sin, positions, ctx.interleaved,
+                                                ctx.rotate_v)
         return dq, dpacked, *(None,) * 11
+
+
+def _packed_features_backward(grad_o, q, packed, num_heads_q, cu_seqlens, block_size, softmax_scale,
+                              causal, dlse, cos, sin, positions, interleaved, rotate_v):
+    """The packed entry points' backward with causal blocks, dlse or a grouped
+    qkv: (dq, or None for qkv; the packed gradient), the kernel writing into
+    views of the one packed gradient. No gradient for o (None) is a zero dO."""
+    views = _packed_views(q, packed, num_heads_q)
+    if grad_o is None:
+        grad_o = torch.zeros_like(views[0])
+    dq, dpacked = (None if q is None else _empty(q)), _packed_empty(packed)
+    backward(grad_o, *views, cu_seqlens, block_size, softmax_scale, cos, sin, positions,
+             interleaved, rotate_v, _packed_views(dq, dpacked, num_heads_q), causal=causal,
+             dlse=dlse)
+    return dq, dpacked
 
 
 def _packed_views(q, packed, num_heads_q):
@@ -1727,19 +1739,17 @@ def _(q, packed, num_heads_q, cu_seqlens, block_size, softmax_scale, causal, ret
 
 @torch.library.custom_op("blockattn::block_attention_packed_features_backward", mutates_args=())
 def _packed_features_backward_op(
-    grad_o: torch.Tensor, q: Optional[torch.Tensor], packed: torch.Tensor, num_heads_q: int,
+    grad_o: Optional[torch.Tensor], q: Optional[torch.Tensor], packed: torch.Tensor,
+    num_heads_q: int,
     cu_seqlens: torch.Tensor, block_size: int, softmax_scale: float, causal: bool,
     dlse: Optional[torch.Tensor] = None, cos: Optional[torch.Tensor] = None,
     sin: Optional[torch.Tensor] = None, positions: Optional[torch.Tensor] = None,
     interleaved: bool = False, rotate_v: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    dq = _empty(q) if q is not None else packed.new_empty((0,))
-    dpacked = _packed_empty(packed)
-    backward(grad_o, *_packed_views(q, packed, num_heads_q or None), cu_seqlens, block_size,
-             softmax_scale, cos, sin, positions, interleaved, rotate_v,
-             _packed_views(None if q is None else dq, dpacked, num_heads_q or None),
-             causal=causal, dlse=dlse)
-    return dq, dpacked
+    dq, dpacked = _packed_features_backward(grad_o, q, packed, num_heads_q or None, cu_seqlens,
+                                            block_size, softmax_scale, causal, dlse, cos, sin,
+                                            positions, interleaved, rotate_v)
+    return (packed.new_empty((0,)) if dq is None else dq), dpacked
 
 
 @_packed_features_backward_op.register_fake
@@ -1760,8 +1770,6 @@ def _packed_features_setup_context(ctx, inputs, output):
 def _packed_features_backward_rule(ctx, grad_o, grad_lse):
     q, packed, cu_seqlens, cos, sin, positions = ctx.saved_tensors
     dlse = grad_lse if ctx.return_lse else None
-    if grad_o is None:
-        grad_o = torch.zeros_like(_packed_views(q, packed, ctx.num_heads_q or None)[0])
     dq, dpacked = _packed_features_backward_op(grad_o, q, packed, ctx.num_heads_q, cu_seqlens,
                                                ctx.block_size, ctx.softmax_scale, ctx.causal, dlse,
                                                cos, sin, positions, ctx.interleaved, ctx.rotate_v)
