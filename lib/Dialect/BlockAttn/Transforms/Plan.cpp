@@ -473,11 +473,31 @@ bool chunkedRotaryForward(const KernelShape &shape) {
          !shape.hasPositions && !shape.rotateV;
 }
 
+/// The sm_90a rotary kernels at head dim 128 (block size 64, one query head
+/// per k/v head, forward and backward) that launch chunked under `auto`
+/// with one CTA per SM, 16 tiles a CTA: the persistent launch's layout
+/// (producer, one or two rotary warpgroups, one consumer of 256 registers)
+/// in a grid the hardware hands out in order. H100, seed, two rounds
+/// alternated (run 23 of docs/performance-notes.md#fused-rotary-embeddings-sm_90a):
+/// the forwards 1.039-1.057x the plain forward instead of 1.052-1.074x
+/// persistent, the backwards 1.030-1.050x instead of 1.038-1.059x; 8 tiles
+/// a CTA was as good for the half-split kernels and worse for the
+/// interleaved ones with positions or rotate_v, 32 and 64 worse. Two CTAs
+/// an SM leave no registers for the rotary warpgroups here (run 21).
+bool chunkedRotary128(const KernelShape &shape) {
+  return shape.hasRotary() && shape.headDim == 128 && shape.blockSize == 64 &&
+         shape.group == 1;
+}
+
+/// Tiles per CTA of chunkedRotary128's launch.
+constexpr int64_t kChunkedRotary128Tiles = 16;
+
 /// Which sm_90a kernels launch chunked unless told otherwise: those without
-/// rotary embeddings (docs/performance-notes.md#chunked-launch), and the
+/// rotary embeddings (docs/performance-notes.md#chunked-launch), the
 /// half-split rotary forward at head dim 64 without positions or rotate_v
 /// unless its rotary warpgroup is turned off or asked for twice
-/// (chunkedRotaryForward: one fits each of two CTAs). Not at
+/// (chunkedRotaryForward: one fits each of two CTAs), and the rotary kernels
+/// at head dim 128 with a rotary warpgroup (chunkedRotary128). Not at
 /// head dim 96: there the chunked launch's one consumer (216 registers at two
 /// CTAs per SM) spills 4 bytes, the persistent launch's two (232 each) do
 /// not (ptxas, CUDA 13.0; not timed). The half-split rotary backward at head
@@ -489,6 +509,9 @@ bool chunkedByDefault(const KernelShape &shape, const TuningOptions &options) {
   if (chunkedRotaryForward(shape))
     return options.rotaryWarpgroup != RotaryWarpgroup::off &&
            options.rotaryWarpgroups != 2;
+  if (chunkedRotary128(shape))
+    return options.rotaryWarpgroup != RotaryWarpgroup::off &&
+           options.ctasPerSm <= 1;
   return !shape.hasRotary();
 }
 
@@ -556,7 +579,7 @@ bool isGroupedForward(const KernelShape &shape) {
 /// CTA too little work to keep two CTAs' loads in flight (H200, seed-d32:
 /// 0.83 against 0.95 ms; docs/head-dims.md#launch).
 int64_t chunkedCtasPerSm(const KernelShape &shape) {
-  if (largeBlockBackward(shape))
+  if (largeBlockBackward(shape) || chunkedRotary128(shape))
     return 1;
   // The backward above head dim 128: a slot of q, k, v, do (96 or 128 KiB)
   // fits one CTA's shared memory only.
@@ -579,6 +602,8 @@ int64_t chunkedTilesPerCta(const KernelShape &shape, int64_t slotBytes) {
   // measured 1-14% faster than 16 there, the same without it (run 13).
   if (rotaryForward64(shape))
     return (shape.rotateV ? 4 : 2) * tiles;
+  if (chunkedRotary128(shape))
+    return kChunkedRotary128Tiles;
   // Two consumers a CTA (the plain forward at head dim 32) get the load
   // bytes of one each: 32 tiles measured 0.433-0.439 against 0.457-0.464 ms
   // for 16 (H200, seed-d32, session 14; 64: 0.453).
