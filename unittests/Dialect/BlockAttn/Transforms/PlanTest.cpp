@@ -103,11 +103,12 @@ TEST(Sm90aPlan, GroupedForwardLaunch) {
   EXPECT_EQ(p.ctasPerSm, 3);
   EXPECT_EQ(p.tilesPerCta, 8);
   EXPECT_EQ(p.numConsumers, 1);
+  // The grouped rotary forward keeps its persistent launch (the chunked
+  // launch of the rotary kernels at head dim 128 was measured without a
+  // group).
   KernelShape rotary = shape(false, 128, RotaryMode::half_split);
   rotary.group = 4;
-  EXPECT_EQ(plan(Chip::sm_90a, rotary).tilesPerCta,
-            plan(Chip::sm_90a, shape(false, 128, RotaryMode::half_split))
-                .tilesPerCta);
+  EXPECT_EQ(plan(Chip::sm_90a, rotary).tilesPerCta, 0);
   TuningOptions explicitTiles;
   explicitTiles.tilesPerCta = 4;
   EXPECT_EQ(plan(Chip::sm_90a, d128, explicitTiles).tilesPerCta, 4);
@@ -524,12 +525,37 @@ TEST(Sm90aPlan, BackwardAtHeadDim64PrefetchesIntoL2) {
 }
 
 TEST(Sm90aPlan, RotaryKernelsLaunchAsMeasured) {
-  // Persistent, with two consumers, or one next to the rotary warpgroups at
-  // head dim 128 (two in the forward, one in the backward).
+  // At head dim 128 chunked, one CTA an SM, 16 tiles a CTA (run 23 of the
+  // rotary log), with one consumer next to the rotary warpgroups (two in
+  // the forward, one in the backward).
   KernelPlan forward =
       plan(Chip::sm_90a, shape(false, 128, RotaryMode::half_split));
-  EXPECT_EQ(forward.tilesPerCta, 0);
+  EXPECT_EQ(forward.tilesPerCta, 16);
+  EXPECT_EQ(forward.ctasPerSm, 1);
+  EXPECT_TRUE(forward.rotaryWarpgroup);
+  EXPECT_EQ(forward.rotaryReplicas, 2);
   EXPECT_EQ(forward.numConsumers, 1);
+  // Persistent when asked, without the rotary warpgroup, or with two
+  // consumers; tiles-per-cta sets the chunk.
+  TuningOptions strided;
+  strided.schedule = Schedule::strided;
+  EXPECT_EQ(plan(Chip::sm_90a, shape(false, 128, RotaryMode::half_split),
+                 strided)
+                .tilesPerCta,
+            0);
+  TuningOptions twoConsumers;
+  twoConsumers.numConsumers = 2;
+  twoConsumers.rotaryWarpgroups = 1;
+  EXPECT_EQ(plan(Chip::sm_90a, shape(true, 128, RotaryMode::half_split),
+                 twoConsumers)
+                .tilesPerCta,
+            0);
+  TuningOptions eight;
+  eight.tilesPerCta = 8;
+  EXPECT_EQ(
+      plan(Chip::sm_90a, shape(true, 128, RotaryMode::interleaved), eight)
+          .tilesPerCta,
+      8);
   // The half-split forward at head dim 64 without positions or rotate_v:
   // chunked, two CTAs an SM, each a producer, a rotary warpgroup of 72
   // registers and a consumer of 128, 16 tiles.
@@ -579,8 +605,9 @@ TEST(Sm90aPlan, RotaryKernelsLaunchAsMeasured) {
   EXPECT_EQ(d64off.numConsumers, 2);
   KernelPlan halfSplit =
       plan(Chip::sm_90a, shape(true, 128, RotaryMode::half_split));
-  EXPECT_EQ(halfSplit.tilesPerCta, 0);
+  EXPECT_EQ(halfSplit.tilesPerCta, 16);
   EXPECT_EQ(halfSplit.ctasPerSm, 1);
+  EXPECT_TRUE(halfSplit.rotaryWarpgroup);
   EXPECT_EQ(halfSplit.numConsumers, 1);
   EXPECT_FALSE(halfSplit.l2Prefetch);
   EXPECT_EQ(
@@ -588,7 +615,7 @@ TEST(Sm90aPlan, RotaryKernelsLaunchAsMeasured) {
       0);
   KernelPlan interleaved =
       plan(Chip::sm_90a, shape(true, 128, RotaryMode::interleaved));
-  EXPECT_EQ(interleaved.tilesPerCta, 0);
+  EXPECT_EQ(interleaved.tilesPerCta, 16);
   EXPECT_EQ(interleaved.numConsumers, 1);
 }
 
@@ -756,13 +783,13 @@ TEST(Sm90aPlan, RotaryWarpgroupTakesTheRotationOffTheConsumers) {
   EXPECT_FALSE(
       plan(Chip::sm_90a, shape(false, 128, RotaryMode::half_split), off)
           .rotaryWarpgroup);
-  // Not without rotary embeddings, and never where CTAs share an SM (a
-  // chunked launch).
+  // Not without rotary embeddings, and never where CTAs share an SM.
   EXPECT_TRUE(plan(Chip::sm_90a, shape(true, 128, RotaryMode::interleaved), on)
                   .rotaryWarpgroup);
   EXPECT_FALSE(plan(Chip::sm_90a, shape(false, 128), on).rotaryWarpgroup);
   TuningOptions chunkedOn = on;
   chunkedOn.schedule = Schedule::chunked;
+  chunkedOn.ctasPerSm = 2;
   KernelPlan chunked =
       plan(Chip::sm_90a, shape(true, 128, RotaryMode::half_split), chunkedOn);
   EXPECT_EQ(chunked.ctasPerSm, 2);
