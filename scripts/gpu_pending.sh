@@ -148,14 +148,10 @@ tests)
   # the sm_100a ones on compute capability 10.0. Session 31: the layer under
   # torch.compile with a causal grouped and an MQA layer (its run was cut),
   # and the allocation checks as one helper (not re-run after the refactor;
-  # both passed in session 32's suite run on an H100). Session 32: the
-  # rotary kernels at head dim 128 launched chunked, one CTA an SM (timed on
-  # an H100, emulated against float64).
+  # both passed in session 32's suite run on an H100).
   pending_tests "python/tests/gpu/test_gqa_gpu.py -k block_size_128_chunked" \
     "python/tests/gpu/test_gqa_gpu.py -k wide_half_split" \
-    "python/tests/gpu/test_packed_gpu.py -k compiles_fullgraph or allocates" \
-    "python/tests/gpu/test_rotary_gpu.py -k test_" \
-    "python/tests/gpu/test_causal_lse_gpu.py -k test_"
+    "python/tests/gpu/test_packed_gpu.py -k compiles_fullgraph or allocates"
   ;;
 suite)
   setup

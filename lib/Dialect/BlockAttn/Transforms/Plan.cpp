@@ -474,16 +474,20 @@ bool chunkedRotaryForward(const KernelShape &shape) {
 }
 
 /// The sm_90a rotary kernels at head dim 128 (block size 64, one query head
-/// per k/v head, forward and backward) that launch chunked under `auto`
-/// with one CTA per SM, 16 tiles a CTA: the persistent launch's layout
-/// (producer, one or two rotary warpgroups, one consumer of 256 registers)
-/// in a grid the hardware hands out in order. H100, seed, two rounds
-/// alternated (run 23 of docs/performance-notes.md#fused-rotary-embeddings-sm_90a):
-/// the forwards 1.039-1.057x the plain forward instead of 1.052-1.074x
-/// persistent, the backwards 1.030-1.050x instead of 1.038-1.059x; 8 tiles
-/// a CTA was as good for the half-split kernels and worse for the
-/// interleaved ones with positions or rotate_v, 32 and 64 worse. Two CTAs
-/// an SM leave no registers for the rotary warpgroups here (run 21).
+/// per k/v head, forward and backward) whose chunked launch (when asked:
+/// `schedule=chunked` or `tiles-per-cta`) has one CTA per SM, 16 tiles a
+/// CTA: the persistent launch's layout (producer, one or two rotary
+/// warpgroups, one consumer of 256 registers) in a grid the hardware hands
+/// out in order. H100, seed, two rounds alternated (run 23 of
+/// docs/performance-notes.md#fused-rotary-embeddings-sm_90a): the forwards
+/// 1.039-1.057x the plain forward instead of 1.052-1.074x persistent, the
+/// backwards 1.030-1.050x instead of 1.038-1.059x; 8 tiles a CTA was as
+/// good for the half-split kernels and worse for the interleaved ones with
+/// positions or rotate_v, 32 and 64 worse. Not the default: a grid of fewer
+/// CTAs than SMs (below 16 x 132 work items, a batch of 33k tokens at four
+/// heads) leaves SMs idle that the persistent grid uses, so the launch must
+/// choose it by the grid's size at run time. Two CTAs an SM leave no
+/// registers for the rotary warpgroups here (run 21).
 bool chunkedRotary128(const KernelShape &shape) {
   return shape.hasRotary() && shape.headDim == 128 && shape.blockSize == 64 &&
          shape.group == 1;
@@ -497,7 +501,7 @@ constexpr int64_t kChunkedRotary128Tiles = 16;
 /// half-split rotary forward at head dim 64 without positions or rotate_v
 /// unless its rotary warpgroup is turned off or asked for twice
 /// (chunkedRotaryForward: one fits each of two CTAs), and the rotary kernels
-/// at head dim 128 with a rotary warpgroup (chunkedRotary128). Not at
+/// at head dim 128 when tiles-per-cta is given (chunkedRotary128). Not at
 /// head dim 96: there the chunked launch's one consumer (216 registers at two
 /// CTAs per SM) spills 4 bytes, the persistent launch's two (232 each) do
 /// not (ptxas, CUDA 13.0; not timed). The half-split rotary backward at head
@@ -510,7 +514,8 @@ bool chunkedByDefault(const KernelShape &shape, const TuningOptions &options) {
     return options.rotaryWarpgroup != RotaryWarpgroup::off &&
            options.rotaryWarpgroups != 2;
   if (chunkedRotary128(shape))
-    return options.rotaryWarpgroup != RotaryWarpgroup::off &&
+    return options.tilesPerCta > 0 &&
+           options.rotaryWarpgroup != RotaryWarpgroup::off &&
            options.ctasPerSm <= 1;
   return !shape.hasRotary();
 }

@@ -103,9 +103,7 @@ TEST(Sm90aPlan, GroupedForwardLaunch) {
   EXPECT_EQ(p.ctasPerSm, 3);
   EXPECT_EQ(p.tilesPerCta, 8);
   EXPECT_EQ(p.numConsumers, 1);
-  // The grouped rotary forward keeps its persistent launch (the chunked
-  // launch of the rotary kernels at head dim 128 was measured without a
-  // group).
+  // The grouped rotary forward launches as the rotary forward: persistent.
   KernelShape rotary = shape(false, 128, RotaryMode::half_split);
   rotary.group = 4;
   EXPECT_EQ(plan(Chip::sm_90a, rotary).tilesPerCta, 0);
@@ -525,37 +523,32 @@ TEST(Sm90aPlan, BackwardAtHeadDim64PrefetchesIntoL2) {
 }
 
 TEST(Sm90aPlan, RotaryKernelsLaunchAsMeasured) {
-  // At head dim 128 chunked, one CTA an SM, 16 tiles a CTA (run 23 of the
-  // rotary log), with one consumer next to the rotary warpgroups (two in
-  // the forward, one in the backward).
+  // Persistent at head dim 128, with one consumer next to the rotary
+  // warpgroups (two in the forward, one in the backward); chunked when asked
+  // (schedule=chunked or tiles-per-cta), one CTA an SM with the same
+  // warpgroups, 16 tiles a CTA (run 23 of the rotary log).
   KernelPlan forward =
       plan(Chip::sm_90a, shape(false, 128, RotaryMode::half_split));
-  EXPECT_EQ(forward.tilesPerCta, 16);
-  EXPECT_EQ(forward.ctasPerSm, 1);
-  EXPECT_TRUE(forward.rotaryWarpgroup);
-  EXPECT_EQ(forward.rotaryReplicas, 2);
+  EXPECT_EQ(forward.tilesPerCta, 0);
   EXPECT_EQ(forward.numConsumers, 1);
-  // Persistent when asked, without the rotary warpgroup, or with two
-  // consumers; tiles-per-cta sets the chunk.
-  TuningOptions strided;
-  strided.schedule = Schedule::strided;
-  EXPECT_EQ(plan(Chip::sm_90a, shape(false, 128, RotaryMode::half_split),
-                 strided)
-                .tilesPerCta,
-            0);
-  TuningOptions twoConsumers;
-  twoConsumers.numConsumers = 2;
-  twoConsumers.rotaryWarpgroups = 1;
-  EXPECT_EQ(plan(Chip::sm_90a, shape(true, 128, RotaryMode::half_split),
-                 twoConsumers)
-                .tilesPerCta,
-            0);
+  TuningOptions chunkedAsked;
+  chunkedAsked.schedule = Schedule::chunked;
+  KernelPlan chunkedForward =
+      plan(Chip::sm_90a, shape(false, 128, RotaryMode::half_split),
+           chunkedAsked);
+  EXPECT_EQ(chunkedForward.tilesPerCta, 16);
+  EXPECT_EQ(chunkedForward.ctasPerSm, 1);
+  EXPECT_TRUE(chunkedForward.rotaryWarpgroup);
+  EXPECT_EQ(chunkedForward.rotaryReplicas, 2);
+  EXPECT_EQ(chunkedForward.numConsumers, 1);
   TuningOptions eight;
   eight.tilesPerCta = 8;
-  EXPECT_EQ(
-      plan(Chip::sm_90a, shape(true, 128, RotaryMode::interleaved), eight)
-          .tilesPerCta,
-      8);
+  KernelPlan chunkedBackward =
+      plan(Chip::sm_90a, shape(true, 128, RotaryMode::interleaved), eight);
+  EXPECT_EQ(chunkedBackward.tilesPerCta, 8);
+  EXPECT_EQ(chunkedBackward.ctasPerSm, 1);
+  EXPECT_TRUE(chunkedBackward.rotaryWarpgroup);
+  EXPECT_EQ(chunkedBackward.numConsumers, 1);
   // The half-split forward at head dim 64 without positions or rotate_v:
   // chunked, two CTAs an SM, each a producer, a rotary warpgroup of 72
   // registers and a consumer of 128, 16 tiles.
@@ -605,7 +598,7 @@ TEST(Sm90aPlan, RotaryKernelsLaunchAsMeasured) {
   EXPECT_EQ(d64off.numConsumers, 2);
   KernelPlan halfSplit =
       plan(Chip::sm_90a, shape(true, 128, RotaryMode::half_split));
-  EXPECT_EQ(halfSplit.tilesPerCta, 16);
+  EXPECT_EQ(halfSplit.tilesPerCta, 0);
   EXPECT_EQ(halfSplit.ctasPerSm, 1);
   EXPECT_TRUE(halfSplit.rotaryWarpgroup);
   EXPECT_EQ(halfSplit.numConsumers, 1);
@@ -615,7 +608,7 @@ TEST(Sm90aPlan, RotaryKernelsLaunchAsMeasured) {
       0);
   KernelPlan interleaved =
       plan(Chip::sm_90a, shape(true, 128, RotaryMode::interleaved));
-  EXPECT_EQ(interleaved.tilesPerCta, 16);
+  EXPECT_EQ(interleaved.tilesPerCta, 0);
   EXPECT_EQ(interleaved.numConsumers, 1);
 }
 

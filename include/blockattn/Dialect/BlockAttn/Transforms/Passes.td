@@ -84,9 +84,10 @@ def BlockAttnWarpSpecializePass
            "the hardware) or 'auto' (the recipe picks: chunked for the "
            "sm_90a forward and backward without rotary embeddings, the "
            "half-split rotary forward at head dim 64 without positions or "
-           "rotate_v, and the rotary forward and backward at head dim 128 "
-           "(block size 64, with a rotary warpgroup, one CTA per SM), unless "
-           "num-consumers asks for more than one; else strided)">,
+           "rotate_v, and the rotary kernels at head dim 128 (block size "
+           "64, with a rotary warpgroup, one CTA per SM) when tiles-per-cta "
+           "is given, unless num-consumers asks for more than one; else "
+           "strided)">,
     Option<"ctasPerSm", "ctas-per-sm", "int64_t", /*default=*/"0",
            "sm_90a: CTAs sharing an SM, which divides its registers and "
            "shared memory among them; 0 picks 2 for a chunked launch "
@@ -95,7 +96,8 @@ def BlockAttnWarpSpecializePass
     Option<"tilesPerCta", "tiles-per-cta", "int64_t", /*default=*/"0",
            "Tiles per CTA of a chunked launch; 0 picks about 192 KiB of "
            "loads per CTA (forward: 4 tiles at head dim 128, 8 at 64; "
-           "backward: 3 and 6; 16 for the rotary kernels at head dim 128)">,
+           "backward: 3 and 6; 16 for the rotary kernels at head dim 128, "
+           "which launch chunked only when it or schedule=chunked asks)">,
     EnumOption<"oStore", "o-store", BlockAttn_OStore, "automatic",
            "How output tiles leave the registers: 'tma' (staged in a "
            "per-warpgroup buffer; full tiles leave with a bulk tensor store, "
