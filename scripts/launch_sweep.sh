@@ -12,7 +12,8 @@
 #       --head-dims 128 --kinds forward,backward --dtypes bf16 --no-small-grid \
 #       --rotary none,half_split,interleaved --rotary-variants plain,pos,rv,pos_rv
 # On the GPU machine (DIR carried there), ROUNDS rounds through the variants,
-# each one bench/profile_rotary.py --time --batch 0 process, alternated so
+# each one bench/profile_rotary.py --time --batch $BATCH process (default 0:
+# the whole workload; N: its first N sequences), alternated so
 # that a drift of the GPU's clock or temperature hits every variant alike;
 # the medians go to OUT/WORKLOAD-KINDS-NAME-rROUND.json and a table of the
 # means (ratio to the plain kernel of the variant "base", else of the first
@@ -56,7 +57,7 @@ time)
       # first use with the default options (an empty cache, no compiler).
       BLOCKATTN_KERNEL_DIR="$dir/kernels/$name" PYTHONPATH="$root/python" \
         BLOCKATTN_CACHE_DIR="$(mktemp -d)" BLOCKATTN_COMPILER=/nonexistent/block-attn-compile \
-        python3 "$root/bench/profile_rotary.py" --time --batch 0 --workload "$workload" \
+        python3 "$root/bench/profile_rotary.py" --time --batch "${BATCH:-0}" --workload "$workload" \
         --kinds "$kinds" --variants "$kernel_variants" \
         --json "$out/$workload-${kinds//,/+}-$name-r$round.json" ||
         echo "launch_sweep: $name, round $round failed" >&2

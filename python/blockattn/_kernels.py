@@ -37,6 +37,7 @@ __all__ = [
     "HEAD_DIMS", "CHUNKED_HEAD_DIMS", "PREBUILT_HEAD_DIMS", "BLOCK_SIZES", "BACKWARD_BLOCK_SIZES", "ROTARY_MODES", "KernelKey", "KernelFiles", "find_kernel", "find_compiler", "compiler_id",
     "cache_dir", "compile_kernel", "prebuild",
     "SMALL_GRID_TILES", "small_grid_key", "small_grid_limit", "work_items",
+    "LARGE_GRID_TILES", "LARGE_GRID_WAVES", "large_grid_key", "large_grid_threshold",
     "tile_rows", "PERSISTENT_BACKWARD_BLOCK_SIZES", "PERSISTENT_FORWARD_BLOCK_SIZES",
 ]
 
@@ -405,6 +406,42 @@ def small_grid_key(key: KernelKey) -> KernelKey | None:
     if key.kind == "forward" and key.block_size in PERSISTENT_FORWARD_BLOCK_SIZES:
         return None  # launched persistent (two consumers, a block each), never small-grid
     return dataclasses.replace(key, tiles_per_cta=SMALL_GRID_TILES)
+
+
+# The large-grid variant (issue 19). The sm_90a rotary kernels at head dim 128
+# (block size 64, one query head per k/v head) launch persistent: one CTA an
+# SM strides through the work items. Compiled chunked instead, one CTA an SM
+# of LARGE_GRID_TILES consecutive items each that the hardware hands out in
+# order, they run 1-1.5% faster on the seed and rope workloads (run 23 of the
+# rotary log, docs/performance-notes.md): but such a grid has one CTA per 16
+# items, so a batch of fewer than a few waves of them leaves SMs idle and the
+# last wave's tail (up to a CTA of 16 items) costs more than the in-order
+# grid gains. The launch takes the variant from LARGE_GRID_WAVES waves on
+# (large_grid_threshold), chosen from the shapes alone.
+LARGE_GRID_TILES = 16
+LARGE_GRID_WAVES = 32
+
+
+def large_grid_key(key: KernelKey) -> KernelKey | None:
+    """The large-grid variant of ``key``, for the kernels that have one: the
+    sm_90a rotary kernels at head dim 128 and block size 64 without
+    grouped-query attention, causal mask or log-sum-exp, whose tables the
+    API passes (prebuilt with them); else None."""
+    if (key.chip != "sm_90a" or key.rotary == "none" or key.head_dim != 128 or key.block_size != 64
+            or key.tiles_per_cta or key.group > 1 or key.causal or key.lse or key.rotary_theta is not None):
+        return None
+    return dataclasses.replace(key, tiles_per_cta=LARGE_GRID_TILES)
+
+
+def large_grid_threshold(inputs: tuple, num_sms: int) -> int:
+    """The fewest work items for which the large-grid variant, whose
+    grid_inputs are ``inputs``, launches instead of the default kernel:
+    LARGE_GRID_WAVES waves of its CTAs (``num_sms * ctas_per_sm`` CTAs of
+    ``tiles_per_cta`` items a wave); -1 (never) for a persistent variant."""
+    chunked, ctas, _, per_cta, _ = inputs
+    if not chunked:
+        return -1
+    return LARGE_GRID_WAVES * num_sms * ctas * per_cta
 
 
 def work_items(block_size: int, q_shape, cu_seqlens_numel: int, blocks_per_tile: int = 1) -> int:

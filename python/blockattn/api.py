@@ -293,6 +293,8 @@ def _num_sms(device: torch.device) -> int:
 _KERNELS: dict = {}  # (kind, D, block, dtype, rotary options, device) -> (kernel, num_sms)
 # The same key (rotary "none") -> [the small-grid limit of the kernel, its small-grid variant (None until used)]
 _SMALL: dict = {}
+# The same key (a rotary mode) -> [the large-grid threshold (-1: no variant), the variant (None until used)]
+_LARGE: dict = {}
 
 
 def _kernel_key(kind, like, block_size, rotary, positions, rotate_v, tiles_per_cta=0, group=1, causal=False,
@@ -367,6 +369,52 @@ def _small_kernel(kind, like, block_size):
     return entry[1]
 
 
+def _large_entry(kind, like, block_size, rotary, positions, rotate_v) -> list:
+    """[threshold, variant] of the rotary `kind` kernel for `like` (_LARGE):
+    the fewest work items that launch its large-grid variant
+    (_kernels.large_grid_threshold; -1: none), from the variant's key until
+    the variant is loaded, then from its manifest."""
+    key = (kind, like.shape[2], block_size, like.dtype, rotary, positions, rotate_v, like.get_device())
+    entry = _LARGE.get(key)
+    if entry is None:
+        variant = _kernels.large_grid_key(_kernel_key(kind, like, block_size, rotary, positions, rotate_v))
+        threshold = -1
+        if variant is not None:
+            # chunkedRotary128 (Plan.cpp): one CTA an SM
+            inputs = (True, 1, _kernels.tile_rows(block_size), variant.tiles_per_cta, 1)
+            threshold = _kernels.large_grid_threshold(inputs, _num_sms(like.device))
+        entry = _LARGE.setdefault(key, [threshold, None])
+    return entry
+
+
+def _large_kernel(kind, like, block_size, rotary, positions, rotate_v):
+    """The large-grid variant of the rotary `kind` kernel for `like`, loaded
+    once (prebuilt with the rotary kernels); its manifest's threshold replaces
+    the key's. The default kernel where the variant is neither found nor
+    compilable (a kernel directory from before the variant, and no
+    compiler)."""
+    entry = _large_entry(kind, like, block_size, rotary, positions, rotate_v)
+    if entry[1] is None:
+        variant = _kernels.large_grid_key(_kernel_key(kind, like, block_size, rotary, positions, rotate_v))
+        try:
+            files = _kernels.find_kernel(variant)
+        except RuntimeError:
+            entry[1] = _kernel(kind, like, block_size, rotary, positions, rotate_v)[0]
+            entry[0] = -1
+        else:
+            entry[1] = _driver.load_kernel(files, like.device)
+            entry[0] = _kernels.large_grid_threshold(_kernels.grid_inputs(entry[1].manifest),
+                                                     _num_sms(like.device))
+    return entry[1]
+
+
+def _large_grid(threshold: int, block_size: int, q_shape, cu_seqlens_numel: int) -> bool:
+    """Whether a rotary launch of q_shape ([T, H, D]) takes the large-grid
+    variant of a kernel whose threshold is `threshold` (_large_entry)."""
+    return threshold >= 0 and _kernels.work_items(_kernels.tile_rows(block_size), q_shape,
+                                                  cu_seqlens_numel) >= threshold
+
+
 def _launch(
     kind: str, like: torch.Tensor, block_size: int, tensors: dict, softmax_scale: float,
     rotary: str = "none", positions: bool = False, rotate_v: bool = False, group: int = 1,
@@ -375,7 +423,8 @@ def _launch(
     """Launches the `kind` kernel specialized for `like`'s head dim and dtype
     (and the rotary options, the query heads per k/v head, the causal and
     log-sum-exp options) on `like`'s device's current stream; without any of
-    them, its small-grid variant for a grid that would leave SMs idle."""
+    them, its small-grid variant for a grid that would leave SMs idle, and
+    with rotary embeddings its large-grid variant for a grid of many waves."""
     if group > 1 or causal or lse:
         kernel = _kernel(kind, like, block_size, rotary, positions, rotate_v, group, causal, lse)[0]
         kernel.call(tensors, {"softmax_scale": softmax_scale})
@@ -387,6 +436,10 @@ def _launch(
         entry = _SMALL.get(key) or _small_entry(kind, like, block_size)
         if _small_grid(entry[0], block_size, like.shape, tensors["cu_seqlens"].shape[0]):
             kernel = entry[1] or _small_kernel(kind, like, block_size)
+    else:
+        entry = _LARGE.get(key) or _large_entry(kind, like, block_size, rotary, positions, rotate_v)
+        if _large_grid(entry[0], block_size, like.shape, tensors["cu_seqlens"].shape[0]):
+            kernel = entry[1] or _large_kernel(kind, like, block_size, rotary, positions, rotate_v)
     kernel.call(tensors, {"softmax_scale": softmax_scale})
 
 

@@ -387,6 +387,71 @@ def test_small_grid_variant_falls_back_to_the_default_kernel(monkeypatch):
     assert calls == ["forward"] and api._SMALL[key][1] is api._KERNELS[key][0]
 
 
+@pytest.mark.parametrize("kind", ["forward", "backward"])
+def test_large_grid_variant_follows_the_shapes(monkeypatch, kind):
+    """A rotary launch takes the large-grid variant from its threshold of work items on, loaded by
+    its first use (and its manifest's threshold kept); below it, the default kernel."""
+    calls, loaded = [], []
+    key = (kind, D, 64, torch.bfloat16, "half_split", True, False, -1)
+    monkeypatch.setitem(api._KERNELS, key, (Recorder(kind, calls), 132))
+    monkeypatch.setitem(api._LARGE, key, [1000, None])
+    monkeypatch.setattr(_driver, "chip_of", lambda device: "sm_90a")
+    monkeypatch.setattr(_kernels, "find_kernel", lambda kernel_key: loaded.append(kernel_key.name) or kernel_key)
+    manifest = {"grid": "chunked", "ctas_per_sm": 1, "block_size": 64, "tiles_per_cta": 16}
+
+    class Variant(Recorder):
+        pass
+
+    variant = Variant(kind + "_large", calls)
+    variant.manifest = manifest
+    monkeypatch.setattr(_driver, "load_kernel", lambda files, device: variant)
+    monkeypatch.setattr(api, "_num_sms", lambda device: 2)  # the manifest's threshold: 32 waves of 2 x 16
+    rotary = {"rotary": "half_split", "positions": True, "rotate_v": False}
+    for tokens, heads in ((64 * 248, 4), (64 * 250, 4), (64 * 252, 4), (64 * 300, 4), (64 * 1023, 1)):
+        q = torch.empty(tokens, heads, D, dtype=torch.bfloat16)
+        api._launch(kind, q, 64, {"cu_seqlens": torch.zeros(2, dtype=torch.int32)}, 0.5, **rotary)
+    # (tokens / 64 + 1) x heads items: 996, then 1004 from the key's 1000 on, then 1012, 1204 and
+    # 1024 from the manifest's 1024 on
+    assert calls == [kind, kind + "_large", kind, kind + "_large", kind + "_large"]
+    assert loaded == [f"blockattn_{kind}_d128_b64_bf16_half_split_pos_t16"]
+    assert api._LARGE[key] == [1024, variant]
+
+
+def test_large_grid_variant_falls_back_to_the_default_kernel(monkeypatch):
+    """A kernel directory without the variant and no compiler: the default kernel launches, and
+    the variant is not looked for again."""
+    calls = []
+    key = ("forward", D, 64, torch.bfloat16, "interleaved", False, True, -1)
+    monkeypatch.setitem(api._KERNELS, key, (Recorder("forward", calls), 132))
+    monkeypatch.setitem(api._LARGE, key, [10, None])
+    monkeypatch.setattr(_driver, "chip_of", lambda device: "sm_90a")
+    missing = []
+
+    def find_kernel(kernel_key):
+        missing.append(kernel_key.name)
+        raise RuntimeError("blockattn: no compiled kernel")
+
+    monkeypatch.setattr(_kernels, "find_kernel", find_kernel)
+    q = torch.empty(64 * 100, 4, D, dtype=torch.bfloat16)
+    for _ in range(2):
+        api._launch("forward", q, 64, {"cu_seqlens": torch.zeros(2, dtype=torch.int32)}, 0.5,
+                    rotary="interleaved", positions=False, rotate_v=True)
+    assert calls == ["forward", "forward"] and missing == ["blockattn_forward_d128_b64_bf16_interleaved_rv_t16"]
+    assert api._LARGE[key] == [-1, api._KERNELS[key][0]]
+
+
+def test_large_grid_threshold_from_the_key(monkeypatch):
+    """Before the variant loads, the threshold comes from its key: 32 waves of one CTA an SM."""
+    monkeypatch.setattr(_driver, "chip_of", lambda device: "sm_90a")
+    monkeypatch.setattr(api, "_num_sms", lambda device: 132)
+    q = torch.empty(64, 4, D, dtype=torch.bfloat16)
+    monkeypatch.setattr(api, "_LARGE", {})
+    assert api._large_entry("backward", q, 64, "half_split", False, False) == [
+        _kernels.LARGE_GRID_WAVES * 132 * _kernels.LARGE_GRID_TILES, None]
+    assert api._large_entry("backward", q[:, :, :64], 64, "half_split", False, False) == [-1, None]
+    assert api._large_entry("forward", q, 32, "interleaved", False, False) == [-1, None]
+
+
 # block_attention_qkvpacked's fast path: the same kernels, q, k, v (and dq, dk, dv) described as
 # the slices of one packed tensor by address arithmetic.
 
