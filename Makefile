@@ -26,6 +26,8 @@ MLIR_DIR    ?= $(LLVM_PREFIX)/lib/cmake/mlir
 LIT         ?= $(LLVM_PREFIX)/bin/lit
 PYTHON      ?= python3
 CMAKE_FLAGS ?=
+# pytest's processes (pytest-xdist; the emulator tests keep a core busy each).
+PYTEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
 FUZZ_BUILD_DIR     ?= build-fuzz
 FUZZ_SECONDS       ?= 300
@@ -59,8 +61,9 @@ check: deps
 	$(MAKE) --no-print-directory build
 	ninja -C $(BUILD_DIR) check-blockattn
 	@if [ -d python/tests ]; then \
-	  echo "PYTHONPATH=python $(PYTHON) -m pytest -q python/tests"; \
-	  PYTHONPATH=python $(PYTHON) -m pytest -q python/tests; rc=$$?; \
+	  jobs=; $(PYTHON) -c "import xdist" 2>/dev/null && jobs="-n $(PYTEST_JOBS) --dist loadfile"; \
+	  echo "PYTHONPATH=python $(PYTHON) -m pytest -q $$jobs python/tests"; \
+	  PYTHONPATH=python $(PYTHON) -m pytest -q $$jobs python/tests; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "pytest: no tests collected"; rc=0; fi; \
 	  exit $$rc; \
 	else \

@@ -7,7 +7,8 @@
 #        linked compiler), libgtest-dev (the C++ unit tests, unittests/) (plus g++ when there is no C++ compiler, and python3
 #        / python3-pip / python3-venv when the system has no Python, no pip or
 #        no venv for it);
-#   pip: numpy pytest (for the Python tests), matplotlib (bench/timeline.py's
+#   pip: numpy pytest pytest-xdist (for the Python tests, spread over the
+#        cores), matplotlib (bench/timeline.py's
 #        chart, which a Python test draws), scikit-build-core (the wheel's
 #        build backend), cuobjdump/nvdisasm (SASS tests),
 #        nvidia-cutlass (headers only, for the CUTLASS descriptor oracle test).
@@ -32,7 +33,8 @@ fi
 # pip distribution=module to import to see whether it is there. cuobjdump and
 # nvdisasm (NVIDIA's PyPI wheels) let the SASS lit tests run; CUDA's own
 # toolkit on this machine has ptxas but no disassembler.
-PIP_PACKAGES=(numpy=numpy pytest=pytest matplotlib=matplotlib scikit-build-core=scikit_build_core
+PIP_PACKAGES=(numpy=numpy pytest=pytest pytest-xdist=xdist matplotlib=matplotlib
+              scikit-build-core=scikit_build_core
               nvidia-cuda-cuobjdump=nvidia.cu13.bin nvidia-cuda-nvdisasm=nvidia.cu13.bin)
 # Installed with --no-deps: test/Conversion/WarpSpecToNVVM/cutlass-oracle.test
 # only needs the C++ headers this wheel ships (cutlass_library/source/include;

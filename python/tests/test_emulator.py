@@ -214,6 +214,31 @@ def test_sm90a_rotary_warpgroup(case, flags, registers, sms, tmp_path):
     assert em.check_close(case, result, em.reference_outputs(case, tensors)) == []
 
 
+# The large-grid variants (issue 19): the sm_90a rotary kernels at head dim 128 launched chunked,
+# one CTA an SM, 16 tiles a CTA (--tiles-per-cta=16, what _kernels.large_grid_key compiles and the
+# launch takes for grids of many waves). The small problem's 24 work items make two CTAs, the
+# second partial.
+LARGE_GRID_CASES = [
+    em.Case("forward", 128, "bf16", "half_split"),
+    em.Case("forward", 128, "f16", "interleaved", positions=True, rotate_v=True),
+    em.Case("backward", 128, "bf16", "half_split", rotate_v=True),
+    em.Case("backward", 128, "bf16", "interleaved", positions=True),
+]
+
+
+@pytest.mark.parametrize("case", LARGE_GRID_CASES, ids=lambda c: c.name)
+@pytest.mark.parametrize("seed", [3, 11])
+def test_sm90a_large_grid_variants(case, seed, tmp_path):
+    out = tmp_path / "k"
+    subprocess.run([find_compiler(), *case.compiler_flags("sm_90a"), "--tiles-per-cta=16", "-o", str(out),
+                    "--quiet"], check=True)
+    base = out / f"k_{case.name}"
+    manifest = json.loads(base.with_suffix(".json").read_text())
+    assert (manifest["grid"], manifest["tiles_per_cta"], manifest.get("ctas_per_sm", 1)) == ("chunked", 16, 1)
+    tensors, result = run(base, case, seed=seed)
+    assert em.check_close(case, result, em.reference_outputs(case, tensors)) == []
+
+
 # Head dims 32 and 96: 32-column chunks with the 64-byte swizzle in the tensor maps, the
 # wgmma / tcgen05 descriptors and the staging buffers (not in the H200 fixture: no GPU has
 # run them yet).
