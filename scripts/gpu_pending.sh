@@ -28,6 +28,18 @@
 #                                       --kinds backward --rotary
 #                                       interleaved+pos[+rv])
 #     VARIANTS="interleaved+pos interleaved+pos+rv"  the variants traced
+#   scripts/gpu_pending.sh threshold DIR
+#                                       issue 19: the large-grid variants'
+#                                       crossover, persistent against 16
+#                                       tiles a CTA at 17, 25, 33 and 50
+#                                       waves of seed (DIR/sweep from
+#                                       scripts/launch_sweep.sh build DIR/sweep
+#                                       "base:" "c16:--tiles-per-cta=16" --
+#                                       --head-dims 128 --kinds
+#                                       forward,backward --dtypes bf16
+#                                       --no-small-grid --no-large-grid
+#                                       --rotary none,half_split,interleaved
+#                                       --rotary-variants plain,pos,rv,pos_rv)
 #   scripts/gpu_pending.sh timing DIR   issue 19: bench/bench.py with every
 #                                       fused rotary variant against the plain
 #                                       kernels on rope and seed (an H200)
@@ -35,8 +47,8 @@
 #     IMPLS=ours,ours-fused             bench.py's --impls (default: all four)
 #     RESULTS=DIR2                      where results go (default DIR)
 set -euo pipefail
-cmd=${1:?usage: $0 pack|tests|suite|timeline|timing DIR}
-dir=${2:?usage: $0 pack|tests|suite|timeline|timing DIR}
+cmd=${1:?usage: $0 pack|tests|suite|timeline|threshold|timing DIR}
+dir=${2:?usage: $0 pack|tests|suite|timeline|threshold|timing DIR}
 build=${BUILD_DIR:-build}
 
 setup() {
@@ -148,8 +160,12 @@ tests)
   # the sm_100a ones on compute capability 10.0. Session 31: the layer under
   # torch.compile with a causal grouped and an MQA layer (its run was cut),
   # and the allocation checks as one helper (not re-run after the refactor;
-  # both passed in session 32's suite run on an H100).
-  pending_tests "python/tests/gpu/test_gqa_gpu.py -k block_size_128_chunked" \
+  # both passed in session 32's suite run on an H100). Session 33: the
+  # large-grid variants of the sm_90a rotary kernels at head dim 128 (16
+  # tiles a CTA, one CTA an SM), which the launch takes from 32 waves on:
+  # emulated only until this runs.
+  pending_tests "python/tests/gpu/test_rotary_gpu.py -k large_grid" \
+    "python/tests/gpu/test_gqa_gpu.py -k block_size_128_chunked" \
     "python/tests/gpu/test_gqa_gpu.py -k wide_half_split" \
     "python/tests/gpu/test_packed_gpu.py -k compiles_fullgraph or allocates"
   ;;
@@ -169,6 +185,13 @@ timeline)
       --out "${RESULTS:-$dir}/timeline-${variant//+/_}"
   done
   ;;
+threshold)
+  setup
+  for batch in ${BATCHES:-384 576 768 1152}; do
+    BATCH=$batch scripts/launch_sweep.sh time "$dir/sweep" "${RESULTS:-$dir}/threshold-b$batch" seed \
+      forward,backward plain,half_split,interleaved+pos+rv "${ROUNDS:-2}"
+  done
+  ;;
 timing)
   setup
   for layout in ${LAYOUTS:-half_split interleaved}; do
@@ -181,7 +204,7 @@ timing)
   done
   ;;
 *)
-  echo "usage: $0 pack|tests|suite|timeline|timing DIR" >&2
+  echo "usage: $0 pack|tests|suite|timeline|threshold|timing DIR" >&2
   exit 2
   ;;
 esac
