@@ -162,8 +162,8 @@ tests)
   # and the allocation checks as one helper (not re-run after the refactor;
   # both passed in session 32's suite run on an H100). Session 33: the
   # large-grid variants of the sm_90a rotary kernels at head dim 128 (16
-  # tiles a CTA, one CTA an SM), which the launch takes from 32 waves on:
-  # emulated only until this runs.
+  # tiles a CTA, one CTA an SM), which the launch takes from 36 waves on:
+  # passed on an H100 in session 33.
   pending_tests "python/tests/gpu/test_rotary_gpu.py -k large_grid" \
     "python/tests/gpu/test_gqa_gpu.py -k block_size_128_chunked" \
     "python/tests/gpu/test_gqa_gpu.py -k wide_half_split" \

@@ -362,7 +362,7 @@ def _small_kernel(kind, like, block_size):
         kernel_key = _kernels.small_grid_key(_kernel_key(kind, like, block_size, "none", False, False))
         try:
             files = _kernels.find_kernel(kernel_key)
-        except RuntimeError:
+        except (RuntimeError, OSError):  # OSError: $BLOCKATTN_COMPILER names no file
             entry[1] = _kernel(kind, like, block_size, "none", False, False)[0]
         else:
             entry[1] = _driver.load_kernel(files, like.device)
@@ -398,7 +398,7 @@ def _large_kernel(kind, like, block_size, rotary, positions, rotate_v):
         variant = _kernels.large_grid_key(_kernel_key(kind, like, block_size, rotary, positions, rotate_v))
         try:
             files = _kernels.find_kernel(variant)
-        except RuntimeError:
+        except (RuntimeError, OSError):  # OSError: $BLOCKATTN_COMPILER names no file
             entry[1] = _kernel(kind, like, block_size, rotary, positions, rotate_v)[0]
             entry[0] = -1
         else:

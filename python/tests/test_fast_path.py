@@ -405,6 +405,7 @@ def test_large_grid_variant_follows_the_shapes(monkeypatch, kind):
     variant = Variant(kind + "_large", calls)
     variant.manifest = manifest
     monkeypatch.setattr(_driver, "load_kernel", lambda files, device: variant)
+    monkeypatch.setattr(_kernels, "LARGE_GRID_WAVES", 32)
     monkeypatch.setattr(api, "_num_sms", lambda device: 2)  # the manifest's threshold: 32 waves of 2 x 16
     rotary = {"rotary": "half_split", "positions": True, "rotate_v": False}
     for tokens, heads in ((64 * 248, 4), (64 * 250, 4), (64 * 252, 4), (64 * 300, 4), (64 * 1023, 1)):
@@ -440,8 +441,26 @@ def test_large_grid_variant_falls_back_to_the_default_kernel(monkeypatch):
     assert api._LARGE[key] == [-1, api._KERNELS[key][0]]
 
 
+def test_large_grid_variant_with_a_compiler_that_is_not_there(monkeypatch, tmp_path):
+    """$BLOCKATTN_COMPILER naming no file (launch_sweep.sh's way of forbidding compiles) and a
+    kernel directory without the variant: the default kernel launches (session 33: an
+    OSError escaped the launch)."""
+    calls = []
+    key = ("backward", D, 64, torch.bfloat16, "half_split", False, False, -1)
+    monkeypatch.setitem(api._KERNELS, key, (Recorder("backward", calls), 132))
+    monkeypatch.setitem(api._LARGE, key, [10, None])
+    monkeypatch.setattr(_driver, "chip_of", lambda device: "sm_90a")
+    monkeypatch.setenv("BLOCKATTN_KERNEL_DIR", str(tmp_path / "kernels"))
+    monkeypatch.setenv("BLOCKATTN_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("BLOCKATTN_COMPILER", str(tmp_path / "nonexistent" / "block-attn-compile"))
+    q = torch.empty(64 * 100, 4, D, dtype=torch.bfloat16)
+    api._launch("backward", q, 64, {"cu_seqlens": torch.zeros(2, dtype=torch.int32)}, 0.5,
+                rotary="half_split", positions=False, rotate_v=False)
+    assert calls == ["backward"] and api._LARGE[key] == [-1, api._KERNELS[key][0]]
+
+
 def test_large_grid_threshold_from_the_key(monkeypatch):
-    """Before the variant loads, the threshold comes from its key: 32 waves of one CTA an SM."""
+    """Before the variant loads, the threshold comes from its key: LARGE_GRID_WAVES waves of one CTA an SM."""
     monkeypatch.setattr(_driver, "chip_of", lambda device: "sm_90a")
     monkeypatch.setattr(api, "_num_sms", lambda device: 132)
     q = torch.empty(64, 4, D, dtype=torch.bfloat16)

@@ -301,12 +301,12 @@ def test_large_grid_variant_key():
 
 
 def test_large_grid_threshold():
-    """The variant launches from LARGE_GRID_WAVES waves of its 16-item CTAs on."""
+    """The variant launches from LARGE_GRID_WAVES (36) waves of its 16-item CTAs on."""
     from blockattn._kernels import LARGE_GRID_WAVES, grid_inputs, large_grid_threshold, launch_grid
 
     variant = {"grid": "chunked", "ctas_per_sm": 1, "block_size": 64, "tiles_per_cta": 16}
     threshold = large_grid_threshold(grid_inputs(variant), 132)
-    assert threshold == LARGE_GRID_WAVES * 132 * 16
+    assert LARGE_GRID_WAVES == 36 and threshold == 36 * 132 * 16
     assert launch_grid(variant, 132, (64 * (threshold // 4 - 1), 4, 128), 2) == LARGE_GRID_WAVES * 132
     assert large_grid_threshold(grid_inputs({"grid": "persistent"}), 132) == -1
     # The seed (1152 sequences, 1.62 M tokens) and rope (1.74 M, H = 3) workloads are above it.
