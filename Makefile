@@ -27,6 +27,8 @@ LIT         ?= $(LLVM_PREFIX)/bin/lit
 PYTHON      ?= python3
 CMAKE_FLAGS ?=
 # pytest's processes (pytest-xdist; the emulator tests keep a core busy each).
+# A file per process (--dist loadfile): some files' tests build on module
+# state an earlier test of the file set up (the fast path's registrations).
 PYTEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
 FUZZ_BUILD_DIR     ?= build-fuzz

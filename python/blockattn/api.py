@@ -352,20 +352,27 @@ def _small_entry(kind, like, block_size) -> list:
     return entry
 
 
+def _load_variant(kernel_key, like):
+    """The launch variant `kernel_key` (small- or large-grid) loaded on
+    `like`'s device, or None where it is neither found nor compilable (a
+    kernel directory from before the variant, and no compiler; OSError:
+    $BLOCKATTN_COMPILER names no file)."""
+    try:
+        files = _kernels.find_kernel(kernel_key)
+    except (RuntimeError, OSError):
+        return None
+    return _driver.load_kernel(files, like.device)
+
+
 def _small_kernel(kind, like, block_size):
     """The small-grid variant of the plain `kind` kernel for `like`, loaded
     once (prebuilt with the kernels of the fast path); the default kernel
-    where the variant is neither found nor compilable (a kernel directory
-    from before the variant, and no compiler)."""
+    where it cannot be had (_load_variant)."""
     entry = _small_entry(kind, like, block_size)
     if entry[1] is None:
         kernel_key = _kernels.small_grid_key(_kernel_key(kind, like, block_size, "none", False, False))
-        try:
-            files = _kernels.find_kernel(kernel_key)
-        except (RuntimeError, OSError):  # OSError: $BLOCKATTN_COMPILER names no file
-            entry[1] = _kernel(kind, like, block_size, "none", False, False)[0]
-        else:
-            entry[1] = _driver.load_kernel(files, like.device)
+        entry[1] = (_load_variant(kernel_key, like)
+                    or _kernel(kind, like, block_size, "none", False, False)[0])
     return entry[1]
 
 
@@ -380,9 +387,11 @@ def _large_entry(kind, like, block_size, rotary, positions, rotate_v) -> list:
         variant = _kernels.large_grid_key(_kernel_key(kind, like, block_size, rotary, positions, rotate_v))
         threshold = -1
         if variant is not None:
-            # chunkedRotary128 (Plan.cpp): one CTA an SM
-            inputs = (True, 1, _kernels.tile_rows(block_size), variant.tiles_per_cta, 1)
-            threshold = _kernels.large_grid_threshold(inputs, _num_sms(like.device))
+            # The variant's grid as its manifest will state it: chunked, one CTA an SM
+            # (chunkedRotary128, Plan.cpp).
+            manifest = {"grid": "chunked", "ctas_per_sm": 1, "block_size": block_size,
+                        "tiles_per_cta": variant.tiles_per_cta}
+            threshold = _kernels.large_grid_threshold(_kernels.grid_inputs(manifest), _num_sms(like.device))
         entry = _LARGE.setdefault(key, [threshold, None])
     return entry
 
@@ -390,21 +399,17 @@ def _large_entry(kind, like, block_size, rotary, positions, rotate_v) -> list:
 def _large_kernel(kind, like, block_size, rotary, positions, rotate_v):
     """The large-grid variant of the rotary `kind` kernel for `like`, loaded
     once (prebuilt with the rotary kernels); its manifest's threshold replaces
-    the key's. The default kernel where the variant is neither found nor
-    compilable (a kernel directory from before the variant, and no
-    compiler)."""
+    the key's. Where it cannot be had (_load_variant), the default kernel,
+    and the threshold -1 (not looked for again)."""
     entry = _large_entry(kind, like, block_size, rotary, positions, rotate_v)
     if entry[1] is None:
         variant = _kernels.large_grid_key(_kernel_key(kind, like, block_size, rotary, positions, rotate_v))
-        try:
-            files = _kernels.find_kernel(variant)
-        except (RuntimeError, OSError):  # OSError: $BLOCKATTN_COMPILER names no file
-            entry[1] = _kernel(kind, like, block_size, rotary, positions, rotate_v)[0]
-            entry[0] = -1
+        kernel = _load_variant(variant, like)
+        if kernel is None:
+            entry[:] = [-1, _kernel(kind, like, block_size, rotary, positions, rotate_v)[0]]
         else:
-            entry[1] = _driver.load_kernel(files, like.device)
-            entry[0] = _kernels.large_grid_threshold(_kernels.grid_inputs(entry[1].manifest),
-                                                     _num_sms(like.device))
+            entry[:] = [_kernels.large_grid_threshold(_kernels.grid_inputs(kernel.manifest), _num_sms(like.device)),
+                        kernel]
     return entry[1]
 
 
