@@ -37,7 +37,7 @@ __all__ = [
     "HEAD_DIMS", "CHUNKED_HEAD_DIMS", "PREBUILT_HEAD_DIMS", "BLOCK_SIZES", "BACKWARD_BLOCK_SIZES", "ROTARY_MODES", "KernelKey", "KernelFiles", "find_kernel", "find_compiler", "compiler_id",
     "cache_dir", "compile_kernel", "prebuild",
     "SMALL_GRID_TILES", "small_grid_key", "small_grid_limit", "work_items",
-    "LARGE_GRID_TILES", "LARGE_GRID_WAVES", "large_grid_key", "large_grid_threshold",
+    "LARGE_GRID_MAX_SM_BANDWIDTH", "LARGE_GRID_TILES", "LARGE_GRID_WAVES", "large_grid_key", "large_grid_threshold",
     "tile_rows", "PERSISTENT_BACKWARD_BLOCK_SIZES", "PERSISTENT_FORWARD_BLOCK_SIZES",
 ]
 
@@ -421,8 +421,20 @@ def small_grid_key(key: KernelKey) -> KernelKey | None:
 # (run 24): at 25 waves the interleaved _pos_rv kernels ran 1% slower
 # chunked, at 33.8 even, at 42 and 50 0.5-0.7% faster (half-split ahead from
 # 25 waves on, 1-1.3% at 42-50); 36 keeps a margin above the even point.
+#
+# It pays only where DRAM sets the kernels' pace. Each CTA of the variant fills
+# its pipeline and drains it (the first tile's load and rotation, the last
+# one's stores: several microseconds with nothing else on its SM), once every
+# 16 items where the persistent kernel does so once. On an H100 (25 GB/s of
+# DRAM bandwidth an SM) the fused kernels wait for memory, and while some SMs
+# fill, the others take the bandwidth; on an H200 (37 GB/s an SM) the kernels
+# are limited by each SM's own work (the one consumer's serial tile, about
+# 2 us at head dim 128 forward: 32 GB/s of the forward's 64 KiB a tile), and
+# the bubbles add to the time (rotary log, run 26: 1.86 against 1.65 ms on
+# seed). LARGE_GRID_MAX_SM_BANDWIDTH separates the two.
 LARGE_GRID_TILES = 16
 LARGE_GRID_WAVES = 36
+LARGE_GRID_MAX_SM_BANDWIDTH = 30e9  # bytes/s of peak DRAM bandwidth per SM
 
 
 def large_grid_key(key: KernelKey) -> KernelKey | None:
@@ -436,13 +448,17 @@ def large_grid_key(key: KernelKey) -> KernelKey | None:
     return dataclasses.replace(key, tiles_per_cta=LARGE_GRID_TILES)
 
 
-def large_grid_threshold(inputs: tuple, num_sms: int) -> int:
+def large_grid_threshold(inputs: tuple, num_sms: int, dram_bandwidth: float | None = None) -> int:
     """The fewest work items for which the large-grid variant, whose
     grid_inputs are ``inputs``, launches instead of the default kernel:
     LARGE_GRID_WAVES waves of its CTAs (``num_sms * ctas_per_sm`` CTAs of
-    ``tiles_per_cta`` items a wave); -1 (never) for a persistent variant."""
+    ``tiles_per_cta`` items a wave); -1 (never) for a persistent variant, and
+    on a device whose peak DRAM bandwidth (bytes/s; None: not known) exceeds
+    LARGE_GRID_MAX_SM_BANDWIDTH per SM."""
     chunked, ctas, _, per_cta, _ = inputs
     if not chunked:
+        return -1
+    if dram_bandwidth is not None and dram_bandwidth > LARGE_GRID_MAX_SM_BANDWIDTH * num_sms:
         return -1
     return LARGE_GRID_WAVES * num_sms * ctas * per_cta
 

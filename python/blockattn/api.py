@@ -290,6 +290,17 @@ def _num_sms(device: torch.device) -> int:
     return torch.cuda.get_device_properties(device).multi_processor_count
 
 
+def _dram_bandwidth(device: torch.device) -> float | None:
+    """The device's peak DRAM bandwidth in bytes/s (double data rate: two
+    transfers of the bus a memory clock), or None where torch does not say."""
+    props = torch.cuda.get_device_properties(device)
+    clock_khz = getattr(props, "memory_clock_rate", 0)
+    bus_bits = getattr(props, "memory_bus_width", 0)
+    if not clock_khz or not bus_bits:
+        return None
+    return 2 * clock_khz * 1e3 * bus_bits / 8
+
+
 _KERNELS: dict = {}  # (kind, D, block, dtype, rotary options, device) -> (kernel, num_sms)
 # The same key (rotary "none") -> [the small-grid limit of the kernel, its small-grid variant (None until used)]
 _SMALL: dict = {}
@@ -391,7 +402,8 @@ def _large_entry(kind, like, block_size, rotary, positions, rotate_v) -> list:
             # (chunkedRotary128, Plan.cpp).
             manifest = {"grid": "chunked", "ctas_per_sm": 1, "block_size": block_size,
                         "tiles_per_cta": variant.tiles_per_cta}
-            threshold = _kernels.large_grid_threshold(_kernels.grid_inputs(manifest), _num_sms(like.device))
+            threshold = _kernels.large_grid_threshold(_kernels.grid_inputs(manifest), _num_sms(like.device),
+                                                      _dram_bandwidth(like.device))
         entry = _LARGE.setdefault(key, [threshold, None])
     return entry
 
@@ -408,8 +420,8 @@ def _large_kernel(kind, like, block_size, rotary, positions, rotate_v):
         if kernel is None:
             entry[:] = [-1, _kernel(kind, like, block_size, rotary, positions, rotate_v)[0]]
         else:
-            entry[:] = [_kernels.large_grid_threshold(_kernels.grid_inputs(kernel.manifest), _num_sms(like.device)),
-                        kernel]
+            entry[:] = [_kernels.large_grid_threshold(_kernels.grid_inputs(kernel.manifest), _num_sms(like.device),
+                                                      _dram_bandwidth(like.device)), kernel]
     return entry[1]
 
 

@@ -407,6 +407,7 @@ def test_large_grid_variant_follows_the_shapes(monkeypatch, kind):
     monkeypatch.setattr(_driver, "load_kernel", lambda files, device: variant)
     monkeypatch.setattr(_kernels, "LARGE_GRID_WAVES", 32)
     monkeypatch.setattr(api, "_num_sms", lambda device: 2)  # the manifest's threshold: 32 waves of 2 x 16
+    monkeypatch.setattr(api, "_dram_bandwidth", lambda device: 2 * 25e9)  # an H100's share an SM
     rotary = {"rotary": "half_split", "positions": True, "rotate_v": False}
     for tokens, heads in ((64 * 248, 4), (64 * 250, 4), (64 * 252, 4), (64 * 300, 4), (64 * 1023, 1)):
         q = torch.empty(tokens, heads, D, dtype=torch.bfloat16)
@@ -463,12 +464,40 @@ def test_large_grid_threshold_from_the_key(monkeypatch):
     """Before the variant loads, the threshold comes from its key: LARGE_GRID_WAVES waves of one CTA an SM."""
     monkeypatch.setattr(_driver, "chip_of", lambda device: "sm_90a")
     monkeypatch.setattr(api, "_num_sms", lambda device: 132)
+    monkeypatch.setattr(api, "_dram_bandwidth", lambda device: H100_BANDWIDTH)
     q = torch.empty(64, 4, D, dtype=torch.bfloat16)
     monkeypatch.setattr(api, "_LARGE", {})
     assert api._large_entry("backward", q, 64, "half_split", False, False) == [
         _kernels.LARGE_GRID_WAVES * 132 * _kernels.LARGE_GRID_TILES, None]
     assert api._large_entry("backward", q[:, :, :64], 64, "half_split", False, False) == [-1, None]
     assert api._large_entry("forward", q, 32, "interleaved", False, False) == [-1, None]
+
+
+# Peak DRAM bandwidths (bytes/s) as _dram_bandwidth computes them from torch's device properties:
+# (memory_clock_rate kHz, memory_bus_width bits) of an H100 SXM and an H200, 132 SMs each.
+H100_PROPS, H200_PROPS = (2619000, 5120), (3201000, 6144)
+H100_BANDWIDTH = 2 * 2619000e3 * 5120 / 8
+
+
+@pytest.mark.parametrize("props, large", [(H100_PROPS, True), (H200_PROPS, False), ((0, 0), True)],
+                         ids=["h100", "h200", "unknown"])
+def test_large_grid_variant_only_where_memory_sets_the_pace(monkeypatch, props, large):
+    """The large-grid variant's threshold on a device whose DRAM bandwidth per SM is an H100's;
+    never on an H200's (the kernels are limited by each SM's work there, and the variant's CTA
+    fills and drains cost time: run 26 of the rotary log); where torch does not give the memory's
+    clock and bus, by the waves alone."""
+
+    class Props:
+        multi_processor_count = 132
+        memory_clock_rate, memory_bus_width = props
+
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda device: Props())
+    monkeypatch.setattr(_driver, "chip_of", lambda device: "sm_90a")
+    monkeypatch.setattr(api, "_LARGE", {})
+    q = torch.empty(64, 4, D, dtype=torch.bfloat16)
+    expected = _kernels.LARGE_GRID_WAVES * 132 * _kernels.LARGE_GRID_TILES if large else -1
+    for kind in ("forward", "backward"):
+        assert api._large_entry(kind, q, 64, "interleaved", True, True) == [expected, None]
 
 
 # block_attention_qkvpacked's fast path: the same kernels, q, k, v (and dq, dk, dv) described as
