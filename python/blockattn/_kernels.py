@@ -427,11 +427,13 @@ def small_grid_key(key: KernelKey) -> KernelKey | None:
 # one's stores: several microseconds with nothing else on its SM), once every
 # 16 items where the persistent kernel does so once. On an H100 (25 GB/s of
 # DRAM bandwidth an SM) the fused kernels wait for memory, and while some SMs
-# fill, the others take the bandwidth; on an H200 (37 GB/s an SM) the kernels
-# are limited by each SM's own work (the one consumer's serial tile, about
-# 2 us at head dim 128 forward: 32 GB/s of the forward's 64 KiB a tile), and
-# the bubbles add to the time (rotary log, run 26: 1.86 against 1.65 ms on
-# seed). LARGE_GRID_MAX_SM_BANDWIDTH separates the two.
+# fill, the others take the bandwidth; on an H200 (36.5 GB/s an SM) the
+# kernels are limited by each SM's own work (the one consumer's serial tile,
+# about 2 us at head dim 128 forward: 32 GB/s of the forward's 64 KiB a tile),
+# and the bubbles add to the time (rotary log, run 26, on an H200: the
+# forwards 1.07-1.17x the plain one persistent, 1.14-1.25x chunked; the
+# backwards within 1.5% either way). LARGE_GRID_MAX_SM_BANDWIDTH separates
+# the two.
 LARGE_GRID_TILES = 16
 LARGE_GRID_WAVES = 36
 LARGE_GRID_MAX_SM_BANDWIDTH = 30e9  # bytes/s of peak DRAM bandwidth per SM
