@@ -159,11 +159,12 @@ def test_rotate_v_with_positions(interleaved):
 
 @pytest.fixture
 def large_grid(monkeypatch):
-    """Every rotary launch that has a large-grid variant takes it (threshold 0, the launch's
-    caches emptied); yields api._LARGE, to check which kernels launched."""
+    """Every rotary launch that has a large-grid variant takes it (threshold 0 on any GPU, the
+    launch's caches emptied); yields api._LARGE, to check which kernels launched."""
     from blockattn import _kernels, api
 
     monkeypatch.setattr(_kernels, "LARGE_GRID_WAVES", 0)
+    monkeypatch.setattr(_kernels, "LARGE_GRID_MAX_SM_BANDWIDTH", float("inf"))  # an H200's too
     monkeypatch.setattr(api, "_LARGE", {})
     yield api._LARGE
 
