@@ -110,12 +110,21 @@ def environment() -> dict:
         "cudnn": torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,
         "triton": triton.__version__,
         "python": platform.python_version(),
+        # Peak DRAM bandwidth from the memory's clock and bus (None where torch does not say):
+        # what decides the rotary kernels' launch (blockattn._kernels.LARGE_GRID_MAX_SM_BANDWIDTH).
+        "dram_peak_bytes_per_s": (2e3 * getattr(props, "memory_clock_rate", 0)
+                                  * getattr(props, "memory_bus_width", 0) / 8) or None,
     }
     try:
         env["git_commit"] = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
                                            text=True, timeout=10).stdout.strip() or None
+        # A copy of a working tree (the device tool's) can carry an older commit's metadata
+        # under newer files (session 34: 829f5c9 recorded for 3a1563e's tree): say so.
+        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                                capture_output=True, text=True, timeout=10)
+        env["git_dirty"] = bool(status.stdout.strip()) if status.returncode == 0 else None
     except Exception:  # noqa: BLE001
-        env["git_commit"] = None
+        env["git_commit"] = env["git_dirty"] = None
     return env
 
 
