@@ -98,6 +98,8 @@ def parse_args(argv=None):
 def environment() -> dict:
     import triton
 
+    from blockattn import api
+
     props = torch.cuda.get_device_properties(0)
     env = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -110,10 +112,8 @@ def environment() -> dict:
         "cudnn": torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,
         "triton": triton.__version__,
         "python": platform.python_version(),
-        # Peak DRAM bandwidth from the memory's clock and bus (None where torch does not say):
-        # what decides the rotary kernels' launch (blockattn._kernels.LARGE_GRID_MAX_SM_BANDWIDTH).
-        "dram_peak_bytes_per_s": (2e3 * getattr(props, "memory_clock_rate", 0)
-                                  * getattr(props, "memory_bus_width", 0) / 8) or None,
+        # What picks the rotary kernels' launch (blockattn._kernels.LARGE_GRID_MAX_SM_BANDWIDTH).
+        "dram_peak_bytes_per_s": api._dram_bandwidth(torch.device("cuda", 0)),
     }
     try:
         env["git_commit"] = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,

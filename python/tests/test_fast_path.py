@@ -477,7 +477,7 @@ def test_large_grid_threshold_from_the_key(monkeypatch):
 # (memory_clock_rate kHz, memory_bus_width bits) of an H100 SXM and an H200 (torch 2.11 on the
 # H200 of session 34), 132 SMs each.
 H100_PROPS, H200_PROPS = (2619000, 5120), (3201000, 6016)
-H100_BANDWIDTH = 2 * 2619000e3 * 5120 / 8
+H100_BANDWIDTH = 2 * H100_PROPS[0] * 1e3 * H100_PROPS[1] / 8
 
 
 @pytest.mark.parametrize("props, large", [(H100_PROPS, True), (H200_PROPS, False), ((0, 0), True)],
