@@ -79,6 +79,9 @@ def main(argv=None):
     parser.add_argument("--compiler-flags", default="",
                         help="extra block-attn-compile flags for every kernel, space-separated "
                              "(e.g. '--slot-parts=2 --tiles-per-cta=4')")
+    parser.add_argument("--emulator-flags", default="",
+                        help="extra block-attn-emulate flags, space-separated (e.g. "
+                             "'--hold-bulk-stores': bulk stores read shared memory until waited for)")
     args = parser.parse_args(argv)
     compiler = find_compiler()
     if compiler is None or em.find_emulator() is None:
@@ -111,7 +114,8 @@ def main(argv=None):
                 start = time.time()
                 try:
                     got = em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), tensors,
-                                     {"softmax_scale": d ** -0.5}, seed=seed, num_sms=args.sms)
+                                     {"softmax_scale": d ** -0.5}, seed=seed, num_sms=args.sms,
+                                     extra_args=args.emulator_flags.split())
                     failures = em.check_close(case, got, em.reference_outputs(case, tensors))
                 except em.EmulationError as e:
                     failures = [str(e)]

@@ -40,6 +40,19 @@
 #                                       --no-small-grid --no-large-grid
 #                                       --rotary none,half_split,interleaved
 #                                       --rotary-variants plain,pos,rv,pos_rv)
+#   scripts/gpu_pending.sh slot DIR     issue 19: the backwards with their
+#                                       gradients staged in the slot
+#                                       (o-store=slot) against the defaults
+#                                       and o-store=tma, at D = 128 and 64, on
+#                                       an H200 (the H100 of session 35 had
+#                                       slot = tma, both behind smem); DIR/slot
+#                                       from scripts/launch_sweep.sh build
+#                                       DIR/slot "base:" "slot:--o-store=slot"
+#                                       "tma:--o-store=tma" -- --head-dims
+#                                       64,128 --kinds backward --dtypes bf16
+#                                       --no-small-grid --no-large-grid
+#                                       --rotary none,half_split,interleaved
+#                                       --rotary-variants plain,pos,rv,pos_rv
 #   scripts/gpu_pending.sh timing DIR   issue 19: bench/bench.py with every
 #                                       fused rotary variant against the plain
 #                                       kernels on rope and seed (an H200)
@@ -47,8 +60,8 @@
 #     IMPLS=ours,ours-fused             bench.py's --impls (default: all four)
 #     RESULTS=DIR2                      where results go (default DIR)
 set -euo pipefail
-cmd=${1:?usage: $0 pack|tests|suite|timeline|threshold|timing DIR}
-dir=${2:?usage: $0 pack|tests|suite|timeline|threshold|timing DIR}
+cmd=${1:?usage: $0 pack|tests|suite|timeline|threshold|slot|timing DIR}
+dir=${2:?usage: $0 pack|tests|suite|timeline|threshold|slot|timing DIR}
 build=${BUILD_DIR:-build}
 
 setup() {
@@ -192,6 +205,13 @@ threshold)
       forward,backward plain,half_split,interleaved+pos+rv "${ROUNDS:-2}"
   done
   ;;
+slot)
+  setup
+  variants=plain,half_split,half_split+pos,half_split+rv,half_split+pos+rv
+  variants=$variants,interleaved,interleaved+pos,interleaved+rv,interleaved+pos+rv
+  scripts/launch_sweep.sh time "$dir/slot" "${RESULTS:-$dir}/slot" seed backward "$variants" "${ROUNDS:-3}"
+  scripts/launch_sweep.sh time "$dir/slot" "${RESULTS:-$dir}/slot" seed-d64 backward "$variants" "${ROUNDS:-2}"
+  ;;
 timing)
   setup
   for layout in ${LAYOUTS:-half_split interleaved}; do
@@ -204,7 +224,7 @@ timing)
   done
   ;;
 *)
-  echo "usage: $0 pack|tests|suite|timeline|threshold|timing DIR" >&2
+  echo "usage: $0 pack|tests|suite|timeline|threshold|slot|timing DIR" >&2
   exit 2
   ;;
 esac

@@ -1640,7 +1640,8 @@ llvm::Error Emulator::completeSome() {
     return llvm::Error::success();
   std::vector<unsigned> pick;
   for (unsigned id : pendingOps)
-    if (rng() & 1)
+    if ((rng() & 1) &&
+        !(opt.holdBulkStores && ops[id].kind == AsyncKind::TmaStore))
       pick.push_back(id);
   for (unsigned id : pick)
     if (auto e = completeOne(id))

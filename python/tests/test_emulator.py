@@ -724,3 +724,44 @@ def test_head_dim_32_launch(kind, extra, ctas, consumers, tmp_path):
     assert manifest["partitions"][1]["replicas"] == consumers
     tensors, result = run(base, case, seed=3)
     assert em.check_close(case, result, em.reference_outputs(case, tensors)) == []
+
+
+# o-store=slot (docs/hopper.md, "Stores staged in the slot"): the sm_90a backward stages dV and dK
+# in its tile's ring slot and stores them in bulk; the slot's release waits for their reads. With
+# --hold-bulk-stores a bulk store reads shared memory until its thread waits for it, so one CTA
+# walking every tile through every slot (grid 1) sees the producer's next copy into a slot whose
+# stores have not read it, where the release does not wait.
+SLOT_STORE_CASES = [
+    em.Case("backward", 128, "bf16", "half_split"),
+    em.Case("backward", 64, "f16", "interleaved", positions=True, rotate_v=True),
+    em.Case("backward", 128, "bf16", "none"),
+    em.Case("backward", 64, "bf16", "none", block_size=32),
+]
+
+
+def compile_slot_case(case: em.Case, tmp_path: pathlib.Path) -> pathlib.Path:
+    out = tmp_path / "k"
+    subprocess.run([find_compiler(), *case.compiler_flags("sm_90a"), "--o-store=slot", "-o", str(out),
+                    "--quiet"], check=True)
+    return out / f"k_{case.name}"
+
+
+@pytest.mark.parametrize("case", SLOT_STORE_CASES, ids=lambda c: c.name)
+def test_sm90a_stores_staged_in_the_slot(case, tmp_path):
+    base = compile_slot_case(case, tmp_path)
+    tensors, result = run(base, case, grid=1, seed=5, extra_args=["--hold-bulk-stores"])
+    assert em.check_close(case, result, em.reference_outputs(case, tensors)) == []
+
+
+def test_sm90a_slot_release_without_its_wait_is_caught(tmp_path):
+    """The planted bug: the wait before the slot's arrival removed from the PTX."""
+    case = SLOT_STORE_CASES[0]
+    base = compile_slot_case(case, tmp_path)
+    lines = base.with_suffix(".ptx").read_text().splitlines(keepends=True)
+    waits = [i for i, line in enumerate(lines[:-1])
+             if "cp.async.bulk.wait_group.read \t0;" in line and "mbarrier.arrive" in lines[i + 1]]
+    assert len(waits) == 1
+    planted = tmp_path / "planted.ptx"
+    planted.write_text("".join(lines[:waits[0]] + lines[waits[0] + 1:]))
+    with pytest.raises(em.EmulationError, match="has not finished reading"):
+        run(base, case, ptx=planted, grid=1, seed=5, extra_args=["--hold-bulk-stores"])

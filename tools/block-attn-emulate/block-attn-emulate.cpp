@@ -55,6 +55,12 @@ static cl::opt<unsigned> quantum("quantum",
                                  cl::desc("most instructions a lane runs "
                                           "before the scheduler picks again"),
                                  cl::init(64));
+static cl::opt<bool> holdBulkStores(
+    "hold-bulk-stores",
+    cl::desc("complete bulk (TMA) stores only where their thread waits for "
+             "them or the CTA exits, so that a buffer reused too early is "
+             "reported"),
+    cl::init(false));
 static cl::opt<uint64_t> maxInstructions(
     "max-instructions",
     cl::desc("instructions per CTA after which the run is reported as a "
@@ -204,6 +210,7 @@ int main(int argc, char **argv) {
   opt.seed = seed;
   opt.sharedBase = sharedBase;
   opt.quantum = quantum;
+  opt.holdBulkStores = holdBulkStores;
   opt.maxInstructions = maxInstructions;
   Statistics stats;
   if (Error e = emulate(*kernel, *obj, tensors, scalars, opt, stats)) {

@@ -42,6 +42,11 @@ struct Options {
   /// Instructions a scheduled lane runs before the scheduler picks again (the
   /// actual count is drawn from 1..quantum).
   unsigned quantum = 64;
+  /// Bulk (TMA) stores complete only when their thread waits for them
+  /// (cp.async.bulk.wait_group) or the CTA exits, the latest a GPU may let
+  /// them read shared memory, instead of at random scheduling points: a
+  /// slot or staging buffer overwritten before such a wait is then reported.
+  bool holdBulkStores = false;
   uint64_t maxInstructions = 4000000000ull; ///< a livelock guard
 };
 

@@ -332,6 +332,11 @@ struct ArriveEmptyLowering : ChannelOpLowering<ArriveEmptyOp> {
       e.replicaBarrier();
     }
     auto arrive = [&] {
+      // The arriving thread issued the replica's bulk stores, some from the
+      // slot's buffers: their reads of it complete before the producer may
+      // copy the next tile in.
+      if (op.getAfterStores())
+        NVVM::CpAsyncBulkWaitGroupOp::create(e.b, e.loc, 0, e.b.getUnitAttr());
       NVVM::MBarrierArriveOp::create(e.b, e.loc, Type(), barrier, Value());
     };
     if (singleThread)

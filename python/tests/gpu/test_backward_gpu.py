@@ -133,6 +133,11 @@ def test_torch_compile_no_graph_break():
 
 
 def test_opcheck():
+    # ``import blockattn`` defers the runtime, and with it the registration of
+    # the torch.library ops: alone in a process (pytest -k, or first in an
+    # xdist worker) nothing else has imported it yet.
+    import blockattn.api  # noqa: F401
+
     q, k, v, cu = make_inputs([130, 1, 64], 2, 64, torch.bfloat16, seed=8)
     q, k, v = (t.requires_grad_(True) for t in (q, k, v))
     torch.library.opcheck(

@@ -170,6 +170,9 @@ def test_qkvpacked_out_torch_compile_and_cuda_graph():
 
 
 def test_opcheck_packed_ops():
+    # ``import blockattn`` defers the runtime and its torch.library ops.
+    import blockattn.api  # noqa: F401
+
     qkv, cu = packed([130, 1, 64], 3, 2, 64, torch.bfloat16, seed=15)
     qkv.requires_grad_(True)
     q = qkv.detach()[:, 0].contiguous().requires_grad_(True)

@@ -320,6 +320,9 @@ def test_cuda_graph_capture():
 
 
 def test_opcheck():
+    # ``import blockattn`` defers the runtime and its torch.library ops.
+    import blockattn.api  # noqa: F401
+
     q, k, v, cu = make_inputs([130, 1, 64], 2, 64, torch.bfloat16, seed=23)
     q, k, v = (t.requires_grad_(True) for t in (q, k, v))
     cos, sin = random_tables(130, 64)

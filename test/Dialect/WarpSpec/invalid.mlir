@@ -2852,12 +2852,11 @@ func.func @negative_store_staging_argument(%v: !warpspec.acc<64x128xf32>,
 
 // -----
 
-// A channel slot's buffer is shared with the producer, not private to the
-// warpgroup: it cannot stage the store either.
+// A bulk store staged in a slot's buffer reads it after the store: the
+// slot's release must wait for it (after_stores).
 !c = !warpspec.channel<[64x128xbf16], smem>
-func.func @negative_store_staging_channel_slot(%v: !warpspec.acc<64x128xf32>,
-                                               %o: memref<?x4x128xbf16>,
-                                               %i: i32) {
+func.func @negative_store_bulk_in_slot_released_early(
+    %v: !warpspec.acc<64x128xf32>, %o: memref<?x4x128xbf16>, %i: i32) {
   warpspec.kernel chip(sm_90a) {
     %c = warpspec.channel "c" depth(2) : !c
     warpspec.partition "load" role(load) warps(4) regs(40) {
@@ -2867,11 +2866,58 @@ func.func @negative_store_staging_channel_slot(%v: !warpspec.acc<64x128xf32>,
     }
     warpspec.partition "compute" role(compute) warps(4) regs(232) {
       warpspec.consume %c (%c_slot1, %row, %rows, %head, %b) : !c {
-        // expected-error @+1 {{'warpspec.store' op staging buffer must be a warpspec.scratch of the partition}}
-        warpspec.store %v to %o[%row, %head] rows(%rows) via(%b)
+        // expected-error @+1 {{'warpspec.store' op stages a bulk store in a slot's buffer, so the slot's release must follow it in the block and wait for the store to have read it (warpspec.release ... after_stores)}}
+        warpspec.store %v to %o[%row, %head] rows(%rows) via(%b) bulk
             : !warpspec.acc<64x128xf32>, memref<?x4x128xbf16>,
               !warpspec.buffer<64x128xbf16, smem>
         warpspec.release %c_slot1
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// The release before the store: nothing waits for the store's reads.
+!c = !warpspec.channel<[64x128xbf16], smem>
+func.func @negative_store_bulk_in_released_slot(
+    %v: !warpspec.acc<64x128xf32>, %o: memref<?x4x128xbf16>, %i: i32) {
+  warpspec.kernel chip(sm_90a) {
+    %c = warpspec.channel "c" depth(2) : !c
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      %c_slot, %b = warpspec.acquire %c : !c
+      warpspec.commit %c_slot tile(%i, %i, %i)
+      warpspec.close %c : !c
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(232) {
+      warpspec.consume %c (%c_slot1, %row, %rows, %head, %b) : !c {
+        warpspec.release %c_slot1 after_stores
+        // expected-error @+1 {{'warpspec.store' op stages a bulk store in a slot's buffer}}
+        warpspec.store %v to %o[%row, %head] rows(%rows) via(%b) bulk
+            : !warpspec.acc<64x128xf32>, memref<?x4x128xbf16>,
+              !warpspec.buffer<64x128xbf16, smem>
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+!c = !warpspec.channel<[64x128xbf16], smem>
+func.func @negative_release_after_mma_and_stores(%i: i32) {
+  warpspec.kernel chip(sm_100a) {
+    %c = warpspec.channel "c" depth(2) : !c
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      %c_slot, %b = warpspec.acquire %c : !c
+      warpspec.commit %c_slot tile(%i, %i, %i)
+      warpspec.close %c : !c
+    }
+    warpspec.partition "mma" role(mma) warps(4) regs(40) {
+      warpspec.consume %c (%c_slot1, %row, %rows, %head, %b) : !c {
+        // expected-error @+1 {{'warpspec.release' op after_mma arrives by tcgen05.commit, which does not wait for bulk stores: choose after_mma or after_stores}}
+        warpspec.release %c_slot1 after_mma after_stores
       }
     }
   }

@@ -951,3 +951,30 @@ func.func @explicit_regs() {
   }
   return
 }
+
+// A gradient staged in its tile's own slot (o-store=slot): a bulk store via
+// a buffer the consume holds, and the slot's release after_stores.
+// CHECK-LABEL: func.func @store_in_slot(
+// CHECK: warpspec.store %{{.*}} via(%[[B:.*]]) bulk {pending_reads = 1 : i64}
+// CHECK-NEXT: warpspec.release %{{.*}} after_stores{{$}}
+!slot_ring = !warpspec.channel<[64x128xbf16], smem>
+func.func @store_in_slot(%v: !warpspec.acc<64x128xf32>,
+                         %o: memref<?x4x128xbf16>, %i: i32) {
+  warpspec.kernel chip(sm_90a) {
+    %c = warpspec.channel "c" depth(2) : !slot_ring
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      %s, %b = warpspec.acquire %c : !slot_ring
+      warpspec.commit %s tile(%i, %i, %i)
+      warpspec.close %c : !slot_ring
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(232) {
+      warpspec.consume %c (%s1, %row, %rows, %head, %b1) : !slot_ring {
+        warpspec.store %v to %o[%row, %head] rows(%rows) via(%b1) bulk {pending_reads = 1 : i64}
+            : !warpspec.acc<64x128xf32>, memref<?x4x128xbf16>,
+              !warpspec.buffer<64x128xbf16, smem>
+        warpspec.release %s1 after_stores
+      }
+    }
+  }
+  return
+}

@@ -2010,7 +2010,8 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
         anglesAfterSoftmaxByDefault(shape)));
   plan.pFromSmem = options.pOperand == POperand::smem;
   plan.stageOutput = options.oStore != OStore::registers;
-  plan.bulkStore = options.oStore == OStore::tma;
+  plan.outputsInSlot = options.oStore == OStore::slot;
+  plan.bulkStore = options.oStore == OStore::tma || plan.outputsInSlot;
   // Where a rotary warpgroup turns the slots of 64-row tiles (every reader
   // of the positions then waits for the slot).
   plan.positionsInSlot = plan.rotaryWarpgroup && shape.hasPositions &&
@@ -2392,6 +2393,13 @@ FailureOr<KernelPlan> blockattn::planKernel(const KernelShape &shape,
   Failure fail{error};
   TuningOptions options = requested;
   options.oStore = oStoreOf(shape, requested);
+  if (options.oStore == OStore::slot &&
+      (options.chip != Chip::sm_90a || !shape.backward ||
+       shape.blockSize > 64 || shape.headDim > KernelShape::kMaxOutputCols ||
+       shape.groupedBackward()))
+    return fail("o-store=slot applies to the sm_90a backward at block sizes "
+                "up to 64, head dims up to 128 and one query head per k/v "
+                "head (its slot holds q, k, v and dO whole)");
   if (options.rotaryWarpgroups < 0 || options.rotaryWarpgroups > 2)
     return fail("rotary-warpgroups must be 0 (the recipe picks), 1 or 2, got ",
                 options.rotaryWarpgroups);

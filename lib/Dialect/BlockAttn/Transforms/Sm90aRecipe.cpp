@@ -30,6 +30,7 @@ struct ConsumerContext {
   Value pScratchHigh, dsScratchHigh;
   Value oStaging; // output staging (o-store=smem|tma)
   bool bulkStore = false;
+  bool outputsInSlot = false; // KernelPlan::outputsInSlot
   // The rotary backward's angles, read once as the tile arrives
   // (KernelPlan::anglesPerTile); null when each product reads its own.
   Value angles;
@@ -62,6 +63,7 @@ ConsumerContext beginConsumer(OpBuilder &b, Location loc,
   ConsumerContext c;
   c.scale = values.scale;
   c.bulkStore = plan.bulkStore;
+  c.outputsInSlot = plan.outputsInSlot;
   BufferType square = queryBuffer(spec, spec.tileRows());
   if (needsPScratch)
     c.pScratch = ScratchOp::create(b, loc, square, nullptr, nullptr);
@@ -77,11 +79,14 @@ ConsumerContext beginConsumer(OpBuilder &b, Location loc,
   return c;
 }
 
-/// Stores an output tile as the plan says (staged, bulk or from registers).
-void storeTile(OpBuilder &b, Location loc, const ConsumerContext &c, Value tile,
-               Value dest, Value divideBy) {
-  StoreOp::create(b, loc, tile, dest, c.row, c.head, c.rows, divideBy,
-                  c.oStaging, c.bulkStore ? b.getUnitAttr() : nullptr);
+/// Stores an output tile as the plan says (staged, bulk or from registers),
+/// staged in `staging` if given, else in the consumer's staging buffer.
+StoreOp storeTile(OpBuilder &b, Location loc, const ConsumerContext &c,
+                  Value tile, Value dest, Value divideBy,
+                  Value staging = Value()) {
+  return StoreOp::create(b, loc, tile, dest, c.row, c.head, c.rows, divideBy,
+                         staging ? staging : c.oStaging,
+                         c.bulkStore ? b.getUnitAttr() : nullptr);
 }
 
 /// Above head dim 128, `tile` as a whole-width warpspec.subview taken here:
@@ -410,18 +415,31 @@ void buildBackwardBody(OpBuilder &b, Location loc, const KernelSpec &spec,
     readAngles();
   Value dvAcc = MmaOp::create(b, loc, outType, c.pScratch, dout,
                               /*transpose_a=*/true, false);
-  storeTile(b, loc, c, unrotate(dvAcc, spec.rotateV), spec.stores[0], Value());
+  // KernelPlan::outputsInSlot: dV goes out through v's buffer (last read by
+  // dP) and dK through q's (last read by dK's product), so neither waits
+  // for the store before it; the slot's release waits for both.
+  storeTile(b, loc, c, unrotate(dvAcc, spec.rotateV), spec.stores[0], Value(),
+            c.outputsInSlot ? v : Value());
   if (spec.hasRotary())
     readAngles();
   Value dkAcc = MmaOp::create(b, loc, outType, c.dsScratch, q, true, false);
-  storeTile(b, loc, c, unrotate(dkAcc, spec.hasRotary()), spec.stores[1],
-            Value());
+  StoreOp dkStore =
+      storeTile(b, loc, c, unrotate(dkAcc, spec.hasRotary()), spec.stores[1],
+                Value(), c.outputsInSlot ? q : Value());
+  if (c.outputsInSlot)
+    dkStore.setPendingReadsAttr(b.getI64IntegerAttr(1));
   if (spec.hasRotary())
     readAngles();
   Value dqAcc = MmaOp::create(b, loc, outType, ds, k, false, false);
-  ReleaseOp::create(b, loc, c.slot);
-  storeTile(b, loc, c, unrotate(dqAcc, spec.hasRotary()), spec.stores[2],
-            Value());
+  if (!c.outputsInSlot)
+    ReleaseOp::create(b, loc, c.slot);
+  Value dq = unrotate(dqAcc, spec.hasRotary());
+  // Released after dQ is turned back, not right after its product: by then
+  // dK's bulk store has most likely read q's buffer, and the wait is free.
+  if (c.outputsInSlot)
+    ReleaseOp::create(b, loc, c.slot, /*after_mma=*/false,
+                      /*after_stores=*/true);
+  storeTile(b, loc, c, dq, spec.stores[2], Value());
 }
 
 /// A grouped-query backward consumer's item: its `warpspec.consume` of the

@@ -19,6 +19,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <functional>
 #include <limits>
 
 using namespace mlir;
@@ -1153,6 +1154,10 @@ LogicalResult ReleaseOp::verify() {
     return emitOpError() << "releases a slot that the producer acquired; the "
                             "producer publishes its slots with "
                             "warpspec.commit";
+  if (getAfterMma() && getAfterStores())
+    return emitOpError() << "after_mma arrives by tcgen05.commit, which does "
+                            "not wait for bulk stores: choose after_mma or "
+                            "after_stores";
   return success();
 }
 
@@ -1331,6 +1336,10 @@ LogicalResult ReadTileOp::verify() {
 }
 
 LogicalResult ArriveEmptyOp::verify() {
+  if (getAfterMma() && getAfterStores())
+    return emitOpError() << "after_mma arrives by tcgen05.commit, which does "
+                            "not wait for bulk stores: choose after_mma or "
+                            "after_stores";
   return verifyRingOp(getOperation(), getChannel(), getStage());
 }
 
@@ -2107,6 +2116,68 @@ LogicalResult SubviewOp::verify() {
   return success();
 }
 
+/// The release that follows `store` in its block and gives back the slot
+/// whose buffer `staging` is: a `warpspec.release` of the `warpspec.consume`
+/// that holds the buffer as a block argument, or, once the protocol is
+/// lowered, the `warpspec.arrive_empty` of the slot a `warpspec.slot_buffers`
+/// named; null where none follows. `isSlotBuffer` says whether `staging` is
+/// a slot's buffer at all.
+static Operation *slotReleaseAfter(StoreOp store, Value staging,
+                                   bool &isSlotBuffer) {
+  isSlotBuffer = false;
+  std::function<bool(Operation *)> releases;
+  if (auto arg = dyn_cast<BlockArgument>(staging)) {
+    auto consume = dyn_cast_or_null<ConsumeOp>(arg.getOwner()->getParentOp());
+    if (!consume || !llvm::is_contained(consume.getBufferArgs(), arg))
+      return nullptr;
+    Value slot = consume.getSlot();
+    releases = [slot](Operation *op) {
+      auto release = dyn_cast<ReleaseOp>(op);
+      return release && release.getSlot() == slot;
+    };
+  } else if (auto buffers = staging.getDefiningOp<SlotBuffersOp>()) {
+    Value channel = buffers.getChannel(), stage = buffers.getStage();
+    releases = [channel, stage](Operation *op) {
+      auto arrive = dyn_cast<ArriveEmptyOp>(op);
+      return arrive && arrive.getChannel() == channel &&
+             arrive.getStage() == stage;
+    };
+  } else {
+    return nullptr;
+  }
+  isSlotBuffer = true;
+  for (Operation *op = store->getNextNode(); op; op = op->getNextNode())
+    if (releases(op))
+      return op;
+  return nullptr;
+}
+
+/// A store staged in a buffer of a ring slot its partition holds (the
+/// tile's own inputs, no longer read): the threads' copy-out is done when
+/// the store is, but a bulk store still reads the slot after it, so the
+/// slot's release, later in the same block, must wait for it.
+static LogicalResult verifySlotStaging(StoreOp store, Value staging) {
+  bool isSlotBuffer;
+  Operation *release = slotReleaseAfter(store, staging, isSlotBuffer);
+  if (!isSlotBuffer)
+    return store.emitOpError() << "staging buffer must be a warpspec.scratch "
+                                  "of the partition or a buffer of a slot it "
+                                  "holds";
+  if (!store.getBulk())
+    return success();
+  bool waits = false;
+  if (auto r = dyn_cast_or_null<ReleaseOp>(release))
+    waits = r.getAfterStores();
+  else if (auto a = dyn_cast_or_null<ArriveEmptyOp>(release))
+    waits = a.getAfterStores();
+  if (!waits)
+    return store.emitOpError()
+           << "stages a bulk store in a slot's buffer, so the slot's release "
+              "must follow it in the block and wait for the store to have "
+              "read it (warpspec.release ... after_stores)";
+  return success();
+}
+
 LogicalResult StoreOp::verify() {
   AccType value = getValue().getType();
   auto dest = dyn_cast<MemRefType>(getDest().getType());
@@ -2149,9 +2220,9 @@ LogicalResult StoreOp::verify() {
     // A pinned scratch buffer (warpspec.pin) is the scratch buffer itself.
     if (auto pin = staging.getDefiningOp<PinOp>())
       staging = pin.getSource();
-    if (!staging.getDefiningOp<ScratchOp>())
-      return emitOpError()
-             << "staging buffer must be a warpspec.scratch of the partition";
+    if (!staging.getDefiningOp<ScratchOp>() &&
+        failed(verifySlotStaging(*this, staging)))
+      return failure();
   } else if (getBulk()) {
     return emitOpError() << "bulk stores go through a staging buffer: add "
                             "via(%staging)";

@@ -289,7 +289,7 @@ private:
     SlotLowering &slot = slotOf(op.getSlot());
     b.setInsertionPoint(op);
     ArriveEmptyOp::create(b, op.getLoc(), slot.channel, slot.stage,
-                          op.getAfterMma());
+                          op.getAfterMma(), op.getAfterStores());
     toErase.push_back(op);
     return success();
   }

@@ -225,6 +225,14 @@ struct KernelPlan {
   /// bulk tensor store.
   bool stageOutput = false;
   bool bulkStore = false;
+  /// The sm_90a backward at block size 64 and head dims up to 128
+  /// (`o-store=slot`): dV and dK are staged in the tile's slot, in the
+  /// buffers of v and q once their last products have read them, and leave
+  /// by bulk stores that the slot's release waits for (`warpspec.release
+  /// after_stores`); dQ, made after the release's last read of k, through
+  /// the staging buffer. The consumer then never waits for a bulk store
+  /// before it stages the next gradient.
+  bool outputsInSlot = false;
   /// The producer prefetches each tile into L2 before it waits for a slot.
   bool l2Prefetch = false;
   /// sm_90a with rotary embeddings: a rotary warpgroup rotates each slot of

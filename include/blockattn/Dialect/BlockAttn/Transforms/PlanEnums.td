@@ -36,7 +36,8 @@ def BlockAttn_OStore
     I32EnumCase<"tma", 0>,
     I32EnumCase<"smem", 1>,
     I32EnumCase<"registers", 2>,
-    I32EnumCase<"automatic", 3, "auto">]>;
+    I32EnumCase<"slot", 3>,
+    I32EnumCase<"automatic", 4, "auto">]>;
 
 def BlockAttn_L2Prefetch
     : BlockAttn_PlanEnum<"L2Prefetch", "whether the producer prefetches", [

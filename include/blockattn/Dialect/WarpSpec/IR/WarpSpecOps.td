@@ -571,15 +571,24 @@ def WarpSpec_ReleaseOp : WarpSpec_Op<"release"> {
     `warpspec.get`): every read of its buffers has completed. With
     `after_mma`, the reads are the asynchronous tensor-core MMAs this thread
     issued: the slot is released when they complete (a `tcgen05.commit` on
-    sm_100a), not when the thread gets here.
+    sm_100a), not when the thread gets here. With `after_stores`, the reads
+    include those of the bulk tensor stores that the replica staged in the
+    slot's buffers (`warpspec.store ... via(%slot_buffer) bulk`): the thread
+    that issued them waits until they have read shared memory
+    (`cp.async.bulk.wait_group.read 0`) before it gives the slot back, so
+    that the producer's next copy into the slot cannot overwrite a gradient
+    still on its way out.
 
     ```mlir
     warpspec.release %slot
     warpspec.release %slot after_mma
+    warpspec.release %slot after_stores
     ```
   }];
-  let arguments = (ins WarpSpec_SlotType:$slot, UnitAttr:$after_mma);
-  let assemblyFormat = "$slot (`after_mma` $after_mma^)? attr-dict";
+  let arguments = (ins WarpSpec_SlotType:$slot, UnitAttr:$after_mma,
+                       UnitAttr:$after_stores);
+  let assemblyFormat =
+      "$slot (`after_mma` $after_mma^)? (`after_stores` $after_stores^)? attr-dict";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// The channel of the released slot.
@@ -925,17 +934,22 @@ def WarpSpec_ArriveEmptyOp : WarpSpec_Op<"arrive_empty"> {
     role(mma) partition runs on one thread and arrives directly. With
     `after_mma` (sm_100a, role(mma) only) the arrival is a `tcgen05.commit`:
     it comes when the MMAs this thread issued, those reading the slot
-    included, complete.
+    included, complete. With `after_stores` (a `warpspec.release
+    after_stores`), the arriving thread, which issued the replica's bulk
+    tensor stores, first waits until they have read shared memory
+    (`cp.async.bulk.wait_group.read 0`): some were staged in the slot.
 
     ```mlir
     warpspec.arrive_empty %qkv[%stage] : !qkv
     warpspec.arrive_empty %p[%stage] after_mma : !p
+    warpspec.arrive_empty %qkvdo[%stage] after_stores : !qkvdo
     ```
   }];
   let arguments = (ins WarpSpec_ChannelType:$channel, I32:$stage,
-                       UnitAttr:$after_mma);
+                       UnitAttr:$after_mma, UnitAttr:$after_stores);
   let assemblyFormat = [{
-    $channel `[` $stage `]` (`after_mma` $after_mma^)? attr-dict `:` type($channel)
+    $channel `[` $stage `]` (`after_mma` $after_mma^)? (`after_stores` $after_stores^)?
+    attr-dict `:` type($channel)
   }];
   let hasVerifier = 1;
 }
@@ -1966,6 +1980,15 @@ def WarpSpec_StoreOp : WarpSpec_Op<"store", [AttrSizedOperandSegments]> {
     thread) and only a sequence's partial last tile is copied out by the
     threads.
 
+    The staging buffer is a `warpspec.scratch` of the partition, or a buffer
+    of a ring slot the partition holds (a `warpspec.consume` body's buffer
+    argument; once the protocol is lowered, a `warpspec.slot_buffers`
+    result) whose tile no partition reads any more, such as q's once the
+    backward's last product that reads it has completed (`o-store=slot`).
+    A bulk store so staged still reads the slot after the store, so the
+    slot's `warpspec.release`, later in the same block, must be
+    `after_stores` (the verifier checks it).
+
     With `col_offset = c`, the tile is columns `[c, c + N)` of the head
     dimension (an output computed in column chunks of the head dimension);
     `c` is a multiple of 32.
@@ -2004,6 +2027,11 @@ def WarpSpec_StoreOp : WarpSpec_Op<"store", [AttrSizedOperandSegments]> {
     warpspec.store %o to %out[%row, %head] rows(%rows) divide_by(%l) via(%stage)
         : !warpspec.acc<64x128xf32>, memref<?x4x128xbf16>, !warpspec.rows<64xf32>,
           !warpspec.buffer<64x128xbf16, smem>
+    // dK staged in q's buffer of the slot %slot, which the consume holds.
+    warpspec.store %dk to %dkey[%row, %head] rows(%rows) via(%q) bulk {pending_reads = 1 : i64}
+        : !warpspec.acc<64x128xf32>, memref<?x4x128xbf16>,
+          !warpspec.buffer<64x128xbf16, smem>
+    warpspec.release %slot after_stores
     ```
   }];
   let arguments = (ins WarpSpec_AccType:$value, AnyMemRef:$dest, I32:$row,
