@@ -3601,3 +3601,39 @@ func.func @negative_pin_i64(%x: i64) {
   %c = warpspec.pin %x : i64
   return
 }
+
+// -----
+
+!c = !warpspec.channel<[64x128xbf16], smem>
+func.func @negative_arrive_empty_after_mma_and_stores(%stage: i32) {
+  warpspec.kernel chip(sm_100a) {
+    %c = warpspec.channel "c" depth(2) : !c
+    warpspec.partition "mma" role(mma) warps(4) regs(40) {
+      // expected-error @+1 {{'warpspec.arrive_empty' op after_mma arrives by tcgen05.commit, which does not wait for bulk stores: choose after_mma or after_stores}}
+      warpspec.arrive_empty %c[%stage] after_mma after_stores : !c
+    }
+  }
+  return
+}
+
+// -----
+
+// The lowered form: a bulk store staged in a warpspec.slot_buffers result
+// needs that slot's arrive_empty after_stores after it.
+!c = !warpspec.channel<[64x128xbf16], smem>
+func.func @negative_lowered_store_in_slot_arrive_without_wait(
+    %v: !warpspec.acc<64x128xf32>, %o: memref<?x4x128xbf16>, %i: i32,
+    %stage: i32) {
+  warpspec.kernel chip(sm_90a) {
+    %c = warpspec.channel "c" depth(2) : !c
+    warpspec.partition "compute" role(compute) warps(4) regs(232) {
+      %b = warpspec.slot_buffers %c[%stage] : !c
+      // expected-error @+1 {{'warpspec.store' op stages a bulk store in a slot's buffer, so the slot's release must follow it in the block and wait for the store to have read it (warpspec.release ... after_stores)}}
+      warpspec.store %v to %o[%i, %i] rows(%i) via(%b) bulk
+          : !warpspec.acc<64x128xf32>, memref<?x4x128xbf16>,
+            !warpspec.buffer<64x128xbf16, smem>
+      warpspec.arrive_empty %c[%stage] : !c
+    }
+  }
+  return
+}

@@ -511,3 +511,56 @@ func.func @landed(%q: !act {blockattn.name = "q"},
   }
   return
 }
+
+// -----
+
+// A bulk store staged in the slot it reads (o-store=slot): the store keeps
+// the slot's buffer (warpspec.slot_buffers once lowered), the release
+// after_stores becomes an arrive_empty after_stores, and in NVVM the
+// arriving thread waits for the bulk stores' reads before it arrives.
+// CHECK-LABEL: func.func @after_stores(
+// CHECK: warpspec.partition "compute"
+// CHECK: %[[B:.*]] = warpspec.slot_buffers %{{.*}}[%[[S:[a-z0-9_]+]]]
+// CHECK: warpspec.store %{{.*}} via(%[[B]]) bulk
+// CHECK-NEXT: warpspec.arrive_empty %{{.*}}[%[[S]]] after_stores
+// NVVM: llvm.func @after_stores(
+// NVVM: nvvm.cp.async.bulk.tensor.global.shared.cta
+// NVVM: nvvm.cp.async.bulk.commit.group
+// NVVM: nvvm.barrier id =
+// NVVM: nvvm.cp.async.bulk.wait_group 0 {read}
+// NVVM-NEXT: nvvm.mbarrier.arrive
+
+!act = memref<?x4x64xbf16>
+!cu = memref<?xi32>
+!tile = !warpspec.buffer<64x64xbf16, smem>
+!one = !warpspec.channel<[64x64xbf16], smem>
+
+func.func @after_stores(%q: !act {blockattn.name = "q"},
+                        %o: !act {blockattn.name = "o"},
+                        %cu: !cu {blockattn.name = "cu_seqlens"}) {
+  warpspec.kernel chip(sm_90a) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %tokens = memref.dim %q, %c0 : !act
+    %heads = memref.dim %q, %c1 : !act
+    %x = warpspec.channel "x" depth(2) : !one
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      warpspec.tile_loop (%row, %rows, %head) in %cu : !cu
+          heads(%heads) tokens(%tokens) block_size(64) {
+        %s, %b = warpspec.acquire %x : !one
+        warpspec.tma_load %q[%row, %head] into %b : !act, !tile
+        warpspec.commit %s tile(%row, %rows, %head)
+      }
+      warpspec.close %x : !one
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(232) {
+      warpspec.consume %x (%s, %row, %rows, %head, %b) : !one {
+        %acc = warpspec.mma %b, %b {transpose_b} : !tile, !tile -> !warpspec.acc<64x64xf32>
+        warpspec.store %acc to %o[%row, %head] rows(%rows) via(%b) bulk
+            : !warpspec.acc<64x64xf32>, !act, !tile
+        warpspec.release %s after_stores
+      }
+    }
+  }
+  return
+}

@@ -19,8 +19,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
-#include <functional>
 #include <limits>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::warpspec;
@@ -1147,6 +1147,18 @@ LogicalResult CommitOp::verify() {
   return success();
 }
 
+/// A slot's release (`warpspec.release`, `warpspec.arrive_empty`) waits
+/// either for the MMAs reading it or for the bulk stores staged in it, not
+/// both: `after_mma` arrives by tcgen05.commit.
+static LogicalResult verifyArrivalWaits(Operation *op, bool afterMma,
+                                        bool afterStores) {
+  if (afterMma && afterStores)
+    return op->emitOpError() << "after_mma arrives by tcgen05.commit, which "
+                                "does not wait for bulk stores: choose "
+                                "after_mma or after_stores";
+  return success();
+}
+
 LogicalResult ReleaseOp::verify() {
   if (failed(verifySlotOperand(getOperation(), getSlot())))
     return failure();
@@ -1154,11 +1166,7 @@ LogicalResult ReleaseOp::verify() {
     return emitOpError() << "releases a slot that the producer acquired; the "
                             "producer publishes its slots with "
                             "warpspec.commit";
-  if (getAfterMma() && getAfterStores())
-    return emitOpError() << "after_mma arrives by tcgen05.commit, which does "
-                            "not wait for bulk stores: choose after_mma or "
-                            "after_stores";
-  return success();
+  return verifyArrivalWaits(getOperation(), getAfterMma(), getAfterStores());
 }
 
 LogicalResult TilePositionOp::verify() {
@@ -1336,10 +1344,9 @@ LogicalResult ReadTileOp::verify() {
 }
 
 LogicalResult ArriveEmptyOp::verify() {
-  if (getAfterMma() && getAfterStores())
-    return emitOpError() << "after_mma arrives by tcgen05.commit, which does "
-                            "not wait for bulk stores: choose after_mma or "
-                            "after_stores";
+  if (failed(
+          verifyArrivalWaits(getOperation(), getAfterMma(), getAfterStores())))
+    return failure();
   return verifyRingOp(getOperation(), getChannel(), getStage());
 }
 
@@ -2116,40 +2123,35 @@ LogicalResult SubviewOp::verify() {
   return success();
 }
 
-/// The release that follows `store` in its block and gives back the slot
-/// whose buffer `staging` is: a `warpspec.release` of the `warpspec.consume`
-/// that holds the buffer as a block argument, or, once the protocol is
-/// lowered, the `warpspec.arrive_empty` of the slot a `warpspec.slot_buffers`
-/// named; null where none follows. `isSlotBuffer` says whether `staging` is
-/// a slot's buffer at all.
-static Operation *slotReleaseAfter(StoreOp store, Value staging,
-                                   bool &isSlotBuffer) {
-  isSlotBuffer = false;
-  std::function<bool(Operation *)> releases;
-  if (auto arg = dyn_cast<BlockArgument>(staging)) {
-    auto consume = dyn_cast_or_null<ConsumeOp>(arg.getOwner()->getParentOp());
-    if (!consume || !llvm::is_contained(consume.getBufferArgs(), arg))
-      return nullptr;
-    Value slot = consume.getSlot();
-    releases = [slot](Operation *op) {
-      auto release = dyn_cast<ReleaseOp>(op);
-      return release && release.getSlot() == slot;
-    };
-  } else if (auto buffers = staging.getDefiningOp<SlotBuffersOp>()) {
-    Value channel = buffers.getChannel(), stage = buffers.getStage();
-    releases = [channel, stage](Operation *op) {
-      auto arrive = dyn_cast<ArriveEmptyOp>(op);
-      return arrive && arrive.getChannel() == channel &&
-             arrive.getStage() == stage;
-    };
-  } else {
-    return nullptr;
+/// Whether `staging` is a buffer of a ring slot: a buffer argument of a
+/// `warpspec.consume` body or, once the protocol is lowered, a result of
+/// `warpspec.slot_buffers`.
+static bool isSlotBuffer(Value staging) {
+  if (staging.getDefiningOp<SlotBuffersOp>())
+    return true;
+  auto arg = dyn_cast<BlockArgument>(staging);
+  auto consume =
+      arg ? dyn_cast_or_null<ConsumeOp>(arg.getOwner()->getParentOp())
+          : ConsumeOp();
+  return consume && llvm::is_contained(consume.getBufferArgs(), arg);
+}
+
+/// Whether `op` gives back the slot whose buffer `staging` is (isSlotBuffer),
+/// and if so whether it waits for the bulk stores' reads (`after_stores`).
+static std::optional<bool> releasesSlotOf(Operation *op, Value staging) {
+  if (auto buffers = staging.getDefiningOp<SlotBuffersOp>()) {
+    auto arrive = dyn_cast<ArriveEmptyOp>(op);
+    if (arrive && arrive.getChannel() == buffers.getChannel() &&
+        arrive.getStage() == buffers.getStage())
+      return arrive.getAfterStores();
+    return std::nullopt;
   }
-  isSlotBuffer = true;
-  for (Operation *op = store->getNextNode(); op; op = op->getNextNode())
-    if (releases(op))
-      return op;
-  return nullptr;
+  auto consume =
+      cast<ConsumeOp>(cast<BlockArgument>(staging).getOwner()->getParentOp());
+  auto release = dyn_cast<ReleaseOp>(op);
+  if (release && release.getSlot() == consume.getSlot())
+    return release.getAfterStores();
+  return std::nullopt;
 }
 
 /// A store staged in a buffer of a ring slot its partition holds (the
@@ -2157,25 +2159,22 @@ static Operation *slotReleaseAfter(StoreOp store, Value staging,
 /// the store is, but a bulk store still reads the slot after it, so the
 /// slot's release, later in the same block, must wait for it.
 static LogicalResult verifySlotStaging(StoreOp store, Value staging) {
-  bool isSlotBuffer;
-  Operation *release = slotReleaseAfter(store, staging, isSlotBuffer);
-  if (!isSlotBuffer)
+  if (!isSlotBuffer(staging))
     return store.emitOpError() << "staging buffer must be a warpspec.scratch "
                                   "of the partition or a buffer of a slot it "
                                   "holds";
   if (!store.getBulk())
     return success();
-  bool waits = false;
-  if (auto r = dyn_cast_or_null<ReleaseOp>(release))
-    waits = r.getAfterStores();
-  else if (auto a = dyn_cast_or_null<ArriveEmptyOp>(release))
-    waits = a.getAfterStores();
-  if (!waits)
-    return store.emitOpError()
-           << "stages a bulk store in a slot's buffer, so the slot's release "
-              "must follow it in the block and wait for the store to have "
-              "read it (warpspec.release ... after_stores)";
-  return success();
+  for (Operation *op = store->getNextNode(); op; op = op->getNextNode())
+    if (std::optional<bool> waits = releasesSlotOf(op, staging)) {
+      if (*waits)
+        return success();
+      break;
+    }
+  return store.emitOpError()
+         << "stages a bulk store in a slot's buffer, so the slot's release "
+            "must follow it in the block and wait for the store to have "
+            "read it (warpspec.release ... after_stores)";
 }
 
 LogicalResult StoreOp::verify() {

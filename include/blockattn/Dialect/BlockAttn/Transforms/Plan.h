@@ -225,7 +225,7 @@ struct KernelPlan {
   /// bulk tensor store.
   bool stageOutput = false;
   bool bulkStore = false;
-  /// The sm_90a backward at block size 64 and head dims up to 128
+  /// The sm_90a backward at blocks of up to 64 tokens and head dims up to 128
   /// (`o-store=slot`): dV and dK are staged in the tile's slot, in the
   /// buffers of v and q once their last products have read them, and leave
   /// by bulk stores that the slot's release waits for (`warpspec.release
