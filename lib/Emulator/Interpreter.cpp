@@ -148,6 +148,7 @@ enum Op : uint16_t {
   OpCvtaToShared,
   OpLd,
   OpSt,
+  OpAtomAdd,
   OpBra,
   OpRet,
   OpBarSync,
@@ -805,8 +806,18 @@ llvm::Error Emulator::decode(Instruction &inst) {
   if (op == "mbarrier.try_wait.parity.shared.b64" ||
       op == "mbarrier.try_wait.parity.shared::cta.b64")
     return set(OpMbarTryWait);
-  if (op == "fence.mbarrier_init.release.cluster")
+  // The emulator runs one instruction at a time, in one order that every
+  // thread sees: the memory fences of a dynamic tile schedule (release
+  // before its count of finished CTAs, acquire after) order nothing more.
+  if (op == "fence.mbarrier_init.release.cluster" ||
+      op == "fence.release.gpu" || op == "fence.acquire.gpu")
     return set(OpFenceNop);
+  // atom.global.add.u32 d, [a], b: a dynamic tile schedule's claims and
+  // count (9.7.13.5); relaxed, at the GPU scope.
+  if (op == "atom.global.add.u32" || op == "atom.relaxed.gpu.global.add.u32") {
+    ty = {TyU, 32};
+    return set(OpAtomAdd);
+  }
   if (op == "fence.proxy.async.shared::cta" || op == "fence.proxy.async")
     return set(OpFenceProxyAsync);
   // Bulk tensor copies (9.7.9.25 "Data Movement and Conversion Instructions:
@@ -2722,6 +2733,22 @@ llvm::Error Emulator::step(Thread &t, unsigned budget) {
           if (d.kind == Operand::Reg)
             reg(t, d.reg) = x; // zero-extended into a wider register
         }
+      break;
+    }
+    case OpAtomAdd: {
+      uint64_t addr = addressOf(t, o[1]);
+      if (addr % 4)
+        return fail(&t, &in,
+                    llvm::formatv("misaligned atom.global at {0:x}", addr));
+      uint32_t old = 0;
+      if (auto e = globalAccess(addr, 4, false,
+                                reinterpret_cast<uint8_t *>(&old), t, in))
+        return e;
+      uint32_t sum = old + uint32_t(value(t, o[2]));
+      if (auto e = globalAccess(addr, 4, true,
+                                reinterpret_cast<uint8_t *>(&sum), t, in))
+        return e;
+      reg(t, o[0].reg) = old;
       break;
     }
     case OpBra:

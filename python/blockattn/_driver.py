@@ -164,7 +164,27 @@ RECORD_RULES = {
     # allocates the one and makes the other so).
     "lse": (2, None, _launch.CONTIGUOUS | _launch.NONEMPTY),
     "dlse": (2, None, _launch.CONTIGUOUS | _launch.NONEMPTY),
+    # A dynamic schedule's counters (the manifest's "schedule"): an int32
+    # [2] that LoadedKernel passes, one per device and stream.
+    "schedule": (1, None, _launch.CONTIGUOUS | _launch.NONEMPTY),
 }
+
+# The counters of dynamic schedules, by (device, stream): zeroed once, and
+# left zeroed by every kernel that claims from them (the last CTA resets
+# them), so launches in one stream share them; kernels on two streams may
+# run at once, so each stream has its own.
+_SCHEDULES: dict[tuple[int, int], torch.Tensor] = {}
+
+
+def schedule_counters(device_index: int, stream: int, words: int) -> torch.Tensor:
+    """The zeroed int32 counters of a dynamic schedule for launches on `stream`."""
+    key = (device_index, stream)
+    counters = _SCHEDULES.get(key)
+    if counters is None or counters.numel() < words:
+        # Allocated in the stream's order, before the kernel that reads it.
+        counters = torch.zeros(words, dtype=torch.int32, device=torch.device("cuda", device_index))
+        _SCHEDULES[key] = counters
+    return counters
 
 
 
@@ -198,6 +218,9 @@ class LoadedKernel:
             )
         )
         self._grid_inputs = grid_inputs(self.manifest)  # launch_grid's, read once
+        # A dynamic schedule: the tensor name and words of its counters.
+        schedule = self.manifest.get("schedule")
+        self._schedule = None if schedule is None else (schedule["tensor"], int(schedule["words"]))
         self.num_sms = torch.cuda.get_device_properties(device_index).multi_processor_count
         self.plan = None
         # With a plan whose tensors all have rules: the record launch (one
@@ -231,6 +254,14 @@ class LoadedKernel:
         return grid_of(self._grid_inputs, num_sms, tensors[grid_tensor(self.manifest)].shape,
                        tensors["cu_seqlens"].shape[0])
 
+    def _with_schedule(self, tensors: dict, stream: int) -> dict:
+        """`tensors` and, for a dynamic schedule the caller did not pass, the
+        stream's counters."""
+        name, words = self._schedule
+        if name in tensors:
+            return tensors
+        return {**tensors, name: schedule_counters(self.device_index, stream, words)}
+
     def call(self, tensors: dict, scalars: dict) -> None:
         """Launches on the current stream of the kernel's device with the grid
         the manifest asks for; `tensors` and `scalars` by name."""
@@ -238,7 +269,10 @@ class LoadedKernel:
         if plan is None:
             self.launch(self.grid(self.num_sms, tensors), tensors, scalars)
             return
-        values = [_current_stream(self.device_index)]
+        stream = _current_stream(self.device_index)
+        if self._schedule is not None:
+            tensors = self._with_schedule(tensors, stream)
+        values = [stream]
         for name in plan.tensor_names:
             t = tensors[name]
             shape = t.shape
@@ -249,6 +283,8 @@ class LoadedKernel:
     def launch(self, grid: int, tensors: dict, scalars: dict) -> None:
         """Launches on the current stream of the kernel's device; `tensors`
         and `scalars` by name."""
+        if self._schedule is not None:
+            tensors = self._with_schedule(tensors, _current_stream(self.device_index))
         plan = self.plan
         if plan is not None:
             # Plan.tensor_values inlined: this loop runs for every tensor of

@@ -276,6 +276,10 @@ def check_close(case: Case, got: dict, want: dict) -> list[str]:
                 failures.append(f"{name}: relative Frobenius error {frob:.3e}")
             if worst >= max_tol:
                 failures.append(f"{name}: max error {worst:.3e} of the largest |grad|")
+    # A dynamic schedule's counters must be back at zero for the next launch.
+    schedule = got.get("schedule")
+    if schedule is not None and np.asarray(schedule).any():
+        failures.append(f"schedule: the kernel left its counters at {np.asarray(schedule).tolist()}, not zeroed")
     return failures
 
 
@@ -304,6 +308,11 @@ def emulate(ptx: os.PathLike, manifest: os.PathLike, tensors: dict, scalars: dic
     if emulator is None:
         raise RuntimeError("block-attn-emulate not found (build the project first)")
     man = json.loads(pathlib.Path(manifest).read_text())
+    schedule = man.get("schedule")
+    if schedule is not None and schedule["tensor"] not in tensors:
+        # A dynamic schedule's counters, zeroed as the runtime passes them;
+        # the result shows whether the kernel left them zeroed.
+        tensors = {**tensors, schedule["tensor"]: np.zeros(int(schedule["words"]), np.int32)}
     items = tensors[grid_tensor(man)]  # q, or k for the grouped-query backward
     if grid is None:
         grid = launch_grid(man, num_sms, items.shape, tensors["cu_seqlens"].size)

@@ -765,3 +765,53 @@ def test_sm90a_slot_release_without_its_wait_is_caught(tmp_path):
     planted.write_text("".join(lines[:waits[0]] + lines[waits[0] + 1:]))
     with pytest.raises(em.EmulationError, match="has not finished reading"):
         run(base, case, ptx=planted, grid=1, seed=5, extra_args=["--hold-bulk-stores"])
+
+
+# schedule=dynamic (Schedule.cpp, DynamicSchedule): CTA c takes item c, then claims its next items
+# from the counters of the kernel's `schedule` argument, which the last CTA to finish resets.
+# check_close also fails when the kernel leaves the counters other than zeroed. Packed tiles
+# (blocks of 16 and 32) claim through the other tile loop lowering.
+DYNAMIC_CASES = [
+    ("sm_90a", em.Case("forward", 128, "bf16", "half_split")),
+    ("sm_90a", em.Case("backward", 64, "bf16")),
+    ("sm_90a", em.Case("forward", 64, "bf16", block_size=16)),
+    ("sm_100a", em.Case("forward", 64, "bf16")),
+    ("sm_100a", em.Case("backward", 128, "bf16", "interleaved", positions=True)),
+    ("sm_100a", em.Case("backward", 64, "bf16", block_size=32)),
+]
+
+
+def compile_dynamic_case(chip: str, case: em.Case, tmp_path: pathlib.Path) -> pathlib.Path:
+    out = tmp_path / "k"
+    subprocess.run([find_compiler(), *case.compiler_flags(chip), "--schedule=dynamic", "-o", str(out),
+                    "--quiet"], check=True)
+    return out / f"k_{case.name}"
+
+
+@pytest.mark.parametrize("chip,case", DYNAMIC_CASES, ids=lambda x: x if isinstance(x, str) else x.name)
+@pytest.mark.parametrize("sms,seed", [(1, 3), (3, 7)])
+def test_dynamic_schedule_matches_reference(chip, case, sms, seed, tmp_path):
+    base = compile_dynamic_case(chip, case, tmp_path)
+    manifest = json.loads(base.with_suffix(".json").read_text())
+    assert manifest["schedule"] == {"tensor": "schedule", "words": 2, "dtype": "i32"}
+    lengths = [int(n) for n in np.random.default_rng(seed).integers(0, 134, 40)]
+    tensors = em.make_problem(case, lengths=lengths)
+    out = em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), tensors,
+                     {"softmax_scale": case.head_dim ** -0.5}, num_sms=sms, seed=seed)
+    assert em.check_close(case, out, em.reference_outputs(case, tensors)) == []
+    assert out["schedule"].tolist() == [0, 0]
+
+
+def test_dynamic_schedule_claims_from_its_counters(tmp_path):
+    """Counters that do not start at zero (a launch that shares them with a running one):
+    every claim lands past the last item, so only each CTA's first item is computed. The
+    last CTA to finish still leaves them zeroed."""
+    chip, case = DYNAMIC_CASES[1]
+    base = compile_dynamic_case(chip, case, tmp_path)
+    tensors = em.make_problem(case)
+    tensors["schedule"] = np.array([1 << 20, 0], np.int32)
+    out = em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), tensors,
+                     {"softmax_scale": case.head_dim ** -0.5}, num_sms=2)
+    failures = em.check_close(case, out, em.reference_outputs(case, tensors))
+    assert any("never written" in f for f in failures), failures
+    assert out["schedule"].tolist() == [0, 0]

@@ -92,6 +92,12 @@ mlir::blockattn::lowering::buildKernelParams(func::FuncOp func,
       uses[rows.getSource()].pointer = true;
     } else if (auto loop = dyn_cast<TileLoopOp>(op)) {
       uses[loop.getCuSeqlens()].pointer = true;
+      if (Value schedule = loop.getSchedule()) {
+        if (!uses.count(schedule))
+          return op->emitOpError() << "dynamic schedule must be an argument "
+                                      "of the kernel function";
+        uses[schedule].pointer = true;
+      }
     } else if (isa<TraceAnchorOp, TraceLaneOp>(op)) {
       // The trace buffer: base and length (in 8-byte words), which bounds
       // the CTAs that record.
@@ -356,6 +362,17 @@ DictionaryAttr mlir::blockattn::lowering::buildManifest(
          b.getNamedAttr("replicas", partition.getReplicasAttr()),
          b.getNamedAttr("registers", partition.getNumRegsAttr())}));
   entries.push_back(b.getNamedAttr("partitions", b.getArrayAttr(roles)));
+  // A dynamic schedule's counters: a zeroed i32 [2] that the launch passes
+  // as this tensor, one per stream, which the kernel leaves zeroed.
+  kernel.walk([&](TileLoopOp loop) {
+    if (loop.getSchedule())
+      entries.push_back(b.getNamedAttr(
+          "schedule",
+          b.getDictionaryAttr(
+              {b.getNamedAttr("tensor", b.getStringAttr(kScheduleName)),
+               b.getNamedAttr("words", b.getI64IntegerAttr(kScheduleWords)),
+               b.getNamedAttr("dtype", b.getStringAttr("i32"))})));
+  });
   if (std::optional<TraceLayout> layout = kernel.getTraceLayout())
     entries.push_back(
         b.getNamedAttr("trace", buildTraceManifest(b, kernel, *layout)));

@@ -16,6 +16,14 @@
 // one per sequence) is skipped. The walk reads only cu_seqlens, so the kernel
 // needs no host synchronization and is CUDA-graph safe.
 //
+// With a dynamic schedule, CTA c takes item c, then claims each next item
+// from a global counter (G + the counter's old value) at the start of the
+// tile before, so that the claim's round trip to L2 overlaps the tile's
+// wait for a free slot. A CTA's claims increase, so the cursor still only
+// walks forward. After its last claim a CTA counts itself finished; the
+// last of the grid to do so resets both counters, so the next launch finds
+// them zeroed (acq_rel on the count orders every CTA's claims before it).
+//
 // The values a tile loop carries (its iter_args: the ring positions of the
 // lowered protocol) and those of an scf.while (a lowered consume loop) live
 // in per-thread variables, like the cursor: stored before the loop and by
@@ -101,6 +109,66 @@ LogicalResult inlineTileBody(ConversionPatternRewriter &rewriter,
     return storeYielded(rewriter, e, yield, yield.getValues(), carried);
   return success();
 }
+
+/// The counters of a dynamic schedule (TileLoopOp's description): where
+/// they are, and the grid, whose first items every CTA takes unclaimed.
+struct DynamicSchedule {
+  Value counters; // !llvm.ptr<1> to i32 [next claim, finished CTAs]
+  Value grid;     // i64
+
+  /// The counters of `op`'s dynamic schedule; null counters for a static
+  /// one. Fails, with a diagnostic, where the claims cannot be made.
+  static FailureOr<DynamicSchedule> of(TileLoopOp op, Value grid) {
+    Value schedule = op.getSchedule();
+    if (!schedule)
+      return DynamicSchedule{};
+    // One thread claims for the CTA; each thread of several would take
+    // items of its own.
+    if (!KernelBuilder::inSingleThread(op))
+      return op.emitOpError()
+             << "with a dynamic schedule must run on one thread (in a "
+                "warpspec.single_thread region)";
+    Value pointer = ArgParams::of(schedule).pointer;
+    if (!pointer)
+      return op.emitOpError()
+             << "dynamic schedule must be an argument of the kernel function";
+    return DynamicSchedule{pointer, grid};
+  }
+
+  explicit operator bool() const { return counters != nullptr; }
+
+  Value word(KernelBuilder &e, int64_t index) const {
+    return LLVM::GEPOp::create(e.b, e.loc, e.globalPtrT(), e.i32T(), counters,
+                               ArrayRef<LLVM::GEPArg>{index});
+  }
+
+  /// The CTA's next item (i64). Relaxed: the claims order nothing else.
+  Value claim(KernelBuilder &e) const {
+    Value old = LLVM::AtomicRMWOp::create(
+        e.b, e.loc, LLVM::AtomicBinOp::add, word(e, 0), e.i32(1),
+        LLVM::AtomicOrdering::monotonic, "device");
+    return e.add(grid, e.zext64(old));
+  }
+
+  /// Counts the CTA finished (after its last claim); the grid's last resets
+  /// both counters for the next launch. The fences make the count a release
+  /// of the CTA's claims and the last count an acquire of everyone's, so that
+  /// the reset follows every claim (NVPTX emits an acq_rel atomicrmw as a
+  /// relaxed atom, so the orders are fences).
+  void finish(KernelBuilder &e) const {
+    LLVM::FenceOp::create(e.b, e.loc, LLVM::AtomicOrdering::release, "device");
+    Value finished = LLVM::AtomicRMWOp::create(
+        e.b, e.loc, LLVM::AtomicBinOp::add, word(e, 1), e.i32(1),
+        LLVM::AtomicOrdering::monotonic, "device");
+    Value last = e.cmp(Pred::eq, e.zext64(finished), e.sub(grid, e.i64(1)));
+    e.emitIf(last, [&] {
+      LLVM::FenceOp::create(e.b, e.loc, LLVM::AtomicOrdering::acquire,
+                            "device");
+      e.store(e.i32(0), word(e, 0), 4);
+      e.store(e.i32(0), word(e, 1), 4);
+    });
+  }
+};
 
 /// Probes a round of searchSequence. A round's loads are independent, so
 /// it costs about one load's latency where a halving costs one per probe:
@@ -200,6 +268,9 @@ LogicalResult lowerPackedTileLoop(TileLoopOp op, TileLoopOp::Adaptor adaptor,
   Value first = contiguous ? e.udiv(e.mul(cta, items), grid) : cta;
   Value last =
       contiguous ? e.udiv(e.mul(e.add(cta, e.i64(1)), items), grid) : items;
+  FailureOr<DynamicSchedule> dynamic = DynamicSchedule::of(op, grid);
+  if (failed(dynamic))
+    return failure();
 
   Type t32 = e.i32T(), t64 = e.i64T();
   // The cursor: the work item, its tile and head, and the sequence (index,
@@ -265,6 +336,7 @@ LogicalResult lowerPackedTileLoop(TileLoopOp op, TileLoopOp::Adaptor adaptor,
                                 SmallVector<Value>{});
         },
         [&](ValueRange) {
+          Value claimed = *dynamic ? dynamic->claim(e) : Value();
           Value t = e.load(t32, tile), h = e.load(t32, head);
           e.store(e.load(t32, seq), tSeq);
           e.store(e.load(t32, seqStart), tStart);
@@ -283,17 +355,28 @@ LogicalResult lowerPackedTileLoop(TileLoopOp op, TileLoopOp::Adaptor adaptor,
             result =
                 inlineTileBody(rewriter, e, op, {row, rows, h, ends}, carried);
           });
-          e.store(e.add(e.load(t64, item), step), item);
-          Value nextHead = e.add(h, dh);
-          Value carry = e.cmp(Pred::uge, nextHead, heads);
-          e.store(e.select(carry, e.sub(nextHead, heads), nextHead), head);
-          Value nextT = e.add(e.add(t, dt), e.select(carry, one, zero));
+          Value nextT;
+          if (*dynamic) {
+            // The remainder from the quotient: one division, not two.
+            Value quotient = e.udiv(claimed, heads64);
+            e.store(claimed, item);
+            e.store(e.trunc32(e.sub(claimed, e.mul(quotient, heads64))), head);
+            nextT = e.trunc32(quotient);
+          } else {
+            e.store(e.add(e.load(t64, item), step), item);
+            Value nextHead = e.add(h, dh);
+            Value carry = e.cmp(Pred::uge, nextHead, heads);
+            e.store(e.select(carry, e.sub(nextHead, heads), nextHead), head);
+            nextT = e.add(e.add(t, dt), e.select(carry, one, zero));
+          }
           e.store(nextT, tile);
           catchUp(seq, seqStart, seqEnd, e.mul(nextT, kv));
         });
   });
   if (failed(result))
     return failure();
+  if (*dynamic)
+    dynamic->finish(e);
   SmallVector<Value> results;
   loadCarried(e, carried, results);
   rewriter.replaceOp(op, results);
@@ -336,6 +419,9 @@ struct TileLoopLowering : ConvertOpToLLVMPattern<TileLoopOp> {
     Value first = contiguous ? e.udiv(e.mul(cta, items), grid) : cta;
     Value last =
         contiguous ? e.udiv(e.mul(e.add(cta, e.i64(1)), items), grid) : items;
+    FailureOr<DynamicSchedule> dynamic = DynamicSchedule::of(op, grid);
+    if (failed(dynamic))
+      return failure();
 
     Type t64 = e.i64T();
     Cursor c{e.variable(t64), e.variable(t64), e.variable(t64),
@@ -392,6 +478,7 @@ struct TileLoopLowering : ConvertOpToLLVMPattern<TileLoopOp> {
                                   SmallVector<Value>{});
           },
           [&](ValueRange) {
+            Value claimed = *dynamic ? dynamic->claim(e) : Value();
             Value v = e.load(t64, c.vblock), h = e.load(t64, c.head),
                   s = e.load(t64, c.seq), start = e.load(t64, c.seqStart),
                   end = e.load(t64, c.seqEnd);
@@ -418,17 +505,28 @@ struct TileLoopLowering : ConvertOpToLLVMPattern<TileLoopOp> {
                 result = storeYielded(rewriter, e, yield, yield.getValues(),
                                       carried);
             });
-            e.store(e.add(e.load(t64, c.item), step), c.item);
-            Value nextHead = e.add(h, dh);
-            Value carry = e.cmp(Pred::uge, nextHead, heads);
-            e.store(e.select(carry, e.sub(nextHead, heads), nextHead), c.head);
-            Value nextV = e.add(e.add(v, dv), e.select(carry, one, zero));
+            Value nextV;
+            if (*dynamic) {
+              // The remainder from the quotient: one division, not two.
+              nextV = e.udiv(claimed, heads);
+              e.store(claimed, c.item);
+              e.store(e.sub(claimed, e.mul(nextV, heads)), c.head);
+            } else {
+              e.store(e.add(e.load(t64, c.item), step), c.item);
+              Value nextHead = e.add(h, dh);
+              Value carry = e.cmp(Pred::uge, nextHead, heads);
+              e.store(e.select(carry, e.sub(nextHead, heads), nextHead),
+                      c.head);
+              nextV = e.add(e.add(v, dv), e.select(carry, one, zero));
+            }
             e.store(nextV, c.vblock);
             catchUp(nextV);
           });
     });
     if (failed(result))
       return failure();
+    if (*dynamic)
+      dynamic->finish(e);
     SmallVector<Value> results;
     loadCarried(e, carried, results);
     rewriter.replaceOp(op, results);

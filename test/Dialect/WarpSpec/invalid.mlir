@@ -1190,6 +1190,81 @@ func.func @negative_partition_outside_kernel() {
 
 // -----
 
+// A dynamic schedule's counters are two i32 words.
+func.func @negative_tile_loop_dynamic_schedule_type(%cu: memref<?xi32>, %s: memref<?xi32>, %n: index) {
+  // expected-error @+1 {{'warpspec.tile_loop' op dynamic schedule must be a memref<2xi32>, got 'memref<?xi32>'}}
+  warpspec.tile_loop (%row, %rows, %head) in %cu : memref<?xi32>
+      heads(%n) tokens(%n) block_size(64) dynamic(%s : memref<?xi32>) {
+  }
+  return
+}
+
+// -----
+
+// A dynamic schedule hands out one item at a time, not ranges.
+func.func @negative_tile_loop_dynamic_contiguous(%cu: memref<?xi32>, %s: memref<2xi32>, %n: index) {
+  // expected-error @+1 {{'warpspec.tile_loop' op cannot be both contiguous and dynamic: a dynamic schedule hands out single items}}
+  warpspec.tile_loop (%row, %rows, %head) in %cu : memref<?xi32>
+      heads(%n) tokens(%n) block_size(64) contiguous dynamic(%s : memref<2xi32>) {
+  }
+  return
+}
+
+// -----
+
+// Every thread of a compute partition would claim items of its own.
+!c = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_tile_loop_dynamic_many_threads(%cu: memref<?xi32>, %s: memref<2xi32>, %n: index) {
+  warpspec.kernel chip(sm_90a) {
+    %c = warpspec.channel "c" depth(2) : !c
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      warpspec.close %c : !c
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(232) {
+      // expected-error @+1 {{'warpspec.tile_loop' op with a dynamic schedule must run on one thread, in a load or mma partition, not in 'compute' (role compute)}}
+      warpspec.tile_loop (%row, %rows, %head) in %cu : memref<?xi32>
+          heads(%n) tokens(%n) block_size(64) dynamic(%s : memref<2xi32>) {
+      }
+      warpspec.consume %c (%slot, %row, %rows, %head, %b) : !c {
+        warpspec.release %slot
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// Two loops claiming from one counter would each see a part of the items.
+!c = !warpspec.channel<[64x64xbf16], smem>
+func.func @negative_kernel_two_dynamic_tile_loops(%cu: memref<?xi32>, %s: memref<2xi32>, %n: index) {
+  warpspec.kernel chip(sm_90a) {
+    %c = warpspec.channel "c" depth(2) : !c
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      warpspec.tile_loop (%row, %rows, %head) in %cu : memref<?xi32>
+          heads(%n) tokens(%n) block_size(64) dynamic(%s : memref<2xi32>) {
+        %slot, %b = warpspec.acquire %c : !c
+        warpspec.commit %slot tile(%row, %rows, %head)
+      }
+      // expected-error @+1 {{'warpspec.tile_loop' op is a second dynamic tile loop in its kernel; the CTAs' claims of one counter must all walk one loop}}
+      warpspec.tile_loop (%row, %rows, %head) in %cu : memref<?xi32>
+          heads(%n) tokens(%n) block_size(64) dynamic(%s : memref<2xi32>) {
+        %slot, %b = warpspec.acquire %c : !c
+        warpspec.commit %slot tile(%row, %rows, %head)
+      }
+      warpspec.close %c : !c
+    }
+    warpspec.partition "compute" role(compute) warps(4) regs(232) {
+      warpspec.consume %c (%slot, %row, %rows, %head, %b) : !c {
+        warpspec.release %slot
+      }
+    }
+  }
+  return
+}
+
+// -----
+
 // cu_seqlens holds i32 offsets, not i64.
 func.func @negative_tile_loop_cu_seqlens_i64(%cu: memref<?xi64>, %n: index) {
   // expected-error @+1 {{'warpspec.tile_loop' op cu_seqlens must be a rank-1 memref of i32, got 'memref<?xi64>'}}
@@ -1259,7 +1334,7 @@ func.func @negative_tile_loop_two_args(%cu: memref<?xi32>, %n: index) {
 // In the generic form the body arguments can be mistyped: index, not i32.
 func.func @negative_tile_loop_index_args(%cu: memref<?xi32>, %n: index) {
   // expected-error @+1 {{'warpspec.tile_loop' op body must take three i32 arguments (row, rows, head), and optionally a fourth}}
-  "warpspec.tile_loop"(%cu, %n, %n) <{block_size = 64 : i64}> ({
+  "warpspec.tile_loop"(%cu, %n, %n) <{block_size = 64 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>}> ({
   ^bb0(%row: index, %rows: index, %head: index):
   }) : (memref<?xi32>, index, index) -> ()
   return

@@ -978,3 +978,20 @@ func.func @store_in_slot(%v: !warpspec.acc<64x128xf32>,
   }
   return
 }
+
+// A dynamic tile schedule: the loop claims its items from the counters of
+// the kernel's schedule argument; with iter_args, which the operand
+// segments keep apart from it.
+// CHECK-LABEL: func.func @dynamic_schedule(
+// CHECK: warpspec.tile_loop (%{{.*}}, %{{.*}}, %{{.*}}) in %{{.*}} : memref<?xi32> heads(%{{.*}}) tokens(%{{.*}}) block_size(64) dynamic(%[[S:.*]] : memref<2xi32>) iter_args(%{{.*}} = %{{.*}}) -> (i32) {
+// CHECK-NEXT: warpspec.yield %{{.*}} : i32
+!dyn_ring = !warpspec.channel<[64x128xbf16], smem>
+func.func @dynamic_schedule(%cu: memref<?xi32>, %schedule: memref<2xi32>,
+                            %n: index, %i: i32) {
+  %last = warpspec.tile_loop (%row, %rows, %head) in %cu : memref<?xi32>
+      heads(%n) tokens(%n) block_size(64)
+      dynamic(%schedule : memref<2xi32>) iter_args(%x = %i) -> (i32) {
+    warpspec.yield %x : i32
+  }
+  return
+}

@@ -604,7 +604,7 @@ func.func @negative_tile_loop_five_args(%cu: memref<?xi32>, %n: index) {
 // In the generic form the fourth argument can be mistyped: an i64 position.
 func.func @negative_tile_loop_i64_position(%cu: memref<?xi32>, %n: index) {
   // expected-error @+1 {{'warpspec.tile_loop' op body must take three i32 arguments (row, rows, head), and optionally a fourth (the position of the row inside its sequence)}}
-  "warpspec.tile_loop"(%cu, %n, %n) <{block_size = 64 : i64}> ({
+  "warpspec.tile_loop"(%cu, %n, %n) <{block_size = 64 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>}> ({
   ^bb0(%row: i32, %rows: i32, %head: i32, %pos: i64):
   }) : (memref<?xi32>, index, index) -> ()
   return
@@ -615,7 +615,7 @@ func.func @negative_tile_loop_i64_position(%cu: memref<?xi32>, %n: index) {
 // An index position.
 func.func @negative_tile_loop_index_position(%cu: memref<?xi32>, %n: index) {
   // expected-error @+1 {{'warpspec.tile_loop' op body must take three i32 arguments (row, rows, head), and optionally a fourth (the position of the row inside its sequence)}}
-  "warpspec.tile_loop"(%cu, %n, %n) <{block_size = 64 : i64}> ({
+  "warpspec.tile_loop"(%cu, %n, %n) <{block_size = 64 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>}> ({
   ^bb0(%row: i32, %rows: i32, %head: i32, %pos: index):
   }) : (memref<?xi32>, index, index) -> ()
   return

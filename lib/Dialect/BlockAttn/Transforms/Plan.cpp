@@ -402,6 +402,7 @@ LogicalResult planLaunch(Chip chip, const TuningOptions &options,
                 "persistent (schedule '",
                 stringifySchedule(options.schedule), "')");
   plan.contiguousSchedule = chunked || options.schedule == Schedule::contiguous;
+  plan.dynamicSchedule = options.schedule == Schedule::dynamic;
   plan.ctasPerSm = options.ctasPerSm > 0
                        ? options.ctasPerSm
                        : (chunked && sm90a ? chunkedCtasPerSm : 1);

@@ -589,6 +589,24 @@ KernelValues beginKernel(OpBuilder &b, Location loc, Chip chip,
   return buildKernelValues(b, loc, spec);
 }
 
+/// The kernel function's argument for a dynamic schedule's counters
+/// (warpspec::kScheduleName), appended to `func` once.
+static FailureOr<Value> scheduleArgument(func::FuncOp func, Location loc) {
+  for (BlockArgument arg : func.getArguments())
+    if (auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                      "blockattn.name");
+        name && name.getValue() == warpspec::kScheduleName)
+      return Value(arg);
+  Builder b(func.getContext());
+  auto type = MemRefType::get({warpspec::kScheduleWords}, b.getI32Type());
+  unsigned position = func.getNumArguments();
+  auto attrs = b.getDictionaryAttr(b.getNamedAttr(
+      "blockattn.name", b.getStringAttr(warpspec::kScheduleName)));
+  if (failed(func.insertArgument(position, type, attrs, loc)))
+    return failure();
+  return Value(func.getArgument(position));
+}
+
 /// The load partition's shell: the producer warpgroup (one, four warps,
 /// `plan.registers.load`) and its tile loop, whose body takes
 /// `numLoopArgs` i32 arguments (row, rows, head[, position]); leaves `b` at
@@ -609,6 +627,16 @@ beginLoadTileLoop(OpBuilder &b, Location loc, const KernelSpec &spec,
       TileLoopOp::create(b, loc, spec.cuSeqlens, values.numHeads,
                          values.numTokens, b.getI64IntegerAttr(spec.tileRows()),
                          plan.contiguousSchedule ? b.getUnitAttr() : nullptr);
+  if (plan.dynamicSchedule) {
+    // The function's arguments are the kernel's parameters; a dynamic
+    // schedule adds its counters to them.
+    auto func = producer->getParentOfType<func::FuncOp>();
+    FailureOr<Value> schedule = scheduleArgument(func, loc);
+    // insertArgument fails only for a function without a body, and the
+    // recipe builds into this function's body.
+    assert(succeeded(schedule) && "a function with a body takes arguments");
+    loop.getScheduleMutable().assign(*schedule);
+  }
   if (spec.packsTiles()) {
     loop.setBlockSize(spec.blockSize);
     loop.setPacked(spec.tileRows() / spec.blockSize);

@@ -181,6 +181,16 @@ LogicalResult verifyBudgets(KernelOp kernel) {
       return kernel.emitOpError()
              << "tiles_per_cta (a chunked launch) needs contiguous tile loops";
   }
+  // Two loops claiming from one counter would each see a part of the items.
+  SmallVector<TileLoopOp> dynamicLoops;
+  kernel.walk([&](TileLoopOp loop) {
+    if (loop.getSchedule())
+      dynamicLoops.push_back(loop);
+  });
+  if (dynamicLoops.size() > 1)
+    return dynamicLoops[1].emitOpError()
+           << "is a second dynamic tile loop in its kernel; the CTAs' claims "
+              "of one counter must all walk one loop";
   // setmaxnreg moves registers within the pool the CTA was launched with; an
   // increase the pool cannot cover blocks forever.
   int64_t pool = kernel.getLaunchRegisterCap() * threads;
@@ -701,6 +711,13 @@ ParseResult TileLoopOp::parse(OpAsmParser &parser, OperationState &result) {
     result.addAttribute(getPackedAttrName(result.name),
                         b.getI64IntegerAttr(packed));
   }
+  // dynamic(%schedule : type)
+  OpAsmParser::UnresolvedOperand schedule;
+  Type scheduleType;
+  bool dynamic = succeeded(parser.parseOptionalKeyword("dynamic"));
+  if (dynamic && (parser.parseLParen() || parser.parseOperand(schedule) ||
+                  parser.parseColonType(scheduleType) || parser.parseRParen()))
+    return failure();
   for (OpAsmParser::Argument &arg : args)
     arg.type = b.getI32Type();
   // iter_args(%a = %init, ...) -> (types)
@@ -721,9 +738,13 @@ ParseResult TileLoopOp::parse(OpAsmParser &parser, OperationState &result) {
       parser.resolveOperand(cuSeqlens, cuType, result.operands) ||
       parser.resolveOperand(numHeads, b.getIndexType(), result.operands) ||
       parser.resolveOperand(numTokens, b.getIndexType(), result.operands) ||
+      (dynamic &&
+       parser.resolveOperand(schedule, scheduleType, result.operands)) ||
       parser.resolveOperands(inits, result.types, parser.getNameLoc(),
                              result.operands))
     return failure();
+  result.getOrAddProperties<Properties>().operandSegmentSizes = {
+      1, 1, 1, dynamic ? 1 : 0, static_cast<int32_t>(inits.size())};
   llvm::append_range(args, iterArgs);
   Region *body = result.addRegion();
   return parser.parseRegion(*body, args);
@@ -741,6 +762,8 @@ void TileLoopOp::print(OpAsmPrinter &p) {
     p << " contiguous";
   if (std::optional<uint64_t> packed = getPacked())
     p << " packed(" << *packed << ")";
+  if (Value schedule = getSchedule())
+    p << " dynamic(" << schedule << " : " << schedule.getType() << ")";
   if (!getInits().empty()) {
     p << " iter_args(";
     llvm::interleaveComma(
@@ -751,7 +774,8 @@ void TileLoopOp::print(OpAsmPrinter &p) {
   }
   p.printOptionalAttrDictWithKeyword(
       (*this)->getAttrs(),
-      {getBlockSizeAttrName(), getContiguousAttrName(), getPackedAttrName()});
+      {getBlockSizeAttrName(), getContiguousAttrName(), getPackedAttrName(),
+       getOperandSegmentSizesAttrName()});
   p << ' ';
   p.printRegion(getBody(), /*printEntryBlockArgs=*/false);
 }
@@ -768,6 +792,27 @@ LogicalResult TileLoopOp::verify() {
     return emitOpError() << "block_size must be in [1, "
                          << std::numeric_limits<int32_t>::max() << "], got "
                          << getBlockSize();
+  if (Value schedule = getSchedule()) {
+    // [next item, finished CTAs] (the op's description).
+    auto scheduleType = dyn_cast<MemRefType>(schedule.getType());
+    if (!scheduleType ||
+        scheduleType.getShape() != ArrayRef<int64_t>{kScheduleWords} ||
+        !scheduleType.getElementType().isSignlessInteger(32))
+      return emitOpError() << "dynamic schedule must be a memref<"
+                           << kScheduleWords << "xi32>, got "
+                           << schedule.getType();
+    if (getContiguous())
+      return emitOpError() << "cannot be both contiguous and dynamic: a "
+                              "dynamic schedule hands out single items";
+    // One thread claims for the CTA; each thread of several would take
+    // items of its own.
+    if (auto partition = (*this)->getParentOfType<PartitionOp>();
+        partition && !partition.isSingleThreaded())
+      return emitOpError() << "with a dynamic schedule must run on one "
+                              "thread, in a load or mma partition, not in '"
+                           << partition.getName() << "' (role "
+                           << stringifyRole(partition.getRole()) << ")";
+  }
   if (getInits().getTypes() != getResultTypes())
     return emitOpError() << "iter_args types " << getInits().getTypes()
                          << " differ from the result types "

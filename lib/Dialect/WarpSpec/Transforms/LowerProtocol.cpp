@@ -314,8 +314,8 @@ private:
     b.setInsertionPoint(op);
     auto loop = TileLoopOp::create(
         b, loc, ValueRange(inits).getTypes(), op.getCuSeqlens(),
-        op.getNumHeads(), op.getNumTokens(), inits, op.getBlockSizeAttr(),
-        op.getContiguousAttr(), op.getPackedAttr());
+        op.getNumHeads(), op.getNumTokens(), op.getSchedule(), inits,
+        op.getBlockSizeAttr(), op.getContiguousAttr(), op.getPackedAttr());
     loop->setDiscardableAttrs(op->getDiscardableAttrDictionary());
     loop.getBody().takeBody(op.getBody());
     Block &body = loop.getBody().front();

@@ -489,6 +489,29 @@ TEST(Sm90aPlan, StridedForwardHasTwoConsumers) {
   EXPECT_EQ(p.registers.compute, 232);
 }
 
+TEST(Sm90aPlan, DynamicIsAStridedLaunchThatClaims) {
+  // The dynamic schedule changes who takes which tile, not the kernel's
+  // layout: the persistent (strided) plan, with its tiles claimed.
+  TuningOptions strided, dynamic;
+  strided.schedule = Schedule::strided;
+  dynamic.schedule = Schedule::dynamic;
+  for (RotaryMode rotary : {RotaryMode::none, RotaryMode::half_split}) {
+    KernelPlan s = plan(Chip::sm_90a, shape(true, 128, rotary), strided);
+    KernelPlan d = plan(Chip::sm_90a, shape(true, 128, rotary), dynamic);
+    EXPECT_TRUE(d.dynamicSchedule);
+    EXPECT_FALSE(s.dynamicSchedule);
+    EXPECT_FALSE(d.contiguousSchedule);
+    EXPECT_EQ(d.tilesPerCta, 0);
+    EXPECT_EQ(d.ctasPerSm, s.ctasPerSm);
+    EXPECT_EQ(d.numConsumers, s.numConsumers);
+    EXPECT_EQ(d.numStages, s.numStages);
+  }
+  // The defaults claim nothing.
+  EXPECT_FALSE(plan(Chip::sm_90a, shape(true, 128, RotaryMode::half_split))
+                   .dynamicSchedule);
+  EXPECT_FALSE(plan(Chip::sm_100a, shape(false, 128)).dynamicSchedule);
+}
+
 TEST(Sm90aPlan, TwoConsumersMeanAPersistentLaunch) {
   TuningOptions options;
   options.numConsumers = 2;

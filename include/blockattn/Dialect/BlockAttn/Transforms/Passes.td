@@ -80,6 +80,9 @@ def BlockAttnWarpSpecializePass
     EnumOption<"schedule", "schedule", BlockAttn_Schedule, "automatic",
            "How tiles are dealt to CTAs: 'strided' (a persistent grid, "
            "round-robin), 'contiguous' (a persistent grid, one range each), "
+           "'dynamic' (a persistent grid whose CTAs claim their next tile "
+           "from a counter in the kernel's 'schedule' argument, a zeroed "
+           "i32[2] that the kernel leaves zeroed), "
            "'chunked' (a CTA per tiles-per-cta tiles, handed out in order by "
            "the hardware) or 'auto' (the recipe picks: chunked for the "
            "sm_90a forward and backward without rotary embeddings, the "

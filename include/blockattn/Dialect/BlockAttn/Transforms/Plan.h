@@ -109,10 +109,13 @@ struct RegisterPlan {
 struct KernelPlan {
   /// Launch: CTAs sharing an SM, and for a chunked launch the tiles of one
   /// CTA (0: a persistent launch). The tile loop walks one contiguous range
-  /// per CTA when `contiguousSchedule` is set, else strided.
+  /// per CTA when `contiguousSchedule` is set, else strided, or with
+  /// `dynamicSchedule` claimed from a global counter (the kernel function
+  /// gets a `schedule` argument).
   int64_t ctasPerSm = 1;
   int64_t tilesPerCta = 0;
   bool contiguousSchedule = false;
+  bool dynamicSchedule = false;
   /// Rings: slots of the load ring, and on sm_100a with rotary embeddings
   /// of the rotated-tile ring.
   int64_t numStages = 0;

@@ -24,7 +24,8 @@ def BlockAttn_Schedule
     I32EnumCase<"automatic", 0, "auto">,
     I32EnumCase<"strided", 1>,
     I32EnumCase<"contiguous", 2>,
-    I32EnumCase<"chunked", 3>]>;
+    I32EnumCase<"chunked", 3>,
+    I32EnumCase<"dynamic", 4>]>;
 
 def BlockAttn_POperand
     : BlockAttn_PlanEnum<"POperand", "where P feeds O = P V from", [

@@ -62,6 +62,14 @@ struct TargetLimits {
   static bool isValidPtxIdentifier(StringRef name);
 };
 
+/// The global words of a dynamic tile schedule (`warpspec.tile_loop
+/// dynamic`): the next item to claim (less the grid), and the CTAs that
+/// made their last claim. The kernel's `schedule` argument.
+constexpr int64_t kScheduleWords = 2;
+/// The name (`blockattn.name`) of the kernel function's schedule argument,
+/// which the manifest and the runtime use.
+constexpr llvm::StringLiteral kScheduleName = "schedule";
+
 /// Sizes of the per-slot synchronization state that warpspec-allocate-smem
 /// places and the lowering addresses: an mbarrier, and a tile record (row,
 /// rows, head, position).

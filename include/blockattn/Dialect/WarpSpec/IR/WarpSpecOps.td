@@ -300,7 +300,8 @@ def WarpSpec_PartitionOp : WarpSpec_Op<"partition", [
 //===----------------------------------------------------------------------===//
 
 def WarpSpec_TileLoopOp : WarpSpec_Op<"tile_loop", [
-    SingleBlock, NoTerminator, RecursiveMemoryEffects]> {
+    SingleBlock, NoTerminator, RecursiveMemoryEffects,
+    AttrSizedOperandSegments]> {
   let summary = "the persistent loop over the (block, head) tiles of a jagged batch";
   let description = [{
     The `warpspec.tile_loop` operation runs its body once for each tile this
@@ -347,6 +348,11 @@ def WarpSpec_TileLoopOp : WarpSpec_Op<"tile_loop", [
         heads(%h) tokens(%t) block_size(64) {
       ...
     }
+    warpspec.tile_loop (%row, %rows, %head) in %cu_seqlens : memref<?xi32>
+        heads(%h) tokens(%t) block_size(64)
+        dynamic(%schedule : memref<2xi32>) {
+      ...
+    }
     %last = warpspec.tile_loop (%row, %rows, %head) in %cu_seqlens
         : memref<?xi32> heads(%h) tokens(%t) block_size(64)
         iter_args(%entry = %c0) -> (i32) {
@@ -358,6 +364,7 @@ def WarpSpec_TileLoopOp : WarpSpec_Op<"tile_loop", [
   let arguments = (ins AnyMemRef:$cu_seqlens,
                        Index:$num_heads,
                        Index:$num_tokens,
+                       Optional<AnyMemRef>:$schedule,
                        Variadic<AnyType>:$inits,
                        I64Attr:$block_size,
                        UnitAttr:$contiguous,
@@ -371,8 +378,8 @@ def WarpSpec_TileLoopOp : WarpSpec_Op<"tile_loop", [
                    "Value":$num_tokens, "IntegerAttr":$block_size,
                    "UnitAttr":$contiguous), [{
       build($_builder, $_state, TypeRange(), cu_seqlens, num_heads,
-            num_tokens, ValueRange(), block_size, contiguous,
-            /*packed=*/IntegerAttr());
+            num_tokens, /*schedule=*/Value(), ValueRange(), block_size,
+            contiguous, /*packed=*/IntegerAttr());
     }]>
   ];
   let extraClassDeclaration = [{
