@@ -53,6 +53,25 @@
 #                                       --no-small-grid --no-large-grid
 #                                       --rotary none,half_split,interleaved
 #                                       --rotary-variants plain,pos,rv,pos_rv
+#   scripts/gpu_pending.sh dynamic DIR  issue 19: the dynamic schedule
+#                                       (--schedule=dynamic): its GPU tests,
+#                                       then every kernel of DIR/dyn timed
+#                                       against the defaults at D = 128 and
+#                                       64, then each SM's finish time of the
+#                                       traced kernels (bench/sm_balance.py)
+#                                       in DIR/tr/base and DIR/tr/dyn; DIR/dyn
+#                                       from scripts/launch_sweep.sh build
+#                                       DIR/dyn "base:" "dyn:--schedule=dynamic"
+#                                       -- --head-dims 64,128 --kinds
+#                                       forward,backward --dtypes bf16
+#                                       --no-small-grid --no-large-grid
+#                                       --rotary none,half_split,interleaved
+#                                       --rotary-variants plain,pos,rv,pos_rv;
+#                                       DIR/tr/V from bench/timeline.py
+#                                       --build-only --kernel-dir DIR/tr/V
+#                                       --kinds forward,backward --rotary
+#                                       half_split (V = dyn: --compiler a
+#                                       wrapper adding --schedule=dynamic)
 #   scripts/gpu_pending.sh timing DIR   issue 19: bench/bench.py with every
 #                                       fused rotary variant against the plain
 #                                       kernels on rope and seed (an H200)
@@ -60,8 +79,8 @@
 #     IMPLS=ours,ours-fused             bench.py's --impls (default: all four)
 #     RESULTS=DIR2                      where results go (default DIR)
 set -euo pipefail
-cmd=${1:?usage: $0 pack|tests|suite|timeline|threshold|slot|timing DIR}
-dir=${2:?usage: $0 pack|tests|suite|timeline|threshold|slot|timing DIR}
+cmd=${1:?usage: $0 pack|tests|suite|timeline|threshold|slot|dynamic|timing DIR}
+dir=${2:?usage: $0 pack|tests|suite|timeline|threshold|slot|dynamic|timing DIR}
 build=${BUILD_DIR:-build}
 
 setup() {
@@ -212,6 +231,20 @@ slot)
   scripts/launch_sweep.sh time "$dir/slot" "${RESULTS:-$dir}/slot" seed backward "$variants" "${ROUNDS:-3}"
   scripts/launch_sweep.sh time "$dir/slot" "${RESULTS:-$dir}/slot" seed-d64 backward "$variants" "${ROUNDS:-2}"
   ;;
+dynamic)
+  setup
+  out=${RESULTS:-$dir}/dynamic
+  mkdir -p "$out"
+  python3 -m pytest -q -p no:cacheprovider python/tests/gpu/test_dynamic_schedule_gpu.py
+  variants=plain,half_split,half_split+pos,half_split+rv,half_split+pos+rv
+  variants=$variants,interleaved,interleaved+pos,interleaved+rv,interleaved+pos+rv
+  scripts/launch_sweep.sh time "$dir/dyn" "$out" seed forward,backward "$variants" "${ROUNDS:-3}"
+  scripts/launch_sweep.sh time "$dir/dyn" "$out" seed-d64 forward,backward "$variants" "${ROUNDS:-2}"
+  for v in base dyn; do
+    BLOCKATTN_KERNEL_DIR="$dir/tr/$v" python3 bench/sm_balance.py --kernel-dir "$dir/tr/$v" \
+      --kinds forward,backward --rotary none,half_split --out "$out/balance-$v.json"
+  done
+  ;;
 timing)
   setup
   for layout in ${LAYOUTS:-half_split interleaved}; do
@@ -224,7 +257,7 @@ timing)
   done
   ;;
 *)
-  echo "usage: $0 pack|tests|suite|timeline|threshold|slot|timing DIR" >&2
+  echo "usage: $0 pack|tests|suite|timeline|threshold|slot|dynamic|timing DIR" >&2
   exit 2
   ;;
 esac
