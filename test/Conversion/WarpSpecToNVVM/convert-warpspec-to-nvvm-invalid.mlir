@@ -25,7 +25,9 @@
 // sizes and strides: any op that would make another one inside the kernel
 // is itself reported as not lowerable); the rotary lowerings' "positions
 // must be a kernel parameter" (collecting the kernel's parameters reports
-// such a memref first: @negative_positions_not_an_argument). Two messages guard ops on the wrong
+// such a memref first: @negative_positions_not_an_argument); a dynamic
+// tile loop's "must run on one thread" (the tile_loop verifier rejects it
+// in a partition of many threads first, WarpSpec/invalid.mlir). Two messages guard ops on the wrong
 // target, which the warpspec.kernel verifier reports first ("is not
 // available on sm_90a/sm_100a", WarpSpec/invalid.mlir): warpspec.mma_async
 // "needs tensor memory (sm_100a)" and warpspec.mma "with register operands
@@ -486,6 +488,27 @@ func.func @negative_positions_not_an_argument(%positions: memref<4xi32>) {
       %p = memref.cast %positions : memref<4xi32> to memref<?xi32>
       // expected-error @+1 {{'warpspec.load_positions' op positions must be an argument of the kernel function}}
       %read = warpspec.load_positions %p[%row] : memref<?xi32> -> !warpspec.rows<64xi32>
+    }
+  }
+  return
+}
+
+// -----
+
+// A dynamic schedule's counters are a parameter too: a memref made inside
+// the kernel is none.
+!cu = memref<?xi32>
+func.func @negative_schedule_not_an_argument(%cu: !cu, %counters: memref<?xi32>) {
+  warpspec.kernel chip(sm_90a) {
+    %n = arith.constant 4 : index
+    warpspec.partition "load" role(load) warps(4) regs(40) {
+      %c0 = arith.constant 0 : index
+      %s = memref.subview %counters[%c0] [2] [1] : memref<?xi32> to memref<2xi32, strided<[1], offset: ?>>
+      %t = memref.cast %s : memref<2xi32, strided<[1], offset: ?>> to memref<2xi32>
+      // expected-error @+1 {{'warpspec.tile_loop' op dynamic schedule must be an argument of the kernel function}}
+      warpspec.tile_loop (%row, %rows, %head) in %cu : !cu heads(%n) tokens(%n)
+          block_size(64) dynamic(%t : memref<2xi32>) {
+      }
     }
   }
   return
