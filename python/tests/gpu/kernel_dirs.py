@@ -31,3 +31,25 @@ def kernels_from(directory, takes, monkeypatch):
     for cache, old in zip(caches, saved):
         cache.clear()
         cache.update(old)
+
+
+def kernels_with_flag(tmp_path_factory, env: str, flag: str, keys, jobs: int = 4) -> str:
+    """The directory of `keys` compiled with `flag` appended to their flags: $`env` if set (a
+    prebuilt one, for a GPU machine without the compiler), else built here by a wrapper of
+    the project's block-attn-compile; skips when neither is there."""
+    import os
+
+    import pytest
+
+    directory = os.environ.get(env)
+    if directory is not None:
+        return directory
+    compiler = _kernels.find_compiler()
+    if compiler is None:
+        pytest.skip(f"no block-attn-compile and no {env}")
+    root = tmp_path_factory.mktemp("flagged")
+    wrapper = root / "compile.sh"
+    wrapper.write_text(f'#!/bin/sh\nexec "{compiler}" "$@" {flag}\n')
+    wrapper.chmod(0o755)
+    _kernels.prebuild(root, list(keys), cubin=True, jobs=jobs, compiler=str(wrapper))
+    return str(root)

@@ -16,7 +16,6 @@ BLOCKATTN_DYNAMIC_KERNEL_DIR.
 
 from __future__ import annotations
 
-import os
 import pathlib
 
 import pytest
@@ -25,7 +24,7 @@ import torch
 import blockattn
 from blockattn import _driver, _kernels
 
-from .kernel_dirs import kernels_from
+from .kernel_dirs import kernels_from, kernels_with_flag
 from .test_forward_gpu import make_inputs
 from .test_rotary_gpu import random_tables, run_backward, run_forward
 
@@ -48,18 +47,7 @@ def _keys():
 
 @pytest.fixture(scope="module")
 def dynamic_kernels(tmp_path_factory):
-    directory = os.environ.get("BLOCKATTN_DYNAMIC_KERNEL_DIR")
-    if directory is None:
-        compiler = _kernels.find_compiler()
-        if compiler is None:
-            pytest.skip("no block-attn-compile and no BLOCKATTN_DYNAMIC_KERNEL_DIR")
-        root = tmp_path_factory.mktemp("dynamic")
-        wrapper = root / "dynamic.sh"
-        wrapper.write_text(f'#!/bin/sh\nexec "{compiler}" "$@" {FLAG}\n')
-        wrapper.chmod(0o755)
-        _kernels.prebuild(root, list(_keys()), cubin=True, jobs=4, compiler=str(wrapper))
-        directory = str(root)
-    return directory
+    return kernels_with_flag(tmp_path_factory, "BLOCKATTN_DYNAMIC_KERNEL_DIR", FLAG, _keys())
 
 
 @pytest.fixture

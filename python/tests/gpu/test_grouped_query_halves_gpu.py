@@ -23,7 +23,6 @@ BLOCKATTN_QUERY_HALVES_KERNEL_DIR:
 from __future__ import annotations
 
 import json
-import os
 import pathlib
 
 import pytest
@@ -31,7 +30,7 @@ import torch
 
 from blockattn import _kernels
 
-from .kernel_dirs import kernels_from
+from .kernel_dirs import kernels_from, kernels_with_flag
 
 from . import test_gqa_gpu as gqa
 
@@ -57,18 +56,7 @@ def _keys():
 
 @pytest.fixture(scope="module")
 def halves_kernels(tmp_path_factory):
-    directory = os.environ.get("BLOCKATTN_QUERY_HALVES_KERNEL_DIR")
-    if directory is None:
-        compiler = _kernels.find_compiler()
-        if compiler is None:
-            pytest.skip("no block-attn-compile and no BLOCKATTN_QUERY_HALVES_KERNEL_DIR")
-        root = tmp_path_factory.mktemp("qhalves")
-        wrapper = root / "qhalves.sh"
-        wrapper.write_text(f'#!/bin/sh\nexec "{compiler}" "$@" {FLAG}\n')
-        wrapper.chmod(0o755)
-        _kernels.prebuild(root, list(_keys()), cubin=True, jobs=8, compiler=str(wrapper))
-        directory = str(root)
-    return directory
+    return kernels_with_flag(tmp_path_factory, "BLOCKATTN_QUERY_HALVES_KERNEL_DIR", FLAG, _keys(), jobs=8)
 
 
 @pytest.fixture
