@@ -31,10 +31,10 @@
 //===----------------------------------------------------------------------===//
 
 // HOPPER-LABEL: llvm.func @forward_tables(
-// HOPPER-SAME: %[[COS:arg[0-9]+]]: !llvm.ptr<1>, %[[COSSTRIDE:arg[0-9]+]]: i64, %[[COSROWS:arg[0-9]+]]: i32, %[[SIN:arg[0-9]+]]: !llvm.ptr<1>, %{{arg[0-9]+}}: i64, %[[SINROWS:arg[0-9]+]]: i32)
+// HOPPER-SAME: %[[COS:arg[0-9]+]]: !llvm.ptr<1>, %[[COSSTRIDE:arg[0-9]+]]: i64, %[[COSROWS:arg[0-9]+]]: i32, %[[SIN:arg[0-9]+]]: !llvm.ptr<1>, %{{arg[0-9]+}}: i64, %[[SINROWS:arg[0-9]+]]: i32, %{{arg[0-9]+}}: !llvm.ptr<1>, %{{arg[0-9]+}}: i32)
 // HOPPER-SAME: {dtype = "i32", kind = "pointer", name = "cu_seqlens", tensor = "cu_seqlens", value = "base"}, {dim = 0 : i64, kind = "i32", name = "cu_seqlens_size0", tensor = "cu_seqlens", value = "size"},
 // HOPPER-SAME: {dtype = "f32", kind = "pointer", name = "cos", tensor = "cos", value = "base"}, {dim = 0 : i64, kind = "i64", name = "cos_stride0", tensor = "cos", value = "stride"}, {dim = 0 : i64, kind = "i32", name = "cos_size0", tensor = "cos", value = "size"},
-// HOPPER-SAME: {dtype = "f32", kind = "pointer", name = "sin", tensor = "sin", value = "base"}, {dim = 0 : i64, kind = "i64", name = "sin_stride0", tensor = "sin", value = "stride"}, {dim = 0 : i64, kind = "i32", name = "sin_size0", tensor = "sin", value = "size"}],
+// HOPPER-SAME: {dtype = "f32", kind = "pointer", name = "sin", tensor = "sin", value = "base"}, {dim = 0 : i64, kind = "i64", name = "sin_stride0", tensor = "sin", value = "stride"}, {dim = 0 : i64, kind = "i32", name = "sin_size0", tensor = "sin", value = "size"}, {dtype = "i32", kind = "pointer", name = "schedule", tensor = "schedule", value = "base"}, {dim = 0 : i64, kind = "i32", name = "schedule_size0", tensor = "schedule", value = "size"}],
 // HOPPER-SAME: rotary = "half_split"
 // The compute replica's index, from its warp.
 // HOPPER: nvvm.setmaxregister  increase 232
@@ -151,9 +151,9 @@ func.func @forward_tables(%q: !act, %k: !act, %v: !act, %o: !act, %cu: !cu,
 // theta = 10000 (c = -2 log2(10000) / 128 = -0.20762..., and the second pair
 // of a run turns 2^c = 0.86596... as fast as the first).
 // HOPPER-LABEL: llvm.func @forward_theta_positions(
-// HOPPER-SAME: %[[POSITIONS:arg[0-9]+]]: !llvm.ptr<1>, %[[NPOS:arg[0-9]+]]: i32)
+// HOPPER-SAME: %[[POSITIONS:arg[0-9]+]]: !llvm.ptr<1>, %[[NPOS:arg[0-9]+]]: i32, %{{arg[0-9]+}}: !llvm.ptr<1>, %{{arg[0-9]+}}: i32)
 // HOPPER-NOT: name = "cos"
-// HOPPER-SAME: {dtype = "i32", kind = "pointer", name = "positions", tensor = "positions", value = "base"}, {dim = 0 : i64, kind = "i32", name = "positions_size0", tensor = "positions", value = "size"}],
+// HOPPER-SAME: {dtype = "i32", kind = "pointer", name = "positions", tensor = "positions", value = "base"}, {dim = 0 : i64, kind = "i32", name = "positions_size0", tensor = "positions", value = "size"}, {dtype = "i32", kind = "pointer", name = "schedule", tensor = "schedule", value = "base"}, {dim = 0 : i64, kind = "i32", name = "schedule_size0", tensor = "schedule", value = "size"}],
 // HOPPER-SAME: rotary = "interleaved"
 // HOPPER: nvvm.setmaxregister  increase 232
 // HOPPER: llvm.cond_br %{{.*}}, ^bb{{[0-9]+}}(%{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} : i32, i32, i32, i32, i32, i32), ^bb
@@ -232,7 +232,7 @@ func.func @forward_theta_positions(%q: !act, %k: !act, %v: !act, %o: !act,
 // rotation, of every row (whole rows: the rows past the tile are turned too,
 // no select).
 // HOPPER-LABEL: llvm.func @backward_tables(
-// HOPPER-SAME: %[[COS:arg[0-9]+]]: !llvm.ptr<1>, %{{arg[0-9]+}}: i64, %{{arg[0-9]+}}: i32, %[[SIN:arg[0-9]+]]: !llvm.ptr<1>, %{{arg[0-9]+}}: i64, %{{arg[0-9]+}}: i32)
+// HOPPER-SAME: %[[COS:arg[0-9]+]]: !llvm.ptr<1>, %{{arg[0-9]+}}: i64, %{{arg[0-9]+}}: i32, %[[SIN:arg[0-9]+]]: !llvm.ptr<1>, %{{arg[0-9]+}}: i64, %{{arg[0-9]+}}: i32, %{{arg[0-9]+}}: !llvm.ptr<1>, %{{arg[0-9]+}}: i32)
 // HOPPER-SAME: kind = "backward"
 // HOPPER-SAME: rotary = "half_split"
 // q and k rotated in the slot first.

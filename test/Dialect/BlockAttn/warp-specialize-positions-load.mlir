@@ -17,7 +17,7 @@
 // without rotate_v (docs/performance-notes.md, run 19).
 
 // CHECK-LABEL: func.func @blockattn_backward_d128_b64_bf16_interleaved_pos(
-// CHECK-SAME: %[[POSITIONS:arg11]]: memref<?xi32> {blockattn.name = "positions"})
+// CHECK-SAME: %[[POSITIONS:arg11]]: memref<?xi32> {blockattn.name = "positions"}, %{{[a-z0-9_]+}}: memref<2xi32> {blockattn.name = "schedule"})
 // CHECK: %[[RING:.*]] = warpspec.channel "qkvdo" depth(3) : <[64x128xbf16, 64x128xbf16, 64x128xbf16, 64x128xbf16, 64xi32], smem>
 // CHECK: warpspec.partition "load"
 // CHECK: warpspec.tile_loop (%[[ROW:[a-z0-9_]+]],

@@ -50,7 +50,7 @@
 
 // Half-split, cos/sin tables, positions from the tile loop.
 // HOPPER-LABEL: func.func @forward_tables
-// HOPPER-SAME: %[[COS:[a-z0-9_]+]]: memref<?x64xf32> {blockattn.name = "cos"}, %[[SIN:[a-z0-9_]+]]: memref<?x64xf32> {blockattn.name = "sin"})
+// HOPPER-SAME: %[[COS:[a-z0-9_]+]]: memref<?x64xf32> {blockattn.name = "cos"}, %[[SIN:[a-z0-9_]+]]: memref<?x64xf32> {blockattn.name = "sin"}, %{{[a-z0-9_]+}}: memref<2xi32> {blockattn.name = "schedule"})
 // HOPPER: warpspec.kernel chip(sm_90a) attributes {info = {block_size = 64 : i64, element_type = bf16, head_dim = 128 : i64, kind = "forward", rotary = "half_split", softmax_scale = 0.0883883461 : f32}} {
 // HOPPER: %[[QKV:.*]] = warpspec.channel "qkv" depth(4) : <[64x128xbf16, 64x128xbf16, 64x128xbf16], smem>
 // HOPPER: warpspec.partition "load" role(load) warps(4) regs(40) {
@@ -145,7 +145,7 @@ func.func @forward_tables(%q: !act, %k: !act, %v: !act, %o: !act, %cu: !cu,
 
 // Interleaved, tables, explicit positions, v rotated too.
 // HOPPER-LABEL: func.func @forward_positions_rotate_v
-// HOPPER-SAME: %[[POSITIONS:[a-z0-9_]+]]: memref<?xi32> {blockattn.name = "positions"})
+// HOPPER-SAME: %[[POSITIONS:[a-z0-9_]+]]: memref<?xi32> {blockattn.name = "positions"}, %{{[a-z0-9_]+}}: memref<2xi32> {blockattn.name = "schedule"})
 // HOPPER: warpspec.partition "load"
 // HOPPER-NEXT: warpspec.tile_loop (%[[ROW:[a-z0-9_]+]], %[[ROWS:[a-z0-9_]+]], %[[HEAD:[a-z0-9_]+]]) in
 // HOPPER: warpspec.commit %{{.*}} tile(%[[ROW]], %[[ROWS]], %[[HEAD]])
@@ -246,7 +246,7 @@ func.func @forward_plain(%q: !act, %k: !act, %v: !act, %o: !act, %cu: !cu) {
 // warp-specialize-rotary-angles.mlir).
 // HOPPER-LABEL: func.func @backward_tables
 // HOPPER-SAME: %[[DQ:[a-z0-9_]+]]: memref<?x4x128xbf16> {blockattn.name = "dq"}, %[[DK:[a-z0-9_]+]]: memref<?x4x128xbf16> {blockattn.name = "dk"}, %[[DV:[a-z0-9_]+]]: memref<?x4x128xbf16> {blockattn.name = "dv"}
-// HOPPER-SAME: %[[COS:[a-z0-9_]+]]: memref<?x64xf32> {blockattn.name = "cos"}, %[[SIN:[a-z0-9_]+]]: memref<?x64xf32> {blockattn.name = "sin"})
+// HOPPER-SAME: %[[COS:[a-z0-9_]+]]: memref<?x64xf32> {blockattn.name = "cos"}, %[[SIN:[a-z0-9_]+]]: memref<?x64xf32> {blockattn.name = "sin"}, %{{[a-z0-9_]+}}: memref<2xi32> {blockattn.name = "schedule"})
 // HOPPER: warpspec.kernel chip(sm_90a) attributes {info = {{{.*}}kind = "backward", rotary = "half_split"{{.*}}}} {
 // HOPPER: %[[RING:.*]] = warpspec.channel "qkvdo" depth(2)
 // HOPPER: warpspec.tile_loop (%[[ROW:[a-z0-9_]+]], %[[ROWS:[a-z0-9_]+]], %[[HEAD:[a-z0-9_]+]], %[[POS:[a-z0-9_]+]]) in
@@ -313,7 +313,7 @@ func.func @backward_tables(%q: !act, %k: !act, %v: !act, %do: !act,
 // Theta, explicit positions, rotate_v: no position travels anywhere, q, k
 // and v are rotated, and dv is turned back too.
 // HOPPER-LABEL: func.func @backward_theta_positions_rotate_v
-// HOPPER-SAME: %[[POSITIONS:[a-z0-9_]+]]: memref<?xi32> {blockattn.name = "positions"})
+// HOPPER-SAME: %[[POSITIONS:[a-z0-9_]+]]: memref<?xi32> {blockattn.name = "positions"}, %{{[a-z0-9_]+}}: memref<2xi32> {blockattn.name = "schedule"})
 // HOPPER-NOT: warpspec.tile_position
 // HOPPER: warpspec.tile_loop (%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) in
 // HOPPER: warpspec.consume %{{.*}} (%{{.*}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %[[QT:[a-z0-9_]+]], %[[KT:[a-z0-9_]+]], %[[VT:[a-z0-9_]+]], %{{[a-z0-9_]+}}) :
@@ -369,7 +369,7 @@ func.func @backward_theta_positions_rotate_v(%q: !act, %k: !act, %v: !act,
 // HOPPER-LABEL: func.func @backward_interleaved
 // HOPPER: warpspec.kernel chip(sm_90a) attributes {info = {{{.*}}kind = "backward", rotary = "interleaved"{{.*}}}} {
 // HOPPER: warpspec.channel "qkvdo" depth(2)
-// HOPPER: warpspec.tile_loop {{.*}} block_size(64) {
+// HOPPER: warpspec.tile_loop {{.*}} block_size(64) dynamic({{.*}}) {
 // HOPPER: warpspec.partition "compute" role(compute) warps(4) regs(232) replicas(2) {
 // With a rotary warpgroup (the default): the rotation moves out, the
 // gradients' inverse rotations stay in the one consumer (256 registers),

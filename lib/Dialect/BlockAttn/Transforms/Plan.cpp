@@ -412,6 +412,18 @@ LogicalResult planLaunch(Chip chip, const TuningOptions &options,
   return success();
 }
 
+/// Whether `schedule=auto` makes the tile loop of a persistent sm_90a launch
+/// claim its tiles (`dynamic`): the fused rotary kernels at block size 64
+/// and head dim 128 with one query head per k/v head, not causal (the
+/// kernels timed), whose SMs finished up to 5% apart with equal shares and
+/// which dynamic makes 6-9% faster on an H100 (performance-notes.md, runs
+/// 31-32).
+bool dynamicByDefault(const KernelShape &shape, const KernelPlan &plan) {
+  return plan.tilesPerCta == 0 && !plan.contiguousSchedule &&
+         shape.hasRotary() && shape.blockSize == 64 && shape.group == 1 &&
+         !shape.causal && shape.headDim == 128;
+}
+
 /// `l2-prefetch` under `auto` is on only where it measured faster and was
 /// tested on the GPU (docs/performance-notes.md#l2-prefetch).
 void planL2Prefetch(const TuningOptions &options, bool byDefault,
@@ -1964,6 +1976,8 @@ FailureOr<KernelPlan> planSm90a(const KernelShape &shape,
                  shape.backward && !shape.hasRotary() && shape.headDim <= 64 &&
                      plan.tilesPerCta > 0,
                  plan);
+  if (options.schedule == Schedule::automatic && dynamicByDefault(shape, plan))
+    plan.dynamicSchedule = true;
   // Like the other options, `on` applies to the kernels it can: those with
   // rotary embeddings and one CTA per SM, or two at head dim 64 (a consumer
   // of 128 registers next to a rotary warpgroup of kSm90aChunkedRotaryRegs;

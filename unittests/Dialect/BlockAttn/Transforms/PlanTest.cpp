@@ -506,10 +506,23 @@ TEST(Sm90aPlan, DynamicIsAStridedLaunchThatClaims) {
     EXPECT_EQ(d.numConsumers, s.numConsumers);
     EXPECT_EQ(d.numStages, s.numStages);
   }
-  // The defaults claim nothing.
-  EXPECT_FALSE(plan(Chip::sm_90a, shape(true, 128, RotaryMode::half_split))
+  // The defaults: the persistent rotary kernels at head dim 128 claim
+  // (performance-notes.md, run 32); the chunked plain ones, those at 64 and
+  // the sm_100a ones do not.
+  EXPECT_TRUE(plan(Chip::sm_90a, shape(true, 128, RotaryMode::half_split))
+                  .dynamicSchedule);
+  EXPECT_TRUE(plan(Chip::sm_90a, shape(false, 128, RotaryMode::interleaved))
+                  .dynamicSchedule);
+  EXPECT_FALSE(plan(Chip::sm_90a, shape(true, 128)).dynamicSchedule);
+  EXPECT_FALSE(plan(Chip::sm_90a, shape(true, 64, RotaryMode::half_split))
                    .dynamicSchedule);
-  EXPECT_FALSE(plan(Chip::sm_100a, shape(false, 128)).dynamicSchedule);
+  EXPECT_FALSE(plan(Chip::sm_100a, shape(true, 128, RotaryMode::half_split))
+                   .dynamicSchedule);
+  TuningOptions chunked;
+  chunked.tilesPerCta = 16;
+  EXPECT_FALSE(plan(Chip::sm_90a, shape(true, 128, RotaryMode::half_split),
+                    chunked)
+                   .dynamicSchedule);
 }
 
 TEST(Sm90aPlan, TwoConsumersMeanAPersistentLaunch) {

@@ -89,7 +89,9 @@ def BlockAttnWarpSpecializePass
            "half-split rotary forward at head dim 64 without positions or "
            "rotate_v, and the rotary kernels at head dim 128 (block size "
            "64, with a rotary warpgroup, one CTA per SM) when tiles-per-cta "
-           "is given, unless num-consumers asks for more than one; else "
+           "is given, unless num-consumers asks for more than one; dynamic "
+           "for the other sm_90a rotary kernels at head dim 128 and block "
+           "size 64 without grouped-query attention or causal masking; else "
            "strided)">,
     Option<"ctasPerSm", "ctas-per-sm", "int64_t", /*default=*/"0",
            "sm_90a: CTAs sharing an SM, which divides its registers and "
