@@ -95,10 +95,18 @@ def parse_args(argv=None):
     return args
 
 
+def dram_bandwidth(props) -> float | None:
+    """The device's peak DRAM bandwidth in bytes/s (double data rate: two
+    transfers of the bus a memory clock), or None where torch does not say."""
+    clock_khz = getattr(props, "memory_clock_rate", 0)
+    bus_bits = getattr(props, "memory_bus_width", 0)
+    if not clock_khz or not bus_bits:
+        return None
+    return 2 * clock_khz * 1e3 * bus_bits / 8
+
+
 def environment() -> dict:
     import triton
-
-    from blockattn import api
 
     props = torch.cuda.get_device_properties(0)
     env = {
@@ -112,8 +120,7 @@ def environment() -> dict:
         "cudnn": torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,
         "triton": triton.__version__,
         "python": platform.python_version(),
-        # What picks the rotary kernels' launch (blockattn._kernels.LARGE_GRID_MAX_SM_BANDWIDTH).
-        "dram_peak_bytes_per_s": api._dram_bandwidth(torch.device("cuda", 0)),
+        "dram_peak_bytes_per_s": dram_bandwidth(props),
     }
     try:
         env["git_commit"] = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,

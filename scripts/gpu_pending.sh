@@ -28,18 +28,6 @@
 #                                       --kinds backward --rotary
 #                                       interleaved+pos[+rv])
 #     VARIANTS="interleaved+pos interleaved+pos+rv"  the variants traced
-#   scripts/gpu_pending.sh threshold DIR
-#                                       issue 19: the large-grid variants'
-#                                       crossover, persistent against 16
-#                                       tiles a CTA at 17, 25, 33 and 50
-#                                       waves of seed (DIR/sweep from
-#                                       scripts/launch_sweep.sh build DIR/sweep
-#                                       "base:" "c16:--tiles-per-cta=16" --
-#                                       --head-dims 128 --kinds
-#                                       forward,backward --dtypes bf16
-#                                       --no-small-grid --no-large-grid
-#                                       --rotary none,half_split,interleaved
-#                                       --rotary-variants plain,pos,rv,pos_rv)
 #   scripts/gpu_pending.sh slot DIR     issue 19: the backwards with their
 #                                       gradients staged in the slot
 #                                       (o-store=slot) against the defaults
@@ -50,7 +38,7 @@
 #                                       DIR/slot "base:" "slot:--o-store=slot"
 #                                       "tma:--o-store=tma" -- --head-dims
 #                                       64,128 --kinds backward --dtypes bf16
-#                                       --no-small-grid --no-large-grid
+#                                       --no-small-grid
 #                                       --rotary none,half_split,interleaved
 #                                       --rotary-variants plain,pos,rv,pos_rv
 #   scripts/gpu_pending.sh dynamic DIR  issue 19: the dynamic schedule
@@ -64,7 +52,7 @@
 #                                       DIR/dyn "base:" "dyn:--schedule=dynamic"
 #                                       -- --head-dims 64,128 --kinds
 #                                       forward,backward --dtypes bf16
-#                                       --no-small-grid --no-large-grid
+#                                       --no-small-grid
 #                                       --rotary none,half_split,interleaved
 #                                       --rotary-variants plain,pos,rv,pos_rv;
 #                                       DIR/tr/V from bench/timeline.py
@@ -79,8 +67,8 @@
 #     IMPLS=ours,ours-fused             bench.py's --impls (default: all four)
 #     RESULTS=DIR2                      where results go (default DIR)
 set -euo pipefail
-cmd=${1:?usage: $0 pack|tests|suite|timeline|threshold|slot|dynamic|timing DIR}
-dir=${2:?usage: $0 pack|tests|suite|timeline|threshold|slot|dynamic|timing DIR}
+cmd=${1:?usage: $0 pack|tests|suite|timeline|slot|dynamic|timing DIR}
+dir=${2:?usage: $0 pack|tests|suite|timeline|slot|dynamic|timing DIR}
 build=${BUILD_DIR:-build}
 
 setup() {
@@ -195,8 +183,9 @@ tests)
   # both passed in session 32's suite run on an H100). Session 33: the
   # large-grid variants of the sm_90a rotary kernels at head dim 128 (16
   # tiles a CTA, one CTA an SM), which the launch takes from 36 waves on:
-  # passed on an H100 in session 33.
-  pending_tests "python/tests/gpu/test_rotary_gpu.py -k large_grid" \
+  # passed on an H100 in session 33. Session 37: those variants retired, the
+  # kernels at head dim 128 claim their tiles by default (dynamic).
+  pending_tests "python/tests/gpu/test_rotary_gpu.py -k claims_its_tiles" \
     "python/tests/gpu/test_gqa_gpu.py -k block_size_128_chunked" \
     "python/tests/gpu/test_gqa_gpu.py -k wide_half_split" \
     "python/tests/gpu/test_packed_gpu.py -k compiles_fullgraph or allocates"
@@ -215,13 +204,6 @@ timeline)
     BLOCKATTN_KERNEL_DIR="$dir/traced" python3 bench/timeline.py \
       --kernel-dir "$dir/traced" --kinds backward --rotary "$variant" \
       --out "${RESULTS:-$dir}/timeline-${variant//+/_}"
-  done
-  ;;
-threshold)
-  setup
-  for batch in ${BATCHES:-384 576 768 1152}; do
-    BATCH=$batch scripts/launch_sweep.sh time "$dir/sweep" "${RESULTS:-$dir}/threshold-b$batch" seed \
-      forward,backward plain,half_split,interleaved+pos+rv "${ROUNDS:-2}"
   done
   ;;
 slot)
@@ -257,7 +239,7 @@ timing)
   done
   ;;
 *)
-  echo "usage: $0 pack|tests|suite|timeline|threshold|slot|dynamic|timing DIR" >&2
+  echo "usage: $0 pack|tests|suite|timeline|slot|dynamic|timing DIR" >&2
   exit 2
   ;;
 esac

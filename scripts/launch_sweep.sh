@@ -5,13 +5,12 @@
 #
 # On the build machine (the repository built), one kernel directory per
 # variant ("NAME:OPTIONS"; "base:" is the defaults), each holding the kernels
-# that prebuild_kernels.py's arguments after "--" select (add --no-small-grid
-# and --no-large-grid, so that the launch cannot swap in a variant built with
-# other options; every kernel the timed variants launch must be there: none
+# that prebuild_kernels.py's arguments after "--" select (add --no-small-grid,
+# so that the launch cannot swap in a variant built with other options; every kernel the timed variants launch must be there: none
 # compiles later):
 #   scripts/launch_sweep.sh build DIR "base:" \
 #       "c16:--schedule=chunked --ctas-per-sm=1 --tiles-per-cta=16" -- \
-#       --head-dims 128 --kinds forward,backward --dtypes bf16 --no-small-grid --no-large-grid \
+#       --head-dims 128 --kinds forward,backward --dtypes bf16 --no-small-grid \
 #       --rotary none,half_split,interleaved --rotary-variants plain,pos,rv,pos_rv
 # On the GPU machine (DIR carried there), ROUNDS rounds through the variants,
 # each one bench/profile_rotary.py --time --batch $BATCH process (default 0:

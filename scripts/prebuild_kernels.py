@@ -22,10 +22,7 @@ plain (position = index in the sequence), pos (an explicit positions tensor),
 rv (v rotated too), pos_rv (both). Each kernel that has a small-grid variant
 (the sm_90a kernels without rotary: the same kernel with one tile per CTA, which
 the API launches for grids that would leave SMs idle) is followed by it, unless
---no-small-grid; each that has a large-grid variant (the sm_90a rotary kernels
-at head dim 128 and block size 64: the same kernel chunked, 16 tiles a CTA,
-which the API launches for grids of many waves) too, unless --no-large-grid.
-For example, everything the GPU tests and
+--no-small-grid. For example, everything the GPU tests and
 the rotary benchmark need:
     python3 scripts/prebuild_kernels.py .prebuilt --kinds forward,backward \\
         --rotary none,half_split,interleaved --rotary-variants plain,pos,rv,pos_rv
@@ -51,7 +48,7 @@ def _load_kernels_module():
 
 _kernels = _load_kernels_module()
 ROTARY_MODES, KernelKey, prebuild = _kernels.ROTARY_MODES, _kernels.KernelKey, _kernels.prebuild
-small_grid_key, large_grid_key = _kernels.small_grid_key, _kernels.large_grid_key
+small_grid_key = _kernels.small_grid_key
 HEAD_DIMS = ",".join(map(str, _kernels.PREBUILT_HEAD_DIMS))
 
 VARIANTS = {"plain": (False, False), "pos": (True, False), "rv": (False, True), "pos_rv": (True, True)}
@@ -82,9 +79,6 @@ def keys_for(args) -> list[KernelKey]:
             small = small_grid_key(key) if args.small_grid else None
             if small is not None:
                 keys.append(small)
-            large = large_grid_key(key) if args.large_grid else None
-            if large is not None:
-                keys.append(large)
     return keys
 
 
@@ -117,9 +111,6 @@ def main(argv=None) -> None:
     parser.add_argument("--no-small-grid", dest="small_grid", action="store_false",
                         help="leave out the small-grid variants (tiles per CTA 1) of the sm_90a kernels "
                              "without rotary")
-    parser.add_argument("--no-large-grid", dest="large_grid", action="store_false",
-                        help="leave out the large-grid variants (tiles per CTA 16) of the sm_90a rotary "
-                             "kernels at head dim 128 and block size 64")
     parser.add_argument("--compiler", default=None,
                         help="the block-attn-compile to use (default: $BLOCKATTN_COMPILER, the PATH, build/bin)")
     parser.add_argument("--jobs", "-j", type=int, default=1, help="compiles to run at once (default: 1)")

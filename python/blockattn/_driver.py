@@ -187,7 +187,6 @@ def schedule_counters(device_index: int, stream: int, words: int) -> torch.Tenso
     return counters
 
 
-
 def record_rules(manifest: dict) -> dict:
     """RECORD_RULES for a kernel: with grouped-query attention (the
     manifest's group G > 1), k and v (and dk, dv) have q's shape with a G-th

@@ -37,7 +37,6 @@ __all__ = [
     "HEAD_DIMS", "CHUNKED_HEAD_DIMS", "PREBUILT_HEAD_DIMS", "BLOCK_SIZES", "BACKWARD_BLOCK_SIZES", "ROTARY_MODES", "KernelKey", "KernelFiles", "find_kernel", "find_compiler", "compiler_id",
     "cache_dir", "compile_kernel", "prebuild",
     "SMALL_GRID_TILES", "small_grid_key", "small_grid_limit", "work_items",
-    "LARGE_GRID_MAX_SM_BANDWIDTH", "LARGE_GRID_TILES", "LARGE_GRID_WAVES", "large_grid_key", "large_grid_threshold",
     "tile_rows", "PERSISTENT_BACKWARD_BLOCK_SIZES", "PERSISTENT_FORWARD_BLOCK_SIZES",
 ]
 
@@ -408,61 +407,12 @@ def small_grid_key(key: KernelKey) -> KernelKey | None:
     return dataclasses.replace(key, tiles_per_cta=SMALL_GRID_TILES)
 
 
-# The large-grid variant (issue 19). The sm_90a rotary kernels at head dim 128
-# (block size 64, one query head per k/v head) launch persistent: one CTA an
-# SM strides through the work items. Compiled chunked instead, one CTA an SM
-# of LARGE_GRID_TILES consecutive items each that the hardware hands out in
-# order, they run 1-1.5% faster on the seed and rope workloads (run 23 of the
-# rotary log, docs/performance-notes.md): but such a grid has one CTA per 16
-# items, so a batch of fewer than a few waves of them leaves SMs idle and the
-# last wave's tail (up to a CTA of 16 items) costs more than the in-order
-# grid gains. The launch takes the variant from LARGE_GRID_WAVES waves on
-# (large_grid_threshold), chosen from the shapes alone. Measured on an H100
-# (run 24): at 25 waves the interleaved _pos_rv kernels ran 1% slower
-# chunked, at 33.8 even, at 42 and 50 0.5-0.7% faster (half-split ahead from
-# 25 waves on, 1-1.3% at 42-50); 36 keeps a margin above the even point.
-#
-# It pays only where DRAM sets the kernels' pace. Each CTA of the variant fills
-# its pipeline and drains it (the first tile's load and rotation, the last
-# one's stores: several microseconds with nothing else on its SM), once every
-# 16 items where the persistent kernel does so once. On an H100 (25 GB/s of
-# DRAM bandwidth an SM) the fused kernels wait for memory, and while some SMs
-# fill, the others take the bandwidth; on an H200 (36.5 GB/s an SM) the
-# kernels are limited by each SM's own work (the one consumer's serial tile,
-# about 2 us at head dim 128 forward: 32 GB/s of the forward's 64 KiB a tile),
-# and the bubbles add to the time (rotary log, run 26, on an H200: the
-# forwards 1.07-1.17x the plain one persistent, 1.14-1.25x chunked; the
-# backwards within 1.5% either way). LARGE_GRID_MAX_SM_BANDWIDTH separates
-# the two.
-LARGE_GRID_TILES = 16
-LARGE_GRID_WAVES = 36
-LARGE_GRID_MAX_SM_BANDWIDTH = 30e9  # bytes/s of peak DRAM bandwidth per SM
-
-
-def large_grid_key(key: KernelKey) -> KernelKey | None:
-    """The large-grid variant of ``key``, for the kernels that have one: the
-    sm_90a rotary kernels at head dim 128 and block size 64 without
-    grouped-query attention, causal mask or log-sum-exp, whose tables the
-    API passes (prebuilt with them); else None."""
-    if (key.chip != "sm_90a" or key.rotary == "none" or key.head_dim != 128 or key.block_size != 64
-            or key.tiles_per_cta or key.group > 1 or key.causal or key.lse or key.rotary_theta is not None):
-        return None
-    return dataclasses.replace(key, tiles_per_cta=LARGE_GRID_TILES)
-
-
-def large_grid_threshold(inputs: tuple, num_sms: int, dram_bandwidth: float | None = None) -> int:
-    """The fewest work items for which the large-grid variant, whose
-    grid_inputs are ``inputs``, launches instead of the default kernel:
-    LARGE_GRID_WAVES waves of its CTAs (``num_sms * ctas_per_sm`` CTAs of
-    ``tiles_per_cta`` items a wave); -1 (never) for a persistent variant, and
-    on a device whose peak DRAM bandwidth (bytes/s; None: not known) exceeds
-    LARGE_GRID_MAX_SM_BANDWIDTH per SM."""
-    chunked, ctas, _, per_cta, _ = inputs
-    if not chunked:
-        return -1
-    if dram_bandwidth is not None and dram_bandwidth > LARGE_GRID_MAX_SM_BANDWIDTH * num_sms:
-        return -1
-    return LARGE_GRID_WAVES * num_sms * ctas * per_cta
+# The sm_90a rotary kernels at head dim 128 have no launch variant: their
+# persistent CTAs claim their tiles (schedule=dynamic, Plan.cpp), so every SM
+# works until the grid's work ends whatever the batch. That beat the chunked
+# variant of 16 tiles a CTA that the launch took for grids of 36 waves and more
+# from session 33 to 36 (on an H100: 1.000-1.002x the plain forward against
+# 1.039-1.057x; performance-notes.md, runs 23 and 32).
 
 
 def work_items(block_size: int, q_shape, cu_seqlens_numel: int, blocks_per_tile: int = 1) -> int:

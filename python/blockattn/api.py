@@ -290,22 +290,9 @@ def _num_sms(device: torch.device) -> int:
     return torch.cuda.get_device_properties(device).multi_processor_count
 
 
-def _dram_bandwidth(device: torch.device) -> float | None:
-    """The device's peak DRAM bandwidth in bytes/s (double data rate: two
-    transfers of the bus a memory clock), or None where torch does not say."""
-    props = torch.cuda.get_device_properties(device)
-    clock_khz = getattr(props, "memory_clock_rate", 0)
-    bus_bits = getattr(props, "memory_bus_width", 0)
-    if not clock_khz or not bus_bits:
-        return None
-    return 2 * clock_khz * 1e3 * bus_bits / 8
-
-
 _KERNELS: dict = {}  # (kind, D, block, dtype, rotary options, device) -> (kernel, num_sms)
 # The same key (rotary "none") -> [the small-grid limit of the kernel, its small-grid variant (None until used)]
 _SMALL: dict = {}
-# The same key (a rotary mode) -> [the large-grid threshold (-1: no variant), the variant (None until used)]
-_LARGE: dict = {}
 
 
 def _kernel_key(kind, like, block_size, rotary, positions, rotate_v, tiles_per_cta=0, group=1, causal=False,
@@ -364,7 +351,7 @@ def _small_entry(kind, like, block_size) -> list:
 
 
 def _load_variant(kernel_key, like):
-    """The launch variant `kernel_key` (small- or large-grid) loaded on
+    """The launch variant `kernel_key` (small-grid) loaded on
     `like`'s device, or None where it is neither found nor compilable (a
     kernel directory from before the variant, and no compiler; OSError:
     $BLOCKATTN_COMPILER names no file)."""
@@ -387,51 +374,6 @@ def _small_kernel(kind, like, block_size):
     return entry[1]
 
 
-def _large_entry(kind, like, block_size, rotary, positions, rotate_v) -> list:
-    """[threshold, variant] of the rotary `kind` kernel for `like` (_LARGE):
-    the fewest work items that launch its large-grid variant
-    (_kernels.large_grid_threshold; -1: none), from the variant's key until
-    the variant is loaded, then from its manifest."""
-    key = (kind, like.shape[2], block_size, like.dtype, rotary, positions, rotate_v, like.get_device())
-    entry = _LARGE.get(key)
-    if entry is None:
-        variant = _kernels.large_grid_key(_kernel_key(kind, like, block_size, rotary, positions, rotate_v))
-        threshold = -1
-        if variant is not None:
-            # The variant's grid as its manifest will state it: chunked, one CTA an SM
-            # (chunkedRotary128, Plan.cpp).
-            manifest = {"grid": "chunked", "ctas_per_sm": 1, "block_size": block_size,
-                        "tiles_per_cta": variant.tiles_per_cta}
-            threshold = _kernels.large_grid_threshold(_kernels.grid_inputs(manifest), _num_sms(like.device),
-                                                      _dram_bandwidth(like.device))
-        entry = _LARGE.setdefault(key, [threshold, None])
-    return entry
-
-
-def _large_kernel(kind, like, block_size, rotary, positions, rotate_v):
-    """The large-grid variant of the rotary `kind` kernel for `like`, loaded
-    once (prebuilt with the rotary kernels); its manifest's threshold replaces
-    the key's. Where it cannot be had (_load_variant), the default kernel,
-    and the threshold -1 (not looked for again)."""
-    entry = _large_entry(kind, like, block_size, rotary, positions, rotate_v)
-    if entry[1] is None:
-        variant = _kernels.large_grid_key(_kernel_key(kind, like, block_size, rotary, positions, rotate_v))
-        kernel = _load_variant(variant, like)
-        if kernel is None:
-            entry[:] = [-1, _kernel(kind, like, block_size, rotary, positions, rotate_v)[0]]
-        else:
-            entry[:] = [_kernels.large_grid_threshold(_kernels.grid_inputs(kernel.manifest), _num_sms(like.device),
-                                                      _dram_bandwidth(like.device)), kernel]
-    return entry[1]
-
-
-def _large_grid(threshold: int, block_size: int, q_shape, cu_seqlens_numel: int) -> bool:
-    """Whether a rotary launch of q_shape ([T, H, D]) takes the large-grid
-    variant of a kernel whose threshold is `threshold` (_large_entry)."""
-    return threshold >= 0 and _kernels.work_items(_kernels.tile_rows(block_size), q_shape,
-                                                  cu_seqlens_numel) >= threshold
-
-
 def _launch(
     kind: str, like: torch.Tensor, block_size: int, tensors: dict, softmax_scale: float,
     rotary: str = "none", positions: bool = False, rotate_v: bool = False, group: int = 1,
@@ -440,8 +382,7 @@ def _launch(
     """Launches the `kind` kernel specialized for `like`'s head dim and dtype
     (and the rotary options, the query heads per k/v head, the causal and
     log-sum-exp options) on `like`'s device's current stream; without any of
-    them, its small-grid variant for a grid that would leave SMs idle, and
-    with rotary embeddings its large-grid variant for a grid of many waves."""
+    them, its small-grid variant for a grid that would leave SMs idle."""
     if group > 1 or causal or lse:
         kernel = _kernel(kind, like, block_size, rotary, positions, rotate_v, group, causal, lse)[0]
         kernel.call(tensors, {"softmax_scale": softmax_scale})
@@ -453,10 +394,6 @@ def _launch(
         entry = _SMALL.get(key) or _small_entry(kind, like, block_size)
         if _small_grid(entry[0], block_size, like.shape, tensors["cu_seqlens"].shape[0]):
             kernel = entry[1] or _small_kernel(kind, like, block_size)
-    else:
-        entry = _LARGE.get(key) or _large_entry(kind, like, block_size, rotary, positions, rotate_v)
-        if _large_grid(entry[0], block_size, like.shape, tensors["cu_seqlens"].shape[0]):
-            kernel = entry[1] or _large_kernel(kind, like, block_size, rotary, positions, rotate_v)
     kernel.call(tensors, {"softmax_scale": softmax_scale})
 
 

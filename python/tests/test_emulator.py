@@ -214,10 +214,9 @@ def test_sm90a_rotary_warpgroup(case, flags, registers, sms, tmp_path):
     assert em.check_close(case, result, em.reference_outputs(case, tensors)) == []
 
 
-# The large-grid variants (issue 19): the sm_90a rotary kernels at head dim 128 launched chunked,
-# one CTA an SM, 16 tiles a CTA (--tiles-per-cta=16, what _kernels.large_grid_key compiles and the
-# launch takes for grids of many waves). The small problem's 24 work items make two CTAs, the
-# second partial.
+# The sm_90a rotary kernels at head dim 128 launched chunked, one CTA an SM, 16 tiles a CTA
+# (--tiles-per-cta=16; the launch took them for grids of many waves in sessions 33-36, before the
+# dynamic schedule beat them). The small problem's 24 work items make two CTAs, the second partial.
 LARGE_GRID_CASES = [
     em.Case("forward", 128, "bf16", "half_split"),
     em.Case("forward", 128, "f16", "interleaved", positions=True, rotate_v=True),

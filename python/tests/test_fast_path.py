@@ -388,117 +388,21 @@ def test_small_grid_variant_falls_back_to_the_default_kernel(monkeypatch):
 
 
 @pytest.mark.parametrize("kind", ["forward", "backward"])
-def test_large_grid_variant_follows_the_shapes(monkeypatch, kind):
-    """A rotary launch takes the large-grid variant from its threshold of work items on, loaded by
-    its first use (and its manifest's threshold kept); below it, the default kernel."""
-    calls, loaded = [], []
+def test_rotary_launch_takes_the_default_kernel_at_every_size(monkeypatch, kind):
+    """A rotary launch takes its one kernel from a few work items to many waves: the sm_90a
+    rotary kernels at head dim 128 claim their tiles (schedule=dynamic), which beat the
+    chunked large-grid variant they replace (performance-notes.md, run 32), and no variant is
+    looked up."""
+    calls, looked_up = [], []
     key = (kind, D, 64, torch.bfloat16, "half_split", True, False, -1)
     monkeypatch.setitem(api._KERNELS, key, (Recorder(kind, calls), 132))
-    monkeypatch.setitem(api._LARGE, key, [1000, None])
     monkeypatch.setattr(_driver, "chip_of", lambda device: "sm_90a")
-    monkeypatch.setattr(_kernels, "find_kernel", lambda kernel_key: loaded.append(kernel_key.name) or kernel_key)
-    manifest = {"grid": "chunked", "ctas_per_sm": 1, "block_size": 64, "tiles_per_cta": 16}
-
-    class Variant(Recorder):
-        pass
-
-    variant = Variant(kind + "_large", calls)
-    variant.manifest = manifest
-    monkeypatch.setattr(_driver, "load_kernel", lambda files, device: variant)
-    monkeypatch.setattr(_kernels, "LARGE_GRID_WAVES", 32)
-    monkeypatch.setattr(api, "_num_sms", lambda device: 2)  # the manifest's threshold: 32 waves of 2 x 16
-    monkeypatch.setattr(api, "_dram_bandwidth", lambda device: 2 * 25e9)  # an H100's share an SM
-    rotary = {"rotary": "half_split", "positions": True, "rotate_v": False}
-    for tokens, heads in ((64 * 248, 4), (64 * 250, 4), (64 * 252, 4), (64 * 300, 4), (64 * 1023, 1)):
-        q = torch.empty(tokens, heads, D, dtype=torch.bfloat16)
-        api._launch(kind, q, 64, {"cu_seqlens": torch.zeros(2, dtype=torch.int32)}, 0.5, **rotary)
-    # (tokens / 64 + 1) x heads items: 996, then 1004 from the key's 1000 on, then 1012, 1204 and
-    # 1024 from the manifest's 1024 on
-    assert calls == [kind, kind + "_large", kind, kind + "_large", kind + "_large"]
-    assert loaded == [f"blockattn_{kind}_d128_b64_bf16_half_split_pos_t16"]
-    assert api._LARGE[key] == [1024, variant]
-
-
-def test_large_grid_variant_falls_back_to_the_default_kernel(monkeypatch):
-    """A kernel directory without the variant and no compiler: the default kernel launches, and
-    the variant is not looked for again."""
-    calls = []
-    key = ("forward", D, 64, torch.bfloat16, "interleaved", False, True, -1)
-    monkeypatch.setitem(api._KERNELS, key, (Recorder("forward", calls), 132))
-    monkeypatch.setitem(api._LARGE, key, [10, None])
-    monkeypatch.setattr(_driver, "chip_of", lambda device: "sm_90a")
-    missing = []
-
-    def find_kernel(kernel_key):
-        missing.append(kernel_key.name)
-        raise RuntimeError("blockattn: no compiled kernel")
-
-    monkeypatch.setattr(_kernels, "find_kernel", find_kernel)
-    q = torch.empty(64 * 100, 4, D, dtype=torch.bfloat16)
-    for _ in range(2):
-        api._launch("forward", q, 64, {"cu_seqlens": torch.zeros(2, dtype=torch.int32)}, 0.5,
-                    rotary="interleaved", positions=False, rotate_v=True)
-    assert calls == ["forward", "forward"] and missing == ["blockattn_forward_d128_b64_bf16_interleaved_rv_t16"]
-    assert api._LARGE[key] == [-1, api._KERNELS[key][0]]
-
-
-def test_large_grid_variant_with_a_compiler_that_is_not_there(monkeypatch, tmp_path):
-    """$BLOCKATTN_COMPILER naming no file (launch_sweep.sh's way of forbidding compiles) and a
-    kernel directory without the variant: the default kernel launches (session 33: an
-    OSError escaped the launch)."""
-    calls = []
-    key = ("backward", D, 64, torch.bfloat16, "half_split", False, False, -1)
-    monkeypatch.setitem(api._KERNELS, key, (Recorder("backward", calls), 132))
-    monkeypatch.setitem(api._LARGE, key, [10, None])
-    monkeypatch.setattr(_driver, "chip_of", lambda device: "sm_90a")
-    monkeypatch.setenv("BLOCKATTN_KERNEL_DIR", str(tmp_path / "kernels"))
-    monkeypatch.setenv("BLOCKATTN_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("BLOCKATTN_COMPILER", str(tmp_path / "nonexistent" / "block-attn-compile"))
-    q = torch.empty(64 * 100, 4, D, dtype=torch.bfloat16)
-    api._launch("backward", q, 64, {"cu_seqlens": torch.zeros(2, dtype=torch.int32)}, 0.5,
-                rotary="half_split", positions=False, rotate_v=False)
-    assert calls == ["backward"] and api._LARGE[key] == [-1, api._KERNELS[key][0]]
-
-
-def test_large_grid_threshold_from_the_key(monkeypatch):
-    """Before the variant loads, the threshold comes from its key: LARGE_GRID_WAVES waves of one CTA an SM."""
-    monkeypatch.setattr(_driver, "chip_of", lambda device: "sm_90a")
-    monkeypatch.setattr(api, "_num_sms", lambda device: 132)
-    monkeypatch.setattr(api, "_dram_bandwidth", lambda device: H100_BANDWIDTH)
-    q = torch.empty(64, 4, D, dtype=torch.bfloat16)
-    monkeypatch.setattr(api, "_LARGE", {})
-    assert api._large_entry("backward", q, 64, "half_split", False, False) == [
-        _kernels.LARGE_GRID_WAVES * 132 * _kernels.LARGE_GRID_TILES, None]
-    assert api._large_entry("backward", q[:, :, :64], 64, "half_split", False, False) == [-1, None]
-    assert api._large_entry("forward", q, 32, "interleaved", False, False) == [-1, None]
-
-
-# Peak DRAM bandwidths (bytes/s) as _dram_bandwidth computes them from torch's device properties:
-# (memory_clock_rate kHz, memory_bus_width bits) of an H100 SXM and an H200 (torch 2.11 on the
-# H200 of session 34), 132 SMs each.
-H100_PROPS, H200_PROPS = (2619000, 5120), (3201000, 6016)
-H100_BANDWIDTH = 2 * H100_PROPS[0] * 1e3 * H100_PROPS[1] / 8
-
-
-@pytest.mark.parametrize("props, large", [(H100_PROPS, True), (H200_PROPS, False), ((0, 0), True)],
-                         ids=["h100", "h200", "unknown"])
-def test_large_grid_variant_only_where_memory_sets_the_pace(monkeypatch, props, large):
-    """The large-grid variant's threshold on a device whose DRAM bandwidth per SM is an H100's;
-    never on an H200's (the kernels are limited by each SM's work there, and the variant's CTA
-    fills and drains cost time: run 26 of the rotary log); where torch does not give the memory's
-    clock and bus, by the waves alone."""
-
-    class Props:
-        multi_processor_count = 132
-        memory_clock_rate, memory_bus_width = props
-
-    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda device: Props())
-    monkeypatch.setattr(_driver, "chip_of", lambda device: "sm_90a")
-    monkeypatch.setattr(api, "_LARGE", {})
-    q = torch.empty(64, 4, D, dtype=torch.bfloat16)
-    expected = _kernels.LARGE_GRID_WAVES * 132 * _kernels.LARGE_GRID_TILES if large else -1
-    for kind in ("forward", "backward"):
-        assert api._large_entry(kind, q, 64, "interleaved", True, True) == [expected, None]
+    monkeypatch.setattr(_kernels, "find_kernel", lambda kernel_key: looked_up.append(kernel_key.name))
+    for tokens in (64, 64 * 100_000):
+        q = torch.empty(tokens, 4, D, dtype=torch.bfloat16)
+        api._launch(kind, q, 64, {"cu_seqlens": torch.zeros(2, dtype=torch.int32)}, 0.5,
+                    rotary="half_split", positions=True, rotate_v=False)
+    assert calls == [kind, kind] and looked_up == []
 
 
 # block_attention_qkvpacked's fast path: the same kernels, q, k, v (and dq, dk, dv) described as

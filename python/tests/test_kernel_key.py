@@ -86,7 +86,7 @@ def test_prebuild_script_kernel_sets(capsys):
     base = "sm_90a/blockattn_backward_d128_b64_bf16"
     rotary = [base + "_interleaved" + v for v in ("", "_pos", "_rv", "_pos_rv")]
     assert capsys.readouterr().out.split() == [
-        base, base + "_t1", *(name for kernel in rotary for name in (kernel, kernel + "_t16"))]
+        base, base + "_t1", *rotary]
 
     # The forward and backward at block size 128, plain and rotary, on both chips, the
     # backward launched persistent on sm_90a (no small-grid variant).
@@ -196,17 +196,15 @@ def test_prebuild_script_kernel_sets(capsys):
         "sm_100a/blockattn_backward_d256_b128_bf16_g2_half_split",
         "sm_100a/blockattn_backward_d256_b128_bf16_g2_interleaved"]
 
-    # The wheel's set (python/CMakeLists.txt; scripts/check_wheel.sh counts it): 144 kernels, the
-    # 8 small-grid variants (sm_90a, no rotary, both kinds, both head dims and dtypes) and the 32
-    # large-grid ones (sm_90a, head dim 128, both kinds and dtypes, every rotary variant).
+    # The wheel's set (python/CMakeLists.txt; scripts/check_wheel.sh counts it): 144 kernels and
+    # the 8 small-grid variants (sm_90a, no rotary, both kinds, both head dims and dtypes).
     script.main(["unused", "--dry-run", "--chips", "sm_90a,sm_100a", "--kinds", "forward,backward",
                  "--rotary", "none,half_split,interleaved", "--rotary-variants", "plain,pos,rv,pos_rv"])
     names = capsys.readouterr().out.split()
-    assert len(names) == 184 and len([n for n in names if n.endswith("_t1")]) == 8
-    assert len([n for n in names if n.endswith("_t16")]) == 32
-    assert "sm_90a/blockattn_forward_d128_b64_f16_interleaved_pos_rv_t16" in names
+    assert len(names) == 152 and len([n for n in names if n.endswith("_t1")]) == 8
+    assert "sm_90a/blockattn_forward_d128_b64_f16_interleaved_pos_rv" in names
     script.main(["unused", "--dry-run", "--chips", "sm_90a", "--kinds", "forward,backward",
-                 "--rotary", "half_split", "--no-large-grid", "--no-small-grid"])
+                 "--rotary", "none,half_split", "--no-small-grid"])
     assert not [n for n in capsys.readouterr().out.split() if "_t" in n]
 
     with pytest.raises(SystemExit):
@@ -276,41 +274,6 @@ def test_small_grid_limit():
     assert work_items(64, (512, 4, 128), 2) == 36
     assert launch_grid(forward, 132, (512, 4, 128), 2) == 9
     assert launch_grid(small, 132, (512, 4, 128), 2) == 36
-
-
-def test_large_grid_variant_key():
-    from blockattn._kernels import large_grid_key
-
-    rotary = key(rotary="interleaved", positions=True, rotate_v=True)
-    large = large_grid_key(rotary)
-    assert large == key(rotary="interleaved", positions=True, rotate_v=True, tiles_per_cta=16)
-    assert large.name == "blockattn_forward_d128_b64_bf16_interleaved_pos_rv_t16"
-    assert "--tiles-per-cta=16" in large.compiler_flags()
-    assert large_grid_key(key(kind="backward", rotary="half_split", dtype="f16")).name == (
-        "blockattn_backward_d128_b64_f16_half_split_t16")
-    # Only the sm_90a rotary kernels at head dim 128 and block 64, without the other modes.
-    assert large_grid_key(key()) is None
-    assert large_grid_key(key(rotary="half_split", chip="sm_100a")) is None
-    assert large_grid_key(key(rotary="half_split", head_dim=64)) is None
-    assert large_grid_key(key(rotary="half_split", block_size=128)) is None
-    assert large_grid_key(key(rotary="half_split", group=2)) is None
-    assert large_grid_key(key(rotary="half_split", causal=True)) is None
-    assert large_grid_key(key(rotary="half_split", lse=True)) is None
-    assert large_grid_key(key(rotary="half_split", rotary_theta=10000.0)) is None
-    assert large_grid_key(large) is None
-
-
-def test_large_grid_threshold():
-    """The variant launches from LARGE_GRID_WAVES (36) waves of its 16-item CTAs on."""
-    from blockattn._kernels import LARGE_GRID_WAVES, grid_inputs, large_grid_threshold, launch_grid
-
-    variant = {"grid": "chunked", "ctas_per_sm": 1, "block_size": 64, "tiles_per_cta": 16}
-    threshold = large_grid_threshold(grid_inputs(variant), 132)
-    assert LARGE_GRID_WAVES == 36 and threshold == 36 * 132 * 16
-    assert launch_grid(variant, 132, (64 * (threshold // 4 - 1), 4, 128), 2) == LARGE_GRID_WAVES * 132
-    assert large_grid_threshold(grid_inputs({"grid": "persistent"}), 132) == -1
-    # The seed (1152 sequences, 1.62 M tokens) and rope (1.74 M, H = 3) workloads are above it.
-    assert (1_620_000 // 64 + 1152) * 4 >= threshold and (1_735_537 // 64 + 1152) * 3 >= threshold
 
 
 def test_supported_shapes_are_the_compilers():

@@ -9,7 +9,7 @@ a CUDA graph. Forward and backward, plain and fused rotary, head dims 64 and 128
 
 The option is a compiler flag: the module compiles the kernels it needs with it (the API's
 kernel names, `_kernels.KernelKey.compiler_flags()` plus the flag) into a directory from
-which the tests' kernel lookup takes them (the small- and large-grid variants stay the
+which the tests' kernel lookup takes them (the small-grid variants stay the
 defaults). With a prebuilt directory of them (no compiler on the GPU machine) set
 BLOCKATTN_DYNAMIC_KERNEL_DIR.
 """

@@ -21,7 +21,7 @@ Kernels needed: forward and backward, half_split and interleaved, head dims 64
 and 128, bf16 and f16, each plain, with positions (_pos), with rotate_v (_rv)
 and with both (_pos_rv): ``scripts/prebuild_kernels.py DIR --kinds
 forward,backward --rotary none,half_split,interleaved --rotary-variants
-plain,pos,rv,pos_rv`` (with the large-grid variants, ``_t16``, at head dim 128).
+plain,pos,rv,pos_rv``.
 """
 
 from __future__ import annotations
@@ -157,28 +157,18 @@ def test_rotate_v_with_positions(interleaved):
     run_backward(q, k, v, cu, rotary, torch.bfloat16, seed=10)
 
 
-@pytest.fixture
-def large_grid(monkeypatch):
-    """Every rotary launch that has a large-grid variant takes it (threshold 0 on any GPU, the
-    launch's caches emptied); yields api._LARGE, to check which kernels launched."""
-    from blockattn import _kernels, api
-
-    monkeypatch.setattr(_kernels, "LARGE_GRID_WAVES", 0)
-    monkeypatch.setattr(_kernels, "LARGE_GRID_MAX_SM_BANDWIDTH", float("inf"))  # an H200's too
-    monkeypatch.setattr(api, "_LARGE", {})
-    yield api._LARGE
-
-
 VARIANTS = [pytest.param(False, False, id="plain"), pytest.param(True, False, id="pos"),
             pytest.param(False, True, id="rv"), pytest.param(True, True, id="pos_rv")]
 
 
 @pytest.mark.parametrize("positions, rotate_v", VARIANTS)
 @pytest.mark.parametrize("interleaved", LAYOUTS)
-def test_large_grid_variant(large_grid, interleaved, positions, rotate_v):
-    """The chunked kernels (16 tiles a CTA, one CTA an SM) that the launch takes for grids of
-    many waves, at head dim 128: a jagged batch of 3 x 51 work items (ten CTAs, the last
-    one partial) against float64."""
+def test_head_dim_128_claims_its_tiles(interleaved, positions, rotate_v):
+    """The kernels at head dim 128, whose CTAs claim their tiles from the `schedule` counters
+    (schedule=dynamic, the default there): a jagged batch of 3 x 51 work items against
+    float64, and the counters left zeroed for the next launch."""
+    from blockattn import _driver, api
+
     lengths = [0, 1, 63, 64, 65, 130, 300, 1000, 1100]
     q, k, v, cu = make_inputs(lengths, 3, 128, torch.bfloat16, seed=12)
     P = max(lengths) + 50
@@ -190,8 +180,12 @@ def test_large_grid_variant(large_grid, interleaved, positions, rotate_v):
     rotary = blockattn.Rotary(cos, sin, interleaved=interleaved, positions=pos, rotate_v=rotate_v)
     run_forward(q, k, v, cu, rotary, torch.bfloat16)
     run_backward(q, k, v, cu, rotary, torch.bfloat16, seed=12)
-    launched = [entry[1].manifest for entry in large_grid.values()]
-    assert len(launched) == 2 and all(m["grid"] == "chunked" and m["tiles_per_cta"] == 16 for m in launched)
+    layout = "interleaved" if interleaved else "half_split"
+    launched = [kernel.manifest for key, (kernel, _) in api._KERNELS.items()
+                if key[1:7] == (128, 64, torch.bfloat16, layout, positions, rotate_v)]
+    assert len(launched) == 2 and all("schedule" in m for m in launched)
+    torch.cuda.synchronize()
+    assert _driver._SCHEDULES and all(not c.any() for c in _driver._SCHEDULES.values())
 
 
 def test_custom_scale_and_many_heads():
