@@ -13,7 +13,7 @@
 // docs/performance-notes.md, run 16.
 
 // AUTO-LABEL: func.func @positions_d64(
-// AUTO-SAME: %[[POSITIONS:[a-z0-9_]+]]: memref<?xi32> {blockattn.name = "positions"})
+// AUTO-SAME: %[[POSITIONS:[a-z0-9_]+]]: memref<?xi32> {blockattn.name = "positions"}, %{{[a-z0-9_]+}}: memref<2xi32> {blockattn.name = "schedule"})
 // AUTO: warpspec.partition "compute" role(compute) warps(4)
 // AUTO: warpspec.consume %{{[0-9]+}} (%{{[a-z0-9_]+}}, %[[ROW:[a-z0-9_]+]], %[[ROWS:[a-z0-9_]+]],
 // AUTO: %[[READ:.*]] = warpspec.load_positions %[[POSITIONS]][%[[ROW]]] : memref<?xi32> -> <64xi32>

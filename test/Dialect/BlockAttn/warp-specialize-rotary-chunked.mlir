@@ -1,11 +1,14 @@
-// RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a" | FileCheck %s
+// RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a schedule=chunked" | FileCheck %s
+// RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a tiles-per-cta=16" | FileCheck %s
 // RUN: block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a rotary-warpgroup=off" | FileCheck %s --check-prefix=OFF
-// RUN: rm -rf %t && block-attn-compile %s --chip=sm_90a -o %t --no-header | FileCheck %s --check-prefix=TABLE
+// RUN: rm -rf %t && block-attn-compile %s --chip=sm_90a --schedule=chunked -o %t --no-header | FileCheck %s --check-prefix=TABLE
 // RUN: %ptxas -arch=sm_90a -v %t/forward_d64.ptx -o %t/forward_d64.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: not block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a rotary-warpgroups=2 schedule=chunked" 2>&1 | FileCheck %s --check-prefix=TWO
 
 // The sm_90a half-split rotary forward at head dim 64 without positions or
-// rotate_v launches chunked: two CTAs an SM, each a producer (40 registers),
+// rotate_v launches chunked when asked (schedule=chunked or tiles-per-cta;
+// under auto from session 28 to 36, persistent and claiming its tiles since
+// session 37: run 34): two CTAs an SM, each a producer (40 registers),
 // a rotary warpgroup (72) that rotates each slot in place, and one consumer
 // (128), 16 tiles a CTA (the others, chunked when asked, with rotate_v: 64
 // and 136 registers, 32 tiles). The two CTAs' rotations and products overlap

@@ -401,11 +401,12 @@ func.func @backward_interleaved(%q: !act, %k: !act, %v: !act, %do: !act,
 
 // Half-split tables at head dim 64: the backward stays persistent with two
 // consumer replicas, which measured faster than the chunked launch at this
-// head dim (H200, 2026-11-29: 1.96 against 2.06 ms on seed-d64).
+// head dim (H200, 2026-11-29: 1.96 against 2.06 ms on seed-d64), and claims
+// its tiles since session 37 (performance-notes.md, run 34).
 // HOPPER-LABEL: func.func @backward_tables_d64
 // HOPPER: warpspec.kernel chip(sm_90a) attributes {info = {{{.*}}head_dim = 64 : i64, kind = "backward", rotary = "half_split"{{.*}}}} {
 // HOPPER: warpspec.channel "qkvdo" depth(
-// HOPPER: warpspec.tile_loop {{.*}} block_size(64) {
+// HOPPER: warpspec.tile_loop {{.*}} block_size(64) dynamic({{.*}}) {
 // HOPPER: warpspec.partition "compute" role(compute) warps(4) regs({{[0-9]+}}) replicas(2) {
 // BLACKWELL-LABEL: func.func @backward_tables_d64
 // BLACKWELL: warpspec.partition "rotary" role(rotary)

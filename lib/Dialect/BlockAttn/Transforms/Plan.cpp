@@ -414,14 +414,16 @@ LogicalResult planLaunch(Chip chip, const TuningOptions &options,
 
 /// Whether `schedule=auto` makes the tile loop of a persistent sm_90a launch
 /// claim its tiles (`dynamic`): the fused rotary kernels at block size 64
-/// and head dim 128 with one query head per k/v head, not causal (the
-/// kernels timed), whose SMs finished up to 5% apart with equal shares and
-/// which dynamic makes 6-9% faster on an H100 (performance-notes.md, runs
-/// 31-32).
+/// and head dims 64 and 128 with one query head per k/v head, not causal
+/// (the kernels timed), whose SMs finished up to 5% apart with equal shares.
+/// On an H100 dynamic made them 6-9% faster at 128 (performance-notes.md,
+/// runs 31-32) and 1-6% at 64, where the half-split forward without
+/// positions or rotate_v also beat its chunked launch, 0.995x against
+/// 1.043x the plain forward (run 34).
 bool dynamicByDefault(const KernelShape &shape, const KernelPlan &plan) {
   return plan.tilesPerCta == 0 && !plan.contiguousSchedule &&
          shape.hasRotary() && shape.blockSize == 64 && shape.group == 1 &&
-         !shape.causal && shape.headDim == 128;
+         !shape.causal && (shape.headDim == 64 || shape.headDim == 128);
 }
 
 /// `l2-prefetch` under `auto` is on only where it measured faster and was
@@ -470,9 +472,9 @@ bool rotaryForward64(const KernelShape &shape) {
 }
 
 /// The sm_90a rotary forward at head dim 64 (block size 64) that launches
-/// chunked under `auto` with a rotary warpgroup in each of the two CTAs an
-/// SM holds, 16 tiles a CTA: the half-split one without positions or
-/// rotate_v. H200, seed, run 13 of the rotary log
+/// chunked when tiles-per-cta is given (under `auto` from session 28 to 37),
+/// with a rotary warpgroup in each of the two CTAs an SM holds, 16 tiles a
+/// CTA: the half-split one without positions or rotate_v. H200, seed, run 13 of the rotary log
 /// (docs/performance-notes.md#fused-rotary-embeddings-sm_90a): 3-17% faster
 /// than the persistent launch with two rotary warpgroups, the rotation of
 /// one CTA overlapping the other's products. Since the backward's rotary
@@ -481,6 +483,8 @@ bool rotaryForward64(const KernelShape &shape) {
 /// with positions or rotate_v run 1.01-1.05x the plain forward instead of
 /// 1.04-1.13x (a rotary warpgroup of 104 registers, not 64 or 72, which
 /// reads its tables further ahead); the half-split one 1.055 against 1.045.
+/// Persistent with the dynamic schedule it took 0.995x (H100, run 34 of
+/// docs/performance-notes.md#fused-rotary-embeddings-sm_90a).
 bool chunkedRotaryForward(const KernelShape &shape) {
   return rotaryForward64(shape) && shape.rotary == RotaryMode::half_split &&
          !shape.hasPositions && !shape.rotateV;
@@ -510,11 +514,11 @@ bool chunkedRotary128(const KernelShape &shape) {
 constexpr int64_t kChunkedRotary128Tiles = 16;
 
 /// Which sm_90a kernels launch chunked unless told otherwise: those without
-/// rotary embeddings (docs/performance-notes.md#chunked-launch), the
-/// half-split rotary forward at head dim 64 without positions or rotate_v
-/// unless its rotary warpgroup is turned off or asked for twice
-/// (chunkedRotaryForward: one fits each of two CTAs), and the rotary kernels
-/// at head dim 128 when tiles-per-cta is given (chunkedRotary128). Not at
+/// rotary embeddings (docs/performance-notes.md#chunked-launch), and when
+/// tiles-per-cta is given the half-split rotary forward at head dim 64
+/// without positions or rotate_v unless its rotary warpgroup is turned off
+/// or asked for twice (chunkedRotaryForward: one fits each of two CTAs) and
+/// the rotary kernels at head dim 128 (chunkedRotary128). Not at
 /// head dim 96: there the chunked launch's one consumer (216 registers at two
 /// CTAs per SM) spills 4 bytes, the persistent launch's two (232 each) do
 /// not (ptxas, CUDA 13.0; not timed). The half-split rotary backward at head
@@ -524,7 +528,8 @@ bool chunkedByDefault(const KernelShape &shape, const TuningOptions &options) {
   if (largeBlockBackward(shape) || largeBlockForward(shape))
     return false;
   if (chunkedRotaryForward(shape))
-    return options.rotaryWarpgroup != RotaryWarpgroup::off &&
+    return options.tilesPerCta > 0 &&
+           options.rotaryWarpgroup != RotaryWarpgroup::off &&
            options.rotaryWarpgroups != 2;
   if (chunkedRotary128(shape))
     return options.tilesPerCta > 0 &&

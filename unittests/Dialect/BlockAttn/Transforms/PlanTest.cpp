@@ -506,15 +506,19 @@ TEST(Sm90aPlan, DynamicIsAStridedLaunchThatClaims) {
     EXPECT_EQ(d.numConsumers, s.numConsumers);
     EXPECT_EQ(d.numStages, s.numStages);
   }
-  // The defaults: the persistent rotary kernels at head dim 128 claim
-  // (performance-notes.md, run 32); the chunked plain ones, those at 64 and
-  // the sm_100a ones do not.
+  // The defaults: the persistent rotary kernels at head dims 128 and 64
+  // claim (performance-notes.md, runs 32 and 34); the chunked plain ones,
+  // those at other head dims and the sm_100a ones do not.
   EXPECT_TRUE(plan(Chip::sm_90a, shape(true, 128, RotaryMode::half_split))
                   .dynamicSchedule);
   EXPECT_TRUE(plan(Chip::sm_90a, shape(false, 128, RotaryMode::interleaved))
                   .dynamicSchedule);
+  EXPECT_TRUE(plan(Chip::sm_90a, shape(true, 64, RotaryMode::half_split))
+                  .dynamicSchedule);
+  EXPECT_TRUE(plan(Chip::sm_90a, shape(false, 64, RotaryMode::interleaved))
+                  .dynamicSchedule);
   EXPECT_FALSE(plan(Chip::sm_90a, shape(true, 128)).dynamicSchedule);
-  EXPECT_FALSE(plan(Chip::sm_90a, shape(true, 64, RotaryMode::half_split))
+  EXPECT_FALSE(plan(Chip::sm_90a, shape(true, 32, RotaryMode::half_split))
                    .dynamicSchedule);
   EXPECT_FALSE(plan(Chip::sm_100a, shape(true, 128, RotaryMode::half_split))
                    .dynamicSchedule);
@@ -586,9 +590,20 @@ TEST(Sm90aPlan, RotaryKernelsLaunchAsMeasured) {
   EXPECT_TRUE(chunkedBackward.rotaryWarpgroup);
   EXPECT_EQ(chunkedBackward.numConsumers, 1);
   // The half-split forward at head dim 64 without positions or rotate_v:
-  // chunked, two CTAs an SM, each a producer, a rotary warpgroup of 72
+  // persistent, claiming its tiles, since session 37 (run 34: 0.995x the
+  // plain forward against 1.043x chunked); chunked when tiles-per-cta is
+  // given: two CTAs an SM, each a producer, a rotary warpgroup of 72
   // registers and a consumer of 128, 16 tiles.
-  KernelPlan d64 = plan(Chip::sm_90a, shape(false, 64, RotaryMode::half_split));
+  KernelPlan d64dynamic =
+      plan(Chip::sm_90a, shape(false, 64, RotaryMode::half_split));
+  EXPECT_EQ(d64dynamic.tilesPerCta, 0);
+  EXPECT_EQ(d64dynamic.ctasPerSm, 1);
+  EXPECT_TRUE(d64dynamic.dynamicSchedule);
+  TuningOptions sixteen;
+  sixteen.tilesPerCta = 16;
+  KernelPlan d64 =
+      plan(Chip::sm_90a, shape(false, 64, RotaryMode::half_split), sixteen);
+  EXPECT_FALSE(d64.dynamicSchedule);
   EXPECT_EQ(d64.ctasPerSm, 2);
   EXPECT_EQ(d64.tilesPerCta, 16);
   EXPECT_TRUE(d64.rotaryWarpgroup);
@@ -1265,13 +1280,20 @@ TEST(Sm90aPlan, TwoRotaryWarpgroupsTakeOneConsumer) {
   EXPECT_EQ(forward.registers.rotary, 104);
   EXPECT_EQ(forward.registers.compute, 256);
   EXPECT_EQ(forward.numStages, 4);
-  // At head dim 64 the forward launches chunked, one rotary warpgroup in
-  // each of the two CTAs of an SM; persistent (schedule=strided), the
+  // At head dim 64 the half-split forward launched chunked (tiles-per-cta
+  // given), one rotary warpgroup in each of the two CTAs of an SM;
+  // persistent (its default since session 37, or schedule=strided), the
   // half-split forwards and those with a positions tensor take two, the
   // interleaved forward without one, and every backward one.
+  TuningOptions chunked;
+  chunked.tilesPerCta = 16;
+  EXPECT_EQ(
+      plan(Chip::sm_90a, shape(false, 64, RotaryMode::half_split), chunked)
+          .rotaryReplicas,
+      1);
   EXPECT_EQ(plan(Chip::sm_90a, shape(false, 64, RotaryMode::half_split))
                 .rotaryReplicas,
-            1);
+            2);
   TuningOptions persistent;
   persistent.schedule = Schedule::strided;
   EXPECT_EQ(

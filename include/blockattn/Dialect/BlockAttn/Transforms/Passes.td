@@ -85,14 +85,14 @@ def BlockAttnWarpSpecializePass
            "i32[2] that the kernel leaves zeroed), "
            "'chunked' (a CTA per tiles-per-cta tiles, handed out in order by "
            "the hardware) or 'auto' (the recipe picks: chunked for the "
-           "sm_90a forward and backward without rotary embeddings, the "
-           "half-split rotary forward at head dim 64 without positions or "
-           "rotate_v, and the rotary kernels at head dim 128 (block size "
-           "64, with a rotary warpgroup, one CTA per SM) when tiles-per-cta "
-           "is given, unless num-consumers asks for more than one; dynamic "
-           "for the other sm_90a rotary kernels at head dim 128 and block "
-           "size 64 without grouped-query attention or causal masking; else "
-           "strided)">,
+           "sm_90a forward and backward without rotary embeddings, and "
+           "when tiles-per-cta is given for the half-split rotary forward "
+           "at head dim 64 without positions or rotate_v and the rotary "
+           "kernels at head dim 128 (block size 64, with a rotary "
+           "warpgroup), unless num-consumers asks for more than one; "
+           "dynamic for the other sm_90a rotary kernels at head dims 64 "
+           "and 128 and block size 64 without grouped-query attention or "
+           "causal masking; else strided)">,
     Option<"ctasPerSm", "ctas-per-sm", "int64_t", /*default=*/"0",
            "sm_90a: CTAs sharing an SM, which divides its registers and "
            "shared memory among them; 0 picks 2 for a chunked launch "
