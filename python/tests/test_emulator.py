@@ -153,11 +153,13 @@ def test_rotary_variants_match_reference(chip, case, kernels):
 # The backward at head dim 128 has one rotary warpgroup of 208 registers (two of 104 with
 # --rotary-warpgroups=2, the interleaved positions default until session 27) and one consumer
 # of 256 registers that reads its tile's angles once and stores through smem; the
-# half-split forward at head dim 64 without positions or rotate_v launches chunked, two CTAs an
-# SM, each with a rotary warpgroup of 72 registers next to a consumer of 128 (16 tiles a CTA:
-# on one SM the 18 tiles take two CTAs), and so do the others when asked, with rotate_v 64 and
-# 136 (32 tiles); by default (session 28) the others launch persistent: interleaved one rotary
-# warpgroup and two consumers, with positions or rotate_v two and one. The backward at head dim
+# half-split forward at head dim 64 without positions or rotate_v launches chunked when
+# tiles-per-cta is given (by default from session 28 to 36), two CTAs an SM, each with a rotary
+# warpgroup of 72 registers next to a consumer of 128 (16 tiles a CTA: on one SM the 18 tiles
+# take two CTAs), and so do the others when asked, with rotate_v 64 and 136 (32 tiles); by
+# default the forwards at 64 launch persistent (session 28; the half-split one since session 37,
+# claiming its tiles): interleaved one rotary warpgroup and two consumers, half-split or with
+# positions or rotate_v two and one. The backward at head dim
 # 64 has one rotary warpgroup of 208 registers and one consumer of 256 since session 28, two
 # consumers of 184 next to one of 104 with a positions tensor.
 ONE_RWG = [("load", 40), ("rotary", 104), ("compute", 184)]
@@ -175,7 +177,8 @@ RWG_CASES = [
     (em.Case("forward", 64, "f16", "interleaved", positions=True, rotate_v=True),
      ("--schedule=chunked",), CHUNKED_RWG_V),
     (em.Case("forward", 64, "bf16", "interleaved"), (), ONE_RWG),
-    (em.Case("forward", 64, "bf16", "half_split"), (), CHUNKED_RWG),
+    (em.Case("forward", 64, "bf16", "half_split"), (), TWO_RWG),
+    (em.Case("forward", 64, "bf16", "half_split"), ("--tiles-per-cta=16",), CHUNKED_RWG),
     (em.Case("forward", 64, "bf16", "interleaved"), ("--schedule=chunked",), CHUNKED_RWG),
     (em.Case("forward", 64, "bf16", "half_split", positions=True), ("--schedule=strided",), TWO_RWG),
     (em.Case("backward", 64, "bf16", "interleaved", rotate_v=True), (), ONE_RWG_ONE_CONSUMER),
