@@ -407,11 +407,11 @@ def small_grid_key(key: KernelKey) -> KernelKey | None:
     return dataclasses.replace(key, tiles_per_cta=SMALL_GRID_TILES)
 
 
-# The sm_90a rotary kernels at head dim 128 have no launch variant: their
-# persistent CTAs claim their tiles (schedule=dynamic, Plan.cpp), so every SM
-# works until the grid's work ends whatever the batch. That beat the chunked
-# variant of 16 tiles a CTA that the launch took for grids of 36 waves and more
-# from session 33 to 36 (on an H100: 1.000-1.002x the plain forward against
+# The sm_90a rotary kernels at head dims 64 and 128 have no launch variant:
+# their persistent CTAs claim their tiles (schedule=dynamic, Plan.cpp), so
+# every SM works until the grid's work ends whatever the batch. At 128 that
+# beat the chunked variant of 16 tiles a CTA that the launch took for grids of
+# 36 waves and more from session 33 to 36 (on an H100: 1.000-1.002x the plain forward against
 # 1.039-1.057x; performance-notes.md, runs 23 and 32).
 
 

@@ -472,14 +472,14 @@ bool rotaryForward64(const KernelShape &shape) {
 }
 
 /// The sm_90a rotary forward at head dim 64 (block size 64) that launches
-/// chunked when tiles-per-cta is given (under `auto` from session 28 to 37),
+/// chunked when tiles-per-cta is given (under `auto` from session 28 to 36),
 /// with a rotary warpgroup in each of the two CTAs an SM holds, 16 tiles a
-/// CTA: the half-split one without positions or rotate_v. H200, seed, run 13 of the rotary log
-/// (docs/performance-notes.md#fused-rotary-embeddings-sm_90a): 3-17% faster
-/// than the persistent launch with two rotary warpgroups, the rotation of
-/// one CTA overlapping the other's products. Since the backward's rotary
-/// warpgroup and the smem stores the balance has turned for the others (run
-/// 17, H100s, seed-d64): persistent, the interleaved forwards and those
+/// CTA: the half-split one without positions or rotate_v. H200, seed, run 13 of
+/// the rotary log (docs/performance-notes.md#fused-rotary-embeddings-sm_90a):
+/// 3-17% faster than the persistent launch with two rotary warpgroups, the
+/// rotation of one CTA overlapping the other's products. Since the backward's
+/// rotary warpgroup and the smem stores the balance has turned for the others
+/// (run 17, H100s, seed-d64): persistent, the interleaved forwards and those
 /// with positions or rotate_v run 1.01-1.05x the plain forward instead of
 /// 1.04-1.13x (a rotary warpgroup of 104 registers, not 64 or 72, which
 /// reads its tables further ahead); the half-split one 1.055 against 1.045.

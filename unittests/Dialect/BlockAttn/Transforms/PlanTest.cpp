@@ -524,9 +524,9 @@ TEST(Sm90aPlan, DynamicIsAStridedLaunchThatClaims) {
                    .dynamicSchedule);
   TuningOptions chunked;
   chunked.tilesPerCta = 16;
-  EXPECT_FALSE(plan(Chip::sm_90a, shape(true, 128, RotaryMode::half_split),
-                    chunked)
-                   .dynamicSchedule);
+  EXPECT_FALSE(
+      plan(Chip::sm_90a, shape(true, 128, RotaryMode::half_split), chunked)
+          .dynamicSchedule);
 }
 
 TEST(Sm90aPlan, TwoConsumersMeanAPersistentLaunch) {
@@ -573,9 +573,8 @@ TEST(Sm90aPlan, RotaryKernelsLaunchAsMeasured) {
   EXPECT_EQ(forward.numConsumers, 1);
   TuningOptions chunkedAsked;
   chunkedAsked.schedule = Schedule::chunked;
-  KernelPlan chunkedForward =
-      plan(Chip::sm_90a, shape(false, 128, RotaryMode::half_split),
-           chunkedAsked);
+  KernelPlan chunkedForward = plan(
+      Chip::sm_90a, shape(false, 128, RotaryMode::half_split), chunkedAsked);
   EXPECT_EQ(chunkedForward.tilesPerCta, 16);
   EXPECT_EQ(chunkedForward.ctasPerSm, 1);
   EXPECT_TRUE(chunkedForward.rotaryWarpgroup);
