@@ -50,16 +50,17 @@ uint32_t floatToBits(float f) {
   return b;
 }
 float bf16ToFloat(uint16_t h) { return bitsToFloat(uint32_t(h) << 16); }
+// Exact, by bits (every half is a float): the MMA operands convert millions
+// of them a kernel, and std::ldexp is a libm call.
 float f16ToFloat(uint16_t h) {
-  uint32_t sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
-  float v;
-  if (exp == 0)
-    v = std::ldexp(float(man), -24);
-  else if (exp == 31)
-    v = man ? NAN : INFINITY;
-  else
-    v = std::ldexp(float(man | 0x400), int(exp) - 25);
-  return sign ? -v : v;
+  uint32_t sign = uint32_t(h >> 15) << 31, exp = (h >> 10) & 0x1f,
+           man = h & 0x3ff;
+  if (exp == 0 ||
+      exp == 31) { // subnormal or zero (man units of 2^-24), or not finite
+    float v = exp ? (man ? NAN : INFINITY) : float(man) * 0x1p-24f;
+    return sign ? -v : v;
+  }
+  return bitsToFloat(sign | ((exp + 127 - 15) << 23) | (man << 13));
 }
 // PTX ISA "cvt": .rn rounds to nearest even; a NaN input gives a canonical
 // NaN.
@@ -78,9 +79,9 @@ uint16_t floatToF16(float f) {
   float a = std::fabs(f);
   if (a >= 65520.0f) // rounds to infinity
     return uint16_t(sign | 0x7c00);
-  if (a < std::ldexp(1.0f, -14)) {
+  if (a < 0x1p-14f) {
     // Subnormal: units of 2^-24, round to nearest even.
-    float scaled = a * std::ldexp(1.0f, 24);
+    float scaled = a * 0x1p24f;
     float r = std::nearbyint(scaled); // default rounding: nearest even
     return uint16_t(sign | uint32_t(r));
   }
@@ -469,13 +470,26 @@ private:
                    const llvm::Twine &msg) const;
   std::string where(const Thread &t) const;
 
-  uint64_t &reg(Thread &t, int slot) {
+  /// Where thread `tid`'s register `slot` is in `regs` and `locked`: a
+  /// warp's 32 copies of a register are adjacent. The 32 threads of a warp
+  /// run the same instructions one after another, so the next thread finds
+  /// the cache lines the first one loaded; a row per thread (tens of
+  /// thousands of registers in a large kernel, megabytes a warpgroup) missed
+  /// the caches on most register reads.
+  size_t regIndex(unsigned tid, int slot) const {
+    return (size_t(tid / 32) * nregs + size_t(slot)) * 32 + tid % 32;
+  }
+  LLVM_ATTRIBUTE_ALWAYS_INLINE uint64_t &reg(Thread &t, int slot) {
     if (slot < 0) // the sink `_`, or an immediate where a register belongs
       return sink;
-    return regs[size_t(t.tid) * nregs + size_t(slot)];
+    return regs[regIndex(t.tid, slot)];
   }
   uint64_t sink = 0;
-  uint64_t value(Thread &t, const Operand &o);
+  /// An operand's value; registers, most operands, without the call.
+  LLVM_ATTRIBUTE_ALWAYS_INLINE uint64_t value(Thread &t, const Operand &o) {
+    return o.kind == Operand::Reg ? reg(t, o.reg) : otherValue(t, o);
+  }
+  uint64_t otherValue(Thread &t, const Operand &o);
   void setReg(Thread &t, const Operand &o, uint64_t v, unsigned bits) {
     reg(t, o.reg) = v & mask(bits);
   }
@@ -1461,6 +1475,27 @@ static void fragment(unsigned t, unsigned i, unsigned &row, unsigned &col) {
   col = 8 * (i / 4) + 2 * (l % 4) + (i % 2);
 }
 
+// prod[r * n + c] = sum over k of a[r * 16 + k] * b[c * 16 + k], in double,
+// each sum in k's order (an MMA's K = 16 step). Row by row, so that the
+// innermost loop, over the columns, vectorizes without reordering any sum.
+static void productK16(const std::vector<float> &a, unsigned m,
+                       const std::vector<float> &b, unsigned n,
+                       std::vector<double> &prod) {
+  std::vector<double> bt(16 * size_t(n));
+  for (unsigned c = 0; c < n; ++c)
+    for (unsigned kk = 0; kk < 16; ++kk)
+      bt[kk * n + c] = b[c * 16 + kk];
+  prod.assign(size_t(m) * n, 0.0);
+  for (unsigned r = 0; r < m; ++r) {
+    double *row = &prod[size_t(r) * n];
+    for (unsigned kk = 0; kk < 16; ++kk) {
+      const double x = a[r * 16 + kk], *col = &bt[kk * n];
+      for (unsigned c = 0; c < n; ++c)
+        row[c] += x * col[c];
+    }
+  }
+}
+
 // wgmma.mma_async (9.7.15.5.2): D = A x B (+ D when scale-d), A 64x16 from
 // registers or a descriptor, B 16xN from a descriptor; imm-trans-a/b = 1
 // selects the MN-major layout of that operand; imm-scale-a/b = -1 negates it.
@@ -1494,15 +1529,14 @@ llvm::Error Emulator::doWgmma(AsyncOp &op) {
   const Operand &dv = inst.operands[0];
   if (dv.elems.size() != n / 2)
     return fail(nullptr, &inst, "wrong number of accumulator registers");
+  std::vector<double> prod;
+  productK16(a, 64, b, n, prod);
   for (unsigned t = 0; t < 128; ++t) {
     Thread &th = thr[first + t];
     for (unsigned i = 0; i < n / 2; ++i) {
       unsigned r, c;
       fragment(t, i, r, c);
-      double dot = 0;
-      for (unsigned kk = 0; kk < 16; ++kk)
-        dot += double(a[r * 16 + kk]) * double(b[c * 16 + kk]);
-      dot *= double(scaleA * scaleB);
+      double dot = prod[size_t(r) * n + c] * double(scaleA * scaleB);
       uint64_t &d = reg(th, dv.elems[i].reg);
       double acc = op.scaleD[t] ? double(bitsToFloat(uint32_t(d))) : 0.0;
       d = floatToBits(float(acc + dot));
@@ -1518,23 +1552,23 @@ llvm::Error Emulator::doWgmma(AsyncOp &op) {
 void Emulator::lockWgmmaRegisters(const AsyncOp &op, int delta) {
   const Instruction &inst = *op.inst;
   unsigned first = op.issuer * 128;
+  auto lock = [&](unsigned tid, const Operand &r) {
+    if (r.reg >= 0)
+      locked[regIndex(tid, r.reg)] += uint8_t(delta);
+  };
   for (unsigned t = 0; t < 128; ++t) {
-    size_t row = size_t(first + t) * nregs;
     for (const Operand &d : inst.operands[0].elems)
-      if (d.reg >= 0)
-        locked[row + d.reg] = uint8_t(locked[row + d.reg] + delta);
+      lock(first + t, d);
     if (inst.operands[1].kind == Operand::Vec)
       for (const Operand &a : inst.operands[1].elems)
-        if (a.reg >= 0)
-          locked[row + a.reg] = uint8_t(locked[row + a.reg] + delta);
+        lock(first + t, a);
   }
 }
 
 llvm::Error Emulator::checkLocked(Thread &t, const Instruction &inst) {
-  size_t row = size_t(t.tid) * nregs;
   auto check = [&](const Operand &o) -> bool {
     return o.reg >= 0 && (o.kind == Operand::Reg || o.kind == Operand::Addr) &&
-           locked[row + o.reg];
+           locked[regIndex(t.tid, o.reg)];
   };
   for (const Operand &o : inst.operands) {
     bool hit = check(o);
@@ -1546,7 +1580,7 @@ llvm::Error Emulator::checkLocked(Thread &t, const Instruction &inst) {
                   "accumulator or A fragment) before the wgmma.wait_group "
                   "that covers it");
   }
-  if (inst.guard >= 0 && locked[row + inst.guard])
+  if (inst.guard >= 0 && locked[regIndex(t.tid, inst.guard)])
     return fail(&t, &inst, "guard predicate is an in-flight wgmma register");
   return llvm::Error::success();
 }
@@ -1664,7 +1698,7 @@ llvm::Error Emulator::completeSome() {
 // Execution
 //===----------------------------------------------------------------------===//
 
-uint64_t Emulator::value(Thread &t, const Operand &o) {
+uint64_t Emulator::otherValue(Thread &t, const Operand &o) {
   switch (o.kind) {
   case Operand::Reg:
     return reg(t, o.reg);
@@ -2352,12 +2386,12 @@ llvm::Error Emulator::doTcMma(AsyncOp &op) {
           readSmemMatrix(op.descB, transB, op.n, 16, bf16, b, op.line, true))
     return e;
   double sign = (negA ? -1.0 : 1.0) * (negB ? -1.0 : 1.0);
+  std::vector<double> prod;
+  productK16(a, op.m, b, op.n, prod);
   for (unsigned r = 0; r < op.m; ++r) {
     unsigned lane = accumulatorLane(op.m, align, r);
     for (unsigned c = 0; c < op.n; ++c) {
-      double dot = 0;
-      for (unsigned kk = 0; kk < 16; ++kk)
-        dot += double(a[r * 16 + kk]) * double(b[c * 16 + kk]);
+      double dot = prod[size_t(r) * op.n + c];
       size_t cell = size_t(lane) * 512 + dc + c;
       if (op.accumulate && !tmemInit[cell])
         return fail(nullptr, nullptr,
@@ -2400,7 +2434,11 @@ llvm::Error Emulator::step(Thread &t, unsigned budget) {
     const auto &o = in.operands;
     unsigned bits = in.aux;
     Ty ty = Ty(in.type);
-    auto v = [&](size_t i) { return value(t, o[i]); };
+    // Inlined: as calls (GCC keeps them out of a function this size) they
+    // took a sixth of an emulation's time.
+    auto v = [&](size_t i) __attribute__((always_inline)) {
+      return value(t, o[i]);
+    };
     auto f = [&](size_t i) { return bitsToFloat(uint32_t(v(i))); };
     auto setf = [&](float x) { reg(t, o[0].reg) = floatToBits(x); };
     auto sv = [&](size_t i) { return sext(v(i), bits); };
@@ -2488,18 +2526,19 @@ llvm::Error Emulator::step(Thread &t, unsigned budget) {
     case OpBfe: {
       // bfe d, a, pos, len (9.7.1.14): len bits from pos, zero- (.u) or
       // sign-extended (.s); pos and len are taken modulo 256.
+      // Bits past a's width read as its sign bit (.s) or 0 (.u); with .s
+      // the field's top bit fills the result above it.
       uint64_t a = uvv(1);
       unsigned pos = unsigned(v(2) & 0xff), len = unsigned(v(3) & 0xff);
       uint64_t r = 0;
-      if (len) {
-        for (unsigned i = 0; i < bits; ++i) {
-          unsigned src = pos + std::min(i, len - 1);
-          uint64_t bit = src < bits ? (a >> src) & 1
-                                    : (ty == TyS ? (a >> (bits - 1)) & 1 : 0);
-          if (i >= len && ty != TyS)
-            bit = 0;
-          r |= bit << i;
-        }
+      if (len && ty != TyS) {
+        r = (pos >= bits ? 0 : a >> pos) & mask(std::min(len, bits));
+      } else if (len) {
+        int64_t field = sext(a, bits);
+        field = pos >= 64 ? (field < 0 ? -1 : 0) : field >> pos;
+        if (len < 64)
+          field = int64_t(uint64_t(field) << (64 - len)) >> (64 - len);
+        r = uint64_t(field);
       }
       setReg(t, o[0], r, bits);
       break;
@@ -2688,8 +2727,8 @@ llvm::Error Emulator::step(Thread &t, unsigned budget) {
       const Operand &addrOp = isLd ? o[1] : o[0];
       const Operand &data = isLd ? o[0] : o[1];
       uint64_t addr = addressOf(t, addrOp);
-      unsigned total = esize * vec;
-      if (addr % std::min(total, 16u))
+      unsigned total = esize * vec; // a power of two
+      if (addr & (std::min(total, 16u) - 1))
         return fail(
             &t, &in,
             llvm::formatv("misaligned {0}-byte access at {1:x}", total, addr));

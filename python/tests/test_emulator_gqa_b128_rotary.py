@@ -43,7 +43,8 @@ first rotated with pair 0's angles) failed the sample's 192 cases of both layout
 sm_100a (the rotary warpgroup's loop, session 24) it failed the three table cases (192 both
 layouts, 256 half-split).
 
-The default sample keeps `make check` fast; BLOCKATTN_EMULATE_FULL=1 runs the wider matrix
+The default sample keeps `make check` fast (its cases above head dim 128 on fewer lengths:
+WIDE_LENGTHS); BLOCKATTN_EMULATE_FULL=1 runs the wider matrix, every case on every length
 (both chips, head dims 32 and 64, bf16 and f16, both layouts, plain / positions / rotate_v /
 both, plain and causal + dlse, G = 2 and MQA, 1 and 3 SMs; and at 96 and 128, interleaved,
 the same variants: sm_90a G = 2 and MQA, sm_100a G = 2 and 4 with two k/v heads and MQA; and
@@ -68,7 +69,9 @@ pytestmark = pytest.mark.skipif(
     reason="needs build/bin/block-attn-compile and block-attn-emulate (make build)",
 )
 
-LENGTHS = (0, 1, 63, 64, 65, 127, 128, 129, 191, 192, 193, 300, 2, 3)
+# test_emulator_gqa_b128.py's lengths: above head dim 128 (every chunk rotated each time it is
+# streamed) fewer of them in the sample.
+from test_emulator_gqa_b128 import FULL, lengths_of  # noqa: E402
 
 
 def case(head_dim, dtype, rotary, group, positions=False, rotate_v=False, causal=False, lse=False):
@@ -213,7 +216,9 @@ def full_matrix():
     return cases
 
 
-CASES = full_matrix() if os.environ.get("BLOCKATTN_EMULATE_FULL") == "1" else SAMPLE
+# The full matrix keeps the sample's cases above head dim 128 (the matrix stops at 128), on every
+# length.
+CASES = full_matrix() + [x for x in SAMPLE if x[1].head_dim > 128] if FULL else SAMPLE
 
 
 def case_id(x):
@@ -243,7 +248,7 @@ def halves_at_block_position(c: em.Case, tensors: dict) -> dict:
 @pytest.mark.parametrize("chip,c,heads,sms", CASES, ids=case_id)
 def test_grouped_large_block_rotary_backward_matches_reference(chip, c, heads, sms, emulated_kernel):
     base = emulated_kernel(c, chip)
-    tensors = em.make_problem(c, lengths=LENGTHS, heads=heads, seed=sms + heads + 7)
+    tensors = em.make_problem(c, lengths=lengths_of(c), heads=heads, seed=sms + heads + 7)
     kv_heads = heads // c.group
     assert tensors["dk"].shape[1] == kv_heads and tensors["dq"].shape[1] == heads
     # Above head dim 128 every chunk is rotated each time it is streamed (2 x 2 x D / 64 times

@@ -11,7 +11,9 @@ the first product; on sm_100a the rotary warpgroup does, in the load ring's slot
 `rotated` only signals above head dim 128), and the one softmax warpgroup takes both halves in
 turn, naming its half from the S record. The lengths cover an empty and a one-token sequence,
 partial blocks around the block and its half (63-65, 127-129) and a long one, on one SM (one
-CTA takes every block and reuses the one slot) and three. A sample, not the full matrix (that is
+CTA takes every block and reuses the one slot) and three (`make check`: each case on one of
+them, in turn, so that every shape runs on both over its layouts; BLOCKATTN_EMULATE_FULL=1: every
+case on both). A sample, not the full matrix (that is
 `scripts/emulate_kernels.py --kinds forward --block-sizes 128 --head-dims 192,256 --rotary
 half_split,interleaved`). The same with angles computed in the kernel from `rotary_theta`
 (test_rotary_theta_forward_b128_wide_matches_reference; the reference's tables are made in
@@ -40,6 +42,7 @@ chunk's angles are those of pairs 32 j on at the rows' head dim (a half-split ch
 from __future__ import annotations
 
 import dataclasses
+import os
 
 import pytest
 
@@ -52,6 +55,22 @@ pytestmark = pytest.mark.skipif(
 )
 
 LENGTHS = (0, 1, 63, 64, 65, 127, 128, 129, 300)
+
+
+def with_sms(cases):
+    """(chip, case, SMs): every case on one SM (one CTA reuses the slots) and on three with
+    BLOCKATTN_EMULATE_FULL=1; else each on one of them, in turn, and a half-split case on the
+    other than the interleaved case of its shape, so that `make check` runs each shape on both
+    in half the time (these wide cases take 4-7 s each)."""
+    if os.environ.get("BLOCKATTN_EMULATE_FULL") == "1":
+        return [(chip, case, sms) for chip, case in cases for sms in (1, 3)]
+    return [(chip, case, (1, 3)[(i + (case.rotary == "half_split")) % 2])
+            for i, (chip, case) in enumerate(cases)]
+
+
+def case_id(x):
+    return x if isinstance(x, str) else x.name if isinstance(x, em.Case) else f"{x}"
+
 
 CASES = [
     ("sm_90a", em.Case("forward", 192, "bf16", "half_split", block_size=128)),
@@ -88,8 +107,7 @@ def assert_misses_positions_and_rotated_v(case, got, tensors):
         assert em.check_close(case, got, em.reference_outputs(unrotated_v, tensors)) != []
 
 
-@pytest.mark.parametrize("sms", (1, 3))
-@pytest.mark.parametrize("chip,case", CASES, ids=lambda x: x if isinstance(x, str) else x.name)
+@pytest.mark.parametrize("chip,case,sms", with_sms(CASES), ids=case_id)
 def test_rotary_forward_b128_wide_matches_reference(chip, case, sms, emulated_kernel):
     got, tensors = emulate_checked(case, chip, LENGTHS, 7, sms, emulated_kernel)
     # The rotation matters (and the block size): the outputs miss the reference without it,
@@ -132,8 +150,7 @@ THETA_CASES = [
 ]
 
 
-@pytest.mark.parametrize("sms", (1, 3))
-@pytest.mark.parametrize("chip,case", THETA_CASES, ids=lambda x: x if isinstance(x, str) else x.name)
+@pytest.mark.parametrize("chip,case,sms", with_sms(THETA_CASES), ids=case_id)
 def test_rotary_theta_forward_b128_wide_matches_reference(chip, case, sms, emulated_kernel):
     got, tensors = emulate_checked(case, chip, LENGTHS, 11, sms, emulated_kernel)
     assert_theta_matters(case, got, tensors)
@@ -172,8 +189,7 @@ BACKWARD_CASES = [(chip, em.Case("backward", d, dtype, layout, block_size=128, *
 BACKWARD_LENGTHS = (0, 1, 63, 64, 65, 127, 128, 129, 300, 2, 191, 193)
 
 
-@pytest.mark.parametrize("sms", (1, 3))
-@pytest.mark.parametrize("chip,case", BACKWARD_CASES, ids=lambda x: x if isinstance(x, str) else x.name)
+@pytest.mark.parametrize("chip,case,sms", with_sms(BACKWARD_CASES), ids=case_id)
 def test_rotary_backward_b128_wide_matches_reference(chip, case, sms, emulated_kernel):
     got, tensors = emulate_checked(case, chip, BACKWARD_LENGTHS, 11, sms, emulated_kernel)
     # The rotation matters (and the block size, and the positions tensor, rotated v, causal
@@ -213,8 +229,7 @@ THETA_BACKWARD_CASES = [
 ]
 
 
-@pytest.mark.parametrize("sms", (1, 3))
-@pytest.mark.parametrize("chip,case", THETA_BACKWARD_CASES, ids=lambda x: x if isinstance(x, str) else x.name)
+@pytest.mark.parametrize("chip,case,sms", with_sms(THETA_BACKWARD_CASES), ids=case_id)
 def test_rotary_theta_backward_b128_wide_matches_reference(chip, case, sms, emulated_kernel):
     got, tensors = emulate_checked(case, chip, BACKWARD_LENGTHS, 13, sms, emulated_kernel)
     assert_theta_matters(case, got, tensors)
