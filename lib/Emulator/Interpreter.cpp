@@ -55,8 +55,8 @@ float bf16ToFloat(uint16_t h) { return bitsToFloat(uint32_t(h) << 16); }
 float f16ToFloat(uint16_t h) {
   uint32_t sign = uint32_t(h >> 15) << 31, exp = (h >> 10) & 0x1f,
            man = h & 0x3ff;
-  if (exp == 0 ||
-      exp == 31) { // subnormal or zero (man units of 2^-24), or not finite
+  // Zero or subnormal (man units of 2^-24), or not finite.
+  if (exp == 0 || exp == 31) {
     float v = exp ? (man ? NAN : INFINITY) : float(man) * 0x1p-24f;
     return sign ? -v : v;
   }
@@ -475,7 +475,8 @@ private:
   /// run the same instructions one after another, so the next thread finds
   /// the cache lines the first one loaded; a row per thread (tens of
   /// thousands of registers in a large kernel, megabytes a warpgroup) missed
-  /// the caches on most register reads.
+  /// the caches on most register reads. (A CTA's threads are a multiple of
+  /// 128: buildParams refuses other manifests.)
   size_t regIndex(unsigned tid, int slot) const {
     return (size_t(tid / 32) * nregs + size_t(slot)) * 32 + tid % 32;
   }
@@ -2434,8 +2435,8 @@ llvm::Error Emulator::step(Thread &t, unsigned budget) {
     const auto &o = in.operands;
     unsigned bits = in.aux;
     Ty ty = Ty(in.type);
-    // Inlined: as calls (GCC keeps them out of a function this size) they
-    // took a sixth of an emulation's time.
+    // Inlined: as a call (GCC keeps it out of a function this size) it took
+    // a sixth of an emulation's time.
     auto v = [&](size_t i) __attribute__((always_inline)) {
       return value(t, o[i]);
     };
@@ -2727,7 +2728,9 @@ llvm::Error Emulator::step(Thread &t, unsigned budget) {
       const Operand &addrOp = isLd ? o[1] : o[0];
       const Operand &data = isLd ? o[0] : o[1];
       uint64_t addr = addressOf(t, addrOp);
-      unsigned total = esize * vec; // a power of two
+      // A power of two: 1, 2 or 4 (decode takes .v2 and .v4) 1- to 8-byte
+      // elements.
+      unsigned total = esize * vec;
       if (addr & (std::min(total, 16u) - 1))
         return fail(
             &t, &in,

@@ -55,7 +55,6 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import os
 import subprocess
 
 import numpy as np
@@ -63,15 +62,14 @@ import pytest
 
 from blockattn import emulation as em
 from blockattn._kernels import find_compiler
+# test_emulator_gqa_b128.py's lengths: above head dim 128 (every chunk rotated each time it is
+# streamed) fewer of them in the sample.
+from test_emulator_gqa_b128 import FULL, case_id, lengths_of
 
 pytestmark = pytest.mark.skipif(
     find_compiler() is None or em.find_emulator() is None,
     reason="needs build/bin/block-attn-compile and block-attn-emulate (make build)",
 )
-
-# test_emulator_gqa_b128.py's lengths: above head dim 128 (every chunk rotated each time it is
-# streamed) fewer of them in the sample.
-from test_emulator_gqa_b128 import FULL, lengths_of  # noqa: E402
 
 
 def case(head_dim, dtype, rotary, group, positions=False, rotate_v=False, causal=False, lse=False):
@@ -219,13 +217,6 @@ def full_matrix():
 # The full matrix keeps the sample's cases above head dim 128 (the matrix stops at 128), on every
 # length.
 CASES = full_matrix() + [x for x in SAMPLE if x[1].head_dim > 128] if FULL else SAMPLE
-
-
-def case_id(x):
-    if isinstance(x, em.Case):
-        return x.name
-    return x if isinstance(x, str) else f"{x}"
-
 
 
 def halves_at_block_position(c: em.Case, tensors: dict) -> dict:

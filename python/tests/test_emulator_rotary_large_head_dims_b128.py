@@ -48,6 +48,7 @@ import pytest
 
 from blockattn import emulation as em
 from blockattn._kernels import find_compiler
+from test_emulator_gqa_b128 import case_id
 
 pytestmark = pytest.mark.skipif(
     find_compiler() is None or em.find_emulator() is None,
@@ -66,10 +67,6 @@ def with_sms(cases):
         return [(chip, case, sms) for chip, case in cases for sms in (1, 3)]
     return [(chip, case, (1, 3)[(i + (case.rotary == "half_split")) % 2])
             for i, (chip, case) in enumerate(cases)]
-
-
-def case_id(x):
-    return x if isinstance(x, str) else x.name if isinstance(x, em.Case) else f"{x}"
 
 
 CASES = [
