@@ -347,9 +347,12 @@ def draw(panels: list[tuple[str, list[dict], tuple[float, float]]], path) -> Non
 # The GPU run
 #===------------------------------------------------------------------------===#
 
-def parse_rotary(text: str) -> dict:
+def parse_rotary(text: str) -> dict | None:
     """--rotary's 'half_split', 'interleaved+pos+rv', ... -> the rotary panel's
-    kernel options (the layout, a positions tensor, v rotated too)."""
+    kernel options (the layout, a positions tensor, v rotated too); 'none':
+    no rotary panel (the plain kernel alone)."""
+    if text == "none":
+        return None
     mode, *flags = text.split("+")
     if mode not in ("half_split", "interleaved"):
         raise ValueError(f"--rotary: the layout must be half_split or interleaved, got {mode!r} in {text!r}")
@@ -362,10 +365,10 @@ def parse_rotary(text: str) -> dict:
 PLAIN = {"rotary": "none", "positions": False, "rotate_v": False}
 
 
-def kernel_key(kind: str, rotary: dict, head_dim: int):
+def kernel_key(kind: str, rotary: dict, head_dim: int, block_size: int = 64):
     from blockattn._kernels import KernelKey
 
-    return KernelKey(kind, head_dim, 64, "bf16", "sm_90a", **rotary)
+    return KernelKey(kind, head_dim, block_size, "bf16", "sm_90a", **rotary)
 
 
 def traced_name(key) -> str:
@@ -446,7 +449,7 @@ def time_untraced(fn, repeats: int) -> float | None:
     return start.elapsed_time(end) / repeats
 
 
-def problem(kind: str, rotary: dict, workload: str, batch: int, head_dim: int):
+def problem(kind: str, rotary: dict, workload: str, batch: int, head_dim: int, block_size: int = 64):
     import torch
     import workloads
     from blockattn import api
@@ -477,20 +480,20 @@ def problem(kind: str, rotary: dict, workload: str, batch: int, head_dim: int):
         api._rotary_launch_args(tensors, cos, sin, positions, interleaved, rotate_v)
     rope = (cos, sin, positions, interleaved, rotate_v)
     if kind == "forward":
-        untraced = lambda: api.forward(q, k, v, cu, 64, scale, tensors["o"], *rope)  # noqa: E731
+        untraced = lambda: api.forward(q, k, v, cu, block_size, scale, tensors["o"], *rope)  # noqa: E731
     else:
-        untraced = lambda: api.backward(do, q, k, v, cu, 64, scale, *rope)  # noqa: E731
+        untraced = lambda: api.backward(do, q, k, v, cu, block_size, scale, *rope)  # noqa: E731
     return w, tensors, {"softmax_scale": scale}, untraced
 
 
-def run_emulated(files, kind: str, rotary: dict, head_dim: int):
+def run_emulated(files, kind: str, rotary: dict, head_dim: int, block_size: int = 64):
     """The traced kernel in block-attn-emulate on the emulator's small
     problem (blockattn.emulation): (buffer bytes, grid). Its clocks count
     instructions, not time: a dry run of the whole tool without a GPU."""
     from blockattn import emulation as em
     from blockattn._kernels import launch_grid
 
-    case = em.Case(kind, head_dim, "bf16", **rotary)
+    case = em.Case(kind, head_dim, "bf16", **rotary, block_size=block_size)
     tensors = em.make_problem(case)
     manifest = files.manifest
     grid = launch_grid(manifest, 2, tensors["q"].shape, tensors["cu_seqlens"].size)
@@ -513,8 +516,10 @@ def main(argv=None) -> None:
     ap.add_argument("--kinds", default="forward", help="forward, backward or forward,backward")
     ap.add_argument("--rotary", default="half_split",
                     help="the rotary panel's kernel: half_split or interleaved, with +pos (a positions tensor) "
-                         "and +rv (v rotated too), e.g. interleaved+pos+rv (default: half_split)")
+                         "and +rv (v rotated too), e.g. interleaved+pos+rv (default: half_split); none: the "
+                         "plain kernel alone")
     ap.add_argument("--head-dim", type=int, default=128)
+    ap.add_argument("--block-size", type=int, default=64, help="the kernels' block size (default 64)")
     ap.add_argument("--workload", default="seed", help="a bench/workloads.py name (default: seed)")
     ap.add_argument("--batch", type=int, default=0, help="sequences of the workload to keep (0: all)")
     ap.add_argument("--sm", type=int, default=0, help="the SM to draw (default 0)")
@@ -530,10 +535,11 @@ def main(argv=None) -> None:
     sys.path.insert(0, str(HERE))
     kinds = args.kinds.split(",")
     try:
-        variants = {"plain": PLAIN, "rotary": parse_rotary(args.rotary)}
+        rotary_panel = parse_rotary(args.rotary)
     except ValueError as error:
         ap.error(str(error))
-    keys = {(kind, variant): kernel_key(kind, rotary, args.head_dim)
+    variants = {"plain": PLAIN} if rotary_panel is None else {"plain": PLAIN, "rotary": rotary_panel}
+    keys = {(kind, variant): kernel_key(kind, rotary, args.head_dim, args.block_size)
             for kind in kinds for variant, rotary in variants.items()}
     if args.build_only:
         build(keys.values(), args.kernel_dir, args.compiler, args.records, args.persistent_records)
@@ -546,7 +552,7 @@ def main(argv=None) -> None:
 
         device = torch.cuda.get_device_name()
     report = {"gpu": device, "workload": "emulation" if args.emulate else args.workload, "batch": args.batch,
-              "head_dim": args.head_dim, "sm": args.sm, "records_per_lane": None, "kernels": {}}
+              "head_dim": args.head_dim, "block_size": args.block_size, "sm": args.sm, "records_per_lane": None, "kernels": {}}
     for kind in kinds:
         panels = []
         for variant, rotary in variants.items():
@@ -555,10 +561,11 @@ def main(argv=None) -> None:
             trace = files.manifest["trace"]
             report["records_per_lane"] = trace["records_per_lane"]
             if args.emulate:
-                workload, (buffer, grid) = "emulated", run_emulated(files, kind, rotary, args.head_dim)
+                workload, (buffer, grid) = "emulated", run_emulated(files, kind, rotary, args.head_dim, args.block_size)
                 traced_ms = plain_ms = None
             else:
-                w, tensors, scalars, untraced = problem(kind, rotary, args.workload, args.batch, args.head_dim)
+                w, tensors, scalars, untraced = problem(kind, rotary, args.workload, args.batch, args.head_dim,
+                                                     args.block_size)
                 buffer, grid, traced_ms = run_traced(files, tensors, scalars, args.repeats)
                 plain_ms = time_untraced(untraced, args.repeats)
                 workload = w.name
@@ -569,7 +576,8 @@ def main(argv=None) -> None:
             name = f"{kind}/{variant}"
             times = [f"traced {traced_ms:.3f} ms"] if traced_ms else []
             times += [f"untraced {plain_ms:.3f} ms"] if plain_ms else []
-            title = f"{name}: {files.name} on SM {args.sm} ({', '.join([workload, f'D={args.head_dim}', *times])})"
+            shape = [f"D={args.head_dim}"] + ([f"block {args.block_size}"] if args.block_size != 64 else [])
+            title = f"{name}: {files.name} on SM {args.sm} ({', '.join([workload, *shape, *times])})"
             panels.append((title, rows, window))
             report["kernels"][name] = {
                 "kernel": files.name,
@@ -583,8 +591,9 @@ def main(argv=None) -> None:
                 "roles": summarize(ctas, trace, fits),
             }
             print(json.dumps({name: report["kernels"][name]}, indent=1))
-        report.setdefault("rotary_minus_plain", {})[kind] = compare(
-            report["kernels"][f"{kind}/plain"]["roles"], report["kernels"][f"{kind}/rotary"]["roles"])
+        if rotary_panel is not None:
+            report.setdefault("rotary_minus_plain", {})[kind] = compare(
+                report["kernels"][f"{kind}/plain"]["roles"], report["kernels"][f"{kind}/rotary"]["roles"])
         png = args.out.parent / f"{args.out.name}-{kind}.png"
         png.parent.mkdir(parents=True, exist_ok=True)
         draw(panels, png)

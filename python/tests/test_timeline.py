@@ -269,9 +269,17 @@ def test_parse_rotary_reads_the_variant():
     assert timeline.parse_rotary("half_split") == {"rotary": "half_split", "positions": False, "rotate_v": False}
     assert timeline.parse_rotary("interleaved+pos+rv") == {"rotary": "interleaved", "positions": True,
                                                            "rotate_v": True}
+    assert timeline.parse_rotary("none") is None  # the plain kernel alone
 
 
-@pytest.mark.parametrize("text", ["none", "interleaved+theta", "half-split"])
+@pytest.mark.parametrize("text", ["none+pos", "interleaved+theta", "half-split"])
 def test_parse_rotary_refuses_what_it_does_not_know(text):
     with pytest.raises(ValueError, match="--rotary"):
         timeline.parse_rotary(text)
+
+
+def test_kernel_key_takes_the_block_size():
+    key = timeline.kernel_key("backward", timeline.PLAIN, 32, 128)
+    assert key.name == "blockattn_backward_d32_b128_bf16"
+    assert timeline.traced_name(key) == "blockattn_backward_d32_b128_bf16_trace"
+    assert timeline.kernel_key("forward", timeline.PLAIN, 128).block_size == 64
