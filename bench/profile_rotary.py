@@ -60,7 +60,8 @@ def parse_variant(text: str) -> dict:
 def make_problem(args):
     w = workloads.get(args.workload)
     lengths = w.lengths[: args.batch] if args.batch else w.lengths
-    w = workloads.Workload(w.name, lengths, w.heads, args.head_dim or w.head_dim, w.dtype)
+    w = workloads.Workload(w.name, lengths, w.heads, args.head_dim or w.head_dim, w.dtype,
+                           block_size=w.block_size)
     q, k, v, do = w.tensors(4)
     return w, q, k, v, do, w.cu_seqlens()
 
@@ -86,10 +87,10 @@ def launches(args):
         rope = rotary_args(parse_variant(text), w)
         if "forward" in args.kinds:
             result.append((f"{text}/forward",
-                           lambda rope=rope: api.forward(q, k, v, cu, 64, scale, out, *rope)))
+                           lambda rope=rope: api.forward(q, k, v, cu, w.block_size, scale, out, *rope)))
         if "backward" in args.kinds:
             result.append((f"{text}/backward",
-                           lambda rope=rope: api.backward(do, q, k, v, cu, 64, scale, *rope)))
+                           lambda rope=rope: api.backward(do, q, k, v, cu, w.block_size, scale, *rope)))
     return w, result
 
 
