@@ -953,11 +953,35 @@ _BACKWARD_TENSORS = ("q", "k", "v", "do", "dq", "dk", "dv", "cu_seqlens")
 def _record_launcher(kernel, tensor_names):
     """(pack, call, handle, plan) of `kernel`'s record launch if its plan
     takes `tensor_names` and the softmax scale in that order, else None. The
-    plan is there to keep the handle alive (its __del__ destroys it)."""
+    plan is there to keep the handle alive (its __del__ destroys it).
+
+    A kernel with a dynamic schedule (--schedule=dynamic) also takes its
+    counters, after `tensor_names`: its pack takes the same fields as the
+    others' and adds the stream's counters (_driver.schedule_counters, which
+    the checks' path shares) before the scale, so that every fast call site
+    launches it unchanged."""
     plan = getattr(kernel, "record", None)
-    if plan is None or plan.tensor_names != tensor_names or plan.scalar_names != ("softmax_scale",):
+    if plan is None or plan.scalar_names != ("softmax_scale",):
         return None
-    return plan.record.pack, plan.record_call, plan.handle, plan
+    pack = plan.record.pack
+    if plan.tensor_names == tensor_names:
+        return pack, plan.record_call, plan.handle, plan
+    schedule = kernel.manifest.get("schedule") if hasattr(kernel, "manifest") else None
+    if schedule is None or plan.tensor_names != (*tensor_names, schedule["tensor"]):
+        return None
+    return _with_counters(pack, kernel.device_index, int(schedule["words"])), plan.record_call, plan.handle, plan
+
+
+def _with_counters(pack, device: int, words: int):
+    """`pack` of a record whose last tensor is a dynamic schedule's counters:
+    takes the fields without them (the stream first, the scale last)."""
+    counters = _driver.schedule_counters
+
+    def pack_with_counters(stream, *fields):
+        c = counters(device, stream, words)
+        return pack(stream, *fields[:-1], c.data_ptr(), 1, c.shape[0], 1, fields[-1])
+
+    return pack_with_counters
 
 
 class _FastPath:

@@ -514,3 +514,51 @@ def test_qkvpacked_refused_calls_launch_nothing(fake, monkeypatch, case, require
     with pytest.raises(SlowPath):
         blockattn.block_attention_qkvpacked(qkv, cu, check_inputs=False, **kwargs)
     assert fake.fakeCudaLaunches() == before
+
+
+@pytest.mark.parametrize("kind", ["forward", "backward"])
+def test_dynamic_schedule_launches_with_the_streams_counters(fake, monkeypatch, kind):
+    """A kernel with a dynamic schedule (--schedule=dynamic: its manifest's "schedule",
+    the counters after cu_seqlens and the scale) stays on the fast path: its record gets
+    the counters _driver.schedule_counters keeps for the launch's device and stream, the
+    ones the checks' path passes."""
+    manifests = {k: json.loads((MANIFESTS / f"blockattn_{k}_d128_b64_bf16_dynamic.json").read_text())
+                 for k in ("forward", "backward")}
+    counters = torch.zeros(2, dtype=torch.int32)
+    asked = []
+
+    def schedule_counters(device, stream, words):
+        asked.append((device, stream, words))
+        return counters
+
+    monkeypatch.setattr(_driver, "schedule_counters", schedule_counters)
+    launchers = {}
+    for k, names in (("forward", api._FORWARD_TENSORS), ("backward", api._BACKWARD_TENSORS)):
+        plan = _launch.Plan(manifests[k], 0x1234, 0x5678)
+        plan.set_record(manifests[k], _driver.RECORD_RULES, _kernels.grid_inputs(manifests[k]), 132)
+        assert plan.tensor_names == (*names, "schedule")
+        kernel = type("Kernel", (), {"record": plan, "manifest": manifests[k], "device_index": -1})
+        launchers[k] = api._record_launcher(kernel, names)
+        assert launchers[k] is not None
+        # Without the manifest's "schedule" the record's last tensor is not taken.
+        assert api._record_launcher(type("Kernel", (), {"record": plan}), names) is None
+    fast = api._FastPath(launchers["forward"], -1, D, 64, stream=lambda device: 0xABC)
+    fast.backward = launchers["backward"]
+    monkeypatch.setitem(api._FAST, (torch.bfloat16, D, -1, 64), fast)
+    q, k, v, cu = inputs(requires_grad=kind == "backward")
+    names = [p["name"] for p in manifests[kind]["params"]]
+    o = blockattn.block_attention(q, k, v, cu, check_inputs=False) if kind == "backward" else None
+    before = fake.fakeCudaLaunches()
+    fake.fakeCudaSetParams(len(names))  # (the fake copies this many: the launch's own)
+    try:
+        if kind == "backward":
+            torch.autograd.grad(o, (q, k, v), torch.randn_like(o))
+        else:
+            blockattn.block_attention(q, k, v, cu, check_inputs=False)
+    finally:
+        fake.fakeCudaSetParams(0)
+    assert fake.fakeCudaLaunches() == before + 1
+    assert asked[-1] == (-1, 0xABC, 2)
+    assert fake.fakeCudaLastParam(names.index("schedule")) == counters.data_ptr()
+    # The persistent grid (one CTA per SM), as _kernels.launch_grid computes it.
+    assert fake.fakeCudaLastGrid() == _kernels.launch_grid(manifests[kind], 132, q.shape, len(CU))
