@@ -34,7 +34,7 @@
 // PTX-DAG: cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 // PTX-DAG: cp.async.bulk.tensor.3d.global.shared::cta
 // PTX-DAG: shfl.sync.bfly.b32
-// PTX-DAG: ex2.approx
+// PTX-DAG: ex2.approx.ftz.f32
 // The five MMA chains, all from shared-memory descriptors: S and dP (8
 // steps each), dV, dK and dQ (4 each); 7 commits (five full barriers, two
 // after_mma releases); 3 outputs, each a bulk group of two tensor stores.

@@ -38,7 +38,7 @@
 // PTX-DAG: cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 // PTX-DAG: cp.async.bulk.tensor.3d.global.shared::cta
 // PTX-DAG: mbarrier.try_wait.parity
-// PTX-DAG: ex2.approx
+// PTX-DAG: ex2.approx.ftz.f32
 // The MMAs: 8 for S (both operands shared-memory descriptors), 4 for O = P V
 // with A (P) in tensor memory ([a-tmem]).
 // RUN: grep -cE 'tcgen05.mma.cta_group::1.kind::f16.* \[.r[0-9]+\], .rd[0-9]+, .rd[0-9]+, .r[0-9]+, .p[0-9]+;' %t/seed_forward.ptx | FileCheck %s --check-prefix=COUNT8

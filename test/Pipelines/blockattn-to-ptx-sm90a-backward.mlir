@@ -29,7 +29,7 @@
 // PTX-DAG: cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 // PTX-DAG: mbarrier.try_wait.parity
 // PTX-DAG: shfl.sync.bfly.b32
-// PTX-DAG: ex2.approx
+// PTX-DAG: ex2.approx.ftz.f32
 // PTX-DAG: fence.proxy.async.shared::cta
 // PTX-DAG: cp.async.bulk.wait_group.read 0
 // PTX-DAG: cp.async.bulk.tensor.3d.global.shared::cta

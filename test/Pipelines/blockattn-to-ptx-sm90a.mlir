@@ -39,7 +39,7 @@
 // PTX-DAG: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
 // PTX-DAG: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // PTX-DAG: cp.async.bulk.tensor.3d.global.shared::cta
-// PTX-DAG: ex2.approx
+// PTX-DAG: ex2.approx.ftz.f32
 //
 // REQUIRES: ptxas
 // RUN: %ptxas -arch=sm_90a -v %t/seed_forward.ptx -o %t/seed_forward.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS --implicit-check-not=C75

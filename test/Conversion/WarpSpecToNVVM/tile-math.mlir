@@ -33,11 +33,12 @@
 // CHECK-NEXT: %[[X2:[0-9]+]] = nvvm.shfl.sync  bfly %[[ALL2]], %[[MAX1]], %[[M2]], %{{[0-9]+}} : f32 -> f32
 // CHECK-NEXT: llvm.intr.maxnum(%[[MAX1]], %[[X2]]) : (f32, f32) -> f32
 // exp(scale (s - m)) = exp2(s k - m k), k = scale log2(e): one FMA and one
-// ex2 per element.
+// ex2 per element, flushing subnormal results (ex2.approx.ftz: one MUFU.EX2,
+// where ex2.approx.f32 is four instructions).
 // CHECK: %[[LOG2E:[0-9]+]] = llvm.mlir.constant(1.44269502 : f32) : f32
 // CHECK-NEXT: %[[K:[0-9]+]] = llvm.fmul %[[SCALE]], %[[LOG2E]] : f32
 // CHECK: %[[X:[0-9]+]] = llvm.intr.fma(%{{[0-9]+}}, %[[K]], %{{[0-9]+}}) : (f32, f32, f32) -> f32
-// CHECK-NEXT: llvm.intr.exp2(%[[X]]) : (f32) -> f32
+// CHECK-NEXT: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"(%[[X]]) : (f32) -> f32
 // The bf16 probabilities: packed pairs, register 2i in the low half.
 // CHECK: %[[PAIR:[0-9]+]] = llvm.fptrunc %{{[0-9]+}} : vector<2xf32> to vector<2xbf16>
 // CHECK-NEXT: llvm.bitcast %[[PAIR]] : vector<2xbf16> to i32
