@@ -490,14 +490,18 @@ LogicalResult SoftmaxGradLowering::matchAndRewrite(
   if (op.getDlse())
     for (auto [dot, g] : llvm::zip(rowDot, adaptor.getDlse()))
       dot = LLVM::FSubOp::create(e.b, e.loc, dot, g);
+  // dS = P (scale dP - scale D): the row's -scale D once, then one FMA and
+  // one multiply per element (not a subtraction and two multiplies).
   Value scale = adaptor.getScale().front();
+  SmallVector<Value> negScaledDot;
+  for (Value dot : rowDot)
+    negScaledDot.push_back(LLVM::FNegOp::create(
+        e.b, e.loc, LLVM::FMulOp::create(e.b, e.loc, dot, scale)));
   SmallVector<Value> ds(numRegs);
   for (int64_t r = 0; r < numRegs; ++r) {
-    Value centered =
-        LLVM::FSubOp::create(e.b, e.loc, dp.regs[r], rowDot[layout.rowSlot(r)]);
-    ds[r] = LLVM::FMulOp::create(
-        e.b, e.loc, LLVM::FMulOp::create(e.b, e.loc, p.regs[r], scale),
-        centered);
+    Value centered = LLVM::FMAOp::create(e.b, e.loc, dp.regs[r], scale,
+                                         negScaledDot[layout.rowSlot(r)]);
+    ds[r] = LLVM::FMulOp::create(e.b, e.loc, p.regs[r], centered);
   }
   AccType type = op.getGrad().getType();
   Fragment grad{type, dp.layout, {}};

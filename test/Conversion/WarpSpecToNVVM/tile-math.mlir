@@ -52,12 +52,14 @@
 // CHECK-NEXT: %[[THREADS:[0-9]+]] = llvm.mlir.constant(128 : i32) : i32
 // CHECK-NEXT: nvvm.barrier id = %[[ID]] number_of_threads = %[[THREADS]]
 
-// softmax_grad: D = sum_j P dP over the quad, then P scale (dP - D).
+// softmax_grad: D = sum_j P dP over the quad, then P (scale dP - scale D):
+// -scale D once a row, one FMA and one multiply per element.
 // CHECK: llvm.intr.fma(%{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}) : (f32, f32, f32) -> f32
 // CHECK: nvvm.shfl.sync  bfly
-// CHECK: %[[C:[0-9]+]] = llvm.fsub %{{[0-9]+}}, %{{[0-9]+}} : f32
-// CHECK-NEXT: %[[PS:[0-9]+]] = llvm.fmul %{{[0-9]+}}, %[[SCALE]] : f32
-// CHECK-NEXT: llvm.fmul %[[PS]], %[[C]] : f32
+// CHECK: %[[SD:[0-9]+]] = llvm.fmul %{{[0-9]+}}, %[[SCALE]] : f32
+// CHECK-NEXT: %[[NSD:[0-9]+]] = llvm.fneg %[[SD]] : f32
+// CHECK: %[[C:[0-9]+]] = llvm.intr.fma(%{{[0-9]+}}, %[[SCALE]], %[[NSD]]) : (f32, f32, f32) -> f32
+// CHECK-NEXT: llvm.fmul %{{[0-9]+}}, %[[C]] : f32
 // CHECK-COUNT-16: llvm.store %{{[0-9]+}}, %{{[0-9]+}} {alignment = 4 : i64} : i32, !llvm.ptr<3>
 
 // store with divide_by: one reciprocal per row slot, then per row slot a
