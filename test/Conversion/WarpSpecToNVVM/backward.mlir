@@ -109,7 +109,7 @@
 // The softmax: row maxima, exp2 of the 32 scores a thread holds, row sums,
 // one reciprocal per row (normalize), rows past the tile zeroed.
 // CHECK-COUNT-4: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : f32 -> f32
-// CHECK-COUNT-32: llvm.intr.exp2(%{{.*}}) : (f32) -> f32
+// CHECK-COUNT-32: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"(%{{.*}}) : (f32) -> f32
 // CHECK-COUNT-4: nvvm.shfl.sync bfly
 // CHECK-COUNT-2: llvm.fdiv
 // CHECK-NOT: llvm.intr.exp2
@@ -130,10 +130,12 @@
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
 
 // softmax_grad: rowsum(P dP) by fused multiply-adds and 4 shuffles, then
-// dS = scale P (dP - D); written to its buffer like P.
+// dS = P (scale dP - scale D), an FMA and a multiply per element; written to
+// its buffer like P.
 // CHECK: llvm.intr.fma
 // CHECK-COUNT-4: nvvm.shfl.sync bfly
-// CHECK: llvm.fsub
+// CHECK: llvm.fneg
+// CHECK: llvm.intr.fma
 // CHECK-COUNT-16: llvm.store %{{.*}}, %{{.*}} {alignment = 4 : i64} : i32, !llvm.ptr<3>
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}

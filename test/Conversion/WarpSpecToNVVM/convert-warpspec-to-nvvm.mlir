@@ -91,7 +91,7 @@
 // Softmax: row maxima across the 4 threads of a row (butterfly shuffles),
 // exp2 of the 32 scores a thread holds, row sums.
 // CHECK-COUNT-4: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : f32 -> f32
-// CHECK-COUNT-32: llvm.intr.exp2(%{{.*}}) : (f32) -> f32
+// CHECK-COUNT-32: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"(%{{.*}}) : (f32) -> f32
 // CHECK-COUNT-4: nvvm.shfl.sync bfly
 
 // O = P V with P in registers: 4 x K=16, N=128, through inline asm.

@@ -53,10 +53,12 @@
 // CHECK-NEXT: %[[FZERO:[0-9]+]] = llvm.mlir.constant(0.000000e+00 : f32) : f32
 // CHECK-NEXT: %[[G0:[0-9]+]] = llvm.select %[[OK]], %[[LOADED]], %[[FZERO]] : i1, f32
 
-// softmax_grad with dlse: D - g per row slot, then P scale (dP - (D - g)).
+// softmax_grad with dlse: D - g per row slot, then P (scale dP - scale (D - g)).
 // CHECK: nvvm.shfl.sync  bfly
 // CHECK: %[[DG:[0-9]+]] = llvm.fsub %{{[0-9]+}}, %[[G0]] : f32
-// CHECK: llvm.fsub %{{[0-9]+}}, %[[DG]] : f32
+// CHECK: %[[SDG:[0-9]+]] = llvm.fmul %[[DG]], %{{[a-z0-9]+}} : f32
+// CHECK-NEXT: %[[NSDG:[0-9]+]] = llvm.fneg %[[SDG]] : f32
+// CHECK: llvm.intr.fma(%{{[0-9]+}}, %{{[a-z0-9]+}}, %[[NSDG]]) : (f32, f32, f32) -> f32
 func.func @causal_lse(%lse: !lse {blockattn.name = "lse"},
                       %dlse: memref<?x?xf32> {blockattn.name = "dlse"},
                       %scale: f32 {blockattn.name = "scale"}) {

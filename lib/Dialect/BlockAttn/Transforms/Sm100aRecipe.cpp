@@ -1986,9 +1986,13 @@ void buildBlackwellGroupedLargeBlock(OpBuilder &b, Location loc,
       // blocks and dlse at G = 4 and 8 (28 bytes at 128, 40-88 at 96: the
       // barrier addresses of its rings, held in uniform registers, moved to
       // and spilled from its 256; session 25). (The other passes at 96 and
-      // 128 keep the constant: their PTX unchanged.)
+      // 128 keep the constant: their PTX unchanged.) With dlse too: at head
+      // dim 64 with causal blocks, G = 4 and 8, LLVM carried the heads' dlse
+      // row addresses through the loop, and ptxas spilled three of their
+      // words (12 bytes) once the softmax's ex2 became one instruction
+      // (session 39).
       Value headsBeforeLast = constant(spec.group - 1);
-      if (chunked || pieces)
+      if (chunked || pieces || spec.dlse)
         headsBeforeLast =
             PinOp::create(b, loc, b.getI32Type(), headsBeforeLast, kvHead);
       auto loop =
