@@ -370,9 +370,9 @@ SoftmaxLowering::matchAndRewrite(SoftmaxOp op, OneToNOpAdaptor adaptor,
     int64_t slot = layout.rowSlot(r);
     Value x = LLVM::FMAOp::create(e.b, e.loc, s[r], k, negMaxK[slot]);
     p[r] = exp2FlushingSubnormals(e, x);
-    rowSum[slot] = rowSum[slot] ? LLVM::FAddOp::create(e.b, e.loc,
-                                                        rowSum[slot], p[r])
-                                : p[r];
+    rowSum[slot] = rowSum[slot]
+                       ? LLVM::FAddOp::create(e.b, e.loc, rowSum[slot], p[r])
+                       : p[r];
   }
   for (Value &sum : rowSum)
     sum = reduceRow(e, layout, sum, /*isMax=*/false);
