@@ -552,7 +552,8 @@ def main(argv=None) -> None:
 
         device = torch.cuda.get_device_name()
     report = {"gpu": device, "workload": "emulation" if args.emulate else args.workload, "batch": args.batch,
-              "head_dim": args.head_dim, "block_size": args.block_size, "sm": args.sm, "records_per_lane": None, "kernels": {}}
+              "head_dim": args.head_dim, "block_size": args.block_size, "sm": args.sm,
+              "records_per_lane": None, "kernels": {}}
     for kind in kinds:
         panels = []
         for variant, rotary in variants.items():
@@ -561,7 +562,8 @@ def main(argv=None) -> None:
             trace = files.manifest["trace"]
             report["records_per_lane"] = trace["records_per_lane"]
             if args.emulate:
-                workload, (buffer, grid) = "emulated", run_emulated(files, kind, rotary, args.head_dim, args.block_size)
+                workload = "emulated"
+                buffer, grid = run_emulated(files, kind, rotary, args.head_dim, args.block_size)
                 traced_ms = plain_ms = None
             else:
                 w, tensors, scalars, untraced = problem(kind, rotary, args.workload, args.batch, args.head_dim,

@@ -955,21 +955,23 @@ def _record_launcher(kernel, tensor_names):
     takes `tensor_names` and the softmax scale in that order, else None. The
     plan is there to keep the handle alive (its __del__ destroys it).
 
-    A kernel with a dynamic schedule (--schedule=dynamic) also takes its
-    counters, after `tensor_names`: its pack takes the same fields as the
-    others' and adds the stream's counters (_driver.schedule_counters, which
-    the checks' path shares) before the scale, so that every fast call site
-    launches it unchanged."""
+    A kernel with a dynamic schedule (--schedule=dynamic; LoadedKernel's
+    _schedule, the counters' tensor name and words) also takes its counters,
+    after `tensor_names`: its pack takes the same fields as the others' and
+    adds the stream's counters (_driver.schedule_counters, which the checks'
+    path shares) before the scale, so that every fast call site launches it
+    unchanged."""
     plan = getattr(kernel, "record", None)
     if plan is None or plan.scalar_names != ("softmax_scale",):
         return None
     pack = plan.record.pack
     if plan.tensor_names == tensor_names:
         return pack, plan.record_call, plan.handle, plan
-    schedule = kernel.manifest.get("schedule") if hasattr(kernel, "manifest") else None
-    if schedule is None or plan.tensor_names != (*tensor_names, schedule["tensor"]):
+    schedule = getattr(kernel, "_schedule", None)
+    if schedule is None or plan.tensor_names != (*tensor_names, schedule[0]):
         return None
-    return _with_counters(pack, kernel.device_index, int(schedule["words"])), plan.record_call, plan.handle, plan
+    pack = _with_counters(pack, kernel.device_index, schedule[1])
+    return pack, plan.record_call, plan.handle, plan
 
 
 def _with_counters(pack, device: int, words: int):

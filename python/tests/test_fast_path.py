@@ -537,10 +537,12 @@ def test_dynamic_schedule_launches_with_the_streams_counters(fake, monkeypatch, 
         plan = _launch.Plan(manifests[k], 0x1234, 0x5678)
         plan.set_record(manifests[k], _driver.RECORD_RULES, _kernels.grid_inputs(manifests[k]), 132)
         assert plan.tensor_names == (*names, "schedule")
-        kernel = type("Kernel", (), {"record": plan, "manifest": manifests[k], "device_index": -1})
+        schedule = manifests[k]["schedule"]  # as LoadedKernel reads it
+        kernel = type("Kernel", (), {"record": plan, "_schedule": (schedule["tensor"], schedule["words"]),
+                                     "device_index": -1})
         launchers[k] = api._record_launcher(kernel, names)
         assert launchers[k] is not None
-        # Without the manifest's "schedule" the record's last tensor is not taken.
+        # Without a schedule the record's last tensor is not taken.
         assert api._record_launcher(type("Kernel", (), {"record": plan}), names) is None
     fast = api._FastPath(launchers["forward"], -1, D, 64, stream=lambda device: 0xABC)
     fast.backward = launchers["backward"]
