@@ -11,6 +11,7 @@
 #include "blockattn/Conversion/WarpSpecToNVVM/WarpSpecToNVVM.h"
 
 #include "mlir/Conversion/LLVMCommon/Pattern.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 #include "blockattn/Conversion/WarpSpecToNVVM/Descriptors.h"
 
@@ -259,6 +260,14 @@ struct SoftmaxLowering : ConvertOpToLLVMPattern<SoftmaxOp> {
   LogicalResult
   matchAndRewrite(SoftmaxOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override;
+
+private:
+  /// The registers of the op's results (P, the row sums, and the log-sum-
+  /// exps when asked for), from the scores as masked, or with `masked`
+  /// false as they are (a full tile).
+  SmallVector<SmallVector<Value>> softmax(KernelBuilder &e, SoftmaxOp op,
+                                          OneToNOpAdaptor adaptor,
+                                          bool masked) const;
 };
 
 struct SoftmaxGradLowering : ConvertOpToLLVMPattern<SoftmaxGradOp> {
@@ -312,37 +321,89 @@ static Value exp2FlushingSubnormals(KernelBuilder &e, Value x) {
       .getResult(0);
 }
 
+/// Whether the softmax's tile is full: every column and (with valid_rows)
+/// every row valid. The same for every thread of the warpgroup.
+static Value isFullTile(KernelBuilder &e, SoftmaxOp op, Value validCols,
+                        ValueRange validRows) {
+  ArrayRef<int64_t> shape = op.getScores().getType().getShape();
+  Value full = e.cmp(Pred::sge, validCols, e.i32(shape[1]));
+  if (validRows.empty())
+    return full;
+  return LLVM::AndOp::create(
+      e.b, e.loc, full,
+      e.cmp(Pred::sge, e.asI32(validRows.front()), e.i32(shape[0])));
+}
+
 LogicalResult
 SoftmaxLowering::matchAndRewrite(SoftmaxOp op, OneToNOpAdaptor adaptor,
                                  ConversionPatternRewriter &rewriter) const {
   KernelBuilder e(rewriter, op);
+  if (!op.getFullTilePath()) {
+    rewriter.replaceOpWithMultiple(op, softmax(e, op, adaptor, true));
+    return success();
+  }
+  // A uniform branch: a full tile takes the copy without masks.
+  SmallVector<Type> types;
+  if (failed(getTypeConverter()->convertTypes(op->getResultTypes(), types)))
+    return failure();
+  Value full = isFullTile(e, op, e.asI32(adaptor.getValidCols().front()),
+                          adaptor.getValidRows());
+  auto branch = scf::IfOp::create(rewriter, e.loc, types, full,
+                                  /*addThenBlock=*/true,
+                                  /*addElseBlock=*/true);
+  for (auto [block, masked] : {std::pair(branch.thenBlock(), false),
+                               std::pair(branch.elseBlock(), true)}) {
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(block);
+    SmallVector<Value> flat;
+    for (ArrayRef<Value> result : softmax(e, op, adaptor, masked))
+      llvm::append_range(flat, result);
+    scf::YieldOp::create(rewriter, e.loc, flat);
+  }
+  SmallVector<SmallVector<Value>> results;
+  ValueRange rest = branch.getResults();
+  for (Type type : op->getResultTypes()) {
+    SmallVector<Type> parts;
+    (void)getTypeConverter()->convertType(type, parts);
+    results.emplace_back(rest.take_front(parts.size()));
+    rest = rest.drop_front(parts.size());
+  }
+  rewriter.replaceOpWithMultiple(op, results);
+  return success();
+}
+
+SmallVector<SmallVector<Value>>
+SoftmaxLowering::softmax(KernelBuilder &e, SoftmaxOp op,
+                         OneToNOpAdaptor adaptor, bool masked) const {
   const Fragment scores(op.getScores().getType(), adaptor.getScores());
   const FragmentLayout &layout = *scores.layout;
   int64_t numRegs = layout.numRegs(), numSlots = layout.numRowSlots();
 
   Value validCols = e.asI32(adaptor.getValidCols().front());
-  Value colBase = layout.colBase(e);
-  // pin_columns: the columns derive from valid_cols (+ min(valid_cols, 0),
-  // zero), so that LLVM does not hoist them out of a loop around the op.
-  if (op.getPinColumns())
-    colBase =
-        e.add(colBase, LLVM::SMinOp::create(e.b, e.loc, validCols, e.i32(0)));
   Value negInf = e.f32(-std::numeric_limits<double>::infinity());
-  Value dynamicRowOffset;
-  if (!adaptor.getDynamicRowOffset().empty())
-    dynamicRowOffset = e.asI32(adaptor.getDynamicRowOffset().front());
-  SmallVector<Value> rows = causalRows(
-      e, layout, static_cast<bool>(op.getCausal()),
-      static_cast<int64_t>(op.getRowOffset().value_or(0)), dynamicRowOffset);
-  SmallVector<Value> s(numRegs);
-  for (int64_t r = 0; r < numRegs; ++r) {
-    Value col = e.add(colBase, e.i32(layout.colOffset(r)));
-    s[r] = e.select(keepsKey(e, col, validCols, rows, layout.rowSlot(r)),
-                    scores.regs[r], negInf);
+  SmallVector<Value> s(scores.regs.begin(), scores.regs.end());
+  if (masked) {
+    Value colBase = layout.colBase(e);
+    // pin_columns: the columns derive from valid_cols (+ min(valid_cols, 0),
+    // zero), so that LLVM does not hoist them out of a loop around the op.
+    if (op.getPinColumns())
+      colBase =
+          e.add(colBase, LLVM::SMinOp::create(e.b, e.loc, validCols, e.i32(0)));
+    Value dynamicRowOffset;
+    if (!adaptor.getDynamicRowOffset().empty())
+      dynamicRowOffset = e.asI32(adaptor.getDynamicRowOffset().front());
+    SmallVector<Value> rows = causalRows(
+        e, layout, static_cast<bool>(op.getCausal()),
+        static_cast<int64_t>(op.getRowOffset().value_or(0)), dynamicRowOffset);
+    for (int64_t r = 0; r < numRegs; ++r) {
+      Value col = e.add(colBase, e.i32(layout.colOffset(r)));
+      s[r] = e.select(keepsKey(e, col, validCols, rows, layout.rowSlot(r)),
+                      s[r], negInf);
+    }
+    if (std::optional<uint64_t> block = op.getBlock())
+      maskOtherBlocks(e, layout, static_cast<int64_t>(*block), validCols, s,
+                      negInf);
   }
-  if (std::optional<uint64_t> block = op.getBlock())
-    maskOtherBlocks(e, layout, static_cast<int64_t>(*block), validCols, s,
-                    negInf);
 
   // Row max; column 0 is always valid, so the max is finite (with `block`,
   // a row's block starts at a valid column, at most the last valid row).
@@ -402,7 +463,7 @@ SoftmaxLowering::matchAndRewrite(SoftmaxOp op, OneToNOpAdaptor adaptor,
     for (int64_t r = 0; r < numRegs; ++r)
       p[r] = LLVM::FMulOp::create(e.b, e.loc, p[r], inverse[layout.rowSlot(r)]);
   }
-  if (op.getValidRows()) {
+  if (masked && op.getValidRows()) {
     Value validRows = e.asI32(adaptor.getValidRows().front());
     Value zero = e.f32(0.0);
     SmallVector<Value> rowValid;
@@ -421,11 +482,10 @@ SoftmaxLowering::matchAndRewrite(SoftmaxOp op, OneToNOpAdaptor adaptor,
       probs.regs.push_back(
           e.packPair(probsType.getElementType(), p[r], p[r + 1]));
   }
+  SmallVector<SmallVector<Value>> results = {probs.regs, rowSum};
   if (op.getLse())
-    rewriter.replaceOpWithMultiple(op, {probs.regs, rowSum, lse});
-  else
-    rewriter.replaceOpWithMultiple(op, {probs.regs, rowSum});
-  return success();
+    results.push_back(lse);
+  return results;
 }
 
 /// The swizzle phase of `row` in `tile` (nvdesc::SwizzledTile::phase): the
@@ -550,8 +610,8 @@ static SmallVector<Value> pairPointers(KernelBuilder &e,
     return ptrs;
   }
   Value rowPhase = swizzlePhase(e, geometry, rowBase);
-  Value common = e.add(e.mul(rowBase, e.i32(rowBytes)),
-                       e.mul(colBase, e.i32(2)));
+  Value common =
+      e.add(e.mul(rowBase, e.i32(rowBytes)), e.mul(colBase, e.i32(2)));
   SmallVector<Value> unitBase(rowBytes / 16);
   for (int64_t r = 0; r + 1 < layout.numRegs(); r += 2) {
     int64_t colBytes = 2 * layout.colOffset(r);
@@ -703,15 +763,13 @@ static void copyOutRows(KernelBuilder &e, StoreOp op, Value staging,
       unitInRow = e.add(unitInRow, e.i32(group * groupUnits));
     Value chunk = e.udiv(unitInRow, e.i32(unitsPerChunkRow));
     Value unit = e.urem(unitInRow, e.i32(unitsPerChunkRow));
-    Value physical =
-        LLVM::XOrOp::create(e.b, e.loc, unit, swizzlePhase(e, geometry, rowBase));
-    Value offset =
-        e.add(e.add(e.mul(chunk, e.i32(geometry.chunkBytes())),
-                    e.mul(rowBase, e.i32(rowBytes))),
-              e.mul(physical, e.i32(kUnitBytes)));
-    Value srcBase = LLVM::GEPOp::create(e.b, e.loc, e.smemPtrT(),
-                                        e.b.getI8Type(), staging,
-                                        ValueRange{offset});
+    Value physical = LLVM::XOrOp::create(e.b, e.loc, unit,
+                                         swizzlePhase(e, geometry, rowBase));
+    Value offset = e.add(e.add(e.mul(chunk, e.i32(geometry.chunkBytes())),
+                               e.mul(rowBase, e.i32(rowBytes))),
+                         e.mul(physical, e.i32(kUnitBytes)));
+    Value srcBase = LLVM::GEPOp::create(
+        e.b, e.loc, e.smemPtrT(), e.b.getI8Type(), staging, ValueRange{offset});
     Value col = e.zext64(e.mul(unitInRow, e.i32(kUnitBytes / 2)));
     Value dstBase =
         e.add(e.add(tileBase, e.mul(e.zext64(rowBase), dest.strides[0])), col);
@@ -728,9 +786,8 @@ static void copyOutRows(KernelBuilder &e, StoreOp op, Value staging,
                          ? e.zext64(pinI32(e, e.i32(rowStep)))
                          : e.i64(rowStep);
         Value element = e.add(dstBase, e.mul(step, dest.strides[0]));
-        Value dst = LLVM::GEPOp::create(e.b, e.loc, e.globalPtrT(),
-                                        elementType, dest.pointer,
-                                        ValueRange{element});
+        Value dst = LLVM::GEPOp::create(e.b, e.loc, e.globalPtrT(), elementType,
+                                        dest.pointer, ValueRange{element});
         e.store(data, dst, 16);
       });
     }

@@ -117,3 +117,26 @@ func.func @negative_dynamic_row_offset_negative(%s: !warpspec.acc<64x128xf32>,
       : !warpspec.acc<64x128xf32> -> !warpspec.acc<64x128xbf16>, !warpspec.rows<64xf32>
   return
 }
+
+// -----
+
+// The causal mask applies to a full tile too: a branch to a copy without
+// masks would have nothing to drop.
+func.func @negative_full_tile_path_causal(%s: !warpspec.acc<64x128xf32>,
+                                          %i: i32, %scale: f32) {
+  // expected-error @+1 {{'warpspec.softmax' op full_tile_path does not go with causal (its mask applies to full tiles too)}}
+  %p, %l = warpspec.softmax %s valid_cols(%i) scale(%scale) causal {full_tile_path}
+      : !warpspec.acc<64x128xf32> -> !warpspec.acc<64x128xbf16>, !warpspec.rows<64xf32>
+  return
+}
+
+// -----
+
+// So does the mask of the blocks that share a tile.
+func.func @negative_full_tile_path_block(%s: !warpspec.acc<64x64xf32>,
+                                         %i: i32, %scale: f32) {
+  // expected-error @+1 {{'warpspec.softmax' op full_tile_path does not go with block (its mask applies to full tiles too)}}
+  %p, %l = warpspec.softmax %s valid_cols(%i) scale(%scale) block(16) {full_tile_path}
+      : !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xbf16>, !warpspec.rows<64xf32>
+  return
+}

@@ -2407,9 +2407,11 @@ int64_t blockattn::replicaRegisters(int64_t single, int64_t otherRegs,
   return std::min<int64_t>(256, (pool - otherRegs) / replicas / 8 * 8);
 }
 
-FailureOr<KernelPlan> blockattn::planKernel(const KernelShape &shape,
-                                            const TuningOptions &requested,
-                                            std::string &error) {
+/// The plan of the chip's recipe for the shape, before the choices that
+/// every recipe takes alike.
+static FailureOr<KernelPlan> planRecipe(const KernelShape &shape,
+                                        const TuningOptions &requested,
+                                        std::string &error) {
   Failure fail{error};
   TuningOptions options = requested;
   options.oStore = oStoreOf(shape, requested);
@@ -2471,4 +2473,17 @@ FailureOr<KernelPlan> blockattn::planKernel(const KernelShape &shape,
     return planSm100a(shape, options, fail);
   }
   llvm_unreachable("unknown chip");
+}
+
+FailureOr<KernelPlan> blockattn::planKernel(const KernelShape &shape,
+                                            const TuningOptions &options,
+                                            std::string &error) {
+  FailureOr<KernelPlan> plan = planRecipe(shape, options, error);
+  if (failed(plan))
+    return failure();
+  // Off under auto: the branch doubles the softmax's code, and whether the
+  // selects it saves pay for that is for a GPU to say
+  // (docs/performance-notes.md).
+  plan->softmaxFullTiles = options.softmaxFullTiles == SoftmaxFullTiles::on;
+  return plan;
 }

@@ -66,12 +66,27 @@ struct BlockAttnWarpSpecializePass
     if (failed(plan))
       return op->emitOpError() << error;
     OpBuilder b(op);
+    Operation *previous = op->getPrevNode();
     if (chip == Chip::sm_100a)
       buildSm100aKernel(b, op->getLoc(), *spec, *plan);
     else
       buildSm90aKernel(b, op->getLoc(), *spec, *plan);
+    if (plan->softmaxFullTiles)
+      for (Operation *built = previous ? previous->getNextNode()
+                                       : &op->getBlock()->front();
+           built != op; built = built->getNextNode())
+        markFullTilePaths(built);
     op->erase();
     return success();
+  }
+
+  /// Every softmax in `root` whose masks a full tile does not need
+  /// branches to a copy without them.
+  static void markFullTilePaths(Operation *root) {
+    root->walk([](warpspec::SoftmaxOp softmax) {
+      if (!softmax.getCausal() && !softmax.getBlock())
+        softmax.setFullTilePath(true);
+    });
   }
 };
 

@@ -1652,6 +1652,12 @@ LogicalResult SoftmaxOp::verify() {
                            << rows << " rows that divides its rows and " << cols
                            << " columns";
   }
+  // Full tiles are masked too under causal and block: the branch would
+  // save nothing.
+  if (getFullTilePath() && (getCausal() || getBlock()))
+    return emitOpError() << "full_tile_path does not go with "
+                         << (getCausal() ? "causal" : "block")
+                         << " (its mask applies to full tiles too)";
   if (std::optional<uint64_t> offset = getRowOffset()) {
     if (!getCausal())
       return emitOpError() << "row_offset needs causal (it shifts the causal "

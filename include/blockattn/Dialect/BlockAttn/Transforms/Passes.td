@@ -125,6 +125,14 @@ def BlockAttnWarpSpecializePass
            "'off', or 'auto' (the recipe picks: on for the sm_90a backward "
            "without rotary embeddings at head dim 64 when it is launched "
            "chunked, off elsewhere)">,
+    EnumOption<"softmaxFullTiles", "softmax-full-tiles",
+           BlockAttn_SoftmaxFullTiles, "automatic",
+           "Whether each softmax without causal or packed-block masks "
+           "branches on a full tile (every key and query valid) to a copy "
+           "without the column and row masks' compares and selects "
+           "(warpspec.softmax {full_tile_path}): 'on', 'off', or 'auto' "
+           "(the recipe picks: off everywhere, until a GPU has timed it; "
+           "docs/performance-notes.md)">,
     EnumOption<"rotaryWarpgroup", "rotary-warpgroup",
            BlockAttn_RotaryWarpgroup, "automatic",
            "sm_90a kernels with rotary embeddings and one CTA per SM, or two "

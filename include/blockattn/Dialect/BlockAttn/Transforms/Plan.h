@@ -238,6 +238,9 @@ struct KernelPlan {
   bool outputsInSlot = false;
   /// The producer prefetches each tile into L2 before it waits for a slot.
   bool l2Prefetch = false;
+  /// Each softmax that can branches to a copy without masks on a full tile
+  /// (warpspec.softmax {full_tile_path}).
+  bool softmaxFullTiles = false;
   /// sm_90a with rotary embeddings: a rotary warpgroup rotates each slot of
   /// the load ring in place and signals the consumers through a ring without
   /// buffers of depth `numStages`; else each consumer rotates its own slot.

@@ -46,6 +46,13 @@ def BlockAttn_L2Prefetch
     I32EnumCase<"on", 1>,
     I32EnumCase<"off", 2>]>;
 
+def BlockAttn_SoftmaxFullTiles
+    : BlockAttn_PlanEnum<"SoftmaxFullTiles",
+                         "whether full tiles take a softmax without masks", [
+    I32EnumCase<"automatic", 0, "auto">,
+    I32EnumCase<"on", 1>,
+    I32EnumCase<"off", 2>]>;
+
 def BlockAttn_RotaryWarpgroup
     : BlockAttn_PlanEnum<"RotaryWarpgroup",
                          "who rotates q and k on sm_90a", [

@@ -1801,6 +1801,14 @@ def WarpSpec_SoftmaxOp : WarpSpec_Op<"softmax", [Pure,
     accumulators across the loop cannot afford; give it a `valid_cols`
     pinned in the loop (`warpspec.pin ... after(...)`).
 
+    With `full_tile_path` (in the attribute dictionary) the lowering
+    branches on whether the tile is full (`valid_cols` at least the tile's
+    columns and, with `valid_rows`, that at least its rows; uniform across
+    the warpgroup) to a copy of the softmax without the column and row
+    masks: a compare and a select fewer per element, for twice the
+    softmax's code. Neither `causal` nor `block` goes with it (their masks
+    apply to full tiles too).
+
     With the optional result `lse`, the softmax also returns each row's
     log-sum-exp in natural-log units, `log(sum_j exp(scale * S[i, j]))` over
     the unmasked columns (`scale * max + log(L)`).
@@ -1824,6 +1832,8 @@ def WarpSpec_SoftmaxOp : WarpSpec_Op<"softmax", [Pure,
         : !warpspec.acc<64x64xf32> -> !warpspec.acc<64x64xbf16>, !warpspec.rows<64xf32>
     %ph, %lh = warpspec.softmax %s valid_cols(%rows) valid_rows(%half) scale(%scale) normalize causal row_offset(64)
         : !warpspec.acc<64x128xf32> -> !warpspec.acc<64x128xf32>, !warpspec.rows<64xf32>
+    %pf, %lf = warpspec.softmax %s valid_cols(%rows) valid_rows(%rows) scale(%scale) normalize {full_tile_path}
+        : !warpspec.acc<64x128xf32> -> !warpspec.acc<64x128xf32>, !warpspec.rows<64xf32>
     %r = warpspec.replica_id
     %c64 = arith.constant 64 : i32
     %off = arith.muli %r, %c64 : i32
@@ -1837,7 +1847,7 @@ def WarpSpec_SoftmaxOp : WarpSpec_Op<"softmax", [Pure,
                        OptionalAttr<I64Attr>:$block,
                        OptionalAttr<I64Attr>:$row_offset,
                        Optional<I32>:$dynamic_row_offset,
-                       UnitAttr:$pin_columns);
+                       UnitAttr:$pin_columns, UnitAttr:$full_tile_path);
   let results = (outs WarpSpec_AccType:$probs, WarpSpec_RowsType:$row_sums,
                       Optional<WarpSpec_RowsType>:$lse);
   let assemblyFormat = [{
@@ -1858,7 +1868,8 @@ def WarpSpec_SoftmaxOp : WarpSpec_Op<"softmax", [Pure,
                    "IntegerAttr":$block), [{
       build($_builder, $_state, probs, row_sums, lse, scores, valid_cols,
             valid_rows, scale, normalize, causal, block, IntegerAttr(),
-            /*dynamic_row_offset=*/Value(), /*pin_columns=*/false);
+            /*dynamic_row_offset=*/Value(), /*pin_columns=*/false,
+            /*full_tile_path=*/false);
     }]>
   ];
   let hasVerifier = 1;
