@@ -11,7 +11,11 @@
 #   scripts/gpu_pending.sh tests DIR    the pending GPU tests against the
 #                                       float64 reference (kernels compiled on
 #                                       first use by DIR's compiler)
-#     JOBS=16                           concurrent pytest processes
+#     JOBS=8                            concurrent pytest processes (more
+#                                       can exhaust an H100's memory: the
+#                                       failed tests run again alone)
+#     DEADLINE=500                      stop the tests then (seconds) and
+#                                       report what finished
 #     (each shard's log and JUnit XML go to RESULTS: the device tool returns
 #     only the output's tail)
 #   scripts/gpu_pending.sh suite DIR    the whole GPU suite (python/tests/gpu)
@@ -60,6 +64,18 @@
 #                                       --kinds forward,backward --rotary
 #                                       half_split (V = dyn: --compiler a
 #                                       wrapper adding --schedule=dynamic)
+#   scripts/gpu_pending.sh full-tiles DIR  issue 20: the kernels with the
+#                                       softmax's copy for full tiles
+#                                       (--softmax-full-tiles=on) against the
+#                                       defaults, plain, forward and backward,
+#                                       at block sizes 128 (head dims 32, 64,
+#                                       128) and 64 (128, 64); DIR/ft from
+#                                       scripts/launch_sweep.sh build DIR/ft
+#                                       "base:" "full:--softmax-full-tiles=on"
+#                                       -- --head-dims 32,64,128
+#                                       --block-sizes 64,128 --kinds
+#                                       forward,backward --dtypes bf16
+#                                       --no-small-grid --rotary none
 #   scripts/gpu_pending.sh timing DIR   issue 19: bench/bench.py with every
 #                                       fused rotary variant against the plain
 #                                       kernels on rope and seed (an H200)
@@ -67,8 +83,8 @@
 #     IMPLS=ours,ours-fused             bench.py's --impls (default: all four)
 #     RESULTS=DIR2                      where results go (default DIR)
 set -euo pipefail
-cmd=${1:?usage: $0 pack|tests|suite|timeline|slot|dynamic|timing DIR}
-dir=${2:?usage: $0 pack|tests|suite|timeline|slot|dynamic|timing DIR}
+cmd=${1:?usage: $0 pack|tests|suite|timeline|slot|dynamic|full-tiles|timing DIR}
+dir=${2:?usage: $0 pack|tests|suite|timeline|slot|dynamic|full-tiles|timing DIR}
 build=${BUILD_DIR:-build}
 
 setup() {
@@ -80,23 +96,36 @@ setup() {
 }
 
 # The outcomes of the test ids in IDS (the JUnit XML of the shards under OUT,
-# then of the re-run, which overrides them): with --failed the ids that failed
-# or erred, one a line; else one summary line per selection (its collected
-# ids' outcomes, "a/b.py::C::test[x]" matched to classname "a.b.C", name
-# "test[x]"), each failing id listed above it.
+# or, for a shard stopped at DEADLINE before it wrote one, the "id PASSED"
+# lines of its verbose log; then the re-run's, which override them): with
+# --failed the ids that failed or erred, one a line; else one summary line per
+# selection (its collected ids' outcomes, "a/b.py::C::test[x]" matched to
+# classname "a.b.C", name "test[x]"), each failing id listed above it with
+# the first line of its failure's message.
 junit_outcomes() {
   python3 - "$@" <<'PY'
-import glob, sys
+import glob, os, re, sys
 import xml.etree.ElementTree as ET
 out, ids, selections = sys.argv[1], sys.argv[2], sys.argv[3:]
-outcomes = {}
+def key(test_id):
+    path, *scopes, name = test_id.split("::")
+    return (".".join([path.removesuffix(".py").replace("/", ".")] + scopes), name)
+outcomes, messages = {}, {}
+verdicts = {"PASSED": "passed", "FAILED": "failure", "ERROR": "error", "SKIPPED": "skipped"}
+for log in sorted(glob.glob(out + "/tests-shard-*.log")):
+    if os.path.exists(log[:-4] + ".xml"):
+        continue
+    for line in open(log, errors="replace"):
+        m = re.match(r"(\S.*::.*?) (PASSED|FAILED|ERROR|SKIPPED)\b", line)
+        if m:
+            outcomes[key(m.group(1))] = verdicts[m.group(2)]
 for f in sorted(glob.glob(out + "/tests-shard-*.xml")) + glob.glob(out + "/tests-rerun.xml"):
     for c in ET.parse(f).iter("testcase"):
         tag = next((t for t in ("failure", "error", "skipped") if c.find(t) is not None), "passed")
         outcomes[(c.get("classname"), c.get("name"))] = tag
-def key(test_id):
-    path, *scopes, name = test_id.split("::")
-    return (".".join([path.removesuffix(".py").replace("/", ".")] + scopes), name)
+        if tag in ("failure", "error"):
+            text = c.find(tag).get("message") or ""
+            messages[(c.get("classname"), c.get("name"))] = text.strip().splitlines()[:1]
 if selections == ["--failed"]:
     for test_id in open(ids).read().splitlines():
         if outcomes.get(key(test_id)) in ("failure", "error"):
@@ -109,6 +138,8 @@ for n, selection in enumerate(selections):
         counts[tag] = counts.get(tag, 0) + 1
         if tag in ("failure", "error", "not run"):
             print(f"  {tag.upper()}: {test_id}")
+            for text in messages.get(key(test_id), []):
+                print(f"    {text[:200]}")
     print(f"{selection}: " + ", ".join(f"{k} {v}" for v, k in sorted(counts.items())))
 PY
 }
@@ -118,9 +149,19 @@ PY
 # compile on first use, one compiler process each, into one cache: os.replace
 # keeps it consistent). Each shard's log and JUnit XML go to RESULTS; the
 # failed tests run again alone; one summary line per selection to the output.
+# With DEADLINE (seconds from here; below the device call's limit) the shards
+# are stopped then, and the summary still comes: the tests that finished, and
+# the others as "not run".
+# Seconds left before DEADLINE counted from START ($SECONDS then); without
+# DEADLINE, a day.
+left() {
+  local n=$((${DEADLINE:-86400} - (SECONDS - $1)))
+  echo $((n > 1 ? n : 1))  # timeout 0 would mean no limit
+}
+
 pending_tests() {
   local out="${RESULTS:-$dir}" jobs=${JOBS:-1} ids="${RESULTS:-$dir}/tests-ids" status=0
-  local selection n=0
+  local selection n=0 start=$SECONDS
   for selection in "$@"; do
     python3 -m pytest -q -p no:cacheprovider --collect-only "${selection%% -k *}" \
       -k "${selection#* -k }" | grep '::' >"$ids-$n"
@@ -133,8 +174,8 @@ pending_tests() {
     [ -s "$shard" ] || continue
     local tests=()
     mapfile -t tests <"$shard"  # ids may hold spaces: "[4-2-192-(True, False, False)]"
-    python3 -m pytest -q -p no:cacheprovider "${tests[@]}" --junitxml "$shard.xml" \
-      >"$shard.log" 2>&1 &
+    timeout "$(left "$start")" python3 -m pytest -v -p no:cacheprovider "${tests[@]}" \
+      --junitxml "$shard.xml" >"$shard.log" 2>&1 &
     pids+=($!)
   done
   local pid
@@ -144,13 +185,13 @@ pending_tests() {
   # jagged cases take up to ~20 GiB each, so concurrent shards can exhaust
   # the GPU's memory (torch.OutOfMemoryError; session 32, JOBS=8 on an H100).
   junit_outcomes "$out" "$ids" --failed >"$out/tests-rerun-ids"
-  if [ -s "$out/tests-rerun-ids" ]; then
+  if [ -s "$out/tests-rerun-ids" ] && [ "$(left "$start")" -gt 30 ]; then
     local rerun=()
     mapfile -t rerun <"$out/tests-rerun-ids"
     echo "re-running ${#rerun[@]} failed test(s) alone (log: $out/tests-rerun.log)"
     status=0
-    python3 -m pytest -q -p no:cacheprovider "${rerun[@]}" --junitxml "$out/tests-rerun.xml" \
-      >"$out/tests-rerun.log" 2>&1 || status=1
+    timeout "$(left "$start")" python3 -m pytest -v -p no:cacheprovider "${rerun[@]}" \
+      --junitxml "$out/tests-rerun.xml" >"$out/tests-rerun.log" 2>&1 || status=1
   fi
   junit_outcomes "$out" "$ids" "$@"
   return $status
@@ -227,6 +268,13 @@ dynamic)
       --kinds forward,backward --rotary none,half_split --out "$out/balance-$v.json"
   done
   ;;
+full-tiles)
+  setup
+  for workload in seed-b128-d32 seed-b128-d64 seed-b128 seed seed-d64; do
+    scripts/launch_sweep.sh time "$dir/ft" "${RESULTS:-$dir}/ft" "$workload" forward,backward \
+      plain "${ROUNDS:-2}"
+  done
+  ;;
 timing)
   setup
   for layout in ${LAYOUTS:-half_split interleaved}; do
@@ -239,7 +287,7 @@ timing)
   done
   ;;
 *)
-  echo "usage: $0 pack|tests|suite|timeline|slot|dynamic|timing DIR" >&2
+  echo "usage: $0 pack|tests|suite|timeline|slot|dynamic|full-tiles|timing DIR" >&2
   exit 2
   ;;
 esac
