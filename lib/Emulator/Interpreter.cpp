@@ -154,6 +154,7 @@ enum Op : uint16_t {
   OpRet,
   OpBarSync,
   OpShflBfly,
+  OpStmatrix,
   OpMbarInit,
   OpMbarArrive,
   OpMbarExpectTx,
@@ -265,7 +266,7 @@ struct Thread {
   std::vector<unsigned> bulkOpen;               // issued, not committed
   std::deque<std::vector<unsigned>> bulkGroups; // committed bulk async-groups
   std::vector<std::pair<uint32_t, uint32_t>> genericSmemWrites;
-  std::vector<unsigned> tcPending; // tcgen05 async ops not yet committed
+  std::vector<unsigned> tcPending;      // tcgen05 async ops not yet committed
   std::vector<unsigned> cpAsyncPending; // cp.async copies not yet tracked
 };
 
@@ -350,8 +351,8 @@ static uint64_t boxRows(const TensorMap &m) {
 // box takes the whole span, its data in the first bytes before the address
 // swizzle and the rest of the span left as it was (measured on an H100,
 // 2026-12-05: a box of 64-byte rows under the 128-byte swizzle lands one
-// row a 128-byte line, bench/tma_box_probe.cu; docs/head-dims.md, "The pair-halves
-// layout on hardware"). The transaction count is the data's bytes.
+// row a 128-byte line, bench/tma_box_probe.cu; docs/head-dims.md, "The
+// pair-halves layout on hardware"). The transaction count is the data's bytes.
 static uint32_t boxRowPitch(const TensorMap &m) {
   return std::max<uint32_t>(m.box[0] * m.esize, m.swizzleBytes);
 }
@@ -810,6 +811,16 @@ llvm::Error Emulator::decode(Instruction &inst) {
     return set(OpBarSync);
   if (op == "shfl.sync.bfly.b32")
     return set(OpShflBfly);
+  // stmatrix.sync.aligned.m8n8.xN.shared.b16 (no .trans): N matrices.
+  if (base == "stmatrix" && p.size() == 7 && p[1] == "sync" &&
+      p[2] == "aligned" && p[3] == "m8n8" &&
+      (p[5] == "shared" || p[5] == "shared::cta") && p[6] == "b16") {
+    int n = p[4] == "x1" ? 1 : p[4] == "x2" ? 2 : p[4] == "x4" ? 4 : 0;
+    if (!n)
+      return unknown();
+    inst.aux2 = n;
+    return set(OpStmatrix);
+  }
   if (op == "mbarrier.init.shared.b64" || op == "mbarrier.init.shared::cta.b64")
     return set(OpMbarInit);
   if (op == "mbarrier.arrive.shared.b64" ||
@@ -1458,9 +1469,10 @@ static void operandExtent(uint64_t desc, bool tcgen05, bool mnMajor,
   SmemDescriptor d = decodeSmemDescriptor(desc, tcgen05);
   const uint32_t w = swizzleWidth(d);
   unsigned mn = rows - 1, kk = 15;
-  uint32_t last = mnMajor ? d.start + (mn % (w / 2)) * 2 + (mn / (w / 2)) * d.lbo +
-                                (kk % 8) * w + (kk / 8) * d.sbo
-                          : d.start + (mn % 8) * w + (mn / 8) * d.sbo + kk * 2;
+  uint32_t last = mnMajor
+                      ? d.start + (mn % (w / 2)) * 2 + (mn / (w / 2)) * d.lbo +
+                            (kk % 8) * w + (kk / 8) * d.sbo
+                      : d.start + (mn % 8) * w + (mn / 8) * d.sbo + kk * 2;
   lo = d.start & ~(w - 1);
   hi = (last | (w - 1)) + 1;
 }
@@ -1741,6 +1753,7 @@ static bool isCollective(uint16_t op) {
   switch (op) {
   case OpBarSync:
   case OpShflBfly:
+  case OpStmatrix:
   case OpWgmmaFence:
   case OpWgmmaCommit:
   case OpWgmmaWait:
@@ -1831,6 +1844,40 @@ llvm::Error Emulator::fireCollective(const Instruction &inst, unsigned first,
       uint32_t j = l ^ b;
       reg(th, inst.operands[0].reg) = j <= maxLane ? src[j] : src[l];
     }
+    release();
+    return llvm::Error::success();
+  }
+  case OpStmatrix: {
+    // stmatrix.sync.aligned.m8n8.xN.shared.b16 [p], {r0, ..}: PTX ISA,
+    // "Warp-level matrix store instruction: stmatrix". Row r of matrix i
+    // goes to the 16 bytes at the address lane 8i + r gives; its four 32-bit
+    // pieces (two adjacent b16 each) are register i of lanes 4r..4r+3.
+    const Operand &data = inst.operands[1];
+    unsigned matrices = unsigned(inst.aux2);
+    if (data.kind != Operand::Vec || data.elems.size() != matrices)
+      return fail(&lead, &inst,
+                  llvm::formatv("stmatrix.x{0} takes {0} registers", matrices));
+    for (unsigned i = 0; i < matrices; ++i)
+      for (unsigned r = 0; r < 8; ++r) {
+        Thread &owner = thr[first + 8 * i + r];
+        uint64_t addr = addressOf(owner, inst.operands[0]);
+        if (addr & 15)
+          return fail(&owner, &inst,
+                      llvm::formatv("misaligned stmatrix row at {0:x}", addr));
+        if (auto e = sharedCheck(addr, 16, &owner, &inst, /*read=*/false))
+          return e;
+        if (auto e = writeConflict(uint32_t(addr), uint32_t(addr + 16),
+                                   "stmatrix", inst.line))
+          return e;
+        for (unsigned c = 0; c < 4; ++c) {
+          uint32_t piece =
+              uint32_t(value(thr[first + 4 * r + c], data.elems[i]));
+          std::memcpy(&smem[addr + 4 * c], &piece, 4);
+        }
+        for (unsigned b = 0; b < 16; ++b)
+          smemInit[addr + b] = 1;
+        markGenericWrite(owner, uint32_t(addr), 16);
+      }
     release();
     return llvm::Error::success();
   }
@@ -3226,9 +3273,10 @@ uint32_t blockattn::emu::smemElementAddress(const SmemDescriptor &d,
                                             unsigned k) {
   const unsigned es = 2;
   const unsigned w = swizzleWidth(d);
-  uint32_t a = mnMajor ? d.start + (mn % (w / es)) * es + (mn / (w / es)) * d.lbo +
-                             (k % 8) * w + (k / 8) * d.sbo
-                       : d.start + (mn % 8) * w + (mn / 8) * d.sbo + k * es;
+  uint32_t a = mnMajor
+                   ? d.start + (mn % (w / es)) * es + (mn / (w / es)) * d.lbo +
+                         (k % 8) * w + (k / 8) * d.sbo
+                   : d.start + (mn % 8) * w + (mn / 8) * d.sbo + k * es;
   return swizzleAddress(a, w);
 }
 

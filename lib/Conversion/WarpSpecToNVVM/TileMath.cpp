@@ -633,6 +633,76 @@ static SmallVector<Value> pairPointers(KernelBuilder &e,
   return ptrs;
 }
 
+/// The row address each lane gives each stmatrix.x4 of a 16-bit tile
+/// (`rows` x `cols`, in swizzled chunks of `chunk` columns, 0: its own) in
+/// the accumulator layout. stmatrix j takes the thread's pairs 4j..4j+3:
+/// pair 4j + m is row slot m % 2 of column group 2j + m / 2, and lanes
+/// 8m..8m+7 give the addresses of matrix m's 8 rows: lane l addresses row
+/// (l % 8) + 8 ((l / 8) % 2) of its warp's 16, 16-byte unit 2j + l / 16. The
+/// two groups of an instruction share a chunk (a chunk has an even number of
+/// units), so the unit is (2j mod units) XOR (l / 16 XOR phase(row)): one
+/// lane term, and one XOR per distinct even unit, as pairPointers.
+static SmallVector<Value> stmatrixPointers(KernelBuilder &e, Value tile,
+                                           int64_t rows, int64_t cols,
+                                           int64_t chunk) {
+  nvdesc::SwizzledTile geometry{rows, cols, chunk};
+  int64_t units = geometry.chunkCols() / 8;
+  Value lane = e.lane();
+  Value warpInGroup =
+      LLVM::LShrOp::create(e.b, e.loc, e.threadInReplica(), e.i32(5));
+  Value rowHalf =
+      e.andi(LLVM::LShrOp::create(e.b, e.loc, lane, e.i32(3)), e.i32(1));
+  Value row =
+      e.add(e.add(e.mul(warpInGroup, e.i32(16)), e.andi(lane, e.i32(7))),
+            e.mul(rowHalf, e.i32(8)));
+  Value unitOfLane = LLVM::XOrOp::create(
+      e.b, e.loc, LLVM::LShrOp::create(e.b, e.loc, lane, e.i32(4)),
+      swizzlePhase(e, geometry, row));
+  Value rowStart = e.mul(row, e.i32(geometry.rowBytes()));
+  SmallVector<Value> unitBase(units);
+  SmallVector<Value> ptrs;
+  for (int64_t j = 0; j < cols / 16; ++j) {
+    int64_t group = 2 * j, unit = group % units;
+    if (!unitBase[unit]) {
+      Value swizzled = LLVM::XOrOp::create(e.b, e.loc, unitOfLane, e.i32(unit));
+      Value offset =
+          e.add(rowStart, LLVM::ShlOp::create(e.b, e.loc, swizzled, e.i32(4)));
+      unitBase[unit] = LLVM::GEPOp::create(
+          e.b, e.loc, e.smemPtrT(), e.b.getI8Type(), tile, ValueRange{offset});
+    }
+    int64_t constant = group / units * geometry.chunkBytes();
+    ptrs.push_back(LLVM::GEPOp::create(
+        e.b, e.loc, e.smemPtrT(), e.b.getI8Type(), unitBase[unit],
+        ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(constant)}));
+  }
+  return ptrs;
+}
+
+/// Writes the packed pairs of a 16-bit tile (`pair(i)`: registers 2i, 2i+1
+/// of the accumulator layout, packed) into its swizzled buffer, four pairs a
+/// stmatrix.x4, or a 4-byte st.shared a pair.
+static void writePairs(KernelBuilder &e, function_ref<Value(int64_t)> pair,
+                       Value tile, int64_t rows, int64_t cols, int64_t chunk,
+                       bool stmatrix, const FragmentLayout &layout) {
+  if (!stmatrix) {
+    SmallVector<Value> ptrs = pairPointers(e, layout, tile, rows, cols, chunk);
+    for (auto [i, ptr] : llvm::enumerate(ptrs))
+      e.store(pair(i), ptr, 4);
+    return;
+  }
+  SmallVector<Value> ptrs = stmatrixPointers(e, tile, rows, cols, chunk);
+  for (auto [j, ptr] : llvm::enumerate(ptrs)) {
+    SmallVector<Value> sources;
+    for (int64_t m = 0; m < 4; ++m)
+      sources.push_back(pair(4 * j + m));
+    NVVM::StMatrixOp::create(
+        e.b, e.loc, ptr, sources,
+        NVVM::MMALayoutAttr::get(e.ctx, NVVM::MMALayout::row),
+        NVVM::LdStMatrixShapeAttr::get(e.ctx, 8, 8),
+        NVVM::LdStMatrixEltTypeAttr::get(e.ctx, NVVM::LdStMatrixEltType::B16));
+  }
+}
+
 /// Registers 2i and 2i+1 hold adjacent columns of one row in every layout
 /// the targets use; the stores and writes rely on it.
 static bool pairsAreAdjacent(const FragmentLayout &layout) {
@@ -674,16 +744,17 @@ static LogicalResult emitStagedStore(KernelBuilder &e, StoreOp op,
           e.b, e.loc, op.getPendingReads().value_or(0), e.b.getUnitAttr());
     });
   e.replicaBarrier();
-  SmallVector<Value> ptrs = pairPointers(e, layout, staging, rows, cols);
-  for (int64_t r = 0; r + 1 < layout.numRegs(); r += 2) {
-    int64_t slot = layout.rowSlot(r);
-    Value lo = value.regs[r], hi = value.regs[r + 1];
+  auto pair = [&](int64_t i) {
+    int64_t slot = layout.rowSlot(2 * i);
+    Value lo = value.regs[2 * i], hi = value.regs[2 * i + 1];
     if (!scale.empty()) {
       lo = LLVM::FMulOp::create(e.b, e.loc, lo, scale[slot]);
       hi = LLVM::FMulOp::create(e.b, e.loc, hi, scale[slot]);
     }
-    e.store(e.packPair(elementType, lo, hi), ptrs[r / 2], 4);
-  }
+    return e.packPair(elementType, lo, hi);
+  };
+  writePairs(e, pair, staging, rows, cols, /*chunk=*/0, op.getStmatrix(),
+             layout);
   // The whole tile is in the buffer, visible to the tensor memory
   // accelerator (async proxy) too.
   if (bulk)
@@ -891,15 +962,14 @@ WriteLowering::matchAndRewrite(WriteOp op, OneToNOpAdaptor adaptor,
   int64_t rows = shape[0];
   // The TMA swizzle layout (nvdesc::SwizzledTile::byteOffset), so
   // that warpspec.mma reads it with the same descriptors as a TMA'd tile.
-  SmallVector<Value> ptrs = pairPointers(e, layout, dest, rows, shape[1],
-                                         op.getDest().getType().getChunkCols());
-  for (int64_t r = 0; r + 1 < layout.numRegs(); r += 2) {
-    Value packed = value.type.getElementType().isF32()
-                       ? e.packPair(op.getDest().getType().getElementType(),
-                                    value.regs[r], value.regs[r + 1])
-                       : value.regs[r / 2];
-    e.store(packed, ptrs[r / 2], 4);
-  }
+  auto pair = [&](int64_t i) {
+    return value.type.getElementType().isF32()
+               ? e.packPair(op.getDest().getType().getElementType(),
+                            value.regs[2 * i], value.regs[2 * i + 1])
+               : value.regs[i];
+  };
+  writePairs(e, pair, dest, rows, shape[1],
+             op.getDest().getType().getChunkCols(), op.getStmatrix(), layout);
   // Generic-proxy writes become visible to the tensor cores (async proxy)
   // after a proxy fence by each writer and a barrier over the warpgroup.
   NVVM::FenceProxyOp::create(

@@ -9,6 +9,7 @@
 // RUN: not block-attn-opt %s -blockattn-warp-specialize="chip=sm_100a l2-prefetch=yes" 2>&1 | FileCheck %s --check-prefix=L2-PREFETCH-SM100A
 // RUN: not block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a rotary-angles=once" 2>&1 | FileCheck %s --check-prefix=ROTARY-ANGLES
 // RUN: not block-attn-opt %s -blockattn-warp-specialize="chip=sm_90a softmax-full-tiles=always" 2>&1 | FileCheck %s --check-prefix=FULL-TILES
+// RUN: not block-attn-opt %s -blockattn-warp-specialize="chip=sm_100a stmatrix-writes=x4" 2>&1 | FileCheck %s --check-prefix=STMATRIX
 // The pipeline takes the same options, from the same declaration.
 // RUN: not block-attn-opt %s --blockattn-to-ptx="schedule=diagonal" 2>&1 | FileCheck %s --check-prefix=PIPELINE
 
@@ -20,6 +21,7 @@
 // L2-PREFETCH-SM100A: for the --l2-prefetch option: Cannot find option named 'yes'!
 // ROTARY-ANGLES: for the --rotary-angles option: Cannot find option named 'once'!
 // FULL-TILES: for the --softmax-full-tiles option: Cannot find option named 'always'!
+// STMATRIX: for the --stmatrix-writes option: Cannot find option named 'x4'!
 // PIPELINE: for the --schedule option: Cannot find option named 'diagonal'!
 // PIPELINE: error: blockattn-to-ptx: invalid options 'schedule=diagonal'
 

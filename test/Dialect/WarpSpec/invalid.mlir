@@ -2737,6 +2737,26 @@ func.func @negative_write_f32_shape_mismatch(%v: !warpspec.acc<64x64xf32>,
 
 // -----
 
+// stmatrix writes 8x8 matrices two side by side: 8 columns cannot fill them.
+func.func @negative_write_stmatrix_narrow(%v: !warpspec.acc<64x8xbf16>,
+                                          %b: !warpspec.buffer<64x8xbf16, smem>) {
+  // expected-error @+1 {{'warpspec.write' op stmatrix needs a multiple of 16 columns (two 8x8 matrices side by side), got 8}}
+  warpspec.write %v, %b {stmatrix} : !warpspec.acc<64x8xbf16>, !warpspec.buffer<64x8xbf16, smem>
+  return
+}
+
+// -----
+
+// A store's stmatrix writes its staging buffer: without one there is none.
+func.func @negative_store_stmatrix_without_staging(%v: !warpspec.acc<64x64xf32>,
+                                                   %o: memref<?x4x64xbf16>, %i: i32) {
+  // expected-error @+1 {{'warpspec.store' op stmatrix writes the staging buffer: it needs via(...)}}
+  warpspec.store %v to %o[%i, %i] rows(%i) {stmatrix} : !warpspec.acc<64x64xf32>, memref<?x4x64xbf16>
+  return
+}
+
+// -----
+
 // The tile and the buffer differ in shape.
 func.func @negative_write_shape_mismatch(%v: !warpspec.acc<64x64xbf16>,
                                          %b: !warpspec.buffer<64x128xbf16, smem>) {

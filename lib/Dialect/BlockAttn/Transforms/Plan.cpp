@@ -2485,5 +2485,8 @@ FailureOr<KernelPlan> blockattn::planKernel(const KernelShape &shape,
   // selects it saves pay for that is for a GPU to say
   // (docs/performance-notes.md).
   plan->softmaxFullTiles = options.softmaxFullTiles == SoftmaxFullTiles::on;
+  // Off under auto: fewer instructions, the same bytes; a GPU has not timed
+  // it yet (docs/performance-notes.md).
+  plan->stmatrixWrites = options.stmatrixWrites == StmatrixWrites::on;
   return plan;
 }

@@ -71,13 +71,32 @@ struct BlockAttnWarpSpecializePass
       buildSm100aKernel(b, op->getLoc(), *spec, *plan);
     else
       buildSm90aKernel(b, op->getLoc(), *spec, *plan);
-    if (plan->softmaxFullTiles)
-      for (Operation *built = previous ? previous->getNextNode()
-                                       : &op->getBlock()->front();
-           built != op; built = built->getNextNode())
+    for (Operation *built = previous ? previous->getNextNode()
+                                     : &op->getBlock()->front();
+         built != op; built = built->getNextNode()) {
+      if (plan->softmaxFullTiles)
         markFullTilePaths(built);
+      if (plan->stmatrixWrites)
+        markStmatrixWrites(built);
+    }
     op->erase();
     return success();
+  }
+
+  /// Every write of a register tile into shared memory in `root` (a
+  /// warpspec.write, or a warpspec.store's staging) that stmatrix can make:
+  /// widths of a multiple of 16 columns.
+  static void markStmatrixWrites(Operation *root) {
+    root->walk([](Operation *op) {
+      if (auto write = dyn_cast<warpspec::WriteOp>(op)) {
+        if (write.getDest().getType().getShape()[1] % 16 == 0)
+          write.setStmatrix(true);
+      } else if (auto store = dyn_cast<warpspec::StoreOp>(op)) {
+        if (store.getStaging() &&
+            store.getValue().getType().getShape()[1] % 16 == 0)
+          store.setStmatrix(true);
+      }
+    });
   }
 
   /// Every softmax in `root` whose masks a full tile does not need

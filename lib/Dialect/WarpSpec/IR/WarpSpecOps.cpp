@@ -1739,6 +1739,10 @@ LogicalResult WriteOp::verify() {
                          << dest;
   if (dest.getShape().size() != 2)
     return emitOpError() << "only 2-D tiles can be written, got " << dest;
+  if (getStmatrix() && dest.getShape()[1] % 16)
+    return emitOpError() << "stmatrix needs a multiple of 16 columns (two "
+                            "8x8 matrices side by side), got "
+                         << dest.getShape()[1];
   if (dest.getMemorySpace() != MemorySpace::smem)
     return emitOpError() << "destination must be in shared memory";
   if (dest.getShape()[1] % 32 != 0)
@@ -2233,6 +2237,13 @@ LogicalResult StoreOp::verify() {
   auto dest = dyn_cast<MemRefType>(getDest().getType());
   if (value.getShape().size() != 2 || !value.getElementType().isF32())
     return emitOpError() << "value must be a 2-D f32 tile";
+  if (getStmatrix() && !getStaging())
+    return emitOpError() << "stmatrix writes the staging buffer: it needs "
+                            "via(...)";
+  if (getStmatrix() && value.getShape()[1] % 16)
+    return emitOpError() << "stmatrix needs a multiple of 16 columns (two "
+                            "8x8 matrices side by side), got "
+                         << value.getShape()[1];
   if (!dest || dest.getRank() != 3)
     return emitOpError() << "destination must be a rank-3 memref [tokens, "
                             "heads, head_dim]";

@@ -133,6 +133,15 @@ def BlockAttnWarpSpecializePass
            "(warpspec.softmax {full_tile_path}): 'on', 'off', or 'auto' "
            "(the recipe picks: off everywhere, until a GPU has timed it; "
            "docs/performance-notes.md)">,
+    EnumOption<"stmatrixWrites", "stmatrix-writes",
+           BlockAttn_StmatrixWrites, "automatic",
+           "Whether the 16-bit register tiles written to shared memory (P "
+           "and dS for the products that read them there, and the outputs "
+           "staged for their stores) go with stmatrix.x4, 16 bytes a thread "
+           "an instruction, instead of a 4-byte st.shared a pair "
+           "(warpspec.write / warpspec.store {stmatrix}): 'on', 'off', or "
+           "'auto' (the recipe picks: off everywhere, until a GPU has timed "
+           "it; docs/performance-notes.md)">,
     EnumOption<"rotaryWarpgroup", "rotary-warpgroup",
            BlockAttn_RotaryWarpgroup, "automatic",
            "sm_90a kernels with rotary embeddings and one CTA per SM, or two "

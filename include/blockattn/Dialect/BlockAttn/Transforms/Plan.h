@@ -241,6 +241,9 @@ struct KernelPlan {
   /// Each softmax that can branches to a copy without masks on a full tile
   /// (warpspec.softmax {full_tile_path}).
   bool softmaxFullTiles = false;
+  /// Register tiles go to shared memory by stmatrix (warpspec.write and
+  /// warpspec.store {stmatrix}).
+  bool stmatrixWrites = false;
   /// sm_90a with rotary embeddings: a rotary warpgroup rotates each slot of
   /// the load ring in place and signals the consumers through a ring without
   /// buffers of depth `numStages`; else each consumer rotates its own slot.

@@ -53,6 +53,13 @@ def BlockAttn_SoftmaxFullTiles
     I32EnumCase<"on", 1>,
     I32EnumCase<"off", 2>]>;
 
+def BlockAttn_StmatrixWrites
+    : BlockAttn_PlanEnum<"StmatrixWrites",
+                         "whether register tiles go to shared memory by stmatrix", [
+    I32EnumCase<"automatic", 0, "auto">,
+    I32EnumCase<"on", 1>,
+    I32EnumCase<"off", 2>]>;
+
 def BlockAttn_RotaryWarpgroup
     : BlockAttn_PlanEnum<"RotaryWarpgroup",
                          "who rotates q and k on sm_90a", [

@@ -1487,11 +1487,19 @@ def WarpSpec_WriteOp : WarpSpec_Op<"write"> {
     visible to the tensor cores (an async-proxy fence and a barrier over the
     warpgroup).
 
+    With `stmatrix` (in the attribute dictionary) the lowering writes the
+    pairs with `stmatrix.sync.aligned.m8n8.x4` (four 8x8 matrices a warp, 16
+    bytes a thread per instruction) instead of a 4-byte `st.shared` a pair:
+    the same bytes in the same places. The tile's width must be a multiple
+    of 16 columns (two matrices side by side).
+
     ```mlir
     warpspec.write %p, %pbuf : !warpspec.acc<64x64xbf16>, !warpspec.buffer<64x64xbf16, smem>
+    warpspec.write %p, %pbuf {stmatrix} : !warpspec.acc<64x64xbf16>, !warpspec.buffer<64x64xbf16, smem>
     ```
   }];
-  let arguments = (ins WarpSpec_AccType:$value, WarpSpec_BufferType:$dest);
+  let arguments = (ins WarpSpec_AccType:$value, WarpSpec_BufferType:$dest,
+                       UnitAttr:$stmatrix);
   let assemblyFormat = "$value `,` $dest attr-dict `:` type($value) `,` type($dest)";
   let hasVerifier = 1;
 }
@@ -1996,7 +2004,9 @@ def WarpSpec_StoreOp : WarpSpec_Op<"store", [AttrSizedOperandSegments]> {
     too, a tile with all its rows valid leaves the buffer through the tensor
     memory accelerator (an asynchronous bulk tensor store issued by one
     thread) and only a sequence's partial last tile is copied out by the
-    threads.
+    threads. With `stmatrix` (in the attribute dictionary) the tile is
+    written to the staging buffer with `stmatrix` instead of `st.shared`, as
+    `warpspec.write {stmatrix}` does.
 
     The staging buffer is a `warpspec.scratch` of the partition, or a buffer
     of a ring slot the partition holds (a `warpspec.consume` body's buffer
@@ -2058,7 +2068,8 @@ def WarpSpec_StoreOp : WarpSpec_Op<"store", [AttrSizedOperandSegments]> {
                        Optional<WarpSpec_BufferType>:$staging,
                        UnitAttr:$bulk, OptionalAttr<I64Attr>:$col_offset,
                        OptionalAttr<I64Attr>:$pending_reads,
-                       UnitAttr:$pinned_steps, UnitAttr:$wide_offsets);
+                       UnitAttr:$pinned_steps, UnitAttr:$wide_offsets,
+                       UnitAttr:$stmatrix);
   // The builder without a column offset (a whole-width tile).
   let builders = [
     OpBuilder<(ins "Value":$value, "Value":$dest, "Value":$row, "Value":$head,
@@ -2067,7 +2078,7 @@ def WarpSpec_StoreOp : WarpSpec_Op<"store", [AttrSizedOperandSegments]> {
       build($_builder, $_state, value, dest, row, head, rows, divide_by,
             staging, bulk, /*col_offset=*/IntegerAttr(),
             /*pending_reads=*/IntegerAttr(), /*pinned_steps=*/UnitAttr(),
-            /*wide_offsets=*/UnitAttr());
+            /*wide_offsets=*/UnitAttr(), /*stmatrix=*/UnitAttr());
     }]>
   ];
   let assemblyFormat = [{
