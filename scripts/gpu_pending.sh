@@ -64,17 +64,20 @@
 #                                       --kinds forward,backward --rotary
 #                                       half_split (V = dyn: --compiler a
 #                                       wrapper adding --schedule=dynamic)
-#   scripts/gpu_pending.sh full-tiles DIR  issue 20: the kernels with the
-#                                       softmax's copy for full tiles
-#                                       (--softmax-full-tiles=on) against the
-#                                       defaults, plain, forward and backward,
-#                                       at block sizes 128 (head dims 32, 64,
-#                                       128) and 64 (128, 64); DIR/ft from
-#                                       scripts/launch_sweep.sh build DIR/ft
-#                                       "base:" "full:--softmax-full-tiles=on"
-#                                       -- --head-dims 32,64,128
-#                                       --block-sizes 64,128 --kinds
-#                                       forward,backward --dtypes bf16
+#   scripts/gpu_pending.sh variants DIR issue 20: the block-128 softmax's
+#                                       candidates against the defaults,
+#                                       plain, forward and backward, at block
+#                                       sizes 128 (head dims 32, 64, 128) and
+#                                       64 (128, 64): every variant of
+#                                       DIR/variants, from
+#                                       scripts/launch_sweep.sh build
+#                                       DIR/variants "base:"
+#                                       "full:--softmax-full-tiles=on"
+#                                       "stm:--stmatrix-writes=on"
+#                                       "both:--softmax-full-tiles=on
+#                                       --stmatrix-writes=on" -- --head-dims
+#                                       32,64,128 --block-sizes 64,128
+#                                       --kinds forward,backward --dtypes bf16
 #                                       --no-small-grid --rotary none
 #   scripts/gpu_pending.sh timing DIR   issue 19: bench/bench.py with every
 #                                       fused rotary variant against the plain
@@ -83,8 +86,8 @@
 #     IMPLS=ours,ours-fused             bench.py's --impls (default: all four)
 #     RESULTS=DIR2                      where results go (default DIR)
 set -euo pipefail
-cmd=${1:?usage: $0 pack|tests|suite|timeline|slot|dynamic|full-tiles|timing DIR}
-dir=${2:?usage: $0 pack|tests|suite|timeline|slot|dynamic|full-tiles|timing DIR}
+cmd=${1:?usage: $0 pack|tests|suite|timeline|slot|dynamic|variants|timing DIR}
+dir=${2:?usage: $0 pack|tests|suite|timeline|slot|dynamic|variants|timing DIR}
 build=${BUILD_DIR:-build}
 
 setup() {
@@ -268,11 +271,11 @@ dynamic)
       --kinds forward,backward --rotary none,half_split --out "$out/balance-$v.json"
   done
   ;;
-full-tiles)
+variants)
   setup
   for workload in seed-b128-d32 seed-b128-d64 seed-b128 seed seed-d64; do
-    scripts/launch_sweep.sh time "$dir/ft" "${RESULTS:-$dir}/ft" "$workload" forward,backward \
-      plain "${ROUNDS:-2}"
+    scripts/launch_sweep.sh time "$dir/variants" "${RESULTS:-$dir}/variants" "$workload" \
+      forward,backward plain "${ROUNDS:-2}"
   done
   ;;
 timing)
@@ -287,7 +290,7 @@ timing)
   done
   ;;
 *)
-  echo "usage: $0 pack|tests|suite|timeline|slot|dynamic|full-tiles|timing DIR" >&2
+  echo "usage: $0 pack|tests|suite|timeline|slot|dynamic|variants|timing DIR" >&2
   exit 2
   ;;
 esac
