@@ -40,32 +40,41 @@ CASES = [
 ]
 
 
-def _emulate(case, chip, flags, tensors, tmp_path):
-    out = tmp_path / ("full" if flags else "masked")
+def compile_with(case, chip, flags, out):
+    """`case` compiled for `chip` with `flags` (compiler options) into `out`: its files' stem."""
     subprocess.run([find_compiler(), *case.compiler_flags(chip), *flags, "-o", str(out),
                     "--quiet"], check=True)
-    base = out / f"k_{case.name}"
-    return em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), tensors,
-                      {"softmax_scale": case.head_dim ** -0.5}, num_sms=2, seed=3)
+    return out / f"k_{case.name}"
+
+
+def check_flags_keep_outputs(case, chip, flags, lengths, tmp_path, seed):
+    """With `flags` the kernel matches the float64 reference, and its outputs equal those of
+    the kernel without them bit for bit (the same tensors, the same emulator schedule)."""
+    tensors = em.make_problem(case, lengths=lengths)
+    outs = []
+    for name, options in (("with", flags), ("without", [])):
+        base = compile_with(case, chip, options, tmp_path / name)
+        outs.append(em.emulate(base.with_suffix(".ptx"), base.with_suffix(".json"), tensors,
+                               {"softmax_scale": case.head_dim ** -0.5}, num_sms=2, seed=seed))
+    check_outputs(case, tensors, outs[0])
+    for name in case.outputs:
+        np.testing.assert_array_equal(outs[0][name], outs[1][name], err_msg=name)
+
+
+def ptx_with_and_without(case, flags, tmp_path):
+    """The sm_90a PTX of `case` with `flags` and without."""
+    return tuple(compile_with(case, "sm_90a", options, tmp_path / name).with_suffix(".ptx")
+                 .read_text() for name, options in (("with", flags), ("without", [])))
 
 
 @pytest.mark.parametrize("case,chip", CASES, ids=lambda x: x if isinstance(x, str) else x.name)
 def test_full_tile_path_equals_masked_softmax(case, chip, tmp_path):
-    tensors = em.make_problem(case, lengths=LENGTHS)
-    full = _emulate(case, chip, ["--softmax-full-tiles=on"], tensors, tmp_path)
-    check_outputs(case, tensors, full)
-    masked = _emulate(case, chip, [], tensors, tmp_path)
-    for name in case.outputs:
-        np.testing.assert_array_equal(full[name], masked[name], err_msg=name)
+    check_flags_keep_outputs(case, chip, ["--softmax-full-tiles=on"], LENGTHS, tmp_path, seed=3)
 
 
 def test_full_tile_path_is_in_the_ptx(tmp_path):
     """The option reaches the kernel: twice the softmax's exponentials, and the PTX differs
     from the default's."""
     case = em.Case("backward", 64, "bf16", block_size=128)
-    ptx = {}
-    for name, flags in (("full", ["--softmax-full-tiles=on"]), ("masked", [])):
-        subprocess.run([find_compiler(), *case.compiler_flags("sm_90a"), *flags, "-o",
-                        str(tmp_path / name), "--quiet"], check=True)
-        ptx[name] = (tmp_path / name / f"k_{case.name}.ptx").read_text()
-    assert ptx["full"].count("ex2.approx.ftz.f32") == 2 * ptx["masked"].count("ex2.approx.ftz.f32")
+    full, masked = ptx_with_and_without(case, ["--softmax-full-tiles=on"], tmp_path)
+    assert full.count("ex2.approx.ftz.f32") == 2 * masked.count("ex2.approx.ftz.f32")

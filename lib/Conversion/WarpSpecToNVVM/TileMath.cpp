@@ -344,8 +344,13 @@ SoftmaxLowering::matchAndRewrite(SoftmaxOp op, OneToNOpAdaptor adaptor,
   }
   // A uniform branch: a full tile takes the copy without masks.
   SmallVector<Type> types;
-  if (failed(getTypeConverter()->convertTypes(op->getResultTypes(), types)))
-    return failure();
+  SmallVector<size_t> counts;
+  for (Type type : op->getResultTypes()) {
+    size_t before = types.size();
+    if (failed(getTypeConverter()->convertType(type, types)))
+      return failure();
+    counts.push_back(types.size() - before);
+  }
   Value full = isFullTile(e, op, e.asI32(adaptor.getValidCols().front()),
                           adaptor.getValidRows());
   auto branch = scf::IfOp::create(rewriter, e.loc, types, full,
@@ -362,11 +367,9 @@ SoftmaxLowering::matchAndRewrite(SoftmaxOp op, OneToNOpAdaptor adaptor,
   }
   SmallVector<SmallVector<Value>> results;
   ValueRange rest = branch.getResults();
-  for (Type type : op->getResultTypes()) {
-    SmallVector<Type> parts;
-    (void)getTypeConverter()->convertType(type, parts);
-    results.emplace_back(rest.take_front(parts.size()));
-    rest = rest.drop_front(parts.size());
+  for (size_t count : counts) {
+    results.emplace_back(rest.take_front(count));
+    rest = rest.drop_front(count);
   }
   rewriter.replaceOpWithMultiple(op, results);
   return success();
@@ -575,6 +578,26 @@ LogicalResult SoftmaxGradLowering::matchAndRewrite(
   return success();
 }
 
+/// A pointer into a swizzled tile at [`threadOffset` + ((`threadUnit` XOR
+/// `unit`) << 4)] + `constant`: the thread's part, made once per 16-byte
+/// unit of a row and kept in `unitBases`, and a constant that becomes the
+/// access's immediate offset.
+static Value unitPointer(KernelBuilder &e, Value tile, Value threadOffset,
+                         Value threadUnit, int64_t unit, int64_t constant,
+                         MutableArrayRef<Value> unitBases) {
+  Value &base = unitBases[unit];
+  if (!base) {
+    Value swizzled = LLVM::XOrOp::create(e.b, e.loc, threadUnit, e.i32(unit));
+    Value offset = e.add(threadOffset,
+                         LLVM::ShlOp::create(e.b, e.loc, swizzled, e.i32(4)));
+    base = LLVM::GEPOp::create(e.b, e.loc, e.smemPtrT(), e.b.getI8Type(), tile,
+                               ValueRange{offset});
+  }
+  return LLVM::GEPOp::create(
+      e.b, e.loc, e.smemPtrT(), e.b.getI8Type(), base,
+      ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(constant)});
+}
+
 /// Shared-memory pointers to the register pairs of a fragment in a swizzled
 /// tile (swizzledOffset), one per pair.
 ///
@@ -617,18 +640,10 @@ static SmallVector<Value> pairPointers(KernelBuilder &e,
     int64_t colBytes = 2 * layout.colOffset(r);
     int64_t chunk = colBytes / rowBytes;
     int64_t unit = (colBytes % rowBytes) / 16;
-    if (!unitBase[unit]) {
-      Value swizzled = LLVM::XOrOp::create(e.b, e.loc, rowPhase, e.i32(unit));
-      Value offset =
-          e.add(common, LLVM::ShlOp::create(e.b, e.loc, swizzled, e.i32(4)));
-      unitBase[unit] = LLVM::GEPOp::create(
-          e.b, e.loc, e.smemPtrT(), e.b.getI8Type(), tile, ValueRange{offset});
-    }
     int64_t constant = chunk * geometry.chunkBytes() +
                        layout.rowOffset(layout.rowSlot(r)) * rowBytes;
-    ptrs.push_back(LLVM::GEPOp::create(
-        e.b, e.loc, e.smemPtrT(), e.b.getI8Type(), unitBase[unit],
-        ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(constant)}));
+    ptrs.push_back(
+        unitPointer(e, tile, common, rowPhase, unit, constant, unitBase));
   }
   return ptrs;
 }
@@ -641,7 +656,7 @@ static SmallVector<Value> pairPointers(KernelBuilder &e,
 /// (l % 8) + 8 ((l / 8) % 2) of its warp's 16, 16-byte unit 2j + l / 16. The
 /// two groups of an instruction share a chunk (a chunk has an even number of
 /// units), so the unit is (2j mod units) XOR (l / 16 XOR phase(row)): one
-/// lane term, and one XOR per distinct even unit, as pairPointers.
+/// lane term, and one XOR per distinct even unit (unitPointer).
 static SmallVector<Value> stmatrixPointers(KernelBuilder &e, Value tile,
                                            int64_t rows, int64_t cols,
                                            int64_t chunk) {
@@ -662,18 +677,10 @@ static SmallVector<Value> stmatrixPointers(KernelBuilder &e, Value tile,
   SmallVector<Value> unitBase(units);
   SmallVector<Value> ptrs;
   for (int64_t j = 0; j < cols / 16; ++j) {
-    int64_t group = 2 * j, unit = group % units;
-    if (!unitBase[unit]) {
-      Value swizzled = LLVM::XOrOp::create(e.b, e.loc, unitOfLane, e.i32(unit));
-      Value offset =
-          e.add(rowStart, LLVM::ShlOp::create(e.b, e.loc, swizzled, e.i32(4)));
-      unitBase[unit] = LLVM::GEPOp::create(
-          e.b, e.loc, e.smemPtrT(), e.b.getI8Type(), tile, ValueRange{offset});
-    }
-    int64_t constant = group / units * geometry.chunkBytes();
-    ptrs.push_back(LLVM::GEPOp::create(
-        e.b, e.loc, e.smemPtrT(), e.b.getI8Type(), unitBase[unit],
-        ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(constant)}));
+    int64_t group = 2 * j;
+    ptrs.push_back(unitPointer(e, tile, rowStart, unitOfLane, group % units,
+                               group / units * geometry.chunkBytes(),
+                               unitBase));
   }
   return ptrs;
 }
